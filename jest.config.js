@@ -1,0 +1,13 @@
+/** One Jest run over every workspace; integration tests share the servers started in test/global-setup.ts. */
+export default {
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/{shared,gateway,services/*}/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }],
+  },
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

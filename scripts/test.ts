@@ -1,0 +1,31 @@
+// `npm test`: type-checks, runs every Jest suite against real servers, and ends
+// with the plain line "N passed, N failed" that CI reads.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+
+const results = '.test-results.json';
+rmSync(results, { force: true });
+
+const tsc = spawnSync('tsc', ['--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+const typeErrors = tsc.status === 0 ? 0 : 1;
+if (typeErrors) console.error('type check failed');
+
+const jest = spawnSync('jest', ['--json', `--outputFile=${results}`, ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules --no-warnings`.trim() },
+});
+
+let passed = 0;
+let failed = typeErrors;
+let skipped = 0;
+if (existsSync(results)) {
+  const r = JSON.parse(readFileSync(results, 'utf8'));
+  passed = r.numPassedTests;
+  failed += r.numFailedTests + r.numRuntimeErrorTestSuites;
+  skipped = r.numPendingTests + r.numTodoTests;
+} else {
+  failed += 1;
+}
+if (jest.status !== 0 && failed === 0) failed = 1;
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,22 @@
+// The clients service as an app: no listening here (server.ts does that), so tests build it with its real stores.
+import type { FastifyInstance } from 'fastify';
+import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http';
+import { requireGateway } from '@lpm/shared/service-auth';
+import { healthRoute } from '@lpm/shared/health';
+import { Clients, type ClientsDeps } from './domain/clients.ts';
+import { clientRoutes } from './routes/clients.ts';
+
+export interface ClientsAppOptions extends ClientsDeps {
+  internalToken: string;
+  logger?: HttpAppOptions['logger'];
+}
+
+export function buildClientsApp(opts: ClientsAppOptions): FastifyInstance {
+  const app = createHttpApp({ name: 'clients', logger: opts.logger });
+  requireGateway(app, opts.internalToken);
+  healthRoute(app, async () => {
+    await opts.orm.em.getConnection().getDb().command({ ping: 1 });
+  });
+  clientRoutes(app, new Clients(opts));
+  return app;
+}

@@ -1,0 +1,84 @@
+// Field sets of PF and PJ clients and the read shapes built from a stored record.
+import { foldText } from '@lpm/shared/text';
+import type { Address, ClientRecord } from './client-entity.ts';
+
+export const CLIENT_TYPES = ['PF', 'PJ'] as const;
+export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;
+export const STATUSES = ['active', 'inactive'] as const;
+export const GENDERS = ['masculino', 'feminino', 'outro'] as const;
+
+export const COMMON_FIELDS = ['name', 'email', 'phone', 'whatsapp', 'segment', 'address', 'notes', 'tags', 'metadata'] as const;
+export const PF_FIELDS = ['cpf', 'rg', 'birth_date', 'gender', 'marital_status', 'nationality', 'profession'] as const;
+export const PJ_FIELDS = ['legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person'] as const;
+export const ADDRESS_PARTS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'zip_code', 'country'] as const;
+
+export type ClientType = (typeof CLIENT_TYPES)[number];
+
+export const fieldsOfType = (type: ClientType): readonly string[] => (type === 'PF' ? PF_FIELDS : PJ_FIELDS);
+export const fieldsOfOtherType = (type: ClientType): readonly string[] => (type === 'PF' ? PJ_FIELDS : PF_FIELDS);
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function completeAddress(a: Partial<Address> | null | undefined): Address | null {
+  if (!a) return null;
+  return Object.fromEntries(ADDRESS_PARTS.map((k) => [k, a[k] ?? null])) as unknown as Address;
+}
+
+/** Document without punctuation: CPF digits, CNPJ characters in upper case. */
+export const bareDocument = (doc: string) => doc.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
+
+export function documentKey(r: Pick<ClientRecord, '_id' | 'type' | 'cpf' | 'cnpj'>): string {
+  const doc = r.type === 'PF' ? r.cpf : r.cnpj;
+  return doc ? `${r.type === 'PF' ? 'cpf' : 'cnpj'}:${bareDocument(doc)}` : `none:${r._id}`;
+}
+
+/** The derived fields kept in step with the record on every write. */
+export function derivedFields(r: ClientRecord): Pick<ClientRecord, 'search_text' | 'document_digits' | 'name_sort' | 'document_key'> {
+  const doc = r.type === 'PF' ? r.cpf : r.cnpj;
+  return {
+    search_text: foldText([r.name, r.email, doc].filter(Boolean).join(' | ')),
+    document_digits: doc ? bareDocument(doc).toLowerCase() : null,
+    name_sort: foldText(r.name),
+    document_key: documentKey(r),
+  };
+}
+
+export function detailShape(r: ClientRecord, casesCount: number) {
+  const typeFields = Object.fromEntries(fieldsOfType(r.type).map((f) => [f, r[f as keyof ClientRecord] ?? null]));
+  return {
+    id: r._id,
+    type: r.type,
+    name: r.name,
+    email: r.email,
+    phone: r.phone,
+    whatsapp: r.whatsapp,
+    segment: r.segment,
+    status: r.status,
+    ...typeFields,
+    address: completeAddress(r.address),
+    notes: r.notes,
+    tags: r.tags ?? [],
+    metadata: r.metadata ?? {},
+    cases_count: casesCount,
+    deactivated_at: iso(r.deactivated_at),
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+export function listItemShape(r: ClientRecord, casesCount: number) {
+  return {
+    id: r._id,
+    type: r.type,
+    name: r.name,
+    email: r.email,
+    phone: r.phone,
+    ...(r.type === 'PF' ? { cpf: r.cpf } : { cnpj: r.cnpj }),
+    segment: r.segment,
+    status: r.status,
+    cases_count: casesCount,
+    created_at: iso(r.created_at),
+  };
+}
+
+export type ClientDetail = ReturnType<typeof detailShape>;

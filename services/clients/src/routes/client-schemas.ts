@@ -1,0 +1,60 @@
+import { date, email, enumOf, longText, metadata, name, nullable, object, stringList, text } from '@lpm/shared/schemas';
+import { listQuerySchema } from '@lpm/shared/pagination';
+import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS } from '../domain/client-shape.ts';
+
+const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';
+// Since July 2026 the first 12 positions of a CNPJ may be letters; the check digits stay numeric.
+const CNPJ = '^[0-9A-Za-z]{2}\\.[0-9A-Za-z]{3}\\.[0-9A-Za-z]{3}/[0-9A-Za-z]{4}-\\d{2}$';
+
+const address = nullable(
+  object(Object.fromEntries(ADDRESS_PARTS.map((part) => [part, nullable(text())]))),
+);
+
+const phone = text(40);
+
+/** Every field a client can be created with; which of PF/PJ applies is checked against `type`. */
+const clientFields = {
+  name: name(),
+  email: nullable(email()),
+  phone: nullable(phone),
+  whatsapp: nullable(phone),
+  segment: nullable(enumOf(SEGMENTS, 'Invalid segment')),
+  address,
+  notes: nullable(longText()),
+  tags: nullable(stringList()),
+  metadata: nullable(metadata()),
+  cpf: nullable({ type: 'string', pattern: CPF, 'x-message': 'Invalid CPF format' }),
+  rg: nullable(text(40)),
+  birth_date: nullable(date()),
+  gender: nullable(enumOf(GENDERS, 'Invalid gender')),
+  marital_status: nullable(text(100)),
+  nationality: nullable(text(100)),
+  profession: nullable(text(200)),
+  legal_name: nullable(name()),
+  trade_name: nullable(name()),
+  cnpj: nullable({ type: 'string', pattern: CNPJ, 'x-message': 'Invalid CNPJ format' }),
+  state_registration: nullable(text(40)),
+  contact_person: nullable(text(500)),
+};
+
+export const createClientBody = object(
+  { type: enumOf(CLIENT_TYPES, 'Invalid type'), ...clientFields },
+  ['type', 'name'],
+);
+
+export const updateClientBody = object({
+  type: enumOf(CLIENT_TYPES, 'Invalid type'),
+  status: enumOf(STATUSES, 'Invalid status'),
+  ...clientFields,
+});
+
+export const clientIdParams = object({ id: { type: 'string', maxLength: 100 } }, ['id']);
+
+export const listClientsQuery = listQuerySchema(['created_at', 'updated_at', 'name'], {
+  type: enumOf(CLIENT_TYPES, 'Invalid type'),
+  status: enumOf(STATUSES, 'Invalid status'),
+  segment: enumOf(SEGMENTS, 'Invalid segment'),
+  search: text(200),
+});
+
+export const clientCasesQuery = listQuerySchema(['created_at', 'updated_at', 'title', 'priority', 'sla_date']);

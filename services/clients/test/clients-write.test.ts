@@ -1,0 +1,297 @@
+import { startClients, identity, INTERNAL_TOKEN, type ClientsUnderTest } from './helper.ts';
+import type { CaseDirectory } from '../src/domain/case-directory.ts';
+import type { Identity } from '@lpm/shared/identity';
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+const withActiveCases = new Set<string>();
+const cases: CaseDirectory = {
+  countByClient: async (_team, ids) => new Map(ids.map((id) => [id, withActiveCases.has(id) ? 1 : 0])),
+  hasActiveCases: async (_team, id) => withActiveCases.has(id),
+  listForClient: async () => ({ items: [], total: 0 }),
+};
+
+let sut: ClientsUnderTest;
+let who: Identity;
+beforeAll(async () => {
+  sut = await startClients({ cases });
+});
+beforeEach(() => {
+  who = identity();
+});
+afterAll(async () => {
+  await sut.close();
+});
+
+const post = (payload: unknown, as = who) => sut.call(as, { method: 'POST', url: '/v1/clients', payload: payload as object });
+const put = (id: string, payload: unknown, as = who) => sut.call(as, { method: 'PUT', url: `/v1/clients/${id}`, payload: payload as object });
+
+function expectError(res: Awaited<ReturnType<typeof post>>, status: number, code: string, message: string) {
+  expect(res.statusCode).toBe(status);
+  const body = res.json();
+  expect(body.success).toBe(false);
+  expect(body.error.code).toBe(code);
+  expect(body.error.message).toBe(message);
+  expect(typeof body.error.details).toBe('object');
+  return body.error;
+}
+
+describe('POST /v1/clients', () => {
+  test('when a PF client is created, then 201 returns the full PF shape, active, with no cases', async () => {
+    const res = await post({
+      type: 'PF',
+      name: 'José da Silva',
+      email: 'Jose@Example.com',
+      phone: '+55 11 99999-0000',
+      cpf: '123.456.789-00',
+      birth_date: '1980-02-29',
+      gender: 'masculino',
+      segment: 'vip',
+      address: { street: 'Rua A', number: '10', city: 'São Paulo', state: 'SP' },
+      tags: ['a'],
+    });
+    expect(res.statusCode).toBe(201);
+    const c = res.json().data;
+    expect(res.json().success).toBe(true);
+    expect(c.id).toMatch(/^cli_[0-9a-z]{26}$/);
+    expect(c).toMatchObject({
+      type: 'PF',
+      name: 'José da Silva',
+      email: 'jose@example.com',
+      status: 'active',
+      cases_count: 0,
+      cpf: '123.456.789-00',
+      rg: null,
+      birth_date: '1980-02-29',
+      whatsapp: null,
+      notes: null,
+      metadata: {},
+      tags: ['a'],
+      deactivated_at: null,
+    });
+    expect(c.address).toEqual({
+      street: 'Rua A',
+      number: '10',
+      complement: null,
+      neighborhood: null,
+      city: 'São Paulo',
+      state: 'SP',
+      zip_code: null,
+      country: null,
+    });
+    expect(c).not.toHaveProperty('cnpj');
+    expect(c.created_at).toMatch(ISO_MS);
+    expect(c.updated_at).toBe(c.created_at);
+    expect(sut.kicks).toBeGreaterThan(0);
+  });
+
+  test('when a PJ client has a 2026 alphanumeric CNPJ in lower case, then it is stored in upper case', async () => {
+    const res = await post({ type: 'PJ', name: 'Acme', cnpj: '12.abc.345/01de-35', legal_name: 'Acme Ltda' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data).toMatchObject({ cnpj: '12.ABC.345/01DE-35', legal_name: 'Acme Ltda', trade_name: null, contact_person: null });
+    expect(res.json().data).not.toHaveProperty('cpf');
+  });
+
+  test.each([
+    [{ name: 'x' }, 'type is required', { field: 'type', type: 'required' }],
+    [{ type: 'PF' }, 'name is required', { field: 'name', type: 'required' }],
+    [{ type: 'XX', name: 'x' }, 'Invalid type', { field: 'type', type: 'invalid' }],
+    [{ type: 'PF', name: 'x', cpf: '12345678900' }, 'Invalid CPF format', { field: 'cpf', type: 'invalid' }],
+    [{ type: 'PJ', name: 'x', cnpj: '12.345.678/0001-AB' }, 'Invalid CNPJ format', { field: 'cnpj', type: 'invalid' }],
+    [{ type: 'PF', name: 'x', cnpj: '12.345.678/0001-90' }, 'Unknown field: cnpj', { field: 'cnpj', type: 'unknown' }],
+    [{ type: 'PJ', name: 'x', cpf: '123.456.789-00' }, 'Unknown field: cpf', { field: 'cpf', type: 'unknown' }],
+    [{ type: 'PF', name: 'x', colour: 'red' }, 'Unknown field: colour', { field: 'colour', type: 'unknown' }],
+    [{ type: 'PF', name: 'x', id: 'cli_x' }, 'Unknown field: id', { field: 'id', type: 'unknown' }],
+    [{ type: 'PF', name: 'x', cases_count: 3 }, 'Unknown field: cases_count', { field: 'cases_count', type: 'unknown' }],
+    [{ type: 'PF', name: 123 }, 'name must be a string', { field: 'name', type: 'invalid' }],
+    [{ type: 'PF', name: '   ' }, 'name must not be empty', { field: 'name', type: 'invalid' }],
+    [{ type: 'PF', name: 'x', segment: 'gold' }, 'Invalid segment', { field: 'segment', type: 'invalid' }],
+    [{ type: 'PF', name: 'x', birth_date: '2026-02-30' }, 'birth_date must be a date (YYYY-MM-DD)', { field: 'birth_date', type: 'invalid' }],
+    [{ type: 'PF', name: 'x', email: 'not-an-email' }, 'email must be a valid email', { field: 'email', type: 'invalid' }],
+    [{ type: 'PF', name: 'x', address: { street: 'a', planet: 'b' } }, 'Unknown field: address.planet', { field: 'address.planet', type: 'unknown' }],
+    [{ type: 'PF', name: 'x', metadata: { $where: 1 } }, 'metadata keys may not start with $ or contain .', { field: 'metadata', type: 'invalid' }],
+    [{ type: 'PF', name: 'x'.repeat(501) }, 'name must be at most 500 characters', { field: 'name', type: 'invalid' }],
+    [{ type: 'PF', name: 'x', tags: Array(51).fill('t') }, 'tags must have at most 50 items', { field: 'tags', type: 'invalid' }],
+  ])('when the body is %j, then 400 says "%s"', async (payload, message, details) => {
+    const err = expectError(await post(payload), 400, 'VALIDATION_ERROR', message);
+    expect(err.details).toMatchObject(details);
+  });
+
+  test('when the body is not valid JSON, then 400 Invalid JSON body', async () => {
+    const res = await sut.call(who, {
+      method: 'POST',
+      url: '/v1/clients',
+      payload: '{"type": "PF",',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(res, 400, 'VALIDATION_ERROR', 'Invalid JSON body');
+  });
+
+  test('when the body is a JSON array, then 400 says the body must be an object', async () => {
+    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', payload: '[]', headers: { 'content-type': 'application/json' } });
+    expectError(res, 400, 'VALIDATION_ERROR', 'Request body must be a JSON object');
+  });
+
+  test('when a CPF is registered twice in a team, then 422 Duplicate CPF, also against an inactive client', async () => {
+    const first = await post({ type: 'PF', name: 'A', cpf: '111.222.333-44' });
+    expect(first.statusCode).toBe(201);
+    const err = expectError(await post({ type: 'PF', name: 'B', cpf: '111.222.333-44' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CPF');
+    expect(err.details.reason).toBe('duplicate_cpf');
+    await sut.call(who, { method: 'DELETE', url: `/v1/clients/${first.json().data.id}` });
+    expectError(await post({ type: 'PF', name: 'C', cpf: '111.222.333-44' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CPF');
+  });
+
+  test('when a CNPJ differs only in letter case, then it is the same CNPJ', async () => {
+    expect((await post({ type: 'PJ', name: 'A', cnpj: 'AB.345.678/0001-90' })).statusCode).toBe(201);
+    const err = expectError(await post({ type: 'PJ', name: 'B', cnpj: 'ab.345.678/0001-90' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CNPJ');
+    expect(err.details.reason).toBe('duplicate_cnpj');
+  });
+
+  test('when another team has the same CPF, then the client is created', async () => {
+    expect((await post({ type: 'PF', name: 'A', cpf: '999.888.777-66' })).statusCode).toBe(201);
+    expect((await post({ type: 'PF', name: 'A', cpf: '999.888.777-66' }, identity())).statusCode).toBe(201);
+  });
+
+  test('when the same CPF is posted ten times at once, then exactly one is created', async () => {
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => post({ type: 'PF', name: `P${i}`, cpf: '555.444.333-22' })));
+    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    expect(results.filter((r) => r.statusCode === 422)).toHaveLength(9);
+  });
+});
+
+describe('GET /v1/clients/{id}', () => {
+  test('when the id is unknown, of another kind, or of another team, then 404 Client not found', async () => {
+    const created = (await post({ type: 'PF', name: 'Mine' })).json().data;
+    for (const [as, id] of [
+      [who, 'cli_01jd3kzzzzzzzzzzzzzzzzzzzz'],
+      [who, 'case_01jd3kzzzzzzzzzzzzzzzzzzzz'],
+      [who, 'nonsense'],
+      [identity(), created.id],
+    ] as const) {
+      expectError(await sut.call(as, { method: 'GET', url: `/v1/clients/${id}` }), 404, 'NOT_FOUND', 'Client not found');
+    }
+  });
+
+  test('when the client exists, then the detail has every field of its type', async () => {
+    const id = (await post({ type: 'PJ', name: 'Beta', cnpj: '11.222.333/0001-81' })).json().data.id;
+    const res = await sut.call(who, { method: 'GET', url: `/v1/clients/${id}`, headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(200);
+    expect(Object.keys(res.json().data).sort()).toEqual(
+      [
+        'id', 'type', 'name', 'email', 'phone', 'whatsapp', 'segment', 'status', 'address', 'notes', 'tags', 'metadata',
+        'cases_count', 'deactivated_at', 'created_at', 'updated_at',
+        'legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person',
+      ].sort(),
+    );
+  });
+});
+
+describe('PUT /v1/clients/{id}', () => {
+  test('when some fields are sent, then only they, the id and updated_at come back', async () => {
+    const created = (await post({ type: 'PF', name: 'Ana', segment: 'regular' })).json().data;
+    const res = await put(created.id, { phone: '+55 21 3333-4444', segment: 'premium', notes: null });
+    expect(res.statusCode).toBe(200);
+    const data = res.json().data;
+    expect(Object.keys(data).sort()).toEqual(['id', 'notes', 'phone', 'segment', 'updated_at']);
+    expect(data).toMatchObject({ id: created.id, phone: '+55 21 3333-4444', segment: 'premium', notes: null });
+    expect(data.updated_at).toMatch(ISO_MS);
+    expect(data.updated_at > created.updated_at).toBe(true);
+    const read = (await sut.call(who, { method: 'GET', url: `/v1/clients/${created.id}` })).json().data;
+    expect(read).toMatchObject({ phone: '+55 21 3333-4444', segment: 'premium', name: 'Ana', updated_at: data.updated_at });
+  });
+
+  test('when the body is empty, then 400 No fields to update', async () => {
+    const id = (await post({ type: 'PF', name: 'E' })).json().data.id;
+    expectError(await put(id, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
+  });
+
+  test('when the new CPF belongs to another client, then 422 Duplicate CPF', async () => {
+    await post({ type: 'PF', name: 'A', cpf: '100.200.300-40' });
+    const id = (await post({ type: 'PF', name: 'B' })).json().data.id;
+    expectError(await put(id, { cpf: '100.200.300-40' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CPF');
+  });
+
+  test('when a PJ field is sent for a PF client, or a read-only field, then 400 Unknown field', async () => {
+    const id = (await post({ type: 'PF', name: 'B' })).json().data.id;
+    expectError(await put(id, { trade_name: 'x' }), 400, 'VALIDATION_ERROR', 'Unknown field: trade_name');
+    expectError(await put(id, { created_at: '2020-01-01' }), 400, 'VALIDATION_ERROR', 'Unknown field: created_at');
+  });
+
+  test('when the type would change, then 422 and the client is unchanged', async () => {
+    const id = (await post({ type: 'PF', name: 'B' })).json().data.id;
+    const err = expectError(await put(id, { type: 'PJ' }), 422, 'VALIDATION_ERROR', 'Client type cannot be changed');
+    expect(err.details.reason).toBe('client_type_immutable');
+  });
+
+  test('when the client is unknown, then 404 Client not found', async () => {
+    expectError(await put('cli_01jd3kzzzzzzzzzzzzzzzzzzzz', { name: 'x' }), 404, 'NOT_FOUND', 'Client not found');
+  });
+
+  test('when status inactive is sent, then the client is deactivated, and status active reactivates it', async () => {
+    const id = (await post({ type: 'PF', name: 'R' })).json().data.id;
+    expect((await put(id, { status: 'inactive' })).json().data).toMatchObject({ id, status: 'inactive' });
+    const inactive = (await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data;
+    expect(inactive.status).toBe('inactive');
+    expect(inactive.deactivated_at).toMatch(ISO_MS);
+    expect((await put(id, { status: 'active' })).json().data).toMatchObject({ id, status: 'active' });
+    const active = (await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data;
+    expect(active).toMatchObject({ status: 'active', deactivated_at: null });
+  });
+
+  test('when status is not active or inactive, then 400 Invalid status', async () => {
+    const id = (await post({ type: 'PF', name: 'R' })).json().data.id;
+    expectError(await put(id, { status: 'gone' }), 400, 'VALIDATION_ERROR', 'Invalid status');
+  });
+});
+
+describe('DELETE /v1/clients/{id}', () => {
+  test('when the client has no active cases, then it becomes inactive, and a second DELETE answers the same', async () => {
+    const id = (await post({ type: 'PF', name: 'D' })).json().data.id;
+    const res = await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}`, headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(200);
+    const data = res.json().data;
+    expect(Object.keys(data).sort()).toEqual(['deactivated_at', 'id', 'status']);
+    expect(data).toMatchObject({ id, status: 'inactive' });
+    expect(data.deactivated_at).toMatch(ISO_MS);
+    const again = await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}` });
+    expect(again.json().data).toEqual(data);
+  });
+
+  test('when the client has active cases, then 422 Client has active cases, by DELETE and by PUT', async () => {
+    const id = (await post({ type: 'PF', name: 'Busy' })).json().data.id;
+    withActiveCases.add(id);
+    const err = expectError(await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}` }), 422, 'VALIDATION_ERROR', 'Client has active cases');
+    expect(err.details.reason).toBe('client_has_active_cases');
+    expectError(await put(id, { status: 'inactive' }), 422, 'VALIDATION_ERROR', 'Client has active cases');
+    expect((await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data).toMatchObject({ status: 'active', cases_count: 1 });
+  });
+
+  test('when the client is of another team, then 404', async () => {
+    const id = (await post({ type: 'PF', name: 'D' })).json().data.id;
+    expectError(await sut.call(identity(), { method: 'DELETE', url: `/v1/clients/${id}` }), 404, 'NOT_FOUND', 'Client not found');
+  });
+});
+
+describe('the internal credential', () => {
+  test('when a request has no internal credential or a wrong one, then 401 and identity headers are not trusted', async () => {
+    const bare = await sut.app.inject({ method: 'GET', url: '/v1/clients', headers: { 'x-lpm-team-id': who.teamId, 'x-lpm-user-id': who.userId } });
+    expectError(bare, 401, 'UNAUTHORIZED', 'Missing or invalid internal credential');
+    const wrong = await sut.app.inject({
+      method: 'GET',
+      url: '/v1/clients',
+      headers: { 'x-lpm-internal-token': `${INTERNAL_TOKEN}x`, 'x-lpm-team-id': who.teamId, 'x-lpm-user-id': who.userId },
+    });
+    expect(wrong.statusCode).toBe(401);
+  });
+
+  test('when /health is asked without a credential, then it answers 200', async () => {
+    const res = await sut.app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+  });
+
+  test('when a route does not exist, then 404 Route not found with a request id', async () => {
+    const res = await sut.call(who, { method: 'GET', url: '/v1/nothing', headers: { 'x-request-id': 'abc-123' } });
+    expectError(res, 404, 'NOT_FOUND', 'Route not found');
+    expect(res.headers['x-request-id']).toBe('abc-123');
+  });
+});

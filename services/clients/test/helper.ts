@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { openOrm, type Orm } from '@lpm/shared/orm';
+import { identityHeaders, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { buildClientsApp } from '../src/app.ts';
+import { ClientEntity } from '../src/domain/client-entity.ts';
+import { noCasesYet, type CaseDirectory } from '../src/domain/case-directory.ts';
+
+export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+
+export function identity(scopes: Identity['scopes'] = ['read', 'write', 'admin']): Identity {
+  return { teamId: newId('team'), userId: newId('user'), scopes, timezone: 'America/Sao_Paulo' };
+}
+
+export interface ClientsUnderTest {
+  app: FastifyInstance;
+  orm: Orm;
+  kicks: number;
+  call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** The clients app on its own FerretDB database; `relay` defaults to a counter of nudges. */
+export async function startClients(opts: { cases?: CaseDirectory; relay?: { kick(): void } } = {}): Promise<ClientsUnderTest> {
+  const orm = await openOrm({
+    url: process.env.MONGO_URL!,
+    dbName: `${process.env.MONGO_DB_PREFIX}clients_${randomBytes(4).toString('hex')}`,
+    entities: [ClientEntity],
+  });
+  const sut: ClientsUnderTest = {
+    app: undefined as unknown as FastifyInstance,
+    orm,
+    kicks: 0,
+    call: (who, injectOpts) =>
+      sut.app.inject({
+        ...injectOpts,
+        headers: { ...identityHeaders(who, INTERNAL_TOKEN), ...(injectOpts.headers ?? {}) },
+      }),
+    close: async () => {
+      await sut.app.close();
+      await orm.em.getConnection().getDb().dropDatabase();
+      await orm.close();
+    },
+  };
+  const relay = opts.relay ?? { kick: () => void sut.kicks++ };
+  sut.app = buildClientsApp({ orm, relay, cases: opts.cases ?? noCasesYet, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  await sut.app.ready();
+  return sut;
+}

@@ -1,0 +1,104 @@
+// Configuration is read from the environment once, at start, and validated as a
+// whole: a process with a bad or missing setting refuses to start and says why.
+export class ConfigError extends Error {
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parser<T> = (raw: string | undefined, name: string) => T;
+type Spec<T> = { [K in keyof T]: readonly [envName: string, parse: Parser<T[K]>] };
+
+export function readConfig<T>(spec: Spec<T>, env: NodeJS.ProcessEnv = process.env): T {
+  const problems: string[] = [];
+  const out = {} as T;
+  for (const key of Object.keys(spec) as (keyof T)[]) {
+    const [envName, parse] = spec[key];
+    const raw = env[envName];
+    try {
+      out[key] = parse(raw === '' ? undefined : raw, envName);
+    } catch (e) {
+      problems.push(`${envName}: ${(e as Error).message}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out;
+}
+
+export const str =
+  (fallback?: string): Parser<string> =>
+  (raw) => {
+    if (raw !== undefined) return raw;
+    if (fallback === undefined) throw new Error('is required');
+    return fallback;
+  };
+
+export const optional: Parser<string | undefined> = (raw) => raw;
+
+/** A secret has no default: it must be given. */
+export const secret: Parser<string> = (raw) => {
+  if (!raw) throw new Error('is required (a secret has no default)');
+  if (raw.length < 16) throw new Error('must be at least 16 characters');
+  return raw;
+};
+
+export const int =
+  (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): Parser<number> =>
+  (raw) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`must be an integer from ${min} to ${max}`);
+    return n;
+  };
+
+export const bool =
+  (fallback: boolean): Parser<boolean> =>
+  (raw) => {
+    if (raw === undefined) return fallback;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    throw new Error('must be true or false');
+  };
+
+export const url =
+  (fallback: string | undefined, protocols: string[]): Parser<string> =>
+  (raw) => {
+    const value = raw ?? fallback;
+    if (value === undefined) throw new Error('is required');
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw new Error(`is not a URL: ${value}`);
+    }
+    if (!protocols.includes(parsed.protocol)) throw new Error(`must use ${protocols.join(' or ')}`);
+    return value;
+  };
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "1500", "1500ms", "30s", "5m", "2h", "1d" -> milliseconds. */
+export function parseDuration(s: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(s.trim());
+  if (!m) throw new Error(`is not a duration (a number of ms, or with ms/s/m/h/d): ${s}`);
+  return Math.round(Number(m[1]) * UNIT_MS[m[2] ?? 'ms']);
+}
+
+export const duration =
+  (fallback: string): Parser<number> =>
+  (raw) =>
+    parseDuration(raw ?? fallback);
+
+export const durationList =
+  (fallback: string): Parser<number[]> =>
+  (raw) =>
+    (raw ?? fallback).split(',').map(parseDuration);
+
+export const oneOf =
+  <T extends string>(values: readonly T[], fallback: T): Parser<T> =>
+  (raw) => {
+    const v = (raw ?? fallback) as T;
+    if (!values.includes(v)) throw new Error(`must be one of ${values.join(', ')}`);
+    return v;
+  };

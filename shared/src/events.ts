@@ -1,0 +1,100 @@
+// The one envelope for every domain event. Services publish it on the broker; the
+// webhooks service builds the spec's delivery payload from it (webhookPayload).
+import { newId } from './ids.ts';
+
+/** Every event name of the spec (interface-spec "Events"). */
+export const EVENT_TYPES = [
+  'case.created',
+  'case.updated',
+  'case.archived',
+  'case.phase_changed',
+  'case.sla_warning',
+  'case.sla_overdue',
+  'activity.created',
+  'activity.updated',
+  'activity.completed',
+  'activity.due_soon',
+  'activity.overdue',
+  'client.created',
+  'client.updated',
+  'client.deactivated',
+  'deal.created',
+  'deal.updated',
+  'deal.phase_changed',
+  'deal.won',
+  'deal.lost',
+  'financial.created',
+  'financial.paid',
+  'financial.overdue',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+export function isEventType(s: string): s is EventType {
+  return EVENT_TYPE_SET.has(s);
+}
+
+export interface DomainEvent<T = Record<string, unknown>> {
+  /** `evt_` + ULID; the same for every delivery of this event (idempotency key). */
+  id: string;
+  type: string;
+  api_version: 'v1';
+  /** ISO 8601 UTC with milliseconds. */
+  created_at: string;
+  team_id: string;
+  /** The user whose request caused the change; null for time-driven events. */
+  actor_id: string | null;
+  data: {
+    /** The resource after the change, in its detail read shape. */
+    object: T;
+    /** Prior values of the changed fields; null for creation and time-driven events. */
+    previous_attributes: Record<string, unknown> | null;
+  };
+}
+
+/**
+ * A new event. `type` is normally one of EVENT_TYPES; other names are allowed
+ * for internal events that are never offered to webhooks.
+ */
+export function newEvent<T>(
+  type: EventType | (string & {}),
+  teamId: string,
+  object: T,
+  previousAttributes: Record<string, unknown> | null = null,
+  actorId: string | null = null,
+): DomainEvent<T> {
+  return {
+    id: newId('evt'),
+    type,
+    api_version: 'v1',
+    created_at: new Date().toISOString(),
+    team_id: teamId,
+    actor_id: actorId,
+    data: { object, previous_attributes: previousAttributes },
+  };
+}
+
+/** The webhook delivery body of the spec: the envelope without actor_id, plus webhook_id. */
+export interface WebhookPayload<T = Record<string, unknown>> {
+  id: string;
+  type: string;
+  api_version: 'v1';
+  created_at: string;
+  data: DomainEvent<T>['data'];
+  team_id: string;
+  webhook_id: string;
+}
+
+export function webhookPayload<T>(event: DomainEvent<T>, webhookId: string): WebhookPayload<T> {
+  return {
+    id: event.id,
+    type: event.type,
+    api_version: event.api_version,
+    created_at: event.created_at,
+    data: event.data,
+    team_id: event.team_id,
+    webhook_id: webhookId,
+  };
+}

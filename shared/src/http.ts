@@ -1,0 +1,69 @@
+// The Fastify instance every process of the platform starts from: envelopes,
+// validation, request ids, the 1 MiB body limit and the one error handler.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { AppError, errorBody, notFound, toAppError, badRequest } from './errors.ts';
+import { compileValidator, fromAjvError } from './validation.ts';
+
+export const BODY_LIMIT = 1024 * 1024;
+const REQUEST_ID_RE = /^[\w.:-]{1,200}$/;
+
+export interface HttpAppOptions {
+  name: string;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export function loggerOptions(name: string, level = process.env.LOG_LEVEL ?? 'info'): FastifyServerOptions['logger'] {
+  return {
+    level,
+    base: { service: name },
+    redact: ['req.headers.authorization', 'req.headers["x-lpm-internal-token"]'],
+  };
+}
+
+export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
+  const app = Fastify({
+    logger: opts.logger ?? loggerOptions(opts.name),
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    },
+    schemaErrorFormatter: (errors, part) => fromAjvError(errors[0] as never, part),
+    routerOptions: { ignoreTrailingSlash: true },
+    return503OnClosing: true,
+  });
+
+  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema as never, httpPart));
+
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
+    // The spec asks clients to send Content-Type: application/json on every request, GET and DELETE included.
+    const text = String(body);
+    if (text.trim() === '') return done(null, {});
+    parseJson(req, text, (err, parsed) => (err ? done(badRequest('Invalid JSON body'), undefined) : done(null, parsed)));
+  });
+
+  app.addHook('preValidation', async (req) => {
+    if (req.body === undefined && (req.method === 'POST' || req.method === 'PUT')) req.body = {};
+  });
+
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const appErr = err instanceof AppError ? err : toAppError(err);
+    if (appErr.status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.info({ code: appErr.code, message: appErr.message }, 'request refused');
+    return reply.status(appErr.status).send(errorBody(appErr));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send(errorBody(notFound('Route not found')));
+  });
+
+  return app;
+}

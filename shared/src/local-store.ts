@@ -1,0 +1,142 @@
+// The local document store for development and tests: FerretDB over SQLite,
+// built from the Go module proxy into a cache this project controls.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, cpSync, writeFileSync, rmSync, createWriteStream } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { homedir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const PINNED = 'v1.24.1';
+const FALLBACK = 'v1.24.0';
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export const LOCAL_STORE_PORT = 27117;
+export const localStoreDataDir = join(repoRoot, '.data', 'ferretdb');
+
+function cacheRoot(): string {
+  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'lpm');
+}
+
+function tryGoInstall(binDir: string): boolean {
+  try {
+    execFileSync('go', ['install', `github.com/FerretDB/FerretDB/cmd/ferretdb@${PINNED}`], {
+      env: { ...process.env, GOBIN: binDir, GOFLAGS: '-buildvcs=false' },
+      stdio: 'pipe',
+    });
+    return existsSync(join(binDir, 'ferretdb'));
+  } catch {
+    return false;
+  }
+}
+
+function buildFallback(binDir: string): void {
+  const work = join(cacheRoot(), `ferretdb-build-${FALLBACK}`);
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  for (const f of ['go.mod', 'go.sum', 'tools.go']) cpSync(join(repoRoot, 'tools/ferretdb', f), join(work, f));
+  const env = { ...process.env, GOFLAGS: '-buildvcs=false' };
+  execFileSync('go', ['mod', 'vendor'], { cwd: work, env, stdio: 'pipe' });
+  writeFileSync(join(work, 'vendor/github.com/FerretDB/FerretDB/build/version/version.txt'), `${FALLBACK}\n`);
+  execFileSync('go', ['build', '-mod=vendor', '-o', join(binDir, 'ferretdb'), 'github.com/FerretDB/FerretDB/cmd/ferretdb'], {
+    cwd: work,
+    env,
+    stdio: 'pipe',
+  });
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** Path of a FerretDB binary, installing it on first use (about a minute). */
+export function ensureFerretdbBinary(): string {
+  if (process.env.FERRETDB_BIN) return process.env.FERRETDB_BIN;
+  for (const version of [PINNED, FALLBACK]) {
+    const bin = join(cacheRoot(), `ferretdb-${version}`, 'ferretdb');
+    if (existsSync(bin)) return bin;
+  }
+  const pinnedDir = join(cacheRoot(), `ferretdb-${PINNED}`);
+  mkdirSync(pinnedDir, { recursive: true });
+  process.stderr.write(`installing FerretDB ${PINNED} into ${pinnedDir} ...\n`);
+  if (tryGoInstall(pinnedDir)) return join(pinnedDir, 'ferretdb');
+  rmSync(pinnedDir, { recursive: true, force: true });
+  const fallbackDir = join(cacheRoot(), `ferretdb-${FALLBACK}`);
+  mkdirSync(fallbackDir, { recursive: true });
+  process.stderr.write(`FerretDB ${PINNED} is not served by the module proxy; building ${FALLBACK} ...\n`);
+  buildFallback(fallbackDir);
+  return join(fallbackDir, 'ferretdb');
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+export function isListening(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('error', () => done(false));
+  });
+}
+
+export interface RunningStore {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Starts FerretDB over SQLite in dataDir and resolves once it accepts connections. */
+export async function startFerretdb(opts: { dataDir: string; port?: number; logFile?: string }): Promise<RunningStore> {
+  const bin = ensureFerretdbBinary();
+  const port = opts.port ?? (await freePort());
+  const debugPort = await freePort();
+  mkdirSync(opts.dataDir, { recursive: true });
+  const child: ChildProcess = spawn(
+    bin,
+    [
+      '--handler=sqlite',
+      `--sqlite-url=file:${opts.dataDir}/`,
+      `--listen-addr=127.0.0.1:${port}`,
+      `--debug-addr=127.0.0.1:${debugPort}`,
+      `--state-dir=${opts.dataDir}`,
+      '--telemetry=disable',
+      '--log-level=warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const log = createWriteStream(opts.logFile ?? join(opts.dataDir, 'ferretdb.log'), { flags: 'a' });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const deadline = Date.now() + 20_000;
+  while (!(await isListening(port))) {
+    if (exited) throw new Error(`FerretDB exited at start; see ${opts.dataDir}/ferretdb.log`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('FerretDB did not start listening within 20 s');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url: `mongodb://127.0.0.1:${port}/`,
+    port,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (exited) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      }),
+  };
+}

@@ -1,0 +1,39 @@
+// List parameters shared by every list endpoint (decisions §2).
+import { paginationBlock, type Pagination } from './envelope.ts';
+
+export interface ListQuery {
+  page: number;
+  limit: number;
+  sort?: string;
+}
+
+export interface SortSpec {
+  field: string;
+  direction: 1 | -1;
+}
+
+/** Query-string schema with page, limit, sort (restricted to `sortFields`) plus the list's own filters. */
+export function listQuerySchema(sortFields: readonly string[], filters: Record<string, object> = {}) {
+  return {
+    type: 'object',
+    properties: {
+      page: { type: 'integer', minimum: 1, default: 1, 'x-message': 'page must be an integer >= 1' },
+      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, 'x-message': 'limit must be an integer from 1 to 100' },
+      sort: { type: 'string', enum: sortFields.flatMap((f) => [f, `-${f}`]), 'x-message': 'Invalid sort field' },
+      ...filters,
+    },
+  };
+}
+
+export function parseSort(sort: string | undefined, fallback: string): SortSpec {
+  const s = sort ?? fallback;
+  return s.startsWith('-') ? { field: s.slice(1), direction: -1 } : { field: s, direction: 1 };
+}
+
+export function pageWindow(q: ListQuery): { skip: number; limit: number } {
+  return { skip: (q.page - 1) * q.limit, limit: q.limit };
+}
+
+export function pagination(q: ListQuery, total: number): Pagination {
+  return paginationBlock(q.page, q.limit, total);
+}

@@ -1,0 +1,78 @@
+// Starts one domain service: config, telemetry, store, broker, outbox relay, HTTP;
+// and stops them in reverse order on SIGTERM or SIGINT.
+import type { FastifyInstance } from 'fastify';
+import type { Options } from '@mikro-orm/mongodb';
+import { readConfig, str, int, url, secret, oneOf } from './config.ts';
+import { openOrm, type Orm } from './orm.ts';
+import { Broker } from './broker.ts';
+import { OutboxRelay, createOutboxIndexes } from './outbox.ts';
+import { startTelemetry } from './telemetry.ts';
+
+export const SERVICE_PORTS = { deals: 8081, clients: 8082, cases: 8083, activities: 8084, financial: 8085, webhooks: 8086 } as const;
+export type ServiceName = keyof typeof SERVICE_PORTS;
+
+export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
+  return readConfig(
+    {
+      port: ['PORT', int(SERVICE_PORTS[name], 0, 65535)],
+      host: ['HOST', str('127.0.0.1')],
+      mongoUrl: ['MONGO_URL', url(undefined, ['mongodb:', 'mongodb+srv:'])],
+      dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
+      amqpUrl: ['AMQP_URL', url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:'])],
+      exchange: ['AMQP_EXCHANGE', str('lpm.events')],
+      internalToken: ['INTERNAL_TOKEN', secret],
+      logLevel: ['LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info')],
+    },
+    env,
+  );
+}
+
+export type ServiceConfig = ReturnType<typeof readServiceConfig>;
+
+export interface ServiceRuntime {
+  config: ServiceConfig;
+  orm: Orm;
+  broker: Broker;
+  relay: { kick(): void };
+}
+
+export interface ServiceDefinition {
+  name: ServiceName;
+  entities: Options['entities'];
+  /** Collections whose documents carry outbox events. */
+  outboxCollections: string[];
+  build(rt: ServiceRuntime): FastifyInstance;
+}
+
+export async function runService(def: ServiceDefinition): Promise<void> {
+  const config = readServiceConfig(def.name);
+  const telemetry = startTelemetry({ serviceName: def.name });
+  const orm = await openOrm({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities });
+  const db = orm.em.getConnection().getDb();
+  await createOutboxIndexes(db, def.outboxCollections);
+
+  let relay: OutboxRelay | undefined;
+  const relayHandle = { kick: () => relay?.kick() };
+  const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger: console, connectionName: def.name });
+  const app = def.build({ config, orm, broker, relay: relayHandle });
+  relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger: app.log });
+  relay.start();
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stopping');
+    setTimeout(() => process.exit(1), 15_000).unref();
+    await app.close();
+    await relay?.stop();
+    await broker.close();
+    await orm.close();
+    await telemetry.shutdown();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+}

@@ -1,0 +1,147 @@
+// OpenTelemetry bootstrap: a tracer provider, W3C trace-context propagation and an
+// AsyncLocalStorage context manager. No auto-instrumentation: spans come from the
+// broker (publish/consume) and whatever the services create themselves.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  ROOT_CONTEXT,
+  context,
+  propagation,
+  trace,
+  type Context,
+  type ContextManager,
+  type TextMapGetter,
+} from '@opentelemetry/api';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  TracerProvider,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+
+export interface TelemetryOptions {
+  serviceName: string;
+  /** Export to this exporter, synchronously on span end (tests pass an InMemorySpanExporter). */
+  spanExporter?: SpanExporter;
+}
+
+export interface Telemetry {
+  shutdown(): Promise<void>;
+}
+
+// The equivalent of @opentelemetry/context-async-hooks, kept here so shared does not
+// depend on a package it only gets transitively. bind() covers functions only
+// (EventEmitter binding is for auto-instrumentations, which we do not load).
+class AlsContextManager implements ContextManager {
+  private als = new AsyncLocalStorage<Context>();
+
+  active(): Context {
+    return this.als.getStore() ?? ROOT_CONTEXT;
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
+    const cb = thisArg == null ? fn : (fn.bind(thisArg) as F);
+    return this.als.run(ctx, cb, ...args);
+  }
+
+  bind<T>(ctx: Context, target: T): T {
+    if (typeof target !== 'function') return target;
+    const fn = target as unknown as (...args: unknown[]) => unknown;
+    const mgr = this;
+    return function (this: unknown, ...args: unknown[]) {
+      return mgr.with(ctx, () => fn.apply(this, args));
+    } as unknown as T;
+  }
+
+  enable(): this {
+    return this;
+  }
+
+  disable(): this {
+    this.als.disable();
+    return this;
+  }
+}
+
+/**
+ * Registers the global tracer provider, propagator and context manager (the
+ * OpenTelemetry API keeps these process-wide, so start at most one at a time;
+ * shutdown() unregisters them so another can be started, e.g. in tests).
+ */
+export function startTelemetry(opts: TelemetryOptions): Telemetry {
+  const processors: SpanProcessor[] = [];
+  if (opts.spanExporter) processors.push(new SimpleSpanProcessor({ exporter: opts.spanExporter }));
+  else if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+    // The exporter reads the endpoint (and headers) from the OTEL_* environment itself.
+    processors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }));
+  }
+  // Without processors spans are still created, so trace ids exist and propagate.
+  const provider = new TracerProvider({
+    resource: defaultResource().merge(resourceFromAttributes({ 'service.name': opts.serviceName })),
+    spanProcessors: processors,
+  });
+  const contextManager = new AlsContextManager();
+  const registered = {
+    context: context.setGlobalContextManager(contextManager),
+    propagation: propagation.setGlobalPropagator(
+      new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+    ),
+    trace: trace.setGlobalTracerProvider(provider),
+  };
+  if (!registered.context || !registered.propagation || !registered.trace) {
+    // Undo only what this call registered; the rest belongs to whoever started first.
+    if (registered.context) context.disable();
+    if (registered.propagation) propagation.disable();
+    if (registered.trace) trace.disable();
+    void provider.shutdown();
+    throw new Error('telemetry already started in this process; shut the other one down first');
+  }
+  let stopped = false;
+  return {
+    async shutdown() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        await provider.shutdown();
+      } finally {
+        trace.disable();
+        propagation.disable();
+        context.disable();
+        contextManager.disable();
+      }
+    },
+  };
+}
+
+const headerGetter: TextMapGetter<Record<string, unknown>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => {
+    const v = carrier[key];
+    if (typeof v === 'string') return v;
+    if (Buffer.isBuffer(v)) return v.toString('utf8');
+    return undefined;
+  },
+};
+
+/** Writes the trace context of `ctx` (default: the active one) into message headers; returns them. */
+export function injectTraceHeaders<H extends Record<string, unknown>>(headers: H, ctx: Context = context.active()): H {
+  propagation.inject(ctx, headers, {
+    set: (carrier, key, value) => {
+      (carrier as Record<string, unknown>)[key] = value;
+    },
+  });
+  return headers;
+}
+
+/** The remote context carried by message headers (ROOT when there is none). */
+export function extractTraceContext(headers: Record<string, unknown> | undefined | null): Context {
+  return propagation.extract(ROOT_CONTEXT, headers ?? {}, headerGetter);
+}

@@ -1,0 +1,255 @@
+import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { MongoClient, type Db } from 'mongodb';
+import { Broker, type Logger } from '../src/broker.ts';
+import { newEvent, type DomainEvent } from '../src/events.ts';
+import { OutboxRelay, createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox.ts';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
+
+const EXCHANGE = 'outbox-test.events';
+const AMQP_URL = process.env.AMQP_URL!;
+
+interface LogLine {
+  level: string;
+  obj: object;
+  msg?: string;
+}
+function captureLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: string) => (obj: object, msg?: string) => void lines.push({ level, obj, msg });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Reads straight from RabbitMQ (no proxy, no Broker): what really went out. */
+class Observer {
+  received: { event: DomainEvent; msg: ConsumeMessage }[] = [];
+  private conn!: ChannelModel;
+  private ch!: Channel;
+  static async start(queue: string): Promise<Observer> {
+    const o = new Observer();
+    o.conn = await amqpConnect(AMQP_URL);
+    o.ch = await o.conn.createChannel();
+    await o.ch.assertExchange(EXCHANGE, 'topic', { durable: true });
+    await o.ch.assertQueue(queue, { durable: false, exclusive: true });
+    await o.ch.bindQueue(queue, EXCHANGE, '#');
+    await o.ch.consume(queue, (msg) => {
+      if (msg) o.received.push({ event: JSON.parse(msg.content.toString()), msg });
+    }, { noAck: true });
+    return o;
+  }
+  ids(): string[] {
+    return this.received.map((r) => r.event.id);
+  }
+  async close(): Promise<void> {
+    await this.conn.close();
+  }
+}
+
+function events(n: number, label: string): DomainEvent[] {
+  return Array.from({ length: n }, (_, i) => newEvent('client.updated', 'team_1', { label, i }, { i: i - 1 }, 'user_1'));
+}
+
+let client: MongoClient;
+let db: Db;
+
+beforeAll(async () => {
+  client = await MongoClient.connect(process.env.MONGO_URL!);
+  db = client.db(`${process.env.MONGO_DB_PREFIX}outbox`);
+});
+
+afterAll(async () => {
+  await db.dropDatabase();
+  await client.close();
+});
+
+describe('outboxUpdate', () => {
+  it('when an update has $set and $push already, then the events are added beside them', () => {
+    const evs = events(2, 'u');
+    const u = outboxUpdate({ $set: { name: 'b' }, $push: { tags: 'x' }, $inc: { v: 1 } }, evs);
+    expect(u).toEqual({
+      $set: { name: 'b', outbox_pending: true },
+      $push: { tags: 'x', outbox: { $each: evs } },
+      $inc: { v: 1 },
+    });
+  });
+
+  it('when the update is a replacement document, then it throws', () => {
+    expect(() => outboxUpdate({ name: 'b' }, events(1, 'r'))).toThrow(/operator update/);
+  });
+});
+
+describe('OutboxRelay', () => {
+  let broker: Broker;
+  let observer: Observer;
+  const log = captureLogger();
+
+  beforeAll(async () => {
+    observer = await Observer.start('outbox-test.observer');
+    broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: log, connectionName: 'outbox-test' });
+  });
+
+  afterAll(async () => {
+    await broker.close();
+    await observer.close();
+  });
+
+  it('when events are written with a record, then each is published exactly once, in order, with its properties', async () => {
+    const col = db.collection('clients_a');
+    await createOutboxIndexes(db, ['clients_a']);
+    const [e1, e2, e3] = events(3, 'a');
+    await col.insertOne({ _id: 'cli_a' as never, name: 'a', v: 1, ...outboxOnInsert([e1, e2]) });
+    await col.updateOne({ _id: 'cli_a' as never }, outboxUpdate({ $set: { name: 'b' }, $inc: { v: 1 } }, [e3]));
+    const written = await col.findOne({ _id: 'cli_a' as never });
+    expect(written).toMatchObject({ name: 'b', v: 2, outbox_pending: true });
+    expect((written!.outbox as DomainEvent[]).map((e) => e.id)).toEqual([e1.id, e2.id, e3.id]);
+
+    const relay = new OutboxRelay({ db, collections: ['clients_a'], publisher: broker, logger: log, intervalMs: 50 });
+    relay.start();
+    relay.kick();
+    await waitFor('3 events', () => observer.received.length >= 3);
+    await waitFor('outbox cleared', async () => (await col.findOne({ _id: 'cli_a' as never }))!.outbox_pending === false);
+    expect(await relay.runOnce()).toBe(0);
+    await relay.stop();
+
+    expect(observer.ids()).toEqual([e1.id, e2.id, e3.id]);
+    const { msg, event } = observer.received[0]!;
+    expect(event).toEqual(e1);
+    expect(msg.fields.routingKey).toBe('client.updated');
+    expect(msg.properties).toMatchObject({
+      messageId: e1.id,
+      type: 'client.updated',
+      contentType: 'application/json',
+      deliveryMode: 2,
+    });
+    const after = await col.findOne({ _id: 'cli_a' as never });
+    expect(after).toMatchObject({ name: 'b', v: 2, outbox: [], outbox_pending: false });
+    expect(after).not.toHaveProperty('outbox_lease');
+    observer.received = [];
+  });
+
+  it('when the broker is unreachable, then writes succeed and the events arrive once it is back, none lost, none doubled', async () => {
+    const proxy: TcpProxy = await startTcpProxy('127.0.0.1', 5672);
+    const url = new URL(AMQP_URL);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const outageLog = captureLogger();
+    const viaProxy = await Broker.connect({
+      url: url.toString(),
+      exchange: EXCHANGE,
+      logger: outageLog,
+      reconnectMinMs: 50,
+      reconnectMaxMs: 300,
+      publishTimeoutMs: 2000,
+    });
+    const relay = new OutboxRelay({ db, collections: ['clients_b'], publisher: viaProxy, logger: outageLog, intervalMs: 50 });
+    try {
+      expect(viaProxy.isConnected()).toBe(true);
+      relay.start();
+      const col = db.collection('clients_b');
+      const before = events(2, 'before');
+      await col.insertOne({ _id: 'cli_b0' as never, ...outboxOnInsert(before) });
+      relay.kick();
+      await waitFor('events before the outage', () => observer.received.length >= 2);
+
+      proxy.cut();
+      await waitFor('broker disconnected', () => !viaProxy.isConnected());
+      const during: DomainEvent[] = [];
+      for (let i = 1; i <= 5; i++) {
+        const evs = events(2, `during${i}`);
+        during.push(...evs);
+        await col.insertOne({ _id: `cli_b${i}` as never, ...outboxOnInsert(evs) });
+        relay.kick();
+      }
+      await col.updateOne({ _id: 'cli_b1' as never }, outboxUpdate({ $set: { x: 1 } }, events(1, 'during-update')));
+      const extra = (await col.findOne({ _id: 'cli_b1' as never }))!.outbox as DomainEvent[];
+      during.push(extra[2]!);
+      // Several passes fail while the broker is away.
+      for (let i = 0; i < 3; i++) expect(await relay.runOnce()).toBe(0);
+      expect(await col.countDocuments({ outbox_pending: true })).toBe(5);
+      expect(observer.received.length).toBe(2);
+      const outboxWarnings = outageLog.lines.filter((l) => l.level === 'warn' && /outbox publish failed/.test(l.msg ?? ''));
+      expect(outboxWarnings).toHaveLength(1);
+
+      proxy.restore();
+      await viaProxy.waitForConnection(15_000);
+      relay.kick();
+      await waitFor('all events after the outage', () => observer.received.length >= 2 + during.length);
+      await waitFor('outboxes drained', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
+      expect(await relay.runOnce()).toBe(0);
+
+      const ids = observer.ids();
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.sort()).toEqual([...before, ...during].map((e) => e.id).sort());
+      // Per document, in write order.
+      const b1 = observer.received.filter((r) => (r.event.data.object as { label: string }).label.startsWith('during1') || (r.event.data.object as { label: string }).label === 'during-update');
+      expect(b1.map((r) => (r.event.data.object as { label: string }).label)).toEqual(['during1', 'during1', 'during-update']);
+    } finally {
+      await relay.stop();
+      await viaProxy.close();
+      await proxy.close();
+      observer.received = [];
+    }
+  });
+
+  it('when two relays drain the same collection, then no event is published twice', async () => {
+    const col = db.collection('clients_c');
+    const all: DomainEvent[] = [];
+    const docs = Array.from({ length: 40 }, (_, i) => {
+      const evs = events(3, `c${i}`);
+      all.push(...evs);
+      return { _id: `cli_c${i}`, ...outboxOnInsert(evs) };
+    });
+    await col.insertMany(docs as never[]);
+    // Separate store clients, so the two relays really race on the server.
+    const client2 = await MongoClient.connect(process.env.MONGO_URL!);
+    const db2 = client2.db(db.databaseName);
+    const published: string[] = [];
+    const counting = { publish: async (e: DomainEvent) => { published.push(e.id); await broker.publish(e); } };
+    const r1 = new OutboxRelay({ db, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
+    const r2 = new OutboxRelay({ db: db2, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
+    try {
+      await Promise.all([r1.runOnce(), r2.runOnce(), r1.runOnce(), r2.runOnce()]);
+      r1.start();
+      r2.start();
+      await waitFor('all events', () => observer.received.length >= all.length);
+      await waitFor('outboxes drained', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
+    } finally {
+      await Promise.all([r1.stop(), r2.stop()]);
+      await client2.close();
+    }
+    expect(published.length).toBe(all.length);
+    expect(new Set(published).size).toBe(all.length);
+    const ids = observer.ids();
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.sort()).toEqual(all.map((e) => e.id).sort());
+    observer.received = [];
+  });
+
+  it('when a relay died holding a lease, then another relay publishes the events once the lease expires', async () => {
+    const col = db.collection('clients_d');
+    const evs = events(2, 'd');
+    await col.insertOne({
+      _id: 'cli_d' as never,
+      ...outboxOnInsert(evs),
+      outbox_lease: new Date(Date.now() + 1500),
+      outbox_lease_owner: 'dead-relay',
+    });
+    const relay = new OutboxRelay({ db, collections: ['clients_d'], publisher: broker, logger: log, intervalMs: 50 });
+    expect(await relay.runOnce()).toBe(0);
+    relay.start();
+    try {
+      await waitFor('events after lease expiry', () => observer.received.length >= 2);
+      await waitFor('outbox drained', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
+    } finally {
+      await relay.stop();
+    }
+    expect(observer.ids()).toEqual(evs.map((e) => e.id));
+    observer.received = [];
+  });
+});

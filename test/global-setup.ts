@@ -1,0 +1,24 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startFerretdb } from '../shared/src/local-store.ts';
+import { addVhost, ensureRabbitmq, ensureRedis } from './servers.ts';
+
+export default async function globalSetup(): Promise<void> {
+  const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+  const dir = mkdtempSync(join(tmpdir(), `lpm-test-${run}-`));
+  await Promise.all([ensureRabbitmq(), ensureRedis()]);
+  const store = process.env.MONGO_URL ? null : await startFerretdb({ dataDir: join(dir, 'ferretdb') });
+  const vhost = `lpm-test-${run}`;
+  addVhost(vhost);
+  process.env.LPM_TEST_RUN = run;
+  process.env.LPM_TEST_DIR = dir;
+  process.env.MONGO_URL = store?.url ?? process.env.MONGO_URL;
+  process.env.MONGO_DB_PREFIX = `t${run}_`;
+  process.env.AMQP_URL = `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`;
+  process.env.AMQP_VHOST = vhost;
+  process.env.REDIS_URL = 'redis://127.0.0.1:6379';
+  process.env.REDIS_KEY_PREFIX = `lpm-test-${run}:`;
+  (globalThis as Record<string, unknown>).__lpmStore = store;
+  writeFileSync(join(dir, 'env.json'), JSON.stringify({ vhost }));
+}

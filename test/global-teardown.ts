@@ -1,0 +1,22 @@
+import { rmSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import type { RunningStore } from '../shared/src/local-store.ts';
+import { deleteVhost } from './servers.ts';
+
+export default async function globalTeardown(): Promise<void> {
+  const store = (globalThis as Record<string, unknown>).__lpmStore as RunningStore | null;
+  await store?.stop();
+  if (process.env.AMQP_VHOST) deleteVhost(process.env.AMQP_VHOST);
+  const prefix = process.env.REDIS_KEY_PREFIX;
+  if (prefix) {
+    const redis = new Redis(process.env.REDIS_URL!);
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    redis.disconnect();
+  }
+  if (process.env.LPM_TEST_DIR) rmSync(process.env.LPM_TEST_DIR, { recursive: true, force: true });
+}
