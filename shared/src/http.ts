@@ -1,7 +1,8 @@
 // The Fastify instance every process of the platform starts from: envelopes,
 // validation, request ids, the 1 MiB body limit and the one error handler.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
 import { AppError, errorBody, notFound, toAppError, badRequest } from './errors.ts';
 import { compileValidator, fromAjvError } from './validation.ts';
 
@@ -10,20 +11,23 @@ const REQUEST_ID_RE = /^[\w.:-]{1,200}$/;
 
 export interface HttpAppOptions {
   name: string;
+  /** A process's one logger; tests pass `false` through `logger` instead. */
+  loggerInstance?: FastifyBaseLogger;
   logger?: FastifyServerOptions['logger'];
 }
 
-export function loggerOptions(name: string, level = process.env.LOG_LEVEL ?? 'info'): FastifyServerOptions['logger'] {
-  return {
+/** The process logger: pino, JSON lines, with secrets redacted. */
+export function createLogger(name: string, level = process.env.LOG_LEVEL ?? 'info'): FastifyBaseLogger {
+  return pino({
     level,
     base: { service: name },
     redact: ['req.headers.authorization', 'req.headers["x-lpm-internal-token"]'],
-  };
+  });
 }
 
 export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   const app = Fastify({
-    logger: opts.logger ?? loggerOptions(opts.name),
+    ...(opts.logger !== undefined ? { logger: opts.logger } : { loggerInstance: opts.loggerInstance ?? createLogger(opts.name) }),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => {

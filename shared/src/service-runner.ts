@@ -1,6 +1,7 @@
 // Starts one domain service: config, telemetry, store, broker, outbox relay, HTTP;
 // and stops them in reverse order on SIGTERM or SIGINT.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { createLogger } from './http.ts';
 import type { Options } from '@mikro-orm/mongodb';
 import { readConfig, str, int, url, secret, oneOf } from './config.ts';
 import { openOrm, type Orm } from './orm.ts';
@@ -31,6 +32,7 @@ export type ServiceConfig = ReturnType<typeof readServiceConfig>;
 
 export interface ServiceRuntime {
   config: ServiceConfig;
+  logger: FastifyBaseLogger;
   orm: Orm;
   broker: Broker;
   relay: { kick(): void };
@@ -46,6 +48,7 @@ export interface ServiceDefinition {
 
 export async function runService(def: ServiceDefinition): Promise<void> {
   const config = readServiceConfig(def.name);
+  const logger = createLogger(def.name, config.logLevel);
   const telemetry = startTelemetry({ serviceName: def.name });
   const orm = await openOrm({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities });
   const db = orm.em.getConnection().getDb();
@@ -53,9 +56,9 @@ export async function runService(def: ServiceDefinition): Promise<void> {
 
   let relay: OutboxRelay | undefined;
   const relayHandle = { kick: () => relay?.kick() };
-  const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger: console, connectionName: def.name });
-  const app = def.build({ config, orm, broker, relay: relayHandle });
-  relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger: app.log });
+  const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name });
+  const app = def.build({ config, logger, orm, broker, relay: relayHandle });
+  relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
   relay.start();
 
   let stopping = false;

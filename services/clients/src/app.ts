@@ -9,10 +9,11 @@ import { clientRoutes } from './routes/clients.ts';
 export interface ClientsAppOptions extends ClientsDeps {
   internalToken: string;
   logger?: HttpAppOptions['logger'];
+  loggerInstance?: HttpAppOptions['loggerInstance'];
 }
 
 export function buildClientsApp(opts: ClientsAppOptions): FastifyInstance {
-  const app = createHttpApp({ name: 'clients', logger: opts.logger });
+  const app = createHttpApp({ name: 'clients', logger: opts.logger, loggerInstance: opts.loggerInstance });
   requireGateway(app, opts.internalToken);
   healthRoute(app, async () => {
     await opts.orm.em.getConnection().getDb().command({ ping: 1 });

@@ -7,6 +7,6 @@ await runService({
   name: 'clients',
   entities: [ClientEntity],
   outboxCollections: ['clients'],
-  build: ({ config, orm, relay }) =>
-    buildClientsApp({ orm, relay, cases: noCasesYet, internalToken: config.internalToken }),
+  build: ({ config, logger, orm, relay }) =>
+    buildClientsApp({ orm, relay, cases: noCasesYet, internalToken: config.internalToken, loggerInstance: logger }),
 });

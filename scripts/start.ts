@@ -1,0 +1,107 @@
+// `npm start`: the whole system on this machine. Starts the local document store
+// (unless MONGO_URL is set), every service that exists and the gateway, prints the
+// gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFerretdb, isListening, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
+import { SERVICE_PORTS, type ServiceName } from '../shared/src/service-runner.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const gatewayPort = Number(process.env.PORT ?? 8080);
+const host = process.env.HOST ?? '127.0.0.1';
+const children: { name: string; proc: ChildProcess }[] = [];
+let store: RunningStore | undefined;
+let stopping = false;
+
+function log(line: string): void {
+  process.stdout.write(`[start] ${line}\n`);
+}
+
+function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WritableStream): void {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buf += chunk;
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    for (const l of lines) out.write(`[${name}] ${l}\n`);
+  });
+}
+
+function launch(name: string, script: string, env: NodeJS.ProcessEnv): void {
+  const proc = spawn(process.execPath, [script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  prefixed(name, proc.stdout!, process.stdout);
+  prefixed(name, proc.stderr!, process.stderr);
+  proc.once('exit', (code, signal) => {
+    if (stopping) return;
+    log(`${name} exited (${signal ?? code}); stopping everything`);
+    void stop(1);
+  });
+  children.push({ name, proc });
+}
+
+async function stop(exitCode: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await Promise.all(
+    children.map(
+      ({ proc }) =>
+        new Promise<void>((done) => {
+          if (proc.exitCode !== null || proc.signalCode !== null) return done();
+          proc.once('exit', () => done());
+          proc.kill('SIGTERM');
+          setTimeout(() => proc.kill('SIGKILL'), 10_000).unref();
+        }),
+    ),
+  );
+  await store?.stop();
+  process.exit(exitCode);
+}
+
+async function waitHealthy(url: string, seconds: number): Promise<boolean> {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline && !stopping) {
+    try {
+      if ((await fetch(url)).status === 200) return true;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+process.once('SIGINT', () => void stop(0));
+process.once('SIGTERM', () => void stop(0));
+
+const env: NodeJS.ProcessEnv = { ...process.env };
+env.INTERNAL_TOKEN ??= randomBytes(32).toString('hex');
+if (!env.MONGO_URL) {
+  if (await isListening(LOCAL_STORE_PORT)) {
+    log(`using the local document store already running on port ${LOCAL_STORE_PORT}`);
+  } else {
+    store = await startFerretdb({ dataDir: localStoreDataDir, port: LOCAL_STORE_PORT });
+    log(`local document store (FerretDB) on port ${LOCAL_STORE_PORT}, data in ${localStoreDataDir}`);
+  }
+  env.MONGO_URL = `mongodb://127.0.0.1:${LOCAL_STORE_PORT}/`;
+}
+
+// Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order.
+const services = Object.keys(SERVICE_PORTS) as ServiceName[];
+services.forEach((name, i) => {
+  const port = gatewayPort + 1 + i;
+  env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${port}`;
+  const script = join(root, 'services', name, 'src', 'server.ts');
+  if (existsSync(script)) launch(name, script, { ...env, PORT: String(port), HOST: '127.0.0.1' });
+});
+launch('gateway', join(root, 'gateway', 'src', 'server.ts'), { ...env, PORT: String(gatewayPort), HOST: host });
+
+const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
+if (await waitHealthy(`${url}/health`, 60)) {
+  process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);
+} else if (!stopping) {
+  log(`the gateway did not become healthy within 60 s; see the logs above`);
+}

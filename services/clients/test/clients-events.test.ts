@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type Channel, type ChannelModel } from 'amqplib';
+import { pino } from 'pino';
+import { Broker } from '@lpm/shared/broker';
+import { OutboxRelay, createOutboxIndexes } from '@lpm/shared/outbox';
+import type { DomainEvent } from '@lpm/shared/events';
+import { startTcpProxy, type TcpProxy } from '../../../shared/test/support/tcp-proxy.ts';
+import { startClients, identity, type ClientsUnderTest } from './helper.ts';
+
+const exchange = `clients-events-${randomBytes(4).toString('hex')}`;
+const logger = pino({ level: 'silent' });
+let proxy: TcpProxy;
+let broker: Broker;
+let relay: OutboxRelay;
+let sut: ClientsUnderTest;
+let listener: ChannelModel;
+let channel: Channel;
+const received: DomainEvent[] = [];
+
+async function until(predicate: () => boolean, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  const amqp = new URL(process.env.AMQP_URL!);
+  proxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
+  const viaProxy = new URL(amqp);
+  viaProxy.port = String(proxy.port);
+  broker = await Broker.connect({ url: viaProxy.toString(), exchange, logger, reconnectMinMs: 100, reconnectMaxMs: 500 });
+
+  listener = await connect(process.env.AMQP_URL!);
+  channel = await listener.createChannel();
+  await channel.assertExchange(exchange, 'topic', { durable: true });
+  const { queue } = await channel.assertQueue('', { exclusive: true });
+  await channel.bindQueue(queue, exchange, 'client.*');
+  await channel.consume(queue, (msg) => {
+    if (msg) received.push(JSON.parse(msg.content.toString()));
+  }, { noAck: true });
+
+  let relayRef: OutboxRelay | undefined;
+  sut = await startClients({ relay: { kick: () => relayRef?.kick() } });
+  const db = sut.orm.em.getConnection().getDb();
+  await createOutboxIndexes(db, ['clients']);
+  relay = new OutboxRelay({ db, collections: ['clients'], publisher: broker, logger, intervalMs: 200 });
+  relayRef = relay;
+  relay.start();
+});
+
+afterAll(async () => {
+  await relay.stop();
+  await sut.close();
+  await broker.close();
+  await listener.close();
+  await proxy.close();
+});
+
+beforeEach(() => {
+  received.length = 0;
+});
+
+test('when a client is created, updated and deactivated, then exactly one event per write arrives, in order, in the envelope', async () => {
+  const who = identity();
+  const created = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Eva', phone: '+55 1' } })).json().data;
+  await sut.call(who, { method: 'PUT', url: `/v1/clients/${created.id}`, payload: { phone: '+55 2', name: 'Eva' } });
+  await sut.call(who, { method: 'DELETE', url: `/v1/clients/${created.id}` });
+  await until(() => received.length >= 3).catch((e) => { console.log(JSON.stringify(received.map((x) => x.type))); throw e; });
+  await new Promise((r) => setTimeout(r, 300));
+  expect(received.map((e) => e.type)).toEqual(['client.created', 'client.updated', 'client.deactivated']);
+  const [c, u, d] = received;
+  for (const e of received) {
+    expect(e.id).toMatch(/^evt_[0-9a-z]{26}$/);
+    expect(e).toMatchObject({ api_version: 'v1', team_id: who.teamId, actor_id: who.userId });
+    expect(e.created_at).toMatch(/Z$/);
+  }
+  expect(new Set(received.map((e) => e.id)).size).toBe(3);
+  expect(c.data).toEqual({ object: created, previous_attributes: null });
+  expect(u.data.previous_attributes).toEqual({ phone: '+55 1' });
+  expect(u.data.object).toMatchObject({ id: created.id, phone: '+55 2', name: 'Eva', status: 'active' });
+  expect(d.data.previous_attributes).toEqual({ status: 'active', deactivated_at: null });
+  expect(d.data.object).toMatchObject({ id: created.id, status: 'inactive' });
+});
+
+test('when the broker is unreachable, then writes still succeed and every event is published once it is back', async () => {
+  const who = identity();
+  proxy.cut();
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PJ', name: `Offline ${i}` } });
+    expect(res.statusCode).toBe(201);
+    ids.push(res.json().data.id);
+  }
+  await new Promise((r) => setTimeout(r, 700));
+  expect(received).toHaveLength(0);
+  proxy.restore();
+  await until(() => received.length >= 5);
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(received.map((e) => (e.data.object as { id: string }).id).sort()).toEqual([...ids].sort());
+  expect(new Set(received.map((e) => e.id)).size).toBe(5);
+});
+
+test('when a PUT changes nothing, then no event is published', async () => {
+  const who = identity();
+  const created = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Same' } })).json().data;
+  await until(() => received.length >= 1);
+  const res = await sut.call(who, { method: 'PUT', url: `/v1/clients/${created.id}`, payload: { name: 'Same' } });
+  expect(res.json().data).toEqual({ id: created.id, name: 'Same', updated_at: created.updated_at });
+  await new Promise((r) => setTimeout(r, 700));
+  expect(received.map((e) => e.type)).toEqual(['client.created']);
+});
