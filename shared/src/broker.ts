@@ -89,6 +89,9 @@ interface ConsumerState {
   inflight: Set<Promise<void>>;
 }
 
+/** AMQP replies that will not change on retry: ACCESS_REFUSED, NOT_FOUND, RESOURCE_LOCKED, PRECONDITION_FAILED. */
+const SETUP_REFUSALS = new Set([403, 404, 405, 406]);
+
 const DEATH_HEADERS = ['x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'x-last-death-exchange', 'x-last-death-queue', 'x-last-death-reason'];
 
 export class Broker {
@@ -103,10 +106,15 @@ export class Broker {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private connecting: Promise<void> | null = null;
   private readonly consumers = new Set<ConsumerState>();
-  private waiters: Array<() => void> = [];
+  private waiters: Array<(err?: Error) => void> = [];
 
   private constructor(opts: BrokerOptions) {
-    this.opts = { publishTimeoutMs: 5000, reconnectMinMs: 200, reconnectMaxMs: 10_000, ...opts };
+    this.opts = {
+      ...opts,
+      publishTimeoutMs: opts.publishTimeoutMs ?? 5000,
+      reconnectMinMs: opts.reconnectMinMs ?? 200,
+      reconnectMaxMs: opts.reconnectMaxMs ?? 10_000,
+    };
     this.log = opts.logger;
   }
 
@@ -129,9 +137,10 @@ export class Broker {
   waitForConnection(timeoutMs: number): Promise<void> {
     if (this.isConnected()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const done = () => {
+      const done = (err?: Error) => {
         clearTimeout(timer);
-        resolve();
+        if (err) reject(err);
+        else resolve();
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== done);
@@ -206,8 +215,14 @@ export class Broker {
       try {
         await this.startConsumer(c, conn);
       } catch (err) {
-        this.consumers.delete(c);
-        throw new Error(`consumer setup for queue ${c.opts.queue} failed`, { cause: err });
+        // Refused by the broker (e.g. queue arguments differ): a bug, so fail now.
+        if (SETUP_REFUSALS.has((err as { code?: number }).code ?? 0)) {
+          this.consumers.delete(c);
+          throw new Error(`consumer setup for queue ${c.opts.queue} failed`, { cause: err });
+        }
+        // Otherwise (connection lost meanwhile) it is set up in the background.
+        this.log.warn({ err, queue: c.opts.queue }, 'consumer setup interrupted; retrying in the background');
+        this.scheduleConsumerRetry(c);
       } finally {
         c.starting = false;
       }
@@ -221,6 +236,7 @@ export class Broker {
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
+    for (const w of this.waiters.splice(0)) w(new Error('broker closed'));
     await Promise.allSettled([...this.consumers].map((c) => this.cancelConsumer(c)));
     await this.connecting;
     const conn = this.conn;

@@ -6,10 +6,22 @@
 // duplicates only when the process dies between a confirmed publish and the
 // $pullAll (consumers dedupe by event id). Events of one document go out in order;
 // there is no order between documents.
+//
+// Why leases live in their own collection: FerretDB 1.24 runs every update and
+// findAndModify as "read, apply in Go, UPDATE ... WHERE _id = ?" with no isolation,
+// so a lease taken with findOneAndUpdate is not exclusive (two relays both win, and
+// our test saw events published twice), and two concurrent updates of one document
+// can silently lose one of them. A unique-_id insert is atomic there, so leases and
+// locks are inserts into `outbox_leases`. withDocumentLock() serializes writes to a
+// record: the relay takes it for its one write per drain, and writers that take it
+// too can never be undone by the relay's $pullAll (or by each other).
+import { serviceUnavailable } from './errors.ts';
 import { randomUUID } from 'node:crypto';
-import type { Db, Document } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import type { DomainEvent } from './events.ts';
 import type { Logger } from './broker.ts';
+
+export const OUTBOX_LEASES = 'outbox_leases';
 
 export interface OutboxFields {
   outbox: DomainEvent<any>[];
@@ -37,9 +49,10 @@ export function outboxUpdate<U extends Document>(update: U, events: DomainEvent<
   return { ...update, $set, $push };
 }
 
-/** The index the relay's claim query uses, for each collection that carries an outbox. */
+/** Indexes the relay's queries use: outbox_pending on each collection, expiry on the leases. */
 export async function createOutboxIndexes(db: Db, collections: string[]): Promise<void> {
   for (const name of collections) await db.collection(name).createIndex({ outbox_pending: 1 });
+  await db.collection(OUTBOX_LEASES).createIndex({ expires_at: 1 });
 }
 
 export interface EventPublisher {
@@ -54,16 +67,97 @@ export interface OutboxRelayOptions {
   /** Pause between passes when nothing kicks the relay. Default 1000. */
   intervalMs?: number;
   /**
-   * How long a claimed document stays reserved for this relay. It must exceed the
-   * time to publish one document's events, or another replica may take over and
-   * publish them again. Default 30000.
+   * A claimed document is exclusive to this relay for at least this long. The relay
+   * starts no new publish after half of it, so keep the publisher's own timeout
+   * below leaseMs / 2. Replica clocks must agree to well within leaseMs. Default 30000.
    */
   leaseMs?: number;
+  /** Documents looked at per query. Default 100. */
+  batchSize?: number;
 }
 
 interface OutboxDoc {
   _id: any;
   outbox?: DomainEvent[];
+  outbox_pending?: boolean;
+}
+
+interface LeaseDoc {
+  _id: string;
+  owner: string;
+  expires_at: Date;
+}
+
+interface Lease {
+  ids: string[];
+  acquiredAt: number;
+}
+
+/**
+ * Leases are time slots: an insert of `<key>:<slot>` and `<key>:<slot+1>` (slot =
+ * now / periodMs) succeeds for one holder only, and holding both covers at least
+ * periodMs from now. Expired slots are never reused, so no update is needed.
+ * Resolves null when someone else holds the key.
+ */
+async function tryLease(leases: Collection<LeaseDoc>, key: string, periodMs: number, owner: string): Promise<Lease | null> {
+  const acquiredAt = Date.now();
+  const slot = Math.floor(acquiredAt / periodMs);
+  const ids: string[] = [];
+  for (const s of [slot, slot + 1]) {
+    try {
+      await leases.insertOne({ _id: `${key}:${s}`, owner, expires_at: new Date((s + 1) * periodMs) });
+      ids.push(`${key}:${s}`);
+    } catch (err) {
+      if (ids.length) await leases.deleteMany({ _id: { $in: ids } }).catch(() => {});
+      if ((err as { code?: number }).code === 11000) return null;
+      throw new Error(`lease ${key} failed`, { cause: err });
+    }
+  }
+  return { ids, acquiredAt };
+}
+
+async function releaseLease(leases: Collection<LeaseDoc>, lease: Lease): Promise<void> {
+  await leases.deleteMany({ _id: { $in: lease.ids } });
+}
+
+export interface DocumentLockOptions {
+  /** The lock is exclusive for at least this long; fn must finish well within it. Default 2000. */
+  lockMs?: number;
+  /** Give up (reject) after waiting this long for the lock. Default 5000. */
+  waitMs?: number;
+}
+
+/**
+ * Runs fn while holding a short exclusive lock on one document, so that writes to
+ * it through this function never overwrite each other on FerretDB (see the note at
+ * the top). A holder that dies blocks the document for at most 2 × lockMs.
+ */
+export async function withDocumentLock<T>(
+  db: Db,
+  collection: string,
+  id: unknown,
+  fn: () => Promise<T>,
+  opts: DocumentLockOptions = {},
+): Promise<T> {
+  const lockMs = opts.lockMs ?? 2000;
+  const waitMs = opts.waitMs ?? 5000;
+  const leases = db.collection<LeaseDoc>(OUTBOX_LEASES);
+  const key = `lock:${collection}:${String(id)}`;
+  const owner = randomUUID();
+  const deadline = Date.now() + waitMs;
+  let lease = await tryLease(leases, key, lockMs, owner);
+  for (let n = 0; !lease; n++) {
+    if (Date.now() > deadline) {
+      throw serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
+    }
+    await new Promise((r) => setTimeout(r, Math.min(50, 2 + n * 2) * (0.5 + Math.random())));
+    lease = await tryLease(leases, key, lockMs, owner);
+  }
+  try {
+    return await fn();
+  } finally {
+    await releaseLease(leases, lease).catch(() => {}); // expires by itself otherwise
+  }
 }
 
 export class OutboxRelay {
@@ -73,7 +167,8 @@ export class OutboxRelay {
   private readonly log: Logger;
   private readonly intervalMs: number;
   private readonly leaseMs: number;
-  /** Lease owner token: lets this relay release only leases it holds. */
+  private readonly batchSize: number;
+  private readonly leases: Collection<LeaseDoc>;
   private readonly owner = randomUUID();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
@@ -81,6 +176,7 @@ export class OutboxRelay {
   private started = false;
   private stopping = false;
   private failing = false;
+  private lastLeaseSweep = 0;
 
   constructor(opts: OutboxRelayOptions) {
     this.db = opts.db;
@@ -89,6 +185,8 @@ export class OutboxRelay {
     this.log = opts.logger;
     this.intervalMs = opts.intervalMs ?? 1000;
     this.leaseMs = opts.leaseMs ?? 30_000;
+    this.batchSize = opts.batchSize ?? 100;
+    this.leases = this.db.collection<LeaseDoc>(OUTBOX_LEASES);
   }
 
   start(): void {
@@ -105,7 +203,7 @@ export class OutboxRelay {
     else this.schedule(0);
   }
 
-  /** Stops scheduling and waits for the pass in flight. */
+  /** Stops scheduling and waits for the pass in flight (which stops after its current document). */
   async stop(): Promise<void> {
     this.started = false;
     this.stopping = true;
@@ -116,8 +214,8 @@ export class OutboxRelay {
   }
 
   /**
-   * One pass over every collection; resolves with the number of events published.
-   * Publishing stops at the first failure (the broker is probably down).
+   * One pass over every collection (after any pass in flight); resolves with the
+   * number of events published. A pass stops at the first publish failure.
    */
   async runOnce(): Promise<number> {
     while (this.running) await this.running.catch(() => {});
@@ -144,22 +242,25 @@ export class OutboxRelay {
   }
 
   private async pass(): Promise<number> {
+    await this.sweepLeases();
     let published = 0;
     for (const name of this.collections) {
       const col = this.db.collection<OutboxDoc>(name);
-      for (;;) {
-        if (this.stopping) return published;
-        const now = new Date();
-        // FerretDB 1.24 rejects a projection on findAndModify, so the whole document comes back.
-        const doc = await col.findOneAndUpdate(
-          { outbox_pending: true, $or: [{ outbox_lease: { $exists: false } }, { outbox_lease: { $lt: now } }] },
-          { $set: { outbox_lease: new Date(now.getTime() + this.leaseMs), outbox_lease_owner: this.owner } },
-          { returnDocument: 'after' },
-        );
-        if (!doc) break;
-        const result = await this.drain(name, doc);
-        published += result.published;
-        if (!result.ok) return published;
+      // Rounds until a batch yields nothing this relay could take (all drained or leased by others).
+      for (let round = 0; round < 50; round++) {
+        const batch = await col
+          .find({ outbox_pending: true }, { projection: { _id: 1 } })
+          .limit(this.batchSize)
+          .toArray();
+        let progressed = false;
+        for (const { _id } of batch) {
+          if (this.stopping) return published;
+          const result = await this.drainOne(name, col, _id);
+          published += result.published;
+          if (result.claimed) progressed = true;
+          if (!result.ok) return published;
+        }
+        if (!progressed || batch.length < this.batchSize) break;
       }
     }
     if (this.failing && published > 0) {
@@ -169,47 +270,74 @@ export class OutboxRelay {
     return published;
   }
 
-  /** Publishes one claimed document's events in order and removes the published ones. */
-  private async drain(name: string, doc: OutboxDoc): Promise<{ ok: boolean; published: number }> {
-    const col = this.db.collection<OutboxDoc>(name);
-    const events = doc.outbox ?? [];
-    const done: DomainEvent[] = [];
-    let failure: unknown = null;
-    for (const event of events) {
-      try {
-        await this.publisher.publish(event);
-        done.push(event);
-      } catch (err) {
-        failure = err;
-        break;
+  /** Claims one document, publishes its events in order and removes the published ones. */
+  private async drainOne(
+    name: string,
+    col: Collection<OutboxDoc>,
+    id: OutboxDoc['_id'],
+  ): Promise<{ ok: boolean; claimed: boolean; published: number }> {
+    const lease = await tryLease(this.leases, `relay:${name}:${String(id)}`, this.leaseMs, this.owner);
+    if (!lease) return { ok: true, claimed: false, published: 0 };
+    try {
+      // Read after claiming: the previous holder's write is complete by now.
+      const doc = await col.findOne({ _id: id });
+      const events = doc?.outbox ?? [];
+      if (!doc || !doc.outbox_pending) return { ok: true, claimed: true, published: 0 };
+      const done: DomainEvent[] = [];
+      let failure: unknown = null;
+      for (const event of events) {
+        if (Date.now() - lease.acquiredAt > this.leaseMs / 2) break; // keep the rest for a later claim
+        try {
+          await this.publisher.publish(event);
+          done.push(event);
+        } catch (err) {
+          failure = err;
+          break;
+        }
       }
+      await withDocumentLock(this.db, name, id, () => this.removePublished(col, id, events.length, done));
+      if (failure) {
+        if (!this.failing) {
+          this.failing = true;
+          this.log.warn(
+            { err: failure, collection: name, pending: events.length - done.length },
+            'outbox publish failed; events kept and retried on later passes',
+          );
+        } else {
+          this.log.debug({ err: failure, collection: name }, 'outbox publish still failing');
+        }
+        return { ok: false, claimed: true, published: done.length };
+      }
+      return { ok: true, claimed: true, published: done.length };
+    } finally {
+      await releaseLease(this.leases, lease).catch((err) => {
+        this.log.warn({ err, key: lease.ids[0] }, 'outbox lease release failed; it expires by itself');
+      });
     }
-    // The sub-documents exactly as read: $pullAll matches them by value, and
-    // FerretDB ignores $pull with a condition.
-    if (done.length > 0) await col.updateOne({ _id: doc._id }, { $pullAll: { outbox: done } } as Document);
-    // Clears the flag only when no event arrived meanwhile; otherwise just releases the lease.
-    const cleared = await col.updateOne(
-      { _id: doc._id, outbox: { $size: 0 }, outbox_lease_owner: this.owner },
-      { $set: { outbox_pending: false }, $unset: { outbox_lease: '', outbox_lease_owner: '' } } as Document,
-    );
-    if (cleared.matchedCount === 0) {
-      await col.updateOne(
-        { _id: doc._id, outbox_lease_owner: this.owner },
-        { $unset: { outbox_lease: '', outbox_lease_owner: '' } } as Document,
+  }
+
+  /**
+   * Removes the published events (the sub-documents exactly as read: $pullAll
+   * matches by value, and FerretDB ignores $pull with a condition). When they were
+   * all there was, the same write clears the flag; the $size filter makes that
+   * write miss if a writer appended an event meanwhile.
+   */
+  private async removePublished(col: Collection<OutboxDoc>, id: OutboxDoc['_id'], readCount: number, done: DomainEvent[]): Promise<void> {
+    if (done.length === readCount) {
+      const r = await col.updateOne(
+        { _id: id, outbox: { $size: readCount } },
+        { $pullAll: { outbox: done }, $set: { outbox_pending: false } } as Document,
       );
+      if (r.matchedCount === 1) return;
     }
-    if (failure) {
-      if (!this.failing) {
-        this.failing = true;
-        this.log.warn(
-          { err: failure, collection: name, pending: events.length - done.length },
-          'outbox publish failed; events kept and retried on later passes',
-        );
-      } else {
-        this.log.debug({ err: failure, collection: name }, 'outbox publish still failing');
-      }
-      return { ok: false, published: done.length };
-    }
-    return { ok: true, published: done.length };
+    if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
+  }
+
+  /** Drops leases left by relays that died (at most once per lease period). */
+  private async sweepLeases(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastLeaseSweep < this.leaseMs) return;
+    this.lastLeaseSweep = now;
+    await this.leases.deleteMany({ expires_at: { $lt: new Date(now - this.leaseMs) } });
   }
 }

@@ -2,7 +2,7 @@ import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMe
 import { MongoClient, type Db } from 'mongodb';
 import { Broker, type Logger } from '../src/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { OutboxRelay, createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox.ts';
+import { OutboxRelay, createOutboxIndexes, outboxOnInsert, outboxUpdate, withDocumentLock } from '../src/outbox.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 
 const EXCHANGE = 'outbox-test.events';
@@ -231,25 +231,68 @@ describe('OutboxRelay', () => {
     observer.received = [];
   });
 
-  it('when a relay died holding a lease, then another relay publishes the events once the lease expires', async () => {
+  it('when a relay stalls holding a lease, then another relay publishes the events after the lease and the stalled one publishes no more', async () => {
     const col = db.collection('clients_d');
-    const evs = events(2, 'd');
-    await col.insertOne({
-      _id: 'cli_d' as never,
-      ...outboxOnInsert(evs),
-      outbox_lease: new Date(Date.now() + 1500),
-      outbox_lease_owner: 'dead-relay',
+    const evs = events(3, 'd');
+    await col.insertOne({ _id: 'cli_d' as never, ...outboxOnInsert(evs) });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const stalledCalls: string[] = [];
+    // Stands in for a relay whose process hangs: its first publish never comes back until released.
+    const stalledPublisher = {
+      publish: async (e: DomainEvent) => {
+        stalledCalls.push(e.id);
+        await gate;
+      },
+    };
+    const stalled = new OutboxRelay({ db, collections: ['clients_d'], publisher: stalledPublisher, logger: log, leaseMs: 600 });
+    const other = new OutboxRelay({ db, collections: ['clients_d'], publisher: broker, logger: log, leaseMs: 600 });
+    const stalledPass = stalled.runOnce();
+    await waitFor('the stalled relay to hold the document', () => stalledCalls.length === 1);
+    expect(await other.runOnce()).toBe(0);
+    await waitFor('events from the other relay once the lease expired', async () => {
+      await other.runOnce();
+      return observer.received.length >= 3;
     });
-    const relay = new OutboxRelay({ db, collections: ['clients_d'], publisher: broker, logger: log, intervalMs: 50 });
-    expect(await relay.runOnce()).toBe(0);
-    relay.start();
+    release();
+    await stalledPass;
+    expect(stalledCalls).toEqual([evs[0]!.id]);
+    expect(observer.ids()).toEqual(evs.map((e) => e.id));
+    expect(await col.findOne({ _id: 'cli_d' as never })).toMatchObject({ outbox: [], outbox_pending: false });
+    observer.received = [];
+  });
+  it('when writers and the relay update one document concurrently under the document lock, then no change and no event is lost', async () => {
+    const col = db.collection('clients_e');
+    await col.insertOne({ _id: 'cli_e' as never, n: 0, ...outboxOnInsert([]) });
+    const client2 = await MongoClient.connect(process.env.MONGO_URL!);
+    const db2 = client2.db(db.databaseName);
+    const relay = new OutboxRelay({ db, collections: ['clients_e'], publisher: broker, logger: log, intervalMs: 5 });
+    const written: string[] = [];
     try {
-      await waitFor('events after lease expiry', () => observer.received.length >= 2);
+      relay.start();
+      // Four writers on two store clients, each write queuing one event, while the relay drains.
+      await Promise.all(
+        [db, db2, db, db2].map(async (d, w) => {
+          for (let i = 0; i < 15; i++) {
+            const [e] = events(1, `e${w}-${i}`);
+            written.push(e!.id);
+            await withDocumentLock(d, 'clients_e', 'cli_e', () =>
+              d.collection('clients_e').updateOne({ _id: 'cli_e' as never }, outboxUpdate({ $inc: { n: 1 } }, [e!])),
+            );
+            relay.kick();
+          }
+        }),
+      );
+      await waitFor('all events', () => observer.received.length >= written.length);
       await waitFor('outbox drained', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
     } finally {
       await relay.stop();
+      await client2.close();
     }
-    expect(observer.ids()).toEqual(evs.map((e) => e.id));
+    expect((await col.findOne({ _id: 'cli_e' as never }))!.n).toBe(written.length);
+    const ids = observer.ids();
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.sort()).toEqual(written.sort());
     observer.received = [];
   });
 });

@@ -200,6 +200,18 @@ describe('PUT /v1/clients/{id}', () => {
     expect(read).toMatchObject({ phone: '+55 21 3333-4444', segment: 'premium', name: 'Ana', updated_at: data.updated_at });
   });
 
+  test('when different fields are changed at the same moment, then no change is lost', async () => {
+    const id = (await post({ type: 'PF', name: 'Many' })).json().data.id;
+    const changes: Record<string, string>[] = [
+      { phone: '+55 1' }, { whatsapp: '+55 2' }, { notes: 'n' }, { email: 'm@x.com' },
+      { segment: 'vip' }, { rg: '12' }, { profession: 'p' }, { nationality: 'br' },
+    ];
+    const results = await Promise.all(changes.map((c) => put(id, c)));
+    expect(results.map((r) => r.statusCode)).toEqual(changes.map(() => 200));
+    const read = (await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data;
+    expect(read).toMatchObject(Object.assign({}, ...changes));
+  });
+
   test('when the body is empty, then 400 No fields to update', async () => {
     const id = (await post({ type: 'PF', name: 'E' })).json().data.id;
     expectError(await put(id, {}), 400, 'VALIDATION_ERROR', 'No fields to update');

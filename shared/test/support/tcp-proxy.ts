@@ -1,5 +1,5 @@
 // A tiny TCP proxy for outage tests: put it between a client and a shared server,
-// then cut() to simulate the server going away without touching the server.
+// then cut() (server gone) or stall() (server hung) without touching the server.
 import { connect, createServer, type Socket } from 'node:net';
 
 export interface TcpProxy {
@@ -7,6 +7,9 @@ export interface TcpProxy {
   readonly port: number;
   /** Destroys every open connection and refuses new ones until restore(). */
   cut(): void;
+  /** Keeps connections open but holds back all bytes, both ways, until restore(). */
+  stall(): void;
+  /** Accepts connections again and delivers the bytes held back by stall(), in order. */
   restore(): void;
   close(): Promise<void>;
 }
@@ -14,10 +17,23 @@ export interface TcpProxy {
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let isCut = false;
+  let isStalled = false;
+  let held: Array<[Socket, Buffer]> = [];
 
   const track = (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
+  };
+  const forward = (from: Socket, to: Socket) => {
+    from.on('data', (chunk: Buffer) => {
+      if (isStalled) held.push([to, chunk]);
+      else to.write(chunk);
+    });
+  };
+  const destroyAll = () => {
+    for (const s of sockets) s.destroy();
+    sockets.clear();
+    held = [];
   };
 
   const server = createServer((client) => {
@@ -33,12 +49,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       client.destroy();
       upstream.destroy();
     };
-    client.on('error', kill);
-    upstream.on('error', kill);
-    client.on('close', kill);
-    upstream.on('close', kill);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    for (const s of [client, upstream]) {
+      s.on('error', kill);
+      s.on('close', kill);
+    }
+    forward(client, upstream);
+    forward(upstream, client);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -55,16 +71,21 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     port: address.port,
     cut() {
       isCut = true;
-      for (const s of sockets) s.destroy();
-      sockets.clear();
+      destroyAll();
+    },
+    stall() {
+      isStalled = true;
     },
     restore() {
       isCut = false;
+      isStalled = false;
+      const pending = held;
+      held = [];
+      for (const [to, chunk] of pending) if (!to.destroyed) to.write(chunk);
     },
     async close() {
       isCut = true;
-      for (const s of sockets) s.destroy();
-      sockets.clear();
+      destroyAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

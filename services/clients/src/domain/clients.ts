@@ -3,9 +3,9 @@
 import type { Identity } from '@lpm/shared/identity';
 import { newId, isId } from '@lpm/shared/ids';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
-import { outboxOnInsert, outboxUpdate } from '@lpm/shared/outbox';
+import { outboxOnInsert, outboxUpdate, withDocumentLock } from '@lpm/shared/outbox';
 import { collectionOf, isDuplicateKey, type Orm } from '@lpm/shared/orm';
-import { badRequest, businessRule, duplicate, invalidField, notFound, unknownField, AppError } from '@lpm/shared/errors';
+import { badRequest, businessRule, duplicate, invalidField, notFound, unknownField, serviceUnavailable } from '@lpm/shared/errors';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/pagination';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { ClientEntity, type Address, type ClientRecord } from './client-entity.ts';
@@ -37,7 +37,6 @@ export interface ClientListQuery extends ListQuery {
 type Body = Record<string, unknown>;
 
 const SORT_FIELD: Record<string, string> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
-const MAX_WRITE_ATTEMPTS = 5;
 const clientNotFound = () => notFound('Client not found');
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -152,7 +151,7 @@ export class Clients {
 
   async update(who: Identity, id: string, body: Body) {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
-    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    return this.locked(id, async () => {
       const current = await this.load(who.teamId, id);
       if (body.type !== undefined && body.type !== current.type) {
         throw businessRule('Client type cannot be changed', 'client_type_immutable', { field: 'type' });
@@ -196,13 +195,13 @@ export class Clients {
       const event = newEvent(deactivating ? 'client.deactivated' : 'client.updated', who.teamId, detail, previous, who.userId);
       const set: Body = { updated_at: next.updated_at, version: next.version, ...derivedFields(next) };
       for (const f of changed) set[f] = (next as unknown as Body)[f];
-      if (await this.write(current, set, event)) return { id, ...sent, updated_at: iso(next.updated_at) };
-    }
-    throw new AppError(503, 'SERVICE_UNAVAILABLE', 'Client is being changed concurrently; retry');
+      await this.write(current, set, event);
+      return { id, ...sent, updated_at: iso(next.updated_at) };
+    });
   }
 
   async deactivate(who: Identity, id: string) {
-    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    return this.locked(id, async () => {
       const current = await this.load(who.teamId, id);
       if (current.status === 'inactive') return { id, status: 'inactive', deactivated_at: iso(current.deactivated_at) };
       await this.refuseWithActiveCases(who.teamId, id);
@@ -211,9 +210,9 @@ export class Clients {
       const detail = detailShape(next, await this.casesCount(who.teamId, id));
       const event = newEvent('client.deactivated', who.teamId, detail, { status: 'active', deactivated_at: null }, who.userId);
       const set = { status: 'inactive', deactivated_at: now, updated_at: now, version: next.version };
-      if (await this.write(current, set, event)) return { id, status: 'inactive', deactivated_at: iso(now) };
-    }
-    throw new AppError(503, 'SERVICE_UNAVAILABLE', 'Client is being changed concurrently; retry');
+      await this.write(current, set, event);
+      return { id, status: 'inactive', deactivated_at: iso(now) };
+    });
   }
 
   async listCases(who: Identity, id: string, q: ListQuery) {
@@ -227,19 +226,27 @@ export class Clients {
     }
   }
 
-  /** Writes the change and its event if nobody wrote the record since it was read. */
-  private async write(current: ClientRecord, set: Body, event: DomainEvent): Promise<boolean> {
+  /**
+   * Read-modify-write of one client runs under a document lock shared with the
+   * outbox relay: FerretDB applies concurrent updates of one document without
+   * isolation, so a filter on `version` alone would not stop a lost update.
+   */
+  private locked<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    if (!isId('cli', id)) throw clientNotFound();
+    return withDocumentLock(this.deps.orm.em.getConnection().getDb(), 'clients', id, fn);
+  }
+
+  private async write(current: ClientRecord, set: Body, event: DomainEvent): Promise<void> {
     try {
       const res = await this.collection.updateOne(
         { _id: current._id, team_id: current.team_id, version: current.version },
         outboxUpdate({ $set: set }, [event]),
       );
-      if (res.matchedCount === 0) return false;
+      if (res.matchedCount === 0) throw serviceUnavailable('The client changed during the update; retry');
     } catch (e) {
       if (isDuplicateKey(e)) throw duplicateDocument(current.type);
       throw e;
     }
     this.deps.relay.kick();
-    return true;
   }
 }

@@ -1,0 +1,151 @@
+import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import { Broker, type Logger } from '../src/broker.ts';
+import { newEvent, type DomainEvent } from '../src/events.ts';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
+
+const EXCHANGE = 'broker-test.events';
+const AMQP_URL = process.env.AMQP_URL!;
+
+interface LogLine {
+  level: string;
+  msg?: string;
+}
+function captureLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: string) => (_obj: object, msg?: string) => void lines.push({ level, msg });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function viaProxyUrl(proxy: TcpProxy): string {
+  const url = new URL(AMQP_URL);
+  url.host = `127.0.0.1:${proxy.port}`;
+  return url.toString();
+}
+
+let raw: ChannelModel;
+let ch: Channel;
+
+beforeAll(async () => {
+  raw = await amqpConnect(AMQP_URL);
+  ch = await raw.createChannel();
+  await ch.assertExchange(EXCHANGE, 'topic', { durable: true });
+});
+
+afterAll(async () => {
+  await raw.close();
+});
+
+async function tapQueue(name: string, pattern: string): Promise<() => Promise<GetMessage | false>> {
+  await ch.assertQueue(name, { durable: false, exclusive: true });
+  await ch.bindQueue(name, EXCHANGE, pattern);
+  return () => ch.get(name, { noAck: true });
+}
+
+it('when an event is published, then it is routed by type as a persistent JSON message with the event id', async () => {
+  const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+  try {
+    const next = await tapQueue('broker-test.routing', 'case.*');
+    const e = newEvent('case.phase_changed', 'team_1', { id: 'case_1', phase: 'b' }, { phase: 'a' }, 'user_1');
+    await broker.publish(e);
+    await broker.publish(newEvent('deal.won', 'team_1', { id: 'deal_1' }));
+    let msg: GetMessage | false = false;
+    await waitFor('the message', async () => (msg = await next()) !== false);
+    const m = msg as unknown as GetMessage;
+    expect(JSON.parse(m.content.toString())).toEqual(e);
+    expect(m.fields.routingKey).toBe('case.phase_changed');
+    expect(m.properties).toMatchObject({ messageId: e.id, type: e.type, contentType: 'application/json', deliveryMode: 2 });
+    expect(await next()).toBe(false); // deal.won does not match case.*
+  } finally {
+    await broker.close();
+  }
+});
+
+it('when the broker is down at start, then connect returns, publish rejects with a cause, and the connection comes up in the background', async () => {
+  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  proxy.cut();
+  const log = captureLogger();
+  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: log, reconnectMinMs: 20, reconnectMaxMs: 100 });
+  try {
+    expect(broker.isConnected()).toBe(false);
+    const e = newEvent('client.created', 'team_1', { id: 'cli_1' });
+    const err = (await broker.publish(e).catch((x: unknown) => x)) as Error;
+    expect(err).toBeInstanceOf(Error);
+    expect(err.message).toContain(e.id);
+    expect(err.cause).toBeInstanceOf(Error);
+    await new Promise((r) => setTimeout(r, 300)); // several failed attempts at 20-100 ms
+    expect(log.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+
+    const next = await tapQueue('broker-test.late', 'client.created');
+    proxy.restore();
+    await broker.waitForConnection(10_000);
+    await broker.publish(e);
+    let msg: GetMessage | false = false;
+    await waitFor('the message', async () => (msg = await next()) !== false);
+    expect((msg as unknown as GetMessage).properties.messageId).toBe(e.id);
+    expect(log.lines.some((l) => l.level === 'info' && /restored/.test(l.msg ?? ''))).toBe(true);
+  } finally {
+    await broker.close();
+    await proxy.close();
+  }
+});
+
+it('when the connection drops, then the broker reconnects and its consumers receive again', async () => {
+  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: captureLogger(), reconnectMinMs: 20, reconnectMaxMs: 100 });
+  const direct = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+  const got: DomainEvent[] = [];
+  try {
+    await broker.consume({ queue: 'broker-test.reconnect', bindings: ['activity.#'], handler: async (e) => void got.push(e) });
+    const before = newEvent('activity.created', 'team_1', { n: 1 });
+    await direct.publish(before);
+    await waitFor('first event', () => got.length === 1);
+
+    proxy.cut();
+    await waitFor('disconnected', () => !broker.isConnected());
+    const during = newEvent('activity.updated', 'team_1', { n: 2 });
+    await direct.publish(during); // waits in the durable queue
+    proxy.restore();
+    await broker.waitForConnection(10_000);
+    await waitFor('event published during the outage', () => got.length === 2);
+    const after = newEvent('activity.completed', 'team_1', { n: 3 });
+    await broker.publish(after);
+    await waitFor('event published after the outage', () => got.length === 3);
+    expect(got.map((e) => e.id)).toEqual([before.id, during.id, after.id]);
+  } finally {
+    await broker.close();
+    await direct.close();
+    await proxy.close();
+  }
+});
+
+it('when the broker does not confirm in time, then publish rejects so the caller keeps the event', async () => {
+  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: captureLogger(), publishTimeoutMs: 200 });
+  try {
+    expect(broker.isConnected()).toBe(true);
+    proxy.stall();
+    const err = (await broker.publish(newEvent('financial.paid', 'team_1', {})).catch((x: unknown) => x)) as Error;
+    expect(err).toBeInstanceOf(Error);
+    expect((err.cause as Error).message).toMatch(/no publisher confirm within 200 ms/);
+  } finally {
+    proxy.restore();
+    await broker.close();
+    await proxy.close();
+  }
+});
+
+it('when close is called, then later publishes and consumers are refused', async () => {
+  const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+  await broker.close();
+  expect(broker.isConnected()).toBe(false);
+  await expect(broker.publish(newEvent('deal.lost', 'team_1', {}))).rejects.toThrow(/failed/);
+  await expect(broker.consume({ queue: 'broker-test.closed', bindings: ['#'], handler: async () => {} })).rejects.toThrow(/closed/);
+});

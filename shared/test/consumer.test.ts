@@ -1,0 +1,204 @@
+import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import { MongoClient, type Db } from 'mongodb';
+import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, type DeliveryMeta, type Logger } from '../src/broker.ts';
+import { newEvent, type DomainEvent } from '../src/events.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
+
+const EXCHANGE = 'consumer-test.events';
+const AMQP_URL = process.env.AMQP_URL!;
+
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let broker: Broker;
+let raw: ChannelModel;
+let ch: Channel;
+let mongo: MongoClient;
+let db: Db;
+
+beforeAll(async () => {
+  broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: quiet, connectionName: 'consumer-test' });
+  raw = await amqpConnect(AMQP_URL);
+  ch = await raw.createChannel();
+  mongo = await MongoClient.connect(process.env.MONGO_URL!);
+  db = mongo.db(`${process.env.MONGO_DB_PREFIX}consumer`);
+});
+
+afterAll(async () => {
+  await broker.close();
+  await raw.close();
+  await db.dropDatabase();
+  await mongo.close();
+});
+
+const messageCount = async (queue: string) => (await ch.checkQueue(queue)).messageCount;
+
+// Each test uses its own event type, so no queue sees another test's events.
+function event(type: string, label: string): DomainEvent {
+  return newEvent(type, 'team_1', { label }, { status: 'ativo' }, 'user_1');
+}
+
+it('when the handler resolves, then the message is acked, and until then a lost connection brings it back', async () => {
+  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  const url = new URL(AMQP_URL);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const viaProxy = await Broker.connect({ url: url.toString(), exchange: EXCHANGE, logger: quiet, reconnectMinMs: 50, reconnectMaxMs: 300 });
+  const deliveries: DeliveryMeta[] = [];
+  let finish!: () => void;
+  const firstCallBlocks = new Promise<void>((r) => (finish = r));
+  try {
+    const consumer = await viaProxy.consume({
+      queue: 'consumer-test.ack',
+      bindings: ['deal.won'],
+      handler: async (_e, meta) => {
+        deliveries.push(meta);
+        if (deliveries.length === 1) await firstCallBlocks;
+      },
+    });
+    const e = event('deal.won', 'ack');
+    await broker.publish(e);
+    await waitFor('first delivery', () => deliveries.length === 1);
+    // The handler has not finished: the message must not have been acked.
+    proxy.cut();
+    await waitFor('disconnect', () => !viaProxy.isConnected());
+    finish();
+    proxy.restore();
+    await waitFor('redelivery after reconnect', () => deliveries.length === 2);
+    expect(deliveries[1]).toMatchObject({ redelivered: true, attempt: 1, routingKey: 'deal.won' });
+    await consumer.cancel();
+    // Cancelling closes the channel: anything left unacked would be back in the queue.
+    expect(await messageCount('consumer-test.ack')).toBe(0);
+    expect(deliveries).toHaveLength(2);
+  } finally {
+    finish();
+    await viaProxy.close();
+    await proxy.close();
+  }
+});
+
+it('when a handler fails twice and then succeeds, then it is retried after the delay and succeeds', async () => {
+  const attempts: number[] = [];
+  const e = event('deal.lost', 'flaky');
+  const consumer = await broker.consume({
+    queue: 'consumer-test.flaky',
+    bindings: ['deal.lost'],
+    retryDelayMs: 100,
+    maxAttempts: 5,
+    handler: async (got, meta) => {
+      if (got.id !== e.id) return;
+      attempts.push(meta.attempt);
+      if (attempts.length <= 2) throw new Error(`transient failure ${attempts.length}`);
+    },
+  });
+  try {
+    await broker.publish(e);
+    await waitFor('three attempts', () => attempts.length === 3);
+    await waitFor('queue settled', async () => (await messageCount('consumer-test.flaky.retry')) === 0);
+  } finally {
+    await consumer.cancel();
+  }
+  expect(attempts).toEqual([1, 2, 3]);
+  expect(await messageCount('consumer-test.flaky')).toBe(0);
+  expect(await messageCount('consumer-test.flaky.dlq')).toBe(0);
+});
+
+it('when a handler always fails, then the message lands in the DLQ after maxAttempts and is not delivered again', async () => {
+  let calls = 0;
+  const e = event('deal.updated', 'poison');
+  const consumer = await broker.consume({
+    queue: 'consumer-test.poison',
+    bindings: ['deal.updated'],
+    retryDelayMs: 50,
+    maxAttempts: 3,
+    handler: async () => {
+      calls++;
+      throw new Error('always broken');
+    },
+  });
+  let dead: GetMessage | false = false;
+  try {
+    await broker.publish(e);
+    await waitFor('dead-lettered', async () => (dead = await ch.get('consumer-test.poison.dlq', { noAck: true })) !== false);
+    // Several retry delays' worth: a message still cycling would be handled again.
+    await sleep(500);
+  } finally {
+    await consumer.cancel();
+  }
+  expect(calls).toBe(3);
+  const msg = dead as unknown as GetMessage;
+  expect(JSON.parse(msg.content.toString())).toEqual(e);
+  expect(msg.properties.messageId).toBe(e.id);
+  expect(msg.properties.headers).toMatchObject({ [ATTEMPT_HEADER]: 3, [LAST_ERROR_HEADER]: 'always broken' });
+  expect(await messageCount('consumer-test.poison')).toBe(0);
+  expect(await messageCount('consumer-test.poison.retry')).toBe(0);
+  expect(await messageCount('consumer-test.poison.dlq')).toBe(0);
+});
+
+it('when the same event id is delivered again, then the handler runs once', async () => {
+  const handled: string[] = [];
+  const dedupe = mongoDedupe(db, 'consumer-test-dedupe');
+  const consumer = await broker.consume({
+    queue: 'consumer-test.dedupe',
+    bindings: ['deal.created'],
+    dedupe,
+    handler: async (got) => {
+      handled.push(got.id);
+    },
+  });
+  const e = event('deal.created', 'dup');
+  const other = event('deal.created', 'other');
+  try {
+    await broker.publish(e);
+    await waitFor('first', () => handled.length === 1);
+    await broker.publish(e); // e.g. the outbox republished after a crash
+    await broker.publish(other);
+    await waitFor('other', () => handled.length >= 2);
+    await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe')) === 0);
+  } finally {
+    await consumer.cancel();
+  }
+  expect(handled).toEqual([e.id, other.id]);
+  expect(await dedupe.seen(e.id)).toBe(true);
+  expect(await db.collection('dedupe_consumer-test-dedupe').countDocuments()).toBe(2);
+});
+
+it('when a message is not valid JSON, then it goes straight to the DLQ without reaching the handler', async () => {
+  let calls = 0;
+  const consumer = await broker.consume({
+    queue: 'consumer-test.garbage',
+    bindings: ['deal.phase_changed'],
+    handler: async () => {
+      calls++;
+    },
+  });
+  let dead: GetMessage | false = false;
+  try {
+    ch.sendToQueue('consumer-test.garbage', Buffer.from('{"id": "evt_x", oops'), { messageId: 'garbage-1' });
+    await waitFor('dead-lettered', async () => (dead = await ch.get('consumer-test.garbage.dlq', { noAck: true })) !== false);
+  } finally {
+    await consumer.cancel();
+  }
+  const msg = dead as unknown as GetMessage;
+  expect(msg.content.toString()).toBe('{"id": "evt_x", oops');
+  expect(msg.properties.messageId).toBe('garbage-1');
+  expect(String(msg.properties.headers?.[LAST_ERROR_HEADER])).toMatch(/not valid JSON/);
+  expect(calls).toBe(0);
+  expect(await messageCount('consumer-test.garbage')).toBe(0);
+});
+
+it('when a queue was declared with another retry delay, then consume rejects with the cause', async () => {
+  await broker.consume({ queue: 'consumer-test.conflict', bindings: ['case.created'], retryDelayMs: 100, handler: async () => {} }).then((c) => c.cancel());
+  await expect(
+    broker.consume({ queue: 'consumer-test.conflict', bindings: ['case.created'], retryDelayMs: 200, handler: async () => {} }),
+  ).rejects.toMatchObject({ message: expect.stringMatching(/consumer setup/), cause: expect.objectContaining({ message: expect.stringMatching(/PRECONDITION_FAILED/) }) });
+  expect(broker.isConnected()).toBe(true);
+});
