@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFerretdb } from '../shared/src/local-store.ts';
-import { addVhost, ensureRabbitmq, ensureRedis } from './servers.ts';
+import { addVhost, ensureRabbitmq, ensureRedis } from '../scripts/local-servers.ts';
 
 export default async function globalSetup(): Promise<void> {
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { RunningStore } from '../shared/src/local-store.ts';
-import { deleteVhost } from './servers.ts';
+import { deleteVhost } from '../scripts/local-servers.ts';
 
 export default async function globalTeardown(): Promise<void> {
   const store = (globalThis as Record<string, unknown>).__lpmStore as RunningStore | null;

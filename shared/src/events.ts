@@ -1,6 +1,7 @@
 // The one envelope for every domain event. Services publish it on the broker; the
 // webhooks service builds the spec's delivery payload from it (webhookPayload).
 import { newId } from './ids.ts';
+import { currentTraceHeaders } from './telemetry.ts';
 
 /** Every event name of the spec (interface-spec "Events"). */
 export const EVENT_TYPES = [
@@ -52,6 +53,8 @@ export interface DomainEvent<T = Record<string, unknown>> {
     /** Prior values of the changed fields; null for creation and time-driven events. */
     previous_attributes: Record<string, unknown> | null;
   };
+  /** W3C trace context of the request that caused the event, so its publish joins that trace. */
+  trace?: Record<string, string>;
 }
 
 /**
@@ -73,6 +76,7 @@ export function newEvent<T>(
     team_id: teamId,
     actor_id: actorId,
     data: { object, previous_attributes: previousAttributes },
+    trace: currentTraceHeaders(),
   };
 }
 

@@ -1,10 +1,12 @@
 // The Fastify instance every process of the platform starts from: envelopes,
 // validation, request ids, the 1 MiB body limit and the one error handler.
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';
 import { AppError, errorBody, notFound, toAppError, badRequest } from './errors.ts';
 import { compileValidator, fromAjvError } from './validation.ts';
+import { tracedRequestListener } from './telemetry.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID_RE = /^[\w.:-]{1,200}$/;
@@ -37,6 +39,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     schemaErrorFormatter: (errors, part) => fromAjvError(errors[0] as never, part),
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    serverFactory: (handler) => createServer(tracedRequestListener(opts.name, handler)),
   });
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema as never, httpPart));

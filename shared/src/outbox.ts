@@ -15,11 +15,13 @@
 // locks are inserts into `outbox_leases`. withDocumentLock() serializes writes to a
 // record: the relay takes it for its one write per drain, and writers that take it
 // too can never be undone by the relay's $pullAll (or by each other).
-import { serviceUnavailable } from './errors.ts';
 import { randomUUID } from 'node:crypto';
+import { context } from '@opentelemetry/api';
 import type { Collection, Db, Document } from 'mongodb';
+import { serviceUnavailable } from './errors.ts';
 import type { DomainEvent } from './events.ts';
 import type { Logger } from './broker.ts';
+import { extractTraceContext } from './telemetry.ts';
 
 export const OUTBOX_LEASES = 'outbox_leases';
 
@@ -288,7 +290,8 @@ export class OutboxRelay {
       for (const event of events) {
         if (Date.now() - lease.acquiredAt > this.leaseMs / 2) break; // keep the rest for a later claim
         try {
-          await this.publisher.publish(event);
+          // Published in the trace of the request that wrote the event.
+          await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
           done.push(event);
         } catch (err) {
           failure = err;

@@ -2,8 +2,11 @@
 // AsyncLocalStorage context manager. No auto-instrumentation: spans come from the
 // broker (publish/consume) and whatever the services create themselves.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
   context,
   propagation,
   trace,
@@ -145,3 +148,27 @@ export function injectTraceHeaders<H extends Record<string, unknown>>(headers: H
 export function extractTraceContext(headers: Record<string, unknown> | undefined | null): Context {
   return propagation.extract(ROOT_CONTEXT, headers ?? {}, headerGetter);
 }
+
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Wraps an HTTP request listener so each request runs inside a SERVER span whose
+ * parent is the caller's `traceparent`; everything the request does (store calls,
+ * outgoing requests, events written) sees that span as active.
+ */
+export function tracedRequestListener(serviceName: string, listener: RequestListener): RequestListener {
+  const tracer = trace.getTracer(serviceName);
+  return (req, res) => {
+    const parent = extractTraceContext(req.headers as Record<string, unknown>);
+    const span = tracer.startSpan(`${req.method} ${(req.url ?? '/').split('?')[0]}`, { kind: SpanKind.SERVER }, parent);
+    res.once('close', () => {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    context.with(trace.setSpan(parent, span), () => listener(req, res));
+  };
+}
+
+/** The active trace context as headers, to store beside work done later (an outbox event). */
+export const currentTraceHeaders = (): Record<string, string> => injectTraceHeaders<Record<string, string>>({});

@@ -1,0 +1,120 @@
+// The whole system as an operator runs it: `npm start`'s launcher, the operator
+// CLI, and requests through the gateway to the clients service.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { isListening } from '../shared/src/local-store.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+let launcher: ChildProcess;
+let output = '';
+let base: number;
+let env: NodeJS.ProcessEnv;
+
+async function freeBase(): Promise<number> {
+  for (;;) {
+    const candidate = 20000 + Math.floor(Math.random() * 20000);
+    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => isListening(candidate + i)));
+    if (!busy.some(Boolean)) return candidate;
+  }
+}
+
+function admin(...args: string[]) {
+  const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args], { cwd: root, env, encoding: 'utf8' });
+  return { status: res.status, json: res.stdout ? JSON.parse(res.stdout) : null, stderr: res.stderr };
+}
+
+type Envelope = { data: Record<string, string> & { id: string }; error: { code: string; message: string } };
+const json = async (res: Response) => (await res.json()) as Envelope;
+
+const gateway = (path: string, init: RequestInit & { key?: string } = {}) =>
+  fetch(`http://127.0.0.1:${base}${path}`, {
+    ...init,
+    headers: {
+      'content-type': 'application/json',
+      ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+      ...(init.headers as Record<string, string>),
+    },
+  });
+
+beforeAll(async () => {
+  base = await freeBase();
+  const run = `${process.env.MONGO_DB_PREFIX}e2e_`;
+  env = {
+    ...process.env,
+    PORT: String(base),
+    MONGO_DB_PREFIX: run,
+    REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}e2e:`,
+    AMQP_EXCHANGE: `${run}events`,
+    LOG_LEVEL: 'warn',
+  };
+  launcher = spawn(process.execPath, ['scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  launcher.stdout!.on('data', (d) => (output += d));
+  launcher.stderr!.on('data', (d) => (output += d));
+  const deadline = Date.now() + 60_000;
+  while (!output.includes(`ready: http://127.0.0.1:${base}`)) {
+    if (Date.now() > deadline || launcher.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 90_000);
+
+afterAll(async () => {
+  if (launcher.exitCode === null) {
+    launcher.kill('SIGKILL');
+  }
+});
+
+test('when the system is started, then a team created with the CLI can create and read a client through the gateway', async () => {
+  const team = admin('team', 'create', '--name', 'Silva Advogados', '--plan', 'starter', '--owner-name', 'Ana Silva', '--owner-email', 'ana@silva.adv.br', '--json');
+  expect(team.status).toBe(0);
+  expect(team.json.api_key).toMatch(/^lpk_[0-9A-Za-z]{40}$/);
+
+  const created = await gateway('/v1/clients', {
+    method: 'POST',
+    key: team.json.api_key,
+    body: JSON.stringify({ type: 'PF', name: 'José da Silva', cpf: '123.456.789-00' }),
+  });
+  expect(created.status).toBe(201);
+  expect(created.headers.get('x-request-id')).toBeTruthy();
+  expect(created.headers.get('ratelimit-limit')).toBe('60');
+  const client = (await json(created)).data;
+  expect(client).toMatchObject({ type: 'PF', name: 'José da Silva', cpf: '123.456.789-00', status: 'active', cases_count: 0 });
+
+  const read = await gateway(`/v1/clients/${client.id}`, { key: team.json.api_key });
+  expect(read.status).toBe(200);
+  expect((await json(read)).data).toEqual(client);
+});
+
+test('when another team sends identity headers naming the first team, then they are ignored', async () => {
+  const a = admin('team', 'create', '--name', 'A', '--plan', 'professional', '--owner-name', 'A', '--owner-email', 'a@a.com', '--json').json;
+  const b = admin('team', 'create', '--name', 'B', '--plan', 'professional', '--owner-name', 'B', '--owner-email', 'b@b.com', '--json').json;
+  const id = (await json(await gateway('/v1/clients', { method: 'POST', key: a.api_key, body: JSON.stringify({ type: 'PJ', name: 'Only A' }) }))).data.id;
+  const forged = await gateway(`/v1/clients/${id}`, {
+    key: b.api_key,
+    headers: { 'x-lpm-team-id': a.team.id, 'x-lpm-user-id': a.user.id, 'x-lpm-scopes': 'read,write,admin' },
+  });
+  expect(forged.status).toBe(404);
+  expect((await json(forged)).error.message).toBe('Client not found');
+});
+
+test('when a request goes straight to the clients service, then it is refused without the internal credential', async () => {
+  const res = await fetch(`http://127.0.0.1:${base + 2}/v1/clients`, {
+    headers: { 'x-lpm-team-id': 'team_x', 'x-lpm-user-id': 'user_x', 'x-lpm-scopes': 'read' },
+  });
+  expect(res.status).toBe(401);
+  expect((await json(res)).error.code).toBe('UNAUTHORIZED');
+});
+
+test('when a domain not built yet is asked, then 503 SERVICE_UNAVAILABLE in the envelope', async () => {
+  const a = admin('team', 'create', '--name', 'C', '--plan', 'enterprise', '--owner-name', 'C', '--owner-email', 'c@c.com', '--json').json;
+  const res = await gateway('/v1/deals', { key: a.api_key });
+  expect(res.status).toBe(503);
+  expect((await json(res)).error.code).toBe('SERVICE_UNAVAILABLE');
+});
+
+test('when the launcher gets SIGTERM, then every process it started stops and it exits 0', async () => {
+  const exited = new Promise<number | null>((done) => launcher.once('exit', (code) => done(code)));
+  launcher.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  expect(await isListening(base)).toBe(false);
+  expect(await isListening(base + 2)).toBe(false);
+});
