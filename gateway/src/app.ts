@@ -1,0 +1,65 @@
+// The gateway as an app: no listening here (server.ts does that). It owns the
+// store and Redis client it is given and closes them with itself.
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http';
+import type { Orm } from '@lpm/shared/orm';
+import { Accounts } from './domain/accounts.ts';
+import { PrincipalCache } from './auth/principal-cache.ts';
+import { TeamLimits } from './limits/team-limits.ts';
+import { closeRedis } from './limits/redis.ts';
+import { pingStore } from './store.ts';
+import { withTimeout } from './timeout.ts';
+import { accessControl } from './http/access.ts';
+import { healthRoute } from './http/health.ts';
+import { proxyRoutes, type UpstreamName, type Upstreams } from './http/proxy.ts';
+
+export interface GatewayDeps {
+  /** The gateway's store (openGatewayStore). */
+  orm: Orm;
+  /** Redis for the limits (createLimitsRedis). */
+  redis: Redis;
+  /** Prefix of every Redis key the gateway writes (REDIS_KEY_PREFIX). */
+  redisKeyPrefix: string;
+  internalToken: string;
+  upstreams: Upstreams;
+  /** The services this deployment runs (default: all six); /health checks only these. */
+  deployed?: readonly UpstreamName[];
+  /** The process logger (createLogger); tests pass `logger: false` instead. */
+  loggerInstance?: HttpAppOptions['loggerInstance'];
+  logger?: HttpAppOptions['logger'];
+  /** How long key lookups (hits and misses) are cached; at most 1 s (default 1000). */
+  keyCacheTtlMs?: number;
+  /** Upstream headers/body timeout (default 30 s). */
+  upstreamTimeoutMs?: number;
+  /** How long a key lookup may wait for the store before the request gets 503 (default 5 s). */
+  storeTimeoutMs?: number;
+  /** Timeout of the store's and each upstream's /health check (default 2 s). */
+  healthTimeoutMs?: number;
+}
+
+export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
+  const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance });
+  const accounts = new Accounts({ orm: deps.orm });
+  const principals = new PrincipalCache({
+    lookup: (key) => withTimeout(accounts.authenticate(key), deps.storeTimeoutMs ?? 5000, 'key lookup'),
+    ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
+  });
+  const limits = new TeamLimits({ redis: deps.redis, keyPrefix: deps.redisKeyPrefix, logger: app.log });
+
+  app.addHook('onClose', async () => {
+    await closeRedis(deps.redis);
+    limits.close();
+    principals.clear();
+    await deps.orm.close();
+  });
+
+  accessControl(app, { principals, limits });
+  healthRoute(app, { upstreams: deps.upstreams, deployed: deps.deployed, pingStore: () => pingStore(deps.orm), timeoutMs: deps.healthTimeoutMs });
+  app.register(proxyRoutes, {
+    upstreams: deps.upstreams,
+    internalToken: deps.internalToken,
+    timeoutMs: deps.upstreamTimeoutMs ?? 30_000,
+  });
+  return app;
+}

@@ -1,0 +1,124 @@
+// The operator commands of operations.md: each returns the one JSON object its
+// --json form prints, and the lines of its human-readable form.
+import type { Accounts, ApiKey, Team, User } from '../domain/accounts.ts';
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export type Options = Record<string, string | undefined>;
+
+export interface Output {
+  json: Record<string, unknown>;
+  text: string[];
+}
+
+interface Command {
+  usage: string;
+  required: string[];
+  optional: string[];
+  /** `o` holds every required option; optional ones may be missing. */
+  run(accounts: Accounts, o: Record<string, string>): Promise<Output>;
+}
+
+const teamShape = (t: Team) => ({ id: t.id, name: t.name, plan: t.plan, timezone: t.timezone });
+const userShape = (u: User) => ({ id: u.id, name: u.name, email: u.email });
+const keyLines = (apiKey: string, key: ApiKey) => [
+  `api key:  ${apiKey}`,
+  `key id:   ${key.id} (scopes: ${key.scopes.join(', ')})`,
+  'The key is shown only now: store it safely.',
+];
+
+export const COMMANDS: Record<string, Command> = {
+  'team create': {
+    usage: 'team create --name NAME --plan starter|professional|enterprise --owner-name NAME --owner-email EMAIL [--timezone TZ]',
+    required: ['name', 'plan', 'owner-name', 'owner-email'],
+    optional: ['timezone'],
+    async run(accounts, o) {
+      const r = await accounts.createTeam({
+        name: o.name,
+        plan: o.plan,
+        timezone: o.timezone || undefined,
+        ownerName: o['owner-name'],
+        ownerEmail: o['owner-email'],
+      });
+      return {
+        json: { team: teamShape(r.team), user: userShape(r.user), api_key: r.apiKey, key_id: r.key.id },
+        text: [
+          `team:     ${r.team.id} ${r.team.name} (plan ${r.team.plan}, time zone ${r.team.timezone})`,
+          `owner:    ${r.user.id} ${r.user.name} <${r.user.email}>`,
+          ...keyLines(r.apiKey, r.key),
+        ],
+      };
+    },
+  },
+  'user create': {
+    usage: 'user create --team TEAM_ID --name NAME --email EMAIL',
+    required: ['team', 'name', 'email'],
+    optional: [],
+    async run(accounts, o) {
+      const user = await accounts.createUser({ teamId: o.team, name: o.name, email: o.email });
+      return { json: { user: userShape(user) }, text: [`user:     ${user.id} ${user.name} <${user.email}> in ${user.team_id}`] };
+    },
+  },
+  'key create': {
+    usage: 'key create --team TEAM_ID --user USER_ID --scopes read[,write][,admin]',
+    required: ['team', 'user', 'scopes'],
+    optional: [],
+    async run(accounts, o) {
+      const r = await accounts.createKey({ teamId: o.team, userId: o.user, scopes: o.scopes.split(',') });
+      return { json: { api_key: r.apiKey, key_id: r.key.id, scopes: r.key.scopes }, text: keyLines(r.apiKey, r.key) };
+    },
+  },
+  'key revoke': {
+    usage: 'key revoke --key KEY_ID',
+    required: ['key'],
+    optional: [],
+    async run(accounts, o) {
+      const key = await accounts.revokeKey(o.key);
+      return { json: { key_id: key.id, revoked: true }, text: [`key ${key.id} revoked at ${key.revoked_at?.toISOString()}`] };
+    },
+  },
+  'team plan': {
+    usage: 'team plan --team TEAM_ID --plan starter|professional|enterprise',
+    required: ['team', 'plan'],
+    optional: [],
+    async run(accounts, o) {
+      const team = await accounts.setPlan(o.team, o.plan);
+      return { json: { team: teamShape(team) }, text: [`team:     ${team.id} ${team.name} is now on plan ${team.plan}`] };
+    },
+  },
+};
+
+export const ALL_OPTIONS = [...new Set(Object.values(COMMANDS).flatMap((c) => [...c.required, ...c.optional]))];
+
+export const HELP = [
+  'Usage: npm run -s admin -- <command> [options] [--json]',
+  '',
+  'Commands:',
+  ...Object.values(COMMANDS).map((c) => `  ${c.usage}`),
+  '',
+  'Every command accepts --json: exactly one JSON object on stdout, nothing else.',
+  'Errors go to stderr with a non-zero exit code (2: bad arguments or values, 1: the command could not be done).',
+  'The store is MONGO_URL (database <MONGO_DB_PREFIX>gateway, prefix lpm_ by default);',
+  'without MONGO_URL, the local store of `npm start`, started for the command if it is not running.',
+].join('\n');
+
+/** The command and its options, or a UsageError saying what is wrong. */
+export function resolveCommand(positionals: string[], given: Options): { command: Command; options: Options } {
+  const name = positionals.join(' ');
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(positionals.length ? `unknown command: ${name}` : 'no command given');
+  for (const option of Object.keys(given)) {
+    if (given[option] !== undefined && !command.required.includes(option) && !command.optional.includes(option)) {
+      throw new UsageError(`--${option} does not apply to ${name}`);
+    }
+  }
+  for (const option of command.required) {
+    if (given[option] === undefined || given[option]!.trim() === '') throw new UsageError(`--${option} is required (${command.usage})`);
+  }
+  return { command, options: given };
+}

@@ -1,0 +1,61 @@
+// The operator CLI (operations.md): `npm run -s admin -- <command> [--json]`.
+import { parseArgs } from 'node:util';
+import { readConfig, str, url, optional } from '@lpm/shared/config';
+import { AppError } from '@lpm/shared/errors';
+import { Accounts } from '../domain/accounts.ts';
+import { openCliStore, type CliStore } from './store.ts';
+import { ALL_OPTIONS, HELP, resolveCommand, UsageError, type Options } from './commands.ts';
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        ...Object.fromEntries(ALL_OPTIONS.map((o) => [o, { type: 'string' as const }])),
+      },
+    });
+  } catch (e) {
+    return fail(new UsageError((e as Error).message));
+  }
+  const { json, help, ...given } = parsed.values as Options & { json?: boolean; help?: boolean };
+  if (help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+
+  let store: CliStore | undefined;
+  try {
+    const { command, options } = resolveCommand(parsed.positionals, given);
+    const config = readConfig({
+      mongoUrl: ['MONGO_URL', (raw, name) => (raw === undefined ? optional(raw, name) : url(undefined, ['mongodb:', 'mongodb+srv:'])(raw, name))],
+      dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
+      defaultTimezone: ['DEFAULT_TIMEZONE', str('America/Sao_Paulo')],
+    });
+    store = await openCliStore(config);
+    const accounts = new Accounts({ orm: store.orm, defaultTimezone: config.defaultTimezone });
+    const out = await command.run(accounts, options as Record<string, string>);
+    process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
+    return 0;
+  } catch (e) {
+    return fail(e);
+  } finally {
+    await store?.close().catch(() => {});
+  }
+}
+
+/** Exit 2 when the command line is wrong (usage or an invalid value), 1 when the command could not be done. */
+function fail(e: unknown): number {
+  if (e instanceof UsageError) {
+    process.stderr.write(`error: ${e.message}\nRun with --help for the commands.\n`);
+    return 2;
+  }
+  process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+  return e instanceof AppError && e.code === 'VALIDATION_ERROR' ? 2 : 1;
+}
+
+process.exit(await main(process.argv.slice(2)));

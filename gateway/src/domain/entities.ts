@@ -1,0 +1,48 @@
+// The gateway's own records: teams, their users and API keys (decisions §6).
+import { defineEntity, p } from '@mikro-orm/mongodb';
+
+export const PLANS = ['starter', 'professional', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export const TeamEntity = defineEntity({
+  name: 'Team',
+  collection: 'teams',
+  properties: {
+    _id: p.string().primary(),
+    name: p.string(),
+    plan: p.string(),
+    timezone: p.string(),
+    owner_user_id: p.string(),
+    created_at: p.datetime(),
+  },
+});
+
+export const UserEntity = defineEntity({
+  name: 'User',
+  collection: 'users',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    name: p.string(),
+    email: p.string(),
+    created_at: p.datetime(),
+  },
+  uniques: [{ properties: ['team_id', 'email'] }],
+});
+
+export const ApiKeyEntity = defineEntity({
+  name: 'ApiKey',
+  collection: 'api_keys',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    user_id: p.string(),
+    scopes: p.json<string[]>(),
+    digest: p.string(),
+    created_at: p.datetime(),
+    revoked_at: p.datetime().nullable(),
+  },
+  uniques: [{ properties: ['digest'] }],
+});
+
+export const GATEWAY_ENTITIES = [TeamEntity, UserEntity, ApiKeyEntity];

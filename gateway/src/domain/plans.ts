@@ -1,0 +1,18 @@
+import { PLANS, type Plan } from './entities.ts';
+
+export { PLANS, type Plan };
+
+export interface PlanLimits {
+  perMinute: number;
+  /** null: no daily cap. */
+  perDay: number | null;
+}
+
+// interface-spec "Limits".
+export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
+  starter: { perMinute: 60, perDay: 1_000 },
+  professional: { perMinute: 300, perDay: 10_000 },
+  enterprise: { perMinute: 1_000, perDay: null },
+};
+
+export const isPlan = (s: string): s is Plan => (PLANS as readonly string[]).includes(s);

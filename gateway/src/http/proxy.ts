@@ -1,0 +1,117 @@
+// One @fastify/http-proxy registration per upstream prefix. Request headers are
+// rewritten here and only here: the client's identity headers and API key are
+// dropped, the gateway's own identity headers and request id are set.
+import { Readable, Transform } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import httpProxy from '@fastify/http-proxy';
+import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
+import { BODY_LIMIT } from '@lpm/shared/http';
+import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
+import { injectTraceHeaders } from '@lpm/shared/telemetry';
+
+export const UPSTREAM_NAMES = ['deals', 'clients', 'cases', 'activities', 'financial', 'webhooks'] as const;
+export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
+export type Upstreams = Record<UpstreamName, string>;
+
+export const PROXY_ROUTES: readonly { prefix: string; upstream: UpstreamName; adminOnly: boolean }[] = [
+  { prefix: '/v1/deals', upstream: 'deals', adminOnly: false },
+  { prefix: '/v1/clients', upstream: 'clients', adminOnly: false },
+  { prefix: '/v1/cases', upstream: 'cases', adminOnly: false },
+  { prefix: '/v1/activities', upstream: 'activities', adminOnly: false },
+  { prefix: '/v1/financial', upstream: 'financial', adminOnly: false },
+  { prefix: '/v1/webhooks', upstream: 'webhooks', adminOnly: true },
+  // Team settings (decisions §8) are served by the cases service.
+  { prefix: '/v1/settings', upstream: 'cases', adminOnly: true },
+];
+
+export interface ProxyOptions {
+  upstreams: Upstreams;
+  internalToken: string;
+  /** How long an upstream may take to send its headers, and between body chunks. */
+  timeoutMs: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    bodyTooLarge?: boolean;
+  }
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Promise<void> {
+  const rewriteRequestHeaders = (req: FastifyRequest, headers: Headers): Headers => {
+    const principal = req.principal;
+    if (!principal) throw new Error('proxying a request that was not authenticated');
+    const out: Headers = { ...headers };
+    for (const name of IDENTITY_HEADER_NAMES) delete out[name];
+    delete out.authorization;
+    const identity = {
+      teamId: principal.team.id,
+      userId: principal.user.id,
+      scopes: principal.key.scopes,
+      timezone: principal.team.timezone,
+    };
+    // The upstream continues the gateway's span, not the caller's.
+    return injectTraceHeaders({ ...out, ...identityHeaders(identity, opts.internalToken), 'x-request-id': req.id });
+  };
+
+  const onError = (reply: FastifyReply, { error }: { error: Error }) => {
+    if (reply.request.bodyTooLarge) {
+      reply.header('connection', 'close');
+      reply.send(payloadTooLarge());
+      return;
+    }
+    reply.send(serviceUnavailable('Service unavailable', { cause: error }));
+  };
+
+  for (const route of PROXY_ROUTES) {
+    await app.register(async (scope) => {
+      // The proxy installs its own pass-through parsers in place of the shared JSON one.
+      scope.removeAllContentTypeParsers();
+      scope.addHook('preHandler', async (req) => {
+        // The proxy hands the body on as the raw request stream; anything else
+        // is the shared app's empty-body default, which must not be forwarded.
+        req.body = req.body instanceof Readable ? capped(req, req.body) : undefined;
+      });
+      await scope.register(httpProxy, {
+        upstream: opts.upstreams[route.upstream],
+        prefix: route.prefix,
+        rewritePrefix: route.prefix,
+        config: { adminOnly: route.adminOnly },
+        disableRequestLogging: true,
+        undici: {
+          connections: 128,
+          headersTimeout: opts.timeoutMs,
+          bodyTimeout: opts.timeoutMs,
+          connect: { timeout: Math.min(opts.timeoutMs, 5000) },
+          tls: { rejectUnauthorized: true },
+        } as never,
+        replyOptions: {
+          rewriteRequestHeaders: rewriteRequestHeaders as never,
+          onError: onError as never,
+          // Never replay a request on the caller's behalf (reply-from retries GETs on 503 by default).
+          retryDelay: () => null,
+        },
+      });
+    });
+  }
+}
+
+/** The body stream, failing once it passes BODY_LIMIT (a chunked body declares no length). */
+function capped(req: FastifyRequest, source: Readable): Readable {
+  let seen = 0;
+  const limiter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      if (seen <= BODY_LIMIT) return done(null, chunk);
+      req.bodyTooLarge = true;
+      source.unpipe(limiter);
+      // Discard the rest so the 413 can still be written on this connection.
+      source.resume();
+      done(payloadTooLarge());
+    },
+  });
+  source.on('error', (e) => limiter.destroy(e));
+  return source.pipe(limiter);
+}

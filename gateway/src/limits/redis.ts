@@ -1,0 +1,38 @@
+// The Redis client behind the rate limits. It must fail fast while Redis is away
+// (no offline queue, short timeouts) so the limiter falls back at once instead of
+// holding requests until Redis returns.
+import { Redis } from 'ioredis';
+
+export function createLimitsRedis(url: string): Redis {
+  return new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 2000,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+    connectionName: 'lpm-gateway-limits',
+  });
+}
+
+/** Resolves when the client is ready, or after timeoutMs (limits work without Redis). */
+export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    redis.once('ready', onReady);
+  });
+}
+
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') {
+    await redis.quit().catch(() => redis.disconnect());
+  } else {
+    redis.disconnect();
+  }
+}

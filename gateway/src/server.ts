@@ -1,0 +1,48 @@
+// Starts the gateway: config, store, Redis, HTTP; stops cleanly on SIGTERM or SIGINT.
+import { createLogger } from '@lpm/shared/http';
+import { startTelemetry } from '@lpm/shared/telemetry';
+import { buildGatewayApp } from './app.ts';
+import { readGatewayConfig } from './config.ts';
+import { createLimitsRedis, redisReady } from './limits/redis.ts';
+import { openGatewayStore } from './store.ts';
+
+async function start(): Promise<void> {
+  const config = readGatewayConfig();
+  const logger = createLogger('gateway', config.logLevel);
+  const telemetry = startTelemetry({ serviceName: 'gateway' });
+  const orm = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix });
+  const redis = createLimitsRedis(config.redisUrl);
+  const app = buildGatewayApp({
+    orm,
+    redis,
+    redisKeyPrefix: config.redisKeyPrefix,
+    internalToken: config.internalToken,
+    upstreams: config.upstreams,
+    deployed: config.deployed,
+    loggerInstance: logger,
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stopping');
+    setTimeout(() => process.exit(1), 15_000).unref();
+    await app.close();
+    await telemetry.shutdown();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  // Limits work without Redis (in-process fallback), so a slow Redis only delays the start a little.
+  if (!(await redisReady(redis, 3000))) app.log.warn('Redis not ready at start: rate limits use in-process counters until it is');
+  await app.listen({ port: config.port, host: config.host });
+}
+
+try {
+  await start();
+} catch (e) {
+  createLogger('gateway').fatal({ err: e }, `gateway failed to start: ${(e as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,232 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { freePort, isListening } from '@lpm/shared/local-store';
+import { openCliStore } from '../src/cli/store.ts';
+import { Accounts } from '../src/domain/accounts.ts';
+import { allUpstreams, call, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const MAIN = join(ROOT, 'gateway/src/cli/main.ts');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function admin(...args: string[]): Promise<Run> {
+  return new Promise((done, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, MONGO_URL: process.env.MONGO_URL, MONGO_DB_PREFIX: testDbPrefix('cli'), NODE_OPTIONS: '' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** Exactly one JSON object on stdout and nothing else. */
+function onlyJson(run: Run): any {
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  expect(run.stdout.endsWith('\n')).toBe(true);
+  expect(run.stdout.trim().split('\n')).toHaveLength(1);
+  const parsed = JSON.parse(run.stdout);
+  expect(typeof parsed).toBe('object');
+  return parsed;
+}
+
+const ID = (kind: string) => expect.stringMatching(new RegExp(`^${kind}_[0-9a-z]{26}$`));
+const API_KEY = expect.stringMatching(/^lpk_[0-9A-Za-z]{40}$/);
+
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream('all');
+  gw = await startGateway('cli', allUpstreams(upstream.url));
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await upstream?.app.close();
+});
+
+const createTeam = (...extra: string[]) =>
+  admin('team', 'create', '--name', 'Silva Advogados', '--plan', 'starter', '--owner-name', 'Ana Silva', '--owner-email', 'Ana@Silva.adv.br', ...extra, '--json');
+
+describe('team create', () => {
+  test('when run with --json, then it prints the team, owner, key and key id, and the key works at once', async () => {
+    const out = onlyJson(await createTeam());
+    expect(out).toEqual({
+      team: { id: ID('team'), name: 'Silva Advogados', plan: 'starter', timezone: 'America/Sao_Paulo' },
+      user: { id: ID('user'), name: 'Ana Silva', email: 'ana@silva.adv.br' },
+      api_key: API_KEY,
+      key_id: ID('key'),
+    });
+    const res = await call(gw.url, '/v1/webhooks', { method: 'POST', key: out.api_key, body: '{}' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.headers['x-lpm-scopes']).toBe('read,write,admin');
+    expect(res.body.data.headers['x-lpm-team-id']).toBe(out.team.id);
+    expect(res.body.data.headers['x-lpm-user-id']).toBe(out.user.id);
+  });
+
+  test('when --timezone is given, then the team has it', async () => {
+    const out = onlyJson(await createTeam('--timezone', 'Europe/Lisbon'));
+    expect(out.team.timezone).toBe('Europe/Lisbon');
+  });
+
+  test('when run without --json, then it prints readable lines with the key', async () => {
+    const run = await admin('team', 'create', '--name', 'Plain', '--plan', 'enterprise', '--owner-name', 'P', '--owner-email', 'p@plain.io');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^team: +team_\w+ Plain \(plan enterprise/m);
+    expect(run.stdout).toMatch(/^api key: +lpk_[0-9A-Za-z]{40}$/m);
+    expect(() => JSON.parse(run.stdout)).toThrow();
+  });
+
+  test.each([
+    ['an unknown plan', ['--plan', 'gold'], /Invalid plan: gold/],
+    ['a bad e-mail', ['--owner-email', 'not-an-email'], /Invalid email/],
+    ['an unknown time zone', ['--timezone', 'Mars/Olympus'], /Invalid time zone/],
+  ])('when given %s, then it fails on stderr with a non-zero exit and prints nothing on stdout', async (_what, override, message) => {
+    const args = ['--name', 'X', '--plan', 'starter', '--owner-name', 'A', '--owner-email', 'a@b.co'];
+    const i = args.indexOf(override[0]);
+    if (i >= 0) args.splice(i, 2, ...override);
+    else args.push(...override);
+    const run = await admin('team', 'create', ...args, '--json');
+    expect(run.code).not.toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(message);
+  });
+
+  test('when a required option is missing, then it names the option and exits non-zero', async () => {
+    const run = await admin('team', 'create', '--name', 'X', '--plan', 'starter', '--owner-email', 'a@b.co', '--json');
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/--owner-name is required/);
+  });
+});
+
+describe('users and keys', () => {
+  let team: any;
+
+  beforeAll(async () => {
+    team = onlyJson(await createTeam());
+  });
+
+  test('when a user is created, then it prints exactly the user', async () => {
+    const out = onlyJson(await admin('user', 'create', '--team', team.team.id, '--name', 'Bruno', '--email', 'bruno@silva.adv.br', '--json'));
+    expect(out).toEqual({ user: { id: ID('user'), name: 'Bruno', email: 'bruno@silva.adv.br' } });
+  });
+
+  test('when the e-mail is taken in the team or the team is unknown, then it fails non-zero', async () => {
+    const taken = await admin('user', 'create', '--team', team.team.id, '--name', 'Ana 2', '--email', 'ana@silva.adv.br', '--json');
+    expect(taken.code).not.toBe(0);
+    expect(taken.stdout).toBe('');
+    expect(taken.stderr).toMatch(/already registered/);
+    const unknown = await admin('user', 'create', '--team', 'team_01aaaaaaaaaaaaaaaaaaaaaaaa', '--name', 'N', '--email', 'n@x.io', '--json');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/Team not found/);
+  });
+
+  test('when a key is created with read only, then it prints key, id and scopes and can only read', async () => {
+    const user = onlyJson(await admin('user', 'create', '--team', team.team.id, '--name', 'Carla', '--email', 'carla@silva.adv.br', '--json'));
+    const out = onlyJson(await admin('key', 'create', '--team', team.team.id, '--user', user.user.id, '--scopes', 'read', '--json'));
+    expect(out).toEqual({ api_key: API_KEY, key_id: ID('key'), scopes: ['read'] });
+    const read = await call(gw.url, '/v1/deals', { key: out.api_key });
+    expect(read.status).toBe(200);
+    expect(read.body.data.headers['x-lpm-user-id']).toBe(user.user.id);
+    expect((await call(gw.url, '/v1/deals', { method: 'POST', key: out.api_key, body: '{}' })).status).toBe(403);
+  });
+
+  test('when scopes are unknown or the user is of another team, then it fails non-zero', async () => {
+    const bad = await admin('key', 'create', '--team', team.team.id, '--user', team.user.id, '--scopes', 'read,root', '--json');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/Invalid scope: root/);
+    const other = onlyJson(await createTeam());
+    const foreign = await admin('key', 'create', '--team', team.team.id, '--user', other.user.id, '--scopes', 'read', '--json');
+    expect(foreign.code).not.toBe(0);
+    expect(foreign.stderr).toMatch(/User not found/);
+  });
+
+  test('when a key is revoked, then it prints the revocation and the gateway refuses the key within 1 s', async () => {
+    const out = onlyJson(await admin('key', 'create', '--team', team.team.id, '--user', team.user.id, '--scopes', 'read,write', '--json'));
+    expect((await call(gw.url, '/v1/deals', { key: out.api_key })).status).toBe(200);
+    const revoked = onlyJson(await admin('key', 'revoke', '--key', out.key_id, '--json'));
+    expect(revoked).toEqual({ key_id: out.key_id, revoked: true });
+    await sleep(1000);
+    const res = await call(gw.url, '/v1/deals', { key: out.api_key });
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toBe('Invalid API key');
+    const unknown = await admin('key', 'revoke', '--key', 'key_01aaaaaaaaaaaaaaaaaaaaaaaa', '--json');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/Key not found/);
+  });
+});
+
+describe('team plan', () => {
+  test('when the plan changes, then it prints the team and the gateway applies the new limit', async () => {
+    const team = onlyJson(await createTeam());
+    expect((await call(gw.url, '/v1/deals', { key: team.api_key })).headers.get('ratelimit-limit')).toBe('60');
+    const out = onlyJson(await admin('team', 'plan', '--team', team.team.id, '--plan', 'enterprise', '--json'));
+    expect(out).toEqual({ team: { ...team.team, plan: 'enterprise' } });
+    await sleep(1000);
+    expect((await call(gw.url, '/v1/deals', { key: team.api_key })).headers.get('ratelimit-limit')).toBe('1000');
+  });
+
+  test('when the plan or team is unknown, then it fails non-zero', async () => {
+    const team = onlyJson(await createTeam());
+    const plan = await admin('team', 'plan', '--team', team.team.id, '--plan', 'platinum', '--json');
+    expect(plan.code).not.toBe(0);
+    expect(plan.stdout).toBe('');
+    const unknown = await admin('team', 'plan', '--team', 'team_01aaaaaaaaaaaaaaaaaaaaaaaa', '--plan', 'starter', '--json');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/Team not found/);
+  });
+});
+
+describe('command line', () => {
+  test('when --help is given, then it lists every command', async () => {
+    const run = await admin('--help');
+    expect(run.code).toBe(0);
+    for (const c of ['team create', 'user create', 'key create', 'key revoke', 'team plan']) expect(run.stdout).toContain(c);
+  });
+
+  test('when the command or an option is unknown, then it exits non-zero with a message', async () => {
+    for (const args of [['frobnicate'], ['key', 'revoke', '--key', 'k', '--bogus', 'x'], ['key', 'revoke', '--key', 'k', '--plan', 'starter'], []]) {
+      const run = await admin(...args, '--json');
+      expect([args, run.code]).toEqual([args, 2]);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/^error: /);
+    }
+  });
+});
+
+describe('local store', () => {
+  test('when no store is running, then the CLI starts one for the command and stops it afterwards', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'lpm-gw-cli-store-'));
+    const port = await freePort();
+    try {
+      const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir });
+      expect(await isListening(port)).toBe(true);
+      const created = await new Accounts({ orm: store.orm }).createTeam({ name: 'L', plan: 'starter', ownerName: 'O', ownerEmail: 'o@l.io' });
+      await store.close();
+      expect(await isListening(port)).toBe(false);
+      const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir });
+      try {
+        expect((await new Accounts({ orm: again.orm }).getTeam(created.team.id)).name).toBe('L');
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { freePort, isListening } from '@lpm/shared/local-store';
+import { SERVICE_PORTS } from '@lpm/shared/service-runner';
+import { ConfigError } from '@lpm/shared/config';
+import { readGatewayConfig } from '../src/config.ts';
+import { Accounts } from '../src/domain/accounts.ts';
+import { openGatewayStore } from '../src/store.ts';
+import { call, INTERNAL_TOKEN, sleep, startEchoUpstream, testDbPrefix } from './support.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+describe('configuration', () => {
+  test('when only the required settings are given, then the documented defaults apply', () => {
+    const c = readGatewayConfig({ MONGO_URL: 'mongodb://127.0.0.1:27017/', INTERNAL_TOKEN: INTERNAL_TOKEN });
+    expect(c).toMatchObject({ port: 8080, host: '127.0.0.1', dbPrefix: 'lpm_', redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: 'lpm:', logLevel: 'info' });
+    for (const [name, port] of Object.entries(SERVICE_PORTS)) expect(c.upstreams[name as keyof typeof c.upstreams]).toBe(`http://127.0.0.1:${port}`);
+  });
+
+  test('when GATEWAY_SERVICES names some services, then only they are deployed; all six by default', () => {
+    const base = { MONGO_URL: 'mongodb://127.0.0.1:27017/', INTERNAL_TOKEN: INTERNAL_TOKEN };
+    expect(readGatewayConfig(base).deployed).toEqual(Object.keys(SERVICE_PORTS));
+    expect(readGatewayConfig({ ...base, GATEWAY_SERVICES: 'clients, cases' }).deployed).toEqual(['clients', 'cases']);
+    expect(() => readGatewayConfig({ ...base, GATEWAY_SERVICES: 'clients,billing' })).toThrow(/GATEWAY_SERVICES: unknown services: billing/);
+  });
+
+  test('when MONGO_URL or INTERNAL_TOKEN is missing or an upstream URL is bad, then the config is refused naming each', () => {
+    let error: unknown;
+    try {
+      readGatewayConfig({ DEALS_URL: 'not a url' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    for (const name of ['MONGO_URL', 'INTERNAL_TOKEN', 'DEALS_URL']) expect((error as Error).message).toContain(name);
+  });
+});
+
+describe('server.ts', () => {
+  let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+
+  beforeAll(async () => {
+    upstream = await startEchoUpstream('all');
+  });
+
+  afterAll(async () => {
+    await upstream?.app.close();
+  });
+
+  test('when started with its env, then it serves, logs only JSON lines and stops cleanly on SIGTERM', async () => {
+    const port = await freePort();
+    const dbPrefix = testDbPrefix('server');
+    const orm = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix });
+    const team = await new Accounts({ orm }).createTeam({ name: 'S', plan: 'starter', ownerName: 'O', ownerEmail: 'o@s.io' });
+    await orm.close();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_OPTIONS: '',
+      PORT: String(port),
+      MONGO_DB_PREFIX: dbPrefix,
+      REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}gw-server:`,
+      INTERNAL_TOKEN,
+      LOG_LEVEL: 'info',
+    };
+    for (const name of ['DEALS', 'CLIENTS', 'CASES', 'ACTIVITIES', 'FINANCIAL', 'WEBHOOKS']) env[`${name}_URL`] = upstream.url;
+    const child = spawn(process.execPath, [join(ROOT, 'gateway/src/server.ts')], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    try {
+      for (let i = 0; i < 100 && !(await isListening(port)); i++) await sleep(100);
+      const base = `http://127.0.0.1:${port}`;
+      expect((await call(base, '/health')).status).toBe(200);
+      const res = await call(base, '/v1/deals', { key: team.apiKey });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-limit')).toBe('60');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('');
+    const lines = stdout.trim().split('\n');
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(lines.some((l) => JSON.parse(l).msg === 'stopping')).toBe(true);
+  });
+});

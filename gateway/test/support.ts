@@ -1,0 +1,108 @@
+// Real servers for gateway tests: the gateway on an ephemeral port, over the test
+// run's FerretDB and Redis, in front of small Fastify upstreams that echo what they got.
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { buildGatewayApp, type GatewayDeps } from '../src/app.ts';
+import { Accounts } from '../src/domain/accounts.ts';
+import { createLimitsRedis, redisReady } from '../src/limits/redis.ts';
+import { openGatewayStore } from '../src/store.ts';
+import { UPSTREAM_NAMES, type Upstreams } from '../src/http/proxy.ts';
+
+export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
+
+export interface Echo {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  bodyBytes: number;
+}
+
+/** An upstream answering every path with what it received (paths ending in /hang never answer); /health answers `healthStatus` (0: never). */
+export async function startEchoUpstream(name: string): Promise<{ url: string; app: FastifyInstance; state: { healthStatus: number } }> {
+  const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true });
+  const state = { healthStatus: 200 };
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.get('/health', async (_req, reply) =>
+    state.healthStatus === 0 ? new Promise(() => {}) : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 }),
+  );
+  app.all('/*', async (req, reply) => {
+    if (req.url.endsWith('/hang')) return new Promise(() => {});
+    const echo: Echo = {
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      bodyBytes: Buffer.isBuffer(req.body) ? req.body.length : 0,
+    };
+    reply.header('x-upstream', name);
+    return { success: true, data: echo };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, app, state };
+}
+
+export interface TestGateway {
+  app: FastifyInstance;
+  url: string;
+  accounts: Accounts;
+  redis: Redis;
+  close(): Promise<void>;
+}
+
+export function testDbPrefix(file: string): string {
+  return `${process.env.MONGO_DB_PREFIX ?? 'lpm_'}${file}_`;
+}
+
+/** A gateway over the test run's stores; `file` keeps this test file's data apart. */
+export async function startGateway(
+  file: string,
+  upstreams: Upstreams,
+  overrides: Partial<GatewayDeps> & { redisUrl?: string } = {},
+): Promise<TestGateway> {
+  const { redisUrl, ...rest } = overrides;
+  const orm = rest.orm ?? (await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix(file) }));
+  const redis = createLimitsRedis(redisUrl ?? process.env.REDIS_URL!);
+  await redisReady(redis, 5000);
+  const app = buildGatewayApp({
+    redis,
+    redisKeyPrefix: `${process.env.REDIS_KEY_PREFIX ?? 'lpm-test:'}gw-${file}:`,
+    internalToken: INTERNAL_TOKEN,
+    upstreams,
+    logger: false,
+    ...rest,
+    orm,
+  });
+  try {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+  } catch (e) {
+    await app.close();
+    throw e;
+  }
+  const { port } = app.server.address() as { port: number };
+  return { app, url: `http://127.0.0.1:${port}`, accounts: new Accounts({ orm }), redis, close: () => app.close() };
+}
+
+/** Every upstream name pointing at one base URL. */
+export function allUpstreams(base: string): Upstreams {
+  return Object.fromEntries(UPSTREAM_NAMES.map((n) => [n, base])) as Upstreams;
+}
+
+export async function call(
+  base: string,
+  path: string,
+  init: { method?: string; key?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers };
+  if (init.key) headers.authorization = `Bearer ${init.key}`;
+  const res = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers, body: init.body });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+export async function newTeam(accounts: Accounts, plan = 'starter') {
+  const suffix = Math.random().toString(36).slice(2, 8);
+  return accounts.createTeam({ name: `Team ${suffix}`, plan, ownerName: 'Owner', ownerEmail: `owner-${suffix}@example.com` });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,149 @@
+// `npm run bench`: throughput and latency of GET /v1/clients/{id} and POST /v1/clients,
+// through the gateway and straight to the clients service, measured in one run on
+// a private store, vhost and key prefix. Prints figures; asserts nothing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { startFerretdb, isListening } from '../shared/src/local-store.ts';
+import { identityHeaders, type Identity } from '../shared/src/identity.ts';
+import { Accounts } from '../gateway/src/domain/accounts.ts';
+import { openGatewayStore } from '../gateway/src/store.ts';
+import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from './local-servers.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const TEAMS = 40; // enterprise allows 1,000 requests a minute per team: spread the load so no 429 skews the figures
+
+interface BenchTeam {
+  key: string;
+  identity: Identity;
+  clientId: string;
+}
+
+async function freeBase(): Promise<number> {
+  for (;;) {
+    const candidate = 30000 + Math.floor(Math.random() * 20000);
+    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => isListening(candidate + i)));
+    if (!busy.some(Boolean)) return candidate;
+  }
+}
+
+async function startSystem(env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const deadline = Date.now() + 90_000;
+  while (!out.includes(`ready: http://127.0.0.1:${port}`)) {
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`the system did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return proc;
+}
+
+interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function measure(name: string, url: string, method: 'GET' | 'POST', teams: BenchTeam[], viaGateway: boolean, token: string): Promise<Figures> {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    requests: [
+      {
+        method,
+        setupRequest: (req) => {
+          const t = teams[i++ % teams.length];
+          const auth = viaGateway ? { authorization: `Bearer ${t.key}` } : identityHeaders(t.identity, token);
+          return {
+            ...req,
+            path: method === 'GET' ? `/v1/clients/${t.clientId}` : '/v1/clients',
+            headers: { 'content-type': 'application/json', ...auth },
+            ...(method === 'POST' ? { body: JSON.stringify({ type: 'PJ', name: `Bench ${i}`, segment: 'regular' }) } : {}),
+          };
+        },
+      },
+    ],
+  });
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
+}
+
+const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+const dir = mkdtempSync(join(tmpdir(), `lpm-bench-${run}-`));
+const vhost = `lpm-bench-${run}`;
+const redisPrefix = `lpm-bench-${run}:`;
+const token = randomBytes(32).toString('hex');
+await Promise.all([ensureRabbitmq(), ensureRedis()]);
+const store = await startFerretdb({ dataDir: join(dir, 'ferretdb') });
+addVhost(vhost);
+const port = await freeBase();
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  PORT: String(port),
+  MONGO_URL: store.url,
+  MONGO_DB_PREFIX: 'bench_',
+  AMQP_URL: `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`,
+  REDIS_KEY_PREFIX: redisPrefix,
+  INTERNAL_TOKEN: token,
+  LOG_LEVEL: 'warn',
+};
+let system: ChildProcess | undefined;
+try {
+  system = await startSystem(env, port);
+  const orm = await openGatewayStore({ url: store.url, dbPrefix: 'bench_' });
+  const accounts = new Accounts({ orm });
+  const gatewayUrl = `http://127.0.0.1:${port}`;
+  const serviceUrl = `http://127.0.0.1:${port + 2}`;
+  const teams: BenchTeam[] = [];
+  for (let n = 0; n < TEAMS; n++) {
+    const created = await accounts.createTeam({ name: `Bench ${n}`, plan: 'enterprise', ownerName: 'Bench', ownerEmail: `bench${n}@example.com` });
+    const identity: Identity = { teamId: created.team.id, userId: created.user.id, scopes: ['read', 'write', 'admin'], timezone: 'America/Sao_Paulo' };
+    const res = await fetch(`${serviceUrl}/v1/clients`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...identityHeaders(identity, token) },
+      body: JSON.stringify({ type: 'PF', name: `Cliente ${n}` }),
+    });
+    teams.push({ key: created.apiKey, identity, clientId: ((await res.json()) as { data: { id: string } }).data.id });
+  }
+  await orm.close();
+
+  console.log(`\nbench: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams, FerretDB over SQLite\n`);
+  const figures: Figures[] = [];
+  for (const [label, method] of [['GET /v1/clients/{id}', 'GET'], ['POST /v1/clients', 'POST']] as const) {
+    const direct = await measure(`${label} direct`, serviceUrl, method, teams, false, token);
+    const gated = await measure(`${label} gateway`, gatewayUrl, method, teams, true, token);
+    figures.push(direct, gated);
+    console.log(
+      `${label}: gateway/direct throughput ${(gated.rps / direct.rps).toFixed(2)}, ` +
+        `p50 ${(gated.p50 / Math.max(direct.p50, 0.001)).toFixed(2)}x, p99 ${(gated.p99 / Math.max(direct.p99, 0.001)).toFixed(2)}x`,
+    );
+  }
+  console.log('\n| run | req/s | p50 ms | p99 ms | non-2xx or errors |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const f of figures) console.log(`| ${f.name} | ${f.rps.toFixed(0)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
+} finally {
+  if (system && system.exitCode === null) {
+    const exited = new Promise((done) => system!.once('exit', done));
+    system.kill('SIGTERM');
+    await exited;
+  }
+  await store.stop();
+  deleteVhost(vhost);
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const keys = await redis.keys(`${redisPrefix}*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+  rmSync(dir, { recursive: true, force: true });
+}
