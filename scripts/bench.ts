@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { startFerretdb, isListening } from '../shared/src/local-store.ts';
+import { MongoClient } from 'mongodb';
+import { dropPostgresDatabase, startFerretdb, isListening } from '../shared/src/local-store.ts';
 import { identityHeaders, type Identity } from '../shared/src/identity.ts';
 import { Accounts } from '../gateway/src/domain/accounts.ts';
 import { openGatewayStore } from '../gateway/src/store.ts';
@@ -45,6 +46,17 @@ async function startSystem(env: NodeJS.ProcessEnv, port: number): Promise<ChildP
     await new Promise((r) => setTimeout(r, 100));
   }
   return proc;
+}
+
+/** Waits until the relay has published every event, so one run's backlog does not slow the next. */
+async function outboxDrained(mongoUrl: string, dbName: string): Promise<void> {
+  const client = new MongoClient(mongoUrl);
+  try {
+    const clients = client.db(dbName).collection('clients');
+    while ((await clients.countDocuments({ outbox_pending: true })) > 0) await new Promise((r) => setTimeout(r, 500));
+  } finally {
+    await client.close();
+  }
 }
 
 interface Figures {
@@ -86,7 +98,8 @@ const vhost = `lpm-bench-${run}`;
 const redisPrefix = `lpm-bench-${run}:`;
 const token = randomBytes(32).toString('hex');
 await Promise.all([ensureRabbitmq(), ensureRedis()]);
-const store = await startFerretdb({ dataDir: join(dir, 'ferretdb') });
+const pgDatabase = `lpm_bench_${run}`;
+const store = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database: pgDatabase });
 addVhost(vhost);
 const port = await freeBase();
 const env: NodeJS.ProcessEnv = {
@@ -100,6 +113,26 @@ const env: NodeJS.ProcessEnv = {
   LOG_LEVEL: 'warn',
 };
 let system: ChildProcess | undefined;
+let cleaning: Promise<void> | undefined;
+const cleanUp = () =>
+  (cleaning ??= (async () => {
+    if (system && system.exitCode === null) {
+      const exited = new Promise((done) => system!.once('exit', done));
+      system.kill('SIGTERM');
+      await exited;
+    }
+    await store.stop();
+    await dropPostgresDatabase(pgDatabase);
+    deleteVhost(vhost);
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const keys = await redis.keys(`${redisPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  })());
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
+}
 try {
   system = await startSystem(env, port);
   const orm = await openGatewayStore({ url: store.url, dbPrefix: 'bench_' });
@@ -119,10 +152,12 @@ try {
   }
   await orm.close();
 
-  console.log(`\nbench: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams, FerretDB over SQLite\n`);
+  console.log(`\nbench: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams, FerretDB over ${store.backend}\n`);
   const figures: Figures[] = [];
   for (const [label, method] of [['GET /v1/clients/{id}', 'GET'], ['POST /v1/clients', 'POST']] as const) {
+    await outboxDrained(store.url, 'bench_clients');
     const direct = await measure(`${label} direct`, serviceUrl, method, teams, false, token);
+    await outboxDrained(store.url, 'bench_clients');
     const gated = await measure(`${label} gateway`, gatewayUrl, method, teams, true, token);
     figures.push(direct, gated);
     console.log(
@@ -134,16 +169,5 @@ try {
   console.log('|---|---:|---:|---:|---:|');
   for (const f of figures) console.log(`| ${f.name} | ${f.rps.toFixed(0)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
 } finally {
-  if (system && system.exitCode === null) {
-    const exited = new Promise((done) => system!.once('exit', done));
-    system.kill('SIGTERM');
-    await exited;
-  }
-  await store.stop();
-  deleteVhost(vhost);
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const keys = await redis.keys(`${redisPrefix}*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
-  rmSync(dir, { recursive: true, force: true });
+  await cleanUp();
 }

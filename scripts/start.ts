@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFerretdb, isListening, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
+import { startFerretdb, isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
 import { SERVICE_PORTS, type ServiceName } from '../shared/src/service-runner.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -83,8 +83,8 @@ if (!env.MONGO_URL) {
   if (await isListening(LOCAL_STORE_PORT)) {
     log(`using the local document store already running on port ${LOCAL_STORE_PORT}`);
   } else {
-    store = await startFerretdb({ dataDir: localStoreDataDir, port: LOCAL_STORE_PORT });
-    log(`local document store (FerretDB) on port ${LOCAL_STORE_PORT}, data in ${localStoreDataDir}`);
+    store = await startFerretdb({ dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE, port: LOCAL_STORE_PORT });
+    log(`local document store (FerretDB) on port ${LOCAL_STORE_PORT}, over ${store.backend}`);
   }
   env.MONGO_URL = `mongodb://127.0.0.1:${LOCAL_STORE_PORT}/`;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFerretdb } from '../shared/src/local-store.ts';
@@ -8,7 +8,8 @@ export default async function globalSetup(): Promise<void> {
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), `lpm-test-${run}-`));
   await Promise.all([ensureRabbitmq(), ensureRedis()]);
-  const store = process.env.MONGO_URL ? null : await startFerretdb({ dataDir: join(dir, 'ferretdb') });
+  const database = `lpm_test_${run}`;
+  const store = process.env.MONGO_URL ? null : await startFerretdb({ dataDir: join(dir, 'ferretdb'), database });
   const vhost = `lpm-test-${run}`;
   addVhost(vhost);
   process.env.LPM_TEST_RUN = run;
@@ -20,5 +21,5 @@ export default async function globalSetup(): Promise<void> {
   process.env.REDIS_URL = 'redis://127.0.0.1:6379';
   process.env.REDIS_KEY_PREFIX = `lpm-test-${run}:`;
   (globalThis as Record<string, unknown>).__lpmStore = store;
-  writeFileSync(join(dir, 'env.json'), JSON.stringify({ vhost }));
+  process.env.LPM_TEST_PG_DATABASE = store ? database : '';
 }

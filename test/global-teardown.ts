@@ -1,11 +1,12 @@
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import type { RunningStore } from '../shared/src/local-store.ts';
+import { dropPostgresDatabase, type RunningStore } from '../shared/src/local-store.ts';
 import { deleteVhost } from '../scripts/local-servers.ts';
 
 export default async function globalTeardown(): Promise<void> {
   const store = (globalThis as Record<string, unknown>).__lpmStore as RunningStore | null;
   await store?.stop();
+  if (process.env.LPM_TEST_PG_DATABASE) await dropPostgresDatabase(process.env.LPM_TEST_PG_DATABASE);
   if (process.env.AMQP_VHOST) deleteVhost(process.env.AMQP_VHOST);
   const prefix = process.env.REDIS_KEY_PREFIX;
   if (prefix) {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { freePort, isListening } from '@lpm/shared/local-store';
+import { freePort, isListening, dropPostgresDatabase } from '@lpm/shared/local-store';
 import { openCliStore } from '../src/cli/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { allUpstreams, call, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
@@ -213,13 +213,14 @@ describe('local store', () => {
   test('when no store is running, then the CLI starts one for the command and stops it afterwards', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'lpm-gw-cli-store-'));
     const port = await freePort();
+    const database = `${process.env.MONGO_DB_PREFIX}cli_local`;
     try {
-      const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir });
+      const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir, database });
       expect(await isListening(port)).toBe(true);
       const created = await new Accounts({ orm: store.orm }).createTeam({ name: 'L', plan: 'starter', ownerName: 'O', ownerEmail: 'o@l.io' });
       await store.close();
       expect(await isListening(port)).toBe(false);
-      const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir });
+      const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir, database });
       try {
         expect((await new Accounts({ orm: again.orm }).getTeam(created.team.id)).name).toBe('L');
       } finally {
@@ -227,6 +228,7 @@ describe('local store', () => {
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+      await dropPostgresDatabase(database);
     }
   });
 });

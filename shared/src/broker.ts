@@ -45,11 +45,21 @@ export interface DeliveryMeta {
   headers: Record<string, unknown>;
 }
 
-/** Idempotency store for a consumer: ids of events already handled. */
+/**
+ * Idempotency store for a consumer. A delivery claims its event id before the
+ * handler runs, so two deliveries of one event at the same moment (redelivery
+ * racing a retry, two replicas) never both run it.
+ */
 export interface Dedupe {
-  seen(eventId: string): Promise<boolean>;
-  remember(eventId: string): Promise<void>;
+  /** 'new': this delivery owns the event; 'done': handled before; 'busy': another delivery is handling it now. */
+  claim(eventId: string): Promise<'new' | 'done' | 'busy'>;
+  complete(eventId: string): Promise<void>;
+  /** Gives the claim up after a failed handler, so a retry can claim it again. */
+  release(eventId: string): Promise<void>;
 }
+
+/** A claim older than this is taken over: its holder died mid-handler. */
+const CLAIM_STALE_MS = 60_000;
 
 export interface ConsumeOptions {
   queue: string;
@@ -440,12 +450,19 @@ export class Broker {
     };
     try {
       await context.with(trace.setSpan(parent, span), async () => {
-        if (dedupe && (await dedupe.seen(event.id))) {
+        const claim = dedupe ? await dedupe.claim(event.id) : 'new';
+        if (claim === 'done') {
           span.setAttribute('messaging.duplicate', true);
           return;
         }
-        await handler(event, meta);
-        if (dedupe) await dedupe.remember(event.id);
+        if (claim === 'busy') throw new Error(`event ${event.id} is being handled by another delivery`);
+        try {
+          await handler(event, meta);
+        } catch (err) {
+          await dedupe?.release(event.id).catch(() => {});
+          throw err;
+        }
+        await dedupe?.complete(event.id);
       });
     } catch (err) {
       span.recordException(err as Error);
@@ -532,21 +549,32 @@ function parseEvent(content: Buffer): DomainEvent {
 }
 
 /**
- * Dedupe backed by a collection `dedupe_<consumerName>` whose `_id` is the event id.
- * remember() inserts; a duplicate-key error means another delivery got there first.
+ * Dedupe backed by a collection `dedupe_<consumerName>` whose `_id` is the event
+ * id: inserting the id is the claim (an insert is the one write FerretDB makes
+ * atomic), `state` turns to done once the handler succeeded.
  */
 export function mongoDedupe(db: Db, consumerName: string): Dedupe {
-  const col = db.collection<{ _id: string; at: Date }>(`dedupe_${consumerName}`);
+  const col = db.collection<{ _id: string; state: 'processing' | 'done'; at: Date }>(`dedupe_${consumerName}`);
   return {
-    async seen(eventId) {
-      return (await col.countDocuments({ _id: eventId }, { limit: 1 })) > 0;
-    },
-    async remember(eventId) {
+    async claim(eventId) {
       try {
-        await col.insertOne({ _id: eventId, at: new Date() });
+        await col.insertOne({ _id: eventId, state: 'processing', at: new Date() });
+        return 'new';
       } catch (err) {
-        if ((err as { code?: number }).code !== 11000) throw new Error(`dedupe remember ${eventId} failed`, { cause: err });
+        if ((err as { code?: number }).code !== 11000) throw new Error(`dedupe claim ${eventId} failed`, { cause: err });
       }
+      const held = await col.findOne({ _id: eventId });
+      if (!held) return this.claim(eventId);
+      if (held.state === 'done') return 'done';
+      if (Date.now() - held.at.getTime() < CLAIM_STALE_MS) return 'busy';
+      await col.deleteOne({ _id: eventId, state: 'processing', at: held.at });
+      return this.claim(eventId);
+    },
+    async complete(eventId) {
+      await col.updateOne({ _id: eventId }, { $set: { state: 'done', at: new Date() } });
+    },
+    async release(eventId) {
+      await col.deleteOne({ _id: eventId, state: 'processing' });
     },
   };
 }

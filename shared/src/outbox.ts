@@ -76,6 +76,12 @@ export interface OutboxRelayOptions {
   leaseMs?: number;
   /** Documents looked at per query. Default 100. */
   batchSize?: number;
+  /**
+   * How often a pass also scans the collections for pending events that no kick
+   * named (written by a process that died before relaying them). Scans cost a
+   * collection scan on FerretDB, so they are rare. Default 30000.
+   */
+  scanIntervalMs?: number;
 }
 
 interface OutboxDoc {
@@ -179,6 +185,9 @@ export class OutboxRelay {
   private stopping = false;
   private failing = false;
   private lastLeaseSweep = 0;
+  private readonly scanIntervalMs: number;
+  private lastScan = 0;
+  private hints = new Map<string, Set<unknown>>();
 
   constructor(opts: OutboxRelayOptions) {
     this.db = opts.db;
@@ -188,6 +197,7 @@ export class OutboxRelay {
     this.intervalMs = opts.intervalMs ?? 1000;
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.batchSize = opts.batchSize ?? 100;
+    this.scanIntervalMs = opts.scanIntervalMs ?? 30_000;
     this.leases = this.db.collection<LeaseDoc>(OUTBOX_LEASES);
   }
 
@@ -198,8 +208,12 @@ export class OutboxRelay {
     this.schedule(0);
   }
 
-  /** Runs a pass soon (call right after a write that queued events). */
-  kick(): void {
+  /**
+   * Runs a pass soon; call right after a write that queued events, naming the
+   * document so the pass drains it by id instead of scanning for it.
+   */
+  kick(collection?: string, id?: unknown): void {
+    if (collection !== undefined && id !== undefined) this.hint(collection, id);
     if (!this.started) return;
     if (this.running) this.again = true;
     else this.schedule(0);
@@ -220,8 +234,12 @@ export class OutboxRelay {
    * number of events published. A pass stops at the first publish failure.
    */
   async runOnce(): Promise<number> {
+    return this.run(true);
+  }
+
+  private async run(fullScan: boolean): Promise<number> {
     while (this.running) await this.running.catch(() => {});
-    const p = this.pass().finally(() => {
+    const p = this.pass(fullScan).finally(() => {
       if (this.running === p) this.running = null;
     });
     this.running = p;
@@ -233,7 +251,7 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.runOnce()
+      void this.run(Date.now() - this.lastScan >= this.scanIntervalMs)
         .catch((err) => this.log.error({ err }, 'outbox pass failed'))
         .finally(() => {
           const again = this.again;
@@ -243,8 +261,53 @@ export class OutboxRelay {
     }, delayMs);
   }
 
-  private async pass(): Promise<number> {
+  private hint(collection: string, id: unknown): void {
+    let ids = this.hints.get(collection);
+    if (!ids) this.hints.set(collection, (ids = new Set()));
+    ids.add(id);
+  }
+
+  /** Drains the documents named by kicks; those not reached (publish failing) stay named for the next pass. */
+  private async drainHinted(): Promise<{ ok: boolean; published: number }> {
+    const hinted = this.hints;
+    this.hints = new Map();
+    let published = 0;
+    let ok = true;
+    for (const [name, ids] of hinted) {
+      const col = this.db.collection<OutboxDoc>(name);
+      for (const id of ids) {
+        if (!ok || this.stopping) {
+          this.hint(name, id);
+          continue;
+        }
+        const result = await this.drainOne(name, col, id);
+        published += result.published;
+        if (!result.ok) {
+          ok = false;
+          this.hint(name, id);
+        }
+      }
+    }
+    return { ok, published };
+  }
+
+  private async pass(fullScan: boolean): Promise<number> {
     await this.sweepLeases();
+    const hinted = await this.drainHinted();
+    let published = hinted.published;
+    if (!hinted.ok) return published;
+    if (fullScan) {
+      this.lastScan = Date.now();
+      published += await this.scan();
+    }
+    if (this.failing && published > 0) {
+      this.failing = false;
+      this.log.info({}, 'outbox publishing resumed');
+    }
+    return published;
+  }
+
+  private async scan(): Promise<number> {
     let published = 0;
     for (const name of this.collections) {
       const col = this.db.collection<OutboxDoc>(name);
@@ -264,10 +327,6 @@ export class OutboxRelay {
         }
         if (!progressed || batch.length < this.batchSize) break;
       }
-    }
-    if (this.failing && published > 0) {
-      this.failing = false;
-      this.log.info({}, 'outbox publishing resumed');
     }
     return published;
   }

@@ -35,7 +35,8 @@ export interface ServiceRuntime {
   logger: FastifyBaseLogger;
   orm: Orm;
   broker: Broker;
-  relay: { kick(): void };
+  /** Nudges the outbox relay to publish the events just written to this document. */
+  relay: { kick(collection: string, id: string): void };
 }
 
 export interface ServiceDefinition {
@@ -55,7 +56,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   await createOutboxIndexes(db, def.outboxCollections);
 
   let relay: OutboxRelay | undefined;
-  const relayHandle = { kick: () => relay?.kick() };
+  const relayHandle = { kick: (collection: string, id: string) => relay?.kick(collection, id) };
   const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name });
   const app = def.build({ config, logger, orm, broker, relay: relayHandle });
   relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });

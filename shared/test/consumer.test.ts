@@ -167,8 +167,34 @@ it('when the same event id is delivered again, then the handler runs once', asyn
     await consumer.cancel();
   }
   expect(handled).toEqual([e.id, other.id]);
-  expect(await dedupe.seen(e.id)).toBe(true);
+  expect(await dedupe.claim(e.id)).toBe('done');
   expect(await db.collection('dedupe_consumer-test-dedupe').countDocuments()).toBe(2);
+});
+
+it('when one event is delivered five times at once to a slow handler, then the handler runs once', async () => {
+  const handled: string[] = [];
+  const dedupe = mongoDedupe(db, 'consumer-test-concurrent');
+  const consumer = await broker.consume({
+    queue: 'consumer-test.concurrent',
+    bindings: ['deal.updated'],
+    dedupe,
+    prefetch: 10,
+    retryDelayMs: 200,
+    handler: async (got) => {
+      handled.push(got.id);
+      await new Promise((r) => setTimeout(r, 300));
+    },
+  });
+  const e = event('deal.updated', 'burst');
+  try {
+    await Promise.all(Array.from({ length: 5 }, () => broker.publish(e)));
+    const claims = db.collection<{ _id: string; state: string }>('dedupe_consumer-test-concurrent');
+    await waitFor('claim completed', async () => (await claims.findOne({ _id: e.id }))?.state === 'done');
+    await new Promise((r) => setTimeout(r, 1000)); // the busy deliveries come back from the retry queue and are skipped
+  } finally {
+    await consumer.cancel();
+  }
+  expect(handled).toEqual([e.id]);
 });
 
 it('when a message is not valid JSON, then it goes straight to the DLQ without reaching the handler', async () => {

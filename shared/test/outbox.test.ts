@@ -110,7 +110,7 @@ describe('OutboxRelay', () => {
     expect(written).toMatchObject({ name: 'b', v: 2, outbox_pending: true });
     expect((written!.outbox as DomainEvent[]).map((e) => e.id)).toEqual([e1.id, e2.id, e3.id]);
 
-    const relay = new OutboxRelay({ db, collections: ['clients_a'], publisher: broker, logger: log, intervalMs: 50 });
+    const relay = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_a'], publisher: broker, logger: log, intervalMs: 50 });
     relay.start();
     relay.kick();
     await waitFor('3 events', () => observer.received.length >= 3);
@@ -147,7 +147,7 @@ describe('OutboxRelay', () => {
       reconnectMaxMs: 300,
       publishTimeoutMs: 2000,
     });
-    const relay = new OutboxRelay({ db, collections: ['clients_b'], publisher: viaProxy, logger: outageLog, intervalMs: 50 });
+    const relay = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_b'], publisher: viaProxy, logger: outageLog, intervalMs: 50 });
     try {
       expect(viaProxy.isConnected()).toBe(true);
       relay.start();
@@ -197,6 +197,34 @@ describe('OutboxRelay', () => {
     }
   });
 
+  it('when a write kicks the relay with its document, then it is published at once without a scan; an unkicked one waits for the scan', async () => {
+    const own = await Observer.start('outbox-test.kicked');
+    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+    const col = db.collection('clients_k');
+    const relay = new OutboxRelay({ db, collections: ['clients_k'], publisher: broker, logger: captureLogger(), intervalMs: 20, scanIntervalMs: 3_600_000 });
+    try {
+      relay.start();
+      await new Promise((r) => setTimeout(r, 100)); // the first pass (with its scan) is over
+      const [kicked, orphan] = [events(1, 'kicked'), events(1, 'orphan')];
+      await col.insertOne({ _id: 'orphan' as never, ...outboxOnInsert(orphan) });
+      await col.insertOne({ _id: 'kicked' as never, ...outboxOnInsert(kicked) });
+      relay.kick('clients_k', 'kicked');
+      await waitFor('the kicked event', () => own.ids().includes(kicked[0].id));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(own.ids()).toEqual([kicked[0].id]);
+      await relay.runOnce();
+      await waitFor('the orphan event', () => own.ids().includes(orphan[0].id));
+      expect(own.ids()).toEqual([kicked[0].id, orphan[0].id]);
+    } finally {
+      await relay.stop();
+      await broker.close();
+      await own.close();
+      // The suite's observer saw these events too.
+      await new Promise((r) => setTimeout(r, 100));
+      observer.received = [];
+    }
+  });
+
   it('when two relays drain the same collection, then no event is published twice', async () => {
     const col = db.collection('clients_c');
     const all: DomainEvent[] = [];
@@ -211,8 +239,8 @@ describe('OutboxRelay', () => {
     const db2 = client2.db(db.databaseName);
     const published: string[] = [];
     const counting = { publish: async (e: DomainEvent) => { published.push(e.id); await broker.publish(e); } };
-    const r1 = new OutboxRelay({ db, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
-    const r2 = new OutboxRelay({ db: db2, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
+    const r1 = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
+    const r2 = new OutboxRelay({ scanIntervalMs: 50, db: db2, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
     try {
       await Promise.all([r1.runOnce(), r2.runOnce(), r1.runOnce(), r2.runOnce()]);
       r1.start();
@@ -245,8 +273,8 @@ describe('OutboxRelay', () => {
         await gate;
       },
     };
-    const stalled = new OutboxRelay({ db, collections: ['clients_d'], publisher: stalledPublisher, logger: log, leaseMs: 600 });
-    const other = new OutboxRelay({ db, collections: ['clients_d'], publisher: broker, logger: log, leaseMs: 600 });
+    const stalled = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: stalledPublisher, logger: log, leaseMs: 600 });
+    const other = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: broker, logger: log, leaseMs: 600 });
     const stalledPass = stalled.runOnce();
     await waitFor('the stalled relay to hold the document', () => stalledCalls.length === 1);
     expect(await other.runOnce()).toBe(0);
@@ -266,7 +294,7 @@ describe('OutboxRelay', () => {
     await col.insertOne({ _id: 'cli_e' as never, n: 0, ...outboxOnInsert([]) });
     const client2 = await MongoClient.connect(process.env.MONGO_URL!);
     const db2 = client2.db(db.databaseName);
-    const relay = new OutboxRelay({ db, collections: ['clients_e'], publisher: broker, logger: log, intervalMs: 5 });
+    const relay = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_e'], publisher: broker, logger: log, intervalMs: 5 });
     const written: string[] = [];
     try {
       relay.start();

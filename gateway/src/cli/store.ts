@@ -1,6 +1,6 @@
 // The store the CLI works on: MONGO_URL when set, else the local FerretDB of
 // `npm start`, started for the command's duration when it is not running.
-import { isListening, LOCAL_STORE_PORT, localStoreDataDir, startFerretdb } from '@lpm/shared/local-store';
+import { isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, startFerretdb } from '@lpm/shared/local-store';
 import type { Orm } from '@lpm/shared/orm';
 import { openGatewayStore } from '../store.ts';
 
@@ -12,17 +12,18 @@ export interface CliStore {
 export interface LocalStore {
   port: number;
   dataDir: string;
+  database: string;
 }
 
 export async function openCliStore(
   opts: { mongoUrl?: string; dbPrefix: string },
-  local: LocalStore = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir },
+  local: LocalStore = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE },
 ): Promise<CliStore> {
   if (opts.mongoUrl) return withOrm(await openGatewayStore({ url: opts.mongoUrl, dbPrefix: opts.dbPrefix }));
   if (await isListening(local.port)) {
     return withOrm(await openGatewayStore({ url: `mongodb://127.0.0.1:${local.port}/`, dbPrefix: opts.dbPrefix }));
   }
-  const started = await startFerretdb({ dataDir: local.dataDir, port: local.port });
+  const started = await startFerretdb({ dataDir: local.dataDir, database: local.database, port: local.port });
   try {
     return withOrm(await openGatewayStore({ url: started.url, dbPrefix: opts.dbPrefix }), () => started.stop());
   } catch (e) {

@@ -42,7 +42,7 @@ beforeAll(async () => {
   }, { noAck: true });
 
   let relayRef: OutboxRelay | undefined;
-  sut = await startClients({ relay: { kick: () => relayRef?.kick() } });
+  sut = await startClients({ relay: { kick: (collection, id) => relayRef?.kick(collection, id) } });
   const db = sut.orm.em.getConnection().getDb();
   await createOutboxIndexes(db, ['clients']);
   relay = new OutboxRelay({ db, collections: ['clients'], publisher: broker, logger, intervalMs: 200 });

@@ -22,7 +22,7 @@ export interface ClientsUnderTest {
 }
 
 /** The clients app on its own FerretDB database; `relay` defaults to a counter of nudges. */
-export async function startClients(opts: { cases?: CaseDirectory; relay?: { kick(): void } } = {}): Promise<ClientsUnderTest> {
+export async function startClients(opts: { cases?: CaseDirectory; relay?: { kick(collection: string, id: string): void } } = {}): Promise<ClientsUnderTest> {
   const orm = await openOrm({
     url: process.env.MONGO_URL!,
     dbName: `${process.env.MONGO_DB_PREFIX}clients_${randomBytes(4).toString('hex')}`,

@@ -24,7 +24,7 @@ import {
 export interface ClientsDeps {
   orm: Orm;
   cases: CaseDirectory;
-  relay: { kick(): void };
+  relay: { kick(collection: string, id: string): void };
 }
 
 export interface ClientListQuery extends ListQuery {
@@ -114,7 +114,7 @@ export class Clients {
       if (isDuplicateKey(e)) throw duplicateDocument(type);
       throw e;
     }
-    this.deps.relay.kick();
+    this.deps.relay.kick('clients', record._id);
     return detail;
   }
 
@@ -247,6 +247,6 @@ export class Clients {
       if (isDuplicateKey(e)) throw duplicateDocument(current.type);
       throw e;
     }
-    this.deps.relay.kick();
+    this.deps.relay.kick('clients', current._id);
   }
 }
