@@ -1,6 +1,7 @@
 // Starts the gateway: config, store, Redis, HTTP; stops cleanly on SIGTERM or SIGINT.
 import { createLogger } from '@lpm/shared/http';
 import { startTelemetry } from '@lpm/shared/telemetry';
+import { stopOnSignals } from '@lpm/shared/shutdown';
 import { buildGatewayApp } from './app.ts';
 import { readGatewayConfig } from './config.ts';
 import { createLimitsRedis, redisReady } from './limits/redis.ts';
@@ -22,18 +23,10 @@ async function start(): Promise<void> {
     loggerInstance: logger,
   });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'stopping');
-    setTimeout(() => process.exit(1), 15_000).unref();
+  stopOnSignals(app.log, async () => {
     await app.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  });
 
   // Limits work without Redis (in-process fallback), so a slow Redis only delays the start a little.
   if (!(await redisReady(redis, 3000))) app.log.warn('Redis not ready at start: rate limits use in-process counters until it is');

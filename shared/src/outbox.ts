@@ -12,9 +12,9 @@
 // so a lease taken with findOneAndUpdate is not exclusive (two relays both win, and
 // our test saw events published twice), and two concurrent updates of one document
 // can silently lose one of them. A unique-_id insert is atomic there, so leases and
-// locks are inserts into `outbox_leases`. withDocumentLock() serializes writes to a
-// record: the relay takes it for its one write per drain, and writers that take it
-// too can never be undone by the relay's $pullAll (or by each other).
+// locks are inserts into `outbox_leases`. One document lock serializes everything
+// that changes a record: writers take it for their read-modify-write, the relay for
+// its whole drain (read, publish, $pullAll), so nothing undoes anything else.
 import { randomUUID } from 'node:crypto';
 import { context } from '@opentelemetry/api';
 import type { Collection, Db, Document } from 'mongodb';
@@ -68,14 +68,10 @@ export interface OutboxRelayOptions {
   logger: Logger;
   /** Pause between passes when nothing kicks the relay. Default 1000. */
   intervalMs?: number;
-  /**
-   * A claimed document is exclusive to this relay for at least this long. The relay
-   * starts no new publish after half of it, so keep the publisher's own timeout
-   * below leaseMs / 2. Replica clocks must agree to well within leaseMs. Default 30000.
-   */
-  leaseMs?: number;
   /** Documents looked at per query. Default 100. */
   batchSize?: number;
+  /** Documents drained at the same time. Default 16. */
+  concurrency?: number;
   /**
    * How often a pass also scans the collections for pending events that no kick
    * named (written by a process that died before relaying them). Scans cost a
@@ -128,12 +124,21 @@ async function releaseLease(leases: Collection<LeaseDoc>, lease: Lease): Promise
   await leases.deleteMany({ _id: { $in: lease.ids } });
 }
 
+/**
+ * A document lock is exclusive for at least this long; its holder must be done
+ * within it, and one that dies blocks the document for at most twice as long.
+ * Every holder uses this one period (locks are time-slot keys). Replica clocks
+ * must agree to well within it.
+ */
+export const DOCUMENT_LOCK_MS = 5000;
+
 export interface DocumentLockOptions {
-  /** The lock is exclusive for at least this long; fn must finish well within it. Default 2000. */
-  lockMs?: number;
   /** Give up (reject) after waiting this long for the lock. Default 5000. */
   waitMs?: number;
 }
+
+const lockKey = (collection: string, id: unknown) => `lock:${collection}:${String(id)}`;
+const LEASE_SWEEP_MS = 30_000;
 
 /**
  * Runs fn while holding a short exclusive lock on one document, so that writes to
@@ -147,10 +152,10 @@ export async function withDocumentLock<T>(
   fn: () => Promise<T>,
   opts: DocumentLockOptions = {},
 ): Promise<T> {
-  const lockMs = opts.lockMs ?? 2000;
+  const lockMs = DOCUMENT_LOCK_MS;
   const waitMs = opts.waitMs ?? 5000;
   const leases = db.collection<LeaseDoc>(OUTBOX_LEASES);
-  const key = `lock:${collection}:${String(id)}`;
+  const key = lockKey(collection, id);
   const owner = randomUUID();
   const deadline = Date.now() + waitMs;
   let lease = await tryLease(leases, key, lockMs, owner);
@@ -168,13 +173,20 @@ export async function withDocumentLock<T>(
   }
 }
 
+async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 export class OutboxRelay {
   private readonly db: Db;
   private readonly collections: string[];
   private readonly publisher: EventPublisher;
   private readonly log: Logger;
   private readonly intervalMs: number;
-  private readonly leaseMs: number;
   private readonly batchSize: number;
   private readonly leases: Collection<LeaseDoc>;
   private readonly owner = randomUUID();
@@ -186,6 +198,7 @@ export class OutboxRelay {
   private failing = false;
   private lastLeaseSweep = 0;
   private readonly scanIntervalMs: number;
+  private readonly concurrency: number;
   private lastScan = 0;
   private hints = new Map<string, Set<unknown>>();
 
@@ -195,9 +208,9 @@ export class OutboxRelay {
     this.publisher = opts.publisher;
     this.log = opts.logger;
     this.intervalMs = opts.intervalMs ?? 1000;
-    this.leaseMs = opts.leaseMs ?? 30_000;
     this.batchSize = opts.batchSize ?? 100;
     this.scanIntervalMs = opts.scanIntervalMs ?? 30_000;
+    this.concurrency = opts.concurrency ?? 16;
     this.leases = this.db.collection<LeaseDoc>(OUTBOX_LEASES);
   }
 
@@ -267,27 +280,25 @@ export class OutboxRelay {
     ids.add(id);
   }
 
-  /** Drains the documents named by kicks; those not reached (publish failing) stay named for the next pass. */
+  /**
+   * Drains the documents named by kicks, several at a time (each under its own
+   * lease, its events in order); those not reached while publishing fails stay
+   * named for the next pass.
+   */
   private async drainHinted(): Promise<{ ok: boolean; published: number }> {
     const hinted = this.hints;
     this.hints = new Map();
+    const work = [...hinted].flatMap(([name, ids]) => [...ids].map((id) => ({ name, id })));
     let published = 0;
     let ok = true;
-    for (const [name, ids] of hinted) {
-      const col = this.db.collection<OutboxDoc>(name);
-      for (const id of ids) {
-        if (!ok || this.stopping) {
-          this.hint(name, id);
-          continue;
-        }
-        const result = await this.drainOne(name, col, id);
-        published += result.published;
-        if (!result.ok) {
-          ok = false;
-          this.hint(name, id);
-        }
-      }
-    }
+    await forEachConcurrently(work, this.concurrency, async ({ name, id }) => {
+      if (!ok || this.stopping) return this.hint(name, id);
+      const result = await this.drainOne(name, this.db.collection<OutboxDoc>(name), id);
+      published += result.published;
+      if (!result.ok) ok = false;
+      // Locked by a writer for a moment, or its publish failed: try again next pass.
+      if (!result.ok || !result.claimed) this.hint(name, id);
+    });
     return { ok, published };
   }
 
@@ -318,36 +329,44 @@ export class OutboxRelay {
           .limit(this.batchSize)
           .toArray();
         let progressed = false;
-        for (const { _id } of batch) {
-          if (this.stopping) return published;
+        let ok = true;
+        await forEachConcurrently(batch, this.concurrency, async ({ _id }) => {
+          if (!ok || this.stopping) return;
           const result = await this.drainOne(name, col, _id);
           published += result.published;
           if (result.claimed) progressed = true;
-          if (!result.ok) return published;
-        }
+          if (!result.ok) ok = false;
+        });
+        if (!ok || this.stopping) return published;
         if (!progressed || batch.length < this.batchSize) break;
       }
     }
     return published;
   }
 
-  /** Claims one document, publishes its events in order and removes the published ones. */
+  /**
+   * Takes the document's lock (without waiting: a writer or another relay has it),
+   * publishes its events in order and removes the published ones, all under the
+   * lock. Publishing stops at half the lock period, and the removal is skipped
+   * once the lock may have lapsed: those events go out again later (a duplicate)
+   * rather than risk overwriting a writer's change.
+   */
   private async drainOne(
     name: string,
     col: Collection<OutboxDoc>,
     id: OutboxDoc['_id'],
   ): Promise<{ ok: boolean; claimed: boolean; published: number }> {
-    const lease = await tryLease(this.leases, `relay:${name}:${String(id)}`, this.leaseMs, this.owner);
+    const lease = await tryLease(this.leases, lockKey(name, id), DOCUMENT_LOCK_MS, this.owner);
     if (!lease) return { ok: true, claimed: false, published: 0 };
+    const within = (fraction: number) => Date.now() - lease.acquiredAt < DOCUMENT_LOCK_MS * fraction;
     try {
-      // Read after claiming: the previous holder's write is complete by now.
       const doc = await col.findOne({ _id: id });
       const events = doc?.outbox ?? [];
       if (!doc || !doc.outbox_pending) return { ok: true, claimed: true, published: 0 };
       const done: DomainEvent[] = [];
       let failure: unknown = null;
       for (const event of events) {
-        if (Date.now() - lease.acquiredAt > this.leaseMs / 2) break; // keep the rest for a later claim
+        if (!within(0.5)) break; // the rest go out after a later claim
         try {
           // Published in the trace of the request that wrote the event.
           await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
@@ -357,7 +376,7 @@ export class OutboxRelay {
           break;
         }
       }
-      await withDocumentLock(this.db, name, id, () => this.removePublished(col, id, events.length, done));
+      if (within(0.9)) await this.removePublished(col, id, events.length, done);
       if (failure) {
         if (!this.failing) {
           this.failing = true;
@@ -373,7 +392,7 @@ export class OutboxRelay {
       return { ok: true, claimed: true, published: done.length };
     } finally {
       await releaseLease(this.leases, lease).catch((err) => {
-        this.log.warn({ err, key: lease.ids[0] }, 'outbox lease release failed; it expires by itself');
+        this.log.warn({ err, key: lease.ids[0] }, 'outbox lock release failed; it expires by itself');
       });
     }
   }
@@ -398,8 +417,8 @@ export class OutboxRelay {
   /** Drops leases left by relays that died (at most once per lease period). */
   private async sweepLeases(): Promise<void> {
     const now = Date.now();
-    if (now - this.lastLeaseSweep < this.leaseMs) return;
+    if (now - this.lastLeaseSweep < LEASE_SWEEP_MS) return;
     this.lastLeaseSweep = now;
-    await this.leases.deleteMany({ expires_at: { $lt: new Date(now - this.leaseMs) } });
+    await this.leases.deleteMany({ expires_at: { $lt: new Date(now - DOCUMENT_LOCK_MS) } });
   }
 }

@@ -8,6 +8,7 @@ import { openOrm, type Orm } from './orm.ts';
 import { Broker } from './broker.ts';
 import { OutboxRelay, createOutboxIndexes } from './outbox.ts';
 import { startTelemetry } from './telemetry.ts';
+import { stopOnSignals } from './shutdown.ts';
 
 export const SERVICE_PORTS = { deals: 8081, clients: 8082, cases: 8083, activities: 8084, financial: 8085, webhooks: 8086 } as const;
 export type ServiceName = keyof typeof SERVICE_PORTS;
@@ -62,21 +63,13 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
   relay.start();
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'stopping');
-    setTimeout(() => process.exit(1), 15_000).unref();
+  stopOnSignals(logger, async () => {
     await app.close();
     await relay?.stop();
     await broker.close();
     await orm.close();
     await telemetry.shutdown();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  });
 
   await app.listen({ port: config.port, host: config.host });
 }

@@ -273,15 +273,15 @@ describe('OutboxRelay', () => {
         await gate;
       },
     };
-    const stalled = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: stalledPublisher, logger: log, leaseMs: 600 });
-    const other = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: broker, logger: log, leaseMs: 600 });
+    const stalled = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: stalledPublisher, logger: log });
+    const other = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: broker, logger: log });
     const stalledPass = stalled.runOnce();
     await waitFor('the stalled relay to hold the document', () => stalledCalls.length === 1);
     expect(await other.runOnce()).toBe(0);
     await waitFor('events from the other relay once the lease expired', async () => {
       await other.runOnce();
       return observer.received.length >= 3;
-    });
+    }, 30_000);
     release();
     await stalledPass;
     expect(stalledCalls).toEqual([evs[0]!.id]);
