@@ -1,28 +1,11 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { Broker, type Logger } from '../src/broker.ts';
+import { Broker } from '../src/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
+import { captureLogger, waitFor } from './support/wait.ts';
 
 const EXCHANGE = 'broker-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
-
-interface LogLine {
-  level: string;
-  msg?: string;
-}
-function captureLogger(): Logger & { lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at = (level: string) => (_obj: object, msg?: string) => void lines.push({ level, msg });
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 function viaProxyUrl(proxy: TcpProxy): string {
   const url = new URL(AMQP_URL);

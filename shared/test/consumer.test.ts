@@ -1,21 +1,12 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { MongoClient, type Db } from 'mongodb';
-import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, type DeliveryMeta, type Logger } from '../src/broker.ts';
+import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, type DeliveryMeta } from '../src/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
+import { waitFor, quietLogger } from './support/wait.ts';
 
 const EXCHANGE = 'consumer-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
-
-const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -26,7 +17,7 @@ let mongo: MongoClient;
 let db: Db;
 
 beforeAll(async () => {
-  broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: quiet, connectionName: 'consumer-test' });
+  broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: quietLogger, connectionName: 'consumer-test' });
   raw = await amqpConnect(AMQP_URL);
   ch = await raw.createChannel();
   mongo = await MongoClient.connect(process.env.MONGO_URL!);
@@ -51,7 +42,7 @@ it('when the handler resolves, then the message is acked, and until then a lost 
   const proxy = await startTcpProxy('127.0.0.1', 5672);
   const url = new URL(AMQP_URL);
   url.host = `127.0.0.1:${proxy.port}`;
-  const viaProxy = await Broker.connect({ url: url.toString(), exchange: EXCHANGE, logger: quiet, reconnectMinMs: 50, reconnectMaxMs: 300 });
+  const viaProxy = await Broker.connect({ url: url.toString(), exchange: EXCHANGE, logger: quietLogger, reconnectMinMs: 50, reconnectMaxMs: 300 });
   const deliveries: DeliveryMeta[] = [];
   let finish!: () => void;
   const firstCallBlocks = new Promise<void>((r) => (finish = r));

@@ -1,31 +1,13 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { MongoClient, type Db } from 'mongodb';
-import { Broker, type Logger } from '../src/broker.ts';
+import { Broker } from '../src/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { OutboxRelay, createOutboxIndexes, outboxOnInsert, outboxUpdate, withDocumentLock } from '../src/outbox.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
+import { captureLogger, waitFor } from './support/wait.ts';
 
 const EXCHANGE = 'outbox-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
-
-interface LogLine {
-  level: string;
-  obj: object;
-  msg?: string;
-}
-function captureLogger(): Logger & { lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at = (level: string) => (obj: object, msg?: string) => void lines.push({ level, obj, msg });
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Reads straight from RabbitMQ (no proxy, no Broker): what really went out. */
 class Observer {

@@ -1,24 +1,15 @@
 import { createServer } from 'node:http';
 import { SpanKind, context, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { Broker, type Logger } from '../src/broker.ts';
+import { Broker } from '../src/broker.ts';
 import { newEvent } from '../src/events.ts';
 import { extractTraceContext, injectTraceHeaders, startTelemetry } from '../src/telemetry.ts';
-
-const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { waitFor, quietLogger } from './support/wait.ts';
 
 it('when an event is published inside a request span, then the consumer span continues the same trace', async () => {
   const exporter = new InMemorySpanExporter();
   const telemetry = startTelemetry({ serviceName: 'telemetry-test', spanExporter: exporter });
-  const broker = await Broker.connect({ url: process.env.AMQP_URL!, exchange: 'telemetry-test.events', logger: quiet });
+  const broker = await Broker.connect({ url: process.env.AMQP_URL!, exchange: 'telemetry-test.events', logger: quietLogger });
   try {
     let handlerTraceId: string | undefined;
     const consumer = await broker.consume({

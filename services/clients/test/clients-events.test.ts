@@ -5,6 +5,7 @@ import { Broker } from '@lpm/shared/broker';
 import { OutboxRelay, createOutboxIndexes } from '@lpm/shared/outbox';
 import type { DomainEvent } from '@lpm/shared/events';
 import { startTcpProxy, type TcpProxy } from '../../../shared/test/support/tcp-proxy.ts';
+import { waitFor } from '../../../shared/test/support/wait.ts';
 import { startClients, identity, type ClientsUnderTest } from './helper.ts';
 
 const exchange = `clients-events-${randomBytes(4).toString('hex')}`;
@@ -16,14 +17,6 @@ let sut: ClientsUnderTest;
 let listener: ChannelModel;
 let channel: Channel;
 const received: DomainEvent[] = [];
-
-async function until(predicate: () => boolean, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 beforeAll(async () => {
   const amqp = new URL(process.env.AMQP_URL!);
@@ -67,7 +60,7 @@ test('when a client is created, updated and deactivated, then exactly one event 
   const created = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Eva', phone: '+55 1' } })).json().data;
   await sut.call(who, { method: 'PUT', url: `/v1/clients/${created.id}`, payload: { phone: '+55 2', name: 'Eva' } });
   await sut.call(who, { method: 'DELETE', url: `/v1/clients/${created.id}` });
-  await until(() => received.length >= 3).catch((e) => { console.log(JSON.stringify(received.map((x) => x.type))); throw e; });
+  await waitFor('three events', () => received.length >= 3);
   await new Promise((r) => setTimeout(r, 300));
   expect(received.map((e) => e.type)).toEqual(['client.created', 'client.updated', 'client.deactivated']);
   const [c, u, d] = received;
@@ -96,7 +89,7 @@ test('when the broker is unreachable, then writes still succeed and every event 
   await new Promise((r) => setTimeout(r, 700));
   expect(received).toHaveLength(0);
   proxy.restore();
-  await until(() => received.length >= 5);
+  await waitFor('five events', () => received.length >= 5);
   await new Promise((r) => setTimeout(r, 1000));
   expect(received.map((e) => (e.data.object as { id: string }).id).sort()).toEqual([...ids].sort());
   expect(new Set(received.map((e) => e.id)).size).toBe(5);
@@ -105,7 +98,7 @@ test('when the broker is unreachable, then writes still succeed and every event 
 test('when a PUT changes nothing, then no event is published', async () => {
   const who = identity();
   const created = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Same' } })).json().data;
-  await until(() => received.length >= 1);
+  await waitFor('the created event', () => received.length >= 1);
   const res = await sut.call(who, { method: 'PUT', url: `/v1/clients/${created.id}`, payload: { name: 'Same' } });
   expect(res.json().data).toEqual({ id: created.id, name: 'Same', updated_at: created.updated_at });
   await new Promise((r) => setTimeout(r, 700));
