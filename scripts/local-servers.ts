@@ -11,20 +11,32 @@ async function waitFor(port: number, seconds: number): Promise<void> {
   }
 }
 
-export async function ensureRabbitmq(): Promise<void> {
-  if (await isListening(5672)) return;
+/** Starts RabbitMQ when nothing listens on 5672; true when this call started it. */
+export async function ensureRabbitmq(): Promise<boolean> {
+  if (await isListening(5672)) return false;
   execSync('rabbitmq-server -detached', { stdio: 'ignore' });
   await waitFor(5672, 60);
   execFileSync('rabbitmqctl', ['await_startup'], { stdio: 'ignore' });
+  return true;
 }
 
-export async function ensureRedis(): Promise<void> {
-  if (await isListening(6379)) return;
+/** Starts Redis when nothing listens on 6379; true when this call started it. */
+export async function ensureRedis(): Promise<boolean> {
+  if (await isListening(6379)) return false;
   execSync(
     'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log',
     { stdio: 'ignore' },
   );
   await waitFor(6379, 20);
+  return true;
+}
+
+export function stopRabbitmq(): void {
+  execFileSync('rabbitmqctl', ['stop'], { stdio: 'ignore' });
+}
+
+export function stopRedis(): void {
+  execFileSync('redis-cli', ['-p', '6379', 'shutdown', 'nosave'], { stdio: 'ignore' });
 }
 
 export function addVhost(vhost: string): void {

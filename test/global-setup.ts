@@ -7,7 +7,9 @@ import { addVhost, ensureRabbitmq, ensureRedis } from '../scripts/local-servers.
 export default async function globalSetup(): Promise<void> {
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), `lpm-test-${run}-`));
-  await Promise.all([ensureRabbitmq(), ensureRedis()]);
+  const [startedRabbitmq, startedRedis] = await Promise.all([ensureRabbitmq(), ensureRedis()]);
+  // Servers this run started are stopped again at the end: they are left as found.
+  process.env.LPM_TEST_STOP_SERVERS = [startedRabbitmq && 'rabbitmq', startedRedis && 'redis'].filter(Boolean).join(',');
   const database = `lpm_test_${run}`;
   const store = process.env.MONGO_URL ? null : await startFerretdb({ dataDir: join(dir, 'ferretdb'), database });
   const vhost = `lpm-test-${run}`;

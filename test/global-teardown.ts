@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { dropPostgresDatabase, type RunningStore } from '../shared/src/local-store.ts';
-import { deleteVhost } from '../scripts/local-servers.ts';
+import { deleteVhost, stopRabbitmq, stopRedis } from '../scripts/local-servers.ts';
 
 export default async function globalTeardown(): Promise<void> {
   const store = (globalThis as Record<string, unknown>).__lpmStore as RunningStore | null;
@@ -20,4 +20,7 @@ export default async function globalTeardown(): Promise<void> {
     redis.disconnect();
   }
   if (process.env.LPM_TEST_DIR) rmSync(process.env.LPM_TEST_DIR, { recursive: true, force: true });
+  const toStop = (process.env.LPM_TEST_STOP_SERVERS ?? '').split(',');
+  if (toStop.includes('rabbitmq')) stopRabbitmq();
+  if (toStop.includes('redis')) stopRedis();
 }
