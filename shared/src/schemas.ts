@@ -41,7 +41,7 @@ export const object = (properties: Record<string, Schema>, required: string[] = 
 });
 
 /** Error envelope schema, shared by every route's error responses. */
-export const errorResponse: Schema = {
+const errorResponse: Schema = {
   type: 'object',
   properties: {
     success: { type: 'boolean' },
@@ -54,4 +54,34 @@ export const errorResponse: Schema = {
       },
     },
   },
+};
+
+// Response schemas: they document each route and make the serializer emit only
+// the fields of the read shape (never a stored field such as the outbox).
+const pageBlock: Schema = {
+  type: 'object',
+  properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, pages: { type: 'integer' } },
+};
+
+export const errorResponses = { '4xx': errorResponse, '5xx': errorResponse };
+
+export const okResponse = (status: 200 | 201, data: Schema) => ({
+  [status]: { type: 'object', properties: { success: { type: 'boolean' }, data } },
+  ...errorResponses,
+});
+
+export const pageResponse = (item: Schema) => ({
+  200: { type: 'object', properties: { success: { type: 'boolean' }, data: { type: 'array', items: item }, pagination: pageBlock } },
+  ...errorResponses,
+});
+
+/** An object whose fields are all optional in output (absent ones are left out). */
+export const shape = (properties: Record<string, Schema>): Schema => ({ type: 'object', properties });
+
+export const out = {
+  string: { type: 'string' } as Schema,
+  nullableString: { type: ['string', 'null'] } as Schema,
+  integer: { type: 'integer' } as Schema,
+  strings: { type: 'array', items: { type: 'string' } } as Schema,
+  freeObject: { type: 'object', additionalProperties: true } as Schema,
 };

@@ -1,6 +1,6 @@
-import { date, email, enumOf, longText, metadata, name, nullable, object, stringList, text } from '@lpm/shared/schemas';
+import { date, email, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/schemas';
 import { listQuerySchema } from '@lpm/shared/pagination';
-import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS } from '../domain/client-shape.ts';
+import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS, PF_FIELDS, PJ_FIELDS } from '../domain/client-shape.ts';
 
 const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';
 // Since July 2026 the first 12 positions of a CNPJ may be letters; the check digits stay numeric.
@@ -58,3 +58,62 @@ export const listClientsQuery = listQuerySchema(['created_at', 'updated_at', 'na
 });
 
 export const clientCasesQuery = listQuerySchema(['created_at', 'updated_at', 'title', 'priority', 'sla_date']);
+
+const { string, nullableString, integer, strings, freeObject } = out;
+const documentFields = Object.fromEntries([...PF_FIELDS, ...PJ_FIELDS].map((f) => [f, nullableString]));
+
+/** The detail read shape; a PF client has the PF fields, a PJ client the PJ ones. */
+const clientDetail = shape({
+  id: string,
+  type: string,
+  name: string,
+  email: nullableString,
+  phone: nullableString,
+  whatsapp: nullableString,
+  segment: nullableString,
+  status: string,
+  ...documentFields,
+  address: { type: ['object', 'null'], properties: Object.fromEntries(ADDRESS_PARTS.map((p) => [p, nullableString])) },
+  notes: nullableString,
+  tags: strings,
+  metadata: freeObject,
+  cases_count: integer,
+  deactivated_at: nullableString,
+  created_at: string,
+  updated_at: string,
+});
+
+const clientListItem = shape({
+  id: string,
+  type: string,
+  name: string,
+  email: nullableString,
+  phone: nullableString,
+  cpf: nullableString,
+  cnpj: nullableString,
+  segment: nullableString,
+  status: string,
+  cases_count: integer,
+  created_at: string,
+});
+
+const clientCaseItem = shape({
+  id: string,
+  title: string,
+  number: nullableString,
+  area: nullableString,
+  phase: string,
+  priority: string,
+  status: string,
+  created_at: string,
+});
+
+export const responses = {
+  detail: okResponse(200, clientDetail),
+  created: okResponse(201, clientDetail),
+  /** id, the fields sent (any of the detail's) and updated_at. */
+  updated: okResponse(200, clientDetail),
+  deactivated: okResponse(200, shape({ id: string, status: string, deactivated_at: nullableString })),
+  list: pageResponse(clientListItem),
+  cases: pageResponse(clientCaseItem),
+};
