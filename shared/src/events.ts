@@ -1,5 +1,5 @@
 // The one envelope for every domain event. Services publish it on the broker; the
-// webhooks service builds the spec's delivery payload from it (webhookPayload).
+// webhooks service builds the spec's delivery payload from it.
 import { newId } from './ids.ts';
 import { currentTraceHeaders } from './telemetry.ts';
 
@@ -77,28 +77,5 @@ export function newEvent<T>(
     actor_id: actorId,
     data: { object, previous_attributes: previousAttributes },
     trace: currentTraceHeaders(),
-  };
-}
-
-/** The webhook delivery body of the spec: the envelope without actor_id, plus webhook_id. */
-export interface WebhookPayload<T = Record<string, unknown>> {
-  id: string;
-  type: string;
-  api_version: 'v1';
-  created_at: string;
-  data: DomainEvent<T>['data'];
-  team_id: string;
-  webhook_id: string;
-}
-
-export function webhookPayload<T>(event: DomainEvent<T>, webhookId: string): WebhookPayload<T> {
-  return {
-    id: event.id,
-    type: event.type,
-    api_version: event.api_version,
-    created_at: event.created_at,
-    data: event.data,
-    team_id: event.team_id,
-    webhook_id: webhookId,
   };
 }

@@ -28,8 +28,8 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-export const bodyAjv = makeAjv(false);
-export const queryAjv = makeAjv(true);
+const bodyAjv = makeAjv(false);
+const queryAjv = makeAjv(true);
 
 export type ValidatorFor = (schema: AnySchema, httpPart?: string) => (data: unknown) => boolean;
 

@@ -4,9 +4,9 @@ import type { EntityManager } from '@mikro-orm/mongodb';
 import { badRequest, conflict, notFound } from '@lpm/shared/errors';
 import { newId } from '@lpm/shared/ids';
 import { isDuplicateKey, type Orm } from '@lpm/shared/orm';
-import { SCOPES, type Scope } from '@lpm/shared/identity';
+import { SCOPES, sameSecret, type Scope } from '@lpm/shared/identity';
 import { ApiKeyEntity, TeamEntity, UserEntity } from './entities.ts';
-import { generateApiKey, isWellFormedKey, keyDigest, sameDigest } from './keys.ts';
+import { generateApiKey, isWellFormedKey, keyDigest } from './keys.ts';
 import { isPlan, type Plan } from './plans.ts';
 
 export interface Team {
@@ -224,7 +224,7 @@ export class Accounts {
     const digest = keyDigest(rawKey);
     const em = this.em();
     const key = (await em.findOne(ApiKeyEntity, { digest })) as unknown as (Row & { digest: string }) | null;
-    if (!key || key.revoked_at || !sameDigest(key.digest, digest)) return null;
+    if (!key || key.revoked_at || !sameSecret(key.digest, digest)) return null;
     const [user, team] = await Promise.all([
       em.findOne(UserEntity, { _id: key.user_id as string, team_id: key.team_id as string }),
       em.findOne(TeamEntity, { _id: key.team_id as string }),

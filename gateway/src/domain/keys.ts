@@ -1,5 +1,5 @@
 // API keys: `lpk_` + 40 base62 characters; only their SHA-256 digest is ever stored.
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_RE = /^lpk_[0-9A-Za-z]{40}$/;
@@ -13,9 +13,3 @@ export function generateApiKey(): string {
 export const isWellFormedKey = (raw: string): boolean => KEY_RE.test(raw);
 
 export const keyDigest = (raw: string): string => createHash('sha256').update(raw).digest('hex');
-
-export function sameDigest(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && timingSafeEqual(x, y);
-}

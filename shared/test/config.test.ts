@@ -1,0 +1,65 @@
+import { ConfigError, bool, duration, durationList, int, oneOf, parseDuration, readConfig, secret, str, url } from '../src/config.ts';
+
+test('when settings are valid or absent, then values are parsed and defaults apply', () => {
+  const config = readConfig(
+    {
+      port: ['PORT', int(8080, 0, 65535)],
+      host: ['HOST', str('127.0.0.1')],
+      token: ['TOKEN', secret],
+      allow: ['ALLOW', bool(false)],
+      every: ['EVERY', duration('1m')],
+      delays: ['DELAYS', durationList('5m,30m,2h,12h,24h')],
+      level: ['LEVEL', oneOf(['info', 'warn'], 'info')],
+      amqp: ['AMQP', url('amqp://127.0.0.1:5672', ['amqp:'])],
+    },
+    { PORT: '9000', TOKEN: '0123456789abcdef', ALLOW: 'true', EVERY: '' },
+  );
+  expect(config).toEqual({
+    port: 9000,
+    host: '127.0.0.1',
+    token: '0123456789abcdef',
+    allow: true,
+    every: 60_000,
+    delays: [300_000, 1_800_000, 7_200_000, 43_200_000, 86_400_000],
+    level: 'info',
+    amqp: 'amqp://127.0.0.1:5672',
+  });
+});
+
+test('when several settings are bad, then one error names every one of them', () => {
+  let error: unknown;
+  try {
+    readConfig(
+      {
+        port: ['PORT', int(8080, 0, 65535)],
+        token: ['TOKEN', secret],
+        allow: ['ALLOW', bool(false)],
+        level: ['LEVEL', oneOf(['info', 'warn'], 'info')],
+        amqp: ['AMQP', url(undefined, ['amqp:'])],
+      },
+      { PORT: '70000', TOKEN: 'short', ALLOW: 'yes', LEVEL: 'loud', AMQP: 'http://x' },
+    );
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(ConfigError);
+  const message = (error as Error).message;
+  for (const name of ['PORT', 'TOKEN', 'ALLOW', 'LEVEL', 'AMQP']) expect(message).toContain(`${name}:`);
+  expect(message).toContain('must be at least 16 characters');
+});
+
+test.each([
+  ['1500', 1500],
+  ['1500ms', 1500],
+  ['30s', 30_000],
+  ['5m', 300_000],
+  ['2h', 7_200_000],
+  ['1d', 86_400_000],
+  ['0.5s', 500],
+])('when a duration is %s, then it is %d ms', (text, ms) => {
+  expect(parseDuration(text)).toBe(ms);
+});
+
+test.each(['', 'soon', '5 minutes', '-5m', '5w'])('when a duration is %j, then it is refused', (text) => {
+  expect(() => parseDuration(text)).toThrow(/is not a duration/);
+});
