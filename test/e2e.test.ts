@@ -23,8 +23,8 @@ function admin(...args: string[]) {
   return { status: res.status, json: res.stdout ? JSON.parse(res.stdout) : null, stderr: res.stderr };
 }
 
-type Envelope = { data: Record<string, string> & { id: string }; error: { code: string; message: string } };
-const json = async (res: Response) => (await res.json()) as Envelope;
+type Envelope<T> = { data: T; error: { code: string; message: string } };
+const json = async <T = Record<string, string> & { id: string }>(res: Response) => (await res.json()) as Envelope<T>;
 
 const gateway = (path: string, init: RequestInit & { key?: string } = {}) =>
   fetch(`http://127.0.0.1:${base}${path}`, {
@@ -82,6 +82,18 @@ test('when the system is started, then a team created with the CLI can create an
   const read = await gateway(`/v1/clients/${client.id}`, { key: team.json.api_key });
   expect(read.status).toBe(200);
   expect((await json(read)).data).toEqual(client);
+
+  const updated = await gateway(`/v1/clients/${client.id}`, { method: 'PUT', key: team.json.api_key, body: JSON.stringify({ segment: 'vip' }) });
+  expect(updated.status).toBe(200);
+  expect((await json(updated)).data).toMatchObject({ id: client.id, segment: 'vip' });
+
+  // The spec asks for Content-Type: application/json on every request, bodiless DELETE included.
+  const deleted = await gateway(`/v1/clients/${client.id}`, { method: 'DELETE', key: team.json.api_key });
+  expect(deleted.status).toBe(200);
+  expect((await json(deleted)).data).toMatchObject({ id: client.id, status: 'inactive' });
+
+  const listed = await gateway('/v1/clients?status=inactive&search=jose', { key: team.json.api_key });
+  expect((await json<{ id: string }[]>(listed)).data.map((c) => c.id)).toEqual([client.id]);
 });
 
 test('when another team sends identity headers naming the first team, then they are ignored', async () => {
