@@ -96,6 +96,17 @@ test('when the system is started, then a team created with the CLI can create an
   expect((await json<{ id: string }[]>(listed)).data.map((c) => c.id)).toEqual([client.id]);
 });
 
+test('when a POST is retried with its Idempotency-Key through the gateway, then the same client comes back, replayed', async () => {
+  const t = admin('team', 'create', '--name', 'I', '--plan', 'professional', '--owner-name', 'I', '--owner-email', 'i@i.com', '--json').json;
+  const send = () =>
+    gateway('/v1/clients', { method: 'POST', key: t.api_key, headers: { 'idempotency-key': 'create-ana-1' }, body: JSON.stringify({ type: 'PF', name: 'Ana' }) });
+  const first = await send();
+  const retry = await send();
+  expect(retry.status).toBe(201);
+  expect(retry.headers.get('idempotent-replayed')).toBe('true');
+  expect((await json(retry)).data.id).toBe((await json(first)).data.id);
+});
+
 test('when another team sends identity headers naming the first team, then they are ignored', async () => {
   const a = admin('team', 'create', '--name', 'A', '--plan', 'professional', '--owner-name', 'A', '--owner-email', 'a@a.com', '--json').json;
   const b = admin('team', 'create', '--name', 'B', '--plan', 'professional', '--owner-name', 'B', '--owner-email', 'b@b.com', '--json').json;

@@ -8,6 +8,13 @@ import { AppError, errorBody, notFound, toAppError, badRequest } from './errors.
 import { compileValidator, fromAjvError } from './validation.ts';
 import { tracedRequestListener } from './telemetry.ts';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON body's text as received (for hashing; never logged). */
+    rawBody?: string;
+  }
+}
+
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID_RE = /^[\w.:-]{1,200}$/;
 
@@ -49,6 +56,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
     // The spec asks clients to send Content-Type: application/json on every request, GET and DELETE included.
     const text = String(body);
+    req.rawBody = text;
     if (text.trim() === '') return done(null, {});
     parseJson(req, text, (err, parsed) => (err ? done(badRequest('Invalid JSON body'), undefined) : done(null, parsed)));
   });

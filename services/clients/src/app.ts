@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http';
 import { requireGateway } from '@lpm/shared/service-auth';
 import { healthRoute } from '@lpm/shared/health';
+import { idempotentPosts } from '@lpm/shared/idempotency';
 import { Clients, type ClientsDeps } from './domain/clients.ts';
 import { clientRoutes } from './routes/clients.ts';
 
@@ -15,6 +16,7 @@ export interface ClientsAppOptions extends ClientsDeps {
 export function buildClientsApp(opts: ClientsAppOptions): FastifyInstance {
   const app = createHttpApp({ name: 'clients', logger: opts.logger, loggerInstance: opts.loggerInstance });
   requireGateway(app, opts.internalToken);
+  idempotentPosts(app, opts.orm.em.getConnection().getDb());
   healthRoute(app, async () => {
     await opts.orm.em.getConnection().getDb().command({ ping: 1 });
   });

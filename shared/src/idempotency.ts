@@ -1,0 +1,91 @@
+// Idempotency-Key on POST (decisions §9, extension): a POST repeated with the same
+// key by the same team within 24 h gets the first response again, byte for byte,
+// with `Idempotent-Replayed: true`; the same key with another request is 422.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Db } from 'mongodb';
+import { badRequest, businessRule, conflict } from './errors.ts';
+import { isDuplicateKey } from './orm.ts';
+
+const HEADER = 'idempotency-key';
+const KEEP_MS = 24 * 3600 * 1000;
+/** A pending entry this old belongs to a process that died mid-request. */
+const ABANDONED_MS = 60_000;
+
+interface Entry {
+  _id: string;
+  request_hash: string;
+  state: 'pending' | 'done';
+  status?: number;
+  content_type?: string;
+  body?: string;
+  created_at: Date;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotencyEntry?: string;
+  }
+}
+
+function requestHash(req: FastifyRequest): string {
+  return createHash('sha256').update(`${req.method} ${req.url}\n${req.rawBody ?? ''}`).digest('hex');
+}
+
+export function idempotentPosts(app: FastifyInstance, db: Db): void {
+  const entries = db.collection<Entry>('idempotency_keys');
+
+  app.addHook('preValidation', async (req, reply) => {
+    const given = req.headers[HEADER];
+    if (req.method !== 'POST' || given === undefined) return;
+    const key = Array.isArray(given) ? given[0] : given;
+    if (key.length < 1 || key.length > 255) {
+      throw badRequest('Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key', type: 'invalid' });
+    }
+    const id = `${req.identity.teamId}:${key}`;
+    const hash = requestHash(req);
+    for (;;) {
+      try {
+        await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: new Date() });
+        req.idempotencyEntry = id;
+        return;
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+      }
+      const found = await entries.findOne({ _id: id });
+      if (!found) continue;
+      const age = Date.now() - found.created_at.getTime();
+      if (age > KEEP_MS || (found.state === 'pending' && age > ABANDONED_MS)) {
+        await entries.deleteOne({ _id: id, created_at: found.created_at });
+        continue;
+      }
+      if (found.request_hash !== hash) {
+        throw businessRule('Idempotency key reused with different request', 'idempotency_key_reused');
+      }
+      if (found.state === 'pending') {
+        throw conflict('A request with this Idempotency-Key is in progress', 'idempotency_request_in_progress');
+      }
+      return reply
+        .status(found.status ?? 200)
+        .header('content-type', found.content_type ?? 'application/json; charset=utf-8')
+        .header('idempotent-replayed', 'true')
+        .send(found.body);
+    }
+  });
+
+  // Answers below 500 are kept for replay; after a server error the key is freed so a retry runs again.
+  app.addHook('onSend', async (req, reply, payload) => {
+    const id = req.idempotencyEntry;
+    if (!id) return payload;
+    req.idempotencyEntry = undefined;
+    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+      await entries.deleteOne({ _id: id, state: 'pending' });
+    } else {
+      await entries.updateOne(
+        { _id: id },
+        { $set: { state: 'done', status: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? ''), body: payload } },
+      );
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { MongoClient, type Db } from 'mongodb';
+import type { FastifyInstance } from 'fastify';
+import { createHttpApp } from '../src/http.ts';
+import { requireGateway } from '../src/service-auth.ts';
+import { idempotentPosts } from '../src/idempotency.ts';
+import { identityHeaders, type Identity } from '../src/identity.ts';
+
+const TOKEN = randomBytes(16).toString('hex');
+const team = (teamId: string): Identity => ({ teamId, userId: 'user_1', scopes: ['read', 'write'], timezone: 'UTC' });
+let client: MongoClient;
+let db: Db;
+let app: FastifyInstance;
+let calls = 0;
+let failNext = false;
+
+beforeAll(async () => {
+  client = await MongoClient.connect(process.env.MONGO_URL!);
+  db = client.db(`${process.env.MONGO_DB_PREFIX}idempotency`);
+  app = createHttpApp({ name: 'idempotency-test', logger: false });
+  requireGateway(app, TOKEN);
+  idempotentPosts(app, db);
+  app.post('/v1/things', async (req, reply) => {
+    calls++;
+    if ((req.body as { slow?: boolean }).slow) await new Promise((r) => setTimeout(r, 300));
+    if (failNext) {
+      failNext = false;
+      throw new Error('boom');
+    }
+    reply.status(201);
+    return { success: true, data: { n: calls, at: new Date().toISOString() } };
+  });
+  await app.ready();
+});
+
+afterAll(async () => {
+  await app.close();
+  await db.dropDatabase();
+  await client.close();
+});
+
+const post = (who: Identity, key: string | undefined, payload: object) =>
+  app.inject({
+    method: 'POST',
+    url: '/v1/things',
+    payload,
+    headers: { ...identityHeaders(who, TOKEN), ...(key === undefined ? {} : { 'idempotency-key': key }) },
+  });
+
+test('when a POST is repeated with the same key, then the first response comes back byte for byte and the work runs once', async () => {
+  const before = calls;
+  const first = await post(team('team_a'), 'k-1', { name: 'x' });
+  const again = await post(team('team_a'), 'k-1', { name: 'x' });
+  expect(first.statusCode).toBe(201);
+  expect(again.statusCode).toBe(201);
+  expect(again.body).toBe(first.body);
+  expect(again.headers['idempotent-replayed']).toBe('true');
+  expect(first.headers['idempotent-replayed']).toBeUndefined();
+  expect(calls - before).toBe(1);
+});
+
+test('when the same key comes with another body, then 422 and nothing runs', async () => {
+  await post(team('team_b'), 'k-2', { name: 'x' });
+  const before = calls;
+  const res = await post(team('team_b'), 'k-2', { name: 'y' });
+  expect(res.statusCode).toBe(422);
+  expect(res.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Idempotency key reused with different request', details: { reason: 'idempotency_key_reused' } });
+  expect(calls).toBe(before);
+});
+
+test('when another team uses the same key, then its request runs on its own', async () => {
+  const a = await post(team('team_c1'), 'shared-key', { name: 'x' });
+  const b = await post(team('team_c2'), 'shared-key', { name: 'x' });
+  expect(b.headers['idempotent-replayed']).toBeUndefined();
+  expect(b.json().data.n).not.toBe(a.json().data.n);
+});
+
+test('when the same key arrives while the first request is still running, then 409 and the work runs once', async () => {
+  const before = calls;
+  const [x, y] = await Promise.all([post(team('team_d'), 'k-3', { slow: true }), post(team('team_d'), 'k-3', { slow: true })]);
+  expect([x.statusCode, y.statusCode].sort()).toEqual([201, 409]);
+  expect(calls - before).toBe(1);
+});
+
+test('when the first attempt fails with a server error, then a retry with the key runs again', async () => {
+  failNext = true;
+  const first = await post(team('team_e'), 'k-4', { name: 'x' });
+  expect(first.statusCode).toBe(500);
+  const retry = await post(team('team_e'), 'k-4', { name: 'x' });
+  expect(retry.statusCode).toBe(201);
+  expect(retry.headers['idempotent-replayed']).toBeUndefined();
+});
+
+test('when the key is longer than 255 characters, then 400', async () => {
+  const res = await post(team('team_f'), 'k'.repeat(256), { name: 'x' });
+  expect(res.statusCode).toBe(400);
+  expect(res.json().error.message).toBe('Idempotency-Key must be 1 to 255 characters');
+});
+
+test('when no key is sent, then every POST runs', async () => {
+  const before = calls;
+  await post(team('team_g'), undefined, { name: 'x' });
+  await post(team('team_g'), undefined, { name: 'x' });
+  expect(calls - before).toBe(2);
+});
