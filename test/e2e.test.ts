@@ -119,6 +119,15 @@ test('when another team sends identity headers naming the first team, then they 
   expect((await json(forged)).error.message).toBe('Client not found');
 });
 
+test('when the OpenAPI document is asked of the gateway, then it holds every clients route and the bearer scheme', async () => {
+  const res = await fetch(`http://127.0.0.1:${base}/v1/openapi.json`);
+  expect(res.status).toBe(200);
+  const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>>; components: { securitySchemes: Record<string, unknown> } };
+  expect(Object.keys(doc.paths).sort()).toEqual(['/v1/clients', '/v1/clients/{id}', '/v1/clients/{id}/cases']);
+  expect(Object.keys(doc.paths['/v1/clients/{id}']).sort()).toEqual(['delete', 'get', 'put']);
+  expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+});
+
 test('when a request goes straight to the clients service, then it is refused without the internal credential', async () => {
   const res = await fetch(`http://127.0.0.1:${base + 2}/v1/clients`, {
     headers: { 'x-lpm-team-id': 'team_x', 'x-lpm-user-id': 'user_x', 'x-lpm-scopes': 'read' },

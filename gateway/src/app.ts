@@ -12,7 +12,8 @@ import { pingStore } from './store.ts';
 import { withTimeout } from './timeout.ts';
 import { accessControl } from './http/access.ts';
 import { healthRoute } from './http/health.ts';
-import { proxyRoutes, type UpstreamName, type Upstreams } from './http/proxy.ts';
+import { openApiRoute } from './http/openapi.ts';
+import { proxyRoutes, UPSTREAM_NAMES, type UpstreamName, type Upstreams } from './http/proxy.ts';
 
 export interface GatewayDeps {
   /** The gateway's store (openGatewayStore). */
@@ -39,7 +40,7 @@ export interface GatewayDeps {
 }
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
-  const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance });
+  const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance, documented: false });
   const accounts = new Accounts({ orm: deps.orm });
   const principals = new PrincipalCache({
     lookup: (key) => withTimeout(accounts.authenticate(key), deps.storeTimeoutMs ?? 5000, 'key lookup'),
@@ -56,6 +57,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
 
   accessControl(app, { principals, limits });
   healthRoute(app, { upstreams: deps.upstreams, deployed: deps.deployed, pingStore: () => pingStore(deps.orm), timeoutMs: deps.healthTimeoutMs });
+  openApiRoute(app, { upstreams: deps.upstreams, deployed: deps.deployed ?? UPSTREAM_NAMES, timeoutMs: deps.healthTimeoutMs ?? 2000 });
   app.register(proxyRoutes, {
     upstreams: deps.upstreams,
     internalToken: deps.internalToken,

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
 import { pino } from 'pino';
 import { AppError, errorBody, notFound, toAppError, badRequest } from './errors.ts';
 import { compileValidator, fromAjvError } from './validation.ts';
@@ -23,6 +24,8 @@ export interface HttpAppOptions {
   /** A process's one logger; tests pass `false` through `logger` instead. */
   loggerInstance?: FastifyBaseLogger;
   logger?: FastifyServerOptions['logger'];
+  /** Serve /openapi.json for the routes registered in plugins (services do; the gateway merges theirs). Default true. */
+  documented?: boolean;
 }
 
 /** The process logger: pino, JSON lines, with secrets redacted. */
@@ -79,6 +82,13 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send(errorBody(notFound('Route not found')));
   });
+
+  // The OpenAPI document of the routes registered inside plugins (app.register),
+  // which load after this one; the gateway merges the services' documents.
+  if (opts.documented ?? true) {
+    app.register(swagger, { openapi: { info: { title: opts.name, version: 'v1' } } });
+    app.get('/openapi.json', { config: { public: true }, logLevel: 'warn' }, async () => app.swagger());
+  }
 
   return app;
 }

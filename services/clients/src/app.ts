@@ -20,6 +20,7 @@ export function buildClientsApp(opts: ClientsAppOptions): FastifyInstance {
   healthRoute(app, async () => {
     await opts.orm.em.getConnection().getDb().command({ ping: 1 });
   });
-  clientRoutes(app, new Clients(opts));
+  const clients = new Clients(opts);
+  app.register(async (scope) => clientRoutes(scope, clients));
   return app;
 }
