@@ -127,6 +127,11 @@ describe('POST /v1/clients', () => {
     expectError(res, 400, 'VALIDATION_ERROR', 'Invalid JSON body');
   });
 
+  test('when the body is over 1 MiB, then 413 PAYLOAD_TOO_LARGE in the envelope', async () => {
+    const res = await post({ type: 'PF', name: 'Big', notes: 'x'.repeat(1024 * 1024 + 1) });
+    expectError(res, 413, 'PAYLOAD_TOO_LARGE', 'Request body exceeds 1 MiB');
+  });
+
   test('when the body is a JSON array, then 400 says the body must be an object', async () => {
     const res = await sut.call(who, { method: 'POST', url: '/v1/clients', payload: '[]', headers: { 'content-type': 'application/json' } });
     expectError(res, 400, 'VALIDATION_ERROR', 'Request body must be a JSON object');
