@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { Broker } from '../shared/src/broker.ts';
+import { OutboxRelay, outboxOnInsert } from '../shared/src/outbox.ts';
+import { newEvent } from '../shared/src/events.ts';
 import { MongoClient } from 'mongodb';
+import { connect } from 'amqplib';
 import { dropPostgresDatabase, startFerretdb, isListening } from '../shared/src/local-store.ts';
 import { identityHeaders, type Identity } from '../shared/src/identity.ts';
 import { Accounts } from '../gateway/src/domain/accounts.ts';
@@ -49,20 +54,48 @@ async function startSystem(env: NodeJS.ProcessEnv, port: number): Promise<ChildP
 }
 
 /**
- * Waits until the relay has published every event, so one run's backlog does not
- * slow the next; reports how fast the backlog went.
+ * Counts the client.created events that reach the broker, so the bench can wait
+ * for the relay to publish one run's backlog before the next run (without
+ * scanning the store, which would slow the relay it is waiting for).
  */
-async function outboxDrained(mongoUrl: string, dbName: string): Promise<void> {
-  const client = new MongoClient(mongoUrl);
+async function createdEventCounter(amqpUrl: string, exchange: string) {
+  const conn = await connect(amqpUrl);
+  const ch = await conn.createChannel();
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  const { queue } = await ch.assertQueue('', { exclusive: true });
+  await ch.bindQueue(queue, exchange, 'client.created');
+  const published = async () => (await ch.checkQueue(queue)).messageCount;
+  return {
+    /** Waits until `expected` events were published; reports how fast the backlog went. */
+    async drained(expected: number): Promise<void> {
+      const started = Date.now();
+      const backlog = expected - (await published());
+      if (backlog <= 0) return;
+      while ((await published()) < expected) await new Promise((r) => setTimeout(r, 250));
+      const seconds = (Date.now() - started) / 1000;
+      console.log(`  outbox backlog of ${backlog} events relayed in ${seconds.toFixed(1)} s (${(backlog / seconds).toFixed(0)} events/s)`);
+    },
+    close: () => conn.close(),
+  };
+}
+
+/** One relay draining documents that each carry one event, with nothing else running. */
+async function relayThroughput(mongoUrl: string, amqpUrl: string, documents: number): Promise<number> {
+  const client = await MongoClient.connect(mongoUrl);
+  const logger = pino({ level: 'silent' });
+  const broker = await Broker.connect({ url: amqpUrl, exchange: 'bench.relay', logger });
   try {
-    const clients = client.db(dbName).collection('clients');
+    const db = client.db('bench_relay');
+    const object = { id: 'cli_x', name: 'x'.repeat(300) };
+    const docs = Array.from({ length: documents }, (_, i) => ({ _id: `cli_${i}`, ...object, ...outboxOnInsert([newEvent('client.created', 'team_bench', object)]) }));
+    await db.collection<{ _id: string }>('clients').insertMany(docs);
+    const relay = new OutboxRelay({ db, collections: ['clients'], publisher: broker, logger, scanIntervalMs: 3_600_000 });
+    for (const d of docs) relay.kick('clients', d._id);
     const started = Date.now();
-    const backlog = await clients.countDocuments({ outbox_pending: true });
-    if (backlog === 0) return;
-    while ((await clients.countDocuments({ outbox_pending: true })) > 0) await new Promise((r) => setTimeout(r, 500));
-    const seconds = (Date.now() - started) / 1000;
-    console.log(`  outbox backlog of ${backlog} events relayed in ${seconds.toFixed(1)} s (${(backlog / seconds).toFixed(0)} events/s)`);
+    await relay.runOnce();
+    return documents / ((Date.now() - started) / 1000);
   } finally {
+    await broker.close();
     await client.close();
   }
 }
@@ -73,6 +106,7 @@ interface Figures {
   p50: number;
   p99: number;
   errors: number;
+  created: number;
 }
 
 async function measure(name: string, url: string, method: 'GET' | 'POST', teams: BenchTeam[], viaGateway: boolean, token: string): Promise<Figures> {
@@ -97,7 +131,14 @@ async function measure(name: string, url: string, method: 'GET' | 'POST', teams:
       },
     ],
   });
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors,
+    created: method === 'POST' ? result['2xx'] : 0,
+  };
 }
 
 const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
@@ -143,36 +184,45 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 try {
   system = await startSystem(env, port);
+  const events = await createdEventCounter(env.AMQP_URL!, 'lpm.events');
+  let created = 0;
   const orm = await openGatewayStore({ url: store.url, dbPrefix: 'bench_' });
   const accounts = new Accounts({ orm });
   const gatewayUrl = `http://127.0.0.1:${port}`;
   const serviceUrl = `http://127.0.0.1:${port + 2}`;
   const teams: BenchTeam[] = [];
   for (let n = 0; n < TEAMS; n++) {
-    const created = await accounts.createTeam({ name: `Bench ${n}`, plan: 'enterprise', ownerName: 'Bench', ownerEmail: `bench${n}@example.com` });
-    const identity: Identity = { teamId: created.team.id, userId: created.user.id, scopes: ['read', 'write', 'admin'], timezone: 'America/Sao_Paulo' };
+    const team = await accounts.createTeam({ name: `Bench ${n}`, plan: 'enterprise', ownerName: 'Bench', ownerEmail: `bench${n}@example.com` });
+    const identity: Identity = { teamId: team.team.id, userId: team.user.id, scopes: ['read', 'write', 'admin'], timezone: 'America/Sao_Paulo' };
     const res = await fetch(`${serviceUrl}/v1/clients`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...identityHeaders(identity, token) },
       body: JSON.stringify({ type: 'PF', name: `Cliente ${n}` }),
     });
-    teams.push({ key: created.apiKey, identity, clientId: ((await res.json()) as { data: { id: string } }).data.id });
+    teams.push({ key: team.apiKey, identity, clientId: ((await res.json()) as { data: { id: string } }).data.id });
+    created++;
   }
   await orm.close();
 
   console.log(`\nbench: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams, FerretDB over ${store.backend}\n`);
   const figures: Figures[] = [];
   for (const [label, method] of [['GET /v1/clients/{id}', 'GET'], ['POST /v1/clients', 'POST']] as const) {
-    await outboxDrained(store.url, 'bench_clients');
+    await events.drained(created);
     const direct = await measure(`${label} direct`, serviceUrl, method, teams, false, token);
-    await outboxDrained(store.url, 'bench_clients');
+    created += direct.created;
+    await events.drained(created);
     const gated = await measure(`${label} gateway`, gatewayUrl, method, teams, true, token);
+    created += gated.created;
     figures.push(direct, gated);
     console.log(
       `${label}: gateway/direct throughput ${(gated.rps / direct.rps).toFixed(2)}, ` +
         `p50 ${(gated.p50 / Math.max(direct.p50, 0.001)).toFixed(2)}x, p99 ${(gated.p99 / Math.max(direct.p99, 0.001)).toFixed(2)}x`,
     );
   }
+  await events.drained(created);
+  await events.close();
+  const relayRate = await relayThroughput(store.url, env.AMQP_URL!, 2000);
+  console.log(`outbox relay alone: 2,000 documents with one event each, ${relayRate.toFixed(0)} events/s`);
   console.log('\n| run | req/s | p50 ms | p99 ms | non-2xx or errors |');
   console.log('|---|---:|---:|---:|---:|');
   for (const f of figures) console.log(`| ${f.name} | ${f.rps.toFixed(0)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
