@@ -1,12 +1,11 @@
 // `npm run bench`: throughput and latency of GET /v1/clients/{id} and POST /v1/clients,
 // through the gateway and straight to the clients service, measured in one run on
 // a private store, vhost and key prefix. Prints figures; asserts nothing.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -15,13 +14,13 @@ import { OutboxRelay, outboxOnInsert } from '../shared/src/outbox.ts';
 import { newEvent } from '../shared/src/events.ts';
 import { MongoClient } from 'mongodb';
 import { connect } from 'amqplib';
-import { dropPostgresDatabase, startFerretdb, isListening } from '../shared/src/local-store.ts';
+import { dropPostgresDatabase, startFerretdb } from '../shared/src/local-store.ts';
 import { identityHeaders, type Identity } from '../shared/src/identity.ts';
 import { Accounts } from '../gateway/src/domain/accounts.ts';
 import { openGatewayStore } from '../gateway/src/store.ts';
 import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from './local-servers.ts';
+import { freePortBlock, startSystem } from './system.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TEAMS = 40; // enterprise allows 1,000 requests a minute per team: spread the load so no 429 skews the figures
@@ -30,27 +29,6 @@ interface BenchTeam {
   key: string;
   identity: Identity;
   clientId: string;
-}
-
-async function freeBase(): Promise<number> {
-  for (;;) {
-    const candidate = 30000 + Math.floor(Math.random() * 20000);
-    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => isListening(candidate + i)));
-    if (!busy.some(Boolean)) return candidate;
-  }
-}
-
-async function startSystem(env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 90_000;
-  while (!out.includes(`ready: http://127.0.0.1:${port}`)) {
-    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`the system did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return proc;
 }
 
 /**
@@ -150,7 +128,7 @@ await Promise.all([ensureRabbitmq(), ensureRedis()]);
 const pgDatabase = `lpm_bench_${run}`;
 const store = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database: pgDatabase });
 addVhost(vhost);
-const port = await freeBase();
+const port = await freePortBlock();
 const env: NodeJS.ProcessEnv = {
   ...process.env,
   PORT: String(port),
@@ -183,7 +161,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
 }
 try {
-  system = await startSystem(env, port);
+  system = await startSystem(env);
   const events = await createdEventCounter(env.AMQP_URL!, 'lpm.events');
   let created = 0;
   const orm = await openGatewayStore({ url: store.url, dbPrefix: 'bench_' });

@@ -1,22 +1,14 @@
 // The whole system as an operator runs it: `npm start`'s launcher, the operator
 // CLI, and requests through the gateway to the clients service.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { isListening } from '../shared/src/local-store.ts';
+import { freePortBlock, startSystem } from '../scripts/system.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 let launcher: ChildProcess;
-let output = '';
 let base: number;
 let env: NodeJS.ProcessEnv;
-
-async function freeBase(): Promise<number> {
-  for (;;) {
-    const candidate = 20000 + Math.floor(Math.random() * 20000);
-    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => isListening(candidate + i)));
-    if (!busy.some(Boolean)) return candidate;
-  }
-}
 
 function admin(...args: string[]) {
   const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args], { cwd: root, env, encoding: 'utf8' });
@@ -37,7 +29,7 @@ const gateway = (path: string, init: RequestInit & { key?: string } = {}) =>
   });
 
 beforeAll(async () => {
-  base = await freeBase();
+  base = await freePortBlock();
   const run = `${process.env.MONGO_DB_PREFIX}e2e_`;
   env = {
     ...process.env,
@@ -47,14 +39,7 @@ beforeAll(async () => {
     AMQP_EXCHANGE: `${run}events`,
     LOG_LEVEL: 'warn',
   };
-  launcher = spawn(process.execPath, ['scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  launcher.stdout!.on('data', (d) => (output += d));
-  launcher.stderr!.on('data', (d) => (output += d));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes(`ready: http://127.0.0.1:${base}`)) {
-    if (Date.now() > deadline || launcher.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  launcher = await startSystem(env);
 }, 90_000);
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 // The gateway's settings (operations.md, environment table), validated at start.
-import { readConfig, str, int, url, secret, oneOf } from '@lpm/shared/config';
+import { readConfig, str, url, platformSettings } from '@lpm/shared/config';
 import { SERVICE_PORTS } from '@lpm/shared/service-runner';
 import { UPSTREAM_NAMES, type UpstreamName, type Upstreams } from './http/proxy.ts';
 
@@ -18,13 +18,9 @@ const serviceList = (raw: string | undefined): UpstreamName[] => {
 export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
   const c = readConfig(
     {
-      port: ['PORT', int(8080, 0, 65535)],
-      host: ['HOST', str('127.0.0.1')],
-      mongoUrl: ['MONGO_URL', url(undefined, ['mongodb:', 'mongodb+srv:'])],
-      dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
+      ...platformSettings(8080),
       redisUrl: ['REDIS_URL', url('redis://127.0.0.1:6379', ['redis:', 'rediss:'])],
       redisKeyPrefix: ['REDIS_KEY_PREFIX', str('lpm:')],
-      internalToken: ['INTERNAL_TOKEN', secret],
       deals: ['DEALS_URL', upstream('deals')],
       clients: ['CLIENTS_URL', upstream('clients')],
       cases: ['CASES_URL', upstream('cases')],
@@ -32,7 +28,6 @@ export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       financial: ['FINANCIAL_URL', upstream('financial')],
       webhooks: ['WEBHOOKS_URL', upstream('webhooks')],
       deployed: ['GATEWAY_SERVICES', serviceList],
-      logLevel: ['LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info')],
     },
     env,
   );

@@ -102,3 +102,16 @@ export const oneOf =
     if (!values.includes(v)) throw new Error(`must be one of ${values.join(', ')}`);
     return v;
   };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The settings every server process of the platform reads (operations.md). */
+export const platformSettings = (defaultPort: number) =>
+  ({
+    port: ['PORT', int(defaultPort, 0, 65535)],
+    host: ['HOST', str('127.0.0.1')],
+    mongoUrl: ['MONGO_URL', url(undefined, ['mongodb:', 'mongodb+srv:'])],
+    dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
+    internalToken: ['INTERNAL_TOKEN', secret],
+    logLevel: ['LOG_LEVEL', oneOf(LOG_LEVELS, 'info')],
+  }) as const;

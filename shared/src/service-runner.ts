@@ -3,7 +3,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from './http.ts';
 import type { Options } from '@mikro-orm/mongodb';
-import { readConfig, str, int, url, secret, oneOf } from './config.ts';
+import { readConfig, str, url, platformSettings } from './config.ts';
 import { openOrm, type Orm } from './orm.ts';
 import { Broker } from './broker.ts';
 import { OutboxRelay, createOutboxIndexes } from './outbox.ts';
@@ -16,14 +16,9 @@ export type ServiceName = keyof typeof SERVICE_PORTS;
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
   return readConfig(
     {
-      port: ['PORT', int(SERVICE_PORTS[name], 0, 65535)],
-      host: ['HOST', str('127.0.0.1')],
-      mongoUrl: ['MONGO_URL', url(undefined, ['mongodb:', 'mongodb+srv:'])],
-      dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
+      ...platformSettings(SERVICE_PORTS[name]),
       amqpUrl: ['AMQP_URL', url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:'])],
       exchange: ['AMQP_EXCHANGE', str('lpm.events')],
-      internalToken: ['INTERNAL_TOKEN', secret],
-      logLevel: ['LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info')],
     },
     env,
   );

@@ -1,0 +1,33 @@
+// Starts the whole system the way `npm start` does, on a free block of ports, for
+// the end-to-end test and the benchmark.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { isListening } from '../shared/src/local-store.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** A port P with P..P+6 free: the gateway and the six services of the launcher. */
+export async function freePortBlock(): Promise<number> {
+  for (;;) {
+    const candidate = 20000 + Math.floor(Math.random() * 30000);
+    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => isListening(candidate + i)));
+    if (!busy.some(Boolean)) return candidate;
+  }
+}
+
+/** Runs scripts/start.ts with env (PORT set) and resolves once it printed that the gateway is ready. */
+export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  proc.stdout!.on('data', (d) => (output += d));
+  proc.stderr!.on('data', (d) => (output += d));
+  const deadline = Date.now() + timeoutMs;
+  while (!output.includes(`ready: http://127.0.0.1:${env.PORT}`)) {
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      proc.kill('SIGKILL');
+      throw new Error(`the system did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return proc;
+}
