@@ -14,6 +14,10 @@ declare module 'fastify' {
     /** The JSON body's text as received (for hashing; never logged). */
     rawBody?: string;
   }
+  interface FastifyContextConfig {
+    /** Served without credentials (health, OpenAPI). */
+    public?: boolean;
+  }
 }
 
 export const BODY_LIMIT = 1024 * 1024;

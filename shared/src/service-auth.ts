@@ -8,9 +8,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     identity: Identity;
   }
-  interface FastifyContextConfig {
-    public?: boolean;
-  }
 }
 
 export function requireGateway(app: FastifyInstance, internalToken: string): void {

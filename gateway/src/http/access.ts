@@ -14,7 +14,6 @@ declare module 'fastify' {
     principal: Principal | null;
   }
   interface FastifyContextConfig {
-    public?: boolean;
     /** Every method needs the admin scope (webhooks, team settings). */
     adminOnly?: boolean;
   }
