@@ -1,0 +1,216 @@
+// Time-driven domain events (case.sla_warning, activity.overdue, ...). A record holds,
+// per signal, the instant the signal is due in a field (null: disarmed or already
+// emitted); its service sets it in the same write as the change that arms, re-arms
+// or disarms it. A periodic sweep emits each due signal and nulls its field in one
+// update under the document lock, the event going into the record's outbox, so a
+// crash loses nothing and no signal goes out twice.
+//
+// agenda only drives the sweep: its job lock is not exclusive on FerretDB (two
+// replicas both run the job), so exactly-once rests on withDocumentLock and the
+// re-read under it.
+import { once } from 'node:events';
+import { hostname } from 'node:os';
+import { Agenda } from 'agenda';
+import { MongoBackend } from '@agendajs/mongo-backend';
+import type { Db, Document } from 'mongodb';
+import type { Logger } from './broker.ts';
+import type { DomainEvent, EventType } from './events.ts';
+import { outboxUpdate, withDocumentLock } from './outbox.ts';
+
+export interface SignalDefinition<R extends { _id: string } = any> {
+  type: EventType;
+  /** Collection holding the records (an outbox collection). */
+  collection: string;
+  /** Field with the instant the signal is due, e.g. 'sla_warning_at'. */
+  dueField: string;
+  /** Called under the document lock with the fresh record whose moment has come. Returns the event to emit, or null to just disarm (no longer applicable). */
+  event(record: R, now: Date): Promise<DomainEvent | null>;
+}
+
+export interface TimeSignalsOptions {
+  /** The service's database: records and document locks live here. */
+  db: Db;
+  /** MongoDB URL including the database for agenda's own collection (see mongoDbUrl). */
+  agendaUrl: string;
+  /** How often the sweep runs (SCHEDULER_INTERVAL). */
+  intervalMs: number;
+  signals: SignalDefinition[];
+  relay: { kick(collection: string, id: string): void };
+  logger: Logger;
+  /** Job-name prefix, e.g. 'cases'. */
+  name: string;
+  /** Records per signal per query. Default 100. */
+  batchSize?: number;
+}
+
+/**
+ * `mongoUrl` with its database path set to `dbName`, keeping hosts and options. A
+ * database it named stays the one credentials authenticate against (authSource).
+ */
+export function mongoDbUrl(mongoUrl: string, dbName: string): string {
+  const q = mongoUrl.indexOf('?');
+  const base = q < 0 ? mongoUrl : mongoUrl.slice(0, q);
+  const slash = base.indexOf('/', base.indexOf('://') + 3);
+  const hosts = slash < 0 ? base : base.slice(0, slash);
+  const authDb = slash < 0 ? '' : base.slice(slash + 1);
+  const params = new URLSearchParams(q < 0 ? '' : mongoUrl.slice(q + 1));
+  if (authDb && hosts.includes('@') && !params.has('authSource')) params.set('authSource', decodeURIComponent(authDb));
+  const query = params.toString();
+  return `${hosts}/${encodeURIComponent(dbName)}${query ? `?${query}` : ''}`;
+}
+
+type SignalRecord = Document & { _id: string };
+
+export class TimeSignals {
+  private readonly opts: TimeSignalsOptions;
+  private readonly jobName: string;
+  private readonly batchSize: number;
+  private agenda: Agenda | null = null;
+  private backend: MongoBackend | null = null;
+  private runningJobs = 0;
+
+  constructor(opts: TimeSignalsOptions) {
+    this.opts = opts;
+    this.jobName = `${opts.name}:time-signals`;
+    this.batchSize = opts.batchSize ?? 100;
+  }
+
+  async start(): Promise<void> {
+    if (this.agenda) return;
+    const { db, signals, intervalMs, logger } = this.opts;
+    this.backend = new MongoBackend({ address: this.opts.agendaUrl });
+    const agenda = new Agenda({ backend: this.backend, processEvery: intervalMs, name: `${this.opts.name}@${hostname()}:${process.pid}` });
+    this.agenda = agenda;
+    agenda.on('error', (err) => logger.error({ err, job: this.jobName }, 'time signals scheduler error'));
+    agenda.on(`fail:${this.jobName}`, (err) => logger.error({ err }, 'time signals sweep failed'));
+    // Counted from agenda's events (not the sweep's promise) so that stop() also waits
+    // for agenda to record the run and release the job.
+    agenda.on(`start:${this.jobName}`, () => this.runningJobs++);
+    agenda.on(`complete:${this.jobName}`, () => this.runningJobs--);
+    agenda.define(this.jobName, async () => {
+      const emitted = await this.sweep();
+      if (emitted > 0) logger.info({ emitted }, 'time signals emitted');
+    });
+    for (const s of signals) await db.collection(s.collection).createIndex({ [s.dueField]: 1 });
+    await agenda.start();
+    await agenda.every(intervalMs, this.jobName);
+  }
+
+  async stop(): Promise<void> {
+    const { agenda, backend } = this;
+    if (!agenda || !backend) return;
+    this.agenda = this.backend = null;
+    // stop(false) releases the job if it is only queued here, but leaves a running
+    // one (and the connection) alone; then the running sweep finishes.
+    await agenda.stop(false);
+    while (this.runningJobs > 0) await once(agenda, `complete:${this.jobName}`).catch(() => {});
+    await backend.disconnect();
+  }
+
+  /** One pass over every signal; resolves with the number of events emitted. Safe to run concurrently from several replicas. */
+  async sweep(now = new Date()): Promise<number> {
+    let emitted = 0;
+    for (const signal of this.opts.signals) emitted += await this.sweepSignal(signal, now);
+    return emitted;
+  }
+
+  private async sweepSignal(signal: SignalDefinition, now: Date): Promise<number> {
+    const col = this.opts.db.collection<SignalRecord>(signal.collection);
+    const failed: string[] = [];
+    let emitted = 0;
+    // Batch after batch, so a backlog drains in one run; records that failed are left
+    // for the next sweep.
+    for (;;) {
+      const batch = await col
+        .find({ [signal.dueField]: { $lte: now }, _id: { $nin: failed } }, { projection: { _id: 1 } })
+        .sort({ [signal.dueField]: 1 })
+        .limit(this.batchSize)
+        .toArray();
+      for (const { _id } of batch) {
+        try {
+          if (await this.fire(signal, _id, now)) emitted++;
+        } catch (err) {
+          failed.push(_id);
+          this.opts.logger.warn({ err, type: signal.type, collection: signal.collection, id: _id }, 'time signal not emitted; retried at the next sweep');
+        }
+      }
+      if (batch.length < this.batchSize) return emitted;
+    }
+  }
+
+  /** Emits (or disarms) one record's signal under its lock; true when an event was written. */
+  private async fire(signal: SignalDefinition, id: string, now: Date): Promise<boolean> {
+    const { db, relay } = this.opts;
+    const col = db.collection<SignalRecord>(signal.collection);
+    const due = { _id: id, [signal.dueField]: { $lte: now } };
+    const written = await withDocumentLock(db, signal.collection, id, async () => {
+      const record = await col.findOne(due);
+      if (!record) return false; // emitted by another replica meanwhile, or re-armed or disarmed
+      const event = await signal.event(record, now);
+      const r = await col.updateOne(due, outboxUpdate({ $set: { [signal.dueField]: null } }, event ? [event] : []));
+      return event !== null && r.matchedCount === 1;
+    });
+    if (written) relay.kick(signal.collection, id);
+    return written;
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Arming for a deadline pair: the warning `warnBeforeMs` before, the overdue signal at
+ * the deadline. A deadline already passed at `now` gets only the overdue signal; a
+ * warning instant in the past fires at the next sweep.
+ */
+export function armDeadline(
+  deadline: Date | null,
+  now = new Date(),
+  warnBeforeMs = DAY_MS,
+): { warnAt: Date | null; overdueAt: Date | null } {
+  if (!deadline) return { warnAt: null, overdueAt: null };
+  if (deadline.getTime() <= now.getTime()) return { warnAt: null, overdueAt: deadline };
+  return { warnAt: new Date(deadline.getTime() - warnBeforeMs), overdueAt: deadline };
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's offset from UTC (ms) at instant t (whole seconds). */
+function offsetAt(timeZone: string, t: number): number {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(timeZone, f);
+  }
+  const p = Object.fromEntries(f.formatToParts(t).map(({ type, value }) => [type, Number(value)]));
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - t;
+}
+
+/**
+ * The instant of wall-clock `date` (YYYY-MM-DD) at `time` (HH:mm or HH:mm:ss) in the
+ * IANA zone `timeZone`. Across a DST change it resolves like Temporal's 'compatible':
+ * a time skipped by the change moves forward by the gap, a repeated time is its first
+ * occurrence.
+ */
+export function zonedMoment(date: string, timeZone: string, time = '23:59:59'): Date {
+  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  const t = /^(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(time);
+  const wall = d && t ? Date.UTC(+d[1], +d[2] - 1, +d[3], +t[1], +t[2], +(t[3] ?? 0)) : NaN;
+  // Date.UTC rolls out-of-range parts over (02-30, 24:00): the round trip catches them.
+  if (!d || !t || new Date(wall).toISOString().slice(0, 19) !== `${date}T${t[1]}:${t[2]}:${t[3] ?? '00'}`) {
+    throw new RangeError(`not a wall-clock date and time: ${date} ${time}`);
+  }
+  // Zones change offset at most once within a day either side: try both offsets.
+  const before = offsetAt(timeZone, wall - DAY_MS);
+  const after = offsetAt(timeZone, wall + DAY_MS);
+  const matches = [wall - before, wall - after].filter((u) => u + offsetAt(timeZone, u) === wall);
+  return new Date(matches.length ? Math.min(...matches) : wall - before);
+}

@@ -1,0 +1,278 @@
+import { MongoClient, type Db } from 'mongodb';
+import { newEvent, type DomainEvent, type EventType } from '../src/events.ts';
+import { TimeSignals, armDeadline, mongoDbUrl, zonedMoment, type SignalDefinition } from '../src/time-signals.ts';
+import { captureLogger, waitFor } from './support/wait.ts';
+
+interface CaseDoc {
+  _id: string;
+  team_id: string;
+  sla_warning_at: Date | null;
+  sla_overdue_at: Date | null;
+  outbox?: DomainEvent[];
+}
+
+const HOUR = 3_600_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let client: MongoClient;
+let db: Db;
+let started: TimeSignals[] = [];
+
+beforeAll(async () => {
+  client = await MongoClient.connect(process.env.MONGO_URL!);
+  db = client.db(`${process.env.MONGO_DB_PREFIX}timesignals`);
+});
+
+afterEach(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+  started = [];
+});
+
+afterAll(async () => {
+  await db.dropDatabase();
+  await client.close();
+});
+
+function signal(type: EventType, collection: string, dueField: keyof CaseDoc, event?: SignalDefinition<CaseDoc>['event']): SignalDefinition<CaseDoc> {
+  return {
+    type,
+    collection,
+    dueField,
+    event: event ?? (async (r, now) => newEvent(type, r.team_id, { id: r._id, at: now.toISOString() })),
+  };
+}
+
+/** One "replica": its own TimeSignals, a relay that records kicks, a logger that records lines. */
+function replica(collection: string, opts: { signals?: SignalDefinition<CaseDoc>[]; batchSize?: number } = {}) {
+  const kicks: string[] = [];
+  const logger = captureLogger();
+  const signals = new TimeSignals({
+    db,
+    agendaUrl: mongoDbUrl(process.env.MONGO_URL!, db.databaseName),
+    intervalMs: 200,
+    signals: opts.signals ?? [signal('case.sla_warning', collection, 'sla_warning_at'), signal('case.sla_overdue', collection, 'sla_overdue_at')],
+    relay: { kick: (col, id) => void kicks.push(`${col}/${id}`) },
+    logger,
+    name: `test-${collection}`,
+    batchSize: opts.batchSize,
+  });
+  return { signals, kicks, logger };
+}
+
+async function start(...replicas: { signals: TimeSignals }[]): Promise<void> {
+  for (const r of replicas) started.push(r.signals);
+  await Promise.all(replicas.map((r) => r.signals.start()));
+}
+
+async function insertCases(collection: string, n: number, fields: (i: number) => Partial<CaseDoc>): Promise<void> {
+  await db.collection<CaseDoc>(collection).insertMany(
+    Array.from({ length: n }, (_, i) => ({ _id: `case_${i}`, team_id: 'team_1', sla_warning_at: null, sla_overdue_at: null, ...fields(i) })),
+  );
+}
+
+/** Events in each record's outbox, as `type` lists by record id. */
+async function outboxes(collection: string): Promise<Record<string, string[]>> {
+  const docs = await db.collection<CaseDoc>(collection).find().toArray();
+  return Object.fromEntries(docs.map((d) => [d._id, (d.outbox ?? []).map((e) => e.type)]));
+}
+
+describe('TimeSignals', () => {
+  it('when two replicas run the sweep from agenda, then every due record gets its event exactly once and its field is nulled', async () => {
+    const col = 'replicas';
+    const past = Date.now() - HOUR;
+    await insertCases(col, 20, (i) => ({
+      sla_warning_at: new Date(past - i * 1000),
+      sla_overdue_at: i < 10 ? new Date(past + i * 1000) : new Date(Date.now() + HOUR),
+    }));
+    const [a, b] = [replica(col), replica(col)];
+    await start(a, b);
+    const cases = db.collection<CaseDoc>(col);
+    await waitFor('all due signals emitted', async () => (await cases.countDocuments({ $or: [{ sla_warning_at: { $ne: null } }, { sla_overdue_at: { $lte: new Date() } }] })) === 0);
+    await sleep(1000); // five more intervals: nothing more goes out
+
+    const events = await outboxes(col);
+    for (let i = 0; i < 20; i++) {
+      expect(events[`case_${i}`].sort()).toEqual(i < 10 ? ['case.sla_overdue', 'case.sla_warning'] : ['case.sla_warning']);
+    }
+    expect(await cases.countDocuments({ sla_overdue_at: { $gt: new Date() } })).toBe(10);
+    expect(await cases.countDocuments({ outbox_pending: true })).toBe(20);
+    expect(a.kicks.length + b.kicks.length).toBe(30);
+  });
+
+  it('when two replicas call sweep() many times at once, then each signal is emitted exactly once', async () => {
+    const col = 'concurrent';
+    await insertCases(col, 20, (i) => ({ sla_warning_at: new Date(Date.now() - i * 1000), sla_overdue_at: new Date(Date.now() - HOUR) }));
+    const [a, b] = [replica(col, { batchSize: 3 }), replica(col)];
+    const counts = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).signals.sweep()));
+
+    expect(counts.reduce((x, y) => x + y, 0)).toBe(40);
+    for (const types of Object.values(await outboxes(col))) expect(types.sort()).toEqual(['case.sla_overdue', 'case.sla_warning']);
+    expect(await db.collection(col).countDocuments({ $or: [{ sla_warning_at: { $ne: null } }, { sla_overdue_at: { $ne: null } }] })).toBe(0);
+  });
+
+  it('when a field is armed again, disarmed or set in the future, then a sweep emits again, nothing, and only once the moment passed', async () => {
+    const col = 'rearm';
+    const now = new Date();
+    await insertCases(col, 2, (i) => ({ sla_warning_at: i === 0 ? new Date(now.getTime() - 1000) : new Date(now.getTime() + HOUR) }));
+    const { signals, kicks } = replica(col);
+    const cases = db.collection<CaseDoc>(col);
+
+    expect(await signals.sweep(now)).toBe(1);
+    expect((await outboxes(col)).case_0).toEqual(['case.sla_warning']);
+
+    // Re-armed with a new instant in the past: a second event.
+    await cases.updateOne({ _id: 'case_0' }, { $set: { sla_warning_at: new Date(now.getTime() - 500) } });
+    expect(await signals.sweep(now)).toBe(1);
+    expect((await outboxes(col)).case_0).toEqual(['case.sla_warning', 'case.sla_warning']);
+
+    // Re-armed for later: nothing until it passes.
+    await cases.updateOne({ _id: 'case_0' }, { $set: { sla_warning_at: new Date(now.getTime() + 2 * HOUR) } });
+    expect(await signals.sweep(now)).toBe(0);
+    // Disarmed before its moment: never emitted.
+    await cases.updateOne({ _id: 'case_1' }, { $set: { sla_warning_at: null } });
+    expect(await signals.sweep(new Date(now.getTime() + 3 * HOUR))).toBe(1);
+
+    expect(await outboxes(col)).toEqual({ case_0: ['case.sla_warning', 'case.sla_warning', 'case.sla_warning'], case_1: [] });
+    expect(kicks).toEqual([`${col}/case_0`, `${col}/case_0`, `${col}/case_0`]);
+  });
+
+  it('when event() returns null, then the field is disarmed without an event or a kick', async () => {
+    const col = 'notapplicable';
+    await insertCases(col, 1, () => ({ sla_warning_at: new Date(Date.now() - 1000) }));
+    const { signals, kicks } = replica(col, { signals: [signal('case.sla_warning', col, 'sla_warning_at', async () => null)] });
+
+    expect(await signals.sweep()).toBe(0);
+    const doc = await db.collection<CaseDoc>(col).findOne({ _id: 'case_0' });
+    expect(doc).toMatchObject({ sla_warning_at: null });
+    expect(doc?.outbox).toBeUndefined();
+    expect(kicks).toEqual([]);
+  });
+
+  it('when one record fails, then it is logged and left armed, the others (several batches) are emitted, and the next sweep retries it', async () => {
+    const col = 'failing';
+    await insertCases(col, 7, (i) => ({ sla_warning_at: new Date(Date.now() - (10 - i) * 1000) }));
+    let broken = true;
+    const type = 'case.sla_warning';
+    const { signals, logger } = replica(col, {
+      batchSize: 2,
+      signals: [
+        signal(type, col, 'sla_warning_at', async (r) => {
+          if (broken && r._id === 'case_0') throw new Error('boom');
+          return newEvent(type, r.team_id, { id: r._id });
+        }),
+      ],
+    });
+
+    expect(await signals.sweep()).toBe(6);
+    expect(await db.collection<CaseDoc>(col).findOne({ _id: 'case_0' })).toMatchObject({ sla_warning_at: expect.any(Date) });
+    expect(logger.lines).toEqual([expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ id: 'case_0', type }) })]);
+
+    broken = false;
+    expect(await signals.sweep()).toBe(1);
+    for (const types of Object.values(await outboxes(col))) expect(types).toEqual([type]);
+  });
+
+  it('when started, then agenda runs the sweep: a record armed for 300 ms from now is emitted without calling sweep()', async () => {
+    const col = 'driven';
+    const r = replica(col);
+    await start(r);
+    const dueAt = new Date(Date.now() + 300);
+    await insertCases(col, 1, () => ({ sla_overdue_at: dueAt }));
+
+    await waitFor('the overdue event', async () => (await outboxes(col)).case_0.length > 0, 10_000);
+    const doc = await db.collection<CaseDoc>(col).findOne({ _id: 'case_0' });
+    expect(doc?.outbox?.map((e) => e.type)).toEqual(['case.sla_overdue']);
+    expect(Date.parse(doc!.outbox![0].created_at)).toBeGreaterThanOrEqual(dueAt.getTime());
+    expect(r.kicks).toEqual([`${col}/case_0`]);
+  });
+
+  it('when stop() is called during a sweep, then that sweep finishes first', async () => {
+    const col = 'stopping';
+    await insertCases(col, 1, () => ({ sla_warning_at: new Date(Date.now() - 1000) }));
+    let entered = false;
+    const type = 'case.sla_warning';
+    const r = replica(col, {
+      signals: [
+        signal(type, col, 'sla_warning_at', async (rec) => {
+          entered = true;
+          await sleep(500);
+          return newEvent(type, rec.team_id, { id: rec._id });
+        }),
+      ],
+    });
+    await r.signals.start();
+    await waitFor('the sweep to reach the record', () => entered, 10_000);
+    await r.signals.stop();
+
+    expect(await db.collection<CaseDoc>(col).findOne({ _id: 'case_0' })).toMatchObject({ sla_warning_at: null, outbox: [expect.objectContaining({ type })] });
+  });
+});
+
+describe('armDeadline', () => {
+  const now = new Date('2026-05-10T12:00:00Z');
+
+  it('when there is no deadline, then both are disarmed', () => {
+    expect(armDeadline(null, now)).toEqual({ warnAt: null, overdueAt: null });
+  });
+
+  it('when the deadline is ahead, then the warning is 24 h (or warnBeforeMs) before it, even if that is already past', () => {
+    const deadline = new Date('2026-05-12T12:00:00Z');
+    expect(armDeadline(deadline, now)).toEqual({ warnAt: new Date('2026-05-11T12:00:00Z'), overdueAt: deadline });
+    expect(armDeadline(deadline, now, HOUR)).toEqual({ warnAt: new Date('2026-05-12T11:00:00Z'), overdueAt: deadline });
+    const soon = new Date('2026-05-10T13:00:00Z');
+    expect(armDeadline(soon, now)).toEqual({ warnAt: new Date('2026-05-09T13:00:00Z'), overdueAt: soon });
+  });
+
+  it('when the deadline has passed (or is now), then only the overdue signal is armed', () => {
+    const past = new Date('2026-05-01T00:00:00Z');
+    expect(armDeadline(past, now)).toEqual({ warnAt: null, overdueAt: past });
+    expect(armDeadline(now, now)).toEqual({ warnAt: null, overdueAt: now });
+  });
+});
+
+describe('zonedMoment', () => {
+  it('when the zone has a fixed offset, then the wall clock is shifted by it (default time 23:59:59)', () => {
+    expect(zonedMoment('2026-11-22', 'America/Sao_Paulo').toISOString()).toBe('2026-11-23T02:59:59.000Z');
+    expect(zonedMoment('2026-11-22', 'UTC').toISOString()).toBe('2026-11-22T23:59:59.000Z');
+    expect(zonedMoment('2026-01-01', 'Asia/Kolkata', '00:00').toISOString()).toBe('2025-12-31T18:30:00.000Z');
+  });
+
+  it('when DST starts or ends that day, then the offset in force at that wall-clock time is used', () => {
+    // New York: 2026-03-08 02:00 EST -> 03:00 EDT; 2026-11-01 02:00 EDT -> 01:00 EST.
+    expect(zonedMoment('2026-03-08', 'America/New_York').toISOString()).toBe('2026-03-09T03:59:59.000Z');
+    expect(zonedMoment('2026-03-08', 'America/New_York', '01:59:59').toISOString()).toBe('2026-03-08T06:59:59.000Z');
+    expect(zonedMoment('2026-03-08', 'America/New_York', '03:00').toISOString()).toBe('2026-03-08T07:00:00.000Z');
+    expect(zonedMoment('2026-11-01', 'America/New_York').toISOString()).toBe('2026-11-02T04:59:59.000Z');
+    expect(zonedMoment('2026-10-31', 'America/New_York').toISOString()).toBe('2026-11-01T03:59:59.000Z');
+    // Berlin: 2026-03-29 02:00 CET -> 03:00 CEST; 2026-10-25 03:00 CEST -> 02:00 CET.
+    expect(zonedMoment('2026-03-29', 'Europe/Berlin').toISOString()).toBe('2026-03-29T21:59:59.000Z');
+    expect(zonedMoment('2026-10-25', 'Europe/Berlin').toISOString()).toBe('2026-10-25T22:59:59.000Z');
+  });
+
+  it('when the time is skipped or repeated by a DST change, then a skipped one moves forward and a repeated one is the first', () => {
+    expect(zonedMoment('2026-03-08', 'America/New_York', '02:30').toISOString()).toBe('2026-03-08T07:30:00.000Z');
+    expect(zonedMoment('2026-11-01', 'America/New_York', '01:30').toISOString()).toBe('2026-11-01T05:30:00.000Z');
+    expect(zonedMoment('2026-03-29', 'Europe/Berlin', '02:30').toISOString()).toBe('2026-03-29T01:30:00.000Z');
+    expect(zonedMoment('2026-10-25', 'Europe/Berlin', '02:30').toISOString()).toBe('2026-10-25T00:30:00.000Z');
+  });
+
+  it('when the date, time or zone is not valid, then it throws', () => {
+    expect(() => zonedMoment('2026-02-30', 'UTC')).toThrow(RangeError);
+    expect(() => zonedMoment('2026-01-01', 'UTC', '24:00')).toThrow(RangeError);
+    expect(() => zonedMoment('01/01/2026', 'UTC')).toThrow(RangeError);
+    expect(() => zonedMoment('2026-01-01', 'Mars/Olympus')).toThrow(RangeError);
+  });
+});
+
+describe('mongoDbUrl', () => {
+  it('when the URL has a path or a query string, then the database replaces the path and the options stay', () => {
+    expect(mongoDbUrl('mongodb://127.0.0.1:27017/', 'lpm_cases')).toBe('mongodb://127.0.0.1:27017/lpm_cases');
+    expect(mongoDbUrl('mongodb://h1:1,h2:2?replicaSet=rs', 'd')).toBe('mongodb://h1:1,h2:2/d?replicaSet=rs');
+    expect(mongoDbUrl('mongodb://h/app?w=majority', 'd')).toBe('mongodb://h/d?w=majority');
+  });
+
+  it('when credentials authenticate against the database in the path, then that stays their authSource', () => {
+    expect(mongoDbUrl('mongodb://u:p@h/admin?tls=true', 'd')).toBe('mongodb://u:p@h/d?tls=true&authSource=admin');
+    expect(mongoDbUrl('mongodb://u:p@h/admin?authSource=x', 'd')).toBe('mongodb://u:p@h/d?authSource=x');
+  });
+});
