@@ -12,8 +12,12 @@ import { pingStore } from './store.ts';
 import { withTimeout } from './timeout.ts';
 import { accessControl } from './http/access.ts';
 import { healthRoute } from './http/health.ts';
+import { internalUsersRoute } from './http/internal-users.ts';
 import { openApiRoute } from './http/openapi.ts';
 import { proxyRoutes, UPSTREAM_NAMES, type UpstreamName, type Upstreams } from './http/proxy.ts';
+import { settingsRoutes } from './http/settings.ts';
+import { Settings } from './domain/settings.ts';
+import { upstreamPhasesInUse } from './upstream/phases-in-use.ts';
 
 export interface GatewayDeps {
   /** The gateway's store (openGatewayStore). */
@@ -24,7 +28,7 @@ export interface GatewayDeps {
   redisKeyPrefix: string;
   internalToken: string;
   upstreams: Upstreams;
-  /** The services this deployment runs (default: all six); /health checks only these. */
+  /** The services this deployment runs (default: all six); /health checks only these, and a service not run has no records. */
   deployed?: readonly UpstreamName[];
   /** The process logger (createLogger); tests pass `logger: false` instead. */
   loggerInstance?: HttpAppOptions['loggerInstance'];
@@ -41,7 +45,14 @@ export interface GatewayDeps {
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance, documented: false });
+  const deployed = deps.deployed ?? UPSTREAM_NAMES;
+  const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 30_000;
   const accounts = new Accounts({ orm: deps.orm });
+  const settings = new Settings({
+    orm: deps.orm,
+    accounts,
+    phasesInUse: upstreamPhasesInUse({ upstreams: deps.upstreams, deployed, internalToken: deps.internalToken, timeoutMs: upstreamTimeoutMs }),
+  });
   const principals = new PrincipalCache({
     lookup: (key) => withTimeout(accounts.authenticate(key), deps.storeTimeoutMs ?? 5000, 'key lookup'),
     ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
@@ -56,12 +67,14 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   });
 
   accessControl(app, { principals, limits });
-  healthRoute(app, { upstreams: deps.upstreams, deployed: deps.deployed, pingStore: () => pingStore(deps.orm), timeoutMs: deps.healthTimeoutMs });
-  openApiRoute(app, { upstreams: deps.upstreams, deployed: deps.deployed ?? UPSTREAM_NAMES, timeoutMs: deps.healthTimeoutMs ?? 2000 });
+  healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.orm), timeoutMs: deps.healthTimeoutMs });
+  openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
+  settingsRoutes(app, { settings, principals });
+  internalUsersRoute(app, { accounts, internalToken: deps.internalToken });
   app.register(proxyRoutes, {
     upstreams: deps.upstreams,
     internalToken: deps.internalToken,
-    timeoutMs: deps.upstreamTimeoutMs ?? 30_000,
+    timeoutMs: upstreamTimeoutMs,
   });
   return app;
 }

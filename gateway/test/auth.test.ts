@@ -118,13 +118,16 @@ describe('scopes', () => {
     }
   });
 
-  test('when an admin key calls webhooks or settings, then they are proxied', async () => {
+  test('when an admin key calls webhooks or settings, then webhooks are proxied and settings answered by the gateway', async () => {
     const hooks = await call(gw.url, '/v1/webhooks', { key: adminOnly });
     expect(hooks.status).toBe(200);
     expect(hooks.body.data.url).toBe('/v1/webhooks');
-    const settings = await call(gw.url, '/v1/settings', { method: 'PUT', key: owner.apiKey, body: '{}' });
+    const settings = await call(gw.url, '/v1/settings', { key: adminOnly });
     expect(settings.status).toBe(200);
-    expect(settings.body.data.url).toBe('/v1/settings');
+    expect(settings.body.data.timezone).toBe('America/Sao_Paulo');
+    const changed = await call(gw.url, '/v1/settings', { method: 'PUT', key: owner.apiKey, body: '{"timezone":"UTC"}' });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.timezone).toBe('UTC');
   });
 
   test('when an admin-only key calls another domain, then 403', async () => {

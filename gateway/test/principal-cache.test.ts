@@ -60,4 +60,25 @@ describe('PrincipalCache', () => {
     await cache.get('lpk_a');
     expect(calls).toEqual(['lpk_a', 'lpk_b', 'lpk_c', 'lpk_d', 'lpk_e', 'lpk_a']);
   });
+
+  test("when a team is forgotten, then its entries and lookups still running are dropped, other teams' kept", async () => {
+    const other = { team: { id: 'team_2' } } as unknown as Principal;
+    let release = () => {};
+    const running = new Promise<Principal>((r) => (release = () => r(principal)));
+    const calls: string[] = [];
+    const answers: Record<string, () => Promise<Principal>> = {
+      lpk_mine: async () => principal,
+      lpk_other: async () => other,
+      lpk_running: () => running,
+    };
+    const cache = new PrincipalCache({ lookup: (key) => (calls.push(key), answers[key]()), ttlMs: 1000 });
+    await cache.get('lpk_mine');
+    await cache.get('lpk_other');
+    const pending = cache.get('lpk_running');
+    cache.forgetTeam('team_1');
+    release();
+    await pending;
+    for (const key of ['lpk_mine', 'lpk_other', 'lpk_running']) await cache.get(key);
+    expect(calls).toEqual(['lpk_mine', 'lpk_other', 'lpk_running', 'lpk_mine', 'lpk_running']);
+  });
 });

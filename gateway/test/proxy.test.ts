@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { HEADER } from '@lpm/shared/identity';
+import { HEADER, defaultTeamSettings } from '@lpm/shared/identity';
 import { freePort } from '@lpm/shared/local-store';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
@@ -52,7 +52,7 @@ describe('identity headers', () => {
       [HEADER.teamId]: 'team_forged',
       [HEADER.userId]: 'user_forged',
       [HEADER.scopes]: 'read,write,admin',
-      [HEADER.timezone]: 'Europe/Paris',
+      [HEADER.settings]: Buffer.from(JSON.stringify({ timezone: 'Europe/Paris' })).toString('base64url'),
     };
     const readOnly = await gw.accounts.createKey({ teamId: team.team.id, userId: team.user.id, scopes: ['read'] });
     const res = await call(gw.url, '/v1/clients/cli_1', { key: readOnly.apiKey, headers: forged });
@@ -62,7 +62,7 @@ describe('identity headers', () => {
     expect(got[HEADER.teamId]).toBe(team.team.id);
     expect(got[HEADER.userId]).toBe(team.user.id);
     expect(got[HEADER.scopes]).toBe('read');
-    expect(got[HEADER.timezone]).toBe('America/Sao_Paulo');
+    expect(JSON.parse(Buffer.from(got[HEADER.settings], 'base64url').toString())).toEqual(defaultTeamSettings());
     expect(got.authorization).toBeUndefined();
   });
 });

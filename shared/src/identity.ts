@@ -8,7 +8,8 @@ export const HEADER = {
   teamId: 'x-lpm-team-id',
   userId: 'x-lpm-user-id',
   scopes: 'x-lpm-scopes',
-  timezone: 'x-lpm-team-timezone',
+  /** base64url of the team settings' JSON: phase names need not be ASCII, which header values must be. */
+  settings: 'x-lpm-team-settings',
 } as const;
 
 export const IDENTITY_HEADER_NAMES: readonly string[] = Object.values(HEADER);
@@ -16,20 +17,45 @@ export const IDENTITY_HEADER_NAMES: readonly string[] = Object.values(HEADER);
 export type Scope = 'read' | 'write' | 'admin';
 export const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
 
+/** A team's settings (decisions §8), owned by the gateway and sent with every request. */
+export interface TeamSettings {
+  timezone: string;
+  case_phases: string[];
+  deal_phases: { name: string; probability: number }[];
+}
+
+export const DEFAULT_CASE_PHASES: readonly string[] = ['recebido', 'triagem', 'em-andamento', 'em-revisão', 'finalizado'];
+export const DEFAULT_DEAL_PHASES: readonly Readonly<TeamSettings['deal_phases'][number]>[] = [
+  { name: 'lead', probability: 10 },
+  { name: 'qualificado', probability: 25 },
+  { name: 'proposta', probability: 50 },
+  { name: 'negociacao', probability: 75 },
+  { name: 'fechamento', probability: 90 },
+];
+
+export function defaultTeamSettings(timezone = 'America/Sao_Paulo'): TeamSettings {
+  return {
+    timezone,
+    case_phases: [...DEFAULT_CASE_PHASES],
+    deal_phases: DEFAULT_DEAL_PHASES.map((p) => ({ ...p })),
+  };
+}
+
 export interface Identity {
   teamId: string;
   userId: string;
   scopes: Scope[];
-  timezone: string;
+  settings: TeamSettings;
 }
 
 export function identityHeaders(identity: Identity, internalToken: string): Record<string, string> {
+  const { timezone, case_phases, deal_phases } = identity.settings;
   return {
     [HEADER.internalToken]: internalToken,
     [HEADER.teamId]: identity.teamId,
     [HEADER.userId]: identity.userId,
     [HEADER.scopes]: identity.scopes.join(','),
-    [HEADER.timezone]: identity.timezone,
+    [HEADER.settings]: Buffer.from(JSON.stringify({ timezone, case_phases, deal_phases })).toString('base64url'),
   };
 }
 
@@ -52,5 +78,36 @@ export function readIdentity(headers: Headers, internalToken: string): Identity 
   const userId = one(headers[HEADER.userId]);
   if (!teamId || !userId) return null;
   const scopes = (one(headers[HEADER.scopes]) ?? '').split(',').filter((s): s is Scope => SCOPES.includes(s as Scope));
-  return { teamId, userId, scopes, timezone: one(headers[HEADER.timezone]) || 'America/Sao_Paulo' };
+  return { teamId, userId, scopes, settings: readSettings(one(headers[HEADER.settings])) };
+}
+
+/** The settings header's value; the defaults when it is absent or malformed. */
+function readSettings(raw: string | undefined): TeamSettings {
+  if (!raw) return defaultTeamSettings();
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    return defaultTeamSettings();
+  }
+  if (!isTeamSettings(value)) return defaultTeamSettings();
+  return {
+    timezone: value.timezone,
+    case_phases: value.case_phases,
+    deal_phases: value.deal_phases.map(({ name, probability }) => ({ name, probability })),
+  };
+}
+
+function isTeamSettings(v: unknown): v is TeamSettings {
+  const s = v as Partial<TeamSettings> | null;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.timezone === 'string' &&
+    s.timezone !== '' &&
+    Array.isArray(s.case_phases) &&
+    s.case_phases.every((p) => typeof p === 'string') &&
+    Array.isArray(s.deal_phases) &&
+    s.deal_phases.every((p) => typeof p === 'object' && p !== null && typeof p.name === 'string' && typeof p.probability === 'number')
+  );
 }

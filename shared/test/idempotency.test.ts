@@ -4,10 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from '../src/http.ts';
 import { requireGateway } from '../src/service-auth.ts';
 import { idempotentPosts } from '../src/idempotency.ts';
-import { identityHeaders, type Identity } from '../src/identity.ts';
+import { defaultTeamSettings, identityHeaders, type Identity } from '../src/identity.ts';
 
 const TOKEN = randomBytes(16).toString('hex');
-const team = (teamId: string): Identity => ({ teamId, userId: 'user_1', scopes: ['read', 'write'], timezone: 'UTC' });
+const team = (teamId: string): Identity => ({ teamId, userId: 'user_1', scopes: ['read', 'write'], settings: defaultTeamSettings('UTC') });
 let client: MongoClient;
 let db: Db;
 let app: FastifyInstance;

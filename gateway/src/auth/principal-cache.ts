@@ -1,11 +1,14 @@
 // Key lookups cached for at most ttlMs, hits and misses alike: a revoked key stops
 // working within that time. Concurrent lookups of one key share a single query.
+// A team's entries can be dropped at once, when its settings change.
 import type { Principal } from '../domain/accounts.ts';
 import { keyDigest } from '../domain/keys.ts';
 
 interface Entry {
   expiresAt: number;
   principal: Promise<Principal | null>;
+  /** Set once the lookup has found a principal. */
+  teamId?: string;
 }
 
 export interface PrincipalCacheOptions {
@@ -39,11 +42,22 @@ export class PrincipalCache {
     // The entry expires ttlMs after the query started, so what it holds is never older than that.
     const principal = this.lookup(rawKey);
     this.makeRoom(now);
-    this.entries.set(id, { expiresAt: now + this.ttlMs, principal });
-    principal.catch(() => {
-      if (this.entries.get(id)?.principal === principal) this.entries.delete(id);
-    });
+    const entry: Entry = { expiresAt: now + this.ttlMs, principal };
+    this.entries.set(id, entry);
+    principal.then(
+      (found) => {
+        if (found) entry.teamId = found.team.id;
+      },
+      () => {
+        if (this.entries.get(id) === entry) this.entries.delete(id);
+      },
+    );
     return principal;
+  }
+
+  /** Drops every entry not known to be another team's: a lookup still running may have read the team before a change. */
+  forgetTeam(teamId: string): void {
+    for (const [id, entry] of this.entries) if (entry.teamId === undefined || entry.teamId === teamId) this.entries.delete(id);
   }
 
   clear(): void {

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/mongodb';
 import { badRequest, conflict, notFound } from '@lpm/shared/errors';
 import { newId } from '@lpm/shared/ids';
 import { isDuplicateKey, type Orm } from '@lpm/shared/orm';
-import { SCOPES, sameSecret, type Scope } from '@lpm/shared/identity';
+import { SCOPES, defaultTeamSettings, sameSecret, type Identity, type Scope, type TeamSettings } from '@lpm/shared/identity';
 import { ApiKeyEntity, TeamEntity, UserEntity } from './entities.ts';
 import { generateApiKey, isWellFormedKey, keyDigest } from './keys.ts';
 import { isPlan, type Plan } from './plans.ts';
@@ -14,6 +14,10 @@ export interface Team {
   name: string;
   plan: Plan;
   timezone: string;
+  case_phases: string[];
+  deal_phases: TeamSettings['deal_phases'];
+  /** When the settings were last changed; null if never. */
+  settings_updated_at: Date | null;
   owner_user_id: string;
   created_at: Date;
 }
@@ -39,6 +43,12 @@ export interface Principal {
   team: Team;
   user: User;
   key: ApiKey;
+}
+
+/** What the gateway tells services about a caller. */
+export function identityOf(p: Principal): Identity {
+  const { timezone, case_phases, deal_phases } = p.team;
+  return { teamId: p.team.id, userId: p.user.id, scopes: p.key.scopes, settings: { timezone, case_phases, deal_phases } };
 }
 
 export interface IssuedKey {
@@ -84,7 +94,9 @@ function requirePlan(value: string): Plan {
   return value;
 }
 
+/** An IANA time zone name (Intl also takes UTC offsets such as +03:00, which are not). */
 export function isTimeZone(tz: string): boolean {
+  if (/^[+-]/.test(tz)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;
@@ -115,10 +127,21 @@ const toTeam = (r: Row): Team => ({
   id: r._id,
   name: r.name as string,
   plan: r.plan as Plan,
-  timezone: r.timezone as string,
+  ...storedSettings(r),
+  settings_updated_at: (r.settings_updated_at as Date | null | undefined) ?? null,
   owner_user_id: r.owner_user_id as string,
   created_at: r.created_at as Date,
 });
+
+/** A team's settings as stored; those never changed read as the defaults. */
+function storedSettings(r: Row): TeamSettings {
+  const defaults = defaultTeamSettings(r.timezone as string);
+  return {
+    timezone: r.timezone as string,
+    case_phases: (r.case_phases as string[] | null | undefined) ?? defaults.case_phases,
+    deal_phases: (r.deal_phases as TeamSettings['deal_phases'] | null | undefined) ?? defaults.deal_phases,
+  };
+}
 
 const toUser = (r: Row): User => ({
   id: r._id,
@@ -158,7 +181,15 @@ export class Accounts {
     const ownerName = requireName('owner_name', input.ownerName);
     const ownerEmail = requireEmail(input.ownerEmail);
     const now = new Date();
-    const team: Team = { id: newId('team'), name, plan, timezone, owner_user_id: newId('user'), created_at: now };
+    const team: Team = {
+      id: newId('team'),
+      name,
+      plan,
+      ...defaultTeamSettings(timezone),
+      settings_updated_at: null,
+      owner_user_id: newId('user'),
+      created_at: now,
+    };
     const user: User = { id: team.owner_user_id, team_id: team.id, name: ownerName, email: ownerEmail, created_at: now };
     const em = this.em();
     // No transactions on FerretDB: the user and key refer to the team, so the team goes first.
@@ -216,6 +247,12 @@ export class Accounts {
 
   async getTeam(teamId: string): Promise<Team> {
     return this.findTeam(this.em(), teamId);
+  }
+
+  /** The users of the team among ids; ids of no user of the team are left out. */
+  async findUsers(teamId: string, ids: readonly string[]): Promise<User[]> {
+    const rows = await this.em().find(UserEntity, { team_id: teamId, _id: { $in: [...ids] } });
+    return rows.map((r) => toUser(r as unknown as Row));
   }
 
   /** The team, user and key behind a raw key; null when it is malformed, unknown or revoked. */

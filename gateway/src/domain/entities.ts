@@ -12,6 +12,10 @@ export const TeamEntity = defineEntity({
     name: p.string(),
     plan: p.string(),
     timezone: p.string(),
+    // Team settings (decisions §8); absent until first changed, read as the defaults.
+    case_phases: p.json<string[]>().nullable(),
+    deal_phases: p.json<{ name: string; probability: number }[]>().nullable(),
+    settings_updated_at: p.datetime().nullable(),
     owner_user_id: p.string(),
     created_at: p.datetime(),
   },

@@ -1,6 +1,7 @@
 // GET /v1/openapi.json: one OpenAPI document for the whole API, merged from the
-// documents the deployed services publish at their /openapi.json.
-import type { FastifyInstance } from 'fastify';
+// documents the deployed services publish at their /openapi.json and the gateway's
+// own /v1 routes that declare a schema (registered after this).
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { UpstreamName, Upstreams } from './proxy.ts';
 
 export interface OpenApiOptions {
@@ -13,7 +14,27 @@ interface ServiceDocument {
   paths?: Record<string, unknown>;
 }
 
+type Schema = Record<string, unknown>;
+
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+
+/** A route's OpenAPI operation, in the form @fastify/swagger gives the services' routes. */
+function operation(schema: { body?: Schema; response?: Record<string, Schema> }) {
+  return {
+    ...(schema.body ? { requestBody: { required: true, ...json(schema.body) } } : {}),
+    responses: Object.fromEntries(
+      Object.entries(schema.response ?? {}).map(([status, s]) => [status.toUpperCase(), { description: 'Default Response', ...json(s) }]),
+    ),
+  };
+}
+
 export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
+  const ownPaths: Record<string, Record<string, unknown>> = {};
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD') return;
+    (ownPaths[route.url] ??= {})[route.method.toLowerCase()] = operation(route.schema as never);
+  });
+
   const fetchDocument = async (name: UpstreamName): Promise<ServiceDocument | null> => {
     try {
       const res = await fetch(new URL('/openapi.json', opts.upstreams[name]), { signal: AbortSignal.timeout(opts.timeoutMs) });
@@ -27,6 +48,7 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
     const documents = await Promise.all(opts.deployed.map(fetchDocument));
     const paths: Record<string, unknown> = {};
     for (const doc of documents) Object.assign(paths, doc?.paths ?? {});
+    Object.assign(paths, ownPaths);
     const unavailable = opts.deployed.filter((_, i) => documents[i] === null);
     return {
       openapi: '3.0.3',

@@ -8,6 +8,7 @@ import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http';
 import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
+import { identityOf } from '../domain/accounts.ts';
 
 export const UPSTREAM_NAMES = ['deals', 'clients', 'cases', 'activities', 'financial', 'webhooks'] as const;
 export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
@@ -20,8 +21,6 @@ export const PROXY_ROUTES: readonly { prefix: string; upstream: UpstreamName; ad
   { prefix: '/v1/activities', upstream: 'activities', adminOnly: false },
   { prefix: '/v1/financial', upstream: 'financial', adminOnly: false },
   { prefix: '/v1/webhooks', upstream: 'webhooks', adminOnly: true },
-  // Team settings (decisions §8) are served by the cases service.
-  { prefix: '/v1/settings', upstream: 'cases', adminOnly: true },
 ];
 
 export interface ProxyOptions {
@@ -46,14 +45,8 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
     const out: Headers = { ...headers };
     for (const name of IDENTITY_HEADER_NAMES) delete out[name];
     delete out.authorization;
-    const identity = {
-      teamId: principal.team.id,
-      userId: principal.user.id,
-      scopes: principal.key.scopes,
-      timezone: principal.team.timezone,
-    };
     // The upstream continues the gateway's span, not the caller's.
-    return injectTraceHeaders({ ...out, ...identityHeaders(identity, opts.internalToken), 'x-request-id': req.id });
+    return injectTraceHeaders({ ...out, ...identityHeaders(identityOf(principal), opts.internalToken), 'x-request-id': req.id });
   };
 
   const onError = (reply: FastifyReply, { error }: { error: Error }) => {

@@ -1,0 +1,63 @@
+// GET and PUT /v1/settings (decisions §8, admin scope), served by the gateway,
+// which owns teams. Services learn the settings from the header the proxy sets on
+// every request; after a change this gateway drops the team's cached principals so
+// its very next request carries them. Other gateway replicas follow within their
+// principal cache's TTL (at most 1 s).
+import type { FastifyInstance } from 'fastify';
+import { ok } from '@lpm/shared/envelope';
+import { object, okResponse, out, shape } from '@lpm/shared/schemas';
+import type { PrincipalCache } from '../auth/principal-cache.ts';
+import { identityOf } from '../domain/accounts.ts';
+import type { Settings, SettingsChange } from '../domain/settings.ts';
+
+const MAX_PHASES = 30;
+
+const phaseName = { type: 'string', minLength: 1, maxLength: 100 };
+const phaseList = (field: string, items: Record<string, unknown>) => ({
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_PHASES,
+  items,
+  'x-message': `${field} must be a list of 1 to ${MAX_PHASES} phases`,
+});
+
+export const updateSettingsBody = object({
+  timezone: { type: 'string', maxLength: 100, 'x-message': 'Invalid time zone' },
+  case_phases: phaseList('case_phases', phaseName),
+  deal_phases: phaseList(
+    'deal_phases',
+    object(
+      { name: phaseName, probability: { type: 'integer', minimum: 0, maximum: 100, 'x-message': 'Invalid probability' } },
+      ['name', 'probability'],
+    ),
+  ),
+});
+
+const settingsResponse = okResponse(
+  200,
+  shape({
+    timezone: out.string,
+    case_phases: out.strings,
+    deal_phases: { type: 'array', items: shape({ name: out.string, probability: out.integer }) },
+    updated_at: out.nullableString,
+  }),
+);
+
+export interface SettingsRouteOptions {
+  settings: Settings;
+  principals: PrincipalCache;
+}
+
+export function settingsRoutes(app: FastifyInstance, opts: SettingsRouteOptions): void {
+  const config = { adminOnly: true };
+
+  app.get('/v1/settings', { config, schema: { response: settingsResponse } }, async (req) =>
+    ok(await opts.settings.get(req.principal!.team.id)),
+  );
+
+  app.put<{ Body: SettingsChange }>('/v1/settings', { config, schema: { body: updateSettingsBody, response: settingsResponse } }, async (req) => {
+    const settings = await opts.settings.update(identityOf(req.principal!), req.body);
+    opts.principals.forgetTeam(req.principal!.team.id);
+    return ok(settings);
+  });
+}

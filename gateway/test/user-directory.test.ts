@@ -1,0 +1,178 @@
+import { createServer, type Server } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, jest, test } from '@jest/globals';
+import { AppError } from '@lpm/shared/errors';
+import { HEADER } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { freePort } from '@lpm/shared/local-store';
+import { UserDirectory } from '@lpm/shared/user-directory';
+import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let gw: TestGateway;
+let teamA: Awaited<ReturnType<typeof newTeam>>;
+let teamB: Awaited<ReturnType<typeof newTeam>>;
+let alice: { id: string; name: string; email: string };
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream('all');
+  gw = await startGateway('user_directory', allUpstreams(upstream.url));
+  teamA = await newTeam(gw.accounts, 'starter');
+  teamB = await newTeam(gw.accounts, 'starter');
+  const created = await gw.accounts.createUser({ teamId: teamA.team.id, name: 'Alice Souza', email: 'alice@example.com' });
+  alice = { id: created.id, name: created.name, email: created.email };
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await upstream?.app.close();
+});
+
+const internal = (teamId: string, token = INTERNAL_TOKEN) => ({ [HEADER.internalToken]: token, [HEADER.teamId]: teamId });
+const owner = (t: typeof teamA) => ({ id: t.user.id, name: t.user.name, email: t.user.email });
+
+describe('GET /internal/users', () => {
+  test('when called with the internal token, then it answers the team users among the ids, without unknown or foreign ones', async () => {
+    const ids = [alice.id, teamA.user.id, teamB.user.id, newId('user'), 'not-an-id'].join(',');
+    const res = await call(gw.url, `/internal/users?ids=${encodeURIComponent(ids)}`, { headers: internal(teamA.team.id) });
+    expect(res.status).toBe(200);
+    expect(res.body.success).toBe(true);
+    expect(res.body.data.sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id))).toEqual(
+      [alice, owner(teamA)].sort((a, b) => a.id.localeCompare(b.id)),
+    );
+  });
+
+  test('when another team asks for the same ids, then it sees only its own users', async () => {
+    const res = await call(gw.url, `/internal/users?ids=${alice.id},${teamB.user.id}`, { headers: internal(teamB.team.id) });
+    expect(res.body).toEqual({ success: true, data: [owner(teamB)] });
+  });
+
+  test('when the internal token is missing or wrong, or no team is given, then 404 Route not found, before any validation', async () => {
+    const unknownRoute = await call(gw.url, '/internal/nothing-here', { key: teamB.apiKey });
+    expect(unknownRoute.body).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'Route not found', details: {} } });
+    const attempts: Record<string, string>[] = [
+      {},
+      internal(teamA.team.id, 'wrong-token-wrong-token'),
+      { [HEADER.internalToken]: INTERNAL_TOKEN },
+      { authorization: `Bearer ${teamA.apiKey}` },
+    ];
+    for (const headers of attempts) {
+      for (const query of [`?ids=${alice.id}`, '', `?ids=${'x,'.repeat(200)}`]) {
+        const res = await call(gw.url, `/internal/users${query}`, { headers });
+        expect([res.status, res.body]).toEqual([404, unknownRoute.body]);
+        expect(res.headers.get('ratelimit-limit')).toBeNull();
+      }
+    }
+  });
+
+  test('when called, then it needs no API key and does not count toward the team limits', async () => {
+    const res = await call(gw.url, `/internal/users?ids=${alice.id}`, { headers: internal(teamA.team.id) });
+    expect(res.headers.get('ratelimit-limit')).toBeNull();
+    const viaApi = await call(gw.url, '/v1/deals', { key: teamA.apiKey });
+    expect(viaApi.headers.get('ratelimit-remaining')).toBe('59');
+  });
+
+  test('when more than 100 ids are asked for, then 400; when ids is missing, then 400', async () => {
+    const ids = Array.from({ length: 101 }, () => newId('user')).join(',');
+    const tooMany = await call(gw.url, `/internal/users?ids=${ids}`, { headers: internal(teamA.team.id) });
+    expect([tooMany.status, tooMany.body.error]).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: 'ids must have at most 100 items', details: { field: 'ids', type: 'invalid' } },
+    ]);
+    const missing = await call(gw.url, '/internal/users', { headers: internal(teamA.team.id) });
+    expect([missing.status, missing.body.error.message]).toEqual([400, 'ids is required']);
+  });
+});
+
+describe('UserDirectory', () => {
+  let fetchSpy: jest.Spied<typeof fetch>;
+  /** The ids of each request the directory made to the gateway. */
+  const directoryRequests = (): string[][] =>
+    fetchSpy.mock.calls
+      .map(([url]) => new URL(String(url)))
+      .filter((url) => url.pathname === '/internal/users')
+      .map((url) => url.searchParams.get('ids')!.split(','));
+
+  beforeAll(() => {
+    fetchSpy = jest.spyOn(globalThis, 'fetch');
+  });
+  afterEach(() => {
+    fetchSpy.mockClear();
+  });
+  afterAll(() => fetchSpy.mockRestore());
+
+  const directory = (opts: Partial<ConstructorParameters<typeof UserDirectory>[0]> = {}) =>
+    new UserDirectory({ gatewayUrl: gw.url, internalToken: INTERNAL_TOKEN, ...opts });
+
+  test('when users are found, then the map holds them by id, and a second call is answered from the cache', async () => {
+    const users = directory();
+    const unknown = newId('user');
+    const first = await users.find(teamA.team.id, [alice.id, teamA.user.id, unknown, teamB.user.id]);
+    expect(Object.fromEntries(first)).toEqual({ [alice.id]: alice, [teamA.user.id]: owner(teamA) });
+    expect(directoryRequests()).toHaveLength(1);
+
+    fetchSpy.mockClear();
+    const second = await users.find(teamA.team.id, [alice.id, teamA.user.id]);
+    expect(Object.fromEntries(second)).toEqual(Object.fromEntries(first));
+    expect(directoryRequests()).toEqual([]);
+  });
+
+  test('when ids were not found, then they are asked again (a user created since is found)', async () => {
+    const users = directory();
+    await users.find(teamA.team.id, [alice.id]);
+    fetchSpy.mockClear();
+    const bob = await gw.accounts.createUser({ teamId: teamA.team.id, name: 'Bob', email: `bob-${Date.now()}@example.com` });
+    const found = await users.find(teamA.team.id, [alice.id, bob.id]);
+    expect(found.get(bob.id)).toEqual({ id: bob.id, name: 'Bob', email: bob.email });
+    expect(directoryRequests()).toEqual([[bob.id]]);
+  });
+
+  test('when the same user id is asked for by another team, then the cache does not answer for it', async () => {
+    const users = directory();
+    await users.find(teamA.team.id, [alice.id]);
+    expect((await users.find(teamB.team.id, [alice.id])).size).toBe(0);
+  });
+
+  test('when the cache entry is older than cacheTtlMs, then the gateway is asked again', async () => {
+    const users = directory({ cacheTtlMs: 50 });
+    await users.find(teamA.team.id, [alice.id]);
+    await new Promise((r) => setTimeout(r, 80));
+    await users.find(teamA.team.id, [alice.id]);
+    expect(directoryRequests()).toHaveLength(2);
+  });
+
+  test('when more than 100 ids are missing, then they are asked for in batches of 100', async () => {
+    const ids = [alice.id, ...Array.from({ length: 150 }, () => newId('user'))];
+    const found = await directory().find(teamA.team.id, ids);
+    expect([...found.keys()]).toEqual([alice.id]);
+    expect(directoryRequests().map((batch) => batch.length)).toEqual([100, 51]);
+  });
+
+  test('when no id is shaped like a user id, then the gateway is not asked', async () => {
+    expect((await directory().find(teamA.team.id, ['', 'a,b', `${alice.id},x`, 'cli_123'])).size).toBe(0);
+    expect(directoryRequests()).toEqual([]);
+  });
+
+  test('when the gateway is down, then 503 SERVICE_UNAVAILABLE', async () => {
+    const users = directory({ gatewayUrl: `http://127.0.0.1:${await freePort()}` });
+    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable' });
+    await expect(users.find(teamA.team.id, [alice.id])).rejects.toBeInstanceOf(AppError);
+  });
+
+  test('when the gateway refuses the token, then 503', async () => {
+    const users = directory({ internalToken: 'not-the-internal-token' });
+    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+  });
+
+  test('when the gateway does not answer in time, then 503', async () => {
+    const silent: Server = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = silent.address() as { port: number };
+      const users = directory({ gatewayUrl: `http://127.0.0.1:${port}`, timeoutMs: 200 });
+      await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+});

@@ -1,0 +1,94 @@
+// The users of a team, which the gateway owns: services ask its /internal/users
+// to check a responsible_id and to show names and e-mails. Found users are cached
+// (users cannot be renamed); ids not found are asked again each time, so a user
+// created a moment ago is found.
+import { serviceUnavailable } from './errors.ts';
+import { HEADER } from './identity.ts';
+import { isId } from './ids.ts';
+import { injectTraceHeaders } from './telemetry.ts';
+
+export interface DirectoryUser {
+  id: string;
+  name: string;
+  email: string;
+}
+
+export interface UserDirectoryOptions {
+  gatewayUrl: string;
+  internalToken: string;
+  timeoutMs?: number;
+  cacheTtlMs?: number;
+}
+
+/** The most ids /internal/users takes in one request. */
+const BATCH = 100;
+const MAX_CACHED = 10_000;
+
+interface Cached {
+  user: DirectoryUser;
+  expiresAt: number;
+}
+
+export class UserDirectory {
+  private readonly opts: Required<UserDirectoryOptions>;
+  private readonly cache = new Map<string, Cached>();
+
+  constructor(opts: UserDirectoryOptions) {
+    this.opts = { timeoutMs: 2000, cacheTtlMs: 30_000, ...opts };
+  }
+
+  /** The users of the team among ids; ids of no user of the team are absent. */
+  async find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>> {
+    const found = new Map<string, DirectoryUser>();
+    const missing: string[] = [];
+    const now = Date.now();
+    // Anything not shaped like a user id names no user, and must not reach the query string.
+    for (const id of new Set(ids.filter((id) => isId('user', id)))) {
+      const hit = this.cache.get(cacheKey(teamId, id));
+      if (hit && hit.expiresAt > now) found.set(id, hit.user);
+      else missing.push(id);
+    }
+    const batches: string[][] = [];
+    for (let i = 0; i < missing.length; i += BATCH) batches.push(missing.slice(i, i + BATCH));
+    const fetched = await Promise.all(batches.map((batch) => this.fetchUsers(teamId, batch)));
+    const expiresAt = Date.now() + this.opts.cacheTtlMs;
+    for (const user of fetched.flat()) {
+      this.remember(cacheKey(teamId, user.id), { user, expiresAt });
+      found.set(user.id, user);
+    }
+    return found;
+  }
+
+  private async fetchUsers(teamId: string, ids: string[]): Promise<DirectoryUser[]> {
+    const url = new URL('/internal/users', this.opts.gatewayUrl);
+    url.searchParams.set('ids', ids.join(','));
+    const headers = injectTraceHeaders({ [HEADER.internalToken]: this.opts.internalToken, [HEADER.teamId]: teamId });
+    let data: unknown;
+    try {
+      const res = await fetch(url, { headers, signal: AbortSignal.timeout(this.opts.timeoutMs) });
+      if (!res.ok) throw new Error(`GET /internal/users answered ${res.status}`);
+      data = ((await res.json()) as { data?: unknown } | null)?.data;
+    } catch (e) {
+      throw serviceUnavailable('Service unavailable', { cause: e });
+    }
+    if (!Array.isArray(data)) throw serviceUnavailable('Service unavailable', { cause: new Error('GET /internal/users: no data array') });
+    const wanted = new Set(ids);
+    return (data as DirectoryUser[]).filter((u) => wanted.has(u.id)).map(({ id, name, email }) => ({ id, name, email }));
+  }
+
+  private remember(key: string, entry: Cached): void {
+    this.cache.delete(key);
+    if (this.cache.size >= MAX_CACHED) {
+      const now = Date.now();
+      for (const [k, e] of this.cache) if (e.expiresAt <= now) this.cache.delete(k);
+      // Still full: the oldest entries go first (a Map iterates in insertion order).
+      for (const k of this.cache.keys()) {
+        if (this.cache.size < MAX_CACHED) break;
+        this.cache.delete(k);
+      }
+    }
+    this.cache.set(key, entry);
+  }
+}
+
+const cacheKey = (teamId: string, userId: string) => `${teamId}\n${userId}`;
