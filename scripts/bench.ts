@@ -15,7 +15,7 @@ import { newEvent } from '../shared/src/events.ts';
 import { MongoClient } from 'mongodb';
 import { connect } from 'amqplib';
 import { dropPostgresDatabase, startFerretdb } from '../shared/src/local-store.ts';
-import { identityHeaders, type Identity } from '../shared/src/identity.ts';
+import { defaultTeamSettings, identityHeaders, type Identity } from '../shared/src/identity.ts';
 import { Accounts } from '../gateway/src/domain/accounts.ts';
 import { openGatewayStore } from '../gateway/src/store.ts';
 import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from './local-servers.ts';
@@ -171,7 +171,7 @@ try {
   const teams: BenchTeam[] = [];
   for (let n = 0; n < TEAMS; n++) {
     const team = await accounts.createTeam({ name: `Bench ${n}`, plan: 'enterprise', ownerName: 'Bench', ownerEmail: `bench${n}@example.com` });
-    const identity: Identity = { teamId: team.team.id, userId: team.user.id, scopes: ['read', 'write', 'admin'], timezone: 'America/Sao_Paulo' };
+    const identity: Identity = { teamId: team.team.id, userId: team.user.id, scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };
     const res = await fetch(`${serviceUrl}/v1/clients`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...identityHeaders(identity, token) },

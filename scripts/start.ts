@@ -92,13 +92,15 @@ if (!env.MONGO_URL) {
 // Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order.
 const services = Object.keys(SERVICE_PORTS) as ServiceName[];
 const deployed: ServiceName[] = [];
+// Every URL is set before any service starts: services ask each other.
+services.forEach((name, i) => (env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${gatewayPort + 1 + i}`));
 services.forEach((name, i) => {
   const port = gatewayPort + 1 + i;
-  env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${port}`;
   const script = join(root, 'services', name, 'src', 'server.ts');
   if (!existsSync(script)) return;
   deployed.push(name);
-  launch(name, script, { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  // Services ask the gateway for the users of a team (UserDirectory).
+  launch(name, script, { ...env, PORT: String(port), HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${gatewayPort}` });
 });
 env.GATEWAY_SERVICES = deployed.join(',');
 launch('gateway', join(root, 'gateway', 'src', 'server.ts'), { ...env, PORT: String(gatewayPort), HOST: host });

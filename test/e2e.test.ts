@@ -1,61 +1,30 @@
 // The whole system as an operator runs it: `npm start`'s launcher, the operator
-// CLI, and requests through the gateway to the clients service.
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+// CLI, and requests through the gateway to the services.
 import { isListening } from '../shared/src/local-store.ts';
-import { freePortBlock, startSystem } from '../scripts/system.ts';
+import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-let launcher: ChildProcess;
-let base: number;
-let env: NodeJS.ProcessEnv;
-
-function admin(...args: string[]) {
-  const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args], { cwd: root, env, encoding: 'utf8' });
-  return { status: res.status, json: res.stdout ? JSON.parse(res.stdout) : null, stderr: res.stderr };
-}
+let sys: RunningSystem;
 
 type Envelope<T> = { data: T; error: { code: string; message: string } };
 const json = async <T = Record<string, string> & { id: string }>(res: Response) => (await res.json()) as Envelope<T>;
-
-const gateway = (path: string, init: RequestInit & { key?: string } = {}) =>
-  fetch(`http://127.0.0.1:${base}${path}`, {
-    ...init,
-    headers: {
-      'content-type': 'application/json',
-      ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
-      ...(init.headers as Record<string, string>),
-    },
-  });
+const gateway = (path: string, init: RequestInit & { key?: string } = {}) => sys.request(path, init);
+const admin = (...args: string[]) => sys.admin(...args);
 
 beforeAll(async () => {
-  base = await freePortBlock();
-  const run = `${process.env.MONGO_DB_PREFIX}e2e_`;
-  env = {
-    ...process.env,
-    PORT: String(base),
-    MONGO_DB_PREFIX: run,
-    REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}e2e:`,
-    AMQP_EXCHANGE: `${run}events`,
-    LOG_LEVEL: 'warn',
-  };
-  launcher = await startSystem(env);
+  sys = await startRunningSystem('e2e');
 }, 90_000);
 
 afterAll(async () => {
-  if (launcher.exitCode === null) {
-    launcher.kill('SIGKILL');
-  }
+  if (sys.launcher.exitCode === null) sys.launcher.kill('SIGKILL');
 });
 
 test('when the system is started, then a team created with the CLI can create and read a client through the gateway', async () => {
-  const team = admin('team', 'create', '--name', 'Silva Advogados', '--plan', 'starter', '--owner-name', 'Ana Silva', '--owner-email', 'ana@silva.adv.br', '--json');
-  expect(team.status).toBe(0);
-  expect(team.json.api_key).toMatch(/^lpk_[0-9A-Za-z]{40}$/);
+  const team = admin('team', 'create', '--name', 'Silva Advogados', '--plan', 'starter', '--owner-name', 'Ana Silva', '--owner-email', 'ana@silva.adv.br');
+  expect(team.api_key).toMatch(/^lpk_[0-9A-Za-z]{40}$/);
 
   const created = await gateway('/v1/clients', {
     method: 'POST',
-    key: team.json.api_key,
+    key: team.api_key,
     body: JSON.stringify({ type: 'PF', name: 'José da Silva', cpf: '123.456.789-00' }),
   });
   expect(created.status).toBe(201);
@@ -64,25 +33,25 @@ test('when the system is started, then a team created with the CLI can create an
   const client = (await json(created)).data;
   expect(client).toMatchObject({ type: 'PF', name: 'José da Silva', cpf: '123.456.789-00', status: 'active', cases_count: 0 });
 
-  const read = await gateway(`/v1/clients/${client.id}`, { key: team.json.api_key });
+  const read = await gateway(`/v1/clients/${client.id}`, { key: team.api_key });
   expect(read.status).toBe(200);
   expect((await json(read)).data).toEqual(client);
 
-  const updated = await gateway(`/v1/clients/${client.id}`, { method: 'PUT', key: team.json.api_key, body: JSON.stringify({ segment: 'vip' }) });
+  const updated = await gateway(`/v1/clients/${client.id}`, { method: 'PUT', key: team.api_key, body: JSON.stringify({ segment: 'vip' }) });
   expect(updated.status).toBe(200);
   expect((await json(updated)).data).toMatchObject({ id: client.id, segment: 'vip' });
 
   // The spec asks for Content-Type: application/json on every request, bodiless DELETE included.
-  const deleted = await gateway(`/v1/clients/${client.id}`, { method: 'DELETE', key: team.json.api_key });
+  const deleted = await gateway(`/v1/clients/${client.id}`, { method: 'DELETE', key: team.api_key });
   expect(deleted.status).toBe(200);
   expect((await json(deleted)).data).toMatchObject({ id: client.id, status: 'inactive' });
 
-  const listed = await gateway('/v1/clients?status=inactive&search=jose', { key: team.json.api_key });
+  const listed = await gateway('/v1/clients?status=inactive&search=jose', { key: team.api_key });
   expect((await json<{ id: string }[]>(listed)).data.map((c) => c.id)).toEqual([client.id]);
 });
 
 test('when a POST is retried with its Idempotency-Key through the gateway, then the same client comes back, replayed', async () => {
-  const t = admin('team', 'create', '--name', 'I', '--plan', 'professional', '--owner-name', 'I', '--owner-email', 'i@i.com', '--json').json;
+  const t = admin('team', 'create', '--name', 'I', '--plan', 'professional', '--owner-name', 'I', '--owner-email', 'i@i.com');
   const send = () =>
     gateway('/v1/clients', { method: 'POST', key: t.api_key, headers: { 'idempotency-key': 'create-ana-1' }, body: JSON.stringify({ type: 'PF', name: 'Ana' }) });
   const first = await send();
@@ -93,8 +62,8 @@ test('when a POST is retried with its Idempotency-Key through the gateway, then 
 });
 
 test('when another team sends identity headers naming the first team, then they are ignored', async () => {
-  const a = admin('team', 'create', '--name', 'A', '--plan', 'professional', '--owner-name', 'A', '--owner-email', 'a@a.com', '--json').json;
-  const b = admin('team', 'create', '--name', 'B', '--plan', 'professional', '--owner-name', 'B', '--owner-email', 'b@b.com', '--json').json;
+  const a = admin('team', 'create', '--name', 'A', '--plan', 'professional', '--owner-name', 'A', '--owner-email', 'a@a.com');
+  const b = admin('team', 'create', '--name', 'B', '--plan', 'professional', '--owner-name', 'B', '--owner-email', 'b@b.com');
   const id = (await json(await gateway('/v1/clients', { method: 'POST', key: a.api_key, body: JSON.stringify({ type: 'PJ', name: 'Only A' }) }))).data.id;
   const forged = await gateway(`/v1/clients/${id}`, {
     key: b.api_key,
@@ -104,17 +73,25 @@ test('when another team sends identity headers naming the first team, then they 
   expect((await json(forged)).error.message).toBe('Client not found');
 });
 
-test('when the OpenAPI document is asked of the gateway, then it holds every clients route and the bearer scheme', async () => {
-  const res = await fetch(`http://127.0.0.1:${base}/v1/openapi.json`);
+test('when the OpenAPI document is asked of the gateway, then it holds every public route of the deployed services, no internal one, and the bearer scheme', async () => {
+  const res = await fetch(`http://127.0.0.1:${sys.base}/v1/openapi.json`);
   expect(res.status).toBe(200);
   const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>>; components: { securitySchemes: Record<string, unknown> } };
-  expect(Object.keys(doc.paths).sort()).toEqual(['/v1/clients', '/v1/clients/{id}', '/v1/clients/{id}/cases']);
+  expect(Object.keys(doc.paths).sort()).toEqual([
+    '/v1/cases',
+    '/v1/cases/{id}',
+    '/v1/cases/{id}/timeline',
+    '/v1/clients',
+    '/v1/clients/{id}',
+    '/v1/clients/{id}/cases',
+    '/v1/settings',
+  ]);
   expect(Object.keys(doc.paths['/v1/clients/{id}']).sort()).toEqual(['delete', 'get', 'put']);
   expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
 });
 
 test('when a request goes straight to the clients service, then it is refused without the internal credential', async () => {
-  const res = await fetch(`http://127.0.0.1:${base + 2}/v1/clients`, {
+  const res = await fetch(`http://127.0.0.1:${sys.base + 2}/v1/clients`, {
     headers: { 'x-lpm-team-id': 'team_x', 'x-lpm-user-id': 'user_x', 'x-lpm-scopes': 'read' },
   });
   expect(res.status).toBe(401);
@@ -122,16 +99,16 @@ test('when a request goes straight to the clients service, then it is refused wi
 });
 
 test('when a domain not built yet is asked, then 503 SERVICE_UNAVAILABLE in the envelope', async () => {
-  const a = admin('team', 'create', '--name', 'C', '--plan', 'enterprise', '--owner-name', 'C', '--owner-email', 'c@c.com', '--json').json;
+  const a = admin('team', 'create', '--name', 'C', '--plan', 'enterprise', '--owner-name', 'C', '--owner-email', 'c@c.com');
   const res = await gateway('/v1/deals', { key: a.api_key });
   expect(res.status).toBe(503);
   expect((await json(res)).error.code).toBe('SERVICE_UNAVAILABLE');
 });
 
 test('when the launcher gets SIGTERM, then every process it started stops and it exits 0', async () => {
-  const exited = new Promise<number | null>((done) => launcher.once('exit', (code) => done(code)));
-  launcher.kill('SIGTERM');
+  const exited = new Promise<number | null>((done) => sys.launcher.once('exit', (code) => done(code)));
+  sys.launcher.kill('SIGTERM');
   expect(await exited).toBe(0);
-  expect(await isListening(base)).toBe(false);
-  expect(await isListening(base + 2)).toBe(false);
+  expect(await isListening(sys.base)).toBe(false);
+  expect(await isListening(sys.base + 2)).toBe(false);
 });

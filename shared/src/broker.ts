@@ -202,6 +202,15 @@ export class Broker {
   }
 
   /**
+   * A queue name that belongs to this broker's exchange (`<exchange>.<name>`), so
+   * deployments or test runs sharing a vhost with different exchanges never share
+   * (and steal from) one queue.
+   */
+  queueName(name: string): string {
+    return `${this.opts.exchange}.${name}`;
+  }
+
+  /**
    * Declares `<queue>` (bound to the exchange), `<queue>.retry` and `<queue>.dlq`
    * and starts consuming; re-established after every reconnect. When connected,
    * a setup error (e.g. a queue declared earlier with other arguments) rejects.

@@ -3,25 +3,38 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from './http.ts';
 import type { Options } from '@mikro-orm/mongodb';
-import { readConfig, str, url, platformSettings } from './config.ts';
+import { readConfig, str, url, duration, platformSettings } from './config.ts';
 import { openOrm, type Orm } from './orm.ts';
-import { Broker } from './broker.ts';
+import { Broker, type ConsumerHandle } from './broker.ts';
 import { OutboxRelay, createOutboxIndexes } from './outbox.ts';
 import { startTelemetry } from './telemetry.ts';
 import { stopOnSignals } from './shutdown.ts';
 
 export const SERVICE_PORTS = { deals: 8081, clients: 8082, cases: 8083, activities: 8084, financial: 8085, webhooks: 8086 } as const;
 export type ServiceName = keyof typeof SERVICE_PORTS;
+export const SERVICE_NAMES = Object.keys(SERVICE_PORTS) as ServiceName[];
+
+const HTTP = ['http:', 'https:'];
+
+/** Where each service answers (DEALS_URL ... WEBHOOKS_URL), for the gateway and for services that ask each other. */
+export function serviceUrlSettings() {
+  return Object.fromEntries(
+    SERVICE_NAMES.map((name) => [name, [`${name.toUpperCase()}_URL`, url(`http://127.0.0.1:${SERVICE_PORTS[name]}`, HTTP)]]),
+  ) as { [K in ServiceName]: [string, (raw: string | undefined) => string] };
+}
 
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
-  return readConfig(
+  const config = readConfig(
     {
       ...platformSettings(SERVICE_PORTS[name]),
       amqpUrl: ['AMQP_URL', url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:'])],
       exchange: ['AMQP_EXCHANGE', str('lpm.events')],
+      gatewayUrl: ['GATEWAY_URL', url('http://127.0.0.1:8080', HTTP)],
+      schedulerIntervalMs: ['SCHEDULER_INTERVAL', duration('1m')],
     },
     env,
   );
+  return { ...config, urls: readConfig(serviceUrlSettings(), env) };
 }
 
 export type ServiceConfig = ReturnType<typeof readServiceConfig>;
@@ -40,7 +53,27 @@ export interface ServiceDefinition {
   entities: Options['entities'];
   /** Collections whose documents carry outbox events. */
   outboxCollections: string[];
-  build(rt: ServiceRuntime): FastifyInstance;
+  build(rt: ServiceRuntime): ServiceParts;
+}
+
+/** Work a service runs beside its HTTP app: consumers, time signals. */
+export interface BackgroundTask {
+  start(): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export interface ServiceParts {
+  app: FastifyInstance;
+  background?: BackgroundTask[];
+}
+
+/** A broker consumer as a background task. */
+export function consumerTask(start: () => Promise<ConsumerHandle>): BackgroundTask {
+  let handle: ConsumerHandle | undefined;
+  return {
+    start: async () => (handle = await start()),
+    stop: async () => handle?.cancel(),
+  };
 }
 
 export async function runService(def: ServiceDefinition): Promise<void> {
@@ -54,12 +87,14 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   let relay: OutboxRelay | undefined;
   const relayHandle = { kick: (collection: string, id: string) => relay?.kick(collection, id) };
   const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name });
-  const app = def.build({ config, logger, orm, broker, relay: relayHandle });
+  const { app, background = [] } = def.build({ config, logger, orm, broker, relay: relayHandle });
   relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
   relay.start();
+  for (const task of background) await task.start();
 
   stopOnSignals(logger, async () => {
     await app.close();
+    for (const task of [...background].reverse()) await task.stop();
     await relay?.stop();
     await broker.close();
     await orm.close();

@@ -6,6 +6,7 @@ import { healthRoute } from '@lpm/shared/health';
 import { idempotentPosts } from '@lpm/shared/idempotency';
 import { Clients, type ClientsDeps } from './domain/clients.ts';
 import { clientRoutes } from './routes/clients.ts';
+import { internalRoutes } from './routes/internal.ts';
 
 export interface ClientsAppOptions extends ClientsDeps {
   internalToken: string;
@@ -21,6 +22,9 @@ export function buildClientsApp(opts: ClientsAppOptions): FastifyInstance {
     await opts.orm.em.getConnection().getDb().command({ ping: 1 });
   });
   const clients = new Clients(opts);
-  app.register(async (scope) => clientRoutes(scope, clients));
+  app.register(async (scope) => {
+    clientRoutes(scope, clients);
+    internalRoutes(scope, clients);
+  });
   return app;
 }

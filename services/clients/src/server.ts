@@ -1,12 +1,15 @@
 import { runService } from '@lpm/shared/service-runner';
+import { ServiceClient } from '@lpm/shared/service-client';
 import { ClientEntity } from './domain/client-entity.ts';
-import { noCasesYet } from './domain/case-directory.ts';
+import { casesServiceDirectory } from './domain/case-directory.ts';
 import { buildClientsApp } from './app.ts';
 
 await runService({
   name: 'clients',
   entities: [ClientEntity],
   outboxCollections: ['clients'],
-  build: ({ config, logger, orm, relay }) =>
-    buildClientsApp({ orm, relay, cases: noCasesYet, internalToken: config.internalToken, loggerInstance: logger }),
+  build: ({ config, logger, orm, relay }) => {
+    const cases = casesServiceDirectory(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
+    return { app: buildClientsApp({ orm, relay, cases, internalToken: config.internalToken, loggerInstance: logger }) };
+  },
 });

@@ -1,16 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { openOrm, type Orm } from '@lpm/shared/orm';
-import { identityHeaders, type Identity } from '@lpm/shared/identity';
+import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { buildClientsApp } from '../src/app.ts';
 import { ClientEntity } from '../src/domain/client-entity.ts';
-import { noCasesYet, type CaseDirectory } from '../src/domain/case-directory.ts';
+import type { CaseDirectory } from '../src/domain/case-directory.ts';
+
+/** A team with no cases, for tests that do not involve the cases service. */
+export const noCases: CaseDirectory = {
+  countByClient: async (_who, clientIds) => new Map(clientIds.map((id) => [id, 0])),
+  hasActiveCases: async () => false,
+  listForClient: async () => ({ items: [], total: 0 }),
+};
 
 export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 
 export function identity(scopes: Identity['scopes'] = ['read', 'write', 'admin']): Identity {
-  return { teamId: newId('team'), userId: newId('user'), scopes, timezone: 'America/Sao_Paulo' };
+  return { teamId: newId('team'), userId: newId('user'), scopes, settings: defaultTeamSettings() };
 }
 
 export interface ClientsUnderTest {
@@ -44,7 +51,7 @@ export async function startClients(opts: { cases?: CaseDirectory; relay?: { kick
     },
   };
   const relay = opts.relay ?? { kick: () => void sut.kicks++ };
-  sut.app = buildClientsApp({ orm, relay, cases: opts.cases ?? noCasesYet, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  sut.app = buildClientsApp({ orm, relay, cases: opts.cases ?? noCases, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   await sut.app.ready();
   return sut;
 }

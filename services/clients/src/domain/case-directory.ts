@@ -1,7 +1,8 @@
-// What the clients service needs to know about cases, which the cases service owns.
-// Until that service exists the team has no cases; its issue replaces this
-// implementation with one that asks the cases service.
+// What the clients service needs to know about cases, asked of the cases service,
+// which owns them, at the moment of the question (read-your-writes: a case created
+// a moment ago counts).
 import type { ListQuery } from '@lpm/shared/pagination';
+import type { Caller, ServiceClient } from '@lpm/shared/service-client';
 
 export interface ClientCaseItem {
   id: string;
@@ -15,14 +16,37 @@ export interface ClientCaseItem {
 }
 
 export interface CaseDirectory {
-  countByClient(teamId: string, clientIds: string[]): Promise<Map<string, number>>;
-  /** Must see the present: a case created a moment ago counts. */
-  hasActiveCases(teamId: string, clientId: string): Promise<boolean>;
-  listForClient(teamId: string, clientId: string, query: ListQuery): Promise<{ items: ClientCaseItem[]; total: number }>;
+  countByClient(who: Caller, clientIds: string[]): Promise<Map<string, number>>;
+  hasActiveCases(who: Caller, clientId: string): Promise<boolean>;
+  listForClient(who: Caller, clientId: string, query: ListQuery): Promise<{ items: ClientCaseItem[]; total: number }>;
 }
 
-export const noCasesYet: CaseDirectory = {
-  countByClient: async (_teamId, clientIds) => new Map(clientIds.map((id) => [id, 0])),
-  hasActiveCases: async () => false,
-  listForClient: async () => ({ items: [], total: 0 }),
-};
+function expectOk(res: { status: number }, what: string): void {
+  if (res.status !== 200) throw new Error(`cases service answered ${res.status} to ${what}`);
+}
+
+export function casesServiceDirectory(cases: ServiceClient): CaseDirectory {
+  return {
+    async countByClient(who, clientIds) {
+      if (clientIds.length === 0) return new Map();
+      const res = await cases.request<{ data: Record<string, number> }>(who, 'POST', '/internal/case-counts', { client_ids: clientIds });
+      expectOk(res, 'a case count');
+      return new Map(Object.entries(res.body.data));
+    },
+    async hasActiveCases(who, clientId) {
+      const res = await cases.request<{ data: { active: boolean } }>(who, 'GET', `/internal/clients/${encodeURIComponent(clientId)}/active-cases`);
+      expectOk(res, 'an active-cases check');
+      return res.body.data.active;
+    },
+    async listForClient(who, clientId, q) {
+      const params = new URLSearchParams({ page: String(q.page), limit: String(q.limit), ...(q.sort ? { sort: q.sort } : {}) });
+      const res = await cases.request<{ data: ClientCaseItem[]; pagination: { total: number } }>(
+        who,
+        'GET',
+        `/internal/clients/${encodeURIComponent(clientId)}/cases?${params}`,
+      );
+      expectOk(res, 'a case list');
+      return { items: res.body.data, total: res.body.pagination.total };
+    },
+  };
+}

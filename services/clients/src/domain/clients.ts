@@ -92,8 +92,8 @@ export class Clients {
     return found as unknown as ClientRecord;
   }
 
-  private async casesCount(teamId: string, id: string): Promise<number> {
-    return (await this.deps.cases.countByClient(teamId, [id])).get(id) ?? 0;
+  private async casesCount(who: Identity, id: string): Promise<number> {
+    return (await this.deps.cases.countByClient(who, [id])).get(id) ?? 0;
   }
 
   async create(who: Identity, body: Body) {
@@ -120,7 +120,13 @@ export class Clients {
 
   async get(who: Identity, id: string) {
     const record = await this.load(who.teamId, id);
-    return detailShape(record, await this.casesCount(who.teamId, id));
+    return detailShape(record, await this.casesCount(who, id));
+  }
+
+  /** What other services keep of a client (the cases service checks links and shows names with it). */
+  async facts(who: Identity, id: string) {
+    const r = await this.load(who.teamId, id);
+    return { id: r._id, name: r.name, type: r.type, email: r.email, phone: r.phone, status: r.status, updated_at: iso(r.updated_at) };
   }
 
   async list(who: Identity, q: ClientListQuery) {
@@ -145,7 +151,7 @@ export class Clients {
       offset: skip,
     });
     const records = rows as unknown as ClientRecord[];
-    const counts = await this.deps.cases.countByClient(who.teamId, records.map((r) => r._id));
+    const counts = await this.deps.cases.countByClient(who, records.map((r) => r._id));
     return { items: records.map((r) => listItemShape(r, counts.get(r._id) ?? 0)), total };
   }
 
@@ -170,7 +176,7 @@ export class Clients {
       if (body.status !== undefined) {
         sent.status = body.status;
         if (body.status === 'inactive' && current.status === 'active') {
-          await this.refuseWithActiveCases(who.teamId, id);
+          await this.refuseWithActiveCases(who, id);
           next.status = 'inactive';
           next.deactivated_at = new Date();
           deactivating = true;
@@ -191,7 +197,7 @@ export class Clients {
       next.version = current.version + 1;
       Object.assign(next, derivedFields(next));
       const previous = Object.fromEntries(changed.map((f) => [f, readValue(f, (current as unknown as Body)[f])]));
-      const detail = detailShape(next, await this.casesCount(who.teamId, id));
+      const detail = detailShape(next, await this.casesCount(who, id));
       const event = newEvent(deactivating ? 'client.deactivated' : 'client.updated', who.teamId, detail, previous, who.userId);
       const set: Body = { updated_at: next.updated_at, version: next.version, ...derivedFields(next) };
       for (const f of changed) set[f] = (next as unknown as Body)[f];
@@ -204,10 +210,10 @@ export class Clients {
     return this.locked(id, async () => {
       const current = await this.load(who.teamId, id);
       if (current.status === 'inactive') return { id, status: 'inactive', deactivated_at: iso(current.deactivated_at) };
-      await this.refuseWithActiveCases(who.teamId, id);
+      await this.refuseWithActiveCases(who, id);
       const now = new Date();
       const next: ClientRecord = { ...current, status: 'inactive', deactivated_at: now, updated_at: now, version: current.version + 1 };
-      const detail = detailShape(next, await this.casesCount(who.teamId, id));
+      const detail = detailShape(next, await this.casesCount(who, id));
       const event = newEvent('client.deactivated', who.teamId, detail, { status: 'active', deactivated_at: null }, who.userId);
       const set = { status: 'inactive', deactivated_at: now, updated_at: now, version: next.version };
       await this.write(current, set, event);
@@ -217,11 +223,11 @@ export class Clients {
 
   async listCases(who: Identity, id: string, q: ListQuery) {
     await this.load(who.teamId, id);
-    return this.deps.cases.listForClient(who.teamId, id, q);
+    return this.deps.cases.listForClient(who, id, q);
   }
 
-  private async refuseWithActiveCases(teamId: string, id: string) {
-    if (await this.deps.cases.hasActiveCases(teamId, id)) {
+  private async refuseWithActiveCases(who: Identity, id: string) {
+    if (await this.deps.cases.hasActiveCases(who, id)) {
       throw businessRule('Client has active cases', 'client_has_active_cases');
     }
   }

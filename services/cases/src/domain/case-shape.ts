@@ -1,0 +1,107 @@
+// Read shapes of a case built from its stored record and the linked client and user.
+import { foldText } from '@lpm/shared/text';
+import type { DirectoryUser } from '@lpm/shared/user-directory';
+import type { CasePriority, CaseRecord, ClientView } from './case-entity.ts';
+
+/** priority sorts by meaning: alta > media > baixa. */
+export const PRIORITY_RANK: Record<CasePriority, number> = { alta: 3, media: 2, baixa: 1 };
+
+/** Fields a client may send on create, in the order of the read shapes. */
+export const WRITABLE_FIELDS = [
+  'title',
+  'number',
+  'area',
+  'subject',
+  'phase',
+  'priority',
+  'client_id',
+  'responsible_id',
+  'sla_date',
+  'description',
+  'labels',
+  'metadata',
+] as const;
+
+export interface Links {
+  clients: Map<string, ClientView>;
+  users: Map<string, DirectoryUser>;
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date'>) {
+  return {
+    search_text: foldText([r.title, r.number].filter(Boolean).join(' | ')),
+    title_sort: foldText(r.title),
+    priority_rank: PRIORITY_RANK[r.priority],
+    sla_missing: r.sla_date ? 0 : 1,
+    number_key: r.number ? `n:${r.number}` : `none:${r._id}`,
+  };
+}
+
+function client(r: CaseRecord, links: Links, detail: boolean) {
+  if (!r.client_id) return null;
+  const c = links.clients.get(r.client_id);
+  const base = { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
+  return detail ? { ...base, email: c?.email ?? null, phone: c?.phone ?? null } : base;
+}
+
+function responsible(r: CaseRecord, links: Links, detail: boolean) {
+  if (!r.responsible_id) return null;
+  const u = links.users.get(r.responsible_id);
+  const base = { id: r.responsible_id, name: u?.name ?? null };
+  return detail ? { ...base, email: u?.email ?? null } : base;
+}
+
+const identifying = (r: CaseRecord) => ({
+  id: r._id,
+  title: r.title,
+  number: r.number,
+  area: r.area,
+  subject: r.subject,
+  phase: r.phase,
+  priority: r.priority,
+  status: r.status,
+});
+
+const counted = (r: CaseRecord) => ({
+  activities_count: r.activities_count,
+  documents_count: r.documents_count,
+  sla_date: r.sla_date,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+const described = (r: CaseRecord) => ({
+  description: r.description,
+  labels: r.labels ?? [],
+  metadata: r.metadata ?? {},
+  archived_at: iso(r.archived_at),
+});
+
+export function listItemShape(r: CaseRecord, links: Links) {
+  return { ...identifying(r), client: client(r, links, false), responsible: responsible(r, links, false), ...counted(r) };
+}
+
+export function detailShape(r: CaseRecord, links: Links) {
+  return { ...identifying(r), client: client(r, links, true), responsible: responsible(r, links, true), ...counted(r), ...described(r) };
+}
+
+/** The create response: linked records as flat ids (spec, general conventions 6). */
+export function createdShape(r: CaseRecord) {
+  return { ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...counted(r), ...described(r) };
+}
+
+/** The items of GET /v1/clients/{id}/cases. */
+export function clientCaseShape(r: CaseRecord) {
+  return {
+    id: r._id,
+    title: r.title,
+    number: r.number,
+    area: r.area,
+    phase: r.phase,
+    priority: r.priority,
+    status: r.status,
+    created_at: iso(r.created_at),
+  };
+}

@@ -1,0 +1,110 @@
+import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/schemas';
+import { listQuerySchema } from '@lpm/shared/pagination';
+import { CASE_PRIORITIES, CASE_STATUSES } from '../domain/case-entity.ts';
+
+export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'];
+
+const id = text(100);
+const priority = enumOf(CASE_PRIORITIES, 'Invalid priority');
+const status = enumOf(CASE_STATUSES, 'Invalid status');
+
+const caseFields = {
+  title: name(),
+  number: nullable(text(100)),
+  area: nullable(text()),
+  subject: nullable(text()),
+  // Checked against the team's kanban in the domain (400 Invalid phase).
+  phase: { ...text(100), 'x-message': 'Invalid phase' },
+  priority,
+  client_id: nullable(id),
+  responsible_id: nullable(id),
+  sla_date: nullable(date()),
+  description: nullable(longText()),
+  labels: nullable(stringList()),
+  metadata: nullable(metadata()),
+};
+
+export const createCaseBody = object(caseFields, ['title']);
+export const updateCaseBody = object({ ...caseFields, status });
+
+export const caseIdParams = object({ id: { type: 'string', maxLength: 100 } }, ['id']);
+
+export const listCasesQuery = listQuerySchema(CASE_SORT_FIELDS, {
+  status,
+  phase: text(100),
+  priority,
+  area: text(),
+  client_id: id,
+  responsible_id: id,
+  from: date(),
+  to: date(),
+  search: text(200),
+});
+
+export const timelineQuery = {
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, 'x-message': 'limit must be an integer from 1 to 100' } },
+};
+
+const { string, nullableString, integer, strings, freeObject } = out;
+const nested = (props: Record<string, object>) => ({ type: ['object', 'null'], properties: props });
+
+const common = {
+  id: string,
+  title: string,
+  number: nullableString,
+  area: nullableString,
+  subject: nullableString,
+  phase: string,
+  priority: string,
+  status: string,
+  sla_date: nullableString,
+  activities_count: integer,
+  documents_count: integer,
+  created_at: string,
+  updated_at: string,
+};
+
+const caseDetail = shape({
+  ...common,
+  client: nested({ id: string, name: nullableString, type: nullableString, email: nullableString, phone: nullableString }),
+  responsible: nested({ id: string, name: nullableString, email: nullableString }),
+  description: nullableString,
+  labels: strings,
+  metadata: freeObject,
+  archived_at: nullableString,
+});
+
+const caseCreated = shape({
+  ...common,
+  client_id: nullableString,
+  responsible_id: nullableString,
+  description: nullableString,
+  labels: strings,
+  metadata: freeObject,
+  archived_at: nullableString,
+});
+
+const caseListItem = shape({
+  ...common,
+  client: nested({ id: string, name: nullableString, type: nullableString }),
+  responsible: nested({ id: string, name: nullableString }),
+});
+
+const timelineEvent = shape({
+  id: string,
+  type: string,
+  description: string,
+  user: nested({ id: string, name: nullableString }),
+  created_at: string,
+});
+
+export const responses = {
+  detail: okResponse(200, caseDetail),
+  created: okResponse(201, caseCreated),
+  /** id, the fields sent, title and updated_at. */
+  updated: okResponse(200, caseCreated),
+  archived: okResponse(200, shape({ id: string, status: string, archived_at: nullableString })),
+  list: pageResponse(caseListItem),
+  timeline: okResponse(200, { type: 'array', items: timelineEvent }),
+};

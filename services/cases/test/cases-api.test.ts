@@ -1,0 +1,371 @@
+// Every Cases endpoint through the gateway of a running system (gateway, clients,
+// cases as processes on the test run's FerretDB and RabbitMQ), with real keys.
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
+import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+let sys: RunningSystem;
+let tap: EventTap;
+let t: IssuedTeam;
+let other: IssuedTeam;
+let lawyer: { id: string; name: string; email: string };
+let client: { id: string; name: string };
+
+const call = (method: string, path: string, body?: unknown, key = t.api_key) => sys.call(key, method, path, body);
+const createCase = async (body: Record<string, unknown>, key = t.api_key) => {
+  const res = await call('POST', '/v1/cases', body, key);
+  expect(res.status).toBe(201);
+  return res.body.data;
+};
+
+function expectError(res: { status: number; body: { success: boolean; error: { code: string; message: string; details: object } } }, status: number, code: string, message: string) {
+  expect({ status: res.status, success: res.body.success, code: res.body.error?.code, message: res.body.error?.message }).toEqual({ status, success: false, code, message });
+  expect(typeof res.body.error.details).toBe('object');
+  return res.body.error;
+}
+
+beforeAll(async () => {
+  sys = await startRunningSystem('casesapi');
+  tap = await tapEvents(sys.env.AMQP_EXCHANGE!, ['case.*']);
+  t = sys.team('Silva Advogados');
+  other = sys.team('Outro Escritório');
+  lawyer = sys.admin('user', 'create', '--team', t.team.id, '--name', 'Beatriz Souza', '--email', 'bia@silva.adv.br').user;
+  client = (await call('POST', '/v1/clients', { type: 'PJ', name: 'Padaria São José', email: 'contato@padaria.com', phone: '11 5555-0000' })).body.data;
+}, 120_000);
+
+afterAll(async () => {
+  await tap?.close();
+  await sys?.stop();
+});
+
+describe('POST /v1/cases', () => {
+  test('when only a title is sent, then 201 returns the case ativo in the first kanban phase, media, with no counts', async () => {
+    const res = await call('POST', '/v1/cases', { title: 'Ação de cobrança' });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toEqual({
+      id: expect.stringMatching(/^case_[0-9a-z]{26}$/),
+      title: 'Ação de cobrança',
+      number: null,
+      area: null,
+      subject: null,
+      phase: 'recebido',
+      priority: 'media',
+      status: 'ativo',
+      client_id: null,
+      responsible_id: null,
+      sla_date: null,
+      description: null,
+      labels: [],
+      metadata: {},
+      activities_count: 0,
+      documents_count: 0,
+      archived_at: null,
+      created_at: expect.stringMatching(ISO_MS),
+      updated_at: expect.stringMatching(ISO_MS),
+    });
+  });
+
+  test('when every field is sent, then the response gives the linked client and responsible as flat ids', async () => {
+    const body = {
+      title: 'Reclamação trabalhista',
+      number: '0001234-56.2026.5.02.0001',
+      area: 'Trabalhista',
+      subject: 'Horas extras',
+      phase: 'triagem',
+      priority: 'alta',
+      client_id: client.id,
+      responsible_id: lawyer.id,
+      sla_date: '2027-01-15',
+      description: 'Cliente alega horas extras não pagas',
+      labels: ['urgente'],
+      metadata: { origem: 'indicação' },
+    };
+    const created = await createCase(body);
+    expect(created).toMatchObject({ ...body, status: 'ativo', activities_count: 0, documents_count: 0 });
+  });
+
+  test('when the title is missing or blank, then 400 names the field', async () => {
+    const err = expectError(await call('POST', '/v1/cases', { area: 'Cível' }), 400, 'VALIDATION_ERROR', 'title is required');
+    expect(err.details).toEqual({ field: 'title', type: 'required' });
+    expectError(await call('POST', '/v1/cases', { title: '   ' }), 400, 'VALIDATION_ERROR', 'title must not be empty');
+  });
+
+  test('when the phase is not one of the team kanban, then 400 Invalid phase', async () => {
+    const err = expectError(await call('POST', '/v1/cases', { title: 'X', phase: 'lead' }), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    expect(err.details).toMatchObject({ field: 'phase' });
+  });
+
+  test('when the priority is outside alta, media, baixa, then 400 Invalid priority', async () => {
+    expectError(await call('POST', '/v1/cases', { title: 'X', priority: 'urgente' }), 400, 'VALIDATION_ERROR', 'Invalid priority');
+  });
+
+  test('when client_id is unknown, malformed or another team\'s, then 404 Client not found', async () => {
+    const foreign = (await call('POST', '/v1/clients', { type: 'PF', name: 'Alheio' }, other.api_key)).body.data;
+    for (const id of ['cli_01jd3k0000000000000000000', 'nope', foreign.id]) {
+      expectError(await call('POST', '/v1/cases', { title: 'X', client_id: id }), 404, 'NOT_FOUND', 'Client not found');
+    }
+  });
+
+  test('when responsible_id is not a user of the team, then 404 User not found', async () => {
+    for (const id of ['user_01jd3k0000000000000000000', other.user.id, 'x']) {
+      expectError(await call('POST', '/v1/cases', { title: 'X', responsible_id: id }), 404, 'NOT_FOUND', 'User not found');
+    }
+  });
+
+  test('when the number is already used in the team, then 422 Duplicate case number; other teams and null numbers may repeat', async () => {
+    await createCase({ title: 'A', number: 'INT-0001' });
+    const err = expectError(await call('POST', '/v1/cases', { title: 'B', number: 'INT-0001' }), 422, 'DUPLICATE_ENTRY', 'Duplicate case number');
+    expect(err.details).toMatchObject({ reason: 'duplicate_case_number', field: 'number' });
+    await createCase({ title: 'C', number: 'INT-0001' }, other.api_key);
+    await createCase({ title: 'D', number: null });
+    await createCase({ title: 'E', number: null });
+  });
+
+  test('when a read-only field, status or an unknown field is sent, then 400 Unknown field', async () => {
+    for (const f of ['status', 'activities_count', 'id', 'color']) {
+      const err = expectError(await call('POST', '/v1/cases', { title: 'X', [f]: 'x' }), 400, 'VALIDATION_ERROR', `Unknown field: ${f}`);
+      expect(err.details).toEqual({ field: f, type: 'unknown' });
+    }
+  });
+
+  test('when sla_date is not a real calendar day, then 400 with the date message', async () => {
+    expectError(await call('POST', '/v1/cases', { title: 'X', sla_date: '2026-02-30' }), 400, 'VALIDATION_ERROR', 'sla_date must be a date (YYYY-MM-DD)');
+  });
+
+  test('when a case is created, then case.created carries the detail shape and no previous attributes', async () => {
+    const created = await createCase({ title: 'Evento', client_id: client.id, responsible_id: lawyer.id });
+    const [event] = await tap.waitFor('case.created', created.id);
+    expect(event).toMatchObject({ type: 'case.created', api_version: 'v1', team_id: t.team.id, actor_id: t.user.id });
+    expect(event.data.previous_attributes).toBeNull();
+    expect(event.data.object).toMatchObject({
+      id: created.id,
+      client: { id: client.id, name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: '11 5555-0000' },
+      responsible: { id: lawyer.id, name: 'Beatriz Souza', email: 'bia@silva.adv.br' },
+    });
+  });
+});
+
+describe('GET /v1/cases/{id}', () => {
+  test('when the case exists, then the detail nests client (with email, phone) and responsible (with email)', async () => {
+    const created = await createCase({ title: 'Detalhe', client_id: client.id, responsible_id: lawyer.id, labels: ['a'] });
+    const res = await call('GET', `/v1/cases/${created.id}`);
+    expect(res.status).toBe(200);
+    const { client_id, responsible_id, ...rest } = created;
+    expect(res.body.data).toEqual({
+      ...rest,
+      client: { id: client_id, name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: '11 5555-0000' },
+      responsible: { id: responsible_id, name: 'Beatriz Souza', email: 'bia@silva.adv.br' },
+    });
+  });
+
+  test('when the id is unknown, of another team or of another kind, then 404 Case not found', async () => {
+    const foreign = await createCase({ title: 'Alheio' }, other.api_key);
+    for (const id of ['case_01jd3k0000000000000000000', foreign.id, client.id]) {
+      expectError(await call('GET', `/v1/cases/${id}`), 404, 'NOT_FOUND', 'Case not found');
+    }
+  });
+});
+
+describe('PUT /v1/cases/{id}', () => {
+  test('when fields change, then the response holds id, the fields sent, title and updated_at', async () => {
+    const created = await createCase({ title: 'Original', priority: 'baixa' });
+    const res = await call('PUT', `/v1/cases/${created.id}`, { priority: 'alta', area: 'Cível' });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({ id: created.id, priority: 'alta', area: 'Cível', title: 'Original', updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.body.data.updated_at > created.updated_at).toBe(true);
+    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ priority: 'alta', area: 'Cível' });
+  });
+
+  test('when the phase and priority change, then case.updated has both prior values and case.phase_changed the prior phase', async () => {
+    const created = await createCase({ title: 'Fases', priority: 'media' });
+    await call('PUT', `/v1/cases/${created.id}`, { phase: 'em-andamento', priority: 'alta' });
+    const [updated] = await tap.waitFor('case.updated', created.id);
+    expect(updated.data.previous_attributes).toEqual({ phase: 'recebido', priority: 'media' });
+    expect(updated.data.object).toMatchObject({ phase: 'em-andamento', priority: 'alta' });
+    const [moved] = await tap.waitFor('case.phase_changed', created.id);
+    expect(moved.data.previous_attributes).toEqual({ phase: 'recebido' });
+  });
+
+  test('when the body is empty, then 400 No fields to update', async () => {
+    const created = await createCase({ title: 'Vazio' });
+    expectError(await call('PUT', `/v1/cases/${created.id}`, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
+  });
+
+  test('when a value is invalid, then 400 with the field message', async () => {
+    const created = await createCase({ title: 'Inválido' });
+    expectError(await call('PUT', `/v1/cases/${created.id}`, { phase: 'nada' }), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    expectError(await call('PUT', `/v1/cases/${created.id}`, { priority: 'x' }), 400, 'VALIDATION_ERROR', 'Invalid priority');
+    expectError(await call('PUT', `/v1/cases/${created.id}`, { status: 'fechado' }), 400, 'VALIDATION_ERROR', 'Invalid status');
+    expectError(await call('PUT', `/v1/cases/${created.id}`, { created_at: 'x' }), 400, 'VALIDATION_ERROR', 'Unknown field: created_at');
+    expectError(await call('PUT', `/v1/cases/${created.id}`, { title: 5 }), 400, 'VALIDATION_ERROR', 'title must be a string');
+  });
+
+  test('when a link is set, it is checked; null unlinks', async () => {
+    const created = await createCase({ title: 'Links', client_id: client.id });
+    expectError(await call('PUT', `/v1/cases/${created.id}`, { client_id: 'cli_01jd3k0000000000000000000' }), 404, 'NOT_FOUND', 'Client not found');
+    expectError(await call('PUT', `/v1/cases/${created.id}`, { responsible_id: other.user.id }), 404, 'NOT_FOUND', 'User not found');
+    const res = await call('PUT', `/v1/cases/${created.id}`, { client_id: null, responsible_id: lawyer.id });
+    expect(res.body.data).toMatchObject({ client_id: null, responsible_id: lawyer.id });
+    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ client: null, responsible: { id: lawyer.id, name: 'Beatriz Souza' } });
+  });
+
+  test('when the number is taken by another case of the team, then 422 Duplicate case number', async () => {
+    await createCase({ title: 'Um', number: 'PUT-1' });
+    const second = await createCase({ title: 'Dois', number: 'PUT-2' });
+    expectError(await call('PUT', `/v1/cases/${second.id}`, { number: 'PUT-1' }), 422, 'DUPLICATE_ENTRY', 'Duplicate case number');
+  });
+
+  test('when status moves to arquivado and back to ativo, then archived_at follows and case.archived then case.updated are emitted', async () => {
+    const created = await createCase({ title: 'Vai e volta' });
+    const archived = await call('PUT', `/v1/cases/${created.id}`, { status: 'arquivado' });
+    expect(archived.body.data).toMatchObject({ id: created.id, status: 'arquivado', title: 'Vai e volta' });
+    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ status: 'arquivado', archived_at: expect.stringMatching(ISO_MS) });
+    const [event] = await tap.waitFor('case.archived', created.id);
+    expect(event.data.previous_attributes).toEqual({ status: 'ativo', archived_at: null });
+
+    await call('PUT', `/v1/cases/${created.id}`, { status: 'ativo' });
+    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ status: 'ativo', archived_at: null });
+    const [restored] = await tap.waitFor('case.updated', created.id);
+    expect(restored.data.previous_attributes).toMatchObject({ status: 'arquivado' });
+  });
+
+  test('when the case is unknown, then 404 Case not found', async () => {
+    expectError(await call('PUT', '/v1/cases/case_01jd3k0000000000000000000', { title: 'x' }), 404, 'NOT_FOUND', 'Case not found');
+  });
+});
+
+describe('DELETE /v1/cases/{id}', () => {
+  test('when an ativo case is deleted, then it is archived; a second DELETE answers the same archived_at', async () => {
+    const created = await createCase({ title: 'Arquivar' });
+    const first = await call('DELETE', `/v1/cases/${created.id}`);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toEqual({ id: created.id, status: 'arquivado', archived_at: expect.stringMatching(ISO_MS) });
+    const again = await call('DELETE', `/v1/cases/${created.id}`);
+    expect(again.body.data).toEqual(first.body.data);
+    const events = await tap.waitFor('case.archived', created.id);
+    expect(events).toHaveLength(1);
+  });
+
+  test('when the case is unknown, then 404 Case not found', async () => {
+    expectError(await call('DELETE', '/v1/cases/case_01jd3k0000000000000000000'), 404, 'NOT_FOUND', 'Case not found');
+  });
+});
+
+describe('GET /v1/cases', () => {
+  let team: IssuedTeam;
+  const list = async (query: string) => {
+    const res = await call('GET', `/v1/cases${query}`, undefined, team.api_key);
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+  const titles = async (query: string) => (await list(query)).data.map((c: { title: string }) => c.title);
+  let listed: { lawyerId: string; clientId: string };
+
+  beforeAll(async () => {
+    team = sys.team('Lista');
+    const user = sys.admin('user', 'create', '--team', team.team.id, '--name', 'Carla', '--email', 'carla@lista.adv').user;
+    const c = (await call('POST', '/v1/clients', { type: 'PF', name: 'João Pereira' }, team.api_key)).body.data;
+    listed = { lawyerId: user.id, clientId: c.id };
+    const make = (body: Record<string, unknown>) => createCase(body, team.api_key);
+    await make({ title: 'Ação Revisional', number: 'REV-10', priority: 'baixa', area: 'Cível', sla_date: '2027-03-01' });
+    await make({ title: 'Inventário', priority: 'alta', area: 'Família', client_id: c.id, responsible_id: user.id });
+    await make({ title: 'Execução fiscal', number: '5000123-00.2026.4.03.6100', priority: 'media', area: 'Tributário', phase: 'triagem', sla_date: '2027-01-10' });
+    const archived = await make({ title: 'Antigo', priority: 'alta' });
+    await call('DELETE', `/v1/cases/${archived.id}`, undefined, team.api_key);
+  });
+
+  test('when listed with no parameters, then newest first, 20 per page, with nested client and responsible', async () => {
+    const body = await list('');
+    expect(body.pagination).toEqual({ page: 1, limit: 20, total: 4, pages: 1 });
+    expect(body.data.map((c: { title: string }) => c.title)).toEqual(['Antigo', 'Execução fiscal', 'Inventário', 'Ação Revisional']);
+    const inventario = body.data.find((c: { title: string }) => c.title === 'Inventário');
+    expect(Object.keys(inventario).sort()).toEqual(
+      ['activities_count', 'area', 'client', 'created_at', 'documents_count', 'id', 'number', 'phase', 'priority', 'responsible', 'sla_date', 'status', 'subject', 'title', 'updated_at'].sort(),
+    );
+    expect(inventario.client).toEqual({ id: listed.clientId, name: 'João Pereira', type: 'PF' });
+    expect(inventario.responsible).toEqual({ id: listed.lawyerId, name: 'Carla' });
+  });
+
+  test('when filtered, then only matching cases come back', async () => {
+    expect(await titles('?status=arquivado')).toEqual(['Antigo']);
+    expect(await titles('?phase=triagem')).toEqual(['Execução fiscal']);
+    expect(await titles('?priority=alta&status=ativo')).toEqual(['Inventário']);
+    expect(await titles('?area=Cível')).toEqual(['Ação Revisional']);
+    expect(await titles(`?client_id=${listed.clientId}`)).toEqual(['Inventário']);
+    expect(await titles(`?responsible_id=${listed.lawyerId}`)).toEqual(['Inventário']);
+  });
+
+  test('when searched, then title and number match without regard to case or accents', async () => {
+    expect(await titles('?search=acao')).toEqual(['Ação Revisional']);
+    expect(await titles('?search=EXECUÇÃO')).toEqual(['Execução fiscal']);
+    expect(await titles('?search=rev-1')).toEqual(['Ação Revisional']);
+    expect(await titles('?search=5000123')).toEqual(['Execução fiscal']);
+  });
+
+  test('when from/to name today in the team zone, then the cases of today are in; tomorrow or yesterday only, none', async () => {
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date());
+    const shift = (days: number) => new Date(Date.parse(`${today}T12:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+    expect((await list(`?from=${today}&to=${today}`)).pagination!.total).toBe(4);
+    expect((await list(`?from=${shift(1)}`)).pagination!.total).toBe(0);
+    expect((await list(`?to=${shift(-1)}`)).pagination!.total).toBe(0);
+  });
+
+  test('when sorted by priority, then by meaning; by sla_date, cases without one come last both ways; ties by id', async () => {
+    expect(await titles('?sort=-priority&status=ativo')).toEqual(['Inventário', 'Execução fiscal', 'Ação Revisional']);
+    expect(await titles('?sort=priority&status=ativo')).toEqual(['Ação Revisional', 'Execução fiscal', 'Inventário']);
+    expect(await titles('?sort=sla_date&status=ativo')).toEqual(['Execução fiscal', 'Ação Revisional', 'Inventário']);
+    expect(await titles('?sort=-sla_date&status=ativo')).toEqual(['Ação Revisional', 'Execução fiscal', 'Inventário']);
+    expect(await titles('?sort=title')).toEqual(['Ação Revisional', 'Antigo', 'Execução fiscal', 'Inventário']);
+  });
+
+  test('when paged, then page 2 holds the rest and a page past the end is empty with the true total', async () => {
+    const second = await list('?limit=3&page=2');
+    expect(second.data).toHaveLength(1);
+    expect(second.pagination).toEqual({ page: 2, limit: 3, total: 4, pages: 2 });
+    expect((await list('?page=9')).data).toEqual([]);
+  });
+
+  test('when a parameter is out of range, then 400 with its message', async () => {
+    const bad = (q: string) => call('GET', `/v1/cases${q}`, undefined, team.api_key);
+    expectError(await bad('?sort=number'), 400, 'VALIDATION_ERROR', 'Invalid sort field');
+    expectError(await bad('?status=fechado'), 400, 'VALIDATION_ERROR', 'Invalid status');
+    expectError(await bad('?priority=x'), 400, 'VALIDATION_ERROR', 'Invalid priority');
+    expectError(await bad('?phase=lead'), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    expectError(await bad('?limit=101'), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
+    expectError(await bad('?from=2026-13-01'), 400, 'VALIDATION_ERROR', 'from must be a date (YYYY-MM-DD)');
+  });
+});
+
+describe('GET /v1/cases/{id}/timeline', () => {
+  test('when a case was created, moved, edited and archived, then the timeline lists those events newest first with the acting user', async () => {
+    const created = await createCase({ title: 'Linha do tempo' });
+    await call('PUT', `/v1/cases/${created.id}`, { phase: 'triagem' });
+    await call('PUT', `/v1/cases/${created.id}`, { title: 'Linha do tempo revista', priority: 'alta' });
+    await call('DELETE', `/v1/cases/${created.id}`);
+    const res = await call('GET', `/v1/cases/${created.id}/timeline`);
+    expect(res.status).toBe(200);
+    expect(res.body.pagination).toBeUndefined();
+    expect(res.body.data.map((e: { type: string }) => e.type)).toEqual(['status_change', 'case_updated', 'phase_change', 'case_created']);
+    expect(res.body.data[1].description).toBe('Updated title, priority');
+    expect(res.body.data[2].description).toBe('Phase changed from recebido to triagem');
+    for (const e of res.body.data) {
+      expect(e).toEqual({ id: expect.stringMatching(/^evt_/), type: e.type, description: expect.any(String), user: { id: t.user.id, name: 'Owner of Silva Advogados' }, created_at: expect.stringMatching(ISO_MS) });
+    }
+    expect((await call('GET', `/v1/cases/${created.id}/timeline?limit=2`)).body.data.map((e: { type: string }) => e.type)).toEqual(['status_change', 'case_updated']);
+  });
+
+  test('when limit is over 100 or the case unknown, then 400 or 404', async () => {
+    const created = await createCase({ title: 'Limite' });
+    expectError(await call('GET', `/v1/cases/${created.id}/timeline?limit=101`), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
+    expectError(await call('GET', '/v1/cases/case_01jd3k0000000000000000000/timeline'), 404, 'NOT_FOUND', 'Case not found');
+  });
+});
+
+describe('scopes', () => {
+  test('when a read-only key writes, then 403; it can still read', async () => {
+    const key = sys.admin('key', 'create', '--team', t.team.id, '--user', t.user.id, '--scopes', 'read').api_key;
+    expectError(await call('POST', '/v1/cases', { title: 'X' }, key), 403, 'FORBIDDEN', 'Insufficient permissions');
+    expect((await call('GET', '/v1/cases', undefined, key)).status).toBe(200);
+  });
+});

@@ -1,0 +1,171 @@
+// case.sla_warning and case.sla_overdue (decisions §5, time-driven events).
+// Two replicas of the cases service as processes on one database and broker: each
+// signal reaches the broker exactly once. Moments that lie ahead (a warning due at
+// the end of today) are checked in process, by sweeping at a chosen instant.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { openOrm, type Orm } from '@lpm/shared/orm';
+import { ServiceClient } from '@lpm/shared/service-client';
+import { TimeSignals, zonedMoment } from '@lpm/shared/time-signals';
+import { isListening } from '../../../shared/src/local-store.ts';
+import { freePortBlock } from '../../../scripts/system.ts';
+import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
+import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
+import { CaseEntity, ClientViewEntity, type CaseRecord } from '../src/domain/case-entity.ts';
+import { ClientLinks } from '../src/domain/client-links.ts';
+import { Cases } from '../src/domain/cases.ts';
+import { slaSignals } from '../src/domain/sla-signals.ts';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const TOKEN = randomBytes(16).toString('hex');
+const ZONE = 'America/Sao_Paulo';
+const DAY = 86_400_000;
+
+/** The calendar day `offset` days from today in the team's zone. */
+const day = (offset: number, from = new Date()) => {
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(from);
+  return new Date(Date.parse(`${today}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
+};
+const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write'], settings: defaultTeamSettings(ZONE) });
+
+describe('two replicas of the cases service', () => {
+  let replicas: ChildProcess[] = [];
+  let base: number;
+  let tap: EventTap;
+  const team = who();
+  const send = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${base}${path}`, {
+      method,
+      headers: { ...identityHeaders(team, TOKEN), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { data: { id: string } } };
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 1500));
+
+  beforeAll(async () => {
+    base = await freePortBlock();
+    const prefix = `${process.env.MONGO_DB_PREFIX}casessla_`;
+    const exchange = `${prefix}events`;
+    tap = await tapEvents(exchange, ['case.sla_warning', 'case.sla_overdue']);
+    replicas = [0, 1].map((i) =>
+      spawn(process.execPath, ['services/cases/src/server.ts'], {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: {
+          ...process.env,
+          PORT: String(base + i),
+          MONGO_DB_PREFIX: prefix,
+          AMQP_EXCHANGE: exchange,
+          INTERNAL_TOKEN: TOKEN,
+          SCHEDULER_INTERVAL: '250ms',
+          LOG_LEVEL: 'warn',
+        },
+      }),
+    );
+    await waitFor('both replicas', async () => (await isListening(base)) && (await isListening(base + 1)), 30_000);
+  }, 40_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+    await tap?.close();
+  });
+
+  test('when a case has its SLA date yesterday, then exactly one case.sla_overdue reaches the broker and no warning', async () => {
+    const k = (await send('POST', '/v1/cases', { title: 'Atrasado', sla_date: day(-1) })).body.data;
+    const [event] = await tap.waitFor('case.sla_overdue', k.id);
+    expect(event).toMatchObject({ team_id: team.teamId, actor_id: null, data: { previous_attributes: null, object: { id: k.id, sla_date: day(-1), status: 'ativo' } } });
+    await settle();
+    expect(tap.of('case.sla_overdue', k.id)).toHaveLength(1);
+    expect(tap.of('case.sla_warning', k.id)).toHaveLength(0);
+  });
+
+  test('when a case\'s SLA ends within 24 hours, then exactly one case.sla_warning and, not yet, an overdue', async () => {
+    const k = (await send('POST', '/v1/cases', { title: 'Vence hoje', sla_date: day(0) })).body.data;
+    await tap.waitFor('case.sla_warning', k.id);
+    await settle();
+    expect(tap.of('case.sla_warning', k.id)).toHaveLength(1);
+    expect(tap.of('case.sla_overdue', k.id)).toHaveLength(0);
+  });
+
+  test('when the SLA date of an overdue case moves, then the signal is re-armed and fires once more', async () => {
+    const k = (await send('POST', '/v1/cases', { title: 'Remarcado', sla_date: day(-3) })).body.data;
+    await tap.waitFor('case.sla_overdue', k.id);
+    expect((await send('PUT', `/v1/cases/${k.id}`, { sla_date: day(-2) })).status).toBe(200);
+    await tap.waitFor('case.sla_overdue', k.id, 2);
+    await settle();
+    expect(tap.of('case.sla_overdue', k.id)).toHaveLength(2);
+  });
+});
+
+describe('signals ahead in time (swept in process at chosen instants)', () => {
+  let orm: Orm;
+  let cases: Cases;
+  let signals: TimeSignals[];
+  const team = who();
+
+  beforeAll(async () => {
+    orm = await openOrm({ url: process.env.MONGO_URL!, dbName: `${process.env.MONGO_DB_PREFIX}casessla_ahead`, entities: [CaseEntity, ClientViewEntity] });
+    const db = orm.em.getConnection().getDb();
+    const nowhere = new ServiceClient({ name: 'clients', baseUrl: 'http://127.0.0.1:9', internalToken: TOKEN });
+    cases = new Cases({ orm, relay: { kick: () => {} }, clientLinks: new ClientLinks(db, nowhere), users: { find: async () => new Map() } });
+    // Two replicas' worth of sweepers; only their sweep() is used, at instants the test picks.
+    signals = [0, 1].map(
+      () => new TimeSignals({ db, agendaUrl: '', intervalMs: 60_000, signals: slaSignals(cases), relay: { kick: () => {} }, logger: quietLogger, name: 'cases' }),
+    );
+  });
+
+  afterAll(async () => {
+    await orm.em.getConnection().getDb().dropDatabase();
+    await orm.close();
+  });
+
+  const outboxTypes = async (id: string) => {
+    const doc = (await orm.em.getConnection().getDb().collection('cases').findOne({ _id: id as never })) as unknown as { outbox?: { type: string }[] };
+    return (doc.outbox ?? []).map((e) => e.type).filter((t) => t.startsWith('case.sla_'));
+  };
+  const sweepAt = (at: Date) => Promise.all(signals.map((s) => s.sweep(at)));
+  const endOf = (date: string) => zonedMoment(date, ZONE);
+
+  test('when a case is due tomorrow, then its warning fires once at the end of today (24 h before), and its overdue once after tomorrow', async () => {
+    const k = await cases.create(team, { title: 'Amanhã', sla_date: day(1) });
+    await sweepAt(new Date());
+    expect(await outboxTypes(k.id)).toEqual([]);
+    const warnAt = new Date(endOf(day(1)).getTime() - DAY);
+    await sweepAt(new Date(warnAt.getTime() - 1000));
+    expect(await outboxTypes(k.id)).toEqual([]);
+    await sweepAt(warnAt);
+    await sweepAt(new Date(warnAt.getTime() + 5000));
+    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
+    await sweepAt(new Date(endOf(day(1)).getTime() + 1000));
+    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning', 'case.sla_overdue']);
+  });
+
+  test('when a case is archived before its moments, then neither signal fires; restoring re-arms them', async () => {
+    const k = await cases.create(team, { title: 'Arquivado a tempo', sla_date: day(1) });
+    await cases.archive(team, k.id);
+    const after = new Date(endOf(day(1)).getTime() + 1000);
+    await sweepAt(after);
+    expect(await outboxTypes(k.id)).toEqual([]);
+    const stored = (await orm.em.getConnection().getDb().collection('cases').findOne({ _id: k.id as never })) as unknown as CaseRecord;
+    expect([stored.sla_warning_at, stored.sla_overdue_at]).toEqual([null, null]);
+
+    await cases.update(team, k.id, { status: 'ativo' });
+    await sweepAt(new Date(endOf(day(1)).getTime() - DAY + 1000));
+    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
+  });
+
+  test('when the SLA date moves after the warning, then the warning is re-armed for the new date', async () => {
+    const k = await cases.create(team, { title: 'Adiado', sla_date: day(0) });
+    await sweepAt(new Date());
+    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
+    await cases.update(team, k.id, { sla_date: day(5) });
+    await sweepAt(new Date(Date.now() + DAY));
+    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
+    await sweepAt(new Date(endOf(day(5)).getTime() - DAY));
+    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning', 'case.sla_warning']);
+  });
+});

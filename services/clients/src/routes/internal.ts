@@ -1,0 +1,12 @@
+// Questions other services ask the owner of clients. Callers present the internal
+// credential like the gateway does; these routes are not in the public document.
+import type { FastifyInstance } from 'fastify';
+import { ok } from '@lpm/shared/envelope';
+import type { Clients } from '../domain/clients.ts';
+import { clientIdParams } from './client-schemas.ts';
+
+export function internalRoutes(app: FastifyInstance, clients: Clients): void {
+  app.get<{ Params: { id: string } }>('/internal/clients/:id', { schema: { hide: true, params: clientIdParams } }, async (req) =>
+    ok(await clients.facts(req.identity, req.params.id)),
+  );
+}

@@ -1,0 +1,57 @@
+// Calls from one service to another's internal endpoints: the caller's team and
+// user travel in the same headers the gateway sets, with the internal credential.
+import { serviceUnavailable } from './errors.ts';
+import { HEADER } from './identity.ts';
+import { injectTraceHeaders } from './telemetry.ts';
+
+export interface Caller {
+  teamId: string;
+  userId: string;
+}
+
+export interface ServiceReply<T = any> {
+  status: number;
+  body: T;
+}
+
+export interface ServiceClientOptions {
+  /** The called service's name, for error messages. */
+  name: string;
+  baseUrl: string;
+  internalToken: string;
+  timeoutMs?: number;
+}
+
+export class ServiceClient {
+  private readonly opts: ServiceClientOptions;
+
+  constructor(opts: ServiceClientOptions) {
+    this.opts = opts;
+  }
+
+  /** 2xx and 4xx replies are returned; a 5xx, a timeout or no answer is a 503 for our own caller. */
+  async request<T = any>(who: Caller, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ServiceReply<T>> {
+    const headers = injectTraceHeaders({
+      [HEADER.internalToken]: this.opts.internalToken,
+      [HEADER.teamId]: who.teamId,
+      [HEADER.userId]: who.userId,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    });
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.opts.baseUrl), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000),
+      });
+    } catch (e) {
+      throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: e });
+    }
+    const text = await res.text();
+    if (res.status >= 500) {
+      throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`) });
+    }
+    return { status: res.status, body: text ? (JSON.parse(text) as T) : (undefined as T) };
+  }
+}

@@ -1,0 +1,39 @@
+// Listens on the broker like any consumer would: a private queue bound to the
+// test's exchange, keeping every domain event that arrives.
+import amqp from 'amqplib';
+import type { DomainEvent } from '../../src/events.ts';
+import { waitFor } from './wait.ts';
+
+export interface EventTap {
+  events: DomainEvent[];
+  of(type: string, objectId?: string): DomainEvent[];
+  /** Waits until `count` events of `type` (about `objectId`, if given) have arrived. */
+  waitFor(type: string, objectId?: string, count?: number, timeoutMs?: number): Promise<DomainEvent[]>;
+  close(): Promise<void>;
+}
+
+export async function tapEvents(exchange: string, patterns: string[] = ['#']): Promise<EventTap> {
+  const conn = await amqp.connect(process.env.AMQP_URL!);
+  const ch = await conn.createChannel();
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true });
+  for (const p of patterns) await ch.bindQueue(queue, exchange, p);
+  const events: DomainEvent[] = [];
+  await ch.consume(queue, (msg) => {
+    if (msg) events.push(JSON.parse(msg.content.toString()));
+  }, { noAck: true });
+  const of = (type: string, objectId?: string) =>
+    events.filter((e) => e.type === type && (objectId === undefined || (e.data.object as { id?: string }).id === objectId));
+  return {
+    events,
+    of,
+    async waitFor(type, objectId, count = 1, timeoutMs = 10_000) {
+      await waitFor(`${count} ${type} event(s)`, () => of(type, objectId).length >= count, timeoutMs);
+      return of(type, objectId);
+    },
+    async close() {
+      await ch.close().catch(() => {});
+      await conn.close().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,88 @@
+// The whole system as an operator runs it (`npm start`'s launcher on a free block
+// of ports, the operator CLI), for tests that go through the gateway.
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { freePortBlock, startSystem } from '../../scripts/system.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export type Envelope<T = any> = {
+  success: boolean;
+  data: T;
+  pagination?: { page: number; limit: number; total: number; pages: number };
+  error: { code: string; message: string; details: Record<string, unknown> };
+};
+
+export interface IssuedTeam {
+  team: { id: string; name: string; plan: string; timezone: string };
+  user: { id: string; name: string; email: string };
+  api_key: string;
+  key_id: string;
+}
+
+export interface RunningSystem {
+  base: number;
+  env: NodeJS.ProcessEnv;
+  launcher: ChildProcess;
+  /** `npm run admin -- ...args --json`: its JSON output, or throws with its stderr. */
+  admin(...args: string[]): any;
+  /** A team on the enterprise plan (so long suites stay under the minute limit), with its owner's key. */
+  team(name?: string, ...extra: string[]): IssuedTeam;
+  request(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
+  call<T = any>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T>; headers: Headers }>;
+  stop(): Promise<void>;
+}
+
+let teams = 0;
+
+/** `name` keeps this suite's databases, Redis keys and exchange apart from other suites of the run. */
+export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningSystem> {
+  const base = await freePortBlock();
+  const run = `${process.env.MONGO_DB_PREFIX}${name}_`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(base),
+    MONGO_DB_PREFIX: run,
+    REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}${name}:`,
+    AMQP_EXCHANGE: `${run}events`,
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
+  const launcher = await startSystem(env);
+  const admin = (...args: string[]) => {
+    const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
+    if (res.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${res.stderr}`);
+    return JSON.parse(res.stdout);
+  };
+  const request = (path: string, init: RequestInit & { key?: string } = {}) =>
+    fetch(`http://127.0.0.1:${base}${path}`, {
+      ...init,
+      headers: {
+        'content-type': 'application/json',
+        ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+        ...(init.headers as Record<string, string>),
+      },
+    });
+  return {
+    base,
+    env,
+    launcher,
+    admin,
+    team(teamName, ...extra) {
+      const n = ++teams;
+      teamName ??= `Team ${n}`;
+      return admin('team', 'create', '--name', teamName, '--plan', 'enterprise', '--owner-name', `Owner of ${teamName}`, '--owner-email', `owner${n}@${name}.example`, ...extra);
+    },
+    request,
+    async call(key, method, path, body) {
+      const res = await request(path, { method, key, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Envelope, headers: res.headers };
+    },
+    async stop() {
+      if (launcher.exitCode !== null || launcher.signalCode !== null) return;
+      const exited = new Promise((done) => launcher.once('exit', done));
+      launcher.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
