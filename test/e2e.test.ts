@@ -80,6 +80,7 @@ test('when the OpenAPI document is asked of the gateway, then it holds every pub
   expect(Object.keys(doc.paths).sort()).toEqual([
     '/v1/cases',
     '/v1/cases/{id}',
+    '/v1/cases/{id}/activities',
     '/v1/cases/{id}/timeline',
     '/v1/clients',
     '/v1/clients/{id}',

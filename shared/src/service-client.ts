@@ -3,6 +3,7 @@
 import { serviceUnavailable } from './errors.ts';
 import { HEADER } from './identity.ts';
 import { injectTraceHeaders } from './telemetry.ts';
+import type { ListQuery } from './pagination.ts';
 
 export interface Caller {
   teamId: string;
@@ -53,5 +54,13 @@ export class ServiceClient {
       throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`) });
     }
     return { status: res.status, body: text ? (JSON.parse(text) as T) : (undefined as T) };
+  }
+
+  /** One page of another service's internal list endpoint (`path` without a query string). */
+  async page<T>(who: Caller, path: string, q: ListQuery): Promise<{ items: T[]; total: number }> {
+    const params = new URLSearchParams({ page: String(q.page), limit: String(q.limit), ...(q.sort ? { sort: q.sort } : {}) });
+    const res = await this.request<{ data: T[]; pagination: { total: number } }>(who, 'GET', `${path}?${params}`);
+    if (res.status !== 200) throw new Error(`${this.opts.name} service answered ${res.status} to GET ${path}`);
+    return { items: res.body.data, total: res.body.pagination.total };
   }
 }

@@ -5,6 +5,7 @@ import { UserDirectory } from '@lpm/shared/user-directory';
 import { CaseEntity, ClientViewEntity } from './domain/case-entity.ts';
 import { ClientLinks } from './domain/client-links.ts';
 import { Cases } from './domain/cases.ts';
+import { activitiesServiceList } from './domain/case-activities.ts';
 import { slaSignals } from './domain/sla-signals.ts';
 import { consumeClientEvents } from './consumers/client-events.ts';
 import { buildCasesApp } from './app.ts';
@@ -17,7 +18,8 @@ await runService({
     const db = orm.em.getConnection().getDb();
     const clientLinks = new ClientLinks(db, new ServiceClient({ name: 'clients', baseUrl: config.urls.clients, internalToken: config.internalToken }));
     const users = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
-    const cases = new Cases({ orm, relay, clientLinks, users });
+    const activities = activitiesServiceList(new ServiceClient({ name: 'activities', baseUrl: config.urls.activities, internalToken: config.internalToken }));
+    const cases = new Cases({ orm, relay, clientLinks, users, activities });
     const signals = new TimeSignals({
       db,
       agendaUrl: mongoDbUrl(config.mongoUrl, `${config.dbPrefix}cases`),

@@ -362,6 +362,25 @@ describe('GET /v1/cases/{id}/timeline', () => {
   });
 });
 
+describe('GET /v1/cases/{id}/activities', () => {
+  test('when the case is unknown, then 404 Case not found before the activities service is asked', async () => {
+    expectError(await call('GET', '/v1/cases/case_01jd3k0000000000000000000/activities'), 404, 'NOT_FOUND', 'Case not found');
+  });
+
+  test('when the sort field is not an activity field, then 400 Invalid sort field', async () => {
+    const created = await createCase({ title: 'Atividades' });
+    expectError(await call('GET', `/v1/cases/${created.id}/activities?sort=title`), 400, 'VALIDATION_ERROR', 'Invalid sort field');
+  });
+
+  // The activities service, which owns the list, is not built yet: until it is, the
+  // caller gets the platform's 503 envelope, never a wrong empty list.
+  test('when the case exists and the activities service is not running, then 503 SERVICE_UNAVAILABLE', async () => {
+    const created = await createCase({ title: 'Atividades' });
+    const res = await call('GET', `/v1/cases/${created.id}/activities`);
+    expectError(res, 503, 'SERVICE_UNAVAILABLE', 'The activities service is unavailable');
+  });
+});
+
 describe('scopes', () => {
   test('when a read-only key writes, then 403; it can still read', async () => {
     const key = sys.admin('key', 'create', '--team', t.team.id, '--user', t.user.id, '--scopes', 'read').api_key;

@@ -18,6 +18,7 @@ import { CaseEntity, ClientViewEntity, type CaseRecord } from '../src/domain/cas
 import { ClientLinks } from '../src/domain/client-links.ts';
 import { Cases } from '../src/domain/cases.ts';
 import { slaSignals } from '../src/domain/sla-signals.ts';
+import { activitiesServiceList } from '../src/domain/case-activities.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const TOKEN = randomBytes(16).toString('hex');
@@ -111,7 +112,7 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     orm = await openOrm({ url: process.env.MONGO_URL!, dbName: `${process.env.MONGO_DB_PREFIX}casessla_ahead`, entities: [CaseEntity, ClientViewEntity] });
     const db = orm.em.getConnection().getDb();
     const nowhere = new ServiceClient({ name: 'clients', baseUrl: 'http://127.0.0.1:9', internalToken: TOKEN });
-    cases = new Cases({ orm, relay: { kick: () => {} }, clientLinks: new ClientLinks(db, nowhere), users: { find: async () => new Map() } });
+    cases = new Cases({ orm, relay: { kick: () => {} }, clientLinks: new ClientLinks(db, nowhere), users: { find: async () => new Map() }, activities: activitiesServiceList(nowhere) });
     // Two replicas' worth of sweepers; only their sweep() is used, at instants the test picks.
     signals = [0, 1].map(
       () => new TimeSignals({ db, agendaUrl: '', intervalMs: 60_000, signals: slaSignals(cases), relay: { kick: () => {} }, logger: quietLogger, name: 'cases' }),

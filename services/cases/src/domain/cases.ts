@@ -19,10 +19,16 @@ export interface UserLookup {
   find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;
 }
 
+/** The activities of a case, which the activities service owns. */
+export interface CaseActivities {
+  list(who: Who, caseId: string, q: ListQuery): Promise<{ items: unknown[]; total: number }>;
+}
+
 export interface CasesDeps {
   orm: Orm;
   clientLinks: ClientLinks;
   users: UserLookup;
+  activities: CaseActivities;
   relay: { kick(collection: string, id: string): void };
 }
 
@@ -39,7 +45,7 @@ export interface CaseListQuery extends ListQuery {
 }
 
 type Body = Record<string, unknown>;
-type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
+export type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
 
 const TIMELINE_KEPT = 100;
 const SORT_KEYS: Record<string, string[]> = {
@@ -303,6 +309,11 @@ export class Cases {
       user: e.user_id ? { id: e.user_id, name: users.get(e.user_id)?.name ?? null } : null,
       created_at: iso(e.created_at),
     }));
+  }
+
+  async activities(who: Who, id: string, q: ListQuery) {
+    await this.load(who.teamId, id);
+    return this.deps.activities.list(who, id, q);
   }
 
   // Questions other services ask (internal endpoints).

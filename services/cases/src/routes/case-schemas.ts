@@ -41,6 +41,8 @@ export const listCasesQuery = listQuerySchema(CASE_SORT_FIELDS, {
   search: text(200),
 });
 
+export const caseActivitiesQuery = listQuerySchema(['due_date', 'created_at', 'updated_at', 'priority']);
+
 export const timelineQuery = {
   type: 'object',
   properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, 'x-message': 'limit must be an integer from 1 to 100' } },
@@ -91,6 +93,17 @@ const caseListItem = shape({
   responsible: nested({ id: string, name: nullableString }),
 });
 
+const caseActivity = shape({
+  id: string,
+  type: string,
+  title: string,
+  status: string,
+  priority: nullableString,
+  due_date: nullableString,
+  completed_at: nullableString,
+  created_at: string,
+});
+
 const timelineEvent = shape({
   id: string,
   type: string,
@@ -107,4 +120,5 @@ export const responses = {
   archived: okResponse(200, shape({ id: string, status: string, archived_at: nullableString })),
   list: pageResponse(caseListItem),
   timeline: okResponse(200, { type: 'array', items: timelineEvent }),
+  activities: pageResponse(caseActivity),
 };

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/envelope';
-import { pagination } from '@lpm/shared/pagination';
+import { pagination, type ListQuery } from '@lpm/shared/pagination';
 import type { Cases, CaseListQuery } from '../domain/cases.ts';
-import { caseIdParams, createCaseBody, listCasesQuery, responses, timelineQuery, updateCaseBody } from './case-schemas.ts';
+import { caseActivitiesQuery, caseIdParams, createCaseBody, listCasesQuery, responses, timelineQuery, updateCaseBody } from './case-schemas.ts';
 
 type Body = Record<string, unknown>;
 type IdParams = { id: string };
@@ -36,5 +36,14 @@ export function caseRoutes(app: FastifyInstance, cases: Cases): void {
     '/v1/cases/:id/timeline',
     { schema: { params: caseIdParams, querystring: timelineQuery, response: responses.timeline } },
     async (req) => ok(await cases.timeline(req.identity, req.params.id, req.query.limit)),
+  );
+
+  app.get<{ Params: IdParams; Querystring: ListQuery }>(
+    '/v1/cases/:id/activities',
+    { schema: { params: caseIdParams, querystring: caseActivitiesQuery, response: responses.activities } },
+    async (req) => {
+      const { items, total } = await cases.activities(req.identity, req.params.id, req.query);
+      return page(items, pagination(req.query, total));
+    },
   );
 }

@@ -38,15 +38,6 @@ export function casesServiceDirectory(cases: ServiceClient): CaseDirectory {
       expectOk(res, 'an active-cases check');
       return res.body.data.active;
     },
-    async listForClient(who, clientId, q) {
-      const params = new URLSearchParams({ page: String(q.page), limit: String(q.limit), ...(q.sort ? { sort: q.sort } : {}) });
-      const res = await cases.request<{ data: ClientCaseItem[]; pagination: { total: number } }>(
-        who,
-        'GET',
-        `/internal/clients/${encodeURIComponent(clientId)}/cases?${params}`,
-      );
-      expectOk(res, 'a case list');
-      return { items: res.body.data, total: res.body.pagination.total };
-    },
+    listForClient: (who, clientId, q) => cases.page<ClientCaseItem>(who, `/internal/clients/${encodeURIComponent(clientId)}/cases`, q),
   };
 }
