@@ -279,7 +279,7 @@ describe('phases in use', () => {
       const team = await newTeam(down.accounts, 'enterprise');
       const res = await put(team.apiKey, { case_phases: ['novo'] }, down.url);
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable', details: {} } });
+      expect(res.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'The cases service is unavailable', details: {} } });
       expect((await put(team.apiKey, { case_phases: [...DEFAULT_CASE_PHASES, 'novo'] }, down.url)).status).toBe(200);
     } finally {
       await down.close();
@@ -291,7 +291,7 @@ describe('phases in use', () => {
     standIn.state.failWith = 500;
     const res = await put(team.apiKey, { deal_phases: [{ name: 'único', probability: 50 }] });
     expect(res.status).toBe(503);
-    expect(res.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable', details: {} });
+    expect(res.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The deals service is unavailable', details: {} });
   });
 });
 

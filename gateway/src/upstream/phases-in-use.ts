@@ -2,8 +2,7 @@
 // team's records use, at its POST /internal/phases-in-use. A service this
 // deployment does not run has no records, so it is not asked.
 import { serviceUnavailable } from '@lpm/shared/errors';
-import { identityHeaders } from '@lpm/shared/identity';
-import { injectTraceHeaders } from '@lpm/shared/telemetry';
+import { ServiceClient } from '@lpm/shared/service-client';
 import type { PhaseKind, PhasesInUse } from '../domain/settings.ts';
 import type { UpstreamName, Upstreams } from '../http/proxy.ts';
 
@@ -17,23 +16,19 @@ export interface PhasesInUseOptions {
 const OWNER: Record<PhaseKind, UpstreamName> = { case: 'cases', deal: 'deals' };
 
 export function upstreamPhasesInUse(opts: PhasesInUseOptions): PhasesInUse {
+  const owners = Object.fromEntries(
+    Object.entries(OWNER).map(([kind, name]) => [
+      kind,
+      new ServiceClient({ name, baseUrl: opts.upstreams[name], internalToken: opts.internalToken, timeoutMs: opts.timeoutMs }),
+    ]),
+  ) as Record<PhaseKind, ServiceClient>;
   return async (who, kind, phases) => {
-    const service = OWNER[kind];
-    if (!opts.deployed.includes(service)) return [];
-    let inUse: unknown;
-    try {
-      const res = await fetch(new URL('/internal/phases-in-use', opts.upstreams[service]), {
-        method: 'POST',
-        headers: injectTraceHeaders({ 'content-type': 'application/json', ...identityHeaders(who, opts.internalToken) }),
-        body: JSON.stringify({ kind, phases }),
-        signal: AbortSignal.timeout(opts.timeoutMs),
-      });
-      if (!res.ok) throw new Error(`${service} POST /internal/phases-in-use answered ${res.status}`);
-      inUse = ((await res.json()) as { data?: { in_use?: unknown } } | null)?.data?.in_use;
-    } catch (e) {
-      throw serviceUnavailable('Service unavailable', { cause: e });
+    if (!opts.deployed.includes(OWNER[kind])) return [];
+    const res = await owners[kind].request<{ data?: { in_use?: unknown } }>(who, 'POST', '/internal/phases-in-use', { kind, phases });
+    const inUse = res.status === 200 ? res.body?.data?.in_use : undefined;
+    if (!Array.isArray(inUse)) {
+      throw serviceUnavailable('Service unavailable', { cause: new Error(`${OWNER[kind]} answered ${res.status} without an in_use list`) });
     }
-    if (!Array.isArray(inUse)) throw serviceUnavailable('Service unavailable', { cause: new Error(`${service}: no in_use list`) });
     return phases.filter((p) => inUse.includes(p));
   };
 }
