@@ -3,7 +3,7 @@
 // gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
@@ -61,6 +61,19 @@ async function stop(exitCode: number): Promise<void> {
   process.exit(exitCode);
 }
 
+/**
+ * Webhook secrets are stored encrypted: the key must outlive one run, so the
+ * launcher keeps one in .data/ when WEBHOOK_SECRET_KEY is not given.
+ */
+function localWebhookSecretKey(): string {
+  const file = join(root, '.data', 'webhook-secret.key');
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
 async function waitHealthy(url: string, seconds: number): Promise<boolean> {
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline && !stopping) {
@@ -79,6 +92,7 @@ process.once('SIGTERM', () => void stop(0));
 
 const env: NodeJS.ProcessEnv = { ...process.env };
 env.INTERNAL_TOKEN ??= randomBytes(32).toString('hex');
+env.WEBHOOK_SECRET_KEY ??= localWebhookSecretKey();
 if (!env.MONGO_URL) {
   if (await isListening(LOCAL_STORE_PORT)) {
     log(`using the local document store already running on port ${LOCAL_STORE_PORT}`);

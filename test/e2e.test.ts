@@ -86,6 +86,10 @@ test('when the OpenAPI document is asked of the gateway, then it holds every pub
     '/v1/clients/{id}',
     '/v1/clients/{id}/cases',
     '/v1/settings',
+    '/v1/webhooks',
+    '/v1/webhooks/{id}',
+    '/v1/webhooks/{id}/deliveries',
+    '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
   ]);
   expect(Object.keys(doc.paths['/v1/clients/{id}']).sort()).toEqual(['delete', 'get', 'put']);
   expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });

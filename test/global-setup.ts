@@ -3,10 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFerretdb } from '../shared/src/local-store.ts';
 import { addVhost, ensureRabbitmq, ensureRedis } from '../scripts/local-servers.ts';
+import { createTestTls } from './support/test-ca.ts';
 
 export default async function globalSetup(): Promise<void> {
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), `lpm-test-${run}-`));
+  // Under LPM_TEST_DIR, so teardown removes it. Jest workers and the processes the
+  // tests spawn start after this and read NODE_EXTRA_CA_CERTS; see trustTestCa() for this one.
+  const tls = createTestTls(join(dir, 'tls'), process.env.NODE_EXTRA_CA_CERTS);
+  process.env.LPM_TEST_TLS_DIR = tls.dir;
+  process.env.NODE_EXTRA_CA_CERTS = tls.caBundle;
   const [startedRabbitmq, startedRedis] = await Promise.all([ensureRabbitmq(), ensureRedis()]);
   // Servers this run started are stopped again at the end: they are left as found.
   process.env.LPM_TEST_STOP_SERVERS = [startedRabbitmq && 'rabbitmq', startedRedis && 'redis'].filter(Boolean).join(',');

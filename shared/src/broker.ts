@@ -1,7 +1,8 @@
 // One small class over amqplib: a connection kept up in the background (capped
 // exponential backoff), a confirm channel for publishing domain events to a durable
-// topic exchange, and consumers with bounded retries through a per-queue delay
-// queue and a dead-letter queue. Channels stay inside.
+// topic exchange (or straight into a queue, at once or through a delay queue), and
+// consumers with bounded retries through a per-queue delay queue and a dead-letter
+// queue. Channels stay inside.
 import {
   connect as amqpConnect,
   type ChannelModel,
@@ -109,6 +110,8 @@ export class Broker {
   private readonly log: Logger;
   private conn: ChannelModel | null = null;
   private pub: ConfirmChannel | null = null;
+  /** Declarations of delay queues on the current connection (publishDelayed): each is asserted once per connection. */
+  private delayQueues = new Map<string, Promise<unknown>>();
   private closed = false;
   private down = false;
   private lastError: unknown = undefined;
@@ -161,44 +164,46 @@ export class Broker {
   }
 
   /** Publishes with a publisher confirm; rejects when not connected, nacked or not confirmed in time. */
-  async publish(event: DomainEvent): Promise<void> {
-    const tracer = trace.getTracer('lpm-broker');
-    const span = tracer.startSpan(`publish ${this.opts.exchange}`, {
-      kind: SpanKind.PRODUCER,
-      attributes: {
-        'messaging.system': 'rabbitmq',
-        'messaging.operation.type': 'send',
-        'messaging.destination.name': this.opts.exchange,
-        'messaging.rabbitmq.destination.routing_key': event.type,
-        'messaging.message.id': event.id,
-      },
-    });
-    try {
-      const ch = this.pub;
-      if (!ch) throw new Error('broker not connected', { cause: this.lastError });
-      const headers = injectTraceHeaders({}, trace.setSpan(context.active(), span));
-      await confirmPublish(
-        ch,
-        this.opts.exchange,
-        event.type,
-        Buffer.from(JSON.stringify(event)),
-        {
-          persistent: true,
-          messageId: event.id,
-          type: event.type,
-          contentType: 'application/json',
-          timestamp: Math.floor(Date.parse(event.created_at) / 1000) || undefined,
-          headers,
-        },
-        this.opts.publishTimeoutMs,
-      );
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw new Error(`publish of ${event.type} ${event.id} failed`, { cause: err });
-    } finally {
-      span.end();
+  publish(event: DomainEvent): Promise<void> {
+    return this.send(this.pub, event, this.opts.exchange, event.type);
+  }
+
+  /** Publishes `event` straight into `queue` (default exchange) with confirms. Any payload type: it is only serialized. */
+  publishToQueue(event: DomainEvent<unknown>, queue: string): Promise<void> {
+    return this.send(this.pub, event, '', queue);
+  }
+
+  /**
+   * Declares `<queue>.delay.<ms>` (queue-level x-message-ttl = ms, dead-lettering
+   * through the default exchange to `queue`) and publishes `event` into it with
+   * confirms; after `delayMs` it arrives in `queue`, routing key `queue`, as a
+   * consumer's retry does. `queue` must exist by then (consume declares it), or the
+   * message is dropped. The delay is part of the queue name, so changing a tier
+   * never clashes with a queue declared with another TTL. A per-message TTL is not
+   * used: it only expires at the head of a queue, behind longer delays.
+   */
+  async publishDelayed(event: DomainEvent<unknown>, queue: string, delayMs: number): Promise<void> {
+    if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new RangeError(`delayMs must be a non-negative integer: ${delayMs}`);
+    const ch = this.pub;
+    const delayQueue = `${queue}.delay.${delayMs}`;
+    // Not connected: send() rejects as publish() does.
+    if (ch) {
+      let declared = this.delayQueues.get(delayQueue);
+      if (!declared) {
+        declared = ch.assertQueue(delayQueue, {
+          durable: true,
+          arguments: { 'x-message-ttl': delayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
+        });
+        // A refused declaration closes the channel and so the connection: the next connection declares again.
+        this.delayQueues.set(delayQueue, declared);
+      }
+      try {
+        await declared;
+      } catch (err) {
+        throw new Error(`publish of ${event.type} ${event.id} to ${delayQueue} failed`, { cause: err });
+      }
     }
+    await this.send(ch, event, '', delayQueue);
   }
 
   /**
@@ -298,6 +303,7 @@ export class Broker {
       }
       this.conn = c;
       this.pub = pub;
+      this.delayQueues = new Map();
       this.attempts = 0;
       if (this.down) this.log.info({ exchange: this.opts.exchange }, 'amqp connection restored');
       this.down = false;
@@ -487,6 +493,46 @@ export class Broker {
       span.end();
     }
     ch.ack(msg);
+  }
+
+  /** Publishes an event on `ch` (the publish channel when the call began) and waits for the confirm, in a producer span. */
+  private async send(ch: ConfirmChannel | null, event: DomainEvent<unknown>, exchange: string, routingKey: string): Promise<void> {
+    const destination = exchange || routingKey;
+    const span = trace.getTracer('lpm-broker').startSpan(`publish ${destination}`, {
+      kind: SpanKind.PRODUCER,
+      attributes: {
+        'messaging.system': 'rabbitmq',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': destination,
+        'messaging.rabbitmq.destination.routing_key': routingKey,
+        'messaging.message.id': event.id,
+      },
+    });
+    try {
+      if (!ch) throw new Error('broker not connected', { cause: this.lastError });
+      const headers = injectTraceHeaders({}, trace.setSpan(context.active(), span));
+      await confirmPublish(
+        ch,
+        exchange,
+        routingKey,
+        Buffer.from(JSON.stringify(event)),
+        {
+          persistent: true,
+          messageId: event.id,
+          type: event.type,
+          contentType: 'application/json',
+          timestamp: Math.floor(Date.parse(event.created_at) / 1000) || undefined,
+          headers,
+        },
+        this.opts.publishTimeoutMs,
+      );
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw new Error(`publish of ${event.type} ${event.id}${exchange ? '' : ` to ${routingKey}`} failed`, { cause: err });
+    } finally {
+      span.end();
+    }
   }
 
   /** Republishes msg to a queue (default exchange) and waits for the confirm. */

@@ -76,6 +76,11 @@ export const url =
     return value;
   };
 
+export const optionalUrl =
+  (protocols: string[]): Parser<string | undefined> =>
+  (raw, name) =>
+    raw === undefined ? undefined : url(undefined, protocols)(raw, name);
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** "1500", "1500ms", "30s", "5m", "2h", "1d" -> milliseconds. */
@@ -115,3 +120,9 @@ export const platformSettings = (defaultPort: number) =>
     internalToken: ['INTERNAL_TOKEN', secret],
     logLevel: ['LOG_LEVEL', oneOf(LOG_LEVELS, 'info')],
   }) as const;
+
+/** The settings of a process that sends e-mail (createMailer; operations.md). */
+export const mailSettings = {
+  smtpUrl: ['SMTP_URL', optionalUrl(['smtp:', 'smtps:'])],
+  mailFrom: ['MAIL_FROM', str('no-reply@localhost')],
+} as const;

@@ -1,7 +1,8 @@
 // The users of a team, which the gateway owns: services ask its /internal/users
-// to check a responsible_id and to show names and e-mails. Found users are cached
-// (users cannot be renamed); ids not found are asked again each time, so a user
-// created a moment ago is found.
+// to check a responsible_id and to show names and e-mails, and its
+// /internal/team-owner for whom to alert. Found users are cached (users cannot be
+// renamed); ids not found are asked again each time, so a user created a moment
+// ago is found.
 import { serviceUnavailable } from './errors.ts';
 import { HEADER } from './identity.ts';
 import { isId } from './ids.ts';
@@ -57,6 +58,28 @@ export class UserDirectory {
       found.set(user.id, user);
     }
     return found;
+  }
+
+  /** The team's owner; null when the gateway knows no such team. Not cached: it is asked for rarely (alerts). */
+  async owner(teamId: string): Promise<DirectoryUser | null> {
+    if (!isId('team', teamId)) return null;
+    const headers = injectTraceHeaders({ [HEADER.internalToken]: this.opts.internalToken, [HEADER.teamId]: teamId });
+    let status: number;
+    let body: { data?: Partial<DirectoryUser>; error?: { message?: string } } | null;
+    try {
+      const res = await fetch(new URL('/internal/team-owner', this.opts.gatewayUrl), { headers, signal: AbortSignal.timeout(this.opts.timeoutMs) });
+      status = res.status;
+      body = (await res.json()) as typeof body;
+    } catch (e) {
+      throw serviceUnavailable('Service unavailable', { cause: e });
+    }
+    // "Route not found" is the gateway refusing the internal token: a misconfiguration, not a missing team.
+    if (status === 404 && body?.error?.message !== 'Route not found') return null;
+    const u = body?.data;
+    if (status !== 200 || typeof u?.id !== 'string' || typeof u.name !== 'string' || typeof u.email !== 'string') {
+      throw serviceUnavailable('Service unavailable', { cause: new Error(`GET /internal/team-owner answered ${status}`) });
+    }
+    return { id: u.id, name: u.name, email: u.email };
   }
 
   private async fetchUsers(teamId: string, ids: string[]): Promise<DirectoryUser[]> {

@@ -1,6 +1,7 @@
 // The whole system as an operator runs it (`npm start`'s launcher on a free block
 // of ports, the operator CLI), for tests that go through the gateway.
 import { spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePortBlock, startSystem } from '../../scripts/system.ts';
 
@@ -46,6 +47,7 @@ export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessE
     REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}${name}:`,
     AMQP_EXCHANGE: `${run}events`,
     LOG_LEVEL: 'warn',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     ...extraEnv,
   };
   const launcher = await startSystem(env);

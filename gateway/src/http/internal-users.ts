@@ -1,40 +1,57 @@
-// GET /internal/users?ids=a,b: the users of a team, for services (UserDirectory).
-// Only callers with the internal credential and a team id see it; to anyone else
-// it does not exist (404 Route not found, before any validation). No API key, no
+// The gateway's users for services (UserDirectory):
+//   GET /internal/users?ids=a,b: the users of a team among ids;
+//   GET /internal/team-owner: the team's owner (whom alerts are mailed to).
+// Only callers with the internal credential and a team id see them; to anyone else
+// they do not exist (404 Route not found, before any validation). No API key, no
 // rate limit, not in the public OpenAPI document.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ok } from '@lpm/shared/envelope';
 import { invalidField, notFound } from '@lpm/shared/errors';
 import { HEADER, sameSecret } from '@lpm/shared/identity';
 import { object, okResponse, out, shape } from '@lpm/shared/schemas';
-import type { Accounts } from '../domain/accounts.ts';
+import type { Accounts, User } from '../domain/accounts.ts';
 
 const MAX_IDS = 100;
 
 const query = object({ ids: { type: 'string', maxLength: 4000 } }, ['ids']);
-const response = okResponse(200, { type: 'array', items: shape({ id: out.string, name: out.string, email: out.string }) });
+const userShape = shape({ id: out.string, name: out.string, email: out.string });
 
 const header = (req: FastifyRequest, name: string) => {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 };
 
+const directoryUser = ({ id, name, email }: User) => ({ id, name, email });
+
 export function internalUsersRoute(app: FastifyInstance, opts: { accounts: Accounts; internalToken: string }): void {
+  const internalOnly = async (req: FastifyRequest) => {
+    const token = header(req, HEADER.internalToken);
+    if (!token || !sameSecret(token, opts.internalToken) || !header(req, HEADER.teamId)) throw notFound('Route not found');
+  };
+
   app.get<{ Querystring: { ids: string } }>(
     '/internal/users',
     {
       config: { public: true },
-      schema: { querystring: query, response },
-      onRequest: async (req) => {
-        const token = header(req, HEADER.internalToken);
-        if (!token || !sameSecret(token, opts.internalToken) || !header(req, HEADER.teamId)) throw notFound('Route not found');
-      },
+      schema: { querystring: query, response: okResponse(200, { type: 'array', items: userShape }) },
+      onRequest: internalOnly,
     },
     async (req) => {
       const ids = [...new Set(req.query.ids.split(',').map((s) => s.trim()).filter(Boolean))];
       if (ids.length > MAX_IDS) throw invalidField('ids', `ids must have at most ${MAX_IDS} items`);
       const users = ids.length ? await opts.accounts.findUsers(header(req, HEADER.teamId)!, ids) : [];
-      return ok(users.map(({ id, name, email }) => ({ id, name, email })));
+      return ok(users.map(directoryUser));
+    },
+  );
+
+  app.get(
+    '/internal/team-owner',
+    { config: { public: true }, schema: { response: okResponse(200, userShape) }, onRequest: internalOnly },
+    async (req) => {
+      const team = await opts.accounts.getTeam(header(req, HEADER.teamId)!);
+      const [owner] = await opts.accounts.findUsers(team.id, [team.owner_user_id]);
+      if (!owner) throw notFound('Team owner not found');
+      return ok(directoryUser(owner));
     },
   );
 }

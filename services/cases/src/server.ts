@@ -30,7 +30,7 @@ await runService({
       name: 'cases',
     });
     return {
-      app: buildCasesApp({ cases, orm, internalToken: config.internalToken, loggerInstance: logger }),
+      app: buildCasesApp({ cases, db, internalToken: config.internalToken, loggerInstance: logger }),
       background: [signals, consumerTask(() => consumeClientEvents(broker, clientLinks))],
     };
   },

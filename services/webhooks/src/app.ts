@@ -1,0 +1,17 @@
+// The webhooks service as an app: no listening here (server.ts does that), so tests build it with its real stores.
+import type { FastifyInstance } from 'fastify';
+import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/service-app';
+import type { DeliveryLog } from './domain/delivery-log.ts';
+import type { Webhooks } from './domain/webhooks.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+
+export interface WebhooksAppOptions extends Omit<ServiceAppOptions, 'name'> {
+  webhooks: Webhooks;
+  log: DeliveryLog;
+}
+
+export function buildWebhooksApp(opts: WebhooksAppOptions): FastifyInstance {
+  const app = createServiceApp({ ...opts, name: 'webhooks' });
+  app.register(async (scope) => webhookRoutes(scope, opts.webhooks, opts.log));
+  return app;
+}

@@ -1,0 +1,49 @@
+// At most `perKey` deliveries in flight to one webhook, so a receiver that is slow
+// or down holds a bounded share of the consumer's prefetch window and the other
+// webhooks keep flowing.
+export class KeyLimiter {
+  private readonly perKey: number;
+  private readonly inFlight = new Map<string, number>();
+  private readonly waiters = new Map<string, (() => void)[]>();
+
+  constructor(perKey: number) {
+    this.perKey = perKey;
+  }
+
+  /** A slot for `key` within `waitMs` (its release function), or null: the caller defers the work. */
+  async acquire(key: string, waitMs: number): Promise<(() => void) | null> {
+    const used = this.inFlight.get(key) ?? 0;
+    if (used < this.perKey) {
+      this.inFlight.set(key, used + 1);
+      return this.releaser(key);
+    }
+    // A released slot is handed straight to the first waiter, so the count never overshoots.
+    const handed = await new Promise<boolean>((resolve) => {
+      const queue = this.waiters.get(key) ?? [];
+      this.waiters.set(key, queue);
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        queue.splice(queue.indexOf(wake), 1);
+        resolve(false);
+      }, waitMs);
+      queue.push(wake);
+    });
+    return handed ? this.releaser(key) : null;
+  }
+
+  private releaser(key: string): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiters.get(key)?.shift();
+      if (next) return next();
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left <= 0) this.inFlight.delete(key);
+      else this.inFlight.set(key, left);
+    };
+  }
+}

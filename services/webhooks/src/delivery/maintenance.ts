@@ -1,0 +1,36 @@
+// The safety nets of delivery, run every SCHEDULER_INTERVAL: alert e-mails still
+// owed, and deliveries whose next attempt a crashed process never queued.
+import type { BackgroundTask } from '@lpm/shared/service-runner';
+import type { Deactivation } from './deactivation.ts';
+import type { Deliveries } from './deliveries.ts';
+
+/** A pending attempt this late is taken for lost (far longer than a queue backlog lasts). */
+const STUCK_AFTER_MS = 10 * 60_000;
+
+export function maintenanceTask(opts: {
+  deliveries: Deliveries;
+  deactivation: Deactivation;
+  intervalMs: number;
+  logger: { warn: (o: object, m?: string) => void; error: (o: object, m?: string) => void };
+}): BackgroundTask {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const run = async () => {
+    try {
+      await opts.deactivation.sendPendingAlerts();
+      const requeued = await opts.deliveries.requeueStuck(STUCK_AFTER_MS);
+      if (requeued) opts.logger.warn({ requeued }, 'webhook deliveries requeued after a lost attempt job');
+    } catch (err) {
+      opts.logger.error({ err }, 'webhook maintenance failed; retried at the next interval');
+    }
+  };
+  return {
+    start: async () => {
+      timer = setInterval(() => (running = running.then(run)), opts.intervalMs);
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { defineEntity, p } from '@mikro-orm/mongodb';
+
+export const WebhookEntity = defineEntity({
+  name: 'Webhook',
+  collection: 'webhooks',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    url: p.string(),
+    // The URL as compared for "already registered" (normalized by the URL parser).
+    url_key: p.string(),
+    description: p.string().nullable(),
+    events: p.json<string[]>(),
+    active: p.boolean(),
+    secret_sealed: p.string(),
+    // Consecutive failures count attempts after this instant (creation or re-activation).
+    active_since: p.datetime(),
+    // Set when automatic deactivation still owes the owner an alert e-mail.
+    alert_pending: p.boolean(),
+    created_at: p.datetime(),
+    updated_at: p.datetime(),
+  },
+  indexes: [{ properties: ['team_id', 'active'] }, { properties: ['alert_pending'] }],
+  uniques: [{ properties: ['team_id', 'url_key'] }],
+});
+
+export interface WebhookRecord {
+  _id: string;
+  team_id: string;
+  url: string;
+  url_key: string;
+  description: string | null;
+  events: string[];
+  active: boolean;
+  secret_sealed: string;
+  active_since: Date;
+  alert_pending: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** One event for one webhook: the body sent on every attempt, byte for byte. */
+export const DeliveryEntity = defineEntity({
+  name: 'Delivery',
+  collection: 'deliveries',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    webhook_id: p.string(),
+    event_id: p.string(),
+    event_type: p.string(),
+    body: p.string(),
+    status: p.string(),
+    attempts_count: p.integer(),
+    last_attempt_at: p.datetime().nullable(),
+    next_attempt_at: p.datetime().nullable(),
+    created_at: p.datetime(),
+    updated_at: p.datetime(),
+  },
+  indexes: [{ properties: ['webhook_id', 'created_at'] }],
+  uniques: [{ properties: ['webhook_id', 'event_id'] }],
+});
+
+export interface DeliveryRecord {
+  _id: string;
+  team_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  status: DeliveryStatus;
+  attempts_count: number;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
+export const AttemptEntity = defineEntity({
+  name: 'Attempt',
+  collection: 'attempts',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    webhook_id: p.string(),
+    delivery_id: p.string(),
+    attempt: p.integer(),
+    at: p.datetime(),
+    ok: p.boolean(),
+    status_code: p.integer().nullable(),
+    latency_ms: p.integer(),
+    error_class: p.string().nullable(),
+    response_body: p.string().nullable(),
+  },
+  indexes: [{ properties: ['webhook_id', 'at'] }, { properties: ['webhook_id', 'ok'] }, { properties: ['delivery_id'] }],
+});
+
+export interface AttemptRecord {
+  _id: string;
+  team_id: string;
+  webhook_id: string;
+  delivery_id: string;
+  attempt: number;
+  at: Date;
+  ok: boolean;
+  status_code: number | null;
+  latency_ms: number;
+  error_class: string | null;
+  response_body: string | null;
+}
+
+export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity];

@@ -1,0 +1,27 @@
+// What every domain service's HTTP app starts with: the shared app (envelopes,
+// request ids, errors), the gateway's credential on every route but the public
+// ones, Idempotency-Key on POSTs, and /health over the service's database.
+import type { FastifyInstance } from 'fastify';
+import type { Db } from 'mongodb';
+import { createHttpApp, type HttpAppOptions } from './http.ts';
+import { requireGateway } from './service-auth.ts';
+import { idempotentPosts } from './idempotency.ts';
+import { healthRoute } from './health.ts';
+
+export interface ServiceAppOptions {
+  name: string;
+  db: Db;
+  internalToken: string;
+  logger?: HttpAppOptions['logger'];
+  loggerInstance?: HttpAppOptions['loggerInstance'];
+}
+
+export function createServiceApp(opts: ServiceAppOptions): FastifyInstance {
+  const app = createHttpApp({ name: opts.name, logger: opts.logger, loggerInstance: opts.loggerInstance });
+  requireGateway(app, opts.internalToken);
+  idempotentPosts(app, opts.db);
+  healthRoute(app, async () => {
+    await opts.db.command({ ping: 1 });
+  });
+  return app;
+}

@@ -1,0 +1,137 @@
+import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { Broker, type DeliveryMeta } from '../src/broker.ts';
+import { newEvent, type DomainEvent } from '../src/events.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
+import { quietLogger, waitFor } from './support/wait.ts';
+
+const EXCHANGE = 'broker-delay-test.events';
+const AMQP_URL = process.env.AMQP_URL!;
+
+let broker: Broker;
+let raw: ChannelModel;
+let ch: Channel;
+/** Every queue a test declares (directly or through consume/publishDelayed), deleted at the end. */
+const declared = new Set<string>();
+
+beforeAll(async () => {
+  broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: quietLogger });
+  raw = await amqpConnect(AMQP_URL);
+  ch = await raw.createChannel();
+});
+
+afterAll(async () => {
+  // Consumers first: a consumer whose queue is deleted declares it again.
+  await broker.close();
+  for (const q of declared) await ch.deleteQueue(q);
+  await ch.deleteExchange(EXCHANGE);
+  await raw.close();
+});
+
+interface Arrival {
+  event: DomainEvent;
+  meta: DeliveryMeta;
+  at: number;
+}
+
+/** Consumes `<exchange>.<name>` (no bindings: only what is put straight into it) through the Broker. */
+async function consumed(name: string, via = broker): Promise<{ queue: string; got: Arrival[] }> {
+  const queue = broker.queueName(name);
+  const got: Arrival[] = [];
+  await via.consume({ queue, bindings: [], handler: async (event, meta) => void got.push({ event, meta, at: Date.now() }) });
+  for (const q of [queue, `${queue}.retry`, `${queue}.dlq`]) declared.add(q);
+  return { queue, got };
+}
+
+it('when an event is published with a 1000 ms delay, then the consumer of the queue gets it after 1 to 3 s, with its id and as a first attempt', async () => {
+  const { queue, got } = await consumed('one-tier');
+  declared.add(`${queue}.delay.1000`);
+  const e = newEvent('webhooks.attempt', 'team_1', { delivery_id: 'dlv_1', attempt: 2 });
+  const start = Date.now();
+  await broker.publishDelayed(e, queue, 1000);
+  await waitFor('the delayed event', () => got.length === 1, 5000);
+  const waited = got[0].at - start;
+  expect(waited).toBeGreaterThanOrEqual(1000);
+  expect(waited).toBeLessThan(3000);
+  expect(got[0].event).toEqual(e);
+  expect(got[0].meta).toMatchObject({ queue, routingKey: queue, attempt: 1 });
+  expect((await ch.checkQueue(`${queue}.delay.1000`)).messageCount).toBe(0);
+});
+
+it('when two tiers are published together, the longer first, then they arrive in tier order, each after its own delay', async () => {
+  const { queue, got } = await consumed('two-tiers');
+  for (const ms of [300, 1200]) declared.add(`${queue}.delay.${ms}`);
+  const slow = newEvent('webhooks.attempt', 'team_1', { tier: 1200 });
+  const fast = newEvent('webhooks.attempt', 'team_1', { tier: 300 });
+  const start = Date.now();
+  await Promise.all([broker.publishDelayed(slow, queue, 1200), broker.publishDelayed(fast, queue, 300)]);
+  await waitFor('both tiers', () => got.length === 2, 5000);
+  expect(got.map((a) => a.event.id)).toEqual([fast.id, slow.id]);
+  expect(got[0].at - start).toBeGreaterThanOrEqual(300);
+  expect(got[0].at - start).toBeLessThan(1200);
+  expect(got[1].at - start).toBeGreaterThanOrEqual(1200);
+});
+
+it('when published to a queue or with a delay, then the message keeps the properties publish gives it', async () => {
+  const queue = 'broker-delay-test.raw';
+  declared.add(queue).add(`${queue}.delay.200`);
+  await ch.assertQueue(queue, { durable: true });
+  const seen: ConsumeMessage[] = [];
+  const { consumerTag } = await ch.consume(queue, (m) => void (m && seen.push(m)), { noAck: true });
+  try {
+    const now = newEvent('webhooks.attempt', 'team_1', { n: 1 });
+    const later = newEvent('webhooks.attempt', 'team_1', { n: 2 });
+    const start = Date.now();
+    await broker.publishToQueue(now, queue);
+    await waitFor('the message put straight into the queue', () => seen.length === 1, 5000);
+    expect(Date.now() - start).toBeLessThan(500);
+    await broker.publishDelayed(later, queue, 200);
+    await waitFor('the delayed message', () => seen.length === 2, 5000);
+    for (const [m, e] of [[seen[0], now], [seen[1], later]] as const) {
+      expect(JSON.parse(m.content.toString())).toEqual(e);
+      expect(m.properties).toMatchObject({ messageId: e.id, type: e.type, contentType: 'application/json', deliveryMode: 2 });
+      expect(m.properties.timestamp).toBe(Math.floor(Date.parse(e.created_at) / 1000));
+    }
+    expect(seen.map((m) => m.fields.routingKey)).toEqual([queue, queue]);
+  } finally {
+    await ch.cancel(consumerTag);
+  }
+});
+
+it('when the connection was lost meanwhile, then publishDelayed rejects while down and declares its delay queue again once reconnected', async () => {
+  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  const url = new URL(AMQP_URL);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const viaProxy = await Broker.connect({ url: url.toString(), exchange: EXCHANGE, logger: quietLogger, reconnectMinMs: 20, reconnectMaxMs: 100 });
+  try {
+    const { queue, got } = await consumed('reconnect', viaProxy);
+    const delayQueue = `${queue}.delay.100`;
+    declared.add(delayQueue);
+    await viaProxy.publishDelayed(newEvent('webhooks.attempt', 'team_1', { n: 1 }), queue, 100);
+    await waitFor('the first delayed event', () => got.length === 1, 5000);
+
+    proxy.cut();
+    await waitFor('disconnected', () => !viaProxy.isConnected());
+    const down = newEvent('webhooks.attempt', 'team_1', { n: 2 });
+    const err = (await viaProxy.publishDelayed(down, queue, 100).catch((x: unknown) => x)) as Error;
+    expect(err.message).toBe(`publish of ${down.type} ${down.id} to ${delayQueue} failed`);
+    expect((err.cause as Error).message).toBe('broker not connected');
+    // Gone while disconnected: a broker that remembered it across connections would publish into nothing.
+    await ch.deleteQueue(delayQueue);
+
+    proxy.restore();
+    await viaProxy.waitForConnection(10_000);
+    const after = newEvent('webhooks.attempt', 'team_1', { n: 3 });
+    await viaProxy.publishDelayed(after, queue, 100);
+    await waitFor('the delayed event after the reconnect', () => got.length === 2, 5000);
+    expect(got[1].event.id).toBe(after.id);
+  } finally {
+    await viaProxy.close();
+    await proxy.close();
+  }
+});
+
+it('when the delay is not a non-negative integer, then publishDelayed throws before declaring anything', async () => {
+  const e = newEvent('webhooks.attempt', 'team_1', {});
+  await expect(broker.publishDelayed(e, broker.queueName('never'), -1)).rejects.toThrow(RangeError);
+  await expect(broker.publishDelayed(e, broker.queueName('never'), 1.5)).rejects.toThrow('delayMs must be a non-negative integer: 1.5');
+});
