@@ -1,6 +1,8 @@
 // `npm run bench`: throughput and latency of GET /v1/clients/{id} and POST /v1/clients,
-// through the gateway and straight to the clients service, measured in one run on
-// a private store, vhost and key prefix. Prints figures; asserts nothing.
+// through the gateway and straight to the clients service; then GET /v1/cases on a
+// team with 100,000 cases (no filter, a filter, a search) and how long a client's
+// new name takes to show on its case. Measured in one run on a private store, vhost
+// and key prefix. Prints figures; asserts nothing.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,10 +14,13 @@ import { pino } from 'pino';
 import { Broker } from '../shared/src/broker.ts';
 import { OutboxRelay, outboxOnInsert } from '../shared/src/outbox.ts';
 import { newEvent } from '../shared/src/events.ts';
+import { newId } from '../shared/src/ids.ts';
 import { MongoClient } from 'mongodb';
 import { connect } from 'amqplib';
 import { dropPostgresDatabase, startFerretdb } from '../shared/src/local-store.ts';
-import { defaultTeamSettings, identityHeaders, type Identity } from '../shared/src/identity.ts';
+import { DEFAULT_CASE_PHASES, defaultTeamSettings, identityHeaders, type Identity } from '../shared/src/identity.ts';
+import type { CasePriority, CaseRecord, CaseStatus } from '../services/cases/src/domain/case-entity.ts';
+import { derivedFields } from '../services/cases/src/domain/case-shape.ts';
 import { Accounts } from '../gateway/src/domain/accounts.ts';
 import { openGatewayStore } from '../gateway/src/store.ts';
 import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from './local-servers.ts';
@@ -24,6 +29,12 @@ import { freePortBlock, startSystem } from './system.ts';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TEAMS = 40; // enterprise allows 1,000 requests a minute per team: spread the load so no 429 skews the figures
+const CASES = Number(process.env.BENCH_CASES ?? 100_000);
+// Few connections, so the case list figures show a request's latency rather than queueing.
+const CASE_CONNECTIONS = Number(process.env.BENCH_CASE_CONNECTIONS ?? 4);
+const RENAMES = Number(process.env.BENCH_RENAMES ?? 50);
+/** A search term present in some seeded titles (folded as the service folds it: "Guimarães" matches). */
+const SEARCH = 'guimaraes';
 
 interface BenchTeam {
   key: string;
@@ -119,6 +130,211 @@ async function measure(name: string, url: string, method: 'GET' | 'POST', teams:
   };
 }
 
+// ---- GET /v1/cases on a team with many cases ----
+
+const TITLES: ((n: number, who: string) => string)[] = [
+  (n) => `Ação de cobrança ${n}`,
+  (_, who) => `Reclamação trabalhista - ${who}`,
+  (n) => `Execução fiscal ${n}`,
+  (_, who) => `Divórcio consensual ${who}`,
+  (_, who) => `Inventário de ${who}`,
+  (n) => `Mandado de segurança ${n}`,
+  (_, who) => `Revisão contratual - ${who}`,
+  (_, who) => `Indenização por danos morais - ${who}`,
+];
+const GIVEN = ['Ana', 'João', 'Maria', 'José', 'Francisca', 'Antônio', 'Luíza', 'Paulo', 'Carla', 'Márcio'];
+const FAMILY = ['Silva', 'Santos', 'Oliveira', 'Souza', 'Lima', 'Pereira', 'Ferreira', 'Costa', 'Rodrigues', 'Almeida', 'Nascimento', 'Araújo', 'Melo', 'Barbosa', 'Ribeiro', 'Carvalho', 'Gomes', 'Martins', 'Rocha', 'Guimarães'];
+const AREAS = ['Cível', 'Trabalhista', 'Tributário', 'Família', 'Empresarial', null];
+const PRIORITIES: CasePriority[] = ['alta', 'media', 'baixa'];
+const DAY_MS = 86_400_000;
+
+/** Case number i of a team, built the way Cases.create stores a case (timeline and outbox left empty). */
+function seededCase(teamId: string, i: number, clientIds: string[], now: number): CaseRecord {
+  const who = `${GIVEN[i % GIVEN.length]} ${FAMILY[Math.floor(i / GIVEN.length) % FAMILY.length]}`;
+  const title = TITLES[i % TITLES.length](10_000 + i, who);
+  const created = new Date(now - Math.floor(((i * 7919) % CASES) / CASES * 365 * DAY_MS) - (i % 1000) * 1000);
+  const status: CaseStatus = i % 10 === 9 ? 'arquivado' : 'ativo';
+  const updated = new Date(Math.min(now, created.getTime() + (i % 30) * DAY_MS));
+  const slaDate = i % 5 < 2 ? null : new Date(created.getTime() + (30 + (i % 120)) * DAY_MS).toISOString().slice(0, 10);
+  const record = {
+    _id: newId('case'),
+    team_id: teamId,
+    title,
+    // CNJ-like, unique per team (the unique index on team_id + number_key); some cases have none.
+    number: i % 10 === 3 ? null : `${String(i).padStart(7, '0')}-${String(i % 97).padStart(2, '0')}.${created.getUTCFullYear()}.8.26.0100`,
+    area: AREAS[i % AREAS.length],
+    subject: i % 3 === 0 ? null : `Assunto ${i % 50}`,
+    phase: DEFAULT_CASE_PHASES[i % DEFAULT_CASE_PHASES.length],
+    priority: PRIORITIES[i % PRIORITIES.length],
+    status,
+    client_id: i % 4 === 0 ? clientIds[i % clientIds.length] : null,
+    responsible_id: null,
+    sla_date: slaDate,
+    description: null,
+    labels: [],
+    metadata: {},
+    activities_count: 0,
+    documents_count: 0,
+    archived_at: status === 'arquivado' ? updated : null,
+    created_at: created,
+    updated_at: updated,
+    version: 1,
+  } as unknown as CaseRecord;
+  Object.assign(record, derivedFields(record), { sla_warning_at: null, sla_overdue_at: null, timeline: [] });
+  return record;
+}
+
+/** Inserts CASES cases of one team straight into the cases service's collection; returns seconds taken. */
+async function seedCases(mongoUrl: string, teamId: string, clientIds: string[]): Promise<number> {
+  const client = await MongoClient.connect(mongoUrl);
+  try {
+    const cases = client.db('bench_cases').collection<CaseRecord>('cases');
+    const now = Date.now();
+    const started = Date.now();
+    for (let from = 0; from < CASES; from += 1000) {
+      const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => seededCase(teamId, from + k, clientIds, now));
+      await cases.insertMany(batch, { ordered: false });
+    }
+    return (Date.now() - started) / 1000;
+  } finally {
+    await client.close();
+  }
+}
+
+/** The cases collection's indexes (created by the service at start) and how the store runs the list queries. */
+async function describeCasesStore(mongoUrl: string, queries: { label: string; filter: Record<string, unknown> }[]) {
+  const client = await MongoClient.connect(mongoUrl);
+  try {
+    const cases = client.db('bench_cases').collection('cases');
+    console.log('indexes of bench_cases.cases:');
+    for (const ix of await cases.listIndexes().toArray()) console.log(`  ${ix.name} ${JSON.stringify(ix.key)}${ix.unique ? ' unique' : ''}`);
+    for (const q of queries) {
+      const plan = (await cases.find(q.filter, { sort: { created_at: -1, _id: -1 }, limit: 20, projection: { outbox: 0, timeline: 0 } }).explain()) as Record<string, unknown>;
+      const flags = ['filterPushdown', 'sortPushdown', 'limitPushdown'].filter((k) => k in plan).map((k) => `${k}=${String(plan[k])}`);
+      const winning = (plan.queryPlanner as { winningPlan?: unknown } | undefined)?.winningPlan;
+      console.log(`  explain ${q.label}: ${flags.length ? flags.join(', ') : JSON.stringify(winning ?? plan).slice(0, 200)}`);
+    }
+    // The periodic queries of the cases service that read this collection besides the lists.
+    const now = new Date();
+    const background: [string, Record<string, unknown>, Record<string, 1>][] = [
+      ['outbox relay scan (every 30 s)', { outbox_pending: true }, {}],
+      ['SLA warning sweep (every minute)', { sla_warning_at: { $lte: now } }, { sla_warning_at: 1 }],
+      ['SLA overdue sweep (every minute)', { sla_overdue_at: { $lte: now } }, { sla_overdue_at: 1 }],
+    ];
+    for (const [label, filter, sort] of background) {
+      const started = Date.now();
+      await cases.find(filter, { projection: { _id: 1 }, sort, limit: 100 }).toArray();
+      console.log(`  ${label}: ${Date.now() - started} ms`);
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+interface ListRun {
+  label: string;
+  path: string;
+}
+
+/**
+ * One list query measured with autocannon, after one request alone (a warm-up, printed).
+ * Quick requests: CASE_CONNECTIONS connections for the duration. Slow ones (as on FerretDB
+ * with 100,000 cases, seconds each): one connection and a fixed number of requests,
+ * about the duration's worth but at least two, so the figures are a request's latency and
+ * not queueing on the store, and no request is left running into the next run. A warm-up
+ * the server refuses or times out is reported as it is, without a run.
+ */
+async function measureList(name: string, baseUrl: string, run: ListRun, headers: Record<string, string>): Promise<Figures> {
+  const probeStarted = Date.now();
+  const probe = await fetch(`${baseUrl}${run.path}`, { headers });
+  const body = (await probe.json()) as { pagination?: { total: number }; data?: unknown[]; error?: { message: string } };
+  const probeMs = Date.now() - probeStarted;
+  console.log(
+    `  ${name}: one request alone ${probeMs} ms, status ${probe.status}, ` +
+      (probe.ok ? `${body.data?.length ?? 0} items of ${body.pagination?.total ?? '?'}` : `"${body.error?.message ?? ''}"`),
+  );
+  if (!probe.ok) return { name: `${name} (1 request)`, rps: 1000 / probeMs, p50: probeMs, p99: probeMs, errors: 1, created: 0 };
+  // Slow: fewer than about four requests per connection in the duration, were they queued on the store.
+  const slow = probeMs * CASE_CONNECTIONS * 4 > DURATION_S * 1000;
+  const connections = slow ? 1 : CASE_CONNECTIONS;
+  const amount = slow ? Math.max(2, Math.round((DURATION_S * 1000) / probeMs)) : undefined;
+  const result = await autocannon({
+    url: `${baseUrl}${run.path}`,
+    connections,
+    ...(amount ? { amount } : { duration: DURATION_S }),
+    timeout: Math.max(30, Math.ceil((probeMs * 3) / 1000)),
+    headers,
+  });
+  const statuses = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
+  const refused = statuses['429']?.count ?? 0;
+  const label = amount ? `${name} (1 connection, ${amount} requests)` : name;
+  console.log(
+    `  ${label}: ${result.requests.total} responses in ${result.duration} s` +
+      `${Object.keys(statuses).length ? `, statuses ${Object.entries(statuses).map(([c, v]) => `${c}x${v.count}`).join(' ')}` : ''}` +
+      `${refused ? ` (${refused} rate limited)` : ''}${result.errors ? `, ${result.errors} errors (${result.timeouts} timeouts)` : ''}`,
+  );
+  return {
+    name: label,
+    rps: result.requests.total / Math.max(result.duration, 0.001),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors,
+    created: 0,
+  };
+}
+
+// ---- A client's new name shown on its case ----
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+
+const RENAME_PATIENCE_MS = 60_000;
+
+/**
+ * Links a new client to a new case, renames the client RENAMES times, and each time
+ * measures ms from the PUT's response to the first GET of the case showing the new name
+ * (a GET every 10 ms). Prints p50, p99 and max.
+ */
+async function renameLatency(label: string, clientsUrl: string, casesUrl: string, headers: Record<string, string>): Promise<void> {
+  const json = { 'content-type': 'application/json', ...headers };
+  const post = async (url: string, body: unknown) => {
+    const res = await fetch(url, { method: 'POST', headers: json, body: JSON.stringify(body) });
+    if (res.status !== 201) throw new Error(`POST ${url} answered ${res.status}: ${await res.text()}`);
+    return ((await res.json()) as { data: { id: string } }).data.id;
+  };
+  const clientId = await post(`${clientsUrl}/v1/clients`, { type: 'PF', name: 'Renomeada 0' });
+  const caseId = await post(`${casesUrl}/v1/cases`, { title: 'Ação de cobrança renomeada', client_id: clientId });
+  const latencies: number[] = [];
+  let unseen = 0;
+  for (let n = 1; n <= RENAMES; n++) {
+    const name = `Renomeada ${n}`;
+    const put = await fetch(`${clientsUrl}/v1/clients/${clientId}`, { method: 'PUT', headers: json, body: JSON.stringify({ name }) });
+    if (put.status !== 200) throw new Error(`PUT client answered ${put.status}: ${await put.text()}`);
+    await put.arrayBuffer();
+    const answered = performance.now();
+    for (;;) {
+      const res = await fetch(`${casesUrl}/v1/cases/${caseId}`, { headers });
+      const shown = ((await res.json()) as { data?: { client?: { name: string | null } | null } }).data?.client?.name;
+      if (shown === name) {
+        latencies.push(performance.now() - answered);
+        break;
+      }
+      if (performance.now() - answered > RENAME_PATIENCE_MS) {
+        unseen++;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  latencies.sort((x, y) => x - y);
+  const ms = (q: number) => (latencies.length ? quantile(latencies, q).toFixed(0) : '-');
+  console.log(
+    `client rename -> visible on its case, ${label} (${RENAMES} sequential renames, direct, GET every 10 ms): ` +
+      `p50 ${ms(0.5)} ms, p99 ${ms(0.99)} ms, max ${ms(1)} ms` +
+      `${latencies.filter((l) => l > 1000).length ? `, ${latencies.filter((l) => l > 1000).length} over 1 s` : ''}` +
+      `${unseen ? `, ${unseen} not seen within ${RENAME_PATIENCE_MS / 1000} s` : ''}`,
+  );
+}
+
 const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 const dir = mkdtempSync(join(tmpdir(), `lpm-bench-${run}-`));
 const vhost = `lpm-bench-${run}`;
@@ -201,9 +417,52 @@ try {
   await events.close();
   const relayRate = await relayThroughput(store.url, env.AMQP_URL!, 2000);
   console.log(`outbox relay alone: 2,000 documents with one event each, ${relayRate.toFixed(0)} events/s`);
+
+  // GET /v1/cases on one team with CASES cases, and a client's rename seen on its case.
+  const casesUrl = `http://127.0.0.1:${port + 3}`;
+  const caseOrm = await openGatewayStore({ url: store.url, dbPrefix: 'bench_' });
+  const caseAccounts = new Accounts({ orm: caseOrm });
+  const caseTeam = await caseAccounts.createTeam({ name: 'Bench cases', plan: 'enterprise', ownerName: 'Bench', ownerEmail: 'bench-cases@example.com' });
+  const renameTeam = await caseAccounts.createTeam({ name: 'Bench rename', plan: 'enterprise', ownerName: 'Bench', ownerEmail: 'bench-rename@example.com' });
+  await caseOrm.close();
+  const teamHeaders = (t: typeof caseTeam) =>
+    identityHeaders({ teamId: t.team.id, userId: t.user.id, scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() }, token);
+  const caseHeaders = teamHeaders(caseTeam);
+  const renameHeaders = teamHeaders(renameTeam);
+  console.log('');
+  await renameLatency('before seeding', serviceUrl, casesUrl, renameHeaders);
+
+  const caseClients: string[] = [];
+  for (let n = 0; n < 5; n++) {
+    const res = await fetch(`${serviceUrl}/v1/clients`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...caseHeaders },
+      body: JSON.stringify({ type: 'PJ', name: `Cliente dos casos ${n}`, segment: 'regular' }),
+    });
+    caseClients.push(((await res.json()) as { data: { id: string } }).data.id);
+  }
+  const seconds = await seedCases(store.url, caseTeam.team.id, caseClients);
+  console.log(`\nseeded ${CASES.toLocaleString('en')} cases of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(CASES / seconds).toFixed(0)} cases/s)`);
+  await describeCasesStore(store.url, [
+    { label: 'no filter', filter: { team_id: caseTeam.team.id } },
+    { label: 'filter', filter: { team_id: caseTeam.team.id, status: 'ativo', priority: 'alta' } },
+    { label: 'search', filter: { team_id: caseTeam.team.id, search_text: new RegExp(SEARCH) } },
+  ]);
+  // Before the list runs: a list request the gateway gave up on keeps running in the store.
+  await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, serviceUrl, casesUrl, renameHeaders);
+
+  console.log(`\nGET /v1/cases, ${CASES.toLocaleString('en')} cases of one team, 20 per page:`);
+  const listRuns: ListRun[] = [
+    { label: 'no filter', path: '/v1/cases?limit=20' },
+    { label: 'filter', path: '/v1/cases?limit=20&status=ativo&priority=alta' },
+    { label: 'search', path: `/v1/cases?limit=20&search=${SEARCH}` },
+  ];
+  for (const r of listRuns) figures.push(await measureList(`GET /v1/cases ${r.label} direct`, casesUrl, r, caseHeaders));
+  // Through the gateway only without a filter: its minute limit is per team, and it gives up on an upstream after 30 s.
+  figures.push(await measureList(`GET /v1/cases ${listRuns[0].label} gateway`, gatewayUrl, listRuns[0], { authorization: `Bearer ${caseTeam.apiKey}` }));
   console.log('\n| run | req/s | p50 ms | p99 ms | non-2xx or errors |');
   console.log('|---|---:|---:|---:|---:|');
-  for (const f of figures) console.log(`| ${f.name} | ${f.rps.toFixed(0)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
+  for (const f of figures) console.log(`| ${f.name} | ${f.rps >= 10 ? f.rps.toFixed(0) : f.rps.toFixed(2)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
 } finally {
   await cleanUp();
 }

@@ -53,16 +53,19 @@ export const CaseEntity = defineEntity({
     outbox: p.json<DomainEvent[]>().lazy(),
     outbox_pending: p.boolean().nullable().lazy(),
   },
+  // Each list sort ends with _id (ties), so its index does too: MongoDB then reads
+  // a page off the index instead of sorting every matching case.
   indexes: [
-    { properties: ['team_id', 'created_at'] },
-    { properties: ['team_id', 'updated_at'] },
-    { properties: ['team_id', 'title_sort'] },
-    { properties: ['team_id', 'priority_rank'] },
-    { properties: ['team_id', 'sla_missing', 'sla_date'] },
-    { properties: ['team_id', 'status', 'created_at'] },
+    { properties: ['team_id', 'created_at', '_id'] },
+    { properties: ['team_id', 'updated_at', '_id'] },
+    { properties: ['team_id', 'title_sort', '_id'] },
+    { properties: ['team_id', 'priority_rank', '_id'] },
+    { properties: ['team_id', 'sla_missing', 'sla_date', '_id'] },
+    { properties: ['team_id', 'status', 'created_at', '_id'] },
+    { properties: ['team_id', 'priority', 'created_at', '_id'] },
     { properties: ['team_id', 'phase'] },
     { properties: ['team_id', 'client_id', 'status'] },
-    { properties: ['team_id', 'responsible_id', 'created_at'] },
+    { properties: ['team_id', 'responsible_id', 'created_at', '_id'] },
   ],
   uniques: [{ properties: ['team_id', 'number_key'] }],
 });
