@@ -1,12 +1,16 @@
 // `npm run bench`: throughput and latency of GET /v1/clients/{id} and POST /v1/clients,
-// through the gateway and straight to the clients service; then GET /v1/cases on a
-// team with 100,000 cases (no filter, a filter, a search) and how long a client's
-// new name takes to show on its case. Measured in one run on a private store, vhost
-// and key prefix. Prints figures; asserts nothing.
-import type { ChildProcess } from 'node:child_process';
+// through the gateway and straight to the clients service; then webhook deliveries of
+// client.created to local HTTPS receivers (answering at once, after 50 ms, and at once
+// beside a receiver that never answers): deliveries/s and the time from the write's
+// response to the receiver; then GET /v1/cases on a team with 100,000 cases (no
+// filter, a filter, a search) and how long a client's new name takes to show on its
+// case. Measured in one run on a private store, vhost, key prefix and test CA.
+// Prints figures; asserts nothing.
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
@@ -23,6 +27,8 @@ import type { CasePriority, CaseRecord, CaseStatus } from '../services/cases/src
 import { derivedFields } from '../services/cases/src/domain/case-shape.ts';
 import { Accounts } from '../gateway/src/domain/accounts.ts';
 import { openGatewayStore } from '../gateway/src/store.ts';
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReceiverHandler } from '../shared/test/support/https-receiver.ts';
+import { createTestTls } from '../test/support/test-ca.ts';
 import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from './local-servers.ts';
 import { freePortBlock, startSystem } from './system.ts';
 
@@ -64,6 +70,16 @@ async function createdEventCounter(amqpUrl: string, exchange: string) {
       const seconds = (Date.now() - started) / 1000;
       console.log(`  outbox backlog of ${backlog} events relayed in ${seconds.toFixed(1)} s (${(backlog / seconds).toFixed(0)} events/s)`);
     },
+    /** Date.now() once `expected` events were published (polled every 100 ms), or null at `deadline`. */
+    async publishedBy(expected: number, deadline: number): Promise<number | null> {
+      while ((await published()) < expected) {
+        if (Date.now() > deadline) return null;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return Date.now();
+    },
+    /** client.created events published so far (since the counter was made). */
+    published,
     close: () => conn.close(),
   };
 }
@@ -335,8 +351,308 @@ async function renameLatency(label: string, clientsUrl: string, casesUrl: string
   );
 }
 
+// ---- Webhook deliveries ----
+
+const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 500);
+const WEBHOOK_CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 16);
+/** Fresh enterprise teams per scenario, the writes spread over them (1,000 requests a minute each). */
+const WEBHOOK_TEAMS = Number(process.env.BENCH_WEBHOOK_TEAMS ?? 5);
+const WEBHOOK_PATIENCE_MS = 120_000;
+/** The queues of the webhooks service that must be empty (ready and unacked) between scenarios. */
+const WEBHOOK_QUEUES = (exchange: string) => [`${exchange}.webhooks.fan-out`, `${exchange}.webhooks.attempts`];
+
+interface WebhookFigures {
+  name: string;
+  written: number;
+  writeErrors: number;
+  writeSeconds: number;
+  arrived: number;
+  duplicates: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+const execFileAsync = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const received = { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } };
+const bodyOf = (r: ReceivedRequest): { type?: string; data?: { object?: { id?: string } } } => {
+  try {
+    return JSON.parse(r.body);
+  } catch {
+    return {};
+  }
+};
+/** Answers 200 after `delayMs`. */
+const answerAfter = (delayMs: number): ReceiverHandler => async () => {
+  if (delayMs > 0) await sleep(delayMs);
+  return received;
+};
+/** Answers the signed ping a new webhook must pass, and never any delivery. */
+const neverAnswer: ReceiverHandler = (r) => (bodyOf(r).type === 'ping' ? received : undefined);
+
+/** Ready and unacknowledged messages of the vhost's queues, by name (rabbitmqctl: checkQueue cannot see unacked ones). */
+async function queueDepths(vhost: string): Promise<Map<string, { ready: number; unacked: number }>> {
+  // Not execFileSync: the receivers answer in this process.
+  const { stdout: out } = await execFileAsync('rabbitmqctl', ['list_queues', '-p', vhost, '-q', '--formatter', 'json', 'name', 'messages_ready', 'messages_unacknowledged'], { encoding: 'utf8' });
+  const rows = JSON.parse(out) as { name: string; messages_ready: number; messages_unacknowledged: number }[];
+  return new Map(rows.map((r) => [r.name, { ready: r.messages_ready, unacked: r.messages_unacknowledged }]));
+}
+
+/**
+ * Waits until the webhooks service has nothing left to do now: its fan-out and
+ * attempts queues, and the 1 s queue of jobs deferred for a busy webhook, are empty
+ * with nothing unacknowledged, twice in a row. Retries due in minutes (the 5 min
+ * tier of a timed-out attempt) are left in their delay queues.
+ */
+async function webhooksSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+  const names = [...WEBHOOK_QUEUES(exchange), `${exchange}.webhooks.attempts.delay.1000`];
+  const started = Date.now();
+  let quiet = 0;
+  let last = '';
+  let wasBusy = false;
+  while (quiet < 2) {
+    const depths = await queueDepths(vhost);
+    const busy = names.filter((n) => (depths.get(n)?.ready ?? 0) + (depths.get(n)?.unacked ?? 0) > 0);
+    last = busy.map((n) => `${n} ${depths.get(n)!.ready}+${depths.get(n)!.unacked}`).join(', ');
+    quiet = busy.length ? 0 : quiet + 1;
+    wasBusy ||= busy.length > 0;
+    if (Date.now() - started > patienceMs) {
+      console.log(`  webhooks queues still busy after ${patienceMs / 1000} s (ready+unacked): ${last}`);
+      return;
+    }
+    await sleep(500);
+  }
+  if (wasBusy) console.log(`  waited ${((Date.now() - started) / 1000).toFixed(1)} s for the webhooks queues to drain`);
+}
+
+interface WebhookScenario {
+  name: string;
+  /** The healthy receiver's answer delay. */
+  delayMs: number;
+  /** One more webhook per team, to a receiver that never answers. */
+  withTimeout: boolean;
+}
+
+interface WebhookBench {
+  gatewayUrl: string;
+  storeUrl: string;
+  vhost: string;
+  exchange: string;
+  events: Awaited<ReturnType<typeof createdEventCounter>>;
+  /** client.created events written so far (for the relay counter). */
+  created: number;
+  receivers: HttpsReceiver[];
+}
+
+/**
+ * One scenario: WEBHOOK_TEAMS fresh enterprise teams, each with a webhook on
+ * client.created to the scenario's healthy receiver (and, withTimeout, one to a
+ * receiver that never answers); WEBHOOK_EVENTS POST /v1/clients through the gateway,
+ * WEBHOOK_CONCURRENCY at a time, round robin over the teams. Latency: from the
+ * instant a POST's response was read to the instant the receiver had the body of
+ * that client's client.created delivery (both Date.now() in this process).
+ */
+async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: number): Promise<WebhookFigures> {
+  const healthy = await startHttpsReceiver(answerAfter(s.delayMs));
+  b.receivers.push(healthy);
+  const hanging = s.withTimeout ? await startHttpsReceiver(neverAnswer) : undefined;
+  if (hanging) b.receivers.push(hanging);
+
+  const orm = await openGatewayStore({ url: b.storeUrl, dbPrefix: 'bench_' });
+  const accounts = new Accounts({ orm });
+  const keys: string[] = [];
+  for (let n = 0; n < WEBHOOK_TEAMS; n++) {
+    const t = await accounts.createTeam({ name: `Bench webhooks ${index}.${n}`, plan: 'enterprise', ownerName: 'Bench', ownerEmail: `bench-wh${index}-${n}@example.com` });
+    keys.push(t.apiKey);
+  }
+  await orm.close();
+  const hookIds = { healthy: [] as string[], hanging: [] as string[] };
+  for (const [n, key] of keys.entries()) {
+    for (const [kind, receiver] of [['healthy', healthy], ['hanging', hanging]] as const) {
+      if (!receiver) continue;
+      const res = await fetch(`${b.gatewayUrl}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ url: `${receiver.url}/team-${n}`, events: ['client.created'] }),
+      });
+      if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}: ${await res.text()}`);
+      hookIds[kind].push(((await res.json()) as { data: { id: string } }).data.id);
+    }
+  }
+
+  // Arrivals of client.created at the healthy receiver, by client id (parsed as they come).
+  const arrivals = new Map<string, number[]>();
+  let parsed = 0;
+  const collect = () => {
+    for (; parsed < healthy.requests.length; parsed++) {
+      const r = healthy.requests[parsed];
+      const body = bodyOf(r);
+      const id = body.data?.object?.id;
+      if (body.type !== 'client.created' || !id) continue;
+      const list = arrivals.get(id) ?? [];
+      list.push(r.at);
+      arrivals.set(id, list);
+    }
+  };
+
+  // How many of the scenario's events the relay had published, sampled every 250 ms until all are.
+  const before = b.created;
+  const publishedAt: number[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    let seen = 0;
+    while (sampling) {
+      const now = (await b.events.published()) - before;
+      for (; seen < now; seen++) publishedAt.push(Date.now());
+      await sleep(250);
+    }
+  })();
+  const answered = new Map<string, number>();
+  let next = 0;
+  let writeErrors = 0;
+  const writesStarted = Date.now();
+  await Promise.all(
+    Array.from({ length: WEBHOOK_CONCURRENCY }, async () => {
+      for (let i = next++; i < WEBHOOK_EVENTS; i = next++) {
+        const res = await fetch(`${b.gatewayUrl}/v1/clients`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[i % keys.length]}` },
+          body: JSON.stringify({ type: 'PJ', name: `Webhook bench ${index}.${i}`, segment: 'regular' }),
+        });
+        const body = (await res.json()) as { data?: { id: string } };
+        if (res.status === 201 && body.data) answered.set(body.data.id, Date.now());
+        else writeErrors++;
+      }
+    }),
+  );
+  const writeSeconds = (Date.now() - writesStarted) / 1000;
+  b.created += answered.size;
+  const deadline = Date.now() + WEBHOOK_PATIENCE_MS;
+  // When the clients service's relay had published the scenario's last event, beside the deliveries.
+  const relayed = b.events.publishedBy(b.created, deadline);
+  for (;;) {
+    collect();
+    if ([...answered.keys()].every((id) => arrivals.has(id)) || Date.now() > deadline) break;
+    await sleep(100);
+  }
+  const lastPublished = await relayed;
+  sampling = false;
+  await sampler;
+  await webhooksSettled(b.vhost, b.exchange);
+  collect();
+
+  const firstAnswer = Math.min(...answered.values());
+  const latencies: number[] = [];
+  let arrived = 0;
+  let duplicates = 0;
+  let lastArrival = firstAnswer;
+  for (const [id, at] of answered) {
+    const times = arrivals.get(id);
+    if (!times) continue;
+    arrived++;
+    duplicates += times.length - 1;
+    latencies.push(times[0] - at);
+    lastArrival = Math.max(lastArrival, times[0]);
+  }
+  latencies.sort((x, y) => x - y);
+  const figures: WebhookFigures = {
+    name: s.name,
+    written: answered.size,
+    writeErrors,
+    writeSeconds,
+    arrived,
+    duplicates,
+    perSecond: arrived / Math.max((lastArrival - firstAnswer) / 1000, 0.001),
+    p50: latencies.length ? quantile(latencies, 0.5) : NaN,
+    p99: latencies.length ? quantile(latencies, 0.99) : NaN,
+    max: latencies.length ? latencies[latencies.length - 1] : NaN,
+  };
+  const since = (t: number) => `+${((t - firstAnswer) / 1000).toFixed(1)} s`;
+  console.log(
+    `  ${s.name}: ${answered.size} clients written in ${writeSeconds.toFixed(1)} s (${(answered.size / writeSeconds).toFixed(0)}/s)` +
+      `${writeErrors ? `, ${writeErrors} writes refused or failed` : ''}; ` +
+      `last event published by the relay ${lastPublished ? since(lastPublished) : 'not seen'}, last delivery arrived ${since(lastArrival)} ` +
+      `(times from the first write's response)`,
+  );
+  console.log(
+    `  ${s.name}: ${arrived} of ${answered.size} delivered${arrived < answered.size ? ` (${answered.size - arrived} missing after ${WEBHOOK_PATIENCE_MS / 1000} s)` : ''}, ` +
+      `${duplicates} duplicates, ${figures.perSecond.toFixed(1)} deliveries/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms`,
+  );
+  // Per second from the first write's response: writes answered, events published by the relay, deliveries arrived.
+  const perSecond = (times: number[]) => {
+    const counts: number[] = [];
+    for (const t of times) {
+      const k = Math.max(0, Math.floor((t - firstAnswer) / 1000));
+      while (counts.length <= k) counts.push(0);
+      counts[k]++;
+    }
+    return counts.join(' ');
+  };
+  const firstArrivals = [...answered.keys()].flatMap((id) => arrivals.get(id)?.slice(0, 1) ?? []);
+  console.log(`  ${s.name}, per second: writes answered ${perSecond([...answered.values()])} | events published ${perSecond(publishedAt)} | deliveries arrived ${perSecond(firstArrivals)}`);
+  if (hanging) await reportTimeouts(s.name, b, hookIds.hanging, hanging, firstAnswer);
+  return figures;
+}
+
+/** What became of the webhooks whose receiver never answers, read from the service's store once the scenario is over. */
+async function reportTimeouts(
+  name: string,
+  b: WebhookBench,
+  hookIds: string[],
+  hanging: HttpsReceiver,
+  firstAnswer: number,
+): Promise<void> {
+  const client = await MongoClient.connect(b.storeUrl);
+  try {
+    const db = client.db('bench_webhooks');
+    const since = (d: Date | number) => `+${((new Date(d).getTime() - firstAnswer) / 1000).toFixed(1)} s`;
+    const hooks = await db.collection<{ _id: string; active: boolean; updated_at: Date }>('webhooks').find({ _id: { $in: hookIds } }).toArray();
+    const attempts = await db
+      .collection<{ webhook_id: string; at: Date; ok: boolean; error_class: string | null; latency_ms: number }>('attempts')
+      .find({ webhook_id: { $in: hookIds } })
+      .toArray();
+    const deliveries = await db.collection<{ status: string }>('deliveries').find({ webhook_id: { $in: hookIds } }, { projection: { status: 1 } }).toArray();
+    const statuses = new Map<string, number>();
+    for (const d of deliveries) statuses.set(d.status, (statuses.get(d.status) ?? 0) + 1);
+    const classes = new Map<string, number>();
+    for (const a of attempts) classes.set(a.ok ? 'ok' : (a.error_class ?? '?'), (classes.get(a.ok ? 'ok' : (a.error_class ?? '?')) ?? 0) + 1);
+    const deactivated = hooks.filter((h) => !h.active).map((h) => h.updated_at.getTime()).sort((x, y) => x - y);
+    const hangingArrivals = hanging.requests.filter((r) => bodyOf(r).type === 'client.created').map((r) => r.at).sort((x, y) => x - y);
+    console.log(
+      `  ${name}: ${hooks.length} timing-out webhooks got ${hangingArrivals.length} requests ` +
+        `(first ${hangingArrivals.length ? since(hangingArrivals[0]) : '-'}, last ${hangingArrivals.length ? since(hangingArrivals[hangingArrivals.length - 1]) : '-'}); ` +
+        `${attempts.length} attempts stored (${[...classes].map(([c, n]) => `${c} ${n}`).join(', ')}, latency ${attempts.length ? `${Math.min(...attempts.map((a) => a.latency_ms))}-${Math.max(...attempts.map((a) => a.latency_ms))} ms` : '-'}); ` +
+        `${deactivated.length} of ${hooks.length} deactivated, ${deactivated.length ? `${since(deactivated[0])} to ${since(deactivated[deactivated.length - 1])}` : ''}; ` +
+        `their deliveries: ${[...statuses].map(([st, n]) => `${st} ${n}`).join(', ')}`,
+    );
+  } finally {
+    await client.close();
+  }
+}
+
+function printWebhookTable(rows: WebhookFigures[]): void {
+  console.log(`\n| webhook scenario (${WEBHOOK_EVENTS} client.created, ${WEBHOOK_TEAMS} teams) | deliveries/s | p50 ms | p99 ms | max ms | arrived | duplicates |`);
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const f of rows) {
+    console.log(`| ${f.name} | ${f.perSecond.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.max} | ${f.arrived} of ${f.written}${f.writeErrors ? ` (${f.writeErrors} writes failed)` : ''} | ${f.duplicates} |`);
+  }
+}
+
 const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 const dir = mkdtempSync(join(tmpdir(), `lpm-bench-${run}-`));
+// A throwaway CA and a certificate for 127.0.0.1, for the webhook receivers: the
+// system trusts the CA through NODE_EXTRA_CA_CERTS (the CA plus the bundle already
+// set there), and startHttpsReceiver reads the certificate from LPM_TEST_TLS_DIR.
+let tls: ReturnType<typeof createTestTls>;
+try {
+  tls = createTestTls(join(dir, 'tls'), process.env.NODE_EXTRA_CA_CERTS);
+} catch (err) {
+  rmSync(dir, { recursive: true, force: true });
+  throw err;
+}
+process.env.LPM_TEST_TLS_DIR = tls.dir;
 const vhost = `lpm-bench-${run}`;
 const redisPrefix = `lpm-bench-${run}:`;
 const token = randomBytes(32).toString('hex');
@@ -354,7 +670,15 @@ const env: NodeJS.ProcessEnv = {
   REDIS_KEY_PREFIX: redisPrefix,
   INTERNAL_TOKEN: token,
   LOG_LEVEL: 'warn',
+  NODE_EXTRA_CA_CERTS: tls.caBundle,
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
 };
+// The webhooks service's defaults (5 s timeout, 64 attempts at once, 8 per webhook,
+// retries 5m,30m,2h,12h,24h), and no deactivation e-mail leaves the machine.
+for (const name of ['WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_RETRY_DELAYS', 'SMTP_URL', 'AMQP_EXCHANGE']) delete env[name];
+const exchange = 'lpm.events';
+const receivers: HttpsReceiver[] = [];
 let system: ChildProcess | undefined;
 let cleaning: Promise<void> | undefined;
 const cleanUp = () =>
@@ -364,6 +688,7 @@ const cleanUp = () =>
       system.kill('SIGTERM');
       await exited;
     }
+    await Promise.all(receivers.map((r) => r.close()));
     await store.stop();
     await dropPostgresDatabase(pgDatabase);
     deleteVhost(vhost);
@@ -378,7 +703,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 try {
   system = await startSystem(env);
-  const events = await createdEventCounter(env.AMQP_URL!, 'lpm.events');
+  const events = await createdEventCounter(env.AMQP_URL!, exchange);
   let created = 0;
   const orm = await openGatewayStore({ url: store.url, dbPrefix: 'bench_' });
   const accounts = new Accounts({ orm });
@@ -414,9 +739,27 @@ try {
     );
   }
   await events.drained(created);
-  await events.close();
   const relayRate = await relayThroughput(store.url, env.AMQP_URL!, 2000);
   console.log(`outbox relay alone: 2,000 documents with one event each, ${relayRate.toFixed(0)} events/s`);
+
+  // Webhook deliveries: after the clients runs (their events fanned out to no webhook
+  // first) and before the 100,000 cases, whose store load (the SLA sweeps read the
+  // whole collection every minute) would slow every store write of a delivery.
+  console.log(
+    `\nwebhooks: ${WEBHOOK_EVENTS} POST /v1/clients per scenario through the gateway, ${WEBHOOK_CONCURRENCY} at a time, ` +
+      `over ${WEBHOOK_TEAMS} new teams each with a webhook on client.created (timeout 5 s, at most 8 attempts in flight per webhook)`,
+  );
+  const bench: WebhookBench = { gatewayUrl, storeUrl: store.url, vhost, exchange, events, created, receivers };
+  await webhooksSettled(vhost, exchange, 600_000);
+  const webhookFigures: WebhookFigures[] = [];
+  const scenarios: WebhookScenario[] = [
+    { name: 'receiver answers at once', delayMs: 0, withTimeout: false },
+    { name: 'receiver answers after 50 ms', delayMs: 50, withTimeout: false },
+    { name: 'at once, beside a webhook per team that times out', delayMs: 0, withTimeout: true },
+  ];
+  for (const [i, s] of scenarios.entries()) webhookFigures.push(await webhookScenario(s, bench, i));
+  printWebhookTable(webhookFigures);
+  await events.close();
 
   // GET /v1/cases on one team with CASES cases, and a client's rename seen on its case.
   const casesUrl = `http://127.0.0.1:${port + 3}`;
@@ -463,6 +806,7 @@ try {
   console.log('\n| run | req/s | p50 ms | p99 ms | non-2xx or errors |');
   console.log('|---|---:|---:|---:|---:|');
   for (const f of figures) console.log(`| ${f.name} | ${f.rps >= 10 ? f.rps.toFixed(0) : f.rps.toFixed(2)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
+  printWebhookTable(webhookFigures);
 } finally {
   await cleanUp();
 }
