@@ -17,7 +17,7 @@ export function readWebhooksConfig(env: NodeJS.ProcessEnv = process.env) {
       timeoutMs: ['WEBHOOK_TIMEOUT_MS', int(5000, 100, 60_000)],
       allowPrivateUrls: ['WEBHOOK_ALLOW_PRIVATE_URLS', bool(false)],
       secretKey: ['WEBHOOK_SECRET_KEY', encryptionKey],
-      concurrency: ['WEBHOOK_CONCURRENCY', int(64, 1, 1000)],
+      concurrency: ['WEBHOOK_CONCURRENCY', int(128, 1, 1000)],
       ...mailSettings,
     },
     env,

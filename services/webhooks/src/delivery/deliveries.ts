@@ -21,10 +21,13 @@ import { signatureHeaders } from './signing.ts';
 export const ATTEMPT_JOB = 'webhooks.attempt';
 /** A job waiting for a slot of a busy webhook comes back after this long. */
 const DEFER_MS = 1000;
-const SLOT_WAIT_MS = 250;
+/** ... or after this long when the webhook's last attempt failed (a receiver that is down or times out). */
+const STRUGGLING_DEFER_MS = 5000;
+const SLOT_WAIT_MS = 100;
 
 interface AttemptJob {
   delivery_id: string;
+  webhook_id: string;
   attempt: number;
   /** Asked for through the API: no automatic retries follow it. */
   manual?: boolean;
@@ -38,6 +41,8 @@ export interface DeliveriesOptions {
   sender: { send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> };
   box: SecretBox;
   limiter: KeyLimiter;
+  /** Attempts in flight to one webhook; one while its last attempt failed. */
+  perWebhook: number;
   deactivation: Deactivation;
   /** Delays before attempts 2..n. */
   retryDelaysMs: number[];
@@ -48,6 +53,8 @@ export interface DeliveriesOptions {
 export class Deliveries {
   private readonly opts: DeliveriesOptions;
   readonly attemptsQueue: string;
+  /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
+  private readonly struggling = new Set<string>();
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
@@ -79,7 +86,7 @@ export class Deliveries {
   /** Attempt jobs in: a signed POST each, up to `concurrency` at once. */
   consumeAttempts(): Promise<ConsumerHandle> {
     const { broker, concurrency } = this.opts;
-    return broker.consume({ queue: this.attemptsQueue, bindings: [], prefetch: concurrency, handler: (e) => this.attempt(e.data.object as unknown as AttemptJob) });
+    return broker.consume({ queue: this.attemptsQueue, bindings: [], prefetch: concurrency, handler: (e) => this.attempt(e.data.object as unknown as AttemptJob, e.team_id) });
   }
 
   async fanOut(event: DomainEvent): Promise<void> {
@@ -89,7 +96,7 @@ export class Deliveries {
     for (const { _id: webhookId } of subscribed) {
       const delivery = await this.deliveryFor(event, webhookId);
       // Redelivered after a crash: the job may or may not be queued; a second one is dropped by the attempt check.
-      if (delivery.status === 'pending' && delivery.attempts_count === 0) await this.queue({ delivery_id: delivery._id, attempt: 1 }, event.team_id);
+      if (delivery.status === 'pending' && delivery.attempts_count === 0) await this.queue({ delivery_id: delivery._id, webhook_id: webhookId, attempt: 1 }, event.team_id);
     }
   }
 
@@ -126,7 +133,7 @@ export class Deliveries {
   /** Queues one more attempt of a delivery now (the API's retry). */
   async retryNow(delivery: DeliveryRecord): Promise<void> {
     await this.deliveries.updateOne({ _id: delivery._id }, { $set: { status: 'pending', next_attempt_at: new Date(), updated_at: new Date() } });
-    await this.queue({ delivery_id: delivery._id, attempt: delivery.attempts_count + 1, manual: true }, delivery.team_id);
+    await this.queue({ delivery_id: delivery._id, webhook_id: delivery.webhook_id, attempt: delivery.attempts_count + 1, manual: true }, delivery.team_id);
   }
 
   /**
@@ -141,30 +148,34 @@ export class Deliveries {
       .toArray();
     for (const d of stuck) {
       await this.deliveries.updateOne({ _id: d._id, attempts_count: d.attempts_count }, { $set: { next_attempt_at: now } });
-      await this.queue({ delivery_id: d._id, attempt: d.attempts_count + 1 }, d.team_id);
+      await this.queue({ delivery_id: d._id, webhook_id: d.webhook_id, attempt: d.attempts_count + 1 }, d.team_id);
     }
     return stuck.length;
   }
 
-  async attempt(job: AttemptJob): Promise<void> {
-    const delivery = await this.deliveries.findOne({ _id: job.delivery_id });
-    // A job for an attempt already made (a redelivery, a duplicate from fan-out) is dropped.
-    if (!delivery || delivery.status !== 'pending' || delivery.attempts_count + 1 !== job.attempt) return;
-    const webhook = await this.webhooks.findOne({ _id: delivery.webhook_id });
-    if (!webhook || !webhook.active) {
-      await this.deliveries.updateOne({ _id: delivery._id, status: 'pending' }, { $set: { status: 'skipped', next_attempt_at: null, updated_at: new Date() } });
-      return;
-    }
-    const release = await this.opts.limiter.acquire(webhook._id, SLOT_WAIT_MS);
-    if (!release) return this.queue(job, delivery.team_id, DEFER_MS);
-    let result: SendResult;
+  async attempt(job: AttemptJob, teamId: string): Promise<void> {
+    // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
+    const struggling = this.struggling.has(job.webhook_id);
+    const release = await this.opts.limiter.acquire(job.webhook_id, SLOT_WAIT_MS, struggling ? 1 : this.opts.perWebhook);
+    if (!release) return this.queue(job, teamId, struggling ? STRUGGLING_DEFER_MS : DEFER_MS);
     try {
+      const delivery = await this.deliveries.findOne({ _id: job.delivery_id });
+      // A job for an attempt already made (a redelivery, a duplicate from fan-out) is dropped.
+      if (!delivery || delivery.status !== 'pending' || delivery.attempts_count + 1 !== job.attempt) return;
+      const webhook = await this.webhooks.findOne({ _id: delivery.webhook_id });
+      if (!webhook || !webhook.active) {
+        await this.deliveries.updateOne({ _id: delivery._id, status: 'pending' }, { $set: { status: 'skipped', next_attempt_at: null, updated_at: new Date() } });
+        return;
+      }
       const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
-      result = await this.opts.sender.send(webhook.url, delivery.body, headers);
+      const result = await this.opts.sender.send(webhook.url, delivery.body, headers);
+      if (result.ok) this.struggling.delete(webhook._id);
+      else this.struggling.add(webhook._id);
+      release();
+      await this.record(delivery, webhook, job, result);
     } finally {
       release();
     }
-    await this.record(delivery, webhook, job, result);
   }
 
   private async record(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, sent: SendResult): Promise<void> {
@@ -199,6 +210,6 @@ export class Deliveries {
       { _id: delivery._id },
       { $set: { status, attempts_count: job.attempt, last_attempt_at: at, next_attempt_at: next, updated_at: at } },
     );
-    if (retry) await this.queue({ delivery_id: delivery._id, attempt: job.attempt + 1 }, delivery.team_id, delay);
+    if (retry) await this.queue({ delivery_id: delivery._id, webhook_id: webhook._id, attempt: job.attempt + 1 }, delivery.team_id, delay);
   }
 }

@@ -1,19 +1,14 @@
-// At most `perKey` deliveries in flight to one webhook, so a receiver that is slow
+// At most `limit` deliveries in flight to one webhook, so a receiver that is slow
 // or down holds a bounded share of the consumer's prefetch window and the other
 // webhooks keep flowing.
 export class KeyLimiter {
-  private readonly perKey: number;
   private readonly inFlight = new Map<string, number>();
   private readonly waiters = new Map<string, (() => void)[]>();
 
-  constructor(perKey: number) {
-    this.perKey = perKey;
-  }
-
-  /** A slot for `key` within `waitMs` (its release function), or null: the caller defers the work. */
-  async acquire(key: string, waitMs: number): Promise<(() => void) | null> {
+  /** A slot for `key` within `waitMs` (its release function, idempotent), or null: the caller defers the work. */
+  async acquire(key: string, waitMs: number, limit: number): Promise<(() => void) | null> {
     const used = this.inFlight.get(key) ?? 0;
-    if (used < this.perKey) {
+    if (used < limit) {
       this.inFlight.set(key, used + 1);
       return this.releaser(key);
     }

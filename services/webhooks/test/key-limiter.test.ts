@@ -1,0 +1,23 @@
+import { KeyLimiter } from '../src/delivery/key-limiter.ts';
+
+test('when a key has `limit` slots taken, then another acquire waits for a release or gives up after waitMs', async () => {
+  const limiter = new KeyLimiter();
+  const a = await limiter.acquire('wh_a', 10, 2);
+  const b = await limiter.acquire('wh_a', 10, 2);
+  expect(a && b).toBeTruthy();
+  expect(await limiter.acquire('wh_a', 20, 2)).toBeNull();
+
+  const waiting = limiter.acquire('wh_a', 1000, 2);
+  a!();
+  a!(); // releasing twice frees one slot only
+  const c = await waiting;
+  expect(c).not.toBeNull();
+  expect(await limiter.acquire('wh_a', 20, 2)).toBeNull();
+
+  // Other keys are not affected; a lower limit applies to the same key at once.
+  expect(await limiter.acquire('wh_b', 10, 1)).not.toBeNull();
+  expect(await limiter.acquire('wh_a', 10, 1)).toBeNull();
+  b!();
+  c!();
+  expect(await limiter.acquire('wh_a', 10, 1)).not.toBeNull();
+});
