@@ -1,6 +1,7 @@
 // Real servers for gateway tests: the gateway on an ephemeral port, over the test
 // run's FerretDB and Redis, in front of small Fastify upstreams that echo what they got.
 import Fastify, { type FastifyInstance } from 'fastify';
+import { HEADER } from '@lpm/shared/identity';
 import type { Redis } from 'ioredis';
 import { buildGatewayApp, type GatewayDeps } from '../src/app.ts';
 import { Accounts } from '../src/domain/accounts.ts';
@@ -106,3 +107,9 @@ export async function newTeam(accounts: Accounts, plan = 'starter') {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The headers a service sends to the gateway's internal routes. */
+export const internalHeaders = (teamId: string, token = INTERNAL_TOKEN) => ({ [HEADER.internalToken]: token, [HEADER.teamId]: teamId });
+
+/** A team's owner as the directory answers it. */
+export const ownerOf = (t: { user: { id: string; name: string; email: string } }) => ({ id: t.user.id, name: t.user.name, email: t.user.email });

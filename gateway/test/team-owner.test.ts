@@ -5,7 +5,7 @@ import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '@lpm/shared/local-store';
 import { UserDirectory } from '@lpm/shared/user-directory';
-import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
@@ -26,19 +26,17 @@ afterAll(async () => {
   await upstream?.app.close();
 });
 
-const internal = (teamId: string, token = INTERNAL_TOKEN) => ({ [HEADER.internalToken]: token, [HEADER.teamId]: teamId });
-const owner = (t: typeof teamA) => ({ id: t.user.id, name: t.user.name, email: t.user.email });
 
 describe('GET /internal/team-owner', () => {
   test("when called with the internal token, then it answers the team's owner", async () => {
-    const a = await call(gw.url, '/internal/team-owner', { headers: internal(teamA.team.id) });
-    expect([a.status, a.body]).toEqual([200, { success: true, data: owner(teamA) }]);
-    const b = await call(gw.url, '/internal/team-owner', { headers: internal(teamB.team.id) });
-    expect(b.body).toEqual({ success: true, data: owner(teamB) });
+    const a = await call(gw.url, '/internal/team-owner', { headers: internalHeaders(teamA.team.id) });
+    expect([a.status, a.body]).toEqual([200, { success: true, data: ownerOf(teamA) }]);
+    const b = await call(gw.url, '/internal/team-owner', { headers: internalHeaders(teamB.team.id) });
+    expect(b.body).toEqual({ success: true, data: ownerOf(teamB) });
   });
 
   test('when the team does not exist, then 404 Team not found', async () => {
-    const res = await call(gw.url, '/internal/team-owner', { headers: internal(newId('team')) });
+    const res = await call(gw.url, '/internal/team-owner', { headers: internalHeaders(newId('team')) });
     expect([res.status, res.body]).toEqual([404, { success: false, error: { code: 'NOT_FOUND', message: 'Team not found', details: {} } }]);
   });
 
@@ -46,7 +44,7 @@ describe('GET /internal/team-owner', () => {
     const unknownRoute = await call(gw.url, '/internal/nothing-here', { key: teamB.apiKey });
     const attempts: Record<string, string>[] = [
       {},
-      internal(teamA.team.id, 'wrong-token-wrong-token'),
+      internalHeaders(teamA.team.id, 'wrong-token-wrong-token'),
       { [HEADER.internalToken]: INTERNAL_TOKEN },
       { authorization: `Bearer ${teamA.apiKey}` },
       { authorization: `Bearer ${teamA.apiKey}`, [HEADER.teamId]: teamA.team.id },
@@ -69,9 +67,9 @@ describe('UserDirectory.owner', () => {
     const fetchSpy = jest.spyOn(globalThis, 'fetch');
     try {
       const users = directory();
-      expect(await users.owner(teamA.team.id)).toEqual(owner(teamA));
-      expect(await users.owner(teamA.team.id)).toEqual(owner(teamA));
-      expect(await users.owner(teamB.team.id)).toEqual(owner(teamB));
+      expect(await users.owner(teamA.team.id)).toEqual(ownerOf(teamA));
+      expect(await users.owner(teamA.team.id)).toEqual(ownerOf(teamA));
+      expect(await users.owner(teamB.team.id)).toEqual(ownerOf(teamB));
       expect(fetchSpy.mock.calls.map(([url]) => new URL(String(url)).pathname)).toEqual(Array(3).fill('/internal/team-owner'));
     } finally {
       fetchSpy.mockRestore();

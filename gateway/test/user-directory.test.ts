@@ -5,7 +5,7 @@ import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '@lpm/shared/local-store';
 import { UserDirectory } from '@lpm/shared/user-directory';
-import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
@@ -27,23 +27,21 @@ afterAll(async () => {
   await upstream?.app.close();
 });
 
-const internal = (teamId: string, token = INTERNAL_TOKEN) => ({ [HEADER.internalToken]: token, [HEADER.teamId]: teamId });
-const owner = (t: typeof teamA) => ({ id: t.user.id, name: t.user.name, email: t.user.email });
 
 describe('GET /internal/users', () => {
   test('when called with the internal token, then it answers the team users among the ids, without unknown or foreign ones', async () => {
     const ids = [alice.id, teamA.user.id, teamB.user.id, newId('user'), 'not-an-id'].join(',');
-    const res = await call(gw.url, `/internal/users?ids=${encodeURIComponent(ids)}`, { headers: internal(teamA.team.id) });
+    const res = await call(gw.url, `/internal/users?ids=${encodeURIComponent(ids)}`, { headers: internalHeaders(teamA.team.id) });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.data.sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id))).toEqual(
-      [alice, owner(teamA)].sort((a, b) => a.id.localeCompare(b.id)),
+      [alice, ownerOf(teamA)].sort((a, b) => a.id.localeCompare(b.id)),
     );
   });
 
   test('when another team asks for the same ids, then it sees only its own users', async () => {
-    const res = await call(gw.url, `/internal/users?ids=${alice.id},${teamB.user.id}`, { headers: internal(teamB.team.id) });
-    expect(res.body).toEqual({ success: true, data: [owner(teamB)] });
+    const res = await call(gw.url, `/internal/users?ids=${alice.id},${teamB.user.id}`, { headers: internalHeaders(teamB.team.id) });
+    expect(res.body).toEqual({ success: true, data: [ownerOf(teamB)] });
   });
 
   test('when the internal token is missing or wrong, or no team is given, then 404 Route not found, before any validation', async () => {
@@ -51,7 +49,7 @@ describe('GET /internal/users', () => {
     expect(unknownRoute.body).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'Route not found', details: {} } });
     const attempts: Record<string, string>[] = [
       {},
-      internal(teamA.team.id, 'wrong-token-wrong-token'),
+      internalHeaders(teamA.team.id, 'wrong-token-wrong-token'),
       { [HEADER.internalToken]: INTERNAL_TOKEN },
       { authorization: `Bearer ${teamA.apiKey}` },
     ];
@@ -65,7 +63,7 @@ describe('GET /internal/users', () => {
   });
 
   test('when called, then it needs no API key and does not count toward the team limits', async () => {
-    const res = await call(gw.url, `/internal/users?ids=${alice.id}`, { headers: internal(teamA.team.id) });
+    const res = await call(gw.url, `/internal/users?ids=${alice.id}`, { headers: internalHeaders(teamA.team.id) });
     expect(res.headers.get('ratelimit-limit')).toBeNull();
     const viaApi = await call(gw.url, '/v1/deals', { key: teamA.apiKey });
     expect(viaApi.headers.get('ratelimit-remaining')).toBe('59');
@@ -73,12 +71,12 @@ describe('GET /internal/users', () => {
 
   test('when more than 100 ids are asked for, then 400; when ids is missing, then 400', async () => {
     const ids = Array.from({ length: 101 }, () => newId('user')).join(',');
-    const tooMany = await call(gw.url, `/internal/users?ids=${ids}`, { headers: internal(teamA.team.id) });
+    const tooMany = await call(gw.url, `/internal/users?ids=${ids}`, { headers: internalHeaders(teamA.team.id) });
     expect([tooMany.status, tooMany.body.error]).toEqual([
       400,
       { code: 'VALIDATION_ERROR', message: 'ids must have at most 100 items', details: { field: 'ids', type: 'invalid' } },
     ]);
-    const missing = await call(gw.url, '/internal/users', { headers: internal(teamA.team.id) });
+    const missing = await call(gw.url, '/internal/users', { headers: internalHeaders(teamA.team.id) });
     expect([missing.status, missing.body.error.message]).toEqual([400, 'ids is required']);
   });
 });
@@ -107,7 +105,7 @@ describe('UserDirectory', () => {
     const users = directory();
     const unknown = newId('user');
     const first = await users.find(teamA.team.id, [alice.id, teamA.user.id, unknown, teamB.user.id]);
-    expect(Object.fromEntries(first)).toEqual({ [alice.id]: alice, [teamA.user.id]: owner(teamA) });
+    expect(Object.fromEntries(first)).toEqual({ [alice.id]: alice, [teamA.user.id]: ownerOf(teamA) });
     expect(directoryRequests()).toHaveLength(1);
 
     fetchSpy.mockClear();

@@ -3,6 +3,7 @@
 import type { LookupAddress } from 'node:dns';
 import { AppError } from '@lpm/shared/errors';
 import { isPublicAddress, UrlGuard, type Resolver } from '../src/delivery/url-guard.ts';
+import { PRIVATE_URLS } from './private-urls.ts';
 
 const names: Record<string, string[]> = {
   'internal.example.test': ['127.0.0.1'],
@@ -72,14 +73,7 @@ describe('UrlGuard.parse', () => {
 
 describe('UrlGuard.check with private addresses off', () => {
   test.each([
-    'https://127.0.0.1/hook',
-    'https://10.0.0.1/hook',
-    'https://169.254.169.254/latest/meta-data',
-    'https://[::1]/hook',
-    'https://[::ffff:127.0.0.1]/hook',
-    'https://[::ffff:7f00:1]/hook',
-    'https://100.64.0.1/hook',
-    'https://0.0.0.0/hook',
+    ...PRIVATE_URLS,
     'https://172.16.5.4/hook',
     'https://192.168.1.1/hook',
     'https://224.0.0.1/hook',

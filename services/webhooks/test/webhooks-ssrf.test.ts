@@ -14,6 +14,7 @@ import { WEBHOOK_ENTITIES } from '../src/domain/webhook-entity.ts';
 import { Webhooks } from '../src/domain/webhooks.ts';
 import { WebhookSender } from '../src/delivery/sender.ts';
 import { UrlGuard } from '../src/delivery/url-guard.ts';
+import { PRIVATE_URLS } from './private-urls.ts';
 
 const TOKEN = randomBytes(16).toString('hex');
 const team: Identity = { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };
@@ -47,14 +48,7 @@ const subscribe = (url: string) =>
   app.inject({ method: 'POST', url: '/v1/webhooks', headers: identityHeaders(team, TOKEN), payload: { url, events: ['client.created'] } });
 
 test.each([
-  'https://127.0.0.1/hook',
-  'https://10.0.0.1/hook',
-  'https://169.254.169.254/latest/meta-data',
-  'https://[::1]/hook',
-  'https://[::ffff:127.0.0.1]/hook',
-  'https://[::ffff:7f00:1]/hook',
-  'https://100.64.0.1/hook',
-  'https://0.0.0.0/hook',
+  ...PRIVATE_URLS,
   'https://192.168.0.10/hook',
   'https://[fd00::1]/hook',
   'https://224.0.0.1/hook',
