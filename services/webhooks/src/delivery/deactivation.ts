@@ -30,27 +30,27 @@ export class Deactivation {
     return this.opts.db.collection<WebhookRecord>('webhooks');
   }
 
-  /** After a failed attempt: true when the webhook is (now) inactive. */
-  async afterFailure(webhook: WebhookRecord): Promise<boolean> {
+  /**
+   * After a failed attempt: whether the webhook is now inactive, and whether this
+   * call made it so (its caller then sends the alert, once its own writes are done).
+   */
+  async afterFailure(webhook: WebhookRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
     const recent = await this.opts.db
       .collection<AttemptRecord>('attempts')
       .find({ webhook_id: webhook._id, at: { $gte: webhook.active_since } }, { projection: { ok: 1 } })
       .sort({ at: -1 })
       .limit(CONSECUTIVE_FAILURES_LIMIT)
       .toArray();
-    if (recent.length < CONSECUTIVE_FAILURES_LIMIT || recent.some((a) => a.ok)) return false;
-    const deactivated = await withDocumentLock(this.opts.db, 'webhooks', webhook._id, async () => {
+    if (recent.length < CONSECUTIVE_FAILURES_LIMIT || recent.some((a) => a.ok)) return { inactive: false, deactivatedNow: false };
+    const deactivatedNow = await withDocumentLock(this.opts.db, 'webhooks', webhook._id, async () => {
       const res = await this.webhooks.updateOne(
         { _id: webhook._id, active: true, active_since: webhook.active_since },
         { $set: { active: false, alert_pending: true, updated_at: new Date() } },
       );
       return res.modifiedCount === 1;
     });
-    if (deactivated) {
-      this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id }, 'webhook deactivated after consecutive failures');
-      await this.sendAlert(webhook._id);
-    }
-    return true;
+    if (deactivatedNow) this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id }, 'webhook deactivated after consecutive failures');
+    return { inactive: true, deactivatedNow };
   }
 
   /** Sends the alert a deactivated webhook owes, once; failures are logged and retried by sendPendingAlerts. */

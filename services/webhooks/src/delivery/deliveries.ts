@@ -202,8 +202,8 @@ export class Deliveries {
     }
     const at = result.at;
     const delay = this.opts.retryDelaysMs[job.attempt - 1];
-    let retry = !result.ok && !job.manual && delay !== undefined;
-    if (!result.ok && (await this.opts.deactivation.afterFailure(webhook))) retry = false;
+    const after = result.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
+    const retry = !result.ok && !job.manual && delay !== undefined && !after.inactive;
     const status = result.ok ? 'succeeded' : retry ? 'pending' : 'failed';
     const next = retry ? new Date(at.getTime() + delay!) : null;
     await this.deliveries.updateOne(
@@ -211,5 +211,6 @@ export class Deliveries {
       { $set: { status, attempts_count: job.attempt, last_attempt_at: at, next_attempt_at: next, updated_at: at } },
     );
     if (retry) await this.queue({ delivery_id: delivery._id, webhook_id: webhook._id, attempt: job.attempt + 1 }, delivery.team_id, delay);
+    if (after.deactivatedNow) await this.opts.deactivation.sendAlert(webhook._id);
   }
 }
