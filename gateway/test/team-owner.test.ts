@@ -6,6 +6,7 @@ import { newId } from '@lpm/shared/ids';
 import { freePort } from '@lpm/shared/local-store';
 import { UserDirectory } from '@lpm/shared/user-directory';
 import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { listenOnLoopback } from '../../shared/test/support/listen.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
@@ -86,7 +87,7 @@ describe('UserDirectory.owner', () => {
     const users = directory({ gatewayUrl: `http://127.0.0.1:${await freePort()}` });
     const err = await users.owner(teamA.team.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable' });
+    expect(err).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The gateway service is unavailable' });
   });
 
   test('when the gateway refuses the token, then 503, not null', async () => {
@@ -96,9 +97,8 @@ describe('UserDirectory.owner', () => {
 
   test('when the gateway does not answer in time, then 503', async () => {
     const silent: Server = createServer(() => {});
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = await listenOnLoopback(silent, 'silent gateway');
     try {
-      const { port } = silent.address() as { port: number };
       const users = directory({ gatewayUrl: `http://127.0.0.1:${port}`, timeoutMs: 200 });
       await expect(users.owner(teamA.team.id)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     } finally {

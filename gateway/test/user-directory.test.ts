@@ -6,6 +6,7 @@ import { newId } from '@lpm/shared/ids';
 import { freePort } from '@lpm/shared/local-store';
 import { UserDirectory } from '@lpm/shared/user-directory';
 import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { listenOnLoopback } from '../../shared/test/support/listen.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
@@ -152,7 +153,7 @@ describe('UserDirectory', () => {
 
   test('when the gateway is down, then 503 SERVICE_UNAVAILABLE', async () => {
     const users = directory({ gatewayUrl: `http://127.0.0.1:${await freePort()}` });
-    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable' });
+    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The gateway service is unavailable' });
     await expect(users.find(teamA.team.id, [alice.id])).rejects.toBeInstanceOf(AppError);
   });
 
@@ -163,9 +164,8 @@ describe('UserDirectory', () => {
 
   test('when the gateway does not answer in time, then 503', async () => {
     const silent: Server = createServer(() => {});
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = await listenOnLoopback(silent, 'silent gateway');
     try {
-      const { port } = silent.address() as { port: number };
       const users = directory({ gatewayUrl: `http://127.0.0.1:${port}`, timeoutMs: 200 });
       await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     } finally {

@@ -7,7 +7,8 @@ import type { ListQuery } from './pagination.ts';
 
 export interface Caller {
   teamId: string;
-  userId: string;
+  /** Absent when the question is not asked on a user's behalf (the gateway's directory). */
+  userId?: string;
 }
 
 export interface ServiceReply<T = any> {
@@ -35,7 +36,7 @@ export class ServiceClient {
     const headers = injectTraceHeaders({
       [HEADER.internalToken]: this.opts.internalToken,
       [HEADER.teamId]: who.teamId,
-      [HEADER.userId]: who.userId,
+      ...(who.userId ? { [HEADER.userId]: who.userId } : {}),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     });
     let res: Response;
@@ -53,7 +54,11 @@ export class ServiceClient {
     if (res.status >= 500) {
       throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`) });
     }
-    return { status: res.status, body: text ? (JSON.parse(text) as T) : (undefined as T) };
+    try {
+      return { status: res.status, body: text ? (JSON.parse(text) as T) : (undefined as T) };
+    } catch (e) {
+      throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: e });
+    }
   }
 
   /** One page of another service's internal list endpoint (`path` without a query string). */

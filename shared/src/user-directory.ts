@@ -4,9 +4,8 @@
 // renamed); ids not found are asked again each time, so a user created a moment
 // ago is found.
 import { serviceUnavailable } from './errors.ts';
-import { HEADER } from './identity.ts';
 import { isId } from './ids.ts';
-import { injectTraceHeaders } from './telemetry.ts';
+import { ServiceClient } from './service-client.ts';
 
 export interface DirectoryUser {
   id: string;
@@ -31,11 +30,13 @@ interface Cached {
 }
 
 export class UserDirectory {
-  private readonly opts: Required<UserDirectoryOptions>;
+  private readonly gateway: ServiceClient;
+  private readonly cacheTtlMs: number;
   private readonly cache = new Map<string, Cached>();
 
   constructor(opts: UserDirectoryOptions) {
-    this.opts = { timeoutMs: 2000, cacheTtlMs: 30_000, ...opts };
+    this.gateway = new ServiceClient({ name: 'gateway', baseUrl: opts.gatewayUrl, internalToken: opts.internalToken, timeoutMs: opts.timeoutMs ?? 2000 });
+    this.cacheTtlMs = opts.cacheTtlMs ?? 30_000;
   }
 
   /** The users of the team among ids; ids of no user of the team are absent. */
@@ -52,7 +53,7 @@ export class UserDirectory {
     const batches: string[][] = [];
     for (let i = 0; i < missing.length; i += BATCH) batches.push(missing.slice(i, i + BATCH));
     const fetched = await Promise.all(batches.map((batch) => this.fetchUsers(teamId, batch)));
-    const expiresAt = Date.now() + this.opts.cacheTtlMs;
+    const expiresAt = Date.now() + this.cacheTtlMs;
     for (const user of fetched.flat()) {
       this.remember(cacheKey(teamId, user.id), { user, expiresAt });
       found.set(user.id, user);
@@ -63,16 +64,8 @@ export class UserDirectory {
   /** The team's owner; null when the gateway knows no such team. Not cached: it is asked for rarely (alerts). */
   async owner(teamId: string): Promise<DirectoryUser | null> {
     if (!isId('team', teamId)) return null;
-    const headers = injectTraceHeaders({ [HEADER.internalToken]: this.opts.internalToken, [HEADER.teamId]: teamId });
-    let status: number;
-    let body: { data?: Partial<DirectoryUser>; error?: { message?: string } } | null;
-    try {
-      const res = await fetch(new URL('/internal/team-owner', this.opts.gatewayUrl), { headers, signal: AbortSignal.timeout(this.opts.timeoutMs) });
-      status = res.status;
-      body = (await res.json()) as typeof body;
-    } catch (e) {
-      throw serviceUnavailable('Service unavailable', { cause: e });
-    }
+    const res = await this.gateway.request<{ data?: Partial<DirectoryUser>; error?: { message?: string } } | null>({ teamId }, 'GET', '/internal/team-owner');
+    const { status, body } = res;
     // "Route not found" is the gateway refusing the internal token: a misconfiguration, not a missing team.
     if (status === 404 && body?.error?.message !== 'Route not found') return null;
     const u = body?.data;
@@ -83,18 +76,11 @@ export class UserDirectory {
   }
 
   private async fetchUsers(teamId: string, ids: string[]): Promise<DirectoryUser[]> {
-    const url = new URL('/internal/users', this.opts.gatewayUrl);
-    url.searchParams.set('ids', ids.join(','));
-    const headers = injectTraceHeaders({ [HEADER.internalToken]: this.opts.internalToken, [HEADER.teamId]: teamId });
-    let data: unknown;
-    try {
-      const res = await fetch(url, { headers, signal: AbortSignal.timeout(this.opts.timeoutMs) });
-      if (!res.ok) throw new Error(`GET /internal/users answered ${res.status}`);
-      data = ((await res.json()) as { data?: unknown } | null)?.data;
-    } catch (e) {
-      throw serviceUnavailable('Service unavailable', { cause: e });
+    const res = await this.gateway.request<{ data?: unknown } | null>({ teamId }, 'GET', `/internal/users?${new URLSearchParams({ ids: ids.join(',') })}`);
+    const data = res.body?.data;
+    if (res.status !== 200 || !Array.isArray(data)) {
+      throw serviceUnavailable('Service unavailable', { cause: new Error(`GET /internal/users answered ${res.status}`) });
     }
-    if (!Array.isArray(data)) throw serviceUnavailable('Service unavailable', { cause: new Error('GET /internal/users: no data array') });
     const wanted = new Set(ids);
     return (data as DirectoryUser[]).filter((u) => wanted.has(u.id)).map(({ id, name, email }) => ({ id, name, email }));
   }

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { testTlsPaths, trustTestCa } from '../../../test/support/test-ca.ts';
+import { listenOnLoopback } from './listen.ts';
 
 export interface ReceivedRequest {
   method: string;
@@ -86,19 +87,11 @@ export async function startHttpsReceiver(
   );
   server.on('connection', () => connections++);
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('https receiver: no port');
+  const port = await listenOnLoopback(server, 'https receiver');
 
   return {
-    url: `https://127.0.0.1:${address.port}`,
-    port: address.port,
+    url: `https://127.0.0.1:${port}`,
+    port,
     requests,
     get connections() {
       return connections;

@@ -1,6 +1,7 @@
 // A tiny TCP proxy for outage tests: put it between a client and a shared server,
 // then cut() (server gone) or stall() (server hung) without touching the server.
 import { connect, createServer, type Socket } from 'node:net';
+import { listenOnLoopback } from './listen.ts';
 
 export interface TcpProxy {
   /** The local port (127.0.0.1) to point the client at. */
@@ -57,18 +58,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     forward(upstream, client);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (!address || typeof address === 'string') throw new Error('tcp proxy: no port');
+  const port = await listenOnLoopback(server, 'tcp proxy');
 
   return {
-    port: address.port,
+    port,
     cut() {
       isCut = true;
       destroyAll();

@@ -22,6 +22,7 @@ export class KeyLimiter {
       };
       const timer = setTimeout(() => {
         queue.splice(queue.indexOf(wake), 1);
+        if (queue.length === 0 && this.waiters.get(key) === queue) this.waiters.delete(key);
         resolve(false);
       }, waitMs);
       queue.push(wake);
@@ -34,7 +35,9 @@ export class KeyLimiter {
     return () => {
       if (released) return;
       released = true;
-      const next = this.waiters.get(key)?.shift();
+      const queue = this.waiters.get(key);
+      const next = queue?.shift();
+      if (queue?.length === 0) this.waiters.delete(key);
       if (next) return next();
       const left = (this.inFlight.get(key) ?? 1) - 1;
       if (left <= 0) this.inFlight.delete(key);

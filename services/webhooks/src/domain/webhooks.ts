@@ -142,18 +142,20 @@ export class Webhooks {
       sent.url = accepted.url;
     }
     const now = new Date();
-    if (body.active !== undefined) {
-      sent.active = set.active = body.active as boolean;
-      // Re-activation starts the count of consecutive failures afresh.
-      if (body.active === true && !current.active) set.active_since = now;
-    }
+    if (body.active !== undefined) sent.active = set.active = body.active as boolean;
     set.updated_at = now;
-    try {
-      await this.webhooks.updateOne({ _id: id, team_id: who.teamId }, { $set: set });
-    } catch (e) {
-      if (isDuplicateKey(e)) throw conflict('URL already registered', 'url_already_registered');
-      throw e;
-    }
+    // Under the lock automatic deactivation takes, and with a fresh read: the ping above may have taken seconds.
+    await withDocumentLock(this.deps.db, 'webhooks', id, async () => {
+      const fresh = await this.load(who.teamId, id);
+      // Re-activation starts the count of consecutive failures afresh.
+      if (body.active === true && !fresh.active) set.active_since = now;
+      try {
+        await this.webhooks.updateOne({ _id: id, team_id: who.teamId }, { $set: set });
+      } catch (e) {
+        if (isDuplicateKey(e)) throw conflict('URL already registered', 'url_already_registered');
+        throw e;
+      }
+    });
     return { id, ...sent, updated_at: iso(now) };
   }
 
