@@ -122,8 +122,9 @@ it('when the connection was lost meanwhile, then publishDelayed rejects while do
     await viaProxy.waitForConnection(10_000);
     const after = newEvent('webhooks.attempt', 'team_1', { n: 3 });
     await viaProxy.publishDelayed(after, queue, 100);
-    await waitFor('the delayed event after the reconnect', () => got.length === 2, 5000);
-    expect(got[1].event.id).toBe(after.id);
+    // The first event may come again too: its ack can be lost with the connection (at least once).
+    await waitFor('the delayed event after the reconnect', () => got.some((g) => g.event.id === after.id), 5000);
+    expect(got.map((g) => g.event.id)).not.toContain(down.id);
   } finally {
     await viaProxy.close();
     await proxy.close();
