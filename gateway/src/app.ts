@@ -2,8 +2,8 @@
 // store and Redis client it is given and closes them with itself.
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http';
-import type { Orm } from '@lpm/shared/orm';
+import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http/app';
+import type { Orm } from '@lpm/shared/store/orm';
 import { Accounts } from './domain/accounts.ts';
 import { PrincipalCache } from './auth/principal-cache.ts';
 import { TeamLimits } from './limits/team-limits.ts';

@@ -1,6 +1,6 @@
 // The gateway's settings (operations.md, environment table), validated at start.
 import { readConfig, str, url, platformSettings } from '@lpm/shared/config';
-import { SERVICE_PORTS } from '@lpm/shared/service-runner';
+import { SERVICE_PORTS } from '@lpm/shared/service/runner';
 import { UPSTREAM_NAMES, type UpstreamName, type Upstreams } from './http/proxy.ts';
 
 const HTTP = ['http:', 'https:'];

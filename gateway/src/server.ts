@@ -1,7 +1,7 @@
 // Starts the gateway: config, store, Redis, HTTP; stops cleanly on SIGTERM or SIGINT.
-import { createLogger } from '@lpm/shared/http';
+import { createLogger } from '@lpm/shared/logger';
 import { startTelemetry } from '@lpm/shared/telemetry';
-import { stopOnSignals } from '@lpm/shared/shutdown';
+import { stopOnSignals } from '@lpm/shared/service/shutdown';
 import { buildGatewayApp } from './app.ts';
 import { readGatewayConfig } from './config.ts';
 import { createLimitsRedis, redisReady } from './limits/redis.ts';

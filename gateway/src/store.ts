@@ -1,6 +1,6 @@
 // The gateway's database: `<prefix>gateway` on the platform's MongoDB (or FerretDB).
-import { openOrm, type Orm } from '@lpm/shared/orm';
-import { GATEWAY_ENTITIES } from './domain/entities.ts';
+import { openOrm, type Orm } from '@lpm/shared/store/orm';
+import { GATEWAY_ENTITIES } from './data/entities.ts';
 
 export const gatewayDbName = (dbPrefix: string) => `${dbPrefix}gateway`;
 

@@ -4,7 +4,7 @@ import { AppError } from '@lpm/shared/errors';
 import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '@lpm/shared/local-store';
-import { UserDirectory } from '@lpm/shared/user-directory';
+import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 import { listenOnLoopback } from '../../shared/test/support/listen.ts';
 

@@ -1,7 +1,7 @@
 // Plain-text e-mail for alerts and reminders. With SMTP_URL set, mail goes to that
 // relay; without it (development, tests) it is logged and not sent (operations.md).
 import { createTransport } from 'nodemailer';
-import type { Logger } from './broker.ts';
+import type { Logger } from './logger.ts';
 
 export interface Mail {
   to: string;

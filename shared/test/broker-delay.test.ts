@@ -1,5 +1,5 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
-import { Broker, type DeliveryMeta } from '../src/broker.ts';
+import { Broker, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
 import { quietLogger, waitFor } from './support/wait.ts';

@@ -1,5 +1,5 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { Broker } from '../src/broker.ts';
+import { Broker } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { captureLogger, waitFor } from './support/wait.ts';

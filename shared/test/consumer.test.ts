@@ -1,6 +1,6 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { MongoClient, type Db } from 'mongodb';
-import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, type DeliveryMeta } from '../src/broker.ts';
+import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
 import { waitFor, quietLogger } from './support/wait.ts';

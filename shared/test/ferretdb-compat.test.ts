@@ -4,7 +4,8 @@ import { MongoClient, type Db } from 'mongodb';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { openOrm, isDuplicateKey, type Orm } from '../src/orm.ts';
+import { openOrm, type Orm } from '../src/store/orm.ts';
+import { isDuplicateKey } from '../src/store/duplicate-key.ts';
 
 const url = process.env.MONGO_URL!;
 const dbName = `${process.env.MONGO_DB_PREFIX}compat`;

@@ -1,6 +1,6 @@
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
-import { createHttpApp } from '../src/http.ts';
+import { createHttpApp } from '../src/http/app.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTelemetry } from '../src/telemetry.ts';
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import type { FastifyInstance } from 'fastify';
-import { createHttpApp } from '../src/http.ts';
-import { requireGateway } from '../src/service-auth.ts';
-import { idempotentPosts } from '../src/idempotency.ts';
+import { createHttpApp } from '../src/http/app.ts';
+import { requireGateway } from '../src/http/gateway-auth.ts';
+import { idempotentPosts } from '../src/http/idempotency.ts';
 import { defaultTeamSettings, identityHeaders, type Identity } from '../src/identity.ts';
 
 const TOKEN = randomBytes(16).toString('hex');

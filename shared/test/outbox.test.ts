@@ -1,8 +1,10 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { MongoClient, type Db } from 'mongodb';
-import { Broker } from '../src/broker.ts';
+import { Broker } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { OutboxRelay, createOutboxIndexes, outboxOnInsert, outboxUpdate, withDocumentLock } from '../src/outbox.ts';
+import { OutboxRelay } from '../src/outbox/relay.ts';
+import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
+import { withDocumentLock } from '../src/store/lock.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { captureLogger, waitFor } from './support/wait.ts';
 

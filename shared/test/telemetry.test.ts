@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { SpanKind, context, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { Broker } from '../src/broker.ts';
+import { Broker } from '../src/messaging/broker.ts';
 import { newEvent } from '../src/events.ts';
 import { extractTraceContext, injectTraceHeaders, startTelemetry } from '../src/telemetry.ts';
 import { waitFor, quietLogger } from './support/wait.ts';

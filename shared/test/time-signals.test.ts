@@ -1,6 +1,7 @@
 import { MongoClient, type Db } from 'mongodb';
 import { newEvent, type DomainEvent, type EventType } from '../src/events.ts';
-import { TimeSignals, armDeadline, mongoDbUrl, zonedMoment, type SignalDefinition } from '../src/time-signals.ts';
+import { TimeSignals, armDeadline, mongoDbUrl, type SignalDefinition } from '../src/jobs/time-signals.ts';
+import { zonedMoment } from '../src/time.ts';
 import { captureLogger, waitFor } from './support/wait.ts';
 
 interface CaseDoc {

@@ -1,7 +1,7 @@
 // The store the CLI works on: MONGO_URL when set, else the local FerretDB of
 // `npm start`, started for the command's duration when it is not running.
 import { isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, startFerretdb } from '@lpm/shared/local-store';
-import type { Orm } from '@lpm/shared/orm';
+import type { Orm } from '@lpm/shared/store/orm';
 import { openGatewayStore } from '../store.ts';
 
 export interface CliStore {

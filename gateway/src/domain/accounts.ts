@@ -3,9 +3,10 @@
 import type { EntityManager } from '@mikro-orm/mongodb';
 import { badRequest, conflict, notFound } from '@lpm/shared/errors';
 import { newId } from '@lpm/shared/ids';
-import { isDuplicateKey, type Orm } from '@lpm/shared/orm';
+import { type Orm } from '@lpm/shared/store/orm';
+import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { SCOPES, defaultTeamSettings, sameSecret, type Identity, type Scope, type TeamSettings } from '@lpm/shared/identity';
-import { ApiKeyEntity, TeamEntity, UserEntity } from './entities.ts';
+import { ApiKeyEntity, TeamEntity, UserEntity } from '../data/entities.ts';
 import { generateApiKey, isWellFormedKey, keyDigest } from './keys.ts';
 import { isPlan, type Plan } from './plans.ts';
 

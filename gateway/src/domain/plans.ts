@@ -1,4 +1,4 @@
-import { PLANS, type Plan } from './entities.ts';
+import { PLANS, type Plan } from '../data/entities.ts';
 
 export { PLANS, type Plan };
 

@@ -3,9 +3,9 @@
 // owning it still use cannot be removed; renaming a phase removes the old name.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
-import type { Orm } from '@lpm/shared/orm';
+import type { Orm } from '@lpm/shared/store/orm';
 import { isTimeZone, type Accounts, type Team } from './accounts.ts';
-import { TeamEntity } from './entities.ts';
+import { TeamEntity } from '../data/entities.ts';
 
 export type SettingsChange = Partial<TeamSettings>;
 

@@ -3,7 +3,7 @@
 // the key's scopes (403) and the declared body size (413).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, payloadTooLarge, rateLimited, serviceUnavailable, unauthorized } from '@lpm/shared/errors';
-import { BODY_LIMIT } from '@lpm/shared/http';
+import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
 import type { Principal } from '../domain/accounts.ts';
 import type { PrincipalCache } from '../auth/principal-cache.ts';

@@ -5,10 +5,10 @@
 // they do not exist (404 Route not found, before any validation). No API key, no
 // rate limit, not in the public OpenAPI document.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ok } from '@lpm/shared/envelope';
+import { ok } from '@lpm/shared/http/envelope';
 import { invalidField, notFound } from '@lpm/shared/errors';
 import { HEADER, sameSecret } from '@lpm/shared/identity';
-import { object, okResponse, out, shape } from '@lpm/shared/schemas';
+import { object, okResponse, out, shape } from '@lpm/shared/http/schemas';
 import type { Accounts, User } from '../domain/accounts.ts';
 
 const MAX_IDS = 100;

@@ -5,7 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
 import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
-import { BODY_LIMIT } from '@lpm/shared/http';
+import { BODY_LIMIT } from '@lpm/shared/http/app';
 import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import { identityOf } from '../domain/accounts.ts';

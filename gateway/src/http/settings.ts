@@ -4,8 +4,8 @@
 // its very next request carries them. Other gateway replicas follow within their
 // principal cache's TTL (at most 1 s).
 import type { FastifyInstance } from 'fastify';
-import { ok } from '@lpm/shared/envelope';
-import { object, okResponse, out, shape } from '@lpm/shared/schemas';
+import { ok } from '@lpm/shared/http/envelope';
+import { object, okResponse, out, shape } from '@lpm/shared/http/schemas';
 import type { PrincipalCache } from '../auth/principal-cache.ts';
 import { identityOf } from '../domain/accounts.ts';
 import type { Settings, SettingsChange } from '../domain/settings.ts';

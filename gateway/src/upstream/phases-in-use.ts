@@ -2,7 +2,7 @@
 // team's records use, at its POST /internal/phases-in-use. A service this
 // deployment does not run has no records, so it is not asked.
 import { serviceUnavailable } from '@lpm/shared/errors';
-import { ServiceClient } from '@lpm/shared/service-client';
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import type { PhaseKind, PhasesInUse } from '../domain/settings.ts';
 import type { UpstreamName, Upstreams } from '../http/proxy.ts';
 

@@ -1,6 +1,6 @@
 // The cases service as an app: no listening here (server.ts does that), so tests build it with its real stores.
 import type { FastifyInstance } from 'fastify';
-import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/service-app';
+import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
 import type { Cases } from './domain/cases.ts';
 import { caseRoutes } from './routes/cases.ts';
 import { internalRoutes } from './routes/internal.ts';

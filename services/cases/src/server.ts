@@ -1,8 +1,8 @@
-import { consumerTask, runService } from '@lpm/shared/service-runner';
-import { ServiceClient } from '@lpm/shared/service-client';
-import { TimeSignals, mongoDbUrl } from '@lpm/shared/time-signals';
-import { UserDirectory } from '@lpm/shared/user-directory';
-import { CaseEntity, ClientViewEntity } from './domain/case-entity.ts';
+import { consumerTask, runService } from '@lpm/shared/service/runner';
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { TimeSignals, mongoDbUrl } from '@lpm/shared/jobs/time-signals';
+import { UserDirectory } from '@lpm/shared/upstream/user-directory';
+import { CaseEntity, ClientViewEntity } from './data/case-entity.ts';
 import { ClientLinks } from './domain/client-links.ts';
 import { Cases } from './domain/cases.ts';
 import { activitiesServiceList } from './domain/case-activities.ts';

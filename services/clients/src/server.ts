@@ -1,6 +1,6 @@
-import { runService } from '@lpm/shared/service-runner';
-import { ServiceClient } from '@lpm/shared/service-client';
-import { ClientEntity } from './domain/client-entity.ts';
+import { runService } from '@lpm/shared/service/runner';
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { ClientEntity } from './data/client-entity.ts';
 import { casesServiceDirectory } from './domain/case-directory.ts';
 import { buildClientsApp } from './app.ts';
 

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type Channel, type ChannelModel } from 'amqplib';
 import { pino } from 'pino';
-import { Broker } from '@lpm/shared/broker';
-import { OutboxRelay, createOutboxIndexes } from '@lpm/shared/outbox';
+import { Broker } from '@lpm/shared/messaging/broker';
+import { OutboxRelay } from '@lpm/shared/outbox/relay';
+import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
 import type { DomainEvent } from '@lpm/shared/events';
 import { startTcpProxy, type TcpProxy } from '../../../shared/test/support/tcp-proxy.ts';
 import { waitFor } from '../../../shared/test/support/wait.ts';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { openOrm, type Orm } from '@lpm/shared/orm';
+import { openOrm, type Orm } from '@lpm/shared/store/orm';
 import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { buildClientsApp } from '../src/app.ts';
-import { ClientEntity } from '../src/domain/client-entity.ts';
+import { ClientEntity } from '../src/data/client-entity.ts';
 import type { CaseDirectory } from '../src/domain/case-directory.ts';
 
 /** A team with no cases, for tests that do not involve the cases service. */

@@ -1,6 +1,6 @@
 // The webhooks service as an app: no listening here (server.ts does that), so tests build it with its real stores.
 import type { FastifyInstance } from 'fastify';
-import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/service-app';
+import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
 import type { DeliveryLog } from './domain/delivery-log.ts';
 import type { Webhooks } from './domain/webhooks.ts';
 import { webhookRoutes } from './routes/webhooks.ts';

@@ -1,10 +1,10 @@
 import { createMailer } from '@lpm/shared/mailer';
-import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service-runner';
-import { UserDirectory } from '@lpm/shared/user-directory';
+import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
+import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
 import { DeliveryLog } from './domain/delivery-log.ts';
 import { SecretBox } from './domain/secret-box.ts';
-import { WEBHOOK_ENTITIES } from './domain/webhook-entity.ts';
+import { WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { Webhooks } from './domain/webhooks.ts';
 import { Deactivation } from './delivery/deactivation.ts';
 import { Deliveries } from './delivery/deliveries.ts';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/broker.ts';
+import type { Logger } from '../../src/logger.ts';
 
 /** Polls `cond` every 25 ms; rejects naming `what` after timeoutMs. */
 export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {

@@ -1,5 +1,5 @@
 // Keeps the local view of clients (names shown on cases) current from client events.
-import type { Broker, ConsumerHandle } from '@lpm/shared/broker';
+import type { Broker, ConsumerHandle } from '@lpm/shared/messaging/broker';
 import { viewOf, type ClientFacts, type ClientLinks } from '../domain/client-links.ts';
 
 export function consumeClientEvents(broker: Broker, links: ClientLinks): Promise<ConsumerHandle> {

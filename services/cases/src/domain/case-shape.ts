@@ -1,7 +1,7 @@
 // Read shapes of a case built from its stored record and the linked client and user.
 import { foldText } from '@lpm/shared/text';
-import type { DirectoryUser } from '@lpm/shared/user-directory';
-import type { CasePriority, CaseRecord, ClientView } from './case-entity.ts';
+import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import type { CasePriority, CaseRecord, ClientView } from '../data/case-entity.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
 export const PRIORITY_RANK: Record<CasePriority, number> = { alta: 3, media: 2, baixa: 1 };

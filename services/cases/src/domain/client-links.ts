@@ -4,9 +4,9 @@
 import type { Db } from 'mongodb';
 import { notFound } from '@lpm/shared/errors';
 import { isId } from '@lpm/shared/ids';
-import { withDocumentLock } from '@lpm/shared/outbox';
-import type { Caller, ServiceClient } from '@lpm/shared/service-client';
-import type { ClientView } from './case-entity.ts';
+import { withDocumentLock } from '@lpm/shared/store/lock';
+import type { Caller, ServiceClient } from '@lpm/shared/upstream/service-client';
+import type { ClientView } from '../data/case-entity.ts';
 
 const VIEWS = 'client_views';
 

@@ -2,8 +2,8 @@
 // due instants are set by every case write (cases.ts); the shared time signals
 // emit each one once, with the case in its detail read shape.
 import { newEvent } from '@lpm/shared/events';
-import type { SignalDefinition } from '@lpm/shared/time-signals';
-import type { CaseRecord } from './case-entity.ts';
+import type { SignalDefinition } from '@lpm/shared/jobs/time-signals';
+import type { CaseRecord } from '../data/case-entity.ts';
 import type { Cases } from './cases.ts';
 
 export function slaSignals(cases: Cases): SignalDefinition<CaseRecord>[] {

@@ -1,6 +1,6 @@
-import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/schemas';
-import { listQuerySchema } from '@lpm/shared/pagination';
-import { CASE_PRIORITIES, CASE_STATUSES } from '../domain/case-entity.ts';
+import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/http/schemas';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { CASE_PRIORITIES, CASE_STATUSES } from '../data/case-entity.ts';
 
 export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'];
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/envelope';
-import { pagination, type ListQuery } from '@lpm/shared/pagination';
+import { ok, page } from '@lpm/shared/http/envelope';
+import { pagination, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Cases, CaseListQuery } from '../domain/cases.ts';
 import { caseActivitiesQuery, caseIdParams, createCaseBody, listCasesQuery, responses, timelineQuery, updateCaseBody } from './case-schemas.ts';
 

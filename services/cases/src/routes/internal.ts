@@ -1,9 +1,9 @@
 // Questions other services ask the owner of cases. Callers present the internal
 // credential like the gateway does; these routes are not in the public document.
 import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/envelope';
-import { listQuerySchema, pagination, type ListQuery } from '@lpm/shared/pagination';
-import { object } from '@lpm/shared/schemas';
+import { ok, page } from '@lpm/shared/http/envelope';
+import { listQuerySchema, pagination, type ListQuery } from '@lpm/shared/http/pagination';
+import { object } from '@lpm/shared/http/schemas';
 import type { Cases } from '../domain/cases.ts';
 import { CASE_SORT_FIELDS } from './case-schemas.ts';
 

@@ -1,8 +1,8 @@
 // What the clients service needs to know about cases, asked of the cases service,
 // which owns them, at the moment of the question (read-your-writes: a case created
 // a moment ago counts).
-import type { ListQuery } from '@lpm/shared/pagination';
-import type { Caller, ServiceClient } from '@lpm/shared/service-client';
+import type { ListQuery } from '@lpm/shared/http/pagination';
+import type { Caller, ServiceClient } from '@lpm/shared/upstream/service-client';
 
 export interface ClientCaseItem {
   id: string;

@@ -1,6 +1,6 @@
 // Field sets of PF and PJ clients and the read shapes built from a stored record.
 import { foldText } from '@lpm/shared/text';
-import type { Address, ClientRecord } from './client-entity.ts';
+import type { Address, ClientRecord } from '../data/client-entity.ts';
 
 export const CLIENT_TYPES = ['PF', 'PJ'] as const;
 export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;

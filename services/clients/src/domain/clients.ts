@@ -3,12 +3,14 @@
 import type { Identity } from '@lpm/shared/identity';
 import { newId, isId } from '@lpm/shared/ids';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
-import { outboxOnInsert, outboxUpdate, withDocumentLock } from '@lpm/shared/outbox';
-import { collectionOf, isDuplicateKey, type Orm } from '@lpm/shared/orm';
+import { outboxOnInsert, outboxUpdate } from '@lpm/shared/outbox/fields';
+import { withDocumentLock } from '@lpm/shared/store/lock';
+import { collectionOf, type Orm } from '@lpm/shared/store/orm';
+import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { badRequest, businessRule, duplicate, invalidField, notFound, unknownField, serviceUnavailable } from '@lpm/shared/errors';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/pagination';
+import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
 import { escapeRegex, foldText } from '@lpm/shared/text';
-import { ClientEntity, type Address, type ClientRecord } from './client-entity.ts';
+import { ClientEntity, type Address, type ClientRecord } from '../data/client-entity.ts';
 import type { CaseDirectory } from './case-directory.ts';
 import {
   COMMON_FIELDS,

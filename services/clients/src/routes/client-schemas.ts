@@ -1,5 +1,5 @@
-import { date, email, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/schemas';
-import { listQuerySchema } from '@lpm/shared/pagination';
+import { date, email, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/http/schemas';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS, PF_FIELDS, PJ_FIELDS } from '../domain/client-shape.ts';
 
 const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/envelope';
-import { pagination, type ListQuery } from '@lpm/shared/pagination';
+import { ok, page } from '@lpm/shared/http/envelope';
+import { pagination, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Clients, ClientListQuery } from '../domain/clients.ts';
 import { clientCasesQuery, clientIdParams, createClientBody, listClientsQuery, responses, updateClientBody } from './client-schemas.ts';
 

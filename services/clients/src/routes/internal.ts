@@ -1,7 +1,7 @@
 // Questions other services ask the owner of clients. Callers present the internal
 // credential like the gateway does; these routes are not in the public document.
 import type { FastifyInstance } from 'fastify';
-import { ok } from '@lpm/shared/envelope';
+import { ok } from '@lpm/shared/http/envelope';
 import type { Clients } from '../domain/clients.ts';
 import { clientIdParams } from './client-schemas.ts';
 

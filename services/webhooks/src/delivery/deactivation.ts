@@ -4,9 +4,9 @@
 // fails is sent again by the maintenance sweep.
 import type { Db } from 'mongodb';
 import type { Mailer } from '@lpm/shared/mailer';
-import { withDocumentLock } from '@lpm/shared/outbox';
-import type { DirectoryUser } from '@lpm/shared/user-directory';
-import type { AttemptRecord, WebhookRecord } from '../domain/webhook-entity.ts';
+import { withDocumentLock } from '@lpm/shared/store/lock';
+import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import type { AttemptRecord, WebhookRecord } from '../data/webhook-entity.ts';
 
 export const CONSECUTIVE_FAILURES_LIMIT = 6;
 

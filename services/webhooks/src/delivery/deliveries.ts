@@ -5,14 +5,14 @@
 // and the event id are the same on every attempt. Messages are acked only after
 // their outcome is stored, so a crash repeats an attempt but never loses one.
 import type { Db } from 'mongodb';
-import type { Broker, ConsumerHandle } from '@lpm/shared/broker';
+import type { Broker, ConsumerHandle } from '@lpm/shared/messaging/broker';
 import { EVENT_TYPES, newEvent, type DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
-import { isDuplicateKey } from '@lpm/shared/orm';
+import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { payloadBody } from '../domain/payload.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { ALL_EVENTS } from '../domain/webhooks.ts';
-import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../domain/webhook-entity.ts';
+import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { Deactivation } from './deactivation.ts';
 import type { KeyLimiter } from './key-limiter.ts';
 import type { SendResult } from './sender.ts';

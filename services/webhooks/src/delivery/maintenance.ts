@@ -1,6 +1,6 @@
 // The safety nets of delivery, run every SCHEDULER_INTERVAL: alert e-mails still
 // owed, and deliveries whose next attempt a crashed process never queued.
-import type { BackgroundTask } from '@lpm/shared/service-runner';
+import type { BackgroundTask } from '@lpm/shared/service/runner';
 import type { Deactivation } from './deactivation.ts';
 import type { Deliveries } from './deliveries.ts';
 

@@ -3,8 +3,8 @@
 import type { Db } from 'mongodb';
 import { businessRule, notFound } from '@lpm/shared/errors';
 import { isId } from '@lpm/shared/ids';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/pagination';
-import type { AttemptRecord, DeliveryRecord } from './webhook-entity.ts';
+import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import type { AttemptRecord, DeliveryRecord } from '../data/webhook-entity.ts';
 import type { Webhooks } from './webhooks.ts';
 
 type Who = { teamId: string };

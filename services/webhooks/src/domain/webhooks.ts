@@ -5,14 +5,14 @@ import type { Db } from 'mongodb';
 import { EVENT_TYPES } from '@lpm/shared/events';
 import { badRequest, businessRule, conflict, invalidField, notFound } from '@lpm/shared/errors';
 import { newId, isId } from '@lpm/shared/ids';
-import { withDocumentLock } from '@lpm/shared/outbox';
-import { isDuplicateKey } from '@lpm/shared/orm';
+import { withDocumentLock } from '@lpm/shared/store/lock';
+import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import type { Identity } from '@lpm/shared/identity';
 import { generateSecret, signatureHeaders } from '../delivery/signing.ts';
 import type { SendResult } from '../delivery/sender.ts';
 import { payloadBody } from './payload.ts';
 import type { SecretBox } from './secret-box.ts';
-import type { AttemptRecord, WebhookRecord } from './webhook-entity.ts';
+import type { AttemptRecord, WebhookRecord } from '../data/webhook-entity.ts';
 
 export const MAX_WEBHOOKS_PER_TEAM = 25;
 export const ALL_EVENTS = '*';

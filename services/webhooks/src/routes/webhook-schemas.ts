@@ -1,5 +1,5 @@
-import { listQuerySchema } from '@lpm/shared/pagination';
-import { nullable, object, okResponse, out, pageResponse, shape, text } from '@lpm/shared/schemas';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { nullable, object, okResponse, out, pageResponse, shape, text } from '@lpm/shared/http/schemas';
 
 const { string, nullableString, integer, strings } = out;
 const boolean = { type: 'boolean' };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/envelope';
-import { pagination, type ListQuery } from '@lpm/shared/pagination';
+import { ok, page } from '@lpm/shared/http/envelope';
+import { pagination, type ListQuery } from '@lpm/shared/http/pagination';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
 import { createWebhookBody, deliveriesQuery, deliveryParams, responses, updateWebhookBody, webhookIdParams } from './webhook-schemas.ts';

@@ -13,9 +13,11 @@ import { hostname } from 'node:os';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db, Document } from 'mongodb';
-import type { Logger } from './broker.ts';
-import type { DomainEvent, EventType } from './events.ts';
-import { outboxUpdate, withDocumentLock } from './outbox.ts';
+import type { Logger } from '../logger.ts';
+import { DAY_MS } from '../time.ts';
+import type { DomainEvent, EventType } from '../events.ts';
+import { outboxUpdate } from '../outbox/fields.ts';
+import { withDocumentLock } from '../store/lock.ts';
 
 export interface SignalDefinition<R extends { _id: string } = any> {
   type: EventType;
@@ -155,8 +157,6 @@ export class TimeSignals {
   }
 }
 
-const DAY_MS = 86_400_000;
-
 /**
  * Arming for a deadline pair: the warning `warnBeforeMs` before, the overdue signal at
  * the deadline. A deadline already passed at `now` gets only the overdue signal; a
@@ -170,47 +170,4 @@ export function armDeadline(
   if (!deadline) return { warnAt: null, overdueAt: null };
   if (deadline.getTime() <= now.getTime()) return { warnAt: null, overdueAt: deadline };
   return { warnAt: new Date(deadline.getTime() - warnBeforeMs), overdueAt: deadline };
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** The zone's offset from UTC (ms) at instant t (whole seconds). */
-function offsetAt(timeZone: string, t: number): number {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  const p = Object.fromEntries(f.formatToParts(t).map(({ type, value }) => [type, Number(value)]));
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - t;
-}
-
-/**
- * The instant of wall-clock `date` (YYYY-MM-DD) at `time` (HH:mm or HH:mm:ss) in the
- * IANA zone `timeZone`. Across a DST change it resolves like Temporal's 'compatible':
- * a time skipped by the change moves forward by the gap, a repeated time is its first
- * occurrence.
- */
-export function zonedMoment(date: string, timeZone: string, time = '23:59:59'): Date {
-  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
-  const t = /^(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(time);
-  const wall = d && t ? Date.UTC(+d[1], +d[2] - 1, +d[3], +t[1], +t[2], +(t[3] ?? 0)) : NaN;
-  // Date.UTC rolls out-of-range parts over (02-30, 24:00): the round trip catches them.
-  if (!d || !t || new Date(wall).toISOString().slice(0, 19) !== `${date}T${t[1]}:${t[2]}:${t[3] ?? '00'}`) {
-    throw new RangeError(`not a wall-clock date and time: ${date} ${time}`);
-  }
-  // Zones change offset at most once within a day either side: try both offsets.
-  const before = offsetAt(timeZone, wall - DAY_MS);
-  const after = offsetAt(timeZone, wall + DAY_MS);
-  const matches = [wall - before, wall - after].filter((u) => u + offsetAt(timeZone, u) === wall);
-  return new Date(matches.length ? Math.min(...matches) : wall - before);
 }

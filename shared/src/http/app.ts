@@ -4,10 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
-import { pino } from 'pino';
-import { AppError, errorBody, notFound, toAppError, badRequest } from './errors.ts';
+import { createLogger } from '../logger.ts';
+import { AppError, errorBody, notFound, toAppError, badRequest } from '../errors.ts';
 import { compileValidator, fromAjvError } from './validation.ts';
-import { tracedRequestListener } from './telemetry.ts';
+import { tracedRequestListener } from '../telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,15 +30,6 @@ export interface HttpAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Serve /openapi.json for the routes registered in plugins (services do; the gateway merges theirs). Default true. */
   documented?: boolean;
-}
-
-/** The process logger: pino, JSON lines, with secrets redacted. */
-export function createLogger(name: string, level = process.env.LOG_LEVEL ?? 'info'): FastifyBaseLogger {
-  return pino({
-    level,
-    base: { service: name },
-    redact: ['req.headers.authorization', 'req.headers["x-lpm-internal-token"]'],
-  });
 }
 
 export function createHttpApp(opts: HttpAppOptions): FastifyInstance {

@@ -1,13 +1,14 @@
 // Starts one domain service: config, telemetry, store, broker, outbox relay, HTTP;
 // and stops them in reverse order on SIGTERM or SIGINT.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { createLogger } from './http.ts';
+import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
-import { readConfig, str, url, duration, platformSettings } from './config.ts';
-import { openOrm, type Orm } from './orm.ts';
-import { Broker, type ConsumerHandle } from './broker.ts';
-import { OutboxRelay, createOutboxIndexes } from './outbox.ts';
-import { startTelemetry } from './telemetry.ts';
+import { readConfig, str, url, duration, platformSettings } from '../config.ts';
+import { openOrm, type Orm } from '../store/orm.ts';
+import { Broker, type ConsumerHandle } from '../messaging/broker.ts';
+import { OutboxRelay } from '../outbox/relay.ts';
+import { createOutboxIndexes } from '../outbox/fields.ts';
+import { startTelemetry } from '../telemetry.ts';
 import { stopOnSignals } from './shutdown.ts';
 
 export const SERVICE_PORTS = { deals: 8081, clients: 8082, cases: 8083, activities: 8084, financial: 8085, webhooks: 8086 } as const;

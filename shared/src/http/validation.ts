@@ -3,7 +3,7 @@
 // A property's `x-message` gives the spec's text for any failure of that field.
 import { Ajv, type ErrorObject, type AnySchema } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { AppError, badRequest, invalidField, requiredField, unknownField } from './errors.ts';
+import { AppError, badRequest, invalidField, requiredField, unknownField } from '../errors.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats: string[]) => Ajv;
 

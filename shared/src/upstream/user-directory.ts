@@ -3,8 +3,8 @@
 // /internal/team-owner for whom to alert. Found users are cached (users cannot be
 // renamed); ids not found are asked again each time, so a user created a moment
 // ago is found.
-import { serviceUnavailable } from './errors.ts';
-import { isId } from './ids.ts';
+import { serviceUnavailable } from '../errors.ts';
+import { isId } from '../ids.ts';
 import { ServiceClient } from './service-client.ts';
 
 export interface DirectoryUser {

@@ -1,61 +1,19 @@
-// Transactional outbox without multi-document transactions: a record carries its
-// pending events in its own `outbox` array, written by the same single-document
-// write as the change. A relay publishes them and removes exactly what it published.
+// The outbox relay: publishes the events records carry in their `outbox` array
+// (outbox/fields.ts) and removes exactly what it published.
 //
 // Guarantees: nothing is lost if the process or the broker dies at any point;
 // duplicates only when the process dies between a confirmed publish and the
 // $pullAll (consumers dedupe by event id). Events of one document go out in order;
-// there is no order between documents.
-//
-// Why leases live in their own collection: FerretDB 1.24 runs every update and
-// findAndModify as "read, apply in Go, UPDATE ... WHERE _id = ?" with no isolation,
-// so a lease taken with findOneAndUpdate is not exclusive (two relays both win, and
-// our test saw events published twice), and two concurrent updates of one document
-// can silently lose one of them. A unique-_id insert is atomic there, so leases and
-// locks are inserts into `outbox_leases`. One document lock serializes everything
-// that changes a record: writers take it for their read-modify-write, the relay for
-// its whole drain (read, publish, $pullAll), so nothing undoes anything else.
+// there is no order between documents. The relay drains a document under its
+// document lock (store/lock.ts), the one writers take for their read-modify-write,
+// so nothing undoes anything else.
 import { randomUUID } from 'node:crypto';
 import { context } from '@opentelemetry/api';
 import type { Collection, Db, Document } from 'mongodb';
-import { serviceUnavailable } from './errors.ts';
-import type { DomainEvent } from './events.ts';
-import type { Logger } from './broker.ts';
-import { extractTraceContext } from './telemetry.ts';
-
-export const OUTBOX_LEASES = 'outbox_leases';
-
-export interface OutboxFields {
-  outbox: DomainEvent<any>[];
-  outbox_pending: true;
-}
-
-/** Fields to spread into a new document so its events are written with it. */
-export function outboxOnInsert(events: DomainEvent<any>[]): OutboxFields {
-  return { outbox: events, outbox_pending: true };
-}
-
-/**
- * Adds events to an operator-style update document ({ $set, $inc, ... }) without
- * changing its other effects: `$push` to `outbox` and `$set.outbox_pending = true`.
- */
-export function outboxUpdate<U extends Document>(update: U, events: DomainEvent<any>[]): U {
-  if (events.length === 0) return update;
-  for (const key of Object.keys(update)) {
-    if (!key.startsWith('$')) throw new Error(`outboxUpdate needs an operator update document, got field "${key}"`);
-  }
-  const $set = { ...(update.$set ?? {}), outbox_pending: true };
-  const $push = { ...(update.$push ?? {}) };
-  if ('outbox' in $push) throw new Error('outboxUpdate: the update already pushes to outbox');
-  $push.outbox = { $each: events };
-  return { ...update, $set, $push };
-}
-
-/** Indexes the relay's queries use: outbox_pending on each collection, expiry on the leases. */
-export async function createOutboxIndexes(db: Db, collections: string[]): Promise<void> {
-  for (const name of collections) await db.collection(name).createIndex({ outbox_pending: 1 });
-  await db.collection(OUTBOX_LEASES).createIndex({ expires_at: 1 });
-}
+import type { DomainEvent } from '../events.ts';
+import type { Logger } from '../logger.ts';
+import { DOCUMENT_LOCK_MS, sweepExpiredLocks, tryDocumentLock } from '../store/lock.ts';
+import { extractTraceContext } from '../telemetry.ts';
 
 export interface EventPublisher {
   publish(event: DomainEvent): Promise<void>;
@@ -86,92 +44,7 @@ interface OutboxDoc {
   outbox_pending?: boolean;
 }
 
-interface LeaseDoc {
-  _id: string;
-  owner: string;
-  expires_at: Date;
-}
-
-interface Lease {
-  ids: string[];
-  acquiredAt: number;
-}
-
-/**
- * Leases are time slots: an insert of `<key>:<slot>` and `<key>:<slot+1>` (slot =
- * now / periodMs) succeeds for one holder only, and holding both covers at least
- * periodMs from now. Expired slots are never reused, so no update is needed.
- * Resolves null when someone else holds the key.
- */
-async function tryLease(leases: Collection<LeaseDoc>, key: string, periodMs: number, owner: string): Promise<Lease | null> {
-  const acquiredAt = Date.now();
-  const slot = Math.floor(acquiredAt / periodMs);
-  const ids: string[] = [];
-  for (const s of [slot, slot + 1]) {
-    try {
-      await leases.insertOne({ _id: `${key}:${s}`, owner, expires_at: new Date((s + 1) * periodMs) });
-      ids.push(`${key}:${s}`);
-    } catch (err) {
-      if (ids.length) await leases.deleteMany({ _id: { $in: ids } }).catch(() => {});
-      if ((err as { code?: number }).code === 11000) return null;
-      throw new Error(`lease ${key} failed`, { cause: err });
-    }
-  }
-  return { ids, acquiredAt };
-}
-
-async function releaseLease(leases: Collection<LeaseDoc>, lease: Lease): Promise<void> {
-  await leases.deleteMany({ _id: { $in: lease.ids } });
-}
-
-/**
- * A document lock is exclusive for at least this long; its holder must be done
- * within it, and one that dies blocks the document for at most twice as long.
- * Every holder uses this one period (locks are time-slot keys). Replica clocks
- * must agree to well within it.
- */
-export const DOCUMENT_LOCK_MS = 5000;
-
-export interface DocumentLockOptions {
-  /** Give up (reject) after waiting this long for the lock. Default 5000. */
-  waitMs?: number;
-}
-
-const lockKey = (collection: string, id: unknown) => `lock:${collection}:${String(id)}`;
-const LEASE_SWEEP_MS = 30_000;
-
-/**
- * Runs fn while holding a short exclusive lock on one document, so that writes to
- * it through this function never overwrite each other on FerretDB (see the note at
- * the top). A holder that dies blocks the document for at most 2 × lockMs.
- */
-export async function withDocumentLock<T>(
-  db: Db,
-  collection: string,
-  id: unknown,
-  fn: () => Promise<T>,
-  opts: DocumentLockOptions = {},
-): Promise<T> {
-  const lockMs = DOCUMENT_LOCK_MS;
-  const waitMs = opts.waitMs ?? 5000;
-  const leases = db.collection<LeaseDoc>(OUTBOX_LEASES);
-  const key = lockKey(collection, id);
-  const owner = randomUUID();
-  const deadline = Date.now() + waitMs;
-  let lease = await tryLease(leases, key, lockMs, owner);
-  for (let n = 0; !lease; n++) {
-    if (Date.now() > deadline) {
-      throw serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
-    }
-    await new Promise((r) => setTimeout(r, Math.min(50, 2 + n * 2) * (0.5 + Math.random())));
-    lease = await tryLease(leases, key, lockMs, owner);
-  }
-  try {
-    return await fn();
-  } finally {
-    await releaseLease(leases, lease).catch(() => {}); // expires by itself otherwise
-  }
-}
+const LOCK_SWEEP_MS = 30_000;
 
 async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -188,7 +61,6 @@ export class OutboxRelay {
   private readonly log: Logger;
   private readonly intervalMs: number;
   private readonly batchSize: number;
-  private readonly leases: Collection<LeaseDoc>;
   private readonly owner = randomUUID();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
@@ -196,7 +68,7 @@ export class OutboxRelay {
   private started = false;
   private stopping = false;
   private failing = false;
-  private lastLeaseSweep = 0;
+  private lastLockSweep = 0;
   private readonly scanIntervalMs: number;
   private readonly concurrency: number;
   private lastScan = 0;
@@ -211,7 +83,6 @@ export class OutboxRelay {
     this.batchSize = opts.batchSize ?? 100;
     this.scanIntervalMs = opts.scanIntervalMs ?? 30_000;
     this.concurrency = opts.concurrency ?? 16;
-    this.leases = this.db.collection<LeaseDoc>(OUTBOX_LEASES);
   }
 
   start(): void {
@@ -282,7 +153,7 @@ export class OutboxRelay {
 
   /**
    * Drains the documents named by kicks, several at a time (each under its own
-   * lease, its events in order); those not reached while publishing fails stay
+   * lock, its events in order); those not reached while publishing fails stay
    * named for the next pass.
    */
   private async drainHinted(): Promise<{ ok: boolean; published: number }> {
@@ -303,7 +174,7 @@ export class OutboxRelay {
   }
 
   private async pass(fullScan: boolean): Promise<number> {
-    await this.sweepLeases();
+    await this.sweepLocks();
     const hinted = await this.drainHinted();
     let published = hinted.published;
     if (!hinted.ok) return published;
@@ -322,7 +193,7 @@ export class OutboxRelay {
     let published = 0;
     for (const name of this.collections) {
       const col = this.db.collection<OutboxDoc>(name);
-      // Rounds until a batch yields nothing this relay could take (all drained or leased by others).
+      // Rounds until a batch yields nothing this relay could take (all drained or locked by others).
       for (let round = 0; round < 50; round++) {
         const batch = await col
           .find({ outbox_pending: true }, { projection: { _id: 1 } })
@@ -356,9 +227,9 @@ export class OutboxRelay {
     col: Collection<OutboxDoc>,
     id: OutboxDoc['_id'],
   ): Promise<{ ok: boolean; claimed: boolean; published: number }> {
-    const lease = await tryLease(this.leases, lockKey(name, id), DOCUMENT_LOCK_MS, this.owner);
-    if (!lease) return { ok: true, claimed: false, published: 0 };
-    const within = (fraction: number) => Date.now() - lease.acquiredAt < DOCUMENT_LOCK_MS * fraction;
+    const lock = await tryDocumentLock(this.db, name, id, this.owner);
+    if (!lock) return { ok: true, claimed: false, published: 0 };
+    const within = (fraction: number) => Date.now() - lock.acquiredAt < DOCUMENT_LOCK_MS * fraction;
     try {
       const doc = await col.findOne({ _id: id });
       const events = doc?.outbox ?? [];
@@ -391,8 +262,8 @@ export class OutboxRelay {
       }
       return { ok: true, claimed: true, published: done.length };
     } finally {
-      await releaseLease(this.leases, lease).catch((err) => {
-        this.log.warn({ err, key: lease.ids[0] }, 'outbox lock release failed; it expires by itself');
+      await lock.release().catch((err) => {
+        this.log.warn({ err, collection: name, id }, 'outbox lock release failed; it expires by itself');
       });
     }
   }
@@ -414,11 +285,11 @@ export class OutboxRelay {
     if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
   }
 
-  /** Drops leases left by relays that died (at most once per lease period). */
-  private async sweepLeases(): Promise<void> {
+  /** Drops locks left by holders that died, every LOCK_SWEEP_MS at most. */
+  private async sweepLocks(): Promise<void> {
     const now = Date.now();
-    if (now - this.lastLeaseSweep < LEASE_SWEEP_MS) return;
-    this.lastLeaseSweep = now;
-    await this.leases.deleteMany({ expires_at: { $lt: new Date(now - DOCUMENT_LOCK_MS) } });
+    if (now - this.lastLockSweep < LOCK_SWEEP_MS) return;
+    this.lastLockSweep = now;
+    await sweepExpiredLocks(this.db);
   }
 }

@@ -3,8 +3,8 @@
 // ones, Idempotency-Key on POSTs, and /health over the service's database.
 import type { FastifyInstance } from 'fastify';
 import type { Db } from 'mongodb';
-import { createHttpApp, type HttpAppOptions } from './http.ts';
-import { requireGateway } from './service-auth.ts';
+import { createHttpApp, type HttpAppOptions } from './app.ts';
+import { requireGateway } from './gateway-auth.ts';
 import { idempotentPosts } from './idempotency.ts';
 import { healthRoute } from './health.ts';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { serviceUnavailable } from './errors.ts';
+import { serviceUnavailable } from '../errors.ts';
 
 /** GET /health: 200 when `check` resolves, else 503 in the error envelope. Needs no credential. */
 export function healthRoute(app: FastifyInstance, check: () => Promise<void>): void {

@@ -12,17 +12,9 @@ import {
 } from 'amqplib';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
-import type { DomainEvent } from './events.ts';
-import { extractTraceContext, injectTraceHeaders } from './telemetry.ts';
-
-type LogFn = (obj: object, msg?: string) => void;
-/** The part of a pino logger this module uses. */
-export interface Logger {
-  debug: LogFn;
-  info: LogFn;
-  warn: LogFn;
-  error: LogFn;
-}
+import type { DomainEvent } from '../events.ts';
+import type { Logger } from '../logger.ts';
+import { extractTraceContext, injectTraceHeaders } from '../telemetry.ts';
 
 export interface BrokerOptions {
   url: string;

@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
-import { badRequest, businessRule, conflict } from './errors.ts';
-import { isDuplicateKey } from './orm.ts';
+import { badRequest, businessRule, conflict } from '../errors.ts';
+import { isDuplicateKey } from '../store/duplicate-key.ts';
 
 const HEADER = 'idempotency-key';
 const KEEP_MS = 24 * 3600 * 1000;

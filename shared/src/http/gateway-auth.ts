@@ -1,8 +1,8 @@
 // Services answer only the gateway: every route but those marked public needs the
 // internal credential, and the identity comes only from the gateway's headers.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { unauthorized } from './errors.ts';
-import { readIdentity, type Identity } from './identity.ts';
+import { unauthorized } from '../errors.ts';
+import { readIdentity, type Identity } from '../identity.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

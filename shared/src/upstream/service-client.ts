@@ -1,9 +1,9 @@
 // Calls from one service to another's internal endpoints: the caller's team and
 // user travel in the same headers the gateway sets, with the internal credential.
-import { serviceUnavailable } from './errors.ts';
-import { HEADER } from './identity.ts';
-import { injectTraceHeaders } from './telemetry.ts';
-import type { ListQuery } from './pagination.ts';
+import { serviceUnavailable } from '../errors.ts';
+import { HEADER } from '../identity.ts';
+import { injectTraceHeaders } from '../telemetry.ts';
+import type { ListQuery } from '../http/pagination.ts';
 
 export interface Caller {
   teamId: string;

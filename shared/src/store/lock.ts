@@ -1,0 +1,101 @@
+// A short exclusive lock on one document. FerretDB 1.24 runs every update and
+// findAndModify as "read, apply in Go, UPDATE ... WHERE _id = ?" with no isolation,
+// so two concurrent read-modify-writes of one document can silently lose one of
+// them, whatever the filter says (a version field included), and a lease taken
+// with findOneAndUpdate is not exclusive. A unique-_id insert is atomic there, so
+// locks are inserts into one collection. Everything that changes a record holds
+// its lock: writers for their read-modify-write, the outbox relay for its drain,
+// the time signals for their emit. On MongoDB the same code runs.
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { serviceUnavailable } from '../errors.ts';
+import { isDuplicateKey } from './duplicate-key.ts';
+
+export const LOCKS_COLLECTION = 'document_locks';
+
+/**
+ * A lock is exclusive for at least this long; its holder must be done within it,
+ * and one that dies blocks the document for at most twice as long. Every holder
+ * uses this one period (locks are time-slot keys). Replica clocks must agree to
+ * well within it.
+ */
+export const DOCUMENT_LOCK_MS = 5000;
+
+interface LockDoc {
+  _id: string;
+  owner: string;
+  expires_at: Date;
+}
+
+export interface HeldLock {
+  /** Date.now() when it was taken: the holder is safe until acquiredAt + DOCUMENT_LOCK_MS. */
+  acquiredAt: number;
+  release(): Promise<void>;
+}
+
+export interface DocumentLockOptions {
+  /** Give up (503 "The record is busy") after waiting this long. Default 5000. */
+  waitMs?: number;
+}
+
+const locksOf = (db: Db) => db.collection<LockDoc>(LOCKS_COLLECTION);
+const lockKey = (collection: string, id: unknown) => `lock:${collection}:${String(id)}`;
+
+/**
+ * Locks are time slots: an insert of `<key>:<slot>` and `<key>:<slot+1>` (slot =
+ * now / DOCUMENT_LOCK_MS) succeeds for one holder only, and holding both covers at
+ * least DOCUMENT_LOCK_MS from now. Expired slots are never reused, so no update is
+ * needed. Resolves null at once when someone else holds the document.
+ */
+export async function tryDocumentLock(db: Db, collection: string, id: unknown, owner: string = randomUUID()): Promise<HeldLock | null> {
+  const locks = locksOf(db);
+  const key = lockKey(collection, id);
+  const acquiredAt = Date.now();
+  const slot = Math.floor(acquiredAt / DOCUMENT_LOCK_MS);
+  const ids: string[] = [];
+  for (const s of [slot, slot + 1]) {
+    try {
+      await locks.insertOne({ _id: `${key}:${s}`, owner, expires_at: new Date((s + 1) * DOCUMENT_LOCK_MS) });
+      ids.push(`${key}:${s}`);
+    } catch (err) {
+      if (ids.length) await locks.deleteMany({ _id: { $in: ids } }).catch(() => {});
+      if (isDuplicateKey(err)) return null;
+      throw new Error(`lock ${key} failed`, { cause: err });
+    }
+  }
+  return { acquiredAt, release: () => release(locks, ids) };
+}
+
+async function release(locks: Collection<LockDoc>, ids: string[]): Promise<void> {
+  await locks.deleteMany({ _id: { $in: ids } });
+}
+
+/** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */
+export async function withDocumentLock<T>(db: Db, collection: string, id: unknown, fn: () => Promise<T>, opts: DocumentLockOptions = {}): Promise<T> {
+  const waitMs = opts.waitMs ?? 5000;
+  const owner = randomUUID();
+  const deadline = Date.now() + waitMs;
+  let lock = await tryDocumentLock(db, collection, id, owner);
+  for (let n = 0; !lock; n++) {
+    if (Date.now() > deadline) {
+      const key = lockKey(collection, id);
+      throw serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
+    }
+    await new Promise((r) => setTimeout(r, Math.min(50, 2 + n * 2) * (0.5 + Math.random())));
+    lock = await tryDocumentLock(db, collection, id, owner);
+  }
+  try {
+    return await fn();
+  } finally {
+    await lock.release().catch(() => {}); // expires by itself otherwise
+  }
+}
+
+/** Drops locks left by holders that died (their slots have expired). */
+export async function sweepExpiredLocks(db: Db): Promise<void> {
+  await locksOf(db).deleteMany({ expires_at: { $lt: new Date(Date.now() - DOCUMENT_LOCK_MS) } });
+}
+
+export async function createLockIndexes(db: Db): Promise<void> {
+  await locksOf(db).createIndex({ expires_at: 1 });
+}

@@ -1,0 +1,56 @@
+// Time helpers every domain uses: instants as the API writes them, and calendar
+// days and wall-clock moments in a team's time zone.
+export const DAY_MS = 86_400_000;
+
+/** An instant as the API writes it (ISO 8601 UTC with milliseconds); null stays null. */
+export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+
+/** The calendar day after `date` (YYYY-MM-DD). */
+export function nextDay(date: string): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + 1);
+  return d.toISOString().slice(0, 10);
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's offset from UTC (ms) at instant t (whole seconds). */
+function offsetAt(timeZone: string, t: number): number {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(timeZone, f);
+  }
+  const p = Object.fromEntries(f.formatToParts(t).map(({ type, value }) => [type, Number(value)]));
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - t;
+}
+
+/**
+ * The instant of wall-clock `date` (YYYY-MM-DD) at `time` (HH:mm or HH:mm:ss) in the
+ * IANA zone `timeZone`. Across a DST change it resolves like Temporal's 'compatible':
+ * a time skipped by the change moves forward by the gap, a repeated time is its first
+ * occurrence.
+ */
+export function zonedMoment(date: string, timeZone: string, time = '23:59:59'): Date {
+  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  const t = /^(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(time);
+  const wall = d && t ? Date.UTC(+d[1], +d[2] - 1, +d[3], +t[1], +t[2], +(t[3] ?? 0)) : NaN;
+  // Date.UTC rolls out-of-range parts over (02-30, 24:00): the round trip catches them.
+  if (!d || !t || new Date(wall).toISOString().slice(0, 19) !== `${date}T${t[1]}:${t[2]}:${t[3] ?? '00'}`) {
+    throw new RangeError(`not a wall-clock date and time: ${date} ${time}`);
+  }
+  // Zones change offset at most once within a day either side: try both offsets.
+  const before = offsetAt(timeZone, wall - DAY_MS);
+  const after = offsetAt(timeZone, wall + DAY_MS);
+  const matches = [wall - before, wall - after].filter((u) => u + offsetAt(timeZone, u) === wall);
+  return new Date(matches.length ? Math.min(...matches) : wall - before);
+}
