@@ -3,8 +3,7 @@
 import { MongoClient, type Db } from 'mongodb';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { defineEntity, p } from '@mikro-orm/mongodb';
-import { openOrm, type Orm } from '../src/store/orm.ts';
+import { MikroORM, defineEntity, p } from '@mikro-orm/mongodb';
 import { isDuplicateKey } from '../src/store/duplicate-key.ts';
 
 const url = process.env.MONGO_URL!;
@@ -52,7 +51,8 @@ test('when MikroORM 7 maps an entity, then it creates the indexes, enforces uniq
     },
     uniques: [{ properties: ['team', 'title'] }],
   });
-  const orm: Orm = await openOrm({ url, dbName, entities: [Thing] });
+  const orm = await MikroORM.init({ clientUrl: url, dbName, entities: [Thing], allowGlobalContext: false });
+  await orm.schema.ensureIndexes();
   try {
     const em = orm.em.fork();
     em.create(Thing, { _id: 't1', team: 'x', title: 'A', created_at: new Date(1000) });

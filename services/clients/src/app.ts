@@ -1,18 +1,20 @@
-// The clients service as an app: no listening here (server.ts does that), so tests build it with its real stores.
+// The clients service as an app: no listening here (server.ts does that), so tests
+// build it with their own store and neighbours.
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
-import { Clients, type ClientsDeps } from './domain/clients.ts';
+import type { Clients } from './domain/clients.ts';
 import { clientRoutes } from './routes/clients.ts';
 import { internalRoutes } from './routes/internal.ts';
 
-export interface ClientsAppOptions extends ClientsDeps, Omit<ServiceAppOptions, 'name' | 'db'> {}
+export interface ClientsAppOptions extends Omit<ServiceAppOptions, 'name'> {
+  clients: Clients;
+}
 
 export function buildClientsApp(opts: ClientsAppOptions): FastifyInstance {
-  const app = createServiceApp({ ...opts, name: 'clients', db: opts.orm.em.getConnection().getDb() });
-  const clients = new Clients(opts);
+  const app = createServiceApp({ ...opts, name: 'clients' });
   app.register(async (scope) => {
-    clientRoutes(scope, clients);
-    internalRoutes(scope, clients);
+    clientRoutes(scope, opts.clients);
+    internalRoutes(scope, opts.clients);
   });
   return app;
 }

@@ -1,15 +1,18 @@
 import { runService } from '@lpm/shared/service/runner';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { ClientEntity } from './data/client-entity.ts';
-import { casesServiceDirectory } from './domain/case-directory.ts';
+import { ClientsRepository } from './data/clients-repository.ts';
+import { Clients } from './domain/clients.ts';
+import { CasesService } from './upstream/cases-service.ts';
 import { buildClientsApp } from './app.ts';
 
 await runService({
   name: 'clients',
   entities: [ClientEntity],
   outboxCollections: ['clients'],
-  build: ({ config, logger, orm, relay }) => {
-    const cases = casesServiceDirectory(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
-    return { app: buildClientsApp({ orm, relay, cases, internalToken: config.internalToken, loggerInstance: logger }) };
+  build: ({ config, logger, db, relay }) => {
+    const cases = new CasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
+    const clients = new Clients({ clients: new ClientsRepository(db, relay), cases });
+    return { app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }) };
   },
 });

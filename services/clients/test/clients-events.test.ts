@@ -37,7 +37,7 @@ beforeAll(async () => {
 
   let relayRef: OutboxRelay | undefined;
   sut = await startClients({ relay: { kick: (collection, id) => relayRef?.kick(collection, id) } });
-  const db = sut.orm.em.getConnection().getDb();
+  const db = sut.db;
   await createOutboxIndexes(db, ['clients']);
   relay = new OutboxRelay({ db, collections: ['clients'], publisher: broker, logger, intervalMs: 200 });
   relayRef = relay;

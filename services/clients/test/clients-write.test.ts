@@ -1,11 +1,12 @@
 import { startClients, identity, INTERNAL_TOKEN, type ClientsUnderTest } from './helper.ts';
-import type { CaseDirectory } from '../src/domain/case-directory.ts';
+import type { ClientCases } from '../src/upstream/cases-service.ts';
+import { expectError } from '../../../test/support/api.ts';
 import type { Identity } from '@lpm/shared/identity';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const withActiveCases = new Set<string>();
-const cases: CaseDirectory = {
+const cases: ClientCases = {
   countByClient: async (_team, ids) => new Map(ids.map((id) => [id, withActiveCases.has(id) ? 1 : 0])),
   hasActiveCases: async (_team, id) => withActiveCases.has(id),
   listForClient: async () => ({ items: [], total: 0 }),
@@ -25,16 +26,6 @@ afterAll(async () => {
 
 const post = (payload: unknown, as = who) => sut.call(as, { method: 'POST', url: '/v1/clients', payload: payload as object });
 const put = (id: string, payload: unknown, as = who) => sut.call(as, { method: 'PUT', url: `/v1/clients/${id}`, payload: payload as object });
-
-function expectError(res: Awaited<ReturnType<typeof post>>, status: number, code: string, message: string) {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(body.success).toBe(false);
-  expect(body.error.code).toBe(code);
-  expect(body.error.message).toBe(message);
-  expect(typeof body.error.details).toBe('object');
-  return body.error;
-}
 
 describe('POST /v1/clients', () => {
   test('when a PF client is created, then 201 returns the full PF shape, active, with no cases', async () => {

@@ -1,14 +1,20 @@
+// The clients app in process on its own database, with the cases service faked.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { openOrm, type Orm } from '@lpm/shared/store/orm';
-import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
+import type { Db } from 'mongodb';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
+import type { Relay } from '@lpm/shared/store/record-store';
+import { openStore } from '@lpm/shared/store/orm';
+import { callAs } from '../../../test/support/api.ts';
 import { buildClientsApp } from '../src/app.ts';
 import { ClientEntity } from '../src/data/client-entity.ts';
-import type { CaseDirectory } from '../src/domain/case-directory.ts';
+import { ClientsRepository } from '../src/data/clients-repository.ts';
+import { Clients } from '../src/domain/clients.ts';
+import type { ClientCases } from '../src/upstream/cases-service.ts';
 
 /** A team with no cases, for tests that do not involve the cases service. */
-export const noCases: CaseDirectory = {
+export const noCases: ClientCases = {
   countByClient: async (_who, clientIds) => new Map(clientIds.map((id) => [id, 0])),
   hasActiveCases: async () => false,
   listForClient: async () => ({ items: [], total: 0 }),
@@ -22,36 +28,33 @@ export function identity(scopes: Identity['scopes'] = ['read', 'write', 'admin']
 
 export interface ClientsUnderTest {
   app: FastifyInstance;
-  orm: Orm;
+  db: Db;
   kicks: number;
   call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
 /** The clients app on its own FerretDB database; `relay` defaults to a counter of nudges. */
-export async function startClients(opts: { cases?: CaseDirectory; relay?: { kick(collection: string, id: string): void } } = {}): Promise<ClientsUnderTest> {
-  const orm = await openOrm({
+export async function startClients(opts: { cases?: ClientCases; relay?: Relay } = {}): Promise<ClientsUnderTest> {
+  const store = await openStore({
     url: process.env.MONGO_URL!,
     dbName: `${process.env.MONGO_DB_PREFIX}clients_${randomBytes(4).toString('hex')}`,
     entities: [ClientEntity],
   });
+  const relay = opts.relay ?? { kick: () => void sut.kicks++ };
+  const clients = new Clients({ clients: new ClientsRepository(store.db, relay), cases: opts.cases ?? noCases });
+  const app = buildClientsApp({ clients, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   const sut: ClientsUnderTest = {
-    app: undefined as unknown as FastifyInstance,
-    orm,
+    app,
+    db: store.db,
     kicks: 0,
-    call: (who, injectOpts) =>
-      sut.app.inject({
-        ...injectOpts,
-        headers: { ...identityHeaders(who, INTERNAL_TOKEN), ...(injectOpts.headers ?? {}) },
-      }),
+    call: callAs(() => app, INTERNAL_TOKEN),
     close: async () => {
-      await sut.app.close();
-      await orm.em.getConnection().getDb().dropDatabase();
-      await orm.close();
+      await app.close();
+      await store.db.dropDatabase();
+      await store.close();
     },
   };
-  const relay = opts.relay ?? { kick: () => void sut.kicks++ };
-  sut.app = buildClientsApp({ orm, relay, cases: opts.cases ?? noCases, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
-  await sut.app.ready();
+  await app.ready();
   return sut;
 }

@@ -1,10 +1,12 @@
 // List parameters shared by every list endpoint (decisions §2).
 import { paginationBlock, type Pagination } from './envelope.ts';
+import type { ObjectOf, Schema } from './schemas.ts';
 
-export interface ListQuery {
+/** page and limit always hold a value once validated (their defaults). */
+export interface ListQuery<S extends string = string> {
   page: number;
   limit: number;
-  sort?: string;
+  sort?: S | `-${S}`;
 }
 
 export interface SortSpec {
@@ -13,7 +15,10 @@ export interface SortSpec {
 }
 
 /** Query-string schema with page, limit, sort (restricted to `sortFields`) plus the list's own filters. */
-export function listQuerySchema(sortFields: readonly string[], filters: Record<string, object> = {}) {
+export function listQuerySchema<const S extends string, F extends Record<string, Schema<any>> = {}>(
+  sortFields: readonly S[],
+  filters: F = {} as F,
+): Schema<ListQuery<S> & ObjectOf<F, never>> {
   return {
     type: 'object',
     properties: {

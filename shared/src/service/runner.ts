@@ -4,7 +4,8 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
 import { readConfig, str, url, duration, platformSettings } from '../config.ts';
-import { openOrm, type Orm } from '../store/orm.ts';
+import { openStore } from '../store/orm.ts';
+import type { Db } from 'mongodb';
 import { Broker, type ConsumerHandle } from '../messaging/broker.ts';
 import { OutboxRelay } from '../outbox/relay.ts';
 import { createOutboxIndexes } from '../outbox/fields.ts';
@@ -43,7 +44,8 @@ export type ServiceConfig = ReturnType<typeof readServiceConfig>;
 export interface ServiceRuntime {
   config: ServiceConfig;
   logger: FastifyBaseLogger;
-  orm: Orm;
+  /** The service's database; repositories in data/ are built on it. */
+  db: Db;
   broker: Broker;
   /** Nudges the outbox relay to publish the events just written to this document. */
   relay: { kick(collection: string, id: string): void };
@@ -81,14 +83,14 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   const config = readServiceConfig(def.name);
   const logger = createLogger(def.name, config.logLevel);
   const telemetry = startTelemetry({ serviceName: def.name });
-  const orm = await openOrm({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities });
-  const db = orm.em.getConnection().getDb();
+  const store = await openStore({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities });
+  const db = store.db;
   await createOutboxIndexes(db, def.outboxCollections);
 
   let relay: OutboxRelay | undefined;
   const relayHandle = { kick: (collection: string, id: string) => relay?.kick(collection, id) };
   const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name });
-  const { app, background = [] } = def.build({ config, logger, orm, broker, relay: relayHandle });
+  const { app, background = [] } = def.build({ config, logger, db, broker, relay: relayHandle });
   relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
   relay.start();
   for (const task of background) await task.start();
@@ -98,7 +100,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
     for (const task of [...background].reverse()) await task.stop();
     await relay?.stop();
     await broker.close();
-    await orm.close();
+    await store.close();
     await telemetry.shutdown();
   });
 

@@ -1,11 +1,21 @@
-// MikroORM for MongoDB (and FerretDB, which speaks its wire protocol): one ORM per
-// service database, indexes declared on the entities and created at start.
-import { MikroORM, type Options } from '@mikro-orm/mongodb';
-import type { Collection, Document } from 'mongodb';
+// One way to use MikroORM everywhere (docs/architecture.md, "The store"): entity
+// definitions declare each collection's fields and indexes, the record types are
+// inferred from them, and the indexes are created at start. Reads and writes go
+// through the driver's Db in repositories, because an outbox write must be one
+// atomic single-document update with the change (a $push beside the $set), which
+// the EntityManager's unit of work does not express.
+import { MikroORM, p, type InferEntity, type Options } from '@mikro-orm/mongodb';
+import type { Db } from 'mongodb';
+import type { DomainEvent } from '../events.ts';
 
-export type Orm = MikroORM;
+export interface Store {
+  /** The service's database (MikroORM's own connection). */
+  db: Db;
+  close(): Promise<void>;
+}
 
-export async function openOrm(opts: { url: string; dbName: string; entities: Options['entities'] }): Promise<Orm> {
+/** Connects to one service database and creates the indexes its entities declare. */
+export async function openStore(opts: { url: string; dbName: string; entities: Options['entities'] }): Promise<Store> {
   const orm = await MikroORM.init({
     clientUrl: opts.url,
     dbName: opts.dbName,
@@ -13,11 +23,20 @@ export async function openOrm(opts: { url: string; dbName: string; entities: Opt
     allowGlobalContext: false,
     debug: false,
   });
-  await orm.schema.ensureIndexes();
-  return orm;
+  try {
+    await orm.schema.ensureIndexes();
+  } catch (e) {
+    await orm.close();
+    throw e;
+  }
+  return { db: orm.em.getConnection().getDb(), close: () => orm.close() };
 }
 
-/** The driver's collection, for single-document atomic updates ($push of outbox events with the change). */
-export function collectionOf<T extends Document = Document>(orm: Orm, name: string): Collection<T> {
-  return orm.em.getConnection().getCollection(name) as unknown as Collection<T>;
-}
+/** The properties of an entity whose documents carry an outbox (outbox/fields.ts). */
+export const outboxProperties = {
+  outbox: p.json<DomainEvent[]>().lazy(),
+  outbox_pending: p.boolean().nullable().lazy(),
+};
+
+/** A stored record's type, inferred from its entity definition, without the outbox. */
+export type RecordOf<E> = Omit<InferEntity<E>, keyof typeof outboxProperties>;

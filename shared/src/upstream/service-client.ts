@@ -48,24 +48,48 @@ export class ServiceClient {
         signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000),
       });
     } catch (e) {
-      throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: e });
+      throw this.unavailable(e);
     }
     const text = await res.text();
     if (res.status >= 500) {
-      throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`) });
+      throw this.unavailable(new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`));
     }
     try {
       return { status: res.status, body: text ? (JSON.parse(text) as T) : (undefined as T) };
     } catch (e) {
-      throw serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause: e });
+      throw this.unavailable(e);
     }
+  }
+
+  /**
+   * The `data` of a 200 answer that `valid` accepts; a 404 is null when `notFound`
+   * is 'null'. Any other answer (another status, no data, a shape `valid` refuses)
+   * is a 503 for our own caller, like no answer at all.
+   */
+  async data<T>(who: Caller, method: 'GET' | 'POST', path: string, valid: (data: unknown) => data is T, body?: unknown): Promise<T> {
+    const res = await this.request<{ data?: unknown } | null>(who, method, path, body);
+    const data = res.body?.data;
+    if (res.status !== 200 || !valid(data)) throw this.unavailable(new Error(`${method} ${path} answered ${res.status} without the expected data`));
+    return data;
   }
 
   /** One page of another service's internal list endpoint (`path` without a query string). */
   async page<T>(who: Caller, path: string, q: ListQuery): Promise<{ items: T[]; total: number }> {
     const params = new URLSearchParams({ page: String(q.page), limit: String(q.limit), ...(q.sort ? { sort: q.sort } : {}) });
-    const res = await this.request<{ data: T[]; pagination: { total: number } }>(who, 'GET', `${path}?${params}`);
-    if (res.status !== 200) throw new Error(`${this.opts.name} service answered ${res.status} to GET ${path}`);
-    return { items: res.body.data, total: res.body.pagination.total };
+    const res = await this.request<{ data?: unknown; pagination?: { total?: unknown } } | null>(who, 'GET', `${path}?${params}`);
+    const items = res.body?.data;
+    const total = res.body?.pagination?.total;
+    if (res.status !== 200 || !Array.isArray(items) || typeof total !== 'number') {
+      throw this.unavailable(new Error(`GET ${path} answered ${res.status} without a page`));
+    }
+    return { items, total };
+  }
+
+  /** The 503 our caller gets when this service cannot answer as it should. */
+  unavailable(cause: unknown) {
+    return serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause });
   }
 }
+
+/** A JSON object (not an array, not null): the start of every answer check. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import type { DomainEvent } from '@lpm/shared/events';
+import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 
 export interface Address {
   street: string | null;
@@ -18,41 +18,40 @@ export const ClientEntity = defineEntity({
   properties: {
     _id: p.string().primary(),
     team_id: p.string(),
-    type: p.string(),
+    type: p.enum(['PF', 'PJ'] as const),
     name: p.string(),
-    email: p.string().nullable(),
-    phone: p.string().nullable(),
-    whatsapp: p.string().nullable(),
-    segment: p.string().nullable(),
-    status: p.string(),
-    address: p.json<Address>().nullable(),
-    notes: p.string().nullable(),
+    email: p.string().strictNullable(),
+    phone: p.string().strictNullable(),
+    whatsapp: p.string().strictNullable(),
+    segment: p.string().strictNullable(),
+    status: p.enum(['active', 'inactive'] as const),
+    address: p.json<Address>().strictNullable(),
+    notes: p.string().strictNullable(),
     tags: p.json<string[]>(),
     metadata: p.json<Record<string, unknown>>(),
-    cpf: p.string().nullable(),
-    rg: p.string().nullable(),
-    birth_date: p.string().nullable(),
-    gender: p.string().nullable(),
-    marital_status: p.string().nullable(),
-    nationality: p.string().nullable(),
-    profession: p.string().nullable(),
-    legal_name: p.string().nullable(),
-    trade_name: p.string().nullable(),
-    cnpj: p.string().nullable(),
-    state_registration: p.string().nullable(),
-    contact_person: p.string().nullable(),
-    deactivated_at: p.datetime().nullable(),
+    cpf: p.string().strictNullable(),
+    rg: p.string().strictNullable(),
+    birth_date: p.string().strictNullable(),
+    gender: p.string().strictNullable(),
+    marital_status: p.string().strictNullable(),
+    nationality: p.string().strictNullable(),
+    profession: p.string().strictNullable(),
+    legal_name: p.string().strictNullable(),
+    trade_name: p.string().strictNullable(),
+    cnpj: p.string().strictNullable(),
+    state_registration: p.string().strictNullable(),
+    contact_person: p.string().strictNullable(),
+    deactivated_at: p.datetime().strictNullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
     version: p.integer(),
     // Derived, for search and sorting without collation (FerretDB has none).
     search_text: p.string(),
-    document_digits: p.string().nullable(),
+    document_digits: p.string().strictNullable(),
     name_sort: p.string(),
     // Unique per team: "cpf:<digits>", "cnpj:<chars>", or "none:<id>" when there is no document.
     document_key: p.string(),
-    outbox: p.json<DomainEvent[]>().lazy(),
-    outbox_pending: p.boolean().nullable().lazy(),
+    ...outboxProperties,
   },
   indexes: [
     { properties: ['team_id', 'created_at'] },
@@ -63,38 +62,4 @@ export const ClientEntity = defineEntity({
   uniques: [{ properties: ['team_id', 'document_key'] }],
 });
 
-export interface ClientRecord {
-  _id: string;
-  team_id: string;
-  type: 'PF' | 'PJ';
-  name: string;
-  email: string | null;
-  phone: string | null;
-  whatsapp: string | null;
-  segment: string | null;
-  status: 'active' | 'inactive';
-  address: Address | null;
-  notes: string | null;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  cpf: string | null;
-  rg: string | null;
-  birth_date: string | null;
-  gender: string | null;
-  marital_status: string | null;
-  nationality: string | null;
-  profession: string | null;
-  legal_name: string | null;
-  trade_name: string | null;
-  cnpj: string | null;
-  state_registration: string | null;
-  contact_person: string | null;
-  deactivated_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  version: number;
-  search_text: string;
-  document_digits: string | null;
-  name_sort: string;
-  document_key: string;
-}
+export type ClientRecord = RecordOf<typeof ClientEntity>;

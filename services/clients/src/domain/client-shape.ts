@@ -1,5 +1,6 @@
 // Field sets of PF and PJ clients and the read shapes built from a stored record.
 import { foldText } from '@lpm/shared/text';
+import { iso } from '@lpm/shared/time';
 import type { Address, ClientRecord } from '../data/client-entity.ts';
 
 export const CLIENT_TYPES = ['PF', 'PJ'] as const;
@@ -14,14 +15,25 @@ export const ADDRESS_PARTS = ['street', 'number', 'complement', 'neighborhood', 
 
 export type ClientType = (typeof CLIENT_TYPES)[number];
 
-export const fieldsOfType = (type: ClientType): readonly string[] => (type === 'PF' ? PF_FIELDS : PJ_FIELDS);
-export const fieldsOfOtherType = (type: ClientType): readonly string[] => (type === 'PF' ? PJ_FIELDS : PF_FIELDS);
+/** The fields only one type of client has. */
+type TypeField = (typeof PF_FIELDS)[number] | (typeof PJ_FIELDS)[number];
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+export const fieldsOfType = (type: ClientType): readonly TypeField[] => (type === 'PF' ? PF_FIELDS : PJ_FIELDS);
+export const fieldsOfOtherType = (type: ClientType): readonly TypeField[] => (type === 'PF' ? PJ_FIELDS : PF_FIELDS);
 
 export function completeAddress(a: Partial<Address> | null | undefined): Address | null {
   if (!a) return null;
-  return Object.fromEntries(ADDRESS_PARTS.map((k) => [k, a[k] ?? null])) as unknown as Address;
+  const { street, number, complement, neighborhood, city, state, zip_code, country } = a;
+  return {
+    street: street ?? null,
+    number: number ?? null,
+    complement: complement ?? null,
+    neighborhood: neighborhood ?? null,
+    city: city ?? null,
+    state: state ?? null,
+    zip_code: zip_code ?? null,
+    country: country ?? null,
+  };
 }
 
 /** Document without punctuation: CPF digits, CNPJ characters in upper case. */
@@ -33,7 +45,7 @@ export function documentKey(r: Pick<ClientRecord, '_id' | 'type' | 'cpf' | 'cnpj
 }
 
 /** The derived fields kept in step with the record on every write. */
-export function derivedFields(r: ClientRecord): Pick<ClientRecord, 'search_text' | 'document_digits' | 'name_sort' | 'document_key'> {
+export function derivedFields(r: Pick<ClientRecord, '_id' | 'type' | 'name' | 'email' | 'cpf' | 'cnpj'>): Pick<ClientRecord, 'search_text' | 'document_digits' | 'name_sort' | 'document_key'> {
   const doc = r.type === 'PF' ? r.cpf : r.cnpj;
   return {
     search_text: foldText([r.name, r.email, doc].filter(Boolean).join(' | ')),
@@ -44,7 +56,7 @@ export function derivedFields(r: ClientRecord): Pick<ClientRecord, 'search_text'
 }
 
 export function detailShape(r: ClientRecord, casesCount: number) {
-  const typeFields = Object.fromEntries(fieldsOfType(r.type).map((f) => [f, r[f as keyof ClientRecord] ?? null]));
+  const typeFields = Object.fromEntries(fieldsOfType(r.type).map((f) => [f, r[f] ?? null]));
   return {
     id: r._id,
     type: r.type,

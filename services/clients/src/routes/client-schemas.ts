@@ -1,4 +1,4 @@
-import { date, email, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/http/schemas';
+import { date, email, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS, PF_FIELDS, PJ_FIELDS } from '../domain/client-shape.ts';
 
@@ -6,8 +6,9 @@ const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';
 // Since July 2026 the first 12 positions of a CNPJ may be letters; the check digits stay numeric.
 const CNPJ = '^[0-9A-Za-z]{2}\\.[0-9A-Za-z]{3}\\.[0-9A-Za-z]{3}/[0-9A-Za-z]{4}-\\d{2}$';
 
+const part = () => nullable(text());
 const address = nullable(
-  object(Object.fromEntries(ADDRESS_PARTS.map((part) => [part, nullable(text())]))),
+  object({ street: part(), number: part(), complement: part(), neighborhood: part(), city: part(), state: part(), zip_code: part(), country: part() }),
 );
 
 const phone = text(40);
@@ -23,7 +24,7 @@ const clientFields = {
   notes: nullable(longText()),
   tags: nullable(stringList()),
   metadata: nullable(metadata()),
-  cpf: nullable({ type: 'string', pattern: CPF, 'x-message': 'Invalid CPF format' }),
+  cpf: nullable(typed<string>({ type: 'string', pattern: CPF, 'x-message': 'Invalid CPF format' })),
   rg: nullable(text(40)),
   birth_date: nullable(date()),
   gender: nullable(enumOf(GENDERS, 'Invalid gender')),
@@ -32,7 +33,7 @@ const clientFields = {
   profession: nullable(text(200)),
   legal_name: nullable(name()),
   trade_name: nullable(name()),
-  cnpj: nullable({ type: 'string', pattern: CNPJ, 'x-message': 'Invalid CNPJ format' }),
+  cnpj: nullable(typed<string>({ type: 'string', pattern: CNPJ, 'x-message': 'Invalid CNPJ format' })),
   state_registration: nullable(text(40)),
   contact_person: nullable(text(500)),
 };
@@ -48,7 +49,7 @@ export const updateClientBody = object({
   ...clientFields,
 });
 
-export const clientIdParams = object({ id: { type: 'string', maxLength: 100 } }, ['id']);
+export const clientIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
 export const listClientsQuery = listQuerySchema(['created_at', 'updated_at', 'name'], {
   type: enumOf(CLIENT_TYPES, 'Invalid type'),
@@ -56,6 +57,10 @@ export const listClientsQuery = listQuerySchema(['created_at', 'updated_at', 'na
   segment: enumOf(SEGMENTS, 'Invalid segment'),
   search: text(200),
 });
+
+export type CreateClientBody = Static<typeof createClientBody>;
+export type UpdateClientBody = Static<typeof updateClientBody>;
+export type ClientListQuery = Static<typeof listClientsQuery>;
 
 export const clientCasesQuery = listQuerySchema(['created_at', 'updated_at', 'title', 'priority', 'sla_date']);
 

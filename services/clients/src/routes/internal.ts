@@ -2,11 +2,11 @@
 // credential like the gateway does; these routes are not in the public document.
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
+import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Clients } from '../domain/clients.ts';
 import { clientIdParams } from './client-schemas.ts';
 
-export function internalRoutes(app: FastifyInstance, clients: Clients): void {
-  app.get<{ Params: { id: string } }>('/internal/clients/:id', { schema: { hide: true, params: clientIdParams } }, async (req) =>
-    ok(await clients.facts(req.identity, req.params.id)),
-  );
+export function internalRoutes(fastify: FastifyInstance, clients: Clients): void {
+  const app = fastify.withTypeProvider<SchemaTypes>();
+  app.get('/internal/clients/:id', { schema: { hide: true, params: clientIdParams } }, async (req) => ok(await clients.facts(req.identity, req.params.id)));
 }

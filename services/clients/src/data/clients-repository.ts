@@ -1,0 +1,49 @@
+// Clients in the store: the record store for writes (outbox, lock, version,
+// duplicate document), and the list query with search and sorting on the fields
+// derived for a store without collation.
+import type { Db, Filter } from 'mongodb';
+import type { ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort } from '@lpm/shared/http/pagination';
+import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import { escapeRegex, foldText } from '@lpm/shared/text';
+import { clientNotFound, duplicateDocument } from '../domain/client-errors.ts';
+import type { ClientRecord } from './client-entity.ts';
+
+export interface ClientFilter {
+  type?: ClientRecord['type'];
+  status?: ClientRecord['status'];
+  segment?: string;
+  search?: string;
+}
+
+const SORT_FIELD: Record<string, keyof ClientRecord> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
+
+export class ClientsRepository extends RecordStore<ClientRecord> {
+  constructor(db: Db, relay: Relay) {
+    super({ db, relay, collection: 'clients', idKind: 'cli', noun: 'client', notFound: clientNotFound, duplicate: (r) => duplicateDocument(r.type) });
+  }
+
+  /** One page of the team's clients and how many match in all. */
+  async list(teamId: string, f: ClientFilter, q: ListQuery): Promise<{ records: ClientRecord[]; total: number }> {
+    const filter: Filter<ClientRecord> = { team_id: teamId };
+    if (f.type) filter.type = f.type;
+    if (f.status) filter.status = f.status;
+    if (f.segment) filter.segment = f.segment;
+    const search = f.search?.trim();
+    if (search) {
+      const or: Filter<ClientRecord>[] = [{ search_text: new RegExp(escapeRegex(foldText(search))) }];
+      const bare = search.replace(/[\s.\-/]/g, '');
+      if (/^\d+$/.test(bare)) or.push({ document_digits: new RegExp(escapeRegex(bare)) });
+      filter.$or = or;
+    }
+    const sort = parseSort(q.sort, '-created_at');
+    const { skip, limit } = pageWindow(q);
+    const [records, total] = await Promise.all([
+      this.collection
+        .find<ClientRecord>(filter, { projection: this.projection(), sort: { [SORT_FIELD[sort.field]]: sort.direction, _id: sort.direction }, skip, limit })
+        .toArray(),
+      this.collection.countDocuments(filter),
+    ]);
+    return { records, total };
+  }
+}

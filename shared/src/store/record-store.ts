@@ -1,0 +1,130 @@
+// The data layer of a record that carries its events in an outbox: the one place
+// where a service's records meet the store's quirks. A write stores the record and
+// its events in one document write, then nudges the relay. A read-modify-write
+// holds the document lock (store/lock.ts: FerretDB 1.24 does not isolate
+// concurrent updates of one document) and writes only if the version it read is
+// still there. A unique index that refuses a write becomes the domain's error.
+// Repositories in each service's `data/` build on it; domain code sees only them.
+import type { Collection, Db, Document, Filter } from 'mongodb';
+import { serviceUnavailable, type AppError } from '../errors.ts';
+import type { DomainEvent } from '../events.ts';
+import { isId, type IdKind } from '../ids.ts';
+import { outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
+import { isDuplicateKey } from './duplicate-key.ts';
+import { withDocumentLock } from './lock.ts';
+
+/** What every record with an outbox has. */
+export interface OwnedRecord {
+  _id: string;
+  team_id: string;
+  version: number;
+}
+
+export interface Relay {
+  kick(collection: string, id: string): void;
+}
+
+export interface RecordStoreOptions<R extends OwnedRecord> {
+  db: Db;
+  collection: string;
+  relay: Relay;
+  /** Ids not of this kind name no record: answered as not found without a query. */
+  idKind: IdKind;
+  /** The record's name in messages ("The client changed during the update; retry"). */
+  noun: string;
+  notFound: () => AppError;
+  /** The domain's error when a unique index refuses the record (the record as it was to be written). */
+  duplicate?: (record: R) => AppError;
+  /** Fields left out of every read unless asked for (large ones, such as a timeline). */
+  heavy?: readonly (keyof R & string)[];
+}
+
+/** What an update writes: the fields to set (the version is bumped here) and the events to append. */
+export interface Write<R> {
+  set: Partial<R>;
+  events: DomainEvent[];
+}
+
+/** What an update's change function returns: the answer, and the write if anything changed. */
+export interface Outcome<R, T> {
+  result: T;
+  write?: Write<R>;
+}
+
+const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0 } as const;
+
+export class RecordStore<R extends OwnedRecord> {
+  private readonly opts: RecordStoreOptions<R>;
+  /** For the repository's own queries (lists, counts); writes go through insert and update. */
+  readonly collection: Collection<R>;
+  /** Writes carry outbox fields the record type does not name. */
+  private readonly documents: Collection<{ _id: string }>;
+
+  constructor(opts: RecordStoreOptions<R>) {
+    this.opts = opts;
+    this.collection = opts.db.collection<R>(opts.collection);
+    this.documents = opts.db.collection<{ _id: string }>(opts.collection);
+  }
+
+  /** The projection of every read: the outbox never leaves the store, heavy fields only when asked for. */
+  projection(withFields: readonly (keyof R & string)[] = []): Document {
+    const omit: Document = { ...OUTBOX_FIELDS };
+    for (const f of this.opts.heavy ?? []) if (!withFields.includes(f)) omit[f] = 0;
+    return omit;
+  }
+
+  /** The team's record, or the domain's not-found error. */
+  async get(teamId: string, id: string, withFields: readonly (keyof R & string)[] = []): Promise<R> {
+    if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
+    const filter = { _id: id, team_id: teamId } as Filter<R>;
+    const found = await this.collection.findOne<R>(filter, { projection: this.projection(withFields) });
+    if (!found) throw this.opts.notFound();
+    return found;
+  }
+
+  /** Stores a new record with its events. */
+  async insert(record: R, events: DomainEvent[]): Promise<void> {
+    try {
+      await this.documents.insertOne({ ...record, ...outboxOnInsert(events) });
+    } catch (e) {
+      throw this.refused(e, record);
+    }
+    this.opts.relay.kick(this.opts.collection, record._id);
+  }
+
+  /**
+   * Reads the team's record under its document lock, lets `change` decide, and
+   * writes what it returns (fields and events in one write, the version bumped)
+   * only if no one changed the record meanwhile. Resolves with `change`'s result.
+   */
+  async update<T>(
+    teamId: string,
+    id: string,
+    change: (current: R) => Promise<Outcome<R, T>>,
+    withFields: readonly (keyof R & string)[] = [],
+  ): Promise<T> {
+    if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
+    return withDocumentLock(this.opts.db, this.opts.collection, id, async () => {
+      const current = await this.get(teamId, id, withFields);
+      const { result, write } = await change(current);
+      if (write) await this.write(current, write);
+      return result;
+    });
+  }
+
+  private async write(current: R, { set, events }: Write<R>): Promise<void> {
+    const filter = { _id: current._id, team_id: current.team_id, version: current.version };
+    const update = outboxUpdate({ $set: { ...set, version: current.version + 1 } }, events);
+    try {
+      const res = await this.documents.updateOne(filter, update);
+      if (res.matchedCount === 0) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
+    } catch (e) {
+      throw this.refused(e, { ...current, ...set });
+    }
+    this.opts.relay.kick(this.opts.collection, current._id);
+  }
+
+  private refused(e: unknown, record: R): unknown {
+    return isDuplicateKey(e) && this.opts.duplicate ? this.opts.duplicate(record) : e;
+  }
+}

@@ -1,0 +1,22 @@
+// Helpers every API test uses, whether it calls an app in process (inject) or a
+// running system (fetch through the gateway).
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
+
+/** An answer as tests see it: from `app.inject`, or `{ status, body }` from a running system. */
+export type Answer = LightMyRequestResponse | { status: number; body: any };
+
+/** Asserts the error envelope (status, code, exact message, details object) and returns its `error`. */
+export function expectError(res: Answer, status: number, code: string, message: string) {
+  const body = 'json' in res ? res.json() : res.body;
+  const actual = 'statusCode' in res ? res.statusCode : res.status;
+  expect({ status: actual, success: body?.success, code: body?.error?.code, message: body?.error?.message }).toEqual({ status, success: false, code, message });
+  expect(typeof body.error.details).toBe('object');
+  return body.error;
+}
+
+/** A service app called in process as the gateway would call it, for `who`. */
+export function callAs(app: () => FastifyInstance, internalToken: string) {
+  return (who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse> =>
+    app().inject({ ...opts, headers: { ...identityHeaders(who, internalToken), ...(opts.headers ?? {}) } });
+}
