@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
-import { SERVICE_PORTS, type ServiceName } from '../shared/src/service/runner.ts';
+import { SERVICE_NAMES, SERVICE_PORTS } from '../shared/src/service/runner.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const gatewayPort = Number(process.env.PORT ?? 8080);
@@ -104,8 +104,8 @@ if (!env.MONGO_URL) {
 }
 
 // Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order.
-const services = Object.keys(SERVICE_PORTS) as ServiceName[];
-const deployed: ServiceName[] = [];
+const services = SERVICE_NAMES;
+const deployed: typeof SERVICE_NAMES = [];
 // Every URL is set before any service starts: services ask each other.
 services.forEach((name, i) => (env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${gatewayPort + 1 + i}`));
 services.forEach((name, i) => {

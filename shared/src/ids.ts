@@ -1,6 +1,6 @@
 import { ulid } from 'ulid';
 
-export type IdKind = 'deal' | 'cli' | 'act' | 'case' | 'fin' | 'wh' | 'evt' | 'team' | 'user' | 'key' | 'dlv';
+export type IdKind = 'deal' | 'cli' | 'act' | 'case' | 'fin' | 'wh' | 'evt' | 'team' | 'user' | 'key' | 'dlv' | 'job';
 
 const ULID_RE = /^[0-9a-hjkmnp-tv-z]{26}$/;
 

@@ -1,4 +1,5 @@
-// The cases service as an app: no listening here (server.ts does that), so tests build it with its real stores.
+// The cases service as an app: no listening here (server.ts does that), so tests
+// build it with their own store and neighbours.
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
 import type { Cases } from './domain/cases.ts';

@@ -2,6 +2,7 @@
 // cases as processes on the test run's FerretDB and RabbitMQ), with real keys.
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
 import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
+import { expectError } from '../../../test/support/api.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -18,12 +19,6 @@ const createCase = async (body: Record<string, unknown>, key = t.api_key) => {
   expect(res.status).toBe(201);
   return res.body.data;
 };
-
-function expectError(res: { status: number; body: { success: boolean; error: { code: string; message: string; details: object } } }, status: number, code: string, message: string) {
-  expect({ status: res.status, success: res.body.success, code: res.body.error?.code, message: res.body.error?.message }).toEqual({ status, success: false, code, message });
-  expect(typeof res.body.error.details).toBe('object');
-  return res.body.error;
-}
 
 beforeAll(async () => {
   sys = await startRunningSystem('casesapi');

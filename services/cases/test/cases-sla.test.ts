@@ -7,19 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { openOrm, type Orm } from '@lpm/shared/store/orm';
-import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
 import { isListening } from '../../../shared/src/local-store.ts';
 import { freePortBlock } from '../../../scripts/system.ts';
 import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
 import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
-import { CaseEntity, ClientViewEntity, type CaseRecord } from '../src/data/case-entity.ts';
-import { ClientLinks } from '../src/domain/client-links.ts';
-import { Cases } from '../src/domain/cases.ts';
-import { slaSignals } from '../src/domain/sla-signals.ts';
-import { activitiesServiceList } from '../src/domain/case-activities.ts';
+import type { CaseRecord } from '../src/data/case-entity.ts';
+import { slaSignals } from '../src/jobs/sla-signals.ts';
+import { startCases, type CasesUnderTest } from './helper.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const TOKEN = randomBytes(16).toString('hex');
@@ -104,36 +100,29 @@ describe('two replicas of the cases service', () => {
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
-  let orm: Orm;
-  let cases: Cases;
+  let sut: CasesUnderTest;
   let signals: TimeSignals[];
   const team = who();
 
   beforeAll(async () => {
-    orm = await openOrm({ url: process.env.MONGO_URL!, dbName: `${process.env.MONGO_DB_PREFIX}casessla_ahead`, entities: [CaseEntity, ClientViewEntity] });
-    const db = orm.em.getConnection().getDb();
-    const nowhere = new ServiceClient({ name: 'clients', baseUrl: 'http://127.0.0.1:9', internalToken: TOKEN });
-    cases = new Cases({ orm, relay: { kick: () => {} }, clientLinks: new ClientLinks(db, nowhere), users: { find: async () => new Map() }, activities: activitiesServiceList(nowhere) });
+    sut = await startCases();
     // Two replicas' worth of sweepers; only their sweep() is used, at instants the test picks.
     signals = [0, 1].map(
-      () => new TimeSignals({ db, agendaUrl: '', intervalMs: 60_000, signals: slaSignals(cases), relay: { kick: () => {} }, logger: quietLogger, name: 'cases' }),
+      () => new TimeSignals({ db: sut.db, agendaUrl: '', intervalMs: 60_000, signals: slaSignals(sut.cases), relay: { kick: () => {} }, logger: quietLogger, name: 'cases' }),
     );
   });
 
   afterAll(async () => {
-    await orm.em.getConnection().getDb().dropDatabase();
-    await orm.close();
+    await sut.close();
   });
 
-  const outboxTypes = async (id: string) => {
-    const doc = (await orm.em.getConnection().getDb().collection('cases').findOne({ _id: id as never })) as unknown as { outbox?: { type: string }[] };
-    return (doc.outbox ?? []).map((e) => e.type).filter((t) => t.startsWith('case.sla_'));
-  };
+  const stored = (id: string) => sut.db.collection<CaseRecord & { _id: string; outbox?: { type: string }[] }>('cases').findOne({ _id: id });
+  const outboxTypes = async (id: string) => ((await stored(id))?.outbox ?? []).map((e) => e.type).filter((t) => t.startsWith('case.sla_'));
   const sweepAt = (at: Date) => Promise.all(signals.map((s) => s.sweep(at)));
   const endOf = (date: string) => zonedMoment(date, ZONE);
 
   test('when a case is due tomorrow, then its warning fires once at the end of today (24 h before), and its overdue once after tomorrow', async () => {
-    const k = await cases.create(team, { title: 'Amanhã', sla_date: day(1) });
+    const k = await sut.cases.create(team, { title: 'Amanhã', sla_date: day(1) });
     await sweepAt(new Date());
     expect(await outboxTypes(k.id)).toEqual([]);
     const warnAt = new Date(endOf(day(1)).getTime() - DAY);
@@ -147,24 +136,24 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
   });
 
   test('when a case is archived before its moments, then neither signal fires; restoring re-arms them', async () => {
-    const k = await cases.create(team, { title: 'Arquivado a tempo', sla_date: day(1) });
-    await cases.archive(team, k.id);
+    const k = await sut.cases.create(team, { title: 'Arquivado a tempo', sla_date: day(1) });
+    await sut.cases.archive(team, k.id);
     const after = new Date(endOf(day(1)).getTime() + 1000);
     await sweepAt(after);
     expect(await outboxTypes(k.id)).toEqual([]);
-    const stored = (await orm.em.getConnection().getDb().collection('cases').findOne({ _id: k.id as never })) as unknown as CaseRecord;
-    expect([stored.sla_warning_at, stored.sla_overdue_at]).toEqual([null, null]);
+    const archived = await stored(k.id);
+    expect([archived?.sla_warning_at, archived?.sla_overdue_at]).toEqual([null, null]);
 
-    await cases.update(team, k.id, { status: 'ativo' });
+    await sut.cases.update(team, k.id, { status: 'ativo' });
     await sweepAt(new Date(endOf(day(1)).getTime() - DAY + 1000));
     expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
   });
 
   test('when the SLA date moves after the warning, then the warning is re-armed for the new date', async () => {
-    const k = await cases.create(team, { title: 'Adiado', sla_date: day(0) });
+    const k = await sut.cases.create(team, { title: 'Adiado', sla_date: day(0) });
     await sweepAt(new Date());
     expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
-    await cases.update(team, k.id, { sla_date: day(5) });
+    await sut.cases.update(team, k.id, { sla_date: day(5) });
     await sweepAt(new Date(Date.now() + DAY));
     expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
     await sweepAt(new Date(endOf(day(5)).getTime() - DAY));

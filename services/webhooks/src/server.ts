@@ -1,17 +1,22 @@
 import { createMailer } from '@lpm/shared/mailer';
+import { WorkQueue } from '@lpm/shared/messaging/work-queue';
 import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
-import { DeliveryLog } from './domain/delivery-log.ts';
-import { SecretBox } from './domain/secret-box.ts';
+import { DeliveriesRepository } from './data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
+import { WebhooksRepository } from './data/webhooks-repository.ts';
+import { Deactivation } from './domain/deactivation.ts';
+import { ATTEMPT_JOB, Deliveries, type AttemptJob } from './domain/deliveries.ts';
+import { DeliveryLog } from './domain/delivery-log.ts';
+import { KeyLimiter } from './domain/key-limiter.ts';
+import { SecretBox } from './domain/secret-box.ts';
 import { Webhooks } from './domain/webhooks.ts';
-import { Deactivation } from './delivery/deactivation.ts';
-import { Deliveries } from './delivery/deliveries.ts';
-import { KeyLimiter } from './delivery/key-limiter.ts';
-import { maintenanceTask } from './delivery/maintenance.ts';
-import { WebhookSender } from './delivery/sender.ts';
-import { UrlGuard } from './delivery/url-guard.ts';
+import { consumeAttemptJobs } from './consumers/attempt-jobs.ts';
+import { consumeDomainEvents } from './consumers/domain-events.ts';
+import { maintenanceTask } from './jobs/maintenance.ts';
+import { UrlGuard } from './upstream/url-guard.ts';
+import { WebhookSender } from './upstream/webhook-sender.ts';
 import { buildWebhooksApp } from './app.ts';
 
 const settings = readWebhooksConfig();
@@ -20,33 +25,36 @@ await runService({
   name: 'webhooks',
   entities: WEBHOOK_ENTITIES,
   outboxCollections: [],
-  build: ({ config, logger, orm, broker }) => {
-    const db = orm.em.getConnection().getDb();
+  build: ({ config, logger, db, broker }) => {
     const box = new SecretBox(settings.secretKey);
-    const sender = new WebhookSender({ guard: new UrlGuard({ allowPrivate: settings.allowPrivateUrls }), timeoutMs: settings.timeoutMs });
+    const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls });
+    const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs });
     const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
-    const deactivation = new Deactivation({ db, mailer, owners: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }), logger });
+    const webhooksRepo = new WebhooksRepository(db);
+    const deliveriesRepo = new DeliveriesRepository(db);
+    const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
+    const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
+    const attempts = new WorkQueue<AttemptJob>(broker, { queue: broker.queueName('webhooks.attempts'), type: ATTEMPT_JOB });
     const deliveries = new Deliveries({
-      db,
-      broker,
+      webhooks: webhooksRepo,
+      deliveries: deliveriesRepo,
+      queue: attempts,
       sender,
       box,
       deactivation,
       limiter: new KeyLimiter(),
       perWebhook: Math.max(1, Math.floor(settings.concurrency / 16)),
       retryDelaysMs: settings.retryDelaysMs,
-      concurrency: settings.concurrency,
-      logger,
     });
-    const webhooks = new Webhooks({ db, guard: new UrlGuard({ allowPrivate: settings.allowPrivateUrls }), sender, box });
-    const log = new DeliveryLog(db, webhooks, (d) => deliveries.retryNow(d));
+    const webhooks = new Webhooks({ webhooks: webhooksRepo, deliveries: deliveriesRepo, guard, sender, box });
+    const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
     const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close()]).then(() => {}) };
     return {
       app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, loggerInstance: logger }),
       background: [
         closing,
-        consumerTask(() => deliveries.consumeFanOut()),
-        consumerTask(() => deliveries.consumeAttempts()),
+        consumerTask(() => consumeDomainEvents(broker, deliveries)),
+        consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
         maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
       ],
     };

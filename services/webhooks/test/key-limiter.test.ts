@@ -1,4 +1,4 @@
-import { KeyLimiter } from '../src/delivery/key-limiter.ts';
+import { KeyLimiter } from '../src/domain/key-limiter.ts';
 
 test('when a key has `limit` slots taken, then another acquire waits for a release or gives up after waitMs', async () => {
   const limiter = new KeyLimiter();

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { createTestTls } from '../../../test/support/test-ca.ts';
-import { signatureHeaders } from '../src/delivery/signing.ts';
-import { WebhookSender } from '../src/delivery/sender.ts';
-import { UrlGuard } from '../src/delivery/url-guard.ts';
+import { signatureHeaders } from '../src/domain/signing.ts';
+import { WebhookSender } from '../src/upstream/webhook-sender.ts';
+import { UrlGuard } from '../src/upstream/url-guard.ts';
 
 const TIMEOUT_MS = 800;
 const body = '{"id":"evt_01","type":"case.created"}';

@@ -3,7 +3,7 @@
 // checked with the official standardwebhooks package.
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { generateSecret, signatureHeaders, verifyServiceSignature } from '../src/delivery/signing.ts';
+import { generateSecret, signatureHeaders, verifyServiceSignature } from '../src/domain/signing.ts';
 
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const body = '{"id":"evt_01","type":"case.created"}';

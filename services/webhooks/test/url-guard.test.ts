@@ -2,7 +2,7 @@
 // an address inside the network, whatever spelling hides it.
 import type { LookupAddress } from 'node:dns';
 import { AppError } from '@lpm/shared/errors';
-import { isPublicAddress, UrlGuard, type Resolver } from '../src/delivery/url-guard.ts';
+import { isPublicAddress, UrlGuard, type Resolver } from '../src/upstream/url-guard.ts';
 import { PRIVATE_URLS } from './private-urls.ts';
 
 const names: Record<string, string[]> = {

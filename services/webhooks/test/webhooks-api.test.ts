@@ -7,6 +7,7 @@ import { MongoClient } from 'mongodb';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { waitFor } from '../../../shared/test/support/wait.ts';
+import { expectError } from '../../../test/support/api.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -21,10 +22,6 @@ const subscribe = async (url: string, events: string[], key = t.api_key) => {
   return res.body.data as { id: string; secret: string; url: string };
 };
 const receivedOf = (r: HttpsReceiver, type: string) => r.requests.filter((q) => JSON.parse(q.body).type === type);
-
-function expectError(res: { status: number; body: { error: { code: string; message: string } } }, status: number, code: string, message: string) {
-  expect({ status: res.status, code: res.body.error?.code, message: res.body.error?.message }).toEqual({ status, code, message });
-}
 
 beforeAll(async () => {
   sys = await startRunningSystem('webhooksapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });

@@ -1,51 +1,26 @@
 // With WEBHOOK_ALLOW_PRIVATE_URLS off (the default), a webhook URL whose host is
 // or resolves to a private or special address is refused before anything is sent
 // to it. The webhooks app in process, over the test run's store.
-import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
-import { newId } from '@lpm/shared/ids';
-import { openOrm, type Orm } from '@lpm/shared/store/orm';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { buildWebhooksApp } from '../src/app.ts';
-import { DeliveryLog } from '../src/domain/delivery-log.ts';
-import { SecretBox } from '../src/domain/secret-box.ts';
-import { WEBHOOK_ENTITIES } from '../src/data/webhook-entity.ts';
-import { Webhooks } from '../src/domain/webhooks.ts';
-import { WebhookSender } from '../src/delivery/sender.ts';
-import { UrlGuard } from '../src/delivery/url-guard.ts';
+import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { PRIVATE_URLS } from './private-urls.ts';
 
-const TOKEN = randomBytes(16).toString('hex');
-const team: Identity = { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };
+const team = identity();
 
-let orm: Orm;
-let app: FastifyInstance;
-let sender: WebhookSender;
+let sut: WebhooksUnderTest;
 let receiver: HttpsReceiver;
 
 beforeAll(async () => {
-  orm = await openOrm({ url: process.env.MONGO_URL!, dbName: `${process.env.MONGO_DB_PREFIX}whssrf`, entities: WEBHOOK_ENTITIES });
-  const db = orm.em.getConnection().getDb();
-  const guard = new UrlGuard({ allowPrivate: false });
-  sender = new WebhookSender({ guard, timeoutMs: 2000 });
-  const webhooks = new Webhooks({ db, guard, sender, box: new SecretBox(randomBytes(32)) });
-  const log = new DeliveryLog(db, webhooks, async () => {});
-  app = buildWebhooksApp({ db, webhooks, log, internalToken: TOKEN, logger: false });
-  await app.ready();
+  sut = await startWebhooks({ allowPrivateUrls: false });
   receiver = await startHttpsReceiver();
 });
 
 afterAll(async () => {
-  await app.close();
-  await sender.close();
+  await sut.close();
   await receiver.close();
-  await orm.em.getConnection().getDb().dropDatabase();
-  await orm.close();
 });
 
-const subscribe = (url: string) =>
-  app.inject({ method: 'POST', url: '/v1/webhooks', headers: identityHeaders(team, TOKEN), payload: { url, events: ['client.created'] } });
+const subscribe = (url: string) => sut.call(team, { method: 'POST', url: '/v1/webhooks', payload: { url, events: ['client.created'] } });
 
 test.each([
   ...PRIVATE_URLS,

@@ -62,12 +62,20 @@ export class ServiceClient {
   }
 
   /**
-   * The `data` of a 200 answer that `valid` accepts; a 404 is null when `notFound`
-   * is 'null'. Any other answer (another status, no data, a shape `valid` refuses)
-   * is a 503 for our own caller, like no answer at all.
+   * The `data` of a 200 answer that `valid` accepts. Any other answer (another
+   * status, no data, a shape `valid` refuses) is a 503 for our own caller, like no
+   * answer at all.
    */
   async data<T>(who: Caller, method: 'GET' | 'POST', path: string, valid: (data: unknown) => data is T, body?: unknown): Promise<T> {
+    const found = await this.dataOrNull(who, method, path, valid, body);
+    if (found === null) throw this.unavailable(new Error(`${method} ${path} answered 404`));
+    return found;
+  }
+
+  /** As `data`, with a 404 answered as null (the record asked about does not exist). */
+  async dataOrNull<T>(who: Caller, method: 'GET' | 'POST', path: string, valid: (data: unknown) => data is T, body?: unknown): Promise<T | null> {
     const res = await this.request<{ data?: unknown } | null>(who, method, path, body);
+    if (res.status === 404) return null;
     const data = res.body?.data;
     if (res.status !== 200 || !valid(data)) throw this.unavailable(new Error(`${method} ${path} answered ${res.status} without the expected data`));
     return data;

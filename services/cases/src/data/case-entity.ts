@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import type { DomainEvent } from '@lpm/shared/events';
+import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 
 export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
@@ -21,21 +21,21 @@ export const CaseEntity = defineEntity({
     _id: p.string().primary(),
     team_id: p.string(),
     title: p.string(),
-    number: p.string().nullable(),
-    area: p.string().nullable(),
-    subject: p.string().nullable(),
+    number: p.string().strictNullable(),
+    area: p.string().strictNullable(),
+    subject: p.string().strictNullable(),
     phase: p.string(),
-    priority: p.string(),
-    status: p.string(),
-    client_id: p.string().nullable(),
-    responsible_id: p.string().nullable(),
-    sla_date: p.string().nullable(),
-    description: p.string().nullable(),
+    priority: p.enum(CASE_PRIORITIES),
+    status: p.enum(CASE_STATUSES),
+    client_id: p.string().strictNullable(),
+    responsible_id: p.string().strictNullable(),
+    sla_date: p.string().strictNullable(),
+    description: p.string().strictNullable(),
     labels: p.json<string[]>(),
     metadata: p.json<Record<string, unknown>>(),
     activities_count: p.integer(),
     documents_count: p.integer(),
-    archived_at: p.datetime().nullable(),
+    archived_at: p.datetime().strictNullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
     version: p.integer(),
@@ -47,11 +47,11 @@ export const CaseEntity = defineEntity({
     // Unique per team: "n:<number>", or "none:<id>" when the case has no number.
     number_key: p.string(),
     // Time-driven signals (shared/src/time-signals.ts): due instants, null when disarmed.
-    sla_warning_at: p.datetime().nullable(),
-    sla_overdue_at: p.datetime().nullable(),
-    timeline: p.json<TimelineEntry[]>().lazy(),
-    outbox: p.json<DomainEvent[]>().lazy(),
-    outbox_pending: p.boolean().nullable().lazy(),
+    sla_warning_at: p.datetime().strictNullable(),
+    sla_overdue_at: p.datetime().strictNullable(),
+    // Left out of reads that do not ask for it (RecordStore's heavy fields).
+    timeline: p.json<TimelineEntry[]>().nullable().lazy(),
+    ...outboxProperties,
   },
   // Each list sort ends with _id (ties), so its index does too: MongoDB then reads
   // a page off the index instead of sorting every matching case.
@@ -70,37 +70,7 @@ export const CaseEntity = defineEntity({
   uniques: [{ properties: ['team_id', 'number_key'] }],
 });
 
-export interface CaseRecord {
-  _id: string;
-  team_id: string;
-  title: string;
-  number: string | null;
-  area: string | null;
-  subject: string | null;
-  phase: string;
-  priority: CasePriority;
-  status: CaseStatus;
-  client_id: string | null;
-  responsible_id: string | null;
-  sla_date: string | null;
-  description: string | null;
-  labels: string[];
-  metadata: Record<string, unknown>;
-  activities_count: number;
-  documents_count: number;
-  archived_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  version: number;
-  search_text: string;
-  title_sort: string;
-  priority_rank: number;
-  sla_missing: number;
-  number_key: string;
-  sla_warning_at: Date | null;
-  sla_overdue_at: Date | null;
-  timeline?: TimelineEntry[];
-}
+export type CaseRecord = RecordOf<typeof CaseEntity>;
 
 /** Local copy of the clients shown on cases, fed by client events: for display only. */
 export const ClientViewEntity = defineEntity({
@@ -111,21 +81,12 @@ export const ClientViewEntity = defineEntity({
     team_id: p.string(),
     name: p.string(),
     type: p.string(),
-    email: p.string().nullable(),
-    phone: p.string().nullable(),
+    email: p.string().strictNullable(),
+    phone: p.string().strictNullable(),
     status: p.string(),
     // The client's updated_at this copy reflects; older news never overwrites newer.
     as_of: p.datetime(),
   },
 });
 
-export interface ClientView {
-  _id: string;
-  team_id: string;
-  name: string;
-  type: string;
-  email: string | null;
-  phone: string | null;
-  status: string;
-  as_of: Date;
-}
+export type ClientView = RecordOf<typeof ClientViewEntity>;

@@ -1,5 +1,6 @@
 // Read shapes of a case built from its stored record and the linked client and user.
 import { foldText } from '@lpm/shared/text';
+import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CasePriority, CaseRecord, ClientView } from '../data/case-entity.ts';
 
@@ -26,8 +27,6 @@ export interface Links {
   clients: Map<string, ClientView>;
   users: Map<string, DirectoryUser>;
 }
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date'>) {
   return {

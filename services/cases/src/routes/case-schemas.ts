@@ -1,8 +1,8 @@
-import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text } from '@lpm/shared/http/schemas';
+import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { CASE_PRIORITIES, CASE_STATUSES } from '../data/case-entity.ts';
 
-export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'];
+export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'] as const;
 
 const id = text(100);
 const priority = enumOf(CASE_PRIORITIES, 'Invalid priority');
@@ -14,7 +14,7 @@ const caseFields = {
   area: nullable(text()),
   subject: nullable(text()),
   // Checked against the team's kanban in the domain (400 Invalid phase).
-  phase: { ...text(100), 'x-message': 'Invalid phase' },
+  phase: text(100, { 'x-message': 'Invalid phase' }),
   priority,
   client_id: nullable(id),
   responsible_id: nullable(id),
@@ -27,7 +27,7 @@ const caseFields = {
 export const createCaseBody = object(caseFields, ['title']);
 export const updateCaseBody = object({ ...caseFields, status });
 
-export const caseIdParams = object({ id: { type: 'string', maxLength: 100 } }, ['id']);
+export const caseIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
 export const listCasesQuery = listQuerySchema(CASE_SORT_FIELDS, {
   status,
@@ -43,10 +43,14 @@ export const listCasesQuery = listQuerySchema(CASE_SORT_FIELDS, {
 
 export const caseActivitiesQuery = listQuerySchema(['due_date', 'created_at', 'updated_at', 'priority']);
 
-export const timelineQuery = {
+export const timelineQuery = typed<{ limit: number }>({
   type: 'object',
   properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, 'x-message': 'limit must be an integer from 1 to 100' } },
-};
+});
+
+export type CreateCaseBody = Static<typeof createCaseBody>;
+export type UpdateCaseBody = Static<typeof updateCaseBody>;
+export type CaseListQuery = Static<typeof listCasesQuery>;
 
 const { string, nullableString, integer, strings, freeObject } = out;
 const nested = (props: Record<string, object>) => ({ type: ['object', 'null'], properties: props });

@@ -1,4 +1,7 @@
-import { defineEntity, p } from '@mikro-orm/mongodb';
+import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export const WebhookEntity = defineEntity({
   name: 'Webhook',
@@ -9,7 +12,7 @@ export const WebhookEntity = defineEntity({
     url: p.string(),
     // The URL as compared for "already registered" (normalized by the URL parser).
     url_key: p.string(),
-    description: p.string().nullable(),
+    description: p.string().strictNullable(),
     events: p.json<string[]>(),
     active: p.boolean(),
     secret_sealed: p.string(),
@@ -24,23 +27,7 @@ export const WebhookEntity = defineEntity({
   uniques: [{ properties: ['team_id', 'url_key'] }],
 });
 
-export interface WebhookRecord {
-  _id: string;
-  team_id: string;
-  url: string;
-  url_key: string;
-  description: string | null;
-  events: string[];
-  active: boolean;
-  secret_sealed: string;
-  active_since: Date;
-  alert_pending: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+export type WebhookRecord = InferEntity<typeof WebhookEntity>;
 
 /** One event for one webhook: the body sent on every attempt, byte for byte. */
 export const DeliveryEntity = defineEntity({
@@ -53,10 +40,10 @@ export const DeliveryEntity = defineEntity({
     event_id: p.string(),
     event_type: p.string(),
     body: p.string(),
-    status: p.string(),
+    status: p.enum(DELIVERY_STATUSES),
     attempts_count: p.integer(),
-    last_attempt_at: p.datetime().nullable(),
-    next_attempt_at: p.datetime().nullable(),
+    last_attempt_at: p.datetime().strictNullable(),
+    next_attempt_at: p.datetime().strictNullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
   },
@@ -64,20 +51,7 @@ export const DeliveryEntity = defineEntity({
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export interface DeliveryRecord {
-  _id: string;
-  team_id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  body: string;
-  status: DeliveryStatus;
-  attempts_count: number;
-  last_attempt_at: Date | null;
-  next_attempt_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type DeliveryRecord = InferEntity<typeof DeliveryEntity>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
@@ -91,26 +65,14 @@ export const AttemptEntity = defineEntity({
     attempt: p.integer(),
     at: p.datetime(),
     ok: p.boolean(),
-    status_code: p.integer().nullable(),
+    status_code: p.integer().strictNullable(),
     latency_ms: p.integer(),
-    error_class: p.string().nullable(),
-    response_body: p.string().nullable(),
+    error_class: p.string().strictNullable(),
+    response_body: p.string().strictNullable(),
   },
   indexes: [{ properties: ['webhook_id', 'at'] }, { properties: ['webhook_id', 'ok'] }, { properties: ['delivery_id'] }],
 });
 
-export interface AttemptRecord {
-  _id: string;
-  team_id: string;
-  webhook_id: string;
-  delivery_id: string;
-  attempt: number;
-  at: Date;
-  ok: boolean;
-  status_code: number | null;
-  latency_ms: number;
-  error_class: string | null;
-  response_body: string | null;
-}
+export type AttemptRecord = InferEntity<typeof AttemptEntity>;
 
 export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity];

@@ -1,51 +1,38 @@
 // The delivery log (extension): every attempt of every delivery of a webhook, and
 // a retry on demand.
-import type { Db } from 'mongodb';
-import { businessRule, notFound } from '@lpm/shared/errors';
+import { businessRule } from '@lpm/shared/errors';
+import type { ListQuery } from '@lpm/shared/http/pagination';
 import { isId } from '@lpm/shared/ids';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { iso } from '@lpm/shared/time';
+import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord } from '../data/webhook-entity.ts';
+import { deliveryNotFound } from './webhook-errors.ts';
 import type { Webhooks } from './webhooks.ts';
 
 type Who = { teamId: string };
 
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-const deliveryNotFound = () => notFound('Delivery not found');
-
 export class DeliveryLog {
-  private readonly db: Db;
+  private readonly deliveries: DeliveriesRepository;
   private readonly webhooks: Webhooks;
   private readonly retryNow: (d: DeliveryRecord) => Promise<void>;
 
-  constructor(db: Db, webhooks: Webhooks, retryNow: (d: DeliveryRecord) => Promise<void>) {
-    this.db = db;
+  constructor(deliveries: DeliveriesRepository, webhooks: Webhooks, retryNow: (d: DeliveryRecord) => Promise<void>) {
+    this.deliveries = deliveries;
     this.webhooks = webhooks;
     this.retryNow = retryNow;
   }
 
-  private get deliveries() {
-    return this.db.collection<DeliveryRecord>('deliveries');
-  }
-
   async list(who: Who, webhookId: string, q: ListQuery) {
     await this.webhooks.load(who.teamId, webhookId);
-    const { skip, limit } = pageWindow(q);
-    const { direction } = parseSort(q.sort, '-created_at');
-    const filter = { webhook_id: webhookId, team_id: who.teamId };
-    const [rows, total] = await Promise.all([
-      this.deliveries.find(filter, { projection: { body: 0 } }).sort({ created_at: direction, _id: direction }).skip(skip).limit(limit).toArray(),
-      this.deliveries.countDocuments(filter),
-    ]);
-    const attempts = rows.length
-      ? await this.db.collection<AttemptRecord>('attempts').find({ delivery_id: { $in: rows.map((d) => d._id) } }).sort({ attempt: 1 }).toArray()
-      : [];
-    return { items: rows.map((d) => shape(d, attempts.filter((a) => a.delivery_id === d._id))), total };
+    const { records, total } = await this.deliveries.page(who.teamId, webhookId, q);
+    const attempts = await this.deliveries.attemptsOf(records.map((d) => d._id));
+    return { items: records.map((d) => shape(d, attempts.filter((a) => a.delivery_id === d._id))), total };
   }
 
   async retry(who: Who, webhookId: string, deliveryId: string) {
     const webhook = await this.webhooks.load(who.teamId, webhookId);
     if (!isId('dlv', deliveryId)) throw deliveryNotFound();
-    const delivery = await this.deliveries.findOne({ _id: deliveryId, webhook_id: webhookId, team_id: who.teamId });
+    const delivery = await this.deliveries.findForWebhook(who.teamId, webhookId, deliveryId);
     if (!delivery) throw deliveryNotFound();
     if (!webhook.active) throw businessRule('Webhook is inactive', 'webhook_inactive');
     if (delivery.status === 'pending') throw businessRule('Delivery already pending', 'delivery_pending');

@@ -1,28 +1,32 @@
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { nullable, object, okResponse, out, pageResponse, shape, text } from '@lpm/shared/http/schemas';
+import { arrayOf, boolean, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
 
 const { string, nullableString, integer, strings } = out;
-const boolean = { type: 'boolean' };
 const number = { type: 'number' };
 
-const url = { type: 'string', maxLength: 2048, 'x-message': 'Invalid URL' };
-const eventName = { type: 'string', maxLength: 100, 'x-message': 'Invalid events' };
-const events = { type: 'array', maxItems: 50, items: eventName, 'x-message': 'Invalid events' };
+const url = text(2048, { 'x-message': 'Invalid URL' });
+const eventName = text(100, { 'x-message': 'Invalid events' });
+// Which names are events is checked in the domain (400 Invalid events).
+const events = arrayOf(eventName, { maxItems: 50, 'x-message': 'Invalid events' });
 const description = nullable(text());
+const id = typed<string>({ type: 'string', maxLength: 100 });
 
 export const createWebhookBody = object({ url, events, description }, ['url', 'events']);
-export const updateWebhookBody = object({ url, events, description, active: boolean });
+export const updateWebhookBody = object({ url, events, description, active: boolean() });
 
-export const webhookIdParams = object({ id: { type: 'string', maxLength: 100 } }, ['id']);
-export const deliveryParams = object({ id: { type: 'string', maxLength: 100 }, delivery_id: { type: 'string', maxLength: 100 } }, ['id', 'delivery_id']);
+export const webhookIdParams = object({ id }, ['id']);
+export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
 export const deliveriesQuery = listQuerySchema(['created_at']);
+
+export type CreateWebhookBody = Static<typeof createWebhookBody>;
+export type UpdateWebhookBody = Static<typeof updateWebhookBody>;
 
 const webhook = {
   id: string,
   url: string,
   events: strings,
   description: nullableString,
-  active: boolean,
+  active: { type: 'boolean' },
   created_at: string,
   updated_at: string,
 };
@@ -30,7 +34,7 @@ const webhook = {
 const attempt = shape({
   attempt: integer,
   at: string,
-  success: boolean,
+  success: { type: 'boolean' },
   status_code: { type: ['integer', 'null'] },
   latency_ms: integer,
   error_class: nullableString,
@@ -49,7 +53,7 @@ export const responses = {
   created: okResponse(201, shape({ ...webhook, secret: string })),
   /** id, the fields sent and updated_at. */
   updated: okResponse(200, shape(webhook)),
-  deleted: okResponse(200, shape({ id: string, deleted: boolean })),
+  deleted: okResponse(200, shape({ id: string, deleted: { type: 'boolean' } })),
   list: okResponse(200, {
     type: 'array',
     items: shape({ ...webhook, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer }),

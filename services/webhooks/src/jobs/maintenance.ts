@@ -1,8 +1,10 @@
 // The safety nets of delivery, run every SCHEDULER_INTERVAL: alert e-mails still
-// owed, and deliveries whose next attempt a crashed process never queued.
+// owed, and deliveries whose next attempt a crashed process never queued (or whose
+// job was dead-lettered).
+import type { Logger } from '@lpm/shared/logger';
 import type { BackgroundTask } from '@lpm/shared/service/runner';
-import type { Deactivation } from './deactivation.ts';
-import type { Deliveries } from './deliveries.ts';
+import type { Deactivation } from '../domain/deactivation.ts';
+import type { Deliveries } from '../domain/deliveries.ts';
 
 /** A pending attempt this late is taken for lost (far longer than a queue backlog lasts). */
 const STUCK_AFTER_MS = 10 * 60_000;
@@ -11,7 +13,7 @@ export function maintenanceTask(opts: {
   deliveries: Deliveries;
   deactivation: Deactivation;
   intervalMs: number;
-  logger: { warn: (o: object, m?: string) => void; error: (o: object, m?: string) => void };
+  logger: Logger;
 }): BackgroundTask {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();

@@ -4,7 +4,7 @@
 import { newEvent } from '@lpm/shared/events';
 import type { SignalDefinition } from '@lpm/shared/jobs/time-signals';
 import type { CaseRecord } from '../data/case-entity.ts';
-import type { Cases } from './cases.ts';
+import type { Cases } from '../domain/cases.ts';
 
 export function slaSignals(cases: Cases): SignalDefinition<CaseRecord>[] {
   return [

@@ -1,0 +1,96 @@
+// Cases in the store: the record store for writes (outbox, lock, version,
+// duplicate number; the timeline read only when asked for), the list query on the
+// fields derived for sorting without collation, and the questions other services
+// ask (counts, active cases, phases in use).
+import type { Db, Filter } from 'mongodb';
+import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import { escapeRegex, foldText } from '@lpm/shared/text';
+import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
+import type { CasePriority, CaseRecord, CaseStatus } from './case-entity.ts';
+
+export interface CaseFilter {
+  status?: CaseStatus;
+  priority?: CasePriority;
+  area?: string;
+  client_id?: string;
+  responsible_id?: string;
+  phase?: string;
+  /** Created at or after `from` and before `before`. */
+  created?: { from?: Date; before?: Date };
+  search?: string;
+}
+
+type Page = { records: CaseRecord[]; total: number };
+
+const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
+  created_at: ['created_at'],
+  updated_at: ['updated_at'],
+  title: ['title_sort'],
+  priority: ['priority_rank'],
+  // Cases without an SLA date come last in either direction.
+  sla_date: ['sla_missing', 'sla_date'],
+};
+
+/** The sort of a list, ending with _id for ties (each sort index ends with _id too). */
+function orderOf(sortParam: string | undefined): Record<string, 1 | -1> {
+  const sort = parseSort(sortParam, '-created_at');
+  const keys = SORT_KEYS[sort.field];
+  const order: Record<string, 1 | -1> = {};
+  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
+  order._id = sort.direction;
+  return order;
+}
+
+export class CasesRepository extends RecordStore<CaseRecord> {
+  constructor(db: Db, relay: Relay) {
+    super({ db, relay, collection: 'cases', idKind: 'case', noun: 'case', notFound: caseNotFound, duplicate: duplicateNumber, heavy: ['timeline'] });
+  }
+
+  async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
+    const filter: Filter<CaseRecord> = { team_id: teamId };
+    for (const k of ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    if (f.created) {
+      filter.created_at = { ...(f.created.from ? { $gte: f.created.from } : {}), ...(f.created.before ? { $lt: f.created.before } : {}) };
+    }
+    const search = f.search?.trim();
+    if (search) filter.search_text = new RegExp(escapeRegex(foldText(search)));
+    return this.page(filter, q);
+  }
+
+  listForClient(teamId: string, clientId: string, q: ListQuery): Promise<Page> {
+    return this.page({ team_id: teamId, client_id: clientId }, q);
+  }
+
+  private async page(filter: Filter<CaseRecord>, q: ListQuery): Promise<Page> {
+    const { skip, limit } = pageWindow(q);
+    const [records, total] = await Promise.all([
+      this.collection.find<CaseRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort), skip, limit }).toArray(),
+      this.collection.countDocuments(filter),
+    ]);
+    return { records, total };
+  }
+
+  /** How many cases each client has (every client asked for appears, 0 when none). */
+  async countByClient(teamId: string, clientIds: string[]): Promise<Record<string, number>> {
+    const counts = Object.fromEntries(clientIds.map((id) => [id, 0]));
+    if (clientIds.length === 0) return counts;
+    const rows = await this.collection
+      .aggregate<{ _id: string; n: number }>([
+        { $match: { team_id: teamId, client_id: { $in: clientIds } } },
+        { $group: { _id: '$client_id', n: { $sum: 1 } } },
+      ])
+      .toArray();
+    for (const r of rows) counts[r._id] = r.n;
+    return counts;
+  }
+
+  async hasActiveCases(teamId: string, clientId: string): Promise<boolean> {
+    return (await this.collection.findOne({ team_id: teamId, client_id: clientId, status: 'ativo' }, { projection: { _id: 1 } })) !== null;
+  }
+
+  async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
+    if (phases.length === 0) return [];
+    return this.collection.distinct('phase', { team_id: teamId, phase: { $in: phases } });
+  }
+}

@@ -1,0 +1,8 @@
+// The cases domain's conditions, with the spec's messages.
+import { duplicate, invalidField, notFound } from '@lpm/shared/errors';
+
+export const caseNotFound = () => notFound('Case not found');
+export const clientNotFound = () => notFound('Client not found');
+export const userNotFound = () => notFound('User not found');
+export const duplicateNumber = () => duplicate('Duplicate case number', 'duplicate_case_number', { field: 'number' });
+export const invalidPhase = () => invalidField('phase', 'Invalid phase');

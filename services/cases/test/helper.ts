@@ -1,0 +1,64 @@
+// The cases app in process on its own database, with its neighbours faked: no
+// clients (any client_id is 404), no users, no activities service.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Db } from 'mongodb';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { openStore } from '@lpm/shared/store/orm';
+import type { Relay } from '@lpm/shared/store/record-store';
+import { callAs } from '../../../test/support/api.ts';
+import { buildCasesApp } from '../src/app.ts';
+import { CaseEntity, ClientViewEntity } from '../src/data/case-entity.ts';
+import { CasesRepository } from '../src/data/cases-repository.ts';
+import { ClientViewsRepository } from '../src/data/client-views-repository.ts';
+import { Cases, type CasesDeps } from '../src/domain/cases.ts';
+import { ClientLinks, type ClientLookup } from '../src/domain/client-links.ts';
+
+export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+
+export function identity(timezone = 'America/Sao_Paulo'): Identity {
+  return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings(timezone) };
+}
+
+export interface CasesUnderTest {
+  app: FastifyInstance;
+  cases: Cases;
+  db: Db;
+  call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface Neighbours {
+  clients?: ClientLookup;
+  users?: CasesDeps['users'];
+  activities?: CasesDeps['activities'];
+  relay?: Relay;
+}
+
+export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
+  const store = await openStore({
+    url: process.env.MONGO_URL!,
+    dbName: `${process.env.MONGO_DB_PREFIX}cases_${randomBytes(4).toString('hex')}`,
+    entities: [CaseEntity, ClientViewEntity],
+  });
+  const cases = new Cases({
+    cases: new CasesRepository(store.db, n.relay ?? { kick: () => {} }),
+    clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ClientViewsRepository(store.db)),
+    users: n.users ?? { find: async () => new Map() },
+    activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
+  });
+  const app = buildCasesApp({ cases, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  await app.ready();
+  return {
+    app,
+    cases,
+    db: store.db,
+    call: callAs(() => app, INTERNAL_TOKEN),
+    close: async () => {
+      await app.close();
+      await store.db.dropDatabase();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,169 @@
+// From domain events to signed POSTs. A domain event becomes one delivery per
+// subscribed, active webhook (idempotent: one delivery per webhook and event id),
+// and each delivery one job per attempt on the attempts queue. A failed attempt is
+// queued again after the delay of its tier (WEBHOOK_RETRY_DELAYS); the body and
+// the event id are the same on every attempt. Jobs are acked only after their
+// outcome is stored, so a crash repeats an attempt but never loses one.
+import type { DomainEvent } from '@lpm/shared/events';
+import { newId } from '@lpm/shared/ids';
+import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
+import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
+import type { WebhooksRepository } from '../data/webhooks-repository.ts';
+import type { SendResult } from '../upstream/webhook-sender.ts';
+import type { Deactivation } from './deactivation.ts';
+import type { KeyLimiter } from './key-limiter.ts';
+import { payloadBody } from './payload.ts';
+import type { SecretBox } from './secret-box.ts';
+import { signatureHeaders } from './signing.ts';
+import { ALL_EVENTS } from './webhooks.ts';
+
+export const ATTEMPT_JOB = 'webhooks.attempt';
+/** A job waiting for a slot of a busy webhook comes back after this long. */
+const DEFER_MS = 1000;
+/** ... or after this long when the webhook's last attempt failed (a receiver that is down or times out). */
+const STRUGGLING_DEFER_MS = 5000;
+const SLOT_WAIT_MS = 100;
+
+export interface AttemptJob {
+  delivery_id: string;
+  webhook_id: string;
+  team_id: string;
+  attempt: number;
+  /** Asked for through the API: no automatic retries follow it. */
+  manual?: boolean;
+}
+
+/** Where attempt jobs go (a WorkQueue<AttemptJob>). */
+export interface AttemptQueue {
+  push(job: AttemptJob, delayMs?: number): Promise<void>;
+}
+
+export interface DeliveriesOptions {
+  webhooks: WebhooksRepository;
+  deliveries: DeliveriesRepository;
+  queue: AttemptQueue;
+  sender: { send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> };
+  box: SecretBox;
+  limiter: KeyLimiter;
+  /** Attempts in flight to one webhook; one while its last attempt failed. */
+  perWebhook: number;
+  deactivation: Deactivation;
+  /** Delays before attempts 2..n. */
+  retryDelaysMs: number[];
+}
+
+export class Deliveries {
+  private readonly opts: DeliveriesOptions;
+  /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
+  private readonly struggling = new Set<string>();
+
+  constructor(opts: DeliveriesOptions) {
+    this.opts = opts;
+  }
+
+  get maxAttempts(): number {
+    return this.opts.retryDelaysMs.length + 1;
+  }
+
+  /** A domain event in: one delivery per subscribed webhook. */
+  async fanOut(event: DomainEvent): Promise<void> {
+    for (const webhookId of await this.opts.webhooks.subscribed(event.team_id, event.type, ALL_EVENTS)) {
+      const delivery = await this.deliveryFor(event, webhookId);
+      // Redelivered after a crash: the job may or may not be queued; a second one is dropped by the attempt check.
+      if (delivery.status === 'pending' && delivery.attempts_count === 0) {
+        await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: webhookId, team_id: event.team_id, attempt: 1 });
+      }
+    }
+  }
+
+  private deliveryFor(event: DomainEvent, webhookId: string): Promise<DeliveryRecord> {
+    const now = new Date();
+    return this.opts.deliveries.insertOrGet({
+      _id: newId('dlv'),
+      team_id: event.team_id,
+      webhook_id: webhookId,
+      event_id: event.id,
+      event_type: event.type,
+      body: payloadBody(event, webhookId),
+      status: 'pending',
+      attempts_count: 0,
+      last_attempt_at: null,
+      next_attempt_at: now,
+      created_at: now,
+      updated_at: now,
+    });
+  }
+
+  /** Queues one more attempt of a delivery now (the API's retry). */
+  async retryNow(delivery: DeliveryRecord): Promise<void> {
+    await this.opts.deliveries.markPending(delivery._id, new Date());
+    await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: delivery.webhook_id, team_id: delivery.team_id, attempt: delivery.attempts_count + 1, manual: true });
+  }
+
+  /**
+   * Queues again deliveries whose next attempt is overdue by `graceMs`: the job of
+   * a process that died between storing an outcome and queueing the next attempt.
+   * A job that was only slow is then dropped by the attempt check.
+   */
+  async requeueStuck(graceMs: number, now = new Date()): Promise<number> {
+    const stuck = await this.opts.deliveries.stuck(new Date(now.getTime() - graceMs), 500);
+    for (const d of stuck) {
+      await this.opts.deliveries.requeued(d, now);
+      await this.opts.queue.push({ delivery_id: d._id, webhook_id: d.webhook_id, team_id: d.team_id, attempt: d.attempts_count + 1 });
+    }
+    return stuck.length;
+  }
+
+  /** An attempt job in: a signed POST, its outcome stored, and the next attempt queued if one is owed. */
+  async attempt(job: AttemptJob): Promise<void> {
+    // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
+    const struggling = this.struggling.has(job.webhook_id);
+    const release = await this.opts.limiter.acquire(job.webhook_id, SLOT_WAIT_MS, struggling ? 1 : this.opts.perWebhook);
+    if (!release) return this.opts.queue.push(job, struggling ? STRUGGLING_DEFER_MS : DEFER_MS);
+    try {
+      const delivery = await this.opts.deliveries.get(job.delivery_id);
+      // A job for an attempt already made (a redelivery, a duplicate from fan-out) is dropped.
+      if (!delivery || delivery.status !== 'pending' || delivery.attempts_count + 1 !== job.attempt) return;
+      const webhook = await this.opts.webhooks.byId(delivery.webhook_id);
+      if (!webhook || !webhook.active) return this.opts.deliveries.skip(delivery._id);
+      const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
+      const result = await this.opts.sender.send(webhook.url, delivery.body, headers);
+      if (result.ok) this.struggling.delete(webhook._id);
+      else this.struggling.add(webhook._id);
+      release();
+      await this.record(delivery, webhook, job, result);
+    } finally {
+      release();
+    }
+  }
+
+  private async record(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, sent: SendResult): Promise<void> {
+    const attempt: AttemptRecord = {
+      _id: `${delivery._id}:${job.attempt}`,
+      team_id: delivery.team_id,
+      webhook_id: webhook._id,
+      delivery_id: delivery._id,
+      attempt: job.attempt,
+      at: new Date(),
+      ok: sent.ok,
+      status_code: sent.statusCode,
+      latency_ms: Math.round(sent.latencyMs),
+      error_class: sent.errorClass,
+      response_body: sent.responseBody,
+    };
+    // Recorded before a crash (or by a duplicate job): finish from what was recorded.
+    const result = await this.opts.deliveries.recordAttempt(attempt);
+    const at = result.at;
+    const delay = this.opts.retryDelaysMs[job.attempt - 1];
+    const after = result.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
+    const retry = !result.ok && !job.manual && delay !== undefined && !after.inactive;
+    await this.opts.deliveries.recordOutcome(delivery._id, {
+      status: result.ok ? 'succeeded' : retry ? 'pending' : 'failed',
+      attempts_count: job.attempt,
+      last_attempt_at: at,
+      next_attempt_at: retry ? new Date(at.getTime() + delay) : null,
+    });
+    if (retry) await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: webhook._id, team_id: delivery.team_id, attempt: job.attempt + 1 }, delay);
+    if (after.deactivatedNow) await this.opts.deactivation.sendAlert(webhook._id);
+  }
+}

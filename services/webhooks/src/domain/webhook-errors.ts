@@ -1,0 +1,7 @@
+// The webhooks domain's conditions, with the spec's messages.
+import { businessRule, conflict, notFound } from '@lpm/shared/errors';
+
+export const webhookNotFound = () => notFound('Webhook not found');
+export const deliveryNotFound = () => notFound('Delivery not found');
+export const urlAlreadyRegistered = () => conflict('URL already registered', 'url_already_registered');
+export const webhookLimitReached = (limit: number) => businessRule('Webhook limit reached', 'webhook_limit_reached', { limit });

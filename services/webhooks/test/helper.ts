@@ -1,0 +1,57 @@
+// The webhooks app in process on its own database, with the real URL guard and
+// sender (outbound HTTPS to the test's receivers) and no delivery queue.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Db } from 'mongodb';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { openStore } from '@lpm/shared/store/orm';
+import { callAs } from '../../../test/support/api.ts';
+import { buildWebhooksApp } from '../src/app.ts';
+import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
+import { WEBHOOK_ENTITIES } from '../src/data/webhook-entity.ts';
+import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
+import { DeliveryLog } from '../src/domain/delivery-log.ts';
+import { SecretBox } from '../src/domain/secret-box.ts';
+import { Webhooks } from '../src/domain/webhooks.ts';
+import { UrlGuard } from '../src/upstream/url-guard.ts';
+import { WebhookSender } from '../src/upstream/webhook-sender.ts';
+
+export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+
+export function identity(): Identity {
+  return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };
+}
+
+export interface WebhooksUnderTest {
+  app: FastifyInstance;
+  db: Db;
+  call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startWebhooks(opts: { allowPrivateUrls?: boolean; timeoutMs?: number } = {}): Promise<WebhooksUnderTest> {
+  const store = await openStore({
+    url: process.env.MONGO_URL!,
+    dbName: `${process.env.MONGO_DB_PREFIX}webhooks_${randomBytes(4).toString('hex')}`,
+    entities: WEBHOOK_ENTITIES,
+  });
+  const guard = new UrlGuard({ allowPrivate: opts.allowPrivateUrls ?? false });
+  const sender = new WebhookSender({ guard, timeoutMs: opts.timeoutMs ?? 2000 });
+  const deliveries = new DeliveriesRepository(store.db);
+  const webhooks = new Webhooks({ webhooks: new WebhooksRepository(store.db), deliveries, guard, sender, box: new SecretBox(randomBytes(32)) });
+  const log = new DeliveryLog(deliveries, webhooks, async () => {});
+  const app = buildWebhooksApp({ db: store.db, webhooks, log, internalToken: INTERNAL_TOKEN, logger: false });
+  await app.ready();
+  return {
+    app,
+    db: store.db,
+    call: callAs(() => app, INTERNAL_TOKEN),
+    close: async () => {
+      await app.close();
+      await sender.close();
+      await store.db.dropDatabase();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,176 @@
+// The one AMQP connection of a Broker, kept up in the background: a failed attempt
+// or a lost connection is retried with capped exponential backoff (with jitter, so
+// replicas do not reconnect in step), and a service starts while the broker is still
+// down. Each connection carries one confirm channel for publishing; the listener
+// hears when a connection comes up (consumers set up again) or goes away.
+import { connect as amqpConnect, type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { Logger } from '../logger.ts';
+
+export interface ConnectionOptions {
+  url: string;
+  /** Asserted (durable topic) on every connection before it counts as up. */
+  exchange: string;
+  logger: Logger;
+  connectionName?: string;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+}
+
+export interface ConnectionListener {
+  /** A connection is up, its exchange asserted and its waiters resolved. */
+  up(): void;
+  /** The current connection is gone (also when it was closed on purpose). */
+  down(): void;
+}
+
+export class Connection {
+  private readonly opts: ConnectionOptions;
+  private readonly log: Logger;
+  private readonly listener: ConnectionListener;
+  private conn: ChannelModel | null = null;
+  private pub: ConfirmChannel | null = null;
+  private isClosed = false;
+  private down = false;
+  private error: unknown = undefined;
+  private attempts = 0;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private connecting: Promise<void> | null = null;
+  private waiters: Array<(err?: Error) => void> = [];
+
+  constructor(opts: ConnectionOptions, listener: ConnectionListener) {
+    this.opts = opts;
+    this.log = opts.logger;
+    this.listener = listener;
+  }
+
+  /** The current connection; null while down. */
+  get current(): ChannelModel | null {
+    return this.conn;
+  }
+
+  /** The confirm channel for publishing on the current connection; null while down. */
+  get publishChannel(): ConfirmChannel | null {
+    return this.pub;
+  }
+
+  /** Why the last attempt failed or the last connection closed: the cause of "not connected" errors. */
+  get lastError(): unknown {
+    return this.error;
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** Makes the first connection attempt; when it fails, retries go on in the background. */
+  start(): Promise<void> {
+    this.connecting = this.connectOnce();
+    return this.connecting;
+  }
+
+  /** Resolves once connected; rejects after timeoutMs. */
+  waitFor(timeoutMs: number): Promise<void> {
+    if (this.pub !== null) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== done);
+        reject(new Error(`broker not connected after ${timeoutMs} ms`, { cause: this.error }));
+      }, timeoutMs);
+      this.waiters.push(done);
+    });
+  }
+
+  /**
+   * Stops reconnecting and refuses the waiters, lets `drain` finish (consumers and
+   * their handlers, which still need the connection), then closes the connection.
+   */
+  async close(drain: () => Promise<unknown>): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    for (const w of this.waiters.splice(0)) w(new Error('broker closed'));
+    await drain();
+    await this.connecting;
+    const conn = this.conn;
+    this.conn = null;
+    this.pub = null;
+    if (conn) await conn.close().catch(() => {});
+  }
+
+  private async connectOnce(): Promise<void> {
+    if (this.isClosed) return;
+    let conn: ChannelModel | undefined;
+    try {
+      conn = await amqpConnect(this.opts.url, {
+        timeout: 10_000,
+        clientProperties: this.opts.connectionName ? { connection_name: this.opts.connectionName } : {},
+      });
+      const c = conn;
+      // 'error' is always followed by 'close'; only the close drives recovery.
+      c.on('error', (err: Error) => this.log.debug({ err }, 'amqp connection error'));
+      c.on('blocked', (reason: string) => this.log.warn({ reason }, 'amqp connection blocked by the broker'));
+      c.on('close', (err?: Error) => this.onClosed(c, err));
+      if (this.isClosed) {
+        await c.close().catch(() => {});
+        return;
+      }
+      const pub = await c.createConfirmChannel();
+      pub.on('error', (err: Error) => this.log.error({ err }, 'amqp publish channel error'));
+      // A publish channel lost on a live connection: reconnect everything rather
+      // than juggle half-open state (this only happens on broker-side errors).
+      pub.on('close', () => {
+        if (this.pub === pub) this.pub = null;
+        if (this.conn === c && !this.isClosed) c.close().catch(() => {});
+      });
+      await pub.assertExchange(this.opts.exchange, 'topic', { durable: true });
+      if (this.isClosed) {
+        await c.close().catch(() => {});
+        return;
+      }
+      this.conn = c;
+      this.pub = pub;
+      this.attempts = 0;
+      if (this.down) this.log.info({ exchange: this.opts.exchange }, 'amqp connection restored');
+      this.down = false;
+      for (const w of this.waiters.splice(0)) w();
+      this.listener.up();
+    } catch (err) {
+      this.error = err;
+      if (conn) await conn.close().catch(() => {});
+      if (!this.down) this.log.warn({ err }, 'amqp connection failed; retrying in the background');
+      else this.log.debug({ err }, 'amqp connection attempt failed');
+      this.down = true;
+      this.scheduleReconnect();
+    }
+  }
+
+  private onClosed(conn: ChannelModel, err?: Error): void {
+    if (this.conn !== conn) return;
+    this.conn = null;
+    this.pub = null;
+    this.listener.down();
+    if (this.isClosed) return;
+    this.error = err ?? new Error('amqp connection closed');
+    if (!this.down) this.log.warn({ err }, 'amqp connection lost; reconnecting');
+    this.down = true;
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.isClosed || this.reconnectTimer) return;
+    const { reconnectMinMs: min, reconnectMaxMs: max } = this.opts;
+    const base = Math.min(max, min * 2 ** Math.min(this.attempts, 30));
+    const delay = Math.min(max, Math.round(base * (0.8 + Math.random() * 0.4)));
+    this.attempts++;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.connecting = this.connectOnce();
+    }, delay);
+  }
+}

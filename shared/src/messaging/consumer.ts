@@ -1,0 +1,229 @@
+// Consumers that outlive connections. Each has its own confirm channel (so a
+// retry/DLQ republish is confirmed before the original is acked), declares
+// `<queue>` (bound to the exchange), `<queue>.retry` (its TTL is the retry delay;
+// it dead-letters back into `<queue>`) and `<queue>.dlq`, and is set up again after
+// every reconnect or lost channel. Generic over the message kind (domain events,
+// work-queue jobs): the kind's parse turns a body into what the handler takes.
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
+import type { DomainEvent } from '../events.ts';
+import type { Logger } from '../logger.ts';
+import type { Connection } from './connection.ts';
+import type { Dedupe } from './dedupe.ts';
+import { handleDelivery, type DeliveryHandling, type DeliveryMeta } from './delivery.ts';
+import type { Message, ParseMessage } from './message.ts';
+
+export interface ConsumeOptions<M extends Message = DomainEvent> {
+  queue: string;
+  /** Routing patterns bound to the exchange, e.g. `client.*` or `#`. */
+  bindings: string[];
+  handler: (event: M, meta: DeliveryMeta) => Promise<void>;
+  /** Unacked messages in flight (handlers run concurrently up to this). Default 10. */
+  prefetch?: number;
+  /** Deliveries before a failing message goes to `<queue>.dlq`. Default 5. */
+  maxAttempts?: number;
+  /**
+   * Delay before a retry (the `x-message-ttl` of `<queue>.retry`). Default 1000.
+   * A queue's arguments cannot change once declared: changing this needs the
+   * retry queue deleted first.
+   */
+  retryDelayMs?: number;
+  dedupe?: Dedupe;
+}
+
+export interface ConsumerHandle {
+  readonly queue: string;
+  /** Stops deliveries and waits for the handlers in flight. */
+  cancel(): Promise<void>;
+}
+
+export interface ConsumersOptions {
+  exchange: string;
+  logger: Logger;
+  publishTimeoutMs: number;
+  /** Backoff of a consumer's setup retries (first delay, doubled up to the cap), as for reconnects. */
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+}
+
+/** AMQP replies that will not change on retry: ACCESS_REFUSED, NOT_FOUND, RESOURCE_LOCKED, PRECONDITION_FAILED. */
+const SETUP_REFUSALS = new Set([403, 404, 405, 406]);
+
+/** A consumer as the registry sees it, whatever its message kind. */
+interface Running {
+  /** Sets the consumer up on the current connection unless it is up, starting or cancelled. */
+  ensure(): Promise<void>;
+  /** Forgets the channel of a connection that is gone. */
+  detach(): void;
+  cancel(): Promise<void>;
+}
+
+/** The consumers of one Broker. */
+export class Consumers {
+  private readonly connection: Connection;
+  private readonly opts: ConsumersOptions;
+  private readonly running = new Set<Running>();
+
+  constructor(connection: Connection, opts: ConsumersOptions) {
+    this.connection = connection;
+    this.opts = opts;
+  }
+
+  /** See Broker.consume; `parse` makes the handler's message from a body, or throws to dead-letter it. */
+  async consume<M extends Message>(options: ConsumeOptions<M>, parse: ParseMessage<M>): Promise<ConsumerHandle> {
+    if (this.connection.closed) throw new Error('broker closed');
+    const c = new QueueConsumer(this.connection, this.opts, this.running, { prefetch: 10, maxAttempts: 5, retryDelayMs: 1000, ...options }, parse);
+    this.running.add(c);
+    await c.begin();
+    return { queue: c.queue, cancel: () => c.cancel() };
+  }
+
+  ensureAll(): void {
+    for (const c of this.running) void c.ensure();
+  }
+
+  detachAll(): void {
+    for (const c of this.running) c.detach();
+  }
+
+  cancelAll(): Promise<unknown> {
+    return Promise.allSettled([...this.running].map((c) => c.cancel()));
+  }
+}
+
+type Settled<M extends Message> = ConsumeOptions<M> & { prefetch: number; maxAttempts: number; retryDelayMs: number };
+
+class QueueConsumer<M extends Message> implements Running {
+  readonly queue: string;
+  private readonly connection: Connection;
+  private readonly settings: ConsumersOptions;
+  private readonly registry: Set<Running>;
+  private readonly opts: Settled<M>;
+  private readonly handling: DeliveryHandling<M>;
+  private readonly log: Logger;
+  private channel: ConfirmChannel | null = null;
+  private tag: string | null = null;
+  private starting = false;
+  private cancelled = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retries = 0;
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(connection: Connection, settings: ConsumersOptions, registry: Set<Running>, opts: Settled<M>, parse: ParseMessage<M>) {
+    this.connection = connection;
+    this.settings = settings;
+    this.registry = registry;
+    this.opts = opts;
+    this.queue = opts.queue;
+    this.log = settings.logger;
+    const { queue, maxAttempts, handler, dedupe } = opts;
+    this.handling = { queue, maxAttempts, handler, dedupe, parse, log: this.log, publishTimeoutMs: settings.publishTimeoutMs };
+  }
+
+  /**
+   * The first setup, when connected. A setup error the broker will repeat (e.g. a
+   * queue declared earlier with other arguments) rejects: a bug, so fail now.
+   */
+  async begin(): Promise<void> {
+    const conn = this.connection.current;
+    if (!conn) return;
+    this.starting = true;
+    try {
+      await this.start(conn);
+    } catch (err) {
+      if (SETUP_REFUSALS.has((err as { code?: number }).code ?? 0)) {
+        this.registry.delete(this);
+        throw new Error(`consumer setup for queue ${this.queue} failed`, { cause: err });
+      }
+      // Otherwise (connection lost meanwhile) it is set up in the background.
+      this.log.warn({ err, queue: this.queue }, 'consumer setup interrupted; retrying in the background');
+      this.scheduleRetry();
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  async ensure(): Promise<void> {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const conn = this.connection.current;
+    if (!conn || this.channel || this.starting || this.cancelled || this.connection.closed) return;
+    this.starting = true;
+    try {
+      await this.start(conn);
+      this.retries = 0;
+    } catch (err) {
+      this.log.error({ err, queue: this.queue }, 'consumer setup failed; retrying');
+      this.scheduleRetry();
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  detach(): void {
+    this.channel = null;
+    this.tag = null;
+  }
+
+  async cancel(): Promise<void> {
+    this.cancelled = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const ch = this.channel;
+    if (ch && this.tag) await ch.cancel(this.tag).catch(() => {});
+    await Promise.allSettled([...this.inflight]);
+    this.registry.delete(this);
+    this.channel = null;
+    this.tag = null;
+    if (ch) await ch.close().catch(() => {});
+  }
+
+  private scheduleRetry(): void {
+    if (this.connection.closed || this.cancelled || this.retryTimer) return;
+    const { reconnectMinMs: min, reconnectMaxMs: max } = this.settings;
+    const delay = Math.min(max, min * 2 ** Math.min(this.retries++, 30));
+    this.retryTimer = setTimeout(() => void this.ensure(), delay);
+  }
+
+  private async start(conn: ChannelModel): Promise<void> {
+    const { queue, bindings, prefetch, retryDelayMs } = this.opts;
+    const { exchange } = this.settings;
+    const ch = await conn.createConfirmChannel();
+    ch.on('error', (err: Error) => this.log.error({ err, queue }, 'amqp consumer channel error'));
+    ch.on('close', () => {
+      if (this.channel !== ch) return;
+      this.channel = null;
+      this.tag = null;
+      // On a live connection (queue deleted, channel error) set up again; otherwise the reconnect does.
+      if (this.connection.current === conn) this.scheduleRetry();
+    });
+    try {
+      await ch.prefetch(prefetch);
+      await ch.assertExchange(exchange, 'topic', { durable: true });
+      await ch.assertQueue(queue, { durable: true });
+      await ch.assertQueue(`${queue}.retry`, {
+        durable: true,
+        arguments: { 'x-message-ttl': retryDelayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
+      });
+      await ch.assertQueue(`${queue}.dlq`, { durable: true });
+      for (const pattern of bindings) await ch.bindQueue(queue, exchange, pattern);
+      this.channel = ch;
+      const { consumerTag } = await ch.consume(queue, (msg) => {
+        if (msg === null) {
+          // Cancelled by the broker (queue deleted): drop the channel; its close handler re-declares.
+          ch.close().catch(() => {});
+          return;
+        }
+        const p = handleDelivery(this.handling, ch, msg).catch((err) =>
+          this.log.error({ err, queue }, 'message left unacked; it will be redelivered'),
+        );
+        this.inflight.add(p);
+        void p.finally(() => this.inflight.delete(p));
+      });
+      this.tag = consumerTag;
+    } catch (err) {
+      this.channel = null;
+      await ch.close().catch(() => {});
+      throw err;
+    }
+  }
+}

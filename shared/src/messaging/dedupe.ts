@@ -1,0 +1,52 @@
+// Idempotency for consumers, by message id: the outbox publishes at least once and
+// a redelivery can race a retry, so a consumer whose handler must not run twice
+// passes a Dedupe. The one store is MongoDB (FerretDB locally).
+import type { Db } from 'mongodb';
+import { isDuplicateKey } from '../store/duplicate-key.ts';
+
+/**
+ * Idempotency store for a consumer. A delivery claims its event id before the
+ * handler runs, so two deliveries of one event at the same moment (redelivery
+ * racing a retry, two replicas) never both run it.
+ */
+export interface Dedupe {
+  /** 'new': this delivery owns the event; 'done': handled before; 'busy': another delivery is handling it now. */
+  claim(eventId: string): Promise<'new' | 'done' | 'busy'>;
+  complete(eventId: string): Promise<void>;
+  /** Gives the claim up after a failed handler, so a retry can claim it again. */
+  release(eventId: string): Promise<void>;
+}
+
+/** A claim older than this is taken over: its holder died mid-handler. */
+const CLAIM_STALE_MS = 60_000;
+
+/**
+ * Dedupe backed by a collection `dedupe_<consumerName>` whose `_id` is the event
+ * id: inserting the id is the claim (an insert is the one write FerretDB makes
+ * atomic), `state` turns to done once the handler succeeded.
+ */
+export function mongoDedupe(db: Db, consumerName: string): Dedupe {
+  const col = db.collection<{ _id: string; state: 'processing' | 'done'; at: Date }>(`dedupe_${consumerName}`);
+  return {
+    async claim(eventId) {
+      try {
+        await col.insertOne({ _id: eventId, state: 'processing', at: new Date() });
+        return 'new';
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw new Error(`dedupe claim ${eventId} failed`, { cause: err });
+      }
+      const held = await col.findOne({ _id: eventId });
+      if (!held) return this.claim(eventId);
+      if (held.state === 'done') return 'done';
+      if (Date.now() - held.at.getTime() < CLAIM_STALE_MS) return 'busy';
+      await col.deleteOne({ _id: eventId, state: 'processing', at: held.at });
+      return this.claim(eventId);
+    },
+    async complete(eventId) {
+      await col.updateOne({ _id: eventId }, { $set: { state: 'done', at: new Date() } });
+    },
+    async release(eventId) {
+      await col.deleteOne({ _id: eventId, state: 'processing' });
+    },
+  };
+}
