@@ -1,0 +1,50 @@
+// The cases service answering wrongly: a malformed or unexpected answer is a 503
+// in the envelope, like no answer at all.
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
+import { expectError } from '../../../test/support/api.ts';
+import { CasesService } from '../src/upstream/cases-service.ts';
+import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from './helper.ts';
+
+let cases: ScriptedService;
+let sut: ClientsUnderTest;
+const who = identity();
+let clientId: string;
+
+beforeAll(async () => {
+  cases = await startScriptedService();
+  sut = await startClients({ cases: new CasesService(new ServiceClient({ name: 'cases', baseUrl: cases.url, internalToken: INTERNAL_TOKEN, timeoutMs: 2000 })) });
+  clientId = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Ana' } })).json().data.id;
+});
+
+afterAll(async () => {
+  await sut.close();
+  await cases.close();
+});
+
+const getClient = () => sut.call(who, { method: 'GET', url: `/v1/clients/${clientId}` });
+
+test('when it answers the counts, then the client shows its cases_count', async () => {
+  cases.answer(200, { success: true, data: { [clientId]: 3 } });
+  const res = await getClient();
+  expect(res.statusCode).toBe(200);
+  expect(res.json().data.cases_count).toBe(3);
+  expect(cases.requests.at(-1)).toEqual({ method: 'POST', url: '/internal/case-counts' });
+});
+
+test.each([
+  ['counts that are not numbers', 200, { data: { x: 'three' } }],
+  ['a list instead of counts', 200, { data: [1] }],
+  ['a body that is not JSON', 200, 'not json'],
+  ['404', 404, { success: false }],
+])('when it answers %s, then 503 The cases service is unavailable', async (_what, status, body) => {
+  cases.answer(status, body);
+  expectError(await getClient(), 503, 'SERVICE_UNAVAILABLE', 'The cases service is unavailable');
+});
+
+test('when the active-cases check answers without `active`, then deactivating is 503 and the client stays active', async () => {
+  cases.answer(200, { data: {} });
+  expectError(await sut.call(who, { method: 'DELETE', url: `/v1/clients/${clientId}` }), 503, 'SERVICE_UNAVAILABLE', 'The cases service is unavailable');
+  cases.answer(200, { data: { [clientId]: 0 } });
+  expect((await getClient()).json().data.status).toBe('active');
+});

@@ -1,0 +1,28 @@
+// A real HTTP server standing in for another service, answering each request with
+// whatever the test scripted last (status, raw body), and recording the requests.
+import { createServer, type IncomingMessage } from 'node:http';
+import { listenOnLoopback } from './listen.ts';
+
+export interface ScriptedService {
+  url: string;
+  requests: { method: string; url: string }[];
+  answer(status: number, body: string | object): void;
+  close(): Promise<void>;
+}
+
+export async function startScriptedService(): Promise<ScriptedService> {
+  let reply = { status: 200, body: '{}' };
+  const requests: ScriptedService['requests'] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    requests.push({ method: req.method ?? '', url: req.url ?? '' });
+    req.resume();
+    req.on('end', () => res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body));
+  });
+  const port = await listenOnLoopback(server, 'scripted service');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    answer: (status, body) => (reply = { status, body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    close: () => new Promise((done) => server.close(() => done())),
+  };
+}
