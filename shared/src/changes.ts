@@ -3,6 +3,7 @@
 // and maps), a stored value is read as the API shows it (instants as ISO
 // strings), and an update knows which fields it changed and what they were
 // before (the events' previous_attributes).
+import { invalidField } from './errors.ts';
 import { iso } from './time.ts';
 
 /** What a caller may send for a stored value: objects may be partial (the record completes them). */
@@ -10,6 +11,15 @@ export type Sent<T> = T extends Date | readonly unknown[] ? T : T extends object
 
 /** A create or update body, as far as the record's fields go. */
 export type SentFields<R> = { [K in keyof R]?: Sent<R[K]> | null };
+
+/** A normalizer for a required text field: trimmed, and 400 `<field> must not be empty` when nothing is left. */
+export const trimmedText =
+  (field: string) =>
+  (value: string): string => {
+    const trimmed = value.trim();
+    if (!trimmed) throw invalidField(field, `${field} must not be empty`);
+    return trimmed;
+  };
 
 export interface FieldRules<R> {
   /** Stored in place of null or absence: [] for lists, {} for maps. Other fields store null. */

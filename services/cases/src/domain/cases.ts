@@ -2,8 +2,8 @@
 // clients and users checked at write time, SLA signals armed by every write, and
 // a timeline kept in the case. Every write stores the record, its timeline entries
 // and its events in one document write (data/cases-repository.ts).
-import { FieldChanges } from '@lpm/shared/changes';
-import { badRequest, invalidField } from '@lpm/shared/errors';
+import { FieldChanges, trimmedText } from '@lpm/shared/changes';
+import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
@@ -41,11 +41,7 @@ const TIMELINE_KEPT = 100;
 const fields = new FieldChanges<CaseRecord>({
   empty: { labels: [], metadata: {} },
   normalize: {
-    title: (title) => {
-      const trimmed = title.trim();
-      if (!trimmed) throw invalidField('title', 'title must not be empty');
-      return trimmed;
-    },
+    title: trimmedText('title'),
     number: (n) => n.trim() || null,
   },
 });

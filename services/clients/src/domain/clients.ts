@@ -2,8 +2,8 @@
 // unique per team, and no deactivation while the client has active cases (asked
 // of the cases service at that moment). Every write stores the record with its
 // event (data/clients-repository.ts).
-import { FieldChanges } from '@lpm/shared/changes';
-import { badRequest, invalidField, unknownField } from '@lpm/shared/errors';
+import { FieldChanges, trimmedText } from '@lpm/shared/changes';
+import { badRequest, unknownField } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
@@ -24,11 +24,7 @@ export interface ClientsDeps {
 const fields = new FieldChanges<ClientRecord>({
   empty: { tags: [], metadata: {} },
   normalize: {
-    name: (name) => {
-      const trimmed = name.trim();
-      if (!trimmed) throw invalidField('name', 'name must not be empty');
-      return trimmed;
-    },
+    name: trimmedText('name'),
     cnpj: (cnpj) => cnpj.toUpperCase(),
     email: (email) => email.toLowerCase(),
     address: completeAddress,

@@ -3,7 +3,7 @@
 // often its job runs.
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
-import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
+import { insertOrGet } from '@lpm/shared/store/duplicate-key';
 import type { AttemptRecord, DeliveryRecord, DeliveryStatus } from './webhook-entity.ts';
 
 export interface Outcome {
@@ -35,16 +35,8 @@ export class DeliveriesRepository {
   }
 
   /** Stores the delivery, or gives back the one already stored for its webhook and event. */
-  async insertOrGet(delivery: DeliveryRecord): Promise<DeliveryRecord> {
-    try {
-      await this.deliveries.insertOne(delivery);
-      return delivery;
-    } catch (e) {
-      if (!isDuplicateKey(e)) throw e;
-      const stored = await this.deliveries.findOne({ webhook_id: delivery.webhook_id, event_id: delivery.event_id });
-      if (!stored) throw e;
-      return stored;
-    }
+  insertOrGet(delivery: DeliveryRecord): Promise<DeliveryRecord> {
+    return insertOrGet(this.deliveries, delivery, { webhook_id: delivery.webhook_id, event_id: delivery.event_id });
   }
 
   get(id: string): Promise<DeliveryRecord | null> {
@@ -90,16 +82,8 @@ export class DeliveriesRepository {
   }
 
   /** Stores an attempt, or gives back the one recorded before (a crash or a duplicate job). */
-  async recordAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
-    try {
-      await this.attempts.insertOne(attempt);
-      return attempt;
-    } catch (e) {
-      if (!isDuplicateKey(e)) throw e;
-      const stored = await this.attempts.findOne({ _id: attempt._id });
-      if (!stored) throw e;
-      return stored;
-    }
+  recordAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
+    return insertOrGet(this.attempts, attempt, { _id: attempt._id });
   }
 
   attemptsOf(deliveryIds: string[]): Promise<AttemptRecord[]> {
