@@ -3,25 +3,28 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http/app';
-import type { Orm } from '@lpm/shared/store/orm';
+import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/runner';
+import type { Store } from '@lpm/shared/store/orm';
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import type { Upstreams } from './config.ts';
 import { Accounts } from './domain/accounts.ts';
+import { Settings } from './domain/settings.ts';
+import { gatewayRepositories, pingStore } from './data/store.ts';
 import { PrincipalCache } from './auth/principal-cache.ts';
 import { TeamLimits } from './limits/team-limits.ts';
 import { closeRedis } from './limits/redis.ts';
-import { pingStore } from './store.ts';
 import { withTimeout } from './timeout.ts';
-import { accessControl } from './http/access.ts';
-import { healthRoute } from './http/health.ts';
-import { internalUsersRoute } from './http/internal-users.ts';
-import { openApiRoute } from './http/openapi.ts';
-import { proxyRoutes, UPSTREAM_NAMES, type UpstreamName, type Upstreams } from './http/proxy.ts';
-import { settingsRoutes } from './http/settings.ts';
-import { Settings } from './domain/settings.ts';
-import { upstreamPhasesInUse } from './upstream/phases-in-use.ts';
+import { accessControl } from './routes/access.ts';
+import { healthRoute } from './routes/health.ts';
+import { internalUsersRoute } from './routes/internal-users.ts';
+import { openApiRoute } from './routes/openapi.ts';
+import { proxyRoutes } from './routes/proxy.ts';
+import { settingsRoutes } from './routes/settings.ts';
+import { CasesAndDealsServices } from './upstream/cases-and-deals-services.ts';
 
 export interface GatewayDeps {
   /** The gateway's store (openGatewayStore). */
-  orm: Orm;
+  store: Store;
   /** Redis for the limits (createLimitsRedis). */
   redis: Redis;
   /** Prefix of every Redis key the gateway writes (REDIS_KEY_PREFIX). */
@@ -29,7 +32,7 @@ export interface GatewayDeps {
   internalToken: string;
   upstreams: Upstreams;
   /** The services this deployment runs (default: all six); /health checks only these, and a service not run has no records. */
-  deployed?: readonly UpstreamName[];
+  deployed?: readonly ServiceName[];
   /** The process logger (createLogger); tests pass `logger: false` instead. */
   loggerInstance?: HttpAppOptions['loggerInstance'];
   logger?: HttpAppOptions['logger'];
@@ -45,13 +48,16 @@ export interface GatewayDeps {
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance, documented: false });
-  const deployed = deps.deployed ?? UPSTREAM_NAMES;
+  const deployed = deps.deployed ?? SERVICE_NAMES;
   const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 30_000;
-  const accounts = new Accounts({ orm: deps.orm });
+  const repositories = gatewayRepositories(deps.store.db);
+  const accounts = new Accounts(repositories);
+  const service = (name: ServiceName) =>
+    new ServiceClient({ name, baseUrl: deps.upstreams[name], internalToken: deps.internalToken, timeoutMs: upstreamTimeoutMs });
   const settings = new Settings({
-    orm: deps.orm,
+    teams: repositories.teams,
     accounts,
-    phasesInUse: upstreamPhasesInUse({ upstreams: deps.upstreams, deployed, internalToken: deps.internalToken, timeoutMs: upstreamTimeoutMs }),
+    phaseOwners: new CasesAndDealsServices({ cases: service('cases'), deals: service('deals'), deployed }),
   });
   const principals = new PrincipalCache({
     lookup: (key) => withTimeout(accounts.authenticate(key), deps.storeTimeoutMs ?? 5000, 'key lookup'),
@@ -63,11 +69,11 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     await closeRedis(deps.redis);
     limits.close();
     principals.clear();
-    await deps.orm.close();
+    await deps.store.close();
   });
 
   accessControl(app, { principals, limits });
-  healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.orm), timeoutMs: deps.healthTimeoutMs });
+  healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
   settingsRoutes(app, { settings, principals });
   internalUsersRoute(app, { accounts, internalToken: deps.internalToken });

@@ -1,39 +1,32 @@
 // The gateway's settings (operations.md, environment table), validated at start.
 import { readConfig, str, url, platformSettings } from '@lpm/shared/config';
-import { SERVICE_PORTS } from '@lpm/shared/service/runner';
-import { UPSTREAM_NAMES, type UpstreamName, type Upstreams } from './http/proxy.ts';
+import { SERVICE_NAMES, serviceUrlSettings, type ServiceName } from '@lpm/shared/service/runner';
 
-const HTTP = ['http:', 'https:'];
-const upstream = (name: keyof typeof SERVICE_PORTS) => url(`http://127.0.0.1:${SERVICE_PORTS[name]}`, HTTP);
+/** Where each service answers (DEALS_URL ... WEBHOOKS_URL). */
+export type Upstreams = Record<ServiceName, string>;
+
+const isServiceName = (name: string): name is ServiceName => (SERVICE_NAMES as readonly string[]).includes(name);
 
 /** The services this deployment runs: /health waits for these only. */
-const serviceList = (raw: string | undefined): UpstreamName[] => {
-  if (raw === undefined) return [...UPSTREAM_NAMES];
+const serviceList = (raw: string | undefined): ServiceName[] => {
+  if (raw === undefined) return [...SERVICE_NAMES];
   const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = names.filter((n) => !(UPSTREAM_NAMES as readonly string[]).includes(n));
-  if (unknown.length) throw new Error(`unknown services: ${unknown.join(', ')} (known: ${UPSTREAM_NAMES.join(', ')})`);
-  return names as UpstreamName[];
+  const unknown = names.filter((n) => !isServiceName(n));
+  if (unknown.length) throw new Error(`unknown services: ${unknown.join(', ')} (known: ${SERVICE_NAMES.join(', ')})`);
+  return names.filter(isServiceName);
 };
 
+const gatewaySettings = {
+  ...platformSettings(8080),
+  redisUrl: ['REDIS_URL', url('redis://127.0.0.1:6379', ['redis:', 'rediss:'])],
+  redisKeyPrefix: ['REDIS_KEY_PREFIX', str('lpm:')],
+  deployed: ['GATEWAY_SERVICES', serviceList],
+} as const;
+
 export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
-  const c = readConfig(
-    {
-      ...platformSettings(8080),
-      redisUrl: ['REDIS_URL', url('redis://127.0.0.1:6379', ['redis:', 'rediss:'])],
-      redisKeyPrefix: ['REDIS_KEY_PREFIX', str('lpm:')],
-      deals: ['DEALS_URL', upstream('deals')],
-      clients: ['CLIENTS_URL', upstream('clients')],
-      cases: ['CASES_URL', upstream('cases')],
-      activities: ['ACTIVITIES_URL', upstream('activities')],
-      financial: ['FINANCIAL_URL', upstream('financial')],
-      webhooks: ['WEBHOOKS_URL', upstream('webhooks')],
-      deployed: ['GATEWAY_SERVICES', serviceList],
-    },
-    env,
-  );
-  const { deals, clients, cases, activities, financial, webhooks, ...rest } = c;
-  const upstreams: Upstreams = { deals, clients, cases, activities, financial, webhooks };
-  return { ...rest, upstreams };
+  // Checked together first, so one error names every bad setting, the services' URLs included.
+  readConfig({ ...gatewaySettings, ...serviceUrlSettings() }, env);
+  return { ...readConfig(gatewaySettings, env), upstreams: readConfig(serviceUrlSettings(), env) };
 }
 
 export type GatewayConfig = ReturnType<typeof readGatewayConfig>;

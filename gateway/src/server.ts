@@ -5,16 +5,16 @@ import { stopOnSignals } from '@lpm/shared/service/shutdown';
 import { buildGatewayApp } from './app.ts';
 import { readGatewayConfig } from './config.ts';
 import { createLimitsRedis, redisReady } from './limits/redis.ts';
-import { openGatewayStore } from './store.ts';
+import { openGatewayStore } from './data/store.ts';
 
 async function start(): Promise<void> {
   const config = readGatewayConfig();
   const logger = createLogger('gateway', config.logLevel);
   const telemetry = startTelemetry({ serviceName: 'gateway' });
-  const orm = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix });
+  const store = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix });
   const redis = createLimitsRedis(config.redisUrl);
   const app = buildGatewayApp({
-    orm,
+    store,
     redis,
     redisKeyPrefix: config.redisKeyPrefix,
     internalToken: config.internalToken,

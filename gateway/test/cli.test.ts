@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening, dropPostgresDatabase } from '@lpm/shared/local-store';
 import { openCliStore } from '../src/cli/store.ts';
+import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { allUpstreams, call, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 
@@ -130,10 +131,20 @@ describe('users and keys', () => {
     const taken = await admin('user', 'create', '--team', team.team.id, '--name', 'Ana 2', '--email', 'ana@silva.adv.br', '--json');
     expect(taken.code).not.toBe(0);
     expect(taken.stdout).toBe('');
-    expect(taken.stderr).toMatch(/already registered/);
+    expect(taken.stderr).toBe('error: Email already registered in this team\n');
     const unknown = await admin('user', 'create', '--team', 'team_01aaaaaaaaaaaaaaaaaaaaaaaa', '--name', 'N', '--email', 'n@x.io', '--json');
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/Team not found/);
+  });
+
+  test('when the e-mail is taken in the team, then the user is refused with 409 DUPLICATE_ENTRY, whatever its case and spaces', async () => {
+    const taken = gw.accounts.createUser({ teamId: team.team.id, name: 'Ana 3', email: ' ANA@Silva.adv.br ' });
+    await expect(taken).rejects.toMatchObject({
+      status: 409,
+      code: 'DUPLICATE_ENTRY',
+      message: 'Email already registered in this team',
+      details: { reason: 'duplicate_email' },
+    });
   });
 
   test('when a key is created with read only, then it prints key, id and scopes and can only read', async () => {
@@ -217,12 +228,12 @@ describe('local store', () => {
     try {
       const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir, database });
       expect(await isListening(port)).toBe(true);
-      const created = await new Accounts({ orm: store.orm }).createTeam({ name: 'L', plan: 'starter', ownerName: 'O', ownerEmail: 'o@l.io' });
+      const created = await new Accounts(gatewayRepositories(store.db)).createTeam({ name: 'L', plan: 'starter', ownerName: 'O', ownerEmail: 'o@l.io' });
       await store.close();
       expect(await isListening(port)).toBe(false);
       const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir, database });
       try {
-        expect((await new Accounts({ orm: again.orm }).getTeam(created.team.id)).name).toBe('L');
+        expect((await new Accounts(gatewayRepositories(again.db)).getTeam(created.team.id)).name).toBe('L');
       } finally {
         await again.close();
       }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort } from '@lpm/shared/local-store';
 import { startTcpProxy } from '../../shared/test/support/tcp-proxy.ts';
-import { UPSTREAM_NAMES } from '../src/http/proxy.ts';
-import { openGatewayStore } from '../src/store.ts';
+import { SERVICE_NAMES } from '@lpm/shared/service/runner';
+import { openGatewayStore } from '../src/data/store.ts';
 import { allUpstreams, call, newTeam, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 
 let up: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -33,7 +33,7 @@ describe('GET /health', () => {
     await withGateway(allUpstreams(up.url), async (gw) => {
       const res = await call(gw.url, '/health');
       expect(res.status).toBe(200);
-      const services = Object.fromEntries(['store', ...UPSTREAM_NAMES].map((n) => [n, 'ok']));
+      const services = Object.fromEntries(['store', ...SERVICE_NAMES].map((n) => [n, 'ok']));
       expect(res.body).toEqual({ success: true, data: { status: 'ok', services } });
       expect(res.headers.get('ratelimit-limit')).toBeNull();
     });
@@ -82,8 +82,8 @@ describe('when the store is unreachable', () => {
   test('when the store is cut, then /health answers 503 naming the store and keys get 503, not 401', async () => {
     const mongo = new URL(process.env.MONGO_URL!);
     const proxy = await startTcpProxy(mongo.hostname, Number(mongo.port));
-    const orm = await openGatewayStore({ url: `mongodb://127.0.0.1:${proxy.port}/`, dbPrefix: testDbPrefix('health') });
-    const gw = await startGateway('health', allUpstreams(up.url), { orm, healthTimeoutMs: 500, storeTimeoutMs: 500 });
+    const store = await openGatewayStore({ url: `mongodb://127.0.0.1:${proxy.port}/`, dbPrefix: testDbPrefix('health') });
+    const gw = await startGateway('health', allUpstreams(up.url), { store, healthTimeoutMs: 500, storeTimeoutMs: 500 });
     try {
       const team = await newTeam(gw.accounts, 'starter');
       proxy.cut();

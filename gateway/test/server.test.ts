@@ -5,8 +5,8 @@ import { freePort, isListening } from '@lpm/shared/local-store';
 import { SERVICE_PORTS } from '@lpm/shared/service/runner';
 import { ConfigError } from '@lpm/shared/config';
 import { readGatewayConfig } from '../src/config.ts';
+import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
-import { openGatewayStore } from '../src/store.ts';
 import { call, INTERNAL_TOKEN, sleep, startEchoUpstream, testDbPrefix } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -51,9 +51,9 @@ describe('server.ts', () => {
   test('when started with its env, then it serves, logs only JSON lines and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
     const dbPrefix = testDbPrefix('server');
-    const orm = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix });
-    const team = await new Accounts({ orm }).createTeam({ name: 'S', plan: 'starter', ownerName: 'O', ownerEmail: 'o@s.io' });
-    await orm.close();
+    const store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix });
+    const team = await new Accounts(gatewayRepositories(store.db)).createTeam({ name: 'S', plan: 'starter', ownerName: 'O', ownerEmail: 'o@s.io' });
+    await store.close();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       NODE_OPTIONS: '',

@@ -2,23 +2,26 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { DEFAULT_CASE_PHASES, DEFAULT_DEAL_PHASES, HEADER, readIdentity, type TeamSettings } from '@lpm/shared/identity';
 import { freePort } from '@lpm/shared/local-store';
+import { expectError } from '../../test/support/api.ts';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 /**
  * Stands in for the cases and deals services: answers /internal/phases-in-use with
- * `inUse` (or `failWith`), and any other request with the identity it read the way
- * a service does.
+ * `inUse` (or `failWith`, or `answer` as it is), and any other request with the
+ * identity it read the way a service does.
  */
 async function startDomainStandIn() {
   const app: FastifyInstance = Fastify({ logger: false });
   const state = {
     inUse: [] as string[],
     failWith: 0,
+    answer: undefined as unknown,
     calls: [] as { headers: Record<string, string | string[] | undefined>; body: unknown }[],
   };
   app.post('/internal/phases-in-use', async (req, reply) => {
     state.calls.push({ headers: req.headers, body: req.body });
     if (state.failWith) return reply.status(state.failWith).send({ success: false });
+    if (state.answer !== undefined) return state.answer;
     return { success: true, data: { in_use: state.inUse } };
   });
   app.all('/*', async (req) => ({ success: true, data: { identity: readIdentity(req.headers, INTERNAL_TOKEN) } }));
@@ -46,6 +49,7 @@ afterAll(async () => {
 beforeEach(() => {
   standIn.state.inUse = [];
   standIn.state.failWith = 0;
+  standIn.state.answer = undefined;
   standIn.state.calls = [];
 });
 
@@ -292,6 +296,16 @@ describe('phases in use', () => {
     const res = await put(team.apiKey, { deal_phases: [{ name: 'único', probability: 50 }] });
     expect(res.status).toBe(503);
     expect(res.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The deals service is unavailable', details: {} });
+  });
+
+  test('when the owning service answers without an in_use list, then 503 SERVICE_UNAVAILABLE and nothing changes', async () => {
+    const team = await newTeam(gw.accounts, 'enterprise');
+    for (const answer of [{ success: true, data: {} }, { success: true, data: { in_use: 'lead' } }, { success: true }]) {
+      standIn.state.answer = answer;
+      const res = await put(team.apiKey, { deal_phases: [{ name: 'único', probability: 50 }] });
+      expectError(res, 503, 'SERVICE_UNAVAILABLE', 'The deals service is unavailable');
+    }
+    expect((await getSettings(team.apiKey)).body.data).toEqual({ ...DEFAULTS, updated_at: null });
   });
 });
 

@@ -2,12 +2,13 @@
 // run's FerretDB and Redis, in front of small Fastify upstreams that echo what they got.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { HEADER } from '@lpm/shared/identity';
+import { SERVICE_NAMES } from '@lpm/shared/service/runner';
 import type { Redis } from 'ioredis';
 import { buildGatewayApp, type GatewayDeps } from '../src/app.ts';
+import type { Upstreams } from '../src/config.ts';
+import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { createLimitsRedis, redisReady } from '../src/limits/redis.ts';
-import { openGatewayStore } from '../src/store.ts';
-import { UPSTREAM_NAMES, type Upstreams } from '../src/http/proxy.ts';
 
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 
@@ -62,7 +63,7 @@ export async function startGateway(
   overrides: Partial<GatewayDeps> & { redisUrl?: string } = {},
 ): Promise<TestGateway> {
   const { redisUrl, ...rest } = overrides;
-  const orm = rest.orm ?? (await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix(file) }));
+  const store = rest.store ?? (await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix(file) }));
   const redis = createLimitsRedis(redisUrl ?? process.env.REDIS_URL!);
   await redisReady(redis, 5000);
   const app = buildGatewayApp({
@@ -72,7 +73,7 @@ export async function startGateway(
     upstreams,
     logger: false,
     ...rest,
-    orm,
+    store,
   });
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -81,12 +82,12 @@ export async function startGateway(
     throw e;
   }
   const { port } = app.server.address() as { port: number };
-  return { app, url: `http://127.0.0.1:${port}`, accounts: new Accounts({ orm }), redis, close: () => app.close() };
+  return { app, url: `http://127.0.0.1:${port}`, accounts: new Accounts(gatewayRepositories(store.db)), redis, close: () => app.close() };
 }
 
 /** Every upstream name pointing at one base URL. */
 export function allUpstreams(base: string): Upstreams {
-  return Object.fromEntries(UPSTREAM_NAMES.map((n) => [n, base])) as Upstreams;
+  return Object.fromEntries(SERVICE_NAMES.map((n) => [n, base])) as Upstreams;
 }
 
 export async function call(

@@ -1,5 +1,6 @@
 // The one error type of the platform. Each constructor fixes a status and its
-// code (decisions §1); toHttp() is the one place anything thrown becomes a response.
+// code (decisions §1); toAppError() and createHttpApp's error handler are the one
+// place anything thrown becomes a response.
 export type ErrorCode =
   | 'VALIDATION_ERROR'
   | 'UNAUTHORIZED'

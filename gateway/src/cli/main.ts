@@ -2,8 +2,10 @@
 import { parseArgs } from 'node:util';
 import { readConfig, str, url, optional } from '@lpm/shared/config';
 import { AppError } from '@lpm/shared/errors';
+import type { Store } from '@lpm/shared/store/orm';
+import { gatewayRepositories } from '../data/store.ts';
 import { Accounts } from '../domain/accounts.ts';
-import { openCliStore, type CliStore } from './store.ts';
+import { openCliStore } from './store.ts';
 import { ALL_OPTIONS, HELP, resolveCommand, UsageError, type Options } from './commands.ts';
 
 async function main(argv: string[]): Promise<number> {
@@ -28,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  let store: CliStore | undefined;
+  let store: Store | undefined;
   try {
     const { command, options } = resolveCommand(parsed.positionals, given);
     const config = readConfig({
@@ -37,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
       defaultTimezone: ['DEFAULT_TIMEZONE', str('America/Sao_Paulo')],
     });
     store = await openCliStore(config);
-    const accounts = new Accounts({ orm: store.orm, defaultTimezone: config.defaultTimezone });
+    const accounts = new Accounts({ ...gatewayRepositories(store.db), defaultTimezone: config.defaultTimezone });
     const out = await command.run(accounts, options as Record<string, string>);
     process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
     return 0;

@@ -1,13 +1,8 @@
 // The store the CLI works on: MONGO_URL when set, else the local FerretDB of
 // `npm start`, started for the command's duration when it is not running.
 import { isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, startFerretdb } from '@lpm/shared/local-store';
-import type { Orm } from '@lpm/shared/store/orm';
-import { openGatewayStore } from '../store.ts';
-
-export interface CliStore {
-  orm: Orm;
-  close(): Promise<void>;
-}
+import type { Store } from '@lpm/shared/store/orm';
+import { openGatewayStore } from '../data/store.ts';
 
 export interface LocalStore {
   port: number;
@@ -18,26 +13,25 @@ export interface LocalStore {
 export async function openCliStore(
   opts: { mongoUrl?: string; dbPrefix: string },
   local: LocalStore = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE },
-): Promise<CliStore> {
-  if (opts.mongoUrl) return withOrm(await openGatewayStore({ url: opts.mongoUrl, dbPrefix: opts.dbPrefix }));
-  if (await isListening(local.port)) {
-    return withOrm(await openGatewayStore({ url: `mongodb://127.0.0.1:${local.port}/`, dbPrefix: opts.dbPrefix }));
-  }
+): Promise<Store> {
+  if (opts.mongoUrl) return openGatewayStore({ url: opts.mongoUrl, dbPrefix: opts.dbPrefix });
+  if (await isListening(local.port)) return openGatewayStore({ url: `mongodb://127.0.0.1:${local.port}/`, dbPrefix: opts.dbPrefix });
   const started = await startFerretdb({ dataDir: local.dataDir, database: local.database, port: local.port });
   try {
-    return withOrm(await openGatewayStore({ url: started.url, dbPrefix: opts.dbPrefix }), () => started.stop());
+    return stoppingAfter(await openGatewayStore({ url: started.url, dbPrefix: opts.dbPrefix }), () => started.stop());
   } catch (e) {
     await started.stop();
     throw e;
   }
 }
 
-function withOrm(orm: Orm, after: () => Promise<void> = async () => {}): CliStore {
+/** The store, whose close also runs `after` (stopping the FerretDB started for it). */
+function stoppingAfter(store: Store, after: () => Promise<void>): Store {
   return {
-    orm,
+    db: store.db,
     close: async () => {
       try {
-        await orm.close();
+        await store.close();
       } finally {
         await after();
       }

@@ -1,8 +1,7 @@
 // The gateway's own records: teams, their users and API keys (decisions §6).
-import { defineEntity, p } from '@mikro-orm/mongodb';
-
-export const PLANS = ['starter', 'professional', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
+import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
+import type { Scope, TeamSettings } from '@lpm/shared/identity';
+import { PLANS } from '../domain/plans.ts';
 
 export const TeamEntity = defineEntity({
   name: 'Team',
@@ -10,12 +9,12 @@ export const TeamEntity = defineEntity({
   properties: {
     _id: p.string().primary(),
     name: p.string(),
-    plan: p.string(),
+    plan: p.enum(PLANS),
     timezone: p.string(),
     // Team settings (decisions §8); absent until first changed, read as the defaults.
-    case_phases: p.json<string[]>().nullable(),
-    deal_phases: p.json<{ name: string; probability: number }[]>().nullable(),
-    settings_updated_at: p.datetime().nullable(),
+    case_phases: p.json<TeamSettings['case_phases']>().strictNullable(),
+    deal_phases: p.json<TeamSettings['deal_phases']>().strictNullable(),
+    settings_updated_at: p.datetime().strictNullable(),
     owner_user_id: p.string(),
     created_at: p.datetime(),
   },
@@ -41,12 +40,17 @@ export const ApiKeyEntity = defineEntity({
     _id: p.string().primary(),
     team_id: p.string(),
     user_id: p.string(),
-    scopes: p.json<string[]>(),
+    scopes: p.json<Scope[]>(),
+    // SHA-256 of the raw key, which is never stored.
     digest: p.string(),
     created_at: p.datetime(),
-    revoked_at: p.datetime().nullable(),
+    revoked_at: p.datetime().strictNullable(),
   },
   uniques: [{ properties: ['digest'] }],
 });
 
 export const GATEWAY_ENTITIES = [TeamEntity, UserEntity, ApiKeyEntity];
+
+export type TeamRecord = InferEntity<typeof TeamEntity>;
+export type UserRecord = InferEntity<typeof UserEntity>;
+export type ApiKeyRecord = InferEntity<typeof ApiKeyEntity>;

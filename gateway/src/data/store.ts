@@ -1,13 +1,27 @@
-// The gateway's database: `<prefix>gateway` on the platform's MongoDB (or FerretDB).
-import { openOrm, type Orm } from '@lpm/shared/store/orm';
-import { GATEWAY_ENTITIES } from './data/entities.ts';
+// The gateway's database: `<prefix>gateway` on the platform's MongoDB (or FerretDB),
+// and the repositories over it.
+import type { Db } from 'mongodb';
+import { openStore, type Store } from '@lpm/shared/store/orm';
+import { ApiKeysRepository } from './api-keys-repository.ts';
+import { GATEWAY_ENTITIES } from './entities.ts';
+import { TeamsRepository } from './teams-repository.ts';
+import { UsersRepository } from './users-repository.ts';
 
-export const gatewayDbName = (dbPrefix: string) => `${dbPrefix}gateway`;
-
-export function openGatewayStore(opts: { url: string; dbPrefix: string }): Promise<Orm> {
-  return openOrm({ url: opts.url, dbName: gatewayDbName(opts.dbPrefix), entities: GATEWAY_ENTITIES });
+/** Connects to the gateway's database and creates the indexes its entities declare. */
+export function openGatewayStore(opts: { url: string; dbPrefix: string }): Promise<Store> {
+  return openStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES });
 }
 
-export async function pingStore(orm: Orm): Promise<void> {
-  await orm.em.getConnection().getDb().command({ ping: 1 });
+export async function pingStore(db: Db): Promise<void> {
+  await db.command({ ping: 1 });
+}
+
+export interface GatewayRepositories {
+  teams: TeamsRepository;
+  users: UsersRepository;
+  keys: ApiKeysRepository;
+}
+
+export function gatewayRepositories(db: Db): GatewayRepositories {
+  return { teams: new TeamsRepository(db), users: new UsersRepository(db), keys: new ApiKeysRepository(db) };
 }

@@ -1,6 +1,5 @@
-import { PLANS, type Plan } from '../data/entities.ts';
-
-export { PLANS, type Plan };
+export const PLANS = ['starter', 'professional', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
 
 export interface PlanLimits {
   perMinute: number;

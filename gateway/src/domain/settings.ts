@@ -3,11 +3,9 @@
 // owning it still use cannot be removed; renaming a phase removes the old name.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
-import type { Orm } from '@lpm/shared/store/orm';
+import type { TeamsRepository } from '../data/teams-repository.ts';
+import type { SettingsChange } from '../routes/settings.ts';
 import { isTimeZone, type Accounts, type Team } from './accounts.ts';
-import { TeamEntity } from '../data/entities.ts';
-
-export type SettingsChange = Partial<TeamSettings>;
 
 export interface SettingsView extends TeamSettings {
   updated_at: string | null;
@@ -15,13 +13,16 @@ export interface SettingsView extends TeamSettings {
 
 export type PhaseKind = 'case' | 'deal';
 
-/** Which of these phases the team's records use, as the service owning that kind of phase says. */
-export type PhasesInUse = (who: Identity, kind: PhaseKind, phases: string[]) => Promise<string[]>;
+/** The services owning each kind of phase (upstream/cases-and-deals-services.ts). */
+export interface PhaseOwners {
+  /** Which of these phases the team's records use, as the service owning that kind of phase says. */
+  phasesInUse(who: Identity, kind: PhaseKind, phases: string[]): Promise<string[]>;
+}
 
 export interface SettingsOptions {
-  orm: Orm;
+  teams: TeamsRepository;
   accounts: Accounts;
-  phasesInUse: PhasesInUse;
+  phaseOwners: PhaseOwners;
 }
 
 // Services receive the settings in a request header on every request; this keeps
@@ -59,7 +60,7 @@ export class Settings {
       throw badRequest(`Settings must be at most ${MAX_SETTINGS_BYTES} bytes as JSON`, { type: 'invalid', max_bytes: MAX_SETTINGS_BYTES });
     }
     await this.refuseRemovingPhasesInUse(who, current, next);
-    await this.opts.orm.em.fork().nativeUpdate(TeamEntity, { _id: who.teamId }, { ...next, settings_updated_at: new Date() });
+    await this.opts.teams.setSettings(who.teamId, next, new Date());
     return this.get(who.teamId);
   }
 
@@ -69,7 +70,7 @@ export class Settings {
       fields.map(async (field) => {
         const kept = phaseNames(next, field);
         const removed = kept ? (phaseNames(current, field) ?? []).filter((p) => !kept.includes(p)) : [];
-        return removed.length ? this.opts.phasesInUse(who, PHASE_KIND[field], removed) : [];
+        return removed.length ? this.opts.phaseOwners.phasesInUse(who, PHASE_KIND[field], removed) : [];
       }),
     );
     fields.forEach((field, i) => {

@@ -1,12 +1,13 @@
 // GET /health: the gateway is ready when its store and every upstream answer.
 import type { FastifyInstance } from 'fastify';
 import { AppError, errorBody } from '@lpm/shared/errors';
+import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/runner';
+import type { Upstreams } from '../config.ts';
 import { withTimeout } from '../timeout.ts';
-import { UPSTREAM_NAMES, type UpstreamName, type Upstreams } from './proxy.ts';
 
 export interface HealthOptions {
   upstreams: Upstreams;
-  deployed?: readonly UpstreamName[];
+  deployed?: readonly ServiceName[];
   pingStore(): Promise<void>;
   timeoutMs?: number;
 }
@@ -15,7 +16,7 @@ type Status = 'ok' | 'down';
 
 export function healthRoute(app: FastifyInstance, opts: HealthOptions): void {
   const timeoutMs = opts.timeoutMs ?? 2000;
-  const deployed = opts.deployed ?? UPSTREAM_NAMES;
+  const deployed = opts.deployed ?? SERVICE_NAMES;
   const upstreamUp = async (base: string): Promise<void> => {
     const res = await fetch(new URL('/health', base), { signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel();

@@ -8,12 +8,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
 import { invalidField, notFound } from '@lpm/shared/errors';
 import { HEADER, sameSecret } from '@lpm/shared/identity';
-import { object, okResponse, out, shape } from '@lpm/shared/http/schemas';
+import { object, okResponse, out, shape, text, type SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Accounts, User } from '../domain/accounts.ts';
 
 const MAX_IDS = 100;
 
-const query = object({ ids: { type: 'string', maxLength: 4000 } }, ['ids']);
+const query = object({ ids: text(4000) }, ['ids']);
 const userShape = shape({ id: out.string, name: out.string, email: out.string });
 
 const header = (req: FastifyRequest, name: string) => {
@@ -23,13 +23,14 @@ const header = (req: FastifyRequest, name: string) => {
 
 const directoryUser = ({ id, name, email }: User) => ({ id, name, email });
 
-export function internalUsersRoute(app: FastifyInstance, opts: { accounts: Accounts; internalToken: string }): void {
+export function internalUsersRoute(fastify: FastifyInstance, opts: { accounts: Accounts; internalToken: string }): void {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const internalOnly = async (req: FastifyRequest) => {
     const token = header(req, HEADER.internalToken);
     if (!token || !sameSecret(token, opts.internalToken) || !header(req, HEADER.teamId)) throw notFound('Route not found');
   };
 
-  app.get<{ Querystring: { ids: string } }>(
+  app.get(
     '/internal/users',
     {
       config: { public: true },

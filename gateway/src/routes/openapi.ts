@@ -2,11 +2,12 @@
 // documents the deployed services publish at their /openapi.json and the gateway's
 // own /v1 routes that declare a schema (registered after this).
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { UpstreamName, Upstreams } from './proxy.ts';
+import type { ServiceName } from '@lpm/shared/service/runner';
+import type { Upstreams } from '../config.ts';
 
 export interface OpenApiOptions {
   upstreams: Upstreams;
-  deployed: readonly UpstreamName[];
+  deployed: readonly ServiceName[];
   timeoutMs: number;
 }
 
@@ -35,7 +36,7 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
     (ownPaths[route.url] ??= {})[route.method.toLowerCase()] = operation(route.schema as never);
   });
 
-  const fetchDocument = async (name: UpstreamName): Promise<ServiceDocument | null> => {
+  const fetchDocument = async (name: ServiceName): Promise<ServiceDocument | null> => {
     try {
       const res = await fetch(new URL('/openapi.json', opts.upstreams[name]), { signal: AbortSignal.timeout(opts.timeoutMs) });
       return res.ok ? ((await res.json()) as ServiceDocument) : null;

@@ -7,14 +7,12 @@ import httpProxy from '@fastify/http-proxy';
 import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
+import type { ServiceName } from '@lpm/shared/service/runner';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
+import type { Upstreams } from '../config.ts';
 import { identityOf } from '../domain/accounts.ts';
 
-export const UPSTREAM_NAMES = ['deals', 'clients', 'cases', 'activities', 'financial', 'webhooks'] as const;
-export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
-export type Upstreams = Record<UpstreamName, string>;
-
-export const PROXY_ROUTES: readonly { prefix: string; upstream: UpstreamName; adminOnly: boolean }[] = [
+export const PROXY_ROUTES: readonly { prefix: string; upstream: ServiceName; adminOnly: boolean }[] = [
   { prefix: '/v1/deals', upstream: 'deals', adminOnly: false },
   { prefix: '/v1/clients', upstream: 'clients', adminOnly: false },
   { prefix: '/v1/cases', upstream: 'cases', adminOnly: false },

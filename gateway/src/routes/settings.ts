@@ -5,33 +5,34 @@
 // principal cache's TTL (at most 1 s).
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
-import { object, okResponse, out, shape } from '@lpm/shared/http/schemas';
+import { integer, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
 import type { PrincipalCache } from '../auth/principal-cache.ts';
 import { identityOf } from '../domain/accounts.ts';
-import type { Settings, SettingsChange } from '../domain/settings.ts';
+import type { Settings } from '../domain/settings.ts';
 
 const MAX_PHASES = 30;
 
-const phaseName = { type: 'string', minLength: 1, maxLength: 100 };
-const phaseList = (field: string, items: Record<string, unknown>) => ({
-  type: 'array',
-  minItems: 1,
-  maxItems: MAX_PHASES,
-  items,
-  'x-message': `${field} must be a list of 1 to ${MAX_PHASES} phases`,
-});
+const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
+const phaseList = <T>(field: string, items: Schema<T>) =>
+  typed<T[]>({
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_PHASES,
+    items,
+    'x-message': `${field} must be a list of 1 to ${MAX_PHASES} phases`,
+  });
 
 export const updateSettingsBody = object({
-  timezone: { type: 'string', maxLength: 100, 'x-message': 'Invalid time zone' },
+  timezone: text(100, { 'x-message': 'Invalid time zone' }),
   case_phases: phaseList('case_phases', phaseName),
   deal_phases: phaseList(
     'deal_phases',
-    object(
-      { name: phaseName, probability: { type: 'integer', minimum: 0, maximum: 100, 'x-message': 'Invalid probability' } },
-      ['name', 'probability'],
-    ),
+    object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
   ),
 });
+
+/** The settings fields a PUT sends. */
+export type SettingsChange = Static<typeof updateSettingsBody>;
 
 const settingsResponse = okResponse(
   200,
@@ -48,14 +49,15 @@ export interface SettingsRouteOptions {
   principals: PrincipalCache;
 }
 
-export function settingsRoutes(app: FastifyInstance, opts: SettingsRouteOptions): void {
+export function settingsRoutes(fastify: FastifyInstance, opts: SettingsRouteOptions): void {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const config = { adminOnly: true };
 
   app.get('/v1/settings', { config, schema: { response: settingsResponse } }, async (req) =>
     ok(await opts.settings.get(req.principal!.team.id)),
   );
 
-  app.put<{ Body: SettingsChange }>('/v1/settings', { config, schema: { body: updateSettingsBody, response: settingsResponse } }, async (req) => {
+  app.put('/v1/settings', { config, schema: { body: updateSettingsBody, response: settingsResponse } }, async (req) => {
     const settings = await opts.settings.update(identityOf(req.principal!), req.body);
     opts.principals.forgetTeam(req.principal!.team.id);
     return ok(settings);

@@ -46,7 +46,7 @@ export const CaseEntity = defineEntity({
     sla_missing: p.integer(),
     // Unique per team: "n:<number>", or "none:<id>" when the case has no number.
     number_key: p.string(),
-    // Time-driven signals (shared/src/time-signals.ts): due instants, null when disarmed.
+    // Time-driven signals (shared/src/jobs/time-signals.ts): due instants, null when disarmed.
     sla_warning_at: p.datetime().strictNullable(),
     sla_overdue_at: p.datetime().strictNullable(),
     // Left out of reads that do not ask for it (RecordStore's heavy fields).
