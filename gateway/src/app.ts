@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http/app';
-import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/runner';
+import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/names';
 import type { Store } from '@lpm/shared/store/orm';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import type { Upstreams } from './config.ts';

@@ -1,6 +1,6 @@
 // The gateway's settings (operations.md, environment table), validated at start.
 import { readConfig, str, url, platformSettings } from '@lpm/shared/config';
-import { SERVICE_NAMES, serviceUrlSettings, type ServiceName } from '@lpm/shared/service/runner';
+import { SERVICE_NAMES, serviceUrlSettings, type ServiceName } from '@lpm/shared/service/names';
 
 /** Where each service answers (DEALS_URL ... WEBHOOKS_URL). */
 export type Upstreams = Record<ServiceName, string>;

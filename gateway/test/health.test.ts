@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort } from '@lpm/shared/local-store';
 import { startTcpProxy } from '../../shared/test/support/tcp-proxy.ts';
-import { SERVICE_NAMES } from '@lpm/shared/service/runner';
+import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import { openGatewayStore } from '../src/data/store.ts';
 import { allUpstreams, call, newTeam, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 

@@ -2,7 +2,7 @@
 // run's FerretDB and Redis, in front of small Fastify upstreams that echo what they got.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { HEADER } from '@lpm/shared/identity';
-import { SERVICE_NAMES } from '@lpm/shared/service/runner';
+import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import type { Redis } from 'ioredis';
 import { buildGatewayApp, type GatewayDeps } from '../src/app.ts';
 import type { Upstreams } from '../src/config.ts';

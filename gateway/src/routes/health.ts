@@ -1,7 +1,7 @@
 // GET /health: the gateway is ready when its store and every upstream answer.
 import type { FastifyInstance } from 'fastify';
 import { AppError, errorBody } from '@lpm/shared/errors';
-import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/runner';
+import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/names';
 import type { Upstreams } from '../config.ts';
 import { withTimeout } from '../timeout.ts';
 

@@ -2,7 +2,7 @@
 // documents the deployed services publish at their /openapi.json and the gateway's
 // own /v1 routes that declare a schema (registered after this).
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import type { ServiceName } from '@lpm/shared/service/runner';
+import type { ServiceName } from '@lpm/shared/service/names';
 import type { Upstreams } from '../config.ts';
 
 export interface OpenApiOptions {

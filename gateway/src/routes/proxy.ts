@@ -7,7 +7,7 @@ import httpProxy from '@fastify/http-proxy';
 import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
-import type { ServiceName } from '@lpm/shared/service/runner';
+import type { ServiceName } from '@lpm/shared/service/names';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import type { Upstreams } from '../config.ts';
 import { identityOf } from '../domain/accounts.ts';

@@ -2,7 +2,7 @@
 // phases, deals for deal phases): which of some phases the team's records use, at
 // their POST /internal/phases-in-use. A service this deployment does not run has
 // no records, so it is not asked.
-import type { ServiceName } from '@lpm/shared/service/runner';
+import type { ServiceName } from '@lpm/shared/service/names';
 import { isObject, type Caller, type ServiceClient } from '@lpm/shared/upstream/service-client';
 import type { PhaseKind, PhaseOwners } from '../domain/settings.ts';
 

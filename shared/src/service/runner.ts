@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
 import { readConfig, str, url, duration, platformSettings } from '../config.ts';
+import { HTTP, SERVICE_PORTS, serviceUrlSettings, type ServiceName } from './names.ts';
 import { openStore } from '../store/orm.ts';
 import type { Db } from 'mongodb';
 import { Broker, type ConsumerHandle } from '../messaging/broker.ts';
@@ -11,19 +12,6 @@ import { OutboxRelay } from '../outbox/relay.ts';
 import { createOutboxIndexes } from '../outbox/fields.ts';
 import { startTelemetry } from '../telemetry.ts';
 import { stopOnSignals } from './shutdown.ts';
-
-export const SERVICE_PORTS = { deals: 8081, clients: 8082, cases: 8083, activities: 8084, financial: 8085, webhooks: 8086 } as const;
-export type ServiceName = keyof typeof SERVICE_PORTS;
-export const SERVICE_NAMES = Object.keys(SERVICE_PORTS) as ServiceName[];
-
-const HTTP = ['http:', 'https:'];
-
-/** Where each service answers (DEALS_URL ... WEBHOOKS_URL), for the gateway and for services that ask each other. */
-export function serviceUrlSettings() {
-  return Object.fromEntries(
-    SERVICE_NAMES.map((name) => [name, [`${name.toUpperCase()}_URL`, url(`http://127.0.0.1:${SERVICE_PORTS[name]}`, HTTP)]]),
-  ) as { [K in ServiceName]: [string, (raw: string | undefined) => string] };
-}
 
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
   const config = readConfig(
