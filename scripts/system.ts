@@ -15,9 +15,12 @@ export async function freePortBlock(): Promise<number> {
   }
 }
 
-/** Runs scripts/start.ts with env (PORT set) and resolves once it printed that the gateway is ready. */
-export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['scripts/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs scripts/start.ts with env (PORT set) and resolves once it printed that the gateway is ready.
+ * `tree` is the checkout to start (this one by default; the benchmark also starts a baseline checkout).
+ */
+export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tree = root): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, ['scripts/start.ts'], { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   proc.stdout!.on('data', (d) => (output += d));
   proc.stderr!.on('data', (d) => (output += d));

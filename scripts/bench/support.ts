@@ -1,0 +1,280 @@
+// What the bench's sections share: settings, the run's private resources (FerretDB,
+// vhost, Redis key prefix, temporary directory, test CA), the systems started on
+// them, the broker's count of client.created events, and the table of figures.
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { connect } from 'amqplib';
+import { Redis } from 'ioredis';
+import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
+import { freePortBlock, startSystem } from '../system.ts';
+import { createTestTls, dropPostgresDatabase, startFerretdb, type RunningStore } from './internals.ts';
+
+/** This checkout. */
+export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+export const execFileAsync = promisify(execFile);
+
+export interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  created: number;
+}
+
+export function printTable(rows: Figures[]): void {
+  console.log('\n| run | req/s | p50 ms | p99 ms | non-2xx or errors |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const f of rows) console.log(`| ${f.name} | ${f.rps >= 10 ? f.rps.toFixed(0) : f.rps.toFixed(2)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
+}
+
+/** A checkout the bench starts, with the database prefix and exchange its system uses. */
+export interface Tree {
+  label: string;
+  root: string;
+  dbPrefix: string;
+  exchange: string;
+}
+
+/** This checkout as the sections after `clients` use it (one system for all of them). */
+export const THIS_TREE: Tree = { label: 'this', root: ROOT, dbPrefix: 'bench_', exchange: 'lpm.events' };
+
+export interface System {
+  tree: Tree;
+  gatewayUrl: string;
+  /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3. */
+  clientsUrl: string;
+  casesUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface Bench {
+  store: RunningStore;
+  vhost: string;
+  amqpUrl: string;
+  /** The services' internal credential, for requests straight to a service. */
+  token: string;
+  /** BENCH_BASELINE: another checkout, measured beside this one by the clients section. */
+  baseline: string | undefined;
+  /** Operator CLI processes running: the clean-up ends them. */
+  commands: Set<ChildProcess>;
+  /** True once the clean-up began: start nothing more. */
+  stopping(): boolean;
+  /** This checkout's system (THIS_TREE), started on first use and kept for the next sections. */
+  system(): Promise<System>;
+  /** A system of `tree` on the run's store, vhost and key prefix; the caller stops it. */
+  start(tree: Tree): Promise<System>;
+  /** Rows of the table printed at the end, in the order measured. */
+  figures: Figures[];
+  /** Other tables printed at the end. */
+  closing: (() => void)[];
+}
+
+/** The commit a checkout is at, and how many tracked files differ from it (read without taking the index lock). */
+export function describeTree(root: string): string {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync('git', ['--no-optional-locks', '-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const changed = git('status', '--porcelain', '--untracked-files=no').split('\n').filter(Boolean).length;
+    return `${git('rev-parse', '--short', 'HEAD')}${changed ? ` + ${changed} changed files` : ''}`;
+  } catch {
+    return 'not a git checkout';
+  }
+}
+
+/**
+ * The run's private resources, and a cleanUp that stops every system still running
+ * and removes all of them (FerretDB and its PostgreSQL database, vhost, Redis keys,
+ * temporary directory). Safe to call more than once, and after a partial start.
+ */
+export async function openBench(baseline: string | undefined): Promise<{ bench: Bench; cleanUp: () => Promise<void> }> {
+  const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+  const dir = mkdtempSync(join(tmpdir(), `lpm-bench-${run}-`));
+  const vhost = `lpm-bench-${run}`;
+  const redisPrefix = `lpm-bench-${run}:`;
+  const pgDatabase = `lpm_bench_${run}`;
+  const running = new Set<ChildProcess>();
+  /** Systems being started: the clean-up waits for them, then stops them with the others. */
+  const starting = new Set<Promise<ChildProcess>>();
+  const commands = new Set<ChildProcess>();
+  let store: RunningStore | undefined;
+  let vhostAdded = false;
+  let cleaning: Promise<void> | undefined;
+  const step = async (what: string, fn: () => unknown) => {
+    try {
+      await fn();
+    } catch (e) {
+      console.error(`bench clean-up: ${what} failed: ${(e as Error).message}`);
+    }
+  };
+  const stopProcess = async (proc: ChildProcess) => {
+    running.delete(proc);
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((done) => proc.once('exit', done));
+    proc.kill('SIGTERM'); // the launcher stops its services, then exits
+    await exited;
+  };
+  const cleanUp = () =>
+    (cleaning ??= (async () => {
+      await step('ending the operator CLI processes', () =>
+        Promise.all(
+          [...commands].map(async (child) => {
+            if (child.exitCode !== null || child.signalCode !== null) return;
+            const exited = new Promise((done) => child.once('exit', done));
+            child.kill('SIGTERM');
+            const stubborn = setTimeout(() => child.kill('SIGKILL'), 5000);
+            await exited;
+            clearTimeout(stubborn);
+          }),
+        ),
+      );
+      await step('stopping the systems', async () => {
+        await Promise.allSettled([...starting]);
+        await Promise.all([...running].map(stopProcess));
+      });
+      if (store) await step('stopping FerretDB', () => store!.stop());
+      await step('dropping the PostgreSQL database', () => dropPostgresDatabase(pgDatabase));
+      if (vhostAdded) await step('deleting the vhost', () => deleteVhost(vhost));
+      await step('deleting the Redis keys', async () => {
+        const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { lazyConnect: true });
+        try {
+          await redis.connect();
+          const keys = await redis.keys(`${redisPrefix}*`);
+          if (keys.length) await redis.del(...keys);
+        } finally {
+          redis.disconnect();
+        }
+      });
+      rmSync(dir, { recursive: true, force: true });
+    })());
+
+  try {
+    // A throwaway CA and a certificate for 127.0.0.1, for the webhook receivers: the
+    // system trusts the CA through NODE_EXTRA_CA_CERTS (the CA plus the bundle already
+    // set there), and startHttpsReceiver reads the certificate from LPM_TEST_TLS_DIR.
+    const tls = createTestTls(join(dir, 'tls'), process.env.NODE_EXTRA_CA_CERTS);
+    process.env.LPM_TEST_TLS_DIR = tls.dir;
+    await Promise.all([ensureRabbitmq(), ensureRedis()]);
+    store = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database: pgDatabase });
+    addVhost(vhost);
+    vhostAdded = true;
+    const token = randomBytes(32).toString('hex');
+    const amqpUrl = `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`;
+    const webhookSecretKey = randomBytes(32).toString('base64');
+    const runningStore = store;
+
+    const envOf = (tree: Tree, port: number): NodeJS.ProcessEnv => {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PORT: String(port),
+        MONGO_URL: runningStore.url,
+        MONGO_DB_PREFIX: tree.dbPrefix,
+        AMQP_URL: amqpUrl,
+        AMQP_EXCHANGE: tree.exchange,
+        REDIS_KEY_PREFIX: redisPrefix,
+        INTERNAL_TOKEN: token,
+        LOG_LEVEL: 'warn',
+        NODE_EXTRA_CA_CERTS: tls.caBundle,
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WEBHOOK_SECRET_KEY: webhookSecretKey,
+      };
+      // The webhooks service's own defaults (timeout, attempts at once, retry delays), and
+      // no deactivation e-mail leaves the machine.
+      for (const name of ['WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_RETRY_DELAYS', 'SMTP_URL']) delete env[name];
+      return env;
+    };
+    const start = async (tree: Tree): Promise<System> => {
+      for (let attempt = 1; ; attempt++) {
+        const port = await freePortBlock();
+        const launching = startSystem(envOf(tree, port), 90_000, tree.root).then((proc) => (running.add(proc), proc));
+        starting.add(launching);
+        let proc: ChildProcess;
+        try {
+          proc = await launching;
+        } catch (e) {
+          // Free when checked, taken before a service listened (other processes pick ports
+          // too): the launcher stopped what it had started; again on another block.
+          if (cleaning || attempt >= 3 || !String(e).includes('EADDRINUSE')) throw e;
+          console.log(`  a port of ${port}-${port + 6} was taken while the system started; starting it again on other ports`);
+          continue;
+        } finally {
+          starting.delete(launching);
+        }
+        if (cleaning) throw new Error('the bench is stopping'); // the clean-up stops this system too
+        return {
+          tree,
+          gatewayUrl: `http://127.0.0.1:${port}`,
+          clientsUrl: `http://127.0.0.1:${port + 2}`,
+          casesUrl: `http://127.0.0.1:${port + 3}`,
+          stop: () => stopProcess(proc),
+        };
+      }
+    };
+    let main: Promise<System> | undefined;
+    const bench: Bench = {
+      store,
+      vhost,
+      amqpUrl,
+      token,
+      baseline,
+      commands,
+      stopping: () => cleaning !== undefined,
+      system: () => (main ??= start(THIS_TREE)),
+      start,
+      figures: [],
+      closing: [],
+    };
+    return { bench, cleanUp };
+  } catch (e) {
+    await cleanUp();
+    throw e;
+  }
+}
+
+export type EventCounter = Awaited<ReturnType<typeof createdEventCounter>>;
+
+/**
+ * Counts the client.created events that reach the broker from now on, so the bench can
+ * wait for the relay to publish one run's backlog before the next run (without
+ * scanning the store, which would slow the relay it is waiting for).
+ */
+export async function createdEventCounter(amqpUrl: string, exchange: string) {
+  const conn = await connect(amqpUrl);
+  const ch = await conn.createChannel();
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  const { queue } = await ch.assertQueue('', { exclusive: true });
+  await ch.bindQueue(queue, exchange, 'client.created');
+  const published = async () => (await ch.checkQueue(queue)).messageCount;
+  return {
+    /** Waits until `expected` events were published; reports how fast the backlog went. */
+    async drained(expected: number): Promise<void> {
+      const started = Date.now();
+      const backlog = expected - (await published());
+      if (backlog <= 0) return;
+      while ((await published()) < expected) await sleep(250);
+      const seconds = (Date.now() - started) / 1000;
+      console.log(`  outbox backlog of ${backlog} events relayed in ${seconds.toFixed(1)} s (${(backlog / seconds).toFixed(0)} events/s)`);
+    },
+    /** Date.now() once `expected` events were published (polled every 100 ms), or null at `deadline`. */
+    async publishedBy(expected: number, deadline: number): Promise<number | null> {
+      while ((await published()) < expected) {
+        if (Date.now() > deadline) return null;
+        await sleep(100);
+      }
+      return Date.now();
+    },
+    /** client.created events published so far (since the counter was made). */
+    published,
+    close: () => conn.close(),
+  };
+}

@@ -1,0 +1,123 @@
+// The webhooks section's settings, receivers, queue watching and reports (webhooks.ts runs the scenarios).
+import { MongoClient } from 'mongodb';
+import type { HttpsReceiver, ReceivedRequest, ReceiverHandler } from './internals.ts';
+import { execFileAsync, sleep } from './support.ts';
+
+export const WEBHOOK_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 500);
+export const WEBHOOK_CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? 16);
+/** Fresh enterprise teams per scenario, the writes spread over them (1,000 requests a minute each). */
+export const WEBHOOK_TEAMS = Number(process.env.BENCH_WEBHOOK_TEAMS ?? 5);
+export const WEBHOOK_PATIENCE_MS = 120_000;
+/** The queues of the webhooks service that must be empty (ready and unacked) between scenarios. */
+const WEBHOOK_QUEUES = (exchange: string) => [`${exchange}.webhooks.fan-out`, `${exchange}.webhooks.attempts`];
+
+export interface WebhookFigures {
+  name: string;
+  written: number;
+  writeErrors: number;
+  writeSeconds: number;
+  arrived: number;
+  duplicates: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+const received = { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } };
+export const bodyOf = (r: ReceivedRequest): { type?: string; data?: { object?: { id?: string } } } => {
+  try {
+    return JSON.parse(r.body);
+  } catch {
+    return {};
+  }
+};
+/** Answers 200 after `delayMs`. */
+export const answerAfter =
+  (delayMs: number): ReceiverHandler =>
+  async () => {
+    if (delayMs > 0) await sleep(delayMs);
+    return received;
+  };
+/** Answers the signed ping a new webhook must pass, and never any delivery. */
+export const neverAnswer: ReceiverHandler = (r) => (bodyOf(r).type === 'ping' ? received : undefined);
+
+/** Ready and unacknowledged messages of the vhost's queues, by name (rabbitmqctl: checkQueue cannot see unacked ones). */
+async function queueDepths(vhost: string): Promise<Map<string, { ready: number; unacked: number }>> {
+  // Not execFileSync: the receivers answer in this process.
+  const { stdout: out } = await execFileAsync('rabbitmqctl', ['list_queues', '-p', vhost, '-q', '--formatter', 'json', 'name', 'messages_ready', 'messages_unacknowledged'], { encoding: 'utf8' });
+  const rows = JSON.parse(out) as { name: string; messages_ready: number; messages_unacknowledged: number }[];
+  return new Map(rows.map((r) => [r.name, { ready: r.messages_ready, unacked: r.messages_unacknowledged }]));
+}
+
+/**
+ * Waits until the webhooks service has nothing left to do now: its fan-out and
+ * attempts queues, and the 1 s queue of jobs deferred for a busy webhook, are empty
+ * with nothing unacknowledged, twice in a row. Retries due in minutes (the 5 min
+ * tier of a timed-out attempt) are left in their delay queues.
+ */
+export async function webhooksSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+  const names = [...WEBHOOK_QUEUES(exchange), `${exchange}.webhooks.attempts.delay.1000`];
+  const started = Date.now();
+  let quiet = 0;
+  let last = '';
+  let wasBusy = false;
+  while (quiet < 2) {
+    const depths = await queueDepths(vhost);
+    const busy = names.filter((n) => (depths.get(n)?.ready ?? 0) + (depths.get(n)?.unacked ?? 0) > 0);
+    last = busy.map((n) => `${n} ${depths.get(n)!.ready}+${depths.get(n)!.unacked}`).join(', ');
+    quiet = busy.length ? 0 : quiet + 1;
+    wasBusy ||= busy.length > 0;
+    if (Date.now() - started > patienceMs) {
+      console.log(`  webhooks queues still busy after ${patienceMs / 1000} s (ready+unacked): ${last}`);
+      return;
+    }
+    await sleep(500);
+  }
+  if (wasBusy) console.log(`  waited ${((Date.now() - started) / 1000).toFixed(1)} s for the webhooks queues to drain`);
+}
+
+/** What became of the webhooks whose receiver never answers, read from the service's store (`database`) once the scenario is over. */
+export async function reportTimeouts(
+  name: string,
+  storeUrl: string,
+  database: string,
+  hookIds: string[],
+  hanging: HttpsReceiver,
+  firstAnswer: number,
+): Promise<void> {
+  const client = await MongoClient.connect(storeUrl);
+  try {
+    const db = client.db(database);
+    const since = (d: Date | number) => `+${((new Date(d).getTime() - firstAnswer) / 1000).toFixed(1)} s`;
+    const hooks = await db.collection<{ _id: string; active: boolean; updated_at: Date }>('webhooks').find({ _id: { $in: hookIds } }).toArray();
+    const attempts = await db
+      .collection<{ webhook_id: string; at: Date; ok: boolean; error_class: string | null; latency_ms: number }>('attempts')
+      .find({ webhook_id: { $in: hookIds } })
+      .toArray();
+    const deliveries = await db.collection<{ status: string }>('deliveries').find({ webhook_id: { $in: hookIds } }, { projection: { status: 1 } }).toArray();
+    const statuses = new Map<string, number>();
+    for (const d of deliveries) statuses.set(d.status, (statuses.get(d.status) ?? 0) + 1);
+    const classes = new Map<string, number>();
+    for (const a of attempts) classes.set(a.ok ? 'ok' : (a.error_class ?? '?'), (classes.get(a.ok ? 'ok' : (a.error_class ?? '?')) ?? 0) + 1);
+    const deactivated = hooks.filter((h) => !h.active).map((h) => h.updated_at.getTime()).sort((x, y) => x - y);
+    const hangingArrivals = hanging.requests.filter((r) => bodyOf(r).type === 'client.created').map((r) => r.at).sort((x, y) => x - y);
+    console.log(
+      `  ${name}: ${hooks.length} timing-out webhooks got ${hangingArrivals.length} requests ` +
+        `(first ${hangingArrivals.length ? since(hangingArrivals[0]) : '-'}, last ${hangingArrivals.length ? since(hangingArrivals[hangingArrivals.length - 1]) : '-'}); ` +
+        `${attempts.length} attempts stored (${[...classes].map(([c, n]) => `${c} ${n}`).join(', ')}, latency ${attempts.length ? `${Math.min(...attempts.map((a) => a.latency_ms))}-${Math.max(...attempts.map((a) => a.latency_ms))} ms` : '-'}); ` +
+        `${deactivated.length} of ${hooks.length} deactivated, ${deactivated.length ? `${since(deactivated[0])} to ${since(deactivated[deactivated.length - 1])}` : ''}; ` +
+        `their deliveries: ${[...statuses].map(([st, n]) => `${st} ${n}`).join(', ')}`,
+    );
+  } finally {
+    await client.close();
+  }
+}
+
+export function printWebhookTable(rows: WebhookFigures[]): void {
+  console.log(`\n| webhook scenario (${WEBHOOK_EVENTS} client.created, ${WEBHOOK_TEAMS} teams) | deliveries/s | p50 ms | p99 ms | max ms | arrived | duplicates |`);
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const f of rows) {
+    console.log(`| ${f.name} | ${f.perSecond.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.max} | ${f.arrived} of ${f.written}${f.writeErrors ? ` (${f.writeErrors} writes failed)` : ''} | ${f.duplicates} |`);
+  }
+}

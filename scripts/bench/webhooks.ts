@@ -1,0 +1,209 @@
+// Section `webhooks`: deliveries of client.created to local HTTPS receivers, in three
+// scenarios (answering at once, after 50 ms, and at once beside a webhook per team
+// whose receiver never answers): deliveries/s and the time from the write's response
+// to the receiver. On this checkout's system, after the clients runs and before the
+// cases are stored (whose SLA sweeps would slow every store write of a delivery).
+import { startHttpsReceiver, type HttpsReceiver } from './internals.ts';
+import { createdEventCounter, quantile, sleep, type Bench, type EventCounter, type System } from './support.ts';
+import { createTeams } from './teams.ts';
+import {
+  WEBHOOK_CONCURRENCY,
+  WEBHOOK_EVENTS,
+  WEBHOOK_PATIENCE_MS,
+  WEBHOOK_TEAMS,
+  answerAfter,
+  bodyOf,
+  neverAnswer,
+  printWebhookTable,
+  reportTimeouts,
+  webhooksSettled,
+  type WebhookFigures,
+} from './webhook-support.ts';
+
+interface WebhookBench {
+  bench: Bench;
+  sys: System;
+  events: EventCounter;
+  /** client.created events written since the counter was made. */
+  created: number;
+}
+
+interface WebhookScenario {
+  name: string;
+  /** The healthy receiver's answer delay. */
+  delayMs: number;
+  /** One more webhook per team, to a receiver that never answers. */
+  withTimeout: boolean;
+}
+
+/**
+ * One scenario: WEBHOOK_TEAMS fresh enterprise teams, each with a webhook on
+ * client.created to the scenario's healthy receiver (and, withTimeout, one to a
+ * receiver that never answers); WEBHOOK_EVENTS POST /v1/clients through the gateway,
+ * WEBHOOK_CONCURRENCY at a time, round robin over the teams. Latency: from the
+ * instant a POST's response was read to the instant the receiver had the body of
+ * that client's client.created delivery (both Date.now() in this process).
+ */
+async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: number, receivers: HttpsReceiver[]): Promise<WebhookFigures> {
+  const healthy = await startHttpsReceiver(answerAfter(s.delayMs));
+  receivers.push(healthy);
+  const hanging = s.withTimeout ? await startHttpsReceiver(neverAnswer) : undefined;
+  if (hanging) receivers.push(hanging);
+
+  const issued = await createTeams(b.bench, b.sys.tree, Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks ${index}.${n}`));
+  const keys = issued.map((t) => t.api_key);
+  const hookIds = { healthy: [] as string[], hanging: [] as string[] };
+  for (const [n, key] of keys.entries()) {
+    for (const [kind, receiver] of [['healthy', healthy], ['hanging', hanging]] as const) {
+      if (!receiver) continue;
+      const res = await fetch(`${b.sys.gatewayUrl}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ url: `${receiver.url}/team-${n}`, events: ['client.created'] }),
+      });
+      if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}: ${await res.text()}`);
+      hookIds[kind].push(((await res.json()) as { data: { id: string } }).data.id);
+    }
+  }
+
+  // Arrivals of client.created at the healthy receiver, by client id (parsed as they come).
+  const arrivals = new Map<string, number[]>();
+  let parsed = 0;
+  const collect = () => {
+    for (; parsed < healthy.requests.length; parsed++) {
+      const r = healthy.requests[parsed];
+      const body = bodyOf(r);
+      const id = body.data?.object?.id;
+      if (body.type !== 'client.created' || !id) continue;
+      const list = arrivals.get(id) ?? [];
+      list.push(r.at);
+      arrivals.set(id, list);
+    }
+  };
+
+  // How many of the scenario's events the relay had published, sampled every 250 ms until all are.
+  const before = b.created;
+  const publishedAt: number[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    let seen = 0;
+    while (sampling) {
+      const now = (await b.events.published()) - before;
+      for (; seen < now; seen++) publishedAt.push(Date.now());
+      await sleep(250);
+    }
+  })();
+  const answered = new Map<string, number>();
+  let next = 0;
+  let writeErrors = 0;
+  const writesStarted = Date.now();
+  await Promise.all(
+    Array.from({ length: WEBHOOK_CONCURRENCY }, async () => {
+      for (let i = next++; i < WEBHOOK_EVENTS; i = next++) {
+        const res = await fetch(`${b.sys.gatewayUrl}/v1/clients`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[i % keys.length]}` },
+          body: JSON.stringify({ type: 'PJ', name: `Webhook bench ${index}.${i}`, segment: 'regular' }),
+        });
+        const body = (await res.json()) as { data?: { id: string } };
+        if (res.status === 201 && body.data) answered.set(body.data.id, Date.now());
+        else writeErrors++;
+      }
+    }),
+  );
+  const writeSeconds = (Date.now() - writesStarted) / 1000;
+  b.created += answered.size;
+  const deadline = Date.now() + WEBHOOK_PATIENCE_MS;
+  // When the clients service's relay had published the scenario's last event, beside the deliveries.
+  const relayed = b.events.publishedBy(b.created, deadline);
+  for (;;) {
+    collect();
+    if ([...answered.keys()].every((id) => arrivals.has(id)) || Date.now() > deadline) break;
+    await sleep(100);
+  }
+  const lastPublished = await relayed;
+  sampling = false;
+  await sampler;
+  await webhooksSettled(b.bench.vhost, b.sys.tree.exchange);
+  collect();
+
+  const firstAnswer = Math.min(...answered.values());
+  const latencies: number[] = [];
+  let arrived = 0;
+  let duplicates = 0;
+  let lastArrival = firstAnswer;
+  for (const [id, at] of answered) {
+    const times = arrivals.get(id);
+    if (!times) continue;
+    arrived++;
+    duplicates += times.length - 1;
+    latencies.push(times[0] - at);
+    lastArrival = Math.max(lastArrival, times[0]);
+  }
+  latencies.sort((x, y) => x - y);
+  const figures: WebhookFigures = {
+    name: s.name,
+    written: answered.size,
+    writeErrors,
+    writeSeconds,
+    arrived,
+    duplicates,
+    perSecond: arrived / Math.max((lastArrival - firstAnswer) / 1000, 0.001),
+    p50: latencies.length ? quantile(latencies, 0.5) : NaN,
+    p99: latencies.length ? quantile(latencies, 0.99) : NaN,
+    max: latencies.length ? latencies[latencies.length - 1] : NaN,
+  };
+  const since = (t: number) => `+${((t - firstAnswer) / 1000).toFixed(1)} s`;
+  console.log(
+    `  ${s.name}: ${answered.size} clients written in ${writeSeconds.toFixed(1)} s (${(answered.size / writeSeconds).toFixed(0)}/s)` +
+      `${writeErrors ? `, ${writeErrors} writes refused or failed` : ''}; ` +
+      `last event published by the relay ${lastPublished ? since(lastPublished) : 'not seen'}, last delivery arrived ${since(lastArrival)} ` +
+      `(times from the first write's response)`,
+  );
+  console.log(
+    `  ${s.name}: ${arrived} of ${answered.size} delivered${arrived < answered.size ? ` (${answered.size - arrived} missing after ${WEBHOOK_PATIENCE_MS / 1000} s)` : ''}, ` +
+      `${duplicates} duplicates, ${figures.perSecond.toFixed(1)} deliveries/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms`,
+  );
+  // Per second from the first write's response: writes answered, events published by the relay, deliveries arrived.
+  const perSecond = (times: number[]) => {
+    const counts: number[] = [];
+    for (const t of times) {
+      const k = Math.max(0, Math.floor((t - firstAnswer) / 1000));
+      while (counts.length <= k) counts.push(0);
+      counts[k]++;
+    }
+    return counts.join(' ');
+  };
+  const firstArrivals = [...answered.keys()].flatMap((id) => arrivals.get(id)?.slice(0, 1) ?? []);
+  console.log(`  ${s.name}, per second: writes answered ${perSecond([...answered.values()])} | events published ${perSecond(publishedAt)} | deliveries arrived ${perSecond(firstArrivals)}`);
+  if (hanging) await reportTimeouts(s.name, b.bench.store.url, `${b.sys.tree.dbPrefix}webhooks`, hookIds.hanging, hanging, firstAnswer);
+  return figures;
+}
+
+/** What became of the webhooks whose receiver never answers, read from the service's store once the scenario is over. */
+
+export async function webhooksSection(b: Bench): Promise<void> {
+  const sys = await b.system();
+  console.log(
+    `webhooks: ${WEBHOOK_EVENTS} POST /v1/clients per scenario through the gateway, ${WEBHOOK_CONCURRENCY} at a time, ` +
+      `over ${WEBHOOK_TEAMS} new teams each with a webhook on client.created (the webhooks service's default timeout and limits)`,
+  );
+  const events = await createdEventCounter(b.amqpUrl, sys.tree.exchange);
+  const receivers: HttpsReceiver[] = [];
+  try {
+    const wb: WebhookBench = { bench: b, sys, events, created: 0 };
+    await webhooksSettled(b.vhost, sys.tree.exchange, 600_000);
+    const figures: WebhookFigures[] = [];
+    const scenarios: WebhookScenario[] = [
+      { name: 'receiver answers at once', delayMs: 0, withTimeout: false },
+      { name: 'receiver answers after 50 ms', delayMs: 50, withTimeout: false },
+      { name: 'at once, beside a webhook per team that times out', delayMs: 0, withTimeout: true },
+    ];
+    for (const [i, s] of scenarios.entries()) figures.push(await webhookScenario(s, wb, i, receivers));
+    printWebhookTable(figures);
+    b.closing.push(() => printWebhookTable(figures));
+  } finally {
+    await Promise.all(receivers.map((r) => r.close()));
+    await events.close();
+  }
+}
