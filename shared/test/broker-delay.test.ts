@@ -1,30 +1,25 @@
-import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { type Channel, type ConsumeMessage } from 'amqplib';
 import { Broker, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
+import { scratchBroker, type ScratchBroker } from './support/scratch-broker.ts';
 import { quietLogger, waitFor } from './support/wait.ts';
 
 const EXCHANGE = 'broker-delay-test.events';
-const AMQP_URL = process.env.AMQP_URL!;
 
+let scratch: ScratchBroker;
 let broker: Broker;
-let raw: ChannelModel;
 let ch: Channel;
-/** Every queue a test declares (directly or through consume/publishDelayed), deleted at the end. */
-const declared = new Set<string>();
+/** Every queue a test declares, deleted at the end. */
+let declared: Set<string>;
 
 beforeAll(async () => {
-  broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: quietLogger });
-  raw = await amqpConnect(AMQP_URL);
-  ch = await raw.createChannel();
+  scratch = await scratchBroker(EXCHANGE);
+  ({ broker, ch, declared } = scratch);
 });
 
 afterAll(async () => {
-  // Consumers first: a consumer whose queue is deleted declares it again.
-  await broker.close();
-  for (const q of declared) await ch.deleteQueue(q);
-  await ch.deleteExchange(EXCHANGE);
-  await raw.close();
+  await scratch.close();
 });
 
 interface Arrival {
@@ -99,7 +94,7 @@ it('when published to a queue or with a delay, then the message keeps the proper
 
 it('when the connection was lost meanwhile, then publishDelayed rejects while down and declares its delay queue again once reconnected', async () => {
   const proxy = await startTcpProxy('127.0.0.1', 5672);
-  const url = new URL(AMQP_URL);
+  const url = new URL(process.env.AMQP_URL!);
   url.host = `127.0.0.1:${proxy.port}`;
   const viaProxy = await Broker.connect({ url: url.toString(), exchange: EXCHANGE, logger: quietLogger, reconnectMinMs: 20, reconnectMaxMs: 100 });
   try {

@@ -1,12 +1,12 @@
-import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import { type Channel, type GetMessage } from 'amqplib';
 import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { WorkQueue, type JobMessage } from '../src/messaging/work-queue.ts';
 import { newEvent } from '../src/events.ts';
 import { isId } from '../src/ids.ts';
-import { quietLogger, waitFor } from './support/wait.ts';
+import { scratchBroker, type ScratchBroker } from './support/scratch-broker.ts';
+import { waitFor } from './support/wait.ts';
 
 const EXCHANGE = 'work-queue-test.events';
-const AMQP_URL = process.env.AMQP_URL!;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,24 +17,19 @@ interface AttemptJob {
   manual?: boolean;
 }
 
+let scratch: ScratchBroker;
 let broker: Broker;
-let raw: ChannelModel;
 let ch: Channel;
-/** Every queue a test declares (directly or through consume/push), deleted at the end. */
-const declared = new Set<string>();
+/** Every queue a test declares, deleted at the end. */
+let declared: Set<string>;
 
 beforeAll(async () => {
-  broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: quietLogger, connectionName: 'work-queue-test' });
-  raw = await amqpConnect(AMQP_URL);
-  ch = await raw.createChannel();
+  scratch = await scratchBroker(EXCHANGE, 'work-queue-test');
+  ({ broker, ch, declared } = scratch);
 });
 
 afterAll(async () => {
-  // Consumers first: a consumer whose queue is deleted declares it again.
-  await broker.close();
-  for (const q of declared) await ch.deleteQueue(q);
-  await ch.deleteExchange(EXCHANGE);
-  await raw.close();
+  await scratch.close();
 });
 
 const messageCount = async (queue: string) => (await ch.checkQueue(queue)).messageCount;
