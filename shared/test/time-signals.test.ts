@@ -184,6 +184,8 @@ describe('TimeSignals', () => {
     const doc = await db.collection<CaseDoc>(col).findOne({ _id: 'case_0' });
     expect(doc?.outbox?.map((e) => e.type)).toEqual(['case.sla_overdue']);
     expect(Date.parse(doc!.outbox![0].created_at)).toBeGreaterThanOrEqual(dueAt.getTime());
+    // The relay is nudged once the write is done and the lock released, a moment after the event is visible.
+    await waitFor('the relay nudged', () => r.kicks.length > 0, 5_000);
     expect(r.kicks).toEqual([`${col}/case_0`]);
   });
 
