@@ -97,11 +97,14 @@ it('when the connection drops, then the broker reconnects and its consumers rece
     await direct.publish(during); // waits in the durable queue
     proxy.restore();
     await broker.waitForConnection(10_000);
-    await waitFor('event published during the outage', () => got.length === 2);
+    // Looked for among the deliveries: the cut can lose the first event's ack, and a redelivery is allowed.
+    const received = (id: string) => got.some((e) => e.id === id);
+    await waitFor('event published during the outage', () => received(during.id));
     const after = newEvent('activity.completed', 'team_1', { n: 3 });
     await broker.publish(after);
-    await waitFor('event published after the outage', () => got.length === 3);
-    expect(got.map((e) => e.id)).toEqual([before.id, during.id, after.id]);
+    await waitFor('event published after the outage', () => received(after.id));
+    expect([...new Set(got.map((e) => e.id))]).toEqual([before.id, during.id, after.id]);
+    expect(got.filter((e) => e.id !== before.id).map((e) => e.id)).toEqual([during.id, after.id]);
   } finally {
     await broker.close();
     await direct.close();
