@@ -3,6 +3,7 @@
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
 import { expectError } from '../../../test/support/api.ts';
+import { waitFor } from '../../../shared/test/support/wait.ts';
 import { CasesService } from '../src/upstream/cases-service.ts';
 import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from './helper.ts';
 
@@ -47,4 +48,16 @@ test('when the active-cases check answers without `active`, then deactivating is
   expectError(await sut.call(who, { method: 'DELETE', url: `/v1/clients/${clientId}` }), 503, 'SERVICE_UNAVAILABLE', 'The cases service is unavailable');
   cases.answer(200, { data: { [clientId]: 0 } });
   expect((await getClient()).json().data.status).toBe('active');
+});
+
+test('when the cases service is slow to answer, then no lock is held on the client while it waits', async () => {
+  const locksOfClient = () => sut.db.collection<{ _id: string }>('document_locks').countDocuments({ _id: { $regex: `^lock:clients:${clientId}:` } });
+  cases.answer(200, { data: { [clientId]: 0 } }, 1500);
+  const asked = cases.requests.length;
+  const update = sut.call(who, { method: 'PUT', url: `/v1/clients/${clientId}`, payload: { name: 'Ana Souza' } });
+  await waitFor('the question to the cases service', () => cases.requests.length > asked);
+  expect(await locksOfClient()).toBe(0);
+  const res = await update;
+  expect(res.statusCode).toBe(200);
+  expect(res.json().data.name).toBe('Ana Souza');
 });

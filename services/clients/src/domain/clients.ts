@@ -3,7 +3,7 @@
 // of the cases service at that moment). Every write stores the record with its
 // event (data/clients-repository.ts).
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { badRequest, unknownField } from '@lpm/shared/errors';
+import { badRequest, serviceUnavailable, unknownField } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
@@ -83,6 +83,8 @@ export class Clients {
 
   async update(who: Identity, id: string, body: UpdateClientBody) {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    // Asked before the lock is taken: no lock is held across a call to another service.
+    const cases = await this.casesFacts(who, id, body.status === 'inactive', true);
     return this.deps.clients.update(who.teamId, id, async (current) => {
       if (body.type !== undefined && body.type !== current.type) throw typeImmutable();
       for (const f of fieldsOfOtherType(current.type)) if (f in body) throw unknownField(f);
@@ -93,7 +95,8 @@ export class Clients {
       if (body.status !== undefined) {
         sent.status = body.status;
         if (body.status === 'inactive' && current.status === 'active') {
-          await this.refuseWithActiveCases(who, id);
+          ensureChecked(cases);
+          if (cases.active) throw hasActiveCases();
           next.status = 'inactive';
           next.deactivated_at = new Date();
           deactivating = true;
@@ -108,7 +111,7 @@ export class Clients {
 
       next.updated_at = new Date();
       Object.assign(next, derivedFields(next));
-      const detail = detailShape(next, await this.casesCount(who, id));
+      const detail = detailShape(next, cases.count);
       const event = newEvent(deactivating ? 'client.deactivated' : 'client.updated', who.teamId, detail, previous, who.userId);
       const set: Partial<ClientRecord> = { updated_at: next.updated_at, ...derivedFields(next) };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
@@ -117,12 +120,14 @@ export class Clients {
   }
 
   async deactivate(who: Identity, id: string) {
+    const cases = await this.casesFacts(who, id, true, false);
     return this.deps.clients.update(who.teamId, id, async (current) => {
       if (current.status === 'inactive') return { result: { id, status: 'inactive', deactivated_at: iso(current.deactivated_at) } };
-      await this.refuseWithActiveCases(who, id);
+      ensureChecked(cases);
+      if (cases.active) throw hasActiveCases();
       const now = new Date();
       const set = { status: 'inactive' as const, deactivated_at: now, updated_at: now };
-      const detail = detailShape({ ...current, ...set }, await this.casesCount(who, id));
+      const detail = detailShape({ ...current, ...set }, cases.count);
       const event = newEvent('client.deactivated', who.teamId, detail, { status: 'active', deactivated_at: null }, who.userId);
       return { result: { id, status: 'inactive', deactivated_at: iso(now) }, write: { set, events: [event] } };
     });
@@ -133,7 +138,32 @@ export class Clients {
     return this.deps.cases.listForClient(who, id, q);
   }
 
-  private async refuseWithActiveCases(who: Identity, id: string) {
-    if (await this.deps.cases.hasActiveCases(who, id)) throw hasActiveCases();
+  /**
+   * What a write needs from the cases service, asked before the client's lock is
+   * taken, so no lock is held across a call to another service. The cases service
+   * owns the rule's data, so the answer stands for the moment of the question
+   * (read-your-writes), as it did when asked under the lock. A client already
+   * inactive is not asked about (deleting it again needs no other service).
+   */
+  private async casesFacts(who: Identity, id: string, deactivating: boolean, countAlways: boolean): Promise<CasesFacts> {
+    const record = await this.deps.clients.get(who.teamId, id);
+    const askActive = deactivating && record.status === 'active';
+    const [count, active] = await Promise.all([
+      countAlways || askActive ? this.casesCount(who, id) : 0,
+      askActive ? this.deps.cases.hasActiveCases(who, id) : false,
+    ]);
+    return { count, active, checked: askActive || !deactivating };
   }
+}
+
+interface CasesFacts {
+  count: number;
+  active: boolean;
+  /** False when the cases service was not asked (the client was inactive a moment before the lock). */
+  checked: boolean;
+}
+
+/** The client was reactivated between the question and the lock: the caller retries. */
+function ensureChecked(cases: CasesFacts): void {
+  if (!cases.checked) throw serviceUnavailable('The client changed during the update; retry');
 }
