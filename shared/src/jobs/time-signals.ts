@@ -25,7 +25,11 @@ export interface SignalDefinition<R extends { _id: string } = any> {
   collection: string;
   /** Field with the instant the signal is due, e.g. 'sla_warning_at'. */
   dueField: string;
-  /** Called under the document lock with the fresh record whose moment has come. Returns the event to emit, or null to just disarm (no longer applicable). */
+  /**
+   * Called with the record whose moment has come (not under its lock: it may ask
+   * other services); what it returns is written only if the record has not changed
+   * since (its `version`). Returns the event to emit, or null to just disarm.
+   */
   event(record: R, now: Date): Promise<DomainEvent | null>;
 }
 
@@ -140,20 +144,33 @@ export class TimeSignals {
     }
   }
 
-  /** Emits (or disarms) one record's signal under its lock; true when an event was written. */
+  /**
+   * Emits (or disarms) one record's signal; true when an event was written. The
+   * event is built from a read before the lock (building it may ask other services:
+   * no lock is held across that), and written under the lock only if the record is
+   * still due and unchanged (same version); a record changed in between is read again.
+   */
   private async fire(signal: SignalDefinition, id: string, now: Date): Promise<boolean> {
     const { db, relay } = this.opts;
     const col = db.collection<SignalRecord>(signal.collection);
     const due = { _id: id, [signal.dueField]: { $lte: now } };
-    const written = await withDocumentLock(db, signal.collection, id, async () => {
-      const record = await col.findOne(due);
-      if (!record) return false; // emitted by another replica meanwhile, or re-armed or disarmed
-      const event = await signal.event(record, now);
-      const r = await col.updateOne(due, outboxUpdate({ $set: { [signal.dueField]: null } }, event ? [event] : []));
-      return event !== null && r.matchedCount === 1;
-    });
-    if (written) relay.kick(signal.collection, id);
-    return written;
+    for (let round = 0; round < 3; round++) {
+      const snapshot = await col.findOne(due);
+      if (!snapshot) return false; // emitted by another replica meanwhile, or re-armed or disarmed
+      const event = await signal.event(snapshot, now);
+      const outcome = await withDocumentLock(db, signal.collection, id, async () => {
+        const fresh = await col.findOne(due, { projection: { version: 1 } });
+        if (!fresh) return 'gone';
+        if (fresh.version !== snapshot.version) return 'changed';
+        const unchanged = snapshot.version === undefined ? {} : { version: snapshot.version };
+        const r = await col.updateOne({ ...due, ...unchanged }, outboxUpdate({ $set: { [signal.dueField]: null } }, event ? [event] : []));
+        return event !== null && r.matchedCount === 1 ? 'written' : 'disarmed';
+      });
+      if (outcome === 'changed') continue;
+      if (outcome === 'written') relay.kick(signal.collection, id);
+      return outcome === 'written';
+    }
+    throw new Error(`${signal.type} of ${signal.collection}/${id}: the record kept changing; left for the next sweep`);
   }
 }
 

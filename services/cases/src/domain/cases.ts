@@ -3,7 +3,7 @@
 // a timeline kept in the case. Every write stores the record, its timeline entries
 // and its events in one document write (data/cases-repository.ts).
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { badRequest } from '@lpm/shared/errors';
+import { badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
@@ -60,7 +60,7 @@ export class Cases {
     this.deps = deps;
   }
 
-  private async links(teamId: string, records: CaseRecord[]): Promise<Links> {
+  private async links(teamId: string, records: Pick<CaseRecord, 'client_id' | 'responsible_id'>[]): Promise<Links> {
     const userIds = [...new Set(records.map((r) => r.responsible_id).filter((id): id is string => !!id))];
     const [clients, users] = await Promise.all([
       this.deps.clientLinks.find(teamId, records.map((r) => r.client_id)),
@@ -72,6 +72,22 @@ export class Cases {
   /** The detail read shape, as events carry it. */
   async detailOf(record: CaseRecord) {
     return detailShape(record, await this.links(record.team_id, [record]));
+  }
+
+  /**
+   * The links a write under the lock will show, fetched before the lock is taken
+   * (users come from the gateway: no lock is held across that call): those of the
+   * case as it is and those the body sets.
+   */
+  private async linksBefore(who: Who, id: string, body: { client_id?: string | null; responsible_id?: string | null } = {}): Promise<Links> {
+    const before = await this.deps.cases.get(who.teamId, id);
+    return this.links(who.teamId, [before, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }]);
+  }
+
+  /** The detail shape from links fetched before the lock; a responsible changed in between is a retry. */
+  private detailWith(record: CaseRecord, links: Links) {
+    if (record.responsible_id && !links.users.has(record.responsible_id)) throw serviceUnavailable('The case changed during the update; retry');
+    return detailShape(record, links);
   }
 
   private checkPhase(who: Who, phase: string) {
@@ -148,6 +164,7 @@ export class Cases {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
     await this.checkLinks(who, body);
+    const links = await this.linksBefore(who, id, body);
     return this.deps.cases.update(
       who.teamId,
       id,
@@ -162,7 +179,7 @@ export class Cases {
         next.updated_at = now;
         Object.assign(next, derivedFields(next));
         if (changed.includes('status') || changed.includes('sla_date')) Object.assign(next, slaSignals(next, who.settings.timezone, now));
-        const detail = await this.detailOf(next);
+        const detail = this.detailWith(next, links);
 
         const entries: TimelineEntry[] = [];
         const events: DomainEvent[] = [];
@@ -192,6 +209,7 @@ export class Cases {
   }
 
   async archive(who: Who, id: string) {
+    const links = await this.linksBefore(who, id);
     return this.deps.cases.update(
       who.teamId,
       id,
@@ -199,7 +217,7 @@ export class Cases {
         if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
         const now = new Date();
         const set = { status: 'arquivado' as const, archived_at: now, updated_at: now, sla_warning_at: null, sla_overdue_at: null };
-        const event = newEvent('case.archived', who.teamId, await this.detailOf({ ...current, ...set }), { status: 'ativo', archived_at: null }, who.userId);
+        const event = newEvent('case.archived', who.teamId, this.detailWith({ ...current, ...set }, links), { status: 'ativo', archived_at: null }, who.userId);
         const entry = this.entry(who, 'status_change', 'Status changed from ativo to arquivado', now);
         return {
           result: { id, status: 'arquivado', archived_at: iso(now) },
