@@ -1,6 +1,8 @@
 // The one error type of the platform. Each constructor fixes a status and its
 // code (decisions §1); toAppError() and createHttpApp's error handler are the one
 // place anything thrown becomes a response.
+import { isStoreError } from './store/store-errors.ts';
+
 export type ErrorCode =
   | 'VALIDATION_ERROR'
   | 'UNAUTHORIZED'
@@ -82,7 +84,12 @@ export function toAppError(err: unknown): AppError {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return badRequest('Invalid JSON body');
+    case 'FST_ERR_BAD_URL':
+      return badRequest('Invalid URL encoding');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return badRequest('Path segment too long');
   }
   if (e instanceof SyntaxError || (e.statusCode === 400 && e.code === undefined)) return badRequest('Invalid JSON body');
+  if (isStoreError(err)) return serviceUnavailable('Service unavailable', { cause: err });
   return internalError({ cause: err });
 }

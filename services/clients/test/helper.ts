@@ -34,10 +34,10 @@ export interface ClientsUnderTest {
   close(): Promise<void>;
 }
 
-/** The clients app on its own FerretDB database; `relay` defaults to a counter of nudges. */
-export async function startClients(opts: { cases?: ClientCases; relay?: Relay } = {}): Promise<ClientsUnderTest> {
+/** The clients app on its own database; `relay` defaults to a counter of nudges, `mongoUrl` to the run's store. */
+export async function startClients(opts: { cases?: ClientCases; relay?: Relay; mongoUrl?: string } = {}): Promise<ClientsUnderTest> {
   const store = await openStore({
-    url: process.env.MONGO_URL!,
+    url: opts.mongoUrl ?? process.env.MONGO_URL!,
     dbName: `${process.env.MONGO_DB_PREFIX}clients_${randomBytes(4).toString('hex')}`,
     entities: [ClientEntity],
   });

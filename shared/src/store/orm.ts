@@ -8,6 +8,9 @@ import { MikroORM, p, type InferEntity, type Options } from '@mikro-orm/mongodb'
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 
+/** How long an operation waits for a reachable store before it fails. */
+export const STORE_SELECTION_TIMEOUT_MS = 5000;
+
 export interface Store {
   /** The service's database (MikroORM's own connection). */
   db: Db;
@@ -22,6 +25,8 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
     entities: opts.entities,
     allowGlobalContext: false,
     debug: false,
+    // A store that does not answer fails a request within a few seconds (503), not the driver's 30.
+    driverOptions: { serverSelectionTimeoutMS: STORE_SELECTION_TIMEOUT_MS },
   });
   try {
     await orm.schema.ensureIndexes();
