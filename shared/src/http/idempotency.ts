@@ -1,6 +1,8 @@
 // Idempotency-Key on POST (decisions §9, extension): a POST repeated with the same
 // key by the same team within 24 h gets the first response again, byte for byte,
 // with `Idempotent-Replayed: true`; the same key with another request is 422.
+// A service whose answers carry secrets (a webhook's signing secret) gives a
+// sealer: the stored answer is then encrypted at rest, opened only to replay it.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
@@ -12,6 +14,12 @@ const KEEP_MS = 24 * 3600 * 1000;
 /** A pending entry this old belongs to a process that died mid-request. */
 const ABANDONED_MS = 60_000;
 
+/** Encrypts answers kept for replay (AES-GCM: services/webhooks' SecretBox). */
+export interface Sealer {
+  seal(plain: string): string;
+  open(sealed: string): string;
+}
+
 interface Entry {
   _id: string;
   request_hash: string;
@@ -19,6 +27,8 @@ interface Entry {
   status?: number;
   content_type?: string;
   body?: string;
+  /** The body is sealed (Sealer), not in clear. */
+  sealed?: boolean;
   created_at: Date;
 }
 
@@ -32,8 +42,12 @@ function requestHash(req: FastifyRequest): string {
   return createHash('sha256').update(`${req.method} ${req.url}\n${req.rawBody ?? ''}`).digest('hex');
 }
 
-export function idempotentPosts(app: FastifyInstance, db: Db): void {
+export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): void {
   const entries = db.collection<Entry>('idempotency_keys');
+  const opened = (body: string) => {
+    if (!sealer) throw new Error('a sealed idempotency record and no sealer to open it');
+    return sealer.open(body);
+  };
 
   app.addHook('preValidation', async (req, reply) => {
     const given = req.headers[HEADER];
@@ -69,7 +83,7 @@ export function idempotentPosts(app: FastifyInstance, db: Db): void {
         .status(found.status ?? 200)
         .header('content-type', found.content_type ?? 'application/json; charset=utf-8')
         .header('idempotent-replayed', 'true')
-        .send(found.body);
+        .send(found.sealed && found.body !== undefined ? opened(found.body) : found.body);
     }
   });
 
@@ -83,7 +97,15 @@ export function idempotentPosts(app: FastifyInstance, db: Db): void {
     } else {
       await entries.updateOne(
         { _id: id },
-        { $set: { state: 'done', status: reply.statusCode, content_type: String(reply.getHeader('content-type') ?? ''), body: payload } },
+        {
+          $set: {
+            state: 'done',
+            status: reply.statusCode,
+            content_type: String(reply.getHeader('content-type') ?? ''),
+            body: sealer ? sealer.seal(payload) : payload,
+            sealed: sealer !== undefined,
+          },
+        },
       );
     }
     return payload;

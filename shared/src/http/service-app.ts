@@ -5,13 +5,15 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from 'mongodb';
 import { createHttpApp, type HttpAppOptions } from './app.ts';
 import { requireGateway } from './gateway-auth.ts';
-import { idempotentPosts } from './idempotency.ts';
+import { idempotentPosts, type Sealer } from './idempotency.ts';
 import { healthRoute } from './health.ts';
 
 export interface ServiceAppOptions {
   name: string;
   db: Db;
   internalToken: string;
+  /** Seals the answers kept for Idempotency-Key replays (a service whose answers carry secrets). */
+  idempotencySealer?: Sealer;
   logger?: HttpAppOptions['logger'];
   loggerInstance?: HttpAppOptions['loggerInstance'];
 }
@@ -19,7 +21,7 @@ export interface ServiceAppOptions {
 export function createServiceApp(opts: ServiceAppOptions): FastifyInstance {
   const app = createHttpApp({ name: opts.name, logger: opts.logger, loggerInstance: opts.loggerInstance });
   requireGateway(app, opts.internalToken);
-  idempotentPosts(app, opts.db);
+  idempotentPosts(app, opts.db, opts.idempotencySealer);
   healthRoute(app, async () => {
     await opts.db.command({ ping: 1 });
   });
