@@ -2,7 +2,7 @@
 // validation, request ids, the 1 MiB body limit and the one error handler.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import { createLogger } from '../logger.ts';
 import { AppError, errorBody, notFound, toAppError, badRequest } from '../errors.ts';
@@ -43,11 +43,25 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     },
     schemaErrorFormatter: (errors, part) => fromAjvError(errors[0] as never, part),
     routerOptions: { ignoreTrailingSlash: true },
+    // What the router refuses before any hook runs, which Fastify would answer
+    // with its own body: a path that does not decode, or is not a path at all
+    // (FST_ERR_BAD_URL), a parameter past 100 characters (FST_ERR_MAX_PARAM_LENGTH).
+    frameworkErrors: (err, req, reply) => {
+      const appErr = urlProblem(req.url) ?? (err.code === 'FST_ERR_BAD_URL' ? invalidPath() : toAppError(err));
+      refused(req, appErr, err);
+      (reply as FastifyReply).header('x-request-id', req.id).status(appErr.status).send(errorBody(appErr));
+    },
     return503OnClosing: true,
     serverFactory: (handler) => createServer(tracedRequestListener(opts.name, handler)),
   });
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema as never, httpPart));
+
+  // First of all hooks, for every route and the not-found handler alike.
+  app.addHook('onRequest', async (req) => {
+    const problem = urlProblem(req.url);
+    if (problem) throw problem;
+  });
 
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -68,9 +82,8 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   });
 
   app.setErrorHandler((err, req, reply) => {
-    const appErr = err instanceof AppError ? err : toAppError(err);
-    if (appErr.status >= 500) req.log.error({ err }, 'request failed');
-    else req.log.info({ code: appErr.code, message: appErr.message }, 'request refused');
+    const appErr = err instanceof AppError ? err : err instanceof URIError ? invalidUrlEncoding() : toAppError(err);
+    refused(req, appErr, err);
     return reply.status(appErr.status).send(errorBody(appErr));
   });
 
@@ -86,4 +99,39 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   }
 
   return app;
+}
+
+function refused(req: FastifyRequest, appErr: AppError, err: unknown): void {
+  if (appErr.status >= 500) req.log.error({ err }, 'request failed');
+  else req.log.info({ code: appErr.code, message: appErr.message }, 'request refused');
+}
+
+const invalidUrlEncoding = () => badRequest('Invalid URL encoding');
+const invalidPath = () => badRequest('Invalid path');
+
+/**
+ * A `.` or `..` segment, or one that starts or ends with `..`, in a decoded path
+ * whose backslashes are read as slashes. URL parsers (WHATWG URL, so undici and
+ * @fastify/reply-from) resolve `..`, `%2e%2e` and `\..\` against the segments before
+ * them, which would take a proxied request to another resource; reply-from also
+ * refuses any path with `/..` or `../` once decoded.
+ */
+const DOT_SEGMENT = /(?:^|\/)\.\.|\.\.(?:\/|$)|(?:^|\/)\.(?:\/|$)/;
+
+/**
+ * What makes a request's URL unusable, whatever its route: percent-encoding that
+ * does not decode (path or query) or a dot segment (see DOT_SEGMENT).
+ */
+export function urlProblem(url: string): AppError | null {
+  const q = url.indexOf('?');
+  let path = q < 0 ? url : url.slice(0, q);
+  if (url.includes('%')) {
+    try {
+      decodeURIComponent(url);
+      path = decodeURIComponent(path);
+    } catch {
+      return invalidUrlEncoding();
+    }
+  }
+  return DOT_SEGMENT.test(path.replaceAll('\\', '/')) ? invalidPath() : null;
 }

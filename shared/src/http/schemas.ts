@@ -50,11 +50,22 @@ export const enumOf = <const V extends readonly string[]>(values: V, message: st
 });
 export const arrayOf = <T>(items: Schema<T>, extra: Extra = {}): Schema<T[]> => ({ type: 'array', items, ...extra });
 export const stringList = (): Schema<string[]> => arrayOf(text(100), { maxItems: 50 });
+export const METADATA_MAX_DEPTH = 32;
+export const METADATA_MAX_BYTES = 16 * 1024;
+/**
+ * Free-form custom data the store keeps as given: at most 50 keys, objects and
+ * arrays nested at most 32 levels (metadata itself is level 1; MongoDB refuses a
+ * document nested past 100), no key at any level that is empty, starts with `$`
+ * or contains `.` or NUL, 16 KiB as JSON. The `x-` keywords are checked without
+ * recursion, depth first (validation.ts), so deep input never overflows.
+ */
 export const metadata = (): Schema<Record<string, unknown>> => ({
   type: 'object',
   maxProperties: 50,
-  propertyNames: { pattern: '^[^$][^.]*$', 'x-message': 'metadata keys may not start with $ or contain .' },
-  'x-max-json-bytes': 16 * 1024,
+  propertyNames: { pattern: '^[^$.\\u0000][^.\\u0000]*$', 'x-message': 'metadata keys may not start with $ or contain .' },
+  'x-max-depth': METADATA_MAX_DEPTH,
+  'x-store-keys': true,
+  'x-max-json-bytes': METADATA_MAX_BYTES,
 });
 
 type Properties = Record<string, Schema<any>>;

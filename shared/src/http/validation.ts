@@ -19,13 +19,100 @@ function makeAjv(coerce: boolean): Ajv {
   });
   addFormats(ajv, ['date', 'email', 'uri', 'date-time']);
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+  // Keywords without a type run before the object keywords, in the order added
+  // here, and the first failure is the one reported: depth, then keys, then size.
+  // None of them recurses, so no input can overflow the stack.
+  ajv.addKeyword({
+    keyword: 'x-max-depth',
+    schemaType: 'number',
+    validate: (max: number, data: unknown) => depthAtMost(data, max),
+    errors: false,
+  });
+  ajv.addKeyword({
+    keyword: 'x-store-keys',
+    schemaType: 'boolean',
+    validate: (on: boolean, data: unknown) => !on || badStoreKey(data) === undefined,
+    errors: false,
+  });
   ajv.addKeyword({
     keyword: 'x-max-json-bytes',
     schemaType: 'number',
-    validate: (max: number, data: unknown) => Buffer.byteLength(JSON.stringify(data)) <= max,
+    validate: (max: number, data: unknown) => jsonBytes(data, max) <= max,
     errors: false,
   });
   return ajv;
+}
+
+/** The objects and arrays inside a value, breadth first, each with its depth (the value itself is 1). */
+function* containers(value: unknown): Generator<{ node: object; depth: number }> {
+  if (value === null || typeof value !== 'object') return;
+  const queue: { node: object; depth: number }[] = [{ node: value, depth: 1 }];
+  for (let i = 0; i < queue.length; i++) {
+    const item = queue[i]!;
+    yield item;
+    for (const child of Object.values(item.node)) {
+      if (child !== null && typeof child === 'object') queue.push({ node: child, depth: item.depth + 1 });
+    }
+  }
+}
+
+/** Whether objects and arrays nest at most `max` levels (an object of scalars is 1); stops at the first one too deep. */
+export function depthAtMost(value: unknown, max: number): boolean {
+  for (const { depth } of containers(value)) if (depth > max) return false;
+  return true;
+}
+
+/**
+ * A key the store accepts at any level: not empty, not starting with $ (an
+ * operator), no dot (a path) and no NUL (BSON ends a key there; the driver throws).
+ */
+export const STORE_KEY = /^[^$.\0][^.\0]*$/;
+
+/** The first key, at any level inside a value, that is not a STORE_KEY. */
+export function badStoreKey(value: unknown): string | undefined {
+  for (const { node } of containers(value)) {
+    if (!Array.isArray(node)) {
+      const bad = Object.keys(node).find((k) => !STORE_KEY.test(k));
+      if (bad !== undefined) return bad;
+    }
+  }
+  return undefined;
+}
+
+function storeKeyMessage(field: string, key: string | undefined): string {
+  if (key === '') return `${field} keys may not be empty`;
+  if (key?.includes('\0') && !key.startsWith('$') && !key.includes('.')) return `${field} keys may not contain a null character`;
+  return `${field} keys may not start with $ or contain .`;
+}
+
+/**
+ * The UTF-8 length of JSON.stringify(value) for a value parsed from JSON, measured
+ * without recursion; once past `limit` it stops with a number above it.
+ */
+export function jsonBytes(value: unknown, limit = Infinity): number {
+  const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? 'null');
+  let total = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && total <= limit) {
+    const v = pending.pop();
+    if (v === null || typeof v !== 'object' || typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+      total += bytes(v); // a scalar, or an object that is its toJSON() (a Date)
+      continue;
+    }
+    const entries = Array.isArray(v) ? v.map((item): [null, unknown] => [null, item]) : Object.entries(v);
+    let count = 0;
+    for (const [key, item] of entries) {
+      const skipped = item === undefined || typeof item === 'function' || typeof item === 'symbol';
+      if (key !== null) {
+        if (skipped) continue; // left out of an object
+        total += bytes(key) + 1; // "key":
+      }
+      pending.push(skipped ? null : item); // null in an array
+      count++;
+    }
+    total += 2 + Math.max(count - 1, 0); // brackets and commas
+  }
+  return total;
 }
 
 const bodyAjv = makeAjv(false);
@@ -90,6 +177,10 @@ export function fromAjvError(err: ErrorObject, part: string): AppError {
       return invalidField(field, `Invalid ${field} format`);
     case 'x-max-json-bytes':
       return invalidField(field, `${field} must be at most ${parent['x-max-json-bytes']} bytes as JSON`);
+    case 'x-max-depth':
+      return invalidField(field, `${field} must be nested at most ${parent['x-max-depth']} levels`);
+    case 'x-store-keys':
+      return invalidField(field, storeKeyMessage(field, badStoreKey(err.data)));
     case 'propertyNames':
       return invalidField(field, `${field} keys may not start with $ or contain .`);
     default:

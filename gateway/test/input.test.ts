@@ -1,0 +1,87 @@
+// Hostile URLs through the gateway: the same envelope and X-Request-Id as every
+// other error, and nothing reaches an upstream.
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expectError } from '../../test/support/api.ts';
+import { allUpstreams, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let gw: TestGateway;
+let team: Awaited<ReturnType<typeof newTeam>>;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream('all');
+  gw = await startGateway('input', allUpstreams(upstream.url));
+  team = await newTeam(gw.accounts, 'enterprise');
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await upstream?.app.close();
+});
+
+/** A request sent exactly as written (fetch and inject would resolve `..`). */
+function raw(path: string, opts: { key?: string; method?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+  const { port } = new URL(gw.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: opts.method ?? 'GET',
+      path,
+      headers: { 'content-type': 'application/json', ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}) },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function expectRefused(res: Awaited<ReturnType<typeof raw>>, message: string) {
+  expectError(res, 400, 'VALIDATION_ERROR', message);
+  expect(res.headers['x-request-id']).toEqual(expect.any(String));
+  expect(res.headers['x-upstream']).toBeUndefined();
+}
+
+test.each([
+  ['a path whose percent-encoding is cut short', '/v1/clients/%E0%A4%A'],
+  ['a path with % not followed by hex digits', '/v1/cases/%zz/comments'],
+  ['a query whose percent-encoding is cut short', '/v1/clients?search=%E0%A4%A'],
+  ['a query with a bare %', '/v1/deals?search=100%'],
+])('when a proxied request has %s, then 400 Invalid URL encoding in the envelope with X-Request-Id', async (_case, path) => {
+  expectRefused(await raw(path, { key: team.apiKey }), 'Invalid URL encoding');
+  expectRefused(await raw(path, { key: team.apiKey, method: 'POST' }), 'Invalid URL encoding');
+});
+
+test.each([
+  ['a .. segment into an admin-only domain', '/v1/clients/../webhooks'],
+  ['a final .. segment', '/v1/clients/..'],
+  ['a percent-encoded .. segment', '/v1/clients/%2e%2e/webhooks'],
+  ['.. between backslashes, towards the internal routes', '/v1/clients/x\\..\\..\\internal\\clients'],
+  ['a . segment', '/v1/cases/./cas_1'],
+  ['an encoded slash and .. (which the proxy library refuses)', '/v1/clients/a%2F..%2Fb'],
+  ['a segment starting with ..', '/v1/clients/..cli_1'],
+])('when a proxied path has %s, then 400 Invalid path in the envelope with X-Request-Id', async (_case, path) => {
+  expectRefused(await raw(path, { key: team.apiKey }), 'Invalid path');
+});
+
+test('when a bad URL comes without a key, then it is refused as a bad URL all the same, in the envelope', async () => {
+  expectRefused(await raw('/v1/clients/%E0%A4%A'), 'Invalid URL encoding');
+  expectRefused(await raw('/v1/clients/../webhooks'), 'Invalid path');
+});
+
+test('when a gateway route of its own gets a bad URL, then the same envelope', async () => {
+  expectRefused(await raw('/v1/settings?x=%E0%A4%A', { key: team.apiKey }), 'Invalid URL encoding');
+  expectRefused(await raw('/v1/settings/..', { key: team.apiKey }), 'Invalid path');
+});
+
+test('when the URL is well encoded with dots inside a segment, then it is proxied as sent', async () => {
+  const res = await raw('/v1/clients/cli_a.b..c?search=Jos%C3%A9', { key: team.apiKey });
+  expect(res.status).toBe(200);
+  expect(res.headers['x-upstream']).toBe('all');
+  expect(res.body.data.url).toBe('/v1/clients/cli_a.b..c?search=Jos%C3%A9');
+});
