@@ -10,7 +10,11 @@ import type { Upstreams } from './config.ts';
 import { Accounts } from './domain/accounts.ts';
 import { Settings } from './domain/settings.ts';
 import { gatewayRepositories, pingStore } from './data/store.ts';
+import { Authenticator } from './auth/authenticator.ts';
+import { clientAddress, type TrustedProxies } from './auth/client-address.ts';
 import { PrincipalCache } from './auth/principal-cache.ts';
+import { AuthFailures } from './limits/auth-failures.ts';
+import { Counters } from './limits/counters.ts';
 import { TeamLimits } from './limits/team-limits.ts';
 import { closeRedis } from './limits/redis.ts';
 import { withTimeout } from './timeout.ts';
@@ -44,6 +48,12 @@ export interface GatewayDeps {
   storeTimeoutMs?: number;
   /** Timeout of the store's and each upstream's /health check (default 2 s). */
   healthTimeoutMs?: number;
+  /** The proxies whose X-Forwarded-For gives the client's address (TRUSTED_PROXIES; default none: the socket's address). */
+  trustedProxies?: TrustedProxies;
+  /** Failed authentications per client address and window before 429 (AUTH_FAILURE_LIMIT, default 50). */
+  authFailureLimit?: number;
+  /** That window (AUTH_FAILURE_WINDOW, default 1 min). */
+  authFailureWindowMs?: number;
 }
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
@@ -63,16 +73,26 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     lookup: (key) => withTimeout(accounts.authenticate(key), deps.storeTimeoutMs ?? 5000, 'key lookup'),
     ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
   });
-  const limits = new TeamLimits({ redis: deps.redis, keyPrefix: deps.redisKeyPrefix, logger: app.log });
+  const counters = new Counters({ redis: deps.redis, keyPrefix: deps.redisKeyPrefix, logger: app.log });
+  const limits = new TeamLimits({ counters });
+  const authFailures = new AuthFailures({
+    counters,
+    limit: deps.authFailureLimit ?? 50,
+    windowMs: deps.authFailureWindowMs ?? 60_000,
+  });
 
   app.addHook('onClose', async () => {
     await closeRedis(deps.redis);
-    limits.close();
+    counters.close();
     principals.clear();
     await deps.store.close();
   });
 
-  accessControl(app, { principals, limits });
+  accessControl(app, {
+    authenticator: new Authenticator({ principals, failures: authFailures }),
+    limits,
+    clientAddress: clientAddress(deps.trustedProxies ?? []),
+  });
   healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
   settingsRoutes(app, { settings, principals });

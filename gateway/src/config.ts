@@ -1,6 +1,7 @@
 // The gateway's settings (operations.md, environment table), validated at start.
-import { readConfig, str, url, platformSettings } from '@lpm/shared/config';
+import { duration, int, readConfig, str, url, platformSettings } from '@lpm/shared/config';
 import { SERVICE_NAMES, serviceUrlSettings, type ServiceName } from '@lpm/shared/service/names';
+import { trustedProxies } from './auth/client-address.ts';
 
 /** Where each service answers (DEALS_URL ... WEBHOOKS_URL). */
 export type Upstreams = Record<ServiceName, string>;
@@ -16,11 +17,23 @@ const serviceList = (raw: string | undefined): ServiceName[] => {
   return names.filter(isServiceName);
 };
 
+/** A duration in whole seconds, at least one (the limiter's windows are counted in seconds). */
+const wholeSeconds =
+  (fallback: string) =>
+  (raw: string | undefined, name: string): number => {
+    const ms = duration(fallback)(raw, name);
+    if (ms < 1000 || ms % 1000 !== 0) throw new Error('must be whole seconds, at least 1s');
+    return ms;
+  };
+
 const gatewaySettings = {
   ...platformSettings(8080),
   redisUrl: ['REDIS_URL', url('redis://127.0.0.1:6379', ['redis:', 'rediss:'])],
   redisKeyPrefix: ['REDIS_KEY_PREFIX', str('lpm:')],
   deployed: ['GATEWAY_SERVICES', serviceList],
+  trustedProxies: ['TRUSTED_PROXIES', trustedProxies],
+  authFailureLimit: ['AUTH_FAILURE_LIMIT', int(50, 1)],
+  authFailureWindowMs: ['AUTH_FAILURE_WINDOW', wholeSeconds('1m')],
 } as const;
 
 export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env) {

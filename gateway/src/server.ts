@@ -20,6 +20,9 @@ async function start(): Promise<void> {
     internalToken: config.internalToken,
     upstreams: config.upstreams,
     deployed: config.deployed,
+    trustedProxies: config.trustedProxies,
+    authFailureLimit: config.authFailureLimit,
+    authFailureWindowMs: config.authFailureWindowMs,
     loggerInstance: logger,
   });
 

@@ -4,13 +4,13 @@ import type { Principal } from '../src/domain/accounts.ts';
 
 const principal = { team: { id: 'team_1' } } as unknown as Principal;
 
-function setup(result: () => Promise<Principal | null>, maxEntries?: number) {
+function setup(result: (key: string) => Promise<Principal | null>, maxEntries?: number) {
   let clock = 0;
   const calls: string[] = [];
   const cache = new PrincipalCache({
     lookup: (key) => {
       calls.push(key);
-      return result();
+      return result(key);
     },
     ttlMs: 1000,
     maxEntries,
@@ -80,5 +80,62 @@ describe('PrincipalCache', () => {
     await pending;
     for (const key of ['lpk_mine', 'lpk_other', 'lpk_running']) await cache.get(key);
     expect(calls).toEqual(['lpk_mine', 'lpk_other', 'lpk_running', 'lpk_mine', 'lpk_running']);
+  });
+
+  test('when a flood of distinct unknown keys arrives, then a key found stays cached and is not looked up again', async () => {
+    const { cache, calls } = setup(async (key) => (key === 'lpk_good' ? principal : null), 3);
+    expect(await cache.get('lpk_good')).toBe(principal);
+    for (let i = 0; i < 1000; i++) expect(await cache.get(`lpk_bad${i}`)).toBeNull();
+    expect(await cache.get('lpk_good')).toBe(principal);
+    expect(calls.filter((k) => k === 'lpk_good')).toHaveLength(1);
+    // The unknown keys are bounded on their own: the oldest were dropped, the newest kept.
+    await cache.get('lpk_bad0');
+    await cache.get('lpk_bad999');
+    expect(calls.filter((k) => k === 'lpk_bad0')).toHaveLength(2);
+    expect(calls.filter((k) => k === 'lpk_bad999')).toHaveLength(1);
+  });
+
+  test('when the flood arrives while a good key is still being looked up, then the key is cached once found', async () => {
+    let release = () => {};
+    const running = new Promise<Principal>((r) => (release = () => r(principal)));
+    const { cache, calls } = setup((key) => (key === 'lpk_good' ? running : Promise.resolve(null)), 3);
+    const pending = cache.get('lpk_good');
+    for (let i = 0; i < 100; i++) await cache.get(`lpk_bad${i}`);
+    release();
+    expect(await pending).toBe(principal);
+    expect(await cache.get('lpk_good')).toBe(principal);
+    expect(calls.filter((k) => k === 'lpk_good')).toHaveLength(1);
+  });
+
+  test('when a key is unknown, then it is asked again after 1 s and works once it exists', async () => {
+    let exists = false;
+    const { cache, calls, advance } = setup(async () => (exists ? principal : null));
+    expect(await cache.get('lpk_new')).toBeNull();
+    exists = true;
+    advance(1000);
+    expect(await cache.get('lpk_new')).toBe(principal);
+    expect(calls).toHaveLength(2);
+  });
+
+  test('when a key was found within a day, then it is recently valid even after its entry expired; unknown, revoked or older keys are not', async () => {
+    let valid = true;
+    const { cache, advance } = setup(async (key) => (key === 'lpk_good' && valid ? principal : null));
+    expect(cache.recentlyValid('lpk_good')).toBe(false);
+    await cache.get('lpk_good');
+    await cache.get('lpk_bad');
+    advance(60_000);
+    expect(cache.recentlyValid('lpk_good')).toBe(true);
+    expect(cache.recentlyValid('lpk_bad')).toBe(false);
+    await cache.get('lpk_good');
+    advance(86_400_000 - 1);
+    expect(cache.recentlyValid('lpk_good')).toBe(true);
+    advance(1);
+    expect(cache.recentlyValid('lpk_good')).toBe(false);
+    await cache.get('lpk_good');
+    expect(cache.recentlyValid('lpk_good')).toBe(true);
+    valid = false;
+    advance(1000);
+    expect(await cache.get('lpk_good')).toBeNull();
+    expect(cache.recentlyValid('lpk_good')).toBe(false);
   });
 });

@@ -25,6 +25,25 @@ describe('configuration', () => {
     expect(() => readGatewayConfig({ ...base, GATEWAY_SERVICES: 'clients,billing' })).toThrow(/GATEWAY_SERVICES: unknown services: billing/);
   });
 
+  test('when the failed-authentication settings are unset, then no proxy is trusted and 50 failures a minute are allowed', () => {
+    const c = readGatewayConfig({ MONGO_URL: 'mongodb://127.0.0.1:27017/', INTERNAL_TOKEN: INTERNAL_TOKEN });
+    expect(c).toMatchObject({ trustedProxies: [], authFailureLimit: 50, authFailureWindowMs: 60_000 });
+  });
+
+  test('when TRUSTED_PROXIES and the failure limits are set, then they are read, and bad values are refused naming each', () => {
+    const base = { MONGO_URL: 'mongodb://127.0.0.1:27017/', INTERNAL_TOKEN: INTERNAL_TOKEN };
+    const set = (env: Record<string, string>) => readGatewayConfig({ ...base, ...env });
+    expect(set({ TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1,::1/128, loopback' }).trustedProxies).toEqual(['10.0.0.0/8', '127.0.0.1', '::1/128', 'loopback']);
+    expect(set({ TRUSTED_PROXIES: '2' }).trustedProxies).toBe(2);
+    expect(set({ AUTH_FAILURE_LIMIT: '10', AUTH_FAILURE_WINDOW: '5m' })).toMatchObject({ authFailureLimit: 10, authFailureWindowMs: 300_000 });
+    expect(() => set({ TRUSTED_PROXIES: '10.0.0.0/8,proxy.local' })).toThrow(/TRUSTED_PROXIES: is not an address, CIDR or hop count: proxy.local/);
+    expect(() => set({ TRUSTED_PROXIES: '10.0.0.0/40' })).toThrow(/TRUSTED_PROXIES/);
+    expect(() => set({ TRUSTED_PROXIES: '11' })).toThrow(/TRUSTED_PROXIES: a hop count must be from 0 to 10/);
+    expect(() => set({ AUTH_FAILURE_LIMIT: '0' })).toThrow(/AUTH_FAILURE_LIMIT/);
+    expect(() => set({ AUTH_FAILURE_WINDOW: '1500ms' })).toThrow(/AUTH_FAILURE_WINDOW: must be whole seconds/);
+    expect(() => set({ AUTH_FAILURE_WINDOW: 'soon' })).toThrow(/AUTH_FAILURE_WINDOW/);
+  });
+
   test('when MONGO_URL or INTERNAL_TOKEN is missing or an upstream URL is bad, then the config is refused naming each', () => {
     let error: unknown;
     try {

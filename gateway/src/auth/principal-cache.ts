@@ -1,6 +1,12 @@
 // Key lookups cached for at most ttlMs, hits and misses alike: a revoked key stops
-// working within that time. Concurrent lookups of one key share a single query.
-// A team's entries can be dropped at once, when its settings change.
+// working within that time, a key just created works on the next second. Concurrent
+// lookups of one key share a single query. A team's entries can be dropped at once,
+// when its settings change.
+//
+// Keys found and keys not found live apart, each bounded on its own: a flood of
+// distinct unknown keys only ever evicts other unknown keys (and lookups still
+// running), never a key that was found. Besides, the cache remembers which keys were
+// found recently (recentlyValid), so the failed-authentication throttle can let them through.
 import type { Principal } from '../domain/accounts.ts';
 import { keyDigest } from '../domain/keys.ts';
 
@@ -9,26 +15,42 @@ interface Entry {
   principal: Promise<Principal | null>;
   /** Set once the lookup has found a principal. */
   teamId?: string;
+  /** Dropped by forgetTeam or clear while its lookup ran: what it finds is not cached. */
+  dropped?: boolean;
 }
 
 export interface PrincipalCacheOptions {
   lookup(rawKey: string): Promise<Principal | null>;
   ttlMs?: number;
+  /** Keys found kept at most (default 10 000). */
   maxEntries?: number;
+  /** Keys not found and lookups running kept at most (default maxEntries). */
+  maxMisses?: number;
+  /** How long a key found stays recentlyValid after its last successful lookup (default a day). */
+  recentForMs?: number;
   now?: () => number;
 }
 
 export class PrincipalCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Keys found: only a successful lookup puts an entry here. */
+  private readonly hits = new Map<string, Entry>();
+  /** Lookups running and keys not found. */
+  private readonly misses = new Map<string, Entry>();
+  /** Digest -> last successful lookup, least recent first. */
+  private readonly recent = new Map<string, number>();
   private readonly lookup: PrincipalCacheOptions['lookup'];
   private readonly ttlMs: number;
   private readonly maxEntries: number;
+  private readonly maxMisses: number;
+  private readonly recentForMs: number;
   private readonly now: () => number;
 
   constructor(opts: PrincipalCacheOptions) {
     this.lookup = opts.lookup;
     this.ttlMs = opts.ttlMs ?? 1000;
     this.maxEntries = opts.maxEntries ?? 10_000;
+    this.maxMisses = opts.maxMisses ?? this.maxEntries;
+    this.recentForMs = opts.recentForMs ?? 86_400_000;
     this.now = opts.now ?? Date.now;
   }
 
@@ -36,41 +58,74 @@ export class PrincipalCache {
     // Keyed by digest so raw keys are not kept in memory.
     const id = keyDigest(rawKey);
     const now = this.now();
-    const hit = this.entries.get(id);
-    if (hit && hit.expiresAt > now) return hit.principal;
-    if (hit) this.entries.delete(id);
+    const cached = live(this.hits, id, now) ?? live(this.misses, id, now);
+    if (cached) return cached.principal;
     // The entry expires ttlMs after the query started, so what it holds is never older than that.
     const principal = this.lookup(rawKey);
-    this.makeRoom(now);
     const entry: Entry = { expiresAt: now + this.ttlMs, principal };
-    this.entries.set(id, entry);
+    // Unconfirmed until the lookup finds the key: until then it may only evict other unconfirmed entries.
+    put(this.misses, id, entry, this.maxMisses);
     principal.then(
       (found) => {
-        if (found) entry.teamId = found.team.id;
+        if (!found) {
+          this.recent.delete(id);
+          return;
+        }
+        if (this.misses.get(id) === entry) this.misses.delete(id);
+        put(this.recent, id, this.now(), this.maxEntries);
+        entry.teamId = found.team.id;
+        if (!entry.dropped && entry.expiresAt > this.now()) put(this.hits, id, entry, this.maxEntries);
       },
       () => {
-        if (this.entries.get(id) === entry) this.entries.delete(id);
+        if (this.misses.get(id) === entry) this.misses.delete(id);
       },
     );
     return principal;
   }
 
+  /**
+   * True when the key was found by a lookup within recentForMs (a day), even if its
+   * cache entry has expired since. Only says the key was valid: a request with it is
+   * still looked up (get) and refused once revoked; a lookup not finding it forgets it.
+   */
+  recentlyValid(rawKey: string): boolean {
+    const at = this.recent.get(keyDigest(rawKey));
+    return at !== undefined && this.now() - at < this.recentForMs;
+  }
+
   /** Drops every entry not known to be another team's: a lookup still running may have read the team before a change. */
   forgetTeam(teamId: string): void {
-    for (const [id, entry] of this.entries) if (entry.teamId === undefined || entry.teamId === teamId) this.entries.delete(id);
+    for (const entry of this.misses.values()) entry.dropped = true;
+    this.misses.clear();
+    for (const [id, entry] of this.hits) {
+      if (entry.teamId !== teamId) continue;
+      entry.dropped = true;
+      this.hits.delete(id);
+    }
   }
 
   clear(): void {
-    this.entries.clear();
+    for (const entry of [...this.hits.values(), ...this.misses.values()]) entry.dropped = true;
+    this.hits.clear();
+    this.misses.clear();
+    this.recent.clear();
   }
+}
 
-  private makeRoom(now: number): void {
-    if (this.entries.size < this.maxEntries) return;
-    for (const [id, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(id);
-    // Still full (a flood of distinct keys): drop the oldest entries.
-    for (const id of this.entries.keys()) {
-      if (this.entries.size < this.maxEntries) break;
-      this.entries.delete(id);
-    }
+/** The map's entry for id unless expired; an expired one is removed. */
+function live(map: Map<string, Entry>, id: string, now: number): Entry | undefined {
+  const entry = map.get(id);
+  if (entry === undefined || entry.expiresAt > now) return entry;
+  map.delete(id);
+  return undefined;
+}
+
+/** Sets id last (newest), first dropping the oldest entries while the map is full. Entries go in about in expiry order, so the oldest are the expired ones. */
+function put<V>(map: Map<string, V>, id: string, value: V, max: number): void {
+  map.delete(id);
+  for (const oldest of map.keys()) {
+    if (map.size < max) break;
+    map.delete(oldest);
   }
+  map.set(id, value);
 }

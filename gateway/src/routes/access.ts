@@ -1,13 +1,14 @@
-// Every request but public routes passes here first: API key -> principal (401),
-// the team's limits (429, RateLimit-* headers on every authenticated response),
-// the key's scopes (403) and the declared body size (413).
+// Every request but public routes passes here first: the failed-authentication
+// throttle of the client's address (429), API key -> principal (401), the team's
+// limits (429, RateLimit-* headers on every authenticated response), the key's
+// scopes (403) and the declared body size (413).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { forbidden, payloadTooLarge, rateLimited, serviceUnavailable, unauthorized } from '@lpm/shared/errors';
+import { forbidden, payloadTooLarge, rateLimited, unauthorized } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
 import type { Principal } from '../domain/accounts.ts';
-import type { PrincipalCache } from '../auth/principal-cache.ts';
-import type { LimitDecision, TeamLimits } from '../limits/team-limits.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { TeamLimits } from '../limits/team-limits.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,18 +21,19 @@ declare module 'fastify' {
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const BEARER_RE = /^Bearer +(\S+)$/i;
 
 export interface AccessOptions {
-  principals: PrincipalCache;
+  authenticator: Authenticator;
   limits: TeamLimits;
+  /** The client's address behind the trusted proxies (clientAddress, TRUSTED_PROXIES). */
+  clientAddress(req: FastifyRequest): string;
 }
 
 export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req, reply) => {
     if (req.routeOptions.config?.public) return;
-    const principal = await authenticate(req, opts.principals);
+    const principal = await authenticate(req, reply, opts);
     req.principal = principal;
     const decision = await opts.limits.consume(principal.team.id, principal.team.plan);
     setLimitHeaders(reply, decision);
@@ -47,19 +49,15 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
   });
 }
 
-async function authenticate(req: FastifyRequest, principals: PrincipalCache): Promise<Principal> {
-  const header = req.headers.authorization;
-  if (header === undefined || header.trim() === '') throw unauthorized('Missing API key');
-  const match = BEARER_RE.exec(header.trim());
-  if (!match) throw unauthorized('Invalid API key');
-  let principal: Principal | null;
-  try {
-    principal = await principals.get(match[1]);
-  } catch (e) {
-    throw serviceUnavailable('Service unavailable', { cause: e });
-  }
-  if (!principal) throw unauthorized('Invalid API key');
-  return principal;
+/** The request's principal; 401, or 429 while the client's address is past its failed authentications (authenticator.ts). */
+async function authenticate(req: FastifyRequest, reply: FastifyReply, opts: AccessOptions): Promise<Principal> {
+  const result = await opts.authenticator.check(req.headers.authorization, opts.clientAddress(req));
+  if ('principal' in result) return result.principal;
+  if ('refused' in result) throw unauthorized(result.refused);
+  const { throttled } = result;
+  setLimitHeaders(reply, throttled);
+  reply.header('retry-after', String(throttled.resetSeconds));
+  throw rateLimited('Too many failed authentications', { reason: 'auth_failures', retry_after: throttled.resetSeconds });
 }
 
 function requiredScope(req: FastifyRequest): Scope {
@@ -67,7 +65,7 @@ function requiredScope(req: FastifyRequest): Scope {
   return READ_METHODS.has(req.method) ? 'read' : 'write';
 }
 
-function setLimitHeaders(reply: FastifyReply, d: LimitDecision): void {
+function setLimitHeaders(reply: FastifyReply, d: { limit: number; remaining: number; resetSeconds: number }): void {
   reply.header('ratelimit-limit', String(d.limit));
   reply.header('ratelimit-remaining', String(d.remaining));
   reply.header('ratelimit-reset', String(d.resetSeconds));

@@ -1,0 +1,48 @@
+// Failed authentications per client address (issue 9): past AUTH_FAILURE_LIMIT
+// failures (401 Missing or Invalid API key) in an AUTH_FAILURE_WINDOW, the address
+// is refused with 429 for the rest of that window, before any key lookup. Counted
+// in Redis under <REDIS_KEY_PREFIX>rl:auth:<address>, in process while Redis is away.
+//
+// A request is charged one failure BEFORE its key is looked up and the point is
+// given back when the key turns out valid (or the store fails): a burst of
+// concurrent bad keys cannot all pass a check made before any of them had failed,
+// so an address never causes more than the limit of lookups per window.
+import type { RateLimiterRedis } from 'rate-limiter-flexible';
+import { seconds, take, type Counters } from './counters.ts';
+
+export interface AuthFailureDecision {
+  allowed: boolean;
+  /** The failures allowed per window, those left and the seconds to the window's end (RateLimit-*, Retry-After). */
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+export interface AuthFailuresOptions {
+  counters: Counters;
+  /** Failures per window and address (AUTH_FAILURE_LIMIT). */
+  limit: number;
+  /** The window, whole seconds (AUTH_FAILURE_WINDOW). */
+  windowMs: number;
+}
+
+export class AuthFailures {
+  private readonly window: RateLimiterRedis;
+  private readonly limit: number;
+
+  constructor(opts: AuthFailuresOptions) {
+    this.limit = opts.limit;
+    this.window = opts.counters.window('rl:auth', opts.limit, seconds(opts.windowMs));
+  }
+
+  /** Counts the request as a failure of the address before its key is looked up; refused once the address is past the limit. */
+  async charge(address: string): Promise<AuthFailureDecision> {
+    const { allowed, res } = await take(this.window, address);
+    return { allowed, limit: this.limit, remaining: allowed ? res.remainingPoints : 0, resetSeconds: seconds(res.msBeforeNext) };
+  }
+
+  /** The charged request did not fail authentication (valid key, or the store could not answer): its point is given back. */
+  async refund(address: string): Promise<void> {
+    await this.window.reward(address).catch(() => {});
+  }
+}
