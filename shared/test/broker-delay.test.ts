@@ -131,3 +131,31 @@ it('when the delay is not a non-negative integer, then publishDelayed throws bef
   await expect(broker.publishDelayed(e, broker.queueName('never'), -1)).rejects.toThrow(RangeError);
   await expect(broker.publishDelayed(e, broker.queueName('never'), 1.5)).rejects.toThrow('delayMs must be a non-negative integer: 1.5');
 });
+
+it('when a message is published into a queue that does not exist, then the publish rejects (returned, not dropped) and the broker goes on', async () => {
+  const queue = broker.queueName('nowhere');
+  const e = newEvent('webhooks.attempt', 'team_1', { n: 1 });
+  const err = (await broker.publishToQueue(e, queue).catch((x: unknown) => x)) as Error;
+  expect(err).toBeInstanceOf(Error);
+  expect(err.message).toBe(`publish of ${e.type} ${e.id} to ${queue} failed`);
+  expect((err.cause as Error).message).toMatch(/^message returned by the broker: 312 NO_ROUTE/);
+  // The publish channel is still up: a queue that exists takes the next message.
+  const there = broker.queueName('there');
+  declared.add(there);
+  await ch.assertQueue(there, { durable: true });
+  await broker.publishToQueue(newEvent('webhooks.attempt', 'team_1', { n: 2 }), there);
+  expect((await ch.checkQueue(there)).messageCount).toBe(1);
+  expect(broker.isConnected()).toBe(true);
+});
+
+it('when a delayed message is published for a queue, then its delay queue is declared first and the publish is confirmed', async () => {
+  const queue = broker.queueName('declared-late');
+  declared.add(queue).add(`${queue}.delay.60000`);
+  await broker.declareQueue(queue);
+  await broker.publishDelayed(newEvent('webhooks.attempt', 'team_1', {}), queue, 60_000);
+  expect((await ch.checkQueue(`${queue}.delay.60000`)).messageCount).toBe(1);
+});
+
+it('when a domain event is published with no queue bound for its type, then the publish still succeeds (an event nobody subscribes to is legal)', async () => {
+  await expect(broker.publish(newEvent('deal.nobody-listens', 'team_1', {}))).resolves.toBeUndefined();
+});

@@ -87,6 +87,21 @@ it('when a job is pushed, then it travels as a job envelope with a job id, not a
   expect(msg.fields.routingKey).toBe(queue);
 });
 
+it('when a job is pushed before anyone consumes its queue, then the push declares the queue and the job waits there for the consumer', async () => {
+  const jobs = attempts('early');
+  const job: AttemptJob = { delivery_id: 'dlv_early', webhook_id: 'wh_1', attempt: 1 };
+  await jobs.push(job);
+  expect(await messageCount(jobs.queue)).toBe(1);
+  const handled: AttemptJob[] = [];
+  const consumer = await jobs.consume(async (j) => void handled.push(j));
+  try {
+    await waitFor('the early job', () => handled.length === 1, 5000);
+  } finally {
+    await consumer.cancel();
+  }
+  expect(handled).toEqual([job]);
+});
+
 it('when a job is pushed with a 1000 ms delay, then it arrives no sooner than the delay, after a job pushed at once', async () => {
   const jobs = attempts('delayed');
   declared.add(`${jobs.queue}.delay.1000`);

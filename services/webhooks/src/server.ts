@@ -7,7 +7,7 @@ import { DeliveriesRepository } from './data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { WebhooksRepository } from './data/webhooks-repository.ts';
 import { Deactivation } from './domain/deactivation.ts';
-import { ATTEMPT_JOB, Deliveries, type AttemptJob } from './domain/deliveries.ts';
+import { ATTEMPT_JOB, Deliveries, attemptClaimMs, type AttemptJob } from './domain/deliveries.ts';
 import { DeliveryLog } from './domain/delivery-log.ts';
 import { KeyLimiter } from './domain/key-limiter.ts';
 import { SecretBox } from './domain/secret-box.ts';
@@ -27,11 +27,11 @@ await runService({
   outboxCollections: [],
   build: ({ config, logger, db, broker }) => {
     const box = new SecretBox(settings.secretKey);
-    const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls });
+    const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls, allowedPorts: settings.allowedPorts });
     const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs });
     const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
     const webhooksRepo = new WebhooksRepository(db);
-    const deliveriesRepo = new DeliveriesRepository(db);
+    const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
     const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
     const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
     const attempts = new WorkQueue<AttemptJob>(broker, { queue: broker.queueName('webhooks.attempts'), type: ATTEMPT_JOB });
@@ -45,16 +45,19 @@ await runService({
       limiter: new KeyLimiter(),
       perWebhook: Math.max(1, Math.floor(settings.concurrency / 16)),
       retryDelaysMs: settings.retryDelaysMs,
+      sendTimeoutMs: settings.timeoutMs,
     });
-    const webhooks = new Webhooks({ webhooks: webhooksRepo, deliveries: deliveriesRepo, guard, sender, box });
+    const webhooks = new Webhooks({ webhooks: webhooksRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
     const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
     const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close()]).then(() => {}) };
     return {
       app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, loggerInstance: logger }),
       background: [
         closing,
-        consumerTask(() => consumeDomainEvents(broker, deliveries)),
+        // The attempts queue with its retry queue and DLQ first, then the fan-out that pushes into it
+        // (a push declares the queue too: on a reconnect the consumers are set up again in any order).
         consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
+        consumerTask(() => consumeDomainEvents(broker, deliveries)),
         maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
       ],
     };

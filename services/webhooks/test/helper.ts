@@ -5,12 +5,16 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Db } from 'mongodb';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
+import type { Logger } from '@lpm/shared/logger';
 import { openStore } from '@lpm/shared/store/orm';
 import { callAs } from '../../../test/support/api.ts';
+import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { buildWebhooksApp } from '../src/app.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
+import type { PortRange } from '../src/config.ts';
+import { attemptClaimMs } from '../src/domain/deliveries.ts';
 import { DeliveryLog } from '../src/domain/delivery-log.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { Webhooks } from '../src/domain/webhooks.ts';
@@ -30,16 +34,26 @@ export interface WebhooksUnderTest {
   close(): Promise<void>;
 }
 
-export async function startWebhooks(opts: { allowPrivateUrls?: boolean; timeoutMs?: number } = {}): Promise<WebhooksUnderTest> {
+export async function startWebhooks(
+  opts: { allowPrivateUrls?: boolean; allowedPorts?: PortRange[]; timeoutMs?: number; logger?: Logger } = {},
+): Promise<WebhooksUnderTest> {
   const store = await openStore({
     url: process.env.MONGO_URL!,
     dbName: `${process.env.MONGO_DB_PREFIX}webhooks_${randomBytes(4).toString('hex')}`,
     entities: WEBHOOK_ENTITIES,
   });
-  const guard = new UrlGuard({ allowPrivate: opts.allowPrivateUrls ?? false });
-  const sender = new WebhookSender({ guard, timeoutMs: opts.timeoutMs ?? 2000 });
-  const deliveries = new DeliveriesRepository(store.db);
-  const webhooks = new Webhooks({ webhooks: new WebhooksRepository(store.db), deliveries, guard, sender, box: new SecretBox(randomBytes(32)) });
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const guard = new UrlGuard({ allowPrivate: opts.allowPrivateUrls ?? false, ...(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {}) });
+  const sender = new WebhookSender({ guard, timeoutMs });
+  const deliveries = new DeliveriesRepository(store.db, { attemptClaimMs: attemptClaimMs(timeoutMs) });
+  const webhooks = new Webhooks({
+    webhooks: new WebhooksRepository(store.db),
+    deliveries,
+    guard,
+    sender,
+    box: new SecretBox(randomBytes(32)),
+    logger: opts.logger ?? quietLogger,
+  });
   const log = new DeliveryLog(deliveries, webhooks, async () => {});
   const app = buildWebhooksApp({ db: store.db, webhooks, log, internalToken: INTERNAL_TOKEN, logger: false });
   await app.ready();

@@ -8,4 +8,7 @@ export const PRIVATE_URLS = [
   'https://[::ffff:7f00:1]/hook',
   'https://100.64.0.1/hook',
   'https://0.0.0.0/hook',
+  'https://[1::ffff:7f00:1]/hook',
+  'https://[3fff::1]/hook',
+  'https://[5f00::1]/hook',
 ];

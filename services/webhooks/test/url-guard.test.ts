@@ -2,6 +2,7 @@
 // an address inside the network, whatever spelling hides it.
 import type { LookupAddress } from 'node:dns';
 import { AppError } from '@lpm/shared/errors';
+import { parsePortRanges } from '../src/config.ts';
 import { isPublicAddress, UrlGuard, type Resolver } from '../src/upstream/url-guard.ts';
 import { PRIVATE_URLS } from './private-urls.ts';
 
@@ -36,6 +37,10 @@ describe('isPublicAddress', () => {
     '100::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:1ff::1', '64:ff9b:1::1',
     '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe', '0:0:0:0:0:ffff:c0a8:101',
     '::127.0.0.1', '::a00:1', '64:ff9b::7f00:1', '64:ff9b::10.0.0.1', '2002:7f00:1::', '2002:a9fe:a9fe::1', '2002:c0a8:0101::',
+    // The rest of ::/8, whatever follows: IPv4 look-alikes outside the embedding forms, anything reserved.
+    '1::ffff:7f00:1', '1::ffff:808:808', '1::1', 'ff::1', 'ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '64:ff9b:2::808:808',
+    // Documentation (RFC 9637), SRv6 SIDs (RFC 9602), the dummy prefix (RFC 9780).
+    '3fff::1', '3fff:fff:ffff:ffff::1', '5f00::1', '5f00:ffff:ffff::1', '100:0:0:1::1',
     'not an ip', '', '1.2.3', '256.1.1.1', 'localhost', '[::1]',
   ])('%s is not public', (ip) => {
     expect(isPublicAddress(ip)).toBe(false);
@@ -45,6 +50,8 @@ describe('isPublicAddress', () => {
     '8.8.8.8', '93.184.216.34', '1.1.1.1', '100.63.255.255', '100.128.0.1', '172.15.255.255', '172.32.0.1', '192.0.1.1',
     '198.17.255.255', '198.20.0.1', '223.255.255.255', '2606:4700:4700::1111', '2001:4860:4860::8888', '2001:200::1',
     '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1',
+    // Just outside the blocks above.
+    '3fff:1000::1', '3ffe:ffff::1', '5f01::1', '5eff:ffff::1',
   ])('%s is public', (ip) => {
     expect(isPublicAddress(ip)).toBe(true);
   });
@@ -62,6 +69,41 @@ describe('UrlGuard.parse', () => {
     `https://example.com/${'a'.repeat(2048)}`,
   ])('when the url is %s, then it is 400 Invalid URL', async (url) => {
     await expectInvalid(Promise.resolve().then(() => guard.parse(url)));
+  });
+
+  // The URL parser would drop tab, CR and LF silently: the URL stored would not be the one checked.
+  test.each([
+    ['a tab in the path', 'https://example.com/ho\tok'],
+    ['a CR in the host', 'https://exa\rmple.com/hook'],
+    ['a LF at the end', 'https://example.com/hook\n'],
+    ['a leading tab', '\thttps://example.com/hook'],
+    ['a NUL', 'https://example.com/a\u0000b'],
+    ['an escape', 'https://example.com/\u001b[31m'],
+    ['a DEL', 'https://example.com/\u007f'],
+  ])('when the url has %s, then it is 400 Invalid URL', async (_what, url) => {
+    await expectInvalid(Promise.resolve().then(() => guard.parse(url)));
+  });
+
+  test.each(['https://example.com/hook', 'https://example.com:443/hook', 'https://example.com:1024/hook', 'https://example.com:8443/hook', 'https://example.com:65535/hook'])(
+    'when the url names port 443 or one from 1024 up (%s), then it is parsed',
+    (url) => {
+      expect(guard.parse(url).hostname).toBe('example.com');
+    },
+  );
+
+  test.each(['https://example.com:80/hook', 'https://example.com:22/hook', 'https://example.com:8/hook', 'https://example.com:1023/hook', 'https://example.com:0/hook', 'https://8.8.8.8:25/hook'])(
+    'when the url names port %s, then it is 400 Invalid URL',
+    async (url) => {
+      await expectInvalid(Promise.resolve().then(() => guard.parse(url)));
+    },
+  );
+
+  test('when WEBHOOK_ALLOWED_PORTS widens the ports, then those ports pass and the others are still refused', async () => {
+    const wider = new UrlGuard({ allowPrivate: false, resolve: stub, allowedPorts: parsePortRanges('80,443,1024-65535') });
+    expect(wider.parse('https://example.com:80/hook').port).toBe('80');
+    expect(wider.parse('https://example.com:8443/hook').port).toBe('8443');
+    await expectInvalid(Promise.resolve().then(() => wider.parse('https://example.com:22/hook')));
+    expect((await wider.check('https://public.example.test:80/hook')).addresses).toEqual(['8.8.8.8']);
   });
 
   test('when the url is an absolute https url of at most 2048 characters, then it is parsed', () => {
@@ -90,6 +132,9 @@ describe('UrlGuard.check with private addresses off', () => {
     'http://public.example.test/hook',
     'https://user:pw@x.com',
     'not a url',
+    'https://93.184.216.34:22/hook',
+    'https://public.example.test:80/hook',
+    'https://public.example.test/ho\nok',
   ])('when the url is %s, then it is 400 Invalid URL', async (url) => {
     await expectInvalid(guard.check(url));
   });

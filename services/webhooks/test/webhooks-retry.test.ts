@@ -77,15 +77,18 @@ test('when a receiver always fails, then after 6 attempts the webhook is inactiv
   let reachable = true;
   const receiver = await startHttpsReceiver((req) => (JSON.parse(req.body).type === 'ping' && reachable ? { status: 204 } : { status: 500, body: 'down' }));
   try {
-    const hook = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/down`, events: ['client.created'] }, team.api_key)).body.data;
+    // A URL carrying a credential in its path and query, as receivers' URLs often do.
+    const hook = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/down/k3y-in-path?token=s3cret`, events: ['client.created'] }, team.api_key)).body.data;
     reachable = false;
     await call('POST', '/v1/clients', { type: 'PJ', name: 'Fora do ar' }, team.api_key);
     const [mail] = await smtp.waitFor(1, 30_000);
     expect(deliveriesOf(receiver)).toHaveLength(6);
     expect(mail.to).toEqual([team.user.email]);
     expect(mail.from).toBe('alerts@lpm.test');
-    expect(mail.subject).toContain(`${receiver.url}/down`);
-    expect(mail.text).toContain(hook.id);
+    // Scheme and host only, in the subject and the body alike.
+    expect(mail.subject).toBe(`Webhook deactivated: ${receiver.url}`);
+    expect(mail.text).toContain(`${hook.id} (${receiver.url})`);
+    for (const part of ['/down', 'k3y-in-path', 's3cret']) expect(mail.raw).not.toContain(part);
 
     const [listed] = (await call('GET', '/v1/webhooks', undefined, team.api_key)).body.data;
     expect(listed).toMatchObject({ id: hook.id, active: false, total_deliveries: 6, failed_deliveries: 6, success_rate: 0 });

@@ -1,6 +1,7 @@
 // One small facade over amqplib: a connection kept up in the background (capped
 // exponential backoff), a confirm channel for publishing domain events to a durable
-// topic exchange (or straight into a queue, at once or through a delay queue), and
+// topic exchange (or straight into a queue, at once or through a delay queue; a
+// message that no queue takes there is returned and the publish rejects), and
 // consumers with bounded retries through a per-queue delay queue and a dead-letter
 // queue. Channels stay inside. The parts: connection.ts, publisher.ts, consumer.ts
 // (with delivery.ts), dedupe.ts; work-queue.ts builds typed job queues on it.
@@ -76,18 +77,28 @@ export class Broker {
   /**
    * Publishes `message` straight into `queue` (default exchange) with confirms.
    * Any message with an id, a type and created_at (a domain event of any payload,
-   * a job): it is only serialized.
+   * a job): it is only serialized. The publish is mandatory: when `queue` does not
+   * exist the broker returns the message and this rejects (declareQueue first).
    */
   publishToQueue(message: OutgoingMessage, queue: string): Promise<void> {
     return this.publisher.toQueue(message, queue);
   }
 
   /**
+   * Declares `queue` (durable, no arguments: as consume() declares it) on the
+   * publishing side, once per connection, so what is put into it waits there even
+   * before its consumer is set up. Not connected: resolves (the publish rejects).
+   */
+  declareQueue(queue: string): Promise<void> {
+    return this.publisher.declare(queue);
+  }
+
+  /**
    * Declares `<queue>.delay.<ms>` (queue-level x-message-ttl = ms, dead-lettering
    * through the default exchange to `queue`) and publishes `message` into it with
    * confirms; after `delayMs` it arrives in `queue`, routing key `queue`, as a
-   * consumer's retry does. `queue` must exist by then (consume declares it), or the
-   * message is dropped. The delay is part of the queue name, so changing a tier
+   * consumer's retry does. `queue` must exist by then (consume and declareQueue
+   * declare it), or the broker drops the message when it expires. The delay is part of the queue name, so changing a tier
    * never clashes with a queue declared with another TTL. A per-message TTL is not
    * used: it only expires at the head of a queue, behind longer delays.
    */

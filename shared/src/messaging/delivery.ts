@@ -124,6 +124,8 @@ function forward(
     msg.content,
     {
       persistent: true,
+      // The retry queue or DLQ gone: the original stays unacked rather than being acked after a drop.
+      mandatory: true,
       headers: fwd,
       ...(p.contentType ? { contentType: p.contentType } : {}),
       ...(p.type ? { type: p.type } : {}),

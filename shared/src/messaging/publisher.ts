@@ -2,8 +2,11 @@
 // confirm (or fails, so the caller keeps it, e.g. in the outbox), inside a producer
 // span whose context travels in the headers, so the consumer's span joins the trace.
 // A message goes to the topic exchange, straight into a queue, or into a delay
-// queue that hands it to the queue once its TTL has run out.
-import type { ConfirmChannel, Options } from 'amqplib';
+// queue that hands it to the queue once its TTL has run out. A message put into a
+// queue is `mandatory`: when no queue takes it the broker returns it (basic.return)
+// and the publish fails, rather than the broker dropping it after a confirm. A
+// domain event to the exchange is not: an event no queue is bound for is legal.
+import type { ConfirmChannel, Message, Options } from 'amqplib';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { injectTraceHeaders } from '../telemetry.ts';
 import type { Connection } from './connection.ts';
@@ -18,8 +21,8 @@ export interface PublisherOptions {
 export class Publisher {
   private readonly connection: Connection;
   private readonly opts: PublisherOptions;
-  /** Delay queues declared per publish channel (so per connection): each is asserted once per connection. */
-  private readonly delayQueues = new WeakMap<ConfirmChannel, Map<string, Promise<unknown>>>();
+  /** Queues declared per publish channel (so per connection): each is asserted once per connection. */
+  private readonly declared = new WeakMap<ConfirmChannel, Map<string, Promise<unknown>>>();
 
   constructor(connection: Connection, opts: PublisherOptions) {
     this.connection = connection;
@@ -31,9 +34,23 @@ export class Publisher {
     return this.send(this.connection.publishChannel, msg, this.opts.exchange, msg.type);
   }
 
-  /** Straight into `queue` through the default exchange. */
+  /** Straight into `queue` through the default exchange; rejects when `queue` does not exist (mandatory). */
   toQueue(msg: OutgoingMessage, queue: string): Promise<void> {
     return this.send(this.connection.publishChannel, msg, '', queue);
+  }
+
+  /**
+   * Declares `queue` durable without arguments (as a consumer declares it), once
+   * per connection; not connected: nothing to do (the publish that follows rejects).
+   */
+  async declare(queue: string): Promise<void> {
+    const ch = this.connection.publishChannel;
+    if (!ch) return;
+    try {
+      await this.declareOn(ch, queue, { durable: true });
+    } catch (err) {
+      throw new Error(`declaring queue ${queue} failed`, { cause: err });
+    }
   }
 
   /** Into `queue` after `delayMs`, through `<queue>.delay.<ms>` (see Broker.publishDelayed). */
@@ -43,24 +60,29 @@ export class Publisher {
     const delayQueue = `${queue}.delay.${delayMs}`;
     // Not connected: send() rejects as publish() does.
     if (ch) {
-      let declaredOnChannel = this.delayQueues.get(ch);
-      if (!declaredOnChannel) this.delayQueues.set(ch, (declaredOnChannel = new Map()));
-      let declared = declaredOnChannel.get(delayQueue);
-      if (!declared) {
-        declared = ch.assertQueue(delayQueue, {
+      try {
+        await this.declareOn(ch, delayQueue, {
           durable: true,
           arguments: { 'x-message-ttl': delayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
         });
-        // A refused declaration closes the channel and so the connection: the next connection declares again.
-        declaredOnChannel.set(delayQueue, declared);
-      }
-      try {
-        await declared;
       } catch (err) {
         throw new Error(`publish of ${msg.type} ${msg.id} to ${delayQueue} failed`, { cause: err });
       }
     }
     await this.send(ch, msg, '', delayQueue);
+  }
+
+  /** Asserts `queue` on `ch` unless done before on that channel. */
+  private declareOn(ch: ConfirmChannel, queue: string, options: Options.AssertQueue): Promise<unknown> {
+    let onChannel = this.declared.get(ch);
+    if (!onChannel) this.declared.set(ch, (onChannel = new Map()));
+    let declared = onChannel.get(queue);
+    if (!declared) {
+      declared = ch.assertQueue(queue, options);
+      // A refused declaration closes the channel and so the connection: the next connection declares again.
+      onChannel.set(queue, declared);
+    }
+    return declared;
   }
 
   /** Publishes on `ch` (the publish channel when the call began) and waits for the confirm, in a producer span. */
@@ -91,6 +113,8 @@ export class Publisher {
           contentType: 'application/json',
           timestamp: Math.floor(Date.parse(msg.created_at) / 1000) || undefined,
           headers,
+          // Into a queue: a queue that is not there is a failure, not a silent drop.
+          mandatory: exchange === '',
         },
         this.opts.timeoutMs,
       );
@@ -104,7 +128,42 @@ export class Publisher {
   }
 }
 
-/** Publishes on a confirm channel; resolves on the broker's ack, rejects on a nack, an error or no confirm within timeoutMs. */
+/** A mandatory publish waiting for its confirm; `returned` says why the broker gave it back. */
+interface Pending {
+  returned: string | null;
+}
+
+/** Mandatory publishes in flight per channel, by messageId. */
+const pendingReturns = new WeakMap<ConfirmChannel, Map<string, Set<Pending>>>();
+
+/**
+ * The in-flight mandatory publishes of `ch`, listening for its returns once. The
+ * broker sends basic.return before the confirm of the same message (an unroutable
+ * message is confirmed too), so the confirm callback sees whether it came back. A
+ * return names no delivery tag, so it marks every publish in flight with its
+ * messageId: two at once with one id (not done here) would both fail, never both pass.
+ */
+function returnsOf(ch: ConfirmChannel): Map<string, Set<Pending>> {
+  let byId = pendingReturns.get(ch);
+  if (!byId) {
+    const map = new Map<string, Set<Pending>>();
+    pendingReturns.set(ch, map);
+    ch.on('return', (msg: Message) => {
+      // A return's fields are basic.return's (replyCode, replyText), not a delivery's.
+      const fields = msg.fields as unknown as { replyCode?: number; replyText?: string };
+      const why = `${fields.replyCode ?? ''} ${fields.replyText ?? ''}`.trim() || 'unroutable';
+      for (const p of map.get(String(msg.properties.messageId ?? '')) ?? []) p.returned = why;
+    });
+    byId = map;
+  }
+  return byId;
+}
+
+/**
+ * Publishes on a confirm channel; resolves on the broker's ack, rejects on a nack,
+ * an error or no confirm within timeoutMs, and, with `mandatory`, when the broker
+ * returns the message because no queue took it.
+ */
 export function confirmPublish(
   ch: ConfirmChannel,
   exchange: string,
@@ -114,16 +173,36 @@ export function confirmPublish(
   timeoutMs: number,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no publisher confirm within ${timeoutMs} ms`)), timeoutMs);
+    let untrack = () => {};
+    let pending: Pending | null = null;
+    if (options.mandatory) {
+      const byId = returnsOf(ch);
+      const id = String(options.messageId ?? '');
+      const mine: Pending = { returned: null };
+      pending = mine;
+      const set = byId.get(id) ?? new Set<Pending>();
+      byId.set(id, set.add(mine));
+      untrack = () => {
+        set.delete(mine);
+        if (set.size === 0 && byId.get(id) === set) byId.delete(id);
+      };
+    }
+    const timer = setTimeout(() => {
+      untrack();
+      reject(new Error(`no publisher confirm within ${timeoutMs} ms`));
+    }, timeoutMs);
     try {
       // The return value is only back-pressure; the confirm is what counts.
       ch.publish(exchange, routingKey, content, options, (err: unknown) => {
         clearTimeout(timer);
+        untrack();
         if (err) reject(err instanceof Error ? err : new Error('message nacked by the broker', { cause: err }));
+        else if (pending?.returned != null) reject(new Error(`message returned by the broker: ${pending.returned} (routing key ${routingKey})`));
         else resolve();
       });
     } catch (err) {
       clearTimeout(timer);
+      untrack();
       reject(err);
     }
   });

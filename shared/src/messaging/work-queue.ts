@@ -1,5 +1,6 @@
 // A typed queue of jobs that are not domain events (e.g. one webhook delivery
-// attempt): pushed straight into one durable queue, never through the exchange,
+// attempt): pushed straight into one durable queue (declared by the pushing side
+// too, so it exists before its consumer does), never through the exchange,
 // so no event consumer sees them, and consumed with the same retry and DLQ as
 // events. A job travels as its own small envelope rather than dressed up as a
 // domain event, so neither side casts the payload out of `data.object`.
@@ -38,9 +39,9 @@ export interface WorkerOptions {
 export class WorkQueue<J> {
   readonly queue: string;
   readonly type: string;
-  private readonly broker: Pick<Broker, 'publishToQueue' | 'publishDelayed' | 'consumeMessages'>;
+  private readonly broker: Pick<Broker, 'declareQueue' | 'publishToQueue' | 'publishDelayed' | 'consumeMessages'>;
 
-  constructor(broker: Pick<Broker, 'publishToQueue' | 'publishDelayed' | 'consumeMessages'>, opts: WorkQueueOptions) {
+  constructor(broker: Pick<Broker, 'declareQueue' | 'publishToQueue' | 'publishDelayed' | 'consumeMessages'>, opts: WorkQueueOptions) {
     this.broker = broker;
     this.queue = opts.queue;
     this.type = opts.type;
@@ -48,12 +49,15 @@ export class WorkQueue<J> {
 
   /**
    * Queues `job` with a publisher confirm: straight into the queue, or after
-   * `delayMs` through `<queue>.delay.<delayMs>` (see Broker.publishDelayed; the
-   * queue must have been consumed, so declared, by then). A negative or fractional
-   * delay rejects with a RangeError.
+   * `delayMs` through `<queue>.delay.<delayMs>` (see Broker.publishDelayed). The
+   * queue is declared first (once per connection), so a job pushed before any
+   * consumer of it is set up waits in it; a publish nothing takes rejects. A
+   * negative or fractional delay rejects with a RangeError.
    */
-  push(job: J, delayMs = 0): Promise<void> {
+  async push(job: J, delayMs = 0): Promise<void> {
+    if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new RangeError(`delayMs must be a non-negative integer: ${delayMs}`);
     const message: JobMessage<J> = { id: newId('job'), type: this.type, created_at: new Date().toISOString(), job };
+    await this.broker.declareQueue(this.queue);
     return delayMs === 0 ? this.broker.publishToQueue(message, this.queue) : this.broker.publishDelayed(message, this.queue, delayMs);
   }
 

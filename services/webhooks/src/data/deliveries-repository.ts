@@ -1,10 +1,11 @@
 // Deliveries (one event for one webhook, its body fixed once) and their attempts.
 // An attempt's id is `<delivery>:<n>`, so each attempt is recorded once however
-// often its job runs.
+// often its job runs; and an attempt is claimed before it is sent, so it is sent
+// once however many copies of its job run at the same moment.
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
-import { insertOrGet } from '@lpm/shared/store/duplicate-key';
-import type { AttemptRecord, DeliveryRecord, DeliveryStatus } from './webhook-entity.ts';
+import { insertOrGet, isDuplicateKey } from '@lpm/shared/store/duplicate-key';
+import type { AttemptClaimRecord, AttemptRecord, DeliveryRecord, DeliveryStatus } from './webhook-entity.ts';
 
 export interface Outcome {
   status: DeliveryStatus;
@@ -19,11 +20,29 @@ export interface AttemptStats {
   last: Date | null;
 }
 
+/** Attempt n of a delivery, held by one sender. */
+export interface AttemptClaim {
+  /** Until this instant (ms since the epoch) no other copy can claim the attempt: the holder's send and record must be done by then. */
+  readonly exclusiveUntil: number;
+  /** Gives the claim up (once the outcome is stored, or nothing was sent). */
+  release(): Promise<void>;
+}
+
+export interface DeliveriesRepositoryOptions {
+  /**
+   * How long a claim on an attempt is exclusive at least (at most twice this: the
+   * time slots below). A claim whose holder died is taken over after that.
+   */
+  attemptClaimMs: number;
+}
+
 export class DeliveriesRepository {
   private readonly db: Db;
+  private readonly claimMs: number;
 
-  constructor(db: Db) {
+  constructor(db: Db, opts: DeliveriesRepositoryOptions) {
     this.db = db;
+    this.claimMs = opts.attemptClaimMs;
   }
 
   private get deliveries() {
@@ -32,6 +51,49 @@ export class DeliveriesRepository {
 
   private get attempts() {
     return this.db.collection<AttemptRecord>('attempts');
+  }
+
+  private get claims() {
+    return this.db.collection<AttemptClaimRecord>('attempt_claims');
+  }
+
+  /**
+   * Claims attempt `attempt` of a delivery for this caller, or null when another
+   * holds it. FerretDB makes only a unique insert atomic, so a claim is inserts, as
+   * the document lock is (shared store/lock.ts): time slots of attemptClaimMs, the
+   * current and the next, `<delivery>:<attempt>:<slot>`. Both inserts succeed for
+   * one caller only, and holding both covers at least attemptClaimMs from now. A
+   * holder that dies leaves them; they bar the attempt until the slots have passed
+   * (at most twice attemptClaimMs), and no later claim reuses them, so a takeover
+   * needs no delete or update.
+   */
+  async claimAttempt(deliveryId: string, attempt: number): Promise<AttemptClaim | null> {
+    const period = this.claimMs;
+    const slot = Math.floor(Date.now() / period);
+    const taken: string[] = [];
+    for (const s of [slot, slot + 1]) {
+      const id = `${deliveryId}:${attempt}:${s}`;
+      try {
+        await this.claims.insertOne({ _id: id, expires_at: new Date((s + 1) * period) });
+        taken.push(id);
+      } catch (e) {
+        if (taken.length) await this.claims.deleteMany({ _id: { $in: taken } }).catch(() => {});
+        if (isDuplicateKey(e)) return null;
+        throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });
+      }
+    }
+    return {
+      exclusiveUntil: (slot + 2) * period,
+      release: async () => {
+        await this.claims.deleteMany({ _id: { $in: taken } });
+      },
+    };
+  }
+
+  /** Drops the claims of holders that died (their slots are over, so no claim can take those ids again). */
+  async dropExpiredClaims(now = new Date()): Promise<number> {
+    const res = await this.claims.deleteMany({ expires_at: { $lt: new Date(now.getTime() - this.claimMs) } });
+    return res.deletedCount;
   }
 
   /** Stores the delivery, or gives back the one already stored for its webhook and event. */
@@ -79,6 +141,11 @@ export class DeliveriesRepository {
   /** Moves a stuck delivery's next attempt to `now`, unless an attempt was recorded meanwhile. */
   async requeued(d: DeliveryRecord, now: Date): Promise<void> {
     await this.deliveries.updateOne({ _id: d._id, attempts_count: d.attempts_count }, { $set: { next_attempt_at: now } });
+  }
+
+  /** The attempt recorded with this id (`<delivery>:<n>`), if any. */
+  attemptById(id: string): Promise<AttemptRecord | null> {
+    return this.attempts.findOne({ _id: id });
   }
 
   /** Stores an attempt, or gives back the one recorded before (a crash or a duplicate job). */

@@ -75,4 +75,20 @@ export const AttemptEntity = defineEntity({
 
 export type AttemptRecord = InferEntity<typeof AttemptEntity>;
 
-export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity];
+/**
+ * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is
+ * `<delivery id>:<attempt>:<slot>`; the slot's end is `expires_at`.
+ */
+export const AttemptClaimEntity = defineEntity({
+  name: 'AttemptClaim',
+  collection: 'attempt_claims',
+  properties: {
+    _id: p.string().primary(),
+    expires_at: p.datetime(),
+  },
+  indexes: [{ properties: ['expires_at'] }],
+});
+
+export type AttemptClaimRecord = InferEntity<typeof AttemptClaimEntity>;
+
+export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity, AttemptClaimEntity];

@@ -8,6 +8,7 @@ import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
+import { shownUrl } from './shown-url.ts';
 
 export const CONSECUTIVE_FAILURES_LIMIT = 6;
 
@@ -34,7 +35,9 @@ export class Deactivation {
     const recent = await this.opts.deliveries.recentOutcomes(webhook._id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
     if (recent.length < CONSECUTIVE_FAILURES_LIMIT || recent.some((ok) => ok)) return { inactive: false, deactivatedNow: false };
     const deactivatedNow = await this.opts.webhooks.deactivate(webhook);
-    if (deactivatedNow) this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id }, 'webhook deactivated after consecutive failures');
+    if (deactivatedNow) {
+      this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id, url: shownUrl(webhook.url) }, 'webhook deactivated after consecutive failures');
+    }
     return { inactive: true, deactivatedNow };
   }
 
@@ -45,12 +48,14 @@ export class Deactivation {
     try {
       const owner = await this.opts.owners.owner(webhook.team_id);
       if (owner) {
+        // Scheme and host only: the mail (and the mailer's log of it) must not carry a credential of the URL.
+        const url = shownUrl(webhook.url);
         await this.opts.mailer.send({
           to: owner.email,
-          subject: `Webhook deactivated: ${webhook.url}`,
+          subject: `Webhook deactivated: ${url}`,
           text:
             `Hello ${owner.name},\n\n` +
-            `The webhook ${webhook._id} (${webhook.url}) failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row and has been deactivated. ` +
+            `The webhook ${webhook._id} (${url}) failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row and has been deactivated. ` +
             `No events are sent to it until it is re-activated (PUT /v1/webhooks/${webhook._id} with {"active": true}).\n\n` +
             `The delivery log (GET /v1/webhooks/${webhook._id}/deliveries) shows each attempt and the receiver's answers.\n`,
         });

@@ -3,10 +3,12 @@
 // and each delivery one job per attempt on the attempts queue. A failed attempt is
 // queued again after the delay of its tier (WEBHOOK_RETRY_DELAYS); the body and
 // the event id are the same on every attempt. Jobs are acked only after their
-// outcome is stored, so a crash repeats an attempt but never loses one.
+// outcome is stored, so a crash repeats an attempt but never loses one. Each
+// attempt is claimed before its "already made?" check and its POST, so copies of
+// one job running at once (a redelivery, a requeue, two replicas) send it once.
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
-import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
+import type { AttemptClaim, DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
@@ -23,6 +25,17 @@ const DEFER_MS = 1000;
 /** ... or after this long when the webhook's last attempt failed (a receiver that is down or times out). */
 const STRUGGLING_DEFER_MS = 5000;
 const SLOT_WAIT_MS = 100;
+/** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
+const CLAIMED_DEFER_MS = STRUGGLING_DEFER_MS;
+/** Room beyond the send's deadline in a claim: for the reads before the POST and the insert of its outcome after it. */
+export const ATTEMPT_CLAIM_MARGIN_MS = 15_000;
+
+/** How long an attempt's claim is exclusive at least, for a sender whose POST ends within `sendTimeoutMs`. */
+export function attemptClaimMs(sendTimeoutMs: number, marginMs = ATTEMPT_CLAIM_MARGIN_MS): number {
+  return sendTimeoutMs + marginMs;
+}
+
+const attemptId = (deliveryId: string, attempt: number) => `${deliveryId}:${attempt}`;
 
 export interface AttemptJob {
   delivery_id: string;
@@ -50,6 +63,8 @@ export interface DeliveriesOptions {
   deactivation: Deactivation;
   /** Delays before attempts 2..n. */
   retryDelaysMs: number[];
+  /** The sender's deadline for one POST: a claimed attempt is sent only when it ends before the claim can be taken over. */
+  sendTimeoutMs: number;
 }
 
 export class Deliveries {
@@ -114,32 +129,65 @@ export class Deliveries {
     return stuck.length;
   }
 
-  /** An attempt job in: a signed POST, its outcome stored, and the next attempt queued if one is owed. */
+  /** Drops the claims that holders which died left behind (the maintenance job). */
+  sweepClaims(): Promise<number> {
+    return this.opts.deliveries.dropExpiredClaims();
+  }
+
+  /**
+   * An attempt job in: the attempt claimed, a signed POST, its outcome stored, and
+   * the next attempt queued if one is owed. A copy that finds the attempt claimed
+   * comes back later; by then it was made (and the copy is dropped) or its holder
+   * died and the claim is over (and the copy makes it). A crash after the POST and
+   * before its outcome is stored still repeats the POST (at least once).
+   */
   async attempt(job: AttemptJob): Promise<void> {
     // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
     const struggling = this.struggling.has(job.webhook_id);
     const release = await this.opts.limiter.acquire(job.webhook_id, SLOT_WAIT_MS, struggling ? 1 : this.opts.perWebhook);
     if (!release) return this.opts.queue.push(job, struggling ? STRUGGLING_DEFER_MS : DEFER_MS);
+    let claim: AttemptClaim | null = null;
     try {
+      // Claimed before the "already made?" reads, so they and the POST are one step among copies.
+      claim = await this.opts.deliveries.claimAttempt(job.delivery_id, job.attempt);
+      if (!claim) {
+        release();
+        return await this.opts.queue.push(job, CLAIMED_DEFER_MS);
+      }
       const delivery = await this.opts.deliveries.get(job.delivery_id);
       // A job for an attempt already made (a redelivery, a duplicate from fan-out) is dropped.
       if (!delivery || delivery.status !== 'pending' || delivery.attempts_count + 1 !== job.attempt) return;
       const webhook = await this.opts.webhooks.byId(delivery.webhook_id);
-      if (!webhook || !webhook.active) return this.opts.deliveries.skip(delivery._id);
+      if (!webhook || !webhook.active) return await this.opts.deliveries.skip(delivery._id);
+      // Made and recorded by a copy that died before storing the delivery's outcome: finish from that record.
+      const made = await this.opts.deliveries.attemptById(attemptId(delivery._id, job.attempt));
+      if (made) {
+        release();
+        return await this.record(delivery, webhook, job, made);
+      }
+      // The reads took so long that the POST could outlive the claim: give it up and come back.
+      if (Date.now() + this.opts.sendTimeoutMs > claim.exclusiveUntil) {
+        release();
+        return await this.opts.queue.push(job, CLAIMED_DEFER_MS);
+      }
       const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
       const result = await this.opts.sender.send(webhook.url, delivery.body, headers);
       if (result.ok) this.struggling.delete(webhook._id);
       else this.struggling.add(webhook._id);
       release();
-      await this.record(delivery, webhook, job, result);
+      await this.record(delivery, webhook, job, this.attemptOf(delivery, webhook, job, result));
     } finally {
       release();
+      // Given up once the outcome is stored (a copy then finds the attempt made), when nothing was
+      // sent, or when storing failed (the job's retry finds the attempt record, or sends again).
+      // Only a holder that dies leaves its claim, which then runs out.
+      await claim?.release().catch(() => {});
     }
   }
 
-  private async record(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, sent: SendResult): Promise<void> {
-    const attempt: AttemptRecord = {
-      _id: `${delivery._id}:${job.attempt}`,
+  private attemptOf(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, sent: SendResult): AttemptRecord {
+    return {
+      _id: attemptId(delivery._id, job.attempt),
       team_id: delivery.team_id,
       webhook_id: webhook._id,
       delivery_id: delivery._id,
@@ -151,6 +199,9 @@ export class Deliveries {
       error_class: sent.errorClass,
       response_body: sent.responseBody,
     };
+  }
+
+  private async record(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, attempt: AttemptRecord): Promise<void> {
     // Recorded before a crash (or by a duplicate job): finish from what was recorded.
     const result = await this.opts.deliveries.recordAttempt(attempt);
     const at = result.at;

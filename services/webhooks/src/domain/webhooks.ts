@@ -2,9 +2,10 @@
 // addresses and answer a signed ping, unique per team, at most 25 a team; the
 // secret is shown once and kept sealed.
 import { EVENT_TYPES } from '@lpm/shared/events';
-import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
+import { badRequest, invalidField } from '@lpm/shared/errors';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
+import type { Logger } from '@lpm/shared/logger';
 import { iso } from '@lpm/shared/time';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
@@ -13,8 +14,9 @@ import type { CreateWebhookBody, UpdateWebhookBody } from '../routes/webhook-sch
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
 import type { SecretBox } from './secret-box.ts';
+import { shownUrl } from './shown-url.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
-import { urlAlreadyRegistered, webhookLimitReached } from './webhook-errors.ts';
+import { urlAlreadyRegistered, urlNotReachable, webhookLimitReached } from './webhook-errors.ts';
 
 export const MAX_WEBHOOKS_PER_TEAM = 25;
 export const ALL_EVENTS = '*';
@@ -25,6 +27,7 @@ export interface WebhooksDeps {
   guard: { check(url: string): Promise<{ url: URL }> };
   sender: { send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> };
   box: SecretBox;
+  logger: Logger;
 }
 
 type Who = Pick<Identity, 'teamId' | 'userId'>;
@@ -53,7 +56,7 @@ export class Webhooks {
     return this.deps.webhooks.get(teamId, id);
   }
 
-  /** A URL for this team: https to a public address (400), not yet registered (409), answering a signed ping (422). */
+  /** A URL for this team: https to a public address and an allowed port (400), not yet registered (409), answering a signed ping (422). */
   private async acceptUrl(who: Who, raw: string, webhookId: string, secret: string): Promise<{ url: string; url_key: string }> {
     const { url } = await this.deps.guard.check(raw);
     if (await this.deps.webhooks.urlTaken(who.teamId, url.href, webhookId)) throw urlAlreadyRegistered();
@@ -66,7 +69,12 @@ export class Webhooks {
     const body = payloadBody(event, webhookId);
     const result = await this.deps.sender.send(url, body, signatureHeaders(secret, event.id, body));
     if (!result.ok) {
-      throw businessRule('URL not reachable', 'url_not_reachable', { status_code: result.statusCode, error_class: result.errorClass });
+      // Why, for the operator only (the 422 says no more than "not reachable").
+      this.deps.logger.debug(
+        { team_id: who.teamId, webhook_id: webhookId, url: shownUrl(url), status_code: result.statusCode, error_class: result.errorClass },
+        'webhook ping failed',
+      );
+      throw urlNotReachable();
     }
   }
 

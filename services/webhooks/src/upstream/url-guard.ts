@@ -1,9 +1,14 @@
-// SSRF protection for webhook URLs (decisions §5 Webhooks): https only, and the
-// host must not resolve to a loopback, private, link-local, CGNAT, multicast,
-// unspecified or reserved address, IPv4-in-IPv6 spellings included.
+// SSRF protection for webhook URLs (decisions §5 Webhooks): https only, to an
+// allowed port (443 and 1024-65535 unless WEBHOOK_ALLOWED_PORTS says otherwise), no
+// control characters, and the host must not resolve to a loopback, private,
+// link-local, CGNAT, multicast, unspecified, documentation or otherwise reserved
+// address, IPv4-in-IPv6 spellings included. The lists follow the IANA IPv4 and IPv6
+// Special-Purpose Address Registries (RFC 6890 and its updates) and the IPv6
+// Address Space registry (everything of ::/8 but the IPv4-embedding forms).
 import { promises as dns } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { invalidField } from '@lpm/shared/errors';
+import { DEFAULT_ALLOWED_PORTS, parsePortRanges, type PortRange } from '../config.ts';
 
 const BLOCKED_V4: Array<[string, number]> = [
   ['0.0.0.0', 8],
@@ -23,6 +28,8 @@ const BLOCKED_V4: Array<[string, number]> = [
   ['240.0.0.0', 4],
 ];
 
+// ::/8 is refused as a whole in isPublicAddress, except its IPv4-embedding forms
+// (mapped, translated, compatible, NAT64), which are judged by the IPv4 address.
 const BLOCKED_V6: Array<[string, number]> = [
   ['::', 128],
   ['::1', 128],
@@ -31,9 +38,12 @@ const BLOCKED_V6: Array<[string, number]> = [
   ['fec0::', 10],
   ['ff00::', 8],
   ['2001:db8::', 32],
-  ['100::', 64],
+  ['100::', 64], // discard-only (RFC 6666)
+  ['100:0:0:1::', 64], // dummy prefix (RFC 9780)
   ['2001::', 23],
   ['64:ff9b:1::', 48],
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // SRv6 SIDs (RFC 9602)
 ];
 
 const blocked = new BlockList();
@@ -77,6 +87,8 @@ export function isPublicAddress(ip: string): boolean {
   const g = ipv6Groups(ip);
   const v4 = embeddedIPv4(g);
   if (v4 !== null && blocked.check(v4, 'ipv4')) return false;
+  // The rest of ::/8 (reserved by the IETF, RFC 4291: e.g. 1::ffff:7f00:1, ff::1).
+  if (v4 === null && g[0] <= 0xff) return false;
   // Checked in its expanded spelling, which also drops a zone id (fe80::1%eth0).
   return !blocked.check(g.map((x) => x.toString(16)).join(':'), 'ipv6');
 }
@@ -98,12 +110,24 @@ function blockedError(hostname: string): NodeJS.ErrnoException {
   return err;
 }
 
+/** C0 controls and DEL: the URL parser drops tab, CR and LF silently, so the URL stored would not be the one checked. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+export interface UrlGuardOptions {
+  allowPrivate: boolean;
+  /** Ports a URL may name (an https URL without one is 443). Default DEFAULT_ALLOWED_PORTS. */
+  allowedPorts?: readonly PortRange[];
+  resolve?: Resolver;
+}
+
 export class UrlGuard {
   private readonly allowPrivate: boolean;
+  private readonly allowedPorts: readonly PortRange[];
   private readonly resolve: Resolver;
 
-  constructor(opts: { allowPrivate: boolean; resolve?: Resolver }) {
+  constructor(opts: UrlGuardOptions) {
     this.allowPrivate = opts.allowPrivate;
+    this.allowedPorts = opts.allowedPorts ?? parsePortRanges(DEFAULT_ALLOWED_PORTS);
     this.resolve = opts.resolve ?? systemResolver;
   }
 
@@ -112,8 +136,13 @@ export class UrlGuard {
     return this.allowPrivate ? isIP(ip) !== 0 : isPublicAddress(ip);
   }
 
+  /** Whether a URL may name this port. */
+  allowsPort(port: number): boolean {
+    return this.allowedPorts.some(([from, to]) => port >= from && port <= to);
+  }
+
   parse(url: string): URL {
-    if (typeof url !== 'string' || url.length > 2048) throw invalidUrl();
+    if (typeof url !== 'string' || url.length > 2048 || CONTROL_CHARACTER.test(url)) throw invalidUrl();
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -121,6 +150,8 @@ export class UrlGuard {
       throw invalidUrl();
     }
     if (parsed.protocol !== 'https:' || !parsed.hostname || parsed.username || parsed.password) throw invalidUrl();
+    // A refused port is the same 400 as any other refusal: no probing of which ports of a host answer.
+    if (!this.allowsPort(parsed.port === '' ? 443 : Number(parsed.port))) throw invalidUrl();
     return parsed;
   }
 
