@@ -51,7 +51,7 @@ await runService({
     const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
     const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close()]).then(() => {}) };
     return {
-      app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, loggerInstance: logger }),
+      app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
       background: [
         closing,
         // The attempts queue with its retry queue and DLQ first, then the fan-out that pushes into it

@@ -46,16 +46,17 @@ export async function startWebhooks(
   const guard = new UrlGuard({ allowPrivate: opts.allowPrivateUrls ?? false, ...(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {}) });
   const sender = new WebhookSender({ guard, timeoutMs });
   const deliveries = new DeliveriesRepository(store.db, { attemptClaimMs: attemptClaimMs(timeoutMs) });
+  const box = new SecretBox(randomBytes(32));
   const webhooks = new Webhooks({
     webhooks: new WebhooksRepository(store.db),
     deliveries,
     guard,
     sender,
-    box: new SecretBox(randomBytes(32)),
+    box,
     logger: opts.logger ?? quietLogger,
   });
   const log = new DeliveryLog(deliveries, webhooks, async () => {});
-  const app = buildWebhooksApp({ db: store.db, webhooks, log, internalToken: INTERNAL_TOKEN, logger: false });
+  const app = buildWebhooksApp({ db: store.db, webhooks, log, internalToken: INTERNAL_TOKEN, idempotencySealer: box, logger: false });
   await app.ready();
   return {
     app,
