@@ -1,15 +1,29 @@
 // Starts the whole system the way `npm start` does, on a free block of ports, for
 // the end-to-end test and the benchmark.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isListening } from '../shared/src/local-store.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** A port P with P..P+6 free: the gateway and the six services of the launcher. */
+/**
+ * Where the kernel's ephemeral ports (those outgoing connections get) begin: a port
+ * chosen above it can be taken by a connection between the check and the listen.
+ */
+function ephemeralStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/** A port P with P..P+6 free, below the ephemeral range: the gateway and the six services of the launcher. */
 export async function freePortBlock(): Promise<number> {
+  const top = Math.max(ephemeralStart(), 20000 + 1000) - 7;
   for (;;) {
-    const candidate = 20000 + Math.floor(Math.random() * 30000);
+    const candidate = 20000 + Math.floor(Math.random() * (top - 20000));
     const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => isListening(candidate + i)));
     if (!busy.some(Boolean)) return candidate;
   }

@@ -38,6 +38,17 @@ let teams = 0;
 
 /** `name` keeps this suite's databases, Redis keys and exchange apart from other suites of the run. */
 export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningSystem> {
+  // A port found free can still be taken before the launcher listens on it: then again, elsewhere.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePorts(name, extraEnv);
+    } catch (e) {
+      if (attempt >= 3 || !String(e).includes('EADDRINUSE')) throw e;
+    }
+  }
+}
+
+async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv): Promise<RunningSystem> {
   const base = await freePortBlock();
   const run = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const env: NodeJS.ProcessEnv = {
