@@ -1,6 +1,7 @@
 // The operator commands of operations.md: each returns the one JSON object its
 // --json form prints, and the lines of its human-readable form.
 import type { Accounts, ApiKey, Team, User } from '../domain/accounts.ts';
+import { listDlq, replayDlq } from './dlq.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -16,13 +17,25 @@ export interface Output {
   text: string[];
 }
 
-interface Command {
+interface StoreCommand {
   usage: string;
   required: string[];
   optional: string[];
+  uses?: 'store';
   /** `o` holds every required option; optional ones may be missing. */
   run(accounts: Accounts, o: Record<string, string>): Promise<Output>;
 }
+
+/** A command on RabbitMQ (AMQP_URL) rather than the store. */
+interface BrokerCommand {
+  usage: string;
+  required: string[];
+  optional: string[];
+  uses: 'broker';
+  run(amqpUrl: string, o: Record<string, string>): Promise<Output>;
+}
+
+export type Command = StoreCommand | BrokerCommand;
 
 const teamShape = (t: Team) => ({ id: t.id, name: t.name, plan: t.plan, timezone: t.timezone });
 const userShape = (u: User) => ({ id: u.id, name: u.name, email: u.email });
@@ -93,6 +106,37 @@ export const COMMANDS: Record<string, Command> = {
   },
 };
 
+export const DLQ_COMMANDS: Record<string, BrokerCommand> = {
+  'dlq list': {
+    usage: 'dlq list --queue QUEUE|QUEUE.dlq',
+    required: ['queue'],
+    optional: [],
+    uses: 'broker',
+    async run(amqpUrl, o) {
+      const r = await listDlq(amqpUrl, o.queue);
+      return {
+        json: r,
+        text: [
+          `${r.dlq}: ${r.count} message(s)`,
+          ...r.messages.map((m) => `  ${m.id ?? '-'} ${m.type ?? '-'} attempt ${m.attempt ?? '-'}: ${m.last_error ?? '-'}`),
+        ],
+      };
+    },
+  },
+  'dlq replay': {
+    usage: 'dlq replay --queue QUEUE|QUEUE.dlq',
+    required: ['queue'],
+    optional: [],
+    uses: 'broker',
+    async run(amqpUrl, o) {
+      const r = await replayDlq(amqpUrl, o.queue);
+      return { json: r, text: [`${r.replayed} message(s) moved from ${r.dlq} back into ${r.queue}`] };
+    },
+  },
+};
+
+Object.assign(COMMANDS, DLQ_COMMANDS);
+
 export const ALL_OPTIONS = [...new Set(Object.values(COMMANDS).flatMap((c) => [...c.required, ...c.optional]))];
 
 export const HELP = [
@@ -105,6 +149,8 @@ export const HELP = [
   'Errors go to stderr with a non-zero exit code (2: bad arguments or values, 1: the command could not be done).',
   'The store is MONGO_URL (database <MONGO_DB_PREFIX>gateway, prefix lpm_ by default);',
   'without MONGO_URL, the local store of `npm start`, started for the command if it is not running.',
+  'The dlq commands use AMQP_URL (amqp://guest:guest@127.0.0.1:5672 by default); QUEUE is the consumer\'s',
+  'full queue name (<AMQP_EXCHANGE>.<name>), its DLQ QUEUE.dlq.',
 ].join('\n');
 
 /** The command and its options, or a UsageError saying what is wrong. */

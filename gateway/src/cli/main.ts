@@ -33,6 +33,12 @@ async function main(argv: string[]): Promise<number> {
   let store: Store | undefined;
   try {
     const { command, options } = resolveCommand(parsed.positionals, given);
+    if (command.uses === 'broker') {
+      const { amqpUrl } = readConfig({ amqpUrl: ['AMQP_URL', url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:'])] });
+      const out = await command.run(amqpUrl, options as Record<string, string>);
+      process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
+      return 0;
+    }
     const config = readConfig({
       mongoUrl: ['MONGO_URL', (raw, name) => (raw === undefined ? optional(raw, name) : url(undefined, ['mongodb:', 'mongodb+srv:'])(raw, name))],
       dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],

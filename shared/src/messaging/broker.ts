@@ -3,7 +3,8 @@
 // topic exchange (or straight into a queue, at once or through a delay queue; a
 // message that no queue takes there is returned and the publish rejects), and
 // consumers with bounded retries through a per-queue delay queue and a dead-letter
-// queue. Channels stay inside. The parts: connection.ts, publisher.ts, consumer.ts
+// queue (transient failures: growing delays through `<queue>.delay.<ms>`, never
+// dead-lettered within consumerRetryForMs). Channels stay inside. The parts: connection.ts, publisher.ts, consumer.ts
 // (with delivery.ts), dedupe.ts; work-queue.ts builds typed job queues on it.
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
@@ -13,7 +14,18 @@ import { parseEvent, type Message, type OutgoingMessage, type ParseMessage } fro
 import { Publisher } from './publisher.ts';
 
 export type { ConsumeOptions, ConsumerHandle } from './consumer.ts';
-export { ATTEMPT_HEADER, LAST_ERROR_HEADER, type DeliveryMeta } from './delivery.ts';
+import { TRANSIENT_RETRY_FOR_MS } from './delivery.ts';
+export {
+  ATTEMPT_HEADER,
+  FAILURES_HEADER,
+  LAST_ERROR_HEADER,
+  TRANSIENT_DELAYS_MS,
+  TRANSIENT_HEADER,
+  TRANSIENT_RETRY_FOR_MS,
+  TRANSIENT_SINCE_HEADER,
+  isTransientFailure,
+  type DeliveryMeta,
+} from './delivery.ts';
 export { mongoDedupe, type Dedupe } from './dedupe.ts';
 export type { Message, OutgoingMessage, ParseMessage } from './message.ts';
 
@@ -28,6 +40,8 @@ export interface BrokerOptions {
   /** Reconnect backoff: first delay, doubled per failed attempt up to the cap. Defaults 200 / 10000. */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
+  /** How long consumers retry a transient handler failure before the DLQ (CONSUMER_RETRY_FOR). Default 24 h. */
+  consumerRetryForMs?: number;
 }
 
 export class Broker {
@@ -47,7 +61,8 @@ export class Broker {
       { up: () => this.consumers.ensureAll(), down: () => this.consumers.detachAll() },
     );
     this.publisher = new Publisher(this.connection, { exchange, timeoutMs: publishTimeoutMs });
-    this.consumers = new Consumers(this.connection, { exchange, logger, publishTimeoutMs, reconnectMinMs, reconnectMaxMs });
+    const retryForMs = opts.consumerRetryForMs ?? TRANSIENT_RETRY_FOR_MS;
+    this.consumers = new Consumers(this.connection, { exchange, logger, publishTimeoutMs, reconnectMinMs, reconnectMaxMs, retryForMs });
   }
 
   /**

@@ -2,14 +2,24 @@
 // retry/DLQ republish is confirmed before the original is acked), declares
 // `<queue>` (bound to the exchange), `<queue>.retry` (its TTL is the retry delay;
 // it dead-letters back into `<queue>`) and `<queue>.dlq`, and is set up again after
-// every reconnect or lost channel. Generic over the message kind (domain events,
+// every reconnect or lost channel. A transient failure (delivery.ts) is retried
+// through `<queue>.delay.<ms>`, one queue per delay of its schedule (queue-level
+// TTL dead-lettering back into `<queue>`, as Broker.publishDelayed). Generic over the message kind (domain events,
 // work-queue jobs): the kind's parse turns a body into what the handler takes.
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import type { Connection } from './connection.ts';
 import type { Dedupe } from './dedupe.ts';
-import { handleDelivery, type DeliveryHandling, type DeliveryMeta } from './delivery.ts';
+import {
+  TRANSIENT_DELAYS_MS,
+  delayQueueArguments,
+  delayQueueName,
+  handleDelivery,
+  isTransientFailure,
+  type DeliveryHandling,
+  type DeliveryMeta,
+} from './delivery.ts';
 import type { Message, ParseMessage } from './message.ts';
 
 export interface ConsumeOptions<M extends Message = DomainEvent> {
@@ -27,6 +37,16 @@ export interface ConsumeOptions<M extends Message = DomainEvent> {
    * retry queue deleted first.
    */
   retryDelayMs?: number;
+  /**
+   * Delays of the retries of a transient failure (the store unavailable, a 503, a
+   * network error), in order, the last repeated. Default 1 s, 5 s, 30 s, 2 min, 10 min.
+   * Transient failures do not count toward maxAttempts.
+   */
+  transientDelaysMs?: number[];
+  /** How long a run of transient failures is retried before the DLQ. Default the broker's consumerRetryForMs. */
+  retryForMs?: number;
+  /** Which handler errors are transient. Default isTransientFailure. */
+  isTransient?: (err: unknown) => boolean;
   dedupe?: Dedupe;
 }
 
@@ -43,6 +63,8 @@ export interface ConsumersOptions {
   /** Backoff of a consumer's setup retries (first delay, doubled up to the cap), as for reconnects. */
   reconnectMinMs: number;
   reconnectMaxMs: number;
+  /** Default ConsumeOptions.retryForMs (CONSUMER_RETRY_FOR). */
+  retryForMs: number;
 }
 
 /** AMQP replies that will not change on retry: ACCESS_REFUSED, NOT_FOUND, RESOURCE_LOCKED, PRECONDITION_FAILED. */
@@ -71,7 +93,20 @@ export class Consumers {
   /** See Broker.consume; `parse` makes the handler's message from a body, or throws to dead-letter it. */
   async consume<M extends Message>(options: ConsumeOptions<M>, parse: ParseMessage<M>): Promise<ConsumerHandle> {
     if (this.connection.closed) throw new Error('broker closed');
-    const c = new QueueConsumer(this.connection, this.opts, this.running, { prefetch: 10, maxAttempts: 5, retryDelayMs: 1000, ...options }, parse);
+    const delays = options.transientDelaysMs ?? TRANSIENT_DELAYS_MS;
+    if (delays.length === 0 || delays.some((d) => !Number.isSafeInteger(d) || d < 0)) {
+      throw new RangeError(`transientDelaysMs must be non-negative integers: ${JSON.stringify(delays)}`);
+    }
+    const settled = {
+      prefetch: 10,
+      maxAttempts: 5,
+      retryDelayMs: 1000,
+      retryForMs: this.opts.retryForMs,
+      isTransient: isTransientFailure,
+      ...withoutUndefined(options),
+      transientDelaysMs: [...delays],
+    };
+    const c = new QueueConsumer(this.connection, this.opts, this.running, settled, parse);
     this.running.add(c);
     await c.begin();
     return { queue: c.queue, cancel: () => c.cancel() };
@@ -90,7 +125,18 @@ export class Consumers {
   }
 }
 
-type Settled<M extends Message> = ConsumeOptions<M> & { prefetch: number; maxAttempts: number; retryDelayMs: number };
+type Settled<M extends Message> = ConsumeOptions<M> & {
+  prefetch: number;
+  maxAttempts: number;
+  retryDelayMs: number;
+  transientDelaysMs: number[];
+  retryForMs: number;
+  isTransient: (err: unknown) => boolean;
+};
+
+function withoutUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
 
 class QueueConsumer<M extends Message> implements Running {
   readonly queue: string;
@@ -115,8 +161,19 @@ class QueueConsumer<M extends Message> implements Running {
     this.opts = opts;
     this.queue = opts.queue;
     this.log = settings.logger;
-    const { queue, maxAttempts, handler, dedupe } = opts;
-    this.handling = { queue, maxAttempts, handler, dedupe, parse, log: this.log, publishTimeoutMs: settings.publishTimeoutMs };
+    const { queue, maxAttempts, handler, dedupe, transientDelaysMs, retryForMs, isTransient } = opts;
+    this.handling = {
+      queue,
+      maxAttempts,
+      handler,
+      dedupe,
+      parse,
+      log: this.log,
+      publishTimeoutMs: settings.publishTimeoutMs,
+      transientDelaysMs,
+      retryForMs,
+      isTransient,
+    };
   }
 
   /**
@@ -185,7 +242,7 @@ class QueueConsumer<M extends Message> implements Running {
   }
 
   private async start(conn: ChannelModel): Promise<void> {
-    const { queue, bindings, prefetch, retryDelayMs } = this.opts;
+    const { queue, bindings, prefetch, retryDelayMs, transientDelaysMs } = this.opts;
     const { exchange } = this.settings;
     const ch = await conn.createConfirmChannel();
     ch.on('error', (err: Error) => this.log.error({ err, queue }, 'amqp consumer channel error'));
@@ -205,6 +262,9 @@ class QueueConsumer<M extends Message> implements Running {
         arguments: { 'x-message-ttl': retryDelayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
       });
       await ch.assertQueue(`${queue}.dlq`, { durable: true });
+      for (const delay of new Set(transientDelaysMs)) {
+        await ch.assertQueue(delayQueueName(queue, delay), { durable: true, arguments: delayQueueArguments(queue, delay) });
+      }
       for (const pattern of bindings) await ch.bindQueue(queue, exchange, pattern);
       this.channel = ch;
       const { consumerTag } = await ch.consume(queue, (msg) => {

@@ -3,9 +3,15 @@
 // safe. A failed handler's message is republished (confirmed) to `<queue>.retry`
 // with its attempt counted up, or to `<queue>.dlq` once attempts run out; a body
 // that is not a message of the consumer's kind goes to the DLQ at once.
+// A transient failure (isTransientFailure: the store unavailable, a 503, a network
+// error to a neighbour) is not counted toward maxAttempts: it is retried through
+// `<queue>.delay.<ms>` with growing delays for as long as it lasts, up to retryForMs
+// after the first transient failure of the current run, and only then dead-lettered.
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { isStoreError } from '../store/store-errors.ts';
 import { extractTraceContext } from '../telemetry.ts';
 import type { Dedupe } from './dedupe.ts';
 import { readJson, type Message, type ParseMessage } from './message.ts';
@@ -14,7 +20,7 @@ import { confirmPublish } from './publisher.ts';
 export interface DeliveryMeta {
   queue: string;
   routingKey: string;
-  /** 1 on the first delivery, counted up by each retry through `<queue>.retry`. */
+  /** 1 on the first delivery, counted up by each retry (through `<queue>.retry` or a delay queue). */
   attempt: number;
   redelivered: boolean;
   headers: Record<string, unknown>;
@@ -22,6 +28,50 @@ export interface DeliveryMeta {
 
 export const ATTEMPT_HEADER = 'x-attempt';
 export const LAST_ERROR_HEADER = 'x-last-error';
+/** Failures counted toward maxAttempts (non-transient ones) so far. */
+export const FAILURES_HEADER = 'x-failures';
+/** Consecutive transient failures so far (picks the next delay of the schedule). */
+export const TRANSIENT_HEADER = 'x-transient-failures';
+/** When (ms since the epoch) the current run of transient failures began. */
+export const TRANSIENT_SINCE_HEADER = 'x-transient-since';
+
+/** The default growing delays of transient retries; the last repeats. */
+export const TRANSIENT_DELAYS_MS = [1000, 5000, 30_000, 120_000, 600_000];
+/** The default bound of transient retries (CONSUMER_RETRY_FOR). */
+export const TRANSIENT_RETRY_FOR_MS = 24 * 3600_000;
+
+/** Socket and DNS error codes of a neighbour that is down or unreachable, and undici's. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED',
+]);
+
+/**
+ * A failure that says nothing about the message: the store unavailable
+ * (isStoreError), an AppError with status 503, a network error (by its code, or
+ * fetch's "fetch failed" / an AbortSignal timeout), through up to 5 wrapping
+ * causes. The first AppError met decides by its status (a 404 caused by anything is not transient).
+ */
+export function isTransientFailure(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (e instanceof AppError) return e.status === 503;
+    if (isStoreError(e)) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+    if (e instanceof Error && (e.name === 'TimeoutError' || (e.name === 'TypeError' && e.message === 'fetch failed'))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The delay queue of a transient retry: queue-level TTL, dead-lettering back into `queue` (as Broker.publishDelayed). */
+export const delayQueueName = (queue: string, delayMs: number) => `${queue}.delay.${delayMs}`;
+export const delayQueueArguments = (queue: string, delayMs: number) => ({
+  'x-message-ttl': delayMs,
+  'x-dead-letter-exchange': '',
+  'x-dead-letter-routing-key': queue,
+});
 
 const DEATH_HEADERS = ['x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'x-last-death-exchange', 'x-last-death-queue', 'x-last-death-reason'];
 
@@ -33,6 +83,12 @@ export interface DeliveryHandling<M extends Message> {
   parse: ParseMessage<M>;
   log: Logger;
   publishTimeoutMs: number;
+  /** Delays of transient retries, in order; the last repeats. Each has its declared `<queue>.delay.<ms>`. */
+  transientDelaysMs: number[];
+  /** How long after the first of a run of transient failures they are retried before the DLQ. */
+  retryForMs: number;
+  isTransient: (err: unknown) => boolean;
+  now?: () => number;
 }
 
 /** Handles `msg` and acks it; when its forward to retry/DLQ fails it rejects, and the unacked message is redelivered. */
@@ -91,13 +147,38 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
   } catch (err) {
     span.recordException(err as Error);
     span.setStatus({ code: SpanStatusCode.ERROR });
-    const dead = attempt >= maxAttempts;
-    log.warn(
-      { err, queue, eventId: event.id, type: event.type, attempt },
-      dead ? 'handler failed for the last time; message sent to the DLQ' : 'handler failed; retry scheduled',
-    );
     const message = err instanceof Error ? err.message : String(err);
-    await forward(ch, dead ? `${queue}.dlq` : `${queue}.retry`, msg, headers, dead ? attempt : attempt + 1, message, h.publishTimeoutMs);
+    const now = (h.now ?? Date.now)();
+    const failures = counter(headers[FAILURES_HEADER], attempt - 1);
+    const transientRun = counter(headers[TRANSIENT_HEADER], 0);
+    const since = counter(headers[TRANSIENT_SINCE_HEADER], now) || now;
+    let transient = false;
+    try {
+      transient = h.isTransient(err);
+    } catch {
+      transient = false;
+    }
+    if (transient && now - (transientRun > 0 ? since : now) < h.retryForMs) {
+      const delays = h.transientDelaysMs;
+      const delay = delays[Math.min(transientRun, delays.length - 1)]!;
+      log.warn({ err, queue, eventId: event.id, type: event.type, attempt, delayMs: delay }, 'handler failed transiently; retry scheduled');
+      await forward(ch, delayQueueName(queue, delay), msg, headers, attempt + 1, message, h.publishTimeoutMs, {
+        [FAILURES_HEADER]: failures,
+        [TRANSIENT_HEADER]: transientRun + 1,
+        [TRANSIENT_SINCE_HEADER]: transientRun > 0 ? since : now,
+      });
+    } else {
+      // A transient failure past retryForMs counts as the last one.
+      const dead = transient || failures + 1 >= maxAttempts;
+      log.warn(
+        { err, queue, eventId: event.id, type: event.type, attempt },
+        dead ? 'handler failed for the last time; message sent to the DLQ' : 'handler failed; retry scheduled',
+      );
+      await forward(ch, dead ? `${queue}.dlq` : `${queue}.retry`, msg, headers, dead ? attempt : attempt + 1, message, h.publishTimeoutMs, {
+        [FAILURES_HEADER]: failures + 1,
+        [TRANSIENT_HEADER]: 0,
+      });
+    }
   } finally {
     span.end();
   }
@@ -113,9 +194,11 @@ function forward(
   attempt: number,
   error: string,
   timeoutMs: number,
+  counters: Record<string, number> = {},
 ): Promise<void> {
-  const fwd: Record<string, unknown> = { ...headers, [ATTEMPT_HEADER]: attempt, [LAST_ERROR_HEADER]: error.slice(0, 1000) };
+  const fwd: Record<string, unknown> = { ...headers, ...counters, [ATTEMPT_HEADER]: attempt, [LAST_ERROR_HEADER]: error.slice(0, 1000) };
   for (const k of DEATH_HEADERS) delete fwd[k];
+  if (counters[TRANSIENT_HEADER] === 0) delete fwd[TRANSIENT_SINCE_HEADER];
   const p = msg.properties;
   return confirmPublish(
     ch,
@@ -134,4 +217,10 @@ function forward(
     },
     timeoutMs,
   );
+}
+
+/** A non-negative integer header, or `fallback` when missing or not one. */
+function counter(value: unknown, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && value !== null && Number.isSafeInteger(n) && n >= 0 ? n : fallback;
 }

@@ -21,10 +21,21 @@ export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = pr
       exchange: ['AMQP_EXCHANGE', str('lpm.events')],
       gatewayUrl: ['GATEWAY_URL', url('http://127.0.0.1:8080', HTTP)],
       schedulerIntervalMs: ['SCHEDULER_INTERVAL', duration('1m')],
+      consumerRetryForMs: ['CONSUMER_RETRY_FOR', positiveDuration('24h')],
     },
     env,
   );
   return { ...config, urls: readConfig(serviceUrlSettings(), env) };
+}
+
+/** A duration above zero (a consumer that never retries a transient failure would dead-letter at the first one). */
+function positiveDuration(fallback: string) {
+  const parse = duration(fallback);
+  return (raw: string | undefined, name: string) => {
+    const ms = parse(raw, name);
+    if (ms <= 0) throw new Error(`must be a duration above zero: ${raw}`);
+    return ms;
+  };
 }
 
 export type ServiceConfig = ReturnType<typeof readServiceConfig>;
@@ -77,7 +88,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
 
   let relay: OutboxRelay | undefined;
   const relayHandle = { kick: (collection: string, id: string) => relay?.kick(collection, id) };
-  const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name });
+  const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name, consumerRetryForMs: config.consumerRetryForMs });
   const { app, background = [] } = def.build({ config, logger, db, broker, relay: relayHandle });
   relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
   relay.start();

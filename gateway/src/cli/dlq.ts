@@ -1,0 +1,137 @@
+// The dead-letter commands of the operator CLI: `dlq list` reads a consumer's
+// dead-letter queue without removing anything, `dlq replay` moves its messages back
+// into the consumer's queue. `--queue` names the consumer's queue (its full name, as
+// the services declare it: `<AMQP_EXCHANGE>.<name>`, e.g. `lpm.events.webhooks.fan-out`);
+// the DLQ is `<queue>.dlq`. A name that already ends in `.dlq` is taken as the DLQ
+// itself and the queue is that name without the suffix.
+import { connect as amqpConnect, type ChannelModel, type ConfirmChannel, type GetMessage } from 'amqplib';
+
+export const ATTEMPT_HEADER = 'x-attempt';
+export const LAST_ERROR_HEADER = 'x-last-error';
+
+export interface DlqQueues {
+  queue: string;
+  dlq: string;
+}
+
+export function dlqQueues(name: string): DlqQueues {
+  const n = name.trim();
+  return n.endsWith('.dlq') ? { queue: n.slice(0, -'.dlq'.length), dlq: n } : { queue: n, dlq: `${n}.dlq` };
+}
+
+export interface DeadMessage {
+  id: string | null;
+  type: string | null;
+  attempt: number | null;
+  last_error: string | null;
+}
+
+function describe(m: GetMessage): DeadMessage {
+  const h = m.properties.headers ?? {};
+  let body: { id?: unknown; type?: unknown } = {};
+  try {
+    const parsed: unknown = JSON.parse(m.content.toString('utf8'));
+    if (parsed && typeof parsed === 'object') body = parsed as typeof body;
+  } catch {
+    // an unparseable body: its id and type come from the properties, if any
+  }
+  const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+  const attempt = Number(h[ATTEMPT_HEADER]);
+  const lastError = h[LAST_ERROR_HEADER];
+  return {
+    id: str(body.id) ?? str(m.properties.messageId),
+    type: str(body.type) ?? str(m.properties.type),
+    attempt: Number.isSafeInteger(attempt) && attempt > 0 ? attempt : null,
+    last_error: Buffer.isBuffer(lastError) ? lastError.toString('utf8') : str(lastError),
+  };
+}
+
+/** Runs `work` on a confirm channel of a fresh connection to `url`, then closes it. */
+async function withChannel<T>(url: string, work: (ch: ConfirmChannel) => Promise<T>): Promise<T> {
+  const conn: ChannelModel = await amqpConnect(url, { timeout: 10_000, clientProperties: { connection_name: 'lpm-admin' } });
+  try {
+    const ch = await conn.createConfirmChannel();
+    ch.on('error', () => {});
+    return await work(ch);
+  } finally {
+    await conn.close().catch(() => {});
+  }
+}
+
+/** checkQueue that says which queue is missing (the broker's 404 closes the channel). */
+async function count(ch: ConfirmChannel, queue: string): Promise<number> {
+  try {
+    return (await ch.checkQueue(queue)).messageCount;
+  } catch (err) {
+    throw new Error(`queue ${queue} does not exist`, { cause: err });
+  }
+}
+
+/**
+ * The messages in the DLQ, oldest first, left in place: each is fetched unacked
+ * and all are returned to the queue (nack with requeue) when the channel closes,
+ * keeping their order.
+ */
+export async function listDlq(url: string, name: string): Promise<{ queue: string; dlq: string; count: number; messages: DeadMessage[] }> {
+  const { queue, dlq } = dlqQueues(name);
+  return withChannel(url, async (ch) => {
+    const total = await count(ch, dlq);
+    const messages: DeadMessage[] = [];
+    for (let i = 0; i < total; i++) {
+      const m = await ch.get(dlq, { noAck: false });
+      if (m === false) break;
+      messages.push(describe(m));
+    }
+    if (messages.length > 0) ch.nackAll(true);
+    await ch.close();
+    return { queue, dlq, count: messages.length, messages };
+  });
+}
+
+/**
+ * Moves the messages in the DLQ back into the queue (default exchange, persistent,
+ * their headers kept but for x-death, attempts starting over at 1), each acked in
+ * the DLQ only after its republish is confirmed. Messages that arrive in the DLQ
+ * meanwhile are left for the next run.
+ */
+export async function replayDlq(url: string, name: string): Promise<{ queue: string; dlq: string; replayed: number }> {
+  const { queue, dlq } = dlqQueues(name);
+  return withChannel(url, async (ch) => {
+    await count(ch, queue);
+    const total = await count(ch, dlq);
+    let returned = false;
+    // A mandatory publish no queue takes comes back (before its confirm): the original stays in the DLQ.
+    ch.on('return', () => (returned = true));
+    let replayed = 0;
+    for (let i = 0; i < total; i++) {
+      const m = await ch.get(dlq, { noAck: false });
+      if (m === false) break;
+      const p = m.properties;
+      const headers: Record<string, unknown> = { ...(p.headers ?? {}), 'x-replayed-from': dlq };
+      for (const k of Object.keys(headers)) if (k === 'x-death' || k.startsWith('x-first-death') || k.startsWith('x-last-death')) delete headers[k];
+      for (const k of [ATTEMPT_HEADER, 'x-failures', 'x-transient-failures', 'x-transient-since']) delete headers[k];
+      await new Promise<void>((resolve, reject) => {
+        ch.publish(
+          '',
+          queue,
+          m.content,
+          {
+            persistent: true,
+            mandatory: true,
+            headers,
+            ...(p.contentType ? { contentType: p.contentType } : {}),
+            ...(p.type ? { type: p.type } : {}),
+            ...(p.messageId ? { messageId: p.messageId } : {}),
+            ...(p.timestamp ? { timestamp: p.timestamp } : {}),
+          },
+          (err) => (err ? reject(new Error(`republish to ${queue} not confirmed`, { cause: err })) : resolve()),
+        );
+      });
+      if (returned) throw new Error(`queue ${queue} did not take the message (deleted?); it stays in ${dlq}`);
+      ch.ack(m);
+      replayed++;
+    }
+    await ch.close();
+    return { queue, dlq, replayed };
+  });
+}
