@@ -3,7 +3,7 @@ import { MongoClient, type Db } from 'mongodb';
 import type { FastifyInstance } from 'fastify';
 import { createHttpApp } from '../src/http/app.ts';
 import { requireGateway } from '../src/http/gateway-auth.ts';
-import { idempotentPosts } from '../src/http/idempotency.ts';
+import { idempotentPosts, purgeIdempotencyKeys } from '../src/http/idempotency.ts';
 import { defaultTeamSettings, identityHeaders, type Identity } from '../src/identity.ts';
 
 const TOKEN = randomBytes(16).toString('hex');
@@ -102,4 +102,22 @@ test('when no key is sent, then every POST runs', async () => {
   await post(team('team_g'), undefined, { name: 'x' });
   await post(team('team_g'), undefined, { name: 'x' });
   expect(calls - before).toBe(2);
+});
+
+test('when the purge runs, then records older than 24 h are gone, newer ones stay, and a purged key runs its POST again', async () => {
+  await post(team('team_h'), 'k-old', { name: 'x' });
+  await post(team('team_h'), 'k-new', { name: 'x' });
+  const entries = db.collection<{ _id: string; created_at: Date }>('idempotency_keys');
+  await entries.updateOne({ _id: 'team_h:k-old' }, { $set: { created_at: new Date(Date.now() - 25 * 3600 * 1000) } });
+
+  expect(await purgeIdempotencyKeys(db)).toBeGreaterThanOrEqual(1);
+
+  expect(await entries.findOne({ _id: 'team_h:k-old' })).toBeNull();
+  expect(await entries.findOne({ _id: 'team_h:k-new' })).not.toBeNull();
+  const before = calls;
+  const again = await post(team('team_h'), 'k-new', { name: 'x' });
+  expect(again.headers['idempotent-replayed']).toBe('true');
+  const rerun = await post(team('team_h'), 'k-old', { name: 'x' });
+  expect(rerun.headers['idempotent-replayed']).toBeUndefined();
+  expect(calls - before).toBe(1);
 });

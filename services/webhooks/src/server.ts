@@ -15,6 +15,7 @@ import { Webhooks } from './domain/webhooks.ts';
 import { consumeAttemptJobs } from './consumers/attempt-jobs.ts';
 import { consumeDomainEvents } from './consumers/domain-events.ts';
 import { maintenanceTask } from './jobs/maintenance.ts';
+import { retentionTask } from './jobs/retention.ts';
 import { UrlGuard } from './upstream/url-guard.ts';
 import { WebhookSender } from './upstream/webhook-sender.ts';
 import { buildWebhooksApp } from './app.ts';
@@ -59,6 +60,7 @@ await runService({
         consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
         consumerTask(() => consumeDomainEvents(broker, deliveries)),
         maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
+        retentionTask({ db, webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
       ],
     };
   },

@@ -28,3 +28,14 @@ test.each(['0', '65536', '443,', ',443', '1024-80', 'https', '443;8443', '80-', 
     expect((err as Error).message).toMatch(/WEBHOOK_ALLOWED_PORTS: must be ports from 1 to 65535/);
   },
 );
+
+test('when WEBHOOK_HISTORY_RETENTION is unset, then deliveries and attempts are kept 30 days; a duration sets it', () => {
+  expect(readWebhooksConfig(env({})).historyRetentionMs).toBe(30 * 86_400_000);
+  expect(readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: '7d' })).historyRetentionMs).toBe(7 * 86_400_000);
+  expect(readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: '48h' })).historyRetentionMs).toBe(2 * 86_400_000);
+});
+
+test.each(['soon', '1h', '-5d', '30 days'])('when WEBHOOK_HISTORY_RETENTION is %j, then the service refuses to start, naming the setting', (value) => {
+  expect(() => readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: value }))).toThrow(ConfigError);
+  expect(() => readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: value }))).toThrow(/WEBHOOK_HISTORY_RETENTION: /);
+});

@@ -42,6 +42,19 @@ function requestHash(req: FastifyRequest): string {
   return createHash('sha256').update(`${req.method} ${req.url}\n${req.rawBody ?? ''}`).digest('hex');
 }
 
+/**
+ * Retention: drops the records older than the 24 h they are replayed for (answers
+ * up to 1 MiB each). A service calls it from its periodic jobs with the database it
+ * gave createServiceApp (the webhooks service: jobs/retention.ts). A range filter
+ * (FerretDB filters it after reading the collection: run it rarely, off the request
+ * path). A delete only, so replicas running it at once do no harm and it needs no
+ * exactly-once claim; a record it removes would not be replayed anyway.
+ */
+export async function purgeIdempotencyKeys(db: Db, now = new Date()): Promise<number> {
+  const res = await db.collection<Entry>('idempotency_keys').deleteMany({ created_at: { $lt: new Date(now.getTime() - KEEP_MS) } });
+  return res.deletedCount;
+}
+
 export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): void {
   const entries = db.collection<Entry>('idempotency_keys');
   const opened = (body: string) => {

@@ -5,6 +5,7 @@
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
 import { insertOrGet, isDuplicateKey } from '@lpm/shared/store/duplicate-key';
+import { escapeRegex } from '@lpm/shared/text';
 import type { AttemptClaimRecord, AttemptRecord, DeliveryRecord, DeliveryStatus } from './webhook-entity.ts';
 
 export interface Outcome {
@@ -14,10 +15,31 @@ export interface Outcome {
   next_attempt_at: Date | null;
 }
 
-export interface AttemptStats {
-  total: number;
-  failed: number;
-  last: Date | null;
+/** Delivery ids per query when their attempt claims are dropped (one anchored regex over `_id` each). */
+const CLAIM_BATCH = 200;
+
+/**
+ * Drops the history of these webhooks: attempt claims, attempts, deliveries (the
+ * webhook itself is deleted before, so a crash in between leaves orphans that
+ * DeliveriesRepository.purgeOrphans removes). Every step is a delete, so running it
+ * twice, or on several replicas at once, does no harm.
+ */
+export async function dropWebhookHistory(db: Db, webhookIds: string[]): Promise<void> {
+  if (webhookIds.length === 0) return;
+  const deliveries = db.collection<DeliveryRecord>('deliveries');
+  const ids = (await deliveries.find({ webhook_id: { $in: webhookIds } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+  await dropClaimsOf(db, ids);
+  await db.collection<AttemptRecord>('attempts').deleteMany({ webhook_id: { $in: webhookIds } });
+  await deliveries.deleteMany({ webhook_id: { $in: webhookIds } });
+}
+
+/** Claims are `<delivery>:<attempt>:<slot>`: dropped by a prefix of their `_id`. */
+async function dropClaimsOf(db: Db, deliveryIds: string[]): Promise<void> {
+  const claims = db.collection<AttemptClaimRecord>('attempt_claims');
+  for (let i = 0; i < deliveryIds.length; i += CLAIM_BATCH) {
+    const alternatives = deliveryIds.slice(i, i + CLAIM_BATCH).map(escapeRegex).join('|');
+    await claims.deleteMany({ _id: { $regex: `^(?:${alternatives}):` } });
+  }
 }
 
 /** Attempt n of a delivery, held by one sender. */
@@ -148,28 +170,47 @@ export class DeliveriesRepository {
     return this.attempts.findOne({ _id: id });
   }
 
-  /** Stores an attempt, or gives back the one recorded before (a crash or a duplicate job). */
+  /**
+   * Stores an attempt, not yet counted in its webhook's counters (WebhooksRepository.countAttempts
+   * counts it and marks it), or gives back the one recorded before (a crash or a duplicate job).
+   */
   recordAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
-    return insertOrGet(this.attempts, attempt, { _id: attempt._id });
+    return insertOrGet(this.attempts, { ...attempt, counted: false }, { _id: attempt._id });
   }
 
+  /**
+   * Retention: drops attempts made, and deliveries last changed, before `cutoff`.
+   * Range filters (FerretDB reads the collection and filters in Go: this runs
+   * rarely, off the request path). Deletes only, so it is safe to run on several
+   * replicas at once and needs no exactly-once claim.
+   */
+  async purgeOlderThan(cutoff: Date): Promise<{ deliveries: number; attempts: number }> {
+    const attempts = await this.attempts.deleteMany({ at: { $lt: cutoff } });
+    const deliveries = await this.deliveries.deleteMany({ updated_at: { $lt: cutoff } });
+    return { deliveries: deliveries.deletedCount, attempts: attempts.deletedCount };
+  }
+
+  /**
+   * Drops deliveries and attempts of webhooks not in `existing` (a crash between a
+   * webhook's delete and its history's, or an attempt recorded as it was deleted).
+   * Only records made before `listedBefore`, the instant before `existing` was read:
+   * a webhook created since then may already have deliveries.
+   */
+  async purgeOrphans(existing: string[], listedBefore: Date): Promise<{ deliveries: number; attempts: number }> {
+    const attempts = await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } });
+    const deliveries = await this.deliveries.deleteMany({ webhook_id: { $nin: existing }, created_at: { $lt: listedBefore } });
+    return { deliveries: deliveries.deletedCount, attempts: attempts.deletedCount };
+  }
+
+  /** The attempts of these deliveries that their webhook's counters include (the log and the counters agree). */
   attemptsOf(deliveryIds: string[]): Promise<AttemptRecord[]> {
     if (deliveryIds.length === 0) return Promise.resolve([]);
-    return this.attempts.find({ delivery_id: { $in: deliveryIds } }).sort({ attempt: 1 }).toArray();
+    return this.attempts.find({ delivery_id: { $in: deliveryIds }, counted: { $ne: false } }).sort({ attempt: 1 }).toArray();
   }
 
   /** Whether each of the webhook's last `n` attempts since `since` succeeded, newest first. */
   async recentOutcomes(webhookId: string, since: Date, n: number): Promise<boolean[]> {
     const rows = await this.attempts.find({ webhook_id: webhookId, at: { $gte: since } }, { projection: { ok: 1 } }).sort({ at: -1 }).limit(n).toArray();
     return rows.map((a) => a.ok);
-  }
-
-  async stats(webhookId: string): Promise<AttemptStats> {
-    const [total, failed, last] = await Promise.all([
-      this.attempts.countDocuments({ webhook_id: webhookId }),
-      this.attempts.countDocuments({ webhook_id: webhookId, ok: false }),
-      this.attempts.find({ webhook_id: webhookId }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).next(),
-    ]);
-    return { total, failed, last: last?.at ?? null };
   }
 }

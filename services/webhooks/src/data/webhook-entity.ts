@@ -20,6 +20,14 @@ export const WebhookEntity = defineEntity({
     active_since: p.datetime(),
     // Set when automatic deactivation still owes the owner an alert e-mail.
     alert_pending: p.boolean(),
+    // Counters over delivery attempts, kept by WebhooksRepository.countAttempts (each attempt once),
+    // so the list reads no attempts. Absent on webhooks stored before them: filled once from
+    // the attempts (WebhooksRepository.counters).
+    total_deliveries: p.integer().nullable(),
+    failed_deliveries: p.integer().nullable(),
+    last_triggered_at: p.datetime().nullable(),
+    // The attempts the last counting added, whose `counted` marks a crash may have left unset (countAttempts).
+    last_counted: p.json<string[]>().nullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
   },
@@ -27,7 +35,10 @@ export const WebhookEntity = defineEntity({
   uniques: [{ properties: ['team_id', 'url_key'] }],
 });
 
-export type WebhookRecord = InferEntity<typeof WebhookEntity>;
+/** Fields added after records were first stored: absent on older ones. */
+type Later<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+
+export type WebhookRecord = Later<InferEntity<typeof WebhookEntity>, 'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted'>;
 
 /** One event for one webhook: the body sent on every attempt, byte for byte. */
 export const DeliveryEntity = defineEntity({
@@ -69,11 +80,13 @@ export const AttemptEntity = defineEntity({
     latency_ms: p.integer(),
     error_class: p.string().strictNullable(),
     response_body: p.string().strictNullable(),
+    // false until the webhook's counters include it (absent on attempts stored before them: counted by the backfill).
+    counted: p.boolean().nullable(),
   },
-  indexes: [{ properties: ['webhook_id', 'at'] }, { properties: ['webhook_id', 'ok'] }, { properties: ['delivery_id'] }],
+  indexes: [{ properties: ['webhook_id', 'at'] }, { properties: ['webhook_id', 'ok'] }, { properties: ['delivery_id'] }, { properties: ['webhook_id', 'counted'] }],
 });
 
-export type AttemptRecord = InferEntity<typeof AttemptEntity>;
+export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted'>;
 
 /**
  * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is

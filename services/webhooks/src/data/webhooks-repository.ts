@@ -1,12 +1,27 @@
 // Webhook subscriptions in the store. Writes that must not interleave hold a
 // document lock (store/lock.ts): a team's lock while its limit is checked and a
-// webhook inserted, a webhook's lock for updates and automatic deactivation.
+// webhook inserted, a webhook's lock for updates, automatic deactivation and its
+// counters over attempts (countAttempts). Deleting a webhook deletes its history.
 import type { Db } from 'mongodb';
 import { isId } from '@lpm/shared/ids';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
-import { withDocumentLock } from '@lpm/shared/store/lock';
+import { DOCUMENT_LOCK_MS, tryDocumentLock, withDocumentLock } from '@lpm/shared/store/lock';
 import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../domain/webhook-errors.ts';
-import type { WebhookRecord } from './webhook-entity.ts';
+import { dropWebhookHistory } from './deliveries-repository.ts';
+import type { AttemptRecord, WebhookRecord } from './webhook-entity.ts';
+
+/** Attempts added to the counters per query. */
+const COUNT_BATCH = 200;
+/** The attempt step's tries at the counters' lock, and the pause between them. */
+const COUNT_TRIES = 3;
+const COUNT_RETRY_MS = 25;
+
+/** A webhook's counters over its delivery attempts. */
+export interface WebhookCounters {
+  total_deliveries: number;
+  failed_deliveries: number;
+  last_triggered_at: Date | null;
+}
 
 export class WebhooksRepository {
   private readonly db: Db;
@@ -17,6 +32,10 @@ export class WebhooksRepository {
 
   private get webhooks() {
     return this.db.collection<WebhookRecord>('webhooks');
+  }
+
+  private get attempts() {
+    return this.db.collection<AttemptRecord>('attempts');
   }
 
   /** The team's webhook, or 404 `Webhook not found`. */
@@ -67,8 +86,123 @@ export class WebhooksRepository {
     });
   }
 
+  /** Deletes the webhook, then its deliveries, attempts and attempt claims (orphans a crash in between leaves go with retention). */
   async remove(teamId: string, id: string): Promise<void> {
-    await this.webhooks.deleteOne({ _id: id, team_id: teamId });
+    const res = await this.webhooks.deleteOne({ _id: id, team_id: teamId });
+    if (res.deletedCount === 1) await dropWebhookHistory(this.db, [id]);
+  }
+
+  /** Every webhook's id (retention: the history of any other webhook is an orphan). */
+  async allIds(): Promise<string[]> {
+    return (await this.webhooks.find({}, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
+  }
+
+  /**
+   * Adds the webhook's recorded attempts not yet counted (`counted: false`, as
+   * DeliveriesRepository.recordAttempt stores them) to its counters, each once
+   * however often this runs for it (a duplicated job, an outcome step repeated after
+   * a crash, copies at once). FerretDB does not isolate concurrent updates of one
+   * document (a plain `$inc` from two writers can lose one), so this is a
+   * read-modify-write under the webhook's document lock, the one every counter
+   * write takes. Exactly once: the webhook's update names the batch it added
+   * (`last_counted`), then each attempt of it is marked `counted: true`; a crash in
+   * between leaves attempts still `false` but named in `last_counted`, and the next
+   * run marks them without adding them (before it overwrites `last_counted`). A
+   * crash before the webhook's update leaves them unmarked and uncounted: the next
+   * run for the webhook, or the maintenance job's sweep, adds them.
+   *
+   * `wait: false` (the attempt step): when another holds the lock, tries a few times
+   * only, since the holder goes on until no attempt is left uncounted; the rare one
+   * still left is added by the next run (or the sweep). Returns the number added.
+   */
+  async countAttempts(webhookId: string, opts: { wait: boolean }): Promise<number> {
+    const work = (acquiredAt: number) => this.countUnderLock(webhookId, acquiredAt);
+    if (opts.wait) return withDocumentLock(this.db, 'webhooks', webhookId, () => work(Date.now()));
+    for (let n = 0; n < COUNT_TRIES; n++) {
+      const lock = await tryDocumentLock(this.db, 'webhooks', webhookId);
+      if (lock) {
+        try {
+          return await work(lock.acquiredAt);
+        } finally {
+          await lock.release().catch(() => {});
+        }
+      }
+      await new Promise((r) => setTimeout(r, COUNT_RETRY_MS));
+    }
+    return 0;
+  }
+
+  private async countUnderLock(webhookId: string, acquiredAt: number): Promise<number> {
+    let webhook = await this.webhooks.findOne({ _id: webhookId });
+    if (!webhook) return 0; // deleted: its history goes (or went) with it
+    // Added before a crash, not yet marked: marked only.
+    const added = new Set(webhook.last_counted ?? []);
+    let total = 0;
+    // Batches while any is left (attempts recorded meanwhile too), within the lock's safe time.
+    while (Date.now() - acquiredAt < DOCUMENT_LOCK_MS / 2) {
+      const pending = await this.attempts
+        .find({ webhook_id: webhookId, counted: false }, { projection: { _id: 1, ok: 1, at: 1 } })
+        .limit(COUNT_BATCH)
+        .toArray();
+      const leftovers = pending.filter((a) => added.has(a._id));
+      await this.markCounted(leftovers.map((a) => a._id));
+      const fresh = pending.filter((a) => !added.has(a._id));
+      if (fresh.length === 0) return total;
+      const base: WebhookCounters = countersOf(webhook) ?? (await this.countersFromAttempts(webhookId));
+      let last = base.last_triggered_at;
+      for (const a of fresh) if (!last || a.at > last) last = a.at;
+      const set = {
+        total_deliveries: base.total_deliveries + fresh.length,
+        failed_deliveries: base.failed_deliveries + fresh.filter((a) => !a.ok).length,
+        last_triggered_at: last,
+        last_counted: fresh.map((a) => a._id),
+      };
+      await this.webhooks.updateOne({ _id: webhookId }, { $set: set });
+      webhook = { ...webhook, ...set };
+      for (const a of fresh) added.add(a._id);
+      await this.markCounted(set.last_counted);
+      total += fresh.length;
+    }
+    return total;
+  }
+
+  /** One update by `_id` each (FerretDB reaches SQL only with top-level equality). */
+  private async markCounted(ids: string[]): Promise<void> {
+    await Promise.all(ids.map((id) => this.attempts.updateOne({ _id: id }, { $set: { counted: true } })));
+  }
+
+  /** Webhooks with attempts left uncounted (a lock not taken, a crash): the maintenance job counts them. */
+  async withUncounted(limit: number): Promise<string[]> {
+    const rows = await this.attempts.find({ counted: false }, { projection: { webhook_id: 1 } }).limit(limit).toArray();
+    return [...new Set(rows.map((r) => r.webhook_id))];
+  }
+
+  /**
+   * The webhook's counters; for a webhook stored before counters existed, filled once
+   * from its attempts under the webhook's lock (the attempts counted so far: every
+   * one not marked `counted: false`).
+   */
+  async counters(webhook: WebhookRecord): Promise<WebhookCounters> {
+    const kept = countersOf(webhook);
+    if (kept) return kept;
+    return withDocumentLock(this.db, 'webhooks', webhook._id, async () => {
+      const fresh = await this.webhooks.findOne({ _id: webhook._id });
+      const freshCounters = fresh && countersOf(fresh);
+      if (freshCounters) return freshCounters;
+      const filled = await this.countersFromAttempts(webhook._id);
+      if (fresh) await this.webhooks.updateOne({ _id: webhook._id }, { $set: { ...filled } });
+      return filled;
+    });
+  }
+
+  private async countersFromAttempts(webhookId: string): Promise<WebhookCounters> {
+    const counted = { webhook_id: webhookId, counted: { $ne: false } };
+    const [total, failed, last] = await Promise.all([
+      this.attempts.countDocuments(counted),
+      this.attempts.countDocuments({ ...counted, ok: false }),
+      this.attempts.find(counted, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).next(),
+    ]);
+    return { total_deliveries: total, failed_deliveries: failed, last_triggered_at: last?.at ?? null };
   }
 
   /** Ids of the team's active webhooks subscribed to `type` (or to every event, `all`). */
@@ -99,4 +233,9 @@ export class WebhooksRepository {
   async owingAlerts(limit: number): Promise<string[]> {
     return (await this.webhooks.find({ alert_pending: true }, { projection: { _id: 1 } }).limit(limit).toArray()).map((r) => r._id);
   }
+}
+
+function countersOf(w: WebhookRecord): WebhookCounters | null {
+  if (typeof w.total_deliveries !== 'number' || typeof w.failed_deliveries !== 'number') return null;
+  return { total_deliveries: w.total_deliveries, failed_deliveries: w.failed_deliveries, last_triggered_at: w.last_triggered_at ?? null };
 }

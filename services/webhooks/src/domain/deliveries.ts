@@ -129,6 +129,13 @@ export class Deliveries {
     return stuck.length;
   }
 
+  /** Counts the attempts left uncounted (the maintenance job). */
+  async countStragglers(): Promise<number> {
+    let counted = 0;
+    for (const id of await this.opts.webhooks.withUncounted(500)) counted += await this.opts.webhooks.countAttempts(id, { wait: true });
+    return counted;
+  }
+
   /** Drops the claims that holders which died left behind (the maintenance job). */
   sweepClaims(): Promise<number> {
     return this.opts.deliveries.dropExpiredClaims();
@@ -204,6 +211,9 @@ export class Deliveries {
   private async record(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, attempt: AttemptRecord): Promise<void> {
     // Recorded before a crash (or by a duplicate job): finish from what was recorded.
     const result = await this.opts.deliveries.recordAttempt(attempt);
+    // The webhook's counters, once per attempt however often this runs (countAttempts); before the
+    // outcome, so a crash repeats it. What a busy lock leaves is counted by the next run or the sweep.
+    await this.opts.webhooks.countAttempts(webhook._id, { wait: false });
     const at = result.at;
     const delay = this.opts.retryDelaysMs[job.attempt - 1];
     const after = result.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);

@@ -9,7 +9,7 @@ import type { Logger } from '@lpm/shared/logger';
 import { iso } from '@lpm/shared/time';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
-import type { WebhooksRepository } from '../data/webhooks-repository.ts';
+import type { WebhookCounters, WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { CreateWebhookBody, UpdateWebhookBody } from '../routes/webhook-schemas.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
@@ -96,6 +96,10 @@ export class Webhooks {
       secret_sealed: this.deps.box.seal(secret),
       active_since: now,
       alert_pending: false,
+      total_deliveries: 0,
+      failed_deliveries: 0,
+      last_triggered_at: null,
+      last_counted: null,
       created_at: now,
       updated_at: now,
     };
@@ -110,7 +114,8 @@ export class Webhooks {
 
   async list(who: Who) {
     const rows = await this.deps.webhooks.listForTeam(who.teamId);
-    return Promise.all(rows.map(async (r) => ({ ...this.shape(r), ...(await this.stats(r._id)) })));
+    // Counters kept on the webhook: no attempt is read (a webhook stored before them is filled once).
+    return Promise.all(rows.map(async (r) => ({ ...this.shape(r), ...stats(await this.deps.webhooks.counters(r)) })));
   }
 
   async update(who: Who, id: string, body: UpdateWebhookBody) {
@@ -142,18 +147,18 @@ export class Webhooks {
     return { id, deleted: true };
   }
 
-  /** Counters over delivery attempts (the signed ping is not one). */
-  async stats(webhookId: string): Promise<WebhookStats> {
-    const { total, failed, last } = await this.deps.deliveries.stats(webhookId);
-    return {
-      last_triggered_at: iso(last),
-      success_rate: total === 0 ? 100 : Math.round(((total - failed) / total) * 1000) / 10,
-      total_deliveries: total,
-      failed_deliveries: failed,
-    };
-  }
-
   private shape(r: WebhookRecord) {
     return { id: r._id, url: r.url, events: r.events, description: r.description, active: r.active, created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
   }
+}
+
+/** Counters over delivery attempts (the signed ping is not one). */
+function stats(c: WebhookCounters): WebhookStats {
+  const { total_deliveries: total, failed_deliveries: failed } = c;
+  return {
+    last_triggered_at: iso(c.last_triggered_at),
+    success_rate: total === 0 ? 100 : Math.round(((total - failed) / total) * 1000) / 10,
+    total_deliveries: total,
+    failed_deliveries: failed,
+  };
 }

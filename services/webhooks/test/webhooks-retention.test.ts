@@ -1,0 +1,213 @@
+// Retention and growth (issue 9): deleting a webhook removes its history; the
+// list's counters are kept on the webhook (each attempt counted once) and read no
+// attempts; the retention job drops old deliveries and attempts, orphans of deleted
+// webhooks, and Idempotency-Key records past 24 h. The app in process on its own
+// database; old records are seeded through the repositories.
+import { newId } from '@lpm/shared/ids';
+import { DAY_MS } from '@lpm/shared/time';
+import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
+import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
+import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
+import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
+import { purgeHistory } from '../src/jobs/retention.ts';
+import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+
+const RETENTION_MS = 30 * DAY_MS;
+
+let sut: WebhooksUnderTest;
+let receiver: HttpsReceiver;
+let webhooks: WebhooksRepository;
+let deliveries: DeliveriesRepository;
+
+beforeAll(async () => {
+  sut = await startWebhooks({ allowPrivateUrls: true });
+  receiver = await startHttpsReceiver(() => ({ status: 200 }));
+  webhooks = new WebhooksRepository(sut.db);
+  deliveries = new DeliveriesRepository(sut.db, { attemptClaimMs: 60_000 });
+});
+
+afterAll(async () => {
+  await sut?.close();
+  await receiver?.close();
+});
+
+type Who = ReturnType<typeof identity>;
+
+async function createHook(who: Who, path: string): Promise<string> {
+  const res = await sut.call(who, { method: 'POST', url: '/v1/webhooks', payload: { url: `${receiver.url}/${path}`, events: ['client.created'] } });
+  expect(res.statusCode).toBe(201);
+  return res.json().data.id;
+}
+
+async function listed(who: Who, id: string) {
+  const res = await sut.call(who, { method: 'GET', url: '/v1/webhooks' });
+  expect(res.statusCode).toBe(200);
+  return res.json().data.find((w: { id: string }) => w.id === id);
+}
+
+/** A delivery of the webhook, created and last changed at `at`. */
+async function seedDelivery(teamId: string, webhookId: string, at = new Date()): Promise<DeliveryRecord> {
+  return deliveries.insertOrGet({
+    _id: newId('dlv'),
+    team_id: teamId,
+    webhook_id: webhookId,
+    event_id: newId('evt'),
+    event_type: 'client.created',
+    body: '{"data":{"object":{"cpf":"123.456.789-09","email":"ana@lpm.test"}}}',
+    status: 'succeeded',
+    attempts_count: 1,
+    last_attempt_at: at,
+    next_attempt_at: null,
+    created_at: at,
+    updated_at: at,
+  });
+}
+
+const attemptOf = (d: DeliveryRecord, n: number, ok: boolean, at = new Date()): AttemptRecord => ({
+  _id: `${d._id}:${n}`,
+  team_id: d.team_id,
+  webhook_id: d.webhook_id,
+  delivery_id: d._id,
+  attempt: n,
+  at,
+  ok,
+  status_code: ok ? 200 : 500,
+  latency_ms: 10,
+  error_class: ok ? null : 'http_5xx',
+  response_body: null,
+});
+
+/** An attempt stored and counted, as the attempt step does it (`wait: false`), or as the maintenance sweep does. */
+async function recordAndCount(a: AttemptRecord, wait = true): Promise<void> {
+  await deliveries.recordAttempt(a);
+  await webhooks.countAttempts(a.webhook_id, { wait });
+}
+
+const countOf = (collection: string, filter: object) => sut.db.collection(collection).countDocuments(filter);
+
+test('when a webhook is deleted, then none of its deliveries, attempts or attempt claims remain, and another webhook keeps its history', async () => {
+  const who = identity();
+  const doomed = await createHook(who, 'doomed');
+  const kept = await createHook(who, 'kept');
+  for (const id of [doomed, kept]) {
+    const d = await seedDelivery(who.teamId, id);
+    await recordAndCount(attemptOf(d, 1, false));
+    await recordAndCount(attemptOf(d, 2, true));
+    expect(await deliveries.claimAttempt(d._id, 3)).not.toBeNull();
+  }
+  const doomedDeliveries = (await sut.db.collection<DeliveryRecord>('deliveries').find({ webhook_id: doomed }).toArray()).map((d) => d._id);
+
+  const res = await sut.call(who, { method: 'DELETE', url: `/v1/webhooks/${doomed}` });
+  expect(res.statusCode).toBe(200);
+
+  expect(await countOf('deliveries', { webhook_id: doomed })).toBe(0);
+  expect(await countOf('attempts', { webhook_id: doomed })).toBe(0);
+  const claims = (await sut.db.collection<{ _id: string }>('attempt_claims').find({}).toArray()).map((c) => c._id);
+  expect(claims.filter((c) => doomedDeliveries.some((d) => c.startsWith(`${d}:`)))).toEqual([]);
+  expect(await countOf('deliveries', { webhook_id: kept })).toBe(1);
+  expect(await countOf('attempts', { webhook_id: kept })).toBe(2);
+  expect(claims.length).toBeGreaterThanOrEqual(2);
+});
+
+test('when attempts are recorded, then the list counts each once even when copies count it at the same time, and reads no attempt to show it', async () => {
+  const who = identity();
+  const id = await createHook(who, 'counted');
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 0, failed_deliveries: 0, success_rate: 100, last_triggered_at: null });
+  const made: AttemptRecord[] = [];
+  for (let i = 0; i < 8; i++) made.push(attemptOf(await seedDelivery(who.teamId, id), 1, i % 4 !== 0, new Date(Date.now() - (8 - i) * 1000)));
+
+  // Each attempt recorded and counted by three copies at once (duplicated jobs, a repeated outcome step),
+  // as the attempt step does (not waiting long for a busy lock); then the maintenance sweep.
+  await Promise.all(made.flatMap((a) => [recordAndCount(a, false), recordAndCount({ ...a }, false), recordAndCount({ ...a }, false)]));
+  await webhooks.countAttempts(id, { wait: true });
+
+  const stats = await listed(who, id);
+  expect(stats).toMatchObject({ total_deliveries: 8, failed_deliveries: 2, success_rate: 75, last_triggered_at: made[7].at.toISOString() });
+  expect(await countOf('attempts', { webhook_id: id, counted: true })).toBe(8);
+  // The counters live on the webhook: without the attempts the list still shows them.
+  await sut.db.collection('attempts').deleteMany({ webhook_id: id });
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 8, failed_deliveries: 2, success_rate: 75 });
+});
+
+test('when a crash left the last counted attempt unmarked, then counting it again adds nothing and the next attempt is added once', async () => {
+  const who = identity();
+  const id = await createHook(who, 'crash');
+  const first = attemptOf(await seedDelivery(who.teamId, id), 1, true);
+  await recordAndCount(first);
+  // The crash: the webhook's update (naming the attempt) was written, the attempt's mark was not.
+  expect(await webhooks.byId(id)).toMatchObject({ last_counted: [first._id] });
+  await sut.db.collection<AttemptRecord>('attempts').updateOne({ _id: first._id }, { $set: { counted: false } });
+
+  await recordAndCount(first);
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 1, failed_deliveries: 0 });
+  expect(await countOf('attempts', { _id: first._id, counted: true })).toBe(1);
+  await sut.db.collection<AttemptRecord>('attempts').updateOne({ _id: first._id }, { $set: { counted: false } });
+  // The next attempt's count marks the leftover, and adds only itself.
+  const second = attemptOf(await seedDelivery(who.teamId, id), 1, false);
+  await recordAndCount(second);
+  await recordAndCount(first);
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 2, failed_deliveries: 1, success_rate: 50 });
+});
+
+test('when a webhook stored before the counters has attempts, then the list counts them as before and keeps the counters on the webhook', async () => {
+  const who = identity();
+  const now = new Date();
+  const legacy: WebhookRecord = {
+    _id: newId('wh'),
+    team_id: who.teamId,
+    url: `${receiver.url}/legacy`,
+    url_key: `${receiver.url}/legacy`,
+    description: null,
+    events: ['client.created'],
+    active: true,
+    secret_sealed: 'sealed',
+    active_since: now,
+    alert_pending: false,
+    created_at: now,
+    updated_at: now,
+  };
+  await webhooks.insertWithin(legacy, 25);
+  const at = new Date(Date.now() - 5000);
+  for (const ok of [true, false, true]) {
+    // Stored as before: no `counted` field.
+    await sut.db.collection<AttemptRecord>('attempts').insertOne(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, ok, at));
+  }
+
+  expect(await listed(who, legacy._id)).toMatchObject({ total_deliveries: 3, failed_deliveries: 1, success_rate: 66.7, last_triggered_at: at.toISOString() });
+  expect(await webhooks.byId(legacy._id)).toMatchObject({ total_deliveries: 3, failed_deliveries: 1, last_triggered_at: at });
+  await recordAndCount(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, true));
+  expect(await listed(who, legacy._id)).toMatchObject({ total_deliveries: 4, failed_deliveries: 1, success_rate: 75 });
+});
+
+test('when the retention job runs, then deliveries and attempts past retention, orphans of deleted webhooks and idempotency keys past 24 h are gone, and the rest stays', async () => {
+  const who = identity();
+  const id = await createHook(who, 'retained');
+  const longAgo = new Date(Date.now() - RETENTION_MS - DAY_MS);
+  const old = await seedDelivery(who.teamId, id, longAgo);
+  await recordAndCount(attemptOf(old, 1, true, longAgo));
+  const recent = await seedDelivery(who.teamId, id, new Date(Date.now() - DAY_MS));
+  await recordAndCount(attemptOf(recent, 1, true, new Date(Date.now() - DAY_MS)));
+  // A deleted webhook's history left by a crash, and the history of one created a moment ago (not an orphan).
+  const gone = newId('wh');
+  const orphan = await seedDelivery(who.teamId, gone, new Date(Date.now() - 3600_000));
+  await sut.db.collection<AttemptRecord>('attempts').insertOne(attemptOf(orphan, 1, false, new Date(Date.now() - 3600_000)));
+  const justNow = await seedDelivery(who.teamId, newId('wh'));
+  const keys = sut.db.collection<{ _id: string; created_at: Date }>('idempotency_keys');
+  await keys.insertOne({ _id: `${who.teamId}:stale`, created_at: new Date(Date.now() - DAY_MS - 60_000) });
+  await keys.insertOne({ _id: `${who.teamId}:fresh`, created_at: new Date() });
+
+  const purged = await purgeHistory({ db: sut.db, webhooks, deliveries, retentionMs: RETENTION_MS });
+
+  expect(purged).toMatchObject({ deliveries: 1, attempts: 1, orphanDeliveries: 1, orphanAttempts: 1, idempotencyKeys: 1 });
+  expect(await deliveries.get(old._id)).toBeNull();
+  expect(await deliveries.attemptById(`${old._id}:1`)).toBeNull();
+  expect(await deliveries.get(orphan._id)).toBeNull();
+  expect(await deliveries.attemptById(`${orphan._id}:1`)).toBeNull();
+  expect(await deliveries.get(recent._id)).not.toBeNull();
+  expect(await deliveries.attemptById(`${recent._id}:1`)).not.toBeNull();
+  expect(await deliveries.get(justNow._id)).not.toBeNull();
+  expect((await keys.find({ _id: { $in: [`${who.teamId}:stale`, `${who.teamId}:fresh`] } }).toArray()).map((k) => k._id)).toEqual([`${who.teamId}:fresh`]);
+  // The counters keep what was counted; a second run finds nothing more.
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 2 });
+  expect(await purgeHistory({ db: sut.db, webhooks, deliveries, retentionMs: RETENTION_MS })).toMatchObject({ deliveries: 0, attempts: 0, orphanDeliveries: 0, orphanAttempts: 0 });
+});
