@@ -1,40 +1,19 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening, dropPostgresDatabase } from '@lpm/shared/local-store';
 import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
+import { runCli, type CliRun } from '../../test/support/cli.ts';
 import { allUpstreams, call, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const MAIN = join(ROOT, 'gateway/src/cli/main.ts');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function admin(...args: string[]): Promise<Run> {
-  return new Promise((done, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, MONGO_URL: process.env.MONGO_URL, MONGO_DB_PREFIX: testDbPrefix('cli'), NODE_OPTIONS: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const admin = (...args: string[]) => runCli({ MONGO_URL: process.env.MONGO_URL, MONGO_DB_PREFIX: testDbPrefix('cli') }, ...args);
 
 /** Exactly one JSON object on stdout and nothing else. */
-function onlyJson(run: Run): any {
+function onlyJson(run: CliRun): any {
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   expect(run.stdout.endsWith('\n')).toBe(true);

@@ -1,18 +1,16 @@
 // Issue 9: a poison message still goes to the DLQ, `dlq list` shows it without
 // removing it and `dlq replay` moves it back into its queue. Real RabbitMQ; the CLI
 // through its command functions and once as a process.
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
 import { Broker } from '@lpm/shared/messaging/broker';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
+import { runCli } from '../../test/support/cli.ts';
 import { DLQ_COMMANDS, resolveCommand } from '../src/cli/commands.ts';
 import { dlqQueues } from '../src/cli/dlq.ts';
 
 const EXCHANGE = 'dlq-cli-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
-const ROOT = resolve(import.meta.dirname, '../..');
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 let broker: Broker;
@@ -43,20 +41,7 @@ async function waitFor(what: string, cond: () => Promise<boolean> | boolean, tim
 
 const count = async (q: string) => (await ch.checkQueue(q)).messageCount;
 
-function admin(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'gateway/src/cli/main.ts'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, AMQP_URL, NODE_OPTIONS: '' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const admin = (...args: string[]) => runCli({ AMQP_URL }, ...args);
 
 it('names the DLQ of a queue, or takes a DLQ name as it is', () => {
   expect(dlqQueues('lpm.events.webhooks.fan-out')).toEqual({ queue: 'lpm.events.webhooks.fan-out', dlq: 'lpm.events.webhooks.fan-out.dlq' });

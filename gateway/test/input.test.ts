@@ -1,8 +1,7 @@
 // Hostile URLs through the gateway: the same envelope and X-Request-Id as every
 // other error, and nothing reaches an upstream.
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { expectError } from '../../test/support/api.ts';
+import { expectError, rawRequest } from '../../test/support/api.ts';
 import { allUpstreams, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -20,26 +19,8 @@ afterAll(async () => {
   await upstream?.app.close();
 });
 
-/** A request sent exactly as written (fetch and inject would resolve `..`). */
-function raw(path: string, opts: { key?: string; method?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
-  const { port } = new URL(gw.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      method: opts.method ?? 'GET',
-      path,
-      headers: { 'content-type': 'application/json', ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}) },
-    });
-    req.on('response', (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const raw = (path: string, opts: { key?: string; method?: string } = {}) =>
+  rawRequest(new URL(gw.url).port, path, { method: opts.method, headers: opts.key ? { authorization: `Bearer ${opts.key}` } : {} });
 
 function expectRefused(res: Awaited<ReturnType<typeof raw>>, message: string) {
   expectError(res, 400, 'VALIDATION_ERROR', message);

@@ -1,11 +1,10 @@
 // Hostile input against a real service app (the clients service in process, on
 // its own FerretDB database): metadata the store would refuse or that would
 // overflow a recursive check, and URLs that do not decode or climb with `..`.
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { LightMyRequestResponse } from 'fastify';
 import { identityHeaders, type Identity } from '../src/identity.ts';
-import { expectError } from '../../test/support/api.ts';
+import { expectError, rawRequest } from '../../test/support/api.ts';
 import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from '../../services/clients/test/helper.ts';
 
 let sut: ClientsUnderTest;
@@ -110,19 +109,7 @@ describe('metadata', () => {
   });
 });
 
-/** A request sent exactly as written: no client normalises `..` or re-encodes the path. */
-function raw(path: string, method = 'GET'): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ ...base, method, path, headers: { ...identityHeaders(who, INTERNAL_TOKEN), 'content-type': 'application/json' } });
-    req.on('response', (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const raw = (path: string, method = 'GET') => rawRequest(base.port, path, { method, headers: identityHeaders(who, INTERNAL_TOKEN) });
 
 describe('URLs', () => {
   test.each([
@@ -159,14 +146,7 @@ describe('URLs', () => {
   });
 
   test('when the client sends X-Request-Id with a bad URL, then the error echoes it', async () => {
-    const res = await new Promise<{ headers: Record<string, unknown> }>((resolve, reject) => {
-      const req = httpRequest({ ...base, path: '/v1/clients/%E0%A4%A', headers: { 'x-request-id': 'hostile-1' } }, (r) => {
-        r.resume();
-        r.on('end', () => resolve({ headers: r.headers }));
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    const res = await rawRequest(base.port, '/v1/clients/%E0%A4%A', { headers: { ...identityHeaders(who, INTERNAL_TOKEN), 'x-request-id': 'hostile-1' } });
     expect(res.headers['x-request-id']).toBe('hostile-1');
   });
 

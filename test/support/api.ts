@@ -1,5 +1,6 @@
 // Helpers every API test uses, whether it calls an app in process (inject) or a
 // running system (fetch through the gateway).
+import { request as httpRequest } from 'node:http';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
 
@@ -19,4 +20,25 @@ export function expectError(res: Answer, status: number, code: string, message: 
 export function callAs(app: () => FastifyInstance, internalToken: string) {
   return (who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse> =>
     app().inject({ ...opts, headers: { ...identityHeaders(who, internalToken), ...(opts.headers ?? {}) } });
+}
+
+/**
+ * A request sent exactly as written: fetch and inject would resolve `..` and
+ * re-encode the path. The answer's body is parsed as JSON.
+ */
+export function rawRequest(
+  port: number | string,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: opts.method ?? 'GET', path, headers: { 'content-type': 'application/json', ...opts.headers } });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -60,7 +60,7 @@ await runService({
         consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
         consumerTask(() => consumeDomainEvents(broker, deliveries)),
         maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
-        retentionTask({ db, webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
+        retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
       ],
     };
   },

@@ -12,6 +12,8 @@ import { OutboxRelay } from '../outbox/relay.ts';
 import { createOutboxIndexes } from '../outbox/fields.ts';
 import { startTelemetry } from '../telemetry.ts';
 import { stopOnSignals } from './shutdown.ts';
+import type { Logger } from '../logger.ts';
+import { purgeIdempotencyKeys } from '../http/idempotency.ts';
 
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
   const config = readConfig(
@@ -69,6 +71,48 @@ export interface ServiceParts {
   background?: BackgroundTask[];
 }
 
+export interface PeriodicTaskOptions {
+  /** What it is, for the log line when a run fails. */
+  name: string;
+  /** How often it is looked at (SCHEDULER_INTERVAL). */
+  intervalMs: number;
+  /** A run is skipped until this long after the last one that succeeded. Default 0. */
+  atMostEveryMs?: number;
+  logger: Logger;
+  run(): Promise<void>;
+}
+
+/**
+ * Work repeated on a timer as a background task: runs never overlap, a failed run
+ * is logged and tried again at the next tick, and stop waits for the run in flight.
+ */
+export function periodicTask(opts: PeriodicTaskOptions): BackgroundTask {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let lastDone = -Infinity;
+  const tick = async () => {
+    if (Date.now() - lastDone < (opts.atMostEveryMs ?? 0)) return;
+    try {
+      await opts.run();
+      lastDone = Date.now();
+    } catch (err) {
+      opts.logger.error({ err, task: opts.name }, `${opts.name} failed; retried at the next interval`);
+    }
+  };
+  return {
+    start: async () => {
+      timer = setInterval(() => (running = running.then(tick)), opts.intervalMs);
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+/** Idempotency-Key records past their 24 h are deleted about once an hour (a delete: replicas may overlap). */
+const IDEMPOTENCY_PURGE_EVERY_MS = 3_600_000;
+
 /** A broker consumer as a background task. */
 export function consumerTask(start: () => Promise<ConsumerHandle>): BackgroundTask {
   let handle: ConsumerHandle | undefined;
@@ -89,7 +133,18 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   let relay: OutboxRelay | undefined;
   const relayHandle = { kick: (collection: string, id: string) => relay?.kick(collection, id) };
   const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name, consumerRetryForMs: config.consumerRetryForMs });
-  const { app, background = [] } = def.build({ config, logger, db, broker, relay: relayHandle });
+  const parts = def.build({ config, logger, db, broker, relay: relayHandle });
+  const { app } = parts;
+  const background = [
+    ...(parts.background ?? []),
+    periodicTask({
+      name: 'idempotency key purge',
+      intervalMs: config.schedulerIntervalMs,
+      atMostEveryMs: IDEMPOTENCY_PURGE_EVERY_MS,
+      logger,
+      run: async () => void (await purgeIdempotencyKeys(db)),
+    }),
+  ];
   relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
   relay.start();
   for (const task of background) await task.start();

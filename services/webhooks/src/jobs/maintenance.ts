@@ -3,7 +3,7 @@
 // job was dead-lettered), the attempt claims crashed processes left, and attempts
 // not yet in their webhook's counters.
 import type { Logger } from '@lpm/shared/logger';
-import type { BackgroundTask } from '@lpm/shared/service/runner';
+import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
 import type { Deactivation } from '../domain/deactivation.ts';
 import type { Deliveries } from '../domain/deliveries.ts';
 
@@ -16,26 +16,16 @@ export function maintenanceTask(opts: {
   intervalMs: number;
   logger: Logger;
 }): BackgroundTask {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const run = async () => {
-    try {
+  return periodicTask({
+    name: 'webhook maintenance',
+    intervalMs: opts.intervalMs,
+    logger: opts.logger,
+    run: async () => {
       await opts.deactivation.sendPendingAlerts();
       const requeued = await opts.deliveries.requeueStuck(STUCK_AFTER_MS);
       if (requeued) opts.logger.warn({ requeued }, 'webhook deliveries requeued after a lost attempt job');
       await opts.deliveries.sweepClaims();
       await opts.deliveries.countStragglers();
-    } catch (err) {
-      opts.logger.error({ err }, 'webhook maintenance failed; retried at the next interval');
-    }
-  };
-  return {
-    start: async () => {
-      timer = setInterval(() => (running = running.then(run)), opts.intervalMs);
     },
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  });
 }

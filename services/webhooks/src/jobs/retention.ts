@@ -1,14 +1,13 @@
 // Retention (issue 9): deliveries (whole payloads, personal data included) and
 // attempts older than WEBHOOK_HISTORY_RETENTION, the history of deleted webhooks
-// that a crash left behind, and Idempotency-Key records past their 24 h. Run
+// that a crash left behind (Idempotency-Key records are purged by the service
+// runner for every service). Run
 // about once an hour on the service's scheduler (a timer ticking every
 // SCHEDULER_INTERVAL). Every step is a delete of what is already out of use: two
 // replicas running it at once, or a run repeated after a crash, remove nothing
 // more, so no exactly-once claim is taken.
-import type { Db } from 'mongodb';
-import { purgeIdempotencyKeys } from '@lpm/shared/http/idempotency';
 import type { Logger } from '@lpm/shared/logger';
-import type { BackgroundTask } from '@lpm/shared/service/runner';
+import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 
@@ -18,7 +17,6 @@ export const RETENTION_EVERY_MS = 3_600_000;
 const CLOCK_MARGIN_MS = 60_000;
 
 export interface RetentionDeps {
-  db: Db;
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
   /** WEBHOOK_HISTORY_RETENTION. */
@@ -30,7 +28,6 @@ export interface Purged {
   attempts: number;
   orphanDeliveries: number;
   orphanAttempts: number;
-  idempotencyKeys: number;
 }
 
 /** One retention pass. */
@@ -38,32 +35,18 @@ export async function purgeHistory(deps: RetentionDeps, now = new Date()): Promi
   const old = await deps.deliveries.purgeOlderThan(new Date(now.getTime() - deps.retentionMs));
   const listedBefore = new Date(Date.now() - CLOCK_MARGIN_MS);
   const orphans = await deps.deliveries.purgeOrphans(await deps.webhooks.allIds(), listedBefore);
-  const idempotencyKeys = await purgeIdempotencyKeys(deps.db, now);
-  return { deliveries: old.deliveries, attempts: old.attempts, orphanDeliveries: orphans.deliveries, orphanAttempts: orphans.attempts, idempotencyKeys };
+  return { deliveries: old.deliveries, attempts: old.attempts, orphanDeliveries: orphans.deliveries, orphanAttempts: orphans.attempts };
 }
 
 export function retentionTask(opts: RetentionDeps & { intervalMs: number; logger: Logger }): BackgroundTask {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  let lastRun = 0;
-  const run = async () => {
-    if (Date.now() - lastRun < RETENTION_EVERY_MS) return;
-    lastRun = Date.now();
-    try {
+  return periodicTask({
+    name: 'webhook retention',
+    intervalMs: opts.intervalMs,
+    atMostEveryMs: RETENTION_EVERY_MS,
+    logger: opts.logger,
+    run: async () => {
       const purged = await purgeHistory(opts);
       if (Object.values(purged).some((n) => n > 0)) opts.logger.info(purged, 'webhook history past retention purged');
-    } catch (err) {
-      lastRun = 0;
-      opts.logger.error({ err }, 'webhook retention failed; retried at the next interval');
-    }
-  };
-  return {
-    start: async () => {
-      timer = setInterval(() => (running = running.then(run)), opts.intervalMs);
     },
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  });
 }

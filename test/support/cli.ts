@@ -1,0 +1,24 @@
+// The operator CLI run as a process, as an operator runs it.
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `node gateway/src/cli/main.ts ...args` with the test's environment plus `env`. */
+export function runCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliRun> {
+  return new Promise((done, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'gateway/src/cli/main.ts'), ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
