@@ -11,7 +11,7 @@ async function start(): Promise<void> {
   const config = readGatewayConfig();
   const logger = createLogger('gateway', config.logLevel);
   const telemetry = startTelemetry({ serviceName: 'gateway' });
-  const store = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix });
+  const store = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix, logger });
   const redis = createLimitsRedis(config.redisUrl);
   const app = buildGatewayApp({
     store,

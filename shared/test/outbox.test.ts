@@ -209,6 +209,49 @@ describe('OutboxRelay', () => {
     }
   });
 
+  it('when the store fails while kicked documents are drained, then they stay named and go out once it is back, without a scan', async () => {
+    const own = await Observer.start('outbox-test.store-cut');
+    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+    const store = new URL(process.env.MONGO_URL!);
+    const proxy = await startTcpProxy(store.hostname, Number(store.port));
+    store.port = String(proxy.port);
+    const viaProxy = await MongoClient.connect(store.toString(), { serverSelectionTimeoutMS: 500 });
+    const logger = captureLogger();
+    const relay = new OutboxRelay({
+      db: viaProxy.db(db.databaseName),
+      collections: ['clients_s'],
+      publisher: broker,
+      logger,
+      intervalMs: 50,
+      concurrency: 2,
+      scanIntervalMs: 3_600_000,
+    });
+    try {
+      relay.start();
+      await new Promise((r) => setTimeout(r, 100)); // the first pass (with its scan) is over
+      const written = events(6, 'store-cut');
+      proxy.cut();
+      for (const [i, e] of written.entries()) {
+        await db.collection('clients_s').insertOne({ _id: `s${i}` as never, ...outboxOnInsert([e]) });
+        relay.kick('clients_s', `s${i}`);
+      }
+      await waitFor('a pass failing', () => logger.lines.some((l) => l.msg === 'outbox pass failed'), 10_000);
+      expect(own.ids()).toEqual([]);
+      proxy.restore();
+      await waitFor('every kicked event', () => own.ids().length === written.length, 20_000);
+      expect(own.ids().sort()).toEqual(written.map((e) => e.id).sort());
+    } finally {
+      proxy.restore();
+      await relay.stop();
+      await viaProxy.close();
+      await proxy.close();
+      await broker.close();
+      await own.close();
+      await new Promise((r) => setTimeout(r, 100));
+      observer.received = [];
+    }
+  }, 40_000);
+
   it('when two relays drain the same collection, then no event is published twice', async () => {
     const col = db.collection('clients_c');
     const all: DomainEvent[] = [];

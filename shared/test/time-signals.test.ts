@@ -1,6 +1,6 @@
 import { MongoClient, type Db } from 'mongodb';
 import { newEvent, type DomainEvent, type EventType } from '../src/events.ts';
-import { TimeSignals, armDeadline, mongoDbUrl, type SignalDefinition } from '../src/jobs/time-signals.ts';
+import { TimeSignals, armDeadline, type SignalDefinition } from '../src/jobs/time-signals.ts';
 import { zonedMoment } from '../src/time.ts';
 import { captureLogger, waitFor } from './support/wait.ts';
 
@@ -49,7 +49,6 @@ function replica(collection: string, opts: { signals?: SignalDefinition<CaseDoc>
   const logger = captureLogger();
   const signals = new TimeSignals({
     db,
-    agendaUrl: mongoDbUrl(process.env.MONGO_URL!, db.databaseName),
     intervalMs: 200,
     signals: opts.signals ?? [signal('case.sla_warning', collection, 'sla_warning_at'), signal('case.sla_overdue', collection, 'sla_overdue_at')],
     relay: { kick: (col, id) => void kicks.push(`${col}/${id}`) },
@@ -264,18 +263,5 @@ describe('zonedMoment', () => {
     expect(() => zonedMoment('2026-01-01', 'UTC', '24:00')).toThrow(RangeError);
     expect(() => zonedMoment('01/01/2026', 'UTC')).toThrow(RangeError);
     expect(() => zonedMoment('2026-01-01', 'Mars/Olympus')).toThrow(RangeError);
-  });
-});
-
-describe('mongoDbUrl', () => {
-  it('when the URL has a path or a query string, then the database replaces the path and the options stay', () => {
-    expect(mongoDbUrl('mongodb://127.0.0.1:27017/', 'lpm_cases')).toBe('mongodb://127.0.0.1:27017/lpm_cases');
-    expect(mongoDbUrl('mongodb://h1:1,h2:2?replicaSet=rs', 'd')).toBe('mongodb://h1:1,h2:2/d?replicaSet=rs');
-    expect(mongoDbUrl('mongodb://h/app?w=majority', 'd')).toBe('mongodb://h/d?w=majority');
-  });
-
-  it('when credentials authenticate against the database in the path, then that stays their authSource', () => {
-    expect(mongoDbUrl('mongodb://u:p@h/admin?tls=true', 'd')).toBe('mongodb://u:p@h/d?tls=true&authSource=admin');
-    expect(mongoDbUrl('mongodb://u:p@h/admin?authSource=x', 'd')).toBe('mongodb://u:p@h/d?authSource=x');
   });
 });

@@ -1,6 +1,7 @@
 // The gateway's database: `<prefix>gateway` on the platform's MongoDB (or FerretDB),
 // and the repositories over it.
 import type { Db } from 'mongodb';
+import type { Logger } from '@lpm/shared/logger';
 import { openStore, type Store } from '@lpm/shared/store/orm';
 import { ApiKeysRepository } from './api-keys-repository.ts';
 import { GATEWAY_ENTITIES } from './entities.ts';
@@ -8,8 +9,8 @@ import { TeamsRepository } from './teams-repository.ts';
 import { UsersRepository } from './users-repository.ts';
 
 /** Connects to the gateway's database and creates the indexes its entities declare. */
-export function openGatewayStore(opts: { url: string; dbPrefix: string }): Promise<Store> {
-  return openStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES });
+export function openGatewayStore(opts: { url: string; dbPrefix: string; logger?: Logger }): Promise<Store> {
+  return openStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES, logger: opts.logger });
 }
 
 export async function pingStore(db: Db): Promise<void> {

@@ -1,5 +1,5 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
-import { TimeSignals, mongoDbUrl } from '@lpm/shared/jobs/time-signals';
+import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { CaseEntity, ClientViewEntity } from './data/case-entity.ts';
@@ -28,7 +28,6 @@ await runService({
     });
     const signals = new TimeSignals({
       db,
-      agendaUrl: mongoDbUrl(config.mongoUrl, `${config.dbPrefix}cases`),
       intervalMs: config.schedulerIntervalMs,
       signals: slaSignals(cases),
       relay,

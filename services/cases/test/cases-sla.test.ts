@@ -108,7 +108,7 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     sut = await startCases();
     // Two replicas' worth of sweepers; only their sweep() is used, at instants the test picks.
     signals = [0, 1].map(
-      () => new TimeSignals({ db: sut.db, agendaUrl: '', intervalMs: 60_000, signals: slaSignals(sut.cases), relay: { kick: () => {} }, logger: quietLogger, name: 'cases' }),
+      () => new TimeSignals({ db: sut.db, intervalMs: 60_000, signals: slaSignals(sut.cases), relay: { kick: () => {} }, logger: quietLogger, name: 'cases' }),
     );
   });
 

@@ -34,10 +34,8 @@ export interface SignalDefinition<R extends { _id: string } = any> {
 }
 
 export interface TimeSignalsOptions {
-  /** The service's database: records and document locks live here. */
+  /** The service's database: records, document locks and agenda's own collection live here. */
   db: Db;
-  /** MongoDB URL including the database for agenda's own collection (see mongoDbUrl). */
-  agendaUrl: string;
   /** How often the sweep runs (SCHEDULER_INTERVAL). */
   intervalMs: number;
   signals: SignalDefinition[];
@@ -47,22 +45,6 @@ export interface TimeSignalsOptions {
   name: string;
   /** Records per signal per query. Default 100. */
   batchSize?: number;
-}
-
-/**
- * `mongoUrl` with its database path set to `dbName`, keeping hosts and options. A
- * database it named stays the one credentials authenticate against (authSource).
- */
-export function mongoDbUrl(mongoUrl: string, dbName: string): string {
-  const q = mongoUrl.indexOf('?');
-  const base = q < 0 ? mongoUrl : mongoUrl.slice(0, q);
-  const slash = base.indexOf('/', base.indexOf('://') + 3);
-  const hosts = slash < 0 ? base : base.slice(0, slash);
-  const authDb = slash < 0 ? '' : base.slice(slash + 1);
-  const params = new URLSearchParams(q < 0 ? '' : mongoUrl.slice(q + 1));
-  if (authDb && hosts.includes('@') && !params.has('authSource')) params.set('authSource', decodeURIComponent(authDb));
-  const query = params.toString();
-  return `${hosts}/${encodeURIComponent(dbName)}${query ? `?${query}` : ''}`;
 }
 
 type SignalRecord = Document & { _id: string };
@@ -84,7 +66,7 @@ export class TimeSignals {
   async start(): Promise<void> {
     if (this.agenda) return;
     const { db, signals, intervalMs, logger } = this.opts;
-    this.backend = new MongoBackend({ address: this.opts.agendaUrl });
+    this.backend = new MongoBackend({ mongo: db });
     const agenda = new Agenda({ backend: this.backend, processEvery: intervalMs, name: `${this.opts.name}@${hostname()}:${process.pid}` });
     this.agenda = agenda;
     agenda.on('error', (err) => logger.error({ err, job: this.jobName }, 'time signals scheduler error'));
@@ -107,7 +89,7 @@ export class TimeSignals {
     if (!agenda || !backend) return;
     this.agenda = this.backend = null;
     // stop(false) releases the job if it is only queued here, but leaves a running
-    // one (and the connection) alone; then the running sweep finishes.
+    // one alone; then the running sweep finishes. The connection is the service's.
     await agenda.stop(false);
     while (this.runningJobs > 0) await once(agenda, `complete:${this.jobName}`).catch(() => {});
     await backend.disconnect();

@@ -36,7 +36,7 @@ export const TRANSIENT_HEADER = 'x-transient-failures';
 export const TRANSIENT_SINCE_HEADER = 'x-transient-since';
 
 /** The default growing delays of transient retries; the last repeats. */
-export const TRANSIENT_DELAYS_MS = [1000, 5000, 30_000, 120_000, 600_000];
+export const TRANSIENT_DELAYS_MS = [1000, 5000, 15_000, 30_000, 60_000];
 /** The default bound of transient retries (CONSUMER_RETRY_FOR). */
 export const TRANSIENT_RETRY_FOR_MS = 24 * 3600_000;
 

@@ -153,8 +153,8 @@ export class OutboxRelay {
 
   /**
    * Drains the documents named by kicks, several at a time (each under its own
-   * lock, its events in order); those not reached while publishing fails stay
-   * named for the next pass.
+   * lock, its events in order); those not reached while publishing or the store
+   * fails stay named for the next pass.
    */
   private async drainHinted(): Promise<{ ok: boolean; published: number }> {
     const hinted = this.hints;
@@ -162,14 +162,23 @@ export class OutboxRelay {
     const work = [...hinted].flatMap(([name, ids]) => [...ids].map((id) => ({ name, id })));
     let published = 0;
     let ok = true;
+    let storeFailure: unknown = null;
     await forEachConcurrently(work, this.concurrency, async ({ name, id }) => {
       if (!ok || this.stopping) return this.hint(name, id);
-      const result = await this.drainOne(name, this.db.collection<OutboxDoc>(name), id);
-      published += result.published;
-      if (!result.ok) ok = false;
-      // Locked by a writer for a moment, or its publish failed: try again next pass.
-      if (!result.ok || !result.claimed) this.hint(name, id);
+      try {
+        const result = await this.drainOne(name, this.db.collection<OutboxDoc>(name), id);
+        published += result.published;
+        if (!result.ok) ok = false;
+        // Locked by a writer for a moment, or its publish failed: try again next pass.
+        if (!result.ok || !result.claimed) this.hint(name, id);
+      } catch (err) {
+        // The store failed: this document and every one not reached stay named.
+        ok = false;
+        storeFailure ??= err;
+        this.hint(name, id);
+      }
     });
+    if (storeFailure) throw storeFailure;
     return { ok, published };
   }
 

@@ -126,7 +126,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   const config = readServiceConfig(def.name);
   const logger = createLogger(def.name, config.logLevel);
   const telemetry = startTelemetry({ serviceName: def.name });
-  const store = await openStore({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities });
+  const store = await openStore({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities, logger });
   const db = store.db;
   await createOutboxIndexes(db, def.outboxCollections);
 

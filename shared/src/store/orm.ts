@@ -7,6 +7,8 @@
 import { MikroORM, p, type InferEntity, type Options } from '@mikro-orm/mongodb';
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { watchMonitor } from './monitor-watchdog.ts';
 
 /** How long an operation waits for a reachable store before it fails. */
 export const STORE_SELECTION_TIMEOUT_MS = 5000;
@@ -18,7 +20,7 @@ export interface Store {
 }
 
 /** Connects to one service database and creates the indexes its entities declare. */
-export async function openStore(opts: { url: string; dbName: string; entities: Options['entities'] }): Promise<Store> {
+export async function openStore(opts: { url: string; dbName: string; entities: Options['entities']; logger?: Logger }): Promise<Store> {
   const orm = await MikroORM.init({
     clientUrl: opts.url,
     dbName: opts.dbName,
@@ -34,7 +36,15 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
     await orm.close();
     throw e;
   }
-  return { db: orm.em.getConnection().getDb(), close: () => orm.close() };
+  const connection = orm.em.getConnection();
+  const watchdog = watchMonitor(connection.getClient(), opts.logger ?? createLogger('store'));
+  return {
+    db: connection.getDb(),
+    close: async () => {
+      watchdog.stop();
+      await orm.close();
+    },
+  };
 }
 
 /** The properties of an entity whose documents carry an outbox (outbox/fields.ts). */

@@ -1,0 +1,88 @@
+// Issue 9: nothing is lost when the store has a bad minute. The whole system runs
+// with its store behind a TCP proxy; right after a burst of client writes the proxy
+// is cut for 60 s (far longer than any retry window the consumers once had). Once it
+// is back, every client.created reaches the webhook receiver and the cases service's
+// client view, and no dead-letter queue holds anything.
+import { MongoClient } from 'mongodb';
+import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
+import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
+import { waitFor } from '../shared/test/support/wait.ts';
+import { runCli } from './support/cli.ts';
+import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+
+const BURST = 30;
+const OUTAGE_MS = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let proxy: TcpProxy;
+let sys: RunningSystem;
+let receiver: HttpsReceiver;
+let direct: MongoClient;
+let apiKey: string;
+
+beforeAll(async () => {
+  const store = new URL(process.env.MONGO_URL!);
+  proxy = await startTcpProxy(store.hostname, Number(store.port));
+  const viaProxy = new URL(store);
+  viaProxy.port = String(proxy.port);
+  receiver = await startHttpsReceiver();
+  sys = await startRunningSystem('storeoutage', { MONGO_URL: viaProxy.toString(), WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+  direct = await MongoClient.connect(store.toString());
+  // Asynchronously: the proxy runs in this process, which a synchronous spawn would block.
+  apiKey = (await admin('team', 'create', '--name', 'Apagão', '--plan', 'enterprise', '--owner-name', 'Dona', '--owner-email', 'dona@outage.example')).api_key;
+}, 120_000);
+
+afterAll(async () => {
+  proxy?.restore();
+  await sys?.stop();
+  await receiver?.close();
+  await proxy?.close();
+  await direct?.close();
+});
+
+const exchange = () => sys.env.AMQP_EXCHANGE!;
+const CONSUMER_QUEUES = ['webhooks.fan-out', 'webhooks.attempts', 'cases.client-views'];
+async function admin(...args: string[]) {
+  const run = await runCli(sys.env, ...args, '--json');
+  if (run.code !== 0) throw new Error(`admin ${args.join(' ')}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+const deadLettered = () => Promise.all(CONSUMER_QUEUES.map(async (q) => (await admin('dlq', 'list', '--queue', `${exchange()}.${q}`)).count as number));
+const delivered = () =>
+  new Set(
+    receiver.requests
+      .map((r) => JSON.parse(r.body))
+      .filter((p) => p.type === 'client.created')
+      .map((p) => p.data.object.id as string),
+  );
+const clientViews = () => direct.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('client_views');
+
+test('when the store is cut for 60 s right after a burst of writes, then every event reaches the webhook and the client view once it is back, and nothing is dead-lettered', async () => {
+  const hook = await sys.call(apiKey, 'POST', '/v1/webhooks', { url: `${receiver.url}/outage`, events: ['client.created'] });
+  expect(hook.status).toBe(201);
+
+  const created = await Promise.all(
+    Array.from({ length: BURST }, (_, i) => sys.call(apiKey, 'POST', '/v1/clients', { type: 'PF', name: `Cliente ${i}` })),
+  );
+  expect(created.map((r) => r.status)).toEqual(Array(BURST).fill(201));
+  const ids = created.map((r) => r.body.data.id as string).sort();
+  proxy.cut();
+  const cutAt = Date.now();
+  while (Date.now() - cutAt < OUTAGE_MS) {
+    expect(await deadLettered()).toEqual([0, 0, 0]);
+    await sleep(10_000);
+  }
+  // The cut came before the consumers could have finished the burst: the outage was felt.
+  const handledDuringOutage = delivered().size + (await clientViews().countDocuments({ _id: { $in: ids } } as object));
+  expect(handledDuringOutage).toBeLessThan(2 * BURST);
+  proxy.restore();
+
+  // The longest transient retry delay is a minute: each consumer tries again within it.
+  await waitFor('every client.created delivered', () => delivered().size === BURST, 90_000);
+  expect([...delivered()].sort()).toEqual(ids);
+  await waitFor('every client in the cases view', async () => (await clientViews().countDocuments({ _id: { $in: ids } } as object)) === BURST, 30_000);
+  expect(await deadLettered()).toEqual([0, 0, 0]);
+  const listed = await sys.call(apiKey, 'GET', '/v1/clients?limit=100');
+  expect(listed.status).toBe(200);
+  expect(listed.body.pagination?.total).toBe(BURST);
+}, 300_000);
