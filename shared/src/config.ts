@@ -95,6 +95,15 @@ export const duration =
   (raw) =>
     parseDuration(raw ?? fallback);
 
+/** How long records are kept before a purge: a duration (`30d`, `720h`) of a day at least. */
+export const retention =
+  (fallback: string): Parser<number> =>
+  (raw) => {
+    const ms = parseDuration(raw ?? fallback);
+    if (ms < UNIT_MS.d) throw new Error(`must be a duration of at least 1d (e.g. 30d, 720h): ${raw}`);
+    return ms;
+  };
+
 export const durationList =
   (fallback: string): Parser<number[]> =>
   (raw) =>

@@ -1,6 +1,6 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { MongoClient, type Db } from 'mongodb';
-import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, type DeliveryMeta } from '../src/messaging/broker.ts';
+import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, purgeDedupeRecords, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
 import { waitFor, quietLogger } from './support/wait.ts';
@@ -160,6 +160,24 @@ it('when the same event id is delivered again, then the handler runs once', asyn
   expect(handled).toEqual([e.id, other.id]);
   expect(await dedupe.claim(e.id)).toBe('done');
   expect(await db.collection('dedupe_consumer-test-dedupe').countDocuments()).toBe(2);
+});
+
+it('when dedupe records are older than the retention, then the purge deletes them from every consumer and nothing else', async () => {
+  const now = Date.now();
+  const old = new Date(now - 8 * 24 * 3600_000);
+  const recent = new Date(now - 3600_000);
+  const a = db.collection<{ _id: string; state: string; at: Date }>('dedupe_purge-a');
+  const b = db.collection<{ _id: string; state: string; at: Date }>('dedupe_purge-b');
+  const other = db.collection<{ _id: string; at: Date }>('purge_not_dedupe');
+  await a.insertMany([{ _id: 'a-old', state: 'done', at: old }, { _id: 'a-new', state: 'done', at: recent }]);
+  await b.insertMany([{ _id: 'b-old', state: 'processing', at: old }, { _id: 'b-new', state: 'processing', at: recent }]);
+  await other.insertOne({ _id: 'x', at: old });
+  expect(await purgeDedupeRecords(db, new Date(now - 7 * 24 * 3600_000))).toBe(2);
+  expect(await a.find().map((d) => d._id).toArray()).toEqual(['a-new']);
+  expect(await b.find().map((d) => d._id).toArray()).toEqual(['b-new']);
+  expect(await other.countDocuments()).toBe(1);
+  // A purged event id can be claimed again (its redelivery window is long past).
+  expect(await mongoDedupe(db, 'purge-a').claim('a-old')).toBe('new');
 });
 
 it('when one event is delivered five times at once to a slow handler, then the handler runs once', async () => {

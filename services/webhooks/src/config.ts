@@ -1,7 +1,6 @@
 // The webhooks service's own settings (operations.md), validated at start beside
 // the platform's (readServiceConfig).
-import { bool, durationList, int, mailSettings, parseDuration, readConfig } from '@lpm/shared/config';
-import { DAY_MS } from '@lpm/shared/time';
+import { bool, durationList, int, mailSettings, readConfig, retention } from '@lpm/shared/config';
 
 /** Ports, or ranges of them, that webhook URLs may name: `from-to` or one port, comma-separated. */
 export type PortRange = readonly [from: number, to: number];
@@ -35,15 +34,6 @@ const encryptionKey = (raw: string | undefined): Buffer => {
   return key;
 };
 
-/** How long deliveries and attempts are kept: a duration (`30d`, `720h`) of a day at least (a retried delivery is changed at least once a day). */
-const retention =
-  (fallback: string) =>
-  (raw: string | undefined): number => {
-    const ms = parseDuration(raw ?? fallback);
-    if (ms < DAY_MS) throw new Error(`must be a duration of at least 1d (e.g. 30d, 720h): ${raw}`);
-    return ms;
-  };
-
 export function readWebhooksConfig(env: NodeJS.ProcessEnv = process.env) {
   return readConfig(
     {
@@ -53,6 +43,7 @@ export function readWebhooksConfig(env: NodeJS.ProcessEnv = process.env) {
       allowedPorts: ['WEBHOOK_ALLOWED_PORTS', portRanges(DEFAULT_ALLOWED_PORTS)],
       secretKey: ['WEBHOOK_SECRET_KEY', encryptionKey],
       concurrency: ['WEBHOOK_CONCURRENCY', int(128, 1, 1000)],
+      // A day at least: a delivery still being retried is changed at least once a day.
       historyRetentionMs: ['WEBHOOK_HISTORY_RETENTION', retention('30d')],
       ...mailSettings,
     },

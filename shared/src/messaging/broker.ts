@@ -26,7 +26,7 @@ export {
   isTransientFailure,
   type DeliveryMeta,
 } from './delivery.ts';
-export { mongoDedupe, type Dedupe } from './dedupe.ts';
+export { mongoDedupe, purgeDedupeRecords, type Dedupe } from './dedupe.ts';
 export type { Message, OutgoingMessage, ParseMessage } from './message.ts';
 
 export interface BrokerOptions {

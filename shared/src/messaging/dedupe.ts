@@ -17,8 +17,31 @@ export interface Dedupe {
   release(eventId: string): Promise<void>;
 }
 
+const PREFIX = 'dedupe_';
+
 /** A claim older than this is taken over: its holder died mid-handler. */
 const CLAIM_STALE_MS = 60_000;
+
+interface DedupeRecord {
+  _id: string;
+  state: 'processing' | 'done';
+  at: Date;
+}
+
+/**
+ * Deletes the records of every consumer's dedupe collection last written before
+ * `before` (DEDUPE_RETENTION ago: a redelivery comes within minutes, a replay from a
+ * dead-letter queue was never done). A delete: replicas running it at once agree.
+ */
+export async function purgeDedupeRecords(db: Db, before: Date): Promise<number> {
+  const collections = await db.listCollections({}, { nameOnly: true }).toArray();
+  let deleted = 0;
+  for (const { name } of collections) {
+    if (!name.startsWith(PREFIX)) continue;
+    deleted += (await db.collection<DedupeRecord>(name).deleteMany({ at: { $lt: before } })).deletedCount;
+  }
+  return deleted;
+}
 
 /**
  * Dedupe backed by a collection `dedupe_<consumerName>` whose `_id` is the event
@@ -26,7 +49,7 @@ const CLAIM_STALE_MS = 60_000;
  * atomic), `state` turns to done once the handler succeeded.
  */
 export function mongoDedupe(db: Db, consumerName: string): Dedupe {
-  const col = db.collection<{ _id: string; state: 'processing' | 'done'; at: Date }>(`dedupe_${consumerName}`);
+  const col = db.collection<DedupeRecord>(`${PREFIX}${consumerName}`);
   return {
     async claim(eventId) {
       try {

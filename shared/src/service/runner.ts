@@ -3,11 +3,11 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
-import { readConfig, str, url, duration, platformSettings } from '../config.ts';
+import { readConfig, str, url, duration, platformSettings, retention } from '../config.ts';
 import { HTTP, SERVICE_PORTS, serviceUrlSettings, type ServiceName } from './names.ts';
 import { openStore } from '../store/orm.ts';
 import type { Db } from 'mongodb';
-import { Broker, type ConsumerHandle } from '../messaging/broker.ts';
+import { Broker, purgeDedupeRecords, type ConsumerHandle } from '../messaging/broker.ts';
 import { OutboxRelay } from '../outbox/relay.ts';
 import { createOutboxIndexes } from '../outbox/fields.ts';
 import { startTelemetry } from '../telemetry.ts';
@@ -24,6 +24,7 @@ export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = pr
       gatewayUrl: ['GATEWAY_URL', url('http://127.0.0.1:8080', HTTP)],
       schedulerIntervalMs: ['SCHEDULER_INTERVAL', duration('1m')],
       consumerRetryForMs: ['CONSUMER_RETRY_FOR', positiveDuration('24h')],
+      dedupeRetentionMs: ['DEDUPE_RETENTION', retention('7d')],
     },
     env,
   );
@@ -110,8 +111,8 @@ export function periodicTask(opts: PeriodicTaskOptions): BackgroundTask {
   };
 }
 
-/** Idempotency-Key records past their 24 h are deleted about once an hour (a delete: replicas may overlap). */
-const IDEMPOTENCY_PURGE_EVERY_MS = 3_600_000;
+/** Expired Idempotency-Key and consumer dedupe records are deleted about once an hour (a delete: replicas may overlap). */
+const PURGE_EVERY_MS = 3_600_000;
 
 /** A broker consumer as a background task. */
 export function consumerTask(start: () => Promise<ConsumerHandle>): BackgroundTask {
@@ -138,11 +139,14 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   const background = [
     ...(parts.background ?? []),
     periodicTask({
-      name: 'idempotency key purge',
+      name: 'expired record purge',
       intervalMs: config.schedulerIntervalMs,
-      atMostEveryMs: IDEMPOTENCY_PURGE_EVERY_MS,
+      atMostEveryMs: PURGE_EVERY_MS,
       logger,
-      run: async () => void (await purgeIdempotencyKeys(db)),
+      run: async () => {
+        await purgeIdempotencyKeys(db);
+        await purgeDedupeRecords(db, new Date(Date.now() - config.dedupeRetentionMs));
+      },
     }),
   ];
   relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
