@@ -1,7 +1,7 @@
 // Hostile URLs through the gateway: the same envelope and X-Request-Id as every
 // other error, and nothing reaches an upstream.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { expectError, rawRequest } from '../../test/support/api.ts';
+import { expectError, rawRequest, rawSocketRequest } from '../../test/support/api.ts';
 import { allUpstreams, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -65,4 +65,10 @@ test('when the URL is well encoded with dots inside a segment, then it is proxie
   expect(res.status).toBe(200);
   expect(res.headers['x-upstream']).toBe('all');
   expect(res.body.data.url).toBe('/v1/clients/cli_a.b..c?search=Jos%C3%A9');
+});
+
+test('when Node refuses to parse the request line, then 400 in the envelope with X-Request-Id', async () => {
+  const res = await rawSocketRequest(new URL(gw.url).port, 'GET foo\r\n\r\n');
+  expectError(res, 400, 'VALIDATION_ERROR', 'Malformed HTTP request');
+  expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
 });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { LightMyRequestResponse } from 'fastify';
 import { identityHeaders, type Identity } from '../src/identity.ts';
-import { expectError, rawRequest } from '../../test/support/api.ts';
+import { expectError, rawRequest, rawSocketRequest } from '../../test/support/api.ts';
 import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from '../../services/clients/test/helper.ts';
 
 let sut: ClientsUnderTest;
@@ -52,6 +52,13 @@ describe('metadata', () => {
     ['a key with a dot 32 levels down', nestedJson(32, '{"x.y":1}')],
   ])('when metadata has %s, then 400 with the key rule', async (_case, json) => {
     expectRefused(await create(json), KEYS);
+  });
+
+  test.each([
+    ['an array directly inside an array', '{"a":[[1,2]]}'],
+    ['an array inside an array inside an object inside an array', '{"a":[{"b":[1,[2]]}]}'],
+  ])('when metadata has %s (which the local store cannot keep), then 400 saying so', async (_case, json) => {
+    expectRefused(await create(json), 'metadata may not hold an array directly inside an array');
   });
 
   test.each([
@@ -109,6 +116,23 @@ describe('metadata', () => {
   });
 });
 
+describe('strings', () => {
+  test.each([
+    ['a field', '{"type":"PF","name":"A\\u0000B"}', 'name'],
+    ['a string inside metadata', '{"type":"PF","name":"A","metadata":{"a":{"b":["x","y\\u0000"]}}}', 'metadata.a.b.1'],
+  ])('when %s holds a NUL character (which the store cannot keep), then 400 naming it', async (_case, payload, field) => {
+    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', headers: { 'content-type': 'application/json' }, payload });
+    const error = expectError(res, 400, 'VALIDATION_ERROR', `${field} may not contain a null character`);
+    expect(error.details).toMatchObject({ field });
+  });
+
+  test('when a string holds an escaped backslash before u0000, then it is text, not a NUL, and is kept', async () => {
+    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', headers: { 'content-type': 'application/json' }, payload: '{"type":"PF","name":"C:\\\\u0000"}' });
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data.name).toBe('C:\\u0000');
+  });
+});
+
 const raw = (path: string, method = 'GET') => rawRequest(base.port, path, { method, headers: identityHeaders(who, INTERNAL_TOKEN) });
 
 describe('URLs', () => {
@@ -148,6 +172,26 @@ describe('URLs', () => {
   test('when the client sends X-Request-Id with a bad URL, then the error echoes it', async () => {
     const res = await rawRequest(base.port, '/v1/clients/%E0%A4%A', { headers: { ...identityHeaders(who, INTERNAL_TOKEN), 'x-request-id': 'hostile-1' } });
     expect(res.headers['x-request-id']).toBe('hostile-1');
+  });
+
+  test.each([
+    ['a request line that is not HTTP', 'GET foo\r\n\r\n', 400, 'Malformed HTTP request'],
+    ['a header line without a colon', 'GET /v1/clients HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n', 400, 'Malformed HTTP request'],
+    ['a header past the size limit', `GET /v1/clients HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request headers too large'],
+  ])('when Node refuses to parse %s, then %i in the envelope with X-Request-Id', async (_case, bytes, status, message) => {
+    const res = await rawSocketRequest(base.port, bytes);
+    expectError(res, status, 'VALIDATION_ERROR', message);
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  test.each([
+    ['in the path', '/v1/clients/cli_%00'],
+    ['in the query', '/v1/clients?search=a%00b'],
+  ])('when the URL has an encoded NUL %s, then 400 in the envelope', async (_case, path) => {
+    const res = await raw(path);
+    expectError(res, 400, 'VALIDATION_ERROR', 'URL may not contain a null character');
+    expect(res.headers['x-request-id']).toEqual(expect.any(String));
   });
 
   test('when the path and query are well encoded, with dots inside segments, then the route answers', async () => {

@@ -1,6 +1,7 @@
 // Helpers every API test uses, whether it calls an app in process (inject) or a
 // running system (fetch through the gateway).
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
 
@@ -40,5 +41,27 @@ export function rawRequest(
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/**
+ * Bytes written to a socket as they are, for requests no HTTP client would send (a
+ * request line that is not HTTP, a header past the size limit); the answer is read
+ * until the server closes the connection.
+ */
+export function rawSocketRequest(port: number | string, bytes: string): Promise<{ status: number; headers: Record<string, string>; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: Number(port) });
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (c) => (text += c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = text.split('\r\n\r\n');
+      const [statusLine, ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(rest.join('\r\n\r\n')) });
+    });
+    socket.end(bytes);
   });
 }

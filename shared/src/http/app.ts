@@ -2,11 +2,12 @@
 // validation, request ids, the 1 MiB body limit and the one error handler.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import { createLogger } from '../logger.ts';
-import { AppError, errorBody, notFound, toAppError, badRequest } from '../errors.ts';
-import { compileValidator, fromAjvError } from './validation.ts';
+import { AppError, errorBody, notFound, toAppError, badRequest, invalidField } from '../errors.ts';
+import { compileValidator, fromAjvError, nulStringPath } from './validation.ts';
 import { tracedRequestListener } from '../telemetry.ts';
 
 declare module 'fastify' {
@@ -52,6 +53,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
       (reply as FastifyReply).header('x-request-id', req.id).status(appErr.status).send(errorBody(appErr));
     },
     return503OnClosing: true,
+    clientErrorHandler: answerUnparsable,
     serverFactory: (handler) => createServer(tracedRequestListener(opts.name, handler)),
   });
 
@@ -70,7 +72,13 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     const text = String(body);
     req.rawBody = text;
     if (text.trim() === '') return done(null, {});
-    parseJson(req, text, (err, parsed) => (err ? done(badRequest('Invalid JSON body'), undefined) : done(null, parsed)));
+    parseJson(req, text, (err, parsed) => {
+      if (err) return done(badRequest('Invalid JSON body'), undefined);
+      // JSON can carry NUL only escaped; the store cannot keep it in any string.
+      const nul = text.includes('\\u0000') ? nulStringPath(parsed) : undefined;
+      if (nul !== undefined) return done(nul ? invalidField(nul, `${nul} may not contain a null character`) : badRequest('Invalid JSON body'), undefined);
+      done(null, parsed);
+    });
   });
 
   app.addHook('preValidation', async (req) => {
@@ -106,6 +114,30 @@ function refused(req: FastifyRequest, appErr: AppError, err: unknown): void {
   else req.log.info({ code: appErr.code, message: appErr.message }, 'request refused');
 }
 
+/**
+ * A request Node's HTTP parser refused (a request line that is not HTTP, a bad
+ * header, headers past the size limit, too slow to arrive): no route, no hook and
+ * no request id exist yet, so the answer is written to the socket here, in the
+ * envelope, with an X-Request-Id of its own, and the connection closed.
+ */
+function answerUnparsable(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, appErr] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', new AppError(431, 'VALIDATION_ERROR', 'Request headers too large')]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', new AppError(408, 'VALIDATION_ERROR', 'Request not received in time')]
+        : [400, 'Bad Request', badRequest('Malformed HTTP request')];
+  const requestId = randomUUID();
+  this.log.info({ code: err.code, requestId }, 'unparsable request refused');
+  const body = JSON.stringify(errorBody(appErr));
+  if (!socket.writable) return void socket.destroy();
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 const invalidUrlEncoding = () => badRequest('Invalid URL encoding');
 const invalidPath = () => badRequest('Invalid path');
 
@@ -133,5 +165,7 @@ export function urlProblem(url: string): AppError | null {
       return invalidUrlEncoding();
     }
   }
+  // A NUL decoded from %00 reaches store queries, which the local store refuses.
+  if (url.includes('%00')) return badRequest('URL may not contain a null character');
   return DOT_SEGMENT.test(path.replaceAll('\\', '/')) ? invalidPath() : null;
 }

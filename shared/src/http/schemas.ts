@@ -56,7 +56,8 @@ export const METADATA_MAX_BYTES = 16 * 1024;
  * Free-form custom data the store keeps as given: at most 50 keys, objects and
  * arrays nested at most 32 levels (metadata itself is level 1; MongoDB refuses a
  * document nested past 100), no key at any level that is empty, starts with `$`
- * or contains `.` or NUL, 16 KiB as JSON. The `x-` keywords are checked without
+ * or contains `.` or NUL, no array directly inside an array (FerretDB cannot
+ * store one), 16 KiB as JSON. The `x-` keywords are checked without
  * recursion, depth first (validation.ts), so deep input never overflows.
  */
 export const metadata = (): Schema<Record<string, unknown>> => ({
@@ -65,6 +66,7 @@ export const metadata = (): Schema<Record<string, unknown>> => ({
   propertyNames: { pattern: '^[^$.\\u0000][^.\\u0000]*$', 'x-message': 'metadata keys may not start with $ or contain .' },
   'x-max-depth': METADATA_MAX_DEPTH,
   'x-store-keys': true,
+  'x-no-nested-arrays': true,
   'x-max-json-bytes': METADATA_MAX_BYTES,
 });
 

@@ -35,6 +35,12 @@ function makeAjv(coerce: boolean): Ajv {
     errors: false,
   });
   ajv.addKeyword({
+    keyword: 'x-no-nested-arrays',
+    schemaType: 'boolean',
+    validate: (on: boolean, data: unknown) => !on || !hasNestedArray(data),
+    errors: false,
+  });
+  ajv.addKeyword({
     keyword: 'x-max-json-bytes',
     schemaType: 'number',
     validate: (max: number, data: unknown) => jsonBytes(data, max) <= max,
@@ -74,6 +80,29 @@ export function badStoreKey(value: unknown): string | undefined {
     if (!Array.isArray(node)) {
       const bad = Object.keys(node).find((k) => !STORE_KEY.test(k));
       if (bad !== undefined) return bad;
+    }
+  }
+  return undefined;
+}
+
+/** Whether an array sits directly inside an array anywhere in a value (FerretDB cannot store one). */
+export function hasNestedArray(value: unknown): boolean {
+  for (const { node } of containers(value)) if (Array.isArray(node) && node.some(Array.isArray)) return true;
+  return false;
+}
+
+/**
+ * The path (`a.b.0`) of the first string inside a parsed body that holds a NUL
+ * character, which the local store cannot keep; the body itself is ''.
+ */
+export function nulStringPath(value: unknown): string | undefined {
+  const pending: [unknown, string][] = [[value, '']];
+  while (pending.length > 0) {
+    const [v, path] = pending.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\0')) return path;
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) pending.push([child, path ? `${path}.${k}` : k]);
     }
   }
   return undefined;
@@ -181,6 +210,8 @@ export function fromAjvError(err: ErrorObject, part: string): AppError {
       return invalidField(field, `${field} must be nested at most ${parent['x-max-depth']} levels`);
     case 'x-store-keys':
       return invalidField(field, storeKeyMessage(field, badStoreKey(err.data)));
+    case 'x-no-nested-arrays':
+      return invalidField(field, `${field} may not hold an array directly inside an array`);
     case 'propertyNames':
       return invalidField(field, `${field} keys may not start with $ or contain .`);
     default:
