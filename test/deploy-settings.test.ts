@@ -1,0 +1,50 @@
+// Every setting a process reads at start (the `['NAME', parser]` entries of its
+// readConfig specs, and the service URLs) is documented in the README's
+// configuration table and given in both deploy manifests, compose and Kubernetes,
+// so a new setting cannot ship without its operators hearing of it.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.includes('node_modules'))
+    .map((f) => readFileSync(join(ROOT, dir, f), 'utf8'));
+}
+
+const settings = [
+  ...new Set([
+    ...['shared/src', 'gateway/src', ...SERVICE_NAMES.map((s) => `services/${s}/src`)]
+      .flatMap((dir) => { try { return sources(dir); } catch { return []; } })
+      .flatMap((text) => [...text.matchAll(/\[\s*'([A-Z][A-Z0-9_]+)',\s*[a-z]/g)].map((m) => m[1]!)),
+    ...SERVICE_NAMES.map((s) => `${s.toUpperCase()}_URL`),
+  ]),
+].sort();
+
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const compose = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+const k8s = readdirSync(join(ROOT, 'deploy/k8s')).map((f) => readFileSync(join(ROOT, 'deploy/k8s', f), 'utf8')).join('\n');
+const setIn = (yaml: string, name: string) => new RegExp(`^\\s*(${name}:|- name: ${name}$)`, 'm').test(yaml);
+
+test('the settings are found where the code declares them', () => {
+  expect(settings).toEqual(expect.arrayContaining(['MONGO_URL', 'INTERNAL_TOKEN', 'TRUSTED_PROXIES', 'CONSUMER_RETRY_FOR', 'WEBHOOK_SECRET_KEY', 'DEALS_URL']));
+});
+
+const SERVICE_URLS = SERVICE_NAMES.map((s) => `${s.toUpperCase()}_URL`);
+
+test('every setting is in the README configuration table', () => {
+  // The service URLs share one row: `DEALS_URL` ... `WEBHOOKS_URL`.
+  const urlsRow = `| \`${SERVICE_URLS[0]}\` ... \`${SERVICE_URLS.at(-1)}\` |`;
+  const documented = (name: string) => readme.includes(`| \`${name}\` |`) || (SERVICE_URLS.includes(name) && readme.includes(urlsRow));
+  expect(settings.filter((name) => !documented(name))).toEqual([]);
+});
+
+test('every setting is given in docker-compose.yml', () => {
+  expect(settings.filter((name) => !setIn(compose, name))).toEqual([]);
+});
+
+test('every setting is given in the Kubernetes manifests', () => {
+  expect(settings.filter((name) => !setIn(k8s, name))).toEqual([]);
+});
