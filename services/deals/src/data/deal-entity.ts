@@ -1,0 +1,119 @@
+import { defineEntity, p } from '@mikro-orm/mongodb';
+import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+
+export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
+export type DealStatus = (typeof DEAL_STATUSES)[number];
+
+/** The case asked of the cases service when a deal is won with create_case, fixed by the first attempt. */
+export interface CaseRequest {
+  title: string;
+  area: string | null;
+  client_id: string | null;
+  responsible_id: string | null;
+}
+
+/** Time a deal spent in one phase of the pipeline, summed over its stints there. */
+export interface PhaseStint {
+  phase: string;
+  ms: number;
+}
+
+export const DealEntity = defineEntity({
+  name: 'Deal',
+  collection: 'deals',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    title: p.string(),
+    // Money exact to the cent (decisions §3): integer cents, never floats.
+    value_cents: p.integer().strictNullable(),
+    currency: p.string(),
+    phase: p.string(),
+    probability: p.float(),
+    status: p.enum(DEAL_STATUSES),
+    expected_close_date: p.string().strictNullable(),
+    client_id: p.string().strictNullable(),
+    responsible_id: p.string().strictNullable(),
+    source: p.string().strictNullable(),
+    description: p.string().strictNullable(),
+    labels: p.json<string[]>(),
+    metadata: p.json<Record<string, unknown>>(),
+    activities_count: p.integer(),
+    final_value_cents: p.integer().strictNullable(),
+    won_at: p.datetime().strictNullable(),
+    loss_reason: p.string().strictNullable(),
+    competitor: p.string().strictNullable(),
+    lost_at: p.datetime().strictNullable(),
+    close_notes: p.string().strictNullable(),
+    phase_notes: p.string().strictNullable(),
+    archived_at: p.datetime().strictNullable(),
+    previous_phase: p.string().strictNullable(),
+    phase_changed_at: p.datetime().strictNullable(),
+    // When the deal entered its current phase (creation or the last move), and the time spent in earlier phases.
+    phase_entered_at: p.datetime(),
+    phase_stints: p.json<PhaseStint[]>(),
+    case_request: p.json<CaseRequest>().strictNullable(),
+    case_created: p.json<{ id: string; title: string }>().strictNullable(),
+    created_at: p.datetime(),
+    updated_at: p.datetime(),
+    version: p.integer(),
+    // Derived on every write (deal-shape.ts derivedFields): FerretDB has no collation
+    // and its aggregation only groups and sums, so what is sorted, grouped or summed is stored.
+    title_sort: p.string(),
+    value_missing: p.integer(),
+    close_date_missing: p.integer(),
+    /** `${status}:${phase}`: the summary's one $group key. */
+    summary_key: p.string(),
+    /** value_cents or 0. */
+    sum_value_cents: p.integer(),
+    /** ativo: round(value_cents x probability / 100); else 0. */
+    weighted_cents: p.integer(),
+    /** ganho: final_value_cents; else value_cents (by_status sums). */
+    status_value_cents: p.integer(),
+    /** ganho with a final value: 1. */
+    won_valued: p.integer(),
+    /** ganho: won_at - created_at in ms; else 0. */
+    cycle_ms: p.integer(),
+    /** won / lost once closed (kept through archiving), else null: the team's history for ai_insights. */
+    outcome: p.string().strictNullable(),
+    /** JSON [source, value band]: the history's $group key. */
+    segment_key: p.string(),
+    /** 1 when outcome is won. */
+    won_count: p.integer(),
+    ...outboxProperties,
+  },
+  // Each list sort ends with _id (ties), so its index does too.
+  indexes: [
+    { properties: ['team_id', 'created_at', '_id'] },
+    { properties: ['team_id', 'updated_at', '_id'] },
+    { properties: ['team_id', 'title_sort', '_id'] },
+    { properties: ['team_id', 'value_missing', 'value_cents', '_id'] },
+    { properties: ['team_id', 'probability', '_id'] },
+    { properties: ['team_id', 'close_date_missing', 'expected_close_date', '_id'] },
+    { properties: ['team_id', 'status', 'created_at', '_id'] },
+    { properties: ['team_id', 'phase'] },
+    { properties: ['team_id', 'client_id', 'created_at', '_id'] },
+    { properties: ['team_id', 'responsible_id', 'created_at', '_id'] },
+    { properties: ['team_id', 'outcome'] },
+  ],
+});
+
+export type DealRecord = RecordOf<typeof DealEntity>;
+
+/** Local copy of the clients shown on deals, fed by client events: for display only. */
+export const ClientViewEntity = defineEntity({
+  name: 'ClientView',
+  collection: 'client_views',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    name: p.string(),
+    type: p.string(),
+    email: p.string().strictNullable(),
+    phone: p.string().strictNullable(),
+    status: p.string(),
+    as_of: p.datetime(),
+  },
+});
+
+export type ClientView = RecordOf<typeof ClientViewEntity>;

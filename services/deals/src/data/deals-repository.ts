@@ -1,0 +1,124 @@
+// Deals in the store: the record store for writes (outbox, lock, version), the
+// list query on the fields derived for sorting without collation, the summary and
+// the team's history as one $match/$group($sum) each (what FerretDB serves), and
+// the phases other services ask about.
+import type { Db, Filter } from 'mongodb';
+import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import { dealNotFound } from '../domain/deal-errors.ts';
+import type { DealRecord, DealStatus, PhaseStint } from './deal-entity.ts';
+
+export interface DealFilter {
+  status?: DealStatus;
+  phase?: string;
+  client_id?: string;
+  responsible_id?: string;
+  source?: string;
+  /** Value range in cents, inclusive. */
+  value?: { min?: number; max?: number };
+  /** Created at or after `from` and before `before`. */
+  created?: { from?: Date; before?: Date };
+}
+
+/** One group of the summary: the team's non-archived deals of one status and phase. */
+export interface SummaryRow {
+  _id: string;
+  count: number;
+  value_cents: number;
+  weighted_cents: number;
+  status_value_cents: number;
+  won_valued: number;
+  cycle_ms: number;
+}
+
+type Page = { records: DealRecord[]; total: number };
+
+const SORT_KEYS: Record<string, (keyof DealRecord & string)[]> = {
+  created_at: ['created_at'],
+  updated_at: ['updated_at'],
+  title: ['title_sort'],
+  probability: ['probability'],
+  // Deals without a value or a close date come last in either direction.
+  value: ['value_missing', 'value_cents'],
+  expected_close_date: ['close_date_missing', 'expected_close_date'],
+};
+
+/** The sort of a list, ending with _id for ties (each sort index ends with _id too). */
+function orderOf(sortParam: string | undefined): Record<string, 1 | -1> {
+  const sort = parseSort(sortParam, '-created_at');
+  const keys = SORT_KEYS[sort.field];
+  const order: Record<string, 1 | -1> = {};
+  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
+  order._id = sort.direction;
+  return order;
+}
+
+/** Won deals read for the median time in each phase: the most recent ones. */
+const HISTORY_WON_DEALS = 1000;
+
+export class DealsRepository extends RecordStore<DealRecord> {
+  constructor(db: Db, relay: Relay) {
+    super({ db, relay, collection: 'deals', idKind: 'deal', noun: 'deal', notFound: dealNotFound });
+  }
+
+  async list(teamId: string, f: DealFilter, q: ListQuery): Promise<Page> {
+    const filter: Filter<DealRecord> = { team_id: teamId };
+    for (const k of ['status', 'phase', 'client_id', 'responsible_id', 'source'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    if (f.value) {
+      filter.value_cents = { ...(f.value.min !== undefined ? { $gte: f.value.min } : {}), ...(f.value.max !== undefined ? { $lte: f.value.max } : {}) };
+    }
+    if (f.created) {
+      filter.created_at = { ...(f.created.from ? { $gte: f.created.from } : {}), ...(f.created.before ? { $lt: f.created.before } : {}) };
+    }
+    const { skip, limit } = pageWindow(q);
+    const [records, total] = await Promise.all([
+      this.collection.find<DealRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort), skip, limit }).toArray(),
+      this.collection.countDocuments(filter),
+    ]);
+    return { records, total };
+  }
+
+  /** The team's non-archived deals summed per status and phase, in one aggregation. */
+  summary(teamId: string): Promise<SummaryRow[]> {
+    return this.collection
+      .aggregate<SummaryRow>([
+        { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
+        {
+          $group: {
+            _id: '$summary_key',
+            count: { $sum: 1 },
+            value_cents: { $sum: '$sum_value_cents' },
+            weighted_cents: { $sum: '$weighted_cents' },
+            status_value_cents: { $sum: '$status_value_cents' },
+            won_valued: { $sum: '$won_valued' },
+            cycle_ms: { $sum: '$cycle_ms' },
+          },
+        },
+      ])
+      .toArray();
+  }
+
+  /** The team's closed deals counted per segment (source and value band), in one aggregation. */
+  async closedBySegment(teamId: string): Promise<Map<string, { closed: number; won: number }>> {
+    const rows = await this.collection
+      .aggregate<{ _id: string; closed: number; won: number }>([
+        { $match: { team_id: teamId, outcome: { $in: ['won', 'lost'] } } },
+        { $group: { _id: '$segment_key', closed: { $sum: 1 }, won: { $sum: '$won_count' } } },
+      ])
+      .toArray();
+    return new Map(rows.map((r) => [r._id, { closed: r.closed, won: r.won }]));
+  }
+
+  /** The time the team's most recent won deals spent in each phase. */
+  async wonStints(teamId: string): Promise<PhaseStint[][]> {
+    const rows = await this.collection
+      .find<Pick<DealRecord, 'phase_stints'>>({ team_id: teamId, outcome: 'won' }, { projection: { _id: 0, phase_stints: 1 }, sort: { won_at: -1, _id: -1 }, limit: HISTORY_WON_DEALS })
+      .toArray();
+    return rows.map((r) => r.phase_stints ?? []);
+  }
+
+  async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
+    if (phases.length === 0) return [];
+    return this.collection.distinct('phase', { team_id: teamId, phase: { $in: phases } });
+  }
+}

@@ -1,0 +1,164 @@
+// Read shapes of a deal built from its stored record and the linked client and
+// user, money between the API's numbers and the store's integer cents, and the
+// fields derived on every write for sorting and for the summary's one aggregation.
+import { foldText } from '@lpm/shared/text';
+import { iso } from '@lpm/shared/time';
+import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import type { ClientView, DealRecord, PhaseStint } from '../data/deal-entity.ts';
+import { tooManyDecimals } from './deal-errors.ts';
+
+/** Fields a client may send on create and update, as the record names them (value is value_cents). */
+export const WRITABLE_FIELDS = [
+  'title',
+  'value_cents',
+  'currency',
+  'phase',
+  'probability',
+  'expected_close_date',
+  'client_id',
+  'responsible_id',
+  'source',
+  'description',
+  'labels',
+  'metadata',
+] as const;
+
+export interface Links {
+  clients: Map<string, ClientView>;
+  users: Map<string, DirectoryUser>;
+}
+
+/** An amount sent by a client as integer cents; more than 2 decimals is 400. */
+export function toCents(field: string, amount: number): number {
+  const cents = Math.round(amount * 100);
+  if (cents / 100 !== amount) throw tooManyDecimals(field);
+  return cents;
+}
+
+export const fromCents = (cents: number | null): number | null => (cents === null ? null : cents / 100);
+
+/** Record field names as the API shows them (value_cents is value, final_value_cents final_value). */
+export function apiNames(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) out[k.replace(/_cents$/, '')] = v;
+  return out;
+}
+
+/** The value bands of the team's history (ai_insights), by value in cents. */
+export const VALUE_BANDS = [
+  { name: 'ate-10k', below: 1_000_000 },
+  { name: '10k-50k', below: 5_000_000 },
+  { name: '50k-200k', below: 20_000_000 },
+  { name: '200k+', below: Infinity },
+] as const;
+
+export function valueBand(valueCents: number | null): string {
+  if (valueCents === null) return 'sem-valor';
+  return VALUE_BANDS.find((b) => valueCents < b.below)!.name;
+}
+
+export const segmentKey = (source: string | null, band: string) => JSON.stringify([source, band]);
+
+type Derivable = Pick<
+  DealRecord,
+  'title' | 'value_cents' | 'expected_close_date' | 'status' | 'phase' | 'probability' | 'final_value_cents' | 'won_at' | 'lost_at' | 'created_at' | 'source'
+>;
+
+/** Fields kept in step with the record on every write: sort keys, summary addends, history keys. */
+export function derivedFields(r: Derivable) {
+  const won = r.status === 'ganho';
+  const outcome = r.won_at ? 'won' : r.lost_at ? 'lost' : null;
+  return {
+    title_sort: foldText(r.title),
+    value_missing: r.value_cents === null ? 1 : 0,
+    close_date_missing: r.expected_close_date === null ? 1 : 0,
+    summary_key: `${r.status}:${r.phase}`,
+    sum_value_cents: r.value_cents ?? 0,
+    weighted_cents: r.status === 'ativo' && r.value_cents !== null ? Math.round((r.value_cents * r.probability) / 100) : 0,
+    status_value_cents: (won ? r.final_value_cents : r.value_cents) ?? 0,
+    won_valued: won && r.final_value_cents !== null ? 1 : 0,
+    cycle_ms: won && r.won_at ? r.won_at.getTime() - r.created_at.getTime() : 0,
+    outcome,
+    won_count: outcome === 'won' ? 1 : 0,
+    segment_key: segmentKey(r.source, valueBand(r.value_cents)),
+  };
+}
+
+/** The stints with `ms` more spent in `phase`. */
+export function addStint(stints: PhaseStint[], phase: string, ms: number): PhaseStint[] {
+  const found = stints.some((s) => s.phase === phase);
+  if (!found) return [...stints, { phase, ms }];
+  return stints.map((s) => (s.phase === phase ? { phase, ms: s.ms + ms } : s));
+}
+
+function client(r: DealRecord, links: Links, detail: boolean) {
+  if (!r.client_id) return null;
+  const c = links.clients.get(r.client_id);
+  const base = { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
+  return detail ? { ...base, email: c?.email ?? null } : base;
+}
+
+function responsible(r: DealRecord, links: Links, detail: boolean) {
+  if (!r.responsible_id) return null;
+  const u = links.users.get(r.responsible_id);
+  const base = { id: r.responsible_id, name: u?.name ?? null };
+  return detail ? { ...base, email: u?.email ?? null } : base;
+}
+
+const identifying = (r: DealRecord) => ({
+  id: r._id,
+  title: r.title,
+  value: fromCents(r.value_cents),
+  currency: r.currency,
+  phase: r.phase,
+  probability: r.probability,
+  status: r.status,
+  expected_close_date: r.expected_close_date,
+});
+
+const described = (r: DealRecord) => ({
+  source: r.source,
+  description: r.description,
+  labels: r.labels ?? [],
+  metadata: r.metadata ?? {},
+});
+
+const closing = (r: DealRecord) => ({
+  final_value: fromCents(r.final_value_cents),
+  won_at: iso(r.won_at),
+  loss_reason: r.loss_reason,
+  competitor: r.competitor,
+  lost_at: iso(r.lost_at),
+  archived_at: iso(r.archived_at),
+  previous_phase: r.previous_phase,
+  phase_changed_at: iso(r.phase_changed_at),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+export function listItemShape(r: DealRecord, links: Links) {
+  return {
+    ...identifying(r),
+    client: client(r, links, false),
+    responsible: responsible(r, links, false),
+    source: r.source,
+    created_at: iso(r.created_at),
+  };
+}
+
+/** The detail shape without ai_insights (events carry this; GET adds the insights). */
+export function detailShape(r: DealRecord, links: Links) {
+  return {
+    ...identifying(r),
+    client: client(r, links, true),
+    responsible: responsible(r, links, true),
+    ...described(r),
+    activities_count: r.activities_count,
+    ...closing(r),
+  };
+}
+
+/** The create response: linked records as flat ids (spec, general conventions 6). */
+export function createdShape(r: DealRecord) {
+  return { ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) };
+}

@@ -1,0 +1,394 @@
+// Deal use cases (decisions §5 "Deals"): phases and probabilities from the team's
+// pipeline, links to clients and users checked at write time, conditional state
+// moves (won, lost, archive) under the record's lock, the case of a won deal made
+// by the cases service before the deal is marked won, the summary, and
+// ai_insights from the team's own history. Every write stores the record and its
+// events in one document write (data/deals-repository.ts).
+import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
+import { badRequest, serviceUnavailable } from '@lpm/shared/errors';
+import { newEvent } from '@lpm/shared/events';
+import type { Identity } from '@lpm/shared/identity';
+import { isId, newId } from '@lpm/shared/ids';
+import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
+import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
+import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
+import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
+import type { DealCases } from '../upstream/cases-service.ts';
+import type { ClientLinks } from './client-links.ts';
+import { dealArchived, dealClosed, invalidPhase, userNotFound } from './deal-errors.ts';
+import { WRITABLE_FIELDS, addStint, apiNames, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents, type Links } from './deal-shape.ts';
+import { insightsOf } from './insights.ts';
+
+export interface UserLookup {
+  find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;
+}
+
+export interface DealsDeps {
+  deals: DealsRepository;
+  clientLinks: ClientLinks;
+  users: UserLookup;
+  cases: DealCases;
+}
+
+type LinkFields = { client_id?: string | null; responsible_id?: string | null };
+
+const fields = new FieldChanges<DealRecord>({
+  empty: { labels: [], metadata: {} },
+  normalize: {
+    title: trimmedText('title'),
+    currency: (c) => c.toUpperCase(),
+  },
+  read: { value_cents: (c) => fromCents(c) },
+});
+
+/** A body as the record names its fields: value in cents. */
+function recordFields(body: UpdateDealBody): SentFields<DealRecord> {
+  const { value, ...rest } = body;
+  return 'value' in body ? { ...rest, value_cents: value === null || value === undefined ? null : toCents('value', value) } : rest;
+}
+
+/** won, lost and phase moves need an open deal. */
+function requireOpen(r: DealRecord): void {
+  if (r.status === 'arquivado') throw dealArchived();
+  if (r.status !== 'ativo') throw dealClosed();
+}
+
+/** The fields of a move to `phase` at `now`: the time in the phase left is added to its stints. */
+function moveTo(current: DealRecord, phase: string, now: Date) {
+  return {
+    phase,
+    previous_phase: current.phase,
+    phase_changed_at: now,
+    phase_entered_at: now,
+    phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
+  };
+}
+
+const round = (n: number, decimals: number) => Number(n.toFixed(decimals));
+const money = (cents: number) => cents / 100;
+
+export class Deals {
+  private readonly deps: DealsDeps;
+
+  constructor(deps: DealsDeps) {
+    this.deps = deps;
+  }
+
+  private async links(teamId: string, records: LinkFields[]): Promise<Links> {
+    const userIds = [...new Set(records.map((r) => r.responsible_id).filter((id): id is string => !!id))];
+    const [clients, users] = await Promise.all([
+      this.deps.clientLinks.find(teamId, records.map((r) => r.client_id ?? null)),
+      userIds.length ? this.deps.users.find(teamId, userIds) : new Map<string, DirectoryUser>(),
+    ]);
+    return { clients, users };
+  }
+
+  /** The links a write under the lock will show, fetched before the lock (no network wait under it). */
+  private async linksBefore(who: Identity, id: string, body: LinkFields = {}): Promise<Links> {
+    const before = await this.deps.deals.get(who.teamId, id);
+    return this.links(who.teamId, [before, body]);
+  }
+
+  /** The event's detail shape from links fetched before the lock; a responsible changed in between is a retry. */
+  private detailWith(record: DealRecord, links: Links) {
+    if (record.responsible_id && !links.users.has(record.responsible_id)) throw serviceUnavailable('The deal changed during the update; retry');
+    return detailShape(record, links);
+  }
+
+  private phaseProbability(who: Identity, phase: string): number | undefined {
+    return who.settings.deal_phases.find((p) => p.name === phase)?.probability;
+  }
+
+  private checkPhase(who: Identity, phase: string): number {
+    const probability = this.phaseProbability(who, phase);
+    if (probability === undefined) throw invalidPhase();
+    return probability;
+  }
+
+  /** Checks the links a write sets (404 with the spec's message when one is not the team's). */
+  private async checkLinks(who: Identity, body: LinkFields) {
+    const checks: Promise<unknown>[] = [];
+    if (typeof body.client_id === 'string') checks.push(this.deps.clientLinks.require(who, body.client_id));
+    if (typeof body.responsible_id === 'string') {
+      const id = body.responsible_id;
+      if (!isId('user', id)) throw userNotFound();
+      checks.push(
+        this.deps.users.find(who.teamId, [id]).then((found) => {
+          if (!found.has(id)) throw userNotFound();
+        }),
+      );
+    }
+    await Promise.all(checks);
+  }
+
+  async create(who: Identity, body: CreateDealBody) {
+    const phase = body.phase ?? who.settings.deal_phases[0]?.name;
+    const phaseProbability = this.checkPhase(who, phase);
+    const sent = recordFields(body);
+    await this.checkLinks(who, body);
+    const now = new Date();
+    const base = {
+      _id: newId('deal'),
+      team_id: who.teamId,
+      ...fields.initial(WRITABLE_FIELDS, sent),
+      currency: (body.currency ?? 'BRL').toUpperCase(),
+      phase,
+      probability: body.probability ?? phaseProbability,
+      status: 'ativo' as const,
+      activities_count: 0,
+      final_value_cents: null,
+      won_at: null,
+      loss_reason: null,
+      competitor: null,
+      lost_at: null,
+      close_notes: null,
+      phase_notes: null,
+      archived_at: null,
+      previous_phase: null,
+      phase_changed_at: null,
+      phase_entered_at: now,
+      phase_stints: [],
+      case_request: null,
+      case_created: null,
+      created_at: now,
+      updated_at: now,
+      version: 1,
+    };
+    const record: DealRecord = { ...base, ...derivedFields(base) };
+    const detail = detailShape(record, await this.links(who.teamId, [record]));
+    await this.deps.deals.insert(record, [newEvent('deal.created', who.teamId, detail, null, who.userId)]);
+    return createdShape(record);
+  }
+
+  async get(who: Identity, id: string) {
+    const record = await this.deps.deals.get(who.teamId, id);
+    const [links, segments, wonStints] = await Promise.all([
+      this.links(who.teamId, [record]),
+      this.deps.deals.closedBySegment(who.teamId),
+      this.deps.deals.wonStints(who.teamId),
+    ]);
+    const phaseProbability = this.phaseProbability(who, record.phase) ?? record.probability;
+    const ai_insights = insightsOf(record, phaseProbability, { segments, wonStints }, who.settings.timezone, new Date());
+    return { ...detailShape(record, links), ai_insights };
+  }
+
+  async list(who: Identity, q: DealListQuery) {
+    const { status, phase, client_id, responsible_id, source } = q;
+    if (phase) this.checkPhase(who, phase);
+    const filter: DealFilter = { status, phase, client_id, responsible_id, source };
+    if (q.min_value !== undefined || q.max_value !== undefined) {
+      // Bounds to the cent: a bound between two cents includes what it should (10.005 <= value means value >= 10.01).
+      filter.value = {
+        min: q.min_value === undefined ? undefined : Math.ceil(Math.round(q.min_value * 1e6) / 1e4),
+        max: q.max_value === undefined ? undefined : Math.floor(Math.round(q.max_value * 1e6) / 1e4),
+      };
+    }
+    if (q.from || q.to) {
+      const tz = who.settings.timezone;
+      filter.created = {
+        from: q.from ? zonedMoment(q.from, tz, '00:00:00') : undefined,
+        before: q.to ? zonedMoment(nextDay(q.to), tz, '00:00:00') : undefined,
+      };
+    }
+    const { records, total } = await this.deps.deals.list(who.teamId, filter, q);
+    const links = await this.links(who.teamId, records);
+    return { items: records.map((r) => listItemShape(r, links)), total };
+  }
+
+  async update(who: Identity, id: string, body: UpdateDealBody) {
+    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    if (body.phase !== undefined) this.checkPhase(who, body.phase);
+    const sentFields = recordFields(body);
+    await this.checkLinks(who, body);
+    const links = await this.linksBefore(who, id, body);
+    return this.deps.deals.update(who.teamId, id, async (current) => {
+      const { next, sent } = fields.apply(current, sentFields, WRITABLE_FIELDS);
+      const now = new Date();
+      const moved = next.phase !== current.phase;
+      if (moved) {
+        requireOpen(current);
+        Object.assign(next, moveTo(current, next.phase, now));
+      }
+      const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'previous_phase', 'phase_changed_at'], current, next);
+      if (changed.length === 0) return { result: { id, ...apiNames(sent), updated_at: iso(current.updated_at) } };
+
+      next.updated_at = now;
+      Object.assign(next, derivedFields(next));
+      const detail = this.detailWith(next, links);
+      const events = [newEvent('deal.updated', who.teamId, detail, apiNames(previous), who.userId)];
+      if (moved) events.push(this.phaseChanged(who, current, detail));
+      const set: Partial<DealRecord> = { updated_at: now, ...derivedFields(next) };
+      for (const f of changed) Object.assign(set, { [f]: next[f] });
+      if (moved) Object.assign(set, { phase_entered_at: next.phase_entered_at, phase_stints: next.phase_stints });
+      const phaseFields = moved ? { previous_phase: next.previous_phase, phase_changed_at: iso(now) } : {};
+      return { result: { id, ...apiNames(sent), ...phaseFields, updated_at: iso(now) }, write: { set, events } };
+    });
+  }
+
+  async movePhase(who: Identity, id: string, body: PhaseBody) {
+    this.checkPhase(who, body.phase);
+    const links = await this.linksBefore(who, id);
+    return this.deps.deals.update(who.teamId, id, async (current) => {
+      requireOpen(current);
+      if (current.phase === body.phase) {
+        return {
+          result: { id, phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at), updated_at: iso(current.updated_at) },
+        };
+      }
+      const now = new Date();
+      const move = moveTo(current, body.phase, now);
+      const next: DealRecord = { ...current, ...move, phase_notes: body.notes ?? null, updated_at: now };
+      const set = { ...move, phase_notes: next.phase_notes, updated_at: now, ...derivedFields(next) };
+      const detail = this.detailWith(next, links);
+      const previous = { phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at) };
+      const events = [newEvent('deal.updated', who.teamId, detail, previous, who.userId), this.phaseChanged(who, current, detail)];
+      return {
+        result: { id, phase: body.phase, previous_phase: current.phase, phase_changed_at: iso(now), updated_at: iso(now) },
+        write: { set, events },
+      };
+    });
+  }
+
+  private phaseChanged(who: Identity, current: DealRecord, detail: ReturnType<typeof detailShape>) {
+    return newEvent('deal.phase_changed', who.teamId, detail, { phase: current.phase, phase_changed_at: iso(current.phase_changed_at) }, who.userId);
+  }
+
+  /**
+   * Marks the deal won. With create_case the case is made first, by the cases
+   * service: the request is fixed on the deal by the first attempt (so every retry
+   * asks for the same case under the same Idempotency-Key and gets that case back),
+   * and the deal is marked won only once the case exists. Under the lock the status
+   * is checked again: of concurrent attempts one wins and the others get 422.
+   */
+  async won(who: Identity, id: string, body: WonBody) {
+    const finalSent = body.final_value === undefined || body.final_value === null ? undefined : toCents('final_value', body.final_value);
+    const links = await this.linksBefore(who, id);
+    let caseCreated: { id: string; title: string } | null = null;
+    if (body.create_case) {
+      const request = await this.deps.deals.update(who.teamId, id, async (current) => {
+        requireOpen(current);
+        if (current.case_request) return { result: current.case_request };
+        const req: CaseRequest = {
+          title: body.case_data?.title?.trim() || current.title,
+          area: body.case_data?.area ?? null,
+          client_id: current.client_id,
+          responsible_id: current.responsible_id,
+        };
+        return { result: req, write: { set: { case_request: req }, events: [] } };
+      });
+      caseCreated = await this.deps.cases.createForDeal(who, id, request);
+    }
+    return this.deps.deals.update(who.teamId, id, async (current) => {
+      requireOpen(current);
+      const now = new Date();
+      const move = {
+        status: 'ganho' as const,
+        final_value_cents: finalSent ?? current.value_cents,
+        won_at: now,
+        close_notes: body.notes ?? null,
+        phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
+        phase_entered_at: now,
+        case_created: caseCreated,
+        updated_at: now,
+      };
+      const next: DealRecord = { ...current, ...move };
+      const set = { ...move, ...derivedFields(next) };
+      const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
+      const event = newEvent('deal.won', who.teamId, this.detailWith(next, links), previous, who.userId);
+      const result = { id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
+      return { result, write: { set, events: [event] } };
+    });
+  }
+
+  async lost(who: Identity, id: string, body: LostBody) {
+    const links = await this.linksBefore(who, id);
+    return this.deps.deals.update(who.teamId, id, async (current) => {
+      requireOpen(current);
+      const now = new Date();
+      const move = {
+        status: 'perdido' as const,
+        loss_reason: body.loss_reason ?? null,
+        competitor: body.competitor ?? null,
+        lost_at: now,
+        close_notes: body.notes ?? null,
+        updated_at: now,
+      };
+      const next: DealRecord = { ...current, ...move };
+      const set = { ...move, ...derivedFields(next) };
+      const previous = { status: current.status, loss_reason: current.loss_reason, competitor: current.competitor, lost_at: null };
+      const event = newEvent('deal.lost', who.teamId, this.detailWith(next, links), previous, who.userId);
+      return {
+        result: { id, status: 'perdido', loss_reason: next.loss_reason, competitor: next.competitor, lost_at: iso(now) },
+        write: { set, events: [event] },
+      };
+    });
+  }
+
+  /** Archives from any status; an archived deal answers with its archived_at (idempotent). */
+  async archive(who: Identity, id: string) {
+    const links = await this.linksBefore(who, id);
+    return this.deps.deals.update(who.teamId, id, async (current) => {
+      if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
+      const now = new Date();
+      const move = { status: 'arquivado' as const, archived_at: now, updated_at: now };
+      const next: DealRecord = { ...current, ...move };
+      const set = { ...move, ...derivedFields(next) };
+      const event = newEvent('deal.updated', who.teamId, this.detailWith(next, links), { status: current.status, archived_at: null }, who.userId);
+      return { result: { id, status: 'arquivado', archived_at: iso(now) }, write: { set, events: [event] } };
+    });
+  }
+
+  /** decisions §5 "Deals summary", from one aggregation of the team's non-archived deals. */
+  async summary(who: Identity) {
+    const rows = await this.deps.deals.summary(who.teamId);
+    const byPhase: Record<string, { count: number; cents: number }> = {};
+    for (const p of who.settings.deal_phases) byPhase[p.name] = { count: 0, cents: 0 };
+    const status = { ativo: { count: 0, cents: 0 }, ganho: { count: 0, cents: 0 }, perdido: { count: 0, cents: 0 } };
+    let total = 0;
+    let valueCents = 0;
+    let weightedCents = 0;
+    let wonValued = 0;
+    let wonFinalCents = 0;
+    let cycleMs = 0;
+    for (const r of rows) {
+      const cut = r._id.indexOf(':');
+      const [st, phase] = [r._id.slice(0, cut) as keyof typeof status, r._id.slice(cut + 1)];
+      total += r.count;
+      valueCents += r.value_cents;
+      if (!(st in status)) continue;
+      status[st].count += r.count;
+      status[st].cents += r.status_value_cents;
+      if (st === 'ativo') {
+        weightedCents += r.weighted_cents;
+        const bucket = (byPhase[phase] ??= { count: 0, cents: 0 });
+        bucket.count += r.count;
+        bucket.cents += r.value_cents;
+      }
+      if (st === 'ganho') {
+        wonValued += r.won_valued;
+        wonFinalCents += r.status_value_cents;
+        cycleMs += r.cycle_ms;
+      }
+    }
+    const closed = status.ganho.count + status.perdido.count;
+    const counted = (groups: Record<string, { count: number; cents: number }>) =>
+      Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, { count: v.count, value: money(v.cents) }]));
+    return {
+      total_deals: total,
+      total_value: money(valueCents),
+      weighted_value: money(weightedCents),
+      by_phase: counted(byPhase),
+      by_status: counted(status),
+      conversion_rate: closed ? round((status.ganho.count / closed) * 100, 2) : 0,
+      average_deal_size: wonValued ? money(Math.round(wonFinalCents / wonValued)) : 0,
+      average_sales_cycle_days: status.ganho.count ? round(cycleMs / status.ganho.count / DAY_MS, 1) : 0,
+    };
+  }
+
+  // Questions other services ask (internal endpoints).
+
+  phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
+    return this.deps.deals.phasesInUse(teamId, phases);
+  }
+}

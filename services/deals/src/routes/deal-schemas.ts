@@ -1,0 +1,151 @@
+import { boolean, date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { DEAL_STATUSES } from '../data/deal-entity.ts';
+
+export const DEAL_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'value', 'probability', 'expected_close_date'] as const;
+
+/** The largest amount taken (cents stay far below 2^53). */
+const MONEY_MAX = 1e13;
+
+const id = text(100);
+/** An amount of money: a number >= 0 (at most 2 decimals, checked when turned into cents). */
+const money = (field: string): Schema<number> =>
+  typed<number>({ type: 'number', minimum: 0, maximum: MONEY_MAX, 'x-message': `${field} must be a number from 0 to ${MONEY_MAX}` });
+
+const dealFields = {
+  title: name(),
+  value: nullable(money('value')),
+  currency: typed<string>({ type: 'string', pattern: '^[A-Za-z]{3}$', 'x-message': 'currency must be a 3-letter code' }),
+  // Checked against the team's pipeline in the domain (400 Invalid phase).
+  phase: text(100, { 'x-message': 'Invalid phase' }),
+  probability: typed<number>({ type: 'number', minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }),
+  expected_close_date: nullable(date()),
+  client_id: nullable(id),
+  responsible_id: nullable(id),
+  source: nullable(text(100)),
+  description: nullable(longText()),
+  labels: nullable(stringList()),
+  metadata: nullable(metadata()),
+};
+
+export const createDealBody = object(dealFields, ['title']);
+export const updateDealBody = object(dealFields);
+export const phaseBody = object({ phase: dealFields.phase, notes: nullable(longText()) }, ['phase']);
+export const wonBody = object({
+  final_value: nullable(money('final_value')),
+  notes: nullable(longText()),
+  create_case: boolean(),
+  case_data: object({ title: name(), area: nullable(text()) }),
+});
+export const lostBody = object({ loss_reason: nullable(text()), competitor: nullable(text()), notes: nullable(longText()) });
+
+export const dealIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
+
+const queryMoney = (field: string) => typed<number>({ type: 'number', minimum: 0, 'x-message': `${field} must be a number >= 0` });
+
+export const listDealsQuery = listQuerySchema(DEAL_SORT_FIELDS, {
+  status: enumOf(DEAL_STATUSES, 'Invalid status'),
+  phase: text(100),
+  client_id: id,
+  responsible_id: id,
+  source: text(100),
+  min_value: queryMoney('min_value'),
+  max_value: queryMoney('max_value'),
+  from: date(),
+  to: date(),
+});
+
+export type CreateDealBody = Static<typeof createDealBody>;
+export type UpdateDealBody = Static<typeof updateDealBody>;
+export type PhaseBody = Static<typeof phaseBody>;
+export type WonBody = Static<typeof wonBody>;
+export type LostBody = Static<typeof lostBody>;
+export type DealListQuery = Static<typeof listDealsQuery>;
+
+const { string, nullableString, integer, strings, freeObject } = out;
+const number = { type: 'number' } as Schema;
+const nullableNumber = { type: ['number', 'null'] } as Schema;
+const nested = (props: Record<string, object>) => ({ type: ['object', 'null'], properties: props });
+
+const common = {
+  id: string,
+  title: string,
+  value: nullableNumber,
+  currency: string,
+  phase: string,
+  probability: number,
+  status: string,
+  expected_close_date: nullableString,
+};
+
+const described = { source: nullableString, description: nullableString, labels: strings, metadata: freeObject };
+
+const closing = {
+  final_value: nullableNumber,
+  won_at: nullableString,
+  loss_reason: nullableString,
+  competitor: nullableString,
+  lost_at: nullableString,
+  archived_at: nullableString,
+  previous_phase: nullableString,
+  phase_changed_at: nullableString,
+  created_at: string,
+  updated_at: string,
+};
+
+const insights = shape({
+  win_probability: number,
+  health: string,
+  risk_factors: strings,
+  basis: freeObject,
+});
+
+const dealDetail = shape({
+  ...common,
+  client: nested({ id: string, name: nullableString, type: nullableString, email: nullableString }),
+  responsible: nested({ id: string, name: nullableString, email: nullableString }),
+  ...described,
+  activities_count: integer,
+  ai_insights: insights,
+  ...closing,
+});
+
+const dealCreated = shape({ ...common, client_id: nullableString, responsible_id: nullableString, ...described, ...closing });
+
+const dealListItem = shape({
+  ...common,
+  client: nested({ id: string, name: nullableString, type: nullableString }),
+  responsible: nested({ id: string, name: nullableString }),
+  source: nullableString,
+  created_at: string,
+});
+
+const countAndValue = shape({ count: integer, value: number });
+
+export const responses = {
+  detail: okResponse(200, dealDetail),
+  created: okResponse(201, dealCreated),
+  /** id, the fields sent, previous_phase and phase_changed_at after a move, updated_at. */
+  updated: okResponse(200, dealCreated),
+  phase: okResponse(200, shape({ id: string, phase: string, previous_phase: nullableString, phase_changed_at: nullableString, updated_at: string })),
+  won: okResponse(
+    200,
+    shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) }),
+  ),
+  lost: okResponse(200, shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string })),
+  archived: okResponse(200, shape({ id: string, status: string, archived_at: nullableString })),
+  list: pageResponse(dealListItem),
+  summary: okResponse(
+    200,
+    shape({
+      total_deals: integer,
+      total_value: number,
+      weighted_value: number,
+      by_phase: { type: 'object', additionalProperties: countAndValue },
+      by_status: { type: 'object', additionalProperties: countAndValue },
+      conversion_rate: number,
+      average_deal_size: number,
+      average_sales_cycle_days: number,
+    }),
+  ),
+};

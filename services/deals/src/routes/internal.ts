@@ -1,0 +1,17 @@
+// Questions other services ask the owner of deals. Callers present the internal
+// credential like the gateway does; these routes are not in the public document.
+import type { FastifyInstance } from 'fastify';
+import { ok } from '@lpm/shared/http/envelope';
+import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
+import type { Deals } from '../domain/deals.ts';
+
+const phasesInUseBody = object({ kind: enumOf(['deal'], 'Invalid kind'), phases: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'phases']);
+
+export function internalRoutes(fastify: FastifyInstance, deals: Deals): void {
+  const app = fastify.withTypeProvider<SchemaTypes>();
+
+  // The gateway asks before a team removes pipeline phases (decisions §8: a phase in use stays).
+  app.post('/internal/phases-in-use', { schema: { hide: true, body: phasesInUseBody } }, async (req) =>
+    ok({ in_use: await deals.phasesInUse(req.identity.teamId, req.body.phases) }),
+  );
+}
