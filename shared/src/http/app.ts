@@ -72,17 +72,18 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     const text = String(body);
     req.rawBody = text;
     if (text.trim() === '') return done(null, {});
-    parseJson(req, text, (err, parsed) => {
-      if (err) return done(badRequest('Invalid JSON body'), undefined);
-      // JSON can carry NUL only escaped; the store cannot keep it in any string.
-      const nul = text.includes('\\u0000') ? nulStringPath(parsed) : undefined;
-      if (nul !== undefined) return done(nul ? invalidField(nul, `${nul} may not contain a null character`) : badRequest('Invalid JSON body'), undefined);
-      done(null, parsed);
-    });
+    parseJson(req, text, (err, parsed) => (err ? done(badRequest('Invalid JSON body'), undefined) : done(null, parsed)));
   });
 
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined && (req.method === 'POST' || req.method === 'PUT')) req.body = {};
+  });
+
+  // After the schema (a field's own rule speaks first): JSON carries NUL only
+  // escaped, and the store cannot keep it in any string.
+  app.addHook('preHandler', async (req) => {
+    const nul = req.rawBody?.includes('\\u0000') ? nulStringPath(req.body) : undefined;
+    if (nul !== undefined) throw nul ? invalidField(nul, `${nul} may not contain a null character`) : badRequest('Invalid JSON body');
   });
 
   app.addHook('onSend', async (req, reply) => {

@@ -4,7 +4,8 @@ import { arrayOf, boolean, nullable, object, okResponse, out, pageResponse, shap
 const { string, nullableString, integer, strings } = out;
 const number = { type: 'number' };
 
-const url = text(2048, { 'x-message': 'Invalid URL' });
+// No C0 control or DEL (the URL parser drops tab, CR and LF silently); the guard checks the rest.
+const url = text(2048, { pattern: '^[^\\u0000-\\u001f\\u007f]*$', 'x-message': 'Invalid URL' });
 const eventName = text(100, { 'x-message': 'Invalid events' });
 // Which names are events is checked in the domain (400 Invalid events).
 const events = arrayOf(eventName, { maxItems: 50, 'x-message': 'Invalid events' });
