@@ -12,6 +12,12 @@ export interface CaseRequest {
   responsible_id: string | null;
 }
 
+/** One addend of the summary: `k` is a JSON array naming the figure (deal-shape.ts summaryParts). */
+export interface SummaryPart {
+  k: string;
+  v: number;
+}
+
 /** Time a deal spent in one phase of the pipeline, summed over its stints there. */
 export interface PhaseStint {
   phase: string;
@@ -58,28 +64,17 @@ export const DealEntity = defineEntity({
     updated_at: p.datetime(),
     version: p.integer(),
     // Derived on every write (deal-shape.ts derivedFields): FerretDB has no collation
-    // and its aggregation only groups and sums, so what is sorted, grouped or summed is stored.
+    // and its aggregation only groups and sums (and computes only the first
+    // accumulator of a $group), so what is sorted, grouped or summed is stored.
     title_sort: p.string(),
     value_missing: p.integer(),
     close_date_missing: p.integer(),
-    /** `${status}:${phase}`: the summary's one $group key. */
-    summary_key: p.string(),
-    /** value_cents or 0. */
-    sum_value_cents: p.integer(),
-    /** ativo: round(value_cents x probability / 100); else 0. */
-    weighted_cents: p.integer(),
-    /** ganho: final_value_cents; else value_cents (by_status sums). */
-    status_value_cents: p.integer(),
-    /** ganho with a final value: 1. */
-    won_valued: p.integer(),
-    /** ganho: won_at - created_at in ms; else 0. */
-    cycle_ms: p.integer(),
+    /** This deal's addends to the summary, one per figure (SummaryPart): unwound and summed by key. */
+    summary_parts: p.json<SummaryPart[]>(),
     /** won / lost once closed (kept through archiving), else null: the team's history for ai_insights. */
     outcome: p.string().strictNullable(),
-    /** JSON [source, value band]: the history's $group key. */
-    segment_key: p.string(),
-    /** 1 when outcome is won. */
-    won_count: p.integer(),
+    /** JSON [source, value band, outcome] of a closed deal, else null: the history's $group key. */
+    history_key: p.string().strictNullable(),
     ...outboxProperties,
   },
   // Each list sort ends with _id (ties), so its index does too.

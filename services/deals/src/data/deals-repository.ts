@@ -6,6 +6,7 @@ import type { Db, Filter } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { dealNotFound } from '../domain/deal-errors.ts';
+import { segmentKey } from '../domain/deal-shape.ts';
 import type { DealRecord, DealStatus, PhaseStint } from './deal-entity.ts';
 
 export interface DealFilter {
@@ -20,15 +21,10 @@ export interface DealFilter {
   created?: { from?: Date; before?: Date };
 }
 
-/** One group of the summary: the team's non-archived deals of one status and phase. */
+/** One figure of the summary (a SummaryPart key) summed over the team's non-archived deals. */
 export interface SummaryRow {
   _id: string;
-  count: number;
-  value_cents: number;
-  weighted_cents: number;
-  status_value_cents: number;
-  won_valued: number;
-  cycle_ms: number;
+  v: number;
 }
 
 type Page = { records: DealRecord[]; total: number };
@@ -78,35 +74,40 @@ export class DealsRepository extends RecordStore<DealRecord> {
     return { records, total };
   }
 
-  /** The team's non-archived deals summed per status and phase, in one aggregation. */
+  /**
+   * Every figure of the summary summed over the team's non-archived deals, in one
+   * aggregation: each deal carries its addends (summary_parts), unwound and summed
+   * by figure. One accumulator, because FerretDB 1.24 computes only the first
+   * accumulator of a $group (the others come back 0).
+   */
   summary(teamId: string): Promise<SummaryRow[]> {
     return this.collection
       .aggregate<SummaryRow>([
         { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
-        {
-          $group: {
-            _id: '$summary_key',
-            count: { $sum: 1 },
-            value_cents: { $sum: '$sum_value_cents' },
-            weighted_cents: { $sum: '$weighted_cents' },
-            status_value_cents: { $sum: '$status_value_cents' },
-            won_valued: { $sum: '$won_valued' },
-            cycle_ms: { $sum: '$cycle_ms' },
-          },
-        },
+        { $unwind: '$summary_parts' },
+        { $group: { _id: '$summary_parts.k', v: { $sum: '$summary_parts.v' } } },
       ])
       .toArray();
   }
 
-  /** The team's closed deals counted per segment (source and value band), in one aggregation. */
+  /** The team's closed deals counted per source, value band and outcome (history_key), in one aggregation. */
   async closedBySegment(teamId: string): Promise<Map<string, { closed: number; won: number }>> {
     const rows = await this.collection
-      .aggregate<{ _id: string; closed: number; won: number }>([
+      .aggregate<{ _id: string; n: number }>([
         { $match: { team_id: teamId, outcome: { $in: ['won', 'lost'] } } },
-        { $group: { _id: '$segment_key', closed: { $sum: 1 }, won: { $sum: '$won_count' } } },
+        { $group: { _id: '$history_key', n: { $sum: 1 } } },
       ])
       .toArray();
-    return new Map(rows.map((r) => [r._id, { closed: r.closed, won: r.won }]));
+    const segments = new Map<string, { closed: number; won: number }>();
+    for (const r of rows) {
+      const [source, band, outcome] = JSON.parse(r._id) as [string | null, string, string];
+      const key = segmentKey(source, band);
+      const s = segments.get(key) ?? { closed: 0, won: 0 };
+      s.closed += r.n;
+      if (outcome === 'won') s.won += r.n;
+      segments.set(key, s);
+    }
+    return segments;
   }
 
   /** The time the team's most recent won deals spent in each phase. */

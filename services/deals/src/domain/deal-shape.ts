@@ -4,7 +4,7 @@
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ClientView, DealRecord, PhaseStint } from '../data/deal-entity.ts';
+import type { ClientView, DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
 import { tooManyDecimals } from './deal-errors.ts';
 
 /** Fields a client may send on create and update, as the record names them (value is value_cents). */
@@ -57,30 +57,47 @@ export function valueBand(valueCents: number | null): string {
   return VALUE_BANDS.find((b) => valueCents < b.below)!.name;
 }
 
-export const segmentKey = (source: string | null, band: string) => JSON.stringify([source, band]);
+export const segmentKey = (source: string | null, band: string | null) => JSON.stringify([source, band]);
 
 type Derivable = Pick<
   DealRecord,
   'title' | 'value_cents' | 'expected_close_date' | 'status' | 'phase' | 'probability' | 'final_value_cents' | 'won_at' | 'lost_at' | 'created_at' | 'source'
 >;
 
+/** The names of the summary's figures, as the keys of SummaryPart. */
+export const part = {
+  count: (status: string, phase: string) => JSON.stringify(['count', status, phase]),
+  value: (status: string, phase: string) => JSON.stringify(['value', status, phase]),
+  weighted: JSON.stringify(['weighted']),
+  wonFinal: JSON.stringify(['won_final']),
+  wonValued: JSON.stringify(['won_valued']),
+  cycleMs: JSON.stringify(['cycle_ms']),
+};
+
+/** A deal's addends to the summary (decisions §5 "Deals summary"); zero addends are left out. */
+export function summaryParts(r: Derivable): SummaryPart[] {
+  const parts: SummaryPart[] = [{ k: part.count(r.status, r.phase), v: 1 }];
+  const add = (k: string, v: number) => v !== 0 && parts.push({ k, v });
+  add(part.value(r.status, r.phase), r.value_cents ?? 0);
+  if (r.status === 'ativo' && r.value_cents !== null) add(part.weighted, Math.round((r.value_cents * r.probability) / 100));
+  if (r.status === 'ganho') {
+    add(part.wonFinal, r.final_value_cents ?? 0);
+    add(part.wonValued, r.final_value_cents === null ? 0 : 1);
+    add(part.cycleMs, r.won_at ? r.won_at.getTime() - r.created_at.getTime() : 0);
+  }
+  return parts;
+}
+
 /** Fields kept in step with the record on every write: sort keys, summary addends, history keys. */
 export function derivedFields(r: Derivable) {
-  const won = r.status === 'ganho';
   const outcome = r.won_at ? 'won' : r.lost_at ? 'lost' : null;
   return {
     title_sort: foldText(r.title),
     value_missing: r.value_cents === null ? 1 : 0,
     close_date_missing: r.expected_close_date === null ? 1 : 0,
-    summary_key: `${r.status}:${r.phase}`,
-    sum_value_cents: r.value_cents ?? 0,
-    weighted_cents: r.status === 'ativo' && r.value_cents !== null ? Math.round((r.value_cents * r.probability) / 100) : 0,
-    status_value_cents: (won ? r.final_value_cents : r.value_cents) ?? 0,
-    won_valued: won && r.final_value_cents !== null ? 1 : 0,
-    cycle_ms: won && r.won_at ? r.won_at.getTime() - r.created_at.getTime() : 0,
+    summary_parts: summaryParts(r),
     outcome,
-    won_count: outcome === 'won' ? 1 : 0,
-    segment_key: segmentKey(r.source, valueBand(r.value_cents)),
+    history_key: outcome ? JSON.stringify([r.source, valueBand(r.value_cents), outcome]) : null,
   };
 }
 

@@ -17,7 +17,7 @@ import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, UpdateDealBody
 import type { DealCases } from '../upstream/cases-service.ts';
 import type { ClientLinks } from './client-links.ts';
 import { dealArchived, dealClosed, invalidPhase, userNotFound } from './deal-errors.ts';
-import { WRITABLE_FIELDS, addStint, apiNames, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents, type Links } from './deal-shape.ts';
+import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents, type Links } from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
 
 export interface UserLookup {
@@ -339,50 +339,37 @@ export class Deals {
     });
   }
 
-  /** decisions §5 "Deals summary", from one aggregation of the team's non-archived deals. */
+  /** decisions §5 "Deals summary", from one aggregation of the team's non-archived deals' addends. */
   async summary(who: Identity) {
-    const rows = await this.deps.deals.summary(who.teamId);
-    const byPhase: Record<string, { count: number; cents: number }> = {};
-    for (const p of who.settings.deal_phases) byPhase[p.name] = { count: 0, cents: 0 };
-    const status = { ativo: { count: 0, cents: 0 }, ganho: { count: 0, cents: 0 }, perdido: { count: 0, cents: 0 } };
-    let total = 0;
-    let valueCents = 0;
-    let weightedCents = 0;
-    let wonValued = 0;
-    let wonFinalCents = 0;
-    let cycleMs = 0;
-    for (const r of rows) {
-      const cut = r._id.indexOf(':');
-      const [st, phase] = [r._id.slice(0, cut) as keyof typeof status, r._id.slice(cut + 1)];
-      total += r.count;
-      valueCents += r.value_cents;
-      if (!(st in status)) continue;
-      status[st].count += r.count;
-      status[st].cents += r.status_value_cents;
-      if (st === 'ativo') {
-        weightedCents += r.weighted_cents;
-        const bucket = (byPhase[phase] ??= { count: 0, cents: 0 });
-        bucket.count += r.count;
-        bucket.cents += r.value_cents;
-      }
-      if (st === 'ganho') {
-        wonValued += r.won_valued;
-        wonFinalCents += r.status_value_cents;
-        cycleMs += r.cycle_ms;
-      }
+    const figures = new Map((await this.deps.deals.summary(who.teamId)).map((r) => [r._id, r.v]));
+    const sum = (k: string) => figures.get(k) ?? 0;
+    const statuses = ['ativo', 'ganho', 'perdido'] as const;
+    // by_phase: every phase of the pipeline, and any other phase open deals are still in.
+    const pipeline = new Set(who.settings.deal_phases.map((p) => p.name));
+    const phases = new Set<string>();
+    for (const k of figures.keys()) {
+      const [name, status, phase] = JSON.parse(k) as string[];
+      if (name !== 'count') continue;
+      phases.add(phase);
+      if (status === 'ativo') pipeline.add(phase);
     }
-    const closed = status.ganho.count + status.perdido.count;
-    const counted = (groups: Record<string, { count: number; cents: number }>) =>
-      Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, { count: v.count, value: money(v.cents) }]));
+    const over = (status: string, name: 'count' | 'value') => [...phases].reduce((n, phase) => n + sum(part[name](status, phase)), 0);
+    const count = Object.fromEntries(statuses.map((s) => [s, over(s, 'count')])) as Record<(typeof statuses)[number], number>;
+    const valueCents = statuses.reduce((n, s) => n + over(s, 'value'), 0);
+    const closed = count.ganho + count.perdido;
     return {
-      total_deals: total,
+      total_deals: count.ativo + count.ganho + count.perdido,
       total_value: money(valueCents),
-      weighted_value: money(weightedCents),
-      by_phase: counted(byPhase),
-      by_status: counted(status),
-      conversion_rate: closed ? round((status.ganho.count / closed) * 100, 2) : 0,
-      average_deal_size: wonValued ? money(Math.round(wonFinalCents / wonValued)) : 0,
-      average_sales_cycle_days: status.ganho.count ? round(cycleMs / status.ganho.count / DAY_MS, 1) : 0,
+      weighted_value: money(sum(part.weighted)),
+      by_phase: Object.fromEntries([...pipeline].map((p) => [p, { count: sum(part.count('ativo', p)), value: money(sum(part.value('ativo', p))) }])),
+      by_status: {
+        ativo: { count: count.ativo, value: money(over('ativo', 'value')) },
+        ganho: { count: count.ganho, value: money(sum(part.wonFinal)) },
+        perdido: { count: count.perdido, value: money(over('perdido', 'value')) },
+      },
+      conversion_rate: closed ? round((count.ganho / closed) * 100, 2) : 0,
+      average_deal_size: sum(part.wonValued) ? money(Math.round(sum(part.wonFinal) / sum(part.wonValued))) : 0,
+      average_sales_cycle_days: count.ganho ? round(sum(part.cycleMs) / count.ganho / DAY_MS, 1) : 0,
     };
   }
 
