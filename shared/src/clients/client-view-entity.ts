@@ -1,0 +1,23 @@
+// The local copy of the clients a service shows beside its records (names on
+// cases, deals, activities, financial records), fed by client events: for display
+// only. Whether a client exists is asked of the clients service at write time.
+import { defineEntity, p } from '@mikro-orm/mongodb';
+import type { RecordOf } from '../store/orm.ts';
+
+export const ClientViewEntity = defineEntity({
+  name: 'ClientView',
+  collection: 'client_views',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    name: p.string(),
+    type: p.string(),
+    email: p.string().strictNullable(),
+    phone: p.string().strictNullable(),
+    status: p.string(),
+    // The client's updated_at this copy reflects; older news never overwrites newer.
+    as_of: p.datetime(),
+  },
+});
+
+export type ClientView = RecordOf<typeof ClientViewEntity>;
