@@ -1,0 +1,161 @@
+// Deals through the gateway of a running system (gateway, clients, cases, deals,
+// webhooks as processes on the run's FerretDB and RabbitMQ), with real keys: the
+// case a won deal creates, retries that never make a second one, the pipeline's
+// phases in use, and deal events at a subscribed HTTPS receiver.
+import { createHmac, randomBytes } from 'node:crypto';
+import { defaultTeamSettings } from '@lpm/shared/identity';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
+import { waitFor } from '../../../shared/test/support/wait.ts';
+import { expectError } from '../../../test/support/api.ts';
+import { CasesService } from '../src/upstream/cases-service.ts';
+
+const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+
+let sys: RunningSystem;
+let receiver: HttpsReceiver;
+let t: IssuedTeam;
+let lawyer: { id: string; name: string; email: string };
+let client: { id: string; name: string };
+
+const call = (method: string, path: string, body?: unknown, key = t.api_key) => sys.call(key, method, path, body);
+const createDeal = async (body: Record<string, unknown>, key = t.api_key) => {
+  const res = await call('POST', '/v1/deals', body, key);
+  expect(res.status).toBe(201);
+  return res.body.data;
+};
+const casesOfClient = async (clientId: string) => {
+  const { body } = await call('GET', `/v1/cases?client_id=${clientId}`);
+  return { total: body.pagination!.total, ids: body.data.map((c: { id: string }) => c.id) };
+};
+
+beforeAll(async () => {
+  sys = await startRunningSystem('dealsapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', INTERNAL_TOKEN });
+  receiver = await startHttpsReceiver();
+  t = sys.team('Vendas Advogados');
+  lawyer = sys.admin('user', 'create', '--team', t.team.id, '--name', 'Marina Rocha', '--email', 'marina@vendas.adv.br').user;
+  client = (await call('POST', '/v1/clients', { type: 'PJ', name: 'Transportes Lima', email: 'contato@lima.com' })).body.data;
+}, 120_000);
+
+afterAll(async () => {
+  await receiver?.close();
+  await sys?.stop();
+});
+
+describe('won with create_case', () => {
+  test("when a deal is won with create_case, then the case exists in /v1/cases with the deal's client, responsible, title and area", async () => {
+    const deal = await createDeal({ title: 'Contencioso trabalhista', value: 48000, client_id: client.id, responsible_id: lawyer.id });
+    const res = await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true, case_data: { area: 'Trabalhista' } });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({
+      id: deal.id,
+      status: 'ganho',
+      final_value: 48000,
+      won_at: expect.any(String),
+      case_created: { id: expect.stringMatching(/^case_/), title: 'Contencioso trabalhista' },
+    });
+    const made = (await call('GET', `/v1/cases/${res.body.data.case_created.id}`)).body.data;
+    expect(made).toMatchObject({
+      title: 'Contencioso trabalhista',
+      area: 'Trabalhista',
+      status: 'ativo',
+      client: { id: client.id, name: 'Transportes Lima' },
+      responsible: { id: lawyer.id, name: 'Marina Rocha' },
+    });
+
+    const again = await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true, case_data: { area: 'Trabalhista' } });
+    expectError(again, 422, 'VALIDATION_ERROR', 'Deal already closed');
+    const withKey = await sys.request(`/v1/deals/${deal.id}/won`, {
+      method: 'PUT',
+      key: t.api_key,
+      headers: { 'idempotency-key': 'won-1' },
+      body: JSON.stringify({ create_case: true, case_data: { area: 'Trabalhista' } }),
+    });
+    expect(withKey.status).toBe(422);
+    expect((await casesOfClient(client.id)).total).toBe(1);
+  });
+
+  test('when case_data names a title, then the case has it; a deal without client or responsible makes a case without them', async () => {
+    const deal = await createDeal({ title: 'Parecer societário' });
+    const res = await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true, case_data: { title: 'Reestruturação societária', area: 'Empresarial' } });
+    expect(res.body.data.case_created.title).toBe('Reestruturação societária');
+    const made = (await call('GET', `/v1/cases/${res.body.data.case_created.id}`)).body.data;
+    expect(made).toMatchObject({ title: 'Reestruturação societária', area: 'Empresarial', client: null, responsible: null });
+  });
+
+  test('when the same won request is sent 5 times at once, then one succeeds and one case exists', async () => {
+    const other = (await call('POST', '/v1/clients', { type: 'PF', name: 'Rita Corrida' })).body.data;
+    const deal = await createDeal({ title: 'Inventário', client_id: other.id });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 422, 422, 422, 422]);
+    const winner = answers.find((a) => a.status === 200)!.body.data;
+    const cases = await casesOfClient(other.id);
+    expect(cases).toEqual({ total: 1, ids: [winner.case_created.id] });
+  });
+
+  test('when an attempt made the case and died before marking the deal won, then the retry gets that case and makes no other', async () => {
+    const other = (await call('POST', '/v1/clients', { type: 'PF', name: 'Paulo Retentativa' })).body.data;
+    const deal = await createDeal({ title: 'Revisional', client_id: other.id, responsible_id: lawyer.id });
+    // What the first attempt did before it died: the cases service's POST under the deal's key.
+    const cases = new CasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
+    const who = { teamId: t.team.id, userId: t.user.id, scopes: ['read' as const, 'write' as const], settings: defaultTeamSettings() };
+    const first = await cases.createForDeal(who, deal.id, { title: 'Revisional', area: 'Cível', client_id: other.id, responsible_id: lawyer.id });
+
+    const retry = await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true, case_data: { area: 'Cível' } });
+    expect(retry.status).toBe(200);
+    expect(retry.body.data.case_created).toEqual({ id: first.id, title: 'Revisional' });
+    expect((await casesOfClient(other.id)).total).toBe(1);
+  });
+});
+
+describe('pipeline phases', () => {
+  test('when a team removes a deal phase in use, then 422 Phase in use; an unused one can go', async () => {
+    const team = sys.team('Fases de Venda');
+    await createDeal({ title: 'Em negociação', phase: 'negociacao' }, team.api_key);
+    const without = (name: string) => defaultTeamSettings().deal_phases.filter((p) => p.name !== name);
+    const res = await call('PUT', '/v1/settings', { deal_phases: without('negociacao') }, team.api_key);
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Phase in use', details: { phases: ['negociacao'] } });
+    expect((await call('PUT', '/v1/settings', { deal_phases: without('fechamento') }, team.api_key)).status).toBe(200);
+    expectError(await call('POST', '/v1/deals', { title: 'X', phase: 'fechamento' }, team.api_key), 400, 'VALIDATION_ERROR', 'Invalid phase');
+  });
+});
+
+describe('deal events at a webhook', () => {
+  test('when a deal is created, updated, moved, won and another lost, then a subscribed receiver gets each with the spec payload', async () => {
+    const team = sys.team('Ganchos de Vendas');
+    const types = ['deal.created', 'deal.updated', 'deal.phase_changed', 'deal.won', 'deal.lost'];
+    const hook = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/deals`, events: types }, team.api_key)).body.data;
+    expect(hook.id).toMatch(/^wh_/);
+    const deal = await createDeal({ title: 'Due diligence', value: 9000, source: 'evento' }, team.api_key);
+    await call('PUT', `/v1/deals/${deal.id}`, { value: 9500.5 }, team.api_key);
+    await call('PUT', `/v1/deals/${deal.id}/phase`, { phase: 'proposta' }, team.api_key);
+    await call('PUT', `/v1/deals/${deal.id}/won`, {}, team.api_key);
+    const gone = await createDeal({ title: 'Perdida', value: 100 }, team.api_key);
+    await call('PUT', `/v1/deals/${gone.id}/lost`, { loss_reason: 'Preço', competitor: 'Outro' }, team.api_key);
+
+    const payloads = () => receiver.requests.filter((r) => r.path === '/deals').map((r) => ({ req: r, body: JSON.parse(r.body) }));
+    const of = (type: string, id: string) => payloads().filter((p) => p.body.type === type && p.body.data.object.id === id);
+    await waitFor('the deal events at the receiver', () => of('deal.won', deal.id).length === 1 && of('deal.lost', gone.id).length === 1, 30_000);
+
+    const created = of('deal.created', deal.id)[0].body;
+    expect(Object.keys(created).sort()).toEqual(['api_version', 'created_at', 'data', 'id', 'team_id', 'type', 'webhook_id']);
+    expect(created).toMatchObject({ api_version: 'v1', team_id: team.team.id, webhook_id: hook.id, data: { previous_attributes: null } });
+    expect(created.id).toMatch(/^evt_/);
+
+    const updated = of('deal.updated', deal.id).map((p) => p.body.data.previous_attributes);
+    expect(updated).toEqual([{ value: 9000 }, { phase: 'lead', previous_phase: null, phase_changed_at: null }]);
+    expect(of('deal.phase_changed', deal.id)[0].body.data).toMatchObject({ object: { phase: 'proposta', previous_phase: 'lead' }, previous_attributes: { phase: 'lead' } });
+
+    // The object is the deal in its detail read shape after the change (ai_insights, computed at read time, apart).
+    const won = of('deal.won', deal.id)[0];
+    const { ai_insights, ...detail } = (await call('GET', `/v1/deals/${deal.id}`, undefined, team.api_key)).body.data;
+    expect(ai_insights).toBeDefined();
+    expect(won.body.data).toEqual({ object: detail, previous_attributes: { status: 'ativo', final_value: null, won_at: null } });
+    expect(of('deal.lost', gone.id)[0].body.data.object).toMatchObject({ status: 'perdido', loss_reason: 'Preço', competitor: 'Outro' });
+
+    const h = won.req.headers;
+    expect(h['x-service-event-id']).toBe(won.body.id);
+    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${h['x-service-timestamp']}.${won.req.body}`).digest('hex'));
+  });
+});
