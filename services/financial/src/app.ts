@@ -1,0 +1,18 @@
+// The financial service as an app: no listening here (server.ts does that), so
+// tests build it with their own store and neighbours.
+import type { FastifyInstance } from 'fastify';
+import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
+import type { Financial } from './domain/financial.ts';
+import { financialRoutes } from './routes/financial.ts';
+
+export interface FinancialAppOptions extends Omit<ServiceAppOptions, 'name'> {
+  financial: Financial;
+}
+
+export function buildFinancialApp(opts: FinancialAppOptions): FastifyInstance {
+  const app = createServiceApp({ ...opts, name: 'financial' });
+  app.register(async (scope) => {
+    financialRoutes(scope, opts.financial);
+  });
+  return app;
+}

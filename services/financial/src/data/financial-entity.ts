@@ -1,0 +1,86 @@
+import { defineEntity, p } from '@mikro-orm/mongodb';
+import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+
+export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
+export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
+export const PAYMENT_METHODS = ['pix', 'boleto', 'cartao', 'transferencia', 'dinheiro', 'cheque'] as const;
+export type FinancialType = (typeof FINANCIAL_TYPES)[number];
+export type FinancialStatus = (typeof FINANCIAL_STATUSES)[number];
+
+export const FinancialEntity = defineEntity({
+  name: 'FinancialRecord',
+  collection: 'financial_records',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    type: p.enum(FINANCIAL_TYPES),
+    category: p.string(),
+    description: p.string(),
+    // Money exact to the cent (decisions §3): integer cents, never a float.
+    amount_cents: p.integer(),
+    currency: p.string(),
+    date: p.string(),
+    due_date: p.string().strictNullable(),
+    paid_date: p.string().strictNullable(),
+    status: p.enum(FINANCIAL_STATUSES),
+    case_id: p.string().strictNullable(),
+    client_id: p.string().strictNullable(),
+    payment_method: p.enum(PAYMENT_METHODS).strictNullable(),
+    invoice_number: p.string().strictNullable(),
+    notes: p.string().strictNullable(),
+    metadata: p.json<Record<string, unknown>>(),
+    cancelled_at: p.datetime().strictNullable(),
+    created_at: p.datetime(),
+    updated_at: p.datetime(),
+    version: p.integer(),
+    // Derived on every write: records without a due date sort last either way.
+    due_missing: p.integer(),
+    // Summary keys (FerretDB groups only by precomputed values: no $dateToString,
+    // no $cond): one list per group_by, each key naming what the record adds to.
+    // See domain/financial-shape.ts summaryKeys().
+    sum_month: p.json<string[]>(),
+    sum_day: p.json<string[]>(),
+    sum_week: p.json<string[]>(),
+    // Time-driven financial.overdue (shared/src/jobs/time-signals.ts): null when disarmed.
+    overdue_at: p.datetime().strictNullable(),
+    ...outboxProperties,
+  },
+  indexes: [
+    { properties: ['team_id', 'date', '_id'] },
+    { properties: ['team_id', 'due_missing', 'due_date', '_id'] },
+    { properties: ['team_id', 'amount_cents', '_id'] },
+    { properties: ['team_id', 'created_at', '_id'] },
+    { properties: ['team_id', 'status', 'due_date', '_id'] },
+    { properties: ['team_id', 'currency', 'date'] },
+  ],
+});
+
+export type FinancialRecord = RecordOf<typeof FinancialEntity>;
+
+/** Local copy of the clients shown on records, fed by client events: for display only. */
+export const ClientViewEntity = defineEntity({
+  name: 'FinancialClientView',
+  collection: 'client_views',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    name: p.string(),
+    email: p.string().strictNullable(),
+    as_of: p.datetime(),
+  },
+});
+export type ClientView = RecordOf<typeof ClientViewEntity>;
+
+/** Local copy of the cases shown on records, fed by case events: for display only. */
+export const CaseViewEntity = defineEntity({
+  name: 'FinancialCaseView',
+  collection: 'case_views',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    title: p.string(),
+    number: p.string().strictNullable(),
+    as_of: p.datetime(),
+  },
+});
+export type CaseView = RecordOf<typeof CaseViewEntity>;

@@ -1,0 +1,82 @@
+// Financial records in the store: the record store for writes (outbox, lock,
+// version), the list and overdue queries, and the summary in one aggregation.
+import type { Db, Filter } from 'mongodb';
+import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import { recordNotFound } from '../domain/financial-errors.ts';
+import type { GroupBy } from '../domain/summary-buckets.ts';
+import type { FinancialRecord, FinancialStatus, FinancialType } from './financial-entity.ts';
+
+export interface FinancialFilter {
+  type?: FinancialType;
+  status?: FinancialStatus;
+  category?: string;
+  case_id?: string;
+  client_id?: string;
+  /** Record `date` from..to, inclusive (YYYY-MM-DD compares as text). */
+  from?: string;
+  to?: string;
+}
+
+type Page = { records: FinancialRecord[]; total: number };
+
+const SORT_KEYS: Record<string, (keyof FinancialRecord & string)[]> = {
+  date: ['date'],
+  // Records without a due date come last in either direction.
+  due_date: ['due_missing', 'due_date'],
+  amount: ['amount_cents'],
+  created_at: ['created_at'],
+};
+
+function orderOf(sortParam: string | undefined, fallback: string): Record<string, 1 | -1> {
+  const sort = parseSort(sortParam, fallback);
+  const keys = SORT_KEYS[sort.field];
+  const order: Record<string, 1 | -1> = {};
+  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
+  order._id = sort.direction;
+  return order;
+}
+
+export class FinancialRepository extends RecordStore<FinancialRecord> {
+  constructor(db: Db, relay: Relay) {
+    super({ db, relay, collection: 'financial_records', idKind: 'fin', noun: 'record', notFound: recordNotFound });
+  }
+
+  list(teamId: string, f: FinancialFilter, q: ListQuery): Promise<Page> {
+    const filter: Filter<FinancialRecord> = { team_id: teamId };
+    for (const k of ['type', 'status', 'category', 'case_id', 'client_id'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    if (f.from || f.to) filter.date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
+    return this.page(filter, q, '-date');
+  }
+
+  /** Pending records whose due date is before `today` (YYYY-MM-DD in the team's zone). */
+  overdue(teamId: string, today: string, q: ListQuery): Promise<Page> {
+    return this.page({ team_id: teamId, status: 'pending', due_date: { $lt: today } }, q, 'due_date');
+  }
+
+  private async page(filter: Filter<FinancialRecord>, q: ListQuery, fallback: string): Promise<Page> {
+    const { skip, limit } = pageWindow(q);
+    const [records, total] = await Promise.all([
+      this.collection.find<FinancialRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort, fallback), skip, limit }).toArray(),
+      this.collection.countDocuments(filter),
+    ]);
+    return { records, total };
+  }
+
+  /**
+   * Cents per summary key (domain/financial-shape.ts summaryKeys) over the team's
+   * records in one currency dated from..to: one round trip, $match, $unwind of the
+   * precomputed keys, $group with $sum over integer cents (exact).
+   */
+  async summary(teamId: string, currency: string, from: string, to: string, groupBy: GroupBy): Promise<Map<string, number>> {
+    const keys = `sum_${groupBy}`;
+    const rows = await this.collection
+      .aggregate<{ _id: string; cents: number }>([
+        { $match: { team_id: teamId, currency, date: { $gte: from, $lte: to } } },
+        { $unwind: `$${keys}` },
+        { $group: { _id: `$${keys}`, cents: { $sum: '$amount_cents' } } },
+      ])
+      .toArray();
+    return new Map(rows.map((r) => [r._id, r.cents]));
+  }
+}

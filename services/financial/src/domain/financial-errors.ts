@@ -1,0 +1,13 @@
+// The financial domain's conditions, with the spec's messages (and decisions §5).
+import { badRequest, businessRule, invalidField, notFound } from '@lpm/shared/errors';
+
+export const recordNotFound = () => notFound('Record not found');
+export const clientNotFound = () => notFound('Client not found');
+export const caseNotFound = () => notFound('Case not found');
+export const invalidAmount = () => invalidField('amount', 'Invalid amount');
+export const invalidDate = (field: string) => invalidField(field, 'Invalid date format', { expected: 'YYYY-MM-DD' });
+export const cannotCancelPaid = () => businessRule('Cannot cancel paid record', 'cannot_cancel_paid_record');
+export const cannotModifyPaid = (field: string) => businessRule('Cannot modify paid record', 'cannot_modify_paid_record', { field });
+export const invalidTransition = (from: string, to: string) => businessRule('Invalid status transition', 'invalid_status_transition', { from, to });
+export const periodReversed = () => badRequest('from must not be after to', { field: 'from', type: 'invalid' });
+export const periodTooLong = (max: number) => badRequest(`The period may span at most ${max} buckets`, { field: 'to', type: 'invalid' });

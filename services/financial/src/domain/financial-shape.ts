@@ -1,0 +1,132 @@
+// Read shapes of a financial record built from its stored record and the linked
+// client and case views; the fields derived for sorting and for the summary.
+import { iso } from '@lpm/shared/time';
+import type { CaseView, ClientView, FinancialRecord } from '../data/financial-entity.ts';
+import { bucketOf, type GroupBy } from './summary-buckets.ts';
+
+/** Fields a caller may send on create or update (amount is stored as amount_cents). */
+export const WRITABLE_FIELDS = [
+  'type',
+  'category',
+  'description',
+  'amount_cents',
+  'currency',
+  'date',
+  'due_date',
+  'paid_date',
+  'case_id',
+  'client_id',
+  'payment_method',
+  'invoice_number',
+  'notes',
+  'metadata',
+] as const;
+
+/** Fields locked once a record is paid (decisions §5). */
+export const PAID_LOCKED = ['amount_cents', 'type', 'date'] as const;
+
+export interface Links {
+  clients: Map<string, ClientView>;
+  cases: Map<string, CaseView>;
+}
+
+export const MAX_AMOUNT_CENTS = 100_000_000_000_000; // 1,000,000,000,000.00
+
+/** An amount in integer cents; null when it is not a positive number with at most 2 decimals. */
+export function toCents(amount: number): number | null {
+  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0) return null;
+  const text = String(amount);
+  if (/e-/i.test(text)) return null; // below 1e-6: more than 2 decimals
+  const decimals = /\.(\d+)$/.exec(text)?.[1].length ?? 0;
+  if (decimals > 2) return null;
+  const cents = Math.round(amount * 100);
+  return cents > 0 && cents <= MAX_AMOUNT_CENTS ? cents : null;
+}
+
+export const fromCents = (cents: number): number => cents / 100;
+
+/** The summary keys a record adds its amount to, for one group_by (see FinancialRepository.summary). */
+export function summaryKeys(r: Pick<FinancialRecord, 'status' | 'type' | 'category' | 'client_id' | 'date'>, groupBy: GroupBy): string[] {
+  if (r.status === 'pending') return [`P:${r.type}`];
+  if (r.status !== 'paid') return [];
+  const keys = [`T:${r.type}`, `C:${r.category}`, `B:${r.type}:${bucketOf(groupBy, r.date)}`];
+  if (r.type === 'revenue' && r.client_id) keys.push(`R:${r.client_id}`);
+  return keys;
+}
+
+export function derivedFields(r: Pick<FinancialRecord, 'status' | 'type' | 'category' | 'client_id' | 'date' | 'due_date'>) {
+  return {
+    due_missing: r.due_date ? 0 : 1,
+    sum_month: summaryKeys(r, 'month'),
+    sum_day: summaryKeys(r, 'day'),
+    sum_week: summaryKeys(r, 'week'),
+  };
+}
+
+function client(r: FinancialRecord, links: Links, detail: boolean) {
+  if (!r.client_id) return null;
+  const c = links.clients.get(r.client_id);
+  const base = { id: r.client_id, name: c?.name ?? null };
+  return detail ? { ...base, email: c?.email ?? null } : base;
+}
+
+function kase(r: FinancialRecord, links: Links) {
+  if (!r.case_id) return null;
+  const c = links.cases.get(r.case_id);
+  return { id: r.case_id, title: c?.title ?? null, number: c?.number ?? null };
+}
+
+const money = (r: FinancialRecord) => ({
+  id: r._id,
+  type: r.type,
+  category: r.category,
+  description: r.description,
+  amount: fromCents(r.amount_cents),
+  currency: r.currency,
+  date: r.date,
+  due_date: r.due_date,
+  paid_date: r.paid_date,
+  status: r.status,
+});
+
+const rest = (r: FinancialRecord) => ({
+  payment_method: r.payment_method,
+  invoice_number: r.invoice_number,
+  notes: r.notes,
+  metadata: r.metadata ?? {},
+  cancelled_at: iso(r.cancelled_at),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+/** The create response: links as flat ids. */
+export const createdShape = (r: FinancialRecord) => ({ ...money(r), case_id: r.case_id, client_id: r.client_id, ...rest(r) });
+
+/** GET by id and the events' data.object. */
+export const detailShape = (r: FinancialRecord, links: Links) => ({ ...money(r), case: kase(r, links), client: client(r, links, true), ...rest(r) });
+
+export const listItemShape = (r: FinancialRecord, links: Links) => ({
+  id: r._id,
+  type: r.type,
+  category: r.category,
+  description: r.description,
+  amount: fromCents(r.amount_cents),
+  currency: r.currency,
+  date: r.date,
+  due_date: r.due_date,
+  status: r.status,
+  case: kase(r, links),
+  client: client(r, links, false),
+  created_at: iso(r.created_at),
+});
+
+export const overdueItemShape = (r: FinancialRecord, links: Links, daysOverdue: number) => ({
+  id: r._id,
+  type: r.type,
+  category: r.category,
+  description: r.description,
+  amount: fromCents(r.amount_cents),
+  due_date: r.due_date,
+  days_overdue: daysOverdue,
+  client: client(r, links, false),
+});

@@ -1,0 +1,309 @@
+// Financial use cases (decisions §5 "Financial records"): amounts in integer cents,
+// links to clients and cases checked at write time, status moved through PUT
+// (pending -> paid | cancelled; paid and cancelled are final), DELETE cancels,
+// financial.overdue armed by every write, and the period summary.
+import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
+import { badRequest } from '@lpm/shared/errors';
+import { newEvent, type DomainEvent } from '@lpm/shared/events';
+import type { Identity } from '@lpm/shared/identity';
+import { isId, newId } from '@lpm/shared/ids';
+import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
+import type { Caller } from '@lpm/shared/upstream/service-client';
+import type { CaseView, ClientView, FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
+import { FINANCIAL_TYPES } from '../data/financial-entity.ts';
+import type { FinancialRepository } from '../data/financial-repository.ts';
+import type { ViewsRepository } from '../data/views-repository.ts';
+import type { CreateFinancialBody, FinancialListQuery, OverdueQuery, SummaryQuery, UpdateFinancialBody } from '../routes/financial-schemas.ts';
+import type { CaseFacts, CaseLookup, ClientFacts, ClientLookup } from '../upstream/links-services.ts';
+import {
+  cannotCancelPaid,
+  cannotModifyPaid,
+  caseNotFound,
+  clientNotFound,
+  invalidAmount,
+  invalidTransition,
+  periodReversed,
+  periodTooLong,
+} from './financial-errors.ts';
+import {
+  PAID_LOCKED,
+  WRITABLE_FIELDS,
+  createdShape,
+  derivedFields,
+  detailShape,
+  fromCents,
+  listItemShape,
+  overdueItemShape,
+  toCents,
+  type Links,
+} from './financial-shape.ts';
+import { bucketsBetween, type GroupBy } from './summary-buckets.ts';
+
+export interface FinancialDeps {
+  records: FinancialRepository;
+  clients: ClientLookup;
+  cases: CaseLookup;
+  clientViews: ViewsRepository<ClientView>;
+  caseViews: ViewsRepository<CaseView>;
+  /** The current instant (tests move it). */
+  now?: () => Date;
+}
+
+export type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
+
+/** At most this many buckets in one summary (about ten years of days). */
+export const MAX_BUCKETS = 3700;
+const TOP_CLIENTS = 5;
+
+const fields = new FieldChanges<FinancialRecord>({
+  empty: { metadata: {} },
+  normalize: {
+    category: trimmedText('category'),
+    description: trimmedText('description'),
+    currency: (c) => c.toUpperCase(),
+  },
+});
+
+/** The calendar day of instant `at` in `timeZone` (YYYY-MM-DD). */
+export function dayIn(timeZone: string, at: Date): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+}
+
+/** Whole calendar days from `from` to `to` (YYYY-MM-DD). */
+const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
+
+/** When financial.overdue is due: the first moment of the day after the due date (team zone), pending records only. */
+export function overdueAt(r: Pick<FinancialRecord, 'status' | 'due_date'>, timeZone: string): Date | null {
+  return r.status === 'pending' && r.due_date ? zonedMoment(nextDay(r.due_date), timeZone, '00:00:00') : null;
+}
+
+/** A body in the record's terms: amount as amount_cents (400 Invalid amount for more than 2 decimals). */
+function stored(body: { amount?: number }): SentFields<FinancialRecord> {
+  const { amount, ...rest } = body as Record<string, unknown>;
+  if (amount === undefined) return rest as SentFields<FinancialRecord>;
+  const cents = toCents(amount as number);
+  if (cents === null) throw invalidAmount();
+  return { ...rest, amount_cents: cents } as SentFields<FinancialRecord>;
+}
+
+/** Field names as the API shows them (amount_cents is amount, in units). */
+function asApi(values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) {
+    if (k === 'amount_cents') out.amount = typeof v === 'number' ? fromCents(v) : v;
+    else out[k] = v;
+  }
+  return out;
+}
+
+export class Financial {
+  private readonly deps: FinancialDeps;
+
+  constructor(deps: FinancialDeps) {
+    this.deps = deps;
+  }
+
+  private now(): Date {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  private async links(teamId: string, records: Pick<FinancialRecord, 'client_id' | 'case_id'>[]): Promise<Links> {
+    const [clients, cases] = await Promise.all([
+      this.deps.clientViews.find(teamId, records.map((r) => r.client_id)),
+      this.deps.caseViews.find(teamId, records.map((r) => r.case_id)),
+    ]);
+    return { clients, cases };
+  }
+
+  /** The detail read shape, as events carry it. */
+  async detailOf(record: FinancialRecord) {
+    return detailShape(record, await this.links(record.team_id, [record]));
+  }
+
+  /** Checks the links a write sets (404 with the spec's message when one is not the team's) and keeps their facts. */
+  private async checkLinks(who: Caller, body: { client_id?: string | null; case_id?: string | null }) {
+    const checks: Promise<unknown>[] = [];
+    if (typeof body.client_id === 'string') {
+      const clientId = body.client_id;
+      if (!isId('cli', clientId)) throw clientNotFound();
+      checks.push(
+        this.deps.clients.facts(who, clientId).then(async (facts) => {
+          if (!facts) throw clientNotFound();
+          await this.recordClient(who.teamId, facts);
+        }),
+      );
+    }
+    if (typeof body.case_id === 'string') {
+      const caseId = body.case_id;
+      if (!isId('case', caseId)) throw caseNotFound();
+      checks.push(
+        this.deps.cases.facts(who, caseId).then(async (facts) => {
+          if (!facts) throw caseNotFound();
+          await this.recordCase(who.teamId, facts);
+        }),
+      );
+    }
+    await Promise.all(checks);
+  }
+
+  /** A client's news (from a link check or a client event; newer facts win). */
+  recordClient(teamId: string, c: ClientFacts): Promise<void> {
+    return this.deps.clientViews.record({ _id: c.id, team_id: teamId, name: c.name, email: c.email ?? null, as_of: new Date(c.updated_at) });
+  }
+
+  /** A case's news (from a link check or a case event; newer facts win). */
+  recordCase(teamId: string, c: CaseFacts): Promise<void> {
+    return this.deps.caseViews.record({ _id: c.id, team_id: teamId, title: c.title, number: c.number ?? null, as_of: new Date(c.updated_at) });
+  }
+
+  async create(who: Who, body: CreateFinancialBody) {
+    const sent = stored(body);
+    await this.checkLinks(who, body);
+    const now = this.now();
+    const tz = who.settings.timezone;
+    const status = body.status ?? 'pending';
+    const base = {
+      _id: newId('fin'),
+      team_id: who.teamId,
+      ...fields.initial(WRITABLE_FIELDS, sent),
+      status,
+      cancelled_at: null,
+      created_at: now,
+      updated_at: now,
+      version: 1,
+    };
+    if (!base.currency) base.currency = 'BRL';
+    if (status === 'paid' && !base.paid_date) base.paid_date = dayIn(tz, now);
+    const record: FinancialRecord = { ...base, ...derivedFields(base), overdue_at: overdueAt(base, tz) };
+    const event = newEvent('financial.created', who.teamId, await this.detailOf(record), null, who.userId);
+    await this.deps.records.insert(record, [event]);
+    return createdShape(record);
+  }
+
+  async get(who: Who, id: string) {
+    return this.detailOf(await this.deps.records.get(who.teamId, id));
+  }
+
+  async list(who: Who, q: FinancialListQuery) {
+    const { type, status, category, case_id, client_id, from, to } = q;
+    const { records, total } = await this.deps.records.list(who.teamId, { type, status, category, case_id, client_id, from, to }, q);
+    const links = await this.links(who.teamId, records);
+    return { items: records.map((r) => listItemShape(r, links)), total };
+  }
+
+  async overdue(who: Who, q: OverdueQuery) {
+    const today = dayIn(who.settings.timezone, this.now());
+    const { records, total } = await this.deps.records.overdue(who.teamId, today, q);
+    const links = await this.links(who.teamId, records);
+    return { items: records.map((r) => overdueItemShape(r, links, daysBetween(r.due_date!, today))), total };
+  }
+
+  async update(who: Who, id: string, body: UpdateFinancialBody) {
+    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    const { status: wanted, ...rest } = body;
+    const sentFields = stored(rest);
+    await this.checkLinks(who, body);
+    const tz = who.settings.timezone;
+    return this.deps.records.update(who.teamId, id, async (current) => {
+      const now = this.now();
+      const { next, sent } = fields.apply(current, sentFields, WRITABLE_FIELDS);
+      if (!next.currency) next.currency = current.currency;
+      if (wanted !== undefined && wanted !== current.status) {
+        if (current.status !== 'pending') throw invalidTransition(current.status, wanted);
+        next.status = wanted;
+      }
+      if (current.status === 'paid') {
+        const locked = fields.diff(PAID_LOCKED, current, next).changed;
+        if (locked.length) throw cannotModifyPaid(locked[0] === 'amount_cents' ? 'amount' : locked[0]);
+      }
+      const paying = next.status === 'paid' && current.status !== 'paid';
+      if (paying && !next.paid_date) next.paid_date = dayIn(tz, now);
+      if (next.status === 'cancelled' && current.status !== 'cancelled') next.cancelled_at = now;
+
+      const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'cancelled_at'], current, next);
+      const answer = (at: Date) => ({
+        id,
+        ...asApi(sent),
+        ...(wanted !== undefined ? { status: next.status } : {}),
+        ...(changed.includes('paid_date') ? { paid_date: next.paid_date } : {}),
+        ...(changed.includes('cancelled_at') ? { cancelled_at: iso(next.cancelled_at) } : {}),
+        updated_at: iso(at),
+      });
+      if (changed.length === 0) return { result: answer(current.updated_at) };
+
+      next.updated_at = now;
+      Object.assign(next, derivedFields(next));
+      next.overdue_at = changed.includes('status') || changed.includes('due_date') ? overdueAt(next, tz) : current.overdue_at;
+      const events: DomainEvent[] = [];
+      if (paying) events.push(newEvent('financial.paid', who.teamId, await this.detailOf(next), asApi(previous), who.userId));
+
+      const set: Partial<FinancialRecord> = { updated_at: now, ...derivedFields(next), overdue_at: next.overdue_at };
+      for (const f of changed) Object.assign(set, { [f]: next[f] });
+      return { result: answer(now), write: { set, events } };
+    });
+  }
+
+  /** DELETE: pending -> cancelled; idempotent on a cancelled record; 422 on a paid one. */
+  async cancel(who: Who, id: string) {
+    return this.deps.records.update(who.teamId, id, async (current) => {
+      if (current.status === 'cancelled') return { result: { id, status: 'cancelled', cancelled_at: iso(current.cancelled_at) } };
+      if (current.status === 'paid') throw cannotCancelPaid();
+      const now = this.now();
+      const next = { ...current, status: 'cancelled' as FinancialStatus };
+      const set: Partial<FinancialRecord> = { status: 'cancelled', cancelled_at: now, updated_at: now, overdue_at: null, ...derivedFields(next) };
+      return { result: { id, status: 'cancelled', cancelled_at: iso(now) }, write: { set, events: [] } };
+    });
+  }
+
+  async summary(who: Who, q: SummaryQuery) {
+    const tz = who.settings.timezone;
+    const today = dayIn(tz, this.now());
+    const monthStart = `${today.slice(0, 7)}-01`;
+    const monthEnd = (() => {
+      const d = new Date(Date.parse(`${monthStart}T00:00:00Z`));
+      d.setUTCMonth(d.getUTCMonth() + 1, 0);
+      return d.toISOString().slice(0, 10);
+    })();
+    const from = q.from ?? (q.to && q.to < monthStart ? `${q.to.slice(0, 7)}-01` : monthStart);
+    const to = q.to ?? (q.from && q.from > monthEnd ? q.from : monthEnd);
+    if (from > to) throw periodReversed();
+    const groupBy: GroupBy = q.group_by ?? 'month';
+    const buckets = bucketsBetween(groupBy, from, to, MAX_BUCKETS);
+    if (!buckets) throw periodTooLong(MAX_BUCKETS);
+    const currency = (q.currency ?? 'BRL').toUpperCase();
+
+    const cents = await this.deps.records.summary(who.teamId, currency, from, to, groupBy);
+    const get = (key: string) => cents.get(key) ?? 0;
+    const figures = (prefix: string) => {
+      const [revenue, expense, cost] = FINANCIAL_TYPES.map((t) => get(`${prefix}${t}`));
+      return { revenue: fromCents(revenue), expense: fromCents(expense), cost: fromCents(cost), profit: fromCents(revenue - expense - cost) };
+    };
+    const pending = figures('P:');
+    const byCategory: Record<string, number> = {};
+    const revenueByClient: [string, number][] = [];
+    for (const [key, value] of cents) {
+      if (key.startsWith('C:')) byCategory[key.slice(2)] = fromCents(value);
+      else if (key.startsWith('R:')) revenueByClient.push([key.slice(2), value]);
+    }
+    revenueByClient.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const top = revenueByClient.slice(0, TOP_CLIENTS);
+    const names = await this.deps.clientViews.find(who.teamId, top.map(([c]) => c));
+    const bucketKey = groupBy === 'month' ? 'month' : groupBy === 'day' ? 'day' : 'week';
+    const bucketRows = buckets.map((b) => {
+      const f = FINANCIAL_TYPES.map((t) => get(`B:${t}:${b}`)) as [number, number, number];
+      return { [bucketKey]: b, revenue: fromCents(f[0]), expense: fromCents(f[1]), cost: fromCents(f[2]), profit: fromCents(f[0] - f[1] - f[2]) };
+    });
+    return {
+      period: { from, to },
+      currency,
+      group_by: groupBy,
+      totals: figures('T:'),
+      pending: { revenue: pending.revenue, expense: pending.expense, cost: pending.cost },
+      by_category: byCategory,
+      [`by_${bucketKey}`]: bucketRows,
+      top_clients: top.map(([clientId, value]) => ({ client_id: clientId, name: names.get(clientId)?.name ?? null, total_revenue: fromCents(value) })),
+    };
+  }
+}
+
+export type { FinancialType };

@@ -1,0 +1,150 @@
+import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../data/financial-entity.ts';
+
+export const FINANCIAL_SORT_FIELDS = ['date', 'due_date', 'amount', 'created_at'] as const;
+
+const id = text(100);
+const type = enumOf(FINANCIAL_TYPES, 'Invalid type');
+const status = enumOf(FINANCIAL_STATUSES, 'Invalid status');
+/** A real calendar day (ajv-formats' full date check): anything else is 400 Invalid date format. */
+const day = () => date({ 'x-message': 'Invalid date format' });
+/** Greater than zero here; at most 2 decimals is checked in the domain (same message). */
+const amount = typed<number>({ type: 'number', exclusiveMinimum: 0, 'x-message': 'Invalid amount' });
+const currency = text(3, { pattern: '^[A-Za-z]{3}$', 'x-message': 'Invalid currency' });
+
+const financialFields = {
+  type,
+  category: name(),
+  description: longText(),
+  amount,
+  currency,
+  date: day(),
+  due_date: nullable(day()),
+  paid_date: nullable(day()),
+  case_id: nullable(id),
+  client_id: nullable(id),
+  payment_method: nullable(enumOf(PAYMENT_METHODS, 'Invalid payment method')),
+  invoice_number: nullable(text()),
+  notes: nullable(longText()),
+  metadata: nullable(metadata()),
+};
+
+export const createFinancialBody = object(
+  { ...financialFields, status: enumOf(['pending', 'paid'] as const, 'Invalid status') },
+  ['type', 'category', 'description', 'amount', 'date'],
+);
+export const updateFinancialBody = object({ ...financialFields, status });
+
+export const financialIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
+
+export const listFinancialQuery = listQuerySchema(FINANCIAL_SORT_FIELDS, {
+  type,
+  status,
+  category: text(500),
+  case_id: id,
+  client_id: id,
+  from: day(),
+  to: day(),
+});
+
+export const overdueQuery = listQuerySchema(FINANCIAL_SORT_FIELDS);
+
+export const summaryQuery = typed<{ from?: string; to?: string; group_by: 'day' | 'week' | 'month'; currency?: string }>({
+  type: 'object',
+  properties: {
+    from: day(),
+    to: day(),
+    group_by: { ...enumOf(['day', 'week', 'month'] as const, 'Invalid group_by'), default: 'month' },
+    currency,
+  },
+});
+
+export type CreateFinancialBody = Static<typeof createFinancialBody>;
+export type UpdateFinancialBody = Static<typeof updateFinancialBody>;
+export type FinancialListQuery = Static<typeof listFinancialQuery>;
+export type OverdueQuery = Static<typeof overdueQuery>;
+export type SummaryQuery = Static<typeof summaryQuery>;
+
+const { string, nullableString, integer, freeObject } = out;
+const number = { type: 'number' } as Schema;
+const nested = (props: Record<string, object>) => ({ type: ['object', 'null'], properties: props });
+
+const common = {
+  id: string,
+  type: string,
+  category: string,
+  description: string,
+  amount: number,
+  currency: string,
+  date: string,
+  due_date: nullableString,
+  paid_date: nullableString,
+  status: string,
+};
+const tail = {
+  payment_method: nullableString,
+  invoice_number: nullableString,
+  notes: nullableString,
+  metadata: freeObject,
+  cancelled_at: nullableString,
+  created_at: string,
+  updated_at: string,
+};
+
+const created = shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
+const detail = shape({
+  ...common,
+  case: nested({ id: string, title: nullableString, number: nullableString }),
+  client: nested({ id: string, name: nullableString, email: nullableString }),
+  ...tail,
+});
+const listItem = shape({
+  id: string,
+  type: string,
+  category: string,
+  description: string,
+  amount: number,
+  currency: string,
+  date: string,
+  due_date: nullableString,
+  status: string,
+  case: nested({ id: string, title: nullableString, number: nullableString }),
+  client: nested({ id: string, name: nullableString }),
+  created_at: string,
+});
+const overdueItem = shape({
+  id: string,
+  type: string,
+  category: string,
+  description: string,
+  amount: number,
+  due_date: string,
+  days_overdue: integer,
+  client: nested({ id: string, name: nullableString }),
+});
+const figures = shape({ revenue: number, expense: number, cost: number, profit: number });
+const bucketList = (key: string) => ({ type: 'array', items: shape({ [key]: string, revenue: number, expense: number, cost: number, profit: number }) }) as Schema;
+const summary = shape({
+  period: shape({ from: string, to: string }),
+  currency: string,
+  group_by: string,
+  totals: figures,
+  pending: shape({ revenue: number, expense: number, cost: number }),
+  by_category: { type: 'object', additionalProperties: number } as Schema,
+  by_month: bucketList('month'),
+  by_day: bucketList('day'),
+  by_week: bucketList('week'),
+  top_clients: { type: 'array', items: shape({ client_id: string, name: nullableString, total_revenue: number }) } as Schema,
+});
+
+export const responses = {
+  detail: okResponse(200, detail),
+  created: okResponse(201, created),
+  /** id, the fields sent (and those a status move sets), updated_at. */
+  updated: okResponse(200, created),
+  cancelled: okResponse(200, shape({ id: string, status: string, cancelled_at: nullableString })),
+  list: pageResponse(listItem),
+  overdue: pageResponse(overdueItem),
+  summary: okResponse(200, summary),
+};

@@ -1,0 +1,305 @@
+// Every financial endpoint in process (decisions §5 "Financial records"): shapes,
+// each error row with its exact code and message, status moves, filters and sorting.
+import type { Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { expectError } from '../../../test/support/api.ts';
+import { dayIn } from '../src/domain/financial.ts';
+import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
+
+const ZONE = 'America/Sao_Paulo';
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const DAY = 86_400_000;
+const today = () => dayIn(ZONE, new Date());
+const day = (offset: number) => new Date(Date.parse(`${today()}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
+
+let sut: FinancialUnderTest;
+let who: Identity;
+beforeAll(async () => {
+  sut = await startFinancial();
+});
+beforeEach(() => {
+  who = identity(ZONE);
+});
+afterAll(async () => {
+  await sut.close();
+});
+
+const base = { type: 'revenue', category: 'honorarios', description: 'Honorários iniciais', amount: 1500.5, date: '2026-03-10' };
+const post = (payload: unknown, as = who) => sut.call(as, { method: 'POST', url: '/v1/financial', payload: payload as object });
+const put = (id: string, payload: unknown, as = who) => sut.call(as, { method: 'PUT', url: `/v1/financial/${id}`, payload: payload as object });
+const get = (url: string, as = who) => sut.call(as, { method: 'GET', url });
+const del = (id: string, as = who) => sut.call(as, { method: 'DELETE', url: `/v1/financial/${id}` });
+const create = async (payload: object = {}, as = who) => {
+  const res = await post({ ...base, ...payload }, as);
+  expect(res.statusCode).toBe(201);
+  return res.json().data;
+};
+const storedOutbox = async (id: string) =>
+  ((await sut.db.collection<{ _id: string; outbox?: { type: string; data: any; previous_attributes?: unknown }[] }>('financial_records').findOne({ _id: id }))?.outbox ?? []);
+
+describe('POST /v1/financial', () => {
+  test('when a record is created with links, then 201 returns the full record with flat ids and financial.created carries the detail', async () => {
+    const client = sut.neighbours.client(who, 'Maria Souza', 'maria@example.com');
+    const kase = sut.neighbours.kase(who, 'Ação de cobrança', '0001-23');
+    const r = await create({ client_id: client.id, case_id: kase.id, due_date: '2026-04-10', payment_method: 'pix', invoice_number: 'NF-1', notes: 'n', metadata: { k: 1 } });
+    expect(r.id).toMatch(/^fin_[0-9a-z]{26}$/);
+    expect(r).toEqual({
+      id: r.id,
+      type: 'revenue',
+      category: 'honorarios',
+      description: 'Honorários iniciais',
+      amount: 1500.5,
+      currency: 'BRL',
+      date: '2026-03-10',
+      due_date: '2026-04-10',
+      paid_date: null,
+      status: 'pending',
+      case_id: kase.id,
+      client_id: client.id,
+      payment_method: 'pix',
+      invoice_number: 'NF-1',
+      notes: 'n',
+      metadata: { k: 1 },
+      cancelled_at: null,
+      created_at: expect.stringMatching(ISO_MS),
+      updated_at: r.created_at,
+    });
+    const [event] = await storedOutbox(r.id);
+    expect(event).toMatchObject({
+      type: 'financial.created',
+      team_id: who.teamId,
+      actor_id: who.userId,
+      data: { previous_attributes: null, object: { id: r.id, amount: 1500.5, case: { id: kase.id, title: 'Ação de cobrança', number: '0001-23' }, client: { id: client.id, name: 'Maria Souza', email: 'maria@example.com' } } },
+    });
+  });
+
+  test('when created with status paid and no paid_date, then paid_date is today in the team zone', async () => {
+    const r = await create({ status: 'paid' });
+    expect(r).toMatchObject({ status: 'paid', paid_date: today() });
+  });
+
+  test('when a required field is missing, then 400 names it', async () => {
+    for (const field of ['type', 'category', 'description', 'amount', 'date']) {
+      const { [field]: _, ...rest } = base as Record<string, unknown>;
+      const err = expectError(await post(rest), 400, 'VALIDATION_ERROR', `${field} is required`);
+      expect(err.details).toEqual({ field, type: 'required' });
+    }
+  });
+
+  test('when the type is not revenue, expense or cost, then 400 Invalid type', async () => {
+    expectError(await post({ ...base, type: 'income' }), 400, 'VALIDATION_ERROR', 'Invalid type');
+  });
+
+  test('when the amount is zero, negative, a string or has more than 2 decimals, then 400 Invalid amount', async () => {
+    for (const amount of [0, -1, '10', 0.001, 10.123, 1e-7]) {
+      const err = expectError(await post({ ...base, amount }), 400, 'VALIDATION_ERROR', 'Invalid amount');
+      expect(err.details.field).toBe('amount');
+    }
+  });
+
+  test('when a date is not a real YYYY-MM-DD day, then 400 Invalid date format, for date, due_date and paid_date', async () => {
+    for (const [field, value] of [['date', '2026-02-30'], ['date', '10/03/2026'], ['date', '2026-3-1'], ['due_date', '2026-13-01'], ['paid_date', '2026-02-29T00:00:00Z'], ['date', 20260301]] as const) {
+      const err = expectError(await post({ ...base, [field]: value }), 400, 'VALIDATION_ERROR', 'Invalid date format');
+      expect(err.details.field).toBe(field);
+    }
+  });
+
+  test('when status is cancelled on create, then 400 Invalid status; an unknown field is 400 Unknown field', async () => {
+    expectError(await post({ ...base, status: 'cancelled' }), 400, 'VALIDATION_ERROR', 'Invalid status');
+    expectError(await post({ ...base, id: 'fin_x' }), 400, 'VALIDATION_ERROR', 'Unknown field: id');
+  });
+
+  test('when the client or case is not the team\'s, then 404 Client not found / Case not found', async () => {
+    const other = identity(ZONE);
+    const foreignClient = sut.neighbours.client(other, 'Outro');
+    const foreignCase = sut.neighbours.kase(other, 'Outro caso');
+    expectError(await post({ ...base, client_id: foreignClient.id }), 404, 'NOT_FOUND', 'Client not found');
+    expectError(await post({ ...base, client_id: 'not-an-id' }), 404, 'NOT_FOUND', 'Client not found');
+    expectError(await post({ ...base, case_id: foreignCase.id }), 404, 'NOT_FOUND', 'Case not found');
+    expectError(await post({ ...base, case_id: newId('case') }), 404, 'NOT_FOUND', 'Case not found');
+  });
+});
+
+describe('GET /v1/financial/{id}', () => {
+  test('when read, then the detail has nested case and client (with email) and every field', async () => {
+    const client = sut.neighbours.client(who, 'Ana', 'ana@example.com');
+    const r = await create({ client_id: client.id });
+    const res = await get(`/v1/financial/${r.id}`);
+    expect(res.statusCode).toBe(200);
+    const d = res.json().data;
+    expect(d).toMatchObject({ id: r.id, amount: 1500.5, case: null, client: { id: client.id, name: 'Ana', email: 'ana@example.com' }, metadata: {}, cancelled_at: null });
+    expect(Object.keys(d).sort()).toEqual(
+      ['id', 'type', 'category', 'description', 'amount', 'currency', 'date', 'due_date', 'paid_date', 'status', 'case', 'client', 'payment_method', 'invoice_number', 'notes', 'metadata', 'cancelled_at', 'created_at', 'updated_at'].sort(),
+    );
+  });
+
+  test('when the id is unknown, of another kind or another team\'s, then 404 Record not found', async () => {
+    const r = await create();
+    expectError(await get(`/v1/financial/${newId('fin')}`), 404, 'NOT_FOUND', 'Record not found');
+    expectError(await get(`/v1/financial/${newId('case')}`), 404, 'NOT_FOUND', 'Record not found');
+    expectError(await get(`/v1/financial/${r.id}`, identity(ZONE)), 404, 'NOT_FOUND', 'Record not found');
+  });
+});
+
+describe('PUT /v1/financial/{id}', () => {
+  test('when a pending record is paid without paid_date, then paid_date is today (team zone), and financial.paid is emitted once', async () => {
+    const r = await create();
+    const res = await put(r.id, { status: 'paid', payment_method: 'boleto', invoice_number: 'NF-9' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual({ id: r.id, status: 'paid', paid_date: today(), payment_method: 'boleto', invoice_number: 'NF-9', updated_at: expect.stringMatching(ISO_MS) });
+    const events = await storedOutbox(r.id);
+    expect(events.map((e) => e.type)).toEqual(['financial.created', 'financial.paid']);
+    expect(events[1].data).toMatchObject({ object: { id: r.id, status: 'paid', paid_date: today() }, previous_attributes: { status: 'pending', paid_date: null } });
+    // Paying again changes nothing and emits nothing.
+    expect((await put(r.id, { status: 'paid' })).statusCode).toBe(200);
+    expect((await storedOutbox(r.id)).map((e) => e.type)).toEqual(['financial.created', 'financial.paid']);
+  });
+
+  test('when paid with a paid_date, then it is kept', async () => {
+    const r = await create();
+    expect((await put(r.id, { status: 'paid', paid_date: '2026-03-15' })).json().data).toMatchObject({ status: 'paid', paid_date: '2026-03-15' });
+  });
+
+  test('when fields of a pending record change, then the answer has id, the sent fields normalized and updated_at', async () => {
+    const r = await create();
+    const res = await put(r.id, { amount: 0.3, category: '  custas ', currency: 'usd', due_date: null });
+    expect(res.json().data).toEqual({ id: r.id, amount: 0.3, category: 'custas', currency: 'USD', due_date: null, updated_at: expect.stringMatching(ISO_MS) });
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ amount: 0.3, category: 'custas', currency: 'USD' });
+  });
+
+  test('when amount, type or date of a paid record change, then 422 Cannot modify paid record; notes and invoice may change', async () => {
+    const r = await create({ status: 'paid' });
+    for (const change of [{ amount: 1 }, { type: 'expense' }, { date: '2026-01-01' }]) {
+      const err = expectError(await put(r.id, change), 422, 'VALIDATION_ERROR', 'Cannot modify paid record');
+      expect(err.details.reason).toBe('cannot_modify_paid_record');
+    }
+    expect((await put(r.id, { amount: 1500.5, notes: 'ok', invoice_number: 'NF-2', description: 'Nova' })).statusCode).toBe(200);
+  });
+
+  test('when a paid or cancelled record is moved to another status, then 422 Invalid status transition', async () => {
+    const paid = await create({ status: 'paid' });
+    for (const status of ['pending', 'cancelled']) {
+      const err = expectError(await put(paid.id, { status }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
+      expect(err.details.reason).toBe('invalid_status_transition');
+    }
+    const cancelled = await create();
+    const res = await put(cancelled.id, { status: 'cancelled' });
+    expect(res.json().data).toMatchObject({ status: 'cancelled', cancelled_at: expect.stringMatching(ISO_MS) });
+    for (const status of ['pending', 'paid']) expectError(await put(cancelled.id, { status }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
+  });
+
+  test('when the body is empty, invalid or the id unknown, then 400 / 404 with the exact message', async () => {
+    const r = await create();
+    expectError(await put(r.id, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
+    expectError(await put(r.id, { status: 'done' }), 400, 'VALIDATION_ERROR', 'Invalid status');
+    expectError(await put(r.id, { amount: 2.555 }), 400, 'VALIDATION_ERROR', 'Invalid amount');
+    expectError(await put(r.id, { due_date: '2026-02-29' }), 400, 'VALIDATION_ERROR', 'Invalid date format');
+    expectError(await put(r.id, { payment_method: 'bitcoin' }), 400, 'VALIDATION_ERROR', 'Invalid payment method');
+    expectError(await put(r.id, { created_at: '2026-01-01' }), 400, 'VALIDATION_ERROR', 'Unknown field: created_at');
+    expectError(await put(newId('fin'), { notes: 'x' }), 404, 'NOT_FOUND', 'Record not found');
+    expectError(await put(r.id, { client_id: newId('cli') }), 404, 'NOT_FOUND', 'Client not found');
+  });
+});
+
+describe('DELETE /v1/financial/{id}', () => {
+  test('when a pending record is cancelled, then status cancelled with cancelled_at; again answers the same (idempotent)', async () => {
+    const r = await create();
+    const first = await del(r.id);
+    expect(first.statusCode).toBe(200);
+    expect(first.json().data).toEqual({ id: r.id, status: 'cancelled', cancelled_at: expect.stringMatching(ISO_MS) });
+    const again = await del(r.id);
+    expect(again.statusCode).toBe(200);
+    expect(again.json().data).toEqual(first.json().data);
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ status: 'cancelled', cancelled_at: first.json().data.cancelled_at });
+  });
+
+  test('when the record is paid, then 422 Cannot cancel paid record; unknown is 404', async () => {
+    const r = await create({ status: 'paid' });
+    const err = expectError(await del(r.id), 422, 'VALIDATION_ERROR', 'Cannot cancel paid record');
+    expect(err.details.reason).toBe('cannot_cancel_paid_record');
+    expectError(await del(newId('fin')), 404, 'NOT_FOUND', 'Record not found');
+  });
+});
+
+describe('GET /v1/financial', () => {
+  test('when listed, then filters apply, the default sort is -date, and items have nested case and client', async () => {
+    const client = sut.neighbours.client(who, 'Cliente Lista');
+    const kase = sut.neighbours.kase(who, 'Caso Lista', 'N-1');
+    const a = await create({ date: '2026-01-05', amount: 10, client_id: client.id, case_id: kase.id });
+    const b = await create({ date: '2026-01-20', amount: 30, type: 'expense', category: 'aluguel', due_date: '2026-02-01' });
+    const c = await create({ date: '2026-02-01', amount: 20, type: 'cost', category: 'custas', status: 'paid' });
+    await create({ date: '2026-03-01' }, identity(ZONE)); // another team's
+
+    const all = (await get('/v1/financial')).json();
+    expect(all.data.map((r: { id: string }) => r.id)).toEqual([c.id, b.id, a.id]);
+    expect(all.pagination).toEqual({ page: 1, limit: 20, total: 3, pages: 1 });
+    expect(all.data[2]).toEqual({
+      id: a.id,
+      type: 'revenue',
+      category: 'honorarios',
+      description: 'Honorários iniciais',
+      amount: 10,
+      currency: 'BRL',
+      date: '2026-01-05',
+      due_date: null,
+      status: 'pending',
+      case: { id: kase.id, title: 'Caso Lista', number: 'N-1' },
+      client: { id: client.id, name: 'Cliente Lista' },
+      created_at: a.created_at,
+    });
+    const ids = async (q: string) => (await get(`/v1/financial?${q}`)).json().data.map((r: { id: string }) => r.id);
+    expect(await ids('type=expense')).toEqual([b.id]);
+    expect(await ids('status=paid')).toEqual([c.id]);
+    expect(await ids('category=honorarios')).toEqual([a.id]);
+    expect(await ids(`client_id=${client.id}`)).toEqual([a.id]);
+    expect(await ids(`case_id=${kase.id}`)).toEqual([a.id]);
+    expect(await ids('from=2026-01-20&to=2026-02-01')).toEqual([c.id, b.id]);
+    expect(await ids('sort=amount')).toEqual([a.id, c.id, b.id]);
+    expect(await ids('sort=-amount')).toEqual([b.id, c.id, a.id]);
+    expect(await ids('sort=date')).toEqual([a.id, b.id, c.id]);
+    // Records without a due date come last in either direction.
+    expect((await ids('sort=due_date'))[0]).toBe(b.id);
+    expect((await ids('sort=-due_date'))[0]).toBe(b.id);
+    expect(await ids('sort=created_at&limit=2&page=2')).toEqual([c.id]);
+  });
+
+  test('when a filter or parameter is invalid, then 400 with the field\'s message', async () => {
+    expectError(await get('/v1/financial?type=income'), 400, 'VALIDATION_ERROR', 'Invalid type');
+    expectError(await get('/v1/financial?status=late'), 400, 'VALIDATION_ERROR', 'Invalid status');
+    expectError(await get('/v1/financial?from=2026-02-30'), 400, 'VALIDATION_ERROR', 'Invalid date format');
+    expectError(await get('/v1/financial?sort=title'), 400, 'VALIDATION_ERROR', 'Invalid sort field');
+    expectError(await get('/v1/financial?limit=101'), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
+  });
+});
+
+describe('GET /v1/financial/overdue', () => {
+  test('when pending records are past their due date, then they are listed with days_overdue in the team zone, oldest first; paid, cancelled and due today are not', async () => {
+    const client = sut.neighbours.client(who, 'Devedor');
+    const late = await create({ due_date: day(-3), client_id: client.id });
+    const later = await create({ due_date: day(-1), type: 'expense', category: 'aluguel', amount: 99.99 });
+    await create({ due_date: day(0) });
+    await create({ due_date: day(-2), status: 'paid' });
+    const cancelled = await create({ due_date: day(-2) });
+    await del(cancelled.id);
+    const res = await get('/v1/financial/overdue');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().pagination).toEqual({ page: 1, limit: 20, total: 2, pages: 1 });
+    expect(res.json().data).toEqual([
+      { id: late.id, type: 'revenue', category: 'honorarios', description: 'Honorários iniciais', amount: 1500.5, due_date: day(-3), days_overdue: 3, client: { id: client.id, name: 'Devedor' } },
+      { id: later.id, type: 'expense', category: 'aluguel', description: 'Honorários iniciais', amount: 99.99, due_date: day(-1), days_overdue: 1, client: null },
+    ]);
+    expect((await get('/v1/financial/overdue?sort=-due_date')).json().data.map((r: { id: string }) => r.id)).toEqual([later.id, late.id]);
+  });
+
+  test('when the team zone has already reached the next day, then days_overdue counts in that zone', async () => {
+    const tokyo = identity('Asia/Tokyo');
+    // 2026-03-10 16:00 UTC is 2026-03-11 01:00 in Tokyo.
+    sut.setNow(new Date('2026-03-10T16:00:00Z'));
+    try {
+      const r = await create({ due_date: '2026-03-09' }, tokyo);
+      expect((await get('/v1/financial/overdue', tokyo)).json().data).toEqual([expect.objectContaining({ id: r.id, days_overdue: 2 })]);
+    } finally {
+      sut.setNow(undefined);
+    }
+  });
+});

@@ -1,0 +1,84 @@
+// The financial app in process on its own database, with its neighbours faked:
+// clients and cases are whatever the caller puts in `known` (anything else is 404).
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Db } from 'mongodb';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { openStore } from '@lpm/shared/store/orm';
+import type { Relay } from '@lpm/shared/store/record-store';
+import { callAs } from '../../../test/support/api.ts';
+import { buildFinancialApp } from '../src/app.ts';
+import { CaseViewEntity, ClientViewEntity, FinancialEntity, type CaseView, type ClientView } from '../src/data/financial-entity.ts';
+import { FinancialRepository } from '../src/data/financial-repository.ts';
+import { ViewsRepository } from '../src/data/views-repository.ts';
+import { Financial } from '../src/domain/financial.ts';
+import type { CaseFacts, ClientFacts } from '../src/upstream/links-services.ts';
+
+export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+
+export function identity(timezone = 'America/Sao_Paulo'): Identity {
+  return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings(timezone) };
+}
+
+/** Clients and cases the fake neighbours know, per team. */
+export class Neighbours {
+  readonly clients = new Map<string, { teamId: string; facts: ClientFacts }>();
+  readonly cases = new Map<string, { teamId: string; facts: CaseFacts }>();
+
+  client(who: Identity, name: string, email: string | null = null): ClientFacts {
+    const facts = { id: newId('cli'), name, email, updated_at: new Date().toISOString() };
+    this.clients.set(facts.id, { teamId: who.teamId, facts });
+    return facts;
+  }
+
+  kase(who: Identity, title: string, number: string | null = null): CaseFacts {
+    const facts = { id: newId('case'), title, number, updated_at: new Date().toISOString() };
+    this.cases.set(facts.id, { teamId: who.teamId, facts });
+    return facts;
+  }
+}
+
+export interface FinancialUnderTest {
+  app: FastifyInstance;
+  financial: Financial;
+  db: Db;
+  neighbours: Neighbours;
+  /** Moves the service's clock (undefined: the real time). */
+  setNow(at: Date | undefined): void;
+  call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startFinancial(opts: { relay?: Relay } = {}): Promise<FinancialUnderTest> {
+  const store = await openStore({
+    url: process.env.MONGO_URL!,
+    dbName: `${process.env.MONGO_DB_PREFIX}financial_${randomBytes(4).toString('hex')}`,
+    entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
+  });
+  const neighbours = new Neighbours();
+  let now: Date | undefined;
+  const financial = new Financial({
+    records: new FinancialRepository(store.db, opts.relay ?? { kick: () => {} }),
+    clients: { facts: async (who, id) => (neighbours.clients.get(id)?.teamId === who.teamId ? neighbours.clients.get(id)!.facts : null) },
+    cases: { facts: async (who, id) => (neighbours.cases.get(id)?.teamId === who.teamId ? neighbours.cases.get(id)!.facts : null) },
+    clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
+    caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
+    now: () => now ?? new Date(),
+  });
+  const app = buildFinancialApp({ financial, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  await app.ready();
+  return {
+    app,
+    financial,
+    db: store.db,
+    neighbours,
+    setNow: (at) => (now = at),
+    call: callAs(() => app, INTERNAL_TOKEN),
+    close: async () => {
+      await app.close();
+      await store.db.dropDatabase();
+      await store.close();
+    },
+  };
+}
