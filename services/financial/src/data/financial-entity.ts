@@ -7,6 +7,12 @@ export const PAYMENT_METHODS = ['pix', 'boleto', 'cartao', 'transferencia', 'din
 export type FinancialType = (typeof FINANCIAL_TYPES)[number];
 export type FinancialStatus = (typeof FINANCIAL_STATUSES)[number];
 
+/** One summary key of a record: what it adds to (k) and how many cents (c). */
+export interface SummaryKey {
+  k: string;
+  c: number;
+}
+
 export const FinancialEntity = defineEntity({
   name: 'FinancialRecord',
   collection: 'financial_records',
@@ -36,11 +42,12 @@ export const FinancialEntity = defineEntity({
     // Derived on every write: records without a due date sort last either way.
     due_missing: p.integer(),
     // Summary keys (FerretDB groups only by precomputed values: no $dateToString,
-    // no $cond): one list per group_by, each key naming what the record adds to.
-    // See domain/financial-shape.ts summaryKeys().
-    sum_month: p.json<string[]>(),
-    sum_day: p.json<string[]>(),
-    sum_week: p.json<string[]>(),
+    // no $cond): one list per group_by, each entry naming what the record adds to
+    // and its cents (FerretDB's $unwind keeps only the unwound field, so the amount
+    // travels inside it). See domain/financial-shape.ts summaryKeys().
+    sum_month: p.json<SummaryKey[]>(),
+    sum_day: p.json<SummaryKey[]>(),
+    sum_week: p.json<SummaryKey[]>(),
     // Time-driven financial.overdue (shared/src/jobs/time-signals.ts): null when disarmed.
     overdue_at: p.datetime().strictNullable(),
     ...outboxProperties,

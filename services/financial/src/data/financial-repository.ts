@@ -66,7 +66,7 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
   /**
    * Cents per summary key (domain/financial-shape.ts summaryKeys) over the team's
    * records in one currency dated from..to: one round trip, $match, $unwind of the
-   * precomputed keys, $group with $sum over integer cents (exact).
+   * precomputed keys (each carrying its cents), $group with $sum over integer cents (exact).
    */
   async summary(teamId: string, currency: string, from: string, to: string, groupBy: GroupBy): Promise<Map<string, number>> {
     const keys = `sum_${groupBy}`;
@@ -74,7 +74,7 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
       .aggregate<{ _id: string; cents: number }>([
         { $match: { team_id: teamId, currency, date: { $gte: from, $lte: to } } },
         { $unwind: `$${keys}` },
-        { $group: { _id: `$${keys}`, cents: { $sum: '$amount_cents' } } },
+        { $group: { _id: `$${keys}.k`, cents: { $sum: `$${keys}.c` } } },
       ])
       .toArray();
     return new Map(rows.map((r) => [r._id, r.cents]));

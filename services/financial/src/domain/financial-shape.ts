@@ -1,7 +1,7 @@
 // Read shapes of a financial record built from its stored record and the linked
 // client and case views; the fields derived for sorting and for the summary.
 import { iso } from '@lpm/shared/time';
-import type { CaseView, ClientView, FinancialRecord } from '../data/financial-entity.ts';
+import type { CaseView, ClientView, FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
 import { bucketOf, type GroupBy } from './summary-buckets.ts';
 
 /** Fields a caller may send on create or update (amount is stored as amount_cents). */
@@ -46,15 +46,19 @@ export function toCents(amount: number): number | null {
 export const fromCents = (cents: number): number => cents / 100;
 
 /** The summary keys a record adds its amount to, for one group_by (see FinancialRepository.summary). */
-export function summaryKeys(r: Pick<FinancialRecord, 'status' | 'type' | 'category' | 'client_id' | 'date'>, groupBy: GroupBy): string[] {
-  if (r.status === 'pending') return [`P:${r.type}`];
-  if (r.status !== 'paid') return [];
-  const keys = [`T:${r.type}`, `C:${r.category}`, `B:${r.type}:${bucketOf(groupBy, r.date)}`];
-  if (r.type === 'revenue' && r.client_id) keys.push(`R:${r.client_id}`);
-  return keys;
+export function summaryKeys(r: SummaryFields, groupBy: GroupBy): SummaryKey[] {
+  let keys: string[] = [];
+  if (r.status === 'pending') keys = [`P:${r.type}`];
+  else if (r.status === 'paid') {
+    keys = [`T:${r.type}`, `C:${r.category}`, `B:${r.type}:${bucketOf(groupBy, r.date)}`];
+    if (r.type === 'revenue' && r.client_id) keys.push(`R:${r.client_id}`);
+  }
+  return keys.map((k) => ({ k, c: r.amount_cents }));
 }
 
-export function derivedFields(r: Pick<FinancialRecord, 'status' | 'type' | 'category' | 'client_id' | 'date' | 'due_date'>) {
+type SummaryFields = Pick<FinancialRecord, 'status' | 'type' | 'category' | 'client_id' | 'date' | 'amount_cents'>;
+
+export function derivedFields(r: SummaryFields & Pick<FinancialRecord, 'due_date'>) {
   return {
     due_missing: r.due_date ? 0 : 1,
     sum_month: summaryKeys(r, 'month'),
