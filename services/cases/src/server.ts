@@ -8,6 +8,7 @@ import { ClientViewsRepository } from './data/client-views-repository.ts';
 import { Cases } from './domain/cases.ts';
 import { ClientLinks } from './domain/client-links.ts';
 import { consumeClientEvents } from './consumers/client-events.ts';
+import { consumeActivityEvents } from './consumers/activity-events.ts';
 import { slaSignals } from './jobs/sla-signals.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
 import { ClientsService } from './upstream/clients-service.ts';
@@ -36,7 +37,7 @@ await runService({
     });
     return {
       app: buildCasesApp({ cases, db, internalToken: config.internalToken, loggerInstance: logger }),
-      background: [signals, consumerTask(() => consumeClientEvents(broker, clientLinks))],
+      background: [signals, consumerTask(() => consumeClientEvents(broker, clientLinks)), consumerTask(() => consumeActivityEvents(broker, db, cases))],
     };
   },
 });

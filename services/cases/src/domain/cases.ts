@@ -3,7 +3,7 @@
 // a timeline kept in the case. Every write stores the record, its timeline entries
 // and its events in one document write (data/cases-repository.ts).
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { badRequest, serviceUnavailable } from '@lpm/shared/errors';
+import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
@@ -35,6 +35,17 @@ export interface CasesDeps {
 }
 
 export type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
+
+/** What an activity event tells a case (consumers/activity-events.ts reads it off the event). */
+export interface ActivityEventNews {
+  teamId: string;
+  type: 'activity.created' | 'activity.updated' | 'activity.completed' | 'activity.deleted';
+  activity: { id: string; title: string; case_id: string | null };
+  /** On activity.updated: the case_id before, when the link changed (undefined: unchanged). */
+  previousCaseId?: string | null;
+  actorId: string | null;
+  at: Date;
+}
 
 const TIMELINE_KEPT = 100;
 
@@ -249,6 +260,58 @@ export class Cases {
 
   // Questions other services ask (internal endpoints).
 
+  /** What the activities service shows of a case. */
+  async facts(teamId: string, id: string) {
+    const r = await this.deps.cases.get(teamId, id);
+    return { id: r._id, title: r.title, number: r.number, status: r.status, updated_at: iso(r.updated_at) };
+  }
+
+  /**
+   * An activity event's news for its case (decisions §5: activities_count counts the
+   * case's activities in any status; the timeline shows activity_added and
+   * activity_completed). The consumer's dedupe runs each event once.
+   */
+  async recordActivityEvent(event: ActivityEventNews): Promise<void> {
+    const { teamId, type, activity, previousCaseId, actorId, at } = event;
+    const caseId = activity.case_id;
+    const adds: string[] = [];
+    const removes: string[] = [];
+    if (type === 'activity.created' && caseId) adds.push(caseId);
+    if (type === 'activity.deleted' && caseId) removes.push(caseId);
+    if (type === 'activity.updated' && previousCaseId !== undefined && previousCaseId !== caseId) {
+      if (previousCaseId) removes.push(previousCaseId);
+      if (caseId) adds.push(caseId);
+    }
+    const who = { userId: actorId };
+    for (const id of removes) await this.countActivity(teamId, id, -1, null);
+    for (const id of adds) await this.countActivity(teamId, id, +1, this.entry(who, 'activity_added', `Activity added: ${activity.title}`, at));
+    if (type === 'activity.completed' && caseId) await this.countActivity(teamId, caseId, 0, this.entry(who, 'activity_completed', `Activity completed: ${activity.title}`, at));
+  }
+
+  private async countActivity(teamId: string, caseId: string, delta: number, entry: TimelineEntry | null): Promise<void> {
+    try {
+      await this.deps.cases.update(
+        teamId,
+        caseId,
+        async (current) => ({
+          result: undefined,
+          write: {
+            set: {
+              activities_count: Math.max(0, current.activities_count + delta),
+              ...(entry ? { timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) } : {}),
+            },
+            events: [],
+          },
+        }),
+        ['timeline'],
+      );
+    } catch (err) {
+      // A case of another team or one that does not exist has nothing to count.
+      if (err instanceof AppError && err.status === 404) return;
+      throw err;
+    }
+  }
+
   countByClient(teamId: string, clientIds: string[]): Promise<Record<string, number>> {
     return this.deps.cases.countByClient(teamId, clientIds);
   }
@@ -266,7 +329,7 @@ export class Cases {
     return this.deps.cases.phasesInUse(teamId, phases);
   }
 
-  private entry(who: Who, type: TimelineEntry['type'], description: string, at: Date): TimelineEntry {
+  private entry(who: Pick<Who, 'userId'> | { userId: string | null }, type: TimelineEntry['type'], description: string, at: Date): TimelineEntry {
     return { id: newId('evt'), type, description, user_id: who.userId, created_at: at };
   }
 }

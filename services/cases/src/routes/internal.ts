@@ -14,6 +14,9 @@ const phasesInUseBody = object({ kind: enumOf(['case'], 'Invalid kind'), phases:
 export function internalRoutes(fastify: FastifyInstance, cases: Cases): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
+  // The activities service checks a case_id and shows the case's title and number.
+  app.get('/internal/cases/:id', { schema: { hide: true, params: caseIdParams } }, async (req) => ok(await cases.facts(req.identity.teamId, req.params.id)));
+
   app.post('/internal/case-counts', { schema: { hide: true, body: caseCountsBody } }, async (req) =>
     ok(await cases.countByClient(req.identity.teamId, req.body.client_ids)),
   );

@@ -1,0 +1,20 @@
+// The activities service as an app: no listening here (server.ts does that), so
+// tests build it with their own store and neighbours.
+import type { FastifyInstance } from 'fastify';
+import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
+import type { Activities } from './domain/activities.ts';
+import { activityRoutes } from './routes/activities.ts';
+import { internalRoutes } from './routes/internal.ts';
+
+export interface ActivitiesAppOptions extends Omit<ServiceAppOptions, 'name'> {
+  activities: Activities;
+}
+
+export function buildActivitiesApp(opts: ActivitiesAppOptions): FastifyInstance {
+  const app = createServiceApp({ ...opts, name: 'activities' });
+  app.register(async (scope) => {
+    activityRoutes(scope, opts.activities);
+    internalRoutes(scope, opts.activities);
+  });
+  return app;
+}

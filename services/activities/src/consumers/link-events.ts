@@ -1,0 +1,23 @@
+// Keeps the local views of cases and clients (titles, numbers and names shown on
+// activities) current from their events. Recording is idempotent (newer facts
+// win), so redeliveries need no dedupe store.
+import type { Broker, ConsumerHandle } from '@lpm/shared/messaging/broker';
+import type { Activities } from '../domain/activities.ts';
+import { isCaseFacts, isClientFacts } from '../upstream/neighbours.ts';
+
+export function consumeLinkEvents(broker: Broker, activities: Activities): Promise<ConsumerHandle> {
+  return broker.consume({
+    queue: broker.queueName('activities.link-views'),
+    bindings: ['case.created', 'case.updated', 'case.archived', 'client.created', 'client.updated', 'client.deactivated'],
+    handler: async (event) => {
+      const object = event.data.object;
+      if (event.type.startsWith('case.')) {
+        if (!isCaseFacts(object)) throw new Error(`${event.type} ${event.id} does not carry a case`);
+        await activities.recordCase(event.team_id, object);
+      } else {
+        if (!isClientFacts(object)) throw new Error(`${event.type} ${event.id} does not carry a client`);
+        await activities.recordClient(event.team_id, object);
+      }
+    },
+  });
+}

@@ -1,0 +1,125 @@
+// Activities in the store: the record store for writes (outbox, lock, version),
+// the list queries on the fields derived for sorting (due moment, priority rank,
+// "no due date" last), and the counts other services ask for.
+import type { Db, Filter } from 'mongodb';
+import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import { withDocumentLock } from '@lpm/shared/store/lock';
+import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
+import { outboxOnInsert } from '@lpm/shared/outbox/fields';
+import type { DomainEvent } from '@lpm/shared/events';
+import { isId } from '@lpm/shared/ids';
+import { activityNotFound } from '../domain/activity-errors.ts';
+import type { ActivityPriority, ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
+
+export interface ActivityFilter {
+  type?: ActivityType;
+  status?: ActivityStatus;
+  priority?: ActivityPriority;
+  case_id?: string;
+  client_id?: string;
+  deal_id?: string;
+  assigned_to?: string;
+  /** due_date within [from, to], inclusive. */
+  from?: string;
+  to?: string;
+  /** Only open activities whose due moment is before this instant. */
+  overdueAt?: Date;
+}
+
+type Page = { records: ActivityRecord[]; total: number };
+
+/** Every sort: records with no value for it last in either direction, then ties by _id. */
+function orderOf(sortParam: string | undefined): Record<string, 1 | -1> {
+  const sort = parseSort(sortParam, 'due_date');
+  const d = sort.direction;
+  switch (sort.field) {
+    case 'due_date':
+      return { due_missing: 1, due_at: d, _id: d };
+    case 'priority':
+      return { priority_rank: d, _id: d };
+    default:
+      return { [sort.field]: d, _id: d };
+  }
+}
+
+/** Deleted activities' last events wait here for the relay (an outbox collection). */
+export const TOMBSTONES = 'activity_tombstones';
+
+export const COUNT_KINDS = { case: 'case_id', client: 'client_id', deal: 'deal_id' } as const;
+export type CountKind = keyof typeof COUNT_KINDS;
+
+export class ActivitiesRepository extends RecordStore<ActivityRecord> {
+  private readonly db: Db;
+  private readonly relay: Relay;
+
+  constructor(db: Db, relay: Relay) {
+    super({ db, relay, collection: 'activities', idKind: 'act', noun: 'activity', notFound: activityNotFound });
+    this.db = db;
+    this.relay = relay;
+  }
+
+  async list(teamId: string, f: ActivityFilter, q: ListQuery): Promise<Page> {
+    const filter: Filter<ActivityRecord> = { team_id: teamId };
+    for (const k of ['type', 'status', 'priority', 'case_id', 'client_id', 'deal_id', 'assigned_to'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    if (f.from || f.to) filter.due_date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
+    if (f.overdueAt) Object.assign(filter, { open: 1, due_at: { $lt: f.overdueAt } });
+    return this.page(filter, q);
+  }
+
+  private async page(filter: Filter<ActivityRecord>, q: ListQuery): Promise<Page> {
+    const { skip, limit } = pageWindow(q);
+    const [records, total] = await Promise.all([
+      this.collection.find<ActivityRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort), skip, limit }).toArray(),
+      this.collection.countDocuments(filter),
+    ]);
+    return { records, total };
+  }
+
+  /** How many activities each id of `kind` has (every id asked for appears, 0 when none). */
+  async countBy(teamId: string, kind: CountKind, ids: string[]): Promise<Record<string, number>> {
+    const counts = Object.fromEntries(ids.map((id) => [id, 0]));
+    if (ids.length === 0) return counts;
+    const field = COUNT_KINDS[kind];
+    const rows = await this.collection
+      .aggregate<{ _id: string; n: number }>([{ $match: { team_id: teamId, [field]: { $in: ids } } }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }])
+      .toArray();
+    for (const r of rows) counts[r._id] = r.n;
+    return counts;
+  }
+
+  /** Inserts the next occurrence of a series unless it is there already (a retried completion). */
+  async insertOccurrence(record: ActivityRecord, events: DomainEvent[]): Promise<boolean> {
+    const key = `${record.series_id}:${record.occurrence}`;
+    return withDocumentLock(this.db, 'activity_series', key, async () => {
+      const existing = await this.collection.findOne({ team_id: record.team_id, series_id: record.series_id, occurrence: record.occurrence }, { projection: { _id: 1 } });
+      if (existing) return false;
+      await this.insert(record, events);
+      return true;
+    });
+  }
+
+  /**
+   * Removes a record under its lock if `check` (given the current record) allows.
+   * The record's events still in its outbox and `events` move to a tombstone in
+   * `activity_tombstones` (an outbox collection) first, so nothing pending is lost
+   * with the record; a retried delete finds the tombstone there.
+   */
+  async remove<T>(teamId: string, id: string, check: (current: ActivityRecord) => Promise<{ result: T; events: DomainEvent[] }>): Promise<T> {
+    if (!isId('act', id)) throw activityNotFound();
+    return withDocumentLock(this.db, 'activities', id, async () => {
+      const current = await this.get(teamId, id);
+      const { result, events } = await check(current);
+      const raw = await this.db.collection<{ _id: string; outbox?: DomainEvent[] }>('activities').findOne({ _id: id }, { projection: { outbox: 1 } });
+      const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date }>(TOMBSTONES);
+      try {
+        await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: new Date(), ...outboxOnInsert([...(raw?.outbox ?? []), ...events]) });
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+      }
+      await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
+      this.relay.kick(TOMBSTONES, id);
+      return result;
+    });
+  }
+}

@@ -1,0 +1,110 @@
+import { defineEntity, p } from '@mikro-orm/mongodb';
+import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+
+export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
+export const ACTIVITY_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
+export const ACTIVITY_PRIORITIES = ['alta', 'media', 'baixa'] as const;
+export const REMINDER_CHANNELS = ['email', 'push', 'sms'] as const;
+export const FREQUENCIES = ['daily', 'weekly', 'monthly', 'yearly'] as const;
+export type ActivityType = (typeof ACTIVITY_TYPES)[number];
+export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
+export type ActivityPriority = (typeof ACTIVITY_PRIORITIES)[number];
+export type Frequency = (typeof FREQUENCIES)[number];
+
+export interface Reminder {
+  enabled: boolean;
+  before_minutes: number;
+  channels: (typeof REMINDER_CHANNELS)[number][];
+}
+
+export interface Recurrence {
+  frequency: Frequency;
+  interval: number;
+  until: string | null;
+  count: number | null;
+}
+
+export const ActivityEntity = defineEntity({
+  name: 'Activity',
+  collection: 'activities',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    type: p.enum(ACTIVITY_TYPES),
+    title: p.string(),
+    description: p.string().strictNullable(),
+    status: p.enum(ACTIVITY_STATUSES),
+    priority: p.enum(ACTIVITY_PRIORITIES),
+    due_date: p.string().strictNullable(),
+    due_time: p.string().strictNullable(),
+    case_id: p.string().strictNullable(),
+    client_id: p.string().strictNullable(),
+    deal_id: p.string().strictNullable(),
+    assigned_to: p.string().strictNullable(),
+    created_by: p.string().strictNullable(),
+    reminder: p.json<Reminder>().strictNullable(),
+    recurrence: p.json<Recurrence>().strictNullable(),
+    metadata: p.json<Record<string, unknown>>(),
+    completed_at: p.datetime().strictNullable(),
+    completed_by: p.string().strictNullable(),
+    completion_notes: p.string().strictNullable(),
+    created_at: p.datetime(),
+    updated_at: p.datetime(),
+    version: p.integer(),
+    // Recurring series: the first occurrence's due date and this one's place (1 = first).
+    series_id: p.string().strictNullable(),
+    series_start: p.string().strictNullable(),
+    occurrence: p.integer(),
+    // Derived on every write (no collation on FerretDB): sorting and the overdue query.
+    priority_rank: p.integer(),
+    due_missing: p.integer(),
+    /** The due moment (due_date at due_time, 23:59 without one, in the team's zone). */
+    due_at: p.datetime().strictNullable(),
+    /** 1 while pending or in_progress. */
+    open: p.integer(),
+    // Time-driven signals (shared/src/jobs/time-signals.ts): due instants, null when disarmed.
+    due_soon_at: p.datetime().strictNullable(),
+    overdue_at: p.datetime().strictNullable(),
+    reminder_at: p.datetime().strictNullable(),
+    ...outboxProperties,
+  },
+  indexes: [
+    { properties: ['team_id', 'due_missing', 'due_at', '_id'] },
+    { properties: ['team_id', 'created_at', '_id'] },
+    { properties: ['team_id', 'updated_at', '_id'] },
+    { properties: ['team_id', 'priority_rank', '_id'] },
+    { properties: ['team_id', 'open', 'due_at', '_id'] },
+    { properties: ['team_id', 'case_id', 'due_missing', 'due_at', '_id'] },
+    { properties: ['team_id', 'deal_id'] },
+    { properties: ['team_id', 'client_id'] },
+    { properties: ['team_id', 'assigned_to'] },
+  ],
+});
+
+export type ActivityRecord = RecordOf<typeof ActivityEntity>;
+
+/** Local copies of the cases and clients shown on activities, fed by their events: for display only. */
+export const CaseViewEntity = defineEntity({
+  name: 'CaseView',
+  collection: 'case_views',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    title: p.string(),
+    number: p.string().strictNullable(),
+    as_of: p.datetime(),
+  },
+});
+export type CaseView = RecordOf<typeof CaseViewEntity>;
+
+export const ClientViewEntity = defineEntity({
+  name: 'ClientView',
+  collection: 'client_views',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    name: p.string(),
+    as_of: p.datetime(),
+  },
+});
+export type ClientView = RecordOf<typeof ClientViewEntity>;

@@ -1,0 +1,337 @@
+// Activity use cases (decisions §5 "Activities"): status moves, completion and
+// recurrence, links checked at write time, and the time-driven signals (due_soon,
+// overdue, the e-mail reminder) armed by every write that changes what they
+// depend on. Every write stores the record and its events in one document write.
+import { FieldChanges, trimmedText } from '@lpm/shared/changes';
+import { badRequest } from '@lpm/shared/errors';
+import { newEvent, type DomainEvent } from '@lpm/shared/events';
+import type { ListQuery } from '@lpm/shared/http/pagination';
+import type { Identity } from '@lpm/shared/identity';
+import { isId, newId } from '@lpm/shared/ids';
+import { armDeadline } from '@lpm/shared/jobs/time-signals';
+import { iso, zonedMoment } from '@lpm/shared/time';
+import type { Caller } from '@lpm/shared/upstream/service-client';
+import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import type { ActivityRecord, ActivityStatus, CaseView, ClientView, Recurrence, Reminder } from '../data/activity-entity.ts';
+import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/activities-repository.ts';
+import type { ViewsRepository } from '../data/views-repository.ts';
+import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../routes/activity-schemas.ts';
+import type { CaseFacts, ClientFacts } from '../upstream/neighbours.ts';
+import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from './activity-errors.ts';
+import { PRIORITY_RANK, WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
+import { nextOccurrence } from './recurrence.ts';
+
+export interface UserLookup {
+  find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;
+}
+
+export interface ActivitiesDeps {
+  activities: ActivitiesRepository;
+  caseViews: ViewsRepository<CaseView>;
+  clientViews: ViewsRepository<ClientView>;
+  cases: { facts(who: Caller, caseId: string): Promise<CaseFacts | null> };
+  clients: { facts(who: Caller, clientId: string): Promise<ClientFacts | null> };
+  deals: { exists(who: Caller, dealId: string): Promise<boolean> };
+  users: UserLookup;
+  /** The clock (tests move it). */
+  now?: () => Date;
+}
+
+export type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
+
+/** Status moves allowed through PUT (decisions §5); the same status is no move. */
+const MOVES: Record<ActivityStatus, ActivityStatus[]> = {
+  pending: ['in_progress', 'cancelled', 'completed'],
+  in_progress: ['pending', 'cancelled', 'completed'],
+  completed: ['cancelled'],
+  cancelled: [],
+};
+
+const OPEN: ActivityStatus[] = ['pending', 'in_progress'];
+
+const fields = new FieldChanges<ActivityRecord>({
+  empty: { metadata: {} },
+  normalize: {
+    title: trimmedText('title'),
+    reminder: (r): Reminder => ({ enabled: r.enabled ?? true, before_minutes: r.before_minutes ?? 0, channels: r.channels ?? ['email'] }),
+    recurrence: (r): Recurrence => ({ frequency: r.frequency!, interval: r.interval ?? 1, until: r.until ?? null, count: r.count ?? null }),
+  },
+});
+
+/** Today (YYYY-MM-DD) in the zone. */
+export const todayIn = (timeZone: string, now = new Date()) => new Intl.DateTimeFormat('en-CA', { timeZone }).format(now);
+
+/** The due moment: due_date at due_time in the team's zone, 23:59 without a time. */
+export const dueMoment = (r: Pick<ActivityRecord, 'due_date' | 'due_time'>, timeZone: string): Date | null =>
+  r.due_date ? zonedMoment(r.due_date, timeZone, r.due_time ?? '23:59') : null;
+
+type SignalFields = Pick<ActivityRecord, 'due_soon_at' | 'overdue_at' | 'reminder_at'>;
+
+/** The instants of the time-driven signals; none while completed or cancelled. */
+export function signalsOf(r: Pick<ActivityRecord, 'status' | 'due_date' | 'due_time' | 'reminder' | 'assigned_to'>, timeZone: string, now: Date): SignalFields {
+  const deadline = OPEN.includes(r.status) ? dueMoment(r, timeZone) : null;
+  const { warnAt, overdueAt } = armDeadline(deadline, now);
+  let reminderAt: Date | null = null;
+  const rem = r.reminder;
+  if (deadline && rem?.enabled && rem.channels.includes('email') && r.assigned_to) {
+    const at = new Date(deadline.getTime() - rem.before_minutes * 60_000);
+    // A reminder whose moment has passed when it is set is not sent (decisions §10).
+    if (at.getTime() > now.getTime()) reminderAt = at;
+  }
+  return { due_soon_at: warnAt, overdue_at: overdueAt, reminder_at: reminderAt };
+}
+
+export function derivedFields(r: Pick<ActivityRecord, 'priority' | 'due_date' | 'due_time' | 'status'>, timeZone: string) {
+  return {
+    priority_rank: PRIORITY_RANK[r.priority],
+    due_missing: r.due_date ? 0 : 1,
+    due_at: dueMoment(r, timeZone),
+    open: OPEN.includes(r.status) ? 1 : 0,
+  };
+}
+
+const ARMING: readonly string[] = ['due_date', 'due_time', 'status', 'reminder', 'assigned_to'];
+
+export class Activities {
+  private readonly deps: ActivitiesDeps;
+
+  constructor(deps: ActivitiesDeps) {
+    this.deps = deps;
+  }
+
+  private now(): Date {
+    return this.deps.now ? this.deps.now() : new Date();
+  }
+
+  private async links(teamId: string, records: Partial<Pick<ActivityRecord, 'case_id' | 'client_id' | 'assigned_to' | 'created_by' | 'completed_by'>>[]): Promise<Links> {
+    const userIds = [...new Set(records.flatMap((r) => [r.assigned_to, r.created_by, r.completed_by]).filter((id): id is string => !!id))];
+    const [cases, clients, users] = await Promise.all([
+      this.deps.caseViews.find(teamId, records.map((r) => r.case_id ?? null)),
+      this.deps.clientViews.find(teamId, records.map((r) => r.client_id ?? null)),
+      userIds.length ? this.deps.users.find(teamId, userIds) : new Map<string, DirectoryUser>(),
+    ]);
+    return { cases, clients, users };
+  }
+
+  /** The detail read shape, as events carry it. */
+  async detailOf(record: ActivityRecord) {
+    return detailShape(record, await this.links(record.team_id, [record]));
+  }
+
+  /** Checks the links a write sets (404 with the spec's message when one is not the team's); keeps the views current. */
+  private async checkLinks(who: Who, body: { case_id?: string | null; client_id?: string | null; deal_id?: string | null; assigned_to?: string | null }) {
+    const checks: Promise<unknown>[] = [];
+    const { case_id, client_id, deal_id, assigned_to } = body;
+    if (typeof case_id === 'string') {
+      if (!isId('case', case_id)) throw caseNotFound();
+      checks.push(
+        this.deps.cases.facts(who, case_id).then(async (c) => {
+          if (!c) throw caseNotFound();
+          await this.deps.caseViews.record({ _id: c.id, team_id: who.teamId, title: c.title, number: c.number, as_of: new Date(c.updated_at) });
+        }),
+      );
+    }
+    if (typeof client_id === 'string') {
+      if (!isId('cli', client_id)) throw clientNotFound();
+      checks.push(
+        this.deps.clients.facts(who, client_id).then(async (c) => {
+          if (!c) throw clientNotFound();
+          await this.deps.clientViews.record({ _id: c.id, team_id: who.teamId, name: c.name, as_of: new Date(c.updated_at) });
+        }),
+      );
+    }
+    if (typeof deal_id === 'string') {
+      if (!isId('deal', deal_id)) throw dealNotFound();
+      checks.push(
+        this.deps.deals.exists(who, deal_id).then((found) => {
+          if (!found) throw dealNotFound();
+        }),
+      );
+    }
+    if (typeof assigned_to === 'string') {
+      if (!isId('user', assigned_to)) throw userNotFound();
+      checks.push(
+        this.deps.users.find(who.teamId, [assigned_to]).then((found) => {
+          if (!found.has(assigned_to)) throw userNotFound();
+        }),
+      );
+    }
+    await Promise.all(checks);
+  }
+
+  async create(who: Who, body: CreateActivityBody) {
+    await this.checkLinks(who, body);
+    const now = this.now();
+    const tz = who.settings.timezone;
+    const id = newId('act');
+    const base = {
+      _id: id,
+      team_id: who.teamId,
+      ...fields.initial(WRITABLE_FIELDS, body),
+      priority: body.priority ?? ('media' as const),
+      status: 'pending' as const,
+      created_by: who.userId,
+      completed_at: null,
+      completed_by: null,
+      completion_notes: null,
+      created_at: now,
+      updated_at: now,
+      version: 1,
+    };
+    const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? todayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
+    const record: ActivityRecord = { ...base, ...series, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
+    const event = newEvent('activity.created', who.teamId, await this.detailOf(record), null, who.userId);
+    await this.deps.activities.insert(record, [event]);
+    return createdShape(record);
+  }
+
+  async get(who: Who, id: string) {
+    return this.detailOf(await this.deps.activities.get(who.teamId, id));
+  }
+
+  async list(who: Who, q: ActivityListQuery) {
+    const { type, status, priority, case_id, client_id, deal_id, assigned_to, from, to } = q;
+    const filter: ActivityFilter = { type, status, priority, case_id, client_id, deal_id, assigned_to, from, to };
+    if (q.overdue) filter.overdueAt = this.now();
+    const { records, total } = await this.deps.activities.list(who.teamId, filter, q);
+    const links = await this.links(who.teamId, records);
+    return { items: records.map((r) => listItemShape(r, links)), total };
+  }
+
+  async overdue(who: Who, q: ListQuery) {
+    const now = this.now();
+    const { records, total } = await this.deps.activities.list(who.teamId, { overdueAt: now }, q);
+    const links = await this.links(who.teamId, records);
+    const today = todayIn(who.settings.timezone, now);
+    return { items: records.map((r) => overdueItemShape(r, links, today)), total };
+  }
+
+  async update(who: Who, id: string, body: UpdateActivityBody) {
+    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    await this.checkLinks(who, body);
+    const tz = who.settings.timezone;
+    const before = await this.deps.activities.get(who.teamId, id);
+    const links = await this.links(who.teamId, [before, { ...body, completed_by: who.userId }]);
+    const done = await this.deps.activities.update(who.teamId, id, async (current) => {
+      const now = this.now();
+      if (body.status !== undefined && body.status !== current.status && !MOVES[current.status].includes(body.status)) throw invalidTransition();
+      const { next, sent } = fields.apply(current, body, [...WRITABLE_FIELDS, 'status']);
+      const completing = next.status === 'completed' && current.status !== 'completed';
+      if (completing) Object.assign(next, { completed_at: now, completed_by: who.userId });
+      if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? todayIn(tz, now), occurrence: 1 });
+      if (next.due_date && next.occurrence === 1 && next.series_id) next.series_start = next.due_date;
+
+      const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'], current, next);
+      if (changed.length === 0) return { result: { record: null, answer: { id, ...sent, updated_at: iso(current.updated_at) } } };
+      next.updated_at = now;
+      Object.assign(next, derivedFields(next, tz));
+      if (changed.some((f) => ARMING.includes(f))) Object.assign(next, signalsOf(next, tz, now));
+
+      const detail = detailShape(next, links);
+      const events: DomainEvent[] = [newEvent('activity.updated', who.teamId, detail, previous, who.userId)];
+      if (completing) events.push(newEvent('activity.completed', who.teamId, detail, { status: current.status, completed_at: null, completed_by: null }, who.userId));
+      const set: Partial<ActivityRecord> = {
+        updated_at: now,
+        ...derivedFields(next, tz),
+        due_soon_at: next.due_soon_at,
+        overdue_at: next.overdue_at,
+        reminder_at: next.reminder_at,
+        series_id: next.series_id,
+        series_start: next.series_start,
+        occurrence: next.occurrence,
+      };
+      for (const f of changed) Object.assign(set, { [f]: next[f] });
+      const answer: Record<string, unknown> = { id, ...sent, updated_at: iso(now) };
+      if (completing) Object.assign(answer, { completed_at: iso(now), completed_by: detail.completed_by });
+      return { result: { record: completing ? next : null, answer }, write: { set, events } };
+    });
+    if (done.record) await this.createNext(who, done.record);
+    return done.answer;
+  }
+
+  async complete(who: Who, id: string, notes: string | null | undefined) {
+    const tz = who.settings.timezone;
+    const links = await this.links(who.teamId, [await this.deps.activities.get(who.teamId, id), { completed_by: who.userId }]);
+    const done = await this.deps.activities.update(who.teamId, id, async (current) => {
+      if (current.status === 'completed') throw alreadyCompleted();
+      if (current.status === 'cancelled') throw completeCancelled();
+      const now = this.now();
+      const next: ActivityRecord = { ...current, status: 'completed', completed_at: now, completed_by: who.userId, completion_notes: notes ?? null, updated_at: now };
+      Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
+      const detail = detailShape(next, links);
+      const previous = { status: current.status, completed_at: null, completed_by: null, completion_notes: current.completion_notes };
+      const set: Partial<ActivityRecord> = {
+        status: 'completed',
+        completed_at: now,
+        completed_by: who.userId,
+        completion_notes: next.completion_notes,
+        updated_at: now,
+        ...derivedFields(next, tz),
+        due_soon_at: null,
+        overdue_at: null,
+        reminder_at: null,
+      };
+      const answer = { id, status: 'completed', completed_at: iso(now), completed_by: detail.completed_by, completion_notes: next.completion_notes };
+      return { result: { record: next, answer }, write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] } };
+    });
+    await this.createNext(who, done.record);
+    return done.answer;
+  }
+
+  /** After a completion: the series' next occurrence (pending, same fields, next due date) unless the series has ended. */
+  private async createNext(who: Who, done: ActivityRecord): Promise<void> {
+    if (!done.recurrence || !done.series_id || !done.series_start) return;
+    const next = nextOccurrence(done.series_start, done.recurrence, done.occurrence);
+    if (!next) return;
+    const now = this.now();
+    const tz = who.settings.timezone;
+    const base = {
+      ...done,
+      _id: newId('act'),
+      status: 'pending' as const,
+      due_date: next.due_date,
+      occurrence: next.occurrence,
+      completed_at: null,
+      completed_by: null,
+      completion_notes: null,
+      created_at: now,
+      updated_at: now,
+      version: 1,
+    };
+    const record: ActivityRecord = { ...base, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
+    const event = newEvent('activity.created', who.teamId, await this.detailOf(record), null, who.userId);
+    await this.deps.activities.insertOccurrence(record, [event]);
+  }
+
+  async remove(who: Who, id: string) {
+    const before = await this.deps.activities.get(who.teamId, id);
+    const links = await this.links(who.teamId, [before]);
+    return this.deps.activities.remove(who.teamId, id, async (current) => {
+      if (current.status === 'completed') throw deleteCompleted();
+      // Not one of the spec's events (webhooks never see it): it tells the case its activity is gone.
+      const event = newEvent('activity.deleted', who.teamId, detailShape(current, links), null, who.userId);
+      return { result: { id, deleted: true }, events: [event] };
+    });
+  }
+
+  // Questions other services ask (internal endpoints).
+
+  async listForCase(teamId: string, caseId: string, q: ListQuery) {
+    const { records, total } = await this.deps.activities.list(teamId, { case_id: caseId }, q);
+    return { items: records.map(caseActivityShape), total };
+  }
+
+  countBy(teamId: string, kind: CountKind, ids: string[]) {
+    return this.deps.activities.countBy(teamId, kind, ids);
+  }
+
+  // Local views, fed by other domains' events.
+
+  recordCase(teamId: string, c: CaseFacts) {
+    return this.deps.caseViews.record({ _id: c.id, team_id: teamId, title: c.title, number: c.number, as_of: new Date(c.updated_at) });
+  }
+
+  recordClient(teamId: string, c: ClientFacts) {
+    return this.deps.clientViews.record({ _id: c.id, team_id: teamId, name: c.name, as_of: new Date(c.updated_at) });
+  }
+}

@@ -1,0 +1,143 @@
+// Read shapes of an activity built from its stored record, the local views of the
+// linked case and client, and the team's users.
+import { iso } from '@lpm/shared/time';
+import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import type { ActivityPriority, ActivityRecord, CaseView, ClientView } from '../data/activity-entity.ts';
+
+/** priority sorts by meaning: alta > media > baixa. */
+export const PRIORITY_RANK: Record<ActivityPriority, number> = { alta: 3, media: 2, baixa: 1 };
+
+/** Fields a client may send on create and update (status: update only). */
+export const WRITABLE_FIELDS = [
+  'type',
+  'title',
+  'description',
+  'priority',
+  'due_date',
+  'due_time',
+  'case_id',
+  'client_id',
+  'deal_id',
+  'assigned_to',
+  'reminder',
+  'recurrence',
+  'metadata',
+] as const;
+
+export interface Links {
+  cases: Map<string, CaseView>;
+  clients: Map<string, ClientView>;
+  users: Map<string, DirectoryUser>;
+}
+
+const user = (id: string | null, links: Links, withEmail = false) => {
+  if (!id) return null;
+  const u = links.users.get(id);
+  return withEmail ? { id, name: u?.name ?? null, email: u?.email ?? null } : { id, name: u?.name ?? null };
+};
+
+const caseOf = (r: ActivityRecord, links: Links, withNumber = true) => {
+  if (!r.case_id) return null;
+  const c = links.cases.get(r.case_id);
+  return withNumber ? { id: r.case_id, title: c?.title ?? null, number: c?.number ?? null } : { id: r.case_id, title: c?.title ?? null };
+};
+
+const clientOf = (r: ActivityRecord, links: Links) => {
+  if (!r.client_id) return null;
+  return { id: r.client_id, name: links.clients.get(r.client_id)?.name ?? null };
+};
+
+const head = (r: ActivityRecord) => ({
+  id: r._id,
+  type: r.type,
+  title: r.title,
+  description: r.description,
+  status: r.status,
+  priority: r.priority,
+  due_date: r.due_date,
+  due_time: r.due_time,
+});
+
+const tail = (r: ActivityRecord) => ({
+  reminder: r.reminder,
+  recurrence: r.recurrence,
+  metadata: r.metadata ?? {},
+  completed_at: iso(r.completed_at),
+  completion_notes: r.completion_notes,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+/** The detail read shape, as GET by id answers and events carry. */
+export function detailShape(r: ActivityRecord, links: Links) {
+  return {
+    ...head(r),
+    case: caseOf(r, links),
+    client: clientOf(r, links),
+    deal_id: r.deal_id,
+    assigned_to: user(r.assigned_to, links, true),
+    created_by: user(r.created_by, links),
+    ...tail(r),
+    completed_by: user(r.completed_by, links),
+  };
+}
+
+/** The create response: links as flat ids (spec, general conventions 6). */
+export function createdShape(r: ActivityRecord) {
+  return {
+    ...head(r),
+    case_id: r.case_id,
+    client_id: r.client_id,
+    deal_id: r.deal_id,
+    assigned_to: r.assigned_to,
+    created_by: r.created_by,
+    ...tail(r),
+  };
+}
+
+export function listItemShape(r: ActivityRecord, links: Links) {
+  return {
+    id: r._id,
+    type: r.type,
+    title: r.title,
+    description: r.description,
+    status: r.status,
+    priority: r.priority,
+    due_date: r.due_date,
+    case: caseOf(r, links),
+    assigned_to: user(r.assigned_to, links),
+    created_at: iso(r.created_at),
+  };
+}
+
+/** The items of GET /v1/cases/{id}/activities (served to the cases service). */
+export function caseActivityShape(r: ActivityRecord) {
+  return {
+    id: r._id,
+    type: r.type,
+    title: r.title,
+    status: r.status,
+    priority: r.priority,
+    due_date: r.due_date,
+    completed_at: iso(r.completed_at),
+    created_at: iso(r.created_at),
+  };
+}
+
+/** Calendar days from `dueDate` to `today` (both YYYY-MM-DD). */
+export function daysBetween(dueDate: string, today: string): number {
+  return Math.round((Date.parse(`${today}T00:00:00Z`) - Date.parse(`${dueDate}T00:00:00Z`)) / 86_400_000);
+}
+
+export function overdueItemShape(r: ActivityRecord, links: Links, today: string) {
+  return {
+    id: r._id,
+    type: r.type,
+    title: r.title,
+    status: r.status,
+    priority: r.priority,
+    due_date: r.due_date,
+    days_overdue: r.due_date ? Math.max(0, daysBetween(r.due_date, today)) : 0,
+    case: caseOf(r, links, false),
+  };
+}

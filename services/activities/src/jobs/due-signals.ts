@@ -1,0 +1,40 @@
+// activity.due_soon, activity.overdue (decisions §5, time-driven events) and the
+// e-mail reminder. The due instants are set by every activity write
+// (domain/activities.ts); the shared time signals emit each one once, even with
+// several replicas. The reminder goes out as the internal event
+// activity.reminder_due, which the reminders consumer turns into one e-mail.
+import { newEvent, type EventType } from '@lpm/shared/events';
+import type { SignalDefinition } from '@lpm/shared/jobs/time-signals';
+import type { ActivityRecord } from '../data/activity-entity.ts';
+import type { Activities } from '../domain/activities.ts';
+
+/** Not one of the spec's events: only the reminders consumer binds to it (webhooks bind EVENT_TYPES). */
+export const REMINDER_EVENT = 'activity.reminder_due';
+
+const open = (r: ActivityRecord) => r.status === 'pending' || r.status === 'in_progress';
+
+export function dueSignals(activities: Activities): SignalDefinition<ActivityRecord>[] {
+  return [
+    {
+      type: 'activity.due_soon',
+      collection: 'activities',
+      dueField: 'due_soon_at',
+      // A warning whose deadline has also passed (the service was down) is dropped: the overdue signal says more.
+      event: async (r, now) =>
+        open(r) && !(r.overdue_at && r.overdue_at <= now) ? newEvent('activity.due_soon', r.team_id, await activities.detailOf(r), null, null) : null,
+    },
+    {
+      type: 'activity.overdue',
+      collection: 'activities',
+      dueField: 'overdue_at',
+      event: async (r) => (open(r) ? newEvent('activity.overdue', r.team_id, await activities.detailOf(r), null, null) : null),
+    },
+    {
+      // SignalDefinition.type is typed to the spec's names; it is only used in log lines (NEEDS-FROM-SHARED.md).
+      type: REMINDER_EVENT as EventType,
+      collection: 'activities',
+      dueField: 'reminder_at',
+      event: async (r) => (open(r) && r.assigned_to ? newEvent(REMINDER_EVENT, r.team_id, await activities.detailOf(r), null, null) : null),
+    },
+  ];
+}

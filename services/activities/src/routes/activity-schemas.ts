@@ -1,0 +1,150 @@
+import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../data/activity-entity.ts';
+
+export const ACTIVITY_SORT_FIELDS = ['due_date', 'created_at', 'updated_at', 'priority'] as const;
+
+const id = text(100);
+const type = enumOf(ACTIVITY_TYPES, 'Invalid type');
+const status = enumOf(ACTIVITY_STATUSES, 'Invalid status');
+const priority = enumOf(ACTIVITY_PRIORITIES, 'Invalid priority');
+const dueTime = typed<string>({ type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', 'x-message': 'due_time must be a time (HH:mm)' });
+
+const reminder = object({
+  enabled: boolean(),
+  before_minutes: integer({ minimum: 0, maximum: 525_600, 'x-message': 'before_minutes must be an integer >= 0' }),
+  channels: arrayOf(enumOf(REMINDER_CHANNELS, 'Invalid channel'), { maxItems: 3, uniqueItems: true }),
+});
+
+const recurrence = object(
+  {
+    frequency: enumOf(FREQUENCIES, 'Invalid frequency'),
+    interval: integer({ minimum: 1, maximum: 1000, 'x-message': 'interval must be an integer >= 1' }),
+    until: nullable(date()),
+    count: nullable(integer({ minimum: 1, maximum: 1000, 'x-message': 'count must be an integer >= 1' })),
+  },
+  ['frequency'],
+);
+
+const activityFields = {
+  type,
+  title: name(),
+  description: nullable(longText()),
+  priority,
+  due_date: nullable(date()),
+  due_time: nullable(dueTime),
+  case_id: nullable(id),
+  client_id: nullable(id),
+  deal_id: nullable(id),
+  assigned_to: nullable(id),
+  reminder: nullable(reminder),
+  recurrence: nullable(recurrence),
+  metadata: nullable(metadata()),
+};
+
+export const createActivityBody = object(activityFields, ['type', 'title']);
+export const updateActivityBody = object({ ...activityFields, status });
+export const completeActivityBody = typed<{ notes?: string | null }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { notes: nullable(longText()) },
+});
+
+export const activityIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
+
+const boolQuery = typed<boolean>({ type: 'boolean', 'x-message': 'overdue must be true or false' });
+
+export const listActivitiesQuery = listQuerySchema(ACTIVITY_SORT_FIELDS, {
+  type,
+  status,
+  priority,
+  case_id: id,
+  client_id: id,
+  deal_id: id,
+  assigned_to: id,
+  from: date(),
+  to: date(),
+  overdue: boolQuery,
+});
+
+export const overdueQuery = listQuerySchema(ACTIVITY_SORT_FIELDS);
+
+export type CreateActivityBody = Static<typeof createActivityBody>;
+export type UpdateActivityBody = Static<typeof updateActivityBody>;
+export type ActivityListQuery = Static<typeof listActivitiesQuery>;
+
+const { string, nullableString, integer: int, freeObject } = out;
+const nested = (props: Record<string, Schema>): Schema => ({ type: ['object', 'null'], properties: props });
+const nullableObject: Schema = { type: ['object', 'null'], additionalProperties: true };
+
+const common = {
+  id: string,
+  type: string,
+  title: string,
+  description: nullableString,
+  status: string,
+  priority: string,
+  due_date: nullableString,
+  due_time: nullableString,
+  reminder: nullableObject,
+  recurrence: nullableObject,
+  metadata: freeObject,
+  completed_at: nullableString,
+  completion_notes: nullableString,
+  created_at: string,
+  updated_at: string,
+};
+
+const detail = shape({
+  ...common,
+  case: nested({ id: string, title: nullableString, number: nullableString }),
+  client: nested({ id: string, name: nullableString }),
+  deal_id: nullableString,
+  assigned_to: nested({ id: string, name: nullableString, email: nullableString }),
+  created_by: nested({ id: string, name: nullableString }),
+  completed_by: nested({ id: string, name: nullableString }),
+});
+
+const created = shape({
+  ...common,
+  case_id: nullableString,
+  client_id: nullableString,
+  deal_id: nullableString,
+  assigned_to: nullableString,
+  created_by: nullableString,
+});
+
+const listItem = shape({
+  id: string,
+  type: string,
+  title: string,
+  description: nullableString,
+  status: string,
+  priority: string,
+  due_date: nullableString,
+  case: nested({ id: string, title: nullableString, number: nullableString }),
+  assigned_to: nested({ id: string, name: nullableString }),
+  created_at: string,
+});
+
+const overdueItem = shape({
+  id: string,
+  type: string,
+  title: string,
+  status: string,
+  priority: string,
+  due_date: nullableString,
+  days_overdue: int,
+  case: nested({ id: string, title: nullableString }),
+});
+
+export const responses = {
+  detail: okResponse(200, detail),
+  created: okResponse(201, created),
+  /** id, the fields sent (status moves add what they set) and updated_at. */
+  updated: okResponse(200, shape({ ...created.properties as Record<string, Schema>, completed_by: nested({ id: string, name: nullableString }) })),
+  completed: okResponse(200, shape({ id: string, status: string, completed_at: nullableString, completed_by: nested({ id: string, name: nullableString }), completion_notes: nullableString })),
+  deleted: okResponse(200, shape({ id: string, deleted: { type: 'boolean' } })),
+  list: pageResponse(listItem),
+  overdue: pageResponse(overdueItem),
+};

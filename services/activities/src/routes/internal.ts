@@ -1,0 +1,33 @@
+// Questions other services ask the owner of activities (documented in the
+// service's README). Callers present the internal credential like the gateway
+// does; these routes are not in the public document.
+import type { FastifyInstance } from 'fastify';
+import { ok, page } from '@lpm/shared/http/envelope';
+import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
+import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
+import type { Activities } from '../domain/activities.ts';
+import { ACTIVITY_SORT_FIELDS } from './activity-schemas.ts';
+
+const params = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
+const countsBody = object({ kind: enumOf(['case', 'client', 'deal'], 'Invalid kind'), ids: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'ids']);
+
+export function internalRoutes(fastify: FastifyInstance, activities: Activities): void {
+  const app = fastify.withTypeProvider<SchemaTypes>();
+
+  app.get('/internal/cases/:id/activities', { schema: { hide: true, params, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } }, async (req) => {
+    const { items, total } = await activities.listForCase(req.identity.teamId, req.params.id, req.query);
+    return page(items, pagination(req.query, total));
+  });
+
+  for (const kind of ['case', 'client', 'deal'] as const) {
+    app.get(`/internal/${kind}s/:id/activities/count`, { schema: { hide: true, params } }, async (req) => {
+      const { id } = req.params as { id: string };
+      const counts = await activities.countBy(req.identity.teamId, kind, [id]);
+      return ok({ count: counts[id] ?? 0 });
+    });
+  }
+
+  app.post('/internal/activity-counts', { schema: { hide: true, body: countsBody } }, async (req) =>
+    ok(await activities.countBy(req.identity.teamId, req.body.kind, req.body.ids)),
+  );
+}

@@ -1,0 +1,48 @@
+import { createMailer } from '@lpm/shared/mailer';
+import { mailSettings, readConfig } from '@lpm/shared/config';
+import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
+import { TimeSignals } from '@lpm/shared/jobs/time-signals';
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { UserDirectory } from '@lpm/shared/upstream/user-directory';
+import { ActivityEntity, CaseViewEntity, ClientViewEntity, type CaseView, type ClientView } from './data/activity-entity.ts';
+import { ActivitiesRepository, TOMBSTONES } from './data/activities-repository.ts';
+import { ViewsRepository } from './data/views-repository.ts';
+import { Activities } from './domain/activities.ts';
+import { Reminders } from './domain/reminders.ts';
+import { consumeLinkEvents } from './consumers/link-events.ts';
+import { consumeReminders } from './consumers/reminders.ts';
+import { dueSignals } from './jobs/due-signals.ts';
+import { CasesService, ClientsService, DealsService } from './upstream/neighbours.ts';
+import { buildActivitiesApp } from './app.ts';
+
+const mail = readConfig(mailSettings);
+
+await runService({
+  name: 'activities',
+  entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],
+  outboxCollections: ['activities', TOMBSTONES],
+  build: ({ config, logger, db, broker, relay }) => {
+    const service = (name: 'cases' | 'clients' | 'deals') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+    const activities = new Activities({
+      activities: new ActivitiesRepository(db, relay),
+      caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
+      clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
+      cases: new CasesService(service('cases')),
+      clients: new ClientsService(service('clients')),
+      deals: new DealsService(service('deals')),
+      users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
+    });
+    const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });
+    const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: dueSignals(activities), relay, logger, name: 'activities' });
+    const closing: BackgroundTask = { start: async () => {}, stop: () => mailer.close() };
+    return {
+      app: buildActivitiesApp({ activities, db, internalToken: config.internalToken, loggerInstance: logger }),
+      background: [
+        closing,
+        signals,
+        consumerTask(() => consumeLinkEvents(broker, activities)),
+        consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),
+      ],
+    };
+  },
+});

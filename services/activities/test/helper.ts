@@ -1,0 +1,104 @@
+// The activities app in process on its own database, with its neighbours faked:
+// the cases, clients, deals and users the test names exist, nothing else.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Db } from 'mongodb';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { openStore } from '@lpm/shared/store/orm';
+import type { Relay } from '@lpm/shared/store/record-store';
+import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import { callAs } from '../../../test/support/api.ts';
+import { buildActivitiesApp } from '../src/app.ts';
+import { ActivityEntity, CaseViewEntity, ClientViewEntity, type CaseView, type ClientView } from '../src/data/activity-entity.ts';
+import { ActivitiesRepository } from '../src/data/activities-repository.ts';
+import { ViewsRepository } from '../src/data/views-repository.ts';
+import { Activities } from '../src/domain/activities.ts';
+import type { CaseFacts, ClientFacts } from '../src/upstream/neighbours.ts';
+
+export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+
+export function identity(timezone = 'America/Sao_Paulo'): Identity {
+  return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings(timezone) };
+}
+
+/** What exists around the activities service, per team. */
+export class World {
+  cases = new Map<string, CaseFacts & { team: string }>();
+  clients = new Map<string, ClientFacts & { team: string }>();
+  deals = new Map<string, string>();
+  users = new Map<string, DirectoryUser & { team: string }>();
+
+  addCase(team: string, title: string, number: string | null = null): CaseFacts {
+    const c = { id: newId('case'), title, number, updated_at: new Date().toISOString() };
+    this.cases.set(c.id, { ...c, team });
+    return c;
+  }
+  addClient(team: string, name: string): ClientFacts {
+    const c = { id: newId('cli'), name, updated_at: new Date().toISOString() };
+    this.clients.set(c.id, { ...c, team });
+    return c;
+  }
+  addDeal(team: string): string {
+    const id = newId('deal');
+    this.deals.set(id, team);
+    return id;
+  }
+  addUser(team: string, name: string, email: string): DirectoryUser {
+    const u = { id: newId('user'), name, email };
+    this.users.set(u.id, { ...u, team });
+    return u;
+  }
+}
+
+export interface ActivitiesUnderTest {
+  app: FastifyInstance;
+  activities: Activities;
+  db: Db;
+  world: World;
+  clock: { now: Date | null };
+  call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export async function startActivities(opts: { relay?: Relay; dbName?: string } = {}): Promise<ActivitiesUnderTest> {
+  const store = await openStore({
+    url: process.env.MONGO_URL!,
+    dbName: opts.dbName ?? `${process.env.MONGO_DB_PREFIX}activities_${randomBytes(4).toString('hex')}`,
+    entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],
+  });
+  const world = new World();
+  const clock: { now: Date | null } = { now: null };
+  const strip = <T extends { team: string }>(v: T | undefined, team: string) => {
+    if (!v || v.team !== team) return null;
+    const { team: _t, ...rest } = v;
+    return rest;
+  };
+  const activities = new Activities({
+    activities: new ActivitiesRepository(store.db, opts.relay ?? { kick: () => {} }),
+    caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
+    clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
+    cases: { facts: async (who, id) => strip(world.cases.get(id), who.teamId) },
+    clients: { facts: async (who, id) => strip(world.clients.get(id), who.teamId) },
+    deals: { exists: async (who, id) => world.deals.get(id) === who.teamId },
+    users: {
+      find: async (teamId, ids) => new Map(ids.flatMap((id) => { const u = strip(world.users.get(id), teamId); return u ? [[id, u] as const] : []; })),
+    },
+    now: () => clock.now ?? new Date(),
+  });
+  const app = buildActivitiesApp({ activities, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  await app.ready();
+  return {
+    app,
+    activities,
+    db: store.db,
+    world,
+    clock,
+    call: callAs(() => app, INTERNAL_TOKEN),
+    close: async () => {
+      await app.close();
+      await store.db.dropDatabase();
+      await store.close();
+    },
+  };
+}
