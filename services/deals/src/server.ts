@@ -1,14 +1,15 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { ClientViewEntity, DealEntity } from './data/deal-entity.ts';
+import { consumeClientEvents } from '@lpm/shared/clients/client-events';
+import { ClientLinks } from '@lpm/shared/clients/client-links';
+import { ClientViewEntity } from '@lpm/shared/clients/client-view-entity';
+import { ClientViewsRepository } from '@lpm/shared/clients/client-views-repository';
+import { ClientsService } from '@lpm/shared/upstream/clients-service';
+import { DealEntity } from './data/deal-entity.ts';
 import { DealsRepository } from './data/deals-repository.ts';
-import { ClientViewsRepository } from './data/client-views-repository.ts';
 import { Deals } from './domain/deals.ts';
-import { ClientLinks } from './domain/client-links.ts';
-import { consumeClientEvents } from './consumers/client-events.ts';
 import { CasesService } from './upstream/cases-service.ts';
-import { ClientsService } from './upstream/clients-service.ts';
 import { buildDealsApp } from './app.ts';
 
 await runService({
@@ -26,7 +27,7 @@ await runService({
     });
     return {
       app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),
-      background: [consumerTask(() => consumeClientEvents(broker, clientLinks))],
+      background: [consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals'))],
     };
   },
 });

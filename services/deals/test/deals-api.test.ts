@@ -4,7 +4,7 @@ import type { Identity } from '@lpm/shared/identity';
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import { expectError } from '../../../test/support/api.ts';
-import type { ClientFacts } from '../src/upstream/clients-service.ts';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -3,7 +3,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { expectError } from '../../../test/support/api.ts';
-import type { ClientFacts } from '../src/upstream/clients-service.ts';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 
 let sut: DealsUnderTest;

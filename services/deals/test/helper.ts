@@ -10,11 +10,12 @@ import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
 import { buildDealsApp } from '../src/app.ts';
-import { ClientViewEntity, DealEntity } from '../src/data/deal-entity.ts';
+import { ClientLinks, type ClientLookup } from '@lpm/shared/clients/client-links';
+import { ClientViewEntity } from '@lpm/shared/clients/client-view-entity';
+import { ClientViewsRepository } from '@lpm/shared/clients/client-views-repository';
+import { DealEntity } from '../src/data/deal-entity.ts';
 import { DealsRepository } from '../src/data/deals-repository.ts';
-import { ClientViewsRepository } from '../src/data/client-views-repository.ts';
 import { Deals, type DealsDeps } from '../src/domain/deals.ts';
-import { ClientLinks, type ClientLookup } from '../src/domain/client-links.ts';
 
 export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 

@@ -94,21 +94,3 @@ export const DealEntity = defineEntity({
 });
 
 export type DealRecord = RecordOf<typeof DealEntity>;
-
-/** Local copy of the clients shown on deals, fed by client events: for display only. */
-export const ClientViewEntity = defineEntity({
-  name: 'ClientView',
-  collection: 'client_views',
-  properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
-    name: p.string(),
-    type: p.string(),
-    email: p.string().strictNullable(),
-    phone: p.string().strictNullable(),
-    status: p.string(),
-    as_of: p.datetime(),
-  },
-});
-
-export type ClientView = RecordOf<typeof ClientViewEntity>;

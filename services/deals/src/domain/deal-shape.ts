@@ -4,7 +4,8 @@
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ClientView, DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
+import type { ClientView } from '@lpm/shared/clients/client-view-entity';
+import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
 import { tooManyDecimals } from './deal-errors.ts';
 
 /** Fields a client may send on create and update, as the record names them (value is value_cents). */

@@ -5,8 +5,9 @@
 // ai_insights from the team's own history. Every write stores the record and its
 // events in one document write (data/deals-repository.ts).
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
-import { badRequest, serviceUnavailable } from '@lpm/shared/errors';
+import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
+import type { ClientLinks } from '@lpm/shared/clients/client-links';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
@@ -15,7 +16,6 @@ import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
 import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
-import type { ClientLinks } from './client-links.ts';
 import { dealArchived, dealClosed, invalidPhase, userNotFound } from './deal-errors.ts';
 import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents, type Links } from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
@@ -261,7 +261,30 @@ export class Deals {
    * and the deal is marked won only once the case exists. Under the lock the status
    * is checked again: of concurrent attempts one wins and the others get 422.
    */
-  async won(who: Identity, id: string, body: WonBody) {
+  won(who: Identity, id: string, body: WonBody) {
+    return this.closing(who, id, () => this.markWon(who, id, body));
+  }
+
+  lost(who: Identity, id: string, body: LostBody) {
+    return this.closing(who, id, () => this.markLost(who, id, body));
+  }
+
+  /**
+   * A close that failed for want of the lock or of a stable record (503) is
+   * answered as the deal now stands: 422 when another request closed it meanwhile
+   * (20 concurrent closes wait for one lock; the 19 that lose learn it here even
+   * when the store is too slow to hand each of them the lock in time).
+   */
+  private async closing<T>(who: Identity, id: string, close: () => Promise<T>): Promise<T> {
+    try {
+      return await close();
+    } catch (e) {
+      if (e instanceof AppError && e.status === 503) requireOpen(await this.deps.deals.get(who.teamId, id));
+      throw e;
+    }
+  }
+
+  private async markWon(who: Identity, id: string, body: WonBody) {
     const finalSent = body.final_value === undefined || body.final_value === null ? undefined : toCents('final_value', body.final_value);
     const links = await this.linksBefore(who, id);
     let caseCreated: { id: string; title: string } | null = null;
@@ -301,7 +324,7 @@ export class Deals {
     });
   }
 
-  async lost(who: Identity, id: string, body: LostBody) {
+  private async markLost(who: Identity, id: string, body: LostBody) {
     const links = await this.linksBefore(who, id);
     return this.deps.deals.update(who.teamId, id, async (current) => {
       requireOpen(current);
