@@ -1,0 +1,32 @@
+import { consumerTask, runService } from '@lpm/shared/service/runner';
+import { TimeSignals } from '@lpm/shared/jobs/time-signals';
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { CaseViewEntity, ClientViewEntity, FinancialEntity, type CaseView, type ClientView } from './data/financial-entity.ts';
+import { FinancialRepository } from './data/financial-repository.ts';
+import { ViewsRepository } from './data/views-repository.ts';
+import { Financial } from './domain/financial.ts';
+import { consumeCaseEvents, consumeClientEvents } from './consumers/link-events.ts';
+import { overdueSignals } from './jobs/overdue-signals.ts';
+import { CasesService, ClientsService } from './upstream/links-services.ts';
+import { buildFinancialApp } from './app.ts';
+
+await runService({
+  name: 'financial',
+  entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
+  outboxCollections: ['financial_records'],
+  build: ({ config, logger, db, broker, relay }) => {
+    const service = (name: 'clients' | 'cases') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+    const financial = new Financial({
+      records: new FinancialRepository(db, relay),
+      clients: new ClientsService(service('clients')),
+      cases: new CasesService(service('cases')),
+      clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
+      caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
+    });
+    const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
+    return {
+      app: buildFinancialApp({ financial, db, internalToken: config.internalToken, loggerInstance: logger }),
+      background: [signals, consumerTask(() => consumeClientEvents(broker, financial)), consumerTask(() => consumeCaseEvents(broker, financial))],
+    };
+  },
+});

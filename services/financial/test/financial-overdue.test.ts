@@ -1,0 +1,154 @@
+// financial.overdue (decisions §5, time-driven events). Two replicas of the financial
+// service as processes on one database and broker: the signal reaches the broker
+// exactly once. Re-arming and disarming are checked in process by sweeping at
+// chosen instants.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { TimeSignals } from '@lpm/shared/jobs/time-signals';
+import { zonedMoment } from '@lpm/shared/time';
+import { isListening } from '../../../shared/src/local-store.ts';
+import { freePortBlock } from '../../../scripts/system.ts';
+import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
+import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
+import { overdueSignals } from '../src/jobs/overdue-signals.ts';
+import { dayIn } from '../src/domain/financial.ts';
+import { startFinancial, type FinancialUnderTest } from './helper.ts';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const TOKEN = randomBytes(16).toString('hex');
+const ZONE = 'America/Sao_Paulo';
+const DAY = 86_400_000;
+const day = (offset: number) => new Date(Date.parse(`${dayIn(ZONE, new Date())}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
+const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write'], settings: defaultTeamSettings(ZONE) });
+const record = { type: 'revenue', category: 'honorarios', description: 'Parcela', amount: 250.75, date: '2026-01-10' };
+
+describe('two replicas of the financial service', () => {
+  let replicas: ChildProcess[] = [];
+  let base: number;
+  let tap: EventTap;
+  const team = who();
+  const send = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${base}${path}`, {
+      method,
+      headers: { ...identityHeaders(team, TOKEN), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { data: { id: string } } };
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 1500));
+
+  beforeAll(async () => {
+    base = await freePortBlock();
+    const prefix = `${process.env.MONGO_DB_PREFIX}finoverdue_`;
+    const exchange = `${prefix}events`;
+    tap = await tapEvents(exchange, ['financial.overdue', 'financial.created', 'financial.paid']);
+    replicas = [0, 1].map((i) =>
+      spawn(process.execPath, ['services/financial/src/server.ts'], {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: {
+          ...process.env,
+          PORT: String(base + i),
+          MONGO_DB_PREFIX: prefix,
+          AMQP_EXCHANGE: exchange,
+          INTERNAL_TOKEN: TOKEN,
+          SCHEDULER_INTERVAL: '250ms',
+          LOG_LEVEL: 'warn',
+        },
+      }),
+    );
+    await waitFor('both replicas', async () => (await isListening(base)) && (await isListening(base + 1)), 30_000);
+  }, 40_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+    await tap?.close();
+  });
+
+  test('when the service is up, then /health answers 200', async () => {
+    expect((await fetch(`http://127.0.0.1:${base}/health`)).status).toBe(200);
+  });
+
+  test('when a pending record is due yesterday, then exactly one financial.overdue reaches the broker; a paid one gives none', async () => {
+    const pending = await send('POST', '/v1/financial', { ...record, due_date: day(-1) });
+    const paid = await send('POST', '/v1/financial', { ...record, due_date: day(-1), status: 'paid' });
+    expect([pending.status, paid.status]).toEqual([201, 201]);
+    const [event] = await tap.waitFor('financial.overdue', pending.body.data.id);
+    expect(event).toMatchObject({
+      team_id: team.teamId,
+      actor_id: null,
+      data: { previous_attributes: null, object: { id: pending.body.data.id, status: 'pending', due_date: day(-1), amount: 250.75 } },
+    });
+    await tap.waitFor('financial.created', paid.body.data.id);
+    await settle();
+    expect(tap.of('financial.overdue', pending.body.data.id)).toHaveLength(1);
+    expect(tap.of('financial.overdue', paid.body.data.id)).toHaveLength(0);
+  });
+
+  test('when an overdue record gets a new past due date, then the signal is re-armed and fires once more; paying it then emits financial.paid', async () => {
+    const r = (await send('POST', '/v1/financial', { ...record, due_date: day(-3) })).body.data;
+    await tap.waitFor('financial.overdue', r.id);
+    expect((await send('PUT', `/v1/financial/${r.id}`, { due_date: day(-2) })).status).toBe(200);
+    await tap.waitFor('financial.overdue', r.id, 2);
+    expect((await send('PUT', `/v1/financial/${r.id}`, { status: 'paid' })).status).toBe(200);
+    await tap.waitFor('financial.paid', r.id);
+    await settle();
+    expect(tap.of('financial.overdue', r.id)).toHaveLength(2);
+    expect(tap.of('financial.paid', r.id)).toHaveLength(1);
+  });
+});
+
+describe('signals ahead in time (swept in process at chosen instants)', () => {
+  let sut: FinancialUnderTest;
+  let signals: TimeSignals[];
+  const team = who();
+
+  beforeAll(async () => {
+    sut = await startFinancial();
+    signals = [0, 1].map(
+      () => new TimeSignals({ db: sut.db, intervalMs: 60_000, signals: overdueSignals(sut.financial), relay: { kick: () => {} }, logger: quietLogger, name: 'financial' }),
+    );
+  });
+  afterAll(async () => {
+    await sut.close();
+  });
+
+  const stored = (id: string) => sut.db.collection<{ _id: string; overdue_at: Date | null; outbox?: { type: string }[] }>('financial_records').findOne({ _id: id });
+  const overdueEvents = async (id: string) => ((await stored(id))?.outbox ?? []).filter((e) => e.type === 'financial.overdue').length;
+  const sweepAt = (at: Date) => Promise.all(signals.map((s) => s.sweep(at)));
+  const startOfDayAfter = (date: string) => zonedMoment(new Date(Date.parse(`${date}T12:00:00Z`) + DAY).toISOString().slice(0, 10), ZONE, '00:00:00');
+
+  test('when a record is due tomorrow, then nothing fires until the day after it begins in the team zone, then exactly once for both sweepers', async () => {
+    const r = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    const at = startOfDayAfter(day(1));
+    await sweepAt(new Date());
+    await sweepAt(new Date(at.getTime() - 1000));
+    expect(await overdueEvents(r.id)).toBe(0);
+    await sweepAt(at);
+    await sweepAt(new Date(at.getTime() + 5000));
+    expect(await overdueEvents(r.id)).toBe(1);
+    expect((await stored(r.id))?.overdue_at).toBeNull();
+  });
+
+  test('when a record is paid or cancelled before its due date passes, then no signal fires and it is disarmed', async () => {
+    const paid = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    const cancelled = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    await sut.financial.update(team, paid.id, { status: 'paid' });
+    await sut.financial.cancel(team, cancelled.id);
+    await sweepAt(new Date(startOfDayAfter(day(1)).getTime() + 1000));
+    expect([await overdueEvents(paid.id), await overdueEvents(cancelled.id)]).toEqual([0, 0]);
+    expect([(await stored(paid.id))?.overdue_at, (await stored(cancelled.id))?.overdue_at]).toEqual([null, null]);
+  });
+
+  test('when the due date moves later, then the signal follows the new date', async () => {
+    const r = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    await sut.financial.update(team, r.id, { due_date: day(5) });
+    await sweepAt(new Date(startOfDayAfter(day(1)).getTime() + 1000));
+    expect(await overdueEvents(r.id)).toBe(0);
+    await sweepAt(new Date(startOfDayAfter(day(5)).getTime() + 1000));
+    expect(await overdueEvents(r.id)).toBe(1);
+  });
+});
