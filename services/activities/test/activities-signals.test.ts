@@ -1,0 +1,213 @@
+// activity.due_soon, activity.overdue and the e-mail reminder (decisions §5, §10).
+// Two replicas of the activities service as processes on one database and broker,
+// with a real SMTP listener and a stand-in for the gateway's user directory: each
+// signal reaches the broker exactly once and the reminder one inbox once. Moments
+// that lie further ahead are checked in process by sweeping at chosen instants.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { TimeSignals } from '@lpm/shared/jobs/time-signals';
+import { zonedMoment } from '@lpm/shared/time';
+import { isListening } from '../../../shared/src/local-store.ts';
+import { freePortBlock } from '../../../scripts/system.ts';
+import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
+import { startSmtpListener, type SmtpListener } from '../../../shared/test/support/smtp-listener.ts';
+import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
+import type { ActivityRecord } from '../src/data/activity-entity.ts';
+import { dueSignals } from '../src/jobs/due-signals.ts';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const TOKEN = randomBytes(16).toString('hex');
+const ZONE = 'America/Sao_Paulo';
+const DAY = 86_400_000;
+
+/** Wall-clock date and HH:mm of an instant in the team's zone. */
+const wall = (at: Date) => {
+  const p = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' })
+      .formatToParts(at)
+      .map(({ type, value }) => [type, value]),
+  );
+  return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}` };
+};
+const day = (offset: number) => wall(new Date(Date.now() + offset * DAY)).date;
+const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write'], settings: defaultTeamSettings(ZONE) });
+
+describe('two replicas of the activities service', () => {
+  let replicas: ChildProcess[] = [];
+  let base: number;
+  let tap: EventTap;
+  let smtp: SmtpListener;
+  let directory: Server;
+  const team = who();
+  const assignee = { id: newId('user'), name: 'Beatriz Souza', email: 'bia@silva.adv.br' };
+  const send = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${base}${path}`, {
+      method,
+      headers: { ...identityHeaders(team, TOKEN), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { data: { id: string } } };
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 1500));
+
+  beforeAll(async () => {
+    base = await freePortBlock();
+    smtp = await startSmtpListener();
+    // The gateway's user directory, as the activities service asks it (GET /internal/users?ids=...).
+    directory = createServer((req, res) => {
+      const ids = new URL(req.url ?? '/', 'http://x').searchParams.get('ids')?.split(',') ?? [];
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ success: true, data: req.headers['x-lpm-team-id'] === team.teamId ? [assignee].filter((u) => ids.includes(u.id)) : [] }));
+    });
+    await new Promise<void>((r) => directory.listen(0, '127.0.0.1', r));
+    const prefix = `${process.env.MONGO_DB_PREFIX}actsignals_`;
+    const exchange = `${prefix}events`;
+    tap = await tapEvents(exchange, ['activity.due_soon', 'activity.overdue']);
+    replicas = [0, 1].map((i) =>
+      spawn(process.execPath, ['services/activities/src/server.ts'], {
+        cwd: root,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: {
+          ...process.env,
+          PORT: String(base + i),
+          MONGO_DB_PREFIX: prefix,
+          AMQP_EXCHANGE: exchange,
+          INTERNAL_TOKEN: TOKEN,
+          SCHEDULER_INTERVAL: '250ms',
+          GATEWAY_URL: `http://127.0.0.1:${(directory.address() as AddressInfo).port}`,
+          SMTP_URL: smtp.url,
+          LOG_LEVEL: 'warn',
+        },
+      }),
+    );
+    await waitFor('both replicas', async () => (await isListening(base)) && (await isListening(base + 1)), 30_000);
+  }, 40_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+    await tap?.close();
+    await smtp?.close();
+    await new Promise((r) => directory?.close(r));
+  });
+
+  test('when an activity was due yesterday, then exactly one activity.overdue reaches the broker and no due_soon', async () => {
+    const a = (await send('POST', '/v1/activities', { type: 'deadline', title: 'Atrasada', due_date: day(-1) })).body.data;
+    const [event] = await tap.waitFor('activity.overdue', a.id);
+    expect(event).toMatchObject({ team_id: team.teamId, actor_id: null, data: { previous_attributes: null, object: { id: a.id, due_date: day(-1), status: 'pending' } } });
+    await settle();
+    expect(tap.of('activity.overdue', a.id)).toHaveLength(1);
+    expect(tap.of('activity.due_soon', a.id)).toHaveLength(0);
+  });
+
+  test('when an activity is due in 3 hours, then exactly one activity.due_soon at once and no overdue', async () => {
+    const due = wall(new Date(Date.now() + 3 * 3_600_000));
+    const a = (await send('POST', '/v1/activities', { type: 'task', title: 'Em 3 horas', due_date: due.date, due_time: due.time })).body.data;
+    await tap.waitFor('activity.due_soon', a.id);
+    await settle();
+    expect(tap.of('activity.due_soon', a.id)).toHaveLength(1);
+    expect(tap.of('activity.overdue', a.id)).toHaveLength(0);
+  });
+
+  test('when the due date of an overdue activity moves, then the signal is re-armed and fires once more', async () => {
+    const a = (await send('POST', '/v1/activities', { type: 'task', title: 'Remarcada', due_date: day(-3) })).body.data;
+    await tap.waitFor('activity.overdue', a.id);
+    expect((await send('PUT', `/v1/activities/${a.id}`, { due_date: day(-2) })).status).toBe(200);
+    await tap.waitFor('activity.overdue', a.id, 2);
+    await settle();
+    expect(tap.of('activity.overdue', a.id)).toHaveLength(2);
+  });
+
+  test('when a reminder with before_minutes 1 is set on an activity due in 2 minutes, then one e-mail reaches the assignee', async () => {
+    // Due at the start of the minute two minutes ahead: the reminder falls at the start of the next minute.
+    if (new Date().getSeconds() > 50) await new Promise((r) => setTimeout(r, (61 - new Date().getSeconds()) * 1000));
+    const due = wall(new Date(Date.now() + 120_000));
+    const a = (
+      await send('POST', '/v1/activities', {
+        type: 'meeting',
+        title: 'Audiência de conciliação',
+        due_date: due.date,
+        due_time: due.time,
+        assigned_to: assignee.id,
+        reminder: { enabled: true, before_minutes: 1, channels: ['email', 'push'] },
+      })
+    );
+    expect(a).toMatchObject({ status: 201, body: { data: { id: expect.stringMatching(/^act_/) } } });
+    const [mail] = await smtp.waitFor(1, 75_000);
+    expect(mail).toMatchObject({ to: [assignee.email], subject: 'Reminder: Audiência de conciliação' });
+    expect(mail.text).toContain(`${due.date} ${due.time}`);
+    await settle();
+    expect(smtp.messages).toHaveLength(1);
+  }, 90_000);
+});
+
+describe('signals ahead in time (swept in process at chosen instants)', () => {
+  let sut: ActivitiesUnderTest;
+  let signals: TimeSignals[];
+  const team = who();
+
+  beforeAll(async () => {
+    sut = await startActivities();
+    signals = [0, 1].map(() => new TimeSignals({ db: sut.db, intervalMs: 60_000, signals: dueSignals(sut.activities), relay: { kick: () => {} }, logger: quietLogger, name: 'activities' }));
+  });
+
+  afterAll(async () => {
+    await sut.close();
+  });
+
+  const stored = (id: string) => sut.db.collection<ActivityRecord & { outbox?: { type: string }[] }>('activities').findOne({ _id: id });
+  const outboxTypes = async (id: string) => ((await stored(id))?.outbox ?? []).map((e) => e.type).filter((t) => t !== 'activity.created' && t !== 'activity.updated' && t !== 'activity.completed');
+  const sweepAt = (at: Date) => Promise.all(signals.map((s) => s.sweep(at)));
+
+  test('when an activity is due in two days at 10:00, then due_soon fires once 24 h before and overdue once after', async () => {
+    const a = await sut.activities.create(team, { type: 'task', title: 'Depois de amanhã', due_date: day(2), due_time: '10:00' });
+    const due = zonedMoment(day(2), ZONE, '10:00');
+    await sweepAt(new Date());
+    expect(await outboxTypes(a.id)).toEqual([]);
+    await sweepAt(new Date(due.getTime() - DAY - 1000));
+    expect(await outboxTypes(a.id)).toEqual([]);
+    await sweepAt(new Date(due.getTime() - DAY));
+    await sweepAt(new Date(due.getTime() - DAY + 5000));
+    expect(await outboxTypes(a.id)).toEqual(['activity.due_soon']);
+    await sweepAt(new Date(due.getTime() + 1000));
+    expect(await outboxTypes(a.id)).toEqual(['activity.due_soon', 'activity.overdue']);
+  });
+
+  test('when there is no due time, then the due moment is 23:59 in the team zone', async () => {
+    const a = await sut.activities.create(team, { type: 'task', title: 'Sem hora', due_date: day(3) });
+    expect((await stored(a.id))?.overdue_at).toEqual(zonedMoment(day(3), ZONE, '23:59'));
+  });
+
+  test('when an activity is completed or cancelled before its moments, then nothing fires; reopening re-arms', async () => {
+    const a = await sut.activities.create(team, { type: 'task', title: 'Concluída', due_date: day(1) });
+    const b = await sut.activities.create(team, { type: 'task', title: 'Cancelada', due_date: day(1) });
+    await sut.activities.complete(team, a.id, null);
+    await sut.activities.update(team, b.id, { status: 'cancelled' });
+    await sweepAt(new Date(Date.now() + 3 * DAY));
+    expect(await outboxTypes(a.id)).toEqual([]);
+    expect(await outboxTypes(b.id)).toEqual([]);
+    const c = await sut.activities.create(team, { type: 'task', title: 'Reaberta', due_date: day(1) });
+    await sut.activities.update(team, c.id, { status: 'in_progress' });
+    await sut.activities.update(team, c.id, { status: 'pending' });
+    await sweepAt(new Date(zonedMoment(day(1), ZONE, '23:59').getTime() - DAY + 1000));
+    expect(await outboxTypes(c.id)).toEqual(['activity.due_soon']);
+  });
+
+  test('when a reminder\'s moment has passed when it is set, or it has no e-mail channel, then no reminder is armed', async () => {
+    const u = sut.world.addUser(team.teamId, 'Ana', 'ana@x.br');
+    const soon = wall(new Date(Date.now() + 5 * 60_000));
+    const passed = await sut.activities.create(team, { type: 'call', title: 'Já passou', due_date: soon.date, due_time: soon.time, assigned_to: u.id, reminder: { before_minutes: 60 } });
+    const pushOnly = await sut.activities.create(team, { type: 'call', title: 'Só push', due_date: day(2), assigned_to: u.id, reminder: { before_minutes: 60, channels: ['push', 'sms'] } });
+    const armed = await sut.activities.create(team, { type: 'call', title: 'Armado', due_date: day(2), due_time: '10:00', assigned_to: u.id, reminder: { before_minutes: 30 } });
+    expect((await stored(passed.id))?.reminder_at).toBeNull();
+    expect((await stored(pushOnly.id))?.reminder_at).toBeNull();
+    expect((await stored(armed.id))?.reminder_at).toEqual(new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 30 * 60_000));
+    await sweepAt(new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 29 * 60_000));
+    expect((await outboxTypes(armed.id)).filter((t) => t === 'activity.reminder_due')).toHaveLength(1);
+  });
+});
