@@ -14,7 +14,7 @@ const RENAMES = Number(process.env.BENCH_RENAMES ?? 50);
 /** A search term present in some seeded titles (folded as the service folds it: "Guimarães" matches). */
 const SEARCH = 'guimaraes';
 
-interface ListRun {
+export interface ListRun {
   label: string;
   path: string;
 }
@@ -27,7 +27,7 @@ interface ListRun {
  * not queueing on the store, and no request is left running into the next run. A warm-up
  * the server refuses or times out is reported as it is, without a run.
  */
-async function measureList(name: string, baseUrl: string, run: ListRun, headers: Record<string, string>): Promise<Figures> {
+export async function measureList(name: string, baseUrl: string, run: ListRun, headers: Record<string, string>): Promise<Figures> {
   const probeStarted = Date.now();
   const probe = await fetch(`${baseUrl}${run.path}`, { headers });
   const body = (await probe.json()) as { pagination?: { total: number }; data?: unknown[]; error?: { message: string } };

@@ -20,3 +20,7 @@ export { derivedFields } from '../../services/cases/src/domain/case-shape.ts';
 // HTTPS webhook receivers and the throwaway CA they are trusted through (webhooks.ts, main.ts).
 export { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReceiverHandler } from '../../shared/test/support/https-receiver.ts';
 export { createTestTls } from '../../test/support/test-ca.ts';
+// Deals stored straight into the deals service's collection as it stores them (deals.ts).
+export type { DealRecord, DealStatus } from '../../services/deals/src/data/deal-entity.ts';
+export { derivedFields as dealDerivedFields } from '../../services/deals/src/domain/deal-shape.ts';
+export { DEFAULT_DEAL_PHASES } from '../../shared/src/identity.ts';

@@ -6,6 +6,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { casesSection } from './cases.ts';
 import { clientsSection } from './clients.ts';
+import { dealsSection } from './deals.ts';
+import { financialSection } from './financial.ts';
 import { ormSection } from './orm.ts';
 import { relaySection } from './relay.ts';
 import { openBench, printTable, type Bench } from './support.ts';
@@ -17,14 +19,16 @@ interface Section {
   run(b: Bench): Promise<void>;
 }
 
-// The first two need no system and run before any is started; the cases come last
-// (their store load would slow everything after them).
+// The first two need no system and run before any is started; the cases and deals come
+// last (their store load would slow everything after them).
 const SECTIONS: Section[] = [
   { name: 'orm', about: 'MikroORM EntityManager against the driver: GET by id and insert, in process', run: ormSection },
   { name: 'relay', about: 'one outbox relay alone, 2,000 documents with one event each', run: relaySection },
   { name: 'clients', about: 'GET /v1/clients/{id} and POST /v1/clients, direct and through the gateway (BENCH_BASELINE: against another checkout)', run: clientsSection },
   { name: 'webhooks', about: 'client.created deliveries to HTTPS receivers, three scenarios', run: webhooksSection },
+  { name: 'financial', about: 'GET /v1/financial/summary over one team with BENCH_FINANCIAL records across a year, per group_by, beside the raw driver', run: financialSection },
   { name: 'cases', about: "a client's rename seen on its case, and GET /v1/cases on one team with BENCH_CASES cases", run: casesSection },
+  { name: 'deals', about: 'GET /v1/deals (filter and sort) and the summary on one team with BENCH_DEALS deals, beside the raw driver', run: dealsSection },
 ];
 const KNOWN = SECTIONS.map((s) => s.name);
 

@@ -53,6 +53,7 @@ export interface System {
   tree: Tree;
   gatewayUrl: string;
   /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3. */
+  dealsUrl: string;
   clientsUrl: string;
   casesUrl: string;
   stop(): Promise<void>;
@@ -214,6 +215,7 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
         return {
           tree,
           gatewayUrl: `http://127.0.0.1:${port}`,
+          dealsUrl: `http://127.0.0.1:${port + 1}`,
           clientsUrl: `http://127.0.0.1:${port + 2}`,
           casesUrl: `http://127.0.0.1:${port + 3}`,
           stop: () => stopProcess(proc),

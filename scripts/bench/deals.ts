@@ -1,0 +1,140 @@
+// Section `deals`: GET /v1/deals (a filter and a sort) and GET /v1/deals/summary on
+// one team with BENCH_DEALS deals, straight to the deals service, beside the raw
+// driver's time for the same queries (the repository's find + count, and the
+// summary's one aggregation). On this checkout's system; the seeded deals stay in
+// the store, so it runs last.
+import { MongoClient, type Document } from 'mongodb';
+import { measureList, type ListRun } from './cases.ts';
+import { DEFAULT_DEAL_PHASES, dealDerivedFields, identityHeaders, newId, type DealRecord, type DealStatus } from './internals.ts';
+import { DURATION_S, quantile, type Bench, type Figures } from './support.ts';
+import { createTeams, identityOf } from './teams.ts';
+
+export const DEALS = Number(process.env.BENCH_DEALS ?? 100_000);
+const DAY_MS = 86_400_000;
+const SOURCES = ['site', 'indicacao', 'linkedin', 'evento', 'publicacao', 'parceiro', null];
+const STATUSES: DealStatus[] = ['ativo', 'ativo', 'ativo', 'ganho', 'perdido', 'arquivado'];
+
+/** Deal number i of a team, built the way Deals.create and the state moves store it (outbox left empty). */
+function seededDeal(teamId: string, i: number, now: number): DealRecord {
+  const phase = DEFAULT_DEAL_PHASES[i % DEFAULT_DEAL_PHASES.length];
+  const status = STATUSES[i % STATUSES.length];
+  const created = new Date(now - Math.floor(((i * 7919) % DEALS) / DEALS * 365 * DAY_MS) - (i % 1000) * 1000);
+  const closedAt = new Date(Math.min(now, created.getTime() + (5 + (i % 60)) * DAY_MS));
+  const valueCents = i % 9 === 0 ? null : 50_000 + ((i * 104_729) % 50_000_000);
+  const base = {
+    _id: newId('deal'),
+    team_id: teamId,
+    title: `Oportunidade ${10_000 + i}`,
+    value_cents: valueCents,
+    currency: 'BRL',
+    phase: phase.name,
+    probability: phase.probability,
+    status,
+    expected_close_date: i % 4 === 0 ? null : new Date(created.getTime() + (30 + (i % 90)) * DAY_MS).toISOString().slice(0, 10),
+    client_id: null,
+    responsible_id: null,
+    source: SOURCES[i % SOURCES.length],
+    description: null,
+    labels: [],
+    metadata: {},
+    activities_count: 0,
+    final_value_cents: status === 'ganho' ? valueCents : null,
+    won_at: status === 'ganho' ? closedAt : null,
+    loss_reason: null,
+    competitor: null,
+    lost_at: status === 'perdido' ? closedAt : null,
+    close_notes: null,
+    phase_notes: null,
+    archived_at: status === 'arquivado' ? closedAt : null,
+    previous_phase: null,
+    phase_changed_at: null,
+    phase_entered_at: created,
+    phase_stints: status === 'ganho' ? [{ phase: phase.name, ms: closedAt.getTime() - created.getTime() }] : [],
+    case_request: null,
+    case_created: null,
+    created_at: created,
+    updated_at: closedAt,
+    version: 1,
+  };
+  return { ...base, ...dealDerivedFields(base) } as DealRecord;
+}
+
+async function seedDeals(mongoUrl: string, database: string, teamId: string): Promise<number> {
+  const client = await MongoClient.connect(mongoUrl);
+  try {
+    const deals = client.db(database).collection<DealRecord>('deals');
+    const now = Date.now();
+    const started = Date.now();
+    for (let from = 0; from < DEALS; from += 1000) {
+      const batch = Array.from({ length: Math.min(1000, DEALS - from) }, (_, k) => seededDeal(teamId, from + k, now));
+      await deals.insertMany(batch, { ordered: false });
+    }
+    return (Date.now() - started) / 1000;
+  } finally {
+    await client.close();
+  }
+}
+
+/** One query through the driver, run one at a time for about the duration (at least twice): p50 and p99. */
+async function measureRaw(name: string, run: () => Promise<unknown>): Promise<Figures> {
+  const times: number[] = [];
+  const until = Date.now() + DURATION_S * 1000;
+  while (times.length < 2 || (Date.now() < until && times.length < 200)) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const total = times.reduce((a, b) => a + b, 0);
+  console.log(`  ${name}: ${times.length} runs, p50 ${quantile(times, 0.5).toFixed(0)} ms, p99 ${quantile(times, 0.99).toFixed(0)} ms`);
+  return { name: `${name} (${times.length} runs)`, rps: (times.length * 1000) / total, p50: Math.round(quantile(times, 0.5)), p99: Math.round(quantile(times, 0.99)), errors: 0, created: 0 };
+}
+
+export async function dealsSection(b: Bench): Promise<void> {
+  const sys = await b.system();
+  const database = `${sys.tree.dbPrefix}deals`;
+  const [team] = await createTeams(b, sys.tree, ['Bench deals']);
+  const teamId = team.team.id;
+  const headers = identityHeaders(identityOf(team), b.token);
+  // The deals service is up once it answers: its indexes exist before the seed.
+  const probe = await fetch(`${sys.dealsUrl}/v1/deals?limit=1`, { headers });
+  if (probe.status !== 200) throw new Error(`GET /v1/deals answered ${probe.status}: ${await probe.text()}`);
+  const seconds = await seedDeals(b.store.url, database, teamId);
+  console.log(`seeded ${DEALS.toLocaleString('en')} deals of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(DEALS / seconds).toFixed(0)} deals/s)`);
+
+  const runs: ListRun[] = [
+    { label: 'list filter+sort', path: '/v1/deals?limit=20&status=ativo&sort=-value' },
+    { label: 'summary', path: '/v1/deals/summary' },
+  ];
+  console.log(`\n${DEALS.toLocaleString('en')} deals of one team, straight to the deals service:`);
+  const figures: Figures[] = [];
+  for (const r of runs) figures.push(await measureList(`GET /v1/deals ${r.label} direct`, sys.dealsUrl, r, headers));
+
+  // The same queries as the repository sends them, through the raw driver.
+  const client = await MongoClient.connect(b.store.url);
+  try {
+    const deals = client.db(database).collection('deals');
+    const filter = { team_id: teamId, status: 'ativo' };
+    const sort: Document = { value_missing: 1, value_cents: -1, _id: -1 };
+    console.log('\nthe same queries through the raw driver:');
+    figures.push(
+      await measureRaw('driver find+count (list filter+sort)', () =>
+        Promise.all([deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(), deals.countDocuments(filter)]),
+      ),
+    );
+    figures.push(
+      await measureRaw('driver aggregate (summary)', () =>
+        deals
+          .aggregate([
+            { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
+            { $unwind: '$summary_parts' },
+            { $group: { _id: '$summary_parts.k', v: { $sum: '$summary_parts.v' } } },
+          ])
+          .toArray(),
+      ),
+    );
+  } finally {
+    await client.close();
+  }
+  b.figures.push(...figures);
+}
