@@ -1,7 +1,24 @@
 // The whole system as an operator runs it: `npm start`'s launcher, the operator
 // CLI, and requests through the gateway to the services.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { isListening } from '../shared/src/local-store.ts';
+import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
 import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+
+// The launcher starts the services that have a server; the gateway serves the rest with 503.
+const deployed = SERVICE_NAMES.filter((name) => existsSync(resolve(import.meta.dirname, `../services/${name}/src/server.ts`)));
+const unbuilt = SERVICE_NAMES.find((name) => !deployed.includes(name));
+
+/** The public paths of each service, as the interface spec lists them. */
+const PUBLIC_PATHS: Record<ServiceName, string[]> = {
+  deals: ['/v1/deals', '/v1/deals/summary', '/v1/deals/{id}', '/v1/deals/{id}/lost', '/v1/deals/{id}/phase', '/v1/deals/{id}/won'],
+  clients: ['/v1/clients', '/v1/clients/{id}', '/v1/clients/{id}/cases'],
+  cases: ['/v1/cases', '/v1/cases/{id}', '/v1/cases/{id}/activities', '/v1/cases/{id}/timeline'],
+  activities: ['/v1/activities', '/v1/activities/overdue', '/v1/activities/{id}', '/v1/activities/{id}/complete'],
+  financial: ['/v1/financial', '/v1/financial/overdue', '/v1/financial/summary', '/v1/financial/{id}'],
+  webhooks: ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{delivery_id}/retry'],
+};
 
 let sys: RunningSystem;
 
@@ -77,20 +94,7 @@ test('when the OpenAPI document is asked of the gateway, then it holds every pub
   const res = await fetch(`http://127.0.0.1:${sys.base}/v1/openapi.json`);
   expect(res.status).toBe(200);
   const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>>; components: { securitySchemes: Record<string, unknown> } };
-  expect(Object.keys(doc.paths).sort()).toEqual([
-    '/v1/cases',
-    '/v1/cases/{id}',
-    '/v1/cases/{id}/activities',
-    '/v1/cases/{id}/timeline',
-    '/v1/clients',
-    '/v1/clients/{id}',
-    '/v1/clients/{id}/cases',
-    '/v1/settings',
-    '/v1/webhooks',
-    '/v1/webhooks/{id}',
-    '/v1/webhooks/{id}/deliveries',
-    '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
-  ]);
+  expect(Object.keys(doc.paths).sort()).toEqual(['/v1/settings', ...deployed.flatMap((name) => PUBLIC_PATHS[name])].sort());
   expect(Object.keys(doc.paths['/v1/clients/{id}']).sort()).toEqual(['delete', 'get', 'put']);
   expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
 });
@@ -103,9 +107,9 @@ test('when a request goes straight to the clients service, then it is refused wi
   expect((await json(res)).error.code).toBe('UNAUTHORIZED');
 });
 
-test('when a domain not built yet is asked, then 503 SERVICE_UNAVAILABLE in the envelope', async () => {
+(unbuilt ? test : test.skip)(`when a domain not built yet (${unbuilt}) is asked, then 503 SERVICE_UNAVAILABLE in the envelope`, async () => {
   const a = admin('team', 'create', '--name', 'C', '--plan', 'enterprise', '--owner-name', 'C', '--owner-email', 'c@c.com');
-  const res = await gateway('/v1/deals', { key: a.api_key });
+  const res = await gateway(`/v1/${unbuilt}`, { key: a.api_key });
   expect(res.status).toBe(503);
   expect((await json(res)).error.code).toBe('SERVICE_UNAVAILABLE');
 });
