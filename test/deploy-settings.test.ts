@@ -1,8 +1,9 @@
 // Every setting a process reads at start (the `['NAME', parser]` entries of its
 // readConfig specs, and the service URLs) is documented in the README's
 // configuration table and given in both deploy manifests, compose and Kubernetes,
-// so a new setting cannot ship without its operators hearing of it.
-import { readdirSync, readFileSync } from 'node:fs';
+// so a new setting cannot ship without its operators hearing of it. And every
+// service that has a server is deployed by both manifests.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 
@@ -47,4 +48,20 @@ test('every setting is given in docker-compose.yml', () => {
 
 test('every setting is given in the Kubernetes manifests', () => {
   expect(settings.filter((name) => !setIn(k8s, name))).toEqual([]);
+});
+
+const built = SERVICE_NAMES.filter((name) => existsSync(join(ROOT, `services/${name}/src/server.ts`)));
+const listed = (yaml: string) => (/GATEWAY_SERVICES: "?([a-z,]+)"?/.exec(yaml)?.[1] ?? '').split(',');
+
+test('every service with a server is deployed by docker-compose.yml and waited for by the gateway', () => {
+  const block = (name: string) => new RegExp(`\\n  ${name}:\\n([\\s\\S]*?)(?=\\n  [a-z]+:\\n|\\nvolumes:)`).exec(compose)?.[1] ?? '';
+  expect(built.filter((name) => !block(name).includes(`services/${name}/src/server.ts`) || block(name).includes('profiles:'))).toEqual([]);
+  expect(built.filter((name) => !listed(compose).includes(name))).toEqual([]);
+  expect(built.filter((name) => !new RegExp(`depends_on:[\\s\\S]*\\n      ${name}:\\n        condition: service_healthy`).test(block('gateway')))).toEqual([]);
+});
+
+test('every service with a server is a resource of the Kubernetes kustomization and waited for by the gateway', () => {
+  const kustomization = readFileSync(join(ROOT, 'deploy/k8s/kustomization.yaml'), 'utf8');
+  expect(built.filter((name) => !new RegExp(`^  - ${name}\\.yaml$`, 'm').test(kustomization))).toEqual([]);
+  expect(built.filter((name) => !listed(readFileSync(join(ROOT, 'deploy/k8s/configmap.yaml'), 'utf8')).includes(name))).toEqual([]);
 });
