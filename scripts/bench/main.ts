@@ -4,6 +4,7 @@
 // below; with names, only those (still in that order).
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { activitiesSection } from './activities.ts';
 import { casesSection } from './cases.ts';
 import { clientsSection } from './clients.ts';
 import { dealsSection } from './deals.ts';
@@ -29,6 +30,7 @@ const SECTIONS: Section[] = [
   { name: 'financial', about: 'GET /v1/financial/summary over one team with BENCH_FINANCIAL records across a year, per group_by, beside the raw driver', run: financialSection },
   { name: 'cases', about: "a client's rename seen on its case, and GET /v1/cases on one team with BENCH_CASES cases", run: casesSection },
   { name: 'deals', about: 'GET /v1/deals (filter and sort) and the summary on one team with BENCH_DEALS deals, beside the raw driver', run: dealsSection },
+  { name: 'activities', about: 'GET /v1/activities/overdue on one team with BENCH_ACTIVITIES activities, beside the raw driver', run: activitiesSection },
 ];
 const KNOWN = SECTIONS.map((s) => s.name);
 
