@@ -20,7 +20,8 @@ import { outboxUpdate } from '../outbox/fields.ts';
 import { withDocumentLock } from '../store/lock.ts';
 
 export interface SignalDefinition<R extends { _id: string } = any> {
-  type: EventType;
+  /** The event's type: one of the spec's, or an internal one (e.g. activity.reminder_due) only a consumer of the platform binds to. */
+  type: EventType | (string & {});
   /** Collection holding the records (an outbox collection). */
   collection: string;
   /** Field with the instant the signal is due, e.g. 'sla_warning_at'. */

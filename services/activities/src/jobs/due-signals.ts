@@ -3,7 +3,7 @@
 // (domain/activities.ts); the shared time signals emit each one once, even with
 // several replicas. The reminder goes out as the internal event
 // activity.reminder_due, which the reminders consumer turns into one e-mail.
-import { newEvent, type EventType } from '@lpm/shared/events';
+import { newEvent } from '@lpm/shared/events';
 import type { SignalDefinition } from '@lpm/shared/jobs/time-signals';
 import type { ActivityRecord } from '../data/activity-entity.ts';
 import type { Activities } from '../domain/activities.ts';
@@ -31,7 +31,7 @@ export function dueSignals(activities: Activities): SignalDefinition<ActivityRec
     },
     {
       // SignalDefinition.type is typed to the spec's names; it is only used in log lines (NEEDS-FROM-SHARED.md).
-      type: REMINDER_EVENT as EventType,
+      type: REMINDER_EVENT,
       collection: 'activities',
       dueField: 'reminder_at',
       event: async (r) => (open(r) && r.assigned_to ? newEvent(REMINDER_EVENT, r.team_id, await activities.detailOf(r), null, null) : null),
