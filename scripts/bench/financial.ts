@@ -8,7 +8,7 @@ import { defaultTeamSettings, newId } from './internals.ts';
 import { quantile, type Bench } from './support.ts';
 import { CaseViewEntity, ClientViewEntity, FinancialEntity, type CaseView, type ClientView, type FinancialRecord } from '../../services/financial/src/data/financial-entity.ts';
 import { FinancialRepository } from '../../services/financial/src/data/financial-repository.ts';
-import { ViewsRepository } from '../../services/financial/src/data/views-repository.ts';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from '../../services/financial/src/domain/financial.ts';
 import { derivedFields } from '../../services/financial/src/domain/financial-shape.ts';
 

@@ -6,7 +6,7 @@ import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { ActivityEntity, CaseViewEntity, ClientViewEntity, type CaseView, type ClientView } from './data/activity-entity.ts';
 import { ActivitiesRepository, TOMBSTONES } from './data/activities-repository.ts';
-import { ViewsRepository } from './data/views-repository.ts';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Activities } from './domain/activities.ts';
 import { Reminders } from './domain/reminders.ts';
 import { consumeLinkEvents } from './consumers/link-events.ts';

@@ -12,7 +12,7 @@ import { callAs } from '../../../test/support/api.ts';
 import { buildActivitiesApp } from '../src/app.ts';
 import { ActivityEntity, CaseViewEntity, ClientViewEntity, type CaseView, type ClientView } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
-import { ViewsRepository } from '../src/data/views-repository.ts';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Activities } from '../src/domain/activities.ts';
 import type { CaseFacts, ClientFacts } from '../src/upstream/neighbours.ts';
 

@@ -4,7 +4,7 @@ import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
 import { expectError } from '../../../test/support/api.ts';
 import { ActivitiesService } from '../src/upstream/activities-service.ts';
-import { ClientsService } from '../src/upstream/clients-service.ts';
+import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { identity, INTERNAL_TOKEN, startCases, type CasesUnderTest } from './helper.ts';
 
 let clients: ScriptedService;

@@ -9,11 +9,12 @@ import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
 import { buildCasesApp } from '../src/app.ts';
-import { CaseEntity, ClientViewEntity } from '../src/data/case-entity.ts';
+import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
+import { ClientLinks, type ClientLookup } from '@lpm/shared/views/client-links';
+import { CaseEntity } from '../src/data/case-entity.ts';
 import { CasesRepository } from '../src/data/cases-repository.ts';
-import { ClientViewsRepository } from '../src/data/client-views-repository.ts';
 import { Cases, type CasesDeps } from '../src/domain/cases.ts';
-import { ClientLinks, type ClientLookup } from '../src/domain/client-links.ts';
 
 export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 
@@ -44,7 +45,7 @@ export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
   });
   const cases = new Cases({
     cases: new CasesRepository(store.db, n.relay ?? { kick: () => {} }),
-    clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ClientViewsRepository(store.db)),
+    clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS)),
     users: n.users ?? { find: async () => new Map() },
     activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
   });

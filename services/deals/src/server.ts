@@ -1,10 +1,10 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { consumeClientEvents } from '@lpm/shared/clients/client-events';
-import { ClientLinks } from '@lpm/shared/clients/client-links';
-import { ClientViewEntity } from '@lpm/shared/clients/client-view-entity';
-import { ClientViewsRepository } from '@lpm/shared/clients/client-views-repository';
+import { consumeClientEvents } from '@lpm/shared/views/client-events';
+import { ClientLinks } from '@lpm/shared/views/client-links';
+import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { DealEntity } from './data/deal-entity.ts';
 import { DealsRepository } from './data/deals-repository.ts';
@@ -18,7 +18,7 @@ await runService({
   outboxCollections: ['deals'],
   build: ({ config, logger, db, broker, relay }) => {
     const clients = new ClientsService(new ServiceClient({ name: 'clients', baseUrl: config.urls.clients, internalToken: config.internalToken }));
-    const clientLinks = new ClientLinks(clients, new ClientViewsRepository(db));
+    const clientLinks = new ClientLinks(clients, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
     const deals = new Deals({
       deals: new DealsRepository(db, relay),
       clientLinks,

@@ -10,9 +10,9 @@ import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
 import { buildDealsApp } from '../src/app.ts';
-import { ClientLinks, type ClientLookup } from '@lpm/shared/clients/client-links';
-import { ClientViewEntity } from '@lpm/shared/clients/client-view-entity';
-import { ClientViewsRepository } from '@lpm/shared/clients/client-views-repository';
+import { ClientLinks, type ClientLookup } from '@lpm/shared/views/client-links';
+import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { DealEntity } from '../src/data/deal-entity.ts';
 import { DealsRepository } from '../src/data/deals-repository.ts';
 import { Deals, type DealsDeps } from '../src/domain/deals.ts';
@@ -53,7 +53,7 @@ export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
   });
   const deals = new Deals({
     deals: new DealsRepository(store.db, n.relay ?? { kick: () => {} }),
-    clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ClientViewsRepository(store.db)),
+    clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS)),
     users: n.users ?? { find: async () => new Map() },
     cases: n.cases ?? noCases,
   });

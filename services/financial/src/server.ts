@@ -3,7 +3,7 @@ import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { CaseViewEntity, ClientViewEntity, FinancialEntity, type CaseView, type ClientView } from './data/financial-entity.ts';
 import { FinancialRepository } from './data/financial-repository.ts';
-import { ViewsRepository } from './data/views-repository.ts';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from './domain/financial.ts';
 import { consumeCaseEvents, consumeClientEvents } from './consumers/link-events.ts';
 import { overdueSignals } from './jobs/overdue-signals.ts';

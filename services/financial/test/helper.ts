@@ -11,7 +11,7 @@ import { callAs } from '../../../test/support/api.ts';
 import { buildFinancialApp } from '../src/app.ts';
 import { CaseViewEntity, ClientViewEntity, FinancialEntity, type CaseView, type ClientView } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
-import { ViewsRepository } from '../src/data/views-repository.ts';
+import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from '../src/domain/financial.ts';
 import type { CaseFacts, ClientFacts } from '../src/upstream/links-services.ts';
 

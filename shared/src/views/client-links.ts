@@ -6,7 +6,7 @@ import { isId } from '../ids.ts';
 import type { ClientFacts } from '../upstream/clients-service.ts';
 import type { Caller } from '../upstream/service-client.ts';
 import type { ClientView } from './client-view-entity.ts';
-import type { ClientViewsRepository } from './client-views-repository.ts';
+import type { ViewsRepository } from './views-repository.ts';
 
 export const clientNotFound = () => notFound('Client not found');
 
@@ -20,9 +20,9 @@ export function viewOf(teamId: string, c: ClientFacts): ClientView {
 
 export class ClientLinks {
   private readonly clients: ClientLookup;
-  private readonly views: ClientViewsRepository;
+  private readonly views: ViewsRepository<ClientView>;
 
-  constructor(clients: ClientLookup, views: ClientViewsRepository) {
+  constructor(clients: ClientLookup, views: ViewsRepository<ClientView>) {
     this.clients = clients;
     this.views = views;
   }
@@ -38,7 +38,7 @@ export class ClientLinks {
   }
 
   find(teamId: string, ids: (string | null)[]): Promise<Map<string, ClientView>> {
-    return this.views.find(teamId, [...new Set(ids.filter((id): id is string => !!id))]);
+    return this.views.find(teamId, ids);
   }
 
   /** A client event's news (events may arrive out of order: newer facts win). */

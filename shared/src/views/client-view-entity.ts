@@ -21,3 +21,6 @@ export const ClientViewEntity = defineEntity({
 });
 
 export type ClientView = RecordOf<typeof ClientViewEntity>;
+
+/** The collection's name, for a ViewsRepository<ClientView>. */
+export const CLIENT_VIEWS = 'client_views';

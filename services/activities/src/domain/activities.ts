@@ -14,7 +14,7 @@ import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ActivityRecord, ActivityStatus, CaseView, ClientView, Recurrence, Reminder } from '../data/activity-entity.ts';
 import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/activities-repository.ts';
-import type { ViewsRepository } from '../data/views-repository.ts';
+import type { ViewsRepository } from '@lpm/shared/views/views-repository';
 import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../routes/activity-schemas.ts';
 import type { CaseFacts, ClientFacts } from '../upstream/neighbours.ts';
 import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from './activity-errors.ts';

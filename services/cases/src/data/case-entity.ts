@@ -71,22 +71,3 @@ export const CaseEntity = defineEntity({
 });
 
 export type CaseRecord = RecordOf<typeof CaseEntity>;
-
-/** Local copy of the clients shown on cases, fed by client events: for display only. */
-export const ClientViewEntity = defineEntity({
-  name: 'ClientView',
-  collection: 'client_views',
-  properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
-    name: p.string(),
-    type: p.string(),
-    email: p.string().strictNullable(),
-    phone: p.string().strictNullable(),
-    status: p.string(),
-    // The client's updated_at this copy reflects; older news never overwrites newer.
-    as_of: p.datetime(),
-  },
-});
-
-export type ClientView = RecordOf<typeof ClientViewEntity>;

@@ -2,7 +2,6 @@
 import { duplicate, invalidField, notFound } from '@lpm/shared/errors';
 
 export const caseNotFound = () => notFound('Case not found');
-export const clientNotFound = () => notFound('Client not found');
 export const userNotFound = () => notFound('User not found');
 export const duplicateNumber = () => duplicate('Duplicate case number', 'duplicate_case_number', { field: 'number' });
 export const invalidPhase = () => invalidField('phase', 'Invalid phase');

@@ -2,7 +2,8 @@
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { CasePriority, CaseRecord, ClientView } from '../data/case-entity.ts';
+import type { ClientView } from '@lpm/shared/views/client-view-entity';
+import type { CasePriority, CaseRecord } from '../data/case-entity.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
 export const PRIORITY_RANK: Record<CasePriority, number> = { alta: 3, media: 2, baixa: 1 };

@@ -16,7 +16,7 @@ import type { CaseFilter, CasesRepository } from '../data/cases-repository.ts';
 import type { CaseListQuery, CreateCaseBody, UpdateCaseBody } from '../routes/case-schemas.ts';
 import { invalidPhase, userNotFound } from './case-errors.ts';
 import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape, type Links } from './case-shape.ts';
-import type { ClientLinks } from './client-links.ts';
+import type { ClientLinks } from '@lpm/shared/views/client-links';
 
 export interface UserLookup {
   find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;

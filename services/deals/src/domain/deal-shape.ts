@@ -4,7 +4,7 @@
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ClientView } from '@lpm/shared/clients/client-view-entity';
+import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
 import { tooManyDecimals } from './deal-errors.ts';
 

@@ -7,7 +7,7 @@
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
 import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
-import type { ClientLinks } from '@lpm/shared/clients/client-links';
+import type { ClientLinks } from '@lpm/shared/views/client-links';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';

@@ -12,7 +12,7 @@ import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { CaseView, ClientView, FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
 import { FINANCIAL_TYPES } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
-import type { ViewsRepository } from '../data/views-repository.ts';
+import type { ViewsRepository } from '@lpm/shared/views/views-repository';
 import type { CreateFinancialBody, FinancialListQuery, OverdueQuery, SummaryQuery, UpdateFinancialBody } from '../routes/financial-schemas.ts';
 import type { CaseFacts, CaseLookup, ClientFacts, ClientLookup } from '../upstream/links-services.ts';
 import {
