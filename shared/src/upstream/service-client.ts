@@ -1,15 +1,30 @@
 // Calls from one service to another's internal endpoints: the caller's team and
 // user travel in the same headers the gateway sets, with the internal credential.
 import { serviceUnavailable } from '../errors.ts';
-import { HEADER } from '../identity.ts';
+import { HEADER, identityHeaders, type Identity } from '../identity.ts';
 import { injectTraceHeaders } from '../telemetry.ts';
 import type { ListQuery } from '../http/pagination.ts';
 
-export interface Caller {
-  teamId: string;
-  /** Absent when the question is not asked on a user's behalf (the gateway's directory). */
-  userId?: string;
+/**
+ * Who a call is made for: a team (and user), or a whole `Identity`, whose scopes and
+ * team settings then travel too, as the gateway sends them (for a public route of
+ * another service that reads them, e.g. a team's kanban).
+ */
+export type Caller =
+  | {
+      teamId: string;
+      /** Absent when the question is not asked on a user's behalf (the gateway's directory). */
+      userId?: string;
+    }
+  | Identity;
+
+export interface RequestExtras {
+  /** More headers (e.g. Idempotency-Key). */
+  headers?: Record<string, string>;
+  timeoutMs?: number;
 }
+
+const isIdentity = (who: Caller): who is Identity => 'scopes' in who && 'settings' in who;
 
 export interface ServiceReply<T = any> {
   status: number;
@@ -32,12 +47,17 @@ export class ServiceClient {
   }
 
   /** 2xx and 4xx replies are returned; a 5xx, a timeout or no answer is a 503 for our own caller. */
-  async request<T = any>(who: Caller, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ServiceReply<T>> {
+  async request<T = any>(who: Caller, method: 'GET' | 'POST', path: string, body?: unknown, extras: RequestExtras = {}): Promise<ServiceReply<T>> {
     const headers = injectTraceHeaders({
-      [HEADER.internalToken]: this.opts.internalToken,
-      [HEADER.teamId]: who.teamId,
-      ...(who.userId ? { [HEADER.userId]: who.userId } : {}),
+      ...(isIdentity(who)
+        ? identityHeaders(who, this.opts.internalToken)
+        : {
+            [HEADER.internalToken]: this.opts.internalToken,
+            [HEADER.teamId]: who.teamId,
+            ...(who.userId ? { [HEADER.userId]: who.userId } : {}),
+          }),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...extras.headers,
     });
     let res: Response;
     try {
@@ -45,7 +65,7 @@ export class ServiceClient {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 5000),
+        signal: AbortSignal.timeout(extras.timeoutMs ?? this.opts.timeoutMs ?? 5000),
       });
     } catch (e) {
       throw this.unavailable(e);

@@ -4,8 +4,7 @@
 // every attempt for one deal sends the same request under the same key, so a
 // retry gets the first case back (Idempotent-Replayed) and never makes a second.
 import { AppError, type ErrorCode } from '@lpm/shared/errors';
-import { identityHeaders, type Identity } from '@lpm/shared/identity';
-import { injectTraceHeaders } from '@lpm/shared/telemetry';
+import type { Identity } from '@lpm/shared/identity';
 import { isObject, ServiceClient } from '@lpm/shared/upstream/service-client';
 import type { CaseRequest } from '../data/deal-entity.ts';
 
@@ -36,20 +35,21 @@ export const caseKeyOf = (dealId: string) => `deal-won-case:${dealId}`;
 
 export class CasesService implements DealCases {
   private readonly opts: CasesServiceOptions;
-  /** Only for the 503 of an answer that is not a case (its message names the cases service). */
-  private readonly errors: ServiceClient;
+  private readonly cases: ServiceClient;
 
   constructor(opts: CasesServiceOptions) {
     this.opts = opts;
-    this.errors = new ServiceClient({ name: 'cases', baseUrl: opts.baseUrl, internalToken: opts.internalToken });
+    this.cases = new ServiceClient({ name: 'cases', baseUrl: opts.baseUrl, internalToken: opts.internalToken });
   }
 
   async createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseCreated> {
     // One key order, so the bytes, and with them the idempotency record's hash, are the same on every attempt.
-    const body = JSON.stringify({ title: request.title, area: request.area, client_id: request.client_id, responsible_id: request.responsible_id });
+    const body = { title: request.title, area: request.area, client_id: request.client_id, responsible_id: request.responsible_id };
+    const extras = { headers: { 'idempotency-key': caseKeyOf(dealId) }, timeoutMs: this.opts.timeoutMs ?? 10_000 };
     const giveUpAt = Date.now() + (this.opts.patienceMs ?? 15_000);
     for (;;) {
-      const { status, answer } = await this.post(who, body, caseKeyOf(dealId));
+      // The whole identity goes along: the case's first phase is the team's kanban.
+      const { status, body: answer } = await this.cases.request<Record<string, any> | null>(who, 'POST', '/v1/cases', body, extras);
       if (status === 201 && isCase(answer?.data)) return { id: answer.data.id, title: answer.data.title };
       const error = answer?.error;
       const inProgress = status === 409 && isError(error) && error.details?.reason === 'idempotency_request_in_progress';
@@ -59,28 +59,7 @@ export class CasesService implements DealCases {
       }
       // The case's own refusals (a client or responsible no longer there) are the caller's answer.
       if (status >= 400 && status < 500 && !inProgress && isError(error)) throw new AppError(status, error.code, error.message, error.details ?? {});
-      throw this.errors.unavailable(new Error(`POST /v1/cases answered ${status}`));
-    }
-  }
-
-  private async post(who: Identity, body: string, key: string): Promise<{ status: number; answer: Record<string, any> | null }> {
-    try {
-      const res = await fetch(new URL('/v1/cases', this.opts.baseUrl), {
-        method: 'POST',
-        headers: injectTraceHeaders({ ...identityHeaders(who, this.opts.internalToken), 'content-type': 'application/json', 'idempotency-key': key }),
-        body,
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
-      });
-      const text = await res.text();
-      let answer: unknown = null;
-      try {
-        answer = text ? JSON.parse(text) : null;
-      } catch {
-        answer = null;
-      }
-      return { status: res.status, answer: isObject(answer) ? answer : null };
-    } catch (e) {
-      throw this.errors.unavailable(e);
+      throw this.cases.unavailable(new Error(`POST /v1/cases answered ${status}`));
     }
   }
 }
