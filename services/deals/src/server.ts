@@ -9,6 +9,7 @@ import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { DealEntity } from './data/deal-entity.ts';
 import { DealsRepository } from './data/deals-repository.ts';
 import { Deals } from './domain/deals.ts';
+import { ActivitiesService } from './upstream/activities-service.ts';
 import { CasesService } from './upstream/cases-service.ts';
 import { buildDealsApp } from './app.ts';
 
@@ -17,13 +18,15 @@ await runService({
   entities: [DealEntity, ClientViewEntity],
   outboxCollections: ['deals'],
   build: ({ config, logger, db, broker, relay }) => {
-    const clients = new ClientsService(new ServiceClient({ name: 'clients', baseUrl: config.urls.clients, internalToken: config.internalToken }));
+    const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+    const clients = new ClientsService(service('clients'));
     const clientLinks = new ClientLinks(clients, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
     const deals = new Deals({
       deals: new DealsRepository(db, relay),
       clientLinks,
       users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
       cases: new CasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
+      activities: new ActivitiesService(service('activities')),
     });
     return {
       app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),

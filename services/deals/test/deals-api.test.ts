@@ -25,10 +25,14 @@ const create = async (body: Record<string, unknown>, as = who) => {
 /** The events a deal's document holds in its outbox (no relay runs here). */
 const eventsOf = async (id: string): Promise<DomainEvent[]> => ((await sut.db.collection('deals').findOne({ _id: id as never }))?.outbox ?? []) as DomainEvent[];
 
+const activityCounts = new Map<string, number>();
+
 beforeAll(async () => {
   sut = await startDeals({
     clients: { facts: async (caller, id) => (clients.get(id)?.team === caller.teamId ? clients.get(id)! : null) },
     users: { find: async (teamId, ids) => new Map(ids.filter((id) => users.get(id)?.team === teamId).map((id) => [id, users.get(id)!])) },
+    // The activities service's count for a deal (asked when the detail is read).
+    activities: { countFor: async (_caller, dealId) => activityCounts.get(dealId) ?? 0 },
   });
   who = identity();
   client = { id: newId('cli'), name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: null, status: 'active', updated_at: new Date().toISOString() };
@@ -97,8 +101,8 @@ describe('POST /v1/deals', () => {
       value: 15000.5,
       client: { id: client.id, name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com' },
       responsible: { id: lawyer.id, name: 'Beatriz Souza', email: 'bia@silva.adv.br' },
-      activities_count: 0,
     });
+    expect(event.data.object).not.toHaveProperty('activities_count');
   });
 
   test('when a phase is sent without a probability, then the probability is the phase suggested one', async () => {
@@ -169,6 +173,7 @@ describe('POST /v1/deals', () => {
 describe('GET /v1/deals/{id}', () => {
   test('when the deal exists, then the detail shape nests client and responsible with e-mail, counts activities and explains insights', async () => {
     const created = await create({ title: 'Detalhe', value: 1000, client_id: client.id, responsible_id: lawyer.id, source: 'site' });
+    activityCounts.set(created.id, 3);
     const res = await call('GET', `/v1/deals/${created.id}`);
     expect(res.statusCode).toBe(200);
     const data = res.json().data;
@@ -176,7 +181,7 @@ describe('GET /v1/deals/{id}', () => {
       ...Object.fromEntries(Object.entries(created).filter(([k]) => !['client_id', 'responsible_id'].includes(k))),
       client: { id: client.id, name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com' },
       responsible: { id: lawyer.id, name: 'Beatriz Souza', email: 'bia@silva.adv.br' },
-      activities_count: 0,
+      activities_count: 3,
       ai_insights: {
         win_probability: 10,
         health: 'good',

@@ -147,10 +147,11 @@ describe('deal events at a webhook', () => {
     expect(updated).toEqual([{ value: 9000 }, { phase: 'lead', previous_phase: null, phase_changed_at: null }]);
     expect(of('deal.phase_changed', deal.id)[0].body.data).toMatchObject({ object: { phase: 'proposta', previous_phase: 'lead' }, previous_attributes: { phase: 'lead' } });
 
-    // The object is the deal in its detail read shape after the change (ai_insights, computed at read time, apart).
+    // The object is the deal in its detail read shape after the change (ai_insights and activities_count, read-time figures, apart).
     const won = of('deal.won', deal.id)[0];
-    const { ai_insights, ...detail } = (await call('GET', `/v1/deals/${deal.id}`, undefined, team.api_key)).body.data;
+    const { ai_insights, activities_count, ...detail } = (await call('GET', `/v1/deals/${deal.id}`, undefined, team.api_key)).body.data;
     expect(ai_insights).toBeDefined();
+    expect(activities_count).toBe(0);
     expect(won.body.data).toEqual({ object: detail, previous_attributes: { status: 'ativo', final_value: null, won_at: null } });
     expect(of('deal.lost', gone.id)[0].body.data.object).toMatchObject({ status: 'perdido', loss_reason: 'Preço', competitor: 'Outro' });
 
@@ -158,4 +159,16 @@ describe('deal events at a webhook', () => {
     expect(h['x-service-event-id']).toBe(won.body.id);
     expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${h['x-service-timestamp']}.${won.req.body}`).digest('hex'));
   });
+});
+
+test('when activities are linked to a deal, then its detail counts them, as the activities service has them', async () => {
+  const deal = (await call('POST', '/v1/deals', { title: 'Com atividades', client_id: client.id })).body.data;
+  expect((await call('GET', `/v1/deals/${deal.id}`)).body.data.activities_count).toBe(0);
+  for (const title of ['Ligar', 'Enviar proposta']) {
+    expect((await call('POST', '/v1/activities', { type: 'task', title, deal_id: deal.id })).status).toBe(201);
+  }
+  expect((await call('POST', '/v1/activities', { type: 'task', title: 'Outra coisa' })).status).toBe(201);
+  const detail = await call('GET', `/v1/deals/${deal.id}`);
+  expect(detail.status).toBe(200);
+  expect(detail.body.data.activities_count).toBe(2);
 });

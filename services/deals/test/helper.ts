@@ -35,6 +35,7 @@ export interface Neighbours {
   clients?: ClientLookup;
   users?: DealsDeps['users'];
   cases?: DealsDeps['cases'];
+  activities?: DealsDeps['activities'];
   relay?: Relay;
 }
 
@@ -56,6 +57,7 @@ export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
     clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS)),
     users: n.users ?? { find: async () => new Map() },
     cases: n.cases ?? noCases,
+    activities: n.activities ?? { countFor: async () => 0 },
   });
   const app = buildDealsApp({ deals, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   await app.ready();

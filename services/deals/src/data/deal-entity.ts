@@ -44,7 +44,6 @@ export const DealEntity = defineEntity({
     description: p.string().strictNullable(),
     labels: p.json<string[]>(),
     metadata: p.json<Record<string, unknown>>(),
-    activities_count: p.integer(),
     final_value_cents: p.integer().strictNullable(),
     won_at: p.datetime().strictNullable(),
     loss_reason: p.string().strictNullable(),

@@ -164,14 +164,13 @@ export function listItemShape(r: DealRecord, links: Links) {
   };
 }
 
-/** The detail shape without ai_insights (events carry this; GET adds the insights). */
+/** The detail shape without activities_count and ai_insights (events carry this; GET adds both). */
 export function detailShape(r: DealRecord, links: Links) {
   return {
     ...identifying(r),
     client: client(r, links, true),
     responsible: responsible(r, links, true),
     ...described(r),
-    activities_count: r.activities_count,
     ...closing(r),
   };
 }

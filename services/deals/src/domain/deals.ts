@@ -15,6 +15,7 @@ import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
 import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
+import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { dealArchived, dealClosed, invalidPhase, userNotFound } from './deal-errors.ts';
 import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents, type Links } from './deal-shape.ts';
@@ -29,6 +30,7 @@ export interface DealsDeps {
   clientLinks: ClientLinks;
   users: UserLookup;
   cases: DealCases;
+  activities: DealActivities;
 }
 
 type LinkFields = { client_id?: string | null; responsible_id?: string | null };
@@ -136,7 +138,6 @@ export class Deals {
       phase,
       probability: body.probability ?? phaseProbability,
       status: 'ativo' as const,
-      activities_count: 0,
       final_value_cents: null,
       won_at: null,
       loss_reason: null,
@@ -163,14 +164,15 @@ export class Deals {
 
   async get(who: Identity, id: string) {
     const record = await this.deps.deals.get(who.teamId, id);
-    const [links, segments, wonStints] = await Promise.all([
+    const [links, segments, wonStints, activities_count] = await Promise.all([
       this.links(who.teamId, [record]),
       this.deps.deals.closedBySegment(who.teamId),
       this.deps.deals.wonStints(who.teamId),
+      this.deps.activities.countFor(who, record._id),
     ]);
     const phaseProbability = this.phaseProbability(who, record.phase) ?? record.probability;
     const ai_insights = insightsOf(record, phaseProbability, { segments, wonStints }, who.settings.timezone, new Date());
-    return { ...detailShape(record, links), ai_insights };
+    return { ...detailShape(record, links), activities_count, ai_insights };
   }
 
   async list(who: Identity, q: DealListQuery) {
