@@ -22,6 +22,7 @@ declare module 'fastify' {
 }
 
 export const BODY_LIMIT = 1024 * 1024;
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 const REQUEST_ID_RE = /^[\w.:-]{1,200}$/;
 
 export interface HttpAppOptions {
@@ -54,7 +55,14 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     },
     return503OnClosing: true,
     clientErrorHandler: answerUnparsable,
-    serverFactory: (handler) => createServer(tracedRequestListener(opts.name, handler)),
+    serverFactory: (handler) => {
+      const server = createServer(tracedRequestListener(opts.name, handler));
+      // Fastify's own default, which it does not apply to a factory's server: Node's
+      // 5 s would close idle connections a load balancer (idle timeout ~60 s) or a
+      // client still counts as open, and their next request fails ("other side closed").
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      return server;
+    },
   });
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema as never, httpPart));
