@@ -35,6 +35,22 @@ export function parseSort(sort: string | undefined, fallback: string): SortSpec 
   return s.startsWith('-') ? { field: s.slice(1), direction: -1 } : { field: s, direction: 1 };
 }
 
+/**
+ * The store sort of a list: `sortParam` (or `fallback`) names a field, which
+ * `keysByField` maps to the stored keys that order it; every key but the last
+ * ascends (a leading `*_missing` marker puts records without the value last either
+ * way), the last follows the direction, and `_id` breaks ties (each sort index ends
+ * with `_id` too).
+ */
+export function sortOrder(sortParam: string | undefined, fallback: string, keysByField: Record<string, readonly string[]>): Record<string, 1 | -1> {
+  const sort = parseSort(sortParam, fallback);
+  const keys = keysByField[sort.field] ?? [];
+  const order: Record<string, 1 | -1> = {};
+  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
+  order._id = sort.direction;
+  return order;
+}
+
 export function pageWindow(q: ListQuery): { skip: number; limit: number } {
   return { skip: (q.page - 1) * q.limit, limit: q.limit };
 }

@@ -2,7 +2,7 @@
 // the list queries on the fields derived for sorting (due moment, priority rank,
 // "no due date" last), and the counts other services ask for.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { withDocumentLock } from '@lpm/shared/store/lock';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
@@ -29,19 +29,13 @@ export interface ActivityFilter {
 
 type Page = { records: ActivityRecord[]; total: number };
 
-/** Every sort: records with no value for it last in either direction, then ties by _id. */
-function orderOf(sortParam: string | undefined): Record<string, 1 | -1> {
-  const sort = parseSort(sortParam, 'due_date');
-  const d = sort.direction;
-  switch (sort.field) {
-    case 'due_date':
-      return { due_missing: 1, due_at: d, _id: d };
-    case 'priority':
-      return { priority_rank: d, _id: d };
-    default:
-      return { [sort.field]: d, _id: d };
-  }
-}
+const SORT_KEYS: Record<string, (keyof ActivityRecord & string)[]> = {
+  // Activities without a due date come last in either direction.
+  due_date: ['due_missing', 'due_at'],
+  priority: ['priority_rank'],
+  created_at: ['created_at'],
+  updated_at: ['updated_at'],
+};
 
 /** Deleted activities' last events wait here for the relay (an outbox collection). */
 export const TOMBSTONES = 'activity_tombstones';
@@ -70,7 +64,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
   private async page(filter: Filter<ActivityRecord>, q: ListQuery): Promise<Page> {
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<ActivityRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort), skip, limit }).toArray(),
+      this.collection.find<ActivityRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, 'due_date', SORT_KEYS), skip, limit }).toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };

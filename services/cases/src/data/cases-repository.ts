@@ -3,7 +3,7 @@
 // fields derived for sorting without collation, and the questions other services
 // ask (counts, active cases, phases in use).
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
@@ -32,16 +32,6 @@ const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
   sla_date: ['sla_missing', 'sla_date'],
 };
 
-/** The sort of a list, ending with _id for ties (each sort index ends with _id too). */
-function orderOf(sortParam: string | undefined): Record<string, 1 | -1> {
-  const sort = parseSort(sortParam, '-created_at');
-  const keys = SORT_KEYS[sort.field];
-  const order: Record<string, 1 | -1> = {};
-  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
-  order._id = sort.direction;
-  return order;
-}
-
 export class CasesRepository extends RecordStore<CaseRecord> {
   constructor(db: Db, relay: Relay) {
     super({ db, relay, collection: 'cases', idKind: 'case', noun: 'case', notFound: caseNotFound, duplicate: duplicateNumber, heavy: ['timeline'] });
@@ -65,7 +55,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
   private async page(filter: Filter<CaseRecord>, q: ListQuery): Promise<Page> {
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<CaseRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort), skip, limit }).toArray(),
+      this.collection.find<CaseRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, '-created_at', SORT_KEYS), skip, limit }).toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };

@@ -3,7 +3,7 @@
 // the team's history as one $match/$group($sum) each (what FerretDB serves), and
 // the phases other services ask about.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { dealNotFound } from '../domain/deal-errors.ts';
 import { segmentKey } from '../domain/deal-shape.ts';
@@ -39,16 +39,6 @@ const SORT_KEYS: Record<string, (keyof DealRecord & string)[]> = {
   expected_close_date: ['close_date_missing', 'expected_close_date'],
 };
 
-/** The sort of a list, ending with _id for ties (each sort index ends with _id too). */
-function orderOf(sortParam: string | undefined): Record<string, 1 | -1> {
-  const sort = parseSort(sortParam, '-created_at');
-  const keys = SORT_KEYS[sort.field];
-  const order: Record<string, 1 | -1> = {};
-  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
-  order._id = sort.direction;
-  return order;
-}
-
 /** Won deals read for the median time in each phase: the most recent ones. */
 const HISTORY_WON_DEALS = 1000;
 
@@ -68,7 +58,7 @@ export class DealsRepository extends RecordStore<DealRecord> {
     }
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<DealRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort), skip, limit }).toArray(),
+      this.collection.find<DealRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, '-created_at', SORT_KEYS), skip, limit }).toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };

@@ -1,7 +1,7 @@
 // Financial records in the store: the record store for writes (outbox, lock,
 // version), the list and overdue queries, and the summary in one aggregation.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { recordNotFound } from '../domain/financial-errors.ts';
 import type { GroupBy } from '../domain/summary-buckets.ts';
@@ -28,15 +28,6 @@ const SORT_KEYS: Record<string, (keyof FinancialRecord & string)[]> = {
   created_at: ['created_at'],
 };
 
-function orderOf(sortParam: string | undefined, fallback: string): Record<string, 1 | -1> {
-  const sort = parseSort(sortParam, fallback);
-  const keys = SORT_KEYS[sort.field];
-  const order: Record<string, 1 | -1> = {};
-  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
-  order._id = sort.direction;
-  return order;
-}
-
 export class FinancialRepository extends RecordStore<FinancialRecord> {
   constructor(db: Db, relay: Relay) {
     super({ db, relay, collection: 'financial_records', idKind: 'fin', noun: 'record', notFound: recordNotFound });
@@ -57,7 +48,7 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
   private async page(filter: Filter<FinancialRecord>, q: ListQuery, fallback: string): Promise<Page> {
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<FinancialRecord>(filter, { projection: this.projection(), sort: orderOf(q.sort, fallback), skip, limit }).toArray(),
+      this.collection.find<FinancialRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, fallback, SORT_KEYS), skip, limit }).toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };
