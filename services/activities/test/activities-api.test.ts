@@ -1,6 +1,7 @@
 // Every Activities endpoint in process (decisions §5 "Activities"): the app on its
 // own database, the cases, clients, deals and users around it faked.
 import type { Identity } from '@lpm/shared/identity';
+import { tryDocumentLock } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
 
@@ -362,6 +363,27 @@ describe('recurrence', () => {
     const third = (await seriesOf('Mensal')).find((x: { status: string }) => x.status === 'pending');
     expect(third.due_date).toBe('2027-03-31');
   });
+
+  test('when the completion fails after the next occurrence is written, then a retried completion finds it there: one next occurrence, none lost', async () => {
+    const a = await create({ type: 'task', title: 'Falha no meio', due_date: '2027-02-01', recurrence: { frequency: 'daily', count: 5 } });
+    // Another writer holds the activity past the lock wait: the completion's own write fails (503).
+    const held = await tryDocumentLock(sut.db, 'activities', a.id);
+    expect(held).not.toBeNull();
+    try {
+      expectError(await call('PUT', `/v1/activities/${a.id}/complete`, {}), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+    } finally {
+      await held!.release();
+    }
+    expect((await seriesOf('Falha no meio')).map((x: { due_date: string; status: string }) => [x.due_date, x.status])).toEqual([
+      ['2027-02-01', 'pending'],
+      ['2027-02-02', 'pending'],
+    ]);
+    expect((await call('PUT', `/v1/activities/${a.id}/complete`, {})).statusCode).toBe(200);
+    expect((await seriesOf('Falha no meio')).map((x: { due_date: string; status: string }) => [x.due_date, x.status])).toEqual([
+      ['2027-02-01', 'completed'],
+      ['2027-02-02', 'pending'],
+    ]);
+  }, 20_000);
 
   test('when until is reached, then the series ends', async () => {
     const a = await create({ type: 'task', title: 'Semanal', due_date: '2027-01-01', recurrence: { frequency: 'weekly', until: '2027-01-10' } });

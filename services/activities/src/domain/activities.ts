@@ -92,6 +92,13 @@ export function derivedFields(r: Pick<ActivityRecord, 'priority' | 'due_date' | 
 
 const ARMING: readonly string[] = ['due_date', 'due_time', 'status', 'reminder', 'assigned_to'];
 
+/** A record given a recurrence becomes the first occurrence of its series (its own id names the series). */
+function startSeries(next: ActivityRecord, id: string, tz: string, now: Date): ActivityRecord {
+  if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? todayIn(tz, now), occurrence: 1 });
+  if (next.due_date && next.occurrence === 1 && next.series_id) next.series_start = next.due_date;
+  return next;
+}
+
 export class Activities {
   private readonly deps: ActivitiesDeps;
 
@@ -212,17 +219,21 @@ export class Activities {
     const tz = who.settings.timezone;
     const before = await this.deps.activities.get(who.teamId, id);
     const links = await this.links(who.teamId, [before, { ...body, completed_by: who.userId }]);
-    const done = await this.deps.activities.update(who.teamId, id, async (current) => {
+    if (body.status === 'completed' && before.status !== 'completed' && MOVES[before.status].includes('completed')) {
+      // As in complete(): the next occurrence first, so a crash cannot lose it.
+      const { next } = fields.apply(before, body, [...WRITABLE_FIELDS, 'status']);
+      await this.createNext(who, startSeries(next, id, tz, this.now()));
+    }
+    return this.deps.activities.update(who.teamId, id, async (current) => {
       const now = this.now();
       if (body.status !== undefined && body.status !== current.status && !MOVES[current.status].includes(body.status)) throw invalidTransition();
       const { next, sent } = fields.apply(current, body, [...WRITABLE_FIELDS, 'status']);
       const completing = next.status === 'completed' && current.status !== 'completed';
       if (completing) Object.assign(next, { completed_at: now, completed_by: who.userId });
-      if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? todayIn(tz, now), occurrence: 1 });
-      if (next.due_date && next.occurrence === 1 && next.series_id) next.series_start = next.due_date;
+      startSeries(next, id, tz, now);
 
       const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'], current, next);
-      if (changed.length === 0) return { result: { record: null, answer: { id, ...sent, updated_at: iso(current.updated_at) } } };
+      if (changed.length === 0) return { result: { id, ...sent, updated_at: iso(current.updated_at) } };
       next.updated_at = now;
       Object.assign(next, derivedFields(next, tz));
       if (changed.some((f) => ARMING.includes(f))) Object.assign(next, signalsOf(next, tz, now));
@@ -243,15 +254,20 @@ export class Activities {
       for (const f of changed) Object.assign(set, { [f]: next[f] });
       const answer: Record<string, unknown> = { id, ...sent, updated_at: iso(now) };
       if (completing) Object.assign(answer, { completed_at: iso(now), completed_by: detail.completed_by });
-      return { result: { record: completing ? next : null, answer }, write: { set, events } };
+      return { result: answer, write: { set, events } };
     });
-    if (done.record) await this.createNext(who, done.record);
-    return done.answer;
   }
 
   async complete(who: Who, id: string, notes: string | null | undefined) {
     const tz = who.settings.timezone;
-    const links = await this.links(who.teamId, [await this.deps.activities.get(who.teamId, id), { completed_by: who.userId }]);
+    const before = await this.deps.activities.get(who.teamId, id);
+    if (before.status === 'completed') throw alreadyCompleted();
+    if (before.status === 'cancelled') throw completeCancelled();
+    // The series' next occurrence is written first (once per occurrence, however often
+    // this runs): a crash before the completion below leaves the series whole, and
+    // the retried completion finds the occurrence there.
+    await this.createNext(who, before);
+    const links = await this.links(who.teamId, [before, { completed_by: who.userId }]);
     const done = await this.deps.activities.update(who.teamId, id, async (current) => {
       if (current.status === 'completed') throw alreadyCompleted();
       if (current.status === 'cancelled') throw completeCancelled();
@@ -272,13 +288,12 @@ export class Activities {
         reminder_at: null,
       };
       const answer = { id, status: 'completed', completed_at: iso(now), completed_by: detail.completed_by, completion_notes: next.completion_notes };
-      return { result: { record: next, answer }, write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] } };
+      return { result: answer, write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] } };
     });
-    await this.createNext(who, done.record);
-    return done.answer;
+    return done;
   }
 
-  /** After a completion: the series' next occurrence (pending, same fields, next due date) unless the series has ended. */
+  /** For a completion: the series' next occurrence (pending, same fields, next due date) unless the series has ended. */
   private async createNext(who: Who, done: ActivityRecord): Promise<void> {
     if (!done.recurrence || !done.series_id || !done.series_start) return;
     const next = nextOccurrence(done.series_start, done.recurrence, done.occurrence);
