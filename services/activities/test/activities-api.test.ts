@@ -408,9 +408,12 @@ describe('internal endpoints', () => {
     expect(page.data).toEqual([
       { id: a.id, type: 'task', title: 'Um', status: 'completed', priority: 'media', due_date: '2027-01-01', completed_at: expect.stringMatching(ISO_MS), created_at: expect.stringMatching(ISO_MS) },
     ]);
-    expect((await call('GET', `/internal/cases/${k.id}/activities/count`, undefined, team)).json().data).toEqual({ count: 2 });
-    expect((await call('GET', `/internal/deals/${d}/activities/count`, undefined, team)).json().data).toEqual({ count: 1 });
-    expect((await call('GET', `/internal/deals/${d}/activities/count`, undefined, other)).json().data).toEqual({ count: 0 });
-    expect((await call('POST', '/internal/activity-counts', { kind: 'deal', ids: [d, 'deal_x'] }, team)).json().data).toEqual({ [d]: 1, deal_x: 0 });
+    expect((await call('GET', `/internal/cases/${k.id}/activities/count`, undefined, team)).json().data).toEqual({ count: 2, open: 1, overdue: 0 });
+    expect((await call('GET', `/internal/deals/${d}/activities/count`, undefined, team)).json().data).toEqual({ count: 1, open: 0, overdue: 0 });
+    await create({ type: 'call', title: 'Atrasada', deal_id: d, due_date: '2020-01-01' }, team);
+    await create({ type: 'call', title: 'Em dia', deal_id: d, due_date: '2099-01-01' }, team);
+    expect((await call('GET', `/internal/deals/${d}/activities/count`, undefined, team)).json().data).toEqual({ count: 3, open: 2, overdue: 1 });
+    expect((await call('GET', `/internal/deals/${d}/activities/count`, undefined, other)).json().data).toEqual({ count: 0, open: 0, overdue: 0 });
+    expect((await call('POST', '/internal/activity-counts', { kind: 'deal', ids: [d, 'deal_x'] }, team)).json().data).toEqual({ [d]: 3, deal_x: 0 });
   });
 });

@@ -32,7 +32,7 @@ beforeAll(async () => {
     clients: { facts: async (caller, id) => (clients.get(id)?.team === caller.teamId ? clients.get(id)! : null) },
     users: { find: async (teamId, ids) => new Map(ids.filter((id) => users.get(id)?.team === teamId).map((id) => [id, users.get(id)!])) },
     // The activities service's count for a deal (asked when the detail is read).
-    activities: { countFor: async (_caller, dealId) => activityCounts.get(dealId) ?? 0 },
+    activities: { countsFor: async (_caller, dealId) => ({ count: activityCounts.get(dealId) ?? 0, open: 1, overdue: 0 }) },
   });
   who = identity();
   client = { id: newId('cli'), name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: null, status: 'active', updated_at: new Date().toISOString() };

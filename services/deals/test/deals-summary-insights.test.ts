@@ -5,6 +5,7 @@ import type { Identity } from '@lpm/shared/identity';
 import { dayIn } from '../src/domain/insights.ts';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 
+const activityCounts = new Map<string, { count: number; open: number; overdue: number }>();
 let sut: DealsUnderTest;
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => sut.call(who, { method, url, payload });
@@ -20,7 +21,8 @@ const won = async (who: Identity, id: string, body: object = {}) => expect((awai
 const lost = async (who: Identity, id: string) => expect((await call(who, 'PUT', `/v1/deals/${id}/lost`, {})).statusCode).toBe(200);
 
 beforeAll(async () => {
-  sut = await startDeals();
+  // The activities service's counts per deal; a deal not named has one open activity, none overdue.
+  sut = await startDeals({ activities: { countsFor: async (_caller, dealId) => activityCounts.get(dealId) ?? { count: 1, open: 1, overdue: 0 } } });
 });
 
 afterAll(async () => {
@@ -127,6 +129,8 @@ describe('ai_insights', () => {
         median_days_in_phase: 9,
         won_deals_through_phase: 6,
         days_past_expected_close: null,
+        open_activities: 1,
+        overdue_activities: 0,
       },
     });
   });
@@ -161,6 +165,18 @@ describe('ai_insights', () => {
     const late = await create(who, { title: 'Atrasado', phase: 'lead', expected_close_date: dayIn(who.settings.timezone, new Date(Date.now() - days(1))) });
     // Fewer than 3 won deals went through lead (the 2 linkedin ones): only the date counts.
     expect(await insights(late)).toMatchObject({ health: 'at_risk', risk_factors: ['expected close date passed 1 day ago'], basis: { median_days_in_phase: null } });
+  });
+
+  test('when the deal has no open activity, or an overdue one, then it is at risk with each reason named', async () => {
+    const idle = await create(who, { title: 'Sem atividade', phase: 'lead' });
+    activityCounts.set(idle, { count: 2, open: 0, overdue: 0 });
+    expect(await insights(idle)).toMatchObject({ health: 'at_risk', risk_factors: ['no open activity'], basis: { open_activities: 0, overdue_activities: 0 } });
+    const behind = await create(who, { title: 'Atrasada', phase: 'lead' });
+    activityCounts.set(behind, { count: 3, open: 3, overdue: 2 });
+    expect(await insights(behind)).toMatchObject({ health: 'at_risk', risk_factors: ['2 overdue activities'], basis: { open_activities: 3, overdue_activities: 2 } });
+    const one = await create(who, { title: 'Uma atrasada', phase: 'lead' });
+    activityCounts.set(one, { count: 1, open: 1, overdue: 1 });
+    expect((await insights(one)).risk_factors).toEqual(['1 overdue activity']);
   });
 
   test('when the deal is closed, then win_probability is 100 for won and 0 for lost, with no risk factors', async () => {

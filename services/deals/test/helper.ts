@@ -57,7 +57,7 @@ export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
     clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS)),
     users: n.users ?? { find: async () => new Map() },
     cases: n.cases ?? noCases,
-    activities: n.activities ?? { countFor: async () => 0 },
+    activities: n.activities ?? { countsFor: async () => ({ count: 0, open: 1, overdue: 0 }) },
   });
   const app = buildDealsApp({ deals, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   await app.ready();

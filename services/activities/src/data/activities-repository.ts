@@ -82,6 +82,16 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     return counts;
   }
 
+  /** Of one record's activities: how many are open (pending, in progress), and how many of those are past their due moment at `now`. */
+  async openOf(teamId: string, kind: CountKind, id: string, now: Date): Promise<{ open: number; overdue: number }> {
+    const open = { team_id: teamId, [COUNT_KINDS[kind]]: id, open: 1 } as Filter<ActivityRecord>;
+    const [openCount, overdue] = await Promise.all([
+      this.collection.countDocuments(open),
+      this.collection.countDocuments({ ...open, due_at: { $lt: now } } as Filter<ActivityRecord>),
+    ]);
+    return { open: openCount, overdue };
+  }
+
   /** Inserts the next occurrence of a series unless it is there already (a retried completion). */
   async insertOccurrence(record: ActivityRecord, events: DomainEvent[]): Promise<boolean> {
     const key = `${record.series_id}:${record.occurrence}`;

@@ -336,6 +336,12 @@ export class Activities {
     return { items: records.map(caseActivityShape), total };
   }
 
+  /** A record's activities: all of them, the open ones, and the open ones past their due moment. */
+  async countsOf(teamId: string, kind: CountKind, id: string) {
+    const [all, open] = await Promise.all([this.deps.activities.countBy(teamId, kind, [id]), this.deps.activities.openOf(teamId, kind, id, this.now())]);
+    return { count: all[id] ?? 0, ...open };
+  }
+
   countBy(teamId: string, kind: CountKind, ids: string[]) {
     return this.deps.activities.countBy(teamId, kind, ids);
   }

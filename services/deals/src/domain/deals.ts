@@ -164,15 +164,15 @@ export class Deals {
 
   async get(who: Identity, id: string) {
     const record = await this.deps.deals.get(who.teamId, id);
-    const [links, segments, wonStints, activities_count] = await Promise.all([
+    const [links, segments, wonStints, activities] = await Promise.all([
       this.links(who.teamId, [record]),
       this.deps.deals.closedBySegment(who.teamId),
       this.deps.deals.wonStints(who.teamId),
-      this.deps.activities.countFor(who, record._id),
+      this.deps.activities.countsFor(who, record._id),
     ]);
     const phaseProbability = this.phaseProbability(who, record.phase) ?? record.probability;
-    const ai_insights = insightsOf(record, phaseProbability, { segments, wonStints }, who.settings.timezone, new Date());
-    return { ...detailShape(record, links), activities_count, ai_insights };
+    const ai_insights = insightsOf(record, phaseProbability, { segments, wonStints }, who.settings.timezone, new Date(), activities);
+    return { ...detailShape(record, links), activities_count: activities.count, ai_insights };
   }
 
   async list(who: Identity, q: DealListQuery) {

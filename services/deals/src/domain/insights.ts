@@ -11,6 +11,15 @@ export const MIN_SAMPLE = 5;
 /** Won deals that passed through a phase before their median time there is used. */
 export const MIN_PHASE_SAMPLE = 3;
 
+/** A deal's activities, as the activities service counts them at the moment of reading. */
+export interface DealActivityCounts {
+  count: number;
+  /** Pending or in progress. */
+  open: number;
+  /** Open and past their due moment. */
+  overdue: number;
+}
+
 /** The team's closed deals, by segment (segmentKey), and the time its won deals spent in each phase. */
 export interface TeamHistory {
   segments: Map<string, { closed: number; won: number }>;
@@ -33,6 +42,8 @@ export interface Insights {
     median_days_in_phase: number | null;
     won_deals_through_phase: number;
     days_past_expected_close: number | null;
+    open_activities: number | null;
+    overdue_activities: number | null;
   };
 }
 
@@ -73,7 +84,7 @@ function days(n: number): string {
  * The insights of `r` at `now`. `phaseProbability` is the pipeline's suggested
  * probability of the deal's phase (0-100).
  */
-export function insightsOf(r: DealRecord, phaseProbability: number, history: TeamHistory, timeZone: string, now: Date): Insights {
+export function insightsOf(r: DealRecord, phaseProbability: number, history: TeamHistory, timeZone: string, now: Date, activities: DealActivityCounts): Insights {
   const segment = r.status === 'ativo' ? segmentOf(r, history) : null;
   const p0 = phaseProbability / 100;
   let win: number;
@@ -95,6 +106,10 @@ export function insightsOf(r: DealRecord, phaseProbability: number, history: Tea
     pastClose = dayNumber(dayIn(timeZone, now)) - dayNumber(r.expected_close_date);
     if (pastClose > 0) factors.push(`expected close date passed ${days(pastClose)} ago`);
   }
+  if (r.status === 'ativo') {
+    if (activities.open === 0) factors.push('no open activity');
+    if (activities.overdue > 0) factors.push(`${activities.overdue} overdue ${activities.overdue === 1 ? 'activity' : 'activities'}`);
+  }
 
   return {
     win_probability: win,
@@ -111,6 +126,8 @@ export function insightsOf(r: DealRecord, phaseProbability: number, history: Tea
       median_days_in_phase: medianDays,
       won_deals_through_phase: phaseTimes.length,
       days_past_expected_close: pastClose,
+      open_activities: r.status === 'ativo' ? activities.open : null,
+      overdue_activities: r.status === 'ativo' ? activities.overdue : null,
     },
   };
 }

@@ -1,13 +1,14 @@
 // What the deals service asks the activities service, which owns activities: how
-// many activities a deal has, at the moment of reading its detail.
+// many activities a deal has, open and overdue, at the moment of reading its detail.
 import { isObject, type Caller, type ServiceClient } from '@lpm/shared/upstream/service-client';
+import type { DealActivityCounts } from '../domain/insights.ts';
 
 /** The activities service as the deals domain needs it. */
 export interface DealActivities {
-  countFor(who: Caller, dealId: string): Promise<number>;
+  countsFor(who: Caller, dealId: string): Promise<DealActivityCounts>;
 }
 
-const isCount = (d: unknown): d is { count: number } => isObject(d) && Number.isSafeInteger(d.count);
+const isCounts = (d: unknown): d is DealActivityCounts => isObject(d) && ['count', 'open', 'overdue'].every((k) => Number.isSafeInteger(d[k]));
 
 export class ActivitiesService implements DealActivities {
   private readonly activities: ServiceClient;
@@ -16,7 +17,7 @@ export class ActivitiesService implements DealActivities {
     this.activities = activities;
   }
 
-  async countFor(who: Caller, dealId: string): Promise<number> {
-    return (await this.activities.data(who, 'GET', `/internal/deals/${encodeURIComponent(dealId)}/activities/count`, isCount)).count;
+  countsFor(who: Caller, dealId: string): Promise<DealActivityCounts> {
+    return this.activities.data(who, 'GET', `/internal/deals/${encodeURIComponent(dealId)}/activities/count`, isCounts);
   }
 }
