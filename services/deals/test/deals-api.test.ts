@@ -388,3 +388,14 @@ describe('POST /internal/phases-in-use', () => {
     expect(res.json().data).toEqual({ in_use: ['proposta'] });
   });
 });
+
+describe('GET /internal/deals/{id}', () => {
+  test("when another service checks a deal, then the team's deal answers with its facts; another team's or an unknown one is 404", async () => {
+    const deal = await create({ title: 'Conferido' });
+    const res = await call('GET', `/internal/deals/${deal.id}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toEqual({ id: deal.id, title: 'Conferido', status: 'ativo', updated_at: deal.updated_at });
+    expectError(await call('GET', `/internal/deals/${deal.id}`, undefined, identity()), 404, 'NOT_FOUND', 'Deal not found');
+    expectError(await call('GET', `/internal/deals/${newId('deal')}`), 404, 'NOT_FOUND', 'Deal not found');
+  });
+});

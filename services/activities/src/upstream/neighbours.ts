@@ -45,16 +45,13 @@ export class ClientsService {
   }
 }
 
-/**
- * The deals service. It offers no internal read of one deal yet, so the deal's
- * public read (which answers the internal credential too) is asked; see README.
- */
+/** The deals service: does the deal exist in the team now. */
 export class DealsService {
   private readonly client: ServiceClient;
   constructor(client: ServiceClient) {
     this.client = client;
   }
   async exists(who: Caller, dealId: string): Promise<boolean> {
-    return (await this.client.dataOrNull(who, 'GET', `/v1/deals/${encodeURIComponent(dealId)}`, hasId)) !== null;
+    return (await this.client.dataOrNull(who, 'GET', `/internal/deals/${encodeURIComponent(dealId)}`, hasId)) !== null;
   }
 }

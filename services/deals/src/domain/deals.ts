@@ -162,6 +162,12 @@ export class Deals {
     return createdShape(record);
   }
 
+  /** What other services check of a deal at write time (the internal read): that it is the team's. */
+  async facts(teamId: string, id: string) {
+    const r = await this.deps.deals.get(teamId, id);
+    return { id: r._id, title: r.title, status: r.status, updated_at: r.updated_at.toISOString() };
+  }
+
   async get(who: Identity, id: string) {
     const record = await this.deps.deals.get(who.teamId, id);
     const [links, segments, wonStints, activities] = await Promise.all([
