@@ -1,6 +1,7 @@
 import { createMailer } from '@lpm/shared/mailer';
 import { mailSettings, readConfig } from '@lpm/shared/config';
-import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
+import { consumerTask, periodicTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
+import { DAY_MS } from '@lpm/shared/time';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
@@ -23,8 +24,9 @@ await runService({
   outboxCollections: ['activities', TOMBSTONES],
   build: ({ config, logger, db, broker, relay }) => {
     const service = (name: 'cases' | 'clients' | 'deals') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+    const repository = new ActivitiesRepository(db, relay);
     const activities = new Activities({
-      activities: new ActivitiesRepository(db, relay),
+      activities: repository,
       caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
       clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
       cases: new CasesService(service('cases')),
@@ -42,6 +44,13 @@ await runService({
         signals,
         consumerTask(() => consumeLinkEvents(broker, activities)),
         consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),
+        periodicTask({
+          name: 'tombstone purge',
+          intervalMs: config.schedulerIntervalMs,
+          atMostEveryMs: 3_600_000,
+          logger,
+          run: async () => void (await repository.purgeTombstones(new Date(Date.now() - DAY_MS))),
+        }),
       ],
     };
   },

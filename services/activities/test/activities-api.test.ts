@@ -3,6 +3,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import { tryDocumentLock } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
+import { ActivitiesRepository, TOMBSTONES } from '../src/data/activities-repository.ts';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -237,6 +238,21 @@ describe('DELETE /v1/activities/{id}', () => {
     const e = expectError(await call('DELETE', `/v1/activities/${a.id}`), 422, 'VALIDATION_ERROR', 'Cannot delete completed activity');
     expect(e.details).toEqual({ reason: 'cannot_delete_completed_activity' });
     expect((await call('GET', `/v1/activities/${a.id}`)).statusCode).toBe(200);
+  });
+
+  test('when a deleted activity\'s tombstone is a day old and its events went out, then the purge removes it; younger or still pending ones stay', async () => {
+    const a = await create({ type: 'task', title: 'Lápide' });
+    expect((await call('DELETE', `/v1/activities/${a.id}`)).statusCode).toBe(200);
+    const tombstones = sut.db.collection<{ _id: string; deleted_at: Date; outbox_pending?: boolean }>(TOMBSTONES);
+    expect(await tombstones.findOne({ _id: a.id })).toMatchObject({ deleted_at: expect.any(Date) });
+    const dayAgo = new Date(Date.now() - 25 * 3600_000);
+    await tombstones.insertMany([
+      { _id: 'act_old_drained', deleted_at: dayAgo },
+      { _id: 'act_old_pending', deleted_at: dayAgo, outbox_pending: true },
+    ]);
+    const repository = new ActivitiesRepository(sut.db, { kick: () => {} });
+    expect(await repository.purgeTombstones(new Date(Date.now() - 24 * 3600_000))).toBe(1);
+    expect((await tombstones.find({ _id: { $in: [a.id, 'act_old_drained', 'act_old_pending'] } }).toArray()).map((t) => t._id).sort()).toEqual([a.id, 'act_old_pending'].sort());
   });
 
   test('when unknown or another team\'s, then 404 Activity not found', async () => {

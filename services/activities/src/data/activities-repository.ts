@@ -104,6 +104,16 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
   }
 
   /**
+   * Deletes the tombstones deleted before `before` whose events have all gone out
+   * (a tombstone only carries them to the relay, and lets a delete retried after a
+   * crash find it). A delete: replicas running it at once agree.
+   */
+  async purgeTombstones(before: Date): Promise<number> {
+    const tombstones = this.db.collection<{ _id: string; deleted_at: Date; outbox_pending?: boolean }>(TOMBSTONES);
+    return (await tombstones.deleteMany({ deleted_at: { $lt: before }, outbox_pending: { $ne: true } })).deletedCount;
+  }
+
+  /**
    * Removes a record under its lock if `check` (given the current record) allows.
    * The record's events still in its outbox and `events` move to a tombstone in
    * `activity_tombstones` (an outbox collection) first, so nothing pending is lost
