@@ -10,11 +10,14 @@ import type { Relay } from '@lpm/shared/store/record-store';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import { callAs } from '../../../test/support/api.ts';
 import { buildActivitiesApp } from '../src/app.ts';
-import { ActivityEntity, CaseViewEntity, ClientViewEntity, type CaseView, type ClientView } from '../src/data/activity-entity.ts';
+import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { ActivityEntity } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Activities } from '../src/domain/activities.ts';
-import type { CaseFacts, ClientFacts } from '../src/upstream/neighbours.ts';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
+import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
 
 export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 
@@ -35,7 +38,7 @@ export class World {
     return c;
   }
   addClient(team: string, name: string): ClientFacts {
-    const c = { id: newId('cli'), name, updated_at: new Date().toISOString() };
+    const c: ClientFacts = { id: newId('cli'), name, type: 'PF', email: null, phone: null, status: 'active', updated_at: new Date().toISOString() };
     this.clients.set(c.id, { ...c, team });
     return c;
   }

@@ -1,13 +1,16 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { CaseViewEntity, ClientViewEntity, FinancialEntity, type CaseView, type ClientView } from './data/financial-entity.ts';
+import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { FinancialEntity } from './data/financial-entity.ts';
 import { FinancialRepository } from './data/financial-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from './domain/financial.ts';
 import { consumeCaseEvents, consumeClientEvents } from './consumers/link-events.ts';
 import { overdueSignals } from './jobs/overdue-signals.ts';
-import { CasesService, ClientsService } from './upstream/links-services.ts';
+import { ClientsService } from '@lpm/shared/upstream/clients-service';
+import { CasesService } from '@lpm/shared/upstream/cases-service';
 import { buildFinancialApp } from './app.ts';
 
 await runService({

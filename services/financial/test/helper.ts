@@ -9,11 +9,14 @@ import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
 import { buildFinancialApp } from '../src/app.ts';
-import { CaseViewEntity, ClientViewEntity, FinancialEntity, type CaseView, type ClientView } from '../src/data/financial-entity.ts';
+import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { FinancialEntity } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from '../src/domain/financial.ts';
-import type { CaseFacts, ClientFacts } from '../src/upstream/links-services.ts';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
+import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
 
 export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
 
@@ -27,7 +30,7 @@ export class Neighbours {
   readonly cases = new Map<string, { teamId: string; facts: CaseFacts }>();
 
   client(who: Identity, name: string, email: string | null = null): ClientFacts {
-    const facts = { id: newId('cli'), name, email, updated_at: new Date().toISOString() };
+    const facts: ClientFacts = { id: newId('cli'), name, type: 'PF', email, phone: null, status: 'active', updated_at: new Date().toISOString() };
     this.clients.set(facts.id, { teamId: who.teamId, facts });
     return facts;
   }

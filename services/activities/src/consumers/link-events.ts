@@ -3,7 +3,8 @@
 // win), so redeliveries need no dedupe store.
 import type { Broker, ConsumerHandle } from '@lpm/shared/messaging/broker';
 import type { Activities } from '../domain/activities.ts';
-import { isCaseFacts, isClientFacts } from '../upstream/neighbours.ts';
+import { isClientFacts } from '@lpm/shared/upstream/clients-service';
+import { isCaseFacts } from '@lpm/shared/upstream/cases-service';
 
 export function consumeLinkEvents(broker: Broker, activities: Activities): Promise<ConsumerHandle> {
   return broker.consume({

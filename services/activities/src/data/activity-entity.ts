@@ -82,29 +82,3 @@ export const ActivityEntity = defineEntity({
 });
 
 export type ActivityRecord = RecordOf<typeof ActivityEntity>;
-
-/** Local copies of the cases and clients shown on activities, fed by their events: for display only. */
-export const CaseViewEntity = defineEntity({
-  name: 'CaseView',
-  collection: 'case_views',
-  properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
-    title: p.string(),
-    number: p.string().strictNullable(),
-    as_of: p.datetime(),
-  },
-});
-export type CaseView = RecordOf<typeof CaseViewEntity>;
-
-export const ClientViewEntity = defineEntity({
-  name: 'ClientView',
-  collection: 'client_views',
-  properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
-    name: p.string(),
-    as_of: p.datetime(),
-  },
-});
-export type ClientView = RecordOf<typeof ClientViewEntity>;

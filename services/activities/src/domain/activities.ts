@@ -2,6 +2,7 @@
 // recurrence, links checked at write time, and the time-driven signals (due_soon,
 // overdue, the e-mail reminder) armed by every write that changes what they
 // depend on. Every write stores the record and its events in one document write.
+import { viewOf } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
@@ -12,11 +13,14 @@ import { armDeadline } from '@lpm/shared/jobs/time-signals';
 import { iso, zonedMoment } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ActivityRecord, ActivityStatus, CaseView, ClientView, Recurrence, Reminder } from '../data/activity-entity.ts';
+import type { ClientView } from '@lpm/shared/views/client-view-entity';
+import { caseViewOf, type CaseView } from '@lpm/shared/views/case-view-entity';
+import type { ActivityRecord, ActivityStatus, Recurrence, Reminder } from '../data/activity-entity.ts';
 import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/activities-repository.ts';
 import type { ViewsRepository } from '@lpm/shared/views/views-repository';
 import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../routes/activity-schemas.ts';
-import type { CaseFacts, ClientFacts } from '../upstream/neighbours.ts';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
+import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
 import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from './activity-errors.ts';
 import { PRIORITY_RANK, WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
@@ -134,7 +138,7 @@ export class Activities {
       checks.push(
         this.deps.cases.facts(who, case_id).then(async (c) => {
           if (!c) throw caseNotFound();
-          await this.deps.caseViews.record({ _id: c.id, team_id: who.teamId, title: c.title, number: c.number, as_of: new Date(c.updated_at) });
+          await this.recordCase(who.teamId, c);
         }),
       );
     }
@@ -143,7 +147,7 @@ export class Activities {
       checks.push(
         this.deps.clients.facts(who, client_id).then(async (c) => {
           if (!c) throw clientNotFound();
-          await this.deps.clientViews.record({ _id: c.id, team_id: who.teamId, name: c.name, as_of: new Date(c.updated_at) });
+          await this.recordClient(who.teamId, c);
         }),
       );
     }
@@ -349,10 +353,10 @@ export class Activities {
   // Local views, fed by other domains' events.
 
   recordCase(teamId: string, c: CaseFacts) {
-    return this.deps.caseViews.record({ _id: c.id, team_id: teamId, title: c.title, number: c.number, as_of: new Date(c.updated_at) });
+    return this.deps.caseViews.record(caseViewOf(teamId, c));
   }
 
   recordClient(teamId: string, c: ClientFacts) {
-    return this.deps.clientViews.record({ _id: c.id, team_id: teamId, name: c.name, as_of: new Date(c.updated_at) });
+    return this.deps.clientViews.record(viewOf(teamId, c));
   }
 }

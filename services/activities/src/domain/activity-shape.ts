@@ -2,7 +2,9 @@
 // linked case and client, and the team's users.
 import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ActivityPriority, ActivityRecord, CaseView, ClientView } from '../data/activity-entity.ts';
+import type { ClientView } from '@lpm/shared/views/client-view-entity';
+import type { CaseView } from '@lpm/shared/views/case-view-entity';
+import type { ActivityPriority, ActivityRecord } from '../data/activity-entity.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
 export const PRIORITY_RANK: Record<ActivityPriority, number> = { alta: 3, media: 2, baixa: 1 };

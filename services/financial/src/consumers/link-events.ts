@@ -3,7 +3,8 @@
 // facts win), so redeliveries need no dedupe store.
 import type { Broker, ConsumerHandle } from '@lpm/shared/messaging/broker';
 import type { Financial } from '../domain/financial.ts';
-import { isCaseFacts, isClientFacts } from '../upstream/links-services.ts';
+import { isClientFacts } from '@lpm/shared/upstream/clients-service';
+import { isCaseFacts } from '@lpm/shared/upstream/cases-service';
 
 export function consumeClientEvents(broker: Broker, financial: Financial): Promise<ConsumerHandle> {
   return broker.consume({

@@ -63,31 +63,3 @@ export const FinancialEntity = defineEntity({
 });
 
 export type FinancialRecord = RecordOf<typeof FinancialEntity>;
-
-/** Local copy of the clients shown on records, fed by client events: for display only. */
-export const ClientViewEntity = defineEntity({
-  name: 'FinancialClientView',
-  collection: 'client_views',
-  properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
-    name: p.string(),
-    email: p.string().strictNullable(),
-    as_of: p.datetime(),
-  },
-});
-export type ClientView = RecordOf<typeof ClientViewEntity>;
-
-/** Local copy of the cases shown on records, fed by case events: for display only. */
-export const CaseViewEntity = defineEntity({
-  name: 'FinancialCaseView',
-  collection: 'case_views',
-  properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
-    title: p.string(),
-    number: p.string().strictNullable(),
-    as_of: p.datetime(),
-  },
-});
-export type CaseView = RecordOf<typeof CaseViewEntity>;

@@ -1,7 +1,9 @@
 // Read shapes of a financial record built from its stored record and the linked
 // client and case views; the fields derived for sorting and for the summary.
 import { iso } from '@lpm/shared/time';
-import type { CaseView, ClientView, FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
+import type { ClientView } from '@lpm/shared/views/client-view-entity';
+import type { CaseView } from '@lpm/shared/views/case-view-entity';
+import type { FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
 import { bucketOf, type GroupBy } from './summary-buckets.ts';
 
 /** Fields a caller may send on create or update (amount is stored as amount_cents). */

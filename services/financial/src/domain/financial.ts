@@ -2,6 +2,7 @@
 // links to clients and cases checked at write time, status moved through PUT
 // (pending -> paid | cancelled; paid and cancelled are final), DELETE cancels,
 // financial.overdue armed by every write, and the period summary.
+import { viewOf, type ClientLookup } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
@@ -9,12 +10,15 @@ import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
-import type { CaseView, ClientView, FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
+import type { ClientView } from '@lpm/shared/views/client-view-entity';
+import { caseViewOf, type CaseView } from '@lpm/shared/views/case-view-entity';
+import type { FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
 import { FINANCIAL_TYPES } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
 import type { ViewsRepository } from '@lpm/shared/views/views-repository';
 import type { CreateFinancialBody, FinancialListQuery, OverdueQuery, SummaryQuery, UpdateFinancialBody } from '../routes/financial-schemas.ts';
-import type { CaseFacts, CaseLookup, ClientFacts, ClientLookup } from '../upstream/links-services.ts';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
+import type { CaseFacts, CaseLookup } from '@lpm/shared/upstream/cases-service';
 import {
   cannotCancelPaid,
   cannotModifyPaid,
@@ -148,12 +152,12 @@ export class Financial {
 
   /** A client's news (from a link check or a client event; newer facts win). */
   recordClient(teamId: string, c: ClientFacts): Promise<void> {
-    return this.deps.clientViews.record({ _id: c.id, team_id: teamId, name: c.name, email: c.email ?? null, as_of: new Date(c.updated_at) });
+    return this.deps.clientViews.record(viewOf(teamId, c));
   }
 
   /** A case's news (from a link check or a case event; newer facts win). */
   recordCase(teamId: string, c: CaseFacts): Promise<void> {
-    return this.deps.caseViews.record({ _id: c.id, team_id: teamId, title: c.title, number: c.number ?? null, as_of: new Date(c.updated_at) });
+    return this.deps.caseViews.record(caseViewOf(teamId, c));
   }
 
   async create(who: Who, body: CreateFinancialBody) {

@@ -1,0 +1,25 @@
+// The local copy of the cases a service shows beside its records (title and number
+// on activities and financial records), fed by case events: for display only.
+import { defineEntity, p } from '@mikro-orm/mongodb';
+import type { CaseFacts } from '../upstream/cases-service.ts';
+import type { RecordOf } from '../store/orm.ts';
+
+export const CaseViewEntity = defineEntity({
+  name: 'CaseView',
+  collection: 'case_views',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    title: p.string(),
+    number: p.string().strictNullable(),
+    // The case's updated_at this copy reflects; older news never overwrites newer.
+    as_of: p.datetime(),
+  },
+});
+
+export type CaseView = RecordOf<typeof CaseViewEntity>;
+
+/** The collection's name, for a ViewsRepository<CaseView>. */
+export const CASE_VIEWS = 'case_views';
+
+export const caseViewOf = (teamId: string, c: CaseFacts): CaseView => ({ _id: c.id, team_id: teamId, title: c.title, number: c.number ?? null, as_of: new Date(c.updated_at) });
