@@ -3,26 +3,20 @@
 // with a real SMTP listener and a stand-in for the gateway's user directory: each
 // signal reaches the broker exactly once and the reminder one inbox once. Moments
 // that lie further ahead are checked in process by sweeping at chosen instants.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { isListening } from '../../../shared/src/local-store.ts';
-import { freePortBlock } from '../../../scripts/system.ts';
 import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
 import { startSmtpListener, type SmtpListener } from '../../../shared/test/support/smtp-listener.ts';
-import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
+import { quietLogger } from '../../../shared/test/support/wait.ts';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { dueSignals } from '../src/jobs/due-signals.ts';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
-const TOKEN = randomBytes(16).toString('hex');
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 
@@ -39,25 +33,18 @@ const day = (offset: number) => wall(new Date(Date.now() + offset * DAY)).date;
 const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write'], settings: defaultTeamSettings(ZONE) });
 
 describe('two replicas of the activities service', () => {
-  let replicas: ChildProcess[] = [];
-  let base: number;
+  let replicas: Replicas;
   let tap: EventTap;
   let smtp: SmtpListener;
   let directory: Server;
   const team = who();
   const assignee = { id: newId('user'), name: 'Beatriz Souza', email: 'bia@silva.adv.br' };
-  const send = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${base}${path}`, {
-      method,
-      headers: { ...identityHeaders(team, TOKEN), 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as { data: { id: string } } };
-  };
+  const send = (method: string, path: string, body?: unknown) => replicas.send(team, method, path, body);
   const settle = () => new Promise((r) => setTimeout(r, 1500));
 
   beforeAll(async () => {
-    base = await freePortBlock();
+    const started = await replicasOf('activities', 'actsignals');
+    replicas = started;
     smtp = await startSmtpListener();
     // The gateway's user directory, as the activities service asks it (GET /internal/users?ids=...).
     directory = createServer((req, res) => {
@@ -66,31 +53,12 @@ describe('two replicas of the activities service', () => {
       res.end(JSON.stringify({ success: true, data: req.headers['x-lpm-team-id'] === team.teamId ? [assignee].filter((u) => ids.includes(u.id)) : [] }));
     });
     await new Promise<void>((r) => directory.listen(0, '127.0.0.1', r));
-    const prefix = `${process.env.MONGO_DB_PREFIX}actsignals_`;
-    const exchange = `${prefix}events`;
-    tap = await tapEvents(exchange, ['activity.due_soon', 'activity.overdue']);
-    replicas = [0, 1].map((i) =>
-      spawn(process.execPath, ['services/activities/src/server.ts'], {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: {
-          ...process.env,
-          PORT: String(base + i),
-          MONGO_DB_PREFIX: prefix,
-          AMQP_EXCHANGE: exchange,
-          INTERNAL_TOKEN: TOKEN,
-          SCHEDULER_INTERVAL: '250ms',
-          GATEWAY_URL: `http://127.0.0.1:${(directory.address() as AddressInfo).port}`,
-          SMTP_URL: smtp.url,
-          LOG_LEVEL: 'warn',
-        },
-      }),
-    );
-    await waitFor('both replicas', async () => (await isListening(base)) && (await isListening(base + 1)), 30_000);
+    tap = await tapEvents(started.exchange, ['activity.due_soon', 'activity.overdue']);
+    await started.start({ GATEWAY_URL: `http://127.0.0.1:${(directory.address() as AddressInfo).port}`, SMTP_URL: smtp.url });
   }, 40_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+    await replicas?.stop();
     await tap?.close();
     await smtp?.close();
     await new Promise((r) => directory?.close(r));

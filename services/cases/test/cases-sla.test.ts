@@ -2,23 +2,17 @@
 // Two replicas of the cases service as processes on one database and broker: each
 // signal reaches the broker exactly once. Moments that lie ahead (a warning due at
 // the end of today) are checked in process, by sweeping at a chosen instant.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
+import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { isListening } from '../../../shared/src/local-store.ts';
-import { freePortBlock } from '../../../scripts/system.ts';
 import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
+import { quietLogger } from '../../../shared/test/support/wait.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { slaSignals } from '../src/jobs/sla-signals.ts';
 import { startCases, type CasesUnderTest } from './helper.ts';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
-const TOKEN = randomBytes(16).toString('hex');
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 
@@ -30,45 +24,21 @@ const day = (offset: number, from = new Date()) => {
 const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write'], settings: defaultTeamSettings(ZONE) });
 
 describe('two replicas of the cases service', () => {
-  let replicas: ChildProcess[] = [];
-  let base: number;
+  let replicas: Replicas;
   let tap: EventTap;
   const team = who();
-  const send = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${base}${path}`, {
-      method,
-      headers: { ...identityHeaders(team, TOKEN), 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as { data: { id: string } } };
-  };
+  const send = (method: string, path: string, body?: unknown) => replicas.send(team, method, path, body);
   const settle = () => new Promise((r) => setTimeout(r, 1500));
 
   beforeAll(async () => {
-    base = await freePortBlock();
-    const prefix = `${process.env.MONGO_DB_PREFIX}casessla_`;
-    const exchange = `${prefix}events`;
-    tap = await tapEvents(exchange, ['case.sla_warning', 'case.sla_overdue']);
-    replicas = [0, 1].map((i) =>
-      spawn(process.execPath, ['services/cases/src/server.ts'], {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: {
-          ...process.env,
-          PORT: String(base + i),
-          MONGO_DB_PREFIX: prefix,
-          AMQP_EXCHANGE: exchange,
-          INTERNAL_TOKEN: TOKEN,
-          SCHEDULER_INTERVAL: '250ms',
-          LOG_LEVEL: 'warn',
-        },
-      }),
-    );
-    await waitFor('both replicas', async () => (await isListening(base)) && (await isListening(base + 1)), 30_000);
+    const started = await replicasOf('cases', 'casessla');
+    replicas = started;
+    tap = await tapEvents(started.exchange, ['case.sla_warning', 'case.sla_overdue']);
+    await started.start();
   }, 40_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+    await replicas?.stop();
     await tap?.close();
   });
 

@@ -2,23 +2,17 @@
 // service as processes on one database and broker: the signal reaches the broker
 // exactly once. Re-arming and disarming are checked in process by sweeping at
 // chosen instants.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
+import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
+import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { isListening } from '../../../shared/src/local-store.ts';
-import { freePortBlock } from '../../../scripts/system.ts';
 import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
+import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { overdueSignals } from '../src/jobs/overdue-signals.ts';
 import { dayIn } from '../src/domain/financial.ts';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
-const TOKEN = randomBytes(16).toString('hex');
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 const day = (offset: number) => new Date(Date.parse(`${dayIn(ZONE, new Date())}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
@@ -26,50 +20,26 @@ const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), sco
 const record = { type: 'revenue', category: 'honorarios', description: 'Parcela', amount: 250.75, date: '2026-01-10' };
 
 describe('two replicas of the financial service', () => {
-  let replicas: ChildProcess[] = [];
-  let base: number;
+  let replicas: Replicas;
   let tap: EventTap;
   const team = who();
-  const send = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${base}${path}`, {
-      method,
-      headers: { ...identityHeaders(team, TOKEN), 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as { data: { id: string } } };
-  };
+  const send = (method: string, path: string, body?: unknown) => replicas.send(team, method, path, body);
   const settle = () => new Promise((r) => setTimeout(r, 1500));
 
   beforeAll(async () => {
-    base = await freePortBlock();
-    const prefix = `${process.env.MONGO_DB_PREFIX}finoverdue_`;
-    const exchange = `${prefix}events`;
-    tap = await tapEvents(exchange, ['financial.overdue', 'financial.created', 'financial.paid']);
-    replicas = [0, 1].map((i) =>
-      spawn(process.execPath, ['services/financial/src/server.ts'], {
-        cwd: root,
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: {
-          ...process.env,
-          PORT: String(base + i),
-          MONGO_DB_PREFIX: prefix,
-          AMQP_EXCHANGE: exchange,
-          INTERNAL_TOKEN: TOKEN,
-          SCHEDULER_INTERVAL: '250ms',
-          LOG_LEVEL: 'warn',
-        },
-      }),
-    );
-    await waitFor('both replicas', async () => (await isListening(base)) && (await isListening(base + 1)), 30_000);
+    const started = await replicasOf('financial', 'finoverdue');
+    replicas = started;
+    tap = await tapEvents(started.exchange, ['financial.overdue', 'financial.created', 'financial.paid']);
+    await started.start();
   }, 40_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+    await replicas?.stop();
     await tap?.close();
   });
 
   test('when the service is up, then /health answers 200', async () => {
-    expect((await fetch(`http://127.0.0.1:${base}/health`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${replicas.base}/health`)).status).toBe(200);
   });
 
   test('when a pending record is due yesterday, then exactly one financial.overdue reaches the broker; a paid one gives none', async () => {
