@@ -1,8 +1,7 @@
 // Read shapes of a case built from its stored record and the linked client and user.
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
-import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ClientView } from '@lpm/shared/views/client-view-entity';
+import type { Links } from '@lpm/shared/views/record-links';
 import type { CasePriority, CaseRecord } from '../data/case-entity.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
@@ -24,10 +23,6 @@ export const WRITABLE_FIELDS = [
   'metadata',
 ] as const;
 
-export interface Links {
-  clients: Map<string, ClientView>;
-  users: Map<string, DirectoryUser>;
-}
 
 export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date'>) {
   return {

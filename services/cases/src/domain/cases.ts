@@ -7,20 +7,17 @@ import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
-import { isId, newId } from '@lpm/shared/ids';
+import { newId } from '@lpm/shared/ids';
 import { armDeadline } from '@lpm/shared/jobs/time-signals';
 import { iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
 import type { CaseFilter, CasesRepository } from '../data/cases-repository.ts';
 import type { CaseListQuery, CreateCaseBody, UpdateCaseBody } from '../routes/case-schemas.ts';
-import { invalidPhase, userNotFound } from './case-errors.ts';
-import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape, type Links } from './case-shape.ts';
+import { invalidPhase } from './case-errors.ts';
+import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
-
-export interface UserLookup {
-  find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;
-}
+import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 
 /** The activities of a case, which the activities service owns. */
 export interface CaseActivities {
@@ -66,23 +63,16 @@ function slaSignals(r: Pick<CaseRecord, 'status' | 'sla_date'>, timeZone: string
 
 export class Cases {
   private readonly deps: CasesDeps;
+  private readonly links: RecordLinks;
 
   constructor(deps: CasesDeps) {
     this.deps = deps;
-  }
-
-  private async links(teamId: string, records: Pick<CaseRecord, 'client_id' | 'responsible_id'>[]): Promise<Links> {
-    const userIds = [...new Set(records.map((r) => r.responsible_id).filter((id): id is string => !!id))];
-    const [clients, users] = await Promise.all([
-      this.deps.clientLinks.find(teamId, records.map((r) => r.client_id)),
-      userIds.length ? this.deps.users.find(teamId, userIds) : new Map<string, DirectoryUser>(),
-    ]);
-    return { clients, users };
+    this.links = new RecordLinks(deps.clientLinks, deps.users);
   }
 
   /** The detail read shape, as events carry it. */
   async detailOf(record: CaseRecord) {
-    return detailShape(record, await this.links(record.team_id, [record]));
+    return detailShape(record, await this.links.of(record.team_id, [record]));
   }
 
   /**
@@ -92,7 +82,7 @@ export class Cases {
    */
   private async linksBefore(who: Who, id: string, body: { client_id?: string | null; responsible_id?: string | null } = {}): Promise<Links> {
     const before = await this.deps.cases.get(who.teamId, id);
-    return this.links(who.teamId, [before, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }]);
+    return this.links.of(who.teamId, [before, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }]);
   }
 
   /** The detail shape from links fetched before the lock; a responsible changed in between is a retry. */
@@ -105,26 +95,10 @@ export class Cases {
     if (!who.settings.case_phases.includes(phase)) throw invalidPhase();
   }
 
-  /** Checks the links a write sets (404 with the spec's message when one is not the team's). */
-  private async checkLinks(who: Who, body: { client_id?: string | null; responsible_id?: string | null }) {
-    const checks: Promise<unknown>[] = [];
-    if (typeof body.client_id === 'string') checks.push(this.deps.clientLinks.require(who, body.client_id));
-    if (typeof body.responsible_id === 'string') {
-      const id = body.responsible_id;
-      if (!isId('user', id)) throw userNotFound();
-      checks.push(
-        this.deps.users.find(who.teamId, [id]).then((found) => {
-          if (!found.has(id)) throw userNotFound();
-        }),
-      );
-    }
-    await Promise.all(checks);
-  }
-
   async create(who: Who, body: CreateCaseBody) {
     const phase = body.phase ?? who.settings.case_phases[0];
     this.checkPhase(who, phase);
-    await this.checkLinks(who, body);
+    await this.links.check(who, body);
     const now = new Date();
     const base = {
       _id: newId('case'),
@@ -167,14 +141,14 @@ export class Cases {
       };
     }
     const { records, total } = await this.deps.cases.list(who.teamId, filter, q);
-    const links = await this.links(who.teamId, records);
+    const links = await this.links.of(who.teamId, records);
     return { items: records.map((r) => listItemShape(r, links)), total };
   }
 
   async update(who: Who, id: string, body: UpdateCaseBody) {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
-    await this.checkLinks(who, body);
+    await this.links.check(who, body);
     const links = await this.linksBefore(who, id, body);
     return this.deps.cases.update(
       who.teamId,

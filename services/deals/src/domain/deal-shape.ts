@@ -3,8 +3,7 @@
 // fields derived on every write for sorting and for the summary's one aggregation.
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
-import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ClientView } from '@lpm/shared/views/client-view-entity';
+import type { Links } from '@lpm/shared/views/record-links';
 import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
 import { tooManyDecimals } from './deal-errors.ts';
 
@@ -24,10 +23,6 @@ export const WRITABLE_FIELDS = [
   'metadata',
 ] as const;
 
-export interface Links {
-  clients: Map<string, ClientView>;
-  users: Map<string, DirectoryUser>;
-}
 
 /** An amount sent by a client as integer cents; more than 2 decimals is 400. */
 export function toCents(field: string, amount: number): number {

@@ -8,22 +8,18 @@ import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes'
 import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
+import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 import type { Identity } from '@lpm/shared/identity';
-import { isId, newId } from '@lpm/shared/ids';
+import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
-import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
 import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
-import { dealArchived, dealClosed, invalidPhase, userNotFound } from './deal-errors.ts';
-import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents, type Links } from './deal-shape.ts';
+import { dealArchived, dealClosed, invalidPhase } from './deal-errors.ts';
+import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents } from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
-
-export interface UserLookup {
-  find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;
-}
 
 export interface DealsDeps {
   deals: DealsRepository;
@@ -72,24 +68,17 @@ const money = (cents: number) => cents / 100;
 
 export class Deals {
   private readonly deps: DealsDeps;
+  private readonly links: RecordLinks;
 
   constructor(deps: DealsDeps) {
     this.deps = deps;
-  }
-
-  private async links(teamId: string, records: LinkFields[]): Promise<Links> {
-    const userIds = [...new Set(records.map((r) => r.responsible_id).filter((id): id is string => !!id))];
-    const [clients, users] = await Promise.all([
-      this.deps.clientLinks.find(teamId, records.map((r) => r.client_id ?? null)),
-      userIds.length ? this.deps.users.find(teamId, userIds) : new Map<string, DirectoryUser>(),
-    ]);
-    return { clients, users };
+    this.links = new RecordLinks(deps.clientLinks, deps.users);
   }
 
   /** The links a write under the lock will show, fetched before the lock (no network wait under it). */
   private async linksBefore(who: Identity, id: string, body: LinkFields = {}): Promise<Links> {
     const before = await this.deps.deals.get(who.teamId, id);
-    return this.links(who.teamId, [before, body]);
+    return this.links.of(who.teamId, [before, body]);
   }
 
   /** The event's detail shape from links fetched before the lock; a responsible changed in between is a retry. */
@@ -108,27 +97,11 @@ export class Deals {
     return probability;
   }
 
-  /** Checks the links a write sets (404 with the spec's message when one is not the team's). */
-  private async checkLinks(who: Identity, body: LinkFields) {
-    const checks: Promise<unknown>[] = [];
-    if (typeof body.client_id === 'string') checks.push(this.deps.clientLinks.require(who, body.client_id));
-    if (typeof body.responsible_id === 'string') {
-      const id = body.responsible_id;
-      if (!isId('user', id)) throw userNotFound();
-      checks.push(
-        this.deps.users.find(who.teamId, [id]).then((found) => {
-          if (!found.has(id)) throw userNotFound();
-        }),
-      );
-    }
-    await Promise.all(checks);
-  }
-
   async create(who: Identity, body: CreateDealBody) {
     const phase = body.phase ?? who.settings.deal_phases[0]?.name;
     const phaseProbability = this.checkPhase(who, phase);
     const sent = recordFields(body);
-    await this.checkLinks(who, body);
+    await this.links.check(who, body);
     const now = new Date();
     const base = {
       _id: newId('deal'),
@@ -157,7 +130,7 @@ export class Deals {
       version: 1,
     };
     const record: DealRecord = { ...base, ...derivedFields(base) };
-    const detail = detailShape(record, await this.links(who.teamId, [record]));
+    const detail = detailShape(record, await this.links.of(who.teamId, [record]));
     await this.deps.deals.insert(record, [newEvent('deal.created', who.teamId, detail, null, who.userId)]);
     return createdShape(record);
   }
@@ -171,7 +144,7 @@ export class Deals {
   async get(who: Identity, id: string) {
     const record = await this.deps.deals.get(who.teamId, id);
     const [links, segments, wonStints, activities] = await Promise.all([
-      this.links(who.teamId, [record]),
+      this.links.of(who.teamId, [record]),
       this.deps.deals.closedBySegment(who.teamId),
       this.deps.deals.wonStints(who.teamId),
       this.deps.activities.countsFor(who, record._id),
@@ -200,7 +173,7 @@ export class Deals {
       };
     }
     const { records, total } = await this.deps.deals.list(who.teamId, filter, q);
-    const links = await this.links(who.teamId, records);
+    const links = await this.links.of(who.teamId, records);
     return { items: records.map((r) => listItemShape(r, links)), total };
   }
 
@@ -208,7 +181,7 @@ export class Deals {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
     const sentFields = recordFields(body);
-    await this.checkLinks(who, body);
+    await this.links.check(who, body);
     const links = await this.linksBefore(who, id, body);
     return this.deps.deals.update(who.teamId, id, async (current) => {
       const { next, sent } = fields.apply(current, sentFields, WRITABLE_FIELDS);
