@@ -1,7 +1,7 @@
 // Every Activities endpoint in process (decisions §5 "Activities"): the app on its
 // own database, the cases, clients, deals and users around it faked.
 import type { Identity } from '@lpm/shared/identity';
-import { tryDocumentLock } from '@lpm/shared/store/lock';
+import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
 import { ActivitiesRepository, TOMBSTONES } from '../src/data/activities-repository.ts';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
@@ -382,13 +382,15 @@ describe('recurrence', () => {
 
   test('when the completion fails after the next occurrence is written, then a retried completion finds it there: one next occurrence, none lost', async () => {
     const a = await create({ type: 'task', title: 'Falha no meio', due_date: '2027-02-01', recurrence: { frequency: 'daily', count: 5 } });
-    // Another writer holds the activity past the lock wait: the completion's own write fails (503).
-    const held = await tryDocumentLock(sut.db, 'activities', a.id);
-    expect(held).not.toBeNull();
+    // Another writer holds the activity's lock slots well past the completion's lock wait: its own write fails (503).
+    const locks = sut.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
+    const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
+    const held = Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('activities', a.id)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) }));
+    await locks.insertMany(held);
     try {
       expectError(await call('PUT', `/v1/activities/${a.id}/complete`, {}), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
     } finally {
-      await held!.release();
+      await locks.deleteMany({ owner: 'test' });
     }
     expect((await seriesOf('Falha no meio')).map((x: { due_date: string; status: string }) => [x.due_date, x.status])).toEqual([
       ['2027-02-01', 'pending'],

@@ -39,7 +39,7 @@ export interface DocumentLockOptions {
 }
 
 const locksOf = (db: Db) => db.collection<LockDoc>(LOCKS_COLLECTION);
-const lockKey = (collection: string, id: unknown) => `lock:${collection}:${String(id)}`;
+export const lockKey = (collection: string, id: unknown) => `lock:${collection}:${String(id)}`;
 
 /**
  * Locks are time slots: an insert of `<key>:<slot>` and `<key>:<slot+1>` (slot =
