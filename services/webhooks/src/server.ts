@@ -55,10 +55,10 @@ await runService({
       app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
       background: [
         closing,
-        // The attempts queue with its retry queue and DLQ first, then the fan-out that pushes into it
-        // (a push declares the queue too: on a reconnect the consumers are set up again in any order).
+        // The attempts queue with its retry queue and DLQ first, then the fan-out that makes first attempts and
+        // pushes the rest into it (a push declares the queue too: on a reconnect the consumers are set up again in any order).
         consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
-        consumerTask(() => consumeDomainEvents(broker, deliveries)),
+        consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
         maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
         retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
       ],

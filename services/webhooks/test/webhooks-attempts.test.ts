@@ -18,7 +18,7 @@ import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES, type DeliveryRecord, type WebhookRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { Deactivation } from '../src/domain/deactivation.ts';
-import { ATTEMPT_JOB, Deliveries, attemptClaimMs, type AttemptJob } from '../src/domain/deliveries.ts';
+import { ATTEMPT_JOB, Deliveries, attemptClaimMs, newDelivery, type AttemptJob } from '../src/domain/deliveries.ts';
 import { KeyLimiter } from '../src/domain/key-limiter.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { generateSecret } from '../src/domain/signing.ts';
@@ -84,12 +84,10 @@ async function subscribe(s: Scenario, url: string): Promise<WebhookRecord> {
   return record;
 }
 
-/** One client.created for the webhook's team through the fan-out: its delivery and the job of its first attempt. */
+/** One client.created for the webhook's team, stored as the fan-out stores it before the first attempt: its delivery and the job of that attempt. */
 async function deliver(s: Scenario, hook: WebhookRecord): Promise<{ delivery: DeliveryRecord; job: AttemptJob }> {
   const event = newEvent('client.created', hook.team_id, { id: newId('cli'), name: 'Cliente' }, null, newId('user'));
-  await s.deliveries.fanOut(event);
-  const delivery = await db.collection<DeliveryRecord>('deliveries').findOne({ webhook_id: hook._id, event_id: event.id });
-  if (!delivery) throw new Error('no delivery stored');
+  const delivery = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, new Date()));
   return { delivery, job: { delivery_id: delivery._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 } };
 }
 

@@ -205,10 +205,9 @@ export class WebhooksRepository {
     return { total_deliveries: total, failed_deliveries: failed, last_triggered_at: last?.at ?? null };
   }
 
-  /** Ids of the team's active webhooks subscribed to `type` (or to every event, `all`). */
-  async subscribed(teamId: string, type: string, all: string): Promise<string[]> {
-    const rows = await this.webhooks.find({ team_id: teamId, active: true, events: { $in: [type, all] } }, { projection: { _id: 1 } }).toArray();
-    return rows.map((r) => r._id);
+  /** The team's active webhooks subscribed to `type` (or to every event, `all`): whole, so their first attempts read them no more. */
+  subscribed(teamId: string, type: string, all: string): Promise<WebhookRecord[]> {
+    return this.webhooks.find({ team_id: teamId, active: true, events: { $in: [type, all] } }).toArray();
   }
 
   /** Makes the webhook inactive and owing an alert, unless it was re-activated or deactivated meanwhile; true when this call did it. */

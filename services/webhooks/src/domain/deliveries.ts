@@ -1,11 +1,15 @@
 // From domain events to signed POSTs. A domain event becomes one delivery per
 // subscribed, active webhook (idempotent: one delivery per webhook and event id),
-// and each delivery one job per attempt on the attempts queue. A failed attempt is
-// queued again after the delay of its tier (WEBHOOK_RETRY_DELAYS); the body and
-// the event id are the same on every attempt. Jobs are acked only after their
-// outcome is stored, so a crash repeats an attempt but never loses one. Each
-// attempt is claimed before its "already made?" check and its POST, so copies of
-// one job running at once (a redelivery, a requeue, two replicas) send it once.
+// stored pending before anything is sent; the fan-out then makes each first attempt
+// itself, concurrently across the webhooks, with the webhook and the delivery it
+// has in memory, and the event is acked once those attempts are stored (a crash
+// before that redelivers the event, which finds the deliveries and attempts them
+// again). A webhook without a free slot gets its first attempt queued instead. A
+// failed attempt is queued again after the delay of its tier (WEBHOOK_RETRY_DELAYS);
+// the body and the event id are the same on every attempt. Jobs are acked only
+// after their outcome is stored, so a crash repeats an attempt but never loses one.
+// Each attempt is claimed before its "already made?" check and its POST, so copies
+// of one attempt running at once (a redelivery, a requeue, two replicas) send it once.
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import type { AttemptClaim, DeliveriesRepository } from '../data/deliveries-repository.ts';
@@ -51,6 +55,13 @@ export interface AttemptQueue {
   push(job: AttemptJob, delayMs?: number): Promise<void>;
 }
 
+/** What an attempt needs: its delivery and webhook, and the attempt's record when a copy made it already. */
+interface Loaded {
+  delivery: DeliveryRecord;
+  webhook: WebhookRecord;
+  made: AttemptRecord | null;
+}
+
 export interface DeliveriesOptions {
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
@@ -80,33 +91,27 @@ export class Deliveries {
     return this.opts.retryDelaysMs.length + 1;
   }
 
-  /** A domain event in: one delivery per subscribed webhook. */
+  /**
+   * A domain event in: one delivery per subscribed webhook, and its first attempt
+   * made here, concurrently across the webhooks (each within its own slots). Every
+   * webhook's attempt is over or queued before this resolves (and the event is acked).
+   */
   async fanOut(event: DomainEvent): Promise<void> {
-    for (const webhookId of await this.opts.webhooks.subscribed(event.team_id, event.type, ALL_EVENTS)) {
-      const delivery = await this.deliveryFor(event, webhookId);
-      // Redelivered after a crash: the job may or may not be queued; a second one is dropped by the attempt check.
-      if (delivery.status === 'pending' && delivery.attempts_count === 0) {
-        await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: webhookId, team_id: event.team_id, attempt: 1 });
-      }
-    }
+    const webhooks = await this.opts.webhooks.subscribed(event.team_id, event.type, ALL_EVENTS);
+    const outcomes = await Promise.allSettled(webhooks.map((webhook) => this.deliverFirst(event, webhook)));
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
-  private deliveryFor(event: DomainEvent, webhookId: string): Promise<DeliveryRecord> {
-    const now = new Date();
-    return this.opts.deliveries.insertOrGet({
-      _id: newId('dlv'),
-      team_id: event.team_id,
-      webhook_id: webhookId,
-      event_id: event.id,
-      event_type: event.type,
-      body: payloadBody(event, webhookId),
-      status: 'pending',
-      attempts_count: 0,
-      last_attempt_at: null,
-      next_attempt_at: now,
-      created_at: now,
-      updated_at: now,
-    });
+  private async deliverFirst(event: DomainEvent, webhook: WebhookRecord): Promise<void> {
+    const candidate = newDelivery(event, webhook._id, new Date());
+    const delivery = await this.opts.deliveries.insertOrGet(candidate);
+    if (delivery.status !== 'pending' || delivery.attempts_count !== 0) return;
+    const job: AttemptJob = { delivery_id: delivery._id, webhook_id: webhook._id, team_id: event.team_id, attempt: 1 };
+    // Stored by an earlier copy of the event (a redelivery): its attempt may be made by now, so the attempt step reads again.
+    if (delivery._id !== candidate._id) return this.attempt(job);
+    // Stored just now: no attempt of it can have been recorded, and the webhook was read a moment ago.
+    return this.makeAttempt(job, { delivery, webhook, made: null });
   }
 
   /** Queues one more attempt of a delivery now (the API's retry). */
@@ -148,7 +153,12 @@ export class Deliveries {
    * died and the claim is over (and the copy makes it). A crash after the POST and
    * before its outcome is stored still repeats the POST (at least once).
    */
-  async attempt(job: AttemptJob): Promise<void> {
+  attempt(job: AttemptJob): Promise<void> {
+    return this.makeAttempt(job, null);
+  }
+
+  /** One attempt; `known` is what the fan-out has in memory, otherwise read once the attempt is claimed. */
+  private async makeAttempt(job: AttemptJob, known: Loaded | null): Promise<void> {
     // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
     const struggling = this.struggling.has(job.webhook_id);
     const release = await this.opts.limiter.acquire(job.webhook_id, SLOT_WAIT_MS, struggling ? 1 : this.opts.perWebhook);
@@ -161,13 +171,10 @@ export class Deliveries {
         release();
         return await this.opts.queue.push(job, CLAIMED_DEFER_MS);
       }
-      const delivery = await this.opts.deliveries.get(job.delivery_id);
-      // A job for an attempt already made (a redelivery, a duplicate from fan-out) is dropped.
-      if (!delivery || delivery.status !== 'pending' || delivery.attempts_count + 1 !== job.attempt) return;
-      const webhook = await this.opts.webhooks.byId(delivery.webhook_id);
-      if (!webhook || !webhook.active) return await this.opts.deliveries.skip(delivery._id);
+      const loaded = known ?? (await this.load(job));
+      if (!loaded) return;
+      const { delivery, webhook, made } = loaded;
       // Made and recorded by a copy that died before storing the delivery's outcome: finish from that record.
-      const made = await this.opts.deliveries.attemptById(attemptId(delivery._id, job.attempt));
       if (made) {
         release();
         return await this.record(delivery, webhook, job, made);
@@ -182,7 +189,7 @@ export class Deliveries {
       if (result.ok) this.struggling.delete(webhook._id);
       else this.struggling.add(webhook._id);
       release();
-      await this.record(delivery, webhook, job, this.attemptOf(delivery, webhook, job, result));
+      await this.record(delivery, webhook, job, attemptRecord(delivery, job, result));
     } finally {
       release();
       // Given up once the outcome is stored (a copy then finds the attempt made), when nothing was
@@ -192,20 +199,17 @@ export class Deliveries {
     }
   }
 
-  private attemptOf(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, sent: SendResult): AttemptRecord {
-    return {
-      _id: attemptId(delivery._id, job.attempt),
-      team_id: delivery.team_id,
-      webhook_id: webhook._id,
-      delivery_id: delivery._id,
-      attempt: job.attempt,
-      at: new Date(),
-      ok: sent.ok,
-      status_code: sent.statusCode,
-      latency_ms: Math.round(sent.latencyMs),
-      error_class: sent.errorClass,
-      response_body: sent.responseBody,
-    };
+  /** The delivery and webhook of a claimed attempt, or null when the attempt is not owed (made already, or its webhook gone or inactive). */
+  private async load(job: AttemptJob): Promise<Loaded | null> {
+    const delivery = await this.opts.deliveries.get(job.delivery_id);
+    // A job for an attempt already made (a redelivery, a duplicate from fan-out) is dropped.
+    if (!delivery || delivery.status !== 'pending' || delivery.attempts_count + 1 !== job.attempt) return null;
+    const webhook = await this.opts.webhooks.byId(delivery.webhook_id);
+    if (!webhook || !webhook.active) {
+      await this.opts.deliveries.skip(delivery._id);
+      return null;
+    }
+    return { delivery, webhook, made: await this.opts.deliveries.attemptById(attemptId(delivery._id, job.attempt)) };
   }
 
   private async record(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, attempt: AttemptRecord): Promise<void> {
@@ -227,4 +231,38 @@ export class Deliveries {
     if (retry) await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: webhook._id, team_id: delivery.team_id, attempt: job.attempt + 1 }, delay);
     if (after.deactivatedNow) await this.opts.deactivation.sendAlert(webhook._id);
   }
+}
+
+/** A delivery of `event` to a webhook, pending its first attempt: the body fixed here for every attempt. */
+export function newDelivery(event: DomainEvent, webhookId: string, now: Date): DeliveryRecord {
+  return {
+    _id: newId('dlv'),
+    team_id: event.team_id,
+    webhook_id: webhookId,
+    event_id: event.id,
+    event_type: event.type,
+    body: payloadBody(event, webhookId),
+    status: 'pending',
+    attempts_count: 0,
+    last_attempt_at: null,
+    next_attempt_at: now,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+function attemptRecord(delivery: DeliveryRecord, job: AttemptJob, sent: SendResult): AttemptRecord {
+  return {
+    _id: attemptId(delivery._id, job.attempt),
+    team_id: delivery.team_id,
+    webhook_id: delivery.webhook_id,
+    delivery_id: delivery._id,
+    attempt: job.attempt,
+    at: new Date(),
+    ok: sent.ok,
+    status_code: sent.statusCode,
+    latency_ms: Math.round(sent.latencyMs),
+    error_class: sent.errorClass,
+    response_body: sent.responseBody,
+  };
 }
