@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { FERRETDB_POSTGRES_PARAMS, installGinIndexing } from './local-store-indexes.ts';
 
 const PINNED = 'v1.24.1';
 const FALLBACK = 'v1.24.0';
@@ -100,8 +101,14 @@ export interface RunningStore {
   stop(): Promise<void>;
 }
 
-async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>): Promise<T | null> {
-  const client = new pg.Client({ connectionString: postgresAdminUrl(), connectionTimeoutMillis: 2000 });
+function postgresUrl(database?: string): string {
+  const url = new URL(postgresAdminUrl());
+  if (database) url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>, database?: string): Promise<T | null> {
+  const client = new pg.Client({ connectionString: postgresUrl(database), connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
   } catch {
@@ -114,7 +121,11 @@ async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>): Promise<T
   }
 }
 
-/** Creates the PostgreSQL database FerretDB stores into; null when no PostgreSQL answers. */
+/**
+ * Creates the PostgreSQL database FerretDB stores into, with its GIN indexing
+ * (local-store-indexes.ts), and returns FerretDB's URL of it; null when no
+ * PostgreSQL answers.
+ */
 async function postgresBackend(database: string): Promise<string | null> {
   if (!PG_NAME_RE.test(database)) throw new Error(`not a PostgreSQL database name: ${database}`);
   const created = await withPostgres(async (client) => {
@@ -123,8 +134,9 @@ async function postgresBackend(database: string): Promise<string | null> {
     return true;
   });
   if (!created) return null;
-  const url = new URL(postgresAdminUrl());
-  url.pathname = `/${database}`;
+  await withPostgres(installGinIndexing, database);
+  const url = new URL(postgresUrl(database));
+  for (const [name, value] of Object.entries(FERRETDB_POSTGRES_PARAMS)) url.searchParams.set(name, value);
   return url.toString();
 }
 
