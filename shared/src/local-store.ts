@@ -2,7 +2,7 @@
 // PostgreSQL (or over SQLite where no PostgreSQL answers), built from the Go
 // module proxy into a cache this project controls.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, cpSync, writeFileSync, rmSync, createWriteStream } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, cpSync, writeFileSync, rmSync, renameSync, createWriteStream } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -36,19 +36,20 @@ function tryGoInstall(binDir: string): boolean {
   }
 }
 
+// Builds in a folder of its own and renames the binary into place, so that
+// processes starting a store at the same time on a fresh machine do not clash.
 function buildFallback(binDir: string): void {
-  const work = join(cacheRoot(), `ferretdb-build-${FALLBACK}`);
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work, { recursive: true });
+  const work = mkdtempSync(join(cacheRoot(), `ferretdb-build-${FALLBACK}-`));
   for (const f of ['go.mod', 'go.sum', 'tools.go']) cpSync(join(repoRoot, 'tools/ferretdb', f), join(work, f));
   const env = { ...process.env, GOFLAGS: '-buildvcs=false' };
   execFileSync('go', ['mod', 'vendor'], { cwd: work, env, stdio: 'pipe' });
   writeFileSync(join(work, 'vendor/github.com/FerretDB/FerretDB/build/version/version.txt'), `${FALLBACK}\n`);
-  execFileSync('go', ['build', '-mod=vendor', '-o', join(binDir, 'ferretdb'), 'github.com/FerretDB/FerretDB/cmd/ferretdb'], {
+  execFileSync('go', ['build', '-mod=vendor', '-o', join(work, 'ferretdb'), 'github.com/FerretDB/FerretDB/cmd/ferretdb'], {
     cwd: work,
     env,
     stdio: 'pipe',
   });
+  renameSync(join(work, 'ferretdb'), join(binDir, 'ferretdb'));
   rmSync(work, { recursive: true, force: true });
 }
 
