@@ -1,7 +1,10 @@
 import { MongoClient, type Db } from 'mongodb';
 import { newEvent, type DomainEvent, type EventType } from '../src/events.ts';
-import { TimeSignals, armDeadline, type SignalDefinition } from '../src/jobs/time-signals.ts';
+import { TimeSignals, armDeadline, signalSlots, type SignalDefinition } from '../src/jobs/time-signals.ts';
+import { RecordStore } from '../src/store/record-store.ts';
 import { zonedMoment } from '../src/time.ts';
+import { notFound } from '../src/errors.ts';
+import { newId } from '../src/ids.ts';
 import { captureLogger, waitFor } from './support/wait.ts';
 
 interface CaseDoc {
@@ -64,9 +67,15 @@ async function start(...replicas: { signals: TimeSignals }[]): Promise<void> {
   await Promise.all(replicas.map((r) => r.signals.start()));
 }
 
-async function insertCases(collection: string, n: number, fields: (i: number) => Partial<CaseDoc>): Promise<void> {
+/** Due fields with their slot markers, as the record store writes them. */
+const armed = (fields: Partial<Pick<CaseDoc, 'sla_warning_at' | 'sla_overdue_at'>>, now = new Date()) => ({ ...fields, ...signalSlots(fields, now) });
+
+async function insertCases(collection: string, n: number, fields: (i: number) => Partial<CaseDoc>, opts: { slots?: boolean } = {}): Promise<void> {
   await db.collection<CaseDoc>(collection).insertMany(
-    Array.from({ length: n }, (_, i) => ({ _id: `case_${i}`, team_id: 'team_1', sla_warning_at: null, sla_overdue_at: null, ...fields(i) })),
+    Array.from({ length: n }, (_, i) => {
+      const due = { sla_warning_at: null, sla_overdue_at: null, ...fields(i) };
+      return { _id: `case_${i}`, team_id: 'team_1', ...(opts.slots === false ? due : armed(due)) };
+    }),
   );
 }
 
@@ -121,15 +130,15 @@ describe('TimeSignals', () => {
     expect((await outboxes(col)).case_0).toEqual(['case.sla_warning']);
 
     // Re-armed with a new instant in the past: a second event.
-    await cases.updateOne({ _id: 'case_0' }, { $set: { sla_warning_at: new Date(now.getTime() - 500) } });
+    await cases.updateOne({ _id: 'case_0' }, { $set: armed({ sla_warning_at: new Date(now.getTime() - 500) }, now) });
     expect(await signals.sweep(now)).toBe(1);
     expect((await outboxes(col)).case_0).toEqual(['case.sla_warning', 'case.sla_warning']);
 
     // Re-armed for later: nothing until it passes.
-    await cases.updateOne({ _id: 'case_0' }, { $set: { sla_warning_at: new Date(now.getTime() + 2 * HOUR) } });
+    await cases.updateOne({ _id: 'case_0' }, { $set: armed({ sla_warning_at: new Date(now.getTime() + 2 * HOUR) }, now) });
     expect(await signals.sweep(now)).toBe(0);
     // Disarmed before its moment: never emitted.
-    await cases.updateOne({ _id: 'case_1' }, { $set: { sla_warning_at: null } });
+    await cases.updateOne({ _id: 'case_1' }, { $set: armed({ sla_warning_at: null }, now) });
     expect(await signals.sweep(new Date(now.getTime() + 3 * HOUR))).toBe(1);
 
     expect(await outboxes(col)).toEqual({ case_0: ['case.sla_warning', 'case.sla_warning', 'case.sla_warning'], case_1: [] });
@@ -207,6 +216,93 @@ describe('TimeSignals', () => {
     await r.signals.stop();
 
     expect(await db.collection<CaseDoc>(col).findOne({ _id: 'case_0' })).toMatchObject({ sla_warning_at: null, outbox: [expect.objectContaining({ type })] });
+  });
+});
+
+describe('TimeSignals by slot markers', () => {
+  const slot = (at: number) => Math.floor(at / HOUR);
+  const cursorOf = async (col: string, field: string) => (await db.collection<{ _id: string; next: number }>('sweep_cursors').findOne({ _id: `signal:${col}:${field}` }))?.next;
+  const warningOnly = (col: string, event?: SignalDefinition<CaseDoc>['event']) => replica(col, { signals: [signal('case.sla_warning', col, 'sla_warning_at', event)] });
+
+  it('when the record store inserts and updates a record, then every due field it sets gets its slot (the hour due, or of the write when already past; null when disarmed), and the sweep clears it', async () => {
+    const col = 'store_slots';
+    type Rec = { _id: string; team_id: string; version: number; title: string; sla_warning_at: Date | null; sla_overdue_at: Date | null };
+    const store = new RecordStore<Rec>({ db, collection: col, relay: { kick() {} }, idKind: 'case', noun: 'case', notFound: () => notFound('Case not found'), signalFields: ['sla_warning_at', 'sla_overdue_at'] });
+    const docs = db.collection<Rec & Record<string, unknown>>(col);
+    const id = newId('case');
+    const inTwoHours = new Date(Date.now() + 2 * HOUR);
+    await store.insert({ _id: id, team_id: 'team_1', version: 1, title: 'a', sla_warning_at: inTwoHours, sla_overdue_at: null }, []);
+    expect(await docs.findOne({ _id: id })).toMatchObject({ sla_warning_at_slot: slot(inTwoHours.getTime()), sla_overdue_at_slot: null });
+
+    const before = Date.now();
+    await store.update('team_1', id, async () => ({ result: null, write: { set: { sla_overdue_at: new Date(before - 3 * HOUR) }, events: [] } }));
+    const after = Date.now();
+    const updated = await docs.findOne({ _id: id });
+    expect([slot(before), slot(after)]).toContain(updated?.sla_overdue_at_slot);
+    expect(updated?.sla_warning_at_slot).toBe(slot(inTwoHours.getTime()));
+    await store.update('team_1', id, async () => ({ result: null, write: { set: { title: 'b' }, events: [] } }));
+    expect(await docs.findOne({ _id: id })).toMatchObject({ sla_overdue_at_slot: updated?.sla_overdue_at_slot, sla_warning_at_slot: slot(inTwoHours.getTime()) });
+
+    const { signals } = replica(col);
+    expect(await signals.sweep()).toBe(1);
+    expect(await docs.findOne({ _id: id })).toMatchObject({ sla_overdue_at: null, sla_overdue_at_slot: null, sla_warning_at_slot: slot(inTwoHours.getTime()) });
+    await store.update('team_1', id, async () => ({ result: null, write: { set: { sla_warning_at: null }, events: [] } }));
+    expect(await docs.findOne({ _id: id })).toMatchObject({ sla_warning_at: null, sla_warning_at_slot: null });
+  });
+
+  it('when swept, then a record due now, one armed with an instant already past and one due in an hour the cursor passed while no sweep ran are each emitted once', async () => {
+    const col = 'slots';
+    const now = Date.now();
+    const { signals } = warningOnly(col);
+    expect(await signals.sweep(new Date(now))).toBe(0); // the first sweep stores the cursor
+    expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now) - 1);
+
+    await db.collection<CaseDoc>(col).insertMany([
+      { _id: 'due_now', team_id: 'team_1', sla_overdue_at: null, ...armed({ sla_warning_at: new Date(now - 1) }, new Date(now)) },
+      { _id: 'armed_late', team_id: 'team_1', sla_overdue_at: null, ...armed({ sla_warning_at: new Date(now - 30 * HOUR) }, new Date(now)) },
+      { _id: 'later', team_id: 'team_1', sla_overdue_at: null, ...armed({ sla_warning_at: new Date(now + 2 * HOUR) }, new Date(now)) },
+    ]);
+    expect(await signals.sweep(new Date(now))).toBe(2);
+    expect(await signals.sweep(new Date(now))).toBe(0);
+    // Five hours without a sweep: the next one reads every hour since its cursor.
+    expect(await signals.sweep(new Date(now + 5 * HOUR))).toBe(1);
+    expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now + 5 * HOUR) - 1);
+    expect(await outboxes(col)).toEqual({ due_now: ['case.sla_warning'], armed_late: ['case.sla_warning'], later: ['case.sla_warning'] });
+  });
+
+  it('when a record fails in an hour the sweep passes, then the cursor stays at that hour and a sweep hours later still emits it', async () => {
+    const col = 'slots_failing';
+    const now = Date.now();
+    let broken = true;
+    const { signals } = warningOnly(col, async (r) => {
+      if (broken) throw new Error('boom');
+      return newEvent('case.sla_warning', r.team_id, { id: r._id });
+    });
+    expect(await signals.sweep(new Date(now))).toBe(0);
+    await insertCases(col, 1, () => ({ sla_warning_at: new Date(now + HOUR) }));
+
+    expect(await signals.sweep(new Date(now + 5 * HOUR))).toBe(0);
+    expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now + HOUR));
+    broken = false;
+    expect(await signals.sweep(new Date(now + 10 * HOUR))).toBe(1);
+    expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now + 10 * HOUR) - 1);
+  });
+
+  it('when records written before slots existed are there at the first sweep, then the due ones are emitted, the others get their slot and are emitted once due', async () => {
+    const col = 'legacy';
+    const now = Date.now();
+    await insertCases(col, 3, (i) => ({ sla_warning_at: [new Date(now - 2 * HOUR), new Date(now + 2 * HOUR), null][i] }), { slots: false });
+    const { signals } = warningOnly(col);
+
+    expect(await signals.sweep(new Date(now))).toBe(1);
+    const docs = db.collection<CaseDoc & Record<string, unknown>>(col);
+    expect(await docs.findOne({ _id: 'case_0' })).toMatchObject({ sla_warning_at: null, sla_warning_at_slot: null });
+    expect(await docs.findOne({ _id: 'case_1' })).toMatchObject({ sla_warning_at_slot: slot(now + 2 * HOUR) });
+    expect(await docs.findOne({ _id: 'case_2' })).not.toHaveProperty('sla_warning_at_slot');
+    expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now) - 1);
+
+    expect(await signals.sweep(new Date(now + 3 * HOUR))).toBe(1);
+    expect(await outboxes(col)).toEqual({ case_0: ['case.sla_warning'], case_1: ['case.sla_warning'], case_2: [] });
   });
 });
 

@@ -5,6 +5,13 @@
 // update under the document lock, the event going into the record's outbox, so a
 // crash loses nothing and no signal goes out twice.
 //
+// The sweep finds due records by an equality marker (store/markers.ts): beside each
+// due field `f`, the record store writes `f_slot`, the hour of the due instant (or
+// of the write, when the instant is already past). A sweep asks slot by slot, from
+// its cursor (the first slot that may still hold a due record) to the current one;
+// it always re-reads the previous hour too, so a write landing late in a slot (a
+// slow request, clocks apart by less than an hour) is still found.
+//
 // agenda only drives the sweep: its job lock is not exclusive on FerretDB (two
 // replicas both run the job), so exactly-once rests on withDocumentLock and the
 // re-read under it.
@@ -12,12 +19,15 @@ import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import type { Db, Document } from 'mongodb';
+import type { Db, Document, Filter } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { DAY_MS } from '../time.ts';
 import type { DomainEvent, EventType } from '../events.ts';
 import { outboxUpdate } from '../outbox/fields.ts';
 import { withDocumentLock } from '../store/lock.ts';
+import { MAX_BUCKETS_BEHIND, SIGNAL_SLOT_MS, advanceCursor, bucketOf, readCursor, signalSlots, slotField } from '../store/markers.ts';
+
+export { signalSlots };
 
 export interface SignalDefinition<R extends { _id: string } = any> {
   /** The event's type: one of the spec's, or an internal one (e.g. activity.reminder_due) only a consumer of the platform binds to. */
@@ -66,7 +76,7 @@ export class TimeSignals {
 
   async start(): Promise<void> {
     if (this.agenda) return;
-    const { db, signals, intervalMs, logger } = this.opts;
+    const { db, intervalMs, logger } = this.opts;
     this.backend = new MongoBackend({ mongo: db });
     const agenda = new Agenda({ backend: this.backend, processEvery: intervalMs, name: `${this.opts.name}@${hostname()}:${process.pid}` });
     this.agenda = agenda;
@@ -80,9 +90,14 @@ export class TimeSignals {
       const emitted = await this.sweep();
       if (emitted > 0) logger.info({ emitted }, 'time signals emitted');
     });
-    for (const s of signals) await db.collection(s.collection).createIndex({ [s.dueField]: 1 });
+    await this.createIndexes();
     await agenda.start();
     await agenda.every(intervalMs, this.jobName);
+  }
+
+  /** The index of each signal's slot marker (start() declares them; a caller of sweep() alone, such as the bench, calls this). */
+  async createIndexes(): Promise<void> {
+    for (const s of this.opts.signals) await this.opts.db.collection(s.collection).createIndex({ [slotField(s.dueField)]: 1, [s.dueField]: 1 });
   }
 
   async stop(): Promise<void> {
@@ -104,14 +119,43 @@ export class TimeSignals {
   }
 
   private async sweepSignal(signal: SignalDefinition, now: Date): Promise<number> {
+    const key = `signal:${signal.collection}:${signal.dueField}`;
+    const current = bucketOf(now, SIGNAL_SLOT_MS);
+    const cursor = await readCursor(this.opts.db, key);
+    if (cursor === null || cursor < current - MAX_BUCKETS_BEHIND) return this.catchUp(signal, now, key);
+    let emitted = 0;
+    let firstFailed: number | null = null;
+    for (let slot = Math.min(cursor, current - 1); slot <= current; slot++) {
+      const pass = await this.emitDue(signal, now, { [slotField(signal.dueField)]: slot });
+      emitted += pass.emitted;
+      if (pass.failed > 0 && firstFailed === null) firstFailed = slot;
+    }
+    const next = Math.min(firstFailed ?? current, current - 1);
+    if (next > cursor) await advanceCursor(this.opts.db, key, next);
+    return emitted;
+  }
+
+  /**
+   * A signal's first sweep (or one whose cursor is too far behind): the range query
+   * over the whole collection emits whatever is due, whatever its slot, and armed
+   * records written before slots existed get theirs. The cursor is stored once both
+   * went through without a failure.
+   */
+  private async catchUp(signal: SignalDefinition, now: Date, key: string): Promise<number> {
+    const pass = await this.emitDue(signal, now, {});
+    const unslotted = await this.backfillSlots(signal, now);
+    if (pass.failed === 0 && unslotted === 0) await advanceCursor(this.opts.db, key, bucketOf(now, SIGNAL_SLOT_MS) - 1);
+    return pass.emitted;
+  }
+
+  /** Emits the signal of every record of `scope` due at `now`, batch after batch, so a backlog drains in one run; records that fail are left for the next sweep. */
+  private async emitDue(signal: SignalDefinition, now: Date, scope: Filter<SignalRecord>): Promise<{ emitted: number; failed: number }> {
     const col = this.opts.db.collection<SignalRecord>(signal.collection);
     const failed: string[] = [];
     let emitted = 0;
-    // Batch after batch, so a backlog drains in one run; records that failed are left
-    // for the next sweep.
     for (;;) {
       const batch = await col
-        .find({ [signal.dueField]: { $lte: now }, _id: { $nin: failed } }, { projection: { _id: 1 } })
+        .find({ ...scope, [signal.dueField]: { $lte: now }, _id: { $nin: failed } }, { projection: { _id: 1 } })
         .sort({ [signal.dueField]: 1 })
         .limit(this.batchSize)
         .toArray();
@@ -123,8 +167,31 @@ export class TimeSignals {
           this.opts.logger.warn({ err, type: signal.type, collection: signal.collection, id: _id }, 'time signal not emitted; retried at the next sweep');
         }
       }
-      if (batch.length < this.batchSize) return emitted;
+      if (batch.length < this.batchSize) return { emitted, failed: failed.length };
     }
+  }
+
+  /**
+   * Gives each armed record written before slots existed its slot, under its lock
+   * (the record store writes under it too). Resolves with the number left without one.
+   */
+  private async backfillSlots(signal: SignalDefinition, now: Date): Promise<number> {
+    const { db, logger } = this.opts;
+    const col = db.collection<SignalRecord>(signal.collection);
+    const lacking = { [signal.dueField]: { $ne: null }, [slotField(signal.dueField)]: { $exists: false } };
+    let left = 0;
+    for (const { _id } of await col.find(lacking, { projection: { _id: 1 } }).toArray()) {
+      try {
+        await withDocumentLock(db, signal.collection, _id, async () => {
+          const fresh = await col.findOne({ _id, ...lacking }, { projection: { [signal.dueField]: 1 } });
+          if (fresh) await col.updateOne({ _id }, { $set: signalSlots({ [signal.dueField]: fresh[signal.dueField] }, now) });
+        });
+      } catch (err) {
+        left++;
+        logger.warn({ err, type: signal.type, collection: signal.collection, id: _id }, 'time signal slot not written; retried at the next sweep');
+      }
+    }
+    return left;
   }
 
   /**
@@ -146,7 +213,7 @@ export class TimeSignals {
         if (!fresh) return 'gone';
         if (fresh.version !== snapshot.version) return 'changed';
         const unchanged = snapshot.version === undefined ? {} : { version: snapshot.version };
-        const r = await col.updateOne({ ...due, ...unchanged }, outboxUpdate({ $set: { [signal.dueField]: null } }, event ? [event] : []));
+        const r = await col.updateOne({ ...due, ...unchanged }, outboxUpdate({ $set: { [signal.dueField]: null, [slotField(signal.dueField)]: null } }, event ? [event] : []));
         return event !== null && r.matchedCount === 1 ? 'written' : 'disarmed';
       });
       if (outcome === 'changed') continue;

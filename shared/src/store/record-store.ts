@@ -12,6 +12,7 @@ import { isId, type IdKind } from '../ids.ts';
 import { outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { withDocumentLock } from './lock.ts';
+import { signalSlots } from './markers.ts';
 
 /** What every record with an outbox has. */
 export interface OwnedRecord {
@@ -37,6 +38,8 @@ export interface RecordStoreOptions<R extends OwnedRecord> {
   duplicate?: (record: R) => AppError;
   /** Fields left out of every read unless asked for (large ones, such as a timeline). */
   heavy?: readonly (keyof R & string)[];
+  /** Due fields of the record's time signals: every write that sets one also writes its slot marker (jobs/time-signals.ts). */
+  signalFields?: readonly (keyof R & string)[];
 }
 
 /** What an update writes: the fields to set (the version is bumped here) and the events to append. */
@@ -85,7 +88,7 @@ export class RecordStore<R extends OwnedRecord> {
   /** Stores a new record with its events. */
   async insert(record: R, events: DomainEvent[]): Promise<void> {
     try {
-      await this.documents.insertOne({ ...record, ...outboxOnInsert(events) });
+      await this.documents.insertOne({ ...record, ...this.slots(record), ...outboxOnInsert(events) });
     } catch (e) {
       throw this.refused(e, record);
     }
@@ -114,7 +117,7 @@ export class RecordStore<R extends OwnedRecord> {
 
   private async write(current: R, { set, events }: Write<R>): Promise<void> {
     const filter = { _id: current._id, team_id: current.team_id, version: current.version };
-    const update = outboxUpdate({ $set: { ...set, version: current.version + 1 } }, events);
+    const update = outboxUpdate({ $set: { ...set, ...this.slots(set), version: current.version + 1 } }, events);
     try {
       const res = await this.documents.updateOne(filter, update);
       if (res.matchedCount === 0) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
@@ -122,6 +125,12 @@ export class RecordStore<R extends OwnedRecord> {
       throw this.refused(e, { ...current, ...set });
     }
     this.opts.relay.kick(this.opts.collection, current._id);
+  }
+
+  /** The slot markers of the signals' due fields that `fields` sets. */
+  private slots(fields: Partial<R>): Record<string, number | null> {
+    const due = (this.opts.signalFields ?? []).filter((f) => f in fields).map((f) => [f, fields[f] as Date | null]);
+    return signalSlots(Object.fromEntries(due));
   }
 
   private refused(e: unknown, record: R): unknown {

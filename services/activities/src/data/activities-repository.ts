@@ -48,7 +48,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
   private readonly relay: Relay;
 
   constructor(db: Db, relay: Relay) {
-    super({ db, relay, collection: 'activities', idKind: 'act', noun: 'activity', notFound: activityNotFound });
+    super({ db, relay, collection: 'activities', idKind: 'act', noun: 'activity', notFound: activityNotFound, signalFields: ['due_soon_at', 'overdue_at', 'reminder_at'] });
     this.db = db;
     this.relay = relay;
   }

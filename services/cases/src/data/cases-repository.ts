@@ -34,7 +34,17 @@ const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
 
 export class CasesRepository extends RecordStore<CaseRecord> {
   constructor(db: Db, relay: Relay) {
-    super({ db, relay, collection: 'cases', idKind: 'case', noun: 'case', notFound: caseNotFound, duplicate: duplicateNumber, heavy: ['timeline'] });
+    super({
+      db,
+      relay,
+      collection: 'cases',
+      idKind: 'case',
+      noun: 'case',
+      notFound: caseNotFound,
+      duplicate: duplicateNumber,
+      heavy: ['timeline'],
+      signalFields: ['sla_warning_at', 'sla_overdue_at'],
+    });
   }
 
   async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {

@@ -30,7 +30,7 @@ const SORT_KEYS: Record<string, (keyof FinancialRecord & string)[]> = {
 
 export class FinancialRepository extends RecordStore<FinancialRecord> {
   constructor(db: Db, relay: Relay) {
-    super({ db, relay, collection: 'financial_records', idKind: 'fin', noun: 'record', notFound: recordNotFound });
+    super({ db, relay, collection: 'financial_records', idKind: 'fin', noun: 'record', notFound: recordNotFound, signalFields: ['overdue_at'] });
   }
 
   list(teamId: string, f: FinancialFilter, q: ListQuery): Promise<Page> {
