@@ -94,7 +94,7 @@ describe('OutboxRelay', () => {
     expect(written).toMatchObject({ name: 'b', v: 2, outbox_pending: true });
     expect((written!.outbox as DomainEvent[]).map((e) => e.id)).toEqual([e1.id, e2.id, e3.id]);
 
-    const relay = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_a'], publisher: broker, logger: log, intervalMs: 50 });
+    const relay = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_a'], publisher: broker, logger: log, intervalMs: 50 });
     relay.start();
     relay.kick();
     await waitFor('3 events', () => observer.received.length >= 3);
@@ -131,7 +131,7 @@ describe('OutboxRelay', () => {
       reconnectMaxMs: 300,
       publishTimeoutMs: 2000,
     });
-    const relay = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_b'], publisher: viaProxy, logger: outageLog, intervalMs: 50 });
+    const relay = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_b'], publisher: viaProxy, logger: outageLog, intervalMs: 50 });
     try {
       expect(viaProxy.isConnected()).toBe(true);
       relay.start();
@@ -181,11 +181,84 @@ describe('OutboxRelay', () => {
     }
   });
 
+  it('when a write hands its events over, then they go out from memory while the store is away, are removed once it is back, and a scanning relay leaves them alone', async () => {
+    const own = await Observer.start('outbox-test.memory');
+    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+    const store = new URL(process.env.MONGO_URL!);
+    const proxy = await startTcpProxy(store.hostname, Number(store.port));
+    store.port = String(proxy.port);
+    const viaProxy = await MongoClient.connect(store.toString(), { serverSelectionTimeoutMS: 500 });
+    const writer = new OutboxRelay({ db: viaProxy.db(db.databaseName), collections: ['clients_m'], publisher: broker, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
+    // Another replica's relay, scanning often: the young pending documents are the writer's to finish.
+    const scanner = new OutboxRelay({ db, collections: ['clients_m'], publisher: broker, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 50, scanGraceMs: 60_000 });
+    const col = db.collection('clients_m');
+    try {
+      writer.start();
+      scanner.start();
+      await new Promise((r) => setTimeout(r, 100)); // the first passes are over
+      const written = events(4, 'memory');
+      for (const [i, e] of written.entries()) await col.insertOne({ _id: `m${i}` as never, ...outboxOnInsert([e]) });
+      proxy.cut();
+      for (const [i, e] of written.entries()) writer.kick('clients_m', `m${i}`, [e]);
+
+      await waitFor('every event, from memory', () => own.ids().length === written.length);
+      expect(own.ids()).toEqual(written.map((e) => e.id));
+      expect(await col.countDocuments({ outbox_pending: true })).toBe(written.length);
+      await new Promise((r) => setTimeout(r, 300)); // several scans of the other relay
+
+      proxy.restore();
+      await waitFor('outboxes emptied', async () => (await col.countDocuments({ outbox_pending: true })) === 0, 20_000);
+      expect(await col.findOne({ _id: 'm0' as never })).toMatchObject({ outbox: [], outbox_pending: false });
+      expect(await scanner.runOnce()).toBe(0);
+      expect(own.ids()).toEqual(written.map((e) => e.id));
+    } finally {
+      proxy.restore();
+      await writer.stop();
+      await scanner.stop();
+      await viaProxy.close();
+      await proxy.close();
+      await broker.close();
+      await own.close();
+      await new Promise((r) => setTimeout(r, 100));
+      observer.received = [];
+    }
+  }, 40_000);
+
+  it('when a publish from memory fails, then the document\'s later events wait for it and all go out in write order once the broker is back', async () => {
+    const own = await Observer.start('outbox-test.memory-order');
+    const col = db.collection('clients_o');
+    let refusing = true;
+    const flaky = { publish: async (e: DomainEvent) => (refusing ? Promise.reject(new Error('broker away')) : broker.publish(e)) };
+    const relay = new OutboxRelay({ db, collections: ['clients_o'], publisher: flaky, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
+    try {
+      relay.start();
+      const [first, second, third] = events(3, 'order');
+      await col.insertOne({ _id: 'o1' as never, n: 0, ...outboxOnInsert([first!]) });
+      relay.kick('clients_o', 'o1', [first!]);
+      await new Promise((r) => setTimeout(r, 200)); // the publish failed
+      refusing = false;
+      for (const e of [second!, third!]) {
+        await withDocumentLock(db, 'clients_o', 'o1', async () => {
+          await col.updateOne({ _id: 'o1' as never }, outboxUpdate({ $inc: { n: 1 } }, [e]));
+          relay.kick('clients_o', 'o1', [e]);
+        });
+      }
+      await waitFor('all three events', () => own.ids().length === 3);
+      await waitFor('outbox emptied', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
+      expect(own.ids()).toEqual([first!.id, second!.id, third!.id]);
+    } finally {
+      await relay.stop();
+      await own.close();
+      await new Promise((r) => setTimeout(r, 100));
+      observer.received = [];
+    }
+  });
+
   it('when a write kicks the relay with its document, then it is published at once without a scan; an unkicked one waits for the scan', async () => {
     const own = await Observer.start('outbox-test.kicked');
     const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
     const col = db.collection('clients_k');
-    const relay = new OutboxRelay({ db, collections: ['clients_k'], publisher: broker, logger: captureLogger(), intervalMs: 20, scanIntervalMs: 3_600_000 });
+    const relay = new OutboxRelay({ db, collections: ['clients_k'], publisher: broker, logger: captureLogger(), intervalMs: 20, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
     try {
       relay.start();
       await new Promise((r) => setTimeout(r, 100)); // the first pass (with its scan) is over
@@ -266,8 +339,8 @@ describe('OutboxRelay', () => {
     const db2 = client2.db(db.databaseName);
     const published: string[] = [];
     const counting = { publish: async (e: DomainEvent) => { published.push(e.id); await broker.publish(e); } };
-    const r1 = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
-    const r2 = new OutboxRelay({ scanIntervalMs: 50, db: db2, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
+    const r1 = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
+    const r2 = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db: db2, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
     try {
       await Promise.all([r1.runOnce(), r2.runOnce(), r1.runOnce(), r2.runOnce()]);
       r1.start();
@@ -300,8 +373,8 @@ describe('OutboxRelay', () => {
         await gate;
       },
     };
-    const stalled = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: stalledPublisher, logger: log });
-    const other = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_d'], publisher: broker, logger: log });
+    const stalled = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_d'], publisher: stalledPublisher, logger: log });
+    const other = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_d'], publisher: broker, logger: log });
     const stalledPass = stalled.runOnce();
     await waitFor('the stalled relay to hold the document', () => stalledCalls.length === 1);
     expect(await other.runOnce()).toBe(0);
@@ -321,7 +394,7 @@ describe('OutboxRelay', () => {
     await col.insertOne({ _id: 'cli_e' as never, n: 0, ...outboxOnInsert([]) });
     const client2 = await MongoClient.connect(process.env.MONGO_URL!);
     const db2 = client2.db(db.databaseName);
-    const relay = new OutboxRelay({ scanIntervalMs: 50, db, collections: ['clients_e'], publisher: broker, logger: log, intervalMs: 5 });
+    const relay = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_e'], publisher: broker, logger: log, intervalMs: 5 });
     const written: string[] = [];
     try {
       relay.start();

@@ -1,8 +1,15 @@
 // The outbox relay: publishes the events records carry in their `outbox` array
 // (outbox/fields.ts) and removes exactly what it published.
 //
+// The write that stored events hands them over (`kick` with the events): they are
+// published at once from memory (publisher confirms), then a drain pass removes
+// them from their document, many documents a pass. Events no live process holds
+// (a publish that failed, a process that died) are published by the drain: of
+// the documents kicks named, and, every scanIntervalMs, of any document still
+// flagged `outbox_pending` a while after its last event was written.
+//
 // Guarantees: nothing is lost if the process or the broker dies at any point;
-// duplicates only when the process dies between a confirmed publish and the
+// duplicates only when a process dies between a confirmed publish and the
 // $pullAll (consumers dedupe by event id). Events of one document go out in order;
 // there is no order between documents. The relay drains a document under its
 // document lock (store/lock.ts), the one writers take for their read-modify-write,
@@ -32,10 +39,14 @@ export interface OutboxRelayOptions {
   concurrency?: number;
   /**
    * How often a pass also scans the collections for pending events that no kick
-   * named (written by a process that died before relaying them). Scans cost a
-   * collection scan on FerretDB, so they are rare. Default 30000.
+   * named (written by a process that died before relaying them). Default 30000.
    */
   scanIntervalMs?: number;
+  /**
+   * A scheduled scan leaves alone documents whose last event is younger than this:
+   * the process that wrote it is publishing it. Default 10000.
+   */
+  scanGraceMs?: number;
 }
 
 interface OutboxDoc {
@@ -45,6 +56,9 @@ interface OutboxDoc {
 }
 
 const LOCK_SWEEP_MS = 30_000;
+const PUBLISHED_MEMORY_MS = 10 * 60_000;
+
+const docKey = (collection: string, id: unknown) => `${collection}\u0000${String(id)}`;
 
 async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -71,8 +85,20 @@ export class OutboxRelay {
   private lastLockSweep = 0;
   private readonly scanIntervalMs: number;
   private readonly concurrency: number;
+  private readonly scanGraceMs: number;
   private lastScan = 0;
   private hints = new Map<string, Set<unknown>>();
+  /** Ids of events handed over by a write and not yet published from memory: the drain leaves them (and what follows) alone. */
+  private readonly announced = new Set<string>();
+  /**
+   * Ids of events published from memory and not yet removed from a document, with
+   * when: by event, not document, since an event may move (activities' tombstones).
+   */
+  private readonly published = new Map<string, number>();
+  /** Documents whose publish from memory failed: their later events wait for the drain, so they go out in order. */
+  private readonly blocked = new Set<string>();
+  /** Per document, its publish from memory in flight (one at a time, in write order). */
+  private readonly chains = new Map<string, Promise<void>>();
 
   constructor(opts: OutboxRelayOptions) {
     this.db = opts.db;
@@ -82,6 +108,7 @@ export class OutboxRelay {
     this.intervalMs = opts.intervalMs ?? 1000;
     this.batchSize = opts.batchSize ?? 100;
     this.scanIntervalMs = opts.scanIntervalMs ?? 30_000;
+    this.scanGraceMs = opts.scanGraceMs ?? 10_000;
     this.concurrency = opts.concurrency ?? 16;
   }
 
@@ -93,37 +120,95 @@ export class OutboxRelay {
   }
 
   /**
-   * Runs a pass soon; call right after a write that queued events, naming the
-   * document so the pass drains it by id instead of scanning for it.
+   * Call right after a write that stored events in a document, while it still
+   * holds the document's lock, with those events: they are published at once and
+   * removed from the document by the next pass. Without events, runs a pass soon
+   * that drains the document by id.
    */
-  kick(collection?: string, id?: unknown): void {
-    if (collection !== undefined && id !== undefined) this.hint(collection, id);
-    if (!this.started) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
+  kick(collection?: string, id?: unknown, events: DomainEvent[] = []): void {
+    if (collection !== undefined && id !== undefined) {
+      if (this.started && events.length > 0 && !this.blocked.has(docKey(collection, id))) this.publishNow(collection, id, events);
+      else this.hint(collection, id);
+    }
+    this.soon();
   }
 
-  /** Stops scheduling and waits for the pass in flight (which stops after its current document). */
+  /**
+   * Stops scheduling, lets the publishes from memory end and the pass in flight
+   * stop after its current document, then drains what kicks named in one last pass.
+   */
   async stop(): Promise<void> {
     this.started = false;
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    while (this.chains.size > 0) await Promise.all(this.chains.values());
     await this.running?.catch(() => {});
     this.stopping = false;
+    await this.run(false).catch((err) => this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'));
   }
 
   /**
-   * One pass over every collection (after any pass in flight); resolves with the
-   * number of events published. A pass stops at the first publish failure.
+   * One pass over every collection (after any pass in flight), publishing every
+   * pending event however recent; resolves with the number of events published.
+   * A pass stops at the first publish failure.
    */
   async runOnce(): Promise<number> {
-    return this.run(true);
+    return this.run(true, 0);
   }
 
-  private async run(fullScan: boolean): Promise<number> {
+  private soon(): void {
+    if (!this.started) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  /**
+   * Publishes a write's events in order, after any earlier publish of the same
+   * document; a failure leaves them, and the document's later events, to the drain.
+   */
+  private publishNow(collection: string, id: unknown, events: DomainEvent[]): void {
+    const key = docKey(collection, id);
+    for (const event of events) this.announced.add(event.id);
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const chain = previous.then(async () => {
+      for (const [i, event] of events.entries()) {
+        if (this.blocked.has(key)) {
+          for (const rest of events.slice(i)) this.announced.delete(rest.id);
+          break;
+        }
+        try {
+          // Published in the trace of the request that wrote the event.
+          await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
+          this.published.set(event.id, Date.now());
+          this.announced.delete(event.id);
+        } catch (err) {
+          this.blocked.add(key);
+          for (const rest of events.slice(i)) this.announced.delete(rest.id);
+          this.noteFailure(err, collection, events.length - i);
+        }
+      }
+      this.hint(collection, id);
+      this.soon();
+    });
+    this.chains.set(key, chain);
+    void chain.finally(() => {
+      if (this.chains.get(key) === chain) this.chains.delete(key);
+    });
+  }
+
+  private noteFailure(err: unknown, collection: string, pending: number): void {
+    if (!this.failing) {
+      this.failing = true;
+      this.log.warn({ err, collection, pending }, 'outbox publish failed; events kept and retried on later passes');
+    } else {
+      this.log.debug({ err, collection }, 'outbox publish still failing');
+    }
+  }
+
+  private async run(fullScan: boolean, graceMs = this.scanGraceMs): Promise<number> {
     while (this.running) await this.running.catch(() => {});
-    const p = this.pass(fullScan).finally(() => {
+    const p = this.pass(fullScan, graceMs).finally(() => {
       if (this.running === p) this.running = null;
     });
     this.running = p;
@@ -182,14 +267,15 @@ export class OutboxRelay {
     return { ok, published };
   }
 
-  private async pass(fullScan: boolean): Promise<number> {
+  private async pass(fullScan: boolean, graceMs: number): Promise<number> {
+    this.forgetPublished();
     await this.sweepLocks();
     const hinted = await this.drainHinted();
     let published = hinted.published;
     if (!hinted.ok) return published;
     if (fullScan) {
       this.lastScan = Date.now();
-      published += await this.scan();
+      published += await this.scan(graceMs);
     }
     if (this.failing && published > 0) {
       this.failing = false;
@@ -198,7 +284,7 @@ export class OutboxRelay {
     return published;
   }
 
-  private async scan(): Promise<number> {
+  private async scan(graceMs: number): Promise<number> {
     let published = 0;
     for (const name of this.collections) {
       const col = this.db.collection<OutboxDoc>(name);
@@ -212,7 +298,7 @@ export class OutboxRelay {
         let ok = true;
         await forEachConcurrently(batch, this.concurrency, async ({ _id }) => {
           if (!ok || this.stopping) return;
-          const result = await this.drainOne(name, col, _id);
+          const result = await this.drainOne(name, col, _id, graceMs);
           published += result.published;
           if (result.claimed) progressed = true;
           if (!result.ok) ok = false;
@@ -226,50 +312,59 @@ export class OutboxRelay {
 
   /**
    * Takes the document's lock (without waiting: a writer or another relay has it),
-   * publishes its events in order and removes the published ones, all under the
-   * lock. Publishing stops at half the lock period, and the removal is skipped
-   * once the lock may have lapsed: those events go out again later (a duplicate)
-   * rather than risk overwriting a writer's change.
+   * publishes its events in order (skipping those published from memory, stopping
+   * at one still being published from memory) and removes the published ones, all
+   * under the lock. Publishing stops at half the lock period, and the removal is
+   * skipped once the lock may have lapsed: those events go out again later (a
+   * duplicate) rather than risk overwriting a writer's change. With `graceMs`, a
+   * document whose last event is younger is left to the process that wrote it.
    */
   private async drainOne(
     name: string,
     col: Collection<OutboxDoc>,
     id: OutboxDoc['_id'],
+    graceMs = 0,
   ): Promise<{ ok: boolean; claimed: boolean; published: number }> {
     const lock = await tryDocumentLock(this.db, name, id, this.owner);
     if (!lock) return { ok: true, claimed: false, published: 0 };
     const within = (fraction: number) => Date.now() - lock.acquiredAt < DOCUMENT_LOCK_MS * fraction;
+    const key = docKey(name, id);
     try {
       const doc = await col.findOne({ _id: id });
       const events = doc?.outbox ?? [];
       if (!doc || !doc.outbox_pending) return { ok: true, claimed: true, published: 0 };
+      const last = events.at(-1);
+      if (graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs) return { ok: true, claimed: false, published: 0 };
       const done: DomainEvent[] = [];
+      let published = 0;
       let failure: unknown = null;
+      let waiting = false;
       for (const event of events) {
-        if (!within(0.5)) break; // the rest go out after a later claim
+        if (this.published.has(event.id)) {
+          done.push(event);
+          continue;
+        }
+        // Being published from memory (named again below), or the lock is half gone: the rest go out later, in order.
+        if ((waiting = this.announced.has(event.id)) || !within(0.5)) break;
         try {
-          // Published in the trace of the request that wrote the event.
           await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
           done.push(event);
+          published++;
         } catch (err) {
           failure = err;
           break;
         }
       }
-      if (within(0.9)) await this.removePublished(col, id, events.length, done);
-      if (failure) {
-        if (!this.failing) {
-          this.failing = true;
-          this.log.warn(
-            { err: failure, collection: name, pending: events.length - done.length },
-            'outbox publish failed; events kept and retried on later passes',
-          );
-        } else {
-          this.log.debug({ err: failure, collection: name }, 'outbox publish still failing');
-        }
-        return { ok: false, claimed: true, published: done.length };
+      if (within(0.9)) {
+        await this.removePublished(col, id, events.length, done);
+        for (const event of done) this.published.delete(event.id);
+        if (done.length === events.length) this.blocked.delete(key);
       }
-      return { ok: true, claimed: true, published: done.length };
+      if (failure) {
+        this.noteFailure(failure, name, events.length - done.length);
+        return { ok: false, claimed: true, published };
+      }
+      return { ok: true, claimed: !waiting, published };
     } finally {
       await lock.release().catch((err) => {
         this.log.warn({ err, collection: name, id }, 'outbox lock release failed; it expires by itself');
@@ -292,6 +387,18 @@ export class OutboxRelay {
       if (r.matchedCount === 1) return;
     }
     if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
+  }
+
+  /**
+   * Forgets events published from memory long ago whose document was never drained
+   * (it was deleted): the map is in publishing order.
+   */
+  private forgetPublished(): void {
+    const before = Date.now() - PUBLISHED_MEMORY_MS;
+    for (const [id, at] of this.published) {
+      if (at >= before) break;
+      this.published.delete(id);
+    }
   }
 
   /** Drops locks left by holders that died, every LOCK_SWEEP_MS at most. */

@@ -13,6 +13,7 @@ import { createOutboxIndexes } from '../outbox/fields.ts';
 import { startTelemetry } from '../telemetry.ts';
 import { stopOnSignals } from './shutdown.ts';
 import type { Logger } from '../logger.ts';
+import type { DomainEvent } from '../events.ts';
 import { purgeIdempotencyKeys } from '../http/idempotency.ts';
 
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
@@ -49,8 +50,8 @@ export interface ServiceRuntime {
   /** The service's database; repositories in data/ are built on it. */
   db: Db;
   broker: Broker;
-  /** Nudges the outbox relay to publish the events just written to this document. */
-  relay: { kick(collection: string, id: string): void };
+  /** Hands the outbox relay the events just written to this document (none: it drains the document). */
+  relay: { kick(collection: string, id: string, events?: DomainEvent[]): void };
 }
 
 export interface ServiceDefinition {
@@ -132,7 +133,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   await createOutboxIndexes(db, def.outboxCollections);
 
   let relay: OutboxRelay | undefined;
-  const relayHandle = { kick: (collection: string, id: string) => relay?.kick(collection, id) };
+  const relayHandle = { kick: (collection: string, id: string, events?: DomainEvent[]) => relay?.kick(collection, id, events) };
   const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name, consumerRetryForMs: config.consumerRetryForMs });
   const parts = def.build({ config, logger, db, broker, relay: relayHandle });
   const { app } = parts;
