@@ -22,7 +22,8 @@ export interface OwnedRecord {
 }
 
 export interface Relay {
-  kick(collection: string, id: string): void;
+  /** Hands the events a write just stored to the outbox relay (outbox/relay.ts). */
+  kick(collection: string, id: string, events: DomainEvent[]): void;
 }
 
 export interface RecordStoreOptions<R extends OwnedRecord> {
@@ -92,7 +93,7 @@ export class RecordStore<R extends OwnedRecord> {
     } catch (e) {
       throw this.refused(e, record);
     }
-    this.opts.relay.kick(this.opts.collection, record._id);
+    if (events.length > 0) this.opts.relay.kick(this.opts.collection, record._id, events);
   }
 
   /**
@@ -124,7 +125,7 @@ export class RecordStore<R extends OwnedRecord> {
     } catch (e) {
       throw this.refused(e, { ...current, ...set });
     }
-    this.opts.relay.kick(this.opts.collection, current._id);
+    if (events.length > 0) this.opts.relay.kick(this.opts.collection, current._id, events);
   }
 
   /** The slot markers of the signals' due fields that `fields` sets. */
