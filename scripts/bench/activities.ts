@@ -5,12 +5,9 @@
 // the seeded activities stay in the store, so it runs near the end.
 import { MongoClient } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
-import { identityHeaders, newId } from './internals.ts';
-import { DURATION_S, quantile, type Bench, type Figures } from './support.ts';
+import { activityDerivedFields, identityHeaders, newId, type ActivityRecord } from './internals.ts';
+import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
-// Activities stored straight into the activities service's collection as it stores them.
-import type { ActivityRecord } from '../../services/activities/src/data/activity-entity.ts';
-import { derivedFields } from '../../services/activities/src/domain/activities.ts';
 
 export const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 100_000);
 const DAY_MS = 86_400_000;
@@ -55,7 +52,7 @@ function seededActivity(teamId: string, i: number, now: number): ActivityRecord 
     overdue_at: null,
     reminder_at: null,
   };
-  return { ...base, ...derivedFields(base, ZONE) } as ActivityRecord;
+  return { ...base, ...activityDerivedFields(base, ZONE) } as ActivityRecord;
 }
 
 async function seedActivities(mongoUrl: string, database: string, teamId: string): Promise<number> {
@@ -73,26 +70,10 @@ async function seedActivities(mongoUrl: string, database: string, teamId: string
   }
 }
 
-/** One query through the driver, run one at a time for about the duration (at least twice): p50 and p99. */
-async function measureRaw(name: string, run: () => Promise<unknown>): Promise<Figures> {
-  const times: number[] = [];
-  const until = Date.now() + DURATION_S * 1000;
-  while (times.length < 2 || (Date.now() < until && times.length < 200)) {
-    const started = performance.now();
-    await run();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  const total = times.reduce((a, b) => a + b, 0);
-  console.log(`  ${name}: ${times.length} runs, p50 ${quantile(times, 0.5).toFixed(0)} ms, p99 ${quantile(times, 0.99).toFixed(0)} ms`);
-  return { name: `${name} (${times.length} runs)`, rps: (times.length * 1000) / total, p50: Math.round(quantile(times, 0.5)), p99: Math.round(quantile(times, 0.99)), errors: 0, created: 0 };
-}
-
 export async function activitiesSection(b: Bench): Promise<void> {
   const sys = await b.system();
   const database = `${sys.tree.dbPrefix}activities`;
-  // The launcher puts the services after the gateway's port: activities +4.
-  const activitiesUrl = `http://127.0.0.1:${Number(new URL(sys.gatewayUrl).port) + 4}`;
+  const { activitiesUrl } = sys;
   const [team] = await createTeams(b, sys.tree, ['Bench activities']);
   const teamId = team.team.id;
   const headers = identityHeaders(identityOf(team), b.token);
@@ -125,4 +106,8 @@ export async function activitiesSection(b: Bench): Promise<void> {
     await client.close();
   }
   b.figures.push(...figures);
+  const [service, driver] = figures;
+  recordRun(b, 'activities.overdue.service', service);
+  recordRun(b, 'activities.overdue.driver', driver);
+  b.record('activities.overdue.p50_vs_driver', ratioOf(service.p50, driver.p50));
 }

@@ -1,9 +1,26 @@
 // Cases stored straight into the cases service's collection, built as the service
 // builds them, and how the store runs the queries on them (cases.ts measures the API).
 import { MongoClient } from 'mongodb';
-import { DEFAULT_CASE_PHASES, derivedFields, newId, type CasePriority, type CaseRecord, type CaseStatus } from './internals.ts';
+import {
+  DEFAULT_CASE_PHASES,
+  armDeadline,
+  derivedFields,
+  identityHeaders,
+  newId,
+  signalSlots,
+  zonedMoment,
+  type CasePriority,
+  type CaseRecord,
+  type CaseStatus,
+} from './internals.ts';
+import type { Bench, System } from './support.ts';
+import { createTeams, identityOf, type IssuedTeam } from './teams.ts';
 
 export const CASES = Number(process.env.BENCH_CASES ?? 100_000);
+/** The seeded team's zone (identityOf gives it the default settings). */
+const ZONE = 'America/Sao_Paulo';
+/** One case in this many has its SLA date yesterday: a handful due at the next sweep. */
+const DUE_NOW_EVERY = 20_000;
 
 const TITLES: ((n: number, who: string) => string)[] = [
   (n) => `Ação de cobrança ${n}`,
@@ -21,6 +38,14 @@ const AREAS = ['Cível', 'Trabalhista', 'Tributário', 'Família', 'Empresarial'
 const PRIORITIES: CasePriority[] = ['alta', 'media', 'baixa'];
 const DAY_MS = 86_400_000;
 
+/** The end of an SLA date in the team's zone (about 60 dates in all, each computed once). */
+const deadlines = new Map<string, Date>();
+function deadlineOf(slaDate: string): Date {
+  let at = deadlines.get(slaDate);
+  if (!at) deadlines.set(slaDate, (at = zonedMoment(slaDate, ZONE)));
+  return at;
+}
+
 /** Case number i of a team, built the way Cases.create stores a case (timeline and outbox left empty). */
 function seededCase(teamId: string, i: number, clientIds: string[], now: number): CaseRecord {
   const who = `${GIVEN[i % GIVEN.length]} ${FAMILY[Math.floor(i / GIVEN.length) % FAMILY.length]}`;
@@ -28,7 +53,9 @@ function seededCase(teamId: string, i: number, clientIds: string[], now: number)
   const created = new Date(now - Math.floor(((i * 7919) % CASES) / CASES * 365 * DAY_MS) - (i % 1000) * 1000);
   const status: CaseStatus = i % 10 === 9 ? 'arquivado' : 'ativo';
   const updated = new Date(Math.min(now, created.getTime() + (i % 30) * DAY_MS));
-  const slaDate = i % 5 < 2 ? null : new Date(created.getTime() + (30 + (i % 120)) * DAY_MS).toISOString().slice(0, 10);
+  // Three in five have an SLA date: one to 60 days ahead, or yesterday for a handful.
+  const slaDay = i % DUE_NOW_EVERY === 7 ? -1 : 1 + (i % 60);
+  const slaDate = i % 5 < 2 ? null : new Date(now + slaDay * DAY_MS).toISOString().slice(0, 10);
   const record = {
     _id: newId('case'),
     team_id: teamId,
@@ -53,12 +80,62 @@ function seededCase(teamId: string, i: number, clientIds: string[], now: number)
     updated_at: updated,
     version: 1,
   } as unknown as CaseRecord;
-  Object.assign(record, derivedFields(record), { sla_warning_at: null, sla_overdue_at: null, timeline: [] });
+  // As Cases arms them: the end of the SLA date in the team's zone, for ativo cases only.
+  const { warnAt, overdueAt } = armDeadline(status === 'ativo' && slaDate ? deadlineOf(slaDate) : null, new Date(now));
+  const signals = { sla_warning_at: warnAt, sla_overdue_at: overdueAt };
+  Object.assign(record, derivedFields(record), signals, signalSlots(signals, new Date(now)), { timeline: [] });
   return record;
 }
 
+/** The team whose CASES cases are stored, with the headers of a request straight to the cases service. */
+export interface CaseTeam {
+  team: IssuedTeam;
+  headers: Record<string, string>;
+  database: string;
+  /** Seconds the seeding took. */
+  seconds: number;
+}
+
+const seeded = new WeakMap<System, Promise<CaseTeam>>();
+
+/** True once a scenario has asked for `sys`'s seeded cases. */
+export const casesSeeded = (sys: System) => seeded.has(sys);
+
+/**
+ * One team of `sys` with 5 clients and CASES cases (deadlines over the coming 60 days,
+ * a handful due now), seeded once for every scenario that reads them.
+ */
+export function seededCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
+  let team = seeded.get(sys);
+  if (!team) seeded.set(sys, (team = seedCaseTeam(b, sys)));
+  return team;
+}
+
+async function seedCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
+  const database = `${sys.tree.dbPrefix}cases`;
+  const [team] = await createTeams(b, sys.tree, ['Bench cases']);
+  const headers = identityHeaders(identityOf(team), b.token);
+  const clientIds: string[] = [];
+  for (let n = 0; n < 5; n++) {
+    const res = await fetch(`${sys.clientsUrl}/v1/clients`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ type: 'PJ', name: `Cliente dos casos ${n}`, segment: 'regular' }),
+    });
+    if (res.status !== 201) throw new Error(`POST /v1/clients answered ${res.status}: ${await res.text()}`);
+    clientIds.push(((await res.json()) as { data: { id: string } }).data.id);
+  }
+  // The cases service is up once it answers: its indexes exist before the seed.
+  const probe = await fetch(`${sys.casesUrl}/v1/cases?limit=1`, { headers });
+  if (probe.status !== 200) throw new Error(`GET /v1/cases answered ${probe.status}: ${await probe.text()}`);
+  const seconds = await seedCases(b.store.url, database, team.team.id, clientIds);
+  console.log(`seeded ${CASES.toLocaleString('en')} cases of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(CASES / seconds).toFixed(0)} cases/s)`);
+  b.record('cases.seed.cases_per_s', CASES / seconds);
+  return { team, headers, database, seconds };
+}
+
 /** Inserts CASES cases of one team straight into the cases service's collection (in `database`); returns seconds taken. */
-export async function seedCases(mongoUrl: string, database: string, teamId: string, clientIds: string[]): Promise<number> {
+async function seedCases(mongoUrl: string, database: string, teamId: string, clientIds: string[]): Promise<number> {
   const client = await MongoClient.connect(mongoUrl);
   try {
     const cases = client.db(database).collection<CaseRecord>('cases');

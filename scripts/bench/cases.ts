@@ -3,14 +3,17 @@
 // to the cases service and through the gateway. On this checkout's system, last
 // (the seeded cases stay in the store).
 import autocannon from 'autocannon';
-import { identityHeaders } from './internals.ts';
-import { CASES, describeCasesStore, seedCases } from './cases-store.ts';
-import { DURATION_S, quantile, type Bench, type Figures } from './support.ts';
+import { MongoClient } from 'mongodb';
+import { casesSlaSignals, identityHeaders } from './internals.ts';
+import { CASES, casesSeeded, describeCasesStore, seededCaseTeam } from './cases-store.ts';
+import { DURATION_S, quantile, recordRun, type Bench, type Figures, type System } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
 // Few connections, so the case list figures show a request's latency rather than queueing.
 const CASE_CONNECTIONS = Number(process.env.BENCH_CASE_CONNECTIONS ?? 4);
 const RENAMES = Number(process.env.BENCH_RENAMES ?? 50);
+/** SLA sweeps timed (the median is the figure). */
+const SWEEPS = 3;
 /** A search term present in some seeded titles (folded as the service folds it: "Guimarães" matches). */
 const SEARCH = 'guimaraes';
 
@@ -73,9 +76,15 @@ const RENAME_PATIENCE_MS = 60_000;
 /**
  * Links a new client to a new case, renames the client RENAMES times, and each time
  * measures ms from the PUT's response to the first GET of the case showing the new name
- * (a GET every 10 ms). Prints p50, p99 and max.
+ * (a GET every 10 ms). Prints and returns p50, p99 and max.
  */
-async function renameLatency(label: string, clientsUrl: string, casesUrl: string, headers: Record<string, string>): Promise<void> {
+interface RenameFigures {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function renameLatency(label: string, clientsUrl: string, casesUrl: string, headers: Record<string, string>): Promise<RenameFigures> {
   const json = { 'content-type': 'application/json', ...headers };
   const post = async (url: string, body: unknown) => {
     const res = await fetch(url, { method: 'POST', headers: json, body: JSON.stringify(body) });
@@ -114,45 +123,77 @@ async function renameLatency(label: string, clientsUrl: string, casesUrl: string
       `${latencies.filter((l) => l > 1000).length ? `, ${latencies.filter((l) => l > 1000).length} over 1 s` : ''}` +
       `${unseen ? `, ${unseen} not seen within ${RENAME_PATIENCE_MS / 1000} s` : ''}`,
   );
+  const at = (q: number) => (latencies.length ? quantile(latencies, q) : NaN);
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+/**
+ * One SLA sweep as the cases service runs it: its signal definitions on its database,
+ * in this process (casesSlaSignals), `sweep(now)` timed SWEEPS times; the median.
+ */
+async function slaSweep(b: Bench, sys: System, database: string): Promise<void> {
+  const client = await MongoClient.connect(b.store.url);
+  try {
+    const signals = casesSlaSignals({
+      db: client.db(database),
+      urls: { clients: sys.clientsUrl, activities: sys.activitiesUrl, gateway: sys.gatewayUrl },
+      internalToken: b.token,
+    });
+    await signals.createIndexes();
+    const times: number[] = [];
+    const emitted: number[] = [];
+    for (let n = 0; n < SWEEPS; n++) {
+      const started = performance.now();
+      emitted.push(await signals.sweep(new Date()));
+      times.push(performance.now() - started);
+    }
+    const median = [...times].sort((x, y) => x - y)[Math.floor(SWEEPS / 2)];
+    console.log(
+      `SLA sweep (case.sla_warning and case.sla_overdue) over ${CASES.toLocaleString('en')} cases, in this process: ` +
+        `${times.map((t) => t.toFixed(0)).join(', ')} ms (median ${median.toFixed(0)} ms), events emitted ${emitted.join(', ')}`,
+    );
+    b.record('cases.sla_sweep_100k.ms', median);
+    b.record('cases.sla_sweep_100k.cases', CASES);
+  } finally {
+    await client.close();
+  }
 }
 
 export async function casesSection(b: Bench): Promise<void> {
   const sys = await b.system();
-  const database = `${sys.tree.dbPrefix}cases`;
-  const [caseTeam, renameTeam] = await createTeams(b, sys.tree, ['Bench cases', 'Bench rename']);
-  const caseHeaders = identityHeaders(identityOf(caseTeam), b.token);
+  const [renameTeam] = await createTeams(b, sys.tree, ['Bench rename']);
   const renameHeaders = identityHeaders(identityOf(renameTeam), b.token);
-  await renameLatency('before seeding', sys.clientsUrl, sys.casesUrl, renameHeaders);
-
-  const caseClients: string[] = [];
-  for (let n = 0; n < 5; n++) {
-    const res = await fetch(`${sys.clientsUrl}/v1/clients`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...caseHeaders },
-      body: JSON.stringify({ type: 'PJ', name: `Cliente dos casos ${n}`, segment: 'regular' }),
-    });
-    if (res.status !== 201) throw new Error(`POST /v1/clients answered ${res.status}: ${await res.text()}`);
-    caseClients.push(((await res.json()) as { data: { id: string } }).data.id);
-  }
-  const seconds = await seedCases(b.store.url, database, caseTeam.team.id, caseClients);
-  console.log(`\nseeded ${CASES.toLocaleString('en')} cases of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(CASES / seconds).toFixed(0)} cases/s)`);
+  const recordRename = (key: string, r: RenameFigures) => {
+    b.record(`cases.${key}.p50_ms`, r.p50);
+    b.record(`cases.${key}.p99_ms`, r.p99);
+    b.record(`cases.${key}.max_ms`, r.max);
+  };
+  if (!casesSeeded(sys)) recordRename('rename_before_seeding', await renameLatency('before seeding', sys.clientsUrl, sys.casesUrl, renameHeaders));
+  const { team: caseTeam, headers: caseHeaders, database } = await seededCaseTeam(b, sys);
   await describeCasesStore(b.store.url, database, [
     { label: 'no filter', filter: { team_id: caseTeam.team.id } },
     { label: 'filter', filter: { team_id: caseTeam.team.id, status: 'ativo', priority: 'alta' } },
     { label: 'search', filter: { team_id: caseTeam.team.id, search_text: new RegExp(SEARCH) } },
   ]);
+  await slaSweep(b, sys, database);
   // Before the list runs: a list request the gateway gave up on keeps running in the store.
-  await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, sys.clientsUrl, sys.casesUrl, renameHeaders);
+  recordRename('rename_seeded', await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, sys.clientsUrl, sys.casesUrl, renameHeaders));
 
   console.log(`\nGET /v1/cases, ${CASES.toLocaleString('en')} cases of one team, 20 per page:`);
-  const listRuns: ListRun[] = [
-    { label: 'no filter', path: '/v1/cases?limit=20' },
-    { label: 'filter', path: '/v1/cases?limit=20&status=ativo&priority=alta' },
-    { label: 'search', path: `/v1/cases?limit=20&search=${SEARCH}` },
+  const listRuns: (ListRun & { key: string })[] = [
+    { key: 'list_no_filter', label: 'no filter', path: '/v1/cases?limit=20' },
+    { key: 'list_filter', label: 'filter', path: '/v1/cases?limit=20&status=ativo&priority=alta' },
+    { key: 'list_search', label: 'search', path: `/v1/cases?limit=20&search=${SEARCH}` },
   ];
   const figures: Figures[] = [];
-  for (const r of listRuns) figures.push(await measureList(`GET /v1/cases ${r.label} direct`, sys.casesUrl, r, caseHeaders));
+  for (const r of listRuns) {
+    const f = await measureList(`GET /v1/cases ${r.label} direct`, sys.casesUrl, r, caseHeaders);
+    recordRun(b, `cases.${r.key}.direct`, f);
+    figures.push(f);
+  }
   // Through the gateway only without a filter: its minute limit is per team, and it gives up on an upstream after 30 s.
-  figures.push(await measureList(`GET /v1/cases ${listRuns[0].label} gateway`, sys.gatewayUrl, listRuns[0], { authorization: `Bearer ${caseTeam.api_key}` }));
+  const gated = await measureList(`GET /v1/cases ${listRuns[0].label} gateway`, sys.gatewayUrl, listRuns[0], { authorization: `Bearer ${caseTeam.api_key}` });
+  recordRun(b, `cases.${listRuns[0].key}.gateway`, gated);
+  figures.push(gated);
   b.figures.push(...figures);
 }

@@ -10,6 +10,10 @@ import {
   ROOT,
   createdEventCounter,
   describeTree,
+  ms,
+  quantile,
+  ratioOf,
+  recordRun,
   type Bench,
   type EventCounter,
   type Figures,
@@ -27,14 +31,14 @@ const RUNS = [
   ['POST /v1/clients', 'POST'],
 ] as const;
 
-interface BenchTeam {
+export interface BenchTeam {
   key: string;
   identity: Identity;
   clientId: string;
 }
 
 /** A checkout's teams (each with one client to GET) and its count of client.created events. */
-interface TreeState {
+export interface TreeState {
   teams: BenchTeam[];
   events: EventCounter;
   /** client.created events written so far. */
@@ -60,11 +64,32 @@ async function prepare(b: Bench, sys: System): Promise<TreeState> {
   return { teams, events, created: teams.length };
 }
 
-async function measure(name: string, url: string, method: 'GET' | 'POST', teams: BenchTeam[], viaGateway: boolean, token: string): Promise<Figures> {
+const states = new WeakMap<System, Promise<TreeState>>();
+
+/** The teams of `sys` and their event count, made once for every scenario that reads and writes clients (its counter closed at the clean-up). */
+export function clientsState(b: Bench, sys: System): Promise<TreeState> {
+  let st = states.get(sys);
+  if (!st) {
+    states.set(sys, (st = prepare(b, sys)));
+    b.atCleanUp(async () => (await st!).events.close());
+  }
+  return st;
+}
+
+/** autocannon for DURATION_S with `connections`, round robin over the teams: with their API key (`viaGateway`), or their identity headers. */
+export async function measure(
+  name: string,
+  url: string,
+  method: 'GET' | 'POST',
+  teams: BenchTeam[],
+  viaGateway: boolean,
+  token: string,
+  connections = CONNECTIONS,
+): Promise<Figures> {
   let i = 0;
-  const result = await autocannon({
+  const run = autocannon({
     url,
-    connections: CONNECTIONS,
+    connections,
     duration: DURATION_S,
     requests: [
       {
@@ -81,12 +106,19 @@ async function measure(name: string, url: string, method: 'GET' | 'POST', teams:
         },
       },
     ],
+  }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
+  // autocannon's own percentiles are whole milliseconds: the 2xx responses' times, to the microsecond.
+  const latencies: number[] = [];
+  run.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+    if (status >= 200 && status < 300) latencies.push(ms);
   });
+  const result = await run;
+  latencies.sort((x, y) => x - y);
   return {
     name,
     rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    p50: latencies.length ? quantile(latencies, 0.5) : NaN,
+    p99: latencies.length ? quantile(latencies, 0.99) : NaN,
     errors: result.non2xx + result.errors,
     created: method === 'POST' ? result['2xx'] : 0,
   };
@@ -118,16 +150,25 @@ async function runOnce(b: Bench, sys: System, st: TreeState, tag = ''): Promise<
   return figures;
 }
 
+/** JSON keys of runOnce's figures: clients[.<checkout>].{get,post}.{direct,gateway}_{rps,p50_ms,p99_ms,errors} and the gateway/direct ratios. */
+function recordRuns(b: Bench, prefix: string, figures: Figures[]): void {
+  for (const [k, [label]] of RUNS.entries()) {
+    const key = `${prefix}.${label.startsWith('GET') ? 'get' : 'post'}`;
+    const [direct, gated] = [figures[2 * k], figures[2 * k + 1]];
+    recordRun(b, `${key}.direct`, direct);
+    recordRun(b, `${key}.gateway`, gated);
+    b.record(`${key}.gateway_vs_direct_throughput`, ratioOf(gated.rps, direct.rps));
+    b.record(`${key}.gateway_vs_direct_p50`, ratioOf(gated.p50, direct.p50));
+  }
+}
+
 export async function clientsSection(b: Bench): Promise<void> {
   if (b.baseline) return compareTrees(b, b.baseline);
   const sys = await b.system();
   console.log(`clients: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams, FerretDB over ${b.store.backend}`);
-  const st = await prepare(b, sys);
-  try {
-    b.figures.push(...(await runOnce(b, sys, st)));
-  } finally {
-    await st.events.close();
-  }
+  const figures = await runOnce(b, sys, await clientsState(b, sys));
+  b.figures.push(...figures);
+  recordRuns(b, 'clients', figures);
 }
 
 /** Means of one run's rounds (latencies: the mean of each round's percentile). */
@@ -136,8 +177,8 @@ function combine(name: string, rounds: Figures[]): Figures & { byRound: number[]
   return {
     name,
     rps: mean((r) => r.rps),
-    p50: Math.round(mean((r) => r.p50)),
-    p99: Math.round(mean((r) => r.p99)),
+    p50: mean((r) => r.p50),
+    p99: mean((r) => r.p99),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     created: rounds.reduce((sum, r) => sum + r.created, 0),
     byRound: rounds.map((r) => r.rps),
@@ -189,9 +230,10 @@ async function compareTrees(b: Bench, baseline: string): Promise<void> {
     const rows = runs[0].map((first, k) => combine(first.name, runs.map((r) => r[k])));
     combined.set(tree.label, rows);
     for (const r of rows) {
-      console.log(`| ${tree.label} | ${r.name} | ${r.rps.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${r.p50} | ${r.p99} | ${r.errors} |`);
+      console.log(`| ${tree.label} | ${r.name} | ${r.rps.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} |`);
       b.figures.push({ ...r, name: `${r.name}, ${tree.label} (mean of ${ROUNDS} rounds)` });
     }
+    recordRuns(b, `clients.${tree.label}`, rows);
   }
   // this/baseline, through the gateway (the comparison), then direct (the services alone, for reference).
   const mine = combined.get('this')!;
@@ -203,5 +245,11 @@ async function compareTrees(b: Bench, baseline: string): Promise<void> {
       return `${label.split(' ')[0]} throughput ${ratio(x.rps, y.rps)} (by round ${perRound}), p50 ${ratio(x.p50, y.p50)}x, p99 ${ratio(x.p99, y.p99)}x`;
     });
     console.log(`this/baseline, ${path}: ${parts.join('; ')}`);
+    for (const [k, [label]] of RUNS.entries()) {
+      const [x, y] = [mine[2 * k + offset], theirs[2 * k + offset]];
+      const key = `clients.this_vs_baseline.${label.startsWith('GET') ? 'get' : 'post'}.${offset ? 'gateway' : 'direct'}`;
+      b.record(`${key}_throughput`, ratioOf(x.rps, y.rps));
+      b.record(`${key}_p50`, ratioOf(x.p50, y.p50));
+    }
   }
 }

@@ -6,7 +6,7 @@
 import { MongoClient, type Document } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
 import { DEFAULT_DEAL_PHASES, dealDerivedFields, identityHeaders, newId, type DealRecord, type DealStatus } from './internals.ts';
-import { DURATION_S, quantile, type Bench, type Figures } from './support.ts';
+import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
 export const DEALS = Number(process.env.BENCH_DEALS ?? 100_000);
@@ -75,21 +75,6 @@ async function seedDeals(mongoUrl: string, database: string, teamId: string): Pr
   }
 }
 
-/** One query through the driver, run one at a time for about the duration (at least twice): p50 and p99. */
-async function measureRaw(name: string, run: () => Promise<unknown>): Promise<Figures> {
-  const times: number[] = [];
-  const until = Date.now() + DURATION_S * 1000;
-  while (times.length < 2 || (Date.now() < until && times.length < 200)) {
-    const started = performance.now();
-    await run();
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  const total = times.reduce((a, b) => a + b, 0);
-  console.log(`  ${name}: ${times.length} runs, p50 ${quantile(times, 0.5).toFixed(0)} ms, p99 ${quantile(times, 0.99).toFixed(0)} ms`);
-  return { name: `${name} (${times.length} runs)`, rps: (times.length * 1000) / total, p50: Math.round(quantile(times, 0.5)), p99: Math.round(quantile(times, 0.99)), errors: 0, created: 0 };
-}
-
 export async function dealsSection(b: Bench): Promise<void> {
   const sys = await b.system();
   const database = `${sys.tree.dbPrefix}deals`;
@@ -137,4 +122,10 @@ export async function dealsSection(b: Bench): Promise<void> {
     await client.close();
   }
   b.figures.push(...figures);
+  const [list, summary, listDriver, summaryDriver] = figures;
+  for (const [key, service, driver] of [['list_filter_sort', list, listDriver], ['summary', summary, summaryDriver]] as const) {
+    recordRun(b, `deals.${key}.service`, service);
+    recordRun(b, `deals.${key}.driver`, driver);
+    b.record(`deals.${key}.p50_vs_driver`, ratioOf(service.p50, driver.p50));
+  }
 }

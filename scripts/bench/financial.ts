@@ -3,16 +3,22 @@
 // repository: one $match/$unwind/$group round trip, then the buckets) beside the
 // same pipeline sent by the raw driver. In process, on the run's store.
 import { MongoClient } from 'mongodb';
-import { openStore } from '../../shared/src/store/orm.ts';
-import { defaultTeamSettings, newId } from './internals.ts';
-import { quantile, type Bench } from './support.ts';
-import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
-import { FinancialEntity, type FinancialRecord } from '../../services/financial/src/data/financial-entity.ts';
-import { FinancialRepository } from '../../services/financial/src/data/financial-repository.ts';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
-import { Financial } from '../../services/financial/src/domain/financial.ts';
-import { derivedFields } from '../../services/financial/src/domain/financial-shape.ts';
+import {
+  CaseViewEntity,
+  ClientViewEntity,
+  Financial,
+  FinancialEntity,
+  FinancialRepository,
+  ViewsRepository,
+  defaultTeamSettings,
+  financialDerivedFields,
+  newId,
+  openStore,
+  type CaseView,
+  type ClientView,
+  type FinancialRecord,
+} from './internals.ts';
+import { quantile, ratioOf, type Bench } from './support.ts';
 
 const RECORDS = Number(process.env.BENCH_FINANCIAL ?? 100_000);
 const RUNS = Number(process.env.BENCH_FINANCIAL_RUNS ?? 10);
@@ -31,7 +37,7 @@ function seeded(teamId: string, i: number, clients: string[]): FinancialRecord {
     status, case_id: null, client_id: type === 'revenue' ? clients[i % clients.length] : null, payment_method: null, invoice_number: null, notes: null,
     metadata: {}, cancelled_at: status === 'cancelled' ? now : null, created_at: now, updated_at: now, version: 1, overdue_at: null,
   } as const;
-  return { ...base, ...derivedFields(base) } as FinancialRecord;
+  return { ...base, ...financialDerivedFields(base) } as FinancialRecord;
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
@@ -81,6 +87,11 @@ export async function financialSection(b: Bench): Promise<void> {
       const line = `summary group_by=${groupBy}: service p50 ${service.p50.toFixed(0)} ms, p99 ${service.p99.toFixed(0)} ms; raw driver aggregation p50 ${driver.p50.toFixed(0)} ms, p99 ${driver.p99.toFixed(0)} ms (${RUNS} runs)`;
       console.log(line);
       b.closing.push(() => console.log(line));
+      b.record(`financial.summary_${groupBy}.service_p50_ms`, service.p50);
+      b.record(`financial.summary_${groupBy}.service_p99_ms`, service.p99);
+      b.record(`financial.summary_${groupBy}.driver_p50_ms`, driver.p50);
+      b.record(`financial.summary_${groupBy}.driver_p99_ms`, driver.p99);
+      b.record(`financial.summary_${groupBy}.p50_vs_driver`, ratioOf(service.p50, driver.p50));
     }
   } finally {
     await raw.db(dbName).dropDatabase().catch(() => {});

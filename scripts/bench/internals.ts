@@ -24,3 +24,51 @@ export { createTestTls } from '../../test/support/test-ca.ts';
 export type { DealRecord, DealStatus } from '../../services/deals/src/data/deal-entity.ts';
 export { derivedFields as dealDerivedFields } from '../../services/deals/src/domain/deal-shape.ts';
 export { DEFAULT_DEAL_PHASES } from '../../shared/src/identity.ts';
+// Activities stored straight into the activities service's collection as it stores them (activities.ts).
+export type { ActivityRecord } from '../../services/activities/src/data/activity-entity.ts';
+export { derivedFields as activityDerivedFields } from '../../services/activities/src/domain/activities.ts';
+// The financial summary measured in process, as the service builds it (financial.ts).
+export { openStore } from '../../shared/src/store/orm.ts';
+export { ClientViewEntity, type ClientView } from '../../shared/src/views/client-view-entity.ts';
+export { CaseViewEntity, type CaseView } from '../../shared/src/views/case-view-entity.ts';
+export { ViewsRepository } from '../../shared/src/views/views-repository.ts';
+export { FinancialEntity, type FinancialRecord } from '../../services/financial/src/data/financial-entity.ts';
+export { FinancialRepository } from '../../services/financial/src/data/financial-repository.ts';
+export { Financial } from '../../services/financial/src/domain/financial.ts';
+export { derivedFields as financialDerivedFields } from '../../services/financial/src/domain/financial-shape.ts';
+// The SLA instants of a seeded case and their slot markers (cases-store.ts): armed as Cases and its record store arm them.
+export { armDeadline, signalSlots } from '../../shared/src/jobs/time-signals.ts';
+export { zonedMoment } from '../../shared/src/time.ts';
+
+import type { Db } from 'mongodb';
+import { pino } from 'pino';
+import { TimeSignals } from '../../shared/src/jobs/time-signals.ts';
+import { ServiceClient } from '../../shared/src/upstream/service-client.ts';
+import { UserDirectory } from '../../shared/src/upstream/user-directory.ts';
+import { ClientsService } from '../../shared/src/upstream/clients-service.ts';
+import { ClientLinks } from '../../shared/src/views/client-links.ts';
+import { CLIENT_VIEWS, type ClientView as ClientViewRecord } from '../../shared/src/views/client-view-entity.ts';
+import { ViewsRepository as Views } from '../../shared/src/views/views-repository.ts';
+import { CasesRepository } from '../../services/cases/src/data/cases-repository.ts';
+import { Cases } from '../../services/cases/src/domain/cases.ts';
+import { slaSignals } from '../../services/cases/src/jobs/sla-signals.ts';
+import { ActivitiesService } from '../../services/cases/src/upstream/activities-service.ts';
+
+/**
+ * The cases service's SLA time signals as services/cases/src/server.ts builds them, on the
+ * service's database and asking the running system's neighbours, for timing `sweep(now)`
+ * in the bench's process (its scheduler is never started). Events it emits go into the
+ * records' outbox; the service's relay publishes them at its next scan.
+ */
+export function casesSlaSignals(opts: { db: Db; urls: { clients: string; activities: string; gateway: string }; internalToken: string }): TimeSignals {
+  const { db, urls, internalToken } = opts;
+  const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: urls[name], internalToken });
+  const relay = { kick: () => {} };
+  const cases = new Cases({
+    cases: new CasesRepository(db, relay),
+    clientLinks: new ClientLinks(new ClientsService(service('clients')), new Views<ClientViewRecord>(db, CLIENT_VIEWS)),
+    users: new UserDirectory({ gatewayUrl: urls.gateway, internalToken }),
+    activities: new ActivitiesService(service('activities')),
+  });
+  return new TimeSignals({ db, intervalMs: 60_000, signals: slaSignals(cases), relay, logger: pino({ level: 'silent' }), name: 'bench-cases' });
+}

@@ -1,16 +1,22 @@
-// `npm run bench [-- section ...]`: figures of the platform measured in one run on a
-// private FerretDB, RabbitMQ vhost, Redis key prefix and test CA, all removed after.
-// Prints figures; asserts nothing. Without arguments every section runs, in the order
+// `npm run bench [-- --only NAME[,NAME]] [-- --json FILE]`: figures of the platform
+// measured in one run on a private FerretDB, RabbitMQ vhost, Redis key prefix and test
+// CA, all removed after. Prints figures, and with --json writes every one of them by
+// its dotted key; asserts nothing. Without names every scenario runs, in the order
 // below; with names, only those (still in that order).
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { activitiesSection } from './activities.ts';
+import { parseBenchArgs } from './args.ts';
 import { casesSection } from './cases.ts';
 import { clientsSection } from './clients.ts';
 import { dealsSection } from './deals.ts';
 import { financialSection } from './financial.ts';
+import { gatewaySection } from './gateway.ts';
 import { ormSection } from './orm.ts';
 import { relaySection } from './relay.ts';
+import { rssSection } from './rss.ts';
+import { serviceSection } from './service.ts';
+import { storeSection } from './store.ts';
 import { openBench, printTable, type Bench } from './support.ts';
 import { webhooksSection } from './webhooks.ts';
 
@@ -20,14 +26,19 @@ interface Section {
   run(b: Bench): Promise<void>;
 }
 
-// The first two need no system and run before any is started; the cases and deals come
-// last (their store load would slow everything after them).
+// The first three need no system and run before any is started; rss right after the
+// system starts (idle); the scenarios that leave cases, deals and activities in the
+// service's store come last (their store load would slow everything after them).
 const SECTIONS: Section[] = [
   { name: 'orm', about: 'MikroORM EntityManager against the driver: GET by id and insert, in process', run: ormSection },
   { name: 'relay', about: 'one outbox relay alone, 2,000 documents with one event each', run: relaySection },
+  { name: 'store', about: 'raw driver findOne by _id among BENCH_STORE_DOCS documents of the local store', run: storeSection },
+  { name: 'rss', about: 'idle resident memory of the launcher, the gateway and each service', run: rssSection },
   { name: 'clients', about: 'GET /v1/clients/{id} and POST /v1/clients, direct and through the gateway (BENCH_BASELINE: against another checkout)', run: clientsSection },
-  { name: 'webhooks', about: 'client.created deliveries to HTTPS receivers, three scenarios', run: webhooksSection },
+  { name: 'gateway', about: 'GET and POST /v1/clients through the gateway against a bare @fastify/http-proxy, interleaved', run: gatewaySection },
+  { name: 'webhooks', about: 'client.created deliveries to HTTPS receivers at a steady write rate: at once, in 50 ms, beside a timing-out webhook', run: webhooksSection },
   { name: 'financial', about: 'GET /v1/financial/summary over one team with BENCH_FINANCIAL records across a year, per group_by, beside the raw driver', run: financialSection },
+  { name: 'service', about: 'GET /v1/clients/{id} and the GET /v1/cases page against the raw driver, same concurrency', run: serviceSection },
   { name: 'cases', about: "a client's rename seen on its case, and GET /v1/cases on one team with BENCH_CASES cases", run: casesSection },
   { name: 'deals', about: 'GET /v1/deals (filter and sort) and the summary on one team with BENCH_DEALS deals, beside the raw driver', run: dealsSection },
   { name: 'activities', about: 'GET /v1/activities/overdue on one team with BENCH_ACTIVITIES activities, beside the raw driver', run: activitiesSection },
@@ -36,24 +47,24 @@ const KNOWN = SECTIONS.map((s) => s.name);
 
 function usage(): string {
   return [
-    'Usage: npm run bench [-- section ...]   (no section: all of them)',
+    'Usage: npm run bench [-- --only NAME[,NAME]] [-- --json FILE]   (no name: every scenario; names alone work too)',
     '',
-    'Sections, run in this order:',
-    ...SECTIONS.map((s) => `  ${s.name.padEnd(9)} ${s.about}`),
+    'Scenarios, run in this order:',
+    ...SECTIONS.map((s) => `  ${s.name.padEnd(10)} ${s.about}`),
   ].join('\n');
 }
 
-const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
+const parsed = parseBenchArgs(process.argv.slice(2), KNOWN);
+if (!parsed.ok) {
+  console.error(`bench: ${parsed.error}\n\n${usage()}`);
+  process.exit(2);
+}
+const { names, json, help } = parsed.args;
+if (help) {
   console.log(usage());
   process.exit(0);
 }
-const unknown = args.filter((a) => !KNOWN.includes(a));
-if (unknown.length) {
-  console.error(`bench: unknown section${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Known sections: ${KNOWN.join(', ')}.\n\n${usage()}`);
-  process.exit(2);
-}
-const selected = SECTIONS.filter((s) => args.length === 0 || args.includes(s.name));
+const selected = SECTIONS.filter((s) => names.length === 0 || names.includes(s.name));
 
 const baseline = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 if (baseline) {
@@ -65,12 +76,20 @@ if (baseline) {
   if (!selected.some((s) => s.name === 'clients')) console.log('bench: BENCH_BASELINE applies to the clients section only, which is not selected.');
 }
 
+/** Every figure by key, as --json writes them. */
+function printValues(b: Bench): void {
+  const keys = Object.keys(b.values);
+  if (!keys.length) return;
+  console.log('\n| figure | value |\n|---|---:|');
+  for (const k of keys) console.log(`| ${k} | ${Number(b.values[k].toPrecision(4))} |`);
+}
+
 const { bench, cleanUp } = await openBench(baseline);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
 }
 try {
-  console.log(`bench: sections ${selected.map((s) => s.name).join(', ')}; FerretDB over ${bench.store.backend}`);
+  console.log(`bench: scenarios ${selected.map((s) => s.name).join(', ')}; FerretDB over ${bench.store.backend}`);
   for (const s of selected) {
     console.log(`\n== ${s.name} ==`);
     const started = Date.now();
@@ -80,6 +99,11 @@ try {
   if (bench.figures.length || bench.closing.length) console.log('\n== summary ==');
   if (bench.figures.length) printTable(bench.figures);
   for (const print of bench.closing) print();
+  printValues(bench);
+  if (json) {
+    writeFileSync(json, `${JSON.stringify(bench.values, null, 2)}\n`);
+    console.log(`\nfigures written to ${resolve(json)}`);
+  }
 } finally {
   await cleanUp();
 }

@@ -3,10 +3,9 @@
 // driver's Db the same ORM connected (`orm.em.getConnection().getDb()`). Same
 // documents, same concurrency, the ways measured in turn and the turn repeated
 // (driver, ORM, driver, ORM) so that drift of the shared machine favours none.
-import { performance } from 'node:perf_hooks';
 import { MikroORM, Utils } from '@mikro-orm/mongodb';
 import { ClientEntity, newId, type ClientRecord } from './internals.ts';
-import { quantile, type Bench } from './support.ts';
+import { drive, ms, quantile, type Bench, type Operation, type Sample } from './support.ts';
 
 const DURATION_S = Number(process.env.BENCH_ORM_DURATION ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_ORM_CONCURRENCY ?? 16);
@@ -67,47 +66,15 @@ function clientDocument(teamId: string, n: number): ClientDocument {
   };
 }
 
-interface Way<A> {
+interface Way<A> extends Operation<A> {
   name: string;
-  /** The operation's input, made before its clock starts. */
-  input(i: number): A;
-  /** false: the operation did not do its work (a read that found nothing). */
-  run(input: A): Promise<boolean>;
-}
-
-interface Sample {
-  ops: number;
-  seconds: number;
-  latencies: number[];
-  errors: number;
-}
-
-/** CONCURRENCY loops running `way` back to back for `seconds` (or `count` operations), each operation timed. */
-async function drive<A>(way: Way<A>, seconds: number, count = Infinity): Promise<Sample> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let next = 0;
-  const started = performance.now();
-  const end = started + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      for (let i = next++; i < count && performance.now() < end; i = next++) {
-        const input = way.input(i);
-        const t = performance.now();
-        try {
-          if (await way.run(input)) latencies.push(performance.now() - t);
-          else errors++;
-        } catch {
-          errors++;
-        }
-      }
-    }),
-  );
-  return { ops: latencies.length, seconds: (performance.now() - started) / 1000, latencies, errors };
+  /** Its part of the JSON keys, e.g. `driver`. */
+  key: string;
 }
 
 interface Result {
   name: string;
+  key: string;
   opsPerSecond: number;
   p50: number;
   p99: number;
@@ -117,11 +84,11 @@ interface Result {
 
 /** Each way warmed up, then measured ROUNDS times, the ways in turn within each round. */
 async function compare(label: string, ways: Way<any>[]): Promise<Result[]> {
-  for (const way of ways) await drive(way, 60, WARM_UP);
+  for (const way of ways) await drive(way, CONCURRENCY, 60, WARM_UP);
   const samples: Sample[][] = ways.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [k, way] of ways.entries()) {
-      const s = await drive(way, DURATION_S);
+      const s = await drive(way, CONCURRENCY, DURATION_S);
       samples[k].push(s);
       console.log(`  ${label}, round ${round + 1}, ${way.name}: ${(s.ops / s.seconds).toFixed(0)} ops/s${s.errors ? `, ${s.errors} errors` : ''}`);
     }
@@ -132,6 +99,7 @@ async function compare(label: string, ways: Way<any>[]): Promise<Result[]> {
     const seconds = samples[k].reduce((sum, s) => sum + s.seconds, 0);
     return {
       name: way.name,
+      key: way.key,
       opsPerSecond: ops / seconds,
       p50: all.length ? quantile(all, 0.5) : NaN,
       p99: all.length ? quantile(all, 0.99) : NaN,
@@ -140,8 +108,6 @@ async function compare(label: string, ways: Way<any>[]): Promise<Result[]> {
     };
   });
 }
-
-const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 
 export async function ormSection(b: Bench): Promise<void> {
   // As the services open it (shared/src/store/orm.ts), on a database of its own.
@@ -174,15 +140,15 @@ export async function ormSection(b: Bench): Promise<void> {
       return { _id: d._id, team_id: d.team_id };
     };
     const gets = await compare('GET by id', [
-      { name: 'driver: collection.findOne', input: key, run: async (k) => (await clients.findOne(k)) !== null },
-      { name: 'ORM: em.fork().findOne', input: key, run: async (k) => (await orm.em.fork().findOne(ClientEntity, k)) !== null },
+      { name: 'driver: collection.findOne', key: 'driver', input: key, run: async (k) => (await clients.findOne(k)) !== null },
+      { name: 'ORM: em.fork().findOne', key: 'em_find_one', input: key, run: async (k) => (await orm.em.fork().findOne(ClientEntity, k)) !== null },
     ]);
     const fresh = (i: number) => clientDocument(teams[i % TEAMS], DOCUMENTS + i);
     const inserts = await compare('insert one', [
-      { name: 'driver: collection.insertOne', input: fresh, run: async (d) => (await clients.insertOne(d)).acknowledged },
-      { name: 'ORM: em.fork().insert', input: fresh, run: async (d) => (await orm.em.fork().insert(ClientEntity, d)) === d._id },
+      { name: 'driver: collection.insertOne', key: 'driver', input: fresh, run: async (d) => (await clients.insertOne(d)).acknowledged },
+      { name: 'ORM: em.fork().insert', key: 'em_insert', input: fresh, run: async (d) => (await orm.em.fork().insert(ClientEntity, d)) === d._id },
       {
-        name: 'ORM: em.create + em.flush',
+        name: 'ORM: em.create + em.flush', key: 'em_create_flush',
         input: fresh,
         run: async (d) => {
           const em = orm.em.fork();
@@ -210,6 +176,14 @@ export async function ormSection(b: Bench): Promise<void> {
     };
     print();
     b.closing.push(print);
+    for (const [op, [driver, ...ormWays]] of [['get_by_id', gets], ['insert', inserts]] as const) {
+      for (const r of [driver, ...ormWays]) {
+        b.record(`orm.${op}.${r.key}_ops_per_s`, r.opsPerSecond);
+        b.record(`orm.${op}.${r.key}_p50_ms`, r.p50);
+        b.record(`orm.${op}.${r.key}_p99_ms`, r.p99);
+      }
+      for (const r of ormWays) b.record(`orm.${op}.${r.key}_vs_driver_throughput`, r.opsPerSecond / driver.opsPerSecond);
+    }
   } finally {
     await orm.em
       .getConnection()

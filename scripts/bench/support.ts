@@ -32,10 +32,84 @@ export interface Figures {
   created: number;
 }
 
+/** One autocannon or driver run into the JSON figures: `<prefix>_rps`, `_p50_ms`, `_p99_ms`, `_errors`. */
+export function recordRun(b: Bench, prefix: string, f: Figures): void {
+  b.record(`${prefix}_rps`, f.rps);
+  b.record(`${prefix}_p50_ms`, f.p50);
+  b.record(`${prefix}_p99_ms`, f.p99);
+  b.record(`${prefix}_errors`, f.errors);
+}
+
+/** `x / y`, for the ratios of the JSON figures (y = 0 counts as 0.001). */
+export const ratioOf = (x: number, y: number) => x / Math.max(y, 0.001);
+
+/** One query through the driver, run one at a time for about DURATION_S (at least twice, at most 200 times): p50 and p99. */
+export async function measureRaw(name: string, run: () => Promise<unknown>): Promise<Figures> {
+  const times: number[] = [];
+  const until = Date.now() + DURATION_S * 1000;
+  while (times.length < 2 || (Date.now() < until && times.length < 200)) {
+    const started = performance.now();
+    await run();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const total = times.reduce((a, b) => a + b, 0);
+  console.log(`  ${name}: ${times.length} runs, p50 ${quantile(times, 0.5).toFixed(1)} ms, p99 ${quantile(times, 0.99).toFixed(1)} ms`);
+  return { name: `${name} (${times.length} runs)`, rps: (times.length * 1000) / total, p50: quantile(times, 0.5), p99: quantile(times, 0.99), errors: 0, created: 0 };
+}
+
+export interface Sample {
+  ops: number;
+  seconds: number;
+  /** Each successful operation's ms, sorted. */
+  latencies: number[];
+  errors: number;
+}
+
+/** An operation measured by `drive`. */
+export interface Operation<A> {
+  /** The operation's input, made before its clock starts. */
+  input(i: number): A;
+  /** false: the operation did not do its work (a read that found nothing). */
+  run(input: A): Promise<boolean>;
+}
+
+/**
+ * `concurrency` loops in this process running `op` back to back for `seconds` (or
+ * `count` operations in all), each operation timed; one that resolves false or throws
+ * is an error.
+ */
+export async function drive<A>(op: Operation<A>, concurrency: number, seconds: number, count = Infinity): Promise<Sample> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count && performance.now() < end; i = next++) {
+        const input = op.input(i);
+        const t = performance.now();
+        try {
+          if (await op.run(input)) latencies.push(performance.now() - t);
+          else errors++;
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  latencies.sort((x, y) => x - y);
+  return { ops: latencies.length, seconds: (performance.now() - started) / 1000, latencies, errors };
+}
+
+/** Milliseconds as printed: two decimals below 10, none from 100. */
+export const ms = (x: number) => (x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0));
+
 export function printTable(rows: Figures[]): void {
   console.log('\n| run | req/s | p50 ms | p99 ms | non-2xx or errors |');
   console.log('|---|---:|---:|---:|---:|');
-  for (const f of rows) console.log(`| ${f.name} | ${f.rps >= 10 ? f.rps.toFixed(0) : f.rps.toFixed(2)} | ${f.p50} | ${f.p99} | ${f.errors} |`);
+  for (const f of rows) console.log(`| ${f.name} | ${f.rps >= 10 ? f.rps.toFixed(0) : f.rps.toFixed(2)} | ${ms(f.p50)} | ${ms(f.p99)} | ${f.errors} |`);
 }
 
 /** A checkout the bench starts, with the database prefix and exchange its system uses. */
@@ -52,15 +126,20 @@ export const THIS_TREE: Tree = { label: 'this', root: ROOT, dbPrefix: 'bench_', 
 export interface System {
   tree: Tree;
   gatewayUrl: string;
-  /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3. */
+  /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3, activities +4. */
   dealsUrl: string;
   clientsUrl: string;
   casesUrl: string;
+  activitiesUrl: string;
+  /** The launcher's process id (its children are the gateway and the services). */
+  pid: number;
   stop(): Promise<void>;
 }
 
 export interface Bench {
   store: RunningStore;
+  /** The run's temporary directory, removed at the end. */
+  dir: string;
   vhost: string;
   amqpUrl: string;
   /** The services' internal credential, for requests straight to a service. */
@@ -79,6 +158,12 @@ export interface Bench {
   figures: Figures[];
   /** Other tables printed at the end. */
   closing: (() => void)[];
+  /** Runs `fn` at the clean-up, before the systems stop (e.g. closing a scenario's broker connection kept for the next ones). */
+  atCleanUp(fn: () => Promise<unknown>): void;
+  /** Every figure by its dotted key (`scenario.measure.unit`), written by `--json`. */
+  values: Record<string, number>;
+  /** Sets one figure of `values`; a value that is not a finite number is reported and left out. */
+  record(key: string, value: number): void;
 }
 
 /** The commit a checkout is at, and how many tracked files differ from it (read without taking the index lock). */
@@ -125,8 +210,10 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
     proc.kill('SIGTERM'); // the launcher stops its services, then exits
     await exited;
   };
+  const finalizers: (() => Promise<unknown>)[] = [];
   const cleanUp = () =>
     (cleaning ??= (async () => {
+      for (const fn of finalizers) await step('closing what a scenario kept open', fn);
       await step('ending the operator CLI processes', () =>
         Promise.all(
           [...commands].map(async (child) => {
@@ -218,6 +305,8 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
           dealsUrl: `http://127.0.0.1:${port + 1}`,
           clientsUrl: `http://127.0.0.1:${port + 2}`,
           casesUrl: `http://127.0.0.1:${port + 3}`,
+          activitiesUrl: `http://127.0.0.1:${port + 4}`,
+          pid: proc.pid!,
           stop: () => stopProcess(proc),
         };
       }
@@ -225,6 +314,7 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
     let main: Promise<System> | undefined;
     const bench: Bench = {
       store,
+      dir,
       vhost,
       amqpUrl,
       token,
@@ -235,6 +325,12 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
       start,
       figures: [],
       closing: [],
+      atCleanUp: (fn) => void finalizers.push(fn),
+      values: {},
+      record(key, value) {
+        if (Number.isFinite(value)) bench.values[key] = value;
+        else console.log(`  (no figure for ${key}: ${value})`);
+      },
     };
     return { bench, cleanUp };
   } catch (e) {

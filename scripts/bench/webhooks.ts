@@ -1,15 +1,20 @@
-// Section `webhooks`: deliveries of client.created to local HTTPS receivers, in three
-// scenarios (answering at once, after 50 ms, and at once beside a webhook per team
-// whose receiver never answers): deliveries/s and the time from the write's response
-// to the receiver. On this checkout's system, after the clients runs and before the
-// cases are stored (whose SLA sweeps would slow every store write of a delivery).
+// Scenario `webhooks`: client.created delivered to local HTTPS receivers while clients
+// are written through the gateway at a steady rate (STEADY_RATE a second for
+// STEADY_SECONDS, open loop), in three sub-scenarios: receivers answering at once
+// (`steady`), after 50 ms (`steady_slow`), and at once beside a webhook per team whose
+// receiver never answers (`steady_timeout`). Figures: the time from the write's
+// response to the delivery's arrival, the share delivered, and the relay's backlog
+// (clients with `outbox_pending`, sampled each second). On this checkout's system,
+// after the clients runs and before the cases are stored (whose SLA sweeps would slow
+// every store write of a delivery).
+import { MongoClient, type Collection } from 'mongodb';
 import { startHttpsReceiver, type HttpsReceiver } from './internals.ts';
 import { createdEventCounter, quantile, sleep, type Bench, type EventCounter, type System } from './support.ts';
 import { createTeams } from './teams.ts';
 import {
-  WEBHOOK_CONCURRENCY,
-  WEBHOOK_EVENTS,
-  WEBHOOK_PATIENCE_MS,
+  STEADY_PATIENCE_MS,
+  STEADY_RATE,
+  STEADY_SECONDS,
   WEBHOOK_TEAMS,
   answerAfter,
   bodyOf,
@@ -24,11 +29,15 @@ interface WebhookBench {
   bench: Bench;
   sys: System;
   events: EventCounter;
+  /** The clients service's collection, for the relay's backlog. */
+  clients: Collection<{ _id: string }>;
   /** client.created events written since the counter was made. */
   created: number;
 }
 
 interface WebhookScenario {
+  /** Its part of the JSON keys: webhooks.<key>.p50_ms ... */
+  key: string;
   name: string;
   /** The healthy receiver's answer delay. */
   delayMs: number;
@@ -39,10 +48,11 @@ interface WebhookScenario {
 /**
  * One scenario: WEBHOOK_TEAMS fresh enterprise teams, each with a webhook on
  * client.created to the scenario's healthy receiver (and, withTimeout, one to a
- * receiver that never answers); WEBHOOK_EVENTS POST /v1/clients through the gateway,
- * WEBHOOK_CONCURRENCY at a time, round robin over the teams. Latency: from the
- * instant a POST's response was read to the instant the receiver had the body of
- * that client's client.created delivery (both Date.now() in this process).
+ * receiver that never answers); POST /v1/clients through the gateway, STEADY_RATE a
+ * second for STEADY_SECONDS, each sent at its scheduled instant whether the ones
+ * before were answered or not, round robin over the teams. Latency: from the instant
+ * a POST's response was read to the instant the receiver had the body of that
+ * client's client.created delivery (both Date.now() in this process).
  */
 async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: number, receivers: HttpsReceiver[]): Promise<WebhookFigures> {
   const healthy = await startHttpsReceiver(answerAfter(s.delayMs));
@@ -81,39 +91,52 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     }
   };
 
-  // How many of the scenario's events the relay had published, sampled every 250 ms until all are.
+  // How many of the scenario's events the relay had published, sampled every 250 ms, and
+  // the relay's backlog each second, until the deliveries are in.
   const before = b.created;
   const publishedAt: number[] = [];
+  const backlog: number[] = [];
   let sampling = true;
   const sampler = (async () => {
     let seen = 0;
-    while (sampling) {
+    for (let tick = 0; sampling; tick++) {
       const now = (await b.events.published()) - before;
       for (; seen < now; seen++) publishedAt.push(Date.now());
+      if (tick % 4 === 0) backlog.push(await b.clients.countDocuments({ outbox_pending: true }));
       await sleep(250);
     }
   })();
   const answered = new Map<string, number>();
-  let next = 0;
+  const writeTimes: number[] = [];
   let writeErrors = 0;
-  const writesStarted = Date.now();
-  await Promise.all(
-    Array.from({ length: WEBHOOK_CONCURRENCY }, async () => {
-      for (let i = next++; i < WEBHOOK_EVENTS; i = next++) {
-        const res = await fetch(`${b.sys.gatewayUrl}/v1/clients`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[i % keys.length]}` },
-          body: JSON.stringify({ type: 'PJ', name: `Webhook bench ${index}.${i}`, segment: 'regular' }),
-        });
-        const body = (await res.json()) as { data?: { id: string } };
-        if (res.status === 201 && body.data) answered.set(body.data.id, Date.now());
-        else writeErrors++;
-      }
-    }),
-  );
-  const writeSeconds = (Date.now() - writesStarted) / 1000;
+  const write = async (i: number) => {
+    const sent = performance.now();
+    try {
+      const res = await fetch(`${b.sys.gatewayUrl}/v1/clients`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[i % keys.length]}` },
+        body: JSON.stringify({ type: 'PJ', name: `Webhook bench ${index}.${i}`, segment: 'regular' }),
+      });
+      const body = (await res.json()) as { data?: { id: string } };
+      writeTimes.push(performance.now() - sent);
+      if (res.status === 201 && body.data) answered.set(body.data.id, Date.now());
+      else writeErrors++;
+    } catch {
+      writeErrors++;
+    }
+  };
+  const total = Math.round(STEADY_RATE * STEADY_SECONDS);
+  const writes: Promise<void>[] = [];
+  const writesStarted = performance.now();
+  for (let i = 0; i < total; i++) {
+    const wait = writesStarted + (i * 1000) / STEADY_RATE - performance.now();
+    if (wait > 0) await sleep(wait);
+    writes.push(write(i));
+  }
+  const sendSeconds = (performance.now() - writesStarted) / 1000;
+  await Promise.all(writes);
   b.created += answered.size;
-  const deadline = Date.now() + WEBHOOK_PATIENCE_MS;
+  const deadline = Date.now() + STEADY_PATIENCE_MS;
   // When the clients service's relay had published the scenario's last event, beside the deliveries.
   const relayed = b.events.publishedBy(b.created, deadline);
   for (;;) {
@@ -141,27 +164,30 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     lastArrival = Math.max(lastArrival, times[0]);
   }
   latencies.sort((x, y) => x - y);
+  writeTimes.sort((x, y) => x - y);
   const figures: WebhookFigures = {
     name: s.name,
     written: answered.size,
     writeErrors,
-    writeSeconds,
+    writeP50: writeTimes.length ? quantile(writeTimes, 0.5) : NaN,
+    writeP99: writeTimes.length ? quantile(writeTimes, 0.99) : NaN,
     arrived,
     duplicates,
     perSecond: arrived / Math.max((lastArrival - firstAnswer) / 1000, 0.001),
     p50: latencies.length ? quantile(latencies, 0.5) : NaN,
     p99: latencies.length ? quantile(latencies, 0.99) : NaN,
     max: latencies.length ? latencies[latencies.length - 1] : NaN,
+    maxBacklog: Math.max(0, ...backlog),
   };
   const since = (t: number) => `+${((t - firstAnswer) / 1000).toFixed(1)} s`;
   console.log(
-    `  ${s.name}: ${answered.size} clients written in ${writeSeconds.toFixed(1)} s (${(answered.size / writeSeconds).toFixed(0)}/s)` +
-      `${writeErrors ? `, ${writeErrors} writes refused or failed` : ''}; ` +
+    `  ${s.name}: ${total} writes sent in ${sendSeconds.toFixed(1)} s, ${answered.size} answered 201 (p50 ${figures.writeP50.toFixed(0)} ms, p99 ${figures.writeP99.toFixed(0)} ms)` +
+      `${writeErrors ? `, ${writeErrors} refused or failed` : ''}; ` +
       `last event published by the relay ${lastPublished ? since(lastPublished) : 'not seen'}, last delivery arrived ${since(lastArrival)} ` +
       `(times from the first write's response)`,
   );
   console.log(
-    `  ${s.name}: ${arrived} of ${answered.size} delivered${arrived < answered.size ? ` (${answered.size - arrived} missing after ${WEBHOOK_PATIENCE_MS / 1000} s)` : ''}, ` +
+    `  ${s.name}: ${arrived} of ${answered.size} delivered${arrived < answered.size ? ` (${answered.size - arrived} missing ${STEADY_PATIENCE_MS / 1000} s after the last write)` : ''}, ` +
       `${duplicates} duplicates, ${figures.perSecond.toFixed(1)} deliveries/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms`,
   );
   // Per second from the first write's response: writes answered, events published by the relay, deliveries arrived.
@@ -175,35 +201,53 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     return counts.join(' ');
   };
   const firstArrivals = [...answered.keys()].flatMap((id) => arrivals.get(id)?.slice(0, 1) ?? []);
-  console.log(`  ${s.name}, per second: writes answered ${perSecond([...answered.values()])} | events published ${perSecond(publishedAt)} | deliveries arrived ${perSecond(firstArrivals)}`);
+  console.log(
+    `  ${s.name}, per second: writes answered ${perSecond([...answered.values()])} | events published ${perSecond(publishedAt)} | ` +
+      `deliveries arrived ${perSecond(firstArrivals)} | relay backlog (from the first write) ${backlog.join(' ')}`,
+  );
   if (hanging) await reportTimeouts(s.name, b.bench.store.url, `${b.sys.tree.dbPrefix}webhooks`, hookIds.hanging, hanging, firstAnswer);
   return figures;
 }
 
-/** What became of the webhooks whose receiver never answers, read from the service's store once the scenario is over. */
-
 export async function webhooksSection(b: Bench): Promise<void> {
   const sys = await b.system();
   console.log(
-    `webhooks: ${WEBHOOK_EVENTS} POST /v1/clients per scenario through the gateway, ${WEBHOOK_CONCURRENCY} at a time, ` +
+    `webhooks: POST /v1/clients through the gateway at ${STEADY_RATE}/s for ${STEADY_SECONDS} s per scenario (open loop), ` +
       `over ${WEBHOOK_TEAMS} new teams each with a webhook on client.created (the webhooks service's default timeout and limits)`,
   );
   const events = await createdEventCounter(b.amqpUrl, sys.tree.exchange);
+  const store = await MongoClient.connect(b.store.url);
   const receivers: HttpsReceiver[] = [];
   try {
-    const wb: WebhookBench = { bench: b, sys, events, created: 0 };
+    const clients = store.db(`${sys.tree.dbPrefix}clients`).collection<{ _id: string }>('clients');
+    const wb: WebhookBench = { bench: b, sys, events, clients, created: 0 };
     await webhooksSettled(b.vhost, sys.tree.exchange, 600_000);
     const figures: WebhookFigures[] = [];
     const scenarios: WebhookScenario[] = [
-      { name: 'receiver answers at once', delayMs: 0, withTimeout: false },
-      { name: 'receiver answers after 50 ms', delayMs: 50, withTimeout: false },
-      { name: 'at once, beside a webhook per team that times out', delayMs: 0, withTimeout: true },
+      { key: 'steady', name: 'receiver answers at once', delayMs: 0, withTimeout: false },
+      { key: 'steady_slow', name: 'receiver answers after 50 ms', delayMs: 50, withTimeout: false },
+      { key: 'steady_timeout', name: 'at once, beside a webhook per team that times out', delayMs: 0, withTimeout: true },
     ];
-    for (const [i, s] of scenarios.entries()) figures.push(await webhookScenario(s, wb, i, receivers));
+    for (const [i, s] of scenarios.entries()) {
+      const f = await webhookScenario(s, wb, i, receivers);
+      figures.push(f);
+      b.record(`webhooks.${s.key}.p50_ms`, f.p50);
+      b.record(`webhooks.${s.key}.p99_ms`, f.p99);
+      b.record(`webhooks.${s.key}.max_ms`, f.max);
+      b.record(`webhooks.${s.key}.delivered_ratio`, f.arrived / Math.max(f.written, 1));
+      b.record(`webhooks.${s.key}.duplicates`, f.duplicates);
+      b.record(`webhooks.${s.key}.max_backlog`, f.maxBacklog);
+      b.record(`webhooks.${s.key}.deliveries_per_s`, f.perSecond);
+      b.record(`webhooks.${s.key}.written`, f.written);
+      b.record(`webhooks.${s.key}.write_errors`, f.writeErrors);
+      b.record(`webhooks.${s.key}.write_p50_ms`, f.writeP50);
+      b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
+    }
     printWebhookTable(figures);
     b.closing.push(() => printWebhookTable(figures));
   } finally {
     await Promise.all(receivers.map((r) => r.close()));
     await events.close();
+    await store.close();
   }
 }

@@ -1,0 +1,105 @@
+// Scenario `gateway`: what the gateway costs over its floor. A bare @fastify/http-proxy
+// (bare-proxy.ts, a child process as the gateway is) in front of the SAME clients
+// service, turning the same API keys into the same identity headers by a map lookup;
+// autocannon with the same connections through each, interleaved (gateway, bare,
+// gateway, bare) so drift of the shared machine favours neither. GET by id, then POST.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { clientsState, measure, type BenchTeam } from './clients.ts';
+import { identityHeaders } from './internals.ts';
+import { CONNECTIONS, DURATION_S, ms, ratioOf, recordRun, sleep, type Bench, type Figures, type System } from './support.ts';
+
+const ROUNDS = 2;
+const RUNS = [
+  ['get_by_id', 'GET /v1/clients/{id}', 'GET'],
+  ['post', 'POST /v1/clients', 'POST'],
+] as const;
+
+interface BareProxy {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promise<BareProxy> {
+  const identities = join(b.dir, 'bare-proxy-identities.json');
+  writeFileSync(identities, JSON.stringify(Object.fromEntries(teams.map((t) => [t.key, identityHeaders(t.identity, b.token)]))), { mode: 0o600 });
+  const script = fileURLToPath(new URL('./bare-proxy.ts', import.meta.url));
+  const proc: ChildProcess = spawn(process.execPath, [script], {
+    env: { ...process.env, BARE_PROXY_UPSTREAM: sys.clientsUrl, BARE_PROXY_IDENTITIES: identities },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  b.commands.add(proc);
+  let output = '';
+  proc.stdout!.on('data', (d) => (output += d));
+  proc.stderr!.on('data', (d) => (output += d));
+  const deadline = Date.now() + 30_000;
+  let port: string | undefined;
+  while (!(port = /listening (\d+)/.exec(output)?.[1])) {
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      proc.kill('SIGKILL');
+      throw new Error(`the bare proxy did not start:\n${output}`);
+    }
+    await sleep(50);
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((done) => proc.once('exit', done));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      b.commands.delete(proc);
+    },
+  };
+}
+
+/** The mean of the rounds (latencies: the mean of each round's percentile). */
+function mean(name: string, rounds: Figures[]): Figures {
+  const avg = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
+  return { name, rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), errors: rounds.reduce((s, r) => s + r.errors, 0), created: 0 };
+}
+
+export async function gatewaySection(b: Bench): Promise<void> {
+  const sys = await b.system();
+  const st = await clientsState(b, sys);
+  const bare = await startBareProxy(b, sys, st.teams);
+  console.log(
+    `gateway: against a bare @fastify/http-proxy to the same clients service, ${CONNECTIONS} connections each, ${DURATION_S} s per run, ` +
+      `${ROUNDS} rounds (gateway, bare proxy, gateway, bare proxy), ${st.teams.length} enterprise teams`,
+  );
+  try {
+    const rows: Figures[] = [];
+    for (const [key, label, method] of RUNS) {
+      const through = { gateway: [] as Figures[], bare: [] as Figures[] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const [way, url] of [['gateway', sys.gatewayUrl], ['bare', bare.url]] as const) {
+          // A POST run's events relayed before the next run, so the relay works alone in none.
+          await st.events.drained(st.created);
+          const f = await measure(`${label} ${way === 'gateway' ? 'gateway' : 'bare proxy'}`, url, method, st.teams, true, b.token);
+          st.created += f.created;
+          through[way].push(f);
+          console.log(`  round ${round}, ${f.name}: ${f.rps.toFixed(0)} req/s, p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms${f.errors ? `, ${f.errors} non-2xx or errors` : ''}`);
+        }
+      }
+      const [gated, floor] = [mean(`${label} gateway (mean of ${ROUNDS})`, through.gateway), mean(`${label} bare proxy (mean of ${ROUNDS})`, through.bare)];
+      rows.push(gated, floor);
+      console.log(
+        `${label}, gateway/bare proxy: throughput ${ratioOf(gated.rps, floor.rps).toFixed(2)} ` +
+          `(by round ${through.gateway.map((g, i) => ratioOf(g.rps, through.bare[i].rps).toFixed(2)).join(', ')}), ` +
+          `p50 ${ratioOf(gated.p50, floor.p50).toFixed(2)}x, p99 ${ratioOf(gated.p99, floor.p99).toFixed(2)}x`,
+      );
+      recordRun(b, `gateway.${key}.gateway`, gated);
+      recordRun(b, `gateway.${key}.bare_proxy`, floor);
+      b.record(`gateway.${key}.throughput_vs_bare_proxy`, ratioOf(gated.rps, floor.rps));
+      b.record(`gateway.${key}.p50_vs_bare_proxy`, ratioOf(gated.p50, floor.p50));
+      b.record(`gateway.${key}.p99_vs_bare_proxy`, ratioOf(gated.p99, floor.p99));
+    }
+    await st.events.drained(st.created);
+    b.figures.push(...rows);
+  } finally {
+    await bare.stop();
+  }
+}

@@ -1,0 +1,48 @@
+// Scenario `rss`: resident memory (VmRSS) of each process of the running system, the
+// launcher and its children (the gateway and each service), once the system has been
+// idle for RSS_IDLE_S seconds. Runs right after the system starts, before any load.
+import { readdirSync, readFileSync } from 'node:fs';
+import { sleep, type Bench } from './support.ts';
+
+const RSS_IDLE_S = Number(process.env.BENCH_RSS_IDLE ?? 10);
+
+/** Process ids whose parent is `ppid` (from /proc/<pid>/stat; the name field may hold spaces, so read after its ')'). */
+function childrenOf(ppid: number): number[] {
+  const kids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid) kids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return kids;
+}
+
+/** `gateway`, a service's name, or the script a process runs. */
+function processName(pid: number): string {
+  const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  const script = args.find((a) => a.endsWith('.ts')) ?? args[0];
+  return /services\/([^/]+)\/src\/server\.ts$/.exec(script)?.[1] ?? (/gateway\/src\/server\.ts$/.test(script) ? 'gateway' : script.split('/').pop()!);
+}
+
+function rssMb(pid: number): number {
+  const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  return kb / 1024;
+}
+
+export async function rssSection(b: Bench): Promise<void> {
+  const sys = await b.system();
+  console.log(`rss: the system idle for ${RSS_IDLE_S} s, then VmRSS of the launcher and each of its children`);
+  await sleep(RSS_IDLE_S * 1000);
+  const rows = [
+    { name: 'launcher', pid: sys.pid },
+    ...childrenOf(sys.pid).map((pid) => ({ name: processName(pid), pid })),
+  ].map((p) => ({ ...p, mb: rssMb(p.pid) }));
+  console.log('\n| process | pid | idle RSS MB |\n|---|---:|---:|');
+  for (const r of rows) console.log(`| ${r.name} | ${r.pid} | ${r.mb.toFixed(0)} |`);
+  for (const r of rows) b.record(`rss.${r.name}_mb`, r.mb);
+  b.record('rss.max_idle_mb', Math.max(...rows.map((r) => r.mb)));
+}

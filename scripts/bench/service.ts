@@ -1,0 +1,93 @@
+// Scenario `service`: what a service costs over the raw driver on the same store and
+// collection, in turns (driver, service, driver, service) so drift favours neither.
+// - GET /v1/clients/{id} straight to the clients service (internal credential),
+//   autocannon with SERVICE_CONCURRENCY connections, against the driver's
+//   findOne({ _id }) in this process with as many operations at once.
+// - The GET /v1/cases page (no filter, the default 20 newest first) of the team with
+//   CASES cases, one request at a time, against the repository's query sent by the
+//   driver one at a time: find with the same filter, sort, projection and limit,
+//   and the count beside it.
+import { MongoClient } from 'mongodb';
+import { clientsState, measure } from './clients.ts';
+import { CASES, seededCaseTeam } from './cases-store.ts';
+import { DURATION_S, drive, measureRaw, ms, quantile, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
+
+const SERVICE_CONCURRENCY = Number(process.env.BENCH_SERVICE_CONCURRENCY ?? 8);
+const ROUNDS = 2;
+const WARM_UP = 200;
+
+/** The mean of the rounds (latencies: the mean of each round's percentile). */
+function mean(name: string, rounds: Figures[]): Figures {
+  const avg = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
+  return { name, rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), errors: rounds.reduce((s, r) => s + r.errors, 0), created: 0 };
+}
+
+function compare(b: Bench, key: string, label: string, service: Figures[], driver: Figures[]): void {
+  const [s, d] = [mean(`${label} service (mean of ${ROUNDS})`, service), mean(`${label} raw driver (mean of ${ROUNDS})`, driver)];
+  console.log(
+    `${label}, service/raw driver: p50 ${ratioOf(s.p50, d.p50).toFixed(2)}x (${ms(s.p50)} / ${ms(d.p50)} ms), ` +
+      `p99 ${ratioOf(s.p99, d.p99).toFixed(2)}x, throughput ${ratioOf(s.rps, d.rps).toFixed(2)}`,
+  );
+  recordRun(b, `service.${key}.service`, s);
+  recordRun(b, `service.${key}.driver`, d);
+  b.record(`service.${key}.p50_vs_driver`, ratioOf(s.p50, d.p50));
+  b.record(`service.${key}.p99_vs_driver`, ratioOf(s.p99, d.p99));
+  b.figures.push(s, d);
+}
+
+export async function serviceSection(b: Bench): Promise<void> {
+  const sys = await b.system();
+  const st = await clientsState(b, sys);
+  await st.events.drained(st.created);
+  const client = await MongoClient.connect(b.store.url);
+  try {
+    const clients = client.db(`${sys.tree.dbPrefix}clients`).collection<{ _id: string }>('clients');
+    const ids = st.teams.map((t) => t.clientId);
+    const findById = { input: (i: number) => ids[i % ids.length], run: async (_id: string) => (await clients.findOne({ _id })) !== null };
+    console.log(
+      `service: GET /v1/clients/{id} straight to the clients service (autocannon) against the driver's findOne({ _id }) in this process, ` +
+        `${SERVICE_CONCURRENCY} at once, ${DURATION_S} s per run, ${ROUNDS} rounds in turn; the same ${ids.length} clients`,
+    );
+    await drive(findById, SERVICE_CONCURRENCY, 60, WARM_UP);
+    const byId = { service: [] as Figures[], driver: [] as Figures[] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      const s = await drive(findById, SERVICE_CONCURRENCY, DURATION_S);
+      const d: Figures = { name: 'findOne', rps: s.ops / s.seconds, p50: quantile(s.latencies, 0.5), p99: quantile(s.latencies, 0.99), errors: s.errors, created: 0 };
+      const f = await measure('GET /v1/clients/{id} direct', sys.clientsUrl, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+      byId.driver.push(d);
+      byId.service.push(f);
+      console.log(
+        `  round ${round}: raw driver ${d.rps.toFixed(0)} ops/s, p50 ${ms(d.p50)} ms, p99 ${ms(d.p99)} ms${d.errors ? `, ${d.errors} errors` : ''}; ` +
+          `service ${f.rps.toFixed(0)} req/s, p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms${f.errors ? `, ${f.errors} non-2xx or errors` : ''}`,
+      );
+    }
+    compare(b, 'get_by_id', 'GET /v1/clients/{id}', byId.service, byId.driver);
+
+    const { team, headers, database } = await seededCaseTeam(b, sys);
+    const cases = client.db(database).collection('cases');
+    const filter = { team_id: team.team.id };
+    // CasesRepository.list without a filter: sortOrder('-created_at') and the record store's projection.
+    const page = () =>
+      Promise.all([
+        cases.find(filter, { projection: { outbox: 0, outbox_pending: 0, timeline: 0 }, sort: { created_at: -1, _id: -1 }, limit: 20 }).toArray(),
+        cases.countDocuments(filter),
+      ]);
+    const get = async () => {
+      const res = await fetch(`${sys.casesUrl}/v1/cases`, { headers });
+      const body = (await res.json()) as { data?: unknown[] };
+      if (res.status !== 200 || body.data?.length !== 20) throw new Error(`GET /v1/cases answered ${res.status} with ${body.data?.length ?? 'no'} items`);
+    };
+    console.log(`\nGET /v1/cases (the default page: 20 newest first) on a team with ${CASES.toLocaleString('en')} cases, one request at a time, against the driver's find + count:`);
+    await page();
+    await get();
+    const list = { service: [] as Figures[], driver: [] as Figures[] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      list.driver.push(await measureRaw(`round ${round}, raw driver find + countDocuments`, page));
+      list.service.push(await measureRaw(`round ${round}, GET /v1/cases direct`, get));
+    }
+    compare(b, 'case_list', 'GET /v1/cases page', list.service, list.driver);
+    b.record('service.case_list.cases', CASES);
+  } finally {
+    await client.close();
+  }
+}
