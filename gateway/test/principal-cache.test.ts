@@ -138,4 +138,77 @@ describe('PrincipalCache', () => {
     expect(await cache.get('lpk_good')).toBeNull();
     expect(cache.recentlyValid('lpk_good')).toBe(false);
   });
+
+  describe('a key in use is refreshed ahead', () => {
+    /** Lookups after the first wait until the test answers them. */
+    function refreshing() {
+      const answers: ((p: Principal | null | Error) => void)[] = [];
+      const t = setup((key) =>
+        t.calls.length === 1
+          ? Promise.resolve(principal)
+          : new Promise((resolve, reject) => answers.push((p) => (p instanceof Error ? reject(p) : resolve(p)))),
+      );
+      return { ...t, answer: (p: Principal | null | Error) => answers.shift()!(p) };
+    }
+    const settle = () => new Promise((r) => setImmediate(r));
+
+    test('when a key found is past 3/4 of its TTL, then it is still served while one lookup refreshes it, and the refreshed entry is served after', async () => {
+      const { cache, calls, advance, answer } = refreshing();
+      expect(await cache.get('lpk_a')).toBe(principal);
+      advance(749);
+      expect(await cache.get('lpk_a')).toBe(principal);
+      expect(calls).toHaveLength(1);
+      advance(1);
+      expect(await cache.get('lpk_a')).toBe(principal);
+      expect(await cache.get('lpk_a')).toBe(principal);
+      expect(calls).toHaveLength(2);
+      const refreshed = { team: { id: 'team_1' } } as unknown as Principal;
+      answer(refreshed);
+      await settle();
+      // The refreshed entry counts from its own query (at 750): served until 1750 without another lookup before 1500.
+      advance(700);
+      expect(await cache.get('lpk_a')).toBe(refreshed);
+      expect(calls).toHaveLength(2);
+    });
+
+    test('when the refresh finds the key revoked, then it is refused from then on, within the TTL of the last lookup that found it', async () => {
+      const { cache, calls, advance, answer } = refreshing();
+      await cache.get('lpk_a');
+      advance(800);
+      expect(await cache.get('lpk_a')).toBe(principal);
+      answer(null);
+      await settle();
+      expect(await cache.get('lpk_a')).toBeNull();
+      expect(cache.recentlyValid('lpk_a')).toBe(false);
+      expect(calls).toHaveLength(2);
+    });
+
+    test('when the refresh has not answered once the entry expires, then requests wait for it instead of being served what is older than the TTL', async () => {
+      const { cache, advance, answer } = refreshing();
+      await cache.get('lpk_a');
+      advance(800);
+      await cache.get('lpk_a');
+      advance(200);
+      let got: Principal | null | undefined;
+      const waiting = cache.get('lpk_a').then((p) => (got = p));
+      await settle();
+      expect(got).toBeUndefined();
+      answer(null);
+      await waiting;
+      expect(got).toBeNull();
+    });
+
+    test('when the refresh fails, then the entry is served until it expires and a later request refreshes again', async () => {
+      const { cache, calls, advance, answer } = refreshing();
+      await cache.get('lpk_a');
+      advance(800);
+      await cache.get('lpk_a');
+      answer(new Error('store down'));
+      await settle();
+      advance(100);
+      expect(await cache.get('lpk_a')).toBe(principal);
+      expect(calls).toHaveLength(3);
+      answer(principal);
+    });
+  });
 });

@@ -3,6 +3,12 @@
 // lookups of one key share a single query. A team's entries can be dropped at once,
 // when its settings change.
 //
+// A key in use is refreshed ahead: the first request after refreshAfterMs starts one
+// lookup in the background and is still answered from the entry, which keeps its
+// expiry (ttlMs after its own query started, so what is served is never older than
+// that). Once the refresh answers, its result replaces the entry: a key in steady
+// use never waits for the store, and a revoked one is refused from then on.
+//
 // Keys found and keys not found live apart, each bounded on its own: a flood of
 // distinct unknown keys only ever evicts other unknown keys (and lookups still
 // running), never a key that was found. Besides, the cache remembers which keys were
@@ -17,11 +23,15 @@ interface Entry {
   teamId?: string;
   /** Dropped by forgetTeam or clear while its lookup ran: what it finds is not cached. */
   dropped?: boolean;
+  /** A hit whose refresh lookup is running. */
+  refreshing?: boolean;
 }
 
 export interface PrincipalCacheOptions {
   lookup(rawKey: string): Promise<Principal | null>;
   ttlMs?: number;
+  /** Age of a key found after which a request with it starts a refresh (default 3/4 of ttlMs: a quarter left for the lookup). */
+  refreshAfterMs?: number;
   /** Keys found kept at most (default 10 000). */
   maxEntries?: number;
   /** Keys not found and lookups running kept at most (default maxEntries). */
@@ -40,6 +50,7 @@ export class PrincipalCache {
   private readonly recent = new Map<string, number>();
   private readonly lookup: PrincipalCacheOptions['lookup'];
   private readonly ttlMs: number;
+  private readonly refreshAfterMs: number;
   private readonly maxEntries: number;
   private readonly maxMisses: number;
   private readonly recentForMs: number;
@@ -48,6 +59,7 @@ export class PrincipalCache {
   constructor(opts: PrincipalCacheOptions) {
     this.lookup = opts.lookup;
     this.ttlMs = opts.ttlMs ?? 1000;
+    this.refreshAfterMs = opts.refreshAfterMs ?? (this.ttlMs * 3) / 4;
     this.maxEntries = opts.maxEntries ?? 10_000;
     this.maxMisses = opts.maxMisses ?? this.maxEntries;
     this.recentForMs = opts.recentForMs ?? 86_400_000;
@@ -58,8 +70,33 @@ export class PrincipalCache {
     // Keyed by digest so raw keys are not kept in memory.
     const id = keyDigest(rawKey);
     const now = this.now();
-    const cached = live(this.hits, id, now) ?? live(this.misses, id, now);
-    if (cached) return cached.principal;
+    const hit = live(this.hits, id, now);
+    if (hit) {
+      if (!hit.refreshing && now - (hit.expiresAt - this.ttlMs) >= this.refreshAfterMs) this.refresh(rawKey, id, hit, now);
+      return hit.principal;
+    }
+    return live(this.misses, id, now)?.principal ?? this.query(rawKey, id, now).principal;
+  }
+
+  /** Looks the key up again while its hit is still served; a key no longer found stops being served once the answer is in. */
+  private refresh(rawKey: string, id: string, hit: Entry, now: number): void {
+    hit.refreshing = true;
+    const entry = this.query(rawKey, id, now);
+    entry.principal.then(
+      (found) => {
+        if (!found && this.hits.get(id) === hit) this.hits.delete(id);
+        // Dropped meanwhile (forgetTeam): the next request after refreshAfterMs tries again.
+        if (entry.dropped) hit.refreshing = false;
+      },
+      () => {
+        // The store did not answer: the hit is served until it expires, and retried meanwhile.
+        hit.refreshing = false;
+      },
+    );
+  }
+
+  /** Starts a lookup; its entry waits among the misses until the key is found. */
+  private query(rawKey: string, id: string, now: number): Entry {
     // The entry expires ttlMs after the query started, so what it holds is never older than that.
     const principal = this.lookup(rawKey);
     const entry: Entry = { expiresAt: now + this.ttlMs, principal };
@@ -80,7 +117,7 @@ export class PrincipalCache {
         if (this.misses.get(id) === entry) this.misses.delete(id);
       },
     );
-    return principal;
+    return entry;
   }
 
   /**
