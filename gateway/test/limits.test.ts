@@ -85,6 +85,28 @@ describe('per-team limits', () => {
     expect(res.headers.get('ratelimit-remaining')).toBe(String(300 - 62));
   });
 
+  test('when a starter team is past its minute limit, then its refused requests are not charged to the day', async () => {
+    const team = await newTeam(gw.accounts, 'starter');
+    await burst(gw.url, team.apiKey, 70);
+    expect(await gw.redis.get(`${keyPrefix()}rl:m:${team.team.id}`)).toBe('70');
+    expect(await gw.redis.get(`${keyPrefix()}rl:d:${team.team.id}`)).toBe('60');
+  });
+
+  test('when a request is counted in both windows, then it takes one Redis command', async () => {
+    const team = await newTeam(gw.accounts, 'starter');
+    expect((await call(gw.url, '/v1/deals', { key: team.apiKey })).status).toBe(200);
+    const commands: string[] = [];
+    const send = gw.redis.sendCommand.bind(gw.redis);
+    gw.redis.sendCommand = (command, stream) => (commands.push(command.name), send(command, stream));
+    try {
+      expect((await call(gw.url, '/v1/deals', { key: team.apiKey })).status).toBe(200);
+    } finally {
+      gw.redis.sendCommand = send;
+    }
+    expect(commands).toEqual(['evalsha']);
+    expect(await gw.redis.get(`${keyPrefix()}rl:d:${team.team.id}`)).toBe('2');
+  });
+
   test('when a starter team has used its daily quota, then 429 with a Retry-After up to a day', async () => {
     const team = await newTeam(gw.accounts, 'starter');
     expect((await call(gw.url, '/v1/deals', { key: team.apiKey })).status).toBe(200);

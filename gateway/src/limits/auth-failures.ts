@@ -7,8 +7,7 @@
 // given back when the key turns out valid (or the store fails): a burst of
 // concurrent bad keys cannot all pass a check made before any of them had failed,
 // so an address never causes more than the limit of lookups per window.
-import type { RateLimiterRedis } from 'rate-limiter-flexible';
-import { seconds, take, type Counters } from './counters.ts';
+import { seconds, type Counters, type Window } from './counters.ts';
 
 export interface AuthFailureDecision {
   allowed: boolean;
@@ -27,22 +26,22 @@ export interface AuthFailuresOptions {
 }
 
 export class AuthFailures {
-  private readonly window: RateLimiterRedis;
-  private readonly limit: number;
+  private readonly counters: Counters;
+  private readonly window: Window;
 
   constructor(opts: AuthFailuresOptions) {
-    this.limit = opts.limit;
-    this.window = opts.counters.window('rl:auth', opts.limit, seconds(opts.windowMs));
+    this.counters = opts.counters;
+    this.window = { name: 'rl:auth', points: opts.limit, durationSeconds: seconds(opts.windowMs) };
   }
 
   /** Counts the request as a failure of the address before its key is looked up; refused once the address is past the limit. */
   async charge(address: string): Promise<AuthFailureDecision> {
-    const { allowed, res } = await take(this.window, address);
-    return { allowed, limit: this.limit, remaining: allowed ? res.remainingPoints : 0, resetSeconds: seconds(res.msBeforeNext) };
+    const [count] = await this.counters.charge([this.window], address);
+    return { allowed: count.allowed, limit: this.window.points, remaining: count.remaining, resetSeconds: seconds(count.msBeforeNext) };
   }
 
   /** The charged request did not fail authentication (valid key, or the store could not answer): its point is given back. */
   async refund(address: string): Promise<void> {
-    await this.window.reward(address).catch(() => {});
+    await this.counters.refund(this.window, address);
   }
 }

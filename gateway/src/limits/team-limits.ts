@@ -1,8 +1,7 @@
 // Per-team request limits (decisions §7): a minute and a day window per plan,
 // counted in Redis so every gateway replica shares them (counters.ts).
-import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { PLAN_LIMITS, PLANS, type Plan } from '../domain/plans.ts';
-import { seconds, take, type Counters } from './counters.ts';
+import { seconds, type Counters, type Window } from './counters.ts';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -15,10 +14,6 @@ export interface LimitDecision {
   retryAfterSeconds?: number;
 }
 
-interface WindowLimiter {
-  consume(key: string): Promise<RateLimiterRes>;
-}
-
 const MINUTE = 60;
 const DAY = 86_400;
 
@@ -27,36 +22,33 @@ export interface TeamLimitsOptions {
 }
 
 export class TeamLimits {
-  private readonly perPlan: Record<Plan, { minute: WindowLimiter; day: WindowLimiter | null }>;
+  private readonly counters: Counters;
+  /** Each plan's windows, minute first. All plans count under the same keys: a plan change only changes the limit the next request is compared with, not its count. */
+  private readonly perPlan: Record<Plan, Window[]>;
 
   constructor(opts: TeamLimitsOptions) {
-    // One limiter per plan and window, all on the same keys: a plan change only
-    // changes the limit the next request is compared with, not its count.
-    const limiter = (window: 'm' | 'd', points: number, duration: number): WindowLimiter =>
-      opts.counters.window(`rl:${window}`, points, duration);
+    this.counters = opts.counters;
     this.perPlan = Object.fromEntries(
       PLANS.map((plan) => {
         const { perMinute, perDay } = PLAN_LIMITS[plan];
-        return [plan, { minute: limiter('m', perMinute, MINUTE), day: perDay === null ? null : limiter('d', perDay, DAY) }];
+        const minute: Window = { name: 'rl:m', points: perMinute, durationSeconds: MINUTE };
+        return [plan, perDay === null ? [minute] : [minute, { name: 'rl:d', points: perDay, durationSeconds: DAY }]];
       }),
-    ) as TeamLimits['perPlan'];
+    ) as Record<Plan, Window[]>;
   }
 
   /** Counts one request of the team; the day window is only charged when the minute window admits it. */
   async consume(teamId: string, plan: Plan): Promise<LimitDecision> {
-    const limiters = this.perPlan[plan];
+    const [minute, day] = await this.counters.charge(this.perPlan[plan], teamId);
     const limit = PLAN_LIMITS[plan].perMinute;
-    const minute = await take(limiters.minute, teamId);
-    const resetSeconds = seconds(minute.res.msBeforeNext);
+    const resetSeconds = seconds(minute.msBeforeNext);
     if (!minute.allowed) {
       return { allowed: false, limit, remaining: 0, resetSeconds, window: 'minute', retryAfterSeconds: resetSeconds };
     }
-    if (!limiters.day) return { allowed: true, limit, remaining: minute.res.remainingPoints, resetSeconds };
-    const day = await take(limiters.day, teamId);
-    const remaining = Math.min(minute.res.remainingPoints, day.res.remainingPoints);
+    if (!day) return { allowed: true, limit, remaining: minute.remaining, resetSeconds };
     if (!day.allowed) {
-      return { allowed: false, limit, remaining: 0, resetSeconds, window: 'day', retryAfterSeconds: seconds(day.res.msBeforeNext) };
+      return { allowed: false, limit, remaining: 0, resetSeconds, window: 'day', retryAfterSeconds: seconds(day.msBeforeNext) };
     }
-    return { allowed: true, limit, remaining, resetSeconds };
+    return { allowed: true, limit, remaining: Math.min(minute.remaining, day.remaining), resetSeconds };
   }
 }
