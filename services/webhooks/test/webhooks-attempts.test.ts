@@ -1,19 +1,24 @@
 // Delivery attempts in process, over the run's store and broker (a scratch
 // exchange): an attempt is claimed before it is sent, so copies of one attempt job
 // running at once make one POST; a claim whose holder died runs out; an attempt a
-// dead copy recorded is finished without a second POST; and a deactivated
-// webhook's alert (real SMTP listener) and the logs show only scheme and host.
+// dead copy recorded is finished without a second POST; a deactivated webhook's
+// alert (real SMTP listener) and the logs show only scheme and host. The fan-out
+// makes first attempts itself, without the attempts queue or a re-read; a receiver
+// that hangs holds only its webhook's slots; a first attempt a crash left unmade is
+// made by the redelivered event or by the rescue.
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
+import type { ConsumerHandle } from '@lpm/shared/messaging/broker';
 import { newEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import { createMailer, type Mailer } from '@lpm/shared/mailer';
 import { WorkQueue } from '@lpm/shared/messaging/work-queue';
 import { openStore } from '@lpm/shared/store/orm';
+import { DAY_MS } from '@lpm/shared/time';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { scratchBroker, type ScratchBroker } from '../../../shared/test/support/scratch-broker.ts';
 import { startSmtpListener, type SmtpListener } from '../../../shared/test/support/smtp-listener.ts';
-import { captureLogger } from '../../../shared/test/support/wait.ts';
+import { captureLogger, waitFor } from '../../../shared/test/support/wait.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES, type DeliveryRecord, type WebhookRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
@@ -24,6 +29,7 @@ import { SecretBox } from '../src/domain/secret-box.ts';
 import { generateSecret } from '../src/domain/signing.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
+import { equalityOn, watchStore } from './store-commands.ts';
 
 const SEND_TIMEOUT_MS = 1000;
 /** What a copy that finds the attempt claimed waits before it comes back (Deliveries' CLAIMED_DEFER_MS). */
@@ -40,35 +46,41 @@ const box = new SecretBox(randomBytes(32));
 const log = captureLogger();
 const owner = { id: newId('user'), name: 'Dona Ana', email: 'ana@lpm.test' };
 
-/** The webhooks side of one scenario: repositories on the store, a real attempts queue, a claim period. */
-function build(opts: { claimMs?: number; queueName: string }) {
+/** A webhook's attempts in flight at once (the service's is WEBHOOK_CONCURRENCY / 16). */
+const PER_WEBHOOK = 8;
+/** What a job for a busy webhook waits before it comes back (Deliveries' DEFER_MS). */
+const DEFER_MS = 1000;
+
+/** The webhooks side of one scenario: repositories on the store (or a watched client of it), a real attempts queue, a claim period. */
+function build(opts: { claimMs?: number; queueName: string; store?: Db; sender?: WebhookSender; sendTimeoutMs?: number }) {
   const queue = new WorkQueue<AttemptJob>(scratch.broker, { queue: scratch.broker.queueName(opts.queueName), type: ATTEMPT_JOB });
-  for (const q of [queue.queue, `${queue.queue}.delay.${CLAIMED_DEFER_MS}`]) scratch.declared.add(q);
-  const webhooks = new WebhooksRepository(db);
-  const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: opts.claimMs ?? attemptClaimMs(SEND_TIMEOUT_MS) });
+  for (const q of ['', '.retry', '.dlq', `.delay.${DEFER_MS}`, `.delay.${CLAIMED_DEFER_MS}`]) scratch.declared.add(`${queue.queue}${q}`);
+  const webhooks = new WebhooksRepository(opts.store ?? db);
+  const sendTimeoutMs = opts.sendTimeoutMs ?? SEND_TIMEOUT_MS;
+  const deliveriesRepo = new DeliveriesRepository(opts.store ?? db, { attemptClaimMs: opts.claimMs ?? attemptClaimMs(sendTimeoutMs) });
   const deactivation = new Deactivation({ webhooks, deliveries: deliveriesRepo, mailer, owners: { owner: async () => owner }, logger: log });
   const deliveries = new Deliveries({
     webhooks,
     deliveries: deliveriesRepo,
     queue,
-    sender,
+    sender: opts.sender ?? sender,
     box,
     deactivation,
     limiter: new KeyLimiter(),
-    perWebhook: 8,
+    perWebhook: PER_WEBHOOK,
     retryDelaysMs: [],
-    sendTimeoutMs: SEND_TIMEOUT_MS,
+    sendTimeoutMs,
   });
   return { queue, webhooks, deliveriesRepo, deliveries };
 }
 
 type Scenario = ReturnType<typeof build>;
 
-async function subscribe(s: Scenario, url: string): Promise<WebhookRecord> {
+async function subscribe(s: Scenario, url: string, teamId = newId('team')): Promise<WebhookRecord> {
   const now = new Date();
   const record: WebhookRecord = {
     _id: newId('wh'),
-    team_id: newId('team'),
+    team_id: teamId,
     url,
     url_key: url,
     description: null,
@@ -92,6 +104,8 @@ async function deliver(s: Scenario, hook: WebhookRecord): Promise<{ delivery: De
 }
 
 const postsTo = (r: HttpsReceiver, path: string) => r.requests.filter((q) => q.path === path);
+const clientCreated = (teamId: string) => newEvent('client.created', teamId, { id: newId('cli'), name: 'Cliente' }, null, newId('user'));
+const deliveryOf = (hook: WebhookRecord, eventId: string) => db.collection<DeliveryRecord>('deliveries').findOne({ webhook_id: hook._id, event_id: eventId });
 /** The claim slots left for a delivery's attempts. */
 const claimsOf = async (deliveryId: string) =>
   (await db.collection<{ _id: string }>('attempt_claims').find({}).toArray()).filter((c) => c._id.startsWith(`${deliveryId}:`));
@@ -233,5 +247,126 @@ test('when a webhook whose URL carries a path and a token is deactivated, then t
     );
   } finally {
     await failing.close();
+  }
+});
+
+test('when an event is fanned out, then its first attempt reaches the receiver from the fan-out itself, signed, with no job queued and neither the delivery nor its attempt read back', async () => {
+  const watched = await watchStore(db.databaseName);
+  try {
+    const s = build({ queueName: 'webhooks.attempts.direct', store: watched.db });
+    await scratch.ch.assertQueue(s.queue.queue, { durable: true });
+    const hook = await subscribe(s, `${receiver.url}/direct`);
+    const event = clientCreated(hook.team_id);
+    watched.take();
+
+    await s.deliveries.fanOut(event);
+
+    const [post, ...more] = postsTo(receiver, '/direct');
+    expect(more).toEqual([]);
+    expect(JSON.parse(post.body)).toMatchObject({ id: event.id, type: 'client.created', webhook_id: hook._id });
+    expect(post.headers).toMatchObject({ 'webhook-id': event.id, 'x-service-event-id': event.id });
+    expect(await deliveryOf(hook, event.id)).toMatchObject({ status: 'succeeded', attempts_count: 1 });
+    expect(await messages(s.queue.queue)).toBe(0);
+    // The webhooks were read once by team (and by id only to add the attempt to its counters, under its lock);
+    // the delivery and the attempt record were not read back.
+    const reads = watched.take().filter((q) => q.op === 'find');
+    expect(reads.filter((q) => q.collection === 'webhooks' && !('_id' in q.filter)).map((q) => Object.keys(q.filter).sort())).toEqual([['active', 'events', 'team_id']]);
+    expect(reads.filter((q) => q.collection === 'deliveries' || (q.collection === 'attempts' && '_id' in q.filter))).toEqual([]);
+
+    // The same event again (a redelivery): no second delivery, no second POST.
+    await s.deliveries.fanOut(event);
+    expect(postsTo(receiver, '/direct')).toHaveLength(1);
+    expect(await db.collection('deliveries').countDocuments({ webhook_id: hook._id })).toBe(1);
+  } finally {
+    await watched.close();
+  }
+});
+
+test("when the process died after storing an event's delivery and before its first POST, then the redelivered event makes that attempt once", async () => {
+  const s = build({ queueName: 'webhooks.attempts.redelivered' });
+  const hook = await subscribe(s, `${receiver.url}/redelivered`);
+  const event = clientCreated(hook.team_id);
+  // What the fan-out stored before the crash.
+  const stored = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, new Date()));
+
+  await s.deliveries.fanOut(event);
+
+  expect(postsTo(receiver, '/redelivered')).toHaveLength(1);
+  expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'succeeded', attempts_count: 1 });
+});
+
+test("when one webhook's receiver hangs beside one that answers at once, then the fast one gets every event while the hanging one holds only its slots, and both get every event", async () => {
+  let answer: () => void = () => {};
+  const answered = new Promise<void>((r) => (answer = r));
+  const fast = await startHttpsReceiver();
+  const hanging = await startHttpsReceiver(async () => {
+    await answered;
+    return { status: 200 };
+  });
+  let consumer: ConsumerHandle | undefined;
+  // Long enough that no hanging POST ends before the test answers them.
+  const patient = new WebhookSender({ guard: new UrlGuard({ allowPrivate: true }), timeoutMs: 60_000 });
+  try {
+    const s = build({ queueName: 'webhooks.attempts.fair', sender: patient, sendTimeoutMs: 60_000 });
+    consumer = await s.queue.consume((job) => s.deliveries.attempt(job), { prefetch: 32 });
+    const team = newId('team');
+    const quick = await subscribe(s, `${fast.url}/quick`, team);
+    const stuck = await subscribe(s, `${hanging.url}/stuck`, team);
+    const events = Array.from({ length: 3 * PER_WEBHOOK }, () => clientCreated(team));
+    const distinct = (r: HttpsReceiver) => new Set(r.requests.map((q) => JSON.parse(q.body).id)).size;
+
+    const fanning = Promise.all(events.map((e) => s.deliveries.fanOut(e)));
+    await waitFor('every event at the fast receiver', () => distinct(fast) === events.length, 60_000);
+    // Not one hanging POST has been answered yet, and they take no more than the webhook's slots.
+    expect(hanging.requests.length).toBeGreaterThan(0);
+    expect(hanging.requests.length).toBeLessThanOrEqual(PER_WEBHOOK);
+    expect(await db.collection('attempts').countDocuments({ webhook_id: stuck._id })).toBe(0);
+
+    answer();
+    await fanning;
+    await waitFor('every event at the hanging receiver once it answers', () => distinct(hanging) === events.length, 60_000);
+    for (const hook of [quick, stuck]) {
+      await waitFor('every delivery succeeded', async () => (await db.collection('deliveries').countDocuments({ webhook_id: hook._id, status: 'succeeded' })) === events.length);
+    }
+  } finally {
+    answer();
+    await consumer?.cancel();
+    await patient.close();
+    await fast.close();
+    await hanging.close();
+  }
+});
+
+test("when a stored delivery's first attempt never happened, then the rescue finds it by its due minute (no range read once past the first day) and it is delivered", async () => {
+  const GRACE_MS = 10 * 60_000;
+  // A database of its own: no other test's pending deliveries.
+  const watched = await watchStore(`${db.databaseName}_rescue`);
+  let consumer: ConsumerHandle | undefined;
+  try {
+    const s = build({ queueName: 'webhooks.attempts.rescued', store: watched.db });
+    const hook = await subscribe(s, `${receiver.url}/rescued`);
+    // The first rescue, and the last that also reads by range (once its cutoff is a day past the first: deliveries
+    // stored before the marker existed are reached by then), each at its own instant.
+    const first = Date.now();
+    await s.deliveries.requeueStuck(GRACE_MS, new Date(first));
+    const settled = first + DAY_MS + 2 * GRACE_MS;
+    await s.deliveries.requeueStuck(GRACE_MS, new Date(settled));
+    // A delivery the fan-out stored (due a minute later) and whose event was then dead-lettered: no job for it anywhere.
+    const event = clientCreated(hook.team_id);
+    const lost = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, new Date(settled + 60_000)));
+    watched.take();
+
+    expect(await s.deliveries.requeueStuck(GRACE_MS, new Date(settled + GRACE_MS + 5 * 60_000))).toBe(1);
+
+    const reads = watched.take().filter((q) => q.collection === 'deliveries' && q.op === 'find');
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((q) => equalityOn(q, 'due_minute') && equalityOn(q, 'status') && !('next_attempt_at' in q.filter))).toBe(true);
+    consumer = await s.queue.consume((job) => s.deliveries.attempt(job));
+    await waitFor('the rescued attempt', () => postsTo(receiver, '/rescued').length === 1);
+    await waitFor('its outcome', async () => (await s.deliveriesRepo.get(lost._id))?.status === 'succeeded');
+  } finally {
+    await consumer?.cancel();
+    await watched.db.dropDatabase();
+    await watched.close();
   }
 });

@@ -1,8 +1,9 @@
 // Retention and growth (issue 9): deleting a webhook removes its history; the
 // list's counters are kept on the webhook (each attempt counted once) and read no
 // attempts; the retention job drops old deliveries and attempts, orphans of deleted
-// webhooks, and Idempotency-Key records past 24 h. The app in process on its own
-// database; old records are seeded through the repositories.
+// webhooks, and Idempotency-Key records past 24 h; once past its first days it
+// deletes by day markers and tombstones only (what FerretDB pushes down to SQL). The
+// app in process on its own database; old records are seeded through the repositories.
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
@@ -11,6 +12,7 @@ import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../src/data/w
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { purgeHistory } from '../src/jobs/retention.ts';
 import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { equalityOn, watchStore } from './store-commands.ts';
 
 const RETENTION_MS = 30 * DAY_MS;
 
@@ -206,4 +208,51 @@ test('when the retention job runs, then deliveries and attempts past retention, 
   // The counters keep what was counted; a second run finds nothing more.
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 2 });
   expect(await purgeHistory({ webhooks, deliveries, retentionMs: RETENTION_MS })).toMatchObject({ deliveries: 0, attempts: 0, orphanDeliveries: 0, orphanAttempts: 0 });
+});
+
+test('when retention runs past its first days, then every delete names a day marker or a deleted webhook, and what passed the cutoff since is gone while the rest stays', async () => {
+  // A database of its own, and instants of its own: the sweeps' cursors start here.
+  const watched = await watchStore(`${sut.db.databaseName}_markers`);
+  try {
+    const hooks = new WebhooksRepository(watched.db);
+    const repo = new DeliveriesRepository(watched.db, { attemptClaimMs: 60_000 });
+    const deps = { webhooks: hooks, deliveries: repo, retentionMs: RETENTION_MS };
+    const seed = async (webhookId: string, at: Date) => {
+      const d = await repo.insertOrGet({ ...(await seedDelivery('team_x', webhookId, at)), _id: newId('dlv') });
+      await repo.recordAttempt(attemptOf(d, 1, true, at));
+      return d;
+    };
+    const first = Date.now();
+    await purgeHistory(deps, new Date(first));
+    // The last run that also deletes by range: its cutoff is a day past the first run (records without markers are gone by then).
+    const settled = first + RETENTION_MS + 2 * DAY_MS;
+    await purgeHistory(deps, new Date(settled));
+    const now = settled + 3 * DAY_MS;
+    const cutoff = now - RETENTION_MS;
+    const hook = newId('wh');
+    const dayBefore = await seed(hook, new Date(cutoff - DAY_MS));
+    const hourBefore = await seed(hook, new Date(cutoff - 3600_000));
+    const hourAfter = await seed(hook, new Date(cutoff + 3600_000));
+    // Stored long before the cutoff, last changed after it: kept.
+    const retried = await seed(hook, new Date(cutoff - 2 * DAY_MS));
+    await repo.recordOutcome(retried._id, { status: 'succeeded', attempts_count: 2, last_attempt_at: new Date(cutoff + 60_000), next_attempt_at: null });
+    // History left by a webhook's delete (its tombstone written, the webhook gone) whose process died before dropping it.
+    const deleted = newId('wh');
+    const left = await seed(deleted, new Date(cutoff + DAY_MS));
+    await hooks.remove('team_x', deleted);
+    watched.take();
+
+    const purged = await purgeHistory(deps, new Date(now));
+
+    expect(purged).toMatchObject({ deliveries: 2, attempts: 3, orphanDeliveries: 1, orphanAttempts: 1 });
+    for (const gone of [dayBefore, hourBefore, left]) expect(await repo.get(gone._id)).toBeNull();
+    for (const kept of [hourAfter, retried]) expect(await repo.get(kept._id)).not.toBeNull();
+    expect(await repo.attemptById(`${hourAfter._id}:1`)).not.toBeNull();
+    const deletes = watched.take().filter((q) => q.op === 'delete' && ['deliveries', 'attempts'].includes(q.collection));
+    expect(deletes.length).toBeGreaterThan(0);
+    for (const q of deletes) expect([q, ['day', 'updated_day', 'webhook_id'].some((f) => equalityOn(q, f))]).toEqual([q, true]);
+  } finally {
+    await watched.db.dropDatabase();
+    await watched.close();
+  }
 });

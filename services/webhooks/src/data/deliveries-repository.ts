@@ -6,6 +6,8 @@ import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
 import { insertOrGet, isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { escapeRegex } from '@lpm/shared/text';
+import { DAY_MS } from '@lpm/shared/time';
+import { bucketOf, runSweep } from './bucket-sweep.ts';
 import type { AttemptClaimRecord, AttemptRecord, DeliveryRecord, DeliveryStatus } from './webhook-entity.ts';
 
 export interface Outcome {
@@ -17,24 +19,39 @@ export interface Outcome {
 
 /** Delivery ids per query when their attempt claims are dropped (one anchored regex over `_id` each). */
 const CLAIM_BATCH = 200;
+/** The size of the buckets of `due_minute`, the rescue's marker. */
+const DUE_BUCKET_MS = 60_000;
+/** Retention's and the claims' records without their marker were written before the first marker-aware sweep, or by replicas still running older code soon after. */
+const UNMARKED_MS = DAY_MS;
+
+/** The markers that go with a delivery's updated_at and next_attempt_at (bucket-sweep.ts). */
+const updatedDay = (updatedAt: Date) => ({ updated_day: bucketOf(updatedAt, DAY_MS) });
+const dueMinute = (nextAttemptAt: Date | null) => ({ due_minute: nextAttemptAt && bucketOf(nextAttemptAt, DUE_BUCKET_MS) });
+
+/** What retention, the rescue and the claims sweep remove or visit. */
+export interface Purged {
+  deliveries: number;
+  attempts: number;
+}
 
 /**
- * Drops the history of these webhooks: attempt claims, attempts, deliveries (the
- * webhook itself is deleted before, so a crash in between leaves orphans that
- * DeliveriesRepository.purgeOrphans removes). Every step is a delete, so running it
+ * Drops the history of a deleted webhook: attempt claims, attempts, deliveries (the
+ * webhook's tombstone is written before it is deleted, so retention repeats this
+ * after a crash in between). Every step is a delete by equality, so running it
  * twice, or on several replicas at once, does no harm.
  */
-export async function dropWebhookHistory(db: Db, webhookIds: string[]): Promise<void> {
-  if (webhookIds.length === 0) return;
+export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Purged> {
   const deliveries = db.collection<DeliveryRecord>('deliveries');
-  const ids = (await deliveries.find({ webhook_id: { $in: webhookIds } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+  const ids = (await deliveries.find({ webhook_id: webhookId }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
   await dropClaimsOf(db, ids);
-  await db.collection<AttemptRecord>('attempts').deleteMany({ webhook_id: { $in: webhookIds } });
-  await deliveries.deleteMany({ webhook_id: { $in: webhookIds } });
+  const attempts = await db.collection<AttemptRecord>('attempts').deleteMany({ webhook_id: webhookId });
+  const dropped = await deliveries.deleteMany({ webhook_id: webhookId });
+  return { deliveries: dropped.deletedCount, attempts: attempts.deletedCount };
 }
 
 /** Claims are `<delivery>:<attempt>:<slot>`: dropped by a prefix of their `_id`. */
 async function dropClaimsOf(db: Db, deliveryIds: string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
   const claims = db.collection<AttemptClaimRecord>('attempt_claims');
   for (let i = 0; i < deliveryIds.length; i += CLAIM_BATCH) {
     const alternatives = deliveryIds.slice(i, i + CLAIM_BATCH).map(escapeRegex).join('|');
@@ -96,7 +113,7 @@ export class DeliveriesRepository {
     for (const s of [slot, slot + 1]) {
       const id = `${deliveryId}:${attempt}:${s}`;
       try {
-        await this.claims.insertOne({ _id: id, expires_at: new Date((s + 1) * period) });
+        await this.claims.insertOne({ _id: id, expires_at: new Date((s + 1) * period), slot: s });
         taken.push(id);
       } catch (e) {
         if (taken.length) await this.claims.deleteMany({ _id: { $in: taken } }).catch(() => {});
@@ -112,15 +129,28 @@ export class DeliveriesRepository {
     };
   }
 
-  /** Drops the claims of holders that died (their slots are over, so no claim can take those ids again). */
+  /**
+   * Drops the claims of holders that died, a claim period after their slot ended
+   * (no claim can take those ids again): slot by slot, by the `slot` marker.
+   */
   async dropExpiredClaims(now = new Date()): Promise<number> {
-    const res = await this.claims.deleteMany({ expires_at: { $lt: new Date(now.getTime() - this.claimMs) } });
-    return res.deletedCount;
+    const period = this.claimMs;
+    // Slot s ends at (s + 1) * period: over for a period when (s + 2) * period < now.
+    const upto = Math.ceil(now.getTime() / period) - 2;
+    const sweep = {
+      // Per period: slot numbers of another period are other buckets.
+      name: `attempt_claims.slot.${period}`,
+      unmarkedMs: UNMARKED_MS,
+      bucket: async (slot: number) => (await this.claims.deleteMany({ slot })).deletedCount,
+      range: async (cutoff: Date) => (await this.claims.deleteMany({ expires_at: { $lt: cutoff } })).deletedCount,
+    };
+    return (await runSweep(this.db, sweep, upto, new Date(now.getTime() - period), now)).visited;
   }
 
   /** Stores the delivery, or gives back the one already stored for its webhook and event. */
   insertOrGet(delivery: DeliveryRecord): Promise<DeliveryRecord> {
-    return insertOrGet(this.deliveries, delivery, { webhook_id: delivery.webhook_id, event_id: delivery.event_id });
+    const marked = { ...delivery, ...updatedDay(delivery.updated_at), ...dueMinute(delivery.next_attempt_at) };
+    return insertOrGet(this.deliveries, marked, { webhook_id: delivery.webhook_id, event_id: delivery.event_id });
   }
 
   get(id: string): Promise<DeliveryRecord | null> {
@@ -144,25 +174,42 @@ export class DeliveriesRepository {
   }
 
   async markPending(id: string, now: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now } });
+    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now, ...updatedDay(now), ...dueMinute(now) } });
   }
 
   async skip(id: string): Promise<void> {
-    await this.deliveries.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'skipped', next_attempt_at: null, updated_at: new Date() } });
+    const now = new Date();
+    await this.deliveries.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'skipped', next_attempt_at: null, updated_at: now, ...updatedDay(now), ...dueMinute(null) } });
   }
 
   async recordOutcome(id: string, o: Outcome): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { ...o, updated_at: o.last_attempt_at } });
+    await this.deliveries.updateOne({ _id: id }, { $set: { ...o, updated_at: o.last_attempt_at, ...updatedDay(o.last_attempt_at), ...dueMinute(o.next_attempt_at) } });
   }
 
-  /** Pending deliveries whose next attempt was due before `before`. */
-  stuck(before: Date, limit: number): Promise<DeliveryRecord[]> {
-    return this.deliveries.find({ status: 'pending', next_attempt_at: { $lt: before } }).limit(limit).toArray();
+  /**
+   * Visits each pending delivery whose next attempt was due before `before`, once
+   * per time it was due: minute by minute, by the `due_minute` marker (with the
+   * status), from where the last visit got to. `unmarkedMs`: how far past the first
+   * visit the next attempt of a delivery stored without the marker may be due.
+   */
+  async visitOverdue(before: Date, unmarkedMs: number, visit: (d: DeliveryRecord) => Promise<void>, now = new Date()): Promise<number> {
+    const each = async (found: DeliveryRecord[]) => {
+      for (const d of found) await visit(d);
+      return found.length;
+    };
+    const withoutBody = { projection: { body: 0 } };
+    const sweep = {
+      name: 'deliveries.due_minute',
+      unmarkedMs,
+      bucket: async (minute: number) => each(await this.deliveries.find<DeliveryRecord>({ due_minute: minute, status: 'pending' }, withoutBody).toArray()),
+      range: async (cutoff: Date) => each(await this.deliveries.find<DeliveryRecord>({ status: 'pending', next_attempt_at: { $lt: cutoff } }, withoutBody).limit(500).toArray()),
+    };
+    return (await runSweep(this.db, sweep, bucketOf(before, DUE_BUCKET_MS), before, now)).visited;
   }
 
   /** Moves a stuck delivery's next attempt to `now`, unless an attempt was recorded meanwhile. */
   async requeued(d: DeliveryRecord, now: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: d._id, attempts_count: d.attempts_count }, { $set: { next_attempt_at: now } });
+    await this.deliveries.updateOne({ _id: d._id, attempts_count: d.attempts_count }, { $set: { next_attempt_at: now, ...dueMinute(now) } });
   }
 
   /** The attempt recorded with this id (`<delivery>:<n>`), if any. */
@@ -175,28 +222,59 @@ export class DeliveriesRepository {
    * counts it and marks it), or gives back the one recorded before (a crash or a duplicate job).
    */
   recordAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
-    return insertOrGet(this.attempts, { ...attempt, counted: false }, { _id: attempt._id });
+    return insertOrGet(this.attempts, { ...attempt, counted: false, day: bucketOf(attempt.at, DAY_MS) }, { _id: attempt._id });
   }
 
   /**
-   * Retention: drops attempts made, and deliveries last changed, before `cutoff`.
-   * Range filters (FerretDB reads the collection and filters in Go: this runs
-   * rarely, off the request path). Deletes only, so it is safe to run on several
-   * replicas at once and needs no exactly-once claim.
+   * Retention: drops attempts made, and deliveries last changed, before `cutoff`:
+   * each whole day before the cutoff's by its day marker, once, and within the
+   * cutoff's day by the marker and a range. Deletes only, so it is safe to run on
+   * several replicas at once and needs no exactly-once claim. `ranged`: records
+   * without the markers were looked for too (bucket-sweep.ts).
    */
-  async purgeOlderThan(cutoff: Date): Promise<{ deliveries: number; attempts: number }> {
-    const attempts = await this.attempts.deleteMany({ at: { $lt: cutoff } });
-    const deliveries = await this.deliveries.deleteMany({ updated_at: { $lt: cutoff } });
-    return { deliveries: deliveries.deletedCount, attempts: attempts.deletedCount };
+  async purgeOlderThan(cutoff: Date, now = new Date()): Promise<Purged & { ranged: boolean }> {
+    const day = bucketOf(cutoff, DAY_MS);
+    const attempts = await runSweep(
+      this.db,
+      {
+        name: 'attempts.day',
+        unmarkedMs: UNMARKED_MS,
+        bucket: async (d) => (await this.attempts.deleteMany({ day: d })).deletedCount,
+        range: async (c) => (await this.attempts.deleteMany({ at: { $lt: c } })).deletedCount,
+      },
+      day,
+      cutoff,
+      now,
+    );
+    const deliveries = await runSweep(
+      this.db,
+      {
+        name: 'deliveries.updated_day',
+        unmarkedMs: UNMARKED_MS,
+        bucket: async (d) => (await this.deliveries.deleteMany({ updated_day: d })).deletedCount,
+        range: async (c) => (await this.deliveries.deleteMany({ updated_at: { $lt: c } })).deletedCount,
+      },
+      day,
+      cutoff,
+      now,
+    );
+    const attemptsThatDay = await this.attempts.deleteMany({ day, at: { $lt: cutoff } });
+    const deliveriesThatDay = await this.deliveries.deleteMany({ updated_day: day, updated_at: { $lt: cutoff } });
+    return {
+      deliveries: deliveries.visited + deliveriesThatDay.deletedCount,
+      attempts: attempts.visited + attemptsThatDay.deletedCount,
+      ranged: deliveries.ranged || attempts.ranged,
+    };
   }
 
   /**
-   * Drops deliveries and attempts of webhooks not in `existing` (a crash between a
-   * webhook's delete and its history's, or an attempt recorded as it was deleted).
-   * Only records made before `listedBefore`, the instant before `existing` was read:
-   * a webhook created since then may already have deliveries.
+   * Drops deliveries and attempts of webhooks not in `existing`: orphans that a crash
+   * between a webhook's delete and its history's left before deletes wrote tombstones.
+   * Every record is read (in Go on FerretDB), so this runs only while retention looks
+   * for records without markers. Only records made before `listedBefore`, the instant
+   * before `existing` was read: a webhook created since then may already have deliveries.
    */
-  async purgeOrphans(existing: string[], listedBefore: Date): Promise<{ deliveries: number; attempts: number }> {
+  async purgeOrphans(existing: string[], listedBefore: Date): Promise<Purged> {
     const attempts = await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } });
     const deliveries = await this.deliveries.deleteMany({ webhook_id: { $nin: existing }, created_at: { $lt: listedBefore } });
     return { deliveries: deliveries.deletedCount, attempts: attempts.deletedCount };

@@ -57,12 +57,17 @@ export const DeliveryEntity = defineEntity({
     next_attempt_at: p.datetime().strictNullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
+    // Equality markers for the periodic queries (bucket-sweep.ts), set by the repository with the
+    // instants they bucket: the day of updated_at (retention) and the minute of next_attempt_at
+    // (the rescue of lost attempts; null when none is due). Absent on deliveries stored before them.
+    updated_day: p.integer().nullable(),
+    due_minute: p.integer().nullable(),
   },
-  indexes: [{ properties: ['webhook_id', 'created_at'] }],
+  indexes: [{ properties: ['webhook_id', 'created_at'] }, { properties: ['updated_day'] }, { properties: ['due_minute'] }],
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export type DeliveryRecord = InferEntity<typeof DeliveryEntity>;
+export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
@@ -82,15 +87,24 @@ export const AttemptEntity = defineEntity({
     response_body: p.string().strictNullable(),
     // false until the webhook's counters include it (absent on attempts stored before them: counted by the backfill).
     counted: p.boolean().nullable(),
+    // The day of `at`, retention's equality marker (absent on attempts stored before it).
+    day: p.integer().nullable(),
   },
-  indexes: [{ properties: ['webhook_id', 'at'] }, { properties: ['webhook_id', 'ok'] }, { properties: ['delivery_id'] }, { properties: ['webhook_id', 'counted'] }],
+  indexes: [
+    { properties: ['webhook_id', 'at'] },
+    { properties: ['webhook_id', 'ok'] },
+    { properties: ['delivery_id'] },
+    { properties: ['webhook_id', 'counted'] },
+    { properties: ['day'] },
+  ],
 });
 
-export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted'>;
+export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day'>;
 
 /**
  * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is
- * `<delivery id>:<attempt>:<slot>`; the slot's end is `expires_at`.
+ * `<delivery id>:<attempt>:<slot>`; the slot's end is `expires_at`, and `slot` its
+ * number, the sweep's equality marker (absent on claims stored before it).
  */
 export const AttemptClaimEntity = defineEntity({
   name: 'AttemptClaim',
@@ -98,10 +112,45 @@ export const AttemptClaimEntity = defineEntity({
   properties: {
     _id: p.string().primary(),
     expires_at: p.datetime(),
+    slot: p.integer().nullable(),
   },
-  indexes: [{ properties: ['expires_at'] }],
+  indexes: [{ properties: ['expires_at'] }, { properties: ['slot'] }],
 });
 
-export type AttemptClaimRecord = InferEntity<typeof AttemptClaimEntity>;
+export type AttemptClaimRecord = Later<InferEntity<typeof AttemptClaimEntity>, 'slot'>;
 
-export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity, AttemptClaimEntity];
+/**
+ * A deleted webhook, written before the webhook is deleted and kept a while after
+ * its history is dropped: retention drops the history of each again by equality,
+ * so a crash in between, or an attempt recorded as it was deleted, leaves nothing.
+ */
+export const WebhookTombstoneEntity = defineEntity({
+  name: 'WebhookTombstone',
+  collection: 'webhook_tombstones',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    deleted_at: p.datetime(),
+  },
+});
+
+export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
+
+/** Where a periodic sweep has got to (bucket-sweep.ts): `_id` is the sweep's name. */
+export const SweepCursorEntity = defineEntity({
+  name: 'SweepCursor',
+  collection: 'sweep_cursors',
+  properties: {
+    _id: p.string().primary(),
+    // Every whole bucket before this one has been visited.
+    next: p.integer(),
+    // Records without the marker may reach this instant: the range query runs until one has passed it.
+    unmarked_until: p.datetime(),
+    // The cutoff of the last range query.
+    ranged_to: p.datetime().strictNullable(),
+  },
+});
+
+export type SweepCursorRecord = InferEntity<typeof SweepCursorEntity>;
+
+export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity, AttemptClaimEntity, WebhookTombstoneEntity, SweepCursorEntity];

@@ -1,14 +1,15 @@
 // Webhook subscriptions in the store. Writes that must not interleave hold a
 // document lock (store/lock.ts): a team's lock while its limit is checked and a
 // webhook inserted, a webhook's lock for updates, automatic deactivation and its
-// counters over attempts (countAttempts). Deleting a webhook deletes its history.
+// counters over attempts (countAttempts). Deleting a webhook deletes its history,
+// and leaves a tombstone so retention deletes it again (purgeDeleted).
 import type { Db } from 'mongodb';
 import { isId } from '@lpm/shared/ids';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { DOCUMENT_LOCK_MS, tryDocumentLock, withDocumentLock } from '@lpm/shared/store/lock';
 import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../domain/webhook-errors.ts';
-import { dropWebhookHistory } from './deliveries-repository.ts';
-import type { AttemptRecord, WebhookRecord } from './webhook-entity.ts';
+import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
+import type { AttemptRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
 
 /** Attempts added to the counters per query. */
 const COUNT_BATCH = 200;
@@ -36,6 +37,10 @@ export class WebhooksRepository {
 
   private get attempts() {
     return this.db.collection<AttemptRecord>('attempts');
+  }
+
+  private get tombstones() {
+    return this.db.collection<WebhookTombstoneRecord>('webhook_tombstones');
   }
 
   /** The team's webhook, or 404 `Webhook not found`. */
@@ -86,13 +91,41 @@ export class WebhooksRepository {
     });
   }
 
-  /** Deletes the webhook, then its deliveries, attempts and attempt claims (orphans a crash in between leaves go with retention). */
+  /**
+   * Deletes the webhook, then its deliveries, attempts and attempt claims; its
+   * tombstone first, so what a crash in between leaves goes with retention.
+   */
   async remove(teamId: string, id: string): Promise<void> {
+    try {
+      await this.tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: new Date() });
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+    }
     const res = await this.webhooks.deleteOne({ _id: id, team_id: teamId });
-    if (res.deletedCount === 1) await dropWebhookHistory(this.db, [id]);
+    if (res.deletedCount === 1) await dropWebhookHistory(this.db, id);
   }
 
-  /** Every webhook's id (retention: the history of any other webhook is an orphan). */
+  /**
+   * Drops again the history of every deleted webhook (a crash between its delete and
+   * its history's, an attempt recorded as it was deleted), by its id; tombstones
+   * written before `keptAfter` go afterwards. The tombstones are few: deletes of the
+   * last hours. A tombstone whose webhook still exists (its delete named another
+   * team's webhook, or is under way) drops nothing.
+   */
+  async purgeDeleted(keptAfter: Date): Promise<Purged> {
+    const purged: Purged = { deliveries: 0, attempts: 0 };
+    for (const t of await this.tombstones.find({}).toArray()) {
+      if (!(await this.byId(t._id))) {
+        const dropped = await dropWebhookHistory(this.db, t._id);
+        purged.deliveries += dropped.deliveries;
+        purged.attempts += dropped.attempts;
+      }
+      if (t.deleted_at < keptAfter) await this.tombstones.deleteOne({ _id: t._id });
+    }
+    return purged;
+  }
+
+  /** Every webhook's id (retention's search for orphans: the history of any other webhook is one). */
   async allIds(): Promise<string[]> {
     return (await this.webhooks.find({}, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
   }

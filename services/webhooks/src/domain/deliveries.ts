@@ -12,6 +12,7 @@
 // of one attempt running at once (a redelivery, a requeue, two replicas) send it once.
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
+import { DAY_MS } from '@lpm/shared/time';
 import type { AttemptClaim, DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
@@ -122,16 +123,17 @@ export class Deliveries {
 
   /**
    * Queues again deliveries whose next attempt is overdue by `graceMs`: the job of
-   * a process that died between storing an outcome and queueing the next attempt.
-   * A job that was only slow is then dropped by the attempt check.
+   * a process that died between storing an outcome and queueing the next attempt,
+   * or the first attempt of an event that was dead-lettered after its deliveries
+   * were stored. A job that was only slow is then dropped by the attempt check.
    */
-  async requeueStuck(graceMs: number, now = new Date()): Promise<number> {
-    const stuck = await this.opts.deliveries.stuck(new Date(now.getTime() - graceMs), 500);
-    for (const d of stuck) {
+  requeueStuck(graceMs: number, now = new Date()): Promise<number> {
+    // Deliveries stored without the marker may be due as late as the longest retry delay after the first visit.
+    const unmarkedMs = Math.max(0, ...this.opts.retryDelaysMs) + DAY_MS;
+    return this.opts.deliveries.visitOverdue(new Date(now.getTime() - graceMs), unmarkedMs, async (d) => {
       await this.opts.deliveries.requeued(d, now);
       await this.opts.queue.push({ delivery_id: d._id, webhook_id: d.webhook_id, team_id: d.team_id, attempt: d.attempts_count + 1 });
-    }
-    return stuck.length;
+    }, now);
   }
 
   /** Counts the attempts left uncounted (the maintenance job). */

@@ -1,7 +1,7 @@
 // Retention (issue 9): deliveries (whole payloads, personal data included) and
-// attempts older than WEBHOOK_HISTORY_RETENTION, the history of deleted webhooks
-// that a crash left behind (Idempotency-Key records are purged by the service
-// runner for every service). Run
+// attempts older than WEBHOOK_HISTORY_RETENTION, by their day markers, and the
+// history of deleted webhooks that a crash left behind, by their tombstones
+// (Idempotency-Key records are purged by the service runner for every service). Run
 // about once an hour on the service's scheduler (a timer ticking every
 // SCHEDULER_INTERVAL). Every step is a delete of what is already out of use: two
 // replicas running it at once, or a run repeated after a crash, remove nothing
@@ -11,8 +11,10 @@ import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 
-/** Retention runs at most this often (its queries read whole collections on FerretDB). */
+/** Retention runs at most this often. */
 export const RETENTION_EVERY_MS = 3_600_000;
+/** A deleted webhook's tombstone is kept this long: its history is dropped again at least once after the delete's in-flight attempts are over. */
+const TOMBSTONE_KEPT_MS = RETENTION_EVERY_MS;
 /** Orphans must be older than the webhook list by this much: room for replicas' clocks. */
 const CLOCK_MARGIN_MS = 60_000;
 
@@ -32,10 +34,17 @@ export interface Purged {
 
 /** One retention pass. */
 export async function purgeHistory(deps: RetentionDeps, now = new Date()): Promise<Purged> {
-  const old = await deps.deliveries.purgeOlderThan(new Date(now.getTime() - deps.retentionMs));
+  const old = await deps.deliveries.purgeOlderThan(new Date(now.getTime() - deps.retentionMs), now);
+  const deleted = await deps.webhooks.purgeDeleted(new Date(now.getTime() - TOMBSTONE_KEPT_MS));
+  // Orphans from before tombstones existed: looked for (a read of every record) while records without markers are.
   const listedBefore = new Date(Date.now() - CLOCK_MARGIN_MS);
-  const orphans = await deps.deliveries.purgeOrphans(await deps.webhooks.allIds(), listedBefore);
-  return { deliveries: old.deliveries, attempts: old.attempts, orphanDeliveries: orphans.deliveries, orphanAttempts: orphans.attempts };
+  const legacy = old.ranged ? await deps.deliveries.purgeOrphans(await deps.webhooks.allIds(), listedBefore) : { deliveries: 0, attempts: 0 };
+  return {
+    deliveries: old.deliveries,
+    attempts: old.attempts,
+    orphanDeliveries: deleted.deliveries + legacy.deliveries,
+    orphanAttempts: deleted.attempts + legacy.attempts,
+  };
 }
 
 export function retentionTask(opts: RetentionDeps & { intervalMs: number; logger: Logger }): BackgroundTask {
