@@ -2,7 +2,7 @@
 // throttle of the client's address (429), API key -> principal (401), the team's
 // limits (429, RateLimit-* headers on every authenticated response), the key's
 // scopes (403) and the declared body size (413).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, payloadTooLarge, rateLimited, unauthorized } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
@@ -32,7 +32,9 @@ export interface AccessOptions {
 export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (req, reply) => {
-    if (req.routeOptions.config?.public) return;
+    // routeOptions is built anew on each read.
+    const config = req.routeOptions.config;
+    if (config?.public) return;
     const principal = await authenticate(req, reply, opts);
     req.principal = principal;
     const decision = await opts.limits.consume(principal.team.id, principal.team.plan);
@@ -41,7 +43,7 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
       reply.header('retry-after', String(decision.retryAfterSeconds));
       throw rateLimited('Rate limit exceeded', { window: decision.window, retry_after: decision.retryAfterSeconds });
     }
-    if (!principal.key.scopes.includes(requiredScope(req))) throw forbidden('Insufficient permissions');
+    if (!principal.key.scopes.includes(requiredScope(req.method, config))) throw forbidden('Insufficient permissions');
     if (declaredLength(req) > BODY_LIMIT) {
       reply.header('connection', 'close');
       throw payloadTooLarge();
@@ -60,9 +62,9 @@ async function authenticate(req: FastifyRequest, reply: FastifyReply, opts: Acce
   throw rateLimited('Too many failed authentications', { reason: 'auth_failures', retry_after: throttled.resetSeconds });
 }
 
-function requiredScope(req: FastifyRequest): Scope {
-  if (req.routeOptions.config?.adminOnly) return 'admin';
-  return READ_METHODS.has(req.method) ? 'read' : 'write';
+function requiredScope(method: string, config: FastifyContextConfig | undefined): Scope {
+  if (config?.adminOnly) return 'admin';
+  return READ_METHODS.has(method) ? 'read' : 'write';
 }
 
 function setLimitHeaders(reply: FastifyReply, d: { limit: number; remaining: number; resetSeconds: number }): void {

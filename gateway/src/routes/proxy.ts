@@ -10,7 +10,7 @@ import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
 import type { ServiceName } from '@lpm/shared/service/names';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import type { Upstreams } from '../config.ts';
-import { identityOf } from '../domain/accounts.ts';
+import { identityOf, type Principal } from '../domain/accounts.ts';
 
 export const PROXY_ROUTES: readonly { prefix: string; upstream: ServiceName; adminOnly: boolean }[] = [
   { prefix: '/v1/deals', upstream: 'deals', adminOnly: false },
@@ -36,15 +36,27 @@ declare module 'fastify' {
 
 type Headers = Record<string, string | string[] | undefined>;
 
+/** The caller's credentials and identity headers: the gateway sets its own. */
+const DROPPED_HEADERS = new Set([...IDENTITY_HEADER_NAMES, 'authorization']);
+
 export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Promise<void> {
+  // A principal is one key lookup's answer (PrincipalCache): its headers are encoded once, not per request.
+  const identityHeadersOf = new WeakMap<Principal, Record<string, string>>();
+  const upstreamIdentity = (principal: Principal): Record<string, string> => {
+    let headers = identityHeadersOf.get(principal);
+    if (!headers) identityHeadersOf.set(principal, (headers = identityHeaders(identityOf(principal), opts.internalToken)));
+    return headers;
+  };
+
   const rewriteRequestHeaders = (req: FastifyRequest, headers: Headers): Headers => {
     const principal = req.principal;
     if (!principal) throw new Error('proxying a request that was not authenticated');
-    const out: Headers = { ...headers };
-    for (const name of IDENTITY_HEADER_NAMES) delete out[name];
-    delete out.authorization;
+    const out: Headers = {};
+    for (const name in headers) if (!DROPPED_HEADERS.has(name)) out[name] = headers[name];
+    Object.assign(out, upstreamIdentity(principal));
+    out['x-request-id'] = req.id;
     // The upstream continues the gateway's span, not the caller's.
-    return injectTraceHeaders({ ...out, ...identityHeaders(identityOf(principal), opts.internalToken), 'x-request-id': req.id });
+    return injectTraceHeaders(out);
   };
 
   const onError = (reply: FastifyReply, { error }: { error: Error }) => {
@@ -60,10 +72,11 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
     await app.register(async (scope) => {
       // The proxy installs its own pass-through parsers in place of the shared JSON one.
       scope.removeAllContentTypeParsers();
-      scope.addHook('preHandler', async (req) => {
+      scope.addHook('preHandler', (req, _reply, done) => {
         // The proxy hands the body on as the raw request stream; anything else
         // is the shared app's empty-body default, which must not be forwarded.
         req.body = req.body instanceof Readable ? capped(req, req.body) : undefined;
+        done();
       });
       await scope.register(httpProxy, {
         upstream: opts.upstreams[route.upstream],
