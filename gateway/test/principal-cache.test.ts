@@ -139,7 +139,7 @@ describe('PrincipalCache', () => {
     expect(cache.recentlyValid('lpk_good')).toBe(false);
   });
 
-  describe('a key in use is refreshed ahead', () => {
+  describe('a key in steady use is refreshed ahead', () => {
     /** Lookups after the first wait until the test answers them. */
     function refreshing() {
       const answers: ((p: Principal | null | Error) => void)[] = [];
@@ -148,14 +148,20 @@ describe('PrincipalCache', () => {
           ? Promise.resolve(principal)
           : new Promise((resolve, reject) => answers.push((p) => (p instanceof Error ? reject(p) : resolve(p)))),
       );
-      return { ...t, answer: (p: Principal | null | Error) => answers.shift()!(p) };
+      /** Found at 0, then answered from the cache at 100: in steady use. */
+      const inUse = async () => {
+        expect(await t.cache.get('lpk_a')).toBe(principal);
+        t.advance(100);
+        expect(await t.cache.get('lpk_a')).toBe(principal);
+      };
+      return { ...t, inUse, answer: (p: Principal | null | Error) => answers.shift()!(p) };
     }
     const settle = () => new Promise((r) => setImmediate(r));
 
-    test('when a key found is past 3/4 of its TTL, then it is still served while one lookup refreshes it, and the refreshed entry is served after', async () => {
-      const { cache, calls, advance, answer } = refreshing();
-      expect(await cache.get('lpk_a')).toBe(principal);
-      advance(749);
+    test('when a key in use is past 3/4 of its TTL, then it is still served while one lookup refreshes it, and the refreshed entry is served after', async () => {
+      const { cache, calls, advance, answer, inUse } = refreshing();
+      await inUse();
+      advance(649);
       expect(await cache.get('lpk_a')).toBe(principal);
       expect(calls).toHaveLength(1);
       advance(1);
@@ -165,16 +171,24 @@ describe('PrincipalCache', () => {
       const refreshed = { team: { id: 'team_1' } } as unknown as Principal;
       answer(refreshed);
       await settle();
-      // The refreshed entry counts from its own query (at 750): served until 1750 without another lookup before 1500.
+      // The refreshed entry counts from its own query (at 750): served until 1750 without another lookup.
       advance(700);
       expect(await cache.get('lpk_a')).toBe(refreshed);
       expect(calls).toHaveLength(2);
     });
 
-    test('when the refresh finds the key revoked, then it is refused from then on, within the TTL of the last lookup that found it', async () => {
-      const { cache, calls, advance, answer } = refreshing();
+    test('when a key is used about once per TTL, then it is not refreshed ahead', async () => {
+      const { cache, calls, advance } = refreshing();
       await cache.get('lpk_a');
       advance(800);
+      expect(await cache.get('lpk_a')).toBe(principal);
+      expect(calls).toHaveLength(1);
+    });
+
+    test('when the refresh finds the key revoked, then it is refused from then on, within the TTL of the last lookup that found it', async () => {
+      const { cache, calls, advance, answer, inUse } = refreshing();
+      await inUse();
+      advance(700);
       expect(await cache.get('lpk_a')).toBe(principal);
       answer(null);
       await settle();
@@ -184,9 +198,9 @@ describe('PrincipalCache', () => {
     });
 
     test('when the refresh has not answered once the entry expires, then requests wait for it instead of being served what is older than the TTL', async () => {
-      const { cache, advance, answer } = refreshing();
-      await cache.get('lpk_a');
-      advance(800);
+      const { cache, advance, answer, inUse } = refreshing();
+      await inUse();
+      advance(700);
       await cache.get('lpk_a');
       advance(200);
       let got: Principal | null | undefined;
@@ -199,9 +213,9 @@ describe('PrincipalCache', () => {
     });
 
     test('when the refresh fails, then the entry is served until it expires and a later request refreshes again', async () => {
-      const { cache, calls, advance, answer } = refreshing();
-      await cache.get('lpk_a');
-      advance(800);
+      const { cache, calls, advance, answer, inUse } = refreshing();
+      await inUse();
+      advance(700);
       await cache.get('lpk_a');
       answer(new Error('store down'));
       await settle();

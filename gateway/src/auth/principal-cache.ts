@@ -3,11 +3,13 @@
 // lookups of one key share a single query. A team's entries can be dropped at once,
 // when its settings change.
 //
-// A key in use is refreshed ahead: the first request after refreshAfterMs starts one
-// lookup in the background and is still answered from the entry, which keeps its
-// expiry (ttlMs after its own query started, so what is served is never older than
-// that). Once the refresh answers, its result replaces the entry: a key in steady
-// use never waits for the store, and a revoked one is refused from then on.
+// A key in steady use is refreshed ahead: past refreshAfterMs, a request answered from
+// an entry that already answered another starts one lookup in the background and is
+// still answered from the entry, which keeps its expiry (ttlMs after its own query
+// started, so what is served is never older than that). Once the refresh answers,
+// its result replaces the entry: such a key never waits for the store, and a revoked
+// one is refused from then on. A key used about once per TTL or less is not
+// refreshed: its next request would find the refreshed entry expired too.
 //
 // Keys found and keys not found live apart, each bounded on its own: a flood of
 // distinct unknown keys only ever evicts other unknown keys (and lookups still
@@ -23,6 +25,8 @@ interface Entry {
   teamId?: string;
   /** Dropped by forgetTeam or clear while its lookup ran: what it finds is not cached. */
   dropped?: boolean;
+  /** Requests answered from the entry once its lookup found the key. */
+  hits?: number;
   /** A hit whose refresh lookup is running. */
   refreshing?: boolean;
 }
@@ -72,7 +76,9 @@ export class PrincipalCache {
     const now = this.now();
     const hit = live(this.hits, id, now);
     if (hit) {
-      if (!hit.refreshing && now - (hit.expiresAt - this.ttlMs) >= this.refreshAfterMs) this.refresh(rawKey, id, hit, now);
+      hit.hits = (hit.hits ?? 0) + 1;
+      const age = now - (hit.expiresAt - this.ttlMs);
+      if (!hit.refreshing && hit.hits >= 2 && age >= this.refreshAfterMs) this.refresh(rawKey, id, hit, now);
       return hit.principal;
     }
     return live(this.misses, id, now)?.principal ?? this.query(rawKey, id, now).principal;
