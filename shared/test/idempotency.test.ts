@@ -5,6 +5,7 @@ import { createHttpApp } from '../src/http/app.ts';
 import { requireGateway } from '../src/http/gateway-auth.ts';
 import { idempotentPosts, purgeIdempotencyKeys } from '../src/http/idempotency.ts';
 import { defaultTeamSettings, identityHeaders, type Identity } from '../src/identity.ts';
+import { DAY_MS } from '../src/time.ts';
 
 const TOKEN = randomBytes(16).toString('hex');
 const team = (teamId: string): Identity => ({ teamId, userId: 'user_1', scopes: ['read', 'write'], settings: defaultTeamSettings('UTC') });
@@ -120,4 +121,20 @@ test('when the purge runs, then records older than 24 h are gone, newer ones sta
   const rerun = await post(team('team_h'), 'k-old', { name: 'x' });
   expect(rerun.headers['idempotent-replayed']).toBeUndefined();
   expect(calls - before).toBe(1);
+});
+
+test('when the purge runs with its cursor stored, then entries go by the day they were created and those of the last 24 h stay', async () => {
+  await purgeIdempotencyKeys(db); // stores the cursor if no run did yet
+  await post(team('team_i'), 'k-day', { name: 'x' });
+  const entries = db.collection<{ _id: string; created_at: Date; created_day: number }>('idempotency_keys');
+  const entry = await entries.findOne({ _id: 'team_i:k-day' });
+  expect(entry?.created_day).toBe(Math.floor(entry!.created_at.getTime() / DAY_MS));
+  const inTwoDays = new Date(Date.now() + 2 * DAY_MS);
+  await entries.insertOne({ _id: 'team_i:k-future', created_at: inTwoDays, created_day: Math.floor(inTwoDays.getTime() / DAY_MS) });
+
+  await purgeIdempotencyKeys(db, new Date(Date.now() + DAY_MS / 2));
+  expect(await entries.findOne({ _id: 'team_i:k-day' })).not.toBeNull();
+  expect(await purgeIdempotencyKeys(db, new Date(inTwoDays.getTime() - 1))).toBeGreaterThanOrEqual(1);
+  expect(await entries.findOne({ _id: 'team_i:k-day' })).toBeNull();
+  expect(await entries.findOne({ _id: 'team_i:k-future' })).not.toBeNull();
 });

@@ -68,13 +68,15 @@ async function start(...replicas: { signals: TimeSignals }[]): Promise<void> {
 }
 
 /** Due fields with their slot markers, as the record store writes them. */
-const armed = (fields: Partial<Pick<CaseDoc, 'sla_warning_at' | 'sla_overdue_at'>>, now = new Date()) => ({ ...fields, ...signalSlots(fields, now) });
+const armed = <F extends Record<string, Date | null>>(fields: F, now = new Date()) => ({ ...fields, ...signalSlots(fields, now) });
 
-async function insertCases(collection: string, n: number, fields: (i: number) => Partial<CaseDoc>, opts: { slots?: boolean } = {}): Promise<void> {
-  await db.collection<CaseDoc>(collection).insertMany(
+type DueFields = Pick<CaseDoc, 'sla_warning_at' | 'sla_overdue_at'>;
+
+async function insertCases(collection: string, n: number, fields: (i: number) => Partial<DueFields>, opts: { slots?: boolean } = {}): Promise<void> {
+  await db.collection<{ _id: string }>(collection).insertMany(
     Array.from({ length: n }, (_, i) => {
-      const due = { sla_warning_at: null, sla_overdue_at: null, ...fields(i) };
-      return { _id: `case_${i}`, team_id: 'team_1', ...(opts.slots === false ? due : armed(due)) };
+      const due: DueFields = { sla_warning_at: null, sla_overdue_at: null, ...fields(i) };
+      return { _id: `case_${i}`, team_id: 'team_1', ...due, ...(opts.slots === false ? {} : signalSlots(due)) };
     }),
   );
 }
@@ -261,13 +263,15 @@ describe('TimeSignals by slot markers', () => {
       { _id: 'due_now', team_id: 'team_1', sla_overdue_at: null, ...armed({ sla_warning_at: new Date(now - 1) }, new Date(now)) },
       { _id: 'armed_late', team_id: 'team_1', sla_overdue_at: null, ...armed({ sla_warning_at: new Date(now - 30 * HOUR) }, new Date(now)) },
       { _id: 'later', team_id: 'team_1', sla_overdue_at: null, ...armed({ sla_warning_at: new Date(now + 2 * HOUR) }, new Date(now)) },
+      // Found by its slot only: once the cursor is there, no sweep reads the whole collection.
+      { _id: 'no_slot', team_id: 'team_1', sla_overdue_at: null, sla_warning_at: new Date(now - 1) },
     ]);
     expect(await signals.sweep(new Date(now))).toBe(2);
     expect(await signals.sweep(new Date(now))).toBe(0);
     // Five hours without a sweep: the next one reads every hour since its cursor.
     expect(await signals.sweep(new Date(now + 5 * HOUR))).toBe(1);
     expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now + 5 * HOUR) - 1);
-    expect(await outboxes(col)).toEqual({ due_now: ['case.sla_warning'], armed_late: ['case.sla_warning'], later: ['case.sla_warning'] });
+    expect(await outboxes(col)).toEqual({ due_now: ['case.sla_warning'], armed_late: ['case.sla_warning'], later: ['case.sla_warning'], no_slot: [] });
   });
 
   it('when a record fails in an hour the sweep passes, then the cursor stays at that hour and a sweep hours later still emits it', async () => {

@@ -255,6 +255,26 @@ describe('DELETE /v1/activities/{id}', () => {
     expect((await tombstones.find({ _id: { $in: [a.id, 'act_old_drained', 'act_old_pending'] } }).toArray()).map((t) => t._id).sort()).toEqual([a.id, 'act_old_pending'].sort());
   });
 
+  test('when the purge has run before, then tombstones go by the day they were deleted: a drained one of a past day goes, a pending one stays until drained', async () => {
+    const repository = new ActivitiesRepository(sut.db, { kick: () => {} });
+    const tombstones = sut.db.collection<{ _id: string; deleted_at: Date; deleted_day: number; outbox_pending?: boolean }>(TOMBSTONES);
+    // Every older tombstone drained: this first run takes them all and stores the cursor.
+    await tombstones.updateMany({}, { $set: { outbox_pending: false } });
+    await repository.purgeTombstones(new Date(Date.now() - DAY));
+    expect(await sut.db.collection<{ _id: string }>('sweep_cursors').findOne({ _id: `purge:${TOMBSTONES}:deleted_day` })).not.toBeNull();
+    const a = await create({ type: 'task', title: 'Lápide do dia' });
+    expect((await call('DELETE', `/v1/activities/${a.id}`)).statusCode).toBe(200);
+    const stone = await tombstones.findOne({ _id: a.id });
+    expect(stone).toMatchObject({ deleted_day: Math.floor(stone!.deleted_at.getTime() / DAY), outbox_pending: true }); // no relay here: its events stay pending
+    const inThreeDays = Date.now() + 3 * DAY;
+
+    await repository.purgeTombstones(new Date(inThreeDays));
+    expect(await tombstones.findOne({ _id: a.id })).not.toBeNull();
+    await tombstones.updateOne({ _id: a.id }, { $set: { outbox_pending: false } }); // as the relay leaves it once they went out
+    expect(await repository.purgeTombstones(new Date(inThreeDays))).toBeGreaterThanOrEqual(1);
+    expect(await tombstones.findOne({ _id: a.id })).toBeNull();
+  });
+
   test('when unknown or another team\'s, then 404 Activity not found', async () => {
     const a = await create({ type: 'task', title: 'Minha' });
     expectError(await call('DELETE', `/v1/activities/${a.id}`, undefined, other), 404, 'NOT_FOUND', 'Activity not found');

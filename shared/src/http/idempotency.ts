@@ -8,9 +8,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
 import { badRequest, businessRule, conflict } from '../errors.ts';
 import { isDuplicateKey } from '../store/duplicate-key.ts';
+import { bucketOf, purgeByMarker } from '../store/markers.ts';
+import { DAY_MS } from '../time.ts';
 
 const HEADER = 'idempotency-key';
-const KEEP_MS = 24 * 3600 * 1000;
+const ENTRIES = 'idempotency_keys';
+const KEEP_MS = DAY_MS;
 /** A pending entry this old belongs to a process that died mid-request. */
 const ABANDONED_MS = 60_000;
 
@@ -30,6 +33,8 @@ interface Entry {
   /** The body is sealed (Sealer), not in clear. */
   sealed?: boolean;
   created_at: Date;
+  /** The day of created_at: the purge's equality marker (store/markers.ts). */
+  created_day: number;
 }
 
 declare module 'fastify' {
@@ -44,19 +49,23 @@ function requestHash(req: FastifyRequest): string {
 
 /**
  * Retention: drops the records older than the 24 h they are replayed for (answers
- * up to 1 MiB each). A service calls it from its periodic jobs with the database it
- * gave createServiceApp (the webhooks service: jobs/retention.ts). A range filter
- * (FerretDB filters it after reading the collection: run it rarely, off the request
- * path). A delete only, so replicas running it at once do no harm and it needs no
- * exactly-once claim; a record it removes would not be replayed anyway.
+ * up to 1 MiB each), day by day by their created_day. A service calls it from its
+ * periodic jobs with the database it gave createServiceApp (the webhooks service:
+ * jobs/retention.ts). A delete only, so replicas running it at once do no harm and
+ * it needs no exactly-once claim; a record it removes would not be replayed anyway.
  */
 export async function purgeIdempotencyKeys(db: Db, now = new Date()): Promise<number> {
-  const res = await db.collection<Entry>('idempotency_keys').deleteMany({ created_at: { $lt: new Date(now.getTime() - KEEP_MS) } });
-  return res.deletedCount;
+  return purgeByMarker(db, {
+    collection: ENTRIES,
+    timeField: 'created_at',
+    markerField: 'created_day',
+    bucketMs: DAY_MS,
+    before: new Date(now.getTime() - KEEP_MS),
+  });
 }
 
 export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): void {
-  const entries = db.collection<Entry>('idempotency_keys');
+  const entries = db.collection<Entry>(ENTRIES);
   const opened = (body: string) => {
     if (!sealer) throw new Error('a sealed idempotency record and no sealer to open it');
     return sealer.open(body);
@@ -73,7 +82,8 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
     const hash = requestHash(req);
     for (;;) {
       try {
-        await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: new Date() });
+        const now = new Date();
+        await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: now, created_day: bucketOf(now, DAY_MS) });
         req.idempotencyEntry = id;
         return;
       } catch (e) {

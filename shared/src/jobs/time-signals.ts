@@ -50,7 +50,8 @@ export interface TimeSignalsOptions {
   /** How often the sweep runs (SCHEDULER_INTERVAL). */
   intervalMs: number;
   signals: SignalDefinition[];
-  relay: { kick(collection: string, id: string): void };
+  /** Given the event just written, to publish it from memory (outbox/relay.ts). */
+  relay: { kick(collection: string, id: string, events: DomainEvent[]): void };
   logger: Logger;
   /** Job-name prefix, e.g. 'cases'. */
   name: string;
@@ -217,7 +218,7 @@ export class TimeSignals {
         return event !== null && r.matchedCount === 1 ? 'written' : 'disarmed';
       });
       if (outcome === 'changed') continue;
-      if (outcome === 'written') relay.kick(signal.collection, id);
+      if (outcome === 'written' && event) relay.kick(signal.collection, id, [event]);
       return outcome === 'written';
     }
     throw new Error(`${signal.type} of ${signal.collection}/${id}: the record kept changing; left for the next sweep`);

@@ -3,6 +3,8 @@
 // passes a Dedupe. The one store is MongoDB (FerretDB locally).
 import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/duplicate-key.ts';
+import { bucketOf, purgeByMarker } from '../store/markers.ts';
+import { DAY_MS } from '../time.ts';
 
 /**
  * Idempotency store for a consumer. A delivery claims its event id before the
@@ -26,19 +28,28 @@ interface DedupeRecord {
   _id: string;
   state: 'processing' | 'done';
   at: Date;
+  /** The day of `at`, written with it: the purge's equality marker (store/markers.ts). */
+  at_day: number;
+}
+
+/** `at` and its day, set together. */
+function stamped(): Pick<DedupeRecord, 'at' | 'at_day'> {
+  const at = new Date();
+  return { at, at_day: bucketOf(at, DAY_MS) };
 }
 
 /**
  * Deletes the records of every consumer's dedupe collection last written before
  * `before` (DEDUPE_RETENTION ago: a redelivery comes within minutes, a replay from a
- * dead-letter queue was never done). A delete: replicas running it at once agree.
+ * dead-letter queue was never done), day by day by their at_day. A delete: replicas
+ * running it at once agree.
  */
 export async function purgeDedupeRecords(db: Db, before: Date): Promise<number> {
   const collections = await db.listCollections({}, { nameOnly: true }).toArray();
   let deleted = 0;
   for (const { name } of collections) {
     if (!name.startsWith(PREFIX)) continue;
-    deleted += (await db.collection<DedupeRecord>(name).deleteMany({ at: { $lt: before } })).deletedCount;
+    deleted += await purgeByMarker(db, { collection: name, timeField: 'at', markerField: 'at_day', bucketMs: DAY_MS, before });
   }
   return deleted;
 }
@@ -53,7 +64,7 @@ export function mongoDedupe(db: Db, consumerName: string): Dedupe {
   return {
     async claim(eventId) {
       try {
-        await col.insertOne({ _id: eventId, state: 'processing', at: new Date() });
+        await col.insertOne({ _id: eventId, state: 'processing', ...stamped() });
         return 'new';
       } catch (err) {
         if (!isDuplicateKey(err)) throw new Error(`dedupe claim ${eventId} failed`, { cause: err });
@@ -66,7 +77,7 @@ export function mongoDedupe(db: Db, consumerName: string): Dedupe {
       return this.claim(eventId);
     },
     async complete(eventId) {
-      await col.updateOne({ _id: eventId }, { $set: { state: 'done', at: new Date() } });
+      await col.updateOne({ _id: eventId }, { $set: { state: 'done', ...stamped() } });
     },
     async release(eventId) {
       await col.deleteOne({ _id: eventId, state: 'processing' });

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { serviceUnavailable } from '../errors.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
+import { HOUR_MS, bucketOf, purgeByMarker } from './markers.ts';
 
 export const LOCKS_COLLECTION = 'document_locks';
 
@@ -25,6 +26,8 @@ interface LockDoc {
   _id: string;
   owner: string;
   expires_at: Date;
+  /** The hour of expires_at: the sweep's equality marker (markers.ts). */
+  expires_hour: number;
 }
 
 export interface HeldLock {
@@ -55,7 +58,8 @@ export async function tryDocumentLock(db: Db, collection: string, id: unknown, o
   const ids: string[] = [];
   for (const s of [slot, slot + 1]) {
     try {
-      await locks.insertOne({ _id: `${key}:${s}`, owner, expires_at: new Date((s + 1) * DOCUMENT_LOCK_MS) });
+      const expiresAt = (s + 1) * DOCUMENT_LOCK_MS;
+      await locks.insertOne({ _id: `${key}:${s}`, owner, expires_at: new Date(expiresAt), expires_hour: bucketOf(expiresAt, HOUR_MS) });
       ids.push(`${key}:${s}`);
     } catch (err) {
       if (ids.length) await locks.deleteMany({ _id: { $in: ids } }).catch(() => {});
@@ -91,11 +95,17 @@ export async function withDocumentLock<T>(db: Db, collection: string, id: unknow
   }
 }
 
-/** Drops locks left by holders that died (their slots have expired). */
-export async function sweepExpiredLocks(db: Db): Promise<void> {
-  await locksOf(db).deleteMany({ expires_at: { $lt: new Date(Date.now() - DOCUMENT_LOCK_MS) } });
+/** Drops locks left by holders that died (their slots have expired), hour by hour by their expires_hour. */
+export async function sweepExpiredLocks(db: Db, now = Date.now()): Promise<number> {
+  return purgeByMarker(db, {
+    collection: LOCKS_COLLECTION,
+    timeField: 'expires_at',
+    markerField: 'expires_hour',
+    bucketMs: HOUR_MS,
+    before: new Date(now - DOCUMENT_LOCK_MS),
+  });
 }
 
 export async function createLockIndexes(db: Db): Promise<void> {
-  await locksOf(db).createIndex({ expires_at: 1 });
+  await locksOf(db).createIndex({ expires_hour: 1 });
 }

@@ -9,6 +9,8 @@ import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { outboxOnInsert } from '@lpm/shared/outbox/fields';
 import type { DomainEvent } from '@lpm/shared/events';
 import { isId } from '@lpm/shared/ids';
+import { bucketOf, purgeByMarker } from '@lpm/shared/store/markers';
+import { DAY_MS } from '@lpm/shared/time';
 import { activityNotFound } from '../domain/activity-errors.ts';
 import type { ActivityPriority, ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
 
@@ -106,11 +108,18 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
   /**
    * Deletes the tombstones deleted before `before` whose events have all gone out
    * (a tombstone only carries them to the relay, and lets a delete retried after a
-   * crash find it). A delete: replicas running it at once agree.
+   * crash find it), day by day by their deleted_day. A delete: replicas running it
+   * at once agree.
    */
-  async purgeTombstones(before: Date): Promise<number> {
-    const tombstones = this.db.collection<{ _id: string; deleted_at: Date; outbox_pending?: boolean }>(TOMBSTONES);
-    return (await tombstones.deleteMany({ deleted_at: { $lt: before }, outbox_pending: { $ne: true } })).deletedCount;
+  purgeTombstones(before: Date): Promise<number> {
+    return purgeByMarker(this.db, {
+      collection: TOMBSTONES,
+      timeField: 'deleted_at',
+      markerField: 'deleted_day',
+      bucketMs: DAY_MS,
+      before,
+      only: { outbox_pending: { $ne: true } },
+    });
   }
 
   /**
@@ -125,14 +134,16 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
       const current = await this.get(teamId, id);
       const { result, events } = await check(current);
       const raw = await this.db.collection<{ _id: string; outbox?: DomainEvent[] }>('activities').findOne({ _id: id }, { projection: { outbox: 1 } });
-      const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date }>(TOMBSTONES);
+      const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date; deleted_day: number }>(TOMBSTONES);
+      const now = new Date();
       try {
-        await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: new Date(), ...outboxOnInsert([...(raw?.outbox ?? []), ...events]) });
+        await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: now, deleted_day: bucketOf(now, DAY_MS), ...outboxOnInsert([...(raw?.outbox ?? []), ...events]) });
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
       }
       await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
-      this.relay.kick(TOMBSTONES, id);
+      // The drain publishes them: some may be on their way from memory under the activity's id.
+      this.relay.kick(TOMBSTONES, id, []);
       return result;
     });
   }
