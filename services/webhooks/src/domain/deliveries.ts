@@ -17,6 +17,7 @@ import type { AttemptClaim, DeliveriesRepository } from '../data/deliveries-repo
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
+import { CoalescedRuns } from './coalesced-runs.ts';
 import type { Deactivation } from './deactivation.ts';
 import type { KeyLimiter } from './key-limiter.ts';
 import { payloadBody } from './payload.ts';
@@ -83,6 +84,8 @@ export class Deliveries {
   private readonly opts: DeliveriesOptions;
   /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
   private readonly struggling = new Set<string>();
+  /** Counting a webhook's attempts, once at a time per webhook here: attempts finishing meanwhile share the next count. */
+  private readonly counts = new CoalescedRuns();
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
@@ -219,7 +222,7 @@ export class Deliveries {
     const result = await this.opts.deliveries.recordAttempt(attempt);
     // The webhook's counters, once per attempt however often this runs (countAttempts); before the
     // outcome, so a crash repeats it. What a busy lock leaves is counted by the next run or the sweep.
-    await this.opts.webhooks.countAttempts(webhook._id, { wait: false });
+    await this.counts.run(webhook._id, () => this.opts.webhooks.countAttempts(webhook._id, { wait: false }));
     const at = result.at;
     const delay = this.opts.retryDelaysMs[job.attempt - 1];
     const after = result.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);

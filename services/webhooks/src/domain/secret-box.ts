@@ -1,16 +1,17 @@
 // Webhook secrets at rest: AES-256-GCM under the service's key (WEBHOOK_SECRET_KEY).
 // A subscriber needs the secret itself to verify signatures, so it is encrypted
 // (recoverable by the service), not hashed.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 const VERSION = 'v1';
 
 export class SecretBox {
-  private readonly key: Buffer;
+  // A KeyObject made once: a Buffer key is turned into one on every cipher (an attempt opens a secret each time).
+  private readonly key: KeyObject;
 
   constructor(key: Buffer) {
     if (key.length !== 32) throw new Error('SecretBox needs a 32-byte key');
-    this.key = key;
+    this.key = createSecretKey(key);
   }
 
   seal(plain: string): string {
