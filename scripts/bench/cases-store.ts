@@ -1,6 +1,6 @@
 // Cases stored straight into the cases service's collection, built as the service
 // builds them, and how the store runs the queries on them (cases.ts measures the API).
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import {
   DEFAULT_CASE_PHASES,
   armDeadline,
@@ -19,8 +19,9 @@ import { createTeams, identityOf, type IssuedTeam } from './teams.ts';
 export const CASES = Number(process.env.BENCH_CASES ?? 100_000);
 /** The seeded team's zone (identityOf gives it the default settings). */
 const ZONE = 'America/Sao_Paulo';
-/** One case in this many has its SLA date yesterday: a handful due at the next sweep. */
+/** One case in this many has its SLA date two days ago (past in any zone): a handful overdue at the next sweep. */
 const DUE_NOW_EVERY = 20_000;
+const dueNowDate = (now: number) => new Date(now - 2 * DAY_MS).toISOString().slice(0, 10);
 
 const TITLES: ((n: number, who: string) => string)[] = [
   (n) => `Ação de cobrança ${n}`,
@@ -53,9 +54,8 @@ function seededCase(teamId: string, i: number, clientIds: string[], now: number)
   const created = new Date(now - Math.floor(((i * 7919) % CASES) / CASES * 365 * DAY_MS) - (i % 1000) * 1000);
   const status: CaseStatus = i % 10 === 9 ? 'arquivado' : 'ativo';
   const updated = new Date(Math.min(now, created.getTime() + (i % 30) * DAY_MS));
-  // Three in five have an SLA date: one to 60 days ahead, or yesterday for a handful.
-  const slaDay = i % DUE_NOW_EVERY === 7 ? -1 : 1 + (i % 60);
-  const slaDate = i % 5 < 2 ? null : new Date(now + slaDay * DAY_MS).toISOString().slice(0, 10);
+  // Three in five have an SLA date: one to 60 days ahead, or past for a handful.
+  const slaDate = i % 5 < 2 ? null : i % DUE_NOW_EVERY === 7 ? dueNowDate(now) : new Date(now + (1 + (i % 60)) * DAY_MS).toISOString().slice(0, 10);
   const record = {
     _id: newId('case'),
     team_id: teamId,
@@ -94,6 +94,8 @@ export interface CaseTeam {
   database: string;
   /** Seconds the seeding took. */
   seconds: number;
+  /** The cases seeded with their overdue signal due now. */
+  dueNow: string[];
 }
 
 const seeded = new WeakMap<System, Promise<CaseTeam>>();
@@ -128,27 +130,41 @@ async function seedCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
   // The cases service is up once it answers: its indexes exist before the seed.
   const probe = await fetch(`${sys.casesUrl}/v1/cases?limit=1`, { headers });
   if (probe.status !== 200) throw new Error(`GET /v1/cases answered ${probe.status}: ${await probe.text()}`);
-  const seconds = await seedCases(b.store.url, database, team.team.id, clientIds);
-  console.log(`seeded ${CASES.toLocaleString('en')} cases of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(CASES / seconds).toFixed(0)} cases/s)`);
+  const { seconds, dueNow } = await seedCases(b.store.url, database, team.team.id, clientIds);
+  console.log(
+    `seeded ${CASES.toLocaleString('en')} cases of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(CASES / seconds).toFixed(0)} cases/s), ` +
+      `${dueNow.length} of them overdue now`,
+  );
   b.record('cases.seed.cases_per_s', CASES / seconds);
-  return { team, headers, database, seconds };
+  return { team, headers, database, seconds, dueNow };
 }
 
-/** Inserts CASES cases of one team straight into the cases service's collection (in `database`); returns seconds taken. */
-async function seedCases(mongoUrl: string, database: string, teamId: string, clientIds: string[]): Promise<number> {
+/** Inserts CASES cases of one team straight into the cases service's collection (in `database`): seconds taken, and the cases due now. */
+async function seedCases(mongoUrl: string, database: string, teamId: string, clientIds: string[]): Promise<{ seconds: number; dueNow: string[] }> {
   const client = await MongoClient.connect(mongoUrl);
   try {
     const cases = client.db(database).collection<CaseRecord>('cases');
     const now = Date.now();
     const started = Date.now();
+    const dueNow: string[] = [];
     for (let from = 0; from < CASES; from += 1000) {
       const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => seededCase(teamId, from + k, clientIds, now));
       await cases.insertMany(batch, { ordered: false });
+      for (const c of batch) if (c.sla_overdue_at && c.sla_overdue_at.getTime() <= now) dueNow.push(c._id);
     }
-    return (Date.now() - started) / 1000;
+    return { seconds: (Date.now() - started) / 1000, dueNow };
   } finally {
     await client.close();
   }
+}
+
+/**
+ * Arms the overdue signal of the cases due now again (in the current slot), as a write
+ * of Cases would, so that each timed sweep has them to emit.
+ */
+export async function rearmDueNow(db: Db, ids: string[]): Promise<void> {
+  const due = { sla_overdue_at: deadlineOf(dueNowDate(Date.now())) };
+  await db.collection<CaseRecord>('cases').updateMany({ _id: { $in: ids } }, { $set: { ...due, ...signalSlots(due) } });
 }
 
 /** The cases collection's indexes (created by the service at start) and how the store runs the list queries. */
