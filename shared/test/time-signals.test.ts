@@ -292,10 +292,15 @@ describe('TimeSignals by slot markers', () => {
     expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now + 10 * HOUR) - 1);
   });
 
-  it('when records written before slots existed are there at the first sweep, then the due ones are emitted, the others get their slot and are emitted once due', async () => {
+  it('when records written without slots are there at the first sweep, then the due ones are emitted, the others get their slot and are emitted once due', async () => {
     const col = 'legacy';
     const now = Date.now();
     await insertCases(col, 3, (i) => ({ sla_warning_at: [new Date(now - 2 * HOUR), new Date(now + 2 * HOUR), null][i] }), { slots: false });
+    // Re-armed by a process that did not write slots: the slot left by the last disarm, and one an hour before the due instant.
+    await db.collection<CaseDoc & Record<string, unknown>>(col).insertMany([
+      { _id: 'rearmed', team_id: 'team_1', sla_overdue_at: null, sla_warning_at: new Date(now + 2 * HOUR), sla_warning_at_slot: null },
+      { _id: 'moved', team_id: 'team_1', sla_overdue_at: null, sla_warning_at: new Date(now + 2 * HOUR), sla_warning_at_slot: slot(now + HOUR) },
+    ]);
     const { signals } = warningOnly(col);
 
     expect(await signals.sweep(new Date(now))).toBe(1);
@@ -303,10 +308,13 @@ describe('TimeSignals by slot markers', () => {
     expect(await docs.findOne({ _id: 'case_0' })).toMatchObject({ sla_warning_at: null, sla_warning_at_slot: null });
     expect(await docs.findOne({ _id: 'case_1' })).toMatchObject({ sla_warning_at_slot: slot(now + 2 * HOUR) });
     expect(await docs.findOne({ _id: 'case_2' })).not.toHaveProperty('sla_warning_at_slot');
+    expect(await docs.findOne({ _id: 'rearmed' })).toMatchObject({ sla_warning_at_slot: slot(now + 2 * HOUR) });
+    expect(await docs.findOne({ _id: 'moved' })).toMatchObject({ sla_warning_at_slot: slot(now + 2 * HOUR) });
     expect(await cursorOf(col, 'sla_warning_at')).toBe(slot(now) - 1);
 
-    expect(await signals.sweep(new Date(now + 3 * HOUR))).toBe(1);
-    expect(await outboxes(col)).toEqual({ case_0: ['case.sla_warning'], case_1: ['case.sla_warning'], case_2: [] });
+    expect(await signals.sweep(new Date(now + 3 * HOUR))).toBe(3);
+    const emitted = ['case.sla_warning'];
+    expect(await outboxes(col)).toEqual({ case_0: emitted, case_1: emitted, case_2: [], rearmed: emitted, moved: emitted });
   });
 });
 

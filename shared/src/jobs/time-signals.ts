@@ -137,15 +137,15 @@ export class TimeSignals {
   }
 
   /**
-   * A signal's first sweep (or one whose cursor is too far behind): the range query
-   * over the whole collection emits whatever is due, whatever its slot, and armed
-   * records written before slots existed get theirs. The cursor is stored once both
-   * went through without a failure.
+   * A signal's first sweep (or one whose cursor is too far behind, or deleted): the
+   * range query over the whole collection emits whatever is due, whatever its slot,
+   * and armed records written without a right slot get theirs. The cursor is stored
+   * once both went through without a failure.
    */
   private async catchUp(signal: SignalDefinition, now: Date, key: string): Promise<number> {
     const pass = await this.emitDue(signal, now, {});
-    const unslotted = await this.backfillSlots(signal, now);
-    if (pass.failed === 0 && unslotted === 0) await advanceCursor(this.opts.db, key, bucketOf(now, SIGNAL_SLOT_MS) - 1);
+    const unrepaired = await this.repairSlots(signal, now);
+    if (pass.failed === 0 && unrepaired === 0) await advanceCursor(this.opts.db, key, bucketOf(now, SIGNAL_SLOT_MS) - 1);
     return pass.emitted;
   }
 
@@ -173,19 +173,24 @@ export class TimeSignals {
   }
 
   /**
-   * Gives each armed record written before slots existed its slot, under its lock
-   * (the record store writes under it too). Resolves with the number left without one.
+   * Gives its slot, under its lock (the record store writes under it too), to each
+   * armed record whose slot cannot be its due instant's: none, null, or an hour
+   * before it (written before slots existed, or re-armed by a process that did not
+   * write them). Resolves with the number left unrepaired.
    */
-  private async backfillSlots(signal: SignalDefinition, now: Date): Promise<number> {
+  private async repairSlots(signal: SignalDefinition, now: Date): Promise<number> {
     const { db, logger } = this.opts;
     const col = db.collection<SignalRecord>(signal.collection);
-    const lacking = { [signal.dueField]: { $ne: null }, [slotField(signal.dueField)]: { $exists: false } };
+    const [field, slot] = [signal.dueField, slotField(signal.dueField)];
+    const projection = { [field]: 1, [slot]: 1 };
+    const wrong = (r: Document) => typeof r[slot] !== 'number' || r[slot] < bucketOf(r[field], SIGNAL_SLOT_MS);
+    const armed = { [field]: { $ne: null } };
     let left = 0;
-    for (const { _id } of await col.find(lacking, { projection: { _id: 1 } }).toArray()) {
+    for (const { _id } of (await col.find(armed, { projection }).toArray()).filter(wrong)) {
       try {
         await withDocumentLock(db, signal.collection, _id, async () => {
-          const fresh = await col.findOne({ _id, ...lacking }, { projection: { [signal.dueField]: 1 } });
-          if (fresh) await col.updateOne({ _id }, { $set: signalSlots({ [signal.dueField]: fresh[signal.dueField] }, now) });
+          const fresh = await col.findOne({ _id, ...armed }, { projection });
+          if (fresh && wrong(fresh)) await col.updateOne({ _id }, { $set: signalSlots({ [field]: fresh[field] }, now) });
         });
       } catch (err) {
         left++;
