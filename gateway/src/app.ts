@@ -13,6 +13,7 @@ import { gatewayRepositories, pingStore } from './data/store.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { clientAddress, type TrustedProxies } from './auth/client-address.ts';
 import { PrincipalCache } from './auth/principal-cache.ts';
+import { PrincipalChanges } from './auth/principal-changes.ts';
 import { AuthFailures } from './limits/auth-failures.ts';
 import { Counters } from './limits/counters.ts';
 import { TeamLimits } from './limits/team-limits.ts';
@@ -69,10 +70,14 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     accounts,
     phaseOwners: new CasesAndDealsServices({ cases: service('cases'), deals: service('deals'), deployed }),
   });
+  const storeTimeoutMs = deps.storeTimeoutMs ?? 5000;
+  const changes = new PrincipalChanges({ read: () => withTimeout(repositories.changes.version(), storeTimeoutMs, 'principal change poll') });
   const principals = new PrincipalCache({
-    lookup: (key) => withTimeout(accounts.authenticate(key), deps.storeTimeoutMs ?? 5000, 'key lookup'),
+    lookup: (key) => withTimeout(accounts.authenticate(key), storeTimeoutMs, 'key lookup'),
     ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
+    changes,
   });
+  changes.start();
   const counters = new Counters({ redis: deps.redis, keyPrefix: deps.redisKeyPrefix, logger: app.log });
   const limits = new TeamLimits({ counters });
   const authFailures = new AuthFailures({
@@ -82,6 +87,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   });
 
   app.addHook('onClose', async () => {
+    changes.stop();
     await closeRedis(deps.redis);
     counters.close();
     principals.clear();

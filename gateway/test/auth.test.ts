@@ -57,6 +57,24 @@ describe('API keys', () => {
     expect(res.body).toEqual(unauthorized('Invalid API key'));
   });
 
+  test('when a key in steady use is revoked, then it is refused within 1 s all the same', async () => {
+    const issued = await gw.accounts.createKey({ teamId: owner.team.id, userId: owner.user.id, scopes: ['read'] });
+    // Used every 50 ms for 1.5 s: its cache entry is refreshed ahead of its expiry.
+    for (let i = 0; i < 30; i++) {
+      expect((await call(gw.url, '/v1/deals', { key: issued.apiKey })).status).toBe(200);
+      await sleep(50);
+    }
+    await gw.accounts.revokeKey(issued.key.id);
+    const revokedAt = Date.now();
+    while (Date.now() - revokedAt < 1050) {
+      await call(gw.url, '/v1/deals', { key: issued.apiKey });
+      await sleep(50);
+    }
+    const res = await call(gw.url, '/v1/deals', { key: issued.apiKey });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(unauthorized('Invalid API key'));
+  });
+
   test('when a key is created, then it works at once', async () => {
     const unknownFirst = await gw.accounts.createKey({ teamId: owner.team.id, userId: owner.user.id, scopes: ['read'] });
     expect((await call(gw.url, '/v1/clients', { key: unknownFirst.apiKey })).status).toBe(200);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { PrincipalCache } from '../src/auth/principal-cache.ts';
 import type { Principal } from '../src/domain/accounts.ts';
+import type { ChangePoll } from '../src/auth/principal-changes.ts';
 
 const principal = { team: { id: 'team_1' } } as unknown as Principal;
 
@@ -139,90 +140,68 @@ describe('PrincipalCache', () => {
     expect(cache.recentlyValid('lpk_good')).toBe(false);
   });
 
-  describe('a key in steady use is refreshed ahead', () => {
-    /** Lookups after the first wait until the test answers them. */
-    function refreshing() {
-      const answers: ((p: Principal | null | Error) => void)[] = [];
-      const t = setup((key) =>
-        t.calls.length === 1
-          ? Promise.resolve(principal)
-          : new Promise((resolve, reject) => answers.push((p) => (p instanceof Error ? reject(p) : resolve(p)))),
-      );
-      /** Found at 0, then answered from the cache at 100: in steady use. */
-      const inUse = async () => {
-        expect(await t.cache.get('lpk_a')).toBe(principal);
-        t.advance(100);
-        expect(await t.cache.get('lpk_a')).toBe(principal);
+  describe('past its TTL, a key found is served while the change counter holds', () => {
+    function watched() {
+      let clock = 0;
+      const changes: { latest: ChangePoll | undefined } = { latest: { version: 7, startedAt: 0 } };
+      const calls: string[] = [];
+      let answer: Principal | null = principal;
+      const cache = new PrincipalCache({ lookup: async (key) => (calls.push(key), answer), ttlMs: 1000, changes, now: () => clock });
+      return {
+        cache,
+        calls,
+        changes,
+        at: (ms: number) => (clock = ms),
+        poll: (version: number) => (changes.latest = { version, startedAt: clock }),
+        revoke: () => (answer = null),
       };
-      return { ...t, inUse, answer: (p: Principal | null | Error) => answers.shift()!(p) };
     }
-    const settle = () => new Promise((r) => setImmediate(r));
 
-    test('when a key in use is past 3/4 of its TTL, then it is still served while one lookup refreshes it, and the refreshed entry is served after', async () => {
-      const { cache, calls, advance, answer, inUse } = refreshing();
-      await inUse();
-      advance(649);
+    test('when polls keep reading the counter the entry was looked up under, then the key is served without another lookup', async () => {
+      const { cache, calls, at, poll } = watched();
       expect(await cache.get('lpk_a')).toBe(principal);
+      for (let ms = 250; ms <= 5000; ms += 250) {
+        at(ms);
+        poll(7);
+        expect(await cache.get('lpk_a')).toBe(principal);
+      }
       expect(calls).toHaveLength(1);
-      advance(1);
-      expect(await cache.get('lpk_a')).toBe(principal);
-      expect(await cache.get('lpk_a')).toBe(principal);
-      expect(calls).toHaveLength(2);
-      const refreshed = { team: { id: 'team_1' } } as unknown as Principal;
-      answer(refreshed);
-      await settle();
-      // The refreshed entry counts from its own query (at 750): served until 1750 without another lookup.
-      advance(700);
-      expect(await cache.get('lpk_a')).toBe(refreshed);
-      expect(calls).toHaveLength(2);
+      expect(cache.recentlyValid('lpk_a')).toBe(true);
     });
 
-    test('when a key is used about once per TTL, then it is not refreshed ahead', async () => {
-      const { cache, calls, advance } = refreshing();
+    test('when a poll reads another counter (a key revoked, a plan changed), then the key is looked up again', async () => {
+      const { cache, calls, at, poll, revoke } = watched();
       await cache.get('lpk_a');
-      advance(800);
-      expect(await cache.get('lpk_a')).toBe(principal);
-      expect(calls).toHaveLength(1);
-    });
-
-    test('when the refresh finds the key revoked, then it is refused from then on, within the TTL of the last lookup that found it', async () => {
-      const { cache, calls, advance, answer, inUse } = refreshing();
-      await inUse();
-      advance(700);
-      expect(await cache.get('lpk_a')).toBe(principal);
-      answer(null);
-      await settle();
+      at(3000);
+      poll(7);
+      revoke();
+      at(3100);
+      poll(8);
       expect(await cache.get('lpk_a')).toBeNull();
-      expect(cache.recentlyValid('lpk_a')).toBe(false);
       expect(calls).toHaveLength(2);
     });
 
-    test('when the refresh has not answered once the entry expires, then requests wait for it instead of being served what is older than the TTL', async () => {
-      const { cache, advance, answer, inUse } = refreshing();
-      await inUse();
-      advance(700);
+    test('when the polls stop answering, then the entry lasts until the last answered poll started a TTL ago', async () => {
+      const { cache, calls, at, poll } = watched();
       await cache.get('lpk_a');
-      advance(200);
-      let got: Principal | null | undefined;
-      const waiting = cache.get('lpk_a').then((p) => (got = p));
-      await settle();
-      expect(got).toBeUndefined();
-      answer(null);
-      await waiting;
-      expect(got).toBeNull();
+      at(2000);
+      poll(7);
+      at(2999);
+      expect(await cache.get('lpk_a')).toBe(principal);
+      expect(calls).toHaveLength(1);
+      at(3000);
+      await cache.get('lpk_a');
+      expect(calls).toHaveLength(2);
     });
 
-    test('when the refresh fails, then the entry is served until it expires and a later request refreshes again', async () => {
-      const { cache, calls, advance, answer, inUse } = refreshing();
-      await inUse();
-      advance(700);
+    test('when the lookup started before any poll answered, then the entry lasts its TTL only', async () => {
+      const { cache, calls, changes, at, poll } = watched();
+      changes.latest = undefined;
       await cache.get('lpk_a');
-      answer(new Error('store down'));
-      await settle();
-      advance(100);
-      expect(await cache.get('lpk_a')).toBe(principal);
-      expect(calls).toHaveLength(3);
-      answer(principal);
+      at(1000);
+      poll(0);
+      await cache.get('lpk_a');
+      expect(calls).toHaveLength(2);
     });
   });
 });

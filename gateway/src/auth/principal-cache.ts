@@ -3,13 +3,13 @@
 // lookups of one key share a single query. A team's entries can be dropped at once,
 // when its settings change.
 //
-// A key in steady use is refreshed ahead: past refreshAfterMs, a request answered from
-// an entry that already answered another starts one lookup in the background and is
-// still answered from the entry, which keeps its expiry (ttlMs after its own query
-// started, so what is served is never older than that). Once the refresh answers,
-// its result replaces the entry: such a key never waits for the store, and a revoked
-// one is refused from then on. A key used about once per TTL or less is not
-// refreshed: its next request would find the refreshed entry expired too.
+// Past its TTL, a key found is still served while the store's principal change
+// counter (principal-changes.ts) reads as it did before the entry's lookup started,
+// in a poll started less than the TTL ago: every write that changes a principal (a
+// key revoked, a plan or settings changed) bumps the counter once it is done, so a
+// change is seen within the TTL all the same, and a key in use costs no store read
+// per second. Any change drops every such entry at once (changes are rare); while
+// the polls do not answer, the TTL alone applies.
 //
 // Keys found and keys not found live apart, each bounded on its own: a flood of
 // distinct unknown keys only ever evicts other unknown keys (and lookups still
@@ -17,6 +17,7 @@
 // found recently (recentlyValid), so the failed-authentication throttle can let them through.
 import type { Principal } from '../domain/accounts.ts';
 import { keyDigest } from '../domain/keys.ts';
+import type { ChangePoll } from './principal-changes.ts';
 
 interface Entry {
   expiresAt: number;
@@ -25,17 +26,15 @@ interface Entry {
   teamId?: string;
   /** Dropped by forgetTeam or clear while its lookup ran: what it finds is not cached. */
   dropped?: boolean;
-  /** Requests answered from the entry once its lookup found the key. */
-  hits?: number;
-  /** A hit whose refresh lookup is running. */
-  refreshing?: boolean;
+  /** The change counter's last poll before the lookup started, if any. */
+  version?: number;
 }
 
 export interface PrincipalCacheOptions {
   lookup(rawKey: string): Promise<Principal | null>;
   ttlMs?: number;
-  /** Age of a key found after which a request with it starts a refresh (default 3/4 of ttlMs: a quarter left for the lookup). */
-  refreshAfterMs?: number;
+  /** The polls of the store's principal change counter; without them, the TTL alone applies. */
+  changes?: { readonly latest: ChangePoll | undefined };
   /** Keys found kept at most (default 10 000). */
   maxEntries?: number;
   /** Keys not found and lookups running kept at most (default maxEntries). */
@@ -54,7 +53,7 @@ export class PrincipalCache {
   private readonly recent = new Map<string, number>();
   private readonly lookup: PrincipalCacheOptions['lookup'];
   private readonly ttlMs: number;
-  private readonly refreshAfterMs: number;
+  private readonly changes: PrincipalCacheOptions['changes'];
   private readonly maxEntries: number;
   private readonly maxMisses: number;
   private readonly recentForMs: number;
@@ -63,7 +62,7 @@ export class PrincipalCache {
   constructor(opts: PrincipalCacheOptions) {
     this.lookup = opts.lookup;
     this.ttlMs = opts.ttlMs ?? 1000;
-    this.refreshAfterMs = opts.refreshAfterMs ?? (this.ttlMs * 3) / 4;
+    this.changes = opts.changes;
     this.maxEntries = opts.maxEntries ?? 10_000;
     this.maxMisses = opts.maxMisses ?? this.maxEntries;
     this.recentForMs = opts.recentForMs ?? 86_400_000;
@@ -74,38 +73,12 @@ export class PrincipalCache {
     // Keyed by digest so raw keys are not kept in memory.
     const id = keyDigest(rawKey);
     const now = this.now();
-    const hit = live(this.hits, id, now);
-    if (hit) {
-      hit.hits = (hit.hits ?? 0) + 1;
-      const age = now - (hit.expiresAt - this.ttlMs);
-      if (!hit.refreshing && hit.hits >= 2 && age >= this.refreshAfterMs) this.refresh(rawKey, id, hit, now);
-      return hit.principal;
-    }
-    return live(this.misses, id, now)?.principal ?? this.query(rawKey, id, now).principal;
-  }
-
-  /** Looks the key up again while its hit is still served; a key no longer found stops being served once the answer is in. */
-  private refresh(rawKey: string, id: string, hit: Entry, now: number): void {
-    hit.refreshing = true;
-    const entry = this.query(rawKey, id, now);
-    entry.principal.then(
-      (found) => {
-        if (!found && this.hits.get(id) === hit) this.hits.delete(id);
-        // Dropped meanwhile (forgetTeam): the next request after refreshAfterMs tries again.
-        if (entry.dropped) hit.refreshing = false;
-      },
-      () => {
-        // The store did not answer: the hit is served until it expires, and retried meanwhile.
-        hit.refreshing = false;
-      },
-    );
-  }
-
-  /** Starts a lookup; its entry waits among the misses until the key is found. */
-  private query(rawKey: string, id: string, now: number): Entry {
+    const cached = this.hit(id, now) ?? live(this.misses, id, now);
+    if (cached) return cached.principal;
     // The entry expires ttlMs after the query started, so what it holds is never older than that.
+    const version = this.changes?.latest?.version;
     const principal = this.lookup(rawKey);
-    const entry: Entry = { expiresAt: now + this.ttlMs, principal };
+    const entry: Entry = { expiresAt: now + this.ttlMs, principal, version };
     // Unconfirmed until the lookup finds the key: until then it may only evict other unconfirmed entries.
     put(this.misses, id, entry, this.maxMisses);
     principal.then(
@@ -123,7 +96,7 @@ export class PrincipalCache {
         if (this.misses.get(id) === entry) this.misses.delete(id);
       },
     );
-    return entry;
+    return principal;
   }
 
   /**
@@ -132,8 +105,20 @@ export class PrincipalCache {
    * still looked up (get) and refused once revoked; a lookup not finding it forgets it.
    */
   recentlyValid(rawKey: string): boolean {
-    const at = this.recent.get(keyDigest(rawKey));
-    return at !== undefined && this.now() - at < this.recentForMs;
+    const id = keyDigest(rawKey);
+    const now = this.now();
+    const at = this.recent.get(id);
+    return (at !== undefined && now - at < this.recentForMs) || this.hit(id, now) !== undefined;
+  }
+
+  /** The key's entry if found and still servable: within its TTL, or confirmed by a recent poll of the change counter. */
+  private hit(id: string, now: number): Entry | undefined {
+    const entry = this.hits.get(id);
+    if (entry === undefined || entry.expiresAt > now) return entry;
+    const poll = this.changes?.latest;
+    if (poll !== undefined && entry.version === poll.version && now - poll.startedAt < this.ttlMs) return entry;
+    this.hits.delete(id);
+    return undefined;
   }
 
   /** Drops every entry not known to be another team's: a lookup still running may have read the team before a change. */

@@ -5,6 +5,7 @@ import type { Logger } from '@lpm/shared/logger';
 import { openStore, type Store } from '@lpm/shared/store/orm';
 import { ApiKeysRepository } from './api-keys-repository.ts';
 import { GATEWAY_ENTITIES } from './entities.ts';
+import { PrincipalChangesRepository } from './principal-changes.ts';
 import { TeamsRepository } from './teams-repository.ts';
 import { UsersRepository } from './users-repository.ts';
 
@@ -21,8 +22,10 @@ export interface GatewayRepositories {
   teams: TeamsRepository;
   users: UsersRepository;
   keys: ApiKeysRepository;
+  changes: PrincipalChangesRepository;
 }
 
 export function gatewayRepositories(db: Db): GatewayRepositories {
-  return { teams: new TeamsRepository(db), users: new UsersRepository(db), keys: new ApiKeysRepository(db) };
+  const changes = new PrincipalChangesRepository(db);
+  return { teams: new TeamsRepository(db, changes), users: new UsersRepository(db), keys: new ApiKeysRepository(db, changes), changes };
 }

@@ -4,6 +4,7 @@ import type { Collection, Db } from 'mongodb';
 import type { TeamSettings } from '@lpm/shared/identity';
 import type { Plan } from '../domain/plans.ts';
 import type { TeamRecord } from './entities.ts';
+import type { PrincipalChangesRepository } from './principal-changes.ts';
 
 type SettingsField = 'case_phases' | 'deal_phases' | 'settings_updated_at';
 
@@ -15,9 +16,11 @@ export type StoredTeam = NewTeam & Partial<Pick<TeamRecord, SettingsField>>;
 
 export class TeamsRepository {
   private readonly teams: Collection<StoredTeam>;
+  private readonly changes: PrincipalChangesRepository;
 
-  constructor(db: Db) {
+  constructor(db: Db, changes: PrincipalChangesRepository) {
     this.teams = db.collection<StoredTeam>('teams');
+    this.changes = changes;
   }
 
   async insert(team: NewTeam): Promise<void> {
@@ -30,10 +33,12 @@ export class TeamsRepository {
 
   async setPlan(id: string, plan: Plan): Promise<void> {
     await this.teams.updateOne({ _id: id }, { $set: { plan } });
+    await this.changes.bump();
   }
 
   /** Sets the settings fields given (the others keep their values) and when they changed. */
   async setSettings(id: string, settings: Partial<TeamSettings>, changedAt: Date): Promise<void> {
     await this.teams.updateOne({ _id: id }, { $set: { ...settings, settings_updated_at: changedAt } });
+    await this.changes.bump();
   }
 }

@@ -130,7 +130,7 @@ const toKey = (r: ApiKeyRecord): ApiKey => ({
 });
 
 export class Accounts {
-  private readonly store: GatewayRepositories;
+  private readonly store: Pick<GatewayRepositories, 'teams' | 'users' | 'keys'>;
   private readonly defaultTimezone: string;
 
   constructor(opts: AccountsOptions) {
