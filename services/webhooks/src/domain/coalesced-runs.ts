@@ -1,32 +1,41 @@
-// One run of a piece of work per key at a time in this process: a call while a run
-// is under way is served by the one run queued behind it, shared by every call
-// meanwhile. Each call is served by a run that starts after it, so work that picks
-// up "everything so far" (the counters over attempts) still covers the caller's.
+// One run of a piece of work per key at a time in this process. A request while a
+// run is under way returns at once, having made sure one more run follows it
+// (shared by every request meanwhile): work that picks up "everything so far" (the
+// counters over attempts) then covers the request's part too, without the
+// requester waiting for two runs.
 const ignore = () => {};
 
 interface Runs {
   /** The run under way, settled either way. */
   settled: Promise<void>;
-  queued: Promise<void> | null;
+  followUp: boolean;
 }
 
 export class CoalescedRuns {
   private readonly byKey = new Map<string, Runs>();
 
-  run(key: string, work: () => Promise<unknown>): Promise<void> {
+  /**
+   * Runs `work` now and resolves with it when no run for `key` is under way;
+   * otherwise resolves at once. A follow-up run's failure is dropped: the work
+   * must be repeated by something else too (for the counters, the maintenance sweep).
+   */
+  request(key: string, work: () => Promise<unknown>): Promise<void> {
     const runs = this.byKey.get(key);
     if (!runs) return this.begin(key, work);
-    runs.queued ??= runs.settled.then(() => this.begin(key, work));
-    return runs.queued;
+    if (!runs.followUp) {
+      runs.followUp = true;
+      void runs.settled.then(() => this.begin(key, work).catch(ignore));
+    }
+    return Promise.resolve();
   }
 
   private begin(key: string, work: () => Promise<unknown>): Promise<void> {
     const done = Promise.resolve().then(work).then(ignore);
-    const runs: Runs = { settled: done.then(ignore, ignore), queued: null };
+    const runs: Runs = { settled: done.then(ignore, ignore), followUp: false };
     this.byKey.set(key, runs);
-    // Registered before any queued run's start, so it sees whether one follows.
+    // Registered before a follow-up's start, so it sees whether one follows.
     void runs.settled.then(() => {
-      if (this.byKey.get(key) === runs && !runs.queued) this.byKey.delete(key);
+      if (this.byKey.get(key) === runs && !runs.followUp) this.byKey.delete(key);
     });
     return done;
   }

@@ -84,7 +84,7 @@ export class Deliveries {
   private readonly opts: DeliveriesOptions;
   /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
   private readonly struggling = new Set<string>();
-  /** Counting a webhook's attempts, once at a time per webhook here: attempts finishing meanwhile share the next count. */
+  /** Counting a webhook's attempts, once at a time per webhook here: attempts recorded meanwhile share the next count. */
   private readonly counts = new CoalescedRuns();
 
   constructor(opts: DeliveriesOptions) {
@@ -221,8 +221,9 @@ export class Deliveries {
     // Recorded before a crash (or by a duplicate job): finish from what was recorded.
     const result = await this.opts.deliveries.recordAttempt(attempt);
     // The webhook's counters, once per attempt however often this runs (countAttempts); before the
-    // outcome, so a crash repeats it. What a busy lock leaves is counted by the next run or the sweep.
-    await this.counts.run(webhook._id, () => this.opts.webhooks.countAttempts(webhook._id, { wait: false }));
+    // outcome, so a crash repeats it. While a count of the webhook runs here, one more follows it and
+    // this goes on; what a busy lock or a crash leaves is counted by the next run or the sweep.
+    await this.counts.request(webhook._id, () => this.opts.webhooks.countAttempts(webhook._id, { wait: false }));
     const at = result.at;
     const delay = this.opts.retryDelaysMs[job.attempt - 1];
     const after = result.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
