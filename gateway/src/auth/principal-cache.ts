@@ -101,8 +101,9 @@ export class PrincipalCache {
 
   /**
    * True when the key was found by a lookup within recentForMs (a day), even if its
-   * cache entry has expired since. Only says the key was valid: a request with it is
-   * still looked up (get) and refused once revoked; a lookup not finding it forgets it.
+   * cache entry has expired since, or its entry is still served. Only says the key was
+   * valid: a request with it is still looked up (get) and refused once revoked; a
+   * lookup not finding it forgets it.
    */
   recentlyValid(rawKey: string): boolean {
     const id = keyDigest(rawKey);
@@ -148,7 +149,7 @@ function live(map: Map<string, Entry>, id: string, now: number): Entry | undefin
   return undefined;
 }
 
-/** Sets id last (newest), first dropping the oldest entries while the map is full. Entries go in about in expiry order, so the oldest are the expired ones. */
+/** Sets id last (newest), first dropping the oldest entries while the map is full: the expired ones, or those served longest since their lookup. */
 function put<V>(map: Map<string, V>, id: string, value: V, max: number): void {
   map.delete(id);
   for (const oldest of map.keys()) {
