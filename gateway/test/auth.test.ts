@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
+import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
@@ -73,6 +74,21 @@ describe('API keys', () => {
     const res = await call(gw.url, '/v1/deals', { key: issued.apiKey });
     expect(res.status).toBe(401);
     expect(res.body).toEqual(unauthorized('Invalid API key'));
+  });
+
+  test('when a revoked key is revoked again, then its first revocation time stays and the change is announced again', async () => {
+    const store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix('auth') });
+    try {
+      const { changes } = gatewayRepositories(store.db);
+      const issued = await gw.accounts.createKey({ teamId: owner.team.id, userId: owner.user.id, scopes: ['read'] });
+      const first = await gw.accounts.revokeKey(issued.key.id);
+      const before = await changes.version();
+      const again = await gw.accounts.revokeKey(issued.key.id);
+      expect(again.revoked_at).toEqual(first.revoked_at);
+      expect(await changes.version()).toBe(before + 1);
+    } finally {
+      await store.close();
+    }
   });
 
   test('when a key is created, then it works at once', async () => {

@@ -181,6 +181,19 @@ describe('PrincipalCache', () => {
       expect(calls).toHaveLength(2);
     });
 
+    test('when the counter has held for a minute since the lookup, then the key is looked up again all the same', async () => {
+      const { cache, calls, at, poll } = watched();
+      await cache.get('lpk_a');
+      at(59_999);
+      poll(7);
+      await cache.get('lpk_a');
+      expect(calls).toHaveLength(1);
+      at(60_000);
+      poll(7);
+      await cache.get('lpk_a');
+      expect(calls).toHaveLength(2);
+    });
+
     test('when the polls stop answering, then the entry lasts until the last answered poll started a TTL ago', async () => {
       const { cache, calls, at, poll } = watched();
       await cache.get('lpk_a');

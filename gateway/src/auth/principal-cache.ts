@@ -9,7 +9,8 @@
 // key revoked, a plan or settings changed) bumps the counter once it is done, so a
 // change is seen within the TTL all the same, and a key in use costs no store read
 // per second. Any change drops every such entry at once (changes are rare); while
-// the polls do not answer, the TTL alone applies.
+// the polls do not answer, the TTL alone applies. An entry is looked up again after
+// maxAgeMs whatever the counter says, so a change whose bump was lost still applies.
 //
 // Keys found and keys not found live apart, each bounded on its own: a flood of
 // distinct unknown keys only ever evicts other unknown keys (and lookups still
@@ -35,6 +36,8 @@ export interface PrincipalCacheOptions {
   ttlMs?: number;
   /** The polls of the store's principal change counter; without them, the TTL alone applies. */
   changes?: { readonly latest: ChangePoll | undefined };
+  /** How long the counter may keep a key found served since its lookup (default a minute). */
+  maxAgeMs?: number;
   /** Keys found kept at most (default 10 000). */
   maxEntries?: number;
   /** Keys not found and lookups running kept at most (default maxEntries). */
@@ -54,6 +57,7 @@ export class PrincipalCache {
   private readonly lookup: PrincipalCacheOptions['lookup'];
   private readonly ttlMs: number;
   private readonly changes: PrincipalCacheOptions['changes'];
+  private readonly maxAgeMs: number;
   private readonly maxEntries: number;
   private readonly maxMisses: number;
   private readonly recentForMs: number;
@@ -63,6 +67,7 @@ export class PrincipalCache {
     this.lookup = opts.lookup;
     this.ttlMs = opts.ttlMs ?? 1000;
     this.changes = opts.changes;
+    this.maxAgeMs = opts.maxAgeMs ?? 60_000;
     this.maxEntries = opts.maxEntries ?? 10_000;
     this.maxMisses = opts.maxMisses ?? this.maxEntries;
     this.recentForMs = opts.recentForMs ?? 86_400_000;
@@ -117,7 +122,8 @@ export class PrincipalCache {
     const entry = this.hits.get(id);
     if (entry === undefined || entry.expiresAt > now) return entry;
     const poll = this.changes?.latest;
-    if (poll !== undefined && entry.version === poll.version && now - poll.startedAt < this.ttlMs) return entry;
+    const lookedUpAt = entry.expiresAt - this.ttlMs;
+    if (poll !== undefined && entry.version === poll.version && now - poll.startedAt < this.ttlMs && now - lookedUpAt < this.maxAgeMs) return entry;
     this.hits.delete(id);
     return undefined;
   }

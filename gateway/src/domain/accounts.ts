@@ -171,11 +171,12 @@ export class Accounts {
     return this.issueKey(input.teamId, input.userId, scopes);
   }
 
-  /** Idempotent: revoking a revoked key keeps its first revocation time. */
+  /**
+   * Idempotent: revoking a revoked key keeps its first revocation time, and announces
+   * the change to the gateways again (in case an earlier attempt failed after its write).
+   */
   async revokeKey(keyId: string): Promise<ApiKey> {
-    const found = await this.store.keys.get(keyId);
-    if (!found) throw keyNotFound();
-    if (found.revoked_at) return toKey(found);
+    if (!(await this.store.keys.get(keyId))) throw keyNotFound();
     await this.store.keys.revoke(keyId, new Date());
     // Read back: a concurrent revocation may have set the time first.
     const after = await this.store.keys.get(keyId);
