@@ -1,25 +1,10 @@
 // Scenario `rss`: resident memory (VmRSS) of each process of the running system, the
 // launcher and its children (the gateway and each service), once the system has been
 // idle for RSS_IDLE_S seconds. Runs right after the system starts, before any load.
-import { readdirSync, readFileSync } from 'node:fs';
-import { sleep, type Bench } from './support.ts';
+import { readFileSync } from 'node:fs';
+import { processes, sleep, type Bench } from './support.ts';
 
 const RSS_IDLE_S = Number(process.env.BENCH_RSS_IDLE ?? 10);
-
-/** Process ids whose parent is `ppid` (from /proc/<pid>/stat; the name field may hold spaces, so read after its ')'). */
-function childrenOf(ppid: number): number[] {
-  const kids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid) kids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return kids;
-}
 
 /** `gateway`, a service's name, or the script a process runs. */
 function processName(pid: number): string {
@@ -39,7 +24,9 @@ export async function rssSection(b: Bench): Promise<void> {
   await sleep(RSS_IDLE_S * 1000);
   const rows = [
     { name: 'launcher', pid: sys.pid },
-    ...childrenOf(sys.pid).map((pid) => ({ name: processName(pid), pid })),
+    ...processes()
+      .filter((p) => p.ppid === sys.pid)
+      .map(({ pid }) => ({ name: processName(pid), pid })),
   ].map((p) => ({ ...p, mb: rssMb(p.pid) }));
   console.log('\n| process | pid | idle RSS MB |\n|---|---:|---:|');
   for (const r of rows) console.log(`| ${r.name} | ${r.pid} | ${r.mb.toFixed(0)} |`);

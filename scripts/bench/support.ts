@@ -3,7 +3,7 @@
 // them, the broker's count of client.created events, and the table of figures.
 import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,6 +166,37 @@ export interface Bench {
   record(key: string, value: number): void;
 }
 
+/** Ids of the running processes, with their parent's (from /proc/<pid>/stat; the name field may hold spaces, so read after its ')'). */
+export function processes(): { pid: number; ppid: number }[] {
+  const found: { pid: number; ppid: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      found.push({ pid: Number(entry), ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+/**
+ * Ends the services and gateway a launcher left behind: startSystem kills a launcher
+ * that did not get ready with SIGKILL, which leaves its children running under init.
+ * They are found by this run's Redis key prefix in their environment.
+ */
+function endOrphans(redisPrefix: string): void {
+  for (const { pid, ppid } of processes()) {
+    if (ppid !== 1) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`REDIS_KEY_PREFIX=${redisPrefix}`)) process.kill(pid, 'SIGTERM');
+    } catch {
+      // exited meanwhile, or not ours to read
+    }
+  }
+}
+
 /** The commit a checkout is at, and how many tracked files differ from it (read without taking the index lock). */
 export function describeTree(root: string): string {
   try {
@@ -229,6 +260,7 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
       await step('stopping the systems', async () => {
         await Promise.allSettled([...starting]);
         await Promise.all([...running].map(stopProcess));
+        endOrphans(redisPrefix);
       });
       if (store) await step('stopping FerretDB', () => store!.stop());
       await step('dropping the PostgreSQL database', () => dropPostgresDatabase(pgDatabase));
@@ -290,10 +322,16 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
         try {
           proc = await launching;
         } catch (e) {
+          endOrphans(redisPrefix);
           // Free when checked, taken before a service listened (other processes pick ports
-          // too): the launcher stopped what it had started; again on another block.
-          if (cleaning || attempt >= 3 || !String(e).includes('EADDRINUSE')) throw e;
-          console.log(`  a port of ${port}-${port + 6} was taken while the system started; starting it again on other ports`);
+          // too), or slow to become healthy on a busy machine: again on another block.
+          const taken = String(e).includes('EADDRINUSE');
+          if (cleaning || attempt >= 3 || !(taken || String(e).includes('did not become healthy'))) throw e;
+          console.log(
+            taken
+              ? `  a port of ${port}-${port + 6} was taken while the system started; starting it again on other ports`
+              : '  the system did not become healthy in time (a busy machine?); starting it again',
+          );
           continue;
         } finally {
           starting.delete(launching);
