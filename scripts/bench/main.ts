@@ -84,9 +84,19 @@ function printValues(b: Bench): void {
   for (const k of keys) console.log(`| ${k} | ${Number(b.values[k].toPrecision(4))} |`);
 }
 
+/** --json: the figures so far, also when a scenario failed or the run was interrupted. */
+function writeFigures(b: Bench): void {
+  if (!json) return;
+  writeFileSync(json, `${JSON.stringify(b.values, null, 2)}\n`);
+  console.log(`\nfigures written to ${resolve(json)}`);
+}
+
 const { bench, cleanUp } = await openBench(baseline);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
+  process.once(signal, () => {
+    writeFigures(bench);
+    void cleanUp().finally(() => process.exit(130));
+  });
 }
 try {
   console.log(`bench: scenarios ${selected.map((s) => s.name).join(', ')}; FerretDB over ${bench.store.backend}`);
@@ -100,10 +110,10 @@ try {
   if (bench.figures.length) printTable(bench.figures);
   for (const print of bench.closing) print();
   printValues(bench);
-  if (json) {
-    writeFileSync(json, `${JSON.stringify(bench.values, null, 2)}\n`);
-    console.log(`\nfigures written to ${resolve(json)}`);
-  }
+  writeFigures(bench);
+} catch (e) {
+  writeFigures(bench);
+  throw e;
 } finally {
   await cleanUp();
 }
