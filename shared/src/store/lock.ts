@@ -55,23 +55,25 @@ export async function tryDocumentLock(db: Db, collection: string, id: unknown, o
   const key = lockKey(collection, id);
   const acquiredAt = Date.now();
   const slot = Math.floor(acquiredAt / DOCUMENT_LOCK_MS);
-  const ids: string[] = [];
-  for (const s of [slot, slot + 1]) {
-    try {
-      const expiresAt = (s + 1) * DOCUMENT_LOCK_MS;
-      await locks.insertOne({ _id: `${key}:${s}`, owner, expires_at: new Date(expiresAt), expires_hour: bucketOf(expiresAt, HOUR_MS) });
-      ids.push(`${key}:${s}`);
-    } catch (err) {
-      if (ids.length) await locks.deleteMany({ _id: { $in: ids } }).catch(() => {});
-      if (isDuplicateKey(err)) return null;
-      throw new Error(`lock ${key} failed`, { cause: err });
-    }
+  const slots = [slot, slot + 1].map((s) => {
+    const expiresAt = (s + 1) * DOCUMENT_LOCK_MS;
+    return { _id: `${key}:${s}`, owner, expires_at: new Date(expiresAt), expires_hour: bucketOf(expiresAt, HOUR_MS) };
+  });
+  try {
+    // Ordered: a refused first slot stops the second. One round trip.
+    await locks.insertMany(slots, { ordered: true });
+  } catch (err) {
+    await release(locks, slots, owner).catch(() => {});
+    if (isDuplicateKey(err)) return null;
+    throw new Error(`lock ${key} failed`, { cause: err });
   }
-  return { acquiredAt, release: () => release(locks, ids) };
+  return { acquiredAt, release: () => release(locks, slots, owner) };
 }
 
-async function release(locks: Collection<LockDoc>, ids: string[]): Promise<void> {
-  await locks.deleteMany({ _id: { $in: ids } });
+// One delete per slot, by _id: FerretDB pushes an `_id` equality down to an index
+// lookup, but reads the whole collection for `{_id: {$in: ...}}`.
+async function release(locks: Collection<LockDoc>, slots: LockDoc[], owner: string): Promise<void> {
+  await Promise.all(slots.map(({ _id }) => locks.deleteOne({ _id, owner })));
 }
 
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */
