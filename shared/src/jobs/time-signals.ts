@@ -220,10 +220,12 @@ export class TimeSignals {
         if (fresh.version !== snapshot.version) return 'changed';
         const unchanged = snapshot.version === undefined ? {} : { version: snapshot.version };
         const r = await col.updateOne({ ...due, ...unchanged }, outboxUpdate({ $set: { [signal.dueField]: null, [slotField(signal.dueField)]: null } }, event ? [event] : []));
-        return event !== null && r.matchedCount === 1 ? 'written' : 'disarmed';
+        if (event === null || r.matchedCount !== 1) return 'disarmed';
+        // Under the lock, as every writer does: the relay must hear of the event before any drain can read it.
+        relay.kick(signal.collection, id, [event]);
+        return 'written';
       });
       if (outcome === 'changed') continue;
-      if (outcome === 'written' && event) relay.kick(signal.collection, id, [event]);
       return outcome === 'written';
     }
     throw new Error(`${signal.type} of ${signal.collection}/${id}: the record kept changing; left for the next sweep`);
