@@ -123,5 +123,6 @@ const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
 if (await waitHealthy(`${url}/health`, 60)) {
   process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);
 } else if (!stopping) {
-  log(`the gateway did not become healthy within 60 s; see the logs above`);
+  log(`the gateway did not become healthy within 60 s; see the logs above; stopping everything`);
+  await stop(1);
 }

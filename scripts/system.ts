@@ -41,10 +41,23 @@ export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tr
   const deadline = Date.now() + timeoutMs;
   while (!output.includes(`ready: http://127.0.0.1:${env.PORT}`)) {
     if (Date.now() > deadline || proc.exitCode !== null) {
-      proc.kill('SIGKILL');
+      await stopLauncher(proc);
       throw new Error(`the system did not start:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   return proc;
+}
+
+/**
+ * Stops a launcher and, through it, its gateway and services (a SIGKILL would leave
+ * them running): SIGTERM, then SIGKILL if it is still there after 20 s.
+ */
+async function stopLauncher(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((done) => proc.once('exit', () => done()));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
 }

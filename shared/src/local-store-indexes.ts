@@ -15,8 +15,12 @@
 // made before the trigger existed get theirs when the store starts.
 import type pg from 'pg';
 
-/** FerretDB's session settings, as query parameters of its PostgreSQL URL. */
-export const FERRETDB_POSTGRES_PARAMS = { plan_cache_mode: 'force_custom_plan' } as const;
+/**
+ * FerretDB's connection settings, as query parameters of its PostgreSQL URL: the
+ * plan setting above, and a pool of 20 rather than its 50, so that a test run's
+ * and a benchmark's stores together stay within PostgreSQL's 100 connections.
+ */
+export const FERRETDB_POSTGRES_PARAMS = { plan_cache_mode: 'force_custom_plan', pool_max_conns: '20' } as const;
 
 const INSTALL = `
 CREATE OR REPLACE FUNCTION lpm_gin_for_index(index_oid oid) RETURNS void
