@@ -32,7 +32,8 @@ function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Writa
 }
 
 function launch(name: string, script: string, env: NodeJS.ProcessEnv): void {
-  const proc = spawn(process.execPath, [script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As the image runs them (deploy/Dockerfile): 4 MB semi-spaces, about 15 MB less resident memory each.
+  const proc = spawn(process.execPath, ['--max-semi-space-size=4', script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   prefixed(name, proc.stdout!, process.stdout);
   prefixed(name, proc.stderr!, process.stderr);
   proc.once('exit', (code, signal) => {
