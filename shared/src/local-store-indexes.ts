@@ -16,11 +16,12 @@
 import type pg from 'pg';
 
 /**
- * FerretDB's connection settings, as query parameters of its PostgreSQL URL: the
- * plan setting above, and a pool of 20 rather than its 50, so that a test run's
- * and a benchmark's stores together stay within PostgreSQL's 100 connections.
+ * FerretDB's session settings, as query parameters of its PostgreSQL URL. Its pool
+ * stays at its 50: FerretDB holds a connection for every open cursor, and a pool
+ * of 20 deadlocked the webhooks service under the benchmark (every connection
+ * held by a cursor whose reader waited for another query).
  */
-export const FERRETDB_POSTGRES_PARAMS = { plan_cache_mode: 'force_custom_plan', pool_max_conns: '20' } as const;
+export const FERRETDB_POSTGRES_PARAMS = { plan_cache_mode: 'force_custom_plan' } as const;
 
 const INSTALL = `
 CREATE OR REPLACE FUNCTION lpm_gin_for_index(index_oid oid) RETURNS void
