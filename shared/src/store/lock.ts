@@ -71,9 +71,10 @@ export async function tryDocumentLock(db: Db, collection: string, id: unknown, o
 }
 
 // One delete per slot, by _id: FerretDB pushes an `_id` equality down to an index
-// lookup, but reads the whole collection for `{_id: {$in: ...}}`.
+// lookup, but reads the whole collection for `{_id: {$in: ...}}`. One after the
+// other: a FerretDB delete holds two PostgreSQL connections at once (docs/ferretdb.md).
 async function release(locks: Collection<LockDoc>, slots: LockDoc[], owner: string): Promise<void> {
-  await Promise.all(slots.map(({ _id }) => locks.deleteOne({ _id, owner })));
+  for (const { _id } of slots) await locks.deleteOne({ _id, owner });
 }
 
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */
