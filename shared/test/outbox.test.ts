@@ -298,6 +298,7 @@ describe('OutboxRelay', () => {
       intervalMs: 50,
       concurrency: 2,
       scanIntervalMs: 3_600_000,
+      scanGraceMs: 0,
     });
     try {
       relay.start();

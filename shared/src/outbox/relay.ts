@@ -91,6 +91,12 @@ export class OutboxRelay {
   /** Ids of events handed over by a write and not yet published from memory: the drain leaves them (and what follows) alone. */
   private readonly announced = new Set<string>();
   /**
+   * Ids of events handed over by this process's writes, with when. A young event
+   * not among them was written by another replica, which publishes and removes it
+   * itself: the drain leaves it (and what follows) for scanGraceMs.
+   */
+  private readonly mine = new Map<string, number>();
+  /**
    * Ids of events published from memory and not yet removed from a document, with
    * when: by event, not document, since an event may move (activities' tombstones).
    */
@@ -127,6 +133,7 @@ export class OutboxRelay {
    */
   kick(collection?: string, id?: unknown, events: DomainEvent[] = []): void {
     if (collection !== undefined && id !== undefined) {
+      for (const event of events) this.mine.set(event.id, Date.now());
       if (this.started && events.length > 0 && !this.blocked.has(docKey(collection, id))) this.publishNow(collection, id, events);
       else this.hint(collection, id);
     }
@@ -344,8 +351,10 @@ export class OutboxRelay {
           done.push(event);
           continue;
         }
-        // Being published from memory (named again below), or the lock is half gone: the rest go out later, in order.
-        if ((waiting = this.announced.has(event.id)) || !within(0.5)) break;
+        // Being published from memory, here or by the replica that wrote it (named again
+        // below), or the lock is half gone: the rest go out later, in order.
+        const othersYoung = !this.mine.has(event.id) && Date.now() - Date.parse(event.created_at) < this.scanGraceMs;
+        if ((waiting = this.announced.has(event.id) || othersYoung) || !within(0.5)) break;
         try {
           await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
           done.push(event);
@@ -357,7 +366,10 @@ export class OutboxRelay {
       }
       if (within(0.9)) {
         await this.removePublished(col, id, events.length, done);
-        for (const event of done) this.published.delete(event.id);
+        for (const event of done) {
+          this.published.delete(event.id);
+          this.mine.delete(event.id);
+        }
         if (done.length === events.length) this.blocked.delete(key);
       }
       if (failure) {
@@ -390,14 +402,16 @@ export class OutboxRelay {
   }
 
   /**
-   * Forgets events published from memory long ago whose document was never drained
-   * (it was deleted): the map is in publishing order.
+   * Forgets events handed over or published long ago whose document was never
+   * drained (it was deleted): the maps are in insertion order.
    */
   private forgetPublished(): void {
     const before = Date.now() - PUBLISHED_MEMORY_MS;
-    for (const [id, at] of this.published) {
-      if (at >= before) break;
-      this.published.delete(id);
+    for (const memory of [this.published, this.mine]) {
+      for (const [id, at] of memory) {
+        if (at >= before) break;
+        memory.delete(id);
+      }
     }
   }
 

@@ -142,8 +142,8 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
         if (!isDuplicateKey(e)) throw e;
       }
       await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
-      // The drain publishes them: some may be on their way from memory under the activity's id.
-      this.relay.kick(TOMBSTONES, id, []);
+      // The moved events the drain leaves to their publish from memory under the activity's id.
+      this.relay.kick(TOMBSTONES, id, events);
       return result;
     });
   }
