@@ -14,6 +14,10 @@
 // there is no order between documents. The relay drains a document under its
 // document lock (store/lock.ts), the one writers take for their read-modify-write,
 // so nothing undoes anything else.
+//
+// One file over 400 lines on purpose for now: the drain's every decision reads the
+// memory path's bookkeeping (announced, published, mine, blocked) under the same
+// lock. The next split is that bookkeeping into a class of its own.
 import { randomUUID } from 'node:crypto';
 import { context } from '@opentelemetry/api';
 import type { Collection, Db, Document } from 'mongodb';
