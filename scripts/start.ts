@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFerretdb, isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
+import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -101,7 +101,7 @@ if (!env.MONGO_URL) {
     store = await startFerretdb({ dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE, port: LOCAL_STORE_PORT });
     log(`local document store (FerretDB) on port ${LOCAL_STORE_PORT}, over ${store.backend}`);
   }
-  env.MONGO_URL = `mongodb://127.0.0.1:${LOCAL_STORE_PORT}/`;
+  env.MONGO_URL = localStoreUrl(LOCAL_STORE_PORT);
 }
 
 // Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order.

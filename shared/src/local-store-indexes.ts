@@ -17,9 +17,8 @@ import type pg from 'pg';
 
 /**
  * FerretDB's session settings, as query parameters of its PostgreSQL URL. Its pool
- * stays at its 50: FerretDB holds a connection for every open cursor, and a pool
- * of 20 deadlocked the webhooks service under the benchmark (every connection
- * held by a cursor whose reader waited for another query).
+ * stays at its 50; the processes' drivers are bounded to stay under it
+ * (LOCAL_STORE_CLIENT_CONNECTIONS in local-store.ts).
  */
 export const FERRETDB_POSTGRES_PARAMS = { plan_cache_mode: 'force_custom_plan' } as const;
 

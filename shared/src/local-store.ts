@@ -17,6 +17,18 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const LOCAL_STORE_PORT = 27117;
 export const LOCAL_STORE_DATABASE = 'lpm_local';
 export const localStoreDataDir = join(repoRoot, '.data', 'ferretdb');
+
+// FerretDB 1.24's delete holds one of its PostgreSQL connections (50 by default)
+// while it waits for a second, so as many concurrent deletes as the pool has
+// connections wedge the whole store (docs/ferretdb.md). Every process that talks
+// to the local store therefore keeps at most this many connections to it: seven
+// processes (the gateway and six services) stay under 50 together.
+export const LOCAL_STORE_CLIENT_CONNECTIONS = 6;
+
+/** The URL a process gives its driver for a local store on this port. */
+export function localStoreUrl(port: number): string {
+  return `mongodb://127.0.0.1:${port}/?maxPoolSize=${LOCAL_STORE_CLIENT_CONNECTIONS}`;
+}
 const postgresAdminUrl = () => process.env.LPM_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PG_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -189,7 +201,7 @@ export async function startFerretdb(opts: { dataDir: string; database: string; p
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
-    url: `mongodb://127.0.0.1:${port}/`,
+    url: localStoreUrl(port),
     port,
     backend: pgUrl ? `PostgreSQL database ${opts.database}` : `SQLite in ${opts.dataDir}`,
     stop: () =>

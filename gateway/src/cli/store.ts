@@ -1,6 +1,6 @@
 // The store the CLI works on: MONGO_URL when set, else the local FerretDB of
 // `npm start`, started for the command's duration when it is not running.
-import { isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, startFerretdb } from '@lpm/shared/local-store';
+import { isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, localStoreUrl, startFerretdb } from '@lpm/shared/local-store';
 import type { Store } from '@lpm/shared/store/orm';
 import { openGatewayStore } from '../data/store.ts';
 
@@ -15,7 +15,7 @@ export async function openCliStore(
   local: LocalStore = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE },
 ): Promise<Store> {
   if (opts.mongoUrl) return openGatewayStore({ url: opts.mongoUrl, dbPrefix: opts.dbPrefix });
-  if (await isListening(local.port)) return openGatewayStore({ url: `mongodb://127.0.0.1:${local.port}/`, dbPrefix: opts.dbPrefix });
+  if (await isListening(local.port)) return openGatewayStore({ url: localStoreUrl(local.port), dbPrefix: opts.dbPrefix });
   const started = await startFerretdb({ dataDir: local.dataDir, database: local.database, port: local.port });
   try {
     return stoppingAfter(await openGatewayStore({ url: started.url, dbPrefix: opts.dbPrefix }), () => started.stop());

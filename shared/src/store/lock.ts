@@ -71,10 +71,9 @@ export async function tryDocumentLock(db: Db, collection: string, id: unknown, o
 }
 
 // One delete per slot, by _id: FerretDB pushes an `_id` equality down to an index
-// lookup, but reads the whole collection for `{_id: {$in: ...}}`. One after the
-// other: a FerretDB delete holds two PostgreSQL connections at once (docs/ferretdb.md).
+// lookup, but reads the whole collection for `{_id: {$in: ...}}`.
 async function release(locks: Collection<LockDoc>, slots: LockDoc[], owner: string): Promise<void> {
-  for (const { _id } of slots) await locks.deleteOne({ _id, owner });
+  await Promise.all(slots.map(({ _id }) => locks.deleteOne({ _id, owner })));
 }
 
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */

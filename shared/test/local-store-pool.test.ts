@@ -1,0 +1,54 @@
+// The local store's client bound (local-store.ts): FerretDB 1.24 wedges when as many
+// updates run at once as its PostgreSQL pool has connections, so each process's
+// driver keeps few enough connections that the gateway and six services, all
+// updating at once, cannot get there. Runs on a FerretDB of its own: a wedge
+// would stop the store every other test uses.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
+import { dropPostgresDatabase, LOCAL_STORE_CLIENT_CONNECTIONS, startFerretdb, type RunningStore } from '../src/local-store.ts';
+
+const PROCESSES = 7;
+const UPDATES_PER_PROCESS = 40;
+const onPostgres = process.env.LPM_TEST_PG_DATABASE ? describe : describe.skip;
+
+onPostgres('local store client bound', () => {
+  const database = `${process.env.LPM_TEST_PG_DATABASE}_pool`;
+  const dir = mkdtempSync(join(tmpdir(), 'lpm-pool-'));
+  let store: RunningStore;
+  const clients: MongoClient[] = [];
+
+  beforeAll(async () => {
+    store = await startFerretdb({ dataDir: dir, database });
+    for (let i = 0; i < PROCESSES; i++) clients.push(await MongoClient.connect(store.url));
+  });
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close(true)));
+    await store.stop();
+    await dropPostgresDatabase(database);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the local store URL bounds the driver pool', () => {
+    expect(new URL(store.url).searchParams.get('maxPoolSize')).toBe(String(LOCAL_STORE_CLIENT_CONNECTIONS));
+    expect(clients[0].options.maxPoolSize).toBe(LOCAL_STORE_CLIENT_CONNECTIONS);
+    expect(PROCESSES * LOCAL_STORE_CLIENT_CONNECTIONS).toBeLessThan(50);
+  });
+
+  test('when seven processes each fire 40 updates at once, then every update completes and the store still answers', async () => {
+    const total = PROCESSES * UPDATES_PER_PROCESS;
+    const col = (i: number) => clients[i].db('pool').collection<{ _id: string; n: number }>('docs');
+    await col(0).insertMany(Array.from({ length: total }, (_, n) => ({ _id: `d${n}`, n: 0 })));
+
+    const results = await Promise.all(
+      clients.flatMap((_, i) =>
+        Array.from({ length: UPDATES_PER_PROCESS }, (_, j) => col(i).updateOne({ _id: `d${i * UPDATES_PER_PROCESS + j}` }, { $inc: { n: 1 } })),
+      ),
+    );
+
+    expect(results.reduce((sum, r) => sum + r.modifiedCount, 0)).toBe(total);
+    expect(await col(0).countDocuments({ n: 1 })).toBe(total);
+  }, 60_000);
+});
