@@ -70,10 +70,11 @@ export async function tryDocumentLock(db: Db, collection: string, id: unknown, o
   return { acquiredAt, release: () => release(locks, slots, owner) };
 }
 
-// One delete per slot, by _id: FerretDB pushes an `_id` equality down to an index
-// lookup, but reads the whole collection for `{_id: {$in: ...}}`.
+// One delete for both slots. FerretDB filters by the owner in SQL (the collection
+// holds only the locks held now, and expired ones until the sweep) and applies the
+// `$in`, which it cannot push down, to those few rows in Go.
 async function release(locks: Collection<LockDoc>, slots: LockDoc[], owner: string): Promise<void> {
-  await Promise.all(slots.map(({ _id }) => locks.deleteOne({ _id, owner })));
+  await locks.deleteMany({ owner, _id: { $in: slots.map((s) => s._id) } });
 }
 
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */

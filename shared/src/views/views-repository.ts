@@ -2,12 +2,29 @@
 // beside its own: projections fed by the owners' events and by the checks made at
 // write time, for display only. Events may arrive out of order: newer facts win.
 import type { Db } from 'mongodb';
-import { withDocumentLock } from '../store/lock.ts';
+import { isDuplicateKey } from '../store/duplicate-key.ts';
 
 export interface View {
   _id: string;
   team_id: string;
   as_of: Date;
+}
+
+// One view's writes in this process, one at a time. On MongoDB the conditional
+// update below is atomic by itself; FerretDB 1.24 applies a filter in Go and then
+// overwrites the document, so two writes of one view at once could let older facts
+// win. Writes from two replicas at once can still do that on FerretDB (the local
+// store), where a view is display-only and the next event of the record mends it.
+const inFlight = new Map<string, Promise<void>>();
+
+function serially(key: string, fn: () => Promise<void>): Promise<void> {
+  const run = (inFlight.get(key) ?? Promise.resolve()).then(fn);
+  const settled = run.catch(() => {});
+  inFlight.set(key, settled);
+  void settled.then(() => {
+    if (inFlight.get(key) === settled) inFlight.delete(key);
+  });
+  return run;
 }
 
 export class ViewsRepository<V extends View> {
@@ -30,13 +47,23 @@ export class ViewsRepository<V extends View> {
     return new Map(rows.map((v) => [v._id, v]));
   }
 
-  /** Stores the facts unless the view already holds newer ones. */
-  async record(view: V): Promise<void> {
-    await withDocumentLock(this.db, this.name, view._id, async () => {
-      const current = (await this.views.findOne({ _id: view._id } as never)) as V | null;
-      if (current && (current.team_id !== view.team_id || current.as_of > view.as_of)) return;
-      const { _id, ...fields } = view;
-      await this.views.updateOne({ _id } as never, { $set: fields } as never, { upsert: true });
+  /**
+   * Stores the facts unless the view already holds newer ones (or is another
+   * team's): one conditional update, and an insert when there was no view.
+   */
+  record(view: V): Promise<void> {
+    const { _id, ...fields } = view;
+    const notNewer = { _id, team_id: view.team_id, as_of: { $lte: view.as_of } } as never;
+    const update = () => this.views.updateOne(notNewer, { $set: fields } as never);
+    return serially(`${this.db.databaseName}.${this.name}:${_id}`, async () => {
+      if ((await update()).matchedCount === 1) return;
+      try {
+        await this.views.insertOne(view as never);
+      } catch (e) {
+        if (!isDuplicateKey(e)) throw e;
+        // There is a view: newer, another team's, or just stored by another replica.
+        await update();
+      }
     });
   }
 }
