@@ -12,7 +12,7 @@ export function consumeClientEvents(broker: Broker, links: ClientLinks, service:
     handler: async (event) => {
       const client = event.data.object;
       if (!isClientFacts(client)) throw new Error(`${event.type} ${event.id} does not carry a client`);
-      await links.record(event.team_id, client);
+      await links.record(event.team_id, client, event.type === 'client.created');
     },
   });
 }

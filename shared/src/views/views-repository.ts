@@ -49,19 +49,27 @@ export class ViewsRepository<V extends View> {
 
   /**
    * Stores the facts unless the view already holds newer ones (or is another
-   * team's): one conditional update, and an insert when there was no view.
+   * team's): one conditional update, and an insert when there was no view. `fresh`
+   * (the record was just created) tries the insert first: one write, not two.
    */
-  record(view: V): Promise<void> {
+  record(view: V, opts: { fresh?: boolean } = {}): Promise<void> {
     const { _id, ...fields } = view;
     const notNewer = { _id, team_id: view.team_id, as_of: { $lte: view.as_of } } as never;
-    const update = () => this.views.updateOne(notNewer, { $set: fields } as never);
-    return serially(`${this.db.databaseName}.${this.name}:${_id}`, async () => {
-      if ((await update()).matchedCount === 1) return;
+    const update = async () => (await this.views.updateOne(notNewer, { $set: fields } as never)).matchedCount === 1;
+    // False when there is a view already: newer, another team's, or just stored by another replica.
+    const insert = async () => {
       try {
         await this.views.insertOne(view as never);
+        return true;
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
-        // There is a view: newer, another team's, or just stored by another replica.
+        return false;
+      }
+    };
+    return serially(`${this.db.databaseName}.${this.name}:${_id}`, async () => {
+      if (opts.fresh) {
+        if (!(await insert())) await update();
+      } else if (!(await update()) && !(await insert())) {
         await update();
       }
     });

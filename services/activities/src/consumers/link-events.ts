@@ -14,10 +14,10 @@ export function consumeLinkEvents(broker: Broker, activities: Activities): Promi
       const object = event.data.object;
       if (event.type.startsWith('case.')) {
         if (!isCaseFacts(object)) throw new Error(`${event.type} ${event.id} does not carry a case`);
-        await activities.recordCase(event.team_id, object);
+        await activities.recordCase(event.team_id, object, event.type === 'case.created');
       } else {
         if (!isClientFacts(object)) throw new Error(`${event.type} ${event.id} does not carry a client`);
-        await activities.recordClient(event.team_id, object);
+        await activities.recordClient(event.team_id, object, event.type === 'client.created');
       }
     },
   });

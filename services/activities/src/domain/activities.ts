@@ -352,11 +352,12 @@ export class Activities {
 
   // Local views, fed by other domains' events.
 
-  recordCase(teamId: string, c: CaseFacts) {
-    return this.deps.caseViews.record(caseViewOf(teamId, c));
+  /** `fresh`: from the record's created event (views-repository.ts). */
+  recordCase(teamId: string, c: CaseFacts, fresh = false) {
+    return this.deps.caseViews.record(caseViewOf(teamId, c), { fresh });
   }
 
-  recordClient(teamId: string, c: ClientFacts) {
-    return this.deps.clientViews.record(viewOf(teamId, c));
+  recordClient(teamId: string, c: ClientFacts, fresh = false) {
+    return this.deps.clientViews.record(viewOf(teamId, c), { fresh });
   }
 }

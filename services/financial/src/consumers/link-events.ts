@@ -13,7 +13,7 @@ export function consumeClientEvents(broker: Broker, financial: Financial): Promi
     handler: async (event) => {
       const client = event.data.object;
       if (!isClientFacts(client)) throw new Error(`${event.type} ${event.id} does not carry a client`);
-      await financial.recordClient(event.team_id, client);
+      await financial.recordClient(event.team_id, client, event.type === 'client.created');
     },
   });
 }
@@ -25,7 +25,7 @@ export function consumeCaseEvents(broker: Broker, financial: Financial): Promise
     handler: async (event) => {
       const kase = event.data.object;
       if (!isCaseFacts(kase)) throw new Error(`${event.type} ${event.id} does not carry a case`);
-      await financial.recordCase(event.team_id, kase);
+      await financial.recordCase(event.team_id, kase, event.type === 'case.created');
     },
   });
 }
