@@ -50,25 +50,27 @@ export class Authenticator {
       const charge = await this.failures.charge(address);
       return charge.allowed ? key : { throttled: charge };
     }
-    if (this.principals.recentlyValid(key)) {
-      const principal = await this.lookup(key);
+    // Hashed once per request: the cache is keyed by digest.
+    const digest = keyDigest(key);
+    if (this.principals.recentlyValid(key, digest)) {
+      const principal = await this.lookup(key, digest);
       return principal ? { principal } : { refused: 'Invalid API key' };
     }
-    const id = `${address} ${keyDigest(key)}`;
+    const id = `${address} ${digest}`;
     let running = this.running.get(id);
     if (!running) {
-      running = this.chargedLookup(key, address).finally(() => this.running.delete(id));
+      running = this.chargedLookup(key, digest, address).finally(() => this.running.delete(id));
       this.running.set(id, running);
     }
     return running;
   }
 
-  private async chargedLookup(key: string, address: string): Promise<Authentication> {
+  private async chargedLookup(key: string, digest: string, address: string): Promise<Authentication> {
     const charge = await this.failures.charge(address);
     if (!charge.allowed) return { throttled: charge };
     let principal: Principal | null;
     try {
-      principal = await this.lookup(key);
+      principal = await this.lookup(key, digest);
     } catch (e) {
       await this.failures.refund(address);
       throw e;
@@ -78,9 +80,9 @@ export class Authenticator {
     return { principal };
   }
 
-  private async lookup(key: string): Promise<Principal | null> {
+  private async lookup(key: string, digest: string): Promise<Principal | null> {
     try {
-      return await this.principals.get(key);
+      return await this.principals.get(key, digest);
     } catch (e) {
       throw serviceUnavailable('Service unavailable', { cause: e });
     }

@@ -74,9 +74,9 @@ export class PrincipalCache {
     this.now = opts.now ?? Date.now;
   }
 
-  get(rawKey: string): Promise<Principal | null> {
+  /** `id`: the key's digest (keyDigest), when the caller has it already. */
+  get(rawKey: string, id = keyDigest(rawKey)): Promise<Principal | null> {
     // Keyed by digest so raw keys are not kept in memory.
-    const id = keyDigest(rawKey);
     const now = this.now();
     const cached = this.hit(id, now) ?? live(this.misses, id, now);
     if (cached) return cached.principal;
@@ -110,8 +110,7 @@ export class PrincipalCache {
    * valid: a request with it is still looked up (get) and refused once revoked; a
    * lookup not finding it forgets it.
    */
-  recentlyValid(rawKey: string): boolean {
-    const id = keyDigest(rawKey);
+  recentlyValid(rawKey: string, id = keyDigest(rawKey)): boolean {
     const now = this.now();
     const at = this.recent.get(id);
     return (at !== undefined && now - at < this.recentForMs) || this.hit(id, now) !== undefined;
