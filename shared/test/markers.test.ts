@@ -1,5 +1,5 @@
 import { MongoClient, type Db } from 'mongodb';
-import { advanceCursor, bucketOf, purgeByMarker, readCursor } from '../src/store/markers.ts';
+import { MAX_BUCKETS_BEHIND, advanceCursor, bucketOf, purgeByMarker, readCursor, sweepBuckets } from '../src/store/markers.ts';
 import { mongoDedupe, purgeDedupeRecords } from '../src/messaging/dedupe.ts';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, sweepExpiredLocks, tryDocumentLock } from '../src/store/lock.ts';
 import { DAY_MS } from '../src/time.ts';
@@ -39,7 +39,7 @@ describe('purgeByMarker', () => {
     const col = 'first_run';
     await db.collection<Rec>(col).insertMany([rec('legacy_old', cut - 3 * DAY_MS, false), rec('legacy_new', cut + HOUR, false), rec('old', cut - 1), rec('new', cut)]);
 
-    expect(await purge(col, cut)).toBe(2);
+    expect(await purge(col, cut)).toEqual({ deleted: 2, ranged: true });
     expect(await ids(col)).toEqual(['legacy_new', 'new']);
     expect(await readCursor(db, `purge:${col}:at_day`)).toBe(bucketOf(cut, DAY_MS));
   });
@@ -58,7 +58,7 @@ describe('purgeByMarker', () => {
       rec('unmarked', cut + DAY_MS, false),
     ]);
 
-    expect(await purge(col, later)).toBe(4);
+    expect(await purge(col, later)).toEqual({ deleted: 4, ranged: false });
     expect(await ids(col)).toEqual(['day_4_after', 'day_5', 'unmarked']);
     expect(await readCursor(db, `purge:${col}:at_day`)).toBe(bucketOf(later, DAY_MS));
   });
@@ -69,12 +69,12 @@ describe('purgeByMarker', () => {
     await purge(col, cut, { pending: { $ne: true } });
     await db.collection<Rec>(col).insertMany([{ ...rec('pending', cut + HOUR), pending: true }, rec('done', cut + 2 * DAY_MS)]);
 
-    expect(await purge(col, cut + 3 * DAY_MS, { pending: { $ne: true } })).toBe(1);
+    expect(await purge(col, cut + 3 * DAY_MS, { pending: { $ne: true } })).toEqual({ deleted: 1, ranged: false });
     expect(await ids(col)).toEqual(['pending']);
     expect(await readCursor(db, key)).toBe(bucketOf(cut, DAY_MS));
 
     await db.collection<Rec>(col).updateOne({ _id: 'pending' }, { $set: { pending: false } });
-    expect(await purge(col, cut + 3 * DAY_MS, { pending: { $ne: true } })).toBe(1);
+    expect(await purge(col, cut + 3 * DAY_MS, { pending: { $ne: true } })).toEqual({ deleted: 1, ranged: false });
     expect(await ids(col)).toEqual([]);
     expect(await readCursor(db, key)).toBe(bucketOf(cut + 3 * DAY_MS, DAY_MS));
   });
@@ -86,6 +86,50 @@ describe('purgeByMarker', () => {
     await advanceCursor(db, key, 9);
     await advanceCursor(db, key, 3);
     expect(await readCursor(db, key)).toBe(9);
+  });
+});
+
+describe('sweepBuckets', () => {
+  /** A sweep that records what it was asked: each bucket, and each range pass (visiting `ranged` records). */
+  const recorder = (ranged = 3, rangeLimit?: number) => {
+    const asked: (number | 'range')[] = [];
+    const visits = {
+      bucket: async (b: number) => (asked.push(b), 1),
+      range: async () => (asked.push('range'), ranged),
+      ...(rangeLimit === undefined ? {} : { rangeLimit }),
+    };
+    return { asked, visits };
+  };
+
+  it('when there is no cursor yet, then the range runs once and the cursor is stored; after that each bucket up to the current one is visited by equality, once, also after a stop', async () => {
+    const key = 'sweep:first';
+    const r = recorder();
+    expect(await sweepBuckets(db, key, 100, r.visits)).toBe(3);
+    expect(await readCursor(db, key)).toBe(100);
+    expect(await sweepBuckets(db, key, 100, r.visits)).toBe(0);
+    expect(await sweepBuckets(db, key, 104, r.visits)).toBe(4);
+    expect(r.asked).toEqual(['range', 100, 101, 102, 103]);
+    expect(await readCursor(db, key)).toBe(104);
+  });
+
+  it('when the range visits as many records as its limit, then the cursor is not stored and the next run ranges again', async () => {
+    const key = 'sweep:limited';
+    const full = recorder(5, 5);
+    expect(await sweepBuckets(db, key, 10, full.visits)).toBe(5);
+    expect(await readCursor(db, key)).toBeNull();
+    const rest = recorder(2, 5);
+    expect(await sweepBuckets(db, key, 10, rest.visits)).toBe(2);
+    expect(rest.asked).toEqual(['range']);
+    expect(await readCursor(db, key)).toBe(10);
+  });
+
+  it('when the cursor is more buckets behind than MAX_BUCKETS_BEHIND, then one range runs instead of a query per bucket', async () => {
+    const key = 'sweep:behind';
+    await advanceCursor(db, key, 1);
+    const r = recorder();
+    await sweepBuckets(db, key, 2 + MAX_BUCKETS_BEHIND, r.visits);
+    expect(r.asked).toEqual(['range']);
+    expect(await readCursor(db, key)).toBe(2 + MAX_BUCKETS_BEHIND);
   });
 });
 

@@ -14,7 +14,6 @@ import { newId } from '@lpm/shared/ids';
 import { createMailer, type Mailer } from '@lpm/shared/mailer';
 import { WorkQueue } from '@lpm/shared/messaging/work-queue';
 import { openStore } from '@lpm/shared/store/orm';
-import { DAY_MS } from '@lpm/shared/time';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { scratchBroker, type ScratchBroker } from '../../../shared/test/support/scratch-broker.ts';
 import { startSmtpListener, type SmtpListener } from '../../../shared/test/support/smtp-listener.ts';
@@ -337,7 +336,7 @@ test("when one webhook's receiver hangs beside one that answers at once, then th
   }
 });
 
-test("when a stored delivery's first attempt never happened, then the rescue finds it by its due minute (no range read once past the first day) and it is delivered", async () => {
+test("when a stored delivery's first attempt never happened, then the rescue finds it (by range on its first run, by its due minute after that) and it is delivered", async () => {
   const GRACE_MS = 10 * 60_000;
   // A database of its own: no other test's pending deliveries.
   const watched = await watchStore(`${db.databaseName}_rescue`);
@@ -345,24 +344,27 @@ test("when a stored delivery's first attempt never happened, then the rescue fin
   try {
     const s = build({ queueName: 'webhooks.attempts.rescued', store: watched.db });
     const hook = await subscribe(s, `${receiver.url}/rescued`);
-    // The first rescue, and the last that also reads by range (once its cutoff is a day past the first: deliveries
-    // stored before the marker existed are reached by then), each at its own instant.
+    // A delivery stored before the marker existed: the first rescue reads by range, finds it, and stores its cursor.
     const first = Date.now();
-    await s.deliveries.requeueStuck(GRACE_MS, new Date(first));
-    const settled = first + DAY_MS + 2 * GRACE_MS;
-    await s.deliveries.requeueStuck(GRACE_MS, new Date(settled));
+    const legacy = newDelivery(clientCreated(hook.team_id), hook._id, new Date(first - 2 * GRACE_MS));
+    await watched.db.collection<DeliveryRecord>('deliveries').insertOne(legacy);
+    expect(await s.deliveries.requeueStuck(GRACE_MS, new Date(first))).toBe(1);
+    consumer = await s.queue.consume((job) => s.deliveries.attempt(job));
+    await waitFor('the legacy attempt', () => postsTo(receiver, '/rescued').length === 1);
+    await waitFor('its outcome', async () => (await s.deliveriesRepo.get(legacy._id))?.status === 'succeeded');
+    await consumer.cancel();
+    consumer = undefined;
     // A delivery the fan-out stored (due a minute later) and whose event was then dead-lettered: no job for it anywhere.
-    const event = clientCreated(hook.team_id);
-    const lost = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, new Date(settled + 60_000)));
+    const lost = await s.deliveriesRepo.insertOrGet(newDelivery(clientCreated(hook.team_id), hook._id, new Date(first + 60_000)));
     watched.take();
 
-    expect(await s.deliveries.requeueStuck(GRACE_MS, new Date(settled + GRACE_MS + 5 * 60_000))).toBe(1);
+    expect(await s.deliveries.requeueStuck(GRACE_MS, new Date(first + GRACE_MS + 5 * 60_000))).toBe(1);
 
     const reads = watched.take().filter((q) => q.collection === 'deliveries' && q.op === 'find');
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.every((q) => equalityOn(q, 'due_minute') && equalityOn(q, 'status') && !('next_attempt_at' in q.filter))).toBe(true);
     consumer = await s.queue.consume((job) => s.deliveries.attempt(job));
-    await waitFor('the rescued attempt', () => postsTo(receiver, '/rescued').length === 1);
+    await waitFor('the rescued attempt', () => postsTo(receiver, '/rescued').length === 2);
     await waitFor('its outcome', async () => (await s.deliveriesRepo.get(lost._id))?.status === 'succeeded');
   } finally {
     await consumer?.cancel();

@@ -55,13 +55,14 @@ function requestHash(req: FastifyRequest): string {
  * it needs no exactly-once claim; a record it removes would not be replayed anyway.
  */
 export async function purgeIdempotencyKeys(db: Db, now = new Date()): Promise<number> {
-  return purgeByMarker(db, {
+  const { deleted } = await purgeByMarker(db, {
     collection: ENTRIES,
     timeField: 'created_at',
     markerField: 'created_day',
     bucketMs: DAY_MS,
     before: new Date(now.getTime() - KEEP_MS),
   });
+  return deleted;
 }
 
 export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): void {

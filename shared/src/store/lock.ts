@@ -100,13 +100,14 @@ export async function withDocumentLock<T>(db: Db, collection: string, id: unknow
 
 /** Drops locks left by holders that died (their slots have expired), hour by hour by their expires_hour. */
 export async function sweepExpiredLocks(db: Db, now = Date.now()): Promise<number> {
-  return purgeByMarker(db, {
+  const { deleted } = await purgeByMarker(db, {
     collection: LOCKS_COLLECTION,
     timeField: 'expires_at',
     markerField: 'expires_hour',
     bucketMs: HOUR_MS,
     before: new Date(now - DOCUMENT_LOCK_MS),
   });
+  return deleted;
 }
 
 export async function createLockIndexes(db: Db): Promise<void> {

@@ -84,10 +84,10 @@ export interface MarkedPurge {
  * boundary one by equality on its marker, the boundary bucket by marker and range.
  * The cursor passes a bucket once nothing is left in it. With no cursor (the first
  * run, which also declares the marker's index) one range delete over the collection
- * reaches the records written before their markers. A delete only: replicas running
- * it at once agree.
+ * reaches the records written before their markers; `ranged` says it ran. A delete
+ * only: replicas running it at once agree.
  */
-export async function purgeByMarker(db: Db, p: MarkedPurge): Promise<number> {
+export async function purgeByMarker(db: Db, p: MarkedPurge): Promise<{ deleted: number; ranged: boolean }> {
   const col = db.collection(p.collection);
   const key = `purge:${p.collection}:${p.markerField}`;
   const boundary = bucketOf(p.before, p.bucketMs);
@@ -98,7 +98,7 @@ export async function purgeByMarker(db: Db, p: MarkedPurge): Promise<number> {
     const { deletedCount } = await col.deleteMany({ ...expired, ...p.only });
     const kept = p.only ? await col.findOne(expired, { projection: { _id: 1 } }) : null;
     if (!kept) await advanceCursor(db, key, boundary);
-    return deletedCount;
+    return { deleted: deletedCount, ranged: true };
   }
   let deleted = 0;
   let firstKept: number | null = null;
@@ -109,5 +109,34 @@ export async function purgeByMarker(db: Db, p: MarkedPurge): Promise<number> {
   deleted += (await col.deleteMany({ [p.markerField]: boundary, ...expired, ...p.only })).deletedCount;
   const next = firstKept ?? boundary;
   if (next > cursor) await advanceCursor(db, key, next);
-  return deleted;
+  return { deleted, ranged: false };
+}
+
+export interface BucketVisits {
+  /** Visits the records of one whole bucket, by equality on the marker. */
+  bucket(bucket: number): Promise<number>;
+  /** Visits the records due before bucket `upto` by range, marked or not. */
+  range(): Promise<number>;
+  /** The most records `range` visits in one run: when it visits this many, the next run ranges again. */
+  rangeLimit?: number;
+}
+
+/**
+ * Visits each bucket from `key`'s cursor up to (not including) `upto` by equality,
+ * then moves the cursor to `upto`; what is due in `upto` and later is the caller's.
+ * With no cursor yet, or one more than MAX_BUCKETS_BEHIND behind, the range query
+ * runs instead, once (until it visits fewer than `rangeLimit`). Every visit must be
+ * safe to repeat: a process may die before the cursor moves, replicas run at once.
+ */
+export async function sweepBuckets(db: Db, key: string, upto: number, visits: BucketVisits): Promise<number> {
+  const cursor = await readCursor(db, key);
+  if (cursor === null || cursor < upto - MAX_BUCKETS_BEHIND) {
+    const visited = await visits.range();
+    if (visits.rangeLimit === undefined || visited < visits.rangeLimit) await advanceCursor(db, key, upto);
+    return visited;
+  }
+  let visited = 0;
+  for (let b = cursor; b < upto; b++) visited += await visits.bucket(b);
+  if (upto > cursor) await advanceCursor(db, key, upto);
+  return visited;
 }

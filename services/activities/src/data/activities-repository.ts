@@ -111,8 +111,8 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
    * crash find it), day by day by their deleted_day. A delete: replicas running it
    * at once agree.
    */
-  purgeTombstones(before: Date): Promise<number> {
-    return purgeByMarker(this.db, {
+  async purgeTombstones(before: Date): Promise<number> {
+    const { deleted } = await purgeByMarker(this.db, {
       collection: TOMBSTONES,
       timeField: 'deleted_at',
       markerField: 'deleted_day',
@@ -120,6 +120,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
       before,
       only: { outbox_pending: { $ne: true } },
     });
+    return deleted;
   }
 
   /**

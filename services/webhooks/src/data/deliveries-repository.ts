@@ -6,8 +6,8 @@ import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
 import { insertOrGet, isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { escapeRegex } from '@lpm/shared/text';
+import { bucketOf, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
 import { DAY_MS } from '@lpm/shared/time';
-import { bucketOf, runSweep } from './bucket-sweep.ts';
 import type { AttemptClaimRecord, AttemptRecord, DeliveryRecord, DeliveryStatus } from './webhook-entity.ts';
 
 export interface Outcome {
@@ -21,10 +21,10 @@ export interface Outcome {
 const CLAIM_BATCH = 200;
 /** The size of the buckets of `due_minute`, the rescue's marker. */
 const DUE_BUCKET_MS = 60_000;
-/** Retention's and the claims' records without their marker were written before the first marker-aware sweep, or by replicas still running older code soon after. */
-const UNMARKED_MS = DAY_MS;
+/** The most overdue deliveries the rescue's range query visits in one run. */
+const RANGE_LIMIT = 500;
 
-/** The markers that go with a delivery's updated_at and next_attempt_at (bucket-sweep.ts). */
+/** The markers that go with a delivery's updated_at and next_attempt_at (@lpm/shared/store/markers). */
 const updatedDay = (updatedAt: Date) => ({ updated_day: bucketOf(updatedAt, DAY_MS) });
 const dueMinute = (nextAttemptAt: Date | null) => ({ due_minute: nextAttemptAt && bucketOf(nextAttemptAt, DUE_BUCKET_MS) });
 
@@ -137,14 +137,12 @@ export class DeliveriesRepository {
     const period = this.claimMs;
     // Slot s ends at (s + 1) * period: over for a period when (s + 2) * period < now.
     const upto = Math.ceil(now.getTime() / period) - 2;
-    const sweep = {
-      // Per period: slot numbers of another period are other buckets.
-      name: `attempt_claims.slot.${period}`,
-      unmarkedMs: UNMARKED_MS,
-      bucket: async (slot: number) => (await this.claims.deleteMany({ slot })).deletedCount,
-      range: async (cutoff: Date) => (await this.claims.deleteMany({ expires_at: { $lt: cutoff } })).deletedCount,
-    };
-    return (await runSweep(this.db, sweep, upto, new Date(now.getTime() - period), now)).visited;
+    const cutoff = new Date(now.getTime() - period);
+    // A cursor per period: slot numbers of another period are other buckets.
+    return sweepBuckets(this.db, `sweep:attempt_claims:slot:${period}`, upto, {
+      bucket: async (slot) => (await this.claims.deleteMany({ slot })).deletedCount,
+      range: async () => (await this.claims.deleteMany({ expires_at: { $lt: cutoff } })).deletedCount,
+    });
   }
 
   /** Stores the delivery, or gives back the one already stored for its webhook and event. */
@@ -189,22 +187,19 @@ export class DeliveriesRepository {
   /**
    * Visits each pending delivery whose next attempt was due before `before`, once
    * per time it was due: minute by minute, by the `due_minute` marker (with the
-   * status), from where the last visit got to. `unmarkedMs`: how far past the first
-   * visit the next attempt of a delivery stored without the marker may be due.
+   * status), from where the last visit got to.
    */
-  async visitOverdue(before: Date, unmarkedMs: number, visit: (d: DeliveryRecord) => Promise<void>, now = new Date()): Promise<number> {
+  async visitOverdue(before: Date, visit: (d: DeliveryRecord) => Promise<void>): Promise<number> {
     const each = async (found: DeliveryRecord[]) => {
       for (const d of found) await visit(d);
       return found.length;
     };
     const withoutBody = { projection: { body: 0 } };
-    const sweep = {
-      name: 'deliveries.due_minute',
-      unmarkedMs,
-      bucket: async (minute: number) => each(await this.deliveries.find<DeliveryRecord>({ due_minute: minute, status: 'pending' }, withoutBody).toArray()),
-      range: async (cutoff: Date) => each(await this.deliveries.find<DeliveryRecord>({ status: 'pending', next_attempt_at: { $lt: cutoff } }, withoutBody).limit(500).toArray()),
-    };
-    return (await runSweep(this.db, sweep, bucketOf(before, DUE_BUCKET_MS), before, now)).visited;
+    return sweepBuckets(this.db, 'sweep:deliveries:due_minute', bucketOf(before, DUE_BUCKET_MS), {
+      bucket: async (minute) => each(await this.deliveries.find<DeliveryRecord>({ due_minute: minute, status: 'pending' }, withoutBody).toArray()),
+      range: async () => each(await this.deliveries.find<DeliveryRecord>({ status: 'pending', next_attempt_at: { $lt: before } }, withoutBody).limit(RANGE_LIMIT).toArray()),
+      rangeLimit: RANGE_LIMIT,
+    });
   }
 
   /** Moves a stuck delivery's next attempt to `now`, unless an attempt was recorded meanwhile. */
@@ -226,45 +221,15 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Retention: drops attempts made, and deliveries last changed, before `cutoff`:
-   * each whole day before the cutoff's by its day marker, once, and within the
-   * cutoff's day by the marker and a range. Deletes only, so it is safe to run on
-   * several replicas at once and needs no exactly-once claim. `ranged`: records
-   * without the markers were looked for too (bucket-sweep.ts).
+   * Retention: drops attempts made, and deliveries last changed, before `cutoff`, by
+   * their day markers (purgeByMarker). Deletes only, so it is safe to run on several
+   * replicas at once and needs no exactly-once claim. `ranged`: this run also deleted
+   * by range, reaching records without the markers.
    */
-  async purgeOlderThan(cutoff: Date, now = new Date()): Promise<Purged & { ranged: boolean }> {
-    const day = bucketOf(cutoff, DAY_MS);
-    const attempts = await runSweep(
-      this.db,
-      {
-        name: 'attempts.day',
-        unmarkedMs: UNMARKED_MS,
-        bucket: async (d) => (await this.attempts.deleteMany({ day: d })).deletedCount,
-        range: async (c) => (await this.attempts.deleteMany({ at: { $lt: c } })).deletedCount,
-      },
-      day,
-      cutoff,
-      now,
-    );
-    const deliveries = await runSweep(
-      this.db,
-      {
-        name: 'deliveries.updated_day',
-        unmarkedMs: UNMARKED_MS,
-        bucket: async (d) => (await this.deliveries.deleteMany({ updated_day: d })).deletedCount,
-        range: async (c) => (await this.deliveries.deleteMany({ updated_at: { $lt: c } })).deletedCount,
-      },
-      day,
-      cutoff,
-      now,
-    );
-    const attemptsThatDay = await this.attempts.deleteMany({ day, at: { $lt: cutoff } });
-    const deliveriesThatDay = await this.deliveries.deleteMany({ updated_day: day, updated_at: { $lt: cutoff } });
-    return {
-      deliveries: deliveries.visited + deliveriesThatDay.deletedCount,
-      attempts: attempts.visited + attemptsThatDay.deletedCount,
-      ranged: deliveries.ranged || attempts.ranged,
-    };
+  async purgeOlderThan(cutoff: Date): Promise<Purged & { ranged: boolean }> {
+    const attempts = await purgeByMarker(this.db, { collection: 'attempts', timeField: 'at', markerField: 'day', bucketMs: DAY_MS, before: cutoff });
+    const deliveries = await purgeByMarker(this.db, { collection: 'deliveries', timeField: 'updated_at', markerField: 'updated_day', bucketMs: DAY_MS, before: cutoff });
+    return { deliveries: deliveries.deleted, attempts: attempts.deleted, ranged: deliveries.ranged || attempts.ranged };
   }
 
   /**

@@ -57,7 +57,7 @@ export const DeliveryEntity = defineEntity({
     next_attempt_at: p.datetime().strictNullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
-    // Equality markers for the periodic queries (bucket-sweep.ts), set by the repository with the
+    // Equality markers for the periodic queries (@lpm/shared/store/markers), set by the repository with the
     // instants they bucket: the day of updated_at (retention) and the minute of next_attempt_at
     // (the rescue of lost attempts; null when none is due). Absent on deliveries stored before them.
     updated_day: p.integer().nullable(),
@@ -136,21 +136,4 @@ export const WebhookTombstoneEntity = defineEntity({
 
 export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
 
-/** Where a periodic sweep has got to (bucket-sweep.ts): `_id` is the sweep's name. */
-export const SweepCursorEntity = defineEntity({
-  name: 'SweepCursor',
-  collection: 'sweep_cursors',
-  properties: {
-    _id: p.string().primary(),
-    // Every whole bucket before this one has been visited.
-    next: p.integer(),
-    // Records without the marker may reach this instant: the range query runs until one has passed it.
-    unmarked_until: p.datetime(),
-    // The cutoff of the last range query.
-    ranged_to: p.datetime().strictNullable(),
-  },
-});
-
-export type SweepCursorRecord = InferEntity<typeof SweepCursorEntity>;
-
-export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity, AttemptClaimEntity, WebhookTombstoneEntity, SweepCursorEntity];
+export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity, AttemptClaimEntity, WebhookTombstoneEntity];

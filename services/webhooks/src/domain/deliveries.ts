@@ -12,7 +12,6 @@
 // of one attempt running at once (a redelivery, a requeue, two replicas) send it once.
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
-import { DAY_MS } from '@lpm/shared/time';
 import type { AttemptClaim, DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
@@ -131,12 +130,10 @@ export class Deliveries {
    * were stored. A job that was only slow is then dropped by the attempt check.
    */
   requeueStuck(graceMs: number, now = new Date()): Promise<number> {
-    // Deliveries stored without the marker may be due as late as the longest retry delay after the first visit.
-    const unmarkedMs = Math.max(0, ...this.opts.retryDelaysMs) + DAY_MS;
-    return this.opts.deliveries.visitOverdue(new Date(now.getTime() - graceMs), unmarkedMs, async (d) => {
+    return this.opts.deliveries.visitOverdue(new Date(now.getTime() - graceMs), async (d) => {
       await this.opts.deliveries.requeued(d, now);
       await this.opts.queue.push({ delivery_id: d._id, webhook_id: d.webhook_id, team_id: d.team_id, attempt: d.attempts_count + 1 });
-    }, now);
+    });
   }
 
   /** Counts the attempts left uncounted (the maintenance job). */

@@ -34,9 +34,9 @@ export interface Purged {
 
 /** One retention pass. */
 export async function purgeHistory(deps: RetentionDeps, now = new Date()): Promise<Purged> {
-  const old = await deps.deliveries.purgeOlderThan(new Date(now.getTime() - deps.retentionMs), now);
+  const old = await deps.deliveries.purgeOlderThan(new Date(now.getTime() - deps.retentionMs));
   const deleted = await deps.webhooks.purgeDeleted(new Date(now.getTime() - TOMBSTONE_KEPT_MS));
-  // Orphans from before tombstones existed: looked for (a read of every record) while records without markers are.
+  // Orphans from before tombstones existed: looked for (a read of every record) when retention deletes by range (its first run, or after a long stop).
   const listedBefore = new Date(Date.now() - CLOCK_MARGIN_MS);
   const legacy = old.ranged ? await deps.deliveries.purgeOrphans(await deps.webhooks.allIds(), listedBefore) : { deliveries: 0, attempts: 0 };
   return {
