@@ -194,6 +194,21 @@ test('when the holder of an attempt died with its claim, then copies are put off
   expect(await claimsOf(delivery._id)).toEqual([]);
 });
 
+test("when a claim's second slot is held by another copy, then the claim is refused and only its own first slot is given back", async () => {
+  const claimMs = attemptClaimMs(SEND_TIMEOUT_MS);
+  const s = build({ claimMs, queueName: 'webhooks.attempts.half-claim' });
+  const hook = await subscribe(s, `${receiver.url}/half-claim`);
+  const { delivery } = await deliver(s, hook);
+  // Another copy's slots just after this one's first (two, in case a slot boundary passes meanwhile).
+  const slot = Math.floor(Date.now() / claimMs);
+  const theirs = [slot + 1, slot + 2].map((n) => ({ _id: `${delivery._id}:1:${n}`, owner: 'another-copy', expires_at: new Date((n + 1) * claimMs), slot: n }));
+  await db.collection<(typeof theirs)[number]>('attempt_claims').insertMany(theirs);
+
+  expect(await s.deliveriesRepo.claimAttempt(delivery._id, 1)).toBeNull();
+
+  expect((await claimsOf(delivery._id)).map((c) => c._id).sort()).toEqual(theirs.map((c) => c._id).sort());
+});
+
 test('when a copy died after recording its attempt but before the delivery outcome, then the next copy finishes from the record without a second POST', async () => {
   const s = build({ queueName: 'webhooks.attempts.recorded' });
   const hook = await subscribe(s, `${receiver.url}/recorded`);

@@ -2,6 +2,7 @@
 // An attempt's id is `<delivery>:<n>`, so each attempt is recorded once however
 // often its job runs; and an attempt is claimed before it is sent, so it is sent
 // once however many copies of its job run at the same moment.
+import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
 import { insertOrGet, isDuplicateKey } from '@lpm/shared/store/duplicate-key';
@@ -109,24 +110,21 @@ export class DeliveriesRepository {
   async claimAttempt(deliveryId: string, attempt: number): Promise<AttemptClaim | null> {
     const period = this.claimMs;
     const slot = Math.floor(Date.now() / period);
-    const taken: string[] = [];
-    for (const s of [slot, slot + 1]) {
-      const id = `${deliveryId}:${attempt}:${s}`;
-      try {
-        await this.claims.insertOne({ _id: id, expires_at: new Date((s + 1) * period), slot: s });
-        taken.push(id);
-      } catch (e) {
-        if (taken.length) await this.claims.deleteMany({ _id: { $in: taken } }).catch(() => {});
-        if (isDuplicateKey(e)) return null;
-        throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });
-      }
-    }
-    return {
-      exclusiveUntil: (slot + 2) * period,
-      release: async () => {
-        await this.claims.deleteMany({ _id: { $in: taken } });
-      },
+    const owner = randomUUID();
+    const slots = [slot, slot + 1].map((s) => ({ _id: `${deliveryId}:${attempt}:${s}`, owner, expires_at: new Date((s + 1) * period), slot: s }));
+    // By owner: a slot another copy holds is never taken away (FerretDB filters the owner in SQL).
+    const release = async () => {
+      await this.claims.deleteMany({ owner, _id: { $in: slots.map((c) => c._id) } });
     };
+    try {
+      // Ordered: a refused first slot stops the second. One round trip.
+      await this.claims.insertMany(slots, { ordered: true });
+    } catch (e) {
+      await release().catch(() => {});
+      if (isDuplicateKey(e)) return null;
+      throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });
+    }
+    return { exclusiveUntil: (slot + 2) * period, release };
   }
 
   /**

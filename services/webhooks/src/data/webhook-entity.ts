@@ -111,13 +111,15 @@ export const AttemptClaimEntity = defineEntity({
   collection: 'attempt_claims',
   properties: {
     _id: p.string().primary(),
+    // Who holds it: a claim is released by its holder's owner, both slots in one delete.
+    owner: p.string().nullable(),
     expires_at: p.datetime(),
     slot: p.integer().nullable(),
   },
   indexes: [{ properties: ['expires_at'] }, { properties: ['slot'] }],
 });
 
-export type AttemptClaimRecord = Later<InferEntity<typeof AttemptClaimEntity>, 'slot'>;
+export type AttemptClaimRecord = Later<InferEntity<typeof AttemptClaimEntity>, 'slot' | 'owner'>;
 
 /**
  * A deleted webhook, written before the webhook is deleted and kept a while after
