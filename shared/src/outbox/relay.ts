@@ -13,11 +13,8 @@
 // $pullAll (consumers dedupe by event id). Events of one document go out in order;
 // there is no order between documents. The relay drains a document under its
 // document lock (store/lock.ts), the one writers take for their read-modify-write,
-// so nothing undoes anything else.
-//
-// One file over 400 lines on purpose for now: the drain's every decision reads the
-// memory path's bookkeeping (announced, published, mine, blocked) under the same
-// lock. The next split is that bookkeeping into a class of its own.
+// so nothing undoes anything else. What the memory path knows, which the drain
+// reads, is kept in handed-over.ts.
 import { randomUUID } from 'node:crypto';
 import { context } from '@opentelemetry/api';
 import type { Collection, Db, Document } from 'mongodb';
@@ -25,6 +22,7 @@ import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { DOCUMENT_LOCK_MS, sweepExpiredLocks, tryDocumentLock } from '../store/lock.ts';
 import { extractTraceContext } from '../telemetry.ts';
+import { HandedOver } from './handed-over.ts';
 
 export interface EventPublisher {
   publish(event: DomainEvent): Promise<void>;
@@ -60,7 +58,6 @@ interface OutboxDoc {
 }
 
 const LOCK_SWEEP_MS = 30_000;
-const PUBLISHED_MEMORY_MS = 10 * 60_000;
 
 const docKey = (collection: string, id: unknown) => `${collection}\u0000${String(id)}`;
 
@@ -92,21 +89,7 @@ export class OutboxRelay {
   private readonly scanGraceMs: number;
   private lastScan = 0;
   private hints = new Map<string, Set<unknown>>();
-  /** Ids of events handed over by a write and not yet published from memory: the drain leaves them (and what follows) alone. */
-  private readonly announced = new Set<string>();
-  /**
-   * Ids of events handed over by this process's writes, with when. A young event
-   * not among them was written by another replica, which publishes and removes it
-   * itself: the drain leaves it (and what follows) for scanGraceMs.
-   */
-  private readonly mine = new Map<string, number>();
-  /**
-   * Ids of events published from memory and not yet removed from a document, with
-   * when: by event, not document, since an event may move (activities' tombstones).
-   */
-  private readonly published = new Map<string, number>();
-  /** Documents whose publish from memory failed: their later events wait for the drain, so they go out in order. */
-  private readonly blocked = new Set<string>();
+  private readonly memory: HandedOver;
   /** Per document, its publish from memory in flight (one at a time, in write order). */
   private readonly chains = new Map<string, Promise<void>>();
 
@@ -120,6 +103,7 @@ export class OutboxRelay {
     this.scanIntervalMs = opts.scanIntervalMs ?? 30_000;
     this.scanGraceMs = opts.scanGraceMs ?? 10_000;
     this.concurrency = opts.concurrency ?? 16;
+    this.memory = new HandedOver(this.scanGraceMs);
   }
 
   start(): void {
@@ -137,8 +121,8 @@ export class OutboxRelay {
    */
   kick(collection?: string, id?: unknown, events: DomainEvent[] = []): void {
     if (collection !== undefined && id !== undefined) {
-      for (const event of events) this.mine.set(event.id, Date.now());
-      if (this.started && events.length > 0 && !this.blocked.has(docKey(collection, id))) this.publishNow(collection, id, events);
+      this.memory.written(events);
+      if (this.started && events.length > 0 && !this.memory.isBlocked(docKey(collection, id))) this.publishNow(collection, id, events);
       else this.hint(collection, id);
     }
     this.soon();
@@ -180,22 +164,20 @@ export class OutboxRelay {
    */
   private publishNow(collection: string, id: unknown, events: DomainEvent[]): void {
     const key = docKey(collection, id);
-    for (const event of events) this.announced.add(event.id);
+    this.memory.announce(events);
     const previous = this.chains.get(key) ?? Promise.resolve();
     const chain = previous.then(async () => {
       for (const [i, event] of events.entries()) {
-        if (this.blocked.has(key)) {
-          for (const rest of events.slice(i)) this.announced.delete(rest.id);
+        if (this.memory.isBlocked(key)) {
+          this.memory.withdraw(events.slice(i));
           break;
         }
         try {
           // Published in the trace of the request that wrote the event.
           await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
-          this.published.set(event.id, Date.now());
-          this.announced.delete(event.id);
+          this.memory.sent(event);
         } catch (err) {
-          this.blocked.add(key);
-          for (const rest of events.slice(i)) this.announced.delete(rest.id);
+          this.memory.failed(key, events.slice(i));
           this.noteFailure(err, collection, events.length - i);
         }
       }
@@ -279,7 +261,7 @@ export class OutboxRelay {
   }
 
   private async pass(fullScan: boolean, graceMs: number): Promise<number> {
-    this.forgetPublished();
+    this.memory.forgetOld();
     await this.sweepLocks();
     const hinted = await this.drainHinted();
     let published = hinted.published;
@@ -351,14 +333,13 @@ export class OutboxRelay {
       let failure: unknown = null;
       let waiting = false;
       for (const event of events) {
-        if (this.published.has(event.id)) {
+        if (this.memory.isSent(event)) {
           done.push(event);
           continue;
         }
         // Being published from memory, here or by the replica that wrote it (named again
         // below), or the lock is half gone: the rest go out later, in order.
-        const othersYoung = !this.mine.has(event.id) && Date.now() - Date.parse(event.created_at) < this.scanGraceMs;
-        if ((waiting = this.announced.has(event.id) || othersYoung) || !within(0.5)) break;
+        if ((waiting = this.memory.isSomeoneElses(event)) || !within(0.5)) break;
         try {
           await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
           done.push(event);
@@ -370,11 +351,7 @@ export class OutboxRelay {
       }
       if (within(0.9)) {
         await this.removePublished(col, id, events.length, done);
-        for (const event of done) {
-          this.published.delete(event.id);
-          this.mine.delete(event.id);
-        }
-        if (done.length === events.length) this.blocked.delete(key);
+        this.memory.removed(key, done, done.length === events.length);
       }
       if (failure) {
         this.noteFailure(failure, name, events.length - done.length);
@@ -403,20 +380,6 @@ export class OutboxRelay {
       if (r.matchedCount === 1) return;
     }
     if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
-  }
-
-  /**
-   * Forgets events handed over or published long ago whose document was never
-   * drained (it was deleted): the maps are in insertion order.
-   */
-  private forgetPublished(): void {
-    const before = Date.now() - PUBLISHED_MEMORY_MS;
-    for (const memory of [this.published, this.mine]) {
-      for (const [id, at] of memory) {
-        if (at >= before) break;
-        memory.delete(id);
-      }
-    }
   }
 
   /** Drops locks left by holders that died, every LOCK_SWEEP_MS at most. */
