@@ -10,6 +10,7 @@
 import { MongoClient } from 'mongodb';
 import { clientsState, measure } from './clients.ts';
 import { CASES, seededCaseTeam } from './cases-store.ts';
+import { consumersSettled } from './webhook-support.ts';
 import { DURATION_S, drive, measureRaw, ms, quantile, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
 
 const SERVICE_CONCURRENCY = Number(process.env.BENCH_SERVICE_CONCURRENCY ?? 8);
@@ -39,6 +40,8 @@ export async function serviceSection(b: Bench): Promise<void> {
   const sys = await b.system();
   const st = await clientsState(b, sys);
   await st.events.drained(st.created);
+  // What the sections before wrote, worked off first: the raw driver and the service share the store with it otherwise.
+  await consumersSettled(b.vhost, sys.tree.exchange);
   const client = await MongoClient.connect(b.store.url);
   try {
     const clients = client.db(`${sys.tree.dbPrefix}clients`).collection<{ _id: string }>('clients');

@@ -1,4 +1,4 @@
-// The webhooks section's settings, receivers, queue watching and reports (webhooks.ts runs the scenarios).
+// The webhooks section's settings, receivers, queue watching (the gateway and service sections wait on the queues too) and reports (webhooks.ts runs the scenarios).
 import { MongoClient } from 'mongodb';
 import type { HttpsReceiver, ReceivedRequest, ReceiverHandler } from './internals.ts';
 import { execFileAsync, sleep } from './support.ts';
@@ -67,25 +67,38 @@ async function queueDepths(vhost: string): Promise<Map<string, { ready: number; 
  * with nothing unacknowledged, twice in a row. Retries due in minutes (the 5 min
  * tier of a timed-out attempt) are left in their delay queues.
  */
-export async function webhooksSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
-  const names = [...WEBHOOK_QUEUES(exchange), `${exchange}.webhooks.attempts.delay.1000`];
+export function webhooksSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+  const names = new Set([...WEBHOOK_QUEUES(exchange), `${exchange}.webhooks.attempts.delay.1000`]);
+  return queuesSettled(vhost, (n) => names.has(n), 'the webhooks queues', patienceMs);
+}
+
+/**
+ * Waits until the system's consumers have worked off what the run before wrote
+ * (every queue of `exchange` but delay and dead-letter queues empty, ready and
+ * unacked), so a measurement does not share the machine with them.
+ */
+export function consumersSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+  return queuesSettled(vhost, (n) => n.startsWith(`${exchange}.`) && !n.includes('.delay.') && !n.endsWith('.dlq'), "the system's queues", patienceMs);
+}
+
+async function queuesSettled(vhost: string, watched: (name: string) => boolean, what: string, patienceMs: number): Promise<void> {
   const started = Date.now();
   let quiet = 0;
   let last = '';
   let wasBusy = false;
   while (quiet < 2) {
     const depths = await queueDepths(vhost);
-    const busy = names.filter((n) => (depths.get(n)?.ready ?? 0) + (depths.get(n)?.unacked ?? 0) > 0);
-    last = busy.map((n) => `${n} ${depths.get(n)!.ready}+${depths.get(n)!.unacked}`).join(', ');
+    const busy = [...depths].filter(([n, d]) => watched(n) && d.ready + d.unacked > 0);
+    last = busy.map(([n, d]) => `${n} ${d.ready}+${d.unacked}`).join(', ');
     quiet = busy.length ? 0 : quiet + 1;
     wasBusy ||= busy.length > 0;
     if (Date.now() - started > patienceMs) {
-      console.log(`  webhooks queues still busy after ${patienceMs / 1000} s (ready+unacked): ${last}`);
+      console.log(`  ${what} still busy after ${patienceMs / 1000} s (ready+unacked): ${last}`);
       return;
     }
     await sleep(500);
   }
-  if (wasBusy) console.log(`  waited ${((Date.now() - started) / 1000).toFixed(1)} s for the webhooks queues to drain`);
+  if (wasBusy) console.log(`  waited ${((Date.now() - started) / 1000).toFixed(1)} s for ${what} to drain`);
 }
 
 /** What became of the webhooks whose receiver never answers, read from the service's store (`database`) once the scenario is over. */
