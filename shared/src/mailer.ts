@@ -1,6 +1,6 @@
 // Plain-text e-mail for alerts and reminders. With SMTP_URL set, mail goes to that
 // relay; without it (development, tests) it is logged and not sent (operations.md).
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from './logger.ts';
 
 export interface Mail {
@@ -32,19 +32,24 @@ export function createMailer(opts: MailerOptions): Mailer {
       async close() {},
     };
   }
-  // nodemailer's defaults (2 min to connect, 10 min idle) would hold a failing caller far past its retry delay.
-  const transport = createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }, { from });
+  // Loaded at the first mail: nodemailer is about 7 MB of a process's idle memory otherwise.
+  let transport: Promise<Transporter> | null = null;
+  const open = () =>
+    (transport ??= import('nodemailer').then(({ createTransport }) =>
+      // nodemailer's defaults (2 min to connect, 10 min idle) would hold a failing caller far past its retry delay.
+      createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }, { from }),
+    ));
   return {
     async send(mail) {
       try {
-        const info = await transport.sendMail(mail);
+        const info = await (await open()).sendMail(mail);
         logger.info({ to: mail.to, subject: mail.subject, messageId: info.messageId }, 'mail sent');
       } catch (err) {
         throw new Error(`sending mail "${mail.subject}" to ${mail.to} failed`, { cause: err });
       }
     },
     async close() {
-      transport.close();
+      (await transport)?.close();
     },
   };
 }
