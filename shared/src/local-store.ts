@@ -18,9 +18,9 @@ export const LOCAL_STORE_PORT = 27117;
 export const LOCAL_STORE_DATABASE = 'lpm_local';
 export const localStoreDataDir = join(repoRoot, '.data', 'ferretdb');
 
-// FerretDB 1.24's delete holds one of its PostgreSQL connections (50 by default)
-// while it waits for a second, so as many concurrent deletes as the pool has
-// connections wedge the whole store (docs/ferretdb.md). Every process that talks
+// FerretDB 1.24's update and findAndModify hold one of its PostgreSQL connections
+// (50 by default) while they wait for a second, so as many concurrent updates as
+// the pool has connections wedge the whole store (docs/ferretdb.md). Every process that talks
 // to the local store therefore keeps at most this many connections to it: seven
 // processes (the gateway and six services) stay under 50 together.
 export const LOCAL_STORE_CLIENT_CONNECTIONS = 6;
