@@ -7,7 +7,7 @@
 // its lock: writers for their read-modify-write, the outbox relay for its drain,
 // the time signals for their emit. On MongoDB the same code runs.
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import { serviceUnavailable } from '../errors.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { HOUR_MS, bucketOf, purgeByMarker } from './markers.ts';
@@ -44,37 +44,68 @@ export interface DocumentLockOptions {
 const locksOf = (db: Db) => db.collection<LockDoc>(LOCKS_COLLECTION);
 export const lockKey = (collection: string, id: unknown) => `lock:${collection}:${String(id)}`;
 
-/**
- * Locks are time slots: an insert of `<key>:<slot>` and `<key>:<slot+1>` (slot =
- * now / DOCUMENT_LOCK_MS) succeeds for one holder only, and holding both covers at
- * least DOCUMENT_LOCK_MS from now. Expired slots are never reused, so no update is
- * needed. Resolves null at once when someone else holds the document.
- */
-export async function tryDocumentLock(db: Db, collection: string, id: unknown, owner: string = randomUUID()): Promise<HeldLock | null> {
-  const locks = locksOf(db);
-  const key = lockKey(collection, id);
-  const acquiredAt = Date.now();
-  const slot = Math.floor(acquiredAt / DOCUMENT_LOCK_MS);
-  const slots = [slot, slot + 1].map((s) => {
-    const expiresAt = (s + 1) * DOCUMENT_LOCK_MS;
-    return { _id: `${key}:${s}`, owner, expires_at: new Date(expiresAt), expires_hour: bucketOf(expiresAt, HOUR_MS) };
-  });
-  try {
-    // Ordered: a refused first slot stops the second. One round trip.
-    await locks.insertMany(slots, { ordered: true });
-  } catch (err) {
-    await release(locks, slots, owner).catch(() => {});
-    if (isDuplicateKey(err)) return null;
-    throw new Error(`lock ${key} failed`, { cause: err });
-  }
-  return { acquiredAt, release: () => release(locks, slots, owner) };
+/** A time slot's document: its markers beside these. */
+export interface SlotDoc extends Document {
+  _id: string;
+  owner?: string | null;
+  expires_at: Date;
 }
 
-// One delete for both slots. FerretDB filters by the owner in SQL (the collection
-// holds only the locks held now, and expired ones until the sweep) and applies the
-// `$in`, which it cannot push down, to those few rows in Go.
-async function release(locks: Collection<LockDoc>, slots: LockDoc[], owner: string): Promise<void> {
-  await locks.deleteMany({ owner, _id: { $in: slots.map((s) => s._id) } });
+export interface TimeSlots {
+  /** The first of the two slots taken (slot n covers [n, n + 1) periods). */
+  slot: number;
+  release(): Promise<void>;
+}
+
+/**
+ * Exclusive time slots, the one atomic claim FerretDB offers (a unique insert): an
+ * insert of `<key>:<slot>` and `<key>:<slot+1>` (slot = now / periodMs) succeeds for
+ * one owner only, and holding both covers at least periodMs from now. Expired slots
+ * are never reused, so no update is needed. Each slot document carries `owner`,
+ * `expires_at` and `markers(slot)`. Resolves null at once when another owner holds
+ * either slot (taking nothing).
+ */
+export async function takeTimeSlots(
+  col: Collection<SlotDoc>,
+  key: string,
+  periodMs: number,
+  owner: string,
+  markers: (slot: number) => Document,
+  now = Date.now(),
+): Promise<TimeSlots | null> {
+  const slot = Math.floor(now / periodMs);
+  const ids = [`${key}:${slot}`, `${key}:${slot + 1}`];
+  // One delete for both, by owner: a slot another owner holds is never taken away.
+  // FerretDB filters the owner in SQL (the collection holds only slots held now, and
+  // expired ones until a sweep) and applies the `$in`, which it cannot push down, in Go.
+  const release = async () => {
+    await col.deleteMany({ owner, _id: { $in: ids } });
+  };
+  try {
+    // Ordered: a refused first slot stops the second. One round trip.
+    await col.insertMany(
+      [slot, slot + 1].map((s, i) => ({ _id: ids[i], owner, expires_at: new Date((s + 1) * periodMs), ...markers(s) })),
+      { ordered: true },
+    );
+  } catch (err) {
+    await release().catch(() => {});
+    if (isDuplicateKey(err)) return null;
+    throw err;
+  }
+  return { slot, release };
+}
+
+/** Takes the document's lock (time slots of DOCUMENT_LOCK_MS); resolves null at once when someone else holds it. */
+export async function tryDocumentLock(db: Db, collection: string, id: unknown, owner: string = randomUUID()): Promise<HeldLock | null> {
+  const key = lockKey(collection, id);
+  const acquiredAt = Date.now();
+  const expiresHour = (s: number) => ({ expires_hour: bucketOf((s + 1) * DOCUMENT_LOCK_MS, HOUR_MS) });
+  try {
+    const taken = await takeTimeSlots(db.collection<SlotDoc>(LOCKS_COLLECTION), key, DOCUMENT_LOCK_MS, owner, expiresHour, acquiredAt);
+    return taken && { acquiredAt, release: taken.release };
+  } catch (err) {
+    throw new Error(`lock ${key} failed`, { cause: err });
+  }
 }
 
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
-import { insertOrGet, isDuplicateKey } from '@lpm/shared/store/duplicate-key';
+import { insertOrGet } from '@lpm/shared/store/duplicate-key';
+import { takeTimeSlots, type SlotDoc } from '@lpm/shared/store/lock';
 import { escapeRegex } from '@lpm/shared/text';
 import { bucketOf, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
 import { DAY_MS } from '@lpm/shared/time';
@@ -109,22 +110,12 @@ export class DeliveriesRepository {
    */
   async claimAttempt(deliveryId: string, attempt: number): Promise<AttemptClaim | null> {
     const period = this.claimMs;
-    const slot = Math.floor(Date.now() / period);
-    const owner = randomUUID();
-    const slots = [slot, slot + 1].map((s) => ({ _id: `${deliveryId}:${attempt}:${s}`, owner, expires_at: new Date((s + 1) * period), slot: s }));
-    // By owner: a slot another copy holds is never taken away (FerretDB filters the owner in SQL).
-    const release = async () => {
-      await this.claims.deleteMany({ owner, _id: { $in: slots.map((c) => c._id) } });
-    };
     try {
-      // Ordered: a refused first slot stops the second. One round trip.
-      await this.claims.insertMany(slots, { ordered: true });
+      const taken = await takeTimeSlots(this.db.collection<SlotDoc>('attempt_claims'), `${deliveryId}:${attempt}`, period, randomUUID(), (slot) => ({ slot }));
+      return taken && { exclusiveUntil: (taken.slot + 2) * period, release: taken.release };
     } catch (e) {
-      await release().catch(() => {});
-      if (isDuplicateKey(e)) return null;
       throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });
     }
-    return { exclusiveUntil: (slot + 2) * period, release };
   }
 
   /**
