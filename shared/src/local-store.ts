@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { FERRETDB_POSTGRES_PARAMS, installGinIndexing } from './local-store-indexes.ts';
 
-const PINNED = 'v1.24.1';
-const FALLBACK = 'v1.24.0';
+/** The version tools/ferretdb/go.mod pins. */
+const FERRETDB_VERSION = 'v1.24.0';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 export const LOCAL_STORE_PORT = 27117;
@@ -36,26 +36,17 @@ function cacheRoot(): string {
   return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'lpm');
 }
 
-function tryGoInstall(binDir: string): boolean {
-  try {
-    execFileSync('go', ['install', `github.com/FerretDB/FerretDB/cmd/ferretdb@${PINNED}`], {
-      env: { ...process.env, GOBIN: binDir, GOFLAGS: '-buildvcs=false' },
-      stdio: 'pipe',
-    });
-    return existsSync(join(binDir, 'ferretdb'));
-  } catch {
-    return false;
-  }
-}
-
-// Builds in a folder of its own and renames the binary into place, so that
-// processes starting a store at the same time on a fresh machine do not clash.
-function buildFallback(binDir: string): void {
-  const work = mkdtempSync(join(cacheRoot(), `ferretdb-build-${FALLBACK}-`));
+// Built from tools/ferretdb (its go.mod pins the version) with the version file its
+// release builds generate: a plain `go install` of a FerretDB module leaves that file
+// empty, and the binary panics at start. Built in a folder of its own and renamed
+// into place, so that processes starting a store at the same time on a fresh
+// machine do not clash.
+function buildFerretdb(binDir: string): void {
+  const work = mkdtempSync(join(cacheRoot(), `ferretdb-build-${FERRETDB_VERSION}-`));
   for (const f of ['go.mod', 'go.sum', 'tools.go']) cpSync(join(repoRoot, 'tools/ferretdb', f), join(work, f));
   const env = { ...process.env, GOFLAGS: '-buildvcs=false' };
   execFileSync('go', ['mod', 'vendor'], { cwd: work, env, stdio: 'pipe' });
-  writeFileSync(join(work, 'vendor/github.com/FerretDB/FerretDB/build/version/version.txt'), `${FALLBACK}\n`);
+  writeFileSync(join(work, 'vendor/github.com/FerretDB/FerretDB/build/version/version.txt'), `${FERRETDB_VERSION}\n`);
   execFileSync('go', ['build', '-mod=vendor', '-o', join(work, 'ferretdb'), 'github.com/FerretDB/FerretDB/cmd/ferretdb'], {
     cwd: work,
     env,
@@ -65,23 +56,16 @@ function buildFallback(binDir: string): void {
   rmSync(work, { recursive: true, force: true });
 }
 
-/** Path of a FerretDB binary, installing it on first use (about a minute). */
+/** Path of a FerretDB binary, building it on first use (about a minute). */
 export function ensureFerretdbBinary(): string {
   if (process.env.FERRETDB_BIN) return process.env.FERRETDB_BIN;
-  for (const version of [PINNED, FALLBACK]) {
-    const bin = join(cacheRoot(), `ferretdb-${version}`, 'ferretdb');
-    if (existsSync(bin)) return bin;
-  }
-  const pinnedDir = join(cacheRoot(), `ferretdb-${PINNED}`);
-  mkdirSync(pinnedDir, { recursive: true });
-  process.stderr.write(`installing FerretDB ${PINNED} into ${pinnedDir} ...\n`);
-  if (tryGoInstall(pinnedDir)) return join(pinnedDir, 'ferretdb');
-  rmSync(pinnedDir, { recursive: true, force: true });
-  const fallbackDir = join(cacheRoot(), `ferretdb-${FALLBACK}`);
-  mkdirSync(fallbackDir, { recursive: true });
-  process.stderr.write(`FerretDB ${PINNED} is not served by the module proxy; building ${FALLBACK} ...\n`);
-  buildFallback(fallbackDir);
-  return join(fallbackDir, 'ferretdb');
+  const dir = join(cacheRoot(), `ferretdb-${FERRETDB_VERSION}`);
+  const bin = join(dir, 'ferretdb');
+  if (existsSync(bin)) return bin;
+  mkdirSync(dir, { recursive: true });
+  process.stderr.write(`building FerretDB ${FERRETDB_VERSION} into ${dir} ...\n`);
+  buildFerretdb(dir);
+  return bin;
 }
 
 export function freePort(): Promise<number> {
