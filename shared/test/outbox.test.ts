@@ -4,7 +4,7 @@ import { Broker } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
-import { withDocumentLock } from '../src/store/lock.ts';
+import { tryDocumentLock, withDocumentLock } from '../src/store/lock.ts';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
 import { captureLogger, waitFor } from './support/wait.ts';
 
@@ -325,6 +325,53 @@ describe('OutboxRelay', () => {
       observer.received = [];
     }
   }, 40_000);
+
+  it('when many kicked documents are drained, then one batch takes a handful of store commands, not some per document, and a document a writer holds goes out once it is free', async () => {
+    const name = 'clients_batch';
+    await createOutboxIndexes(db, [name]);
+    const col = db.collection(name);
+    const written = Array.from({ length: 30 }, (_, i) => ({ id: `bat${i}`, events: events(2, `batch${i}`) }));
+    await col.insertMany(written.map(({ id, events }) => ({ _id: id, ...outboxOnInsert(events) })) as never[]);
+    // A client whose commands are counted, so only the relay's are.
+    const watched = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
+    const commands: string[] = [];
+    watched.on('commandStarted', (e) => commands.push(e.commandName));
+    const own = await Observer.start('outbox-test.batch');
+    const relay = new OutboxRelay({ db: watched.db(db.databaseName), collections: [name], publisher: broker, logger: captureLogger(), intervalMs: 3_600_000, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
+    let writer: Awaited<ReturnType<typeof tryDocumentLock>> = null;
+    try {
+      writer = await tryDocumentLock(db, name, 'bat7');
+      expect(writer).not.toBeNull();
+      for (const { id } of written) relay.kick(name, id);
+      // Nothing is drained by the kicks themselves: the relay is not started.
+      expect(await relay.runOnce()).toBe(58);
+      const drain = commands.filter((c) => c !== 'ismaster' && c !== 'hello');
+      // Per batch: the locks (one insert), the documents (one find), the emptied ones (one
+      // update), the locks given back (one delete). The kicked batch and the scan's batch
+      // (of the held document, refused again), beside the pass's sweep of dead locks.
+      expect(drain.filter((c) => c === 'insert')).toHaveLength(2);
+      expect(drain.filter((c) => c === 'update')).toHaveLength(1);
+      expect(drain.length).toBeLessThanOrEqual(10);
+      expect(await col.countDocuments({ outbox_pending: true })).toBe(1);
+      await writer!.release();
+      writer = null;
+      // The held document is still named: the next pass drains it without a scan.
+      relay.start();
+      relay.kick();
+      await waitFor('every event', () => own.ids().length === 60);
+      await waitFor('every outbox emptied', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
+      const expected = written.flatMap(({ events }) => events.map((e) => e.id));
+      expect(own.ids().sort()).toEqual(expected.sort());
+      expect(await col.findOne({ _id: 'bat7' as never })).toMatchObject({ outbox: [], outbox_pending: false });
+    } finally {
+      await writer?.release();
+      await relay.stop();
+      await watched.close();
+      await own.close();
+      await new Promise((r) => setTimeout(r, 100));
+      observer.received = [];
+    }
+  });
 
   it('when two relays drain the same collection, then no event is published twice', async () => {
     const col = db.collection('clients_c');

@@ -3,24 +3,24 @@
 //
 // The write that stored events hands them over (`kick` with the events): they are
 // published at once from memory (publisher confirms), then a drain pass removes
-// them from their document, many documents a pass. Events no live process holds
-// (a publish that failed, a process that died) are published by the drain: of
-// the documents kicks named, and, every scanIntervalMs, of any document still
-// flagged `outbox_pending` a while after its last event was written.
+// them from their documents, a batch of documents in four store operations (their
+// locks, their read, the update that empties them, the locks' release). Events no
+// live process holds (a publish that failed, a process that died) are published by
+// the drain: of the documents kicks named, and, every scanIntervalMs, of any
+// document still flagged `outbox_pending` a while after its last event was written.
 //
 // Guarantees: nothing is lost if the process or the broker dies at any point;
 // duplicates only when a process dies between a confirmed publish and the
-// $pullAll (consumers dedupe by event id). Events of one document go out in order;
-// there is no order between documents. The relay drains a document under its
-// document lock (store/lock.ts), the one writers take for their read-modify-write,
+// removal (consumers dedupe by event id). Events of one document go out in order;
+// there is no order between documents. The relay drains documents under their
+// document locks (store/lock.ts), the ones writers take for their read-modify-write,
 // so nothing undoes anything else. What the memory path knows, which the drain
 // reads, is kept in handed-over.ts.
-import { randomUUID } from 'node:crypto';
 import { context } from '@opentelemetry/api';
-import type { Collection, Db, Document } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
-import { DOCUMENT_LOCK_MS, sweepExpiredLocks, tryDocumentLock } from '../store/lock.ts';
+import { DOCUMENT_LOCK_MS, sweepExpiredLocks, tryDocumentLocks } from '../store/lock.ts';
 import { extractTraceContext } from '../telemetry.ts';
 import { HandedOver } from './handed-over.ts';
 
@@ -52,7 +52,7 @@ export interface OutboxRelayOptions {
 }
 
 interface OutboxDoc {
-  _id: any;
+  _id: string;
   outbox?: DomainEvent[];
   outbox_pending?: boolean;
 }
@@ -60,6 +60,48 @@ interface OutboxDoc {
 const LOCK_SWEEP_MS = 30_000;
 
 const docKey = (collection: string, id: unknown) => `${collection}\u0000${String(id)}`;
+
+interface Drained {
+  ok: boolean;
+  published: number;
+  /** Documents to name again: locked by someone else, left to memory or the writer, or whose publish failed. */
+  again: OutboxDoc['_id'][];
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+}
+
+const pendingAmong = (ids: string[]): Filter<OutboxDoc> => ({ outbox_pending: true, _id: { $in: ids } });
+
+/**
+ * The locked documents still pending: one by its `_id`; several by the pending
+ * flag, which FerretDB filters in SQL (its index), with the `$in` applied in Go.
+ */
+async function readPending(col: Collection<OutboxDoc>, ids: OutboxDoc['_id'][]): Promise<OutboxDoc[]> {
+  if (ids.length === 0) return [];
+  if (ids.length === 1) {
+    const doc = await col.findOne({ _id: ids[0] });
+    return doc?.outbox_pending ? [doc] : [];
+  }
+  return col.find(pendingAmong(ids)).toArray();
+}
+
+/**
+ * Removes the published events. Documents whose events all went out are emptied
+ * together (one update; the locks keep writers out, and the `$size` filter guards
+ * a lone document); the others lose what was published by `$pullAll`, which
+ * matches the sub-documents exactly as read (FerretDB ignores $pull with a condition).
+ */
+async function removePublished(col: Collection<OutboxDoc>, drained: { doc: OutboxDoc; events: DomainEvent[]; done: DomainEvent[] }[]): Promise<void> {
+  const emptied = drained.filter((d) => d.done.length > 0 && d.done.length === d.events.length);
+  const cleared = { $set: { outbox: [], outbox_pending: false } } as Document;
+  if (emptied.length === 1) await col.updateOne({ _id: emptied[0]!.doc._id, outbox: { $size: emptied[0]!.events.length } }, cleared);
+  else if (emptied.length > 1) await col.updateMany(pendingAmong(emptied.map((d) => d.doc._id)), cleared);
+  for (const d of drained) {
+    if (d.done.length > 0 && d.done.length < d.events.length) await col.updateOne({ _id: d.doc._id }, { $pullAll: { outbox: d.done } } as Document);
+  }
+}
 
 async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -76,7 +118,6 @@ export class OutboxRelay {
   private readonly log: Logger;
   private readonly intervalMs: number;
   private readonly batchSize: number;
-  private readonly owner = randomUUID();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<number> | null = null;
   private again = false;
@@ -88,7 +129,7 @@ export class OutboxRelay {
   private readonly concurrency: number;
   private readonly scanGraceMs: number;
   private lastScan = 0;
-  private hints = new Map<string, Set<unknown>>();
+  private hints = new Map<string, Set<string>>();
   private readonly memory: HandedOver;
   /** Per document, its publish from memory in flight (one at a time, in write order). */
   private readonly chains = new Map<string, Promise<void>>();
@@ -119,7 +160,7 @@ export class OutboxRelay {
    * removed from the document by the next pass. Without events, runs a pass soon
    * that drains the document by id.
    */
-  kick(collection?: string, id?: unknown, events: DomainEvent[] = []): void {
+  kick(collection?: string, id?: string, events: DomainEvent[] = []): void {
     if (collection !== undefined && id !== undefined) {
       this.memory.written(events);
       if (this.started && events.length > 0 && !this.memory.isBlocked(docKey(collection, id))) this.publishNow(collection, id, events);
@@ -162,7 +203,7 @@ export class OutboxRelay {
    * Publishes a write's events in order, after any earlier publish of the same
    * document; a failure leaves them, and the document's later events, to the drain.
    */
-  private publishNow(collection: string, id: unknown, events: DomainEvent[]): void {
+  private publishNow(collection: string, id: string, events: DomainEvent[]): void {
     const key = docKey(collection, id);
     this.memory.announce(events);
     const previous = this.chains.get(key) ?? Promise.resolve();
@@ -223,41 +264,46 @@ export class OutboxRelay {
     }, delayMs);
   }
 
-  private hint(collection: string, id: unknown): void {
+  private hint(collection: string, id: string): void {
     let ids = this.hints.get(collection);
     if (!ids) this.hints.set(collection, (ids = new Set()));
     ids.add(id);
   }
 
   /**
-   * Drains the documents named by kicks, several at a time (each under its own
-   * lock, its events in order); those not reached while publishing or the store
-   * fails stay named for the next pass.
+   * Drains the documents named by kicks, batchSize at a time (a batch under its
+   * documents' locks); those not reached while publishing or the store fails stay
+   * named for the next pass.
    */
   private async drainHinted(): Promise<{ ok: boolean; published: number }> {
     const hinted = this.hints;
     this.hints = new Map();
-    const work = [...hinted].flatMap(([name, ids]) => [...ids].map((id) => ({ name, id })));
+    const batches = [...hinted].flatMap(([name, ids]) => chunks([...ids], this.batchSize).map((batch) => ({ name, batch })));
+    const nameAgain = (from: number) => {
+      for (const { name, batch } of batches.slice(from)) for (const id of batch) this.hint(name, id);
+    };
     let published = 0;
-    let ok = true;
-    let storeFailure: unknown = null;
-    await forEachConcurrently(work, this.concurrency, async ({ name, id }) => {
-      if (!ok || this.stopping) return this.hint(name, id);
-      try {
-        const result = await this.drainOne(name, this.db.collection<OutboxDoc>(name), id);
-        published += result.published;
-        if (!result.ok) ok = false;
-        // Locked by a writer for a moment, or its publish failed: try again next pass.
-        if (!result.ok || !result.claimed) this.hint(name, id);
-      } catch (err) {
-        // The store failed: this document and every one not reached stay named.
-        ok = false;
-        storeFailure ??= err;
-        this.hint(name, id);
+    for (const [n, { name, batch }] of batches.entries()) {
+      if (this.stopping) {
+        nameAgain(n);
+        break;
       }
-    });
-    if (storeFailure) throw storeFailure;
-    return { ok, published };
+      let result: Drained;
+      try {
+        result = await this.drainBatch(name, batch);
+      } catch (err) {
+        nameAgain(n);
+        throw err;
+      }
+      published += result.published;
+      // Locked by a writer for a moment, left to memory, or its publish failed: try again next pass.
+      for (const id of result.again) this.hint(name, id);
+      if (!result.ok) {
+        nameAgain(n + 1);
+        return { ok: false, published };
+      }
+    }
+    return { ok: true, published };
   }
 
   private async pass(fullScan: boolean, graceMs: number): Promise<number> {
@@ -283,103 +329,91 @@ export class OutboxRelay {
       const col = this.db.collection<OutboxDoc>(name);
       // Rounds until a batch yields nothing this relay could take (all drained or locked by others).
       for (let round = 0; round < 50; round++) {
-        const batch = await col
+        const found = await col
           .find({ outbox_pending: true }, { projection: { _id: 1 } })
           .limit(this.batchSize)
           .toArray();
-        let progressed = false;
-        let ok = true;
-        await forEachConcurrently(batch, this.concurrency, async ({ _id }) => {
-          if (!ok || this.stopping) return;
-          const result = await this.drainOne(name, col, _id, graceMs);
-          published += result.published;
-          if (result.claimed) progressed = true;
-          if (!result.ok) ok = false;
-        });
-        if (!ok || this.stopping) return published;
-        if (!progressed || batch.length < this.batchSize) break;
+        if (this.stopping) return published;
+        const result = await this.drainBatch(name, found.map((d) => d._id), graceMs);
+        published += result.published;
+        if (!result.ok || this.stopping) return published;
+        if (result.again.length === found.length || found.length < this.batchSize) break;
       }
     }
     return published;
   }
 
   /**
-   * Takes the document's lock (without waiting: a writer or another relay has it),
-   * publishes its events in order (skipping those published from memory, stopping
-   * at one still being published from memory) and removes the published ones, all
-   * under the lock. Publishing stops at half the lock period, and the removal is
-   * skipped once the lock may have lapsed: those events go out again later (a
-   * duplicate) rather than risk overwriting a writer's change. With `graceMs`, a
-   * document whose last event is younger is left to the process that wrote it.
+   * Takes the documents' locks (without waiting: those a writer or another relay
+   * holds are named again), reads them, publishes each one's events in order
+   * (skipping those published from memory, stopping at one still being published
+   * from memory) and removes the published ones, all under the locks: four store
+   * operations for the batch, plus one per document drained only in part.
+   * Publishing stops at half the lock period, and the removal is skipped once the
+   * locks may have lapsed: those events go out again later (a duplicate) rather
+   * than risk overwriting a writer's change. With `graceMs`, a document whose last
+   * event is younger is left to the process that wrote it.
    */
-  private async drainOne(
-    name: string,
-    col: Collection<OutboxDoc>,
-    id: OutboxDoc['_id'],
-    graceMs = 0,
-  ): Promise<{ ok: boolean; claimed: boolean; published: number }> {
-    const lock = await tryDocumentLock(this.db, name, id, this.owner);
-    if (!lock) return { ok: true, claimed: false, published: 0 };
-    const within = (fraction: number) => Date.now() - lock.acquiredAt < DOCUMENT_LOCK_MS * fraction;
-    const key = docKey(name, id);
+  private async drainBatch(name: string, ids: OutboxDoc['_id'][], graceMs = 0): Promise<Drained> {
+    if (ids.length === 0) return { ok: true, published: 0, again: [] };
+    const col = this.db.collection<OutboxDoc>(name);
+    const locks = await tryDocumentLocks(this.db, name, ids);
+    const again = ids.filter((id) => !locks.held.includes(id));
+    const within = (fraction: number) => Date.now() - locks.acquiredAt < DOCUMENT_LOCK_MS * fraction;
     try {
-      const doc = await col.findOne({ _id: id });
-      const events = doc?.outbox ?? [];
-      if (!doc || !doc.outbox_pending) return { ok: true, claimed: true, published: 0 };
-      const last = events.at(-1);
-      if (graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs) return { ok: true, claimed: false, published: 0 };
-      const done: DomainEvent[] = [];
+      const docs = await readPending(col, locks.held);
       let published = 0;
       let failure: unknown = null;
-      let waiting = false;
-      for (const event of events) {
-        if (this.memory.isSent(event)) {
-          done.push(event);
-          continue;
-        }
-        // Being published from memory, here or by the replica that wrote it (named again
-        // below), or the lock is half gone: the rest go out later, in order.
-        if ((waiting = this.memory.isSomeoneElses(event)) || !within(0.5)) break;
-        try {
-          await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
-          done.push(event);
-          published++;
-        } catch (err) {
-          failure = err;
-          break;
-        }
-      }
+      const drained: { doc: OutboxDoc; events: DomainEvent[]; done: DomainEvent[] }[] = [];
+      await forEachConcurrently(docs, this.concurrency, async (doc) => {
+        const events = doc.outbox ?? [];
+        const last = events.at(-1);
+        // After a failed publish the broker is likely away: the documents not begun wait for the next pass.
+        const young = graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs;
+        if (young || failure || this.stopping) return void again.push(doc._id);
+        const out = await this.publishInOrder(events, within);
+        published += out.published;
+        failure ??= out.failure;
+        // Some left: a publish failed, one is still being published from memory, or the lock is half gone.
+        if (out.done.length < events.length) again.push(doc._id);
+        drained.push({ doc, events, done: out.done });
+      });
       if (within(0.9)) {
-        await this.removePublished(col, id, events.length, done);
-        this.memory.removed(key, done, done.length === events.length);
+        await removePublished(col, drained);
+        for (const { doc, events, done } of drained) this.memory.removed(docKey(name, doc._id), done, done.length === events.length);
       }
-      if (failure) {
-        this.noteFailure(failure, name, events.length - done.length);
-        return { ok: false, claimed: true, published };
-      }
-      return { ok: true, claimed: !waiting, published };
+      if (failure) this.noteFailure(failure, name, drained.reduce((n, d) => n + d.events.length - d.done.length, 0));
+      return { ok: !failure, published, again };
     } finally {
-      await lock.release().catch((err) => {
-        this.log.warn({ err, collection: name, id }, 'outbox lock release failed; it expires by itself');
+      await locks.release().catch((err) => {
+        this.log.warn({ err, collection: name }, 'outbox lock release failed; the locks expire by themselves');
       });
     }
   }
 
-  /**
-   * Removes the published events (the sub-documents exactly as read: $pullAll
-   * matches by value, and FerretDB ignores $pull with a condition). When they were
-   * all there was, the same write clears the flag; the $size filter makes that
-   * write miss if a writer appended an event meanwhile.
-   */
-  private async removePublished(col: Collection<OutboxDoc>, id: OutboxDoc['_id'], readCount: number, done: DomainEvent[]): Promise<void> {
-    if (done.length === readCount) {
-      const r = await col.updateOne(
-        { _id: id, outbox: { $size: readCount } },
-        { $pullAll: { outbox: done }, $set: { outbox_pending: false } } as Document,
-      );
-      if (r.matchedCount === 1) return;
+  /** A document's events published in order, up to the first failure, one still being published from memory, or half the lock period. */
+  private async publishInOrder(
+    events: DomainEvent[],
+    within: (fraction: number) => boolean,
+  ): Promise<{ done: DomainEvent[]; published: number; failure: unknown }> {
+    const done: DomainEvent[] = [];
+    let published = 0;
+    for (const event of events) {
+      if (this.memory.isSent(event)) {
+        done.push(event);
+        continue;
+      }
+      // Being published from memory, here or by the replica that wrote it, or the lock is half gone: the rest go out later, in order.
+      if (this.memory.isSomeoneElses(event) || !within(0.5)) break;
+      try {
+        await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
+        done.push(event);
+        published++;
+      } catch (failure) {
+        return { done, published, failure };
+      }
     }
-    if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
+    return { done, published, failure: null };
   }
 
   /** Drops locks left by holders that died, every LOCK_SWEEP_MS at most. */

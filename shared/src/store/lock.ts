@@ -7,7 +7,7 @@
 // its lock: writers for their read-modify-write, the outbox relay for its drain,
 // the time signals for their emit. On MongoDB the same code runs.
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Document } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Document } from 'mongodb';
 import { serviceUnavailable } from '../errors.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { HOUR_MS, bucketOf, purgeByMarker } from './markers.ts';
@@ -41,6 +41,8 @@ export interface DocumentLockOptions {
   waitMs?: number;
 }
 
+/** A lock slot's sweep marker: the hour it expires in. */
+const expiresHour = (slot: number) => ({ expires_hour: bucketOf((slot + 1) * DOCUMENT_LOCK_MS, HOUR_MS) });
 const locksOf = (db: Db) => db.collection<LockDoc>(LOCKS_COLLECTION);
 export const lockKey = (collection: string, id: unknown) => `lock:${collection}:${String(id)}`;
 
@@ -74,19 +76,11 @@ export async function takeTimeSlots(
   now = Date.now(),
 ): Promise<TimeSlots | null> {
   const slot = Math.floor(now / periodMs);
-  const ids = [`${key}:${slot}`, `${key}:${slot + 1}`];
-  // One delete for both, by owner: a slot another owner holds is never taken away.
-  // FerretDB filters the owner in SQL (the collection holds only slots held now, and
-  // expired ones until a sweep) and applies the `$in`, which it cannot push down, in Go.
-  const release = async () => {
-    await col.deleteMany({ owner, _id: { $in: ids } });
-  };
+  const docs = slotDocs(key, slot, periodMs, owner, markers);
+  const release = releaseOf(col, owner, docs);
   try {
     // Ordered: a refused first slot stops the second. One round trip.
-    await col.insertMany(
-      [slot, slot + 1].map((s, i) => ({ _id: ids[i], owner, expires_at: new Date((s + 1) * periodMs), ...markers(s) })),
-      { ordered: true },
-    );
+    await col.insertMany(docs, { ordered: true });
   } catch (err) {
     await release().catch(() => {});
     if (isDuplicateKey(err)) return null;
@@ -95,16 +89,97 @@ export async function takeTimeSlots(
   return { slot, release };
 }
 
+/** Time slots of many keys at once (takeTimeSlots): `taken[i]` says whether keys[i]'s two were both taken. */
+export interface ManyTimeSlots {
+  slot: number;
+  taken: boolean[];
+  /** Gives back every slot taken, those of keys only half taken included. */
+  release(): Promise<void>;
+}
+
+/**
+ * takeTimeSlots for many keys in one unordered insert: a key is taken when both its
+ * slots went in. A half-taken key's slot is kept until release, like the rest.
+ */
+export async function takeManyTimeSlots(
+  col: Collection<SlotDoc>,
+  keys: string[],
+  periodMs: number,
+  owner: string,
+  markers: (slot: number) => Document,
+  now = Date.now(),
+): Promise<ManyTimeSlots> {
+  const slot = Math.floor(now / periodMs);
+  const docs = keys.flatMap((key) => slotDocs(key, slot, periodMs, owner, markers));
+  const release = releaseOf(col, owner, docs);
+  const taken = keys.map(() => true);
+  if (keys.length === 0) return { slot, taken, release };
+  try {
+    await col.insertMany(docs, { ordered: false });
+  } catch (err) {
+    const refused = refusedAsTaken(err);
+    if (!refused) {
+      await release().catch(() => {});
+      throw err;
+    }
+    for (const index of refused) taken[Math.floor(index / 2)] = false;
+  }
+  return { slot, taken, release };
+}
+
+function slotDocs(key: string, slot: number, periodMs: number, owner: string, markers: (slot: number) => Document): SlotDoc[] {
+  return [slot, slot + 1].map((s) => ({ _id: `${key}:${s}`, owner, expires_at: new Date((s + 1) * periodMs), ...markers(s) }));
+}
+
+/**
+ * One delete for all, by owner: a slot another owner holds is never taken away.
+ * FerretDB filters the owner in SQL (the collection holds only slots held now, and
+ * expired ones until a sweep) and applies the `$in`, which it cannot push down, in Go.
+ */
+function releaseOf(col: Collection<SlotDoc>, owner: string, docs: SlotDoc[]): () => Promise<void> {
+  const ids = docs.map((d) => d._id);
+  return async () => {
+    await col.deleteMany({ owner, _id: { $in: ids } });
+  };
+}
+
+/** The indexes of an unordered insert's documents refused because their slot is held, or null when anything else failed. */
+function refusedAsTaken(err: unknown): number[] | null {
+  if (!(err instanceof MongoBulkWriteError)) return null;
+  const errors = [err.writeErrors].flat();
+  if (errors.length === 0 || !errors.every((e) => isDuplicateKey(e))) return null;
+  return errors.map((e) => e.index);
+}
+
 /** Takes the document's lock (time slots of DOCUMENT_LOCK_MS); resolves null at once when someone else holds it. */
 export async function tryDocumentLock(db: Db, collection: string, id: unknown, owner: string = randomUUID()): Promise<HeldLock | null> {
   const key = lockKey(collection, id);
   const acquiredAt = Date.now();
-  const expiresHour = (s: number) => ({ expires_hour: bucketOf((s + 1) * DOCUMENT_LOCK_MS, HOUR_MS) });
   try {
     const taken = await takeTimeSlots(db.collection<SlotDoc>(LOCKS_COLLECTION), key, DOCUMENT_LOCK_MS, owner, expiresHour, acquiredAt);
     return taken && { acquiredAt, release: taken.release };
   } catch (err) {
     throw new Error(`lock ${key} failed`, { cause: err });
+  }
+}
+
+/** The locks of several documents of one collection, taken together. */
+export interface HeldLocks<Id> {
+  /** Date.now() when they were taken: the holder is safe until acquiredAt + DOCUMENT_LOCK_MS. */
+  acquiredAt: number;
+  /** The ids whose locks were taken (the others are held by someone else). */
+  held: Id[];
+  release(): Promise<void>;
+}
+
+/** Takes the locks of the documents that nobody else holds, in one insert; release gives them all back in one delete. */
+export async function tryDocumentLocks<Id>(db: Db, collection: string, ids: Id[], owner: string = randomUUID()): Promise<HeldLocks<Id>> {
+  const acquiredAt = Date.now();
+  try {
+    const slots = await takeManyTimeSlots(db.collection<SlotDoc>(LOCKS_COLLECTION), ids.map((id) => lockKey(collection, id)), DOCUMENT_LOCK_MS, owner, expiresHour, acquiredAt);
+    return { acquiredAt, held: ids.filter((_, i) => slots.taken[i]), release: slots.release };
+  } catch (err) {
+    throw new Error(`locks on ${ids.length} documents of ${collection} failed`, { cause: err });
   }
 }
 

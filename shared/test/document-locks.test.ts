@@ -1,0 +1,52 @@
+import { MongoClient, type Db } from 'mongodb';
+import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey, tryDocumentLock, tryDocumentLocks } from '../src/store/lock.ts';
+
+let client: MongoClient;
+let db: Db;
+
+beforeAll(async () => {
+  client = await MongoClient.connect(process.env.MONGO_URL!);
+  db = client.db(`${process.env.MONGO_DB_PREFIX}document_locks`);
+});
+
+afterAll(async () => {
+  await db.dropDatabase();
+  await client.close();
+});
+
+const locks = () => db.collection<{ _id: string; owner: string }>(LOCKS_COLLECTION);
+
+describe('tryDocumentLocks', () => {
+  it('when some documents are locked by others, then the batch takes the rest in one insert, and each lock it took excludes a single-document lock until released', async () => {
+    const busy = await tryDocumentLock(db, 'things', 'b');
+    expect(busy).not.toBeNull();
+    // Another holder of only the next time slot of `c` (taken in the slot before, say).
+    const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
+    await locks().insertOne({ _id: `${lockKey('things', 'c')}:${slot + 1}`, owner: 'someone-else', expires_at: new Date((slot + 2) * DOCUMENT_LOCK_MS), expires_hour: 0 } as never);
+    try {
+      const batch = await tryDocumentLocks(db, 'things', ['a', 'b', 'c', 'd']);
+      // `c` is refused when its second slot is the other's, or (a slot boundary passed meanwhile) its first.
+      expect(batch.held).toEqual(['a', 'd']);
+      expect(await tryDocumentLock(db, 'things', 'a')).toBeNull();
+      expect(await tryDocumentLock(db, 'things', 'd')).toBeNull();
+
+      await batch.release();
+      const left = (await locks().find({}).toArray()).map((l) => l.owner);
+      expect(left.filter((o) => o === 'someone-else')).toHaveLength(1);
+      expect(left).toHaveLength(3); // `b`'s two slots and the other's one
+      const a = await tryDocumentLock(db, 'things', 'a');
+      expect(a).not.toBeNull();
+      await a!.release();
+    } finally {
+      await busy!.release();
+      await locks().deleteMany({ owner: 'someone-else' });
+    }
+  });
+
+  it('when no document is named, then nothing is written and release does nothing', async () => {
+    const batch = await tryDocumentLocks(db, 'things', []);
+    expect(batch.held).toEqual([]);
+    await batch.release();
+    expect(await locks().countDocuments({})).toBe(0);
+  });
+});
