@@ -1,11 +1,12 @@
 // The store as the tests see it: a client of its own that records the filter of
-// every find and delete it sends, to check which queries FerretDB can push down
-// (a top-level `field: scalar`).
+// every find, update and delete it sends, to check which queries FerretDB can push
+// down (a top-level `field: scalar`), and its inserts, to count the writes.
 import { MongoClient, type Db, type Document } from 'mongodb';
 
 export interface SentQuery {
-  op: 'find' | 'delete';
+  op: 'find' | 'delete' | 'update' | 'insert';
   collection: string;
+  /** Empty for an insert. */
   filter: Document;
 }
 
@@ -22,6 +23,8 @@ export async function watchStore(dbName: string): Promise<WatchedStore> {
   client.on('commandStarted', (e) => {
     if (e.commandName === 'find') sent.push({ op: 'find', collection: e.command.find, filter: e.command.filter ?? {} });
     if (e.commandName === 'delete') for (const d of e.command.deletes) sent.push({ op: 'delete', collection: e.command.delete, filter: d.q });
+    if (e.commandName === 'update') for (const u of e.command.updates) sent.push({ op: 'update', collection: e.command.update, filter: u.q });
+    if (e.commandName === 'insert') sent.push({ op: 'insert', collection: e.command.insert, filter: {} });
   });
   return {
     db: client.db(dbName),

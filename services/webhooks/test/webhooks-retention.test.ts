@@ -151,6 +151,37 @@ test('when a crash left the last counted attempt unmarked, then counting it agai
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 2, failed_deliveries: 1, success_rate: 50 });
 });
 
+test("when more than a batch of a webhook's attempts wait uncounted beside another webhook's, then one count adds each of its own once, marks each batch with one update, and leaves the other's uncounted", async () => {
+  const who = identity();
+  const id = await createHook(who, 'batches');
+  const other = await createHook(who, 'batches-other');
+  const watched = await watchStore(sut.db.databaseName);
+  try {
+    const hooks = new WebhooksRepository(watched.db);
+    // 250: a batch of 200 and one of 50; every fifth failed.
+    const mine = [];
+    for (let i = 0; i < 250; i++) mine.push(attemptOf(await seedDelivery(who.teamId, id), 1, i % 5 !== 0));
+    const theirs = attemptOf(await seedDelivery(who.teamId, other), 1, true);
+    for (const a of [...mine, theirs]) await deliveries.recordAttempt(a);
+    watched.take();
+
+    expect(await hooks.countAttempts(id, { wait: true })).toBe(250);
+
+    const marks = watched.take().filter((q) => q.op === 'update' && q.collection === 'attempts');
+    expect(marks).toHaveLength(2);
+    // The equalities FerretDB pushes down to SQL (the `counted`, `webhook_id` index).
+    for (const q of marks) expect([equalityOn(q, 'counted'), equalityOn(q, 'webhook_id')]).toEqual([true, true]);
+    expect(await listed(who, id)).toMatchObject({ total_deliveries: 250, failed_deliveries: 50 });
+    expect(await countOf('attempts', { webhook_id: id, counted: true })).toBe(250);
+    expect(await countOf('attempts', { _id: theirs._id, counted: false })).toBe(1);
+    // Counting again adds nothing.
+    expect(await hooks.countAttempts(id, { wait: true })).toBe(0);
+    expect(await listed(who, id)).toMatchObject({ total_deliveries: 250, failed_deliveries: 50 });
+  } finally {
+    await watched.close();
+  }
+});
+
 test('when a webhook stored before the counters has attempts, then the list counts them as before and keeps the counters on the webhook', async () => {
   const who = identity();
   const now = new Date();

@@ -138,7 +138,7 @@ export class WebhooksRepository {
    * document (a plain `$inc` from two writers can lose one), so this is a
    * read-modify-write under the webhook's document lock, the one every counter
    * write takes. Exactly once: the webhook's update names the batch it added
-   * (`last_counted`), then each attempt of it is marked `counted: true`; a crash in
+   * (`last_counted`), then one update marks its attempts `counted: true`; a crash in
    * between leaves attempts still `false` but named in `last_counted`, and the next
    * run marks them without adding them (before it overwrites `last_counted`). A
    * crash before the webhook's update leaves them unmarked and uncounted: the next
@@ -178,7 +178,7 @@ export class WebhooksRepository {
         .limit(COUNT_BATCH)
         .toArray();
       const leftovers = pending.filter((a) => added.has(a._id));
-      await this.markCounted(leftovers.map((a) => a._id));
+      await this.markCounted(webhookId, leftovers.map((a) => a._id));
       const fresh = pending.filter((a) => !added.has(a._id));
       if (fresh.length === 0) return total;
       const base: WebhookCounters = countersOf(webhook) ?? (await this.countersFromAttempts(webhookId));
@@ -193,15 +193,20 @@ export class WebhooksRepository {
       await this.webhooks.updateOne({ _id: webhookId }, { $set: set });
       webhook = { ...webhook, ...set };
       for (const a of fresh) added.add(a._id);
-      await this.markCounted(set.last_counted);
+      await this.markCounted(webhookId, set.last_counted);
       total += fresh.length;
     }
     return total;
   }
 
-  /** One update by `_id` each (FerretDB reaches SQL only with top-level equality). */
-  private async markCounted(ids: string[]): Promise<void> {
-    await Promise.all(ids.map((id) => this.attempts.updateOne({ _id: id }, { $set: { counted: true } })));
+  /**
+   * One update for the batch. FerretDB pushes the equalities down to SQL (the index
+   * on `counted`, `webhook_id`: the webhook's uncounted attempts, as few as the lock
+   * leaves) and applies the `$in` in Go.
+   */
+  private async markCounted(webhookId: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.attempts.updateMany({ counted: false, webhook_id: webhookId, _id: { $in: ids } }, { $set: { counted: true } });
   }
 
   /** Webhooks with attempts left uncounted (a lock not taken, a crash): the maintenance job counts them. */
