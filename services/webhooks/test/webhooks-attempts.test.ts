@@ -3,9 +3,11 @@
 // running at once make one POST; a claim whose holder died runs out; an attempt a
 // dead copy recorded is finished without a second POST; a deactivated webhook's
 // alert (real SMTP listener) and the logs show only scheme and host. The fan-out
-// makes first attempts itself, without the attempts queue or a re-read; a receiver
-// that hangs holds only its webhook's slots; a first attempt a crash left unmade is
-// made by the redelivered event or by the rescue.
+// makes first attempts itself, without the attempts queue, a re-read or claim
+// documents (the delivery carries the claim), and a copy of the event at the same
+// moment sends nothing more; a receiver that hangs holds only its webhook's slots;
+// a first attempt a crash left unmade is made by the redelivered event once the
+// delivery's claim has run out, or by the rescue.
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { ConsumerHandle } from '@lpm/shared/messaging/broker';
@@ -296,17 +298,67 @@ test('when an event is fanned out, then its first attempt reaches the receiver f
   }
 });
 
-test("when the process died after storing an event's delivery and before its first POST, then the redelivered event makes that attempt once", async () => {
-  const s = build({ queueName: 'webhooks.attempts.redelivered' });
+test("when the process died after storing an event's delivery and before its first POST, then the redelivered event's attempt is put off while the delivery's claim holds and made once after it", async () => {
+  // A short claim (1.5 s) for the test; the service's is the send timeout plus 15 s.
+  const s = build({ claimMs: attemptClaimMs(SEND_TIMEOUT_MS, 500), queueName: 'webhooks.attempts.redelivered' });
   const hook = await subscribe(s, `${receiver.url}/redelivered`);
   const event = clientCreated(hook.team_id);
-  // What the fan-out stored before the crash.
-  const stored = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, new Date()));
+  // What the fan-out stored before the crash, holding a slot: the delivery claims its first attempt.
+  const now = new Date();
+  const stored = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, now, s.deliveriesRepo.firstClaimUntil(now)));
 
   await s.deliveries.fanOut(event);
 
+  expect(postsTo(receiver, '/redelivered')).toHaveLength(0);
+  expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'pending', attempts_count: 0 });
+  expect(await messages(`${s.queue.queue}.delay.${CLAIMED_DEFER_MS}`)).toBe(1);
+  expect(await claimsOf(stored._id)).toEqual([]);
+
+  // The put-off job back once the claim has run out.
+  await new Promise((r) => setTimeout(r, Math.max(0, stored.first_claim_until!.getTime() - Date.now()) + 50));
+  await s.deliveries.attempt({ delivery_id: stored._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 });
+
   expect(postsTo(receiver, '/redelivered')).toHaveLength(1);
   expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'succeeded', attempts_count: 1 });
+});
+
+test('when an event is fanned out, then its first attempt writes no claim documents, and a copy of the event fanned out at the same moment on another replica makes no second POST', async () => {
+  const watched = await watchStore(db.databaseName);
+  try {
+    const s = build({ queueName: 'webhooks.attempts.first-claim', store: watched.db });
+    const replica = build({ queueName: 'webhooks.attempts.first-claim' });
+    const hook = await subscribe(s, `${receiver.url}/first-claim`);
+    const alone = clientCreated(hook.team_id);
+    watched.take();
+
+    await s.deliveries.fanOut(alone);
+
+    expect(postsTo(receiver, '/first-claim')).toHaveLength(1);
+    const delivery = await deliveryOf(hook, alone.id);
+    expect(delivery).toMatchObject({ status: 'succeeded', attempts_count: 1, first_claim_until: expect.any(Date) });
+    const sent = watched.take();
+    expect(sent.filter((q) => q.collection === 'attempt_claims')).toEqual([]);
+    // Every write of the attempt: the delivery, the attempt, its count under the webhook's lock (one update marks
+    // the batch), the outcome.
+    const writes = sent.filter((q) => q.op !== 'find').map((q) => `${q.op} ${q.collection}`);
+    expect(writes.sort()).toEqual(
+      ['insert deliveries', 'insert attempts', 'insert document_locks', 'update webhooks', 'update attempts', 'delete document_locks', 'update deliveries'].sort(),
+    );
+
+    const copied = clientCreated(hook.team_id);
+    await Promise.all([s.deliveries.fanOut(copied), replica.deliveries.fanOut(copied)]);
+
+    const posts = postsTo(receiver, '/first-claim').filter((q) => JSON.parse(q.body).id === copied.id);
+    expect(posts).toHaveLength(1);
+    const stored = await deliveryOf(hook, copied.id);
+    expect(stored).toMatchObject({ status: 'succeeded', attempts_count: 1 });
+    expect(await s.deliveriesRepo.attemptsOf([stored!._id])).toHaveLength(1);
+    // The copy that found the delivery stored was put off (or found it made); back later, it sends nothing.
+    await replica.deliveries.attempt({ delivery_id: stored!._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 });
+    expect(postsTo(receiver, '/first-claim').filter((q) => JSON.parse(q.body).id === copied.id)).toHaveLength(1);
+  } finally {
+    await watched.close();
+  }
 });
 
 test("when one webhook's receiver hangs beside one that answers at once, then the fast one gets every event while the hanging one holds only its slots, and both get every event", async () => {

@@ -1,7 +1,8 @@
 // At-least-once across a crash: the webhooks service is killed (SIGKILL) in the
 // middle of a burst of 1,000 events and started again; every event reaches the
-// receiver. Events are published straight to the exchange, as the domain
-// services' relays do.
+// receiver, a first attempt the kill cut off between its delivery's insert and its
+// POST once the delivery's claim (first_claim_until) has run out. Events are
+// published straight to the exchange, as the domain services' relays do.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';

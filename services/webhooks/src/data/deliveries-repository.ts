@@ -1,7 +1,9 @@
 // Deliveries (one event for one webhook, its body fixed once) and their attempts.
 // An attempt's id is `<delivery>:<n>`, so each attempt is recorded once however
-// often its job runs; and an attempt is claimed before it is sent, so it is sent
-// once however many copies of its job run at the same moment.
+// often its job runs; and an attempt is claimed before it is sent (by claim
+// documents, or for a first attempt the fan-out makes at once by the delivery's
+// `first_claim_until`), so it is sent once however many copies of its job run at
+// the same moment.
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
@@ -116,6 +118,14 @@ export class DeliveriesRepository {
     } catch (e) {
       throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });
     }
+  }
+
+  /**
+   * Until when a delivery stored now with `first_claim_until` claims its first attempt:
+   * as long as a claim of claimAttempt is exclusive at least.
+   */
+  firstClaimUntil(now: Date): Date {
+    return new Date(now.getTime() + this.claimMs);
   }
 
   /**

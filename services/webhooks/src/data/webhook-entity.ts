@@ -62,12 +62,15 @@ export const DeliveryEntity = defineEntity({
     // (the rescue of lost attempts; null when none is due). Absent on deliveries stored before them.
     updated_day: p.integer().nullable(),
     due_minute: p.integer().nullable(),
+    // Set when the fan-out stored the delivery holding a slot to make its first attempt at once: that
+    // attempt is claimed by the delivery itself until then (Deliveries). Null or absent otherwise.
+    first_claim_until: p.datetime().nullable(),
   },
   indexes: [{ properties: ['webhook_id', 'created_at'] }, { properties: ['updated_day'] }, { properties: ['due_minute'] }],
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute'>;
+export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'first_claim_until'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({

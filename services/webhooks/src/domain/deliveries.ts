@@ -10,9 +10,13 @@
 // after their outcome is stored, so a crash repeats an attempt but never loses one.
 // Each attempt is claimed before its "already made?" check and its POST, so copies
 // of one attempt running at once (a redelivery, a requeue, two replicas) send it once.
+// A first attempt the fan-out makes at once (its slot taken before the insert) is
+// claimed by the delivery itself, stored with `first_claim_until` a claim period
+// ahead: no claim documents. Copies put that attempt off until then, so a crash
+// between the insert and the POST delays it until the claim has run out.
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
-import type { AttemptClaim, DeliveriesRepository } from '../data/deliveries-repository.ts';
+import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
@@ -56,10 +60,14 @@ export interface AttemptQueue {
   push(job: AttemptJob, delayMs?: number): Promise<void>;
 }
 
-/** What an attempt needs: its delivery and webhook, and the attempt's record when a copy made it already. */
-interface Loaded {
+/** What an attempt's POST needs. */
+interface Target {
   delivery: DeliveryRecord;
   webhook: WebhookRecord;
+}
+
+/** A claimed attempt's target, and the attempt's record when a copy made it already. */
+interface Loaded extends Target {
   made: AttemptRecord | null;
 }
 
@@ -107,14 +115,23 @@ export class Deliveries {
   }
 
   private async deliverFirst(event: DomainEvent, webhook: WebhookRecord): Promise<void> {
-    const candidate = newDelivery(event, webhook._id, new Date());
-    const delivery = await this.opts.deliveries.insertOrGet(candidate);
-    if (delivery.status !== 'pending' || delivery.attempts_count !== 0) return;
-    const job: AttemptJob = { delivery_id: delivery._id, webhook_id: webhook._id, team_id: event.team_id, attempt: 1 };
-    // Stored by an earlier copy of the event (a redelivery): its attempt may be made by now, so the attempt step reads again.
-    if (delivery._id !== candidate._id) return this.attempt(job);
-    // Stored just now: no attempt of it can have been recorded, and the webhook was read a moment ago.
-    return this.makeAttempt(job, { delivery, webhook, made: null });
+    // The slot before the insert: holding one, the delivery is stored claiming its first attempt for this call.
+    const release = await this.slot(webhook._id);
+    try {
+      const now = new Date();
+      const claimedUntil = release ? this.opts.deliveries.firstClaimUntil(now) : null;
+      const candidate = newDelivery(event, webhook._id, now, claimedUntil);
+      const delivery = await this.opts.deliveries.insertOrGet(candidate);
+      if (delivery.status !== 'pending' || delivery.attempts_count !== 0) return;
+      const job: AttemptJob = { delivery_id: delivery._id, webhook_id: webhook._id, team_id: event.team_id, attempt: 1 };
+      if (!release || !claimedUntil) return await this.defer(job);
+      // Stored by an earlier copy of the event (a redelivery, or a copy running now): the attempt step claims and reads again.
+      if (delivery._id !== candidate._id) return await this.claimed(job, release);
+      // Stored just now: no attempt of it can have been recorded, and the webhook was read a moment ago.
+      return await this.send(job, { delivery, webhook }, claimedUntil.getTime(), release);
+    } finally {
+      release?.();
+    }
   }
 
   /** Queues one more attempt of a delivery now (the API's retry). */
@@ -151,54 +168,72 @@ export class Deliveries {
   /**
    * An attempt job in: the attempt claimed, a signed POST, its outcome stored, and
    * the next attempt queued if one is owed. A copy that finds the attempt claimed
-   * comes back later; by then it was made (and the copy is dropped) or its holder
-   * died and the claim is over (and the copy makes it). A crash after the POST and
-   * before its outcome is stored still repeats the POST (at least once).
+   * (by claim documents, or by its delivery's `first_claim_until`) comes back later;
+   * by then it was made (and the copy is dropped) or its holder died and the claim
+   * is over (and the copy makes it). A crash after the POST and before its outcome
+   * is stored still repeats the POST (at least once).
    */
-  attempt(job: AttemptJob): Promise<void> {
-    return this.makeAttempt(job, null);
+  async attempt(job: AttemptJob): Promise<void> {
+    // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
+    const release = await this.slot(job.webhook_id);
+    if (!release) return this.defer(job);
+    try {
+      await this.claimed(job, release);
+    } finally {
+      release();
+    }
   }
 
-  /** One attempt; `known` is what the fan-out has in memory, otherwise read once the attempt is claimed. */
-  private async makeAttempt(job: AttemptJob, known: Loaded | null): Promise<void> {
-    // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
-    const struggling = this.struggling.has(job.webhook_id);
-    const release = await this.opts.limiter.acquire(job.webhook_id, SLOT_WAIT_MS, struggling ? 1 : this.opts.perWebhook);
-    if (!release) return this.opts.queue.push(job, struggling ? STRUGGLING_DEFER_MS : DEFER_MS);
-    let claim: AttemptClaim | null = null;
+  /** A slot of the webhook's within SLOT_WAIT_MS (its only one while it struggles), or null. */
+  private slot(webhookId: string): Promise<(() => void) | null> {
+    return this.opts.limiter.acquire(webhookId, SLOT_WAIT_MS, this.struggling.has(webhookId) ? 1 : this.opts.perWebhook);
+  }
+
+  /** Queues again an attempt that found no free slot. */
+  private defer(job: AttemptJob): Promise<void> {
+    return this.opts.queue.push(job, this.struggling.has(job.webhook_id) ? STRUGGLING_DEFER_MS : DEFER_MS);
+  }
+
+  /** Queues again an attempt another copy holds, giving the slot back first. */
+  private putOff(job: AttemptJob, release: () => void): Promise<void> {
+    release();
+    return this.opts.queue.push(job, CLAIMED_DEFER_MS);
+  }
+
+  /** An attempt within its slot: claimed before the "already made?" reads, so they and the POST are one step among copies. */
+  private async claimed(job: AttemptJob, release: () => void): Promise<void> {
+    const claim = await this.opts.deliveries.claimAttempt(job.delivery_id, job.attempt);
+    if (!claim) return this.putOff(job, release);
     try {
-      // Claimed before the "already made?" reads, so they and the POST are one step among copies.
-      claim = await this.opts.deliveries.claimAttempt(job.delivery_id, job.attempt);
-      if (!claim) {
-        release();
-        return await this.opts.queue.push(job, CLAIMED_DEFER_MS);
-      }
-      const loaded = known ?? (await this.load(job));
+      const loaded = await this.load(job);
       if (!loaded) return;
       const { delivery, webhook, made } = loaded;
+      // The fan-out that stored the delivery may be making this attempt under the delivery's claim.
+      if (firstClaimHeld(delivery, job)) return await this.putOff(job, release);
       // Made and recorded by a copy that died before storing the delivery's outcome: finish from that record.
       if (made) {
         release();
         return await this.record(delivery, webhook, job, made);
       }
-      // The reads took so long that the POST could outlive the claim: give it up and come back.
-      if (Date.now() + this.opts.sendTimeoutMs > claim.exclusiveUntil) {
-        release();
-        return await this.opts.queue.push(job, CLAIMED_DEFER_MS);
-      }
-      const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
-      const result = await this.opts.sender.send(webhook.url, delivery.body, headers);
-      if (result.ok) this.struggling.delete(webhook._id);
-      else this.struggling.add(webhook._id);
-      release();
-      await this.record(delivery, webhook, job, attemptRecord(delivery, job, result));
+      await this.send(job, { delivery, webhook }, claim.exclusiveUntil, release);
     } finally {
-      release();
       // Given up once the outcome is stored (a copy then finds the attempt made), when nothing was
       // sent, or when storing failed (the job's retry finds the attempt record, or sends again).
       // Only a holder that dies leaves its claim, which then runs out.
-      await claim?.release().catch(() => {});
+      await claim.release().catch(() => {});
     }
+  }
+
+  /** The signed POST of an attempt claimed until `exclusiveUntil` (ms since the epoch), and its outcome stored. */
+  private async send(job: AttemptJob, { delivery, webhook }: Target, exclusiveUntil: number, release: () => void): Promise<void> {
+    // The reads took so long that the POST could outlive the claim: give it up and come back.
+    if (Date.now() + this.opts.sendTimeoutMs > exclusiveUntil) return this.putOff(job, release);
+    const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
+    const result = await this.opts.sender.send(webhook.url, delivery.body, headers);
+    if (result.ok) this.struggling.delete(webhook._id);
+    else this.struggling.add(webhook._id);
+    release();
+    await this.record(delivery, webhook, job, attemptRecord(delivery, job, result));
   }
 
   /** The delivery and webhook of a claimed attempt, or null when the attempt is not owed (made already, or its webhook gone or inactive). */
@@ -236,8 +271,11 @@ export class Deliveries {
   }
 }
 
-/** A delivery of `event` to a webhook, pending its first attempt: the body fixed here for every attempt. */
-export function newDelivery(event: DomainEvent, webhookId: string, now: Date): DeliveryRecord {
+/**
+ * A delivery of `event` to a webhook, pending its first attempt: the body fixed here
+ * for every attempt; its first attempt claimed until `firstClaimUntil` when given.
+ */
+export function newDelivery(event: DomainEvent, webhookId: string, now: Date, firstClaimUntil: Date | null = null): DeliveryRecord {
   return {
     _id: newId('dlv'),
     team_id: event.team_id,
@@ -251,7 +289,13 @@ export function newDelivery(event: DomainEvent, webhookId: string, now: Date): D
     next_attempt_at: now,
     created_at: now,
     updated_at: now,
+    first_claim_until: firstClaimUntil,
   };
+}
+
+/** Attempt 1 of a delivery whose fan-out stored it claiming that attempt, while the claim holds. */
+function firstClaimHeld(delivery: DeliveryRecord, job: AttemptJob): boolean {
+  return job.attempt === 1 && (delivery.first_claim_until?.getTime() ?? 0) > Date.now();
 }
 
 function attemptRecord(delivery: DeliveryRecord, job: AttemptJob, sent: SendResult): AttemptRecord {
