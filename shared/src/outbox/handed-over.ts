@@ -21,15 +21,31 @@ export class HandedOver {
   private readonly published = new Map<string, number>();
   /** Documents whose publish from memory failed: their later events wait for the drain, so they go out in order. */
   private readonly blocked = new Set<string>();
+  /** Per document, the events this process's writes stored in it and the drain has not removed yet, in write order, with when the last came. */
+  private readonly perDoc = new Map<string, { events: DomainEvent[]; at: number }>();
 
   /** `graceMs`: how long another replica's event is left to that replica. */
   constructor(graceMs: number) {
     this.graceMs = graceMs;
   }
 
-  /** A write of this process stored these events. */
-  written(events: DomainEvent[]): void {
+  /** A write of this process stored these events in the document. */
+  written(doc: string, events: DomainEvent[]): void {
     for (const event of events) this.mine.set(event.id, Date.now());
+    if (events.length === 0) return;
+    const known = this.perDoc.get(doc);
+    this.perDoc.delete(doc); // re-inserted last: the map stays in order of the last write
+    this.perDoc.set(doc, { events: [...(known?.events ?? []), ...events], at: Date.now() });
+  }
+
+  /**
+   * The events this process stored in the document and has not seen removed, when
+   * every one of them is published: the document's whole outbox, unless another
+   * process wrote to it too (which the drain's exact match then tells).
+   */
+  allSent(doc: string): DomainEvent[] | null {
+    const known = this.perDoc.get(doc);
+    return known && known.events.every((e) => this.published.has(e.id)) ? known.events : null;
   }
 
   /** Whether the document's events must wait for the drain (an earlier publish from memory failed). */
@@ -80,6 +96,12 @@ export class HandedOver {
       this.mine.delete(event.id);
     }
     if (all) this.blocked.delete(doc);
+    const known = this.perDoc.get(doc);
+    if (!known) return;
+    const gone = new Set(events.map((e) => e.id));
+    const left = all ? [] : known.events.filter((e) => !gone.has(e.id));
+    if (left.length === 0) this.perDoc.delete(doc);
+    else known.events = left;
   }
 
   /** Forgets events handed over or published long ago whose document was never drained (it was deleted): the maps are in insertion order. */
@@ -90,6 +112,10 @@ export class HandedOver {
         if (at >= before) break;
         memory.delete(id);
       }
+    }
+    for (const [doc, { at }] of this.perDoc) {
+      if (at >= before) break;
+      this.perDoc.delete(doc);
     }
   }
 }

@@ -3,8 +3,9 @@
 //
 // The write that stored events hands them over (`kick` with the events): they are
 // published at once from memory (publisher confirms), then a drain pass removes
-// them from their documents, a batch of documents in four store operations (their
-// locks, their read, the update that empties them, the locks' release). Events no
+// them from their documents: a batch's locks taken in one insert and given back in
+// one delete, and one update for each document whose events all went out from
+// memory (matching its outbox exactly as this process wrote it). Events no
 // live process holds (a publish that failed, a process that died) are published by
 // the drain: of the documents kicks named, and, every scanIntervalMs, of any
 // document still flagged `outbox_pending` a while after its last event was written.
@@ -72,35 +73,18 @@ function chunks<T>(items: T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 }
 
-const pendingAmong = (ids: string[]): Filter<OutboxDoc> => ({ outbox_pending: true, _id: { $in: ids } });
-
 /**
- * The locked documents still pending: one by its `_id`; several by the pending
- * flag, which FerretDB filters in SQL (its index), with the `$in` applied in Go.
+ * Removes the published events (the sub-documents exactly as read: $pullAll
+ * matches by value, and FerretDB ignores $pull with a condition). When they were
+ * all there was, the same write clears the flag; the $size filter makes that
+ * write miss if a writer appended an event meanwhile.
  */
-async function readPending(col: Collection<OutboxDoc>, ids: OutboxDoc['_id'][]): Promise<OutboxDoc[]> {
-  if (ids.length === 0) return [];
-  if (ids.length === 1) {
-    const doc = await col.findOne({ _id: ids[0] });
-    return doc?.outbox_pending ? [doc] : [];
+async function removePublished(col: Collection<OutboxDoc>, id: string, readCount: number, done: DomainEvent[]): Promise<void> {
+  if (done.length === readCount) {
+    const r = await col.updateOne({ _id: id, outbox: { $size: readCount } }, { $pullAll: { outbox: done }, $set: { outbox_pending: false } } as Document);
+    if (r.matchedCount === 1) return;
   }
-  return col.find(pendingAmong(ids)).toArray();
-}
-
-/**
- * Removes the published events. Documents whose events all went out are emptied
- * together (one update; the locks keep writers out, and the `$size` filter guards
- * a lone document); the others lose what was published by `$pullAll`, which
- * matches the sub-documents exactly as read (FerretDB ignores $pull with a condition).
- */
-async function removePublished(col: Collection<OutboxDoc>, drained: { doc: OutboxDoc; events: DomainEvent[]; done: DomainEvent[] }[]): Promise<void> {
-  const emptied = drained.filter((d) => d.done.length > 0 && d.done.length === d.events.length);
-  const cleared = { $set: { outbox: [], outbox_pending: false } } as Document;
-  if (emptied.length === 1) await col.updateOne({ _id: emptied[0]!.doc._id, outbox: { $size: emptied[0]!.events.length } }, cleared);
-  else if (emptied.length > 1) await col.updateMany(pendingAmong(emptied.map((d) => d.doc._id)), cleared);
-  for (const d of drained) {
-    if (d.done.length > 0 && d.done.length < d.events.length) await col.updateOne({ _id: d.doc._id }, { $pullAll: { outbox: d.done } } as Document);
-  }
+  if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
 }
 
 async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
@@ -162,7 +146,7 @@ export class OutboxRelay {
    */
   kick(collection?: string, id?: string, events: DomainEvent[] = []): void {
     if (collection !== undefined && id !== undefined) {
-      this.memory.written(events);
+      this.memory.written(docKey(collection, id), events);
       if (this.started && events.length > 0 && !this.memory.isBlocked(docKey(collection, id))) this.publishNow(collection, id, events);
       else this.hint(collection, id);
     }
@@ -344,51 +328,75 @@ export class OutboxRelay {
   }
 
   /**
-   * Takes the documents' locks (without waiting: those a writer or another relay
-   * holds are named again), reads them, publishes each one's events in order
-   * (skipping those published from memory, stopping at one still being published
-   * from memory) and removes the published ones, all under the locks: four store
-   * operations for the batch, plus one per document drained only in part.
-   * Publishing stops at half the lock period, and the removal is skipped once the
-   * locks may have lapsed: those events go out again later (a duplicate) rather
-   * than risk overwriting a writer's change. With `graceMs`, a document whose last
-   * event is younger is left to the process that wrote it.
+   * Takes the documents' locks in one insert (without waiting: those a writer or
+   * another relay holds are named again), drains each (drainLocked) and gives the
+   * locks back in one delete. A document whose every event this process wrote and
+   * published from memory costs one more operation; any other, three.
    */
-  private async drainBatch(name: string, ids: OutboxDoc['_id'][], graceMs = 0): Promise<Drained> {
+  private async drainBatch(name: string, ids: string[], graceMs = 0): Promise<Drained> {
     if (ids.length === 0) return { ok: true, published: 0, again: [] };
     const col = this.db.collection<OutboxDoc>(name);
     const locks = await tryDocumentLocks(this.db, name, ids);
     const again = ids.filter((id) => !locks.held.includes(id));
     const within = (fraction: number) => Date.now() - locks.acquiredAt < DOCUMENT_LOCK_MS * fraction;
+    let published = 0;
+    let failure: unknown = null;
     try {
-      const docs = await readPending(col, locks.held);
-      let published = 0;
-      let failure: unknown = null;
-      const drained: { doc: OutboxDoc; events: DomainEvent[]; done: DomainEvent[] }[] = [];
-      await forEachConcurrently(docs, this.concurrency, async (doc) => {
-        const events = doc.outbox ?? [];
-        const last = events.at(-1);
+      await forEachConcurrently(locks.held, this.concurrency, async (id) => {
         // After a failed publish the broker is likely away: the documents not begun wait for the next pass.
-        const young = graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs;
-        if (young || failure || this.stopping) return void again.push(doc._id);
-        const out = await this.publishInOrder(events, within);
+        if (failure || this.stopping) return void again.push(id);
+        const out = await this.drainLocked(name, col, id, graceMs, within);
         published += out.published;
         failure ??= out.failure;
-        // Some left: a publish failed, one is still being published from memory, or the lock is half gone.
-        if (out.done.length < events.length) again.push(doc._id);
-        drained.push({ doc, events, done: out.done });
+        if (out.left) again.push(id);
       });
-      if (within(0.9)) {
-        await removePublished(col, drained);
-        for (const { doc, events, done } of drained) this.memory.removed(docKey(name, doc._id), done, done.length === events.length);
-      }
-      if (failure) this.noteFailure(failure, name, drained.reduce((n, d) => n + d.events.length - d.done.length, 0));
+      if (failure) this.noteFailure(failure, name, again.length);
       return { ok: !failure, published, again };
     } finally {
       await locks.release().catch((err) => {
         this.log.warn({ err, collection: name }, 'outbox lock release failed; the locks expire by themselves');
       });
     }
+  }
+
+  /**
+   * One locked document drained. When this process wrote every event it holds and
+   * published them all from memory, one update empties it, matching the outbox
+   * exactly as written. Otherwise it is read, its events published in order
+   * (skipping those published from memory, stopping at one still being published
+   * from memory) and the published ones removed. Publishing stops at half the lock
+   * period, and the removal is skipped once the lock may have lapsed: those events
+   * go out again later (a duplicate) rather than risk overwriting a writer's change.
+   * With `graceMs`, a document whose last event is younger is left to the process
+   * that wrote it. `left`: some of its events are still there.
+   */
+  private async drainLocked(
+    name: string,
+    col: Collection<OutboxDoc>,
+    id: string,
+    graceMs: number,
+    within: (fraction: number) => boolean,
+  ): Promise<{ published: number; failure: unknown; left: boolean }> {
+    const key = docKey(name, id);
+    const sent = this.memory.allSent(key);
+    if (sent && within(0.9)) {
+      const r = await col.updateOne({ _id: id, outbox: sent } as Filter<OutboxDoc>, { $set: { outbox: [], outbox_pending: false } });
+      if (r.matchedCount === 1) {
+        this.memory.removed(key, sent, true);
+        return { published: 0, failure: null, left: false };
+      }
+    }
+    const doc = await col.findOne({ _id: id });
+    const events = doc?.outbox ?? [];
+    if (!doc?.outbox_pending) return { published: 0, failure: null, left: false };
+    const last = events.at(-1);
+    if (graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs) return { published: 0, failure: null, left: true };
+    const out = await this.publishInOrder(events, within);
+    if (within(0.9)) {
+      await removePublished(col, id, events.length, out.done);
+      this.memory.removed(key, out.done, out.done.length === events.length);
+    }
+    return { published: out.published, failure: out.failure, left: out.done.length < events.length };
   }
 
   /** A document's events published in order, up to the first failure, one still being published from memory, or half the lock period. */
