@@ -60,10 +60,12 @@ function build(opts: { claimMs?: number; queueName: string; store?: Db; sender?:
   const sendTimeoutMs = opts.sendTimeoutMs ?? SEND_TIMEOUT_MS;
   const deliveriesRepo = new DeliveriesRepository(opts.store ?? db, { attemptClaimMs: opts.claimMs ?? attemptClaimMs(sendTimeoutMs) });
   const deactivation = new Deactivation({ webhooks, deliveries: deliveriesRepo, mailer, owners: { owner: async () => owner }, logger: log });
+  // Every job pushed (a deferred or put-off attempt), beside the real queue.
+  const pushed: { job: AttemptJob; delayMs?: number }[] = [];
   const deliveries = new Deliveries({
     webhooks,
     deliveries: deliveriesRepo,
-    queue,
+    queue: { push: (job, delayMs) => (pushed.push({ job, delayMs }), queue.push(job, delayMs)) },
     sender: opts.sender ?? sender,
     box,
     deactivation,
@@ -72,7 +74,7 @@ function build(opts: { claimMs?: number; queueName: string; store?: Db; sender?:
     retryDelaysMs: [],
     sendTimeoutMs,
   });
-  return { queue, webhooks, deliveriesRepo, deliveries };
+  return { queue, pushed, webhooks, deliveriesRepo, deliveries };
 }
 
 type Scenario = ReturnType<typeof build>;
@@ -359,6 +361,17 @@ test('when an event is fanned out, then its first attempt writes no claim docume
   } finally {
     await watched.close();
   }
+});
+
+test('when more events for one answering webhook come at once than it has slots, then the later ones wait for a slot in the fan-out and none goes through the attempts queue', async () => {
+  const s = build({ queueName: 'webhooks.attempts.slot-wait' });
+  const hook = await subscribe(s, `${receiver.url}/slot-wait`);
+  // Twice its slots, against a receiver that answers after 300 ms: half of them wait for a slot.
+  const events = Array.from({ length: 2 * PER_WEBHOOK }, () => clientCreated(hook.team_id));
+  await Promise.all(events.map((e) => s.deliveries.fanOut(e)));
+  expect(postsTo(receiver, '/slot-wait')).toHaveLength(events.length);
+  expect(s.pushed).toEqual([]);
+  expect(await db.collection('deliveries').countDocuments({ webhook_id: hook._id, status: 'succeeded' })).toBe(events.length);
 });
 
 test("when one webhook's receiver hangs beside one that answers at once, then the fast one gets every event while the hanging one holds only its slots, and both get every event", async () => {

@@ -33,7 +33,14 @@ export const ATTEMPT_JOB = 'webhooks.attempt';
 const DEFER_MS = 1000;
 /** ... or after this long when the webhook's last attempt failed (a receiver that is down or times out). */
 const STRUGGLING_DEFER_MS = 5000;
-const SLOT_WAIT_MS = 100;
+/**
+ * How long an attempt waits for a slot of a webhook that answers: its slots turn over
+ * within a POST, and a trip through the delay queue costs a publish, a claim and
+ * three reads. The attempt holds its message meanwhile, so the wait is bounded.
+ */
+const SLOT_WAIT_MS = 2000;
+/** ... of a webhook whose last attempt failed: its one slot may be held for a whole timeout, so its attempts go back at once. */
+const STRUGGLING_SLOT_WAIT_MS = 100;
 /** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
 const CLAIMED_DEFER_MS = STRUGGLING_DEFER_MS;
 /** Room beyond the send's deadline in a claim: for the reads before the POST and the insert of its outcome after it. */
@@ -184,9 +191,10 @@ export class Deliveries {
     }
   }
 
-  /** A slot of the webhook's within SLOT_WAIT_MS (its only one while it struggles), or null. */
+  /** A slot of the webhook's within SLOT_WAIT_MS (its only one, within STRUGGLING_SLOT_WAIT_MS, while it struggles), or null. */
   private slot(webhookId: string): Promise<(() => void) | null> {
-    return this.opts.limiter.acquire(webhookId, SLOT_WAIT_MS, this.struggling.has(webhookId) ? 1 : this.opts.perWebhook);
+    const struggling = this.struggling.has(webhookId);
+    return this.opts.limiter.acquire(webhookId, struggling ? STRUGGLING_SLOT_WAIT_MS : SLOT_WAIT_MS, struggling ? 1 : this.opts.perWebhook);
   }
 
   /** Queues again an attempt that found no free slot. */
