@@ -4,7 +4,7 @@ import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/servi
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
-import { WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
+import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { WebhooksRepository } from './data/webhooks-repository.ts';
 import { Deactivation } from './domain/deactivation.ts';
 import { ATTEMPT_JOB, Deliveries, attemptClaimMs, type AttemptJob } from './domain/deliveries.ts';
@@ -25,6 +25,7 @@ const settings = readWebhooksConfig();
 await runService({
   name: 'webhooks',
   entities: WEBHOOK_ENTITIES,
+  retiredIndexes: RETIRED_WEBHOOK_INDEXES,
   outboxCollections: [],
   build: ({ config, logger, db, broker }) => {
     const box = new SecretBox(settings.secretKey);

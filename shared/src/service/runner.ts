@@ -5,7 +5,7 @@ import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
 import { readConfig, str, url, duration, platformSettings, retention } from '../config.ts';
 import { HTTP, SERVICE_PORTS, serviceUrlSettings, type ServiceName } from './names.ts';
-import { openStore } from '../store/orm.ts';
+import { openStore, type RetiredIndex } from '../store/orm.ts';
 import type { Db } from 'mongodb';
 import { Broker, purgeDedupeRecords, type ConsumerHandle } from '../messaging/broker.ts';
 import { OutboxRelay } from '../outbox/relay.ts';
@@ -57,6 +57,8 @@ export interface ServiceRuntime {
 export interface ServiceDefinition {
   name: ServiceName;
   entities: Options['entities'];
+  /** Indexes earlier versions declared and the entities no longer do: dropped at start. */
+  retiredIndexes?: RetiredIndex[];
   /** Collections whose documents carry outbox events. */
   outboxCollections: string[];
   build(rt: ServiceRuntime): ServiceParts;
@@ -128,7 +130,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   const config = readServiceConfig(def.name);
   const logger = createLogger(def.name, config.logLevel);
   const telemetry = startTelemetry({ serviceName: def.name });
-  const store = await openStore({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities, logger });
+  const store = await openStore({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities, retiredIndexes: def.retiredIndexes, logger });
   const db = store.db;
   await createOutboxIndexes(db, def.outboxCollections);
 

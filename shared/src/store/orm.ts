@@ -19,8 +19,22 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** Connects to one service database and creates the indexes its entities declare. */
-export async function openStore(opts: { url: string; dbName: string; entities: Options['entities']; logger?: Logger }): Promise<Store> {
+/** An index an earlier version declared and a later one replaced: dropped at start, as the new one is made. */
+export interface RetiredIndex {
+  collection: string;
+  /** Its name as the store made it (for an unnamed one, `<field>_1_<field>_1`). */
+  name: string;
+}
+
+/** MongoDB's (and FerretDB's) codes for "no such index" and "no such collection". */
+const INDEX_NOT_FOUND = 27;
+const NAMESPACE_NOT_FOUND = 26;
+
+/**
+ * Connects to one service database, creates the indexes its entities declare and
+ * drops those `retiredIndexes` names (each write would keep paying for them).
+ */
+export async function openStore(opts: { url: string; dbName: string; entities: Options['entities']; retiredIndexes?: RetiredIndex[]; logger?: Logger }): Promise<Store> {
   const orm = await MikroORM.init({
     clientUrl: opts.url,
     dbName: opts.dbName,
@@ -32,6 +46,7 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
   });
   try {
     await orm.schema.ensureIndexes();
+    await dropRetired(orm.em.getConnection().getDb(), opts.retiredIndexes ?? []);
   } catch (e) {
     await orm.close();
     throw e;
@@ -45,6 +60,17 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
       await orm.close();
     },
   };
+}
+
+async function dropRetired(db: Db, retired: RetiredIndex[]): Promise<void> {
+  for (const { collection, name } of retired) {
+    try {
+      await db.collection(collection).dropIndex(name);
+    } catch (e) {
+      const code = (e as { code?: number }).code;
+      if (code !== INDEX_NOT_FOUND && code !== NAMESPACE_NOT_FOUND) throw e;
+    }
+  }
 }
 
 /** The properties of an entity whose documents carry an outbox (outbox/fields.ts). */

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
+import type { RetiredIndex } from '@lpm/shared/store/orm';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -144,3 +145,6 @@ export const WebhookTombstoneEntity = defineEntity({
 export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
 
 export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity, AttemptClaimEntity, WebhookTombstoneEntity];
+
+/** Replaced by `counted_1_webhook_id_1`, which also serves the counting sweep's `{ counted: false }` (and gets a GIN index on the local store). */
+export const RETIRED_WEBHOOK_INDEXES: RetiredIndex[] = [{ collection: 'attempts', name: 'webhook_id_1_counted_1' }];

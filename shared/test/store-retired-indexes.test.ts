@@ -1,0 +1,41 @@
+import { defineEntity, p } from '@mikro-orm/mongodb';
+import { MongoClient, type Db } from 'mongodb';
+import { openStore } from '../src/store/orm.ts';
+
+const ThingEntity = defineEntity({
+  name: 'Thing',
+  collection: 'things',
+  properties: { _id: p.string().primary(), a: p.string(), b: p.boolean() },
+  indexes: [{ properties: ['b', 'a'] }],
+});
+
+const dbName = `${process.env.MONGO_DB_PREFIX}retired_indexes`;
+let client: MongoClient;
+let db: Db;
+
+beforeAll(async () => {
+  client = await MongoClient.connect(process.env.MONGO_URL!);
+  db = client.db(dbName);
+});
+
+afterAll(async () => {
+  await db.dropDatabase();
+  await client.close();
+});
+
+const indexNames = async () => (await db.collection('things').listIndexes().toArray()).map((i) => i.name as string).sort();
+
+test('when a store opens with retired indexes, then those an earlier version made are dropped beside the declared ones, and those already gone are no error', async () => {
+  // What the earlier version left: its index on (a, b).
+  await db.collection('things').createIndex({ a: 1, b: 1 });
+  expect(await indexNames()).toContain('a_1_b_1');
+  const retiredIndexes = [
+    { collection: 'things', name: 'a_1_b_1' },
+    { collection: 'never_made', name: 'x_1' },
+  ];
+  for (let run = 0; run < 2; run++) {
+    const store = await openStore({ url: process.env.MONGO_URL!, dbName, entities: [ThingEntity], retiredIndexes });
+    await store.close();
+    expect(await indexNames()).toEqual(['_id_', 'b_1_a_1']);
+  }
+});
