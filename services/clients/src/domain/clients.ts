@@ -64,9 +64,12 @@ export class Clients {
     return detail;
   }
 
+  /** The record and its cases count, asked for at once; the record's 404 before the count's failure. */
   async get(who: Identity, id: string) {
-    const record = await this.deps.clients.get(who.teamId, id);
-    return detailShape(record, await this.casesCount(who, id));
+    const [record, count] = await Promise.allSettled([this.deps.clients.get(who.teamId, id), this.casesCount(who, id)]);
+    if (record.status === 'rejected') throw record.reason;
+    if (count.status === 'rejected') throw count.reason;
+    return detailShape(record.value, count.value);
   }
 
   /** What other services keep of a client (the cases service checks links and shows names with it). */
