@@ -301,27 +301,36 @@ test('when an event is fanned out, then its first attempt reaches the receiver f
 });
 
 test("when the process died after storing an event's delivery and before its first POST, then the redelivered event's attempt is put off while the delivery's claim holds and made once after it", async () => {
-  // A short claim (1.5 s) for the test; the service's is the send timeout plus 15 s.
-  const s = build({ claimMs: attemptClaimMs(SEND_TIMEOUT_MS, 500), queueName: 'webhooks.attempts.redelivered' });
-  const hook = await subscribe(s, `${receiver.url}/redelivered`);
-  const event = clientCreated(hook.team_id);
-  // What the fan-out stored before the crash, holding a slot: the delivery claims its first attempt.
-  const now = new Date();
-  const stored = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, now, s.deliveriesRepo.firstClaimUntil(now)));
+  const watched = await watchStore(db.databaseName);
+  try {
+    // A short claim (1.5 s) for the test; the service's is the send timeout plus 15 s.
+    const s = build({ claimMs: attemptClaimMs(SEND_TIMEOUT_MS, 500), queueName: 'webhooks.attempts.redelivered', store: watched.db });
+    const hook = await subscribe(s, `${receiver.url}/redelivered`);
+    const event = clientCreated(hook.team_id);
+    // What the fan-out stored before the crash, holding a slot: the delivery claims its first attempt.
+    const now = new Date();
+    const stored = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, now, s.deliveriesRepo.firstClaimUntil(now)));
+    watched.take();
 
-  await s.deliveries.fanOut(event);
+    await s.deliveries.fanOut(event);
 
-  expect(postsTo(receiver, '/redelivered')).toHaveLength(0);
-  expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'pending', attempts_count: 0 });
-  expect(await messages(`${s.queue.queue}.delay.${CLAIMED_DEFER_MS}`)).toBe(1);
-  expect(await claimsOf(stored._id)).toEqual([]);
+    // Put off from the delivery it found: no claim taken, nothing more read.
+    const ops = watched.take().map((q) => `${q.op} ${q.collection}`);
+    expect(ops.sort()).toEqual(['find webhooks', 'insert deliveries', 'find deliveries'].sort());
+    expect(postsTo(receiver, '/redelivered')).toHaveLength(0);
+    expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'pending', attempts_count: 0 });
+    expect(await messages(`${s.queue.queue}.delay.${CLAIMED_DEFER_MS}`)).toBe(1);
+    expect(await claimsOf(stored._id)).toEqual([]);
 
-  // The put-off job back once the claim has run out.
-  await new Promise((r) => setTimeout(r, Math.max(0, stored.first_claim_until!.getTime() - Date.now()) + 50));
-  await s.deliveries.attempt({ delivery_id: stored._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 });
+    // The put-off job back once the claim has run out.
+    await new Promise((r) => setTimeout(r, Math.max(0, stored.first_claim_until!.getTime() - Date.now()) + 50));
+    await s.deliveries.attempt({ delivery_id: stored._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 });
 
-  expect(postsTo(receiver, '/redelivered')).toHaveLength(1);
-  expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'succeeded', attempts_count: 1 });
+    expect(postsTo(receiver, '/redelivered')).toHaveLength(1);
+    expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'succeeded', attempts_count: 1 });
+  } finally {
+    await watched.close();
+  }
 });
 
 test('when an event is fanned out, then its first attempt writes no claim documents, and a copy of the event fanned out at the same moment on another replica makes no second POST', async () => {

@@ -132,8 +132,13 @@ export class Deliveries {
       if (delivery.status !== 'pending' || delivery.attempts_count !== 0) return;
       const job: AttemptJob = { delivery_id: delivery._id, webhook_id: webhook._id, team_id: event.team_id, attempt: 1 };
       if (!release || !claimedUntil) return await this.defer(job);
-      // Stored by an earlier copy of the event (a redelivery, or a copy running now): the attempt step claims and reads again.
-      if (delivery._id !== candidate._id) return await this.claimed(job, release);
+      if (delivery._id !== candidate._id) {
+        // Stored by an earlier copy of the event (a redelivery, or a copy running now). While the copy
+        // that stored it may be making the first attempt under the delivery's claim, come back later.
+        if (firstClaimHeld(delivery, job)) return await this.putOff(job, release);
+        // Otherwise the attempt step claims and reads again.
+        return await this.claimed(job, release);
+      }
       // Stored just now: no attempt of it can have been recorded, and the webhook was read a moment ago.
       return await this.send(job, { delivery, webhook }, claimedUntil.getTime(), release);
     } finally {
