@@ -3,31 +3,27 @@
 //
 // The write that stored events hands them over (`kick` with the events): they are
 // published at once from memory (publisher confirms), then a drain pass removes
-// them from their documents: a batch's locks taken in one insert and given back in
-// one delete, and one update for each document whose events all went out from
-// memory (matching its outbox exactly as this process wrote it). Events no
-// live process holds (a publish that failed, a process that died) are published by
+// them from their documents, a batch at a time (drain.ts). Events no live process
+// holds (a publish that failed, a process that died) are published by
 // the drain: of the documents kicks named, and, every scanIntervalMs, of any
 // document still flagged `outbox_pending` a while after its last event was written.
 //
 // Guarantees: nothing is lost if the process or the broker dies at any point;
 // duplicates only when a process dies between a confirmed publish and the
 // removal (consumers dedupe by event id). Events of one document go out in order;
-// there is no order between documents. The relay drains documents under their
-// document locks (store/lock.ts), the ones writers take for their read-modify-write,
-// so nothing undoes anything else. What the memory path knows, which the drain
-// reads, is kept in handed-over.ts.
+// there is no order between documents. The drain works under the documents' locks,
+// the ones writers take for their read-modify-write, so nothing undoes anything
+// else. What the memory path knows, which the drain reads, is kept in handed-over.ts.
 import { context } from '@opentelemetry/api';
-import type { Collection, Db, Document, Filter } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
-import { DOCUMENT_LOCK_MS, sweepExpiredLocks, tryDocumentLocks } from '../store/lock.ts';
+import { sweepExpiredLocks } from '../store/lock.ts';
 import { extractTraceContext } from '../telemetry.ts';
+import { OutboxDrain, docKey, type Drained, type EventPublisher } from './drain.ts';
 import { HandedOver } from './handed-over.ts';
 
-export interface EventPublisher {
-  publish(event: DomainEvent): Promise<void>;
-}
+export type { EventPublisher } from './drain.ts';
 
 export interface OutboxRelayOptions {
   db: Db;
@@ -52,47 +48,10 @@ export interface OutboxRelayOptions {
   scanGraceMs?: number;
 }
 
-interface OutboxDoc {
-  _id: string;
-  outbox?: DomainEvent[];
-  outbox_pending?: boolean;
-}
-
 const LOCK_SWEEP_MS = 30_000;
-
-const docKey = (collection: string, id: unknown) => `${collection}\u0000${String(id)}`;
-
-interface Drained {
-  ok: boolean;
-  published: number;
-  /** Documents to name again: locked by someone else, left to memory or the writer, or whose publish failed. */
-  again: OutboxDoc['_id'][];
-}
 
 function chunks<T>(items: T[], size: number): T[][] {
   return Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
-}
-
-/**
- * Removes the published events (the sub-documents exactly as read: $pullAll
- * matches by value, and FerretDB ignores $pull with a condition). When they were
- * all there was, the same write clears the flag; the $size filter makes that
- * write miss if a writer appended an event meanwhile.
- */
-async function removePublished(col: Collection<OutboxDoc>, id: string, readCount: number, done: DomainEvent[]): Promise<void> {
-  if (done.length === readCount) {
-    const r = await col.updateOne({ _id: id, outbox: { $size: readCount } }, { $pullAll: { outbox: done }, $set: { outbox_pending: false } } as Document);
-    if (r.matchedCount === 1) return;
-  }
-  if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
-}
-
-async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 export class OutboxRelay {
@@ -110,7 +69,7 @@ export class OutboxRelay {
   private failing = false;
   private lastLockSweep = 0;
   private readonly scanIntervalMs: number;
-  private readonly concurrency: number;
+  private readonly drain: OutboxDrain;
   private readonly scanGraceMs: number;
   private lastScan = 0;
   private hints = new Map<string, Set<string>>();
@@ -127,8 +86,16 @@ export class OutboxRelay {
     this.batchSize = opts.batchSize ?? 100;
     this.scanIntervalMs = opts.scanIntervalMs ?? 30_000;
     this.scanGraceMs = opts.scanGraceMs ?? 10_000;
-    this.concurrency = opts.concurrency ?? 16;
     this.memory = new HandedOver(this.scanGraceMs);
+    this.drain = new OutboxDrain({
+      db: this.db,
+      publisher: this.publisher,
+      memory: this.memory,
+      concurrency: opts.concurrency ?? 16,
+      stopping: () => this.stopping,
+      failed: (err, collection, pending) => this.noteFailure(err, collection, pending),
+      releaseFailed: (err, collection) => this.log.warn({ err, collection }, 'outbox lock release failed; the locks expire by themselves'),
+    });
   }
 
   start(): void {
@@ -146,8 +113,9 @@ export class OutboxRelay {
    */
   kick(collection?: string, id?: string, events: DomainEvent[] = []): void {
     if (collection !== undefined && id !== undefined) {
-      this.memory.written(docKey(collection, id), events);
-      if (this.started && events.length > 0 && !this.memory.isBlocked(docKey(collection, id))) this.publishNow(collection, id, events);
+      const key = docKey(collection, id);
+      this.memory.written(key, events);
+      if (this.started && events.length > 0 && !this.memory.isBlocked(key)) this.publishNow(collection, id, events);
       else this.hint(collection, id);
     }
     this.soon();
@@ -274,7 +242,7 @@ export class OutboxRelay {
       }
       let result: Drained;
       try {
-        result = await this.drainBatch(name, batch);
+        result = await this.drain.batch(name, batch);
       } catch (err) {
         nameAgain(n);
         throw err;
@@ -310,7 +278,7 @@ export class OutboxRelay {
   private async scan(graceMs: number): Promise<number> {
     let published = 0;
     for (const name of this.collections) {
-      const col = this.db.collection<OutboxDoc>(name);
+      const col = this.db.collection<{ _id: string; outbox_pending?: boolean }>(name);
       // Rounds until a batch yields nothing this relay could take (all drained or locked by others).
       for (let round = 0; round < 50; round++) {
         const found = await col
@@ -318,110 +286,13 @@ export class OutboxRelay {
           .limit(this.batchSize)
           .toArray();
         if (this.stopping) return published;
-        const result = await this.drainBatch(name, found.map((d) => d._id), graceMs);
+        const result = await this.drain.batch(name, found.map((d) => d._id), graceMs);
         published += result.published;
         if (!result.ok || this.stopping) return published;
         if (result.again.length === found.length || found.length < this.batchSize) break;
       }
     }
     return published;
-  }
-
-  /**
-   * Takes the documents' locks in one insert (without waiting: those a writer or
-   * another relay holds are named again), drains each (drainLocked) and gives the
-   * locks back in one delete. A document whose every event this process wrote and
-   * published from memory costs one more operation; any other, three.
-   */
-  private async drainBatch(name: string, ids: string[], graceMs = 0): Promise<Drained> {
-    if (ids.length === 0) return { ok: true, published: 0, again: [] };
-    const col = this.db.collection<OutboxDoc>(name);
-    const locks = await tryDocumentLocks(this.db, name, ids);
-    const again = ids.filter((id) => !locks.held.includes(id));
-    const within = (fraction: number) => Date.now() - locks.acquiredAt < DOCUMENT_LOCK_MS * fraction;
-    let published = 0;
-    let failure: unknown = null;
-    try {
-      await forEachConcurrently(locks.held, this.concurrency, async (id) => {
-        // After a failed publish the broker is likely away: the documents not begun wait for the next pass.
-        if (failure || this.stopping) return void again.push(id);
-        const out = await this.drainLocked(name, col, id, graceMs, within);
-        published += out.published;
-        failure ??= out.failure;
-        if (out.left) again.push(id);
-      });
-      if (failure) this.noteFailure(failure, name, again.length);
-      return { ok: !failure, published, again };
-    } finally {
-      await locks.release().catch((err) => {
-        this.log.warn({ err, collection: name }, 'outbox lock release failed; the locks expire by themselves');
-      });
-    }
-  }
-
-  /**
-   * One locked document drained. When this process wrote every event it holds and
-   * published them all from memory, one update empties it, matching the outbox
-   * exactly as written. Otherwise it is read, its events published in order
-   * (skipping those published from memory, stopping at one still being published
-   * from memory) and the published ones removed. Publishing stops at half the lock
-   * period, and the removal is skipped once the lock may have lapsed: those events
-   * go out again later (a duplicate) rather than risk overwriting a writer's change.
-   * With `graceMs`, a document whose last event is younger is left to the process
-   * that wrote it. `left`: some of its events are still there.
-   */
-  private async drainLocked(
-    name: string,
-    col: Collection<OutboxDoc>,
-    id: string,
-    graceMs: number,
-    within: (fraction: number) => boolean,
-  ): Promise<{ published: number; failure: unknown; left: boolean }> {
-    const key = docKey(name, id);
-    const sent = this.memory.allSent(key);
-    if (sent && within(0.9)) {
-      const r = await col.updateOne({ _id: id, outbox: sent } as Filter<OutboxDoc>, { $set: { outbox: [], outbox_pending: false } });
-      if (r.matchedCount === 1) {
-        this.memory.removed(key, sent, true);
-        return { published: 0, failure: null, left: false };
-      }
-    }
-    const doc = await col.findOne({ _id: id });
-    const events = doc?.outbox ?? [];
-    if (!doc?.outbox_pending) return { published: 0, failure: null, left: false };
-    const last = events.at(-1);
-    if (graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs) return { published: 0, failure: null, left: true };
-    const out = await this.publishInOrder(events, within);
-    if (within(0.9)) {
-      await removePublished(col, id, events.length, out.done);
-      this.memory.removed(key, out.done, out.done.length === events.length);
-    }
-    return { published: out.published, failure: out.failure, left: out.done.length < events.length };
-  }
-
-  /** A document's events published in order, up to the first failure, one still being published from memory, or half the lock period. */
-  private async publishInOrder(
-    events: DomainEvent[],
-    within: (fraction: number) => boolean,
-  ): Promise<{ done: DomainEvent[]; published: number; failure: unknown }> {
-    const done: DomainEvent[] = [];
-    let published = 0;
-    for (const event of events) {
-      if (this.memory.isSent(event)) {
-        done.push(event);
-        continue;
-      }
-      // Being published from memory, here or by the replica that wrote it, or the lock is half gone: the rest go out later, in order.
-      if (this.memory.isSomeoneElses(event) || !within(0.5)) break;
-      try {
-        await context.with(extractTraceContext(event.trace), () => this.publisher.publish(event));
-        done.push(event);
-        published++;
-      } catch (failure) {
-        return { done, published, failure };
-      }
-    }
-    return { done, published, failure: null };
   }
 
   /** Drops locks left by holders that died, every LOCK_SWEEP_MS at most. */

@@ -75,18 +75,10 @@ export async function takeTimeSlots(
   markers: (slot: number) => Document,
   now = Date.now(),
 ): Promise<TimeSlots | null> {
-  const slot = Math.floor(now / periodMs);
-  const docs = slotDocs(key, slot, periodMs, owner, markers);
-  const release = releaseOf(col, owner, docs);
-  try {
-    // Ordered: a refused first slot stops the second. One round trip.
-    await col.insertMany(docs, { ordered: true });
-  } catch (err) {
-    await release().catch(() => {});
-    if (isDuplicateKey(err)) return null;
-    throw err;
-  }
-  return { slot, release };
+  const taken = await takeManyTimeSlots(col, [key], periodMs, owner, markers, now);
+  if (taken.taken[0]) return { slot: taken.slot, release: taken.release };
+  await taken.release().catch(() => {});
+  return null;
 }
 
 /** Time slots of many keys at once (takeTimeSlots): `taken[i]` says whether keys[i]'s two were both taken. */
@@ -151,18 +143,6 @@ function refusedAsTaken(err: unknown): number[] | null {
   return errors.map((e) => e.index);
 }
 
-/** Takes the document's lock (time slots of DOCUMENT_LOCK_MS); resolves null at once when someone else holds it. */
-export async function tryDocumentLock(db: Db, collection: string, id: unknown, owner: string = randomUUID()): Promise<HeldLock | null> {
-  const key = lockKey(collection, id);
-  const acquiredAt = Date.now();
-  try {
-    const taken = await takeTimeSlots(db.collection<SlotDoc>(LOCKS_COLLECTION), key, DOCUMENT_LOCK_MS, owner, expiresHour, acquiredAt);
-    return taken && { acquiredAt, release: taken.release };
-  } catch (err) {
-    throw new Error(`lock ${key} failed`, { cause: err });
-  }
-}
-
 /** The locks of several documents of one collection, taken together. */
 export interface HeldLocks<Id> {
   /** Date.now() when they were taken: the holder is safe until acquiredAt + DOCUMENT_LOCK_MS. */
@@ -174,13 +154,22 @@ export interface HeldLocks<Id> {
 
 /** Takes the locks of the documents that nobody else holds, in one insert; release gives them all back in one delete. */
 export async function tryDocumentLocks<Id>(db: Db, collection: string, ids: Id[], owner: string = randomUUID()): Promise<HeldLocks<Id>> {
+  const keys = ids.map((id) => lockKey(collection, id));
   const acquiredAt = Date.now();
   try {
-    const slots = await takeManyTimeSlots(db.collection<SlotDoc>(LOCKS_COLLECTION), ids.map((id) => lockKey(collection, id)), DOCUMENT_LOCK_MS, owner, expiresHour, acquiredAt);
+    const slots = await takeManyTimeSlots(db.collection<SlotDoc>(LOCKS_COLLECTION), keys, DOCUMENT_LOCK_MS, owner, expiresHour, acquiredAt);
     return { acquiredAt, held: ids.filter((_, i) => slots.taken[i]), release: slots.release };
   } catch (err) {
-    throw new Error(`locks on ${ids.length} documents of ${collection} failed`, { cause: err });
+    throw new Error(`lock ${keys.length === 1 ? keys[0] : `of ${keys.length} documents of ${collection}`} failed`, { cause: err });
   }
+}
+
+/** Takes the document's lock (time slots of DOCUMENT_LOCK_MS); resolves null at once when someone else holds it. */
+export async function tryDocumentLock(db: Db, collection: string, id: unknown, owner: string = randomUUID()): Promise<HeldLock | null> {
+  const locks = await tryDocumentLocks(db, collection, [id], owner);
+  if (locks.held.length === 1) return { acquiredAt: locks.acquiredAt, release: locks.release };
+  await locks.release().catch(() => {});
+  return null;
 }
 
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */
