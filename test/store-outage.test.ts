@@ -1,7 +1,7 @@
 // Issue 9: nothing is lost when the store has a bad minute. The whole system runs
-// with its store behind a TCP proxy; right after a burst of client writes the proxy
+// with its store behind a TCP proxy; right after a burst of client renames the proxy
 // is cut for 60 s (far longer than any retry window the consumers once had). Once it
-// is back, every client.created reaches the webhook receiver and the cases service's
+// is back, every client.updated reaches the webhook receiver and the cases service's
 // client view, and no dead-letter queue holds anything.
 import { MongoClient } from 'mongodb';
 import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
@@ -52,20 +52,23 @@ const delivered = () =>
   new Set(
     receiver.requests
       .map((r) => JSON.parse(r.body))
-      .filter((p) => p.type === 'client.created')
+      .filter((p) => p.type === 'client.updated')
       .map((p) => p.data.object.id as string),
   );
 const clientViews = () => direct.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('client_views');
 
 test('when the store is cut for 60 s right after a burst of writes, then every event reaches the webhook and the client view once it is back, and nothing is dead-lettered', async () => {
-  const hook = await sys.call(apiKey, 'POST', '/v1/webhooks', { url: `${receiver.url}/outage`, events: ['client.created'] });
+  const hook = await sys.call(apiKey, 'POST', '/v1/webhooks', { url: `${receiver.url}/outage`, events: ['client.updated'] });
   expect(hook.status).toBe(201);
-
   const created = await Promise.all(
     Array.from({ length: BURST }, (_, i) => sys.call(apiKey, 'POST', '/v1/clients', { type: 'PF', name: `Cliente ${i}` })),
   );
   expect(created.map((r) => r.status)).toEqual(Array(BURST).fill(201));
   const ids = created.map((r) => r.body.data.id as string).sort();
+
+  // Views are fed by client.updated (a new client has no view until something links to it).
+  const renamed = await Promise.all(ids.map((id, i) => sys.call(apiKey, 'PUT', `/v1/clients/${id}`, { name: `Renomeado ${i}` })));
+  expect(renamed.map((r) => r.status)).toEqual(Array(BURST).fill(200));
   proxy.cut();
   const cutAt = Date.now();
   while (Date.now() - cutAt < OUTAGE_MS) {
@@ -78,9 +81,11 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
   proxy.restore();
 
   // The longest transient retry delay is a minute: each consumer tries again within it.
-  await waitFor('every client.created delivered', () => delivered().size === BURST, 90_000);
+  await waitFor('every client.updated delivered', () => delivered().size === BURST, 90_000);
   expect([...delivered()].sort()).toEqual(ids);
   await waitFor('every client in the cases view', async () => (await clientViews().countDocuments({ _id: { $in: ids } } as object)) === BURST, 30_000);
+  const names = (await clientViews().find({ _id: { $in: ids } } as object).toArray()).map((v) => v.name as string);
+  expect(names.every((n) => n.startsWith('Renomeado '))).toBe(true);
   expect(await deadLettered()).toEqual([0, 0, 0]);
   const listed = await sys.call(apiKey, 'GET', '/v1/clients?limit=100');
   expect(listed.status).toBe(200);

@@ -237,3 +237,26 @@ it('when a queue was declared with another retry delay, then consume rejects wit
   ).rejects.toMatchObject({ message: expect.stringMatching(/consumer setup/), cause: expect.objectContaining({ message: expect.stringMatching(/PRECONDITION_FAILED/) }) });
   expect(broker.isConnected()).toBe(true);
 });
+
+it('when a consumer retires a binding an earlier version made, then its queue no longer receives those events and still receives the rest', async () => {
+  const queue = 'consumer-test.retired';
+  const handled: string[] = [];
+  const handler = async (e: DomainEvent) => {
+    handled.push(e.type);
+  };
+  const before = await broker.consume({ queue, bindings: ['financial.created', 'financial.paid'], handler });
+  await broker.publish(event('financial.paid', 'bound'));
+  await waitFor('the bound event handled', () => handled.length === 1);
+  await before.cancel();
+
+  const after = await broker.consume({ queue, bindings: ['financial.created'], retiredBindings: ['financial.paid'], handler });
+  await after.cancel();
+  await broker.publish(event('financial.paid', 'retired'));
+  await broker.publish(event('financial.created', 'kept'));
+  // Published with confirms: whatever the exchange routed is in the queue by now.
+  expect(await messageCount(queue)).toBe(1);
+  const again = await broker.consume({ queue, bindings: ['financial.created'], retiredBindings: ['financial.paid'], handler });
+  await waitFor('the kept event handled', () => handled.length === 2);
+  await again.cancel();
+  expect(handled).toEqual(['financial.paid', 'financial.created']);
+});

@@ -60,21 +60,6 @@ describe('ViewsRepository.record', () => {
     expect(await stored('cli_race')).toEqual(view('cli_race', 20));
   });
 
-  it('when facts marked fresh arrive for a view that holds newer ones, then the view keeps the newer; for one that holds older ones, then they replace it', async () => {
-    await views.record(view('cli_fresh_late', 4));
-    await views.record(view('cli_fresh_late', 1), { fresh: true });
-    expect(await stored('cli_fresh_late')).toEqual(view('cli_fresh_late', 4));
-    await views.record(view('cli_fresh_older', 1));
-    await views.record(view('cli_fresh_older', 2), { fresh: true });
-    expect(await stored('cli_fresh_older')).toEqual(view('cli_fresh_older', 2));
-  });
-
-  it("when fresh facts arrive for an id another team's view holds, then the view is left as it was", async () => {
-    await views.record(view('cli_fresh_team', 1, 'team_a'));
-    await views.record(view('cli_fresh_team', 2, 'team_b'), { fresh: true });
-    expect(await stored('cli_fresh_team')).toEqual(view('cli_fresh_team', 1, 'team_a'));
-  });
-
   it('when a view is recorded, then no document lock is taken', async () => {
     await views.record(view('cli_nolock', 1));
     await views.record(view('cli_nolock', 2));

@@ -26,6 +26,11 @@ export interface ConsumeOptions<M extends Message = DomainEvent> {
   queue: string;
   /** Routing patterns bound to the exchange, e.g. `client.*` or `#`. */
   bindings: string[];
+  /**
+   * Patterns an earlier version bound and this one does not: unbound at setup, as
+   * a durable queue keeps its bindings across deploys.
+   */
+  retiredBindings?: string[];
   handler: (event: M, meta: DeliveryMeta) => Promise<void>;
   /** Unacked messages in flight (handlers run concurrently up to this). Default 10. */
   prefetch?: number;
@@ -242,7 +247,7 @@ class QueueConsumer<M extends Message> implements Running {
   }
 
   private async start(conn: ChannelModel): Promise<void> {
-    const { queue, bindings, prefetch, retryDelayMs, transientDelaysMs } = this.opts;
+    const { queue, bindings, retiredBindings, prefetch, retryDelayMs, transientDelaysMs } = this.opts;
     const { exchange } = this.settings;
     const ch = await conn.createConfirmChannel();
     ch.on('error', (err: Error) => this.log.error({ err, queue }, 'amqp consumer channel error'));
@@ -266,6 +271,7 @@ class QueueConsumer<M extends Message> implements Running {
         await ch.assertQueue(delayQueueName(queue, delay), { durable: true, arguments: delayQueueArguments(queue, delay) });
       }
       for (const pattern of bindings) await ch.bindQueue(queue, exchange, pattern);
+      for (const pattern of retiredBindings ?? []) await ch.unbindQueue(queue, exchange, pattern);
       this.channel = ch;
       const { consumerTag } = await ch.consume(queue, (msg) => {
         if (msg === null) {

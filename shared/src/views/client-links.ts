@@ -41,8 +41,8 @@ export class ClientLinks {
     return this.views.find(teamId, ids);
   }
 
-  /** A client event's news (events may arrive out of order: newer facts win); `fresh` for client.created. */
-  record(teamId: string, facts: ClientFacts, fresh = false): Promise<void> {
-    return this.views.record(viewOf(teamId, facts), { fresh });
+  /** A client event's news (events may arrive out of order: newer facts win). */
+  record(teamId: string, facts: ClientFacts): Promise<void> {
+    return this.views.record(viewOf(teamId, facts));
   }
 }

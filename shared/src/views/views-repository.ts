@@ -49,10 +49,9 @@ export class ViewsRepository<V extends View> {
 
   /**
    * Stores the facts unless the view already holds newer ones (or is another
-   * team's): one conditional update, and an insert when there was no view. `fresh`
-   * (the record was just created) tries the insert first: one write, not two.
+   * team's): one conditional update, and an insert when there was no view.
    */
-  record(view: V, opts: { fresh?: boolean } = {}): Promise<void> {
+  record(view: V): Promise<void> {
     const { _id, ...fields } = view;
     const notNewer = { _id, team_id: view.team_id, as_of: { $lte: view.as_of } } as never;
     const update = async () => (await this.views.updateOne(notNewer, { $set: fields } as never)).matchedCount === 1;
@@ -67,11 +66,7 @@ export class ViewsRepository<V extends View> {
       }
     };
     return serially(`${this.db.databaseName}.${this.name}:${_id}`, async () => {
-      if (opts.fresh) {
-        if (!(await insert())) await update();
-      } else if (!(await update()) && !(await insert())) {
-        await update();
-      }
+      if (!(await update()) && !(await insert())) await update();
     });
   }
 }

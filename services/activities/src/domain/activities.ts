@@ -352,12 +352,11 @@ export class Activities {
 
   // Local views, fed by other domains' events.
 
-  /** `fresh`: from the record's created event (views-repository.ts). */
-  recordCase(teamId: string, c: CaseFacts, fresh = false) {
-    return this.deps.caseViews.record(caseViewOf(teamId, c), { fresh });
+  recordCase(teamId: string, c: CaseFacts) {
+    return this.deps.caseViews.record(caseViewOf(teamId, c));
   }
 
-  recordClient(teamId: string, c: ClientFacts, fresh = false) {
-    return this.deps.clientViews.record(viewOf(teamId, c), { fresh });
+  recordClient(teamId: string, c: ClientFacts) {
+    return this.deps.clientViews.record(viewOf(teamId, c));
   }
 }

@@ -150,14 +150,14 @@ export class Financial {
     await Promise.all(checks);
   }
 
-  /** A client's news (from a link check or a client event; newer facts win); `fresh` for client.created. */
-  recordClient(teamId: string, c: ClientFacts, fresh = false): Promise<void> {
-    return this.deps.clientViews.record(viewOf(teamId, c), { fresh });
+  /** A client's news (from a link check or a client event; newer facts win). */
+  recordClient(teamId: string, c: ClientFacts): Promise<void> {
+    return this.deps.clientViews.record(viewOf(teamId, c));
   }
 
-  /** A case's news (from a link check or a case event; newer facts win); `fresh` for case.created. */
-  recordCase(teamId: string, c: CaseFacts, fresh = false): Promise<void> {
-    return this.deps.caseViews.record(caseViewOf(teamId, c), { fresh });
+  /** A case's news (from a link check or a case event; newer facts win). */
+  recordCase(teamId: string, c: CaseFacts): Promise<void> {
+    return this.deps.caseViews.record(caseViewOf(teamId, c));
   }
 
   async create(who: Who, body: CreateFinancialBody) {
