@@ -57,6 +57,8 @@ function clientDocument(teamId: string, n: number): ClientDocument {
     created_at: now,
     updated_at: now,
     version: 1,
+    cases_count: 0,
+    cases_counted_at: now,
     search_text: `${name.toLowerCase()} | cliente${n}@bench.example`,
     document_digits: null,
     name_sort: name.toLowerCase(),

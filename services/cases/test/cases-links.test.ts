@@ -1,6 +1,7 @@
 // The links between cases and the domains around them, through a running system:
 // clients (existence at write time, names kept current by events, counts and the
 // deactivation rule), the gateway's users and the team settings.
+import { MongoClient } from 'mongodb';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
 import { waitFor } from '../../../shared/test/support/wait.ts';
 
@@ -29,6 +30,24 @@ afterAll(async () => {
 });
 
 describe('clients on cases', () => {
+  test('when a client is created, then the cases service stores no view of it until a case links to it', async () => {
+    const mongo = await MongoClient.connect(process.env.MONGO_URL!);
+    try {
+      const views = mongo.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('client_views');
+      const unlinked = await newClient('Ninguém Vinculado');
+      const other = await newClient('Outra Pessoa');
+      // client.updated is still bound: once the later rename is in the view, the earlier creation would be too.
+      expect((await call('PUT', `/v1/clients/${other.id}`, { name: 'Outra Pessoa Renomeada' })).status).toBe(200);
+      await waitFor('the rename in the view', async () => (await views.findOne({ _id: other.id } as object))?.name === 'Outra Pessoa Renomeada', 10_000);
+      expect(await views.findOne({ _id: unlinked.id } as object)).toBeNull();
+
+      await newCase({ title: 'Inventário', client_id: unlinked.id });
+      expect(await views.findOne({ _id: unlinked.id } as object)).toMatchObject({ name: 'Ninguém Vinculado', team_id: t.team.id });
+    } finally {
+      await mongo.close();
+    }
+  });
+
   test('when a client is renamed, then its cases show the new name, in detail and list', async () => {
     const c = await newClient('Maria Oliveira');
     const k = await newCase({ title: 'Divórcio', client_id: c.id });
@@ -62,14 +81,48 @@ describe('clients on cases', () => {
     expect(res.body.data.status).toBe('inactive');
   });
 
+  const casesCount = async (clientId: string) => (await call('GET', `/v1/clients/${clientId}`)).body.data.cases_count as number;
+
   test('when a client has cases in any status, then cases_count counts them all, in detail and list', async () => {
     const c = await newClient('Cliente Contado');
+    expect(await casesCount(c.id)).toBe(0);
     await newCase({ title: 'Um', client_id: c.id });
     const two = await newCase({ title: 'Dois', client_id: c.id });
     await call('DELETE', `/v1/cases/${two.id}`);
-    expect((await call('GET', `/v1/clients/${c.id}`)).body.data.cases_count).toBe(2);
+    // Kept on the client from case events: it follows within moments.
+    await waitFor('both cases counted', async () => (await casesCount(c.id)) === 2, 10_000);
     const listed = (await call('GET', '/v1/clients?search=contado')).body.data;
     expect(listed).toEqual([expect.objectContaining({ id: c.id, cases_count: 2 })]);
+  });
+
+  test('when a case moves to another client, then both clients\' cases_count follow', async () => {
+    const from = await newClient('Cliente De Origem');
+    const to = await newClient('Cliente De Destino');
+    const k = await newCase({ title: 'Mudança', client_id: from.id });
+    await newCase({ title: 'Fica', client_id: from.id });
+    await waitFor('the origin counted', async () => (await casesCount(from.id)) === 2, 10_000);
+    expect((await call('PUT', `/v1/cases/${k.id}`, { client_id: to.id })).status).toBe(200);
+    await waitFor('the move counted', async () => (await casesCount(from.id)) === 1 && (await casesCount(to.id)) === 1, 10_000);
+  });
+
+  test('when a client stored before counts were kept is read, then the cases service counts it and the client keeps the count', async () => {
+    const mongo = await MongoClient.connect(process.env.MONGO_URL!);
+    try {
+      const clients = mongo.db(`${sys.env.MONGO_DB_PREFIX}clients`).collection('clients');
+      const c = await newClient('Cliente Antigo');
+      await newCase({ title: 'Antigo', client_id: c.id });
+      await waitFor('the case counted', async () => (await casesCount(c.id)) === 1, 10_000);
+      await clients.updateOne({ _id: c.id } as object, { $unset: { cases_count: '', cases_counted_at: '' } });
+
+      await newCase({ title: 'Novo', client_id: c.id });
+      const listed = (await call('GET', '/v1/clients?search=antigo')).body.data;
+      // Asked at the read: the case created a moment ago counts.
+      expect(listed).toEqual([expect.objectContaining({ id: c.id, cases_count: 2 })]);
+      await waitFor('the count kept', async () => (await clients.findOne({ _id: c.id } as object))?.cases_count === 2, 10_000);
+      expect(await casesCount(c.id)).toBe(2);
+    } finally {
+      await mongo.close();
+    }
   });
 
   test('when a client\'s cases are listed, then they come from the cases service, paged and sorted', async () => {

@@ -1,8 +1,9 @@
-import { runService } from '@lpm/shared/service/runner';
+import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { ClientEntity } from './data/client-entity.ts';
 import { ClientsRepository } from './data/clients-repository.ts';
 import { Clients } from './domain/clients.ts';
+import { consumeCaseEvents } from './consumers/case-events.ts';
 import { CasesService } from './upstream/cases-service.ts';
 import { buildClientsApp } from './app.ts';
 
@@ -10,9 +11,12 @@ await runService({
   name: 'clients',
   entities: [ClientEntity],
   outboxCollections: ['clients'],
-  build: ({ config, logger, db, relay }) => {
+  build: ({ config, logger, db, broker, relay }) => {
     const cases = new CasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
     const clients = new Clients({ clients: new ClientsRepository(db, relay), cases });
-    return { app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }) };
+    return {
+      app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }),
+      background: [consumerTask(() => consumeCaseEvents(broker, clients))],
+    };
   },
 });

@@ -1,5 +1,6 @@
 // The cases service answering wrongly: a malformed or unexpected answer is a 503
-// in the envelope, like no answer at all.
+// in the envelope, like no answer at all. The client is made one stored before
+// counts were kept (no cases_count), so its reads ask the cases service.
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
 import { expectError } from '../../../test/support/api.ts';
@@ -23,14 +24,22 @@ afterAll(async () => {
   await cases.close();
 });
 
+beforeEach(async () => {
+  await sut.db.collection('clients').updateOne({ _id: clientId } as object, { $unset: { cases_count: '', cases_counted_at: '' } });
+});
+
 const getClient = () => sut.call(who, { method: 'GET', url: `/v1/clients/${clientId}` });
 
-test('when it answers the counts, then the client shows its cases_count', async () => {
+test('when it answers the counts, then the client shows its cases_count, keeps it, and the next read does not ask', async () => {
   cases.answer(200, { success: true, data: { [clientId]: 3 } });
   const res = await getClient();
   expect(res.statusCode).toBe(200);
   expect(res.json().data.cases_count).toBe(3);
   expect(cases.requests.at(-1)).toEqual({ method: 'POST', url: '/internal/case-counts' });
+  const asked = cases.requests.length;
+  cases.answer(200, { success: true, data: { [clientId]: 7 } });
+  expect((await getClient()).json().data.cases_count).toBe(3);
+  expect(cases.requests.length).toBe(asked);
 });
 
 test.each([

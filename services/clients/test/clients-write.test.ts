@@ -271,7 +271,7 @@ describe('DELETE /v1/clients/{id}', () => {
     const err = expectError(await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}` }), 422, 'VALIDATION_ERROR', 'Client has active cases');
     expect(err.details.reason).toBe('client_has_active_cases');
     expectError(await put(id, { status: 'inactive' }), 422, 'VALIDATION_ERROR', 'Client has active cases');
-    expect((await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data).toMatchObject({ status: 'active', cases_count: 1 });
+    expect((await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data.status).toBe('active');
   });
 
   test('when the client is of another team, then 404', async () => {

@@ -45,6 +45,10 @@ export const ClientEntity = defineEntity({
     created_at: p.datetime(),
     updated_at: p.datetime(),
     version: p.integer(),
+    // The cases service's count of the client's cases and when it was asked
+    // (domain/clients.ts): absent on records stored before counts were kept.
+    cases_count: p.integer().nullable(),
+    cases_counted_at: p.datetime().nullable(),
     // Derived, for search and sorting without collation (FerretDB has none).
     search_text: p.string(),
     document_digits: p.string().strictNullable(),

@@ -23,6 +23,18 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
     super({ db, relay, collection: 'clients', idKind: 'cli', noun: 'client', notFound: clientNotFound, duplicate: (r) => duplicateDocument(r.type) });
   }
 
+  /**
+   * Keeps the cases service's count of the client's cases, unless a count asked
+   * for later is kept already: the latest question has the truest answer, in
+   * whatever order the answers come back. No event: the client did not change.
+   */
+  async keepCasesCount(teamId: string, id: string, count: number, askedAt: Date): Promise<void> {
+    await this.update(teamId, id, async (current) => {
+      if (current.cases_counted_at && current.cases_counted_at >= askedAt) return { result: undefined };
+      return { result: undefined, write: { set: { cases_count: count, cases_counted_at: askedAt }, events: [] } };
+    });
+  }
+
   /** One page of the team's clients and how many match in all. */
   async list(teamId: string, f: ClientFilter, q: ListQuery): Promise<{ records: ClientRecord[]; total: number }> {
     const filter: Filter<ClientRecord> = { team_id: teamId };

@@ -1,13 +1,17 @@
 // Client use cases (decisions §5 "Clients"): PF and PJ field sets, the document
 // unique per team, and no deactivation while the client has active cases (asked
 // of the cases service at that moment). Every write stores the record with its
-// event (data/clients-repository.ts).
+// event (data/clients-repository.ts). cases_count is kept on the record, counted
+// again by the cases service after each case event that names the client
+// (consumers/case-events.ts): reads cost one store read, and a count follows a
+// new case within moments, not at once.
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { badRequest, serviceUnavailable, unknownField } from '@lpm/shared/errors';
+import { AppError, badRequest, serviceUnavailable, unknownField } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
+import type { Caller } from '@lpm/shared/upstream/service-client';
 import { iso } from '@lpm/shared/time';
 import type { ClientRecord } from '../data/client-entity.ts';
 import type { ClientsRepository } from '../data/clients-repository.ts';
@@ -39,8 +43,49 @@ export class Clients {
     this.deps = deps;
   }
 
-  private async casesCount(who: Identity, id: string): Promise<number> {
+  private async casesCount(who: Caller, id: string): Promise<number> {
     return (await this.deps.cases.countByClient(who, [id])).get(id) ?? 0;
+  }
+
+  /**
+   * The records' counts of their cases. A record kept from before counts were
+   * kept is counted by the cases service now, and keeps the answer; if keeping it
+   * fails (the record busy), the next read asks again.
+   */
+  private async casesCounts(who: Caller, records: ClientRecord[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    const uncounted: string[] = [];
+    for (const r of records) {
+      if (typeof r.cases_count === 'number') counts.set(r._id, r.cases_count);
+      else uncounted.push(r._id);
+    }
+    if (uncounted.length === 0) return counts;
+    const askedAt = new Date();
+    const asked = await this.deps.cases.countByClient(who, uncounted);
+    await Promise.all(
+      uncounted.map(async (id) => {
+        const count = asked.get(id) ?? 0;
+        counts.set(id, count);
+        await this.deps.clients.keepCasesCount(who.teamId, id, count, askedAt).catch((err) => {
+          if (!(err instanceof AppError && err.status === 503)) throw err;
+        });
+      }),
+    );
+    return counts;
+  }
+
+  /**
+   * A case event's news for one of its clients (a case created for it, or moved to
+   * or away from it): the client's cases are counted again. Counting is
+   * idempotent, so redeliveries are harmless; a client not of the team is skipped.
+   * Asked on behalf of the event's actor.
+   */
+  async recountCases(teamId: string, actorId: string, clientId: string): Promise<void> {
+    const askedAt = new Date();
+    const count = await this.casesCount({ teamId, userId: actorId }, clientId);
+    await this.deps.clients.keepCasesCount(teamId, clientId, count, askedAt).catch((err) => {
+      if (!(err instanceof AppError && err.status === 404)) throw err;
+    });
   }
 
   async create(who: Identity, body: CreateClientBody) {
@@ -58,18 +103,15 @@ export class Clients {
       updated_at: now,
       version: 1,
     };
-    const record: ClientRecord = { ...base, ...derivedFields(base) };
+    const record: ClientRecord = { ...base, ...derivedFields(base), cases_count: 0, cases_counted_at: now };
     const detail = detailShape(record, 0);
     await this.deps.clients.insert(record, [newEvent('client.created', who.teamId, detail, null, who.userId)]);
     return detail;
   }
 
-  /** The record and its cases count, asked for at once; the record's 404 before the count's failure. */
   async get(who: Identity, id: string) {
-    const [record, count] = await Promise.allSettled([this.deps.clients.get(who.teamId, id), this.casesCount(who, id)]);
-    if (record.status === 'rejected') throw record.reason;
-    if (count.status === 'rejected') throw count.reason;
-    return detailShape(record.value, count.value);
+    const record = await this.deps.clients.get(who.teamId, id);
+    return detailShape(record, (await this.casesCounts(who, [record])).get(id) ?? 0);
   }
 
   /** What other services keep of a client (the cases service checks links and shows names with it). */
@@ -80,7 +122,7 @@ export class Clients {
 
   async list(who: Identity, q: ClientListQuery) {
     const { records, total } = await this.deps.clients.list(who.teamId, q, q);
-    const counts = await this.deps.cases.countByClient(who, records.map((r) => r._id));
+    const counts = await this.casesCounts(who, records);
     return { items: records.map((r) => listItemShape(r, counts.get(r._id) ?? 0)), total };
   }
 
@@ -114,7 +156,7 @@ export class Clients {
 
       next.updated_at = new Date();
       Object.assign(next, derivedFields(next));
-      const detail = detailShape(next, cases.count);
+      const detail = detailShape(next, current.cases_count ?? cases.count);
       const event = newEvent(deactivating ? 'client.deactivated' : 'client.updated', who.teamId, detail, previous, who.userId);
       const set: Partial<ClientRecord> = { updated_at: next.updated_at, ...derivedFields(next) };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
@@ -130,7 +172,7 @@ export class Clients {
       if (cases.active) throw hasActiveCases();
       const now = new Date();
       const set = { status: 'inactive' as const, deactivated_at: now, updated_at: now };
-      const detail = detailShape({ ...current, ...set }, cases.count);
+      const detail = detailShape({ ...current, ...set }, current.cases_count ?? cases.count);
       const event = newEvent('client.deactivated', who.teamId, detail, { status: 'active', deactivated_at: null }, who.userId);
       return { result: { id, status: 'inactive', deactivated_at: iso(now) }, write: { set, events: [event] } };
     });
@@ -152,7 +194,7 @@ export class Clients {
     const record = await this.deps.clients.get(who.teamId, id);
     const askActive = deactivating && record.status === 'active';
     const [count, active] = await Promise.all([
-      countAlways || askActive ? this.casesCount(who, id) : 0,
+      record.cases_count ?? (countAlways || askActive ? this.casesCount(who, id) : 0),
       askActive ? this.deps.cases.hasActiveCases(who, id) : false,
     ]);
     return { count, active, checked: askActive || !deactivating };
