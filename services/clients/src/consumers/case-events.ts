@@ -15,7 +15,7 @@ export function clientsNamed(event: DomainEvent): string[] {
   const previous = event.data.previous_attributes;
   if (!previous || !('client_id' in previous)) return [];
   const before = typeof previous.client_id === 'string' ? previous.client_id : null;
-  return [now, before].filter((id): id is string => id !== null && id !== undefined);
+  return [now, before].filter((id): id is string => id !== null);
 }
 
 export function consumeCaseEvents(broker: Broker, clients: Clients): Promise<ConsumerHandle> {
