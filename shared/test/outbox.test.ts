@@ -485,8 +485,14 @@ describe('OutboxRelay', () => {
           for (let i = 0; i < 15; i++) {
             const [e] = events(1, `e${w}-${i}`);
             written.push(e!.id);
-            await withDocumentLock(d, 'clients_e', 'cli_e', () =>
-              d.collection('clients_e').updateOne({ _id: 'cli_e' as never }, outboxUpdate({ $inc: { n: 1 } }, [e!])),
+            // What is checked is that nothing is lost, not how long a writer waits: the lock is
+            // polled, not queued, so on a busy machine one of four writers can wait past the 5 s default.
+            await withDocumentLock(
+              d,
+              'clients_e',
+              'cli_e',
+              () => d.collection('clients_e').updateOne({ _id: 'cli_e' as never }, outboxUpdate({ $inc: { n: 1 } }, [e!])),
+              { waitMs: 60_000 },
             );
             relay.kick();
           }
