@@ -1,5 +1,5 @@
 import { MongoClient, type Db } from 'mongodb';
-import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey, tryDocumentLock, tryDocumentLocks } from '../src/store/lock.ts';
+import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey, tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
 
 let client: MongoClient;
 let db: Db;
@@ -48,5 +48,55 @@ describe('tryDocumentLocks', () => {
     expect(batch.held).toEqual([]);
     await batch.release();
     expect(await locks().countDocuments({})).toBe(0);
+  });
+});
+
+describe('withDocumentLock', () => {
+  it('when callers of one process wait for a document another holds, then they hold it one at a time, in the order they asked, and none is refused', async () => {
+    const other = await tryDocumentLock(db, 'things', 'queued');
+    expect(other).not.toBeNull();
+    const entered: number[] = [];
+    let inside = 0;
+    let most = 0;
+    const callers = Array.from({ length: 12 }, (_, i) =>
+      withDocumentLock(
+        db,
+        'things',
+        'queued',
+        async () => {
+          entered.push(i);
+          most = Math.max(most, ++inside);
+          await new Promise((r) => setTimeout(r, 20));
+          inside--;
+        },
+        { waitMs: 60_000 },
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(entered).toEqual([]);
+    await other!.release();
+    await Promise.all(callers);
+    expect(entered).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    expect(most).toBe(1);
+    expect(await locks().countDocuments({})).toBe(0);
+  });
+
+  it('when a waiter gives up, then it is refused with 503 and the one behind it still waits for the one before it', async () => {
+    const other = await tryDocumentLock(db, 'things', 'impatient');
+    const entered: string[] = [];
+    const enter = (name: string, waitMs: number) => withDocumentLock(db, 'things', 'impatient', async () => void entered.push(name), { waitMs });
+    const first = enter('first', 60_000);
+    const impatient = enter('impatient', 200).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const last = enter('last', 60_000);
+    const refused = await impatient;
+    expect(refused).toMatchObject({ status: 503, message: 'The record is busy; retry' });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(entered).toEqual([]);
+    await other!.release();
+    await Promise.all([first, last]);
+    expect(entered).toEqual(['first', 'last']);
   });
 });

@@ -172,24 +172,62 @@ export async function tryDocumentLock(db: Db, collection: string, id: unknown, o
   return null;
 }
 
+/**
+ * Per lock (database and key), the turn of this process's last waiter: resolved
+ * once that waiter is done. Waiters here line up behind each other and only the
+ * first asks the store, so they are served in arrival order; another process's
+ * holder is still waited for by polling, since the store cannot queue.
+ */
+const turns = new Map<string, Promise<void>>();
+
+/** Resolves when this process's waiters for `key` before this call are done, or false at `deadline`; call done() either way. */
+function lineUp(key: string, deadline: number): { ready: Promise<boolean>; done(): void } {
+  const before = turns.get(key) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  // Giving up early must not let the next waiter past the ones still before it.
+  const turn = Promise.all([before, mine]).then(() => {
+    if (turns.get(key) === turn) turns.delete(key);
+  });
+  turns.set(key, turn);
+  let timer: NodeJS.Timeout | undefined;
+  const ready = Promise.race([
+    before.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    }),
+  ]).finally(() => clearTimeout(timer));
+  return { ready, done };
+}
+
+function busy(key: string, waitMs: number): Error {
+  return serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
+}
+
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */
 export async function withDocumentLock<T>(db: Db, collection: string, id: unknown, fn: () => Promise<T>, opts: DocumentLockOptions = {}): Promise<T> {
   const waitMs = opts.waitMs ?? 5000;
-  const owner = randomUUID();
+  const key = lockKey(collection, id);
   const deadline = Date.now() + waitMs;
-  let lock = await tryDocumentLock(db, collection, id, owner);
-  for (let n = 0; !lock; n++) {
-    if (Date.now() > deadline) {
-      const key = lockKey(collection, id);
-      throw serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
-    }
-    await new Promise((r) => setTimeout(r, Math.min(50, 2 + n * 2) * (0.5 + Math.random())));
-    lock = await tryDocumentLock(db, collection, id, owner);
-  }
+  const line = lineUp(`${db.databaseName}\u0000${key}`, deadline);
   try {
-    return await fn();
+    if (!(await line.ready)) throw busy(key, waitMs);
+    const owner = randomUUID();
+    let lock = await tryDocumentLock(db, collection, id, owner);
+    for (let n = 0; !lock; n++) {
+      if (Date.now() > deadline) throw busy(key, waitMs);
+      await new Promise((r) => setTimeout(r, Math.min(50, 2 + n * 2) * (0.5 + Math.random())));
+      lock = await tryDocumentLock(db, collection, id, owner);
+    }
+    try {
+      return await fn();
+    } finally {
+      await lock.release().catch(() => {}); // expires by itself otherwise
+    }
   } finally {
-    await lock.release().catch(() => {}); // expires by itself otherwise
+    line.done();
   }
 }
 
