@@ -1,10 +1,9 @@
 // The outbox relay's drain (relay.ts): documents a batch at a time, under their
 // document locks (store/lock.ts), the ones writers take for their read-modify-write.
-// A batch's locks are taken in one insert and given back in one delete; the
-// documents whose every event this process wrote and published from memory are
-// emptied by one bulk update, each statement matching its outbox exactly as
-// written; any other is read, its events published in order and exactly those
-// removed.
+// A batch's locks are taken in one insert and given back in one delete; a document
+// whose every event this process wrote and published from memory is emptied by one
+// update matching its outbox exactly as written; any other is read, its events
+// published in order and exactly those removed.
 import { context } from '@opentelemetry/api';
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
@@ -55,11 +54,10 @@ export class OutboxDrain {
 
   /**
    * Takes the documents' locks in one insert (without waiting: those a writer or
-   * another relay holds are named again), drains them and gives the locks back in
-   * one delete. The documents whose every event this process wrote and published
-   * from memory cost one more operation together; any other, two or three. With
-   * `graceMs`, a document whose last event is younger is left to the process that
-   * wrote it.
+   * another relay holds are named again), drains each and gives the locks back in
+   * one delete. A document whose every event this process wrote and published from
+   * memory costs one more operation; any other, three. With `graceMs`, a document
+   * whose last event is younger is left to the process that wrote it.
    */
   async batch(name: string, ids: string[], graceMs = 0): Promise<Drained> {
     if (ids.length === 0) return { ok: true, published: 0, again: [] };
@@ -72,9 +70,7 @@ export class OutboxDrain {
     let published = 0;
     let failure: unknown = null;
     try {
-      const emptied = await this.emptySent(name, col, locks.held, within);
-      const rest = locks.held.filter((id) => !emptied.has(id));
-      await forEachConcurrently(rest, concurrency, async (id) => {
+      await forEachConcurrently(locks.held, concurrency, async (id) => {
         // After a failed publish the broker is likely away: the documents not begun wait for the next pass.
         if (failure || this.opts.stopping()) return void again.push(id);
         const out = await this.locked(name, col, id, graceMs, within);
@@ -90,32 +86,9 @@ export class OutboxDrain {
   }
 
   /**
-   * Empties, in one bulk update, the locked documents whose every event this process
-   * wrote and published from memory: each statement matches the outbox exactly as
-   * written. Returns the ids emptied: all of them when every statement matched; none
-   * otherwise (the result does not say which missed: another process wrote to one),
-   * and then each is read by `locked`.
-   */
-  private async emptySent(name: string, col: Collection<OutboxDoc>, ids: string[], within: (fraction: number) => boolean): Promise<Set<string>> {
-    const { memory } = this.opts;
-    const sent = ids.flatMap((id) => {
-      const events = memory.allSent(docKey(name, id));
-      return events ? [{ id, events }] : [];
-    });
-    if (sent.length === 0 || !within(0.9)) return new Set();
-    const r = await col.bulkWrite(
-      sent.map(({ id, events }) => ({
-        updateOne: { filter: { _id: id, outbox: events } as Filter<OutboxDoc>, update: { $set: { outbox: [], outbox_pending: false } } },
-      })),
-      { ordered: false },
-    );
-    if (r.matchedCount !== sent.length) return new Set();
-    for (const { id, events } of sent) memory.removed(docKey(name, id), events, true);
-    return new Set(sent.map(({ id }) => id));
-  }
-
-  /**
-   * One locked document, read: its events published in order (skipping those
+   * One locked document. When this process wrote every event it holds and published
+   * them all from memory, one update empties it, matching the outbox exactly as
+   * written. Otherwise it is read, its events published in order (skipping those
    * published from memory, stopping at one still being published from memory) and
    * the published ones removed. Publishing stops at half the lock period, and the
    * removal is skipped once the lock may have lapsed: those events go out again
@@ -131,14 +104,17 @@ export class OutboxDrain {
   ): Promise<{ published: number; failure: unknown; left: boolean }> {
     const { memory } = this.opts;
     const key = docKey(name, id);
+    const sent = memory.allSent(key);
+    if (sent && within(0.9)) {
+      const r = await col.updateOne({ _id: id, outbox: sent } as Filter<OutboxDoc>, { $set: { outbox: [], outbox_pending: false } });
+      if (r.matchedCount === 1) {
+        memory.removed(key, sent, true);
+        return { published: 0, failure: null, left: false };
+      }
+    }
     const doc = await col.findOne({ _id: id });
     const events = doc?.outbox ?? [];
-    if (!doc?.outbox_pending) {
-      // Emptied already (by the bulk update, when another of its statements missed), or deleted.
-      const sent = memory.allSent(key);
-      if (sent) memory.removed(key, sent, true);
-      return { published: 0, failure: null, left: false };
-    }
+    if (!doc?.outbox_pending) return { published: 0, failure: null, left: false };
     const last = events.at(-1);
     if (graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs) return { published: 0, failure: null, left: true };
     const out = await this.publishInOrder(events, within);
