@@ -1,5 +1,5 @@
 // The webhooks section's settings, receivers, queue watching (the gateway and service sections wait on the queues too) and reports (webhooks.ts runs the scenarios).
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Collection } from 'mongodb';
 import type { HttpsReceiver, ReceivedRequest, ReceiverHandler } from './internals.ts';
 import { execFileAsync, sleep } from './support.ts';
 
@@ -79,6 +79,26 @@ export function webhooksSettled(vhost: string, exchange: string, patienceMs = WE
  */
 export function consumersSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
   return queuesSettled(vhost, (n) => n.startsWith(`${exchange}.`) && !n.includes('.delay.') && !n.endsWith('.dlq'), "the system's queues", patienceMs);
+}
+
+/**
+ * Waits until no document of `clients` is flagged `outbox_pending`: a scenario
+ * before (the POST floods of clients and gateway) may leave the relay thousands of
+ * documents to empty, which would share the store with the steady writes.
+ */
+export async function outboxSettled(clients: Collection<{ _id: string }>, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+  const started = Date.now();
+  const first = await clients.countDocuments({ outbox_pending: true });
+  let left = first;
+  while (left > 0) {
+    if (Date.now() - started > patienceMs) {
+      console.log(`  the clients outbox still held ${left} flagged documents after ${patienceMs / 1000} s`);
+      return;
+    }
+    await sleep(500);
+    left = await clients.countDocuments({ outbox_pending: true });
+  }
+  if (first > 0) console.log(`  waited ${((Date.now() - started) / 1000).toFixed(1)} s for the relay to empty the outbox of ${first} client documents`);
 }
 
 async function queuesSettled(vhost: string, watched: (name: string) => boolean, what: string, patienceMs: number): Promise<void> {

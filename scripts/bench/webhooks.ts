@@ -6,7 +6,8 @@
 // response to the delivery's arrival, the share delivered, and the relay's backlog
 // (clients with `outbox_pending`, sampled each second). On this checkout's system,
 // after the clients runs and before the cases are stored (whose SLA sweeps would slow
-// every store write of a delivery).
+// every store write of a delivery). Each scenario starts once the relay has emptied
+// what the runs before left flagged, so it measures a steady state, not a recovery.
 import { MongoClient, type Collection } from 'mongodb';
 import { startHttpsReceiver, type HttpsReceiver } from './internals.ts';
 import { createdEventCounter, quantile, sleep, type Bench, type EventCounter, type System } from './support.ts';
@@ -17,6 +18,7 @@ import {
   STEADY_SECONDS,
   WEBHOOK_TEAMS,
   answerAfter,
+  outboxSettled,
   bodyOf,
   neverAnswer,
   printWebhookTable,
@@ -91,6 +93,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     }
   };
 
+  await outboxSettled(b.clients);
   // How many of the scenario's events the relay had published, sampled every 250 ms, and
   // the relay's backlog about each second, until the deliveries are in. Two loops: under
   // load the backlog's count takes seconds, and must not hold up the other's samples.
