@@ -17,7 +17,7 @@ import { PrincipalChanges } from './auth/principal-changes.ts';
 import { AuthFailures } from './limits/auth-failures.ts';
 import { Counters } from './limits/counters.ts';
 import { TeamLimits } from './limits/team-limits.ts';
-import { closeRedis } from './limits/redis.ts';
+import { closeRedis } from '@lpm/shared/redis';
 import { withTimeout } from './timeout.ts';
 import { accessControl } from './routes/access.ts';
 import { healthRoute } from './routes/health.ts';

@@ -1,5 +1,5 @@
 // The gateway's settings (operations.md, environment table), validated at start.
-import { duration, int, readConfig, str, url, platformSettings } from '@lpm/shared/config';
+import { duration, int, readConfig, redisSettings, platformSettings } from '@lpm/shared/config';
 import { SERVICE_NAMES, serviceUrlSettings, type ServiceName } from '@lpm/shared/service/names';
 import { trustedProxies } from './auth/client-address.ts';
 
@@ -28,8 +28,7 @@ const wholeSeconds =
 
 const gatewaySettings = {
   ...platformSettings(8080),
-  redisUrl: ['REDIS_URL', url('redis://127.0.0.1:6379', ['redis:', 'rediss:'])],
-  redisKeyPrefix: ['REDIS_KEY_PREFIX', str('lpm:')],
+  ...redisSettings,
   deployed: ['GATEWAY_SERVICES', serviceList],
   trustedProxies: ['TRUSTED_PROXIES', trustedProxies],
   authFailureLimit: ['AUTH_FAILURE_LIMIT', int(50, 1)],

@@ -4,7 +4,7 @@ import { startTelemetry } from '@lpm/shared/telemetry';
 import { stopOnSignals } from '@lpm/shared/service/shutdown';
 import { buildGatewayApp } from './app.ts';
 import { readGatewayConfig } from './config.ts';
-import { createLimitsRedis, redisReady } from './limits/redis.ts';
+import { createRedis, redisReady } from '@lpm/shared/redis';
 import { openGatewayStore } from './data/store.ts';
 
 async function start(): Promise<void> {
@@ -12,7 +12,7 @@ async function start(): Promise<void> {
   const logger = createLogger('gateway', config.logLevel);
   const telemetry = startTelemetry({ serviceName: 'gateway' });
   const store = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix, logger });
-  const redis = createLimitsRedis(config.redisUrl);
+  const redis = createRedis(config.redisUrl, 'lpm-gateway-limits');
   const app = buildGatewayApp({
     store,
     redis,

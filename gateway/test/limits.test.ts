@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { pino } from 'pino';
 import { startTcpProxy, type TcpProxy } from '../../shared/test/support/tcp-proxy.ts';
-import { redisReady } from '../src/limits/redis.ts';
+import { redisReady } from '@lpm/shared/redis';
 import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;

@@ -8,7 +8,7 @@ import { buildGatewayApp, type GatewayDeps } from '../src/app.ts';
 import type { Upstreams } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
-import { createLimitsRedis, redisReady } from '../src/limits/redis.ts';
+import { createRedis, redisReady } from '@lpm/shared/redis';
 
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 
@@ -64,7 +64,7 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const { redisUrl, ...rest } = overrides;
   const store = rest.store ?? (await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix(file) }));
-  const redis = createLimitsRedis(redisUrl ?? process.env.REDIS_URL!);
+  const redis = createRedis(redisUrl ?? process.env.REDIS_URL!, 'lpm-gateway-limits');
   await redisReady(redis, 5000);
   const app = buildGatewayApp({
     redis,

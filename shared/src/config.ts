@@ -130,6 +130,12 @@ export const platformSettings = (defaultPort: number) =>
     logLevel: ['LOG_LEVEL', oneOf(LOG_LEVELS, 'info')],
   }) as const;
 
+/** The settings of a process that uses Redis (createRedis; operations.md): its keys begin with the prefix. */
+export const redisSettings = {
+  redisUrl: ['REDIS_URL', url('redis://127.0.0.1:6379', ['redis:', 'rediss:'])],
+  redisKeyPrefix: ['REDIS_KEY_PREFIX', str('lpm:')],
+} as const;
+
 /** The settings of a process that sends e-mail (createMailer; operations.md). */
 export const mailSettings = {
   smtpUrl: ['SMTP_URL', optionalUrl(['smtp:', 'smtps:'])],

@@ -1,6 +1,6 @@
 // The webhooks service's own settings (operations.md), validated at start beside
 // the platform's (readServiceConfig).
-import { bool, durationList, int, mailSettings, readConfig, retention } from '@lpm/shared/config';
+import { bool, durationList, int, mailSettings, readConfig, redisSettings, retention } from '@lpm/shared/config';
 
 /** Ports, or ranges of them, that webhook URLs may name: `from-to` or one port, comma-separated. */
 export type PortRange = readonly [from: number, to: number];
@@ -46,6 +46,7 @@ export function readWebhooksConfig(env: NodeJS.ProcessEnv = process.env) {
       // A day at least: a delivery still being retried is changed at least once a day.
       historyRetentionMs: ['WEBHOOK_HISTORY_RETENTION', retention('30d')],
       ...mailSettings,
+      ...redisSettings,
     },
     env,
   );

@@ -1,9 +1,11 @@
 import { createMailer } from '@lpm/shared/mailer';
+import { closeRedis, createRedis } from '@lpm/shared/redis';
 import { WorkQueue } from '@lpm/shared/messaging/work-queue';
 import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
+import { TeamVersions } from './data/team-versions.ts';
 import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { WebhooksRepository } from './data/webhooks-repository.ts';
 import { Deactivation } from './domain/deactivation.ts';
@@ -32,7 +34,8 @@ await runService({
     const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls, allowedPorts: settings.allowedPorts });
     const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs });
     const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
-    const webhooksRepo = new WebhooksRepository(db);
+    const redis = createRedis(settings.redisUrl, 'lpm-webhooks-versions');
+    const webhooksRepo = new WebhooksRepository(db, { versions: new TeamVersions(redis, settings.redisKeyPrefix, logger) });
     const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
     const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
     const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
@@ -51,7 +54,7 @@ await runService({
     });
     const webhooks = new Webhooks({ webhooks: webhooksRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
     const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
-    const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close()]).then(() => {}) };
+    const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
     return {
       app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
       background: [

@@ -3,12 +3,22 @@
 // webhook inserted, a webhook's lock for updates, automatic deactivation and its
 // counters over attempts (countAttempts). Deleting a webhook deletes its history,
 // and leaves a tombstone so retention deletes it again (purgeDeleted).
+//
+// The fan-out asks for a team's subscribed webhooks at every event. With team
+// versions in Redis (team-versions.ts), this replica keeps a copy of each team's
+// active webhooks and reads the store again only when the team's version is no
+// longer the one the copy was read under: every write of a webhook sets a new
+// version after it is stored, so an event created after a change's answer sees
+// the change on every replica. While Redis cannot tell, the store is read, and the
+// copies are dropped; a change whose version Redis missed is seen once the copies
+// are COPY_MAX_AGE_MS old.
 import type { Db } from 'mongodb';
 import { isId } from '@lpm/shared/ids';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { DOCUMENT_LOCK_MS, tryDocumentLock, withDocumentLock } from '@lpm/shared/store/lock';
 import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../domain/webhook-errors.ts';
 import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
+import type { TeamVersions } from './team-versions.ts';
 import type { AttemptRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
 
 /** Attempts added to the counters per query. */
@@ -16,6 +26,23 @@ const COUNT_BATCH = 200;
 /** The attempt step's tries at the counters' lock, and the pause between them. */
 const COUNT_TRIES = 3;
 const COUNT_RETRY_MS = 25;
+
+/** How long a copy of a team's active webhooks is used at most, whatever its version says. */
+const COPY_MAX_AGE_MS = 10_000;
+/** Teams whose copies are kept; the oldest goes first. */
+const COPIES_KEPT = 10_000;
+
+/** A team's active webhooks as read under `version`, at `at`. */
+interface TeamCopy {
+  version: string;
+  at: number;
+  webhooks: Promise<WebhookRecord[]>;
+}
+
+export interface WebhooksRepositoryOptions {
+  /** Without them, every subscribed() reads the store. */
+  versions?: TeamVersions;
+}
 
 /** A webhook's counters over its delivery attempts. */
 export interface WebhookCounters {
@@ -26,9 +53,13 @@ export interface WebhookCounters {
 
 export class WebhooksRepository {
   private readonly db: Db;
+  private readonly versions: TeamVersions | undefined;
+  /** By team, in the order they were read (the oldest first). */
+  private readonly copies = new Map<string, TeamCopy>();
 
-  constructor(db: Db) {
+  constructor(db: Db, opts: WebhooksRepositoryOptions = {}) {
     this.db = db;
+    this.versions = opts.versions;
   }
 
   private get webhooks() {
@@ -73,6 +104,7 @@ export class WebhooksRepository {
         throw isDuplicateKey(e) ? urlAlreadyRegistered() : e;
       }
     });
+    await this.changed(record.team_id);
   }
 
   listForTeam(teamId: string): Promise<WebhookRecord[]> {
@@ -89,6 +121,7 @@ export class WebhooksRepository {
         throw isDuplicateKey(e) ? urlAlreadyRegistered() : e;
       }
     });
+    await this.changed(teamId);
   }
 
   /**
@@ -102,7 +135,9 @@ export class WebhooksRepository {
       if (!isDuplicateKey(e)) throw e;
     }
     const res = await this.webhooks.deleteOne({ _id: id, team_id: teamId });
-    if (res.deletedCount === 1) await dropWebhookHistory(this.db, id);
+    if (res.deletedCount !== 1) return;
+    await this.changed(teamId);
+    await dropWebhookHistory(this.db, id);
   }
 
   /**
@@ -243,20 +278,58 @@ export class WebhooksRepository {
     return { total_deliveries: total, failed_deliveries: failed, last_triggered_at: last?.at ?? null };
   }
 
-  /** The team's active webhooks subscribed to `type` (or to every event, `all`): whole, so their first attempts read them no more. */
-  subscribed(teamId: string, type: string, all: string): Promise<WebhookRecord[]> {
-    return this.webhooks.find({ team_id: teamId, active: true, events: { $in: [type, all] } }).toArray();
+  /**
+   * The team's active webhooks subscribed to `type` (or to every event, `all`): whole,
+   * so their first attempts read them no more. Shared records: not to be changed.
+   */
+  async subscribed(teamId: string, type: string, all: string): Promise<WebhookRecord[]> {
+    return (await this.activeOf(teamId)).filter((w) => w.events.includes(type) || w.events.includes(all));
+  }
+
+  /**
+   * The team's active webhooks: this replica's copy while the team's version is the
+   * one it was read under and it is young, else read again. Callers that find the
+   * same version while a read is under way share it: it began after that version
+   * was set, so after the change that set it was stored.
+   */
+  private async activeOf(teamId: string): Promise<WebhookRecord[]> {
+    const read = () => this.webhooks.find({ team_id: teamId, active: true }).toArray();
+    const version = this.versions ? await this.versions.current(teamId) : null;
+    if (version === null) {
+      // Changes made while Redis cannot tell may be missing from every copy.
+      this.copies.clear();
+      return read();
+    }
+    const now = Date.now();
+    const copy = this.copies.get(teamId);
+    if (copy && copy.version === version && now - copy.at < COPY_MAX_AGE_MS) return copy.webhooks;
+    const webhooks = read();
+    this.copies.delete(teamId); // set again last: the map stays in the order of reads
+    this.copies.set(teamId, { version, at: now, webhooks });
+    if (this.copies.size > COPIES_KEPT) this.copies.delete(this.copies.keys().next().value!);
+    webhooks.catch(() => {
+      if (this.copies.get(teamId)?.webhooks === webhooks) this.copies.delete(teamId);
+    });
+    return webhooks;
+  }
+
+  /** After a change of the team's webhooks is stored: a new version, so every replica reads them again. */
+  private async changed(teamId: string): Promise<void> {
+    this.copies.delete(teamId);
+    await this.versions?.changed(teamId);
   }
 
   /** Makes the webhook inactive and owing an alert, unless it was re-activated or deactivated meanwhile; true when this call did it. */
-  async deactivate(webhook: Pick<WebhookRecord, '_id' | 'active_since'>): Promise<boolean> {
-    return withDocumentLock(this.db, 'webhooks', webhook._id, async () => {
+  async deactivate(webhook: Pick<WebhookRecord, '_id' | 'team_id' | 'active_since'>): Promise<boolean> {
+    const done = await withDocumentLock(this.db, 'webhooks', webhook._id, async () => {
       const res = await this.webhooks.updateOne(
         { _id: webhook._id, active: true, active_since: webhook.active_since },
         { $set: { active: false, alert_pending: true, updated_at: new Date() } },
       );
       return res.modifiedCount === 1;
     });
+    if (done) await this.changed(webhook.team_id);
+    return done;
   }
 
   owingAlert(id: string): Promise<WebhookRecord | null> {

@@ -1,11 +1,11 @@
-// The Redis client behind the rate limits. It must fail fast while Redis is away
-// (no offline queue, short timeouts) so the limiter falls back at once instead of
-// holding requests until Redis returns. Every request sends one command: those sent
-// while one turn of the event loop handles several requests go out in one write
-// (auto-pipelining), not one system call each.
+// A Redis client for what falls back when Redis is away (the gateway's rate limits,
+// the webhooks service's subscription versions): no offline queue and short
+// timeouts, so a command fails at once instead of holding a request until Redis
+// returns. Commands sent while one turn of the event loop handles several requests
+// go out in one write (auto-pipelining), not one system call each.
 import { Redis } from 'ioredis';
 
-export function createLimitsRedis(url: string): Redis {
+export function createRedis(url: string, connectionName: string): Redis {
   return new Redis(url, {
     enableOfflineQueue: false,
     enableAutoPipelining: true,
@@ -13,11 +13,11 @@ export function createLimitsRedis(url: string): Redis {
     commandTimeout: 500,
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(times * 200, 2000),
-    connectionName: 'lpm-gateway-limits',
+    connectionName,
   });
 }
 
-/** Resolves when the client is ready, or after timeoutMs (limits work without Redis). */
+/** Resolves when the client is ready, or after timeoutMs (what uses it works without Redis). */
 export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
   if (redis.status === 'ready') return Promise.resolve(true);
   return new Promise((resolve) => {
