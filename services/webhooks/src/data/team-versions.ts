@@ -38,14 +38,12 @@ export class TeamVersions {
     }
   }
 
-  /** A new version, once a change of the team's webhooks is stored; false when Redis could not take it. */
-  async changed(teamId: string): Promise<boolean> {
+  /** A new version, once a change of the team's webhooks is stored; a failure is logged (the copies' age limit bounds it). */
+  async changed(teamId: string): Promise<void> {
     try {
       await this.redis.set(this.prefix + teamId, randomUUID());
-      return true;
     } catch (err) {
       this.log.warn({ err, team_id: teamId }, "webhook change not announced in Redis: other replicas read the team's webhooks anew within the copy's age limit");
-      return false;
     }
   }
 }
