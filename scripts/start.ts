@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
+import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -98,14 +98,18 @@ process.once('SIGTERM', () => void stop(0));
 const env: NodeJS.ProcessEnv = { ...process.env };
 env.INTERNAL_TOKEN ??= randomBytes(32).toString('hex');
 env.WEBHOOK_SECRET_KEY ??= localWebhookSecretKey();
-if (!env.MONGO_URL) {
-  if (await isListening(LOCAL_STORE_PORT)) {
-    log(`using the local document store already running on port ${LOCAL_STORE_PORT}`);
+/** Each process's MONGO_URL on the local store (its share of the store's connections); null when MONGO_URL is used. */
+let localStore: ((who: keyof typeof LOCAL_STORE_CONNECTIONS) => NodeJS.ProcessEnv) | null = null;
+// LOCAL_STORE_PORT: a local store on another port, before MONGO_URL (the bench names its own FerretDB both ways, for older launchers).
+if (!env.MONGO_URL || env.LOCAL_STORE_PORT) {
+  const port = Number(env.LOCAL_STORE_PORT ?? LOCAL_STORE_PORT);
+  if (await isListening(port)) {
+    log(`using the local document store already running on port ${port}`);
   } else {
-    store = await startFerretdb({ dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE, port: LOCAL_STORE_PORT });
-    log(`local document store (FerretDB) on port ${LOCAL_STORE_PORT}, over ${store.backend}`);
+    store = await startFerretdb({ dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE, port });
+    log(`local document store (FerretDB) on port ${port}, over ${store.backend}`);
   }
-  env.MONGO_URL = localStoreUrl(LOCAL_STORE_PORT);
+  localStore = (who) => ({ MONGO_URL: localStoreUrl(port, LOCAL_STORE_CONNECTIONS[who]) });
 }
 
 // Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order.
@@ -119,10 +123,10 @@ services.forEach((name, i) => {
   if (!existsSync(script)) return;
   deployed.push(name);
   // Services ask the gateway for the users of a team (UserDirectory).
-  launch(name, script, { ...env, PORT: String(port), HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${gatewayPort}` });
+  launch(name, script, { ...env, ...localStore?.(name), PORT: String(port), HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${gatewayPort}` });
 });
 env.GATEWAY_SERVICES = deployed.join(',');
-launch('gateway', join(root, 'gateway', 'src', 'server.ts'), { ...env, PORT: String(gatewayPort), HOST: host });
+launch('gateway', join(root, 'gateway', 'src', 'server.ts'), { ...env, ...localStore?.('gateway'), PORT: String(gatewayPort), HOST: host });
 
 const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
 if (await waitHealthy(`${url}/health`, 60)) {

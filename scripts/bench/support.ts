@@ -298,6 +298,8 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
         ...process.env,
         PORT: String(port),
         MONGO_URL: runningStore.url,
+        // This checkout's launcher then gives each process its share of the local store's connections, as `npm start` does.
+        LOCAL_STORE_PORT: String(runningStore.port),
         MONGO_DB_PREFIX: tree.dbPrefix,
         AMQP_URL: amqpUrl,
         AMQP_EXCHANGE: tree.exchange,

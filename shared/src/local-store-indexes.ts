@@ -18,7 +18,7 @@ import type pg from 'pg';
 /**
  * FerretDB's session settings, as query parameters of its PostgreSQL URL. Its pool
  * stays at its 50; the processes' drivers are bounded to stay under it
- * (LOCAL_STORE_CLIENT_CONNECTIONS in local-store.ts).
+ * (LOCAL_STORE_CLIENT_CONNECTIONS and LOCAL_STORE_CONNECTIONS in local-store.ts).
  */
 export const FERRETDB_POSTGRES_PARAMS = { plan_cache_mode: 'force_custom_plan' } as const;
 

@@ -9,6 +9,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { FERRETDB_POSTGRES_PARAMS, installGinIndexing } from './local-store-indexes.ts';
+import type { ServiceName } from './service/names.ts';
 
 /** The version tools/ferretdb/go.mod pins. */
 const FERRETDB_VERSION = 'v1.24.0';
@@ -21,13 +22,29 @@ export const localStoreDataDir = join(repoRoot, '.data', 'ferretdb');
 // FerretDB 1.24's update and findAndModify hold one of its PostgreSQL connections
 // (50 by default) while they wait for a second, so as many concurrent updates as
 // the pool has connections wedge the whole store (docs/ferretdb.md). Every process that talks
-// to the local store therefore keeps at most this many connections to it: seven
-// processes (the gateway and six services) stay under 50 together.
+// to the local store therefore keeps a bounded number of connections to it, and the
+// system's processes together stay under 50 with room for an operator CLI.
 export const LOCAL_STORE_CLIENT_CONNECTIONS = 6;
 
+/**
+ * The connections of each process `npm start` runs on the local store: where the
+ * store work is (per client written, the clients service makes up to four operations and
+ * the webhooks service four to five, each holding a connection for its whole round
+ * trip), not six each. 41 together, and 47 with a CLI beside them.
+ */
+export const LOCAL_STORE_CONNECTIONS: Record<'gateway' | ServiceName, number> = {
+  gateway: 4,
+  clients: 10,
+  webhooks: 12,
+  cases: 6,
+  deals: 3,
+  activities: 3,
+  financial: 3,
+};
+
 /** The URL a process gives its driver for a local store on this port. */
-export function localStoreUrl(port: number): string {
-  return `mongodb://127.0.0.1:${port}/?maxPoolSize=${LOCAL_STORE_CLIENT_CONNECTIONS}`;
+export function localStoreUrl(port: number, connections = LOCAL_STORE_CLIENT_CONNECTIONS): string {
+  return `mongodb://127.0.0.1:${port}/?maxPoolSize=${connections}`;
 }
 const postgresAdminUrl = () => process.env.LPM_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PG_NAME_RE = /^[a-z_][a-z0-9_]{0,62}$/;

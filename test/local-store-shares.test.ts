@@ -1,0 +1,62 @@
+// `npm start` on the local store: each process it runs gets its share of the store's
+// connections (LOCAL_STORE_CONNECTIONS), on the port LOCAL_STORE_PORT names.
+import { readdirSync, readFileSync } from 'node:fs';
+import { LOCAL_STORE_CONNECTIONS } from '../shared/src/local-store.ts';
+import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+
+// Only where the tests' store is the local FerretDB (global-setup.ts), not a MONGO_URL given to the run.
+const onLocalStore = process.env.LPM_TEST_PG_DATABASE ? describe : describe.skip;
+
+/** The launcher's children: the name of each (`gateway` or the service) and its MONGO_URL. */
+function children(launcherPid: number): { name: string; mongoUrl: string }[] {
+  const found: { name: string; mongoUrl: string }[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let stat: string;
+    let cmdline: string;
+    let environ: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid !== launcherPid) continue;
+    const name = /services\/([a-z]+)\/src\/server\.ts/.exec(cmdline)?.[1] ?? (cmdline.includes('gateway/src/server.ts') ? 'gateway' : cmdline);
+    const mongoUrl = environ.split('\0').find((v) => v.startsWith('MONGO_URL='))?.slice('MONGO_URL='.length) ?? '';
+    found.push({ name, mongoUrl });
+  }
+  return found;
+}
+
+onLocalStore('the launcher on the local store', () => {
+  let sys: RunningSystem;
+  const port = new URL(process.env.MONGO_URL!).port;
+
+  beforeAll(async () => {
+    sys = await startRunningSystem('shares', { LOCAL_STORE_PORT: port });
+  }, 90_000);
+
+  afterAll(async () => {
+    await sys.stop();
+  });
+
+  test('when LOCAL_STORE_PORT names a running local store, then the gateway and each service get their share of its connections, and the system answers', async () => {
+    const started = children(sys.launcher.pid!).sort((a, b) => a.name.localeCompare(b.name));
+    expect(started.map((c) => c.name)).toEqual(Object.keys(LOCAL_STORE_CONNECTIONS).sort());
+    for (const { name, mongoUrl } of started) {
+      const url = new URL(mongoUrl);
+      expect({ name, port: url.port, maxPoolSize: url.searchParams.get('maxPoolSize') }).toEqual({
+        name,
+        port,
+        maxPoolSize: String(LOCAL_STORE_CONNECTIONS[name as keyof typeof LOCAL_STORE_CONNECTIONS]),
+      });
+    }
+
+    const team = sys.team('Cotas');
+    const created = await sys.call(team.api_key, 'POST', '/v1/clients', { type: 'PJ', name: 'Cotas Ltda' });
+    expect(created.status).toBe(201);
+    expect((await sys.call(team.api_key, 'GET', `/v1/clients/${created.body.data.id}`)).body.data).toMatchObject({ name: 'Cotas Ltda' });
+  });
+});
