@@ -6,6 +6,8 @@ import { execFileAsync, sleep } from './support.ts';
 /** Writes a second, open loop (scheduled by time, not by completion), and for how long. */
 export const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 100);
 export const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 20);
+/** Seconds of writes before the measured scenarios, to a webhook answering at once. */
+export const STEADY_WARMUP_SECONDS = Number(process.env.BENCH_STEADY_WARMUP ?? 10);
 /** How long deliveries are waited for after the last write. */
 export const STEADY_PATIENCE_MS = Number(process.env.BENCH_STEADY_PATIENCE ?? 60) * 1000;
 /**
