@@ -182,6 +182,29 @@ test("when more than a batch of a webhook's attempts wait uncounted beside anoth
   }
 });
 
+test('when fewer attempts than a batch are uncounted, then a count reads them once and leaves what is recorded after that read to the next count', async () => {
+  const who = identity();
+  const id = await createHook(who, 'one-read');
+  const watched = await watchStore(sut.db.databaseName);
+  try {
+    const hooks = new WebhooksRepository(watched.db);
+    for (let i = 0; i < 3; i++) await deliveries.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, i !== 0));
+    watched.take();
+
+    expect(await hooks.countAttempts(id, { wait: true })).toBe(3);
+
+    const ops = watched.take().filter((q) => q.collection === 'attempts');
+    expect(ops.map((q) => q.op)).toEqual(['find', 'update']);
+    expect(await listed(who, id)).toMatchObject({ total_deliveries: 3, failed_deliveries: 1 });
+    // Recorded after that count: the next one counts it.
+    await deliveries.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, true));
+    expect(await hooks.countAttempts(id, { wait: true })).toBe(1);
+    expect(await listed(who, id)).toMatchObject({ total_deliveries: 4, failed_deliveries: 1 });
+  } finally {
+    await watched.close();
+  }
+});
+
 test('when a webhook stored before the counters has attempts, then the list counts them as before and keeps the counters on the webhook', async () => {
   const who = identity();
   const now = new Date();

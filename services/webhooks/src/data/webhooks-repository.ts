@@ -206,7 +206,9 @@ export class WebhooksRepository {
     // Added before a crash, not yet marked: marked only.
     const added = new Set(webhook.last_counted ?? []);
     let total = 0;
-    // Batches while any is left (attempts recorded meanwhile too), within the lock's safe time.
+    // Batches while a whole one was read, within the lock's safe time. A batch that was not whole was
+    // all there was when it was read: attempts recorded since then are the next count's (their
+    // recorders ask for one, and the maintenance sweep counts what is left).
     while (Date.now() - acquiredAt < DOCUMENT_LOCK_MS / 2) {
       const pending = await this.attempts
         .find({ webhook_id: webhookId, counted: false }, { projection: { _id: 1, ok: 1, at: 1 } })
@@ -230,6 +232,7 @@ export class WebhooksRepository {
       for (const a of fresh) added.add(a._id);
       await this.markCounted(webhookId, set.last_counted);
       total += fresh.length;
+      if (pending.length < COUNT_BATCH) return total;
     }
     return total;
   }
