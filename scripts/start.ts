@@ -103,6 +103,10 @@ let localStore: ((who: keyof typeof LOCAL_STORE_CONNECTIONS) => NodeJS.ProcessEn
 // LOCAL_STORE_PORT: a local store on another port, before MONGO_URL (the bench names its own FerretDB both ways, for older launchers).
 if (!env.MONGO_URL || env.LOCAL_STORE_PORT) {
   const port = Number(env.LOCAL_STORE_PORT ?? LOCAL_STORE_PORT);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    log(`LOCAL_STORE_PORT must be a TCP port (1-65535), not ${JSON.stringify(env.LOCAL_STORE_PORT)}`);
+    process.exit(1);
+  }
   if (await isListening(port)) {
     log(`using the local document store already running on port ${port}`);
   } else {

@@ -1,6 +1,8 @@
 // `npm start` on the local store: each process it runs gets its share of the store's
 // connections (LOCAL_STORE_CONNECTIONS), on the port LOCAL_STORE_PORT names.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { LOCAL_STORE_CONNECTIONS } from '../shared/src/local-store.ts';
 import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
 
@@ -59,4 +61,11 @@ onLocalStore('the launcher on the local store', () => {
     expect(created.status).toBe(201);
     expect((await sys.call(team.api_key, 'GET', `/v1/clients/${created.body.data.id}`)).body.data).toMatchObject({ name: 'Cotas Ltda' });
   });
+});
+
+test('when LOCAL_STORE_PORT is not a port, then the launcher refuses to start, naming it', () => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const res = spawnSync(process.execPath, ['scripts/start.ts'], { cwd: root, env: { ...process.env, LOCAL_STORE_PORT: '27o17' }, encoding: 'utf8', timeout: 30_000 });
+  expect(res.status).toBe(1);
+  expect(res.stdout).toContain('LOCAL_STORE_PORT must be a TCP port (1-65535), not "27o17"');
 });
