@@ -9,6 +9,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { FERRETDB_POSTGRES_PARAMS, installGinIndexing } from './local-store-indexes.ts';
+import { startVacuuming, type Vacuuming } from './local-store-vacuum.ts';
 import type { ServiceName } from './service/names.ts';
 
 /** The version tools/ferretdb/go.mod pins. */
@@ -121,10 +122,19 @@ function postgresUrl(database?: string): string {
   return url.toString();
 }
 
-async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>, database?: string): Promise<T | null> {
+/** How often the local store's tables are looked at for vacuuming, where the server does not vacuum. */
+const VACUUM_EVERY_MS = 5000;
+
+async function connectTo(database?: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: postgresUrl(database), connectionTimeoutMillis: 2000 });
+  await client.connect();
+  return client;
+}
+
+async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>, database?: string): Promise<T | null> {
+  let client: pg.Client;
   try {
-    await client.connect();
+    client = await connectTo(database);
   } catch {
     return null;
   }
@@ -201,16 +211,21 @@ export async function startFerretdb(opts: { dataDir: string; database: string; p
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  // Where the server does not vacuum (local-store-vacuum.ts); a store that cannot be vacuumed still serves.
+  const vacuumFailed = (err: unknown) => log.write(`lpm vacuum: ${(err as Error).message}\n`);
+  const vacuuming: Vacuuming | null = pgUrl ? await startVacuuming(() => connectTo(opts.database), VACUUM_EVERY_MS, vacuumFailed).catch((err) => (vacuumFailed(err), null)) : null;
   return {
     url: localStoreUrl(port),
     port,
     backend: pgUrl ? `PostgreSQL database ${opts.database}` : `SQLite in ${opts.dataDir}`,
-    stop: () =>
-      new Promise<void>((done) => {
+    stop: async () => {
+      await vacuuming?.stop();
+      await new Promise<void>((done) => {
         if (exited) return done();
         child.once('exit', () => done());
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-      }),
+      });
+    },
   };
 }
