@@ -1,31 +1,23 @@
-// One run of a piece of work per key at a time in this process, and the runs of a
-// key at least `minGapMs` apart (from start to start). A request while a run is
-// under way, or within the gap after one began, returns at once, having made sure
-// one more run follows (shared by every request meanwhile): work that picks up
-// "everything so far" (the counters over attempts) then covers the request's part
-// too, without the requester waiting for two runs, and a busy key's requests are
-// served by one run per gap.
+// One run of a piece of work per key at a time in this process. A request while a
+// run is under way returns at once, having made sure one more run follows it
+// (shared by every request meanwhile): work that picks up "everything so far" (the
+// counters over attempts) then covers the request's part too, without the
+// requester waiting for two runs.
 const ignore = () => {};
 
 interface Runs {
-  /** The run under way is over, settled either way, and its gap has passed. */
+  /** The run under way, settled either way. */
   settled: Promise<void>;
   followUp: boolean;
 }
 
 export class CoalescedRuns {
   private readonly byKey = new Map<string, Runs>();
-  private readonly minGapMs: number;
-
-  constructor(opts: { minGapMs?: number } = {}) {
-    this.minGapMs = opts.minGapMs ?? 0;
-  }
 
   /**
-   * Runs `work` now and resolves with it when no run for `key` is under way or
-   * within its gap; otherwise resolves at once. A follow-up run's failure is
-   * dropped: the work must be repeated by something else too (for the counters,
-   * the maintenance sweep).
+   * Runs `work` now and resolves with it when no run for `key` is under way;
+   * otherwise resolves at once. A follow-up run's failure is dropped: the work
+   * must be repeated by something else too (for the counters, the maintenance sweep).
    */
   request(key: string, work: () => Promise<unknown>): Promise<void> {
     const runs = this.byKey.get(key);
@@ -38,10 +30,8 @@ export class CoalescedRuns {
   }
 
   private begin(key: string, work: () => Promise<unknown>): Promise<void> {
-    const gapOver = this.minGapMs > 0 ? new Promise<void>((r) => setTimeout(r, this.minGapMs).unref()) : null;
     const done = Promise.resolve().then(work).then(ignore);
-    const over = done.then(ignore, ignore);
-    const runs: Runs = { settled: gapOver ? Promise.all([over, gapOver]).then(ignore) : over, followUp: false };
+    const runs: Runs = { settled: done.then(ignore, ignore), followUp: false };
     this.byKey.set(key, runs);
     // Registered before a follow-up's start, so it sees whether one follows.
     void runs.settled.then(() => {

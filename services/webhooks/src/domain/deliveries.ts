@@ -43,13 +43,6 @@ const SLOT_WAIT_MS = 2000;
 const STRUGGLING_SLOT_WAIT_MS = 100;
 /** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
 const CLAIMED_DEFER_MS = STRUGGLING_DEFER_MS;
-/**
- * Runs of a webhook's counting here start at least this far apart: a busy webhook's
- * attempts (tens a second) are counted a second's worth at a time, in one run of
- * about seven store operations, not one run each. Counters and the delivery log
- * (which shows counted attempts) lag an attempt by up to this much.
- */
-const COUNT_GAP_MS = 1000;
 /** Room beyond the send's deadline in a claim: for the reads before the POST and the insert of its outcome after it. */
 export const ATTEMPT_CLAIM_MARGIN_MS = 15_000;
 
@@ -105,8 +98,8 @@ export class Deliveries {
   private readonly opts: DeliveriesOptions;
   /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
   private readonly struggling = new Set<string>();
-  /** Counting a webhook's attempts, once at a time per webhook here and COUNT_GAP_MS apart: attempts recorded meanwhile share the next count. */
-  private readonly counts = new CoalescedRuns({ minGapMs: COUNT_GAP_MS });
+  /** Counting a webhook's attempts, once at a time per webhook here: attempts recorded meanwhile share the next count. */
+  private readonly counts = new CoalescedRuns();
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
@@ -273,9 +266,8 @@ export class Deliveries {
     // Recorded before a crash (or by a duplicate job): finish from what was recorded.
     const result = await this.opts.deliveries.recordAttempt(attempt);
     // The webhook's counters, once per attempt however often this runs (countAttempts); before the
-    // outcome, so a crash repeats it. While a count of the webhook runs here or began less than
-    // COUNT_GAP_MS ago, one more follows and this goes on; what a busy lock or a crash leaves is
-    // counted by the next run or the sweep.
+    // outcome, so a crash repeats it. While a count of the webhook runs here, one more follows it and
+    // this goes on; what a busy lock or a crash leaves is counted by the next run or the sweep.
     await this.counts.request(webhook._id, () => this.opts.webhooks.countAttempts(webhook._id, { wait: false }));
     const at = result.at;
     const delay = this.opts.retryDelaysMs[job.attempt - 1];
