@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
+import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -102,9 +103,11 @@ env.WEBHOOK_SECRET_KEY ??= localWebhookSecretKey();
 let localStore: ((who: keyof typeof LOCAL_STORE_CONNECTIONS) => NodeJS.ProcessEnv) | null = null;
 // LOCAL_STORE_PORT: a local store on another port, before MONGO_URL (the bench names its own FerretDB both ways, for older launchers).
 if (!env.MONGO_URL || env.LOCAL_STORE_PORT) {
-  const port = Number(env.LOCAL_STORE_PORT ?? LOCAL_STORE_PORT);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    log(`LOCAL_STORE_PORT must be a TCP port (1-65535), not ${JSON.stringify(env.LOCAL_STORE_PORT)}`);
+  let port: number;
+  try {
+    ({ port } = readConfig({ port: ['LOCAL_STORE_PORT', int(LOCAL_STORE_PORT, 1, 65535)] }, env));
+  } catch (e) {
+    log((e as Error).message);
     process.exit(1);
   }
   if (await isListening(port)) {

@@ -67,5 +67,5 @@ test('when LOCAL_STORE_PORT is not a port, then the launcher refuses to start, n
   const root = fileURLToPath(new URL('..', import.meta.url));
   const res = spawnSync(process.execPath, ['scripts/start.ts'], { cwd: root, env: { ...process.env, LOCAL_STORE_PORT: '27o17' }, encoding: 'utf8', timeout: 30_000 });
   expect(res.status).toBe(1);
-  expect(res.stdout).toContain('LOCAL_STORE_PORT must be a TCP port (1-65535), not "27o17"');
+  expect(res.stdout).toContain('LOCAL_STORE_PORT: must be an integer from 1 to 65535');
 });

@@ -40,15 +40,23 @@ export async function startVacuuming(connect: () => Promise<pg.Client>, interval
   }
   if (autovacuum === 'on') return { active: false, stop: async () => {} };
 
+  // The next pass is timed from the end of the last, so a slow VACUUM never has passes queue behind it.
   let pass: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    pass = pass.then(() => vacuumPass(connect, failed)).catch(failed);
-  }, intervalMs);
-  timer.unref();
+  let stopped = false;
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    timer = setTimeout(() => {
+      pass = vacuumPass(connect, failed)
+        .catch(failed)
+        .finally(() => stopped || schedule());
+    }, intervalMs).unref();
+  };
+  schedule();
   return {
     active: true,
     stop: async () => {
-      clearInterval(timer);
+      stopped = true;
+      clearTimeout(timer);
       await pass;
     },
   };
