@@ -1,7 +1,7 @@
 // `npm start`: the whole system on this machine. Starts the local document store
 // (unless MONGO_URL is set), every service that exists and the gateway, prints the
 // gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
@@ -117,6 +117,19 @@ if (!env.MONGO_URL || env.LOCAL_STORE_PORT) {
     log(`local document store (FerretDB) on port ${port}, over ${store.backend}`);
   }
   localStore = (who) => ({ MONGO_URL: localStoreUrl(port, LOCAL_STORE_CONNECTIONS[who]) });
+}
+
+// Every process starts from Node's compile cache, warmed first: none of them then loads
+// the TypeScript stripper (scripts/warm-compile-cache.ts). NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+if (!env.NODE_DISABLE_COMPILE_CACHE) {
+  env.NODE_COMPILE_CACHE ??= join(root, 'node_modules', '.cache', 'lpm-compile-cache');
+  const warm = spawnSync(process.execPath, [join(root, 'scripts', 'warm-compile-cache.ts'), env.NODE_COMPILE_CACHE], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (warm.status !== 0) log(`compile cache not warmed (${warm.error?.message ?? (warm.stderr.trim() || `exit ${warm.status}`)}); the processes strip their own TypeScript`);
 }
 
 // Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order.

@@ -36,9 +36,12 @@ async function start(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
 }
 
-try {
-  await start();
-} catch (e) {
-  createLogger('gateway').fatal({ err: e }, `gateway failed to start: ${(e as Error).message}`);
-  process.exit(1);
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+if (import.meta.main) {
+  try {
+    await start();
+  } catch (e) {
+    createLogger('gateway').fatal({ err: e }, `gateway failed to start: ${(e as Error).message}`);
+    process.exit(1);
+  }
 }

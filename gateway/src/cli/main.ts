@@ -66,4 +66,5 @@ function fail(e: unknown): number {
   return e instanceof AppError && e.code === 'VALIDATION_ERROR' ? 2 : 1;
 }
 
-process.exit(await main(process.argv.slice(2)));
+// Run only as the process's entry point: importing it (scripts/warm-compile-cache.ts) runs nothing.
+if (import.meta.main) process.exit(await main(process.argv.slice(2)));

@@ -20,42 +20,47 @@ import { CasesService } from '@lpm/shared/upstream/cases-service';
 import { DealsService } from './upstream/deals-service.ts';
 import { buildActivitiesApp } from './app.ts';
 
-const mail = readConfig(mailSettings);
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+async function main(): Promise<void> {
+  const mail = readConfig(mailSettings);
 
-await runService({
-  name: 'activities',
-  entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],
-  outboxCollections: ['activities', TOMBSTONES],
-  build: ({ config, logger, db, broker, relay }) => {
-    const service = (name: 'cases' | 'clients' | 'deals') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-    const repository = new ActivitiesRepository(db, relay);
-    const activities = new Activities({
-      activities: repository,
-      caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
-      clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
-      cases: new CasesService(service('cases')),
-      clients: new ClientsService(service('clients')),
-      deals: new DealsService(service('deals')),
-      users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
-    });
-    const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });
-    const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: dueSignals(activities), relay, logger, name: 'activities' });
-    const closing: BackgroundTask = { start: async () => {}, stop: () => mailer.close() };
-    return {
-      app: buildActivitiesApp({ activities, db, internalToken: config.internalToken, loggerInstance: logger }),
-      background: [
-        closing,
-        signals,
-        consumerTask(() => consumeLinkEvents(broker, activities)),
-        consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),
-        periodicTask({
-          name: 'tombstone purge',
-          intervalMs: config.schedulerIntervalMs,
-          atMostEveryMs: 3_600_000,
-          logger,
-          run: async () => void (await repository.purgeTombstones(new Date(Date.now() - DAY_MS))),
-        }),
-      ],
-    };
-  },
-});
+  await runService({
+    name: 'activities',
+    entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],
+    outboxCollections: ['activities', TOMBSTONES],
+    build: ({ config, logger, db, broker, relay }) => {
+      const service = (name: 'cases' | 'clients' | 'deals') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const repository = new ActivitiesRepository(db, relay);
+      const activities = new Activities({
+        activities: repository,
+        caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
+        clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
+        cases: new CasesService(service('cases')),
+        clients: new ClientsService(service('clients')),
+        deals: new DealsService(service('deals')),
+        users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
+      });
+      const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });
+      const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: dueSignals(activities), relay, logger, name: 'activities' });
+      const closing: BackgroundTask = { start: async () => {}, stop: () => mailer.close() };
+      return {
+        app: buildActivitiesApp({ activities, db, internalToken: config.internalToken, loggerInstance: logger }),
+        background: [
+          closing,
+          signals,
+          consumerTask(() => consumeLinkEvents(broker, activities)),
+          consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),
+          periodicTask({
+            name: 'tombstone purge',
+            intervalMs: config.schedulerIntervalMs,
+            atMostEveryMs: 3_600_000,
+            logger,
+            run: async () => void (await repository.purgeTombstones(new Date(Date.now() - DAY_MS))),
+          }),
+        ],
+      };
+    },
+  });
+}
+
+if (import.meta.main) await main();

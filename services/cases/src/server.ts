@@ -15,30 +15,35 @@ import { slaSignals } from './jobs/sla-signals.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
 import { buildCasesApp } from './app.ts';
 
-await runService({
-  name: 'cases',
-  entities: [CaseEntity, ClientViewEntity],
-  outboxCollections: ['cases'],
-  build: ({ config, logger, db, broker, relay }) => {
-    const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-    const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
-    const cases = new Cases({
-      cases: new CasesRepository(db, relay),
-      clientLinks,
-      users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
-      activities: new ActivitiesService(service('activities')),
-    });
-    const signals = new TimeSignals({
-      db,
-      intervalMs: config.schedulerIntervalMs,
-      signals: slaSignals(cases),
-      relay,
-      logger,
-      name: 'cases',
-    });
-    return {
-      app: buildCasesApp({ cases, db, internalToken: config.internalToken, loggerInstance: logger }),
-      background: [signals, consumerTask(() => consumeClientEvents(broker, clientLinks, 'cases')), consumerTask(() => consumeActivityEvents(broker, db, cases))],
-    };
-  },
-});
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+async function main(): Promise<void> {
+  await runService({
+    name: 'cases',
+    entities: [CaseEntity, ClientViewEntity],
+    outboxCollections: ['cases'],
+    build: ({ config, logger, db, broker, relay }) => {
+      const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const cases = new Cases({
+        cases: new CasesRepository(db, relay),
+        clientLinks,
+        users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
+        activities: new ActivitiesService(service('activities')),
+      });
+      const signals = new TimeSignals({
+        db,
+        intervalMs: config.schedulerIntervalMs,
+        signals: slaSignals(cases),
+        relay,
+        logger,
+        name: 'cases',
+      });
+      return {
+        app: buildCasesApp({ cases, db, internalToken: config.internalToken, loggerInstance: logger }),
+        background: [signals, consumerTask(() => consumeClientEvents(broker, clientLinks, 'cases')), consumerTask(() => consumeActivityEvents(broker, db, cases))],
+      };
+    },
+  });
+}
+
+if (import.meta.main) await main();

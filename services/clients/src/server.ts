@@ -7,16 +7,21 @@ import { consumeCaseEvents } from './consumers/case-events.ts';
 import { CasesService } from './upstream/cases-service.ts';
 import { buildClientsApp } from './app.ts';
 
-await runService({
-  name: 'clients',
-  entities: [ClientEntity],
-  outboxCollections: ['clients'],
-  build: ({ config, logger, db, broker, relay }) => {
-    const cases = new CasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
-    const clients = new Clients({ clients: new ClientsRepository(db, relay), cases });
-    return {
-      app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }),
-      background: [consumerTask(() => consumeCaseEvents(broker, clients))],
-    };
-  },
-});
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+async function main(): Promise<void> {
+  await runService({
+    name: 'clients',
+    entities: [ClientEntity],
+    outboxCollections: ['clients'],
+    build: ({ config, logger, db, broker, relay }) => {
+      const cases = new CasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
+      const clients = new Clients({ clients: new ClientsRepository(db, relay), cases });
+      return {
+        app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }),
+        background: [consumerTask(() => consumeCaseEvents(broker, clients))],
+      };
+    },
+  });
+}
+
+if (import.meta.main) await main();

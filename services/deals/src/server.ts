@@ -13,24 +13,29 @@ import { ActivitiesService } from './upstream/activities-service.ts';
 import { CasesService } from './upstream/cases-service.ts';
 import { buildDealsApp } from './app.ts';
 
-await runService({
-  name: 'deals',
-  entities: [DealEntity, ClientViewEntity],
-  outboxCollections: ['deals'],
-  build: ({ config, logger, db, broker, relay }) => {
-    const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-    const clients = new ClientsService(service('clients'));
-    const clientLinks = new ClientLinks(clients, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
-    const deals = new Deals({
-      deals: new DealsRepository(db, relay),
-      clientLinks,
-      users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
-      cases: new CasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
-      activities: new ActivitiesService(service('activities')),
-    });
-    return {
-      app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),
-      background: [consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals'))],
-    };
-  },
-});
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+async function main(): Promise<void> {
+  await runService({
+    name: 'deals',
+    entities: [DealEntity, ClientViewEntity],
+    outboxCollections: ['deals'],
+    build: ({ config, logger, db, broker, relay }) => {
+      const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const clients = new ClientsService(service('clients'));
+      const clientLinks = new ClientLinks(clients, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const deals = new Deals({
+        deals: new DealsRepository(db, relay),
+        clientLinks,
+        users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
+        cases: new CasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
+        activities: new ActivitiesService(service('activities')),
+      });
+      return {
+        app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),
+        background: [consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals'))],
+      };
+    },
+  });
+}
+
+if (import.meta.main) await main();

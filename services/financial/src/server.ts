@@ -13,23 +13,28 @@ import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { CasesService } from '@lpm/shared/upstream/cases-service';
 import { buildFinancialApp } from './app.ts';
 
-await runService({
-  name: 'financial',
-  entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
-  outboxCollections: ['financial_records'],
-  build: ({ config, logger, db, broker, relay }) => {
-    const service = (name: 'clients' | 'cases') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-    const financial = new Financial({
-      records: new FinancialRepository(db, relay),
-      clients: new ClientsService(service('clients')),
-      cases: new CasesService(service('cases')),
-      clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
-      caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
-    });
-    const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
-    return {
-      app: buildFinancialApp({ financial, db, internalToken: config.internalToken, loggerInstance: logger }),
-      background: [signals, consumerTask(() => consumeClientEvents(broker, financial)), consumerTask(() => consumeCaseEvents(broker, financial))],
-    };
-  },
-});
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+async function main(): Promise<void> {
+  await runService({
+    name: 'financial',
+    entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
+    outboxCollections: ['financial_records'],
+    build: ({ config, logger, db, broker, relay }) => {
+      const service = (name: 'clients' | 'cases') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const financial = new Financial({
+        records: new FinancialRepository(db, relay),
+        clients: new ClientsService(service('clients')),
+        cases: new CasesService(service('cases')),
+        clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
+        caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
+      });
+      const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
+      return {
+        app: buildFinancialApp({ financial, db, internalToken: config.internalToken, loggerInstance: logger }),
+        background: [signals, consumerTask(() => consumeClientEvents(broker, financial)), consumerTask(() => consumeCaseEvents(broker, financial))],
+      };
+    },
+  });
+}
+
+if (import.meta.main) await main();

@@ -22,50 +22,55 @@ import { UrlGuard } from './upstream/url-guard.ts';
 import { WebhookSender } from './upstream/webhook-sender.ts';
 import { buildWebhooksApp } from './app.ts';
 
-const settings = readWebhooksConfig();
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+async function main(): Promise<void> {
+  const settings = readWebhooksConfig();
 
-await runService({
-  name: 'webhooks',
-  entities: WEBHOOK_ENTITIES,
-  retiredIndexes: RETIRED_WEBHOOK_INDEXES,
-  outboxCollections: [],
-  build: ({ config, logger, db, broker }) => {
-    const box = new SecretBox(settings.secretKey);
-    const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls, allowedPorts: settings.allowedPorts });
-    const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs });
-    const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
-    const redis = createRedis(settings.redisUrl, 'lpm-webhooks-versions');
-    const webhooksRepo = new WebhooksRepository(db, { versions: new TeamVersions(redis, settings.redisKeyPrefix, logger) });
-    const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
-    const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
-    const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
-    const attempts = new WorkQueue<AttemptJob>(broker, { queue: broker.queueName('webhooks.attempts'), type: ATTEMPT_JOB });
-    const deliveries = new Deliveries({
-      webhooks: webhooksRepo,
-      deliveries: deliveriesRepo,
-      queue: attempts,
-      sender,
-      box,
-      deactivation,
-      limiter: new KeyLimiter(),
-      perWebhook: Math.max(1, Math.floor(settings.concurrency / 16)),
-      retryDelaysMs: settings.retryDelaysMs,
-      sendTimeoutMs: settings.timeoutMs,
-    });
-    const webhooks = new Webhooks({ webhooks: webhooksRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
-    const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
-    const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
-    return {
-      app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
-      background: [
-        closing,
-        // The attempts queue with its retry queue and DLQ first, then the fan-out that makes first attempts and
-        // pushes the rest into it (a push declares the queue too: on a reconnect the consumers are set up again in any order).
-        consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
-        consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
-        maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
-        retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
-      ],
-    };
-  },
-});
+  await runService({
+    name: 'webhooks',
+    entities: WEBHOOK_ENTITIES,
+    retiredIndexes: RETIRED_WEBHOOK_INDEXES,
+    outboxCollections: [],
+    build: ({ config, logger, db, broker }) => {
+      const box = new SecretBox(settings.secretKey);
+      const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls, allowedPorts: settings.allowedPorts });
+      const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs });
+      const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
+      const redis = createRedis(settings.redisUrl, 'lpm-webhooks-versions');
+      const webhooksRepo = new WebhooksRepository(db, { versions: new TeamVersions(redis, settings.redisKeyPrefix, logger) });
+      const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
+      const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
+      const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
+      const attempts = new WorkQueue<AttemptJob>(broker, { queue: broker.queueName('webhooks.attempts'), type: ATTEMPT_JOB });
+      const deliveries = new Deliveries({
+        webhooks: webhooksRepo,
+        deliveries: deliveriesRepo,
+        queue: attempts,
+        sender,
+        box,
+        deactivation,
+        limiter: new KeyLimiter(),
+        perWebhook: Math.max(1, Math.floor(settings.concurrency / 16)),
+        retryDelaysMs: settings.retryDelaysMs,
+        sendTimeoutMs: settings.timeoutMs,
+      });
+      const webhooks = new Webhooks({ webhooks: webhooksRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
+      const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
+      const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
+      return {
+        app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
+        background: [
+          closing,
+          // The attempts queue with its retry queue and DLQ first, then the fan-out that makes first attempts and
+          // pushes the rest into it (a push declares the queue too: on a reconnect the consumers are set up again in any order).
+          consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
+          consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
+          maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
+          retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
+        ],
+      };
+    },
+  });
+}
+
+if (import.meta.main) await main();
