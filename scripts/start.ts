@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { MALLOC_ENV, NODE_FLAGS } from './process-settings.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const gatewayPort = Number(process.env.PORT ?? 8080);
@@ -32,13 +33,8 @@ function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Writa
   });
 }
 
-// As the image runs them (deploy/Dockerfile): glibc's malloc with two arenas that
-// give memory back above 128 KB, about 14 MB less resident memory each.
-const MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' };
-
 function launch(name: string, script: string, env: NodeJS.ProcessEnv): void {
-  // As the image runs them: 4 MB semi-spaces, about 15 MB less resident memory each.
-  const proc = spawn(process.execPath, ['--max-semi-space-size=4', script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   prefixed(name, proc.stdout!, process.stdout);
   prefixed(name, proc.stderr!, process.stderr);
   proc.once('exit', (code, signal) => {
