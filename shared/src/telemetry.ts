@@ -7,17 +7,23 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   context,
   propagation,
   trace,
   type Context,
   type ContextManager,
+  type Span,
+  type SpanOptions,
   type TextMapGetter,
+  type Tracer,
+  type TracerProvider as ApiTracerProvider,
 } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
+  RandomIdGenerator,
   SimpleSpanProcessor,
   TracerProvider,
   type SpanExporter,
@@ -75,6 +81,47 @@ class AlsContextManager implements ContextManager {
 }
 
 /**
+ * Where nothing exports spans: each span only carries the trace on, with an id of
+ * its own and its caller's sampled flag (a new trace is sampled, as under the SDK's
+ * default sampler), so trace context still propagates through requests and events
+ * and a neighbour that exports still records its part, while nothing is recorded
+ * for nobody: no span object, attributes or clock readings per request and message
+ * (in the gateway, about 3.5 KB of the 60 KB allocated per proxied request).
+ */
+class PropagatingTracer implements Tracer {
+  private readonly ids = new RandomIdGenerator();
+
+  startSpan(_name: string, options?: SpanOptions, ctx: Context = context.active()): Span {
+    const parent = options?.root ? undefined : trace.getSpanContext(ctx);
+    const inherited = parent && trace.isSpanContextValid(parent) ? parent : undefined;
+    return trace.wrapSpanContext({
+      traceId: inherited?.traceId ?? this.ids.generateTraceId(),
+      spanId: this.ids.generateSpanId(),
+      traceFlags: inherited?.traceFlags ?? TraceFlags.SAMPLED,
+      traceState: inherited?.traceState,
+    });
+  }
+
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {
+    const fn = rest[rest.length - 1] as F;
+    const options = rest.length > 1 ? (rest[0] as SpanOptions) : undefined;
+    const ctx = rest.length > 2 ? (rest[1] as Context) : context.active();
+    const span = this.startSpan(name, options, ctx);
+    return context.with(trace.setSpan(ctx, span), fn as (span: Span) => ReturnType<F>, undefined, span);
+  }
+}
+
+class PropagatingTracerProvider implements ApiTracerProvider {
+  private readonly tracer = new PropagatingTracer();
+
+  getTracer(): Tracer {
+    return this.tracer;
+  }
+
+  async shutdown(): Promise<void> {}
+}
+
+/**
  * Registers the global tracer provider, propagator and context manager (the
  * OpenTelemetry API keeps these process-wide, so start at most one at a time;
  * shutdown() unregisters them so another can be started, e.g. in tests).
@@ -86,11 +133,12 @@ export function startTelemetry(opts: TelemetryOptions): Telemetry {
     // The exporter reads the endpoint (and headers) from the OTEL_* environment itself.
     processors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }));
   }
-  // Without processors spans are still created, so trace ids exist and propagate.
-  const provider = new TracerProvider({
-    resource: defaultResource().merge(resourceFromAttributes({ 'service.name': opts.serviceName })),
-    spanProcessors: processors,
-  });
+  const provider = processors.length
+    ? new TracerProvider({
+        resource: defaultResource().merge(resourceFromAttributes({ 'service.name': opts.serviceName })),
+        spanProcessors: processors,
+      })
+    : new PropagatingTracerProvider();
   const contextManager = new AlsContextManager();
   const registered = {
     context: context.setGlobalContextManager(contextManager),

@@ -65,6 +65,34 @@ it('when no exporter is configured, then trace context still propagates through 
   }
 });
 
+it('when no exporter is configured, then spans record nothing and carry the trace on: the caller\'s trace and sampled flag, ids of their own', async () => {
+  const saved = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const telemetry = startTelemetry({ serviceName: 'telemetry-test-3' });
+  try {
+    const tracer = trace.getTracer('test');
+    for (const flags of ['01', '00']) {
+      const caller = extractTraceContext({ traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-${flags}`, tracestate: 'vendor=x' });
+      const span = tracer.startSpan('handle', { kind: SpanKind.SERVER }, caller);
+      expect(span.isRecording()).toBe(false);
+      expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(span.spanContext().spanId).not.toBe('00f067aa0ba902b7');
+      const headers = injectTraceHeaders({} as Record<string, unknown>, trace.setSpan(caller, span));
+      expect(headers).toMatchObject({ traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${span.spanContext().spanId}-${flags}`, tracestate: 'vendor=x' });
+    }
+    // A new trace is sampled, as under the SDK's default sampler; `root` starts one under any parent.
+    const root = tracer.startSpan('root', { root: true }, extractTraceContext({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' }));
+    expect(root.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(root.spanContext().traceId).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(root.spanContext().traceFlags).toBe(1);
+    const active = tracer.startActiveSpan('active', (span) => ({ span, current: trace.getActiveSpan() }));
+    expect(active.current).toBe(active.span);
+  } finally {
+    await telemetry.shutdown();
+    if (saved !== undefined) process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved;
+  }
+});
+
 it('when OTEL_EXPORTER_OTLP_ENDPOINT is set, then finished spans are exported over OTLP/HTTP', async () => {
   const posts: { url: string; body: string }[] = [];
   const collector = createServer((req, res) => {
