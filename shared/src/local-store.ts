@@ -111,6 +111,8 @@ export function isListening(port: number, host = '127.0.0.1'): Promise<boolean> 
 export interface RunningStore {
   url: string;
   port: number;
+  /** FerretDB's process id. */
+  pid: number;
   /** What FerretDB stores into: a PostgreSQL URL or a SQLite folder. */
   backend: string;
   stop(): Promise<void>;
@@ -121,6 +123,14 @@ function postgresUrl(database?: string): string {
   if (database) url.pathname = `/${database}`;
   return url.toString();
 }
+
+/**
+ * FerretDB's Go garbage collector, unless the environment sets it: collections eight
+ * times rarer than Go's default, which cut FerretDB's CPU per operation by about a
+ * fifth under a mixed insert, update and find load (docs/ferretdb.md), under a soft
+ * cap that keeps a Go-side sort of 100,000 documents near 470 MB instead of 820.
+ */
+export const FERRETDB_GO_GC = { GOGC: '800', GOMEMLIMIT: '512MiB' };
 
 /** How often the local store's tables are looked at for vacuuming, where the server does not vacuum. */
 const VACUUM_EVERY_MS = 5000;
@@ -193,7 +203,7 @@ export async function startFerretdb(opts: { dataDir: string; database: string; p
       '--telemetry=disable',
       '--log-level=warn',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...FERRETDB_GO_GC, ...process.env } },
   );
   const log = createWriteStream(opts.logFile ?? join(opts.dataDir, 'ferretdb.log'), { flags: 'a' });
   child.stdout?.pipe(log);
@@ -217,6 +227,7 @@ export async function startFerretdb(opts: { dataDir: string; database: string; p
   return {
     url: localStoreUrl(port),
     port,
+    pid: child.pid!,
     backend: pgUrl ? `PostgreSQL database ${opts.database}` : `SQLite in ${opts.dataDir}`,
     stop: async () => {
       await vacuuming?.stop();
