@@ -35,9 +35,9 @@ const base = `${process.env.LPM_TEST_PG_DATABASE ?? 'lpm_test'}_gogc`;
 
 test('when the environment sets neither, then FerretDB runs with FERRETDB_GO_GC', async () => {
   expect(await goGcOf(`${base}_default`, {})).toEqual(FERRETDB_GO_GC);
-  expect(FERRETDB_GO_GC).toEqual({ GOGC: '800', GOMEMLIMIT: '512MiB' });
+  expect(FERRETDB_GO_GC).toEqual({ GOGC: '800', GOMEMLIMIT: '2GiB' });
 });
 
 test('when the environment sets GOGC or GOMEMLIMIT, then FerretDB keeps the value given', async () => {
-  expect(await goGcOf(`${base}_given`, { GOGC: '150' })).toEqual({ GOGC: '150', GOMEMLIMIT: '512MiB' });
+  expect(await goGcOf(`${base}_given`, { GOGC: '150' })).toEqual({ GOGC: '150', GOMEMLIMIT: '2GiB' });
 });
