@@ -1,6 +1,7 @@
 // The gateway's floor for the `gateway` scenario, run as a child process as the gateway
-// is and with its Node flags and malloc settings (process-settings.ts): a bare Fastify app with one @fastify/http-proxy registration for /v1/clients,
-// the same undici pool size as the gateway's, no logging, no limits, and an API key
+// is and with its Node flags and malloc settings (process-settings.ts): a bare Fastify
+// app with one @fastify/http-proxy registration for /v1/clients, the same undici pool
+// size as the gateway's, no logging, no limits, and an API key
 // turned into the identity headers by a lookup in a map given at start. Prints
 // `listening <port>` once it listens on 127.0.0.1.
 //   BARE_PROXY_UPSTREAM    the clients service's URL
