@@ -4,6 +4,7 @@ import { WorkQueue } from '@lpm/shared/messaging/work-queue';
 import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
+import { CountersRepository } from './data/counters-repository.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
 import { TeamVersions } from './data/team-versions.ts';
 import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
@@ -16,6 +17,7 @@ import { SecretBox } from './domain/secret-box.ts';
 import { Webhooks } from './domain/webhooks.ts';
 import { consumeAttemptJobs } from './consumers/attempt-jobs.ts';
 import { consumeDomainEvents } from './consumers/domain-events.ts';
+import { counterFoldTask } from './jobs/counter-fold.ts';
 import { maintenanceTask } from './jobs/maintenance.ts';
 import { retentionTask } from './jobs/retention.ts';
 import { UrlGuard } from './upstream/url-guard.ts';
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
       const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
       const redis = createRedis(settings.redisUrl, 'lpm-webhooks-versions');
       const webhooksRepo = new WebhooksRepository(db, { versions: new TeamVersions(redis, settings.redisKeyPrefix, logger) });
+      const countersRepo = new CountersRepository(db);
       const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
       const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
       const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
@@ -54,7 +57,7 @@ async function main(): Promise<void> {
         retryDelaysMs: settings.retryDelaysMs,
         sendTimeoutMs: settings.timeoutMs,
       });
-      const webhooks = new Webhooks({ webhooks: webhooksRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
+      const webhooks = new Webhooks({ webhooks: webhooksRepo, counters: countersRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
       const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
       const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
       return {
@@ -66,6 +69,7 @@ async function main(): Promise<void> {
           consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
           consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
           maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
+          counterFoldTask({ counters: countersRepo, logger }),
           retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
         ],
       };

@@ -10,6 +10,7 @@ import { openStore } from '@lpm/shared/store/orm';
 import { callAs } from '../../../test/support/api.ts';
 import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { buildWebhooksApp } from '../src/app.ts';
+import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
@@ -49,6 +50,7 @@ export async function startWebhooks(
   const box = new SecretBox(randomBytes(32));
   const webhooks = new Webhooks({
     webhooks: new WebhooksRepository(store.db),
+    counters: new CountersRepository(store.db),
     deliveries,
     guard,
     sender,

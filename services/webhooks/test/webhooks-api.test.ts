@@ -238,8 +238,10 @@ describe('delivery', () => {
     expect(retried.status).toBe(200);
     expect(retried.body.data).toMatchObject({ id: oldest.id, status: 'pending' });
     await waitFor('the retried attempt', async () => (await log()).data.find((d: { id: string }) => d.id === oldest.id).attempts.length === 2);
-    const stats = (await call('GET', '/v1/webhooks', undefined, team.api_key)).body.data[0];
-    expect(stats).toMatchObject({ total_deliveries: 3, failed_deliveries: 0, success_rate: 100, last_triggered_at: expect.stringMatching(ISO_MS) });
+    // The counters follow within about a second (the fold).
+    const stats = async () => (await call('GET', '/v1/webhooks', undefined, team.api_key)).body.data[0];
+    await waitFor('the counters', async () => (await stats()).total_deliveries === 3);
+    expect(await stats()).toMatchObject({ total_deliveries: 3, failed_deliveries: 0, success_rate: 100, last_triggered_at: expect.stringMatching(ISO_MS) });
 
     expectError(await call('POST', `/v1/webhooks/${hook.id}/deliveries/dlv_01jd3k0000000000000000000/retry`, undefined, team.api_key), 404, 'NOT_FOUND', 'Delivery not found');
     expectError(await call('GET', '/v1/webhooks/wh_01jd3k0000000000000000000/deliveries', undefined, team.api_key), 404, 'NOT_FOUND', 'Webhook not found');

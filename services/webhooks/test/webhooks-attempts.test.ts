@@ -1,13 +1,12 @@
 // Delivery attempts in process, over the run's store and broker (a scratch
-// exchange): an attempt is claimed before it is sent, so copies of one attempt job
-// running at once make one POST; a claim whose holder died runs out; an attempt a
-// dead copy recorded is finished without a second POST; a deactivated webhook's
-// alert (real SMTP listener) and the logs show only scheme and host. The fan-out
-// makes first attempts itself, without the attempts queue, a re-read or claim
-// documents (the delivery carries the claim), and a copy of the event at the same
-// moment sends nothing more; a receiver that hangs holds only its webhook's slots;
-// a first attempt a crash left unmade is made by the redelivered event once the
-// delivery's claim has run out, or by the rescue.
+// exchange): a queued attempt is claimed before it is sent, so copies of one
+// attempt job running at once make one POST; a claim whose holder died runs out;
+// an attempt a dead copy recorded is finished without a second POST; a deactivated
+// webhook's alert (real SMTP listener) and the logs show only scheme and host. The
+// fan-out makes first attempts itself, without the attempts queue, a read or a
+// claim, and stores many events' deliveries in a few inserts; a redelivered event
+// sends only what no copy stored; a receiver that hangs holds only its webhook's
+// slots; a first attempt a crash left unmade is made by the rescue.
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { ConsumerHandle } from '@lpm/shared/messaging/broker';
@@ -99,10 +98,11 @@ async function subscribe(s: Scenario, url: string, teamId = newId('team')): Prom
   return record;
 }
 
-/** One client.created for the webhook's team, stored as the fan-out stores it before the first attempt: its delivery and the job of that attempt. */
+/** One client.created for the webhook's team, stored as the fan-out stores it for a webhook with no free slot: its delivery and the job of its first attempt. */
 async function deliver(s: Scenario, hook: WebhookRecord): Promise<{ delivery: DeliveryRecord; job: AttemptJob }> {
   const event = newEvent('client.created', hook.team_id, { id: newId('cli'), name: 'Cliente' }, null, newId('user'));
-  const delivery = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, new Date()));
+  const delivery = newDelivery(event, hook._id, new Date());
+  expect(await s.deliveriesRepo.insert(delivery)).toBe('inserted');
   return { delivery, job: { delivery_id: delivery._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 } };
 }
 
@@ -151,7 +151,7 @@ test('when two copies of one attempt job run at once, then exactly one POST reac
 
   expect(postsTo(receiver, '/twice')).toHaveLength(1);
   expect(await s.deliveriesRepo.get(delivery._id)).toMatchObject({ status: 'succeeded', attempts_count: 1 });
-  expect(await s.deliveriesRepo.attemptsOf([delivery._id])).toHaveLength(1);
+  expect(await s.deliveriesRepo.attemptsOf(hook._id, [delivery._id])).toHaveLength(1);
   // The losing copy was not dropped blindly: it comes back later (and then finds the attempt made).
   expect(await messages(`${s.queue.queue}.delay.${CLAIMED_DEFER_MS}`)).toBe(1);
   await s.deliveries.attempt(job);
@@ -268,7 +268,7 @@ test('when a webhook whose URL carries a path and a token is deactivated, then t
   }
 });
 
-test('when an event is fanned out, then its first attempt reaches the receiver from the fan-out itself, signed, with no job queued and neither the delivery nor its attempt read back', async () => {
+test('when an event is fanned out, then its first attempt reaches the receiver from the fan-out itself, signed, with no job queued, and is stored with its outcome by inserts alone', async () => {
   const watched = await watchStore(db.databaseName);
   try {
     const s = build({ queueName: 'webhooks.attempts.direct', store: watched.db });
@@ -277,97 +277,105 @@ test('when an event is fanned out, then its first attempt reaches the receiver f
     const event = clientCreated(hook.team_id);
     watched.take();
 
-    await s.deliveries.fanOut(event);
+    await s.deliveries.fanOut(event, true);
 
     const [post, ...more] = postsTo(receiver, '/direct');
     expect(more).toEqual([]);
     expect(JSON.parse(post.body)).toMatchObject({ id: event.id, type: 'client.created', webhook_id: hook._id });
     expect(post.headers).toMatchObject({ 'webhook-id': event.id, 'x-service-event-id': event.id });
-    expect(await deliveryOf(hook, event.id)).toMatchObject({ status: 'succeeded', attempts_count: 1 });
+    expect(await deliveryOf(hook, event.id)).toMatchObject({ status: 'succeeded', attempts_count: 1, next_attempt_at: null, due_minute: null });
     expect(await messages(s.queue.queue)).toBe(0);
-    // The team's active webhooks were read once, by equalities FerretDB sends to SQL (their events are
-    // matched in process), and by id only to add the attempt to its counters, under its lock; the
-    // delivery and the attempt record were not read back.
-    const reads = watched.take().filter((q) => q.op === 'find');
-    expect(reads.filter((q) => q.collection === 'webhooks' && !('_id' in q.filter)).map((q) => q.filter)).toEqual([{ team_id: hook.team_id, active: true }]);
-    expect(reads.filter((q) => q.collection === 'deliveries' || (q.collection === 'attempts' && '_id' in q.filter))).toEqual([]);
-
-    // The same event again (a redelivery): no second delivery, no second POST.
-    await s.deliveries.fanOut(event);
-    expect(postsTo(receiver, '/direct')).toHaveLength(1);
-    expect(await db.collection('deliveries').countDocuments({ webhook_id: hook._id })).toBe(1);
+    // The team's active webhooks read once, by equalities FerretDB sends to SQL (their events are matched in
+    // process); then the attempt's tally, the attempt and the delivery inserted, and nothing else: no claim, no
+    // count, no update.
+    const sent = watched.take().map((q) => (q.op === 'find' ? `find ${q.collection} ${JSON.stringify(q.filter)}` : `${q.op} ${q.collection}`));
+    expect(sent).toEqual([`find webhooks ${JSON.stringify({ team_id: hook.team_id, active: true })}`, 'insert attempt_tallies', 'insert attempts', 'insert deliveries']);
   } finally {
     await watched.close();
   }
 });
 
-test("when the process died after storing an event's delivery and before its first POST, then the redelivered event's attempt is put off while the delivery's claim holds and made once after it", async () => {
+test('when an event comes again after a copy stored its delivery (a redelivery), then nothing is sent again; when no copy stored it (a crash before), it is sent and stored once', async () => {
   const watched = await watchStore(db.databaseName);
   try {
-    // A short claim (1.5 s) for the test; the service's is the send timeout plus 15 s.
-    const s = build({ claimMs: attemptClaimMs(SEND_TIMEOUT_MS, 500), queueName: 'webhooks.attempts.redelivered', store: watched.db });
+    const s = build({ queueName: 'webhooks.attempts.redelivered', store: watched.db });
     const hook = await subscribe(s, `${receiver.url}/redelivered`);
-    const event = clientCreated(hook.team_id);
-    // What the fan-out stored before the crash, holding a slot: the delivery claims its first attempt.
-    const now = new Date();
-    const stored = await s.deliveriesRepo.insertOrGet(newDelivery(event, hook._id, now, s.deliveriesRepo.firstClaimUntil(now)));
+    const handled = clientCreated(hook.team_id);
+    await s.deliveries.fanOut(handled, true);
     watched.take();
 
-    await s.deliveries.fanOut(event);
-
-    // Put off from the delivery it found: no claim taken, nothing more read.
-    const ops = watched.take().map((q) => `${q.op} ${q.collection}`);
-    expect(ops.sort()).toEqual(['find webhooks', 'insert deliveries', 'find deliveries'].sort());
-    expect(postsTo(receiver, '/redelivered')).toHaveLength(0);
-    expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'pending', attempts_count: 0 });
-    expect(await messages(`${s.queue.queue}.delay.${CLAIMED_DEFER_MS}`)).toBe(1);
-    expect(await claimsOf(stored._id)).toEqual([]);
-
-    // The put-off job back once the claim has run out.
-    await new Promise((r) => setTimeout(r, Math.max(0, stored.first_claim_until!.getTime() - Date.now()) + 50));
-    await s.deliveries.attempt({ delivery_id: stored._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 });
+    await s.deliveries.fanOut(handled, false);
 
     expect(postsTo(receiver, '/redelivered')).toHaveLength(1);
-    expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: stored._id, status: 'succeeded', attempts_count: 1 });
+    // One read of the delivery by its id (derived from the webhook and the event), an equality FerretDB sends to SQL.
+    const sent = watched.take().filter((q) => q.collection === 'deliveries');
+    expect(sent.map((q) => q.op)).toEqual(['find']);
+    expect(equalityOn(sent[0], '_id')).toBe(true);
+
+    // The process died after the POST and before storing anything: the event comes again and is sent again.
+    const crashed = clientCreated(hook.team_id);
+    await s.deliveries.fanOut(crashed, false);
+    expect(postsTo(receiver, '/redelivered').filter((q) => JSON.parse(q.body).id === crashed.id)).toHaveLength(1);
+    const stored = await deliveryOf(hook, crashed.id);
+    expect(stored).toMatchObject({ status: 'succeeded', attempts_count: 1 });
+    expect(await s.deliveriesRepo.attemptsOf(hook._id, [stored!._id])).toHaveLength(1);
   } finally {
     await watched.close();
   }
 });
 
-test('when an event is fanned out, then its first attempt writes no claim documents, and a copy of the event fanned out at the same moment on another replica makes no second POST', async () => {
+test('when a redelivered event finds its delivery stored pending its first attempt (a copy with no free slot died before queueing it), then that attempt is queued and made once', async () => {
+  const s = build({ queueName: 'webhooks.attempts.unqueued' });
+  const hook = await subscribe(s, `${receiver.url}/unqueued`);
+  const event = clientCreated(hook.team_id);
+  const pending = newDelivery(event, hook._id, new Date());
+  expect(await s.deliveriesRepo.insert(pending)).toBe('inserted');
+
+  await s.deliveries.fanOut(event, false);
+
+  expect(postsTo(receiver, '/unqueued')).toHaveLength(0);
+  expect(s.pushed).toEqual([{ job: { delivery_id: pending._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 }, delayMs: undefined }]);
+  await s.deliveries.attempt(s.pushed[0].job);
+  await s.deliveries.attempt(s.pushed[0].job);
+  expect(postsTo(receiver, '/unqueued')).toHaveLength(1);
+  expect(await deliveryOf(hook, event.id)).toMatchObject({ _id: pending._id, status: 'succeeded', attempts_count: 1 });
+});
+
+test('when a copy of an event is fanned out on another replica at the same moment, then both may send (at least once) but one delivery and one attempt are stored', async () => {
+  const s = build({ queueName: 'webhooks.attempts.copies' });
+  const replica = build({ queueName: 'webhooks.attempts.copies' });
+  const hook = await subscribe(s, `${receiver.url}/copies`);
+  const copied = clientCreated(hook.team_id);
+
+  await Promise.all([s.deliveries.fanOut(copied, true), replica.deliveries.fanOut(copied, true)]);
+
+  const posts = postsTo(receiver, '/copies');
+  expect(posts.length).toBeGreaterThanOrEqual(1);
+  expect(new Set(posts.map((q) => JSON.parse(q.body).id))).toEqual(new Set([copied.id]));
+  expect(await db.collection('deliveries').countDocuments({ webhook_id: hook._id })).toBe(1);
+  expect(await db.collection('attempts').countDocuments({ webhook_id: hook._id })).toBe(1);
+  expect([...s.pushed, ...replica.pushed]).toEqual([]);
+});
+
+test('when many events are fanned out at once to several webhooks, then their deliveries and attempts are stored in fewer store commands than deliveries', async () => {
   const watched = await watchStore(db.databaseName);
   try {
-    const s = build({ queueName: 'webhooks.attempts.first-claim', store: watched.db });
-    const replica = build({ queueName: 'webhooks.attempts.first-claim' });
-    const hook = await subscribe(s, `${receiver.url}/first-claim`);
-    const alone = clientCreated(hook.team_id);
+    const s = build({ queueName: 'webhooks.attempts.grouped', store: watched.db });
+    const team = newId('team');
+    const hooks = [];
+    for (const n of [1, 2, 3, 4]) hooks.push(await subscribe(s, `${receiver.url}/grouped-${n}`, team));
+    const events = Array.from({ length: 30 }, () => clientCreated(team));
     watched.take();
 
-    await s.deliveries.fanOut(alone);
+    await Promise.all(events.map((e) => s.deliveries.fanOut(e, true)));
 
-    expect(postsTo(receiver, '/first-claim')).toHaveLength(1);
-    const delivery = await deliveryOf(hook, alone.id);
-    expect(delivery).toMatchObject({ status: 'succeeded', attempts_count: 1, first_claim_until: expect.any(Date) });
+    for (const hook of hooks) expect(postsTo(receiver, new URL(hook.url).pathname)).toHaveLength(events.length);
+    expect(await db.collection('deliveries').countDocuments({ webhook_id: { $in: hooks.map((h) => h._id) }, status: 'succeeded' })).toBe(120);
+    expect(await db.collection('attempts').countDocuments({ webhook_id: { $in: hooks.map((h) => h._id) } })).toBe(120);
+    // 120 deliveries: a read of the team's webhooks (shared by the events that came together) and grouped inserts.
     const sent = watched.take();
-    expect(sent.filter((q) => q.collection === 'attempt_claims')).toEqual([]);
-    // Every write of the attempt: the delivery, the attempt, its count under the webhook's lock (one update marks
-    // the batch), the outcome.
-    const writes = sent.filter((q) => q.op !== 'find').map((q) => `${q.op} ${q.collection}`);
-    expect(writes.sort()).toEqual(
-      ['insert deliveries', 'insert attempts', 'insert document_locks', 'update webhooks', 'update attempts', 'delete document_locks', 'update deliveries'].sort(),
-    );
-
-    const copied = clientCreated(hook.team_id);
-    await Promise.all([s.deliveries.fanOut(copied), replica.deliveries.fanOut(copied)]);
-
-    const posts = postsTo(receiver, '/first-claim').filter((q) => JSON.parse(q.body).id === copied.id);
-    expect(posts).toHaveLength(1);
-    const stored = await deliveryOf(hook, copied.id);
-    expect(stored).toMatchObject({ status: 'succeeded', attempts_count: 1 });
-    expect(await s.deliveriesRepo.attemptsOf([stored!._id])).toHaveLength(1);
-    // The copy that found the delivery stored was put off (or found it made); back later, it sends nothing.
-    await replica.deliveries.attempt({ delivery_id: stored!._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 });
-    expect(postsTo(receiver, '/first-claim').filter((q) => JSON.parse(q.body).id === copied.id)).toHaveLength(1);
+    expect(sent.every((q) => (q.op === 'insert' && ['attempt_tallies', 'attempts', 'deliveries'].includes(q.collection)) || (q.op === 'find' && q.collection === 'webhooks'))).toBe(true);
+    expect(sent.filter((q) => q.op === 'insert').length).toBeLessThan(120 / 4);
   } finally {
     await watched.close();
   }
@@ -378,7 +386,7 @@ test('when more events for one answering webhook come at once than it has slots,
   const hook = await subscribe(s, `${receiver.url}/slot-wait`);
   // Twice its slots, against a receiver that answers after 300 ms: half of them wait for a slot.
   const events = Array.from({ length: 2 * PER_WEBHOOK }, () => clientCreated(hook.team_id));
-  await Promise.all(events.map((e) => s.deliveries.fanOut(e)));
+  await Promise.all(events.map((e) => s.deliveries.fanOut(e, true)));
   expect(postsTo(receiver, '/slot-wait')).toHaveLength(events.length);
   expect(s.pushed).toEqual([]);
   expect(await db.collection('deliveries').countDocuments({ webhook_id: hook._id, status: 'succeeded' })).toBe(events.length);
@@ -404,7 +412,7 @@ test("when one webhook's receiver hangs beside one that answers at once, then th
     const events = Array.from({ length: 3 * PER_WEBHOOK }, () => clientCreated(team));
     const distinct = (r: HttpsReceiver) => new Set(r.requests.map((q) => JSON.parse(q.body).id)).size;
 
-    const fanning = Promise.all(events.map((e) => s.deliveries.fanOut(e)));
+    const fanning = Promise.all(events.map((e) => s.deliveries.fanOut(e, true)));
     await waitFor('every event at the fast receiver', () => distinct(fast) === events.length, 60_000);
     // Not one hanging POST has been answered yet, and they take no more than the webhook's slots.
     expect(hanging.requests.length).toBeGreaterThan(0);
@@ -445,7 +453,8 @@ test("when a stored delivery's first attempt never happened, then the rescue fin
     await consumer.cancel();
     consumer = undefined;
     // A delivery the fan-out stored (due a minute later) and whose event was then dead-lettered: no job for it anywhere.
-    const lost = await s.deliveriesRepo.insertOrGet(newDelivery(clientCreated(hook.team_id), hook._id, new Date(first + 60_000)));
+    const lost = newDelivery(clientCreated(hook.team_id), hook._id, new Date(first + 60_000));
+    await s.deliveriesRepo.insert(lost);
     watched.take();
 
     expect(await s.deliveries.requeueStuck(GRACE_MS, new Date(first + GRACE_MS + 5 * 60_000))).toBe(1);

@@ -1,14 +1,15 @@
 // Retention and growth (issue 9): deleting a webhook removes its history; the
-// list's counters are kept on the webhook (each attempt counted once) and read no
-// attempts; the retention job drops old deliveries and attempts, orphans of deleted
+// list's counters are kept apart (webhook_counters), each attempt added once by a
+// fold, and the list reads no attempts; the retention job drops old deliveries and attempts, orphans of deleted
 // webhooks, and Idempotency-Key records past 24 h; once past its first days it
 // deletes by day markers and tombstones only (what FerretDB pushes down to SQL). The
 // app in process on its own database; old records are seeded through the repositories.
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
+import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
-import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
+import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { purgeHistory } from '../src/jobs/retention.ts';
 import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
@@ -20,12 +21,14 @@ let sut: WebhooksUnderTest;
 let receiver: HttpsReceiver;
 let webhooks: WebhooksRepository;
 let deliveries: DeliveriesRepository;
+let counters: CountersRepository;
 
 beforeAll(async () => {
   sut = await startWebhooks({ allowPrivateUrls: true });
   receiver = await startHttpsReceiver(() => ({ status: 200 }));
   webhooks = new WebhooksRepository(sut.db);
   deliveries = new DeliveriesRepository(sut.db, { attemptClaimMs: 60_000 });
+  counters = new CountersRepository(sut.db);
 });
 
 afterAll(async () => {
@@ -48,8 +51,7 @@ async function listed(who: Who, id: string) {
 }
 
 /** A delivery of the webhook, created and last changed at `at`. */
-async function seedDelivery(teamId: string, webhookId: string, at = new Date()): Promise<DeliveryRecord> {
-  return deliveries.insertOrGet({
+const deliveryOf = (teamId: string, webhookId: string, at = new Date()): DeliveryRecord => ({
     _id: newId('dlv'),
     team_id: teamId,
     webhook_id: webhookId,
@@ -62,7 +64,13 @@ async function seedDelivery(teamId: string, webhookId: string, at = new Date()):
     next_attempt_at: null,
     created_at: at,
     updated_at: at,
-  });
+});
+
+/** That delivery, stored. */
+async function seedDelivery(teamId: string, webhookId: string, at = new Date()): Promise<DeliveryRecord> {
+  const delivery = deliveryOf(teamId, webhookId, at);
+  expect(await deliveries.insert(delivery)).toBe('inserted');
+  return delivery;
 }
 
 const attemptOf = (d: DeliveryRecord, n: number, ok: boolean, at = new Date()): AttemptRecord => ({
@@ -79,10 +87,10 @@ const attemptOf = (d: DeliveryRecord, n: number, ok: boolean, at = new Date()): 
   response_body: null,
 });
 
-/** An attempt stored and counted, as the attempt step does it (`wait: false`), or as the maintenance sweep does. */
-async function recordAndCount(a: AttemptRecord, wait = true): Promise<void> {
+/** An attempt stored and folded into its webhook's counters. */
+async function recordAndCount(a: AttemptRecord): Promise<void> {
   await deliveries.recordAttempt(a);
-  await webhooks.countAttempts(a.webhook_id, { wait });
+  await counters.fold();
 }
 
 const countOf = (collection: string, filter: object) => sut.db.collection(collection).countDocuments(filter);
@@ -111,101 +119,101 @@ test('when a webhook is deleted, then none of its deliveries, attempts or attemp
   expect(claims.length).toBeGreaterThanOrEqual(2);
 });
 
-test('when attempts are recorded, then the list counts each once even when copies count it at the same time, and reads no attempt to show it', async () => {
+test('when attempts are recorded, some by several copies at once, then a fold counts each once, and the list shows them without reading an attempt', async () => {
   const who = identity();
   const id = await createHook(who, 'counted');
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 0, failed_deliveries: 0, success_rate: 100, last_triggered_at: null });
   const made: AttemptRecord[] = [];
   for (let i = 0; i < 8; i++) made.push(attemptOf(await seedDelivery(who.teamId, id), 1, i % 4 !== 0, new Date(Date.now() - (8 - i) * 1000)));
 
-  // Each attempt recorded and counted by three copies at once (duplicated jobs, a repeated outcome step),
-  // as the attempt step does (not waiting long for a busy lock); then the maintenance sweep.
-  await Promise.all(made.flatMap((a) => [recordAndCount(a, false), recordAndCount({ ...a }, false), recordAndCount({ ...a }, false)]));
-  await webhooks.countAttempts(id, { wait: true });
+  // Each attempt recorded by three copies at once (duplicated jobs, a repeated outcome step).
+  const recorded = await Promise.all(made.flatMap((a) => [deliveries.recordAttempt(a), deliveries.recordAttempt({ ...a }), deliveries.recordAttempt({ ...a })]));
+  expect(recorded.map((a) => a._id)).toEqual(made.flatMap((a) => [a._id, a._id, a._id]));
+  // Not counted until a fold: the counters live apart from the send path.
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 0 });
+  expect(await counters.fold()).toBeGreaterThanOrEqual(8);
 
   const stats = await listed(who, id);
   expect(stats).toMatchObject({ total_deliveries: 8, failed_deliveries: 2, success_rate: 75, last_triggered_at: made[7].at.toISOString() });
-  expect(await countOf('attempts', { webhook_id: id, counted: true })).toBe(8);
-  // The counters live on the webhook: without the attempts the list still shows them.
+  expect(await countOf('attempt_tallies', { webhook_id: id })).toBe(0);
+  // The counters are kept: without the attempts the list still shows them.
   await sut.db.collection('attempts').deleteMany({ webhook_id: id });
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 8, failed_deliveries: 2, success_rate: 75 });
 });
 
-test('when a crash left the last counted attempt unmarked, then counting it again adds nothing and the next attempt is added once', async () => {
+test('when two replicas fold at the same moment, then each attempt is counted once', async () => {
+  const who = identity();
+  const id = await createHook(who, 'two-folds');
+  for (let i = 0; i < 20; i++) await deliveries.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, i % 2 === 0));
+  const replica = new CountersRepository(sut.db);
+
+  await Promise.all([counters.fold(), replica.fold(), counters.fold()]);
+  await counters.fold();
+
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 20, failed_deliveries: 10 });
+});
+
+test('when a crash left the tally of the last fold of a webhook undeleted, then folding again adds nothing and the next attempt is added once', async () => {
   const who = identity();
   const id = await createHook(who, 'crash');
   const first = attemptOf(await seedDelivery(who.teamId, id), 1, true);
   await recordAndCount(first);
-  // The crash: the webhook's update (naming the attempt) was written, the attempt's mark was not.
-  expect(await webhooks.byId(id)).toMatchObject({ last_counted: [first._id] });
-  await sut.db.collection<AttemptRecord>('attempts').updateOne({ _id: first._id }, { $set: { counted: false } });
+  // The crash: the counters' update (naming the attempt) was written, the tally's delete was not.
+  expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: id })).toMatchObject({ last_counted: [first._id] });
+  const tally = { _id: first._id, webhook_id: id, ok: true, at: first.at };
+  await sut.db.collection<typeof tally>('attempt_tallies').insertOne(tally);
 
-  await recordAndCount(first);
+  expect(await counters.fold()).toBe(0);
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 1, failed_deliveries: 0 });
-  expect(await countOf('attempts', { _id: first._id, counted: true })).toBe(1);
-  await sut.db.collection<AttemptRecord>('attempts').updateOne({ _id: first._id }, { $set: { counted: false } });
-  // The next attempt's count marks the leftover, and adds only itself.
-  const second = attemptOf(await seedDelivery(who.teamId, id), 1, false);
-  await recordAndCount(second);
-  await recordAndCount(first);
+  expect(await countOf('attempt_tallies', { _id: first._id })).toBe(0);
+  await sut.db.collection<typeof tally>('attempt_tallies').insertOne(tally);
+  // The next fold deletes the leftover, and adds only the new attempt.
+  await recordAndCount(attemptOf(await seedDelivery(who.teamId, id), 1, false));
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 2, failed_deliveries: 1, success_rate: 50 });
+  expect(await countOf('attempt_tallies', { webhook_id: id })).toBe(0);
 });
 
-test("when more than a batch of a webhook's attempts wait uncounted beside another webhook's, then one count adds each of its own once, marks each batch with one update, and leaves the other's uncounted", async () => {
+test('when more than a batch of attempts of several webhooks wait uncounted, then one fold adds each once with a few commands a batch', async () => {
   const who = identity();
-  const id = await createHook(who, 'batches');
-  const other = await createHook(who, 'batches-other');
+  const ids = [await createHook(who, 'batches-a'), await createHook(who, 'batches-b'), await createHook(who, 'batches-c')];
+  // Uncounted attempts of other tests' webhooks would join the fold: fold them first.
+  await counters.fold();
   const watched = await watchStore(sut.db.databaseName);
   try {
-    const hooks = new WebhooksRepository(watched.db);
-    // 250: a batch of 200 and one of 50; every fifth failed.
-    const mine = [];
-    for (let i = 0; i < 250; i++) mine.push(attemptOf(await seedDelivery(who.teamId, id), 1, i % 5 !== 0));
-    const theirs = attemptOf(await seedDelivery(who.teamId, other), 1, true);
-    for (const a of [...mine, theirs]) await deliveries.recordAttempt(a);
+    const fold = new CountersRepository(watched.db);
+    // 2,100 attempts (a batch of 2,000 and one of 100), round robin over the three webhooks; every fifth failed.
+    const seeded: AttemptRecord[] = [];
+    for (let i = 0; i < 2100; i++) {
+      const webhookId = ids[i % 3];
+      const deliveryId = newId('dlv');
+      seeded.push(attemptOf({ _id: deliveryId, team_id: who.teamId, webhook_id: webhookId } as DeliveryRecord, 1, i % 5 !== 0));
+    }
+    for (const a of seeded) await deliveries.recordAttempt(a);
     watched.take();
 
-    expect(await hooks.countAttempts(id, { wait: true })).toBe(250);
+    expect(await fold.fold()).toBe(2100);
 
-    const marks = watched.take().filter((q) => q.op === 'update' && q.collection === 'attempts');
-    expect(marks).toHaveLength(2);
-    // The equalities FerretDB pushes down to SQL (the `counted`, `webhook_id` index).
-    for (const q of marks) expect([equalityOn(q, 'counted'), equalityOn(q, 'webhook_id')]).toEqual([true, true]);
-    expect(await listed(who, id)).toMatchObject({ total_deliveries: 250, failed_deliveries: 50 });
-    expect(await countOf('attempts', { webhook_id: id, counted: true })).toBe(250);
-    expect(await countOf('attempts', { _id: theirs._id, counted: false })).toBe(1);
-    // Counting again adds nothing.
-    expect(await hooks.countAttempts(id, { wait: true })).toBe(0);
-    expect(await listed(who, id)).toMatchObject({ total_deliveries: 250, failed_deliveries: 50 });
+    const sent = watched.take();
+    // Attempts an earlier version left uncounted: one read, by an equality FerretDB sends to SQL (none here).
+    const attemptOps = sent.filter((q) => q.collection === 'attempts');
+    expect(attemptOps.map((q) => q.op)).toEqual(['find']);
+    expect(equalityOn(attemptOps[0], 'counted')).toBe(true);
+    // Per batch: one read of the tallies and one delete; the counters: one read and an update per webhook.
+    expect(sent.filter((q) => q.collection === 'attempt_tallies').map((q) => q.op)).toEqual(['find', 'delete', 'find', 'delete']);
+    const counterWrites = sent.filter((q) => q.collection === 'webhook_counters' && q.op === 'update');
+    expect(counterWrites).toHaveLength(6);
+    expect(sent.length).toBeLessThan(20);
+    for (const id of ids) {
+      const mine = seeded.filter((a) => a.webhook_id === id);
+      expect(await listed(who, id)).toMatchObject({ total_deliveries: 700, failed_deliveries: mine.filter((a) => !a.ok).length });
+    }
+    expect(await fold.fold()).toBe(0);
   } finally {
     await watched.close();
   }
 });
 
-test('when fewer attempts than a batch are uncounted, then a count reads them once and leaves what is recorded after that read to the next count', async () => {
-  const who = identity();
-  const id = await createHook(who, 'one-read');
-  const watched = await watchStore(sut.db.databaseName);
-  try {
-    const hooks = new WebhooksRepository(watched.db);
-    for (let i = 0; i < 3; i++) await deliveries.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, i !== 0));
-    watched.take();
-
-    expect(await hooks.countAttempts(id, { wait: true })).toBe(3);
-
-    const ops = watched.take().filter((q) => q.collection === 'attempts');
-    expect(ops.map((q) => q.op)).toEqual(['find', 'update']);
-    expect(await listed(who, id)).toMatchObject({ total_deliveries: 3, failed_deliveries: 1 });
-    // Recorded after that count: the next one counts it.
-    await deliveries.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, true));
-    expect(await hooks.countAttempts(id, { wait: true })).toBe(1);
-    expect(await listed(who, id)).toMatchObject({ total_deliveries: 4, failed_deliveries: 1 });
-  } finally {
-    await watched.close();
-  }
-});
-
-test('when a webhook stored before the counters has attempts, then the list counts them as before and keeps the counters on the webhook', async () => {
+test('when a webhook stored before the counters has attempts, then the list counts them as before, and the fold goes on from there', async () => {
   const who = identity();
   const now = new Date();
   const legacy: WebhookRecord = {
@@ -222,7 +230,7 @@ test('when a webhook stored before the counters has attempts, then the list coun
     created_at: now,
     updated_at: now,
   };
-  await webhooks.insertWithin(legacy, 25);
+  await sut.db.collection<WebhookRecord>('webhooks').insertOne(legacy);
   const at = new Date(Date.now() - 5000);
   for (const ok of [true, false, true]) {
     // Stored as before: no `counted` field.
@@ -230,9 +238,28 @@ test('when a webhook stored before the counters has attempts, then the list coun
   }
 
   expect(await listed(who, legacy._id)).toMatchObject({ total_deliveries: 3, failed_deliveries: 1, success_rate: 66.7, last_triggered_at: at.toISOString() });
-  expect(await webhooks.byId(legacy._id)).toMatchObject({ total_deliveries: 3, failed_deliveries: 1, last_triggered_at: at });
   await recordAndCount(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, true));
   expect(await listed(who, legacy._id)).toMatchObject({ total_deliveries: 4, failed_deliveries: 1, success_rate: 75 });
+  expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: legacy._id })).toMatchObject({ total_deliveries: 4 });
+});
+
+test('when a webhook kept its counters itself (an earlier version), then the fold goes on from them, and counts its attempts left uncounted once', async () => {
+  const who = identity();
+  const id = await createHook(who, 'kept-itself');
+  const leftover = attemptOf(await seedDelivery(who.teamId, id), 1, true);
+  await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...leftover, counted: false });
+  // As the earlier version left it: counters on the webhook naming its last count, no counters document.
+  await sut.db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: id });
+  await sut.db.collection<WebhookRecord>('webhooks').updateOne({ _id: id }, { $set: { total_deliveries: 10, failed_deliveries: 4, last_triggered_at: leftover.at, last_counted: [leftover._id] } });
+
+  // Recorded by the earlier version and not yet counted.
+  const uncounted = attemptOf(await seedDelivery(who.teamId, id), 1, false);
+  await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...uncounted, counted: false });
+
+  await recordAndCount(attemptOf(await seedDelivery(who.teamId, id), 1, false));
+
+  expect(await listed(who, id)).toMatchObject({ total_deliveries: 12, failed_deliveries: 6 });
+  expect(await countOf('attempts', { webhook_id: id, counted: false })).toBe(0);
 });
 
 test('when the retention job runs, then deliveries and attempts past retention, and orphans of deleted webhooks are gone, and the rest stays', async () => {
@@ -272,7 +299,8 @@ test('when retention runs past its first days, then every delete names a day mar
     const repo = new DeliveriesRepository(watched.db, { attemptClaimMs: 60_000 });
     const deps = { webhooks: hooks, deliveries: repo, retentionMs: RETENTION_MS };
     const seed = async (webhookId: string, at: Date) => {
-      const d = await repo.insertOrGet({ ...(await seedDelivery('team_x', webhookId, at)), _id: newId('dlv') });
+      const d = deliveryOf('team_x', webhookId, at);
+      await repo.insert(d);
       await repo.recordAttempt(attemptOf(d, 1, true, at));
       return d;
     };

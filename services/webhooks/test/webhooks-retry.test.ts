@@ -65,8 +65,9 @@ test('when a receiver fails twice and then answers 200, then it gets the same ev
       [503, 'http_5xx'],
       [200, null],
     ]);
-    const [stats] = (await call('GET', '/v1/webhooks')).body.data;
-    expect(stats).toMatchObject({ total_deliveries: 3, failed_deliveries: 2, success_rate: 33.3, active: true });
+    const stats = async () => (await call('GET', '/v1/webhooks')).body.data[0];
+    await waitFor('the counters', async () => (await stats()).total_deliveries === 3);
+    expect(await stats()).toMatchObject({ total_deliveries: 3, failed_deliveries: 2, success_rate: 33.3, active: true });
   } finally {
     await receiver.close();
   }
@@ -90,8 +91,9 @@ test('when a receiver always fails, then after 6 attempts the webhook is inactiv
     expect(mail.text).toContain(`${hook.id} (${receiver.url})`);
     for (const part of ['/down', 'k3y-in-path', 's3cret']) expect(mail.raw).not.toContain(part);
 
-    const [listed] = (await call('GET', '/v1/webhooks', undefined, team.api_key)).body.data;
-    expect(listed).toMatchObject({ id: hook.id, active: false, total_deliveries: 6, failed_deliveries: 6, success_rate: 0 });
+    const listed = async () => (await call('GET', '/v1/webhooks', undefined, team.api_key)).body.data[0];
+    await waitFor('the counters', async () => (await listed()).total_deliveries === 6);
+    expect(await listed()).toMatchObject({ id: hook.id, active: false, total_deliveries: 6, failed_deliveries: 6, success_rate: 0 });
     const [delivery] = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`, undefined, team.api_key)).body.data;
     expect(delivery).toMatchObject({ status: 'failed', attempts_count: 6 });
 

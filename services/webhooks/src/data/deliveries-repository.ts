@@ -1,18 +1,18 @@
 // Deliveries (one event for one webhook, its body fixed once) and their attempts.
 // An attempt's id is `<delivery>:<n>`, so each attempt is recorded once however
-// often its job runs; and an attempt is claimed before it is sent (by claim
-// documents, or for a first attempt the fan-out makes at once by the delivery's
-// `first_claim_until`), so it is sent once however many copies of its job run at
-// the same moment.
+// often its job runs; and a queued attempt is claimed before it is sent (claim
+// documents), so it is sent once however many copies of its job run at the same
+// moment. Deliveries and attempts are inserted in groups (InsertBatcher): the
+// fan-out's many inserts at once cost the store a round trip a group.
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
-import { insertOrGet } from '@lpm/shared/store/duplicate-key';
+import { InsertBatcher, type InsertOutcome } from '@lpm/shared/store/insert-batcher';
 import { takeTimeSlots, type SlotDoc } from '@lpm/shared/store/lock';
 import { escapeRegex } from '@lpm/shared/text';
 import { bucketOf, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
 import { DAY_MS } from '@lpm/shared/time';
-import type { AttemptClaimRecord, AttemptRecord, DeliveryRecord, DeliveryStatus } from './webhook-entity.ts';
+import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, WebhookCountersRecord } from './webhook-entity.ts';
 
 export interface Outcome {
   status: DeliveryStatus;
@@ -32,6 +32,9 @@ const RANGE_LIMIT = 500;
 const updatedDay = (updatedAt: Date) => ({ updated_day: bucketOf(updatedAt, DAY_MS) });
 const dueMinute = (nextAttemptAt: Date | null) => ({ due_minute: nextAttemptAt && bucketOf(nextAttemptAt, DUE_BUCKET_MS) });
 
+/** How long an attempt's record waits for others to go with it in one insert. */
+const RECORD_LINGER_MS = 5;
+
 /** What retention, the rescue and the claims sweep remove or visit. */
 export interface Purged {
   deliveries: number;
@@ -39,7 +42,7 @@ export interface Purged {
 }
 
 /**
- * Drops the history of a deleted webhook: attempt claims, attempts, deliveries (the
+ * Drops the history of a deleted webhook: attempt claims, attempts, deliveries, counters and tallies (the
  * webhook's tombstone is written before it is deleted, so retention repeats this
  * after a crash in between). Every step is a delete by equality, so running it
  * twice, or on several replicas at once, does no harm.
@@ -50,6 +53,8 @@ export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Pur
   await dropClaimsOf(db, ids);
   const attempts = await db.collection<AttemptRecord>('attempts').deleteMany({ webhook_id: webhookId });
   const dropped = await deliveries.deleteMany({ webhook_id: webhookId });
+  await db.collection<AttemptTallyRecord>('attempt_tallies').deleteMany({ webhook_id: webhookId });
+  await db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: webhookId });
   return { deliveries: dropped.deletedCount, attempts: attempts.deletedCount };
 }
 
@@ -82,10 +87,17 @@ export interface DeliveriesRepositoryOptions {
 export class DeliveriesRepository {
   private readonly db: Db;
   private readonly claimMs: number;
+  private readonly deliveryInserts: InsertBatcher<DeliveryRecord>;
+  private readonly attemptInserts: InsertBatcher<AttemptRecord>;
+  private readonly tallyInserts: InsertBatcher<AttemptTallyRecord>;
 
   constructor(db: Db, opts: DeliveriesRepositoryOptions) {
     this.db = db;
     this.claimMs = opts.attemptClaimMs;
+    // The first insert of a recorded attempt lingers a little for others; the later ones go with the callers it releases together.
+    this.tallyInserts = new InsertBatcher(this.db.collection<AttemptTallyRecord>('attempt_tallies'), { lingerMs: RECORD_LINGER_MS });
+    this.attemptInserts = new InsertBatcher(this.attempts);
+    this.deliveryInserts = new InsertBatcher(this.deliveries);
   }
 
   private get deliveries() {
@@ -121,14 +133,6 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Until when a delivery stored now with `first_claim_until` claims its first attempt:
-   * as long as a claim of claimAttempt is exclusive at least.
-   */
-  firstClaimUntil(now: Date): Date {
-    return new Date(now.getTime() + this.claimMs);
-  }
-
-  /**
    * Drops the claims of holders that died, a claim period after their slot ended
    * (no claim can take those ids again): slot by slot, by the `slot` marker.
    */
@@ -144,10 +148,10 @@ export class DeliveriesRepository {
     });
   }
 
-  /** Stores the delivery, or gives back the one already stored for its webhook and event. */
-  insertOrGet(delivery: DeliveryRecord): Promise<DeliveryRecord> {
+  /** Stores the delivery, unless one is stored for its webhook and event already ('duplicate'). */
+  insert(delivery: DeliveryRecord): Promise<InsertOutcome> {
     const marked = { ...delivery, ...updatedDay(delivery.updated_at), ...dueMinute(delivery.next_attempt_at) };
-    return insertOrGet(this.deliveries, marked, { webhook_id: delivery.webhook_id, event_id: delivery.event_id });
+    return this.deliveryInserts.insert(marked);
   }
 
   get(id: string): Promise<DeliveryRecord | null> {
@@ -212,11 +216,16 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Stores an attempt, not yet counted in its webhook's counters (WebhooksRepository.countAttempts
-   * counts it and marks it), or gives back the one recorded before (a crash or a duplicate job).
+   * Stores an attempt, or gives back the one recorded before (a crash or a duplicate
+   * job). Its tally goes first, so a crash in between leaves an attempt counted and
+   * not yet recorded, which the attempt's retry records (never one recorded and not counted).
    */
-  recordAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
-    return insertOrGet(this.attempts, { ...attempt, counted: false, day: bucketOf(attempt.at, DAY_MS) }, { _id: attempt._id });
+  async recordAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
+    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at });
+    if ((await this.attemptInserts.insert({ ...attempt, day: bucketOf(attempt.at, DAY_MS) })) === 'inserted') return attempt;
+    const stored = await this.attemptById(attempt._id);
+    if (!stored) throw new Error(`attempt ${attempt._id} refused as a duplicate but not found`);
+    return stored;
   }
 
   /**
@@ -244,10 +253,10 @@ export class DeliveriesRepository {
     return { deliveries: deliveries.deletedCount, attempts: attempts.deletedCount };
   }
 
-  /** The attempts of these deliveries that their webhook's counters include (the log and the counters agree). */
-  attemptsOf(deliveryIds: string[]): Promise<AttemptRecord[]> {
+  /** The attempts of these deliveries of a webhook (the webhook by equality: the local store reads only its attempts). */
+  attemptsOf(webhookId: string, deliveryIds: string[]): Promise<AttemptRecord[]> {
     if (deliveryIds.length === 0) return Promise.resolve([]);
-    return this.attempts.find({ delivery_id: { $in: deliveryIds }, counted: { $ne: false } }).sort({ attempt: 1 }).toArray();
+    return this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: deliveryIds } }).sort({ attempt: 1 }).toArray();
   }
 
   /** Whether each of the webhook's last `n` attempts since `since` succeeded, newest first. */

@@ -21,13 +21,11 @@ export const WebhookEntity = defineEntity({
     active_since: p.datetime(),
     // Set when automatic deactivation still owes the owner an alert e-mail.
     alert_pending: p.boolean(),
-    // Counters over delivery attempts, kept by WebhooksRepository.countAttempts (each attempt once),
-    // so the list reads no attempts. Absent on webhooks stored before them: filled once from
-    // the attempts (WebhooksRepository.counters).
+    // Counters an earlier version kept on the webhook, and the attempts its last count added: where a
+    // webhook has no `webhook_counters` document yet, its counters start from these (CountersRepository).
     total_deliveries: p.integer().nullable(),
     failed_deliveries: p.integer().nullable(),
     last_triggered_at: p.datetime().nullable(),
-    // The attempts the last counting added, whose `counted` marks a crash may have left unset (countAttempts).
     last_counted: p.json<string[]>().nullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
@@ -40,6 +38,25 @@ export const WebhookEntity = defineEntity({
 type Later<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
 export type WebhookRecord = Later<InferEntity<typeof WebhookEntity>, 'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted'>;
+
+/** A webhook's counters over its delivery attempts, written only by the fold (CountersRepository). */
+export const WebhookCountersEntity = defineEntity({
+  name: 'WebhookCounters',
+  collection: 'webhook_counters',
+  properties: {
+    // The webhook's id.
+    _id: p.string().primary(),
+    team_id: p.string(),
+    total_deliveries: p.integer(),
+    failed_deliveries: p.integer(),
+    last_triggered_at: p.datetime().strictNullable(),
+    // The attempts the last fold added, whose `counted` marks a crash may have left unset.
+    last_counted: p.json<string[]>(),
+  },
+  indexes: [{ properties: ['team_id'] }],
+});
+
+export type WebhookCountersRecord = InferEntity<typeof WebhookCountersEntity>;
 
 /** One event for one webhook: the body sent on every attempt, byte for byte. */
 export const DeliveryEntity = defineEntity({
@@ -63,15 +80,12 @@ export const DeliveryEntity = defineEntity({
     // (the rescue of lost attempts; null when none is due). Absent on deliveries stored before them.
     updated_day: p.integer().nullable(),
     due_minute: p.integer().nullable(),
-    // Set when the fan-out stored the delivery holding a slot to make its first attempt at once: that
-    // attempt is claimed by the delivery itself until then (Deliveries). Null or absent otherwise.
-    first_claim_until: p.datetime().nullable(),
   },
   indexes: [{ properties: ['webhook_id', 'created_at'] }, { properties: ['updated_day'] }, { properties: ['due_minute'] }],
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'first_claim_until'>;
+export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
@@ -89,7 +103,7 @@ export const AttemptEntity = defineEntity({
     latency_ms: p.integer(),
     error_class: p.string().strictNullable(),
     response_body: p.string().strictNullable(),
-    // false until the webhook's counters include it (absent on attempts stored before them: counted by the backfill).
+    // false where an earlier version stored it before counting it (CountersRepository.fold counts those too).
     counted: p.boolean().nullable(),
     // The day of `at`, retention's equality marker (absent on attempts stored before it).
     day: p.integer().nullable(),
@@ -98,14 +112,32 @@ export const AttemptEntity = defineEntity({
     { properties: ['webhook_id', 'at'] },
     { properties: ['webhook_id', 'ok'] },
     { properties: ['delivery_id'] },
-    // `counted` first: the local store makes its GIN index on the first field, and the counting's
-    // filters (withUncounted's alone) all name `counted` by equality.
+    // `counted` first: the local store makes its GIN index on the first field, and the fold's
+    // filter names `counted` by equality.
     { properties: ['counted', 'webhook_id'] },
     { properties: ['day'] },
   ],
 });
 
 export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day'>;
+
+/**
+ * An attempt not yet in its webhook's counters: stored before the attempt itself,
+ * with the same `_id`, and deleted by the fold that adds it (CountersRepository).
+ */
+export const AttemptTallyEntity = defineEntity({
+  name: 'AttemptTally',
+  collection: 'attempt_tallies',
+  properties: {
+    _id: p.string().primary(),
+    webhook_id: p.string(),
+    ok: p.boolean(),
+    at: p.datetime(),
+  },
+  indexes: [{ properties: ['webhook_id'] }],
+});
+
+export type AttemptTallyRecord = InferEntity<typeof AttemptTallyEntity>;
 
 /**
  * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is
@@ -144,7 +176,7 @@ export const WebhookTombstoneEntity = defineEntity({
 
 export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
 
-export const WEBHOOK_ENTITIES = [WebhookEntity, DeliveryEntity, AttemptEntity, AttemptClaimEntity, WebhookTombstoneEntity];
+export const WEBHOOK_ENTITIES = [WebhookEntity, WebhookCountersEntity, DeliveryEntity, AttemptEntity, AttemptTallyEntity, AttemptClaimEntity, WebhookTombstoneEntity];
 
 /** Replaced by `counted_1_webhook_id_1`, which also serves the counting sweep's `{ counted: false }` (and gets a GIN index on the local store). */
 export const RETIRED_WEBHOOK_INDEXES: RetiredIndex[] = [{ collection: 'attempts', name: 'webhook_id_1_counted_1' }];

@@ -1,7 +1,7 @@
 // Webhook subscriptions in the store. Writes that must not interleave hold a
 // document lock (store/lock.ts): a team's lock while its limit is checked and a
-// webhook inserted, a webhook's lock for updates, automatic deactivation and its
-// counters over attempts (countAttempts). Deleting a webhook deletes its history,
+// webhook inserted (with its counters, CountersRepository), a webhook's lock for
+// updates and automatic deactivation. Deleting a webhook deletes its history,
 // and leaves a tombstone so retention deletes it again (purgeDeleted).
 //
 // The fan-out asks for a team's subscribed webhooks at every event. With team
@@ -15,17 +15,11 @@
 import type { Db } from 'mongodb';
 import { isId } from '@lpm/shared/ids';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
-import { DOCUMENT_LOCK_MS, tryDocumentLock, withDocumentLock } from '@lpm/shared/store/lock';
+import { withDocumentLock } from '@lpm/shared/store/lock';
 import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../domain/webhook-errors.ts';
 import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
 import type { TeamVersions } from './team-versions.ts';
-import type { AttemptRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
-
-/** Attempts added to the counters per query. */
-const COUNT_BATCH = 200;
-/** The attempt step's tries at the counters' lock, and the pause between them. */
-const COUNT_TRIES = 3;
-const COUNT_RETRY_MS = 25;
+import type { WebhookCountersRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
 
 /** How long a copy of a team's active webhooks is used at most, whatever its version says. */
 const COPY_MAX_AGE_MS = 10_000;
@@ -44,13 +38,6 @@ export interface WebhooksRepositoryOptions {
   versions?: TeamVersions;
 }
 
-/** A webhook's counters over its delivery attempts. */
-export interface WebhookCounters {
-  total_deliveries: number;
-  failed_deliveries: number;
-  last_triggered_at: Date | null;
-}
-
 export class WebhooksRepository {
   private readonly db: Db;
   private readonly versions: TeamVersions | undefined;
@@ -66,8 +53,8 @@ export class WebhooksRepository {
     return this.db.collection<WebhookRecord>('webhooks');
   }
 
-  private get attempts() {
-    return this.db.collection<AttemptRecord>('attempts');
+  private get counters() {
+    return this.db.collection<WebhookCountersRecord>('webhook_counters');
   }
 
   private get tombstones() {
@@ -103,6 +90,7 @@ export class WebhooksRepository {
       } catch (e) {
         throw isDuplicateKey(e) ? urlAlreadyRegistered() : e;
       }
+      await this.counters.insertOne({ _id: record._id, team_id: record.team_id, total_deliveries: 0, failed_deliveries: 0, last_triggered_at: null, last_counted: [] });
     });
     await this.changed(record.team_id);
   }
@@ -163,122 +151,6 @@ export class WebhooksRepository {
   /** Every webhook's id (retention's search for orphans: the history of any other webhook is one). */
   async allIds(): Promise<string[]> {
     return (await this.webhooks.find({}, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
-  }
-
-  /**
-   * Adds the webhook's recorded attempts not yet counted (`counted: false`, as
-   * DeliveriesRepository.recordAttempt stores them) to its counters, each once
-   * however often this runs for it (a duplicated job, an outcome step repeated after
-   * a crash, copies at once). FerretDB does not isolate concurrent updates of one
-   * document (a plain `$inc` from two writers can lose one), so this is a
-   * read-modify-write under the webhook's document lock, the one every counter
-   * write takes. Exactly once: the webhook's update names the batch it added
-   * (`last_counted`), then one update marks its attempts `counted: true`; a crash in
-   * between leaves attempts still `false` but named in `last_counted`, and the next
-   * run marks them without adding them (before it overwrites `last_counted`). A
-   * crash before the webhook's update leaves them unmarked and uncounted: the next
-   * run for the webhook, or the maintenance job's sweep, adds them.
-   *
-   * `wait: false` (the attempt step): when another holds the lock, tries a few times
-   * only, since the holder goes on until no attempt is left uncounted; the rare one
-   * still left is added by the next run (or the sweep). Returns the number added.
-   */
-  async countAttempts(webhookId: string, opts: { wait: boolean }): Promise<number> {
-    const work = (acquiredAt: number) => this.countUnderLock(webhookId, acquiredAt);
-    if (opts.wait) return withDocumentLock(this.db, 'webhooks', webhookId, () => work(Date.now()));
-    for (let n = 0; n < COUNT_TRIES; n++) {
-      const lock = await tryDocumentLock(this.db, 'webhooks', webhookId);
-      if (lock) {
-        try {
-          return await work(lock.acquiredAt);
-        } finally {
-          await lock.release().catch(() => {});
-        }
-      }
-      await new Promise((r) => setTimeout(r, COUNT_RETRY_MS));
-    }
-    return 0;
-  }
-
-  private async countUnderLock(webhookId: string, acquiredAt: number): Promise<number> {
-    let webhook = await this.webhooks.findOne({ _id: webhookId });
-    if (!webhook) return 0; // deleted: its history goes (or went) with it
-    // Added before a crash, not yet marked: marked only.
-    const added = new Set(webhook.last_counted ?? []);
-    let total = 0;
-    // Batches while a whole one was read, within the lock's safe time. A batch that was not whole was
-    // all there was when it was read: attempts recorded since then are the next count's (their
-    // recorders ask for one, and the maintenance sweep counts what is left).
-    while (Date.now() - acquiredAt < DOCUMENT_LOCK_MS / 2) {
-      const pending = await this.attempts
-        .find({ webhook_id: webhookId, counted: false }, { projection: { _id: 1, ok: 1, at: 1 } })
-        .limit(COUNT_BATCH)
-        .toArray();
-      const leftovers = pending.filter((a) => added.has(a._id));
-      await this.markCounted(webhookId, leftovers.map((a) => a._id));
-      const fresh = pending.filter((a) => !added.has(a._id));
-      if (fresh.length === 0) return total;
-      const base: WebhookCounters = countersOf(webhook) ?? (await this.countersFromAttempts(webhookId));
-      let last = base.last_triggered_at;
-      for (const a of fresh) if (!last || a.at > last) last = a.at;
-      const set = {
-        total_deliveries: base.total_deliveries + fresh.length,
-        failed_deliveries: base.failed_deliveries + fresh.filter((a) => !a.ok).length,
-        last_triggered_at: last,
-        last_counted: fresh.map((a) => a._id),
-      };
-      await this.webhooks.updateOne({ _id: webhookId }, { $set: set });
-      webhook = { ...webhook, ...set };
-      for (const a of fresh) added.add(a._id);
-      await this.markCounted(webhookId, set.last_counted);
-      total += fresh.length;
-      if (pending.length < COUNT_BATCH) return total;
-    }
-    return total;
-  }
-
-  /**
-   * One update for the batch. FerretDB pushes the equalities down to SQL (the index
-   * on `counted`, `webhook_id`: the webhook's uncounted attempts, as few as the lock
-   * leaves) and applies the `$in` in Go.
-   */
-  private async markCounted(webhookId: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.attempts.updateMany({ counted: false, webhook_id: webhookId, _id: { $in: ids } }, { $set: { counted: true } });
-  }
-
-  /** Webhooks with attempts left uncounted (a lock not taken, a crash): the maintenance job counts them. */
-  async withUncounted(limit: number): Promise<string[]> {
-    const rows = await this.attempts.find({ counted: false }, { projection: { webhook_id: 1 } }).limit(limit).toArray();
-    return [...new Set(rows.map((r) => r.webhook_id))];
-  }
-
-  /**
-   * The webhook's counters; for a webhook stored before counters existed, filled once
-   * from its attempts under the webhook's lock (the attempts counted so far: every
-   * one not marked `counted: false`).
-   */
-  async counters(webhook: WebhookRecord): Promise<WebhookCounters> {
-    const kept = countersOf(webhook);
-    if (kept) return kept;
-    return withDocumentLock(this.db, 'webhooks', webhook._id, async () => {
-      const fresh = await this.webhooks.findOne({ _id: webhook._id });
-      const freshCounters = fresh && countersOf(fresh);
-      if (freshCounters) return freshCounters;
-      const filled = await this.countersFromAttempts(webhook._id);
-      if (fresh) await this.webhooks.updateOne({ _id: webhook._id }, { $set: { ...filled } });
-      return filled;
-    });
-  }
-
-  private async countersFromAttempts(webhookId: string): Promise<WebhookCounters> {
-    const counted = { webhook_id: webhookId, counted: { $ne: false } };
-    const [total, failed, last] = await Promise.all([
-      this.attempts.countDocuments(counted),
-      this.attempts.countDocuments({ ...counted, ok: false }),
-      this.attempts.find(counted, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).next(),
-    ]);
-    return { total_deliveries: total, failed_deliveries: failed, last_triggered_at: last?.at ?? null };
   }
 
   /**
@@ -346,9 +218,4 @@ export class WebhooksRepository {
   async owingAlerts(limit: number): Promise<string[]> {
     return (await this.webhooks.find({ alert_pending: true }, { projection: { _id: 1 } }).limit(limit).toArray()).map((r) => r._id);
   }
-}
-
-function countersOf(w: WebhookRecord): WebhookCounters | null {
-  if (typeof w.total_deliveries !== 'number' || typeof w.failed_deliveries !== 'number') return null;
-  return { total_deliveries: w.total_deliveries, failed_deliveries: w.failed_deliveries, last_triggered_at: w.last_triggered_at ?? null };
 }

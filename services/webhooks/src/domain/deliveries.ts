@@ -1,26 +1,27 @@
 // From domain events to signed POSTs. A domain event becomes one delivery per
-// subscribed, active webhook (idempotent: one delivery per webhook and event id),
-// stored pending before anything is sent; the fan-out then makes each first attempt
-// itself, concurrently across the webhooks, with the webhook and the delivery it
-// has in memory, and the event is acked once those attempts are stored (a crash
-// before that redelivers the event, which finds the deliveries and attempts them
-// again). A webhook without a free slot gets its first attempt queued instead. A
-// failed attempt is queued again after the delay of its tier (WEBHOOK_RETRY_DELAYS);
-// the body and the event id are the same on every attempt. Jobs are acked only
-// after their outcome is stored, so a crash repeats an attempt but never loses one.
-// Each attempt is claimed before its "already made?" check and its POST, so copies
-// of one attempt running at once (a redelivery, a requeue, two replicas) send it once.
-// A first attempt the fan-out makes at once (its slot taken before the insert) is
-// claimed by the delivery itself, stored with `first_claim_until` a claim period
-// ahead: no claim documents. Copies put that attempt off until then, so a crash
-// between the insert and the POST delays it until the claim has run out.
+// subscribed, active webhook. The fan-out makes each first attempt itself,
+// concurrently across the webhooks (each within its slots), with the webhook and
+// the body it has in memory, and then stores the attempt and the delivery with its
+// outcome: an insert each, grouped with the others under way (InsertBatcher), so
+// the store sees a round trip for many deliveries. The event is acked once they
+// are stored: a crash before that redelivers it, and its first attempts are made
+// again (at least once). A delivery's id is derived from its webhook and event, so
+// a copy of an event finds what an earlier copy stored: it reads first only when the
+// broker says an earlier copy may have run (a redelivery or a retry), and else the
+// store refuses the duplicate. A webhook without a free slot gets its delivery
+// stored pending and its first attempt queued. A failed attempt is queued again
+// after the delay of its tier (WEBHOOK_RETRY_DELAYS); the body and the event id are
+// the same on every attempt. Jobs are acked only after their outcome is stored, so
+// a crash repeats an attempt but never loses one; each queued attempt is claimed
+// before its "already made?" check and its POST, so copies of one job running at
+// once (a redelivery, a requeue, two replicas) send it once. The webhooks'
+// counters are not kept here: CounterFold adds the attempts to them in bulk.
 import type { DomainEvent } from '@lpm/shared/events';
-import { newId } from '@lpm/shared/ids';
-import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
+import { derivedId } from '@lpm/shared/ids';
+import type { DeliveriesRepository, Outcome } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
-import { CoalescedRuns } from './coalesced-runs.ts';
 import type { Deactivation } from './deactivation.ts';
 import type { KeyLimiter } from './key-limiter.ts';
 import { payloadBody } from './payload.ts';
@@ -67,14 +68,10 @@ export interface AttemptQueue {
   push(job: AttemptJob, delayMs?: number): Promise<void>;
 }
 
-/** What an attempt's POST needs. */
-interface Target {
+/** A claimed attempt's delivery and webhook, and the attempt's record when a copy made it already. */
+interface Loaded {
   delivery: DeliveryRecord;
   webhook: WebhookRecord;
-}
-
-/** A claimed attempt's target, and the attempt's record when a copy made it already. */
-interface Loaded extends Target {
   made: AttemptRecord | null;
 }
 
@@ -98,8 +95,6 @@ export class Deliveries {
   private readonly opts: DeliveriesOptions;
   /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
   private readonly struggling = new Set<string>();
-  /** Counting a webhook's attempts, once at a time per webhook here: attempts recorded meanwhile share the next count. */
-  private readonly counts = new CoalescedRuns();
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
@@ -112,37 +107,45 @@ export class Deliveries {
   /**
    * A domain event in: one delivery per subscribed webhook, and its first attempt
    * made here, concurrently across the webhooks (each within its own slots). Every
-   * webhook's attempt is over or queued before this resolves (and the event is acked).
+   * webhook's attempt is stored or queued before this resolves (and the event is
+   * acked). `fresh`: the broker's first delivery of the event, which no copy can
+   * have handled before (a copy published twice is sent twice: at least once).
    */
-  async fanOut(event: DomainEvent): Promise<void> {
+  async fanOut(event: DomainEvent, fresh = false): Promise<void> {
     const webhooks = await this.opts.webhooks.subscribed(event.team_id, event.type, ALL_EVENTS);
-    const outcomes = await Promise.allSettled(webhooks.map((webhook) => this.deliverFirst(event, webhook)));
+    const outcomes = await Promise.allSettled(webhooks.map((webhook) => this.deliverFirst(event, webhook, fresh)));
     const failed = outcomes.find((o) => o.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
-  private async deliverFirst(event: DomainEvent, webhook: WebhookRecord): Promise<void> {
-    // The slot before the insert: holding one, the delivery is stored claiming its first attempt for this call.
-    const release = await this.slot(webhook._id);
-    try {
-      const now = new Date();
-      const claimedUntil = release ? this.opts.deliveries.firstClaimUntil(now) : null;
-      const candidate = newDelivery(event, webhook._id, now, claimedUntil);
-      const delivery = await this.opts.deliveries.insertOrGet(candidate);
-      if (delivery.status !== 'pending' || delivery.attempts_count !== 0) return;
-      const job: AttemptJob = { delivery_id: delivery._id, webhook_id: webhook._id, team_id: event.team_id, attempt: 1 };
-      if (!release || !claimedUntil) return await this.defer(job);
-      if (delivery._id !== candidate._id) {
-        // Stored by an earlier copy of the event (a redelivery, or a copy running now). While the copy
-        // that stored it may be making the first attempt under the delivery's claim, come back later.
-        if (firstClaimHeld(delivery, job)) return await this.putOff(job, release);
-        // Otherwise the attempt step claims and reads again.
-        return await this.claimed(job, release);
+  private async deliverFirst(event: DomainEvent, webhook: WebhookRecord, fresh: boolean): Promise<void> {
+    const delivery = newDelivery(event, webhook._id, new Date());
+    const job: AttemptJob = { delivery_id: delivery._id, webhook_id: webhook._id, team_id: event.team_id, attempt: 1 };
+    if (!fresh) {
+      const stored = await this.opts.deliveries.get(delivery._id);
+      if (stored) {
+        // An earlier copy stored it: its attempts go on from the queue. Its first may still be owed,
+        // if that copy died before queueing it: a second job is dropped by the attempt's claim and check.
+        if (stored.status === 'pending' && stored.attempts_count === 0) await this.opts.queue.push(job);
+        return;
       }
-      // Stored just now: no attempt of it can have been recorded, and the webhook was read a moment ago.
-      return await this.send(job, { delivery, webhook }, claimedUntil.getTime(), release);
+    }
+    const release = await this.slot(webhook._id);
+    if (!release) {
+      // A duplicate was stored by an earlier copy, which queued its attempt.
+      if ((await this.opts.deliveries.insert(delivery)) === 'inserted') await this.defer(job);
+      return;
+    }
+    try {
+      const made = await this.post(job, delivery, webhook, release);
+      const attempt = await this.opts.deliveries.recordAttempt(made);
+      const next = await this.next(webhook, job, attempt);
+      const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
+      // A duplicate: an earlier copy stored the delivery pending, and its queued job finds this attempt made.
+      if ((await this.opts.deliveries.insert(stored)) === 'duplicate') return;
+      await this.followUp(delivery, webhook, job, next);
     } finally {
-      release?.();
+      release();
     }
   }
 
@@ -165,13 +168,6 @@ export class Deliveries {
     });
   }
 
-  /** Counts the attempts left uncounted (the maintenance job). */
-  async countStragglers(): Promise<number> {
-    let counted = 0;
-    for (const id of await this.opts.webhooks.withUncounted(500)) counted += await this.opts.webhooks.countAttempts(id, { wait: true });
-    return counted;
-  }
-
   /** Drops the claims that holders which died left behind (the maintenance job). */
   sweepClaims(): Promise<number> {
     return this.opts.deliveries.dropExpiredClaims();
@@ -180,10 +176,9 @@ export class Deliveries {
   /**
    * An attempt job in: the attempt claimed, a signed POST, its outcome stored, and
    * the next attempt queued if one is owed. A copy that finds the attempt claimed
-   * (by claim documents, or by its delivery's `first_claim_until`) comes back later;
-   * by then it was made (and the copy is dropped) or its holder died and the claim
-   * is over (and the copy makes it). A crash after the POST and before its outcome
-   * is stored still repeats the POST (at least once).
+   * comes back later; by then it was made (and the copy is dropped) or its holder
+   * died and the claim is over (and the copy makes it). A crash after the POST and
+   * before its outcome is stored still repeats the POST (at least once).
    */
   async attempt(job: AttemptJob): Promise<void> {
     // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
@@ -221,14 +216,14 @@ export class Deliveries {
       const loaded = await this.load(job);
       if (!loaded) return;
       const { delivery, webhook, made } = loaded;
-      // The fan-out that stored the delivery may be making this attempt under the delivery's claim.
-      if (firstClaimHeld(delivery, job)) return await this.putOff(job, release);
-      // Made and recorded by a copy that died before storing the delivery's outcome: finish from that record.
-      if (made) {
-        release();
-        return await this.record(delivery, webhook, job, made);
-      }
-      await this.send(job, { delivery, webhook }, claim.exclusiveUntil, release);
+      // The reads took so long that the POST could outlive the claim: give it up and come back.
+      if (!made && Date.now() + this.opts.sendTimeoutMs > claim.exclusiveUntil) return await this.putOff(job, release);
+      // Made and recorded by a copy that died before storing the delivery's outcome: finished from that record.
+      if (made) release();
+      const attempt = made ?? (await this.opts.deliveries.recordAttempt(await this.post(job, delivery, webhook, release)));
+      const next = await this.next(webhook, job, attempt);
+      await this.opts.deliveries.recordOutcome(delivery._id, next.outcome);
+      await this.followUp(delivery, webhook, job, next);
     } finally {
       // Given up once the outcome is stored (a copy then finds the attempt made), when nothing was
       // sent, or when storing failed (the job's retry finds the attempt record, or sends again).
@@ -237,16 +232,14 @@ export class Deliveries {
     }
   }
 
-  /** The signed POST of an attempt claimed until `exclusiveUntil` (ms since the epoch), and its outcome stored. */
-  private async send(job: AttemptJob, { delivery, webhook }: Target, exclusiveUntil: number, release: () => void): Promise<void> {
-    // The reads took so long that the POST could outlive the claim: give it up and come back.
-    if (Date.now() + this.opts.sendTimeoutMs > exclusiveUntil) return this.putOff(job, release);
+  /** The signed POST of an attempt, its slot given back once the answer is in. */
+  private async post(job: AttemptJob, delivery: DeliveryRecord, webhook: WebhookRecord, release: () => void): Promise<AttemptRecord> {
     const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
     const result = await this.opts.sender.send(webhook.url, delivery.body, headers);
     if (result.ok) this.struggling.delete(webhook._id);
     else this.struggling.add(webhook._id);
     release();
-    await this.record(delivery, webhook, job, attemptRecord(delivery, job, result));
+    return attemptRecord(delivery, job, result);
   }
 
   /** The delivery and webhook of a claimed attempt, or null when the attempt is not owed (made already, or its webhook gone or inactive). */
@@ -262,35 +255,43 @@ export class Deliveries {
     return { delivery, webhook, made: await this.opts.deliveries.attemptById(attemptId(delivery._id, job.attempt)) };
   }
 
-  private async record(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, attempt: AttemptRecord): Promise<void> {
-    // Recorded before a crash (or by a duplicate job): finish from what was recorded.
-    const result = await this.opts.deliveries.recordAttempt(attempt);
-    // The webhook's counters, once per attempt however often this runs (countAttempts); before the
-    // outcome, so a crash repeats it. While a count of the webhook runs here, one more follows it and
-    // this goes on; what a busy lock or a crash leaves is counted by the next run or the sweep.
-    await this.counts.request(webhook._id, () => this.opts.webhooks.countAttempts(webhook._id, { wait: false }));
-    const at = result.at;
+  /** What a recorded attempt makes of its delivery: done, failed for good, or pending its next attempt (and whether it deactivated the webhook). */
+  private async next(webhook: WebhookRecord, job: AttemptJob, attempt: AttemptRecord): Promise<Next> {
     const delay = this.opts.retryDelaysMs[job.attempt - 1];
-    const after = result.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
-    const retry = !result.ok && !job.manual && delay !== undefined && !after.inactive;
-    await this.opts.deliveries.recordOutcome(delivery._id, {
-      status: result.ok ? 'succeeded' : retry ? 'pending' : 'failed',
+    const after = attempt.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
+    const retryAfterMs = !attempt.ok && !job.manual && delay !== undefined && !after.inactive ? delay : null;
+    const outcome: Outcome = {
+      status: attempt.ok ? 'succeeded' : retryAfterMs !== null ? 'pending' : 'failed',
       attempts_count: job.attempt,
-      last_attempt_at: at,
-      next_attempt_at: retry ? new Date(at.getTime() + delay) : null,
-    });
-    if (retry) await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: webhook._id, team_id: delivery.team_id, attempt: job.attempt + 1 }, delay);
-    if (after.deactivatedNow) await this.opts.deactivation.sendAlert(webhook._id);
+      last_attempt_at: attempt.at,
+      next_attempt_at: retryAfterMs !== null ? new Date(attempt.at.getTime() + retryAfterMs) : null,
+    };
+    return { outcome, retryAfterMs, deactivatedNow: after.deactivatedNow };
+  }
+
+  /** Once the outcome is stored: the next attempt queued, and the alert of a webhook this attempt deactivated. */
+  private async followUp(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, next: Next): Promise<void> {
+    if (next.retryAfterMs !== null) {
+      await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: webhook._id, team_id: delivery.team_id, attempt: job.attempt + 1 }, next.retryAfterMs);
+    }
+    if (next.deactivatedNow) await this.opts.deactivation.sendAlert(webhook._id);
   }
 }
 
+interface Next {
+  outcome: Outcome;
+  /** The delay before the next attempt, or null when none is owed. */
+  retryAfterMs: number | null;
+  deactivatedNow: boolean;
+}
+
 /**
- * A delivery of `event` to a webhook, pending its first attempt: the body fixed here
- * for every attempt; its first attempt claimed until `firstClaimUntil` when given.
+ * A delivery of `event` to a webhook, pending its first attempt: its id derived
+ * from the two, and the body fixed here for every attempt.
  */
-export function newDelivery(event: DomainEvent, webhookId: string, now: Date, firstClaimUntil: Date | null = null): DeliveryRecord {
+export function newDelivery(event: DomainEvent, webhookId: string, now: Date): DeliveryRecord {
   return {
-    _id: newId('dlv'),
+    _id: derivedId('dlv', Date.parse(event.created_at) || 0, `${webhookId}:${event.id}`),
     team_id: event.team_id,
     webhook_id: webhookId,
     event_id: event.id,
@@ -302,13 +303,7 @@ export function newDelivery(event: DomainEvent, webhookId: string, now: Date, fi
     next_attempt_at: now,
     created_at: now,
     updated_at: now,
-    first_claim_until: firstClaimUntil,
   };
-}
-
-/** Attempt 1 of a delivery whose fan-out stored it claiming that attempt, while the claim holds. */
-function firstClaimHeld(delivery: DeliveryRecord, job: AttemptJob): boolean {
-  return job.attempt === 1 && (delivery.first_claim_until?.getTime() ?? 0) > Date.now();
 }
 
 function attemptRecord(delivery: DeliveryRecord, job: AttemptJob, sent: SendResult): AttemptRecord {

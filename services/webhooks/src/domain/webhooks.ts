@@ -9,7 +9,8 @@ import type { Logger } from '@lpm/shared/logger';
 import { iso } from '@lpm/shared/time';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
-import type { WebhookCounters, WebhooksRepository } from '../data/webhooks-repository.ts';
+import type { CountersRepository, WebhookCounters } from '../data/counters-repository.ts';
+import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { CreateWebhookBody, UpdateWebhookBody } from '../routes/webhook-schemas.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
@@ -23,6 +24,7 @@ export const ALL_EVENTS = '*';
 
 export interface WebhooksDeps {
   webhooks: WebhooksRepository;
+  counters: CountersRepository;
   deliveries: DeliveriesRepository;
   guard: { check(url: string): Promise<{ url: URL }> };
   sender: { send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> };
@@ -96,10 +98,6 @@ export class Webhooks {
       secret_sealed: this.deps.box.seal(secret),
       active_since: now,
       alert_pending: false,
-      total_deliveries: 0,
-      failed_deliveries: 0,
-      last_triggered_at: null,
-      last_counted: null,
       created_at: now,
       updated_at: now,
     };
@@ -114,8 +112,8 @@ export class Webhooks {
 
   async list(who: Who) {
     const rows = await this.deps.webhooks.listForTeam(who.teamId);
-    // Counters kept on the webhook: no attempt is read (a webhook stored before them is filled once).
-    return Promise.all(rows.map(async (r) => ({ ...this.shape(r), ...stats(await this.deps.webhooks.counters(r)) })));
+    const counters = await this.deps.counters.ofTeam(who.teamId, rows);
+    return rows.map((r) => ({ ...this.shape(r), ...stats(counters.get(r._id)!) }));
   }
 
   async update(who: Who, id: string, body: UpdateWebhookBody) {

@@ -1,7 +1,6 @@
 // The safety nets of delivery, run every SCHEDULER_INTERVAL: alert e-mails still
 // owed, deliveries whose next attempt a crashed process never queued (or whose
-// job was dead-lettered), the attempt claims crashed processes left, and attempts
-// not yet in their webhook's counters.
+// job was dead-lettered), and the attempt claims crashed processes left.
 import type { Logger } from '@lpm/shared/logger';
 import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
 import type { Deactivation } from '../domain/deactivation.ts';
@@ -25,7 +24,6 @@ export function maintenanceTask(opts: {
       const requeued = await opts.deliveries.requeueStuck(STUCK_AFTER_MS);
       if (requeued) opts.logger.warn({ requeued }, 'webhook deliveries requeued after a lost attempt job');
       await opts.deliveries.sweepClaims();
-      await opts.deliveries.countStragglers();
     },
   });
 }

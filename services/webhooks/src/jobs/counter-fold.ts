@@ -1,0 +1,19 @@
+// Every second, the attempts recorded since the last fold are added to their
+// webhooks' counters (CountersRepository.fold): off the delivery path, in bulk,
+// one replica at a time.
+import type { Logger } from '@lpm/shared/logger';
+import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
+import type { CountersRepository } from '../data/counters-repository.ts';
+
+export const COUNTER_FOLD_INTERVAL_MS = 1000;
+
+export function counterFoldTask(opts: { counters: CountersRepository; logger: Logger; intervalMs?: number }): BackgroundTask {
+  return periodicTask({
+    name: 'webhook counter fold',
+    intervalMs: opts.intervalMs ?? COUNTER_FOLD_INTERVAL_MS,
+    logger: opts.logger,
+    run: async () => {
+      await opts.counters.fold();
+    },
+  });
+}

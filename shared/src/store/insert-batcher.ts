@@ -1,0 +1,101 @@
+// Inserts into one collection, grouped: each caller awaits its own document, and
+// the documents that arrive within `lingerMs` of the first one waiting (or while
+// `maxInFlight` insertMany commands are under way) go together in one command
+// (group commit), so the store sees one round trip for many documents. Unordered,
+// so one document a unique index refuses does not hold back the others: its caller
+// learns it was a duplicate.
+import { MongoBulkWriteError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key.ts';
+
+export type InsertOutcome = 'inserted' | 'duplicate';
+
+export interface InsertBatcherOptions {
+  /**
+   * How long the first document waiting waits for others. 0: only those added in
+   * the same turn of the event loop (callers released together by an earlier group
+   * go together). Default 0.
+   */
+  lingerMs?: number;
+  /** Documents per insertMany at most. Default 500. */
+  maxBatch?: number;
+  /** insertMany commands under way at once. Default 2. */
+  maxInFlight?: number;
+}
+
+interface Waiting<T> {
+  doc: T;
+  resolve(outcome: InsertOutcome): void;
+  reject(err: unknown): void;
+}
+
+export class InsertBatcher<T extends Document> {
+  private readonly collection: Collection<T>;
+  private readonly lingerMs: number;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+  private waiting: Waiting<T>[] = [];
+  private inFlight = 0;
+  /** Set while the waiting documents linger. */
+  private lingering = false;
+
+  constructor(collection: Collection<T>, opts: InsertBatcherOptions = {}) {
+    this.collection = collection;
+    this.lingerMs = opts.lingerMs ?? 0;
+    this.maxBatch = opts.maxBatch ?? 500;
+    this.maxInFlight = opts.maxInFlight ?? 2;
+  }
+
+  /** Inserts `doc` with the documents of its group: 'duplicate' when a unique index already holds its twin. */
+  insert(doc: T): Promise<InsertOutcome> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ doc, resolve, reject });
+      if (this.waiting.length >= this.maxBatch) this.flush();
+      else if (!this.lingering) {
+        this.lingering = true;
+        const done = () => {
+          this.lingering = false;
+          this.flush();
+        };
+        if (this.lingerMs > 0) setTimeout(done, this.lingerMs);
+        else setImmediate(done);
+      }
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxBatch);
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        if (!this.lingering) this.flush();
+      });
+    }
+  }
+
+  private async send(batch: Waiting<T>[]): Promise<void> {
+    const duplicates = new Set<number>();
+    try {
+      await this.collection.insertMany(
+        batch.map((w) => w.doc as OptionalUnlessRequiredId<T>),
+        { ordered: false },
+      );
+    } catch (e) {
+      const failed = writeErrorsOf(e);
+      // Anything but duplicates fails the whole group: its callers retry, and what did go in is then a duplicate.
+      if (!failed || failed.some((w) => !isDuplicateKey(w))) {
+        for (const w of batch) w.reject(e);
+        return;
+      }
+      for (const w of failed) duplicates.add(w.index);
+    }
+    batch.forEach((w, i) => w.resolve(duplicates.has(i) ? 'duplicate' : 'inserted'));
+  }
+}
+
+/** The per-document errors of an unordered insertMany, or null when the command failed as a whole. */
+function writeErrorsOf(e: unknown): { index: number; code?: number; message?: string }[] | null {
+  if (!(e instanceof MongoBulkWriteError)) return null;
+  const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+  return errors.map((w) => ({ index: w.index, code: w.code, message: w.errmsg }));
+}
