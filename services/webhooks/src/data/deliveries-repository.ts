@@ -33,7 +33,7 @@ const updatedDay = (updatedAt: Date) => ({ updated_day: bucketOf(updatedAt, DAY_
 const dueMinute = (nextAttemptAt: Date | null) => ({ due_minute: nextAttemptAt && bucketOf(nextAttemptAt, DUE_BUCKET_MS) });
 
 /** How long an attempt's record waits for others to go with it in one insert. */
-const RECORD_LINGER_MS = 5;
+const RECORD_LINGER_MS = 20;
 
 /** What retention, the rescue and the claims sweep remove or visit. */
 export interface Purged {
