@@ -8,6 +8,7 @@ import { MikroORM, p, type InferEntity, type Options } from '@mikro-orm/mongodb'
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import { createLogger, type Logger } from '../logger.ts';
+import { countStoreCommands } from '../metrics.ts';
 import { watchMonitor } from './monitor-watchdog.ts';
 
 /** How long an operation waits for a reachable store before it fails. */
@@ -42,7 +43,7 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
     allowGlobalContext: false,
     debug: false,
     // A store that does not answer fails a request within a few seconds (503), not the driver's 30.
-    driverOptions: { serverSelectionTimeoutMS: STORE_SELECTION_TIMEOUT_MS },
+    driverOptions: { serverSelectionTimeoutMS: STORE_SELECTION_TIMEOUT_MS, monitorCommands: true },
   });
   try {
     await orm.schema.ensureIndexes();
@@ -53,6 +54,7 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
   }
   const connection = orm.em.getConnection();
   const watchdog = watchMonitor(connection.getClient(), opts.logger ?? createLogger('store'));
+  countStoreCommands(connection.getClient());
   return {
     db: connection.getDb(),
     close: async () => {
