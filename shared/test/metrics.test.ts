@@ -17,7 +17,7 @@ test('when the service sends commands to the store, then /internal/metrics count
       const res = await app.inject({ method: 'GET', url: '/internal/metrics', headers: { [HEADER.internalToken]: token, [HEADER.teamId]: 'team_x', [HEADER.userId]: 'user_x' } });
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/plain/);
-      const line = res.body.split('\n').find((l) => l.startsWith('store_commands_total{collection="things",command="find"}'));
+      const line = res.body.split('\n').find((l) => l.startsWith('store_commands_total{') && l.includes('collection="things"') && l.includes('command="find"'));
       return line ? Number(line.split(' ').pop()) : 0;
     };
     const before = await scrape();
