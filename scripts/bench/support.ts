@@ -131,6 +131,10 @@ export interface System {
   clientsUrl: string;
   casesUrl: string;
   activitiesUrl: string;
+  /** ... webhooks +6. */
+  webhooksUrl: string;
+  /** The services' internal credential (their /internal/metrics). */
+  internalToken: string;
   /** The launcher's process id (its children are the gateway and the services). */
   pid: number;
   stop(): Promise<void>;
@@ -346,6 +350,8 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
           clientsUrl: `http://127.0.0.1:${port + 2}`,
           casesUrl: `http://127.0.0.1:${port + 3}`,
           activitiesUrl: `http://127.0.0.1:${port + 4}`,
+          webhooksUrl: `http://127.0.0.1:${port + 6}`,
+          internalToken: token,
           pid: proc.pid!,
           stop: () => stopProcess(proc),
         };

@@ -1,7 +1,8 @@
 // The webhooks section's settings, receivers, queue watching (the gateway and service sections wait on the queues too) and reports (webhooks.ts runs the scenarios).
 import { MongoClient, type Collection } from 'mongodb';
 import type { HttpsReceiver, ReceivedRequest, ReceiverHandler } from './internals.ts';
-import { execFileAsync, sleep } from './support.ts';
+import { HEADER } from '../../shared/src/identity.ts';
+import { execFileAsync, sleep, type System } from './support.ts';
 
 /** Writes a second, open loop (scheduled by time, not by completion), and for how long. */
 export const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 100);
@@ -23,6 +24,8 @@ const WEBHOOK_QUEUES = (exchange: string) => [`${exchange}.webhooks.fan-out`, `$
 export interface WebhookFigures {
   name: string;
   written: number;
+  /** Deliveries the writes owed the healthy receiver (writes x its webhooks per team). */
+  owed: number;
   writeErrors: number;
   /** The writes' own response times. */
   writeP50: number;
@@ -35,10 +38,38 @@ export interface WebhookFigures {
   max: number;
   /** The most `outbox_pending` clients seen in one of the per-second samples. */
   maxBacklog: number;
+  /** Commands the webhooks service sent the store over the scenario, per delivery that arrived. */
+  roundtripsPerDelivery: number;
+}
+
+/** Subscribes one webhook per URL for the team of `key`; their ids. */
+export async function subscribeHooks(gatewayUrl: string, key: string, urls: string[], events: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const url of urls) {
+    const res = await fetch(`${gatewayUrl}/v1/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ url, events }),
+    });
+    if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}: ${await res.text()}`);
+    ids.push(((await res.json()) as { data: { id: string } }).data.id);
+  }
+  return ids;
+}
+
+/** Every command the webhooks service has sent the store so far (store_commands_total of its /internal/metrics). */
+export async function storeCommands(sys: System): Promise<number> {
+  const res = await fetch(`${sys.webhooksUrl}/internal/metrics`, {
+    headers: { [HEADER.internalToken]: sys.internalToken, [HEADER.teamId]: 'bench', [HEADER.userId]: 'bench' },
+  });
+  if (res.status !== 200) throw new Error(`the webhooks service's /internal/metrics answered ${res.status}`);
+  let total = 0;
+  for (const line of (await res.text()).split('\n')) if (line.startsWith('store_commands_total{')) total += Number(line.split(' ').pop());
+  return total;
 }
 
 const received = { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } };
-export const bodyOf = (r: ReceivedRequest): { type?: string; data?: { object?: { id?: string } } } => {
+export const bodyOf = (r: ReceivedRequest): { type?: string; webhook_id?: string; data?: { object?: { id?: string } } } => {
   try {
     return JSON.parse(r.body);
   } catch {
@@ -162,13 +193,13 @@ export async function reportTimeouts(
 
 export function printWebhookTable(rows: WebhookFigures[]): void {
   console.log(
-    `\n| webhook scenario (${STEADY_RATE} client.created/s for ${STEADY_SECONDS} s, ${WEBHOOK_TEAMS} teams) | write p50 ms | deliveries/s | p50 ms | p99 ms | max ms | arrived | duplicates | max backlog |`,
+    `\n| webhook scenario (client.created written for ${STEADY_SECONDS} s, ${WEBHOOK_TEAMS} teams) | write p50 ms | deliveries/s | p50 ms | p99 ms | max ms | arrived | duplicates | max backlog | store round trips a delivery |`,
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const f of rows) {
     console.log(
-      `| ${f.name} | ${f.writeP50.toFixed(0)} | ${f.perSecond.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.max} | ${f.arrived} of ${f.written}` +
-        `${f.writeErrors ? ` (${f.writeErrors} writes failed)` : ''} | ${f.duplicates} | ${f.maxBacklog} |`,
+      `| ${f.name} | ${f.writeP50.toFixed(0)} | ${f.perSecond.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.max} | ${f.arrived} of ${f.owed}` +
+        `${f.writeErrors ? ` (${f.writeErrors} writes failed)` : ''} | ${f.duplicates} | ${f.maxBacklog} | ${f.roundtripsPerDelivery.toFixed(2)} |`,
     );
   }
 }

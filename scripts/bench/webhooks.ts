@@ -10,7 +10,10 @@
 // after the clients runs and before the cases are stored (whose SLA sweeps would slow
 // every store write of a delivery). Each scenario starts once the relay has emptied
 // what the runs before left flagged, so it measures a steady state, not a recovery.
+import { connect } from 'amqplib';
 import { MongoClient, type Collection } from 'mongodb';
+import { newEvent } from '../../shared/src/events.ts';
+import { newId } from '../../shared/src/ids.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './internals.ts';
 import { createdEventCounter, quantile, sleep, type Bench, type EventCounter, type System } from './support.ts';
 import { createTeams } from './teams.ts';
@@ -21,6 +24,8 @@ import {
   STEADY_WARMUP_SECONDS,
   WEBHOOK_TEAMS,
   answerAfter,
+  storeCommands,
+  subscribeHooks,
   outboxSettled,
   bodyOf,
   neverAnswer,
@@ -44,6 +49,10 @@ interface WebhookScenario {
   /** Its part of the JSON keys: webhooks.<key>.p50_ms ... */
   key: string;
   name: string;
+  /** Writes a second. */
+  rate: number;
+  /** Webhooks on client.created per team, each to its own path of the healthy receiver. */
+  hooksPerTeam: number;
   /** The healthy receiver's answer delay. */
   delayMs: number;
   /** One more webhook per team, to a receiver that never answers. */
@@ -70,20 +79,15 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   const issued = await createTeams(b.bench, b.sys.tree, Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks ${index}.${n}`));
   const keys = issued.map((t) => t.api_key);
   const hookIds = { healthy: [] as string[], hanging: [] as string[] };
+  /** The healthy webhooks of each team (by the team's index). */
+  const teamHooks: string[][] = [];
   for (const [n, key] of keys.entries()) {
-    for (const [kind, receiver] of [['healthy', healthy], ['hanging', hanging]] as const) {
-      if (!receiver) continue;
-      const res = await fetch(`${b.sys.gatewayUrl}/v1/webhooks`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-        body: JSON.stringify({ url: `${receiver.url}/team-${n}`, events: ['client.created'] }),
-      });
-      if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}: ${await res.text()}`);
-      hookIds[kind].push(((await res.json()) as { data: { id: string } }).data.id);
-    }
+    teamHooks.push(await subscribeHooks(b.sys.gatewayUrl, key, Array.from({ length: s.hooksPerTeam }, (_, k) => `${healthy.url}/team-${n}/hook-${k}`), ['client.created']));
+    hookIds.healthy.push(...teamHooks[n]);
+    if (hanging) hookIds.hanging.push(...(await subscribeHooks(b.sys.gatewayUrl, key, [`${hanging.url}/team-${n}`], ['client.created'])));
   }
 
-  // Arrivals of client.created at the healthy receiver, by client id (parsed as they come).
+  // Arrivals of client.created at the healthy receiver, by client and webhook (parsed as they come).
   const arrivals = new Map<string, number[]>();
   let parsed = 0;
   const collect = () => {
@@ -92,11 +96,13 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
       const body = bodyOf(r);
       const id = body.data?.object?.id;
       if (body.type !== 'client.created' || !id) continue;
-      const list = arrivals.get(id) ?? [];
+      const key = `${id} ${body.webhook_id}`;
+      const list = arrivals.get(key) ?? [];
       list.push(r.at);
-      arrivals.set(id, list);
+      arrivals.set(key, list);
     }
   };
+  const commandsBefore = await storeCommands(b.sys);
 
   await outboxSettled(b.clients);
   // How many of the scenario's events the relay had published, sampled every 250 ms, and
@@ -122,7 +128,8 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
       }
     })(),
   ]);
-  const answered = new Map<string, number>();
+  /** Each answered write's client: when its response was read, and its team. */
+  const answered = new Map<string, { at: number; team: number }>();
   const writeTimes: number[] = [];
   let writeErrors = 0;
   const write = async (i: number) => {
@@ -135,17 +142,17 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
       });
       const body = (await res.json()) as { data?: { id: string } };
       writeTimes.push(performance.now() - sent);
-      if (res.status === 201 && body.data) answered.set(body.data.id, Date.now());
+      if (res.status === 201 && body.data) answered.set(body.data.id, { at: Date.now(), team: i % keys.length });
       else writeErrors++;
     } catch {
       writeErrors++;
     }
   };
-  const total = Math.round(STEADY_RATE * s.seconds);
+  const total = Math.round(s.rate * s.seconds);
   const writes: Promise<void>[] = [];
   const writesStarted = performance.now();
   for (let i = 0; i < total; i++) {
-    const wait = writesStarted + (i * 1000) / STEADY_RATE - performance.now();
+    const wait = writesStarted + (i * 1000) / s.rate - performance.now();
     if (wait > 0) await sleep(wait);
     writes.push(write(i));
   }
@@ -155,9 +162,11 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   const deadline = Date.now() + STEADY_PATIENCE_MS;
   // When the clients service's relay had published the scenario's last event, beside the deliveries.
   const relayed = b.events.publishedBy(b.created, deadline);
+  /** Every delivery the writes owe the healthy receiver: client and webhook, and when the write was answered. */
+  const owed = [...answered].flatMap(([id, w]) => teamHooks[w.team].map((hook) => ({ key: `${id} ${hook}`, at: w.at })));
   for (;;) {
     collect();
-    if ([...answered.keys()].every((id) => arrivals.has(id)) || Date.now() > deadline) break;
+    if (arrivals.size >= owed.length || Date.now() > deadline) break;
     await sleep(100);
   }
   const lastPublished = await relayed;
@@ -165,14 +174,17 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   await sampler;
   await webhooksSettled(b.bench.vhost, b.sys.tree.exchange);
   collect();
+  // The counters' fold of the last attempts (every second) belongs to the scenario's work too.
+  await sleep(2500);
+  const commands = (await storeCommands(b.sys)) - commandsBefore;
 
-  const firstAnswer = Math.min(...answered.values());
+  const firstAnswer = Math.min(...[...answered.values()].map((w) => w.at));
   const latencies: number[] = [];
   let arrived = 0;
   let duplicates = 0;
   let lastArrival = firstAnswer;
-  for (const [id, at] of answered) {
-    const times = arrivals.get(id);
+  for (const { key, at } of owed) {
+    const times = arrivals.get(key);
     if (!times) continue;
     arrived++;
     duplicates += times.length - 1;
@@ -184,6 +196,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   const figures: WebhookFigures = {
     name: s.name,
     written: answered.size,
+    owed: owed.length,
     writeErrors,
     writeP50: writeTimes.length ? quantile(writeTimes, 0.5) : NaN,
     writeP99: writeTimes.length ? quantile(writeTimes, 0.99) : NaN,
@@ -194,6 +207,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     p99: latencies.length ? quantile(latencies, 0.99) : NaN,
     max: latencies.length ? latencies[latencies.length - 1] : NaN,
     maxBacklog: Math.max(0, ...backlog),
+    roundtripsPerDelivery: commands / Math.max(arrived, 1),
   };
   const since = (t: number) => `+${((t - firstAnswer) / 1000).toFixed(1)} s`;
   console.log(
@@ -203,8 +217,9 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
       `(times from the first write's response)`,
   );
   console.log(
-    `  ${s.name}: ${arrived} of ${answered.size} delivered${arrived < answered.size ? ` (${answered.size - arrived} missing ${STEADY_PATIENCE_MS / 1000} s after the last write)` : ''}, ` +
-      `${duplicates} duplicates, ${figures.perSecond.toFixed(1)} deliveries/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms`,
+    `  ${s.name}: ${arrived} of ${owed.length} delivered${arrived < owed.length ? ` (${owed.length - arrived} missing ${STEADY_PATIENCE_MS / 1000} s after the last write)` : ''}, ` +
+      `${duplicates} duplicates, ${figures.perSecond.toFixed(1)} deliveries/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms; ` +
+      `the webhooks service sent the store ${commands} commands (${figures.roundtripsPerDelivery.toFixed(2)} a delivery)`,
   );
   // Per second from the first write's response: writes answered, events published by the relay, deliveries arrived.
   const perSecond = (times: number[]) => {
@@ -216,13 +231,64 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     }
     return counts.join(' ');
   };
-  const firstArrivals = [...answered.keys()].flatMap((id) => arrivals.get(id)?.slice(0, 1) ?? []);
+  const firstArrivals = owed.flatMap(({ key }) => arrivals.get(key)?.slice(0, 1) ?? []);
   console.log(
-    `  ${s.name}, per second: writes answered ${perSecond([...answered.values()])} | events published ${perSecond(publishedAt)} | ` +
+    `  ${s.name}, per second: writes answered ${perSecond([...answered.values()].map((w) => w.at))} | events published ${perSecond(publishedAt)} | ` +
       `deliveries arrived ${perSecond(firstArrivals)} | relay backlog (a count each second or as fast as the store answers) ${backlog.join(' ')}`,
   );
   if (hanging) await reportTimeouts(s.name, b.bench.store.url, `${b.sys.tree.dbPrefix}webhooks`, hookIds.hanging, hanging, firstAnswer);
   return figures;
+}
+
+/** The fan-out scenario: writes a second, and webhooks a team on client.created. */
+const FANOUT_RATE = 50;
+const FANOUT_HOOKS = 20;
+/** The capacity scenario's deliveries: CAPACITY_HOOKS webhooks on each of WEBHOOK_TEAMS teams. */
+const CAPACITY_DELIVERIES = 10_000;
+const CAPACITY_HOOKS = 20;
+
+/**
+ * `capacity`: CAPACITY_DELIVERIES deliveries owed at once, drained as fast as the
+ * service can, to receivers that answer at once. client.updated events (which no
+ * other scenario counts) published straight to the exchange, all within a few ms,
+ * for fresh teams with CAPACITY_HOOKS webhooks on client.updated each; from the
+ * first publish to the last arrival.
+ */
+async function capacityScenario(b: WebhookBench, receivers: HttpsReceiver[]): Promise<{ perSecond: number; seconds: number; arrived: number; roundtripsPerDelivery: number }> {
+  const receiver = await startHttpsReceiver(answerAfter(0));
+  receivers.push(receiver);
+  const issued = await createTeams(b.bench, b.sys.tree, Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks capacity ${n}`));
+  for (const [n, t] of issued.entries()) {
+    await subscribeHooks(b.sys.gatewayUrl, t.api_key, Array.from({ length: CAPACITY_HOOKS }, (_, k) => `${receiver.url}/capacity-${n}/hook-${k}`), ['client.updated']);
+  }
+  const events = Array.from({ length: CAPACITY_DELIVERIES / CAPACITY_HOOKS }, (_, i) =>
+    newEvent('client.updated', issued[i % issued.length].team.id, { id: newId('cli'), name: `Capacity ${i}` }, { name: 'before' }),
+  );
+  const commandsBefore = await storeCommands(b.sys);
+  const conn = await connect(b.bench.amqpUrl);
+  try {
+    const ch = await conn.createConfirmChannel();
+    const started = Date.now();
+    for (const e of events) ch.publish(b.sys.tree.exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true, contentType: 'application/json', messageId: e.id });
+    await ch.waitForConfirms();
+    const deadline = Date.now() + STEADY_PATIENCE_MS + 60_000;
+    const distinct = () => new Set(receiver.requests.filter((r) => bodyOf(r).type === 'client.updated').map((r) => `${bodyOf(r).data?.object?.id} ${bodyOf(r).webhook_id}`)).size;
+    while (distinct() < CAPACITY_DELIVERIES && Date.now() < deadline) await sleep(50);
+    const last = Math.max(...receiver.requests.map((r) => r.at));
+    const arrived = distinct();
+    await webhooksSettled(b.bench.vhost, b.sys.tree.exchange);
+    await sleep(2500);
+    const commands = (await storeCommands(b.sys)) - commandsBefore;
+    const seconds = (last - started) / 1000;
+    const perSecond = arrived / seconds;
+    console.log(
+      `  capacity: ${arrived} of ${CAPACITY_DELIVERIES} deliveries (${events.length} events x ${CAPACITY_HOOKS} webhooks) in ${seconds.toFixed(1)} s: ` +
+        `${perSecond.toFixed(0)} deliveries/s; ${commands} store commands (${(commands / Math.max(arrived, 1)).toFixed(2)} a delivery)`,
+    );
+    return { perSecond, seconds, arrived, roundtripsPerDelivery: commands / Math.max(arrived, 1) };
+  } finally {
+    await conn.close();
+  }
 }
 
 export async function webhooksSection(b: Bench): Promise<void> {
@@ -239,20 +305,33 @@ export async function webhooksSection(b: Bench): Promise<void> {
     const wb: WebhookBench = { bench: b, sys, events, clients, created: 0 };
     await webhooksSettled(b.vhost, sys.tree.exchange, 600_000);
     const figures: WebhookFigures[] = [];
+    const steady = { rate: STEADY_RATE, hooksPerTeam: 1, seconds: STEADY_SECONDS };
     const scenarios: WebhookScenario[] = [
-      { key: 'warmup', name: `warm-up (${STEADY_WARMUP_SECONDS} s, no target), receiver answers at once`, delayMs: 0, withTimeout: false, seconds: STEADY_WARMUP_SECONDS },
-      { key: 'steady', name: 'receiver answers at once', delayMs: 0, withTimeout: false, seconds: STEADY_SECONDS },
-      { key: 'steady_slow', name: 'receiver answers after 50 ms', delayMs: 50, withTimeout: false, seconds: STEADY_SECONDS },
-      { key: 'steady_timeout', name: 'at once, beside a webhook per team that times out', delayMs: 0, withTimeout: true, seconds: STEADY_SECONDS },
+      { ...steady, key: 'warmup', name: `warm-up (${STEADY_WARMUP_SECONDS} s, no target), receiver answers at once`, delayMs: 0, withTimeout: false, seconds: STEADY_WARMUP_SECONDS },
+      { ...steady, key: 'steady', name: `${STEADY_RATE} writes/s, receiver answers at once`, delayMs: 0, withTimeout: false },
+      { ...steady, key: 'steady_slow', name: `${STEADY_RATE} writes/s, receiver answers after 50 ms`, delayMs: 50, withTimeout: false },
+      { ...steady, key: 'steady_timeout', name: `${STEADY_RATE} writes/s, at once, beside a webhook per team that times out`, delayMs: 0, withTimeout: true },
+      { ...steady, key: 'steady_200', name: `${2 * STEADY_RATE} writes/s, receiver answers at once`, rate: 2 * STEADY_RATE, delayMs: 0, withTimeout: false },
+      {
+        ...steady,
+        key: 'fanout',
+        name: `${FANOUT_RATE} writes/s, ${FANOUT_HOOKS} webhooks a team answering after 50 ms (${FANOUT_RATE * FANOUT_HOOKS * WEBHOOK_TEAMS} deliveries/s offered)`,
+        rate: FANOUT_RATE,
+        hooksPerTeam: FANOUT_HOOKS,
+        delayMs: 50,
+        withTimeout: false,
+      },
     ];
     for (const [i, s] of scenarios.entries()) {
       if (s.seconds <= 0) continue;
       const f = await webhookScenario(s, wb, i, receivers);
       figures.push(f);
+      b.record(`webhooks.${s.key}.roundtrips_per_delivery`, f.roundtripsPerDelivery);
+      if (s.key === 'fanout') b.record('webhooks.roundtrips_per_delivery', f.roundtripsPerDelivery);
       b.record(`webhooks.${s.key}.p50_ms`, f.p50);
       b.record(`webhooks.${s.key}.p99_ms`, f.p99);
       b.record(`webhooks.${s.key}.max_ms`, f.max);
-      b.record(`webhooks.${s.key}.delivered_ratio`, f.arrived / Math.max(f.written, 1));
+      b.record(`webhooks.${s.key}.delivered_ratio`, f.arrived / Math.max(f.owed, 1));
       b.record(`webhooks.${s.key}.duplicates`, f.duplicates);
       b.record(`webhooks.${s.key}.max_backlog`, f.maxBacklog);
       b.record(`webhooks.${s.key}.deliveries_per_s`, f.perSecond);
@@ -261,6 +340,11 @@ export async function webhooksSection(b: Bench): Promise<void> {
       b.record(`webhooks.${s.key}.write_p50_ms`, f.writeP50);
       b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
     }
+    const capacity = await capacityScenario(wb, receivers);
+    b.record('webhooks.capacity.deliveries_per_s', capacity.perSecond);
+    b.record('webhooks.capacity.seconds', capacity.seconds);
+    b.record('webhooks.capacity.delivered_ratio', capacity.arrived / CAPACITY_DELIVERIES);
+    b.record('webhooks.capacity.roundtrips_per_delivery', capacity.roundtripsPerDelivery);
     printWebhookTable(figures);
     b.closing.push(() => printWebhookTable(figures));
   } finally {
