@@ -315,7 +315,7 @@ export async function webhooksSection(b: Bench): Promise<void> {
       {
         ...steady,
         key: 'fanout',
-        name: `${FANOUT_RATE} writes/s, ${FANOUT_HOOKS} webhooks a team answering after 50 ms (${FANOUT_RATE * FANOUT_HOOKS * WEBHOOK_TEAMS} deliveries/s offered)`,
+        name: `${FANOUT_RATE} writes/s, ${FANOUT_HOOKS} webhooks a team answering after 50 ms (${FANOUT_RATE * FANOUT_HOOKS} deliveries/s offered)`,
         rate: FANOUT_RATE,
         hooksPerTeam: FANOUT_HOOKS,
         delayMs: 50,
