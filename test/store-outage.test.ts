@@ -1,8 +1,11 @@
 // Issue 9: nothing is lost when the store has a bad minute. The whole system runs
 // with its store behind a TCP proxy; right after a burst of client renames the proxy
-// is cut for 60 s (far longer than any retry window the consumers once had). Once it
-// is back, every client.updated reaches the webhook receiver and the cases service's
-// client view, and no dead-letter queue holds anything.
+// is cut for 60 s (far longer than any retry window the consumers once had). The
+// webhook receiver holds its answers until the cut, so the webhooks service has
+// every event in hand and none of their deliveries stored when the store goes. Once
+// it is back, every client.updated reaches the webhook receiver, is stored as
+// delivered, and reaches the cases service's client view, and no dead-letter queue
+// holds anything.
 import { MongoClient } from 'mongodb';
 import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
 import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
@@ -13,6 +16,9 @@ import { startRunningSystem, type RunningSystem } from './support/running-system
 const BURST = 30;
 const OUTAGE_MS = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Resolved once the store is cut: the receiver answers no client.updated before. */
+let storeCut!: () => void;
+const cut = new Promise<void>((resolve) => (storeCut = resolve));
 
 let proxy: TcpProxy;
 let sys: RunningSystem;
@@ -25,7 +31,10 @@ beforeAll(async () => {
   proxy = await startTcpProxy(store.hostname, Number(store.port));
   const viaProxy = new URL(store);
   viaProxy.port = String(proxy.port);
-  receiver = await startHttpsReceiver();
+  receiver = await startHttpsReceiver(async (req) => {
+    if (JSON.parse(req.body).type === 'client.updated') await cut;
+    return { status: 200 };
+  });
   sys = await startRunningSystem('storeoutage', { MONGO_URL: viaProxy.toString(), WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
   direct = await MongoClient.connect(store.toString());
   // Asynchronously: the proxy runs in this process, which a synchronous spawn would block.
@@ -55,6 +64,7 @@ const delivered = () =>
       .filter((p) => p.type === 'client.updated')
       .map((p) => p.data.object.id as string),
   );
+const storedDeliveries = (webhookId: string) => direct.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('deliveries').countDocuments({ webhook_id: webhookId, status: 'succeeded' });
 const clientViews = () => direct.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('client_views');
 
 test('when the store is cut for 60 s right after a burst of writes, then every event reaches the webhook and the client view once it is back, and nothing is dead-lettered', async () => {
@@ -70,18 +80,18 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
   const renamed = await Promise.all(ids.map((id, i) => sys.call(apiKey, 'PUT', `/v1/clients/${id}`, { name: `Renomeado ${i}` })));
   expect(renamed.map((r) => r.status)).toEqual(Array(BURST).fill(200));
   proxy.cut();
+  storeCut();
   const cutAt = Date.now();
   while (Date.now() - cutAt < OUTAGE_MS) {
     expect(await deadLettered()).toEqual([0, 0, 0]);
     await sleep(10_000);
   }
-  // The cut came before the consumers could have finished the burst: the outage was felt.
-  const handledDuringOutage = delivered().size + (await clientViews().countDocuments({ _id: { $in: ids } } as object));
-  expect(handledDuringOutage).toBeLessThan(2 * BURST);
+  // The outage was felt: the receiver had the POSTs, and not one delivery could be stored.
+  expect(await storedDeliveries(hook.body.data.id)).toBe(0);
   proxy.restore();
 
   // The longest transient retry delay is a minute: each consumer tries again within it.
-  await waitFor('every client.updated delivered', () => delivered().size === BURST, 90_000);
+  await waitFor('every delivery stored as succeeded', async () => (await storedDeliveries(hook.body.data.id)) === BURST, 90_000);
   expect([...delivered()].sort()).toEqual(ids);
   await waitFor('every client in the cases view', async () => (await clientViews().countDocuments({ _id: { $in: ids } } as object)) === BURST, 30_000);
   const names = (await clientViews().find({ _id: { $in: ids } } as object).toArray()).map((v) => v.name as string);

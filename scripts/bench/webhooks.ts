@@ -219,7 +219,8 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   console.log(
     `  ${s.name}: ${arrived} of ${owed.length} delivered${arrived < owed.length ? ` (${owed.length - arrived} missing ${STEADY_PATIENCE_MS / 1000} s after the last write)` : ''}, ` +
       `${duplicates} duplicates, ${figures.perSecond.toFixed(1)} deliveries/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms; ` +
-      `the webhooks service sent the store ${commands} commands (${figures.roundtripsPerDelivery.toFixed(2)} a delivery)`,
+      `the webhooks service sent the store ${commands} commands (${figures.roundtripsPerDelivery.toFixed(2)} a delivery) ` +
+      `over ${healthy.connections} TLS connections to the receiver`,
   );
   // Per second from the first write's response: writes answered, events published by the relay, deliveries arrived.
   const perSecond = (times: number[]) => {
@@ -240,6 +241,8 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   return figures;
 }
 
+/** BENCH_WEBHOOK_SCENARIOS: the scenarios to run (their keys, comma-separated); unset: all. */
+const WEBHOOK_SCENARIOS = process.env.BENCH_WEBHOOK_SCENARIOS?.split(',').map((k) => k.trim());
 /** The fan-out scenario: writes a second, and webhooks a team on client.created. */
 const FANOUT_RATE = 50;
 const FANOUT_HOOKS = 20;
@@ -276,16 +279,23 @@ async function capacityScenario(b: WebhookBench, receivers: HttpsReceiver[]): Pr
     while (distinct() < CAPACITY_DELIVERIES && Date.now() < deadline) await sleep(50);
     const last = Math.max(...receiver.requests.map((r) => r.at));
     const arrived = distinct();
+    const perSecond: number[] = [];
+    for (const r of receiver.requests) {
+      const k = Math.max(0, Math.floor((r.at - started) / 1000));
+      while (perSecond.length <= k) perSecond.push(0);
+      perSecond[k]++;
+    }
+    console.log(`  capacity, POSTs arrived per second from the first publish: ${perSecond.join(' ')}; TLS connections accepted: ${receiver.connections}`);
     await webhooksSettled(b.bench.vhost, b.sys.tree.exchange);
     await sleep(2500);
     const commands = (await storeCommands(b.sys)) - commandsBefore;
     const seconds = (last - started) / 1000;
-    const perSecond = arrived / seconds;
+    const rate = arrived / seconds;
     console.log(
       `  capacity: ${arrived} of ${CAPACITY_DELIVERIES} deliveries (${events.length} events x ${CAPACITY_HOOKS} webhooks) in ${seconds.toFixed(1)} s: ` +
-        `${perSecond.toFixed(0)} deliveries/s; ${commands} store commands (${(commands / Math.max(arrived, 1)).toFixed(2)} a delivery)`,
+        `${rate.toFixed(0)} deliveries/s; ${commands} store commands (${(commands / Math.max(arrived, 1)).toFixed(2)} a delivery)`,
     );
-    return { perSecond, seconds, arrived, roundtripsPerDelivery: commands / Math.max(arrived, 1) };
+    return { perSecond: rate, seconds, arrived, roundtripsPerDelivery: commands / Math.max(arrived, 1) };
   } finally {
     await conn.close();
   }
@@ -323,7 +333,7 @@ export async function webhooksSection(b: Bench): Promise<void> {
       },
     ];
     for (const [i, s] of scenarios.entries()) {
-      if (s.seconds <= 0) continue;
+      if (s.seconds <= 0 || (WEBHOOK_SCENARIOS && !WEBHOOK_SCENARIOS.includes(s.key))) continue;
       const f = await webhookScenario(s, wb, i, receivers);
       figures.push(f);
       b.record(`webhooks.${s.key}.roundtrips_per_delivery`, f.roundtripsPerDelivery);
@@ -340,6 +350,7 @@ export async function webhooksSection(b: Bench): Promise<void> {
       b.record(`webhooks.${s.key}.write_p50_ms`, f.writeP50);
       b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
     }
+    if (WEBHOOK_SCENARIOS && !WEBHOOK_SCENARIOS.includes('capacity')) return printWebhookTable(figures);
     const capacity = await capacityScenario(wb, receivers);
     b.record('webhooks.capacity.deliveries_per_s', capacity.perSecond);
     b.record('webhooks.capacity.seconds', capacity.seconds);

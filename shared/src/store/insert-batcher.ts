@@ -81,7 +81,7 @@ export class InsertBatcher<T extends Document> {
         { ordered: false },
       );
     } catch (e) {
-      const failed = writeErrorsOf(e);
+      const failed = writeErrorsOf(e, batch.length);
       // Anything but duplicates fails the whole group: its callers retry, and what did go in is then a duplicate.
       if (!failed || failed.some((w) => !isDuplicateKey(w))) {
         for (const w of batch) w.reject(e);
@@ -93,9 +93,14 @@ export class InsertBatcher<T extends Document> {
   }
 }
 
-/** The per-document errors of an unordered insertMany, or null when the command failed as a whole. */
-function writeErrorsOf(e: unknown): { index: number; code?: number; message?: string }[] | null {
-  if (!(e instanceof MongoBulkWriteError)) return null;
-  const errors = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+/**
+ * The per-document errors of an unordered insertMany of `size` documents, or null
+ * when it failed otherwise: as a whole (a network error comes as a bulk error with
+ * no write errors), or with documents neither inserted nor refused.
+ */
+function writeErrorsOf(e: unknown, size: number): { index: number; code?: number; message?: string }[] | null {
+  if (!(e instanceof MongoBulkWriteError) || e.writeConcernError) return null;
+  const errors = (Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors]).filter((w) => w !== undefined);
+  if (errors.length === 0 || e.insertedCount + errors.length !== size) return null;
   return errors.map((w) => ({ index: w.index, code: w.code, message: w.errmsg }));
 }
