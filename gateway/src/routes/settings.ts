@@ -5,12 +5,26 @@
 // principal cache's TTL (at most 1 s).
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
-import { integer, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
+import { arrayOf, date, enumOf, integer, nullable, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
+import { CNJ_CHECKS, COURT_BRANCHES, UFS } from '@lpm/shared/court-calendar';
 import type { PrincipalCache } from '../auth/principal-cache.ts';
 import { identityOf } from '../domain/accounts.ts';
 import type { Settings } from '../domain/settings.ts';
 
 const MAX_PHASES = 30;
+/** Closures travel in the settings header (MAX_SETTINGS_BYTES); a year of municipal holidays and outages fits. */
+const MAX_CLOSURES = 100;
+
+const courtCalendar = object(
+  {
+    jurisdiction: object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') }),
+    closures: arrayOf(object({ date: date(), name: typed<string>({ type: 'string', minLength: 1, maxLength: 100 }) }, ['date', 'name']), {
+      maxItems: MAX_CLOSURES,
+      'x-message': `court_calendar.closures must be a list of at most ${MAX_CLOSURES} closures`,
+    }),
+  },
+  ['jurisdiction', 'closures'],
+);
 
 const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
 const phaseList = <T>(field: string, items: Schema<T>) =>
@@ -23,6 +37,8 @@ const phaseList = <T>(field: string, items: Schema<T>) =>
   });
 
 export const updateSettingsBody = object({
+  court_calendar: courtCalendar,
+  cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
   timezone: text(100, { 'x-message': 'Invalid time zone' }),
   case_phases: phaseList('case_phases', phaseName),
   deal_phases: phaseList(
@@ -40,6 +56,11 @@ const settingsResponse = okResponse(
     timezone: out.string,
     case_phases: out.strings,
     deal_phases: { type: 'array', items: shape({ name: out.string, probability: out.integer }) },
+    court_calendar: shape({
+      jurisdiction: shape({ uf: out.nullableString, branch: out.string }),
+      closures: { type: 'array', items: shape({ date: out.string, name: out.string }) },
+    }),
+    cnj_check: out.string,
     updated_at: out.nullableString,
   }),
 );

@@ -1,0 +1,78 @@
+// A change of a team's court calendar re-computes the due dates of its rule-based
+// deadline activities, which the activities service owns. The change is recorded
+// (calendar_syncs) before the settings are written, and removed only once the
+// activities service has applied the team's calendar as it stood at that change or
+// later; a failed or interrupted call is retried by the periodic pass, so a crash
+// or an unavailable service loses nothing. Applying a calendar twice changes nothing.
+import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
+import type { Identity } from '@lpm/shared/identity';
+import type { Logger } from '@lpm/shared/logger';
+import type { CalendarSyncsRepository } from '../data/calendar-syncs-repository.ts';
+import type { Accounts } from './accounts.ts';
+
+/** The activities service, as the gateway tells it of a calendar (upstream/activities-service.ts). */
+export interface DeadlineOwner {
+  courtCalendarChanged(who: Identity, calendar: CourtCalendarSettings, changedAt: Date): Promise<void>;
+}
+
+export interface CalendarSyncOptions {
+  syncs: CalendarSyncsRepository;
+  accounts: Accounts;
+  deadlines: DeadlineOwner;
+  logger: Pick<Logger, 'warn'>;
+}
+
+export class CalendarSync {
+  private readonly opts: CalendarSyncOptions;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(opts: CalendarSyncOptions) {
+    this.opts = opts;
+  }
+
+  /** Before the settings write: the change that must reach the activities service. */
+  mark(teamId: string, changedAt: Date): Promise<void> {
+    return this.opts.syncs.mark(teamId, changedAt);
+  }
+
+  /** Tells the activities service the team's current calendar; false when it could not. */
+  async push(teamId: string): Promise<boolean> {
+    try {
+      const team = await this.opts.accounts.getTeam(teamId);
+      const changedAt = team.settings_updated_at ?? new Date(0);
+      const who: Identity = {
+        teamId,
+        userId: team.owner_user_id,
+        scopes: ['read', 'write'],
+        settings: { timezone: team.timezone, case_phases: team.case_phases, deal_phases: team.deal_phases, court_calendar: team.court_calendar, cnj_check: team.cnj_check },
+      };
+      await this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt);
+      await this.opts.syncs.done(teamId, changedAt);
+      return true;
+    } catch (e) {
+      this.opts.logger.warn({ err: e, team: teamId }, 'court calendar not yet applied to deadline activities; retried later');
+      return false;
+    }
+  }
+
+  /** One pass over every team still to be told. */
+  async retryPending(): Promise<void> {
+    for (const teamId of await this.opts.syncs.pending()) await this.push(teamId);
+  }
+
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.retryPending()
+        .catch((e) => this.opts.logger.warn({ err: e }, 'court calendar retry pass failed'))
+        .finally(() => (this.running = null));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}
