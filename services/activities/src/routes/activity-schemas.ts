@@ -1,5 +1,6 @@
 import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../data/activity-entity.ts';
 
 export const ACTIVITY_SORT_FIELDS = ['due_date', 'created_at', 'updated_at', 'priority'] as const;
@@ -40,6 +41,8 @@ const activityFields = {
   reminder: nullable(reminder),
   recurrence: nullable(recurrence),
   metadata: nullable(metadata()),
+  /** type deadline only, instead of due_date: the due date is computed on the team's court calendar. */
+  deadline_rule: nullable(deadlineRule),
 };
 
 export const createActivityBody = object(activityFields, ['type', 'title']);
@@ -88,6 +91,8 @@ const common = {
   due_time: nullableString,
   reminder: nullableObject,
   recurrence: nullableObject,
+  deadline_rule: nullableObject,
+  deadline: { ...deadlineShape, type: ['object', 'null'] },
   metadata: freeObject,
   completed_at: nullableString,
   completion_notes: nullableString,
