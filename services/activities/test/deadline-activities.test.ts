@@ -1,0 +1,104 @@
+// Deadline activities whose due date a rule computes (issue 29), in process on a
+// real store; the relay stub keeps the events each write hands it.
+import type { DomainEvent } from '@lpm/shared/events';
+import type { Identity } from '@lpm/shared/identity';
+import { expectError } from '../../../test/support/api.ts';
+import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+
+let sut: ActivitiesUnderTest;
+const kicked: DomainEvent[] = [];
+
+beforeAll(async () => {
+  sut = await startActivities({ relay: { kick: (_c: string, _id: string, events: DomainEvent[]) => void kicked.push(...events) } });
+});
+
+afterAll(async () => {
+  await sut?.close();
+});
+
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+
+// Published Thu 27 Feb 2025, 5 business days: Fri 28 Feb (1), Carnaval 3-4 Mar,
+// Wed 5 (2), Thu 6 (3), Fri 7 (4), Mon 10 Mar 2025 (5) (worked table, case 2).
+const RULE = { start: { published: '2025-02-27' }, days: 5 };
+
+describe('POST /v1/activities with deadline_rule', () => {
+  test('when a deadline is created from a rule, then it has the calculator date, and its detail shows the rule and trail', async () => {
+    const who = identity();
+    const res = await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Contestação', deadline_rule: RULE });
+    expect(res.statusCode).toBe(201);
+    const created = res.json().data;
+    expect(created.due_date).toBe('2025-03-10');
+    const computed = (await call(who, 'POST', '/v1/deadlines/compute', RULE)).json().data;
+    expect(created.deadline).toEqual(computed);
+    const detail = (await call(who, 'GET', `/v1/activities/${created.id}`)).json().data;
+    expect(detail).toMatchObject({ due_date: '2025-03-10', deadline_rule: RULE, deadline: { start_date: '2025-02-28', due_date: '2025-03-10', days: 5 } });
+    expect(detail.deadline.trail[4]).toEqual({ date: '2025-03-03', counted: false, reason: 'holiday: Carnaval (segunda-feira)' });
+  });
+
+  test('when the rule due date has passed, then the activity is overdue as any other', async () => {
+    const who = identity();
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Apelação', deadline_rule: RULE })).json().data;
+    const overdue = (await call(who, 'GET', '/v1/activities/overdue')).json().data;
+    expect(overdue.map((a: { id: string }) => a.id)).toEqual([created.id]);
+  });
+
+  test('when a due_date comes with the rule, or the type is not deadline, or it recurs, then 400', async () => {
+    const who = identity();
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', due_date: '2025-03-10', deadline_rule: RULE }), 400, 'VALIDATION_ERROR', 'Send either due_date or deadline_rule, not both');
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', due_date: null, deadline_rule: RULE }), 400, 'VALIDATION_ERROR', 'Send either due_date or deadline_rule, not both');
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'task', title: 'x', deadline_rule: RULE }), 400, 'VALIDATION_ERROR', 'deadline_rule is only for type deadline');
+    expectError(
+      await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', deadline_rule: RULE, recurrence: { frequency: 'weekly' } }),
+      400,
+      'VALIDATION_ERROR',
+      'A deadline from a rule cannot recur',
+    );
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', deadline_rule: { days: 5 } }), 400, 'VALIDATION_ERROR', 'deadline_rule.start is required');
+  });
+
+  test('when a due date is set by hand on a rule-based deadline, then the rule is dropped', async () => {
+    const who = identity();
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Réplica', deadline_rule: RULE })).json().data;
+    const res = await call(who, 'PUT', `/v1/activities/${created.id}`, { due_date: '2025-03-12' });
+    expect(res.statusCode).toBe(200);
+    const detail = (await call(who, 'GET', `/v1/activities/${created.id}`)).json().data;
+    expect(detail).toMatchObject({ due_date: '2025-03-12', deadline_rule: null, deadline: null });
+  });
+});
+
+describe('a court calendar change (POST /internal/court-calendar, from the gateway)', () => {
+  test('when a closure is added inside the count, then the due date moves a day and activity.updated carries the previous date', async () => {
+    const who = identity();
+    const ruled = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Embargos', deadline_rule: RULE })).json().data;
+    const byHand = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Manual', due_date: '2025-03-10' })).json().data;
+    const done = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Feito', deadline_rule: RULE })).json().data;
+    expect((await call(who, 'PUT', `/v1/activities/${done.id}/complete`, {})).statusCode).toBe(200);
+    kicked.length = 0;
+
+    // Closure on Thu 6 Mar 2025: Fri 28 Feb (1), Wed 5 (2), Fri 7 (3), Mon 10 (4), Tue 11 Mar 2025 (5).
+    const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2025-03-06', name: 'Fórum sem energia' }] };
+    const changedAt = new Date().toISOString();
+    const moved = { ...who, settings: { ...who.settings, court_calendar: calendar as Identity['settings']['court_calendar'] } };
+    const res = await call(moved, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt });
+    expect(res.json()).toEqual({ success: true, data: { changed: 1 } });
+
+    expect((await call(who, 'GET', `/v1/activities/${ruled.id}`)).json().data).toMatchObject({ due_date: '2025-03-11', deadline: { due_date: '2025-03-11' } });
+    expect((await call(who, 'GET', `/v1/activities/${byHand.id}`)).json().data.due_date).toBe('2025-03-10');
+    expect((await call(who, 'GET', `/v1/activities/${done.id}`)).json().data.due_date).toBe('2025-03-10');
+    expect(kicked.map((e) => [e.type, e.data.object.id, e.data.object.due_date, e.data.previous_attributes])).toEqual([
+      ['activity.updated', ruled.id, '2025-03-11', { due_date: '2025-03-10' }],
+    ]);
+
+    // The same calendar again (the gateway's retry): nothing changes, nothing is emitted.
+    kicked.length = 0;
+    const again = await call(moved, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt });
+    expect(again.json().data).toEqual({ changed: 0 });
+    expect(kicked).toEqual([]);
+
+    // An older calendar arriving late is not applied over a newer one.
+    const stale = await call(who, 'POST', '/internal/court-calendar', { court_calendar: { jurisdiction: { uf: null, branch: 'state' }, closures: [] }, changed_at: '2020-01-01T00:00:00.000Z' });
+    expect(stale.json().data).toEqual({ changed: 0 });
+    expect((await call(who, 'GET', `/v1/activities/${ruled.id}`)).json().data.due_date).toBe('2025-03-11');
+  });
+});
