@@ -59,6 +59,8 @@ export interface GatewayDeps {
   authFailureWindowMs?: number;
   /** How often court calendar changes not yet applied to deadline activities are sent again (default 1 min). */
   calendarSyncIntervalMs?: number;
+  /** How old such a change must be before it is sent again (default 30 s; CalendarSyncOptions.graceMs). */
+  calendarSyncGraceMs?: number;
 }
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
@@ -74,6 +76,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     accounts,
     deadlines: new ActivitiesService(service('activities'), deployed),
     logger: app.log,
+    graceMs: deps.calendarSyncGraceMs ?? 30_000,
   });
   calendarSync.start(deps.calendarSyncIntervalMs ?? 60_000);
   const settings = new Settings({

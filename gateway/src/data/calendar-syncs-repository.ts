@@ -21,10 +21,10 @@ export class CalendarSyncsRepository {
     await withDocumentLock(this.db, COLLECTION, teamId, () => this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt }, { upsert: true }));
   }
 
-  /** The teams still to be told, oldest change first (a handful: each is removed once told). */
-  async pending(limit = 100): Promise<string[]> {
-    const rows = await this.syncs.find({}, { projection: { _id: 1 }, sort: { changed_at: 1 }, limit }).toArray();
-    return rows.map((r) => r._id);
+  /** The changes recorded before `before` still to be told, oldest first (a handful: each is removed once told). */
+  async pending(before: Date, limit = 100): Promise<{ teamId: string; changedAt: Date }[]> {
+    const rows = await this.syncs.find({ changed_at: { $lt: before } }, { sort: { changed_at: 1 }, limit }).toArray();
+    return rows.map((r) => ({ teamId: r._id, changedAt: r.changed_at }));
   }
 
   /** Done for the change of `changedAt` and any before it; a later change stays pending. */

@@ -20,6 +20,12 @@ export interface CalendarSyncOptions {
   accounts: Accounts;
   deadlines: DeadlineOwner;
   logger: Pick<Logger, 'warn'>;
+  /**
+   * How old a recorded change must be before the retry pass sends it: longer than a
+   * settings request takes, so the pass never sends the calendar from before a write
+   * still under way, and by then the team's calendar is the one to send.
+   */
+  graceMs: number;
 }
 
 export class CalendarSync {
@@ -36,8 +42,11 @@ export class CalendarSync {
     return this.opts.syncs.mark(teamId, changedAt);
   }
 
-  /** Tells the activities service the team's current calendar; false when it could not. */
-  async push(teamId: string): Promise<boolean> {
+  /**
+   * Tells the activities service the team's current calendar, then clears the change
+   * recorded at `recordedAt` (default: the settings' own change instant); false when it could not.
+   */
+  async push(teamId: string, recordedAt?: Date): Promise<boolean> {
     try {
       const team = await this.opts.accounts.getTeam(teamId);
       const changedAt = team.settings_updated_at ?? new Date(0);
@@ -48,7 +57,7 @@ export class CalendarSync {
         settings: { timezone: team.timezone, case_phases: team.case_phases, deal_phases: team.deal_phases, court_calendar: team.court_calendar, cnj_check: team.cnj_check },
       };
       await this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt);
-      await this.opts.syncs.done(teamId, changedAt);
+      await this.opts.syncs.done(teamId, recordedAt ?? changedAt);
       return true;
     } catch (e) {
       this.opts.logger.warn({ err: e, team: teamId }, 'court calendar not yet applied to deadline activities; retried later');
@@ -58,7 +67,8 @@ export class CalendarSync {
 
   /** One pass over every team still to be told. */
   async retryPending(): Promise<void> {
-    for (const teamId of await this.opts.syncs.pending()) await this.push(teamId);
+    const due = await this.opts.syncs.pending(new Date(Date.now() - this.opts.graceMs));
+    for (const { teamId, changedAt } of due) await this.push(teamId, changedAt);
   }
 
   start(intervalMs: number): void {
