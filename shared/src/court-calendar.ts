@@ -1,6 +1,7 @@
 // A team's court calendar and CNJ-number policy (team settings, issue 29): the
 // shapes the gateway stores and validates and the services read from the settings
 // header. The calendar itself is computed by the activities service.
+import { arrayOf, date, enumOf, nullable, object, typed } from './http/schemas.ts';
 
 /** The 27 federative units (26 states and the Federal District). */
 export const UFS = [
@@ -30,6 +31,16 @@ export interface CourtCalendarSettings {
 
 export const CNJ_CHECKS = ['warn', 'reject'] as const;
 export type CnjCheck = (typeof CNJ_CHECKS)[number];
+
+/** `{ uf, branch }` as a request names it (both optional: no UF, a state court). */
+export const jurisdictionSchema = () => object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') });
+
+/** A team's closures as a request sends them: at most `max`, each a date and a name. */
+export const closuresSchema = (max: number) =>
+  arrayOf(object({ date: date(), name: typed<string>({ type: 'string', minLength: 1, maxLength: 100 }) }, ['date', 'name']), {
+    maxItems: max,
+    'x-message': `court_calendar.closures must be a list of at most ${max} closures`,
+  });
 
 export const DEFAULT_JURISDICTION: Jurisdiction = { uf: null, branch: 'state' };
 

@@ -5,8 +5,8 @@
 // principal cache's TTL (at most 1 s).
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
-import { arrayOf, date, enumOf, integer, nullable, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
-import { CNJ_CHECKS, COURT_BRANCHES, UFS } from '@lpm/shared/court-calendar';
+import { enumOf, integer, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
+import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
 import type { PrincipalCache } from '../auth/principal-cache.ts';
 import { identityOf } from '../domain/accounts.ts';
 import type { Settings } from '../domain/settings.ts';
@@ -15,16 +15,7 @@ const MAX_PHASES = 30;
 /** Closures travel in the settings header (MAX_SETTINGS_BYTES); a year of municipal holidays and outages fits. */
 const MAX_CLOSURES = 100;
 
-const courtCalendar = object(
-  {
-    jurisdiction: object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') }),
-    closures: arrayOf(object({ date: date(), name: typed<string>({ type: 'string', minLength: 1, maxLength: 100 }) }, ['date', 'name']), {
-      maxItems: MAX_CLOSURES,
-      'x-message': `court_calendar.closures must be a list of at most ${MAX_CLOSURES} closures`,
-    }),
-  },
-  ['jurisdiction', 'closures'],
-);
+const courtCalendar = object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(MAX_CLOSURES) }, ['jurisdiction', 'closures']);
 
 const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
 const phaseList = <T>(field: string, items: Schema<T>) =>
@@ -46,6 +37,14 @@ export const updateSettingsBody = object({
     object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
   ),
 });
+
+const SETTINGS_EXAMPLES = [
+  { timezone: 'America/Sao_Paulo' },
+  {
+    court_calendar: { jurisdiction: { uf: 'SP', branch: 'state' }, closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }, { date: '2025-08-05', name: 'PJe indisponível' }] },
+    cnj_check: 'reject',
+  },
+];
 
 /** The settings fields a PUT sends. */
 export type SettingsChange = Static<typeof updateSettingsBody>;
@@ -78,7 +77,7 @@ export function settingsRoutes(fastify: FastifyInstance, opts: SettingsRouteOpti
     ok(await opts.settings.get(req.principal!.team.id)),
   );
 
-  app.put('/v1/settings', { config, schema: { body: updateSettingsBody, response: settingsResponse } }, async (req) => {
+  app.put('/v1/settings', { config, schema: { body: { ...updateSettingsBody, examples: SETTINGS_EXAMPLES }, response: settingsResponse } }, async (req) => {
     const settings = await opts.settings.update(identityOf(req.principal!), req.body);
     opts.principals.forgetTeam(req.principal!.team.id);
     return ok(settings);

@@ -45,7 +45,13 @@ const activityFields = {
   deadline_rule: nullable(deadlineRule),
 };
 
-export const createActivityBody = object(activityFields, ['type', 'title']);
+export const createActivityBody = {
+  ...object(activityFields, ['type', 'title']),
+  examples: [
+    { type: 'task', title: 'Protocolar petição', due_date: '2025-03-10', priority: 'alta' },
+    { type: 'deadline', title: 'Contestação', case_id: 'case_01jn0000000000000000000000', deadline_rule: { start: { made_available: '2025-11-13' }, days: 15 } },
+  ],
+} as ReturnType<typeof object<typeof activityFields, 'type' | 'title'>>;
 export const updateActivityBody = object({ ...activityFields, status });
 export const completeActivityBody = typed<{ notes?: string | null }>({
   type: 'object',

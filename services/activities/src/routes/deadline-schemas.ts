@@ -1,5 +1,5 @@
-import { boolean, date, enumOf, integer, nullable, object, okResponse, out, shape, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
-import { COURT_BRANCHES, UFS } from '@lpm/shared/court-calendar';
+import { boolean, date, enumOf, integer, object, okResponse, out, shape, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { jurisdictionSchema } from '@lpm/shared/court-calendar';
 import { COUNTINGS, type DeadlineStart } from '../domain/deadlines/deadline-calculator.ts';
 
 const START_MESSAGE = 'start must have exactly one of made_available, published or from';
@@ -13,8 +13,6 @@ const start = typed<DeadlineStart>({
   'x-message': START_MESSAGE,
 });
 
-export const jurisdiction = object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') });
-
 /** The calculator's input; also a deadline activity's `deadline_rule`. */
 export const deadlineRule = object(
   {
@@ -22,7 +20,7 @@ export const deadlineRule = object(
     days: integer({ minimum: 1, maximum: 365, 'x-message': 'days must be an integer from 1 to 365' }),
     counting: enumOf(COUNTINGS, 'Invalid counting'),
     double: typed<boolean>({ ...boolean(), 'x-message': 'double must be true or false' }),
-    jurisdiction,
+    jurisdiction: jurisdictionSchema(),
   },
   ['start', 'days'],
 );

@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
-import { arrayOf, date, enumOf, nullable, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
-import { COURT_BRANCHES, UFS, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
+import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
+import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Activities } from '../domain/activities.ts';
 import { ACTIVITY_SORT_FIELDS } from './activity-schemas.ts';
 
@@ -14,15 +14,8 @@ const countsBody = object({ kind: enumOf(['case', 'client', 'deal'], 'Invalid ki
 
 const courtCalendarBody = object(
   {
-    court_calendar: typed<CourtCalendarSettings>(
-      object(
-        {
-          jurisdiction: object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') }, ['uf', 'branch']),
-          closures: arrayOf(object({ date: date(), name: text(100) }, ['date', 'name'])),
-        },
-        ['jurisdiction', 'closures'],
-      ),
-    ),
+    // As the gateway stored it: jurisdiction complete, closures checked there.
+    court_calendar: typed<CourtCalendarSettings>(object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(1000) }, ['jurisdiction', 'closures'])),
     changed_at: typed<string>({ type: 'string', format: 'date-time' }),
   },
   ['court_calendar', 'changed_at'],
