@@ -57,6 +57,19 @@ describe('POST /v1/activities with deadline_rule', () => {
     expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', deadline_rule: { days: 5 } }), 400, 'VALIDATION_ERROR', 'deadline_rule.start is required');
   });
 
+  test('when a PUT sends another rule, then the due date is computed again and the answer shows it', async () => {
+    const who = identity();
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Recurso', deadline_rule: RULE })).json().data;
+    // Published Thu 27 Feb 2025, 15 business days: Fri 28 Feb (1), Carnaval 3-4 Mar,
+    // 5-7 Mar (2-4), 10-14 (5-9), 17-21 (10-14), Mon 24 Mar 2025 (15).
+    const rule = { start: { published: '2025-02-27' }, days: 15 };
+    const res = await call(who, 'PUT', `/v1/activities/${created.id}`, { deadline_rule: rule });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ id: created.id, due_date: '2025-03-24', deadline_rule: rule, deadline: { due_date: '2025-03-24', days: 15 } });
+    expectError(await call(who, 'PUT', `/v1/activities/${created.id}`, { deadline_rule: rule, due_date: '2025-03-25' }), 400, 'VALIDATION_ERROR', 'Send either due_date or deadline_rule, not both');
+    expectError(await call(who, 'PUT', `/v1/activities/${created.id}`, { type: 'task' }), 400, 'VALIDATION_ERROR', 'deadline_rule is only for type deadline');
+  });
+
   test('when a due date is set by hand on a rule-based deadline, then the rule is dropped', async () => {
     const who = identity();
     const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Réplica', deadline_rule: RULE })).json().data;

@@ -192,6 +192,9 @@ describe('the worked table (services/activities/README.md)', () => {
     expect(d).toMatchObject({ start_date: '2025-07-10', due_date: '2025-07-14' });
     expect(d.trail[1]).toEqual({ date: '2025-07-09', counted: false, reason: 'holiday: Revolução Constitucionalista' });
     expect((await compute({ start: { published: '2025-07-08' }, days: 3 })).due_date).toBe('2025-07-11');
+    // A rule naming only the branch keeps the team's UF; naming uf null drops it.
+    expect((await compute({ start: { published: '2025-07-08' }, days: 3, jurisdiction: { branch: 'federal' } }, sp)).due_date).toBe('2025-07-14');
+    expect((await compute({ start: { published: '2025-07-08' }, days: 3, jurisdiction: { uf: null } }, sp)).due_date).toBe('2025-07-11');
   });
 
   test('11. when a labour appeal (CLT art. 895, 8 days) spans Carnaval 2026, then 16-17 Feb are skipped', async () => {

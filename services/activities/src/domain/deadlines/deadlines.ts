@@ -1,6 +1,7 @@
 // A deadline rule (the calculator's input, as POST /v1/deadlines/compute and a
-// deadline activity take it) computed on the team's court calendar: the rule's own
-// jurisdiction when it names one, the team's otherwise, and always the team's closures.
+// deadline activity take it) computed on the team's court calendar: each part of
+// the jurisdiction the rule names (uf, branch) replaces the team's, and the team's
+// closures always apply.
 import type { CourtBranch, CourtCalendarSettings, Uf } from '@lpm/shared/court-calendar';
 import { CourtCalendar } from './court-calendar.ts';
 import { computeDeadline, type Deadline, type DeadlineInput } from './deadline-calculator.ts';
@@ -10,6 +11,7 @@ export interface DeadlineRule extends DeadlineInput {
 }
 
 export function deadlineOf(rule: DeadlineRule, court: CourtCalendarSettings): Deadline {
-  const jurisdiction = rule.jurisdiction ? { uf: rule.jurisdiction.uf ?? null, branch: rule.jurisdiction.branch ?? 'state' } : court.jurisdiction;
+  const own = rule.jurisdiction ?? {};
+  const jurisdiction = { uf: own.uf !== undefined ? own.uf : court.jurisdiction.uf, branch: own.branch ?? court.jurisdiction.branch };
   return computeDeadline(rule, new CourtCalendar(jurisdiction, court.closures));
 }
