@@ -41,6 +41,7 @@ test('when a closure is added to the team calendar, then the rule-based deadline
   const [updated] = await tap.waitFor('activity.updated', id);
   expect(updated.data.object).toMatchObject({ id, due_date: '2025-08-11', deadline: { due_date: '2025-08-11' } });
   expect(updated.data.previous_attributes).toEqual({ due_date: '2025-08-08' });
+  expect(updated.actor_id).toBe(t.user.id);
   const detail = await call('GET', `/v1/activities/${id}`);
   expect(detail.body.data).toMatchObject({ due_date: '2025-08-11', deadline_rule: rule });
   expect(detail.body.data.deadline.trail).toContainEqual({ date: '2025-08-05', counted: false, reason: 'team closure: PJe indisponível' });

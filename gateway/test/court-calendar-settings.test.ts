@@ -11,10 +11,11 @@ import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGa
 /** Stands in for the activities service: records each court calendar it is told, answering `failWith` while set. */
 async function startActivitiesStandIn() {
   const app: FastifyInstance = Fastify({ logger: false });
-  const state = { failWith: 0, told: [] as { teamId: string | undefined; body: any }[] };
+  const state = { failWith: 0, told: [] as { teamId: string | undefined; userId: string | undefined; body: any }[] };
   app.post('/internal/court-calendar', async (req, reply) => {
     if (state.failWith) return reply.status(state.failWith).send({ success: false });
-    state.told.push({ teamId: readIdentity(req.headers, INTERNAL_TOKEN)?.teamId, body: req.body });
+    const who = readIdentity(req.headers, INTERNAL_TOKEN);
+    state.told.push({ teamId: who?.teamId, userId: who?.userId, body: req.body });
     return { success: true, data: { changed: 0 } };
   });
   app.all('/*', async (req) => ({ success: true, data: { path: req.url, identity: readIdentity(req.headers, INTERNAL_TOKEN) } }));
@@ -77,7 +78,8 @@ describe('a court calendar change reaching the activities service', () => {
     const team = await newTeam(gw.accounts);
     const res = await put(team.apiKey, { court_calendar: CALENDAR });
     await waitFor('the activities service told', () => activities.state.told.length === 1);
-    expect(activities.state.told[0]).toEqual({ teamId: team.team.id, body: { court_calendar: SORTED, changed_at: res.body.data.updated_at } });
+    // On behalf of the user who changed it: the events it causes name them.
+    expect(activities.state.told[0]).toEqual({ teamId: team.team.id, userId: team.user.id, body: { court_calendar: SORTED, changed_at: res.body.data.updated_at } });
     // Nothing left to retry, and the same calendar again (or another field) is no change.
     await put(team.apiKey, { court_calendar: CALENDAR, timezone: 'UTC' });
     await new Promise((r) => setTimeout(r, 600));
@@ -92,7 +94,7 @@ describe('a court calendar change reaching the activities service', () => {
     expect(activities.state.told).toEqual([]);
     activities.state.failWith = 0;
     await waitFor('the retried change', () => activities.state.told.length > 0, 5000);
-    expect(activities.state.told[0].body.court_calendar).toEqual({ jurisdiction: { uf: null, branch: 'federal' }, closures: [] });
+    expect(activities.state.told[0]).toMatchObject({ userId: team.user.id, body: { court_calendar: { jurisdiction: { uf: null, branch: 'federal' }, closures: [] } } });
     // Told once it answered: the retry pass stops.
     const count = activities.state.told.length;
     await new Promise((r) => setTimeout(r, 600));

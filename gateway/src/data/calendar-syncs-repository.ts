@@ -16,15 +16,15 @@ export class CalendarSyncsRepository {
     this.syncs = db.collection<CalendarSyncRecord>(COLLECTION);
   }
 
-  /** Records that the team's calendar changed at `changedAt` (a later change replaces an earlier one). */
-  async mark(teamId: string, changedAt: Date): Promise<void> {
-    await withDocumentLock(this.db, COLLECTION, teamId, () => this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt }, { upsert: true }));
+  /** Records that `by` changed the team's calendar at `changedAt` (a later change replaces an earlier one). */
+  async mark(teamId: string, changedAt: Date, by: string): Promise<void> {
+    await withDocumentLock(this.db, COLLECTION, teamId, () => this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt, by }, { upsert: true }));
   }
 
   /** The changes recorded before `before` still to be told, oldest first (a handful: each is removed once told). */
-  async pending(before: Date, limit = 100): Promise<{ teamId: string; changedAt: Date }[]> {
+  async pending(before: Date, limit = 100): Promise<{ teamId: string; changedAt: Date; by: string }[]> {
     const rows = await this.syncs.find({ changed_at: { $lt: before } }, { sort: { changed_at: 1 }, limit }).toArray();
-    return rows.map((r) => ({ teamId: r._id, changedAt: r.changed_at }));
+    return rows.map((r) => ({ teamId: r._id, changedAt: r.changed_at, by: r.by }));
   }
 
   /** Done for the change of `changedAt` and any before it; a later change stays pending. */

@@ -63,6 +63,8 @@ export const CalendarSyncEntity = defineEntity({
   properties: {
     _id: p.string().primary(),
     changed_at: p.datetime(),
+    /** The user who made the change: the actor of the events it causes. */
+    by: p.string(),
   },
 });
 

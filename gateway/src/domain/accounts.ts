@@ -27,10 +27,15 @@ export interface Principal {
   key: ApiKey;
 }
 
+/** A team's settings, as services receive them. */
+export function settingsOf(team: Team): TeamSettings {
+  const { timezone, case_phases, deal_phases, court_calendar, cnj_check } = team;
+  return { timezone, case_phases, deal_phases, court_calendar, cnj_check };
+}
+
 /** What the gateway tells services about a caller. */
 export function identityOf(p: Principal): Identity {
-  const { timezone, case_phases, deal_phases, court_calendar, cnj_check } = p.team;
-  return { teamId: p.team.id, userId: p.user.id, scopes: p.key.scopes, settings: { timezone, case_phases, deal_phases, court_calendar, cnj_check } };
+  return { teamId: p.team.id, userId: p.user.id, scopes: p.key.scopes, settings: settingsOf(p.team) };
 }
 
 export interface IssuedKey {

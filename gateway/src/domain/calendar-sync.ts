@@ -8,7 +8,7 @@ import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import type { CalendarSyncsRepository } from '../data/calendar-syncs-repository.ts';
-import type { Accounts } from './accounts.ts';
+import { settingsOf, type Accounts } from './accounts.ts';
 
 /** The activities service, as the gateway tells it of a calendar (upstream/activities-service.ts). */
 export interface DeadlineOwner {
@@ -37,25 +37,21 @@ export class CalendarSync {
     this.opts = opts;
   }
 
-  /** Before the settings write: the change that must reach the activities service. */
-  mark(teamId: string, changedAt: Date): Promise<void> {
-    return this.opts.syncs.mark(teamId, changedAt);
+  /** Before the settings write: the change `who` made, which must reach the activities service. */
+  mark(who: Pick<Identity, 'teamId' | 'userId'>, changedAt: Date): Promise<void> {
+    return this.opts.syncs.mark(who.teamId, changedAt, who.userId);
   }
 
   /**
-   * Tells the activities service the team's current calendar, then clears the change
-   * recorded at `recordedAt` (default: the settings' own change instant); false when it could not.
+   * Tells the activities service the team's current calendar, on behalf of the user
+   * who changed it, then clears the change recorded at `recordedAt` (default: the
+   * settings' own change instant); false when it could not.
    */
-  async push(teamId: string, recordedAt?: Date): Promise<boolean> {
+  async push(teamId: string, by: string, recordedAt?: Date): Promise<boolean> {
     try {
       const team = await this.opts.accounts.getTeam(teamId);
       const changedAt = team.settings_updated_at ?? new Date(0);
-      const who: Identity = {
-        teamId,
-        userId: team.owner_user_id,
-        scopes: ['read', 'write'],
-        settings: { timezone: team.timezone, case_phases: team.case_phases, deal_phases: team.deal_phases, court_calendar: team.court_calendar, cnj_check: team.cnj_check },
-      };
+      const who: Identity = { teamId, userId: by, scopes: ['read', 'write'], settings: settingsOf(team) };
       await this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt);
       await this.opts.syncs.done(teamId, recordedAt ?? changedAt);
       return true;
@@ -68,7 +64,7 @@ export class CalendarSync {
   /** One pass over every team still to be told. */
   async retryPending(): Promise<void> {
     const due = await this.opts.syncs.pending(new Date(Date.now() - this.opts.graceMs));
-    for (const { teamId, changedAt } of due) await this.push(teamId, changedAt);
+    for (const { teamId, changedAt, by } of due) await this.push(teamId, by, changedAt);
   }
 
   start(intervalMs: number): void {

@@ -69,10 +69,10 @@ export class Settings {
     await this.refuseRemovingPhasesInUse(who, current, next);
     const now = new Date();
     const calendarChanged = next.court_calendar !== undefined && JSON.stringify(next.court_calendar) !== JSON.stringify(current.court_calendar);
-    if (calendarChanged) await this.opts.calendarSync.mark(who.teamId, now);
+    if (calendarChanged) await this.opts.calendarSync.mark(who, now);
     await this.opts.teams.setSettings(who.teamId, next, now);
     // Not awaited: the retry pass repeats it if it fails.
-    if (calendarChanged) void this.opts.calendarSync.push(who.teamId);
+    if (calendarChanged) void this.opts.calendarSync.push(who.teamId, who.userId);
     return this.get(who.teamId);
   }
 

@@ -235,6 +235,8 @@ describe('POST /v1/deadlines/compute refuses', () => {
   test('when a field is missing, malformed or out of range, then 400 with its message', async () => {
     await refuse({ days: 5 }, 'start is required');
     await refuse({ start: { published: '2025-02-30' }, days: 5 }, 'start.published must be a date (YYYY-MM-DD)');
+    await refuse({ start: { published: '1989-12-29' }, days: 5 }, 'start.published must be from 1990 to 2100');
+    await refuse({ start: { made_available: '2101-01-03' }, days: 5 }, 'start.made_available must be from 1990 to 2100');
     await refuse({ start: { published: '2025-02-03' }, days: 0 }, 'days must be an integer from 1 to 365');
     await refuse({ start: { published: '2025-02-03' }, days: 366 }, 'days must be an integer from 1 to 365');
     await refuse({ start: { published: '2025-02-03' }, days: 2.5 }, 'days must be an integer from 1 to 365');
