@@ -43,6 +43,21 @@ describe('POST /v1/activities with deadline_rule', () => {
     expect(overdue.map((a: { id: string }) => a.id)).toEqual([created.id]);
   });
 
+  test('when the rule due date is ahead, then due_soon and overdue are armed from it, and re-armed when a closure moves it', async () => {
+    const who = identity();
+    // Easter 2030 is 21 April, so Carnaval is Mon 4 and Tue 5 Mar 2030. Published Fri
+    // 1 Mar 2030, 1 business day: Sat 2, Sun 3, Carnaval 4-5, day 1 Wed 6 Mar 2030.
+    // Due moment 23:59 in São Paulo (UTC-3): 2030-03-07T02:59Z; due_soon 24 h before.
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Manifestação', deadline_rule: { start: { published: '2030-03-01' }, days: 1 } })).json().data;
+    expect(created.due_date).toBe('2030-03-06');
+    const stored = () => sut.db.collection('activities').findOne({ _id: created.id } as never);
+    expect(await stored()).toMatchObject({ due_soon_at: new Date('2030-03-06T02:59:00Z'), overdue_at: new Date('2030-03-07T02:59:00Z') });
+    // A closure on Wed 6 Mar: day 1 is Thu 7 Mar 2030; the signals move a day.
+    const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2030-03-06', name: 'Expediente suspenso' }] };
+    await call(who, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: new Date().toISOString() });
+    expect(await stored()).toMatchObject({ due_date: '2030-03-07', due_soon_at: new Date('2030-03-07T02:59:00Z'), overdue_at: new Date('2030-03-08T02:59:00Z') });
+  });
+
   test('when a due_date comes with the rule, or the type is not deadline, or it recurs, then 400', async () => {
     const who = identity();
     expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', due_date: '2025-03-10', deadline_rule: RULE }), 400, 'VALIDATION_ERROR', 'Send either due_date or deadline_rule, not both');
