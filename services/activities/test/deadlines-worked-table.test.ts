@@ -223,6 +223,27 @@ describe('the worked table (services/activities/README.md)', () => {
   });
 });
 
+describe('edges of the counting', () => {
+  test('when a calendar count is one day, then day 1 is the due date', async () => {
+    // Intimated Mon 2 Jun 2025: day 1 Tue 3 Jun 2025.
+    const d = await compute({ start: { from: '2025-06-02' }, days: 1, counting: 'calendar' });
+    expect(d).toMatchObject({ start_date: '2025-06-03', due_date: '2025-06-03' });
+  });
+
+  test('when a calendar count ends inside the recess on a day of court business, then it is not moved (art. 220 suspends business counting only)', async () => {
+    // From Fri 12 Dec 2025: Sat 13 and Sun 14 have no court business, so day 1 is Mon
+    // 15 Dec (CPP art. 798 §3); day 10 is 9 days later, Wed 24 Dec 2025, a weekday
+    // that is no holiday.
+    const d = await compute({ start: { from: '2025-12-12' }, days: 10, counting: 'calendar' });
+    expect(d).toMatchObject({ start_date: '2025-12-15', due_date: '2025-12-24' });
+  });
+
+  test('when 365 business days are doubled, then 730 are counted', async () => {
+    const d = await compute({ start: { published: '2025-01-02' }, days: 365, double: true });
+    expect(d.days).toBe(730);
+  });
+});
+
 describe('POST /v1/deadlines/compute refuses', () => {
   const refuse = async (body: unknown, message: string) =>
     expectError(await sut.call(team, { method: 'POST', url: '/v1/deadlines/compute', payload: body as never }), 400, 'VALIDATION_ERROR', message);

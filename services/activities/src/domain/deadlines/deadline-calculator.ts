@@ -88,14 +88,15 @@ export function computeDeadline(input: DeadlineInput, calendar: CourtCalendar): 
       }
     }
   } else {
-    for (let n = 1; n < days; n++) {
+    // Every calendar day counts; only the last one must have court business.
+    for (let n = 2; n < days; n++) count((due = nextDay(due)));
+    if (days > 1) {
       due = nextDay(due);
-      if (n < days - 1 || !calendar.closedReason(due)) count(due);
-    }
-    if (calendar.closedReason(due)) {
-      // Art. 224 §1: a last day without court business moves to the next business day.
-      skip(due, MOVED);
-      due = firstAfter(due, true);
+      if (calendar.closedReason(due)) {
+        // Art. 224 §1: a last day without court business moves to the next business day.
+        skip(due, MOVED);
+        due = firstAfter(due, true);
+      }
       count(due);
     }
   }
