@@ -9,6 +9,8 @@ import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import type { Upstreams } from './config.ts';
 import { Accounts } from './domain/accounts.ts';
 import { Settings } from './domain/settings.ts';
+import { CalendarSync } from './domain/calendar-sync.ts';
+import { ActivitiesService } from './upstream/activities-service.ts';
 import { gatewayRepositories, pingStore } from './data/store.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { clientAddress, type TrustedProxies } from './auth/client-address.ts';
@@ -55,6 +57,10 @@ export interface GatewayDeps {
   authFailureLimit?: number;
   /** That window (AUTH_FAILURE_WINDOW, default 1 min). */
   authFailureWindowMs?: number;
+  /** How often court calendar changes not yet applied to deadline activities are sent again (default 1 min). */
+  calendarSyncIntervalMs?: number;
+  /** How old such a change must be before it is sent again (default 30 s; CalendarSyncOptions.graceMs). */
+  calendarSyncGraceMs?: number;
 }
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
@@ -65,10 +71,19 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const accounts = new Accounts(repositories);
   const service = (name: ServiceName) =>
     new ServiceClient({ name, baseUrl: deps.upstreams[name], internalToken: deps.internalToken, timeoutMs: upstreamTimeoutMs });
+  const calendarSync = new CalendarSync({
+    syncs: repositories.calendarSyncs,
+    accounts,
+    deadlines: new ActivitiesService(service('activities'), deployed),
+    logger: app.log,
+    graceMs: deps.calendarSyncGraceMs ?? 30_000,
+  });
+  calendarSync.start(deps.calendarSyncIntervalMs ?? 60_000);
   const settings = new Settings({
     teams: repositories.teams,
     accounts,
     phaseOwners: new CasesAndDealsServices({ cases: service('cases'), deals: service('deals'), deployed }),
+    calendarSync,
   });
   const storeTimeoutMs = deps.storeTimeoutMs ?? 5000;
   const changes = new PrincipalChanges({ read: () => withTimeout(repositories.changes.version(), storeTimeoutMs, 'principal change poll') });
@@ -88,6 +103,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
 
   app.addHook('onClose', async () => {
     changes.stop();
+    await calendarSync.stop();
     await closeRedis(deps.redis);
     counters.close();
     principals.clear();

@@ -57,6 +57,8 @@ const DEFAULTS = {
   timezone: 'America/Sao_Paulo',
   case_phases: [...DEFAULT_CASE_PHASES],
   deal_phases: DEFAULT_DEAL_PHASES.map((p) => ({ ...p })),
+  court_calendar: { jurisdiction: { uf: null, branch: 'state' }, closures: [] },
+  cnj_check: 'warn',
 };
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -143,8 +145,8 @@ describe('PUT /v1/settings', () => {
     const change = { timezone: 'UTC', case_phases: [...DEFAULT_CASE_PHASES, 'x'], deal_phases: [...DEFAULTS.deal_phases, { name: 'y', probability: 99 }] };
     const res = await put(team.apiKey, change);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ ...change, updated_at: expect.stringMatching(ISO_MS) });
-    expect(await settingsSeenByServices(team.apiKey)).toEqual(change);
+    expect(res.body.data).toEqual({ ...DEFAULTS, ...change, updated_at: expect.stringMatching(ISO_MS) });
+    expect(await settingsSeenByServices(team.apiKey)).toEqual({ ...DEFAULTS, ...change });
   });
 
   test('when another key of the team was cached before the change, then its next request carries the new settings too', async () => {
@@ -222,7 +224,7 @@ describe('PUT /v1/settings validation', () => {
       deal_phases: manyPhases(30, (i) => `${i}`.padEnd(100, 'd')).map((name) => ({ name, probability: 100 })),
     };
     expect((await put(fresh.apiKey, body)).status).toBe(200);
-    expect(await settingsSeenByServices(fresh.apiKey)).toEqual(body);
+    expect(await settingsSeenByServices(fresh.apiKey)).toEqual({ ...DEFAULTS, ...body });
   });
 
   test('when a request is refused, then the settings are unchanged', async () => {

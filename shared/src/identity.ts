@@ -2,6 +2,7 @@
 // these headers itself and drops any a client sent; services trust them only
 // together with the internal credential.
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { defaultCourtCalendar, isCourtCalendar, type CnjCheck, type CourtCalendarSettings } from './court-calendar.ts';
 
 export const HEADER = {
   internalToken: 'x-lpm-internal-token',
@@ -22,6 +23,10 @@ export interface TeamSettings {
   timezone: string;
   case_phases: string[];
   deal_phases: { name: string; probability: number }[];
+  /** The team's court: its jurisdiction and its own closures (deadline counting). */
+  court_calendar: CourtCalendarSettings;
+  /** What a case number in the CNJ format with wrong check digits gets: accepted with a warning, or 422. */
+  cnj_check: CnjCheck;
 }
 
 export const DEFAULT_CASE_PHASES: readonly string[] = ['recebido', 'triagem', 'em-andamento', 'em-revisão', 'finalizado'];
@@ -38,6 +43,8 @@ export function defaultTeamSettings(timezone = 'America/Sao_Paulo'): TeamSetting
     timezone,
     case_phases: [...DEFAULT_CASE_PHASES],
     deal_phases: DEFAULT_DEAL_PHASES.map((p) => ({ ...p })),
+    court_calendar: defaultCourtCalendar(),
+    cnj_check: 'warn',
   };
 }
 
@@ -49,13 +56,13 @@ export interface Identity {
 }
 
 export function identityHeaders(identity: Identity, internalToken: string): Record<string, string> {
-  const { timezone, case_phases, deal_phases } = identity.settings;
+  const { timezone, case_phases, deal_phases, court_calendar, cnj_check } = identity.settings;
   return {
     [HEADER.internalToken]: internalToken,
     [HEADER.teamId]: identity.teamId,
     [HEADER.userId]: identity.userId,
     [HEADER.scopes]: identity.scopes.join(','),
-    [HEADER.settings]: Buffer.from(JSON.stringify({ timezone, case_phases, deal_phases })).toString('base64url'),
+    [HEADER.settings]: Buffer.from(JSON.stringify({ timezone, case_phases, deal_phases, court_calendar, cnj_check })).toString('base64url'),
   };
 }
 
@@ -95,10 +102,13 @@ function readSettings(raw: string | undefined): TeamSettings {
     timezone: value.timezone,
     case_phases: value.case_phases,
     deal_phases: value.deal_phases.map(({ name, probability }) => ({ name, probability })),
+    // Absent from a header an older gateway wrote: the defaults.
+    court_calendar: isCourtCalendar(value.court_calendar) ? value.court_calendar : defaultCourtCalendar(),
+    cnj_check: value.cnj_check === 'reject' ? 'reject' : 'warn',
   };
 }
 
-function isTeamSettings(v: unknown): v is TeamSettings {
+function isTeamSettings(v: unknown): v is Omit<TeamSettings, 'court_calendar' | 'cnj_check'> & { court_calendar?: unknown; cnj_check?: CnjCheck } {
   const s = v as Partial<TeamSettings> | null;
   return (
     typeof s === 'object' &&

@@ -2,6 +2,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
 import type { Scope, TeamSettings } from '@lpm/shared/identity';
 import { PLANS } from '../domain/plans.ts';
+import { CNJ_CHECKS } from '@lpm/shared/court-calendar';
 
 export const TeamEntity = defineEntity({
   name: 'Team',
@@ -14,6 +15,8 @@ export const TeamEntity = defineEntity({
     // Team settings (decisions §8); absent until first changed, read as the defaults.
     case_phases: p.json<TeamSettings['case_phases']>().strictNullable(),
     deal_phases: p.json<TeamSettings['deal_phases']>().strictNullable(),
+    court_calendar: p.json<TeamSettings['court_calendar']>().strictNullable(),
+    cnj_check: p.enum(CNJ_CHECKS).strictNullable(),
     settings_updated_at: p.datetime().strictNullable(),
     owner_user_id: p.string(),
     created_at: p.datetime(),
@@ -49,8 +52,25 @@ export const ApiKeyEntity = defineEntity({
   uniques: [{ properties: ['digest'] }],
 });
 
-export const GATEWAY_ENTITIES = [TeamEntity, UserEntity, ApiKeyEntity];
+/**
+ * A team whose court calendar changed and whose deadline activities have not yet
+ * been told (domain/calendar-sync.ts): written before the settings, removed once the
+ * activities service answered for a change at least as recent.
+ */
+export const CalendarSyncEntity = defineEntity({
+  name: 'CalendarSync',
+  collection: 'calendar_syncs',
+  properties: {
+    _id: p.string().primary(),
+    changed_at: p.datetime(),
+    /** The user who made the change: the actor of the events it causes. */
+    by: p.string(),
+  },
+});
+
+export const GATEWAY_ENTITIES = [TeamEntity, UserEntity, ApiKeyEntity, CalendarSyncEntity];
 
 export type TeamRecord = InferEntity<typeof TeamEntity>;
 export type UserRecord = InferEntity<typeof UserEntity>;
 export type ApiKeyRecord = InferEntity<typeof ApiKeyEntity>;
+export type CalendarSyncRecord = InferEntity<typeof CalendarSyncEntity>;

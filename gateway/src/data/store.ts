@@ -8,6 +8,7 @@ import { GATEWAY_ENTITIES } from './entities.ts';
 import { PrincipalChangesRepository } from './principal-changes.ts';
 import { TeamsRepository } from './teams-repository.ts';
 import { UsersRepository } from './users-repository.ts';
+import { CalendarSyncsRepository } from './calendar-syncs-repository.ts';
 
 /** Connects to the gateway's database and creates the indexes its entities declare. */
 export function openGatewayStore(opts: { url: string; dbPrefix: string; logger?: Logger }): Promise<Store> {
@@ -23,9 +24,10 @@ export interface GatewayRepositories {
   users: UsersRepository;
   keys: ApiKeysRepository;
   changes: PrincipalChangesRepository;
+  calendarSyncs: CalendarSyncsRepository;
 }
 
 export function gatewayRepositories(db: Db): GatewayRepositories {
   const changes = new PrincipalChangesRepository(db);
-  return { teams: new TeamsRepository(db, changes), users: new UsersRepository(db), keys: new ApiKeysRepository(db, changes), changes };
+  return { teams: new TeamsRepository(db, changes), users: new UsersRepository(db), keys: new ApiKeysRepository(db, changes), changes, calendarSyncs: new CalendarSyncsRepository(db) };
 }

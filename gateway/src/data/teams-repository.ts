@@ -6,7 +6,7 @@ import type { Plan } from '../domain/plans.ts';
 import type { TeamRecord } from './entities.ts';
 import type { PrincipalChangesRepository } from './principal-changes.ts';
 
-type SettingsField = 'case_phases' | 'deal_phases' | 'settings_updated_at';
+type SettingsField = 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'settings_updated_at';
 
 /** A team as written when it is created. */
 export type NewTeam = Omit<TeamRecord, SettingsField>;

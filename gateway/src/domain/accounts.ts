@@ -14,7 +14,7 @@ import { isPlan, type Plan } from './plans.ts';
 type Identified<R extends { _id: string }> = Omit<R, '_id'> & { id: string };
 
 /** A team with its settings; those never changed are the defaults. */
-export type Team = Omit<Identified<TeamRecord>, 'case_phases' | 'deal_phases'> & TeamSettings;
+export type Team = Omit<Identified<TeamRecord>, 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check'> & TeamSettings;
 
 export type User = Identified<UserRecord>;
 
@@ -27,10 +27,15 @@ export interface Principal {
   key: ApiKey;
 }
 
+/** A team's settings, as services receive them. */
+export function settingsOf(team: Team): TeamSettings {
+  const { timezone, case_phases, deal_phases, court_calendar, cnj_check } = team;
+  return { timezone, case_phases, deal_phases, court_calendar, cnj_check };
+}
+
 /** What the gateway tells services about a caller. */
 export function identityOf(p: Principal): Identity {
-  const { timezone, case_phases, deal_phases } = p.team;
-  return { teamId: p.team.id, userId: p.user.id, scopes: p.key.scopes, settings: { timezone, case_phases, deal_phases } };
+  return { teamId: p.team.id, userId: p.user.id, scopes: p.key.scopes, settings: settingsOf(p.team) };
 }
 
 export interface IssuedKey {
@@ -112,6 +117,8 @@ function toTeam(r: StoredTeam): Team {
     timezone: r.timezone,
     case_phases: r.case_phases ?? defaults.case_phases,
     deal_phases: r.deal_phases ?? defaults.deal_phases,
+    court_calendar: r.court_calendar ?? defaults.court_calendar,
+    cnj_check: r.cnj_check ?? defaults.cnj_check,
     settings_updated_at: r.settings_updated_at ?? null,
     owner_user_id: r.owner_user_id,
     created_at: r.created_at,

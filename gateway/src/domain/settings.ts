@@ -1,11 +1,15 @@
 // Team settings (decisions §8): case kanban phases, deal pipeline phases (name and
-// suggested probability) and the time zone. A phase that records of the service
-// owning it still use cannot be removed; renaming a phase removes the old name.
+// suggested probability), the time zone, the court calendar and the CNJ-number
+// check (issue 29). A phase that records of the service owning it still use cannot
+// be removed; renaming a phase removes the old name. A change of the court calendar
+// reaches the team's deadline activities through CalendarSync.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
+import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamsRepository } from '../data/teams-repository.ts';
 import type { SettingsChange } from '../routes/settings.ts';
 import { isTimeZone, type Accounts, type Team } from './accounts.ts';
+import type { CalendarSync } from './calendar-sync.ts';
 
 export interface SettingsView extends TeamSettings {
   updated_at: string | null;
@@ -23,6 +27,7 @@ export interface SettingsOptions {
   teams: TeamsRepository;
   accounts: Accounts;
   phaseOwners: PhaseOwners;
+  calendarSync: CalendarSync;
 }
 
 // Services receive the settings in a request header on every request; this keeps
@@ -55,12 +60,19 @@ export class Settings {
       timezone: next.timezone ?? current.timezone,
       case_phases: next.case_phases ?? current.case_phases,
       deal_phases: next.deal_phases ?? current.deal_phases,
+      court_calendar: next.court_calendar ?? current.court_calendar,
+      cnj_check: next.cnj_check ?? current.cnj_check,
     };
     if (Buffer.byteLength(JSON.stringify(merged)) > MAX_SETTINGS_BYTES) {
       throw badRequest(`Settings must be at most ${MAX_SETTINGS_BYTES} bytes as JSON`, { type: 'invalid', max_bytes: MAX_SETTINGS_BYTES });
     }
     await this.refuseRemovingPhasesInUse(who, current, next);
-    await this.opts.teams.setSettings(who.teamId, next, new Date());
+    const now = new Date();
+    const calendarChanged = next.court_calendar !== undefined && JSON.stringify(next.court_calendar) !== JSON.stringify(current.court_calendar);
+    if (calendarChanged) await this.opts.calendarSync.mark(who, now);
+    await this.opts.teams.setSettings(who.teamId, next, now);
+    // Not awaited: the retry pass repeats it if it fails.
+    if (calendarChanged) void this.opts.calendarSync.push(who.teamId, who.userId);
     return this.get(who.teamId);
   }
 
@@ -83,12 +95,14 @@ const view = (t: Team): SettingsView => ({
   timezone: t.timezone,
   case_phases: t.case_phases,
   deal_phases: t.deal_phases,
+  court_calendar: t.court_calendar,
+  cnj_check: t.cnj_check,
   updated_at: t.settings_updated_at?.toISOString() ?? null,
 });
 
 /** The change with phase names trimmed; the rules the body schema cannot state. */
-function normalize(change: SettingsChange): SettingsChange {
-  const out: SettingsChange = {};
+function normalize(change: SettingsChange): Partial<TeamSettings> {
+  const out: Partial<TeamSettings> = {};
   if (change.timezone !== undefined) {
     if (!isTimeZone(change.timezone)) throw invalidField('timezone', 'Invalid time zone');
     out.timezone = change.timezone;
@@ -101,7 +115,18 @@ function normalize(change: SettingsChange): SettingsChange {
     out.deal_phases = change.deal_phases.map((p, i) => ({ name: phaseName(`deal_phases.${i}.name`, p.name), probability: p.probability }));
     refuseDuplicates('deal_phases', out.deal_phases.map((p) => p.name));
   }
+  if (change.court_calendar !== undefined) out.court_calendar = courtCalendar(change.court_calendar);
+  if (change.cnj_check !== undefined) out.cnj_check = change.cnj_check;
   return out;
+}
+
+/** The calendar with names trimmed and closures in date order; one closure a day. */
+function courtCalendar(c: NonNullable<SettingsChange['court_calendar']>): CourtCalendarSettings {
+  const closures = c.closures.map((x, i) => ({ date: x.date, name: phaseName(`court_calendar.closures.${i}.name`, x.name) })).sort((a, b) => a.date.localeCompare(b.date));
+  closures.forEach((x, i) => {
+    if (i > 0 && closures[i - 1].date === x.date) throw invalidField('court_calendar.closures', 'Duplicate closure date', { date: x.date });
+  });
+  return { jurisdiction: { uf: c.jurisdiction.uf ?? null, branch: c.jurisdiction.branch ?? 'state' }, closures };
 }
 
 function phaseName(field: string, raw: string): string {

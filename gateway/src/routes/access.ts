@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Every method needs the admin scope (webhooks, team settings). */
     adminOnly?: boolean;
+    /** Every method needs only the read scope (a computation that writes nothing). */
+    readOnly?: boolean;
   }
 }
 
@@ -64,6 +66,7 @@ async function authenticate(req: FastifyRequest, reply: FastifyReply, opts: Acce
 
 function requiredScope(method: string, config: FastifyContextConfig | undefined): Scope {
   if (config?.adminOnly) return 'admin';
+  if (config?.readOnly) return 'read';
   return READ_METHODS.has(method) ? 'read' : 'write';
 }
 

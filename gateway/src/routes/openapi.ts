@@ -17,7 +17,12 @@ interface ServiceDocument {
 
 type Schema = Record<string, unknown>;
 
-const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+/** A JSON body; its schema's `examples` become the media type's, as @fastify/swagger writes the services' (OpenAPI 3.0 has no `examples` in a schema). */
+function json(schema: Schema) {
+  const { examples, ...rest } = schema;
+  const named = Array.isArray(examples) ? { examples: Object.fromEntries(examples.map((value, i) => [`example${i + 1}`, { value }])) } : {};
+  return { content: { 'application/json': { schema: rest, ...named } } };
+}
 
 /** A route's OpenAPI operation, in the form @fastify/swagger gives the services' routes. */
 function operation(schema: { body?: Schema; response?: Record<string, Schema> }) {

@@ -12,11 +12,13 @@ import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import type { Upstreams } from '../config.ts';
 import { identityOf, type Principal } from '../domain/accounts.ts';
 
-export const PROXY_ROUTES: readonly { prefix: string; upstream: ServiceName; adminOnly: boolean }[] = [
+export const PROXY_ROUTES: readonly { prefix: string; upstream: ServiceName; adminOnly: boolean; readOnly?: boolean }[] = [
   { prefix: '/v1/deals', upstream: 'deals', adminOnly: false },
   { prefix: '/v1/clients', upstream: 'clients', adminOnly: false },
   { prefix: '/v1/cases', upstream: 'cases', adminOnly: false },
   { prefix: '/v1/activities', upstream: 'activities', adminOnly: false },
+  // POST /v1/deadlines/compute only computes: a read key may call it.
+  { prefix: '/v1/deadlines', upstream: 'activities', adminOnly: false, readOnly: true },
   { prefix: '/v1/financial', upstream: 'financial', adminOnly: false },
   { prefix: '/v1/webhooks', upstream: 'webhooks', adminOnly: true },
 ];
@@ -82,7 +84,7 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
         upstream: opts.upstreams[route.upstream],
         prefix: route.prefix,
         rewritePrefix: route.prefix,
-        config: { adminOnly: route.adminOnly },
+        config: { adminOnly: route.adminOnly, readOnly: route.readOnly ?? false },
         disableRequestLogging: true,
         undici: {
           connections: 128,

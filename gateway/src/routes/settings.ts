@@ -5,12 +5,17 @@
 // principal cache's TTL (at most 1 s).
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
-import { integer, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
+import { enumOf, integer, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
+import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
 import type { PrincipalCache } from '../auth/principal-cache.ts';
 import { identityOf } from '../domain/accounts.ts';
 import type { Settings } from '../domain/settings.ts';
 
 const MAX_PHASES = 30;
+/** Closures travel in the settings header (MAX_SETTINGS_BYTES); a year of municipal holidays and outages fits. */
+const MAX_CLOSURES = 100;
+
+const courtCalendar = object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(MAX_CLOSURES) }, ['jurisdiction', 'closures']);
 
 const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
 const phaseList = <T>(field: string, items: Schema<T>) =>
@@ -23,6 +28,8 @@ const phaseList = <T>(field: string, items: Schema<T>) =>
   });
 
 export const updateSettingsBody = object({
+  court_calendar: courtCalendar,
+  cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
   timezone: text(100, { 'x-message': 'Invalid time zone' }),
   case_phases: phaseList('case_phases', phaseName),
   deal_phases: phaseList(
@@ -30,6 +37,14 @@ export const updateSettingsBody = object({
     object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
   ),
 });
+
+const SETTINGS_EXAMPLES = [
+  { timezone: 'America/Sao_Paulo' },
+  {
+    court_calendar: { jurisdiction: { uf: 'SP', branch: 'state' }, closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }, { date: '2025-08-05', name: 'PJe indisponível' }] },
+    cnj_check: 'reject',
+  },
+];
 
 /** The settings fields a PUT sends. */
 export type SettingsChange = Static<typeof updateSettingsBody>;
@@ -40,6 +55,11 @@ const settingsResponse = okResponse(
     timezone: out.string,
     case_phases: out.strings,
     deal_phases: { type: 'array', items: shape({ name: out.string, probability: out.integer }) },
+    court_calendar: shape({
+      jurisdiction: shape({ uf: out.nullableString, branch: out.string }),
+      closures: { type: 'array', items: shape({ date: out.string, name: out.string }) },
+    }),
+    cnj_check: out.string,
     updated_at: out.nullableString,
   }),
 );
@@ -57,7 +77,7 @@ export function settingsRoutes(fastify: FastifyInstance, opts: SettingsRouteOpti
     ok(await opts.settings.get(req.principal!.team.id)),
   );
 
-  app.put('/v1/settings', { config, schema: { body: updateSettingsBody, response: settingsResponse } }, async (req) => {
+  app.put('/v1/settings', { config, schema: { body: { ...updateSettingsBody, examples: SETTINGS_EXAMPLES }, response: settingsResponse } }, async (req) => {
     const settings = await opts.settings.update(identityOf(req.principal!), req.body);
     opts.principals.forgetTeam(req.principal!.team.id);
     return ok(settings);

@@ -5,6 +5,7 @@ import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/servi
 import type { Activities } from './domain/activities.ts';
 import { activityRoutes } from './routes/activities.ts';
 import { internalRoutes } from './routes/internal.ts';
+import { deadlineRoutes } from './routes/deadlines.ts';
 
 export interface ActivitiesAppOptions extends Omit<ServiceAppOptions, 'name'> {
   activities: Activities;
@@ -15,6 +16,7 @@ export function buildActivitiesApp(opts: ActivitiesAppOptions): FastifyInstance 
   app.register(async (scope) => {
     activityRoutes(scope, opts.activities);
     internalRoutes(scope, opts.activities);
+    deadlineRoutes(scope);
   });
   return app;
 }

@@ -54,6 +54,8 @@ describe('POST /v1/activities', () => {
       deal_id: null,
       assigned_to: null,
       created_by: t.userId,
+      deadline_rule: null,
+      deadline: null,
       reminder: null,
       recurrence: null,
       metadata: {},

@@ -149,6 +149,7 @@ describe('GET /v1/cases/{id}', () => {
     const { client_id, responsible_id, ...rest } = created;
     expect(res.body.data).toEqual({
       ...rest,
+      number_info: null,
       client: { id: client_id, name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: '11 5555-0000' },
       responsible: { id: responsible_id, name: 'Beatriz Souza', email: 'bia@silva.adv.br' },
     });

@@ -94,6 +94,12 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     return { open: openCount, overdue };
   }
 
+  /** The open activities of a team whose due date a deadline rule computes. */
+  async ruleBasedOpenIds(teamId: string): Promise<string[]> {
+    const rows = await this.collection.find({ team_id: teamId, rule_based: 1, open: 1 } as Filter<ActivityRecord>, { projection: { _id: 1 } }).toArray();
+    return rows.map((r) => r._id);
+  }
+
   /** Inserts the next occurrence of a series unless it is there already (a retried completion). */
   async insertOccurrence(record: ActivityRecord, events: DomainEvent[]): Promise<boolean> {
     const key = `${record.series_id}:${record.occurrence}`;

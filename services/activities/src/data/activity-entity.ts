@@ -1,5 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import type { Deadline } from '../domain/deadlines/deadline-calculator.ts';
+import type { DeadlineRule } from '../domain/deadlines/deadlines.ts';
 
 export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
 export const ACTIVITY_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
@@ -55,6 +57,13 @@ export const ActivityEntity = defineEntity({
     series_id: p.string().strictNullable(),
     series_start: p.string().strictNullable(),
     occurrence: p.integer(),
+    // A deadline computed from a rule (issue 29): the rule, what it computed on the team's
+    // court calendar (due_date is its due date), and when that calendar last changed.
+    deadline_rule: p.json<DeadlineRule>().strictNullable(),
+    deadline: p.json<Deadline>().strictNullable(),
+    calendar_at: p.datetime().strictNullable(),
+    /** 1 while a rule sets the due date: the equality a court calendar change looks them up by. */
+    rule_based: p.integer(),
     // Derived on every write (no collation on FerretDB): sorting and the overdue query.
     priority_rank: p.integer(),
     due_missing: p.integer(),

@@ -4,7 +4,7 @@
 // depend on. Every write stores the record and its events in one document write.
 import { viewOf } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { badRequest } from '@lpm/shared/errors';
+import { AppError, badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
@@ -24,6 +24,9 @@ import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
 import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from './activity-errors.ts';
 import { PRIORITY_RANK, WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
+import { ruleFieldsOf, withRule } from './deadline-activities.ts';
+import { deadlineOf } from './deadlines/deadlines.ts';
+import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 
 export interface UserLookup {
   find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;
@@ -170,15 +173,19 @@ export class Activities {
     await Promise.all(checks);
   }
 
-  async create(who: Who, body: CreateActivityBody) {
+  async create(who: Who, sent: CreateActivityBody) {
+    const body = withRule(sent, who.settings.court_calendar);
     await this.checkLinks(who, body);
     const now = this.now();
     const tz = who.settings.timezone;
     const id = newId('act');
+    const initial = fields.initial(WRITABLE_FIELDS, body);
     const base = {
       _id: id,
       team_id: who.teamId,
-      ...fields.initial(WRITABLE_FIELDS, body),
+      ...initial,
+      ...ruleFieldsOf(initial, who.settings.court_calendar),
+      calendar_at: null,
       priority: body.priority ?? ('media' as const),
       status: 'pending' as const,
       created_by: who.userId,
@@ -217,11 +224,15 @@ export class Activities {
     return { items: records.map((r) => overdueItemShape(r, links, today)), total };
   }
 
-  async update(who: Who, id: string, body: UpdateActivityBody) {
-    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+  async update(who: Who, id: string, input: UpdateActivityBody) {
+    if (Object.keys(input).length === 0) throw badRequest('No fields to update');
+    const court = who.settings.court_calendar;
+    const body = { ...withRule(input, court) };
     await this.checkLinks(who, body);
     const tz = who.settings.timezone;
     const before = await this.deps.activities.get(who.teamId, id);
+    // A due date set by hand replaces the rule that computed the previous one.
+    if (input.due_date !== undefined && input.deadline_rule === undefined && before.deadline_rule) body.deadline_rule = null;
     const links = await this.links(who.teamId, [before, { ...body, completed_by: who.userId }]);
     if (body.status === 'completed' && before.status !== 'completed' && MOVES[before.status].includes('completed')) {
       // As in complete(): the next occurrence first, so a crash cannot lose it.
@@ -236,6 +247,7 @@ export class Activities {
       if (completing) Object.assign(next, { completed_at: now, completed_by: who.userId });
       startSeries(next, id, tz, now);
 
+      Object.assign(next, ruleFieldsOf(next, court));
       const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'], current, next);
       if (changed.length === 0) return { result: { id, ...sent, updated_at: iso(current.updated_at) } };
       next.updated_at = now;
@@ -254,12 +266,56 @@ export class Activities {
         series_id: next.series_id,
         series_start: next.series_start,
         occurrence: next.occurrence,
+        deadline: next.deadline,
+        rule_based: next.rule_based,
       };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
       const answer: Record<string, unknown> = { id, ...sent, updated_at: iso(now) };
+      if (changed.includes('deadline_rule')) answer.deadline = next.deadline;
       if (completing) Object.assign(answer, { completed_at: iso(now), completed_by: detail.completed_by });
       return { result: answer, write: { set, events } };
     });
+  }
+
+  /**
+   * The team's court calendar changed (told by the gateway): each open activity whose
+   * due date a rule computes gets it computed again, and one whose date moves emits
+   * activity.updated. A calendar older than the one a record was last computed on is
+   * not applied to it; applying the same calendar again changes nothing.
+   */
+  async applyCourtCalendar(who: Who, court: CourtCalendarSettings, changedAt: Date): Promise<{ changed: number }> {
+    let changed = 0;
+    for (const id of await this.deps.activities.ruleBasedOpenIds(who.teamId)) {
+      const moved = await this.deps.activities.update(who.teamId, id, async (current) => {
+        // A record deleted since the list is simply gone: see the catch below.
+        if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
+        if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
+        const deadline = deadlineOf(current.deadline_rule, court);
+        if (deadline.due_date === current.due_date) return { result: false };
+        const now = this.now();
+        const tz = who.settings.timezone;
+        const next: ActivityRecord = { ...current, due_date: deadline.due_date, deadline, calendar_at: changedAt, updated_at: now };
+        Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
+        const detail = detailShape(next, await this.links(who.teamId, [next]));
+        const set: Partial<ActivityRecord> = {
+          due_date: next.due_date,
+          deadline,
+          calendar_at: changedAt,
+          updated_at: now,
+          ...derivedFields(next, tz),
+          due_soon_at: next.due_soon_at,
+          overdue_at: next.overdue_at,
+          reminder_at: next.reminder_at,
+        };
+        const event = newEvent('activity.updated', who.teamId, detail, { due_date: current.due_date }, who.userId);
+        return { result: true, write: { set, events: [event] } };
+      }).catch((e: unknown) => {
+        if (e instanceof AppError && e.status === 404) return false;
+        throw e;
+      });
+      if (moved) changed++;
+    }
+    return { changed };
   }
 
   async complete(who: Who, id: string, notes: string | null | undefined) {

@@ -24,6 +24,7 @@ export const WRITABLE_FIELDS = [
   'reminder',
   'recurrence',
   'metadata',
+  'deadline_rule',
 ] as const;
 
 export interface Links {
@@ -61,6 +62,9 @@ const head = (r: ActivityRecord) => ({
 });
 
 const tail = (r: ActivityRecord) => ({
+  // Absent from activities stored before deadline rules existed.
+  deadline_rule: r.deadline_rule ?? null,
+  deadline: r.deadline ?? null,
   reminder: r.reminder,
   recurrence: r.recurrence,
   metadata: r.metadata ?? {},

@@ -1,5 +1,6 @@
 import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../data/activity-entity.ts';
 
 export const ACTIVITY_SORT_FIELDS = ['due_date', 'created_at', 'updated_at', 'priority'] as const;
@@ -40,9 +41,17 @@ const activityFields = {
   reminder: nullable(reminder),
   recurrence: nullable(recurrence),
   metadata: nullable(metadata()),
+  /** type deadline only, instead of due_date: the due date is computed on the team's court calendar. */
+  deadline_rule: nullable(deadlineRule),
 };
 
-export const createActivityBody = object(activityFields, ['type', 'title']);
+export const createActivityBody = {
+  ...object(activityFields, ['type', 'title']),
+  examples: [
+    { type: 'task', title: 'Protocolar petição', due_date: '2025-03-10', priority: 'alta' },
+    { type: 'deadline', title: 'Contestação', case_id: 'case_01jn0000000000000000000000', deadline_rule: { start: { made_available: '2025-11-13' }, days: 15 } },
+  ],
+} as ReturnType<typeof object<typeof activityFields, 'type' | 'title'>>;
 export const updateActivityBody = object({ ...activityFields, status });
 export const completeActivityBody = typed<{ notes?: string | null }>({
   type: 'object',
@@ -88,6 +97,8 @@ const common = {
   due_time: nullableString,
   reminder: nullableObject,
   recurrence: nullableObject,
+  deadline_rule: nullableObject,
+  deadline: { ...deadlineShape, type: ['object', 'null'] },
   metadata: freeObject,
   completed_at: nullableString,
   completion_notes: nullableString,

@@ -5,11 +5,21 @@ import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
+import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Activities } from '../domain/activities.ts';
 import { ACTIVITY_SORT_FIELDS } from './activity-schemas.ts';
 
 const params = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 const countsBody = object({ kind: enumOf(['case', 'client', 'deal'], 'Invalid kind'), ids: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'ids']);
+
+const courtCalendarBody = object(
+  {
+    // As the gateway stored it: jurisdiction complete, closures checked there.
+    court_calendar: typed<CourtCalendarSettings>(object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(1000) }, ['jurisdiction', 'closures'])),
+    changed_at: typed<string>({ type: 'string', format: 'date-time' }),
+  },
+  ['court_calendar', 'changed_at'],
+);
 
 export function internalRoutes(fastify: FastifyInstance, activities: Activities): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -25,6 +35,11 @@ export function internalRoutes(fastify: FastifyInstance, activities: Activities)
       return ok(await activities.countsOf(req.identity.teamId, kind, id));
     });
   }
+
+  // The gateway, after a team's court calendar changed (and again until this answers).
+  app.post('/internal/court-calendar', { schema: { hide: true, body: courtCalendarBody } }, async (req) =>
+    ok(await activities.applyCourtCalendar(req.identity, req.body.court_calendar, new Date(req.body.changed_at))),
+  );
 
   app.post('/internal/activity-counts', { schema: { hide: true, body: countsBody } }, async (req) =>
     ok(await activities.countBy(req.identity.teamId, req.body.kind, req.body.ids)),

@@ -3,6 +3,7 @@ import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
 import type { CasePriority, CaseRecord } from '../data/case-entity.ts';
+import { cnjDigits, numberInfo } from './cnj-number.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
 export const PRIORITY_RANK: Record<CasePriority, number> = { alta: 3, media: 2, baixa: 1 };
@@ -26,7 +27,8 @@ export const WRITABLE_FIELDS = [
 
 export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date'>) {
   return {
-    search_text: foldText([r.title, r.number].filter(Boolean).join(' | ')),
+    // A CNJ number is found by its 20 digits as well as masked.
+    search_text: foldText([r.title, r.number, r.number && cnjDigits(r.number)].filter(Boolean).join(' | ')),
     title_sort: foldText(r.title),
     priority_rank: PRIORITY_RANK[r.priority],
     sla_missing: r.sla_date ? 0 : 1,
@@ -79,7 +81,14 @@ export function listItemShape(r: CaseRecord, links: Links) {
 }
 
 export function detailShape(r: CaseRecord, links: Links) {
-  return { ...identifying(r), client: client(r, links, true), responsible: responsible(r, links, true), ...counted(r), ...described(r) };
+  return {
+    ...identifying(r),
+    number_info: r.number ? numberInfo(r.number) : null,
+    client: client(r, links, true),
+    responsible: responsible(r, links, true),
+    ...counted(r),
+    ...described(r),
+  };
 }
 
 /** The create response: linked records as flat ids (spec, general conventions 6). */

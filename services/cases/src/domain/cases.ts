@@ -14,7 +14,8 @@ import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
 import type { CaseFilter, CasesRepository } from '../data/cases-repository.ts';
 import type { CaseListQuery, CreateCaseBody, UpdateCaseBody } from '../routes/case-schemas.ts';
-import { invalidPhase } from './case-errors.ts';
+import { invalidCnjNumber, invalidPhase } from './case-errors.ts';
+import { normalizeCaseNumber, numberInfo } from './cnj-number.ts';
 import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
@@ -50,7 +51,7 @@ const fields = new FieldChanges<CaseRecord>({
   empty: { labels: [], metadata: {} },
   normalize: {
     title: trimmedText('title'),
-    number: (n) => n.trim() || null,
+    number: normalizeCaseNumber,
   },
 });
 
@@ -95,9 +96,17 @@ export class Cases {
     if (!who.settings.case_phases.includes(phase)) throw invalidPhase();
   }
 
+  /** Any number is accepted (spec), unless the team refuses CNJ numbers that do not check. */
+  private checkNumber(who: Who, number: string | null | undefined) {
+    if (!number || who.settings.cnj_check !== 'reject') return;
+    const info = numberInfo(number);
+    if (info.format === 'cnj' && !info.valid) throw invalidCnjNumber();
+  }
+
   async create(who: Who, body: CreateCaseBody) {
     const phase = body.phase ?? who.settings.case_phases[0];
     this.checkPhase(who, phase);
+    this.checkNumber(who, body.number);
     await this.links.check(who, body);
     const now = new Date();
     const base = {
@@ -148,6 +157,7 @@ export class Cases {
   async update(who: Who, id: string, body: UpdateCaseBody) {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
+    this.checkNumber(who, body.number);
     await this.links.check(who, body);
     const links = await this.linksBefore(who, id, body);
     return this.deps.cases.update(

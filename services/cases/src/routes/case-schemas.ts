@@ -10,7 +10,8 @@ const status = enumOf(CASE_STATUSES, 'Invalid status');
 
 const caseFields = {
   title: name(),
-  number: nullable(text(100)),
+  /** Any text; a CNJ number (NNNNNNN-DD.AAAA.J.TR.OOOO, or its 20 digits) is stored masked and explained in number_info. */
+  number: nullable(text(100, { examples: ['0001234-56.2023.8.26.0100', '00012345620238260100', 'INT-2024/017'] })),
   area: nullable(text()),
   subject: nullable(text()),
   // Checked against the team's kanban in the domain (400 Invalid phase).
@@ -71,8 +72,26 @@ const common = {
   updated_at: string,
 };
 
+/** What a case number says (Resolução CNJ 65/2008), null without a number. */
+const numberInfo = {
+  type: ['object', 'null'],
+  properties: {
+    format: { type: 'string', enum: ['cnj', 'internal'] },
+    valid: { type: ['boolean', 'null'] },
+    year: { type: ['integer', 'null'] },
+    justice: { type: ['string', 'null'], enum: ['STF', 'CNJ', 'STJ', 'federal', 'labour', 'electoral', 'military', 'state', 'state military', null] },
+    court: nullableString,
+    origin: nullableString,
+  },
+  examples: [
+    { format: 'cnj', valid: true, year: 2023, justice: 'state', court: 'TJSP', origin: '0100' },
+    { format: 'internal', valid: null, year: null, justice: null, court: null, origin: null },
+  ],
+};
+
 const caseDetail = shape({
   ...common,
+  number_info: numberInfo,
   client: nested({ id: string, name: nullableString, type: nullableString, email: nullableString, phone: nullableString }),
   responsible: nested({ id: string, name: nullableString, email: nullableString }),
   description: nullableString,

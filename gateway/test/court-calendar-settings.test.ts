@@ -1,0 +1,115 @@
+// The team's court calendar and CNJ check in GET/PUT /v1/settings (issue 29), and
+// how a calendar change reaches the activities service: recorded first, sent at
+// once, sent again by the retry pass until the service answers.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
+import { readIdentity } from '@lpm/shared/identity';
+import { waitFor } from '../../shared/test/support/wait.ts';
+import { expectError } from '../../test/support/api.ts';
+import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+
+/** Stands in for the activities service: records each court calendar it is told, answering `failWith` while set. */
+async function startActivitiesStandIn() {
+  const app: FastifyInstance = Fastify({ logger: false });
+  const state = { failWith: 0, told: [] as { teamId: string | undefined; userId: string | undefined; body: any }[] };
+  app.post('/internal/court-calendar', async (req, reply) => {
+    if (state.failWith) return reply.status(state.failWith).send({ success: false });
+    const who = readIdentity(req.headers, INTERNAL_TOKEN);
+    state.told.push({ teamId: who?.teamId, userId: who?.userId, body: req.body });
+    return { success: true, data: { changed: 0 } };
+  });
+  app.all('/*', async (req) => ({ success: true, data: { path: req.url, identity: readIdentity(req.headers, INTERNAL_TOKEN) } }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, app, state };
+}
+
+let activities: Awaited<ReturnType<typeof startActivitiesStandIn>>;
+let echo: Awaited<ReturnType<typeof startEchoUpstream>>;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  activities = await startActivitiesStandIn();
+  echo = await startEchoUpstream('others');
+  gw = await startGateway('court_calendar', { ...allUpstreams(echo.url), activities: activities.url }, { calendarSyncIntervalMs: 200, calendarSyncGraceMs: 300 });
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await activities?.app.close();
+  await echo?.app.close();
+});
+
+beforeEach(() => {
+  activities.state.failWith = 0;
+  activities.state.told = [];
+});
+
+const put = (key: string, body: unknown) => call(gw.url, '/v1/settings', { method: 'PUT', key, body: JSON.stringify(body) });
+const CALENDAR = { jurisdiction: { uf: 'SP', branch: 'state' }, closures: [{ date: '2025-03-06', name: 'Fórum sem energia' }, { date: '2025-01-25', name: 'Aniversário de São Paulo' }] };
+const SORTED = { jurisdiction: CALENDAR.jurisdiction, closures: [CALENDAR.closures[1], CALENDAR.closures[0]] };
+
+describe('court_calendar and cnj_check in /v1/settings', () => {
+  test('when they are set, then GET shows them (closures in date order) and services receive them', async () => {
+    const team = await newTeam(gw.accounts);
+    const res = await put(team.apiKey, { court_calendar: CALENDAR, cnj_check: 'reject' });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ court_calendar: SORTED, cnj_check: 'reject' });
+    expect((await call(gw.url, '/v1/settings', { key: team.apiKey })).body.data).toMatchObject({ court_calendar: SORTED, cnj_check: 'reject' });
+    const seen = await call(gw.url, '/v1/activities', { key: team.apiKey });
+    expect(seen.body.data.identity.settings).toMatchObject({ court_calendar: SORTED, cnj_check: 'reject' });
+  });
+
+  test('when a field is wrong, then 400 with its message', async () => {
+    const team = await newTeam(gw.accounts);
+    expectError(await put(team.apiKey, { court_calendar: { jurisdiction: { uf: 'XX' }, closures: [] } }), 400, 'VALIDATION_ERROR', 'Invalid uf');
+    expectError(await put(team.apiKey, { court_calendar: { jurisdiction: { branch: 'civil' }, closures: [] } }), 400, 'VALIDATION_ERROR', 'Invalid branch');
+    expectError(await put(team.apiKey, { court_calendar: { jurisdiction: {}, closures: [{ date: '2025-13-01', name: 'x' }] } }), 400, 'VALIDATION_ERROR', 'court_calendar.closures.0.date must be a date (YYYY-MM-DD)');
+    const twice = { jurisdiction: {}, closures: [{ date: '2025-03-06', name: 'a' }, { date: '2025-03-06', name: 'b' }] };
+    expectError(await put(team.apiKey, { court_calendar: twice }), 400, 'VALIDATION_ERROR', 'Duplicate closure date');
+    expectError(await put(team.apiKey, { court_calendar: { jurisdiction: {} } }), 400, 'VALIDATION_ERROR', 'court_calendar.closures is required');
+    expectError(await put(team.apiKey, { cnj_check: 'block' }), 400, 'VALIDATION_ERROR', 'Invalid cnj_check');
+    expect(activities.state.told).toEqual([]);
+  });
+});
+
+describe('a court calendar change reaching the activities service', () => {
+  test('when the calendar changes, then the activities service is told the new calendar with the change instant, once', async () => {
+    const team = await newTeam(gw.accounts);
+    const res = await put(team.apiKey, { court_calendar: CALENDAR });
+    await waitFor('the activities service told', () => activities.state.told.length === 1);
+    // On behalf of the user who changed it: the events it causes name them.
+    expect(activities.state.told[0]).toEqual({ teamId: team.team.id, userId: team.user.id, body: { court_calendar: SORTED, changed_at: res.body.data.updated_at } });
+    // Nothing left to retry, and the same calendar again (or another field) is no change.
+    await put(team.apiKey, { court_calendar: CALENDAR, timezone: 'UTC' });
+    await new Promise((r) => setTimeout(r, 600));
+    expect(activities.state.told).toHaveLength(1);
+  });
+
+  test('when the activities service is unavailable, then the change is sent again until it answers', async () => {
+    const team = await newTeam(gw.accounts);
+    activities.state.failWith = 503;
+    await put(team.apiKey, { court_calendar: { jurisdiction: { uf: null, branch: 'federal' }, closures: [] } });
+    await new Promise((r) => setTimeout(r, 700));
+    expect(activities.state.told).toEqual([]);
+    activities.state.failWith = 0;
+    await waitFor('the retried change', () => activities.state.told.length > 0, 5000);
+    expect(activities.state.told[0]).toMatchObject({ userId: team.user.id, body: { court_calendar: { jurisdiction: { uf: null, branch: 'federal' }, closures: [] } } });
+    // Told once it answered: the retry pass stops.
+    const count = activities.state.told.length;
+    await new Promise((r) => setTimeout(r, 600));
+    expect(activities.state.told).toHaveLength(count);
+  });
+});
+
+describe('POST /v1/deadlines/compute at the gateway', () => {
+  test('when a read-only key calls it, then it reaches the activities service; a write to activities needs write', async () => {
+    const team = await newTeam(gw.accounts);
+    const readOnly = await gw.accounts.createKey({ teamId: team.team.id, userId: team.user.id, scopes: ['read'] });
+    const res = await call(gw.url, '/v1/deadlines/compute', { method: 'POST', key: readOnly.apiKey, body: JSON.stringify({ start: { published: '2025-02-27' }, days: 5 }) });
+    expect(res.status).toBe(200);
+    expect(res.body.data.path).toBe('/v1/deadlines/compute');
+    const write = await call(gw.url, '/v1/activities', { method: 'POST', key: readOnly.apiKey, body: JSON.stringify({ type: 'task', title: 'x' }) });
+    expectError(write, 403, 'FORBIDDEN', 'Insufficient permissions');
+  });
+});

@@ -1,0 +1,132 @@
+// Deadline activities whose due date a rule computes (issue 29), in process on a
+// real store; the relay stub keeps the events each write hands it.
+import type { DomainEvent } from '@lpm/shared/events';
+import type { Identity } from '@lpm/shared/identity';
+import { expectError } from '../../../test/support/api.ts';
+import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+
+let sut: ActivitiesUnderTest;
+const kicked: DomainEvent[] = [];
+
+beforeAll(async () => {
+  sut = await startActivities({ relay: { kick: (_c: string, _id: string, events: DomainEvent[]) => void kicked.push(...events) } });
+});
+
+afterAll(async () => {
+  await sut?.close();
+});
+
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+
+// Published Thu 27 Feb 2025, 5 business days: Fri 28 Feb (1), Carnaval 3-4 Mar,
+// Wed 5 (2), Thu 6 (3), Fri 7 (4), Mon 10 Mar 2025 (5) (worked table, case 2).
+const RULE = { start: { published: '2025-02-27' }, days: 5 };
+
+describe('POST /v1/activities with deadline_rule', () => {
+  test('when a deadline is created from a rule, then it has the calculator date, and its detail shows the rule and trail', async () => {
+    const who = identity();
+    const res = await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Contestação', deadline_rule: RULE });
+    expect(res.statusCode).toBe(201);
+    const created = res.json().data;
+    expect(created.due_date).toBe('2025-03-10');
+    const computed = (await call(who, 'POST', '/v1/deadlines/compute', RULE)).json().data;
+    expect(created.deadline).toEqual(computed);
+    const detail = (await call(who, 'GET', `/v1/activities/${created.id}`)).json().data;
+    expect(detail).toMatchObject({ due_date: '2025-03-10', deadline_rule: RULE, deadline: { start_date: '2025-02-28', due_date: '2025-03-10', days: 5 } });
+    expect(detail.deadline.trail[4]).toEqual({ date: '2025-03-03', counted: false, reason: 'holiday: Carnaval (segunda-feira)' });
+  });
+
+  test('when the rule due date has passed, then the activity is overdue as any other', async () => {
+    const who = identity();
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Apelação', deadline_rule: RULE })).json().data;
+    const overdue = (await call(who, 'GET', '/v1/activities/overdue')).json().data;
+    expect(overdue.map((a: { id: string }) => a.id)).toEqual([created.id]);
+  });
+
+  test('when the rule due date is ahead, then due_soon and overdue are armed from it, and re-armed when a closure moves it', async () => {
+    const who = identity();
+    // Easter 2030 is 21 April, so Carnaval is Mon 4 and Tue 5 Mar 2030. Published Fri
+    // 1 Mar 2030, 1 business day: Sat 2, Sun 3, Carnaval 4-5, day 1 Wed 6 Mar 2030.
+    // Due moment 23:59 in São Paulo (UTC-3): 2030-03-07T02:59Z; due_soon 24 h before.
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Manifestação', deadline_rule: { start: { published: '2030-03-01' }, days: 1 } })).json().data;
+    expect(created.due_date).toBe('2030-03-06');
+    const stored = () => sut.db.collection('activities').findOne({ _id: created.id } as never);
+    expect(await stored()).toMatchObject({ due_soon_at: new Date('2030-03-06T02:59:00Z'), overdue_at: new Date('2030-03-07T02:59:00Z') });
+    // A closure on Wed 6 Mar: day 1 is Thu 7 Mar 2030; the signals move a day.
+    const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2030-03-06', name: 'Expediente suspenso' }] };
+    await call(who, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: new Date().toISOString() });
+    expect(await stored()).toMatchObject({ due_date: '2030-03-07', due_soon_at: new Date('2030-03-07T02:59:00Z'), overdue_at: new Date('2030-03-08T02:59:00Z') });
+  });
+
+  test('when a due_date comes with the rule, or the type is not deadline, or it recurs, then 400', async () => {
+    const who = identity();
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', due_date: '2025-03-10', deadline_rule: RULE }), 400, 'VALIDATION_ERROR', 'Send either due_date or deadline_rule, not both');
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', due_date: null, deadline_rule: RULE }), 400, 'VALIDATION_ERROR', 'Send either due_date or deadline_rule, not both');
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'task', title: 'x', deadline_rule: RULE }), 400, 'VALIDATION_ERROR', 'deadline_rule is only for type deadline');
+    expectError(
+      await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', deadline_rule: RULE, recurrence: { frequency: 'weekly' } }),
+      400,
+      'VALIDATION_ERROR',
+      'A deadline from a rule cannot recur',
+    );
+    expectError(await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', deadline_rule: { days: 5 } }), 400, 'VALIDATION_ERROR', 'deadline_rule.start is required');
+  });
+
+  test('when a PUT sends another rule, then the due date is computed again and the answer shows it', async () => {
+    const who = identity();
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Recurso', deadline_rule: RULE })).json().data;
+    // Published Thu 27 Feb 2025, 15 business days: Fri 28 Feb (1), Carnaval 3-4 Mar,
+    // 5-7 Mar (2-4), 10-14 (5-9), 17-21 (10-14), Mon 24 Mar 2025 (15).
+    const rule = { start: { published: '2025-02-27' }, days: 15 };
+    const res = await call(who, 'PUT', `/v1/activities/${created.id}`, { deadline_rule: rule });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ id: created.id, due_date: '2025-03-24', deadline_rule: rule, deadline: { due_date: '2025-03-24', days: 15 } });
+    expectError(await call(who, 'PUT', `/v1/activities/${created.id}`, { deadline_rule: rule, due_date: '2025-03-25' }), 400, 'VALIDATION_ERROR', 'Send either due_date or deadline_rule, not both');
+    expectError(await call(who, 'PUT', `/v1/activities/${created.id}`, { type: 'task' }), 400, 'VALIDATION_ERROR', 'deadline_rule is only for type deadline');
+  });
+
+  test('when a due date is set by hand on a rule-based deadline, then the rule is dropped', async () => {
+    const who = identity();
+    const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Réplica', deadline_rule: RULE })).json().data;
+    const res = await call(who, 'PUT', `/v1/activities/${created.id}`, { due_date: '2025-03-12' });
+    expect(res.statusCode).toBe(200);
+    const detail = (await call(who, 'GET', `/v1/activities/${created.id}`)).json().data;
+    expect(detail).toMatchObject({ due_date: '2025-03-12', deadline_rule: null, deadline: null });
+  });
+});
+
+describe('a court calendar change (POST /internal/court-calendar, from the gateway)', () => {
+  test('when a closure is added inside the count, then the due date moves a day and activity.updated carries the previous date', async () => {
+    const who = identity();
+    const ruled = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Embargos', deadline_rule: RULE })).json().data;
+    const byHand = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Manual', due_date: '2025-03-10' })).json().data;
+    const done = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Feito', deadline_rule: RULE })).json().data;
+    expect((await call(who, 'PUT', `/v1/activities/${done.id}/complete`, {})).statusCode).toBe(200);
+    kicked.length = 0;
+
+    // Closure on Thu 6 Mar 2025: Fri 28 Feb (1), Wed 5 (2), Fri 7 (3), Mon 10 (4), Tue 11 Mar 2025 (5).
+    const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2025-03-06', name: 'Fórum sem energia' }] };
+    const changedAt = new Date().toISOString();
+    const moved = { ...who, settings: { ...who.settings, court_calendar: calendar as Identity['settings']['court_calendar'] } };
+    const res = await call(moved, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt });
+    expect(res.json()).toEqual({ success: true, data: { changed: 1 } });
+
+    expect((await call(who, 'GET', `/v1/activities/${ruled.id}`)).json().data).toMatchObject({ due_date: '2025-03-11', deadline: { due_date: '2025-03-11' } });
+    expect((await call(who, 'GET', `/v1/activities/${byHand.id}`)).json().data.due_date).toBe('2025-03-10');
+    expect((await call(who, 'GET', `/v1/activities/${done.id}`)).json().data.due_date).toBe('2025-03-10');
+    expect(kicked.map((e) => [e.type, e.data.object.id, e.data.object.due_date, e.data.previous_attributes])).toEqual([
+      ['activity.updated', ruled.id, '2025-03-11', { due_date: '2025-03-10' }],
+    ]);
+
+    // The same calendar again (the gateway's retry): nothing changes, nothing is emitted.
+    kicked.length = 0;
+    const again = await call(moved, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt });
+    expect(again.json().data).toEqual({ changed: 0 });
+    expect(kicked).toEqual([]);
+
+    // An older calendar arriving late is not applied over a newer one.
+    const stale = await call(who, 'POST', '/internal/court-calendar', { court_calendar: { jurisdiction: { uf: null, branch: 'state' }, closures: [] }, changed_at: '2020-01-01T00:00:00.000Z' });
+    expect(stale.json().data).toEqual({ changed: 0 });
+    expect((await call(who, 'GET', `/v1/activities/${ruled.id}`)).json().data.due_date).toBe('2025-03-11');
+  });
+});

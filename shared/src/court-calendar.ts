@@ -1,0 +1,63 @@
+// A team's court calendar and CNJ-number policy (team settings, issue 29): the
+// shapes the gateway stores and validates and the services read from the settings
+// header. The calendar itself is computed by the activities service.
+import { arrayOf, date, enumOf, nullable, object, typed } from './http/schemas.ts';
+
+/** The 27 federative units (26 states and the Federal District). */
+export const UFS = [
+  'AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA',
+  'PB', 'PE', 'PI', 'PR', 'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO',
+] as const;
+export type Uf = (typeof UFS)[number];
+
+export const COURT_BRANCHES = ['state', 'federal', 'labour'] as const;
+export type CourtBranch = (typeof COURT_BRANCHES)[number];
+
+export interface Jurisdiction {
+  uf: Uf | null;
+  branch: CourtBranch;
+}
+
+/** A day the team's court had no business: a municipal holiday, a closure, its system down (CPC art. 224 §1). */
+export interface Closure {
+  date: string;
+  name: string;
+}
+
+export interface CourtCalendarSettings {
+  jurisdiction: Jurisdiction;
+  closures: Closure[];
+}
+
+export const CNJ_CHECKS = ['warn', 'reject'] as const;
+export type CnjCheck = (typeof CNJ_CHECKS)[number];
+
+/** `{ uf, branch }` as a request names it (both optional: no UF, a state court). */
+export const jurisdictionSchema = () => object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') });
+
+/** A team's closures as a request sends them: at most `max`, each a date and a name. */
+export const closuresSchema = (max: number) =>
+  arrayOf(object({ date: date(), name: typed<string>({ type: 'string', minLength: 1, maxLength: 100 }) }, ['date', 'name']), {
+    maxItems: max,
+    'x-message': `court_calendar.closures must be a list of at most ${max} closures`,
+  });
+
+export const DEFAULT_JURISDICTION: Jurisdiction = { uf: null, branch: 'state' };
+
+export const defaultCourtCalendar = (): CourtCalendarSettings => ({ jurisdiction: { ...DEFAULT_JURISDICTION }, closures: [] });
+
+const isJurisdiction = (j: unknown): j is Jurisdiction => {
+  const v = j as Partial<Jurisdiction> | null;
+  return typeof v === 'object' && v !== null && (v.uf === null || UFS.includes(v.uf as Uf)) && COURT_BRANCHES.includes(v.branch as CourtBranch);
+};
+
+export function isCourtCalendar(c: unknown): c is CourtCalendarSettings {
+  const v = c as Partial<CourtCalendarSettings> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    isJurisdiction(v.jurisdiction) &&
+    Array.isArray(v.closures) &&
+    v.closures.every((x) => typeof x === 'object' && x !== null && typeof x.date === 'string' && typeof x.name === 'string')
+  );
+}
