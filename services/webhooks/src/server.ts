@@ -54,6 +54,7 @@ async function main(): Promise<void> {
         deactivation,
         limiter: new KeyLimiter(),
         perWebhook: Math.max(1, Math.floor(settings.concurrency / 16)),
+        concurrency: settings.concurrency,
         retryDelaysMs: settings.retryDelaysMs,
         sendTimeoutMs: settings.timeoutMs,
       });

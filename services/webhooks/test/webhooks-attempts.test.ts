@@ -70,6 +70,7 @@ function build(opts: { claimMs?: number; queueName: string; store?: Db; sender?:
     deactivation,
     limiter: new KeyLimiter(),
     perWebhook: PER_WEBHOOK,
+    concurrency: 128,
     retryDelaysMs: [],
     sendTimeoutMs,
   });

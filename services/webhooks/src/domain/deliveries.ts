@@ -25,6 +25,7 @@ import type { SendResult } from '../upstream/webhook-sender.ts';
 import type { Deactivation } from './deactivation.ts';
 import type { KeyLimiter } from './key-limiter.ts';
 import { payloadBody } from './payload.ts';
+import { Permits } from './permits.ts';
 import type { SecretBox } from './secret-box.ts';
 import { signatureHeaders } from './signing.ts';
 import { ALL_EVENTS } from './webhooks.ts';
@@ -84,6 +85,8 @@ export interface DeliveriesOptions {
   limiter: KeyLimiter;
   /** Attempts in flight to one webhook; one while its last attempt failed. */
   perWebhook: number;
+  /** POSTs in flight in this process, whatever path they take. */
+  concurrency: number;
   deactivation: Deactivation;
   /** Delays before attempts 2..n. */
   retryDelaysMs: number[];
@@ -95,9 +98,11 @@ export class Deliveries {
   private readonly opts: DeliveriesOptions;
   /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
   private readonly struggling = new Set<string>();
+  private readonly sending: Permits;
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
+    this.sending = new Permits(opts.concurrency);
   }
 
   get maxAttempts(): number {
@@ -234,8 +239,14 @@ export class Deliveries {
 
   /** The signed POST of an attempt, its slot given back once the answer is in. */
   private async post(job: AttemptJob, delivery: DeliveryRecord, webhook: WebhookRecord, release: () => void): Promise<AttemptRecord> {
-    const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
-    const result = await this.opts.sender.send(webhook.url, delivery.body, headers);
+    const permit = await this.sending.acquire();
+    let result: SendResult;
+    try {
+      const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
+      result = await this.opts.sender.send(webhook.url, delivery.body, headers);
+    } finally {
+      permit();
+    }
     if (result.ok) this.struggling.delete(webhook._id);
     else this.struggling.add(webhook._id);
     release();
