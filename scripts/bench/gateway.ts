@@ -1,8 +1,9 @@
 // Scenario `gateway`: what the gateway costs over its floor. A bare @fastify/http-proxy
 // (bare-proxy.ts, a child process run as the gateway is) in front of the SAME clients
 // service, turning the same API keys into the same identity headers by a map lookup;
-// autocannon with the same connections through each, interleaved (gateway, bare,
-// gateway, bare) so drift of the shared machine favours neither. GET by id, then POST.
+// autocannon with the same connections through each, after an unmeasured warm-up of
+// each, in rounds of alternating order (gateway then bare, bare then gateway) so
+// drift of the shared machine favours neither. GET by id, then POST.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,16 +72,22 @@ export async function gatewaySection(b: Bench): Promise<void> {
   const bare = await startBareProxy(b, sys, st.teams);
   console.log(
     `gateway: against a bare @fastify/http-proxy to the same clients service, ${CONNECTIONS} connections each, ${DURATION_S} s per run, ` +
-      `${ROUNDS} rounds (gateway, bare proxy, gateway, bare proxy), ${st.teams.length} enterprise teams`,
+      `a warm-up of each, then ${ROUNDS} rounds (gateway, bare proxy; bare proxy, gateway), ${st.teams.length} enterprise teams`,
   );
   try {
     const rows: Figures[] = [];
     for (const [key, label, method] of RUNS) {
       const through = { gateway: [] as Figures[], bare: [] as Figures[] };
       // Unmeasured: the first requests of each way meet cold code, connections and (in the gateway) keys not yet cached.
-      if (method === 'GET') for (const url of [sys.gatewayUrl, bare.url]) await measure(`${label} warm-up`, url, method, st.teams, true, b.token);
+      for (const url of [sys.gatewayUrl, bare.url]) {
+        await st.events.drained(st.created);
+        await consumersSettled(b.vhost, sys.tree.exchange);
+        st.created += (await measure(`${label} warm-up`, url, method, st.teams, true, b.token)).created;
+      }
+      const ways = [['gateway', sys.gatewayUrl], ['bare', bare.url]] as const;
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const [way, url] of [['gateway', sys.gatewayUrl], ['bare', bare.url]] as const) {
+        // Alternating which goes first, so that neither always follows the other's load.
+        for (const [way, url] of round % 2 === 1 ? ways : [...ways].reverse()) {
           // A POST run's events relayed and consumed before the next run, so no run shares the machine with them.
           await st.events.drained(st.created);
           await consumersSettled(b.vhost, sys.tree.exchange);
