@@ -9,6 +9,12 @@ import { expectError } from '../../test/support/api.ts';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 /** Stands in for the activities service: records each court calendar it is told, answering `failWith` while set. */
+/**
+ * How old a recorded change must be before the retry pass sends it: above what a
+ * settings request takes on a busy machine, or the pass sends it beside the request.
+ */
+const GRACE_MS = 2000;
+
 async function startActivitiesStandIn() {
   const app: FastifyInstance = Fastify({ logger: false });
   const state = { failWith: 0, told: [] as { teamId: string | undefined; userId: string | undefined; body: any }[] };
@@ -31,7 +37,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   activities = await startActivitiesStandIn();
   echo = await startEchoUpstream('others');
-  gw = await startGateway('court_calendar', { ...allUpstreams(echo.url), activities: activities.url }, { calendarSyncIntervalMs: 200, calendarSyncGraceMs: 300 });
+  gw = await startGateway('court_calendar', { ...allUpstreams(echo.url), activities: activities.url }, { calendarSyncIntervalMs: 200, calendarSyncGraceMs: GRACE_MS });
 });
 
 afterAll(async () => {
@@ -82,7 +88,7 @@ describe('a court calendar change reaching the activities service', () => {
     expect(activities.state.told[0]).toEqual({ teamId: team.team.id, userId: team.user.id, body: { court_calendar: SORTED, changed_at: res.body.data.updated_at } });
     // Nothing left to retry, and the same calendar again (or another field) is no change.
     await put(team.apiKey, { court_calendar: CALENDAR, timezone: 'UTC' });
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, GRACE_MS + 600));
     expect(activities.state.told).toHaveLength(1);
   });
 
@@ -93,11 +99,11 @@ describe('a court calendar change reaching the activities service', () => {
     await new Promise((r) => setTimeout(r, 700));
     expect(activities.state.told).toEqual([]);
     activities.state.failWith = 0;
-    await waitFor('the retried change', () => activities.state.told.length > 0, 5000);
+    await waitFor('the retried change', () => activities.state.told.length > 0, GRACE_MS + 5000);
     expect(activities.state.told[0]).toMatchObject({ userId: team.user.id, body: { court_calendar: { jurisdiction: { uf: null, branch: 'federal' }, closures: [] } } });
     // Told once it answered: the retry pass stops.
     const count = activities.state.told.length;
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, GRACE_MS + 600));
     expect(activities.state.told).toHaveLength(count);
   });
 });

@@ -188,7 +188,7 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
       const deliveryId = newId('dlv');
       seeded.push(attemptOf({ _id: deliveryId, team_id: who.teamId, webhook_id: webhookId } as DeliveryRecord, 1, i % 5 !== 0));
     }
-    for (const a of seeded) await deliveries.recordAttempt(a);
+    await Promise.all(seeded.map((a) => deliveries.recordAttempt(a)));
     watched.take();
 
     expect(await fold.fold()).toBe(2100);
