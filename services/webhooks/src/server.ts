@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     build: ({ config, logger, db, broker }) => {
       const box = new SecretBox(settings.secretKey);
       const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls, allowedPorts: settings.allowedPorts });
-      const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs });
+      const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs, connectionsPerOrigin: settings.concurrency });
       const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
       const redis = createRedis(settings.redisUrl, 'lpm-webhooks-versions');
       const webhooksRepo = new WebhooksRepository(db, { versions: new TeamVersions(redis, settings.redisKeyPrefix, logger) });

@@ -45,6 +45,8 @@ const SLOT_WAIT_MS = 2000;
 const STRUGGLING_SLOT_WAIT_MS = 100;
 /** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
 const CLAIMED_DEFER_MS = STRUGGLING_DEFER_MS;
+/** Opened secrets kept in memory. */
+const SECRETS_KEPT = 10_000;
 /** Room beyond the send's deadline in a claim: for the reads before the POST and the insert of its outcome after it. */
 export const ATTEMPT_CLAIM_MARGIN_MS = 15_000;
 
@@ -99,6 +101,8 @@ export class Deliveries {
   /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
   private readonly struggling = new Set<string>();
   private readonly sending: Permits;
+  /** Webhooks' secrets as opened, by their sealed text (a secret never changes; the oldest goes first). */
+  private readonly secrets = new Map<string, string>();
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
@@ -242,7 +246,7 @@ export class Deliveries {
     const permit = await this.sending.acquire();
     let result: SendResult;
     try {
-      const headers = signatureHeaders(this.opts.box.open(webhook.secret_sealed), delivery.event_id, delivery.body);
+      const headers = signatureHeaders(this.secretOf(webhook), delivery.event_id, delivery.body);
       result = await this.opts.sender.send(webhook.url, delivery.body, headers);
     } finally {
       permit();
@@ -251,6 +255,17 @@ export class Deliveries {
     else this.struggling.add(webhook._id);
     release();
     return attemptRecord(delivery, job, result);
+  }
+
+  /** The webhook's secret, opened once here rather than at every attempt. */
+  private secretOf(webhook: WebhookRecord): string {
+    let secret = this.secrets.get(webhook.secret_sealed);
+    if (secret === undefined) {
+      secret = this.opts.box.open(webhook.secret_sealed);
+      this.secrets.set(webhook.secret_sealed, secret);
+      if (this.secrets.size > SECRETS_KEPT) this.secrets.delete(this.secrets.keys().next().value!);
+    }
+    return secret;
   }
 
   /** The delivery and webhook of a claimed attempt, or null when the attempt is not owed (made already, or its webhook gone or inactive). */

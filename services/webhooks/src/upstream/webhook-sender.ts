@@ -87,7 +87,8 @@ export class WebhookSender {
   constructor(opts: { guard: UrlGuard; timeoutMs: number; connectionsPerOrigin?: number }) {
     this.guard = opts.guard;
     this.timeoutMs = opts.timeoutMs;
-    // An Agent keeps one pool per origin, so a slow receiver only queues its own deliveries.
+    // An Agent keeps one pool per origin, so a slow receiver only queues its own deliveries; bounded, so a
+    // burst to one origin reuses kept-alive connections rather than setting up a TLS session for each POST.
     this.agent = new Agent({
       connections: opts.connectionsPerOrigin ?? null,
       connect: { lookup: opts.guard.lookup, timeout: opts.timeoutMs },
