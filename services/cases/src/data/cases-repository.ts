@@ -1,9 +1,12 @@
 // Cases in the store: the record store for writes (outbox, lock, version,
 // duplicate number; the timeline read only when asked for), the list query on the
 // fields derived for sorting without collation, and the questions other services
-// ask (counts, active cases, phases in use).
+// ask (counts, active cases, phases in use). The list by creation instant, filtered
+// by nothing but status and phase, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import type { Logger } from '@lpm/shared/logger';
+import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
@@ -32,8 +35,13 @@ const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
   sla_date: ['sla_missing', 'sla_date'],
 };
 
+/** The filters the day counts answer (the others take the plain query). */
+const COUNTED = ['status', 'phase'] as const;
+
 export class CasesRepository extends RecordStore<CaseRecord> {
-  constructor(db: Db, relay: Relay) {
+  declare readonly lists: ListBuckets;
+
+  constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
       db,
       relay,
@@ -44,10 +52,13 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       duplicate: duplicateNumber,
       heavy: ['timeline'],
       signalFields: ['sla_warning_at', 'sla_overdue_at'],
+      lists: { timeField: 'created_at', counted: COUNTED, logger },
     });
   }
 
   async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
+    const bucketed = await this.byDays(teamId, f, q);
+    if (bucketed) return bucketed;
     const filter: Filter<CaseRecord> = { team_id: teamId };
     for (const k of ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.created) {
@@ -56,6 +67,15 @@ export class CasesRepository extends RecordStore<CaseRecord> {
     const search = f.search?.trim();
     if (search) filter.search_text = new RegExp(escapeRegex(foldText(search)));
     return this.page(filter, q);
+  }
+
+  /** The page by day buckets when only the creation order and counted filters are asked for; null otherwise. */
+  private async byDays(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page | null> {
+    const sort = parseSort(q.sort, '-created_at');
+    const others = Object.entries(f).filter(([k, v]) => v !== undefined && !(COUNTED as readonly string[]).includes(k));
+    if (sort.field !== 'created_at' || others.length > 0) return null;
+    const equal = Object.fromEntries(COUNTED.filter((k) => f[k]).map((k) => [k, f[k]]));
+    return this.lists.page<CaseRecord>({ teamId, equal, direction: sort.direction, ...pageWindow(q), projection: this.projection() });
   }
 
   listForClient(teamId: string, clientId: string, q: ListQuery): Promise<Page> {
