@@ -49,10 +49,14 @@ import { ClientsService } from '../../shared/src/upstream/clients-service.ts';
 import { ClientLinks } from '../../shared/src/views/client-links.ts';
 import { CLIENT_VIEWS, type ClientView as ClientViewRecord } from '../../shared/src/views/client-view-entity.ts';
 import { ViewsRepository as Views } from '../../shared/src/views/views-repository.ts';
+import type { ListBuckets } from '../../shared/src/store/list-buckets.ts';
 import { CasesRepository } from '../../services/cases/src/data/cases-repository.ts';
 import { Cases } from '../../services/cases/src/domain/cases.ts';
 import { slaSignals } from '../../services/cases/src/jobs/sla-signals.ts';
 import { ActivitiesService } from '../../services/cases/src/upstream/activities-service.ts';
+
+/** The cases service's list buckets on its database (markers and day counts written as its record store writes them). */
+export const casesLists = (db: Db): ListBuckets => new CasesRepository(db, { kick: () => {} }).lists;
 
 /**
  * The cases service's SLA time signals as services/cases/src/server.ts builds them, on the
