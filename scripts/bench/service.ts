@@ -68,10 +68,11 @@ export async function serviceSection(b: Bench): Promise<void> {
 
     const { team, headers, database } = await seededCaseTeam(b, sys);
     const cases = client.db(database).collection('cases');
-    const counts = client.db(database).collection<{ days: { d: number; n: number }[] }>('list_counts');
+    const counts = client.db(database).collection<{ days: string }>('list_counts');
     // CasesRepository.list without a filter: the team's day counts (the total), then the newest days until the page is full.
     const page = async () => {
-      const days = (await counts.find({ owner: `cases:${team.team.id}` }).toArray()).flatMap((c) => c.days).sort((x, y) => y.d - x.d);
+      const stored = await counts.find({ owner: `cases:${team.team.id}` }).toArray();
+      const days = stored.flatMap((c) => JSON.parse(c.days) as { d: number; n: number }[]).sort((x, y) => y.d - x.d);
       const records: unknown[] = [];
       for (const day of days) {
         if (records.length >= 20) break;

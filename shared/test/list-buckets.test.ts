@@ -152,8 +152,7 @@ describe('ListBuckets.backfill', () => {
     const again = lists(col);
     await again.backfill();
     expect(await page(again, 'team_r', { phase: 'a' }, -1, 0, 25)).toEqual(await plainPage(col, {}, -1, 0, 25));
-    expect((await db.collection(LIST_COUNTS).find({ owner: `${col}:team_r` }).toArray()).flatMap((d) => d.days.map((x: { d: number }) => x.d))).not.toContain(
-      Math.floor((DAY0 + 4 * DAY_MS) / DAY_MS),
-    );
+    const counted = (await db.collection(LIST_COUNTS).find({ owner: `${col}:team_r` }).toArray()).flatMap((doc) => JSON.parse(doc.days).map((x: { d: number }) => x.d));
+    expect(counted).not.toContain(Math.floor((DAY0 + 4 * DAY_MS) / DAY_MS));
   });
 });

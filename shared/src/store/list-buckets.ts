@@ -14,6 +14,7 @@
 // collection at start (and again after its cursor document is deleted); until it has
 // finished, pages take the plain query.
 import type { Db, Document, Filter } from 'mongodb';
+import type { SortSpec } from '../http/pagination.ts';
 import type { Logger } from '../logger.ts';
 import { DAY_MS } from '../time.ts';
 import { ListCounts, type DayTotal } from './list-counts.ts';
@@ -88,6 +89,17 @@ export class ListBuckets {
     return this.opts.counted.some((f) => f in set);
   }
 
+  /**
+   * A list's page by day buckets when it is asked in the order of the time field with
+   * no filter but equalities on counted fields (`filters`: every filter of the list,
+   * undefined when not asked); null otherwise (take the plain query).
+   */
+  listPage<R>(teamId: string, filters: object, sort: SortSpec, window: { skip: number; limit: number }, projection: Document): Promise<BucketPage<R> | null> {
+    const given = Object.entries(filters).filter(([, v]) => v !== undefined);
+    if (sort.field !== this.opts.timeField || given.some(([k]) => !this.opts.counted.includes(k))) return Promise.resolve(null);
+    return this.page<R>({ teamId, equal: Object.fromEntries(given), direction: sort.direction, ...window, projection });
+  }
+
   /** The page, or null while records written before the markers may still lack them (take the plain query). */
   async page<R>(q: BucketPageQuery): Promise<BucketPage<R> | null> {
     if (!(await this.ready())) return null;
@@ -146,7 +158,7 @@ export class ListBuckets {
       });
     }
     // Days counted before (a repeated backfill) are counted again too: one may be empty now.
-    const days = new Map(await this.counts.countedDays());
+    const days = new Map((await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]));
     for (const r of await col.find({}, { projection: { team_id: 1, [timeField]: 1 } }).toArray()) {
       const day = bucketOf(r[timeField], DAY_MS);
       days.set(dayMarker(r.team_id, day), [r.team_id, day]);

@@ -35,9 +35,6 @@ const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
   sla_date: ['sla_missing', 'sla_date'],
 };
 
-/** The filters the day counts answer (the others take the plain query). */
-const COUNTED = ['status', 'phase'] as const;
-
 export class CasesRepository extends RecordStore<CaseRecord> {
   declare readonly lists: ListBuckets;
 
@@ -52,12 +49,12 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       duplicate: duplicateNumber,
       heavy: ['timeline'],
       signalFields: ['sla_warning_at', 'sla_overdue_at'],
-      lists: { timeField: 'created_at', counted: COUNTED, logger },
+      lists: { timeField: 'created_at', counted: ['status', 'phase'], logger },
     });
   }
 
   async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
-    const bucketed = await this.byDays(teamId, f, q);
+    const bucketed = await this.lists.listPage<CaseRecord>(teamId, f, parseSort(q.sort, '-created_at'), pageWindow(q), this.projection());
     if (bucketed) return bucketed;
     const filter: Filter<CaseRecord> = { team_id: teamId };
     for (const k of ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
@@ -67,15 +64,6 @@ export class CasesRepository extends RecordStore<CaseRecord> {
     const search = f.search?.trim();
     if (search) filter.search_text = new RegExp(escapeRegex(foldText(search)));
     return this.page(filter, q);
-  }
-
-  /** The page by day buckets when only the creation order and counted filters are asked for; null otherwise. */
-  private async byDays(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page | null> {
-    const sort = parseSort(q.sort, '-created_at');
-    const others = Object.entries(f).filter(([k, v]) => v !== undefined && !(COUNTED as readonly string[]).includes(k));
-    if (sort.field !== 'created_at' || others.length > 0) return null;
-    const equal = Object.fromEntries(COUNTED.filter((k) => f[k]).map((k) => [k, f[k]]));
-    return this.lists.page<CaseRecord>({ teamId, equal, direction: sort.direction, ...pageWindow(q), projection: this.projection() });
   }
 
   listForClient(teamId: string, clientId: string, q: ListQuery): Promise<Page> {
