@@ -23,9 +23,9 @@ import { advanceCursor, bucketOf, readCursor } from './markers.ts';
 
 export const LIST_BUCKET_FIELD = 'list_bucket';
 
-/** A record's list marker: its team and the UTC day of its creation instant. */
-export const listBucket = (teamId: string, at: Date | number): string => `${teamId}:${bucketOf(at, DAY_MS)}`;
 const dayMarker = (teamId: string, day: number): string => `${teamId}:${day}`;
+/** A record's list marker: its team and the UTC day of its creation instant. */
+export const listBucket = (teamId: string, at: Date | number): string => dayMarker(teamId, bucketOf(at, DAY_MS));
 
 export interface ListBucketsOptions {
   db: Db;
@@ -159,7 +159,7 @@ export class ListBuckets {
     }
     // Days counted before (a repeated backfill) are counted again too: one may be empty now.
     const days = new Map((await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]));
-    for (const r of await col.find({}, { projection: { team_id: 1, [timeField]: 1 } }).toArray()) {
+    for await (const r of col.find({}, { projection: { team_id: 1, [timeField]: 1 } })) {
       const day = bucketOf(r[timeField], DAY_MS);
       days.set(dayMarker(r.team_id, day), [r.team_id, day]);
     }
