@@ -4,6 +4,7 @@ import { MongoClient, type Db } from 'mongodb';
 import {
   DEFAULT_CASE_PHASES,
   armDeadline,
+  casesLists,
   derivedFields,
   identityHeaders,
   newId,
@@ -139,20 +140,33 @@ async function seedCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
   return { team, headers, database, seconds, dueNow };
 }
 
-/** Inserts CASES cases of one team straight into the cases service's collection (in `database`): seconds taken, and the cases due now. */
+/**
+ * Inserts CASES cases of one team straight into the cases service's collection (in
+ * `database`), each with its list marker, then counts each of their days as the
+ * service's writes do: seconds the inserts took, and the cases due now.
+ */
 async function seedCases(mongoUrl: string, database: string, teamId: string, clientIds: string[]): Promise<{ seconds: number; dueNow: string[] }> {
   const client = await MongoClient.connect(mongoUrl);
   try {
+    const lists = casesLists(client.db(database));
     const cases = client.db(database).collection<CaseRecord>('cases');
     const now = Date.now();
     const started = Date.now();
     const dueNow: string[] = [];
+    const days = new Set<number>();
     for (let from = 0; from < CASES; from += 1000) {
       const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => seededCase(teamId, from + k, clientIds, now));
-      await cases.insertMany(batch, { ordered: false });
-      for (const c of batch) if (c.sla_overdue_at && c.sla_overdue_at.getTime() <= now) dueNow.push(c._id);
+      await cases.insertMany(batch.map((c) => ({ ...c, ...lists.markerOf(c) })), { ordered: false });
+      for (const c of batch) {
+        if (c.sla_overdue_at && c.sla_overdue_at.getTime() <= now) dueNow.push(c._id);
+        days.add(Math.floor(c.created_at.getTime() / DAY_MS)); // the UTC day of the marker
+      }
     }
-    return { seconds: (Date.now() - started) / 1000, dueNow };
+    const seconds = (Date.now() - started) / 1000;
+    const counting = Date.now();
+    for (const day of days) await lists.counts.recountNow(teamId, day);
+    console.log(`counted the ${days.size} days of the seeded cases (list_counts) in ${((Date.now() - counting) / 1000).toFixed(1)} s`);
+    return { seconds, dueNow };
   } finally {
     await client.close();
   }

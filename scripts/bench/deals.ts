@@ -5,7 +5,7 @@
 // the store, so it runs last.
 import { MongoClient, type Document } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
-import { DEFAULT_DEAL_PHASES, dealDerivedFields, identityHeaders, newId, type DealRecord, type DealStatus } from './internals.ts';
+import { DEFAULT_DEAL_PHASES, dealDerivedFields, dealsLists, identityHeaders, newId, type DealRecord, type DealStatus } from './internals.ts';
 import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
@@ -59,17 +59,23 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
   return { ...base, ...dealDerivedFields(base) } as DealRecord;
 }
 
+/** Inserts the deals with their list markers, then counts each of their days as the service's writes do: seconds the inserts took. */
 async function seedDeals(mongoUrl: string, database: string, teamId: string): Promise<number> {
   const client = await MongoClient.connect(mongoUrl);
   try {
+    const lists = dealsLists(client.db(database));
     const deals = client.db(database).collection<DealRecord>('deals');
     const now = Date.now();
     const started = Date.now();
+    const days = new Set<number>();
     for (let from = 0; from < DEALS; from += 1000) {
       const batch = Array.from({ length: Math.min(1000, DEALS - from) }, (_, k) => seededDeal(teamId, from + k, now));
-      await deals.insertMany(batch, { ordered: false });
+      await deals.insertMany(batch.map((d) => ({ ...d, ...lists.markerOf(d) })), { ordered: false });
+      for (const d of batch) days.add(Math.floor(d.created_at.getTime() / DAY_MS)); // the UTC day of the marker
     }
-    return (Date.now() - started) / 1000;
+    const seconds = (Date.now() - started) / 1000;
+    for (const day of days) await lists.counts.recountNow(teamId, day);
+    return seconds;
   } finally {
     await client.close();
   }

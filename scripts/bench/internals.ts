@@ -49,10 +49,16 @@ import { ClientsService } from '../../shared/src/upstream/clients-service.ts';
 import { ClientLinks } from '../../shared/src/views/client-links.ts';
 import { CLIENT_VIEWS, type ClientView as ClientViewRecord } from '../../shared/src/views/client-view-entity.ts';
 import { ViewsRepository as Views } from '../../shared/src/views/views-repository.ts';
+import type { ListBuckets } from '../../shared/src/store/list-buckets.ts';
 import { CasesRepository } from '../../services/cases/src/data/cases-repository.ts';
+import { DealsRepository } from '../../services/deals/src/data/deals-repository.ts';
 import { Cases } from '../../services/cases/src/domain/cases.ts';
 import { slaSignals } from '../../services/cases/src/jobs/sla-signals.ts';
 import { ActivitiesService } from '../../services/cases/src/upstream/activities-service.ts';
+
+/** The cases and deals services' list buckets on their databases (markers and day counts written as their record stores write them). */
+export const casesLists = (db: Db): ListBuckets => new CasesRepository(db, { kick: () => {} }).lists;
+export const dealsLists = (db: Db): ListBuckets => new DealsRepository(db, { kick: () => {} }).lists;
 
 /**
  * The cases service's SLA time signals as services/cases/src/server.ts builds them, on the

@@ -4,9 +4,9 @@
 //   autocannon with SERVICE_CONCURRENCY connections, against the driver's
 //   findOne({ _id }) in this process with as many operations at once.
 // - The GET /v1/cases page (no filter, the default 20 newest first) of the team with
-//   CASES cases, one request at a time, against the repository's query sent by the
-//   driver one at a time: find with the same filter, sort, projection and limit,
-//   and the count beside it.
+//   CASES cases, one request at a time, against the repository's queries sent by the
+//   driver one at a time: the team's day counts, then the newest days' cases with the
+//   same sort, projection and limit (shared/src/store/list-buckets.ts).
 import { MongoClient } from 'mongodb';
 import { clientsState, measure } from './clients.ts';
 import { CASES, seededCaseTeam } from './cases-store.ts';
@@ -68,24 +68,30 @@ export async function serviceSection(b: Bench): Promise<void> {
 
     const { team, headers, database } = await seededCaseTeam(b, sys);
     const cases = client.db(database).collection('cases');
-    const filter = { team_id: team.team.id };
-    // CasesRepository.list without a filter: sortOrder('-created_at') and the record store's projection.
-    const page = () =>
-      Promise.all([
-        cases.find(filter, { projection: { outbox: 0, outbox_pending: 0, timeline: 0 }, sort: { created_at: -1, _id: -1 }, limit: 20 }).toArray(),
-        cases.countDocuments(filter),
-      ]);
+    const counts = client.db(database).collection<{ days: string }>('list_counts');
+    // CasesRepository.list without a filter: the team's day counts (the total), then the newest days until the page is full.
+    const page = async () => {
+      const stored = await counts.find({ owner: `cases:${team.team.id}` }).toArray();
+      const days = stored.flatMap((c) => JSON.parse(c.days) as { d: number; n: number }[]).sort((x, y) => y.d - x.d);
+      const records: unknown[] = [];
+      for (const day of days) {
+        if (records.length >= 20) break;
+        const filter = { list_bucket: `${team.team.id}:${day.d}` };
+        records.push(...(await cases.find(filter, { projection: { outbox: 0, outbox_pending: 0, timeline: 0 }, sort: { created_at: -1, _id: -1 }, limit: 20 - records.length }).toArray()));
+      }
+      return { records, total: days.reduce((sum, d) => sum + d.n, 0) };
+    };
     const get = async () => {
       const res = await fetch(`${sys.casesUrl}/v1/cases`, { headers });
       const body = (await res.json()) as { data?: unknown[] };
       if (res.status !== 200 || body.data?.length !== 20) throw new Error(`GET /v1/cases answered ${res.status} with ${body.data?.length ?? 'no'} items`);
     };
-    console.log(`\nGET /v1/cases (the default page: 20 newest first) on a team with ${CASES.toLocaleString('en')} cases, one request at a time, against the driver's find + count:`);
+    console.log(`\nGET /v1/cases (the default page: 20 newest first) on a team with ${CASES.toLocaleString('en')} cases, one request at a time, against the driver's day counts + day reads:`);
     await page();
     await get();
     const list = { service: [] as Figures[], driver: [] as Figures[] };
     for (let round = 1; round <= ROUNDS; round++) {
-      list.driver.push(await measureRaw(`round ${round}, raw driver find + countDocuments`, page));
+      list.driver.push(await measureRaw(`round ${round}, raw driver day counts + day reads`, page));
       list.service.push(await measureRaw(`round ${round}, GET /v1/cases direct`, get));
     }
     compare(b, 'case_list', 'GET /v1/cases page', list.service, list.driver);

@@ -7,6 +7,7 @@ import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { ClientLinks } from '@lpm/shared/views/client-links';
 import { consumeClientEvents } from '@lpm/shared/views/client-events';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
+import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { CaseEntity } from './data/case-entity.ts';
 import { CasesRepository } from './data/cases-repository.ts';
 import { Cases } from './domain/cases.ts';
@@ -24,8 +25,9 @@ async function main(): Promise<void> {
     build: ({ config, logger, db, broker, relay }) => {
       const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const repository = new CasesRepository(db, relay, logger);
       const cases = new Cases({
-        cases: new CasesRepository(db, relay),
+        cases: repository,
         clientLinks,
         users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
         activities: new ActivitiesService(service('activities')),
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
       });
       return {
         app: buildCasesApp({ cases, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [signals, consumerTask(() => consumeClientEvents(broker, clientLinks, 'cases')), consumerTask(() => consumeActivityEvents(broker, db, cases))],
+        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, consumerTask(() => consumeClientEvents(broker, clientLinks, 'cases')), consumerTask(() => consumeActivityEvents(broker, db, cases))],
       };
     },
   });

@@ -25,6 +25,7 @@ export function identity(timezone = 'America/Sao_Paulo'): Identity {
 export interface CasesUnderTest {
   app: FastifyInstance;
   cases: Cases;
+  repository: CasesRepository;
   db: Db;
   call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -43,8 +44,11 @@ export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
     dbName: `${process.env.MONGO_DB_PREFIX}cases_${randomBytes(4).toString('hex')}`,
     entities: [CaseEntity, ClientViewEntity],
   });
+  const repository = new CasesRepository(store.db, n.relay ?? { kick: () => {} });
+  // As the service's start does: on a new database it only marks the lists ready.
+  await repository.lists.backfill();
   const cases = new Cases({
-    cases: new CasesRepository(store.db, n.relay ?? { kick: () => {} }),
+    cases: repository,
     clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS)),
     users: n.users ?? { find: async () => new Map() },
     activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
@@ -54,6 +58,7 @@ export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
   return {
     app,
     cases,
+    repository,
     db: store.db,
     call: callAs(() => app, INTERNAL_TOKEN),
     close: async () => {

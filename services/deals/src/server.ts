@@ -6,6 +6,7 @@ import { ClientLinks } from '@lpm/shared/views/client-links';
 import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
+import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { DealEntity } from './data/deal-entity.ts';
 import { DealsRepository } from './data/deals-repository.ts';
 import { Deals } from './domain/deals.ts';
@@ -23,8 +24,9 @@ async function main(): Promise<void> {
       const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const clients = new ClientsService(service('clients'));
       const clientLinks = new ClientLinks(clients, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const repository = new DealsRepository(db, relay, logger);
       const deals = new Deals({
-        deals: new DealsRepository(db, relay),
+        deals: repository,
         clientLinks,
         users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
         cases: new CasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
@@ -32,7 +34,7 @@ async function main(): Promise<void> {
       });
       return {
         app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals'))],
+        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals'))],
       };
     },
   });

@@ -17,6 +17,12 @@ const list = async (query: string) => {
   expect(res.statusCode).toBe(200);
   return res.json();
 };
+/** Moves a deal's creation instant, with its list marker, and counts both days again, as a migration would. */
+async function backdate(id: string, createdAt: Date) {
+  const before = await sut.db.collection('deals').findOneAndUpdate({ _id: id as never }, { $set: { created_at: createdAt, ...sut.repository.lists.markerOf({ team_id: who.teamId, created_at: createdAt }) } });
+  await sut.repository.lists.recount(before!);
+  await sut.repository.lists.recount({ team_id: who.teamId, created_at: createdAt });
+}
 const titles = async (query: string) => (await list(query)).data.map((d: { title: string }) => d.title);
 
 beforeAll(async () => {
@@ -37,7 +43,7 @@ beforeAll(async () => {
     const res = await sut.call(who, { method: 'POST', url: '/v1/deals', payload: { title, ...body } });
     expect(res.statusCode).toBe(201);
     ids[title] = res.json().data.id;
-    await sut.db.collection('deals').updateOne({ _id: ids[title] as never }, { $set: { created_at: new Date(createdAt) } });
+    await backdate(ids[title], new Date(createdAt));
   }
   await sut.call(who, { method: 'PUT', url: `/v1/deals/${ids['Carla parecer']}/won`, payload: {} });
   // Another team's deal never shows.

@@ -26,6 +26,7 @@ export function identity(timezone = 'America/Sao_Paulo'): Identity {
 export interface DealsUnderTest {
   app: FastifyInstance;
   deals: Deals;
+  repository: DealsRepository;
   db: Db;
   call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -52,8 +53,11 @@ export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
     dbName: `${process.env.MONGO_DB_PREFIX}deals_${randomBytes(4).toString('hex')}`,
     entities: [DealEntity, ClientViewEntity],
   });
+  const repository = new DealsRepository(store.db, n.relay ?? { kick: () => {} });
+  // As the service's start does: on a new database it only marks the lists ready.
+  await repository.lists.backfill();
   const deals = new Deals({
-    deals: new DealsRepository(store.db, n.relay ?? { kick: () => {} }),
+    deals: repository,
     clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS)),
     users: n.users ?? { find: async () => new Map() },
     cases: n.cases ?? noCases,
@@ -64,6 +68,7 @@ export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
   return {
     app,
     deals,
+    repository,
     db: store.db,
     call: callAs(() => app, INTERNAL_TOKEN),
     close: async () => {

@@ -11,6 +11,7 @@ import type { DomainEvent } from '../events.ts';
 import { isId, type IdKind } from '../ids.ts';
 import { outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
+import { ListBuckets, type ListBucketsOptions } from './list-buckets.ts';
 import { withDocumentLock } from './lock.ts';
 import { signalSlots } from './markers.ts';
 
@@ -41,6 +42,8 @@ export interface RecordStoreOptions<R extends OwnedRecord> {
   heavy?: readonly (keyof R & string)[];
   /** Due fields of the record's time signals: every write that sets one also writes its slot marker (jobs/time-signals.ts). */
   signalFields?: readonly (keyof R & string)[];
+  /** The list's default page by day buckets (list-buckets.ts): every insert writes the marker, and inserts and writes of a counted field recount the day. */
+  lists?: Omit<ListBucketsOptions, 'db' | 'collection'>;
 }
 
 /** What an update writes: the fields to set (the version is bumped here) and the events to append. */
@@ -63,11 +66,14 @@ export class RecordStore<R extends OwnedRecord> {
   readonly collection: Collection<R>;
   /** Writes carry outbox fields the record type does not name. */
   private readonly documents: Collection<{ _id: string }>;
+  /** The list's day buckets, when the options ask for them. */
+  readonly lists: ListBuckets | null;
 
   constructor(opts: RecordStoreOptions<R>) {
     this.opts = opts;
     this.collection = opts.db.collection<R>(opts.collection);
     this.documents = opts.db.collection<{ _id: string }>(opts.collection);
+    this.lists = opts.lists ? new ListBuckets({ db: opts.db, collection: opts.collection, ...opts.lists }) : null;
   }
 
   /** The projection of every read: the outbox never leaves the store, heavy fields only when asked for. */
@@ -89,11 +95,12 @@ export class RecordStore<R extends OwnedRecord> {
   /** Stores a new record with its events. */
   async insert(record: R, events: DomainEvent[]): Promise<void> {
     try {
-      await this.documents.insertOne({ ...record, ...this.slots(record), ...outboxOnInsert(events) });
+      await this.documents.insertOne({ ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...outboxOnInsert(events) });
     } catch (e) {
       throw this.refused(e, record);
     }
     if (events.length > 0) this.opts.relay.kick(this.opts.collection, record._id, events);
+    await this.lists?.recount(record);
   }
 
   /**
@@ -108,12 +115,19 @@ export class RecordStore<R extends OwnedRecord> {
     withFields: readonly (keyof R & string)[] = [],
   ): Promise<T> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
-    return withDocumentLock(this.opts.db, this.opts.collection, id, async () => {
+    let recount: R | null = null;
+    const result = await withDocumentLock(this.opts.db, this.opts.collection, id, async () => {
       const current = await this.get(teamId, id, withFields);
       const { result, write } = await change(current);
-      if (write) await this.write(current, write);
+      if (write) {
+        await this.write(current, write);
+        if (this.lists?.changesCounts(write.set)) recount = current;
+      }
       return result;
     });
+    // After the record's lock is given back: a recount waits for the counts' own lock.
+    if (recount) await this.lists!.recount(recount);
+    return result;
   }
 
   private async write(current: R, { set, events }: Write<R>): Promise<void> {

@@ -1,9 +1,12 @@
 // Cases in the store: the record store for writes (outbox, lock, version,
 // duplicate number; the timeline read only when asked for), the list query on the
 // fields derived for sorting without collation, and the questions other services
-// ask (counts, active cases, phases in use).
+// ask (counts, active cases, phases in use). The list by creation instant, filtered
+// by nothing but status and phase, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import type { Logger } from '@lpm/shared/logger';
+import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
@@ -33,7 +36,9 @@ const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
 };
 
 export class CasesRepository extends RecordStore<CaseRecord> {
-  constructor(db: Db, relay: Relay) {
+  declare readonly lists: ListBuckets;
+
+  constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
       db,
       relay,
@@ -44,10 +49,13 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       duplicate: duplicateNumber,
       heavy: ['timeline'],
       signalFields: ['sla_warning_at', 'sla_overdue_at'],
+      lists: { timeField: 'created_at', counted: ['status', 'phase'], logger },
     });
   }
 
   async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
+    const bucketed = await this.lists.listPage<CaseRecord>(teamId, f, parseSort(q.sort, '-created_at'), pageWindow(q), this.projection());
+    if (bucketed) return bucketed;
     const filter: Filter<CaseRecord> = { team_id: teamId };
     for (const k of ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.created) {

@@ -1,9 +1,12 @@
 // Deals in the store: the record store for writes (outbox, lock, version), the
 // list query on the fields derived for sorting without collation, the summary and
 // the team's history as one $match/$group($sum) each (what FerretDB serves), and
-// the phases other services ask about.
+// the phases other services ask about. The list by creation instant, filtered by
+// nothing but status and phase, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import type { Logger } from '@lpm/shared/logger';
+import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { dealNotFound } from '../domain/deal-errors.ts';
 import { segmentKey } from '../domain/deal-shape.ts';
@@ -43,11 +46,15 @@ const SORT_KEYS: Record<string, (keyof DealRecord & string)[]> = {
 const HISTORY_WON_DEALS = 1000;
 
 export class DealsRepository extends RecordStore<DealRecord> {
-  constructor(db: Db, relay: Relay) {
-    super({ db, relay, collection: 'deals', idKind: 'deal', noun: 'deal', notFound: dealNotFound });
+  declare readonly lists: ListBuckets;
+
+  constructor(db: Db, relay: Relay, logger?: Logger) {
+    super({ db, relay, collection: 'deals', idKind: 'deal', noun: 'deal', notFound: dealNotFound, lists: { timeField: 'created_at', counted: ['status', 'phase'], logger } });
   }
 
   async list(teamId: string, f: DealFilter, q: ListQuery): Promise<Page> {
+    const bucketed = await this.lists.listPage<DealRecord>(teamId, f, parseSort(q.sort, '-created_at'), pageWindow(q), this.projection());
+    if (bucketed) return bucketed;
     const filter: Filter<DealRecord> = { team_id: teamId };
     for (const k of ['status', 'phase', 'client_id', 'responsible_id', 'source'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.value) {

@@ -1,0 +1,133 @@
+// GET /v1/cases by day buckets (shared/src/store/list-buckets.ts): the pages and
+// totals the plain query gives, across days, after concurrent writes, and for cases
+// stored before the markers existed.
+import { MongoClient } from 'mongodb';
+import type { Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { DAY_MS } from '@lpm/shared/time';
+import type { CaseRecord } from '../src/data/case-entity.ts';
+import { CasesRepository } from '../src/data/cases-repository.ts';
+import { identity, startCases, type CasesUnderTest } from './helper.ts';
+
+let sut: CasesUnderTest;
+
+beforeAll(async () => {
+  sut = await startCases();
+}, 60_000);
+
+afterAll(async () => {
+  await sut?.close();
+});
+
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+const list = async (who: Identity, query: string) => {
+  const res = await call(who, 'GET', `/v1/cases?${query}`);
+  expect(res.statusCode).toBe(200);
+  const body = res.json();
+  return { ids: body.data.map((c: { id: string }) => c.id) as string[], total: body.pagination.total as number };
+};
+
+/** The ids and total the plain query gives: every match sorted by created_at, then _id. */
+async function plain(teamId: string, filter: object, direction: 1 | -1, skip: number, limit: number) {
+  const col = sut.db.collection<CaseRecord>('cases');
+  const q = { team_id: teamId, ...filter };
+  const ids = (await col.find(q, { projection: { _id: 1 }, sort: { created_at: direction, _id: direction }, skip, limit }).toArray()).map((r) => r._id);
+  return { ids, total: await col.countDocuments(q) };
+}
+
+const createCase = async (who: Identity, body: object = {}) => {
+  const res = await call(who, 'POST', '/v1/cases', { title: 'Ação de cobrança', ...body });
+  expect(res.statusCode).toBe(201);
+  return res.json().data.id as string;
+};
+
+/** Copies of a case the API created, inserted as the record store inserts (its marker rewritten), created at the given instants. */
+async function insertCopies(repository: CasesRepository, teamId: string, template: CaseRecord, instants: number[]) {
+  for (const [i, at] of instants.entries()) {
+    const _id = newId('case');
+    const record = { ...template, _id, team_id: teamId, number: null, number_key: `none:${_id}`, created_at: new Date(at), phase: ['recebido', 'triagem'][i % 2] };
+    await repository.insert(record as CaseRecord, []);
+  }
+}
+
+describe('GET /v1/cases by day buckets', () => {
+  it('when cases span days (ties at one instant included), then every page, newest or oldest first and filtered by status and phase, is the plain query page', async () => {
+    const who = identity();
+    const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(who) }))!;
+    const midnight = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+    const instants = Array.from({ length: 45 }, (_, i) => midnight - Math.floor(i / 4) * DAY_MS + (i % 4 === 3 ? -1 : i % 2 ? 0 : 60_000 * i));
+    await insertCopies(sut.repository, who.teamId, template, instants);
+    await call(who, 'DELETE', `/v1/cases/${template._id}`);
+    const checks: [string, object, 1 | -1][] = [
+      ['', {}, -1],
+      ['sort=created_at', {}, 1],
+      ['status=ativo', { status: 'ativo' }, -1],
+      ['phase=triagem', { phase: 'triagem' }, -1],
+      ['status=ativo&phase=recebido&sort=created_at', { status: 'ativo', phase: 'recebido' }, 1],
+      ['status=arquivado', { status: 'arquivado' }, -1],
+    ];
+    for (const [query, filter, direction] of checks) {
+      for (const [page, limit] of [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [9, 5]]) {
+        expect({ query, page, ...(await list(who, `${query}&page=${page}&limit=${limit}`)) }).toEqual({
+          query,
+          page,
+          ...(await plain(who.teamId, filter, direction, (page - 1) * limit, limit)),
+        });
+      }
+    }
+  });
+
+  it('when cases are created, archived and moved between phases at once, then the totals, filtered ones included, are the counts of the cases', async () => {
+    const who = identity();
+    const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => createCase(who, { phase: i % 3 ? 'recebido' : 'triagem' })));
+    await Promise.all([
+      ...ids.slice(0, 8).map((id) => call(who, 'DELETE', `/v1/cases/${id}`)),
+      ...ids.slice(8, 16).map((id) => call(who, 'PUT', `/v1/cases/${id}`, { phase: 'em-andamento' })),
+      ...Array.from({ length: 6 }, () => createCase(who, { phase: 'em-andamento' })),
+    ]);
+    // A second process writing the same days: its own counts coalescing, the same lock.
+    const other = new CasesRepository(sut.db, { kick: () => {} });
+    await Promise.all([
+      other.update(who.teamId, ids[20], async () => ({ result: undefined, write: { set: { status: 'arquivado' }, events: [] } })),
+      call(who, 'PUT', `/v1/cases/${ids[21]}`, { phase: 'finalizado' }),
+    ]);
+    for (const [query, filter] of [
+      ['', {}],
+      ['status=ativo', { status: 'ativo' }],
+      ['status=arquivado', { status: 'arquivado' }],
+      ['phase=em-andamento', { phase: 'em-andamento' }],
+      ['status=ativo&phase=recebido', { status: 'ativo', phase: 'recebido' }],
+      ['status=arquivado&phase=triagem', { status: 'arquivado', phase: 'triagem' }],
+    ] as const) {
+      expect({ query, ...(await list(who, `${query}&limit=100`)) }).toEqual({ query, ...(await plain(who.teamId, filter, -1, 0, 100)) });
+    }
+    expect((await list(who, '')).total).toBe(30);
+  });
+
+  it('when cases were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
+    const who = identity();
+    const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(who) }))!;
+    const client = await MongoClient.connect(process.env.MONGO_URL!);
+    const db = client.db(`${sut.db.databaseName}_legacy`);
+    try {
+      const { list_bucket: _marker, ...fields } = template as CaseRecord & { list_bucket?: string };
+      const legacy = Array.from({ length: 12 }, (_, i) => {
+        const _id = newId('case');
+        return { ...fields, _id, number_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
+      });
+      await db.collection<CaseRecord>('cases').insertMany(legacy);
+      const before = new CasesRepository(db, { kick: () => {} });
+      const expected = [...legacy].sort((a, b) => +b.created_at - +a.created_at || (a._id < b._id ? 1 : -1)).map((c) => c._id);
+      expect(await before.list(who.teamId, {}, { page: 2, limit: 5 })).toMatchObject({ total: 12, records: expected.slice(5, 10).map((_id) => expect.objectContaining({ _id })) });
+
+      await before.lists.backfill();
+      // Another process, started after the backfill.
+      const after = new CasesRepository(db, { kick: () => {} });
+      const page = await after.list(who.teamId, { status: 'ativo' }, { page: 2, limit: 5 });
+      expect({ total: page.total, ids: page.records.map((r) => r._id) }).toEqual({ total: 12, ids: expected.slice(5, 10) });
+    } finally {
+      await db.dropDatabase();
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,158 @@
+import { MongoClient, type Db } from 'mongodb';
+import { LIST_BUCKET_FIELD, ListBuckets, listBucket } from '../src/store/list-buckets.ts';
+import { LIST_COUNTS } from '../src/store/list-counts.ts';
+import { DAY_MS } from '../src/time.ts';
+
+let client: MongoClient;
+let db: Db;
+
+beforeAll(async () => {
+  client = await MongoClient.connect(process.env.MONGO_URL!);
+  db = client.db(`${process.env.MONGO_DB_PREFIX}list_buckets`);
+});
+
+afterAll(async () => {
+  await db.dropDatabase();
+  await client.close();
+});
+
+interface Rec {
+  _id: string;
+  team_id: string;
+  at: Date;
+  status: string;
+  phase: string;
+  list_bucket?: string;
+}
+
+const DAY0 = Date.parse('2026-03-01T00:00:00Z');
+const lists = (collection: string) => new ListBuckets({ db, collection, timeField: 'at', counted: ['status', 'phase'] });
+
+/**
+ * Records of `team` over five days, some at the very same instant (ties broken by
+ * _id), some at the edges of a day, with status and phase spread.
+ */
+function spread(team: string, n: number): Rec[] {
+  return Array.from({ length: n }, (_, i) => {
+    const offsets = [0, DAY_MS - 1, DAY_MS, 2 * DAY_MS + 3_600_000, 4 * DAY_MS + 7];
+    return {
+      _id: `${team}_${String((i * 37) % n).padStart(3, '0')}_${i}`,
+      team_id: team,
+      at: new Date(DAY0 + offsets[i % offsets.length] + (i % 3 === 0 ? 0 : i)),
+      status: i % 4 === 0 ? 'arquivado' : 'ativo',
+      phase: ['a', 'b', 'c'][i % 3],
+    };
+  });
+}
+
+/** Inserts records as a record store does (marker with the record), then recounts each day once. */
+async function insertMarked(buckets: ListBuckets, collection: string, records: Rec[]): Promise<void> {
+  await db.collection<Rec>(collection).insertMany(records.map((r) => ({ ...r, ...buckets.markerOf(r) })));
+  const days = new Map(records.map((r) => [`${r.team_id}:${Math.floor(+r.at / DAY_MS)}`, r]));
+  for (const r of days.values()) await buckets.recount(r);
+}
+
+/** The page the plain query gives: every match sorted by the instant, then _id. */
+async function plainPage(collection: string, filter: object, direction: 1 | -1, skip: number, limit: number) {
+  const col = db.collection<Rec>(collection);
+  const [records, total] = await Promise.all([
+    col.find(filter, { projection: { list_bucket: 0 }, sort: { at: direction, _id: direction }, skip, limit }).toArray(),
+    col.countDocuments(filter),
+  ]);
+  return { records, total };
+}
+
+const page = (buckets: ListBuckets, teamId: string, equal: Record<string, unknown>, direction: 1 | -1, skip: number, limit: number) =>
+  buckets.page<Rec>({ teamId, equal, direction, skip, limit, projection: { list_bucket: 0 } });
+
+describe('ListBuckets.page', () => {
+  const col = 'pages';
+  let buckets: ListBuckets;
+
+  beforeAll(async () => {
+    buckets = lists(col);
+    await buckets.backfill(); // an empty collection: only marks it ready
+    await insertMarked(buckets, col, [...spread('team_a', 60), ...spread('team_b', 7)]);
+  });
+
+  it('when pages are read newest and oldest first, with and without status and phase filters, then each is the plain sorted page with the plain total', async () => {
+    const filters: Record<string, unknown>[] = [{}, { status: 'ativo' }, { phase: 'b' }, { status: 'ativo', phase: 'c' }, { status: 'arquivado', phase: 'a' }];
+    for (const equal of filters) {
+      for (const direction of [-1, 1] as const) {
+        for (const [skip, limit] of [[0, 20], [20, 20], [7, 9], [13, 1], [40, 20], [55, 10], [100, 20]]) {
+          const expected = await plainPage(col, { team_id: 'team_a', ...equal }, direction, skip, limit);
+          expect({ equal, direction, skip, ...(await page(buckets, 'team_a', equal, direction, skip, limit)) }).toEqual({ equal, direction, skip, ...expected });
+        }
+      }
+    }
+  });
+
+  it('when a value matches nothing, then the page is empty with total 0', async () => {
+    expect(await page(buckets, 'team_a', { phase: 'z' }, -1, 0, 20)).toEqual({ records: [], total: 0 });
+    expect(await page(buckets, 'team_none', {}, -1, 0, 20)).toEqual({ records: [], total: 0 });
+  });
+
+  it('when a day holds fewer records than its count says (a write after the count), then the next day fills the page', async () => {
+    const stale = 'stale';
+    const b = lists(stale);
+    await b.backfill();
+    await insertMarked(b, stale, spread('team_s', 20));
+    const newest = await db.collection<Rec>(stale).find({}, { sort: { at: -1, _id: -1 } }).limit(1).next();
+    await db.collection<Rec>(stale).deleteOne({ _id: newest!._id });
+    const got = (await page(b, 'team_s', {}, -1, 0, 10))!;
+    expect(got.total).toBe(20);
+    expect(got.records).toEqual((await plainPage(stale, {}, -1, 0, 10)).records);
+  });
+});
+
+describe('ListCounts under concurrent writes', () => {
+  it('when two stores (two processes) insert and change records of the same days at once, each recounting after its write, then the counts match the records', async () => {
+    const col = 'concurrent';
+    const [one, two] = [lists(col), lists(col)];
+    await one.backfill();
+    const records = spread('team_c', 80);
+    const write = async (buckets: ListBuckets, r: Rec) => {
+      await db.collection<Rec>(col).insertOne({ ...r, ...buckets.markerOf(r) });
+      await buckets.recount(r);
+      if (r.status === 'ativo' && +r.at % 2 === 0) {
+        await db.collection<Rec>(col).updateOne({ _id: r._id }, { $set: { status: 'arquivado' } });
+        await buckets.recount(r);
+      }
+    };
+    await Promise.all(records.map((r, i) => write(i % 2 ? one : two, r)));
+    for (const equal of [{}, { status: 'ativo' }, { status: 'arquivado', phase: 'b' }]) {
+      expect((await page(two, 'team_c', equal, -1, 0, 5))!.total).toBe(await db.collection(col).countDocuments({ team_id: 'team_c', ...equal }));
+    }
+  });
+});
+
+describe('ListBuckets.backfill', () => {
+  it('when records were written before the markers, then pages take the plain query until the backfill, which marks and counts them', async () => {
+    const col = 'legacy';
+    const buckets = lists(col);
+    await db.collection<Rec>(col).insertMany(spread('team_l', 30));
+    expect(await page(buckets, 'team_l', {}, -1, 0, 10)).toBeNull();
+
+    await buckets.backfill();
+    const marked = await db.collection<Rec>(col).find({}).toArray();
+    expect(marked.every((r) => r[LIST_BUCKET_FIELD] === listBucket(r.team_id, r.at))).toBe(true);
+    expect(await page(buckets, 'team_l', {}, -1, 10, 10)).toEqual(await plainPage(col, {}, -1, 10, 10));
+    // Another process learns it from the store.
+    expect(await page(lists(col), 'team_l', { status: 'ativo' }, 1, 0, 30)).toEqual(await plainPage(col, { status: 'ativo' }, 1, 0, 30));
+  });
+
+  it('when it runs again over counts that went stale, then every day is counted from the records again, an emptied day included', async () => {
+    const col = 'recount';
+    const buckets = lists(col);
+    await buckets.backfill();
+    await insertMarked(buckets, col, spread('team_r', 25));
+    await db.collection<Rec>(col).deleteMany({ at: { $gte: new Date(DAY0 + 4 * DAY_MS) } });
+    await db.collection(col).updateMany({}, { $set: { phase: 'a' } });
+    await db.collection('sweep_cursors').deleteOne({ _id: `list-buckets:${col}` as never });
+    const again = lists(col);
+    await again.backfill();
+    expect(await page(again, 'team_r', { phase: 'a' }, -1, 0, 25)).toEqual(await plainPage(col, {}, -1, 0, 25));
+    const counted = (await db.collection(LIST_COUNTS).find({ owner: `${col}:team_r` }).toArray()).flatMap((doc) => JSON.parse(doc.days).map((x: { d: number }) => x.d));
+    expect(counted).not.toContain(Math.floor((DAY0 + 4 * DAY_MS) / DAY_MS));
+  });
+});
