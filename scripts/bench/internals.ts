@@ -26,7 +26,7 @@ export { derivedFields as dealDerivedFields } from '../../services/deals/src/dom
 export { DEFAULT_DEAL_PHASES } from '../../shared/src/identity.ts';
 // Activities stored straight into the activities service's collection as it stores them (activities.ts).
 export type { ActivityRecord } from '../../services/activities/src/data/activity-entity.ts';
-export { derivedFields as activityDerivedFields } from '../../services/activities/src/domain/activities.ts';
+export { derivedFields as activityDerivedFields } from '../../services/activities/src/domain/activity-timing.ts';
 // The financial summary measured in process, as the service builds it (financial.ts).
 export { openStore } from '../../shared/src/store/orm.ts';
 export { ClientViewEntity, type ClientView } from '../../shared/src/views/client-view-entity.ts';

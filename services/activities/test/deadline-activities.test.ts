@@ -50,7 +50,7 @@ describe('POST /v1/activities with deadline_rule', () => {
     // Due moment 23:59 in São Paulo (UTC-3): 2030-03-07T02:59Z; due_soon 24 h before.
     const created = (await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Manifestação', deadline_rule: { start: { published: '2030-03-01' }, days: 1 } })).json().data;
     expect(created.due_date).toBe('2030-03-06');
-    const stored = () => sut.db.collection('activities').findOne({ _id: created.id } as never);
+    const stored = () => sut.db.collection<{ _id: string }>('activities').findOne({ _id: created.id });
     expect(await stored()).toMatchObject({ due_soon_at: new Date('2030-03-06T02:59:00Z'), overdue_at: new Date('2030-03-07T02:59:00Z') });
     // A closure on Wed 6 Mar: day 1 is Thu 7 Mar 2030; the signals move a day.
     const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2030-03-06', name: 'Expediente suspenso' }] };

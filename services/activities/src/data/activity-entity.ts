@@ -1,17 +1,18 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
-import type { Deadline } from '../domain/deadlines/deadline-calculator.ts';
-import type { DeadlineRule } from '../domain/deadlines/deadlines.ts';
+import type { CourtBranch, Uf } from '@lpm/shared/court-calendar';
 
 export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
 export const ACTIVITY_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
 export const ACTIVITY_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const REMINDER_CHANNELS = ['email', 'push', 'sms'] as const;
 export const FREQUENCIES = ['daily', 'weekly', 'monthly', 'yearly'] as const;
+export const COUNTINGS = ['business', 'calendar'] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
 export type ActivityPriority = (typeof ACTIVITY_PRIORITIES)[number];
 export type Frequency = (typeof FREQUENCIES)[number];
+export type Counting = (typeof COUNTINGS)[number];
 
 export interface Reminder {
   enabled: boolean;
@@ -24,6 +25,41 @@ export interface Recurrence {
   interval: number;
   until: string | null;
   count: number | null;
+}
+
+/** Exactly one of the three: the day the text was made available, published, or the day of the act. */
+export interface DeadlineStart {
+  made_available?: string;
+  published?: string;
+  from?: string;
+}
+
+/** A deadline to count (the calculator's input). */
+export interface DeadlineInput {
+  start: DeadlineStart;
+  days: number;
+  counting?: Counting;
+  double?: boolean;
+}
+
+/** A deadline rule as an activity keeps it: the input, and the parts of the team's jurisdiction it replaces. */
+export interface DeadlineRule extends DeadlineInput {
+  jurisdiction?: { uf?: Uf | null; branch?: CourtBranch };
+}
+
+export interface TrailDay {
+  date: string;
+  counted: boolean;
+  reason: string | null;
+}
+
+/** What a rule computed, as an activity keeps it beside its due date. */
+export interface Deadline {
+  start_date: string;
+  due_date: string;
+  publication_date: string | null;
+  days: number;
+  trail: TrailDay[];
 }
 
 export const ActivityEntity = defineEntity({

@@ -4,13 +4,12 @@
 // depend on. Every write stores the record and its events in one document write.
 import { viewOf } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { AppError, badRequest } from '@lpm/shared/errors';
+import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
-import { armDeadline } from '@lpm/shared/jobs/time-signals';
-import { iso, zonedMoment } from '@lpm/shared/time';
+import { iso } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
@@ -22,10 +21,10 @@ import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
 import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from './activity-errors.ts';
-import { PRIORITY_RANK, WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
+import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
-import { ruleFieldsOf, withRule } from './deadline-activities.ts';
-import { deadlineOf } from './deadlines/deadlines.ts';
+import { derivedFields, signalsOf, todayIn } from './activity-timing.ts';
+import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 
 export interface UserLookup {
@@ -54,8 +53,6 @@ const MOVES: Record<ActivityStatus, ActivityStatus[]> = {
   cancelled: [],
 };
 
-const OPEN: ActivityStatus[] = ['pending', 'in_progress'];
-
 const fields = new FieldChanges<ActivityRecord>({
   empty: { metadata: {} },
   normalize: {
@@ -64,38 +61,6 @@ const fields = new FieldChanges<ActivityRecord>({
     recurrence: (r): Recurrence => ({ frequency: r.frequency!, interval: r.interval ?? 1, until: r.until ?? null, count: r.count ?? null }),
   },
 });
-
-/** Today (YYYY-MM-DD) in the zone. */
-export const todayIn = (timeZone: string, now = new Date()) => new Intl.DateTimeFormat('en-CA', { timeZone }).format(now);
-
-/** The due moment: due_date at due_time in the team's zone, 23:59 without a time. */
-export const dueMoment = (r: Pick<ActivityRecord, 'due_date' | 'due_time'>, timeZone: string): Date | null =>
-  r.due_date ? zonedMoment(r.due_date, timeZone, r.due_time ?? '23:59') : null;
-
-type SignalFields = Pick<ActivityRecord, 'due_soon_at' | 'overdue_at' | 'reminder_at'>;
-
-/** The instants of the time-driven signals; none while completed or cancelled. */
-export function signalsOf(r: Pick<ActivityRecord, 'status' | 'due_date' | 'due_time' | 'reminder' | 'assigned_to'>, timeZone: string, now: Date): SignalFields {
-  const deadline = OPEN.includes(r.status) ? dueMoment(r, timeZone) : null;
-  const { warnAt, overdueAt } = armDeadline(deadline, now);
-  let reminderAt: Date | null = null;
-  const rem = r.reminder;
-  if (deadline && rem?.enabled && rem.channels.includes('email') && r.assigned_to) {
-    const at = new Date(deadline.getTime() - rem.before_minutes * 60_000);
-    // A reminder whose moment has passed when it is set is not sent (decisions §10).
-    if (at.getTime() > now.getTime()) reminderAt = at;
-  }
-  return { due_soon_at: warnAt, overdue_at: overdueAt, reminder_at: reminderAt };
-}
-
-export function derivedFields(r: Pick<ActivityRecord, 'priority' | 'due_date' | 'due_time' | 'status'>, timeZone: string) {
-  return {
-    priority_rank: PRIORITY_RANK[r.priority],
-    due_missing: r.due_date ? 0 : 1,
-    due_at: dueMoment(r, timeZone),
-    open: OPEN.includes(r.status) ? 1 : 0,
-  };
-}
 
 const ARMING: readonly string[] = ['due_date', 'due_time', 'status', 'reminder', 'assigned_to'];
 
@@ -277,45 +242,9 @@ export class Activities {
     });
   }
 
-  /**
-   * The team's court calendar changed (told by the gateway): each open activity whose
-   * due date a rule computes gets it computed again, and one whose date moves emits
-   * activity.updated. A calendar older than the one a record was last computed on is
-   * not applied to it; applying the same calendar again changes nothing.
-   */
-  async applyCourtCalendar(who: Who, court: CourtCalendarSettings, changedAt: Date): Promise<{ changed: number }> {
-    let changed = 0;
-    for (const id of await this.deps.activities.ruleBasedOpenIds(who.teamId)) {
-      const moved = await this.deps.activities.update(who.teamId, id, async (current) => {
-        // A record deleted since the list is simply gone: see the catch below.
-        if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
-        if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
-        const deadline = deadlineOf(current.deadline_rule, court);
-        if (deadline.due_date === current.due_date) return { result: false };
-        const now = this.now();
-        const tz = who.settings.timezone;
-        const next: ActivityRecord = { ...current, due_date: deadline.due_date, deadline, calendar_at: changedAt, updated_at: now };
-        Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
-        const detail = detailShape(next, await this.links(who.teamId, [next]));
-        const set: Partial<ActivityRecord> = {
-          due_date: next.due_date,
-          deadline,
-          calendar_at: changedAt,
-          updated_at: now,
-          ...derivedFields(next, tz),
-          due_soon_at: next.due_soon_at,
-          overdue_at: next.overdue_at,
-          reminder_at: next.reminder_at,
-        };
-        const event = newEvent('activity.updated', who.teamId, detail, { due_date: current.due_date }, who.userId);
-        return { result: true, write: { set, events: [event] } };
-      }).catch((e: unknown) => {
-        if (e instanceof AppError && e.status === 404) return false;
-        throw e;
-      });
-      if (moved) changed++;
-    }
-    return { changed };
+  /** The team's court calendar changed (told by the gateway): its rule-based deadlines computed again (deadline-activities.ts). */
+  applyCourtCalendar(who: Who, court: CourtCalendarSettings, changedAt: Date): Promise<{ changed: number }> {
+    return applyCourtCalendar({ activities: this.deps.activities, detailOf: (r) => this.detailOf(r), now: () => this.now() }, who, court, changedAt);
   }
 
   async complete(who: Who, id: string, notes: string | null | undefined) {

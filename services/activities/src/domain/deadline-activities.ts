@@ -1,10 +1,16 @@
 // How a deadline rule meets an activity write (issue 29): a deadline activity may
 // take `deadline_rule` instead of `due_date`, and then its due date is what the
-// rule computes on the team's court calendar, with the computation kept beside it.
-import { invalidField } from '@lpm/shared/errors';
+// rule computes on the team's court calendar, with the computation kept beside it;
+// a change of that calendar computes the team's open ones again.
+import { AppError, invalidField } from '@lpm/shared/errors';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
-import type { ActivityRecord } from '../data/activity-entity.ts';
-import { deadlineOf, type DeadlineRule } from './deadlines/deadlines.ts';
+import { newEvent } from '@lpm/shared/events';
+import type { Identity } from '@lpm/shared/identity';
+import type { ActivitiesRepository } from '../data/activities-repository.ts';
+import type { ActivityRecord, DeadlineRule } from '../data/activity-entity.ts';
+import type { detailShape } from './activity-shape.ts';
+import { OPEN, derivedFields, signalsOf } from './activity-timing.ts';
+import { deadlineOf } from './deadlines/deadlines.ts';
 
 type RuleFields = Pick<ActivityRecord, 'deadline' | 'rule_based'>;
 
@@ -21,4 +27,54 @@ export function ruleFieldsOf(r: Pick<ActivityRecord, 'type' | 'recurrence' | 'de
   if (r.type !== 'deadline') throw invalidField('deadline_rule', 'deadline_rule is only for type deadline');
   if (r.recurrence) throw invalidField('deadline_rule', 'A deadline from a rule cannot recur');
   return { deadline: deadlineOf(r.deadline_rule, court), rule_based: 1 };
+}
+
+type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
+
+/** What re-computing needs of the activities: their store, their detail read shape (as events carry it), the clock. */
+export interface CalendarDeps {
+  activities: ActivitiesRepository;
+  detailOf(r: ActivityRecord): Promise<ReturnType<typeof detailShape>>;
+  now(): Date;
+}
+
+/**
+ * The team's court calendar changed (told by the gateway): each open activity whose
+ * due date a rule computes gets it computed again, and one whose date moves emits
+ * activity.updated. A calendar older than the one a record was last computed on is
+ * not applied to it; applying the same calendar again changes nothing.
+ */
+export async function applyCourtCalendar(deps: CalendarDeps, who: Who, court: CourtCalendarSettings, changedAt: Date): Promise<{ changed: number }> {
+  let changed = 0;
+  for (const id of await deps.activities.ruleBasedOpenIds(who.teamId)) {
+    const moved = await deps.activities.update(who.teamId, id, async (current) => {
+      // A record deleted since the list is simply gone: see the catch below.
+      if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
+      if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
+      const deadline = deadlineOf(current.deadline_rule, court);
+      if (deadline.due_date === current.due_date) return { result: false };
+      const now = deps.now();
+      const tz = who.settings.timezone;
+      const next: ActivityRecord = { ...current, due_date: deadline.due_date, deadline, calendar_at: changedAt, updated_at: now };
+      Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
+      const detail = await deps.detailOf(next);
+      const set: Partial<ActivityRecord> = {
+        due_date: next.due_date,
+        deadline,
+        calendar_at: changedAt,
+        updated_at: now,
+        ...derivedFields(next, tz),
+        due_soon_at: next.due_soon_at,
+        overdue_at: next.overdue_at,
+        reminder_at: next.reminder_at,
+      };
+      const event = newEvent('activity.updated', who.teamId, detail, { due_date: current.due_date }, who.userId);
+      return { result: true, write: { set, events: [event] } };
+    }).catch((e: unknown) => {
+      if (e instanceof AppError && e.status === 404) return false;
+      throw e;
+    });
+    if (moved) changed++;
+  }
+  return { changed };
 }

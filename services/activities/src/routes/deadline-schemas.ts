@@ -1,6 +1,6 @@
 import { boolean, date, enumOf, integer, object, okResponse, out, shape, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { jurisdictionSchema } from '@lpm/shared/court-calendar';
-import { COUNTINGS, type DeadlineStart } from '../domain/deadlines/deadline-calculator.ts';
+import { COUNTINGS, type DeadlineStart } from '../data/activity-entity.ts';
 
 const START_MESSAGE = 'start must have exactly one of made_available, published or from';
 

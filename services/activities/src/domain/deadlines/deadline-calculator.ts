@@ -9,37 +9,7 @@
 import { nextDay } from '@lpm/shared/time';
 import type { CourtCalendar } from './court-calendar.ts';
 import { RECESS } from './court-rules.ts';
-
-export const COUNTINGS = ['business', 'calendar'] as const;
-export type Counting = (typeof COUNTINGS)[number];
-
-/** Exactly one of the three: the day the text was made available, published, or the day of the act. */
-export interface DeadlineStart {
-  made_available?: string;
-  published?: string;
-  from?: string;
-}
-
-export interface DeadlineInput {
-  start: DeadlineStart;
-  days: number;
-  counting?: Counting;
-  double?: boolean;
-}
-
-export interface TrailDay {
-  date: string;
-  counted: boolean;
-  reason: string | null;
-}
-
-export interface Deadline {
-  start_date: string;
-  due_date: string;
-  publication_date: string | null;
-  days: number;
-  trail: TrailDay[];
-}
+import type { Deadline, DeadlineInput, TrailDay } from '../../data/activity-entity.ts';
 
 export const START_DAY = 'start day (CPC art. 224)';
 export const MOVED = 'moved: last day not a business day';

@@ -3,13 +3,10 @@
 // the jurisdiction the rule names (uf, branch) replaces the team's, and the team's
 // closures always apply.
 import { invalidField } from '@lpm/shared/errors';
-import type { CourtBranch, CourtCalendarSettings, Uf } from '@lpm/shared/court-calendar';
+import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
+import type { Deadline, DeadlineRule } from '../../data/activity-entity.ts';
 import { CourtCalendar } from './court-calendar.ts';
-import { computeDeadline, type Deadline, type DeadlineInput } from './deadline-calculator.ts';
-
-export interface DeadlineRule extends DeadlineInput {
-  jurisdiction?: { uf?: Uf | null; branch?: CourtBranch };
-}
+import { computeDeadline } from './deadline-calculator.ts';
 
 /** The years a start date may fall in: the calendar's rules hold for them, and the trail's dates stay four-digit years. */
 const FIRST_YEAR = 1990;
