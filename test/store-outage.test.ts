@@ -1,4 +1,5 @@
-// Issue 9: nothing is lost when the store has a bad minute. The whole system runs
+// A store that hangs fails each request within its budget (issue 25), and then:
+// issue 9: nothing is lost when the store has a bad minute. The whole system runs
 // with its store behind a TCP proxy; right after a burst of client renames the proxy
 // is cut for 60 s (far longer than any retry window the consumers once had). The
 // webhook receiver holds its answers until the cut, so the webhooks service has
@@ -66,6 +67,24 @@ const delivered = () =>
   );
 const storedDeliveries = (webhookId: string) => direct.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('deliveries').countDocuments({ webhook_id: webhookId, status: 'succeeded' });
 const clientViews = () => direct.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('client_views');
+
+test('when the store hangs (connections open, nothing answered), then a read answers 503 in the envelope within 10 s, and is served again once the store is back', async () => {
+  const created = await sys.call(apiKey, 'POST', '/v1/clients', { type: 'PF', name: 'Cliente paciente' });
+  expect(created.status).toBe(201);
+  const path = `/v1/clients/${created.body.data.id}`;
+  proxy.stall();
+  try {
+    const askedAt = Date.now();
+    const hung = await sys.call(apiKey, 'GET', path);
+    expect({ status: hung.status, code: hung.body.error?.code }).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    expect(Date.now() - askedAt).toBeLessThan(10_000);
+  } finally {
+    proxy.restore();
+  }
+  const backAt = Date.now();
+  await waitFor('the client served again', async () => (await sys.call(apiKey, 'GET', path)).status === 200, 30_000);
+  expect(Date.now() - backAt).toBeLessThan(30_000);
+}, 120_000);
 
 test('when the store is cut for 60 s right after a burst of writes, then every event reaches the webhook and the client view once it is back, and nothing is dead-lettered', async () => {
   const hook = await sys.call(apiKey, 'POST', '/v1/webhooks', { url: `${receiver.url}/outage`, events: ['client.updated'] });

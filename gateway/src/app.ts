@@ -45,7 +45,10 @@ export interface GatewayDeps {
   logger?: HttpAppOptions['logger'];
   /** How long key lookups (hits and misses) are cached; at most 1 s (default 1000). */
   keyCacheTtlMs?: number;
-  /** Upstream headers/body timeout (default 30 s). */
+  /**
+   * Upstream headers/body timeout (default 15 s): well within a client's usual 30 s,
+   * and well past a service's own answer to a store that hangs (STORE_OPERATION_TIMEOUT_MS).
+   */
   upstreamTimeoutMs?: number;
   /** How long a key lookup may wait for the store before the request gets 503 (default 5 s). */
   storeTimeoutMs?: number;
@@ -66,7 +69,7 @@ export interface GatewayDeps {
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance, documented: false });
   const deployed = deps.deployed ?? SERVICE_NAMES;
-  const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 30_000;
+  const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 15_000;
   const repositories = gatewayRepositories(deps.store.db);
   const accounts = new Accounts(repositories);
   const service = (name: ServiceName) =>

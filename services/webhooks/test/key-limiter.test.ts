@@ -21,3 +21,19 @@ test('when a key has `limit` slots taken, then another acquire waits for a relea
   c!();
   expect(await limiter.acquire('wh_a', 10, 1)).not.toBeNull();
 });
+
+test('when keepWaiting says so as waitMs runs out, then the wait goes on, until a release or until it says no', async () => {
+  const limiter = new KeyLimiter();
+  const held = await limiter.acquire('wh_a', 10, 1);
+  let asked = 0;
+  const patient = limiter.acquire('wh_a', 10, 1, () => ++asked < 4);
+  expect(await patient).toBeNull();
+  expect(asked).toBe(4);
+
+  asked = 0;
+  const served = limiter.acquire('wh_a', 10, 1, () => ++asked > 0);
+  await new Promise((r) => setTimeout(r, 60));
+  held!();
+  expect(await served).not.toBeNull();
+  expect(asked).toBeGreaterThan(1);
+});

@@ -26,6 +26,7 @@ import type { DomainEvent, EventType } from '../events.ts';
 import { outboxUpdate } from '../outbox/fields.ts';
 import { withDocumentLock } from '../store/lock.ts';
 import { MAX_BUCKETS_BEHIND, SIGNAL_SLOT_MS, advanceCursor, bucketOf, readCursor, signalSlots, slotField } from '../store/markers.ts';
+import { SWEEP } from '../store/time-budgets.ts';
 
 export { signalSlots };
 
@@ -98,7 +99,7 @@ export class TimeSignals {
 
   /** The index of each signal's slot marker (start() declares them; a caller of sweep() alone, such as the bench, calls this). */
   async createIndexes(): Promise<void> {
-    for (const s of this.opts.signals) await this.opts.db.collection(s.collection).createIndex({ [slotField(s.dueField)]: 1, [s.dueField]: 1 });
+    for (const s of this.opts.signals) await this.opts.db.collection(s.collection).createIndex({ [slotField(s.dueField)]: 1, [s.dueField]: 1 }, SWEEP);
   }
 
   async stop(): Promise<void> {

@@ -3,6 +3,7 @@
 import type { Db, Document } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import { createLockIndexes } from '../store/lock.ts';
+import { SWEEP } from '../store/time-budgets.ts';
 
 export interface OutboxFields {
   outbox: DomainEvent<any>[];
@@ -32,6 +33,6 @@ export function outboxUpdate<U extends Document>(update: U, events: DomainEvent<
 
 /** Indexes the relay's queries use: outbox_pending on each collection, expiry on the locks. */
 export async function createOutboxIndexes(db: Db, collections: string[]): Promise<void> {
-  for (const name of collections) await db.collection(name).createIndex({ outbox_pending: 1 });
+  for (const name of collections) await db.collection(name).createIndex({ outbox_pending: 1 }, SWEEP);
   await createLockIndexes(db);
 }

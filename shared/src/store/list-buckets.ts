@@ -20,6 +20,7 @@ import { DAY_MS } from '../time.ts';
 import { ListCounts, type DayTotal } from './list-counts.ts';
 import { withDocumentLock } from './lock.ts';
 import { advanceCursor, bucketOf, readCursor } from './markers.ts';
+import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
 
 export const LIST_BUCKET_FIELD = 'list_bucket';
 
@@ -134,7 +135,7 @@ export class ListBuckets {
   }
 
   async createIndexes(): Promise<void> {
-    await this.opts.db.collection(this.opts.collection).createIndex({ [LIST_BUCKET_FIELD]: 1, [this.opts.timeField]: 1, _id: 1 });
+    await this.opts.db.collection(this.opts.collection).createIndex({ [LIST_BUCKET_FIELD]: 1, [this.opts.timeField]: 1, _id: 1 }, SWEEP);
     await this.counts.createIndexes();
   }
 
@@ -150,7 +151,7 @@ export class ListBuckets {
     await this.createIndexes();
     const col = db.collection(collection);
     const unmarked = { [LIST_BUCKET_FIELD]: { $exists: false } };
-    for (const r of await col.find(unmarked, { projection: { _id: 1 } }).toArray()) {
+    for (const r of await col.find(unmarked, { projection: { _id: 1 }, ...SWEEP }).toArray()) {
       if (stopping()) return;
       await withDocumentLock(db, collection, r._id, async () => {
         const fresh = await col.findOne({ _id: r._id, ...unmarked }, { projection: { team_id: 1, [timeField]: 1 } });
@@ -159,7 +160,7 @@ export class ListBuckets {
     }
     // Days counted before (a repeated backfill) are counted again too: one may be empty now.
     const days = new Map((await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]));
-    for await (const r of col.find({}, { projection: { team_id: 1, [timeField]: 1 } })) {
+    for await (const r of col.find({}, { projection: { team_id: 1, [timeField]: 1 }, ...SWEEP_CURSOR })) {
       const day = bucketOf(r[timeField], DAY_MS);
       days.set(dayMarker(r.team_id, day), [r.team_id, day]);
     }

@@ -10,6 +10,7 @@
 // range query, when there is no cursor yet. The same code runs on MongoDB.
 import type { Db, Document, Filter } from 'mongodb';
 import { isDuplicateKey } from './duplicate-key.ts';
+import { SWEEP } from './time-budgets.ts';
 
 export const HOUR_MS = 3_600_000;
 
@@ -94,9 +95,9 @@ export async function purgeByMarker(db: Db, p: MarkedPurge): Promise<{ deleted: 
   const expired = { [p.timeField]: { $lt: p.before } };
   const cursor = await readCursor(db, key);
   if (cursor === null || cursor < boundary - MAX_BUCKETS_BEHIND) {
-    await col.createIndex({ [p.markerField]: 1 });
-    const { deletedCount } = await col.deleteMany({ ...expired, ...p.only });
-    const kept = p.only ? await col.findOne(expired, { projection: { _id: 1 } }) : null;
+    await col.createIndex({ [p.markerField]: 1 }, SWEEP);
+    const { deletedCount } = await col.deleteMany({ ...expired, ...p.only }, SWEEP);
+    const kept = p.only ? await col.findOne(expired, { projection: { _id: 1 }, ...SWEEP }) : null;
     if (!kept) await advanceCursor(db, key, boundary);
     return { deleted: deletedCount, ranged: true };
   }

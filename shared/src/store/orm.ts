@@ -10,9 +10,8 @@ import type { DomainEvent } from '../events.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { countStoreCommands } from '../metrics.ts';
 import { watchMonitor } from './monitor-watchdog.ts';
+import { STORE_OPERATION_TIMEOUT_MS, STORE_SELECTION_TIMEOUT_MS } from './time-budgets.ts';
 
-/** How long an operation waits for a reachable store before it fails. */
-export const STORE_SELECTION_TIMEOUT_MS = 5000;
 
 export interface Store {
   /** The service's database (MikroORM's own connection). */
@@ -56,7 +55,7 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
   const watchdog = watchMonitor(connection.getClient(), opts.logger ?? createLogger('store'));
   countStoreCommands(connection.getClient());
   return {
-    db: connection.getDb(),
+    db: connection.getClient().db(opts.dbName, { timeoutMS: STORE_OPERATION_TIMEOUT_MS }),
     close: async () => {
       watchdog.stop();
       await orm.close();

@@ -11,6 +11,7 @@ import { InsertBatcher, type InsertOutcome } from '@lpm/shared/store/insert-batc
 import { takeTimeSlots, type SlotDoc } from '@lpm/shared/store/lock';
 import { escapeRegex } from '@lpm/shared/text';
 import { bucketOf, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
+import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
 import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, WebhookCountersRecord } from './webhook-entity.ts';
 
@@ -49,11 +50,11 @@ export interface Purged {
  */
 export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Purged> {
   const deliveries = db.collection<DeliveryRecord>('deliveries');
-  const ids = (await deliveries.find({ webhook_id: webhookId }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+  const ids = (await deliveries.find({ webhook_id: webhookId }, { projection: { _id: 1 }, ...SWEEP }).toArray()).map((d) => d._id);
   await dropClaimsOf(db, ids);
-  const attempts = await db.collection<AttemptRecord>('attempts').deleteMany({ webhook_id: webhookId });
-  const dropped = await deliveries.deleteMany({ webhook_id: webhookId });
-  await db.collection<AttemptTallyRecord>('attempt_tallies').deleteMany({ webhook_id: webhookId });
+  const attempts = await db.collection<AttemptRecord>('attempts').deleteMany({ webhook_id: webhookId }, SWEEP);
+  const dropped = await deliveries.deleteMany({ webhook_id: webhookId }, SWEEP);
+  await db.collection<AttemptTallyRecord>('attempt_tallies').deleteMany({ webhook_id: webhookId }, SWEEP);
   await db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: webhookId });
   return { deliveries: dropped.deletedCount, attempts: attempts.deletedCount };
 }
@@ -64,7 +65,7 @@ async function dropClaimsOf(db: Db, deliveryIds: string[]): Promise<void> {
   const claims = db.collection<AttemptClaimRecord>('attempt_claims');
   for (let i = 0; i < deliveryIds.length; i += CLAIM_BATCH) {
     const alternatives = deliveryIds.slice(i, i + CLAIM_BATCH).map(escapeRegex).join('|');
-    await claims.deleteMany({ _id: { $regex: `^(?:${alternatives}):` } });
+    await claims.deleteMany({ _id: { $regex: `^(?:${alternatives}):` } }, SWEEP);
   }
 }
 
@@ -248,8 +249,8 @@ export class DeliveriesRepository {
    * before `existing` was read: a webhook created since then may already have deliveries.
    */
   async purgeOrphans(existing: string[], listedBefore: Date): Promise<Purged> {
-    const attempts = await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } });
-    const deliveries = await this.deliveries.deleteMany({ webhook_id: { $nin: existing }, created_at: { $lt: listedBefore } });
+    const attempts = await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } }, SWEEP);
+    const deliveries = await this.deliveries.deleteMany({ webhook_id: { $nin: existing }, created_at: { $lt: listedBefore } }, SWEEP);
     return { deliveries: deliveries.deletedCount, attempts: attempts.deletedCount };
   }
 

@@ -41,6 +41,14 @@ const STRUGGLING_DEFER_MS = 5000;
  * three reads. The attempt holds its message meanwhile, so the wait is bounded.
  */
 const SLOT_WAIT_MS = 2000;
+/**
+ * ... and how long in all while the webhook answers quickly: its slots then wait on
+ * this process (its POST permits, the CPU), not on the receiver, and a trip through
+ * the delay queue would only add work to a busy process.
+ */
+const QUICK_SLOT_WAIT_MS = 30_000;
+/** A webhook whose last POST took longer than this is slow: its waiting attempts go back after SLOT_WAIT_MS. */
+const SLOW_POST_MS = 1000;
 /** ... of a webhook whose last attempt failed: its one slot may be held for a whole timeout, so its attempts go back at once. */
 const STRUGGLING_SLOT_WAIT_MS = 100;
 /** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
@@ -100,6 +108,8 @@ export class Deliveries {
   private readonly opts: DeliveriesOptions;
   /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
   private readonly struggling = new Set<string>();
+  /** Webhooks whose last attempt here succeeded slowly (SLOW_POST_MS). */
+  private readonly slow = new Set<string>();
   private readonly sending: Permits;
   /** Webhooks' secrets as opened, by their sealed text (a secret never changes; the oldest goes first). */
   private readonly secrets = new Map<string, string>();
@@ -200,10 +210,15 @@ export class Deliveries {
     }
   }
 
-  /** A slot of the webhook's within SLOT_WAIT_MS (its only one, within STRUGGLING_SLOT_WAIT_MS, while it struggles), or null. */
+  /**
+   * A slot of the webhook's within SLOT_WAIT_MS, or within QUICK_SLOT_WAIT_MS while it
+   * answers quickly (its only one, within STRUGGLING_SLOT_WAIT_MS, while it struggles), or null.
+   */
   private slot(webhookId: string): Promise<(() => void) | null> {
-    const struggling = this.struggling.has(webhookId);
-    return this.opts.limiter.acquire(webhookId, struggling ? STRUGGLING_SLOT_WAIT_MS : SLOT_WAIT_MS, struggling ? 1 : this.opts.perWebhook);
+    if (this.struggling.has(webhookId)) return this.opts.limiter.acquire(webhookId, STRUGGLING_SLOT_WAIT_MS, 1);
+    const giveUpAt = Date.now() + QUICK_SLOT_WAIT_MS;
+    const quick = () => !this.struggling.has(webhookId) && !this.slow.has(webhookId) && Date.now() < giveUpAt;
+    return this.opts.limiter.acquire(webhookId, SLOT_WAIT_MS, this.opts.perWebhook, quick);
   }
 
   /** Queues again an attempt that found no free slot. */
@@ -253,6 +268,8 @@ export class Deliveries {
     }
     if (result.ok) this.struggling.delete(webhook._id);
     else this.struggling.add(webhook._id);
+    if (result.ok && result.latencyMs > SLOW_POST_MS) this.slow.add(webhook._id);
+    else this.slow.delete(webhook._id);
     release();
     return attemptRecord(delivery, job, result);
   }

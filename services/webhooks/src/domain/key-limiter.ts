@@ -5,8 +5,11 @@ export class KeyLimiter {
   private readonly inFlight = new Map<string, number>();
   private readonly waiters = new Map<string, (() => void)[]>();
 
-  /** A slot for `key` within `waitMs` (its release function, idempotent), or null: the caller defers the work. */
-  async acquire(key: string, waitMs: number, limit: number): Promise<(() => void) | null> {
+  /**
+   * A slot for `key` within `waitMs` (its release function, idempotent), or null: the
+   * caller defers the work. Each time `waitMs` runs out, `keepWaiting` may grant another.
+   */
+  async acquire(key: string, waitMs: number, limit: number, keepWaiting: () => boolean = () => false): Promise<(() => void) | null> {
     const used = this.inFlight.get(key) ?? 0;
     if (used < limit) {
       this.inFlight.set(key, used + 1);
@@ -20,11 +23,16 @@ export class KeyLimiter {
         clearTimeout(timer);
         resolve(true);
       };
-      const timer = setTimeout(() => {
+      const expire = () => {
+        if (keepWaiting()) {
+          timer = setTimeout(expire, waitMs);
+          return;
+        }
         queue.splice(queue.indexOf(wake), 1);
         if (queue.length === 0 && this.waiters.get(key) === queue) this.waiters.delete(key);
         resolve(false);
-      }, waitMs);
+      };
+      let timer = setTimeout(expire, waitMs);
       queue.push(wake);
     });
     return handed ? this.releaser(key) : null;
