@@ -1,6 +1,9 @@
 // `npm start`: the whole system on this machine. Starts the local document store
 // (unless MONGO_URL is set), every service that exists and the gateway, prints the
-// gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM.
+// gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM. A
+// process that dies is started again, as compose (`restart: unless-stopped`) and
+// Kubernetes would: after 1 s, doubling up to 30 s while it keeps dying within a
+// minute of its start. Each start prints `[start] <name> pid <pid>`.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,16 +36,28 @@ function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Writa
   });
 }
 
-function launch(name: string, script: string, env: NodeJS.ProcessEnv): void {
+const FIRST_RESTART_DELAY_MS = 1000;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** A process that ran this long before it died is restarted after the first delay again. */
+const STABLE_AFTER_MS = 60_000;
+
+function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDelayMs = FIRST_RESTART_DELAY_MS): void {
   const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const startedAt = Date.now();
+  log(`${name} pid ${proc.pid}`);
   prefixed(name, proc.stdout!, process.stdout);
   prefixed(name, proc.stderr!, process.stderr);
+  const child = { name, proc };
+  children.push(child);
   proc.once('exit', (code, signal) => {
     if (stopping) return;
-    log(`${name} exited (${signal ?? code}); stopping everything`);
-    void stop(1);
+    children.splice(children.indexOf(child), 1);
+    const delay = Date.now() - startedAt >= STABLE_AFTER_MS ? FIRST_RESTART_DELAY_MS : restartDelayMs;
+    log(`${name} exited (${signal ?? code}); starting it again in ${delay / 1000} s`);
+    setTimeout(() => {
+      if (!stopping) launch(name, script, env, Math.min(delay * 2, MAX_RESTART_DELAY_MS));
+    }, delay);
   });
-  children.push({ name, proc });
 }
 
 async function stop(exitCode: number): Promise<void> {

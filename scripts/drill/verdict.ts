@@ -1,0 +1,92 @@
+// After the writes and the faults: wait for quiet, count the events the receiver
+// got against those the acknowledged writes owe, and check through the API that the
+// state agrees with the acknowledged writes.
+import type { ReceivedRequest } from '../../shared/test/support/https-receiver.ts';
+import type { DrillTeam, Story } from './workload.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface EventCount {
+  delivered: number;
+  duplicated: number;
+  lost: string[];
+}
+
+/** Deliveries to the receiver by `type objectId`, and copies of one event id beyond the first. */
+export function countEvents(requests: ReceivedRequest[], expected: Set<string>): EventCount {
+  const seen = new Set<string>();
+  const keys = new Set<string>();
+  let duplicated = 0;
+  for (const r of requests) {
+    const body = JSON.parse(r.body) as { id: string; type: string; data?: { object?: { id?: string } } };
+    if (seen.has(body.id)) duplicated++;
+    seen.add(body.id);
+    keys.add(`${body.type} ${body.data?.object?.id}`);
+  }
+  const lost = [...expected].filter((e) => !keys.has(e));
+  return { delivered: [...expected].length - lost.length, duplicated, lost };
+}
+
+/** Waits until every expected event arrived, or nothing arrived for `quietMs`, or `maxMs` passed. */
+export async function waitForQuiet(requests: ReceivedRequest[], expected: Set<string>, quietMs: number, maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let count = -1;
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    if (countEvents(requests, expected).lost.length === 0) return;
+    if (requests.length !== count) {
+      count = requests.length;
+      since = Date.now();
+    } else if (Date.now() - since > quietMs) {
+      return;
+    }
+    await sleep(1000);
+  }
+}
+
+type Get = (team: DrillTeam, path: string) => Promise<any>;
+
+/** Each disagreement between the state and the acknowledged writes, as a sentence. */
+export async function stateDisagreements(gatewayUrl: string, teams: DrillTeam[], stories: Story[]): Promise<string[]> {
+  const get: Get = async (team, path) => {
+    for (let attempt = 1; ; attempt++) {
+      const res = await fetch(`${gatewayUrl}${path}`, { headers: { authorization: `Bearer ${team.apiKey}` } });
+      if (res.ok) return res.json();
+      if (attempt >= 10 || (res.status < 500 && res.status !== 429)) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+      await sleep(1000 * attempt);
+    }
+  };
+  const problems: string[] = [];
+  const expect = (what: string, got: unknown, want: unknown) => {
+    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push(`${what}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+  };
+  for (const team of teams) {
+    const mine = stories.filter((s) => s.team === team.id);
+    // Counts hold only where every story of the team is known to the end.
+    if (mine.every((s) => !s.uncertain)) {
+      const total = async (path: string) => (await get(team, `${path}${path.includes('?') ? '&' : '?'}limit=1`)).pagination.total as number;
+      expect(`team ${team.id}: clients`, await total('/v1/clients'), mine.length);
+      expect(`team ${team.id}: cases`, await total('/v1/cases'), mine.length * 2);
+      expect(`team ${team.id}: deals`, await total('/v1/deals'), mine.length);
+      expect(`team ${team.id}: activities (a completed task, its next occurrence)`, await total('/v1/activities'), mine.length * 2);
+      expect(`team ${team.id}: financial records`, await total('/v1/financial'), mine.length);
+      const deals = (await get(team, '/v1/deals/summary')).data;
+      expect(`team ${team.id}: deals won`, deals.by_status?.ganho, { count: mine.length, value: mine.reduce((a, s) => a + s.dealValue, 0) });
+      const year = new Date().getUTCFullYear();
+      const fin = (await get(team, `/v1/financial/summary?from=${year - 1}-01-01&to=${year + 1}-12-31`)).data;
+      expect(`team ${team.id}: revenue paid`, fin.totals?.revenue, mine.reduce((a, s) => a + s.amount, 0));
+    }
+  }
+  for (const s of stories.filter((x) => !x.uncertain)) {
+    const team = teams.find((t) => t.id === s.team)!;
+    const kase = (await get(team, `/v1/cases/${s.caseId}`)).data;
+    const listed = (await get(team, `/v1/cases/${s.caseId}/activities?limit=100`)).pagination.total;
+    expect(`case ${s.caseId}: activities_count against its activities`, kase.activities_count, listed);
+    expect(`case ${s.caseId}: activities_count`, kase.activities_count, 2);
+    const client = (await get(team, `/v1/clients/${s.clientId}`)).data;
+    expect(`client ${s.clientId}: cases_count`, client.cases_count, 2);
+    const series = (await get(team, `/v1/activities?case_id=${s.caseId}&limit=100`)).data.filter((a: { title: string }) => a.title === s.recurringTitle);
+    expect(`case ${s.caseId}: the recurring task's occurrences by status`, series.map((a: { status: string }) => a.status).sort(), ['completed', 'pending']);
+  }
+  return problems;
+}
