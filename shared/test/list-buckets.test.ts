@@ -26,7 +26,7 @@ interface Rec {
 }
 
 const DAY0 = Date.parse('2026-03-01T00:00:00Z');
-const lists = (collection: string) => new ListBuckets({ db, collection, timeField: 'at', counted: ['status', 'phase'] });
+const lists = (collection: string) => new ListBuckets({ db, collection, order: { field: 'at', keys: ['at'] }, dayField: 'at', counted: ['status', 'phase'] });
 
 /**
  * Records of `team` over five days, some at the very same instant (ties broken by
