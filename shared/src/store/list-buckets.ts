@@ -92,13 +92,14 @@ export class ListBuckets {
     return `list-buckets:${this.opts.collection}`;
   }
 
-  private dayOf(record: Document): Day {
+  /** The day whose bucket holds `record`. */
+  bucketDay(record: Document): Day {
     return dayOf(record[this.opts.dayField]);
   }
 
   /** The marker field to store with a new record. */
   markerOf(record: Document): Record<string, string> {
-    return { [LIST_BUCKET_FIELD]: dayMarker(record.team_id, this.dayOf(record)) };
+    return { [LIST_BUCKET_FIELD]: dayMarker(record.team_id, this.bucketDay(record)) };
   }
 
   /** The marker to write with an update of `set`: the record's new one when `set` has its sort value, else none. */
@@ -108,7 +109,7 @@ export class ListBuckets {
 
   /** After a write that added or removed `record`, or changed one of its counted fields. */
   recount(record: Document): Promise<void> {
-    return this.counts.recount(record.team_id, this.dayOf(record));
+    return this.counts.recount(record.team_id, this.bucketDay(record));
   }
 
   /**
@@ -118,7 +119,7 @@ export class ListBuckets {
    */
   recountsOf(current: Document, set: Document): Document[] {
     const next = { ...current, ...set };
-    if (this.dayOf(next) !== this.dayOf(current)) return [current, next];
+    if (this.bucketDay(next) !== this.bucketDay(current)) return [current, next];
     return this.opts.counted.some((f) => f in set) ? [next] : [];
   }
 
@@ -196,7 +197,7 @@ export class ListBuckets {
     // Days counted before (a repeated backfill) are counted again too: one may be empty now.
     const days = new Map((await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]));
     for await (const r of col.find({}, { projection: { team_id: 1, [dayField]: 1 } })) {
-      const day = this.dayOf(r);
+      const day = this.bucketDay(r);
       days.set(dayMarker(r.team_id, day), [r.team_id, day]);
     }
     for (const [teamId, day] of days.values()) {
