@@ -15,6 +15,7 @@ const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 const SORT_KEYS = ['date'];
 const day = (offset: number) => new Date(Date.parse('2026-03-10T12:00:00Z') + offset * DAY).toISOString().slice(0, 10);
+const dayNumber = (offset: number) => Math.floor(Date.parse(`${day(offset)}T00:00:00Z`) / DAY);
 
 let sut: FinancialUnderTest;
 
@@ -53,6 +54,10 @@ const CHECKS: PageCheck[] = [
   { query: 'status=pending', equal: { status: 'pending' }, direction: -1 },
   { query: 'type=expense&category=custas', equal: { type: 'expense', category: 'custas' }, direction: -1 },
   { query: 'sort=date&status=paid', equal: { status: 'paid' }, direction: 1 },
+  // A period of dates: whole days of the buckets.
+  { query: `from=${day(0)}&to=${day(1)}`, equal: {}, direction: -1, range: { days: { from: dayNumber(0), to: dayNumber(1) }, filter: { date: { $gte: day(0), $lte: day(1) } } } },
+  { query: `sort=date&type=expense&from=${day(1)}`, equal: { type: 'expense' }, direction: 1, range: { days: { from: dayNumber(1) }, filter: { date: { $gte: day(1) } } } },
+  { query: `status=pending&to=${day(-1)}`, equal: { status: 'pending' }, direction: -1, range: { days: { to: dayNumber(-1) }, filter: { date: { $lte: day(-1) } } } },
 ];
 
 describe('GET /v1/financial by day buckets', () => {

@@ -60,10 +60,18 @@ export interface BucketPage<R> {
   total: number;
 }
 
+/** Whole days, inclusive: a range on the day field that days answer exactly (a YYYY-MM-DD field's). */
+export interface DayRange {
+  from?: number;
+  to?: number;
+}
+
 export interface BucketPageQuery {
   teamId: string;
   /** Equalities on counted fields only. */
   equal: Record<string, unknown>;
+  /** Only the records whose day is in the range (none without a value). */
+  days?: DayRange;
   direction: 1 | -1;
   skip: number;
   limit: number;
@@ -126,19 +134,27 @@ export class ListBuckets {
   /**
    * A list's page by day buckets when it is asked in the default order with no filter
    * but equalities on counted fields (`filters`: every filter of the list; one
-   * undefined or empty filters nothing, as in the plain queries); null otherwise (take
-   * the plain query).
+   * undefined or empty filters nothing, as in the plain queries) and a range of whole
+   * days; null otherwise (take the plain query).
    */
-  listPage<R>(teamId: string, filters: object, sort: SortSpec, window: { skip: number; limit: number }, projection: Document): Promise<BucketPage<R> | null> {
+  listPage<R>(
+    teamId: string,
+    filters: object,
+    sort: SortSpec,
+    window: { skip: number; limit: number },
+    projection: Document,
+    days?: DayRange,
+  ): Promise<BucketPage<R> | null> {
     const given = Object.entries(filters).filter(([, v]) => v !== undefined && v !== null && v !== '');
     if (sort.field !== this.opts.order.field || given.some(([k]) => !this.opts.counted.includes(k))) return Promise.resolve(null);
-    return this.page<R>({ teamId, equal: Object.fromEntries(given), direction: sort.direction, ...window, projection });
+    return this.page<R>({ teamId, equal: Object.fromEntries(given), days, direction: sort.direction, ...window, projection });
   }
 
   /** The page, or null while records written before the markers may still lack them (take the plain query). */
   async page<R>(q: BucketPageQuery): Promise<BucketPage<R> | null> {
     if (!(await this.ready())) return null;
-    const counted = await this.counts.days(q.teamId, q.equal);
+    const { from = -Infinity, to = Infinity } = q.days ?? {};
+    const counted = (await this.counts.days(q.teamId, q.equal)).filter((d) => !q.days || (d.day !== null && d.day >= from && d.day <= to));
     // Newest first: the records without a value still last.
     const days = q.direction === 1 ? counted : [...counted.filter((d) => d.day !== null).reverse(), ...counted.filter((d) => d.day === null)];
     const total = days.reduce((sum, d) => sum + d.n, 0);

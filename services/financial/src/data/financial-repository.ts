@@ -1,12 +1,12 @@
 // Financial records in the store: the record store for writes (outbox, lock,
 // version), the list and overdue queries, and the summary in one aggregation. The
-// list by date, filtered by nothing but type, status and category, is read by day
-// buckets of the record's date (store/list-buckets.ts): a write that changes the
-// date moves the record to its new day.
+// list by date, filtered by nothing but type, status, category and a period of
+// dates, is read by day buckets of the record's date (store/list-buckets.ts): a
+// write that changes the date moves the record to its new day.
 import type { Db, Filter } from 'mongodb';
 import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import type { ListBuckets } from '@lpm/shared/store/list-buckets';
+import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { recordNotFound } from '../domain/financial-errors.ts';
 import type { GroupBy } from '../domain/summary-buckets.ts';
@@ -50,7 +50,10 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
   }
 
   async list(teamId: string, f: FinancialFilter, q: ListQuery): Promise<Page> {
-    const bucketed = await this.lists.listPage<FinancialRecord>(teamId, f, parseSort(q.sort, '-date'), pageWindow(q), this.projection());
+    const { from, to, ...equal } = f;
+    // The bucket is the date itself, so a period is whole days (from and to are YYYY-MM-DD, as the dates are).
+    const days = from || to ? { from: from ? dayOf(from)! : undefined, to: to ? dayOf(to)! : undefined } : undefined;
+    const bucketed = await this.lists.listPage<FinancialRecord>(teamId, equal, parseSort(q.sort, '-date'), pageWindow(q), this.projection(), days);
     if (bucketed) return bucketed;
     const filter: Filter<FinancialRecord> = { team_id: teamId };
     for (const k of ['type', 'status', 'category', 'case_id', 'client_id'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
