@@ -8,7 +8,8 @@
 // the days the page falls in, each by equality on its marker (an index lookup on the
 // local store's GIN index), sorted as the plain query sorts. Equality filters on
 // counted fields (a case's status and phase) are served the same way, from the
-// counts per value. The same code runs on MongoDB.
+// counts per value, and so is a range of whole days where the sort value is a day
+// (a financial record's date). The same code runs on MongoDB.
 //
 // Records written before the marker existed get it from `backfill`, run once per
 // collection at start (and again after its cursor document is deleted); until it has
