@@ -12,7 +12,14 @@ export interface Seeded {
   days: number;
 }
 
-/** Inserts `n` records made by `make` (batches of 1,000) with their markers, then counts each of their days; `each` sees every record. */
+/** How long the service's backfill (at its start) may take to mark its lists ready on a new database. */
+const BACKFILL_PATIENCE_MS = 60_000;
+
+/**
+ * Waits for the service's backfill to mark the collection's list ready (so the pages
+ * measured are read by day buckets), then inserts `n` records made by `make` (batches
+ * of 1,000) with their markers, then counts each of their days; `each` sees every record.
+ */
 export async function seedListed<R extends Document & { team_id: string }>(
   db: Db,
   collection: string,
@@ -21,6 +28,10 @@ export async function seedListed<R extends Document & { team_id: string }>(
   make: (i: number) => R,
   each: (record: R) => void = () => {},
 ): Promise<Seeded> {
+  for (const since = Date.now(); !(await lists.ready()); ) {
+    if (Date.now() - since > BACKFILL_PATIENCE_MS) throw new Error(`the service did not mark its ${collection} list ready within ${BACKFILL_PATIENCE_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
   const col = db.collection(collection);
   const days = new Map<string, [string, ReturnType<ListBuckets['bucketDay']>]>();
   const started = Date.now();

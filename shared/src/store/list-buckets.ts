@@ -181,7 +181,8 @@ export class ListBuckets {
     return records;
   }
 
-  private async ready(): Promise<boolean> {
+  /** Whether the backfill has marked the list ready (pages are read by day buckets). */
+  async ready(): Promise<boolean> {
     if (!this.backfilled) this.backfilled = (await readCursor(this.opts.db, this.cursorKey)) !== null;
     return this.backfilled;
   }
