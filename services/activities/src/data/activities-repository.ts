@@ -154,8 +154,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
    */
   async remove<T>(teamId: string, id: string, check: (current: ActivityRecord) => Promise<{ result: T; events: DomainEvent[] }>): Promise<T> {
     if (!isId('act', id)) throw activityNotFound();
-    let removed: ActivityRecord | null = null;
-    const result = await withDocumentLock(this.db, 'activities', id, async () => {
+    const { result, removed } = await withDocumentLock(this.db, 'activities', id, async () => {
       const current = await this.get(teamId, id);
       const { result, events } = await check(current);
       const raw = await this.db.collection<{ _id: string; outbox?: DomainEvent[] }>('activities').findOne({ _id: id }, { projection: { outbox: 1 } });
@@ -167,13 +166,12 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
         if (!isDuplicateKey(e)) throw e;
       }
       await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
-      removed = current;
       // The moved events the drain leaves to their publish from memory under the activity's id.
       this.relay.kick(TOMBSTONES, id, events);
-      return result;
+      return { result, removed: current };
     });
     // After the activity's lock is given back, as the record store recounts.
-    if (removed) await this.lists.recount(removed);
+    await this.lists.recount(removed);
     return result;
   }
 }
