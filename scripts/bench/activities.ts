@@ -1,11 +1,14 @@
-// Section `activities`: GET /v1/activities/overdue on one team with
+// Section `activities`: GET /v1/activities/overdue and the default page of GET
+// /v1/activities (by due date, read by day buckets) on one team with
 // BENCH_ACTIVITIES activities (a third of them overdue), straight to the
-// activities service, beside the raw driver's time for the same query (the
-// repository's find + count on the open/due_at fields). On this checkout's system;
+// activities service, beside the raw driver's time for the overdue query (the
+// repository's find + count on the open/due_at fields). The activities are stored
+// with their list markers and day counts (list-seed.ts). On this checkout's system;
 // the seeded activities stay in the store, so it runs near the end.
 import { MongoClient } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
-import { activityDerivedFields, identityHeaders, newId, type ActivityRecord } from './internals.ts';
+import { activitiesLists, activityDerivedFields, identityHeaders, newId, type ActivityRecord } from './internals.ts';
+import { seedListed } from './list-seed.ts';
 import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
@@ -58,13 +61,11 @@ function seededActivity(teamId: string, i: number, now: number): ActivityRecord 
 async function seedActivities(mongoUrl: string, database: string, teamId: string): Promise<number> {
   const client = await MongoClient.connect(mongoUrl);
   try {
-    const col = client.db(database).collection<ActivityRecord>('activities');
+    const db = client.db(database);
     const now = Date.now();
-    const started = Date.now();
-    for (let from = 0; from < ACTIVITIES; from += 1000) {
-      await col.insertMany(Array.from({ length: Math.min(1000, ACTIVITIES - from) }, (_, k) => seededActivity(teamId, from + k, now)), { ordered: false });
-    }
-    return (Date.now() - started) / 1000;
+    const seeded = await seedListed(db, 'activities', activitiesLists(db), ACTIVITIES, (i) => seededActivity(teamId, i, now));
+    console.log(`counted the ${seeded.days} days of the seeded activities (list_counts) in ${seeded.countSeconds.toFixed(1)} s`);
+    return seeded.seconds;
   } finally {
     await client.close();
   }
@@ -83,7 +84,10 @@ export async function activitiesSection(b: Bench): Promise<void> {
   const seconds = await seedActivities(b.store.url, database, teamId);
   console.log(`seeded ${ACTIVITIES.toLocaleString('en')} activities of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(ACTIVITIES / seconds).toFixed(0)} activities/s)`);
 
-  const runs: ListRun[] = [{ label: 'overdue', path: '/v1/activities/overdue?limit=20' }];
+  const runs: ListRun[] = [
+    { label: 'overdue', path: '/v1/activities/overdue?limit=20' },
+    { label: 'default page', path: '/v1/activities?limit=20' },
+  ];
   console.log(`\n${ACTIVITIES.toLocaleString('en')} activities of one team, straight to the activities service:`);
   const figures: Figures[] = [];
   for (const r of runs) figures.push(await measureList(`GET /v1/activities ${r.label} direct`, activitiesUrl, r, headers));
@@ -106,8 +110,10 @@ export async function activitiesSection(b: Bench): Promise<void> {
     await client.close();
   }
   b.figures.push(...figures);
-  const [service, driver] = figures;
+  const [service, list, driver] = figures;
   recordRun(b, 'activities.overdue.service', service);
   recordRun(b, 'activities.overdue.driver', driver);
   b.record('activities.overdue.p50_vs_driver', ratioOf(service.p50, driver.p50));
+  recordRun(b, 'activities.list_100k.direct', list);
+  b.record('activities.list_100k.p50_ms', list.p50);
 }

@@ -14,6 +14,7 @@ import {
   type CaseRecord,
   type CaseStatus,
 } from './internals.ts';
+import { seedListed } from './list-seed.ts';
 import type { Bench, System } from './support.ts';
 import { createTeams, identityOf, type IssuedTeam } from './teams.ts';
 
@@ -148,25 +149,14 @@ async function seedCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
 async function seedCases(mongoUrl: string, database: string, teamId: string, clientIds: string[]): Promise<{ seconds: number; dueNow: string[] }> {
   const client = await MongoClient.connect(mongoUrl);
   try {
-    const lists = casesLists(client.db(database));
-    const cases = client.db(database).collection<CaseRecord>('cases');
+    const db = client.db(database);
     const now = Date.now();
-    const started = Date.now();
     const dueNow: string[] = [];
-    const days = new Set<number>();
-    for (let from = 0; from < CASES; from += 1000) {
-      const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => seededCase(teamId, from + k, clientIds, now));
-      await cases.insertMany(batch.map((c) => ({ ...c, ...lists.markerOf(c) })), { ordered: false });
-      for (const c of batch) {
-        if (c.sla_overdue_at && c.sla_overdue_at.getTime() <= now) dueNow.push(c._id);
-        days.add(Math.floor(c.created_at.getTime() / DAY_MS)); // the UTC day of the marker
-      }
-    }
-    const seconds = (Date.now() - started) / 1000;
-    const counting = Date.now();
-    for (const day of days) await lists.counts.recountNow(teamId, day);
-    console.log(`counted the ${days.size} days of the seeded cases (list_counts) in ${((Date.now() - counting) / 1000).toFixed(1)} s`);
-    return { seconds, dueNow };
+    const seeded = await seedListed(db, 'cases', casesLists(db), CASES, (i) => seededCase(teamId, i, clientIds, now), (c) => {
+      if (c.sla_overdue_at && c.sla_overdue_at.getTime() <= now) dueNow.push(c._id);
+    });
+    console.log(`counted the ${seeded.days} days of the seeded cases (list_counts) in ${seeded.countSeconds.toFixed(1)} s`);
+    return { seconds: seeded.seconds, dueNow };
   } finally {
     await client.close();
   }

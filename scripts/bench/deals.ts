@@ -6,6 +6,7 @@
 import { MongoClient, type Document } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
 import { DEFAULT_DEAL_PHASES, dealDerivedFields, dealsLists, identityHeaders, newId, type DealRecord, type DealStatus } from './internals.ts';
+import { seedListed } from './list-seed.ts';
 import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
@@ -63,19 +64,9 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
 async function seedDeals(mongoUrl: string, database: string, teamId: string): Promise<number> {
   const client = await MongoClient.connect(mongoUrl);
   try {
-    const lists = dealsLists(client.db(database));
-    const deals = client.db(database).collection<DealRecord>('deals');
+    const db = client.db(database);
     const now = Date.now();
-    const started = Date.now();
-    const days = new Set<number>();
-    for (let from = 0; from < DEALS; from += 1000) {
-      const batch = Array.from({ length: Math.min(1000, DEALS - from) }, (_, k) => seededDeal(teamId, from + k, now));
-      await deals.insertMany(batch.map((d) => ({ ...d, ...lists.markerOf(d) })), { ordered: false });
-      for (const d of batch) days.add(Math.floor(d.created_at.getTime() / DAY_MS)); // the UTC day of the marker
-    }
-    const seconds = (Date.now() - started) / 1000;
-    for (const day of days) await lists.counts.recountNow(teamId, day);
-    return seconds;
+    return (await seedListed(db, 'deals', dealsLists(db), DEALS, (i) => seededDeal(teamId, i, now))).seconds;
   } finally {
     await client.close();
   }

@@ -14,6 +14,10 @@ export { OutboxRelay } from '../../shared/src/outbox/relay.ts';
 export { Broker } from '../../shared/src/messaging/broker.ts';
 // The clients' entity, for MikroORM against the driver (orm.ts).
 export { ClientEntity, type ClientRecord } from '../../services/clients/src/data/client-entity.ts';
+// Clients stored straight into the clients service's collection as it stores them (lists.ts).
+export { derivedFields as clientDerivedFields } from '../../services/clients/src/domain/client-shape.ts';
+// The lists read by day buckets: seeded with their markers and day counts (list-seed.ts).
+export type { ListBuckets } from '../../shared/src/store/list-buckets.ts';
 // Cases stored straight into the cases service's collection as it stores them (cases-store.ts).
 export type { CasePriority, CaseRecord, CaseStatus } from '../../services/cases/src/data/case-entity.ts';
 export { derivedFields } from '../../services/cases/src/domain/case-shape.ts';
@@ -52,13 +56,19 @@ import { ViewsRepository as Views } from '../../shared/src/views/views-repositor
 import type { ListBuckets } from '../../shared/src/store/list-buckets.ts';
 import { CasesRepository } from '../../services/cases/src/data/cases-repository.ts';
 import { DealsRepository } from '../../services/deals/src/data/deals-repository.ts';
+import { ClientsRepository } from '../../services/clients/src/data/clients-repository.ts';
+import { ActivitiesRepository } from '../../services/activities/src/data/activities-repository.ts';
+import { FinancialRepository } from '../../services/financial/src/data/financial-repository.ts';
 import { Cases } from '../../services/cases/src/domain/cases.ts';
 import { slaSignals } from '../../services/cases/src/jobs/sla-signals.ts';
 import { ActivitiesService } from '../../services/cases/src/upstream/activities-service.ts';
 
-/** The cases and deals services' list buckets on their databases (markers and day counts written as their record stores write them). */
+/** The services' list buckets on their databases (markers and day counts written as their record stores write them). */
 export const casesLists = (db: Db): ListBuckets => new CasesRepository(db, { kick: () => {} }).lists;
 export const dealsLists = (db: Db): ListBuckets => new DealsRepository(db, { kick: () => {} }).lists;
+export const clientsLists = (db: Db): ListBuckets => new ClientsRepository(db, { kick: () => {} }).lists;
+export const activitiesLists = (db: Db): ListBuckets => new ActivitiesRepository(db, { kick: () => {} }).lists;
+export const financialLists = (db: Db): ListBuckets => new FinancialRepository(db, { kick: () => {} }).lists;
 
 /**
  * The cases service's SLA time signals as services/cases/src/server.ts builds them, on the

@@ -12,6 +12,7 @@ import { clientsSection } from './clients.ts';
 import { dealsSection } from './deals.ts';
 import { financialSection } from './financial.ts';
 import { gatewaySection } from './gateway.ts';
+import { listsSection } from './lists.ts';
 import { ormSection } from './orm.ts';
 import { relaySection } from './relay.ts';
 import { rssSection } from './rss.ts';
@@ -41,7 +42,8 @@ const SECTIONS: Section[] = [
   { name: 'service', about: 'GET /v1/clients/{id} and the GET /v1/cases page against the raw driver, same concurrency', run: serviceSection },
   { name: 'cases', about: "a client's rename seen on its case, and GET /v1/cases on one team with BENCH_CASES cases", run: casesSection },
   { name: 'deals', about: 'GET /v1/deals (filter and sort) and the summary on one team with BENCH_DEALS deals, beside the raw driver', run: dealsSection },
-  { name: 'activities', about: 'GET /v1/activities/overdue on one team with BENCH_ACTIVITIES activities, beside the raw driver', run: activitiesSection },
+  { name: 'activities', about: 'GET /v1/activities/overdue and the default page on one team with BENCH_ACTIVITIES activities, beside the raw driver', run: activitiesSection },
+  { name: 'lists', about: 'the default page of GET /v1/clients and GET /v1/financial on one team with BENCH_LIST_RECORDS records of each', run: listsSection },
 ];
 const KNOWN = SECTIONS.map((s) => s.name);
 

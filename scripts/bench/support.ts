@@ -126,11 +126,12 @@ export const THIS_TREE: Tree = { label: 'this', root: ROOT, dbPrefix: 'bench_', 
 export interface System {
   tree: Tree;
   gatewayUrl: string;
-  /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3, activities +4. */
+  /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3, activities +4, financial +5. */
   dealsUrl: string;
   clientsUrl: string;
   casesUrl: string;
   activitiesUrl: string;
+  financialUrl: string;
   /** ... webhooks +6. */
   webhooksUrl: string;
   /** The services' internal credential (their /internal/metrics). */
@@ -350,6 +351,7 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
           clientsUrl: `http://127.0.0.1:${port + 2}`,
           casesUrl: `http://127.0.0.1:${port + 3}`,
           activitiesUrl: `http://127.0.0.1:${port + 4}`,
+          financialUrl: `http://127.0.0.1:${port + 5}`,
           webhooksUrl: `http://127.0.0.1:${port + 6}`,
           internalToken: token,
           pid: proc.pid!,

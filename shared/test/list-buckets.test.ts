@@ -26,7 +26,7 @@ interface Rec {
 }
 
 const DAY0 = Date.parse('2026-03-01T00:00:00Z');
-const lists = (collection: string) => new ListBuckets({ db, collection, timeField: 'at', counted: ['status', 'phase'] });
+const lists = (collection: string) => new ListBuckets({ db, collection, order: { field: 'at', keys: ['at'] }, dayField: 'at', counted: ['status', 'phase'] });
 
 /**
  * Records of `team` over five days, some at the very same instant (ties broken by
@@ -154,5 +154,78 @@ describe('ListBuckets.backfill', () => {
     expect(await page(again, 'team_r', { phase: 'a' }, -1, 0, 25)).toEqual(await plainPage(col, {}, -1, 0, 25));
     const counted = (await db.collection(LIST_COUNTS).find({ owner: `${col}:team_r` }).toArray()).flatMap((doc) => JSON.parse(doc.days).map((x: { d: number }) => x.d));
     expect(counted).not.toContain(Math.floor((DAY0 + 4 * DAY_MS) / DAY_MS));
+  });
+});
+
+describe('ListBuckets of a sort value a write may change or leave out', () => {
+  interface Due {
+    _id: string;
+    team_id: string;
+    /** 1 without a due instant: last in either direction, as the plain sort puts it. */
+    missing: number;
+    due: Date | null;
+    status: string;
+  }
+  const col = 'movable';
+  const movable = () => new ListBuckets({ db, collection: col, order: { field: 'due', keys: ['missing', 'due'] }, dayField: 'due', counted: ['status'] });
+  const plainDue = async (direction: 1 | -1, skip: number, limit: number, filter: object = {}) => {
+    const c = db.collection<Due>(col);
+    const q = { team_id: 'team_m', ...filter };
+    const ids = (await c.find(q, { projection: { _id: 1 }, sort: { missing: 1, due: direction, _id: direction }, skip, limit }).toArray()).map((r) => r._id);
+    return { ids, total: await c.countDocuments(q) };
+  };
+  const bucketDue = async (buckets: ListBuckets, direction: 1 | -1, skip: number, limit: number, equal: Record<string, unknown> = {}) => {
+    const got = (await buckets.page<Due>({ teamId: 'team_m', equal, direction, skip, limit, projection: { _id: 1 } }))!;
+    return { ids: got.records.map((r) => r._id), total: got.total };
+  };
+  /** An update as the record store writes it (the marker with the sort value), then the recounts it asks for. */
+  const update = async (buckets: ListBuckets, id: string, set: Partial<Due>) => {
+    const current = (await db.collection<Due>(col).findOne({ _id: id }))!;
+    await db.collection<Due>(col).updateOne({ _id: id }, { $set: { ...set, ...buckets.markerOfUpdate(current, set) } });
+    for (const r of buckets.recountsOf(current, set)) await buckets.recount(r);
+  };
+  let buckets: ListBuckets;
+  let records: Due[];
+
+  beforeAll(async () => {
+    buckets = movable();
+    await buckets.backfill();
+    records = Array.from({ length: 30 }, (_, i) => {
+      const due = i % 7 === 6 ? null : new Date(DAY0 + (i % 4) * DAY_MS + (i % 3 === 0 ? 0 : i * 60_000));
+      return { _id: `m_${String((i * 11) % 30).padStart(2, '0')}_${i}`, team_id: 'team_m', missing: due ? 0 : 1, due, status: i % 2 ? 'open' : 'done' };
+    });
+    await db.collection<Due>(col).insertMany(records.map((r) => ({ ...r, ...buckets.markerOf(r) })));
+    for (const r of records) await buckets.recount(r);
+  });
+
+  it('when some records have no value, then they are in the team:none bucket, read after every day in either direction', async () => {
+    expect(buckets.markerOf(records[6])).toEqual({ [LIST_BUCKET_FIELD]: 'team_m:none' });
+    for (const direction of [1, -1] as const) {
+      for (const [skip, limit] of [[0, 30], [20, 10], [24, 3], [3, 8]]) expect(await bucketDue(buckets, direction, skip, limit)).toEqual(await plainDue(direction, skip, limit));
+    }
+  });
+
+  it('when writes move records to other days, take their value away or give them one, or change a counted field, then each day left and joined is counted again', async () => {
+    await update(buckets, records[0]._id, { due: new Date(DAY0 + 9 * DAY_MS) }); // to a new day
+    await update(buckets, records[1]._id, { due: null, missing: 1 }); // to none
+    await update(buckets, records[6]._id, { due: new Date(DAY0 - DAY_MS), missing: 0 }); // from none
+    await update(buckets, records[2]._id, { due: new Date(+records[2].due! + 1000) }); // the same day
+    await update(buckets, records[3]._id, { status: 'open' }); // a counted field only
+    expect(buckets.recountsOf(records[4], { due: records[4].due })).toEqual([]);
+    expect(buckets.recountsOf(records[4], { other: 1 } as never)).toEqual([]);
+    const other = movable(); // another process reads the counts
+    for (const direction of [1, -1] as const) {
+      expect(await bucketDue(other, direction, 0, 30)).toEqual(await plainDue(direction, 0, 30));
+      expect(await bucketDue(other, direction, 2, 9, { status: 'open' })).toEqual(await plainDue(direction, 2, 9, { status: 'open' }));
+    }
+  });
+
+  it('when a page asks for a range of days, then only those days are read and counted, the records without a value left out', async () => {
+    const day = (n: number) => Math.floor(DAY0 / DAY_MS) + n;
+    const range = { due: { $gte: new Date(DAY0 + DAY_MS), $lt: new Date(DAY0 + 3 * DAY_MS) } };
+    for (const direction of [1, -1] as const) {
+      const got = (await buckets.page<Due>({ teamId: 'team_m', equal: {}, days: { from: day(1), to: day(2) }, direction, skip: 2, limit: 5, projection: { _id: 1 } }))!;
+      expect({ ids: got.records.map((r) => r._id), total: got.total }).toEqual(await plainDue(direction, 2, 5, range));
+    }
   });
 });

@@ -17,6 +17,7 @@ import { consumeReminders } from './consumers/reminders.ts';
 import { dueSignals } from './jobs/due-signals.ts';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { CasesService } from '@lpm/shared/upstream/cases-service';
+import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { DealsService } from './upstream/deals-service.ts';
 import { buildActivitiesApp } from './app.ts';
 
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
     outboxCollections: ['activities', TOMBSTONES],
     build: ({ config, logger, db, broker, relay }) => {
       const service = (name: 'cases' | 'clients' | 'deals') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-      const repository = new ActivitiesRepository(db, relay);
+      const repository = new ActivitiesRepository(db, relay, logger);
       const activities = new Activities({
         activities: repository,
         caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
         app: buildActivitiesApp({ activities, db, internalToken: config.internalToken, loggerInstance: logger }),
         background: [
           closing,
+          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
           signals,
           consumerTask(() => consumeLinkEvents(broker, activities)),
           consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),

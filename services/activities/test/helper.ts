@@ -57,6 +57,7 @@ export class World {
 export interface ActivitiesUnderTest {
   app: FastifyInstance;
   activities: Activities;
+  repository: ActivitiesRepository;
   db: Db;
   world: World;
   clock: { now: Date | null };
@@ -77,8 +78,11 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
     const { team: _t, ...rest } = v;
     return rest;
   };
+  const repository = new ActivitiesRepository(store.db, opts.relay ?? { kick: () => {} });
+  // As the service's start does: on a new database it only marks the lists ready.
+  await repository.lists.backfill();
   const activities = new Activities({
-    activities: new ActivitiesRepository(store.db, opts.relay ?? { kick: () => {} }),
+    activities: repository,
     caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
     clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
     cases: { facts: async (who, id) => strip(world.cases.get(id), who.teamId) },
@@ -94,6 +98,7 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
   return {
     app,
     activities,
+    repository,
     db: store.db,
     world,
     clock,

@@ -1,5 +1,6 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { ClientEntity } from './data/client-entity.ts';
 import { ClientsRepository } from './data/clients-repository.ts';
 import { Clients } from './domain/clients.ts';
@@ -15,10 +16,11 @@ async function main(): Promise<void> {
     outboxCollections: ['clients'],
     build: ({ config, logger, db, broker, relay }) => {
       const cases = new CasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
-      const clients = new Clients({ clients: new ClientsRepository(db, relay), cases });
+      const repository = new ClientsRepository(db, relay, logger);
+      const clients = new Clients({ clients: repository, cases });
       return {
         app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [consumerTask(() => consumeCaseEvents(broker, clients))],
+        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), consumerTask(() => consumeCaseEvents(broker, clients))],
       };
     },
   });

@@ -29,6 +29,7 @@ export function identity(scopes: Identity['scopes'] = ['read', 'write', 'admin']
 export interface ClientsUnderTest {
   app: FastifyInstance;
   db: Db;
+  repository: ClientsRepository;
   kicks: number;
   call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -42,11 +43,15 @@ export async function startClients(opts: { cases?: ClientCases; relay?: Relay; m
     entities: [ClientEntity],
   });
   const relay = opts.relay ?? { kick: () => void sut.kicks++ };
-  const clients = new Clients({ clients: new ClientsRepository(store.db, relay), cases: opts.cases ?? noCases });
+  const repository = new ClientsRepository(store.db, relay);
+  // As the service's start does: on a new database it only marks the lists ready.
+  await repository.lists.backfill();
+  const clients = new Clients({ clients: repository, cases: opts.cases ?? noCases });
   const app = buildClientsApp({ clients, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   const sut: ClientsUnderTest = {
     app,
     db: store.db,
+    repository,
     kicks: 0,
     call: callAs(() => app, INTERNAL_TOKEN),
     close: async () => {

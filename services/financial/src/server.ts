@@ -5,6 +5,7 @@ import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view
 import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
 import { FinancialEntity } from './data/financial-entity.ts';
 import { FinancialRepository } from './data/financial-repository.ts';
+import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from './domain/financial.ts';
 import { consumeCaseEvents, consumeClientEvents } from './consumers/link-events.ts';
@@ -21,8 +22,9 @@ async function main(): Promise<void> {
     outboxCollections: ['financial_records'],
     build: ({ config, logger, db, broker, relay }) => {
       const service = (name: 'clients' | 'cases') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const repository = new FinancialRepository(db, relay, logger);
       const financial = new Financial({
-        records: new FinancialRepository(db, relay),
+        records: repository,
         clients: new ClientsService(service('clients')),
         cases: new CasesService(service('cases')),
         clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
       const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
       return {
         app: buildFinancialApp({ financial, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [signals, consumerTask(() => consumeClientEvents(broker, financial)), consumerTask(() => consumeCaseEvents(broker, financial))],
+        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, consumerTask(() => consumeClientEvents(broker, financial)), consumerTask(() => consumeCaseEvents(broker, financial))],
       };
     },
   });

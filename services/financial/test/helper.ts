@@ -45,6 +45,7 @@ export class Neighbours {
 export interface FinancialUnderTest {
   app: FastifyInstance;
   financial: Financial;
+  repository: FinancialRepository;
   db: Db;
   neighbours: Neighbours;
   /** Moves the service's clock (undefined: the real time). */
@@ -61,8 +62,11 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
   });
   const neighbours = new Neighbours();
   let now: Date | undefined;
+  const repository = new FinancialRepository(store.db, opts.relay ?? { kick: () => {} });
+  // As the service's start does: on a new database it only marks the lists ready.
+  await repository.lists.backfill();
   const financial = new Financial({
-    records: new FinancialRepository(store.db, opts.relay ?? { kick: () => {} }),
+    records: repository,
     clients: { facts: async (who, id) => (neighbours.clients.get(id)?.teamId === who.teamId ? neighbours.clients.get(id)!.facts : null) },
     cases: { facts: async (who, id) => (neighbours.cases.get(id)?.teamId === who.teamId ? neighbours.cases.get(id)!.facts : null) },
     clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
@@ -74,6 +78,7 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
   return {
     app,
     financial,
+    repository,
     db: store.db,
     neighbours,
     setNow: (at) => (now = at),

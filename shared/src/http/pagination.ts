@@ -44,10 +44,14 @@ export function parseSort(sort: string | undefined, fallback: string): SortSpec 
  */
 export function sortOrder(sortParam: string | undefined, fallback: string, keysByField: Record<string, readonly string[]>): Record<string, 1 | -1> {
   const sort = parseSort(sortParam, fallback);
-  const keys = keysByField[sort.field] ?? [];
+  return storeSort(keysByField[sort.field] ?? [], sort.direction);
+}
+
+/** The store sort of `keys` in `direction`, as `sortOrder` builds it. */
+export function storeSort(keys: readonly string[], direction: 1 | -1): Record<string, 1 | -1> {
   const order: Record<string, 1 | -1> = {};
-  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : sort.direction));
-  order._id = sort.direction;
+  keys.forEach((k, i) => (order[k] = i < keys.length - 1 ? 1 : direction));
+  order._id = direction;
   return order;
 }
 

@@ -1,52 +1,79 @@
-// The default page of a big list, newest (or oldest) first, by equality markers.
-// FerretDB 1.24 sorts, skips and counts in Go over every row the pushed equality
-// matched (docs/ferretdb.md), so a page of a team with 100,000 records read all of
-// them, twice (find and count). Each record therefore carries `list_bucket`,
-// `<team>:<day of its creation instant>`, written with the record and never changed
-// (the instant does not change). A page reads the team's day counts (list-counts.ts),
-// skips whole days by their counts, and asks only the days the page falls in, each by
-// equality on its marker (an index lookup on the local store's GIN index), sorted by
-// the instant and `_id` as the plain query sorts. Equality filters on counted fields
-// (a case's status and phase) are served the same way, from the counts per value.
-// The same code runs on MongoDB.
+// The default page of a big list, in its sort order, by equality markers. FerretDB
+// 1.24 sorts, skips and counts in Go over every row the pushed equality matched
+// (docs/ferretdb.md), so a page of a team with 100,000 records read all of them,
+// twice (find and count). Each record therefore carries `list_bucket`,
+// `<team>:<UTC day of its sort value>` (`<team>:none` without one), written with the
+// record and moved with it when a write changes its sort value. A page reads the
+// team's day counts (list-counts.ts), skips whole days by their counts, and asks only
+// the days the page falls in, each by equality on its marker (an index lookup on the
+// local store's GIN index), sorted as the plain query sorts. Equality filters on
+// counted fields (a case's status and phase) are served the same way, from the
+// counts per value, and so is a range of whole days where the sort value is a day
+// (a financial record's date). The same code runs on MongoDB.
 //
 // Records written before the marker existed get it from `backfill`, run once per
 // collection at start (and again after its cursor document is deleted); until it has
 // finished, pages take the plain query.
 import type { Db, Document, Filter } from 'mongodb';
-import type { SortSpec } from '../http/pagination.ts';
+import { storeSort, type SortSpec } from '../http/pagination.ts';
 import type { Logger } from '../logger.ts';
 import { DAY_MS } from '../time.ts';
-import { ListCounts, type DayTotal } from './list-counts.ts';
+import { ListCounts, type Day, type DayTotal } from './list-counts.ts';
 import { withDocumentLock } from './lock.ts';
 import { advanceCursor, bucketOf, readCursor } from './markers.ts';
 import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
 
 export const LIST_BUCKET_FIELD = 'list_bucket';
 
-const dayMarker = (teamId: string, day: number): string => `${teamId}:${day}`;
-/** A record's list marker: its team and the UTC day of its creation instant. */
-export const listBucket = (teamId: string, at: Date | number): string => dayMarker(teamId, bucketOf(at, DAY_MS));
+const dayMarker = (teamId: string, day: Day): string => `${teamId}:${day ?? 'none'}`;
+
+/** The UTC day of a sort value: an instant, or a YYYY-MM-DD day; null for no value. */
+export function dayOf(value: Date | number | string | null | undefined): Day {
+  if (value === null || value === undefined) return null;
+  return bucketOf(typeof value === 'string' ? Date.parse(`${value}T00:00:00Z`) : value, DAY_MS);
+}
+
+/** A record's list marker: its team and the UTC day of its sort value. */
+export const listBucket = (teamId: string, value: Date | number | string | null): string => dayMarker(teamId, dayOf(value));
 
 export interface ListBucketsOptions {
   db: Db;
   collection: string;
-  /** The creation instant the list sorts by; it must never change after insert. */
-  timeField: string;
+  /**
+   * The list's default order: the sort parameter's field and the stored keys that
+   * order it (as `sortOrder` takes them: every key but the last ascends, `_id` breaks
+   * ties). Its days must follow that order: the last key is `dayField`, and a leading
+   * key puts the records without a value last in either direction, as the bucket
+   * `<team>:none` is read after every day.
+   */
+  order: { field: string; keys: readonly string[] };
+  /** The stored field (an instant or a YYYY-MM-DD day) whose UTC day is a record's bucket; a write may change it. */
+  dayField: string;
   /** Fields a page may filter on by equality, counted per day (e.g. status, phase). */
   counted: readonly string[];
   logger?: Logger;
 }
+
+/** The order of the lists sorted by creation instant by default (cases, deals, clients): the instant never changes. */
+export const BY_CREATION = { order: { field: 'created_at', keys: ['created_at'] }, dayField: 'created_at' } as const;
 
 export interface BucketPage<R> {
   records: R[];
   total: number;
 }
 
+/** Whole days, inclusive: a range on the day field that days answer exactly (a YYYY-MM-DD field's). */
+export interface DayRange {
+  from?: number;
+  to?: number;
+}
+
 export interface BucketPageQuery {
   teamId: string;
   /** Equalities on counted fields only. */
   equal: Record<string, unknown>;
+  /** Only the records whose day is in the range (none without a value). */
+  days?: DayRange;
   direction: 1 | -1;
   skip: number;
   limit: number;
@@ -75,37 +102,63 @@ export class ListBuckets {
     return `list-buckets:${this.opts.collection}`;
   }
 
+  /** The day whose bucket holds `record`. */
+  bucketDay(record: Document): Day {
+    return dayOf(record[this.opts.dayField]);
+  }
+
   /** The marker field to store with a new record. */
   markerOf(record: Document): Record<string, string> {
-    return { [LIST_BUCKET_FIELD]: listBucket(record.team_id, record[this.opts.timeField]) };
+    return { [LIST_BUCKET_FIELD]: dayMarker(record.team_id, this.bucketDay(record)) };
   }
 
-  /** After a write that added `record` or changed one of its counted fields. */
+  /** The marker to write with an update of `set`: the record's new one when `set` has its sort value, else none. */
+  markerOfUpdate(current: Document, set: Document): Record<string, string> {
+    return this.opts.dayField in set ? this.markerOf({ ...current, ...set }) : {};
+  }
+
+  /** After a write that added or removed `record`, or changed one of its counted fields. */
   recount(record: Document): Promise<void> {
-    return this.counts.recount(record.team_id, bucketOf(record[this.opts.timeField], DAY_MS));
-  }
-
-  /** Whether a write of `set` can change the day counts (it sets a counted field). */
-  changesCounts(set: Document): boolean {
-    return this.opts.counted.some((f) => f in set);
+    return this.counts.recount(record.team_id, this.bucketDay(record));
   }
 
   /**
-   * A list's page by day buckets when it is asked in the order of the time field with
-   * no filter but equalities on counted fields (`filters`: every filter of the list,
-   * undefined when not asked); null otherwise (take the plain query).
+   * The days a write of `set` over `current` changed, as records to `recount`: the
+   * day it left and the day it joined when it moved the record, its day when it set a
+   * counted field, none otherwise.
    */
-  listPage<R>(teamId: string, filters: object, sort: SortSpec, window: { skip: number; limit: number }, projection: Document): Promise<BucketPage<R> | null> {
-    const given = Object.entries(filters).filter(([, v]) => v !== undefined);
-    if (sort.field !== this.opts.timeField || given.some(([k]) => !this.opts.counted.includes(k))) return Promise.resolve(null);
-    return this.page<R>({ teamId, equal: Object.fromEntries(given), direction: sort.direction, ...window, projection });
+  recountsOf(current: Document, set: Document): Document[] {
+    const next = { ...current, ...set };
+    if (this.bucketDay(next) !== this.bucketDay(current)) return [current, next];
+    return this.opts.counted.some((f) => f in set) ? [next] : [];
+  }
+
+  /**
+   * A list's page by day buckets when it is asked in the default order with no filter
+   * but equalities on counted fields (`filters`: every filter of the list; one
+   * undefined or empty filters nothing, as in the plain queries) and a range of whole
+   * days; null otherwise (take the plain query).
+   */
+  listPage<R>(
+    teamId: string,
+    filters: object,
+    sort: SortSpec,
+    window: { skip: number; limit: number },
+    projection: Document,
+    days?: DayRange,
+  ): Promise<BucketPage<R> | null> {
+    const given = Object.entries(filters).filter(([, v]) => v !== undefined && v !== null && v !== '');
+    if (sort.field !== this.opts.order.field || given.some(([k]) => !this.opts.counted.includes(k))) return Promise.resolve(null);
+    return this.page<R>({ teamId, equal: Object.fromEntries(given), days, direction: sort.direction, ...window, projection });
   }
 
   /** The page, or null while records written before the markers may still lack them (take the plain query). */
   async page<R>(q: BucketPageQuery): Promise<BucketPage<R> | null> {
     if (!(await this.ready())) return null;
-    const days = await this.counts.days(q.teamId, q.equal);
-    if (q.direction === -1) days.reverse();
+    const { from = -Infinity, to = Infinity } = q.days ?? {};
+    const counted = (await this.counts.days(q.teamId, q.equal)).filter((d) => !q.days || (d.day !== null && d.day >= from && d.day <= to));
+    // Newest first: the records without a value still last.
+    const days = q.direction === 1 ? counted : [...counted.filter((d) => d.day !== null).reverse(), ...counted.filter((d) => d.day === null)];
     const total = days.reduce((sum, d) => sum + d.n, 0);
     return { records: await this.read<R>(q, days), total };
   }
@@ -120,7 +173,7 @@ export class ListBuckets {
     let offset = q.skip;
     while (i < days.length && offset >= days[i].n) offset -= days[i++].n;
     const records: R[] = [];
-    const sort = { [this.opts.timeField]: q.direction, _id: q.direction };
+    const sort = storeSort(this.opts.order.keys, q.direction);
     const col = this.opts.db.collection(this.opts.collection);
     for (; i < days.length && records.length < q.limit; i++, offset = 0) {
       const filter = { [LIST_BUCKET_FIELD]: dayMarker(q.teamId, days[i].day), ...q.equal } as Filter<Document>;
@@ -129,13 +182,15 @@ export class ListBuckets {
     return records;
   }
 
-  private async ready(): Promise<boolean> {
+  /** Whether the backfill has marked the list ready (pages are read by day buckets). */
+  async ready(): Promise<boolean> {
     if (!this.backfilled) this.backfilled = (await readCursor(this.opts.db, this.cursorKey)) !== null;
     return this.backfilled;
   }
 
   async createIndexes(): Promise<void> {
-    await this.opts.db.collection(this.opts.collection).createIndex({ [LIST_BUCKET_FIELD]: 1, [this.opts.timeField]: 1, _id: 1 }, SWEEP);
+    const keys = Object.fromEntries(this.opts.order.keys.map((k) => [k, 1]));
+    await this.opts.db.collection(this.opts.collection).createIndex({ [LIST_BUCKET_FIELD]: 1, ...keys, _id: 1 }, SWEEP);
     await this.counts.createIndexes();
   }
 
@@ -147,21 +202,21 @@ export class ListBuckets {
    */
   async backfill(stopping: () => boolean = () => false): Promise<void> {
     if (await this.ready()) return;
-    const { db, collection, timeField } = this.opts;
+    const { db, collection, dayField } = this.opts;
     await this.createIndexes();
     const col = db.collection(collection);
     const unmarked = { [LIST_BUCKET_FIELD]: { $exists: false } };
     for (const r of await col.find(unmarked, { projection: { _id: 1 }, ...SWEEP }).toArray()) {
       if (stopping()) return;
       await withDocumentLock(db, collection, r._id, async () => {
-        const fresh = await col.findOne({ _id: r._id, ...unmarked }, { projection: { team_id: 1, [timeField]: 1 } });
+        const fresh = await col.findOne({ _id: r._id, ...unmarked }, { projection: { team_id: 1, [dayField]: 1 } });
         if (fresh) await col.updateOne({ _id: r._id }, { $set: this.markerOf(fresh) });
       });
     }
     // Days counted before (a repeated backfill) are counted again too: one may be empty now.
     const days = new Map((await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]));
-    for await (const r of col.find({}, { projection: { team_id: 1, [timeField]: 1 }, ...SWEEP_CURSOR })) {
-      const day = bucketOf(r[timeField], DAY_MS);
+    for await (const r of col.find({}, { projection: { team_id: 1, [dayField]: 1 }, ...SWEEP_CURSOR })) {
+      const day = this.bucketDay(r);
       days.set(dayMarker(r.team_id, day), [r.team_id, day]);
     }
     for (const [teamId, day] of days.values()) {

@@ -10,7 +10,8 @@
 // document lock of the counts document, so recounts run one after another and the
 // last one starts after every write before it; a failed recount is repaired by the
 // next write of that day. Recounts of one day in one process are coalesced: callers
-// arriving while one runs share the single recount queued after it.
+// arriving while one runs share the single recount queued after it. Records with no
+// value of the list's sort field are in a bucket of their own, the day `null`.
 import type { Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { withDocumentLock } from './lock.ts';
@@ -19,6 +20,9 @@ export const LIST_COUNTS = 'list_counts';
 /** Days per counts document: a team's counts are read as one document per this many days. */
 const DAYS_PER_DOCUMENT = 32;
 
+/** A UTC day number, or null for the records with no value of the sort field. */
+export type Day = number | null;
+
 /** The records of one day with the same counted values. */
 interface Combination {
   v: Record<string, unknown>;
@@ -26,7 +30,7 @@ interface Combination {
 }
 
 interface DayCount {
-  d: number;
+  d: Day;
   n: number;
   by: Combination[];
 }
@@ -52,14 +56,14 @@ export interface ListCountsOptions {
   /** The record fields whose values are counted per day (equality filters a page may carry). */
   counted: readonly string[];
   /** The bucket marker of a team's day (list-buckets.ts). */
-  marker(teamId: string, day: number): string;
+  marker(teamId: string, day: Day): string;
   markerField: string;
   logger?: Logger;
 }
 
 /** A day and how many of its records a filter matches. */
 export interface DayTotal {
-  day: number;
+  day: Day;
   n: number;
 }
 
@@ -84,13 +88,13 @@ export class ListCounts {
   }
 
   /** Every [team, day] of this collection with a stored count. */
-  async countedDays(): Promise<[string, number][]> {
+  async countedDays(): Promise<[string, Day][]> {
     const prefix = `${this.opts.collection}:`;
     const docs = (await this.documents.find({}).toArray()).filter((doc) => doc.owner.startsWith(prefix));
-    return docs.flatMap((doc) => daysOf(doc).map((d): [string, number] => [doc.owner.slice(prefix.length), d.d]));
+    return docs.flatMap((doc) => daysOf(doc).map((d): [string, Day] => [doc.owner.slice(prefix.length), d.d]));
   }
 
-  /** The team's days holding records that match `equal` (counted fields only), oldest first. */
+  /** The team's days holding records that match `equal` (counted fields only), oldest first, the day `null` last. */
   async days(teamId: string, equal: Record<string, unknown>): Promise<DayTotal[]> {
     const docs = await this.documents.find({ owner: this.owner(teamId) }).toArray();
     const fields = Object.entries(equal);
@@ -101,7 +105,7 @@ export class ListCounts {
         if (n > 0) days.push({ day: day.d, n });
       }
     }
-    return days.sort((a, b) => a.day - b.day);
+    return days.sort((a, b) => byDay(a.day, b.day));
   }
 
   /**
@@ -109,7 +113,7 @@ export class ListCounts {
    * is stored. Failures are logged, not thrown: the write before it has happened, and
    * the next write of that day counts it again.
    */
-  async recount(teamId: string, day: number): Promise<void> {
+  async recount(teamId: string, day: Day): Promise<void> {
     try {
       await this.coalesced(teamId, day);
     } catch (err) {
@@ -117,7 +121,7 @@ export class ListCounts {
     }
   }
 
-  private coalesced(teamId: string, day: number): Promise<void> {
+  private coalesced(teamId: string, day: Day): Promise<void> {
     const key = `${teamId}:${day}`;
     const entry = this.recounts.get(key);
     if (entry?.queued) return entry.queued;
@@ -138,20 +142,23 @@ export class ListCounts {
   }
 
   /** Counts the day's records and stores the result, all under the counts document's lock. */
-  async recountNow(teamId: string, day: number): Promise<void> {
+  async recountNow(teamId: string, day: Day): Promise<void> {
     const { db, collection, counted, marker, markerField } = this.opts;
-    const id = `${this.owner(teamId)}:${Math.floor(day / DAYS_PER_DOCUMENT)}`;
+    const id = `${this.owner(teamId)}:${day === null ? 'none' : Math.floor(day / DAYS_PER_DOCUMENT)}`;
     await withDocumentLock(db, LIST_COUNTS, id, async () => {
       const projection = Object.fromEntries(counted.map((f) => [f, 1]));
       const records = await db.collection(collection).find({ [markerField]: marker(teamId, day) }, { projection }).toArray();
       const doc = await this.documents.findOne({ _id: id });
       const days = daysOf(doc).filter((d) => d.d !== day);
       if (records.length > 0) days.push({ d: day, n: records.length, by: combinations(records, counted) });
-      days.sort((a, b) => a.d - b.d);
+      days.sort((a, b) => byDay(a.d, b.d));
       await this.documents.updateOne({ _id: id }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days) } }, { upsert: true });
     });
   }
 }
+
+/** Oldest first, the day `null` last. */
+const byDay = (a: Day, b: Day): number => (a === null ? (b === null ? 0 : 1) : b === null ? -1 : a - b);
 
 function combinations(records: Document[], counted: readonly string[]): Combination[] {
   const byKey = new Map<string, Combination>();

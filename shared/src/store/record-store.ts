@@ -42,7 +42,7 @@ export interface RecordStoreOptions<R extends OwnedRecord> {
   heavy?: readonly (keyof R & string)[];
   /** Due fields of the record's time signals: every write that sets one also writes its slot marker (jobs/time-signals.ts). */
   signalFields?: readonly (keyof R & string)[];
-  /** The list's default page by day buckets (list-buckets.ts): every insert writes the marker, and inserts and writes of a counted field recount the day. */
+  /** The list's default page by day buckets (list-buckets.ts): every write of the sort value writes the marker, and writes that add, move or recount a record recount its days. */
   lists?: Omit<ListBucketsOptions, 'db' | 'collection'>;
 }
 
@@ -115,24 +115,24 @@ export class RecordStore<R extends OwnedRecord> {
     withFields: readonly (keyof R & string)[] = [],
   ): Promise<T> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
-    let recount: R | null = null;
+    let recounts: Document[] = [];
     const result = await withDocumentLock(this.opts.db, this.opts.collection, id, async () => {
       const current = await this.get(teamId, id, withFields);
       const { result, write } = await change(current);
       if (write) {
         await this.write(current, write);
-        if (this.lists?.changesCounts(write.set)) recount = current;
+        recounts = this.lists?.recountsOf(current, write.set) ?? [];
       }
       return result;
     });
     // After the record's lock is given back: a recount waits for the counts' own lock.
-    if (recount) await this.lists!.recount(recount);
+    for (const r of recounts) await this.lists!.recount(r);
     return result;
   }
 
   private async write(current: R, { set, events }: Write<R>): Promise<void> {
     const filter = { _id: current._id, team_id: current.team_id, version: current.version };
-    const update = outboxUpdate({ $set: { ...set, ...this.slots(set), version: current.version + 1 } }, events);
+    const update = outboxUpdate({ $set: { ...set, ...this.slots(set), ...this.lists?.markerOfUpdate(current, set), version: current.version + 1 } }, events);
     try {
       const res = await this.documents.updateOne(filter, update);
       if (res.matchedCount === 0) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);

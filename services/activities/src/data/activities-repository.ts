@@ -1,8 +1,13 @@
 // Activities in the store: the record store for writes (outbox, lock, version),
 // the list queries on the fields derived for sorting (due moment, priority rank,
-// "no due date" last), and the counts other services ask for.
+// "no due date" last), and the counts other services ask for. The list by due date,
+// filtered by nothing but type, status and priority, is read by day buckets of the
+// due moment (store/list-buckets.ts): a write that moves the due moment moves the
+// record to its new day, and a delete recounts the day it leaves.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import type { Logger } from '@lpm/shared/logger';
+import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { withDocumentLock } from '@lpm/shared/store/lock';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
@@ -46,16 +51,28 @@ export const COUNT_KINDS = { case: 'case_id', client: 'client_id', deal: 'deal_i
 export type CountKind = keyof typeof COUNT_KINDS;
 
 export class ActivitiesRepository extends RecordStore<ActivityRecord> {
+  declare readonly lists: ListBuckets;
   private readonly db: Db;
   private readonly relay: Relay;
 
-  constructor(db: Db, relay: Relay) {
-    super({ db, relay, collection: 'activities', idKind: 'act', noun: 'activity', notFound: activityNotFound, signalFields: ['due_soon_at', 'overdue_at', 'reminder_at'] });
+  constructor(db: Db, relay: Relay, logger?: Logger) {
+    super({
+      db,
+      relay,
+      collection: 'activities',
+      idKind: 'act',
+      noun: 'activity',
+      notFound: activityNotFound,
+      signalFields: ['due_soon_at', 'overdue_at', 'reminder_at'],
+      lists: { order: { field: 'due_date', keys: SORT_KEYS.due_date }, dayField: 'due_at', counted: ['type', 'status', 'priority'], logger },
+    });
     this.db = db;
     this.relay = relay;
   }
 
   async list(teamId: string, f: ActivityFilter, q: ListQuery): Promise<Page> {
+    const bucketed = await this.lists.listPage<ActivityRecord>(teamId, f, parseSort(q.sort, 'due_date'), pageWindow(q), this.projection());
+    if (bucketed) return bucketed;
     const filter: Filter<ActivityRecord> = { team_id: teamId };
     for (const k of ['type', 'status', 'priority', 'case_id', 'client_id', 'deal_id', 'assigned_to'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.from || f.to) filter.due_date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
@@ -137,7 +154,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
    */
   async remove<T>(teamId: string, id: string, check: (current: ActivityRecord) => Promise<{ result: T; events: DomainEvent[] }>): Promise<T> {
     if (!isId('act', id)) throw activityNotFound();
-    return withDocumentLock(this.db, 'activities', id, async () => {
+    const { result, removed } = await withDocumentLock(this.db, 'activities', id, async () => {
       const current = await this.get(teamId, id);
       const { result, events } = await check(current);
       const raw = await this.db.collection<{ _id: string; outbox?: DomainEvent[] }>('activities').findOne({ _id: id }, { projection: { outbox: 1 } });
@@ -151,7 +168,10 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
       await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
       // The moved events the drain leaves to their publish from memory under the activity's id.
       this.relay.kick(TOMBSTONES, id, events);
-      return result;
+      return { result, removed: current };
     });
+    // After the activity's lock is given back, as the record store recounts.
+    await this.lists.recount(removed);
+    return result;
   }
 }

@@ -6,7 +6,7 @@
 import type { Db, Filter } from 'mongodb';
 import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import type { ListBuckets } from '@lpm/shared/store/list-buckets';
+import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
@@ -49,7 +49,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       duplicate: duplicateNumber,
       heavy: ['timeline'],
       signalFields: ['sla_warning_at', 'sla_overdue_at'],
-      lists: { timeField: 'created_at', counted: ['status', 'phase'], logger },
+      lists: { ...BY_CREATION, counted: ['status', 'phase'], logger },
     });
   }
 

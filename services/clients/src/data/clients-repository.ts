@@ -1,9 +1,12 @@
 // Clients in the store: the record store for writes (outbox, lock, version,
 // duplicate document), and the list query with search and sorting on the fields
-// derived for a store without collation.
+// derived for a store without collation. The list by creation instant, filtered by
+// nothing but type, status and segment, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import { pageWindow, parseSort } from '@lpm/shared/http/pagination';
+import type { Logger } from '@lpm/shared/logger';
+import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { clientNotFound, duplicateDocument } from '../domain/client-errors.ts';
@@ -19,8 +22,19 @@ export interface ClientFilter {
 const SORT_FIELD: Record<string, keyof ClientRecord> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
 
 export class ClientsRepository extends RecordStore<ClientRecord> {
-  constructor(db: Db, relay: Relay) {
-    super({ db, relay, collection: 'clients', idKind: 'cli', noun: 'client', notFound: clientNotFound, duplicate: (r) => duplicateDocument(r.type) });
+  declare readonly lists: ListBuckets;
+
+  constructor(db: Db, relay: Relay, logger?: Logger) {
+    super({
+      db,
+      relay,
+      collection: 'clients',
+      idKind: 'cli',
+      noun: 'client',
+      notFound: clientNotFound,
+      duplicate: (r) => duplicateDocument(r.type),
+      lists: { ...BY_CREATION, counted: ['type', 'status', 'segment'], logger },
+    });
   }
 
   /**
@@ -37,6 +51,11 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
 
   /** One page of the team's clients and how many match in all. */
   async list(teamId: string, f: ClientFilter, q: ListQuery): Promise<{ records: ClientRecord[]; total: number }> {
+    const sort = parseSort(q.sort, '-created_at');
+    const { skip, limit } = pageWindow(q);
+    const filters = { type: f.type, status: f.status, segment: f.segment, search: f.search?.trim() };
+    const bucketed = await this.lists.listPage<ClientRecord>(teamId, filters, sort, { skip, limit }, this.projection());
+    if (bucketed) return bucketed;
     const filter: Filter<ClientRecord> = { team_id: teamId };
     if (f.type) filter.type = f.type;
     if (f.status) filter.status = f.status;
@@ -48,8 +67,6 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
       if (/^\d+$/.test(bare)) or.push({ document_digits: new RegExp(escapeRegex(bare)) });
       filter.$or = or;
     }
-    const sort = parseSort(q.sort, '-created_at');
-    const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
       this.collection
         .find<ClientRecord>(filter, { projection: this.projection(), sort: { [SORT_FIELD[sort.field]]: sort.direction, _id: sort.direction }, skip, limit })

@@ -6,7 +6,7 @@
 import type { Db, Filter } from 'mongodb';
 import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import type { ListBuckets } from '@lpm/shared/store/list-buckets';
+import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { dealNotFound } from '../domain/deal-errors.ts';
 import { segmentKey } from '../domain/deal-shape.ts';
@@ -49,7 +49,7 @@ export class DealsRepository extends RecordStore<DealRecord> {
   declare readonly lists: ListBuckets;
 
   constructor(db: Db, relay: Relay, logger?: Logger) {
-    super({ db, relay, collection: 'deals', idKind: 'deal', noun: 'deal', notFound: dealNotFound, lists: { timeField: 'created_at', counted: ['status', 'phase'], logger } });
+    super({ db, relay, collection: 'deals', idKind: 'deal', noun: 'deal', notFound: dealNotFound, lists: { ...BY_CREATION, counted: ['status', 'phase'], logger } });
   }
 
   async list(teamId: string, f: DealFilter, q: ListQuery): Promise<Page> {

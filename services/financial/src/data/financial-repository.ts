@@ -1,7 +1,12 @@
 // Financial records in the store: the record store for writes (outbox, lock,
-// version), the list and overdue queries, and the summary in one aggregation.
+// version), the list and overdue queries, and the summary in one aggregation. The
+// list by date, filtered by nothing but type, status, category and a period of
+// dates, is read by day buckets of the record's date (store/list-buckets.ts): a
+// write that changes the date moves the record to its new day.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import type { Logger } from '@lpm/shared/logger';
+import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { recordNotFound } from '../domain/financial-errors.ts';
 import type { GroupBy } from '../domain/summary-buckets.ts';
@@ -29,11 +34,27 @@ const SORT_KEYS: Record<string, (keyof FinancialRecord & string)[]> = {
 };
 
 export class FinancialRepository extends RecordStore<FinancialRecord> {
-  constructor(db: Db, relay: Relay) {
-    super({ db, relay, collection: 'financial_records', idKind: 'fin', noun: 'record', notFound: recordNotFound, signalFields: ['overdue_at'] });
+  declare readonly lists: ListBuckets;
+
+  constructor(db: Db, relay: Relay, logger?: Logger) {
+    super({
+      db,
+      relay,
+      collection: 'financial_records',
+      idKind: 'fin',
+      noun: 'record',
+      notFound: recordNotFound,
+      signalFields: ['overdue_at'],
+      lists: { order: { field: 'date', keys: SORT_KEYS.date }, dayField: 'date', counted: ['type', 'status', 'category'], logger },
+    });
   }
 
-  list(teamId: string, f: FinancialFilter, q: ListQuery): Promise<Page> {
+  async list(teamId: string, f: FinancialFilter, q: ListQuery): Promise<Page> {
+    const { from, to, ...equal } = f;
+    // The bucket is the date itself, so a period is whole days (from and to are YYYY-MM-DD, as the dates are).
+    const days = from || to ? { from: from ? dayOf(from)! : undefined, to: to ? dayOf(to)! : undefined } : undefined;
+    const bucketed = await this.lists.listPage<FinancialRecord>(teamId, equal, parseSort(q.sort, '-date'), pageWindow(q), this.projection(), days);
+    if (bucketed) return bucketed;
     const filter: Filter<FinancialRecord> = { team_id: teamId };
     for (const k of ['type', 'status', 'category', 'case_id', 'client_id'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.from || f.to) filter.date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };

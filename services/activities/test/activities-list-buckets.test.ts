@@ -1,0 +1,125 @@
+// GET /v1/activities by day buckets of the due moment (shared/src/store/list-buckets.ts):
+// the pages and totals the plain query gives, across days and the UTC day's edge,
+// activities without a due date last, after writes that move, complete and delete
+// activities, and for activities stored before the markers existed.
+import { MongoClient } from 'mongodb';
+import type { Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { storeSort } from '@lpm/shared/http/pagination';
+import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import type { ActivityRecord } from '../src/data/activity-entity.ts';
+import { ActivitiesRepository } from '../src/data/activities-repository.ts';
+import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+
+const ZONE = 'America/Sao_Paulo';
+const DAY = 86_400_000;
+const SORT_KEYS = ['due_missing', 'due_at'];
+/** The calendar day `offset` days from today in the team's zone. */
+const day = (offset: number) => {
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(new Date());
+  return new Date(Date.parse(`${today}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
+};
+
+let sut: ActivitiesUnderTest;
+
+beforeAll(async () => {
+  sut = await startActivities();
+}, 60_000);
+
+afterAll(async () => {
+  await sut?.close();
+});
+
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+const create = async (who: Identity, body: Record<string, unknown>) => {
+  const res = await call(who, 'POST', '/v1/activities', { type: 'task', title: 'Protocolar petição', ...body });
+  expect(res.statusCode).toBe(201);
+  return res.json().data.id as string;
+};
+const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/activities/${id}`, body)).statusCode).toBe(200);
+
+const listOf = (who: Identity): ListUnderTest => ({
+  db: sut.db,
+  collection: 'activities',
+  lists: sut.repository.lists,
+  sortKeys: SORT_KEYS,
+  api: async (query) => {
+    const res = await call(who, 'GET', `/v1/activities?${query}`);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    return { ids: body.data.map((a: { id: string }) => a.id), total: body.pagination.total };
+  },
+});
+
+const CHECKS: PageCheck[] = [
+  { query: '', equal: {}, direction: 1 },
+  { query: 'sort=-due_date', equal: {}, direction: -1 },
+  { query: 'status=pending', equal: { status: 'pending' }, direction: 1 },
+  { query: 'type=call&priority=alta', equal: { type: 'call', priority: 'alta' }, direction: 1 },
+  { query: 'sort=-due_date&status=in_progress', equal: { status: 'in_progress' }, direction: -1 },
+];
+
+describe('GET /v1/activities by day buckets', () => {
+  it('when activities fall on several days (many on one, some at one instant, some past the UTC midnight, some with no due date), then every page in either order, filtered by type, status and priority, is the plain query page', async () => {
+    const who = identity(ZONE);
+    // 23:30 in São Paulo is the next UTC day; no due time is 23:59, the next UTC day too.
+    const times = ['08:00', '23:30', null, '08:00', '12:15'];
+    for (let i = 0; i < 44; i++) {
+      const due = i % 11 === 10 ? {} : { due_date: day([0, 1, 1, 1, 4, -3][i % 6]), due_time: times[i % times.length] };
+      const id = await create(who, { ...due, type: ['task', 'call'][i % 2], priority: ['alta', 'media', 'baixa'][i % 3] });
+      if (i % 4 === 1) await put(who, id, { status: 'in_progress' });
+    }
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [4, 11], [9, 5]]);
+  });
+
+  it('when activities are created, moved to other days, given or stripped of a due date, completed and deleted at once, then pages and totals are the plain query ones', async () => {
+    const who = identity(ZONE);
+    const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => create(who, i % 6 === 5 ? { type: 'call' } : { due_date: day(i % 3), due_time: i % 2 ? '09:00' : null, type: 'call' })));
+    await Promise.all([
+      ...ids.slice(0, 4).map((id) => call(who, 'DELETE', `/v1/activities/${id}`)),
+      ...ids.slice(4, 9).map((id, i) => put(who, id, { due_date: day(7 + (i % 2)) })),
+      put(who, ids[9], { due_date: null }),
+      put(who, ids[11], { due_date: day(2), due_time: '23:45' }),
+      put(who, ids[17], { due_date: day(-1) }),
+      ...ids.slice(12, 16).map((id) => call(who, 'PUT', `/v1/activities/${id}/complete`, {})),
+      ...ids.slice(18, 21).map((id) => put(who, id, { status: 'in_progress', priority: 'alta' })),
+      ...Array.from({ length: 4 }, (_, i) => create(who, { due_date: day(7), type: 'call', priority: i % 2 ? 'alta' : 'media' })),
+    ]);
+    // A second process writing the same days: its own counts coalescing, the same lock.
+    const other = new ActivitiesRepository(sut.db, { kick: () => {} });
+    await other.update(who.teamId, ids[21], async (current) => ({ result: undefined, write: { set: { due_date: day(8), due_at: new Date(+current.due_at! + 6 * DAY) }, events: [] } }));
+    await other.remove(who.teamId, ids[22], async () => ({ result: undefined, events: [] }));
+    const checks: PageCheck[] = [...CHECKS, { query: 'status=completed', equal: { status: 'completed' }, direction: 1 }];
+    await expectSamePages(listOf(who), who.teamId, checks, [[1, 100], [2, 6], [3, 5]]);
+    expect((await listOf(who).api('')).total).toBe(23);
+  });
+
+  it('when activities were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
+    const who = identity(ZONE);
+    const template = (await sut.db.collection<ActivityRecord>('activities').findOne({ _id: await create(who, {}) }))!;
+    const client = await MongoClient.connect(process.env.MONGO_URL!);
+    const db = client.db(`${sut.db.databaseName}_legacy`);
+    try {
+      const { list_bucket: _marker, ...fields } = template as ActivityRecord & { list_bucket?: string };
+      const legacy = Array.from({ length: 14 }, (_, i) => {
+        const dueAt = i % 5 === 4 ? null : new Date(Date.now() + Math.floor(i / 2) * 0.7 * DAY);
+        return { ...fields, _id: newId('act'), due_date: dueAt && dueAt.toISOString().slice(0, 10), due_at: dueAt, due_missing: dueAt ? 0 : 1 };
+      });
+      await db.collection<ActivityRecord>('activities').insertMany(legacy);
+      const before = new ActivitiesRepository(db, { kick: () => {} });
+      const plain = (direction: 1 | -1) => plainIds(db, 'activities', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
+      expect(await bucketIds(before.lists, who.teamId, {}, 1, 5, 5)).toBeNull();
+      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
+      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(1));
+
+      await before.lists.backfill();
+      // Another process, started after the backfill.
+      const after = new ActivitiesRepository(db, { kick: () => {} });
+      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'pending' }, direction, 5, 5)).toEqual(await plain(direction));
+      expect((await plain(-1)).total).toBe(14);
+    } finally {
+      await db.dropDatabase();
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,117 @@
+// GET /v1/clients by day buckets of the creation instant (shared/src/store/list-buckets.ts):
+// the pages and totals the plain query gives, across days and with many clients on one
+// day, after creates, deactivations, reactivations and segment changes, and for
+// clients stored before the markers existed.
+import { MongoClient } from 'mongodb';
+import { storeSort } from '@lpm/shared/http/pagination';
+import type { Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { DAY_MS } from '@lpm/shared/time';
+import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import type { ClientRecord } from '../src/data/client-entity.ts';
+import { ClientsRepository } from '../src/data/clients-repository.ts';
+import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+
+const SORT_KEYS = ['created_at'];
+
+let sut: ClientsUnderTest;
+
+beforeAll(async () => {
+  sut = await startClients();
+}, 60_000);
+
+afterAll(async () => {
+  await sut?.close();
+});
+
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+const create = async (who: Identity, body: Record<string, unknown> = {}) => {
+  const res = await call(who, 'POST', '/v1/clients', { type: 'PF', name: 'Ana Souza', ...body });
+  expect(res.statusCode).toBe(201);
+  return res.json().data.id as string;
+};
+const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/clients/${id}`, body)).statusCode).toBe(200);
+
+const listOf = (who: Identity): ListUnderTest => ({
+  db: sut.db,
+  collection: 'clients',
+  lists: sut.repository.lists,
+  sortKeys: SORT_KEYS,
+  api: async (query) => {
+    const res = await call(who, 'GET', `/v1/clients?${query}`);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    return { ids: body.data.map((c: { id: string }) => c.id), total: body.pagination.total };
+  },
+});
+
+const CHECKS: PageCheck[] = [
+  { query: '', equal: {}, direction: -1 },
+  { query: 'sort=created_at', equal: {}, direction: 1 },
+  { query: 'status=active', equal: { status: 'active' }, direction: -1 },
+  { query: 'type=PJ&segment=vip', equal: { type: 'PJ', segment: 'vip' }, direction: -1 },
+  { query: 'sort=created_at&status=inactive&type=PF', equal: { status: 'inactive', type: 'PF' }, direction: 1 },
+];
+
+describe('GET /v1/clients by day buckets', () => {
+  it('when clients were created on several days (many on one, some at one instant, some at the edges of a day), then every page in either order, filtered by type, status and segment, is the plain query page', async () => {
+    const who = identity();
+    const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: await create(who) }))!;
+    const midnight = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+    for (let i = 0; i < 44; i++) {
+      const _id = newId('cli');
+      const at = midnight - [0, 1, 1, 1, 30, 400][i % 6] * DAY_MS + (i % 4 === 3 ? -1 : i % 2 ? 0 : 60_000 * i);
+      const type = i % 3 ? 'PF' : 'PJ';
+      const record = { ...template, _id, document_key: `none:${_id}`, type, segment: ['vip', 'regular', null][i % 3], status: i % 5 ? 'active' : 'inactive', created_at: new Date(at) };
+      await sut.repository.insert(record as ClientRecord, []);
+    }
+    await call(who, 'DELETE', `/v1/clients/${template._id}`);
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [4, 11], [9, 5]]);
+  });
+
+  it('when clients are created, deactivated, reactivated and moved between segments at once, then pages and totals are the plain query ones', async () => {
+    const who = identity();
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => create(who, { type: i % 2 ? 'PF' : 'PJ', name: `Cliente ${i}`, segment: 'vip' })));
+    await Promise.all([
+      ...ids.slice(0, 6).map((id) => call(who, 'DELETE', `/v1/clients/${id}`)),
+      ...ids.slice(6, 10).map((id) => put(who, id, { segment: 'regular' })),
+      ...Array.from({ length: 4 }, (_, i) => create(who, { type: 'PJ', name: `Nova ${i}`, segment: 'vip' })),
+    ]);
+    await Promise.all(ids.slice(0, 2).map((id) => put(who, id, { status: 'active' })));
+    // A second process writing the same day: its own counts coalescing, the same lock.
+    const other = new ClientsRepository(sut.db, { kick: () => {} });
+    await other.update(who.teamId, ids[12], async () => ({ result: undefined, write: { set: { status: 'inactive' }, events: [] } }));
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 100], [2, 6], [3, 5]]);
+    expect((await listOf(who).api('')).total).toBe(24);
+    expect((await listOf(who).api('status=inactive')).total).toBe(5);
+  });
+
+  it('when clients were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
+    const who = identity();
+    const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: await create(who) }))!;
+    const client = await MongoClient.connect(process.env.MONGO_URL!);
+    const db = client.db(`${sut.db.databaseName}_legacy`);
+    try {
+      const { list_bucket: _marker, ...fields } = template as ClientRecord & { list_bucket?: string };
+      const legacy = Array.from({ length: 14 }, (_, i) => {
+        const _id = newId('cli');
+        return { ...fields, _id, document_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
+      });
+      await db.collection<ClientRecord>('clients').insertMany(legacy);
+      const before = new ClientsRepository(db, { kick: () => {} });
+      const plain = (direction: 1 | -1) => plainIds(db, 'clients', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
+      expect(await bucketIds(before.lists, who.teamId, {}, -1, 5, 5)).toBeNull();
+      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
+      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(-1));
+
+      await before.lists.backfill();
+      // Another process, started after the backfill.
+      const after = new ClientsRepository(db, { kick: () => {} });
+      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'active' }, direction, 5, 5)).toEqual(await plain(direction));
+      expect((await plain(-1)).total).toBe(14);
+    } finally {
+      await db.dropDatabase();
+      await client.close();
+    }
+  });
+});

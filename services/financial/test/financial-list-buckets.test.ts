@@ -1,0 +1,120 @@
+// GET /v1/financial by day buckets of the record's date (shared/src/store/list-buckets.ts):
+// the pages and totals the plain query gives, across days and with many records on
+// one date, after writes that move, pay and cancel records, and for records stored
+// before the markers existed.
+import { MongoClient } from 'mongodb';
+import { storeSort } from '@lpm/shared/http/pagination';
+import type { Identity } from '@lpm/shared/identity';
+import { newId } from '@lpm/shared/ids';
+import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import type { FinancialRecord } from '../src/data/financial-entity.ts';
+import { FinancialRepository } from '../src/data/financial-repository.ts';
+import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
+
+const ZONE = 'America/Sao_Paulo';
+const DAY = 86_400_000;
+const SORT_KEYS = ['date'];
+const day = (offset: number) => new Date(Date.parse('2026-03-10T12:00:00Z') + offset * DAY).toISOString().slice(0, 10);
+const dayNumber = (offset: number) => Math.floor(Date.parse(`${day(offset)}T00:00:00Z`) / DAY);
+
+let sut: FinancialUnderTest;
+
+beforeAll(async () => {
+  sut = await startFinancial();
+}, 60_000);
+
+afterAll(async () => {
+  await sut?.close();
+});
+
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+const create = async (who: Identity, body: Record<string, unknown>) => {
+  const res = await call(who, 'POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0), ...body });
+  expect(res.statusCode).toBe(201);
+  return res.json().data.id as string;
+};
+const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/financial/${id}`, body)).statusCode).toBe(200);
+
+const listOf = (who: Identity): ListUnderTest => ({
+  db: sut.db,
+  collection: 'financial_records',
+  lists: sut.repository.lists,
+  sortKeys: SORT_KEYS,
+  api: async (query) => {
+    const res = await call(who, 'GET', `/v1/financial?${query}`);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
+  },
+});
+
+const CHECKS: PageCheck[] = [
+  { query: '', equal: {}, direction: -1 },
+  { query: 'sort=date', equal: {}, direction: 1 },
+  { query: 'status=pending', equal: { status: 'pending' }, direction: -1 },
+  { query: 'type=expense&category=custas', equal: { type: 'expense', category: 'custas' }, direction: -1 },
+  { query: 'sort=date&status=paid', equal: { status: 'paid' }, direction: 1 },
+  // A period of dates: whole days of the buckets.
+  { query: `from=${day(0)}&to=${day(1)}`, equal: {}, direction: -1, range: { days: { from: dayNumber(0), to: dayNumber(1) }, filter: { date: { $gte: day(0), $lte: day(1) } } } },
+  { query: `sort=date&type=expense&from=${day(1)}`, equal: { type: 'expense' }, direction: 1, range: { days: { from: dayNumber(1) }, filter: { date: { $gte: day(1) } } } },
+  { query: `status=pending&to=${day(-1)}`, equal: { status: 'pending' }, direction: -1, range: { days: { to: dayNumber(-1) }, filter: { date: { $lte: day(-1) } } } },
+];
+
+describe('GET /v1/financial by day buckets', () => {
+  it('when records fall on several dates (many on one), then every page in either order, filtered by type, status and category, is the plain query page', async () => {
+    const who = identity(ZONE);
+    for (let i = 0; i < 44; i++) {
+      const type = ['revenue', 'expense'][i % 2];
+      const id = await create(who, { date: day([0, 1, 1, 1, 30, -400][i % 6]), type, category: type === 'expense' && i % 3 ? 'custas' : 'honorarios' });
+      if (i % 4 === 1) await put(who, id, { status: 'paid' });
+    }
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [4, 11], [9, 5]]);
+  });
+
+  it('when records are created, moved to other dates, paid and cancelled at once, then pages and totals are the plain query ones', async () => {
+    const who = identity(ZONE);
+    const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => create(who, { date: day(i % 3), type: 'expense', category: 'custas' })));
+    await Promise.all([
+      ...ids.slice(0, 4).map((id) => call(who, 'DELETE', `/v1/financial/${id}`)),
+      ...ids.slice(4, 9).map((id, i) => put(who, id, { date: day(7 + (i % 2)) })),
+      put(who, ids[9], { date: day(-31), category: 'honorarios' }),
+      ...ids.slice(12, 16).map((id) => put(who, id, { status: 'paid' })),
+      ...ids.slice(16, 18).map((id) => put(who, id, { date: day(8), status: 'cancelled' })),
+      ...Array.from({ length: 4 }, () => create(who, { date: day(7), type: 'expense', category: 'custas' })),
+    ]);
+    // A second process writing the same days: its own counts coalescing, the same lock.
+    const other = new FinancialRepository(sut.db, { kick: () => {} });
+    await other.update(who.teamId, ids[20], async () => ({ result: undefined, write: { set: { date: day(1) }, events: [] } }));
+    await other.update(who.teamId, ids[21], async () => ({ result: undefined, write: { set: { date: day(2), status: 'paid' }, events: [] } }));
+    const checks: PageCheck[] = [...CHECKS, { query: 'status=cancelled', equal: { status: 'cancelled' }, direction: -1 }];
+    await expectSamePages(listOf(who), who.teamId, checks, [[1, 100], [2, 6], [3, 5]]);
+    expect((await listOf(who).api('')).total).toBe(28);
+    expect((await listOf(who).api('status=cancelled')).total).toBe(6);
+  });
+
+  it('when records were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
+    const who = identity(ZONE);
+    const template = (await sut.db.collection<FinancialRecord>('financial_records').findOne({ _id: await create(who, {}) }))!;
+    const client = await MongoClient.connect(process.env.MONGO_URL!);
+    const db = client.db(`${sut.db.databaseName}_legacy`);
+    try {
+      const { list_bucket: _marker, ...fields } = template as FinancialRecord & { list_bucket?: string };
+      const legacy = Array.from({ length: 14 }, (_, i) => ({ ...fields, _id: newId('fin'), date: day(-Math.floor(i / 3)) }));
+      await db.collection<FinancialRecord>('financial_records').insertMany(legacy);
+      const before = new FinancialRepository(db, { kick: () => {} });
+      const plain = (direction: 1 | -1) => plainIds(db, 'financial_records', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
+      expect(await bucketIds(before.lists, who.teamId, {}, -1, 5, 5)).toBeNull();
+      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
+      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(-1));
+
+      await before.lists.backfill();
+      // Another process, started after the backfill.
+      const after = new FinancialRepository(db, { kick: () => {} });
+      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'pending' }, direction, 5, 5)).toEqual(await plain(direction));
+      expect((await plain(-1)).total).toBe(14);
+    } finally {
+      await db.dropDatabase();
+      await client.close();
+    }
+  });
+});
