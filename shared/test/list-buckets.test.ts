@@ -229,3 +229,31 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     }
   });
 });
+
+describe('ListBuckets.added', () => {
+  const col = 'deltas';
+
+  it('when 40 records are added at once, then each is counted once, by delta, with its counted values', async () => {
+    const buckets = lists(col);
+    await buckets.backfill();
+    const records = spread('team_d', 40);
+    await db.collection<Rec>(col).insertMany(records.map((r) => ({ ...r, ...buckets.markerOf(r) })));
+    await Promise.all(records.map((r) => buckets.added(r)));
+    const plain = await plainPage(col, { team_id: 'team_d', status: 'ativo', phase: 'b' }, -1, 0, 100);
+    const paged = await page(buckets, 'team_d', { status: 'ativo', phase: 'b' }, -1, 0, 100);
+    expect(paged!.total).toBe(plain.total);
+    expect((await page(buckets, 'team_d', {}, -1, 0, 100))!.total).toBe(40);
+  });
+
+  it('when a delta was counted for a record that never got stored (a writer died, or a recount raced it), then the next start counts the day again', async () => {
+    const buckets = lists(col);
+    const ghost = { _id: 'ghost', team_id: 'team_e', at: new Date(DAY0), status: 'ativo', phase: 'a' };
+    const real = { ...ghost, _id: 'real' };
+    await db.collection<Rec>(col).insertOne({ ...real, ...buckets.markerOf(real) });
+    await buckets.added(real);
+    await buckets.added(ghost);
+    expect((await page(buckets, 'team_e', {}, -1, 0, 10))!.total).toBe(2);
+    await lists(col).backfill(); // a process starting
+    expect((await page(buckets, 'team_e', {}, -1, 0, 10))!.total).toBe(1);
+  });
+});

@@ -122,6 +122,11 @@ export class ListBuckets {
     return this.counts.recount(record.team_id, this.bucketDay(record));
   }
 
+  /** Counts a new record in its day. */
+  added(record: Document): Promise<void> {
+    return this.counts.added(record.team_id, this.bucketDay(record), record);
+  }
+
   /**
    * The days a write of `set` over `current` changed, as records to `recount`: the
    * day it left and the day it joined when it moved the record, its day when it set a
@@ -201,7 +206,14 @@ export class ListBuckets {
    * to repeat. A no-op once done: the first run reads the whole collection.
    */
   async backfill(stopping: () => boolean = () => false): Promise<void> {
-    if (await this.ready()) return;
+    if (await this.ready()) {
+      // Days whose new records a process counted by delta and that were not counted again before it stopped.
+      for (const [teamId, day] of await this.counts.owedRechecks()) {
+        if (stopping()) return;
+        await this.counts.recountNow(teamId, day);
+      }
+      return;
+    }
     const { db, collection, dayField } = this.opts;
     await this.createIndexes();
     const col = db.collection(collection);

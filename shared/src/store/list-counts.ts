@@ -3,20 +3,27 @@
 // a page knows which buckets to read and its total without counting the team's
 // records: FerretDB 1.24 counts in Go over every row a filter matches.
 //
-// A count is never incremented: FerretDB has no atomic update, and a count changed
-// by a delta drifts for good when a writer dies between its record and its count.
-// After each write that adds a record to a day or changes a counted field, the day
-// is counted again from its records (an equality read of one bucket), under the
-// document lock of the counts document, so recounts run one after another and the
-// last one starts after every write before it; a failed recount is repaired by the
-// next write of that day. Recounts of one day in one process are coalesced: callers
-// arriving while one runs share the single recount queued after it. Records with no
-// value of the list's sort field are in a bucket of their own, the day `null`.
+// Every change of a count is made under the document lock of its counts document
+// (FerretDB has no atomic update), so they run one after another. After a write that
+// moves a record between days or changes a counted field, the day is counted again
+// from its records (an equality read of one bucket); the last recount starts after
+// every write before it, and a failed one is repaired by the next write of that day.
+// A new record only adds one to its day: a recount reads the whole day, which made
+// each create cost a read of every record created that day (a day of 2,000 clients
+// took POST /v1/clients from 0.3 to 16 s at 100 writes/s). A count changed by a delta
+// can drift (a writer that dies between its record and its count, or a recount that
+// saw the record before its delta landed), so each day that took deltas is counted
+// again RECHECK_MS after its last one, and at start (ListBuckets.backfill). Callers
+// arriving while a change of one document runs share the single change queued after
+// it. Records with no value of the list's sort field are in a bucket of their own,
+// the day `null`.
 import type { Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { withDocumentLock } from './lock.ts';
 
 export const LIST_COUNTS = 'list_counts';
+/** A day that took deltas is counted again this long after its last one. */
+const RECHECK_MS = 10_000;
 /** Days per counts document: a team's counts are read as one document per this many days. */
 const DAYS_PER_DOCUMENT = 32;
 
@@ -33,6 +40,8 @@ interface DayCount {
   d: Day;
   n: number;
   by: Combination[];
+  /** Took a delta since its last recount: counted again later, or at the next start if this process dies first. */
+  r?: true;
 }
 
 interface CountsDocument {
@@ -67,9 +76,20 @@ export interface DayTotal {
   n: number;
 }
 
+/** Records added to one counts document, waiting for its lock. */
+interface Additions {
+  /** [day, the counted values of one record]. */
+  records: [Day, Record<string, unknown>][];
+  run: Promise<void>;
+}
+
 export class ListCounts {
   private readonly opts: ListCountsOptions;
   private readonly recounts = new Map<string, { running: Promise<void>; queued: Promise<void> | null }>();
+  /** By counts document: the additions under way, and those queued after them. */
+  private readonly additions = new Map<string, { running: Promise<void>; queued: Additions | null }>();
+  /** Recounts due after deltas, by `<team>:<day>`. */
+  private readonly rechecks = new Map<string, NodeJS.Timeout>();
 
   constructor(opts: ListCountsOptions) {
     this.opts = opts;
@@ -92,6 +112,13 @@ export class ListCounts {
     const prefix = `${this.opts.collection}:`;
     const docs = (await this.documents.find({}).toArray()).filter((doc) => doc.owner.startsWith(prefix));
     return docs.flatMap((doc) => daysOf(doc).map((d): [string, Day] => [doc.owner.slice(prefix.length), d.d]));
+  }
+
+  /** Every [team, day] of this collection that took a delta and is not counted again yet. */
+  async owedRechecks(): Promise<[string, Day][]> {
+    const prefix = `${this.opts.collection}:`;
+    const docs = (await this.documents.find({}).toArray()).filter((doc) => doc.owner.startsWith(prefix));
+    return docs.flatMap((doc) => daysOf(doc).filter((d) => d.r).map((d): [string, Day] => [doc.owner.slice(prefix.length), d.d]));
   }
 
   /** The team's days holding records that match `equal` (counted fields only), oldest first, the day `null` last. */
@@ -129,7 +156,8 @@ export class ListCounts {
       .then(() => {
         const current = this.recounts.get(key)!;
         current.running = run;
-        current.queued = null;
+        // The first recount starts at once: another may have queued behind it already.
+        if (current.queued === run) current.queued = null;
         return this.recountNow(teamId, day);
       })
       .finally(() => {
@@ -141,10 +169,88 @@ export class ListCounts {
     return run;
   }
 
+  /**
+   * Counts a new record of the team in its day: one more of its counted values. Resolves
+   * once stored (failures are logged: the recount that follows repairs the day).
+   */
+  async added(teamId: string, day: Day, record: Document): Promise<void> {
+    const values = Object.fromEntries(this.opts.counted.map((f) => [f, record[f] ?? null]));
+    try {
+      await this.queueAddition(teamId, day, values);
+    } catch (err) {
+      this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId, day }, 'list count of a new record not stored; a recount follows');
+    }
+    this.recheckLater(teamId, day);
+  }
+
+  /** Stops the recounts due later (at close). */
+  close(): void {
+    for (const timer of this.rechecks.values()) clearTimeout(timer);
+    this.rechecks.clear();
+  }
+
+  private queueAddition(teamId: string, day: Day, values: Record<string, unknown>): Promise<void> {
+    const id = this.documentId(teamId, day);
+    const entry = this.additions.get(id);
+    if (entry?.queued) {
+      entry.queued.records.push([day, values]);
+      return entry.queued.run;
+    }
+    const batch: Additions = { records: [[day, values]], run: Promise.resolve() };
+    batch.run = (entry?.running.catch(() => {}) ?? Promise.resolve())
+      .then(() => {
+        const current = this.additions.get(id)!;
+        current.running = batch.run;
+        // The first batch starts at once: others may have queued behind it already.
+        if (current.queued === batch) current.queued = null;
+        return this.addNow(teamId, id, batch.records);
+      })
+      .finally(() => {
+        const current = this.additions.get(id);
+        if (current?.running === batch.run && !current.queued) this.additions.delete(id);
+      });
+    if (entry) entry.queued = batch;
+    else this.additions.set(id, { running: batch.run, queued: null });
+    return batch.run;
+  }
+
+  private async addNow(teamId: string, id: string, records: [Day, Record<string, unknown>][]): Promise<void> {
+    const { db, counted } = this.opts;
+    await withDocumentLock(db, LIST_COUNTS, id, async () => {
+      const days = daysOf(await this.documents.findOne({ _id: id }));
+      for (const [day, v] of records) {
+        let count = days.find((d) => d.d === day);
+        if (!count) days.push((count = { d: day, n: 0, by: [] }));
+        count.n++;
+        count.r = true;
+        const combination = count.by.find((c) => counted.every((f) => c.v[f] === v[f]));
+        if (combination) combination.n++;
+        else count.by.push({ v, n: 1 });
+      }
+      days.sort((a, b) => byDay(a.d, b.d));
+      await this.documents.updateOne({ _id: id }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days) } }, { upsert: true });
+    });
+  }
+
+  private recheckLater(teamId: string, day: Day): void {
+    const key = `${teamId}:${day}`;
+    clearTimeout(this.rechecks.get(key));
+    const timer = setTimeout(() => {
+      this.rechecks.delete(key);
+      void this.recount(teamId, day);
+    }, RECHECK_MS);
+    timer.unref();
+    this.rechecks.set(key, timer);
+  }
+
+  private documentId(teamId: string, day: Day): string {
+    return `${this.owner(teamId)}:${day === null ? 'none' : Math.floor(day / DAYS_PER_DOCUMENT)}`;
+  }
+
   /** Counts the day's records and stores the result, all under the counts document's lock. */
   async recountNow(teamId: string, day: Day): Promise<void> {
     const { db, collection, counted, marker, markerField } = this.opts;
-    const id = `${this.owner(teamId)}:${day === null ? 'none' : Math.floor(day / DAYS_PER_DOCUMENT)}`;
+    const id = this.documentId(teamId, day);
     await withDocumentLock(db, LIST_COUNTS, id, async () => {
       const projection = Object.fromEntries(counted.map((f) => [f, 1]));
       const records = await db.collection(collection).find({ [markerField]: marker(teamId, day) }, { projection }).toArray();

@@ -100,7 +100,7 @@ export class RecordStore<R extends OwnedRecord> {
       throw this.refused(e, record);
     }
     if (events.length > 0) this.opts.relay.kick(this.opts.collection, record._id, events);
-    await this.lists?.recount(record);
+    await this.lists?.added(record);
   }
 
   /**
