@@ -183,12 +183,6 @@ export class ListCounts {
     this.recheckLater(teamId, day);
   }
 
-  /** Stops the recounts due later (at close). */
-  close(): void {
-    for (const timer of this.rechecks.values()) clearTimeout(timer);
-    this.rechecks.clear();
-  }
-
   private queueAddition(teamId: string, day: Day, values: Record<string, unknown>): Promise<void> {
     const id = this.documentId(teamId, day);
     const entry = this.additions.get(id);
