@@ -14,7 +14,7 @@ import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
-import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
+import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { dealArchived, dealClosed, invalidPhase } from './deal-errors.ts';
@@ -343,9 +343,10 @@ export class Deals {
     });
   }
 
-  /** decisions §5 "Deals summary", from one aggregation of the team's non-archived deals' addends. */
-  async summary(who: Identity) {
-    const figures = new Map((await this.deps.deals.summary(who.teamId)).map((r) => [r._id, r.v]));
+  /** decisions §5 "Deals summary", from one aggregation of the addends of the team's non-archived deals in one currency. */
+  async summary(who: Identity, q: SummaryQuery) {
+    const currency = (q.currency ?? 'BRL').toUpperCase();
+    const figures = new Map((await this.deps.deals.summary(who.teamId, currency)).map((r) => [r._id, r.v]));
     const sum = (k: string) => figures.get(k) ?? 0;
     const statuses = ['ativo', 'ganho', 'perdido'] as const;
     // by_phase: every phase of the pipeline, and any other phase open deals are still in.
@@ -362,6 +363,7 @@ export class Deals {
     const valueCents = statuses.reduce((n, s) => n + over(s, 'value'), 0);
     const closed = count.ganho + count.perdido;
     return {
+      currency,
       total_deals: count.ativo + count.ganho + count.perdido,
       total_value: money(valueCents),
       weighted_value: money(sum(part.weighted)),
