@@ -1,6 +1,11 @@
 // Every Activities endpoint in process (decisions §5 "Activities"): the app on its
 // own database, the cases, clients, deals and users around it faked.
+import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
+import { createLogger } from '@lpm/shared/logger';
+import { outboxOnInsert } from '@lpm/shared/outbox/fields';
+import { OutboxRelay } from '@lpm/shared/outbox/relay';
+import { bucketOf } from '@lpm/shared/store/markers';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
 import { ActivitiesRepository, TOMBSTONES } from '../src/data/activities-repository.ts';
@@ -241,6 +246,35 @@ describe('DELETE /v1/activities/{id}', () => {
     expect(e.details).toEqual({ reason: 'cannot_delete_completed_activity' });
     expect((await call('GET', `/v1/activities/${a.id}`)).statusCode).toBe(200);
   });
+
+  test('when a DELETE is retried after its first attempt stored the tombstone and then failed, then the retry publishes nothing new: one activity.deleted in all', async () => {
+    const published: DomainEvent[] = [];
+    const relay: { to?: OutboxRelay } = {};
+    const own = await startActivities({ relay: { kick: (collection, id, events) => relay.to?.kick(collection, id, events) } });
+    relay.to = new OutboxRelay({ db: own.db, collections: ['activities', TOMBSTONES], publisher: { publish: async (e) => void published.push(e) }, logger: createLogger('test', 'silent'), intervalMs: 50, scanGraceMs: 0 });
+    relay.to.start();
+    let first: DomainEvent | undefined;
+    try {
+      const a = (await own.call(t, { method: 'POST', url: '/v1/activities', payload: { type: 'task', title: 'Apagar duas vezes' } })).json().data;
+      // What the first attempt left when the store failed between its two writes: its tombstone (with its
+      // activity.deleted), the activity still there; the client got a 503 and retries.
+      first = newEvent('activity.deleted', t.teamId, { id: a.id, case_id: null }, null, t.userId);
+      const now = new Date();
+      await own.db.collection(TOMBSTONES).insertOne({ _id: a.id as never, team_id: t.teamId, deleted_at: now, deleted_day: bucketOf(now, DAY), ...outboxOnInsert([first]) });
+
+      const res = await own.call(t, { method: 'DELETE', url: `/v1/activities/${a.id}` });
+      expect(res.json().data).toEqual({ id: a.id, deleted: true });
+      expect((await own.call(t, { method: 'GET', url: `/v1/activities/${a.id}` })).statusCode).toBe(404);
+    } finally {
+      await relay.to.stop();
+      // Everything still stored anywhere goes out too: what is published is all there is.
+      await relay.to.runOnce();
+      await own.close();
+    }
+    const deleted = published.filter((e) => e.type === 'activity.deleted');
+    expect(deleted.map((e) => e.id)).toEqual([first!.id]);
+    expect(published.filter((e) => e.type === 'activity.created')).toHaveLength(1);
+  }, 20_000);
 
   test('when a deleted activity\'s tombstone is a day old and its events went out, then the purge removes it; younger or still pending ones stay', async () => {
     const a = await create({ type: 'task', title: 'Lápide' });

@@ -133,7 +133,10 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
    * Removes a record under its lock if `check` (given the current record) allows.
    * The record's events still in its outbox and `events` move to a tombstone in
    * `activity_tombstones` (an outbox collection) first, so nothing pending is lost
-   * with the record; a retried delete finds the tombstone there.
+   * with the record. A delete retried after its first attempt stored the tombstone
+   * and failed before the removal finds the tombstone there: that attempt's events
+   * are the delete's, and this attempt's `events` are dropped unpublished (a second
+   * activity.deleted, with an id of its own, would count the case's activity down twice).
    */
   async remove<T>(teamId: string, id: string, check: (current: ActivityRecord) => Promise<{ result: T; events: DomainEvent[] }>): Promise<T> {
     if (!isId('act', id)) throw activityNotFound();
@@ -143,14 +146,17 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
       const raw = await this.db.collection<{ _id: string; outbox?: DomainEvent[] }>('activities').findOne({ _id: id }, { projection: { outbox: 1 } });
       const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date; deleted_day: number }>(TOMBSTONES);
       const now = new Date();
+      let stored = events;
       try {
         await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: now, deleted_day: bucketOf(now, DAY_MS), ...outboxOnInsert([...(raw?.outbox ?? []), ...events]) });
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
+        stored = [];
       }
       await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
-      // The moved events the drain leaves to their publish from memory under the activity's id.
-      this.relay.kick(TOMBSTONES, id, events);
+      // The moved events the drain leaves to their publish from memory under the activity's id;
+      // an earlier attempt's tombstone is drained as it stands.
+      this.relay.kick(TOMBSTONES, id, stored);
       return result;
     });
   }
