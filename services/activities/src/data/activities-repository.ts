@@ -100,15 +100,33 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     return rows.map((r) => r._id);
   }
 
-  /** Inserts the next occurrence of a series unless it is there already (a retried completion). */
+  /** Stores an occurrence a completion owed; false when it is stored already (its occurrence_key, or its id, is taken). */
   async insertOccurrence(record: ActivityRecord, events: DomainEvent[]): Promise<boolean> {
-    const key = `${record.series_id}:${record.occurrence}`;
-    return withDocumentLock(this.db, 'activity_series', key, async () => {
-      const existing = await this.collection.findOne({ team_id: record.team_id, series_id: record.series_id, occurrence: record.occurrence }, { projection: { _id: 1 } });
-      if (existing) return false;
+    try {
       await this.insert(record, events);
       return true;
-    });
+    } catch (e) {
+      if (isDuplicateKey(e)) return false;
+      throw e;
+    }
+  }
+
+  /** Up to `limit` completed activities whose next occurrence is still owed (next_pending, an equality the local store's index serves). */
+  owedOccurrences(limit: number): Promise<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>[]> {
+    return this.collection
+      .find<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>>({ next_pending: 1 } as Filter<ActivityRecord>, {
+        projection: { _id: 1, team_id: 1, completed_by: 1, next_occurrence: 1 },
+        limit,
+      })
+      .toArray();
+  }
+
+  /** The occurrence the completion `id` owed is stored: it owes nothing any more. */
+  settled(teamId: string, id: string): Promise<void> {
+    return this.update(teamId, id, async (current) => ({
+      result: undefined,
+      write: current.next_pending ? { set: { next_pending: 0, next_occurrence: null }, events: [] } : undefined,
+    }));
   }
 
   /**
