@@ -362,6 +362,45 @@ describe('PUT /v1/deals/{id}/won and /lost', () => {
   });
 });
 
+describe('won with create_case, while another request closes the deal', () => {
+  test('when the deal is lost while its won makes the case, then the won is 422 and that case is archived; when another request wins it meanwhile, the case stays', async () => {
+    const made = new Map<string, { id: string; archived: boolean }>();
+    const meanwhile = new Map<string, string>();
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        // The cases service makes the deal's case while another request closes the deal.
+        createForDeal: async (caller, dealId, request) => {
+          expect((await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/${meanwhile.get(dealId)}`, payload: {} })).statusCode).toBe(200);
+          const kase = made.get(dealId) ?? { id: newId('case'), archived: false };
+          made.set(dealId, kase);
+          return { id: kase.id, title: request.title };
+        },
+        archiveForDeal: async (_caller, dealId) => {
+          const kase = made.get(dealId);
+          if (kase) kase.archived = true;
+          return kase?.id ?? null;
+        },
+      },
+    });
+    try {
+      const open = async (title: string, close: 'lost' | 'won') => {
+        const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title } })).json().data;
+        meanwhile.set(deal.id, close);
+        return deal.id as string;
+      };
+      const lost = await open('Perdido enquanto o caso nascia', 'lost');
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${lost}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expect(made.get(lost)).toEqual({ id: expect.stringMatching(/^case_/), archived: true });
+
+      const won = await open('Ganho por outro pedido', 'won');
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${won}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expect(made.get(won)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('DELETE /v1/deals/{id}', () => {
   test('when a deal is archived, then status arquivado and archived_at; again, then the same archived_at', async () => {
     const created = await create({ title: 'Arquivar' });
