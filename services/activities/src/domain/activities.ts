@@ -216,9 +216,9 @@ export class Activities {
       const completing = next.status === 'completed' && current.status !== 'completed';
       if (completing) Object.assign(next, { completed_at: now, completed_by: who.userId });
       startSeries(next, id, tz, now);
-      owed = completing ? this.owedBy(who, next, now) : null;
 
       Object.assign(next, ruleFieldsOf(next, court));
+      owed = completing ? this.owedBy(who, next, now) : null;
       const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'], current, next);
       if (changed.length === 0) return { result: { id, ...sent, updated_at: iso(current.updated_at) } };
       next.updated_at = now;
