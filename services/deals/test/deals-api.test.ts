@@ -3,6 +3,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
+import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
@@ -370,7 +371,10 @@ describe('won with create_case, while another request closes the deal', () => {
       cases: {
         // The cases service makes the deal's case while another request closes the deal.
         createForDeal: async (caller, dealId, request) => {
-          expect((await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/${meanwhile.get(dealId)}`, payload: {} })).statusCode).toBe(200);
+          const close = meanwhile.get(dealId);
+          meanwhile.delete(dealId);
+          // (A won sent meanwhile asks for the deal's case too, and gets the same one.)
+          if (close) expect((await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/${close}`, payload: {} })).statusCode).toBe(200);
           const kase = made.get(dealId) ?? { id: newId('case'), archived: false };
           made.set(dealId, kase);
           return { id: kase.id, title: request.title };
@@ -399,6 +403,38 @@ describe('won with create_case, while another request closes the deal', () => {
       await own.close();
     }
   });
+});
+
+describe('won after a won with create_case that did not complete', () => {
+  test('when the retry leaves out create_case, then the deal is still won with the case the first attempt made', async () => {
+    const made = new Map<string, string>();
+    const locks = () => own.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        createForDeal: async (_caller, dealId, request) => {
+          const id = made.get(dealId) ?? newId('case');
+          if (!made.has(dealId)) {
+            made.set(dealId, id);
+            // Another writer holds the deal past the won's lock wait: the first attempt ends in 503 after the case exists.
+            const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
+            await locks().insertMany(Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('deals', dealId)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) })));
+          }
+          return { id, title: request.title };
+        },
+        archiveForDeal: async () => null,
+      },
+    });
+    try {
+      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho em duas vezes' } })).json().data;
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+      await locks().deleteMany({ owner: 'test' });
+      const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
+      expect(retry.statusCode).toBe(200);
+      expect(retry.json().data.case_created).toEqual({ id: made.get(deal.id), title: 'Ganho em duas vezes' });
+    } finally {
+      await own.close();
+    }
+  }, 20_000);
 });
 
 describe('DELETE /v1/deals/{id}', () => {

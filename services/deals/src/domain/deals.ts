@@ -244,8 +244,9 @@ export class Deals {
    * key): the request is fixed on the deal by the first attempt, every retry asks
    * for it again and gets that case back, and the deal is marked won only once the
    * case exists. Under the lock the status is checked again: of concurrent attempts
-   * one wins and the others get 422. An attempt that finds the deal lost or archived
-   * once its case exists archives the case (see closedBeforeWon).
+   * one wins and the others get 422. A retry without create_case still gets the
+   * case the request fixed on the deal. An attempt that finds the deal lost or
+   * archived once its case exists archives the case (see closedBeforeWon).
    */
   won(who: Identity, id: string, body: WonBody) {
     return this.closing(who, id, () => this.markWon(who, id, body));
@@ -272,9 +273,11 @@ export class Deals {
 
   private async markWon(who: Identity, id: string, body: WonBody) {
     const finalSent = body.final_value === undefined || body.final_value === null ? undefined : toCents('final_value', body.final_value);
-    const links = await this.linksBefore(who, id);
+    const before = await this.deps.deals.get(who.teamId, id);
+    const links = await this.links.of(who.teamId, [before, {}]);
     let caseCreated: { id: string; title: string } | null = null;
-    if (body.create_case) {
+    // A deal whose won with create_case began is won with that case, whatever a retry sends.
+    if (body.create_case || before.case_request) {
       const request = await this.deps.deals.update(who.teamId, id, async (current) => {
         requireOpen(current);
         if (current.case_request) return { result: current.case_request };
