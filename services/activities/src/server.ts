@@ -40,6 +40,7 @@ async function main(): Promise<void> {
         clients: new ClientsService(service('clients')),
         deals: new DealsService(service('deals')),
         users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
+        logger,
       });
       const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });
       const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: dueSignals(activities), relay, logger, name: 'activities' });
@@ -52,6 +53,12 @@ async function main(): Promise<void> {
           signals,
           consumerTask(() => consumeLinkEvents(broker, activities)),
           consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),
+          periodicTask({
+            name: 'series repair',
+            intervalMs: config.schedulerIntervalMs,
+            logger,
+            run: async () => void (await activities.settleOwedOccurrences()),
+          }),
           periodicTask({
             name: 'tombstone purge',
             intervalMs: config.schedulerIntervalMs,

@@ -1,6 +1,11 @@
 // Every Activities endpoint in process (decisions §5 "Activities"): the app on its
 // own database, the cases, clients, deals and users around it faked.
+import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
+import { createLogger } from '@lpm/shared/logger';
+import { outboxOnInsert } from '@lpm/shared/outbox/fields';
+import { OutboxRelay } from '@lpm/shared/outbox/relay';
+import { bucketOf } from '@lpm/shared/store/markers';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
 import { ActivitiesRepository, TOMBSTONES } from '../src/data/activities-repository.ts';
@@ -242,6 +247,35 @@ describe('DELETE /v1/activities/{id}', () => {
     expect((await call('GET', `/v1/activities/${a.id}`)).statusCode).toBe(200);
   });
 
+  test('when a DELETE is retried after its first attempt stored the tombstone and then failed, then the retry publishes nothing new: one activity.deleted in all', async () => {
+    const published: DomainEvent[] = [];
+    const relay: { to?: OutboxRelay } = {};
+    const own = await startActivities({ relay: { kick: (collection, id, events) => relay.to?.kick(collection, id, events) } });
+    relay.to = new OutboxRelay({ db: own.db, collections: ['activities', TOMBSTONES], publisher: { publish: async (e) => void published.push(e) }, logger: createLogger('test', 'silent'), intervalMs: 50, scanGraceMs: 0 });
+    relay.to.start();
+    let first: DomainEvent | undefined;
+    try {
+      const a = (await own.call(t, { method: 'POST', url: '/v1/activities', payload: { type: 'task', title: 'Apagar duas vezes' } })).json().data;
+      // What the first attempt left when the store failed between its two writes: its tombstone (with its
+      // activity.deleted), the activity still there; the client got a 503 and retries.
+      first = newEvent('activity.deleted', t.teamId, { id: a.id, case_id: null }, null, t.userId);
+      const now = new Date();
+      await own.db.collection(TOMBSTONES).insertOne({ _id: a.id as never, team_id: t.teamId, deleted_at: now, deleted_day: bucketOf(now, DAY), ...outboxOnInsert([first]) });
+
+      const res = await own.call(t, { method: 'DELETE', url: `/v1/activities/${a.id}` });
+      expect(res.json().data).toEqual({ id: a.id, deleted: true });
+      expect((await own.call(t, { method: 'GET', url: `/v1/activities/${a.id}` })).statusCode).toBe(404);
+    } finally {
+      await relay.to.stop();
+      // Everything still stored anywhere goes out too: what is published is all there is.
+      await relay.to.runOnce();
+      await own.close();
+    }
+    const deleted = published.filter((e) => e.type === 'activity.deleted');
+    expect(deleted.map((e) => e.id)).toEqual([first!.id]);
+    expect(published.filter((e) => e.type === 'activity.created')).toHaveLength(1);
+  }, 20_000);
+
   test('when a deleted activity\'s tombstone is a day old and its events went out, then the purge removes it; younger or still pending ones stay', async () => {
     const a = await create({ type: 'task', title: 'Lápide' });
     expect((await call('DELETE', `/v1/activities/${a.id}`)).statusCode).toBe(200);
@@ -402,28 +436,74 @@ describe('recurrence', () => {
     expect(third.due_date).toBe('2027-03-31');
   });
 
-  test('when the completion fails after the next occurrence is written, then a retried completion finds it there: one next occurrence, none lost', async () => {
-    const a = await create({ type: 'task', title: 'Falha no meio', due_date: '2027-02-01', recurrence: { frequency: 'daily', count: 5 } });
-    // Another writer holds the activity's lock slots well past the completion's lock wait: its own write fails (503).
+  /** Another writer takes the activity's lock slots, well past a completion's lock wait, until `release`. */
+  const holdLock = async (id: string) => {
     const locks = sut.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
     const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
-    const held = Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('activities', a.id)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) }));
-    await locks.insertMany(held);
+    await locks.insertMany(Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('activities', id)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) })));
+    return { release: () => locks.deleteMany({ owner: 'test' }) };
+  };
+  const dueAndStatus = async (title: string) => (await seriesOf(title)).map((x: { due_date: string; status: string }) => [x.due_date, x.status]);
+
+  test('when a completion fails with 503 (the record busy) and is never retried, then the series does not advance; a retry advances it once', async () => {
+    const a = await create({ type: 'task', title: 'Falha no meio', due_date: '2027-02-01', recurrence: { frequency: 'daily', count: 5 } });
+    const lock = await holdLock(a.id);
     try {
       expectError(await call('PUT', `/v1/activities/${a.id}/complete`, {}), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+      expectError(await call('PUT', `/v1/activities/${a.id}`, { status: 'completed' }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
     } finally {
-      await locks.deleteMany({ owner: 'test' });
+      await lock.release();
     }
-    expect((await seriesOf('Falha no meio')).map((x: { due_date: string; status: string }) => [x.due_date, x.status])).toEqual([
-      ['2027-02-01', 'pending'],
-      ['2027-02-02', 'pending'],
-    ]);
+    expect(await dueAndStatus('Falha no meio')).toEqual([['2027-02-01', 'pending']]);
     expect((await call('PUT', `/v1/activities/${a.id}/complete`, {})).statusCode).toBe(200);
-    expect((await seriesOf('Falha no meio')).map((x: { due_date: string; status: string }) => [x.due_date, x.status])).toEqual([
+    expectError(await call('PUT', `/v1/activities/${a.id}/complete`, {}), 422, 'VALIDATION_ERROR', 'Activity already completed');
+    expect(await dueAndStatus('Falha no meio')).toEqual([
       ['2027-02-01', 'completed'],
       ['2027-02-02', 'pending'],
     ]);
-  }, 20_000);
+  }, 30_000);
+
+  test('when a completion loses to a cancel made while it waited for the record, then 422 and the series does not advance', async () => {
+    const a = await create({ type: 'task', title: 'Cancelada antes', due_date: '2027-03-01', recurrence: { frequency: 'weekly' } });
+    const b = await create({ type: 'task', title: 'Cancelada antes por PUT', due_date: '2027-03-01', recurrence: { frequency: 'weekly' } });
+    for (const [id, complete, refusal] of [
+      [a.id, () => call('PUT', `/v1/activities/${a.id}/complete`, {}), 'Cannot complete cancelled activity'],
+      [b.id, () => call('PUT', `/v1/activities/${b.id}`, { status: 'completed' }), 'Invalid status transition'],
+    ] as const) {
+      const lock = await holdLock(id);
+      const completing = complete();
+      // The writer holding the lock cancels the activity, then lets the completion in.
+      await new Promise((r) => setTimeout(r, 1000));
+      await sut.db.collection('activities').updateOne({ _id: id as never }, { $set: { status: 'cancelled', open: 0 }, $inc: { version: 1 } });
+      await lock.release();
+      expectError(await completing, 422, 'VALIDATION_ERROR', refusal);
+    }
+    expect(await dueAndStatus('Cancelada antes')).toEqual([['2027-03-01', 'cancelled']]);
+    expect(await dueAndStatus('Cancelada antes por PUT')).toEqual([['2027-03-01', 'cancelled']]);
+  }, 30_000);
+
+  test('when the process dies between the completion and its next occurrence, then the series repair writes that occurrence, once however often it runs', async () => {
+    const a = await create({ type: 'task', title: 'Reparo', due_date: '2027-04-01', recurrence: { frequency: 'monthly' } });
+    expect((await call('PUT', `/v1/activities/${a.id}/complete`, {})).statusCode).toBe(200);
+    const activities = sut.db.collection<Record<string, unknown> & { _id: string }>('activities');
+    const made = await activities.findOne({ series_id: a.id, occurrence: 2 }, { projection: { outbox: 0, outbox_pending: 0 } });
+    expect(made).toMatchObject({ due_date: '2027-05-01', status: 'pending', occurrence_key: `${a.id}:2` });
+    // The state such a death leaves: the completion written with the occurrence it owes, the occurrence not.
+    await activities.deleteOne({ _id: made!._id });
+    await activities.updateOne({ _id: a.id }, { $set: { next_pending: 1, next_occurrence: made } });
+    expect(await dueAndStatus('Reparo')).toEqual([['2027-04-01', 'completed']]);
+
+    await Promise.all([sut.activities.settleOwedOccurrences(), sut.activities.settleOwedOccurrences()]);
+    await sut.activities.settleOwedOccurrences();
+    expect(await dueAndStatus('Reparo')).toEqual([
+      ['2027-04-01', 'completed'],
+      ['2027-05-01', 'pending'],
+    ]);
+    expect((await activities.findOne({ series_id: a.id, occurrence: 2 }))?._id).toBe(made!._id);
+    expect(await activities.findOne({ _id: a.id })).toMatchObject({ next_pending: 0, next_occurrence: null });
+    // A second occurrence 2, whatever its id, is refused by the store.
+    await expect(activities.insertOne({ ...made!, _id: 'act_01jd3k00000000000000000000' })).rejects.toMatchObject({ code: 11000 });
+  });
 
   test('when until is reached, then the series ends', async () => {
     const a = await create({ type: 'task', title: 'Semanal', due_date: '2027-01-01', recurrence: { frequency: 'weekly', until: '2027-01-10' } });

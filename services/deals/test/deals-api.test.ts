@@ -3,6 +3,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
+import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
@@ -360,6 +361,80 @@ describe('PUT /v1/deals/{id}/won and /lost', () => {
     const closing = (await eventsOf(created.id)).filter((e) => e.type === 'deal.won' || e.type === 'deal.lost');
     expect(closing).toHaveLength(1);
   });
+});
+
+describe('won with create_case, while another request closes the deal', () => {
+  test('when the deal is lost while its won makes the case, then the won is 422 and that case is archived; when another request wins it meanwhile, the case stays', async () => {
+    const made = new Map<string, { id: string; archived: boolean }>();
+    const meanwhile = new Map<string, string>();
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        // The cases service makes the deal's case while another request closes the deal.
+        createForDeal: async (caller, dealId, request) => {
+          const close = meanwhile.get(dealId);
+          meanwhile.delete(dealId);
+          // (A won sent meanwhile asks for the deal's case too, and gets the same one.)
+          if (close) expect((await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/${close}`, payload: {} })).statusCode).toBe(200);
+          const kase = made.get(dealId) ?? { id: newId('case'), archived: false };
+          made.set(dealId, kase);
+          return { id: kase.id, title: request.title };
+        },
+        archiveForDeal: async (_caller, dealId) => {
+          const kase = made.get(dealId);
+          if (kase) kase.archived = true;
+          return kase?.id ?? null;
+        },
+      },
+    });
+    try {
+      const open = async (title: string, close: 'lost' | 'won') => {
+        const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title } })).json().data;
+        meanwhile.set(deal.id, close);
+        return deal.id as string;
+      };
+      const lost = await open('Perdido enquanto o caso nascia', 'lost');
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${lost}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expect(made.get(lost)).toEqual({ id: expect.stringMatching(/^case_/), archived: true });
+
+      const won = await open('Ganho por outro pedido', 'won');
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${won}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expect(made.get(won)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('won after a won with create_case that did not complete', () => {
+  test('when the retry leaves out create_case, then the deal is still won with the case the first attempt made', async () => {
+    const made = new Map<string, string>();
+    const locks = () => own.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        createForDeal: async (_caller, dealId, request) => {
+          const id = made.get(dealId) ?? newId('case');
+          if (!made.has(dealId)) {
+            made.set(dealId, id);
+            // Another writer holds the deal past the won's lock wait: the first attempt ends in 503 after the case exists.
+            const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
+            await locks().insertMany(Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('deals', dealId)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) })));
+          }
+          return { id, title: request.title };
+        },
+        archiveForDeal: async () => null,
+      },
+    });
+    try {
+      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho em duas vezes' } })).json().data;
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+      await locks().deleteMany({ owner: 'test' });
+      const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
+      expect(retry.statusCode).toBe(200);
+      expect(retry.json().data.case_created).toEqual({ id: made.get(deal.id), title: 'Ganho em duas vezes' });
+    } finally {
+      await own.close();
+    }
+  }, 20_000);
 });
 
 describe('DELETE /v1/deals/{id}', () => {

@@ -2,6 +2,7 @@
 // the formula of services/deals/README.md for a team with a known history.
 import { DAY_MS } from '@lpm/shared/time';
 import type { Identity } from '@lpm/shared/identity';
+import { expectError } from '../../../test/support/api.ts';
 import { dayIn } from '../src/domain/insights.ts';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 
@@ -51,6 +52,7 @@ describe('GET /v1/deals/summary', () => {
     const res = await call(who, 'GET', '/v1/deals/summary');
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual({
+      currency: 'BRL',
       total_deals: 6,
       // 1000.10 + 2500.55 + 3000 + 500 + 700
       total_value: 7700.65,
@@ -82,6 +84,7 @@ describe('GET /v1/deals/summary', () => {
     who.settings.deal_phases = [{ name: 'contato', probability: 20 }];
     const res = await call(who, 'GET', '/v1/deals/summary');
     expect(res.json().data).toEqual({
+      currency: 'BRL',
       total_deals: 0,
       total_value: 0,
       weighted_value: 0,
@@ -91,6 +94,40 @@ describe('GET /v1/deals/summary', () => {
       average_deal_size: 0,
       average_sales_cycle_days: 0,
     });
+  });
+
+  test('when a team has deals in BRL and USD, then each currency is summed on its own: BRL by default, USD when asked', async () => {
+    const who = identity();
+    await create(who, { title: 'Real', value: 1000 });
+    const dollar = await create(who, { title: 'Dólar', value: 1000000, currency: 'USD', phase: 'proposta' });
+    await won(who, await create(who, { title: 'Dólar ganho', value: 500, currency: 'usd' }));
+    await lost(who, await create(who, { title: 'Euro perdido', value: 70, currency: 'EUR' }));
+
+    const brl = (await call(who, 'GET', '/v1/deals/summary')).json().data;
+    expect(brl).toMatchObject({ currency: 'BRL', total_deals: 1, total_value: 1000, weighted_value: 100, conversion_rate: 0 });
+    expect(brl.by_phase).toMatchObject({ lead: { count: 1, value: 1000 }, proposta: { count: 0, value: 0 } });
+
+    const usd = (await call(who, 'GET', '/v1/deals/summary?currency=usd')).json().data;
+    expect(usd).toMatchObject({
+      currency: 'USD',
+      total_deals: 2,
+      total_value: 1000500,
+      weighted_value: 500000,
+      by_status: { ativo: { count: 1, value: 1000000 }, ganho: { count: 1, value: 500 }, perdido: { count: 0, value: 0 } },
+      conversion_rate: 100,
+      average_deal_size: 500,
+    });
+    expect(usd.by_phase.proposta).toEqual({ count: 1, value: 1000000 });
+    expect((await call(who, 'GET', `/v1/deals/${dollar}`)).json().data.currency).toBe('USD');
+    expect((await call(who, 'GET', '/v1/deals/summary?currency=JPY')).json().data).toMatchObject({ currency: 'JPY', total_deals: 0, total_value: 0 });
+  });
+
+  test('when the currency is not a 3-letter code, then 400 with the message of the deal field', async () => {
+    const who = identity();
+    for (const bad of ['US', 'DOLLAR', '12$']) {
+      const e = expectError(await call(who, 'GET', `/v1/deals/summary?currency=${encodeURIComponent(bad)}`), 400, 'VALIDATION_ERROR', 'currency must be a 3-letter code');
+      expect(e.details).toMatchObject({ field: 'currency', type: 'invalid' });
+    }
   });
 });
 

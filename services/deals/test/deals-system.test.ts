@@ -3,6 +3,7 @@
 // case a won deal creates, retries that never make a second one, the pipeline's
 // phases in use, and deal events at a subscribed HTTPS receiver.
 import { createHmac, randomBytes } from 'node:crypto';
+import { MongoClient } from 'mongodb';
 import { defaultTeamSettings } from '@lpm/shared/identity';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
@@ -105,6 +106,77 @@ describe('won with create_case', () => {
     expect(retry.status).toBe(200);
     expect(retry.body.data.case_created).toEqual({ id: first.id, title: 'Revisional' });
     expect((await casesOfClient(other.id)).total).toBe(1);
+  });
+});
+
+/** The run's store, straight (what a process left there). */
+const withStore = async (fn: (client: MongoClient) => Promise<unknown>) => {
+  const client = await MongoClient.connect(process.env.MONGO_URL!);
+  try {
+    await fn(client);
+  } finally {
+    await client.close();
+  }
+};
+
+describe('won with create_case: the case carries its deal', () => {
+  const attemptThatDied = async (title: string) => {
+    const other = (await call('POST', '/v1/clients', { type: 'PF', name: `Cliente ${title}` })).body.data;
+    const deal = await createDeal({ title, client_id: other.id });
+    // What an attempt did before it died: it fixed its request on the deal and asked the cases service for the deal's case.
+    const request = { title, area: null, client_id: other.id, responsible_id: null };
+    await withStore((db) => db.db(`${sys.env.MONGO_DB_PREFIX}deals`).collection('deals').updateOne({ _id: deal.id }, { $set: { case_request: request } }));
+    const first = await casesService().createForDeal(teamWho(), deal.id, request);
+    return { deal, client: other, first };
+  };
+  const casesService = () => new CasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
+  const teamWho = () => ({ teamId: t.team.id, userId: t.user.id, scopes: ['read' as const, 'write' as const], settings: defaultTeamSettings() });
+
+  test('when five attempts ask the cases service for one deal\'s case at once, then they all get the one case', async () => {
+    const other = (await call('POST', '/v1/clients', { type: 'PF', name: 'Cinco de uma vez' })).body.data;
+    const deal = await createDeal({ title: 'Cinco de uma vez', client_id: other.id });
+    const request = { title: 'Cinco de uma vez', area: null, client_id: other.id, responsible_id: null };
+    const answers = await Promise.all(Array.from({ length: 5 }, () => casesService().createForDeal(teamWho(), deal.id, request)));
+    expect(new Set(answers.map((a) => a.id)).size).toBe(1);
+    expect(await casesOfClient(other.id)).toEqual({ total: 1, ids: [answers[0].id] });
+  });
+
+  test('when the retry comes after every Idempotency-Key of the cases service is gone (24 h later), then it still gets the case the first attempt made', async () => {
+    const { deal, client: other, first } = await attemptThatDied('Retomada tardia');
+    await withStore((db) => db.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('idempotency_keys').deleteMany({}));
+    const retry = await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true });
+    expect(retry.status).toBe(200);
+    expect(retry.body.data.case_created).toEqual({ id: first.id, title: 'Retomada tardia' });
+    expect(await casesOfClient(other.id)).toEqual({ total: 1, ids: [first.id] });
+  });
+
+  test('when a caller sends an Idempotency-Key with the deals service\'s prefix, then 400, and the deal is still won with its case', async () => {
+    const other = (await call('POST', '/v1/clients', { type: 'PF', name: 'Chave tomada' })).body.data;
+    const deal = await createDeal({ title: 'Chave tomada', client_id: other.id });
+    const taken = await sys.request('/v1/cases', {
+      method: 'POST',
+      key: t.api_key,
+      headers: { 'content-type': 'application/json', 'idempotency-key': `deal-won-case:${deal.id}` },
+      body: JSON.stringify({ title: 'Outro caso', client_id: other.id }),
+    });
+    const e = expectError({ status: taken.status, body: await taken.json() }, 400, 'VALIDATION_ERROR', 'Idempotency-Key must not start with deal-won-case:');
+    expect(e.details).toEqual({ field: 'Idempotency-Key', type: 'invalid' });
+    const won = await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true });
+    expect(won.status).toBe(200);
+    expect(await casesOfClient(other.id)).toEqual({ total: 1, ids: [won.body.data.case_created.id] });
+  });
+
+  test('when the deal is lost after an attempt made its case and before the deal was marked won, then the case is archived', async () => {
+    const { deal, first } = await attemptThatDied('Perdido no meio');
+    expect((await call('PUT', `/v1/deals/${deal.id}/lost`, { loss_reason: 'Desistiu' })).status).toBe(200);
+    expect((await call('GET', `/v1/cases/${first.id}`)).body.data).toMatchObject({ status: 'arquivado', archived_at: expect.any(String) });
+    expectError(await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+  });
+
+  test('when the deal is archived after an attempt made its case and before the deal was marked won, then the case is archived too', async () => {
+    const { deal, first } = await attemptThatDied('Arquivado no meio');
+    expect((await call('DELETE', `/v1/deals/${deal.id}`)).status).toBe(200);
+    expect((await call('GET', `/v1/cases/${first.id}`)).body.data.status).toBe('arquivado');
   });
 });
 

@@ -45,6 +45,9 @@ export const noCases: DealsDeps['cases'] = {
   createForDeal: async () => {
     throw new Error('no cases service in this test');
   },
+  archiveForDeal: async () => {
+    throw new Error('no cases service in this test');
+  },
 };
 
 export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {

@@ -171,9 +171,31 @@ describe('PUT /v1/financial/{id}', () => {
     const r = await create({ status: 'paid' });
     for (const change of [{ amount: 1 }, { type: 'expense' }, { date: '2026-01-01' }]) {
       const err = expectError(await put(r.id, change), 422, 'VALIDATION_ERROR', 'Cannot modify paid record');
-      expect(err.details.reason).toBe('cannot_modify_paid_record');
+      expect(err.details).toEqual({ reason: 'cannot_modify_paid_record', fields: Object.keys(change) });
     }
     expect((await put(r.id, { amount: 1500.5, notes: 'ok', invoice_number: 'NF-2', description: 'Nova' })).statusCode).toBe(200);
+  });
+
+  test('when any field but notes, description, invoice_number and metadata of a paid record changes, then 422 naming the refused fields, and the record stays where it was', async () => {
+    const c = sut.neighbours.client(who, 'Cliente pago');
+    const r = await create({ status: 'paid', client_id: c.id, paid_date: '2026-03-12', payment_method: 'pix' });
+    const refused = [
+      [{ currency: 'USD', category: 'outra' }, ['category', 'currency']],
+      [{ client_id: null }, ['client_id']],
+      [{ paid_date: '2026-03-20', notes: 'junto' }, ['paid_date']],
+      [{ due_date: '2026-04-01' }, ['due_date']],
+      [{ payment_method: 'boleto' }, ['payment_method']],
+      [{ case_id: null, amount: 2 }, ['amount']],
+    ] as const;
+    for (const [change, fields] of refused) {
+      const err = expectError(await put(r.id, change), 422, 'VALIDATION_ERROR', 'Cannot modify paid record');
+      expect(err.details).toEqual({ reason: 'cannot_modify_paid_record', fields });
+    }
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ currency: 'BRL', category: 'honorarios', client: { id: c.id }, paid_date: '2026-03-12', payment_method: 'pix', notes: null });
+    // The same values again change nothing; the four free fields change.
+    const free = { currency: 'brl', client_id: c.id, status: 'paid', notes: 'Recebido', description: 'Honorários finais', invoice_number: 'NF-7', metadata: { lote: 3 } };
+    expect((await put(r.id, free)).statusCode).toBe(200);
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ notes: 'Recebido', description: 'Honorários finais', invoice_number: 'NF-7', metadata: { lote: 3 } });
   });
 
   test('when a paid or cancelled record is moved to another status, then 422 Invalid status transition', async () => {

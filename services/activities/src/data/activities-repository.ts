@@ -117,15 +117,33 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     return rows.map((r) => r._id);
   }
 
-  /** Inserts the next occurrence of a series unless it is there already (a retried completion). */
+  /** Stores an occurrence a completion owed; false when it is stored already (its occurrence_key, or its id, is taken). */
   async insertOccurrence(record: ActivityRecord, events: DomainEvent[]): Promise<boolean> {
-    const key = `${record.series_id}:${record.occurrence}`;
-    return withDocumentLock(this.db, 'activity_series', key, async () => {
-      const existing = await this.collection.findOne({ team_id: record.team_id, series_id: record.series_id, occurrence: record.occurrence }, { projection: { _id: 1 } });
-      if (existing) return false;
+    try {
       await this.insert(record, events);
       return true;
-    });
+    } catch (e) {
+      if (isDuplicateKey(e)) return false;
+      throw e;
+    }
+  }
+
+  /** Up to `limit` completed activities whose next occurrence is still owed (next_pending, an equality the local store's index serves). */
+  owedOccurrences(limit: number): Promise<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>[]> {
+    return this.collection
+      .find<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>>({ next_pending: 1 } as Filter<ActivityRecord>, {
+        projection: { _id: 1, team_id: 1, completed_by: 1, next_occurrence: 1 },
+        limit,
+      })
+      .toArray();
+  }
+
+  /** The occurrence the completion `id` owed is stored: it owes nothing any more. */
+  settled(teamId: string, id: string): Promise<void> {
+    return this.update(teamId, id, async (current) => ({
+      result: undefined,
+      write: current.next_pending ? { set: { next_pending: 0, next_occurrence: null }, events: [] } : undefined,
+    }));
   }
 
   /**
@@ -150,7 +168,10 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
    * Removes a record under its lock if `check` (given the current record) allows.
    * The record's events still in its outbox and `events` move to a tombstone in
    * `activity_tombstones` (an outbox collection) first, so nothing pending is lost
-   * with the record; a retried delete finds the tombstone there.
+   * with the record. A delete retried after its first attempt stored the tombstone
+   * and failed before the removal finds the tombstone there: that attempt's events
+   * are the delete's, and this attempt's `events` are dropped unpublished (a second
+   * activity.deleted, with an id of its own, would count the case's activity down twice).
    */
   async remove<T>(teamId: string, id: string, check: (current: ActivityRecord) => Promise<{ result: T; events: DomainEvent[] }>): Promise<T> {
     if (!isId('act', id)) throw activityNotFound();
@@ -160,14 +181,17 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
       const raw = await this.db.collection<{ _id: string; outbox?: DomainEvent[] }>('activities').findOne({ _id: id }, { projection: { outbox: 1 } });
       const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date; deleted_day: number }>(TOMBSTONES);
       const now = new Date();
+      let stored = events;
       try {
         await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: now, deleted_day: bucketOf(now, DAY_MS), ...outboxOnInsert([...(raw?.outbox ?? []), ...events]) });
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
+        stored = [];
       }
       await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
-      // The moved events the drain leaves to their publish from memory under the activity's id.
-      this.relay.kick(TOMBSTONES, id, events);
+      // The moved events the drain leaves to their publish from memory under the activity's id;
+      // an earlier attempt's tombstone is drained as it stands.
+      this.relay.kick(TOMBSTONES, id, stored);
       return { result, removed: current };
     });
     // After the activity's lock is given back, as the record store recounts.

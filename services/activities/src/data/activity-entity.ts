@@ -93,6 +93,20 @@ export const ActivityEntity = defineEntity({
     series_id: p.string().strictNullable(),
     series_start: p.string().strictNullable(),
     occurrence: p.integer(),
+    /**
+     * Unique: `<series_id>:<occurrence>` on an occurrence a completion made, so each is
+     * made once; the activity's own id on every other. Activities stored before it
+     * have none (the unique index is sparse).
+     */
+    occurrence_key: p.string(),
+    /**
+     * The series' next occurrence, pending as it will be stored, written by the completion
+     * that owes it (in the same document write), null once it is stored. The record type
+     * cannot name itself here: it is an ActivityRecord.
+     */
+    next_occurrence: p.json<Record<string, unknown>>().strictNullable(),
+    /** 1 while next_occurrence waits to be stored, else 0: the series repair's equality marker. */
+    next_pending: p.integer(),
     // A deadline computed from a rule (issue 29): the rule, what it computed on the team's
     // court calendar (due_date is its due date), and when that calendar last changed.
     deadline_rule: p.json<DeadlineRule>().strictNullable(),
@@ -123,7 +137,9 @@ export const ActivityEntity = defineEntity({
     { properties: ['team_id', 'deal_id'] },
     { properties: ['team_id', 'client_id'] },
     { properties: ['team_id', 'assigned_to'] },
+    { properties: ['next_pending'] },
   ],
+  uniques: [{ properties: ['occurrence_key'], options: { sparse: true } }],
 });
 
 export type ActivityRecord = RecordOf<typeof ActivityEntity>;

@@ -7,6 +7,7 @@ import { FieldChanges, trimmedText } from '@lpm/shared/changes';
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
+import type { Logger } from '@lpm/shared/logger';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
 import { iso } from '@lpm/shared/time';
@@ -41,6 +42,7 @@ export interface ActivitiesDeps {
   users: UserLookup;
   /** The clock (tests move it). */
   now?: () => Date;
+  logger?: Logger;
 }
 
 export type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
@@ -63,6 +65,12 @@ const fields = new FieldChanges<ActivityRecord>({
 });
 
 const ARMING: readonly string[] = ['due_date', 'due_time', 'status', 'reminder', 'assigned_to'];
+
+/** Completions whose next occurrence is still owed, settled per run of the series repair. */
+const OWED_BATCH = 100;
+
+/** The fields of a completion's write that carry the occurrence it owes its series. */
+const owing = (owed: ActivityRecord | null): Partial<ActivityRecord> => (owed ? { next_occurrence: owed, next_pending: 1 } : {});
 
 /** A record given a recurrence becomes the first occurrence of its series (its own id names the series). */
 function startSeries(next: ActivityRecord, id: string, tz: string, now: Date): ActivityRecord {
@@ -162,7 +170,8 @@ export class Activities {
       version: 1,
     };
     const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? todayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
-    const record: ActivityRecord = { ...base, ...series, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
+    const owes = { occurrence_key: id, next_occurrence: null, next_pending: 0 };
+    const record: ActivityRecord = { ...base, ...series, ...owes, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
     const event = newEvent('activity.created', who.teamId, await this.detailOf(record), null, who.userId);
     await this.deps.activities.insert(record, [event]);
     return createdShape(record);
@@ -199,12 +208,8 @@ export class Activities {
     // A due date set by hand replaces the rule that computed the previous one.
     if (input.due_date !== undefined && input.deadline_rule === undefined && before.deadline_rule) body.deadline_rule = null;
     const links = await this.links(who.teamId, [before, { ...body, completed_by: who.userId }]);
-    if (body.status === 'completed' && before.status !== 'completed' && MOVES[before.status].includes('completed')) {
-      // As in complete(): the next occurrence first, so a crash cannot lose it.
-      const { next } = fields.apply(before, body, [...WRITABLE_FIELDS, 'status']);
-      await this.createNext(who, startSeries(next, id, tz, this.now()));
-    }
-    return this.deps.activities.update(who.teamId, id, async (current) => {
+    let owed: ActivityRecord | null = null;
+    const answer = await this.deps.activities.update(who.teamId, id, async (current) => {
       const now = this.now();
       if (body.status !== undefined && body.status !== current.status && !MOVES[current.status].includes(body.status)) throw invalidTransition();
       const { next, sent } = fields.apply(current, body, [...WRITABLE_FIELDS, 'status']);
@@ -213,6 +218,7 @@ export class Activities {
       startSeries(next, id, tz, now);
 
       Object.assign(next, ruleFieldsOf(next, court));
+      owed = completing ? this.owedBy(who, next, now) : null;
       const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'], current, next);
       if (changed.length === 0) return { result: { id, ...sent, updated_at: iso(current.updated_at) } };
       next.updated_at = now;
@@ -233,6 +239,7 @@ export class Activities {
         occurrence: next.occurrence,
         deadline: next.deadline,
         rule_based: next.rule_based,
+        ...owing(owed),
       };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
       const answer: Record<string, unknown> = { id, ...sent, updated_at: iso(now) };
@@ -240,6 +247,8 @@ export class Activities {
       if (completing) Object.assign(answer, { completed_at: iso(now), completed_by: detail.completed_by });
       return { result: answer, write: { set, events } };
     });
+    if (owed) await this.settleAfterCompletion(who, id, owed);
+    return answer;
   }
 
   /** The team's court calendar changed (told by the gateway): its rule-based deadlines computed again (deadline-activities.ts). */
@@ -252,17 +261,15 @@ export class Activities {
     const before = await this.deps.activities.get(who.teamId, id);
     if (before.status === 'completed') throw alreadyCompleted();
     if (before.status === 'cancelled') throw completeCancelled();
-    // The series' next occurrence is written first (once per occurrence, however often
-    // this runs): a crash before the completion below leaves the series whole, and
-    // the retried completion finds the occurrence there.
-    await this.createNext(who, before);
     const links = await this.links(who.teamId, [before, { completed_by: who.userId }]);
+    let owed: ActivityRecord | null = null;
     const done = await this.deps.activities.update(who.teamId, id, async (current) => {
       if (current.status === 'completed') throw alreadyCompleted();
       if (current.status === 'cancelled') throw completeCancelled();
       const now = this.now();
       const next: ActivityRecord = { ...current, status: 'completed', completed_at: now, completed_by: who.userId, completion_notes: notes ?? null, updated_at: now };
       Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
+      owed = this.owedBy(who, next, now);
       const detail = detailShape(next, links);
       const previous = { status: current.status, completed_at: null, completed_by: null, completion_notes: current.completion_notes };
       const set: Partial<ActivityRecord> = {
@@ -275,19 +282,25 @@ export class Activities {
         due_soon_at: null,
         overdue_at: null,
         reminder_at: null,
+        ...owing(owed),
       };
       const answer = { id, status: 'completed', completed_at: iso(now), completed_by: detail.completed_by, completion_notes: next.completion_notes };
       return { result: answer, write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] } };
     });
+    if (owed) await this.settleAfterCompletion(who, id, owed);
     return done;
   }
 
-  /** For a completion: the series' next occurrence (pending, same fields, next due date) unless the series has ended. */
-  private async createNext(who: Who, done: ActivityRecord): Promise<void> {
-    if (!done.recurrence || !done.series_id || !done.series_start) return;
+  /**
+   * The occurrence a completion of `done` owes its series (pending, same fields, the
+   * next due date, its occurrence_key), or null when the series has ended. The
+   * completion's own write carries it (next_occurrence), so only a completion that
+   * is written advances the series.
+   */
+  private owedBy(who: Who, done: ActivityRecord, now: Date): ActivityRecord | null {
+    if (!done.recurrence || !done.series_id || !done.series_start) return null;
     const next = nextOccurrence(done.series_start, done.recurrence, done.occurrence);
-    if (!next) return;
-    const now = this.now();
+    if (!next) return null;
     const tz = who.settings.timezone;
     const base = {
       ...done,
@@ -295,6 +308,9 @@ export class Activities {
       status: 'pending' as const,
       due_date: next.due_date,
       occurrence: next.occurrence,
+      occurrence_key: `${done.series_id}:${next.occurrence}`,
+      next_occurrence: null,
+      next_pending: 0,
       completed_at: null,
       completed_by: null,
       completion_notes: null,
@@ -302,9 +318,34 @@ export class Activities {
       updated_at: now,
       version: 1,
     };
-    const record: ActivityRecord = { ...base, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
-    const event = newEvent('activity.created', who.teamId, await this.detailOf(record), null, who.userId);
-    await this.deps.activities.insertOccurrence(record, [event]);
+    return { ...base, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
+  }
+
+  /**
+   * Stores the occurrence the completion `doneId` owes and clears the debt. Once per
+   * occurrence: its id and its occurrence_key are unique, so the completion and the
+   * series repair may both get here.
+   */
+  private async settle(teamId: string, doneId: string, owed: ActivityRecord, actorId: string | null): Promise<void> {
+    const event = newEvent('activity.created', teamId, await this.detailOf(owed), null, actorId);
+    await this.deps.activities.insertOccurrence(owed, [event]);
+    await this.deps.activities.settled(teamId, doneId);
+  }
+
+  /** Right after a completion: the completion stands whatever happens here; what fails is left to the series repair. */
+  private async settleAfterCompletion(who: Who, doneId: string, owed: ActivityRecord): Promise<void> {
+    try {
+      await this.settle(who.teamId, doneId, owed, who.userId);
+    } catch (err) {
+      this.deps.logger?.warn({ err, activity: doneId }, 'next occurrence not stored yet; the series repair stores it');
+    }
+  }
+
+  /** The series repair: the occurrences owed by completions whose process died, or whose store failed, before storing them. */
+  async settleOwedOccurrences(): Promise<number> {
+    const owing = await this.deps.activities.owedOccurrences(OWED_BATCH);
+    for (const done of owing) await this.settle(done.team_id, done._id, done.next_occurrence as ActivityRecord, done.completed_by);
+    return owing.length;
   }
 
   async remove(who: Who, id: string) {

@@ -46,6 +46,10 @@ export const CaseEntity = defineEntity({
     sla_missing: p.integer(),
     // Unique per team: "n:<number>", or "none:<id>" when the case has no number.
     number_key: p.string(),
+    /** The deal whose won with create_case made the case (asked by the deals service only), else null. */
+    origin_deal_id: p.string().strictNullable(),
+    // Unique: "deal:<deal id>", so a deal has one case however often and late its won is retried; "none:<id>" otherwise.
+    origin_key: p.string(),
     // Time-driven signals (shared/src/jobs/time-signals.ts): due instants, null when disarmed.
     sla_warning_at: p.datetime().strictNullable(),
     sla_overdue_at: p.datetime().strictNullable(),
@@ -67,7 +71,8 @@ export const CaseEntity = defineEntity({
     { properties: ['team_id', 'client_id', 'status'] },
     { properties: ['team_id', 'responsible_id', 'created_at', '_id'] },
   ],
-  uniques: [{ properties: ['team_id', 'number_key'] }],
+  // origin_key's is sparse: cases stored before it have none until their next write.
+  uniques: [{ properties: ['team_id', 'number_key'] }, { properties: ['origin_key'], options: { sparse: true } }],
 });
 
 export type CaseRecord = RecordOf<typeof CaseEntity>;

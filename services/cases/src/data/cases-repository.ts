@@ -10,6 +10,7 @@ import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
+import { dealOriginKey } from '../domain/case-shape.ts';
 import type { CasePriority, CaseRecord, CaseStatus } from './case-entity.ts';
 
 export interface CaseFilter {
@@ -64,6 +65,11 @@ export class CasesRepository extends RecordStore<CaseRecord> {
     const search = f.search?.trim();
     if (search) filter.search_text = new RegExp(escapeRegex(foldText(search)));
     return this.page(filter, q);
+  }
+
+  /** The case a deal's won with create_case made (its unique origin key), or null. */
+  byOriginDeal(teamId: string, dealId: string): Promise<CaseRecord | null> {
+    return this.collection.findOne<CaseRecord>({ origin_key: dealOriginKey(dealId), team_id: teamId } as Filter<CaseRecord>, { projection: this.projection() });
   }
 
   listForClient(teamId: string, clientId: string, q: ListQuery): Promise<Page> {

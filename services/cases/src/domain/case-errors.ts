@@ -1,5 +1,5 @@
 // The cases domain's conditions, with the spec's messages.
-import { businessRule, duplicate, invalidField, notFound } from '@lpm/shared/errors';
+import { badRequest, businessRule, duplicate, invalidField, notFound } from '@lpm/shared/errors';
 
 export const caseNotFound = () => notFound('Case not found');
 export const userNotFound = () => notFound('User not found');
@@ -7,3 +7,7 @@ export const duplicateNumber = () => duplicate('Duplicate case number', 'duplica
 export const invalidPhase = () => invalidField('phase', 'Invalid phase');
 /** A CNJ-format number whose check digits or court codes are wrong, for a team with cnj_check "reject". */
 export const invalidCnjNumber = () => businessRule('Invalid CNJ number', 'invalid_cnj_number', { field: 'number' });
+
+/** Keys the platform sends for a won deal's case (the deals service, before cases carried their deal): no caller's key may take them. */
+export const RESERVED_KEY_PREFIX = 'deal-won-case:';
+export const reservedIdempotencyKey = () => badRequest(`Idempotency-Key must not start with ${RESERVED_KEY_PREFIX}`, { field: 'Idempotency-Key', type: 'invalid' });

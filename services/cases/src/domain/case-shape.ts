@@ -25,7 +25,11 @@ export const WRITABLE_FIELDS = [
 ] as const;
 
 
-export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date'>) {
+/** A case's origin key: its deal's, or its own when no deal made it. */
+const originKey = (r: Pick<CaseRecord, '_id' | 'origin_deal_id'>) => (r.origin_deal_id ? dealOriginKey(r.origin_deal_id) : `none:${r._id}`);
+export const dealOriginKey = (dealId: string) => `deal:${dealId}`;
+
+export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date' | 'origin_deal_id'>) {
   return {
     // A CNJ number is found by its 20 digits as well as masked.
     search_text: foldText([r.title, r.number, r.number && cnjDigits(r.number)].filter(Boolean).join(' | ')),
@@ -33,6 +37,7 @@ export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | '
     priority_rank: PRIORITY_RANK[r.priority],
     sla_missing: r.sla_date ? 0 : 1,
     number_key: r.number ? `n:${r.number}` : `none:${r._id}`,
+    origin_key: originKey(r),
   };
 }
 

@@ -103,7 +103,8 @@ export class Cases {
     if (info.format === 'cnj' && !info.valid) throw invalidCnjNumber();
   }
 
-  async create(who: Who, body: CreateCaseBody) {
+  /** A new case; `originDealId`: the deal whose won with create_case asks for it (createForDeal). */
+  async create(who: Who, body: CreateCaseBody, originDealId: string | null = null) {
     const phase = body.phase ?? who.settings.case_phases[0];
     this.checkPhase(who, phase);
     this.checkNumber(who, body.number);
@@ -119,6 +120,7 @@ export class Cases {
       activities_count: 0,
       documents_count: 0,
       archived_at: null,
+      origin_deal_id: originDealId,
       created_at: now,
       updated_at: now,
       version: 1,
@@ -243,6 +245,32 @@ export class Cases {
   }
 
   // Questions other services ask (internal endpoints).
+
+  /**
+   * The case of a deal won with create_case, made once per deal: it carries its deal
+   * under a unique key (origin_key), so an attempt however late, or concurrent
+   * attempts, find the one case. `created`: this call made it.
+   */
+  async createForDeal(who: Who, dealId: string, body: CreateCaseBody): Promise<{ created: boolean; case: ReturnType<typeof createdShape> }> {
+    const existing = await this.deps.cases.byOriginDeal(who.teamId, dealId);
+    if (existing) return { created: false, case: createdShape(existing) };
+    try {
+      return { created: true, case: await this.create(who, body, dealId) };
+    } catch (e) {
+      // A concurrent attempt stored it first (the unique key refused this one).
+      const stored = await this.deps.cases.byOriginDeal(who.teamId, dealId);
+      if (stored) return { created: false, case: createdShape(stored) };
+      throw e;
+    }
+  }
+
+  /** A deal lost or archived before its won with create_case completed: the case made for it, if any, is archived. Its id, or null. */
+  async archiveForDeal(who: Who, dealId: string): Promise<string | null> {
+    const made = await this.deps.cases.byOriginDeal(who.teamId, dealId);
+    if (!made) return null;
+    await this.archive(who, made._id);
+    return made._id;
+  }
 
   /** What the activities service shows of a case. */
   async facts(teamId: string, id: string) {

@@ -28,6 +28,12 @@ const caseFields = {
 export const createCaseBody = object(caseFields, ['title']);
 export const updateCaseBody = object({ ...caseFields, status });
 
+/** What the deals service asks for the case of a won deal: the deal, and the case's fields. */
+export const dealCaseBody = object(
+  { deal_id: id, title: caseFields.title, area: caseFields.area, client_id: caseFields.client_id, responsible_id: caseFields.responsible_id },
+  ['deal_id', 'title'],
+);
+
 export const caseIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
 export const listCasesQuery = listQuerySchema(CASE_SORT_FIELDS, {

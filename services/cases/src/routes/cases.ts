@@ -1,9 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { RESERVED_KEY_PREFIX, reservedIdempotencyKey } from '../domain/case-errors.ts';
 import type { Cases } from '../domain/cases.ts';
 import { caseActivitiesQuery, caseIdParams, createCaseBody, listCasesQuery, responses, timelineQuery, updateCaseBody } from './case-schemas.ts';
+
+/** Before the Idempotency-Key is taken (preValidation): a key with the reserved prefix is 400. */
+async function refuseReservedKey(req: FastifyRequest): Promise<void> {
+  const key = req.headers['idempotency-key'];
+  if ((Array.isArray(key) ? key : [key]).some((k) => k?.startsWith(RESERVED_KEY_PREFIX))) throw reservedIdempotencyKey();
+}
 
 export function caseRoutes(fastify: FastifyInstance, cases: Cases): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -13,7 +20,7 @@ export function caseRoutes(fastify: FastifyInstance, cases: Cases): void {
     return page(items, pagination(req.query, total));
   });
 
-  app.post('/v1/cases', { schema: { body: createCaseBody, response: responses.created } }, async (req, reply) => {
+  app.post('/v1/cases', { onRequest: refuseReservedKey, schema: { body: createCaseBody, response: responses.created } }, async (req, reply) => {
     reply.status(201);
     return ok(await cases.create(req.identity, req.body));
   });

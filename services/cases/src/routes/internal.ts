@@ -5,7 +5,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Cases } from '../domain/cases.ts';
-import { CASE_SORT_FIELDS, caseIdParams } from './case-schemas.ts';
+import { CASE_SORT_FIELDS, caseIdParams, dealCaseBody } from './case-schemas.ts';
 
 const ids = arrayOf(text(100), { maxItems: 100 });
 const caseCountsBody = object({ client_ids: ids }, ['client_ids']);
@@ -29,6 +29,19 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases): void {
     const { items, total } = await cases.listForClient(req.identity.teamId, req.params.id, req.query);
     return page(items, pagination(req.query, total));
   });
+
+  // The deals service: the case of a deal won with create_case (201 made now, 200 made before), and its archiving
+  // when the deal is lost or archived before its won completed.
+  app.post('/internal/deal-cases', { schema: { hide: true, body: dealCaseBody } }, async (req, reply) => {
+    const { deal_id, ...body } = req.body;
+    const made = await cases.createForDeal(req.identity, deal_id, body);
+    reply.status(made.created ? 201 : 200);
+    return ok(made.case);
+  });
+
+  app.post('/internal/deal-cases/:id/archive', { schema: { hide: true, params: caseIdParams } }, async (req) =>
+    ok({ archived: await cases.archiveForDeal(req.identity, req.params.id) }),
+  );
 
   app.post('/internal/phases-in-use', { schema: { hide: true, body: phasesInUseBody } }, async (req) =>
     ok({ in_use: await cases.phasesInUse(req.identity.teamId, req.body.phases) }),

@@ -24,7 +24,7 @@ export interface DealFilter {
   created?: { from?: Date; before?: Date };
 }
 
-/** One figure of the summary (a SummaryPart key) summed over the team's non-archived deals. */
+/** One figure of the summary (a SummaryPart key) summed over the team's non-archived deals in one currency. */
 export interface SummaryRow {
   _id: string;
   v: number;
@@ -72,15 +72,16 @@ export class DealsRepository extends RecordStore<DealRecord> {
   }
 
   /**
-   * Every figure of the summary summed over the team's non-archived deals, in one
-   * aggregation: each deal carries its addends (summary_parts), unwound and summed
-   * by figure. One accumulator, because FerretDB 1.24 computes only the first
-   * accumulator of a $group (the others come back 0).
+   * Every figure of the summary summed over the team's non-archived deals in
+   * `currency` (never two currencies in one sum), in one aggregation: each deal
+   * carries its addends (summary_parts), unwound and summed by figure. One
+   * accumulator, because FerretDB 1.24 computes only the first accumulator of a
+   * $group (the others come back 0).
    */
-  summary(teamId: string): Promise<SummaryRow[]> {
+  summary(teamId: string, currency: string): Promise<SummaryRow[]> {
     return this.collection
       .aggregate<SummaryRow>([
-        { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
+        { $match: { team_id: teamId, currency, status: { $ne: 'arquivado' } } },
         { $unwind: '$summary_parts' },
         { $group: { _id: '$summary_parts.k', v: { $sum: '$summary_parts.v' } } },
       ])

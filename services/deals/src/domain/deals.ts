@@ -14,7 +14,7 @@ import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
-import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
+import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { dealArchived, dealClosed, invalidPhase } from './deal-errors.ts';
@@ -45,6 +45,9 @@ function recordFields(body: UpdateDealBody): SentFields<DealRecord> {
   const { value, ...rest } = body;
   return 'value' in body ? { ...rest, value_cents: value === null || value === undefined ? null : toCents('value', value) } : rest;
 }
+
+/** Lost, or archived without having been won: a deal whose case, if one was made for it, has no won deal behind it. */
+const closedUnwon = (r: DealRecord) => r.status === 'perdido' || (r.status === 'arquivado' && r.won_at === null);
 
 /** won, lost and phase moves need an open deal. */
 function requireOpen(r: DealRecord): void {
@@ -237,10 +240,13 @@ export class Deals {
 
   /**
    * Marks the deal won. With create_case the case is made first, by the cases
-   * service: the request is fixed on the deal by the first attempt (so every retry
-   * asks for the same case under the same Idempotency-Key and gets that case back),
-   * and the deal is marked won only once the case exists. Under the lock the status
-   * is checked again: of concurrent attempts one wins and the others get 422.
+   * service, which keeps one case per deal (the case carries its deal under a unique
+   * key): the request is fixed on the deal by the first attempt, every retry asks
+   * for it again and gets that case back, and the deal is marked won only once the
+   * case exists. Under the lock the status is checked again: of concurrent attempts
+   * one wins and the others get 422. A retry without create_case still gets the
+   * case the request fixed on the deal. An attempt that finds the deal lost or
+   * archived once its case exists archives the case (see closedBeforeWon).
    */
   won(who: Identity, id: string, body: WonBody) {
     return this.closing(who, id, () => this.markWon(who, id, body));
@@ -267,9 +273,11 @@ export class Deals {
 
   private async markWon(who: Identity, id: string, body: WonBody) {
     const finalSent = body.final_value === undefined || body.final_value === null ? undefined : toCents('final_value', body.final_value);
-    const links = await this.linksBefore(who, id);
+    const before = await this.deps.deals.get(who.teamId, id);
+    const links = await this.links.of(who.teamId, [before, {}]);
     let caseCreated: { id: string; title: string } | null = null;
-    if (body.create_case) {
+    // A deal whose won with create_case began is won with that case, whatever a retry sends.
+    if (body.create_case || before.case_request) {
       const request = await this.deps.deals.update(who.teamId, id, async (current) => {
         requireOpen(current);
         if (current.case_request) return { result: current.case_request };
@@ -283,31 +291,51 @@ export class Deals {
       });
       caseCreated = await this.deps.cases.createForDeal(who, id, request);
     }
-    return this.deps.deals.update(who.teamId, id, async (current) => {
-      requireOpen(current);
-      const now = new Date();
-      const move = {
-        status: 'ganho' as const,
-        final_value_cents: finalSent ?? current.value_cents,
-        won_at: now,
-        close_notes: body.notes ?? null,
-        phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
-        phase_entered_at: now,
-        case_created: caseCreated,
-        updated_at: now,
-      };
-      const next: DealRecord = { ...current, ...move };
-      const set = { ...move, ...derivedFields(next) };
-      const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
-      const event = newEvent('deal.won', who.teamId, this.detailWith(next, links), previous, who.userId);
-      const result = { id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
-      return { result, write: { set, events: [event] } };
-    });
+    let closedMeanwhile = false;
+    try {
+      return await this.deps.deals.update(who.teamId, id, async (current) => {
+        closedMeanwhile = caseCreated !== null && closedUnwon(current);
+        requireOpen(current);
+        const now = new Date();
+        const move = {
+          status: 'ganho' as const,
+          final_value_cents: finalSent ?? current.value_cents,
+          won_at: now,
+          close_notes: body.notes ?? null,
+          phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
+          phase_entered_at: now,
+          case_created: caseCreated,
+          updated_at: now,
+        };
+        const next: DealRecord = { ...current, ...move };
+        const set = { ...move, ...derivedFields(next) };
+        const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
+        const event = newEvent('deal.won', who.teamId, this.detailWith(next, links), previous, who.userId);
+        const result = { id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
+        return { result, write: { set, events: [event] } };
+      });
+    } catch (e) {
+      // Outside the deal's lock: no network wait under it.
+      if (closedMeanwhile) await this.closedBeforeWon(who, id);
+      throw e;
+    }
+  }
+
+  /**
+   * A deal closed otherwise (lost, archived) while a won with create_case was under
+   * way: the case made for it, if any, is archived, so no case stays open for a deal
+   * that was not won. The close runs first and this after it (an attempt still
+   * making the case archives it itself when it finds the deal closed); a process
+   * that dies in between leaves the case open.
+   */
+  private async closedBeforeWon(who: Identity, id: string): Promise<void> {
+    await this.deps.cases.archiveForDeal(who, id);
   }
 
   private async markLost(who: Identity, id: string, body: LostBody) {
     const links = await this.linksBefore(who, id);
-    return this.deps.deals.update(who.teamId, id, async (current) => {
+    let pendingCase = false;
+    const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
       requireOpen(current);
       const now = new Date();
       const move = {
@@ -322,18 +350,23 @@ export class Deals {
       const set = { ...move, ...derivedFields(next) };
       const previous = { status: current.status, loss_reason: current.loss_reason, competitor: current.competitor, lost_at: null };
       const event = newEvent('deal.lost', who.teamId, this.detailWith(next, links), previous, who.userId);
+      pendingCase = current.case_request !== null;
       return {
         result: { id, status: 'perdido', loss_reason: next.loss_reason, competitor: next.competitor, lost_at: iso(now) },
         write: { set, events: [event] },
       };
     });
+    if (pendingCase) await this.closedBeforeWon(who, id);
+    return answer;
   }
 
   /** Archives from any status; an archived deal answers with its archived_at (idempotent). */
   async archive(who: Identity, id: string) {
     const links = await this.linksBefore(who, id);
-    return this.deps.deals.update(who.teamId, id, async (current) => {
+    let pendingCase = false;
+    const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
       if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
+      pendingCase = current.status === 'ativo' && current.case_request !== null;
       const now = new Date();
       const move = { status: 'arquivado' as const, archived_at: now, updated_at: now };
       const next: DealRecord = { ...current, ...move };
@@ -341,11 +374,14 @@ export class Deals {
       const event = newEvent('deal.updated', who.teamId, this.detailWith(next, links), { status: current.status, archived_at: null }, who.userId);
       return { result: { id, status: 'arquivado', archived_at: iso(now) }, write: { set, events: [event] } };
     });
+    if (pendingCase) await this.closedBeforeWon(who, id);
+    return answer;
   }
 
-  /** decisions §5 "Deals summary", from one aggregation of the team's non-archived deals' addends. */
-  async summary(who: Identity) {
-    const figures = new Map((await this.deps.deals.summary(who.teamId)).map((r) => [r._id, r.v]));
+  /** decisions §5 "Deals summary", from one aggregation of the addends of the team's non-archived deals in one currency. */
+  async summary(who: Identity, q: SummaryQuery) {
+    const currency = (q.currency ?? 'BRL').toUpperCase();
+    const figures = new Map((await this.deps.deals.summary(who.teamId, currency)).map((r) => [r._id, r.v]));
     const sum = (k: string) => figures.get(k) ?? 0;
     const statuses = ['ativo', 'ganho', 'perdido'] as const;
     // by_phase: every phase of the pipeline, and any other phase open deals are still in.
@@ -362,6 +398,7 @@ export class Deals {
     const valueCents = statuses.reduce((n, s) => n + over(s, 'value'), 0);
     const closed = count.ganho + count.perdido;
     return {
+      currency,
       total_deals: count.ativo + count.ganho + count.perdido,
       total_value: money(valueCents),
       weighted_value: money(sum(part.weighted)),

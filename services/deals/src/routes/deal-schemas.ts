@@ -12,10 +12,12 @@ const id = text(100);
 const money = (field: string): Schema<number> =>
   typed<number>({ type: 'number', minimum: 0, maximum: MONEY_MAX, 'x-message': `${field} must be a number from 0 to ${MONEY_MAX}` });
 
+const currency = typed<string>({ type: 'string', pattern: '^[A-Za-z]{3}$', 'x-message': 'currency must be a 3-letter code' });
+
 const dealFields = {
   title: name(),
   value: nullable(money('value')),
-  currency: typed<string>({ type: 'string', pattern: '^[A-Za-z]{3}$', 'x-message': 'currency must be a 3-letter code' }),
+  currency,
   // Checked against the team's pipeline in the domain (400 Invalid phase).
   phase: text(100, { 'x-message': 'Invalid phase' }),
   probability: typed<number>({ type: 'number', minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }),
@@ -55,12 +57,16 @@ export const listDealsQuery = listQuerySchema(DEAL_SORT_FIELDS, {
   to: date(),
 });
 
+/** The summary sums one currency (default BRL), as the financial summary does. */
+export const summaryQuery = typed<{ currency?: string }>({ type: 'object', properties: { currency } });
+
 export type CreateDealBody = Static<typeof createDealBody>;
 export type UpdateDealBody = Static<typeof updateDealBody>;
 export type PhaseBody = Static<typeof phaseBody>;
 export type WonBody = Static<typeof wonBody>;
 export type LostBody = Static<typeof lostBody>;
 export type DealListQuery = Static<typeof listDealsQuery>;
+export type SummaryQuery = Static<typeof summaryQuery>;
 
 const { string, nullableString, integer, strings, freeObject } = out;
 const number = { type: 'number' } as Schema;
@@ -138,6 +144,7 @@ export const responses = {
   summary: okResponse(
     200,
     shape({
+      currency: string,
       total_deals: integer,
       total_value: number,
       weighted_value: number,

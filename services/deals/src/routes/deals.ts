@@ -3,7 +3,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Deals } from '../domain/deals.ts';
-import { createDealBody, dealIdParams, listDealsQuery, lostBody, phaseBody, responses, updateDealBody, wonBody } from './deal-schemas.ts';
+import { createDealBody, dealIdParams, listDealsQuery, lostBody, phaseBody, responses, summaryQuery, updateDealBody, wonBody } from './deal-schemas.ts';
 
 export function dealRoutes(fastify: FastifyInstance, deals: Deals): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -19,7 +19,9 @@ export function dealRoutes(fastify: FastifyInstance, deals: Deals): void {
   });
 
   // Before /v1/deals/:id, which would otherwise take "summary" for an id.
-  app.get('/v1/deals/summary', { schema: { response: responses.summary } }, async (req) => ok(await deals.summary(req.identity)));
+  app.get('/v1/deals/summary', { schema: { querystring: summaryQuery, response: responses.summary } }, async (req) =>
+    ok(await deals.summary(req.identity, req.query)),
+  );
 
   app.get('/v1/deals/:id', { schema: { params: dealIdParams, response: responses.detail } }, async (req) => ok(await deals.get(req.identity, req.params.id)));
 

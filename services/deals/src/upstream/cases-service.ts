@@ -1,8 +1,8 @@
 // What the deals service asks the cases service, which owns cases: the case of a
-// deal won with create_case. It is created by the cases service's own POST
-// /v1/cases with an Idempotency-Key derived from the deal (shared/src/http/idempotency.ts):
-// every attempt for one deal sends the same request under the same key, so a
-// retry gets the first case back (Idempotent-Replayed) and never makes a second.
+// deal won with create_case, and its archiving when the deal is lost or archived
+// before its won completed. The case carries its deal under a unique key in the
+// cases service (POST /internal/deal-cases), so every attempt for one deal, however
+// late or concurrent, gets the one case back and never makes a second.
 import { AppError, type ErrorCode } from '@lpm/shared/errors';
 import type { Identity } from '@lpm/shared/identity';
 import { isObject, ServiceClient } from '@lpm/shared/upstream/service-client';
@@ -17,21 +17,19 @@ export interface CaseCreated {
 export interface DealCases {
   /** The case of the deal `dealId` (created once, whatever the number of attempts). */
   createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseCreated>;
+  /** Archives the case made for the deal, if one was; resolves with its id, or null. */
+  archiveForDeal(who: Identity, dealId: string): Promise<string | null>;
 }
 
 export interface CasesServiceOptions {
   baseUrl: string;
   internalToken: string;
   timeoutMs?: number;
-  /** How long an attempt waits for a concurrent attempt of the same deal (409 in progress) to finish. */
-  patienceMs?: number;
 }
 
 const isCase = (d: unknown): d is CaseCreated => isObject(d) && typeof d.id === 'string' && typeof d.title === 'string';
 const isError = (e: unknown): e is { code: ErrorCode; message: string; details?: Record<string, unknown> } =>
   isObject(e) && typeof e.code === 'string' && typeof e.message === 'string';
-
-export const caseKeyOf = (dealId: string) => `deal-won-case:${dealId}`;
 
 export class CasesService implements DealCases {
   private readonly opts: CasesServiceOptions;
@@ -43,23 +41,28 @@ export class CasesService implements DealCases {
   }
 
   async createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseCreated> {
-    // One key order, so the bytes, and with them the idempotency record's hash, are the same on every attempt.
-    const body = { title: request.title, area: request.area, client_id: request.client_id, responsible_id: request.responsible_id };
-    const extras = { headers: { 'idempotency-key': caseKeyOf(dealId) }, timeoutMs: this.opts.timeoutMs ?? 10_000 };
-    const giveUpAt = Date.now() + (this.opts.patienceMs ?? 15_000);
-    for (;;) {
-      // The whole identity goes along: the case's first phase is the team's kanban.
-      const { status, body: answer } = await this.cases.request<Record<string, any> | null>(who, 'POST', '/v1/cases', body, extras);
-      if (status === 201 && isCase(answer?.data)) return { id: answer.data.id, title: answer.data.title };
-      const error = answer?.error;
-      const inProgress = status === 409 && isError(error) && error.details?.reason === 'idempotency_request_in_progress';
-      if (inProgress && Date.now() < giveUpAt) {
-        await new Promise((r) => setTimeout(r, 100));
-        continue;
-      }
-      // The case's own refusals (a client or responsible no longer there) are the caller's answer.
-      if (status >= 400 && status < 500 && !inProgress && isError(error)) throw new AppError(status, error.code, error.message, error.details ?? {});
-      throw this.cases.unavailable(new Error(`POST /v1/cases answered ${status}`));
-    }
+    const body = { deal_id: dealId, title: request.title, area: request.area, client_id: request.client_id, responsible_id: request.responsible_id };
+    // The whole identity goes along: the case's first phase is the team's kanban.
+    const { status, body: answer } = await this.cases.request<Record<string, any> | null>(who, 'POST', '/internal/deal-cases', body, this.extras());
+    if ((status === 200 || status === 201) && isCase(answer?.data)) return { id: answer.data.id, title: answer.data.title };
+    throw this.refusal(status, answer, 'POST /internal/deal-cases');
+  }
+
+  async archiveForDeal(who: Identity, dealId: string): Promise<string | null> {
+    const path = `/internal/deal-cases/${encodeURIComponent(dealId)}/archive`;
+    const { status, body: answer } = await this.cases.request<Record<string, any> | null>(who, 'POST', path, {}, this.extras());
+    if (status === 200 && isObject(answer?.data) && (answer.data.archived === null || typeof answer.data.archived === 'string')) return answer.data.archived;
+    throw this.refusal(status, answer, `POST ${path}`);
+  }
+
+  private extras() {
+    return { timeoutMs: this.opts.timeoutMs ?? 10_000 };
+  }
+
+  /** The case's own refusals (a client or responsible no longer there) are the caller's answer; anything else is 503. */
+  private refusal(status: number, answer: Record<string, any> | null, what: string): Error {
+    const error = answer?.error;
+    if (status >= 400 && status < 500 && isError(error)) return new AppError(status, error.code, error.message, error.details ?? {});
+    return this.cases.unavailable(new Error(`${what} answered ${status}`));
   }
 }

@@ -7,7 +7,8 @@ export const caseNotFound = () => notFound('Case not found');
 export const invalidAmount = () => invalidField('amount', 'Invalid amount');
 export const invalidDate = (field: string) => invalidField(field, 'Invalid date format', { expected: 'YYYY-MM-DD' });
 export const cannotCancelPaid = () => businessRule('Cannot cancel paid record', 'cannot_cancel_paid_record');
-export const cannotModifyPaid = (field: string) => businessRule('Cannot modify paid record', 'cannot_modify_paid_record', { field });
+/** `fields`: the fields of the request that a paid record refuses, as the API names them. */
+export const cannotModifyPaid = (fields: string[]) => businessRule('Cannot modify paid record', 'cannot_modify_paid_record', { fields });
 export const invalidTransition = (from: string, to: string) => businessRule('Invalid status transition', 'invalid_status_transition', { from, to });
 export const periodReversed = () => badRequest('from must not be after to', { field: 'from', type: 'invalid' });
 export const periodTooLong = (max: number) => badRequest(`The period may span at most ${max} buckets`, { field: 'to', type: 'invalid' });

@@ -24,8 +24,11 @@ export const WRITABLE_FIELDS = [
   'metadata',
 ] as const;
 
-/** Fields locked once a record is paid (decisions §5). */
-export const PAID_LOCKED = ['amount_cents', 'type', 'date'] as const;
+/** What a paid record may still change: text about it, never where its money counts (amount, type, dates, currency, category, links, method). */
+const PAID_EDITABLE: readonly string[] = ['notes', 'description', 'invoice_number', 'metadata'];
+
+/** Fields locked once a record is paid: moving any would move closed revenue between summary buckets and top_clients. */
+export const PAID_LOCKED = WRITABLE_FIELDS.filter((f) => !PAID_EDITABLE.includes(f));
 
 export interface Links {
   clients: Map<string, ClientView>;

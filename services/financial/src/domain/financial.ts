@@ -218,7 +218,7 @@ export class Financial {
       }
       if (current.status === 'paid') {
         const locked = fields.diff(PAID_LOCKED, current, next).changed;
-        if (locked.length) throw cannotModifyPaid(locked[0] === 'amount_cents' ? 'amount' : locked[0]);
+        if (locked.length) throw cannotModifyPaid(locked.map((f) => (f === 'amount_cents' ? 'amount' : f)));
       }
       const paying = next.status === 'paid' && current.status !== 'paid';
       if (paying && !next.paid_date) next.paid_date = dayIn(tz, now);
