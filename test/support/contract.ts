@@ -1,9 +1,8 @@
 // The committed OpenAPI document as a test oracle: every answer a system test gets
 // through the shared client (running-system.ts `call`) is checked against the
-// response schema of its operation and status. Objects are read as closed (a
-// field the code sends that the document lacks fails) and, in the complete read
-// shapes, every documented field must be there (one the document has and the code
-// does not send fails too).
+// response schema of its operation and status. Objects are read as closed, so a
+// field the code sends and the document lacks fails; the document requires every
+// field of a complete read shape, so one it has and the code does not send fails too.
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -14,29 +13,19 @@ type Json = Record<string, any>;
 
 export const OPENAPI_PATH = new URL('../../openapi/openapi.json', import.meta.url);
 
-/**
- * Shapes that hold only part of a resource, by design: PUT answers (the fields
- * sent), the won answer (case_created only when a case was made), and the
- * insights, whose basis depends on the deal.
- */
-const PARTIAL = /Changes$|^DealWon$|^DealPhaseMove$|^DealInsights$/;
-
 const ROOT = 'lpm:openapi';
 
-/** Closes every object schema of a component; a complete one also requires all its properties. */
-function strict(schema: unknown, complete: boolean): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => strict(s, complete));
+/** The schema with every object closed to the properties it lists. */
+function strict(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(strict);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema as Json)) {
-    if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, strict(s, complete)]));
+    if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, strict(s)]));
     else if (k === 'examples' || k === 'example' || k === 'enum' || k === 'const') out[k] = v;
-    else out[k] = strict(v, complete);
+    else out[k] = strict(v);
   }
-  if (out.properties && out.additionalProperties === undefined) {
-    out.additionalProperties = false;
-    if (complete) out.required = Object.keys(out.properties);
-  }
+  if (out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
   return out;
 }
 
@@ -51,7 +40,7 @@ export class Contract {
   constructor(document: Json = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'))) {
     this.document = document;
     addFormats(this.ajv);
-    const defs = Object.fromEntries(Object.entries(document.components.schemas as Json).map(([name, s]) => [name, strict(s, !PARTIAL.test(name))]));
+    const defs = Object.fromEntries(Object.entries(document.components.schemas as Json).map(([name, s]) => [name, strict(s)]));
     this.ajv.addSchema({ $id: ROOT, $defs: localRefs(defs) });
     for (const [template, item] of Object.entries(document.paths as Json)) {
       // Literal segments match before parameters (/v1/deals/summary before /v1/deals/{id}).
@@ -79,7 +68,7 @@ export class Contract {
     let validate = this.validators.get(key);
     if (!validate) {
       const schema = response.content['application/json'].schema;
-      validate = this.ajv.compile(localRefs(strict(schema, true)));
+      validate = this.ajv.compile(localRefs(strict(schema)));
       this.validators.set(key, validate);
     }
     if (validate(body)) return null;

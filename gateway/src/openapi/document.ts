@@ -128,17 +128,38 @@ function errorResponse(status: number, messages: string[], headers: Json) {
   };
 }
 
-/** Walks a schema, moving every titled subschema into `components`, and returns it with $refs in their place. */
-function hoist(schema: unknown, components: Json): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => hoist(s, components));
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'propertyNames', 'oneOf', 'anyOf', 'allOf', 'prefixItems', 'if', 'then', 'else'];
+
+/** A complete read shape: every field of each of its objects is present (decisions §10). */
+function requireAll(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(requireAll);
+  if (schema === null || typeof schema !== 'object' || '$ref' in schema) return schema;
+  const out: Json = { ...(schema as Json) };
+  if (out.properties) {
+    out.properties = Object.fromEntries(Object.entries(out.properties as Json).map(([p, s]) => [p, requireAll(s)]));
+    out.required = Object.keys(out.properties);
+  }
+  for (const k of SUBSCHEMAS) if (out[k] !== undefined && typeof out[k] === 'object') out[k] = requireAll(out[k]);
+  return out;
+}
+
+/**
+ * Walks a schema, moving every titled subschema into `components`, and returns it
+ * with $refs in their place. In a response (`read`), a named shape not marked
+ * `x-partial` (schemas.ts `named`) requires all its fields.
+ */
+function hoist(schema: unknown, components: Json, read = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => hoist(s, components, read));
   if (schema === null || typeof schema !== 'object') return schema;
-  const out: Json = {};
+  let out: Json = {};
   for (const [k, v] of Object.entries(schema as Json)) {
-    if (k === 'properties' || k === '$defs') out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, hoist(s, components)]));
-    else if (['items', 'additionalProperties', 'not', 'propertyNames', 'oneOf', 'anyOf', 'allOf', 'prefixItems', 'if', 'then', 'else'].includes(k)) out[k] = hoist(v, components);
+    if (k === 'properties' || k === '$defs') out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, hoist(s, components, read)]));
+    else if (SUBSCHEMAS.includes(k)) out[k] = hoist(v, components, read);
     else out[k] = v;
   }
   if (typeof out.title !== 'string') return out;
+  const { 'x-partial': partial, ...rest } = out;
+  out = read && !partial ? (requireAll(rest) as Json) : rest;
   const name = out.title;
   const existing = components[name];
   if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${name}`);
@@ -175,7 +196,7 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
   }
   if (missing.length) throw new Error(`operations without documentation in gateway/src/openapi/operations.ts: ${missing.join(', ')}`);
 
-  hoist(errorResponses['4xx'], schemas);
+  hoist(errorResponses['4xx'], schemas, true);
   const webhooks = webhookSection(schemas);
   const limitHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'RateLimit-Limit': headerRef('RateLimit-Limit'), 'RateLimit-Remaining': headerRef('RateLimit-Remaining'), 'RateLimit-Reset': headerRef('RateLimit-Reset') };
   const requestId = { 'X-Request-Id': headerRef('X-Request-Id') };
@@ -247,7 +268,8 @@ function operation(method: string, path: string, raw: Json, doc: OperationDoc, s
     const media = raw.requestBody.content['application/json'];
     const { examples: schemaExamples, ...schema } = media.schema as Json;
     bodySchema = hoist(schema, schemas) as Json;
-    const examples = doc.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value, i) => [`example${i + 1}`, { value }])) : undefined);
+    // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
+    const examples = doc.examples ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value, i) => [`example${i + 1}`, { value }])) : undefined);
     out.requestBody = { required: true, content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } } };
   }
 
@@ -259,7 +281,7 @@ function operation(method: string, path: string, raw: Json, doc: OperationDoc, s
     responses[status] = {
       description: status === '201' ? 'Created.' : 'OK.',
       headers: { ...limitHeaders, ...(isPost ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}) },
-      content: { 'application/json': { schema: hoist(content.schema, schemas) } },
+      content: { 'application/json': { schema: hoist(content.schema, schemas, true) } },
     };
   }
 

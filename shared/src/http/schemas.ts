@@ -92,8 +92,15 @@ export const object = <P extends Properties, R extends keyof P & string = never>
 /**
  * A schema the OpenAPI document names: it is written once, in components.schemas
  * under its `title`, and referenced wherever a route uses it (gateway/src/openapi).
+ * A read shape is complete (decisions §10), so the document requires each of its
+ * fields; `partial` marks one that holds only some (a PUT answer: the fields sent).
  */
-export const named = <S extends Schema<any>>(title: string, description: string, schema: S): S => ({ ...schema, title, description });
+export const named = <S extends Schema<any>>(title: string, description: string, schema: S, opts: { partial?: boolean } = {}): S => ({
+  ...schema,
+  title,
+  description,
+  ...(opts.partial ? { 'x-partial': true } : {}),
+});
 
 /** Error envelope schema, shared by every route's error responses. */
 const errorResponse: Schema = named('Error', 'The error envelope of every failed request.', {

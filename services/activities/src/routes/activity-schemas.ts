@@ -153,7 +153,7 @@ export const responses = {
   detail: okResponse(200, detail),
   created: okResponse(201, created),
   /** id, the fields sent (status moves add what they set) and updated_at. */
-  updated: okResponse(200, named('ActivityChanges', 'id, the fields sent (normalized; status moves add what they set) and updated_at.', shape({ ...created.properties as Record<string, Schema>, completed_by: nested({ id: string, name: nullableString }) }))),
+  updated: okResponse(200, named('ActivityChanges', 'id, the fields sent (normalized; status moves add what they set) and updated_at.', shape({ ...created.properties as Record<string, Schema>, completed_by: nested({ id: string, name: nullableString }) }), { partial: true })),
   completed: okResponse(200, named('ActivityCompleted', 'A completed activity.', shape({ id: string, status: string, completed_at: nullableString, completed_by: nested({ id: string, name: nullableString }), completion_notes: nullableString }))),
   deleted: okResponse(200, named('ActivityDeleted', 'A removed activity.', shape({ id: string, deleted: { type: 'boolean' } }))),
   list: pageResponse(listItem),

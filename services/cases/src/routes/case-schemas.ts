@@ -111,7 +111,7 @@ const caseWritten = shape({
 });
 
 const caseCreated = named('CaseCreated', 'A created case: links as flat ids.', caseWritten);
-const caseChanges = named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten);
+const caseChanges = named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten, { partial: true });
 
 const caseListItem = named('CaseListItem', 'A case in a list.', shape({
   ...common,

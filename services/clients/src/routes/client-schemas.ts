@@ -100,7 +100,7 @@ const clientDetail = named('Client', 'An individual (PF) or a company (PJ), told
 });
 
 /** id, the fields sent (any of the detail's) and updated_at. */
-const clientChanges = named('ClientChanges', 'id, the fields sent (normalized) and updated_at.', shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }));
+const clientChanges = named('ClientChanges', 'id, the fields sent (normalized) and updated_at.', shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }), { partial: true });
 
 const clientListItem = named('ClientListItem', 'A client in a list: cpf for PF, cnpj for PJ.', shape({
   id: string,

@@ -98,7 +98,7 @@ const insights = named('DealInsights', "Win probability, health and risk factors
   health: string,
   risk_factors: strings,
   basis: freeObject,
-}));
+}), { partial: true });
 
 const dealDetail = named('Deal', 'A deal in its detail read shape.', shape({
   ...common,
@@ -112,7 +112,7 @@ const dealDetail = named('Deal', 'A deal in its detail read shape.', shape({
 
 const dealWritten = shape({ ...common, client_id: nullableString, responsible_id: nullableString, ...described, ...closing });
 const dealCreated = named('DealCreated', 'A created deal: links as flat ids.', dealWritten);
-const dealChanges = named('DealChanges', 'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.', dealWritten);
+const dealChanges = named('DealChanges', 'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.', dealWritten, { partial: true });
 
 const dealListItem = named('DealListItem', 'A deal in a list.', shape({
   ...common,
@@ -132,7 +132,7 @@ export const responses = {
   phase: okResponse(200, named('DealPhaseMove', 'A phase move.', shape({ id: string, phase: string, previous_phase: nullableString, phase_changed_at: nullableString, updated_at: string }))),
   won: okResponse(
     200,
-    named('DealWon', 'A won deal, with the case created for it.', shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) })),
+    named('DealWon', 'A won deal, with the case created for it.', shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) }), { partial: true }),
   ),
   lost: okResponse(200, named('DealLost', 'A lost deal.', shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }))),
   archived: okResponse(200, named('DealArchived', 'An archived deal.', shape({ id: string, status: string, archived_at: nullableString }))),

@@ -95,7 +95,7 @@ const tail = {
 
 const written = shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
 const created = named('FinancialRecordCreated', 'A created record: links as flat ids.', written);
-const changes = named('FinancialRecordChanges', 'id, the fields sent (and those a status move sets) and updated_at.', written);
+const changes = named('FinancialRecordChanges', 'id, the fields sent (and those a status move sets) and updated_at.', written, { partial: true });
 const detail = named('FinancialRecord', 'A financial record in its detail read shape.', shape({
   ...common,
   case: nested({ id: string, title: nullableString, number: nullableString }),
@@ -128,7 +128,8 @@ const overdueItem = named('OverdueFinancialRecord', 'An overdue record.', shape(
 }));
 const figures = shape({ revenue: number, expense: number, cost: number, profit: number });
 const bucketList = (key: string) => ({ type: 'array', items: shape({ [key]: string, revenue: number, expense: number, cost: number, profit: number }) }) as Schema;
-const summary = named('FinancialSummary', 'The figures of a period.', shape({
+// Partial: of by_month, by_day and by_week only the group_by one is there.
+const summary = named('FinancialSummary', 'The figures of a period, with the buckets of group_by: by_month, by_day or by_week.', shape({
   period: shape({ from: string, to: string }),
   currency: string,
   group_by: string,
@@ -139,7 +140,7 @@ const summary = named('FinancialSummary', 'The figures of a period.', shape({
   by_day: bucketList('day'),
   by_week: bucketList('week'),
   top_clients: { type: 'array', items: shape({ client_id: string, name: nullableString, total_revenue: number }) } as Schema,
-}));
+}), { partial: true });
 
 export const responses = {
   detail: okResponse(200, detail),

@@ -52,7 +52,7 @@ const delivery = {
 
 export const responses = {
   created: okResponse(201, named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }))),
-  updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook))),
+  updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
   deleted: okResponse(200, named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: { type: 'boolean' } }))),
   list: okResponse(200, {
     type: 'array',
