@@ -23,7 +23,7 @@ type Optional<A> = {} extends A ? [args?: A] : [args: A];
 export type Methods = { [Id in OperationId]: (...args: Optional<Args<Id>>) => Promise<Answer<Id>> };
 
 /** The operations that answer with a page of a list. */
-export type ListOperationId = { [Id in OperationId]: Answer<Id> extends { pagination?: object; data: unknown[] } ? ('pagination' extends keyof Answer<Id> ? Id : never) : never }[OperationId];
+export type ListOperationId = { [Id in OperationId]: Answer<Id> extends { data: unknown[]; pagination: object } ? Id : never }[OperationId];
 type Item<Id extends ListOperationId> = Answer<Id> extends { data: (infer T)[] } ? T : never;
 
 export interface ClientOptions extends RetryOptions {

@@ -3334,9 +3334,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ActivityListItem"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ActivityListItem"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -3393,8 +3394,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ActivityCreated"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ActivityCreated"];
                     };
                 };
             };
@@ -3471,9 +3473,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["OverdueActivity"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["OverdueActivity"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -3526,8 +3529,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Activity"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Activity"];
                     };
                 };
             };
@@ -3597,8 +3601,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ActivityChanges"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ActivityChanges"];
                     };
                 };
             };
@@ -3678,8 +3683,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ActivityDeleted"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ActivityDeleted"];
                     };
                 };
             };
@@ -3762,8 +3768,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ActivityCompleted"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ActivityCompleted"];
                     };
                 };
             };
@@ -3891,9 +3898,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["CaseListItem"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CaseListItem"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -3950,8 +3958,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["CaseCreated"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CaseCreated"];
                     };
                 };
             };
@@ -4031,8 +4040,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Case"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Case"];
                     };
                 };
             };
@@ -4102,8 +4112,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["CaseChanges"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CaseChanges"];
                     };
                 };
             };
@@ -4183,8 +4194,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["CaseArchived"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CaseArchived"];
                     };
                 };
             };
@@ -4266,9 +4278,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["CaseActivityListItem"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CaseActivityListItem"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -4340,8 +4353,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["TimelineEvent"][];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TimelineEvent"][];
                     };
                 };
             };
@@ -4431,9 +4445,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ClientListItem"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ClientListItem"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -4490,8 +4505,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Client"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Client"];
                     };
                 };
             };
@@ -4558,8 +4574,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Client"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Client"];
                     };
                 };
             };
@@ -4629,8 +4646,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ClientChanges"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ClientChanges"];
                     };
                 };
             };
@@ -4710,8 +4728,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ClientDeactivated"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ClientDeactivated"];
                     };
                 };
             };
@@ -4806,9 +4825,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["ClientCaseListItem"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ClientCaseListItem"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -4878,7 +4898,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
+                        /** @enum {boolean} */
+                        success: true;
                         /**
                          * @example {
                          *       "start_date": "2025-11-17",
@@ -4949,7 +4970,7 @@ export interface operations {
                          *       ]
                          *     }
                          */
-                        data?: {
+                        data: {
                             start_date?: string;
                             due_date?: string;
                             publication_date?: string | null;
@@ -5065,9 +5086,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealListItem"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealListItem"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -5124,8 +5146,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealCreated"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealCreated"];
                     };
                 };
             };
@@ -5186,8 +5209,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealsSummary"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealsSummary"];
                     };
                 };
             };
@@ -5240,8 +5264,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Deal"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Deal"];
                     };
                 };
             };
@@ -5311,8 +5336,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealChanges"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealChanges"];
                     };
                 };
             };
@@ -5392,8 +5418,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealArchived"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealArchived"];
                     };
                 };
             };
@@ -5463,8 +5490,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealLost"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealLost"];
                     };
                 };
             };
@@ -5548,8 +5576,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealPhaseMove"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealPhaseMove"];
                     };
                 };
             };
@@ -5633,8 +5662,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DealWon"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DealWon"];
                     };
                 };
             };
@@ -5753,9 +5783,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["FinancialRecordListItem"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FinancialRecordListItem"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -5812,8 +5843,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["FinancialRecordCreated"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FinancialRecordCreated"];
                     };
                 };
             };
@@ -5890,9 +5922,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["OverdueFinancialRecord"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["OverdueFinancialRecord"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -5960,8 +5993,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["FinancialSummary"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FinancialSummary"];
                     };
                 };
             };
@@ -6014,8 +6048,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["FinancialRecord"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FinancialRecord"];
                     };
                 };
             };
@@ -6085,8 +6120,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["FinancialRecordChanges"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FinancialRecordChanges"];
                     };
                 };
             };
@@ -6166,8 +6202,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["FinancialRecordCancelled"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["FinancialRecordCancelled"];
                     };
                 };
             };
@@ -6240,8 +6277,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Settings"];
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Settings"];
                     };
                 };
             };
@@ -6292,8 +6330,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Settings"];
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Settings"];
                     };
                 };
             };
@@ -6354,8 +6393,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Webhook"][];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"][];
                     };
                 };
             };
@@ -6412,8 +6452,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["WebhookCreated"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookCreated"];
                     };
                 };
             };
@@ -6497,8 +6538,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["WebhookChanges"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookChanges"];
                     };
                 };
             };
@@ -6591,8 +6633,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["WebhookDeleted"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDeleted"];
                     };
                 };
             };
@@ -6674,9 +6717,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["Delivery"][];
-                        pagination?: components["schemas"]["Pagination"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Delivery"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
@@ -6753,8 +6797,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        success?: boolean;
-                        data?: components["schemas"]["DeliveryRetried"];
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DeliveryRetried"];
                     };
                 };
             };

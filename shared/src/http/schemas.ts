@@ -135,12 +135,12 @@ const pageBlock: Schema = named('Pagination', 'Where a page of a list stands: pa
 export const errorResponses = { '4xx': errorResponse, '5xx': errorResponse };
 
 export const okResponse = (status: 200 | 201, data: Schema) => ({
-  [status]: { type: 'object', properties: { success: { type: 'boolean' }, data } },
+  [status]: { type: 'object', required: ['success', 'data'], properties: { success: { type: 'boolean', const: true }, data } },
   ...errorResponses,
 });
 
 export const pageResponse = (item: Schema) => ({
-  200: { type: 'object', properties: { success: { type: 'boolean' }, data: { type: 'array', items: item }, pagination: pageBlock } },
+  200: { type: 'object', required: ['success', 'data', 'pagination'], properties: { success: { type: 'boolean', const: true }, data: { type: 'array', items: item }, pagination: pageBlock } },
   ...errorResponses,
 });
 
