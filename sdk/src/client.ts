@@ -51,11 +51,11 @@ export function createClient(opts: ClientOptions): LpmClient {
   const call = async (id: OperationId, args: Record<string, unknown> = {}) => {
     const { method, path } = OPERATIONS[id];
     const { body, header, ...params } = args;
-    const result = await (client.request as (m: string, p: string, init: object) => Promise<{ data?: unknown; response: Response }>)(method.toLowerCase(), path, {
+    const result = await (client.request as (m: string, p: string, init: object) => Promise<{ data?: unknown; error?: unknown; response: Response }>)(method.toLowerCase(), path, {
       params: { ...params, ...(header ? { header } : {}) },
       ...(body !== undefined ? { body } : {}),
     });
-    if (!result.response.ok) throw await errorOf(result.response);
+    if (!result.response.ok) throw errorOf(result.response, result.error);
     return result.data;
   };
 

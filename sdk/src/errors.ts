@@ -18,10 +18,8 @@ export class LpmError extends Error {
   }
 }
 
-/** The error of an answer that is not 2xx, from its envelope (or its status when it has none). */
-export async function errorOf(response: Response): Promise<LpmError> {
-  const requestId = response.headers.get('x-request-id');
-  const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | null;
-  const e = body?.error;
-  return new LpmError(response.status, e?.code ?? 'UNKNOWN', e?.message ?? `HTTP ${response.status}`, e?.details ?? {}, requestId);
+/** The error of an answer that is not 2xx, from its parsed envelope (or its status when it has none). */
+export function errorOf(response: Response, body: unknown): LpmError {
+  const e = (body as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | undefined)?.error;
+  return new LpmError(response.status, e?.code ?? 'UNKNOWN', e?.message ?? `HTTP ${response.status}`, e?.details ?? {}, response.headers.get('x-request-id'));
 }
