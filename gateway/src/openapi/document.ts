@@ -96,6 +96,18 @@ function scopeText(scope: Scope): string {
   return `**Scope:** \`${scope}\`.`;
 }
 
+/** `details.reason` where it is not the message in snake_case. */
+const REASONS: Record<string, string> = {
+  'A request with this Idempotency-Key is in progress': 'idempotency_request_in_progress',
+  'Idempotency key reused with different request': 'idempotency_key_reused',
+  'Client type cannot be changed': 'client_type_immutable',
+  'Delivery already pending': 'delivery_pending',
+  'Webhook is inactive': 'webhook_inactive',
+};
+
+/** What every POST may also answer: Idempotency-Key replays (decisions §9). */
+const IDEMPOTENCY_ERRORS = { 409: ['A request with this Idempotency-Key is in progress'], 422: ['Idempotency key reused with different request'] };
+
 const snake = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
 const exampleName = (s: string) => s.replace(/[^A-Za-z0-9]+/g, ' ').trim().split(' ').map((w, i) => (i ? w[0]!.toUpperCase() + w.slice(1) : w.toLowerCase())).join('');
 
@@ -105,7 +117,7 @@ function errorExample(status: number, message: string) {
   const unknown = /^Unknown field: (.+)$/.exec(message);
   const details =
     status === 409 || status === 422
-      ? { reason: snake(message) }
+      ? { reason: REASONS[message] ?? snake(message) }
       : required
         ? { field: message.slice(0, required.index), type: 'required' }
         : unknown
@@ -298,7 +310,10 @@ function operation(method: string, path: string, raw: Json, doc: OperationDoc, s
   const shared = (name: string) => ({ $ref: `#/components/responses/${name}` });
   responses['401'] = shared('Unauthorized');
   responses['403'] = shared('Forbidden');
-  for (const status of [404, 409, 422] as const) if (own[status]?.length) responses[status] = errorResponse(status, own[status]!, limitHeaders);
+  for (const status of [404, 409, 422] as const) {
+    const messages = [...(own[status] ?? []), ...(isPost && status !== 404 ? IDEMPOTENCY_ERRORS[status] : [])];
+    if (messages.length) responses[status] = errorResponse(status, messages, limitHeaders);
+  }
   if (raw.requestBody) responses['413'] = shared('PayloadTooLarge');
   responses['429'] = shared('RateLimited');
   responses['500'] = shared('InternalError');
