@@ -3536,7 +3536,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
             };
@@ -3604,7 +3604,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
             };
@@ -3690,7 +3690,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
             };
@@ -3771,7 +3771,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
             };
@@ -4060,7 +4060,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
             };
@@ -4128,7 +4128,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
             };
@@ -4214,7 +4214,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
             };
@@ -4298,7 +4298,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
             };
@@ -4373,7 +4373,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
             };
@@ -4607,7 +4607,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
             };
@@ -4675,7 +4675,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
             };
@@ -4761,7 +4761,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
             };
@@ -4858,7 +4858,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
             };
@@ -6159,7 +6159,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example fin_01jd3kb3c5d7e9f1g3h5j7k9m1
                  */
                 id: string;
             };
@@ -6227,7 +6227,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example fin_01jd3kb3c5d7e9f1g3h5j7k9m1
                  */
                 id: string;
             };
@@ -6313,7 +6313,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example fin_01jd3kb3c5d7e9f1g3h5j7k9m1
                  */
                 id: string;
             };
@@ -6645,7 +6645,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
             };
@@ -6744,7 +6744,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
             };
@@ -6828,7 +6828,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
             };
@@ -6902,7 +6902,7 @@ export interface operations {
             path: {
                 /**
                  * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
-                 * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
                 /**

@@ -28,6 +28,15 @@ const TAGS: { name: string; prefix: string; description: string }[] = [
   { name: 'Webhooks', prefix: '/v1/webhooks', description: 'Subscriptions that push signed event notifications to an HTTPS URL (admin scope).' },
   { name: 'Settings', prefix: '/v1/settings', description: 'Team settings: time zone, pipeline and kanban phases, court calendar (admin scope).' },
 ];
+/** A record id of each tag's kind, for the {id} parameter. */
+const ID_EXAMPLES: Record<string, string> = {
+  Deals: 'deal_01jd3k7w2m4q6s8u0x2z4b6d8f',
+  Clients: 'cli_01jd3k8q5x0v7m2n4p6r8t0w2y',
+  Cases: 'case_01jd3k9a1b2c3d4e5f6g7h8j9k',
+  Activities: 'act_01jd3ka2b4c6d8e0f2g4h6j8k0',
+  Financial: 'fin_01jd3kb3c5d7e9f1g3h5j7k9m1',
+  Webhooks: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2',
+};
 const EVENTS_TAG = { name: 'Webhook events', description: 'What the platform POSTs to a subscribed URL, and how to verify it.' };
 
 const STATUS_CODES: Record<number, string> = {
@@ -266,7 +275,7 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
 function operation(method: string, path: string, raw: Json, doc: OperationDoc, scope: Scope, schemas: Json): Json {
   const tag = TAGS.find((t) => path === t.prefix || path.startsWith(`${t.prefix}/`))!.name;
   const parameters: Json[] = (raw.parameters ?? []).map((p: Json) => {
-    const docs = PARAMETER_DOCS[p.name];
+    const docs = p.in === 'path' && p.name === 'id' ? { ...PARAMETER_DOCS.id!, example: ID_EXAMPLES[tag] } : PARAMETER_DOCS[p.name];
     return { ...p, schema: hoist(p.schema, schemas), ...(docs ? { description: docs.description, ...(docs.example !== undefined && !p.example ? { example: docs.example } : {}) } : {}) };
   });
   parameters.push({ $ref: '#/components/parameters/RequestId' });
