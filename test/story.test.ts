@@ -58,6 +58,7 @@ test('when a client, a deal won with a case, a completed activity and a paid fee
   const has = ([type, id]: [string, string]) => arrived().some((a) => a.body.type === type && a.body.data.object.id === id);
   await waitFor('every event of the story at the receiver', () => expected.every(has), 60_000);
 
+  const undocumented: string[] = [];
   for (const { req, body } of arrived()) {
     const h = req.headers as Record<string, string>;
     expect(verifyServiceSignature(hook.secret, h['x-service-timestamp'], req.body, h['x-service-signature'])).toBe(true);
@@ -65,9 +66,11 @@ test('when a client, a deal won with a case, a completed activity and a paid fee
     // The ping sent when the webhook was created, then the story's events.
     if (body.type === 'ping') continue;
     expect(body).toMatchObject({ api_version: 'v1', team_id: t.team.id, webhook_id: hook.id, data: { object: { id: expect.any(String) } } });
-    // Each payload is what the document's webhooks section says of its event.
-    expect(contract().checkEvent(body)).toBeNull();
+    const problem = contract().checkEvent(body);
+    if (problem) undocumented.push(problem);
   }
+  // Each payload is what the document's webhooks section says of its event.
+  expect(undocumented).toEqual([]);
   expect(arrived().find((a) => a.body.type === 'financial.paid')!.body.data.object).toMatchObject({ status: 'paid', amount: 1500.5, paid_date: today });
 
   const deals = (await call('GET', '/v1/deals/summary')).data;

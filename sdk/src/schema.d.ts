@@ -2409,7 +2409,7 @@ export interface components {
             created_at: string;
             data: {
                 /** @description The resource after the change, in its detail read shape. */
-                object: components["schemas"]["Deal"];
+                object: components["schemas"]["DealEventObject"];
                 /** @description The prior values of the changed fields; null for creation and time-driven events. */
                 previous_attributes: {
                     [key: string]: unknown;
@@ -2417,6 +2417,47 @@ export interface components {
             };
             team_id: string;
             webhook_id: string;
+        };
+        /**
+         * DealEventObject
+         * @description A deal in its detail read shape. Without `activities_count` and `ai_insights`, which a read computes.
+         */
+        DealEventObject: {
+            id: string;
+            title: string;
+            value: number | null;
+            currency: string;
+            phase: string;
+            probability: number;
+            status: string;
+            expected_close_date: string | null;
+            client: {
+                id: string;
+                name: string | null;
+                type: string | null;
+                email: string | null;
+            } | null;
+            responsible: {
+                id: string;
+                name: string | null;
+                email: string | null;
+            } | null;
+            source: string | null;
+            description: string | null;
+            labels: string[];
+            metadata: {
+                [key: string]: unknown;
+            };
+            final_value: number | null;
+            won_at: string | null;
+            loss_reason: string | null;
+            competitor: string | null;
+            lost_at: string | null;
+            archived_at: string | null;
+            previous_phase: string | null;
+            phase_changed_at: string | null;
+            created_at: string;
+            updated_at: string;
         };
         /**
          * DealInsights

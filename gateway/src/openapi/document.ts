@@ -335,9 +335,22 @@ const camel = (event: string) => event.replace(/[._](\w)/g, (_, c: string) => c.
 
 function webhookSection(schemas: Json): Json {
   // A deployment without a service has neither its resource schema nor its events.
-  const families = [...new Set(EVENT_TYPES.map((e) => e.split('.')[0]!))].filter((f) => schemas[EVENT_RESOURCES[f]!]);
+  const families = [...new Set(EVENT_TYPES.map((e) => e.split('.')[0]!))].filter((f) => schemas[EVENT_RESOURCES[f]!.schema]);
   for (const family of families) {
-    const resource = EVENT_RESOURCES[family]!;
+    const { schema, omit } = EVENT_RESOURCES[family]!;
+    let object = schema;
+    if (omit) {
+      const { properties, required, title: _, description, ...rest } = schemas[schema];
+      object = `${schema}EventObject`;
+      schemas[object] = {
+        ...rest,
+        title: object,
+        description: `${description} Without ${omit.map((f) => `\`${f}\``).join(' and ')}, which a read computes.`,
+        properties: Object.fromEntries(Object.entries(properties as Json).filter(([p]) => !omit.includes(p))),
+        required: (required as string[]).filter((p) => !omit.includes(p)),
+      };
+    }
+    const resource = schema;
     schemas[`${resource}Event`] = {
       title: `${resource}Event`,
       description: `The body of a ${family}.* delivery.`,
@@ -352,7 +365,7 @@ function webhookSection(schemas: Json): Json {
           type: 'object',
           required: ['object', 'previous_attributes'],
           properties: {
-            object: { ...ref(resource), description: 'The resource after the change, in its detail read shape.' },
+            object: { ...ref(object), description: 'The resource after the change, in its detail read shape.' },
             previous_attributes: { type: ['object', 'null'], additionalProperties: true, description: 'The prior values of the changed fields; null for creation and time-driven events.' },
           },
         },
@@ -372,7 +385,7 @@ function webhookSection(schemas: Json): Json {
 
   return Object.fromEntries(
     EVENT_TYPES.filter((event) => families.includes(event.split('.')[0]!)).map((event) => {
-      const resource = EVENT_RESOURCES[event.split('.')[0]!]!;
+      const resource = EVENT_RESOURCES[event.split('.')[0]!]!.schema;
       return [
         event,
         {

@@ -27,11 +27,14 @@ export const EVENT_DOCS: Record<EventType, string> = {
   'financial.overdue': "Once, when a pending record's due date has passed.",
 };
 
-/** The component schema of each event family's data.object (its detail read shape). */
-export const EVENT_RESOURCES: Record<string, string> = {
-  case: 'Case',
-  activity: 'Activity',
-  client: 'Client',
-  deal: 'Deal',
-  financial: 'FinancialRecord',
+/**
+ * The component schema of each event family's data.object (its detail read
+ * shape), less the fields a read computes and an event does not carry.
+ */
+export const EVENT_RESOURCES: Record<string, { schema: string; omit?: string[] }> = {
+  case: { schema: 'Case' },
+  activity: { schema: 'Activity' },
+  client: { schema: 'Client' },
+  deal: { schema: 'Deal', omit: ['activities_count', 'ai_insights'] },
+  financial: { schema: 'FinancialRecord' },
 };
