@@ -308,11 +308,12 @@ function operation(method: string, path: string, raw: Json, doc: OperationDoc, s
 
   const own = doc.errors ?? {};
   const field = firstRequired(bodySchema, schemas);
-  const hasQuery = parameters.some((p) => p.in === 'query');
+  const inQuery = (name: string) => parameters.some((p) => p.in === 'query' && p.name === name);
   const bad = [
     ...(own[400] ?? []),
     ...(raw.requestBody ? ['Invalid JSON body', ...(field ? [`${field} is required`] : []), 'Unknown field: foo'] : []),
-    ...(hasQuery ? ['page must be an integer >= 1', 'limit must be an integer from 1 to 100'].filter(() => parameters.some((p) => p.name === 'page')) : []),
+    ...(inQuery('page') ? ['page must be an integer >= 1'] : []),
+    ...(inQuery('limit') ? ['limit must be an integer from 1 to 100'] : []),
     'Invalid URL encoding',
   ];
   responses['400'] = errorResponse(400, bad, { 'X-Request-Id': headerRef('X-Request-Id') });
