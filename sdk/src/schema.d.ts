@@ -4439,7 +4439,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `limit must be an integer from 1 to 100`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
