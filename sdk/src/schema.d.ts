@@ -1992,8 +1992,8 @@ export interface components {
             name: string;
             email: string | null;
             phone: string | null;
-            cpf: string | null;
-            cnpj: string | null;
+            cpf?: string | null;
+            cnpj?: string | null;
             segment: string | null;
             status: string;
             cases_count: number;

@@ -166,8 +166,9 @@ function requireAll(schema: unknown): unknown {
 
 /**
  * Walks a schema, moving every titled subschema into `components`, and returns it
- * with $refs in their place. In a response (`read`), a named shape not marked
- * `x-partial` (schemas.ts `named`) requires all its fields.
+ * with $refs in their place. In a response (`read`), a named shape requires all
+ * its fields, or those `x-required` names, or none when marked `x-partial`
+ * (schemas.ts `named`).
  */
 function hoist(schema: unknown, components: Json, read = false): unknown {
   if (Array.isArray(schema)) return schema.map((s) => hoist(s, components, read));
@@ -179,8 +180,9 @@ function hoist(schema: unknown, components: Json, read = false): unknown {
     else out[k] = v;
   }
   if (typeof out.title !== 'string') return out;
-  const { 'x-partial': partial, ...rest } = out;
+  const { 'x-partial': partial, 'x-required': required, ...rest } = out;
   out = read && !partial ? (requireAll(rest) as Json) : rest;
+  if (read && required) out.required = required;
   const name = out.title;
   const existing = components[name];
   if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${name}`);

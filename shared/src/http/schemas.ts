@@ -93,13 +93,16 @@ export const object = <P extends Properties, R extends keyof P & string = never>
  * A schema the OpenAPI document names: it is written once, in components.schemas
  * under its `title`, and referenced wherever a route uses it (gateway/src/openapi).
  * A read shape is complete (decisions §10), so the document requires each of its
- * fields; `partial` marks one that holds only some (a PUT answer: the fields sent).
+ * fields; `partial` marks one that holds only some (a PUT answer: the fields sent),
+ * `required` names the fields that are always there when the others depend on the
+ * record. Neither binds the serializer, which never refuses an answer.
  */
-export const named = <S extends Schema<any>>(title: string, description: string, schema: S, opts: { partial?: boolean } = {}): S => ({
+export const named = <S extends Schema<any>>(title: string, description: string, schema: S, opts: { partial?: boolean; required?: string[] } = {}): S => ({
   ...schema,
   title,
   description,
   ...(opts.partial ? { 'x-partial': true } : {}),
+  ...(opts.required ? { 'x-required': opts.required } : {}),
 });
 
 /** Error envelope schema, shared by every route's error responses. */

@@ -94,15 +94,15 @@ const clientFieldsOut = {
 const clientDetail = named('Client', 'An individual (PF) or a company (PJ), told apart by `type`.', {
   type: 'object',
   oneOf: [
-    named('ClientPF', 'An individual, with a CPF.', { ...shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PF'] }, ...nullableStrings(PF_FIELDS) }), required: ['type'] }),
-    named('ClientPJ', 'A company, with a CNPJ.', { ...shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PJ'] }, ...nullableStrings(PJ_FIELDS) }), required: ['type'] }),
+    named('ClientPF', 'An individual, with a CPF.', shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PF'] }, ...nullableStrings(PF_FIELDS) })),
+    named('ClientPJ', 'A company, with a CNPJ.', shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PJ'] }, ...nullableStrings(PJ_FIELDS) })),
   ],
 });
 
 /** id, the fields sent (any of the detail's) and updated_at. */
 const clientChanges = named('ClientChanges', 'id, the fields sent (normalized) and updated_at.', shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }), { partial: true });
 
-const clientListItem = named('ClientListItem', 'A client in a list: cpf for PF, cnpj for PJ.', shape({
+const listItemFields = {
   id: string,
   type: string,
   name: string,
@@ -114,7 +114,10 @@ const clientListItem = named('ClientListItem', 'A client in a list: cpf for PF, 
   status: string,
   cases_count: integer,
   created_at: string,
-}));
+};
+const clientListItem = named('ClientListItem', 'A client in a list: cpf for PF, cnpj for PJ.', shape(listItemFields), {
+  required: Object.keys(listItemFields).filter((f) => f !== 'cpf' && f !== 'cnpj'),
+});
 
 const clientCaseItem = named('ClientCaseListItem', "A case in a client's list of cases.", shape({
   id: string,
