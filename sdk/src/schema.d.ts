@@ -307,7 +307,7 @@ export interface paths {
         put?: never;
         /**
          * Compute a procedural deadline
-         * @description Counts a deadline on the team's court calendar (CPC arts. 219, 224 and 231: business days, the start day excluded, weekends, national and court holidays, the year-end recess and the team's closures) and returns the due date with the trail of every day considered. Writes nothing: a read key may call it.
+         * @description Counts a deadline on the team's court calendar (CPC arts. 219, 220 and 224: business days, the start day excluded, weekends, national and court holidays, the recess of art. 220 and the team's closures) and returns the due date with the trail of every day considered. Writes nothing: a read key may call it.
          *
          *     **Scope:** `read`.
          */
@@ -648,7 +648,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook
-         * @description Removes the webhook (`deleted: true`); pending deliveries to it stop.
+         * @description Removes the webhook (`deleted: true`) and its delivery history.
          *
          *     **Scope:** `admin`.
          */
@@ -667,7 +667,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the start of the response body) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
+         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
          *
          *     **Scope:** `admin`.
          */

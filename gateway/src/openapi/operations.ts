@@ -243,7 +243,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     operationId: 'computeDeadline',
     summary: 'Compute a procedural deadline',
     description:
-      "Counts a deadline on the team's court calendar (CPC arts. 219, 224 and 231: business days, the start day excluded, weekends, national and court holidays, the year-end recess and the team's closures) and returns the due date with the trail of every day considered. Writes nothing: a read key may call it.",
+      "Counts a deadline on the team's court calendar (CPC arts. 219, 220 and 224: business days, the start day excluded, weekends, national and court holidays, the recess of art. 220 and the team's closures) and returns the due date with the trail of every day considered. Writes nothing: a read key may call it.",
     errors: { 400: ['start must have exactly one of made_available, published or from', 'days must be an integer from 1 to 365', 'Invalid counting'] },
   },
 
@@ -319,13 +319,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'DELETE /v1/webhooks/{id}': {
     operationId: 'deleteWebhook',
     summary: 'Delete a webhook',
-    description: 'Removes the webhook (`deleted: true`); pending deliveries to it stop.',
+    description: 'Removes the webhook (`deleted: true`) and its delivery history.',
     errors: { 404: ['Webhook not found'] },
   },
   'GET /v1/webhooks/{id}/deliveries': {
     operationId: 'listWebhookDeliveries',
     summary: "List a webhook's deliveries",
-    description: `Each event sent to the webhook with its attempts (status code, latency, error class, the start of the response body) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. ${LIST_RULE}`,
+    description: `Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. ${LIST_RULE}`,
     errors: { 400: ['Invalid sort field'], 404: ['Webhook not found'] },
   },
   'POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry': {
