@@ -1,7 +1,7 @@
 /** One Jest run over every workspace; integration tests share the servers started in test/global-setup.ts. */
 export default {
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/{shared,gateway,services/*}/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  testMatch: ['<rootDir>/{shared,gateway,sdk,services/*}/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }],

@@ -61,18 +61,20 @@ test('when the team rejects bad CNJ numbers, then a wrong one is 422 and a right
 });
 
 test('when the OpenAPI document is read, then it describes the calculator, the deadline rule, the settings and number_info, with examples', async () => {
-  const doc = (await (await sys.request('/v1/openapi.json')).json()) as { paths: Record<string, any> };
+  const doc = (await (await sys.request('/v1/openapi.json')).json()) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
+  // Named schemas are written once, in components.schemas.
+  const deref = (schema: any) => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
   const media = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'];
-  const body = (path: string, method: string) => media(path, method).schema;
-  const data = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].content['application/json'].schema.properties.data;
+  const body = (path: string, method: string) => deref(media(path, method).schema);
+  const data = (path: string, method: string, status: string) => deref(doc.paths[path][method].responses[status].content['application/json'].schema.properties.data);
   expect(body('/v1/deadlines/compute', 'post').properties).toHaveProperty('start');
   expect(media('/v1/deadlines/compute', 'post').examples.example1.value).toEqual({ start: { made_available: '2025-11-13' }, days: 5 });
   expect(data('/v1/deadlines/compute', 'post', '200').properties.trail.items.properties).toHaveProperty('reason');
-  expect(data('/v1/deadlines/compute', 'post', '200').example).toMatchObject({ due_date: '2025-11-24' });
+  expect(data('/v1/deadlines/compute', 'post', '200').examples[0]).toMatchObject({ due_date: '2025-11-24' });
   expect(body('/v1/activities', 'post').properties).toHaveProperty('deadline_rule');
   expect(media('/v1/activities', 'post').examples.example2.value).toHaveProperty('deadline_rule');
   expect(data('/v1/activities/{id}', 'get', '200').properties).toHaveProperty('deadline');
   expect(body('/v1/settings', 'put').properties).toHaveProperty('court_calendar');
   expect(media('/v1/settings', 'put').examples.example2.value).toHaveProperty('court_calendar');
-  expect(data('/v1/cases/{id}', 'get', '200').properties.number_info.example).toMatchObject({ format: 'cnj', court: 'TJSP' });
+  expect(deref(data('/v1/cases/{id}', 'get', '200').properties.number_info).examples[0]).toMatchObject({ format: 'cnj', court: 'TJSP' });
 });

@@ -1,10 +1,12 @@
 // One story across every service, as an integrator lives it: a client, a deal won
 // with a case, an activity on the case completed, a fee recorded and paid. Every
 // webhook event of the story reaches a subscribed receiver in a valid signed
-// payload, none missing, and the summaries and counts reflect the story.
+// payload that matches the OpenAPI document, none missing, and the summaries and
+// counts reflect the story.
 import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
 import { waitFor } from '../shared/test/support/wait.ts';
 import { verifyServiceSignature } from '../services/webhooks/src/domain/signing.ts';
+import { contract } from './support/contract.ts';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from './support/running-system.ts';
 
 let sys: RunningSystem;
@@ -56,13 +58,19 @@ test('when a client, a deal won with a case, a completed activity and a paid fee
   const has = ([type, id]: [string, string]) => arrived().some((a) => a.body.type === type && a.body.data.object.id === id);
   await waitFor('every event of the story at the receiver', () => expected.every(has), 60_000);
 
+  const undocumented: string[] = [];
   for (const { req, body } of arrived()) {
     const h = req.headers as Record<string, string>;
     expect(verifyServiceSignature(hook.secret, h['x-service-timestamp'], req.body, h['x-service-signature'])).toBe(true);
     expect(h['x-service-event-id']).toBe(body.id);
     // The ping sent when the webhook was created, then the story's events.
-    if (body.type !== 'ping') expect(body).toMatchObject({ api_version: 'v1', team_id: t.team.id, webhook_id: hook.id, data: { object: { id: expect.any(String) } } });
+    if (body.type === 'ping') continue;
+    expect(body).toMatchObject({ api_version: 'v1', team_id: t.team.id, webhook_id: hook.id, data: { object: { id: expect.any(String) } } });
+    const problem = contract().checkEvent(body);
+    if (problem) undocumented.push(problem);
   }
+  // Each payload is what the document's webhooks section says of its event.
+  expect(undocumented).toEqual([]);
   expect(arrived().find((a) => a.body.type === 'financial.paid')!.body.data.object).toMatchObject({ status: 'paid', amount: 1500.5, paid_date: today });
 
   const deals = (await call('GET', '/v1/deals/summary')).data;

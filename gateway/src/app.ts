@@ -25,6 +25,7 @@ import { accessControl } from './routes/access.ts';
 import { healthRoute } from './routes/health.ts';
 import { internalUsersRoute } from './routes/internal-users.ts';
 import { openApiRoute } from './routes/openapi.ts';
+import { docsRoutes } from './routes/docs.ts';
 import { proxyRoutes } from './routes/proxy.ts';
 import { settingsRoutes } from './routes/settings.ts';
 import { CasesAndDealsServices } from './upstream/cases-and-deals-services.ts';
@@ -120,6 +121,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   });
   healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
+  docsRoutes(app);
   settingsRoutes(app, { settings, principals });
   internalUsersRoute(app, { accounts, internalToken: deps.internalToken });
   app.register(proxyRoutes, {

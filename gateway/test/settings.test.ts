@@ -348,9 +348,23 @@ describe('OpenAPI', () => {
     const res = await call(gw.url, '/v1/openapi.json');
     expect(res.status).toBe(200);
     const settings = res.body.paths['/v1/settings'];
+    const schemas = res.body.components.schemas;
     expect(Object.keys(settings).sort()).toEqual(['get', 'put']);
-    expect(settings.put.requestBody.content['application/json'].schema.properties).toHaveProperty('deal_phases');
-    expect(settings.get.responses['200'].content['application/json'].schema.properties.data.properties).toHaveProperty('updated_at');
+    expect(settings.put.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UpdateSettingsRequest' });
+    expect(schemas.UpdateSettingsRequest.properties).toHaveProperty('deal_phases');
+    expect(settings.get.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Settings' });
+    expect(schemas.Settings.properties).toHaveProperty('updated_at');
+    expect(settings.put.description).toContain('**Scope:** `admin`.');
     expect(Object.keys(res.body.paths).filter((p) => p.startsWith('/internal'))).toEqual([]);
+  });
+
+  test('when a deployed service does not answer, then the document is 503, never served with its routes missing', async () => {
+    const deadPort = await freePort();
+    const down = await startGateway('settings', { ...allUpstreams(echo.url), cases: `http://127.0.0.1:${deadPort}` });
+    try {
+      expectError(await call(down.url, '/v1/openapi.json'), 503, 'SERVICE_UNAVAILABLE', 'Service unavailable');
+    } finally {
+      await down.close();
+    }
   });
 });

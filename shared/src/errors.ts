@@ -3,16 +3,19 @@
 // place anything thrown becomes a response.
 import { isStoreError } from './store/store-errors.ts';
 
-export type ErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'DUPLICATE_ENTRY'
-  | 'RATE_LIMIT_EXCEEDED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'INTERNAL_ERROR'
-  | 'SERVICE_UNAVAILABLE';
+export const ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'DUPLICATE_ENTRY',
+  'RATE_LIMIT_EXCEEDED',
+  'PAYLOAD_TOO_LARGE',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export type ErrorDetails = Record<string, unknown>;
 

@@ -4,6 +4,7 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePortBlock, startSystem } from '../../scripts/system.ts';
+import { contract } from './contract.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -30,6 +31,7 @@ export interface RunningSystem {
   /** A team on the enterprise plan (so long suites stay under the minute limit), with its owner's key. */
   team(name?: string, ...extra: string[]): IssuedTeam;
   request(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
+  /** A JSON request whose answer must match the OpenAPI document (test/support/contract.ts), or it throws. */
   call<T = any>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T>; headers: Headers }>;
   stop(): Promise<void>;
 }
@@ -89,7 +91,10 @@ async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv): Prom
     request,
     async call(key, method, path, body) {
       const res = await request(path, { method, key, body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as Envelope, headers: res.headers };
+      const answer = (await res.json()) as Envelope;
+      const problem = contract().check(method, path, res.status, answer);
+      if (problem) throw new Error(`the answer does not match openapi/openapi.json: ${problem}\n${JSON.stringify(answer)}`);
+      return { status: res.status, body: answer, headers: res.headers };
     },
     async stop() {
       if (launcher.exitCode !== null || launcher.signalCode !== null) return;

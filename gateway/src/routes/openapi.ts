@@ -1,9 +1,15 @@
-// GET /v1/openapi.json: one OpenAPI document for the whole API, merged from the
-// documents the deployed services publish at their /openapi.json and the gateway's
-// own /v1 routes that declare a schema (registered after this).
+// GET /v1/openapi.json and /v1/openapi.yaml: one OpenAPI 3.1 document for the whole
+// API (openapi/document.ts), built from the paths the deployed services publish at
+// their /openapi.json and the gateway's own /v1 routes that declare a schema
+// (registered after this). `npm run openapi` writes the same document to
+// openapi/openapi.json.
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { stringify } from 'yaml';
+import { serviceUnavailable } from '@lpm/shared/errors';
 import type { ServiceName } from '@lpm/shared/service/names';
 import type { Upstreams } from '../config.ts';
+import { buildDocument, type Paths, type Scope } from '../openapi/document.ts';
+import { PROXY_ROUTES } from './proxy.ts';
 
 export interface OpenApiOptions {
   upstreams: Upstreams;
@@ -11,58 +17,66 @@ export interface OpenApiOptions {
   timeoutMs: number;
 }
 
-interface ServiceDocument {
-  paths?: Record<string, unknown>;
-}
-
 type Schema = Record<string, unknown>;
 
-/** A JSON body; its schema's `examples` become the media type's, as @fastify/swagger writes the services' (OpenAPI 3.0 has no `examples` in a schema). */
-function json(schema: Schema) {
-  const { examples, ...rest } = schema;
-  const named = Array.isArray(examples) ? { examples: Object.fromEntries(examples.map((value, i) => [`example${i + 1}`, { value }])) } : {};
-  return { content: { 'application/json': { schema: rest, ...named } } };
-}
-
-/** A route's OpenAPI operation, in the form @fastify/swagger gives the services' routes. */
+/** A route's operation in the form @fastify/swagger (OpenAPI 3.1) gives the services' routes. */
 function operation(schema: { body?: Schema; response?: Record<string, Schema> }) {
+  const json = (s: Schema) => ({ content: { 'application/json': { schema: s } } });
   return {
     ...(schema.body ? { requestBody: { required: true, ...json(schema.body) } } : {}),
-    responses: Object.fromEntries(
-      Object.entries(schema.response ?? {}).map(([status, s]) => [status.toUpperCase(), { description: 'Default Response', ...json(s) }]),
-    ),
+    responses: Object.fromEntries(Object.entries(schema.response ?? {}).map(([status, s]) => [status.toUpperCase(), { description: 'Default Response', ...json(s) }])),
   };
 }
 
-export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
-  const ownPaths: Record<string, Record<string, unknown>> = {};
+/** The scope a proxied operation needs (access.ts decides the same way). */
+function proxiedScope(method: string, path: string): Scope {
+  const route = PROXY_ROUTES.find((r) => path === r.prefix || path.startsWith(`${r.prefix}/`));
+  if (route?.adminOnly) return 'admin';
+  if (route?.readOnly || method === 'GET') return 'read';
+  return 'write';
+}
+
+/** Collects the gateway's own documented /v1 routes as they are registered; call before them. */
+export function gatewayOperations(app: FastifyInstance): { paths: Paths; scopes: Map<string, Scope> } {
+  const paths: Paths = {};
+  const scopes = new Map<string, Scope>();
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD') return;
-    (ownPaths[route.url] ??= {})[route.method.toLowerCase()] = operation(route.schema as never);
+    (paths[route.url] ??= {})[route.method.toLowerCase()] = operation(route.schema as never);
+    const config = route.config as { adminOnly?: boolean; readOnly?: boolean } | undefined;
+    scopes.set(`${route.method} ${route.url}`, config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write');
   });
+  return { paths, scopes };
+}
 
-  const fetchDocument = async (name: ServiceName): Promise<ServiceDocument | null> => {
+/** The document over the services' paths and the gateway's own. */
+export function apiDocument(servicePaths: Paths[], own: ReturnType<typeof gatewayOperations>) {
+  const paths: Paths = {};
+  for (const p of servicePaths) Object.assign(paths, p);
+  Object.assign(paths, own.paths);
+  return buildDocument({ paths, scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path) });
+}
+
+export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
+  const own = gatewayOperations(app);
+
+  const fetchPaths = async (name: ServiceName): Promise<Paths | null> => {
     try {
       const res = await fetch(new URL('/openapi.json', opts.upstreams[name]), { signal: AbortSignal.timeout(opts.timeoutMs) });
-      return res.ok ? ((await res.json()) as ServiceDocument) : null;
+      return res.ok ? (((await res.json()) as { paths?: Paths }).paths ?? {}) : null;
     } catch {
       return null;
     }
   };
 
-  app.get('/v1/openapi.json', { config: { public: true }, logLevel: 'warn' }, async () => {
-    const documents = await Promise.all(opts.deployed.map(fetchDocument));
-    const paths: Record<string, unknown> = {};
-    for (const doc of documents) Object.assign(paths, doc?.paths ?? {});
-    Object.assign(paths, ownPaths);
-    const unavailable = opts.deployed.filter((_, i) => documents[i] === null);
-    return {
-      openapi: '3.0.3',
-      info: { title: 'Legal practice management API', version: 'v1' },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'lpk_ API key' } } },
-      security: [{ apiKey: [] }],
-      paths,
-      ...(unavailable.length ? { 'x-unavailable-services': unavailable } : {}),
-    };
-  });
+  /** The whole document or none: a service that does not answer is 503. */
+  const document = async () => {
+    const paths = await Promise.all(opts.deployed.map(fetchPaths));
+    const unavailable = opts.deployed.filter((_, i) => paths[i] === null);
+    if (unavailable.length) throw serviceUnavailable('Service unavailable', { cause: new Error(`no OpenAPI document from ${unavailable.join(', ')}`) });
+    return apiDocument(paths as Paths[], own);
+  };
+
+  app.get('/v1/openapi.json', { config: { public: true }, logLevel: 'warn' }, document);
+  app.get('/v1/openapi.yaml', { config: { public: true }, logLevel: 'warn' }, async (_req, reply) => reply.type('application/yaml; charset=utf-8').send(stringify(await document(), { aliasDuplicateObjects: false })));
 }

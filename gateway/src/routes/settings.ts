@@ -5,7 +5,7 @@
 // principal cache's TTL (at most 1 s).
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
-import { enumOf, integer, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
+import { enumOf, integer, named, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
 import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
 import type { PrincipalCache } from '../auth/principal-cache.ts';
 import { identityOf } from '../domain/accounts.ts';
@@ -27,7 +27,7 @@ const phaseList = <T>(field: string, items: Schema<T>) =>
     'x-message': `${field} must be a list of 1 to ${MAX_PHASES} phases`,
   });
 
-export const updateSettingsBody = object({
+export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of the settings.', object({
   court_calendar: courtCalendar,
   cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
   timezone: text(100, { 'x-message': 'Invalid time zone' }),
@@ -36,7 +36,7 @@ export const updateSettingsBody = object({
     'deal_phases',
     object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
   ),
-});
+}));
 
 const SETTINGS_EXAMPLES = [
   { timezone: 'America/Sao_Paulo' },
@@ -51,7 +51,7 @@ export type SettingsChange = Static<typeof updateSettingsBody>;
 
 const settingsResponse = okResponse(
   200,
-  shape({
+  named('Settings', "The team's settings.", shape({
     timezone: out.string,
     case_phases: out.strings,
     deal_phases: { type: 'array', items: shape({ name: out.string, probability: out.integer }) },
@@ -61,7 +61,7 @@ const settingsResponse = okResponse(
     }),
     cnj_check: out.string,
     updated_at: out.nullableString,
-  }),
+  })),
 );
 
 export interface SettingsRouteOptions {

@@ -111,7 +111,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   // The OpenAPI document of the routes registered inside plugins (app.register),
   // which load after this one; the gateway merges the services' documents.
   if (opts.documented ?? true) {
-    app.register(swagger, { openapi: { info: { title: opts.name, version: 'v1' } } });
+    app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: opts.name, version: 'v1' } } });
     app.get('/openapi.json', { config: { public: true }, logLevel: 'warn' }, async () => app.swagger());
   }
 

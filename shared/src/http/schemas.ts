@@ -5,6 +5,7 @@
 // with nothing written twice and nothing cast. The JSON the builders produce is
 // plain JSON Schema (Ajv and the OpenAPI document see no difference).
 import type { FastifyTypeProvider } from 'fastify';
+import { ERROR_CODES } from '../errors.ts';
 
 export const NAME_MAX = 500;
 export const LONG_TEXT_MAX = 20_000;
@@ -88,38 +89,61 @@ export const object = <P extends Properties, R extends keyof P & string = never>
   ...(required.length ? { required: [...required] } : {}),
 });
 
+/**
+ * A schema the OpenAPI document names: it is written once, in components.schemas
+ * under its `title`, and referenced wherever a route uses it (gateway/src/openapi).
+ * A read shape is complete (decisions §10), so the document requires each of its
+ * fields; `partial` marks one that holds only some (a PUT answer: the fields sent),
+ * `required` names the fields that are always there when the others depend on the
+ * record. Neither binds the serializer, which never refuses an answer.
+ */
+export const named = <S extends Schema<any>>(title: string, description: string, schema: S, opts: { partial?: boolean; required?: string[] } = {}): S => ({
+  ...schema,
+  title,
+  description,
+  ...(opts.partial ? { 'x-partial': true } : {}),
+  ...(opts.required ? { 'x-required': opts.required } : {}),
+});
+
 /** Error envelope schema, shared by every route's error responses. */
-const errorResponse: Schema = {
+const errorResponse: Schema = named('Error', 'The error envelope of every failed request.', {
   type: 'object',
+  required: ['success', 'error'],
   properties: {
-    success: { type: 'boolean' },
+    success: { type: 'boolean', const: false },
     error: {
       type: 'object',
+      required: ['code', 'message', 'details'],
       properties: {
-        code: { type: 'string' },
-        message: { type: 'string' },
-        details: { type: 'object', additionalProperties: true },
+        code: { type: 'string', enum: [...ERROR_CODES], description: 'The status class: one code per HTTP status (422 splits into DUPLICATE_ENTRY and VALIDATION_ERROR).' },
+        message: { type: 'string', description: "The exact text of the spec's error table for the condition." },
+        details: {
+          type: 'object',
+          additionalProperties: true,
+          description: 'What more there is to say: `field` and `type` (required, invalid, unknown) for a field, `reason` in snake_case for a business rule; `{}` when nothing.',
+        },
       },
     },
   },
-};
+});
 
 // Response schemas: they document each route and make the serializer emit only
 // the fields of the read shape (never a stored field such as the outbox).
-const pageBlock: Schema = {
+const pageBlock: Schema = named('Pagination', 'Where a page of a list stands: pages = ceil(total / limit); a page past the end has data [] and the true total.', {
   type: 'object',
-  properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, pages: { type: 'integer' } },
-};
+  required: ['page', 'limit', 'total', 'pages'],
+  properties: { page: { type: 'integer', minimum: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100 }, total: { type: 'integer', minimum: 0 }, pages: { type: 'integer', minimum: 0 } },
+});
 
 export const errorResponses = { '4xx': errorResponse, '5xx': errorResponse };
 
 export const okResponse = (status: 200 | 201, data: Schema) => ({
-  [status]: { type: 'object', properties: { success: { type: 'boolean' }, data } },
+  [status]: { type: 'object', required: ['success', 'data'], properties: { success: { type: 'boolean', const: true }, data } },
   ...errorResponses,
 });
 
 export const pageResponse = (item: Schema) => ({
-  200: { type: 'object', properties: { success: { type: 'boolean' }, data: { type: 'array', items: item }, pagination: pageBlock } },
+  200: { type: 'object', required: ['success', 'data', 'pagination'], properties: { success: { type: 'boolean', const: true }, data: { type: 'array', items: item }, pagination: pageBlock } },
   ...errorResponses,
 });
 

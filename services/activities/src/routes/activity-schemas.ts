@@ -1,4 +1,4 @@
-import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../data/activity-entity.ts';
@@ -46,18 +46,18 @@ const activityFields = {
 };
 
 export const createActivityBody = {
-  ...object(activityFields, ['type', 'title']),
+  ...named('CreateActivityRequest', 'A new activity: type and title are required; a deadline may send deadline_rule instead of due_date.', object(activityFields, ['type', 'title'])),
   examples: [
     { type: 'task', title: 'Protocolar petição', due_date: '2025-03-10', priority: 'alta' },
     { type: 'deadline', title: 'Contestação', case_id: 'case_01jn0000000000000000000000', deadline_rule: { start: { made_available: '2025-11-13' }, days: 15 } },
   ],
 } as ReturnType<typeof object<typeof activityFields, 'type' | 'title'>>;
-export const updateActivityBody = object({ ...activityFields, status });
-export const completeActivityBody = typed<{ notes?: string | null }>({
+export const updateActivityBody = named('UpdateActivityRequest', 'Any subset of the activity fields, and a status move.', object({ ...activityFields, status }));
+export const completeActivityBody = named('CompleteActivityRequest', 'Completion notes.', typed<{ notes?: string | null }>({
   type: 'object',
   additionalProperties: false,
   properties: { notes: nullable(longText()) },
-});
+}));
 
 export const activityIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
@@ -106,7 +106,7 @@ const common = {
   updated_at: string,
 };
 
-const detail = shape({
+const detail = named('Activity', 'An activity in its detail read shape.', shape({
   ...common,
   case: nested({ id: string, title: nullableString, number: nullableString }),
   client: nested({ id: string, name: nullableString }),
@@ -114,18 +114,18 @@ const detail = shape({
   assigned_to: nested({ id: string, name: nullableString, email: nullableString }),
   created_by: nested({ id: string, name: nullableString }),
   completed_by: nested({ id: string, name: nullableString }),
-});
+}));
 
-const created = shape({
+const created = named('ActivityCreated', 'A created activity: links as flat ids.', shape({
   ...common,
   case_id: nullableString,
   client_id: nullableString,
   deal_id: nullableString,
   assigned_to: nullableString,
   created_by: nullableString,
-});
+}));
 
-const listItem = shape({
+const listItem = named('ActivityListItem', 'An activity in a list.', shape({
   id: string,
   type: string,
   title: string,
@@ -136,9 +136,9 @@ const listItem = shape({
   case: nested({ id: string, title: nullableString, number: nullableString }),
   assigned_to: nested({ id: string, name: nullableString }),
   created_at: string,
-});
+}));
 
-const overdueItem = shape({
+const overdueItem = named('OverdueActivity', 'An overdue activity.', shape({
   id: string,
   type: string,
   title: string,
@@ -147,15 +147,15 @@ const overdueItem = shape({
   due_date: nullableString,
   days_overdue: int,
   case: nested({ id: string, title: nullableString }),
-});
+}));
 
 export const responses = {
   detail: okResponse(200, detail),
   created: okResponse(201, created),
   /** id, the fields sent (status moves add what they set) and updated_at. */
-  updated: okResponse(200, shape({ ...created.properties as Record<string, Schema>, completed_by: nested({ id: string, name: nullableString }) })),
-  completed: okResponse(200, shape({ id: string, status: string, completed_at: nullableString, completed_by: nested({ id: string, name: nullableString }), completion_notes: nullableString })),
-  deleted: okResponse(200, shape({ id: string, deleted: { type: 'boolean' } })),
+  updated: okResponse(200, named('ActivityChanges', 'id, the fields sent (normalized; status moves add what they set) and updated_at.', shape({ ...created.properties as Record<string, Schema>, completed_by: nested({ id: string, name: nullableString }) }), { partial: true })),
+  completed: okResponse(200, named('ActivityCompleted', 'A completed activity.', shape({ id: string, status: string, completed_at: nullableString, completed_by: nested({ id: string, name: nullableString }), completion_notes: nullableString }))),
+  deleted: okResponse(200, named('ActivityDeleted', 'A removed activity.', shape({ id: string, deleted: { type: 'boolean' } }))),
   list: pageResponse(listItem),
   overdue: pageResponse(overdueItem),
 };

@@ -1,4 +1,4 @@
-import { boolean, date, enumOf, integer, object, okResponse, out, shape, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { boolean, date, enumOf, integer, named, object, okResponse, out, shape, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { jurisdictionSchema } from '@lpm/shared/court-calendar';
 import { COUNTINGS, type DeadlineStart } from '../data/activity-entity.ts';
 
@@ -26,7 +26,7 @@ export const deadlineRule = object(
 );
 
 export const computeDeadlineBody = {
-  ...deadlineRule,
+  ...named('ComputeDeadlineRequest', 'A deadline rule: the start, the days and how to count them.', deadlineRule),
   examples: [
     { start: { made_available: '2025-11-13' }, days: 5 },
     { start: { published: '2025-12-12' }, days: 15, counting: 'business', double: true, jurisdiction: { uf: 'SP', branch: 'federal' } },

@@ -1,4 +1,4 @@
-import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
+import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { CASE_PRIORITIES, CASE_STATUSES } from '../data/case-entity.ts';
 
@@ -25,8 +25,8 @@ const caseFields = {
   metadata: nullable(metadata()),
 };
 
-export const createCaseBody = object(caseFields, ['title']);
-export const updateCaseBody = object({ ...caseFields, status });
+export const createCaseBody = named('CreateCaseRequest', 'A new case: only the title is required.', object(caseFields, ['title']));
+export const updateCaseBody = named('UpdateCaseRequest', 'Any subset of the case fields; status moves ativo <-> arquivado.', object({ ...caseFields, status }));
 
 /** What the deals service asks for the case of a won deal: the deal, and the case's fields. */
 export const dealCaseBody = object(
@@ -79,7 +79,7 @@ const common = {
 };
 
 /** What a case number says (Resolução CNJ 65/2008), null without a number. */
-const numberInfo = {
+const numberInfo = named('CaseNumberInfo', 'What a case number says (Resolução CNJ 65/2008); null without a number.', {
   type: ['object', 'null'],
   properties: {
     format: { type: 'string', enum: ['cnj', 'internal'] },
@@ -93,9 +93,9 @@ const numberInfo = {
     { format: 'cnj', valid: true, year: 2023, justice: 'state', court: 'TJSP', origin: '0100' },
     { format: 'internal', valid: null, year: null, justice: null, court: null, origin: null },
   ],
-};
+});
 
-const caseDetail = shape({
+const caseDetail = named('Case', 'A case in its detail read shape.', shape({
   ...common,
   number_info: numberInfo,
   client: nested({ id: string, name: nullableString, type: nullableString, email: nullableString, phone: nullableString }),
@@ -104,9 +104,9 @@ const caseDetail = shape({
   labels: strings,
   metadata: freeObject,
   archived_at: nullableString,
-});
+}));
 
-const caseCreated = shape({
+const caseWritten = shape({
   ...common,
   client_id: nullableString,
   responsible_id: nullableString,
@@ -116,13 +116,16 @@ const caseCreated = shape({
   archived_at: nullableString,
 });
 
-const caseListItem = shape({
+const caseCreated = named('CaseCreated', 'A created case: links as flat ids.', caseWritten);
+const caseChanges = named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten, { partial: true });
+
+const caseListItem = named('CaseListItem', 'A case in a list.', shape({
   ...common,
   client: nested({ id: string, name: nullableString, type: nullableString }),
   responsible: nested({ id: string, name: nullableString }),
-});
+}));
 
-const caseActivity = shape({
+const caseActivity = named('CaseActivityListItem', "An activity in a case's list.", shape({
   id: string,
   type: string,
   title: string,
@@ -131,22 +134,22 @@ const caseActivity = shape({
   due_date: nullableString,
   completed_at: nullableString,
   created_at: string,
-});
+}));
 
-const timelineEvent = shape({
+const timelineEvent = named('TimelineEvent', 'An event of a case timeline.', shape({
   id: string,
   type: string,
   description: string,
   user: nested({ id: string, name: nullableString }),
   created_at: string,
-});
+}));
 
 export const responses = {
   detail: okResponse(200, caseDetail),
   created: okResponse(201, caseCreated),
   /** id, the fields sent, title and updated_at. */
-  updated: okResponse(200, caseCreated),
-  archived: okResponse(200, shape({ id: string, status: string, archived_at: nullableString })),
+  updated: okResponse(200, caseChanges),
+  archived: okResponse(200, named('CaseArchived', 'An archived case.', shape({ id: string, status: string, archived_at: nullableString }))),
   list: pageResponse(caseListItem),
   timeline: okResponse(200, { type: 'array', items: timelineEvent }),
   activities: pageResponse(caseActivity),

@@ -1,4 +1,4 @@
-import { date, email, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
+import { date, email, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS, PF_FIELDS, PJ_FIELDS } from '../domain/client-shape.ts';
 
@@ -38,16 +38,21 @@ const clientFields = {
   contact_person: nullable(text(500)),
 };
 
-export const createClientBody = object(
-  { type: enumOf(CLIENT_TYPES, 'Invalid type'), ...clientFields },
-  ['type', 'name'],
+export const createClientBody = named(
+  'CreateClientRequest',
+  'A new client: type and name are required; the PF fields go with type PF, the PJ fields with type PJ.',
+  object({ type: enumOf(CLIENT_TYPES, 'Invalid type'), ...clientFields }, ['type', 'name']),
 );
 
-export const updateClientBody = object({
-  type: enumOf(CLIENT_TYPES, 'Invalid type'),
-  status: enumOf(STATUSES, 'Invalid status'),
-  ...clientFields,
-});
+export const updateClientBody = named(
+  'UpdateClientRequest',
+  'Any subset of the client fields; status active reactivates, inactive deactivates.',
+  object({
+    type: enumOf(CLIENT_TYPES, 'Invalid type'),
+    status: enumOf(STATUSES, 'Invalid status'),
+    ...clientFields,
+  }),
+);
 
 export const clientIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
@@ -65,20 +70,17 @@ export type ClientListQuery = Static<typeof listClientsQuery>;
 export const clientCasesQuery = listQuerySchema(['created_at', 'updated_at', 'title', 'priority', 'sla_date']);
 
 const { string, nullableString, integer, strings, freeObject } = out;
-const documentFields = Object.fromEntries([...PF_FIELDS, ...PJ_FIELDS].map((f) => [f, nullableString]));
+const nullableStrings = (fields: readonly string[]) => Object.fromEntries(fields.map((f) => [f, nullableString]));
 
-/** The detail read shape; a PF client has the PF fields, a PJ client the PJ ones. */
-const clientDetail = shape({
+const clientFieldsOut = {
   id: string,
-  type: string,
   name: string,
   email: nullableString,
   phone: nullableString,
   whatsapp: nullableString,
   segment: nullableString,
   status: string,
-  ...documentFields,
-  address: { type: ['object', 'null'], properties: Object.fromEntries(ADDRESS_PARTS.map((p) => [p, nullableString])) },
+  address: named('Address', 'A postal address; every part may be null.', { type: ['object', 'null'], properties: nullableStrings(ADDRESS_PARTS) }),
   notes: nullableString,
   tags: strings,
   metadata: freeObject,
@@ -86,9 +88,21 @@ const clientDetail = shape({
   deactivated_at: nullableString,
   created_at: string,
   updated_at: string,
+};
+
+/** The detail read shape: a PF client has the PF fields, a PJ client the PJ ones. */
+const clientDetail = named('Client', 'An individual (PF) or a company (PJ), told apart by `type`.', {
+  type: 'object',
+  oneOf: [
+    named('ClientPF', 'An individual, with a CPF.', shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PF'] }, ...nullableStrings(PF_FIELDS) })),
+    named('ClientPJ', 'A company, with a CNPJ.', shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PJ'] }, ...nullableStrings(PJ_FIELDS) })),
+  ],
 });
 
-const clientListItem = shape({
+/** id, the fields sent (any of the detail's) and updated_at. */
+const clientChanges = named('ClientChanges', 'id, the fields sent (normalized) and updated_at.', shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }), { partial: true });
+
+const listItemFields = {
   id: string,
   type: string,
   name: string,
@@ -100,9 +114,12 @@ const clientListItem = shape({
   status: string,
   cases_count: integer,
   created_at: string,
+};
+const clientListItem = named('ClientListItem', 'A client in a list: cpf for PF, cnpj for PJ.', shape(listItemFields), {
+  required: Object.keys(listItemFields).filter((f) => f !== 'cpf' && f !== 'cnpj'),
 });
 
-const clientCaseItem = shape({
+const clientCaseItem = named('ClientCaseListItem', "A case in a client's list of cases.", shape({
   id: string,
   title: string,
   number: nullableString,
@@ -111,14 +128,13 @@ const clientCaseItem = shape({
   priority: string,
   status: string,
   created_at: string,
-});
+}));
 
 export const responses = {
   detail: okResponse(200, clientDetail),
   created: okResponse(201, clientDetail),
-  /** id, the fields sent (any of the detail's) and updated_at. */
-  updated: okResponse(200, clientDetail),
-  deactivated: okResponse(200, shape({ id: string, status: string, deactivated_at: nullableString })),
+  updated: okResponse(200, clientChanges),
+  deactivated: okResponse(200, named('ClientDeactivated', 'A deactivated client.', shape({ id: string, status: string, deactivated_at: nullableString }))),
   list: pageResponse(clientListItem),
   cases: pageResponse(clientCaseItem),
 };

@@ -1,4 +1,4 @@
-import { boolean, date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { boolean, date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { DEAL_STATUSES } from '../data/deal-entity.ts';
 
@@ -30,16 +30,16 @@ const dealFields = {
   metadata: nullable(metadata()),
 };
 
-export const createDealBody = object(dealFields, ['title']);
-export const updateDealBody = object(dealFields);
-export const phaseBody = object({ phase: dealFields.phase, notes: nullable(longText()) }, ['phase']);
-export const wonBody = object({
+export const createDealBody = named('CreateDealRequest', 'A new deal: only the title is required.', object(dealFields, ['title']));
+export const updateDealBody = named('UpdateDealRequest', 'Any subset of the create fields.', object(dealFields));
+export const phaseBody = named('MoveDealPhaseRequest', 'The phase to move to.', object({ phase: dealFields.phase, notes: nullable(longText()) }, ['phase']));
+export const wonBody = named('MarkDealWonRequest', 'How the deal was won, and whether to open its case.', object({
   final_value: nullable(money('final_value')),
   notes: nullable(longText()),
   create_case: boolean(),
   case_data: object({ title: name(), area: nullable(text()) }),
-});
-export const lostBody = object({ loss_reason: nullable(text()), competitor: nullable(text()), notes: nullable(longText()) });
+}));
+export const lostBody = named('MarkDealLostRequest', 'Why the deal was lost.', object({ loss_reason: nullable(text()), competitor: nullable(text()), notes: nullable(longText()) }));
 
 export const dealIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
@@ -99,14 +99,14 @@ const closing = {
   updated_at: string,
 };
 
-const insights = shape({
+const insights = named('DealInsights', "Win probability, health and risk factors computed from the deal's phase, age and activity, with their basis.", shape({
   win_probability: number,
   health: string,
   risk_factors: strings,
   basis: freeObject,
-});
+}), { partial: true });
 
-const dealDetail = shape({
+const dealDetail = named('Deal', 'A deal in its detail read shape.', shape({
   ...common,
   client: nested({ id: string, name: nullableString, type: nullableString, email: nullableString }),
   responsible: nested({ id: string, name: nullableString, email: nullableString }),
@@ -114,36 +114,38 @@ const dealDetail = shape({
   activities_count: integer,
   ai_insights: insights,
   ...closing,
-});
+}));
 
-const dealCreated = shape({ ...common, client_id: nullableString, responsible_id: nullableString, ...described, ...closing });
+const dealWritten = shape({ ...common, client_id: nullableString, responsible_id: nullableString, ...described, ...closing });
+const dealCreated = named('DealCreated', 'A created deal: links as flat ids.', dealWritten);
+const dealChanges = named('DealChanges', 'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.', dealWritten, { partial: true });
 
-const dealListItem = shape({
+const dealListItem = named('DealListItem', 'A deal in a list.', shape({
   ...common,
   client: nested({ id: string, name: nullableString, type: nullableString }),
   responsible: nested({ id: string, name: nullableString }),
   source: nullableString,
   created_at: string,
-});
+}));
 
-const countAndValue = shape({ count: integer, value: number });
+const countAndValue = named('CountAndValue', 'How many deals, and their value.', shape({ count: integer, value: number }));
 
 export const responses = {
   detail: okResponse(200, dealDetail),
   created: okResponse(201, dealCreated),
   /** id, the fields sent, previous_phase and phase_changed_at after a move, updated_at. */
-  updated: okResponse(200, dealCreated),
-  phase: okResponse(200, shape({ id: string, phase: string, previous_phase: nullableString, phase_changed_at: nullableString, updated_at: string })),
+  updated: okResponse(200, dealChanges),
+  phase: okResponse(200, named('DealPhaseMove', 'A phase move.', shape({ id: string, phase: string, previous_phase: nullableString, phase_changed_at: nullableString, updated_at: string }))),
   won: okResponse(
     200,
-    shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) }),
+    named('DealWon', 'A won deal, with the case created for it.', shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) }), { partial: true }),
   ),
-  lost: okResponse(200, shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string })),
-  archived: okResponse(200, shape({ id: string, status: string, archived_at: nullableString })),
+  lost: okResponse(200, named('DealLost', 'A lost deal.', shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }))),
+  archived: okResponse(200, named('DealArchived', 'An archived deal.', shape({ id: string, status: string, archived_at: nullableString }))),
   list: pageResponse(dealListItem),
   summary: okResponse(
     200,
-    shape({
+    named('DealsSummary', 'The pipeline summary (of one currency).', shape({
       currency: string,
       total_deals: integer,
       total_value: number,
@@ -153,6 +155,6 @@ export const responses = {
       conversion_rate: number,
       average_deal_size: number,
       average_sales_cycle_days: number,
-    }),
+    })),
   ),
 };

@@ -1,4 +1,4 @@
-import { date, enumOf, longText, metadata, name, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../data/financial-entity.ts';
 
@@ -30,11 +30,12 @@ const financialFields = {
   metadata: nullable(metadata()),
 };
 
-export const createFinancialBody = object(
-  { ...financialFields, status: enumOf(['pending', 'paid'] as const, 'Invalid status') },
-  ['type', 'category', 'description', 'amount', 'date'],
+export const createFinancialBody = named(
+  'CreateFinancialRecordRequest',
+  'A new revenue, expense or cost, pending or paid.',
+  object({ ...financialFields, status: enumOf(['pending', 'paid'] as const, 'Invalid status') }, ['type', 'category', 'description', 'amount', 'date']),
 );
-export const updateFinancialBody = object({ ...financialFields, status });
+export const updateFinancialBody = named('UpdateFinancialRecordRequest', 'Any subset of the record fields, and a status move.', object({ ...financialFields, status }));
 
 export const financialIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
@@ -92,14 +93,16 @@ const tail = {
   updated_at: string,
 };
 
-const created = shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
-const detail = shape({
+const written = shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
+const created = named('FinancialRecordCreated', 'A created record: links as flat ids.', written);
+const changes = named('FinancialRecordChanges', 'id, the fields sent (and those a status move sets) and updated_at.', written, { partial: true });
+const detail = named('FinancialRecord', 'A financial record in its detail read shape.', shape({
   ...common,
   case: nested({ id: string, title: nullableString, number: nullableString }),
   client: nested({ id: string, name: nullableString, email: nullableString }),
   ...tail,
-});
-const listItem = shape({
+}));
+const listItem = named('FinancialRecordListItem', 'A record in a list.', shape({
   id: string,
   type: string,
   category: string,
@@ -112,8 +115,8 @@ const listItem = shape({
   case: nested({ id: string, title: nullableString, number: nullableString }),
   client: nested({ id: string, name: nullableString }),
   created_at: string,
-});
-const overdueItem = shape({
+}));
+const overdueItem = named('OverdueFinancialRecord', 'An overdue record.', shape({
   id: string,
   type: string,
   category: string,
@@ -122,10 +125,11 @@ const overdueItem = shape({
   due_date: string,
   days_overdue: integer,
   client: nested({ id: string, name: nullableString }),
-});
+}));
 const figures = shape({ revenue: number, expense: number, cost: number, profit: number });
 const bucketList = (key: string) => ({ type: 'array', items: shape({ [key]: string, revenue: number, expense: number, cost: number, profit: number }) }) as Schema;
-const summary = shape({
+// Partial: of by_month, by_day and by_week only the group_by one is there.
+const summary = named('FinancialSummary', 'The figures of a period, with the buckets of group_by: by_month, by_day or by_week.', shape({
   period: shape({ from: string, to: string }),
   currency: string,
   group_by: string,
@@ -136,14 +140,14 @@ const summary = shape({
   by_day: bucketList('day'),
   by_week: bucketList('week'),
   top_clients: { type: 'array', items: shape({ client_id: string, name: nullableString, total_revenue: number }) } as Schema,
-});
+}), { partial: true });
 
 export const responses = {
   detail: okResponse(200, detail),
   created: okResponse(201, created),
   /** id, the fields sent (and those a status move sets), updated_at. */
-  updated: okResponse(200, created),
-  cancelled: okResponse(200, shape({ id: string, status: string, cancelled_at: nullableString })),
+  updated: okResponse(200, changes),
+  cancelled: okResponse(200, named('FinancialRecordCancelled', 'A cancelled record.', shape({ id: string, status: string, cancelled_at: nullableString }))),
   list: pageResponse(listItem),
   overdue: pageResponse(overdueItem),
   summary: okResponse(200, summary),

@@ -1,5 +1,5 @@
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { arrayOf, boolean, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
+import { arrayOf, boolean, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
 
 const { string, nullableString, integer, strings } = out;
 const number = { type: 'number' };
@@ -12,8 +12,8 @@ const events = arrayOf(eventName, { maxItems: 50, 'x-message': 'Invalid events' 
 const description = nullable(text());
 const id = typed<string>({ type: 'string', maxLength: 100 });
 
-export const createWebhookBody = object({ url, events, description }, ['url', 'events']);
-export const updateWebhookBody = object({ url, events, description, active: boolean() });
+export const createWebhookBody = named('CreateWebhookRequest', 'An HTTPS URL and the events it receives ("*" for all).', object({ url, events, description }, ['url', 'events']));
+export const updateWebhookBody = named('UpdateWebhookRequest', 'Any subset of the webhook fields; active true re-activates it.', object({ url, events, description, active: boolean() }));
 
 export const webhookIdParams = object({ id }, ['id']);
 export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
@@ -32,7 +32,7 @@ const webhook = {
   updated_at: string,
 };
 
-const attempt = shape({
+const attempt = named('DeliveryAttempt', 'One attempt of a delivery.', shape({
   attempt: integer,
   at: string,
   success: { type: 'boolean' },
@@ -40,7 +40,7 @@ const attempt = shape({
   latency_ms: integer,
   error_class: nullableString,
   response_body: nullableString,
-});
+}));
 
 const delivery = {
   id: string,
@@ -51,14 +51,13 @@ const delivery = {
 };
 
 export const responses = {
-  created: okResponse(201, shape({ ...webhook, secret: string })),
-  /** id, the fields sent and updated_at. */
-  updated: okResponse(200, shape(webhook)),
-  deleted: okResponse(200, shape({ id: string, deleted: { type: 'boolean' } })),
+  created: okResponse(201, named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }))),
+  updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
+  deleted: okResponse(200, named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: { type: 'boolean' } }))),
   list: okResponse(200, {
     type: 'array',
-    items: shape({ ...webhook, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer }),
+    items: named('Webhook', 'A webhook with its delivery counters.', shape({ ...webhook, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer })),
   }),
-  deliveries: pageResponse(shape({ ...delivery, next_attempt_at: nullableString, attempts: { type: 'array', items: attempt }, created_at: string, updated_at: string })),
-  retried: okResponse(200, shape(delivery)),
+  deliveries: pageResponse(named('Delivery', 'An event sent to a webhook, with its attempts.', shape({ ...delivery, next_attempt_at: nullableString, attempts: { type: 'array', items: attempt }, created_at: string, updated_at: string }))),
+  retried: okResponse(200, named('DeliveryRetried', 'A delivery sent again.', shape(delivery))),
 };

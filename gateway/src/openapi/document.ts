@@ -1,0 +1,412 @@
+// The one OpenAPI 3.1 document of the API, built from the paths that
+// @fastify/swagger writes from the route schemas (the services' and the gateway's
+// own): schemas with a `title` become named components, each operation gets its
+// id, summary, description, scopes, headers and every error it answers with the
+// exact messages of the spec's error table, and the webhooks section describes each
+// event and how to verify its signature.
+import { EVENT_TYPES } from '@lpm/shared/events';
+import { errorResponses } from '@lpm/shared/http/schemas';
+import { OPERATIONS, type OperationDoc } from './operations.ts';
+import { PARAMETER_DOCS } from './parameters.ts';
+import { EVENT_DOCS, EVENT_RESOURCES } from './webhook-events.ts';
+
+type Json = Record<string, any>;
+export type Paths = Record<string, Record<string, Json>>;
+
+export type Scope = 'read' | 'write' | 'admin';
+
+const REF = '#/components/schemas/';
+const ref = (name: string) => ({ $ref: `${REF}${name}` });
+
+const TAGS: { name: string; prefix: string; description: string }[] = [
+  { name: 'Deals', prefix: '/v1/deals', description: 'Commercial opportunities in the sales pipeline: ativo, then ganho, perdido or arquivado.' },
+  { name: 'Clients', prefix: '/v1/clients', description: 'Individuals (PF, with a CPF) and companies (PJ, with a CNPJ).' },
+  { name: 'Cases', prefix: '/v1/cases', description: 'Legal matters, consultancies and contracts, moved through the team kanban.' },
+  { name: 'Activities', prefix: '/v1/activities', description: 'Tasks, deadlines, meetings, calls, e-mails and notes, with reminders and recurrence.' },
+  { name: 'Deadlines', prefix: '/v1/deadlines', description: "Procedural deadlines counted on the team's court calendar." },
+  { name: 'Financial', prefix: '/v1/financial', description: 'Revenue, expenses and procedural costs, their payment and the period summary.' },
+  { name: 'Webhooks', prefix: '/v1/webhooks', description: 'Subscriptions that push signed event notifications to an HTTPS URL (admin scope).' },
+  { name: 'Settings', prefix: '/v1/settings', description: 'Team settings: time zone, pipeline and kanban phases, court calendar (admin scope).' },
+];
+/** A record id of each tag's kind, for the {id} parameter. */
+const ID_EXAMPLES: Record<string, string> = {
+  Deals: 'deal_01jd3k7w2m4q6s8u0x2z4b6d8f',
+  Clients: 'cli_01jd3k8q5x0v7m2n4p6r8t0w2y',
+  Cases: 'case_01jd3k9a1b2c3d4e5f6g7h8j9k',
+  Activities: 'act_01jd3ka2b4c6d8e0f2g4h6j8k0',
+  Financial: 'fin_01jd3kb3c5d7e9f1g3h5j7k9m1',
+  Webhooks: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2',
+};
+const EVENTS_TAG = { name: 'Webhook events', description: 'What the platform POSTs to a subscribed URL, and how to verify it.' };
+
+const STATUS_CODES: Record<number, string> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'DUPLICATE_ENTRY',
+  413: 'PAYLOAD_TOO_LARGE',
+  429: 'RATE_LIMIT_EXCEEDED',
+  500: 'INTERNAL_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid parameters or body.',
+  401: 'Authentication failed: no key, or a key that is unknown or revoked.',
+  403: "The key lacks the operation's scope.",
+  404: 'Not found: an unknown id, or one of another team.',
+  409: 'A unique value is already taken.',
+  413: 'The body exceeds 1 MiB.',
+  422: 'A business rule refused the request.',
+  429: 'A rate limit was exceeded; retry after Retry-After seconds.',
+  500: 'Internal error; nothing internal is said.',
+  503: 'A service or store the request needs is down; retry with backoff.',
+};
+
+const COMMON_ERRORS: Record<number, string[]> = {
+  401: ['Missing API key', 'Invalid API key'],
+  403: ['Insufficient permissions'],
+  429: ['Rate limit exceeded', 'Too many failed authentications'],
+  500: ['Internal server error'],
+  503: ['Service unavailable'],
+};
+
+const HEADERS = {
+  'X-Request-Id': { description: 'The request id: the one the client sent (1 to 200 of `A-Za-z0-9_.:-`), or one generated. Quote it when reporting a problem.', schema: { type: 'string' } },
+  'RateLimit-Limit': { description: "Requests allowed in the team's current minute window (by plan: Starter 60, Professional 300, Enterprise 1000).", schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Requests left in the current minute window.', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the minute window resets.', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Seconds to wait before retrying (429).', schema: { type: 'integer' } },
+  'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier POST with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+};
+const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+const SIGNATURE_RULE =
+  'The signed text is `{X-Service-Timestamp}.{raw body}`, exactly as received; the key is the webhook secret returned once at creation; the signature is the lowercase hex HMAC-SHA256 of that text. ' +
+  'Compare it with `X-Service-Signature` in constant time, and reject a delivery whose timestamp is more than 300 seconds from now (replay protection). ' +
+  'The SDK does all of this: `verifyWebhook(rawBody, headers, secret)`. Each delivery also carries the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) for receivers that use a Standard Webhooks library.';
+
+const DESCRIPTION = `A JSON API for law offices: cases, clients, a deals pipeline, activities and deadlines, finances, and signed webhooks.
+
+**Authentication.** Every request sends \`Authorization: Bearer lpk_...\` (an API key issued by an operator) and \`Content-Type: application/json\`. A key has scopes: \`read\` for GET, \`write\` for POST, PUT and DELETE, \`admin\` for webhooks and team settings; each operation names the scope it needs.
+
+**Envelopes.** Success: \`{ "success": true, "data": ... }\`; lists add \`pagination\` (page, limit, total, pages). Errors: \`{ "success": false, "error": { "code", "message", "details" } }\` with the status and exact message of each condition listed on the operation. Create responses give links as flat ids (\`client_id\`); reads give nested objects; PUT returns only \`id\`, the fields sent and \`updated_at\`.
+
+**Conventions.** Ids carry a kind prefix and a lower-case ULID (\`case_01jd3k...\`). Dates are \`YYYY-MM-DD\`; timestamps are UTC with milliseconds and \`Z\`. Amounts keep at most 2 decimals. A field with no value is \`null\`.
+
+**Limits.** Per team and plan, a minute and a day window (Starter 60/min and 1,000/day, Professional 300 and 10,000, Enterprise 1,000/min): every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`; a 429 adds \`Retry-After\`. Bodies up to 1 MiB.
+
+**Idempotency.** A POST with \`Idempotency-Key\` repeated within 24 h returns the first answer byte for byte, with \`Idempotent-Replayed: true\`.
+
+**Webhooks.** See the webhooks section: every event's payload, its headers and how to verify the signature.`;
+
+function scopeText(scope: Scope): string {
+  return `**Scope:** \`${scope}\`.`;
+}
+
+/** `details.reason` where it is not the message in snake_case. */
+const REASONS: Record<string, string> = {
+  'A request with this Idempotency-Key is in progress': 'idempotency_request_in_progress',
+  'Idempotency key reused with different request': 'idempotency_key_reused',
+  'Client type cannot be changed': 'client_type_immutable',
+  'Delivery already pending': 'delivery_pending',
+  'Webhook is inactive': 'webhook_inactive',
+};
+
+/** What every POST may also answer: Idempotency-Key replays (decisions §9). */
+const IDEMPOTENCY_ERRORS = { 409: ['A request with this Idempotency-Key is in progress'], 422: ['Idempotency key reused with different request'] };
+
+const snake = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+const exampleName = (s: string) => s.replace(/[^A-Za-z0-9]+/g, ' ').trim().split(' ').map((w, i) => (i ? w[0]!.toUpperCase() + w.slice(1) : w.toLowerCase())).join('');
+
+function errorExample(status: number, message: string) {
+  const code = status === 422 ? (message.startsWith('Duplicate') ? 'DUPLICATE_ENTRY' : 'VALIDATION_ERROR') : STATUS_CODES[status]!;
+  const required = / is required$/.exec(message);
+  const unknown = /^Unknown field: (.+)$/.exec(message);
+  const details =
+    status === 409 || status === 422
+      ? { reason: REASONS[message] ?? snake(message) }
+      : required
+        ? { field: message.slice(0, required.index), type: 'required' }
+        : unknown
+          ? { field: unknown[1], type: 'unknown' }
+          : {};
+  return { success: false, error: { code, message, details } };
+}
+
+function errorResponse(status: number, messages: string[], headers: Json) {
+  const unique = [...new Set(messages)];
+  return {
+    description: `${ERROR_DESCRIPTIONS[status]} Messages: ${unique.map((m) => `\`${m}\``).join(', ')}.`,
+    headers,
+    content: {
+      'application/json': {
+        schema: ref('Error'),
+        examples: Object.fromEntries(unique.map((m) => [exampleName(m) || `status${status}`, { summary: m, value: errorExample(status, m) }])),
+      },
+    },
+  };
+}
+
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'propertyNames', 'oneOf', 'anyOf', 'allOf', 'prefixItems', 'if', 'then', 'else'];
+
+/** A complete read shape: every field of each of its objects is present (decisions §10). */
+function requireAll(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(requireAll);
+  if (schema === null || typeof schema !== 'object' || '$ref' in schema) return schema;
+  const out: Json = { ...(schema as Json) };
+  if (out.properties) {
+    out.properties = Object.fromEntries(Object.entries(out.properties as Json).map(([p, s]) => [p, requireAll(s)]));
+    out.required = Object.keys(out.properties);
+  }
+  for (const k of SUBSCHEMAS) if (out[k] !== undefined && typeof out[k] === 'object') out[k] = requireAll(out[k]);
+  return out;
+}
+
+/**
+ * Walks a schema, moving every titled subschema into `components`, and returns it
+ * with $refs in their place. In a response (`read`), a named shape requires all
+ * its fields, or those `x-required` names, or none when marked `x-partial`
+ * (schemas.ts `named`).
+ */
+function hoist(schema: unknown, components: Json, read = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => hoist(s, components, read));
+  if (schema === null || typeof schema !== 'object') return schema;
+  let out: Json = {};
+  for (const [k, v] of Object.entries(schema as Json)) {
+    if (k === 'properties' || k === '$defs') out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, hoist(s, components, read)]));
+    else if (SUBSCHEMAS.includes(k)) out[k] = hoist(v, components, read);
+    else out[k] = v;
+  }
+  if (typeof out.title !== 'string') return out;
+  const { 'x-partial': partial, 'x-required': required, ...rest } = out;
+  out = read && !partial ? (requireAll(rest) as Json) : rest;
+  if (read && required) out.required = required;
+  const name = out.title;
+  const existing = components[name];
+  if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${name}`);
+  components[name] = out;
+  return ref(name);
+}
+
+function firstRequired(body: Json | undefined, components: Json): string | undefined {
+  const schema = body?.$ref ? components[String(body.$ref).slice(REF.length)] : body;
+  return schema?.required?.[0];
+}
+
+interface BuildInput {
+  /** The paths @fastify/swagger wrote for the services' and the gateway's /v1 routes. */
+  paths: Paths;
+  /** The scope each operation needs ("GET /v1/deals" -> read). */
+  scopeOf(method: string, path: string): Scope;
+}
+
+export function buildDocument({ paths, scopeOf }: BuildInput): Json {
+  const schemas: Json = {};
+  const outPaths: Paths = {};
+  const missing: string[] = [];
+  for (const path of Object.keys(paths).sort()) {
+    for (const [method, raw] of Object.entries(paths[path]!)) {
+      const key = `${method.toUpperCase()} ${path}`;
+      const doc = OPERATIONS[key];
+      if (!doc) {
+        missing.push(key);
+        continue;
+      }
+      (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, scopeOf(method.toUpperCase(), path), schemas);
+    }
+  }
+  if (missing.length) throw new Error(`operations without documentation in gateway/src/openapi/operations.ts: ${missing.join(', ')}`);
+
+  hoist(errorResponses['4xx'], schemas, true);
+  const webhooks = webhookSection(schemas);
+  const limitHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'RateLimit-Limit': headerRef('RateLimit-Limit'), 'RateLimit-Remaining': headerRef('RateLimit-Remaining'), 'RateLimit-Reset': headerRef('RateLimit-Reset') };
+  const requestId = { 'X-Request-Id': headerRef('X-Request-Id') };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Legal practice management API',
+      version: 'v1',
+      summary: 'Cases, clients, deals, activities, finances and signed webhooks for law offices.',
+      description: DESCRIPTION,
+      contact: { name: 'API support', email: 'api@lpm.example.com', url: 'https://lpm.example.com/support' },
+      license: { name: 'Proprietary', url: 'https://lpm.example.com/terms' },
+    },
+    servers: [{ url: '{base_url}', description: "The gateway's address; `npm start` prints it.", variables: { base_url: { default: 'http://127.0.0.1:8080', description: 'Scheme, host and port of the gateway.' } } }],
+    security: [{ apiKey: [] }],
+    tags: [...TAGS.map(({ name, description }) => ({ name, description })), EVENTS_TAG],
+    paths: outPaths,
+    webhooks,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'lpk_ + 40 base62 characters', description: 'An API key in `Authorization: Bearer lpk_...`. Its scopes (read, write, admin) are named on each operation.' },
+      },
+      schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+      headers: HEADERS,
+      responses: {
+        Unauthorized: errorResponse(401, COMMON_ERRORS[401]!, requestId),
+        Forbidden: errorResponse(403, COMMON_ERRORS[403]!, limitHeaders),
+        PayloadTooLarge: errorResponse(413, ['Request body exceeds 1 MiB'], limitHeaders),
+        RateLimited: errorResponse(429, COMMON_ERRORS[429]!, { ...limitHeaders, 'Retry-After': headerRef('Retry-After') }),
+        InternalError: errorResponse(500, COMMON_ERRORS[500]!, requestId),
+        ServiceUnavailable: errorResponse(503, COMMON_ERRORS[503]!, requestId),
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+          example: '0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19',
+        },
+        RequestId: {
+          name: 'X-Request-Id',
+          in: 'header',
+          required: false,
+          description: 'A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.',
+          schema: { type: 'string', pattern: '^[\\w.:-]{1,200}$' },
+          example: 'req-2026-11-27-0001',
+        },
+      },
+    },
+  };
+}
+
+function operation(method: string, path: string, raw: Json, doc: OperationDoc, scope: Scope, schemas: Json): Json {
+  const tag = TAGS.find((t) => path === t.prefix || path.startsWith(`${t.prefix}/`))!.name;
+  const parameters: Json[] = (raw.parameters ?? []).map((p: Json) => {
+    const docs = p.in === 'path' && p.name === 'id' ? { ...PARAMETER_DOCS.id!, example: ID_EXAMPLES[tag] } : PARAMETER_DOCS[p.name];
+    return { ...p, schema: hoist(p.schema, schemas), ...(docs ? { description: docs.description, ...(docs.example !== undefined && !p.example ? { example: docs.example } : {}) } : {}) };
+  });
+  parameters.push({ $ref: '#/components/parameters/RequestId' });
+  const isPost = method === 'post';
+  if (isPost) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+
+  const out: Json = { operationId: doc.operationId, summary: doc.summary, description: `${doc.description}\n\n${scopeText(scope)}`, tags: [tag], parameters };
+
+  let bodySchema: Json | undefined;
+  if (raw.requestBody) {
+    const media = raw.requestBody.content['application/json'];
+    const { examples: schemaExamples, ...schema } = media.schema as Json;
+    bodySchema = hoist(schema, schemas) as Json;
+    // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
+    const examples = doc.examples ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value, i) => [`example${i + 1}`, { value }])) : undefined);
+    out.requestBody = { required: true, content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } } };
+  }
+
+  const limitHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'RateLimit-Limit': headerRef('RateLimit-Limit'), 'RateLimit-Remaining': headerRef('RateLimit-Remaining'), 'RateLimit-Reset': headerRef('RateLimit-Reset') };
+  const responses: Json = {};
+  for (const [status, response] of Object.entries(raw.responses as Json)) {
+    if (!/^2\d\d$/.test(status)) continue;
+    const content = (response as Json).content?.['application/json'];
+    responses[status] = {
+      description: status === '201' ? 'Created.' : 'OK.',
+      headers: { ...limitHeaders, ...(isPost ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}) },
+      content: { 'application/json': { schema: hoist(content.schema, schemas, true) } },
+    };
+  }
+
+  const own = doc.errors ?? {};
+  const field = firstRequired(bodySchema, schemas);
+  const inQuery = (name: string) => parameters.some((p) => p.in === 'query' && p.name === name);
+  const bad = [
+    ...(own[400] ?? []),
+    ...(raw.requestBody ? ['Invalid JSON body', ...(field ? [`${field} is required`] : []), 'Unknown field: foo'] : []),
+    ...(inQuery('page') ? ['page must be an integer >= 1'] : []),
+    ...(inQuery('limit') ? ['limit must be an integer from 1 to 100'] : []),
+    'Invalid URL encoding',
+  ];
+  responses['400'] = errorResponse(400, bad, { 'X-Request-Id': headerRef('X-Request-Id') });
+  const shared = (name: string) => ({ $ref: `#/components/responses/${name}` });
+  responses['401'] = shared('Unauthorized');
+  responses['403'] = shared('Forbidden');
+  for (const status of [404, 409, 422] as const) {
+    const messages = [...(own[status] ?? []), ...(isPost && status !== 404 ? IDEMPOTENCY_ERRORS[status] : [])];
+    if (messages.length) responses[status] = errorResponse(status, messages, limitHeaders);
+  }
+  if (raw.requestBody) responses['413'] = shared('PayloadTooLarge');
+  responses['429'] = shared('RateLimited');
+  responses['500'] = shared('InternalError');
+  responses['503'] = shared('ServiceUnavailable');
+  out.responses = responses;
+  return out;
+}
+
+const camel = (event: string) => event.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase());
+
+function webhookSection(schemas: Json): Json {
+  // A deployment without a service has neither its resource schema nor its events.
+  const families = [...new Set(EVENT_TYPES.map((e) => e.split('.')[0]!))].filter((f) => schemas[EVENT_RESOURCES[f]!.schema]);
+  for (const family of families) {
+    const { schema, omit } = EVENT_RESOURCES[family]!;
+    let object = schema;
+    if (omit) {
+      const { properties, required, title: _, description, ...rest } = schemas[schema];
+      object = `${schema}EventObject`;
+      schemas[object] = {
+        ...rest,
+        title: object,
+        description: `${description} Without ${omit.map((f) => `\`${f}\``).join(' and ')}, which a read computes.`,
+        properties: Object.fromEntries(Object.entries(properties as Json).filter(([p]) => !omit.includes(p))),
+        required: (required as string[]).filter((p) => !omit.includes(p)),
+      };
+    }
+    const resource = schema;
+    schemas[`${resource}Event`] = {
+      title: `${resource}Event`,
+      description: `The body of a ${family}.* delivery.`,
+      type: 'object',
+      required: ['id', 'type', 'api_version', 'created_at', 'data', 'team_id', 'webhook_id'],
+      properties: {
+        id: { type: 'string', description: 'The event id (evt_ prefix), the same for every retry of this event to this webhook: use it to drop duplicates.', examples: ['evt_01jd3kc4d6f8h0k2n4q6s8u0w2'] },
+        type: { type: 'string', enum: EVENT_TYPES.filter((e) => e.startsWith(`${family}.`)) },
+        api_version: { type: 'string', const: 'v1' },
+        created_at: { type: 'string', format: 'date-time' },
+        data: {
+          type: 'object',
+          required: ['object', 'previous_attributes'],
+          properties: {
+            object: { ...ref(object), description: 'The resource after the change, in its detail read shape.' },
+            previous_attributes: { type: ['object', 'null'], additionalProperties: true, description: 'The prior values of the changed fields; null for creation and time-driven events.' },
+          },
+        },
+        team_id: { type: 'string' },
+        webhook_id: { type: 'string' },
+      },
+    };
+  }
+  const signatureHeaders = [
+    { name: 'X-Service-Signature', description: 'Lowercase hex HMAC-SHA256 of `{timestamp}.{raw body}` keyed with the webhook secret.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+    { name: 'X-Service-Timestamp', description: 'Unix time (seconds) of sending; reject it when more than 300 s from now.', schema: { type: 'string', pattern: '^\\d+$' } },
+    { name: 'X-Service-Event-Id', description: 'The event id (also `id` in the body).', schema: { type: 'string' } },
+    { name: 'webhook-id', description: 'Standard Webhooks: the event id.', schema: { type: 'string' } },
+    { name: 'webhook-timestamp', description: 'Standard Webhooks: the same Unix time.', schema: { type: 'string' } },
+    { name: 'webhook-signature', description: 'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`.', schema: { type: 'string' } },
+  ].map((h) => ({ ...h, in: 'header', required: true }));
+
+  return Object.fromEntries(
+    EVENT_TYPES.filter((event) => families.includes(event.split('.')[0]!)).map((event) => {
+      const resource = EVENT_RESOURCES[event.split('.')[0]!]!.schema;
+      return [
+        event,
+        {
+          post: {
+            operationId: `${camel(event)}Event`,
+            summary: event,
+            description: `${EVENT_DOCS[event]}\n\nPOSTed to each active webhook subscribed to \`${event}\` (or \`*\`). Answer 2xx within 5 seconds; otherwise it is retried at 5 min, 30 min, 2 h, 12 h and 24 h, and after 6 failed attempts in a row the webhook is deactivated and its owner e-mailed. The same event may arrive more than once: deduplicate by \`id\`.\n\n**Verifying.** ${SIGNATURE_RULE}`,
+            tags: [EVENTS_TAG.name],
+            security: [],
+            parameters: signatureHeaders,
+            requestBody: { required: true, content: { 'application/json': { schema: ref(`${resource}Event`) } } },
+            responses: {
+              '200': { description: 'Any 2xx within 5 seconds confirms the delivery.' },
+              '4XX': { description: 'Any other answer, or none within 5 seconds, fails the attempt: it is retried.' },
+            },
+          },
+        },
+      ];
+    }),
+  );
+}

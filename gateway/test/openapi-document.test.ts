@@ -1,0 +1,38 @@
+// The document builder's own rules, on paths written by hand.
+import { describe, expect, test } from '@jest/globals';
+import { buildDocument, type Paths } from '../src/openapi/document.ts';
+
+const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+const scopeOf = () => 'read' as const;
+const detail = { title: 'Deal', description: 'A deal.', type: 'object', properties: { id: { type: 'string' }, client: { type: 'object', properties: { id: { type: 'string' } } } } };
+
+describe('buildDocument', () => {
+  test('when a response uses a titled schema, then it is a named component, required whole unless marked partial', () => {
+    const paths: Paths = {
+      '/v1/deals/{id}': {
+        get: { parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }], responses: { 200: json({ type: 'object', properties: { data: detail } }) } },
+        put: { requestBody: json({ title: 'UpdateDealRequest', description: 'x', type: 'object', properties: { title: { type: 'string' } } }), responses: { 200: json({ type: 'object', properties: { data: { ...detail, title: 'DealChanges', 'x-partial': true } } }) } },
+      },
+    };
+    const doc = buildDocument({ paths, scopeOf });
+    expect(doc.paths['/v1/deals/{id}'].get.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Deal' });
+    expect(doc.components.schemas.Deal).toMatchObject({ required: ['id', 'client'], properties: { client: { required: ['id'] } } });
+    expect(doc.components.schemas.DealChanges.required).toBeUndefined();
+    expect(doc.components.schemas.DealChanges).not.toHaveProperty('x-partial');
+    expect(doc.components.schemas.UpdateDealRequest.required).toBeUndefined();
+    expect(doc.paths['/v1/deals/{id}'].get.parameters[0].example).toMatch(/^deal_/);
+    expect(doc.paths['/v1/deals/{id}'].put.responses['404'].content['application/json'].examples.dealNotFound.value).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'Deal not found', details: {} } });
+  });
+
+  test('when two different schemas share a title, then the document is refused', () => {
+    const paths: Paths = {
+      '/v1/deals/{id}': { get: { responses: { 200: json(detail) } } },
+      '/v1/deals': { get: { responses: { 200: json({ ...detail, properties: {} }) } } },
+    };
+    expect(() => buildDocument({ paths, scopeOf })).toThrow('two different schemas are named Deal');
+  });
+
+  test('when an operation has no documentation, then the document is refused, naming it', () => {
+    expect(() => buildDocument({ paths: { '/v1/deals/{id}/notes': { get: { responses: {} } } }, scopeOf })).toThrow('GET /v1/deals/{id}/notes');
+  });
+});
