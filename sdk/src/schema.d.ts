@@ -2520,9 +2520,10 @@ export interface components {
         };
         /**
          * DealsSummary
-         * @description The pipeline summary.
+         * @description The pipeline summary (of one currency).
          */
         DealsSummary: {
+            currency: string;
             total_deals: number;
             total_value: number;
             weighted_value: number;
@@ -5330,7 +5331,13 @@ export interface operations {
     };
     getDealsSummary: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The one currency summed (ISO 4217 code).
+                 * @example BRL
+                 */
+                currency?: string;
+            };
             header?: {
                 /**
                  * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
