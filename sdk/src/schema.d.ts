@@ -4032,7 +4032,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid phase`, `Invalid priority`, `Invalid JSON body`, `title is required`, `Unknown field: foo`, `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `Invalid phase`, `Invalid priority`, `Idempotency-Key must not start with deal-won-case:`, `Invalid JSON body`, `title is required`, `Unknown field: foo`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -159,7 +159,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
         value: { title: 'Reclamação trabalhista - Maria Santos', number: '1001234-56.2023.5.02.0001', area: 'Trabalhista', subject: 'Horas extras', priority: 'alta', client_id: 'cli_01jd3k8q5x0v7m2n4p6r8t0w2y', sla_date: '2026-12-20', labels: ['urgente'] },
       },
     },
-    errors: { 400: ['Invalid phase', 'Invalid priority'], 404: ['Client not found', 'User not found'], 422: ['Duplicate case number', 'Invalid CNJ number'] },
+    errors: { 400: ['Invalid phase', 'Invalid priority', 'Idempotency-Key must not start with deal-won-case:'], 404: ['Client not found', 'User not found'], 422: ['Duplicate case number', 'Invalid CNJ number'] },
   },
   'GET /v1/cases/{id}': {
     operationId: 'getCase',
