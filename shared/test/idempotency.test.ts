@@ -6,6 +6,7 @@ import { requireGateway } from '../src/http/gateway-auth.ts';
 import { idempotentPosts, purgeIdempotencyKeys } from '../src/http/idempotency.ts';
 import { defaultTeamSettings, identityHeaders, type Identity } from '../src/identity.ts';
 import { DAY_MS } from '../src/time.ts';
+import { startTcpProxy } from './support/tcp-proxy.ts';
 
 const TOKEN = randomBytes(16).toString('hex');
 const team = (teamId: string): Identity => ({ teamId, userId: 'user_1', scopes: ['read', 'write'], settings: defaultTeamSettings('UTC') });
@@ -137,4 +138,37 @@ test('when the purge runs with its cursor stored, then entries go by the day the
   expect(await purgeIdempotencyKeys(db, new Date(inTwoDays.getTime() - 1))).toBeGreaterThanOrEqual(1);
   expect(await entries.findOne({ _id: 'team_i:k-day' })).toBeNull();
   expect(await entries.findOne({ _id: 'team_i:k-future' })).not.toBeNull();
+});
+
+test('when the store fails after the work is done, then the caller still gets its answer, and a retry is held off rather than run again', async () => {
+  const store = new URL(process.env.MONGO_URL!);
+  const proxy = await startTcpProxy(store.hostname, Number(store.port));
+  const viaProxy = new URL(store);
+  viaProxy.port = String(proxy.port);
+  const flaky = await MongoClient.connect(viaProxy.toString(), { serverSelectionTimeoutMS: 500, timeoutMS: 1000 });
+  const other = createHttpApp({ name: 'idempotency-store-fails', logger: false });
+  requireGateway(other, TOKEN);
+  idempotentPosts(other, flaky.db(db.databaseName));
+  let done = 0;
+  other.post('/v1/things', async (_req, reply) => {
+    done++;
+    proxy.cut(); // the store goes before the entry is settled
+    reply.status(201);
+    return { success: true, data: { done } };
+  });
+  await other.ready();
+  const send = () => other.inject({ method: 'POST', url: '/v1/things', payload: { name: 'x' }, headers: { ...identityHeaders(team('team_f'), TOKEN), 'idempotency-key': 'k-f' } });
+  try {
+    const first = await send();
+    expect({ status: first.statusCode, body: first.json() }).toEqual({ status: 201, body: { success: true, data: { done: 1 } } });
+    proxy.restore();
+    const retry = await send();
+    expect(retry.statusCode).toBe(409);
+    expect(done).toBe(1);
+  } finally {
+    proxy.restore();
+    await other.close();
+    await flaky.close();
+    await proxy.close();
+  }
 });

@@ -112,11 +112,23 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
   });
 
   // Answers below 500 are kept for replay; after a server error the key is freed so a retry runs again.
+  // The answer goes out whatever the store says: a 201 turned into a 500 by a failed
+  // bookkeeping write would make its caller retry a write that happened. The entry then
+  // stays pending, and a retry gets 409 until it is abandoned (ABANDONED_MS).
   app.addHook('onSend', async (req, reply, payload) => {
     const id = req.idempotencyEntry;
     if (!id) return payload;
     req.idempotencyEntry = undefined;
-    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+    try {
+      await settle(id, reply.statusCode, payload, String(reply.getHeader('content-type') ?? ''));
+    } catch (err) {
+      req.log.warn({ err, idempotency_key: id }, 'idempotency entry not settled; it stays pending until abandoned');
+    }
+    return payload;
+  });
+
+  async function settle(id: string, status: number, payload: unknown, contentType: string): Promise<void> {
+    if (status >= 500 || typeof payload !== 'string') {
       await entries.deleteOne({ _id: id, state: 'pending' });
     } else {
       await entries.updateOne(
@@ -124,14 +136,13 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
         {
           $set: {
             state: 'done',
-            status: reply.statusCode,
-            content_type: String(reply.getHeader('content-type') ?? ''),
+            status,
+            content_type: contentType,
             body: sealer ? sealer.seal(payload) : payload,
             sealed: sealer !== undefined,
           },
         },
       );
     }
-    return payload;
-  });
+  }
 }
