@@ -33,6 +33,7 @@ export function consumeActivityEvents(broker: Broker, db: Db, cases: Cases): Pro
         previousCaseId,
         actorId: event.actor_id,
         at: new Date(event.created_at),
+        eventId: event.id,
       });
     },
   });

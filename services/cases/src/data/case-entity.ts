@@ -55,6 +55,8 @@ export const CaseEntity = defineEntity({
     sla_overdue_at: p.datetime().strictNullable(),
     // Left out of reads that do not ask for it (RecordStore's heavy fields).
     timeline: p.json<TimelineEntry[]>().nullable().lazy(),
+    // The ids of the last activity events applied to activities_count, written with the count: each event counts once.
+    counted_events: p.json<string[]>().nullable().lazy(),
     ...outboxProperties,
   },
   // Each list sort ends with _id (ties), so its index does too: MongoDB then reads

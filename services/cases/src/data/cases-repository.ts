@@ -48,7 +48,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       noun: 'case',
       notFound: caseNotFound,
       duplicate: duplicateNumber,
-      heavy: ['timeline'],
+      heavy: ['timeline', 'counted_events'],
       signalFields: ['sla_warning_at', 'sla_overdue_at'],
       lists: { ...BY_CREATION, counted: ['status', 'phase'], logger },
     });

@@ -43,9 +43,13 @@ export interface ActivityEventNews {
   previousCaseId?: string | null;
   actorId: string | null;
   at: Date;
+  /** The event's id: a redelivered event (a consumer that died before it completed) changes nothing again. */
+  eventId: string;
 }
 
 const TIMELINE_KEPT = 100;
+/** Activity events remembered per case as applied: far more than can be in flight for one case while a claim goes stale. */
+const COUNTED_EVENTS_KEPT = 200;
 
 const fields = new FieldChanges<CaseRecord>({
   empty: { labels: [], metadata: {} },
@@ -118,6 +122,7 @@ export class Cases {
       priority: body.priority ?? 'media',
       status: 'ativo' as const,
       activities_count: 0,
+      counted_events: [],
       documents_count: 0,
       archived_at: null,
       origin_deal_id: originDealId,
@@ -284,7 +289,7 @@ export class Cases {
    * activity_completed). The consumer's dedupe runs each event once.
    */
   async recordActivityEvent(event: ActivityEventNews): Promise<void> {
-    const { teamId, type, activity, previousCaseId, actorId, at } = event;
+    const { teamId, type, activity, previousCaseId, actorId, at, eventId } = event;
     const caseId = activity.case_id;
     const adds: string[] = [];
     const removes: string[] = [];
@@ -295,27 +300,37 @@ export class Cases {
       if (caseId) adds.push(caseId);
     }
     const who = { userId: actorId };
-    for (const id of removes) await this.countActivity(teamId, id, -1, null);
-    for (const id of adds) await this.countActivity(teamId, id, +1, this.entry(who, 'activity_added', `Activity added: ${activity.title}`, at));
-    if (type === 'activity.completed' && caseId) await this.countActivity(teamId, caseId, 0, this.entry(who, 'activity_completed', `Activity completed: ${activity.title}`, at));
+    for (const id of removes) await this.countActivity(teamId, id, eventId, -1, null);
+    for (const id of adds) await this.countActivity(teamId, id, eventId, +1, this.entry(who, 'activity_added', `Activity added: ${activity.title}`, at));
+    if (type === 'activity.completed' && caseId) await this.countActivity(teamId, caseId, eventId, 0, this.entry(who, 'activity_completed', `Activity completed: ${activity.title}`, at));
   }
 
-  private async countActivity(teamId: string, caseId: string, delta: number, entry: TimelineEntry | null): Promise<void> {
+  /**
+   * Applies one event to a case once: the event's id is written with the count, so a
+   * copy of it (the consumer's claim and the count are two writes, and a consumer can
+   * die between them) finds it counted.
+   */
+  private async countActivity(teamId: string, caseId: string, eventId: string, delta: number, entry: TimelineEntry | null): Promise<void> {
     try {
       await this.deps.cases.update(
         teamId,
         caseId,
-        async (current) => ({
-          result: undefined,
-          write: {
-            set: {
-              activities_count: Math.max(0, current.activities_count + delta),
-              ...(entry ? { timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) } : {}),
+        async (current) => {
+          const counted = current.counted_events ?? [];
+          if (counted.includes(eventId)) return { result: undefined };
+          return {
+            result: undefined,
+            write: {
+              set: {
+                activities_count: Math.max(0, current.activities_count + delta),
+                counted_events: [...counted, eventId].slice(-COUNTED_EVENTS_KEPT),
+                ...(entry ? { timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) } : {}),
+              },
+              events: [],
             },
-            events: [],
-          },
-        }),
-        ['timeline'],
+          };
+        },
+        ['timeline', 'counted_events'],
       );
     } catch (err) {
       // A case of another team or one that does not exist has nothing to count.
