@@ -1,6 +1,7 @@
 // Issue 25 §4: hostile query strings over every list route, and calendar days
 // outside 1900-01-01..9998-12-31 on every route that takes one, through the
-// gateway of the running system. No answer is a 5xx; each is the envelope.
+// gateway of the running system. No answer is a 5xx; each is the envelope. Then
+// amounts past the money cap, and user text that names a prototype key.
 import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
 
 let sys: RunningSystem;
@@ -90,7 +91,8 @@ describe('hostile query strings on every list route', () => {
   test('when a list is asked for the last page there is, or the last day there is, then it answers 200', async () => {
     expect((await get('/v1/clients?page=10000&limit=100')).status).toBe(200);
     expect((await get('/v1/cases?from=1900-01-01&to=9998-12-31')).status).toBe(200);
-    expect((await get('/v1/financial/summary?from=1900-01-01&to=9998-12-31')).status).toBe(200);
+    expect((await get('/v1/financial/summary?from=1900-01-01&to=1900-01-31')).status).toBe(200);
+    expect((await get('/v1/financial/summary?from=9998-12-01&to=9998-12-31&group_by=day')).status).toBe(200);
   });
 });
 
@@ -125,5 +127,40 @@ describe('calendar days outside 1900-01-01..9998-12-31 in bodies', () => {
       expect(res.status).toBe(201);
       expect(res.body.data.due_date).toBe(day);
     }
+  });
+});
+
+describe('money', () => {
+  test('when a deal value, a won final_value or a financial amount is past the cap of 1,000,000,000, then 400', async () => {
+    const over = 1_000_000_000.01;
+    const res = await sys.call(key, 'POST', '/v1/deals', { title: 'Grande', value: over });
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'value must be a number from 0 to 1000000000', details: { field: 'value' } });
+    const deal = (await sys.call(key, 'POST', '/v1/deals', { title: 'Grande' })).body.data;
+    const won = await sys.call(key, 'PUT', `/v1/deals/${deal.id}/won`, { final_value: 1e13 });
+    expect(won.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'final_value must be a number from 0 to 1000000000' });
+    const rec = await sys.call(key, 'POST', '/v1/financial', { type: 'revenue', category: 'x', description: 'y', amount: 1e13, date: '2026-01-15' });
+    expect(rec.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Invalid amount', details: { field: 'amount' } });
+  });
+
+  test('when 10 deals are at the cap less a cent, then the summary adds them to the cent', async () => {
+    const team = sys.team('Teto').api_key;
+    for (let i = 0; i < 10; i++) expect((await sys.call(team, 'POST', '/v1/deals', { title: `Teto ${i}`, value: 999_999_999.99 })).status).toBe(201);
+    const summary = (await sys.call(team, 'GET', '/v1/deals/summary')).body.data;
+    expect(summary.total_value).toBe(9_999_999_999.9);
+  });
+});
+
+describe('user text that names a prototype key', () => {
+  test('when a paid financial record has the category __proto__ (or constructor), then by_category shows it with its amount', async () => {
+    const team = sys.team('Proto').api_key;
+    for (const [category, amount] of [['__proto__', 10], ['constructor', 2.5], ['honorários', 1]] as const) {
+      const res = await sys.call(team, 'POST', '/v1/financial', { type: 'revenue', category, description: 'd', amount, date: '2026-01-15', status: 'paid', paid_date: '2026-01-15' });
+      expect(res.status).toBe(201);
+    }
+    const res = await sys.request('/v1/financial/summary?from=2026-01-01&to=2026-01-31', { key: team });
+    const byCategory = JSON.parse(await res.text()).data.by_category as object;
+    expect(Object.keys(byCategory).sort()).toEqual(['__proto__', 'constructor', 'honorários']);
+    expect(Object.getOwnPropertyDescriptor(byCategory, '__proto__')?.value).toBe(10);
+    expect(Object.getOwnPropertyDescriptor(byCategory, 'constructor')?.value).toBe(2.5);
   });
 });

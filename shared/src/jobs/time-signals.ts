@@ -214,10 +214,11 @@ export class TimeSignals {
       const snapshot = await col.findOne(due);
       if (!snapshot) return false; // emitted by another replica meanwhile, or re-armed or disarmed
       const event = await signal.event(snapshot, now);
-      const outcome = await withDocumentLock(db, signal.collection, id, async () => {
+      const outcome = await withDocumentLock(db, signal.collection, id, async (lease) => {
         const fresh = await col.findOne(due, { projection: { version: 1 } });
         if (!fresh) return 'gone';
         if (fresh.version !== snapshot.version) return 'changed';
+        lease.check();
         const unchanged = snapshot.version === undefined ? {} : { version: snapshot.version };
         const r = await col.updateOne({ ...due, ...unchanged }, outboxUpdate({ $set: { [signal.dueField]: null, [slotField(signal.dueField)]: null } }, event ? [event] : []));
         if (event === null || r.matchedCount !== 1) return 'disarmed';

@@ -116,10 +116,11 @@ export class RecordStore<R extends OwnedRecord> {
   ): Promise<T> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
     let recount: R | null = null;
-    const result = await withDocumentLock(this.opts.db, this.opts.collection, id, async () => {
+    const result = await withDocumentLock(this.opts.db, this.opts.collection, id, async (lease) => {
       const current = await this.get(teamId, id, withFields);
       const { result, write } = await change(current);
       if (write) {
+        lease.check();
         await this.write(current, write);
         if (this.lists?.changesCounts(write.set)) recount = current;
       }

@@ -283,7 +283,8 @@ export class Financial {
       return { revenue: fromCents(revenue), expense: fromCents(expense), cost: fromCents(cost), profit: fromCents(revenue - expense - cost) };
     };
     const pending = figures('P:');
-    const byCategory: Record<string, number> = {};
+    // Keys are category names, user text: no prototype, so `__proto__` is a category like any other.
+    const byCategory: Record<string, number> = Object.create(null);
     const revenueByClient: [string, number][] = [];
     for (const [key, value] of cents) {
       if (key.startsWith('C:')) byCategory[key.slice(2)] = fromCents(value);
