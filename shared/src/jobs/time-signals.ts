@@ -61,6 +61,9 @@ export interface TimeSignalsOptions {
 
 type SignalRecord = Document & { _id: string };
 
+/** agenda's collection (MongoBackend's default), in the service's database. */
+const AGENDA_JOBS = 'agendaJobs';
+
 export class TimeSignals {
   private readonly opts: TimeSignalsOptions;
   private readonly jobName: string;
@@ -94,6 +97,19 @@ export class TimeSignals {
     await this.createIndexes();
     await agenda.start();
     await agenda.every(intervalMs, this.jobName);
+    await this.rescheduleWithin(intervalMs);
+  }
+
+  /**
+   * agenda keeps a stored job's nextRunAt when every() is called again, so after a
+   * restart with a shorter interval the first run would still come at the old one
+   * (a minute late at 1m -> 1s): a run set further off than the interval is moved to now.
+   */
+  private async rescheduleWithin(intervalMs: number): Promise<void> {
+    const now = new Date();
+    await this.opts.db
+      .collection(AGENDA_JOBS)
+      .updateOne({ name: this.jobName, type: 'single', nextRunAt: { $gt: new Date(now.getTime() + intervalMs) } }, { $set: { nextRunAt: now } });
   }
 
   /** The index of each signal's slot marker (start() declares them; a caller of sweep() alone, such as the bench, calls this). */
