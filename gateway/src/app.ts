@@ -10,6 +10,7 @@ import type { Upstreams } from './config.ts';
 import { Accounts } from './domain/accounts.ts';
 import { Settings } from './domain/settings.ts';
 import { CalendarSync } from './domain/calendar-sync.ts';
+import { TIME_ZONE_OWNERS, TimeZoneServices } from './upstream/time-zone-owners.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
 import { gatewayRepositories, pingStore } from './data/store.ts';
 import { Authenticator } from './auth/authenticator.ts';
@@ -75,6 +76,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     syncs: repositories.calendarSyncs,
     accounts,
     deadlines: new ActivitiesService(service('activities'), deployed),
+    zones: new TimeZoneServices(TIME_ZONE_OWNERS.filter((n) => deployed.includes(n)).map(service)),
     logger: app.log,
     graceMs: deps.calendarSyncGraceMs ?? 30_000,
   });

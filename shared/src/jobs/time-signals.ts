@@ -263,3 +263,17 @@ export function armDeadline(
   if (deadline.getTime() <= now.getTime()) return { warnAt: null, overdueAt: deadline };
   return { warnAt: new Date(deadline.getTime() - warnBeforeMs), overdueAt: deadline };
 }
+
+/**
+ * A team's time zone changed: its signals' instants from the new zone (`fresh`). A
+ * signal still armed moves to its new instant; one already emitted (null) is armed
+ * again only when its new instant is still ahead, so nothing is emitted twice.
+ */
+export function rearmed<F extends Record<string, Date | null>>(current: F, fresh: F, now: Date): F {
+  const out = { ...fresh };
+  for (const k of Object.keys(fresh) as (keyof F)[]) {
+    const at = fresh[k];
+    if (current[k] === null && !(at && at.getTime() > now.getTime())) out[k] = null as F[keyof F];
+  }
+  return out;
+}
