@@ -112,15 +112,16 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     await deps.store.close();
   });
 
+  const addressOf = clientAddress(deps.trustedProxies ?? []);
   accessControl(app, {
     authenticator: new Authenticator({ principals, failures: authFailures }),
     limits,
-    clientAddress: clientAddress(deps.trustedProxies ?? []),
+    clientAddress: addressOf,
   });
   healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
   settingsRoutes(app, { settings, principals });
-  internalUsersRoute(app, { accounts, internalToken: deps.internalToken });
+  internalUsersRoute(app, { accounts, internalToken: deps.internalToken, failures: authFailures, clientAddress: addressOf });
   app.register(proxyRoutes, {
     upstreams: deps.upstreams,
     internalToken: deps.internalToken,

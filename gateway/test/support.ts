@@ -1,5 +1,6 @@
 // Real servers for gateway tests: the gateway on an ephemeral port, over the test
 // run's FerretDB and Redis, in front of small Fastify upstreams that echo what they got.
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { HEADER } from '@lpm/shared/identity';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
@@ -10,7 +11,7 @@ import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
 
-export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
+export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 export interface Echo {
   method: string;
@@ -28,6 +29,8 @@ export async function startEchoUpstream(name: string): Promise<{ url: string; ap
   app.get('/health', async (_req, reply) =>
     state.healthStatus === 0 ? new Promise(() => {}) : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 }),
   );
+  // After a team's time zone (or court calendar) changed, the gateway tells the services; none has records to re-arm here.
+  app.post('/internal/time-zone', async () => ({ success: true, data: { changed: 0 } }));
   app.all('/*', async (req, reply) => {
     if (req.url.endsWith('/hang')) return new Promise(() => {});
     const echo: Echo = {
