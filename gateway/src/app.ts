@@ -10,6 +10,7 @@ import type { Upstreams } from './config.ts';
 import { Accounts } from './domain/accounts.ts';
 import { Settings } from './domain/settings.ts';
 import { CalendarSync } from './domain/calendar-sync.ts';
+import { internalRoutesOffPublic } from './internal-listener.ts';
 import { TIME_ZONE_OWNERS, TimeZoneServices } from './upstream/time-zone-owners.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
 import { gatewayRepositories, pingStore } from './data/store.ts';
@@ -66,6 +67,7 @@ export interface GatewayDeps {
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance, documented: false });
+  internalRoutesOffPublic(app);
   const deployed = deps.deployed ?? SERVICE_NAMES;
   const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 30_000;
   const repositories = gatewayRepositories(deps.store.db);

@@ -6,6 +6,7 @@ import { HEADER } from '@lpm/shared/identity';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import type { Redis } from 'ioredis';
 import { buildGatewayApp, type GatewayDeps } from '../src/app.ts';
+import { internalServer } from '../src/internal-listener.ts';
 import type { Upstreams } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
@@ -50,6 +51,8 @@ export async function startEchoUpstream(name: string): Promise<{ url: string; ap
 export interface TestGateway {
   app: FastifyInstance;
   url: string;
+  /** The listener of /internal/* (the services' GATEWAY_URL). */
+  internalUrl: string;
   accounts: Accounts;
   redis: Redis;
   close(): Promise<void>;
@@ -78,14 +81,17 @@ export async function startGateway(
     ...rest,
     store,
   });
+  const internal = internalServer(app);
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
+    await new Promise<void>((resolve, reject) => internal.once('error', reject).listen(0, '127.0.0.1', resolve));
   } catch (e) {
     await app.close();
     throw e;
   }
   const { port } = app.server.address() as { port: number };
-  return { app, url: `http://127.0.0.1:${port}`, accounts: new Accounts(gatewayRepositories(store.db)), redis, close: () => app.close() };
+  const internalUrl = `http://127.0.0.1:${(internal.address() as { port: number }).port}`;
+  return { app, url: `http://127.0.0.1:${port}`, internalUrl, accounts: new Accounts(gatewayRepositories(store.db)), redis, close: () => app.close() };
 }
 
 /** Every upstream name pointing at one base URL. */
