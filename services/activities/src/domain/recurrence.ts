@@ -47,8 +47,9 @@ export function nextOccurrence(start: string, r: Recurrence, n: number): { occur
   const next = n + 1;
   if (r.count !== null && next > r.count) return null;
   const due = occurrenceDate(start, r, next);
-  if (r.until !== null && due > r.until) return null;
-  // Past year 9999 the date is no longer YYYY-MM-DD (five-digit or signed years).
-  if (!/^\d{4}-/.test(due) || due > LAST_DAY) throw occurrencePastCalendar();
+  // Past year 9999 the date is no longer YYYY-MM-DD (five-digit or signed years), nor compares as text.
+  const pastCalendar = !/^\d{4}-/.test(due) || due > LAST_DAY;
+  if (r.until !== null && (pastCalendar || due > r.until)) return null;
+  if (pastCalendar) throw occurrencePastCalendar();
   return { occurrence: next, due_date: due };
 }
