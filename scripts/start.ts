@@ -143,7 +143,9 @@ if (!env.NODE_DISABLE_COMPILE_CACHE) {
   if (warm.status !== 0) log(`compile cache not warmed (${warm.error?.message ?? (warm.stderr.trim() || `exit ${warm.status}`)}); the processes strip their own TypeScript`);
 }
 
-// Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order.
+// Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order; the
+// gateway's internal listener (/internal/*, for the services only) on PORT+7.
+const gatewayInternalPort = gatewayPort + 7;
 const services = SERVICE_NAMES;
 const deployed: typeof SERVICE_NAMES = [];
 // Every URL is set before any service starts: services ask each other.
@@ -153,11 +155,18 @@ services.forEach((name, i) => {
   const script = join(root, 'services', name, 'src', 'server.ts');
   if (!existsSync(script)) return;
   deployed.push(name);
-  // Services ask the gateway for the users of a team (UserDirectory).
-  launch(name, script, { ...env, ...localStore?.(name), PORT: String(port), HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${gatewayPort}` });
+  // Services ask the gateway for the users of a team (UserDirectory), on its internal listener.
+  launch(name, script, { ...env, ...localStore?.(name), PORT: String(port), HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${gatewayInternalPort}` });
 });
 env.GATEWAY_SERVICES = deployed.join(',');
-launch('gateway', join(root, 'gateway', 'src', 'server.ts'), { ...env, ...localStore?.('gateway'), PORT: String(gatewayPort), HOST: host });
+launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
+  ...env,
+  ...localStore?.('gateway'),
+  PORT: String(gatewayPort),
+  HOST: host,
+  INTERNAL_PORT: String(gatewayInternalPort),
+  INTERNAL_HOST: '127.0.0.1',
+});
 
 const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
 if (await waitHealthy(`${url}/health`, 60)) {

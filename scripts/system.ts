@@ -19,12 +19,13 @@ function ephemeralStart(): number {
   }
 }
 
-/** A port P with P..P+6 free, below the ephemeral range: the gateway and the six services of the launcher. */
+/** A port P with P..P+7 free, below the ephemeral range: the gateway, the six services and the gateway's internal listener. */
 export async function freePortBlock(): Promise<number> {
-  const top = Math.max(ephemeralStart(), 20000 + 1000) - 7;
+  const top = Math.max(ephemeralStart(), 20000 + 1000) - 8;
   for (;;) {
     const candidate = 20000 + Math.floor(Math.random() * (top - 20000));
-    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => isListening(candidate + i)));
+    // The gateway, six services, the gateway's internal listener (scripts/start.ts).
+    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => isListening(candidate + i)));
     if (!busy.some(Boolean)) return candidate;
   }
 }

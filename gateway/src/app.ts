@@ -10,6 +10,8 @@ import type { Upstreams } from './config.ts';
 import { Accounts } from './domain/accounts.ts';
 import { Settings } from './domain/settings.ts';
 import { CalendarSync } from './domain/calendar-sync.ts';
+import { internalRoutesOffPublic } from './internal-listener.ts';
+import { TIME_ZONE_OWNERS, TimeZoneServices } from './upstream/time-zone-owners.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
 import { gatewayRepositories, pingStore } from './data/store.ts';
 import { Authenticator } from './auth/authenticator.ts';
@@ -69,6 +71,7 @@ export interface GatewayDeps {
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance, documented: false });
+  internalRoutesOffPublic(app);
   const deployed = deps.deployed ?? SERVICE_NAMES;
   const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 15_000;
   const repositories = gatewayRepositories(deps.store.db);
@@ -79,6 +82,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     syncs: repositories.calendarSyncs,
     accounts,
     deadlines: new ActivitiesService(service('activities'), deployed),
+    zones: new TimeZoneServices(TIME_ZONE_OWNERS.filter((n) => deployed.includes(n)).map(service)),
     logger: app.log,
     graceMs: deps.calendarSyncGraceMs ?? 30_000,
   });
@@ -114,16 +118,17 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     await deps.store.close();
   });
 
+  const addressOf = clientAddress(deps.trustedProxies ?? []);
   accessControl(app, {
     authenticator: new Authenticator({ principals, failures: authFailures }),
     limits,
-    clientAddress: clientAddress(deps.trustedProxies ?? []),
+    clientAddress: addressOf,
   });
   healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
   docsRoutes(app);
   settingsRoutes(app, { settings, principals });
-  internalUsersRoute(app, { accounts, internalToken: deps.internalToken });
+  internalUsersRoute(app, { accounts, internalToken: deps.internalToken, failures: authFailures, clientAddress: addressOf });
   app.register(proxyRoutes, {
     upstreams: deps.upstreams,
     internalToken: deps.internalToken,

@@ -1,5 +1,5 @@
 // The gateway's settings (operations.md, environment table), validated at start.
-import { duration, int, readConfig, redisSettings, platformSettings } from '@lpm/shared/config';
+import { ConfigError, duration, int, readConfig, redisSettings, platformSettings, str } from '@lpm/shared/config';
 import { SERVICE_NAMES, serviceUrlSettings, type ServiceName } from '@lpm/shared/service/names';
 import { trustedProxies } from './auth/client-address.ts';
 
@@ -33,12 +33,17 @@ const gatewaySettings = {
   trustedProxies: ['TRUSTED_PROXIES', trustedProxies],
   authFailureLimit: ['AUTH_FAILURE_LIMIT', int(50, 1)],
   authFailureWindowMs: ['AUTH_FAILURE_WINDOW', wholeSeconds('1m')],
+  // The listener of /internal/* (internal-listener.ts): the services' GATEWAY_URL, never published.
+  internalPort: ['INTERNAL_PORT', int(8087, 1, 65535)],
+  internalHost: ['INTERNAL_HOST', str('127.0.0.1')],
 } as const;
 
 export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
   // Checked together first, so one error names every bad setting, the services' URLs included.
   readConfig({ ...gatewaySettings, ...serviceUrlSettings() }, env);
-  return { ...readConfig(gatewaySettings, env), upstreams: readConfig(serviceUrlSettings(), env) };
+  const config = readConfig(gatewaySettings, env);
+  if (config.internalPort === config.port) throw new ConfigError([`INTERNAL_PORT: must differ from PORT (${config.port}): /internal/* never shares the public listener`]);
+  return { ...config, upstreams: readConfig(serviceUrlSettings(), env) };
 }
 
 export type GatewayConfig = ReturnType<typeof readGatewayConfig>;

@@ -3,6 +3,7 @@ import { createLogger } from '@lpm/shared/logger';
 import { startTelemetry } from '@lpm/shared/telemetry';
 import { stopOnSignals } from '@lpm/shared/service/shutdown';
 import { buildGatewayApp } from './app.ts';
+import { internalServer } from './internal-listener.ts';
 import { readGatewayConfig } from './config.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
 import { openGatewayStore } from './data/store.ts';
@@ -33,7 +34,10 @@ async function start(): Promise<void> {
 
   // Limits work without Redis (in-process fallback), so a slow Redis only delays the start a little.
   if (!(await redisReady(redis, 3000))) app.log.warn('Redis not ready at start: rate limits use in-process counters until it is');
+  const internal = internalServer(app); // before listen: it adds the app's onClose hook
   await app.listen({ port: config.port, host: config.host });
+  await new Promise<void>((resolve, reject) => internal.once('error', reject).listen(config.internalPort, config.internalHost, resolve));
+  app.log.info(`internal routes on ${config.internalHost}:${config.internalPort}`);
 }
 
 // Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.

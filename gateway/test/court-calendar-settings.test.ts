@@ -17,11 +17,15 @@ const GRACE_MS = 2000;
 
 async function startActivitiesStandIn() {
   const app: FastifyInstance = Fastify({ logger: false });
-  const state = { failWith: 0, told: [] as { teamId: string | undefined; userId: string | undefined; body: any }[] };
+  const state = { failWith: 0, told: [] as { teamId: string | undefined; userId: string | undefined; body: any }[], zones: [] as (string | undefined)[] };
   app.post('/internal/court-calendar', async (req, reply) => {
     if (state.failWith) return reply.status(state.failWith).send({ success: false });
     const who = readIdentity(req.headers, INTERNAL_TOKEN);
     state.told.push({ teamId: who?.teamId, userId: who?.userId, body: req.body });
+    return { success: true, data: { changed: 0 } };
+  });
+  app.post('/internal/time-zone', async (req) => {
+    state.zones.push(readIdentity(req.headers, INTERNAL_TOKEN)?.settings.timezone);
     return { success: true, data: { changed: 0 } };
   });
   app.all('/*', async (req) => ({ success: true, data: { path: req.url, identity: readIdentity(req.headers, INTERNAL_TOKEN) } }));
@@ -49,6 +53,17 @@ afterAll(async () => {
 beforeEach(() => {
   activities.state.failWith = 0;
   activities.state.told = [];
+  activities.state.zones = [];
+});
+
+describe('a time zone change reaching the services', () => {
+  test('when only the time zone changes, then the services owning due moments are told, with the new zone in the settings header', async () => {
+    const team = await newTeam(gw.accounts);
+    expect((await put(team.apiKey, { timezone: 'Asia/Tokyo' })).status).toBe(200);
+    await waitFor('the activities service told', () => activities.state.zones.length > 0, 5000);
+    expect(activities.state.zones).toEqual(['Asia/Tokyo']);
+    expect(activities.state.told).toHaveLength(1);
+  });
 });
 
 const put = (key: string, body: unknown) => call(gw.url, '/v1/settings', { method: 'PUT', key, body: JSON.stringify(body) });
@@ -87,7 +102,7 @@ describe('a court calendar change reaching the activities service', () => {
     // On behalf of the user who changed it: the events it causes name them.
     expect(activities.state.told[0]).toEqual({ teamId: team.team.id, userId: team.user.id, body: { court_calendar: SORTED, changed_at: res.body.data.updated_at } });
     // Nothing left to retry, and the same calendar again (or another field) is no change.
-    await put(team.apiKey, { court_calendar: CALENDAR, timezone: 'UTC' });
+    await put(team.apiKey, { court_calendar: CALENDAR, cnj_check: 'reject' });
     await new Promise((r) => setTimeout(r, GRACE_MS + 600));
     expect(activities.state.told).toHaveLength(1);
   });

@@ -7,7 +7,7 @@ import { ConfigError } from '@lpm/shared/config';
 import { readGatewayConfig } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
-import { call, INTERNAL_TOKEN, sleep, startEchoUpstream, testDbPrefix } from './support.ts';
+import { call, INTERNAL_TOKEN, internalHeaders, sleep, startEchoUpstream, testDbPrefix } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -23,6 +23,13 @@ describe('configuration', () => {
     expect(readGatewayConfig(base).deployed).toEqual(Object.keys(SERVICE_PORTS));
     expect(readGatewayConfig({ ...base, GATEWAY_SERVICES: 'clients, cases' }).deployed).toEqual(['clients', 'cases']);
     expect(() => readGatewayConfig({ ...base, GATEWAY_SERVICES: 'clients,billing' })).toThrow(/GATEWAY_SERVICES: unknown services: billing/);
+  });
+
+  test('when INTERNAL_PORT is unset, then /internal/* listens on 8087 of 127.0.0.1; set to PORT, the config is refused', () => {
+    const base = { MONGO_URL: 'mongodb://127.0.0.1:27017/', INTERNAL_TOKEN: INTERNAL_TOKEN };
+    expect(readGatewayConfig(base)).toMatchObject({ internalPort: 8087, internalHost: '127.0.0.1' });
+    expect(readGatewayConfig({ ...base, INTERNAL_PORT: '9001', INTERNAL_HOST: '0.0.0.0' })).toMatchObject({ internalPort: 9001, internalHost: '0.0.0.0' });
+    expect(() => readGatewayConfig({ ...base, PORT: '9000', INTERNAL_PORT: '9000' })).toThrow(/INTERNAL_PORT: must differ from PORT \(9000\)/);
   });
 
   test('when the failed-authentication settings are unset, then no proxy is trusted and 50 failures a minute are allowed', () => {
@@ -69,6 +76,7 @@ describe('server.ts', () => {
 
   test('when started with its env, then it serves, logs only JSON lines and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
+    const internalPort = await freePort();
     const dbPrefix = testDbPrefix('server');
     const store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix });
     const team = await new Accounts(gatewayRepositories(store.db)).createTeam({ name: 'S', plan: 'starter', ownerName: 'O', ownerEmail: 'o@s.io' });
@@ -77,6 +85,7 @@ describe('server.ts', () => {
       ...process.env,
       NODE_OPTIONS: '',
       PORT: String(port),
+      INTERNAL_PORT: String(internalPort),
       MONGO_DB_PREFIX: dbPrefix,
       REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}gw-server:`,
       INTERNAL_TOKEN,
@@ -96,6 +105,11 @@ describe('server.ts', () => {
       const res = await call(base, '/v1/deals', { key: team.apiKey });
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBe('60');
+      // /internal/* on the internal listener only.
+      for (let i = 0; i < 50 && !(await isListening(internalPort)); i++) await sleep(100);
+      const owner = { headers: internalHeaders(team.team.id) };
+      expect((await call(`http://127.0.0.1:${internalPort}`, '/internal/team-owner', owner)).status).toBe(200);
+      expect((await call(base, '/internal/team-owner', owner)).status).toBe(404);
     } finally {
       child.kill('SIGTERM');
     }

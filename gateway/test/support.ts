@@ -1,16 +1,18 @@
 // Real servers for gateway tests: the gateway on an ephemeral port, over the test
 // run's FerretDB and Redis, in front of small Fastify upstreams that echo what they got.
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { HEADER } from '@lpm/shared/identity';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import type { Redis } from 'ioredis';
 import { buildGatewayApp, type GatewayDeps } from '../src/app.ts';
+import { internalServer } from '../src/internal-listener.ts';
 import type { Upstreams } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
 
-export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
+export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 export interface Echo {
   method: string;
@@ -28,6 +30,8 @@ export async function startEchoUpstream(name: string): Promise<{ url: string; ap
   app.get('/health', async (_req, reply) =>
     state.healthStatus === 0 ? new Promise(() => {}) : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 }),
   );
+  // After a team's time zone (or court calendar) changed, the gateway tells the services; none has records to re-arm here.
+  app.post('/internal/time-zone', async () => ({ success: true, data: { changed: 0 } }));
   app.all('/*', async (req, reply) => {
     if (req.url.endsWith('/hang')) return new Promise(() => {});
     const echo: Echo = {
@@ -47,6 +51,8 @@ export async function startEchoUpstream(name: string): Promise<{ url: string; ap
 export interface TestGateway {
   app: FastifyInstance;
   url: string;
+  /** The listener of /internal/* (the services' GATEWAY_URL). */
+  internalUrl: string;
   accounts: Accounts;
   redis: Redis;
   close(): Promise<void>;
@@ -75,14 +81,17 @@ export async function startGateway(
     ...rest,
     store,
   });
+  const internal = internalServer(app);
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
+    await new Promise<void>((resolve, reject) => internal.once('error', reject).listen(0, '127.0.0.1', resolve));
   } catch (e) {
     await app.close();
     throw e;
   }
   const { port } = app.server.address() as { port: number };
-  return { app, url: `http://127.0.0.1:${port}`, accounts: new Accounts(gatewayRepositories(store.db)), redis, close: () => app.close() };
+  const internalUrl = `http://127.0.0.1:${(internal.address() as { port: number }).port}`;
+  return { app, url: `http://127.0.0.1:${port}`, internalUrl, accounts: new Accounts(gatewayRepositories(store.db)), redis, close: () => app.close() };
 }
 
 /** Every upstream name pointing at one base URL. */

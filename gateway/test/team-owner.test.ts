@@ -30,19 +30,19 @@ afterAll(async () => {
 
 describe('GET /internal/team-owner', () => {
   test("when called with the internal token, then it answers the team's owner", async () => {
-    const a = await call(gw.url, '/internal/team-owner', { headers: internalHeaders(teamA.team.id) });
+    const a = await call(gw.internalUrl, '/internal/team-owner', { headers: internalHeaders(teamA.team.id) });
     expect([a.status, a.body]).toEqual([200, { success: true, data: ownerOf(teamA) }]);
-    const b = await call(gw.url, '/internal/team-owner', { headers: internalHeaders(teamB.team.id) });
+    const b = await call(gw.internalUrl, '/internal/team-owner', { headers: internalHeaders(teamB.team.id) });
     expect(b.body).toEqual({ success: true, data: ownerOf(teamB) });
   });
 
   test('when the team does not exist, then 404 Team not found', async () => {
-    const res = await call(gw.url, '/internal/team-owner', { headers: internalHeaders(newId('team')) });
+    const res = await call(gw.internalUrl, '/internal/team-owner', { headers: internalHeaders(newId('team')) });
     expect([res.status, res.body]).toEqual([404, { success: false, error: { code: 'NOT_FOUND', message: 'Team not found', details: {} } }]);
   });
 
   test('when the internal token is missing or wrong, or no team is given, then 404 Route not found, without touching the limits', async () => {
-    const unknownRoute = await call(gw.url, '/internal/nothing-here', { key: teamB.apiKey });
+    const unknownRoute = await call(gw.internalUrl, '/internal/nothing-here', { key: teamB.apiKey });
     const attempts: Record<string, string>[] = [
       {},
       internalHeaders(teamA.team.id, 'wrong-token-wrong-token'),
@@ -51,7 +51,7 @@ describe('GET /internal/team-owner', () => {
       { authorization: `Bearer ${teamA.apiKey}`, [HEADER.teamId]: teamA.team.id },
     ];
     for (const headers of attempts) {
-      const res = await call(gw.url, '/internal/team-owner', { headers });
+      const res = await call(gw.internalUrl, '/internal/team-owner', { headers });
       expect([res.status, res.body]).toEqual([404, unknownRoute.body]);
       expect(res.headers.get('ratelimit-limit')).toBeNull();
     }
@@ -62,7 +62,7 @@ describe('GET /internal/team-owner', () => {
 
 describe('UserDirectory.owner', () => {
   const directory = (opts: Partial<ConstructorParameters<typeof UserDirectory>[0]> = {}) =>
-    new UserDirectory({ gatewayUrl: gw.url, internalToken: INTERNAL_TOKEN, ...opts });
+    new UserDirectory({ gatewayUrl: gw.internalUrl, internalToken: INTERNAL_TOKEN, ...opts });
 
   test('when the team exists, then its owner; asked again, the gateway is asked again (no cache)', async () => {
     const fetchSpy = jest.spyOn(globalThis, 'fetch');

@@ -32,7 +32,7 @@ afterAll(async () => {
 describe('GET /internal/users', () => {
   test('when called with the internal token, then it answers the team users among the ids, without unknown or foreign ones', async () => {
     const ids = [alice.id, teamA.user.id, teamB.user.id, newId('user'), 'not-an-id'].join(',');
-    const res = await call(gw.url, `/internal/users?ids=${encodeURIComponent(ids)}`, { headers: internalHeaders(teamA.team.id) });
+    const res = await call(gw.internalUrl, `/internal/users?ids=${encodeURIComponent(ids)}`, { headers: internalHeaders(teamA.team.id) });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.data.sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id))).toEqual(
@@ -41,12 +41,12 @@ describe('GET /internal/users', () => {
   });
 
   test('when another team asks for the same ids, then it sees only its own users', async () => {
-    const res = await call(gw.url, `/internal/users?ids=${alice.id},${teamB.user.id}`, { headers: internalHeaders(teamB.team.id) });
+    const res = await call(gw.internalUrl, `/internal/users?ids=${alice.id},${teamB.user.id}`, { headers: internalHeaders(teamB.team.id) });
     expect(res.body).toEqual({ success: true, data: [ownerOf(teamB)] });
   });
 
   test('when the internal token is missing or wrong, or no team is given, then 404 Route not found, before any validation', async () => {
-    const unknownRoute = await call(gw.url, '/internal/nothing-here', { key: teamB.apiKey });
+    const unknownRoute = await call(gw.internalUrl, '/internal/nothing-here', { key: teamB.apiKey });
     expect(unknownRoute.body).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'Route not found', details: {} } });
     const attempts: Record<string, string>[] = [
       {},
@@ -56,7 +56,7 @@ describe('GET /internal/users', () => {
     ];
     for (const headers of attempts) {
       for (const query of [`?ids=${alice.id}`, '', `?ids=${'x,'.repeat(200)}`]) {
-        const res = await call(gw.url, `/internal/users${query}`, { headers });
+        const res = await call(gw.internalUrl, `/internal/users${query}`, { headers });
         expect([res.status, res.body]).toEqual([404, unknownRoute.body]);
         expect(res.headers.get('ratelimit-limit')).toBeNull();
       }
@@ -64,7 +64,7 @@ describe('GET /internal/users', () => {
   });
 
   test('when called, then it needs no API key and does not count toward the team limits', async () => {
-    const res = await call(gw.url, `/internal/users?ids=${alice.id}`, { headers: internalHeaders(teamA.team.id) });
+    const res = await call(gw.internalUrl, `/internal/users?ids=${alice.id}`, { headers: internalHeaders(teamA.team.id) });
     expect(res.headers.get('ratelimit-limit')).toBeNull();
     const viaApi = await call(gw.url, '/v1/deals', { key: teamA.apiKey });
     expect(viaApi.headers.get('ratelimit-remaining')).toBe('59');
@@ -72,12 +72,12 @@ describe('GET /internal/users', () => {
 
   test('when more than 100 ids are asked for, then 400; when ids is missing, then 400', async () => {
     const ids = Array.from({ length: 101 }, () => newId('user')).join(',');
-    const tooMany = await call(gw.url, `/internal/users?ids=${ids}`, { headers: internalHeaders(teamA.team.id) });
+    const tooMany = await call(gw.internalUrl, `/internal/users?ids=${ids}`, { headers: internalHeaders(teamA.team.id) });
     expect([tooMany.status, tooMany.body.error]).toEqual([
       400,
       { code: 'VALIDATION_ERROR', message: 'ids must have at most 100 items', details: { field: 'ids', type: 'invalid' } },
     ]);
-    const missing = await call(gw.url, '/internal/users', { headers: internalHeaders(teamA.team.id) });
+    const missing = await call(gw.internalUrl, '/internal/users', { headers: internalHeaders(teamA.team.id) });
     expect([missing.status, missing.body.error.message]).toEqual([400, 'ids is required']);
   });
 });
@@ -100,7 +100,7 @@ describe('UserDirectory', () => {
   afterAll(() => fetchSpy.mockRestore());
 
   const directory = (opts: Partial<ConstructorParameters<typeof UserDirectory>[0]> = {}) =>
-    new UserDirectory({ gatewayUrl: gw.url, internalToken: INTERNAL_TOKEN, ...opts });
+    new UserDirectory({ gatewayUrl: gw.internalUrl, internalToken: INTERNAL_TOKEN, ...opts });
 
   test('when users are found, then the map holds them by id, and a second call is answered from the cache', async () => {
     const users = directory();

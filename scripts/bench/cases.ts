@@ -146,7 +146,7 @@ async function slaSweep(b: Bench, sys: System, database: string, dueNow: string[
     const db = client.db(database);
     const signals = casesSlaSignals({
       db,
-      urls: { clients: sys.clientsUrl, activities: sys.activitiesUrl, gateway: sys.gatewayUrl },
+      urls: { clients: sys.clientsUrl, activities: sys.activitiesUrl, gateway: sys.gatewayInternalUrl },
       internalToken: b.token,
     });
     await signals.createIndexes();

@@ -126,6 +126,8 @@ export const THIS_TREE: Tree = { label: 'this', root: ROOT, dbPrefix: 'bench_', 
 export interface System {
   tree: Tree;
   gatewayUrl: string;
+  /** The gateway's internal listener (/internal/*), at +7 (scripts/start.ts). */
+  gatewayInternalUrl: string;
   /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3, activities +4, financial +5. */
   dealsUrl: string;
   clientsUrl: string;
@@ -347,6 +349,7 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
         return {
           tree,
           gatewayUrl: `http://127.0.0.1:${port}`,
+          gatewayInternalUrl: `http://127.0.0.1:${port + 7}`,
           dealsUrl: `http://127.0.0.1:${port + 1}`,
           clientsUrl: `http://127.0.0.1:${port + 2}`,
           casesUrl: `http://127.0.0.1:${port + 3}`,

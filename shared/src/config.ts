@@ -43,6 +43,31 @@ export const secret: Parser<string> = (raw) => {
   return raw;
 };
 
+/** The bytes of a secret written as hex or base64 (base64url too), or null when it is neither. */
+function secretBytes(raw: string): number | null {
+  if (/^(?:[0-9a-fA-F]{2})+$/.test(raw)) return raw.length / 2;
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) return Buffer.from(raw, 'base64').length;
+  return null;
+}
+
+/**
+ * A shared secret that must be random bytes: at least `minBytes` of them, written as
+ * hex or base64 (`openssl rand -hex 32`). Anything shorter, or not so written (a
+ * chosen word or phrase), is refused.
+ */
+export const randomSecret =
+  (minBytes: number): Parser<string> =>
+  (raw) => {
+    const bytes = raw ? secretBytes(raw) : null;
+    if (bytes === null || bytes < minBytes) {
+      throw new Error(`must be at least ${minBytes} random bytes, written as hex (${minBytes * 2} characters) or base64: generate one with \`openssl rand -hex ${minBytes}\``);
+    }
+    return raw!;
+  };
+
+/** INTERNAL_TOKEN: the credential between the gateway and the services (it opens every internal route). */
+export const INTERNAL_TOKEN_BYTES = 32;
+
 export const int =
   (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): Parser<number> =>
   (raw) => {
@@ -126,7 +151,7 @@ export const platformSettings = (defaultPort: number) =>
     host: ['HOST', str('127.0.0.1')],
     mongoUrl: ['MONGO_URL', url(undefined, ['mongodb:', 'mongodb+srv:'])],
     dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
-    internalToken: ['INTERNAL_TOKEN', secret],
+    internalToken: ['INTERNAL_TOKEN', randomSecret(INTERNAL_TOKEN_BYTES)],
     logLevel: ['LOG_LEVEL', oneOf(LOG_LEVELS, 'info')],
   }) as const;
 

@@ -2,6 +2,13 @@
 // days and wall-clock moments in a team's time zone.
 export const DAY_MS = 86_400_000;
 
+/**
+ * The calendar days the platform takes (docs/limits.md): years 1900 to 9998, so that
+ * the day after any of them, and its instant in any time zone, can be computed.
+ */
+export const FIRST_DAY = '1900-01-01';
+export const LAST_DAY = '9998-12-31';
+
 /** An instant as the API writes it (ISO 8601 UTC with milliseconds); null stays null. */
 export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 

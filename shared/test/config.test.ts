@@ -1,4 +1,4 @@
-import { ConfigError, bool, duration, durationList, int, oneOf, parseDuration, readConfig, secret, str, url } from '../src/config.ts';
+import { ConfigError, bool, duration, durationList, int, oneOf, parseDuration, platformSettings, readConfig, secret, str, url } from '../src/config.ts';
 
 test('when settings are valid or absent, then values are parsed and defaults apply', () => {
   const config = readConfig(
@@ -62,4 +62,21 @@ test.each([
 
 test.each(['', 'soon', '5 minutes', '-5m', '5w'])('when a duration is %j, then it is refused', (text) => {
   expect(() => parseDuration(text)).toThrow(/is not a duration/);
+});
+
+test.each([
+  ['16 characters, as once allowed', '0123456789abcdef'],
+  ['31 bytes as hex', 'ab'.repeat(31)],
+  ['a phrase of 40 characters', 'this is the internal token of the system'],
+])('when INTERNAL_TOKEN is %s, then the process refuses to start saying how to make one', (_case, token) => {
+  expect(() => readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL: 'mongodb://127.0.0.1:27017/' })).toThrow(
+    'INTERNAL_TOKEN: must be at least 32 random bytes, written as hex (64 characters) or base64: generate one with `openssl rand -hex 32`',
+  );
+});
+
+test.each([
+  ['32 bytes as hex', 'ab'.repeat(32)],
+  ['32 bytes as base64', Buffer.alloc(32, 7).toString('base64')],
+])('when INTERNAL_TOKEN is %s, then it is taken', (_case, token) => {
+  expect(readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL: 'mongodb://127.0.0.1:27017/' }).internalToken).toBe(token);
 });

@@ -1,7 +1,7 @@
 // CONSUMER_RETRY_FOR: read and validated with the other service settings at start.
 import { readServiceConfig } from '../src/service/runner.ts';
 
-const base = { INTERNAL_TOKEN: 'x'.repeat(32), MONGO_URL: 'mongodb://127.0.0.1:27017/' };
+const base = { INTERNAL_TOKEN: 'ab'.repeat(32), MONGO_URL: 'mongodb://127.0.0.1:27017/' };
 
 it('defaults CONSUMER_RETRY_FOR to 24 hours and reads a duration', () => {
   expect(readServiceConfig('cases', { ...base }).consumerRetryForMs).toBe(24 * 3600_000);

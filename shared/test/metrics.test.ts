@@ -6,7 +6,7 @@ import { HEADER } from '../src/identity.ts';
 import { createServiceApp } from '../src/http/service-app.ts';
 import { openStore } from '../src/store/orm.ts';
 
-const token = randomBytes(24).toString('hex');
+const token = randomBytes(32).toString('hex');
 const ThingEntity = defineEntity({ name: 'Thing', collection: 'things', properties: { _id: p.string().primary(), n: p.integer() } });
 
 test('when the service sends commands to the store, then /internal/metrics counts them by collection and command, and refuses a caller without the credential', async () => {

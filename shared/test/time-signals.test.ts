@@ -373,3 +373,32 @@ describe('zonedMoment', () => {
     expect(() => zonedMoment('2026-01-01', 'Mars/Olympus')).toThrow(RangeError);
   });
 });
+
+describe('TimeSignals after a restart', () => {
+  it('when restarted with a shorter interval, then the first sweep comes within the new interval, not at the run the old one stored', async () => {
+    const col = 'restarted';
+    const build = (intervalMs: number) =>
+      new TimeSignals({
+        db,
+        intervalMs,
+        signals: [signal('case.sla_overdue', col, 'sla_overdue_at')],
+        relay: { kick: () => {} },
+        logger: captureLogger(),
+        name: `test-${col}`,
+      });
+    // A run at a one-hour interval leaves the job's next run an hour after it (as agenda records a run).
+    const slow = build(HOUR);
+    await slow.start();
+    await slow.stop();
+    const job = { name: `test-${col}:time-signals`, type: 'single' };
+    const ran = new Date();
+    expect((await db.collection('agendaJobs').updateOne(job, { $set: { lastRunAt: ran, nextRunAt: new Date(ran.getTime() + HOUR) } })).matchedCount).toBe(1);
+
+    const fast = build(200);
+    started.push(fast);
+    await fast.start();
+    await insertCases(col, 1, () => ({ sla_overdue_at: new Date(Date.now() - 1000) }));
+    await waitFor('the overdue event from the restarted scheduler', async () => (await outboxes(col)).case_0.length > 0, 10_000);
+    expect((await outboxes(col)).case_0).toEqual(['case.sla_overdue']);
+  });
+});

@@ -27,7 +27,7 @@ export async function replicasOf(service: ServiceName, name: string, count = 2):
   const base = await freePortBlock();
   const prefix = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const exchange = `${prefix}events`;
-  const token = randomBytes(16).toString('hex');
+  const token = randomBytes(32).toString('hex');
   let processes: ChildProcess[] = [];
   return {
     base,

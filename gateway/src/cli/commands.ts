@@ -150,7 +150,8 @@ export const HELP = [
   'The store is MONGO_URL (database <MONGO_DB_PREFIX>gateway, prefix lpm_ by default);',
   'without MONGO_URL, the local store of `npm start`, started for the command if it is not running.',
   'The dlq commands use AMQP_URL (amqp://guest:guest@127.0.0.1:5672 by default); QUEUE is the consumer\'s',
-  'full queue name (<AMQP_EXCHANGE>.<name>), its DLQ QUEUE.dlq.',
+  'full queue name (<AMQP_EXCHANGE>.<name>), its DLQ QUEUE.dlq; <AMQP_EXCHANGE>.unrouted is the exchange\'s',
+  'parking queue (events published before a queue was bound for them), replayed to the exchange.',
 ].join('\n');
 
 /** The command and its options, or a UsageError saying what is wrong. */

@@ -3,19 +3,31 @@
 // into the consumer's queue. `--queue` names the consumer's queue (its full name, as
 // the services declare it: `<AMQP_EXCHANGE>.<name>`, e.g. `lpm.events.webhooks.fan-out`);
 // the DLQ is `<queue>.dlq`. A name that already ends in `.dlq` is taken as the DLQ
-// itself and the queue is that name without the suffix.
+// itself and the queue is that name without the suffix. The exchange's parking queue
+// (`<AMQP_EXCHANGE>.unrouted`: events published before any queue was bound for them)
+// is read the same way, and replayed to the exchange, each under its type.
 import { connect as amqpConnect, type ChannelModel, type ConfirmChannel, type GetMessage } from 'amqplib';
+import { parkingQueue } from '@lpm/shared/messaging/publisher';
 
 export const ATTEMPT_HEADER = 'x-attempt';
 export const LAST_ERROR_HEADER = 'x-last-error';
 
 export interface DlqQueues {
+  /** A consumer's queue, or for the parking queue the exchange it replays to. */
   queue: string;
   dlq: string;
+  /** Set for the parking queue: replayed to this exchange, not into a queue. */
+  exchange?: string;
 }
+
+const PARKING_SUFFIX = parkingQueue('');
 
 export function dlqQueues(name: string): DlqQueues {
   const n = name.trim();
+  if (n.endsWith(PARKING_SUFFIX)) {
+    const exchange = n.slice(0, -PARKING_SUFFIX.length);
+    return { queue: exchange, dlq: n, exchange };
+  }
   return n.endsWith('.dlq') ? { queue: n.slice(0, -'.dlq'.length), dlq: n } : { queue: n, dlq: `${n}.dlq` };
 }
 
@@ -95,9 +107,10 @@ export async function listDlq(url: string, name: string): Promise<{ queue: strin
  * meanwhile are left for the next run.
  */
 export async function replayDlq(url: string, name: string): Promise<{ queue: string; dlq: string; replayed: number }> {
-  const { queue, dlq } = dlqQueues(name);
+  const { queue, dlq, exchange } = dlqQueues(name);
   return withChannel(url, async (ch) => {
-    await count(ch, queue);
+    if (exchange === undefined) await count(ch, queue);
+    else await ch.checkExchange(exchange);
     const total = await count(ch, dlq);
     let returned = false;
     // A mandatory publish no queue takes comes back (before its confirm): the original stays in the DLQ.
@@ -110,10 +123,12 @@ export async function replayDlq(url: string, name: string): Promise<{ queue: str
       const headers: Record<string, unknown> = { ...(p.headers ?? {}), 'x-replayed-from': dlq };
       for (const k of Object.keys(headers)) if (k === 'x-death' || k.startsWith('x-first-death') || k.startsWith('x-last-death')) delete headers[k];
       for (const k of [ATTEMPT_HEADER, 'x-failures', 'x-transient-failures', 'x-transient-since']) delete headers[k];
+      // A parked event goes back to the exchange under its type, for the queues bound by now.
+      const routingKey = exchange === undefined ? queue : (p.type ?? describe(m).type ?? '');
       await new Promise<void>((resolve, reject) => {
         ch.publish(
-          '',
-          queue,
+          exchange ?? '',
+          routingKey,
           m.content,
           {
             persistent: true,
@@ -127,7 +142,13 @@ export async function replayDlq(url: string, name: string): Promise<{ queue: str
           (err) => (err ? reject(new Error(`republish to ${queue} not confirmed`, { cause: err })) : resolve()),
         );
       });
-      if (returned) throw new Error(`queue ${queue} did not take the message (deleted?); it stays in ${dlq}`);
+      if (returned) {
+        throw new Error(
+          exchange === undefined
+            ? `queue ${queue} did not take the message (deleted?); it stays in ${dlq}`
+            : `no queue is bound for ${routingKey} on ${exchange} yet; it stays in ${dlq}`,
+        );
+      }
       ch.ack(m);
       replayed++;
     }

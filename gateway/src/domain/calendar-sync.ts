@@ -1,5 +1,7 @@
 // A change of a team's court calendar re-computes the due dates of its rule-based
-// deadline activities, which the activities service owns. The change is recorded
+// deadline activities, which the activities service owns; a change of its time zone
+// re-arms the instants the zone decides in cases, activities and financial records
+// (both are told on either change: each is idempotent). The change is recorded
 // (calendar_syncs) before the settings are written, and removed only once the
 // activities service has applied the team's calendar as it stood at that change or
 // later; a failed or interrupted call is retried by the periodic pass, so a crash
@@ -15,10 +17,16 @@ export interface DeadlineOwner {
   courtCalendarChanged(who: Identity, calendar: CourtCalendarSettings, changedAt: Date): Promise<void>;
 }
 
+/** The services whose stored instants a team's time zone decides (upstream/time-zone-owners.ts). */
+export interface TimeZoneOwners {
+  timeZoneChanged(who: Identity): Promise<void>;
+}
+
 export interface CalendarSyncOptions {
   syncs: CalendarSyncsRepository;
   accounts: Accounts;
   deadlines: DeadlineOwner;
+  zones: TimeZoneOwners;
   logger: Pick<Logger, 'warn'>;
   /**
    * How old a recorded change must be before the retry pass sends it: longer than a
@@ -37,7 +45,7 @@ export class CalendarSync {
     this.opts = opts;
   }
 
-  /** Before the settings write: the change `who` made, which must reach the activities service. */
+  /** Before the settings write: the change `who` made, which must reach the services. */
   mark(who: Pick<Identity, 'teamId' | 'userId'>, changedAt: Date): Promise<void> {
     return this.opts.syncs.mark(who.teamId, changedAt, who.userId);
   }
@@ -53,10 +61,11 @@ export class CalendarSync {
       const changedAt = team.settings_updated_at ?? new Date(0);
       const who: Identity = { teamId, userId: by, scopes: ['read', 'write'], settings: settingsOf(team) };
       await this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt);
+      await this.opts.zones.timeZoneChanged(who);
       await this.opts.syncs.done(teamId, recordedAt ?? changedAt);
       return true;
     } catch (e) {
-      this.opts.logger.warn({ err: e, team: teamId }, 'court calendar not yet applied to deadline activities; retried later');
+      this.opts.logger.warn({ err: e, team: teamId }, 'court calendar or time zone not yet applied to the services; retried later');
       return false;
     }
   }

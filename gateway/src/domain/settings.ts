@@ -2,7 +2,7 @@
 // suggested probability), the time zone, the court calendar and the CNJ-number
 // check (issue 29). A phase that records of the service owning it still use cannot
 // be removed; renaming a phase removes the old name. A change of the court calendar
-// reaches the team's deadline activities through CalendarSync.
+// or of the time zone reaches the services through CalendarSync.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
@@ -69,10 +69,12 @@ export class Settings {
     await this.refuseRemovingPhasesInUse(who, current, next);
     const now = new Date();
     const calendarChanged = next.court_calendar !== undefined && JSON.stringify(next.court_calendar) !== JSON.stringify(current.court_calendar);
-    if (calendarChanged) await this.opts.calendarSync.mark(who, now);
+    const zoneChanged = next.timezone !== undefined && next.timezone !== current.timezone;
+    const told = calendarChanged || zoneChanged;
+    if (told) await this.opts.calendarSync.mark(who, now);
     await this.opts.teams.setSettings(who.teamId, next, now);
     // Not awaited: the retry pass repeats it if it fails.
-    if (calendarChanged) void this.opts.calendarSync.push(who.teamId, who.userId);
+    if (told) void this.opts.calendarSync.push(who.teamId, who.userId);
     return this.get(who.teamId);
   }
 

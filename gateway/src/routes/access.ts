@@ -3,12 +3,13 @@
 // limits (429, RateLimit-* headers on every authenticated response), the key's
 // scopes (403) and the declared body size (413).
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { forbidden, payloadTooLarge, rateLimited, unauthorized } from '@lpm/shared/errors';
+import { forbidden, payloadTooLarge, rateLimited, unauthorized, type AppError } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
 import type { Principal } from '../domain/accounts.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { TeamLimits } from '../limits/team-limits.ts';
+import type { AuthFailureDecision } from '../limits/auth-failures.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,10 +59,14 @@ async function authenticate(req: FastifyRequest, reply: FastifyReply, opts: Acce
   const result = await opts.authenticator.check(req.headers.authorization, opts.clientAddress(req));
   if ('principal' in result) return result.principal;
   if ('refused' in result) throw unauthorized(result.refused);
-  const { throttled } = result;
+  throw tooManyFailures(reply, result.throttled);
+}
+
+/** The 429 of an address past its failed authentications (API keys, the internal token), with its headers set. */
+export function tooManyFailures(reply: FastifyReply, throttled: AuthFailureDecision): AppError {
   setLimitHeaders(reply, throttled);
   reply.header('retry-after', String(throttled.resetSeconds));
-  throw rateLimited('Too many failed authentications', { reason: 'auth_failures', retry_after: throttled.resetSeconds });
+  return rateLimited('Too many failed authentications', { reason: 'auth_failures', retry_after: throttled.resetSeconds });
 }
 
 function requiredScope(method: string, config: FastifyContextConfig | undefined): Scope {

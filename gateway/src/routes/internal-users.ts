@@ -2,14 +2,18 @@
 //   GET /internal/users?ids=a,b: the users of a team among ids;
 //   GET /internal/team-owner: the team's owner (whom alerts are mailed to).
 // Only callers with the internal credential and a team id see them; to anyone else
-// they do not exist (404 Route not found, before any validation). No API key, no
-// rate limit, not in the public OpenAPI document.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// they do not exist (404 Route not found, before any validation), and each such
+// attempt counts as a failed authentication of its address, as a bad API key does
+// (429 past AUTH_FAILURE_LIMIT). No API key, no rate limit, not in the public
+// OpenAPI document.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
 import { invalidField, notFound } from '@lpm/shared/errors';
 import { HEADER, sameSecret } from '@lpm/shared/identity';
 import { object, okResponse, out, shape, text, type SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Accounts, User } from '../domain/accounts.ts';
+import type { AuthFailures } from '../limits/auth-failures.ts';
+import { tooManyFailures } from './access.ts';
 
 const MAX_IDS = 100;
 
@@ -23,11 +27,21 @@ const header = (req: FastifyRequest, name: string) => {
 
 const directoryUser = ({ id, name, email }: User) => ({ id, name, email });
 
-export function internalUsersRoute(fastify: FastifyInstance, opts: { accounts: Accounts; internalToken: string }): void {
+export interface InternalUsersOptions {
+  accounts: Accounts;
+  internalToken: string;
+  failures: AuthFailures;
+  clientAddress(req: FastifyRequest): string;
+}
+
+export function internalUsersRoute(fastify: FastifyInstance, opts: InternalUsersOptions): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
-  const internalOnly = async (req: FastifyRequest) => {
+  const internalOnly = async (req: FastifyRequest, reply: FastifyReply) => {
     const token = header(req, HEADER.internalToken);
-    if (!token || !sameSecret(token, opts.internalToken) || !header(req, HEADER.teamId)) throw notFound('Route not found');
+    if (token && sameSecret(token, opts.internalToken) && header(req, HEADER.teamId)) return;
+    const charge = await opts.failures.charge(opts.clientAddress(req));
+    if (!charge.allowed) throw tooManyFailures(reply, charge);
+    throw notFound('Route not found');
   };
 
   app.get(

@@ -19,7 +19,7 @@ import { Activities } from '../src/domain/activities.ts';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
 
-export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 export function identity(timezone = 'America/Sao_Paulo'): Identity {
   return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings(timezone) };

@@ -16,7 +16,7 @@ import { CaseEntity } from '../src/data/case-entity.ts';
 import { CasesRepository } from '../src/data/cases-repository.ts';
 import { Cases, type CasesDeps } from '../src/domain/cases.ts';
 
-export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 export function identity(timezone = 'America/Sao_Paulo'): Identity {
   return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings(timezone) };

@@ -84,8 +84,8 @@ test.each([
   ['sort=email', 'Invalid sort field'],
   ['limit=101', 'limit must be an integer from 1 to 100'],
   ['limit=0', 'limit must be an integer from 1 to 100'],
-  ['page=0', 'page must be an integer >= 1'],
-  ['page=abc', 'page must be an integer >= 1'],
+  ['page=0', 'page must be an integer from 1 to 10000'],
+  ['page=abc', 'page must be an integer from 1 to 10000'],
 ])('when the query is %s, then 400 %s', async (query, message) => {
   const res = await list(query);
   expect(res.statusCode).toBe(400);

@@ -20,7 +20,7 @@ export const noCases: ClientCases = {
   listForClient: async () => ({ items: [], total: 0 }),
 };
 
-export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 export function identity(scopes: Identity['scopes'] = ['read', 'write', 'admin']): Identity {
   return { teamId: newId('team'), userId: newId('user'), scopes, settings: defaultTeamSettings() };

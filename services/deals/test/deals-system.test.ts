@@ -11,7 +11,7 @@ import { waitFor } from '../../../shared/test/support/wait.ts';
 import { expectError } from '../../../test/support/api.ts';
 import { CasesService } from '../src/upstream/cases-service.ts';
 
-const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 let sys: RunningSystem;
 let receiver: HttpsReceiver;

@@ -17,7 +17,7 @@ import { DealEntity } from '../src/data/deal-entity.ts';
 import { DealsRepository } from '../src/data/deals-repository.ts';
 import { Deals, type DealsDeps } from '../src/domain/deals.ts';
 
-export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 export function identity(timezone = 'America/Sao_Paulo'): Identity {
   return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings(timezone) };

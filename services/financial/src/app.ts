@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
 import type { Financial } from './domain/financial.ts';
+import { internalRoutes } from './routes/internal.ts';
 import { financialRoutes } from './routes/financial.ts';
 
 export interface FinancialAppOptions extends Omit<ServiceAppOptions, 'name'> {
@@ -13,6 +14,7 @@ export function buildFinancialApp(opts: FinancialAppOptions): FastifyInstance {
   const app = createServiceApp({ ...opts, name: 'financial' });
   app.register(async (scope) => {
     financialRoutes(scope, opts.financial);
+    internalRoutes(scope, opts.financial);
   });
   return app;
 }

@@ -22,7 +22,7 @@ import { Webhooks } from '../src/domain/webhooks.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
 
-export const INTERNAL_TOKEN = randomBytes(24).toString('hex');
+export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
 export function identity(): Identity {
   return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };

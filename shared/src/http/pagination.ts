@@ -1,6 +1,10 @@
-// List parameters shared by every list endpoint (decisions §2).
+// List parameters shared by every list endpoint (decisions §2, docs/limits.md).
 import { paginationBlock, type Pagination } from './envelope.ts';
 import type { ObjectOf, Schema } from './schemas.ts';
+
+/** The last page a list serves (docs/limits.md): a million records deep at 100 a page. */
+export const PAGE_MAX = 10_000;
+export const LIMIT_MAX = 100;
 
 /** page and limit always hold a value once validated (their defaults). */
 export interface ListQuery<S extends string = string> {
@@ -22,8 +26,8 @@ export function listQuerySchema<const S extends string, F extends Record<string,
   return {
     type: 'object',
     properties: {
-      page: { type: 'integer', minimum: 1, default: 1, 'x-message': 'page must be an integer >= 1' },
-      limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, 'x-message': 'limit must be an integer from 1 to 100' },
+      page: { type: 'integer', minimum: 1, maximum: PAGE_MAX, default: 1, 'x-message': `page must be an integer from 1 to ${PAGE_MAX}` },
+      limit: { type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: 20, 'x-message': `limit must be an integer from 1 to ${LIMIT_MAX}` },
       sort: { type: 'string', enum: sortFields.flatMap((f) => [f, `-${f}`]), 'x-message': 'Invalid sort field' },
       ...filters,
     },

@@ -6,6 +6,7 @@
 // plain JSON Schema (Ajv and the OpenAPI document see no difference).
 import type { FastifyTypeProvider } from 'fastify';
 import { ERROR_CODES } from '../errors.ts';
+import { FIRST_DAY, LAST_DAY } from '../time.ts';
 
 export const NAME_MAX = 500;
 export const LONG_TEXT_MAX = 20_000;
@@ -41,7 +42,7 @@ export const text = (max = TEXT_MAX, extra: Extra = {}): Schema<string> => ({ ty
 export const name = (): Schema<string> => ({ type: 'string', minLength: 1, maxLength: NAME_MAX });
 export const longText = (): Schema<string> => text(LONG_TEXT_MAX);
 export const email = (): Schema<string> => ({ type: 'string', maxLength: TEXT_MAX, format: 'email' });
-export const date = (extra: Extra = {}): Schema<string> => ({ type: 'string', format: 'date', ...extra });
+export const date = (extra: Extra = {}): Schema<string> => ({ type: 'string', format: 'date', 'x-day-range': [FIRST_DAY, LAST_DAY], ...extra });
 export const integer = (extra: Extra = {}): Schema<number> => ({ type: 'integer', ...extra });
 export const boolean = (): Schema<boolean> => ({ type: 'boolean' });
 export const enumOf = <const V extends readonly string[]>(values: V, message: string): Schema<V[number]> => ({

@@ -46,6 +46,20 @@ function makeAjv(coerce: boolean): Ajv {
     validate: (max: number, data: unknown) => jsonBytes(data, max) <= max,
     errors: false,
   });
+  ajv.addKeyword({
+    keyword: 'x-finite',
+    schemaType: 'boolean',
+    validate: (on: boolean, data: unknown) => !on || typeof data !== 'number' || Number.isFinite(data),
+    errors: false,
+  });
+  ajv.addKeyword({
+    keyword: 'x-day-range',
+    schemaType: 'array',
+    // Only a YYYY-MM-DD string is placed in the range: `format` reports anything else.
+    validate: ([first, last]: string[], data: unknown) =>
+      typeof data !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(data) || (data >= first! && data <= last!),
+    errors: false,
+  });
   return ajv;
 }
 
@@ -147,10 +161,25 @@ export function jsonBytes(value: unknown, limit = Infinity): number {
 const bodyAjv = makeAjv(false);
 const queryAjv = makeAjv(true);
 
+/**
+ * The schema with `x-finite` on every number and integer in it. Ajv lets Infinity
+ * through both (`limit=1e309` coerces to it, and so does 1e309 in JSON) and skips
+ * minimum and maximum for it; refused here once for every route.
+ */
+export function finiteNumbers(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(finiteNumbers);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = k === 'enum' || k === 'default' || k === 'examples' ? v : finiteNumbers(v);
+  const types = [out.type].flat();
+  if (types.includes('number') || types.includes('integer')) out['x-finite'] = true;
+  return out;
+}
+
 export type ValidatorFor = (schema: AnySchema, httpPart?: string) => (data: unknown) => boolean;
 
 export const compileValidator: ValidatorFor = (schema, httpPart) =>
-  (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema) as (data: unknown) => boolean;
+  (httpPart === 'body' ? bodyAjv : queryAjv).compile(finiteNumbers(schema) as AnySchema) as (data: unknown) => boolean;
 
 function fieldOf(err: ErrorObject): string {
   return err.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -174,6 +203,10 @@ export function fromAjvError(err: ErrorObject, part: string): AppError {
   const field = fieldOf(err) || part;
   if (!err.instancePath && part === 'body' && err.keyword === 'type') {
     return badRequest('Request body must be a JSON object', { type: 'invalid' });
+  }
+  if (err.keyword === 'x-day-range') {
+    const [first, last] = parent['x-day-range'] as string[];
+    return invalidField(field, `${field} must be a date from ${first} to ${last}`, { expected: `${first}..${last}` });
   }
   if (typeof parent['x-message'] === 'string') return invalidField(field, parent['x-message']);
   switch (err.keyword) {
@@ -204,6 +237,10 @@ export function fromAjvError(err: ErrorObject, part: string): AppError {
       return invalidField(field, `${field} must be ${err.params.comparison} ${err.params.limit}`);
     case 'pattern':
       return invalidField(field, `Invalid ${field} format`);
+    case 'x-finite': {
+      const t = [parent.type].flat().includes('integer') ? 'integer' : 'number';
+      return invalidField(field, `${field} must be ${typeNames[t]}`, { expected: t });
+    }
     case 'x-max-json-bytes':
       return invalidField(field, `${field} must be at most ${parent['x-max-json-bytes']} bytes as JSON`);
     case 'x-max-depth':

@@ -62,6 +62,9 @@ export interface TimeSignalsOptions {
 
 type SignalRecord = Document & { _id: string };
 
+/** agenda's collection (MongoBackend's default), in the service's database. */
+const AGENDA_JOBS = 'agendaJobs';
+
 export class TimeSignals {
   private readonly opts: TimeSignalsOptions;
   private readonly jobName: string;
@@ -95,6 +98,19 @@ export class TimeSignals {
     await this.createIndexes();
     await agenda.start();
     await agenda.every(intervalMs, this.jobName);
+    await this.rescheduleWithin(intervalMs);
+  }
+
+  /**
+   * agenda keeps a stored job's nextRunAt when every() is called again, so after a
+   * restart with a shorter interval the first run would still come at the old one
+   * (a minute late at 1m -> 1s): a run set further off than the interval is moved to now.
+   */
+  private async rescheduleWithin(intervalMs: number): Promise<void> {
+    const now = new Date();
+    await this.opts.db
+      .collection(AGENDA_JOBS)
+      .updateOne({ name: this.jobName, type: 'single', nextRunAt: { $gt: new Date(now.getTime() + intervalMs) } }, { $set: { nextRunAt: now } });
   }
 
   /** The index of each signal's slot marker (start() declares them; a caller of sweep() alone, such as the bench, calls this). */
@@ -215,10 +231,11 @@ export class TimeSignals {
       const snapshot = await col.findOne(due);
       if (!snapshot) return false; // emitted by another replica meanwhile, or re-armed or disarmed
       const event = await signal.event(snapshot, now);
-      const outcome = await withDocumentLock(db, signal.collection, id, async () => {
+      const outcome = await withDocumentLock(db, signal.collection, id, async (lease) => {
         const fresh = await col.findOne(due, { projection: { version: 1 } });
         if (!fresh) return 'gone';
         if (fresh.version !== snapshot.version) return 'changed';
+        lease.check();
         const unchanged = snapshot.version === undefined ? {} : { version: snapshot.version };
         const r = await col.updateOne({ ...due, ...unchanged }, outboxUpdate({ $set: { [signal.dueField]: null, [slotField(signal.dueField)]: null } }, event ? [event] : []));
         if (event === null || r.matchedCount !== 1) return 'disarmed';
@@ -246,4 +263,18 @@ export function armDeadline(
   if (!deadline) return { warnAt: null, overdueAt: null };
   if (deadline.getTime() <= now.getTime()) return { warnAt: null, overdueAt: deadline };
   return { warnAt: new Date(deadline.getTime() - warnBeforeMs), overdueAt: deadline };
+}
+
+/**
+ * A team's time zone changed: its signals' instants from the new zone (`fresh`). A
+ * signal still armed moves to its new instant; one already emitted (null) is armed
+ * again only when its new instant is still ahead, so nothing is emitted twice.
+ */
+export function rearmed<F extends Record<string, Date | null>>(current: F, fresh: F, now: Date): F {
+  const out = { ...fresh };
+  for (const k of Object.keys(fresh) as (keyof F)[]) {
+    const at = fresh[k];
+    if (current[k] === null && !(at && at.getTime() > now.getTime())) out[k] = null as F[keyof F];
+  }
+  return out;
 }

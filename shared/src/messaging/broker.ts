@@ -84,7 +84,11 @@ export class Broker {
     return this.connection.waitFor(timeoutMs);
   }
 
-  /** Publishes with a publisher confirm; rejects when not connected, nacked or not confirmed in time. */
+  /**
+   * Publishes with a publisher confirm; rejects when not connected, nacked or not
+   * confirmed in time. An event no queue is bound for yet is parked in
+   * `<exchange>.unrouted` (publisher.ts), never dropped.
+   */
   publish(event: DomainEvent): Promise<void> {
     return this.publisher.publish(event);
   }

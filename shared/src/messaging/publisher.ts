@@ -5,7 +5,9 @@
 // queue that hands it to the queue once its TTL has run out. A message put into a
 // queue is `mandatory`: when no queue takes it the broker returns it (basic.return)
 // and the publish fails, rather than the broker dropping it after a confirm. A
-// domain event to the exchange is not: an event no queue is bound for is legal.
+// domain event to the exchange is mandatory too: one that no queue is bound for yet
+// (a first deploy, a consumer's new binding) is parked in `<exchange>.unrouted`,
+// which `admin dlq list|replay` reads and publishes back to the exchange.
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { injectTraceHeaders } from '../telemetry.ts';
@@ -29,9 +31,21 @@ export class Publisher {
     this.opts = opts;
   }
 
-  /** To the exchange, routing key = the message's type. */
-  publish(msg: OutgoingMessage): Promise<void> {
-    return this.send(this.connection.publishChannel, msg, this.opts.exchange, msg.type);
+  /** To the exchange, routing key = the message's type; parked when no queue takes it. */
+  async publish(msg: OutgoingMessage): Promise<void> {
+    const ch = this.connection.publishChannel;
+    try {
+      await this.send(ch, msg, this.opts.exchange, msg.type);
+    } catch (err) {
+      if (!(ch && (err as Error).cause instanceof Unroutable)) throw err;
+      const parking = parkingQueue(this.opts.exchange);
+      try {
+        await this.declareOn(ch, parking, { durable: true });
+      } catch (e) {
+        throw new Error(`publish of ${msg.type} ${msg.id} to ${parking} failed`, { cause: e });
+      }
+      await this.send(ch, msg, '', parking);
+    }
   }
 
   /** Straight into `queue` through the default exchange; rejects when `queue` does not exist (mandatory). */
@@ -113,8 +127,8 @@ export class Publisher {
           contentType: 'application/json',
           timestamp: Math.floor(Date.parse(msg.created_at) / 1000) || undefined,
           headers,
-          // Into a queue: a queue that is not there is a failure, not a silent drop.
-          mandatory: exchange === '',
+          // No queue to take it is a failure (or, from the exchange, a parking), never a silent drop.
+          mandatory: true,
         },
         this.opts.timeoutMs,
       );
@@ -126,6 +140,14 @@ export class Publisher {
       span.end();
     }
   }
+}
+
+/** Where events that no queue is bound for wait for `admin dlq replay` (their routing key is their type). */
+export const parkingQueue = (exchange: string) => `${exchange}.unrouted`;
+
+/** The broker gave a mandatory publish back: no queue took it. */
+export class Unroutable extends Error {
+  override readonly name = 'Unroutable';
 }
 
 /** A mandatory publish waiting for its confirm; `returned` says why the broker gave it back. */
@@ -197,7 +219,7 @@ export function confirmPublish(
         clearTimeout(timer);
         untrack();
         if (err) reject(err instanceof Error ? err : new Error('message nacked by the broker', { cause: err }));
-        else if (pending?.returned != null) reject(new Error(`message returned by the broker: ${pending.returned} (routing key ${routingKey})`));
+        else if (pending?.returned != null) reject(new Unroutable(`message returned by the broker: ${pending.returned} (routing key ${routingKey})`));
         else resolve();
       });
     } catch (err) {

@@ -36,6 +36,17 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
+/**
+ * A held lock's lease, handed to the holder: check() right before each write. A
+ * holder whose store stalled past DOCUMENT_LOCK_MS may have lost the lock to
+ * another, so it writes nothing (503, as when the lock is busy).
+ */
+export interface Lease {
+  /** Date.now() up to which the lock is surely held. */
+  readonly until: number;
+  check(): void;
+}
+
 export interface DocumentLockOptions {
   /** Give up (503 "The record is busy") after waiting this long. Default 5000. */
   waitMs?: number;
@@ -206,8 +217,19 @@ function busy(key: string, waitMs: number): Error {
   return serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
 }
 
-/** Runs fn while holding the document's lock, waiting up to `waitMs` for it. */
-export async function withDocumentLock<T>(db: Db, collection: string, id: unknown, fn: () => Promise<T>, opts: DocumentLockOptions = {}): Promise<T> {
+function leaseOf(key: string, acquiredAt: number): Lease {
+  const until = acquiredAt + DOCUMENT_LOCK_MS;
+  return {
+    until,
+    check() {
+      const late = Date.now() - until;
+      if (late >= 0) throw serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key}: lease ran out ${late} ms before the write`) });
+    },
+  };
+}
+
+/** Runs fn while holding the document's lock, waiting up to `waitMs` for it; fn checks the lease before it writes. */
+export async function withDocumentLock<T>(db: Db, collection: string, id: unknown, fn: (lease: Lease) => Promise<T>, opts: DocumentLockOptions = {}): Promise<T> {
   const waitMs = opts.waitMs ?? 5000;
   const key = lockKey(collection, id);
   const deadline = Date.now() + waitMs;
@@ -222,7 +244,7 @@ export async function withDocumentLock<T>(db: Db, collection: string, id: unknow
       lock = await tryDocumentLock(db, collection, id, owner);
     }
     try {
-      return await fn();
+      return await fn(leaseOf(key, lock.acquiredAt));
     } finally {
       await lock.release().catch(() => {}); // expires by itself otherwise
     }

@@ -6,7 +6,7 @@
 // still there. A unique index that refuses a write becomes the domain's error.
 // Repositories in each service's `data/` build on it; domain code sees only them.
 import type { Collection, Db, Document, Filter } from 'mongodb';
-import { serviceUnavailable, type AppError } from '../errors.ts';
+import { AppError, serviceUnavailable } from '../errors.ts';
 import type { DomainEvent } from '../events.ts';
 import { isId, type IdKind } from '../ids.ts';
 import { outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
@@ -59,6 +59,8 @@ export interface Outcome<R, T> {
 }
 
 const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0 } as const;
+
+const sameValue = (a: unknown, b: unknown) => (a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b);
 
 export class RecordStore<R extends OwnedRecord> {
   private readonly opts: RecordStoreOptions<R>;
@@ -116,10 +118,11 @@ export class RecordStore<R extends OwnedRecord> {
   ): Promise<T> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
     let recounts: Document[] = [];
-    const result = await withDocumentLock(this.opts.db, this.opts.collection, id, async () => {
+    const result = await withDocumentLock(this.opts.db, this.opts.collection, id, async (lease) => {
       const current = await this.get(teamId, id, withFields);
       const { result, write } = await change(current);
       if (write) {
+        lease.check();
         await this.write(current, write);
         recounts = this.lists?.recountsOf(current, write.set) ?? [];
       }
@@ -128,6 +131,29 @@ export class RecordStore<R extends OwnedRecord> {
     // After the record's lock is given back: a recount waits for the counts' own lock.
     for (const r of recounts) await this.lists!.recount(r);
     return result;
+  }
+
+  /**
+   * Writes `moments(current)` (instants a team's time zone decides: due moments and
+   * their signals) into each of the team's records that `filter` selects (equality
+   * only, what FerretDB filters in SQL) where they differ, without events. A record
+   * gone since the list is skipped. Resolves with how many changed.
+   */
+  async rewriteMoments(teamId: string, filter: Partial<R>, moments: (current: R) => Partial<R>): Promise<number> {
+    const rows = await this.collection.find({ ...filter, team_id: teamId } as Filter<R>, { projection: { _id: 1 } }).toArray();
+    let changed = 0;
+    for (const { _id } of rows) {
+      const wrote = await this.update(teamId, String(_id), async (current) => {
+        const set = moments(current);
+        const same = (Object.keys(set) as (keyof R)[]).every((k) => sameValue(set[k], current[k]));
+        return same ? { result: false } : { result: true, write: { set, events: [] } };
+      }).catch((e: unknown) => {
+        if (e instanceof AppError && e.status === 404) return false;
+        throw e;
+      });
+      if (wrote) changed++;
+    }
+    return changed;
   }
 
   private async write(current: R, { set, events }: Write<R>): Promise<void> {

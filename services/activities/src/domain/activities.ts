@@ -24,6 +24,7 @@ import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
 import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from './activity-errors.ts';
 import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
+import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { derivedFields, signalsOf, todayIn } from './activity-timing.ts';
 import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
@@ -175,6 +176,20 @@ export class Activities {
     const event = newEvent('activity.created', who.teamId, await this.detailOf(record), null, who.userId);
     await this.deps.activities.insert(record, [event]);
     return createdShape(record);
+  }
+
+  /**
+   * The team's time zone changed (told by the gateway, who.settings carries the new
+   * one): each open activity's due moment and signals are computed again (rearmed).
+   */
+  async applyTimeZone(who: Who): Promise<{ changed: number }> {
+    const now = this.now();
+    const tz = who.settings.timezone;
+    const changed = await this.deps.activities.rewriteMoments(who.teamId, { open: 1 }, (r) => {
+      const { due_soon_at, overdue_at, reminder_at } = r;
+      return { due_at: derivedFields(r, tz).due_at, ...rearmed({ due_soon_at, overdue_at, reminder_at }, signalsOf(r, tz, now), now) };
+    });
+    return { changed };
   }
 
   async get(who: Who, id: string) {

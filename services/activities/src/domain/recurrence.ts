@@ -2,7 +2,9 @@
 // after the first one's due date. Counting from the first (not from the previous
 // occurrence) keeps a monthly series on the 31st on the last day of shorter months
 // and back on the 31st after.
+import { LAST_DAY } from '@lpm/shared/time';
 import type { Recurrence } from '../data/activity-entity.ts';
+import { occurrencePastCalendar } from './activity-errors.ts';
 
 const pad = (n: number) => String(n).padStart(2, '0');
 const daysIn = (year: number, month0: number) => new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate();
@@ -36,11 +38,18 @@ export function occurrenceDate(start: string, r: Pick<Recurrence, 'frequency' | 
   }
 }
 
-/** The next occurrence after occurrence `n`, or null when the series has ended (count or until). */
+/**
+ * The next occurrence after occurrence `n`, or null when the series has ended (count
+ * or until). One that would fall past the platform's last day is a 422: the
+ * completion is refused until the series is given an end (until, count) or none.
+ */
 export function nextOccurrence(start: string, r: Recurrence, n: number): { occurrence: number; due_date: string } | null {
   const next = n + 1;
   if (r.count !== null && next > r.count) return null;
   const due = occurrenceDate(start, r, next);
-  if (r.until !== null && due > r.until) return null;
+  // Past year 9999 the date is no longer YYYY-MM-DD (five-digit or signed years), nor compares as text.
+  const pastCalendar = !/^\d{4}-/.test(due) || due > LAST_DAY;
+  if (r.until !== null && (pastCalendar || due > r.until)) return null;
+  if (pastCalendar) throw occurrencePastCalendar();
   return { occurrence: next, due_date: due };
 }

@@ -41,6 +41,9 @@ export function internalRoutes(fastify: FastifyInstance, activities: Activities)
     ok(await activities.applyCourtCalendar(req.identity, req.body.court_calendar, new Date(req.body.changed_at))),
   );
 
+  // The gateway, after a team's time zone changed (and again until this answers): the new zone is in the settings header.
+  app.post('/internal/time-zone', { schema: { hide: true } }, async (req) => ok(await activities.applyTimeZone(req.identity)));
+
   app.post('/internal/activity-counts', { schema: { hide: true, body: countsBody } }, async (req) =>
     ok(await activities.countBy(req.identity.teamId, req.body.kind, req.body.ids)),
   );

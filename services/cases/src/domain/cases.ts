@@ -8,7 +8,7 @@ import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { armDeadline } from '@lpm/shared/jobs/time-signals';
+import { armDeadline, rearmed } from '@lpm/shared/jobs/time-signals';
 import { iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
@@ -139,6 +139,18 @@ export class Cases {
     const event = newEvent('case.created', who.teamId, await this.detailOf(record), null, who.userId);
     await this.deps.cases.insert(record, [event]);
     return createdShape(record);
+  }
+
+  /**
+   * The team's time zone changed (told by the gateway, who.settings carries the new
+   * one): each ativo case's SLA signals are computed again (rearmed).
+   */
+  async applyTimeZone(who: Who): Promise<{ changed: number }> {
+    const now = new Date();
+    const changed = await this.deps.cases.rewriteMoments(who.teamId, { status: 'ativo' }, (r) =>
+      rearmed({ sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at }, slaSignals(r, who.settings.timezone, now), now),
+    );
+    return { changed };
   }
 
   async get(who: Who, id: string) {

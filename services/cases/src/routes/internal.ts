@@ -17,6 +17,9 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases): void {
   // The activities service checks a case_id and shows the case's title and number.
   app.get('/internal/cases/:id', { schema: { hide: true, params: caseIdParams } }, async (req) => ok(await cases.facts(req.identity.teamId, req.params.id)));
 
+  // The gateway, after a team's time zone changed (and again until this answers): the new zone is in the settings header.
+  app.post('/internal/time-zone', { schema: { hide: true } }, async (req) => ok(await cases.applyTimeZone(req.identity)));
+
   app.post('/internal/case-counts', { schema: { hide: true, body: caseCountsBody } }, async (req) =>
     ok(await cases.countByClient(req.identity.teamId, req.body.client_ids)),
   );

@@ -1,11 +1,9 @@
 import { boolean, date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { MONEY_MAX } from '@lpm/shared/money';
 import { DEAL_STATUSES } from '../data/deal-entity.ts';
 
 export const DEAL_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'value', 'probability', 'expected_close_date'] as const;
-
-/** The largest amount taken (cents stay far below 2^53). */
-const MONEY_MAX = 1e13;
 
 const id = text(100);
 /** An amount of money: a number >= 0 (at most 2 decimals, checked when turned into cents). */

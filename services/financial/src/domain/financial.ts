@@ -8,6 +8,7 @@ import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
+import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
@@ -184,6 +185,18 @@ export class Financial {
     return createdShape(record);
   }
 
+  /**
+   * The team's time zone changed (told by the gateway, who.settings carries the new
+   * one): each pending record's overdue moment is computed again (rearmed).
+   */
+  async applyTimeZone(who: Who): Promise<{ changed: number }> {
+    const now = this.now();
+    const changed = await this.deps.records.rewriteMoments(who.teamId, { status: 'pending' }, (r) =>
+      rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now),
+    );
+    return { changed };
+  }
+
   async get(who: Who, id: string) {
     return this.detailOf(await this.deps.records.get(who.teamId, id));
   }
@@ -283,7 +296,8 @@ export class Financial {
       return { revenue: fromCents(revenue), expense: fromCents(expense), cost: fromCents(cost), profit: fromCents(revenue - expense - cost) };
     };
     const pending = figures('P:');
-    const byCategory: Record<string, number> = {};
+    // Keys are category names, user text: no prototype, so `__proto__` is a category like any other.
+    const byCategory: Record<string, number> = Object.create(null);
     const revenueByClient: [string, number][] = [];
     for (const [key, value] of cents) {
       if (key.startsWith('C:')) byCategory[key.slice(2)] = fromCents(value);

@@ -1,5 +1,6 @@
 import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { MONEY_MAX } from '@lpm/shared/money';
 import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../data/financial-entity.ts';
 
 export const FINANCIAL_SORT_FIELDS = ['date', 'due_date', 'amount', 'created_at'] as const;
@@ -9,8 +10,8 @@ const type = enumOf(FINANCIAL_TYPES, 'Invalid type');
 const status = enumOf(FINANCIAL_STATUSES, 'Invalid status');
 /** A real calendar day (ajv-formats' full date check): anything else is 400 Invalid date format. */
 const day = () => date({ 'x-message': 'Invalid date format' });
-/** Greater than zero here; at most 2 decimals is checked in the domain (same message). */
-const amount = typed<number>({ type: 'number', exclusiveMinimum: 0, 'x-message': 'Invalid amount' });
+/** Greater than zero and at most MONEY_MAX here; at most 2 decimals is checked in the domain (same message). */
+const amount = typed<number>({ type: 'number', exclusiveMinimum: 0, maximum: MONEY_MAX, 'x-message': 'Invalid amount' });
 const currency = text(3, { pattern: '^[A-Za-z]{3}$', 'x-message': 'Invalid currency' });
 
 const financialFields = {
