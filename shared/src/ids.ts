@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomFillSync } from 'node:crypto';
 import { ulid } from 'ulid';
 
@@ -18,8 +19,36 @@ function randomFraction(): number {
   return pool[next++]! / 256;
 }
 
-/** A new id: kind prefix + lower-case ULID (time-ordered), e.g. `cli_01jd3k...`. */
+/** The ids a request makes when it is run again under the same Idempotency-Key. */
+interface IdSeed {
+  key: string;
+  at: number;
+  made: Map<IdKind, number>;
+  /** Work a request left running past this (a timer it armed) makes random ids again. */
+  until: number;
+}
+
+const seeds = new AsyncLocalStorage<IdSeed>();
+const SEED_LIFE_MS = 60_000;
+
+/**
+ * Runs `fn` so that the ids it makes are derived from `key` and `at`: the n-th id of
+ * a kind is the same every time `fn` runs with them. A POST run again under its
+ * Idempotency-Key (its first run failed, or died, and may have stored its record)
+ * then makes the same record id, and the store refuses a second record.
+ */
+export function withIdSeed<T>(key: string, at: number, fn: () => T): T {
+  return seeds.run({ key, at, made: new Map(), until: Date.now() + SEED_LIFE_MS }, fn);
+}
+
+/** A new id: kind prefix + lower-case ULID (time-ordered), e.g. `cli_01jd3k...`; derived under withIdSeed. */
 export function newId(kind: IdKind): string {
+  const seed = seeds.getStore();
+  if (seed && Date.now() < seed.until) {
+    const n = seed.made.get(kind) ?? 0;
+    seed.made.set(kind, n + 1);
+    return derivedId(kind, seed.at, `${seed.key}\u0000${kind}\u0000${n}`);
+  }
   return `${kind}_${ulid(undefined, randomFraction).toLowerCase()}`;
 }
 

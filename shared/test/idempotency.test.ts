@@ -5,6 +5,7 @@ import { createHttpApp } from '../src/http/app.ts';
 import { requireGateway } from '../src/http/gateway-auth.ts';
 import { idempotentPosts, purgeIdempotencyKeys } from '../src/http/idempotency.ts';
 import { defaultTeamSettings, identityHeaders, type Identity } from '../src/identity.ts';
+import { newId } from '../src/ids.ts';
 import { DAY_MS } from '../src/time.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
 
@@ -15,6 +16,8 @@ let db: Db;
 let app: FastifyInstance;
 let calls = 0;
 let failNext = false;
+/** The cli ids the handler made, run by run. */
+const made: string[] = [];
 
 beforeAll(async () => {
   client = await MongoClient.connect(process.env.MONGO_URL!);
@@ -25,12 +28,13 @@ beforeAll(async () => {
   app.post('/v1/things', async (req, reply) => {
     calls++;
     if ((req.body as { slow?: boolean }).slow) await new Promise((r) => setTimeout(r, 300));
+    made.push(newId('cli'));
     if (failNext) {
       failNext = false;
       throw new Error('boom');
     }
     reply.status(201);
-    return { success: true, data: { n: calls, at: new Date().toISOString() } };
+    return { success: true, data: { n: calls, at: new Date().toISOString(), id: made.at(-1), event: newId('evt') } };
   });
   await app.ready();
 });
@@ -91,6 +95,18 @@ test('when the first attempt fails with a server error, then a retry with the ke
   const retry = await post(team('team_e'), 'k-4', { name: 'x' });
   expect(retry.statusCode).toBe(201);
   expect(retry.headers['idempotent-replayed']).toBeUndefined();
+});
+
+test('when a run under a key fails after making an id, then the run again makes the same id, and runs under another key or none make others', async () => {
+  failNext = true;
+  expect((await post(team('team_g'), 'k-7', { name: 'x' })).statusCode).toBe(500);
+  const failedRun = made.at(-1);
+  const again = (await post(team('team_g'), 'k-7', { name: 'x' })).json().data;
+  expect(again.id).toBe(failedRun);
+  const other = (await post(team('team_g'), 'k-8', { name: 'x' })).json().data;
+  const unkeyed = (await post(team('team_g'), undefined, { name: 'x' })).json().data;
+  expect(new Set([again.id, other.id, unkeyed.id]).size).toBe(3);
+  expect(again.event).not.toBe(other.event);
 });
 
 test('when the key is longer than 255 characters, then 400', async () => {

@@ -3,12 +3,16 @@
 // with `Idempotent-Replayed: true`; the same key with another request is 422.
 // A service whose answers carry secrets (a webhook's signing secret) gives a
 // sealer: the stored answer is then encrypted at rest, opened only to replay it.
+// A run that answered a server error, or died, may still have stored its record: the
+// next request with the key runs it again with the ids the first run made
+// (ids.withIdSeed), so the store refuses a second record (RecordStore.insert).
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
 import { badRequest, businessRule, conflict } from '../errors.ts';
 import { isDuplicateKey } from '../store/duplicate-key.ts';
 import { bucketOf, purgeByMarker } from '../store/markers.ts';
+import { withIdSeed } from '../ids.ts';
 import { DAY_MS } from '../time.ts';
 
 const HEADER = 'idempotency-key';
@@ -26,7 +30,10 @@ export interface Sealer {
 interface Entry {
   _id: string;
   request_hash: string;
-  state: 'pending' | 'done';
+  /** failed: the last run answered a server error, and the next request with the key runs it again. */
+  state: 'pending' | 'done' | 'failed';
+  /** When the run under way took the key (an entry of an older version: created_at). */
+  claimed_at?: Date;
   status?: number;
   content_type?: string;
   body?: string;
@@ -40,6 +47,8 @@ interface Entry {
 declare module 'fastify' {
   interface FastifyRequest {
     idempotencyEntry?: string;
+    /** When the key was first taken: with the entry's id, the seed of the ids this run makes (ids.withIdSeed). */
+    idempotencyAt?: Date;
   }
 }
 
@@ -82,23 +91,33 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
     const id = `${req.identity.teamId}:${key}`;
     const hash = requestHash(req);
     for (;;) {
+      const now = new Date();
       try {
-        const now = new Date();
-        await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: now, created_day: bucketOf(now, DAY_MS) });
+        await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: now, claimed_at: now, created_day: bucketOf(now, DAY_MS) });
         req.idempotencyEntry = id;
+        req.idempotencyAt = now;
         return;
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
       }
       const found = await entries.findOne({ _id: id });
       if (!found) continue;
-      const age = Date.now() - found.created_at.getTime();
-      if (age > KEEP_MS || (found.state === 'pending' && age > ABANDONED_MS)) {
+      if (now.getTime() - found.created_at.getTime() > KEEP_MS) {
         await entries.deleteOne({ _id: id, created_at: found.created_at });
         continue;
       }
       if (found.request_hash !== hash) {
         throw businessRule('Idempotency key reused with different request', 'idempotency_key_reused');
+      }
+      const claimedAt = found.claimed_at ?? found.created_at;
+      const abandoned = found.state === 'pending' && now.getTime() - claimedAt.getTime() > ABANDONED_MS;
+      if (found.state === 'failed' || abandoned) {
+        // Run again, as the same run: its ids come from the key and the first run's instant.
+        const taken = await entries.updateOne({ _id: id, state: found.state, created_at: found.created_at, ...(found.claimed_at ? { claimed_at: found.claimed_at } : {}) }, { $set: { state: 'pending', claimed_at: now } });
+        if (taken.matchedCount === 0) continue;
+        req.idempotencyEntry = id;
+        req.idempotencyAt = found.created_at;
+        return;
       }
       if (found.state === 'pending') {
         throw conflict('A request with this Idempotency-Key is in progress', 'idempotency_request_in_progress');
@@ -127,9 +146,19 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
     return payload;
   });
 
+  // Each POST handler runs under its key's id seed, so a run again makes the ids the first run made.
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'POST' && !(Array.isArray(route.method) && route.method.includes('POST'))) return;
+    const handler = route.handler;
+    route.handler = function seeded(this: FastifyInstance, req, reply) {
+      const at = req.idempotencyAt;
+      return at && req.idempotencyEntry ? withIdSeed(req.idempotencyEntry, at.getTime(), () => handler.call(this, req, reply)) : handler.call(this, req, reply);
+    };
+  });
+
   async function settle(id: string, status: number, payload: unknown, contentType: string): Promise<void> {
     if (status >= 500 || typeof payload !== 'string') {
-      await entries.deleteOne({ _id: id, state: 'pending' });
+      await entries.updateOne({ _id: id, state: 'pending' }, { $set: { state: 'failed' } });
     } else {
       await entries.updateOne(
         { _id: id },

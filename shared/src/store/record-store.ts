@@ -99,6 +99,9 @@ export class RecordStore<R extends OwnedRecord> {
     try {
       await this.documents.insertOne({ ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...outboxOnInsert(events) });
     } catch (e) {
+      // Its id taken by the team's record of that id: an earlier run of this same request
+      // (a POST run again under its Idempotency-Key, ids.withIdSeed) stored it, and its events.
+      if (isDuplicateKey(e) && (await this.collection.findOne({ _id: record._id, team_id: record.team_id } as Filter<R>, { projection: { _id: 1 } }))) return;
       throw this.refused(e, record);
     }
     if (events.length > 0) this.opts.relay.kick(this.opts.collection, record._id, events);
