@@ -177,6 +177,7 @@ async function main(): Promise<number> {
       'writes.acknowledged': workload.tally.acknowledged,
       'writes.refused': Object.values(workload.tally.refused).reduce((a, b) => a + b, 0),
       'writes.refused_by_status': workload.tally.refused,
+      'writes.refused_sample': workload.tally.refusedSamples,
       'writes.retried_by_status': workload.tally.retried,
       'writes.seconds': writeSeconds,
       'events.expected': expected.size,

@@ -38,6 +38,7 @@ export interface WriteTally {
   acknowledged: number;
   /** Writes given up, by the status of their last answer ('network' when none came). */
   refused: Record<string, number>;
+  refusedSamples: string[];
   /** Attempts answered with something else than a 2xx, by status: what callers saw during the faults. */
   retried: Record<string, number>;
   /** Answers that were not the JSON envelope ({success, data} or {success:false, error:{code,message}}). */
@@ -72,7 +73,7 @@ interface Answer {
 }
 
 export class Workload {
-  readonly tally: WriteTally = { acknowledged: 0, refused: {}, retried: {}, outsideEnvelope: 0, outsideSamples: [], expected: new Set() };
+  readonly tally: WriteTally = { acknowledged: 0, refused: {}, refusedSamples: [], retried: {}, outsideEnvelope: 0, outsideSamples: [], expected: new Set() };
   readonly stories: Story[] = [];
   private started = 0;
   private nextSlot = 0;
@@ -110,8 +111,9 @@ export class Workload {
 
   /**
    * One write until it is answered for good. `owes`: the events its acknowledgement
-   * owes. A retry answered 422 after an attempt that got no definite answer means
-   * that attempt took effect (the story only asks for moves that were valid when sent).
+   * owes. A retry answered 422 (or, for a DELETE, 404) after an attempt that got no
+   * definite answer means that attempt took effect (the story only asks for moves
+   * that were valid when sent).
    */
   private async write(team: DrillTeam, method: string, path: string, body: unknown, owes: (data: Record<string, any>) => string[]): Promise<Record<string, any> | null> {
     await this.pace();
@@ -126,7 +128,7 @@ export class Workload {
         for (const e of owes(answer.body?.data ?? {})) this.tally.expected.add(e);
         return answer.body?.data ?? {};
       }
-      if (answer && answer.status === 422 && unsure && method !== 'POST') {
+      if (answer && unsure && (answer.status === 422 || (answer.status === 404 && method === 'DELETE')) && method !== 'POST') {
         this.tally.acknowledged++;
         for (const e of owes({})) this.tally.expected.add(e);
         return null;
@@ -134,7 +136,8 @@ export class Workload {
       const status = answer ? String(answer.status) : 'network';
       if ((answer && !RETRIED(answer.status, key !== undefined)) || Date.now() > giveUpAt) {
         this.tally.refused[status] = (this.tally.refused[status] ?? 0) + 1;
-        throw new Refused(`${method} ${path}: ${status} ${answer?.body?.error?.message ?? ''}`);
+        if (this.tally.refusedSamples.length < 10) this.tally.refusedSamples.push(`${method} ${path}: ${status} ${answer?.body?.error?.message ?? ''}`);
+        throw new Refused();
       }
       this.tally.retried[status] = (this.tally.retried[status] ?? 0) + 1;
       unsure = true;
