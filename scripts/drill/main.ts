@@ -171,7 +171,12 @@ async function main(): Promise<number> {
     const expected = workload.tally.expected;
     await waitForQuiet(receiver.requests, expected, 60_000, args.short ? 240_000 : 600_000);
     const events = countEvents(receiver.requests, expected);
-    const problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
+    // Derived state (counts kept from events, owed occurrences a repair job stores) settles after the events: asked again for a while.
+    let problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
+    for (const settleBy = Date.now() + 120_000; problems.length > 0 && Date.now() < settleBy; ) {
+      await new Promise((r) => setTimeout(r, 10_000));
+      problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
+    }
     const failedFaults = faultLog.filter((f) => f.detail);
     const report = {
       'writes.acknowledged': workload.tally.acknowledged,

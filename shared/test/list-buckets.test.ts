@@ -238,7 +238,7 @@ describe('ListBuckets.added', () => {
     await buckets.backfill();
     const records = spread('team_d', 40);
     await db.collection<Rec>(col).insertMany(records.map((r) => ({ ...r, ...buckets.markerOf(r) })));
-    await Promise.all(records.map((r) => buckets.added(r)));
+    await Promise.all(records.map((r) => buckets.added(r, Date.now())));
     const plain = await plainPage(col, { team_id: 'team_d', status: 'ativo', phase: 'b' }, -1, 0, 100);
     const paged = await page(buckets, 'team_d', { status: 'ativo', phase: 'b' }, -1, 0, 100);
     expect(paged!.total).toBe(plain.total);
@@ -250,10 +250,24 @@ describe('ListBuckets.added', () => {
     const ghost = { _id: 'ghost', team_id: 'team_e', at: new Date(DAY0), status: 'ativo', phase: 'a' };
     const real = { ...ghost, _id: 'real' };
     await db.collection<Rec>(col).insertOne({ ...real, ...buckets.markerOf(real) });
-    await buckets.added(real);
-    await buckets.added(ghost);
+    await buckets.added(real, Date.now());
+    await buckets.added(ghost, Date.now());
     expect((await page(buckets, 'team_e', {}, -1, 0, 10))!.total).toBe(2);
     await lists(col).backfill(); // a process starting
     expect((await page(buckets, 'team_e', {}, -1, 0, 10))!.total).toBe(1);
   });
+});
+
+test('when a recount reads a new record before its delta lands, then the delta is not added on top', async () => {
+  const buckets = lists('raced');
+  await buckets.backfill();
+  const first = { _id: 'first', team_id: 'team_r', at: new Date(DAY0), status: 'ativo', phase: 'a' };
+  const second = { ...first, _id: 'second' };
+  for (const r of [first, second]) await db.collection<Rec>('raced').insertOne({ ...r, ...buckets.markerOf(r) });
+  await buckets.added(first, Date.now());
+  const secondStoredAt = Date.now();
+  await new Promise((r) => setTimeout(r, 5));
+  await buckets.recount(second); // reads both records
+  await buckets.added(second, secondStoredAt);
+  expect((await page(buckets, 'team_r', {}, -1, 0, 10))!.total).toBe(2);
 });

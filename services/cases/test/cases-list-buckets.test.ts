@@ -45,7 +45,7 @@ const createCase = async (who: Identity, body: object = {}) => {
 async function insertCopies(repository: CasesRepository, teamId: string, template: CaseRecord, instants: number[]) {
   for (const [i, at] of instants.entries()) {
     const _id = newId('case');
-    const record = { ...template, _id, team_id: teamId, number: null, number_key: `none:${_id}`, created_at: new Date(at), phase: ['recebido', 'triagem'][i % 2] };
+    const record = { ...template, _id, team_id: teamId, number: null, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(at), phase: ['recebido', 'triagem'][i % 2] };
     await repository.insert(record as CaseRecord, []);
   }
 }
@@ -113,7 +113,7 @@ describe('GET /v1/cases by day buckets', () => {
       const { list_bucket: _marker, ...fields } = template as CaseRecord & { list_bucket?: string };
       const legacy = Array.from({ length: 12 }, (_, i) => {
         const _id = newId('case');
-        return { ...fields, _id, number_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
+        return { ...fields, _id, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
       });
       await db.collection<CaseRecord>('cases').insertMany(legacy);
       const before = new CasesRepository(db, { kick: () => {} });

@@ -16,7 +16,7 @@ import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/sup
 import { waitFor } from '../../../shared/test/support/wait.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const TOKEN = randomBytes(16).toString('hex');
+const TOKEN = randomBytes(32).toString('hex');
 // The same key across the restart: the service must open the secrets it sealed.
 const SECRET_KEY = randomBytes(32).toString('hex');
 const BURST = 1000;

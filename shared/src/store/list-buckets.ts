@@ -122,9 +122,9 @@ export class ListBuckets {
     return this.counts.recount(record.team_id, this.bucketDay(record));
   }
 
-  /** Counts a new record in its day. */
-  added(record: Document): Promise<void> {
-    return this.counts.added(record.team_id, this.bucketDay(record), record);
+  /** Counts a new record in its day; `storedAt`: when the store acknowledged it (ms). */
+  added(record: Document, storedAt: number): Promise<void> {
+    return this.counts.added(record.team_id, this.bucketDay(record), record, storedAt);
   }
 
   /**

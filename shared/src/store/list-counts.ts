@@ -42,6 +42,8 @@ interface DayCount {
   by: Combination[];
   /** Took a delta since its last recount: counted again later, or at the next start if this process dies first. */
   r?: true;
+  /** When the last recount began to read the day (ms): a record stored before that is in its count already. */
+  t?: number;
 }
 
 interface CountsDocument {
@@ -78,8 +80,8 @@ export interface DayTotal {
 
 /** Records added to one counts document, waiting for its lock. */
 interface Additions {
-  /** [day, the counted values of one record]. */
-  records: [Day, Record<string, unknown>][];
+  /** [day, the counted values of one record, when it was stored (ms)]. */
+  records: [Day, Record<string, unknown>, number][];
   run: Promise<void>;
 }
 
@@ -170,27 +172,29 @@ export class ListCounts {
   }
 
   /**
-   * Counts a new record of the team in its day: one more of its counted values. Resolves
+   * Counts a new record of the team in its day, stored at `storedAt` (ms, when the store
+   * acknowledged it): one more of its counted values, unless a recount that began after
+   * that counted it already. Resolves
    * once stored (failures are logged: the recount that follows repairs the day).
    */
-  async added(teamId: string, day: Day, record: Document): Promise<void> {
+  async added(teamId: string, day: Day, record: Document, storedAt: number): Promise<void> {
     const values = Object.fromEntries(this.opts.counted.map((f) => [f, record[f] ?? null]));
     try {
-      await this.queueAddition(teamId, day, values);
+      await this.queueAddition(teamId, day, values, storedAt);
     } catch (err) {
       this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId, day }, 'list count of a new record not stored; a recount follows');
     }
     this.recheckLater(teamId, day);
   }
 
-  private queueAddition(teamId: string, day: Day, values: Record<string, unknown>): Promise<void> {
+  private queueAddition(teamId: string, day: Day, values: Record<string, unknown>, storedAt: number): Promise<void> {
     const id = this.documentId(teamId, day);
     const entry = this.additions.get(id);
     if (entry?.queued) {
-      entry.queued.records.push([day, values]);
+      entry.queued.records.push([day, values, storedAt]);
       return entry.queued.run;
     }
-    const batch: Additions = { records: [[day, values]], run: Promise.resolve() };
+    const batch: Additions = { records: [[day, values, storedAt]], run: Promise.resolve() };
     batch.run = (entry?.running.catch(() => {}) ?? Promise.resolve())
       .then(() => {
         const current = this.additions.get(id)!;
@@ -208,12 +212,14 @@ export class ListCounts {
     return batch.run;
   }
 
-  private async addNow(teamId: string, id: string, records: [Day, Record<string, unknown>][]): Promise<void> {
+  private async addNow(teamId: string, id: string, records: [Day, Record<string, unknown>, number][]): Promise<void> {
     const { db, counted } = this.opts;
     await withDocumentLock(db, LIST_COUNTS, id, async () => {
       const days = daysOf(await this.documents.findOne({ _id: id }));
-      for (const [day, v] of records) {
+      for (const [day, v, storedAt] of records) {
         let count = days.find((d) => d.d === day);
+        // A recount that began after the record was stored counted it.
+        if (count?.t !== undefined && count.t >= storedAt) continue;
         if (!count) days.push((count = { d: day, n: 0, by: [] }));
         count.n++;
         count.r = true;
@@ -247,10 +253,11 @@ export class ListCounts {
     const id = this.documentId(teamId, day);
     await withDocumentLock(db, LIST_COUNTS, id, async () => {
       const projection = Object.fromEntries(counted.map((f) => [f, 1]));
+      const t = Date.now();
       const records = await db.collection(collection).find({ [markerField]: marker(teamId, day) }, { projection }).toArray();
       const doc = await this.documents.findOne({ _id: id });
       const days = daysOf(doc).filter((d) => d.d !== day);
-      if (records.length > 0) days.push({ d: day, n: records.length, by: combinations(records, counted) });
+      if (records.length > 0) days.push({ d: day, n: records.length, by: combinations(records, counted), t });
       days.sort((a, b) => byDay(a.d, b.d));
       await this.documents.updateOne({ _id: id }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days) } }, { upsert: true });
     });

@@ -96,8 +96,10 @@ export class RecordStore<R extends OwnedRecord> {
 
   /** Stores a new record with its events. */
   async insert(record: R, events: DomainEvent[]): Promise<void> {
+    let storedAt: number;
     try {
       await this.documents.insertOne({ ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...outboxOnInsert(events) });
+      storedAt = Date.now();
     } catch (e) {
       // Its id taken by the team's record of that id: an earlier run of this same request
       // (a POST run again under its Idempotency-Key, ids.withIdSeed) stored it, and its events.
@@ -105,7 +107,7 @@ export class RecordStore<R extends OwnedRecord> {
       throw this.refused(e, record);
     }
     if (events.length > 0) this.opts.relay.kick(this.opts.collection, record._id, events);
-    await this.lists?.added(record);
+    await this.lists?.added(record, storedAt);
   }
 
   /**

@@ -105,6 +105,8 @@ export class CasesRepository extends RecordStore<CaseRecord> {
 
   async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
     if (phases.length === 0) return [];
-    return this.collection.distinct('phase', { team_id: teamId, phase: { $in: phases } });
+    // Not distinct: FerretDB 1.24 refuses its maxTimeMS, which every operation carries (store/time-budgets.ts).
+    const rows = await this.collection.find({ team_id: teamId, phase: { $in: phases } }, { projection: { _id: 0, phase: 1 } }).toArray();
+    return [...new Set(rows.map((r) => r.phase))];
   }
 }
