@@ -1,6 +1,8 @@
 /** One Jest run over every workspace; integration tests share the servers started in test/global-setup.ts. */
 export default {
   testEnvironment: 'node',
+  // The SDK's exports give its built dist/ to projects; in this repository its TypeScript source (sdk/package.json).
+  testEnvironmentOptions: { customExportConditions: ['node', 'node-addons', 'lpm-source'] },
   testMatch: ['<rootDir>/{shared,gateway,sdk,services/*}/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
