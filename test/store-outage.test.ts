@@ -69,20 +69,22 @@ const storedDeliveries = (webhookId: string) => direct.db(`${sys.env.MONGO_DB_PR
 const clientViews = () => direct.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('client_views');
 
 test('when the store hangs (connections open, nothing answered), then a read answers 503 in the envelope within 10 s, and is served again once the store is back', async () => {
-  const created = await sys.call(apiKey, 'POST', '/v1/clients', { type: 'PF', name: 'Cliente paciente' });
+  // A team of its own: the cut below counts the clients of its team.
+  const key = (await admin('team', 'create', '--name', 'Paciente', '--plan', 'enterprise', '--owner-name', 'Dona', '--owner-email', 'dona@hang.example')).api_key;
+  const created = await sys.call(key, 'POST', '/v1/clients', { type: 'PF', name: 'Cliente paciente' });
   expect(created.status).toBe(201);
   const path = `/v1/clients/${created.body.data.id}`;
   proxy.stall();
   try {
     const askedAt = Date.now();
-    const hung = await sys.call(apiKey, 'GET', path);
+    const hung = await sys.call(key, 'GET', path);
     expect({ status: hung.status, code: hung.body.error?.code }).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     expect(Date.now() - askedAt).toBeLessThan(10_000);
   } finally {
     proxy.restore();
   }
   const backAt = Date.now();
-  await waitFor('the client served again', async () => (await sys.call(apiKey, 'GET', path)).status === 200, 30_000);
+  await waitFor('the client served again', async () => (await sys.call(key, 'GET', path)).status === 200, 30_000);
   expect(Date.now() - backAt).toBeLessThan(30_000);
 }, 120_000);
 
