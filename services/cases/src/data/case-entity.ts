@@ -78,3 +78,6 @@ export const CaseEntity = defineEntity({
 });
 
 export type CaseRecord = RecordOf<typeof CaseEntity>;
+
+/** The unique origin_key of a won deal's case: a deal has one case however often its won is retried. */
+export const dealOriginKey = (dealId: string) => `deal:${dealId}`;

@@ -10,8 +10,7 @@ import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
-import { dealOriginKey } from '../domain/case-shape.ts';
-import type { CasePriority, CaseRecord, CaseStatus } from './case-entity.ts';
+import { dealOriginKey, type CasePriority, type CaseRecord, type CaseStatus } from './case-entity.ts';
 
 export interface CaseFilter {
   status?: CaseStatus;

@@ -2,7 +2,7 @@
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
-import type { CasePriority, CaseRecord } from '../data/case-entity.ts';
+import { dealOriginKey, type CasePriority, type CaseRecord } from '../data/case-entity.ts';
 import { cnjDigits, numberInfo } from './cnj-number.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
@@ -27,7 +27,6 @@ export const WRITABLE_FIELDS = [
 
 /** A case's origin key: its deal's, or its own when no deal made it. */
 const originKey = (r: Pick<CaseRecord, '_id' | 'origin_deal_id'>) => (r.origin_deal_id ? dealOriginKey(r.origin_deal_id) : `none:${r._id}`);
-export const dealOriginKey = (dealId: string) => `deal:${dealId}`;
 
 export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date' | 'origin_deal_id'>) {
   return {
