@@ -1,6 +1,8 @@
 import { MongoClient, type Db } from 'mongodb';
 import { LIST_BUCKET_FIELD, ListBuckets, listBucket } from '../src/store/list-buckets.ts';
+import { LIST_COUNT_DELTAS } from '../src/store/list-count-deltas.ts';
 import { LIST_COUNTS } from '../src/store/list-counts.ts';
+import { withDocumentLock } from '../src/store/lock.ts';
 import { DAY_MS } from '../src/time.ts';
 
 let client: MongoClient;
@@ -152,7 +154,7 @@ describe('ListBuckets.backfill', () => {
     const again = lists(col);
     await again.backfill();
     expect(await page(again, 'team_r', { phase: 'a' }, -1, 0, 25)).toEqual(await plainPage(col, {}, -1, 0, 25));
-    const counted = (await db.collection(LIST_COUNTS).find({ owner: `${col}:team_r` }).toArray()).flatMap((doc) => JSON.parse(doc.days).map((x: { d: number }) => x.d));
+    const counted = (await db.collection(LIST_COUNTS).find({ owner: `${col}:team_r` }).toArray()).flatMap((doc) => JSON.parse(doc.days).filter((x: { n: number }) => x.n > 0).map((x: { d: number }) => x.d));
     expect(counted).not.toContain(Math.floor((DAY0 + 4 * DAY_MS) / DAY_MS));
   });
 });
@@ -255,6 +257,63 @@ describe('ListBuckets.added', () => {
     expect((await page(buckets, 'team_e', {}, -1, 0, 10))!.total).toBe(2);
     await lists(col).backfill(); // a process starting
     expect((await page(buckets, 'team_e', {}, -1, 0, 10))!.total).toBe(1);
+  });
+});
+
+describe('ListCounts deltas', () => {
+  const col = 'folds';
+  const rec = (id: string, team: string, status = 'ativo') => ({ _id: id, team_id: team, at: new Date(DAY0), status, phase: 'a' });
+  const store = async (buckets: ListBuckets, r: Rec) => {
+    await db.collection<Rec>(col).insertOne({ ...r, ...buckets.markerOf(r) });
+    await buckets.added(r, Date.now());
+  };
+  const deltasOf = (team: string) => db.collection(LIST_COUNT_DELTAS).countDocuments({ owner: `${col}:${team}` });
+  const countsDoc = (team: string) => `${col}:${team}:${Math.floor(Math.floor(DAY0 / DAY_MS) / 32)}`;
+
+  it('when the counts document is locked (a recount or fold under way elsewhere), then a new record is counted on a page at once all the same', async () => {
+    const buckets = lists(col);
+    await buckets.backfill();
+    await store(buckets, rec('f1', 'team_f'));
+    let release!: () => void;
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const held = withDocumentLock(db, LIST_COUNTS, countsDoc('team_f'), () => {
+      locked();
+      return new Promise<void>((r) => (release = r));
+    });
+    await isLocked;
+    await Promise.all([store(buckets, rec('f2', 'team_f')), store(buckets, rec('f3', 'team_f', 'arquivado'))]);
+    expect((await page(buckets, 'team_f', {}, -1, 0, 10))!.total).toBe(3);
+    expect((await page(buckets, 'team_f', { status: 'arquivado' }, -1, 0, 10))!.total).toBe(1);
+    release();
+    await held;
+    await buckets.counts.fold('team_f', countsDoc('team_f'));
+    expect(await deltasOf('team_f')).toBe(0);
+    expect((await page(buckets, 'team_f', {}, -1, 0, 10))!.total).toBe(3);
+    expect((await page(buckets, 'team_f', { status: 'arquivado' }, -1, 0, 10))!.total).toBe(1);
+  });
+
+  it('when a fold stored the counts but died before deleting its deltas, then they are counted once, and the next fold deletes them', async () => {
+    const buckets = lists(col);
+    await store(buckets, rec('g1', 'team_g'));
+    await store(buckets, rec('g2', 'team_g'));
+    const left = await db.collection(LIST_COUNT_DELTAS).find({ owner: `${col}:team_g` }).toArray();
+    await buckets.counts.fold('team_g', countsDoc('team_g'));
+    await db.collection(LIST_COUNT_DELTAS).insertMany(left);
+    expect((await page(buckets, 'team_g', {}, -1, 0, 10))!.total).toBe(2);
+    await store(buckets, rec('g3', 'team_g'));
+    await buckets.counts.fold('team_g', countsDoc('team_g'));
+    expect(await deltasOf('team_g')).toBe(0);
+    expect((await page(buckets, 'team_g', {}, -1, 0, 10))!.total).toBe(3);
+  });
+
+  it('when a process stops before folding its deltas, then the next start folds them', async () => {
+    await store(lists(col), rec('h1', 'team_h'));
+    expect(await deltasOf('team_h')).toBe(1);
+    const next = lists(col);
+    await next.backfill();
+    expect(await deltasOf('team_h')).toBe(0);
+    expect((await page(next, 'team_h', {}, -1, 0, 10))!.total).toBe(1);
   });
 });
 

@@ -206,6 +206,11 @@ export class ListBuckets {
    * to repeat. A no-op once done: the first run reads the whole collection.
    */
   async backfill(stopping: () => boolean = () => false): Promise<void> {
+    // Deltas a stopped process added and did not fold.
+    for (const [teamId, doc] of await this.counts.unfolded()) {
+      if (stopping()) return;
+      await this.counts.fold(teamId, doc);
+    }
     if (await this.ready()) {
       // Days whose new records a process counted by delta and that were not counted again before it stopped.
       for (const [teamId, day] of await this.counts.owedRechecks()) {

@@ -3,27 +3,36 @@
 // a page knows which buckets to read and its total without counting the team's
 // records: FerretDB 1.24 counts in Go over every row a filter matches.
 //
-// Every change of a count is made under the document lock of its counts document
-// (FerretDB has no atomic update), so they run one after another. After a write that
-// moves a record between days or changes a counted field, the day is counted again
-// from its records (an equality read of one bucket); the last recount starts after
-// every write before it, and a failed one is repaired by the next write of that day.
-// A new record only adds one to its day: a recount reads the whole day, which made
-// each create cost a read of every record created that day (a day of 2,000 clients
-// took POST /v1/clients from 0.3 to 16 s at 100 writes/s). A count changed by a delta
-// can drift (a writer that dies between its record and its count, or a recount that
-// saw the record before its delta landed), so each day that took deltas is counted
-// again RECHECK_MS after its last one, and at start (ListBuckets.backfill). Callers
-// arriving while a change of one document runs share the single change queued after
-// it. Records with no value of the list's sort field are in a bucket of their own,
-// the day `null`.
+// A recount reads a day's records and stores their counts under the document lock of
+// its counts document (FerretDB has no atomic update), so recounts run one after
+// another. After a write that moves a record between days or changes a counted field,
+// the day is counted again; the last recount starts after every write before it, and
+// a failed one is repaired by the next write of that day.
+//
+// A new record is not recounted: it adds a delta document (list-count-deltas.ts), one
+// unique insert grouped with the other creates of the moment, with no lock. Counting
+// new records under the counts lock cost each create four round trips, one after
+// another per team, and took POST /v1/clients from 242 to 92 a second. A page reads
+// the counts and the deltas not folded yet; the process that added them folds them
+// into the counts document FOLD_MS later, under its lock. A recount stamps `t`, when
+// it began to read: a delta of a record stored before that is in its count already.
+// A count changed by a delta can drift (a writer that dies between its record and its
+// delta, or a recount that saw the record just before its delta landed), so each day
+// that took deltas is counted again RECHECK_MS after its last one, and at start
+// (ListBuckets.backfill), which also folds the deltas a stopped process left.
+// Records with no value of the sort field are in a bucket of their own, the day `null`.
 import type { Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
+import { CountDeltas, type CountDelta } from './list-count-deltas.ts';
 import { withDocumentLock } from './lock.ts';
 
 export const LIST_COUNTS = 'list_counts';
 /** A day that took deltas is counted again this long after its last one. */
 const RECHECK_MS = 10_000;
+/** Deltas are folded into their counts document this long after the first one not folded. */
+const FOLD_MS = 1_000;
+/** An emptied day's count of 0 is kept this long after its recount, for deltas still on their way. */
+const EMPTY_DAY_KEPT_MS = 600_000;
 /** Days per counts document: a team's counts are read as one document per this many days. */
 const DAYS_PER_DOCUMENT = 32;
 
@@ -56,6 +65,11 @@ interface CountsDocument {
    * (100,000 records over a year); one string each is one value.
    */
   days: string;
+  /**
+   * The ids of the deltas the last fold counted: it deletes them after this write,
+   * and one it could not delete (it died first) must not count twice.
+   */
+  absorbed?: string[];
 }
 
 const daysOf = (doc: CountsDocument | null): DayCount[] => (doc ? JSON.parse(doc.days) : []);
@@ -78,23 +92,18 @@ export interface DayTotal {
   n: number;
 }
 
-/** Records added to one counts document, waiting for its lock. */
-interface Additions {
-  /** [day, the counted values of one record, when it was stored (ms)]. */
-  records: [Day, Record<string, unknown>, number][];
-  run: Promise<void>;
-}
-
 export class ListCounts {
   private readonly opts: ListCountsOptions;
   private readonly recounts = new Map<string, { running: Promise<void>; queued: Promise<void> | null }>();
-  /** By counts document: the additions under way, and those queued after them. */
-  private readonly additions = new Map<string, { running: Promise<void>; queued: Additions | null }>();
+  private readonly deltas: CountDeltas;
+  /** Folds due, by counts document. */
+  private readonly folds = new Map<string, NodeJS.Timeout>();
   /** Recounts due after deltas, by `<team>:<day>`. */
   private readonly rechecks = new Map<string, NodeJS.Timeout>();
 
   constructor(opts: ListCountsOptions) {
     this.opts = opts;
+    this.deltas = new CountDeltas(opts.db);
   }
 
   private get documents() {
@@ -107,6 +116,7 @@ export class ListCounts {
 
   async createIndexes(): Promise<void> {
     await this.documents.createIndex({ owner: 1 });
+    await this.deltas.createIndexes();
   }
 
   /** Every [team, day] of this collection with a stored count. */
@@ -125,14 +135,28 @@ export class ListCounts {
 
   /** The team's days holding records that match `equal` (counted fields only), oldest first, the day `null` last. */
   async days(teamId: string, equal: Record<string, unknown>): Promise<DayTotal[]> {
-    const docs = await this.documents.find({ owner: this.owner(teamId) }).toArray();
+    const owner = this.owner(teamId);
+    // Deltas first: a fold writes the counts document before it deletes the deltas it
+    // counted, so a delta gone from this read is in the document read after it.
+    const deltas = await this.deltas.ofOwner(owner);
+    const docs = await this.documents.find({ owner }).toArray();
     const fields = Object.entries(equal);
     const days: DayTotal[] = [];
     for (const doc of docs) {
-      for (const day of daysOf(doc)) {
+      const counts = daysOf(doc);
+      addDeltas(counts, deltas.filter((d) => d.doc === doc._id), new Set(doc.absorbed), this.opts.counted);
+      for (const day of counts) {
         const n = fields.length === 0 ? day.n : day.by.filter((c) => fields.every(([f, v]) => c.v[f] === v)).reduce((sum, c) => sum + c.n, 0);
         if (n > 0) days.push({ day: day.d, n });
       }
+    }
+    // Deltas of a counts document not written yet: the team's first records of those days.
+    const stored = new Set(docs.map((doc) => doc._id));
+    const unstored: DayCount[] = [];
+    addDeltas(unstored, deltas.filter((d) => !stored.has(d.doc)), new Set(), this.opts.counted);
+    for (const day of unstored) {
+      const n = fields.length === 0 ? day.n : day.by.filter((c) => fields.every(([f, v]) => c.v[f] === v)).reduce((sum, c) => sum + c.n, 0);
+      if (n > 0) days.push({ day: day.d, n });
     }
     return days.sort((a, b) => byDay(a.day, b.day));
   }
@@ -172,64 +196,63 @@ export class ListCounts {
   }
 
   /**
-   * Counts a new record of the team in its day, stored at `storedAt` (ms, when the store
-   * acknowledged it): one more of its counted values, unless a recount that began after
-   * that counted it already. Resolves
-   * once stored (failures are logged: the recount that follows repairs the day).
+   * Counts a new record of the team in its day, stored at `storedAt` (ms, when the
+   * store acknowledged it): resolves once its delta is stored, so a page read after it
+   * counts the record. Failures are logged: the recount that follows repairs the day.
    */
   async added(teamId: string, day: Day, record: Document, storedAt: number): Promise<void> {
-    const values = Object.fromEntries(this.opts.counted.map((f) => [f, record[f] ?? null]));
+    const doc = this.documentId(teamId, day);
+    const delta: CountDelta = {
+      _id: `${this.opts.collection}:${record._id}`,
+      owner: this.owner(teamId),
+      doc,
+      d: day,
+      v: Object.fromEntries(this.opts.counted.map((f) => [f, record[f] ?? null])),
+      at: storedAt,
+    };
     try {
-      await this.queueAddition(teamId, day, values, storedAt);
+      await this.deltas.add(delta);
+      this.foldLater(teamId, doc);
     } catch (err) {
       this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId, day }, 'list count of a new record not stored; a recount follows');
     }
     this.recheckLater(teamId, day);
   }
 
-  private queueAddition(teamId: string, day: Day, values: Record<string, unknown>, storedAt: number): Promise<void> {
-    const id = this.documentId(teamId, day);
-    const entry = this.additions.get(id);
-    if (entry?.queued) {
-      entry.queued.records.push([day, values, storedAt]);
-      return entry.queued.run;
-    }
-    const batch: Additions = { records: [[day, values, storedAt]], run: Promise.resolve() };
-    batch.run = (entry?.running.catch(() => {}) ?? Promise.resolve())
-      .then(() => {
-        const current = this.additions.get(id)!;
-        current.running = batch.run;
-        // The first batch starts at once: others may have queued behind it already.
-        if (current.queued === batch) current.queued = null;
-        return this.addNow(teamId, id, batch.records);
-      })
-      .finally(() => {
-        const current = this.additions.get(id);
-        if (current?.running === batch.run && !current.queued) this.additions.delete(id);
-      });
-    if (entry) entry.queued = batch;
-    else this.additions.set(id, { running: batch.run, queued: null });
-    return batch.run;
+  private foldLater(teamId: string, doc: string): void {
+    if (this.folds.has(doc)) return;
+    const timer = setTimeout(() => {
+      this.folds.delete(doc);
+      this.fold(teamId, doc).catch((err) =>
+        this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'list count deltas not folded; pages still count them, the next fold takes them'),
+      );
+    }, FOLD_MS);
+    timer.unref();
+    this.folds.set(doc, timer);
   }
 
-  private async addNow(teamId: string, id: string, records: [Day, Record<string, unknown>, number][]): Promise<void> {
-    const { db, counted } = this.opts;
-    await withDocumentLock(db, LIST_COUNTS, id, async () => {
-      const days = daysOf(await this.documents.findOne({ _id: id }));
-      for (const [day, v, storedAt] of records) {
-        let count = days.find((d) => d.d === day);
-        // A recount that began after the record was stored counted it.
-        if (count?.t !== undefined && count.t >= storedAt) continue;
-        if (!count) days.push((count = { d: day, n: 0, by: [] }));
-        count.n++;
-        count.r = true;
-        const combination = count.by.find((c) => counted.every((f) => c.v[f] === v[f]));
-        if (combination) combination.n++;
-        else count.by.push({ v, n: 1 });
-      }
+  /** Adds the deltas of one counts document to it and deletes them, under its lock. */
+  async fold(teamId: string, doc: string): Promise<void> {
+    await withDocumentLock(this.opts.db, LIST_COUNTS, doc, async () => {
+      const current = await this.documents.findOne({ _id: doc });
+      const deltas = await this.deltas.ofDocument(doc);
+      if (deltas.length === 0) return;
+      // Emptied days are kept a while (recountNow), then dropped here.
+      const days = daysOf(current).filter((d) => d.n > 0 || (d.t ?? 0) > Date.now() - EMPTY_DAY_KEPT_MS);
+      addDeltas(days, deltas, new Set(current?.absorbed), this.opts.counted, true);
       days.sort((a, b) => byDay(a.d, b.d));
-      await this.documents.updateOne({ _id: id }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days) } }, { upsert: true });
+      const absorbed = deltas.map((d) => d._id);
+      await this.documents.updateOne({ _id: doc }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days), absorbed } }, { upsert: true });
+      await this.deltas.remove(absorbed);
     });
+  }
+
+  /** Every [team, counts document] with deltas not folded (a process stopped before it folded them). */
+  async unfolded(): Promise<[string, string][]> {
+    const prefix = `${this.opts.collection}:`;
+    const docs = new Map<string, string>();
+    for (const d of await this.deltas.withPrefix(prefix)) docs.set(d.doc, d.owner.slice(prefix.length));
+    return [...docs].map(([doc, teamId]) => [teamId, doc]);
   }
 
   private recheckLater(teamId: string, day: Day): void {
@@ -257,7 +280,8 @@ export class ListCounts {
       const records = await db.collection(collection).find({ [markerField]: marker(teamId, day) }, { projection }).toArray();
       const doc = await this.documents.findOne({ _id: id });
       const days = daysOf(doc).filter((d) => d.d !== day);
-      if (records.length > 0) days.push({ d: day, n: records.length, by: combinations(records, counted), t });
+      // An emptied day stays, counted 0, so that deltas of records stored before `t` stay out of it.
+      days.push({ d: day, n: records.length, by: combinations(records, counted), t });
       days.sort((a, b) => byDay(a.d, b.d));
       await this.documents.updateOne({ _id: id }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days) } }, { upsert: true });
     });
@@ -277,4 +301,23 @@ function combinations(records: Document[], counted: readonly string[]): Combinat
     else byKey.set(key, { v, n: 1 });
   }
   return [...byKey.values()];
+}
+
+/**
+ * Adds deltas to a team's day counts: each once (none the counts document says it
+ * absorbed), and none that a recount which began after its record was stored counted
+ * already. `mark`: the days that took one are counted again later.
+ */
+function addDeltas(days: DayCount[], deltas: CountDelta[], absorbed: Set<string>, counted: readonly string[], mark = false): void {
+  for (const delta of deltas) {
+    if (absorbed.has(delta._id)) continue;
+    let count = days.find((d) => d.d === delta.d);
+    if (count?.t !== undefined && count.t >= delta.at) continue;
+    if (!count) days.push((count = { d: delta.d, n: 0, by: [] }));
+    count.n++;
+    if (mark) count.r = true;
+    const combination = count.by.find((c) => counted.every((f) => c.v[f] === delta.v[f]));
+    if (combination) combination.n++;
+    else count.by.push({ v: delta.v, n: 1 });
+  }
 }
