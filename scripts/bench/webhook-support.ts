@@ -40,6 +40,8 @@ export interface WebhookFigures {
   maxBacklog: number;
   /** Commands the webhooks service sent the store over the scenario, per delivery that arrived. */
   roundtripsPerDelivery: number;
+  /** Store commands of the clients service per answered write. */
+  writeRoundtrips: number;
 }
 
 /** Subscribes one webhook per URL for the team of `key`; their ids. */
@@ -58,18 +60,34 @@ export async function subscribeHooks(gatewayUrl: string, key: string, urls: stri
 }
 
 /** Every command the webhooks service has sent the store so far (store_commands_total of its /internal/metrics). */
-export async function storeCommands(sys: System): Promise<number> {
-  const res = await fetch(`${sys.webhooksUrl}/internal/metrics`, {
+/** The store commands a service of the system has sent, by `<command> <collection>` (its store_commands_total). */
+export async function storeCommandsOf(sys: System, serviceUrl: string): Promise<Map<string, number>> {
+  const res = await fetch(`${serviceUrl}/internal/metrics`, {
     headers: { [HEADER.internalToken]: sys.internalToken, [HEADER.teamId]: 'bench', [HEADER.userId]: 'bench' },
   });
-  if (res.status !== 200) throw new Error(`the webhooks service's /internal/metrics answered ${res.status}`);
-  let total = 0;
-  for (const line of (await res.text()).split('\n')) if (line.startsWith('store_commands_total{')) total += Number(line.split(' ').pop());
-  return total;
+  if (res.status !== 200) throw new Error(`${serviceUrl}/internal/metrics answered ${res.status}`);
+  const counts = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    const m = /^store_commands_total\{(.*)\} (\S+)$/.exec(line);
+    if (!m) continue;
+    const labels = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    counts.set(`${labels.command} ${labels.collection}`, Number(m[2]));
+  }
+  return counts;
+}
+
+/** The store commands the webhooks service has sent, in all. */
+export async function storeCommands(sys: System): Promise<number> {
+  return [...(await storeCommandsOf(sys, sys.webhooksUrl)).values()].reduce((a, b) => a + b, 0);
+}
+
+/** What a service sent the store between two readings of storeCommandsOf, most first. */
+export function commandsBetween(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+  return [...after].map(([k, n]): [string, number] => [k, n - (before.get(k) ?? 0)]).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
 }
 
 const received = { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } };
-export const bodyOf = (r: ReceivedRequest): { type?: string; webhook_id?: string; data?: { object?: { id?: string } } } => {
+export const bodyOf = (r: ReceivedRequest): { type?: string; webhook_id?: string; created_at?: string; data?: { object?: { id?: string } } } => {
   try {
     return JSON.parse(r.body);
   } catch {

@@ -4,9 +4,11 @@
 // (`steady`), after 50 ms (`steady_slow`), and at once beside a webhook per team whose
 // receiver never answers (`steady_timeout`). A warm-up like `steady` but shorter
 // (STEADY_WARMUP_SECONDS, reported as `warmup`) comes first: on a system just
-// started, its JIT, pools and caches are still cold. Figures: the time from the write's
-// response to the delivery's arrival, the share delivered, and the relay's backlog
-// (clients with `outbox_pending`, sampled each second). On this checkout's system,
+// started, its JIT, pools and caches are still cold. Figures: the time from the event's
+// creation (its `created_at`) to the delivery's arrival, the write's own latency, the
+// store commands of the clients service per write and of the webhooks service per
+// delivery, the share delivered, and the relay's backlog (clients with
+// `outbox_pending`, sampled each second). On this checkout's system,
 // after the clients runs and before the cases are stored (whose SLA sweeps would slow
 // every store write of a delivery). Each scenario starts once the relay has emptied
 // what the runs before left flagged, so it measures a steady state, not a recovery.
@@ -24,7 +26,9 @@ import {
   STEADY_WARMUP_SECONDS,
   WEBHOOK_TEAMS,
   answerAfter,
+  commandsBetween,
   storeCommands,
+  storeCommandsOf,
   subscribeHooks,
   outboxSettled,
   bodyOf,
@@ -66,9 +70,10 @@ interface WebhookScenario {
  * client.created to the scenario's healthy receiver (and, withTimeout, one to a
  * receiver that never answers); POST /v1/clients through the gateway, STEADY_RATE a
  * second for STEADY_SECONDS, each sent at its scheduled instant whether the ones
- * before were answered or not, round robin over the teams. Latency: from the instant
- * a POST's response was read to the instant the receiver had the body of that
- * client's client.created delivery (both Date.now() in this process).
+ * before were answered or not, round robin over the teams. Latency: from the event's
+ * `created_at` (stamped by the clients service while it handles the POST) to the
+ * instant the receiver had the body of that delivery (Date.now() in this process, on
+ * the same machine's clock). The write's own latency is the write p50/p99 beside it.
  */
 async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: number, receivers: HttpsReceiver[]): Promise<WebhookFigures> {
   const healthy = await startHttpsReceiver(answerAfter(s.delayMs));
@@ -89,6 +94,8 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
 
   // Arrivals of client.created at the healthy receiver, by client and webhook (parsed as they come).
   const arrivals = new Map<string, number[]>();
+  /** Each client's client.created `created_at` (ms), from its deliveries. */
+  const createdAt = new Map<string, number>();
   let parsed = 0;
   const collect = () => {
     for (; parsed < healthy.requests.length; parsed++) {
@@ -97,12 +104,14 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
       const id = body.data?.object?.id;
       if (body.type !== 'client.created' || !id) continue;
       const key = `${id} ${body.webhook_id}`;
+      createdAt.set(id, Date.parse(body.created_at ?? ''));
       const list = arrivals.get(key) ?? [];
       list.push(r.at);
       arrivals.set(key, list);
     }
   };
   const commandsBefore = await storeCommands(b.sys);
+  const writerBefore = await storeCommandsOf(b.sys, b.sys.clientsUrl);
 
   await outboxSettled(b.clients);
   // How many of the scenario's events the relay had published, sampled every 250 ms, and
@@ -162,8 +171,8 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   const deadline = Date.now() + STEADY_PATIENCE_MS;
   // When the clients service's relay had published the scenario's last event, beside the deliveries.
   const relayed = b.events.publishedBy(b.created, deadline);
-  /** Every delivery the writes owe the healthy receiver: client and webhook, and when the write was answered. */
-  const owed = [...answered].flatMap(([id, w]) => teamHooks[w.team].map((hook) => ({ key: `${id} ${hook}`, at: w.at })));
+  /** Every delivery the writes owe the healthy receiver: client and webhook. */
+  const owed = [...answered].flatMap(([id, w]) => teamHooks[w.team].map((hook) => ({ id, key: `${id} ${hook}` })));
   for (;;) {
     collect();
     if (arrivals.size >= owed.length || Date.now() > deadline) break;
@@ -177,18 +186,20 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   // The counters' fold of the last attempts (every second) belongs to the scenario's work too.
   await sleep(2500);
   const commands = (await storeCommands(b.sys)) - commandsBefore;
+  const writer = commandsBetween(writerBefore, await storeCommandsOf(b.sys, b.sys.clientsUrl));
+  const writerTotal = writer.reduce((sum, [, n]) => sum + n, 0);
 
   const firstAnswer = Math.min(...[...answered.values()].map((w) => w.at));
   const latencies: number[] = [];
   let arrived = 0;
   let duplicates = 0;
   let lastArrival = firstAnswer;
-  for (const { key, at } of owed) {
+  for (const { id, key } of owed) {
     const times = arrivals.get(key);
     if (!times) continue;
     arrived++;
     duplicates += times.length - 1;
-    latencies.push(times[0] - at);
+    latencies.push(times[0] - createdAt.get(id)!);
     lastArrival = Math.max(lastArrival, times[0]);
   }
   latencies.sort((x, y) => x - y);
@@ -208,6 +219,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     max: latencies.length ? latencies[latencies.length - 1] : NaN,
     maxBacklog: Math.max(0, ...backlog),
     roundtripsPerDelivery: commands / Math.max(arrived, 1),
+    writeRoundtrips: writerTotal / Math.max(answered.size, 1),
   };
   const since = (t: number) => `+${((t - firstAnswer) / 1000).toFixed(1)} s`;
   console.log(
@@ -221,6 +233,11 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
       `${duplicates} duplicates, ${figures.perSecond.toFixed(1)} deliveries/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms; ` +
       `the webhooks service sent the store ${commands} commands (${figures.roundtripsPerDelivery.toFixed(2)} a delivery) ` +
       `over ${healthy.connections} TLS connections to the receiver`,
+  );
+  const perWrite = (n: number) => (n / Math.max(answered.size, 1)).toFixed(2);
+  console.log(
+    `  ${s.name}: the clients service sent the store ${writerTotal} commands, ${perWrite(writerTotal)} a write: ` +
+      writer.slice(0, 8).map(([k, n]) => `${k} ${perWrite(n)}`).join(', '),
   );
   // Per second from the first write's response: writes answered, events published by the relay, deliveries arrived.
   const perSecond = (times: number[]) => {
@@ -358,6 +375,7 @@ export async function webhooksSection(b: Bench): Promise<void> {
       b.record(`webhooks.${s.key}.write_errors`, f.writeErrors);
       b.record(`webhooks.${s.key}.write_p50_ms`, f.writeP50);
       b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
+      b.record(`webhooks.${s.key}.write_roundtrips`, f.writeRoundtrips);
     }
     if (WEBHOOK_SCENARIOS && !WEBHOOK_SCENARIOS.includes('capacity')) return printWebhookTable(figures);
     const capacity = await capacityScenario(wb, receivers);
