@@ -5,10 +5,11 @@
 // services, and meanwhile restarts the broker, cuts the store for 60 s, hangs it for
 // 20 s and SIGKILLs every process once (--short: outages of a few seconds, for CI).
 // Then it waits for quiet and writes a report: writes acknowledged and refused,
-// events expected, delivered, duplicated and lost, answers outside the envelope, and
-// whether the state agrees with the acknowledged writes. Exits 1 when anything is
-// lost, an answer falls outside the envelope, the state disagrees, or a fault could
-// not be done.
+// events expected, delivered, duplicated and lost, events left dead-lettered (or
+// parked) in the system's queues, answers outside the envelope, and whether the
+// state agrees with the acknowledged writes. Exits 1 when anything is lost or
+// dead-lettered, an answer falls outside the envelope, the state disagrees, or a
+// fault could not be done.
 //
 // Under Jest (test/global-setup.ts) it uses the run's store, vhost, Redis prefix and
 // test CA; alone it makes its own and removes them at the end.
@@ -177,6 +178,7 @@ async function main(): Promise<number> {
       await new Promise((r) => setTimeout(r, 10_000));
       problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
     }
+    const dead = await deadLettered(decodeURIComponent(brokerUrl.pathname.slice(1)) || '/', `${dbPrefix}events.`);
     const failedFaults = faultLog.filter((f) => f.detail);
     const report = {
       'writes.acknowledged': workload.tally.acknowledged,
@@ -190,6 +192,8 @@ async function main(): Promise<number> {
       'events.duplicated': events.duplicated,
       'events.lost': events.lost.length,
       'events.lost_sample': events.lost.slice(0, 20),
+      'events.dead_lettered': Object.values(dead).reduce((a, b) => a + b, 0),
+      'events.dead_lettered_by_queue': dead,
       'answers.outside_envelope': workload.tally.outsideEnvelope,
       'answers.outside_sample': workload.tally.outsideSamples,
       'stories.total': workload.stories.length,
@@ -200,12 +204,23 @@ async function main(): Promise<number> {
     };
     console.log(JSON.stringify(report, null, 2));
     if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
-    const ok = events.lost.length === 0 && workload.tally.outsideEnvelope === 0 && problems.length === 0 && failedFaults.length === 0 && faultLog.length === faults.length;
+    const ok = events.lost.length === 0 && Object.keys(dead).length === 0 && workload.tally.outsideEnvelope === 0 && problems.length === 0 && failedFaults.length === 0 && faultLog.length === faults.length;
     console.log(ok ? 'drill: passed' : 'drill: FAILED');
     return ok ? 0 : 1;
   } finally {
     await cleanUp();
   }
+}
+
+/** Messages left in the system's dead-letter and parking queues (names under `prefix`), by queue: work a consumer never did. */
+async function deadLettered(vhost: string, prefix: string): Promise<Record<string, number>> {
+  const { stdout } = await promisify(execFile)('rabbitmqctl', ['list_queues', '-p', vhost, '-q', '--no-table-headers', 'name', 'messages'], { encoding: 'utf8' });
+  const dead: Record<string, number> = {};
+  for (const line of stdout.split('\n')) {
+    const [name, count] = line.trim().split(/\s+/);
+    if (name?.startsWith(prefix) && (name.endsWith('.dlq') || name.endsWith('.unrouted')) && Number(count) > 0) dead[name] = Number(count);
+  }
+  return dead;
 }
 
 try {
