@@ -128,6 +128,11 @@ async function main(): Promise<number> {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
       WEBHOOK_RETRY_DELAYS: '2s,5s,10s,30s,60s',
+      // The receiver runs in this process beside the proxies and the actors: on a loaded
+      // machine it can take past the default 5 s to answer a burst, and six such timeouts
+      // in a row deactivate a team's webhook (the spec's rule), which the drill would count
+      // as lost events. Its slowness is not a fault under test.
+      WEBHOOK_TIMEOUT_MS: '30000',
     };
     delete env.LOCAL_STORE_PORT;
     const launcher = await startSystem(env, 120_000);
@@ -170,13 +175,19 @@ async function main(): Promise<number> {
     console.log(`drill: ${workload.done} writes in ${writeSeconds.toFixed(0)} s; waiting for quiet`);
 
     const expected = workload.tally.expected;
-    await waitForQuiet(receiver.requests, expected, 60_000, args.short ? 240_000 : 600_000);
+    // Quiet: longer than the longest retry delay on the way (60 s: a consumer's transient retries, a webhook's last attempts).
+    await waitForQuiet(receiver.requests, expected, 150_000, 900_000);
     const events = countEvents(receiver.requests, expected);
     // Derived state (counts kept from events, owed occurrences a repair job stores) settles after the events: asked again for a while.
     let problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
     for (const settleBy = Date.now() + 120_000; problems.length > 0 && Date.now() < settleBy; ) {
       await new Promise((r) => setTimeout(r, 10_000));
       problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
+    }
+    const inactive: string[] = [];
+    for (const team of teams) {
+      const hooks = await fetch(`${gatewayUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${team.apiKey}` } }).then((r) => r.json() as Promise<{ data?: { id: string; active: boolean }[] }>);
+      for (const h of hooks.data ?? []) if (h.active === false) inactive.push(`${team.id} ${h.id}`);
     }
     const dead = await deadLettered(decodeURIComponent(brokerUrl.pathname.slice(1)) || '/', `${dbPrefix}events.`);
     const failedFaults = faultLog.filter((f) => f.detail);
@@ -194,6 +205,7 @@ async function main(): Promise<number> {
       'events.lost_sample': events.lost.slice(0, 20),
       'events.dead_lettered': Object.values(dead).reduce((a, b) => a + b, 0),
       'events.dead_lettered_by_queue': dead,
+      'webhooks.deactivated': inactive,
       'answers.outside_envelope': workload.tally.outsideEnvelope,
       'answers.outside_sample': workload.tally.outsideSamples,
       'stories.total': workload.stories.length,
