@@ -60,7 +60,7 @@ const OWED_BATCH = 100;
  * under way may still make the case (its cases call waits 10 s; the cases service
  * may finish it later still).
  */
-export const CASE_ARCHIVE_SETTLE_MS = 5 * 60_000;
+const CASE_ARCHIVE_SETTLE_MS = 5 * 60_000;
 
 /** The fields of a close that owe the deal's case an archive (case_archive_pending). */
 const owesCaseArchive = (who: Identity) => ({ case_archive_pending: 1, case_archive_by: who.userId });
