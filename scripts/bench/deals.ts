@@ -53,6 +53,8 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
     phase_stints: status === 'ganho' ? [{ phase: phase.name, ms: closedAt.getTime() - created.getTime() }] : [],
     case_request: null,
     case_created: null,
+    case_archive_pending: 0,
+    case_archive_by: null,
     created_at: created,
     updated_at: closedAt,
     version: 1,

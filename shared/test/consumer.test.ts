@@ -206,6 +206,38 @@ it('when one event is delivered five times at once to a slow handler, then the h
   expect(handled).toEqual([e.id]);
 });
 
+it('when a delivery died holding the event\'s claim, then its redeliveries wait for the claim to go stale and the event is handled once, never dead-lettered', async () => {
+  // The drill found cases counting an activity event never: a consumer killed mid-handler
+  // (or one whose release the store refused during a cut) leaves the claim 'processing';
+  // each redelivery found it busy, and five busy deliveries sent the event to the DLQ.
+  const handled: string[] = [];
+  const dedupe = mongoDedupe(db, 'consumer-test-stale', { claimStaleMs: 8000 });
+  const queue = 'consumer-test.stale-claim';
+  const consumer = await broker.consume({
+    queue,
+    bindings: ['activity.created'],
+    dedupe,
+    retryDelayMs: 200,
+    transientDelaysMs: [500, 1000],
+    handler: async (got) => {
+      handled.push(got.id);
+    },
+  });
+  const e = event('activity.created', 'claimed by a dead delivery');
+  try {
+    // What the delivery that died left: its claim, taken and never completed nor released.
+    expect(await dedupe.claim(e.id)).toBe('new');
+    await broker.publish(e);
+    await waitFor('handled once the claim is stale', () => handled.length === 1, 60_000);
+    await waitFor('queue drained', async () => (await messageCount(queue)) === 0);
+  } finally {
+    await consumer.cancel();
+  }
+  expect(handled).toEqual([e.id]);
+  expect(await messageCount(`${queue}.dlq`)).toBe(0);
+  expect(await dedupe.claim(e.id)).toBe('done');
+}, 90_000);
+
 it('when a message is not valid JSON, then it goes straight to the DLQ without reaching the handler', async () => {
   let calls = 0;
   const consumer = await broker.consume({

@@ -1,4 +1,4 @@
-import { consumerTask, runService } from '@lpm/shared/service/runner';
+import { consumerTask, periodicTask, runService } from '@lpm/shared/service/runner';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { consumeClientEvents } from '@lpm/shared/views/client-events';
@@ -31,10 +31,20 @@ async function main(): Promise<void> {
         users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
         cases: new CasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
         activities: new ActivitiesService(service('activities')),
+        logger,
       });
       return {
         app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals'))],
+        background: [
+          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
+          consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals')),
+          periodicTask({
+            name: 'case archive repair',
+            intervalMs: config.schedulerIntervalMs,
+            logger,
+            run: async () => void (await deals.settleCaseArchives()),
+          }),
+        ],
       };
     },
   });

@@ -3,6 +3,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
+import { AppError } from '@lpm/shared/errors';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '../../../test/support/api.ts';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
@@ -399,6 +400,92 @@ describe('won with create_case, while another request closes the deal', () => {
       const won = await open('Ganho por outro pedido', 'won');
       expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${won}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
       expect(made.get(won)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('a deal closed unwon whose case was not archived', () => {
+  /** A cases service that keeps each deal's case (made once), whose archive fails while `down`. */
+  const casesService = () => {
+    const made = new Map<string, { id: string; archived: boolean }>();
+    const state = { down: false, archiveCalls: 0 };
+    return {
+      made,
+      state,
+      make: (dealId: string) => {
+        const kase = made.get(dealId) ?? { id: newId('case'), archived: false };
+        made.set(dealId, kase);
+        return kase;
+      },
+      archiveForDeal: async (_caller: unknown, dealId: string) => {
+        state.archiveCalls++;
+        if (state.down) throw new AppError(503, 'SERVICE_UNAVAILABLE', 'cases unavailable');
+        const kase = made.get(dealId);
+        if (kase) kase.archived = true;
+        return kase?.id ?? null;
+      },
+    };
+  };
+  const owes = async (own: DealsUnderTest, id: string) => (await own.db.collection('deals').findOne({ _id: id as never }))?.case_archive_pending;
+
+  test('when the won that makes the case dies after the lost found no case to archive, then the case archive repair archives it, once', async () => {
+    const cases = casesService();
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        createForDeal: async (caller, dealId) => {
+          // The deal is lost while the case is being made: the lost finds no case yet.
+          expect((await own.call(caller as Identity, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode).toBe(200);
+          cases.make(dealId);
+          // Then the won's process dies: its last step (finding the deal lost, archiving the case) never runs.
+          throw new Error('the deals process died');
+        },
+        archiveForDeal: cases.archiveForDeal,
+      },
+    });
+    try {
+      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido, caso órfão' } })).json().data;
+      expect((await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } })).statusCode).toBe(500);
+      expect(cases.made.get(deal.id)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
+
+      await Promise.all([own.deals.settleCaseArchives(), own.deals.settleCaseArchives()]);
+      expect(cases.made.get(deal.id)?.archived).toBe(true);
+      expect(await owes(own, deal.id)).toBe(0);
+      const calls = cases.state.archiveCalls;
+      await own.deals.settleCaseArchives();
+      expect(cases.state.archiveCalls).toBe(calls);
+    } finally {
+      await own.close();
+    }
+  });
+
+  test('when the cases service fails the archive after a lost, then the lost still answers 200 and the repair archives the case once the cases service is back', async () => {
+    const cases = casesService();
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        createForDeal: async (caller, dealId, request) => {
+          const close = (await own.call(caller as Identity, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode;
+          expect(close).toBe(200);
+          return { id: cases.make(dealId).id, title: request.title };
+        },
+        archiveForDeal: cases.archiveForDeal,
+      },
+    });
+    try {
+      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido com casos fora' } })).json().data;
+      // The won makes the case after the lost; both archives it asks for fail.
+      cases.state.down = true;
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expect(cases.made.get(deal.id)?.archived).toBe(false);
+      expect(await owes(own, deal.id)).toBe(1);
+      await own.deals.settleCaseArchives();
+      expect(cases.made.get(deal.id)?.archived).toBe(false);
+
+      cases.state.down = false;
+      await own.deals.settleCaseArchives();
+      expect(cases.made.get(deal.id)?.archived).toBe(true);
+      expect(await owes(own, deal.id)).toBe(0);
     } finally {
       await own.close();
     }

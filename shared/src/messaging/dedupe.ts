@@ -22,7 +22,7 @@ export interface Dedupe {
 const PREFIX = 'dedupe_';
 
 /** A claim older than this is taken over: its holder died mid-handler. */
-const CLAIM_STALE_MS = 60_000;
+export const CLAIM_STALE_MS = 60_000;
 
 interface DedupeRecord {
   _id: string;
@@ -59,7 +59,8 @@ export async function purgeDedupeRecords(db: Db, before: Date): Promise<number> 
  * id: inserting the id is the claim (an insert is the one write FerretDB makes
  * atomic), `state` turns to done once the handler succeeded.
  */
-export function mongoDedupe(db: Db, consumerName: string): Dedupe {
+export function mongoDedupe(db: Db, consumerName: string, opts: { claimStaleMs?: number } = {}): Dedupe {
+  const staleMs = opts.claimStaleMs ?? CLAIM_STALE_MS;
   const col = db.collection<DedupeRecord>(`${PREFIX}${consumerName}`);
   return {
     async claim(eventId) {
@@ -72,7 +73,7 @@ export function mongoDedupe(db: Db, consumerName: string): Dedupe {
       const held = await col.findOne({ _id: eventId });
       if (!held) return this.claim(eventId);
       if (held.state === 'done') return 'done';
-      if (Date.now() - held.at.getTime() < CLAIM_STALE_MS) return 'busy';
+      if (Date.now() - held.at.getTime() < staleMs) return 'busy';
       await col.deleteOne({ _id: eventId, state: 'processing', at: held.at });
       return this.claim(eventId);
     },

@@ -47,14 +47,29 @@ const NETWORK_CODES = new Set([
 ]);
 
 /**
+ * Another delivery holds the event's dedupe claim: it is being handled, or its
+ * holder died (SIGKILL, a release the store refused) and the claim is taken over
+ * once stale. Retried as long as that lasts, never counted toward maxAttempts: a
+ * message dead-lettered here is an event its consumer never applies.
+ */
+export class ClaimBusy extends Error {
+  constructor(eventId: string) {
+    super(`event ${eventId} is being handled by another delivery`);
+    this.name = 'ClaimBusy';
+  }
+}
+
+/**
  * A failure that says nothing about the message: the store unavailable
  * (isStoreError), an AppError with status 503, a network error (by its code, or
- * fetch's "fetch failed" / an AbortSignal timeout), through up to 5 wrapping
- * causes. The first AppError met decides by its status (a 404 caused by anything is not transient).
+ * fetch's "fetch failed" / an AbortSignal timeout), another delivery's dedupe claim
+ * (ClaimBusy), through up to 5 wrapping causes. The first AppError met decides by
+ * its status (a 404 caused by anything is not transient).
  */
 export function isTransientFailure(err: unknown): boolean {
   let e: unknown = err;
   for (let depth = 0; e && depth < 5; depth++) {
+    if (e instanceof ClaimBusy) return true;
     if (e instanceof AppError) return e.status === 503;
     if (isStoreError(e)) return true;
     const code = (e as { code?: unknown }).code;
@@ -135,7 +150,7 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
         span.setAttribute('messaging.duplicate', true);
         return;
       }
-      if (claim === 'busy') throw new Error(`event ${event.id} is being handled by another delivery`);
+      if (claim === 'busy') throw new ClaimBusy(event.id);
       try {
         await handler(event, meta);
       } catch (err) {

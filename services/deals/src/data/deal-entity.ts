@@ -59,6 +59,14 @@ export const DealEntity = defineEntity({
     phase_stints: p.json<PhaseStint[]>(),
     case_request: p.json<CaseRequest>().strictNullable(),
     case_created: p.json<{ id: string; title: string }>().strictNullable(),
+    /**
+     * 1 while the case a won with create_case made, or may still be making, waits to
+     * be archived because the deal was closed otherwise (lost, archived), else 0:
+     * written with the close, cleared once the cases service archived it; the case
+     * archive repair's equality marker. case_archive_by: who closed the deal.
+     */
+    case_archive_pending: p.integer().nullable(),
+    case_archive_by: p.string().nullable(),
     created_at: p.datetime(),
     updated_at: p.datetime(),
     version: p.integer(),
@@ -89,6 +97,7 @@ export const DealEntity = defineEntity({
     { properties: ['team_id', 'client_id', 'created_at', '_id'] },
     { properties: ['team_id', 'responsible_id', 'created_at', '_id'] },
     { properties: ['team_id', 'outcome'] },
+    { properties: ['case_archive_pending'] },
   ],
 });
 

@@ -116,6 +116,24 @@ export class DealsRepository extends RecordStore<DealRecord> {
     return rows.map((r) => r.phase_stints ?? []);
   }
 
+  /** Up to `limit` deals closed unwon whose case still waits to be archived (case_archive_pending, an equality the local store's index serves). */
+  owedCaseArchives(limit: number): Promise<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at'>[]> {
+    return this.collection
+      .find<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at'>>({ case_archive_pending: 1 } as Filter<DealRecord>, {
+        projection: { _id: 1, team_id: 1, case_archive_by: 1, lost_at: 1, archived_at: 1 },
+        limit,
+      })
+      .toArray();
+  }
+
+  /** The case the deal `id` owed an archive is archived (or was never made): it owes nothing any more. */
+  caseArchived(teamId: string, id: string): Promise<void> {
+    return this.update(teamId, id, async (current) => ({
+      result: undefined,
+      write: current.case_archive_pending ? { set: { case_archive_pending: 0, case_archive_by: null }, events: [] } : undefined,
+    }));
+  }
+
   async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
     if (phases.length === 0) return [];
     // Not distinct: FerretDB 1.24 refuses its maxTimeMS, which every operation carries (store/time-budgets.ts).

@@ -10,6 +10,8 @@ import { newEvent } from '@lpm/shared/events';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 import type { Identity } from '@lpm/shared/identity';
+import type { Logger } from '@lpm/shared/logger';
+import type { Caller } from '@lpm/shared/upstream/service-client';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
@@ -27,6 +29,7 @@ export interface DealsDeps {
   users: UserLookup;
   cases: DealCases;
   activities: DealActivities;
+  logger?: Logger;
 }
 
 type LinkFields = { client_id?: string | null; responsible_id?: string | null };
@@ -48,6 +51,19 @@ function recordFields(body: UpdateDealBody): SentFields<DealRecord> {
 
 /** Lost, or archived without having been won: a deal whose case, if one was made for it, has no won deal behind it. */
 const closedUnwon = (r: DealRecord) => r.status === 'perdido' || (r.status === 'arquivado' && r.won_at === null);
+
+/** Deals owing their case an archive, settled per run of the case archive repair. */
+const OWED_BATCH = 100;
+
+/**
+ * How long after a close with no case found yet the debt is kept: a won attempt
+ * under way may still make the case (its cases call waits 10 s; the cases service
+ * may finish it later still).
+ */
+const CASE_ARCHIVE_SETTLE_MS = 5 * 60_000;
+
+/** The fields of a close that owe the deal's case an archive (case_archive_pending). */
+const owesCaseArchive = (who: Identity) => ({ case_archive_pending: 1, case_archive_by: who.userId });
 
 /** won, lost and phase moves need an open deal. */
 function requireOpen(r: DealRecord): void {
@@ -128,6 +144,8 @@ export class Deals {
       phase_stints: [],
       case_request: null,
       case_created: null,
+      case_archive_pending: 0,
+      case_archive_by: null,
       created_at: now,
       updated_at: now,
       version: 1,
@@ -291,50 +309,84 @@ export class Deals {
       });
       caseCreated = await this.deps.cases.createForDeal(who, id, request);
     }
-    let closedMeanwhile = false;
-    try {
-      return await this.deps.deals.update(who.teamId, id, async (current) => {
-        closedMeanwhile = caseCreated !== null && closedUnwon(current);
-        requireOpen(current);
-        const now = new Date();
-        const move = {
-          status: 'ganho' as const,
-          final_value_cents: finalSent ?? current.value_cents,
-          won_at: now,
-          close_notes: body.notes ?? null,
-          phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
-          phase_entered_at: now,
-          case_created: caseCreated,
-          updated_at: now,
-        };
-        const next: DealRecord = { ...current, ...move };
-        const set = { ...move, ...derivedFields(next) };
-        const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
-        const event = newEvent('deal.won', who.teamId, this.detailWith(next, links), previous, who.userId);
-        const result = { id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
-        return { result, write: { set, events: [event] } };
-      });
-    } catch (e) {
+    let closedMeanwhile: DealRecord | null = null;
+    const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
+      if (caseCreated !== null && closedUnwon(current)) {
+        // The case this attempt made has no won deal behind it: owed an archive, durably (a close that found no case yet did not archive it).
+        closedMeanwhile = current;
+        return { result: null, write: current.case_archive_pending ? undefined : { set: owesCaseArchive(who), events: [] } };
+      }
+      requireOpen(current);
+      const now = new Date();
+      const move = {
+        status: 'ganho' as const,
+        final_value_cents: finalSent ?? current.value_cents,
+        won_at: now,
+        close_notes: body.notes ?? null,
+        phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
+        phase_entered_at: now,
+        case_created: caseCreated,
+        updated_at: now,
+      };
+      const next: DealRecord = { ...current, ...move };
+      const set = { ...move, ...derivedFields(next) };
+      const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
+      const event = newEvent('deal.won', who.teamId, this.detailWith(next, links), previous, who.userId);
+      const result = { id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
+      return { result, write: { set, events: [event] } };
+    });
+    if (closedMeanwhile) {
       // Outside the deal's lock: no network wait under it.
-      if (closedMeanwhile) await this.closedBeforeWon(who, id);
-      throw e;
+      await this.archiveOwedCaseNow(who, closedMeanwhile);
+      requireOpen(closedMeanwhile);
     }
+    return answer!;
   }
 
   /**
    * A deal closed otherwise (lost, archived) while a won with create_case was under
-   * way: the case made for it, if any, is archived, so no case stays open for a deal
-   * that was not won. The close runs first and this after it (an attempt still
-   * making the case archives it itself when it finds the deal closed); a process
-   * that dies in between leaves the case open.
+   * way owes the case made for it, if any, an archive, so no case stays open for a
+   * deal that was not won. The close writes the debt (case_archive_pending) with
+   * itself; this asks the cases service and clears it. The close stands whatever
+   * happens here: what fails, or a process that dies first, is left to the case
+   * archive repair (settleCaseArchives).
    */
-  private async closedBeforeWon(who: Identity, id: string): Promise<void> {
-    await this.deps.cases.archiveForDeal(who, id);
+  private async archiveOwedCaseNow(who: Identity, closed: Pick<DealRecord, '_id' | 'team_id' | 'lost_at' | 'archived_at'>): Promise<void> {
+    try {
+      await this.archiveOwedCase(who, closed);
+    } catch (err) {
+      this.deps.logger?.warn({ err, deal: closed._id }, 'case of a deal closed unwon not archived yet; the case archive repair archives it');
+    }
+  }
+
+  /**
+   * Archives the case the deal owes an archive. The debt is cleared once a case was
+   * archived, or once no case turned up for CASE_ARCHIVE_SETTLE_MS after the close:
+   * until then a won attempt still under way may yet make one (it then finds the
+   * deal closed and writes the debt itself, unless it dies first).
+   */
+  private async archiveOwedCase(who: Caller, closed: Pick<DealRecord, '_id' | 'team_id' | 'lost_at' | 'archived_at'>): Promise<void> {
+    const archived = await this.deps.cases.archiveForDeal(who, closed._id);
+    const closedAt = (closed.lost_at ?? closed.archived_at)?.getTime() ?? 0;
+    if (archived !== null || Date.now() - closedAt >= CASE_ARCHIVE_SETTLE_MS) await this.deps.deals.caseArchived(closed.team_id, closed._id);
+  }
+
+  /** The case archive repair: the archives owed by deals closed unwon whose process died, or whose cases service failed, before archiving. */
+  async settleCaseArchives(): Promise<number> {
+    const owing = await this.deps.deals.owedCaseArchives(OWED_BATCH);
+    for (const deal of owing) {
+      try {
+        await this.archiveOwedCase({ teamId: deal.team_id, userId: deal.case_archive_by ?? undefined }, deal);
+      } catch (err) {
+        this.deps.logger?.warn({ err, deal: deal._id }, 'case of a deal closed unwon not archived; retried at the next run');
+      }
+    }
+    return owing.length;
   }
 
   private async markLost(who: Identity, id: string, body: LostBody) {
     const links = await this.linksBefore(who, id);
-    let pendingCase = false;
+    let owing: DealRecord | null = null;
     const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
       requireOpen(current);
       const now = new Date();
@@ -347,34 +399,34 @@ export class Deals {
         updated_at: now,
       };
       const next: DealRecord = { ...current, ...move };
-      const set = { ...move, ...derivedFields(next) };
+      owing = current.case_request !== null ? next : null;
+      const set = { ...move, ...derivedFields(next), ...(owing ? owesCaseArchive(who) : {}) };
       const previous = { status: current.status, loss_reason: current.loss_reason, competitor: current.competitor, lost_at: null };
       const event = newEvent('deal.lost', who.teamId, this.detailWith(next, links), previous, who.userId);
-      pendingCase = current.case_request !== null;
       return {
         result: { id, status: 'perdido', loss_reason: next.loss_reason, competitor: next.competitor, lost_at: iso(now) },
         write: { set, events: [event] },
       };
     });
-    if (pendingCase) await this.closedBeforeWon(who, id);
+    if (owing) await this.archiveOwedCaseNow(who, owing);
     return answer;
   }
 
   /** Archives from any status; an archived deal answers with its archived_at (idempotent). */
   async archive(who: Identity, id: string) {
     const links = await this.linksBefore(who, id);
-    let pendingCase = false;
+    let owing: DealRecord | null = null;
     const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
       if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
-      pendingCase = current.status === 'ativo' && current.case_request !== null;
       const now = new Date();
       const move = { status: 'arquivado' as const, archived_at: now, updated_at: now };
       const next: DealRecord = { ...current, ...move };
-      const set = { ...move, ...derivedFields(next) };
+      owing = current.status === 'ativo' && current.case_request !== null ? next : null;
+      const set = { ...move, ...derivedFields(next), ...(owing ? owesCaseArchive(who) : {}) };
       const event = newEvent('deal.updated', who.teamId, this.detailWith(next, links), { status: current.status, archived_at: null }, who.userId);
       return { result: { id, status: 'arquivado', archived_at: iso(now) }, write: { set, events: [event] } };
     });
-    if (pendingCase) await this.closedBeforeWon(who, id);
+    if (owing) await this.archiveOwedCaseNow(who, owing);
     return answer;
   }
 

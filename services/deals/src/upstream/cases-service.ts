@@ -5,7 +5,7 @@
 // late or concurrent, gets the one case back and never makes a second.
 import { AppError, type ErrorCode } from '@lpm/shared/errors';
 import type { Identity } from '@lpm/shared/identity';
-import { isObject, ServiceClient } from '@lpm/shared/upstream/service-client';
+import { isObject, ServiceClient, type Caller } from '@lpm/shared/upstream/service-client';
 import type { CaseRequest } from '../data/deal-entity.ts';
 
 export interface CaseCreated {
@@ -18,7 +18,7 @@ export interface DealCases {
   /** The case of the deal `dealId` (created once, whatever the number of attempts). */
   createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseCreated>;
   /** Archives the case made for the deal, if one was; resolves with its id, or null. */
-  archiveForDeal(who: Identity, dealId: string): Promise<string | null>;
+  archiveForDeal(who: Caller, dealId: string): Promise<string | null>;
 }
 
 export interface CasesServiceOptions {
@@ -48,7 +48,7 @@ export class CasesService implements DealCases {
     throw this.refusal(status, answer, 'POST /internal/deal-cases');
   }
 
-  async archiveForDeal(who: Identity, dealId: string): Promise<string | null> {
+  async archiveForDeal(who: Caller, dealId: string): Promise<string | null> {
     const path = `/internal/deal-cases/${encodeURIComponent(dealId)}/archive`;
     const { status, body: answer } = await this.cases.request<Record<string, any> | null>(who, 'POST', path, {}, this.extras());
     if (status === 200 && isObject(answer?.data) && (answer.data.archived === null || typeof answer.data.archived === 'string')) return answer.data.archived;
