@@ -2,11 +2,13 @@
 // gateway's on its internal listener (never its public port), each service's on
 // its own port. After a short load that crosses every service, the event path and
 // both a receiver that answers and one that fails, every family moves; no id or
-// raw path reaches a label.
+// raw path reaches a label. Every metric the alert rules and the dashboard
+// (deploy/monitoring) name is one the processes serve.
 import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
 import { waitFor } from '../shared/test/support/wait.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
-import { scrape, total, type Scrape } from './support/scrape.ts';
+import { scrape, seriesNames, total, type Scrape } from './support/scrape.ts';
+import { alertRules, dashboardExpressions, seriesIn } from './support/monitoring-files.ts';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from './support/running-system.ts';
 
 let sys: RunningSystem;
@@ -125,3 +127,11 @@ test('when requests, events and deliveries cross every process, then each one se
   expect(after.clients.samples.filter((s) => s.name === 'outbox_oldest_event_age_seconds').map((s) => s.labels)).toEqual([expect.stringContaining('collection="clients"')]);
   expect(after.clients.samples.some((s) => s.name === 'outbox_pending_events' && s.labels.includes('collection="clients"'))).toBe(true);
 }, 180_000);
+
+test('every series the alert rules and the dashboard name is one a process serves', async () => {
+  const served = new Set<string>(['up']); // Prometheus' own, of each scrape
+  for (const s of Object.values(await scrapeAll())) for (const [family, type] of s.families) for (const name of seriesNames(family, type)) served.add(name);
+  const named = new Set([...alertRules().map((r) => r.expr), ...dashboardExpressions()].flatMap(seriesIn));
+  expect(named).toContain('consumer_queue_messages');
+  expect([...named].filter((name) => !served.has(name))).toEqual([]);
+});
