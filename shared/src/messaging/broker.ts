@@ -152,8 +152,8 @@ export class Broker {
     return this.consumers.consume(options, parse);
   }
 
-  /** The messages and consumers of this broker's consumers' queues (with their retry, delay and dead-letter queues); none while disconnected. */
-  queueDepths(): Promise<QueueDepth[]> {
+  /** The messages and consumers of this broker's consumers' queues (with their retry, delay and dead-letter queues); null while disconnected. */
+  queueDepths(): Promise<QueueDepth[] | null> {
     return this.consumers.depths();
   }
 

@@ -145,10 +145,10 @@ export class Consumers {
     return Promise.allSettled([...this.running].map((c) => c.cancel()));
   }
 
-  /** The depth of each consumer's queues, asked of the broker on a channel of their own; none while disconnected. */
-  async depths(): Promise<QueueDepth[]> {
+  /** The depth of each consumer's queues, asked of the broker on a channel of their own; null while disconnected. */
+  async depths(): Promise<QueueDepth[] | null> {
     const conn = this.connection.current;
-    if (!conn) return [];
+    if (!conn) return null;
     const depths: QueueDepth[] = [];
     let ch: Channel | null = null;
     try {

@@ -15,7 +15,7 @@ const messages = new Counter({
   registers: [metrics],
 });
 
-const sources: (() => Promise<QueueDepth[]>)[] = [];
+const sources: (() => Promise<QueueDepth[] | null>)[] = [];
 const readDepths = scrapeRead(readAll);
 
 const depth = new Gauge({
@@ -39,23 +39,24 @@ export function countMessage(queue: string, outcome: MessageOutcome): void {
 }
 
 /** Serves the depths `read` gives (Broker.queueDepths) at each scrape. */
-export function watchQueues(read: () => Promise<QueueDepth[]>): void {
+export function watchQueues(read: () => Promise<QueueDepth[] | null>): void {
   sources.push(read);
 }
 
 async function readAll(): Promise<void> {
-  const read = await Promise.all(sources.map((source) => source().catch(() => null)));
-  for (const found of read) {
-    // Disconnected: the figures stay as last read.
-    if (!found || found.length === 0) continue;
-    const waiting = new Map<string, { queue: string; kind: string; messages: number }>();
-    for (const d of found) {
-      const key = `${d.queue}\u0000${d.kind}`;
-      const sum = waiting.get(key) ?? { queue: d.queue, kind: d.kind, messages: 0 };
-      sum.messages += d.messages;
-      waiting.set(key, sum);
-      if (d.kind === 'main') consumers.set({ queue: d.queue }, d.consumers);
-    }
-    for (const { queue, kind, messages } of waiting.values()) depth.set({ queue, kind }, messages);
+  const answers = await Promise.all(sources.map((source) => source().catch(() => null)));
+  // Disconnected: the figures stay as last read. Otherwise they are replaced, so a consumer cancelled is no longer reported.
+  if (answers.includes(null)) return;
+  const read = answers.flatMap((a) => a ?? []);
+  const waiting = new Map<string, { queue: string; kind: string; messages: number }>();
+  depth.reset();
+  consumers.reset();
+  for (const d of read) {
+    const key = `${d.queue}\u0000${d.kind}`;
+    const sum = waiting.get(key) ?? { queue: d.queue, kind: d.kind, messages: 0 };
+    sum.messages += d.messages;
+    waiting.set(key, sum);
+    if (d.kind === 'main') consumers.set({ queue: d.queue }, d.consumers);
   }
+  for (const { queue, kind, messages } of waiting.values()) depth.set({ queue, kind }, messages);
 }
