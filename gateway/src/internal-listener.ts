@@ -1,8 +1,9 @@
 // The gateway's /internal/* routes (the user directory the services ask) and its
 // /metrics are served on a listener of their own (INTERNAL_PORT, reachable by the
 // services and the deployment's Prometheus only), never on the public one: there
-// they do not exist (404 Route not found), whatever token a request carries. One app serves both: the internal listener hands its requests
-// to the app's router, marked as having come through it.
+// they do not exist (404 Route not found), whatever token a request carries. One
+// app serves both: the internal listener hands its requests to the app's router,
+// marked as having come through it.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '@lpm/shared/errors';
