@@ -55,7 +55,7 @@ export function countStoreCommands(client: MongoClient): void {
 }
 
 /** How long a scrape waits for what a gauge reads from the store or the broker; past it the gauge stays as last read. */
-const SCRAPE_READ_TIMEOUT_MS = 2000;
+export const SCRAPE_READ_TIMEOUT_MS = 2000;
 
 /**
  * A gauge's collect that reads with `read`: gauges sharing it share one read per

@@ -5,7 +5,7 @@
 import type { Db } from 'mongodb';
 import { Gauge, Histogram } from 'prom-client';
 import type { DomainEvent } from '../events.ts';
-import { LATENCY_BUCKETS, metrics, scrapeRead } from '../metrics.ts';
+import { LATENCY_BUCKETS, SCRAPE_READ_TIMEOUT_MS, metrics, scrapeRead } from '../metrics.ts';
 import type { EventPublisher } from './drain.ts';
 
 /** Documents read per collection and scrape: past this the figures are a lower bound. */
@@ -71,7 +71,7 @@ async function readAll(): Promise<void> {
         try {
           const docs = await db
             .collection<{ outbox?: Pick<DomainEvent, 'created_at'>[] }>(collection)
-            .find({ outbox_pending: true }, { projection: { _id: 0, 'outbox.created_at': 1 }, timeoutMS: 2000 })
+            .find({ outbox_pending: true }, { projection: { _id: 0, 'outbox.created_at': 1 }, timeoutMS: SCRAPE_READ_TIMEOUT_MS })
             .limit(SCRAPE_DOCUMENTS)
             .toArray();
           let events = 0;
