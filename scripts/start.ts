@@ -171,6 +171,10 @@ launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
 const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
 if (await waitHealthy(`${url}/health`, 60)) {
   process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);
+  // Where each process serves its metrics (the gateway: its internal listener).
+  for (const [name, port] of [['gateway', gatewayInternalPort], ...deployed.map((n) => [n, gatewayPort + 1 + services.indexOf(n)] as const)]) {
+    process.stdout.write(`metrics ${name} http://127.0.0.1:${port}/metrics\n`);
+  }
 } else if (!stopping) {
   log(`the gateway did not become healthy within 60 s; see the logs above; stopping everything`);
   await stop(1);

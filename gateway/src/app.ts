@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createHttpApp, type HttpAppOptions } from '@lpm/shared/http/app';
+import { metricsRoute } from '@lpm/shared/http/request-metrics';
 import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/names';
 import type { Store } from '@lpm/shared/store/orm';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
@@ -128,6 +129,8 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
   docsRoutes(app);
   settingsRoutes(app, { settings, principals });
+  // Served on the internal listener only (internal-listener.ts).
+  metricsRoute(app);
   internalUsersRoute(app, { accounts, internalToken: deps.internalToken, failures: authFailures, clientAddress: addressOf });
   app.register(proxyRoutes, {
     upstreams: deps.upstreams,

@@ -1,19 +1,19 @@
-// The gateway's /internal/* routes (the user directory the services ask) are served
-// on a listener of their own (INTERNAL_PORT, reachable by the services only), never
-// on the public one: there they do not exist (404 Route not found), whatever token
-// a request carries. One app serves both: the internal listener hands its requests
-// to the app's router, marked as having come through it.
+// The gateway's /internal/* routes (the user directory the services ask) and its
+// /metrics are served on a listener of their own (INTERNAL_PORT, reachable by the
+// services and the deployment's Prometheus only), never on the public one: there
+// they do not exist (404 Route not found), whatever token a request carries. One
+// app serves both: the internal listener hands its requests to the app's router,
+// marked as having come through it.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '@lpm/shared/errors';
 
-const INTERNAL_PREFIX = '/internal/';
 const throughInternal = new WeakSet<IncomingMessage>();
 
-/** Refuses /internal/* on every request that did not come through the internal listener. Add before any other hook. */
+/** Refuses /internal/* and /metrics on every request that did not come through the internal listener. Add before any other hook. */
 export function internalRoutesOffPublic(app: FastifyInstance): void {
   app.addHook('onRequest', async (req) => {
-    if (req.url.startsWith(INTERNAL_PREFIX) && !throughInternal.has(req.raw)) throw notFound('Route not found');
+    if ((req.url.startsWith('/internal/') || req.url.startsWith('/metrics')) && !throughInternal.has(req.raw)) throw notFound('Route not found');
   });
 }
 

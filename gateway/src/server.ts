@@ -1,6 +1,7 @@
 // Starts the gateway: config, store, Redis, HTTP; stops cleanly on SIGTERM or SIGINT.
 import { createLogger } from '@lpm/shared/logger';
 import { startTelemetry } from '@lpm/shared/telemetry';
+import { startProcessMetrics } from '@lpm/shared/metrics';
 import { stopOnSignals } from '@lpm/shared/service/shutdown';
 import { buildGatewayApp } from './app.ts';
 import { internalServer } from './internal-listener.ts';
@@ -12,6 +13,7 @@ async function start(): Promise<void> {
   const config = readGatewayConfig();
   const logger = createLogger('gateway', config.logLevel);
   const telemetry = startTelemetry({ serviceName: 'gateway' });
+  startProcessMetrics('gateway');
   const store = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix, logger });
   const redis = createRedis(config.redisUrl, 'lpm-gateway-limits');
   const app = buildGatewayApp({

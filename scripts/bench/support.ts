@@ -136,8 +136,6 @@ export interface System {
   financialUrl: string;
   /** ... webhooks +6. */
   webhooksUrl: string;
-  /** The services' internal credential (their /internal/metrics). */
-  internalToken: string;
   /** The launcher's process id (its children are the gateway and the services). */
   pid: number;
   stop(): Promise<void>;
@@ -356,7 +354,6 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
           activitiesUrl: `http://127.0.0.1:${port + 4}`,
           financialUrl: `http://127.0.0.1:${port + 5}`,
           webhooksUrl: `http://127.0.0.1:${port + 6}`,
-          internalToken: token,
           pid: proc.pid!,
           stop: () => stopProcess(proc),
         };

@@ -1,7 +1,6 @@
 // The webhooks section's settings, receivers, queue watching (the gateway and service sections wait on the queues too) and reports (webhooks.ts runs the scenarios).
 import { MongoClient, type Collection } from 'mongodb';
 import type { HttpsReceiver, ReceivedRequest, ReceiverHandler } from './internals.ts';
-import { HEADER } from '../../shared/src/identity.ts';
 import { execFileAsync, sleep, type System } from './support.ts';
 
 /** Writes a second, open loop (scheduled by time, not by completion), and for how long. */
@@ -59,13 +58,10 @@ export async function subscribeHooks(gatewayUrl: string, key: string, urls: stri
   return ids;
 }
 
-/** Every command the webhooks service has sent the store so far (store_commands_total of its /internal/metrics). */
 /** The store commands a service of the system has sent, by `<command> <collection>` (its store_commands_total). */
-export async function storeCommandsOf(sys: System, serviceUrl: string): Promise<Map<string, number>> {
-  const res = await fetch(`${serviceUrl}/internal/metrics`, {
-    headers: { [HEADER.internalToken]: sys.internalToken, [HEADER.teamId]: 'bench', [HEADER.userId]: 'bench' },
-  });
-  if (res.status !== 200) throw new Error(`${serviceUrl}/internal/metrics answered ${res.status}`);
+export async function storeCommandsOf(serviceUrl: string): Promise<Map<string, number>> {
+  const res = await fetch(`${serviceUrl}/metrics`);
+  if (res.status !== 200) throw new Error(`${serviceUrl}/metrics answered ${res.status}`);
   const counts = new Map<string, number>();
   for (const line of (await res.text()).split('\n')) {
     const m = /^store_commands_total\{(.*)\} (\S+)$/.exec(line);
@@ -78,7 +74,7 @@ export async function storeCommandsOf(sys: System, serviceUrl: string): Promise<
 
 /** The store commands the webhooks service has sent, in all. */
 export async function storeCommands(sys: System): Promise<number> {
-  return [...(await storeCommandsOf(sys, sys.webhooksUrl)).values()].reduce((a, b) => a + b, 0);
+  return [...(await storeCommandsOf(sys.webhooksUrl)).values()].reduce((a, b) => a + b, 0);
 }
 
 /** What a service sent the store between two readings of storeCommandsOf, most first. */

@@ -111,7 +111,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     }
   };
   const commandsBefore = await storeCommands(b.sys);
-  const writerBefore = await storeCommandsOf(b.sys, b.sys.clientsUrl);
+  const writerBefore = await storeCommandsOf(b.sys.clientsUrl);
 
   await outboxSettled(b.clients);
   // How many of the scenario's events the relay had published, sampled every 250 ms, and
@@ -186,7 +186,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   // The counters' fold of the last attempts (every second) belongs to the scenario's work too.
   await sleep(2500);
   const commands = (await storeCommands(b.sys)) - commandsBefore;
-  const writer = commandsBetween(writerBefore, await storeCommandsOf(b.sys, b.sys.clientsUrl));
+  const writer = commandsBetween(writerBefore, await storeCommandsOf(b.sys.clientsUrl));
   const writerTotal = writer.reduce((sum, [, n]) => sum + n, 0);
 
   const firstAnswer = Math.min(...[...answered.values()].map((w) => w.at));

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomFillSync } from 'node:crypto';
-import { ulid } from 'ulid';
+import { decodeTime, ulid } from 'ulid';
 
 export type IdKind = 'deal' | 'cli' | 'act' | 'case' | 'fin' | 'wh' | 'evt' | 'team' | 'user' | 'key' | 'dlv' | 'job';
 
@@ -66,4 +66,9 @@ export function derivedId(kind: IdKind, at: number, key: string): string {
 /** True when s is an id of this kind; a path id of another kind is answered 404. */
 export function isId(kind: IdKind, s: string): boolean {
   return s.startsWith(`${kind}_`) && ULID_RE.test(s.slice(kind.length + 1));
+}
+
+/** The time (ms since the epoch) an id was made for: its ULID's; for a derivedId, the `at` it was given. */
+export function idTime(id: string): number {
+  return decodeTime(id.slice(id.indexOf('_') + 1));
 }

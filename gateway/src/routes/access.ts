@@ -10,6 +10,7 @@ import type { Principal } from '../domain/accounts.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { TeamLimits } from '../limits/team-limits.ts';
 import type { AuthFailureDecision } from '../limits/auth-failures.ts';
+import { authFailures, authThrottles, rateLimitRefusals } from '../metrics.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,6 +44,7 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
     const decision = await opts.limits.consume(principal.team.id, principal.team.plan);
     setLimitHeaders(reply, decision);
     if (!decision.allowed) {
+      rateLimitRefusals.inc({ plan: principal.team.plan });
       reply.header('retry-after', String(decision.retryAfterSeconds));
       throw rateLimited('Rate limit exceeded', { window: decision.window, retry_after: decision.retryAfterSeconds });
     }
@@ -58,12 +60,16 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
 async function authenticate(req: FastifyRequest, reply: FastifyReply, opts: AccessOptions): Promise<Principal> {
   const result = await opts.authenticator.check(req.headers.authorization, opts.clientAddress(req));
   if ('principal' in result) return result.principal;
-  if ('refused' in result) throw unauthorized(result.refused);
+  if ('refused' in result) {
+    authFailures.inc({ reason: result.refused === 'Missing API key' ? 'missing' : 'invalid' });
+    throw unauthorized(result.refused);
+  }
   throw tooManyFailures(reply, result.throttled);
 }
 
 /** The 429 of an address past its failed authentications (API keys, the internal token), with its headers set. */
 export function tooManyFailures(reply: FastifyReply, throttled: AuthFailureDecision): AppError {
+  authThrottles.inc();
   setLimitHeaders(reply, throttled);
   reply.header('retry-after', String(throttled.resetSeconds));
   return rateLimited('Too many failed authentications', { reason: 'auth_failures', retry_after: throttled.resetSeconds });

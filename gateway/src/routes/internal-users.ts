@@ -14,6 +14,7 @@ import { object, okResponse, out, shape, text, type SchemaTypes } from '@lpm/sha
 import type { Accounts, User } from '../domain/accounts.ts';
 import type { AuthFailures } from '../limits/auth-failures.ts';
 import { tooManyFailures } from './access.ts';
+import { authFailures } from '../metrics.ts';
 
 const MAX_IDS = 100;
 
@@ -41,6 +42,7 @@ export function internalUsersRoute(fastify: FastifyInstance, opts: InternalUsers
     if (token && sameSecret(token, opts.internalToken) && header(req, HEADER.teamId)) return;
     const charge = await opts.failures.charge(opts.clientAddress(req));
     if (!charge.allowed) throw tooManyFailures(reply, charge);
+    authFailures.inc({ reason: 'internal_token' });
     throw notFound('Route not found');
   };
 

@@ -11,6 +11,7 @@ import type { ServiceName } from '@lpm/shared/service/names';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import type { Upstreams } from '../config.ts';
 import { identityOf, type Principal } from '../domain/accounts.ts';
+import { upstreamTimer } from '../metrics.ts';
 
 export const PROXY_ROUTES: readonly { prefix: string; upstream: ServiceName; adminOnly: boolean; readOnly?: boolean }[] = [
   { prefix: '/v1/deals', upstream: 'deals', adminOnly: false },
@@ -33,6 +34,8 @@ export interface ProxyOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     bodyTooLarge?: boolean;
+    /** When the request was handed to its upstream (performance.now()). */
+    sentUpstreamAt?: number;
   }
 }
 
@@ -57,6 +60,7 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
     for (const name in headers) if (!DROPPED_HEADERS.has(name)) out[name] = headers[name];
     Object.assign(out, upstreamIdentity(principal));
     out['x-request-id'] = req.id;
+    req.sentUpstreamAt = performance.now();
     // The upstream continues the gateway's span, not the caller's.
     return injectTraceHeaders(out);
   };
@@ -71,6 +75,11 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
   };
 
   for (const route of PROXY_ROUTES) {
+    const answeredIn = upstreamTimer(route.upstream);
+    const rewriteHeaders = (headers: Headers, req: FastifyRequest): Headers => {
+      if (req.sentUpstreamAt !== undefined) answeredIn((performance.now() - req.sentUpstreamAt) / 1000);
+      return headers;
+    };
     await app.register(async (scope) => {
       // The proxy installs its own pass-through parsers in place of the shared JSON one.
       scope.removeAllContentTypeParsers();
@@ -95,6 +104,7 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
         } as never,
         replyOptions: {
           rewriteRequestHeaders: rewriteRequestHeaders as never,
+          rewriteHeaders: rewriteHeaders as never,
           onError: onError as never,
           // Never replay a request on the caller's behalf (reply-from retries GETs on 503 by default).
           retryDelay: () => null,

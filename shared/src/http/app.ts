@@ -1,5 +1,6 @@
 // The Fastify instance every process of the platform starts from: envelopes,
-// validation, request ids, the 1 MiB body limit and the one error handler.
+// validation, request ids, the 1 MiB body limit, the one error handler and every
+// route's requests timed (request-metrics.ts).
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -9,6 +10,7 @@ import { createLogger } from '../logger.ts';
 import { AppError, errorBody, notFound, toAppError, badRequest, invalidField } from '../errors.ts';
 import { compileValidator, fromAjvError, nulStringPath } from './validation.ts';
 import { tracedRequestListener } from '../telemetry.ts';
+import { timeRequests } from './request-metrics.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -66,6 +68,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   });
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema as never, httpPart));
+  timeRequests(app, opts.name);
 
   // First of all hooks, for every route and the not-found handler alike.
   app.addHook('onRequest', async (req) => {

@@ -1,14 +1,15 @@
 // What every domain service's HTTP app starts with: the shared app (envelopes,
 // request ids, errors), the gateway's credential on every route but the public
 // ones, Idempotency-Key on POSTs, /health over the service's database, and the
-// process's metrics at /internal/metrics.
+// process's metrics at /metrics (a service's port is internal: reachable by the
+// gateway and the deployment's Prometheus only).
 import type { FastifyInstance } from 'fastify';
 import type { Db } from 'mongodb';
 import { createHttpApp, type HttpAppOptions } from './app.ts';
 import { requireGateway } from './gateway-auth.ts';
 import { idempotentPosts, type Sealer } from './idempotency.ts';
 import { healthRoute } from './health.ts';
-import { metrics } from '../metrics.ts';
+import { metricsRoute } from './request-metrics.ts';
 
 export interface ServiceAppOptions {
   name: string;
@@ -27,6 +28,6 @@ export function createServiceApp(opts: ServiceAppOptions): FastifyInstance {
   healthRoute(app, async () => {
     await opts.db.command({ ping: 1 });
   });
-  app.get('/internal/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
+  metricsRoute(app);
   return app;
 }

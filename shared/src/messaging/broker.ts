@@ -9,11 +9,11 @@
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { Connection } from './connection.ts';
-import { Consumers, type ConsumeOptions, type ConsumerHandle } from './consumer.ts';
+import { Consumers, type ConsumeOptions, type ConsumerHandle, type QueueDepth } from './consumer.ts';
 import { parseEvent, type Message, type OutgoingMessage, type ParseMessage } from './message.ts';
 import { Publisher } from './publisher.ts';
 
-export type { ConsumeOptions, ConsumerHandle } from './consumer.ts';
+export type { ConsumeOptions, ConsumerHandle, QueueDepth } from './consumer.ts';
 import { TRANSIENT_RETRY_FOR_MS } from './delivery.ts';
 export {
   ATTEMPT_HEADER,
@@ -150,6 +150,11 @@ export class Broker {
    */
   consumeMessages<M extends Message>(options: ConsumeOptions<M>, parse: ParseMessage<M>): Promise<ConsumerHandle> {
     return this.consumers.consume(options, parse);
+  }
+
+  /** The messages and consumers of this broker's consumers' queues (with their retry, delay and dead-letter queues); null while disconnected. */
+  queueDepths(): Promise<QueueDepth[] | null> {
+    return this.consumers.depths();
   }
 
   /** Cancels consumers, waits for handlers in flight, closes the connection. */

@@ -6,7 +6,7 @@
 // through `<queue>.delay.<ms>`, one queue per delay of its schedule (queue-level
 // TTL dead-lettering back into `<queue>`, as Broker.publishDelayed). Generic over the message kind (domain events,
 // work-queue jobs): the kind's parse turns a body into what the handler takes.
-import type { ChannelModel, ConfirmChannel } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import type { Connection } from './connection.ts';
@@ -82,6 +82,22 @@ interface Running {
   /** Forgets the channel of a connection that is gone. */
   detach(): void;
   cancel(): Promise<void>;
+  /** The queue, and the queues its retries and dead letters wait in, by kind. */
+  queues(): QueueOfConsumer[];
+}
+
+export interface QueueOfConsumer {
+  /** The consumer's queue. */
+  queue: string;
+  kind: 'main' | 'retry' | 'delay' | 'dlq';
+  /** The queue's own name (`<queue>.dlq`, ...). */
+  name: string;
+}
+
+/** A queue's messages and consumers as the broker counts them. */
+export interface QueueDepth extends QueueOfConsumer {
+  messages: number;
+  consumers: number;
 }
 
 /** The consumers of one Broker. */
@@ -127,6 +143,32 @@ export class Consumers {
 
   cancelAll(): Promise<unknown> {
     return Promise.allSettled([...this.running].map((c) => c.cancel()));
+  }
+
+  /** The depth of each consumer's queues, asked of the broker on a channel of their own; null while disconnected. */
+  async depths(): Promise<QueueDepth[] | null> {
+    const conn = this.connection.current;
+    if (!conn) return null;
+    const depths: QueueDepth[] = [];
+    let ch: Channel | null = null;
+    try {
+      for (const q of [...this.running].flatMap((c) => c.queues())) {
+        if (!ch) {
+          ch = await conn.createChannel();
+          ch.on('error', () => {});
+        }
+        try {
+          const { messageCount, consumerCount } = await ch.checkQueue(q.name);
+          depths.push({ ...q, messages: messageCount, consumers: consumerCount });
+        } catch {
+          // Not declared (yet): the broker closed the channel.
+          ch = null;
+        }
+      }
+    } finally {
+      await ch?.close().catch(() => {});
+    }
+    return depths;
   }
 }
 
@@ -224,6 +266,16 @@ class QueueConsumer<M extends Message> implements Running {
   detach(): void {
     this.channel = null;
     this.tag = null;
+  }
+
+  queues(): QueueOfConsumer[] {
+    const queue = this.queue;
+    return [
+      { queue, kind: 'main', name: queue },
+      { queue, kind: 'retry', name: `${queue}.retry` },
+      ...[...new Set(this.opts.transientDelaysMs)].map((d) => ({ queue, kind: 'delay' as const, name: delayQueueName(queue, d) })),
+      { queue, kind: 'dlq', name: `${queue}.dlq` },
+    ];
   }
 
   async cancel(): Promise<void> {

@@ -16,6 +16,7 @@ import { extractTraceContext } from '../telemetry.ts';
 import type { Dedupe } from './dedupe.ts';
 import { readJson, type Message, type ParseMessage } from './message.ts';
 import { confirmPublish } from './publisher.ts';
+import { countMessage, type MessageOutcome } from './queue-metrics.ts';
 
 export interface DeliveryMeta {
   queue: string;
@@ -118,6 +119,7 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
     log.error({ err, queue, messageId: msg.properties.messageId }, 'unparseable message sent to the DLQ');
     await forward(ch, `${queue}.dlq`, msg, headers, attempt, (err as Error).message, h.publishTimeoutMs);
     ch.ack(msg);
+    countMessage(queue, 'dead_lettered');
     return;
   }
   const parent = extractTraceContext(headers);
@@ -143,6 +145,7 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
     redelivered: msg.fields.redelivered,
     headers,
   };
+  let outcome: MessageOutcome = 'acked';
   try {
     await context.with(trace.setSpan(parent, span), async () => {
       const claim = dedupe ? await dedupe.claim(event.id) : 'new';
@@ -182,6 +185,7 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
         [TRANSIENT_HEADER]: transientRun + 1,
         [TRANSIENT_SINCE_HEADER]: transientRun > 0 ? since : now,
       });
+      outcome = 'retried';
     } else {
       // A transient failure past retryForMs counts as the last one.
       const dead = transient || failures + 1 >= maxAttempts;
@@ -193,11 +197,13 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
         [FAILURES_HEADER]: failures + 1,
         [TRANSIENT_HEADER]: 0,
       });
+      outcome = dead ? 'dead_lettered' : 'retried';
     }
   } finally {
     span.end();
   }
   ch.ack(msg);
+  countMessage(queue, outcome);
 }
 
 /** Republishes msg to a queue (default exchange) and waits for the confirm. */

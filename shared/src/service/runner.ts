@@ -15,6 +15,9 @@ import { stopOnSignals } from './shutdown.ts';
 import type { Logger } from '../logger.ts';
 import type { DomainEvent } from '../events.ts';
 import { purgeIdempotencyKeys } from '../http/idempotency.ts';
+import { startProcessMetrics } from '../metrics.ts';
+import { timedPublisher, watchOutboxes } from '../outbox/outbox-metrics.ts';
+import { watchQueues } from '../messaging/queue-metrics.ts';
 
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
   const config = readConfig(
@@ -130,6 +133,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   const config = readServiceConfig(def.name);
   const logger = createLogger(def.name, config.logLevel);
   const telemetry = startTelemetry({ serviceName: def.name });
+  startProcessMetrics(def.name);
   const store = await openStore({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities, retiredIndexes: def.retiredIndexes, logger });
   const db = store.db;
   await createOutboxIndexes(db, def.outboxCollections);
@@ -152,7 +156,9 @@ export async function runService(def: ServiceDefinition): Promise<void> {
       },
     }),
   ];
-  relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: broker, logger });
+  relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: timedPublisher(broker), logger });
+  watchOutboxes(db, def.outboxCollections);
+  watchQueues(() => broker.queueDepths());
   relay.start();
   for (const task of background) await task.start();
 

@@ -9,6 +9,7 @@ import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import { shownUrl } from './shown-url.ts';
+import { endpointsDisabled } from './delivery-metrics.ts';
 
 export const CONSECUTIVE_FAILURES_LIMIT = 6;
 
@@ -36,6 +37,7 @@ export class Deactivation {
     if (recent.length < CONSECUTIVE_FAILURES_LIMIT || recent.some((ok) => ok)) return { inactive: false, deactivatedNow: false };
     const deactivatedNow = await this.opts.webhooks.deactivate(webhook);
     if (deactivatedNow) {
+      endpointsDisabled.inc();
       this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id, url: shownUrl(webhook.url) }, 'webhook deactivated after consecutive failures');
     }
     return { inactive: true, deactivatedNow };

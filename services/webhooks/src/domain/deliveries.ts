@@ -23,6 +23,7 @@ import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webho
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import type { Deactivation } from './deactivation.ts';
+import { countAttempt } from './delivery-metrics.ts';
 import type { KeyLimiter } from './key-limiter.ts';
 import { payloadBody } from './payload.ts';
 import { Permits } from './permits.ts';
@@ -266,6 +267,7 @@ export class Deliveries {
     } finally {
       permit();
     }
+    countAttempt(delivery._id, result);
     if (result.ok) this.struggling.delete(webhook._id);
     else this.struggling.add(webhook._id);
     if (result.ok && result.latencyMs > SLOW_POST_MS) this.slow.add(webhook._id);
@@ -334,6 +336,7 @@ interface Next {
  */
 export function newDelivery(event: DomainEvent, webhookId: string, now: Date): DeliveryRecord {
   return {
+    // Its time part is the event's created_at (delivery-metrics.ts reads it back).
     _id: derivedId('dlv', Date.parse(event.created_at) || 0, `${webhookId}:${event.id}`),
     team_id: event.team_id,
     webhook_id: webhookId,

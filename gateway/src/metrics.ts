@@ -1,0 +1,40 @@
+// The gateway's own metrics beside the shared ones (requests by route, the store,
+// the process): refusals of the rate limits and of authentication, and how long
+// each upstream service takes to answer.
+import { Counter, Histogram } from 'prom-client';
+import { LATENCY_BUCKETS, metrics } from '@lpm/shared/metrics';
+import type { ServiceName } from '@lpm/shared/service/names';
+
+export const rateLimitRefusals = new Counter({
+  name: 'gateway_rate_limit_refusals_total',
+  help: "Requests refused (429) by their team's rate limits, by the team's plan",
+  labelNames: ['plan'] as const,
+  registers: [metrics],
+});
+
+export const authFailures = new Counter({
+  name: 'gateway_auth_failures_total',
+  help: 'Failed authentications, by reason: missing or invalid (an API key, 401), internal_token (a wrong internal credential at /internal/*)',
+  labelNames: ['reason'] as const,
+  registers: [metrics],
+});
+
+export const authThrottles = new Counter({
+  name: 'gateway_auth_throttles_total',
+  help: 'Requests refused (429) because their client address is past its failed authentications (AUTH_FAILURE_LIMIT)',
+  registers: [metrics],
+});
+
+const upstreamDuration = new Histogram({
+  name: 'gateway_upstream_duration_seconds',
+  help: "Time from a proxied request sent to a service to the service's response headers, by service",
+  labelNames: ['service'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [metrics],
+});
+
+/** Observes one service's answer times in seconds (bound once per service). */
+export function upstreamTimer(service: ServiceName): (seconds: number) => void {
+  const child = upstreamDuration.labels({ service });
+  return (seconds) => child.observe(seconds);
+}

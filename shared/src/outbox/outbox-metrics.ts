@@ -1,0 +1,93 @@
+// The outbox's metrics: the relay's publish duration, and, read from the store at
+// each scrape, the events still in documents' outboxes and the age of the oldest.
+// An outbox keeps an event until the drain removes it after its confirmed publish,
+// so a healthy one holds events for a moment; an old one means publishing stopped.
+import type { Db } from 'mongodb';
+import { Gauge, Histogram } from 'prom-client';
+import type { DomainEvent } from '../events.ts';
+import { LATENCY_BUCKETS, SCRAPE_READ_TIMEOUT_MS, metrics, scrapeRead } from '../metrics.ts';
+import type { EventPublisher } from './drain.ts';
+
+/** Documents read per collection and scrape: past this the figures are a lower bound. */
+const SCRAPE_DOCUMENTS = 1000;
+
+const publishDuration = new Histogram({
+  name: 'outbox_publish_duration_seconds',
+  help: "The relay's publish of one event, to the broker's confirm",
+  labelNames: ['outcome'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [metrics],
+});
+
+interface Watched {
+  db: Db;
+  collections: string[];
+}
+const watched: Watched[] = [];
+const readOutboxes = scrapeRead(readAll);
+
+const pending = new Gauge({
+  name: 'outbox_pending_events',
+  help: 'Events written to an outbox and not yet removed after their publish, by collection',
+  labelNames: ['collection'] as const,
+  registers: [metrics],
+  collect: () => readOutboxes(),
+});
+
+const oldest = new Gauge({
+  name: 'outbox_oldest_event_age_seconds',
+  help: 'Age of the oldest event still in an outbox, by collection (0: none)',
+  labelNames: ['collection'] as const,
+  registers: [metrics],
+  collect: () => readOutboxes(),
+});
+
+/** The publisher, each publish timed (outcome ok or failed). */
+export function timedPublisher(publisher: EventPublisher): EventPublisher {
+  return {
+    async publish(event) {
+      const end = publishDuration.startTimer();
+      try {
+        await publisher.publish(event);
+        end({ outcome: 'ok' });
+      } catch (err) {
+        end({ outcome: 'failed' });
+        throw err;
+      }
+    },
+  };
+}
+
+/** Serves the backlog of these outbox collections at each scrape. */
+export function watchOutboxes(db: Db, collections: string[]): void {
+  watched.push({ db, collections });
+}
+
+async function readAll(): Promise<void> {
+  const now = Date.now();
+  await Promise.all(
+    watched.flatMap(({ db, collections }) =>
+      collections.map(async (collection) => {
+        try {
+          const docs = await db
+            .collection<{ outbox?: Pick<DomainEvent, 'created_at'>[] }>(collection)
+            .find({ outbox_pending: true }, { projection: { _id: 0, 'outbox.created_at': 1 }, timeoutMS: SCRAPE_READ_TIMEOUT_MS })
+            .limit(SCRAPE_DOCUMENTS)
+            .toArray();
+          let events = 0;
+          let first = Infinity;
+          for (const doc of docs) {
+            for (const event of doc.outbox ?? []) {
+              events++;
+              first = Math.min(first, Date.parse(event.created_at) || Infinity);
+            }
+          }
+          pending.set({ collection }, events);
+          oldest.set({ collection }, first === Infinity ? 0 : Math.max(0, (now - first) / 1000));
+        } catch {
+          // The store unreachable: the figures stay as last read (the probes and store metrics tell).
+        }
+      }),
+    ),
+  );
+}
