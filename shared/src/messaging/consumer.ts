@@ -77,11 +77,14 @@ const SETUP_REFUSALS = new Set([403, 404, 405, 406]);
 
 /** A consumer as the registry sees it, whatever its message kind. */
 interface Running {
+  readonly queue: string;
   /** Sets the consumer up on the current connection unless it is up, starting or cancelled. */
   ensure(): Promise<void>;
   /** Forgets the channel of a connection that is gone. */
   detach(): void;
   cancel(): Promise<void>;
+  /** Receiving deliveries (a consumer tag on a live channel). */
+  readonly attached: boolean;
 }
 
 /** The consumers of one Broker. */
@@ -123,6 +126,11 @@ export class Consumers {
 
   detachAll(): void {
     for (const c of this.running) c.detach();
+  }
+
+  /** The queues whose consumer is not receiving deliveries now (not yet set up, or lost with its channel or connection). */
+  detached(): string[] {
+    return [...this.running].filter((c) => !c.attached).map((c) => c.queue);
   }
 
   cancelAll(): Promise<unknown> {
@@ -224,6 +232,10 @@ class QueueConsumer<M extends Message> implements Running {
   detach(): void {
     this.channel = null;
     this.tag = null;
+  }
+
+  get attached(): boolean {
+    return this.tag !== null;
   }
 
   async cancel(): Promise<void> {
