@@ -3,7 +3,10 @@
 // gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM. A
 // process that dies is started again, as compose (`restart: unless-stopped`) and
 // Kubernetes would: after 1 s, doubling up to 30 s while it keeps dying within a
-// minute of its start. Each start prints `[start] <name> pid <pid>`.
+// minute of its start. Each start prints `[start] <name> pid <pid>`. A process that
+// dies 5 times within a minute stops everything (it will not get better by itself).
+// `npm start -- --replicas cases=2,webhooks=2` runs more than one process of a
+// service (`cases`, `cases-2`, ...) behind the gateway, which balances between them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { parseReplicas } from './replicas.ts';
 import { MALLOC_ENV, NODE_FLAGS } from './process-settings.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,6 +44,18 @@ const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A process that ran this long before it died is restarted after the first delay again. */
 const STABLE_AFTER_MS = 60_000;
+/** This many deaths of one process within DEATH_WINDOW_MS stop everything. */
+const MAX_DEATHS = 5;
+const DEATH_WINDOW_MS = 60_000;
+const deaths = new Map<string, number[]>();
+
+/** Records a death of `name`; true when it keeps dying. */
+function keepsDying(name: string): boolean {
+  const now = Date.now();
+  const recent = [...(deaths.get(name) ?? []), now].filter((at) => now - at < DEATH_WINDOW_MS);
+  deaths.set(name, recent);
+  return recent.length >= MAX_DEATHS;
+}
 
 function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDelayMs = FIRST_RESTART_DELAY_MS): void {
   const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -52,6 +68,11 @@ function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDel
   proc.once('exit', (code, signal) => {
     if (stopping) return;
     children.splice(children.indexOf(child), 1);
+    if (keepsDying(name)) {
+      log(`${name} exited (${signal ?? code}), ${MAX_DEATHS} times within ${DEATH_WINDOW_MS / 1000} s; stopping everything`);
+      void stop(1);
+      return;
+    }
     const delay = Date.now() - startedAt >= STABLE_AFTER_MS ? FIRST_RESTART_DELAY_MS : restartDelayMs;
     log(`${name} exited (${signal ?? code}); starting it again in ${delay / 1000} s`);
     setTimeout(() => {
@@ -104,6 +125,14 @@ async function waitHealthy(url: string, seconds: number): Promise<boolean> {
   return false;
 }
 
+let replicas: ReturnType<typeof parseReplicas> = {};
+try {
+  replicas = parseReplicas(process.argv.slice(2));
+} catch (e) {
+  log((e as Error).message);
+  process.exit(1);
+}
+
 process.once('SIGINT', () => void stop(0));
 process.once('SIGTERM', () => void stop(0));
 
@@ -144,19 +173,32 @@ if (!env.NODE_DISABLE_COMPILE_CACHE) {
 }
 
 // Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order; the
-// gateway's internal listener (/internal/*, for the services only) on PORT+7.
+// gateway's internal listener (/internal/*, for the services only) on PORT+7; the
+// further replicas of --replicas from PORT+8 on.
 const gatewayInternalPort = gatewayPort + 7;
 const services = SERVICE_NAMES;
 const deployed: typeof SERVICE_NAMES = [];
-// Every URL is set before any service starts: services ask each other.
-services.forEach((name, i) => (env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${gatewayPort + 1 + i}`));
-services.forEach((name, i) => {
-  const port = gatewayPort + 1 + i;
+let nextExtraPort = gatewayPort + 8;
+const ports = Object.fromEntries(
+  services.map((name, i) => [name, [gatewayPort + 1 + i, ...Array.from({ length: (replicas[name] ?? 1) - 1 }, () => nextExtraPort++)]]),
+) as Record<(typeof services)[number], number[]>;
+// Every URL is set before any service starts: services ask each other. A service with
+// replicas has them all, comma-separated (the gateway and ServiceClient balance over them).
+services.forEach((name) => (env[`${name.toUpperCase()}_URL`] = ports[name].map((port) => `http://127.0.0.1:${port}`).join(',')));
+services.forEach((name) => {
   const script = join(root, 'services', name, 'src', 'server.ts');
   if (!existsSync(script)) return;
   deployed.push(name);
-  // Services ask the gateway for the users of a team (UserDirectory), on its internal listener.
-  launch(name, script, { ...env, ...localStore?.(name), PORT: String(port), HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${gatewayInternalPort}` });
+  ports[name].forEach((port, i) =>
+    // Services ask the gateway for the users of a team (UserDirectory), on its internal listener.
+    launch(i === 0 ? name : `${name}-${i + 1}`, script, {
+      ...env,
+      ...localStore?.(name),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      GATEWAY_URL: `http://127.0.0.1:${gatewayInternalPort}`,
+    }),
+  );
 });
 env.GATEWAY_SERVICES = deployed.join(',');
 launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
