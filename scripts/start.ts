@@ -4,7 +4,8 @@
 // process that dies is started again, as compose (`restart: unless-stopped`) and
 // Kubernetes would: after 1 s, doubling up to 30 s while it keeps dying within a
 // minute of its start. Each start prints `[start] <name> pid <pid>`. A process that
-// dies 5 times within a minute stops everything (it will not get better by itself).
+// keeps dying (5 times in a row, each within a minute of its start) stops everything:
+// it will not get better by itself.
 // `npm start -- --replicas cases=2,webhooks=2` runs more than one process of a
 // service (`cases`, `cases-2`, ...) behind the gateway, which balances between them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -44,20 +45,11 @@ const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A process that ran this long before it died is restarted after the first delay again. */
 const STABLE_AFTER_MS = 60_000;
-/** This many deaths of one process within DEATH_WINDOW_MS stop everything. */
-const MAX_DEATHS = 5;
-const DEATH_WINDOW_MS = 60_000;
-const deaths = new Map<string, number[]>();
+/** A process that dies this many times in a row, each time within STABLE_AFTER_MS of its start, stops everything. */
+const MAX_QUICK_DEATHS = 5;
 
-/** Records a death of `name`; true when it keeps dying. */
-function keepsDying(name: string): boolean {
-  const now = Date.now();
-  const recent = [...(deaths.get(name) ?? []), now].filter((at) => now - at < DEATH_WINDOW_MS);
-  deaths.set(name, recent);
-  return recent.length >= MAX_DEATHS;
-}
-
-function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDelayMs = FIRST_RESTART_DELAY_MS): void {
+/** `quickDeaths`: how many times in a row it has died within a minute of its start so far. */
+function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDelayMs = FIRST_RESTART_DELAY_MS, quickDeaths = 0): void {
   const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const startedAt = Date.now();
   log(`${name} pid ${proc.pid}`);
@@ -68,15 +60,17 @@ function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDel
   proc.once('exit', (code, signal) => {
     if (stopping) return;
     children.splice(children.indexOf(child), 1);
-    if (keepsDying(name)) {
-      log(`${name} exited (${signal ?? code}), ${MAX_DEATHS} times within ${DEATH_WINDOW_MS / 1000} s; stopping everything`);
+    const stable = Date.now() - startedAt >= STABLE_AFTER_MS;
+    const deaths = stable ? 0 : quickDeaths + 1;
+    if (deaths >= MAX_QUICK_DEATHS) {
+      log(`${name} exited (${signal ?? code}), ${deaths} times in a row within a minute of its start; stopping everything`);
       void stop(1);
       return;
     }
-    const delay = Date.now() - startedAt >= STABLE_AFTER_MS ? FIRST_RESTART_DELAY_MS : restartDelayMs;
+    const delay = stable ? FIRST_RESTART_DELAY_MS : restartDelayMs;
     log(`${name} exited (${signal ?? code}); starting it again in ${delay / 1000} s`);
     setTimeout(() => {
-      if (!stopping) launch(name, script, env, Math.min(delay * 2, MAX_RESTART_DELAY_MS));
+      if (!stopping) launch(name, script, env, Math.min(delay * 2, MAX_RESTART_DELAY_MS), deaths);
     }, delay);
   });
 }
@@ -211,9 +205,10 @@ launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
 });
 
 const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
-if (await waitHealthy(`${url}/health`, 60)) {
-  process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);
-} else if (!stopping) {
-  log(`the gateway did not become healthy within 60 s; see the logs above; stopping everything`);
-  await stop(1);
+// Not healthy yet is no reason to stop (a store or broker still starting): only Ctrl-C or a process that keeps dying stop.
+let healthy = await waitHealthy(`${url}/health`, 60);
+if (!healthy && !stopping) {
+  log(`the gateway is not healthy after 60 s (see the logs above); still waiting; Ctrl-C stops everything`);
+  healthy = await waitHealthy(`${url}/health`, Infinity);
 }
+if (healthy) process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);
