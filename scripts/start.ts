@@ -3,7 +3,11 @@
 // gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM. A
 // process that dies is started again, as compose (`restart: unless-stopped`) and
 // Kubernetes would: after 1 s, doubling up to 30 s while it keeps dying within a
-// minute of its start. Each start prints `[start] <name> pid <pid>`.
+// minute of its start. Each start prints `[start] <name> pid <pid>`. A process that
+// keeps dying (5 times in a row, each within a minute of its start) stops everything:
+// it will not get better by itself.
+// `npm start -- --replicas cases=2,webhooks=2` runs more than one process of a
+// service (`cases`, `cases-2`, ...) behind the gateway, which balances between them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { parseReplicas } from './replicas.ts';
 import { MALLOC_ENV, NODE_FLAGS } from './process-settings.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -40,8 +45,11 @@ const FIRST_RESTART_DELAY_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A process that ran this long before it died is restarted after the first delay again. */
 const STABLE_AFTER_MS = 60_000;
+/** A process that dies this many times in a row, each time within STABLE_AFTER_MS of its start, stops everything. */
+const MAX_QUICK_DEATHS = 5;
 
-function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDelayMs = FIRST_RESTART_DELAY_MS): void {
+/** `quickDeaths`: how many times in a row it has died within a minute of its start so far. */
+function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDelayMs = FIRST_RESTART_DELAY_MS, quickDeaths = 0): void {
   const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const startedAt = Date.now();
   log(`${name} pid ${proc.pid}`);
@@ -52,10 +60,17 @@ function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDel
   proc.once('exit', (code, signal) => {
     if (stopping) return;
     children.splice(children.indexOf(child), 1);
-    const delay = Date.now() - startedAt >= STABLE_AFTER_MS ? FIRST_RESTART_DELAY_MS : restartDelayMs;
+    const stable = Date.now() - startedAt >= STABLE_AFTER_MS;
+    const deaths = stable ? 0 : quickDeaths + 1;
+    if (deaths >= MAX_QUICK_DEATHS) {
+      log(`${name} exited (${signal ?? code}), ${deaths} times in a row within a minute of its start; stopping everything`);
+      void stop(1);
+      return;
+    }
+    const delay = stable ? FIRST_RESTART_DELAY_MS : restartDelayMs;
     log(`${name} exited (${signal ?? code}); starting it again in ${delay / 1000} s`);
     setTimeout(() => {
-      if (!stopping) launch(name, script, env, Math.min(delay * 2, MAX_RESTART_DELAY_MS));
+      if (!stopping) launch(name, script, env, Math.min(delay * 2, MAX_RESTART_DELAY_MS), deaths);
     }, delay);
   });
 }
@@ -104,6 +119,14 @@ async function waitHealthy(url: string, seconds: number): Promise<boolean> {
   return false;
 }
 
+let replicas: ReturnType<typeof parseReplicas> = {};
+try {
+  replicas = parseReplicas(process.argv.slice(2));
+} catch (e) {
+  log((e as Error).message);
+  process.exit(1);
+}
+
 process.once('SIGINT', () => void stop(0));
 process.once('SIGTERM', () => void stop(0));
 
@@ -144,19 +167,32 @@ if (!env.NODE_DISABLE_COMPILE_CACHE) {
 }
 
 // Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order; the
-// gateway's internal listener (/internal/*, for the services only) on PORT+7.
+// gateway's internal listener (/internal/*, for the services only) on PORT+7; the
+// further replicas of --replicas from PORT+8 on.
 const gatewayInternalPort = gatewayPort + 7;
 const services = SERVICE_NAMES;
 const deployed: typeof SERVICE_NAMES = [];
-// Every URL is set before any service starts: services ask each other.
-services.forEach((name, i) => (env[`${name.toUpperCase()}_URL`] = `http://127.0.0.1:${gatewayPort + 1 + i}`));
-services.forEach((name, i) => {
-  const port = gatewayPort + 1 + i;
+let nextExtraPort = gatewayPort + 8;
+const ports = Object.fromEntries(
+  services.map((name, i) => [name, [gatewayPort + 1 + i, ...Array.from({ length: (replicas[name] ?? 1) - 1 }, () => nextExtraPort++)]]),
+) as Record<(typeof services)[number], number[]>;
+// Every URL is set before any service starts: services ask each other. A service with
+// replicas has them all, comma-separated (the gateway and ServiceClient balance over them).
+services.forEach((name) => (env[`${name.toUpperCase()}_URL`] = ports[name].map((port) => `http://127.0.0.1:${port}`).join(',')));
+services.forEach((name) => {
   const script = join(root, 'services', name, 'src', 'server.ts');
   if (!existsSync(script)) return;
   deployed.push(name);
-  // Services ask the gateway for the users of a team (UserDirectory), on its internal listener.
-  launch(name, script, { ...env, ...localStore?.(name), PORT: String(port), HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${gatewayInternalPort}` });
+  ports[name].forEach((port, i) =>
+    // Services ask the gateway for the users of a team (UserDirectory), on its internal listener.
+    launch(i === 0 ? name : `${name}-${i + 1}`, script, {
+      ...env,
+      ...localStore?.(name),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      GATEWAY_URL: `http://127.0.0.1:${gatewayInternalPort}`,
+    }),
+  );
 });
 env.GATEWAY_SERVICES = deployed.join(',');
 launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
@@ -169,13 +205,17 @@ launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
 });
 
 const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
-if (await waitHealthy(`${url}/health`, 60)) {
+// Not healthy yet is no reason to stop (a store or broker still starting): only Ctrl-C or a process that keeps dying stop.
+let healthy = await waitHealthy(`${url}/health`, 60);
+if (!healthy && !stopping) {
+  log(`the gateway is not healthy after 60 s (see the logs above); still waiting; Ctrl-C stops everything`);
+  healthy = await waitHealthy(`${url}/health`, Infinity);
+}
+if (healthy) {
   process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);
-  // Where each process serves its metrics (the gateway: its internal listener).
-  for (const [name, port] of [['gateway', gatewayInternalPort], ...deployed.map((n) => [n, gatewayPort + 1 + services.indexOf(n)] as const)]) {
+  // Where each process serves its metrics (the gateway: its internal listener; a replica: its own port).
+  const replicaNames = deployed.flatMap((n) => ports[n].map((port, i) => [i === 0 ? n : `${n}-${i + 1}`, port] as const));
+  for (const [name, port] of [['gateway', gatewayInternalPort] as const, ...replicaNames]) {
     process.stdout.write(`metrics ${name} http://127.0.0.1:${port}/metrics\n`);
   }
-} else if (!stopping) {
-  log(`the gateway did not become healthy within 60 s; see the logs above; stopping everything`);
-  await stop(1);
 }

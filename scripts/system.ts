@@ -19,23 +19,29 @@ function ephemeralStart(): number {
   }
 }
 
-/** A port P with P..P+7 free, below the ephemeral range: the gateway, the six services and the gateway's internal listener. */
-export async function freePortBlock(): Promise<number> {
-  const top = Math.max(ephemeralStart(), 20000 + 1000) - 8;
+/**
+ * A port P with P..P+size-1 free, below the ephemeral range: the gateway, the six services
+ * and the gateway's internal listener (8), then the further replicas of `--replicas`.
+ */
+export async function freePortBlock(size = 8): Promise<number> {
+  const top = Math.max(ephemeralStart(), 20000 + 1000) - size;
   for (;;) {
     const candidate = 20000 + Math.floor(Math.random() * (top - 20000));
-    // The gateway, six services, the gateway's internal listener (scripts/start.ts).
-    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => isListening(candidate + i)));
+    const busy = await Promise.all(Array.from({ length: size }, (_, i) => isListening(candidate + i)));
     if (!busy.some(Boolean)) return candidate;
   }
 }
 
+/** A running launcher; `output()` is all it printed so far (its `[start] <name> pid <pid>` lines among it). */
+export type Launcher = ChildProcess & { output(): string };
+
 /**
- * Runs scripts/start.ts with env (PORT set) and resolves once it printed that the gateway is ready.
- * `tree` is the checkout to start (this one by default; the benchmark also starts a baseline checkout).
+ * Runs scripts/start.ts with env (PORT set) and `args` (e.g. `--replicas cases=2`), and
+ * resolves once it printed that the gateway is ready. `tree` is the checkout to start
+ * (this one by default; the benchmark also starts a baseline checkout).
  */
-export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tree = root): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['scripts/start.ts'], { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tree = root, args: string[] = []): Promise<Launcher> {
+  const proc = spawn(process.execPath, ['scripts/start.ts', ...args], { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   proc.stdout!.on('data', (d) => (output += d));
   proc.stderr!.on('data', (d) => (output += d));
@@ -47,7 +53,7 @@ export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tr
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return proc;
+  return Object.assign(proc, { output: () => output });
 }
 
 /**

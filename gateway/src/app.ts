@@ -26,6 +26,7 @@ import { closeRedis } from '@lpm/shared/redis';
 import { withTimeout } from './timeout.ts';
 import { accessControl } from './routes/access.ts';
 import { healthRoute } from './routes/health.ts';
+import { probeRoutes } from '@lpm/shared/http/health';
 import { internalUsersRoute } from './routes/internal-users.ts';
 import { openApiRoute } from './routes/openapi.ts';
 import { docsRoutes } from './routes/docs.ts';
@@ -126,6 +127,9 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     clientAddress: addressOf,
   });
   healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
+  // The orchestrator's probes (internal listener only): ready needs the gateway's own store, not its upstreams
+  // (one service down must not take the gateway out of rotation), nor Redis (limits fall back to in-process counters).
+  probeRoutes(app, { ready: { store: () => pingStore(deps.store.db) } });
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
   docsRoutes(app);
   settingsRoutes(app, { settings, principals });

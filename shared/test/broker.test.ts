@@ -135,3 +135,23 @@ it('when close is called, then later publishes and consumers are refused', async
   await expect(broker.publish(newEvent('deal.lost', 'team_1', {}))).rejects.toThrow(/failed/);
   await expect(broker.consume({ queue: 'broker-test.closed', bindings: ['#'], handler: async () => {} })).rejects.toThrow(/closed/);
 });
+
+it('when a consumer is set up while the broker is down, then it is detached until the broker comes up, and again while the connection is lost (readiness reads this)', async () => {
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(AMQP_URL).port || 5672));
+  proxy.cut();
+  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: captureLogger(), reconnectMinMs: 20, reconnectMaxMs: 100 });
+  try {
+    const queue = 'broker-test.attached';
+    await broker.consume({ queue, bindings: ['attached.*'], handler: async () => {} });
+    expect(broker.detachedConsumers()).toEqual([queue]);
+    proxy.restore();
+    await waitFor('the consumer attached', () => broker.detachedConsumers().length === 0);
+    proxy.cut();
+    await waitFor('the consumer detached', () => broker.detachedConsumers().length === 1);
+    proxy.restore();
+    await waitFor('the consumer attached again', () => broker.detachedConsumers().length === 0);
+  } finally {
+    await broker.close();
+    await proxy.close();
+  }
+});

@@ -39,3 +39,17 @@ test('when called for an Identity with extra headers, then its scopes and team s
   const sent = JSON.parse(Buffer.from(String(seen[0]![HEADER.settings]), 'base64url').toString('utf8'));
   expect(sent.case_phases).toEqual(['Triagem', 'Petição']);
 });
+
+test('when the base URL lists replicas comma-separated, then calls go to each in turn', async () => {
+  const other = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true,"data":{"id":"other"}}'));
+  const otherPort = await listenOnLoopback(other, 'other');
+  const port = (server.address() as { port: number }).port;
+  try {
+    const both = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${port}, http://127.0.0.1:${otherPort}`, internalToken: 't'.repeat(32) });
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await both.request({ teamId: 'team_1' }, 'GET', '/x')).body.data.id);
+    expect(ids).toEqual(['x', 'other', 'x', 'other']);
+  } finally {
+    await new Promise<void>((done) => other.close(() => done()));
+  }
+});

@@ -1,9 +1,9 @@
 // The whole system as an operator runs it (`npm start`'s launcher on a free block
 // of ports, the operator CLI), for tests that go through the gateway.
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { freePortBlock, startSystem } from '../../scripts/system.ts';
+import { freePortBlock, startSystem, type Launcher } from '../../scripts/system.ts';
 import { contract } from './contract.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -25,7 +25,7 @@ export interface IssuedTeam {
 export interface RunningSystem {
   base: number;
   env: NodeJS.ProcessEnv;
-  launcher: ChildProcess;
+  launcher: Launcher;
   /** `npm run admin -- ...args --json`: its JSON output, or throws with its stderr. */
   admin(...args: string[]): any;
   /** A team on the enterprise plan (so long suites stay under the minute limit), with its owner's key. */
@@ -38,20 +38,27 @@ export interface RunningSystem {
 
 let teams = 0;
 
+export interface SystemOptions {
+  /** `npm start -- --replicas ...`: e.g. `cases=2,webhooks=2`. */
+  replicas?: string;
+  /** Ports the further replicas need beyond the usual 8. */
+  extraPorts?: number;
+}
+
 /** `name` keeps this suite's databases, Redis keys and exchange apart from other suites of the run. */
-export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<RunningSystem> {
+export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessEnv = {}, options: SystemOptions = {}): Promise<RunningSystem> {
   // A port found free can still be taken before the launcher listens on it: then again, elsewhere.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnFreePorts(name, extraEnv);
+      return await startOnFreePorts(name, extraEnv, options);
     } catch (e) {
       if (attempt >= 3 || !String(e).includes('EADDRINUSE')) throw e;
     }
   }
 }
 
-async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv): Promise<RunningSystem> {
-  const base = await freePortBlock();
+async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, options: SystemOptions): Promise<RunningSystem> {
+  const base = await freePortBlock(8 + (options.extraPorts ?? 0));
   const run = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -63,7 +70,7 @@ async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv): Prom
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     ...extraEnv,
   };
-  const launcher = await startSystem(env);
+  const launcher = await startSystem(env, undefined, undefined, options.replicas ? ['--replicas', options.replicas] : []);
   const admin = (...args: string[]) => {
     const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
     if (res.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${res.stderr}`);

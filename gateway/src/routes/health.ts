@@ -1,7 +1,7 @@
 // GET /health: the gateway is ready when its store and every upstream answer.
 import type { FastifyInstance } from 'fastify';
 import { AppError, errorBody } from '@lpm/shared/errors';
-import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/names';
+import { SERVICE_NAMES, replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import type { Upstreams } from '../config.ts';
 import { withTimeout } from '../timeout.ts';
 
@@ -17,11 +17,13 @@ type Status = 'ok' | 'down';
 export function healthRoute(app: FastifyInstance, opts: HealthOptions): void {
   const timeoutMs = opts.timeoutMs ?? 2000;
   const deployed = opts.deployed ?? SERVICE_NAMES;
-  const upstreamUp = async (base: string): Promise<void> => {
+  const replicaUp = async (base: string): Promise<void> => {
     const res = await fetch(new URL('/health', base), { signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel();
     if (res.status !== 200) throw new Error(`health answered ${res.status}`);
   };
+  /** A service with replicas is up when one of them is. */
+  const upstreamUp = (setting: string): Promise<void> => Promise.any(replicaUrls(setting).map(replicaUp)).then(() => undefined);
   const status = (p: Promise<void>): Promise<Status> => p.then(() => 'ok' as const, () => 'down' as const);
 
   app.get('/health', { config: { public: true }, logLevel: 'warn' }, async (_req, reply) => {

@@ -6,7 +6,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { stringify } from 'yaml';
 import { serviceUnavailable } from '@lpm/shared/errors';
-import type { ServiceName } from '@lpm/shared/service/names';
+import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import type { Upstreams } from '../config.ts';
 import { buildDocument, type Paths, type Scope } from '../openapi/document.ts';
 import { PROXY_ROUTES } from './proxy.ts';
@@ -60,13 +60,17 @@ export function apiDocument(servicePaths: Paths[], own: ReturnType<typeof gatewa
 export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
   const own = gatewayOperations(app);
 
+  /** From the first of the service's replicas that answers. */
   const fetchPaths = async (name: ServiceName): Promise<Paths | null> => {
-    try {
-      const res = await fetch(new URL('/openapi.json', opts.upstreams[name]), { signal: AbortSignal.timeout(opts.timeoutMs) });
-      return res.ok ? (((await res.json()) as { paths?: Paths }).paths ?? {}) : null;
-    } catch {
-      return null;
+    for (const base of replicaUrls(opts.upstreams[name])) {
+      try {
+        const res = await fetch(new URL('/openapi.json', base), { signal: AbortSignal.timeout(opts.timeoutMs) });
+        if (res.ok) return ((await res.json()) as { paths?: Paths }).paths ?? {};
+      } catch {
+        // the next replica
+      }
     }
+    return null;
   };
 
   /** The whole document or none: a service that does not answer is 503. */

@@ -4,10 +4,11 @@
 import { Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
+import { BalancedPool } from 'undici';
 import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
-import type { ServiceName } from '@lpm/shared/service/names';
+import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import type { Upstreams } from '../config.ts';
 import { identityOf, type Principal } from '../domain/accounts.ts';
@@ -80,6 +81,13 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
       if (req.sentUpstreamAt !== undefined) answeredIn((performance.now() - req.sentUpstreamAt) / 1000);
       return headers;
     };
+    const upstreams = replicaUrls(opts.upstreams[route.upstream]);
+    const undici = {
+      connections: 128,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      connect: { timeout: Math.min(opts.timeoutMs, 5000) },
+    };
     await app.register(async (scope) => {
       // The proxy installs its own pass-through parsers in place of the shared JSON one.
       scope.removeAllContentTypeParsers();
@@ -90,18 +98,14 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
         done();
       });
       await scope.register(httpProxy, {
-        upstream: opts.upstreams[route.upstream],
+        // Several replicas (a comma-separated URL setting): undici's BalancedPool spreads
+        // the requests and sends fewer to a replica whose requests fail.
+        upstream: upstreams[0],
         prefix: route.prefix,
         rewritePrefix: route.prefix,
         config: { adminOnly: route.adminOnly, readOnly: route.readOnly ?? false },
         disableRequestLogging: true,
-        undici: {
-          connections: 128,
-          headersTimeout: opts.timeoutMs,
-          bodyTimeout: opts.timeoutMs,
-          connect: { timeout: Math.min(opts.timeoutMs, 5000) },
-          tls: { rejectUnauthorized: true },
-        } as never,
+        undici: (upstreams.length > 1 ? new BalancedPool(upstreams, undici) : { ...undici, tls: { rejectUnauthorized: true } }) as never,
         replyOptions: {
           rewriteRequestHeaders: rewriteRequestHeaders as never,
           rewriteHeaders: rewriteHeaders as never,

@@ -79,6 +79,11 @@ export class Broker {
     return this.connection.publishChannel !== null;
   }
 
+  /** The queues of consumers not receiving deliveries now: none once every consumer is set up on a live connection. */
+  detachedConsumers(): string[] {
+    return this.consumers.detached();
+  }
+
   /** Resolves once connected; rejects after timeoutMs. */
   waitForConnection(timeoutMs: number): Promise<void> {
     return this.connection.waitFor(timeoutMs);

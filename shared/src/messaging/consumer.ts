@@ -77,11 +77,14 @@ const SETUP_REFUSALS = new Set([403, 404, 405, 406]);
 
 /** A consumer as the registry sees it, whatever its message kind. */
 interface Running {
+  readonly queue: string;
   /** Sets the consumer up on the current connection unless it is up, starting or cancelled. */
   ensure(): Promise<void>;
   /** Forgets the channel of a connection that is gone. */
   detach(): void;
   cancel(): Promise<void>;
+  /** Receiving deliveries (a consumer tag on a live channel). */
+  readonly attached: boolean;
   /** The queue, and the queues its retries and dead letters wait in, by kind. */
   queues(): QueueOfConsumer[];
 }
@@ -139,6 +142,11 @@ export class Consumers {
 
   detachAll(): void {
     for (const c of this.running) c.detach();
+  }
+
+  /** The queues whose consumer is not receiving deliveries now (not yet set up, or lost with its channel or connection). */
+  detached(): string[] {
+    return [...this.running].filter((c) => !c.attached).map((c) => c.queue);
   }
 
   cancelAll(): Promise<unknown> {
@@ -276,6 +284,10 @@ class QueueConsumer<M extends Message> implements Running {
       ...[...new Set(this.opts.transientDelaysMs)].map((d) => ({ queue, kind: 'delay' as const, name: delayQueueName(queue, d) })),
       { queue, kind: 'dlq', name: `${queue}.dlq` },
     ];
+  }
+
+  get attached(): boolean {
+    return this.tag !== null;
   }
 
   async cancel(): Promise<void> {

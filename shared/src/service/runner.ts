@@ -18,6 +18,7 @@ import { purgeIdempotencyKeys } from '../http/idempotency.ts';
 import { startProcessMetrics } from '../metrics.ts';
 import { timedPublisher, watchOutboxes } from '../outbox/outbox-metrics.ts';
 import { watchQueues } from '../messaging/queue-metrics.ts';
+import { probeRoutes } from '../http/health.ts';
 
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
   const config = readConfig(
@@ -171,5 +172,20 @@ export async function runService(def: ServiceDefinition): Promise<void> {
     await telemetry.shutdown();
   });
 
+  probeRoutes(app, { ready: readiness(db, broker) });
   await app.listen({ port: config.port, host: config.host });
+}
+
+/** What a service needs to take traffic: its store answers, the broker is connected and every consumer receives. */
+function readiness(db: Db, broker: Broker) {
+  return {
+    store: () => db.command({ ping: 1 }),
+    broker: () => {
+      if (!broker.isConnected()) throw new Error('not connected');
+    },
+    consumers: () => {
+      const detached = broker.detachedConsumers();
+      if (detached.length) throw new Error(`not receiving: ${detached.join(', ')}`);
+    },
+  };
 }

@@ -4,6 +4,7 @@ import { serviceUnavailable } from '../errors.ts';
 import { HEADER, identityHeaders, type Identity } from '../identity.ts';
 import { injectTraceHeaders } from '../telemetry.ts';
 import type { ListQuery } from '../http/pagination.ts';
+import { replicaUrls } from '../service/names.ts';
 
 /**
  * Who a call is made for: a team (and user), or a whole `Identity`, whose scopes and
@@ -34,6 +35,7 @@ export interface ServiceReply<T = any> {
 export interface ServiceClientOptions {
   /** The called service's name, for error messages. */
   name: string;
+  /** One URL, or the service's replicas comma-separated: requests go to each in turn. */
   baseUrl: string;
   internalToken: string;
   timeoutMs?: number;
@@ -41,9 +43,12 @@ export interface ServiceClientOptions {
 
 export class ServiceClient {
   private readonly opts: ServiceClientOptions;
+  private readonly bases: string[];
+  private turn = 0;
 
   constructor(opts: ServiceClientOptions) {
     this.opts = opts;
+    this.bases = replicaUrls(opts.baseUrl);
   }
 
   /** 2xx and 4xx replies are returned; a 5xx, a timeout or no answer is a 503 for our own caller. */
@@ -61,7 +66,7 @@ export class ServiceClient {
     });
     let res: Response;
     try {
-      res = await fetch(new URL(path, this.opts.baseUrl), {
+      res = await fetch(new URL(path, this.bases[this.turn++ % this.bases.length]), {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),

@@ -1,8 +1,12 @@
 // One delivery attempt: an HTTPS POST through a keep-alive pool per origin, that
 // connects only to addresses the UrlGuard allows at connect time, never follows
-// redirects, and costs at most timeoutMs however the receiver behaves.
+// redirects, and costs at most timeoutMs however the receiver behaves. Each POST is
+// a CLIENT span of the trace the event came with, and carries it to the receiver in
+// `traceparent` (W3C trace context).
 import { isIP } from 'node:net';
 import { Agent } from 'undici';
+import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import { hostOf, type UrlGuard } from './url-guard.ts';
 
 export interface SendResult {
@@ -17,6 +21,7 @@ export interface SendResult {
 }
 
 const MAX_RESPONSE_BYTES = 4096;
+const tracer = trace.getTracer('webhooks');
 
 /** OpenSSL certificate verification codes and Node's TLS / SSL error codes. */
 const TLS_ERROR = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|CRL_|ERROR_IN_|DEPTH_ZERO_|SELF_SIGNED_|INVALID_CA$|INVALID_PURPOSE$|PATH_LENGTH_|HOSTNAME_MISMATCH$)/;
@@ -120,23 +125,32 @@ export class WebhookSender {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), this.timeoutMs);
     let statusCode: number | null = null;
+    // The receiver's host only: a webhook URL's path and query may hold the receiver's own secrets.
+    const span = tracer.startSpan('webhook POST', {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': 'POST', 'server.address': host, 'server.port': Number(target.port) || 443 },
+    });
+    let sent: SendResult | undefined;
     try {
       const res = await this.agent.request({
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
         method: 'POST',
-        headers,
+        headers: injectTraceHeaders({ ...headers }, trace.setSpan(context.active(), span)),
         body,
         signal: deadline.signal,
       });
       statusCode = res.statusCode;
       const responseBody = await readCapped(res.body, MAX_RESPONSE_BYTES);
       const errorClass = statusClass(statusCode);
-      return result({ ok: errorClass === null, statusCode, errorClass, responseBody });
+      return (sent = result({ ok: errorClass === null, statusCode, errorClass, responseBody }));
     } catch (err) {
-      return result({ statusCode, errorClass: deadline.signal.aborted ? 'timeout' : classify(err) });
+      return (sent = result({ statusCode, errorClass: deadline.signal.aborted ? 'timeout' : classify(err) }));
     } finally {
       clearTimeout(timer);
+      if (statusCode !== null) span.setAttribute('http.response.status_code', statusCode);
+      if (!sent?.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: sent?.errorClass ?? undefined });
+      span.end();
     }
   }
 

@@ -1,0 +1,90 @@
+// Issue 28: probes that mean what they say. The whole system runs with its store and
+// its broker each behind a TCP proxy this test controls (the shared servers are never
+// stopped). Cutting either makes readiness fail within 10 s on every process that
+// needs it, while liveness keeps passing (a restart would not bring the store back);
+// once restored, every process is ready again. The gateway serves its probes on its
+// internal listener only; its public port keeps `/health` and has no probes.
+import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
+import { waitFor } from '../shared/test/support/wait.ts';
+import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+
+let storeProxy: TcpProxy;
+let brokerProxy: TcpProxy;
+let sys: RunningSystem;
+
+/** Each process and the port its probes answer on (scripts/start.ts: services at PORT+1.., the gateway's internal listener at PORT+7). */
+const processes = () => [...SERVICE_NAMES.map((name, i) => ({ name, port: sys.base + 1 + i })), { name: 'gateway', port: sys.base + 7 }];
+
+async function probe(port: number, path: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
+  await res.body?.cancel();
+  return res.status;
+}
+
+/** name -> status of `path` on every process. */
+async function everyProbe(path: string): Promise<Record<string, number>> {
+  const all = processes();
+  const statuses = await Promise.all(all.map((p) => probe(p.port, path)));
+  return Object.fromEntries(all.map((p, i) => [p.name, statuses[i]]));
+}
+
+const all = (status: number, names = processes().map((p) => p.name)) => Object.fromEntries(names.map((n) => [n, status]));
+
+beforeAll(async () => {
+  const store = new URL(process.env.MONGO_URL!);
+  const broker = new URL(process.env.AMQP_URL!);
+  storeProxy = await startTcpProxy(store.hostname, Number(store.port));
+  brokerProxy = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
+  store.port = String(storeProxy.port);
+  broker.port = String(brokerProxy.port);
+  sys = await startRunningSystem('probes', { MONGO_URL: store.toString(), AMQP_URL: broker.toString() });
+}, 120_000);
+
+afterAll(async () => {
+  storeProxy?.restore();
+  brokerProxy?.restore();
+  await sys?.stop();
+  await storeProxy?.close();
+  await brokerProxy?.close();
+});
+
+test('when everything is up, then every process is live and ready, and the gateway public port serves /health but no probes', async () => {
+  await waitFor('every process ready', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200), 30_000);
+  expect(await everyProbe('/health/live')).toEqual(all(200));
+  expect(await probe(sys.base, '/health')).toBe(200);
+  expect(await probe(sys.base, '/health/live')).toBe(404);
+  expect(await probe(sys.base, '/health/ready')).toBe(404);
+}, 60_000);
+
+test('when the store is cut, then every process turns not ready within 10 s while staying live, and ready again once it is back', async () => {
+  storeProxy.cut();
+  try {
+    const cutAt = Date.now();
+    await waitFor('every process not ready', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 503), 10_000);
+    expect(Date.now() - cutAt).toBeLessThan(10_000);
+    const res = await fetch(`http://127.0.0.1:${sys.base + 1}/health/ready`);
+    expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toContain('store');
+    expect(await everyProbe('/health/live')).toEqual(all(200));
+  } finally {
+    storeProxy.restore();
+  }
+  await waitFor('every process ready again', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200), 60_000);
+  expect(await everyProbe('/health/live')).toEqual(all(200));
+}, 120_000);
+
+test('when the broker is cut, then every service turns not ready within 10 s while staying live, the gateway (no broker) stays ready, and all are ready once it is back', async () => {
+  brokerProxy.cut();
+  try {
+    const cutAt = Date.now();
+    await waitFor('every service not ready', async () => Object.entries(await everyProbe('/health/ready')).every(([n, s]) => s === (n === 'gateway' ? 200 : 503)), 10_000);
+    expect(Date.now() - cutAt).toBeLessThan(10_000);
+    const res = await fetch(`http://127.0.0.1:${sys.base + 1}/health/ready`);
+    expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toEqual(expect.arrayContaining(['broker']));
+    expect(await everyProbe('/health/live')).toEqual(all(200));
+  } finally {
+    brokerProxy.restore();
+  }
+  await waitFor('every process ready again', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200), 60_000);
+  expect(await everyProbe('/health/live')).toEqual(all(200));
+}, 120_000);
