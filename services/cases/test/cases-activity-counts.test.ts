@@ -35,3 +35,26 @@ test('when one activity event is applied twice, and a second event once, then ac
   const timeline = (await sut.call(who, { method: 'GET', url: `/v1/cases/${caseId}/timeline` })).json().data;
   expect(timeline.filter((e: { type: string }) => e.type === 'activity_added')).toHaveLength(2);
 });
+
+test('when an activity.deleted arrives before the activity.created it undoes, then activities_count still ends at the activities that exist', async () => {
+  // A create sent to a retry queue (a store cut) comes back after its delete: the
+  // drill found cases counting one activity too many because the early -1 was clamped.
+  const who = identity();
+  const created = await sut.call(who, { method: 'POST', url: '/v1/cases', payload: { title: 'Processo fora de ordem' } });
+  const caseId = created.json().data.id;
+  const news = (type: 'activity.created' | 'activity.deleted', eventId: string, activityId: string) => ({
+    teamId: who.teamId,
+    type,
+    activity: { id: activityId, title: `Tarefa ${activityId}`, case_id: caseId },
+    actorId: who.userId,
+    at: new Date(),
+    eventId,
+  });
+  await sut.cases.recordActivityEvent(news('activity.deleted', 'evt_del_a', 'act_a'));
+  const between = (await sut.call(who, { method: 'GET', url: `/v1/cases/${caseId}` })).json().data;
+  expect(between.activities_count).toBe(0);
+  await sut.cases.recordActivityEvent(news('activity.created', 'evt_new_b', 'act_b'));
+  await sut.cases.recordActivityEvent(news('activity.created', 'evt_new_a', 'act_a'));
+  const read = (await sut.call(who, { method: 'GET', url: `/v1/cases/${caseId}` })).json().data;
+  expect(read.activities_count).toBe(1);
+});

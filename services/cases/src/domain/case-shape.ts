@@ -66,7 +66,7 @@ const identifying = (r: CaseRecord) => ({
 });
 
 const counted = (r: CaseRecord) => ({
-  activities_count: r.activities_count,
+  activities_count: Math.max(0, r.activities_count),
   documents_count: r.documents_count,
   sla_date: r.sla_date,
   created_at: iso(r.created_at),

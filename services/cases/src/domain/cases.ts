@@ -334,7 +334,8 @@ export class Cases {
             result: undefined,
             write: {
               set: {
-                activities_count: Math.max(0, current.activities_count + delta),
+                // Not clamped: a delete applied before its create (a retried create) must still cancel it.
+                activities_count: current.activities_count + delta,
                 counted_events: [...counted, eventId].slice(-COUNTED_EVENTS_KEPT),
                 ...(entry ? { timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) } : {}),
               },
