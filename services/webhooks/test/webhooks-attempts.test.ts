@@ -436,6 +436,38 @@ test("when one webhook's receiver hangs beside one that answers at once, then th
   }
 });
 
+test("when a webhook's receiver hangs, then the events beyond its slots stop waiting for them once its POSTs have hung past a second, and go the queued way", async () => {
+  // Before, they waited for a slot until the first POST ended (a whole timeout), holding
+  // their events, and with a full prefetch window every other webhook's deliveries.
+  let answer: () => void = () => {};
+  const answered = new Promise<void>((r) => (answer = r));
+  const hanging = await startHttpsReceiver(async () => {
+    await answered;
+    return { status: 200 };
+  });
+  const patient = new WebhookSender({ guard: new UrlGuard({ allowPrivate: true }), timeoutMs: 60_000 });
+  try {
+    const s = build({ queueName: 'webhooks.attempts.hung', sender: patient, sendTimeoutMs: 60_000 });
+    const team = newId('team');
+    const stuck = await subscribe(s, `${hanging.url}/hung`, team);
+    const events = Array.from({ length: 2 * PER_WEBHOOK }, () => clientCreated(team));
+    let settled = 0;
+    const fanning = Promise.all(events.map((e) => s.deliveries.fanOut(e, true).finally(() => settled++)));
+    // Well past SLOW_POST_MS and its checks, well short of the 30 s an answering webhook's attempts may wait.
+    await waitFor('the events beyond its slots done', () => settled === PER_WEBHOOK, 10_000);
+    expect(hanging.requests.length).toBe(PER_WEBHOOK);
+    expect(s.pushed.filter((p) => p.job.webhook_id === stuck._id && p.job.attempt === 1)).toHaveLength(PER_WEBHOOK);
+    expect(await db.collection('deliveries').countDocuments({ webhook_id: stuck._id, status: 'pending' })).toBe(PER_WEBHOOK);
+    answer();
+    await fanning;
+    expect(await db.collection('deliveries').countDocuments({ webhook_id: stuck._id, status: 'succeeded' })).toBe(PER_WEBHOOK);
+  } finally {
+    answer();
+    await patient.close();
+    await hanging.close();
+  }
+});
+
 test("when a stored delivery's first attempt never happened, then the rescue finds it (by range on its first run, by its due minute after that) and it is delivered", async () => {
   const GRACE_MS = 10 * 60_000;
   // A database of its own: no other test's pending deliveries.

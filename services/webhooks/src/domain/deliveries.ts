@@ -48,8 +48,15 @@ const SLOT_WAIT_MS = 2000;
  * the delay queue would only add work to a busy process.
  */
 const QUICK_SLOT_WAIT_MS = 30_000;
-/** A webhook whose last POST took longer than this is slow: its waiting attempts go back after SLOT_WAIT_MS. */
+/**
+ * A webhook whose last POST took longer than this is slow: its waiting attempts go back after SLOT_WAIT_MS.
+ * So is one with a POST in flight for longer: its slots are held by a receiver that hangs or
+ * times out, and attempts waiting for them would hold the fan-out's events (and with them every
+ * other webhook's deliveries) until the first answer; they go the queued way instead.
+ */
 const SLOW_POST_MS = 1000;
+/** How often an attempt waiting for a slot checks whether it is still worth waiting. */
+const SLOT_CHECK_MS = 250;
 /** ... of a webhook whose last attempt failed: its one slot may be held for a whole timeout, so its attempts go back at once. */
 const STRUGGLING_SLOT_WAIT_MS = 100;
 /** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
@@ -114,6 +121,8 @@ export class Deliveries {
   private readonly sending: Permits;
   /** Webhooks' secrets as opened, by their sealed text (a secret never changes; the oldest goes first). */
   private readonly secrets = new Map<string, string>();
+  /** When each POST in flight to a webhook began, by webhook. */
+  private readonly postsSince = new Map<string, number[]>();
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
@@ -213,13 +222,26 @@ export class Deliveries {
 
   /**
    * A slot of the webhook's within SLOT_WAIT_MS, or within QUICK_SLOT_WAIT_MS while it
-   * answers quickly (its only one, within STRUGGLING_SLOT_WAIT_MS, while it struggles), or null.
+   * answers quickly (its only one, within STRUGGLING_SLOT_WAIT_MS, while it struggles), or null,
+   * at once when one of its POSTs hangs.
    */
   private slot(webhookId: string): Promise<(() => void) | null> {
     if (this.struggling.has(webhookId)) return this.opts.limiter.acquire(webhookId, STRUGGLING_SLOT_WAIT_MS, 1);
-    const giveUpAt = Date.now() + QUICK_SLOT_WAIT_MS;
-    const quick = () => !this.struggling.has(webhookId) && !this.slow.has(webhookId) && Date.now() < giveUpAt;
-    return this.opts.limiter.acquire(webhookId, SLOT_WAIT_MS, this.opts.perWebhook, quick);
+    const now = Date.now();
+    const waitUntil = now + SLOT_WAIT_MS;
+    const giveUpAt = now + QUICK_SLOT_WAIT_MS;
+    const worthWaiting = () => {
+      if (this.struggling.has(webhookId) || this.hanging(webhookId)) return false;
+      const t = Date.now();
+      return t < waitUntil || (!this.slow.has(webhookId) && t < giveUpAt);
+    };
+    return this.opts.limiter.acquire(webhookId, SLOT_CHECK_MS, this.opts.perWebhook, worthWaiting);
+  }
+
+  /** Whether a POST to the webhook has been in flight for longer than SLOW_POST_MS. */
+  private hanging(webhookId: string): boolean {
+    const since = this.postsSince.get(webhookId);
+    return since !== undefined && Date.now() - Math.min(...since) > SLOW_POST_MS;
   }
 
   /** Queues again an attempt that found no free slot. */
@@ -260,12 +282,18 @@ export class Deliveries {
   /** The signed POST of an attempt, its slot given back once the answer is in. */
   private async post(job: AttemptJob, delivery: DeliveryRecord, webhook: WebhookRecord, release: () => void): Promise<AttemptRecord> {
     const permit = await this.sending.acquire();
+    const since = this.postsSince.get(webhook._id) ?? [];
+    const began = Date.now();
+    since.push(began);
+    this.postsSince.set(webhook._id, since);
     let result: SendResult;
     try {
       const headers = signatureHeaders(this.secretOf(webhook), delivery.event_id, delivery.body);
       result = await this.opts.sender.send(webhook.url, delivery.body, headers);
     } finally {
       permit();
+      since.splice(since.indexOf(began), 1);
+      if (since.length === 0) this.postsSince.delete(webhook._id);
     }
     countAttempt(delivery._id, result);
     if (result.ok) this.struggling.delete(webhook._id);
