@@ -2,7 +2,8 @@
 // and which fall in the recess of CPC art. 220. Holidays come from date-holidays
 // (Brazil's national ones and, with a UF, that state's); the closures of
 // court-rules.ts and the team's own closures are added on top.
-import Holidays from 'date-holidays';
+import { createRequire } from 'node:module';
+import type Holidays from 'date-holidays';
 import type { Closure, Jurisdiction } from '@lpm/shared/court-calendar';
 import { COMMON_CLOSURES, FEDERAL_CLOSURES, RECESS, type ClosureRule } from './court-rules.ts';
 
@@ -15,15 +16,25 @@ function publicHolidays(hd: Holidays, year: number): DayNames {
   return days;
 }
 
-function rulesCalendar(rules: readonly ClosureRule[]): Holidays {
-  const hd = new Holidays();
+function rulesCalendar(HolidaysOf: typeof Holidays, rules: readonly ClosureRule[]): Holidays {
+  const hd = new HolidaysOf();
   for (const r of rules) hd.setHoliday(r.rule, { name: r.name, type: 'public' });
   return hd;
 }
 
-const national = new Holidays('BR');
-const common = rulesCalendar(COMMON_CLOSURES);
-const federal = rulesCalendar(FEDERAL_CLOSURES);
+/**
+ * The library's calendars, loaded at the first question: date-holidays brings every
+ * country's rules, moment-timezone and astronomical tables (about 35 MB resident), which
+ * a process that never computes a court deadline does not need.
+ */
+let loaded: { HolidaysOf: typeof Holidays; national: Holidays; common: Holidays; federal: Holidays } | undefined;
+function calendars() {
+  if (!loaded) {
+    const HolidaysOf = createRequire(import.meta.url)('date-holidays') as typeof Holidays;
+    loaded = { HolidaysOf, national: new HolidaysOf('BR'), common: rulesCalendar(HolidaysOf, COMMON_CLOSURES), federal: rulesCalendar(HolidaysOf, FEDERAL_CLOSURES) };
+  }
+  return loaded;
+}
 const states = new Map<string, Holidays>();
 /** Per jurisdiction and year: a calendar is asked about the same few years again and again. */
 const yearCache = new Map<string, DayNames>();
@@ -33,11 +44,12 @@ function holidaysOf(j: Jurisdiction, year: number): DayNames {
   let days = yearCache.get(key);
   if (days) return days;
   // The first name wins: a national holiday keeps its own name where a closure rule repeats it.
+  const { HolidaysOf, national, common, federal } = calendars();
   const layers = [publicHolidays(national, year), publicHolidays(common, year)];
   if (j.branch === 'federal') layers.push(publicHolidays(federal, year));
   if (j.uf) {
     let state = states.get(j.uf);
-    if (!state) states.set(j.uf, (state = new Holidays('BR', j.uf)));
+    if (!state) states.set(j.uf, (state = new HolidaysOf('BR', j.uf)));
     layers.push(publicHolidays(state, year));
   }
   days = new Map();
