@@ -84,12 +84,14 @@ interface Result {
   byRound: number[];
 }
 
-/** Each way warmed up, then measured ROUNDS times, the ways in turn within each round. */
+/** Each way warmed up, then measured ROUNDS times, the ways in turn within each round, in reverse order every other round. */
 async function compare(label: string, ways: Way<any>[]): Promise<Result[]> {
   for (const way of ways) await drive(way, CONCURRENCY, 60, WARM_UP);
   const samples: Sample[][] = ways.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [k, way] of ways.entries()) {
+    const order = [...ways.entries()];
+    if (round % 2 === 1) order.reverse();
+    for (const [k, way] of order) {
       const s = await drive(way, CONCURRENCY, DURATION_S);
       samples[k].push(s);
       console.log(`  ${label}, round ${round + 1}, ${way.name}: ${(s.ops / s.seconds).toFixed(0)} ops/s${s.errors ? `, ${s.errors} errors` : ''}`);

@@ -49,14 +49,26 @@ export async function serviceSection(b: Bench): Promise<void> {
     const findById = { input: (i: number) => ids[i % ids.length], run: async (_id: string) => (await clients.findOne({ _id })) !== null };
     console.log(
       `service: GET /v1/clients/{id} straight to the clients service (autocannon) against the driver's findOne({ _id }) in this process, ` +
-        `${SERVICE_CONCURRENCY} at once, ${DURATION_S} s per run, ${ROUNDS} rounds in turn; the same ${ids.length} clients`,
+        `${SERVICE_CONCURRENCY} at once, ${DURATION_S} s per run, both warmed up, then ${ROUNDS} rounds in alternating order; the same ${ids.length} clients`,
     );
+    // Both sides warmed up, then the rounds in alternating order: neither always goes first.
     await drive(findById, SERVICE_CONCURRENCY, 60, WARM_UP);
+    await measure('GET /v1/clients/{id} direct, warm-up', sys.clientsUrl, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
     const byId = { service: [] as Figures[], driver: [] as Figures[] };
-    for (let round = 1; round <= ROUNDS; round++) {
+    const driverRun = async (): Promise<Figures> => {
       const s = await drive(findById, SERVICE_CONCURRENCY, DURATION_S);
-      const d: Figures = { name: 'findOne', rps: s.ops / s.seconds, p50: quantile(s.latencies, 0.5), p99: quantile(s.latencies, 0.99), errors: s.errors, created: 0 };
-      const f = await measure('GET /v1/clients/{id} direct', sys.clientsUrl, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+      return { name: 'findOne', rps: s.ops / s.seconds, p50: quantile(s.latencies, 0.5), p99: quantile(s.latencies, 0.99), errors: s.errors, created: 0 };
+    };
+    const serviceRun = () => measure('GET /v1/clients/{id} direct', sys.clientsUrl, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+    for (let round = 1; round <= ROUNDS; round++) {
+      let d: Figures, f: Figures;
+      if (round % 2 === 1) {
+        d = await driverRun();
+        f = await serviceRun();
+      } else {
+        f = await serviceRun();
+        d = await driverRun();
+      }
       byId.driver.push(d);
       byId.service.push(f);
       console.log(
@@ -91,8 +103,9 @@ export async function serviceSection(b: Bench): Promise<void> {
     await get();
     const list = { service: [] as Figures[], driver: [] as Figures[] };
     for (let round = 1; round <= ROUNDS; round++) {
-      list.driver.push(await measureRaw(`round ${round}, raw driver day counts + day reads`, page));
-      list.service.push(await measureRaw(`round ${round}, GET /v1/cases direct`, get));
+      const driverRun = async () => list.driver.push(await measureRaw(`round ${round}, raw driver day counts + day reads`, page));
+      const serviceRun = async () => list.service.push(await measureRaw(`round ${round}, GET /v1/cases direct`, get));
+      for (const run of round % 2 === 1 ? [driverRun, serviceRun] : [serviceRun, driverRun]) await run();
     }
     compare(b, 'case_list', 'GET /v1/cases page', list.service, list.driver);
     b.record('service.case_list.cases', CASES);
