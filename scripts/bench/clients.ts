@@ -85,12 +85,13 @@ export async function measure(
   viaGateway: boolean,
   token: string,
   connections = CONNECTIONS,
+  seconds = DURATION_S,
 ): Promise<Figures> {
   let i = 0;
   const run = autocannon({
     url,
     connections,
-    duration: DURATION_S,
+    duration: seconds,
     requests: [
       {
         method,
@@ -124,15 +125,21 @@ export async function measure(
   };
 }
 
+/** Seconds of each side's warm-up before a run's measured requests. */
+const WARM_UP_S = 3;
+
 const ratio = (x: number, y: number) => (x / Math.max(y, 0.001)).toFixed(2);
 
 /**
- * GET then POST, each direct then through the gateway, waiting before each run until the
+ * After a warm-up of both sides, GET then POST, each direct then through the gateway, waiting before each run until the
  * relay has published every client.created so far. Returns GET direct, GET gateway, POST
  * direct, POST gateway.
  */
 async function runOnce(b: Bench, sys: System, st: TreeState, tag = ''): Promise<Figures[]> {
   const figures: Figures[] = [];
+  // Both sides warmed up first (reads only: nothing to count or drain).
+  await measure('GET warm-up direct', sys.clientsUrl, 'GET', st.teams, false, b.token, CONNECTIONS, WARM_UP_S);
+  await measure('GET warm-up gateway', sys.gatewayUrl, 'GET', st.teams, true, b.token, CONNECTIONS, WARM_UP_S);
   for (const [label, method] of RUNS) {
     await st.events.drained(st.created);
     const direct = await measure(`${label} direct`, sys.clientsUrl, method, st.teams, false, b.token);
