@@ -51,7 +51,6 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
     phase_changed_at: null,
     phase_entered_at: created,
     phase_stints: status === 'ganho' ? [{ phase: phase.name, ms: closedAt.getTime() - created.getTime() }] : [],
-    case_request: null,
     case_created: null,
     case_archive_pending: 0,
     case_archive_by: null,

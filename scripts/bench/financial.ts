@@ -4,7 +4,9 @@
 // same pipeline sent by the raw driver. In process, on the run's store.
 import { MongoClient } from 'mongodb';
 import {
+  CaseLinks,
   CaseViewEntity,
+  ClientLinks,
   ClientViewEntity,
   Financial,
   FinancialEntity,
@@ -66,10 +68,8 @@ export async function financialSection(b: Bench): Promise<void> {
     console.log(`seeded ${RECORDS} records of one team across 2026 in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
     const financial = new Financial({
       records: new FinancialRepository(store.db, { kick: () => {} }),
-      clients: { facts: async () => null },
-      cases: { facts: async () => null },
-      clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
-      caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
+      clientLinks: new ClientLinks({ facts: async () => null }, new ViewsRepository<ClientView>(store.db, 'client_views')),
+      caseLinks: new CaseLinks({ facts: async () => null }, new ViewsRepository<CaseView>(store.db, 'case_views')),
     });
     const who = { teamId, userId: newId('user'), settings: defaultTeamSettings() };
     for (const groupBy of ['month', 'week', 'day'] as const) {

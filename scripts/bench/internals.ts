@@ -36,6 +36,8 @@ export { openStore } from '../../shared/src/store/orm.ts';
 export { ClientViewEntity, type ClientView } from '../../shared/src/views/client-view-entity.ts';
 export { CaseViewEntity, type CaseView } from '../../shared/src/views/case-view-entity.ts';
 export { ViewsRepository } from '../../shared/src/views/views-repository.ts';
+export { ClientLinks } from '../../shared/src/views/client-links.ts';
+export { CaseLinks } from '../../shared/src/views/case-links.ts';
 export { FinancialEntity, type FinancialRecord } from '../../services/financial/src/data/financial-entity.ts';
 export { FinancialRepository } from '../../services/financial/src/data/financial-repository.ts';
 export { Financial } from '../../services/financial/src/domain/financial.ts';

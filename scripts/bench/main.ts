@@ -15,6 +15,7 @@ import { gatewaySection } from './gateway.ts';
 import { listsSection } from './lists.ts';
 import { ormSection } from './orm.ts';
 import { relaySection } from './relay.ts';
+import { roundtripsSection } from './roundtrips.ts';
 import { rssSection } from './rss.ts';
 import { serviceSection } from './service.ts';
 import { storeSection } from './store.ts';
@@ -44,6 +45,7 @@ const SECTIONS: Section[] = [
   { name: 'deals', about: 'GET /v1/deals (filter and sort) and the summary on one team with BENCH_DEALS deals, beside the raw driver', run: dealsSection },
   { name: 'activities', about: 'GET /v1/activities/overdue and the default page on one team with BENCH_ACTIVITIES activities, beside the raw driver', run: activitiesSection },
   { name: 'lists', about: 'the default page of GET /v1/clients and GET /v1/financial on one team with BENCH_LIST_RECORDS records of each', run: listsSection },
+  { name: 'roundtrips', about: 'store commands of every process before the answer of PUT /v1/deals/{id}/won with create_case', run: roundtripsSection },
 ];
 const KNOWN = SECTIONS.map((s) => s.name);
 

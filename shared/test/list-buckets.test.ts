@@ -180,11 +180,11 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     const got = (await buckets.page<Due>({ teamId: 'team_m', equal, direction, skip, limit, projection: { _id: 1 } }))!;
     return { ids: got.records.map((r) => r._id), total: got.total };
   };
-  /** An update as the record store writes it (the marker with the sort value), then the recounts it asks for. */
+  /** An update as the record store writes it (the marker with the sort value), then what the counts need of it. */
   const update = async (buckets: ListBuckets, id: string, set: Partial<Due>) => {
     const current = (await db.collection<Due>(col).findOne({ _id: id }))!;
     await db.collection<Due>(col).updateOne({ _id: id }, { $set: { ...set, ...buckets.markerOfUpdate(current, set) } });
-    for (const r of buckets.recountsOf(current, set)) await buckets.recount(r);
+    await buckets.written(current, set, Date.now());
   };
   let buckets: ListBuckets;
   let records: Due[];
@@ -207,18 +207,32 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     }
   });
 
-  it('when writes move records to other days, take their value away or give them one, or change a counted field, then each day left and joined is counted again', async () => {
+  it('when writes move records to other days, take their value away or give them one, or change a counted field, then pages count each as it is now', async () => {
     await update(buckets, records[0]._id, { due: new Date(DAY0 + 9 * DAY_MS) }); // to a new day
     await update(buckets, records[1]._id, { due: null, missing: 1 }); // to none
     await update(buckets, records[6]._id, { due: new Date(DAY0 - DAY_MS), missing: 0 }); // from none
     await update(buckets, records[2]._id, { due: new Date(+records[2].due! + 1000) }); // the same day
     await update(buckets, records[3]._id, { status: 'open' }); // a counted field only
-    expect(buckets.recountsOf(records[4], { due: records[4].due })).toEqual([]);
-    expect(buckets.recountsOf(records[4], { other: 1 } as never)).toEqual([]);
     const other = movable(); // another process reads the counts
     for (const direction of [1, -1] as const) {
       expect(await bucketDue(other, direction, 0, 30)).toEqual(await plainDue(direction, 0, 30));
       expect(await bucketDue(other, direction, 2, 9, { status: 'open' })).toEqual(await plainDue(direction, 2, 9, { status: 'open' }));
+    }
+  });
+
+  it('when a write changes only a counted field, then one delta carries the record from its old value to its new one, with no recount, and pages count it at once', async () => {
+    const moved = records[5];
+    const before = (await db.collection<Due>(col).findOne({ _id: moved._id }))!;
+    const status = before.status === 'open' ? 'done' : 'open';
+    const countsBefore = await db.collection(LIST_COUNTS).find({ owner: `${col}:team_m` }).toArray();
+    await update(buckets, moved._id, { status });
+    const moves = await db.collection(LIST_COUNT_DELTAS).find({ owner: `${col}:team_m`, from: { $exists: true } }).toArray();
+    expect(moves).toHaveLength(1);
+    expect(moves[0]).toMatchObject({ from: { status: before.status }, v: { status } });
+    expect(await db.collection(LIST_COUNTS).find({ owner: `${col}:team_m` }).toArray()).toEqual(countsBefore);
+    const other = movable();
+    for (const direction of [1, -1] as const) {
+      for (const s of ['open', 'done']) expect(await bucketDue(other, direction, 0, 30, { status: s })).toEqual(await plainDue(direction, 0, 30, { status: s }));
     }
   });
 

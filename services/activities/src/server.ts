@@ -5,14 +5,16 @@ import { DAY_MS } from '@lpm/shared/time';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CaseLinks } from '@lpm/shared/views/case-links';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { ClientLinks } from '@lpm/shared/views/client-links';
+import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
 import { ActivityEntity } from './data/activity-entity.ts';
 import { ActivitiesRepository, TOMBSTONES } from './data/activities-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Activities } from './domain/activities.ts';
 import { Reminders } from './domain/reminders.ts';
-import { consumeLinkEvents } from './consumers/link-events.ts';
 import { consumeReminders } from './consumers/reminders.ts';
 import { dueSignals } from './jobs/due-signals.ts';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
@@ -32,12 +34,12 @@ async function main(): Promise<void> {
     build: ({ config, logger, db, broker, relay }) => {
       const service = (name: 'cases' | 'clients' | 'deals') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new ActivitiesRepository(db, relay, logger);
+      const caseLinks = new CaseLinks(new CasesService(service('cases')), new ViewsRepository<CaseView>(db, CASE_VIEWS));
+      const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
       const activities = new Activities({
         activities: repository,
-        caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
-        clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
-        cases: new CasesService(service('cases')),
-        clients: new ClientsService(service('clients')),
+        caseLinks,
+        clientLinks,
         deals: new DealsService(service('deals')),
         users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
         logger,
@@ -51,7 +53,7 @@ async function main(): Promise<void> {
           closing,
           listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
           signals,
-          consumerTask(() => consumeLinkEvents(broker, activities)),
+          consumerTask(() => consumeViewEvents(broker, 'activities.link-views', { clients: clientLinks, cases: caseLinks })),
           consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),
           periodicTask({
             name: 'series repair',

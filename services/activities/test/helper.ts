@@ -10,8 +10,10 @@ import type { Relay } from '@lpm/shared/store/record-store';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import { callAs } from '../../../test/support/api.ts';
 import { buildActivitiesApp } from '../src/app.ts';
-import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CaseLinks } from '@lpm/shared/views/case-links';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { ClientLinks } from '@lpm/shared/views/client-links';
+import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
 import { ActivityEntity } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
@@ -83,10 +85,8 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
   await repository.lists.backfill();
   const activities = new Activities({
     activities: repository,
-    caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
-    clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
-    cases: { facts: async (who, id) => strip(world.cases.get(id), who.teamId) },
-    clients: { facts: async (who, id) => strip(world.clients.get(id), who.teamId) },
+    caseLinks: new CaseLinks({ facts: async (who, id) => strip(world.cases.get(id), who.teamId) }, new ViewsRepository<CaseView>(store.db, CASE_VIEWS)),
+    clientLinks: new ClientLinks({ facts: async (who, id) => strip(world.clients.get(id), who.teamId) }, new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS)),
     deals: { exists: async (who, id) => world.deals.get(id) === who.teamId },
     users: {
       find: async (teamId, ids) => new Map(ids.flatMap((id) => { const u = strip(world.users.get(id), teamId); return u ? [[id, u] as const] : []; })),

@@ -5,7 +5,7 @@ import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { ClientLinks } from '@lpm/shared/views/client-links';
-import { consumeClientEvents } from '@lpm/shared/views/client-events';
+import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { CaseEntity } from './data/case-entity.ts';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
       });
       return {
         app: buildCasesApp({ cases, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, consumerTask(() => consumeClientEvents(broker, clientLinks, 'cases')), consumerTask(() => consumeActivityEvents(broker, db, cases))],
+        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, consumerTask(() => consumeViewEvents(broker, 'cases.client-views', { clients: clientLinks })), consumerTask(() => consumeActivityEvents(broker, db, cases))],
       };
     },
   });

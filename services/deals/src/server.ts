@@ -1,7 +1,7 @@
 import { consumerTask, periodicTask, runService } from '@lpm/shared/service/runner';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { consumeClientEvents } from '@lpm/shared/views/client-events';
+import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
 import { ClientLinks } from '@lpm/shared/views/client-links';
 import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
         app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),
         background: [
           listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
-          consumerTask(() => consumeClientEvents(broker, clientLinks, 'deals')),
+          consumerTask(() => consumeViewEvents(broker, 'deals.client-views', { clients: clientLinks })),
           periodicTask({
             name: 'case archive repair',
             intervalMs: config.schedulerIntervalMs,

@@ -1,5 +1,6 @@
 // Every Deals endpoint on the app in process (its own database on the run's
 // FerretDB), with the clients service and the user directory faked.
+import type { CommandStartedEvent } from 'mongodb';
 import type { Identity } from '@lpm/shared/identity';
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
@@ -493,12 +494,14 @@ describe('a deal closed unwon whose case was not archived', () => {
 });
 
 describe('won after a won with create_case that did not complete', () => {
-  test('when the retry leaves out create_case, then the deal is still won with the case the first attempt made', async () => {
+  test('when the first attempt ends in 503 after the case exists, then the retry gets that case, and the cases service made one', async () => {
     const made = new Map<string, string>();
+    const asked: string[] = [];
     const locks = () => own.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
     const own: DealsUnderTest = await startDeals({
       cases: {
         createForDeal: async (_caller, dealId, request) => {
+          asked.push(dealId);
           const id = made.get(dealId) ?? newId('case');
           if (!made.has(dealId)) {
             made.set(dealId, id);
@@ -515,13 +518,47 @@ describe('won after a won with create_case that did not complete', () => {
       const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho em duas vezes' } })).json().data;
       expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
       await locks().deleteMany({ owner: 'test' });
-      const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
+      const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } });
       expect(retry.statusCode).toBe(200);
       expect(retry.json().data.case_created).toEqual({ id: made.get(deal.id), title: 'Ganho em duas vezes' });
+      expect(asked).toEqual([deal.id, deal.id]);
     } finally {
       await own.close();
     }
   }, 20_000);
+});
+
+describe('won with create_case: the path', () => {
+  test('when a deal is won with create_case, then the deal is read once and written once, under one lock, and the cases service is asked once', async () => {
+    const asked: string[] = [];
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        createForDeal: async (_caller, dealId, request) => {
+          asked.push(dealId);
+          return { id: newId('case'), title: request.title };
+        },
+        archiveForDeal: async () => null,
+      },
+    });
+    const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Um caminho curto' } })).json().data;
+    // The deal's own commands: its record, and its lock (the list counts take locks of their own).
+    const commands: string[] = [];
+    const count = (e: CommandStartedEvent) => {
+      const target = e.command[e.commandName];
+      if (target === 'deals' || (target === LOCKS_COLLECTION && JSON.stringify(e.command).includes(lockKey('deals', deal.id)))) commands.push(`${e.commandName} ${target}`);
+    };
+    try {
+      own.db.client.on('commandStarted', count);
+      const res = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } });
+      own.db.client.off('commandStarted', count);
+      expect(res.statusCode).toBe(200);
+      expect(asked).toEqual([deal.id]);
+      expect(commands.sort()).toEqual(['delete document_locks', 'find deals', 'insert document_locks', 'update deals']);
+    } finally {
+      own.db.client.off('commandStarted', count);
+      await own.close();
+    }
+  });
 });
 
 describe('DELETE /v1/deals/{id}', () => {

@@ -1,14 +1,16 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CaseLinks } from '@lpm/shared/views/case-links';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { ClientLinks } from '@lpm/shared/views/client-links';
+import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
 import { FinancialEntity } from './data/financial-entity.ts';
 import { FinancialRepository } from './data/financial-repository.ts';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from './domain/financial.ts';
-import { consumeCaseEvents, consumeClientEvents } from './consumers/link-events.ts';
 import { overdueSignals } from './jobs/overdue-signals.ts';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { CasesService } from '@lpm/shared/upstream/cases-service';
@@ -23,17 +25,19 @@ async function main(): Promise<void> {
     build: ({ config, logger, db, broker, relay }) => {
       const service = (name: 'clients' | 'cases') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new FinancialRepository(db, relay, logger);
-      const financial = new Financial({
-        records: repository,
-        clients: new ClientsService(service('clients')),
-        cases: new CasesService(service('cases')),
-        clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
-        caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
-      });
+      const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const caseLinks = new CaseLinks(new CasesService(service('cases')), new ViewsRepository<CaseView>(db, CASE_VIEWS));
+      const financial = new Financial({ records: repository, clientLinks, caseLinks });
       const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
       return {
         app: buildFinancialApp({ financial, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, consumerTask(() => consumeClientEvents(broker, financial)), consumerTask(() => consumeCaseEvents(broker, financial))],
+        background: [
+          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
+          signals,
+          // Two queues, as deployed: one per kind of view.
+          consumerTask(() => consumeViewEvents(broker, 'financial.client-views', { clients: clientLinks })),
+          consumerTask(() => consumeViewEvents(broker, 'financial.case-views', { cases: caseLinks })),
+        ],
       };
     },
   });

@@ -9,8 +9,10 @@ import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
 import { buildFinancialApp } from '../src/app.ts';
-import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CaseLinks } from '@lpm/shared/views/case-links';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { ClientLinks } from '@lpm/shared/views/client-links';
+import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
 import { FinancialEntity } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
@@ -67,10 +69,14 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
   await repository.lists.backfill();
   const financial = new Financial({
     records: repository,
-    clients: { facts: async (who, id) => (neighbours.clients.get(id)?.teamId === who.teamId ? neighbours.clients.get(id)!.facts : null) },
-    cases: { facts: async (who, id) => (neighbours.cases.get(id)?.teamId === who.teamId ? neighbours.cases.get(id)!.facts : null) },
-    clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
-    caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
+    clientLinks: new ClientLinks(
+      { facts: async (who, id) => (neighbours.clients.get(id)?.teamId === who.teamId ? neighbours.clients.get(id)!.facts : null) },
+      new ViewsRepository<ClientView>(store.db, CLIENT_VIEWS),
+    ),
+    caseLinks: new CaseLinks(
+      { facts: async (who, id) => (neighbours.cases.get(id)?.teamId === who.teamId ? neighbours.cases.get(id)!.facts : null) },
+      new ViewsRepository<CaseView>(store.db, CASE_VIEWS),
+    ),
     now: () => now ?? new Date(),
   });
   const app = buildFinancialApp({ financial, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });

@@ -117,7 +117,7 @@ export class ListBuckets {
     return this.opts.dayField in set ? this.markerOf({ ...current, ...set }) : {};
   }
 
-  /** After a write that added or removed `record`, or changed one of its counted fields. */
+  /** Counts the day of `record` again (a record removed, a day a write left or joined). */
   recount(record: Document): Promise<void> {
     return this.counts.recount(record.team_id, this.bucketDay(record));
   }
@@ -128,14 +128,23 @@ export class ListBuckets {
   }
 
   /**
-   * The days a write of `set` over `current` changed, as records to `recount`: the
-   * day it left and the day it joined when it moved the record, its day when it set a
-   * counted field, none otherwise.
+   * Brings the day counts up to a write of `set` over `current`, acknowledged at
+   * `storedAt` (ms): a record moved to another day has the day it left and the day
+   * it joined counted again; one whose counted values changed within its day adds a
+   * delta (list-counts.ts), one insert grouped with others; any other write changes
+   * no count. Resolves once a page counts the write.
    */
-  recountsOf(current: Document, set: Document): Document[] {
+  async written(current: Document, set: Document, storedAt: number): Promise<void> {
     const next = { ...current, ...set };
-    if (this.bucketDay(next) !== this.bucketDay(current)) return [current, next];
-    return this.opts.counted.some((f) => f in set) ? [next] : [];
+    const day = this.bucketDay(current);
+    if (this.bucketDay(next) !== day) {
+      for (const r of [current, next]) await this.recount(r);
+      return;
+    }
+    const from = this.counts.valuesOf(current);
+    const to = this.counts.valuesOf(next);
+    if (this.opts.counted.every((f) => from[f] === to[f])) return;
+    await this.counts.moved(current.team_id, day, current._id, current.version + 1, from, to, storedAt);
   }
 
   /**

@@ -1,5 +1,5 @@
-// New records on their way into their day counts (list-counts.ts): one document each,
-// added by a unique insert (the one write FerretDB 1.24 makes atomically, so no lock),
+// New records, and records whose counted values changed within their day, on their
+// way into their day counts (list-counts.ts): one document each, added by a unique insert (the one write FerretDB 1.24 makes atomically, so no lock),
 // grouped with the other creates of the moment into one insertMany, read by pages
 // beside the counts, and deleted once a fold has counted them.
 import type { Db } from 'mongodb';
@@ -9,7 +9,10 @@ import type { Day } from './list-counts.ts';
 export const LIST_COUNT_DELTAS = 'list_count_deltas';
 
 export interface CountDelta {
-  /** `<collection>:<record id>`: a record counts once, whatever retries its create. */
+  /**
+   * `<collection>:<record id>`: a record counts once, whatever retries its create;
+   * a move, `<collection>:<record id>:<version written>`.
+   */
   _id: string;
   /** The team's counts, `<collection>:<team>`, as in the counts documents. */
   owner: string;
@@ -18,6 +21,8 @@ export interface CountDelta {
   d: Day;
   /** The record's counted values. */
   v: Record<string, unknown>;
+  /** A record that changed counted values within its day (a move): its values before; the day's total stays. */
+  from?: Record<string, unknown>;
   /** When the store acknowledged the record (ms). */
   at: number;
 }

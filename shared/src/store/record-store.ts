@@ -12,7 +12,7 @@ import { isId, type IdKind } from '../ids.ts';
 import { outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { ListBuckets, type ListBucketsOptions } from './list-buckets.ts';
-import { withDocumentLock } from './lock.ts';
+import { withDocumentLock, type Lease } from './lock.ts';
 import { signalSlots } from './markers.ts';
 
 /** What every record with an outbox has. */
@@ -56,6 +56,12 @@ export interface Write<R> {
 export interface Outcome<R, T> {
   result: T;
   write?: Write<R>;
+}
+
+/** What a change under the lock came to: its result, and what the list counts need of its write, if any. */
+interface Decided<T> {
+  result: T;
+  counts: (() => Promise<void>) | null;
 }
 
 const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0 } as const;
@@ -122,20 +128,50 @@ export class RecordStore<R extends OwnedRecord> {
     withFields: readonly (keyof R & string)[] = [],
   ): Promise<T> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
-    let recounts: Document[] = [];
-    const result = await withDocumentLock(this.opts.db, this.opts.collection, id, async (lease) => {
-      const current = await this.get(teamId, id, withFields);
-      const { result, write } = await change(current);
-      if (write) {
-        lease.check();
-        await this.write(current, write);
-        recounts = this.lists?.recountsOf(current, write.set) ?? [];
-      }
-      return result;
+    return this.locked(id, async (lease) => {
+      const done = await this.decide(await this.get(teamId, id, withFields), change, lease);
+      if (!done) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
+      return done;
     });
-    // After the record's lock is given back: a recount waits for the counts' own lock.
-    for (const r of recounts) await this.lists!.recount(r);
+  }
+
+  /**
+   * update() of a record read before the lock (get, without heavy fields): under
+   * the lock, `change` decides on that read and its write goes through only if the
+   * record is still at the version read, so the record is read once. When it changed
+   * meanwhile, or `change` writes nothing, it is read under the lock and `change`
+   * decides again on what is there.
+   */
+  async updateRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>): Promise<T> {
+    return this.locked(read._id, async (lease) => {
+      const first = await this.decide(read, change, lease, true);
+      if (first) return first;
+      const done = await this.decide(await this.get(read.team_id, read._id), change, lease);
+      if (!done) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
+      return done;
+    });
+  }
+
+  /** Runs `decided` under the record's lock; the list counts after the lock is given back (a recount waits for the counts' own lock). */
+  private async locked<T>(id: string, decided: (lease: Lease) => Promise<Decided<T>>): Promise<T> {
+    const { result, counts } = await withDocumentLock(this.opts.db, this.opts.collection, id, decided);
+    await counts?.();
     return result;
+  }
+
+  /**
+   * Lets `change` decide on `current` and writes what it returns; null when the
+   * record is no longer at current's version (nothing written), or, with
+   * `onlyWrites`, when `change` writes nothing.
+   */
+  private async decide<T>(current: R, change: (current: R) => Promise<Outcome<R, T>>, lease: Lease, onlyWrites = false): Promise<Decided<T> | null> {
+    const { result, write } = await change(current);
+    if (!write) return onlyWrites ? null : { result, counts: null };
+    lease.check();
+    if (!(await this.write(current, write))) return null;
+    const storedAt = Date.now();
+    const lists = this.lists;
+    return { result, counts: lists ? () => lists.written(current, write.set, storedAt) : null };
   }
 
   /**
@@ -161,16 +197,18 @@ export class RecordStore<R extends OwnedRecord> {
     return changed;
   }
 
-  private async write(current: R, { set, events }: Write<R>): Promise<void> {
+  /** Writes over `current`; false when the record is no longer at its version. */
+  private async write(current: R, { set, events }: Write<R>): Promise<boolean> {
     const filter = { _id: current._id, team_id: current.team_id, version: current.version };
     const update = outboxUpdate({ $set: { ...set, ...this.slots(set), ...this.lists?.markerOfUpdate(current, set), version: current.version + 1 } }, events);
+    let matched: boolean;
     try {
-      const res = await this.documents.updateOne(filter, update);
-      if (res.matchedCount === 0) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
+      matched = (await this.documents.updateOne(filter, update)).matchedCount === 1;
     } catch (e) {
       throw this.refused(e, { ...current, ...set });
     }
-    if (events.length > 0) this.opts.relay.kick(this.opts.collection, current._id, events);
+    if (matched && events.length > 0) this.opts.relay.kick(this.opts.collection, current._id, events);
+    return matched;
   }
 
   /** The slot markers of the signals' due fields that `fields` sets. */

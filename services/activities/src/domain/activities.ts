@@ -2,7 +2,6 @@
 // recurrence, links checked at write time, and the time-driven signals (due_soon,
 // overdue, the e-mail reminder) armed by every write that changes what they
 // depend on. Every write stores the record and its events in one document write.
-import { viewOf } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
@@ -12,16 +11,13 @@ import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
 import { iso } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
-import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { ClientView } from '@lpm/shared/views/client-view-entity';
-import { caseViewOf, type CaseView } from '@lpm/shared/views/case-view-entity';
+import type { CaseLinks } from '@lpm/shared/views/case-links';
+import type { ClientLinks } from '@lpm/shared/views/client-links';
+import { RecordLinks, type LinkFields, type UserLookup } from '@lpm/shared/views/record-links';
 import type { ActivityRecord, ActivityStatus, Recurrence, Reminder } from '../data/activity-entity.ts';
 import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/activities-repository.ts';
-import type { ViewsRepository } from '@lpm/shared/views/views-repository';
 import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../routes/activity-schemas.ts';
-import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
-import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
-import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from './activity-errors.ts';
+import { alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from './activity-errors.ts';
 import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
@@ -29,16 +25,10 @@ import { derivedFields, signalsOf, todayIn } from './activity-timing.ts';
 import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 
-export interface UserLookup {
-  find(teamId: string, ids: string[]): Promise<Map<string, DirectoryUser>>;
-}
-
 export interface ActivitiesDeps {
   activities: ActivitiesRepository;
-  caseViews: ViewsRepository<CaseView>;
-  clientViews: ViewsRepository<ClientView>;
-  cases: { facts(who: Caller, caseId: string): Promise<CaseFacts | null> };
-  clients: { facts(who: Caller, clientId: string): Promise<ClientFacts | null> };
+  caseLinks: CaseLinks;
+  clientLinks: ClientLinks;
   deals: { exists(who: Caller, dealId: string): Promise<boolean> };
   users: UserLookup;
   /** The clock (tests move it). */
@@ -80,76 +70,55 @@ function startSeries(next: ActivityRecord, id: string, tz: string, now: Date): A
   return next;
 }
 
+/** The links of an activity as RecordLinks looks them up: its case, its client, and its users. */
+const linksOf = (r: Partial<Pick<ActivityRecord, 'case_id' | 'client_id' | 'assigned_to' | 'created_by' | 'completed_by'>>): LinkFields[] => [
+  { case_id: r.case_id, client_id: r.client_id, responsible_id: r.assigned_to },
+  { responsible_id: r.created_by },
+  { responsible_id: r.completed_by },
+];
+
+type LinkBody = { case_id?: string | null; client_id?: string | null; deal_id?: string | null; assigned_to?: string | null };
+
 export class Activities {
   private readonly deps: ActivitiesDeps;
+  private readonly recordLinks: RecordLinks;
 
   constructor(deps: ActivitiesDeps) {
     this.deps = deps;
+    this.recordLinks = new RecordLinks({ clients: deps.clientLinks, cases: deps.caseLinks, users: deps.users });
   }
 
   private now(): Date {
     return this.deps.now ? this.deps.now() : new Date();
   }
 
-  private async links(teamId: string, records: Partial<Pick<ActivityRecord, 'case_id' | 'client_id' | 'assigned_to' | 'created_by' | 'completed_by'>>[]): Promise<Links> {
-    const userIds = [...new Set(records.flatMap((r) => [r.assigned_to, r.created_by, r.completed_by]).filter((id): id is string => !!id))];
-    const [cases, clients, users] = await Promise.all([
-      this.deps.caseViews.find(teamId, records.map((r) => r.case_id ?? null)),
-      this.deps.clientViews.find(teamId, records.map((r) => r.client_id ?? null)),
-      userIds.length ? this.deps.users.find(teamId, userIds) : new Map<string, DirectoryUser>(),
-    ]);
-    return { cases, clients, users };
+  /** The links of `records`; those in `known` (what a check found) are not read back. */
+  private links(teamId: string, records: Parameters<typeof linksOf>[0][], known?: Links): Promise<Links> {
+    return this.recordLinks.of(teamId, records.flatMap(linksOf), known);
   }
 
   /** The detail read shape, as events carry it. */
-  async detailOf(record: ActivityRecord) {
-    return detailShape(record, await this.links(record.team_id, [record]));
+  async detailOf(record: ActivityRecord, known?: Links) {
+    return detailShape(record, await this.links(record.team_id, [record], known));
   }
 
-  /** Checks the links a write sets (404 with the spec's message when one is not the team's); keeps the views current. */
-  private async checkLinks(who: Who, body: { case_id?: string | null; client_id?: string | null; deal_id?: string | null; assigned_to?: string | null }) {
-    const checks: Promise<unknown>[] = [];
+  /** Checks the links a write sets (404 with the spec's message when one is not the team's); resolves with what it found. */
+  private async checkLinks(who: Who, body: LinkBody): Promise<Links> {
     const { case_id, client_id, deal_id, assigned_to } = body;
-    if (typeof case_id === 'string') {
-      if (!isId('case', case_id)) throw caseNotFound();
-      checks.push(
-        this.deps.cases.facts(who, case_id).then(async (c) => {
-          if (!c) throw caseNotFound();
-          await this.recordCase(who.teamId, c);
-        }),
-      );
-    }
-    if (typeof client_id === 'string') {
-      if (!isId('cli', client_id)) throw clientNotFound();
-      checks.push(
-        this.deps.clients.facts(who, client_id).then(async (c) => {
-          if (!c) throw clientNotFound();
-          await this.recordClient(who.teamId, c);
-        }),
-      );
-    }
-    if (typeof deal_id === 'string') {
-      if (!isId('deal', deal_id)) throw dealNotFound();
-      checks.push(
-        this.deps.deals.exists(who, deal_id).then((found) => {
-          if (!found) throw dealNotFound();
-        }),
-      );
-    }
-    if (typeof assigned_to === 'string') {
-      if (!isId('user', assigned_to)) throw userNotFound();
-      checks.push(
-        this.deps.users.find(who.teamId, [assigned_to]).then((found) => {
-          if (!found.has(assigned_to)) throw userNotFound();
-        }),
-      );
-    }
-    await Promise.all(checks);
+    const [found] = await Promise.all([
+      this.recordLinks.check(who, { case_id, client_id, responsible_id: assigned_to }),
+      typeof deal_id === 'string' ? this.checkDeal(who, deal_id) : null,
+    ]);
+    return found;
+  }
+
+  private async checkDeal(who: Who, dealId: string): Promise<void> {
+    if (!isId('deal', dealId) || !(await this.deps.deals.exists(who, dealId))) throw dealNotFound();
   }
 
   async create(who: Who, sent: CreateActivityBody) {
     const body = withRule(sent, who.settings.court_calendar);
-    await this.checkLinks(who, body);
+    const checked = await this.checkLinks(who, body);
     const now = this.now();
     const tz = who.settings.timezone;
     const id = newId('act');
@@ -173,7 +142,7 @@ export class Activities {
     const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? todayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
     const owes = { occurrence_key: id, next_occurrence: null, next_pending: 0 };
     const record: ActivityRecord = { ...base, ...series, ...owes, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
-    const event = newEvent('activity.created', who.teamId, await this.detailOf(record), null, who.userId);
+    const event = newEvent('activity.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.activities.insert(record, [event]);
     return createdShape(record);
   }
@@ -217,12 +186,12 @@ export class Activities {
     if (Object.keys(input).length === 0) throw badRequest('No fields to update');
     const court = who.settings.court_calendar;
     const body = { ...withRule(input, court) };
-    await this.checkLinks(who, body);
+    const checked = await this.checkLinks(who, body);
     const tz = who.settings.timezone;
     const before = await this.deps.activities.get(who.teamId, id);
     // A due date set by hand replaces the rule that computed the previous one.
     if (input.due_date !== undefined && input.deadline_rule === undefined && before.deadline_rule) body.deadline_rule = null;
-    const links = await this.links(who.teamId, [before, { ...body, completed_by: who.userId }]);
+    const links = await this.links(who.teamId, [before, { ...body, completed_by: who.userId }], checked);
     let owed: ActivityRecord | null = null;
     const answer = await this.deps.activities.update(who.teamId, id, async (current) => {
       const now = this.now();
@@ -389,15 +358,5 @@ export class Activities {
 
   countBy(teamId: string, kind: CountKind, ids: string[]) {
     return this.deps.activities.countBy(teamId, kind, ids);
-  }
-
-  // Local views, fed by other domains' events.
-
-  recordCase(teamId: string, c: CaseFacts) {
-    return this.deps.caseViews.record(caseViewOf(teamId, c));
-  }
-
-  recordClient(teamId: string, c: ClientFacts) {
-    return this.deps.clientViews.record(viewOf(teamId, c));
   }
 }

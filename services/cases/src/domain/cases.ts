@@ -72,22 +72,22 @@ export class Cases {
 
   constructor(deps: CasesDeps) {
     this.deps = deps;
-    this.links = new RecordLinks(deps.clientLinks, deps.users);
+    this.links = new RecordLinks({ clients: deps.clientLinks, users: deps.users });
   }
 
-  /** The detail read shape, as events carry it. */
-  async detailOf(record: CaseRecord) {
-    return detailShape(record, await this.links.of(record.team_id, [record]));
+  /** The detail read shape, as events carry it; the links in `known` (what a check found) are not read back. */
+  async detailOf(record: CaseRecord, known?: Links) {
+    return detailShape(record, await this.links.of(record.team_id, [record], known));
   }
 
   /**
    * The links a write under the lock will show, fetched before the lock is taken
    * (users come from the gateway: no lock is held across that call): those of the
-   * case as it is and those the body sets.
+   * case as it is and those the body sets (found by its check: `checked`).
    */
-  private async linksBefore(who: Who, id: string, body: { client_id?: string | null; responsible_id?: string | null } = {}): Promise<Links> {
+  private async linksBefore(who: Who, id: string, body: { client_id?: string | null; responsible_id?: string | null } = {}, checked?: Links): Promise<Links> {
     const before = await this.deps.cases.get(who.teamId, id);
-    return this.links.of(who.teamId, [before, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }]);
+    return this.links.of(who.teamId, [before, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }], checked);
   }
 
   /** The detail shape from links fetched before the lock; a responsible changed in between is a retry. */
@@ -112,7 +112,7 @@ export class Cases {
     const phase = body.phase ?? who.settings.case_phases[0];
     this.checkPhase(who, phase);
     this.checkNumber(who, body.number);
-    await this.links.check(who, body);
+    const checked = await this.links.check(who, body);
     const now = new Date();
     const base = {
       _id: newId('case'),
@@ -136,7 +136,7 @@ export class Cases {
       ...slaSignals(base, who.settings.timezone, now),
       timeline: [this.entry(who, 'case_created', 'Case created', now)],
     };
-    const event = newEvent('case.created', who.teamId, await this.detailOf(record), null, who.userId);
+    const event = newEvent('case.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.cases.insert(record, [event]);
     return createdShape(record);
   }
@@ -177,8 +177,8 @@ export class Cases {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
     this.checkNumber(who, body.number);
-    await this.links.check(who, body);
-    const links = await this.linksBefore(who, id, body);
+    const checked = await this.links.check(who, body);
+    const links = await this.linksBefore(who, id, body, checked);
     return this.deps.cases.update(
       who.teamId,
       id,
@@ -266,15 +266,14 @@ export class Cases {
   /**
    * The case of a deal won with create_case, made once per deal: it carries its deal
    * under a unique key (origin_key), so an attempt however late, or concurrent
-   * attempts, find the one case. `created`: this call made it.
+   * attempts, find the one case. The first attempt is the common one, so the case
+   * is stored first and looked up only when that fails. `created`: this call made it.
    */
   async createForDeal(who: Who, dealId: string, body: CreateCaseBody): Promise<{ created: boolean; case: ReturnType<typeof createdShape> }> {
-    const existing = await this.deps.cases.byOriginDeal(who.teamId, dealId);
-    if (existing) return { created: false, case: createdShape(existing) };
     try {
       return { created: true, case: await this.create(who, body, dealId) };
     } catch (e) {
-      // A concurrent attempt stored it first (the unique key refused this one).
+      // An earlier or concurrent attempt stored it first (the unique key refused this one), or a link it checks is gone since.
       const stored = await this.deps.cases.byOriginDeal(who.teamId, dealId);
       if (stored) return { created: false, case: createdShape(stored) };
       throw e;

@@ -4,14 +4,6 @@ import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 export type DealStatus = (typeof DEAL_STATUSES)[number];
 
-/** The case asked of the cases service when a deal is won with create_case, fixed by the first attempt. */
-export interface CaseRequest {
-  title: string;
-  area: string | null;
-  client_id: string | null;
-  responsible_id: string | null;
-}
-
 /** One addend of the summary: `k` is a JSON array naming the figure (deal-shape.ts summaryParts). */
 export interface SummaryPart {
   k: string;
@@ -57,13 +49,13 @@ export const DealEntity = defineEntity({
     // When the deal entered its current phase (creation or the last move), and the time spent in earlier phases.
     phase_entered_at: p.datetime(),
     phase_stints: p.json<PhaseStint[]>(),
-    case_request: p.json<CaseRequest>().strictNullable(),
     case_created: p.json<{ id: string; title: string }>().strictNullable(),
     /**
-     * 1 while the case a won with create_case made, or may still be making, waits to
-     * be archived because the deal was closed otherwise (lost, archived), else 0:
-     * written with the close, cleared once the cases service archived it; the case
-     * archive repair's equality marker. case_archive_by: who closed the deal.
+     * 1 while the case a won with create_case may have made, or may still be making,
+     * waits to be archived because the deal was closed otherwise (lost, or archived
+     * while open), else 0: written with the close, cleared once the cases service
+     * archived it or found none for long enough; the case archive repair's equality
+     * marker. case_archive_by: who closed the deal.
      */
     case_archive_pending: p.integer().nullable(),
     case_archive_by: p.string().nullable(),

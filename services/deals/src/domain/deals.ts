@@ -1,25 +1,25 @@
 // Deal use cases (decisions §5 "Deals"): phases and probabilities from the team's
-// pipeline, links to clients and users checked at write time, conditional state
-// moves (won, lost, archive) under the record's lock, the case of a won deal made
-// by the cases service before the deal is marked won, the summary, and
-// ai_insights from the team's own history. Every write stores the record and its
-// events in one document write (data/deals-repository.ts).
+// pipeline, links to clients and users checked at write time, phase moves, the
+// closes (won, lost, archive: deal-closes.ts), the summary, and ai_insights from the
+// team's own history. Every write stores the record and its events in one document
+// write (data/deals-repository.ts), from the deal read once before the lock.
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
-import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
+import { badRequest } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
-import type { Caller } from '@lpm/shared/upstream/service-client';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
-import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
+import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
 import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
-import { dealArchived, dealClosed, invalidPhase } from './deal-errors.ts';
+import { DealCloses } from './deal-closes.ts';
+import { invalidPhase } from './deal-errors.ts';
+import { detailWith, requireOpen } from './deal-guards.ts';
 import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents } from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
 
@@ -49,28 +49,6 @@ function recordFields(body: UpdateDealBody): SentFields<DealRecord> {
   return 'value' in body ? { ...rest, value_cents: value === null || value === undefined ? null : toCents('value', value) } : rest;
 }
 
-/** Lost, or archived without having been won: a deal whose case, if one was made for it, has no won deal behind it. */
-const closedUnwon = (r: DealRecord) => r.status === 'perdido' || (r.status === 'arquivado' && r.won_at === null);
-
-/** Deals owing their case an archive, settled per run of the case archive repair. */
-const OWED_BATCH = 100;
-
-/**
- * How long after a close with no case found yet the debt is kept: a won attempt
- * under way may still make the case (its cases call waits 10 s; the cases service
- * may finish it later still).
- */
-const CASE_ARCHIVE_SETTLE_MS = 5 * 60_000;
-
-/** The fields of a close that owe the deal's case an archive (case_archive_pending). */
-const owesCaseArchive = (who: Identity) => ({ case_archive_pending: 1, case_archive_by: who.userId });
-
-/** won, lost and phase moves need an open deal. */
-function requireOpen(r: DealRecord): void {
-  if (r.status === 'arquivado') throw dealArchived();
-  if (r.status !== 'ativo') throw dealClosed();
-}
-
 /** The fields of a move to `phase` at `now`: the time in the phase left is added to its stints. */
 function moveTo(current: DealRecord, phase: string, now: Date) {
   return {
@@ -88,22 +66,18 @@ const money = (cents: number) => cents / 100;
 export class Deals {
   private readonly deps: DealsDeps;
   private readonly links: RecordLinks;
+  private readonly closes: DealCloses;
 
   constructor(deps: DealsDeps) {
     this.deps = deps;
-    this.links = new RecordLinks(deps.clientLinks, deps.users);
+    this.links = new RecordLinks({ clients: deps.clientLinks, users: deps.users });
+    this.closes = new DealCloses({ deals: deps.deals, cases: deps.cases, links: this.links, logger: deps.logger });
   }
 
-  /** The links a write under the lock will show, fetched before the lock (no network wait under it). */
-  private async linksBefore(who: Identity, id: string, body: LinkFields = {}): Promise<Links> {
-    const before = await this.deps.deals.get(who.teamId, id);
-    return this.links.of(who.teamId, [before, body]);
-  }
-
-  /** The event's detail shape from links fetched before the lock; a responsible changed in between is a retry. */
-  private detailWith(record: DealRecord, links: Links) {
-    if (record.responsible_id && !links.users.has(record.responsible_id)) throw serviceUnavailable('The deal changed during the update; retry');
-    return detailShape(record, links);
+  /** The deal as a write under the lock starts from, and the links it will show (those `checked` found are not read back), fetched before the lock: no network wait under it. */
+  private async readForWrite(who: Identity, id: string, body: LinkFields = {}, checked?: Links): Promise<{ read: DealRecord; links: Links }> {
+    const read = await this.deps.deals.get(who.teamId, id);
+    return { read, links: await this.links.of(who.teamId, [read, body], checked) };
   }
 
   private phaseProbability(who: Identity, phase: string): number | undefined {
@@ -120,7 +94,7 @@ export class Deals {
     const phase = body.phase ?? who.settings.deal_phases[0]?.name;
     const phaseProbability = this.checkPhase(who, phase);
     const sent = recordFields(body);
-    await this.links.check(who, body);
+    const checked = await this.links.check(who, body);
     const now = new Date();
     const base = {
       _id: newId('deal'),
@@ -142,7 +116,6 @@ export class Deals {
       phase_changed_at: null,
       phase_entered_at: now,
       phase_stints: [],
-      case_request: null,
       case_created: null,
       case_archive_pending: 0,
       case_archive_by: null,
@@ -151,7 +124,7 @@ export class Deals {
       version: 1,
     };
     const record: DealRecord = { ...base, ...derivedFields(base) };
-    const detail = detailShape(record, await this.links.of(who.teamId, [record]));
+    const detail = detailShape(record, await this.links.of(who.teamId, [record], checked));
     await this.deps.deals.insert(record, [newEvent('deal.created', who.teamId, detail, null, who.userId)]);
     return createdShape(record);
   }
@@ -202,9 +175,9 @@ export class Deals {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
     const sentFields = recordFields(body);
-    await this.links.check(who, body);
-    const links = await this.linksBefore(who, id, body);
-    return this.deps.deals.update(who.teamId, id, async (current) => {
+    const checked = await this.links.check(who, body);
+    const { read, links } = await this.readForWrite(who, id, body, checked);
+    return this.deps.deals.updateRead(read, async (current) => {
       const { next, sent } = fields.apply(current, sentFields, WRITABLE_FIELDS);
       const now = new Date();
       const moved = next.phase !== current.phase;
@@ -217,7 +190,7 @@ export class Deals {
 
       next.updated_at = now;
       Object.assign(next, derivedFields(next));
-      const detail = this.detailWith(next, links);
+      const detail = detailWith(next, links);
       const events = [newEvent('deal.updated', who.teamId, detail, apiNames(previous), who.userId)];
       if (moved) events.push(this.phaseChanged(who, current, detail));
       const set: Partial<DealRecord> = { updated_at: now, ...derivedFields(next) };
@@ -230,8 +203,8 @@ export class Deals {
 
   async movePhase(who: Identity, id: string, body: PhaseBody) {
     this.checkPhase(who, body.phase);
-    const links = await this.linksBefore(who, id);
-    return this.deps.deals.update(who.teamId, id, async (current) => {
+    const { read, links } = await this.readForWrite(who, id);
+    return this.deps.deals.updateRead(read, async (current) => {
       requireOpen(current);
       if (current.phase === body.phase) {
         return {
@@ -242,7 +215,7 @@ export class Deals {
       const move = moveTo(current, body.phase, now);
       const next: DealRecord = { ...current, ...move, phase_notes: body.notes ?? null, updated_at: now };
       const set = { ...move, phase_notes: next.phase_notes, updated_at: now, ...derivedFields(next) };
-      const detail = this.detailWith(next, links);
+      const detail = detailWith(next, links);
       const previous = { phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at) };
       const events = [newEvent('deal.updated', who.teamId, detail, previous, who.userId), this.phaseChanged(who, current, detail)];
       return {
@@ -256,178 +229,21 @@ export class Deals {
     return newEvent('deal.phase_changed', who.teamId, detail, { phase: current.phase, phase_changed_at: iso(current.phase_changed_at) }, who.userId);
   }
 
-  /**
-   * Marks the deal won. With create_case the case is made first, by the cases
-   * service, which keeps one case per deal (the case carries its deal under a unique
-   * key): the request is fixed on the deal by the first attempt, every retry asks
-   * for it again and gets that case back, and the deal is marked won only once the
-   * case exists. Under the lock the status is checked again: of concurrent attempts
-   * one wins and the others get 422. A retry without create_case still gets the
-   * case the request fixed on the deal. An attempt that finds the deal lost or
-   * archived once its case exists archives the case (see closedBeforeWon).
-   */
   won(who: Identity, id: string, body: WonBody) {
-    return this.closing(who, id, () => this.markWon(who, id, body));
+    return this.closes.won(who, id, body);
   }
 
   lost(who: Identity, id: string, body: LostBody) {
-    return this.closing(who, id, () => this.markLost(who, id, body));
+    return this.closes.lost(who, id, body);
   }
 
-  /**
-   * A close that failed for want of the lock or of a stable record (503) is
-   * answered as the deal now stands: 422 when another request closed it meanwhile
-   * (20 concurrent closes wait for one lock; the 19 that lose learn it here even
-   * when the store is too slow to hand each of them the lock in time).
-   */
-  private async closing<T>(who: Identity, id: string, close: () => Promise<T>): Promise<T> {
-    try {
-      return await close();
-    } catch (e) {
-      if (e instanceof AppError && e.status === 503) requireOpen(await this.deps.deals.get(who.teamId, id));
-      throw e;
-    }
+  archive(who: Identity, id: string) {
+    return this.closes.archive(who, id);
   }
 
-  private async markWon(who: Identity, id: string, body: WonBody) {
-    const finalSent = body.final_value === undefined || body.final_value === null ? undefined : toCents('final_value', body.final_value);
-    const before = await this.deps.deals.get(who.teamId, id);
-    const links = await this.links.of(who.teamId, [before, {}]);
-    let caseCreated: { id: string; title: string } | null = null;
-    // A deal whose won with create_case began is won with that case, whatever a retry sends.
-    if (body.create_case || before.case_request) {
-      const request = await this.deps.deals.update(who.teamId, id, async (current) => {
-        requireOpen(current);
-        if (current.case_request) return { result: current.case_request };
-        const req: CaseRequest = {
-          title: body.case_data?.title?.trim() || current.title,
-          area: body.case_data?.area ?? null,
-          client_id: current.client_id,
-          responsible_id: current.responsible_id,
-        };
-        return { result: req, write: { set: { case_request: req }, events: [] } };
-      });
-      caseCreated = await this.deps.cases.createForDeal(who, id, request);
-    }
-    let closedMeanwhile: DealRecord | null = null;
-    const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
-      if (caseCreated !== null && closedUnwon(current)) {
-        // The case this attempt made has no won deal behind it: owed an archive, durably (a close that found no case yet did not archive it).
-        closedMeanwhile = current;
-        return { result: null, write: current.case_archive_pending ? undefined : { set: owesCaseArchive(who), events: [] } };
-      }
-      requireOpen(current);
-      const now = new Date();
-      const move = {
-        status: 'ganho' as const,
-        final_value_cents: finalSent ?? current.value_cents,
-        won_at: now,
-        close_notes: body.notes ?? null,
-        phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
-        phase_entered_at: now,
-        case_created: caseCreated,
-        updated_at: now,
-      };
-      const next: DealRecord = { ...current, ...move };
-      const set = { ...move, ...derivedFields(next) };
-      const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
-      const event = newEvent('deal.won', who.teamId, this.detailWith(next, links), previous, who.userId);
-      const result = { id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
-      return { result, write: { set, events: [event] } };
-    });
-    if (closedMeanwhile) {
-      // Outside the deal's lock: no network wait under it.
-      await this.archiveOwedCaseNow(who, closedMeanwhile);
-      requireOpen(closedMeanwhile);
-    }
-    return answer!;
-  }
-
-  /**
-   * A deal closed otherwise (lost, archived) while a won with create_case was under
-   * way owes the case made for it, if any, an archive, so no case stays open for a
-   * deal that was not won. The close writes the debt (case_archive_pending) with
-   * itself; this asks the cases service and clears it. The close stands whatever
-   * happens here: what fails, or a process that dies first, is left to the case
-   * archive repair (settleCaseArchives).
-   */
-  private async archiveOwedCaseNow(who: Identity, closed: Pick<DealRecord, '_id' | 'team_id' | 'lost_at' | 'archived_at'>): Promise<void> {
-    try {
-      await this.archiveOwedCase(who, closed);
-    } catch (err) {
-      this.deps.logger?.warn({ err, deal: closed._id }, 'case of a deal closed unwon not archived yet; the case archive repair archives it');
-    }
-  }
-
-  /**
-   * Archives the case the deal owes an archive. The debt is cleared once a case was
-   * archived, or once no case turned up for CASE_ARCHIVE_SETTLE_MS after the close:
-   * until then a won attempt still under way may yet make one (it then finds the
-   * deal closed and writes the debt itself, unless it dies first).
-   */
-  private async archiveOwedCase(who: Caller, closed: Pick<DealRecord, '_id' | 'team_id' | 'lost_at' | 'archived_at'>): Promise<void> {
-    const archived = await this.deps.cases.archiveForDeal(who, closed._id);
-    const closedAt = (closed.lost_at ?? closed.archived_at)?.getTime() ?? 0;
-    if (archived !== null || Date.now() - closedAt >= CASE_ARCHIVE_SETTLE_MS) await this.deps.deals.caseArchived(closed.team_id, closed._id);
-  }
-
-  /** The case archive repair: the archives owed by deals closed unwon whose process died, or whose cases service failed, before archiving. */
-  async settleCaseArchives(): Promise<number> {
-    const owing = await this.deps.deals.owedCaseArchives(OWED_BATCH);
-    for (const deal of owing) {
-      try {
-        await this.archiveOwedCase({ teamId: deal.team_id, userId: deal.case_archive_by ?? undefined }, deal);
-      } catch (err) {
-        this.deps.logger?.warn({ err, deal: deal._id }, 'case of a deal closed unwon not archived; retried at the next run');
-      }
-    }
-    return owing.length;
-  }
-
-  private async markLost(who: Identity, id: string, body: LostBody) {
-    const links = await this.linksBefore(who, id);
-    let owing: DealRecord | null = null;
-    const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
-      requireOpen(current);
-      const now = new Date();
-      const move = {
-        status: 'perdido' as const,
-        loss_reason: body.loss_reason ?? null,
-        competitor: body.competitor ?? null,
-        lost_at: now,
-        close_notes: body.notes ?? null,
-        updated_at: now,
-      };
-      const next: DealRecord = { ...current, ...move };
-      owing = current.case_request !== null ? next : null;
-      const set = { ...move, ...derivedFields(next), ...(owing ? owesCaseArchive(who) : {}) };
-      const previous = { status: current.status, loss_reason: current.loss_reason, competitor: current.competitor, lost_at: null };
-      const event = newEvent('deal.lost', who.teamId, this.detailWith(next, links), previous, who.userId);
-      return {
-        result: { id, status: 'perdido', loss_reason: next.loss_reason, competitor: next.competitor, lost_at: iso(now) },
-        write: { set, events: [event] },
-      };
-    });
-    if (owing) await this.archiveOwedCaseNow(who, owing);
-    return answer;
-  }
-
-  /** Archives from any status; an archived deal answers with its archived_at (idempotent). */
-  async archive(who: Identity, id: string) {
-    const links = await this.linksBefore(who, id);
-    let owing: DealRecord | null = null;
-    const answer = await this.deps.deals.update(who.teamId, id, async (current) => {
-      if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
-      const now = new Date();
-      const move = { status: 'arquivado' as const, archived_at: now, updated_at: now };
-      const next: DealRecord = { ...current, ...move };
-      owing = current.status === 'ativo' && current.case_request !== null ? next : null;
-      const set = { ...move, ...derivedFields(next), ...(owing ? owesCaseArchive(who) : {}) };
-      const event = newEvent('deal.updated', who.teamId, this.detailWith(next, links), { status: current.status, archived_at: null }, who.userId);
-      return { result: { id, status: 'arquivado', archived_at: iso(now) }, write: { set, events: [event] } };
-    });
-    if (owing) await this.archiveOwedCaseNow(who, owing);
-    return answer;
+  /** The case archive repair (deal-closes.ts). */
+  settleCaseArchives(): Promise<number> {
+    return this.closes.settleCaseArchives();
   }
 
   /** decisions §5 "Deals summary", from one aggregation of the addends of the team's non-archived deals in one currency. */

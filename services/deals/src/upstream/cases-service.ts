@@ -6,7 +6,14 @@
 import { AppError, type ErrorCode } from '@lpm/shared/errors';
 import type { Identity } from '@lpm/shared/identity';
 import { isObject, ServiceClient, type Caller } from '@lpm/shared/upstream/service-client';
-import type { CaseRequest } from '../data/deal-entity.ts';
+
+/** The case asked for a deal won with create_case. */
+export interface CaseRequest {
+  title: string;
+  area: string | null;
+  client_id: string | null;
+  responsible_id: string | null;
+}
 
 export interface CaseCreated {
   id: string;

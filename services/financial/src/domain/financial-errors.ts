@@ -2,8 +2,6 @@
 import { badRequest, businessRule, invalidField, notFound } from '@lpm/shared/errors';
 
 export const recordNotFound = () => notFound('Record not found');
-export const clientNotFound = () => notFound('Client not found');
-export const caseNotFound = () => notFound('Case not found');
 export const invalidAmount = () => invalidField('amount', 'Invalid amount');
 export const invalidDate = (field: string) => invalidField(field, 'Invalid date format', { expected: 'YYYY-MM-DD' });
 export const cannotCancelPaid = () => businessRule('Cannot cancel paid record', 'cannot_cancel_paid_record');

@@ -2,29 +2,23 @@
 // links to clients and cases checked at write time, status moved through PUT
 // (pending -> paid | cancelled; paid and cancelled are final), DELETE cancels,
 // financial.overdue armed by every write, and the period summary.
-import { viewOf, type ClientLookup } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
-import { isId, newId } from '@lpm/shared/ids';
+import { newId } from '@lpm/shared/ids';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
-import type { Caller } from '@lpm/shared/upstream/service-client';
-import type { ClientView } from '@lpm/shared/views/client-view-entity';
-import { caseViewOf, type CaseView } from '@lpm/shared/views/case-view-entity';
+import type { CaseLinks } from '@lpm/shared/views/case-links';
+import type { ClientLinks } from '@lpm/shared/views/client-links';
+import { RecordLinks, type Links } from '@lpm/shared/views/record-links';
 import type { FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
 import { FINANCIAL_TYPES } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
-import type { ViewsRepository } from '@lpm/shared/views/views-repository';
 import type { CreateFinancialBody, FinancialListQuery, OverdueQuery, SummaryQuery, UpdateFinancialBody } from '../routes/financial-schemas.ts';
-import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
-import type { CaseFacts, CaseLookup } from '@lpm/shared/upstream/cases-service';
 import {
   cannotCancelPaid,
   cannotModifyPaid,
-  caseNotFound,
-  clientNotFound,
   invalidAmount,
   invalidTransition,
   periodReversed,
@@ -40,16 +34,13 @@ import {
   listItemShape,
   overdueItemShape,
   toCents,
-  type Links,
 } from './financial-shape.ts';
 import { bucketsBetween, type GroupBy } from './summary-buckets.ts';
 
 export interface FinancialDeps {
   records: FinancialRepository;
-  clients: ClientLookup;
-  cases: CaseLookup;
-  clientViews: ViewsRepository<ClientView>;
-  caseViews: ViewsRepository<CaseView>;
+  clientLinks: ClientLinks;
+  caseLinks: CaseLinks;
   /** The current instant (tests move it). */
   now?: () => Date;
 }
@@ -103,67 +94,30 @@ function asApi(values: Record<string, unknown>): Record<string, unknown> {
 
 export class Financial {
   private readonly deps: FinancialDeps;
+  private readonly recordLinks: RecordLinks;
 
   constructor(deps: FinancialDeps) {
     this.deps = deps;
+    this.recordLinks = new RecordLinks({ clients: deps.clientLinks, cases: deps.caseLinks });
   }
 
   private now(): Date {
     return this.deps.now?.() ?? new Date();
   }
 
-  private async links(teamId: string, records: Pick<FinancialRecord, 'client_id' | 'case_id'>[]): Promise<Links> {
-    const [clients, cases] = await Promise.all([
-      this.deps.clientViews.find(teamId, records.map((r) => r.client_id)),
-      this.deps.caseViews.find(teamId, records.map((r) => r.case_id)),
-    ]);
-    return { clients, cases };
+  /** The clients and cases of `records`; those in `known` (what a check found) are not read back. */
+  private links(teamId: string, records: Pick<FinancialRecord, 'client_id' | 'case_id'>[], known?: Links): Promise<Links> {
+    return this.recordLinks.of(teamId, records, known);
   }
 
   /** The detail read shape, as events carry it. */
-  async detailOf(record: FinancialRecord) {
-    return detailShape(record, await this.links(record.team_id, [record]));
-  }
-
-  /** Checks the links a write sets (404 with the spec's message when one is not the team's) and keeps their facts. */
-  private async checkLinks(who: Caller, body: { client_id?: string | null; case_id?: string | null }) {
-    const checks: Promise<unknown>[] = [];
-    if (typeof body.client_id === 'string') {
-      const clientId = body.client_id;
-      if (!isId('cli', clientId)) throw clientNotFound();
-      checks.push(
-        this.deps.clients.facts(who, clientId).then(async (facts) => {
-          if (!facts) throw clientNotFound();
-          await this.recordClient(who.teamId, facts);
-        }),
-      );
-    }
-    if (typeof body.case_id === 'string') {
-      const caseId = body.case_id;
-      if (!isId('case', caseId)) throw caseNotFound();
-      checks.push(
-        this.deps.cases.facts(who, caseId).then(async (facts) => {
-          if (!facts) throw caseNotFound();
-          await this.recordCase(who.teamId, facts);
-        }),
-      );
-    }
-    await Promise.all(checks);
-  }
-
-  /** A client's news (from a link check or a client event; newer facts win). */
-  recordClient(teamId: string, c: ClientFacts): Promise<void> {
-    return this.deps.clientViews.record(viewOf(teamId, c));
-  }
-
-  /** A case's news (from a link check or a case event; newer facts win). */
-  recordCase(teamId: string, c: CaseFacts): Promise<void> {
-    return this.deps.caseViews.record(caseViewOf(teamId, c));
+  async detailOf(record: FinancialRecord, known?: Links) {
+    return detailShape(record, await this.links(record.team_id, [record], known));
   }
 
   async create(who: Who, body: CreateFinancialBody) {
     const sent = stored(body);
-    await this.checkLinks(who, body);
+    const checked = await this.recordLinks.check(who, body);
     const now = this.now();
     const tz = who.settings.timezone;
     const status = body.status ?? 'pending';
@@ -180,7 +134,7 @@ export class Financial {
     if (!base.currency) base.currency = 'BRL';
     if (status === 'paid' && !base.paid_date) base.paid_date = dayIn(tz, now);
     const record: FinancialRecord = { ...base, ...derivedFields(base), overdue_at: overdueAt(base, tz) };
-    const event = newEvent('financial.created', who.teamId, await this.detailOf(record), null, who.userId);
+    const event = newEvent('financial.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.records.insert(record, [event]);
     return createdShape(record);
   }
@@ -219,7 +173,7 @@ export class Financial {
     if (Object.keys(body).length === 0) throw badRequest('No fields to update');
     const { status: wanted, ...rest } = body;
     const sentFields = stored(rest);
-    await this.checkLinks(who, body);
+    const checked = await this.recordLinks.check(who, body);
     const tz = who.settings.timezone;
     return this.deps.records.update(who.teamId, id, async (current) => {
       const now = this.now();
@@ -252,7 +206,7 @@ export class Financial {
       Object.assign(next, derivedFields(next));
       next.overdue_at = changed.includes('status') || changed.includes('due_date') ? overdueAt(next, tz) : current.overdue_at;
       const events: DomainEvent[] = [];
-      if (paying) events.push(newEvent('financial.paid', who.teamId, await this.detailOf(next), asApi(previous), who.userId));
+      if (paying) events.push(newEvent('financial.paid', who.teamId, await this.detailOf(next, checked), asApi(previous), who.userId));
 
       const set: Partial<FinancialRecord> = { updated_at: now, ...derivedFields(next), overdue_at: next.overdue_at };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
@@ -305,7 +259,7 @@ export class Financial {
     }
     revenueByClient.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     const top = revenueByClient.slice(0, TOP_CLIENTS);
-    const names = await this.deps.clientViews.find(who.teamId, top.map(([c]) => c));
+    const names = await this.deps.clientLinks.find(who.teamId, top.map(([c]) => c));
     const bucketKey = groupBy === 'month' ? 'month' : groupBy === 'day' ? 'day' : 'week';
     const bucketRows = buckets.map((b) => {
       const f = FINANCIAL_TYPES.map((t) => get(`B:${t}:${b}`)) as [number, number, number];
