@@ -528,6 +528,44 @@ describe('won after a won with create_case that did not complete', () => {
   }, 20_000);
 });
 
+describe('won without create_case after a won with create_case that did not complete', () => {
+  test('when the first attempt ends in 503 after the case exists and the retry asks for no case, then the deal is won without one and the case made for it is archived', async () => {
+    const made = new Map<string, string>();
+    const archived: string[] = [];
+    const locks = () => own.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
+    const own: DealsUnderTest = await startDeals({
+      cases: {
+        createForDeal: async (_caller, dealId, request) => {
+          const id = newId('case');
+          made.set(dealId, id);
+          // Another writer holds the deal past the won's lock wait: the first attempt ends in 503 after the case exists.
+          const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
+          await locks().insertMany(Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('deals', dealId)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) })));
+          return { id, title: request.title };
+        },
+        archiveForDeal: async (_caller, dealId) => {
+          const id = made.get(dealId) ?? null;
+          if (id) archived.push(id);
+          return id;
+        },
+      },
+    });
+    try {
+      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho sem processo' } })).json().data;
+      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+      await locks().deleteMany({ owner: 'test' });
+      const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
+      expect(retry.statusCode).toBe(200);
+      expect(retry.json().data.case_created).toBeUndefined();
+      expect(archived).toEqual([made.get(deal.id)]);
+      const stored = await own.db.collection('deals').findOne({ _id: deal.id });
+      expect(stored?.case_archive_pending ?? 0).toBe(0);
+    } finally {
+      await own.close();
+    }
+  }, 20_000);
+});
+
 describe('won with create_case: the path', () => {
   test('when a deal is won with create_case, then the deal is read once and written once, under one lock, and the cases service is asked once', async () => {
     const asked: string[] = [];

@@ -117,10 +117,10 @@ export class DealsRepository extends RecordStore<DealRecord> {
   }
 
   /** Up to `limit` deals closed unwon whose case still waits to be archived (case_archive_pending, an equality the local store's index serves). */
-  owedCaseArchives(limit: number): Promise<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at'>[]> {
+  owedCaseArchives(limit: number): Promise<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at' | 'won_at'>[]> {
     return this.collection
-      .find<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at'>>({ case_archive_pending: 1 } as Filter<DealRecord>, {
-        projection: { _id: 1, team_id: 1, case_archive_by: 1, lost_at: 1, archived_at: 1 },
+      .find<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at' | 'won_at'>>({ case_archive_pending: 1 } as Filter<DealRecord>, {
+        projection: { _id: 1, team_id: 1, case_archive_by: 1, lost_at: 1, archived_at: 1, won_at: 1 },
         limit,
       })
       .toArray();

@@ -1,8 +1,9 @@
 // How a deal is closed (decisions §5 "Deals"): won, with the case the cases service
 // makes for it when create_case asks; lost; archived. Each reads the deal once and
 // writes it once under its lock (RecordStore.updateRead); of concurrent closes one
-// wins and the others get 422. A deal closed unwon owes the case a won attempt may
-// have made for it an archive, settled at once or by the case archive repair.
+// wins and the others get 422. A deal closed unwon, or won without create_case, owes
+// the case a won attempt with create_case may have made for it an archive, settled at
+// once or by the case archive repair.
 import { AppError } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
@@ -54,7 +55,8 @@ function caseRequestOf(deal: DealRecord, body: WonBody): CaseRequest {
   };
 }
 
-type ClosedUnwon = Pick<DealRecord, '_id' | 'team_id' | 'lost_at' | 'archived_at'>;
+/** A deal whose case, if one was made for it, no deal asks for: closed unwon, or won without create_case. */
+type OwingCase = Pick<DealRecord, '_id' | 'team_id' | 'lost_at' | 'archived_at' | 'won_at'>;
 
 export class DealCloses {
   private readonly deps: DealClosesDeps;
@@ -125,6 +127,7 @@ export class DealCloses {
       body.create_case ? this.deps.cases.createForDeal(who, id, caseRequestOf(read, body)) : Promise.resolve(null),
     ]);
     let closedMeanwhile: DealRecord | null = null;
+    let owing: DealRecord | null = null;
     const answer = await this.deps.deals.updateRead(read, async (current) => {
       if (caseCreated !== null && closedUnwon(current)) {
         // The case this attempt got has no won deal behind it: owed an archive, durably (the close may have found no case yet).
@@ -132,8 +135,12 @@ export class DealCloses {
         return { result: null, write: current.case_archive_pending ? undefined : { set: owesCaseArchive(who), events: [] } };
       }
       requireOpen(current);
-      return this.wonWrite(who, current, { finalSent, notes: body.notes ?? null, caseCreated, links });
+      const won = this.wonWrite(who, current, { finalSent, notes: body.notes ?? null, caseCreated, links });
+      // Won without create_case: a case an earlier attempt with create_case made (and never reported) is owed an archive.
+      owing = caseCreated === null ? { ...current, ...won.write.set } : null;
+      return won;
     });
+    if (owing) await this.archiveOwedCaseNow(who, owing);
     if (closedMeanwhile) {
       // Outside the deal's lock: no network wait under it.
       await this.archiveOwedCaseNow(who, closedMeanwhile);
@@ -159,7 +166,7 @@ export class DealCloses {
       updated_at: now,
     };
     const next: DealRecord = { ...current, ...move };
-    const set = { ...move, ...derivedFields(next) };
+    const set = { ...move, ...derivedFields(next), ...(caseCreated === null ? owesCaseArchive(who) : {}) };
     const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
     const event = newEvent('deal.won', who.teamId, detailWith(next, links), previous, who.userId);
     const result = { id: current._id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
@@ -202,7 +209,7 @@ export class DealCloses {
    * clears it. The close stands whatever happens here: what fails, or a process
    * that dies first, is left to the case archive repair (settleCaseArchives).
    */
-  private async archiveOwedCaseNow(who: Identity, closed: ClosedUnwon): Promise<void> {
+  private async archiveOwedCaseNow(who: Identity, closed: OwingCase): Promise<void> {
     try {
       await this.archiveOwedCase(who, closed);
     } catch (err) {
@@ -216,9 +223,9 @@ export class DealCloses {
    * until then a won attempt still under way may yet make one (it then finds the
    * deal closed and writes the debt itself, unless it dies first).
    */
-  private async archiveOwedCase(who: Caller, closed: ClosedUnwon): Promise<void> {
+  private async archiveOwedCase(who: Caller, closed: OwingCase): Promise<void> {
     const archived = await this.deps.cases.archiveForDeal(who, closed._id);
-    const closedAt = (closed.lost_at ?? closed.archived_at)?.getTime() ?? 0;
+    const closedAt = (closed.lost_at ?? closed.archived_at ?? closed.won_at)?.getTime() ?? 0;
     if (archived !== null || Date.now() - closedAt >= CASE_ARCHIVE_SETTLE_MS) await this.deps.deals.caseArchived(closed.team_id, closed._id);
   }
 
