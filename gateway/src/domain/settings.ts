@@ -7,7 +7,7 @@ import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamsRepository } from '../data/teams-repository.ts';
-import type { SettingsChange } from '../routes/settings.ts';
+import type { SettingsChange } from '../contract/settings-schemas.ts';
 import { isTimeZone, type Accounts, type Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
 

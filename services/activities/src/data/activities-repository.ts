@@ -16,7 +16,7 @@ import type { DomainEvent } from '@lpm/shared/events';
 import { isId } from '@lpm/shared/ids';
 import { bucketOf, purgeByMarker } from '@lpm/shared/store/markers';
 import { DAY_MS } from '@lpm/shared/time';
-import { activityNotFound } from '../domain/activity-errors.ts';
+import { activityNotFound } from '../contract/activity-errors.ts';
 import type { ActivityPriority, ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
 
 export interface ActivityFilter {

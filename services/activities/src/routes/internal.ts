@@ -7,7 +7,7 @@ import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
 import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Activities } from '../domain/activities.ts';
-import { ACTIVITY_SORT_FIELDS } from './activity-schemas.ts';
+import { ACTIVITY_SORT_FIELDS } from '../contract/activity-schemas.ts';
 
 const params = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 const countsBody = object({ kind: enumOf(['case', 'client', 'deal'], 'Invalid kind'), ids: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'ids']);

@@ -2,16 +2,10 @@
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Address, ClientRecord } from '../data/client-entity.ts';
+import { PF_FIELDS, PJ_FIELDS, type CLIENT_TYPES } from '../contract/client-schemas.ts';
 
-export const CLIENT_TYPES = ['PF', 'PJ'] as const;
-export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;
-export const STATUSES = ['active', 'inactive'] as const;
-export const GENDERS = ['masculino', 'feminino', 'outro'] as const;
 
 export const COMMON_FIELDS = ['name', 'email', 'phone', 'whatsapp', 'segment', 'address', 'notes', 'tags', 'metadata'] as const;
-export const PF_FIELDS = ['cpf', 'rg', 'birth_date', 'gender', 'marital_status', 'nationality', 'profession'] as const;
-export const PJ_FIELDS = ['legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person'] as const;
-export const ADDRESS_PARTS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'zip_code', 'country'] as const;
 
 export type ClientType = (typeof CLIENT_TYPES)[number];
 

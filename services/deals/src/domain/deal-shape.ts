@@ -5,7 +5,7 @@ import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
 import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
-import { tooManyDecimals } from './deal-errors.ts';
+import { tooManyDecimals } from '../contract/deal-errors.ts';
 
 /** Fields a client may send on create and update, as the record names them (value is value_cents). */
 export const WRITABLE_FIELDS = [
@@ -52,8 +52,6 @@ export function valueBand(valueCents: number | null): string {
   if (valueCents === null) return 'sem-valor';
   return VALUE_BANDS.find((b) => valueCents < b.below)!.name;
 }
-
-export const segmentKey = (source: string | null, band: string | null) => JSON.stringify([source, band]);
 
 type Derivable = Pick<
   DealRecord,

@@ -16,10 +16,10 @@ import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
-import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
+import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
-import { dealArchived, dealClosed, invalidPhase } from './deal-errors.ts';
+import { dealArchived, dealClosed, invalidPhase } from '../contract/deal-errors.ts';
 import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents } from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
 

@@ -1,8 +1,8 @@
 // ai_insights of a deal: deterministic figures from the deal and its team's own
 // history, each with the inputs that made it (README.md, "ai_insights").
 import { DAY_MS } from '@lpm/shared/time';
-import type { DealRecord, PhaseStint } from '../data/deal-entity.ts';
-import { segmentKey, valueBand } from './deal-shape.ts';
+import { segmentKey, type DealRecord, type PhaseStint } from '../data/deal-entity.ts';
+import { valueBand } from './deal-shape.ts';
 
 /** m: how many closed deals the phase probability counts as (the Beta-Binomial prior's weight). */
 export const PRIOR_WEIGHT = 10;

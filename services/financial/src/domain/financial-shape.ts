@@ -4,7 +4,8 @@ import { iso } from '@lpm/shared/time';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
-import { bucketOf, type GroupBy } from './summary-buckets.ts';
+import type { GroupBy } from '../contract/financial-schemas.ts';
+import { bucketOf } from './summary-buckets.ts';
 
 /** Fields a caller may send on create or update (amount is stored as amount_cents). */
 export const WRITABLE_FIELDS = [

@@ -14,10 +14,9 @@ import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import { caseViewOf, type CaseView } from '@lpm/shared/views/case-view-entity';
 import type { FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
-import { FINANCIAL_TYPES } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
 import type { ViewsRepository } from '@lpm/shared/views/views-repository';
-import type { CreateFinancialBody, FinancialListQuery, OverdueQuery, SummaryQuery, UpdateFinancialBody } from '../routes/financial-schemas.ts';
+import { FINANCIAL_TYPES, type CreateFinancialBody, type GroupBy, type FinancialListQuery, type OverdueQuery, type SummaryQuery, type UpdateFinancialBody } from '../contract/financial-schemas.ts';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import type { CaseFacts, CaseLookup } from '@lpm/shared/upstream/cases-service';
 import {
@@ -29,7 +28,7 @@ import {
   invalidTransition,
   periodReversed,
   periodTooLong,
-} from './financial-errors.ts';
+} from '../contract/financial-errors.ts';
 import {
   PAID_LOCKED,
   WRITABLE_FIELDS,
@@ -42,7 +41,7 @@ import {
   toCents,
   type Links,
 } from './financial-shape.ts';
-import { bucketsBetween, type GroupBy } from './summary-buckets.ts';
+import { bucketsBetween } from './summary-buckets.ts';
 
 export interface FinancialDeps {
   records: FinancialRepository;

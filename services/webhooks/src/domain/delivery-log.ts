@@ -6,7 +6,7 @@ import { isId } from '@lpm/shared/ids';
 import { iso } from '@lpm/shared/time';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord } from '../data/webhook-entity.ts';
-import { deliveryNotFound } from './webhook-errors.ts';
+import { deliveryNotFound } from '../contract/webhook-errors.ts';
 import type { Webhooks } from './webhooks.ts';
 
 type Who = { teamId: string };

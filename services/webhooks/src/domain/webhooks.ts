@@ -11,13 +11,13 @@ import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import type { CountersRepository, WebhookCounters } from '../data/counters-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
-import type { CreateWebhookBody, UpdateWebhookBody } from '../routes/webhook-schemas.ts';
+import type { CreateWebhookBody, UpdateWebhookBody } from '../contract/webhook-schemas.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
 import type { SecretBox } from './secret-box.ts';
 import { shownUrl } from './shown-url.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
-import { urlAlreadyRegistered, urlNotReachable, webhookLimitReached } from './webhook-errors.ts';
+import { urlAlreadyRegistered, urlNotReachable, webhookLimitReached } from '../contract/webhook-errors.ts';
 
 export const MAX_WEBHOOKS_PER_TEAM = 25;
 export const ALL_EVENTS = '*';

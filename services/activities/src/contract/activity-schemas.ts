@@ -1,7 +1,12 @@
 import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
-import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../data/activity-entity.ts';
+
+export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
+export const ACTIVITY_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
+export const ACTIVITY_PRIORITIES = ['alta', 'media', 'baixa'] as const;
+export const REMINDER_CHANNELS = ['email', 'push', 'sms'] as const;
+export const FREQUENCIES = ['daily', 'weekly', 'monthly', 'yearly'] as const;
 
 export const ACTIVITY_SORT_FIELDS = ['due_date', 'created_at', 'updated_at', 'priority'] as const;
 

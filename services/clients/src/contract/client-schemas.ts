@@ -1,6 +1,13 @@
 import { date, email, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS, PF_FIELDS, PJ_FIELDS } from '../domain/client-shape.ts';
+
+export const CLIENT_TYPES = ['PF', 'PJ'] as const;
+export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;
+export const STATUSES = ['active', 'inactive'] as const;
+export const GENDERS = ['masculino', 'feminino', 'outro'] as const;
+export const PF_FIELDS = ['cpf', 'rg', 'birth_date', 'gender', 'marital_status', 'nationality', 'profession'] as const;
+export const PJ_FIELDS = ['legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person'] as const;
+export const ADDRESS_PARTS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'zip_code', 'country'] as const;
 
 const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';
 // Since July 2026 the first 12 positions of a CNPJ may be letters; the check digits stay numeric.

@@ -1,7 +1,8 @@
 import { boolean, date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
-import { DEAL_STATUSES } from '../data/deal-entity.ts';
+
+export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
 export const DEAL_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'value', 'probability', 'expected_close_date'] as const;
 

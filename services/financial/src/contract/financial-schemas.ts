@@ -1,7 +1,10 @@
 import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
-import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../data/financial-entity.ts';
+
+export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
+export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
+export const PAYMENT_METHODS = ['pix', 'boleto', 'cartao', 'transferencia', 'dinheiro', 'cheque'] as const;
 
 export const FINANCIAL_SORT_FIELDS = ['date', 'due_date', 'amount', 'created_at'] as const;
 
@@ -52,12 +55,16 @@ export const listFinancialQuery = listQuerySchema(FINANCIAL_SORT_FIELDS, {
 
 export const overdueQuery = listQuerySchema(FINANCIAL_SORT_FIELDS);
 
-export const summaryQuery = typed<{ from?: string; to?: string; group_by: 'day' | 'week' | 'month'; currency?: string }>({
+export const GROUPINGS = ['day', 'week', 'month'] as const;
+/** The buckets of a summary (group_by). */
+export type GroupBy = (typeof GROUPINGS)[number];
+
+export const summaryQuery = typed<{ from?: string; to?: string; group_by: GroupBy; currency?: string }>({
   type: 'object',
   properties: {
     from: day(),
     to: day(),
-    group_by: { ...enumOf(['day', 'week', 'month'] as const, 'Invalid group_by'), default: 'month' },
+    group_by: { ...enumOf(GROUPINGS, 'Invalid group_by'), default: 'month' },
     currency,
   },
 });

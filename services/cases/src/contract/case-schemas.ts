@@ -1,6 +1,8 @@
 import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { CASE_PRIORITIES, CASE_STATUSES } from '../data/case-entity.ts';
+
+export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
+export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
 
 export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'] as const;
 
