@@ -1,0 +1,32 @@
+// `npm run lint` (and the start of `npm test`): typescript-eslint's type-checked
+// recommended rules, no import cycle, and the layers of every service and of the
+// gateway (docs/architecture.md): contract/ imports none of its service's folders,
+// data/ imports no domain/, domain/ imports no routes/, consumers/ or jobs/.
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+const ROOTS = ['services/*/src', 'gateway/src'];
+const inFolder = (folder) => ROOTS.map((root) => `${root}/${folder}/**/*.ts`);
+
+/** An error for an import of one of `folders`, relative to any depth of this service. */
+const noImportOf = (folders, message) => ({
+  '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})/`, message }] }],
+});
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', 'sdk/src/schema.d.ts', '.data/**', 'coverage/**', 'test-artifacts/**'] },
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createNodeResolver()] },
+    rules: { 'import-x/no-cycle': 'error' },
+  },
+  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: inFolder('contract'),
+    rules: noImportOf(['routes', 'domain', 'data', 'upstream', 'consumers', 'jobs'], 'contract/ is the bottom layer: the others import it, it imports none of them'),
+  },
+  { files: inFolder('data'), rules: noImportOf(['routes', 'domain', 'consumers', 'jobs'], 'data/ imports no layer above it (errors and value lists are in contract/)') },
+  { files: inFolder('domain'), rules: noImportOf(['routes', 'consumers', 'jobs'], 'domain/ imports no layer above it (request types are in contract/)') },
+);
