@@ -1,5 +1,5 @@
 // The request and response schemas of GET and PUT /v1/settings (decisions §8).
-import { enumOf, integer, named, object, okResponse, out, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { arrayOf, enumOf, integer, named, object, okResponse, out, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
 
 const MAX_PHASES = 30;
@@ -40,17 +40,19 @@ export const SETTINGS_EXAMPLES = [
 /** The settings fields a PUT sends. */
 export type SettingsChange = Static<typeof updateSettingsBody>;
 
-export const settingsResponse = okResponse(
-  200,
-  named('Settings', "The team's settings.", shape({
-    timezone: out.string,
-    case_phases: out.strings,
-    deal_phases: { type: 'array', items: shape({ name: out.string, probability: out.integer }) },
-    court_calendar: shape({
-      jurisdiction: shape({ uf: out.nullableString, branch: out.string }),
-      closures: { type: 'array', items: shape({ date: out.string, name: out.string }) },
-    }),
-    cnj_check: out.string,
-    updated_at: out.nullableString,
-  })),
-);
+const settings = named('Settings', "The team's settings.", shape({
+  timezone: out.string,
+  case_phases: out.strings,
+  deal_phases: arrayOf(shape({ name: out.string, probability: out.integer })),
+  court_calendar: shape({
+    jurisdiction: shape({ uf: out.nullableString, branch: out.string }),
+    closures: arrayOf(shape({ date: out.string, name: out.string })),
+  }),
+  cnj_check: out.string,
+  updated_at: out.nullableString,
+}));
+
+/** The settings as GET and PUT answer them. */
+export type SettingsView = Static<typeof settings>;
+
+export const settingsResponse = okResponse(200, settings);

@@ -1,10 +1,12 @@
 // Read shapes of an activity built from its stored record, the local views of the
 // linked case and client, and the team's users.
+import { exact } from '@lpm/shared/http/schemas';
 import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { ActivityPriority, ActivityRecord } from '../data/activity-entity.ts';
+import type { ActivityCreated, ActivityDetail, ActivityListItem, OverdueActivity } from '../contract/activity-schemas.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
 export const PRIORITY_RANK: Record<ActivityPriority, number> = { alta: 3, media: 2, baixa: 1 };
@@ -75,8 +77,8 @@ const tail = (r: ActivityRecord) => ({
 });
 
 /** The detail read shape, as GET by id answers and events carry. */
-export function detailShape(r: ActivityRecord, links: Links) {
-  return {
+export function detailShape(r: ActivityRecord, links: Links): ActivityDetail {
+  return exact<ActivityDetail>()({
     ...head(r),
     case: caseOf(r, links),
     client: clientOf(r, links),
@@ -85,12 +87,12 @@ export function detailShape(r: ActivityRecord, links: Links) {
     created_by: user(r.created_by, links),
     ...tail(r),
     completed_by: user(r.completed_by, links),
-  };
+  });
 }
 
 /** The create response: links as flat ids (spec, general conventions 6). */
-export function createdShape(r: ActivityRecord) {
-  return {
+export function createdShape(r: ActivityRecord): ActivityCreated {
+  return exact<ActivityCreated>()({
     ...head(r),
     case_id: r.case_id,
     client_id: r.client_id,
@@ -98,11 +100,11 @@ export function createdShape(r: ActivityRecord) {
     assigned_to: r.assigned_to,
     created_by: r.created_by,
     ...tail(r),
-  };
+  });
 }
 
-export function listItemShape(r: ActivityRecord, links: Links) {
-  return {
+export function listItemShape(r: ActivityRecord, links: Links): ActivityListItem {
+  return exact<ActivityListItem>()({
     id: r._id,
     type: r.type,
     title: r.title,
@@ -113,7 +115,7 @@ export function listItemShape(r: ActivityRecord, links: Links) {
     case: caseOf(r, links),
     assigned_to: user(r.assigned_to, links),
     created_at: iso(r.created_at),
-  };
+  });
 }
 
 /** The items of GET /v1/cases/{id}/activities (served to the cases service). */
@@ -135,8 +137,8 @@ export function daysBetween(dueDate: string, today: string): number {
   return Math.round((Date.parse(`${today}T00:00:00Z`) - Date.parse(`${dueDate}T00:00:00Z`)) / 86_400_000);
 }
 
-export function overdueItemShape(r: ActivityRecord, links: Links, today: string) {
-  return {
+export function overdueItemShape(r: ActivityRecord, links: Links, today: string): OverdueActivity {
+  return exact<OverdueActivity>()({
     id: r._id,
     type: r.type,
     title: r.title,
@@ -145,5 +147,5 @@ export function overdueItemShape(r: ActivityRecord, links: Links, today: string)
     due_date: r.due_date,
     days_overdue: r.due_date ? Math.max(0, daysBetween(r.due_date, today)) : 0,
     case: caseOf(r, links, false),
-  };
+  });
 }

@@ -1,8 +1,10 @@
 // Read shapes of a case built from its stored record and the linked client and user.
+import { exact } from '@lpm/shared/http/schemas';
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
 import { dealOriginKey, type CasePriority, type CaseRecord } from '../data/case-entity.ts';
+import type { CaseCreated, CaseDetail, CaseListItem } from '../contract/case-schemas.ts';
 import { cnjDigits, numberInfo } from './cnj-number.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
@@ -80,24 +82,24 @@ const described = (r: CaseRecord) => ({
   archived_at: iso(r.archived_at),
 });
 
-export function listItemShape(r: CaseRecord, links: Links) {
-  return { ...identifying(r), client: client(r, links, false), responsible: responsible(r, links, false), ...counted(r) };
+export function listItemShape(r: CaseRecord, links: Links): CaseListItem {
+  return exact<CaseListItem>()({ ...identifying(r), client: client(r, links, false), responsible: responsible(r, links, false), ...counted(r) });
 }
 
-export function detailShape(r: CaseRecord, links: Links) {
-  return {
+export function detailShape(r: CaseRecord, links: Links): CaseDetail {
+  return exact<CaseDetail>()({
     ...identifying(r),
     number_info: r.number ? numberInfo(r.number) : null,
     client: client(r, links, true),
     responsible: responsible(r, links, true),
     ...counted(r),
     ...described(r),
-  };
+  });
 }
 
 /** The create response: linked records as flat ids (spec, general conventions 6). */
-export function createdShape(r: CaseRecord) {
-  return { ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...counted(r), ...described(r) };
+export function createdShape(r: CaseRecord): CaseCreated {
+  return exact<CaseCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...counted(r), ...described(r) });
 }
 
 /** The items of GET /v1/clients/{id}/cases. */

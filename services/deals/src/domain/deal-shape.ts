@@ -2,10 +2,12 @@
 // user, money between the API's numbers and the store's integer cents, and the
 // fields derived on every write for sorting and for the summary's one aggregation.
 import { foldText } from '@lpm/shared/text';
+import { exact } from '@lpm/shared/http/schemas';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
 import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
 import { tooManyDecimals } from '../contract/deal-errors.ts';
+import type { DealCreated, DealEventData, DealListItem } from '../contract/deal-schemas.ts';
 
 /** Fields a client may send on create and update, as the record names them (value is value_cents). */
 export const WRITABLE_FIELDS = [
@@ -147,28 +149,28 @@ const closing = (r: DealRecord) => ({
   updated_at: iso(r.updated_at),
 });
 
-export function listItemShape(r: DealRecord, links: Links) {
-  return {
+export function listItemShape(r: DealRecord, links: Links): DealListItem {
+  return exact<DealListItem>()({
     ...identifying(r),
     client: client(r, links, false),
     responsible: responsible(r, links, false),
     source: r.source,
     created_at: iso(r.created_at),
-  };
+  });
 }
 
 /** The detail shape without activities_count and ai_insights (events carry this; GET adds both). */
-export function detailShape(r: DealRecord, links: Links) {
-  return {
+export function detailShape(r: DealRecord, links: Links): DealEventData {
+  return exact<DealEventData>()({
     ...identifying(r),
     client: client(r, links, true),
     responsible: responsible(r, links, true),
     ...described(r),
     ...closing(r),
-  };
+  });
 }
 
 /** The create response: linked records as flat ids (spec, general conventions 6). */
-export function createdShape(r: DealRecord) {
-  return { ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) };
+export function createdShape(r: DealRecord): DealCreated {
+  return exact<DealCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) });
 }

@@ -7,6 +7,7 @@
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
 import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
+import { exact } from '@lpm/shared/http/schemas';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 import type { Identity } from '@lpm/shared/identity';
@@ -16,7 +17,7 @@ import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { CaseRequest, DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
-import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
+import type { CreateDealBody, DealDetail, DealListQuery, DealsSummary, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { dealArchived, dealClosed, invalidPhase } from '../contract/deal-errors.ts';
@@ -162,7 +163,7 @@ export class Deals {
     return { id: r._id, title: r.title, status: r.status, updated_at: r.updated_at.toISOString() };
   }
 
-  async get(who: Identity, id: string) {
+  async get(who: Identity, id: string): Promise<DealDetail> {
     const record = await this.deps.deals.get(who.teamId, id);
     const [links, segments, wonStints, activities] = await Promise.all([
       this.links.of(who.teamId, [record]),
@@ -172,7 +173,7 @@ export class Deals {
     ]);
     const phaseProbability = this.phaseProbability(who, record.phase) ?? record.probability;
     const ai_insights = insightsOf(record, phaseProbability, { segments, wonStints }, who.settings.timezone, new Date(), activities);
-    return { ...detailShape(record, links), activities_count: activities.count, ai_insights };
+    return exact<DealDetail>()({ ...detailShape(record, links), activities_count: activities.count, ai_insights });
   }
 
   async list(who: Identity, q: DealListQuery) {
@@ -431,7 +432,7 @@ export class Deals {
   }
 
   /** decisions §5 "Deals summary", from one aggregation of the addends of the team's non-archived deals in one currency. */
-  async summary(who: Identity, q: SummaryQuery) {
+  async summary(who: Identity, q: SummaryQuery): Promise<DealsSummary> {
     const currency = (q.currency ?? 'BRL').toUpperCase();
     const figures = new Map((await this.deps.deals.summary(who.teamId, currency)).map((r) => [r._id, r.v]));
     const sum = (k: string) => figures.get(k) ?? 0;

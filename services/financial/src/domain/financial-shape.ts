@@ -1,10 +1,11 @@
 // Read shapes of a financial record built from its stored record and the linked
 // client and case views; the fields derived for sorting and for the summary.
+import { exact } from '@lpm/shared/http/schemas';
 import { iso } from '@lpm/shared/time';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
-import type { GroupBy } from '../contract/financial-schemas.ts';
+import type { FinancialRecordCreated, FinancialRecordDetail, FinancialRecordListItem, GroupBy, OverdueFinancialRecord } from '../contract/financial-schemas.ts';
 import { bucketOf } from './summary-buckets.ts';
 
 /** Fields a caller may send on create or update (amount is stored as amount_cents). */
@@ -110,12 +111,15 @@ const rest = (r: FinancialRecord) => ({
 });
 
 /** The create response: links as flat ids. */
-export const createdShape = (r: FinancialRecord) => ({ ...money(r), case_id: r.case_id, client_id: r.client_id, ...rest(r) });
+export const createdShape = (r: FinancialRecord): FinancialRecordCreated =>
+  exact<FinancialRecordCreated>()({ ...money(r), case_id: r.case_id, client_id: r.client_id, ...rest(r) });
 
 /** GET by id and the events' data.object. */
-export const detailShape = (r: FinancialRecord, links: Links) => ({ ...money(r), case: kase(r, links), client: client(r, links, true), ...rest(r) });
+export const detailShape = (r: FinancialRecord, links: Links): FinancialRecordDetail =>
+  exact<FinancialRecordDetail>()({ ...money(r), case: kase(r, links), client: client(r, links, true), ...rest(r) });
 
-export const listItemShape = (r: FinancialRecord, links: Links) => ({
+export const listItemShape = (r: FinancialRecord, links: Links): FinancialRecordListItem =>
+  exact<FinancialRecordListItem>()({
   id: r._id,
   type: r.type,
   category: r.category,
@@ -128,15 +132,16 @@ export const listItemShape = (r: FinancialRecord, links: Links) => ({
   case: kase(r, links),
   client: client(r, links, false),
   created_at: iso(r.created_at),
-});
+  });
 
-export const overdueItemShape = (r: FinancialRecord, links: Links, daysOverdue: number) => ({
+export const overdueItemShape = (r: FinancialRecord, links: Links, daysOverdue: number): OverdueFinancialRecord =>
+  exact<OverdueFinancialRecord>()({
   id: r._id,
   type: r.type,
   category: r.category,
   description: r.description,
   amount: fromCents(r.amount_cents),
-  due_date: r.due_date,
+  due_date: r.due_date!, // an overdue record has a due date (the overdue query's filter)
   days_overdue: daysOverdue,
   client: client(r, links, false),
-});
+  });

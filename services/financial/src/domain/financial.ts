@@ -16,7 +16,7 @@ import { caseViewOf, type CaseView } from '@lpm/shared/views/case-view-entity';
 import type { FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
 import type { ViewsRepository } from '@lpm/shared/views/views-repository';
-import { FINANCIAL_TYPES, type CreateFinancialBody, type GroupBy, type FinancialListQuery, type OverdueQuery, type SummaryQuery, type UpdateFinancialBody } from '../contract/financial-schemas.ts';
+import { FINANCIAL_TYPES, type CreateFinancialBody, type FinancialSummary, type GroupBy, type FinancialListQuery, type OverdueQuery, type SummaryQuery, type UpdateFinancialBody } from '../contract/financial-schemas.ts';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import type { CaseFacts, CaseLookup } from '@lpm/shared/upstream/cases-service';
 import {
@@ -271,7 +271,7 @@ export class Financial {
     });
   }
 
-  async summary(who: Who, q: SummaryQuery) {
+  async summary(who: Who, q: SummaryQuery): Promise<FinancialSummary> {
     const tz = who.settings.timezone;
     const today = dayIn(tz, this.now());
     const monthStart = `${today.slice(0, 7)}-01`;
