@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
+import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from './local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { parseReplicas } from './replicas.ts';

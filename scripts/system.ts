@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { isListening } from '../shared/src/local-store.ts';
+import { isListening } from './local-store.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

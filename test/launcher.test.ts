@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { isListening } from '../shared/src/local-store.ts';
+import { isListening } from '../scripts/local-store.ts';
 import { freePortBlock } from '../scripts/system.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

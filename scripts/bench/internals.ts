@@ -3,7 +3,7 @@
 // Teams and keys are made with the operator CLI (teams.ts), not with the gateway's code.
 
 // The local document store: a private FerretDB per run, and its PostgreSQL database dropped after.
-export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../../shared/src/local-store.ts';
+export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local-store.ts';
 // The identity headers of a request straight to a service (the gateway's internal credential).
 export { DEFAULT_CASE_PHASES, defaultTeamSettings, identityHeaders, type Identity } from '../../shared/src/identity.ts';
 export { newId } from '../../shared/src/ids.ts';
