@@ -5,6 +5,7 @@
 import { MongoClient } from 'mongodb';
 import {
   CaseViewEntity,
+  CASE_VIEWS,
   ClientViewEntity,
   Financial,
   FinancialEntity,
@@ -69,7 +70,7 @@ export async function financialSection(b: Bench): Promise<void> {
       clients: { facts: async () => null },
       cases: { facts: async () => null },
       clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
-      caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
+      caseViews: new ViewsRepository<CaseView>(store.db, CASE_VIEWS),
     });
     const who = { teamId, userId: newId('user'), settings: defaultTeamSettings() };
     for (const groupBy of ['month', 'week', 'day'] as const) {

@@ -34,7 +34,7 @@ export { derivedFields as activityDerivedFields } from '../../services/activitie
 // The financial summary measured in process, as the service builds it (financial.ts).
 export { openStore } from '../../shared/src/store/orm.ts';
 export { ClientViewEntity, type ClientView } from '../../shared/src/views/client-view-entity.ts';
-export { CaseViewEntity, type CaseView } from '../../shared/src/views/case-view-entity.ts';
+export { CASE_VIEWS, CaseViewEntity, type CaseView } from '../../shared/src/views/case-view-entity.ts';
 export { ViewsRepository } from '../../shared/src/views/views-repository.ts';
 export { FinancialEntity, type FinancialRecord } from '../../services/financial/src/data/financial-entity.ts';
 export { FinancialRepository } from '../../services/financial/src/data/financial-repository.ts';

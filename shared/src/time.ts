@@ -16,6 +16,11 @@ export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
+/** The calendar day (YYYY-MM-DD) of instant `at` in `timeZone`. */
+export function dayIn(timeZone: string, at: Date = new Date()): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+}
+
 /** The calendar day after `date` (YYYY-MM-DD). */
 export function nextDay(date: string): string {
   const d = new Date(`${date}T00:00:00Z`);

@@ -1,12 +1,12 @@
 // Teams, users and API keys: the use cases behind the operator CLI and the
 // gateway's key lookup. No HTTP here.
-import { badRequest } from '@lpm/shared/errors';
+import { badRequest, userNotFound } from '@lpm/shared/errors';
 import { newId } from '@lpm/shared/ids';
 import { SCOPES, defaultTeamSettings, sameSecret, type Identity, type Scope, type TeamSettings } from '@lpm/shared/identity';
 import type { ApiKeyRecord, TeamRecord, UserRecord } from '../data/entities.ts';
 import type { GatewayRepositories } from '../data/store.ts';
 import type { StoredTeam } from '../data/teams-repository.ts';
-import { keyNotFound, teamNotFound, userNotFound } from '../contract/account-errors.ts';
+import { keyNotFound, teamNotFound } from '../contract/account-errors.ts';
 import { generateApiKey, isWellFormedKey, keyDigest } from './keys.ts';
 import { isPlan, type Plan } from '../contract/plans.ts';
 

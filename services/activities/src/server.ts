@@ -6,7 +6,7 @@ import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
 import { ActivityEntity } from './data/activity-entity.ts';
 import { ActivitiesRepository, TOMBSTONES } from './data/activities-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
       const repository = new ActivitiesRepository(db, relay, logger);
       const activities = new Activities({
         activities: repository,
-        caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
+        caseViews: new ViewsRepository<CaseView>(db, CASE_VIEWS),
         clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
         cases: new CasesService(service('cases')),
         clients: new ClientsService(service('clients')),

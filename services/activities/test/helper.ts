@@ -12,7 +12,7 @@ import { callAs } from '../../../test/support/api.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildActivitiesApp } from '../src/app.ts';
 import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
 import { ActivityEntity } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
@@ -84,7 +84,7 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
   await repository.lists.backfill();
   const activities = new Activities({
     activities: repository,
-    caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
+    caseViews: new ViewsRepository<CaseView>(store.db, CASE_VIEWS),
     clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
     cases: { facts: async (who, id) => strip(world.cases.get(id), who.teamId) },
     clients: { facts: async (who, id) => strip(world.clients.get(id), who.teamId) },

@@ -2,7 +2,7 @@ import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
 import { FinancialEntity } from './data/financial-entity.ts';
 import { FinancialRepository } from './data/financial-repository.ts';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
@@ -28,7 +28,7 @@ async function main(): Promise<void> {
         clients: new ClientsService(service('clients')),
         cases: new CasesService(service('cases')),
         clientViews: new ViewsRepository<ClientView>(db, 'client_views'),
-        caseViews: new ViewsRepository<CaseView>(db, 'case_views'),
+        caseViews: new ViewsRepository<CaseView>(db, CASE_VIEWS),
       });
       const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
       return {

@@ -11,7 +11,7 @@ import { callAs } from '../../../test/support/api.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildFinancialApp } from '../src/app.ts';
 import { ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
+import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
 import { FinancialEntity } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
@@ -71,7 +71,7 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
     clients: { facts: async (who, id) => (neighbours.clients.get(id)?.teamId === who.teamId ? neighbours.clients.get(id)!.facts : null) },
     cases: { facts: async (who, id) => (neighbours.cases.get(id)?.teamId === who.teamId ? neighbours.cases.get(id)!.facts : null) },
     clientViews: new ViewsRepository<ClientView>(store.db, 'client_views'),
-    caseViews: new ViewsRepository<CaseView>(store.db, 'case_views'),
+    caseViews: new ViewsRepository<CaseView>(store.db, CASE_VIEWS),
     now: () => now ?? new Date(),
   });
   const app = buildFinancialApp({ financial, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });

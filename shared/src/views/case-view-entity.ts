@@ -6,7 +6,7 @@ import type { RecordOf } from '../store/orm.ts';
 
 export const CaseViewEntity = defineEntity({
   name: 'CaseView',
-  collection: 'case_views',
+  collection: CASE_VIEWS,
   properties: {
     _id: p.string().primary(),
     team_id: p.string(),
@@ -18,8 +18,5 @@ export const CaseViewEntity = defineEntity({
 });
 
 export type CaseView = RecordOf<typeof CaseViewEntity>;
-
-/** The collection's name, for a ViewsRepository<CaseView>. */
-export const CASE_VIEWS = 'case_views';
 
 export const caseViewOf = (teamId: string, c: CaseFacts): CaseView => ({ _id: c.id, team_id: teamId, title: c.title, number: c.number ?? null, as_of: new Date(c.updated_at) });

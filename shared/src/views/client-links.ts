@@ -1,14 +1,13 @@
 // Clients as the other services see them. Whether a client exists is asked of the
 // clients service at the moment of the write; the names shown beside records come
 // from the local view that client events keep current (projections are for display).
-import { notFound } from '../errors.ts';
+import { clientNotFound } from '../errors.ts';
 import { isId } from '../ids.ts';
 import type { ClientFacts } from '../upstream/clients-service.ts';
 import type { Caller } from '../upstream/service-client.ts';
 import type { ClientView } from './client-view-entity.ts';
 import type { ViewsRepository } from './views-repository.ts';
 
-export const clientNotFound = () => notFound('Client not found');
 
 export interface ClientLookup {
   facts(who: Caller, clientId: string): Promise<ClientFacts | null>;

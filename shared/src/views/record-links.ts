@@ -1,7 +1,7 @@
 // The client and responsible a record links to (cases, deals): checked at the
 // moment of a write (404 with the spec's message when one is not the team's), and
 // looked up, for many records at once, for the read shapes that nest them.
-import { notFound } from '../errors.ts';
+import { userNotFound } from '../errors.ts';
 import { isId } from '../ids.ts';
 import type { Caller } from '../upstream/service-client.ts';
 import type { DirectoryUser } from '../upstream/user-directory.ts';
@@ -24,7 +24,6 @@ export interface Links {
   users: Map<string, DirectoryUser>;
 }
 
-export const userNotFound = () => notFound('User not found');
 
 export class RecordLinks {
   private readonly clients: ClientLinks;

@@ -3,10 +3,7 @@ import { businessRule, notFound } from '@lpm/shared/errors';
 import { LAST_DAY } from '@lpm/shared/time';
 
 export const activityNotFound = () => notFound('Activity not found');
-export const caseNotFound = () => notFound('Case not found');
-export const clientNotFound = () => notFound('Client not found');
 export const dealNotFound = () => notFound('Deal not found');
-export const userNotFound = () => notFound('User not found');
 export const invalidTransition = () => businessRule('Invalid status transition', 'invalid_status_transition');
 export const alreadyCompleted = () => businessRule('Activity already completed', 'activity_already_completed');
 export const completeCancelled = () => businessRule('Cannot complete cancelled activity', 'cannot_complete_cancelled_activity');

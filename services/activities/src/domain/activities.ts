@@ -4,13 +4,13 @@
 // depend on. Every write stores the record and its events in one document write.
 import { viewOf } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { badRequest } from '@lpm/shared/errors';
+import { badRequest, caseNotFound, clientNotFound, userNotFound } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
-import { iso } from '@lpm/shared/time';
+import { dayIn, iso } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
@@ -21,11 +21,11 @@ import type { ViewsRepository } from '@lpm/shared/views/views-repository';
 import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../contract/activity-schemas.ts';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import type { CaseFacts } from '@lpm/shared/upstream/cases-service';
-import { alreadyCompleted, caseNotFound, clientNotFound, completeCancelled, dealNotFound, deleteCompleted, invalidTransition, userNotFound } from '../contract/activity-errors.ts';
+import { alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from '../contract/activity-errors.ts';
 import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
-import { derivedFields, signalsOf, todayIn } from './activity-timing.ts';
+import { derivedFields, signalsOf } from './activity-timing.ts';
 import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 
@@ -75,7 +75,7 @@ const owing = (owed: ActivityRecord | null): Partial<ActivityRecord> => (owed ? 
 
 /** A record given a recurrence becomes the first occurrence of its series (its own id names the series). */
 function startSeries(next: ActivityRecord, id: string, tz: string, now: Date): ActivityRecord {
-  if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? todayIn(tz, now), occurrence: 1 });
+  if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? dayIn(tz, now), occurrence: 1 });
   if (next.due_date && next.occurrence === 1 && next.series_id) next.series_start = next.due_date;
   return next;
 }
@@ -170,7 +170,7 @@ export class Activities {
       updated_at: now,
       version: 1,
     };
-    const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? todayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
+    const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? dayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
     const owes = { occurrence_key: id, next_occurrence: null, next_pending: 0 };
     const record: ActivityRecord = { ...base, ...series, ...owes, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
     const event = newEvent('activity.created', who.teamId, await this.detailOf(record), null, who.userId);
@@ -209,7 +209,7 @@ export class Activities {
     const now = this.now();
     const { records, total } = await this.deps.activities.list(who.teamId, { overdueAt: now }, q);
     const links = await this.links(who.teamId, records);
-    const today = todayIn(who.settings.timezone, now);
+    const today = dayIn(who.settings.timezone, now);
     return { items: records.map((r) => overdueItemShape(r, links, today)), total };
   }
 

@@ -3,6 +3,7 @@
 // fields derived on every write for sorting and for the summary's one aggregation.
 import { foldText } from '@lpm/shared/text';
 import { exact } from '@lpm/shared/http/schemas';
+import { centsOf, fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
 import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
@@ -28,12 +29,10 @@ export const WRITABLE_FIELDS = [
 
 /** An amount sent by a client as integer cents; more than 2 decimals is 400. */
 export function toCents(field: string, amount: number): number {
-  const cents = Math.round(amount * 100);
-  if (cents / 100 !== amount) throw tooManyDecimals(field);
+  const cents = centsOf(amount);
+  if (cents === null) throw tooManyDecimals(field);
   return cents;
 }
-
-export const fromCents = (cents: number | null): number | null => (cents === null ? null : cents / 100);
 
 /** Record field names as the API shows them (value_cents is value, final_value_cents final_value). */
 export function apiNames(fields: Record<string, unknown>): Record<string, unknown> {

@@ -8,6 +8,7 @@ import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes'
 import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import { exact } from '@lpm/shared/http/schemas';
+import { fromCents } from '@lpm/shared/money';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 import type { Identity } from '@lpm/shared/identity';
@@ -21,7 +22,7 @@ import type { CreateDealBody, DealDetail, DealListQuery, DealsSummary, LostBody,
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { dealArchived, dealClosed, invalidPhase } from '../contract/deal-errors.ts';
-import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents } from './deal-shape.ts';
+import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, listItemShape, toCents } from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
 
 export interface DealsDeps {

@@ -1,6 +1,7 @@
 // Read shapes of a financial record built from its stored record and the linked
 // client and case views; the fields derived for sorting and for the summary.
 import { exact } from '@lpm/shared/http/schemas';
+import { centsOf, fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
@@ -39,18 +40,11 @@ export interface Links {
 
 export const MAX_AMOUNT_CENTS = 100_000_000_000_000; // 1,000,000,000,000.00
 
-/** An amount in integer cents; null when it is not a positive number with at most 2 decimals. */
-export function toCents(amount: number): number | null {
-  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0) return null;
-  const text = String(amount);
-  if (/e-/i.test(text)) return null; // below 1e-6: more than 2 decimals
-  const decimals = /\.(\d+)$/.exec(text)?.[1].length ?? 0;
-  if (decimals > 2) return null;
-  const cents = Math.round(amount * 100);
-  return cents > 0 && cents <= MAX_AMOUNT_CENTS ? cents : null;
+/** A record's amount in integer cents; null when it is not a positive number with at most 2 decimals. */
+export function amountCents(amount: number): number | null {
+  const cents = typeof amount === 'number' ? centsOf(amount) : null;
+  return cents !== null && cents > 0 && cents <= MAX_AMOUNT_CENTS ? cents : null;
 }
-
-export const fromCents = (cents: number): number => cents / 100;
 
 /** The summary keys a record adds its amount to, for one group_by (see FinancialRepository.summary). */
 export function summaryKeys(r: SummaryFields, groupBy: GroupBy): SummaryKey[] {

@@ -4,12 +4,13 @@
 // financial.overdue armed by every write, and the period summary.
 import { viewOf, type ClientLookup } from '@lpm/shared/views/client-links';
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
-import { badRequest } from '@lpm/shared/errors';
+import { badRequest, caseNotFound, clientNotFound } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
-import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
+import { fromCents } from '@lpm/shared/money';
+import { DAY_MS, dayIn, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import { caseViewOf, type CaseView } from '@lpm/shared/views/case-view-entity';
@@ -22,8 +23,6 @@ import type { CaseFacts, CaseLookup } from '@lpm/shared/upstream/cases-service';
 import {
   cannotCancelPaid,
   cannotModifyPaid,
-  caseNotFound,
-  clientNotFound,
   invalidAmount,
   invalidTransition,
   periodReversed,
@@ -35,10 +34,9 @@ import {
   createdShape,
   derivedFields,
   detailShape,
-  fromCents,
   listItemShape,
   overdueItemShape,
-  toCents,
+  amountCents,
   type Links,
 } from './financial-shape.ts';
 import { bucketsBetween } from './summary-buckets.ts';
@@ -68,11 +66,6 @@ const fields = new FieldChanges<FinancialRecord>({
   },
 });
 
-/** The calendar day of instant `at` in `timeZone` (YYYY-MM-DD). */
-export function dayIn(timeZone: string, at: Date): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
-}
-
 /** Whole calendar days from `from` to `to` (YYYY-MM-DD). */
 const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 
@@ -85,7 +78,7 @@ export function overdueAt(r: Pick<FinancialRecord, 'status' | 'due_date'>, timeZ
 function stored(body: { amount?: number }): SentFields<FinancialRecord> {
   const { amount, ...rest } = body as Record<string, unknown>;
   if (amount === undefined) return rest as SentFields<FinancialRecord>;
-  const cents = toCents(amount as number);
+  const cents = amountCents(amount as number);
   if (cents === null) throw invalidAmount();
   return { ...rest, amount_cents: cents } as SentFields<FinancialRecord>;
 }
