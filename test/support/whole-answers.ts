@@ -10,11 +10,12 @@ import { contract, type Contract } from './contract.ts';
 /** Checks every 2xx answer of `app` on a route of the document; the problems found so far (no route or status of the document is not one). */
 export function checkWholeAnswers(app: FastifyInstance, document: Contract = contract()): string[] {
   const problems: string[] = [];
-  app.addHook('preSerialization', async (req, reply, payload) => {
-    if (reply.statusCode >= 300 || !document.operation(req.method, req.url)) return payload;
-    const problem = document.check(req.method, req.url, reply.statusCode, JSON.parse(JSON.stringify(payload)));
-    if (problem) problems.push(problem);
-    return payload;
+  app.addHook('preSerialization', (req, reply, payload, done) => {
+    if (reply.statusCode < 300 && document.operation(req.method, req.url)) {
+      const problem = document.check(req.method, req.url, reply.statusCode, JSON.parse(JSON.stringify(payload)));
+      if (problem) problems.push(problem);
+    }
+    done(null, payload);
   });
   return problems;
 }

@@ -35,16 +35,18 @@ export interface Links {
   users: Map<string, DirectoryUser>;
 }
 
-const user = (id: string | null, links: Links, withEmail = false) => {
-  if (!id) return null;
-  const u = links.users.get(id);
-  return withEmail ? { id, name: u?.name ?? null, email: u?.email ?? null } : { id, name: u?.name ?? null };
+const user = (id: string | null, links: Links) => (id ? { id, name: links.users.get(id)?.name ?? null } : null);
+
+const userWithEmail = (id: string | null, links: Links) => {
+  const u = user(id, links);
+  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
 };
 
-const caseOf = (r: ActivityRecord, links: Links, withNumber = true) => {
-  if (!r.case_id) return null;
-  const c = links.cases.get(r.case_id);
-  return withNumber ? { id: r.case_id, title: c?.title ?? null, number: c?.number ?? null } : { id: r.case_id, title: c?.title ?? null };
+const caseOf = (r: ActivityRecord, links: Links) => (r.case_id ? { id: r.case_id, title: links.cases.get(r.case_id)?.title ?? null } : null);
+
+const caseWithNumber = (r: ActivityRecord, links: Links) => {
+  const c = caseOf(r, links);
+  return c && { ...c, number: links.cases.get(c.id)?.number ?? null };
 };
 
 const clientOf = (r: ActivityRecord, links: Links) => {
@@ -80,10 +82,10 @@ const tail = (r: ActivityRecord) => ({
 export function detailShape(r: ActivityRecord, links: Links): ActivityDetail {
   return exact<ActivityDetail>()({
     ...head(r),
-    case: caseOf(r, links),
+    case: caseWithNumber(r, links),
     client: clientOf(r, links),
     deal_id: r.deal_id,
-    assigned_to: user(r.assigned_to, links, true),
+    assigned_to: userWithEmail(r.assigned_to, links),
     created_by: user(r.created_by, links),
     ...tail(r),
     completed_by: user(r.completed_by, links),
@@ -112,7 +114,7 @@ export function listItemShape(r: ActivityRecord, links: Links): ActivityListItem
     status: r.status,
     priority: r.priority,
     due_date: r.due_date,
-    case: caseOf(r, links),
+    case: caseWithNumber(r, links),
     assigned_to: user(r.assigned_to, links),
     created_at: iso(r.created_at),
   });
@@ -146,6 +148,6 @@ export function overdueItemShape(r: ActivityRecord, links: Links, today: string)
     priority: r.priority,
     due_date: r.due_date,
     days_overdue: r.due_date ? Math.max(0, daysBetween(r.due_date, today)) : 0,
-    case: caseOf(r, links, false),
+    case: caseOf(r, links),
   });
 }

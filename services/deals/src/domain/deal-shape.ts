@@ -103,18 +103,25 @@ export function addStint(stints: PhaseStint[], phase: string, ms: number): Phase
   return stints.map((s) => (s.phase === phase ? { phase, ms: s.ms + ms } : s));
 }
 
-function client(r: DealRecord, links: Links, detail: boolean) {
+function client(r: DealRecord, links: Links) {
   if (!r.client_id) return null;
   const c = links.clients.get(r.client_id);
-  const base = { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
-  return detail ? { ...base, email: c?.email ?? null } : base;
+  return { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
 }
 
-function responsible(r: DealRecord, links: Links, detail: boolean) {
+function clientWithEmail(r: DealRecord, links: Links) {
+  const c = client(r, links);
+  return c && { ...c, email: links.clients.get(c.id)?.email ?? null };
+}
+
+function responsible(r: DealRecord, links: Links) {
   if (!r.responsible_id) return null;
-  const u = links.users.get(r.responsible_id);
-  const base = { id: r.responsible_id, name: u?.name ?? null };
-  return detail ? { ...base, email: u?.email ?? null } : base;
+  return { id: r.responsible_id, name: links.users.get(r.responsible_id)?.name ?? null };
+}
+
+function responsibleWithEmail(r: DealRecord, links: Links) {
+  const u = responsible(r, links);
+  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
 }
 
 const identifying = (r: DealRecord) => ({
@@ -151,8 +158,8 @@ const closing = (r: DealRecord) => ({
 export function listItemShape(r: DealRecord, links: Links): DealListItem {
   return exact<DealListItem>()({
     ...identifying(r),
-    client: client(r, links, false),
-    responsible: responsible(r, links, false),
+    client: client(r, links),
+    responsible: responsible(r, links),
     source: r.source,
     created_at: iso(r.created_at),
   });
@@ -162,8 +169,8 @@ export function listItemShape(r: DealRecord, links: Links): DealListItem {
 export function detailShape(r: DealRecord, links: Links): DealEventData {
   return exact<DealEventData>()({
     ...identifying(r),
-    client: client(r, links, true),
-    responsible: responsible(r, links, true),
+    client: clientWithEmail(r, links),
+    responsible: responsibleWithEmail(r, links),
     ...described(r),
     ...closing(r),
   });

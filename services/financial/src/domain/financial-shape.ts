@@ -68,11 +68,14 @@ export function derivedFields(r: SummaryFields & Pick<FinancialRecord, 'due_date
   };
 }
 
-function client(r: FinancialRecord, links: Links, detail: boolean) {
+function client(r: FinancialRecord, links: Links) {
   if (!r.client_id) return null;
-  const c = links.clients.get(r.client_id);
-  const base = { id: r.client_id, name: c?.name ?? null };
-  return detail ? { ...base, email: c?.email ?? null } : base;
+  return { id: r.client_id, name: links.clients.get(r.client_id)?.name ?? null };
+}
+
+function clientWithEmail(r: FinancialRecord, links: Links) {
+  const c = client(r, links);
+  return c && { ...c, email: links.clients.get(c.id)?.email ?? null };
 }
 
 function kase(r: FinancialRecord, links: Links) {
@@ -110,7 +113,7 @@ export const createdShape = (r: FinancialRecord): FinancialRecordCreated =>
 
 /** GET by id and the events' data.object. */
 export const detailShape = (r: FinancialRecord, links: Links): FinancialRecordDetail =>
-  exact<FinancialRecordDetail>()({ ...money(r), case: kase(r, links), client: client(r, links, true), ...rest(r) });
+  exact<FinancialRecordDetail>()({ ...money(r), case: kase(r, links), client: clientWithEmail(r, links), ...rest(r) });
 
 export const listItemShape = (r: FinancialRecord, links: Links): FinancialRecordListItem =>
   exact<FinancialRecordListItem>()({
@@ -124,7 +127,7 @@ export const listItemShape = (r: FinancialRecord, links: Links): FinancialRecord
   due_date: r.due_date,
   status: r.status,
   case: kase(r, links),
-  client: client(r, links, false),
+  client: client(r, links),
   created_at: iso(r.created_at),
   });
 
@@ -137,5 +140,5 @@ export const overdueItemShape = (r: FinancialRecord, links: Links, daysOverdue: 
   amount: fromCents(r.amount_cents),
   due_date: r.due_date!, // an overdue record has a due date (the overdue query's filter)
   days_overdue: daysOverdue,
-  client: client(r, links, false),
+  client: client(r, links),
   });
