@@ -53,8 +53,8 @@ function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDel
   const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const startedAt = Date.now();
   log(`${name} pid ${proc.pid}`);
-  prefixed(name, proc.stdout!, process.stdout);
-  prefixed(name, proc.stderr!, process.stderr);
+  prefixed(name, proc.stdout, process.stdout);
+  prefixed(name, proc.stderr, process.stderr);
   const child = { name, proc };
   children.push(child);
   proc.once('exit', (code, signal) => {

@@ -28,8 +28,8 @@ test('when one process dies 5 times in a row, each within a minute of its start,
     },
   });
   let output = '';
-  launcher.stdout!.on('data', (d) => (output += d));
-  launcher.stderr!.on('data', (d) => (output += d));
+  launcher.stdout.on('data', (d) => (output += d));
+  launcher.stderr.on('data', (d) => (output += d));
   const code = await new Promise<number | null>((done) => launcher.once('exit', (c) => done(c)));
 
   expect(code).toBe(1);

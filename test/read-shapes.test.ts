@@ -1,6 +1,6 @@
 // A read shape is written once, as its response schema. tsc refuses an answer
-// built with a field the schema lacks or without one it lists (`exact`; every
-// @ts-expect-error below fails the type check of `npm test` if the refusal it marks
+// built with a field the schema lacks or without one it lists (`exact`; each
+// expected error below fails the type check of `npm test` if the refusal it marks
 // goes away), and the services' test helpers check each answer against the
 // document before the serializer can drop or miss a field (support/whole-answers.ts).
 import { createHttpApp } from '../shared/src/http/app.ts';

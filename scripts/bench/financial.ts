@@ -38,7 +38,7 @@ function seeded(teamId: string, i: number, clients: string[]): FinancialRecord {
     status, case_id: null, client_id: type === 'revenue' ? clients[i % clients.length] : null, payment_method: null, invoice_number: null, notes: null,
     metadata: {}, cancelled_at: status === 'cancelled' ? now : null, created_at: now, updated_at: now, version: 1, overdue_at: null,
   } as const;
-  return { ...base, ...financialDerivedFields(base) } as FinancialRecord;
+  return { ...base, ...financialDerivedFields(base) };
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {

@@ -30,7 +30,7 @@ type Extra = Record<string, unknown>;
 type Prettify<T> = { [K in keyof T]: T[K] } & {};
 
 /** A schema written out by hand, declared to accept T. */
-export const typed = <T>(schema: Extra): Schema<T> => schema as Schema<T>;
+export const typed = <T>(schema: Extra): Schema<T> => schema;
 
 export const nullable = <T>(schema: Schema<T>): Schema<T | null> => ({
   ...schema,

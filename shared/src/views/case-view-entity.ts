@@ -4,6 +4,9 @@ import { defineEntity, p } from '@mikro-orm/mongodb';
 import type { CaseFacts } from '../upstream/cases-service.ts';
 import type { RecordOf } from '../store/orm.ts';
 
+/** The collection's name, for a ViewsRepository<CaseView>. */
+export const CASE_VIEWS = 'case_views';
+
 export const CaseViewEntity = defineEntity({
   name: 'CaseView',
   collection: CASE_VIEWS,

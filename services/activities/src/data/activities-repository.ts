@@ -106,7 +106,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     const open = { team_id: teamId, [COUNT_KINDS[kind]]: id, open: 1 } as Filter<ActivityRecord>;
     const [openCount, overdue] = await Promise.all([
       this.collection.countDocuments(open),
-      this.collection.countDocuments({ ...open, due_at: { $lt: now } } as Filter<ActivityRecord>),
+      this.collection.countDocuments({ ...open, due_at: { $lt: now } }),
     ]);
     return { open: openCount, overdue };
   }
@@ -188,7 +188,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
         if (!isDuplicateKey(e)) throw e;
         stored = [];
       }
-      await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
+      await this.collection.deleteOne({ _id: id, team_id: teamId });
       // The moved events the drain leaves to their publish from memory under the activity's id;
       // an earlier attempt's tombstone is drained as it stands.
       this.relay.kick(TOMBSTONES, id, stored);

@@ -5,7 +5,6 @@ import { iso } from '@lpm/shared/time';
 import type { Address, ClientRecord } from '../data/client-entity.ts';
 import { PF_FIELDS, PJ_FIELDS, type CLIENT_TYPES, type ClientDetail, type ClientListItem, type ClientPF, type ClientPJ } from '../contract/client-schemas.ts';
 
-
 export const COMMON_FIELDS = ['name', 'email', 'phone', 'whatsapp', 'segment', 'address', 'notes', 'tags', 'metadata'] as const;
 
 export type ClientType = (typeof CLIENT_TYPES)[number];

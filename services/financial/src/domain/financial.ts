@@ -77,10 +77,10 @@ export function overdueAt(r: Pick<FinancialRecord, 'status' | 'due_date'>, timeZ
 /** A body in the record's terms: amount as amount_cents (400 Invalid amount for more than 2 decimals). */
 function stored(body: { amount?: number }): SentFields<FinancialRecord> {
   const { amount, ...rest } = body as Record<string, unknown>;
-  if (amount === undefined) return rest as SentFields<FinancialRecord>;
+  if (amount === undefined) return rest;
   const cents = amountCents(amount as number);
   if (cents === null) throw invalidAmount();
-  return { ...rest, amount_cents: cents } as SentFields<FinancialRecord>;
+  return { ...rest, amount_cents: cents };
 }
 
 /** Field names as the API shows them (amount_cents is amount, in units). */
