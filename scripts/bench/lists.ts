@@ -29,7 +29,7 @@ function seededClient(teamId: string, i: number, now: number): ClientRecord {
     phone: null,
     whatsapp: null,
     segment: SEGMENTS[i % SEGMENTS.length],
-    status: (i % 10 === 9 ? 'inactive' : 'active'),
+    status: i % 10 === 9 ? ('inactive' as const) : ('active' as const),
     address: null,
     notes: null,
     tags: [],

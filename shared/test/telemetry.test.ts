@@ -53,7 +53,7 @@ it('when no exporter is configured, then trace context still propagates through 
   try {
     expect(() => startTelemetry({ serviceName: 'second' })).toThrow(/already started/);
     const span = trace.getTracer('test').startSpan('work');
-    const headers = injectTraceHeaders({}, trace.setSpan(context.active(), span));
+    const headers: Record<string, unknown> = injectTraceHeaders({}, trace.setSpan(context.active(), span));
     span.end();
     expect(headers.traceparent).toMatch(new RegExp(`^00-${span.spanContext().traceId}-${span.spanContext().spanId}-01$`));
     const remote = trace.getSpanContext(extractTraceContext(headers));

@@ -5,7 +5,7 @@
 // update matching its outbox exactly as written; any other is read, its events
 // published in order and exactly those removed.
 import { context } from '@opentelemetry/api';
-import type { Collection, Db, Document, Filter } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import { DOCUMENT_LOCK_MS, tryDocumentLocks } from '../store/lock.ts';
 import { extractTraceContext } from '../telemetry.ts';
