@@ -72,7 +72,7 @@ export const metadata = (): Schema<Record<string, unknown>> => ({
   'x-max-json-bytes': METADATA_MAX_BYTES,
 });
 
-type Properties = Record<string, Schema<any>>;
+type Properties = Record<string, Schema<unknown>>;
 
 /** The type of an object whose `required` keys are present and the others optional. */
 export type ObjectOf<P extends Properties, R extends keyof P> = Prettify<
@@ -99,8 +99,8 @@ export const object = <P extends Properties, R extends keyof P & string = never>
  * there when the others depend on the record. Neither binds the serializer, which
  * never refuses an answer.
  */
-export function named<S extends Schema<any>>(title: string, description: string, schema: S, opts: { partial: true; required?: string[] }): Schema<Partial<Static<S>>>;
-export function named<S extends Schema<any>>(title: string, description: string, schema: S, opts?: { required?: string[] }): S;
+export function named<S extends Schema<unknown>>(title: string, description: string, schema: S, opts: { partial: true; required?: string[] }): Schema<Partial<Static<S>>>;
+export function named<S extends Schema<unknown>>(title: string, description: string, schema: S, opts?: { required?: string[] }): S;
 export function named(title: string, description: string, schema: Schema, opts: { partial?: boolean; required?: string[] } = {}): Schema {
   return {
     ...schema,
