@@ -109,7 +109,7 @@ export class ServiceClient {
   /** One page of another service's internal list endpoint (`path` without a query string). */
   async page<T>(who: Caller, path: string, q: ListQuery): Promise<{ items: T[]; total: number }> {
     const params = new URLSearchParams({ page: String(q.page), limit: String(q.limit), ...(q.sort ? { sort: q.sort } : {}) });
-    const res = await this.request<{ data?: unknown; pagination?: { total?: unknown } } | null>(who, 'GET', `${path}?${params}`);
+    const res = await this.request<{ data?: unknown; pagination?: { total?: unknown } } | null>(who, 'GET', `${path}?${params.toString()}`);
     const items = res.body?.data;
     const total = res.body?.pagination?.total;
     if (res.status !== 200 || !Array.isArray(items) || typeof total !== 'number') {
