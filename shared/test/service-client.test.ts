@@ -47,7 +47,7 @@ test('when the base URL lists replicas comma-separated, then calls go to each in
   try {
     const both = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${port}, http://127.0.0.1:${otherPort}`, internalToken: 't'.repeat(32) });
     const ids = [];
-    for (let i = 0; i < 4; i++) ids.push((await both.request({ teamId: 'team_1' }, 'GET', '/x')).body.data.id);
+    for (let i = 0; i < 4; i++) ids.push((await both.request<{ data: { id: string } }>({ teamId: 'team_1' }, 'GET', '/x')).body.data.id);
     expect(ids).toEqual(['x', 'other', 'x', 'other']);
   } finally {
     await new Promise<void>((done) => other.close(() => done()));
