@@ -1,7 +1,7 @@
 // Starts the shared RabbitMQ and Redis servers when they are down, and gives each
 // test run its own vhost, key prefix and databases so runs leave nothing behind.
 import { execFileSync, execSync } from 'node:child_process';
-import { isListening } from '../shared/src/local-store.ts';
+import { isListening } from './local-store.ts';
 
 async function waitFor(port: number, seconds: number): Promise<void> {
   const deadline = Date.now() + seconds * 1000;

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from '../shared/src/local-store.ts';
+import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from './local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { parseReplicas } from './replicas.ts';
@@ -53,8 +53,8 @@ function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDel
   const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const startedAt = Date.now();
   log(`${name} pid ${proc.pid}`);
-  prefixed(name, proc.stdout!, process.stdout);
-  prefixed(name, proc.stderr!, process.stderr);
+  prefixed(name, proc.stdout, process.stdout);
+  prefixed(name, proc.stderr, process.stderr);
   const child = { name, proc };
   children.push(child);
   proc.once('exit', (code, signal) => {

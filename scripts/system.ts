@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { isListening } from '../shared/src/local-store.ts';
+import { isListening } from './local-store.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -43,8 +43,8 @@ export type Launcher = ChildProcess & { output(): string };
 export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tree = root, args: string[] = []): Promise<Launcher> {
   const proc = spawn(process.execPath, ['scripts/start.ts', ...args], { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  proc.stdout!.on('data', (d) => (output += d));
-  proc.stderr!.on('data', (d) => (output += d));
+  proc.stdout.on('data', (d) => (output += d));
+  proc.stderr.on('data', (d) => (output += d));
   const deadline = Date.now() + timeoutMs;
   while (!output.includes(`ready: http://127.0.0.1:${env.PORT}`)) {
     if (Date.now() > deadline || proc.exitCode !== null) {

@@ -1,5 +1,5 @@
-// `npm test`: type-checks, runs every Jest suite against real servers, and ends
-// with the plain line "N passed, N failed" that CI reads.
+// `npm test`: type-checks, lints, runs every Jest suite against real servers, and
+// ends with the plain line "N passed, N failed" that CI reads.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 
@@ -10,13 +10,18 @@ const tsc = spawnSync('tsc', ['--noEmit', '-p', 'tsconfig.json'], { stdio: 'inhe
 const typeErrors = tsc.status === 0 ? 0 : 1;
 if (typeErrors) console.error('type check failed');
 
+// Warnings are the findings left from before the linter (eslint.config.js): listed, not yet failures.
+const eslint = spawnSync('eslint', ['.'], { stdio: 'inherit' });
+const lintFindings = eslint.status === 0 ? 0 : 1;
+if (lintFindings) console.error('lint failed');
+
 const jest = spawnSync('jest', ['--json', `--outputFile=${results}`, ...process.argv.slice(2)], {
   stdio: 'inherit',
   env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules --no-warnings`.trim() },
 });
 
 let passed = 0;
-let failed = typeErrors;
+let failed = typeErrors + lintFindings;
 let skipped = 0;
 if (existsSync(results)) {
   const r = JSON.parse(readFileSync(results, 'utf8'));

@@ -19,7 +19,7 @@ const settings = [
   ...new Set([
     ...['shared/src', 'gateway/src', ...SERVICE_NAMES.map((s) => `services/${s}/src`)]
       .flatMap((dir) => { try { return sources(dir); } catch { return []; } })
-      .flatMap((text) => [...text.matchAll(/\[\s*'([A-Z][A-Z0-9_]+)',\s*[a-z]/g)].map((m) => m[1]!)),
+      .flatMap((text) => [...text.matchAll(/\[\s*'([A-Z][A-Z0-9_]+)',\s*[a-z]/g)].map((m) => m[1])),
     ...SERVICE_NAMES.map((s) => `${s.toUpperCase()}_URL`),
   ]),
 ].sort();

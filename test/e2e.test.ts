@@ -2,7 +2,7 @@
 // CLI, and requests through the gateway to the services.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isListening } from '../shared/src/local-store.ts';
+import { isListening } from '../scripts/local-store.ts';
 import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
 import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
 

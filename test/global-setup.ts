@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFerretdb } from '../shared/src/local-store.ts';
+import { startFerretdb } from '../scripts/local-store.ts';
 import { addVhost, ensureRabbitmq, ensureRedis } from '../scripts/local-servers.ts';
 import { createTestTls } from './support/test-ca.ts';
 

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { dropPostgresDatabase, type RunningStore } from '../shared/src/local-store.ts';
+import { dropPostgresDatabase, type RunningStore } from '../scripts/local-store.ts';
 import { deleteVhost, stopRabbitmq, stopRedis } from '../scripts/local-servers.ts';
 
 export default async function globalTeardown(): Promise<void> {

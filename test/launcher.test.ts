@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { isListening } from '../shared/src/local-store.ts';
+import { isListening } from '../scripts/local-store.ts';
 import { freePortBlock } from '../scripts/system.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -28,8 +28,8 @@ test('when one process dies 5 times in a row, each within a minute of its start,
     },
   });
   let output = '';
-  launcher.stdout!.on('data', (d) => (output += d));
-  launcher.stderr!.on('data', (d) => (output += d));
+  launcher.stdout.on('data', (d) => (output += d));
+  launcher.stderr.on('data', (d) => (output += d));
   const code = await new Promise<number | null>((done) => launcher.once('exit', (c) => done(c)));
 
   expect(code).toBe(1);

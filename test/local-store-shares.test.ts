@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOCAL_STORE_CONNECTIONS } from '../shared/src/local-store.ts';
+import { LOCAL_STORE_CONNECTIONS } from '../scripts/local-store.ts';
 import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -94,7 +94,7 @@ test('when requests, events and deliveries cross every process, then each one se
   const consumers = ['clients', 'cases', 'activities', 'financial', 'webhooks'] as const;
   await waitFor('every consumer acked a message', async () => {
     const now = await Promise.all(consumers.map((p) => scrape(metricsUrl(p))));
-    return consumers.every((p, i) => total(now[i]!, 'consumer_messages_total', 'outcome="acked"') > total(before[p], 'consumer_messages_total', 'outcome="acked"'));
+    return consumers.every((p, i) => total(now[i], 'consumer_messages_total', 'outcome="acked"') > total(before[p], 'consumer_messages_total', 'outcome="acked"'));
   }, 60_000);
   const after = await scrapeAll();
   const moved = (p: Process, name: string, ...labels: string[]) => [p, name, ...labels, total(after[p], name, ...labels) > total(before[p], name, ...labels)];

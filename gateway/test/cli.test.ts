@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { freePort, isListening, dropPostgresDatabase } from '@lpm/shared/local-store';
+import { freePort, isListening, dropPostgresDatabase } from '../../scripts/local-store.ts';
 import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';

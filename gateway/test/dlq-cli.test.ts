@@ -72,7 +72,7 @@ it('when a message fails with a non-transient error maxAttempts times, then it i
     await waitFor('dead-lettered', async () => (await count(`${queue}.dlq`)) === 1);
     expect(calls).toBe(3);
 
-    const listed = await DLQ_COMMANDS['dlq list']!.run(AMQP_URL, { queue });
+    const listed = await DLQ_COMMANDS['dlq list'].run(AMQP_URL, { queue });
     const expected = {
       queue,
       dlq: `${queue}.dlq`,
@@ -93,10 +93,10 @@ it('when a message fails with a non-transient error maxAttempts times, then it i
     expect(replay.code).toBe(0);
     expect(JSON.parse(replay.stdout)).toEqual({ queue, dlq: `${queue}.dlq`, replayed: 1 });
     await waitFor('replayed message handled', () => handled.length === 1);
-    expect(handled[0]!.id).toBe(e.id);
+    expect(handled[0].id).toBe(e.id);
     expect(await count(`${queue}.dlq`)).toBe(0);
 
-    const empty = await DLQ_COMMANDS['dlq replay']!.run(AMQP_URL, { queue });
+    const empty = await DLQ_COMMANDS['dlq replay'].run(AMQP_URL, { queue });
     expect(empty.json).toEqual({ queue, dlq: `${queue}.dlq`, replayed: 0 });
   } finally {
     await consumer.cancel();

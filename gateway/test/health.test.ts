@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { freePort } from '@lpm/shared/local-store';
+import { freePort } from '../../scripts/local-store.ts';
 import { startTcpProxy } from '../../shared/test/support/tcp-proxy.ts';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import { openGatewayStore } from '../src/data/store.ts';

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { HEADER, defaultTeamSettings } from '@lpm/shared/identity';
-import { freePort } from '@lpm/shared/local-store';
+import { freePort } from '../../scripts/local-store.ts';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { freePort, isListening } from '@lpm/shared/local-store';
+import { freePort, isListening } from '../../scripts/local-store.ts';
 import { SERVICE_PORTS } from '@lpm/shared/service/names';
 import { ConfigError } from '@lpm/shared/config';
 import { readGatewayConfig } from '../src/config.ts';

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { DEFAULT_CASE_PHASES, DEFAULT_DEAL_PHASES, HEADER, readIdentity, type TeamSettings } from '@lpm/shared/identity';
-import { freePort } from '@lpm/shared/local-store';
+import { freePort } from '../../scripts/local-store.ts';
 import { expectError } from '../../test/support/api.ts';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 

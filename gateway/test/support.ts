@@ -11,6 +11,7 @@ import type { Upstreams } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
+import { assertWholeAnswers, checkWholeAnswers } from '../../test/support/whole-answers.ts';
 
 export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
@@ -81,6 +82,7 @@ export async function startGateway(
     ...rest,
     store,
   });
+  const answers = checkWholeAnswers(app);
   const internal = internalServer(app);
   try {
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -91,7 +93,17 @@ export async function startGateway(
   }
   const { port } = app.server.address() as { port: number };
   const internalUrl = `http://127.0.0.1:${(internal.address() as { port: number }).port}`;
-  return { app, url: `http://127.0.0.1:${port}`, internalUrl, accounts: new Accounts(gatewayRepositories(store.db)), redis, close: () => app.close() };
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    internalUrl,
+    accounts: new Accounts(gatewayRepositories(store.db)),
+    redis,
+    close: async () => {
+      await app.close();
+      assertWholeAnswers(answers);
+    },
+  };
 }
 
 /** Every upstream name pointing at one base URL. */

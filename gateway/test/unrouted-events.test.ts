@@ -35,7 +35,7 @@ it('when events are published before their consumer binds, then they are parked,
   await s.broker.publish(other);
   expect(await count(PARKING)).toBe(2);
 
-  const listed = await DLQ_COMMANDS['dlq list']!.run(AMQP_URL, { queue: PARKING });
+  const listed = await DLQ_COMMANDS['dlq list'].run(AMQP_URL, { queue: PARKING });
   expect(listed.json).toEqual({
     queue: EXCHANGE,
     dlq: PARKING,

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, jest, test } from '@j
 import { AppError } from '@lpm/shared/errors';
 import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { freePort } from '@lpm/shared/local-store';
+import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 import { listenOnLoopback } from '../../shared/test/support/listen.ts';

@@ -26,7 +26,7 @@ await app.register(httpProxy, {
       const { authorization, ...rest } = headers;
       const key = typeof authorization === 'string' ? authorization.replace(/^Bearer /, '') : '';
       return { ...rest, ...identities.get(key) };
-    }) as never,
+    }),
   },
 });
 await app.listen({ host: '127.0.0.1', port: 0 });

@@ -58,7 +58,7 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
     updated_at: closedAt,
     version: 1,
   };
-  return { ...base, ...dealDerivedFields(base) } as DealRecord;
+  return { ...base, ...dealDerivedFields(base) };
 }
 
 /** Inserts the deals with their list markers, then counts each of their days as the service's writes do: seconds the inserts took. */

@@ -6,6 +6,7 @@ import { MongoClient } from 'mongodb';
 import {
   CaseLinks,
   CaseViewEntity,
+  CASE_VIEWS,
   ClientLinks,
   ClientViewEntity,
   Financial,
@@ -39,7 +40,7 @@ function seeded(teamId: string, i: number, clients: string[]): FinancialRecord {
     status, case_id: null, client_id: type === 'revenue' ? clients[i % clients.length] : null, payment_method: null, invoice_number: null, notes: null,
     metadata: {}, cancelled_at: status === 'cancelled' ? now : null, created_at: now, updated_at: now, version: 1, overdue_at: null,
   } as const;
-  return { ...base, ...financialDerivedFields(base) } as FinancialRecord;
+  return { ...base, ...financialDerivedFields(base) };
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
@@ -69,7 +70,7 @@ export async function financialSection(b: Bench): Promise<void> {
     const financial = new Financial({
       records: new FinancialRepository(store.db, { kick: () => {} }),
       clientLinks: new ClientLinks({ facts: async () => null }, new ViewsRepository<ClientView>(store.db, 'client_views')),
-      caseLinks: new CaseLinks({ facts: async () => null }, new ViewsRepository<CaseView>(store.db, 'case_views')),
+      caseLinks: new CaseLinks({ facts: async () => null }, new ViewsRepository<CaseView>(store.db, CASE_VIEWS)),
     });
     const who = { teamId, userId: newId('user'), settings: defaultTeamSettings() };
     for (const groupBy of ['month', 'week', 'day'] as const) {

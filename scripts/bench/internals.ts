@@ -3,7 +3,7 @@
 // Teams and keys are made with the operator CLI (teams.ts), not with the gateway's code.
 
 // The local document store: a private FerretDB per run, and its PostgreSQL database dropped after.
-export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../../shared/src/local-store.ts';
+export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local-store.ts';
 // The identity headers of a request straight to a service (the gateway's internal credential).
 export { DEFAULT_CASE_PHASES, defaultTeamSettings, identityHeaders, type Identity } from '../../shared/src/identity.ts';
 export { newId } from '../../shared/src/ids.ts';
@@ -34,7 +34,7 @@ export { derivedFields as activityDerivedFields } from '../../services/activitie
 // The financial summary measured in process, as the service builds it (financial.ts).
 export { openStore } from '../../shared/src/store/orm.ts';
 export { ClientViewEntity, type ClientView } from '../../shared/src/views/client-view-entity.ts';
-export { CaseViewEntity, type CaseView } from '../../shared/src/views/case-view-entity.ts';
+export { CASE_VIEWS, CaseViewEntity, type CaseView } from '../../shared/src/views/case-view-entity.ts';
 export { ViewsRepository } from '../../shared/src/views/views-repository.ts';
 export { ClientLinks } from '../../shared/src/views/client-links.ts';
 export { CaseLinks } from '../../shared/src/views/case-links.ts';

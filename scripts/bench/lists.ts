@@ -29,7 +29,7 @@ function seededClient(teamId: string, i: number, now: number): ClientRecord {
     phone: null,
     whatsapp: null,
     segment: SEGMENTS[i % SEGMENTS.length],
-    status: (i % 10 === 9 ? 'inactive' : 'active') as ClientRecord['status'],
+    status: i % 10 === 9 ? ('inactive' as const) : ('active' as const),
     address: null,
     notes: null,
     tags: [],
@@ -68,7 +68,7 @@ function seededRecord(teamId: string, i: number, now: number): FinancialRecord {
     status, case_id: null, client_id: null, payment_method: null, invoice_number: null, notes: null,
     metadata: {}, cancelled_at: status === 'cancelled' ? created : null, created_at: created, updated_at: created, version: 1, overdue_at: null,
   } as const;
-  return { ...base, ...financialDerivedFields(base) } as FinancialRecord;
+  return { ...base, ...financialDerivedFields(base) };
 }
 
 interface ListScenario {

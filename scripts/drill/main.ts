@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { EVENT_TYPES } from '../../shared/src/events.ts';
-import { dropPostgresDatabase, startFerretdb, type RunningStore } from '../../shared/src/local-store.ts';
+import { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local-store.ts';
 import { SERVICE_NAMES } from '../../shared/src/service/names.ts';
 import { startHttpsReceiver } from '../../shared/test/support/https-receiver.ts';
 import { startTcpProxy } from '../../shared/test/support/tcp-proxy.ts';

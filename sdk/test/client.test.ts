@@ -55,7 +55,7 @@ test('when the API answers 429, then the call is retried after Retry-After secon
   replies = [() => error(429, 'RATE_LIMIT_EXCEEDED', 'Rate limit exceeded', { 'retry-after': '1' }), () => ({ status: 200, body: { success: true, data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0 } } })];
   await lpm().listCases();
   expect(seen).toHaveLength(2);
-  expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(1000);
+  expect(seen[1].at - seen[0].at).toBeGreaterThanOrEqual(1000);
 });
 
 test('when a POST meets 503s, then it is retried with backoff under one Idempotency-Key', async () => {

@@ -24,7 +24,7 @@ beforeAll(async () => {
   const hook = await sys.call(t.api_key, 'POST', '/v1/webhooks', { url: `${receiver.url}/lpm`, events: ['case.created'] });
   secret = hook.body.data.secret;
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  writeFileSync(example, /```ts\n([\s\S]*?)```/.exec(readme)![1]!);
+  writeFileSync(example, /```ts\n([\s\S]*?)```/.exec(readme)![1]);
 }, 120_000);
 
 afterAll(async () => {

@@ -43,6 +43,10 @@ export const unknownField = (field: string) => badRequest(`Unknown field: ${fiel
 export const unauthorized = (message: string) => new AppError(401, 'UNAUTHORIZED', message);
 export const forbidden = (message = 'Insufficient permissions') => new AppError(403, 'FORBIDDEN', message);
 export const notFound = (message: string) => new AppError(404, 'NOT_FOUND', message);
+/** The records every service links to, by the spec's messages. */
+export const userNotFound = () => notFound('User not found');
+export const clientNotFound = () => notFound('Client not found');
+export const caseNotFound = () => notFound('Case not found');
 /** 409: a unique value taken (webhook URL). */
 export const conflict = (message: string, reason: string) =>
   new AppError(409, 'DUPLICATE_ENTRY', message, { reason });

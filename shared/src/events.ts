@@ -31,12 +31,6 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);
-
-export function isEventType(s: string): s is EventType {
-  return EVENT_TYPE_SET.has(s);
-}
-
 export interface DomainEvent<T = Record<string, unknown>> {
   /** `evt_` + ULID; the same for every delivery of this event (idempotency key). */
   id: string;

@@ -16,7 +16,7 @@ function randomFraction(): number {
     randomFillSync(pool);
     next = 0;
   }
-  return pool[next++]! / 256;
+  return pool[next++] / 256;
 }
 
 /** The ids a request makes when it is run again under the same Idempotency-Key. */
@@ -60,7 +60,7 @@ export function newId(kind: IdKind): string {
 export function derivedId(kind: IdKind, at: number, key: string): string {
   const digest = createHash('sha256').update(key).digest();
   let i = 0;
-  return `${kind}_${ulid(at, () => digest[i++]! / 256).toLowerCase()}`;
+  return `${kind}_${ulid(at, () => digest[i++] / 256).toLowerCase()}`;
 }
 
 /** True when s is an id of this kind; a path id of another kind is answered 404. */

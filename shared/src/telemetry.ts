@@ -207,7 +207,7 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 export function tracedRequestListener(serviceName: string, listener: RequestListener): RequestListener {
   const tracer = trace.getTracer(serviceName);
   return (req, res) => {
-    const parent = extractTraceContext(req.headers as Record<string, unknown>);
+    const parent = extractTraceContext(req.headers);
     const span = tracer.startSpan(`${req.method} ${(req.url ?? '/').split('?')[0]}`, { kind: SpanKind.SERVER }, parent);
     res.once('close', () => {
       span.setAttribute('http.response.status_code', res.statusCode);

@@ -10,7 +10,16 @@ export const FIRST_DAY = '1900-01-01';
 export const LAST_DAY = '9998-12-31';
 
 /** An instant as the API writes it (ISO 8601 UTC with milliseconds); null stays null. */
-export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
+export function iso(d: Date): string;
+export function iso(d: Date | null | undefined): string | null;
+export function iso(d: Date | null | undefined): string | null {
+  return d ? d.toISOString() : null;
+}
+
+/** The calendar day (YYYY-MM-DD) of instant `at` in `timeZone`. */
+export function dayIn(timeZone: string, at: Date = new Date()): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+}
 
 /** The calendar day after `date` (YYYY-MM-DD). */
 export function nextDay(date: string): string {

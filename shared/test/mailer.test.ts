@@ -1,5 +1,5 @@
 import { ConfigError, mailSettings, readConfig } from '../src/config.ts';
-import { freePort } from '../src/local-store.ts';
+import { freePort } from '../../scripts/local-store.ts';
 import { createMailer } from '../src/mailer.ts';
 import { startSmtpListener, type SmtpListener } from './support/smtp-listener.ts';
 import { captureLogger, quietLogger } from './support/wait.ts';

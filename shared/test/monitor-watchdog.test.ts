@@ -35,7 +35,7 @@ afterAll(async () => {
 
 const things = () => client.db(dbName).collection<{ _id: string }>('things');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const wedge = () => client.emit('serverHeartbeatStarted', { connectionId: 'wedged.example:27017', awaited: false } as never);
+const wedge = () => client.emit('serverHeartbeatStarted', { connectionId: 'wedged.example:27017', awaited: false });
 
 test('when every heartbeat ends, then the watchdog leaves the client alone', async () => {
   await things().insertOne({ _id: 'a' });

@@ -103,7 +103,7 @@ describe('OutboxRelay', () => {
     await relay.stop();
 
     expect(observer.ids()).toEqual([e1.id, e2.id, e3.id]);
-    const { msg, event } = observer.received[0]!;
+    const { msg, event } = observer.received[0];
     expect(event).toEqual(e1);
     expect(msg.fields.routingKey).toBe('client.updated');
     expect(msg.properties).toMatchObject({
@@ -152,7 +152,7 @@ describe('OutboxRelay', () => {
       }
       await col.updateOne({ _id: 'cli_b1' as never }, outboxUpdate({ $set: { x: 1 } }, events(1, 'during-update')));
       const extra = (await col.findOne({ _id: 'cli_b1' as never }))!.outbox as DomainEvent[];
-      during.push(extra[2]!);
+      during.push(extra[2]);
       // Several passes fail while the broker is away.
       for (let i = 0; i < 3; i++) expect(await relay.runOnce()).toBe(0);
       expect(await col.countDocuments({ outbox_pending: true })).toBe(5);
@@ -233,11 +233,11 @@ describe('OutboxRelay', () => {
     try {
       relay.start();
       const [first, second, third] = events(3, 'order');
-      await col.insertOne({ _id: 'o1' as never, n: 0, ...outboxOnInsert([first!]) });
-      relay.kick('clients_o', 'o1', [first!]);
+      await col.insertOne({ _id: 'o1' as never, n: 0, ...outboxOnInsert([first]) });
+      relay.kick('clients_o', 'o1', [first]);
       await new Promise((r) => setTimeout(r, 200)); // the publish failed
       refusing = false;
-      for (const e of [second!, third!]) {
+      for (const e of [second, third]) {
         await withDocumentLock(db, 'clients_o', 'o1', async () => {
           await col.updateOne({ _id: 'o1' as never }, outboxUpdate({ $inc: { n: 1 } }, [e]));
           relay.kick('clients_o', 'o1', [e]);
@@ -245,7 +245,7 @@ describe('OutboxRelay', () => {
       }
       await waitFor('all three events', () => own.ids().length === 3);
       await waitFor('outbox emptied', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
-      expect(own.ids()).toEqual([first!.id, second!.id, third!.id]);
+      expect(own.ids()).toEqual([first.id, second.id, third.id]);
     } finally {
       await relay.stop();
       await own.close();
@@ -388,7 +388,7 @@ describe('OutboxRelay', () => {
     const name = 'clients_mixed';
     const col = db.collection(name);
     const [mine, theirs] = [events(1, 'mine'), events(1, 'theirs')];
-    await col.insertOne({ _id: 'mixed' as never, ...outboxOnInsert([theirs[0]!, mine[0]!]) });
+    await col.insertOne({ _id: 'mixed' as never, ...outboxOnInsert([theirs[0], mine[0]]) });
     const own = await Observer.start('outbox-test.mixed');
     const relay = new OutboxRelay({ db, collections: [name], publisher: broker, logger: captureLogger(), intervalMs: 3_600_000, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
     try {
@@ -397,7 +397,7 @@ describe('OutboxRelay', () => {
       await waitFor('both events', () => own.ids().length === 2);
       await waitFor('the outbox emptied', async () => (await col.countDocuments({ outbox_pending: true })) === 0);
       await relay.runOnce();
-      expect(own.ids().sort()).toEqual([mine[0]!.id, theirs[0]!.id].sort());
+      expect(own.ids().sort()).toEqual([mine[0].id, theirs[0].id].sort());
     } finally {
       await relay.stop();
       await own.close();
@@ -465,7 +465,7 @@ describe('OutboxRelay', () => {
     }, 30_000);
     release();
     await stalledPass;
-    expect(stalledCalls).toEqual([evs[0]!.id]);
+    expect(stalledCalls).toEqual([evs[0].id]);
     expect(observer.ids()).toEqual(evs.map((e) => e.id));
     expect(await col.findOne({ _id: 'cli_d' as never })).toMatchObject({ outbox: [], outbox_pending: false });
     observer.received = [];
@@ -484,14 +484,14 @@ describe('OutboxRelay', () => {
         [db, db2, db, db2].map(async (d, w) => {
           for (let i = 0; i < 15; i++) {
             const [e] = events(1, `e${w}-${i}`);
-            written.push(e!.id);
+            written.push(e.id);
             // What is checked is that nothing is lost, not how long a writer waits: the lock is
             // polled, not queued, so on a busy machine one of four writers can wait past the 5 s default.
             await withDocumentLock(
               d,
               'clients_e',
               'cli_e',
-              () => d.collection('clients_e').updateOne({ _id: 'cli_e' as never }, outboxUpdate({ $inc: { n: 1 } }, [e!])),
+              () => d.collection('clients_e').updateOne({ _id: 'cli_e' as never }, outboxUpdate({ $inc: { n: 1 } }, [e])),
               { waitMs: 60_000 },
             );
             relay.kick();

@@ -26,8 +26,8 @@ beforeEach(() => (seen = []));
 test('when called for a team and user, then only the internal credential, team and user go', async () => {
   await client.request({ teamId: 'team_1', userId: 'user_1' }, 'GET', '/x');
   expect(seen[0]).toMatchObject({ [HEADER.internalToken]: 't'.repeat(32), [HEADER.teamId]: 'team_1', [HEADER.userId]: 'user_1' });
-  expect(seen[0]![HEADER.settings]).toBeUndefined();
-  expect(seen[0]![HEADER.scopes]).toBeUndefined();
+  expect(seen[0][HEADER.settings]).toBeUndefined();
+  expect(seen[0][HEADER.scopes]).toBeUndefined();
 });
 
 test('when called for an Identity with extra headers, then its scopes and team settings go too, and the extra headers', async () => {
@@ -36,7 +36,7 @@ test('when called for an Identity with extra headers, then its scopes and team s
   const res = await client.request(who, 'POST', '/v1/cases', { title: 'T' }, { headers: { 'idempotency-key': 'deal-won-case:d1' } });
   expect(res.status).toBe(201);
   expect(seen[0]).toMatchObject({ [HEADER.teamId]: 'team_2', [HEADER.userId]: 'user_2', [HEADER.scopes]: 'read,write', 'idempotency-key': 'deal-won-case:d1' });
-  const sent = JSON.parse(Buffer.from(String(seen[0]![HEADER.settings]), 'base64url').toString('utf8'));
+  const sent = JSON.parse(Buffer.from(String(seen[0][HEADER.settings]), 'base64url').toString('utf8'));
   expect(sent.case_phases).toEqual(['Triagem', 'Petição']);
 });
 
@@ -47,7 +47,7 @@ test('when the base URL lists replicas comma-separated, then calls go to each in
   try {
     const both = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${port}, http://127.0.0.1:${otherPort}`, internalToken: 't'.repeat(32) });
     const ids = [];
-    for (let i = 0; i < 4; i++) ids.push((await both.request({ teamId: 'team_1' }, 'GET', '/x')).body.data.id);
+    for (let i = 0; i < 4; i++) ids.push((await both.request<{ data: { id: string } }>({ teamId: 'team_1' }, 'GET', '/x')).body.data.id);
     expect(ids).toEqual(['x', 'other', 'x', 'other']);
   } finally {
     await new Promise<void>((done) => other.close(() => done()));

@@ -53,7 +53,7 @@ it('when no exporter is configured, then trace context still propagates through 
   try {
     expect(() => startTelemetry({ serviceName: 'second' })).toThrow(/already started/);
     const span = trace.getTracer('test').startSpan('work');
-    const headers = injectTraceHeaders({} as Record<string, unknown>, trace.setSpan(context.active(), span));
+    const headers: Record<string, unknown> = injectTraceHeaders({}, trace.setSpan(context.active(), span));
     span.end();
     expect(headers.traceparent).toMatch(new RegExp(`^00-${span.spanContext().traceId}-${span.spanContext().spanId}-01$`));
     const remote = trace.getSpanContext(extractTraceContext(headers));
@@ -77,7 +77,7 @@ it('when no exporter is configured, then spans record nothing and carry the trac
       expect(span.isRecording()).toBe(false);
       expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
       expect(span.spanContext().spanId).not.toBe('00f067aa0ba902b7');
-      const headers = injectTraceHeaders({} as Record<string, unknown>, trace.setSpan(caller, span));
+      const headers = injectTraceHeaders({}, trace.setSpan(caller, span));
       expect(headers).toMatchObject({ traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${span.spanContext().spanId}-${flags}`, tracestate: 'vendor=x' });
     }
     // A new trace is sampled, as under the SDK's default sampler; `root` starts one under any parent.
@@ -112,9 +112,9 @@ it('when OTEL_EXPORTER_OTLP_ENDPOINT is set, then finished spans are exported ov
     trace.getTracer('test').startSpan('exported-span').end();
     await telemetry.shutdown(); // flushes the batch
     expect(posts).toHaveLength(1);
-    expect(posts[0]!.url).toBe('/v1/traces');
-    expect(posts[0]!.body).toContain('exported-span');
-    expect(posts[0]!.body).toContain('telemetry-test-otlp');
+    expect(posts[0].url).toBe('/v1/traces');
+    expect(posts[0].body).toContain('exported-span');
+    expect(posts[0].body).toContain('telemetry-test-otlp');
   } finally {
     if (saved === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved;

@@ -52,7 +52,7 @@ export class Contract {
 
   /** The operation a request reaches, or undefined when the document has none. */
   operation(method: string, path: string): { template: string; operation: Json } | undefined {
-    const bare = path.split('?')[0]!;
+    const bare = path.split('?')[0];
     const route = this.routes.find((r) => r.method === method && r.pattern.test(bare));
     return route && { template: route.template, operation: this.document.paths[route.template][method.toLowerCase()] };
   }

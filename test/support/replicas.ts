@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
-import { isListening } from '../../shared/src/local-store.ts';
+import { isListening } from '../../scripts/local-store.ts';
 import type { ServiceName } from '../../shared/src/service/names.ts';
 import { freePortBlock } from '../../scripts/system.ts';
 import { waitFor } from '../../shared/test/support/wait.ts';

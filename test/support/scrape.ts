@@ -18,9 +18,9 @@ export async function scrape(url: string): Promise<Scrape> {
   const samples: Scrape['samples'] = [];
   for (const line of text.split('\n')) {
     const type = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (type) families.set(type[1]!, type[2]!);
+    if (type) families.set(type[1], type[2]);
     const sample = SAMPLE.exec(line);
-    if (sample) samples.push({ name: sample[1]!, labels: sample[2] ?? '', value: Number(sample[3]) });
+    if (sample) samples.push({ name: sample[1], labels: sample[2] ?? '', value: Number(sample[3]) });
   }
   return { families, samples, text };
 }

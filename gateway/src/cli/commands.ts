@@ -165,7 +165,7 @@ export function resolveCommand(positionals: string[], given: Options): { command
     }
   }
   for (const option of command.required) {
-    if (given[option] === undefined || given[option]!.trim() === '') throw new UsageError(`--${option} is required (${command.usage})`);
+    if (given[option] === undefined || given[option].trim() === '') throw new UsageError(`--${option} is required (${command.usage})`);
   }
   return { command, options: given };
 }

@@ -43,7 +43,7 @@ function describe(m: GetMessage): DeadMessage {
   let body: { id?: unknown; type?: unknown } = {};
   try {
     const parsed: unknown = JSON.parse(m.content.toString('utf8'));
-    if (parsed && typeof parsed === 'object') body = parsed as typeof body;
+    if (parsed && typeof parsed === 'object') body = parsed;
   } catch {
     // an unparseable body: its id and type come from the properties, if any
   }

@@ -1,7 +1,7 @@
 // The gateway's own records: teams, their users and API keys (decisions §6).
 import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
 import type { Scope, TeamSettings } from '@lpm/shared/identity';
-import { PLANS } from '../domain/plans.ts';
+import { PLANS } from '../contract/plans.ts';
 import { CNJ_CHECKS } from '@lpm/shared/court-calendar';
 
 export const TeamEntity = defineEntity({

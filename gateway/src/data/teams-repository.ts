@@ -2,7 +2,7 @@
 // changed; until then they read as the defaults (domain/accounts.ts).
 import type { Collection, Db } from 'mongodb';
 import type { TeamSettings } from '@lpm/shared/identity';
-import type { Plan } from '../domain/plans.ts';
+import type { Plan } from '../contract/plans.ts';
 import type { TeamRecord } from './entities.ts';
 import type { PrincipalChangesRepository } from './principal-changes.ts';
 

@@ -2,7 +2,7 @@
 // entities.ts declares), and a second one is the domain's duplicate-email error.
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
-import { duplicateEmail } from '../domain/account-errors.ts';
+import { duplicateEmail } from '../contract/account-errors.ts';
 import type { UserRecord } from './entities.ts';
 
 export class UsersRepository {

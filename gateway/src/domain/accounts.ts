@@ -1,14 +1,14 @@
 // Teams, users and API keys: the use cases behind the operator CLI and the
 // gateway's key lookup. No HTTP here.
-import { badRequest } from '@lpm/shared/errors';
+import { badRequest, userNotFound } from '@lpm/shared/errors';
 import { newId } from '@lpm/shared/ids';
 import { SCOPES, defaultTeamSettings, sameSecret, type Identity, type Scope, type TeamSettings } from '@lpm/shared/identity';
 import type { ApiKeyRecord, TeamRecord, UserRecord } from '../data/entities.ts';
 import type { GatewayRepositories } from '../data/store.ts';
 import type { StoredTeam } from '../data/teams-repository.ts';
-import { keyNotFound, teamNotFound, userNotFound } from './account-errors.ts';
+import { keyNotFound, teamNotFound } from '../contract/account-errors.ts';
 import { generateApiKey, isWellFormedKey, keyDigest } from './keys.ts';
-import { isPlan, type Plan } from './plans.ts';
+import { isPlan, type Plan } from '../contract/plans.ts';
 
 /** A stored record as the domain sees it: `id` for the store's `_id`. */
 type Identified<R extends { _id: string }> = Omit<R, '_id'> & { id: string };

@@ -4,16 +4,14 @@
 // be removed; renaming a phase removes the old name. A change of the court calendar
 // or of the time zone reaches the services through CalendarSync.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
+import { exact } from '@lpm/shared/http/schemas';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamsRepository } from '../data/teams-repository.ts';
-import type { SettingsChange } from '../routes/settings.ts';
+import type { SettingsChange, SettingsView } from '../contract/settings-schemas.ts';
 import { isTimeZone, type Accounts, type Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
 
-export interface SettingsView extends TeamSettings {
-  updated_at: string | null;
-}
 
 export type PhaseKind = 'case' | 'deal';
 
@@ -93,14 +91,15 @@ export class Settings {
   }
 }
 
-const view = (t: Team): SettingsView => ({
-  timezone: t.timezone,
-  case_phases: t.case_phases,
-  deal_phases: t.deal_phases,
-  court_calendar: t.court_calendar,
-  cnj_check: t.cnj_check,
-  updated_at: t.settings_updated_at?.toISOString() ?? null,
-});
+const view = (t: Team): SettingsView =>
+  exact<SettingsView>()({
+    timezone: t.timezone,
+    case_phases: t.case_phases,
+    deal_phases: t.deal_phases,
+    court_calendar: t.court_calendar,
+    cnj_check: t.cnj_check,
+    updated_at: t.settings_updated_at?.toISOString() ?? null,
+  });
 
 /** The change with phase names trimmed; the rules the body schema cannot state. */
 function normalize(change: SettingsChange): Partial<TeamSettings> {

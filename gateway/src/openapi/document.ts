@@ -118,10 +118,10 @@ const REASONS: Record<string, string> = {
 const IDEMPOTENCY_ERRORS = { 409: ['A request with this Idempotency-Key is in progress'], 422: ['Idempotency key reused with different request'] };
 
 const snake = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
-const exampleName = (s: string) => s.replace(/[^A-Za-z0-9]+/g, ' ').trim().split(' ').map((w, i) => (i ? w[0]!.toUpperCase() + w.slice(1) : w.toLowerCase())).join('');
+const exampleName = (s: string) => s.replace(/[^A-Za-z0-9]+/g, ' ').trim().split(' ').map((w, i) => (i ? w[0].toUpperCase() + w.slice(1) : w.toLowerCase())).join('');
 
 function errorExample(status: number, message: string) {
-  const code = status === 422 ? (message.startsWith('Duplicate') ? 'DUPLICATE_ENTRY' : 'VALIDATION_ERROR') : STATUS_CODES[status]!;
+  const code = status === 422 ? (message.startsWith('Duplicate') ? 'DUPLICATE_ENTRY' : 'VALIDATION_ERROR') : STATUS_CODES[status];
   const required = / is required$/.exec(message);
   const unknown = /^Unknown field: (.+)$/.exec(message);
   const details =
@@ -207,7 +207,7 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
   const outPaths: Paths = {};
   const missing: string[] = [];
   for (const path of Object.keys(paths).sort()) {
-    for (const [method, raw] of Object.entries(paths[path]!)) {
+    for (const [method, raw] of Object.entries(paths[path])) {
       const key = `${method.toUpperCase()} ${path}`;
       const doc = OPERATIONS[key];
       if (!doc) {
@@ -245,12 +245,12 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
       schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
       headers: HEADERS,
       responses: {
-        Unauthorized: errorResponse(401, COMMON_ERRORS[401]!, requestId),
-        Forbidden: errorResponse(403, COMMON_ERRORS[403]!, limitHeaders),
+        Unauthorized: errorResponse(401, COMMON_ERRORS[401], requestId),
+        Forbidden: errorResponse(403, COMMON_ERRORS[403], limitHeaders),
         PayloadTooLarge: errorResponse(413, ['Request body exceeds 1 MiB'], limitHeaders),
-        RateLimited: errorResponse(429, COMMON_ERRORS[429]!, { ...limitHeaders, 'Retry-After': headerRef('Retry-After') }),
-        InternalError: errorResponse(500, COMMON_ERRORS[500]!, requestId),
-        ServiceUnavailable: errorResponse(503, COMMON_ERRORS[503]!, requestId),
+        RateLimited: errorResponse(429, COMMON_ERRORS[429], { ...limitHeaders, 'Retry-After': headerRef('Retry-After') }),
+        InternalError: errorResponse(500, COMMON_ERRORS[500], requestId),
+        ServiceUnavailable: errorResponse(503, COMMON_ERRORS[503], requestId),
       },
       parameters: {
         IdempotencyKey: {
@@ -277,7 +277,7 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
 function operation(method: string, path: string, raw: Json, doc: OperationDoc, scope: Scope, schemas: Json): Json {
   const tag = TAGS.find((t) => path === t.prefix || path.startsWith(`${t.prefix}/`))!.name;
   const parameters: Json[] = (raw.parameters ?? []).map((p: Json) => {
-    const docs = p.in === 'path' && p.name === 'id' ? { ...PARAMETER_DOCS.id!, example: ID_EXAMPLES[tag] } : PARAMETER_DOCS[p.name];
+    const docs = p.in === 'path' && p.name === 'id' ? { ...PARAMETER_DOCS.id, example: ID_EXAMPLES[tag] } : PARAMETER_DOCS[p.name];
     return { ...p, schema: hoist(p.schema, schemas), ...(docs ? { description: docs.description, ...(docs.example !== undefined && !p.example ? { example: docs.example } : {}) } : {}) };
   });
   parameters.push({ $ref: '#/components/parameters/RequestId' });
@@ -338,9 +338,9 @@ const camel = (event: string) => event.replace(/[._](\w)/g, (_, c: string) => c.
 
 function webhookSection(schemas: Json): Json {
   // A deployment without a service has neither its resource schema nor its events.
-  const families = [...new Set(EVENT_TYPES.map((e) => e.split('.')[0]!))].filter((f) => schemas[EVENT_RESOURCES[f]!.schema]);
+  const families = [...new Set(EVENT_TYPES.map((e) => e.split('.')[0]))].filter((f) => schemas[EVENT_RESOURCES[f].schema]);
   for (const family of families) {
-    const { schema, omit } = EVENT_RESOURCES[family]!;
+    const { schema, omit } = EVENT_RESOURCES[family];
     let object = schema;
     if (omit) {
       const { properties, required, title: _, description, ...rest } = schemas[schema];
@@ -387,8 +387,8 @@ function webhookSection(schemas: Json): Json {
   ].map((h) => ({ ...h, in: 'header', required: true }));
 
   return Object.fromEntries(
-    EVENT_TYPES.filter((event) => families.includes(event.split('.')[0]!)).map((event) => {
-      const resource = EVENT_RESOURCES[event.split('.')[0]!]!.schema;
+    EVENT_TYPES.filter((event) => families.includes(event.split('.')[0])).map((event) => {
+      const resource = EVENT_RESOURCES[event.split('.')[0]].schema;
       return [
         event,
         {

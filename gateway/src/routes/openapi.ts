@@ -43,7 +43,7 @@ export function gatewayOperations(app: FastifyInstance): { paths: Paths; scopes:
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD') return;
     (paths[route.url] ??= {})[route.method.toLowerCase()] = operation(route.schema as never);
-    const config = route.config as { adminOnly?: boolean; readOnly?: boolean } | undefined;
+    const config = route.config;
     scopes.set(`${route.method} ${route.url}`, config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write');
   });
   return { paths, scopes };

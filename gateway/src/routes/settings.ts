@@ -5,64 +5,11 @@
 // principal cache's TTL (at most 1 s).
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
-import { enumOf, integer, named, object, okResponse, out, shape, text, typed, type Schema, type SchemaTypes, type Static } from '@lpm/shared/http/schemas';
-import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
+import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { SETTINGS_EXAMPLES, settingsResponse, updateSettingsBody } from '../contract/settings-schemas.ts';
 import type { PrincipalCache } from '../auth/principal-cache.ts';
 import { identityOf } from '../domain/accounts.ts';
 import type { Settings } from '../domain/settings.ts';
-
-const MAX_PHASES = 30;
-/** Closures travel in the settings header (MAX_SETTINGS_BYTES); a year of municipal holidays and outages fits. */
-const MAX_CLOSURES = 100;
-
-const courtCalendar = object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(MAX_CLOSURES) }, ['jurisdiction', 'closures']);
-
-const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
-const phaseList = <T>(field: string, items: Schema<T>) =>
-  typed<T[]>({
-    type: 'array',
-    minItems: 1,
-    maxItems: MAX_PHASES,
-    items,
-    'x-message': `${field} must be a list of 1 to ${MAX_PHASES} phases`,
-  });
-
-export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of the settings.', object({
-  court_calendar: courtCalendar,
-  cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
-  timezone: text(100, { 'x-message': 'Invalid time zone' }),
-  case_phases: phaseList('case_phases', phaseName),
-  deal_phases: phaseList(
-    'deal_phases',
-    object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
-  ),
-}));
-
-const SETTINGS_EXAMPLES = [
-  { timezone: 'America/Sao_Paulo' },
-  {
-    court_calendar: { jurisdiction: { uf: 'SP', branch: 'state' }, closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }, { date: '2025-08-05', name: 'PJe indisponível' }] },
-    cnj_check: 'reject',
-  },
-];
-
-/** The settings fields a PUT sends. */
-export type SettingsChange = Static<typeof updateSettingsBody>;
-
-const settingsResponse = okResponse(
-  200,
-  named('Settings', "The team's settings.", shape({
-    timezone: out.string,
-    case_phases: out.strings,
-    deal_phases: { type: 'array', items: shape({ name: out.string, probability: out.integer }) },
-    court_calendar: shape({
-      jurisdiction: shape({ uf: out.nullableString, branch: out.string }),
-      closures: { type: 'array', items: shape({ date: out.string, name: out.string }) },
-    }),
-    cnj_check: out.string,
-    updated_at: out.nullableString,
-  })),
-);
 
 export interface SettingsRouteOptions {
   settings: Settings;

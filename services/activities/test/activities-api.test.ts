@@ -272,7 +272,7 @@ describe('DELETE /v1/activities/{id}', () => {
       await own.close();
     }
     const deleted = published.filter((e) => e.type === 'activity.deleted');
-    expect(deleted.map((e) => e.id)).toEqual([first!.id]);
+    expect(deleted.map((e) => e.id)).toEqual([first.id]);
     expect(published.filter((e) => e.type === 'activity.created')).toHaveLength(1);
   }, 20_000);
 

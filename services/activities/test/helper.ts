@@ -9,6 +9,7 @@ import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import { callAs } from '../../../test/support/api.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildActivitiesApp } from '../src/app.ts';
 import { CaseLinks } from '@lpm/shared/views/case-links';
 import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
@@ -94,6 +95,7 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
     now: () => clock.now ?? new Date(),
   });
   const app = buildActivitiesApp({ activities, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const answers = checkWholeAnswers(app);
   await app.ready();
   return {
     app,
@@ -107,6 +109,7 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
       await app.close();
       await store.db.dropDatabase();
       await store.close();
+      assertWholeAnswers(answers);
     },
   };
 }

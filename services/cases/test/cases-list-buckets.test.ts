@@ -46,7 +46,7 @@ async function insertCopies(repository: CasesRepository, teamId: string, templat
   for (const [i, at] of instants.entries()) {
     const _id = newId('case');
     const record = { ...template, _id, team_id: teamId, number: null, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(at), phase: ['recebido', 'triagem'][i % 2] };
-    await repository.insert(record as CaseRecord, []);
+    await repository.insert(record, []);
   }
 }
 

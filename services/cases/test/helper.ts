@@ -8,6 +8,7 @@ import { newId } from '@lpm/shared/ids';
 import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildCasesApp } from '../src/app.ts';
 import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
@@ -54,6 +55,7 @@ export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
     activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
   });
   const app = buildCasesApp({ cases, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const answers = checkWholeAnswers(app);
   await app.ready();
   return {
     app,
@@ -65,6 +67,7 @@ export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
       await app.close();
       await store.db.dropDatabase();
       await store.close();
+      assertWholeAnswers(answers);
     },
   };
 }

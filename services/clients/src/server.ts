@@ -4,8 +4,8 @@ import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { ClientEntity } from './data/client-entity.ts';
 import { ClientsRepository } from './data/clients-repository.ts';
 import { Clients } from './domain/clients.ts';
-import { consumeCaseEvents } from './consumers/case-events.ts';
-import { CasesService } from './upstream/cases-service.ts';
+import { consumeCaseCounts } from './consumers/case-events.ts';
+import { ClientCasesService } from './upstream/cases-service.ts';
 import { buildClientsApp } from './app.ts';
 
 // Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
@@ -15,12 +15,12 @@ async function main(): Promise<void> {
     entities: [ClientEntity],
     outboxCollections: ['clients'],
     build: ({ config, logger, db, broker, relay }) => {
-      const cases = new CasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
+      const cases = new ClientCasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
       const repository = new ClientsRepository(db, relay, logger);
       const clients = new Clients({ clients: repository, cases });
       return {
         app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), consumerTask(() => consumeCaseEvents(broker, clients))],
+        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), consumerTask(() => consumeCaseCounts(broker, clients))],
       };
     },
   });

@@ -5,7 +5,7 @@ import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
 import { expectError } from '../../../test/support/api.ts';
 import { waitFor } from '../../../shared/test/support/wait.ts';
-import { CasesService } from '../src/upstream/cases-service.ts';
+import { ClientCasesService } from '../src/upstream/cases-service.ts';
 import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from './helper.ts';
 
 let cases: ScriptedService;
@@ -15,7 +15,7 @@ let clientId: string;
 
 beforeAll(async () => {
   cases = await startScriptedService();
-  sut = await startClients({ cases: new CasesService(new ServiceClient({ name: 'cases', baseUrl: cases.url, internalToken: INTERNAL_TOKEN, timeoutMs: 2000 })) });
+  sut = await startClients({ cases: new ClientCasesService(new ServiceClient({ name: 'cases', baseUrl: cases.url, internalToken: INTERNAL_TOKEN, timeoutMs: 2000 })) });
   clientId = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Ana' } })).json().data.id;
 });
 

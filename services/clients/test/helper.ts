@@ -7,6 +7,7 @@ import { newId } from '@lpm/shared/ids';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { openStore } from '@lpm/shared/store/orm';
 import { callAs } from '../../../test/support/api.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildClientsApp } from '../src/app.ts';
 import { ClientEntity } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
@@ -48,6 +49,7 @@ export async function startClients(opts: { cases?: ClientCases; relay?: Relay; m
   await repository.lists.backfill();
   const clients = new Clients({ clients: repository, cases: opts.cases ?? noCases });
   const app = buildClientsApp({ clients, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const answers = checkWholeAnswers(app);
   const sut: ClientsUnderTest = {
     app,
     db: store.db,
@@ -58,6 +60,7 @@ export async function startClients(opts: { cases?: ClientCases; relay?: Relay; m
       await app.close();
       await store.db.dropDatabase();
       await store.close();
+      assertWholeAnswers(answers);
     },
   };
   await app.ready();

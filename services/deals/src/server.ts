@@ -11,7 +11,7 @@ import { DealEntity } from './data/deal-entity.ts';
 import { DealsRepository } from './data/deals-repository.ts';
 import { Deals } from './domain/deals.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
-import { CasesService } from './upstream/cases-service.ts';
+import { DealCasesService } from './upstream/cases-service.ts';
 import { buildDealsApp } from './app.ts';
 
 // Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
         deals: repository,
         clientLinks,
         users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
-        cases: new CasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
+        cases: new DealCasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
         activities: new ActivitiesService(service('activities')),
         logger,
       });

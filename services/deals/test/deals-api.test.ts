@@ -168,7 +168,7 @@ describe('POST /v1/deals', () => {
   test('when cents are summed, then values stay exact (0.1 + 0.2 is 0.3)', async () => {
     const a = await create({ title: 'A', value: 0.1 });
     const b = await create({ title: 'B', value: 0.2 });
-    const stored = await sut.db.collection('deals').find({ _id: { $in: [a.id, b.id] } as never }).toArray();
+    const stored = await sut.db.collection('deals').find({ _id: { $in: [a.id, b.id] } }).toArray();
     expect(stored.map((d) => d.value_cents).sort()).toEqual([10, 20]);
   });
 });
@@ -437,7 +437,7 @@ describe('a deal closed unwon whose case was not archived', () => {
       cases: {
         createForDeal: async (caller, dealId) => {
           // The deal is lost while the case is being made: the lost finds no case yet.
-          expect((await own.call(caller as Identity, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode).toBe(200);
+          expect((await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode).toBe(200);
           cases.make(dealId);
           // Then the won's process dies: its last step (finding the deal lost, archiving the case) never runs.
           throw new Error('the deals process died');
@@ -466,7 +466,7 @@ describe('a deal closed unwon whose case was not archived', () => {
     const own: DealsUnderTest = await startDeals({
       cases: {
         createForDeal: async (caller, dealId, request) => {
-          const close = (await own.call(caller as Identity, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode;
+          const close = (await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode;
           expect(close).toBe(200);
           return { id: cases.make(dealId).id, title: request.title };
         },

@@ -1,9 +1,8 @@
 // GET /v1/deals/summary against figures computed by hand, and ai_insights against
 // the formula of services/deals/README.md for a team with a known history.
-import { DAY_MS } from '@lpm/shared/time';
+import { DAY_MS, dayIn } from '@lpm/shared/time';
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '../../../test/support/api.ts';
-import { dayIn } from '../src/domain/insights.ts';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 
 const activityCounts = new Map<string, { count: number; open: number; overdue: number }>();

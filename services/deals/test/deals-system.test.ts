@@ -9,7 +9,7 @@ import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../.
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { waitFor } from '../../../shared/test/support/wait.ts';
 import { expectError } from '../../../test/support/api.ts';
-import { CasesService } from '../src/upstream/cases-service.ts';
+import { DealCasesService } from '../src/upstream/cases-service.ts';
 
 const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
@@ -98,7 +98,7 @@ describe('won with create_case', () => {
     const other = (await call('POST', '/v1/clients', { type: 'PF', name: 'Paulo Retentativa' })).body.data;
     const deal = await createDeal({ title: 'Revisional', client_id: other.id, responsible_id: lawyer.id });
     // What the first attempt did before it died: the cases service's POST under the deal's key.
-    const cases = new CasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
+    const cases = new DealCasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
     const who = { teamId: t.team.id, userId: t.user.id, scopes: ['read' as const, 'write' as const], settings: defaultTeamSettings() };
     const first = await cases.createForDeal(who, deal.id, { title: 'Revisional', area: 'Cível', client_id: other.id, responsible_id: lawyer.id });
 
@@ -128,7 +128,7 @@ describe('won with create_case: the case carries its deal', () => {
     const first = await casesService().createForDeal(teamWho(), deal.id, request);
     return { deal, client: other, first };
   };
-  const casesService = () => new CasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
+  const casesService = () => new DealCasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
   const teamWho = () => ({ teamId: t.team.id, userId: t.user.id, scopes: ['read' as const, 'write' as const], settings: defaultTeamSettings() });
 
   test('when five attempts ask the cases service for one deal\'s case at once, then they all get the one case', async () => {

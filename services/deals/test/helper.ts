@@ -9,6 +9,7 @@ import { newId } from '@lpm/shared/ids';
 import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildDealsApp } from '../src/app.ts';
 import { ClientLinks, type ClientLookup } from '@lpm/shared/views/client-links';
 import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
@@ -67,6 +68,7 @@ export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
     activities: n.activities ?? { countsFor: async () => ({ count: 0, open: 1, overdue: 0 }) },
   });
   const app = buildDealsApp({ deals, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const answers = checkWholeAnswers(app);
   await app.ready();
   return {
     app,
@@ -78,6 +80,7 @@ export async function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
       await app.close();
       await store.db.dropDatabase();
       await store.close();
+      assertWholeAnswers(answers);
     },
   };
 }

@@ -3,7 +3,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { expectError } from '../../../test/support/api.ts';
-import { dayIn } from '../src/domain/financial.ts';
+import { dayIn } from '@lpm/shared/time';
 import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';

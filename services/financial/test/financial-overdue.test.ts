@@ -6,11 +6,10 @@ import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
-import { zonedMoment } from '@lpm/shared/time';
+import { dayIn, zonedMoment } from '@lpm/shared/time';
 import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
 import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { overdueSignals } from '../src/jobs/overdue-signals.ts';
-import { dayIn } from '../src/domain/financial.ts';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';

@@ -2,7 +2,7 @@
 // cents exact, empty buckets included, ISO weeks across a year boundary.
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '../../../test/support/api.ts';
-import { dayIn } from '../src/domain/financial.ts';
+import { dayIn } from '@lpm/shared/time';
 import { bucketsBetween, isoWeek } from '../src/domain/summary-buckets.ts';
 import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
 

@@ -8,6 +8,7 @@ import { newId } from '@lpm/shared/ids';
 import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildFinancialApp } from '../src/app.ts';
 import { CaseLinks } from '@lpm/shared/views/case-links';
 import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
@@ -80,6 +81,7 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
     now: () => now ?? new Date(),
   });
   const app = buildFinancialApp({ financial, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const answers = checkWholeAnswers(app);
   await app.ready();
   return {
     app,
@@ -93,6 +95,7 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
       await app.close();
       await store.db.dropDatabase();
       await store.close();
+      assertWholeAnswers(answers);
     },
   };
 }

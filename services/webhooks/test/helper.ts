@@ -8,6 +8,7 @@ import { newId } from '@lpm/shared/ids';
 import type { Logger } from '@lpm/shared/logger';
 import { openStore } from '@lpm/shared/store/orm';
 import { callAs } from '../../../test/support/api.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { buildWebhooksApp } from '../src/app.ts';
 import { CountersRepository } from '../src/data/counters-repository.ts';
@@ -59,6 +60,7 @@ export async function startWebhooks(
   });
   const log = new DeliveryLog(deliveries, webhooks, async () => {});
   const app = buildWebhooksApp({ db: store.db, webhooks, log, internalToken: INTERNAL_TOKEN, idempotencySealer: box, logger: false });
+  const answers = checkWholeAnswers(app);
   await app.ready();
   return {
     app,
@@ -69,6 +71,7 @@ export async function startWebhooks(
       await sender.close();
       await store.db.dropDatabase();
       await store.close();
+      assertWholeAnswers(answers);
     },
   };
 }

@@ -10,7 +10,7 @@ import amqp from 'amqplib';
 import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
 import { newEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
-import { isListening } from '../../../shared/src/local-store.ts';
+import { isListening } from '../../../scripts/local-store.ts';
 import { freePortBlock } from '../../../scripts/system.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { waitFor } from '../../../shared/test/support/wait.ts';

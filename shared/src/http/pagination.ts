@@ -19,7 +19,7 @@ export interface SortSpec {
 }
 
 /** Query-string schema with page, limit, sort (restricted to `sortFields`) plus the list's own filters. */
-export function listQuerySchema<const S extends string, F extends Record<string, Schema<any>> = {}>(
+export function listQuerySchema<const S extends string, F extends Record<string, Schema<unknown>> = Record<never, never>>(
   sortFields: readonly S[],
   filters: F = {} as F,
 ): Schema<ListQuery<S> & ObjectOf<F, never>> {

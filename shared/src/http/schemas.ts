@@ -30,7 +30,7 @@ type Extra = Record<string, unknown>;
 type Prettify<T> = { [K in keyof T]: T[K] } & {};
 
 /** A schema written out by hand, declared to accept T. */
-export const typed = <T>(schema: Extra): Schema<T> => schema as Schema<T>;
+export const typed = <T>(schema: Extra): Schema<T> => schema;
 
 export const nullable = <T>(schema: Schema<T>): Schema<T | null> => ({
   ...schema,
@@ -72,7 +72,7 @@ export const metadata = (): Schema<Record<string, unknown>> => ({
   'x-max-json-bytes': METADATA_MAX_BYTES,
 });
 
-type Properties = Record<string, Schema<any>>;
+type Properties = Record<string, Schema<unknown>>;
 
 /** The type of an object whose `required` keys are present and the others optional. */
 export type ObjectOf<P extends Properties, R extends keyof P> = Prettify<
@@ -94,17 +94,22 @@ export const object = <P extends Properties, R extends keyof P & string = never>
  * A schema the OpenAPI document names: it is written once, in components.schemas
  * under its `title`, and referenced wherever a route uses it (gateway/src/openapi).
  * A read shape is complete (decisions §10), so the document requires each of its
- * fields; `partial` marks one that holds only some (a PUT answer: the fields sent),
- * `required` names the fields that are always there when the others depend on the
- * record. Neither binds the serializer, which never refuses an answer.
+ * fields; `partial` marks one that holds only some (a PUT answer: the fields sent;
+ * its type has every field optional), `required` names the fields that are always
+ * there when the others depend on the record. Neither binds the serializer, which
+ * never refuses an answer.
  */
-export const named = <S extends Schema<any>>(title: string, description: string, schema: S, opts: { partial?: boolean; required?: string[] } = {}): S => ({
-  ...schema,
-  title,
-  description,
-  ...(opts.partial ? { 'x-partial': true } : {}),
-  ...(opts.required ? { 'x-required': opts.required } : {}),
-});
+export function named<S extends Schema<unknown>>(title: string, description: string, schema: S, opts: { partial: true; required?: string[] }): Schema<Partial<Static<S>>>;
+export function named<S extends Schema<unknown>>(title: string, description: string, schema: S, opts?: { required?: string[] }): S;
+export function named(title: string, description: string, schema: Schema, opts: { partial?: boolean; required?: string[] } = {}): Schema {
+  return {
+    ...schema,
+    title,
+    description,
+    ...(opts.partial ? { 'x-partial': true } : {}),
+    ...(opts.required ? { 'x-required': opts.required } : {}),
+  };
+}
 
 /** Error envelope schema, shared by every route's error responses. */
 const errorResponse: Schema = named('Error', 'The error envelope of every failed request.', {
@@ -148,13 +153,51 @@ export const pageResponse = (item: Schema) => ({
   ...errorResponses,
 });
 
-/** An object whose fields are all optional in output (absent ones are left out). */
-export const shape = (properties: Record<string, Schema>): Schema => ({ type: 'object', properties });
+/** The type of a read shape with these fields (`shape(properties)` accepts it). */
+export type ShapeOf<P extends Properties> = Prettify<{ -readonly [K in keyof P]: Static<P[K]> }>;
+
+/**
+ * A read shape: the serializer writes the fields it lists, and its Static type has
+ * each of them, so the function that builds the answer (`exact`) must too.
+ */
+export const shape = <P extends Properties>(properties: P): Schema<ShapeOf<P>> => ({ type: 'object', properties });
+
+/** A read shape or null (a linked record). */
+export const nullableShape = <P extends Properties>(properties: P): Schema<ShapeOf<P> | null> => ({ type: ['object', 'null'], properties });
+
+/** An object of any keys whose values all have one schema. */
+export const mapOf = <T>(values: Schema<T>): Schema<Record<string, T>> => ({ type: 'object', additionalProperties: values });
 
 export const out = {
-  string: { type: 'string' } as Schema,
-  nullableString: { type: ['string', 'null'] } as Schema,
-  integer: { type: 'integer' } as Schema,
-  strings: { type: 'array', items: { type: 'string' } } as Schema,
-  freeObject: { type: 'object', additionalProperties: true } as Schema,
+  string: { type: 'string' } as Schema<string>,
+  nullableString: { type: ['string', 'null'] } as Schema<string | null>,
+  integer: { type: 'integer' } as Schema<number>,
+  nullableInteger: { type: ['integer', 'null'] } as Schema<number | null>,
+  number: { type: 'number' } as Schema<number>,
+  nullableNumber: { type: ['number', 'null'] } as Schema<number | null>,
+  boolean: { type: 'boolean' } as Schema<boolean>,
+  nullableBoolean: { type: ['boolean', 'null'] } as Schema<boolean | null>,
+  strings: { type: 'array', items: { type: 'string' } } as Schema<string[]>,
+  freeObject: { type: 'object', additionalProperties: true } as Schema<Record<string, unknown>>,
 };
+
+/** V with every key that S lacks, at any depth, typed never. */
+export type NoExtraFields<V, S> = unknown extends S
+  ? V // a schema written out by hand without a type: nothing to compare
+  : V extends readonly (infer E)[]
+  ? NonNullable<S> extends readonly (infer F)[]
+    ? NoExtraFields<E, F>[]
+    : V
+  : V extends object
+    ? { [K in keyof V]: K extends keyof NonNullable<S> ? NoExtraFields<V[K], NonNullable<S>[K]> : never }
+    : V;
+
+/**
+ * An answer typed as its read shape T (a response schema's Static type): tsc
+ * refuses a value that misses a field of T or has one T lacks, at any depth, so a
+ * field the serializer would drop cannot be written.
+ */
+export const exact =
+  <T>() =>
+  <V extends T>(value: V & NoExtraFields<V, T>): T =>
+    value;

@@ -57,7 +57,7 @@ function makeAjv(coerce: boolean): Ajv {
     schemaType: 'array',
     // Only a YYYY-MM-DD string is placed in the range: `format` reports anything else.
     validate: ([first, last]: string[], data: unknown) =>
-      typeof data !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(data) || (data >= first! && data <= last!),
+      typeof data !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(data) || (data >= first && data <= last),
     errors: false,
   });
   return ajv;
@@ -68,7 +68,7 @@ function* containers(value: unknown): Generator<{ node: object; depth: number }>
   if (value === null || typeof value !== 'object') return;
   const queue: { node: object; depth: number }[] = [{ node: value, depth: 1 }];
   for (let i = 0; i < queue.length; i++) {
-    const item = queue[i]!;
+    const item = queue[i];
     yield item;
     for (const child of Object.values(item.node)) {
       if (child !== null && typeof child === 'object') queue.push({ node: child, depth: item.depth + 1 });

@@ -178,7 +178,7 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
     }
     if (transient && now - (transientRun > 0 ? since : now) < h.retryForMs) {
       const delays = h.transientDelaysMs;
-      const delay = delays[Math.min(transientRun, delays.length - 1)]!;
+      const delay = delays[Math.min(transientRun, delays.length - 1)];
       log.warn({ err, queue, eventId: event.id, type: event.type, attempt, delayMs: delay }, 'handler failed transiently; retry scheduled');
       await forward(ch, delayQueueName(queue, delay), msg, headers, attempt + 1, message, h.publishTimeoutMs, {
         [FAILURES_HEADER]: failures,

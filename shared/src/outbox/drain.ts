@@ -5,7 +5,7 @@
 // update matching its outbox exactly as written; any other is read, its events
 // published in order and exactly those removed.
 import { context } from '@opentelemetry/api';
-import type { Collection, Db, Document, Filter } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import { DOCUMENT_LOCK_MS, tryDocumentLocks } from '../store/lock.ts';
 import { extractTraceContext } from '../telemetry.ts';
@@ -106,7 +106,7 @@ export class OutboxDrain {
     const key = docKey(name, id);
     const sent = memory.allSent(key);
     if (sent && within(0.9)) {
-      const r = await col.updateOne({ _id: id, outbox: sent } as Filter<OutboxDoc>, { $set: { outbox: [], outbox_pending: false } });
+      const r = await col.updateOne({ _id: id, outbox: sent }, { $set: { outbox: [], outbox_pending: false } });
       if (r.matchedCount === 1) {
         memory.removed(key, sent, true);
         return { published: 0, failure: null, left: false };
@@ -160,10 +160,10 @@ export class OutboxDrain {
  */
 async function removePublished(col: Collection<OutboxDoc>, id: string, readCount: number, done: DomainEvent[]): Promise<void> {
   if (done.length === readCount) {
-    const r = await col.updateOne({ _id: id, outbox: { $size: readCount } }, { $pullAll: { outbox: done }, $set: { outbox_pending: false } } as Document);
+    const r = await col.updateOne({ _id: id, outbox: { $size: readCount } }, { $pullAll: { outbox: done }, $set: { outbox_pending: false } });
     if (r.matchedCount === 1) return;
   }
-  if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } } as Document);
+  if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } });
 }
 
 async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {

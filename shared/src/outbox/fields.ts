@@ -6,12 +6,12 @@ import { createLockIndexes } from '../store/lock.ts';
 import { SWEEP } from '../store/time-budgets.ts';
 
 export interface OutboxFields {
-  outbox: DomainEvent<any>[];
+  outbox: DomainEvent<unknown>[];
   outbox_pending: true;
 }
 
 /** Fields to spread into a new document so its events are written with it. */
-export function outboxOnInsert(events: DomainEvent<any>[]): OutboxFields {
+export function outboxOnInsert(events: DomainEvent<unknown>[]): OutboxFields {
   return { outbox: events, outbox_pending: true };
 }
 
@@ -19,7 +19,7 @@ export function outboxOnInsert(events: DomainEvent<any>[]): OutboxFields {
  * Adds events to an operator-style update document ({ $set, $inc, ... }) without
  * changing its other effects: `$push` to `outbox` and `$set.outbox_pending = true`.
  */
-export function outboxUpdate<U extends Document>(update: U, events: DomainEvent<any>[]): U {
+export function outboxUpdate<U extends Document>(update: U, events: DomainEvent<unknown>[]): U {
   if (events.length === 0) return update;
   for (const key of Object.keys(update)) {
     if (!key.startsWith('$')) throw new Error(`outboxUpdate needs an operator update document, got field "${key}"`);

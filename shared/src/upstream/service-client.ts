@@ -27,7 +27,7 @@ export interface RequestExtras {
 
 const isIdentity = (who: Caller): who is Identity => 'scopes' in who && 'settings' in who;
 
-export interface ServiceReply<T = any> {
+export interface ServiceReply<T = unknown> {
   status: number;
   body: T;
 }
@@ -52,7 +52,7 @@ export class ServiceClient {
   }
 
   /** 2xx and 4xx replies are returned; a 5xx, a timeout or no answer is a 503 for our own caller. */
-  async request<T = any>(who: Caller, method: 'GET' | 'POST', path: string, body?: unknown, extras: RequestExtras = {}): Promise<ServiceReply<T>> {
+  async request<T = unknown>(who: Caller, method: 'GET' | 'POST', path: string, body?: unknown, extras: RequestExtras = {}): Promise<ServiceReply<T>> {
     const headers = injectTraceHeaders({
       ...(isIdentity(who)
         ? identityHeaders(who, this.opts.internalToken)
@@ -109,7 +109,7 @@ export class ServiceClient {
   /** One page of another service's internal list endpoint (`path` without a query string). */
   async page<T>(who: Caller, path: string, q: ListQuery): Promise<{ items: T[]; total: number }> {
     const params = new URLSearchParams({ page: String(q.page), limit: String(q.limit), ...(q.sort ? { sort: q.sort } : {}) });
-    const res = await this.request<{ data?: unknown; pagination?: { total?: unknown } } | null>(who, 'GET', `${path}?${params}`);
+    const res = await this.request<{ data?: unknown; pagination?: { total?: unknown } } | null>(who, 'GET', `${path}?${params.toString()}`);
     const items = res.body?.data;
     const total = res.body?.pagination?.total;
     if (res.status !== 200 || !Array.isArray(items) || typeof total !== 'number') {

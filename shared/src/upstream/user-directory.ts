@@ -76,7 +76,7 @@ export class UserDirectory {
   }
 
   private async fetchUsers(teamId: string, ids: string[]): Promise<DirectoryUser[]> {
-    const res = await this.gateway.request<{ data?: unknown } | null>({ teamId }, 'GET', `/internal/users?${new URLSearchParams({ ids: ids.join(',') })}`);
+    const res = await this.gateway.request<{ data?: unknown } | null>({ teamId }, 'GET', `/internal/users?${new URLSearchParams({ ids: ids.join(',') }).toString()}`);
     const data = res.body?.data;
     if (res.status !== 200 || !Array.isArray(data)) {
       throw serviceUnavailable('Service unavailable', { cause: new Error(`GET /internal/users answered ${res.status}`) });

@@ -2,13 +2,12 @@
 // exists is asked of the cases service at the moment of a write; the titles and
 // numbers shown beside records come from the local view that case events keep
 // current (linked-views.ts).
-import { notFound } from '../errors.ts';
+import { caseNotFound } from '../errors.ts';
 import type { CaseFacts, CaseLookup } from '../upstream/cases-service.ts';
 import { caseViewOf, type CaseView } from './case-view-entity.ts';
 import { LinkedViews } from './linked-views.ts';
 import type { ViewsRepository } from './views-repository.ts';
 
-const caseNotFound = () => notFound('Case not found');
 
 export class CaseLinks extends LinkedViews<CaseFacts, CaseView> {
   constructor(cases: CaseLookup, views: ViewsRepository<CaseView>) {

@@ -4,9 +4,12 @@ import { defineEntity, p } from '@mikro-orm/mongodb';
 import type { CaseFacts } from '../upstream/cases-service.ts';
 import type { RecordOf } from '../store/orm.ts';
 
+/** The collection's name, for a ViewsRepository<CaseView>. */
+export const CASE_VIEWS = 'case_views';
+
 export const CaseViewEntity = defineEntity({
   name: 'CaseView',
-  collection: 'case_views',
+  collection: CASE_VIEWS,
   properties: {
     _id: p.string().primary(),
     team_id: p.string(),
@@ -18,8 +21,5 @@ export const CaseViewEntity = defineEntity({
 });
 
 export type CaseView = RecordOf<typeof CaseViewEntity>;
-
-/** The collection's name, for a ViewsRepository<CaseView>. */
-export const CASE_VIEWS = 'case_views';
 
 export const caseViewOf = (teamId: string, c: CaseFacts): CaseView => ({ _id: c.id, team_id: teamId, title: c.title, number: c.number ?? null, as_of: new Date(c.updated_at) });

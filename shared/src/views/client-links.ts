@@ -1,13 +1,11 @@
 // Clients as the other services see them: whether a client exists is asked of the
 // clients service at the moment of a write; the names shown beside records come
 // from the local view that client events keep current (linked-views.ts).
-import { notFound } from '../errors.ts';
+import { clientNotFound } from '../errors.ts';
 import type { ClientFacts } from '../upstream/clients-service.ts';
 import type { ClientView } from './client-view-entity.ts';
 import { LinkedViews, type FactsLookup } from './linked-views.ts';
 import type { ViewsRepository } from './views-repository.ts';
-
-export const clientNotFound = () => notFound('Client not found');
 
 export type ClientLookup = FactsLookup<ClientFacts>;
 

@@ -2,7 +2,7 @@
 // (404 with the spec's message when one is not the team's), and looked up, for many
 // records at once, for the read shapes that nest them. A check resolves with what
 // it found, so the shape of the record it let through reads none of it back.
-import { notFound } from '../errors.ts';
+import { userNotFound } from '../errors.ts';
 import { isId } from '../ids.ts';
 import type { Caller } from '../upstream/service-client.ts';
 import type { DirectoryUser } from '../upstream/user-directory.ts';
@@ -38,7 +38,6 @@ interface RecordLinksDeps {
   users?: UserLookup;
 }
 
-export const userNotFound = () => notFound('User not found');
 
 const noLinks = (): Links => ({ clients: new Map(), cases: new Map(), users: new Map() });
 

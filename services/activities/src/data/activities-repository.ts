@@ -16,7 +16,7 @@ import type { DomainEvent } from '@lpm/shared/events';
 import { isId } from '@lpm/shared/ids';
 import { bucketOf, purgeByMarker } from '@lpm/shared/store/markers';
 import { DAY_MS } from '@lpm/shared/time';
-import { activityNotFound } from '../domain/activity-errors.ts';
+import { activityNotFound } from '../contract/activity-errors.ts';
 import type { ActivityPriority, ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
 
 export interface ActivityFilter {
@@ -106,7 +106,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     const open = { team_id: teamId, [COUNT_KINDS[kind]]: id, open: 1 } as Filter<ActivityRecord>;
     const [openCount, overdue] = await Promise.all([
       this.collection.countDocuments(open),
-      this.collection.countDocuments({ ...open, due_at: { $lt: now } } as Filter<ActivityRecord>),
+      this.collection.countDocuments({ ...open, due_at: { $lt: now } }),
     ]);
     return { open: openCount, overdue };
   }
@@ -188,7 +188,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
         if (!isDuplicateKey(e)) throw e;
         stored = [];
       }
-      await this.collection.deleteOne({ _id: id, team_id: teamId } as Filter<ActivityRecord>);
+      await this.collection.deleteOne({ _id: id, team_id: teamId });
       // The moved events the drain leaves to their publish from memory under the activity's id;
       // an earlier attempt's tombstone is drained as it stands.
       this.relay.kick(TOMBSTONES, id, stored);

@@ -1,13 +1,9 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../contract/activity-schemas.ts';
+import { COUNTINGS, type DeadlineStart } from '../contract/deadline-schemas.ts';
 import type { CourtBranch, Uf } from '@lpm/shared/court-calendar';
 
-export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
-export const ACTIVITY_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
-export const ACTIVITY_PRIORITIES = ['alta', 'media', 'baixa'] as const;
-export const REMINDER_CHANNELS = ['email', 'push', 'sms'] as const;
-export const FREQUENCIES = ['daily', 'weekly', 'monthly', 'yearly'] as const;
-export const COUNTINGS = ['business', 'calendar'] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
 export type ActivityPriority = (typeof ACTIVITY_PRIORITIES)[number];
@@ -25,13 +21,6 @@ export interface Recurrence {
   interval: number;
   until: string | null;
   count: number | null;
-}
-
-/** Exactly one of the three: the day the text was made available, published, or the day of the act. */
-export interface DeadlineStart {
-  made_available?: string;
-  published?: string;
-  from?: string;
 }
 
 /** A deadline to count (the calculator's input). */

@@ -9,19 +9,19 @@ import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
-import { iso } from '@lpm/shared/time';
+import { dayIn, iso } from '@lpm/shared/time';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { CaseLinks } from '@lpm/shared/views/case-links';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type LinkFields, type UserLookup } from '@lpm/shared/views/record-links';
 import type { ActivityRecord, ActivityStatus, Recurrence, Reminder } from '../data/activity-entity.ts';
 import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/activities-repository.ts';
-import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../routes/activity-schemas.ts';
-import { alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from './activity-errors.ts';
+import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../contract/activity-schemas.ts';
+import { alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from '../contract/activity-errors.ts';
 import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
-import { derivedFields, signalsOf, todayIn } from './activity-timing.ts';
+import { derivedFields, signalsOf } from './activity-timing.ts';
 import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 
@@ -65,7 +65,7 @@ const owing = (owed: ActivityRecord | null): Partial<ActivityRecord> => (owed ? 
 
 /** A record given a recurrence becomes the first occurrence of its series (its own id names the series). */
 function startSeries(next: ActivityRecord, id: string, tz: string, now: Date): ActivityRecord {
-  if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? todayIn(tz, now), occurrence: 1 });
+  if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? dayIn(tz, now), occurrence: 1 });
   if (next.due_date && next.occurrence === 1 && next.series_id) next.series_start = next.due_date;
   return next;
 }
@@ -139,7 +139,7 @@ export class Activities {
       updated_at: now,
       version: 1,
     };
-    const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? todayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
+    const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? dayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
     const owes = { occurrence_key: id, next_occurrence: null, next_pending: 0 };
     const record: ActivityRecord = { ...base, ...series, ...owes, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
     const event = newEvent('activity.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
@@ -178,7 +178,7 @@ export class Activities {
     const now = this.now();
     const { records, total } = await this.deps.activities.list(who.teamId, { overdueAt: now }, q);
     const links = await this.links(who.teamId, records);
-    const today = todayIn(who.settings.timezone, now);
+    const today = dayIn(who.settings.timezone, now);
     return { items: records.map((r) => overdueItemShape(r, links, today)), total };
   }
 

@@ -1,10 +1,12 @@
 // Read shapes of an activity built from its stored record, the local views of the
 // linked case and client, and the team's users.
+import { exact } from '@lpm/shared/http/schemas';
 import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { ActivityPriority, ActivityRecord } from '../data/activity-entity.ts';
+import type { ActivityCreated, ActivityDetail, ActivityListItem, OverdueActivity } from '../contract/activity-schemas.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
 export const PRIORITY_RANK: Record<ActivityPriority, number> = { alta: 3, media: 2, baixa: 1 };
@@ -33,16 +35,18 @@ export interface Links {
   users: Map<string, DirectoryUser>;
 }
 
-const user = (id: string | null, links: Links, withEmail = false) => {
-  if (!id) return null;
-  const u = links.users.get(id);
-  return withEmail ? { id, name: u?.name ?? null, email: u?.email ?? null } : { id, name: u?.name ?? null };
+const user = (id: string | null, links: Links) => (id ? { id, name: links.users.get(id)?.name ?? null } : null);
+
+const userWithEmail = (id: string | null, links: Links) => {
+  const u = user(id, links);
+  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
 };
 
-const caseOf = (r: ActivityRecord, links: Links, withNumber = true) => {
-  if (!r.case_id) return null;
-  const c = links.cases.get(r.case_id);
-  return withNumber ? { id: r.case_id, title: c?.title ?? null, number: c?.number ?? null } : { id: r.case_id, title: c?.title ?? null };
+const caseOf = (r: ActivityRecord, links: Links) => (r.case_id ? { id: r.case_id, title: links.cases.get(r.case_id)?.title ?? null } : null);
+
+const caseWithNumber = (r: ActivityRecord, links: Links) => {
+  const c = caseOf(r, links);
+  return c && { ...c, number: links.cases.get(c.id)?.number ?? null };
 };
 
 const clientOf = (r: ActivityRecord, links: Links) => {
@@ -75,22 +79,22 @@ const tail = (r: ActivityRecord) => ({
 });
 
 /** The detail read shape, as GET by id answers and events carry. */
-export function detailShape(r: ActivityRecord, links: Links) {
-  return {
+export function detailShape(r: ActivityRecord, links: Links): ActivityDetail {
+  return exact<ActivityDetail>()({
     ...head(r),
-    case: caseOf(r, links),
+    case: caseWithNumber(r, links),
     client: clientOf(r, links),
     deal_id: r.deal_id,
-    assigned_to: user(r.assigned_to, links, true),
+    assigned_to: userWithEmail(r.assigned_to, links),
     created_by: user(r.created_by, links),
     ...tail(r),
     completed_by: user(r.completed_by, links),
-  };
+  });
 }
 
 /** The create response: links as flat ids (spec, general conventions 6). */
-export function createdShape(r: ActivityRecord) {
-  return {
+export function createdShape(r: ActivityRecord): ActivityCreated {
+  return exact<ActivityCreated>()({
     ...head(r),
     case_id: r.case_id,
     client_id: r.client_id,
@@ -98,11 +102,11 @@ export function createdShape(r: ActivityRecord) {
     assigned_to: r.assigned_to,
     created_by: r.created_by,
     ...tail(r),
-  };
+  });
 }
 
-export function listItemShape(r: ActivityRecord, links: Links) {
-  return {
+export function listItemShape(r: ActivityRecord, links: Links): ActivityListItem {
+  return exact<ActivityListItem>()({
     id: r._id,
     type: r.type,
     title: r.title,
@@ -110,10 +114,10 @@ export function listItemShape(r: ActivityRecord, links: Links) {
     status: r.status,
     priority: r.priority,
     due_date: r.due_date,
-    case: caseOf(r, links),
+    case: caseWithNumber(r, links),
     assigned_to: user(r.assigned_to, links),
     created_at: iso(r.created_at),
-  };
+  });
 }
 
 /** The items of GET /v1/cases/{id}/activities (served to the cases service). */
@@ -135,8 +139,8 @@ export function daysBetween(dueDate: string, today: string): number {
   return Math.round((Date.parse(`${today}T00:00:00Z`) - Date.parse(`${dueDate}T00:00:00Z`)) / 86_400_000);
 }
 
-export function overdueItemShape(r: ActivityRecord, links: Links, today: string) {
-  return {
+export function overdueItemShape(r: ActivityRecord, links: Links, today: string): OverdueActivity {
+  return exact<OverdueActivity>()({
     id: r._id,
     type: r.type,
     title: r.title,
@@ -144,6 +148,6 @@ export function overdueItemShape(r: ActivityRecord, links: Links, today: string)
     priority: r.priority,
     due_date: r.due_date,
     days_overdue: r.due_date ? Math.max(0, daysBetween(r.due_date, today)) : 0,
-    case: caseOf(r, links, false),
-  };
+    case: caseOf(r, links),
+  });
 }

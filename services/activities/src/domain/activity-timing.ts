@@ -9,9 +9,6 @@ import { PRIORITY_RANK } from './activity-shape.ts';
 /** The statuses whose activity is still due. */
 export const OPEN: ActivityStatus[] = ['pending', 'in_progress'];
 
-/** Today (YYYY-MM-DD) in the zone. */
-export const todayIn = (timeZone: string, now = new Date()) => new Intl.DateTimeFormat('en-CA', { timeZone }).format(now);
-
 /** The due moment: due_date at due_time in the team's zone, 23:59 without a time. */
 export const dueMoment = (r: Pick<ActivityRecord, 'due_date' | 'due_time'>, timeZone: string): Date | null =>
   r.due_date ? zonedMoment(r.due_date, timeZone, r.due_time ?? '23:59') : null;

@@ -4,7 +4,7 @@
 // and back on the 31st after.
 import { LAST_DAY } from '@lpm/shared/time';
 import type { Recurrence } from '../data/activity-entity.ts';
-import { occurrencePastCalendar } from './activity-errors.ts';
+import { occurrencePastCalendar } from '../contract/activity-errors.ts';
 
 const pad = (n: number) => String(n).padStart(2, '0');
 const daysIn = (year: number, month0: number) => new Date(Date.UTC(year, month0 + 1, 0)).getUTCDate();

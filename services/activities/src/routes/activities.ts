@@ -3,7 +3,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Activities } from '../domain/activities.ts';
-import { activityIdParams, completeActivityBody, createActivityBody, listActivitiesQuery, overdueQuery, responses, updateActivityBody } from './activity-schemas.ts';
+import { activityIdParams, completeActivityBody, createActivityBody, listActivitiesQuery, overdueQuery, responses, updateActivityBody } from '../contract/activity-schemas.ts';
 
 export function activityRoutes(fastify: FastifyInstance, activities: Activities): void {
   const app = fastify.withTypeProvider<SchemaTypes>();

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { deadlineOf } from '../domain/deadlines/deadlines.ts';
-import { computeDeadlineBody, computeResponse } from './deadline-schemas.ts';
+import { computeDeadlineBody, computeResponse } from '../contract/deadline-schemas.ts';
 
 export function deadlineRoutes(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<SchemaTypes>();

@@ -7,7 +7,7 @@ import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
 import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Activities } from '../domain/activities.ts';
-import { ACTIVITY_SORT_FIELDS } from './activity-schemas.ts';
+import { ACTIVITY_SORT_FIELDS } from '../contract/activity-schemas.ts';
 
 const params = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 const countsBody = object({ kind: enumOf(['case', 'client', 'deal'], 'Invalid kind'), ids: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'ids']);
@@ -31,7 +31,7 @@ export function internalRoutes(fastify: FastifyInstance, activities: Activities)
 
   for (const kind of ['case', 'client', 'deal'] as const) {
     app.get(`/internal/${kind}s/:id/activities/count`, { schema: { hide: true, params } }, async (req) => {
-      const { id } = req.params as { id: string };
+      const { id } = req.params;
       return ok(await activities.countsOf(req.identity.teamId, kind, id));
     });
   }

@@ -1,8 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { CASE_PRIORITIES, CASE_STATUSES } from '../contract/case-schemas.ts';
 
-export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
-export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
 export type CasePriority = (typeof CASE_PRIORITIES)[number];
 export type CaseStatus = (typeof CASE_STATUSES)[number];
 

@@ -9,7 +9,8 @@ import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
-import { caseNotFound, duplicateNumber } from '../domain/case-errors.ts';
+import { caseNotFound } from '@lpm/shared/errors';
+import { duplicateNumber } from '../contract/case-errors.ts';
 import { dealOriginKey, type CasePriority, type CaseRecord, type CaseStatus } from './case-entity.ts';
 
 export interface CaseFilter {

@@ -1,8 +1,10 @@
 // Read shapes of a case built from its stored record and the linked client and user.
+import { exact } from '@lpm/shared/http/schemas';
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
 import { dealOriginKey, type CasePriority, type CaseRecord } from '../data/case-entity.ts';
+import type { CaseCreated, CaseDetail, CaseListItem } from '../contract/case-schemas.ts';
 import { cnjDigits, numberInfo } from './cnj-number.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
@@ -40,18 +42,26 @@ export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | '
   };
 }
 
-function client(r: CaseRecord, links: Links, detail: boolean) {
+function client(r: CaseRecord, links: Links) {
   if (!r.client_id) return null;
   const c = links.clients.get(r.client_id);
-  const base = { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
-  return detail ? { ...base, email: c?.email ?? null, phone: c?.phone ?? null } : base;
+  return { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
 }
 
-function responsible(r: CaseRecord, links: Links, detail: boolean) {
+function clientWithContact(r: CaseRecord, links: Links) {
+  const c = client(r, links);
+  const view = c && links.clients.get(c.id);
+  return c && { ...c, email: view?.email ?? null, phone: view?.phone ?? null };
+}
+
+function responsible(r: CaseRecord, links: Links) {
   if (!r.responsible_id) return null;
-  const u = links.users.get(r.responsible_id);
-  const base = { id: r.responsible_id, name: u?.name ?? null };
-  return detail ? { ...base, email: u?.email ?? null } : base;
+  return { id: r.responsible_id, name: links.users.get(r.responsible_id)?.name ?? null };
+}
+
+function responsibleWithEmail(r: CaseRecord, links: Links) {
+  const u = responsible(r, links);
+  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
 }
 
 const identifying = (r: CaseRecord) => ({
@@ -80,24 +90,24 @@ const described = (r: CaseRecord) => ({
   archived_at: iso(r.archived_at),
 });
 
-export function listItemShape(r: CaseRecord, links: Links) {
-  return { ...identifying(r), client: client(r, links, false), responsible: responsible(r, links, false), ...counted(r) };
+export function listItemShape(r: CaseRecord, links: Links): CaseListItem {
+  return exact<CaseListItem>()({ ...identifying(r), client: client(r, links), responsible: responsible(r, links), ...counted(r) });
 }
 
-export function detailShape(r: CaseRecord, links: Links) {
-  return {
+export function detailShape(r: CaseRecord, links: Links): CaseDetail {
+  return exact<CaseDetail>()({
     ...identifying(r),
     number_info: r.number ? numberInfo(r.number) : null,
-    client: client(r, links, true),
-    responsible: responsible(r, links, true),
+    client: clientWithContact(r, links),
+    responsible: responsibleWithEmail(r, links),
     ...counted(r),
     ...described(r),
-  };
+  });
 }
 
 /** The create response: linked records as flat ids (spec, general conventions 6). */
-export function createdShape(r: CaseRecord) {
-  return { ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...counted(r), ...described(r) };
+export function createdShape(r: CaseRecord): CaseCreated {
+  return exact<CaseCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...counted(r), ...described(r) });
 }
 
 /** The items of GET /v1/clients/{id}/cases. */

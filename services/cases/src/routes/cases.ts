@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
-import { RESERVED_KEY_PREFIX, reservedIdempotencyKey } from '../domain/case-errors.ts';
+import { RESERVED_KEY_PREFIX, reservedIdempotencyKey } from '../contract/case-errors.ts';
 import type { Cases } from '../domain/cases.ts';
-import { caseActivitiesQuery, caseIdParams, createCaseBody, listCasesQuery, responses, timelineQuery, updateCaseBody } from './case-schemas.ts';
+import { caseActivitiesQuery, caseIdParams, createCaseBody, listCasesQuery, responses, timelineQuery, updateCaseBody } from '../contract/case-schemas.ts';
 
 /** Before the Idempotency-Key is taken (preValidation): a key with the reserved prefix is 400. */
 async function refuseReservedKey(req: FastifyRequest): Promise<void> {

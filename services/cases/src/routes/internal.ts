@@ -5,7 +5,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Cases } from '../domain/cases.ts';
-import { CASE_SORT_FIELDS, caseIdParams, dealCaseBody } from './case-schemas.ts';
+import { CASE_SORT_FIELDS, caseIdParams, dealCaseBody } from '../contract/case-schemas.ts';
 
 const ids = arrayOf(text(100), { maxItems: 100 });
 const caseCountsBody = object({ client_ids: ids }, ['client_ids']);

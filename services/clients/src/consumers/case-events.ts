@@ -18,7 +18,8 @@ export function clientsNamed(event: DomainEvent): string[] {
   return [now, before].filter((id): id is string => id !== null);
 }
 
-export function consumeCaseEvents(broker: Broker, clients: Clients): Promise<ConsumerHandle> {
+/** Keeps each client's cases_count in step with the case events that name it. */
+export function consumeCaseCounts(broker: Broker, clients: Clients): Promise<ConsumerHandle> {
   return broker.consume({
     queue: broker.queueName('clients.case-counts'),
     bindings: ['case.created', 'case.updated'],

@@ -9,7 +9,8 @@ import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
 import { escapeRegex, foldText } from '@lpm/shared/text';
-import { clientNotFound, duplicateDocument } from '../domain/client-errors.ts';
+import { clientNotFound } from '@lpm/shared/errors';
+import { duplicateDocument } from '../contract/client-errors.ts';
 import type { ClientRecord } from './client-entity.ts';
 
 export interface ClientFilter {

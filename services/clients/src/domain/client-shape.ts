@@ -1,17 +1,11 @@
 // Field sets of PF and PJ clients and the read shapes built from a stored record.
+import { exact } from '@lpm/shared/http/schemas';
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Address, ClientRecord } from '../data/client-entity.ts';
-
-export const CLIENT_TYPES = ['PF', 'PJ'] as const;
-export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;
-export const STATUSES = ['active', 'inactive'] as const;
-export const GENDERS = ['masculino', 'feminino', 'outro'] as const;
+import { PF_FIELDS, PJ_FIELDS, type CLIENT_TYPES, type ClientDetail, type ClientListItem, type ClientPF, type ClientPJ } from '../contract/client-schemas.ts';
 
 export const COMMON_FIELDS = ['name', 'email', 'phone', 'whatsapp', 'segment', 'address', 'notes', 'tags', 'metadata'] as const;
-export const PF_FIELDS = ['cpf', 'rg', 'birth_date', 'gender', 'marital_status', 'nationality', 'profession'] as const;
-export const PJ_FIELDS = ['legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person'] as const;
-export const ADDRESS_PARTS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'zip_code', 'country'] as const;
 
 export type ClientType = (typeof CLIENT_TYPES)[number];
 
@@ -55,31 +49,37 @@ export function derivedFields(r: Pick<ClientRecord, '_id' | 'type' | 'name' | 'e
   };
 }
 
-export function detailShape(r: ClientRecord, casesCount: number) {
-  const typeFields = Object.fromEntries(fieldsOfType(r.type).map((f) => [f, r[f] ?? null]));
-  return {
-    id: r._id,
-    type: r.type,
-    name: r.name,
-    email: r.email,
-    phone: r.phone,
-    whatsapp: r.whatsapp,
-    segment: r.segment,
-    status: r.status,
-    ...typeFields,
-    address: completeAddress(r.address),
-    notes: r.notes,
-    tags: r.tags ?? [],
-    metadata: r.metadata ?? {},
-    cases_count: casesCount,
-    deactivated_at: iso(r.deactivated_at),
-    created_at: iso(r.created_at),
-    updated_at: iso(r.updated_at),
-  };
+/** The PF or the PJ fields of a client (null when not set). */
+const typeFields = <F extends TypeField>(r: ClientRecord, fields: readonly F[]) => Object.fromEntries(fields.map((f) => [f, r[f] ?? null])) as Record<F, string | null>;
+
+const contact = (r: ClientRecord) => ({
+  name: r.name,
+  email: r.email,
+  phone: r.phone,
+  whatsapp: r.whatsapp,
+  segment: r.segment,
+  status: r.status,
+});
+
+const described = (r: ClientRecord, casesCount: number) => ({
+  address: completeAddress(r.address),
+  notes: r.notes,
+  tags: r.tags ?? [],
+  metadata: r.metadata ?? {},
+  cases_count: casesCount,
+  deactivated_at: iso(r.deactivated_at),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+export function detailShape(r: ClientRecord, casesCount: number): ClientDetail {
+  return r.type === 'PF'
+    ? exact<ClientPF>()({ id: r._id, type: 'PF', ...contact(r), ...typeFields(r, PF_FIELDS), ...described(r, casesCount) })
+    : exact<ClientPJ>()({ id: r._id, type: 'PJ', ...contact(r), ...typeFields(r, PJ_FIELDS), ...described(r, casesCount) });
 }
 
-export function listItemShape(r: ClientRecord, casesCount: number) {
-  return {
+export function listItemShape(r: ClientRecord, casesCount: number): ClientListItem {
+  return exact<ClientListItem>()({
     id: r._id,
     type: r.type,
     name: r.name,
@@ -90,7 +90,5 @@ export function listItemShape(r: ClientRecord, casesCount: number) {
     status: r.status,
     cases_count: casesCount,
     created_at: iso(r.created_at),
-  };
+  });
 }
-
-export type ClientDetail = ReturnType<typeof detailShape>;

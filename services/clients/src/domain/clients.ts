@@ -15,9 +15,9 @@ import type { Caller } from '@lpm/shared/upstream/service-client';
 import { iso } from '@lpm/shared/time';
 import type { ClientRecord } from '../data/client-entity.ts';
 import type { ClientsRepository } from '../data/clients-repository.ts';
-import type { ClientListQuery, CreateClientBody, UpdateClientBody } from '../routes/client-schemas.ts';
+import type { ClientListQuery, CreateClientBody, UpdateClientBody } from '../contract/client-schemas.ts';
 import type { ClientCases } from '../upstream/cases-service.ts';
-import { hasActiveCases, typeImmutable } from './client-errors.ts';
+import { hasActiveCases, typeImmutable } from '../contract/client-errors.ts';
 import { COMMON_FIELDS, completeAddress, derivedFields, detailShape, fieldsOfOtherType, fieldsOfType, listItemShape } from './client-shape.ts';
 
 export interface ClientsDeps {

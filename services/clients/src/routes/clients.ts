@@ -3,7 +3,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Clients } from '../domain/clients.ts';
-import { clientCasesQuery, clientIdParams, createClientBody, listClientsQuery, responses, updateClientBody } from './client-schemas.ts';
+import { clientCasesQuery, clientIdParams, createClientBody, listClientsQuery, responses, updateClientBody } from '../contract/client-schemas.ts';
 
 export function clientRoutes(fastify: FastifyInstance, clients: Clients): void {
   const app = fastify.withTypeProvider<SchemaTypes>();

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Clients } from '../domain/clients.ts';
-import { clientIdParams } from './client-schemas.ts';
+import { clientIdParams } from '../contract/client-schemas.ts';
 
 export function internalRoutes(fastify: FastifyInstance, clients: Clients): void {
   const app = fastify.withTypeProvider<SchemaTypes>();

@@ -24,7 +24,7 @@ export interface ClientCases {
 const isCounts = (d: unknown): d is Record<string, number> => isObject(d) && Object.values(d).every((n) => typeof n === 'number');
 const isActive = (d: unknown): d is { active: boolean } => isObject(d) && typeof d.active === 'boolean';
 
-export class CasesService implements ClientCases {
+export class ClientCasesService implements ClientCases {
   private readonly cases: ServiceClient;
 
   constructor(cases: ServiceClient) {

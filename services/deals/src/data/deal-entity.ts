@@ -1,7 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { DEAL_STATUSES } from '../contract/deal-schemas.ts';
 
-export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 export type DealStatus = (typeof DEAL_STATUSES)[number];
 
 /** One addend of the summary: `k` is a JSON array naming the figure (deal-shape.ts summaryParts). */
@@ -15,6 +15,9 @@ export interface PhaseStint {
   phase: string;
   ms: number;
 }
+
+/** A segment of the team's history (source and value band), as DealsRepository.closedBySegment keys it. */
+export const segmentKey = (source: string | null, band: string | null) => JSON.stringify([source, band]);
 
 export const DealEntity = defineEntity({
   name: 'Deal',

@@ -8,9 +8,8 @@ import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/ht
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
-import { dealNotFound } from '../domain/deal-errors.ts';
-import { segmentKey } from '../domain/deal-shape.ts';
-import type { DealRecord, DealStatus, PhaseStint } from './deal-entity.ts';
+import { dealNotFound } from '../contract/deal-errors.ts';
+import { segmentKey, type DealRecord, type DealStatus, type PhaseStint } from './deal-entity.ts';
 
 export interface DealFilter {
   status?: DealStatus;

@@ -10,13 +10,14 @@ import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import type { Links, RecordLinks } from '@lpm/shared/views/record-links';
+import { fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealsRepository } from '../data/deals-repository.ts';
-import type { LostBody, WonBody } from '../routes/deal-schemas.ts';
+import type { LostBody, WonBody } from '../contract/deal-schemas.ts';
 import type { CaseCreated, CaseRequest, DealCases } from '../upstream/cases-service.ts';
 import { detailWith, requireOpen } from './deal-guards.ts';
-import { addStint, derivedFields, fromCents, toCents } from './deal-shape.ts';
+import { addStint, derivedFields, toCents } from './deal-shape.ts';
 
 export interface DealClosesDeps {
   deals: DealsRepository;

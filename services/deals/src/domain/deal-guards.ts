@@ -3,7 +3,7 @@
 import { serviceUnavailable } from '@lpm/shared/errors';
 import type { Links } from '@lpm/shared/views/record-links';
 import type { DealRecord } from '../data/deal-entity.ts';
-import { dealArchived, dealClosed } from './deal-errors.ts';
+import { dealArchived, dealClosed } from '../contract/deal-errors.ts';
 import { detailShape } from './deal-shape.ts';
 
 /** won, lost and phase moves need an open deal. */

@@ -2,10 +2,13 @@
 // user, money between the API's numbers and the store's integer cents, and the
 // fields derived on every write for sorting and for the summary's one aggregation.
 import { foldText } from '@lpm/shared/text';
+import { exact } from '@lpm/shared/http/schemas';
+import { centsOf, fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { Links } from '@lpm/shared/views/record-links';
 import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
-import { tooManyDecimals } from './deal-errors.ts';
+import { tooManyDecimals } from '../contract/deal-errors.ts';
+import type { DealCreated, DealEventData, DealListItem } from '../contract/deal-schemas.ts';
 
 /** Fields a client may send on create and update, as the record names them (value is value_cents). */
 export const WRITABLE_FIELDS = [
@@ -26,12 +29,10 @@ export const WRITABLE_FIELDS = [
 
 /** An amount sent by a client as integer cents; more than 2 decimals is 400. */
 export function toCents(field: string, amount: number): number {
-  const cents = Math.round(amount * 100);
-  if (cents / 100 !== amount) throw tooManyDecimals(field);
+  const cents = centsOf(amount);
+  if (cents === null) throw tooManyDecimals(field);
   return cents;
 }
-
-export const fromCents = (cents: number | null): number | null => (cents === null ? null : cents / 100);
 
 /** Record field names as the API shows them (value_cents is value, final_value_cents final_value). */
 export function apiNames(fields: Record<string, unknown>): Record<string, unknown> {
@@ -52,8 +53,6 @@ export function valueBand(valueCents: number | null): string {
   if (valueCents === null) return 'sem-valor';
   return VALUE_BANDS.find((b) => valueCents < b.below)!.name;
 }
-
-export const segmentKey = (source: string | null, band: string | null) => JSON.stringify([source, band]);
 
 type Derivable = Pick<
   DealRecord,
@@ -104,18 +103,25 @@ export function addStint(stints: PhaseStint[], phase: string, ms: number): Phase
   return stints.map((s) => (s.phase === phase ? { phase, ms: s.ms + ms } : s));
 }
 
-function client(r: DealRecord, links: Links, detail: boolean) {
+function client(r: DealRecord, links: Links) {
   if (!r.client_id) return null;
   const c = links.clients.get(r.client_id);
-  const base = { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
-  return detail ? { ...base, email: c?.email ?? null } : base;
+  return { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
 }
 
-function responsible(r: DealRecord, links: Links, detail: boolean) {
+function clientWithEmail(r: DealRecord, links: Links) {
+  const c = client(r, links);
+  return c && { ...c, email: links.clients.get(c.id)?.email ?? null };
+}
+
+function responsible(r: DealRecord, links: Links) {
   if (!r.responsible_id) return null;
-  const u = links.users.get(r.responsible_id);
-  const base = { id: r.responsible_id, name: u?.name ?? null };
-  return detail ? { ...base, email: u?.email ?? null } : base;
+  return { id: r.responsible_id, name: links.users.get(r.responsible_id)?.name ?? null };
+}
+
+function responsibleWithEmail(r: DealRecord, links: Links) {
+  const u = responsible(r, links);
+  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
 }
 
 const identifying = (r: DealRecord) => ({
@@ -149,28 +155,28 @@ const closing = (r: DealRecord) => ({
   updated_at: iso(r.updated_at),
 });
 
-export function listItemShape(r: DealRecord, links: Links) {
-  return {
+export function listItemShape(r: DealRecord, links: Links): DealListItem {
+  return exact<DealListItem>()({
     ...identifying(r),
-    client: client(r, links, false),
-    responsible: responsible(r, links, false),
+    client: client(r, links),
+    responsible: responsible(r, links),
     source: r.source,
     created_at: iso(r.created_at),
-  };
+  });
 }
 
 /** The detail shape without activities_count and ai_insights (events carry this; GET adds both). */
-export function detailShape(r: DealRecord, links: Links) {
-  return {
+export function detailShape(r: DealRecord, links: Links): DealEventData {
+  return exact<DealEventData>()({
     ...identifying(r),
-    client: client(r, links, true),
-    responsible: responsible(r, links, true),
+    client: clientWithEmail(r, links),
+    responsible: responsibleWithEmail(r, links),
     ...described(r),
     ...closing(r),
-  };
+  });
 }
 
 /** The create response: linked records as flat ids (spec, general conventions 6). */
-export function createdShape(r: DealRecord) {
-  return { ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) };
+export function createdShape(r: DealRecord): DealCreated {
+  return exact<DealCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) });
 }

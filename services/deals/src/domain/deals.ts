@@ -6,6 +6,8 @@
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
+import { exact } from '@lpm/shared/http/schemas';
+import { fromCents } from '@lpm/shared/money';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 import type { Identity } from '@lpm/shared/identity';
@@ -14,13 +16,13 @@ import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
-import type { CreateDealBody, DealListQuery, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../routes/deal-schemas.ts';
+import type { CreateDealBody, DealDetail, DealListQuery, DealsSummary, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { DealCloses } from './deal-closes.ts';
-import { invalidPhase } from './deal-errors.ts';
+import { invalidPhase } from '../contract/deal-errors.ts';
 import { detailWith, requireOpen } from './deal-guards.ts';
-import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, fromCents, listItemShape, toCents } from './deal-shape.ts';
+import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, listItemShape, toCents } from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
 
 export interface DealsDeps {
@@ -135,7 +137,7 @@ export class Deals {
     return { id: r._id, title: r.title, status: r.status, updated_at: r.updated_at.toISOString() };
   }
 
-  async get(who: Identity, id: string) {
+  async get(who: Identity, id: string): Promise<DealDetail> {
     const record = await this.deps.deals.get(who.teamId, id);
     const [links, segments, wonStints, activities] = await Promise.all([
       this.links.of(who.teamId, [record]),
@@ -145,7 +147,7 @@ export class Deals {
     ]);
     const phaseProbability = this.phaseProbability(who, record.phase) ?? record.probability;
     const ai_insights = insightsOf(record, phaseProbability, { segments, wonStints }, who.settings.timezone, new Date(), activities);
-    return { ...detailShape(record, links), activities_count: activities.count, ai_insights };
+    return exact<DealDetail>()({ ...detailShape(record, links), activities_count: activities.count, ai_insights });
   }
 
   async list(who: Identity, q: DealListQuery) {
@@ -247,7 +249,7 @@ export class Deals {
   }
 
   /** decisions §5 "Deals summary", from one aggregation of the addends of the team's non-archived deals in one currency. */
-  async summary(who: Identity, q: SummaryQuery) {
+  async summary(who: Identity, q: SummaryQuery): Promise<DealsSummary> {
     const currency = (q.currency ?? 'BRL').toUpperCase();
     const figures = new Map((await this.deps.deals.summary(who.teamId, currency)).map((r) => [r._id, r.v]));
     const sum = (k: string) => figures.get(k) ?? 0;

@@ -1,8 +1,8 @@
 // ai_insights of a deal: deterministic figures from the deal and its team's own
 // history, each with the inputs that made it (README.md, "ai_insights").
-import { DAY_MS } from '@lpm/shared/time';
-import type { DealRecord, PhaseStint } from '../data/deal-entity.ts';
-import { segmentKey, valueBand } from './deal-shape.ts';
+import { DAY_MS, dayIn } from '@lpm/shared/time';
+import { segmentKey, type DealRecord, type PhaseStint } from '../data/deal-entity.ts';
+import { valueBand } from './deal-shape.ts';
 
 /** m: how many closed deals the phase probability counts as (the Beta-Binomial prior's weight). */
 export const PRIOR_WEIGHT = 10;
@@ -52,11 +52,6 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 function median(sorted: number[]): number {
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-/** The calendar day of an instant in a time zone (YYYY-MM-DD). */
-export function dayIn(timeZone: string, at: Date): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
 }
 
 const dayNumber = (date: string) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;

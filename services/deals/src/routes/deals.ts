@@ -3,7 +3,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Deals } from '../domain/deals.ts';
-import { createDealBody, dealIdParams, listDealsQuery, lostBody, phaseBody, responses, summaryQuery, updateDealBody, wonBody } from './deal-schemas.ts';
+import { createDealBody, dealIdParams, listDealsQuery, lostBody, phaseBody, responses, summaryQuery, updateDealBody, wonBody } from '../contract/deal-schemas.ts';
 
 export function dealRoutes(fastify: FastifyInstance, deals: Deals): void {
   const app = fastify.withTypeProvider<SchemaTypes>();

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
 import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Deals } from '../domain/deals.ts';
-import { dealIdParams } from './deal-schemas.ts';
+import { dealIdParams } from '../contract/deal-schemas.ts';
 
 const phasesInUseBody = object({ kind: enumOf(['deal'], 'Invalid kind'), phases: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'phases']);
 

@@ -38,7 +38,7 @@ const isCase = (d: unknown): d is CaseCreated => isObject(d) && typeof d.id === 
 const isError = (e: unknown): e is { code: ErrorCode; message: string; details?: Record<string, unknown> } =>
   isObject(e) && typeof e.code === 'string' && typeof e.message === 'string';
 
-export class CasesService implements DealCases {
+export class DealCasesService implements DealCases {
   private readonly opts: CasesServiceOptions;
   private readonly cases: ServiceClient;
 

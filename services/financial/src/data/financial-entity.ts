@@ -1,9 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../contract/financial-schemas.ts';
 
-export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
-export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
-export const PAYMENT_METHODS = ['pix', 'boleto', 'cartao', 'transferencia', 'dinheiro', 'cheque'] as const;
 export type FinancialType = (typeof FINANCIAL_TYPES)[number];
 export type FinancialStatus = (typeof FINANCIAL_STATUSES)[number];
 

@@ -8,8 +8,8 @@ import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/ht
 import type { Logger } from '@lpm/shared/logger';
 import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
-import { recordNotFound } from '../domain/financial-errors.ts';
-import type { GroupBy } from '../domain/summary-buckets.ts';
+import { recordNotFound } from '../contract/financial-errors.ts';
+import type { GroupBy } from '../contract/financial-schemas.ts';
 import type { FinancialRecord, FinancialStatus, FinancialType } from './financial-entity.ts';
 
 export interface FinancialFilter {

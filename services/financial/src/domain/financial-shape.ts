@@ -1,10 +1,13 @@
 // Read shapes of a financial record built from its stored record and the linked
 // client and case views; the fields derived for sorting and for the summary.
+import { exact } from '@lpm/shared/http/schemas';
+import { centsOf, fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
-import { bucketOf, type GroupBy } from './summary-buckets.ts';
+import type { FinancialRecordCreated, FinancialRecordDetail, FinancialRecordListItem, GroupBy, OverdueFinancialRecord } from '../contract/financial-schemas.ts';
+import { bucketOf } from './summary-buckets.ts';
 
 /** Fields a caller may send on create or update (amount is stored as amount_cents). */
 export const WRITABLE_FIELDS = [
@@ -37,18 +40,11 @@ export interface Links {
 
 export const MAX_AMOUNT_CENTS = 100_000_000_000_000; // 1,000,000,000,000.00
 
-/** An amount in integer cents; null when it is not a positive number with at most 2 decimals. */
-export function toCents(amount: number): number | null {
-  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0) return null;
-  const text = String(amount);
-  if (/e-/i.test(text)) return null; // below 1e-6: more than 2 decimals
-  const decimals = /\.(\d+)$/.exec(text)?.[1].length ?? 0;
-  if (decimals > 2) return null;
-  const cents = Math.round(amount * 100);
-  return cents > 0 && cents <= MAX_AMOUNT_CENTS ? cents : null;
+/** A record's amount in integer cents; null when it is not a positive number with at most 2 decimals. */
+export function amountCents(amount: number): number | null {
+  const cents = typeof amount === 'number' ? centsOf(amount) : null;
+  return cents !== null && cents > 0 && cents <= MAX_AMOUNT_CENTS ? cents : null;
 }
-
-export const fromCents = (cents: number): number => cents / 100;
 
 /** The summary keys a record adds its amount to, for one group_by (see FinancialRepository.summary). */
 export function summaryKeys(r: SummaryFields, groupBy: GroupBy): SummaryKey[] {
@@ -72,11 +68,14 @@ export function derivedFields(r: SummaryFields & Pick<FinancialRecord, 'due_date
   };
 }
 
-function client(r: FinancialRecord, links: Links, detail: boolean) {
+function client(r: FinancialRecord, links: Links) {
   if (!r.client_id) return null;
-  const c = links.clients.get(r.client_id);
-  const base = { id: r.client_id, name: c?.name ?? null };
-  return detail ? { ...base, email: c?.email ?? null } : base;
+  return { id: r.client_id, name: links.clients.get(r.client_id)?.name ?? null };
+}
+
+function clientWithEmail(r: FinancialRecord, links: Links) {
+  const c = client(r, links);
+  return c && { ...c, email: links.clients.get(c.id)?.email ?? null };
 }
 
 function kase(r: FinancialRecord, links: Links) {
@@ -109,12 +108,15 @@ const rest = (r: FinancialRecord) => ({
 });
 
 /** The create response: links as flat ids. */
-export const createdShape = (r: FinancialRecord) => ({ ...money(r), case_id: r.case_id, client_id: r.client_id, ...rest(r) });
+export const createdShape = (r: FinancialRecord): FinancialRecordCreated =>
+  exact<FinancialRecordCreated>()({ ...money(r), case_id: r.case_id, client_id: r.client_id, ...rest(r) });
 
 /** GET by id and the events' data.object. */
-export const detailShape = (r: FinancialRecord, links: Links) => ({ ...money(r), case: kase(r, links), client: client(r, links, true), ...rest(r) });
+export const detailShape = (r: FinancialRecord, links: Links): FinancialRecordDetail =>
+  exact<FinancialRecordDetail>()({ ...money(r), case: kase(r, links), client: clientWithEmail(r, links), ...rest(r) });
 
-export const listItemShape = (r: FinancialRecord, links: Links) => ({
+export const listItemShape = (r: FinancialRecord, links: Links): FinancialRecordListItem =>
+  exact<FinancialRecordListItem>()({
   id: r._id,
   type: r.type,
   category: r.category,
@@ -125,17 +127,18 @@ export const listItemShape = (r: FinancialRecord, links: Links) => ({
   due_date: r.due_date,
   status: r.status,
   case: kase(r, links),
-  client: client(r, links, false),
+  client: client(r, links),
   created_at: iso(r.created_at),
-});
+  });
 
-export const overdueItemShape = (r: FinancialRecord, links: Links, daysOverdue: number) => ({
+export const overdueItemShape = (r: FinancialRecord, links: Links, daysOverdue: number): OverdueFinancialRecord =>
+  exact<OverdueFinancialRecord>()({
   id: r._id,
   type: r.type,
   category: r.category,
   description: r.description,
   amount: fromCents(r.amount_cents),
-  due_date: r.due_date,
+  due_date: r.due_date!, // an overdue record has a due date (the overdue query's filter)
   days_overdue: daysOverdue,
-  client: client(r, links, false),
-});
+  client: client(r, links),
+  });

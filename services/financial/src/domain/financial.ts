@@ -8,14 +8,14 @@ import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
-import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
+import { fromCents } from '@lpm/shared/money';
+import { DAY_MS, dayIn, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { CaseLinks } from '@lpm/shared/views/case-links';
 import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links } from '@lpm/shared/views/record-links';
 import type { FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
-import { FINANCIAL_TYPES } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
-import type { CreateFinancialBody, FinancialListQuery, OverdueQuery, SummaryQuery, UpdateFinancialBody } from '../routes/financial-schemas.ts';
+import { FINANCIAL_TYPES, type CreateFinancialBody, type FinancialSummary, type GroupBy, type FinancialListQuery, type OverdueQuery, type SummaryQuery, type UpdateFinancialBody } from '../contract/financial-schemas.ts';
 import {
   cannotCancelPaid,
   cannotModifyPaid,
@@ -23,19 +23,18 @@ import {
   invalidTransition,
   periodReversed,
   periodTooLong,
-} from './financial-errors.ts';
+} from '../contract/financial-errors.ts';
 import {
   PAID_LOCKED,
   WRITABLE_FIELDS,
   createdShape,
   derivedFields,
   detailShape,
-  fromCents,
   listItemShape,
   overdueItemShape,
-  toCents,
+  amountCents,
 } from './financial-shape.ts';
-import { bucketsBetween, type GroupBy } from './summary-buckets.ts';
+import { bucketsBetween } from './summary-buckets.ts';
 
 export interface FinancialDeps {
   records: FinancialRepository;
@@ -60,11 +59,6 @@ const fields = new FieldChanges<FinancialRecord>({
   },
 });
 
-/** The calendar day of instant `at` in `timeZone` (YYYY-MM-DD). */
-export function dayIn(timeZone: string, at: Date): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
-}
-
 /** Whole calendar days from `from` to `to` (YYYY-MM-DD). */
 const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 
@@ -76,10 +70,10 @@ export function overdueAt(r: Pick<FinancialRecord, 'status' | 'due_date'>, timeZ
 /** A body in the record's terms: amount as amount_cents (400 Invalid amount for more than 2 decimals). */
 function stored(body: { amount?: number }): SentFields<FinancialRecord> {
   const { amount, ...rest } = body as Record<string, unknown>;
-  if (amount === undefined) return rest as SentFields<FinancialRecord>;
-  const cents = toCents(amount as number);
+  if (amount === undefined) return rest;
+  const cents = amountCents(amount as number);
   if (cents === null) throw invalidAmount();
-  return { ...rest, amount_cents: cents } as SentFields<FinancialRecord>;
+  return { ...rest, amount_cents: cents };
 }
 
 /** Field names as the API shows them (amount_cents is amount, in units). */
@@ -226,7 +220,7 @@ export class Financial {
     });
   }
 
-  async summary(who: Who, q: SummaryQuery) {
+  async summary(who: Who, q: SummaryQuery): Promise<FinancialSummary> {
     const tz = who.settings.timezone;
     const today = dayIn(tz, this.now());
     const monthStart = `${today.slice(0, 7)}-01`;

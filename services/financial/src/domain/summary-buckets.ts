@@ -2,8 +2,7 @@
 // ISO weeks YYYY-Www (weeks start on Monday; week 1 holds the year's first
 // Thursday, so 2026-12-31 is in 2026-W53 and 2027-01-01 too).
 import { DAY_MS } from '@lpm/shared/time';
-
-export type GroupBy = 'month' | 'day' | 'week';
+import type { GroupBy } from '../contract/financial-schemas.ts';
 
 const utc = (date: string) => Date.parse(`${date}T00:00:00Z`);
 const ymd = (t: number) => new Date(t).toISOString().slice(0, 10);

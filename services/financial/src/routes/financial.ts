@@ -3,7 +3,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Financial } from '../domain/financial.ts';
-import { createFinancialBody, financialIdParams, listFinancialQuery, overdueQuery, responses, summaryQuery, updateFinancialBody } from './financial-schemas.ts';
+import { createFinancialBody, financialIdParams, listFinancialQuery, overdueQuery, responses, summaryQuery, updateFinancialBody } from '../contract/financial-schemas.ts';
 
 export function financialRoutes(fastify: FastifyInstance, financial: Financial): void {
   const app = fastify.withTypeProvider<SchemaTypes>();

@@ -16,7 +16,7 @@ import type { Db } from 'mongodb';
 import { isId } from '@lpm/shared/ids';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { withDocumentLock } from '@lpm/shared/store/lock';
-import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../domain/webhook-errors.ts';
+import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../contract/webhook-errors.ts';
 import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
 import type { TeamVersions } from './team-versions.ts';
 import type { WebhookCountersRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';

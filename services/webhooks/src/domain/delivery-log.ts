@@ -3,10 +3,12 @@
 import { businessRule } from '@lpm/shared/errors';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import { isId } from '@lpm/shared/ids';
+import { exact } from '@lpm/shared/http/schemas';
 import { iso } from '@lpm/shared/time';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord } from '../data/webhook-entity.ts';
-import { deliveryNotFound } from './webhook-errors.ts';
+import { deliveryNotFound } from '../contract/webhook-errors.ts';
+import type { DeliveryItem, DeliveryRetried } from '../contract/webhook-schemas.ts';
 import type { Webhooks } from './webhooks.ts';
 
 type Who = { teamId: string };
@@ -37,12 +39,12 @@ export class DeliveryLog {
     if (!webhook.active) throw businessRule('Webhook is inactive', 'webhook_inactive');
     if (delivery.status === 'pending') throw businessRule('Delivery already pending', 'delivery_pending');
     await this.retryNow(delivery);
-    return { id: delivery._id, event_id: delivery.event_id, event_type: delivery.event_type, status: 'pending', attempts_count: delivery.attempts_count };
+    return exact<DeliveryRetried>()({ id: delivery._id, event_id: delivery.event_id, event_type: delivery.event_type, status: 'pending', attempts_count: delivery.attempts_count });
   }
 }
 
-function shape(d: DeliveryRecord, attempts: AttemptRecord[]) {
-  return {
+function shape(d: DeliveryRecord, attempts: AttemptRecord[]): DeliveryItem {
+  return exact<DeliveryItem>()({
     id: d._id,
     event_id: d.event_id,
     event_type: d.event_type,
@@ -60,5 +62,5 @@ function shape(d: DeliveryRecord, attempts: AttemptRecord[]) {
     })),
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
-  };
+  });
 }

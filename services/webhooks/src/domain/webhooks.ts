@@ -6,18 +6,19 @@ import { badRequest, invalidField } from '@lpm/shared/errors';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import type { Logger } from '@lpm/shared/logger';
+import { exact } from '@lpm/shared/http/schemas';
 import { iso } from '@lpm/shared/time';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import type { CountersRepository, WebhookCounters } from '../data/counters-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
-import type { CreateWebhookBody, UpdateWebhookBody } from '../routes/webhook-schemas.ts';
+import type { CreateWebhookBody, UpdateWebhookBody, WebhookCreated, WebhookListItem } from '../contract/webhook-schemas.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
 import type { SecretBox } from './secret-box.ts';
 import { shownUrl } from './shown-url.ts';
 import { generateSecret, signatureHeaders } from './signing.ts';
-import { urlAlreadyRegistered, urlNotReachable, webhookLimitReached } from './webhook-errors.ts';
+import { urlAlreadyRegistered, urlNotReachable, webhookLimitReached } from '../contract/webhook-errors.ts';
 
 export const MAX_WEBHOOKS_PER_TEAM = 25;
 export const ALL_EVENTS = '*';
@@ -103,17 +104,17 @@ export class Webhooks {
     };
     // The limit is checked again with the insert (the ping ran apart from it: it may take seconds).
     await this.deps.webhooks.insertWithin(record, MAX_WEBHOOKS_PER_TEAM);
-    return { id, url, events, description: record.description, active: true, secret, created_at: iso(now), updated_at: iso(now) };
+    return exact<WebhookCreated>()({ id, url, events, description: record.description, active: true, secret, created_at: iso(now), updated_at: iso(now) });
   }
 
   private async refuseOverLimit(teamId: string) {
     if ((await this.deps.webhooks.count(teamId)) >= MAX_WEBHOOKS_PER_TEAM) throw webhookLimitReached(MAX_WEBHOOKS_PER_TEAM);
   }
 
-  async list(who: Who) {
+  async list(who: Who): Promise<WebhookListItem[]> {
     const rows = await this.deps.webhooks.listForTeam(who.teamId);
     const counters = await this.deps.counters.ofTeam(who.teamId, rows);
-    return rows.map((r) => ({ ...this.shape(r), ...stats(counters.get(r._id)!) }));
+    return rows.map((r) => exact<WebhookListItem>()({ ...this.shape(r), ...stats(counters.get(r._id)!) }));
   }
 
   async update(who: Who, id: string, body: UpdateWebhookBody) {

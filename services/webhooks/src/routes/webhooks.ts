@@ -4,7 +4,7 @@ import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
-import { createWebhookBody, deliveriesQuery, deliveryParams, responses, updateWebhookBody, webhookIdParams } from './webhook-schemas.ts';
+import { createWebhookBody, deliveriesQuery, deliveryParams, responses, updateWebhookBody, webhookIdParams } from '../contract/webhook-schemas.ts';
 
 export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog): void {
   const app = fastify.withTypeProvider<SchemaTypes>();

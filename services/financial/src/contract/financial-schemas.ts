@@ -1,7 +1,10 @@
-import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { arrayOf, date, enumOf, longText, mapOf, metadata, name, named, nullable, nullableShape, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
-import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../data/financial-entity.ts';
+
+export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
+export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
+export const PAYMENT_METHODS = ['pix', 'boleto', 'cartao', 'transferencia', 'dinheiro', 'cheque'] as const;
 
 export const FINANCIAL_SORT_FIELDS = ['date', 'due_date', 'amount', 'created_at'] as const;
 
@@ -52,12 +55,16 @@ export const listFinancialQuery = listQuerySchema(FINANCIAL_SORT_FIELDS, {
 
 export const overdueQuery = listQuerySchema(FINANCIAL_SORT_FIELDS);
 
-export const summaryQuery = typed<{ from?: string; to?: string; group_by: 'day' | 'week' | 'month'; currency?: string }>({
+export const GROUPINGS = ['day', 'week', 'month'] as const;
+/** The buckets of a summary (group_by). */
+export type GroupBy = (typeof GROUPINGS)[number];
+
+export const summaryQuery = typed<{ from?: string; to?: string; group_by: GroupBy; currency?: string }>({
   type: 'object',
   properties: {
     from: day(),
     to: day(),
-    group_by: { ...enumOf(['day', 'week', 'month'] as const, 'Invalid group_by'), default: 'month' },
+    group_by: { ...enumOf(GROUPINGS, 'Invalid group_by'), default: 'month' },
     currency,
   },
 });
@@ -68,9 +75,7 @@ export type FinancialListQuery = Static<typeof listFinancialQuery>;
 export type OverdueQuery = Static<typeof overdueQuery>;
 export type SummaryQuery = Static<typeof summaryQuery>;
 
-const { string, nullableString, integer, freeObject } = out;
-const number = { type: 'number' } as Schema;
-const nested = (props: Record<string, object>) => ({ type: ['object', 'null'], properties: props });
+const { string, nullableString, integer, number, freeObject } = out;
 
 const common = {
   id: string,
@@ -99,8 +104,8 @@ const created = named('FinancialRecordCreated', 'A created record: links as flat
 const changes = named('FinancialRecordChanges', 'id, the fields sent (and those a status move sets) and updated_at.', written, { partial: true });
 const detail = named('FinancialRecord', 'A financial record in its detail read shape.', shape({
   ...common,
-  case: nested({ id: string, title: nullableString, number: nullableString }),
-  client: nested({ id: string, name: nullableString, email: nullableString }),
+  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+  client: nullableShape({ id: string, name: nullableString, email: nullableString }),
   ...tail,
 }));
 const listItem = named('FinancialRecordListItem', 'A record in a list.', shape({
@@ -113,8 +118,8 @@ const listItem = named('FinancialRecordListItem', 'A record in a list.', shape({
   date: string,
   due_date: nullableString,
   status: string,
-  case: nested({ id: string, title: nullableString, number: nullableString }),
-  client: nested({ id: string, name: nullableString }),
+  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+  client: nullableShape({ id: string, name: nullableString }),
   created_at: string,
 }));
 const overdueItem = named('OverdueFinancialRecord', 'An overdue record.', shape({
@@ -125,10 +130,10 @@ const overdueItem = named('OverdueFinancialRecord', 'An overdue record.', shape(
   amount: number,
   due_date: string,
   days_overdue: integer,
-  client: nested({ id: string, name: nullableString }),
+  client: nullableShape({ id: string, name: nullableString }),
 }));
 const figures = shape({ revenue: number, expense: number, cost: number, profit: number });
-const bucketList = (key: string) => ({ type: 'array', items: shape({ [key]: string, revenue: number, expense: number, cost: number, profit: number }) }) as Schema;
+const bucketList = <K extends string>(key: K) => arrayOf(shape({ ...({ [key]: string } as Record<K, typeof string>), revenue: number, expense: number, cost: number, profit: number }));
 // Partial: of by_month, by_day and by_week only the group_by one is there.
 const summary = named('FinancialSummary', 'The figures of a period, with the buckets of group_by: by_month, by_day or by_week.', shape({
   period: shape({ from: string, to: string }),
@@ -136,12 +141,18 @@ const summary = named('FinancialSummary', 'The figures of a period, with the buc
   group_by: string,
   totals: figures,
   pending: shape({ revenue: number, expense: number, cost: number }),
-  by_category: { type: 'object', additionalProperties: number } as Schema,
+  by_category: mapOf(number),
   by_month: bucketList('month'),
   by_day: bucketList('day'),
   by_week: bucketList('week'),
-  top_clients: { type: 'array', items: shape({ client_id: string, name: nullableString, total_revenue: number }) } as Schema,
+  top_clients: arrayOf(shape({ client_id: string, name: nullableString, total_revenue: number })),
 }), { partial: true });
+
+export type FinancialRecordCreated = Static<typeof created>;
+export type FinancialRecordDetail = Static<typeof detail>;
+export type FinancialRecordListItem = Static<typeof listItem>;
+export type OverdueFinancialRecord = Static<typeof overdueItem>;
+export type FinancialSummary = Static<typeof summary>;
 
 export const responses = {
   detail: okResponse(200, detail),

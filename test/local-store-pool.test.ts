@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
-import { dropPostgresDatabase, LOCAL_STORE_CLIENT_CONNECTIONS, LOCAL_STORE_CONNECTIONS, localStoreUrl, startFerretdb, type RunningStore } from '../src/local-store.ts';
-import { SERVICE_NAMES } from '../src/service/names.ts';
+import { dropPostgresDatabase, LOCAL_STORE_CLIENT_CONNECTIONS, LOCAL_STORE_CONNECTIONS, localStoreUrl, startFerretdb, type RunningStore } from '../scripts/local-store.ts';
+import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 
 /** `npm start`'s processes, each with its share of connections, and a CLI with the default. */
 const SHARES = [...Object.values(LOCAL_STORE_CONNECTIONS), LOCAL_STORE_CLIENT_CONNECTIONS];

@@ -1,6 +1,8 @@
-import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
+import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, nullableShape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { CASE_PRIORITIES, CASE_STATUSES } from '../data/case-entity.ts';
+
+export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
+export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
 
 export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'] as const;
 
@@ -60,7 +62,6 @@ export type UpdateCaseBody = Static<typeof updateCaseBody>;
 export type CaseListQuery = Static<typeof listCasesQuery>;
 
 const { string, nullableString, integer, strings, freeObject } = out;
-const nested = (props: Record<string, object>) => ({ type: ['object', 'null'], properties: props });
 
 const common = {
   id: string,
@@ -98,8 +99,8 @@ const numberInfo = named('CaseNumberInfo', 'What a case number says (Resolução
 const caseDetail = named('Case', 'A case in its detail read shape.', shape({
   ...common,
   number_info: numberInfo,
-  client: nested({ id: string, name: nullableString, type: nullableString, email: nullableString, phone: nullableString }),
-  responsible: nested({ id: string, name: nullableString, email: nullableString }),
+  client: nullableShape({ id: string, name: nullableString, type: nullableString, email: nullableString, phone: nullableString }),
+  responsible: nullableShape({ id: string, name: nullableString, email: nullableString }),
   description: nullableString,
   labels: strings,
   metadata: freeObject,
@@ -121,8 +122,8 @@ const caseChanges = named('CaseChanges', 'id, title, the fields sent (normalized
 
 const caseListItem = named('CaseListItem', 'A case in a list.', shape({
   ...common,
-  client: nested({ id: string, name: nullableString, type: nullableString }),
-  responsible: nested({ id: string, name: nullableString }),
+  client: nullableShape({ id: string, name: nullableString, type: nullableString }),
+  responsible: nullableShape({ id: string, name: nullableString }),
 }));
 
 const caseActivity = named('CaseActivityListItem', "An activity in a case's list.", shape({
@@ -140,9 +141,13 @@ const timelineEvent = named('TimelineEvent', 'An event of a case timeline.', sha
   id: string,
   type: string,
   description: string,
-  user: nested({ id: string, name: nullableString }),
+  user: nullableShape({ id: string, name: nullableString }),
   created_at: string,
 }));
+
+export type CaseDetail = Static<typeof caseDetail>;
+export type CaseCreated = Static<typeof caseCreated>;
+export type CaseListItem = Static<typeof caseListItem>;
 
 export const responses = {
   detail: okResponse(200, caseDetail),

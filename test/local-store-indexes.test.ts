@@ -2,8 +2,8 @@
 // PostgreSQL the tests run on: made as FerretDB makes its indexes, used by its filters.
 import { MongoClient, type Db } from 'mongodb';
 import pg from 'pg';
-import { installGinIndexing } from '../src/local-store-indexes.ts';
-import { waitFor } from './support/wait.ts';
+import { installGinIndexing } from '../scripts/local-store-indexes.ts';
+import { waitFor } from '../shared/test/support/wait.ts';
 
 const pgDatabase = process.env.LPM_TEST_PG_DATABASE;
 const dbName = `${process.env.MONGO_DB_PREFIX}ginidx`;

@@ -2,8 +2,8 @@
 // of its own: where the server's autovacuum is off, tables with dead rows past the
 // threshold are vacuumed; where it is on, nothing is done.
 import pg from 'pg';
-import { startVacuuming, type Vacuuming } from '../src/local-store-vacuum.ts';
-import { waitFor } from './support/wait.ts';
+import { startVacuuming, type Vacuuming } from '../scripts/local-store-vacuum.ts';
+import { waitFor } from '../shared/test/support/wait.ts';
 
 const onPostgres = process.env.LPM_TEST_PG_DATABASE ? describe : describe.skip;
 

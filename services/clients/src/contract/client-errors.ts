@@ -1,7 +1,6 @@
 // The clients domain's conditions, with the spec's messages.
-import { businessRule, duplicate, notFound } from '@lpm/shared/errors';
+import { businessRule, duplicate } from '@lpm/shared/errors';
 
-export const clientNotFound = () => notFound('Client not found');
 
 export const duplicateDocument = (type: 'PF' | 'PJ') =>
   type === 'PF'

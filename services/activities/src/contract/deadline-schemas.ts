@@ -1,6 +1,14 @@
 import { boolean, date, enumOf, integer, named, object, okResponse, out, shape, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { jurisdictionSchema } from '@lpm/shared/court-calendar';
-import { COUNTINGS, type DeadlineStart } from '../data/activity-entity.ts';
+
+/** Exactly one of the three: the day the text was made available, published, or the day of the act. */
+export interface DeadlineStart {
+  made_available?: string;
+  published?: string;
+  from?: string;
+}
+
+export const COUNTINGS = ['business', 'calendar'] as const;
 
 const START_MESSAGE = 'start must have exactly one of made_available, published or from';
 

@@ -1,7 +1,12 @@
-import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, named, nullable, nullableShape, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
-import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../data/activity-entity.ts';
+
+export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
+export const ACTIVITY_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
+export const ACTIVITY_PRIORITIES = ['alta', 'media', 'baixa'] as const;
+export const REMINDER_CHANNELS = ['email', 'push', 'sms'] as const;
+export const FREQUENCIES = ['daily', 'weekly', 'monthly', 'yearly'] as const;
 
 export const ACTIVITY_SORT_FIELDS = ['due_date', 'created_at', 'updated_at', 'priority'] as const;
 
@@ -83,7 +88,6 @@ export type UpdateActivityBody = Static<typeof updateActivityBody>;
 export type ActivityListQuery = Static<typeof listActivitiesQuery>;
 
 const { string, nullableString, integer: int, freeObject } = out;
-const nested = (props: Record<string, Schema>): Schema => ({ type: ['object', 'null'], properties: props });
 const nullableObject: Schema = { type: ['object', 'null'], additionalProperties: true };
 
 const common = {
@@ -108,12 +112,12 @@ const common = {
 
 const detail = named('Activity', 'An activity in its detail read shape.', shape({
   ...common,
-  case: nested({ id: string, title: nullableString, number: nullableString }),
-  client: nested({ id: string, name: nullableString }),
+  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+  client: nullableShape({ id: string, name: nullableString }),
   deal_id: nullableString,
-  assigned_to: nested({ id: string, name: nullableString, email: nullableString }),
-  created_by: nested({ id: string, name: nullableString }),
-  completed_by: nested({ id: string, name: nullableString }),
+  assigned_to: nullableShape({ id: string, name: nullableString, email: nullableString }),
+  created_by: nullableShape({ id: string, name: nullableString }),
+  completed_by: nullableShape({ id: string, name: nullableString }),
 }));
 
 const created = named('ActivityCreated', 'A created activity: links as flat ids.', shape({
@@ -133,8 +137,8 @@ const listItem = named('ActivityListItem', 'An activity in a list.', shape({
   status: string,
   priority: string,
   due_date: nullableString,
-  case: nested({ id: string, title: nullableString, number: nullableString }),
-  assigned_to: nested({ id: string, name: nullableString }),
+  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+  assigned_to: nullableShape({ id: string, name: nullableString }),
   created_at: string,
 }));
 
@@ -146,15 +150,20 @@ const overdueItem = named('OverdueActivity', 'An overdue activity.', shape({
   priority: string,
   due_date: nullableString,
   days_overdue: int,
-  case: nested({ id: string, title: nullableString }),
+  case: nullableShape({ id: string, title: nullableString }),
 }));
+
+export type ActivityDetail = Static<typeof detail>;
+export type ActivityCreated = Static<typeof created>;
+export type ActivityListItem = Static<typeof listItem>;
+export type OverdueActivity = Static<typeof overdueItem>;
 
 export const responses = {
   detail: okResponse(200, detail),
   created: okResponse(201, created),
   /** id, the fields sent (status moves add what they set) and updated_at. */
-  updated: okResponse(200, named('ActivityChanges', 'id, the fields sent (normalized; status moves add what they set) and updated_at.', shape({ ...created.properties as Record<string, Schema>, completed_by: nested({ id: string, name: nullableString }) }), { partial: true })),
-  completed: okResponse(200, named('ActivityCompleted', 'A completed activity.', shape({ id: string, status: string, completed_at: nullableString, completed_by: nested({ id: string, name: nullableString }), completion_notes: nullableString }))),
+  updated: okResponse(200, named('ActivityChanges', 'id, the fields sent (normalized; status moves add what they set) and updated_at.', shape({ ...created.properties as Record<string, Schema>, completed_by: nullableShape({ id: string, name: nullableString }) }), { partial: true })),
+  completed: okResponse(200, named('ActivityCompleted', 'A completed activity.', shape({ id: string, status: string, completed_at: nullableString, completed_by: nullableShape({ id: string, name: nullableString }), completion_notes: nullableString }))),
   deleted: okResponse(200, named('ActivityDeleted', 'A removed activity.', shape({ id: string, deleted: { type: 'boolean' } }))),
   list: pageResponse(listItem),
   overdue: pageResponse(overdueItem),

@@ -1,6 +1,13 @@
-import { date, email, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
+import { date, email, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type ShapeOf, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { CLIENT_TYPES, GENDERS, SEGMENTS, STATUSES, ADDRESS_PARTS, PF_FIELDS, PJ_FIELDS } from '../domain/client-shape.ts';
+
+export const CLIENT_TYPES = ['PF', 'PJ'] as const;
+export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;
+export const STATUSES = ['active', 'inactive'] as const;
+export const GENDERS = ['masculino', 'feminino', 'outro'] as const;
+export const PF_FIELDS = ['cpf', 'rg', 'birth_date', 'gender', 'marital_status', 'nationality', 'profession'] as const;
+export const PJ_FIELDS = ['legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person'] as const;
+export const ADDRESS_PARTS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'zip_code', 'country'] as const;
 
 const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';
 // Since July 2026 the first 12 positions of a CNPJ may be letters; the check digits stay numeric.
@@ -70,7 +77,7 @@ export type ClientListQuery = Static<typeof listClientsQuery>;
 export const clientCasesQuery = listQuerySchema(['created_at', 'updated_at', 'title', 'priority', 'sla_date']);
 
 const { string, nullableString, integer, strings, freeObject } = out;
-const nullableStrings = (fields: readonly string[]) => Object.fromEntries(fields.map((f) => [f, nullableString]));
+const nullableStrings = <F extends string>(fields: readonly F[]) => Object.fromEntries(fields.map((f) => [f, nullableString])) as Record<F, typeof nullableString>;
 
 const clientFieldsOut = {
   id: string,
@@ -90,14 +97,14 @@ const clientFieldsOut = {
   updated_at: string,
 };
 
+const clientPF = named('ClientPF', 'An individual, with a CPF.', shape({ ...clientFieldsOut, type: typed<'PF'>({ type: 'string', enum: ['PF'] }), ...nullableStrings(PF_FIELDS) }));
+const clientPJ = named('ClientPJ', 'A company, with a CNPJ.', shape({ ...clientFieldsOut, type: typed<'PJ'>({ type: 'string', enum: ['PJ'] }), ...nullableStrings(PJ_FIELDS) }));
+export type ClientPF = Static<typeof clientPF>;
+export type ClientPJ = Static<typeof clientPJ>;
+
 /** The detail read shape: a PF client has the PF fields, a PJ client the PJ ones. */
-const clientDetail = named('Client', 'An individual (PF) or a company (PJ), told apart by `type`.', {
-  type: 'object',
-  oneOf: [
-    named('ClientPF', 'An individual, with a CPF.', shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PF'] }, ...nullableStrings(PF_FIELDS) })),
-    named('ClientPJ', 'A company, with a CNPJ.', shape({ ...clientFieldsOut, type: { type: 'string', enum: ['PJ'] }, ...nullableStrings(PJ_FIELDS) })),
-  ],
-});
+const clientDetail = named('Client', 'An individual (PF) or a company (PJ), told apart by `type`.', typed<ClientPF | ClientPJ>({ type: 'object', oneOf: [clientPF, clientPJ] }));
+export type ClientDetail = Static<typeof clientDetail>;
 
 /** id, the fields sent (any of the detail's) and updated_at. */
 const clientChanges = named('ClientChanges', 'id, the fields sent (normalized) and updated_at.', shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }), { partial: true });
@@ -118,6 +125,9 @@ const listItemFields = {
 const clientListItem = named('ClientListItem', 'A client in a list: cpf for PF, cnpj for PJ.', shape(listItemFields), {
   required: Object.keys(listItemFields).filter((f) => f !== 'cpf' && f !== 'cnpj'),
 });
+type ListItemFields = ShapeOf<typeof listItemFields>;
+/** A list item has the cpf of a PF client or the cnpj of a PJ one. */
+export type ClientListItem = Omit<ListItemFields, 'cpf' | 'cnpj'> & Partial<Pick<ListItemFields, 'cpf' | 'cnpj'>>;
 
 const clientCaseItem = named('ClientCaseListItem', "A case in a client's list of cases.", shape({
   id: string,

@@ -1,8 +1,6 @@
 // The cases domain's conditions, with the spec's messages.
-import { badRequest, businessRule, duplicate, invalidField, notFound } from '@lpm/shared/errors';
+import { badRequest, businessRule, duplicate, invalidField } from '@lpm/shared/errors';
 
-export const caseNotFound = () => notFound('Case not found');
-export const userNotFound = () => notFound('User not found');
 export const duplicateNumber = () => duplicate('Duplicate case number', 'duplicate_case_number', { field: 'number' });
 export const invalidPhase = () => invalidField('phase', 'Invalid phase');
 /** A CNJ-format number whose check digits or court codes are wrong, for a team with cnj_check "reject". */

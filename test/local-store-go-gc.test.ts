@@ -3,7 +3,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dropPostgresDatabase, FERRETDB_GO_GC, startFerretdb } from '../src/local-store.ts';
+import { dropPostgresDatabase, FERRETDB_GO_GC, startFerretdb } from '../scripts/local-store.ts';
 
 /** GOGC and GOMEMLIMIT as the FerretDB process got them. */
 async function goGcOf(database: string, env: Record<string, string>): Promise<Record<string, string | undefined>> {

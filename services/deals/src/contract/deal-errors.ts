@@ -2,7 +2,6 @@
 import { businessRule, invalidField, notFound } from '@lpm/shared/errors';
 
 export const dealNotFound = () => notFound('Deal not found');
-export const userNotFound = () => notFound('User not found');
 export const invalidPhase = () => invalidField('phase', 'Invalid phase');
 export const dealClosed = () => businessRule('Deal already closed', 'deal_already_closed');
 export const dealArchived = () => businessRule('Deal is archived', 'deal_is_archived');

@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { FERRETDB_POSTGRES_PARAMS, installGinIndexing } from './local-store-indexes.ts';
 import { startVacuuming, type Vacuuming } from './local-store-vacuum.ts';
-import type { ServiceName } from './service/names.ts';
+import type { ServiceName } from '../shared/src/service/names.ts';
 
 /** The version tools/ferretdb/go.mod pins. */
 const FERRETDB_VERSION = 'v1.24.0';
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export const LOCAL_STORE_PORT = 27117;
 export const LOCAL_STORE_DATABASE = 'lpm_local';

@@ -1,8 +1,7 @@
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { arrayOf, boolean, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
 
-const { string, nullableString, integer, strings } = out;
-const number = { type: 'number' };
+const { string, nullableString, integer, nullableInteger, number, boolean: bool, strings } = out;
 
 // No C0 control or DEL (the URL parser drops tab, CR and LF silently); the guard checks the rest.
 const url = text(2048, { pattern: '^[^\\u0000-\\u001f\\u007f]*$', 'x-message': 'Invalid URL' });
@@ -27,7 +26,7 @@ const webhook = {
   url: string,
   events: strings,
   description: nullableString,
-  active: { type: 'boolean' },
+  active: bool,
   created_at: string,
   updated_at: string,
 };
@@ -35,8 +34,8 @@ const webhook = {
 const attempt = named('DeliveryAttempt', 'One attempt of a delivery.', shape({
   attempt: integer,
   at: string,
-  success: { type: 'boolean' },
-  status_code: { type: ['integer', 'null'] },
+  success: bool,
+  status_code: nullableInteger,
   latency_ms: integer,
   error_class: nullableString,
   response_body: nullableString,
@@ -50,14 +49,21 @@ const delivery = {
   attempts_count: integer,
 };
 
+const webhookCreated = named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }));
+const webhookListItem = named('Webhook', 'A webhook with its delivery counters.', shape({ ...webhook, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer }));
+const deliveryItem = named('Delivery', 'An event sent to a webhook, with its attempts.', shape({ ...delivery, next_attempt_at: nullableString, attempts: arrayOf(attempt), created_at: string, updated_at: string }));
+const deliveryRetried = named('DeliveryRetried', 'A delivery sent again.', shape(delivery));
+
+export type WebhookCreated = Static<typeof webhookCreated>;
+export type WebhookListItem = Static<typeof webhookListItem>;
+export type DeliveryItem = Static<typeof deliveryItem>;
+export type DeliveryRetried = Static<typeof deliveryRetried>;
+
 export const responses = {
-  created: okResponse(201, named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }))),
+  created: okResponse(201, webhookCreated),
   updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
-  deleted: okResponse(200, named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: { type: 'boolean' } }))),
-  list: okResponse(200, {
-    type: 'array',
-    items: named('Webhook', 'A webhook with its delivery counters.', shape({ ...webhook, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer })),
-  }),
-  deliveries: pageResponse(named('Delivery', 'An event sent to a webhook, with its attempts.', shape({ ...delivery, next_attempt_at: nullableString, attempts: { type: 'array', items: attempt }, created_at: string, updated_at: string }))),
-  retried: okResponse(200, named('DeliveryRetried', 'A delivery sent again.', shape(delivery))),
+  deleted: okResponse(200, named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: bool }))),
+  list: okResponse(200, arrayOf(webhookListItem)),
+  deliveries: pageResponse(deliveryItem),
+  retried: okResponse(200, deliveryRetried),
 };

@@ -1,7 +1,8 @@
-import { boolean, date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { boolean, date, enumOf, longText, mapOf, metadata, name, named, nullable, nullableShape, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type ShapeOf, type Static } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
-import { DEAL_STATUSES } from '../data/deal-entity.ts';
+
+export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
 export const DEAL_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'value', 'probability', 'expected_close_date'] as const;
 
@@ -66,10 +67,7 @@ export type LostBody = Static<typeof lostBody>;
 export type DealListQuery = Static<typeof listDealsQuery>;
 export type SummaryQuery = Static<typeof summaryQuery>;
 
-const { string, nullableString, integer, strings, freeObject } = out;
-const number = { type: 'number' } as Schema;
-const nullableNumber = { type: ['number', 'null'] } as Schema;
-const nested = (props: Record<string, object>) => ({ type: ['object', 'null'], properties: props });
+const { string, nullableString, integer, number, nullableNumber, strings, freeObject } = out;
 
 const common = {
   id: string,
@@ -104,10 +102,18 @@ const insights = named('DealInsights', "Win probability, health and risk factors
   basis: freeObject,
 }), { partial: true });
 
+const detailFields = {
+  ...common,
+  client: nullableShape({ id: string, name: nullableString, type: nullableString, email: nullableString }),
+  responsible: nullableShape({ id: string, name: nullableString, email: nullableString }),
+  ...described,
+  ...closing,
+};
+
 const dealDetail = named('Deal', 'A deal in its detail read shape.', shape({
   ...common,
-  client: nested({ id: string, name: nullableString, type: nullableString, email: nullableString }),
-  responsible: nested({ id: string, name: nullableString, email: nullableString }),
+  client: detailFields.client,
+  responsible: detailFields.responsible,
   ...described,
   activities_count: integer,
   ai_insights: insights,
@@ -120,13 +126,32 @@ const dealChanges = named('DealChanges', 'id, the fields sent (normalized), prev
 
 const dealListItem = named('DealListItem', 'A deal in a list.', shape({
   ...common,
-  client: nested({ id: string, name: nullableString, type: nullableString }),
-  responsible: nested({ id: string, name: nullableString }),
+  client: nullableShape({ id: string, name: nullableString, type: nullableString }),
+  responsible: nullableShape({ id: string, name: nullableString }),
   source: nullableString,
   created_at: string,
 }));
 
 const countAndValue = named('CountAndValue', 'How many deals, and their value.', shape({ count: integer, value: number }));
+
+const dealsSummary = named('DealsSummary', 'The pipeline summary (of one currency).', shape({
+  currency: string,
+  total_deals: integer,
+  total_value: number,
+  weighted_value: number,
+  by_phase: mapOf(countAndValue),
+  by_status: mapOf(countAndValue),
+  conversion_rate: number,
+  average_deal_size: number,
+  average_sales_cycle_days: number,
+}));
+
+/** The detail read shape as events carry it: without activities_count and ai_insights, which GET adds. */
+export type DealEventData = ShapeOf<typeof detailFields>;
+export type DealDetail = Static<typeof dealDetail>;
+export type DealCreated = Static<typeof dealCreated>;
+export type DealListItem = Static<typeof dealListItem>;
+export type DealsSummary = Static<typeof dealsSummary>;
 
 export const responses = {
   detail: okResponse(200, dealDetail),
@@ -141,18 +166,5 @@ export const responses = {
   lost: okResponse(200, named('DealLost', 'A lost deal.', shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }))),
   archived: okResponse(200, named('DealArchived', 'An archived deal.', shape({ id: string, status: string, archived_at: nullableString }))),
   list: pageResponse(dealListItem),
-  summary: okResponse(
-    200,
-    named('DealsSummary', 'The pipeline summary (of one currency).', shape({
-      currency: string,
-      total_deals: integer,
-      total_value: number,
-      weighted_value: number,
-      by_phase: { type: 'object', additionalProperties: countAndValue },
-      by_status: { type: 'object', additionalProperties: countAndValue },
-      conversion_rate: number,
-      average_deal_size: number,
-      average_sales_cycle_days: number,
-    })),
-  ),
+  summary: okResponse(200, dealsSummary),
 };

@@ -3,7 +3,6 @@ import { badRequest, businessRule, invalidField, notFound } from '@lpm/shared/er
 
 export const recordNotFound = () => notFound('Record not found');
 export const invalidAmount = () => invalidField('amount', 'Invalid amount');
-export const invalidDate = (field: string) => invalidField(field, 'Invalid date format', { expected: 'YYYY-MM-DD' });
 export const cannotCancelPaid = () => businessRule('Cannot cancel paid record', 'cannot_cancel_paid_record');
 /** `fields`: the fields of the request that a paid record refuses, as the API names them. */
 export const cannotModifyPaid = (fields: string[]) => businessRule('Cannot modify paid record', 'cannot_modify_paid_record', { fields });

@@ -1,0 +1,58 @@
+// The request and response schemas of GET and PUT /v1/settings (decisions §8).
+import { arrayOf, enumOf, integer, named, object, okResponse, out, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
+
+const MAX_PHASES = 30;
+/** Closures travel in the settings header (MAX_SETTINGS_BYTES); a year of municipal holidays and outages fits. */
+const MAX_CLOSURES = 100;
+
+const courtCalendar = object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(MAX_CLOSURES) }, ['jurisdiction', 'closures']);
+
+const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
+const phaseList = <T>(field: string, items: Schema<T>) =>
+  typed<T[]>({
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_PHASES,
+    items,
+    'x-message': `${field} must be a list of 1 to ${MAX_PHASES} phases`,
+  });
+
+export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of the settings.', object({
+  court_calendar: courtCalendar,
+  cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
+  timezone: text(100, { 'x-message': 'Invalid time zone' }),
+  case_phases: phaseList('case_phases', phaseName),
+  deal_phases: phaseList(
+    'deal_phases',
+    object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
+  ),
+}));
+
+export const SETTINGS_EXAMPLES = [
+  { timezone: 'America/Sao_Paulo' },
+  {
+    court_calendar: { jurisdiction: { uf: 'SP', branch: 'state' }, closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }, { date: '2025-08-05', name: 'PJe indisponível' }] },
+    cnj_check: 'reject',
+  },
+];
+
+/** The settings fields a PUT sends. */
+export type SettingsChange = Static<typeof updateSettingsBody>;
+
+const settings = named('Settings', "The team's settings.", shape({
+  timezone: out.string,
+  case_phases: out.strings,
+  deal_phases: arrayOf(shape({ name: out.string, probability: out.integer })),
+  court_calendar: shape({
+    jurisdiction: shape({ uf: out.nullableString, branch: out.string }),
+    closures: arrayOf(shape({ date: out.string, name: out.string })),
+  }),
+  cnj_check: out.string,
+  updated_at: out.nullableString,
+}));
+
+/** The settings as GET and PUT answer them. */
+export type SettingsView = Static<typeof settings>;
+
+export const settingsResponse = okResponse(200, settings);
