@@ -16,7 +16,8 @@ import { consumersSettled } from './webhook-support.ts';
 import { MALLOC_ENV, NODE_FLAGS } from '../process-settings.ts';
 import { CONNECTIONS, DURATION_S, cpuMs, ms, processName, processes, ratioOf, recordRun, sleep, type Bench, type Figures, type System } from './support.ts';
 
-const ROUNDS = 2;
+/** Rounds of the pair (BENCH_GATEWAY_ROUNDS); odd rounds have the gateway go first, even ones the bare proxy. */
+const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
 const RUNS = [
   ['get_by_id', 'GET /v1/clients/{id}', 'GET'],
   ['post', 'POST /v1/clients', 'POST'],
@@ -86,7 +87,7 @@ export async function gatewaySection(b: Bench): Promise<void> {
   const pids = { gateway: gatewayPid(sys), bare: bare.pid };
   console.log(
     `gateway: against a bare @fastify/http-proxy to the same clients service, ${CONNECTIONS} connections each, ${DURATION_S} s per run, ` +
-      `a warm-up of each, then ${ROUNDS} rounds (gateway, bare proxy; bare proxy, gateway), ${st.teams.length} enterprise teams`,
+      `a warm-up of each, then ${ROUNDS} rounds alternating (gateway, bare proxy; bare proxy, gateway; ...), ${st.teams.length} enterprise teams`,
   );
   try {
     const rows: Figures[] = [];
