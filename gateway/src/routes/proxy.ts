@@ -135,6 +135,13 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
         req.body = req.body instanceof Readable ? capped(req, req.body) : undefined;
         done();
       });
+      // An error before the request went upstream (the proxy refusing its path) waits for a limits decision on its way too: a 429 comes first.
+      scope.setErrorHandler(async (error, req, reply) => {
+        const deciding = req.limitDecision;
+        req.limitDecision = undefined;
+        const refusal = deciding && applyLimit(reply, await deciding, req.principal!);
+        throw refusal || error;
+      });
       await scope.register(httpProxy, {
         // Several replicas (a comma-separated URL setting): undici's BalancedPool spreads
         // the requests and sends fewer to a replica whose requests fail.
