@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { pino } from 'pino';
@@ -56,31 +55,6 @@ describe('per-team limits', () => {
   test('when a starter team sends 70 concurrent requests, then exactly 60 pass and 10 get 429 with Retry-After', async () => {
     const team = await newTeam(gw.accounts, 'starter');
     expectExactlySixtyOfSeventy(await burst(gw.url, team.apiKey, 70));
-  });
-
-  test('when a team far from its limit sends more reads at once than it has left, then every read goes upstream while its count is on the way, exactly those left pass and the rest get 429 without the upstream answer', async () => {
-    const team = await newTeam(gw.accounts, 'starter');
-    // Its count known (59 left): the burst's reads go upstream before their counts are back.
-    expect((await call(gw.url, '/v1/deals', { key: team.apiKey })).status).toBe(200);
-    let upstreamReads = 0;
-    const counted = (req: IncomingMessage) => void (req.headers['x-lpm-team-id'] === team.team.id && upstreamReads++);
-    upstream.app.server.on('request', counted);
-    const results = await burst(gw.url, team.apiKey, 65).finally(() => upstream.app.server.off('request', counted));
-    expect(upstreamReads).toBe(65);
-    const ok = results.filter((r) => r.status === 200);
-    const refused = results.filter((r) => r.status === 429);
-    expect(ok).toHaveLength(59);
-    expect(refused).toHaveLength(6);
-    for (const r of results) expectLimitHeaders(r, 60);
-    expect(ok.map((r) => Number(r.headers.get('ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(Array.from({ length: 59 }, (_, i) => i));
-    for (const r of ok) expect(r.headers.get('x-upstream')).toBe('all');
-    for (const r of refused) {
-      expect(r.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
-      expect(r.headers.get('x-upstream')).toBeNull();
-      expect(r.headers.get('ratelimit-remaining')).toBe('0');
-      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    }
-    expect(await gw.redis.get(`${keyPrefix()}rl:m:${team.team.id}`)).toBe('66');
   });
 
   test('when one team is exhausted, then another team is not affected', async () => {

@@ -1,8 +1,5 @@
 // Per-team request limits (decisions §7): a minute and a day window per plan,
-// counted in Redis so every gateway replica shares them (counters.ts). Each team's
-// last decision is remembered, so a read of a team far from its limits can go to
-// its service while its count is on the way (routes/access.ts): every request is
-// still counted, and refused, by the same Redis script.
+// counted in Redis so every gateway replica shares them (counters.ts).
 import { PLAN_LIMITS, PLANS, type Plan } from '../domain/plans.ts';
 import { seconds, type Counters, type Window } from './counters.ts';
 
@@ -19,10 +16,6 @@ export interface LimitDecision {
 
 const MINUTE = 60;
 const DAY = 86_400;
-/** A team is far from its limits while its last decision left at least this share of the minute's requests. */
-const FAR_SHARE = 0.1;
-/** Teams whose last decision is remembered, least recent dropped first. */
-const REMEMBERED_TEAMS = 10_000;
 
 export interface TeamLimitsOptions {
   counters: Counters;
@@ -32,8 +25,6 @@ export class TeamLimits {
   private readonly counters: Counters;
   /** Each plan's windows, minute first. All plans count under the same keys: a plan change only changes the limit the next request is compared with, not its count. */
   private readonly perPlan: Record<Plan, Window[]>;
-  /** Team id -> the requests its last decision left (0 when refused). */
-  private readonly lastRemaining = new Map<string, number>();
 
   constructor(opts: TeamLimitsOptions) {
     this.counters = opts.counters;
@@ -48,19 +39,6 @@ export class TeamLimits {
 
   /** Counts one request of the team; the day window is only charged when the minute window admits it. */
   async consume(teamId: string, plan: Plan): Promise<LimitDecision> {
-    const decision = await this.decide(teamId, plan);
-    this.lastRemaining.delete(teamId);
-    if (this.lastRemaining.size >= REMEMBERED_TEAMS) this.lastRemaining.delete(this.lastRemaining.keys().next().value!);
-    this.lastRemaining.set(teamId, decision.allowed ? decision.remaining : 0);
-    return decision;
-  }
-
-  /** True when the team's last decision left it at least a tenth of its minute's requests (false when none is known). */
-  farFromLimits(teamId: string, plan: Plan): boolean {
-    return (this.lastRemaining.get(teamId) ?? 0) >= Math.max(1, Math.ceil(PLAN_LIMITS[plan].perMinute * FAR_SHARE));
-  }
-
-  private async decide(teamId: string, plan: Plan): Promise<LimitDecision> {
     const [minute, day] = await this.counters.charge(this.perPlan[plan], teamId);
     const limit = PLAN_LIMITS[plan].perMinute;
     const resetSeconds = seconds(minute.msBeforeNext);

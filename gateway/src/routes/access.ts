@@ -2,45 +2,29 @@
 // throttle of the client's address (429), API key -> principal (401), the team's
 // limits (429, RateLimit-* headers on every authenticated response), the key's
 // scopes (403) and the declared body size (413).
-//
-// The limits' count is a Redis round trip. A GET or HEAD to a service, with the
-// scope it needs, of a team whose last decision left it far from its limits
-// (TeamLimits.farFromLimits) does not wait for it: it goes upstream while the count
-// is on the way, and the proxy applies the decision before anything is answered
-// (routes/proxy.ts), a 429 included. Every request is still counted, and refused,
-// exactly as one that waits; a refused read may have reached its service, which a
-// read does not change. On a busy machine the round trip is two more processes to
-// wake on the request's path (the gateway's throughput fell to 0.7-0.8 of a bare
-// proxy's, docs/benchmarks.md).
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, payloadTooLarge, rateLimited, unauthorized, type AppError } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
 import type { Principal } from '../domain/accounts.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import type { LimitDecision, TeamLimits } from '../limits/team-limits.ts';
+import type { TeamLimits } from '../limits/team-limits.ts';
 import type { AuthFailureDecision } from '../limits/auth-failures.ts';
 import { authFailures, authThrottles, rateLimitRefusals } from '../metrics.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
-    /** The team limits' decision still on its way: the request was sent upstream meanwhile, and the proxy applies it (applyLimit). */
-    limitDecision?: Promise<LimitDecision>;
   }
   interface FastifyContextConfig {
     /** Every method needs the admin scope (webhooks, team settings). */
     adminOnly?: boolean;
     /** Every method needs only the read scope (a computation that writes nothing). */
     readOnly?: boolean;
-    /** The route applies a limits decision left on its way (a proxied route: routes/proxy.ts). */
-    appliesLimitLate?: boolean;
   }
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** What may go upstream before its team's count is back. */
-const EARLY_METHODS = new Set(['GET', 'HEAD']);
 
 export interface AccessOptions {
   authenticator: Authenticator;
@@ -57,33 +41,19 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
     if (config?.public) return;
     const principal = await authenticate(req, reply, opts);
     req.principal = principal;
-    const { team } = principal;
-    const deciding = opts.limits.consume(team.id, team.plan);
-    const permitted = principal.key.scopes.includes(requiredScope(req.method, config));
-    const tooLarge = declaredLength(req) > BODY_LIMIT;
-    if (config?.appliesLimitLate && EARLY_METHODS.has(req.method) && permitted && !tooLarge && opts.limits.farFromLimits(team.id, team.plan)) {
-      // Applied by the proxy; a client gone before the upstream answers leaves it unread.
-      req.limitDecision = deciding;
-      deciding.catch(() => {});
-      return;
+    const decision = await opts.limits.consume(principal.team.id, principal.team.plan);
+    setLimitHeaders(reply, decision);
+    if (!decision.allowed) {
+      rateLimitRefusals.inc({ plan: principal.team.plan });
+      reply.header('retry-after', String(decision.retryAfterSeconds));
+      throw rateLimited('Rate limit exceeded', { window: decision.window, retry_after: decision.retryAfterSeconds });
     }
-    const refused = applyLimit(reply, await deciding, principal);
-    if (refused) throw refused;
-    if (!permitted) throw forbidden('Insufficient permissions');
-    if (tooLarge) {
+    if (!principal.key.scopes.includes(requiredScope(req.method, config))) throw forbidden('Insufficient permissions');
+    if (declaredLength(req) > BODY_LIMIT) {
       reply.header('connection', 'close');
       throw payloadTooLarge();
     }
   });
-}
-
-/** Sets the RateLimit-* headers of the team's decision; when it refuses, Retry-After too, and returns the 429 to answer. */
-export function applyLimit(reply: FastifyReply, decision: LimitDecision, principal: Principal): AppError | null {
-  setLimitHeaders(reply, decision);
-  if (decision.allowed) return null;
-  rateLimitRefusals.inc({ plan: principal.team.plan });
-  reply.header('retry-after', String(decision.retryAfterSeconds));
-  return rateLimited('Rate limit exceeded', { window: decision.window, retry_after: decision.retryAfterSeconds });
 }
 
 /** The request's principal; 401, or 429 while the client's address is past its failed authentications (authenticator.ts). */

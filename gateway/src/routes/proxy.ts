@@ -1,8 +1,6 @@
 // One @fastify/http-proxy registration per upstream prefix. Request headers are
 // rewritten here and only here: the client's identity headers and API key are
-// dropped, the gateway's own identity headers and request id are set. A read sent
-// upstream before its team's limits decision came back (routes/access.ts) is
-// answered only once it has: the upstream's answer, or the 429 in its place.
+// dropped, the gateway's own identity headers and request id are set.
 import { Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
@@ -15,7 +13,6 @@ import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import type { Upstreams } from '../config.ts';
 import { identityOf, type Principal } from '../domain/accounts.ts';
 import { upstreamTimer } from '../metrics.ts';
-import { applyLimit } from './access.ts';
 
 export const PROXY_ROUTES: readonly { prefix: string; upstream: ServiceName; adminOnly: boolean; readOnly?: boolean }[] = [
   { prefix: '/v1/deals', upstream: 'deals', adminOnly: false },
@@ -40,8 +37,6 @@ declare module 'fastify' {
     bodyTooLarge?: boolean;
     /** When the request was handed to its upstream (performance.now()). */
     sentUpstreamAt?: number;
-    /** The upstream's response headers copied to the reply, taken off again if the limits refuse the request. */
-    upstreamHeaderNames?: string[];
   }
 }
 
@@ -71,39 +66,7 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
     return injectTraceHeaders(out);
   };
 
-  /** Answers once the request's limits decision is back, if one is on its way: `answer` when it admits the request, else its 429. */
-  const afterLimit = (reply: FastifyReply, answer: () => void, discard?: () => void) => {
-    const req = reply.request;
-    const deciding = req.limitDecision;
-    if (!deciding) return answer();
-    req.limitDecision = undefined;
-    deciding.then(
-      (decision) => {
-        if (!decision.allowed) {
-          discard?.();
-          for (const name of req.upstreamHeaderNames ?? []) reply.removeHeader(name);
-        }
-        const refusal = applyLimit(reply, decision, req.principal!);
-        if (refusal) reply.send(refusal);
-        else answer();
-      },
-      (e: unknown) => {
-        discard?.();
-        reply.send(e);
-      },
-    );
-  };
-
-  // What reply-from does without an onResponse, once the limits admit the request; a refused one's body is read and dropped.
-  const onResponse = (_req: FastifyRequest, reply: FastifyReply, res: { stream: Readable }) =>
-    afterLimit(
-      reply,
-      () => reply.send(res.stream),
-      () => res.stream.resume(),
-    );
-
   const onError = (reply: FastifyReply, { error }: { error: Error }) => {
-    if (reply.request.limitDecision) return afterLimit(reply, () => onError(reply, { error }));
     if (reply.request.bodyTooLarge) {
       reply.header('connection', 'close');
       reply.send(payloadTooLarge());
@@ -116,7 +79,6 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
     const answeredIn = upstreamTimer(route.upstream);
     const rewriteHeaders = (headers: Headers, req: FastifyRequest): Headers => {
       if (req.sentUpstreamAt !== undefined) answeredIn((performance.now() - req.sentUpstreamAt) / 1000);
-      if (req.limitDecision) req.upstreamHeaderNames = Object.keys(headers);
       return headers;
     };
     const upstreams = replicaUrls(opts.upstreams[route.upstream]);
@@ -135,26 +97,18 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
         req.body = req.body instanceof Readable ? capped(req, req.body) : undefined;
         done();
       });
-      // An error before the request went upstream (the proxy refusing its path) waits for a limits decision on its way too: a 429 comes first.
-      scope.setErrorHandler(async (error, req, reply) => {
-        const deciding = req.limitDecision;
-        req.limitDecision = undefined;
-        const refusal = deciding && applyLimit(reply, await deciding, req.principal!);
-        throw refusal || error;
-      });
       await scope.register(httpProxy, {
         // Several replicas (a comma-separated URL setting): undici's BalancedPool spreads
         // the requests and sends fewer to a replica whose requests fail.
         upstream: upstreams[0],
         prefix: route.prefix,
         rewritePrefix: route.prefix,
-        config: { adminOnly: route.adminOnly, readOnly: route.readOnly ?? false, appliesLimitLate: true },
+        config: { adminOnly: route.adminOnly, readOnly: route.readOnly ?? false },
         disableRequestLogging: true,
         undici: (upstreams.length > 1 ? new BalancedPool(upstreams, undici) : { ...undici, tls: { rejectUnauthorized: true } }) as never,
         replyOptions: {
           rewriteRequestHeaders: rewriteRequestHeaders as never,
           rewriteHeaders: rewriteHeaders as never,
-          onResponse: onResponse as never,
           onError: onError as never,
           // Never replay a request on the caller's behalf (reply-from retries GETs on 503 by default).
           retryDelay: () => null,
