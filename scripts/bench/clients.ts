@@ -122,6 +122,7 @@ export async function measure(
     p99: latencies.length ? quantile(latencies, 0.99) : NaN,
     errors: result.non2xx + result.errors,
     created: method === 'POST' ? result['2xx'] : 0,
+    responses: result.requests.total,
   };
 }
 

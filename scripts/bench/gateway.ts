@@ -3,7 +3,9 @@
 // service, turning the same API keys into the same identity headers by a map lookup;
 // autocannon with the same connections through each, after an unmeasured warm-up of
 // each, in rounds of alternating order (gateway then bare, bare then gateway) so
-// drift of the shared machine favours neither. GET by id, then POST.
+// drift of the shared machine favours neither. GET by id, then POST. Beside the
+// ratios, each side's own CPU time per response (/proc/<pid>/stat), which other
+// load on the machine moves far less than the throughput.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,9 +14,10 @@ import { clientsState, measure, type BenchTeam } from './clients.ts';
 import { identityHeaders } from './internals.ts';
 import { consumersSettled } from './webhook-support.ts';
 import { MALLOC_ENV, NODE_FLAGS } from '../process-settings.ts';
-import { CONNECTIONS, DURATION_S, ms, ratioOf, recordRun, sleep, type Bench, type Figures, type System } from './support.ts';
+import { CONNECTIONS, DURATION_S, cpuMs, ms, processName, processes, ratioOf, recordRun, sleep, type Bench, type Figures, type System } from './support.ts';
 
-const ROUNDS = 2;
+/** Rounds of the pair (BENCH_GATEWAY_ROUNDS); odd rounds have the gateway go first, even ones the bare proxy. */
+const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
 const RUNS = [
   ['get_by_id', 'GET /v1/clients/{id}', 'GET'],
   ['post', 'POST /v1/clients', 'POST'],
@@ -22,6 +25,7 @@ const RUNS = [
 
 interface BareProxy {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -49,6 +53,7 @@ async function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promis
   }
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: proc.pid!,
     stop: async () => {
       if (proc.exitCode === null && proc.signalCode === null) {
         const exited = new Promise((done) => proc.once('exit', done));
@@ -60,6 +65,15 @@ async function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promis
   };
 }
 
+/** The gateway's process: the launcher's child running gateway/src/server.ts. */
+function gatewayPid(sys: System): number {
+  const found = processes().find((p) => p.ppid === sys.pid && processName(p.pid) === 'gateway');
+  if (!found) throw new Error(`no gateway process among the children of the launcher ${sys.pid}`);
+  return found.pid;
+}
+
+const avg = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
+
 /** The mean of the rounds (latencies: the mean of each round's percentile). */
 function mean(name: string, rounds: Figures[]): Figures {
   const avg = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
@@ -70,14 +84,16 @@ export async function gatewaySection(b: Bench): Promise<void> {
   const sys = await b.system();
   const st = await clientsState(b, sys);
   const bare = await startBareProxy(b, sys, st.teams);
+  const pids = { gateway: gatewayPid(sys), bare: bare.pid };
   console.log(
     `gateway: against a bare @fastify/http-proxy to the same clients service, ${CONNECTIONS} connections each, ${DURATION_S} s per run, ` +
-      `a warm-up of each, then ${ROUNDS} rounds (gateway, bare proxy; bare proxy, gateway), ${st.teams.length} enterprise teams`,
+      `a warm-up of each, then ${ROUNDS} rounds alternating (gateway, bare proxy; bare proxy, gateway; ...), ${st.teams.length} enterprise teams`,
   );
   try {
     const rows: Figures[] = [];
     for (const [key, label, method] of RUNS) {
       const through = { gateway: [] as Figures[], bare: [] as Figures[] };
+      const cpuPerResponse = { gateway: [] as number[], bare: [] as number[] };
       // Unmeasured: the first requests of each way meet cold code, connections and (in the gateway) keys not yet cached.
       for (const url of [sys.gatewayUrl, bare.url]) {
         await st.events.drained(st.created);
@@ -91,24 +107,34 @@ export async function gatewaySection(b: Bench): Promise<void> {
           // A POST run's events relayed and consumed before the next run, so no run shares the machine with them.
           await st.events.drained(st.created);
           await consumersSettled(b.vhost, sys.tree.exchange);
+          const cpuBefore = cpuMs(pids[way]);
           const f = await measure(`${label} ${way === 'gateway' ? 'gateway' : 'bare proxy'}`, url, method, st.teams, true, b.token);
+          const cpuUs = ((cpuMs(pids[way]) - cpuBefore) * 1000) / Math.max(f.responses ?? 0, 1);
           st.created += f.created;
           through[way].push(f);
-          console.log(`  round ${round}, ${f.name}: ${f.rps.toFixed(0)} req/s, p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms${f.errors ? `, ${f.errors} non-2xx or errors` : ''}`);
+          cpuPerResponse[way].push(cpuUs);
+          console.log(
+            `  round ${round}, ${f.name}: ${f.rps.toFixed(0)} req/s, p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms, ${cpuUs.toFixed(0)} µs of its CPU a response` +
+              `${f.errors ? `, ${f.errors} non-2xx or errors` : ''}`,
+          );
         }
       }
       const [gated, floor] = [mean(`${label} gateway (mean of ${ROUNDS})`, through.gateway), mean(`${label} bare proxy (mean of ${ROUNDS})`, through.bare)];
       rows.push(gated, floor);
+      const cpu = { gateway: avg(cpuPerResponse.gateway), bare: avg(cpuPerResponse.bare) };
       console.log(
         `${label}, gateway/bare proxy: throughput ${ratioOf(gated.rps, floor.rps).toFixed(2)} ` +
           `(by round ${through.gateway.map((g, i) => ratioOf(g.rps, through.bare[i].rps).toFixed(2)).join(', ')}), ` +
-          `p50 ${ratioOf(gated.p50, floor.p50).toFixed(2)}x, p99 ${ratioOf(gated.p99, floor.p99).toFixed(2)}x`,
+          `p50 ${ratioOf(gated.p50, floor.p50).toFixed(2)}x, p99 ${ratioOf(gated.p99, floor.p99).toFixed(2)}x, ` +
+          `CPU a response ${cpu.gateway.toFixed(0)} / ${cpu.bare.toFixed(0)} µs`,
       );
       recordRun(b, `gateway.${key}.gateway`, gated);
       recordRun(b, `gateway.${key}.bare_proxy`, floor);
       b.record(`gateway.${key}.throughput_vs_bare_proxy`, ratioOf(gated.rps, floor.rps));
       b.record(`gateway.${key}.p50_vs_bare_proxy`, ratioOf(gated.p50, floor.p50));
       b.record(`gateway.${key}.p99_vs_bare_proxy`, ratioOf(gated.p99, floor.p99));
+      b.record(`gateway.${key}.gateway_cpu_us_per_response`, cpu.gateway);
+      b.record(`gateway.${key}.bare_proxy_cpu_us_per_response`, cpu.bare);
     }
     await st.events.drained(st.created);
     b.figures.push(...rows);

@@ -2,16 +2,9 @@
 // launcher and its children (the gateway and each service), once the system has been
 // idle for RSS_IDLE_S seconds. Runs right after the system starts, before any load.
 import { readFileSync } from 'node:fs';
-import { processes, sleep, type Bench } from './support.ts';
+import { processName, processes, sleep, type Bench } from './support.ts';
 
 const RSS_IDLE_S = Number(process.env.BENCH_RSS_IDLE ?? 10);
-
-/** `gateway`, a service's name, or the script a process runs. */
-function processName(pid: number): string {
-  const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-  const script = args.find((a) => a.endsWith('.ts')) ?? args[0];
-  return /services\/([^/]+)\/src\/server\.ts$/.exec(script)?.[1] ?? (/gateway\/src\/server\.ts$/.test(script) ? 'gateway' : script.split('/').pop()!);
-}
 
 function rssMb(pid: number): number {
   const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);

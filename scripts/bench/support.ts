@@ -30,6 +30,8 @@ export interface Figures {
   p99: number;
   errors: number;
   created: number;
+  /** Responses received (autocannon runs). */
+  responses?: number;
 }
 
 /** One autocannon or driver run into the JSON figures: `<prefix>_rps`, `_p50_ms`, `_p99_ms`, `_errors`. */
@@ -184,6 +186,21 @@ export function processes(): { pid: number; ppid: number }[] {
     }
   }
   return found;
+}
+
+/** `gateway`, a service's name, or the script a process runs. */
+export function processName(pid: number): string {
+  const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  const script = args.find((a) => a.endsWith('.ts')) ?? args[0];
+  return /services\/([^/]+)\/src\/server\.ts$/.exec(script)?.[1] ?? (/gateway\/src\/server\.ts$/.test(script) ? 'gateway' : script.split('/').pop()!);
+}
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /**
