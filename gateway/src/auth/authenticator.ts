@@ -43,15 +43,25 @@ export class Authenticator {
     this.failures = opts.failures;
   }
 
-  /** Authenticates the Authorization header of a request from `address`; throws 503 when the store cannot answer. */
-  async check(authorization: string | undefined, address: string): Promise<Authentication> {
+  /**
+   * Authenticates the Authorization header of a request from `address`; rejects with 503 when the store cannot answer.
+   * A key found and still cached is answered at once, without a promise (most requests).
+   */
+  check(authorization: string | undefined, address: string): Authentication | Promise<Authentication> {
     const key = bearerKey(authorization);
-    if (typeof key !== 'string') {
-      const charge = await this.failures.charge(address);
-      return charge.allowed ? key : { throttled: charge };
-    }
+    if (typeof key !== 'string') return this.chargedRefusal(key, address);
     // Hashed once per request: the cache is keyed by digest.
     const digest = keyDigest(key);
+    const found = this.principals.found(digest);
+    return found ? { principal: found } : this.lookedUp(key, digest, address);
+  }
+
+  private async chargedRefusal(refused: { refused: 'Missing API key' | 'Invalid API key' }, address: string): Promise<Authentication> {
+    const charge = await this.failures.charge(address);
+    return charge.allowed ? refused : { throttled: charge };
+  }
+
+  private async lookedUp(key: string, digest: string, address: string): Promise<Authentication> {
     if (this.principals.recentlyValid(key, digest)) {
       const principal = await this.lookup(key, digest);
       return principal ? { principal } : { refused: 'Invalid API key' };

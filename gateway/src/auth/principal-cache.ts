@@ -25,6 +25,8 @@ interface Entry {
   principal: Promise<Principal | null>;
   /** Set once the lookup has found a principal. */
   teamId?: string;
+  /** What the lookup found, once it has (found() serves it without a promise). */
+  found?: Principal;
   /** Dropped by forgetTeam or clear while its lookup ran: what it finds is not cached. */
   dropped?: boolean;
   /** The change counter's last poll before the lookup started, if any. */
@@ -95,6 +97,7 @@ export class PrincipalCache {
         if (this.misses.get(id) === entry) this.misses.delete(id);
         put(this.recent, id, this.now(), this.maxEntries);
         entry.teamId = found.team.id;
+        entry.found = found;
         if (!entry.dropped && entry.expiresAt > this.now()) put(this.hits, id, entry, this.maxEntries);
       },
       () => {
@@ -102,6 +105,11 @@ export class PrincipalCache {
       },
     );
     return principal;
+  }
+
+  /** The principal of a key found and still servable (as get would answer), without waiting: undefined otherwise. */
+  found(id: string): Principal | undefined {
+    return this.hit(id, this.now())?.found;
   }
 
   /**

@@ -7,7 +7,7 @@ import { forbidden, payloadTooLarge, rateLimited, unauthorized, type AppError } 
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
 import type { Principal } from '../domain/accounts.ts';
-import type { Authenticator } from '../auth/authenticator.ts';
+import type { Authentication, Authenticator } from '../auth/authenticator.ts';
 import type { TeamLimits } from '../limits/team-limits.ts';
 import type { AuthFailureDecision } from '../limits/auth-failures.ts';
 import { authFailures, authThrottles, rateLimitRefusals } from '../metrics.ts';
@@ -39,7 +39,9 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
     // routeOptions is built anew on each read.
     const config = req.routeOptions.config;
     if (config?.public) return;
-    const principal = await authenticate(req, reply, opts);
+    const checked = opts.authenticator.check(req.headers.authorization, opts.clientAddress(req));
+    // Most keys are answered from the cache at once: no promise to wait for.
+    const principal = principalOf(reply, checked instanceof Promise ? await checked : checked);
     req.principal = principal;
     const decision = await opts.limits.consume(principal.team.id, principal.team.plan);
     setLimitHeaders(reply, decision);
@@ -57,8 +59,7 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
 }
 
 /** The request's principal; 401, or 429 while the client's address is past its failed authentications (authenticator.ts). */
-async function authenticate(req: FastifyRequest, reply: FastifyReply, opts: AccessOptions): Promise<Principal> {
-  const result = await opts.authenticator.check(req.headers.authorization, opts.clientAddress(req));
+function principalOf(reply: FastifyReply, result: Authentication): Principal {
   if ('principal' in result) return result.principal;
   if ('refused' in result) {
     authFailures.inc({ reason: result.refused === 'Missing API key' ? 'missing' : 'invalid' });
