@@ -51,7 +51,8 @@ for i, key in ipairs(KEYS) do
 end
 return counts`;
 
-type ChargeCommand = (numKeys: number, ...keysThenArgs: (string | number)[]) => Promise<number[]>;
+// The number of keys, the keys, then ARGV; the answer is the script's integers.
+type ChargeCommand = (...numKeysThenKeysThenArgs: (string | number)[]) => Promise<number[]>;
 
 export interface CountersOptions {
   redis: Redis;
@@ -67,6 +68,7 @@ export class Counters {
   private readonly keyPrefix: string;
   /** In-process counts while Redis is away, per window name (shared by the plans counting under it). */
   private readonly fallbacks = new Map<string, RateLimiterMemory>();
+  private readonly limits = new WeakMap<readonly Window[], number[]>();
   private degraded = false;
   private readonly onReady = () => {
     if (!this.degraded) return;
@@ -94,10 +96,12 @@ export class Counters {
    */
   async charge(windows: readonly Window[], key: string): Promise<WindowCount[]> {
     const raw = (await this.inRedis(windows, key, 1)) ?? (await this.inProcess(windows, key, 1));
-    return windows.slice(0, raw.length / 2).map((w, i) => {
-      const consumed = raw[2 * i];
-      return { allowed: consumed <= w.points, remaining: Math.max(w.points - consumed, 0), msBeforeNext: raw[2 * i + 1] };
-    });
+    const counts: WindowCount[] = [];
+    for (let i = 0; i < raw.length; i += 2) {
+      const { points } = windows[i / 2];
+      counts.push({ allowed: raw[i] <= points, remaining: Math.max(points - raw[i], 0), msBeforeNext: raw[i + 1] });
+    }
+    return counts;
   }
 
   /** Gives back a point charged to the window. */
@@ -114,14 +118,22 @@ export class Counters {
   /** [consumed, msBeforeNext] per window charged, or null when Redis could not count. */
   private async inRedis(windows: readonly Window[], key: string, increment: number): Promise<number[] | null> {
     if (this.redis.status !== 'ready') return null;
-    const keys = windows.map((w) => `${this.keyPrefix}${w.name}:${key}`);
-    const args = windows.flatMap((w) => [w.points, w.durationSeconds]);
+    const args: (string | number)[] = [windows.length];
+    for (const w of windows) args.push(`${this.keyPrefix}${w.name}:${key}`);
+    args.push(increment, ...this.limitsOf(windows));
     try {
-      return (await this.chargeInRedis(keys.length, ...keys, increment, ...args)).map(Number);
+      return await this.chargeInRedis(...args);
     } catch (e) {
       this.noteFallback(e as Error);
       return null;
     }
+  }
+
+  /** The script's ARGV after the increment: each window's points and duration (made once per list of windows). */
+  private limitsOf(windows: readonly Window[]): number[] {
+    let limits = this.limits.get(windows);
+    if (!limits) this.limits.set(windows, (limits = windows.flatMap((w) => [w.points, w.durationSeconds])));
+    return limits;
   }
 
   private async inProcess(windows: readonly Window[], key: string, increment: number): Promise<number[]> {
