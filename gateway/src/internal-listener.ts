@@ -12,13 +12,18 @@ import { LIVE_PATH, READY_PATH } from '@lpm/shared/http/health';
 
 const INTERNAL_PREFIX = '/internal/';
 const PROBES = new Set([LIVE_PATH, READY_PATH]);
+/** What every probe's path starts with. */
+const PROBES_PREFIX = '/health/';
 const throughInternal = new WeakSet<IncomingMessage>();
 
 /** Refuses /internal/*, /metrics and the probes on every request that did not come through the internal listener. Add before any other hook. */
 export function internalRoutesOffPublic(app: FastifyInstance): void {
-  app.addHook('onRequest', async (req) => {
-    const internalOnly = req.url.startsWith(INTERNAL_PREFIX) || req.url.startsWith('/metrics') || PROBES.has(req.routeOptions.url ?? '');
-    if (internalOnly && !throughInternal.has(req.raw)) throw notFound('Route not found');
+  // Not async, and the route's options (built anew on each read) read for probe paths only: this runs on every request.
+  app.addHook('onRequest', (req, _reply, done) => {
+    const { url } = req;
+    const internalOnly =
+      url.startsWith(INTERNAL_PREFIX) || url.startsWith('/metrics') || (url.startsWith(PROBES_PREFIX) && PROBES.has(req.routeOptions.url ?? ''));
+    done(internalOnly && !throughInternal.has(req.raw) ? notFound('Route not found') : undefined);
   });
 }
 
