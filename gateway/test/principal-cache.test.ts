@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { PrincipalCache } from '../src/auth/principal-cache.ts';
+import { keyDigest } from '../src/domain/keys.ts';
 import type { Principal } from '../src/domain/accounts.ts';
 import type { ChangePoll } from '../src/auth/principal-changes.ts';
 
@@ -39,6 +40,23 @@ describe('PrincipalCache', () => {
     expect(await cache.get('lpk_a')).toBeNull();
     advance(500);
     expect(await cache.get('lpk_a')).toBeNull();
+    expect(calls).toHaveLength(2);
+  });
+
+  test('when a key was found and its entry is servable, then found() gives its principal at once; otherwise nothing', async () => {
+    let answer: Principal | null = principal;
+    const { cache, calls, advance } = setup(async () => answer);
+    const id = keyDigest('lpk_a');
+    const lookup = cache.get('lpk_a');
+    expect(cache.found(id)).toBeUndefined();
+    await lookup;
+    expect(cache.found(id)).toBe(principal);
+    expect(cache.found(keyDigest('lpk_b'))).toBeUndefined();
+    answer = null;
+    advance(1000);
+    expect(cache.found(id)).toBeUndefined();
+    expect(await cache.get('lpk_a')).toBeNull();
+    expect(cache.found(id)).toBeUndefined();
     expect(calls).toHaveLength(2);
   });
 
