@@ -94,7 +94,10 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
       scope.addHook('preHandler', (req, _reply, done) => {
         // The proxy hands the body on as the raw request stream; anything else
         // is the shared app's empty-body default, which must not be forwarded.
-        req.body = req.body instanceof Readable ? capped(req, req.body) : undefined;
+        // A declared length was held to BODY_LIMIT already (access.ts), and the
+        // HTTP parser reads no more than it: only a chunked body needs counting.
+        const body = req.body instanceof Readable ? req.body : undefined;
+        req.body = body && req.headers['content-length'] === undefined ? capped(req, body) : body;
         done();
       });
       await scope.register(httpProxy, {
