@@ -8,6 +8,7 @@
 // more, so no exactly-once claim is taken.
 import type { Logger } from '@lpm/shared/logger';
 import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
+import type { CountersRepository } from '../data/counters-repository.ts';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 
@@ -21,6 +22,7 @@ const CLOCK_MARGIN_MS = 60_000;
 export interface RetentionDeps {
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
+  counters: CountersRepository;
   /** WEBHOOK_HISTORY_RETENTION. */
   retentionMs: number;
 }
@@ -34,7 +36,10 @@ export interface Purged {
 
 /** One retention pass. */
 export async function purgeHistory(deps: RetentionDeps, now = new Date()): Promise<Purged> {
-  const old = await deps.deliveries.purgeOlderThan(new Date(now.getTime() - deps.retentionMs));
+  const cutoff = new Date(now.getTime() - deps.retentionMs);
+  const old = await deps.deliveries.purgeOlderThan(cutoff);
+  // The delivery log's counts of the hours purged (the next run tries again when a fold holds their lock).
+  if (old.deliveries > 0 || old.ranged) await deps.counters.recountLogBefore(cutoff);
   const deleted = await deps.webhooks.purgeDeleted(new Date(now.getTime() - TOMBSTONE_KEPT_MS));
   // Orphans from before tombstones existed: looked for (a read of every record) when retention deletes by range (its first run, or after a long stop).
   const listedBefore = new Date(Date.now() - CLOCK_MARGIN_MS);
