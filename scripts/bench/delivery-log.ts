@@ -3,11 +3,12 @@
 // (100,000), straight to the webhooks service: the default page (newest first) and a
 // page half-way down. The deliveries are stored straight into the service's
 // collection with the log's markers, ten a second over the hours before now, and
-// their hours counted as retention counts them again (delivery-log-counts.ts).
+// their hours counted as retention counts them again (delivery-log-counts.ts); the
+// webhook's counters document is the service's own (its ping made it).
 import { MongoClient } from 'mongodb';
 import { measureList } from './cases.ts';
 import { DeliveryLogCounts, identityHeaders, logMarkers, type DeliveryRecord, type WebhookCountersRecord } from './internals.ts';
-import { recordRun, type Bench, type Figures, type System } from './support.ts';
+import { recordRun, sleep, type Bench, type Figures, type System } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 import { subscribeHooks } from './webhook-support.ts';
 
@@ -16,6 +17,8 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERY_LOG ?? 100_000);
 const SPACING_MS = 100;
 const HOUR_MS = 3_600_000;
 const PAGE = 20;
+/** How long the service's counter fold may take to mark the webhook's log counted. */
+const READY_PATIENCE_MS = 60_000;
 
 async function seedDeliveries(mongoUrl: string, database: string, teamId: string, webhookId: string): Promise<{ seconds: number; countSeconds: number }> {
   const client = await MongoClient.connect(mongoUrl);
@@ -54,19 +57,11 @@ async function seedDeliveries(mongoUrl: string, database: string, teamId: string
     const seconds = (Date.now() - started) / 1000;
     const counting = Date.now();
     await new DeliveryLogCounts(db).recount(webhookId, hours);
-    // As the fold leaves a webhook whose deliveries are all counted (no attempt of these is waiting to be folded).
-    const counters: WebhookCountersRecord = {
-      _id: webhookId,
-      team_id: teamId,
-      total_deliveries: DELIVERIES,
-      failed_deliveries: 0,
-      last_triggered_at: new Date(now),
-      last_counted: [],
-      log_minutes: '[]',
-      log_rev: 0,
-      log_ready: true,
-    };
-    await db.collection<WebhookCountersRecord>('webhook_counters').insertOne(counters);
+    // The counter fold marks the webhook's log counted once it finds no delivery without the markers (its backfill).
+    const counters = db.collection<WebhookCountersRecord>('webhook_counters');
+    for (const since = Date.now(); !(await counters.findOne({ _id: webhookId, log_ready: true })); await sleep(200)) {
+      if (Date.now() - since > READY_PATIENCE_MS) throw new Error(`the webhooks service did not count the log of ${webhookId} within ${READY_PATIENCE_MS / 1000} s`);
+    }
     return { seconds, countSeconds: (Date.now() - counting) / 1000 };
   } finally {
     await client.close();
@@ -75,7 +70,7 @@ async function seedDeliveries(mongoUrl: string, database: string, teamId: string
 
 export async function deliveryLogScenario(b: Bench, sys: System, receiverUrl: string): Promise<void> {
   const [team] = await createTeams(b, sys.tree, ['Bench delivery log']);
-  const [webhookId] = await subscribeHooks(sys.gatewayUrl, team.api_key, [`${receiverUrl}/delivery-log`], ['client.deleted']);
+  const [webhookId] = await subscribeHooks(sys.gatewayUrl, team.api_key, [`${receiverUrl}/delivery-log`], ['client.deactivated']);
   const seeded = await seedDeliveries(b.store.url, `${sys.tree.dbPrefix}webhooks`, team.team.id, webhookId);
   console.log(
     `\nseeded ${DELIVERIES.toLocaleString('en')} deliveries of one webhook (one every ${SPACING_MS} ms back from now) in ${seeded.seconds.toFixed(1)} s, ` +

@@ -131,7 +131,7 @@ export class DeliveriesRepository {
     const period = this.claimMs;
     try {
       const taken = await takeTimeSlots(this.db.collection<SlotDoc>('attempt_claims'), `${deliveryId}:${attempt}`, period, randomUUID(), (slot) => ({ slot }));
-      return taken && { exclusiveUntil: (taken.slot + 2) * period, release: taken.release };
+      return taken && { exclusiveUntil: (taken.slot + 2) * period, release: () => taken.release() };
     } catch (e) {
       throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });
     }
