@@ -6,6 +6,7 @@ import { FieldChanges, trimmedText } from '@lpm/shared/changes';
 import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
+import { exact } from '@lpm/shared/http/schemas';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { armDeadline, rearmed } from '@lpm/shared/jobs/time-signals';
@@ -13,7 +14,7 @@ import { iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
 import type { CaseFilter, CasesRepository } from '../data/cases-repository.ts';
-import type { CaseListQuery, CreateCaseBody, UpdateCaseBody } from '../contract/case-schemas.ts';
+import type { CaseArchived, CaseListQuery, CreateCaseBody, TimelineEvent, UpdateCaseBody } from '../contract/case-schemas.ts';
 import { invalidCnjNumber, invalidPhase } from '../contract/case-errors.ts';
 import { normalizeCaseNumber, numberInfo } from './cnj-number.ts';
 import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
@@ -228,13 +229,14 @@ export class Cases {
       who.teamId,
       id,
       async (current) => {
-        if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
+        const archived = exact<CaseArchived>();
+        if (current.status === 'arquivado') return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };
         const now = new Date();
         const set = { status: 'arquivado' as const, archived_at: now, updated_at: now, sla_warning_at: null, sla_overdue_at: null };
         const event = newEvent('case.archived', who.teamId, this.detailWith({ ...current, ...set }, links), { status: 'ativo', archived_at: null }, who.userId);
         const entry = this.entry(who, 'status_change', 'Status changed from ativo to arquivado', now);
         return {
-          result: { id, status: 'arquivado', archived_at: iso(now) },
+          result: archived({ id, status: 'arquivado', archived_at: iso(now) }),
           write: { set: { ...set, timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) }, events: [event] },
         };
       },
@@ -247,13 +249,15 @@ export class Cases {
     const entries = [...(record.timeline ?? [])].reverse().slice(0, limit);
     const userIds = [...new Set(entries.map((e) => e.user_id).filter((u): u is string => !!u))];
     const users = userIds.length ? await this.deps.users.find(who.teamId, userIds) : new Map<string, DirectoryUser>();
-    return entries.map((e) => ({
-      id: e.id,
-      type: e.type,
-      description: e.description,
-      user: e.user_id ? { id: e.user_id, name: users.get(e.user_id)?.name ?? null } : null,
-      created_at: iso(e.created_at),
-    }));
+    return entries.map((e) =>
+      exact<TimelineEvent>()({
+        id: e.id,
+        type: e.type,
+        description: e.description,
+        user: e.user_id ? { id: e.user_id, name: users.get(e.user_id)?.name ?? null } : null,
+        created_at: iso(e.created_at),
+      }),
+    );
   }
 
   async activities(who: Who, id: string, q: ListQuery) {
