@@ -14,7 +14,7 @@ import type { Logger } from '../logger.ts';
 import { isStoreError } from '../store/store-errors.ts';
 import { extractTraceContext } from '../telemetry.ts';
 import type { Dedupe } from './dedupe.ts';
-import { readJson, type Message, type ParseMessage } from './message.ts';
+import { readJson, type CarriedProperties, type Message, type ParseMessage } from './message.ts';
 import { confirmPublish } from './publisher.ts';
 import { countMessage, type MessageOutcome } from './queue-metrics.ts';
 
@@ -25,14 +25,6 @@ export interface DeliveryMeta {
   attempt: number;
   redelivered: boolean;
   headers: Record<string, unknown>;
-}
-
-/** The properties of a delivery this module reads or carries over; amqplib types them all as any. */
-interface CarriedProperties {
-  contentType?: string;
-  type?: string;
-  messageId?: string;
-  timestamp?: number;
 }
 
 export const ATTEMPT_HEADER = 'x-attempt';
