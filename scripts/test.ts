@@ -3,8 +3,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 
-const results = '.test-results.json';
-
 /** The counts this summary reads from Jest's --json results. */
 interface JestResults {
   numPassedTests: number;
@@ -13,6 +11,8 @@ interface JestResults {
   numPendingTests: number;
   numTodoTests: number;
 }
+
+const results = '.test-results.json';
 rmSync(results, { force: true });
 
 const tsc = spawnSync('tsc', ['--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
