@@ -3,6 +3,15 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 
+/** The counts this summary reads from Jest's --json results. */
+interface JestResults {
+  numPassedTests: number;
+  numFailedTests: number;
+  numRuntimeErrorTestSuites: number;
+  numPendingTests: number;
+  numTodoTests: number;
+}
+
 const results = '.test-results.json';
 rmSync(results, { force: true });
 
@@ -24,7 +33,7 @@ let passed = 0;
 let failed = typeErrors + lintFindings;
 let skipped = 0;
 if (existsSync(results)) {
-  const r = JSON.parse(readFileSync(results, 'utf8'));
+  const r = JSON.parse(readFileSync(results, 'utf8')) as JestResults;
   passed = r.numPassedTests;
   failed += r.numFailedTests + r.numRuntimeErrorTestSuites;
   skipped = r.numPendingTests + r.numTodoTests;

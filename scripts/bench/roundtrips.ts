@@ -34,7 +34,7 @@ async function countsOf(sys: System): Promise<Counts> {
 
 /** The commands each process sent between two readings, and their sum. */
 function between(before: Counts, after: Counts): { total: number; by: [string, [string, number][]][] } {
-  const by = [...after].map(([name, counts]): [string, [string, number][]] => [name, commandsBetween(before.get(name) ?? new Map(), counts)]).filter(([, c]) => c.length > 0);
+  const by = [...after].map(([name, counts]): [string, [string, number][]] => [name, commandsBetween(before.get(name) ?? new Map<string, number>(), counts)]).filter(([, c]) => c.length > 0);
   return { total: by.reduce((n, [, c]) => n + c.reduce((m, [, k]) => m + k, 0), 0), by };
 }
 

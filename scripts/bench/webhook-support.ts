@@ -83,9 +83,11 @@ export function commandsBetween(before: Map<string, number>, after: Map<string, 
 }
 
 const received = { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } };
-export const bodyOf = (r: ReceivedRequest): { type?: string; webhook_id?: string; created_at?: string; data?: { object?: { id?: string } } } => {
+/** The fields of a delivery's body the bench reads. */
+type DeliveryBody = { type?: string; webhook_id?: string; created_at?: string; data?: { object?: { id?: string } } };
+export const bodyOf = (r: ReceivedRequest): DeliveryBody => {
   try {
-    return JSON.parse(r.body);
+    return JSON.parse(r.body) as DeliveryBody;
   } catch {
     return {};
   }

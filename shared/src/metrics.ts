@@ -39,7 +39,7 @@ export function countStoreCommands(client: MongoClient): void {
   // The started event names the collection, the answer only the request id.
   const collectionOf = new Map<number, string>();
   client.on('commandStarted', (e) => {
-    const target = e.commandName === 'getMore' ? e.command.collection : e.command[e.commandName];
+    const target: unknown = e.commandName === 'getMore' ? e.command.collection : e.command[e.commandName];
     const collection = typeof target === 'string' ? target : '';
     storeCommands.inc({ command: e.commandName, collection });
     collectionOf.set(e.requestId, collection);

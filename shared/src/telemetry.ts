@@ -64,9 +64,9 @@ class AlsContextManager implements ContextManager {
   bind<T>(ctx: Context, target: T): T {
     if (typeof target !== 'function') return target;
     const fn = target as unknown as (...args: unknown[]) => unknown;
-    const mgr = this;
+    const inContext = (call: () => unknown) => this.with(ctx, call);
     return function (this: unknown, ...args: unknown[]) {
-      return mgr.with(ctx, () => fn.apply(this, args));
+      return inContext(() => fn.apply(this, args));
     } as unknown as T;
   }
 

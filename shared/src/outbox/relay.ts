@@ -133,7 +133,7 @@ export class OutboxRelay {
     while (this.chains.size > 0) await Promise.all(this.chains.values());
     await this.running?.catch(() => {});
     this.stopping = false;
-    await this.run(false).catch((err) => this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'));
+    await this.run(false).catch((err: unknown) => this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'));
   }
 
   /**
@@ -207,7 +207,7 @@ export class OutboxRelay {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.run(Date.now() - this.lastScan >= this.scanIntervalMs)
-        .catch((err) => this.log.error({ err }, 'outbox pass failed'))
+        .catch((err: unknown) => this.log.error({ err }, 'outbox pass failed'))
         .finally(() => {
           const again = this.again;
           this.again = false;

@@ -115,7 +115,7 @@ export class ServiceClient {
     if (res.status !== 200 || !Array.isArray(items) || typeof total !== 'number') {
       throw this.unavailable(new Error(`GET ${path} answered ${res.status} without a page`));
     }
-    return { items, total };
+    return { items: items as T[], total };
   }
 
   /** The 503 our caller gets when this service cannot answer as it should. */

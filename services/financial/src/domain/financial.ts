@@ -247,7 +247,7 @@ export class Financial {
     };
     const pending = figures('P:');
     // Keys are category names, user text: no prototype, so `__proto__` is a category like any other.
-    const byCategory: Record<string, number> = Object.create(null);
+    const byCategory = Object.create(null) as Record<string, number>;
     const revenueByClient: [string, number][] = [];
     for (const [key, value] of cents) {
       if (key.startsWith('C:')) byCategory[key.slice(2)] = fromCents(value);
