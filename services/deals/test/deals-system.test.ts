@@ -228,7 +228,7 @@ describe('deal events at a webhook', () => {
 
     const h = won.req.headers;
     expect(h['x-service-event-id']).toBe(won.body.id);
-    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${h['x-service-timestamp']}.${won.req.body}`).digest('hex'));
+    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${String(h['x-service-timestamp'])}.${won.req.body}`).digest('hex'));
   });
 });
 
