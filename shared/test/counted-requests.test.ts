@@ -45,7 +45,8 @@ beforeAll(async () => {
   store = await openStore({ url: process.env.MONGO_URL!, dbName: `${process.env.MONGO_DB_PREFIX}counted_${randomBytes(4).toString('hex')}`, entities: [ThingEntity] });
   await createOutboxIndexes(store.db, ['things']);
   broker = await Broker.connect({ url: process.env.AMQP_URL!, exchange: 'counted-requests-test.events', logger: captureLogger(), connectionName: 'counted-requests-test' });
-  relay = new OutboxRelay({ db: store.db, collections: ['things'], publisher: broker, logger: captureLogger(), intervalMs: 20 });
+  // No timed passes: only the request's kick sets the relay's drain going.
+  relay = new OutboxRelay({ db: store.db, collections: ['things'], publisher: broker, logger: captureLogger(), intervalMs: 60_000 });
   relay.start();
   const things = store.db.collection<{ _id: string; n: number }>('things');
 
