@@ -14,7 +14,7 @@
 // there is no order between documents. The drain works under the documents' locks,
 // the ones writers take for their read-modify-write, so nothing undoes anything
 // else. What the memory path knows, which the drain reads, is kept in handed-over.ts.
-import { context } from '@opentelemetry/api';
+import { ROOT_CONTEXT, context } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
@@ -112,13 +112,17 @@ export class OutboxRelay {
    * that drains the document by id.
    */
   kick(collection?: string, id?: string, events: DomainEvent[] = []): void {
-    if (collection !== undefined && id !== undefined) {
-      const key = docKey(collection, id);
-      this.memory.written(key, events);
-      if (this.started && events.length > 0 && !this.memory.isBlocked(key)) this.publishNow(collection, id, events);
-      else this.hint(collection, id);
-    }
-    this.soon();
+    // What a kick sets going is the relay's work, not the writer's: it runs outside the
+    // writer's context (its trace, a request's counted commands: counted-requests.ts).
+    context.with(ROOT_CONTEXT, () => {
+      if (collection !== undefined && id !== undefined) {
+        const key = docKey(collection, id);
+        this.memory.written(key, events);
+        if (this.started && events.length > 0 && !this.memory.isBlocked(key)) this.publishNow(collection, id, events);
+        else this.hint(collection, id);
+      }
+      this.soon();
+    });
   }
 
   /**

@@ -3,6 +3,7 @@
 import { serviceUnavailable } from '../errors.ts';
 import { HEADER, identityHeaders, type Identity } from '../identity.ts';
 import { injectTraceHeaders } from '../telemetry.ts';
+import { countedCallHeaders } from '../counted-requests.ts';
 import type { ListQuery } from '../http/pagination.ts';
 import { replicaUrls } from '../service/names.ts';
 
@@ -62,6 +63,7 @@ export class ServiceClient {
             ...(who.userId ? { [HEADER.userId]: who.userId } : {}),
           }),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...countedCallHeaders(),
       ...extras.headers,
     });
     let res: Response;

@@ -18,7 +18,8 @@ import type { CaseArchived, CaseListQuery, CreateCaseBody, TimelineEvent, Update
 import { invalidCnjNumber, invalidPhase } from '../contract/case-errors.ts';
 import { normalizeCaseNumber, numberInfo } from './cnj-number.ts';
 import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
-import type { ClientLinks } from '@lpm/shared/views/client-links';
+import { factsOfView, type ClientLinks } from '@lpm/shared/views/client-links';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 
 /** The activities of a case, which the activities service owns. */
@@ -108,8 +109,12 @@ export class Cases {
     if (info.format === 'cnj' && !info.valid) throw invalidCnjNumber();
   }
 
-  /** A new case; `originDealId`: the deal whose won with create_case asks for it (createForDeal). */
-  async create(who: Who, body: CreateCaseBody, originDealId: string | null = null) {
+  async create(who: Who, body: CreateCaseBody) {
+    return createdShape((await this.make(who, body, null)).record);
+  }
+
+  /** A new case, and the links its check found; `originDealId`: the deal whose won with create_case asks for it (createForDeal). */
+  private async make(who: Who, body: CreateCaseBody, originDealId: string | null): Promise<{ record: CaseRecord; checked: Links }> {
     const phase = body.phase ?? who.settings.case_phases[0];
     this.checkPhase(who, phase);
     this.checkNumber(who, body.number);
@@ -139,7 +144,7 @@ export class Cases {
     };
     const event = newEvent('case.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.cases.insert(record, [event]);
-    return createdShape(record);
+    return { record, checked };
   }
 
   /**
@@ -271,15 +276,19 @@ export class Cases {
    * The case of a deal won with create_case, made once per deal: it carries its deal
    * under a unique key (origin_key), so an attempt however late, or concurrent
    * attempts, find the one case. The first attempt is the common one, so the case
-   * is stored first and looked up only when that fails. `created`: this call made it.
+   * is stored first and looked up only when that fails. `created`: this call made it;
+   * `client`: the case's client as its check found it just now (the deal's event shows
+   * it), null when this call made no check of it.
    */
-  async createForDeal(who: Who, dealId: string, body: CreateCaseBody): Promise<{ created: boolean; case: ReturnType<typeof createdShape> }> {
+  async createForDeal(who: Who, dealId: string, body: CreateCaseBody): Promise<{ created: boolean; case: ReturnType<typeof createdShape>; client: ClientFacts | null }> {
     try {
-      return { created: true, case: await this.create(who, body, dealId) };
+      const { record, checked } = await this.make(who, body, dealId);
+      const client = record.client_id ? checked.clients.get(record.client_id) : undefined;
+      return { created: true, case: createdShape(record), client: client ? factsOfView(client) : null };
     } catch (e) {
       // An earlier or concurrent attempt stored it first (the unique key refused this one), or a link it checks is gone since.
       const stored = await this.deps.cases.byOriginDeal(who.teamId, dealId);
-      if (stored) return { created: false, case: createdShape(stored) };
+      if (stored) return { created: false, case: createdShape(stored), client: null };
       throw e;
     }
   }

@@ -9,13 +9,14 @@ import { newEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import type { Caller } from '@lpm/shared/upstream/service-client';
+import type { ClientLinks } from '@lpm/shared/views/client-links';
 import type { Links, RecordLinks } from '@lpm/shared/views/record-links';
 import { fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealsRepository } from '../data/deals-repository.ts';
 import type { LostBody, WonBody } from '../contract/deal-schemas.ts';
-import type { CaseCreated, CaseRequest, DealCases } from '../upstream/cases-service.ts';
+import type { CaseCreated, CaseForDeal, CaseRequest, DealCases } from '../upstream/cases-service.ts';
 import { detailWith, requireOpen } from './deal-guards.ts';
 import { addStint, derivedFields, toCents } from './deal-shape.ts';
 
@@ -23,6 +24,7 @@ export interface DealClosesDeps {
   deals: DealsRepository;
   cases: DealCases;
   links: RecordLinks;
+  clientLinks: ClientLinks;
   logger?: Logger;
 }
 
@@ -123,10 +125,9 @@ export class DealCloses {
     const read = await this.deps.deals.get(who.teamId, id);
     requireOpen(read);
     // No lock is held across the cases service's answer.
-    const [links, caseCreated] = await Promise.all([
-      this.deps.links.of(who.teamId, [read]),
-      body.create_case ? this.deps.cases.createForDeal(who, id, caseRequestOf(read, body)) : Promise.resolve(null),
-    ]);
+    const made = body.create_case ? await this.deps.cases.createForDeal(who, id, caseRequestOf(read, body)) : null;
+    const links = await this.deps.links.of(who.teamId, [read], this.clientChecked(who, read, made));
+    const caseCreated: CaseCreated | null = made && { id: made.id, title: made.title };
     let closedMeanwhile: DealRecord | null = null;
     let owing: DealRecord | null = null;
     const answer = await this.deps.deals.updateRead(read, async (current) => {
@@ -148,6 +149,13 @@ export class DealCloses {
       requireOpen(closedMeanwhile);
     }
     return answer!;
+  }
+
+  /** The deal's client as the cases service's check found it just now, as known links: the event shows it without a read of the local view. */
+  private clientChecked(who: Identity, read: DealRecord, made: CaseForDeal | null): Links | undefined {
+    const client = made?.client;
+    if (!client || client.id !== read.client_id) return undefined;
+    return { clients: new Map([[client.id, this.deps.clientLinks.viewOf(who.teamId, client)]]), cases: new Map(), users: new Map() };
   }
 
   private wonWrite(

@@ -73,7 +73,7 @@ export class Deals {
   constructor(deps: DealsDeps) {
     this.deps = deps;
     this.links = new RecordLinks({ clients: deps.clientLinks, users: deps.users });
-    this.closes = new DealCloses({ deals: deps.deals, cases: deps.cases, links: this.links, logger: deps.logger });
+    this.closes = new DealCloses({ deals: deps.deals, cases: deps.cases, links: this.links, clientLinks: deps.clientLinks, logger: deps.logger });
   }
 
   /** The deal as a write under the lock starts from, and the links it will show (those `checked` found are not read back), fetched before the lock: no network wait under it. */
