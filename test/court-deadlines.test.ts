@@ -3,6 +3,7 @@
 // activity.updated event on the broker), CNJ numbers on cases, and the OpenAPI document.
 import { tapEvents, type EventTap } from '../shared/test/support/event-tap.ts';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from './support/running-system.ts';
+import type { JsonAnswer } from './support/json.ts';
 
 let sys: RunningSystem;
 let tap: EventTap;
@@ -61,9 +62,9 @@ test('when the team rejects bad CNJ numbers, then a wrong one is 422 and a right
 });
 
 test('when the OpenAPI document is read, then it describes the calculator, the deadline rule, the settings and number_info, with examples', async () => {
-  const doc = (await (await sys.request('/v1/openapi.json')).json()) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
+  const doc = (await (await sys.request('/v1/openapi.json')).json()) as { paths: Record<string, JsonAnswer>; components: { schemas: Record<string, JsonAnswer> } };
   // Named schemas are written once, in components.schemas.
-  const deref = (schema: any) => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
+  const deref = (schema: JsonAnswer) => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()] : schema);
   const media = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'];
   const body = (path: string, method: string) => deref(media(path, method).schema);
   const data = (path: string, method: string, status: string) => deref(doc.paths[path][method].responses[status].content['application/json'].schema.properties.data);

@@ -13,6 +13,7 @@ import { waitFor } from '../shared/test/support/wait.ts';
 import { documentText, generateDocument } from '../scripts/openapi.ts';
 import { OPENAPI_PATH } from './support/contract.ts';
 import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import type { JsonAnswer } from './support/json.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Where tests leave files for a person to look at (the docs page screenshot). */
@@ -32,7 +33,7 @@ afterAll(async () => {
 const served = async () => {
   const res = await sys.request('/v1/openapi.json');
   expect(res.status).toBe(200);
-  return (await res.json()) as Record<string, any>;
+  return (await res.json()) as Record<string, JsonAnswer>;
 };
 
 test('when the document is served, then it is the committed openapi/openapi.json, which npm run openapi writes', async () => {

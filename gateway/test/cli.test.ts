@@ -8,12 +8,14 @@ import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { runCli, type CliRun } from '../../test/support/cli.ts';
 import { allUpstreams, call, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
+import type { JsonAnswer } from '../../test/support/json.ts';
+import type { IssuedTeam } from '../../test/support/running-system.ts';
 
 
 const admin = (...args: string[]) => runCli({ MONGO_URL: process.env.MONGO_URL, MONGO_DB_PREFIX: testDbPrefix('cli') }, ...args);
 
 /** Exactly one JSON object on stdout and nothing else. */
-function onlyJson(run: CliRun): any {
+function onlyJson(run: CliRun): JsonAnswer {
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   expect(run.stdout.endsWith('\n')).toBe(true);
@@ -95,7 +97,7 @@ describe('team create', () => {
 });
 
 describe('users and keys', () => {
-  let team: any;
+  let team: IssuedTeam;
 
   beforeAll(async () => {
     team = onlyJson(await createTeam());

@@ -17,7 +17,7 @@ const GRACE_MS = 2000;
 
 async function startActivitiesStandIn() {
   const app: FastifyInstance = Fastify({ logger: false });
-  const state = { failWith: 0, told: [] as { teamId: string | undefined; userId: string | undefined; body: any }[], zones: [] as (string | undefined)[] };
+  const state = { failWith: 0, told: [] as { teamId: string | undefined; userId: string | undefined; body: unknown }[], zones: [] as (string | undefined)[] };
   app.post('/internal/court-calendar', async (req, reply) => {
     if (state.failWith) return reply.status(state.failWith).send({ success: false });
     const who = readIdentity(req.headers, INTERNAL_TOKEN);

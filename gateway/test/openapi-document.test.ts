@@ -1,6 +1,7 @@
 // The document builder's own rules, on paths written by hand.
 import { describe, expect, test } from '@jest/globals';
 import { buildDocument, type Paths } from '../src/openapi/document.ts';
+import type { JsonAnswer } from '../../test/support/json.ts';
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 const scopeOf = () => 'read' as const;
@@ -14,7 +15,8 @@ describe('buildDocument', () => {
         put: { requestBody: json({ title: 'UpdateDealRequest', description: 'x', type: 'object', properties: { title: { type: 'string' } } }), responses: { 200: json({ type: 'object', properties: { data: { ...detail, title: 'DealChanges', 'x-partial': true } } }) } },
       },
     };
-    const doc = buildDocument({ paths, scopeOf });
+    // Read as a parsed answer: the expectations walk it by path.
+    const doc: JsonAnswer = buildDocument({ paths, scopeOf });
     expect(doc.paths['/v1/deals/{id}'].get.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Deal' });
     expect(doc.components.schemas.Deal).toMatchObject({ required: ['id', 'client'], properties: { client: { required: ['id'] } } });
     expect(doc.components.schemas.DealChanges.required).toBeUndefined();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { HEADER, defaultTeamSettings } from '@lpm/shared/identity';
 import { freePort } from '../../scripts/local-store.ts';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import type { JsonAnswer } from '../../test/support/json.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 /** Sends a body in chunks without Content-Length (Transfer-Encoding: chunked). */
-function sendChunked(url: string, key: string, chunks: number, chunkSize: number): Promise<{ status: number; body: any }> {
+function sendChunked(url: string, key: string, chunks: number, chunkSize: number): Promise<{ status: number; body: JsonAnswer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, {
       method: 'POST',

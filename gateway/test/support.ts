@@ -12,6 +12,7 @@ import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
 import { assertWholeAnswers, checkWholeAnswers } from '../../test/support/whole-answers.ts';
+import type { JsonAnswer } from '../../test/support/json.ts';
 
 export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
@@ -115,7 +116,7 @@ export async function call(
   base: string,
   path: string,
   init: { method?: string; key?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<{ status: number; headers: Headers; body: any }> {
+): Promise<{ status: number; headers: Headers; body: JsonAnswer }> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers };
   if (init.key) headers.authorization = `Bearer ${init.key}`;
   const res = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers, body: init.body });
@@ -135,3 +136,6 @@ export const internalHeaders = (teamId: string, token = INTERNAL_TOKEN) => ({ [H
 
 /** A team's owner as the directory answers it. */
 export const ownerOf = (t: { user: { id: string; name: string; email: string } }) => ({ id: t.user.id, name: t.user.name, email: t.user.email });
+
+/** The URL a fetch was called with (its first argument, whichever form). */
+export const fetchedUrl = (input: string | URL | Request): URL => new URL(input instanceof Request ? input.url : input);

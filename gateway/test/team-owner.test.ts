@@ -5,7 +5,7 @@ import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { allUpstreams, call, fetchedUrl, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 import { listenOnLoopback } from '../../shared/test/support/listen.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -71,7 +71,7 @@ describe('UserDirectory.owner', () => {
       expect(await users.owner(teamA.team.id)).toEqual(ownerOf(teamA));
       expect(await users.owner(teamA.team.id)).toEqual(ownerOf(teamA));
       expect(await users.owner(teamB.team.id)).toEqual(ownerOf(teamB));
-      expect(fetchSpy.mock.calls.map(([url]) => new URL(String(url)).pathname)).toEqual(Array(3).fill('/internal/team-owner'));
+      expect(fetchSpy.mock.calls.map(([url]) => fetchedUrl(url).pathname)).toEqual(Array(3).fill('/internal/team-owner'));
     } finally {
       fetchSpy.mockRestore();
     }

@@ -5,7 +5,7 @@ import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { allUpstreams, call, fetchedUrl, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 import { listenOnLoopback } from '../../shared/test/support/listen.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -87,7 +87,7 @@ describe('UserDirectory', () => {
   /** The ids of each request the directory made to the gateway. */
   const directoryRequests = (): string[][] =>
     fetchSpy.mock.calls
-      .map(([url]) => new URL(String(url)))
+      .map(([url]) => fetchedUrl(url))
       .filter((url) => url.pathname === '/internal/users')
       .map((url) => url.searchParams.get('ids')!.split(','));
 

@@ -177,7 +177,7 @@ export async function describeCasesStore(mongoUrl: string, database: string, que
   try {
     const cases = client.db(database).collection('cases');
     console.log(`indexes of ${database}.cases:`);
-    for (const ix of await cases.listIndexes().toArray()) console.log(`  ${ix.name} ${JSON.stringify(ix.key)}${ix.unique ? ' unique' : ''}`);
+    for (const ix of await cases.indexes()) console.log(`  ${ix.name} ${JSON.stringify(ix.key)}${ix.unique ? ' unique' : ''}`);
     for (const q of queries) {
       const plan = (await cases.find(q.filter, { sort: { created_at: -1, _id: -1 }, limit: 20, projection: { outbox: 0, timeline: 0 } }).explain()) as Record<string, unknown>;
       const flags = ['filterPushdown', 'sortPushdown', 'limitPushdown'].filter((k) => k in plan).map((k) => `${k}=${String(plan[k])}`);

@@ -90,3 +90,6 @@ export function casesSlaSignals(opts: { db: Db; urls: { clients: string; activit
   });
   return new TimeSignals({ db, intervalMs: 60_000, signals: slaSignals(cases), relay, logger: pino({ level: 'silent' }), name: 'bench-cases' });
 }
+// Deliveries stored straight into the webhooks service's collection with the delivery log's markers, and their hours counted (delivery-log.ts).
+export { DeliveryLogCounts, logMarkers } from '../../services/webhooks/src/data/delivery-log-counts.ts';
+export type { DeliveryRecord, WebhookCountersRecord } from '../../services/webhooks/src/data/webhook-entity.ts';

@@ -85,7 +85,7 @@ interface Result {
 }
 
 /** Each way warmed up, then measured ROUNDS times, the ways in turn within each round, in reverse order every other round. */
-async function compare(label: string, ways: Way<any>[]): Promise<Result[]> {
+async function compare<A>(label: string, ways: Way<A>[]): Promise<Result[]> {
   for (const way of ways) await drive(way, CONCURRENCY, 60, WARM_UP);
   const samples: Sample[][] = ways.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {

@@ -21,7 +21,7 @@ export interface IssuedTeam {
  */
 export async function createTeams(b: Bench, tree: Tree, names: string[]): Promise<IssuedTeam[]> {
   const env = { ...process.env, MONGO_URL: b.store.url, MONGO_DB_PREFIX: tree.dbPrefix };
-  const teams: IssuedTeam[] = new Array(names.length);
+  const teams = new Array<IssuedTeam>(names.length);
   let next = 0;
   let failed = false;
   const one = async (name: string): Promise<IssuedTeam> => {

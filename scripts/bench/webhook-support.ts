@@ -72,6 +72,13 @@ export async function storeCommandsOf(serviceUrl: string): Promise<Map<string, n
   return counts;
 }
 
+/** The store commands a process of the system counted for one trace's requests before their answers (GET /metrics/commands/<trace id>), by `<command> <collection>`. */
+export async function traceCommandsOf(serviceUrl: string, traceId: string): Promise<Map<string, number>> {
+  const res = await fetch(`${serviceUrl}/metrics/commands/${traceId}`);
+  if (res.status !== 200) throw new Error(`${serviceUrl}/metrics/commands answered ${res.status}`);
+  return new Map(Object.entries((await res.json()) as Record<string, number>));
+}
+
 /** The store commands the webhooks service has sent, in all. */
 export async function storeCommands(sys: System): Promise<number> {
   return [...(await storeCommandsOf(sys.webhooksUrl)).values()].reduce((a, b) => a + b, 0);
@@ -83,9 +90,11 @@ export function commandsBetween(before: Map<string, number>, after: Map<string, 
 }
 
 const received = { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } };
-export const bodyOf = (r: ReceivedRequest): { type?: string; webhook_id?: string; created_at?: string; data?: { object?: { id?: string } } } => {
+/** The fields of a delivery's body the bench reads. */
+type DeliveryBody = { type?: string; webhook_id?: string; created_at?: string; data?: { object?: { id?: string } } };
+export const bodyOf = (r: ReceivedRequest): DeliveryBody => {
   try {
-    return JSON.parse(r.body);
+    return JSON.parse(r.body) as DeliveryBody;
   } catch {
     return {};
   }

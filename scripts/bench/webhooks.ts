@@ -16,6 +16,7 @@ import { connect } from 'amqplib';
 import { MongoClient, type Collection } from 'mongodb';
 import { newEvent } from '../../shared/src/events.ts';
 import { newId } from '../../shared/src/ids.ts';
+import { deliveryLogScenario } from './delivery-log.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './internals.ts';
 import { createdEventCounter, quantile, sleep, type Bench, type EventCounter, type System } from './support.ts';
 import { createTeams } from './teams.ts';
@@ -377,12 +378,18 @@ export async function webhooksSection(b: Bench): Promise<void> {
       b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
       b.record(`webhooks.${s.key}.write_roundtrips`, f.writeRoundtrips);
     }
-    if (WEBHOOK_SCENARIOS && !WEBHOOK_SCENARIOS.includes('capacity')) return printWebhookTable(figures);
-    const capacity = await capacityScenario(wb, receivers);
-    b.record('webhooks.capacity.deliveries_per_s', capacity.perSecond);
-    b.record('webhooks.capacity.seconds', capacity.seconds);
-    b.record('webhooks.capacity.delivered_ratio', capacity.arrived / CAPACITY_DELIVERIES);
-    b.record('webhooks.capacity.roundtrips_per_delivery', capacity.roundtripsPerDelivery);
+    if (!WEBHOOK_SCENARIOS || WEBHOOK_SCENARIOS.includes('capacity')) {
+      const capacity = await capacityScenario(wb, receivers);
+      b.record('webhooks.capacity.deliveries_per_s', capacity.perSecond);
+      b.record('webhooks.capacity.seconds', capacity.seconds);
+      b.record('webhooks.capacity.delivered_ratio', capacity.arrived / CAPACITY_DELIVERIES);
+      b.record('webhooks.capacity.roundtrips_per_delivery', capacity.roundtripsPerDelivery);
+    }
+    if (!WEBHOOK_SCENARIOS || WEBHOOK_SCENARIOS.includes('log')) {
+      const receiver = await startHttpsReceiver(answerAfter(0));
+      receivers.push(receiver);
+      await deliveryLogScenario(b, sys, receiver.url);
+    }
     printWebhookTable(figures);
     b.closing.push(() => printWebhookTable(figures));
   } finally {

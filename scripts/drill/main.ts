@@ -65,7 +65,7 @@ async function main(): Promise<number> {
   const underJest = Boolean(process.env.LPM_TEST_RUN);
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), `lpm-drill-${run}-`));
-  const cleanUps: (() => Promise<unknown> | unknown)[] = [() => rmSync(dir, { recursive: true, force: true })];
+  const cleanUps: (() => unknown)[] = [() => rmSync(dir, { recursive: true, force: true })];
   const cleanUp = async () => {
     for (const fn of cleanUps.reverse()) {
       try {
@@ -238,6 +238,6 @@ async function deadLettered(vhost: string, prefix: string): Promise<Record<strin
 try {
   process.exitCode = await main();
 } catch (e) {
-  console.error(`drill: ${(e as Error).stack ?? e}`);
+  console.error(`drill: ${(e as Error).stack ?? String(e)}`);
   process.exitCode = 2;
 }

@@ -2,6 +2,7 @@
 // got against those the acknowledged writes owe, and check through the API that the
 // state agrees with the acknowledged writes.
 import type { ReceivedRequest } from '../../shared/test/support/https-receiver.ts';
+import type { JsonAnswer } from '../../test/support/json.ts';
 import type { DrillTeam, Story } from './workload.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,7 +45,7 @@ export async function waitForQuiet(requests: ReceivedRequest[], expected: Set<st
   }
 }
 
-type Get = (team: DrillTeam, path: string) => Promise<any>;
+type Get = (team: DrillTeam, path: string) => Promise<JsonAnswer>;
 
 /** Each disagreement between the state and the acknowledged writes, as a sentence. */
 export async function stateDisagreements(gatewayUrl: string, teams: DrillTeam[], stories: Story[]): Promise<string[]> {

@@ -6,6 +6,7 @@
 // event it owes (`type id`), which the verdict looks for at the webhook receiver.
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_CASE_PHASES, DEFAULT_DEAL_PHASES } from '../../shared/src/identity.ts';
+import type { JsonAnswer } from '../../test/support/json.ts';
 
 export interface DrillTeam {
   id: string;
@@ -69,7 +70,7 @@ const FAR_DUE = '2030-06-03';
 
 interface Answer {
   status: number;
-  body: { success?: boolean; data?: Record<string, any>; error?: { code?: string; message?: string } } | null;
+  body: { success?: boolean; data?: Record<string, JsonAnswer>; error?: { code?: string; message?: string } } | null;
 }
 
 export class Workload {
@@ -115,7 +116,7 @@ export class Workload {
    * definite answer means that attempt took effect (the story only asks for moves
    * that were valid when sent).
    */
-  private async write(team: DrillTeam, method: string, path: string, body: unknown, owes: (data: Record<string, any>) => string[]): Promise<Record<string, any> | null> {
+  private async write(team: DrillTeam, method: string, path: string, body: unknown, owes: (data: Record<string, JsonAnswer>) => string[]): Promise<Record<string, JsonAnswer> | null> {
     await this.pace();
     this.started++;
     const key = method === 'POST' ? randomUUID() : undefined;
@@ -176,7 +177,7 @@ export class Workload {
     const n = this.stories.length;
     const s: Story = { team: team.id, dealValue: 1000 + (n % 97) * 10, won: false, recurringTitle: `Revisar contrato ${n}`, completed: false, noteDeleted: false, amount: 100 + (n % 13) * 5, paid: false, uncertain: false };
     this.stories.push(s);
-    const w = (method: string, path: string, body: unknown, owes: (d: Record<string, any>) => string[]) => this.write(team, method, path, body, owes);
+    const w = (method: string, path: string, body: unknown, owes: (d: Record<string, JsonAnswer>) => string[]) => this.write(team, method, path, body, owes);
     try {
       s.clientId = (await w('POST', '/v1/clients', { type: 'PF', name: `Cliente ${n}` }, (d) => [`client.created ${d.id}`]))!.id;
       s.caseId = (await w('POST', '/v1/cases', { title: `Processo ${n}`, client_id: s.clientId }, (d) => [`case.created ${d.id}`]))!.id;

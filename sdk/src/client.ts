@@ -10,8 +10,11 @@ import type { operations, paths } from './schema.d.ts';
 
 export type OperationId = keyof typeof OPERATIONS & keyof operations;
 
-type Parameters<Op> = Op extends { parameters: infer P } ? { [K in keyof P as P[K] extends undefined ? never : K]: P[K] } : {};
-type RequestBody<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } } ? { body: B } : Op extends { requestBody?: { content: { 'application/json': infer B } } } ? { body?: B } : {};
+/** No fields: what an operation without parameters or body adds to its arguments (the type `{}`). */
+type NoFields = Record<never, never>;
+
+type Parameters<Op> = Op extends { parameters: infer P } ? { [K in keyof P as P[K] extends undefined ? never : K]: P[K] } : NoFields;
+type RequestBody<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } } ? { body: B } : Op extends { requestBody?: { content: { 'application/json': infer B } } } ? { body?: B } : NoFields;
 /** What an operation takes: `path` and `query` parameters, `header` ones, and its JSON `body`. */
 export type Args<Id extends OperationId> = Omit<Parameters<operations[Id]>, 'header' | 'cookie'> & RequestBody<operations[Id]> & { header?: Record<string, string> };
 
@@ -19,7 +22,7 @@ type Success<R> = R extends { 200: { content: { 'application/json': infer B } } 
 /** What an operation answers with on success: its envelope. */
 export type Answer<Id extends OperationId> = Success<operations[Id]['responses']>;
 
-type Optional<A> = {} extends A ? [args?: A] : [args: A];
+type Optional<A> = NoFields extends A ? [args?: A] : [args: A];
 export type Methods = { [Id in OperationId]: (...args: Optional<Args<Id>>) => Promise<Answer<Id>> };
 
 /** The operations that answer with a page of a list. */
@@ -63,7 +66,7 @@ export function createClient(opts: ClientOptions): LpmClient {
 
   return {
     ...methods,
-    async *paginate(id: ListOperationId, args: Record<string, any> = {}) {
+    async *paginate(id: ListOperationId, args: { query?: { page?: number } } & Record<string, unknown> = {}) {
       const query = { limit: 100, ...args.query };
       for (let page = query.page ?? 1; ; page++) {
         const answer = (await call(id, { ...args, query: { ...query, page } })) as { data: unknown[]; pagination: { pages: number } };

@@ -4,6 +4,7 @@
 // queues, never ids or URLs.
 import type { MongoClient } from 'mongodb';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { countCommand } from './counted-requests.ts';
 
 export const metrics = new Registry();
 
@@ -34,14 +35,15 @@ const storeDuration = new Histogram({
   registers: [metrics],
 });
 
-/** Counts and times every command the client sends (the client must be made with `monitorCommands: true`). */
+/** Counts and times every command the client sends (the client must be made with `monitorCommands: true`), and counts it for its request when that request asked (counted-requests.ts). */
 export function countStoreCommands(client: MongoClient): void {
   // The started event names the collection, the answer only the request id.
   const collectionOf = new Map<number, string>();
   client.on('commandStarted', (e) => {
-    const target = e.commandName === 'getMore' ? e.command.collection : e.command[e.commandName];
+    const target: unknown = e.commandName === 'getMore' ? e.command.collection : e.command[e.commandName];
     const collection = typeof target === 'string' ? target : '';
     storeCommands.inc({ command: e.commandName, collection });
+    countCommand(e.commandName, collection);
     collectionOf.set(e.requestId, collection);
   });
   const answered = (e: { requestId: number; commandName: string; duration: number }) => {

@@ -30,6 +30,7 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { COUNT_COMMANDS_HEADER, countedContext } from './counted-requests.ts';
 
 export interface TelemetryOptions {
   serviceName: string;
@@ -64,9 +65,9 @@ class AlsContextManager implements ContextManager {
   bind<T>(ctx: Context, target: T): T {
     if (typeof target !== 'function') return target;
     const fn = target as unknown as (...args: unknown[]) => unknown;
-    const mgr = this;
+    const inContext = (call: () => unknown) => this.with(ctx, call);
     return function (this: unknown, ...args: unknown[]) {
-      return mgr.with(ctx, () => fn.apply(this, args));
+      return inContext(() => fn.apply(this, args));
     } as unknown as T;
   }
 
@@ -202,19 +203,26 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 /**
  * Wraps an HTTP request listener so each request runs inside a SERVER span whose
  * parent is the caller's `traceparent`; everything the request does (store calls,
- * outgoing requests, events written) sees that span as active.
+ * outgoing requests, events written) sees that span as active. A request with the
+ * header of counted-requests.ts has its store commands counted until its answer.
  */
 export function tracedRequestListener(serviceName: string, listener: RequestListener): RequestListener {
   const tracer = trace.getTracer(serviceName);
   return (req, res) => {
     const parent = extractTraceContext(req.headers);
     const span = tracer.startSpan(`${req.method} ${(req.url ?? '/').split('?')[0]}`, { kind: SpanKind.SERVER }, parent);
+    let active = trace.setSpan(parent, span);
+    if (req.headers[COUNT_COMMANDS_HEADER] !== undefined) {
+      const counted = countedContext(active, span.spanContext().traceId);
+      active = counted.ctx;
+      res.once('finish', counted.answered);
+    }
     res.once('close', () => {
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
     });
-    context.with(trace.setSpan(parent, span), () => listener(req, res));
+    context.with(active, () => listener(req, res));
   };
 }
 

@@ -1,6 +1,6 @@
 // What the platform relies on from its document store, checked against the
 // FerretDB the tests run on: the MongoDB driver, MikroORM 7 and agenda 6.
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import { MikroORM, defineEntity, p } from '@mikro-orm/mongodb';
@@ -104,7 +104,13 @@ test('when two agenda instances both fire one job, then an insert-based claim le
     agenda.define('compat-shared', async (job) => {
       fired.push(name);
       const key = `compat-shared:${String(job.attrs._id)}`;
-      const mine = await claims.insertOne({ _id: key }).then(() => true, (e: { code?: number }) => (e.code === 11000 ? false : Promise.reject(e)));
+      const mine = await claims.insertOne({ _id: key }).then(
+        () => true,
+        (e: unknown) => {
+          if (e instanceof MongoServerError && e.code === 11000) return false;
+          throw e;
+        },
+      );
       if (mine) worked.push(name);
     });
     return agenda;

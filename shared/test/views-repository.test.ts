@@ -1,6 +1,7 @@
 // ViewsRepository.record against the local store: newer facts win whatever the
-// order they arrive in, another team's view is never touched, and no lock is taken.
-import { MongoClient, type Db } from 'mongodb';
+// order they arrive in, another team's view is never touched, the facts it stored
+// last are not written again, and no lock is taken.
+import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
 import { LOCKS_COLLECTION } from '../src/store/lock.ts';
 import { ViewsRepository, type View } from '../src/views/views-repository.ts';
 
@@ -58,6 +59,24 @@ describe('ViewsRepository.record', () => {
     const shuffled = [13, 2, 20, 7, 1, 18, 5, 11, 3, 16, 9, 14, 4, 19, 8, 12, 6, 17, 10, 15].map((n) => versions[n - 1]);
     await Promise.all(shuffled.map((v) => views.record(v)));
     expect(await stored('cli_race')).toEqual(view('cli_race', 20));
+  });
+
+  it('when the facts this process stored are recorded again, then nothing is sent to the store; when they change, then they are written', async () => {
+    const commands: string[] = [];
+    const count = (e: CommandStartedEvent) => commands.push(e.commandName);
+    const monitored = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
+    try {
+      const own = new ViewsRepository<NamedView>(monitored.db(db.databaseName), 'views');
+      await own.record(view('cli_again', 4));
+      monitored.on('commandStarted', count);
+      await own.record(view('cli_again', 4));
+      expect(commands).toEqual([]);
+      await own.record({ ...view('cli_again', 4), name: 'renamed' });
+      expect(commands).toEqual(['update']);
+      expect((await stored('cli_again'))?.name).toBe('renamed');
+    } finally {
+      await monitored.close();
+    }
   });
 
   it('when a view is recorded, then no document lock is taken', async () => {

@@ -4,9 +4,10 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
+import type { JsonAnswer } from './json.ts';
 
 /** An answer as tests see it: from `app.inject`, or `{ status, body }` from a running system. */
-export type Answer = LightMyRequestResponse | { status: number; body: any };
+export type Answer = LightMyRequestResponse | { status: number; body: JsonAnswer };
 
 /** Asserts the error envelope (status, code, exact message, details object) and returns its `error`. */
 export function expectError(res: Answer, status: number, code: string, message: string) {
@@ -31,7 +32,7 @@ export function rawRequest(
   port: number | string,
   path: string,
   opts: { method?: string; headers?: Record<string, string> } = {},
-): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+): Promise<{ status: number; headers: Record<string, unknown>; body: JsonAnswer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, method: opts.method ?? 'GET', path, headers: { 'content-type': 'application/json', ...opts.headers } });
     req.on('response', (res) => {
@@ -49,12 +50,12 @@ export function rawRequest(
  * request line that is not HTTP, a header past the size limit); the answer is read
  * until the server closes the connection.
  */
-export function rawSocketRequest(port: number | string, bytes: string): Promise<{ status: number; headers: Record<string, string>; body: any }> {
+export function rawSocketRequest(port: number | string, bytes: string): Promise<{ status: number; headers: Record<string, string>; body: JsonAnswer }> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port: Number(port) });
     let text = '';
     socket.setEncoding('utf8');
-    socket.on('data', (c) => (text += c));
+    socket.on('data', (c) => (text += String(c)));
     socket.on('error', reject);
     socket.on('close', () => {
       const [head, ...rest] = text.split('\r\n\r\n');

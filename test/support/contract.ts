@@ -9,7 +9,27 @@ import addFormatsModule from 'ajv-formats';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
+
+/** A JSON body of an operation or event: its schema. */
+interface Media {
+  schema: unknown;
+}
+
+interface Response {
+  content: { 'application/json': Media };
+}
+
+interface Operation {
+  responses: Record<string, Response | { $ref: string } | undefined>;
+}
+
+/** The parts of the OpenAPI document the contract reads. */
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Json; responses?: Record<string, Response> };
+  webhooks?: Record<string, { post: { requestBody: { content: { 'application/json': Media } } } } | undefined>;
+}
 
 export const OPENAPI_PATH = new URL('../../openapi/openapi.json', import.meta.url);
 
@@ -32,17 +52,17 @@ function strict(schema: unknown): unknown {
 const localRefs = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${ROOT}#/$defs/`));
 
 export class Contract {
-  readonly document: Json;
+  readonly document: OpenApiDocument;
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, allowUnionTypes: true });
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly routes: { method: string; template: string; pattern: RegExp }[] = [];
 
-  constructor(document: Json = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'))) {
+  constructor(document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as OpenApiDocument) {
     this.document = document;
     addFormats(this.ajv);
-    const defs = Object.fromEntries(Object.entries(document.components.schemas as Json).map(([name, s]) => [name, strict(s)]));
+    const defs = Object.fromEntries(Object.entries(document.components.schemas).map(([name, s]) => [name, strict(s)]));
     this.ajv.addSchema({ $id: ROOT, $defs: localRefs(defs) });
-    for (const [template, item] of Object.entries(document.paths as Json)) {
+    for (const [template, item] of Object.entries(document.paths)) {
       // Literal segments match before parameters (/v1/deals/summary before /v1/deals/{id}).
       const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
       for (const method of Object.keys(item)) this.routes.push({ method: method.toUpperCase(), template, pattern });
@@ -51,7 +71,7 @@ export class Contract {
   }
 
   /** The operation a request reaches, or undefined when the document has none. */
-  operation(method: string, path: string): { template: string; operation: Json } | undefined {
+  operation(method: string, path: string): { template: string; operation: Operation } | undefined {
     const bare = path.split('?')[0];
     const route = this.routes.find((r) => r.method === method && r.pattern.test(bare));
     return route && { template: route.template, operation: this.document.paths[route.template][method.toLowerCase()] };
@@ -61,9 +81,10 @@ export class Contract {
   check(method: string, path: string, status: number, body: unknown): string | null {
     const found = this.operation(method, path);
     if (!found) return `${method} ${path}: no operation in the document`;
-    let response = found.operation.responses[String(status)];
-    if (!response) return `${method} ${found.template}: status ${status} is not in the document`;
-    if (response.$ref) response = this.document.components.responses[response.$ref.split('/').pop()];
+    const answer = found.operation.responses[String(status)];
+    if (!answer) return `${method} ${found.template}: status ${status} is not in the document`;
+    // A shared response is a $ref to components.responses, which the document has.
+    const response = '$ref' in answer ? this.document.components.responses![answer.$ref.split('/').pop()!] : answer;
     const key = `${method} ${found.template} ${status}`;
     let validate = this.validators.get(key);
     if (!validate) {
@@ -76,8 +97,8 @@ export class Contract {
   }
 
   /** Why a webhook delivery body does not match its event's payload schema; null when it does. */
-  checkEvent(body: Json): string | null {
-    const event = this.document.webhooks[body.type];
+  checkEvent(body: { type: string }): string | null {
+    const event = this.document.webhooks?.[body.type];
     if (!event) return `event ${body.type}: not in the document`;
     const key = `event ${body.type}`;
     let validate = this.validators.get(key);

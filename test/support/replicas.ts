@@ -9,6 +9,7 @@ import { isListening } from '../../scripts/local-store.ts';
 import type { ServiceName } from '../../shared/src/service/names.ts';
 import { freePortBlock } from '../../scripts/system.ts';
 import { waitFor } from '../../shared/test/support/wait.ts';
+import type { JsonAnswer } from './json.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -18,7 +19,7 @@ export interface Replicas {
   /** The exchange the replicas publish to (tap it before writing). */
   readonly exchange: string;
   /** A request to the first replica for `who`, as the gateway sends it. */
-  send(who: Identity, method: string, path: string, body?: unknown): Promise<{ status: number; body: { data: any } }>;
+  send(who: Identity, method: string, path: string, body?: unknown): Promise<{ status: number; body: { data: JsonAnswer } }>;
   stop(): Promise<void>;
 }
 
@@ -48,7 +49,7 @@ export async function replicasOf(service: ServiceName, name: string, count = 2):
         headers: { ...identityHeaders(who, token), 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return { status: res.status, body: (await res.json()) as { data: any } };
+      return { status: res.status, body: (await res.json()) as { data: JsonAnswer } };
     },
     async stop() {
       await Promise.all(processes.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));

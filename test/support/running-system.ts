@@ -5,10 +5,11 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePortBlock, startSystem, type Launcher } from '../../scripts/system.ts';
 import { contract } from './contract.ts';
+import type { JsonAnswer } from './json.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-export type Envelope<T = any> = {
+export type Envelope<T = JsonAnswer> = {
   success: boolean;
   data: T;
   pagination?: { page: number; limit: number; total: number; pages: number };
@@ -27,12 +28,12 @@ export interface RunningSystem {
   env: NodeJS.ProcessEnv;
   launcher: Launcher;
   /** `npm run admin -- ...args --json`: its JSON output, or throws with its stderr. */
-  admin(...args: string[]): any;
+  admin(...args: string[]): JsonAnswer;
   /** A team on the enterprise plan (so long suites stay under the minute limit), with its owner's key. */
   team(name?: string, ...extra: string[]): IssuedTeam;
   request(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
   /** A JSON request whose answer must match the OpenAPI document (test/support/contract.ts), or it throws. */
-  call<T = any>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T>; headers: Headers }>;
+  call<T = JsonAnswer>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T>; headers: Headers }>;
   stop(): Promise<void>;
 }
 

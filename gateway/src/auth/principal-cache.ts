@@ -34,7 +34,7 @@ interface Entry {
 }
 
 export interface PrincipalCacheOptions {
-  lookup(rawKey: string): Promise<Principal | null>;
+  lookup: (rawKey: string) => Promise<Principal | null>;
   ttlMs?: number;
   /** The polls of the store's principal change counter; without them, the TTL alone applies. */
   changes?: { readonly latest: ChangePoll | undefined };

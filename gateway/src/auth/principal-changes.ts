@@ -9,7 +9,7 @@ export interface ChangePoll {
 }
 
 export interface PrincipalChangesOptions {
-  read(): Promise<number>;
+  read: () => Promise<number>;
   /** Between the end of a poll and the start of the next (default 250 ms). */
   pollMs?: number;
   now?: () => number;

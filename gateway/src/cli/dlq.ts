@@ -7,6 +7,7 @@
 // (`<AMQP_EXCHANGE>.unrouted`: events published before any queue was bound for them)
 // is read the same way, and replayed to the exchange, each under its type.
 import { connect as amqpConnect, type ChannelModel, type ConfirmChannel, type GetMessage } from 'amqplib';
+import type { CarriedProperties } from '@lpm/shared/messaging/message';
 import { parkingQueue } from '@lpm/shared/messaging/publisher';
 
 export const ATTEMPT_HEADER = 'x-attempt';
@@ -40,6 +41,7 @@ export interface DeadMessage {
 
 function describe(m: GetMessage): DeadMessage {
   const h = m.properties.headers ?? {};
+  const carried: CarriedProperties = m.properties;
   let body: { id?: unknown; type?: unknown } = {};
   try {
     const parsed: unknown = JSON.parse(m.content.toString('utf8'));
@@ -49,10 +51,10 @@ function describe(m: GetMessage): DeadMessage {
   }
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
   const attempt = Number(h[ATTEMPT_HEADER]);
-  const lastError = h[LAST_ERROR_HEADER];
+  const lastError: unknown = h[LAST_ERROR_HEADER];
   return {
-    id: str(body.id) ?? str(m.properties.messageId),
-    type: str(body.type) ?? str(m.properties.type),
+    id: str(body.id) ?? str(carried.messageId),
+    type: str(body.type) ?? str(carried.type),
     attempt: Number.isSafeInteger(attempt) && attempt > 0 ? attempt : null,
     last_error: Buffer.isBuffer(lastError) ? lastError.toString('utf8') : str(lastError),
   };
@@ -119,8 +121,8 @@ export async function replayDlq(url: string, name: string): Promise<{ queue: str
     for (let i = 0; i < total; i++) {
       const m = await ch.get(dlq, { noAck: false });
       if (m === false) break;
-      const p = m.properties;
-      const headers: Record<string, unknown> = { ...(p.headers ?? {}), 'x-replayed-from': dlq };
+      const p: CarriedProperties = m.properties;
+      const headers: Record<string, unknown> = { ...(m.properties.headers ?? {}), 'x-replayed-from': dlq };
       for (const k of Object.keys(headers)) if (k === 'x-death' || k.startsWith('x-first-death') || k.startsWith('x-last-death')) delete headers[k];
       for (const k of [ATTEMPT_HEADER, 'x-failures', 'x-transient-failures', 'x-transient-since']) delete headers[k];
       // A parked event goes back to the exchange under its type, for the queues bound by now.

@@ -79,7 +79,7 @@ export class CalendarSync {
   start(intervalMs: number): void {
     this.timer = setInterval(() => {
       this.running ??= this.retryPending()
-        .catch((e) => this.opts.logger.warn({ err: e }, 'court calendar retry pass failed'))
+        .catch((e: unknown) => this.opts.logger.warn({ err: e }, 'court calendar retry pass failed'))
         .finally(() => (this.running = null));
     }, intervalMs);
     this.timer.unref();

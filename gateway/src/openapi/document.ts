@@ -10,7 +10,28 @@ import { PARAMETER_DOCS } from './parameters.ts';
 import { REF, ref, type Json } from './refs.ts';
 import { EVENTS_TAG, webhookSection } from './webhook-section.ts';
 
-export type Paths = Record<string, Record<string, Json>>;
+/** A request or response body of an operation @fastify/swagger wrote. */
+interface Media {
+  schema: unknown;
+  examples?: Json;
+}
+
+/** A parameter of an operation @fastify/swagger wrote. */
+interface Parameter extends Json {
+  in: string;
+  name: string;
+  schema?: unknown;
+  example?: unknown;
+}
+
+/** An operation as @fastify/swagger writes it, with the fields the builder reads. */
+export interface RawOperation {
+  parameters?: Parameter[];
+  requestBody?: { content: { 'application/json': Media } };
+  responses: Record<string, { content?: { 'application/json'?: Media } }>;
+}
+
+export type Paths = Record<string, Record<string, RawOperation>>;
 
 export type Scope = 'read' | 'write' | 'admin';
 
@@ -147,8 +168,9 @@ function requireAll(schema: unknown): unknown {
   if (schema === null || typeof schema !== 'object' || '$ref' in schema) return schema;
   const out: Json = { ...(schema as Json) };
   if (out.properties) {
-    out.properties = Object.fromEntries(Object.entries(out.properties as Json).map(([p, s]) => [p, requireAll(s)]));
-    out.required = Object.keys(out.properties);
+    const properties = Object.fromEntries(Object.entries(out.properties as Json).map(([p, s]) => [p, requireAll(s)]));
+    out.properties = properties;
+    out.required = Object.keys(properties);
   }
   for (const k of SUBSCHEMAS) if (out[k] !== undefined && typeof out[k] === 'object') out[k] = requireAll(out[k]);
   return out;
@@ -169,11 +191,11 @@ function hoist(schema: unknown, components: Json, read = false): unknown {
     else if (SUBSCHEMAS.includes(k)) out[k] = hoist(v, components, read);
     else out[k] = v;
   }
-  if (typeof out.title !== 'string') return out;
+  const name = out.title;
+  if (typeof name !== 'string') return out;
   const { 'x-partial': partial, 'x-required': required, ...rest } = out;
   out = read && !partial ? (requireAll(rest) as Json) : rest;
   if (read && required) out.required = required;
-  const name = out.title;
   const existing = components[name];
   if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${name}`);
   components[name] = out;
@@ -181,7 +203,7 @@ function hoist(schema: unknown, components: Json, read = false): unknown {
 }
 
 function firstRequired(body: Json | undefined, components: Json): string | undefined {
-  const schema = body?.$ref ? components[String(body.$ref).slice(REF.length)] : body;
+  const schema = (typeof body?.$ref === 'string' ? components[body.$ref.slice(REF.length)] : body) as { required?: string[] } | undefined;
   return schema?.required?.[0];
 }
 
@@ -189,12 +211,12 @@ interface BuildInput {
   /** The paths @fastify/swagger wrote for the services' and the gateway's /v1 routes. */
   paths: Paths;
   /** The scope each operation needs ("GET /v1/deals" -> read). */
-  scopeOf(method: string, path: string): Scope;
+  scopeOf: (method: string, path: string) => Scope;
 }
 
 export function buildDocument({ paths, scopeOf }: BuildInput): Json {
   const schemas: Json = {};
-  const outPaths: Paths = {};
+  const outPaths: Record<string, Record<string, Json>> = {};
   const missing: string[] = [];
   for (const path of Object.keys(paths).sort()) {
     for (const [method, raw] of Object.entries(paths[path])) {
@@ -264,9 +286,9 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
   };
 }
 
-function operation(method: string, path: string, raw: Json, doc: OperationDoc, scope: Scope, schemas: Json): Json {
+function operation(method: string, path: string, raw: RawOperation, doc: OperationDoc, scope: Scope, schemas: Json): Json {
   const tag = TAGS.find((t) => path === t.prefix || path.startsWith(`${t.prefix}/`))!.name;
-  const parameters: Json[] = (raw.parameters ?? []).map((p: Json) => {
+  const parameters: Json[] = (raw.parameters ?? []).map((p) => {
     const docs = p.in === 'path' && p.name === 'id' ? { ...PARAMETER_DOCS.id, example: ID_EXAMPLES[tag] } : PARAMETER_DOCS[p.name];
     return { ...p, schema: hoist(p.schema, schemas), ...(docs ? { description: docs.description, ...(docs.example !== undefined && !p.example ? { example: docs.example } : {}) } : {}) };
   });
@@ -282,15 +304,16 @@ function operation(method: string, path: string, raw: Json, doc: OperationDoc, s
     const { examples: schemaExamples, ...schema } = media.schema as Json;
     bodySchema = hoist(schema, schemas) as Json;
     // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
-    const examples = doc.examples ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value, i) => [`example${i + 1}`, { value }])) : undefined);
+    const examples = doc.examples ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }])) : undefined);
     out.requestBody = { required: true, content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } } };
   }
 
   const limitHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'RateLimit-Limit': headerRef('RateLimit-Limit'), 'RateLimit-Remaining': headerRef('RateLimit-Remaining'), 'RateLimit-Reset': headerRef('RateLimit-Reset') };
   const responses: Json = {};
-  for (const [status, response] of Object.entries(raw.responses as Json)) {
+  for (const [status, response] of Object.entries(raw.responses)) {
     if (!/^2\d\d$/.test(status)) continue;
-    const content = (response as Json).content?.['application/json'];
+    // Every 2xx answer of the API is JSON.
+    const content = response.content?.['application/json'] as Media;
     responses[status] = {
       description: status === '201' ? 'Created.' : 'OK.',
       headers: { ...limitHeaders, ...(isPost ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}) },

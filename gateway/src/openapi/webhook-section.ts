@@ -2,7 +2,7 @@
 // resource in its detail read shape, as the delivery carries it) and how to verify
 // the signature.
 import { EVENT_TYPES } from '@lpm/shared/events';
-import { ref, type Json } from './refs.ts';
+import { ref, type Json, type NamedSchema } from './refs.ts';
 import { EVENT_DOCS, EVENT_RESOURCES } from './webhook-events.ts';
 
 export const EVENTS_TAG = { name: 'Webhook events', description: 'What the platform POSTs to a subscribed URL, and how to verify it.' };
@@ -21,14 +21,14 @@ export function webhookSection(schemas: Json): Json {
     const { schema, omit } = EVENT_RESOURCES[family];
     let object = schema;
     if (omit) {
-      const { properties, required, title: _, description, ...rest } = schemas[schema];
+      const { properties, required, title: _, description, ...rest } = schemas[schema] as NamedSchema;
       object = `${schema}EventObject`;
       schemas[object] = {
         ...rest,
         title: object,
         description: `${description} Without ${omit.map((f) => `\`${f}\``).join(' and ')}, which a read computes.`,
-        properties: Object.fromEntries(Object.entries(properties as Json).filter(([p]) => !omit.includes(p))),
-        required: (required as string[]).filter((p) => !omit.includes(p)),
+        properties: Object.fromEntries(Object.entries(properties).filter(([p]) => !omit.includes(p))),
+        required: required.filter((p) => !omit.includes(p)),
       };
     }
     const resource = schema;

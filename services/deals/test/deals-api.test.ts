@@ -597,6 +597,36 @@ describe('won with create_case: the path', () => {
       await own.close();
     }
   });
+
+  test("when the cases service answers with the client its check found, then the deal's event shows that client and the local client view is not read", async () => {
+    const checked: ClientFacts = { ...client, name: 'Padaria São José Ltda', updated_at: new Date(Date.now() + 1000).toISOString() };
+    const own: DealsUnderTest = await startDeals({
+      clients: { facts: async (caller, id) => (id === client.id && caller.teamId === who.teamId ? client : null) },
+      users: { find: async (teamId, ids) => new Map(ids.filter((id) => users.get(id)?.team === teamId).map((id) => [id, users.get(id)!])) },
+      cases: {
+        createForDeal: async (_caller, _dealId, request) => ({ id: newId('case'), title: request.title, client: checked }),
+        archiveForDeal: async () => null,
+      },
+    });
+    const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Com cliente', client_id: client.id, responsible_id: lawyer.id } })).json().data;
+    const collections: string[] = [];
+    const count = (e: CommandStartedEvent) => collections.push(`${e.commandName} ${e.command[e.commandName]}`);
+    try {
+      own.db.client.on('commandStarted', count);
+      const res = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } });
+      own.db.client.off('commandStarted', count);
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data.case_created).toEqual({ id: expect.stringMatching(/^case_/), title: 'Com cliente' });
+      expect(collections).not.toContain('find client_views');
+      const stored = await own.db.collection('deals').findOne({ _id: deal.id });
+      const won = (stored?.outbox as DomainEvent[]).find((e) => e.type === 'deal.won')!;
+      expect(won.data.object.client).toMatchObject({ id: client.id, name: 'Padaria São José Ltda', type: 'PJ' });
+      expect(stored?.case_created).toEqual(res.json().data.case_created);
+    } finally {
+      own.db.client.off('commandStarted', count);
+      await own.close();
+    }
+  });
 });
 
 describe('DELETE /v1/deals/{id}', () => {

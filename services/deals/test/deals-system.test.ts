@@ -101,6 +101,8 @@ describe('won with create_case', () => {
     const cases = new DealCasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
     const who = { teamId: t.team.id, userId: t.user.id, scopes: ['read' as const, 'write' as const], settings: defaultTeamSettings() };
     const first = await cases.createForDeal(who, deal.id, { title: 'Revisional', area: 'Cível', client_id: other.id, responsible_id: lawyer.id });
+    // The client as the cases service's check found it, for the deal's event.
+    expect(first.client).toEqual({ id: other.id, name: 'Paulo Retentativa', type: 'PF', email: null, phone: null, status: 'active', updated_at: other.updated_at });
 
     const retry = await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true, case_data: { area: 'Cível' } });
     expect(retry.status).toBe(200);
@@ -228,7 +230,7 @@ describe('deal events at a webhook', () => {
 
     const h = won.req.headers;
     expect(h['x-service-event-id']).toBe(won.body.id);
-    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${h['x-service-timestamp']}.${won.req.body}`).digest('hex'));
+    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${String(h['x-service-timestamp'])}.${won.req.body}`).digest('hex'));
   });
 });
 

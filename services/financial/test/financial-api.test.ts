@@ -35,7 +35,7 @@ const create = async (payload: object = {}, as = who) => {
   return res.json().data;
 };
 const storedOutbox = async (id: string) =>
-  ((await sut.db.collection<{ _id: string; outbox?: { type: string; data: any; previous_attributes?: unknown }[] }>('financial_records').findOne({ _id: id }))?.outbox ?? []);
+  ((await sut.db.collection<{ _id: string; outbox?: { type: string; data: unknown; previous_attributes?: unknown }[] }>('financial_records').findOne({ _id: id }))?.outbox ?? []);
 
 describe('POST /v1/financial', () => {
   test('when a record is created with links, then 201 returns the full record with flat ids and financial.created carries the detail', async () => {

@@ -71,7 +71,7 @@ async function main(): Promise<void> {
           consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
           maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
           counterFoldTask({ counters: countersRepo, logger }),
-          retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
+          retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, counters: countersRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
         ],
       };
     },

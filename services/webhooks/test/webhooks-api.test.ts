@@ -52,7 +52,7 @@ describe('POST /v1/webhooks', () => {
     });
     const ping = receiver.requests[pinged];
     expect(JSON.parse(ping.body)).toMatchObject({ type: 'ping', webhook_id: res.body.data.id, team_id: t.team.id });
-    const expected = createHmac('sha256', res.body.data.secret).update(`${ping.headers['x-service-timestamp']}.${ping.body}`).digest('hex');
+    const expected = createHmac('sha256', res.body.data.secret).update(`${String(ping.headers['x-service-timestamp'])}.${ping.body}`).digest('hex');
     expect(ping.headers['x-service-signature']).toBe(expected);
   });
 
@@ -192,11 +192,11 @@ describe('delivery', () => {
     expect(h['content-type']).toBe('application/json');
     expect(h['x-service-event-id']).toBe(payload.id);
     expect(Math.abs(Number(h['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
-    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${h['x-service-timestamp']}.${req.body}`).digest('hex'));
+    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${String(h['x-service-timestamp'])}.${req.body}`).digest('hex'));
     expect(h['webhook-id']).toBe(payload.id);
     expect(h['webhook-timestamp']).toBe(h['x-service-timestamp']);
     const key = Buffer.from(hook.secret.slice('whsec_'.length), 'base64');
-    expect(h['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(`${payload.id}.${h['webhook-timestamp']}.${req.body}`).digest('base64')}`);
+    expect(h['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(`${payload.id}.${String(h['webhook-timestamp'])}.${req.body}`).digest('base64')}`);
   });
 
   test('when events happen, then only subscribed ones arrive and an inactive webhook gets nothing', async () => {

@@ -291,6 +291,10 @@ test('when an event is fanned out, then its first attempt reaches the receiver f
     // count, no update.
     const sent = watched.take().map((q) => (q.op === 'find' ? `find ${q.collection} ${JSON.stringify(q.filter)}` : `${q.op} ${q.collection}`));
     expect(sent).toEqual([`find webhooks ${JSON.stringify({ team_id: hook.team_id, active: true })}`, 'insert attempt_tallies', 'insert attempts', 'insert deliveries']);
+    // The delivery log's markers went with the insert, and the tally counts the delivery in the log by its minute.
+    const stored = (await deliveryOf(hook, event.id))!;
+    expect(stored.log_minute).toBe(`${hook._id}:${Math.floor(stored.created_at.getTime() / 60_000)}`);
+    expect(await watched.db.collection('attempt_tallies').findOne({ _id: `${stored._id}:1` as never })).toMatchObject({ logged: stored.created_at });
   } finally {
     await watched.close();
   }
@@ -499,6 +503,10 @@ test("when a stored delivery's first attempt never happened, then the rescue fin
     consumer = await s.queue.consume((job) => s.deliveries.attempt(job));
     await waitFor('the rescued attempt', () => postsTo(receiver, '/rescued').length === 2);
     await waitFor('its outcome', async () => (await s.deliveriesRepo.get(lost._id))?.status === 'succeeded');
+    // The delivery log counts a delivery by its first attempt's tally: the one stored with its markers, not the one stored before them (the log's backfill counts that one).
+    const tallies = await watched.db.collection<{ _id: string; logged?: Date }>('attempt_tallies').find({ webhook_id: hook._id }).toArray();
+    expect(tallies.find((t) => t._id === `${lost._id}:1`)).toMatchObject({ logged: lost.created_at });
+    expect(tallies.find((t) => t._id === `${legacy._id}:1`)).not.toHaveProperty('logged');
   } finally {
     await consumer?.cancel();
     await watched.db.dropDatabase();

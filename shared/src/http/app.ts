@@ -12,6 +12,8 @@ import { compileValidator, fromAjvError, nulStringPath } from './validation.ts';
 import { tracedRequestListener } from '../telemetry.ts';
 import { timeRequests } from './request-metrics.ts';
 
+type CallbackBodyParser = (req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => void;
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The JSON body's text as received (for hashing; never logged). */
@@ -74,7 +76,8 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   // First of all hooks, for every route and the not-found handler alike.
   app.addHook('onRequest', (req, _reply, done) => done(urlProblem(req.url) ?? undefined));
 
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // fastify's default JSON parser is its callback form (the type also admits one that returns a promise).
+  const parseJson = app.getDefaultJsonParser('error', 'error') as CallbackBodyParser;
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
     // The spec asks clients to send Content-Type: application/json on every request, GET and DELETE included.

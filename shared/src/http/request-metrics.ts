@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import { Histogram } from 'prom-client';
 import { LATENCY_BUCKETS, metrics } from '../metrics.ts';
+import { commandsOfTrace } from '../counted-requests.ts';
 
 const requestDuration = new Histogram({
   name: 'http_request_duration_seconds',
@@ -42,9 +43,16 @@ export function timeRequests(app: FastifyInstance, service: string): void {
   });
 }
 
-/** GET /metrics in Prometheus' text format, without credentials: serve it only on a listener the public does not reach. */
+/**
+ * GET /metrics in Prometheus' text format, and GET /metrics/commands/<trace id>, the
+ * store commands counted for a trace (counted-requests.ts) as JSON, both without
+ * credentials: serve them only on a listener the public does not reach.
+ */
 export function metricsRoute(app: FastifyInstance): void {
   app.get('/metrics', { config: { public: true }, schema: { hide: true }, logLevel: 'warn' }, async (_req, reply) =>
     reply.type(metrics.contentType).send(await metrics.metrics()),
+  );
+  app.get<{ Params: { trace: string } }>('/metrics/commands/:trace', { config: { public: true }, schema: { hide: true }, logLevel: 'warn' }, async (req) =>
+    commandsOfTrace(req.params.trace),
   );
 }

@@ -70,7 +70,7 @@ function* containers(value: unknown): Generator<{ node: object; depth: number }>
   for (let i = 0; i < queue.length; i++) {
     const item = queue[i];
     yield item;
-    for (const child of Object.values(item.node)) {
+    for (const child of Object.values(item.node as Record<string, unknown>)) {
       if (child !== null && typeof child === 'object') queue.push({ node: child, depth: item.depth + 1 });
     }
   }
@@ -242,9 +242,9 @@ export function fromAjvError(err: ErrorObject, part: string): AppError {
       return invalidField(field, `${field} must be ${typeNames[t]}`, { expected: t });
     }
     case 'x-max-json-bytes':
-      return invalidField(field, `${field} must be at most ${parent['x-max-json-bytes']} bytes as JSON`);
+      return invalidField(field, `${field} must be at most ${String(parent['x-max-json-bytes'])} bytes as JSON`);
     case 'x-max-depth':
-      return invalidField(field, `${field} must be nested at most ${parent['x-max-depth']} levels`);
+      return invalidField(field, `${field} must be nested at most ${String(parent['x-max-depth'])} levels`);
     case 'x-store-keys':
       return invalidField(field, storeKeyMessage(field, badStoreKey(err.data)));
     case 'x-no-nested-arrays':

@@ -30,7 +30,7 @@ import { SWEEP } from '../store/time-budgets.ts';
 
 export { signalSlots };
 
-export interface SignalDefinition<R extends { _id: string } = any> {
+export interface SignalDefinition<R extends { _id: string } = SignalRecord> {
   /** The event's type: one of the spec's, or an internal one (e.g. activity.reminder_due) only a consumer of the platform binds to. */
   type: EventType | (string & {});
   /** Collection holding the records (an outbox collection). */
@@ -60,7 +60,7 @@ export interface TimeSignalsOptions {
   batchSize?: number;
 }
 
-type SignalRecord = Document & { _id: string };
+type SignalRecord = Document & { _id: string; version?: number };
 
 /** agenda's collection (MongoBackend's default), in the service's database. */
 const AGENDA_JOBS = 'agendaJobs';
@@ -200,14 +200,14 @@ export class TimeSignals {
     const col = db.collection<SignalRecord>(signal.collection);
     const [field, slot] = [signal.dueField, slotField(signal.dueField)];
     const projection = { [field]: 1, [slot]: 1 };
-    const wrong = (r: Document) => typeof r[slot] !== 'number' || r[slot] < bucketOf(r[field], SIGNAL_SLOT_MS);
+    const wrong = (r: Document) => typeof r[slot] !== 'number' || r[slot] < bucketOf(r[field] as Date, SIGNAL_SLOT_MS);
     const armed = { [field]: { $ne: null } };
     let left = 0;
     for (const { _id } of (await col.find(armed, { projection }).toArray()).filter(wrong)) {
       try {
         await withDocumentLock(db, signal.collection, _id, async () => {
           const fresh = await col.findOne({ _id, ...armed }, { projection });
-          if (fresh && wrong(fresh)) await col.updateOne({ _id }, { $set: signalSlots({ [field]: fresh[field] }, now) });
+          if (fresh && wrong(fresh)) await col.updateOne({ _id }, { $set: signalSlots({ [field]: fresh[field] as Date }, now) });
         });
       } catch (err) {
         left++;

@@ -343,7 +343,7 @@ class QueueConsumer<M extends Message> implements Running {
           ch.close().catch(() => {});
           return;
         }
-        const p = handleDelivery(this.handling, ch, msg).catch((err) =>
+        const p = handleDelivery(this.handling, ch, msg).catch((err: unknown) =>
           this.log.error({ err, queue }, 'message left unacked; it will be redelivered'),
         );
         this.inflight.add(p);

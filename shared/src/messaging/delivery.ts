@@ -14,7 +14,7 @@ import type { Logger } from '../logger.ts';
 import { isStoreError } from '../store/store-errors.ts';
 import { extractTraceContext } from '../telemetry.ts';
 import type { Dedupe } from './dedupe.ts';
-import { readJson, type Message, type ParseMessage } from './message.ts';
+import { readJson, type CarriedProperties, type Message, type ParseMessage } from './message.ts';
 import { confirmPublish } from './publisher.ts';
 import { countMessage, type MessageOutcome } from './queue-metrics.ts';
 
@@ -111,12 +111,13 @@ export interface DeliveryHandling<M extends Message> {
 export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
   const { queue, maxAttempts, handler, dedupe, log } = h;
   const headers: Record<string, unknown> = { ...(msg.properties.headers ?? {}) };
+  const carried: CarriedProperties = msg.properties;
   const attempt = Math.max(1, Number(headers[ATTEMPT_HEADER]) || 1);
   let event: M;
   try {
     event = h.parse(readJson(msg.content));
   } catch (err) {
-    log.error({ err, queue, messageId: msg.properties.messageId }, 'unparseable message sent to the DLQ');
+    log.error({ err, queue, messageId: carried.messageId }, 'unparseable message sent to the DLQ');
     await forward(ch, `${queue}.dlq`, msg, headers, attempt, (err as Error).message, h.publishTimeoutMs);
     ch.ack(msg);
     countMessage(queue, 'dead_lettered');
@@ -220,7 +221,7 @@ function forward(
   const fwd: Record<string, unknown> = { ...headers, ...counters, [ATTEMPT_HEADER]: attempt, [LAST_ERROR_HEADER]: error.slice(0, 1000) };
   for (const k of DEATH_HEADERS) delete fwd[k];
   if (counters[TRANSIENT_HEADER] === 0) delete fwd[TRANSIENT_SINCE_HEADER];
-  const p = msg.properties;
+  const p: CarriedProperties = msg.properties;
   return confirmPublish(
     ch,
     '',

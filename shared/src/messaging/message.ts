@@ -14,6 +14,14 @@ export interface OutgoingMessage extends Message {
   created_at: string;
 }
 
+/** The properties of a delivery that are read or carried over to a republish; amqplib types them all as any. */
+export interface CarriedProperties {
+  contentType?: string;
+  type?: string;
+  messageId?: string;
+  timestamp?: number;
+}
+
 /** Turns a parsed JSON body into a message of one kind; throws when it is not one. */
 export type ParseMessage<M extends Message> = (body: unknown) => M;
 

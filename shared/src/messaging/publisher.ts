@@ -89,7 +89,7 @@ export class Publisher {
   /** Asserts `queue` on `ch` unless done before on that channel. */
   private declareOn(ch: ConfirmChannel, queue: string, options: Options.AssertQueue): Promise<unknown> {
     let onChannel = this.declared.get(ch);
-    if (!onChannel) this.declared.set(ch, (onChannel = new Map()));
+    if (!onChannel) this.declared.set(ch, (onChannel = new Map<string, Promise<unknown>>()));
     let declared = onChannel.get(queue);
     if (!declared) {
       declared = ch.assertQueue(queue, options);
@@ -225,7 +225,7 @@ export function confirmPublish(
     } catch (err) {
       clearTimeout(timer);
       untrack();
-      reject(err);
+      reject(err instanceof Error ? err : new Error('publish failed', { cause: err }));
     }
   });
 }

@@ -24,8 +24,9 @@ export function outboxUpdate<U extends Document>(update: U, events: DomainEvent<
   for (const key of Object.keys(update)) {
     if (!key.startsWith('$')) throw new Error(`outboxUpdate needs an operator update document, got field "${key}"`);
   }
-  const $set = { ...(update.$set ?? {}), outbox_pending: true };
-  const $push = { ...(update.$push ?? {}) };
+  const operators: { $set?: Document; $push?: Document } = update;
+  const $set = { ...operators.$set, outbox_pending: true };
+  const $push = { ...operators.$push };
   if ('outbox' in $push) throw new Error('outboxUpdate: the update already pushes to outbox');
   $push.outbox = { $each: events };
   return { ...update, $set, $push };

@@ -14,7 +14,7 @@
 // there is no order between documents. The drain works under the documents' locks,
 // the ones writers take for their read-modify-write, so nothing undoes anything
 // else. What the memory path knows, which the drain reads, is kept in handed-over.ts.
-import { context } from '@opentelemetry/api';
+import { ROOT_CONTEXT, context } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import type { Logger } from '../logger.ts';
@@ -112,13 +112,17 @@ export class OutboxRelay {
    * that drains the document by id.
    */
   kick(collection?: string, id?: string, events: DomainEvent[] = []): void {
-    if (collection !== undefined && id !== undefined) {
-      const key = docKey(collection, id);
-      this.memory.written(key, events);
-      if (this.started && events.length > 0 && !this.memory.isBlocked(key)) this.publishNow(collection, id, events);
-      else this.hint(collection, id);
-    }
-    this.soon();
+    // What a kick sets going is the relay's work, not the writer's: it runs outside the
+    // writer's context (its trace, a request's counted commands: counted-requests.ts).
+    context.with(ROOT_CONTEXT, () => {
+      if (collection !== undefined && id !== undefined) {
+        const key = docKey(collection, id);
+        this.memory.written(key, events);
+        if (this.started && events.length > 0 && !this.memory.isBlocked(key)) this.publishNow(collection, id, events);
+        else this.hint(collection, id);
+      }
+      this.soon();
+    });
   }
 
   /**
@@ -133,7 +137,7 @@ export class OutboxRelay {
     while (this.chains.size > 0) await Promise.all(this.chains.values());
     await this.running?.catch(() => {});
     this.stopping = false;
-    await this.run(false).catch((err) => this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'));
+    await this.run(false).catch((err: unknown) => this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'));
   }
 
   /**
@@ -207,7 +211,7 @@ export class OutboxRelay {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.run(Date.now() - this.lastScan >= this.scanIntervalMs)
-        .catch((err) => this.log.error({ err }, 'outbox pass failed'))
+        .catch((err: unknown) => this.log.error({ err }, 'outbox pass failed'))
         .finally(() => {
           const again = this.again;
           this.again = false;

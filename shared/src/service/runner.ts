@@ -109,7 +109,9 @@ export function periodicTask(opts: PeriodicTaskOptions): BackgroundTask {
   };
   return {
     start: async () => {
-      timer = setInterval(() => (running = running.then(tick)), opts.intervalMs);
+      timer = setInterval(() => {
+        running = running.then(tick);
+      }, opts.intervalMs);
     },
     stop: async () => {
       clearInterval(timer);

@@ -100,7 +100,7 @@ export class InsertBatcher<T extends Document> {
  */
 function writeErrorsOf(e: unknown, size: number): { index: number; code?: number; message?: string }[] | null {
   if (!(e instanceof MongoBulkWriteError) || e.writeConcernError) return null;
-  const errors = (Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors]).filter((w) => w !== undefined);
+  const errors = [e.writeErrors].flat().filter((w) => w !== undefined);
   if (errors.length === 0 || e.insertedCount + errors.length !== size) return null;
   return errors.map((w) => ({ index: w.index, code: w.code, message: w.errmsg }));
 }

@@ -28,10 +28,16 @@ export const LIST_BUCKET_FIELD = 'list_bucket';
 const dayMarker = (teamId: string, day: Day): string => `${teamId}:${day ?? 'none'}`;
 
 /** The UTC day of a sort value: an instant, or a YYYY-MM-DD day; null for no value. */
-export function dayOf(value: Date | number | string | null | undefined): Day {
+export function dayOf(value: DayValue): Day {
   if (value === null || value === undefined) return null;
   return bucketOf(typeof value === 'string' ? Date.parse(`${value}T00:00:00Z`) : value, DAY_MS);
 }
+
+/** The stored values a record's day comes from (dayOf). */
+type DayValue = Date | number | string | null | undefined;
+
+/** The team of a listed record (records are untyped documents here). */
+const teamOf = (record: Document): string => record.team_id as string;
 
 /** A record's list marker: its team and the UTC day of its sort value. */
 export const listBucket = (teamId: string, value: Date | number | string | null): string => dayMarker(teamId, dayOf(value));
@@ -104,12 +110,12 @@ export class ListBuckets {
 
   /** The day whose bucket holds `record`. */
   bucketDay(record: Document): Day {
-    return dayOf(record[this.opts.dayField]);
+    return dayOf(record[this.opts.dayField] as DayValue);
   }
 
   /** The marker field to store with a new record. */
   markerOf(record: Document): Record<string, string> {
-    return { [LIST_BUCKET_FIELD]: dayMarker(record.team_id, this.bucketDay(record)) };
+    return { [LIST_BUCKET_FIELD]: dayMarker(teamOf(record), this.bucketDay(record)) };
   }
 
   /** The marker to write with an update of `set`: the record's new one when `set` has its sort value, else none. */
@@ -119,12 +125,12 @@ export class ListBuckets {
 
   /** Counts the day of `record` again (a record removed, a day a write left or joined). */
   recount(record: Document): Promise<void> {
-    return this.counts.recount(record.team_id, this.bucketDay(record));
+    return this.counts.recount(teamOf(record), this.bucketDay(record));
   }
 
   /** Counts a new record in its day; `storedAt`: when the store acknowledged it (ms). */
   added(record: Document, storedAt: number): Promise<void> {
-    return this.counts.added(record.team_id, this.bucketDay(record), record, storedAt);
+    return this.counts.added(teamOf(record), this.bucketDay(record), record, storedAt);
   }
 
   /**
@@ -144,7 +150,7 @@ export class ListBuckets {
     const from = this.counts.valuesOf(current);
     const to = this.counts.valuesOf(next);
     if (this.opts.counted.every((f) => from[f] === to[f])) return;
-    await this.counts.moved(current.team_id, day, current._id, current.version + 1, from, to, storedAt);
+    await this.counts.moved(teamOf(current), day, current._id as string, (current.version as number) + 1, from, to, storedAt);
   }
 
   /**
@@ -243,7 +249,8 @@ export class ListBuckets {
     const days = new Map((await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]));
     for await (const r of col.find({}, { projection: { team_id: 1, [dayField]: 1 }, ...SWEEP_CURSOR })) {
       const day = this.bucketDay(r);
-      days.set(dayMarker(r.team_id, day), [r.team_id, day]);
+      const teamId = teamOf(r);
+      days.set(dayMarker(teamId, day), [teamId, day]);
     }
     for (const [teamId, day] of days.values()) {
       if (stopping()) return;
@@ -269,7 +276,11 @@ export function listBackfillTask(lists: ListBuckets[], logger: Logger, retryMs: 
       for (const list of lists) await list.backfill(() => stopped);
     } catch (err) {
       logger.error({ err }, 'list markers backfill failed; retried later');
-      if (!stopped) timer = setTimeout(() => (running = run()), retryMs);
+      if (!stopped) {
+        timer = setTimeout(() => {
+          running = run();
+        }, retryMs);
+      }
     }
   };
   return {

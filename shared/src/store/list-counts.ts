@@ -80,7 +80,7 @@ interface CountsDocument {
   absorbed?: string[];
 }
 
-const daysOf = (doc: CountsDocument | null): DayCount[] => (doc ? JSON.parse(doc.days) : []);
+const daysOf = (doc: CountsDocument | null): DayCount[] => (doc ? (JSON.parse(doc.days) as DayCount[]) : []);
 
 export interface ListCountsOptions {
   db: Db;
@@ -89,7 +89,7 @@ export interface ListCountsOptions {
   /** The record fields whose values are counted per day (equality filters a page may carry). */
   counted: readonly string[];
   /** The bucket marker of a team's day (list-buckets.ts). */
-  marker(teamId: string, day: Day): string;
+  marker: (teamId: string, day: Day) => string;
   markerField: string;
   logger?: Logger;
 }
@@ -243,7 +243,7 @@ export class ListCounts {
     clearTimeout(due?.timer);
     const foldNow = () => {
       this.folds.delete(doc);
-      this.fold(teamId, doc).catch((err) =>
+      this.fold(teamId, doc).catch((err: unknown) =>
         this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'list count deltas not folded; pages still count them, the next fold takes them'),
       );
     };
@@ -316,7 +316,7 @@ const byDay = (a: Day, b: Day): number => (a === null ? (b === null ? 0 : 1) : b
 function combinations(records: Document[], counted: readonly string[]): Combination[] {
   const byKey = new Map<string, Combination>();
   for (const r of records) {
-    const v = Object.fromEntries(counted.map((f) => [f, r[f] ?? null]));
+    const v = Object.fromEntries(counted.map((f): [string, unknown] => [f, r[f] ?? null]));
     const key = JSON.stringify(counted.map((f) => v[f]));
     const c = byKey.get(key);
     if (c) c.n++;

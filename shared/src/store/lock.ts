@@ -33,7 +33,7 @@ interface LockDoc {
 export interface HeldLock {
   /** Date.now() when it was taken: the holder is safe until acquiredAt + DOCUMENT_LOCK_MS. */
   acquiredAt: number;
-  release(): Promise<void>;
+  release: () => Promise<void>;
 }
 
 /**
@@ -67,7 +67,7 @@ export interface SlotDoc extends Document {
 export interface TimeSlots {
   /** The first of the two slots taken (slot n covers [n, n + 1) periods). */
   slot: number;
-  release(): Promise<void>;
+  release: () => Promise<void>;
 }
 
 /**
@@ -97,7 +97,7 @@ export interface ManyTimeSlots {
   slot: number;
   taken: boolean[];
   /** Gives back every slot taken, those of keys only half taken included. */
-  release(): Promise<void>;
+  release: () => Promise<void>;
 }
 
 /**
@@ -160,7 +160,7 @@ export interface HeldLocks<Id> {
   acquiredAt: number;
   /** The ids whose locks were taken (the others are held by someone else). */
   held: Id[];
-  release(): Promise<void>;
+  release: () => Promise<void>;
 }
 
 /** Takes the locks of the documents that nobody else holds, in one insert; release gives them all back in one delete. */

@@ -213,7 +213,7 @@ export class RecordStore<R extends OwnedRecord> {
 
   /** The slot markers of the signals' due fields that `fields` sets. */
   private slots(fields: Partial<R>): Record<string, number | null> {
-    const due = (this.opts.signalFields ?? []).filter((f) => f in fields).map((f) => [f, fields[f] as Date | null]);
+    const due = (this.opts.signalFields ?? []).filter((f) => f in fields).map((f): [string, Date | null] => [f, fields[f] as Date | null]);
     return signalSlots(Object.fromEntries(due));
   }
 

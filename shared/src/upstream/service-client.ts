@@ -3,6 +3,7 @@
 import { serviceUnavailable } from '../errors.ts';
 import { HEADER, identityHeaders, type Identity } from '../identity.ts';
 import { injectTraceHeaders } from '../telemetry.ts';
+import { countedCallHeaders } from '../counted-requests.ts';
 import type { ListQuery } from '../http/pagination.ts';
 import { replicaUrls } from '../service/names.ts';
 
@@ -62,6 +63,7 @@ export class ServiceClient {
             ...(who.userId ? { [HEADER.userId]: who.userId } : {}),
           }),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...countedCallHeaders(),
       ...extras.headers,
     });
     let res: Response;
@@ -115,7 +117,7 @@ export class ServiceClient {
     if (res.status !== 200 || !Array.isArray(items) || typeof total !== 'number') {
       throw this.unavailable(new Error(`GET ${path} answered ${res.status} without a page`));
     }
-    return { items, total };
+    return { items: items as T[], total };
   }
 
   /** The 503 our caller gets when this service cannot answer as it should. */

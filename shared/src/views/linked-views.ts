@@ -37,6 +37,11 @@ export class LinkedViews<F, V extends View> {
     return view;
   }
 
+  /** The view of facts another service's check found just now (passed on with its answer); not stored here. */
+  viewOf(teamId: string, facts: F): V {
+    return this.opts.viewOf(teamId, facts);
+  }
+
   find(teamId: string, ids: (string | null | undefined)[]): Promise<Map<string, V>> {
     return this.opts.views.find(teamId, ids);
   }

@@ -27,9 +27,25 @@ function serially(key: string, fn: () => Promise<void>): Promise<void> {
   return run;
 }
 
+/** Views remembered per repository as last stored here, the oldest forgotten first. */
+const STORED_KEPT = 10_000;
+
+const sameFields = (a: object, b: object) => {
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => (x[k] instanceof Date && y[k] instanceof Date ? x[k].getTime() === y[k].getTime() : x[k] === y[k]));
+};
+
 export class ViewsRepository<V extends View> {
   private readonly db: Db;
   private readonly name: string;
+  /**
+   * The last view this process stored of each record: the store holds it or newer
+   * facts (views are never deleted), so recording the same facts again (each link
+   * check of a client that has not changed) writes nothing.
+   */
+  private readonly stored = new Map<string, V>();
 
   constructor(db: Db, collection: string) {
     this.db = db;
@@ -66,7 +82,16 @@ export class ViewsRepository<V extends View> {
       }
     };
     return serially(`${this.db.databaseName}.${this.name}:${_id}`, async () => {
-      if (!(await update()) && !(await insert())) await update();
+      const key = `${view.team_id}:${_id}`;
+      const last = this.stored.get(key);
+      if (last && sameFields(last, view)) return;
+      if ((await update()) || (await insert()) || (await update())) this.remember(key, view);
     });
+  }
+
+  private remember(key: string, view: V): void {
+    this.stored.delete(key);
+    if (this.stored.size >= STORED_KEPT) this.stored.delete(this.stored.keys().next().value!);
+    this.stored.set(key, view);
   }
 }

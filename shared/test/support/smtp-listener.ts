@@ -3,7 +3,7 @@
 // talks plain SMTP to it without the mailer itself being told to ignore TLS.
 import type { AddressInfo } from 'node:net';
 import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { waitFor } from './wait.ts';
 
 export interface ReceivedMail {
@@ -24,29 +24,34 @@ export interface SmtpListener {
   close(): Promise<void>;
 }
 
+async function readMail(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<ReceivedMail> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks).toString('utf8');
+  const parsed = await simpleParser(raw);
+  const { mailFrom, rcptTo } = session.envelope;
+  return {
+    from: mailFrom ? mailFrom.address : '',
+    to: rcptTo.map((r) => r.address),
+    subject: parsed.subject ?? '',
+    text: parsed.text ?? '',
+    raw,
+  };
+}
+
 export async function startSmtpListener(): Promise<SmtpListener> {
   const messages: ReceivedMail[] = [];
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
-    async onData(stream, session, callback) {
-      try {
-        const chunks: Buffer[] = [];
-        for await (const chunk of stream) chunks.push(chunk as Buffer);
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const parsed = await simpleParser(raw);
-        const { mailFrom, rcptTo } = session.envelope;
-        messages.push({
-          from: mailFrom ? mailFrom.address : '',
-          to: rcptTo.map((r) => r.address),
-          subject: parsed.subject ?? '',
-          text: parsed.text ?? '',
-          raw,
-        });
-        callback();
-      } catch (err) {
-        callback(err as Error);
-      }
+    onData(stream, session, callback) {
+      readMail(stream, session).then(
+        (mail) => {
+          messages.push(mail);
+          callback();
+        },
+        (err: unknown) => callback(err as Error),
+      );
     },
   });
   await new Promise<void>((resolve, reject) => {

@@ -153,7 +153,12 @@ const overdueItem = named('OverdueActivity', 'An overdue activity.', shape({
   case: nullableShape({ id: string, title: nullableString }),
 }));
 
+const completed = named('ActivityCompleted', 'A completed activity.', shape({ id: string, status: string, completed_at: nullableString, completed_by: nullableShape({ id: string, name: nullableString }), completion_notes: nullableString }));
+const deleted = named('ActivityDeleted', 'A removed activity.', shape({ id: string, deleted: { type: 'boolean' } }));
+
 export type ActivityDetail = Static<typeof detail>;
+export type ActivityCompleted = Static<typeof completed>;
+export type ActivityDeleted = Static<typeof deleted>;
 export type ActivityCreated = Static<typeof created>;
 export type ActivityListItem = Static<typeof listItem>;
 export type OverdueActivity = Static<typeof overdueItem>;
@@ -163,8 +168,8 @@ export const responses = {
   created: okResponse(201, created),
   /** id, the fields sent (status moves add what they set) and updated_at. */
   updated: okResponse(200, named('ActivityChanges', 'id, the fields sent (normalized; status moves add what they set) and updated_at.', shape({ ...created.properties as Record<string, Schema>, completed_by: nullableShape({ id: string, name: nullableString }) }), { partial: true })),
-  completed: okResponse(200, named('ActivityCompleted', 'A completed activity.', shape({ id: string, status: string, completed_at: nullableString, completed_by: nullableShape({ id: string, name: nullableString }), completion_notes: nullableString }))),
-  deleted: okResponse(200, named('ActivityDeleted', 'A removed activity.', shape({ id: string, deleted: { type: 'boolean' } }))),
+  completed: okResponse(200, completed),
+  deleted: okResponse(200, deleted),
   list: pageResponse(listItem),
   overdue: pageResponse(overdueItem),
 };

@@ -6,6 +6,7 @@ import { FieldChanges, trimmedText } from '@lpm/shared/changes';
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
+import { exact } from '@lpm/shared/http/schemas';
 import type { Logger } from '@lpm/shared/logger';
 import type { Identity } from '@lpm/shared/identity';
 import { isId, newId } from '@lpm/shared/ids';
@@ -16,7 +17,7 @@ import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type LinkFields, type UserLookup } from '@lpm/shared/views/record-links';
 import type { ActivityRecord, ActivityStatus, Recurrence, Reminder } from '../data/activity-entity.ts';
 import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/activities-repository.ts';
-import type { ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../contract/activity-schemas.ts';
+import type { ActivityCompleted, ActivityDeleted, ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../contract/activity-schemas.ts';
 import { alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from '../contract/activity-errors.ts';
 import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
 import { nextOccurrence } from './recurrence.ts';
@@ -268,7 +269,7 @@ export class Activities {
         reminder_at: null,
         ...owing(owed),
       };
-      const answer = { id, status: 'completed', completed_at: iso(now), completed_by: detail.completed_by, completion_notes: next.completion_notes };
+      const answer = exact<ActivityCompleted>()({ id, status: 'completed', completed_at: iso(now), completed_by: detail.completed_by, completion_notes: next.completion_notes });
       return { result: answer, write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] } };
     });
     if (owed) await this.settleAfterCompletion(who, id, owed);
@@ -339,7 +340,7 @@ export class Activities {
       if (current.status === 'completed') throw deleteCompleted();
       // Not one of the spec's events (webhooks never see it): it tells the case its activity is gone.
       const event = newEvent('activity.deleted', who.teamId, detailShape(current, links), null, who.userId);
-      return { result: { id, deleted: true }, events: [event] };
+      return { result: exact<ActivityDeleted>()({ id, deleted: true }), events: [event] };
     });
   }
 

@@ -9,16 +9,22 @@ export function reminderMail(activity: unknown): Mail | null {
   if (!isObject(activity)) return null;
   const assignee = activity.assigned_to;
   if (!isObject(assignee) || typeof assignee.email !== 'string' || !assignee.email) return null;
-  const title = String(activity.title ?? '');
+  const title = typeof activity.title === 'string' ? activity.title : '';
   const when = [activity.due_date, activity.due_time].filter((v) => typeof v === 'string').join(' ');
   const lines = [
     `Hello ${typeof assignee.name === 'string' ? assignee.name : ''},`.replace(' ,', ','),
     '',
     `Reminder: "${title}" is due ${when || 'soon'}.`,
-    ...(isObject(activity.case) ? [`Case: ${activity.case.title ?? activity.case.id}${activity.case.number ? ` (${activity.case.number})` : ''}`] : []),
+    ...(isObject(activity.case) ? [caseLine(activity.case)] : []),
     `Activity: ${String(activity.id)}`,
   ];
   return { to: assignee.email, subject: `Reminder: ${title}`, text: lines.join('\n') };
+}
+
+/** The case line of a reminder: the case's title (its id without one) and number, as its summary shape has them. */
+function caseLine(c: Record<string, unknown>): string {
+  const name = typeof c.title === 'string' ? c.title : String(c.id);
+  return `Case: ${name}${typeof c.number === 'string' && c.number ? ` (${c.number})` : ''}`;
 }
 
 export class Reminders {

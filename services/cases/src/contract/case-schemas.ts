@@ -149,12 +149,16 @@ export type CaseDetail = Static<typeof caseDetail>;
 export type CaseCreated = Static<typeof caseCreated>;
 export type CaseListItem = Static<typeof caseListItem>;
 
+const caseArchived = named('CaseArchived', 'An archived case.', shape({ id: string, status: string, archived_at: nullableString }));
+export type CaseArchived = Static<typeof caseArchived>;
+export type TimelineEvent = Static<typeof timelineEvent>;
+
 export const responses = {
   detail: okResponse(200, caseDetail),
   created: okResponse(201, caseCreated),
   /** id, the fields sent, title and updated_at. */
   updated: okResponse(200, caseChanges),
-  archived: okResponse(200, named('CaseArchived', 'An archived case.', shape({ id: string, status: string, archived_at: nullableString }))),
+  archived: okResponse(200, caseArchived),
   list: pageResponse(caseListItem),
   timeline: okResponse(200, { type: 'array', items: timelineEvent }),
   activities: pageResponse(caseActivity),

@@ -6,6 +6,7 @@ import { FieldChanges, trimmedText } from '@lpm/shared/changes';
 import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
+import { exact } from '@lpm/shared/http/schemas';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { armDeadline, rearmed } from '@lpm/shared/jobs/time-signals';
@@ -13,11 +14,12 @@ import { iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
 import type { CaseFilter, CasesRepository } from '../data/cases-repository.ts';
-import type { CaseListQuery, CreateCaseBody, UpdateCaseBody } from '../contract/case-schemas.ts';
+import type { CaseArchived, CaseListQuery, CreateCaseBody, TimelineEvent, UpdateCaseBody } from '../contract/case-schemas.ts';
 import { invalidCnjNumber, invalidPhase } from '../contract/case-errors.ts';
 import { normalizeCaseNumber, numberInfo } from './cnj-number.ts';
 import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
-import type { ClientLinks } from '@lpm/shared/views/client-links';
+import { factsOfView, type ClientLinks } from '@lpm/shared/views/client-links';
+import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
 
 /** The activities of a case, which the activities service owns. */
@@ -107,8 +109,12 @@ export class Cases {
     if (info.format === 'cnj' && !info.valid) throw invalidCnjNumber();
   }
 
-  /** A new case; `originDealId`: the deal whose won with create_case asks for it (createForDeal). */
-  async create(who: Who, body: CreateCaseBody, originDealId: string | null = null) {
+  async create(who: Who, body: CreateCaseBody) {
+    return createdShape((await this.make(who, body, null)).record);
+  }
+
+  /** A new case, and the links its check found; `originDealId`: the deal whose won with create_case asks for it (createForDeal). */
+  private async make(who: Who, body: CreateCaseBody, originDealId: string | null): Promise<{ record: CaseRecord; checked: Links }> {
     const phase = body.phase ?? who.settings.case_phases[0];
     this.checkPhase(who, phase);
     this.checkNumber(who, body.number);
@@ -138,7 +144,7 @@ export class Cases {
     };
     const event = newEvent('case.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.cases.insert(record, [event]);
-    return createdShape(record);
+    return { record, checked };
   }
 
   /**
@@ -228,13 +234,14 @@ export class Cases {
       who.teamId,
       id,
       async (current) => {
-        if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
+        const archived = exact<CaseArchived>();
+        if (current.status === 'arquivado') return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };
         const now = new Date();
         const set = { status: 'arquivado' as const, archived_at: now, updated_at: now, sla_warning_at: null, sla_overdue_at: null };
         const event = newEvent('case.archived', who.teamId, this.detailWith({ ...current, ...set }, links), { status: 'ativo', archived_at: null }, who.userId);
         const entry = this.entry(who, 'status_change', 'Status changed from ativo to arquivado', now);
         return {
-          result: { id, status: 'arquivado', archived_at: iso(now) },
+          result: archived({ id, status: 'arquivado', archived_at: iso(now) }),
           write: { set: { ...set, timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) }, events: [event] },
         };
       },
@@ -247,13 +254,15 @@ export class Cases {
     const entries = [...(record.timeline ?? [])].reverse().slice(0, limit);
     const userIds = [...new Set(entries.map((e) => e.user_id).filter((u): u is string => !!u))];
     const users = userIds.length ? await this.deps.users.find(who.teamId, userIds) : new Map<string, DirectoryUser>();
-    return entries.map((e) => ({
-      id: e.id,
-      type: e.type,
-      description: e.description,
-      user: e.user_id ? { id: e.user_id, name: users.get(e.user_id)?.name ?? null } : null,
-      created_at: iso(e.created_at),
-    }));
+    return entries.map((e) =>
+      exact<TimelineEvent>()({
+        id: e.id,
+        type: e.type,
+        description: e.description,
+        user: e.user_id ? { id: e.user_id, name: users.get(e.user_id)?.name ?? null } : null,
+        created_at: iso(e.created_at),
+      }),
+    );
   }
 
   async activities(who: Who, id: string, q: ListQuery) {
@@ -267,15 +276,19 @@ export class Cases {
    * The case of a deal won with create_case, made once per deal: it carries its deal
    * under a unique key (origin_key), so an attempt however late, or concurrent
    * attempts, find the one case. The first attempt is the common one, so the case
-   * is stored first and looked up only when that fails. `created`: this call made it.
+   * is stored first and looked up only when that fails. `created`: this call made it;
+   * `client`: the case's client as its check found it just now (the deal's event shows
+   * it), null when this call made no check of it.
    */
-  async createForDeal(who: Who, dealId: string, body: CreateCaseBody): Promise<{ created: boolean; case: ReturnType<typeof createdShape> }> {
+  async createForDeal(who: Who, dealId: string, body: CreateCaseBody): Promise<{ created: boolean; case: ReturnType<typeof createdShape>; client: ClientFacts | null }> {
     try {
-      return { created: true, case: await this.create(who, body, dealId) };
+      const { record, checked } = await this.make(who, body, dealId);
+      const client = record.client_id ? checked.clients.get(record.client_id) : undefined;
+      return { created: true, case: createdShape(record), client: client ? factsOfView(client) : null };
     } catch (e) {
       // An earlier or concurrent attempt stored it first (the unique key refused this one), or a link it checks is gone since.
       const stored = await this.deps.cases.byOriginDeal(who.teamId, dealId);
-      if (stored) return { created: false, case: createdShape(stored) };
+      if (stored) return { created: false, case: createdShape(stored), client: null };
       throw e;
     }
   }

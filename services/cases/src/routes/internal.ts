@@ -33,13 +33,14 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases): void {
     return page(items, pagination(req.query, total));
   });
 
-  // The deals service: the case of a deal won with create_case (201 made now, 200 made before), and its archiving
+  // The deals service: the case of a deal won with create_case (201 made now, 200 made before; `client`: its client
+  // as checked now, which the deal's event shows), and its archiving
   // when the deal is lost or archived before its won completed.
   app.post('/internal/deal-cases', { schema: { hide: true, body: dealCaseBody } }, async (req, reply) => {
     const { deal_id, ...body } = req.body;
     const made = await cases.createForDeal(req.identity, deal_id, body);
     reply.status(made.created ? 201 : 200);
-    return ok(made.case);
+    return ok({ ...made.case, client: made.client });
   });
 
   app.post('/internal/deal-cases/:id/archive', { schema: { hide: true, params: caseIdParams } }, async (req) =>

@@ -140,11 +140,14 @@ const clientCaseItem = named('ClientCaseListItem', "A case in a client's list of
   created_at: string,
 }));
 
+const clientDeactivated = named('ClientDeactivated', 'A deactivated client.', shape({ id: string, status: string, deactivated_at: nullableString }));
+export type ClientDeactivated = Static<typeof clientDeactivated>;
+
 export const responses = {
   detail: okResponse(200, clientDetail),
   created: okResponse(201, clientDetail),
   updated: okResponse(200, clientChanges),
-  deactivated: okResponse(200, named('ClientDeactivated', 'A deactivated client.', shape({ id: string, status: string, deactivated_at: nullableString }))),
+  deactivated: okResponse(200, clientDeactivated),
   list: pageResponse(clientListItem),
   cases: pageResponse(clientCaseItem),
 };

@@ -9,13 +9,14 @@ import { FieldChanges, trimmedText } from '@lpm/shared/changes';
 import { AppError, badRequest, serviceUnavailable, unknownField } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
+import { exact } from '@lpm/shared/http/schemas';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import type { Caller } from '@lpm/shared/upstream/service-client';
 import { iso } from '@lpm/shared/time';
 import type { ClientRecord } from '../data/client-entity.ts';
 import type { ClientsRepository } from '../data/clients-repository.ts';
-import type { ClientListQuery, CreateClientBody, UpdateClientBody } from '../contract/client-schemas.ts';
+import type { ClientDeactivated, ClientListQuery, CreateClientBody, UpdateClientBody } from '../contract/client-schemas.ts';
 import type { ClientCases } from '../upstream/cases-service.ts';
 import { hasActiveCases, typeImmutable } from '../contract/client-errors.ts';
 import { COMMON_FIELDS, completeAddress, derivedFields, detailShape, fieldsOfOtherType, fieldsOfType, listItemShape } from './client-shape.ts';
@@ -167,14 +168,15 @@ export class Clients {
   async deactivate(who: Identity, id: string) {
     const cases = await this.casesFacts(who, id, true, false);
     return this.deps.clients.update(who.teamId, id, async (current) => {
-      if (current.status === 'inactive') return { result: { id, status: 'inactive', deactivated_at: iso(current.deactivated_at) } };
+      const deactivated = exact<ClientDeactivated>();
+      if (current.status === 'inactive') return { result: deactivated({ id, status: 'inactive', deactivated_at: iso(current.deactivated_at) }) };
       ensureChecked(cases);
       if (cases.active) throw hasActiveCases();
       const now = new Date();
       const set = { status: 'inactive' as const, deactivated_at: now, updated_at: now };
       const detail = detailShape({ ...current, ...set }, current.cases_count ?? cases.count);
       const event = newEvent('client.deactivated', who.teamId, detail, { status: 'active', deactivated_at: null }, who.userId);
-      return { result: { id, status: 'inactive', deactivated_at: iso(now) }, write: { set, events: [event] } };
+      return { result: deactivated({ id, status: 'inactive', deactivated_at: iso(now) }), write: { set, events: [event] } };
     });
   }
 

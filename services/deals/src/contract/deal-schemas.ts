@@ -153,18 +153,24 @@ export type DealCreated = Static<typeof dealCreated>;
 export type DealListItem = Static<typeof dealListItem>;
 export type DealsSummary = Static<typeof dealsSummary>;
 
+const dealPhaseMove = named('DealPhaseMove', 'A phase move.', shape({ id: string, phase: string, previous_phase: nullableString, phase_changed_at: nullableString, updated_at: string }));
+const dealWon = named('DealWon', 'A won deal, with the case created for it.', shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) }), { partial: true });
+const dealLost = named('DealLost', 'A lost deal.', shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }));
+const dealArchived = named('DealArchived', 'An archived deal.', shape({ id: string, status: string, archived_at: nullableString }));
+export type DealPhaseMove = Static<typeof dealPhaseMove>;
+export type DealWon = Static<typeof dealWon>;
+export type DealLost = Static<typeof dealLost>;
+export type DealArchived = Static<typeof dealArchived>;
+
 export const responses = {
   detail: okResponse(200, dealDetail),
   created: okResponse(201, dealCreated),
   /** id, the fields sent, previous_phase and phase_changed_at after a move, updated_at. */
   updated: okResponse(200, dealChanges),
-  phase: okResponse(200, named('DealPhaseMove', 'A phase move.', shape({ id: string, phase: string, previous_phase: nullableString, phase_changed_at: nullableString, updated_at: string }))),
-  won: okResponse(
-    200,
-    named('DealWon', 'A won deal, with the case created for it.', shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) }), { partial: true }),
-  ),
-  lost: okResponse(200, named('DealLost', 'A lost deal.', shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }))),
-  archived: okResponse(200, named('DealArchived', 'An archived deal.', shape({ id: string, status: string, archived_at: nullableString }))),
+  phase: okResponse(200, dealPhaseMove),
+  won: okResponse(200, dealWon),
+  lost: okResponse(200, dealLost),
+  archived: okResponse(200, dealArchived),
   list: pageResponse(dealListItem),
   summary: okResponse(200, dealsSummary),
 };

@@ -6,16 +6,18 @@
 // once or by the case archive repair.
 import { AppError } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
+import { exact } from '@lpm/shared/http/schemas';
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import type { Caller } from '@lpm/shared/upstream/service-client';
+import type { ClientLinks } from '@lpm/shared/views/client-links';
 import type { Links, RecordLinks } from '@lpm/shared/views/record-links';
 import { fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealsRepository } from '../data/deals-repository.ts';
-import type { LostBody, WonBody } from '../contract/deal-schemas.ts';
-import type { CaseCreated, CaseRequest, DealCases } from '../upstream/cases-service.ts';
+import type { DealArchived, DealLost, DealWon, LostBody, WonBody } from '../contract/deal-schemas.ts';
+import type { CaseCreated, CaseForDeal, CaseRequest, DealCases } from '../upstream/cases-service.ts';
 import { detailWith, requireOpen } from './deal-guards.ts';
 import { addStint, derivedFields, toCents } from './deal-shape.ts';
 
@@ -23,6 +25,7 @@ export interface DealClosesDeps {
   deals: DealsRepository;
   cases: DealCases;
   links: RecordLinks;
+  clientLinks: ClientLinks;
   logger?: Logger;
 }
 
@@ -90,14 +93,15 @@ export class DealCloses {
     let owing: DealRecord | null = null;
     const answer = await this.deps.deals.updateRead(read, async (current) => {
       owing = null;
-      if (current.status === 'arquivado') return { result: { id, status: 'arquivado', archived_at: iso(current.archived_at) } };
+      const archived = exact<DealArchived>();
+      if (current.status === 'arquivado') return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };
       const now = new Date();
       const move = { status: 'arquivado' as const, archived_at: now, updated_at: now };
       const next: DealRecord = { ...current, ...move };
       owing = current.status === 'ativo' ? next : null;
       const set = { ...move, ...derivedFields(next), ...(owing ? owesCaseArchive(who) : {}) };
       const event = newEvent('deal.updated', who.teamId, detailWith(next, links), { status: current.status, archived_at: null }, who.userId);
-      return { result: { id, status: 'arquivado', archived_at: iso(now) }, write: { set, events: [event] } };
+      return { result: archived({ id, status: 'arquivado', archived_at: iso(now) }), write: { set, events: [event] } };
     });
     if (owing) await this.archiveOwedCaseNow(who, owing);
     return answer;
@@ -123,10 +127,9 @@ export class DealCloses {
     const read = await this.deps.deals.get(who.teamId, id);
     requireOpen(read);
     // No lock is held across the cases service's answer.
-    const [links, caseCreated] = await Promise.all([
-      this.deps.links.of(who.teamId, [read]),
-      body.create_case ? this.deps.cases.createForDeal(who, id, caseRequestOf(read, body)) : Promise.resolve(null),
-    ]);
+    const made = body.create_case ? await this.deps.cases.createForDeal(who, id, caseRequestOf(read, body)) : null;
+    const links = await this.deps.links.of(who.teamId, [read], this.clientChecked(who, read, made));
+    const caseCreated: CaseCreated | null = made && { id: made.id, title: made.title };
     let closedMeanwhile: DealRecord | null = null;
     let owing: DealRecord | null = null;
     const answer = await this.deps.deals.updateRead(read, async (current) => {
@@ -150,6 +153,13 @@ export class DealCloses {
     return answer!;
   }
 
+  /** The deal's client as the cases service's check found it just now, as known links: the event shows it without a read of the local view. */
+  private clientChecked(who: Identity, read: DealRecord, made: CaseForDeal | null): Links | undefined {
+    const client = made?.client;
+    if (!client || client.id !== read.client_id) return undefined;
+    return { clients: new Map([[client.id, this.deps.clientLinks.viewOf(who.teamId, client)]]), cases: new Map(), users: new Map() };
+  }
+
   private wonWrite(
     who: Identity,
     current: DealRecord,
@@ -170,7 +180,7 @@ export class DealCloses {
     const set = { ...move, ...derivedFields(next), ...(caseCreated === null ? owesCaseArchive(who) : {}) };
     const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
     const event = newEvent('deal.won', who.teamId, detailWith(next, links), previous, who.userId);
-    const result = { id: current._id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) };
+    const result = exact<DealWon>()({ id: current._id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) });
     return { result, write: { set, events: [event] } };
   }
 
@@ -195,7 +205,7 @@ export class DealCloses {
       const previous = { status: current.status, loss_reason: current.loss_reason, competitor: current.competitor, lost_at: null };
       const event = newEvent('deal.lost', who.teamId, detailWith(next, links), previous, who.userId);
       return {
-        result: { id, status: 'perdido', loss_reason: next.loss_reason, competitor: next.competitor, lost_at: iso(now) },
+        result: exact<DealLost>()({ id, status: 'perdido', loss_reason: next.loss_reason, competitor: next.competitor, lost_at: iso(now) }),
         write: { set, events: [event] },
       };
     });

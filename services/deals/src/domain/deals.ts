@@ -16,7 +16,7 @@ import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
-import type { CreateDealBody, DealDetail, DealListQuery, DealsSummary, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
+import type { CreateDealBody, DealDetail, DealListQuery, DealPhaseMove, DealsSummary, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { DealCloses } from './deal-closes.ts';
@@ -73,7 +73,7 @@ export class Deals {
   constructor(deps: DealsDeps) {
     this.deps = deps;
     this.links = new RecordLinks({ clients: deps.clientLinks, users: deps.users });
-    this.closes = new DealCloses({ deals: deps.deals, cases: deps.cases, links: this.links, logger: deps.logger });
+    this.closes = new DealCloses({ deals: deps.deals, cases: deps.cases, links: this.links, clientLinks: deps.clientLinks, logger: deps.logger });
   }
 
   /** The deal as a write under the lock starts from, and the links it will show (those `checked` found are not read back), fetched before the lock: no network wait under it. */
@@ -210,7 +210,7 @@ export class Deals {
       requireOpen(current);
       if (current.phase === body.phase) {
         return {
-          result: { id, phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at), updated_at: iso(current.updated_at) },
+          result: exact<DealPhaseMove>()({ id, phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at), updated_at: iso(current.updated_at) }),
         };
       }
       const now = new Date();
@@ -221,7 +221,7 @@ export class Deals {
       const previous = { phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at) };
       const events = [newEvent('deal.updated', who.teamId, detail, previous, who.userId), this.phaseChanged(who, current, detail)];
       return {
-        result: { id, phase: body.phase, previous_phase: current.phase, phase_changed_at: iso(now), updated_at: iso(now) },
+        result: exact<DealPhaseMove>()({ id, phase: body.phase, previous_phase: current.phase, phase_changed_at: iso(now), updated_at: iso(now) }),
         write: { set, events },
       };
     });

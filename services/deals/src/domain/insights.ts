@@ -63,7 +63,8 @@ function segmentOf(r: DealRecord, history: TeamHistory) {
   if (exact && exact.closed >= MIN_SAMPLE) return { source: r.source, value_band: band, ...exact };
   const bySource = { closed: 0, won: 0 };
   for (const [key, s] of history.segments) {
-    if (JSON.parse(key)[0] !== r.source) continue;
+    const [source] = JSON.parse(key) as [string | null, string | null];
+    if (source !== r.source) continue;
     bySource.closed += s.closed;
     bySource.won += s.won;
   }

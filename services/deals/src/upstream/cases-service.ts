@@ -5,6 +5,7 @@
 // late or concurrent, gets the one case back and never makes a second.
 import { AppError, type ErrorCode } from '@lpm/shared/errors';
 import type { Identity } from '@lpm/shared/identity';
+import { isClientFacts, type ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { isObject, ServiceClient, type Caller } from '@lpm/shared/upstream/service-client';
 
 /** The case asked for a deal won with create_case. */
@@ -20,10 +21,15 @@ export interface CaseCreated {
   title: string;
 }
 
+/** The case of a deal, and the deal's client as the cases service's check found it just now (absent when it made none). */
+export interface CaseForDeal extends CaseCreated {
+  client?: ClientFacts;
+}
+
 /** The cases service as the deals domain needs it. */
 export interface DealCases {
   /** The case of the deal `dealId` (created once, whatever the number of attempts). */
-  createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseCreated>;
+  createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseForDeal>;
   /** Archives the case made for the deal, if one was; resolves with its id, or null. */
   archiveForDeal(who: Caller, dealId: string): Promise<string | null>;
 }
@@ -34,9 +40,12 @@ export interface CasesServiceOptions {
   timeoutMs?: number;
 }
 
-const isCase = (d: unknown): d is CaseCreated => isObject(d) && typeof d.id === 'string' && typeof d.title === 'string';
+type Answer = { data?: unknown; error?: unknown } | null;
+
+const isCase = (d: unknown): d is CaseCreated & { client?: unknown } => isObject(d) && typeof d.id === 'string' && typeof d.title === 'string';
 const isError = (e: unknown): e is { code: ErrorCode; message: string; details?: Record<string, unknown> } =>
   isObject(e) && typeof e.code === 'string' && typeof e.message === 'string';
+const isArchived = (d: unknown): d is { archived: string | null } => isObject(d) && (d.archived === null || typeof d.archived === 'string');
 
 export class DealCasesService implements DealCases {
   private readonly opts: CasesServiceOptions;
@@ -47,18 +56,21 @@ export class DealCasesService implements DealCases {
     this.cases = new ServiceClient({ name: 'cases', baseUrl: opts.baseUrl, internalToken: opts.internalToken });
   }
 
-  async createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseCreated> {
+  async createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseForDeal> {
     const body = { deal_id: dealId, title: request.title, area: request.area, client_id: request.client_id, responsible_id: request.responsible_id };
     // The whole identity goes along: the case's first phase is the team's kanban.
-    const { status, body: answer } = await this.cases.request<Record<string, any> | null>(who, 'POST', '/internal/deal-cases', body, this.extras());
-    if ((status === 200 || status === 201) && isCase(answer?.data)) return { id: answer.data.id, title: answer.data.title };
+    const { status, body: answer } = await this.cases.request<Answer>(who, 'POST', '/internal/deal-cases', body, this.extras());
+    const made = answer?.data;
+    if ((status === 200 || status === 201) && isCase(made)) {
+      return { id: made.id, title: made.title, ...(isClientFacts(made.client) ? { client: made.client } : {}) };
+    }
     throw this.refusal(status, answer, 'POST /internal/deal-cases');
   }
 
   async archiveForDeal(who: Caller, dealId: string): Promise<string | null> {
     const path = `/internal/deal-cases/${encodeURIComponent(dealId)}/archive`;
-    const { status, body: answer } = await this.cases.request<Record<string, any> | null>(who, 'POST', path, {}, this.extras());
-    if (status === 200 && isObject(answer?.data) && (answer.data.archived === null || typeof answer.data.archived === 'string')) return answer.data.archived;
+    const { status, body: answer } = await this.cases.request<Answer>(who, 'POST', path, {}, this.extras());
+    if (status === 200 && isArchived(answer?.data)) return answer.data.archived;
     throw this.refusal(status, answer, `POST ${path}`);
   }
 
@@ -67,7 +79,7 @@ export class DealCasesService implements DealCases {
   }
 
   /** The case's own refusals (a client or responsible no longer there) are the caller's answer; anything else is 503. */
-  private refusal(status: number, answer: Record<string, any> | null, what: string): Error {
+  private refusal(status: number, answer: Answer, what: string): Error {
     const error = answer?.error;
     if (status >= 400 && status < 500 && isError(error)) return new AppError(status, error.code, error.message, error.details ?? {});
     return this.cases.unavailable(new Error(`${what} answered ${status}`));

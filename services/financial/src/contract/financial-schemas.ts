@@ -154,12 +154,15 @@ export type FinancialRecordListItem = Static<typeof listItem>;
 export type OverdueFinancialRecord = Static<typeof overdueItem>;
 export type FinancialSummary = Static<typeof summary>;
 
+const cancelled = named('FinancialRecordCancelled', 'A cancelled record.', shape({ id: string, status: string, cancelled_at: nullableString }));
+export type FinancialRecordCancelled = Static<typeof cancelled>;
+
 export const responses = {
   detail: okResponse(200, detail),
   created: okResponse(201, created),
   /** id, the fields sent (and those a status move sets), updated_at. */
   updated: okResponse(200, changes),
-  cancelled: okResponse(200, named('FinancialRecordCancelled', 'A cancelled record.', shape({ id: string, status: string, cancelled_at: nullableString }))),
+  cancelled: okResponse(200, cancelled),
   list: pageResponse(listItem),
   overdue: pageResponse(overdueItem),
   summary: okResponse(200, summary),

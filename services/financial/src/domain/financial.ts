@@ -6,6 +6,7 @@ import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes'
 import { badRequest } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
+import { exact } from '@lpm/shared/http/schemas';
 import { newId } from '@lpm/shared/ids';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { fromCents } from '@lpm/shared/money';
@@ -15,7 +16,7 @@ import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links } from '@lpm/shared/views/record-links';
 import type { FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
-import { FINANCIAL_TYPES, type CreateFinancialBody, type FinancialSummary, type GroupBy, type FinancialListQuery, type OverdueQuery, type SummaryQuery, type UpdateFinancialBody } from '../contract/financial-schemas.ts';
+import { FINANCIAL_TYPES, type CreateFinancialBody, type FinancialRecordCancelled, type FinancialSummary, type GroupBy, type FinancialListQuery, type OverdueQuery, type SummaryQuery, type UpdateFinancialBody } from '../contract/financial-schemas.ts';
 import {
   cannotCancelPaid,
   cannotModifyPaid,
@@ -211,12 +212,13 @@ export class Financial {
   /** DELETE: pending -> cancelled; idempotent on a cancelled record; 422 on a paid one. */
   async cancel(who: Who, id: string) {
     return this.deps.records.update(who.teamId, id, async (current) => {
-      if (current.status === 'cancelled') return { result: { id, status: 'cancelled', cancelled_at: iso(current.cancelled_at) } };
+      const cancelled = exact<FinancialRecordCancelled>();
+      if (current.status === 'cancelled') return { result: cancelled({ id, status: 'cancelled', cancelled_at: iso(current.cancelled_at) }) };
       if (current.status === 'paid') throw cannotCancelPaid();
       const now = this.now();
       const next = { ...current, status: 'cancelled' as FinancialStatus };
       const set: Partial<FinancialRecord> = { status: 'cancelled', cancelled_at: now, updated_at: now, overdue_at: null, ...derivedFields(next) };
-      return { result: { id, status: 'cancelled', cancelled_at: iso(now) }, write: { set, events: [] } };
+      return { result: cancelled({ id, status: 'cancelled', cancelled_at: iso(now) }), write: { set, events: [] } };
     });
   }
 
@@ -245,7 +247,7 @@ export class Financial {
     };
     const pending = figures('P:');
     // Keys are category names, user text: no prototype, so `__proto__` is a category like any other.
-    const byCategory: Record<string, number> = Object.create(null);
+    const byCategory = Object.create(null) as Record<string, number>;
     const revenueByClient: [string, number][] = [];
     for (const [key, value] of cents) {
       if (key.startsWith('C:')) byCategory[key.slice(2)] = fromCents(value);

@@ -59,10 +59,13 @@ export type WebhookListItem = Static<typeof webhookListItem>;
 export type DeliveryItem = Static<typeof deliveryItem>;
 export type DeliveryRetried = Static<typeof deliveryRetried>;
 
+const webhookDeleted = named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: bool }));
+export type WebhookDeleted = Static<typeof webhookDeleted>;
+
 export const responses = {
   created: okResponse(201, webhookCreated),
   updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
-  deleted: okResponse(200, named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: bool }))),
+  deleted: okResponse(200, webhookDeleted),
   list: okResponse(200, arrayOf(webhookListItem)),
   deliveries: pageResponse(deliveryItem),
   retried: okResponse(200, deliveryRetried),

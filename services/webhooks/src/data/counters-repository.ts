@@ -11,9 +11,17 @@
 // added (`last_counted`), so a crash before the delete leaves their tallies named,
 // and the next fold deletes them without adding them again. Attempts an earlier
 // version stored `counted: false` are counted the same way first, and then marked.
+//
+// The same update counts the deliveries of the delivery log by their minute, from the
+// tallies that name one (delivery-log-counts.ts), and the fold moves the minutes of
+// past hours out to their hour documents first. Under the same lock it counts, once
+// per webhook, the deliveries stored before the log's markers (`backfillLog`).
 import type { Db } from 'mongodb';
-import { DOCUMENT_LOCK_MS, tryDocumentLock } from '@lpm/shared/store/lock';
-import type { AttemptRecord, AttemptTallyRecord, WebhookCountersRecord, WebhookRecord } from './webhook-entity.ts';
+import { DOCUMENT_LOCK_MS, tryDocumentLock, type HeldLock } from '@lpm/shared/store/lock';
+import { bucketOf, HOUR_MS } from '@lpm/shared/store/markers';
+import { SWEEP } from '@lpm/shared/store/time-budgets';
+import { addMinutes, decodeMinutes, DeliveryLogCounts, encodeMinutes, logMarkers, minuteOf, splitBeforeHour, type LogMove, type MinuteCounts } from './delivery-log-counts.ts';
+import type { AttemptRecord, AttemptTallyRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from './webhook-entity.ts';
 
 /** Tallies a fold reads at a time. */
 const FOLD_BATCH = 2000;
@@ -31,13 +39,25 @@ export interface WebhookCounters {
   last_triggered_at: Date | null;
 }
 
-type Counted = Pick<AttemptTallyRecord, '_id' | 'webhook_id' | 'ok' | 'at'>;
+type Counted = Pick<AttemptTallyRecord, '_id' | 'webhook_id' | 'ok' | 'at' | 'logged' | 'skipped'>;
+
+/** A webhook's counters document as a fold writes it, and the move of its past hours that goes first. */
+interface Planned {
+  next: WebhookCountersRecord;
+  insert: boolean;
+  move: LogMove | null;
+  added: number;
+}
 
 export class CountersRepository {
   private readonly db: Db;
+  readonly log: DeliveryLogCounts;
+  /** Set once no counters document was owed a log backfill; a counters document this process inserts sets it back. */
+  private logBackfilled = false;
 
   constructor(db: Db) {
     this.db = db;
+    this.log = new DeliveryLogCounts(db);
   }
 
   private get counters() {
@@ -62,7 +82,7 @@ export class CountersRepository {
    * the tallies, deleted once added.
    */
   private get sources(): TallySource[] {
-    const projection = { _id: 1, webhook_id: 1, ok: 1, at: 1 };
+    const projection = { _id: 1, webhook_id: 1, ok: 1, at: 1, logged: 1, skipped: 1 };
     return [
       {
         read: (limit) => this.attempts.find<Counted>({ counted: false }, { projection }).limit(limit).toArray(),
@@ -73,6 +93,31 @@ export class CountersRepository {
         done: async (ids) => void (await this.tallies.deleteMany({ _id: { $in: ids } })),
       },
     ];
+  }
+
+  /**
+   * After retention purged the deliveries last changed before `cutoff`: the log's
+   * minutes of the hours up to the cutoff's moved out of the counters documents, and
+   * those hours counted again from what is left. Under the fold's lock (the counters
+   * documents are the fold's); false when a fold holds it (the next run does it).
+   */
+  async recountLogBefore(cutoff: Date): Promise<boolean> {
+    const lock = await tryDocumentLock(this.db, 'webhook_counters', 'fold');
+    if (!lock) return false;
+    try {
+      const upto = bucketOf(cutoff, HOUR_MS) + 1;
+      for (const c of await this.counters.find({}, { projection: { log_minutes: 1, log_rev: 1 }, ...SWEEP }).toArray()) {
+        const { before, rest } = splitBeforeHour(decodeMinutes(c.log_minutes), upto);
+        if (before.size === 0) continue;
+        const rev = c.log_rev ?? 0;
+        await this.log.move([{ id: `${c._id}:${rev}`, webhookId: c._id, minutes: before }]);
+        await this.counters.updateOne({ _id: c._id }, { $set: { log_minutes: encodeMinutes(rest), log_rev: rev + 1 } });
+      }
+      for (const [webhookId, hours] of await this.log.hoursBefore(upto)) await this.log.recount(webhookId, hours);
+      return true;
+    } finally {
+      await lock.release().catch(() => {});
+    }
   }
 
   /** The counters of these webhooks of one team, as of the last fold. */
@@ -101,6 +146,7 @@ export class CountersRepository {
           if (batch.length < FOLD_BATCH) break;
         }
       }
+      await this.backfillLog(lock);
       return added;
     } finally {
       await lock.release().catch(() => {});
@@ -110,38 +156,84 @@ export class CountersRepository {
   private async addBatch(batch: Counted[]): Promise<number> {
     const byWebhook = Map.groupBy(batch, (a) => a.webhook_id);
     const stored = new Map((await this.counters.find({ _id: { $in: [...byWebhook.keys()] } }).toArray()).map((c) => [c._id, c]));
-    let added = 0;
-    for (const [webhookId, attempts] of byWebhook) {
-      added += await this.addTo(webhookId, attempts, stored.get(webhookId));
+    const plans: Planned[] = [];
+    for (const [webhookId, tallies] of byWebhook) {
+      const plan = await this.plan(webhookId, tallies, stored.get(webhookId));
+      if (plan) plans.push(plan);
     }
-    return added;
+    // The past hours first: a fold that dies before its update moves them again, and the move is taken once.
+    await this.log.move(plans.flatMap((p) => (p.move ? [p.move] : [])));
+    for (const { next, insert } of plans) {
+      if (insert) {
+        await this.counters.insertOne(next);
+        this.logBackfilled = false;
+      }
+      else await this.counters.updateOne({ _id: next._id }, { $set: next });
+    }
+    return plans.reduce((n, p) => n + p.added, 0);
   }
 
-  /** Adds a webhook's attempts of the batch that its last fold did not add already. */
-  private async addTo(webhookId: string, attempts: Counted[], stored: WebhookCountersRecord | undefined): Promise<number> {
+  /** A webhook's counters with the tallies of the batch that its last fold did not add already; null when there are none. */
+  private async plan(webhookId: string, tallies: Counted[], stored: WebhookCountersRecord | undefined): Promise<Planned | null> {
     let from = stored && { counters: countersOf(stored), teamId: stored.team_id, added: stored.last_counted };
     if (!from) {
       const webhook = await this.webhooks.findOne({ _id: webhookId });
-      if (!webhook) return 0; // deleted: its history goes (or went) with it
+      if (!webhook) return null; // deleted: its history goes (or went) with it
       const base = await this.base(webhook);
       from = { ...base, teamId: webhook.team_id };
     }
     const before = new Set(from.added);
-    const fresh = attempts.filter((a) => !before.has(a._id));
-    if (fresh.length === 0) return 0;
+    const fresh = tallies.filter((a) => !before.has(a._id));
+    if (fresh.length === 0) return null;
+    const attempts = fresh.filter((a) => !a.skipped);
     let last = from.counters.last_triggered_at;
-    for (const a of fresh) if (!last || a.at > last) last = a.at;
+    for (const a of attempts) if (!last || a.at > last) last = a.at;
+    const rev = stored?.log_rev ?? 0;
+    // Only what the stored document holds moves: a repeated move then carries the same minutes.
+    const { before: past, rest } = splitBeforeHour(decodeMinutes(stored?.log_minutes), bucketOf(Date.now(), HOUR_MS));
+    const logged: MinuteCounts = new Map();
+    for (const t of fresh) if (t.logged) addMinutes(logged, new Map([[minuteOf(t.logged), 1]]));
     const next: WebhookCountersRecord = {
       _id: webhookId,
       team_id: from.teamId,
-      total_deliveries: from.counters.total_deliveries + fresh.length,
-      failed_deliveries: from.counters.failed_deliveries + fresh.filter((a) => !a.ok).length,
+      total_deliveries: from.counters.total_deliveries + attempts.length,
+      failed_deliveries: from.counters.failed_deliveries + attempts.filter((a) => !a.ok).length,
       last_triggered_at: last,
       last_counted: fresh.map((a) => a._id),
+      log_minutes: encodeMinutes(addMinutes(rest, logged)),
+      log_rev: rev + 1,
+      log_ready: stored?.log_ready ?? false,
     };
-    if (stored) await this.counters.updateOne({ _id: webhookId }, { $set: next });
-    else await this.counters.insertOne(next);
-    return fresh.length;
+    const move = past.size > 0 ? { id: `${webhookId}:${rev}`, webhookId, minutes: past } : null;
+    return { next, insert: !stored, move, added: fresh.length };
+  }
+
+  /**
+   * Counts in the log, for one webhook whose counters document is not `log_ready` at a
+   * time, the deliveries stored before the markers: each marked first (its first
+   * attempt, if still owed, then does not count it again), then all of them counted
+   * into the hour documents under one name, so a repeat after a crash adds nothing.
+   * Stops when the fold's lock is half over; the next fold goes on.
+   */
+  private async backfillLog(lock: HeldLock): Promise<void> {
+    if (this.logBackfilled) return;
+    const deliveries = this.db.collection<DeliveryRecord>('deliveries');
+    const hasTime = () => Date.now() - lock.acquiredAt < DOCUMENT_LOCK_MS / 2;
+    const owed = await this.counters.find({ log_ready: { $ne: true } }, { projection: { _id: 1 } }).toArray();
+    this.logBackfilled = owed.length === 0;
+    for (const c of owed) {
+      const unmarked = await deliveries.find({ webhook_id: c._id, log_minute: { $exists: false } }, { projection: { created_at: 1 }, ...SWEEP }).toArray();
+      for (const d of unmarked) {
+        if (!hasTime()) return;
+        await deliveries.updateOne({ _id: d._id, log_minute: { $exists: false } }, { $set: { ...logMarkers(c._id, d.created_at), log_backfilled: true } });
+      }
+      const backfilled = await deliveries.find({ webhook_id: c._id, log_backfilled: true }, { projection: { created_at: 1 }, ...SWEEP }).toArray();
+      const minutes: MinuteCounts = new Map();
+      for (const d of backfilled) addMinutes(minutes, new Map([[minuteOf(d.created_at), 1]]));
+      await this.log.move([{ id: `backfill:${c._id}`, webhookId: c._id, minutes }]);
+      await this.counters.updateOne({ _id: c._id }, { $set: { log_ready: true } });
+      if (!hasTime()) return;
+    }
   }
 
   /**

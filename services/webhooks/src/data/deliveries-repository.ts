@@ -13,6 +13,7 @@ import { escapeRegex } from '@lpm/shared/text';
 import { bucketOf, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
+import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
 import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, WebhookCountersRecord } from './webhook-entity.ts';
 
 export interface Outcome {
@@ -56,6 +57,7 @@ export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Pur
   const dropped = await deliveries.deleteMany({ webhook_id: webhookId }, SWEEP);
   await db.collection<AttemptTallyRecord>('attempt_tallies').deleteMany({ webhook_id: webhookId }, SWEEP);
   await db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: webhookId });
+  await new DeliveryLogCounts(db).dropWebhook(webhookId);
   return { deliveries: dropped.deletedCount, attempts: attempts.deletedCount };
 }
 
@@ -91,9 +93,11 @@ export class DeliveriesRepository {
   private readonly deliveryInserts: InsertBatcher<DeliveryRecord>;
   private readonly attemptInserts: InsertBatcher<AttemptRecord>;
   private readonly tallyInserts: InsertBatcher<AttemptTallyRecord>;
+  private readonly logCounts: DeliveryLogCounts;
 
   constructor(db: Db, opts: DeliveriesRepositoryOptions) {
     this.db = db;
+    this.logCounts = new DeliveryLogCounts(db);
     this.claimMs = opts.attemptClaimMs;
     // The first insert of a recorded attempt lingers a little for others; the later ones go with the callers it releases together.
     this.tallyInserts = new InsertBatcher(this.db.collection<AttemptTallyRecord>('attempt_tallies'), { lingerMs: RECORD_LINGER_MS });
@@ -127,7 +131,7 @@ export class DeliveriesRepository {
     const period = this.claimMs;
     try {
       const taken = await takeTimeSlots(this.db.collection<SlotDoc>('attempt_claims'), `${deliveryId}:${attempt}`, period, randomUUID(), (slot) => ({ slot }));
-      return taken && { exclusiveUntil: (taken.slot + 2) * period, release: taken.release };
+      return taken && { exclusiveUntil: (taken.slot + 2) * period, release: () => taken.release() };
     } catch (e) {
       throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });
     }
@@ -151,7 +155,7 @@ export class DeliveriesRepository {
 
   /** Stores the delivery, unless one is stored for its webhook and event already ('duplicate'). */
   insert(delivery: DeliveryRecord): Promise<InsertOutcome> {
-    const marked = { ...delivery, ...updatedDay(delivery.updated_at), ...dueMinute(delivery.next_attempt_at) };
+    const marked = { ...delivery, ...updatedDay(delivery.updated_at), ...dueMinute(delivery.next_attempt_at), ...logMarkers(delivery.webhook_id, delivery.created_at) };
     return this.deliveryInserts.insert(marked);
   }
 
@@ -163,25 +167,56 @@ export class DeliveriesRepository {
     return this.deliveries.findOne({ _id: id, webhook_id: webhookId, team_id: teamId });
   }
 
-  /** One page of a webhook's deliveries (without their bodies), newest first by default. */
+  /**
+   * One page of a webhook's deliveries (without their bodies), newest first by
+   * default: whole minutes skipped by their counts (delivery-log-counts.ts), then the
+   * minutes the page falls in read by their markers. The plain query while the
+   * webhook's deliveries are not all counted (none folded yet, or some stored before
+   * the markers).
+   */
   async page(teamId: string, webhookId: string, q: ListQuery): Promise<{ records: DeliveryRecord[]; total: number }> {
-    const { skip, limit } = pageWindow(q);
+    const window = pageWindow(q);
     const { direction } = parseSort(q.sort, '-created_at');
+    const minutes = await this.logCounts.minutesOf(webhookId);
+    if (minutes) return { records: await this.byMinutes(webhookId, minutes, direction, window), total: [...minutes.values()].reduce((a, n) => a + n, 0) };
     const filter = { webhook_id: webhookId, team_id: teamId };
     const [records, total] = await Promise.all([
-      this.deliveries.find<DeliveryRecord>(filter, { projection: { body: 0 } }).sort({ created_at: direction, _id: direction }).skip(skip).limit(limit).toArray(),
+      this.deliveries.find<DeliveryRecord>(filter, { projection: { body: 0 } }).sort({ created_at: direction, _id: direction }).skip(window.skip).limit(window.limit).toArray(),
       this.deliveries.countDocuments(filter),
     ]);
     return { records, total };
+  }
+
+  /**
+   * Skips whole minutes by their counts, then reads minute after minute until the
+   * page is full. A count behind its minute (a delivery whose first attempt is not
+   * folded yet) only moves the page's edge: its minute still shows every delivery.
+   */
+  private async byMinutes(webhookId: string, minutes: MinuteCounts, direction: 1 | -1, window: { skip: number; limit: number }): Promise<DeliveryRecord[]> {
+    const ordered = [...minutes].filter(([, n]) => n > 0).sort(([a], [b]) => (a - b) * direction);
+    let i = 0;
+    let offset = window.skip;
+    while (i < ordered.length && offset >= ordered[i][1]) offset -= ordered[i++][1];
+    const records: DeliveryRecord[] = [];
+    for (; i < ordered.length && records.length < window.limit; i++, offset = 0) {
+      const filter = { log_minute: minuteMarker(webhookId, ordered[i][0]) };
+      const found = this.deliveries.find<DeliveryRecord>(filter, { projection: { body: 0 } }).sort({ created_at: direction, _id: direction });
+      records.push(...(await found.skip(offset).limit(window.limit - records.length).toArray()));
+    }
+    return records;
   }
 
   async markPending(id: string, now: Date): Promise<void> {
     await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now, ...updatedDay(now), ...dueMinute(now) } });
   }
 
-  async skip(id: string): Promise<void> {
+  /** Skips a pending delivery; one never attempted is counted in the log by a tally of its skip (once, by its id). */
+  async skip(d: DeliveryRecord): Promise<void> {
     const now = new Date();
-    await this.deliveries.updateOne({ _id: id, status: 'pending' }, { $set: { status: 'skipped', next_attempt_at: null, updated_at: now, ...updatedDay(now), ...dueMinute(null) } });
+    if (d.attempts_count === 0 && countsInLog(d)) {
+      await this.tallyInserts.insert({ _id: `${d._id}:skipped`, webhook_id: d.webhook_id, ok: true, at: now, logged: d.created_at, skipped: true });
+    }
+    await this.deliveries.updateOne({ _id: d._id, status: 'pending' }, { $set: { status: 'skipped', next_attempt_at: null, updated_at: now, ...updatedDay(now), ...dueMinute(null) } });
   }
 
   async recordOutcome(id: string, o: Outcome): Promise<void> {
@@ -220,9 +255,11 @@ export class DeliveriesRepository {
    * Stores an attempt, or gives back the one recorded before (a crash or a duplicate
    * job). Its tally goes first, so a crash in between leaves an attempt counted and
    * not yet recorded, which the attempt's retry records (never one recorded and not counted).
+   * `logged`: the created_at of the attempt's delivery when this attempt counts it in
+   * the delivery log (its first, not asked for through the API: `countsInLog`).
    */
-  async recordAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
-    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at });
+  async recordAttempt(attempt: AttemptRecord, logged: Date | null = null): Promise<AttemptRecord> {
+    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }) });
     if ((await this.attemptInserts.insert({ ...attempt, day: bucketOf(attempt.at, DAY_MS) })) === 'inserted') return attempt;
     const stored = await this.attemptById(attempt._id);
     if (!stored) throw new Error(`attempt ${attempt._id} refused as a duplicate but not found`);
@@ -265,4 +302,12 @@ export class DeliveriesRepository {
     const rows = await this.attempts.find({ webhook_id: webhookId, at: { $gte: since } }, { projection: { ok: 1 } }).sort({ at: -1 }).limit(n).toArray();
     return rows.map((a) => a.ok);
   }
+}
+
+/**
+ * Whether a stored delivery is counted in the log by its first attempt or its skip:
+ * not one stored before the log's markers, which the log's backfill counts.
+ */
+export function countsInLog(d: DeliveryRecord): boolean {
+  return d.log_minute !== undefined && d.log_minute !== null && d.log_backfilled !== true;
 }

@@ -52,11 +52,34 @@ export const WebhookCountersEntity = defineEntity({
     last_triggered_at: p.datetime().strictNullable(),
     // The attempts the last fold added, whose `counted` marks a crash may have left unset.
     last_counted: p.json<string[]>(),
+    // The delivery log's counts per minute not yet moved to `delivery_log_hours` (JSON, delivery-log-counts.ts),
+    // the revision a move is named by, and whether deliveries stored before the markers are counted too.
+    log_minutes: p.string().nullable(),
+    log_rev: p.integer().nullable(),
+    log_ready: p.boolean().nullable(),
   },
   indexes: [{ properties: ['team_id'] }],
 });
 
-export type WebhookCountersRecord = InferEntity<typeof WebhookCountersEntity>;
+export type WebhookCountersRecord = Later<InferEntity<typeof WebhookCountersEntity>, 'log_minutes' | 'log_rev' | 'log_ready'>;
+
+/** A webhook's delivery log counts of one hour (delivery-log-counts.ts); `_id` is `<webhook>:<hour>`. */
+export const DeliveryLogHourEntity = defineEntity({
+  name: 'DeliveryLogHour',
+  collection: 'delivery_log_hours',
+  properties: {
+    _id: p.string().primary(),
+    webhook_id: p.string(),
+    hour: p.integer(),
+    // [[minute, deliveries], ...] as JSON.
+    minutes: p.string(),
+    // The names of the last moves merged into it.
+    merged: p.json<string[]>(),
+  },
+  indexes: [{ properties: ['webhook_id'] }, { properties: ['hour'] }],
+});
+
+export type DeliveryLogHourRecord = InferEntity<typeof DeliveryLogHourEntity>;
 
 /** One event for one webhook: the body sent on every attempt, byte for byte. */
 export const DeliveryEntity = defineEntity({
@@ -80,12 +103,23 @@ export const DeliveryEntity = defineEntity({
     // (the rescue of lost attempts; null when none is due). Absent on deliveries stored before them.
     updated_day: p.integer().nullable(),
     due_minute: p.integer().nullable(),
+    // The delivery log's markers: `<webhook>:<minute>` and `<webhook>:<hour>` of created_at (delivery-log-counts.ts),
+    // and whether the log's backfill counted the delivery (one stored before the markers).
+    log_minute: p.string().nullable(),
+    log_hour: p.string().nullable(),
+    log_backfilled: p.boolean().nullable(),
   },
-  indexes: [{ properties: ['webhook_id', 'created_at'] }, { properties: ['updated_day'] }, { properties: ['due_minute'] }],
+  indexes: [
+    { properties: ['webhook_id', 'created_at'] },
+    { properties: ['updated_day'] },
+    { properties: ['due_minute'] },
+    { properties: ['log_minute', 'created_at'] },
+    { properties: ['log_hour'] },
+  ],
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute'>;
+export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
@@ -133,11 +167,15 @@ export const AttemptTallyEntity = defineEntity({
     webhook_id: p.string(),
     ok: p.boolean(),
     at: p.datetime(),
+    // The created_at of its delivery when this counts the delivery in the log (its first attempt, or its skip).
+    logged: p.datetime().nullable(),
+    // A delivery skipped before any attempt: counted in the log, not an attempt.
+    skipped: p.boolean().nullable(),
   },
   indexes: [{ properties: ['webhook_id'] }],
 });
 
-export type AttemptTallyRecord = InferEntity<typeof AttemptTallyEntity>;
+export type AttemptTallyRecord = Later<InferEntity<typeof AttemptTallyEntity>, 'logged' | 'skipped'>;
 
 /**
  * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is
@@ -176,7 +214,7 @@ export const WebhookTombstoneEntity = defineEntity({
 
 export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
 
-export const WEBHOOK_ENTITIES = [WebhookEntity, WebhookCountersEntity, DeliveryEntity, AttemptEntity, AttemptTallyEntity, AttemptClaimEntity, WebhookTombstoneEntity];
+export const WEBHOOK_ENTITIES = [WebhookEntity, WebhookCountersEntity, DeliveryLogHourEntity, DeliveryEntity, AttemptEntity, AttemptTallyEntity, AttemptClaimEntity, WebhookTombstoneEntity];
 
 /** Replaced by `counted_1_webhook_id_1`, which also serves the counting sweep's `{ counted: false }` (and gets a GIN index on the local store). */
 export const RETIRED_WEBHOOK_INDEXES: RetiredIndex[] = [{ collection: 'attempts', name: 'webhook_id_1_counted_1' }];

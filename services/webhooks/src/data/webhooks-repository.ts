@@ -90,7 +90,9 @@ export class WebhooksRepository {
       } catch (e) {
         throw isDuplicateKey(e) ? urlAlreadyRegistered() : e;
       }
-      await this.counters.insertOne({ _id: record._id, team_id: record.team_id, total_deliveries: 0, failed_deliveries: 0, last_triggered_at: null, last_counted: [] });
+      // A new webhook has no delivery stored before the log's markers: its log is counted from the start.
+      const counters = { total_deliveries: 0, failed_deliveries: 0, last_triggered_at: null, last_counted: [], log_minutes: '[]', log_rev: 0, log_ready: true };
+      await this.counters.insertOne({ _id: record._id, team_id: record.team_id, ...counters });
     });
     await this.changed(record.team_id);
   }

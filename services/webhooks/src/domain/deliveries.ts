@@ -18,7 +18,7 @@
 // counters are not kept here: CounterFold adds the attempts to them in bulk.
 import type { DomainEvent } from '@lpm/shared/events';
 import { derivedId } from '@lpm/shared/ids';
-import type { DeliveriesRepository, Outcome } from '../data/deliveries-repository.ts';
+import { countsInLog, type DeliveriesRepository, type Outcome } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
@@ -167,7 +167,7 @@ export class Deliveries {
     }
     try {
       const made = await this.post(job, delivery, webhook, release);
-      const attempt = await this.opts.deliveries.recordAttempt(made);
+      const attempt = await this.opts.deliveries.recordAttempt(made, delivery.created_at);
       const next = await this.next(webhook, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
       // A duplicate: an earlier copy stored the delivery pending, and its queued job finds this attempt made.
@@ -267,7 +267,8 @@ export class Deliveries {
       if (!made && Date.now() + this.opts.sendTimeoutMs > claim.exclusiveUntil) return await this.putOff(job, release);
       // Made and recorded by a copy that died before storing the delivery's outcome: finished from that record.
       if (made) release();
-      const attempt = made ?? (await this.opts.deliveries.recordAttempt(await this.post(job, delivery, webhook, release)));
+      const logged = job.attempt === 1 && !job.manual && countsInLog(delivery) ? delivery.created_at : null;
+      const attempt = made ?? (await this.opts.deliveries.recordAttempt(await this.post(job, delivery, webhook, release), logged));
       const next = await this.next(webhook, job, attempt);
       await this.opts.deliveries.recordOutcome(delivery._id, next.outcome);
       await this.followUp(delivery, webhook, job, next);
@@ -322,7 +323,7 @@ export class Deliveries {
     if (!delivery || delivery.status !== 'pending' || delivery.attempts_count + 1 !== job.attempt) return null;
     const webhook = await this.opts.webhooks.byId(delivery.webhook_id);
     if (!webhook || !webhook.active) {
-      await this.opts.deliveries.skip(delivery._id);
+      await this.opts.deliveries.skip(delivery);
       return null;
     }
     return { delivery, webhook, made: await this.opts.deliveries.attemptById(attemptId(delivery._id, job.attempt)) };

@@ -12,7 +12,7 @@ import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import type { CountersRepository, WebhookCounters } from '../data/counters-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
-import type { CreateWebhookBody, UpdateWebhookBody, WebhookCreated, WebhookListItem } from '../contract/webhook-schemas.ts';
+import type { CreateWebhookBody, UpdateWebhookBody, WebhookCreated, WebhookDeleted, WebhookListItem } from '../contract/webhook-schemas.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -143,7 +143,7 @@ export class Webhooks {
   async remove(who: Who, id: string) {
     await this.load(who.teamId, id);
     await this.deps.webhooks.remove(who.teamId, id);
-    return { id, deleted: true };
+    return exact<WebhookDeleted>()({ id, deleted: true });
   }
 
   private shape(r: WebhookRecord) {

@@ -6,8 +6,10 @@
 // SCHEDULER_INTERVAL). Every step is a delete of what is already out of use: two
 // replicas running it at once, or a run repeated after a crash, remove nothing
 // more, so no exactly-once claim is taken.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@lpm/shared/logger';
 import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
+import type { CountersRepository } from '../data/counters-repository.ts';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 
@@ -15,12 +17,16 @@ import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 export const RETENTION_EVERY_MS = 3_600_000;
 /** A deleted webhook's tombstone is kept this long: its history is dropped again at least once after the delete's in-flight attempts are over. */
 const TOMBSTONE_KEPT_MS = RETENTION_EVERY_MS;
+/** Tries to take the fold's lock for the log's recount, and the pause between them. */
+const LOG_RECOUNT_TRIES = 20;
+const LOG_RECOUNT_PAUSE_MS = 250;
 /** Orphans must be older than the webhook list by this much: room for replicas' clocks. */
 const CLOCK_MARGIN_MS = 60_000;
 
 export interface RetentionDeps {
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
+  counters: CountersRepository;
   /** WEBHOOK_HISTORY_RETENTION. */
   retentionMs: number;
 }
@@ -34,7 +40,12 @@ export interface Purged {
 
 /** One retention pass. */
 export async function purgeHistory(deps: RetentionDeps, now = new Date()): Promise<Purged> {
-  const old = await deps.deliveries.purgeOlderThan(new Date(now.getTime() - deps.retentionMs));
+  const cutoff = new Date(now.getTime() - deps.retentionMs);
+  const old = await deps.deliveries.purgeOlderThan(cutoff);
+  // The delivery log's counts of the hours purged, under the counter fold's lock, which a fold holds for moments at a time.
+  if (old.deliveries > 0 || old.ranged) {
+    for (let tries = 0; tries < LOG_RECOUNT_TRIES && !(await deps.counters.recountLogBefore(cutoff)); tries++) await sleep(LOG_RECOUNT_PAUSE_MS);
+  }
   const deleted = await deps.webhooks.purgeDeleted(new Date(now.getTime() - TOMBSTONE_KEPT_MS));
   // Orphans from before tombstones existed: looked for (a read of every record) when retention deletes by range (its first run, or after a long stop).
   const listedBefore = new Date(Date.now() - CLOCK_MARGIN_MS);

@@ -13,7 +13,7 @@ const FIRST_YEAR = 1990;
 const LAST_YEAR = 2100;
 
 export function deadlineOf(rule: DeadlineRule, court: CourtCalendarSettings): Deadline {
-  for (const [field, date] of Object.entries(rule.start)) {
+  for (const [field, date] of Object.entries(rule.start) as [string, string][]) {
     const year = Number(date.slice(0, 4));
     if (year < FIRST_YEAR || year > LAST_YEAR) throw invalidField(`start.${field}`, `start.${field} must be from ${FIRST_YEAR} to ${LAST_YEAR}`);
   }
