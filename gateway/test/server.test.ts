@@ -99,14 +99,15 @@ describe('server.ts', () => {
     child.stderr.on('data', (c) => (stderr += c));
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
     try {
-      for (let i = 0; i < 100 && !(await isListening(port)); i++) await sleep(100);
+      // Up to 30 s: a cold start of the process takes seconds on a busy 2-core machine.
+      for (let i = 0; i < 300 && !(await isListening(port)); i++) await sleep(100);
       const base = `http://127.0.0.1:${port}`;
       expect((await call(base, '/health')).status).toBe(200);
       const res = await call(base, '/v1/deals', { key: team.apiKey });
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBe('60');
       // /internal/* on the internal listener only.
-      for (let i = 0; i < 50 && !(await isListening(internalPort)); i++) await sleep(100);
+      for (let i = 0; i < 150 && !(await isListening(internalPort)); i++) await sleep(100);
       const owner = { headers: internalHeaders(team.team.id) };
       expect((await call(`http://127.0.0.1:${internalPort}`, '/internal/team-owner', owner)).status).toBe(200);
       expect((await call(base, '/internal/team-owner', owner)).status).toBe(404);
