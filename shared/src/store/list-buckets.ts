@@ -16,6 +16,7 @@
 // finished, pages take the plain query.
 import type { Db, Document, Filter } from 'mongodb';
 import { storeSort, type SortSpec } from '../http/pagination.ts';
+import { readBucketPage } from './bucket-pages.ts';
 import type { Logger } from '../logger.ts';
 import { DAY_MS } from '../time.ts';
 import { ListCounts, type Day, type DayTotal } from './list-counts.ts';
@@ -183,23 +184,14 @@ export class ListBuckets {
     return { records: await this.read<R>(q, days), total };
   }
 
-  /**
-   * Skips whole days by their counts, then reads day after day until the page is
-   * full. A count a concurrent write made stale only moves the page's edge: a day that
-   * holds fewer records than counted lets the next day fill the page.
-   */
-  private async read<R>(q: BucketPageQuery, days: DayTotal[]): Promise<R[]> {
-    let i = 0;
-    let offset = q.skip;
-    while (i < days.length && offset >= days[i].n) offset -= days[i++].n;
-    const records: R[] = [];
+  /** The page's records, day after day (bucket-pages.ts). */
+  private read<R>(q: BucketPageQuery, days: DayTotal[]): Promise<R[]> {
     const sort = storeSort(this.opts.order.keys, q.direction);
     const col = this.opts.db.collection(this.opts.collection);
-    for (; i < days.length && records.length < q.limit; i++, offset = 0) {
-      const filter = { [LIST_BUCKET_FIELD]: dayMarker(q.teamId, days[i].day), ...q.equal } as Filter<Document>;
-      records.push(...((await col.find(filter, { projection: q.projection, sort, skip: offset, limit: q.limit - records.length }).toArray()) as R[]));
-    }
-    return records;
+    return readBucketPage(days, (d) => d.n, q, async (d, skip, limit) => {
+      const filter = { [LIST_BUCKET_FIELD]: dayMarker(q.teamId, d.day), ...q.equal } as Filter<Document>;
+      return (await col.find(filter, { projection: q.projection, sort, skip, limit }).toArray()) as R[];
+    });
   }
 
   /** Whether the backfill has marked the list ready (pages are read by day buckets). */

@@ -20,7 +20,7 @@ import type { Db } from 'mongodb';
 import { DOCUMENT_LOCK_MS, tryDocumentLock, type HeldLock } from '@lpm/shared/store/lock';
 import { bucketOf, HOUR_MS } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
-import { addMinutes, decodeMinutes, DeliveryLogCounts, encodeMinutes, logMarkers, minuteOf, splitBeforeHour, type LogMove, type MinuteCounts } from './delivery-log-counts.ts';
+import { addMinutes, countAt, decodeMinutes, DeliveryLogCounts, encodeMinutes, logMarkers, splitBeforeHour, type LogMove, type MinuteCounts } from './delivery-log-counts.ts';
 import type { AttemptRecord, AttemptTallyRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from './webhook-entity.ts';
 
 /** Tallies a fold reads at a time. */
@@ -192,7 +192,7 @@ export class CountersRepository {
     // Only what the stored document holds moves: a repeated move then carries the same minutes.
     const { before: past, rest } = splitBeforeHour(decodeMinutes(stored?.log_minutes), bucketOf(Date.now(), HOUR_MS));
     const logged: MinuteCounts = new Map();
-    for (const t of fresh) if (t.logged) addMinutes(logged, new Map([[minuteOf(t.logged), 1]]));
+    for (const t of fresh) if (t.logged) countAt(logged, t.logged);
     const next: WebhookCountersRecord = {
       _id: webhookId,
       team_id: from.teamId,
@@ -229,7 +229,7 @@ export class CountersRepository {
       }
       const backfilled = await deliveries.find({ webhook_id: c._id, log_backfilled: true }, { projection: { created_at: 1 }, ...SWEEP }).toArray();
       const minutes: MinuteCounts = new Map();
-      for (const d of backfilled) addMinutes(minutes, new Map([[minuteOf(d.created_at), 1]]));
+      for (const d of backfilled) countAt(minutes, d.created_at);
       await this.log.move([{ id: `backfill:${c._id}`, webhookId: c._id, minutes }]);
       await this.counters.updateOne({ _id: c._id }, { $set: { log_ready: true } });
       if (!hasTime()) return;

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { readBucketPage } from '@lpm/shared/store/bucket-pages';
 import { InsertBatcher, type InsertOutcome } from '@lpm/shared/store/insert-batcher';
 import { takeTimeSlots, type SlotDoc } from '@lpm/shared/store/lock';
 import { escapeRegex } from '@lpm/shared/text';
@@ -187,23 +188,12 @@ export class DeliveriesRepository {
     return { records, total };
   }
 
-  /**
-   * Skips whole minutes by their counts, then reads minute after minute until the
-   * page is full. A count behind its minute (a delivery whose first attempt is not
-   * folded yet) only moves the page's edge: its minute still shows every delivery.
-   */
-  private async byMinutes(webhookId: string, minutes: MinuteCounts, direction: 1 | -1, window: { skip: number; limit: number }): Promise<DeliveryRecord[]> {
+  /** The page's records, minute after minute (bucket-pages.ts); a count behind its minute (a first attempt not folded yet) only moves the page's edge. */
+  private byMinutes(webhookId: string, minutes: MinuteCounts, direction: 1 | -1, window: { skip: number; limit: number }): Promise<DeliveryRecord[]> {
     const ordered = [...minutes].filter(([, n]) => n > 0).sort(([a], [b]) => (a - b) * direction);
-    let i = 0;
-    let offset = window.skip;
-    while (i < ordered.length && offset >= ordered[i][1]) offset -= ordered[i++][1];
-    const records: DeliveryRecord[] = [];
-    for (; i < ordered.length && records.length < window.limit; i++, offset = 0) {
-      const filter = { log_minute: minuteMarker(webhookId, ordered[i][0]) };
-      const found = this.deliveries.find<DeliveryRecord>(filter, { projection: { body: 0 } }).sort({ created_at: direction, _id: direction });
-      records.push(...(await found.skip(offset).limit(window.limit - records.length).toArray()));
-    }
-    return records;
+    return readBucketPage(ordered, ([, n]) => n, window, ([minute], skip, limit) =>
+      this.deliveries.find<DeliveryRecord>({ log_minute: minuteMarker(webhookId, minute) }, { projection: { body: 0 }, sort: { created_at: direction, _id: direction }, skip, limit }).toArray(),
+    );
   }
 
   async markPending(id: string, now: Date): Promise<void> {

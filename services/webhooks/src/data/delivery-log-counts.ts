@@ -43,6 +43,12 @@ export function decodeMinutes(stored: string | null | undefined): MinuteCounts {
   return new Map(stored ? (JSON.parse(stored) as [number, number][]) : []);
 }
 
+/** Counts one delivery created `at` in its minute. */
+export function countAt(into: MinuteCounts, at: Date): MinuteCounts {
+  const minute = minuteOf(at);
+  return into.set(minute, (into.get(minute) ?? 0) + 1);
+}
+
 export function addMinutes(into: MinuteCounts, from: MinuteCounts): MinuteCounts {
   for (const [minute, n] of from) into.set(minute, (into.get(minute) ?? 0) + n);
   return into;
@@ -132,7 +138,7 @@ export class DeliveryLogCounts {
         continue;
       }
       const minutes: MinuteCounts = new Map();
-      for (const r of rows) addMinutes(minutes, new Map([[minuteOf(r.created_at as Date), 1]]));
+      for (const r of rows) countAt(minutes, r.created_at as Date);
       await this.hours.updateOne({ _id }, { $set: { webhook_id: webhookId, hour, minutes: encodeMinutes(minutes), merged: [] } }, { upsert: true });
     }
   }
