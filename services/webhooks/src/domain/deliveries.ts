@@ -27,6 +27,7 @@ import { countAttempt } from './delivery-metrics.ts';
 import type { KeyLimiter } from './key-limiter.ts';
 import { payloadBody } from './payload.ts';
 import { Permits } from './permits.ts';
+import { PostLatency } from './post-latency.ts';
 import type { SecretBox } from './secret-box.ts';
 import { signatureHeaders } from './signing.ts';
 import { ALL_EVENTS } from './webhooks.ts';
@@ -49,12 +50,14 @@ const SLOT_WAIT_MS = 2000;
  */
 const QUICK_SLOT_WAIT_MS = 30_000;
 /**
- * A webhook whose last POST took longer than this is slow: its waiting attempts go back after SLOT_WAIT_MS.
- * So is one with a POST in flight for longer: its slots are held by a receiver that hangs or
- * times out, and attempts waiting for them would hold the fan-out's events (and with them every
- * other webhook's deliveries) until the first answer; they go the queued way instead.
+ * A webhook whose last POST took longer than this (or SLOW_POST_FACTOR typical POSTs, when more)
+ * is slow: its waiting attempts go back after SLOT_WAIT_MS. So is one with a POST in flight for
+ * longer: its slots are held by a receiver that hangs or times out, and attempts waiting for them
+ * would hold the fan-out's events (and with them every other webhook's deliveries) until the first
+ * answer; they go the queued way instead.
  */
 const SLOW_POST_MS = 1000;
+const SLOW_POST_FACTOR = 8;
 /** How often an attempt waiting for a slot checks whether it is still worth waiting. */
 const SLOT_CHECK_MS = 250;
 /** ... of a webhook whose last attempt failed: its one slot may be held for a whole timeout, so its attempts go back at once. */
@@ -123,6 +126,7 @@ export class Deliveries {
   private readonly secrets = new Map<string, string>();
   /** When each POST in flight to a webhook began, by webhook. */
   private readonly postsSince = new Map<string, number[]>();
+  private readonly postLatency = new PostLatency(SLOW_POST_MS, SLOW_POST_FACTOR);
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
@@ -238,10 +242,10 @@ export class Deliveries {
     return this.opts.limiter.acquire(webhookId, SLOT_CHECK_MS, this.opts.perWebhook, worthWaiting);
   }
 
-  /** Whether a POST to the webhook has been in flight for longer than SLOW_POST_MS. */
+  /** Whether a POST to the webhook has been in flight for longer than a slow one lasts. */
   private hanging(webhookId: string): boolean {
     const since = this.postsSince.get(webhookId);
-    return since !== undefined && Date.now() - Math.min(...since) > SLOW_POST_MS;
+    return since !== undefined && Date.now() - Math.min(...since) > this.postLatency.slowAfterMs;
   }
 
   /** Queues again an attempt that found no free slot. */
@@ -299,8 +303,9 @@ export class Deliveries {
     countAttempt(delivery._id, result);
     if (result.ok) this.struggling.delete(webhook._id);
     else this.struggling.add(webhook._id);
-    if (result.ok && result.latencyMs > SLOW_POST_MS) this.slow.add(webhook._id);
+    if (result.ok && result.latencyMs > this.postLatency.slowAfterMs) this.slow.add(webhook._id);
     else this.slow.delete(webhook._id);
+    if (result.statusCode !== null) this.postLatency.answered(result.latencyMs);
     release();
     return attemptRecord(delivery, job, result);
   }
