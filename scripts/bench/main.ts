@@ -19,6 +19,7 @@ import { roundtripsSection } from './roundtrips.ts';
 import { rssSection } from './rss.ts';
 import { serviceSection } from './service.ts';
 import { storeSection } from './store.ts';
+import { machineSection } from './machine.ts';
 import { openBench, printTable, type Bench } from './support.ts';
 import { webhooksSection } from './webhooks.ts';
 
@@ -28,10 +29,12 @@ interface Section {
   run(b: Bench): Promise<void>;
 }
 
-// The first three need no system and run before any is started; rss right after the
+// machine first (how fast this machine is, alone); the next three need no system and
+// run before any is started; rss right after the
 // system starts (idle); the scenarios that leave cases, deals and activities in the
 // service's store come last (their store load would slow everything after them).
 const SECTIONS: Section[] = [
+  { name: 'machine', about: "one trivial Fastify route: this machine's speed against the reference machine's", run: machineSection },
   { name: 'orm', about: 'MikroORM EntityManager against the driver: GET by id and insert, in process', run: ormSection },
   { name: 'relay', about: 'one outbox relay alone, 2,000 documents with one event each', run: relaySection },
   { name: 'store', about: 'raw driver findOne by _id among BENCH_STORE_DOCS documents of the local store', run: storeSection },
