@@ -32,7 +32,7 @@ describe('bench arguments', () => {
   test('when npm run bench gets an unknown scenario, then it exits 2 with the known list and starts nothing', () => {
     const run = spawnSync(process.execPath, ['scripts/bench/main.ts', '--only', 'nope'], { cwd: root, encoding: 'utf8' });
     expect(run.status).toBe(2);
-    expect(run.stderr).toContain('unknown scenario: nope. Known scenarios: orm, relay, store, rss, clients, gateway, webhooks');
+    expect(run.stderr).toContain('unknown scenario: nope. Known scenarios: machine, orm, relay, store, rss, clients, gateway, webhooks');
     expect(run.stdout).not.toContain('FerretDB');
   });
 });
