@@ -17,15 +17,14 @@
 // once (a redelivery, a requeue, two replicas) send it once. The webhooks'
 // counters are not kept here: CounterFold adds the attempts to them in bulk.
 import type { DomainEvent } from '@lpm/shared/events';
-import { derivedId } from '@lpm/shared/ids';
 import { countsInLog, type DeliveriesRepository, type Outcome } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import type { Deactivation } from './deactivation.ts';
 import { countAttempt } from './delivery-metrics.ts';
+import { attemptId, attemptRecord, newDelivery } from './delivery-records.ts';
 import type { KeyLimiter } from './key-limiter.ts';
-import { payloadBody } from './payload.ts';
 import { Permits } from './permits.ts';
 import { PostLatency } from './post-latency.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -73,8 +72,6 @@ export const ATTEMPT_CLAIM_MARGIN_MS = 15_000;
 export function attemptClaimMs(sendTimeoutMs: number, marginMs = ATTEMPT_CLAIM_MARGIN_MS): number {
   return sendTimeoutMs + marginMs;
 }
-
-const attemptId = (deliveryId: string, attempt: number) => `${deliveryId}:${attempt}`;
 
 export interface AttemptJob {
   delivery_id: string;
@@ -307,7 +304,7 @@ export class Deliveries {
     else this.slow.delete(webhook._id);
     if (result.statusCode !== null) this.postLatency.answered(result.latencyMs);
     release();
-    return attemptRecord(delivery, job, result);
+    return attemptRecord(delivery, job.attempt, result);
   }
 
   /** The webhook's secret, opened once here rather than at every attempt. */
@@ -362,42 +359,4 @@ interface Next {
   /** The delay before the next attempt, or null when none is owed. */
   retryAfterMs: number | null;
   deactivatedNow: boolean;
-}
-
-/**
- * A delivery of `event` to a webhook, pending its first attempt: its id derived
- * from the two, and the body fixed here for every attempt.
- */
-export function newDelivery(event: DomainEvent, webhookId: string, now: Date): DeliveryRecord {
-  return {
-    // Its time part is the event's created_at (delivery-metrics.ts reads it back).
-    _id: derivedId('dlv', Date.parse(event.created_at) || 0, `${webhookId}:${event.id}`),
-    team_id: event.team_id,
-    webhook_id: webhookId,
-    event_id: event.id,
-    event_type: event.type,
-    body: payloadBody(event, webhookId),
-    status: 'pending',
-    attempts_count: 0,
-    last_attempt_at: null,
-    next_attempt_at: now,
-    created_at: now,
-    updated_at: now,
-  };
-}
-
-function attemptRecord(delivery: DeliveryRecord, job: AttemptJob, sent: SendResult): AttemptRecord {
-  return {
-    _id: attemptId(delivery._id, job.attempt),
-    team_id: delivery.team_id,
-    webhook_id: delivery.webhook_id,
-    delivery_id: delivery._id,
-    attempt: job.attempt,
-    at: new Date(),
-    ok: sent.ok,
-    status_code: sent.statusCode,
-    latency_ms: Math.round(sent.latencyMs),
-    error_class: sent.errorClass,
-    response_body: sent.responseBody,
-  };
 }

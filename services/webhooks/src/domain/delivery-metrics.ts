@@ -27,7 +27,7 @@ export const endpointsDisabled = new Counter({
   registers: [metrics],
 });
 
-/** Counts an attempt of the delivery `deliveryId` (an id derived from its event's created_at: newDelivery). */
+/** Counts an attempt of the delivery `deliveryId` (an id derived from its event's created_at: newDelivery in delivery-records.ts). */
 export function countAttempt(deliveryId: string, result: SendResult): void {
   attempts.inc({ outcome: result.ok ? 'succeeded' : (result.errorClass ?? 'failed') });
   if (result.ok) latency.observe(Math.max(0, Date.now() - idTime(deliveryId)) / 1000);
