@@ -6,15 +6,13 @@
 // drift of the shared machine favours neither. GET by id, then POST. Beside the
 // ratios, each side's own CPU time per response (/proc/<pid>/stat), which other
 // load on the machine moves far less than the throughput.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { clientsState, measure, type BenchTeam } from './clients.ts';
 import { identityHeaders } from './internals.ts';
 import { consumersSettled } from './webhook-support.ts';
 import { MALLOC_ENV, NODE_FLAGS } from '../process-settings.ts';
-import { CONNECTIONS, DURATION_S, cpuMs, ms, processName, processes, ratioOf, recordRun, sleep, type Bench, type Figures, type System } from './support.ts';
+import { CONNECTIONS, DURATION_S, cpuMs, ms, processName, processes, ratioOf, recordRun, startChildServer, type Bench, type ChildServer, type Figures, type System } from './support.ts';
 
 /** Rounds of the pair (BENCH_GATEWAY_ROUNDS); odd rounds have the gateway go first, even ones the bare proxy. */
 const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
@@ -23,46 +21,14 @@ const RUNS = [
   ['post', 'POST /v1/clients', 'POST'],
 ] as const;
 
-interface BareProxy {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promise<BareProxy> {
+function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promise<ChildServer> {
   const identities = join(b.dir, 'bare-proxy-identities.json');
   writeFileSync(identities, JSON.stringify(Object.fromEntries(teams.map((t) => [t.key, identityHeaders(t.identity, b.token)]))), { mode: 0o600 });
-  const script = fileURLToPath(new URL('./bare-proxy.ts', import.meta.url));
   // With the gateway's runtime settings: 4 MB semi-spaces alone cost about 60 µs of scavenges per proxied GET.
-  const proc: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, script], {
-    env: { ...MALLOC_ENV, ...process.env, BARE_PROXY_UPSTREAM: sys.clientsUrl, BARE_PROXY_IDENTITIES: identities },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startChildServer(b, 'bare-proxy.ts', {
+    nodeFlags: NODE_FLAGS,
+    env: { ...MALLOC_ENV, BARE_PROXY_UPSTREAM: sys.clientsUrl, BARE_PROXY_IDENTITIES: identities },
   });
-  b.commands.add(proc);
-  let output = '';
-  proc.stdout!.on('data', (d) => (output += d));
-  proc.stderr!.on('data', (d) => (output += d));
-  const deadline = Date.now() + 30_000;
-  let port: string | undefined;
-  while (!(port = /listening (\d+)/.exec(output)?.[1])) {
-    if (Date.now() > deadline || proc.exitCode !== null) {
-      proc.kill('SIGKILL');
-      throw new Error(`the bare proxy did not start:\n${output}`);
-    }
-    await sleep(50);
-  }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: proc.pid!,
-    stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        const exited = new Promise((done) => proc.once('exit', done));
-        proc.kill('SIGTERM');
-        await exited;
-      }
-      b.commands.delete(proc);
-    },
-  };
 }
 
 /** The gateway's process: the launcher's child running gateway/src/server.ts. */

@@ -1,7 +1,7 @@
 // What the bench's sections share: settings, the run's private resources (FerretDB,
 // vhost, Redis key prefix, temporary directory, test CA), the systems started on
 // them, the broker's count of client.created events, and the table of figures.
-import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -196,6 +196,49 @@ export function processName(pid: number): string {
 }
 
 /** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat. */
+/** A bench server in a child process of its own (the bare proxy, the trivial route). */
+export interface ChildServer {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `script` (a file next to this one) with `nodeFlags` and `env` on top of this
+ * process's environment, and waits up to 30 s for its `listening <port>` line; the
+ * run's cleanup kills it if the bench stops first.
+ */
+export async function startChildServer(b: Bench, script: string, opts: { nodeFlags?: readonly string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ChildServer> {
+  const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
+  const proc: ChildProcess = spawn(process.execPath, [...(opts.nodeFlags ?? []), path], { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  b.commands.add(proc);
+  let output = '';
+  proc.stdout!.on('data', (d) => (output += d));
+  proc.stderr!.on('data', (d) => (output += d));
+  const deadline = Date.now() + 30_000;
+  let port: string | undefined;
+  while (!(port = /listening (\d+)/.exec(output)?.[1])) {
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      proc.kill('SIGKILL');
+      b.commands.delete(proc);
+      throw new Error(`${script} did not start:\n${output}`);
+    }
+    await sleep(50);
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: proc.pid!,
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const exited = new Promise((done) => proc.once('exit', done));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      b.commands.delete(proc);
+    },
+  };
+}
+
 export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
