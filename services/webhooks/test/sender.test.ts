@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { createTestTls } from '../../../test/support/test-ca.ts';
-import { signatureHeaders } from '../src/domain/signing.ts';
+import { signatureHeaders, signingKeys } from '../src/domain/signing.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 
 const TIMEOUT_MS = 800;
 const body = '{"id":"evt_01","type":"case.created"}';
-const headers = signatureHeaders('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'evt_01', body);
+const headers = signatureHeaders(signingKeys('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), 'evt_01', body);
 
 const receivers: HttpsReceiver[] = [];
 const senders: WebhookSender[] = [];

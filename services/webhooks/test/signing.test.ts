@@ -3,7 +3,7 @@
 // checked with the official standardwebhooks package.
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { generateSecret, signatureHeaders, verifyServiceSignature } from '../src/domain/signing.ts';
+import { generateSecret, signatureHeaders, signingKeys, verifyServiceSignature } from '../src/domain/signing.ts';
 
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const body = '{"id":"evt_01","type":"case.created"}';
@@ -19,7 +19,7 @@ describe('generateSecret', () => {
 });
 
 describe('signatureHeaders', () => {
-  const headers = signatureHeaders(secret, 'evt_01', body, at);
+  const headers = signatureHeaders(signingKeys(secret), 'evt_01', body, at);
 
   test('when a body is signed, then the headers carry the event id and the Unix seconds', () => {
     expect(headers).toMatchObject({
@@ -45,7 +45,7 @@ describe('signatureHeaders', () => {
 
   test('when the standardwebhooks package verifies a fresh delivery, then it accepts it and rejects a changed body', () => {
     const fresh = generateSecret();
-    const signed = signatureHeaders(fresh, 'evt_02', body);
+    const signed = signatureHeaders(signingKeys(fresh), 'evt_02', body);
     const wh = new Webhook(fresh);
     expect(wh.verify(body, signed)).toEqual(JSON.parse(body));
     expect(() => wh.verify(`${body} `, signed)).toThrow();
@@ -54,14 +54,14 @@ describe('signatureHeaders', () => {
 
   test('when the body has non-ASCII text, then both signatures cover its UTF-8 bytes', () => {
     const text = '{"name":"Padaria São José – ✓"}';
-    const signed = signatureHeaders(secret, 'evt_03', text, at);
+    const signed = signatureHeaders(signingKeys(secret), 'evt_03', text, at);
     expect(signed['X-Service-Signature']).toBe(createHmac('sha256', secret).update(Buffer.from(`1700000000.${text}`, 'utf8')).digest('hex'));
     expect(verifyServiceSignature(secret, '1700000000', Buffer.from(text, 'utf8'), signed['X-Service-Signature'], 300, at)).toBe(true);
   });
 });
 
 describe('verifyServiceSignature', () => {
-  const { 'X-Service-Signature': signature, 'X-Service-Timestamp': timestamp } = signatureHeaders(secret, 'evt_01', body, at);
+  const { 'X-Service-Signature': signature, 'X-Service-Timestamp': timestamp } = signatureHeaders(signingKeys(secret), 'evt_01', body, at);
   const seconds = (s: number) => new Date(at.getTime() + s * 1000);
 
   test('when the signature and timestamp match, then it is valid', () => {

@@ -17,7 +17,7 @@ import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
 import type { SecretBox } from './secret-box.ts';
 import { shownUrl } from './shown-url.ts';
-import { generateSecret, signatureHeaders } from './signing.ts';
+import { generateSecret, signatureHeaders, signingKeys } from './signing.ts';
 import { urlAlreadyRegistered, urlNotReachable, webhookLimitReached } from '../contract/webhook-errors.ts';
 
 export const MAX_WEBHOOKS_PER_TEAM = 25;
@@ -70,7 +70,7 @@ export class Webhooks {
   private async ping(who: Who, webhookId: string, url: string, secret: string): Promise<void> {
     const event = { id: newId('evt'), type: 'ping', api_version: 'v1', created_at: new Date().toISOString(), data: { object: { webhook_id: webhookId }, previous_attributes: null }, team_id: who.teamId };
     const body = payloadBody(event, webhookId);
-    const result = await this.deps.sender.send(url, body, signatureHeaders(secret, event.id, body));
+    const result = await this.deps.sender.send(url, body, signatureHeaders(signingKeys(secret), event.id, body));
     if (!result.ok) {
       // Why, for the operator only (the 422 says no more than "not reachable").
       this.deps.logger.debug(
