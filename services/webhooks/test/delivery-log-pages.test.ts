@@ -143,6 +143,24 @@ test('when deliveries over three hours are folded, then every page read by minut
   for (const q of reads) expect([q, equalityOn(q, 'log_minute')]).toEqual([q, true]);
 });
 
+test('when first attempts are stored but not folded yet, then a page lists them and its total is never below what it lists', async () => {
+  const hook = await newHook();
+  const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 5 * MINUTE_MS;
+  for (let i = 0; i < 3; i++) await delivered(hook, new Date(minute + i * 1000));
+  await foldAll();
+  expect((await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' })).total).toBe(3);
+  // Two more in the same minute, their tallies not folded: the minute's count says 3.
+  for (let i = 3; i < 5; i++) await delivered(hook, new Date(minute + i * 1000));
+  const page = await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' });
+  expect(page.records.map((d) => d._id)).toEqual(await plainPage(hook, -1, 0, 20));
+  expect(page.records).toHaveLength(5);
+  expect(page.total).toBe(5);
+  // A page past the end shows nothing, and the count as folded.
+  expect(await deliveries.page(TEAM, hook, { page: 2, limit: 20, sort: '-created_at' })).toEqual({ records: [], total: 3 });
+  await foldAll();
+  await expectPagesAgree(hook, 5);
+});
+
 test('when a move of past hours is repeated (a fold that died before its update), then the hour documents count it once', async () => {
   const hook = await newHook();
   await spread(hook, 40, 2);
