@@ -27,7 +27,8 @@ function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promise<Chil
   // With the gateway's runtime settings: 4 MB semi-spaces alone cost about 60 µs of scavenges per proxied GET.
   return startChildServer(b, 'bare-proxy.ts', {
     nodeFlags: NODE_FLAGS,
-    env: { ...MALLOC_ENV, BARE_PROXY_UPSTREAM: sys.clientsUrl, BARE_PROXY_IDENTITIES: identities },
+    // The launcher's order: the malloc settings under the environment's own (scripts/start.ts).
+    env: { ...MALLOC_ENV, ...process.env, BARE_PROXY_UPSTREAM: sys.clientsUrl, BARE_PROXY_IDENTITIES: identities },
   });
 }
 

@@ -195,7 +195,6 @@ export function processName(pid: number): string {
   return /services\/([^/]+)\/src\/server\.ts$/.exec(script)?.[1] ?? (/gateway\/src\/server\.ts$/.test(script) ? 'gateway' : script.split('/').pop()!);
 }
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat. */
 /** A bench server in a child process of its own (the bare proxy, the trivial route). */
 export interface ChildServer {
   url: string;
@@ -239,6 +238,7 @@ export async function startChildServer(b: Bench, script: string, opts: { nodeFla
   };
 }
 
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat. */
 export function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
