@@ -5,6 +5,10 @@ import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import { openGatewayStore } from '../src/data/store.ts';
 import { allUpstreams, call, newTeam, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 
+// Long enough for a store ping on a CI machine busy with other suites; a hanging
+// upstream or a cut store still takes only this long to be called down.
+const HEALTH_TIMEOUT_MS = 3000;
+
 let up: Awaited<ReturnType<typeof startEchoUpstream>>;
 let sick: Awaited<ReturnType<typeof startEchoUpstream>>;
 
@@ -20,7 +24,7 @@ afterAll(async () => {
 });
 
 async function withGateway(upstreams: ReturnType<typeof allUpstreams>, fn: (gw: TestGateway) => Promise<void>) {
-  const gw = await startGateway('health', upstreams, { healthTimeoutMs: 500 });
+  const gw = await startGateway('health', upstreams, { healthTimeoutMs: HEALTH_TIMEOUT_MS });
   try {
     await fn(gw);
   } finally {
@@ -53,7 +57,7 @@ describe('GET /health', () => {
 
   test('when only some services are deployed, then /health waits for those alone', async () => {
     const dead = `http://127.0.0.1:${await freePort()}`;
-    const gw = await startGateway('health', { ...allUpstreams(dead), clients: up.url }, { healthTimeoutMs: 500, deployed: ['clients'] });
+    const gw = await startGateway('health', { ...allUpstreams(dead), clients: up.url }, { healthTimeoutMs: HEALTH_TIMEOUT_MS, deployed: ['clients'] });
     try {
       const res = await call(gw.url, '/health');
       expect(res.status).toBe(200);
@@ -83,7 +87,7 @@ describe('when the store is unreachable', () => {
     const mongo = new URL(process.env.MONGO_URL!);
     const proxy = await startTcpProxy(mongo.hostname, Number(mongo.port));
     const store = await openGatewayStore({ url: `mongodb://127.0.0.1:${proxy.port}/`, dbPrefix: testDbPrefix('health') });
-    const gw = await startGateway('health', allUpstreams(up.url), { store, healthTimeoutMs: 500, storeTimeoutMs: 500 });
+    const gw = await startGateway('health', allUpstreams(up.url), { store, healthTimeoutMs: HEALTH_TIMEOUT_MS, storeTimeoutMs: 500 });
     try {
       const team = await newTeam(gw.accounts, 'starter');
       proxy.cut();

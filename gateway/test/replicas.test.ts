@@ -11,7 +11,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   a = await startEchoUpstream('a');
   b = await startEchoUpstream('b');
-  gw = await startGateway('replicas', allUpstreams(`${a.url},${b.url}`), { healthTimeoutMs: 500 });
+  gw = await startGateway('replicas', allUpstreams(`${a.url},${b.url}`), { healthTimeoutMs: 3000 });
 });
 
 afterAll(async () => {
