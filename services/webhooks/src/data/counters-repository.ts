@@ -188,6 +188,8 @@ export class CountersRepository {
     const attempts = fresh.filter((a) => !a.skipped);
     let last = from.counters.last_triggered_at;
     for (const a of attempts) if (!last || a.at > last) last = a.at;
+    let lastSuccess = stored?.last_success_at ?? null;
+    for (const a of attempts) if (a.ok && (!lastSuccess || a.at > lastSuccess)) lastSuccess = a.at;
     const rev = stored?.log_rev ?? 0;
     // Only what the stored document holds moves: a repeated move then carries the same minutes.
     const { before: past, rest } = splitBeforeHour(decodeMinutes(stored?.log_minutes), bucketOf(Date.now(), HOUR_MS));
@@ -199,6 +201,7 @@ export class CountersRepository {
       total_deliveries: from.counters.total_deliveries + attempts.length,
       failed_deliveries: from.counters.failed_deliveries + attempts.filter((a) => !a.ok).length,
       last_triggered_at: last,
+      last_success_at: lastSuccess,
       last_counted: fresh.map((a) => a._id),
       log_minutes: encodeMinutes(addMinutes(rest, logged)),
       log_rev: rev + 1,

@@ -2,8 +2,11 @@
 // An attempt's id is `<delivery>:<n>`, so each attempt is recorded once however
 // often its job runs; and a queued attempt is claimed before it is sent (claim
 // documents), so it is sent once however many copies of its job run at the same
-// moment. Deliveries and attempts are inserted in groups (InsertBatcher): the
-// fan-out's many inserts at once cost the store a round trip a group.
+// moment. A first attempt that succeeded in the fan-out is kept inside its
+// delivery (`first_attempt`), so the common delivery is one document; every other
+// attempt is a document of `attempts`. Deliveries and attempts are inserted in
+// groups (InsertBatcher): the fan-out's many inserts at once cost the store a
+// round trip a group.
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
@@ -15,7 +18,7 @@ import { bucketOf, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
 import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
-import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, WebhookCountersRecord } from './webhook-entity.ts';
+import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, FirstAttempt, WebhookCountersRecord } from './webhook-entity.ts';
 
 export interface Outcome {
   status: DeliveryStatus;
@@ -101,7 +104,7 @@ export class DeliveriesRepository {
     this.logCounts = new DeliveryLogCounts(db);
     this.claimMs = opts.attemptClaimMs;
     // The first insert of a recorded attempt lingers a little for others; the later ones go with the callers it releases together.
-    this.tallyInserts = new InsertBatcher(this.db.collection<AttemptTallyRecord>('attempt_tallies'), { lingerMs: RECORD_LINGER_MS });
+    this.tallyInserts = new InsertBatcher(this.tallies, { lingerMs: RECORD_LINGER_MS });
     this.attemptInserts = new InsertBatcher(this.attempts);
     this.deliveryInserts = new InsertBatcher(this.deliveries);
   }
@@ -112,6 +115,10 @@ export class DeliveriesRepository {
 
   private get attempts() {
     return this.db.collection<AttemptRecord>('attempts');
+  }
+
+  private get tallies() {
+    return this.db.collection<AttemptTallyRecord>('attempt_tallies');
   }
 
   private get claims() {
@@ -158,6 +165,18 @@ export class DeliveriesRepository {
   insert(delivery: DeliveryRecord): Promise<InsertOutcome> {
     const marked = { ...delivery, ...updatedDay(delivery.updated_at), ...dueMinute(delivery.next_attempt_at), ...logMarkers(delivery.webhook_id, delivery.created_at) };
     return this.deliveryInserts.insert(marked);
+  }
+
+  /**
+   * Stores a delivery with its first attempt, which succeeded, inside it (the attempt
+   * counted already: countAttempt). When a copy stored the delivery first
+   * ('duplicate'), the attempt is recorded in `attempts` instead, unless that copy's
+   * delivery holds its own: a job the copy queued then finds the attempt made.
+   */
+  async insertWithFirstAttempt(delivery: DeliveryRecord, first: AttemptRecord): Promise<InsertOutcome> {
+    const outcome = await this.insert({ ...delivery, first_attempt: keptInside(first) });
+    if (outcome === 'duplicate' && !(await this.get(delivery._id))?.first_attempt) await this.storeAttempt(first);
+    return outcome;
   }
 
   get(id: string): Promise<DeliveryRecord | null> {
@@ -247,14 +266,27 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Stores an attempt, or gives back the one recorded before (a crash or a duplicate
-   * job). Its tally goes first, so a crash in between leaves an attempt counted and
-   * not yet recorded, which the attempt's retry records (never one recorded and not counted).
-   * `logged`: the created_at of the attempt's delivery when this attempt counts it in
-   * the delivery log (its first, not asked for through the API: `countsInLog`).
+   * Counts an attempt: its tally, which the counter fold adds to the webhook's
+   * counters (once, by the attempt's id). `logged`: the created_at of the attempt's
+   * delivery when this attempt counts it in the delivery log (its first, not asked
+   * for through the API: `countsInLog`).
+   */
+  async countAttempt(attempt: AttemptRecord, logged: Date | null = null): Promise<void> {
+    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }) });
+  }
+
+  /**
+   * Counts and stores an attempt, or gives back the one recorded before (a crash or a
+   * duplicate job). The tally goes first, so a crash in between leaves an attempt
+   * counted and not yet recorded, which the attempt's retry records (never one
+   * recorded and not counted).
    */
   async recordAttempt(attempt: AttemptRecord, logged: Date | null = null): Promise<AttemptRecord> {
-    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }) });
+    await this.countAttempt(attempt, logged);
+    return this.storeAttempt(attempt);
+  }
+
+  private async storeAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
     if ((await this.attemptInserts.insert({ ...attempt, day: bucketOf(attempt.at, DAY_MS) })) === 'inserted') return attempt;
     const stored = await this.attemptById(attempt._id);
     if (!stored) throw new Error(`attempt ${attempt._id} refused as a duplicate but not found`);
@@ -286,17 +318,44 @@ export class DeliveriesRepository {
     return { deliveries: deliveries.deletedCount, attempts: attempts.deletedCount };
   }
 
-  /** The attempts of these deliveries of a webhook (the webhook by equality: the local store reads only its attempts). */
-  attemptsOf(webhookId: string, deliveryIds: string[]): Promise<AttemptRecord[]> {
-    if (deliveryIds.length === 0) return Promise.resolve([]);
-    return this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: deliveryIds } }).sort({ attempt: 1 }).toArray();
+  /**
+   * The attempts of these deliveries of a webhook, by attempt number: those kept
+   * inside them, and from `attempts` (the webhook by equality: the local store reads
+   * only its attempts) those of the deliveries that may have more.
+   */
+  async attemptsOf(webhookId: string, deliveries: DeliveryRecord[]): Promise<AttemptRecord[]> {
+    const inside = deliveries.flatMap((d) => (d.first_attempt ? [attemptInside(d, d.first_attempt)] : []));
+    const more = deliveries.filter((d) => !d.first_attempt || d.attempts_count > 1 || d.status === 'pending').map((d) => d._id);
+    const stored = more.length === 0 ? [] : await this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: more } }).toArray();
+    return [...inside, ...stored].sort((a, b) => a.attempt - b.attempt);
   }
 
-  /** Whether each of the webhook's last `n` attempts since `since` succeeded, newest first. */
-  async recentOutcomes(webhookId: string, since: Date, n: number): Promise<boolean[]> {
-    const rows = await this.attempts.find({ webhook_id: webhookId, at: { $gte: since } }, { projection: { ok: 1 } }).sort({ at: -1 }).limit(n).toArray();
-    return rows.map((a) => a.ok);
+  /**
+   * How many of the webhook's attempts since `since` failed after its last success,
+   * up to `n`. A success kept inside its delivery is found by its tally, or once
+   * folded by its counters' `last_success_at`: the tallies are read first, as the
+   * fold updates the counters before it deletes the tallies it added.
+   */
+  async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
+    const stored = await this.attempts.find({ webhook_id: webhookId, ok: true, at: { $gte: since } }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).toArray();
+    const tallied = await this.tallies.find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1 } }).toArray();
+    const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { last_success_at: 1 } });
+    const successes = [...stored.map((a) => a.at), ...tallied.filter((t) => !t.skipped).map((t) => t.at), counters?.last_success_at];
+    let lastSuccess: Date | null = null;
+    for (const at of successes) if (at && at >= since && (!lastSuccess || at > lastSuccess)) lastSuccess = at;
+    const after = lastSuccess ? { $gt: lastSuccess } : { $gte: since };
+    return (await this.attempts.find({ webhook_id: webhookId, ok: false, at: after }, { projection: { _id: 1 } }).limit(n).toArray()).length;
   }
+}
+
+/** What a delivery keeps of its first attempt. */
+function keptInside(a: AttemptRecord): FirstAttempt {
+  return { at: a.at, ok: a.ok, status_code: a.status_code, latency_ms: a.latency_ms, error_class: a.error_class, response_body: a.response_body };
+}
+
+/** The record of a delivery's first attempt, kept inside it. */
+function attemptInside(d: DeliveryRecord, a: FirstAttempt): AttemptRecord {
+  return { _id: `${d._id}:1`, team_id: d.team_id, webhook_id: d.webhook_id, delivery_id: d._id, attempt: 1, ...a };
 }
 
 /**

@@ -50,6 +50,9 @@ export const WebhookCountersEntity = defineEntity({
     total_deliveries: p.integer(),
     failed_deliveries: p.integer(),
     last_triggered_at: p.datetime().strictNullable(),
+    // The newest successful attempt the folds added: the newest success of all, with the tallies not yet folded
+    // (consecutive failures count from it, and a first attempt kept inside its delivery is found only so).
+    last_success_at: p.datetime().nullable(),
     // The attempts the last fold added, whose `counted` marks a crash may have left unset.
     last_counted: p.json<string[]>(),
     // The delivery log's counts per minute not yet moved to `delivery_log_hours` (JSON, delivery-log-counts.ts),
@@ -61,7 +64,7 @@ export const WebhookCountersEntity = defineEntity({
   indexes: [{ properties: ['team_id'] }],
 });
 
-export type WebhookCountersRecord = Later<InferEntity<typeof WebhookCountersEntity>, 'log_minutes' | 'log_rev' | 'log_ready'>;
+export type WebhookCountersRecord = Later<InferEntity<typeof WebhookCountersEntity>, 'last_success_at' | 'log_minutes' | 'log_rev' | 'log_ready'>;
 
 /** A webhook's delivery log counts of one hour (delivery-log-counts.ts); `_id` is `<webhook>:<hour>`. */
 export const DeliveryLogHourEntity = defineEntity({
@@ -108,6 +111,9 @@ export const DeliveryEntity = defineEntity({
     log_minute: p.string().nullable(),
     log_hour: p.string().nullable(),
     log_backfilled: p.boolean().nullable(),
+    // The first attempt, when it succeeded as the fan-out made it: stored with the delivery in one insert
+    // rather than in `attempts` (a delivery that needs no retry is one document).
+    first_attempt: p.json<FirstAttempt>().nullable(),
   },
   indexes: [
     { properties: ['webhook_id', 'created_at'] },
@@ -119,7 +125,17 @@ export const DeliveryEntity = defineEntity({
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled'>;
+export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt'>;
+
+/** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
+export interface FirstAttempt {
+  at: Date;
+  ok: boolean;
+  status_code: number | null;
+  latency_ms: number;
+  error_class: string | null;
+  response_body: string | null;
+}
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({

@@ -33,8 +33,8 @@ export class Deactivation {
    * call made it so (its caller then sends the alert, once its own writes are done).
    */
   async afterFailure(webhook: WebhookRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
-    const recent = await this.opts.deliveries.recentOutcomes(webhook._id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
-    if (recent.length < CONSECUTIVE_FAILURES_LIMIT || recent.some((ok) => ok)) return { inactive: false, deactivatedNow: false };
+    const failures = await this.opts.deliveries.failuresInARow(webhook._id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
+    if (failures < CONSECUTIVE_FAILURES_LIMIT) return { inactive: false, deactivatedNow: false };
     const deactivatedNow = await this.opts.webhooks.deactivate(webhook);
     if (deactivatedNow) {
       endpointsDisabled.inc();

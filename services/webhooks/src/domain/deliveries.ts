@@ -1,9 +1,10 @@
 // From domain events to signed POSTs. A domain event becomes one delivery per
 // subscribed, active webhook. The fan-out makes each first attempt itself,
 // concurrently across the webhooks (each within its slots), with the webhook and
-// the body it has in memory, and then stores the attempt and the delivery with its
-// outcome: an insert each, grouped with the others under way (InsertBatcher), so
-// the store sees a round trip for many deliveries. The event is acked once they
+// the body it has in memory, and then counts the attempt and stores the delivery
+// with its outcome (and the attempt inside it when it succeeded, or else in
+// `attempts`): an insert each, grouped with the others under way (InsertBatcher),
+// so the store sees a round trip for many deliveries. The event is acked once they
 // are stored: a crash before that redelivers it, and its first attempts are made
 // again (at least once). A delivery's id is derived from its webhook and event, so
 // a copy of an event finds what an earlier copy stored: it reads first only when the
@@ -168,11 +169,14 @@ export class Deliveries {
     }
     try {
       const made = await this.post(job, delivery, webhook, release);
-      const attempt = await this.opts.deliveries.recordAttempt(made, delivery.created_at);
+      // A success goes inside its delivery, counted first; a failure is recorded before the count of failures in a row reads them.
+      if (made.ok) await this.opts.deliveries.countAttempt(made, delivery.created_at);
+      const attempt = made.ok ? made : await this.opts.deliveries.recordAttempt(made, delivery.created_at);
       const next = await this.next(webhook, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
-      // A duplicate: an earlier copy stored the delivery pending, and its queued job finds this attempt made.
-      if ((await this.opts.deliveries.insert(stored)) === 'duplicate') return;
+      const inserted = made.ok ? await this.opts.deliveries.insertWithFirstAttempt(stored, made) : await this.opts.deliveries.insert(stored);
+      // A duplicate: an earlier copy stored the delivery (pending, its queued job then finds this attempt made).
+      if (inserted === 'duplicate') return;
       await this.followUp(delivery, webhook, job, next);
     } finally {
       release();

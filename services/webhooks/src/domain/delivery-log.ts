@@ -27,7 +27,7 @@ export class DeliveryLog {
   async list(who: Who, webhookId: string, q: ListQuery) {
     await this.webhooks.load(who.teamId, webhookId);
     const { records, total } = await this.deliveries.page(who.teamId, webhookId, q);
-    const attempts = await this.deliveries.attemptsOf(webhookId, records.map((d) => d._id));
+    const attempts = await this.deliveries.attemptsOf(webhookId, records);
     return { items: records.map((d) => shape(d, attempts.filter((a) => a.delivery_id === d._id))), total };
   }
 
