@@ -6,8 +6,8 @@
 // every second under a lock of its own (whichever replica takes it), adds the
 // tallies of every webhook to their counters, a batch at a time: one read of the
 // tallies, one of their webhooks' counters, an update per webhook in the batch, and
-// one delete of the batch (FerretDB deletes many rows in one statement, where it
-// updates them one by one). Exactly once: a webhook's update names the attempts it
+// one delete command for the batch, a delete per webhook in it (FerretDB deletes
+// many rows in one statement, where it updates them one by one). Exactly once: a webhook's update names the attempts it
 // added (`last_counted`), so a crash before the delete leaves their tallies named,
 // and the next fold deletes them without adding them again. Attempts an earlier
 // version stored `counted: false` are counted the same way first, and then marked.
@@ -29,7 +29,7 @@ const FOLD_BATCH = 2000;
 /** Where a fold's batch comes from, and how the batch is taken off it once added. */
 interface TallySource {
   read(limit: number): Promise<Counted[]>;
-  done(ids: string[]): Promise<void>;
+  done(batch: Counted[]): Promise<void>;
 }
 
 /** A webhook's counters over its delivery attempts. */
@@ -86,11 +86,18 @@ export class CountersRepository {
     return [
       {
         read: (limit) => this.attempts.find<Counted>({ counted: false }, { projection }).limit(limit).toArray(),
-        done: async (ids) => void (await this.attempts.updateMany({ counted: false, _id: { $in: ids } }, { $set: { counted: true } })),
+        done: async (batch) => void (await this.attempts.updateMany({ counted: false, _id: { $in: batch.map((a) => a._id) } }, { $set: { counted: true } })),
       },
       {
         read: (limit) => this.tallies.find({}, { projection }).limit(limit).toArray(),
-        done: async (ids) => void (await this.tallies.deleteMany({ _id: { $in: ids } })),
+        // A delete per webhook, all in one command: the local store sends the webhook's equality to SQL and
+        // matches the ids among its few tallies, where an `$in` alone reads every tally and compares each with every id.
+        done: async (batch) => {
+          const deletes = [...Map.groupBy(batch, (t) => t.webhook_id)].map(([webhookId, tallies]) => ({
+            deleteMany: { filter: { webhook_id: webhookId, _id: { $in: tallies.map((t) => t._id) } } },
+          }));
+          await this.tallies.bulkWrite(deletes, { ordered: false });
+        },
       },
     ];
   }
@@ -142,7 +149,7 @@ export class CountersRepository {
           const batch = await source.read(FOLD_BATCH);
           if (batch.length === 0) break;
           added += await this.addBatch(batch);
-          await source.done(batch.map((a) => a._id));
+          await source.done(batch);
           if (batch.length < FOLD_BATCH) break;
         }
       }
