@@ -7,9 +7,10 @@
 // tallies of every webhook to their counters, a batch at a time: one read of the
 // tallies, one of their webhooks' counters, an update per webhook in the batch, and
 // one delete command for the batch, a delete per webhook in it (FerretDB deletes
-// many rows in one statement, where it updates them one by one). Exactly once: a webhook's update names the attempts it
-// added (`last_counted`), so a crash before the delete leaves their tallies named,
-// and the next fold deletes them without adding them again. Attempts an earlier
+// many rows in one statement, where it updates them one by one). Exactly once: a
+// webhook's update names the attempts it added (`last_counted`), so a crash before
+// the delete leaves their tallies named, and the next fold deletes them without
+// adding them again. Attempts an earlier
 // version stored `counted: false` are counted the same way first, and then marked.
 //
 // The same update counts the deliveries of the delivery log by their minute, from the
