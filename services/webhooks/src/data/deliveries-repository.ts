@@ -168,12 +168,15 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Stores a delivery with its first attempt, which succeeded, inside it (the attempt
-   * counted already: countAttempt). When a copy stored the delivery first
-   * ('duplicate'), the attempt is recorded in `attempts` instead, unless that copy's
-   * delivery holds its own: a job the copy queued then finds the attempt made.
+   * Counts a delivery's first attempt, which succeeded, and stores the delivery with
+   * the attempt inside it (counted first, as recordAttempt does). When a copy stored
+   * the delivery first ('duplicate'), the attempt is recorded in `attempts` instead,
+   * unless that copy's delivery holds its own: a job the copy queued then finds the
+   * attempt made.
    */
   async insertWithFirstAttempt(delivery: DeliveryRecord, first: AttemptRecord): Promise<InsertOutcome> {
+    // A delivery stored here gets the log's markers (insert), so its first attempt counts it in the log.
+    await this.countAttempt(first, delivery.created_at);
     const outcome = await this.insert({ ...delivery, first_attempt: keptInside(first) });
     if (outcome === 'duplicate' && !(await this.get(delivery._id))?.first_attempt) await this.storeAttempt(first);
     return outcome;
@@ -271,7 +274,7 @@ export class DeliveriesRepository {
    * delivery when this attempt counts it in the delivery log (its first, not asked
    * for through the API: `countsInLog`).
    */
-  async countAttempt(attempt: AttemptRecord, logged: Date | null = null): Promise<void> {
+  private async countAttempt(attempt: AttemptRecord, logged: Date | null): Promise<void> {
     await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }) });
   }
 

@@ -128,14 +128,7 @@ export const DeliveryEntity = defineEntity({
 export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt'>;
 
 /** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
-export interface FirstAttempt {
-  at: Date;
-  ok: boolean;
-  status_code: number | null;
-  latency_ms: number;
-  error_class: string | null;
-  response_body: string | null;
-}
+export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({

@@ -169,8 +169,7 @@ export class Deliveries {
     }
     try {
       const made = await this.post(job, delivery, webhook, release);
-      // A success goes inside its delivery, counted first; a failure is recorded before the count of failures in a row reads them.
-      if (made.ok) await this.opts.deliveries.countAttempt(made, delivery.created_at);
+      // A success goes inside its delivery; a failure is recorded first, where the count of failures in a row (next) reads it.
       const attempt = made.ok ? made : await this.opts.deliveries.recordAttempt(made, delivery.created_at);
       const next = await this.next(webhook, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
