@@ -1,6 +1,7 @@
 // The webhooks section's settings, receivers, queue watching (the gateway and service sections wait on the queues too) and reports (webhooks.ts runs the scenarios).
 import { MongoClient, type Collection } from 'mongodb';
 import type { HttpsReceiver, ReceivedRequest, ReceiverHandler } from './internals.ts';
+import type { MachineLoad } from './machine-load.ts';
 import { execFileAsync, sleep, type System } from './support.ts';
 
 /** Writes a second, open loop (scheduled by time, not by completion), and for how long. */
@@ -41,6 +42,8 @@ export interface WebhookFigures {
   roundtripsPerDelivery: number;
   /** Store commands of the clients service per answered write. */
   writeRoundtrips: number;
+  /** The machine from the first write to the last arrival. */
+  load: MachineLoad;
 }
 
 /** Subscribes one webhook per URL for the team of `key`; their ids. */

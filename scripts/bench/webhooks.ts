@@ -17,6 +17,7 @@ import { MongoClient, type Collection } from 'mongodb';
 import { newEvent } from '../../shared/src/events.ts';
 import { newId } from '../../shared/src/ids.ts';
 import { deliveryLogScenario } from './delivery-log.ts';
+import { describeLoad, loadBetween, recordLoad, snapshotLoad, type MachineLoad } from './machine-load.ts';
 import { startHttpsReceiver, type HttpsReceiver } from './internals.ts';
 import { createdEventCounter, quantile, sleep, type Bench, type EventCounter, type System } from './support.ts';
 import { createTeams } from './teams.ts';
@@ -160,6 +161,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
   };
   const total = Math.round(s.rate * s.seconds);
   const writes: Promise<void>[] = [];
+  const loadBefore = snapshotLoad();
   const writesStarted = performance.now();
   for (let i = 0; i < total; i++) {
     const wait = writesStarted + (i * 1000) / s.rate - performance.now();
@@ -179,6 +181,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     if (arrivals.size >= owed.length || Date.now() > deadline) break;
     await sleep(100);
   }
+  const load = loadBetween(loadBefore, snapshotLoad());
   const lastPublished = await relayed;
   sampling = false;
   await sampler;
@@ -221,6 +224,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     maxBacklog: Math.max(0, ...backlog),
     roundtripsPerDelivery: commands / Math.max(arrived, 1),
     writeRoundtrips: writerTotal / Math.max(answered.size, 1),
+    load,
   };
   const since = (t: number) => `+${((t - firstAnswer) / 1000).toFixed(1)} s`;
   console.log(
@@ -255,6 +259,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     `  ${s.name}, per second: writes answered ${perSecond([...answered.values()].map((w) => w.at))} | events published ${perSecond(publishedAt)} | ` +
       `deliveries arrived ${perSecond(firstArrivals)} | relay backlog (a count each second or as fast as the store answers) ${backlog.join(' ')}`,
   );
+  console.log(`  ${s.name}, the machine from the first write to the last arrival: ${describeLoad(load)}`);
   if (hanging) await reportTimeouts(s.name, b.bench.store.url, `${b.sys.tree.dbPrefix}webhooks`, hookIds.hanging, hanging, firstAnswer);
   return figures;
 }
@@ -277,7 +282,10 @@ const CAPACITY_HOOKS = 20;
  * client.updated of before also reached the four services' client views, whose work
  * took most of the machine for the scenario's first seconds on a slow one.
  */
-async function capacityScenario(b: WebhookBench, receivers: HttpsReceiver[]): Promise<{ perSecond: number; seconds: number; arrived: number; roundtripsPerDelivery: number }> {
+async function capacityScenario(
+  b: WebhookBench,
+  receivers: HttpsReceiver[],
+): Promise<{ perSecond: number; seconds: number; arrived: number; roundtripsPerDelivery: number; load: MachineLoad }> {
   const receiver = await startHttpsReceiver(answerAfter(0));
   receivers.push(receiver);
   const issued = await createTeams(b.bench, b.sys.tree, Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks capacity ${n}`));
@@ -291,6 +299,7 @@ async function capacityScenario(b: WebhookBench, receivers: HttpsReceiver[]): Pr
   const conn = await connect(b.bench.amqpUrl);
   try {
     const ch = await conn.createConfirmChannel();
+    const loadBefore = snapshotLoad();
     const started = Date.now();
     for (const e of events) ch.publish(b.sys.tree.exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true, contentType: 'application/json', messageId: e.id });
     await ch.waitForConfirms();
@@ -306,6 +315,7 @@ async function capacityScenario(b: WebhookBench, receivers: HttpsReceiver[]): Pr
       return seen.size;
     };
     while (distinct() < CAPACITY_DELIVERIES && Date.now() < deadline) await sleep(50);
+    const load = loadBetween(loadBefore, snapshotLoad());
     const last = Math.max(...receiver.requests.map((r) => r.at));
     const arrived = distinct();
     const perSecond: number[] = [];
@@ -315,6 +325,7 @@ async function capacityScenario(b: WebhookBench, receivers: HttpsReceiver[]): Pr
       perSecond[k]++;
     }
     console.log(`  capacity, POSTs arrived per second from the first publish: ${perSecond.join(' ')}; TLS connections accepted: ${receiver.connections}`);
+    console.log(`  capacity, the machine from the first publish to the last arrival: ${describeLoad(load)}`);
     await webhooksSettled(b.bench.vhost, b.sys.tree.exchange);
     await sleep(2500);
     const commands = (await storeCommands(b.sys)) - commandsBefore;
@@ -324,7 +335,7 @@ async function capacityScenario(b: WebhookBench, receivers: HttpsReceiver[]): Pr
       `  capacity: ${arrived} of ${CAPACITY_DELIVERIES} deliveries (${events.length} events x ${CAPACITY_HOOKS} webhooks) in ${seconds.toFixed(1)} s: ` +
         `${rate.toFixed(0)} deliveries/s; ${commands} store commands (${(commands / Math.max(arrived, 1)).toFixed(2)} a delivery)`,
     );
-    return { perSecond: rate, seconds, arrived, roundtripsPerDelivery: commands / Math.max(arrived, 1) };
+    return { perSecond: rate, seconds, arrived, roundtripsPerDelivery: commands / Math.max(arrived, 1), load };
   } finally {
     await conn.close();
   }
@@ -379,6 +390,7 @@ export async function webhooksSection(b: Bench): Promise<void> {
       b.record(`webhooks.${s.key}.write_p50_ms`, f.writeP50);
       b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
       b.record(`webhooks.${s.key}.write_roundtrips`, f.writeRoundtrips);
+      recordLoad(b, `webhooks.${s.key}`, f.load);
     }
     if (!WEBHOOK_SCENARIOS || WEBHOOK_SCENARIOS.includes('capacity')) {
       const capacity = await capacityScenario(wb, receivers);
@@ -386,6 +398,7 @@ export async function webhooksSection(b: Bench): Promise<void> {
       b.record('webhooks.capacity.seconds', capacity.seconds);
       b.record('webhooks.capacity.delivered_ratio', capacity.arrived / CAPACITY_DELIVERIES);
       b.record('webhooks.capacity.roundtrips_per_delivery', capacity.roundtripsPerDelivery);
+      recordLoad(b, 'webhooks.capacity', capacity.load);
     }
     if (!WEBHOOK_SCENARIOS || WEBHOOK_SCENARIOS.includes('log')) {
       const receiver = await startHttpsReceiver(answerAfter(0));
