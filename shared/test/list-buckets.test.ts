@@ -159,6 +159,49 @@ describe('ListBuckets.backfill', () => {
   });
 });
 
+describe('ListBuckets when a field is counted by a newer version', () => {
+  // The older version counts status only; the newer one counts phase too.
+  const older = (collection: string) => new ListBuckets({ db, collection, order: { field: 'at', keys: ['at'] }, dayField: 'at', counted: ['status'] });
+
+  /** Retries `read` until it answers (not null), for up to 10 s. */
+  async function answered<T>(read: () => Promise<T | null>): Promise<T> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const got = await read();
+      if (got !== null || Date.now() > deadline) return got as T;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('when days were counted without it, then a page filtered on it takes the plain query until those days are counted again, and other pages are answered at once', async () => {
+    const col = 'grown';
+    const old = older(col);
+    await old.backfill();
+    await insertMarked(old, col, spread('team_g', 30));
+    const newer = lists(col);
+    expect(await page(newer, 'team_g', { status: 'ativo' }, -1, 0, 10)).toEqual(await plainPage(col, { status: 'ativo' }, -1, 0, 10));
+    expect(await page(newer, 'team_g', { phase: 'b' }, -1, 0, 10)).toBeNull();
+    expect(await answered(() => page(newer, 'team_g', { phase: 'b' }, -1, 0, 10))).toEqual(await plainPage(col, { phase: 'b' }, -1, 0, 10));
+
+    // An older replica still running (a rolling deploy) counts a new record without it.
+    const late = { _id: 'late', team_id: 'team_g', at: new Date(DAY0), status: 'ativo', phase: 'b' };
+    await db.collection<Rec>(col).insertOne({ ...late, ...old.markerOf(late) });
+    await old.added(late, Date.now());
+    expect(await page(newer, 'team_g', { status: 'ativo', phase: 'b' }, 1, 0, 30)).toBeNull();
+    expect(await answered(() => page(newer, 'team_g', { status: 'ativo', phase: 'b' }, 1, 0, 30))).toEqual(await plainPage(col, { status: 'ativo', phase: 'b' }, 1, 0, 30));
+  });
+
+  it('when the newer version starts, then it counts again every day counted without the field, before any page asks', async () => {
+    const col = 'grown_start';
+    const old = older(col);
+    await old.backfill();
+    await insertMarked(old, col, spread('team_h', 25));
+    const newer = lists(col);
+    await newer.backfill(); // the start's pass
+    expect(await page(newer, 'team_h', { status: 'arquivado', phase: 'a' }, -1, 0, 25)).toEqual(await plainPage(col, { status: 'arquivado', phase: 'a' }, -1, 0, 25));
+  });
+});
+
 describe('ListBuckets of a sort value a write may change or leave out', () => {
   interface Due {
     _id: string;

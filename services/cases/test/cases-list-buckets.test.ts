@@ -5,8 +5,11 @@ import { MongoClient } from 'mongodb';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
+import { parseSort } from '@lpm/shared/http/pagination';
+import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { CasesRepository } from '../src/data/cases-repository.ts';
+import { PRIORITY_RANK } from '../src/domain/case-shape.ts';
 import { identity, startCases, type CasesUnderTest } from './helper.ts';
 
 let sut: CasesUnderTest;
@@ -45,13 +48,25 @@ const createCase = async (who: Identity, body: object = {}) => {
 async function insertCopies(repository: CasesRepository, teamId: string, template: CaseRecord, instants: number[]) {
   for (const [i, at] of instants.entries()) {
     const _id = newId('case');
-    const record = { ...template, _id, team_id: teamId, number: null, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(at), phase: ['recebido', 'triagem'][i % 2] };
+    const priority = CASE_PRIORITIES[i % 3];
+    const record = {
+      ...template,
+      _id,
+      team_id: teamId,
+      number: null,
+      number_key: `none:${_id}`,
+      origin_key: `none:${_id}`,
+      created_at: new Date(at),
+      phase: ['recebido', 'triagem'][i % 2],
+      priority,
+      priority_rank: PRIORITY_RANK[priority],
+    };
     await repository.insert(record, []);
   }
 }
 
 describe('GET /v1/cases by day buckets', () => {
-  it('when cases span days (ties at one instant included), then every page, newest or oldest first and filtered by status and phase, is the plain query page', async () => {
+  it('when cases span days (ties at one instant included), then every page, newest or oldest first and filtered by status, phase and priority, is the plain query page', async () => {
     const who = identity();
     const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(who) }))!;
     const midnight = Math.floor(Date.now() / DAY_MS) * DAY_MS;
@@ -65,8 +80,14 @@ describe('GET /v1/cases by day buckets', () => {
       ['phase=triagem', { phase: 'triagem' }, -1],
       ['status=ativo&phase=recebido&sort=created_at', { status: 'ativo', phase: 'recebido' }, 1],
       ['status=arquivado', { status: 'arquivado' }, -1],
+      ['priority=alta', { priority: 'alta' }, -1],
+      ['status=ativo&priority=baixa&sort=created_at', { status: 'ativo', priority: 'baixa' }, 1],
+      ['status=ativo&phase=triagem&priority=media', { status: 'ativo', phase: 'triagem', priority: 'media' }, -1],
     ];
     for (const [query, filter, direction] of checks) {
+      // Answered by day buckets, not by the plain query (which FerretDB sorts and counts in Go).
+      const bucketed = await sut.repository.lists.listPage(who.teamId, filter, parseSort(direction === 1 ? 'created_at' : undefined, '-created_at'), { skip: 0, limit: 20 }, {});
+      expect({ query, bucketed: bucketed !== null }).toEqual({ query, bucketed: true });
       for (const [page, limit] of [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [9, 5]]) {
         expect({ query, page, ...(await list(who, `${query}&page=${page}&limit=${limit}`)) }).toEqual({
           query,

@@ -173,11 +173,17 @@ export class ListBuckets {
     return this.page<R>({ teamId, equal: Object.fromEntries(given), days, direction: sort.direction, ...window, projection });
   }
 
-  /** The page, or null while records written before the markers may still lack them (take the plain query). */
+  /**
+   * The page, or null (take the plain query) while records written before the markers
+   * may still lack them, or while days counted before a filtered field was counted
+   * are counted again (list-counts.ts).
+   */
   async page<R>(q: BucketPageQuery): Promise<BucketPage<R> | null> {
     if (!(await this.ready())) return null;
     const { from = -Infinity, to = Infinity } = q.days ?? {};
-    const counted = (await this.counts.days(q.teamId, q.equal)).filter((d) => !q.days || (d.day !== null && d.day >= from && d.day <= to));
+    const all = await this.counts.days(q.teamId, q.equal);
+    if (!all) return null;
+    const counted = all.filter((d) => !q.days || (d.day !== null && d.day >= from && d.day <= to));
     // Newest first: the records without a value still last.
     const days = q.direction === 1 ? counted : [...counted.filter((d) => d.day !== null).reverse(), ...counted.filter((d) => d.day === null)];
     const total = days.reduce((sum, d) => sum + d.n, 0);
@@ -219,7 +225,8 @@ export class ListBuckets {
       await this.counts.fold(teamId, doc);
     }
     if (await this.ready()) {
-      // Days whose new records a process counted by delta and that were not counted again before it stopped.
+      // Days whose new records a process counted by delta and that were not counted again
+      // before it stopped, and days counted before a field this version counts.
       for (const [teamId, day] of await this.counts.owedRechecks()) {
         if (stopping()) return;
         await this.counts.recountNow(teamId, day);

@@ -24,6 +24,11 @@
 // that took deltas is counted again RECHECK_MS after its last one, and at start
 // (ListBuckets.backfill), which also folds the deltas a stopped process left.
 // Records with no value of the sort field are in a bucket of their own, the day `null`.
+//
+// A field added to `counted` by a later version is missing from the combinations
+// counted before it (and from those an older replica still counts during a rolling
+// deploy): a page filtered on it takes the plain query and has those days counted
+// again, and the start's pass recounts every such day (ListBuckets.backfill).
 import type { Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { CountDeltas, type CountDelta } from './list-count-deltas.ts';
@@ -82,6 +87,9 @@ interface CountsDocument {
 
 const daysOf = (doc: CountsDocument | null): DayCount[] => (doc ? (JSON.parse(doc.days) as DayCount[]) : []);
 
+/** Whether every combination of the day was counted with each of `fields`. */
+const countedWith = (day: DayCount, fields: readonly string[]): boolean => day.by.every((c) => fields.every((f) => f in c.v));
+
 export interface ListCountsOptions {
   db: Db;
   /** The records' collection. */
@@ -134,35 +142,46 @@ export class ListCounts {
     return docs.flatMap((doc) => daysOf(doc).map((d): [string, Day] => [doc.owner.slice(prefix.length), d.d]));
   }
 
-  /** Every [team, day] of this collection that took a delta and is not counted again yet. */
+  /** Every [team, day] of this collection that took a delta and is not counted again yet, or was counted without a field counted now. */
   async owedRechecks(): Promise<[string, Day][]> {
     const prefix = `${this.opts.collection}:`;
     const docs = (await this.documents.find({}).toArray()).filter((doc) => doc.owner.startsWith(prefix));
-    return docs.flatMap((doc) => daysOf(doc).filter((d) => d.r).map((d): [string, Day] => [doc.owner.slice(prefix.length), d.d]));
+    return docs.flatMap((doc) =>
+      daysOf(doc)
+        .filter((d) => d.r || !countedWith(d, this.opts.counted))
+        .map((d): [string, Day] => [doc.owner.slice(prefix.length), d.d]),
+    );
   }
 
-  /** The team's days holding records that match `equal` (counted fields only), oldest first, the day `null` last. */
-  async days(teamId: string, equal: Record<string, unknown>): Promise<DayTotal[]> {
+  /**
+   * The team's days holding records that match `equal` (counted fields only), oldest
+   * first, the day `null` last; null when a day was counted without one of `equal`'s
+   * fields (a field counted since): those days are counted again meanwhile.
+   */
+  async days(teamId: string, equal: Record<string, unknown>): Promise<DayTotal[] | null> {
     const owner = this.owner(teamId);
     // Deltas first: a fold writes the counts document before it deletes the deltas it
     // counted, so a delta gone from this read is in the document read after it.
     const deltas = await this.deltas.ofOwner(owner);
     const docs = await this.documents.find({ owner }).toArray();
     const fields = Object.entries(equal);
-    const days: DayTotal[] = [];
+    const names = Object.keys(equal);
+    const counts: DayCount[] = [];
     for (const doc of docs) {
-      const counts = daysOf(doc);
-      addDeltas(counts, deltas.filter((d) => d.doc === doc._id), new Set(doc.absorbed), this.opts.counted);
-      for (const day of counts) {
-        const n = fields.length === 0 ? day.n : day.by.filter((c) => fields.every(([f, v]) => c.v[f] === v)).reduce((sum, c) => sum + c.n, 0);
-        if (n > 0) days.push({ day: day.d, n });
-      }
+      const ofDoc = daysOf(doc);
+      addDeltas(ofDoc, deltas.filter((d) => d.doc === doc._id), new Set(doc.absorbed), this.opts.counted);
+      counts.push(...ofDoc);
     }
     // Deltas of a counts document not written yet: the team's first records of those days.
     const stored = new Set(docs.map((doc) => doc._id));
-    const unstored: DayCount[] = [];
-    addDeltas(unstored, deltas.filter((d) => !stored.has(d.doc)), new Set(), this.opts.counted);
-    for (const day of unstored) {
+    addDeltas(counts, deltas.filter((d) => !stored.has(d.doc)), new Set(), this.opts.counted);
+    const uncounted = counts.filter((day) => !countedWith(day, names));
+    if (uncounted.length > 0) {
+      for (const day of uncounted) void this.recount(teamId, day.d);
+      return null;
+    }
+    const days: DayTotal[] = [];
+    for (const day of counts) {
       const n = fields.length === 0 ? day.n : day.by.filter((c) => fields.every(([f, v]) => c.v[f] === v)).reduce((sum, c) => sum + c.n, 0);
       if (n > 0) days.push({ day: day.d, n });
     }

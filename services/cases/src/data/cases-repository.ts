@@ -2,7 +2,7 @@
 // duplicate number; the timeline read only when asked for), the list query on the
 // fields derived for sorting without collation, and the questions other services
 // ask (counts, active cases, phases in use). The list by creation instant, filtered
-// by nothing but status and phase, is read by day buckets (store/list-buckets.ts).
+// by nothing but status, phase and priority, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
 import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
@@ -50,7 +50,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       duplicate: duplicateNumber,
       heavy: ['timeline', 'counted_events'],
       signalFields: ['sla_warning_at', 'sla_overdue_at'],
-      lists: { ...BY_CREATION, counted: ['status', 'phase'], logger },
+      lists: { ...BY_CREATION, counted: ['status', 'phase', 'priority'], logger },
     });
   }
 
