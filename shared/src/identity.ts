@@ -77,20 +77,54 @@ type Headers = Record<string, string | string[] | undefined>;
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
+/** The internal credential's digest, made once rather than on every request. */
+let internal: { token: string; digest: Buffer } | undefined;
+
+function isInternalToken(given: string, internalToken: string): boolean {
+  if (internal?.token !== internalToken) internal = { token: internalToken, digest: digest(internalToken) };
+  return timingSafeEqual(digest(given), internal.digest);
+}
+
+/**
+ * Settings headers already read, by value: every request of a team carries the same
+ * one, and reading it (base64, JSON, checks) was a few percent of a service's CPU on
+ * a GET. Read only after the internal credential, so only the gateway fills it; the
+ * oldest dropped first. Frozen: every request of the team shares them.
+ */
+const SETTINGS_KEPT = 512;
+const settingsByHeader = new Map<string, TeamSettings>();
+
+function settingsOf(raw: string | undefined): TeamSettings {
+  if (!raw) return defaultTeamSettings();
+  let settings = settingsByHeader.get(raw);
+  if (!settings) {
+    if (settingsByHeader.size >= SETTINGS_KEPT) settingsByHeader.delete(settingsByHeader.keys().next().value!);
+    settingsByHeader.set(raw, (settings = deepFreeze(readSettings(raw))));
+  }
+  return settings;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /** The identity in a request's headers, or null when the internal credential is missing or wrong. */
 export function readIdentity(headers: Headers, internalToken: string): Identity | null {
   const token = one(headers[HEADER.internalToken]);
-  if (!token || !sameSecret(token, internalToken)) return null;
+  if (!token || !isInternalToken(token, internalToken)) return null;
   const teamId = one(headers[HEADER.teamId]);
   const userId = one(headers[HEADER.userId]);
   if (!teamId || !userId) return null;
   const scopes = (one(headers[HEADER.scopes]) ?? '').split(',').filter((s): s is Scope => SCOPES.includes(s as Scope));
-  return { teamId, userId, scopes, settings: readSettings(one(headers[HEADER.settings])) };
+  return { teamId, userId, scopes, settings: settingsOf(one(headers[HEADER.settings])) };
 }
 
-/** The settings header's value; the defaults when it is absent or malformed. */
-function readSettings(raw: string | undefined): TeamSettings {
-  if (!raw) return defaultTeamSettings();
+/** The settings header's value; the defaults when it is malformed. */
+function readSettings(raw: string): TeamSettings {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
