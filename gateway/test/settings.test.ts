@@ -1,9 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { DEFAULT_CASE_PHASES, DEFAULT_DEAL_PHASES, HEADER, readIdentity, type TeamSettings } from '@lpm/shared/identity';
 import { freePort } from '../../scripts/local-store.ts';
 import { expectError } from '../../test/support/api.ts';
-import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 
 /**
  * Stands in for the cases and deals services: answers /internal/phases-in-use with
@@ -79,9 +80,12 @@ describe('GET /v1/settings', () => {
     expect(res.body).toEqual({ success: true, data: { ...DEFAULTS, updated_at: null } });
   });
 
-  test('when a team was created with a time zone, then its settings have it', async () => {
+  test('when a team was created with a time zone, then its settings have it, by its canonical name', async () => {
     const team = await gw.accounts.createTeam({ name: 'Lisboa', plan: 'enterprise', timezone: 'Europe/Lisbon', ownerName: 'O', ownerEmail: 'o@lisboa.pt' });
     expect((await getSettings(team.apiKey)).body.data.timezone).toBe('Europe/Lisbon');
+    const typed = await gw.accounts.createTeam({ name: 'Porto', plan: 'enterprise', timezone: 'eUrOpE/lisbon', ownerName: 'O', ownerEmail: 'o@porto.pt' });
+    expect(typed.team.timezone).toBe('Europe/Lisbon');
+    expect((await getSettings(typed.apiKey)).body.data.timezone).toBe('Europe/Lisbon');
   });
 
   test('when services receive a request of a team with default settings, then they read the defaults', async () => {
@@ -101,6 +105,22 @@ describe('PUT /v1/settings', () => {
     expect(await settingsSeenByServices(team.apiKey)).toEqual({ ...DEFAULTS, timezone: 'Europe/Lisbon' });
     expect((await getSettings(team.apiKey)).body.data).toEqual(res.body.data);
     expect(standIn.state.calls).toHaveLength(0);
+  });
+
+  test('when the time zone is sent in another spelling, then it is stored and shown by its canonical name, and services get that name', async () => {
+    const team = await newTeam(gw.accounts, 'enterprise');
+    const res = await put(team.apiKey, { timezone: 'aMeRiCa/sao_paulo' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.timezone).toBe('America/Sao_Paulo');
+    expect((await getSettings(team.apiKey)).body.data.timezone).toBe('America/Sao_Paulo');
+    expect((await settingsSeenByServices(team.apiKey)).timezone).toBe('America/Sao_Paulo');
+    const client = await MongoClient.connect(process.env.MONGO_URL!);
+    try {
+      const stored = await client.db(`${testDbPrefix('settings')}gateway`).collection<{ _id: string; timezone: string }>('teams').findOne({ _id: team.team.id });
+      expect(stored?.timezone).toBe('America/Sao_Paulo');
+    } finally {
+      await client.close();
+    }
   });
 
   test('when case phases change, then names are trimmed, non-ASCII names arrive intact and removed ones are checked with the cases service', async () => {
@@ -224,7 +244,8 @@ describe('PUT /v1/settings validation', () => {
       deal_phases: manyPhases(30, (i) => `${i}`.padEnd(100, 'd')).map((name) => ({ name, probability: 100 })),
     };
     expect((await put(fresh.apiKey, body)).status).toBe(200);
-    expect(await settingsSeenByServices(fresh.apiKey)).toEqual({ ...DEFAULTS, ...body });
+    // An alias is stored by the name Intl gives it.
+    expect(await settingsSeenByServices(fresh.apiKey)).toEqual({ ...DEFAULTS, ...body, timezone: 'America/Catamarca' });
   });
 
   test('when a request is refused, then the settings are unchanged', async () => {

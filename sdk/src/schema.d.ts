@@ -2898,11 +2898,14 @@ export interface components {
                 name: string;
                 probability: number;
             }[];
+            /** @description The team's court calendar, both parts always shown: `jurisdiction` is `{ uf: null, branch: 'state' }` (the national calendar only) until the team sets one. */
             court_calendar: {
+                /** @description The team's court: `uf` adds that state's holidays (null: the national calendar only) and `branch` that branch's closures (default state). Sent whole: a part left out takes its default. */
                 jurisdiction: {
                     uf: string | null;
                     branch: string;
                 };
+                /** @description Days the team's court had no business (municipal holidays, closures, its system down), in date order, one a day. Sent whole: the list replaces the team's. */
                 closures: {
                     date: string;
                     name: string;
@@ -3102,14 +3105,17 @@ export interface components {
          * @description Any subset of the settings.
          */
         UpdateSettingsRequest: {
+            /** @description Either part, or both: the part not sent keeps its value. A team that never set a jurisdiction counts the national calendar only. */
             court_calendar?: {
-                jurisdiction: {
+                /** @description The team's court: `uf` adds that state's holidays (null: the national calendar only) and `branch` that branch's closures (default state). Sent whole: a part left out takes its default. */
+                jurisdiction?: {
                     /** @enum {string|null} */
                     uf?: "AC" | "AL" | "AM" | "AP" | "BA" | "CE" | "DF" | "ES" | "GO" | "MA" | "MG" | "MS" | "MT" | "PA" | "PB" | "PE" | "PI" | "PR" | "RJ" | "RN" | "RO" | "RR" | "RS" | "SC" | "SE" | "SP" | "TO" | null;
                     /** @enum {string} */
                     branch?: "state" | "federal" | "labour";
                 };
-                closures: {
+                /** @description Days the team's court had no business (municipal holidays, closures, its system down), in date order, one a day. Sent whole: the list replaces the team's. */
+                closures?: {
                     /** Format: date */
                     date: string;
                     name: string;
@@ -3117,6 +3123,7 @@ export interface components {
             };
             /** @enum {string} */
             cnj_check?: "warn" | "reject";
+            /** @description An IANA time zone, in any case or by an alias; stored and shown by the name Intl gives it (`aMeRiCa/sao_paulo` is `America/Sao_Paulo`). */
             timezone?: string;
             case_phases?: string[];
             deal_phases?: {

@@ -42,6 +42,7 @@ export const closuresSchema = (max: number) =>
     'x-message': `court_calendar.closures must be a list of at most ${max} closures`,
   });
 
+/** A team that never named a jurisdiction: the national calendar only (no state's holidays), as a state court counts it. */
 export const DEFAULT_JURISDICTION: Jurisdiction = { uf: null, branch: 'state' };
 
 export const defaultCourtCalendar = (): CourtCalendarSettings => ({ jurisdiction: { ...DEFAULT_JURISDICTION }, closures: [] });
@@ -51,13 +52,18 @@ const isJurisdiction = (j: unknown): j is Jurisdiction => {
   return typeof v === 'object' && v !== null && (v.uf === null || UFS.includes(v.uf as Uf)) && COURT_BRANCHES.includes(v.branch as CourtBranch);
 };
 
-export function isCourtCalendar(c: unknown): c is CourtCalendarSettings {
-  const v = c as Partial<CourtCalendarSettings> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    isJurisdiction(v.jurisdiction) &&
-    Array.isArray(v.closures) &&
-    v.closures.every((x) => typeof x === 'object' && x !== null && typeof x.date === 'string' && typeof x.name === 'string')
-  );
+const isClosures = (c: unknown): c is Closure[] =>
+  Array.isArray(c) && c.every((x: Partial<Closure> | null) => typeof x === 'object' && x !== null && typeof x.date === 'string' && typeof x.name === 'string');
+
+/**
+ * A calendar as stored or sent, read part by part: a jurisdiction that is missing (or
+ * not one) counts the national calendar only, and missing closures are none; the
+ * other part keeps its value.
+ */
+export function courtCalendarOf(c: unknown): CourtCalendarSettings {
+  const v = (typeof c === 'object' && c !== null ? c : {}) as Partial<Record<keyof CourtCalendarSettings, unknown>>;
+  return {
+    jurisdiction: isJurisdiction(v.jurisdiction) ? v.jurisdiction : { ...DEFAULT_JURISDICTION },
+    closures: isClosures(v.closures) ? v.closures : [],
+  };
 }

@@ -2,7 +2,7 @@
 // these headers itself and drops any a client sent; services trust them only
 // together with the internal credential.
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { defaultCourtCalendar, isCourtCalendar, type CnjCheck, type CourtCalendarSettings } from './court-calendar.ts';
+import { courtCalendarOf, defaultCourtCalendar, type CnjCheck, type CourtCalendarSettings } from './court-calendar.ts';
 
 export const HEADER = {
   internalToken: 'x-lpm-internal-token',
@@ -136,8 +136,8 @@ function readSettings(raw: string): TeamSettings {
     timezone: value.timezone,
     case_phases: value.case_phases,
     deal_phases: value.deal_phases.map(({ name, probability }) => ({ name, probability })),
-    // Absent from a header an older gateway wrote: the defaults.
-    court_calendar: isCourtCalendar(value.court_calendar) ? value.court_calendar : defaultCourtCalendar(),
+    // Absent from a header an older gateway wrote, or a part of it: the defaults of that part.
+    court_calendar: courtCalendarOf(value.court_calendar),
     cnj_check: value.cnj_check === 'reject' ? 'reject' : 'warn',
   };
 }

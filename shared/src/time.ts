@@ -1,5 +1,7 @@
 // Time helpers every domain uses: instants as the API writes them, and calendar
 // days and wall-clock moments in a team's time zone.
+import { BoundedCache } from './bounded-cache.ts';
+
 export const DAY_MS = 86_400_000;
 
 /**
@@ -16,9 +18,44 @@ export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
+/**
+ * Formatters by use and time zone, shared by every zone computation of the process.
+ * A zone is keyed as spelt, and spellings come from callers (a team's setting, as an
+ * older gateway stored it), so at most this many are kept.
+ */
+export const ZONE_FORMATTERS_KEPT = 256;
+const formatters = new BoundedCache<string, Intl.DateTimeFormat>(ZONE_FORMATTERS_KEPT);
+
+const FORMATS = {
+  day: ['en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' }],
+  moment: ['en-US', { hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }],
+} as const satisfies Record<string, [string, Intl.DateTimeFormatOptions]>;
+
+/** The formatter of `use` in `timeZone`; throws a RangeError for a zone Intl does not know. */
+function formatter(use: keyof typeof FORMATS, timeZone: string): Intl.DateTimeFormat {
+  return formatters.get(`${use} ${timeZone}`, () => new Intl.DateTimeFormat(FORMATS[use][0], { timeZone, ...FORMATS[use][1] }));
+}
+
+/** How many formatters are kept now (at most ZONE_FORMATTERS_KEPT). */
+export const zoneFormattersKept = (): number => formatters.size;
+
+/**
+ * The IANA time zone `tz` names, spelt as Intl spells it (`aMeRiCa/sao_paulo` is
+ * `America/Sao_Paulo`, `US/Eastern` is `America/New_York`), or null when it names
+ * none. Intl also takes UTC offsets such as +03:00, which are not zones.
+ */
+export function canonicalTimeZone(tz: string): string | null {
+  if (/^[+-]/.test(tz)) return null;
+  try {
+    return formatter('moment', tz).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
 /** The calendar day (YYYY-MM-DD) of instant `at` in `timeZone`. */
 export function dayIn(timeZone: string, at: Date = new Date()): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+  return formatter('day', timeZone).format(at);
 }
 
 /** The calendar day after `date` (YYYY-MM-DD). */
@@ -28,25 +65,9 @@ export function nextDay(date: string): string {
   return d.toISOString().slice(0, 10);
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
 /** The zone's offset from UTC (ms) at instant t (whole seconds). */
 function offsetAt(timeZone: string, t: number): number {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  const p = Object.fromEntries(f.formatToParts(t).map(({ type, value }) => [type, Number(value)]));
+  const p = Object.fromEntries(formatter('moment', timeZone).formatToParts(t).map(({ type, value }) => [type, Number(value)]));
   return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - t;
 }
 

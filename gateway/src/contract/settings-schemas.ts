@@ -6,7 +6,19 @@ const MAX_PHASES = 30;
 /** Closures travel in the settings header (MAX_SETTINGS_BYTES); a year of municipal holidays and outages fits. */
 const MAX_CLOSURES = 100;
 
-const courtCalendar = object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(MAX_CLOSURES) }, ['jurisdiction', 'closures']);
+const JURISDICTION_ABOUT =
+  "The team's court: `uf` adds that state's holidays (null: the national calendar only) and `branch` that branch's closures (default state). Sent whole: a part left out takes its default.";
+const CLOSURES_ABOUT = "Days the team's court had no business (municipal holidays, closures, its system down), in date order, one a day. Sent whole: the list replaces the team's.";
+
+const courtCalendar = {
+  ...object({
+    jurisdiction: { ...jurisdictionSchema(), description: JURISDICTION_ABOUT },
+    closures: { ...closuresSchema(MAX_CLOSURES), description: CLOSURES_ABOUT },
+  }),
+  minProperties: 1,
+  description: 'Either part, or both: the part not sent keeps its value. A team that never set a jurisdiction counts the national calendar only.',
+  'x-message': 'court_calendar must be an object with jurisdiction, closures or both',
+};
 
 const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
 const phaseList = <T>(field: string, items: Schema<T>) =>
@@ -21,7 +33,7 @@ const phaseList = <T>(field: string, items: Schema<T>) =>
 export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of the settings.', object({
   court_calendar: courtCalendar,
   cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
-  timezone: text(100, { 'x-message': 'Invalid time zone' }),
+  timezone: text(100, { 'x-message': 'Invalid time zone', description: 'An IANA time zone, in any case or by an alias; stored and shown by the name Intl gives it (`aMeRiCa/sao_paulo` is `America/Sao_Paulo`).' }),
   case_phases: phaseList('case_phases', phaseName),
   deal_phases: phaseList(
     'deal_phases',
@@ -35,6 +47,7 @@ export const SETTINGS_EXAMPLES = [
     court_calendar: { jurisdiction: { uf: 'SP', branch: 'state' }, closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }, { date: '2025-08-05', name: 'PJe indisponível' }] },
     cnj_check: 'reject',
   },
+  { court_calendar: { closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }] } },
 ];
 
 /** The settings fields a PUT sends. */
@@ -44,10 +57,13 @@ const settings = named('Settings', "The team's settings.", shape({
   timezone: out.string,
   case_phases: out.strings,
   deal_phases: arrayOf(shape({ name: out.string, probability: out.integer })),
-  court_calendar: shape({
-    jurisdiction: shape({ uf: out.nullableString, branch: out.string }),
-    closures: arrayOf(shape({ date: out.string, name: out.string })),
-  }),
+  court_calendar: {
+    ...shape({
+      jurisdiction: { ...shape({ uf: out.nullableString, branch: out.string }), description: JURISDICTION_ABOUT },
+      closures: { ...arrayOf(shape({ date: out.string, name: out.string })), description: CLOSURES_ABOUT },
+    }),
+    description: "The team's court calendar, both parts always shown: `jurisdiction` is `{ uf: null, branch: 'state' }` (the national calendar only) until the team sets one.",
+  },
   cnj_check: out.string,
   updated_at: out.nullableString,
 }));

@@ -1,7 +1,9 @@
 // Teams, users and API keys: the use cases behind the operator CLI and the
 // gateway's key lookup. No HTTP here.
 import { badRequest, userNotFound } from '@lpm/shared/errors';
+import { courtCalendarOf } from '@lpm/shared/court-calendar';
 import { newId } from '@lpm/shared/ids';
+import { canonicalTimeZone } from '@lpm/shared/time';
 import { SCOPES, defaultTeamSettings, sameSecret, type Identity, type Scope, type TeamSettings } from '@lpm/shared/identity';
 import type { ApiKeyRecord, TeamRecord, UserRecord } from '../data/entities.ts';
 import type { GatewayRepositories } from '../data/store.ts';
@@ -80,20 +82,11 @@ function requirePlan(value: string): Plan {
   return value;
 }
 
-/** An IANA time zone name (Intl also takes UTC offsets such as +03:00, which are not). */
-export function isTimeZone(tz: string): boolean {
-  if (/^[+-]/.test(tz)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
+/** The zone as stored: its canonical name, whatever the spelling sent. */
 function requireTimezone(value: string): string {
-  if (!isTimeZone(value)) throw badRequest(`Invalid time zone: ${value}`, { field: 'timezone', type: 'invalid' });
-  return value;
+  const zone = canonicalTimeZone(value);
+  if (!zone) throw badRequest(`Invalid time zone: ${value}`, { field: 'timezone', type: 'invalid' });
+  return zone;
 }
 
 export function parseScopes(values: readonly string[]): Scope[] {
@@ -114,10 +107,11 @@ function toTeam(r: StoredTeam): Team {
     id: r._id,
     name: r.name,
     plan: r.plan,
-    timezone: r.timezone,
+    // Stored as typed before zones were stored by their canonical name.
+    timezone: canonicalTimeZone(r.timezone) ?? r.timezone,
     case_phases: r.case_phases ?? defaults.case_phases,
     deal_phases: r.deal_phases ?? defaults.deal_phases,
-    court_calendar: r.court_calendar ?? defaults.court_calendar,
+    court_calendar: courtCalendarOf(r.court_calendar),
     cnj_check: r.cnj_check ?? defaults.cnj_check,
     settings_updated_at: r.settings_updated_at ?? null,
     owner_user_id: r.owner_user_id,

@@ -5,11 +5,12 @@
 // or of the time zone reaches the services through CalendarSync.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
 import { exact } from '@lpm/shared/http/schemas';
+import { canonicalTimeZone } from '@lpm/shared/time';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
-import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
+import { DEFAULT_JURISDICTION, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamsRepository } from '../data/teams-repository.ts';
 import type { SettingsChange, SettingsView } from '../contract/settings-schemas.ts';
-import { isTimeZone, type Accounts, type Team } from './accounts.ts';
+import type { Accounts, Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
 
 
@@ -35,7 +36,7 @@ export const MAX_SETTINGS_BYTES = 8 * 1024;
 type PhaseField = 'case_phases' | 'deal_phases';
 const PHASE_KIND: Record<PhaseField, PhaseKind> = { case_phases: 'case', deal_phases: 'deal' };
 
-const phaseNames = (s: SettingsChange, field: PhaseField): string[] | undefined =>
+const phaseNames = (s: Partial<TeamSettings>, field: PhaseField): string[] | undefined =>
   field === 'case_phases' ? s.case_phases : s.deal_phases?.map((p) => p.name);
 
 export class Settings {
@@ -52,8 +53,10 @@ export class Settings {
   /** Changes the fields sent; the answer is the whole settings after the change. */
   async update(who: Identity, change: SettingsChange): Promise<SettingsView> {
     if (Object.keys(change).length === 0) throw badRequest('No fields to update');
-    const next = normalize(change);
+    const { court_calendar: calendarSent, ...sent } = normalize(change);
     const current = await this.opts.accounts.getTeam(who.teamId);
+    // Each part of the calendar may come alone: the other keeps its value.
+    const next: Partial<TeamSettings> = calendarSent ? { ...sent, court_calendar: { ...current.court_calendar, ...calendarSent } } : sent;
     const merged: TeamSettings = {
       timezone: next.timezone ?? current.timezone,
       case_phases: next.case_phases ?? current.case_phases,
@@ -76,7 +79,7 @@ export class Settings {
     return this.get(who.teamId);
   }
 
-  private async refuseRemovingPhasesInUse(who: Identity, current: Team, next: SettingsChange): Promise<void> {
+  private async refuseRemovingPhasesInUse(who: Identity, current: Team, next: Partial<TeamSettings>): Promise<void> {
     const fields = Object.keys(PHASE_KIND) as PhaseField[];
     const inUse = await Promise.all(
       fields.map(async (field) => {
@@ -101,12 +104,15 @@ const view = (t: Team): SettingsView =>
     updated_at: t.settings_updated_at?.toISOString() ?? null,
   });
 
+type Normalized = Omit<Partial<TeamSettings>, 'court_calendar'> & { court_calendar?: Partial<CourtCalendarSettings> };
+
 /** The change with phase names trimmed; the rules the body schema cannot state. */
-function normalize(change: SettingsChange): Partial<TeamSettings> {
-  const out: Partial<TeamSettings> = {};
+function normalize(change: SettingsChange): Normalized {
+  const out: Normalized = {};
   if (change.timezone !== undefined) {
-    if (!isTimeZone(change.timezone)) throw invalidField('timezone', 'Invalid time zone');
-    out.timezone = change.timezone;
+    const zone = canonicalTimeZone(change.timezone);
+    if (!zone) throw invalidField('timezone', 'Invalid time zone');
+    out.timezone = zone;
   }
   if (change.case_phases !== undefined) {
     out.case_phases = change.case_phases.map((name, i) => phaseName(`case_phases.${i}`, name));
@@ -121,13 +127,18 @@ function normalize(change: SettingsChange): Partial<TeamSettings> {
   return out;
 }
 
-/** The calendar with names trimmed and closures in date order; one closure a day. */
-function courtCalendar(c: NonNullable<SettingsChange['court_calendar']>): CourtCalendarSettings {
-  const closures = c.closures.map((x, i) => ({ date: x.date, name: phaseName(`court_calendar.closures.${i}.name`, x.name) })).sort((a, b) => a.date.localeCompare(b.date));
-  closures.forEach((x, i) => {
-    if (i > 0 && closures[i - 1].date === x.date) throw invalidField('court_calendar.closures', 'Duplicate closure date', { date: x.date });
-  });
-  return { jurisdiction: { uf: c.jurisdiction.uf ?? null, branch: c.jurisdiction.branch ?? 'state' }, closures };
+/** The parts of the calendar sent: names trimmed and closures in date order, one closure a day; a jurisdiction whole. */
+function courtCalendar(c: NonNullable<SettingsChange['court_calendar']>): Partial<CourtCalendarSettings> {
+  const out: Partial<CourtCalendarSettings> = {};
+  if (c.jurisdiction) out.jurisdiction = { uf: c.jurisdiction.uf ?? DEFAULT_JURISDICTION.uf, branch: c.jurisdiction.branch ?? DEFAULT_JURISDICTION.branch };
+  if (c.closures) {
+    const closures = c.closures.map((x, i) => ({ date: x.date, name: phaseName(`court_calendar.closures.${i}.name`, x.name) })).sort((a, b) => a.date.localeCompare(b.date));
+    closures.forEach((x, i) => {
+      if (i > 0 && closures[i - 1].date === x.date) throw invalidField('court_calendar.closures', 'Duplicate closure date', { date: x.date });
+    });
+    out.closures = closures;
+  }
+  return out;
 }
 
 function phaseName(field: string, raw: string): string {
