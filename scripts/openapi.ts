@@ -30,9 +30,9 @@ export async function generateDocument(): Promise<unknown> {
   const services: FastifyInstance[] = [
     buildDealsApp({ ...base, deals: unused }),
     buildClientsApp({ ...base, clients: unused }),
-    buildCasesApp({ ...base, cases: unused }),
-    buildActivitiesApp({ ...base, activities: unused }),
-    buildFinancialApp({ ...base, financial: unused }),
+    buildCasesApp({ ...base, cases: unused, syncs: unused }),
+    buildActivitiesApp({ ...base, activities: unused, syncs: unused }),
+    buildFinancialApp({ ...base, financial: unused, syncs: unused }),
     buildWebhooksApp({ ...base, webhooks: unused, log: unused }),
   ];
   const paths: Paths[] = [];

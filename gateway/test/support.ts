@@ -32,8 +32,8 @@ export async function startEchoUpstream(name: string): Promise<{ url: string; ap
   app.get('/health', async (_req, reply) =>
     state.healthStatus === 0 ? new Promise(() => {}) : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 }),
   );
-  // After a team's time zone (or court calendar) changed, the gateway tells the services; none has records to re-arm here.
-  app.post('/internal/time-zone', async () => ({ success: true, data: { changed: 0 } }));
+  // After a team's time zone or court calendar changed, the gateway tells the services; none has records to rewrite here.
+  for (const path of ['/internal/time-zone', '/internal/court-calendar']) app.post(path, async () => ({ success: true, data: { done: true, changed: 0 } }));
   app.all('/*', async (req, reply) => {
     if (req.url.endsWith('/hang')) return new Promise(() => {});
     const echo: Echo = {

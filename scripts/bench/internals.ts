@@ -31,6 +31,9 @@ export { DEFAULT_DEAL_PHASES } from '../../shared/src/identity.ts';
 // Activities stored straight into the activities service's collection as it stores them (activities.ts).
 export type { ActivityRecord } from '../../services/activities/src/data/activity-entity.ts';
 export { derivedFields as activityDerivedFields } from '../../services/activities/src/domain/activity-timing.ts';
+// Rule-based deadlines stored as Activities.create computes them (calendar.ts).
+export { deadlineOf } from '../../services/activities/src/domain/deadlines/deadlines.ts';
+export { defaultCourtCalendar } from '../../shared/src/court-calendar.ts';
 // The financial summary measured in process, as the service builds it (financial.ts).
 export { openStore } from '../../shared/src/store/orm.ts';
 export { ClientViewEntity, type ClientView } from '../../shared/src/views/client-view-entity.ts';

@@ -6,6 +6,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { activitiesSection } from './activities.ts';
+import { calendarSection } from './calendar.ts';
 import { parseBenchArgs } from './args.ts';
 import { casesSection } from './cases.ts';
 import { clientsSection } from './clients.ts';
@@ -46,6 +47,7 @@ const SECTIONS: Section[] = [
   { name: 'service', about: 'GET /v1/clients/{id} and the GET /v1/cases page against the raw driver, same concurrency', run: serviceSection },
   { name: 'cases', about: "a client's rename seen on its case, and GET /v1/cases on one team with BENCH_CASES cases", run: casesSection },
   { name: 'deals', about: 'GET /v1/deals (filter and sort) and the summary on one team with BENCH_DEALS deals, beside the raw driver', run: dealsSection },
+  { name: 'calendar', about: 'a court calendar change moving one team\'s BENCH_DEADLINES (5,000) rule-based deadlines, from PUT /v1/settings to the run done', run: calendarSection },
   { name: 'activities', about: 'GET /v1/activities/overdue and the default page on one team with BENCH_ACTIVITIES activities, beside the raw driver', run: activitiesSection },
   { name: 'lists', about: 'the default page of GET /v1/clients and GET /v1/financial on one team with BENCH_LIST_RECORDS records of each', run: listsSection },
   { name: 'roundtrips', about: 'store commands of every process before the answer of PUT /v1/deals/{id}/won with create_case', run: roundtripsSection },

@@ -1,11 +1,15 @@
-// The teams whose court calendar change the activities service has yet to apply
-// (one document per team, `calendar_syncs`). Each write holds the team's document
-// lock: FerretDB does not isolate a conditional delete from a concurrent write.
+// The teams whose court calendar or time zone change the services have yet to apply
+// (one document per team, `calendar_syncs`), with when to tell or ask them next. Each
+// write holds the team's document lock: FerretDB does not isolate a conditional
+// delete from a concurrent write.
 import type { Collection, Db } from 'mongodb';
 import { withDocumentLock } from '@lpm/shared/store/lock';
 import type { CalendarSyncRecord } from './entities.ts';
 
 const COLLECTION = 'calendar_syncs';
+
+/** Teams told or asked per retry pass. */
+const PASS_LIMIT = 100;
 
 export class CalendarSyncsRepository {
   private readonly db: Db;
@@ -16,15 +20,40 @@ export class CalendarSyncsRepository {
     this.syncs = db.collection<CalendarSyncRecord>(COLLECTION);
   }
 
-  /** Records that `by` changed the team's calendar at `changedAt` (a later change replaces an earlier one). */
-  async mark(teamId: string, changedAt: Date, by: string): Promise<void> {
-    await withDocumentLock(this.db, COLLECTION, teamId, () => this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt, by }, { upsert: true }));
+  /** Records that `by` changed the team's settings at `changedAt`, to be sent by the retry pass from `nextAt` on (a later change replaces an earlier one). */
+  async mark(teamId: string, changedAt: Date, by: string, nextAt: Date): Promise<void> {
+    await withDocumentLock(this.db, COLLECTION, teamId, () =>
+      this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt, by, next_at: nextAt, attempts: 0 }, { upsert: true }),
+    );
   }
 
-  /** The changes recorded before `before` still to be told, oldest first (a handful: each is removed once told). */
-  async pending(before: Date, limit = 100): Promise<{ teamId: string; changedAt: Date; by: string }[]> {
-    const rows = await this.syncs.find({ changed_at: { $lt: before } }, { sort: { changed_at: 1 }, limit }).toArray();
-    return rows.map((r) => ({ teamId: r._id, changedAt: r.changed_at, by: r.by }));
+  /**
+   * The changes due at `now`, those due longest ago first. A document has at most one
+   * per team, and a team whose services keep failing is due later each time, so it
+   * never holds back teams due before it. The collection holds the teams with a change
+   * in flight: read whole, filtered here (FerretDB would apply a range in Go anyway).
+   */
+  async pending(now: Date, limit = PASS_LIMIT): Promise<{ teamId: string; changedAt: Date; by: string }[]> {
+    const rows = await this.syncs.find({}).toArray();
+    return rows
+      .map((r) => ({ teamId: r._id, changedAt: r.changed_at, by: r.by, due: (r.next_at ?? r.changed_at).getTime() }))
+      .filter((r) => r.due <= now.getTime())
+      .sort((a, b) => a.due - b.due)
+      .slice(0, limit)
+      .map(({ teamId, changedAt, by }) => ({ teamId, changedAt, by }));
+  }
+
+  /** The services answered for the change of `changedAt`, still running: asked again at the next pass, failures forgotten. */
+  async answered(teamId: string, changedAt: Date): Promise<void> {
+    await this.update(teamId, changedAt, (row) => (row.attempts ? { attempts: 0, next_at: new Date(0) } : null));
+  }
+
+  /** A service failed for the change of `changedAt`: its next ask waits `firstMs`, doubling with each failure in a row, up to `capMs`. */
+  async failed(teamId: string, changedAt: Date, firstMs: number, capMs: number): Promise<void> {
+    await this.update(teamId, changedAt, (row) => {
+      const attempts = (row.attempts ?? 0) + 1;
+      return { attempts, next_at: new Date(Date.now() + Math.min(firstMs * 2 ** (attempts - 1), capMs)) };
+    });
   }
 
   /** Done for the change of `changedAt` and any before it; a later change stays pending. */
@@ -32,6 +61,15 @@ export class CalendarSyncsRepository {
     await withDocumentLock(this.db, COLLECTION, teamId, async () => {
       const row = await this.syncs.findOne({ _id: teamId });
       if (row && row.changed_at.getTime() <= changedAt.getTime()) await this.syncs.deleteOne({ _id: teamId });
+    });
+  }
+
+  /** Sets `fields(row)` on the team's record of the change of `changedAt` (not a later one); null sets nothing. */
+  private async update(teamId: string, changedAt: Date, fields: (row: CalendarSyncRecord) => Partial<CalendarSyncRecord> | null): Promise<void> {
+    await withDocumentLock(this.db, COLLECTION, teamId, async () => {
+      const row = await this.syncs.findOne({ _id: teamId });
+      const set = row && row.changed_at.getTime() === changedAt.getTime() ? fields(row) : null;
+      if (set) await this.syncs.updateOne({ _id: teamId }, { $set: set });
     });
   }
 }

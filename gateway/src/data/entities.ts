@@ -53,9 +53,9 @@ export const ApiKeyEntity = defineEntity({
 });
 
 /**
- * A team whose court calendar changed and whose deadline activities have not yet
- * been told (domain/calendar-sync.ts): written before the settings, removed once the
- * activities service answered for a change at least as recent.
+ * A team whose court calendar or time zone changed and whose services have not all
+ * applied it yet (domain/calendar-sync.ts): written before the settings, removed once
+ * every service answered done for a change at least as recent.
  */
 export const CalendarSyncEntity = defineEntity({
   name: 'CalendarSync',
@@ -65,6 +65,10 @@ export const CalendarSyncEntity = defineEntity({
     changed_at: p.datetime(),
     /** The user who made the change: the actor of the events it causes. */
     by: p.string(),
+    /** When the retry pass tells or asks the services next (absent on records of older versions: changed_at). */
+    next_at: p.datetime().strictNullable(),
+    /** Failed tells in a row: the wait before the next doubles with each. */
+    attempts: p.integer().strictNullable(),
   },
 });
 

@@ -1,25 +1,30 @@
 // A change of a team's court calendar re-computes the due dates of its rule-based
 // deadline activities, which the activities service owns; a change of its time zone
 // re-arms the instants the zone decides in cases, activities and financial records
-// (both are told on either change: each is idempotent). The change is recorded
-// (calendar_syncs) before the settings are written, and removed only once the
-// activities service has applied the team's calendar as it stood at that change or
-// later; a failed or interrupted call is retried by the periodic pass, so a crash
-// or an unavailable service loses nothing. Applying a calendar twice changes nothing.
+// (both are told on either change: each is idempotent, and a service whose part did
+// not change answers done at once). The change is recorded (calendar_syncs) before the
+// settings are written. Each service records the change and answers at once, 202
+// while its run rewrites the team's records a page at a time, 200 once that run is
+// done (shared/src/jobs/team-syncs.ts): the gateway learns of the completion by
+// asking again, and removes its record only when every service answered done for
+// the change as it stood then, or a later one. So a crash or an unavailable service
+// loses nothing, and a run is never started twice. A team whose services fail backs
+// off (its next ask doubles away, up to backoffCapMs); teams due sooner go first, so
+// one that keeps failing never holds back the others.
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import type { CalendarSyncsRepository } from '../data/calendar-syncs-repository.ts';
 import { settingsOf, type Accounts } from './accounts.ts';
 
-/** The activities service, as the gateway tells it of a calendar (upstream/activities-service.ts). */
+/** The activities service, as the gateway tells it of a calendar (upstream/activities-service.ts): true once its run is done. */
 export interface DeadlineOwner {
-  courtCalendarChanged(who: Identity, calendar: CourtCalendarSettings, changedAt: Date): Promise<void>;
+  courtCalendarChanged(who: Identity, calendar: CourtCalendarSettings, changedAt: Date): Promise<boolean>;
 }
 
-/** The services whose stored instants a team's time zone decides (upstream/time-zone-owners.ts). */
+/** The services whose stored instants a team's time zone decides (upstream/time-zone-owners.ts): true once every run is done. */
 export interface TimeZoneOwners {
-  timeZoneChanged(who: Identity): Promise<void>;
+  timeZoneChanged(who: Identity, changedAt: Date): Promise<boolean>;
 }
 
 export interface CalendarSyncOptions {
@@ -31,9 +36,12 @@ export interface CalendarSyncOptions {
   /**
    * How old a recorded change must be before the retry pass sends it: longer than a
    * settings request takes, so the pass never sends the calendar from before a write
-   * still under way, and by then the team's calendar is the one to send.
+   * still under way, and by then the team's calendar is the one to send. Also the
+   * first wait after a failure.
    */
   graceMs: number;
+  /** The longest wait after failures in a row (default 10 min). */
+  backoffCapMs?: number;
 }
 
 export class CalendarSync {
@@ -47,32 +55,39 @@ export class CalendarSync {
 
   /** Before the settings write: the change `who` made, which must reach the services. */
   mark(who: Pick<Identity, 'teamId' | 'userId'>, changedAt: Date): Promise<void> {
-    return this.opts.syncs.mark(who.teamId, changedAt, who.userId);
+    return this.opts.syncs.mark(who.teamId, changedAt, who.userId, new Date(changedAt.getTime() + this.opts.graceMs));
   }
 
   /**
-   * Tells the activities service the team's current calendar, on behalf of the user
-   * who changed it, then clears the change recorded at `recordedAt` (default: the
-   * settings' own change instant); false when it could not.
+   * Tells the services the team's current calendar and time zone, on behalf of the
+   * user who changed them (or asks how their runs stand), then clears the change
+   * recorded at `recordedAt` (default: the settings' own change instant) once every
+   * service is done; true then.
    */
   async push(teamId: string, by: string, recordedAt?: Date): Promise<boolean> {
+    let recorded = recordedAt;
     try {
       const team = await this.opts.accounts.getTeam(teamId);
       const changedAt = team.settings_updated_at ?? new Date(0);
+      recorded ??= changedAt;
       const who: Identity = { teamId, userId: by, scopes: ['read', 'write'], settings: settingsOf(team) };
-      await this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt);
-      await this.opts.zones.timeZoneChanged(who);
-      await this.opts.syncs.done(teamId, recordedAt ?? changedAt);
-      return true;
+      const done = await Promise.all([this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt), this.opts.zones.timeZoneChanged(who, changedAt)]);
+      if (done.every(Boolean)) {
+        await this.opts.syncs.done(teamId, recorded);
+        return true;
+      }
+      await this.opts.syncs.answered(teamId, recorded);
+      return false;
     } catch (e) {
       this.opts.logger.warn({ err: e, team: teamId }, 'court calendar or time zone not yet applied to the services; retried later');
+      if (recorded) await this.opts.syncs.failed(teamId, recorded, this.opts.graceMs, this.opts.backoffCapMs ?? 600_000).catch(() => {});
       return false;
     }
   }
 
-  /** One pass over every team still to be told. */
+  /** One pass over the teams due to be told or asked again. */
   async retryPending(): Promise<void> {
-    const due = await this.opts.syncs.pending(new Date(Date.now() - this.opts.graceMs));
+    const due = await this.opts.syncs.pending(new Date());
     for (const { teamId, changedAt, by } of due) await this.push(teamId, by, changedAt);
   }
 

@@ -1,12 +1,11 @@
 // The gateway tells the activities service of a team's new court calendar at its
-// POST /internal/court-calendar; a service this deployment does not run has no
-// deadlines to move.
+// POST /internal/court-calendar (and asks again until its run is done); a service
+// this deployment does not run has no deadlines to move.
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { ServiceName } from '@lpm/shared/service/names';
-import { isObject, type Caller, type ServiceClient } from '@lpm/shared/upstream/service-client';
+import type { Caller, ServiceClient } from '@lpm/shared/upstream/service-client';
 import type { DeadlineOwner } from '../domain/calendar-sync.ts';
-
-const isApplied = (d: unknown): d is { changed: number } => isObject(d) && typeof d.changed === 'number';
+import { syncDone } from './team-sync-answer.ts';
 
 export class ActivitiesService implements DeadlineOwner {
   private readonly client: ServiceClient;
@@ -17,8 +16,8 @@ export class ActivitiesService implements DeadlineOwner {
     this.deployed = deployed;
   }
 
-  async courtCalendarChanged(who: Caller, calendar: CourtCalendarSettings, changedAt: Date): Promise<void> {
-    if (!this.deployed.includes('activities')) return;
-    await this.client.data(who, 'POST', '/internal/court-calendar', isApplied, { court_calendar: calendar, changed_at: changedAt.toISOString() });
+  async courtCalendarChanged(who: Caller, calendar: CourtCalendarSettings, changedAt: Date): Promise<boolean> {
+    if (!this.deployed.includes('activities')) return true;
+    return syncDone(this.client, who, '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt.toISOString() });
   }
 }

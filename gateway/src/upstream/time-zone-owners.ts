@@ -1,15 +1,14 @@
 // The services whose records hold instants a team's time zone decides (cases: SLA
 // signals; activities: due moments, due_soon, overdue, reminders; financial:
-// overdue), told at their POST /internal/time-zone after the zone changed. The new
-// zone travels in the settings header, as on every request. A service this
-// deployment does not run has no records to re-arm.
+// overdue), told at their POST /internal/time-zone after the zone changed, and asked
+// again until each run is done. The new zone travels in the settings header, as on
+// every request. A service this deployment does not run has no records to re-arm.
 import type { ServiceName } from '@lpm/shared/service/names';
-import { isObject, type Caller, type ServiceClient } from '@lpm/shared/upstream/service-client';
+import type { Caller, ServiceClient } from '@lpm/shared/upstream/service-client';
 import type { TimeZoneOwners } from '../domain/calendar-sync.ts';
+import { syncDone } from './team-sync-answer.ts';
 
 export const TIME_ZONE_OWNERS = ['cases', 'activities', 'financial'] as const satisfies readonly ServiceName[];
-
-const isApplied = (d: unknown): d is { changed: number } => isObject(d) && typeof d.changed === 'number';
 
 export class TimeZoneServices implements TimeZoneOwners {
   private readonly clients: ServiceClient[];
@@ -19,7 +18,8 @@ export class TimeZoneServices implements TimeZoneOwners {
     this.clients = clients;
   }
 
-  async timeZoneChanged(who: Caller): Promise<void> {
-    for (const client of this.clients) await client.data(who, 'POST', '/internal/time-zone', isApplied, {});
+  async timeZoneChanged(who: Caller, changedAt: Date): Promise<boolean> {
+    const done = await Promise.all(this.clients.map((client) => syncDone(client, who, '/internal/time-zone', { changed_at: changedAt.toISOString() })));
+    return done.every(Boolean);
   }
 }

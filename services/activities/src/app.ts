@@ -2,6 +2,7 @@
 // tests build it with their own store and neighbours.
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
+import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import type { Activities } from './domain/activities.ts';
 import { activityRoutes } from './routes/activities.ts';
 import { internalRoutes } from './routes/internal.ts';
@@ -9,13 +10,15 @@ import { deadlineRoutes } from './routes/deadlines.ts';
 
 export interface ActivitiesAppOptions extends Omit<ServiceAppOptions, 'name'> {
   activities: Activities;
+  /** The team syncs the gateway asks for (Activities.syncWork). */
+  syncs: TeamSyncs;
 }
 
 export function buildActivitiesApp(opts: ActivitiesAppOptions): FastifyInstance {
   const app = createServiceApp({ ...opts, name: 'activities' });
   app.register(async (scope) => {
     activityRoutes(scope, opts.activities);
-    internalRoutes(scope, opts.activities);
+    internalRoutes(scope, opts.activities, opts.syncs);
     deadlineRoutes(scope);
   });
   return app;

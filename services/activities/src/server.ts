@@ -3,6 +3,7 @@ import { mailSettings, readConfig } from '@lpm/shared/config';
 import { consumerTask, periodicTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
 import { DAY_MS } from '@lpm/shared/time';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
+import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { CaseLinks } from '@lpm/shared/views/case-links';
@@ -47,10 +48,12 @@ async function main(): Promise<void> {
       const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });
       const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: dueSignals(activities), relay, logger, name: 'activities' });
       const closing: BackgroundTask = { start: async () => {}, stop: () => mailer.close() };
+      const syncs = new TeamSyncs({ db, logger, work: activities.syncWork() });
       return {
-        app: buildActivitiesApp({ activities, db, internalToken: config.internalToken, loggerInstance: logger }),
+        app: buildActivitiesApp({ activities, syncs, db, internalToken: config.internalToken, loggerInstance: logger }),
         background: [
           closing,
+          syncs,
           listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
           signals,
           consumerTask(() => consumeViewEvents(broker, 'activities.link-views', { clients: clientLinks, cases: caseLinks })),

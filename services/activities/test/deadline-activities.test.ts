@@ -3,6 +3,9 @@
 import type { DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '../../../test/support/api.ts';
+import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
+import { askUntilDone } from '../../../shared/test/support/team-sync.ts';
+import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
@@ -54,7 +57,8 @@ describe('POST /v1/activities with deadline_rule', () => {
     expect(await stored()).toMatchObject({ due_soon_at: new Date('2030-03-06T02:59:00Z'), overdue_at: new Date('2030-03-07T02:59:00Z') });
     // A closure on Wed 6 Mar: day 1 is Thu 7 Mar 2030; the signals move a day.
     const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2030-03-06', name: 'Expediente suspenso' }] };
-    await call(who, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: new Date().toISOString() });
+    const changedAt = new Date().toISOString();
+    await askUntilDone(() => call(who, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt }));
     expect(await stored()).toMatchObject({ due_date: '2030-03-07', due_soon_at: new Date('2030-03-07T02:59:00Z'), overdue_at: new Date('2030-03-08T02:59:00Z') });
   });
 
@@ -107,9 +111,10 @@ describe('a court calendar change (POST /internal/court-calendar, from the gatew
     // Closure on Thu 6 Mar 2025: Fri 28 Feb (1), Wed 5 (2), Fri 7 (3), Mon 10 (4), Tue 11 Mar 2025 (5).
     const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2025-03-06', name: 'Fórum sem energia' }] };
     const changedAt = new Date().toISOString();
-    const moved = { ...who, settings: { ...who.settings, court_calendar: calendar as Identity['settings']['court_calendar'] } };
-    const res = await call(moved, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt });
-    expect(res.json()).toEqual({ success: true, data: { changed: 1 } });
+    const tell = (at: string, court = calendar) => call({ ...who, settings: { ...who.settings, court_calendar: court as Identity['settings']['court_calendar'] } }, 'POST', '/internal/court-calendar', { court_calendar: court, changed_at: at });
+    const first = await tell(changedAt);
+    expect([first.statusCode, first.json()]).toEqual([202, { success: true, data: { done: false, changed: 0 } }]);
+    expect(await askUntilDone(() => tell(changedAt))).toMatchObject({ done: true, changed: 1 });
 
     expect((await call(who, 'GET', `/v1/activities/${ruled.id}`)).json().data).toMatchObject({ due_date: '2025-03-11', deadline: { due_date: '2025-03-11' } });
     expect((await call(who, 'GET', `/v1/activities/${byHand.id}`)).json().data.due_date).toBe('2025-03-10');
@@ -118,15 +123,68 @@ describe('a court calendar change (POST /internal/court-calendar, from the gatew
       ['activity.updated', ruled.id, '2025-03-11', { due_date: '2025-03-10' }],
     ]);
 
-    // The same calendar again (the gateway's retry): nothing changes, nothing is emitted.
+    // Asked again (the gateway's retry): the run is done, nothing runs again, nothing is emitted.
     kicked.length = 0;
-    const again = await call(moved, 'POST', '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt });
-    expect(again.json().data).toEqual({ changed: 0 });
+    const again = await tell(changedAt);
+    expect([again.statusCode, again.json().data]).toEqual([200, { done: true, changed: 1 }]);
+    // The same calendar from a later change (another setting changed): done at once, nothing rewritten.
+    const later = await tell(new Date(Date.now() + 1000).toISOString());
+    expect([later.statusCode, later.json().data]).toEqual([200, { done: true, changed: 0 }]);
     expect(kicked).toEqual([]);
 
     // An older calendar arriving late is not applied over a newer one.
-    const stale = await call(who, 'POST', '/internal/court-calendar', { court_calendar: { jurisdiction: { uf: null, branch: 'state' }, closures: [] }, changed_at: '2020-01-01T00:00:00.000Z' });
-    expect(stale.json().data).toEqual({ changed: 0 });
+    const stale = await tell('2020-01-01T00:00:00.000Z', { jurisdiction: { uf: null, branch: 'state' }, closures: [] });
+    expect(stale.statusCode).toBe(200);
     expect((await call(who, 'GET', `/v1/activities/${ruled.id}`)).json().data.due_date).toBe('2025-03-11');
   });
+});
+
+describe('a court calendar change over many deadlines (shared/src/jobs/team-syncs.ts)', () => {
+  test('when a team has 300 open rule-based deadlines, then the run moves every one, page by page under its cursor, resuming after a stop, one activity.updated each', async () => {
+    const events: DomainEvent[] = [];
+    const paged = await startActivities({ relay: { kick: (_c: string, _id: string, e: DomainEvent[]) => void events.push(...e) }, syncs: { pageSize: 20, windowSize: 130 } });
+    try {
+      const who = identity();
+      const ids: string[] = [];
+      for (let i = 0; i < 300; i += 10) {
+        const made = await Promise.all(
+          Array.from({ length: 10 }, (_, j) => paged.call(who, { method: 'POST', url: '/v1/activities', payload: { type: 'deadline', title: `Prazo ${i + j}`, deadline_rule: RULE } })),
+        );
+        for (const res of made) ids.push(res.json().data.id);
+      }
+      events.length = 0;
+      // Closure on Thu 6 Mar 2025: every one moves from 10 to 11 Mar 2025.
+      const calendar = { jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2025-03-06', name: 'Fórum sem energia' }] };
+      const moved = { ...who, settings: { ...who.settings, court_calendar: calendar as Identity['settings']['court_calendar'] } };
+      const changedAt = new Date().toISOString();
+      const tell = () => paged.call(moved, { method: 'POST', url: '/internal/court-calendar', payload: { court_calendar: calendar, changed_at: changedAt } });
+      expect((await tell()).statusCode).toBe(202);
+
+      // The process stops after a few pages: the cursor stored is where the next one resumes.
+      const run = () => paged.db.collection<{ _id: string; cursor: string | null; changed: number; pending: number }>('team_syncs').findOne({ _id: `court-calendar:${who.teamId}` });
+      await waitFor('a few pages done', async () => ((await run())?.changed ?? 0) >= 40);
+      await paged.syncs.stop();
+      const stopped = (await run())!;
+      expect(stopped.pending).toBe(1);
+      const dueOf = async () => new Map((await paged.db.collection<{ _id: string; due_date: string }>('activities').find({ team_id: who.teamId }).toArray()).map((a) => [a._id, a.due_date]));
+      const halfway = await dueOf();
+      const sorted = [...ids].sort();
+      expect(sorted.filter((id) => halfway.get(id) === '2025-03-11')).toEqual(sorted.filter((id) => id <= stopped.cursor!));
+      expect(stopped.changed).toBeLessThan(300);
+
+      const resumed = new TeamSyncs({ db: paged.db, logger: quietLogger, work: paged.activities.syncWork(), pageSize: 20, windowSize: 130, passMs: 50 });
+      await resumed.start();
+      try {
+        expect(await askUntilDone(tell, 60_000)).toMatchObject({ done: true, changed: 300 });
+      } finally {
+        await resumed.stop();
+      }
+      const after = await dueOf();
+      expect(ids.filter((id) => after.get(id) !== '2025-03-11')).toEqual([]);
+      const updated = events.filter((e) => e.type === 'activity.updated').map((e) => String((e.data as { object: { id?: unknown } }).object.id));
+      expect(updated.sort()).toEqual(sorted);
+    } finally {
+      await paged.close();
+    }
+  }, 120_000);
 });

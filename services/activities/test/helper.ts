@@ -5,10 +5,12 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Db } from 'mongodb';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
+import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import { callAs } from '../../../test/support/api.ts';
+import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildActivitiesApp } from '../src/app.ts';
 import { CaseLinks } from '@lpm/shared/views/case-links';
@@ -64,11 +66,13 @@ export interface ActivitiesUnderTest {
   db: Db;
   world: World;
   clock: { now: Date | null };
+  /** The team syncs its internal routes start (run by the test's own pass, every 100 ms). */
+  syncs: TeamSyncs;
   call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
-export async function startActivities(opts: { relay?: Relay; dbName?: string } = {}): Promise<ActivitiesUnderTest> {
+export async function startActivities(opts: { relay?: Relay; dbName?: string; syncs?: Partial<TeamSyncsOptions> } = {}): Promise<ActivitiesUnderTest> {
   const store = await openStore({
     url: process.env.MONGO_URL!,
     dbName: opts.dbName ?? `${process.env.MONGO_DB_PREFIX}activities_${randomBytes(4).toString('hex')}`,
@@ -94,7 +98,9 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
     },
     now: () => clock.now ?? new Date(),
   });
-  const app = buildActivitiesApp({ activities, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const syncs = new TeamSyncs({ db: store.db, logger: quietLogger, work: activities.syncWork(), passMs: 100, ...opts.syncs });
+  await syncs.start();
+  const app = buildActivitiesApp({ activities, syncs, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   const answers = checkWholeAnswers(app);
   await app.ready();
   return {
@@ -104,8 +110,10 @@ export async function startActivities(opts: { relay?: Relay; dbName?: string } =
     db: store.db,
     world,
     clock,
+    syncs,
     call: callAs(() => app, INTERNAL_TOKEN),
     close: async () => {
+      await syncs.stop();
       await app.close();
       await store.db.dropDatabase();
       await store.close();

@@ -1,5 +1,6 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
+import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
@@ -40,9 +41,10 @@ async function main(): Promise<void> {
         logger,
         name: 'cases',
       });
+      const syncs = new TeamSyncs({ db, logger, work: cases.syncWork() });
       return {
-        app: buildCasesApp({ cases, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, consumerTask(() => consumeViewEvents(broker, 'cases.client-views', { clients: clientLinks })), consumerTask(() => consumeActivityEvents(broker, db, cases))],
+        app: buildCasesApp({ cases, syncs, db, internalToken: config.internalToken, loggerInstance: logger }),
+        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, syncs, consumerTask(() => consumeViewEvents(broker, 'cases.client-views', { clients: clientLinks })), consumerTask(() => consumeActivityEvents(broker, db, cases))],
       };
     },
   });

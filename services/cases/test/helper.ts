@@ -5,9 +5,11 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Db } from 'mongodb';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
+import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
+import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildCasesApp } from '../src/app.ts';
 import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
@@ -28,6 +30,8 @@ export interface CasesUnderTest {
   cases: Cases;
   repository: CasesRepository;
   db: Db;
+  /** The team syncs its internal routes start (run by the test's own pass, every 100 ms). */
+  syncs: TeamSyncs;
   call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -37,6 +41,7 @@ export interface Neighbours {
   users?: CasesDeps['users'];
   activities?: CasesDeps['activities'];
   relay?: Relay;
+  syncs?: Partial<TeamSyncsOptions>;
 }
 
 export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
@@ -54,7 +59,9 @@ export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
     users: n.users ?? { find: async () => new Map() },
     activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
   });
-  const app = buildCasesApp({ cases, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const syncs = new TeamSyncs({ db: store.db, logger: quietLogger, work: cases.syncWork(), passMs: 100, ...n.syncs });
+  await syncs.start();
+  const app = buildCasesApp({ cases, syncs, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   const answers = checkWholeAnswers(app);
   await app.ready();
   return {
@@ -62,8 +69,10 @@ export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
     cases,
     repository,
     db: store.db,
+    syncs,
     call: callAs(() => app, INTERNAL_TOKEN),
     close: async () => {
+      await syncs.stop();
       await app.close();
       await store.db.dropDatabase();
       await store.close();

@@ -1,5 +1,6 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
+import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { CaseLinks } from '@lpm/shared/views/case-links';
 import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
@@ -29,11 +30,13 @@ async function main(): Promise<void> {
       const caseLinks = new CaseLinks(new CasesService(service('cases')), new ViewsRepository<CaseView>(db, CASE_VIEWS));
       const financial = new Financial({ records: repository, clientLinks, caseLinks });
       const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
+      const syncs = new TeamSyncs({ db, logger, work: financial.syncWork() });
       return {
-        app: buildFinancialApp({ financial, db, internalToken: config.internalToken, loggerInstance: logger }),
+        app: buildFinancialApp({ financial, syncs, db, internalToken: config.internalToken, loggerInstance: logger }),
         background: [
           listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
           signals,
+          syncs,
           // Two queues, as deployed: one per kind of view.
           consumerTask(() => consumeViewEvents(broker, 'financial.client-views', { clients: clientLinks })),
           consumerTask(() => consumeViewEvents(broker, 'financial.case-views', { cases: caseLinks })),

@@ -5,9 +5,11 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Db } from 'mongodb';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
+import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import { openStore } from '@lpm/shared/store/orm';
 import type { Relay } from '@lpm/shared/store/record-store';
 import { callAs } from '../../../test/support/api.ts';
+import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildFinancialApp } from '../src/app.ts';
 import { CaseLinks } from '@lpm/shared/views/case-links';
@@ -51,13 +53,15 @@ export interface FinancialUnderTest {
   repository: FinancialRepository;
   db: Db;
   neighbours: Neighbours;
+  /** The team syncs its internal routes start (run by the test's own pass, every 100 ms). */
+  syncs: TeamSyncs;
   /** Moves the service's clock (undefined: the real time). */
   setNow(at: Date | undefined): void;
   call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
-export async function startFinancial(opts: { relay?: Relay } = {}): Promise<FinancialUnderTest> {
+export async function startFinancial(opts: { relay?: Relay; syncs?: Partial<TeamSyncsOptions> } = {}): Promise<FinancialUnderTest> {
   const store = await openStore({
     url: process.env.MONGO_URL!,
     dbName: `${process.env.MONGO_DB_PREFIX}financial_${randomBytes(4).toString('hex')}`,
@@ -80,7 +84,9 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
     ),
     now: () => now ?? new Date(),
   });
-  const app = buildFinancialApp({ financial, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+  const syncs = new TeamSyncs({ db: store.db, logger: quietLogger, work: financial.syncWork(), passMs: 100, ...opts.syncs });
+  await syncs.start();
+  const app = buildFinancialApp({ financial, syncs, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
   const answers = checkWholeAnswers(app);
   await app.ready();
   return {
@@ -89,9 +95,11 @@ export async function startFinancial(opts: { relay?: Relay } = {}): Promise<Fina
     repository,
     db: store.db,
     neighbours,
+    syncs,
     setNow: (at) => (now = at),
     call: callAs(() => app, INTERNAL_TOKEN),
     close: async () => {
+      await syncs.stop();
       await app.close();
       await store.db.dropDatabase();
       await store.close();

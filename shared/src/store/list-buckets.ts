@@ -134,6 +134,18 @@ export class ListBuckets {
     return this.counts.added(teamOf(record), this.bucketDay(record), record, storedAt);
   }
 
+  /** The days a write of `set` over `current` moves the record between (the one it leaves, the one it joins); none when it stays in its day. */
+  movedDays(current: Document, set: Document): Day[] {
+    const from = this.bucketDay(current);
+    const to = this.bucketDay({ ...current, ...set });
+    return from === to ? [] : [from, to];
+  }
+
+  /** Counts the team's `days` again (ListCounts.recountDays); rejects when one failed. */
+  recountDays(teamId: string, days: Day[]): Promise<void> {
+    return this.counts.recountDays(teamId, days);
+  }
+
   /**
    * Brings the day counts up to a write of `set` over `current`, acknowledged at
    * `storedAt` (ms): a record moved to another day has the day it left and the day

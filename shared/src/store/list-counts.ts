@@ -201,6 +201,25 @@ export class ListCounts {
     }
   }
 
+  /**
+   * Counts the team's `days` again, for writes that moved records between them and
+   * left their recounts to the caller (RecordStore.updateReads): the days of one counts
+   * document one after another (they share its lock), the documents at once. Rejects
+   * when one failed; the caller counts them again later.
+   */
+  async recountDays(teamId: string, days: Day[]): Promise<void> {
+    const byDocument = new Map<string, Day[]>();
+    for (const day of new Set(days)) {
+      const id = this.documentId(teamId, day);
+      byDocument.set(id, [...(byDocument.get(id) ?? []), day]);
+    }
+    await Promise.all(
+      [...byDocument.values()].map(async (ofDocument) => {
+        for (const day of ofDocument) await this.coalesced(teamId, day);
+      }),
+    );
+  }
+
   private coalesced(teamId: string, day: Day): Promise<void> {
     const key = `${teamId}:${day}`;
     const entry = this.recounts.get(key);

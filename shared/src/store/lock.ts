@@ -217,7 +217,8 @@ function busy(key: string, waitMs: number): Error {
   return serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
 }
 
-function leaseOf(key: string, acquiredAt: number): Lease {
+/** The lease of a lock of `key` taken at `acquiredAt` (ms). */
+export function leaseOf(key: string, acquiredAt: number): Lease {
   const until = acquiredAt + DOCUMENT_LOCK_MS;
   return {
     until,

@@ -12,7 +12,8 @@ import { isId, type IdKind } from '../ids.ts';
 import { outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { ListBuckets, type ListBucketsOptions } from './list-buckets.ts';
-import { withDocumentLock, type Lease } from './lock.ts';
+import type { Day } from './list-counts.ts';
+import { leaseOf, lockKey, tryDocumentLocks, withDocumentLock, type Lease } from './lock.ts';
 import { signalSlots } from './markers.ts';
 
 /** What every record with an outbox has. */
@@ -58,13 +59,32 @@ export interface Outcome<R, T> {
   write?: Write<R>;
 }
 
-/** What a change under the lock came to: its result, and what the list counts need of its write, if any. */
+/** What updateReads came to: each record's result, the list days its writes moved records between, and the error that stopped it, if one did. */
+export interface BatchOutcome<T> {
+  results: (T | null)[];
+  movedDays: Day[];
+  failed: unknown;
+}
+
+/** What a change under the lock came to: its result, what the list counts need of its write, if any, and the days it moved the record between when those are left to the caller. */
 interface Decided<T> {
   result: T;
   counts: (() => Promise<void>) | null;
+  movedDays: Day[];
 }
 
 const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0 } as const;
+
+/** updateReads does not begin a record with less than this left of its locks' lease: the record's write must land within it. */
+const BATCH_MARGIN_MS = 1000;
+/** Records updateReads writes at once (each write holds one of the process's few store connections). */
+const BATCH_WRITERS = 2;
+
+/** A record deleted since it was read: null rather than the domain's not-found. */
+const nullWhenGone = (e: unknown): null => {
+  if (e instanceof AppError && e.status === 404) return null;
+  throw e;
+};
 
 const sameValue = (a: unknown, b: unknown) => (a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b);
 
@@ -162,39 +182,131 @@ export class RecordStore<R extends OwnedRecord> {
   /**
    * Lets `change` decide on `current` and writes what it returns; null when the
    * record is no longer at current's version (nothing written), or, with
-   * `onlyWrites`, when `change` writes nothing.
+   * `onlyWrites`, when `change` writes nothing. With `deferMoves`, the days a write
+   * moves the record between are handed back instead of recounted.
    */
-  private async decide<T>(current: R, change: (current: R) => Promise<Outcome<R, T>>, lease: Lease, onlyWrites = false): Promise<Decided<T> | null> {
+  private async decide<T>(current: R, change: (current: R) => Promise<Outcome<R, T>>, lease: Lease, onlyWrites = false, deferMoves = false): Promise<Decided<T> | null> {
     const { result, write } = await change(current);
-    if (!write) return onlyWrites ? null : { result, counts: null };
+    if (!write) return onlyWrites ? null : { result, counts: null, movedDays: [] };
     lease.check();
     if (!(await this.write(current, write))) return null;
     const storedAt = Date.now();
     const lists = this.lists;
-    return { result, counts: lists ? () => lists.written(current, write.set, storedAt) : null };
+    const movedDays = deferMoves && lists ? lists.movedDays(current, write.set) : [];
+    const counts = lists && movedDays.length === 0 ? () => lists.written(current, write.set, storedAt) : null;
+    return { result, counts, movedDays };
+  }
+
+  /**
+   * updateRead() of many records of one team at once: their locks are taken in one
+   * insert and given back in one delete, and each record is decided on its read and
+   * written only if still at that version (else read again under its lock and decided
+   * again), BATCH_WRITERS at a time. Records left when the locks' lease runs low are
+   * locked again; one whose lock someone else holds goes through updateRead() alone,
+   * waiting for it. Resolves with each record's result in order (null for a record
+   * deleted since its read, or not done), and the list days the writes moved records
+   * between, which are not recounted here: the caller recounts them once for many
+   * batches (ListBuckets.recountDays). Other count changes are made as by update().
+   * A record that fails stops the batch: `failed` is its error, and what was written
+   * before it is reported all the same.
+   */
+  async updateReads<T>(reads: R[], change: (current: R) => Promise<Outcome<R, T>>): Promise<BatchOutcome<T>> {
+    const out: BatchOutcome<T> = { results: reads.map(() => null), movedDays: [], failed: undefined };
+    const counts: (() => Promise<void>)[] = [];
+    const moved = new Set<Day>();
+    const done = (i: number, decided: Decided<T> | null) => {
+      if (!decided) return;
+      out.results[i] = decided.result;
+      for (const day of decided.movedDays) moved.add(day);
+      if (decided.counts) counts.push(decided.counts);
+    };
+    const alone: number[] = [];
+    let left = reads.map((_, i) => i);
+    while (left.length && out.failed === undefined) {
+      const locks = await tryDocumentLocks(this.opts.db, this.opts.collection, left.map((i) => reads[i]._id)).catch((e: unknown) => {
+        out.failed = e;
+        return null;
+      });
+      if (!locks) break;
+      const held = new Set(locks.held);
+      const queue = left.filter((i) => held.has(reads[i]._id));
+      alone.push(...left.filter((i) => !held.has(reads[i]._id)));
+      const next: number[] = [];
+      let decided = 0;
+      const writer = async () => {
+        for (let i = queue.shift(); i !== undefined && out.failed === undefined; i = queue.shift()) {
+          const lease = leaseOf(lockKey(this.opts.collection, reads[i]._id), locks.acquiredAt);
+          if (lease.until - Date.now() < BATCH_MARGIN_MS) {
+            next.push(i);
+            continue;
+          }
+          try {
+            done(i, await this.decideOnRead(reads[i], change, lease, true));
+            decided++;
+          } catch (e) {
+            out.failed ??= e;
+          }
+        }
+      };
+      // Every writer stops before the locks are given back.
+      await Promise.all(Array.from({ length: BATCH_WRITERS }, writer));
+      await locks.release().catch(() => {}); // expire by themselves otherwise
+      // A store so slow that the lease ran low before the first record: each on its own.
+      if (decided === 0) alone.push(...next);
+      left = decided === 0 ? [] : next.sort((a, b) => a - b);
+    }
+    for (const i of alone) {
+      if (out.failed !== undefined) break;
+      await this.updateRead(reads[i], change)
+        .then((result) => (out.results[i] = result))
+        .catch(nullWhenGone)
+        .catch((e: unknown) => (out.failed = e));
+    }
+    await Promise.all(counts.map((c) => c()));
+    out.movedDays = [...moved];
+    return out;
+  }
+
+  /** Under the record's lock: `change` decides on `read`, or on the record read again when it changed; null when it is gone. */
+  private async decideOnRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>, lease: Lease, deferMoves: boolean): Promise<Decided<T> | null> {
+    const first = await this.decide(read, change, lease, true, deferMoves);
+    if (first) return first;
+    const current = await this.get(read.team_id, read._id).catch(nullWhenGone);
+    if (!current) return null;
+    const done = await this.decide(current, change, lease, false, deferMoves);
+    if (!done) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
+    return done;
+  }
+
+  /** Counts the team's list `days` again: those updateReads moved records between (ListBuckets.recountDays). */
+  async recountDays(teamId: string, days: Day[]): Promise<void> {
+    await this.lists?.recountDays(teamId, days);
+  }
+
+  /**
+   * The team's records that `filter` selects (equalities: what FerretDB filters in
+   * SQL), by _id ascending after `after`, at most `limit`. FerretDB applies the range,
+   * the sort and the limit in Go over every record the equalities select: read many
+   * at a time, not a page at a time.
+   */
+  readAfter(teamId: string, filter: Partial<R>, after: string | null, limit: number): Promise<R[]> {
+    const from = after === null ? {} : { _id: { $gt: after } };
+    return this.collection.find<R>({ ...filter, ...from, team_id: teamId } as Filter<R>, { projection: this.projection(), sort: { _id: 1 }, limit }).toArray();
   }
 
   /**
    * Writes `moments(current)` (instants a team's time zone decides: due moments and
-   * their signals) into each of the team's records that `filter` selects (equality
-   * only, what FerretDB filters in SQL) where they differ, without events. A record
-   * gone since the list is skipped. Resolves with how many changed.
+   * their signals) into each of `reads` where they differ, without events
+   * (updateReads). Resolves with how many changed, the list days to recount, and
+   * the error that stopped it, if one did.
    */
-  async rewriteMoments(teamId: string, filter: Partial<R>, moments: (current: R) => Partial<R>): Promise<number> {
-    const rows = await this.collection.find({ ...filter, team_id: teamId } as Filter<R>, { projection: { _id: 1 } }).toArray();
-    let changed = 0;
-    for (const { _id } of rows) {
-      const wrote = await this.update(teamId, String(_id), async (current) => {
-        const set = moments(current);
-        const same = (Object.keys(set) as (keyof R)[]).every((k) => sameValue(set[k], current[k]));
-        return same ? { result: false } : { result: true, write: { set, events: [] } };
-      }).catch((e: unknown) => {
-        if (e instanceof AppError && e.status === 404) return false;
-        throw e;
-      });
-      if (wrote) changed++;
-    }
-    return changed;
+  async rewriteMoments(reads: R[], moments: (current: R) => Partial<R>): Promise<{ changed: number; movedDays: Day[]; failed: unknown }> {
+    const { results, movedDays, failed } = await this.updateReads(reads, async (current) => {
+      const set = moments(current);
+      const same = (Object.keys(set) as (keyof R)[]).every((k) => sameValue(set[k], current[k]));
+      return same ? { result: false } : { result: true, write: { set, events: [] } };
+    });
+    return { changed: results.filter(Boolean).length, movedDays, failed };
   }
 
   /** Writes over `current`; false when the record is no longer at its version. */

@@ -111,12 +111,6 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     return { open: openCount, overdue };
   }
 
-  /** The open activities of a team whose due date a deadline rule computes. */
-  async ruleBasedOpenIds(teamId: string): Promise<string[]> {
-    const rows = await this.collection.find({ team_id: teamId, rule_based: 1, open: 1 } as Filter<ActivityRecord>, { projection: { _id: 1 } }).toArray();
-    return rows.map((r) => r._id);
-  }
-
   /** Stores an occurrence a completion owed; false when it is stored already (its occurrence_key, or its id, is taken). */
   async insertOccurrence(record: ActivityRecord, events: DomainEvent[]): Promise<boolean> {
     try {

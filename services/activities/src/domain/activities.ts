@@ -24,7 +24,7 @@ import { nextOccurrence } from './recurrence.ts';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { derivedFields, signalsOf } from './activity-timing.ts';
 import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
-import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
+import type { Rewritten, TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 
 export interface ActivitiesDeps {
   activities: ActivitiesRepository;
@@ -149,17 +149,41 @@ export class Activities {
   }
 
   /**
-   * The team's time zone changed (told by the gateway, who.settings carries the new
-   * one): each open activity's due moment and signals are computed again (rearmed).
+   * The team syncs of activities (shared/src/jobs/team-syncs.ts), in the order a
+   * team's runs go: its open rule-based deadlines computed again on its court
+   * calendar (deadline-activities.ts), then its open activities' due moments and
+   * signals in its time zone.
    */
-  async applyTimeZone(who: Who): Promise<{ changed: number }> {
+  syncWork(): Record<'court-calendar' | 'time-zone', TeamSyncWork<ActivityRecord>> {
+    const store = this.deps.activities;
+    const details = async (teamId: string, records: ActivityRecord[]) => {
+      const links = await this.links(teamId, records);
+      return (r: ActivityRecord) => detailShape(r, links);
+    };
+    return {
+      'court-calendar': {
+        read: (teamId, after, limit) => store.readAfter(teamId, { rule_based: 1, open: 1 }, after, limit),
+        rewrite: (who, changedAt, records) => applyCourtCalendar({ activities: store, detailsOf: details, now: () => this.now() }, who, changedAt, records),
+        recount: (teamId, days) => store.recountDays(teamId, days),
+        same: (done, next) => JSON.stringify(done.court_calendar) === JSON.stringify(next.court_calendar),
+      },
+      'time-zone': {
+        read: (teamId, after, limit) => store.readAfter(teamId, { open: 1 }, after, limit),
+        rewrite: (who, _changedAt, records) => this.applyTimeZone(who, records),
+        recount: (teamId, days) => store.recountDays(teamId, days),
+        same: (done, next) => done.timezone === next.timezone,
+      },
+    };
+  }
+
+  /** The team's time zone changed (who.settings carries the new one): each of `records` (open) gets its due moment and signals again (rearmed). */
+  private applyTimeZone(who: Who, records: ActivityRecord[]): Promise<Rewritten> {
     const now = this.now();
     const tz = who.settings.timezone;
-    const changed = await this.deps.activities.rewriteMoments(who.teamId, { open: 1 }, (r) => {
+    return this.deps.activities.rewriteMoments(records, (r) => {
       const { due_soon_at, overdue_at, reminder_at } = r;
       return { due_at: derivedFields(r, tz).due_at, ...rearmed({ due_soon_at, overdue_at, reminder_at }, signalsOf(r, tz, now), now) };
     });
-    return { changed };
   }
 
   async get(who: Who, id: string) {
@@ -234,11 +258,6 @@ export class Activities {
     });
     if (owed) await this.settleAfterCompletion(who, id, owed);
     return answer;
-  }
-
-  /** The team's court calendar changed (told by the gateway): its rule-based deadlines computed again (deadline-activities.ts). */
-  applyCourtCalendar(who: Who, court: CourtCalendarSettings, changedAt: Date): Promise<{ changed: number }> {
-    return applyCourtCalendar({ activities: this.deps.activities, detailOf: (r) => this.detailOf(r), now: () => this.now() }, who, court, changedAt);
   }
 
   async complete(who: Who, id: string, notes: string | null | undefined) {

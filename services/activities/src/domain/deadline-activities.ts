@@ -1,11 +1,13 @@
 // How a deadline rule meets an activity write (issue 29): a deadline activity may
 // take `deadline_rule` instead of `due_date`, and then its due date is what the
 // rule computes on the team's court calendar, with the computation kept beside it;
-// a change of that calendar computes the team's open ones again.
-import { AppError, invalidField } from '@lpm/shared/errors';
+// a change of that calendar computes the team's open ones again, a page at a time
+// (shared/src/jobs/team-syncs.ts).
+import { invalidField } from '@lpm/shared/errors';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import { newEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
+import type { Rewritten } from '@lpm/shared/jobs/team-syncs';
 import type { ActivitiesRepository } from '../data/activities-repository.ts';
 import type { ActivityRecord, DeadlineRule } from '../data/activity-entity.ts';
 import type { detailShape } from './activity-shape.ts';
@@ -31,50 +33,47 @@ export function ruleFieldsOf(r: Pick<ActivityRecord, 'type' | 'recurrence' | 'de
 
 type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
 
-/** What re-computing needs of the activities: their store, their detail read shape (as events carry it), the clock. */
+/** What re-computing needs of the activities: their store, the detail read shape of a page of them (as events carry it), the clock. */
 export interface CalendarDeps {
   activities: ActivitiesRepository;
-  detailOf(r: ActivityRecord): Promise<ReturnType<typeof detailShape>>;
+  detailsOf(teamId: string, records: ActivityRecord[]): Promise<(r: ActivityRecord) => ReturnType<typeof detailShape>>;
   now(): Date;
 }
 
 /**
- * The team's court calendar changed (told by the gateway): each open activity whose
- * due date a rule computes gets it computed again, and one whose date moves emits
- * activity.updated. A calendar older than the one a record was last computed on is
- * not applied to it; applying the same calendar again changes nothing.
+ * The team's court calendar changed (told by the gateway; a page of the team's open
+ * rule-based activities, read before): each whose due date the rule now computes
+ * otherwise gets it, and emits activity.updated. A calendar older than the one a
+ * record was last computed on is not applied to it; applying the same calendar
+ * again changes nothing. Resolves with how many moved, the list days they left and
+ * joined (recounted when the run ends), and the error that stopped the page, if one
+ * did.
  */
-export async function applyCourtCalendar(deps: CalendarDeps, who: Who, court: CourtCalendarSettings, changedAt: Date): Promise<{ changed: number }> {
-  let changed = 0;
-  for (const id of await deps.activities.ruleBasedOpenIds(who.teamId)) {
-    const moved = await deps.activities.update(who.teamId, id, async (current) => {
-      // A record deleted since the list is simply gone: see the catch below.
-      if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
-      if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
-      const deadline = deadlineOf(current.deadline_rule, court);
-      if (deadline.due_date === current.due_date) return { result: false };
-      const now = deps.now();
-      const tz = who.settings.timezone;
-      const next: ActivityRecord = { ...current, due_date: deadline.due_date, deadline, calendar_at: changedAt, updated_at: now };
-      Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
-      const detail = await deps.detailOf(next);
-      const set: Partial<ActivityRecord> = {
-        due_date: next.due_date,
-        deadline,
-        calendar_at: changedAt,
-        updated_at: now,
-        ...derivedFields(next, tz),
-        due_soon_at: next.due_soon_at,
-        overdue_at: next.overdue_at,
-        reminder_at: next.reminder_at,
-      };
-      const event = newEvent('activity.updated', who.teamId, detail, { due_date: current.due_date }, who.userId);
-      return { result: true, write: { set, events: [event] } };
-    }).catch((e: unknown) => {
-      if (e instanceof AppError && e.status === 404) return false;
-      throw e;
-    });
-    if (moved) changed++;
-  }
-  return { changed };
+export async function applyCourtCalendar(deps: CalendarDeps, who: Who, changedAt: Date, records: ActivityRecord[]): Promise<Rewritten> {
+  const court = who.settings.court_calendar;
+  const tz = who.settings.timezone;
+  // A record's links do not change with its due date: looked up once for the page.
+  const detailOf = await deps.detailsOf(who.teamId, records);
+  const { results, movedDays, failed } = await deps.activities.updateReads(records, async (current) => {
+    if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
+    if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
+    const deadline = deadlineOf(current.deadline_rule, court);
+    if (deadline.due_date === current.due_date) return { result: false };
+    const now = deps.now();
+    const next: ActivityRecord = { ...current, due_date: deadline.due_date, deadline, calendar_at: changedAt, updated_at: now };
+    Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
+    const set: Partial<ActivityRecord> = {
+      due_date: next.due_date,
+      deadline,
+      calendar_at: changedAt,
+      updated_at: now,
+      ...derivedFields(next, tz),
+      due_soon_at: next.due_soon_at,
+      overdue_at: next.overdue_at,
+      reminder_at: next.reminder_at,
+    };
+    const event = newEvent('activity.updated', who.teamId, detailOf(next), { due_date: current.due_date }, who.userId);
+    return { result: true, write: { set, events: [event] } };
+  });
+  return { changed: results.filter(Boolean).length, movedDays, failed };
 }

@@ -6,6 +6,8 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
 import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
+import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
+import { changedAt, syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
 import type { Activities } from '../domain/activities.ts';
 import { ACTIVITY_SORT_FIELDS } from '../contract/activity-schemas.ts';
 
@@ -16,12 +18,12 @@ const courtCalendarBody = object(
   {
     // As the gateway stored it: jurisdiction complete, closures checked there.
     court_calendar: typed<CourtCalendarSettings>(object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(1000) }, ['jurisdiction', 'closures'])),
-    changed_at: typed<string>({ type: 'string', format: 'date-time' }),
+    changed_at: changedAt(),
   },
   ['court_calendar', 'changed_at'],
 );
 
-export function internalRoutes(fastify: FastifyInstance, activities: Activities): void {
+export function internalRoutes(fastify: FastifyInstance, activities: Activities, syncs: TeamSyncs): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   app.get('/internal/cases/:id/activities', { schema: { hide: true, params, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } }, async (req) => {
@@ -36,13 +38,16 @@ export function internalRoutes(fastify: FastifyInstance, activities: Activities)
     });
   }
 
-  // The gateway, after a team's court calendar changed (and again until this answers).
-  app.post('/internal/court-calendar', { schema: { hide: true, body: courtCalendarBody } }, async (req) =>
-    ok(await activities.applyCourtCalendar(req.identity, req.body.court_calendar, new Date(req.body.changed_at))),
-  );
+  // The gateway, after a team's court calendar changed, and again until the answer says done (team-syncs.ts).
+  app.post('/internal/court-calendar', { schema: { hide: true, body: courtCalendarBody } }, async (req, reply) => {
+    const who = { ...req.identity, settings: { ...req.identity.settings, court_calendar: req.body.court_calendar } };
+    return syncAnswer(reply, await syncs.request('court-calendar', who, new Date(req.body.changed_at)));
+  });
 
-  // The gateway, after a team's time zone changed (and again until this answers): the new zone is in the settings header.
-  app.post('/internal/time-zone', { schema: { hide: true } }, async (req) => ok(await activities.applyTimeZone(req.identity)));
+  // The gateway, after a team's time zone changed, and again until the answer says done: the new zone is in the settings header.
+  app.post('/internal/time-zone', { schema: { hide: true, body: syncBody } }, async (req, reply) =>
+    syncAnswer(reply, await syncs.request('time-zone', req.identity, new Date(req.body.changed_at))),
+  );
 
   app.post('/internal/activity-counts', { schema: { hide: true, body: countsBody } }, async (req) =>
     ok(await activities.countBy(req.identity.teamId, req.body.kind, req.body.ids)),

@@ -10,6 +10,7 @@ import { exact } from '@lpm/shared/http/schemas';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { armDeadline, rearmed } from '@lpm/shared/jobs/time-signals';
+import type { TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 import { iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
@@ -147,16 +148,21 @@ export class Cases {
     return { record, checked };
   }
 
-  /**
-   * The team's time zone changed (told by the gateway, who.settings carries the new
-   * one): each ativo case's SLA signals are computed again (rearmed).
-   */
-  async applyTimeZone(who: Who): Promise<{ changed: number }> {
-    const now = new Date();
-    const changed = await this.deps.cases.rewriteMoments(who.teamId, { status: 'ativo' }, (r) =>
-      rearmed({ sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at }, slaSignals(r, who.settings.timezone, now), now),
-    );
-    return { changed };
+  /** The team sync of cases (shared/src/jobs/team-syncs.ts): each ativo case's SLA signals computed again in the team's time zone (rearmed). */
+  syncWork(): Record<'time-zone', TeamSyncWork<CaseRecord>> {
+    return {
+      'time-zone': {
+        read: (teamId, after, limit) => this.deps.cases.readAfter(teamId, { status: 'ativo' }, after, limit),
+        rewrite: (who, _changedAt, records) => {
+          const now = new Date();
+          return this.deps.cases.rewriteMoments(records, (r) =>
+            rearmed({ sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at }, slaSignals(r, who.settings.timezone, now), now),
+          );
+        },
+        recount: (teamId, days) => this.deps.cases.recountDays(teamId, days),
+        same: (done, next) => done.timezone === next.timezone,
+      },
+    };
   }
 
   async get(who: Who, id: string) {

@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
+import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
+import { syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
 import type { Cases } from '../domain/cases.ts';
 import { CASE_SORT_FIELDS, caseIdParams, dealCaseBody } from '../contract/case-schemas.ts';
 
@@ -11,14 +13,16 @@ const ids = arrayOf(text(100), { maxItems: 100 });
 const caseCountsBody = object({ client_ids: ids }, ['client_ids']);
 const phasesInUseBody = object({ kind: enumOf(['case'], 'Invalid kind'), phases: ids }, ['kind', 'phases']);
 
-export function internalRoutes(fastify: FastifyInstance, cases: Cases): void {
+export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: TeamSyncs): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // The activities service checks a case_id and shows the case's title and number.
   app.get('/internal/cases/:id', { schema: { hide: true, params: caseIdParams } }, async (req) => ok(await cases.facts(req.identity.teamId, req.params.id)));
 
-  // The gateway, after a team's time zone changed (and again until this answers): the new zone is in the settings header.
-  app.post('/internal/time-zone', { schema: { hide: true } }, async (req) => ok(await cases.applyTimeZone(req.identity)));
+  // The gateway, after a team's time zone changed, and again until the answer says done (team-syncs.ts): the new zone is in the settings header.
+  app.post('/internal/time-zone', { schema: { hide: true, body: syncBody } }, async (req, reply) =>
+    syncAnswer(reply, await syncs.request('time-zone', req.identity, new Date(req.body.changed_at))),
+  );
 
   app.post('/internal/case-counts', { schema: { hide: true, body: caseCountsBody } }, async (req) =>
     ok(await cases.countByClient(req.identity.teamId, req.body.client_ids)),

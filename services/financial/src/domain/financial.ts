@@ -9,6 +9,7 @@ import type { Identity } from '@lpm/shared/identity';
 import { exact } from '@lpm/shared/http/schemas';
 import { newId } from '@lpm/shared/ids';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
+import type { TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 import { fromCents } from '@lpm/shared/money';
 import { DAY_MS, dayIn, iso, nextDay, zonedMoment } from '@lpm/shared/time';
 import type { CaseLinks } from '@lpm/shared/views/case-links';
@@ -134,16 +135,19 @@ export class Financial {
     return createdShape(record);
   }
 
-  /**
-   * The team's time zone changed (told by the gateway, who.settings carries the new
-   * one): each pending record's overdue moment is computed again (rearmed).
-   */
-  async applyTimeZone(who: Who): Promise<{ changed: number }> {
-    const now = this.now();
-    const changed = await this.deps.records.rewriteMoments(who.teamId, { status: 'pending' }, (r) =>
-      rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now),
-    );
-    return { changed };
+  /** The team sync of financial records (shared/src/jobs/team-syncs.ts): each pending record's overdue moment computed again in the team's time zone (rearmed). */
+  syncWork(): Record<'time-zone', TeamSyncWork<FinancialRecord>> {
+    return {
+      'time-zone': {
+        read: (teamId, after, limit) => this.deps.records.readAfter(teamId, { status: 'pending' }, after, limit),
+        rewrite: (who, _changedAt, records) => {
+          const now = this.now();
+          return this.deps.records.rewriteMoments(records, (r) => rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now));
+        },
+        recount: (teamId, days) => this.deps.records.recountDays(teamId, days),
+        same: (done, next) => done.timezone === next.timezone,
+      },
+    };
   }
 
   async get(who: Who, id: string) {
