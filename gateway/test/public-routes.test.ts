@@ -126,7 +126,7 @@ describe('ServedDocument', () => {
       logger,
     });
     const first = await doc.current();
-    expect(JSON.parse(first.json)).toEqual({ paths: { '/a': {}, '/b': {} }, build: 1 });
+    expect(JSON.parse(first.json.toString())).toEqual({ paths: { '/a': {}, '/b': {} }, build: 1 });
     for (let i = 0; i < 5; i++) {
       await doc.current();
       await sleep(5);
@@ -136,7 +136,7 @@ describe('ServedDocument', () => {
     texts[1] = '{"paths":{"/c":{}}}';
     await doc.current();
     await sleep(5);
-    expect(JSON.parse((await doc.current()).json)).toEqual({ paths: { '/a': {}, '/c': {} }, build: 2 });
+    expect(JSON.parse((await doc.current()).json.toString())).toEqual({ paths: { '/a': {}, '/c': {} }, build: 2 });
   });
 
   test('when a source stops answering, then its last document is built with the others', async () => {
@@ -152,7 +152,7 @@ describe('ServedDocument', () => {
     texts[1] = '{"paths":{"/c":{}}}';
     await doc.current();
     await sleep(5);
-    expect(JSON.parse((await doc.current()).json)).toEqual({ paths: { '/a': {}, '/c': {} } });
+    expect(JSON.parse((await doc.current()).json.toString())).toEqual({ paths: { '/a': {}, '/c': {} } });
   });
 });
 

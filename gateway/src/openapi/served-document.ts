@@ -25,21 +25,22 @@ export interface ServedDocumentOptions {
   logger: { warn(obj: object, msg: string): void };
 }
 
+/** A build's answers, encoded once: a request only writes the bytes. */
 export class BuiltDocument {
-  readonly json: string;
+  readonly json: Buffer;
   /** The signature of the sources' texts it was built from. */
   readonly from: string;
   private readonly document: unknown;
-  private yamlText?: string;
+  private yamlBytes?: Buffer;
 
   constructor(document: unknown, from: string) {
     this.document = document;
     this.from = from;
-    this.json = JSON.stringify(document);
+    this.json = Buffer.from(JSON.stringify(document));
   }
 
-  get yaml(): string {
-    return (this.yamlText ??= stringify(this.document, { aliasDuplicateObjects: false }));
+  get yaml(): Buffer {
+    return (this.yamlBytes ??= Buffer.from(stringify(this.document, { aliasDuplicateObjects: false })));
   }
 }
 
