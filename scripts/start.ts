@@ -205,11 +205,15 @@ launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
 });
 
 const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
+// The gateway's /health as its internal listener serves it: the same answer, and four polls a second
+// are not counted against the public routes' limit per address (PUBLIC_RATE_LIMIT). That listener
+// starts after the public one.
+const healthUrl = `http://127.0.0.1:${gatewayInternalPort}/health`;
 // Not healthy yet is no reason to stop (a store or broker still starting): only Ctrl-C or a process that keeps dying stop.
-let healthy = await waitHealthy(`${url}/health`, 60);
+let healthy = await waitHealthy(healthUrl, 60);
 if (!healthy && !stopping) {
   log(`the gateway is not healthy after 60 s (see the logs above); still waiting; Ctrl-C stops everything`);
-  healthy = await waitHealthy(`${url}/health`, Infinity);
+  healthy = await waitHealthy(healthUrl, Infinity);
 }
 if (healthy) {
   process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);

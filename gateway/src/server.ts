@@ -26,6 +26,8 @@ async function start(): Promise<void> {
     trustedProxies: config.trustedProxies,
     authFailureLimit: config.authFailureLimit,
     authFailureWindowMs: config.authFailureWindowMs,
+    publicRateLimit: config.publicRateLimit,
+    publicRateWindowMs: config.publicRateWindowMs,
     loggerInstance: logger,
   });
 

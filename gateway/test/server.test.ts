@@ -51,6 +51,15 @@ describe('configuration', () => {
     expect(() => set({ AUTH_FAILURE_WINDOW: 'soon' })).toThrow(/AUTH_FAILURE_WINDOW/);
   });
 
+  test('when the public-route limit is unset, then 120 requests a minute per address; set, it is read, and bad values are refused naming each', () => {
+    const base = { MONGO_URL: 'mongodb://127.0.0.1:27017/', INTERNAL_TOKEN: INTERNAL_TOKEN };
+    expect(readGatewayConfig(base)).toMatchObject({ publicRateLimit: 120, publicRateWindowMs: 60_000 });
+    expect(readGatewayConfig({ ...base, PUBLIC_RATE_LIMIT: '30', PUBLIC_RATE_WINDOW: '10s' })).toMatchObject({ publicRateLimit: 30, publicRateWindowMs: 10_000 });
+    expect(() => readGatewayConfig({ ...base, PUBLIC_RATE_LIMIT: '0' })).toThrow(/PUBLIC_RATE_LIMIT/);
+    expect(() => readGatewayConfig({ ...base, PUBLIC_RATE_LIMIT: 'many' })).toThrow(/PUBLIC_RATE_LIMIT/);
+    expect(() => readGatewayConfig({ ...base, PUBLIC_RATE_WINDOW: '500ms' })).toThrow(/PUBLIC_RATE_WINDOW: must be whole seconds/);
+  });
+
   test('when MONGO_URL or INTERNAL_TOKEN is missing or an upstream URL is bad, then the config is refused naming each', () => {
     let error: unknown;
     try {
