@@ -83,6 +83,22 @@ describe('server.ts', () => {
     await upstream?.app.close();
   });
 
+  test('when MONGO_URL does not parse, then it exits 1 with one fatal JSON line naming it, its password shown as ***', async () => {
+    const password = 'pa#ss-wrd-4tbvq';
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', INTERNAL_TOKEN, LOG_LEVEL: 'info', MONGO_URL: `mongodb://lpm:${password}@h1:27017,h2:27017/db?replicaSet=rs` };
+    const child = spawn(process.execPath, [join(ROOT, 'gateway/src/server.ts')], { cwd: ROOT, env });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    expect(await new Promise<number | null>((done) => child.on('close', (code) => done(code)))).toBe(1);
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]) as { level: number; msg: string };
+    expect(line.level).toBe(60);
+    expect(line.msg).toContain('MONGO_URL: is not a URL (Password contains unescaped characters): mongodb://lpm:***@h1:27017,h2:27017/db?replicaSet=rs');
+    expect(output).not.toContain('4tbvq');
+  });
+
   test('when started with its env, then it serves, logs only JSON lines and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
     const internalPort = await freePort();

@@ -3,7 +3,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
-import { readConfig, str, url, duration, platformSettings, retention } from '../config.ts';
+import { amqpUrl, readConfig, str, url, duration, platformSettings, retention } from '../config.ts';
 import { HTTP, SERVICE_PORTS, serviceUrlSettings, type ServiceName } from './names.ts';
 import { openStore, type RetiredIndex } from '../store/orm.ts';
 import type { Db } from 'mongodb';
@@ -24,7 +24,7 @@ export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = pr
   const config = readConfig(
     {
       ...platformSettings(SERVICE_PORTS[name]),
-      amqpUrl: ['AMQP_URL', url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:'])],
+      amqpUrl: ['AMQP_URL', amqpUrl],
       exchange: ['AMQP_EXCHANGE', str('lpm.events')],
       gatewayUrl: ['GATEWAY_URL', url('http://127.0.0.1:8080', HTTP)],
       schedulerIntervalMs: ['SCHEDULER_INTERVAL', duration('1m')],
