@@ -131,6 +131,7 @@ async function main(): Promise<number> {
     // From here on, every wait ends when the launcher does: the drill then fails with a report.
     let launcherGone: string | null = null;
     const gone = launcherEnd(launcher).then((how) => {
+      if (made.removing) return;
       launcherGone = how;
       console.log(`drill: the launcher ended (${how}); stopping the writes`);
     });

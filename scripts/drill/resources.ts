@@ -19,7 +19,7 @@ export class DrillResources {
   redisPrefix?: string;
   /** The receiver and the proxies. */
   readonly closers: (() => Promise<unknown>)[] = [];
-  private removing?: Promise<void>;
+  private removal?: Promise<void>;
   private readonly dir: string;
 
   constructor(dir: string) {
@@ -27,7 +27,12 @@ export class DrillResources {
   }
 
   remove(): Promise<void> {
-    return (this.removing ??= this.removeAll());
+    return (this.removal ??= this.removeAll());
+  }
+
+  /** Whether removal has begun (the launcher's end is then the drill's own doing). */
+  get removing(): boolean {
+    return this.removal !== undefined;
   }
 
   private async removeAll(): Promise<void> {
