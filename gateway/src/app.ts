@@ -149,7 +149,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
   // The orchestrator's probes (internal listener only): ready needs the gateway's own store, not its upstreams
   // (one service down must not take the gateway out of rotation), nor Redis (limits fall back to in-process counters).
-  probeRoutes(app, { ready: { store: () => pingStore(deps.store.db) } });
+  probeRoutes(app, { ready: { store: () => deps.store.check() } });
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000, refreshMs: deps.openApiRefreshMs });
   docsRoutes(app);
   settingsRoutes(app, { settings, principals });

@@ -1,4 +1,5 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
+import { runProcess } from '@lpm/shared/service/process';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { CaseLinks } from '@lpm/shared/views/case-links';
@@ -43,4 +44,4 @@ async function main(): Promise<void> {
   });
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await runProcess('financial', main);
