@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening } from '../../scripts/local-store.ts';
 import { SERVICE_PORTS } from '@lpm/shared/service/names';
 import { ConfigError } from '@lpm/shared/config';
+import { CONFIG_ERROR_EXIT } from '@lpm/shared/service/process';
 import { readGatewayConfig } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
@@ -83,14 +84,14 @@ describe('server.ts', () => {
     await upstream?.app.close();
   });
 
-  test('when MONGO_URL does not parse, then it exits 1 with one fatal JSON line naming it, its password shown as ***', async () => {
+  test('when MONGO_URL does not parse, then it exits 78 (a configuration error) with one fatal JSON line naming it, its password shown as ***', async () => {
     const password = 'pa#ss-wrd-4tbvq';
     const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', INTERNAL_TOKEN, LOG_LEVEL: 'info', MONGO_URL: `mongodb://lpm:${password}@h1:27017,h2:27017/db?replicaSet=rs` };
     const child = spawn(process.execPath, [join(ROOT, 'gateway/src/server.ts')], { cwd: ROOT, env });
     let output = '';
     child.stdout.on('data', (c) => (output += c));
     child.stderr.on('data', (c) => (output += c));
-    expect(await new Promise<number | null>((done) => child.on('close', (code) => done(code)))).toBe(1);
+    expect(await new Promise<number | null>((done) => child.on('close', (code) => done(code)))).toBe(CONFIG_ERROR_EXIT);
     const lines = output.trim().split('\n');
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]) as { level: number; msg: string };
