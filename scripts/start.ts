@@ -2,10 +2,10 @@
 // (unless MONGO_URL is set), every service that exists and the gateway, prints the
 // gateway URL once it is healthy, and stops everything on Ctrl-C or SIGTERM. A
 // process that dies is started again, as compose (`restart: unless-stopped`) and
-// Kubernetes would: after 1 s, doubling up to 30 s while it keeps dying within a
-// minute of its start. Each start prints `[start] <name> pid <pid>`. A process that
-// keeps dying (5 times in a row, each within a minute of its start) stops everything:
-// it will not get better by itself.
+// Kubernetes (CrashLoopBackOff) would: after 1 s, doubling up to 30 s while it keeps
+// dying within a minute of its start, however many times. Each start prints
+// `[start] <name> pid <pid>`. Only a process refused by its configuration (exit 78,
+// CONFIG_ERROR_EXIT) stops everything: starting it again cannot help.
 // `npm start -- --replicas cases=2,webhooks=2` runs more than one process of a
 // service (`cases`, `cases-2`, ...) behind the gateway, which balances between them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -18,6 +18,8 @@ import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { parseReplicas } from './replicas.ts';
 import { MALLOC_ENV, NODE_FLAGS } from './process-settings.ts';
+import { restartDelayMs, STABLE_AFTER_MS } from './restart-backoff.ts';
+import { CONFIG_ERROR_EXIT } from '../shared/src/service/process.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const gatewayPort = Number(process.env.PORT ?? 8080);
@@ -41,15 +43,8 @@ function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Writa
   });
 }
 
-const FIRST_RESTART_DELAY_MS = 1000;
-const MAX_RESTART_DELAY_MS = 30_000;
-/** A process that ran this long before it died is restarted after the first delay again. */
-const STABLE_AFTER_MS = 60_000;
-/** A process that dies this many times in a row, each time within STABLE_AFTER_MS of its start, stops everything. */
-const MAX_QUICK_DEATHS = 5;
-
-/** `quickDeaths`: how many times in a row it has died within a minute of its start so far. */
-function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDelayMs = FIRST_RESTART_DELAY_MS, quickDeaths = 0): void {
+/** `deaths`: how many times in a row it has died within a minute of its start so far. */
+function launch(name: string, script: string, env: NodeJS.ProcessEnv, deaths = 0): void {
   const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const startedAt = Date.now();
   log(`${name} pid ${proc.pid}`);
@@ -60,17 +55,16 @@ function launch(name: string, script: string, env: NodeJS.ProcessEnv, restartDel
   proc.once('exit', (code, signal) => {
     if (stopping) return;
     children.splice(children.indexOf(child), 1);
-    const stable = Date.now() - startedAt >= STABLE_AFTER_MS;
-    const deaths = stable ? 0 : quickDeaths + 1;
-    if (deaths >= MAX_QUICK_DEATHS) {
-      log(`${name} exited (${signal ?? code}), ${deaths} times in a row within a minute of its start; stopping everything`);
-      void stop(1);
+    if (code === CONFIG_ERROR_EXIT) {
+      log(`${name} refused its configuration (exit ${code}); stopping everything`);
+      void stop(CONFIG_ERROR_EXIT);
       return;
     }
-    const delay = stable ? FIRST_RESTART_DELAY_MS : restartDelayMs;
+    const inARow = Date.now() - startedAt >= STABLE_AFTER_MS ? 0 : deaths;
+    const delay = restartDelayMs(inARow);
     log(`${name} exited (${signal ?? code}); starting it again in ${delay / 1000} s`);
     setTimeout(() => {
-      if (!stopping) launch(name, script, env, Math.min(delay * 2, MAX_RESTART_DELAY_MS), deaths);
+      if (!stopping) launch(name, script, env, inARow + 1);
     }, delay);
   });
 }
@@ -205,11 +199,15 @@ launch('gateway', join(root, 'gateway', 'src', 'server.ts'), {
 });
 
 const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${gatewayPort}`;
-// Not healthy yet is no reason to stop (a store or broker still starting): only Ctrl-C or a process that keeps dying stop.
-let healthy = await waitHealthy(`${url}/health`, 60);
+// The gateway's /health as its internal listener serves it: the same answer, and four polls a second
+// are not counted against the public routes' limit per address (PUBLIC_RATE_LIMIT). That listener
+// starts after the public one.
+const healthUrl = `http://127.0.0.1:${gatewayInternalPort}/health`;
+// Not healthy yet is no reason to stop (a store or broker still starting): only Ctrl-C or a configuration error stop.
+let healthy = await waitHealthy(healthUrl, 60);
 if (!healthy && !stopping) {
   log(`the gateway is not healthy after 60 s (see the logs above); still waiting; Ctrl-C stops everything`);
-  healthy = await waitHealthy(`${url}/health`, Infinity);
+  healthy = await waitHealthy(healthUrl, Infinity);
 }
 if (healthy) {
   process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);

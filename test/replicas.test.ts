@@ -5,7 +5,9 @@
 // (writes retried with their Idempotency-Key on a 503); every case.created and
 // case.sla_overdue reaches the webhook receiver; no signal fires twice; and a
 // delivery reaches the receiver twice only if its first POST was in flight at the
-// kill (the at-least-once duplicate, told by its event id).
+// kill (the at-least-once duplicate, told by its event id). Issue 39: a call from one
+// service to another that a killed replica refuses goes to the next replica, so 200
+// deals won with their case, while one cases replica is SIGKILLed, all answer 200.
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../shared/test/support/https-receiver.ts';
 import { waitFor } from '../shared/test/support/wait.ts';
 import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
@@ -133,4 +135,36 @@ test('when one replica each of cases and webhooks is SIGKILLed under load, then 
     else firstAt.set(id, r.at);
   }
   expect(duplicates.filter((d) => d.first > killedAt + 1000)).toEqual([]);
+}, 300_000);
+
+test('when a cases replica is SIGKILLed during 200 deals won with their case, then every won answers 200 with its case', async () => {
+  const key = sys.team('Ganhos').api_key;
+  const WON = 200;
+  const deals: string[] = [];
+  for (let i = 0; i < WON; i++) {
+    const created = await sys.call(key, 'POST', '/v1/deals', { title: `Negócio ${i}` });
+    expect(created.status).toBe(201);
+    deals.push(created.body.data.id as string);
+  }
+  // Both replicas serve before the kill: the first test may have just restarted one.
+  await waitFor(
+    'both cases replicas ready',
+    async () => (await Promise.all([sys.base + 3, sys.base + 8].map((port) => fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status, () => 0)))).every((s) => s === 200),
+    60_000,
+  );
+  const victim = pidOf('cases');
+  const answers: { status: number; caseId?: string }[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < WON) {
+      const i = next++;
+      if (i === 50) process.kill(victim, 'SIGKILL');
+      const won = await sys.call(key, 'PUT', `/v1/deals/${deals[i]}/won`, { final_value: 1000, create_case: true, case_data: { title: `Caso ${i}`, area: 'civel' } });
+      answers[i] = { status: won.status, caseId: (won.body.data as { case_created?: { id?: string } } | undefined)?.case_created?.id };
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  expect(answers.filter((a) => a.status !== 200 || !a.caseId)).toEqual([]);
+  expect(new Set(answers.map((a) => a.caseId)).size).toBe(WON);
+  expect(pidOf('cases')).not.toBe(victim);
 }, 300_000);

@@ -6,8 +6,11 @@
 // every event in hand and none of their deliveries stored when the store goes. Once
 // it is back, every client.updated reaches the webhook receiver, is stored as
 // delivered, and reaches the cases service's client view, and no dead-letter queue
-// holds anything.
+// holds anything. Issue 39: a store hung for 75 s with a service SIGKILLed inside
+// the hang (its restart once crashed at every start, and the launcher stopped
+// everything) now leaves every process serving within 30 s of the store's return.
 import { MongoClient } from 'mongodb';
+import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
 import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
 import { waitFor } from '../shared/test/support/wait.ts';
@@ -122,3 +125,43 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
   expect(listed.status).toBe(200);
   expect(listed.body.pagination?.total).toBe(BURST);
 }, 300_000);
+
+/** The pid the launcher last printed for `name` (`[start] <name> pid <pid>`). */
+function pidOf(name: string): number {
+  const pids = [...sys.launcher.output().matchAll(new RegExp(`\\[start\\] ${name} pid (\\d+)`, 'g'))].map((m) => Number(m[1]));
+  return pids[pids.length - 1];
+}
+
+/** Whether every process answers its readiness probe with 200 (services at PORT+1.., the gateway's internal listener at PORT+7). */
+async function everyProcessReady(): Promise<boolean> {
+  const ports = [...SERVICE_NAMES.map((_, i) => sys.base + 1 + i), sys.base + 7];
+  const statuses = await Promise.all(ports.map((port) => fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.status, () => 0)));
+  return statuses.every((s) => s === 200);
+}
+
+test('when the store hangs for 75 s and a service is SIGKILLed inside the hang, then nothing is stopped, it is started once, and every process is ready within 30 s of the store\'s return', async () => {
+  await waitFor('every process ready before the hang', everyProcessReady, 60_000);
+  const victim = pidOf('activities');
+  const kills = () => sys.launcher.output().match(/\[start\] activities exited/g)?.length ?? 0;
+  const killsBefore = kills();
+  proxy.stall();
+  const hungAt = Date.now();
+  try {
+    await sleep(5000);
+    process.kill(victim, 'SIGKILL');
+    await waitFor('activities started again', () => pidOf('activities') !== victim, 30_000);
+    // Far past the old crash loop (5 deaths within a minute of their starts stopped everything).
+    while (Date.now() - hungAt < 75_000) {
+      expect(sys.launcher.exitCode).toBeNull();
+      await sleep(5000);
+    }
+    // The restarted process waits for the store: it is not dying again and again.
+    expect(kills() - killsBefore).toBe(1);
+    expect(sys.launcher.output()).not.toMatch(/stopping everything/);
+  } finally {
+    proxy.restore();
+  }
+  const backAt = Date.now();
+  await waitFor('every process ready once the store is back', everyProcessReady, 30_000);
+  expect(Date.now() - backAt).toBeLessThan(30_000);
+}, 240_000);

@@ -7,11 +7,12 @@ import { metricsRoute } from '@lpm/shared/http/request-metrics';
 import { SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/names';
 import type { Store } from '@lpm/shared/store/orm';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { HEADER, sameSecret } from '@lpm/shared/identity';
 import type { Upstreams } from './config.ts';
 import { Accounts } from './domain/accounts.ts';
 import { Settings } from './domain/settings.ts';
 import { CalendarSync } from './domain/calendar-sync.ts';
-import { internalRoutesOffPublic } from './internal-listener.ts';
+import { markInternalRoutes } from './internal-listener.ts';
 import { TIME_ZONE_OWNERS, TimeZoneServices } from './upstream/time-zone-owners.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
 import { gatewayRepositories, pingStore } from './data/store.ts';
@@ -22,6 +23,7 @@ import { PrincipalChanges } from './auth/principal-changes.ts';
 import { AuthFailures } from './limits/auth-failures.ts';
 import { Counters } from './limits/counters.ts';
 import { TeamLimits } from './limits/team-limits.ts';
+import { PublicRequests } from './limits/public-requests.ts';
 import { closeRedis } from '@lpm/shared/redis';
 import { withTimeout } from './timeout.ts';
 import { accessControl } from './routes/access.ts';
@@ -65,6 +67,12 @@ export interface GatewayDeps {
   authFailureLimit?: number;
   /** That window (AUTH_FAILURE_WINDOW, default 1 min). */
   authFailureWindowMs?: number;
+  /** Requests to the routes served without a key per client address and window before 429 (PUBLIC_RATE_LIMIT, default 120). */
+  publicRateLimit?: number;
+  /** That window (PUBLIC_RATE_WINDOW, default 1 min). */
+  publicRateWindowMs?: number;
+  /** How often the services' OpenAPI documents are read again for a change, at most (default 5 s). */
+  openApiRefreshMs?: number;
   /** How often court calendar changes not yet applied to deadline activities are sent again (default 1 min). */
   calendarSyncIntervalMs?: number;
   /** How old such a change must be before it is sent again (default 30 s; CalendarSyncOptions.graceMs). */
@@ -72,8 +80,18 @@ export interface GatewayDeps {
 }
 
 export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
-  const app = createHttpApp({ name: 'gateway', logger: deps.logger, loggerInstance: deps.loggerInstance, documented: false });
-  internalRoutesOffPublic(app);
+  const app = createHttpApp({
+    name: 'gateway',
+    logger: deps.logger,
+    loggerInstance: deps.loggerInstance,
+    documented: false,
+    // The bench's opt-in (counted-requests.ts) comes through the public port: a caller without the internal credential may not evict its traces.
+    mayCountCommands: (req) => {
+      const token = req.headers[HEADER.internalToken];
+      return typeof token === 'string' && sameSecret(token, deps.internalToken);
+    },
+  });
+  markInternalRoutes(app);
   const deployed = deps.deployed ?? SERVICE_NAMES;
   const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 15_000;
   const repositories = gatewayRepositories(deps.store.db);
@@ -110,6 +128,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     limit: deps.authFailureLimit ?? 50,
     windowMs: deps.authFailureWindowMs ?? 60_000,
   });
+  const publicRequests = new PublicRequests({ counters, limit: deps.publicRateLimit ?? 120, windowMs: deps.publicRateWindowMs ?? 60_000 });
 
   app.addHook('onClose', async () => {
     changes.stop();
@@ -124,16 +143,17 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   accessControl(app, {
     authenticator: new Authenticator({ principals, failures: authFailures }),
     limits,
+    publicRequests,
     clientAddress: addressOf,
   });
   healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
   // The orchestrator's probes (internal listener only): ready needs the gateway's own store, not its upstreams
   // (one service down must not take the gateway out of rotation), nor Redis (limits fall back to in-process counters).
-  probeRoutes(app, { ready: { store: () => pingStore(deps.store.db) } });
-  openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000 });
+  probeRoutes(app, { ready: { store: () => deps.store.check() } });
+  openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000, refreshMs: deps.openApiRefreshMs });
   docsRoutes(app);
   settingsRoutes(app, { settings, principals });
-  // Served on the internal listener only (internal-listener.ts).
+  // Served on the internal listener only (internal-listener.ts), as are the probes and /internal/*.
   metricsRoute(app);
   internalUsersRoute(app, { accounts, internalToken: deps.internalToken, failures: authFailures, clientAddress: addressOf });
   app.register(proxyRoutes, {

@@ -33,6 +33,9 @@ const gatewaySettings = {
   trustedProxies: ['TRUSTED_PROXIES', trustedProxies],
   authFailureLimit: ['AUTH_FAILURE_LIMIT', int(50, 1)],
   authFailureWindowMs: ['AUTH_FAILURE_WINDOW', wholeSeconds('1m')],
+  // The routes served without a key (/health, /v1/openapi.*, /docs): requests per client address and window.
+  publicRateLimit: ['PUBLIC_RATE_LIMIT', int(120, 1)],
+  publicRateWindowMs: ['PUBLIC_RATE_WINDOW', wholeSeconds('1m')],
   // The listener of /internal/* (internal-listener.ts): the services' GATEWAY_URL, never published.
   internalPort: ['INTERNAL_PORT', int(8087, 1, 65535)],
   internalHost: ['INTERNAL_HOST', str('127.0.0.1')],

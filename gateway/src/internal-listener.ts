@@ -5,27 +5,36 @@
 // public meaning: there they do not exist (404 Route not found), whatever token a
 // request carries. One app serves both: the internal listener hands its requests to
 // the app's router, marked as having come through it.
+//
+// Which routes are internal is read from each route's template as it is registered,
+// and a request is judged by the route the router matched: the router decodes the
+// path (`/%6Detrics`) and reads absolute-form targets (`http://x/metrics`), so no
+// test of the raw URL can be complete.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { FastifyInstance } from 'fastify';
-import { notFound } from '@lpm/shared/errors';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { LIVE_PATH, READY_PATH } from '@lpm/shared/http/health';
 
-const INTERNAL_PREFIX = '/internal/';
-const PROBES = new Set([LIVE_PATH, READY_PATH]);
-/** What every probe's path starts with. */
-const PROBES_PREFIX = '/health/';
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Served on the internal listener only (set from the route's template here, not by the routes). */
+    internalOnly?: boolean;
+  }
+}
+
 const throughInternal = new WeakSet<IncomingMessage>();
 
-/** Refuses /internal/*, /metrics and the probes on every request that did not come through the internal listener. Add before any other hook. */
-export function internalRoutesOffPublic(app: FastifyInstance): void {
-  // Not async, and the route's options (built anew on each read) read for probe paths only: this runs on every request.
-  app.addHook('onRequest', (req, _reply, done) => {
-    const { url } = req;
-    const internalOnly =
-      url.startsWith(INTERNAL_PREFIX) || url.startsWith('/metrics') || (url.startsWith(PROBES_PREFIX) && PROBES.has(req.routeOptions.url ?? ''));
-    done(internalOnly && !throughInternal.has(req.raw) ? notFound('Route not found') : undefined);
+const isInternalTemplate = (url: string) =>
+  url.startsWith('/internal/') || url === '/metrics' || url.startsWith('/metrics/') || url === LIVE_PATH || url === READY_PATH;
+
+/** Marks the internal routes (config.internalOnly) as they are registered. Call before any route is. */
+export function markInternalRoutes(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (isInternalTemplate(route.url)) route.config = { ...route.config, internalOnly: true };
   });
 }
+
+/** Whether the request came through the internal listener. */
+export const cameThroughInternal = (req: FastifyRequest): boolean => throughInternal.has(req.raw);
 
 /** The internal listener's server (not yet listening): closed with the app. Call before the app listens. */
 export function internalServer(app: FastifyInstance): Server {

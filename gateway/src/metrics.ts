@@ -25,6 +25,12 @@ export const authThrottles = new Counter({
   registers: [metrics],
 });
 
+export const publicThrottles = new Counter({
+  name: 'gateway_public_throttles_total',
+  help: 'Requests to the routes served without a key refused (429) because their client address is past PUBLIC_RATE_LIMIT',
+  registers: [metrics],
+});
+
 const upstreamDuration = new Histogram({
   name: 'gateway_upstream_duration_seconds',
   help: "Time from a proxied request sent to a service to the service's response headers, by service",

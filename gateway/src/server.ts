@@ -1,5 +1,7 @@
 // Starts the gateway: config, store, Redis, HTTP; stops cleanly on SIGTERM or SIGINT.
+// It listens whatever state the store is in: not ready until the store is set up.
 import { createLogger } from '@lpm/shared/logger';
+import { runProcess } from '@lpm/shared/service/process';
 import { startTelemetry } from '@lpm/shared/telemetry';
 import { startProcessMetrics } from '@lpm/shared/metrics';
 import { stopOnSignals } from '@lpm/shared/service/shutdown';
@@ -7,14 +9,14 @@ import { buildGatewayApp } from './app.ts';
 import { internalServer } from './internal-listener.ts';
 import { readGatewayConfig } from './config.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
-import { openGatewayStore } from './data/store.ts';
+import { startGatewayStore } from './data/store.ts';
 
 async function start(): Promise<void> {
   const config = readGatewayConfig();
   const logger = createLogger('gateway', config.logLevel);
   const telemetry = startTelemetry({ serviceName: 'gateway' });
   startProcessMetrics('gateway');
-  const store = await openGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix, logger });
+  const store = await startGatewayStore({ url: config.mongoUrl, dbPrefix: config.dbPrefix, logger });
   const redis = createRedis(config.redisUrl, 'lpm-gateway-limits');
   const app = buildGatewayApp({
     store,
@@ -26,6 +28,8 @@ async function start(): Promise<void> {
     trustedProxies: config.trustedProxies,
     authFailureLimit: config.authFailureLimit,
     authFailureWindowMs: config.authFailureWindowMs,
+    publicRateLimit: config.publicRateLimit,
+    publicRateWindowMs: config.publicRateWindowMs,
     loggerInstance: logger,
   });
 
@@ -40,14 +44,9 @@ async function start(): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => internal.once('error', reject).listen(config.internalPort, config.internalHost, resolve));
   app.log.info(`internal routes on ${config.internalHost}:${config.internalPort}`);
+  // Settles once the store is set up (or closed); rejects only on an error that is not the store being down.
+  await store.ready;
 }
 
 // Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
-if (import.meta.main) {
-  try {
-    await start();
-  } catch (e) {
-    createLogger('gateway').fatal({ err: e }, `gateway failed to start: ${(e as Error).message}`);
-    process.exit(1);
-  }
-}
+if (import.meta.main) await runProcess('gateway', start);

@@ -2,7 +2,8 @@
 // them comma-separated, and the gateway spreads its requests over them; its public
 // /health counts the service up while one replica answers.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { allUpstreams, call, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { waitFor } from '../../shared/test/support/wait.ts';
+import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let a: Awaited<ReturnType<typeof startEchoUpstream>>;
 let b: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -34,9 +35,11 @@ test('when a service has two replicas, then the gateway sends requests to both',
 test('when one replica fails its health, then the public /health still counts the service up', async () => {
   b.state.healthStatus = 503;
   try {
+    // /health answers from a check up to a second old: a second later, one that saw the replica fail.
+    await sleep(1100);
     expect((await call(gw.url, '/health')).status).toBe(200);
     a.state.healthStatus = 503;
-    expect((await call(gw.url, '/health')).status).toBe(503);
+    await waitFor('/health to see both replicas fail', async () => (await call(gw.url, '/health')).status === 503, 5000);
   } finally {
     a.state.healthStatus = 200;
     b.state.healthStatus = 200;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening } from '../../scripts/local-store.ts';
 import { SERVICE_PORTS } from '@lpm/shared/service/names';
 import { ConfigError } from '@lpm/shared/config';
+import { CONFIG_ERROR_EXIT } from '@lpm/shared/service/process';
 import { readGatewayConfig } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
@@ -51,6 +52,15 @@ describe('configuration', () => {
     expect(() => set({ AUTH_FAILURE_WINDOW: 'soon' })).toThrow(/AUTH_FAILURE_WINDOW/);
   });
 
+  test('when the public-route limit is unset, then 120 requests a minute per address; set, it is read, and bad values are refused naming each', () => {
+    const base = { MONGO_URL: 'mongodb://127.0.0.1:27017/', INTERNAL_TOKEN: INTERNAL_TOKEN };
+    expect(readGatewayConfig(base)).toMatchObject({ publicRateLimit: 120, publicRateWindowMs: 60_000 });
+    expect(readGatewayConfig({ ...base, PUBLIC_RATE_LIMIT: '30', PUBLIC_RATE_WINDOW: '10s' })).toMatchObject({ publicRateLimit: 30, publicRateWindowMs: 10_000 });
+    expect(() => readGatewayConfig({ ...base, PUBLIC_RATE_LIMIT: '0' })).toThrow(/PUBLIC_RATE_LIMIT/);
+    expect(() => readGatewayConfig({ ...base, PUBLIC_RATE_LIMIT: 'many' })).toThrow(/PUBLIC_RATE_LIMIT/);
+    expect(() => readGatewayConfig({ ...base, PUBLIC_RATE_WINDOW: '500ms' })).toThrow(/PUBLIC_RATE_WINDOW: must be whole seconds/);
+  });
+
   test('when MONGO_URL or INTERNAL_TOKEN is missing or an upstream URL is bad, then the config is refused naming each', () => {
     let error: unknown;
     try {
@@ -72,6 +82,22 @@ describe('server.ts', () => {
 
   afterAll(async () => {
     await upstream?.app.close();
+  });
+
+  test('when MONGO_URL does not parse, then it exits 78 (a configuration error) with one fatal JSON line naming it, its password shown as ***', async () => {
+    const password = 'pa#ss-wrd-4tbvq';
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', INTERNAL_TOKEN, LOG_LEVEL: 'info', MONGO_URL: `mongodb://lpm:${password}@h1:27017,h2:27017/db?replicaSet=rs` };
+    const child = spawn(process.execPath, [join(ROOT, 'gateway/src/server.ts')], { cwd: ROOT, env });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    expect(await new Promise<number | null>((done) => child.on('close', (code) => done(code)))).toBe(CONFIG_ERROR_EXIT);
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]) as { level: number; msg: string };
+    expect(line.level).toBe(60);
+    expect(line.msg).toContain('MONGO_URL: is not a URL (Password contains unescaped characters): mongodb://lpm:***@h1:27017,h2:27017/db?replicaSet=rs');
+    expect(output).not.toContain('4tbvq');
   });
 
   test('when started with its env, then it serves, logs only JSON lines and stops cleanly on SIGTERM', async () => {

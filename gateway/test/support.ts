@@ -23,15 +23,16 @@ export interface Echo {
   bodyBytes: number;
 }
 
-/** An upstream answering every path with what it received (paths ending in /hang never answer); /health answers `healthStatus` (0: never). */
-export async function startEchoUpstream(name: string): Promise<{ url: string; app: FastifyInstance; state: { healthStatus: number } }> {
+/** An upstream answering every path with what it received (paths ending in /hang never answer); /health answers `healthStatus` (0: never), counted in `healthChecks`. */
+export async function startEchoUpstream(name: string): Promise<{ url: string; app: FastifyInstance; state: { healthStatus: number; healthChecks: number } }> {
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true });
-  const state = { healthStatus: 200 };
+  const state = { healthStatus: 200, healthChecks: 0 };
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  app.get('/health', async (_req, reply) =>
-    state.healthStatus === 0 ? new Promise(() => {}) : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 }),
-  );
+  app.get('/health', async (_req, reply) => {
+    state.healthChecks++;
+    return state.healthStatus === 0 ? new Promise(() => {}) : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 });
+  });
   // After a team's time zone or court calendar changed, the gateway tells the services; none has records to rewrite here.
   for (const path of ['/internal/time-zone', '/internal/court-calendar']) app.post(path, async () => ({ success: true, data: { done: true, changed: 0 } }));
   app.all('/*', async (req, reply) => {

@@ -5,14 +5,31 @@
 // each, in rounds of alternating order (gateway then bare, bare then gateway) so
 // drift of the shared machine favours neither. GET by id, then POST. Beside the
 // ratios, each side's own CPU time per response (/proc/<pid>/stat), which other
-// load on the machine moves far less than the throughput.
+// load on the machine moves far less than the throughput. Before those, GET
+// /v1/openapi.yaml one request at a time once the document is built and its YAML
+// written (the first requests): `gateway.openapi_yaml.p50_ms`, target 5 ms or less.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clientsState, measure, type BenchTeam } from './clients.ts';
 import { identityHeaders } from './internals.ts';
 import { consumersSettled } from './webhook-support.ts';
 import { MALLOC_ENV, NODE_FLAGS } from '../process-settings.ts';
-import { CONNECTIONS, DURATION_S, cpuMs, ms, processName, processes, ratioOf, recordRun, startChildServer, type Bench, type ChildServer, type Figures, type System } from './support.ts';
+import {
+  CONNECTIONS,
+  DURATION_S,
+  cpuMs,
+  measureRaw,
+  ms,
+  processName,
+  processes,
+  ratioOf,
+  recordRun,
+  startChildServer,
+  type Bench,
+  type ChildServer,
+  type Figures,
+  type System,
+} from './support.ts';
 
 /** Rounds of the pair (BENCH_GATEWAY_ROUNDS); odd rounds have the gateway go first, even ones the bare proxy. */
 const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
@@ -47,8 +64,24 @@ function mean(name: string, rounds: Figures[]): Figures {
   return { name, rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), errors: rounds.reduce((s, r) => s + r.errors, 0), created: 0 };
 }
 
+/** GET /v1/openapi.yaml served from the built document, one request at a time. */
+async function openApiYaml(b: Bench, sys: System): Promise<Figures> {
+  const get = async () => {
+    const res = await fetch(`${sys.gatewayUrl}/v1/openapi.yaml`);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET /v1/openapi.yaml answered ${res.status}: ${text.slice(0, 200)}`);
+  };
+  // Unmeasured: the first builds the document, the second writes its YAML.
+  for (let i = 0; i < 3; i++) await get();
+  const f = await measureRaw('GET /v1/openapi.yaml, warm, one at a time', get);
+  b.record('gateway.openapi_yaml.p50_ms', f.p50);
+  b.record('gateway.openapi_yaml.p99_ms', f.p99);
+  return f;
+}
+
 export async function gatewaySection(b: Bench): Promise<void> {
   const sys = await b.system();
+  const yaml = await openApiYaml(b, sys);
   const st = await clientsState(b, sys);
   const bare = await startBareProxy(b, sys, st.teams);
   const pids = { gateway: gatewayPid(sys), bare: bare.pid };
@@ -57,7 +90,7 @@ export async function gatewaySection(b: Bench): Promise<void> {
       `a warm-up of each, then ${ROUNDS} rounds alternating (gateway, bare proxy; bare proxy, gateway; ...), ${st.teams.length} enterprise teams`,
   );
   try {
-    const rows: Figures[] = [];
+    const rows: Figures[] = [yaml];
     for (const [key, label, method] of RUNS) {
       const through = { gateway: [] as Figures[], bare: [] as Figures[] };
       const cpuPerResponse = { gateway: [] as number[], bare: [] as number[] };

@@ -5,7 +5,7 @@
 // The local document store: a private FerretDB per run, and its PostgreSQL database dropped after.
 export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local-store.ts';
 // The identity headers of a request straight to a service (the gateway's internal credential).
-export { DEFAULT_CASE_PHASES, defaultTeamSettings, identityHeaders, type Identity } from '../../shared/src/identity.ts';
+export { DEFAULT_CASE_PHASES, HEADER, defaultTeamSettings, identityHeaders, type Identity } from '../../shared/src/identity.ts';
 export { newId } from '../../shared/src/ids.ts';
 // The outbox relay measured alone (relay.ts).
 export { newEvent } from '../../shared/src/events.ts';

@@ -41,7 +41,7 @@ const SECTIONS: Section[] = [
   { name: 'store', about: 'raw driver findOne by _id among BENCH_STORE_DOCS documents of the local store', run: storeSection },
   { name: 'rss', about: 'idle resident memory of the launcher, the gateway and each service', run: rssSection },
   { name: 'clients', about: 'GET /v1/clients/{id} and POST /v1/clients, direct and through the gateway (BENCH_BASELINE: against another checkout)', run: clientsSection },
-  { name: 'gateway', about: 'GET and POST /v1/clients through the gateway against a bare @fastify/http-proxy, interleaved', run: gatewaySection },
+  { name: 'gateway', about: 'GET /v1/openapi.yaml warm; GET and POST /v1/clients through the gateway against a bare @fastify/http-proxy, interleaved', run: gatewaySection },
   { name: 'webhooks', about: 'client.created deliveries to HTTPS receivers at a steady write rate: at once, in 50 ms, beside a timing-out webhook', run: webhooksSection },
   { name: 'financial', about: 'GET /v1/financial/summary over one team with BENCH_FINANCIAL records across a year, per group_by, beside the raw driver', run: financialSection },
   { name: 'service', about: 'GET /v1/clients/{id} and the GET /v1/cases page against the raw driver, same concurrency', run: serviceSection },

@@ -4,7 +4,8 @@
 // with a client and a responsible (gateway -> deals -> cases -> clients). A warm-up
 // won fills the caches a first request of a team pays for once (users, client views).
 // Each trial sends the request with a trace of its own and the header that has every
-// process count the request's commands under that trace (shared/src/counted-requests.ts):
+// process count the request's commands under that trace (shared/src/counted-requests.ts;
+// the gateway honours it beside the internal credential only):
 // those of its handlers, in whichever process, until each one's answer; not the work
 // it only sets going (relays draining its events, consumers). That is
 // `roundtrips.won_with_case`. Beside it, the window: every process's
@@ -14,6 +15,7 @@
 // Each figure is the least of the trials, printed with what it was made of.
 import { randomBytes } from 'node:crypto';
 import { COUNT_COMMANDS_HEADER } from '../../shared/src/counted-requests.ts';
+import { HEADER } from './internals.ts';
 import { commandsBetween, storeCommandsOf, traceCommandsOf } from './webhook-support.ts';
 import { sleep, type Bench, type System } from './support.ts';
 import { createTeams } from './teams.ts';
@@ -79,7 +81,8 @@ export async function roundtripsSection(b: Bench): Promise<void> {
     await sleep(QUIET_MS);
     const traceId = randomBytes(16).toString('hex');
     const before = await countsOf(sys, storeCommandsOf);
-    await won(id, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, [COUNT_COMMANDS_HEADER]: '1' });
+    // The gateway counts a request, and passes the header on, only beside the internal credential.
+    await won(id, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, [COUNT_COMMANDS_HEADER]: '1', [HEADER.internalToken]: b.token });
     window.push(between(before, await countsOf(sys, storeCommandsOf)));
     own.push(between(new Map(), await countsOf(sys, (url) => traceCommandsOf(url, traceId))));
   }

@@ -1,5 +1,6 @@
 // The faults of the drill, each once, at a random point of the writes: the broker
-// restarted (its connections closed), the store cut (connections refused), the store
+// restarted (its connections closed), the store cut (connections refused) with a
+// process SIGKILLed halfway through it (started again into the outage), the store
 // hung (connections open, nothing forwarded), and each process of the launcher killed
 // with SIGKILL (the launcher starts it again). The shared servers are never touched:
 // the system reaches them through TCP proxies the drill controls.
@@ -45,6 +46,9 @@ export function launchedProcesses(launcherPid: number): Map<string, number> {
   return found;
 }
 
+/** The process killed inside the store cut (issue 39: it once crashed at every start into the outage, and the launcher stopped everything). */
+const STORE_CUT_VICTIM = 'activities';
+
 export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherPid: number; durations: FaultDurations; processes: string[] }): Fault[] {
   const { store, broker, durations } = opts;
   const outage = (proxy: TcpProxy, how: 'cut' | 'stall', ms: number) => async () => {
@@ -60,9 +64,20 @@ export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherP
     if (!pid) throw new Error(`no running ${name} process under the launcher (pid ${opts.launcherPid})`);
     process.kill(pid, 'SIGKILL');
   };
+  // Halfway through the cut: the process is started again into the outage, and must wait it out.
+  const cutWithKill = (name: string) => async () => {
+    store.cut();
+    try {
+      await sleep(durations.storeCutMs / 2);
+      await kill(name)();
+      await sleep(durations.storeCutMs / 2);
+    } finally {
+      store.restore();
+    }
+  };
   return [
     { name: 'broker restart', run: outage(broker, 'cut', durations.brokerDownMs) },
-    { name: 'store cut', run: outage(store, 'cut', durations.storeCutMs) },
+    { name: `store cut with a SIGKILL of ${STORE_CUT_VICTIM} inside`, run: cutWithKill(STORE_CUT_VICTIM) },
     { name: 'store hang', run: outage(store, 'stall', durations.storeHangMs) },
     ...opts.processes.map((name) => ({ name: `SIGKILL ${name}`, run: kill(name) })),
   ];
@@ -70,13 +85,16 @@ export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherP
 
 /**
  * Runs `faults` in a random order, one after another, each when `writesDone()`
- * reaches its random point between 5% and 85% of `writes`.
+ * reaches its random point between 5% and 85% of `writes`; none more once `stopped()`.
  */
-export async function runFaults(faults: Fault[], writes: number, writesDone: () => number, log: FaultLog[]): Promise<void> {
+export async function runFaults(faults: Fault[], writes: number, writesDone: () => number, log: FaultLog[], stopped: () => boolean): Promise<void> {
   const order = [...faults].sort(() => Math.random() - 0.5);
   const points = order.map(() => Math.floor(writes * (0.05 + Math.random() * 0.8))).sort((a, b) => a - b);
   for (const [i, fault] of order.entries()) {
-    while (writesDone() < points[i]) await sleep(50);
+    while (writesDone() < points[i]) {
+      if (stopped()) return;
+      await sleep(50);
+    }
     const started = Date.now();
     const entry: FaultLog = { name: fault.name, atWrite: writesDone(), startedAt: new Date(started).toISOString(), ms: 0 };
     try {

@@ -2,34 +2,38 @@
 // the system under its supervising launcher, behind TCP proxies to the store and the
 // broker, with a webhook receiver subscribed to every event of every team. Drives at
 // least N writes (default 10,000) at about 100 a second across the five domain
-// services, and meanwhile restarts the broker, cuts the store for 60 s, hangs it for
-// 20 s and SIGKILLs every process once (--short: outages of a few seconds, for CI).
+// services, and meanwhile restarts the broker, cuts the store for 60 s (SIGKILLing
+// the activities service halfway through), hangs it for 20 s and SIGKILLs every
+// process once (--short: outages of a few seconds, for CI).
 // Then it waits for quiet and writes a report: writes acknowledged and refused,
 // events expected, delivered, duplicated and lost, events left dead-lettered (or
 // parked) in the system's queues, answers outside the envelope, and whether the
 // state agrees with the acknowledged writes. Exits 1 when anything is lost or
-// dead-lettered, an answer falls outside the envelope, the state disagrees, or a
-// fault could not be done.
+// dead-lettered, an answer falls outside the envelope, the state disagrees, a fault
+// could not be done, or the launcher ended (then at once, with a report of what was
+// done). SIGINT and SIGTERM remove what it made (its system, FerretDB, database,
+// vhost, Redis keys and files) before it exits.
 //
 // Under Jest (test/global-setup.ts) it uses the run's store, vhost, Redis prefix and
 // test CA; alone it makes its own and removes them at the end.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
 import { EVENT_TYPES } from '../../shared/src/events.ts';
-import { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local-store.ts';
+import { startFerretdb } from '../local-store.ts';
 import { SERVICE_NAMES } from '../../shared/src/service/names.ts';
 import { startHttpsReceiver } from '../../shared/test/support/https-receiver.ts';
 import { startTcpProxy } from '../../shared/test/support/tcp-proxy.ts';
 import { createTestTls } from '../../test/support/test-ca.ts';
-import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
+import { addVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
 import { freePortBlock, startSystem } from '../system.ts';
 import { drillFaults, runFaults, type FaultDurations, type FaultLog } from './faults.ts';
+import { launcherEnd } from './launcher.ts';
+import { DrillResources } from './resources.ts';
 import { countEvents, stateDisagreements, waitForQuiet } from './verdict.ts';
 import { Workload, type DrillTeam } from './workload.ts';
 
@@ -65,55 +69,42 @@ async function main(): Promise<number> {
   const underJest = Boolean(process.env.LPM_TEST_RUN);
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), `lpm-drill-${run}-`));
-  const cleanUps: (() => unknown)[] = [() => rmSync(dir, { recursive: true, force: true })];
-  const cleanUp = async () => {
-    for (const fn of cleanUps.reverse()) {
-      try {
-        await fn();
-      } catch (e) {
-        console.error(`drill clean-up: ${(e as Error).message}`);
-      }
-    }
-  };
-  process.once('SIGINT', () => void cleanUp().then(() => process.exit(130)));
+  const made = new DrillResources(dir);
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => {
+      console.log(`drill: ${signal}; removing what the drill made`);
+      void made.remove().finally(() => process.exit(code));
+    });
+  }
+  console.log(`drill: run ${run}`);
   try {
     let mongoUrl = process.env.MONGO_URL;
     let amqpUrl = process.env.AMQP_URL;
-    let redisPrefix = `${process.env.REDIS_KEY_PREFIX ?? ''}drill-${run}:`;
+    made.redisPrefix = `${process.env.REDIS_KEY_PREFIX ?? ''}drill-${run}:`;
     if (!underJest) {
       const tls = createTestTls(join(dir, 'tls'), process.env.NODE_EXTRA_CA_CERTS);
       process.env.LPM_TEST_TLS_DIR = tls.dir;
       process.env.NODE_EXTRA_CA_CERTS = tls.caBundle;
       await Promise.all([ensureRabbitmq(), ensureRedis()]);
-      const database = `lpm_drill_${run}`;
-      const store: RunningStore = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database });
-      cleanUps.push(() => dropPostgresDatabase(database), () => store.stop());
-      mongoUrl = store.url;
+      made.database = `lpm_drill_${run}`;
+      made.store = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database: made.database });
+      mongoUrl = made.store.url;
       const vhost = `lpm-drill-${run}`;
       addVhost(vhost);
-      cleanUps.push(() => deleteVhost(vhost));
+      made.vhost = vhost;
       amqpUrl = `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`;
-      redisPrefix = `lpm-drill-${run}:`;
+      made.redisPrefix = `lpm-drill-${run}:`;
     }
-    cleanUps.push(async () => {
-      const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-      try {
-        const keys = await redis.keys(`${redisPrefix}*`);
-        if (keys.length) await redis.del(...keys);
-      } finally {
-        redis.disconnect();
-      }
-    });
     const storeUrl = new URL(mongoUrl!);
     const brokerUrl = new URL(amqpUrl!);
     const storeProxy = await startTcpProxy(storeUrl.hostname, Number(storeUrl.port));
     const brokerProxy = await startTcpProxy(brokerUrl.hostname, Number(brokerUrl.port || 5672));
-    cleanUps.push(() => storeProxy.close(), () => brokerProxy.close());
+    made.closers.push(() => storeProxy.close(), () => brokerProxy.close());
     storeUrl.port = String(storeProxy.port);
     brokerUrl.port = String(brokerProxy.port);
 
     const receiver = await startHttpsReceiver();
-    cleanUps.push(() => receiver.close());
+    made.closers.push(() => receiver.close());
     const port = await freePortBlock();
     const dbPrefix = `${process.env.MONGO_DB_PREFIX ?? ''}drill${run}_`;
     const env: NodeJS.ProcessEnv = {
@@ -123,7 +114,7 @@ async function main(): Promise<number> {
       MONGO_DB_PREFIX: dbPrefix,
       AMQP_URL: brokerUrl.toString(),
       AMQP_EXCHANGE: `${dbPrefix}events`,
-      REDIS_KEY_PREFIX: redisPrefix,
+      REDIS_KEY_PREFIX: made.redisPrefix,
       LOG_LEVEL: 'error',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
@@ -136,15 +127,17 @@ async function main(): Promise<number> {
     };
     delete env.LOCAL_STORE_PORT;
     const launcher = await startSystem(env, 120_000);
-    cleanUps.push(
-      () =>
-        new Promise<void>((done) => {
-          if (launcher.exitCode !== null || launcher.signalCode !== null) return done();
-          launcher.once('exit', () => done());
-          launcher.kill('SIGTERM');
-        }),
-    );
+    made.launcher = launcher;
+    // From here on, every wait ends when the launcher does: the drill then fails with a report.
+    let launcherGone: string | null = null;
+    const gone = launcherEnd(launcher).then((how) => {
+      if (made.removing) return;
+      launcherGone = how;
+      console.log(`drill: the launcher ended (${how}); stopping the writes`);
+    });
+    const untilGone = (work: Promise<unknown>) => Promise.race([work, gone]);
     const gatewayUrl = `http://127.0.0.1:${port}`;
+    console.log(`drill: the system on ${gatewayUrl} (PORT..PORT+7), launcher pid ${launcher.pid}`);
     const teams: DrillTeam[] = [];
     for (let i = 0; i < TEAMS; i++) {
       // Asynchronously: the proxies run in this process, which a synchronous spawn would block.
@@ -166,32 +159,51 @@ async function main(): Promise<number> {
     const durations = args.short ? SHORT : FULL;
     const faultLog: FaultLog[] = [];
     let faultsLeft = true;
-    const workload = new Workload({ gatewayUrl, teams, writes: args.writes, rate: RATE, actors: ACTORS, giveUpMs: durations.storeCutMs + 120_000, keepGoing: () => faultsLeft });
+    const workload = new Workload({
+      gatewayUrl,
+      teams,
+      writes: args.writes,
+      rate: RATE,
+      actors: ACTORS,
+      giveUpMs: durations.storeCutMs + 120_000,
+      keepGoing: () => faultsLeft && launcherGone === null,
+    });
     const faults = drillFaults({ store: storeProxy, broker: brokerProxy, launcherPid: launcher.pid!, durations, processes: ['gateway', ...SERVICE_NAMES] });
     const started = Date.now();
     console.log(`drill: ${args.writes} writes at ${RATE}/s over ${TEAMS} teams; faults: ${faults.map((f) => f.name).join(', ')}`);
-    await Promise.all([workload.run(), runFaults(faults, args.writes, () => workload.done, faultLog).finally(() => (faultsLeft = false))]);
+    void gone.then(() => workload.stop());
+    await untilGone(Promise.all([workload.run(), runFaults(faults, args.writes, () => workload.done, faultLog, () => launcherGone !== null).finally(() => (faultsLeft = false))]));
     const writeSeconds = (Date.now() - started) / 1000;
     console.log(`drill: ${workload.done} writes in ${writeSeconds.toFixed(0)} s; waiting for quiet`);
 
     const expected = workload.tally.expected;
     // Quiet: longer than the longest retry delay on the way (60 s: a consumer's transient retries, a webhook's last attempts).
-    await waitForQuiet(receiver.requests, expected, 150_000, 900_000);
+    await untilGone(waitForQuiet(receiver.requests, expected, 150_000, 900_000));
     const events = countEvents(receiver.requests, expected);
     // Derived state (counts kept from events, owed occurrences a repair job stores) settles after the events: asked again for a while.
-    let problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
-    for (const settleBy = Date.now() + 120_000; problems.length > 0 && Date.now() < settleBy; ) {
-      await new Promise((r) => setTimeout(r, 10_000));
-      problems = await stateDisagreements(gatewayUrl, teams, workload.stories);
-    }
+    const settled = async () => {
+      let found = await stateDisagreements(gatewayUrl, teams, workload.stories);
+      for (const settleBy = Date.now() + 120_000; found.length > 0 && Date.now() < settleBy; ) {
+        await new Promise((r) => setTimeout(r, 10_000));
+        found = await stateDisagreements(gatewayUrl, teams, workload.stories);
+      }
+      return found;
+    };
+    let problems: string[] = [];
     const inactive: string[] = [];
-    for (const team of teams) {
-      const hooks = await fetch(`${gatewayUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${team.apiKey}` } }).then((r) => r.json() as Promise<{ data?: { id: string; active: boolean }[] }>);
-      for (const h of hooks.data ?? []) if (h.active === false) inactive.push(`${team.id} ${h.id}`);
-    }
+    const checkState = async () => {
+      problems = await settled();
+      for (const team of teams) {
+        const hooks = await fetch(`${gatewayUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${team.apiKey}` } }).then((r) => r.json() as Promise<{ data?: { id: string; active: boolean }[] }>);
+        for (const h of hooks.data ?? []) if (h.active === false) inactive.push(`${team.id} ${h.id}`);
+      }
+    };
+    if (launcherGone === null) await untilGone(checkState());
+    if (launcherGone !== null) problems = ['not checked: the launcher ended'];
     const dead = await deadLettered(decodeURIComponent(brokerUrl.pathname.slice(1)) || '/', `${dbPrefix}events.`);
     const failedFaults = faultLog.filter((f) => f.detail);
     const report = {
+      'launcher.ended': launcherGone,
       'writes.acknowledged': workload.tally.acknowledged,
       'writes.refused': Object.values(workload.tally.refused).reduce((a, b) => a + b, 0),
       'writes.refused_by_status': workload.tally.refused,
@@ -216,11 +228,18 @@ async function main(): Promise<number> {
     };
     console.log(JSON.stringify(report, null, 2));
     if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
-    const ok = events.lost.length === 0 && Object.keys(dead).length === 0 && workload.tally.outsideEnvelope === 0 && problems.length === 0 && failedFaults.length === 0 && faultLog.length === faults.length;
+    const ok =
+      launcherGone === null &&
+      events.lost.length === 0 &&
+      Object.keys(dead).length === 0 &&
+      workload.tally.outsideEnvelope === 0 &&
+      problems.length === 0 &&
+      failedFaults.length === 0 &&
+      faultLog.length === faults.length;
     console.log(ok ? 'drill: passed' : 'drill: FAILED');
     return ok ? 0 : 1;
   } finally {
-    await cleanUp();
+    await made.remove();
   }
 }
 
@@ -235,9 +254,10 @@ async function deadLettered(vhost: string, prefix: string): Promise<Record<strin
   return dead;
 }
 
+// Exits at once when done: after the launcher ended, waits it gave up on may still be pending.
 try {
-  process.exitCode = await main();
+  process.exit(await main());
 } catch (e) {
   console.error(`drill: ${(e as Error).stack ?? String(e)}`);
-  process.exitCode = 2;
+  process.exit(2);
 }

@@ -78,6 +78,7 @@ export class Workload {
   readonly stories: Story[] = [];
   private started = 0;
   private nextSlot = 0;
+  private stopped = false;
   private readonly opts: WorkloadOptions;
 
   constructor(opts: WorkloadOptions) {
@@ -94,8 +95,13 @@ export class Workload {
     await Promise.all(Array.from({ length: this.opts.actors }, (_, i) => this.actor(this.opts.teams[i % this.opts.teams.length])));
   }
 
+  /** Ends the writes (the system is gone): no story begins, and a write being retried is given up. */
+  stop(): void {
+    this.stopped = true;
+  }
+
   private more(): boolean {
-    return this.started < this.opts.writes || this.opts.keepGoing();
+    return !this.stopped && (this.started < this.opts.writes || this.opts.keepGoing());
   }
 
   private async actor(team: DrillTeam): Promise<void> {
@@ -135,7 +141,7 @@ export class Workload {
         return null;
       }
       const status = answer ? String(answer.status) : 'network';
-      if ((answer && !RETRIED(answer.status, key !== undefined)) || Date.now() > giveUpAt) {
+      if ((answer && !RETRIED(answer.status, key !== undefined)) || Date.now() > giveUpAt || this.stopped) {
         this.tally.refused[status] = (this.tally.refused[status] ?? 0) + 1;
         if (this.tally.refusedSamples.length < 10) this.tally.refusedSamples.push(`${method} ${path}: ${status} ${answer?.body?.error?.message ?? ''}`);
         throw new Refused();

@@ -16,7 +16,7 @@ export class WebhookVerificationError extends Error {
 }
 
 export interface VerifyOptions {
-  /** How far the timestamp may be from now, either way (default 300 s). */
+  /** How far the timestamp may be from now, either way (default 300 s): a finite number >= 0, else verifyWebhook throws a RangeError. */
   toleranceSeconds?: number;
   /** The current time (tests). */
   now?: Date;
@@ -37,12 +37,18 @@ function header(headers: HeaderBag, name: string): string | undefined {
  * (not parsed and re-serialized).
  */
 export function verifyWebhook(rawBody: string | Buffer, headers: HeaderBag, secret: string, opts: VerifyOptions = {}): WebhookEvent {
+  const tolerance = opts.toleranceSeconds ?? 300;
+  // Every comparison with NaN is false: a tolerance of NaN (`Number(process.env.X)` with X unset) would accept any timestamp.
+  if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) {
+    throw new RangeError(`toleranceSeconds must be a finite number >= 0, not ${typeof tolerance === 'string' ? JSON.stringify(tolerance) : String(tolerance)}`);
+  }
+  const now = (opts.now ?? new Date()).getTime() / 1000;
+  if (!Number.isFinite(now)) throw new RangeError('now must be a valid Date');
   const signature = header(headers, 'x-service-signature');
   const timestamp = header(headers, 'x-service-timestamp');
   if (!signature || !timestamp) throw new WebhookVerificationError('Missing X-Service-Signature or X-Service-Timestamp');
   if (!/^\d{1,12}$/.test(timestamp)) throw new WebhookVerificationError('Invalid timestamp');
-  const now = (opts.now ?? new Date()).getTime() / 1000;
-  if (Math.abs(now - Number(timestamp)) > (opts.toleranceSeconds ?? 300)) throw new WebhookVerificationError('Timestamp outside the tolerance');
+  if (Math.abs(now - Number(timestamp)) > tolerance) throw new WebhookVerificationError('Timestamp outside the tolerance');
   const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex'));
   const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new WebhookVerificationError('Signature mismatch');

@@ -1,5 +1,8 @@
 // Configuration is read from the environment once, at start, and validated as a
 // whole: a process with a bad or missing setting refuses to start and says why.
+import { MongoClient } from 'mongodb';
+import { hidePasswordOf, redactUrl } from './redact-url.ts';
+
 export class ConfigError extends Error {
   constructor(problems: string[]) {
     super(`invalid configuration:\n  ${problems.join('\n  ')}`);
@@ -86,20 +89,44 @@ export const bool =
     throw new Error('must be true or false');
   };
 
+/** Throws on a URL its client would refuse. */
+type UrlCheck = (value: string) => void;
+
+/** The WHATWG URL parser: fetch (undici), amqplib and ioredis read their URLs with it. */
+const whatwgUrl: UrlCheck = (value) => void new URL(value);
+
+/**
+ * The MongoDB driver's own parser (what `MongoClient` does before it connects, which
+ * is nothing over the network): multi-host replica sets, mongodb+srv, its options
+ * and the percent-encoding of credentials, none of which the WHATWG parser takes.
+ */
+const mongoDriverUrl: UrlCheck = (value) => void new MongoClient(value);
+
+/**
+ * A URL with one of `protocols`, as its client's parser (`check`) reads it. A
+ * message naming it shows its password as *** (redact-url.ts).
+ */
 export const url =
-  (fallback: string | undefined, protocols: string[]): Parser<string> =>
+  (fallback: string | undefined, protocols: string[], check: UrlCheck = whatwgUrl): Parser<string> =>
   (raw) => {
     const value = raw ?? fallback;
     if (value === undefined) throw new Error('is required');
-    let parsed: URL;
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(value)?.[0].toLowerCase();
+    if (scheme === undefined) throw new Error(`is not a URL: ${redactUrl(value)}`);
+    if (!protocols.includes(scheme)) throw new Error(`must use ${protocols.join(' or ')}`);
     try {
-      parsed = new URL(value);
-    } catch {
-      throw new Error(`is not a URL: ${value}`);
+      check(value);
+    } catch (e) {
+      throw new Error(`is not a URL (${hidePasswordOf(value, (e as Error).message)}): ${redactUrl(value)}`);
     }
-    if (!protocols.includes(parsed.protocol)) throw new Error(`must use ${protocols.join(' or ')}`);
     return value;
   };
+
+/** MONGO_URL: a standalone server, a replica set (`mongodb://u:p@h1:27017,h2:27017/db?replicaSet=rs`) or `mongodb+srv://`. */
+export const mongoUrl: Parser<string> = url(undefined, ['mongodb:', 'mongodb+srv:'], mongoDriverUrl);
+
+/** AMQP_URL, the local broker by default. */
+export const amqpUrl: Parser<string> = url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']);
 
 export const optionalUrl =
   (protocols: string[]): Parser<string | undefined> =>
@@ -149,7 +176,7 @@ export const platformSettings = (defaultPort: number) =>
   ({
     port: ['PORT', int(defaultPort, 0, 65535)],
     host: ['HOST', str('127.0.0.1')],
-    mongoUrl: ['MONGO_URL', url(undefined, ['mongodb:', 'mongodb+srv:'])],
+    mongoUrl: ['MONGO_URL', mongoUrl],
     dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
     internalToken: ['INTERNAL_TOKEN', randomSecret(INTERNAL_TOKEN_BYTES)],
     logLevel: ['LOG_LEVEL', oneOf(LOG_LEVELS, 'info')],

@@ -204,15 +204,16 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
  * Wraps an HTTP request listener so each request runs inside a SERVER span whose
  * parent is the caller's `traceparent`; everything the request does (store calls,
  * outgoing requests, events written) sees that span as active. A request with the
- * header of counted-requests.ts has its store commands counted until its answer.
+ * header of counted-requests.ts has its store commands counted until its answer,
+ * when `mayCount` admits it (the gateway: only with the internal credential).
  */
-export function tracedRequestListener(serviceName: string, listener: RequestListener): RequestListener {
+export function tracedRequestListener(serviceName: string, listener: RequestListener, mayCount: (req: IncomingMessage) => boolean = () => true): RequestListener {
   const tracer = trace.getTracer(serviceName);
   return (req, res) => {
     const parent = extractTraceContext(req.headers);
     const span = tracer.startSpan(`${req.method} ${(req.url ?? '/').split('?')[0]}`, { kind: SpanKind.SERVER }, parent);
     let active = trace.setSpan(parent, span);
-    if (req.headers[COUNT_COMMANDS_HEADER] !== undefined) {
+    if (req.headers[COUNT_COMMANDS_HEADER] !== undefined && mayCount(req)) {
       const counted = countedContext(active, span.spanContext().traceId);
       active = counted.ctx;
       res.once('finish', counted.answered);

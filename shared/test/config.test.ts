@@ -1,4 +1,4 @@
-import { ConfigError, bool, duration, durationList, int, oneOf, parseDuration, platformSettings, readConfig, secret, str, url } from '../src/config.ts';
+import { ConfigError, amqpUrl, bool, duration, durationList, int, oneOf, parseDuration, platformSettings, readConfig, redisSettings, secret, str, url } from '../src/config.ts';
 
 test('when settings are valid or absent, then values are parsed and defaults apply', () => {
   const config = readConfig(
@@ -79,4 +79,55 @@ test.each([
   ['32 bytes as base64', Buffer.alloc(32, 7).toString('base64')],
 ])('when INTERNAL_TOKEN is %s, then it is taken', (_case, token) => {
   expect(readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL: 'mongodb://127.0.0.1:27017/' }).internalToken).toBe(token);
+});
+
+describe('connection URLs', () => {
+  const token = 'ab'.repeat(32);
+  const mongo = (MONGO_URL: string) => readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL }).mongoUrl;
+  const refusal = (read: () => unknown): string => {
+    try {
+      read();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as Error).message;
+    }
+    throw new Error('not refused');
+  };
+
+  test.each([
+    ['a replica set', 'mongodb://lpm:s3cret@h1:27017,h2:27017/db?replicaSet=rs'],
+    ['a replica set with options', 'mongodb://lpm:s3cret@h1:27017,h2:27017,h3/db?replicaSet=rs&authSource=admin&maxPoolSize=6&tls=true'],
+    ['mongodb+srv (Atlas)', 'mongodb+srv://lpm:s3cret@cluster0.example.net/db?retryWrites=true&w=majority'],
+    ['a password with # and / percent-encoded', 'mongodb://lpm:pa%23ss%2Fw%40rd@h1:27017/db'],
+    ['a standalone server', 'mongodb://127.0.0.1:27017/'],
+  ])('when MONGO_URL is %s, then the driver parser takes it as given', (_case, value) => {
+    expect(mongo(value)).toBe(value);
+  });
+
+  test.each([
+    ['a password with # unescaped', 'mongodb://lpm:s3cr#t-pw@h1:27017,h2:27017/db?replicaSet=rs', 's3cr#t-pw'],
+    ['a password with / unescaped', 'mongodb://lpm:s3cr/t-pw@h1:27017/db', 's3cr/t-pw'],
+    ['a port out of range', 'mongodb://lpm:s3cret-pw@h1:99999/db', 's3cret-pw'],
+    ['an option the driver does not know', 'mongodb://lpm:s3cret-pw@h1/db?replicaSett=rs', 's3cret-pw'],
+    ['mongodb+srv with a port', 'mongodb+srv://lpm:s3cret-pw@cluster0.example.net:27017/db', 's3cret-pw'],
+  ])('when MONGO_URL has %s, then it is refused, and the message shows the URL with its password as ***', (_case, value, password) => {
+    const message = refusal(() => mongo(value));
+    expect(message).toMatch(/^invalid configuration:\n {2}MONGO_URL: is not a URL \(.+\): mongodb(\+srv)?:\/\/lpm:\*\*\*@/);
+    expect(message).not.toContain(password);
+    expect(message).not.toContain(encodeURIComponent(password));
+  });
+
+  test('when AMQP_URL or REDIS_URL does not parse, then the message shows the URL with its password as ***', () => {
+    const message = refusal(() => readConfig({ amqp: ['AMQP_URL', amqpUrl], ...redisSettings }, { AMQP_URL: 'amqp://lpm:hunter2-pw@[broker/vhost', REDIS_URL: 'redis://:hunter3-pw@cache:6379x' }));
+    expect(message).toContain('AMQP_URL: is not a URL (Invalid URL): amqp://lpm:***@[broker/vhost');
+    expect(message).toContain('REDIS_URL: is not a URL (Invalid URL): redis://:***@cache:6379x');
+    expect(message).not.toMatch(/hunter/);
+  });
+
+  test('when a URL has the wrong scheme or none, then it is refused naming the schemes, without its password', () => {
+    expect(refusal(() => mongo('postgres://lpm:s3cret-pw@db/lpm'))).toContain('MONGO_URL: must use mongodb: or mongodb+srv:');
+    const message = refusal(() => mongo('lpm:s3cret-pw@db'));
+    expect(message).toContain('MONGO_URL: must use mongodb: or mongodb+srv:');
+    expect(message).not.toContain('s3cret');
+  });
 });

@@ -1,6 +1,7 @@
 // Grouped inserts over the run's store: callers that come together share one
-// insertMany, a duplicate is told apart from the rest of its group, and a group the
-// store fails rejects its callers without wedging the ones after it.
+// insertMany, a duplicate is told apart from the rest of its group, a document the
+// store refuses fails only its own caller, and a group the store fails rejects its
+// callers without wedging the ones after it.
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import { InsertBatcher } from '../src/store/insert-batcher.ts';
@@ -46,6 +47,30 @@ test('when callers insert in the same turn, then one insertMany carries them, an
   } finally {
     client.off('commandStarted', count);
   }
+});
+
+test('when the store refuses one document of a group without saying which (a string holding NUL), then only its caller is rejected, and the others are stored and told inserted or duplicate', async () => {
+  const col = db.collection<{ _id: string; n: number; s?: string }>('refused-whole');
+  await col.insertOne({ _id: 'twin', n: -1 });
+  const batcher = new InsertBatcher(col);
+  // FerretDB 1.24 stores the documents before the refused one, then fails the command with no write errors.
+  const docs = [{ _id: 'a', n: 0 }, { _id: 'twin', n: 1 }, { _id: 'b', n: 2 }, { _id: 'bad', n: 3, s: 'ok\0' }, { _id: 'c', n: 4 }, { _id: 'd', n: 5 }];
+  const outcomes = await Promise.allSettled(docs.map((d) => batcher.insert(d)));
+  expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected'))).toEqual(['inserted', 'duplicate', 'inserted', 'rejected', 'inserted', 'inserted']);
+  expect((await col.find({}).sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([['a', 0], ['b', 2], ['c', 4], ['d', 5], ['twin', -1]]);
+  // Its caller may retry it, cleaned, on its own.
+  expect(await batcher.insert({ _id: 'bad', n: 3, s: 'ok' })).toBe('inserted');
+});
+
+test('when the store refuses one document of a group by a write error of its own (a key starting with $), then only its caller is rejected, and the others are stored', async () => {
+  const col = db.collection<Record<string, unknown> & { _id: string }>('refused-one');
+  await col.insertOne({ _id: 'twin', n: -1 });
+  const batcher = new InsertBatcher(col);
+  const docs = [{ _id: 'a' }, { _id: 'bad', $where: 1 }, { _id: 'twin' }, { _id: 'b' }];
+  const outcomes = await Promise.allSettled(docs.map((d) => batcher.insert(d)));
+  expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected'))).toEqual(['inserted', 'rejected', 'duplicate', 'inserted']);
+  expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: expect.any(Number) });
+  expect((await col.find({}).sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual(['a', 'b', 'twin']);
 });
 
 test('when the store is cut while a group is under way, then its callers are rejected, and inserts after the store is back go in', async () => {

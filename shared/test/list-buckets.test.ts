@@ -89,6 +89,27 @@ describe('ListBuckets.page', () => {
     }
   });
 
+  it("when a record of another team carries a marker of team A's day (written straight to the store), then team A's pages and counts leave it out", async () => {
+    const crafted = 'crafted';
+    const b = lists(crafted);
+    await b.backfill();
+    const own = spread('team_a', 20);
+    await insertMarked(b, crafted, own);
+    const newest = own.reduce((a, r) => (r.at > a.at ? r : a));
+    // Team B's record, newest of all and of a counted status and phase, under team A's marker.
+    const intruder: Rec = { _id: 'zz_intruder', team_id: 'team_b', at: new Date(+newest.at + 1), status: 'ativo', phase: 'a', list_bucket: listBucket('team_a', newest.at) };
+    await db.collection<Rec>(crafted).insertOne(intruder);
+    await b.recount(newest);
+
+    for (const equal of [{}, { status: 'ativo' }, { status: 'ativo', phase: 'a' }]) {
+      for (const direction of [-1, 1] as const) {
+        const got = (await page(b, 'team_a', equal, direction, 0, 100))!;
+        expect({ equal, direction, ...got }).toEqual({ equal, direction, ...(await plainPage(crafted, { team_id: 'team_a', ...equal }, direction, 0, 100)) });
+        expect(got.records.map((r) => r._id)).not.toContain(intruder._id);
+      }
+    }
+  });
+
   it('when a value matches nothing, then the page is empty with total 0', async () => {
     expect(await page(buckets, 'team_a', { phase: 'z' }, -1, 0, 20)).toEqual({ records: [], total: 0 });
     expect(await page(buckets, 'team_none', {}, -1, 0, 20)).toEqual({ records: [], total: 0 });

@@ -1,5 +1,5 @@
 import { MongoClient, type Db } from 'mongodb';
-import { MAX_BUCKETS_BEHIND, advanceCursor, bucketOf, purgeByMarker, readCursor, sweepBuckets } from '../src/store/markers.ts';
+import { MAX_BUCKETS_BEHIND, advanceCursor, bucketOf, ownedBy, purgeByMarker, readCursor, sweepBuckets } from '../src/store/markers.ts';
 import { mongoDedupe, purgeDedupeRecords } from '../src/messaging/dedupe.ts';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, sweepExpiredLocks, tryDocumentLock } from '../src/store/lock.ts';
 import { DAY_MS } from '../src/time.ts';
@@ -165,5 +165,36 @@ describe('sweepExpiredLocks', () => {
     const again = await tryDocumentLock(db, 'things', 'dead');
     expect(again).not.toBeNull();
     await again?.release();
+  });
+});
+
+describe('ownedBy', () => {
+  const owned = async (name: string) => {
+    const col = db.collection<{ _id: string; team_id: string; list_bucket: string }>(name);
+    await col.createIndex({ list_bucket: 1 });
+    await col.createIndex({ team_id: 1 });
+    await col.insertMany([
+      { _id: 'own_1', team_id: 'team_a', list_bucket: 'team_a:20000' },
+      { _id: 'own_2', team_id: 'team_a', list_bucket: 'team_a:20000' },
+      { _id: 'intruder', team_id: 'team_b', list_bucket: 'team_a:20000' },
+      { _id: 'other_day', team_id: 'team_a', list_bucket: 'team_a:20001' },
+    ]);
+    return col;
+  };
+  const filter = { list_bucket: 'team_a:20000', ...ownedBy('team_id', 'team_a') };
+
+  it("when a marker's read carries its owner check, then a record of another owner under that marker is left out", async () => {
+    const col = await owned('owned');
+    expect((await col.find(filter).sort({ _id: 1 }).toArray()).map((r) => r._id)).toEqual(['own_1', 'own_2']);
+  });
+
+  // The SQL plan is PostgreSQL's: with no PostgreSQL the local store is FerretDB over SQLite.
+  (process.env.LPM_TEST_PG_DATABASE ? it : it.skip)("when a marker's read carries its owner check, then FerretDB sends only the marker to SQL and matches the owner in Go", async () => {
+    const col = await owned('owned_plan');
+    // A second pushed equality has PostgreSQL read the owner's whole GIN entry (docs/ferretdb.md).
+    const explained = await col.find(filter).explain();
+    expect(explained).toMatchObject({ filterPushdown: true });
+    expect(JSON.stringify(explained.queryPlanner)).toContain("'list_bucket'");
+    expect(JSON.stringify(explained.queryPlanner)).not.toContain("'team_id'");
   });
 });

@@ -53,3 +53,48 @@ test('when the base URL lists replicas comma-separated, then calls go to each in
     await new Promise<void>((done) => other.close(() => done()));
   }
 });
+
+describe('failover between replicas', () => {
+  const port = () => (server.address() as { port: number }).port;
+  /** A port nothing listens on: a server listened there and was closed. */
+  async function closedPort(): Promise<number> {
+    const gone = createServer();
+    const p = await listenOnLoopback(gone, 'gone');
+    await new Promise<void>((done) => gone.close(() => done()));
+    return p;
+  }
+
+  test('when one of two replicas refuses connections, then every call is answered by the other', async () => {
+    const both = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${await closedPort()},http://127.0.0.1:${port()}`, internalToken: 't'.repeat(32) });
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push((await both.request<{ data: { id: string } }>({ teamId: 'team_1' }, 'POST', '/x', { n: i })).body.data.id);
+    expect(answers).toEqual(Array(6).fill('x'));
+    expect(seen).toHaveLength(6);
+  });
+
+  test('when a replica drops the connection before any answer, then the call is sent to the next one', async () => {
+    const dropping = createServer((req) => req.socket.destroy());
+    const droppingPort = await listenOnLoopback(dropping, 'dropping');
+    try {
+      const both = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${droppingPort},http://127.0.0.1:${port()}`, internalToken: 't'.repeat(32) });
+      for (let i = 0; i < 4; i++) expect((await both.request({ teamId: 'team_1' }, 'GET', '/x')).status).toBe(201);
+    } finally {
+      await new Promise<void>((done) => dropping.close(() => done()));
+    }
+  });
+
+  test('when every replica refuses, or one answers 500, then the call is a 503 naming the service, and an answered call is not sent again', async () => {
+    const none = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${await closedPort()},http://127.0.0.1:${await closedPort()}`, internalToken: 't'.repeat(32) });
+    await expect(none.request({ teamId: 'team_1' }, 'GET', '/x')).rejects.toMatchObject({ status: 503, message: 'The echo service is unavailable' });
+    let failing = 0;
+    const broken = createServer((_req, res) => void (failing++, res.writeHead(500).end('{}')));
+    const brokenPort = await listenOnLoopback(broken, 'broken');
+    try {
+      const pair = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${brokenPort},http://127.0.0.1:${port()}`, internalToken: 't'.repeat(32) });
+      await expect(pair.request({ teamId: 'team_1' }, 'GET', '/x')).rejects.toMatchObject({ status: 503 });
+      expect({ failing, served: seen.length }).toEqual({ failing: 1, served: 0 });
+    } finally {
+      await new Promise<void>((done) => broken.close(() => done()));
+    }
+  });
+});

@@ -1,6 +1,6 @@
 // The operator CLI (operations.md): `npm run -s admin -- <command> [--json]`.
 import { parseArgs } from 'node:util';
-import { readConfig, str, url, optional } from '@lpm/shared/config';
+import { amqpUrl, mongoUrl, optional, readConfig, str } from '@lpm/shared/config';
 import { AppError } from '@lpm/shared/errors';
 import type { Store } from '@lpm/shared/store/orm';
 import { gatewayRepositories } from '../data/store.ts';
@@ -34,13 +34,13 @@ async function main(argv: string[]): Promise<number> {
   try {
     const { command, options } = resolveCommand(parsed.positionals, given);
     if (command.uses === 'broker') {
-      const { amqpUrl } = readConfig({ amqpUrl: ['AMQP_URL', url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:'])] });
-      const out = await command.run(amqpUrl, options as Record<string, string>);
+      const broker = readConfig({ url: ['AMQP_URL', amqpUrl] });
+      const out = await command.run(broker.url, options as Record<string, string>);
       process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
       return 0;
     }
     const config = readConfig({
-      mongoUrl: ['MONGO_URL', (raw, name) => (raw === undefined ? optional(raw, name) : url(undefined, ['mongodb:', 'mongodb+srv:'])(raw, name))],
+      mongoUrl: ['MONGO_URL', (raw, name) => (raw === undefined ? optional(raw, name) : mongoUrl(raw, name))],
       dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
       defaultTimezone: ['DEFAULT_TIMEZONE', str('America/Sao_Paulo')],
     });

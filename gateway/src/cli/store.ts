@@ -28,7 +28,7 @@ export async function openCliStore(opts: { mongoUrl?: string; dbPrefix: string }
 /** The store, whose close also runs `after` (stopping the FerretDB started for it). */
 function stoppingAfter(store: Store, after: () => Promise<void>): Store {
   return {
-    db: store.db,
+    ...store,
     close: async () => {
       try {
         await store.close();

@@ -2,7 +2,7 @@
 // and the repositories over it.
 import type { Db } from 'mongodb';
 import type { Logger } from '@lpm/shared/logger';
-import { openStore, type Store } from '@lpm/shared/store/orm';
+import { openStore, startStore, type StartingStore, type Store } from '@lpm/shared/store/orm';
 import { ApiKeysRepository } from './api-keys-repository.ts';
 import { GATEWAY_ENTITIES } from './entities.ts';
 import { PrincipalChangesRepository } from './principal-changes.ts';
@@ -13,6 +13,11 @@ import { CalendarSyncsRepository } from './calendar-syncs-repository.ts';
 /** Connects to the gateway's database and creates the indexes its entities declare. */
 export function openGatewayStore(opts: { url: string; dbPrefix: string; logger?: Logger }): Promise<Store> {
   return openStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES, logger: opts.logger });
+}
+
+/** The gateway's database for its server: answered at once, set up in the background once the store answers (startStore). */
+export function startGatewayStore(opts: { url: string; dbPrefix: string; logger: Logger }): Promise<StartingStore> {
+  return startStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES, logger: opts.logger });
 }
 
 export async function pingStore(db: Db): Promise<void> {

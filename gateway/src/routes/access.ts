@@ -1,16 +1,21 @@
-// Every request but public routes passes here first: the failed-authentication
-// throttle of the client's address (429), API key -> principal (401), the team's
-// limits (429, RateLimit-* headers on every authenticated response), the key's
-// scopes (403) and the declared body size (413).
+// Every request passes here first. An internal route asked anywhere but on the
+// internal listener does not exist (404 Route not found). A public route (no key) is
+// counted against its client address's limit (429), unless it came through the
+// internal listener. Every other request: the failed-authentication throttle of the
+// client's address (429), API key -> principal (401), the team's limits (429,
+// RateLimit-* headers on every authenticated response), the key's scopes (403) and
+// the declared body size (413).
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { forbidden, payloadTooLarge, rateLimited, unauthorized, type AppError } from '@lpm/shared/errors';
+import { forbidden, notFound, payloadTooLarge, rateLimited, unauthorized, type AppError } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
 import type { Principal } from '../domain/accounts.ts';
 import type { Authentication, Authenticator } from '../auth/authenticator.ts';
 import type { TeamLimits } from '../limits/team-limits.ts';
 import type { AuthFailureDecision } from '../limits/auth-failures.ts';
-import { authFailures, authThrottles, rateLimitRefusals } from '../metrics.ts';
+import type { PublicRequests } from '../limits/public-requests.ts';
+import { cameThroughInternal } from '../internal-listener.ts';
+import { authFailures, authThrottles, publicThrottles, rateLimitRefusals } from '../metrics.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +34,8 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export interface AccessOptions {
   authenticator: Authenticator;
   limits: TeamLimits;
+  /** The per-address limit of public routes (PUBLIC_RATE_LIMIT). */
+  publicRequests: PublicRequests;
   /** The client's address behind the trusted proxies (clientAddress, TRUSTED_PROXIES). */
   clientAddress(req: FastifyRequest): string;
 }
@@ -38,7 +45,11 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
   app.addHook('onRequest', async (req, reply) => {
     // routeOptions is built anew on each read.
     const config = req.routeOptions.config;
-    if (config?.public) return;
+    if (config?.internalOnly && !cameThroughInternal(req)) throw notFound('Route not found');
+    if (config?.public) {
+      if (!cameThroughInternal(req)) await chargePublic(reply, opts.publicRequests, opts.clientAddress(req));
+      return;
+    }
     const checked = opts.authenticator.check(req.headers.authorization, opts.clientAddress(req));
     // Most keys are answered from the cache at once: no promise to wait for.
     const principal = principalOf(reply, checked instanceof Promise ? await checked : checked);
@@ -56,6 +67,15 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
       throw payloadTooLarge();
     }
   });
+}
+
+async function chargePublic(reply: FastifyReply, requests: PublicRequests, address: string): Promise<void> {
+  const decision = await requests.charge(address);
+  if (decision.allowed) return;
+  publicThrottles.inc();
+  setLimitHeaders(reply, decision);
+  reply.header('retry-after', String(decision.resetSeconds));
+  throw rateLimited('Rate limit exceeded', { reason: 'public_requests', retry_after: decision.resetSeconds });
 }
 
 /** The request's principal; 401, or 429 while the client's address is past its failed authentications (authenticator.ts). */

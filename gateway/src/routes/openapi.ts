@@ -1,20 +1,22 @@
 // GET /v1/openapi.json and /v1/openapi.yaml: one OpenAPI 3.1 document for the whole
 // API (openapi/document.ts), built from the paths the deployed services publish at
 // their /openapi.json and the gateway's own /v1 routes that declare a schema
-// (registered after this). `npm run openapi` writes the same document to
+// (registered after this), and rebuilt only when a service's document changes
+// (openapi/served-document.ts). `npm run openapi` writes the same document to
 // openapi/openapi.json.
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { stringify } from 'yaml';
-import { serviceUnavailable } from '@lpm/shared/errors';
 import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import type { Upstreams } from '../config.ts';
 import { buildDocument, type Paths, type Scope } from '../openapi/document.ts';
+import { ServedDocument } from '../openapi/served-document.ts';
 import { PROXY_ROUTES } from './proxy.ts';
 
 export interface OpenApiOptions {
   upstreams: Upstreams;
   deployed: readonly ServiceName[];
   timeoutMs: number;
+  /** How often the services' documents are read again for a change, at most (default 5 s). */
+  refreshMs?: number;
 }
 
 type Schema = Record<string, unknown>;
@@ -61,11 +63,12 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
   const own = gatewayOperations(app);
 
   /** From the first of the service's replicas that answers. */
-  const fetchPaths = async (name: ServiceName): Promise<Paths | null> => {
+  const read = async (name: ServiceName): Promise<string | null> => {
     for (const base of replicaUrls(opts.upstreams[name])) {
       try {
         const res = await fetch(new URL('/openapi.json', base), { signal: AbortSignal.timeout(opts.timeoutMs) });
-        if (res.ok) return ((await res.json()) as { paths?: Paths }).paths ?? {};
+        if (res.ok) return await res.text();
+        await res.body?.cancel();
       } catch {
         // the next replica
       }
@@ -73,14 +76,17 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
     return null;
   };
 
-  /** The whole document or none: a service that does not answer is 503. */
-  const document = async () => {
-    const paths = await Promise.all(opts.deployed.map(fetchPaths));
-    const unavailable = opts.deployed.filter((_, i) => paths[i] === null);
-    if (unavailable.length) throw serviceUnavailable('Service unavailable', { cause: new Error(`no OpenAPI document from ${unavailable.join(', ')}`) });
-    return apiDocument(paths as Paths[], own);
-  };
+  const served = new ServedDocument({
+    sources: opts.deployed.map((name) => ({ name, read: () => read(name) })),
+    build: (paths) => apiDocument(paths, own),
+    refreshMs: opts.refreshMs ?? 5000,
+    logger: app.log,
+  });
 
-  app.get('/v1/openapi.json', { config: { public: true }, logLevel: 'warn' }, document);
-  app.get('/v1/openapi.yaml', { config: { public: true }, logLevel: 'warn' }, async (_req, reply) => reply.type('application/yaml; charset=utf-8').send(stringify(await document(), { aliasDuplicateObjects: false })));
+  app.get('/v1/openapi.json', { config: { public: true }, logLevel: 'warn' }, async (_req, reply) =>
+    reply.type('application/json; charset=utf-8').send((await served.current()).json),
+  );
+  app.get('/v1/openapi.yaml', { config: { public: true }, logLevel: 'warn' }, async (_req, reply) =>
+    reply.type('application/yaml; charset=utf-8').send((await served.current()).yaml),
+  );
 }

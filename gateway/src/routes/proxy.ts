@@ -1,12 +1,14 @@
 // One @fastify/http-proxy registration per upstream prefix. Request headers are
-// rewritten here and only here: the client's identity headers and API key are
-// dropped, the gateway's own identity headers and request id are set.
+// rewritten here and only here: the client's identity headers, API key and
+// store-command counting header are dropped, the gateway's own identity headers and
+// request id are set, and the counting header when the gateway counts the request.
 import { Readable, Transform } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import httpProxy from '@fastify/http-proxy';
 import { BalancedPool } from 'undici';
 import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
+import { COUNT_COMMANDS_HEADER, countedCallHeaders } from '@lpm/shared/counted-requests';
 import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
 import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
@@ -42,8 +44,8 @@ declare module 'fastify' {
 
 type Headers = Record<string, string | string[] | undefined>;
 
-/** The caller's credentials and identity headers: the gateway sets its own. */
-const DROPPED_HEADERS = new Set([...IDENTITY_HEADER_NAMES, 'authorization']);
+/** The caller's credentials, identity headers and counting opt-in: the gateway sets its own. */
+const DROPPED_HEADERS = new Set([...IDENTITY_HEADER_NAMES, 'authorization', COUNT_COMMANDS_HEADER]);
 
 export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Promise<void> {
   // A principal is one key lookup's answer (PrincipalCache): its headers are encoded once, not per request.
@@ -59,7 +61,7 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
     if (!principal) throw new Error('proxying a request that was not authenticated');
     const out: Headers = {};
     for (const name in headers) if (!DROPPED_HEADERS.has(name)) out[name] = headers[name];
-    Object.assign(out, upstreamIdentity(principal));
+    Object.assign(out, upstreamIdentity(principal), countedCallHeaders());
     out['x-request-id'] = req.id;
     req.sentUpstreamAt = performance.now();
     // The upstream continues the gateway's span, not the caller's.

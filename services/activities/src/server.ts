@@ -1,6 +1,7 @@
 import { createMailer } from '@lpm/shared/mailer';
 import { mailSettings, readConfig } from '@lpm/shared/config';
 import { consumerTask, periodicTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
+import { runProcess } from '@lpm/shared/service/process';
 import { DAY_MS } from '@lpm/shared/time';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
@@ -77,4 +78,4 @@ async function main(): Promise<void> {
   });
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await runProcess('activities', main);

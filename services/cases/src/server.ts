@@ -1,4 +1,5 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
+import { runProcess } from '@lpm/shared/service/process';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
@@ -50,4 +51,4 @@ async function main(): Promise<void> {
   });
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await runProcess('cases', main);

@@ -125,6 +125,25 @@ describe('GET /v1/cases by day buckets', () => {
     expect((await list(who, '')).total).toBe(30);
   });
 
+  it("when another team's case carries a marker of the team's day (written straight to the store), then the team's pages and totals leave it out", async () => {
+    const [who, other] = [identity(), identity()];
+    const own = await Promise.all(Array.from({ length: 5 }, () => createCase(who)));
+    const theirs = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(other) }))!;
+    const marked = (await sut.db.collection<CaseRecord & { list_bucket: string }>('cases').findOne({ _id: own[0] }))!;
+    const _id = newId('case');
+    // Newest of all, so a page that let it in would show it first.
+    const intruder = { ...theirs, _id, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(marked.created_at.getTime() + 1), list_bucket: marked.list_bucket };
+    await sut.db.collection<CaseRecord>('cases').insertOne(intruder);
+    await sut.repository.lists.recount(marked);
+
+    for (const query of ['', 'sort=created_at', 'status=ativo']) {
+      const page = await list(who, query);
+      expect({ query, ...page }).toEqual({ query, ...(await plain(who.teamId, query === 'status=ativo' ? { status: 'ativo' } : {}, query === 'sort=created_at' ? 1 : -1, 0, 20)) });
+      expect(page.ids).not.toContain(_id);
+      expect(page.total).toBe(5);
+    }
+  });
+
   it('when cases were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity();
     const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(who) }))!;

@@ -1,4 +1,5 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
+import { runProcess } from '@lpm/shared/service/process';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { ClientEntity } from './data/client-entity.ts';
@@ -26,4 +27,4 @@ async function main(): Promise<void> {
   });
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await runProcess('clients', main);

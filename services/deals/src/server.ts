@@ -1,4 +1,5 @@
 import { consumerTask, periodicTask, runService } from '@lpm/shared/service/runner';
+import { runProcess } from '@lpm/shared/service/process';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
@@ -50,4 +51,4 @@ async function main(): Promise<void> {
   });
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await runProcess('deals', main);

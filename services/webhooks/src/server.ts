@@ -2,6 +2,7 @@ import { createMailer } from '@lpm/shared/mailer';
 import { closeRedis, createRedis } from '@lpm/shared/redis';
 import { WorkQueue } from '@lpm/shared/messaging/work-queue';
 import { consumerTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
+import { runProcess } from '@lpm/shared/service/process';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
 import { CountersRepository } from './data/counters-repository.ts';
@@ -78,4 +79,4 @@ async function main(): Promise<void> {
   });
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await runProcess('webhooks', main);

@@ -7,7 +7,7 @@
 import { newId } from '@lpm/shared/ids';
 import { CountersRepository } from '../src/data/counters-repository.ts';
 import { countsInLog, DeliveriesRepository, dropWebhookHistory } from '../src/data/deliveries-repository.ts';
-import { decodeMinutes, minuteOf, splitBeforeHour } from '../src/data/delivery-log-counts.ts';
+import { decodeMinutes, logMarkers, minuteOf, splitBeforeHour } from '../src/data/delivery-log-counts.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
 import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { equalityOn, watchStore, type WatchedStore } from './store-commands.ts';
@@ -242,6 +242,25 @@ test('when retention purges old deliveries, then the log counts the hours it pur
   expect(left).toBe(31 - doomed);
   await expectPagesAgree(hook, left);
   expect(minuteOf(kept.created_at)).toBeLessThan(minuteOf(cutoff));
+});
+
+test("when another team's delivery carries the markers of a webhook's minute and hour (written straight to the store), then that webhook's pages and recounted hours leave it out", async () => {
+  const hook = await newHook();
+  const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 3 * HOUR_MS;
+  for (let i = 0; i < 6; i++) await delivered(hook, new Date(minute + i * 1000));
+  await foldAll();
+  // Newest of the minute, so a page that let it in would show it first.
+  const createdAt = new Date(minute + 30_000);
+  const intruder = { ...deliveryOf(newId('wh'), createdAt), team_id: 'team_intruder', ...logMarkers(hook, createdAt) };
+  await watched.db.collection<DeliveryRecord>('deliveries').insertOne(intruder);
+  await expectPagesAgree(hook, 6);
+
+  // Retention's recount of the hour reads it by its marker too.
+  expect(await counters.recountLogBefore(new Date(minute))).toBe(true);
+  expect(decodeMinutes((await watched.db.collection<{ _id: string; minutes: string }>('delivery_log_hours').findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` }))?.minutes)).toEqual(new Map([[minute / MINUTE_MS, 6]]));
+  await expectPagesAgree(hook, 6);
+  const page = await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' });
+  expect(page.records.map((d) => d._id)).not.toContain(intruder._id);
 });
 
 test('when a webhook is deleted, then its hour documents go with its history', async () => {

@@ -8,6 +8,8 @@ export interface SentQuery {
   collection: string;
   /** Empty for an insert. */
   filter: Document;
+  /** How many documents an insert carried. */
+  documents?: number;
 }
 
 export interface WatchedStore {
@@ -24,7 +26,7 @@ export async function watchStore(dbName: string): Promise<WatchedStore> {
     if (e.commandName === 'find') sent.push({ op: 'find', collection: e.command.find, filter: e.command.filter ?? {} });
     if (e.commandName === 'delete') for (const d of e.command.deletes) sent.push({ op: 'delete', collection: e.command.delete, filter: d.q });
     if (e.commandName === 'update') for (const u of e.command.updates) sent.push({ op: 'update', collection: e.command.update, filter: u.q });
-    if (e.commandName === 'insert') sent.push({ op: 'insert', collection: e.command.insert, filter: {} });
+    if (e.commandName === 'insert') sent.push({ op: 'insert', collection: e.command.insert, filter: {}, documents: e.command.documents.length });
   });
   return {
     db: client.db(dbName),

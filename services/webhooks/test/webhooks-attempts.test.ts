@@ -450,6 +450,38 @@ test('when many events are fanned out at once to several webhooks, then their de
   }
 });
 
+test("when a receiver answers with NUL in its body beside two other teams' deliveries in the same insert, then all three events are done at once and every delivery is stored, its body cleaned", async () => {
+  // The three POSTs are answered together, so their deliveries go in one insert (the attempts' tallies linger for each other first).
+  const held: Array<() => void> = [];
+  const together = await startHttpsReceiver((req, res) => {
+    held.push(() => res.writeHead(200, { 'content-type': 'text/plain' }).end(req.path === '/nul' ? 'ok\0\0done\0' : 'fine'));
+    if (held.length === 3) held.splice(0).forEach((answer) => answer());
+  });
+  const watched = await watchStore(db.databaseName);
+  try {
+    const s = build({ queueName: 'webhooks.attempts.nul', store: watched.db });
+    const [nul, ...others] = [await subscribe(s, `${together.url}/nul`), await subscribe(s, `${together.url}/a`), await subscribe(s, `${together.url}/b`)];
+    let grouped = false;
+    // Until the three went in one insert (a loaded machine may spread the answers apart): each round must hold anyway.
+    for (let round = 0; round < 5 && !grouped; round++) {
+      const events = [nul, ...others].map((hook) => clientCreated(hook.team_id));
+      watched.take();
+
+      const fanned = await Promise.allSettled(events.map((e) => s.deliveries.fanOut(e, true)));
+
+      expect(fanned.map((f) => f.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+      const stored = await Promise.all([nul, ...others].map((hook, i) => deliveryOf(hook, events[i].id)));
+      expect(stored.map((d) => [d?.status, d?.first_attempt?.response_body])).toEqual([['succeeded', 'okdone'], ['succeeded', 'fine'], ['succeeded', 'fine']]);
+      expect(s.pushed).toEqual([]);
+      grouped = watched.take().some((q) => q.op === 'insert' && q.collection === 'deliveries' && q.documents === 3);
+    }
+    expect(grouped).toBe(true);
+  } finally {
+    await watched.close();
+    await together.close();
+  }
+});
+
 test('when more events for one answering webhook come at once than it has slots, then the later ones wait for a slot in the fan-out and none goes through the attempts queue', async () => {
   const s = build({ queueName: 'webhooks.attempts.slot-wait' });
   const hook = await subscribe(s, `${receiver.url}/slot-wait`);

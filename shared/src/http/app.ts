@@ -2,7 +2,7 @@
 // validation, request ids, the 1 MiB body limit, the one error handler and every
 // route's requests timed (request-metrics.ts).
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -36,6 +36,8 @@ export interface HttpAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Serve /openapi.json for the routes registered in plugins (services do; the gateway merges theirs). Default true. */
   documented?: boolean;
+  /** Whether a request that asks for its store commands to be counted (counted-requests.ts) is. Default: every one. */
+  mayCountCommands?: (req: IncomingMessage) => boolean;
 }
 
 export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
@@ -60,7 +62,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     return503OnClosing: true,
     clientErrorHandler: answerUnparsable,
     serverFactory: (handler) => {
-      const server = createServer(tracedRequestListener(opts.name, handler));
+      const server = createServer(tracedRequestListener(opts.name, handler, opts.mayCountCommands));
       // Fastify's own default, which it does not apply to a factory's server: Node's
       // 5 s would close idle connections a load balancer (idle timeout ~60 s) or a
       // client still counts as open, and their next request fails ("other side closed").

@@ -95,10 +95,16 @@ export class TimeSignals {
       const emitted = await this.sweep();
       if (emitted > 0) logger.info({ emitted }, 'time signals emitted');
     });
-    await this.createIndexes();
-    await agenda.start();
-    await agenda.every(intervalMs, this.jobName);
-    await this.rescheduleWithin(intervalMs);
+    try {
+      await this.createIndexes();
+      await agenda.start();
+      await agenda.every(intervalMs, this.jobName);
+      await this.rescheduleWithin(intervalMs);
+    } catch (e) {
+      // Left as before, so that a start tried again (the store gone meanwhile) does it all.
+      await this.stop().catch(() => {});
+      throw e;
+    }
   }
 
   /**

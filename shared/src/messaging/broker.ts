@@ -75,6 +75,13 @@ export class Broker {
     return broker;
   }
 
+  /** As connect, without waiting for the first attempt: a server process listens while the broker is reached. */
+  static open(opts: BrokerOptions): Broker {
+    const broker = new Broker(opts);
+    void broker.connection.start();
+    return broker;
+  }
+
   isConnected(): boolean {
     return this.connection.publishChannel !== null;
   }

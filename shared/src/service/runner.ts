@@ -1,11 +1,12 @@
-// Starts one domain service: config, telemetry, store, broker, outbox relay, HTTP;
-// and stops them in reverse order on SIGTERM or SIGINT.
+// Starts one domain service: config, telemetry, store, broker, HTTP, then (once the
+// store answers) the outbox relay and the background work; and stops them in
+// reverse order on SIGTERM or SIGINT.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
-import { readConfig, str, url, duration, platformSettings, retention } from '../config.ts';
+import { amqpUrl, readConfig, str, url, duration, platformSettings, retention } from '../config.ts';
 import { HTTP, SERVICE_PORTS, serviceUrlSettings, type ServiceName } from './names.ts';
-import { openStore, type RetiredIndex } from '../store/orm.ts';
+import { startStore, type RetiredIndex, type Store } from '../store/orm.ts';
 import type { Db } from 'mongodb';
 import { Broker, purgeDedupeRecords, type ConsumerHandle } from '../messaging/broker.ts';
 import { OutboxRelay } from '../outbox/relay.ts';
@@ -24,7 +25,7 @@ export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = pr
   const config = readConfig(
     {
       ...platformSettings(SERVICE_PORTS[name]),
-      amqpUrl: ['AMQP_URL', url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:'])],
+      amqpUrl: ['AMQP_URL', amqpUrl],
       exchange: ['AMQP_EXCHANGE', str('lpm.events')],
       gatewayUrl: ['GATEWAY_URL', url('http://127.0.0.1:8080', HTTP)],
       schedulerIntervalMs: ['SCHEDULER_INTERVAL', duration('1m')],
@@ -132,19 +133,35 @@ export function consumerTask(start: () => Promise<ConsumerHandle>): BackgroundTa
   };
 }
 
+/** A background task that failed to start (the store gone again meanwhile) is tried again after this, doubled up to the cap. */
+const TASK_RETRY_MIN_MS = 500;
+const TASK_RETRY_MAX_MS = 5000;
+
+/**
+ * Starts the service whatever state its store and broker are in: it listens at once
+ * (live; not ready while either is down, /health/ready names which), sets its store
+ * up once it answers (retried with capped backoff), and only then starts the outbox
+ * relay and the background tasks. Rejects on a configuration error (ConfigError)
+ * or a failure that is not a dependency being down (runProcess logs and exits).
+ */
 export async function runService(def: ServiceDefinition): Promise<void> {
   const config = readServiceConfig(def.name);
   const logger = createLogger(def.name, config.logLevel);
   const telemetry = startTelemetry({ serviceName: def.name });
   startProcessMetrics(def.name);
-  const store = await openStore({ url: config.mongoUrl, dbName: `${config.dbPrefix}${def.name}`, entities: def.entities, retiredIndexes: def.retiredIndexes, logger });
+  const store = await startStore({
+    url: config.mongoUrl,
+    dbName: `${config.dbPrefix}${def.name}`,
+    entities: def.entities,
+    retiredIndexes: def.retiredIndexes,
+    logger,
+    prepare: (db) => createOutboxIndexes(db, def.outboxCollections),
+  });
   const db = store.db;
-  await createOutboxIndexes(db, def.outboxCollections);
-
-  let relay: OutboxRelay | undefined;
-  const relayHandle = { kick: (collection: string, id: string, events?: DomainEvent[]) => relay?.kick(collection, id, events) };
-  const broker = await Broker.connect({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name, consumerRetryForMs: config.consumerRetryForMs });
-  const parts = def.build({ config, logger, db, broker, relay: relayHandle });
+  const broker = Broker.open({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name, consumerRetryForMs: config.consumerRetryForMs });
+  // Kicks before it starts are remembered: its first pass drains them.
+  const relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: timedPublisher(broker), logger });
+  const parts = def.build({ config, logger, db, broker, relay });
   const { app } = parts;
   const background = [
     ...(parts.background ?? []),
@@ -159,33 +176,66 @@ export async function runService(def: ServiceDefinition): Promise<void> {
       },
     }),
   ];
-  relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: timedPublisher(broker), logger });
-  watchOutboxes(db, def.outboxCollections);
-  watchQueues(() => broker.queueDepths());
-  relay.start();
-  for (const task of background) await task.start();
+
+  let stopping = false;
+  let relayStarted = false;
+  let started = false;
+  /** The task start in flight: stopping waits for it, then stops every task. */
+  let starting: Promise<void> = Promise.resolve();
+  const startWithRetry = async (task: BackgroundTask) => {
+    for (let attempt = 0; !stopping; attempt++) {
+      try {
+        await task.start();
+        return;
+      } catch (err) {
+        logger.error({ err, attempt }, 'a background task failed to start; tried again shortly');
+        await sleep(Math.min(TASK_RETRY_MAX_MS, TASK_RETRY_MIN_MS * 2 ** attempt));
+      }
+    }
+  };
 
   stopOnSignals(logger, async () => {
+    stopping = true;
     await app.close();
+    await starting;
     for (const task of [...background].reverse()) await task.stop();
-    await relay?.stop();
+    if (relayStarted) await relay.stop();
     await broker.close();
     await store.close();
     await telemetry.shutdown();
   });
 
-  probeRoutes(app, { ready: readiness(db, broker) });
+  probeRoutes(app, { ready: readiness(store, broker, () => started) });
   await app.listen({ port: config.port, host: config.host });
+
+  // Closed before it answered (stopping): nothing more to start.
+  if (!(await store.ready) || stopping) return;
+  watchOutboxes(db, def.outboxCollections);
+  watchQueues(() => broker.queueDepths());
+  relay.start();
+  relayStarted = true;
+  for (const task of background) {
+    starting = startWithRetry(task);
+    await starting;
+    if (stopping) return;
+  }
+  started = true;
 }
 
-/** What a service needs to take traffic: its store answers, the broker is connected and every consumer receives. */
-function readiness(db: Db, broker: Broker) {
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What a service needs to take traffic: its store answers (and is set up), the broker
+ * is connected, and its background work started with every consumer receiving.
+ */
+function readiness(store: Store, broker: Broker, started: () => boolean) {
   return {
-    store: () => db.command({ ping: 1 }),
+    store: () => store.check(),
     broker: () => {
       if (!broker.isConnected()) throw new Error('not connected');
     },
     consumers: () => {
+      if (!started()) throw new Error('not started: the background work starts once the store is set up');
       const detached = broker.detachedConsumers();
       if (detached.length) throw new Error(`not receiving: ${detached.join(', ')}`);
     },

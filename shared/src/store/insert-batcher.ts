@@ -3,8 +3,10 @@
 // `maxInFlight` insertMany commands are under way) go together in one command
 // (group commit), so the store sees one round trip for many documents. Unordered,
 // so one document a unique index refuses does not hold back the others: its caller
-// learns it was a duplicate.
-import { MongoBulkWriteError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+// learns it was a duplicate. A document the store refuses otherwise fails only its
+// own caller: the others of its group are stored, each settled on its own.
+import { isDeepStrictEqual } from 'node:util';
+import { BSON, MongoBulkWriteError, type Collection, type Document, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
 import { isDuplicateKey } from './duplicate-key.ts';
 
 export type InsertOutcome = 'inserted' | 'duplicate';
@@ -74,23 +76,78 @@ export class InsertBatcher<T extends Document> {
   }
 
   private async send(batch: Waiting<T>[]): Promise<void> {
-    const duplicates = new Set<number>();
     try {
       await this.collection.insertMany(
         batch.map((w) => w.doc as OptionalUnlessRequiredId<T>),
         { ordered: false },
       );
+      for (const w of batch) w.resolve('inserted');
     } catch (e) {
-      const failed = writeErrorsOf(e, batch.length);
-      // Anything but duplicates fails the whole group: its callers retry, and what did go in is then a duplicate.
-      if (!failed || failed.some((w) => !isDuplicateKey(w))) {
+      // The store never answered (cut, timed out): the whole group fails, its callers retry, and what did go in is then a duplicate.
+      if (!answeredByStore(e)) {
         for (const w of batch) w.reject(e);
         return;
       }
-      for (const w of failed) duplicates.add(w.index);
+      const failed = writeErrorsOf(e, batch.length);
+      const alone: Waiting<T>[] = [];
+      if (failed) {
+        // Every document is accounted for: inserted, a duplicate, or refused (tried again alone, for its own error).
+        const errorAt = new Map(failed.map((w) => [w.index, w]));
+        batch.forEach((w, i) => {
+          const error = errorAt.get(i);
+          if (!error) w.resolve('inserted');
+          else if (isDuplicateKey(error)) w.resolve('duplicate');
+          else alone.push(w);
+        });
+      } else alone.push(...batch);
+      await this.settleAlone(alone);
     }
-    batch.forEach((w, i) => w.resolve(duplicates.has(i) ? 'duplicate' : 'inserted'));
   }
+
+  /**
+   * Inserts each document on its own, one after the other, so each caller gets its
+   * own outcome: those the store refused, and every document of a group it refused
+   * without saying which (FerretDB 1.24 answers a string holding NUL so, having
+   * stored the documents before it). Once the store stops answering, the rest fail
+   * with it.
+   */
+  private async settleAlone(waiting: Waiting<T>[]): Promise<void> {
+    for (const [i, w] of waiting.entries()) {
+      try {
+        w.resolve(await this.insertAlone(w.doc));
+      } catch (e) {
+        if (answeredByStore(e)) {
+          w.reject(e);
+          continue;
+        }
+        for (const rest of waiting.slice(i)) rest.reject(e);
+        return;
+      }
+    }
+  }
+
+  /** A duplicate key here may be the document itself, stored by the group before the store gave up on it. */
+  private async insertAlone(doc: T): Promise<InsertOutcome> {
+    try {
+      await this.collection.insertOne(doc as OptionalUnlessRequiredId<T>);
+      return 'inserted';
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
+      const stored = await this.collection.findOne({ _id: doc._id as unknown } as Filter<T>);
+      return isDeepStrictEqual(stored, this.asStored(doc)) ? 'inserted' : 'duplicate';
+    }
+  }
+
+  /** `doc` as a read of it gives it back (undefined fields null, numbers as BSON types them). */
+  private asStored(doc: T): Document {
+    const options = this.collection.bsonOptions;
+    return BSON.deserialize(BSON.serialize(doc, options), options);
+  }
+}
+
+/** The store answered the command (with an error code), rather than the driver giving up on it (network, timeout: no code). */
+function answeredByStore(e: unknown): boolean {
+  return typeof (e as { code?: unknown } | undefined)?.code === 'number';
 }
 
 /**

@@ -21,7 +21,7 @@ import type { Logger } from '../logger.ts';
 import { DAY_MS } from '../time.ts';
 import { ListCounts, type Day, type DayTotal } from './list-counts.ts';
 import { withDocumentLock } from './lock.ts';
-import { advanceCursor, bucketOf, readCursor } from './markers.ts';
+import { advanceCursor, bucketOf, ownedBy, readCursor } from './markers.ts';
 import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
 
 export const LIST_BUCKET_FIELD = 'list_bucket';
@@ -207,7 +207,7 @@ export class ListBuckets {
     const sort = storeSort(this.opts.order.keys, q.direction);
     const col = this.opts.db.collection(this.opts.collection);
     return readBucketPage(days, (d) => d.n, q, async (d, skip, limit) => {
-      const filter = { [LIST_BUCKET_FIELD]: dayMarker(q.teamId, d.day), ...q.equal } as Filter<Document>;
+      const filter = { [LIST_BUCKET_FIELD]: dayMarker(q.teamId, d.day), ...ownedBy('team_id', q.teamId), ...q.equal } as Filter<Document>;
       return (await col.find(filter, { projection: q.projection, sort, skip, limit }).toArray()) as R[];
     });
   }

@@ -33,6 +33,7 @@ import type { Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { CountDeltas, type CountDelta } from './list-count-deltas.ts';
 import { withDocumentLock } from './lock.ts';
+import { ownedBy } from './markers.ts';
 
 export const LIST_COUNTS = 'list_counts';
 /** A day that took deltas is counted again this long after its last one. */
@@ -337,7 +338,7 @@ export class ListCounts {
     await withDocumentLock(db, LIST_COUNTS, id, async () => {
       const projection = Object.fromEntries(counted.map((f) => [f, 1]));
       const t = Date.now();
-      const records = await db.collection(collection).find({ [markerField]: marker(teamId, day) }, { projection }).toArray();
+      const records = await db.collection(collection).find({ [markerField]: marker(teamId, day), ...ownedBy('team_id', teamId) }, { projection }).toArray();
       const doc = await this.documents.findOne({ _id: id });
       const days = daysOf(doc).filter((d) => d.d !== day);
       // An emptied day stays, counted 0, so that deltas of records stored before `t` stay out of it.

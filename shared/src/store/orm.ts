@@ -10,13 +10,21 @@ import type { DomainEvent } from '../events.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { countStoreCommands } from '../metrics.ts';
 import { watchMonitor } from './monitor-watchdog.ts';
+import { isStoreError } from './store-errors.ts';
 import { STORE_OPERATION_TIMEOUT_MS, STORE_SELECTION_TIMEOUT_MS } from './time-budgets.ts';
-
 
 export interface Store {
   /** The service's database (MikroORM's own connection). */
   db: Db;
+  /** The readiness check: resolves when the store answers (and is set up), throws when not. */
+  check(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A store still being set up in the background (startStore). */
+export interface StartingStore extends Store {
+  /** Resolves true once the store answered and was set up, false when closed first; rejects on an error that is not the store's. */
+  ready: Promise<boolean>;
 }
 
 /** An index an earlier version declared and a later one replaced: dropped at start, as the new one is made. */
@@ -26,15 +34,31 @@ export interface RetiredIndex {
   name: string;
 }
 
+export interface StoreOptions {
+  url: string;
+  dbName: string;
+  entities: Options['entities'];
+  /** Indexes earlier versions declared and the entities no longer do: dropped at start. */
+  retiredIndexes?: RetiredIndex[];
+  /** More set-up after the entities' indexes (the outbox's). */
+  prepare?: (db: Db) => Promise<void>;
+  logger?: Logger;
+}
+
 /** MongoDB's (and FerretDB's) codes for "no such index" and "no such collection". */
 const INDEX_NOT_FOUND = 27;
 const NAMESPACE_NOT_FOUND = 26;
 
+/** Set-up attempts while the store does not answer: the first delay, doubled per failure up to the cap (each attempt itself waits up to STORE_SELECTION_TIMEOUT_MS). */
+const SET_UP_RETRY_MIN_MS = 500;
+const SET_UP_RETRY_MAX_MS = 5000;
+
 /**
- * Connects to one service database, creates the indexes its entities declare and
- * drops those `retiredIndexes` names (each write would keep paying for them).
+ * The client of one service database, not connected yet (the driver connects on the
+ * first operation), and its set-up: the indexes its entities declare, the retired
+ * ones dropped (each write would keep paying for them), then `prepare`.
  */
-export async function openStore(opts: { url: string; dbName: string; entities: Options['entities']; retiredIndexes?: RetiredIndex[]; logger?: Logger }): Promise<Store> {
+async function storeClient(opts: StoreOptions) {
   const orm = await MikroORM.init({
     clientUrl: opts.url,
     dbName: opts.dbName,
@@ -44,23 +68,96 @@ export async function openStore(opts: { url: string; dbName: string; entities: O
     // A store that does not answer fails a request within a few seconds (503), not the driver's 30.
     driverOptions: { serverSelectionTimeoutMS: STORE_SELECTION_TIMEOUT_MS, monitorCommands: true },
   });
-  try {
-    await orm.schema.ensureIndexes();
-    await dropRetired(orm.em.getConnection().getDb(), opts.retiredIndexes ?? []);
-  } catch (e) {
-    await orm.close();
-    throw e;
-  }
   const connection = orm.em.getConnection();
-  const watchdog = watchMonitor(connection.getClient(), opts.logger ?? createLogger('store'));
-  countStoreCommands(connection.getClient());
+  const client = connection.getClient();
+  const db = client.db(opts.dbName, { timeoutMS: STORE_OPERATION_TIMEOUT_MS });
+  const logger = opts.logger ?? createLogger('store');
+  const watchdog = watchMonitor(client, logger);
+  countStoreCommands(client);
   return {
-    db: connection.getClient().db(opts.dbName, { timeoutMS: STORE_OPERATION_TIMEOUT_MS }),
+    db,
+    logger,
+    setUp: async () => {
+      // Explicitly: a failed first connection leaves the driver's topology closed, and
+      // operations fail "Topology is closed" until connect() makes a new one.
+      await client.connect();
+      await orm.schema.ensureIndexes();
+      await dropRetired(connection.getDb(), opts.retiredIndexes ?? []);
+      await opts.prepare?.(db);
+    },
     close: async () => {
       watchdog.stop();
       await orm.close();
     },
   };
+}
+
+/** Connects to one service database and sets it up; rejects when the store does not answer. */
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  const store = await storeClient(opts);
+  try {
+    await store.setUp();
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return { db: store.db, check: () => ping(store.db), close: store.close };
+}
+
+/**
+ * The store of a server process, answered at once: it is set up in the background,
+ * tried again with capped backoff for as long as the store does not answer (a
+ * process starts whatever state its store is in, and is not ready until then).
+ */
+export async function startStore(opts: StoreOptions): Promise<StartingStore> {
+  const store = await storeClient(opts);
+  let closed = false;
+  let isSetUp = false;
+  let lastError: unknown;
+  let wake = () => {};
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  const ready = (async () => {
+    for (let attempt = 0; !closed; attempt++) {
+      try {
+        await store.setUp();
+        isSetUp = true;
+        if (attempt > 0) store.logger.info({}, 'store reachable again: set up');
+        return true;
+      } catch (err) {
+        if (closed) return false;
+        if (!isStoreError(err)) throw err;
+        lastError = err;
+        const delay = Math.min(SET_UP_RETRY_MAX_MS, SET_UP_RETRY_MIN_MS * 2 ** attempt);
+        if (attempt === 0) store.logger.warn({ err }, 'store not reachable at start; retrying in the background');
+        else store.logger.debug({ err, attempt }, 'store set-up attempt failed');
+        await pause(Math.round(delay * (0.8 + Math.random() * 0.4)));
+      }
+    }
+    return false;
+  })();
+  return {
+    db: store.db,
+    ready,
+    check: async () => {
+      if (!isSetUp) throw new Error(`not set up yet: ${lastError instanceof Error ? lastError.message : 'connecting'}`);
+      await ping(store.db);
+    },
+    close: async () => {
+      closed = true;
+      wake();
+      await store.close();
+    },
+  };
+}
+
+async function ping(db: Db): Promise<void> {
+  await db.command({ ping: 1 });
 }
 
 async function dropRetired(db: Db, retired: RetiredIndex[]): Promise<void> {

@@ -36,7 +36,7 @@ export interface ServiceReply<T = unknown> {
 export interface ServiceClientOptions {
   /** The called service's name, for error messages. */
   name: string;
-  /** One URL, or the service's replicas comma-separated: requests go to each in turn. */
+  /** One URL, or the service's replicas comma-separated: requests go to each in turn, and on to the next when one refuses the connection. */
   baseUrl: string;
   internalToken: string;
   timeoutMs?: number;
@@ -52,7 +52,10 @@ export class ServiceClient {
     this.bases = replicaUrls(opts.baseUrl);
   }
 
-  /** 2xx and 4xx replies are returned; a 5xx, a timeout or no answer is a 503 for our own caller. */
+  /**
+   * 2xx and 4xx replies are returned; a 5xx, a timeout or no answer from any replica
+   * is a 503 for our own caller.
+   */
   async request<T = unknown>(who: Caller, method: 'GET' | 'POST', path: string, body?: unknown, extras: RequestExtras = {}): Promise<ServiceReply<T>> {
     const headers = injectTraceHeaders({
       ...(isIdentity(who)
@@ -66,16 +69,24 @@ export class ServiceClient {
       ...countedCallHeaders(),
       ...extras.headers,
     });
-    let res: Response;
-    try {
-      res = await fetch(new URL(path, this.bases[this.turn++ % this.bases.length]), {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(extras.timeoutMs ?? this.opts.timeoutMs ?? 5000),
-      });
-    } catch (e) {
-      throw this.unavailable(e);
+    const init = {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      // One budget for the call, whichever replicas it tries.
+      signal: AbortSignal.timeout(extras.timeoutMs ?? this.opts.timeoutMs ?? 5000),
+    };
+    // Each replica in turn from the next one: a replica that refuses or drops the
+    // connection before any answer (restarting, killed) passes the call to the next.
+    // Internal calls are idempotent, so a request it may have received does no harm.
+    const first = this.turn++;
+    let res: Response | undefined;
+    for (let i = 0; res === undefined; i++) {
+      try {
+        res = await fetch(new URL(path, this.bases[(first + i) % this.bases.length]), init);
+      } catch (e) {
+        if (i + 1 >= this.bases.length || !isConnectionFailure(e)) throw this.unavailable(e);
+      }
     }
     const text = await res.text();
     if (res.status >= 500) {
@@ -124,6 +135,18 @@ export class ServiceClient {
   unavailable(cause: unknown) {
     return serviceUnavailable(`The ${this.opts.name} service is unavailable`, { cause });
   }
+}
+
+/** The codes of a connection refused, or dropped before any answer came. */
+const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/** fetch's "fetch failed" whose cause is a connection refused or dropped, not a timeout or an abort. */
+function isConnectionFailure(e: unknown): boolean {
+  const cause = (e as { cause?: { code?: unknown; errors?: { code?: unknown }[] } }).cause;
+  if (!cause) return false;
+  // Several addresses tried for one name: an AggregateError of each refusal.
+  const codes = [cause.code, ...(cause.errors ?? []).map((x) => x.code)];
+  return codes.some((c) => typeof c === 'string' && CONNECTION_FAILURES.has(c));
 }
 
 /** A JSON object (not an array, not null): the start of every answer check. */

@@ -14,7 +14,7 @@ import { readBucketPage } from '@lpm/shared/store/bucket-pages';
 import { InsertBatcher, type InsertOutcome } from '@lpm/shared/store/insert-batcher';
 import { takeTimeSlots, type SlotDoc } from '@lpm/shared/store/lock';
 import { escapeRegex } from '@lpm/shared/text';
-import { bucketOf, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
+import { bucketOf, ownedBy, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
 import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
@@ -202,7 +202,7 @@ export class DeliveriesRepository {
     const { direction } = parseSort(q.sort, '-created_at');
     const minutes = await this.logCounts.minutesOf(webhookId);
     if (minutes) {
-      const records = await this.byMinutes(webhookId, minutes, direction, window);
+      const records = await this.byMinutes(teamId, webhookId, minutes, direction, window);
       const counted = [...minutes.values()].reduce((a, n) => a + n, 0);
       // The counts follow the first attempts by a fold (about a second): a page never shows fewer in all than it lists.
       return { records, total: records.length > 0 ? Math.max(counted, window.skip + records.length) : counted };
@@ -216,10 +216,10 @@ export class DeliveriesRepository {
   }
 
   /** The page's records, minute after minute (bucket-pages.ts); a count behind its minute (a first attempt not folded yet) only moves the page's edge. */
-  private byMinutes(webhookId: string, minutes: MinuteCounts, direction: 1 | -1, window: { skip: number; limit: number }): Promise<DeliveryRecord[]> {
+  private byMinutes(teamId: string, webhookId: string, minutes: MinuteCounts, direction: 1 | -1, window: { skip: number; limit: number }): Promise<DeliveryRecord[]> {
     const ordered = [...minutes].filter(([, n]) => n > 0).sort(([a], [b]) => (a - b) * direction);
     return readBucketPage(ordered, ([, n]) => n, window, ([minute], skip, limit) =>
-      this.deliveries.find<DeliveryRecord>({ log_minute: minuteMarker(webhookId, minute) }, { projection: { body: 0 }, sort: { created_at: direction, _id: direction }, skip, limit }).toArray(),
+      this.deliveries.find<DeliveryRecord>({ log_minute: minuteMarker(webhookId, minute), ...ownedBy('team_id', teamId) }, { projection: { body: 0 }, sort: { created_at: direction, _id: direction }, skip, limit }).toArray(),
     );
   }
 

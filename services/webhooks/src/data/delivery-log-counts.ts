@@ -14,7 +14,7 @@
 // died between the move and its counters update repeats it harmlessly. Retention
 // recounts the hours it purged, from their markers.
 import type { Db } from 'mongodb';
-import { bucketOf, HOUR_MS } from '@lpm/shared/store/markers';
+import { bucketOf, HOUR_MS, ownedBy } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import type { DeliveryLogHourRecord, WebhookCountersRecord } from './webhook-entity.ts';
 
@@ -132,7 +132,7 @@ export class DeliveryLogCounts {
     const deliveries = this.db.collection('deliveries');
     for (const hour of hours) {
       const _id = hourMarker(webhookId, hour);
-      const rows = await deliveries.find({ log_hour: _id }, { projection: { _id: 0, created_at: 1 }, ...SWEEP }).toArray();
+      const rows = await deliveries.find({ log_hour: _id, ...ownedBy('webhook_id', webhookId) }, { projection: { _id: 0, created_at: 1 }, ...SWEEP }).toArray();
       if (rows.length === 0) {
         await this.hours.deleteOne({ _id });
         continue;

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { Agent } from 'undici';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
+import { storableText } from '@lpm/shared/text';
 import { hostOf, type UrlGuard } from './url-guard.ts';
 
 export interface SendResult {
@@ -16,7 +17,7 @@ export interface SendResult {
   /** null when ok; else timeout, connection_refused, connection_reset, tls, dns, blocked_address,
    *  invalid_url, network, redirect, http_4xx or http_5xx. */
   errorClass: string | null;
-  /** The first 4 KiB of the response body, cut on a UTF-8 character boundary. */
+  /** The first 4 KiB of the response body, cut on a UTF-8 character boundary, without what the store refuses (storableText). */
   responseBody: string | null;
 }
 
@@ -141,7 +142,8 @@ export class WebhookSender {
         signal: deadline.signal,
       });
       statusCode = res.statusCode;
-      const responseBody = await readCapped(res.body, MAX_RESPONSE_BYTES);
+      // A receiver's bytes never reach the store raw: a NUL would fail the insert of every delivery grouped with its own.
+      const responseBody = storableText(await readCapped(res.body, MAX_RESPONSE_BYTES));
       const errorClass = statusClass(statusCode);
       return (sent = result({ ok: errorClass === null, statusCode, errorClass, responseBody }));
     } catch (err) {
