@@ -15,7 +15,7 @@ import { CalendarSync } from './domain/calendar-sync.ts';
 import { markInternalRoutes } from './internal-listener.ts';
 import { TIME_ZONE_OWNERS, TimeZoneServices } from './upstream/time-zone-owners.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
-import { gatewayRepositories, pingStore } from './data/store.ts';
+import { gatewayRepositories } from './data/store.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { clientAddress, type TrustedProxies } from './auth/client-address.ts';
 import { PrincipalCache } from './auth/principal-cache.ts';
@@ -146,7 +146,7 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     publicRequests,
     clientAddress: addressOf,
   });
-  healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => pingStore(deps.store.db), timeoutMs: deps.healthTimeoutMs });
+  healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => deps.store.check(), timeoutMs: deps.healthTimeoutMs });
   // The orchestrator's probes (internal listener only): ready needs the gateway's own store, not its upstreams
   // (one service down must not take the gateway out of rotation), nor Redis (limits fall back to in-process counters).
   probeRoutes(app, { ready: { store: () => deps.store.check() } });

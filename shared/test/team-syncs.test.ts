@@ -176,10 +176,9 @@ test('when a team keeps failing, then it backs off, doubling up to the cap, whil
     return last >= 4;
   });
   const gaps = retries.slice(1).map((t, i) => t - retries[i]);
-  // 400, 800, 800 ms apart (and the run's own time): not every pass (20 ms).
+  // 400, 800, 800 ms apart (and the run's own time): not every pass (20 ms). The cap itself is backoffDelayMs's (shared/test/backoff.test.ts).
   expect(gaps[0]).toBeGreaterThanOrEqual(400);
   expect(gaps[1]).toBeGreaterThanOrEqual(800);
   expect(gaps[2]).toBeGreaterThanOrEqual(800);
-  expect(gaps[2]).toBeLessThan(800 + 1500);
   expect(recs.rewritten(failing.teamId)).toEqual([]);
 });

@@ -5,6 +5,7 @@
 import type { Collection, Db } from 'mongodb';
 import { withDocumentLock } from '@lpm/shared/store/lock';
 import type { CalendarSyncRecord } from './entities.ts';
+import { backoffDelayMs } from '@lpm/shared/backoff';
 
 const COLLECTION = 'calendar_syncs';
 
@@ -52,7 +53,7 @@ export class CalendarSyncsRepository {
   async failed(teamId: string, changedAt: Date, firstMs: number, capMs: number): Promise<void> {
     await this.update(teamId, changedAt, (row) => {
       const attempts = (row.attempts ?? 0) + 1;
-      return { attempts, next_at: new Date(Date.now() + Math.min(firstMs * 2 ** (attempts - 1), capMs)) };
+      return { attempts, next_at: new Date(Date.now() + backoffDelayMs(attempts - 1, { firstMs, maxMs: capMs })) };
     });
   }
 

@@ -20,10 +20,6 @@ export function startGatewayStore(opts: { url: string; dbPrefix: string; logger:
   return startStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES, logger: opts.logger });
 }
 
-export async function pingStore(db: Db): Promise<void> {
-  await db.command({ ping: 1 });
-}
-
 export interface GatewayRepositories {
   teams: TeamsRepository;
   users: UsersRepository;

@@ -27,6 +27,7 @@ import type { BackgroundTask } from '../service/runner.ts';
 import type { Day } from '../store/list-counts.ts';
 import { withDocumentLock } from '../store/lock.ts';
 import { RunLease } from '../store/run-lease.ts';
+import { backoffDelayMs } from '../backoff.ts';
 
 export const TEAM_SYNCS = 'team_syncs';
 
@@ -258,7 +259,7 @@ export class TeamSyncs implements BackgroundTask {
   private async backOff(doc: SyncDoc, err: unknown, movedDays: Day[] = []): Promise<true> {
     let waitMs = 0;
     await this.store(doc, (cur) => {
-      waitMs = Math.min((this.opts.backoffMs ?? SYNC_BACKOFF_MS) * 2 ** cur.failures, this.opts.backoffCapMs ?? SYNC_BACKOFF_CAP_MS);
+      waitMs = backoffDelayMs(cur.failures, { firstMs: this.opts.backoffMs ?? SYNC_BACKOFF_MS, maxMs: this.opts.backoffCapMs ?? SYNC_BACKOFF_CAP_MS });
       return { failures: cur.failures + 1, retry_at: new Date(Date.now() + waitMs), moved_days: union(cur.moved_days, movedDays) };
     });
     this.opts.logger.warn({ err, team: doc.team_id, kind: doc.kind, retry_in_ms: waitMs }, 'team sync page failed; the run backs off and resumes at its cursor');

@@ -5,6 +5,7 @@
 // hears when a connection comes up (consumers set up again) or goes away.
 import { connect as amqpConnect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Logger } from '../logger.ts';
+import { backoffDelayMs } from '../backoff.ts';
 
 export interface ConnectionOptions {
   url: string;
@@ -165,8 +166,7 @@ export class Connection {
   private scheduleReconnect(): void {
     if (this.isClosed || this.reconnectTimer) return;
     const { reconnectMinMs: min, reconnectMaxMs: max } = this.opts;
-    const base = Math.min(max, min * 2 ** Math.min(this.attempts, 30));
-    const delay = Math.min(max, Math.round(base * (0.8 + Math.random() * 0.4)));
+    const delay = backoffDelayMs(this.attempts, { firstMs: min, maxMs: max, jitter: 0.2 });
     this.attempts++;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;

@@ -20,6 +20,7 @@ import { startProcessMetrics } from '../metrics.ts';
 import { timedPublisher, watchOutboxes } from '../outbox/outbox-metrics.ts';
 import { watchQueues } from '../messaging/queue-metrics.ts';
 import { probeRoutes } from '../http/health.ts';
+import { backoffDelayMs } from '../backoff.ts';
 
 export function readServiceConfig(name: ServiceName, env: NodeJS.ProcessEnv = process.env) {
   const config = readConfig(
@@ -189,7 +190,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
         return;
       } catch (err) {
         logger.error({ err, attempt }, 'a background task failed to start; tried again shortly');
-        await sleep(Math.min(TASK_RETRY_MAX_MS, TASK_RETRY_MIN_MS * 2 ** attempt));
+        await sleep(backoffDelayMs(attempt, { firstMs: TASK_RETRY_MIN_MS, maxMs: TASK_RETRY_MAX_MS }));
       }
     }
   };

@@ -12,6 +12,7 @@ import { countStoreCommands } from '../metrics.ts';
 import { watchMonitor } from './monitor-watchdog.ts';
 import { isStoreError } from './store-errors.ts';
 import { STORE_OPERATION_TIMEOUT_MS, STORE_SELECTION_TIMEOUT_MS } from './time-budgets.ts';
+import { backoffDelayMs } from '../backoff.ts';
 
 export interface Store {
   /** The service's database (MikroORM's own connection). */
@@ -52,6 +53,8 @@ const NAMESPACE_NOT_FOUND = 26;
 /** Set-up attempts while the store does not answer: the first delay, doubled per failure up to the cap (each attempt itself waits up to STORE_SELECTION_TIMEOUT_MS). */
 const SET_UP_RETRY_MIN_MS = 500;
 const SET_UP_RETRY_MAX_MS = 5000;
+/** Every how many failed attempts the warning is logged again. */
+const SET_UP_WARN_EVERY = 12;
 
 /**
  * The client of one service database, not connected yet (the driver connects on the
@@ -133,14 +136,17 @@ export async function startStore(opts: StoreOptions): Promise<StartingStore> {
         if (closed) return false;
         if (!isStoreError(err)) throw err;
         lastError = err;
-        const delay = Math.min(SET_UP_RETRY_MAX_MS, SET_UP_RETRY_MIN_MS * 2 ** attempt);
-        if (attempt === 0) store.logger.warn({ err }, 'store not reachable at start; retrying in the background');
+        const delay = backoffDelayMs(attempt, { firstMs: SET_UP_RETRY_MIN_MS, maxMs: SET_UP_RETRY_MAX_MS, jitter: 0.2 });
+        // Said again about once a minute (at the capped delay): a store that never answers, or refuses the credentials, stays in sight.
+        if (attempt % SET_UP_WARN_EVERY === 0) store.logger.warn({ err, attempt }, 'store not reachable at start; retrying in the background');
         else store.logger.debug({ err, attempt }, 'store set-up attempt failed');
-        await pause(Math.round(delay * (0.8 + Math.random() * 0.4)));
+        await pause(delay);
       }
     }
     return false;
   })();
+  // Handled here too, so an error before the caller awaits it is not taken for an unhandled rejection.
+  ready.catch(() => {});
   return {
     db: store.db,
     ready,
