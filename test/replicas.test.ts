@@ -35,13 +35,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** The pid the launcher last printed for `name` (`[start] <name> pid <pid>`). */
-function pidOf(name: string): number {
-  const pids = [...sys.launcher.output().matchAll(new RegExp(`\\[start\\] ${name} pid (\\d+)`, 'g'))].map((m) => Number(m[1]));
-  if (!pids.length) throw new Error(`the launcher printed no pid for ${name}`);
-  return pids[pids.length - 1];
-}
-
 /**
  * Creates case `i` as a careful client does: a 503 or a lost connection is retried with
  * the same Idempotency-Key, and so is a 409 "in progress" (the key's request was in the
@@ -75,12 +68,12 @@ test('when one replica each of cases and webhooks is SIGKILLed under load, then 
   const key = sys.team('Réplicas').api_key;
   const hook = await sys.call(key, 'POST', '/v1/webhooks', { url: `${receiver.url}/replicas`, events: ['case.created', 'case.sla_overdue'] });
   expect(hook.status).toBe(201);
-  for (const name of ['cases', 'cases-2', 'webhooks', 'webhooks-2']) pidOf(name);
+  for (const name of ['cases', 'cases-2', 'webhooks', 'webhooks-2']) sys.pidOf(name);
 
   const ids: string[] = [];
   let next = 0;
   let killedAt = Infinity;
-  const killed = { cases: pidOf('cases-2'), webhooks: pidOf('webhooks-2') };
+  const killed = { cases: sys.pidOf('cases-2'), webhooks: sys.pidOf('webhooks-2') };
   const worker = async () => {
     while (next < CASES) {
       const i = next++;
@@ -97,7 +90,7 @@ test('when one replica each of cases and webhooks is SIGKILLed under load, then 
   expect(new Set(ids).size).toBe(CASES);
 
   // The launcher started both again.
-  await waitFor('both replicas started again', () => pidOf('cases-2') !== killed.cases && pidOf('webhooks-2') !== killed.webhooks, 30_000);
+  await waitFor('both replicas started again', () => sys.pidOf('cases-2') !== killed.cases && sys.pidOf('webhooks-2') !== killed.webhooks, 30_000);
 
   const arrived = () => receiver.requests.filter((r) => r.path === '/replicas');
   const eventsOf = (type: string) => {
@@ -152,7 +145,7 @@ test('when a cases replica is SIGKILLed during 200 deals won with their case, th
     async () => (await Promise.all([sys.base + 3, sys.base + 8].map((port) => fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status, () => 0)))).every((s) => s === 200),
     60_000,
   );
-  const victim = pidOf('cases');
+  const victim = sys.pidOf('cases');
   const answers: { status: number; caseId?: string }[] = [];
   let next = 0;
   const worker = async () => {
@@ -166,5 +159,5 @@ test('when a cases replica is SIGKILLed during 200 deals won with their case, th
   await Promise.all(Array.from({ length: 4 }, worker));
   expect(answers.filter((a) => a.status !== 200 || !a.caseId)).toEqual([]);
   expect(new Set(answers.map((a) => a.caseId)).size).toBe(WON);
-  expect(pidOf('cases')).not.toBe(victim);
+  expect(sys.pidOf('cases')).not.toBe(victim);
 }, 300_000);

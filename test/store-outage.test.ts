@@ -126,12 +126,6 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
   expect(listed.body.pagination?.total).toBe(BURST);
 }, 300_000);
 
-/** The pid the launcher last printed for `name` (`[start] <name> pid <pid>`). */
-function pidOf(name: string): number {
-  const pids = [...sys.launcher.output().matchAll(new RegExp(`\\[start\\] ${name} pid (\\d+)`, 'g'))].map((m) => Number(m[1]));
-  return pids[pids.length - 1];
-}
-
 /** Whether every process answers its readiness probe with 200 (services at PORT+1.., the gateway's internal listener at PORT+7). */
 async function everyProcessReady(): Promise<boolean> {
   const ports = [...SERVICE_NAMES.map((_, i) => sys.base + 1 + i), sys.base + 7];
@@ -141,7 +135,7 @@ async function everyProcessReady(): Promise<boolean> {
 
 test('when the store hangs for 75 s and a service is SIGKILLed inside the hang, then nothing is stopped, it is started once, and every process is ready within 30 s of the store\'s return', async () => {
   await waitFor('every process ready before the hang', everyProcessReady, 60_000);
-  const victim = pidOf('activities');
+  const victim = sys.pidOf('activities');
   const kills = () => sys.launcher.output().match(/\[start\] activities exited/g)?.length ?? 0;
   const killsBefore = kills();
   proxy.stall();
@@ -149,7 +143,7 @@ test('when the store hangs for 75 s and a service is SIGKILLed inside the hang, 
   try {
     await sleep(5000);
     process.kill(victim, 'SIGKILL');
-    await waitFor('activities started again', () => pidOf('activities') !== victim, 30_000);
+    await waitFor('activities started again', () => sys.pidOf('activities') !== victim, 30_000);
     // Far past the old crash loop (5 deaths within a minute of their starts stopped everything).
     while (Date.now() - hungAt < 75_000) {
       expect(sys.launcher.exitCode).toBeNull();

@@ -27,6 +27,8 @@ export interface RunningSystem {
   base: number;
   env: NodeJS.ProcessEnv;
   launcher: Launcher;
+  /** The pid the launcher last printed for `name` (`[start] <name> pid <pid>`); throws when it printed none. */
+  pidOf(name: string): number;
   /** `npm run admin -- ...args --json`: its JSON output, or throws with its stderr. */
   admin(...args: string[]): JsonAnswer;
   /** A team on the enterprise plan (so long suites stay under the minute limit), with its owner's key. */
@@ -90,6 +92,11 @@ async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, optio
     base,
     env,
     launcher,
+    pidOf(processName) {
+      const pids = [...launcher.output().matchAll(new RegExp(`\\[start\\] ${processName} pid (\\d+)`, 'g'))].map((m) => Number(m[1]));
+      if (!pids.length) throw new Error(`the launcher printed no pid for ${processName}`);
+      return pids[pids.length - 1];
+    },
     admin,
     team(teamName, ...extra) {
       const n = ++teams;
