@@ -193,12 +193,15 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
     await Promise.all(seeded.map((a) => deliveries.recordAttempt(a)));
     watched.take();
 
-    expect(await fold.fold()).toBe(2100);
+    const folds = [await fold.fold()];
+    // A fold keeps within half its lock's time: on a loaded machine the first may stop after its first batch; the next goes on.
+    if (folds[0] < 2100) folds.push(await fold.fold());
+    expect(folds.reduce((a, b) => a + b)).toBe(2100);
 
     const sent = watched.take();
     // Attempts an earlier version left uncounted: one read, by an equality FerretDB sends to SQL (none here).
     const attemptOps = sent.filter((q) => q.collection === 'attempts');
-    expect(attemptOps.map((q) => q.op)).toEqual(['find']);
+    expect(attemptOps.map((q) => q.op)).toEqual(folds.map(() => 'find'));
     expect(equalityOn(attemptOps[0], 'counted')).toBe(true);
     // Per batch: one read of the tallies and one delete command, its statement for each webhook naming it by an
     // equality FerretDB sends to SQL (an `$in` of ids alone would read every tally); the counters: one read and an
@@ -208,7 +211,7 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
     for (const q of tallyOps.filter((t) => t.op === 'delete')) expect(equalityOn(q, 'webhook_id')).toBe(true);
     const counterWrites = sent.filter((q) => q.collection === 'webhook_counters' && q.op === 'update');
     expect(counterWrites).toHaveLength(6);
-    expect(sent.length).toBeLessThan(20);
+    expect(sent.length).toBeLessThan(20 * folds.length);
     for (const id of ids) {
       const mine = seeded.filter((a) => a.webhook_id === id);
       expect(await listed(who, id)).toMatchObject({ total_deliveries: 700, failed_deliveries: mine.filter((a) => !a.ok).length });
