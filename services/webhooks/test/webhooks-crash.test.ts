@@ -10,7 +10,7 @@ import amqp from 'amqplib';
 import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared/identity';
 import { newEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
-import { isListening } from '../../../scripts/local-store.ts';
+import { READY_PATH } from '@lpm/shared/http/health';
 import { freePortBlock } from '../../../scripts/system.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
 import { waitFor } from '../../../shared/test/support/wait.ts';
@@ -59,7 +59,9 @@ afterAll(async () => {
 
 test('when the service is killed in the middle of a burst of 1,000 events and started again, then every event is delivered at least once', async () => {
   service = startService();
-  await waitFor('the webhooks service', () => isListening(port), 30_000);
+  // Ready, not just listening: a process listens at once and binds its queues once its store is set up, and this
+  // test publishes straight to the exchange, without the relay's parking of events no queue is bound for yet.
+  await waitFor('the webhooks service ready', () => isReady(port), 60_000);
   const created = await fetch(`http://127.0.0.1:${port}/v1/webhooks`, {
     method: 'POST',
     headers: { ...identityHeaders(team, TOKEN), 'content-type': 'application/json' },
@@ -90,3 +92,9 @@ test('when the service is killed in the middle of a burst of 1,000 events and st
   await waitFor('every event delivered', () => distinctEvents().size === BURST, 120_000);
   expect([...distinctEvents()].sort()).toEqual([...ids].sort());
 }, 240_000);
+
+const isReady = (servicePort: number) =>
+  fetch(`http://127.0.0.1:${servicePort}${READY_PATH}`, { signal: AbortSignal.timeout(2000) }).then(
+    (r) => r.status === 200,
+    () => false,
+  );
