@@ -1,5 +1,5 @@
 // Equality markers for periodic queries. FerretDB 1.24 pushes only a top-level
-// `field: scalar` equality down to SQL (../shared/TOOLCHAIN.md); a range such as
+// `field: scalar` equality down to SQL (docs/ferretdb.md); a range such as
 // `{expires_at: {$lt: t}}` reads and decodes every document of the collection in
 // Go. So a record a periodic query looks for also carries the number of the bucket
 // (hour, day) its instant falls in, and the query asks bucket by bucket by equality
