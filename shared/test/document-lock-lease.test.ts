@@ -4,16 +4,10 @@
 // it was; another writer that took the lock after the lease ran out keeps its write.
 import { MongoClient, type Db } from 'mongodb';
 import { newId } from '../src/ids.ts';
-import { notFound, type AppError } from '../src/errors.ts';
+import type { AppError } from '../src/errors.ts';
 import { DOCUMENT_LOCK_MS } from '../src/store/lock.ts';
-import { RecordStore } from '../src/store/record-store.ts';
-
-interface Note {
-  _id: string;
-  team_id: string;
-  version: number;
-  text: string;
-}
+import type { RecordStore } from '../src/store/record-store.ts';
+import { notesStore, type Note } from './support/notes-store.ts';
 
 let client: MongoClient;
 let db: Db;
@@ -22,7 +16,7 @@ let notes: RecordStore<Note>;
 beforeAll(async () => {
   client = await MongoClient.connect(process.env.MONGO_URL!);
   db = client.db(`${process.env.MONGO_DB_PREFIX}lock_lease`);
-  notes = new RecordStore<Note>({ db, collection: 'notes', relay: { kick: () => {} }, idKind: 'cli', noun: 'note', notFound: () => notFound('Note not found') });
+  notes = notesStore(db);
 });
 
 afterAll(async () => {

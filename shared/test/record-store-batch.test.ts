@@ -3,16 +3,9 @@
 // record whose lock someone holds waits for it; one deleted since its read is null.
 import { MongoClient, type Db } from 'mongodb';
 import { newId } from '../src/ids.ts';
-import { notFound } from '../src/errors.ts';
 import { tryDocumentLock } from '../src/store/lock.ts';
-import { RecordStore } from '../src/store/record-store.ts';
-
-interface Note {
-  _id: string;
-  team_id: string;
-  version: number;
-  text: string;
-}
+import type { RecordStore } from '../src/store/record-store.ts';
+import { notesStore, type Note } from './support/notes-store.ts';
 
 let client: MongoClient;
 let db: Db;
@@ -21,7 +14,7 @@ let notes: RecordStore<Note>;
 beforeAll(async () => {
   client = await MongoClient.connect(process.env.MONGO_URL!);
   db = client.db(`${process.env.MONGO_DB_PREFIX}record_batch`);
-  notes = new RecordStore<Note>({ db, collection: 'notes', relay: { kick: () => {} }, idKind: 'cli', noun: 'note', notFound: () => notFound('Note not found') });
+  notes = notesStore(db);
 });
 
 afterAll(async () => {

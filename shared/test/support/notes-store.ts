@@ -1,0 +1,15 @@
+// A RecordStore of small notes on a database of its own, for the store layer's tests.
+import type { Db } from 'mongodb';
+import { notFound } from '../../src/errors.ts';
+import { RecordStore } from '../../src/store/record-store.ts';
+
+export interface Note {
+  _id: string;
+  team_id: string;
+  version: number;
+  text: string;
+}
+
+/** Notes in `db`'s `notes` collection; their events go nowhere. */
+export const notesStore = (db: Db): RecordStore<Note> =>
+  new RecordStore<Note>({ db, collection: 'notes', relay: { kick: () => {} }, idKind: 'cli', noun: 'note', notFound: () => notFound('Note not found') });
