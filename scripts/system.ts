@@ -1,7 +1,7 @@
 // Starts the whole system the way `npm start` does, on a free block of ports, for
 // the end-to-end test and the benchmark.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isListening } from './local-store.ts';
 
@@ -45,6 +45,11 @@ export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tr
   let output = '';
   proc.stdout.on('data', (d) => (output += d));
   proc.stderr.on('data', (d) => (output += d));
+  if (process.env.SYSTEM_LOG) {
+    const log = createWriteStream(process.env.SYSTEM_LOG, { flags: 'a' });
+    proc.stdout.pipe(log);
+    proc.stderr.pipe(log);
+  }
   const deadline = Date.now() + timeoutMs;
   while (!output.includes(`ready: http://127.0.0.1:${env.PORT}`)) {
     if (Date.now() > deadline || proc.exitCode !== null) {

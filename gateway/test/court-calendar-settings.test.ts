@@ -71,12 +71,26 @@ beforeEach(() => {
 });
 
 describe('a time zone change reaching the services', () => {
-  test('when only the time zone changes, then the services owning due moments are told, with the new zone in the settings header', async () => {
+  test('when only the time zone changes, then the services owning due moments are told, with the new zone in the settings header, and not the calendar', async () => {
     const team = await newTeam(gw.accounts);
     expect((await put(team.apiKey, { timezone: 'Asia/Tokyo' })).status).toBe(200);
     await waitFor('the activities service told', () => activities.state.zones.length > 0, 5000);
+    await waitFor('the change cleared', async () => (await syncRecord(team.team.id)) === null, 5000);
     expect(activities.state.zones).toEqual(['Asia/Tokyo']);
-    expect(activities.state.told).toHaveLength(1);
+    expect(activities.state.told).toEqual([]);
+  });
+
+  test('when the zone changes while its runs go and then the calendar changes, then both are told until done, the zone included', async () => {
+    const team = await newTeam(gw.accounts);
+    activities.state.running = true;
+    expect((await put(team.apiKey, { timezone: 'Asia/Tokyo' })).status).toBe(200);
+    await waitFor('the zone told', () => activities.state.zones.length > 0, 5000);
+    expect((await put(team.apiKey, { court_calendar: CALENDAR })).status).toBe(200);
+    await waitFor('the calendar told', () => activities.state.told.length > 0, 5000);
+    const zonesBefore = activities.state.zones.length;
+    await waitFor('the zone asked again with the calendar', () => activities.state.zones.length > zonesBefore, GRACE_MS + 5000);
+    activities.state.running = false;
+    await waitFor('the change cleared', async () => (await syncRecord(team.team.id)) === null, GRACE_MS + 5000);
   });
 });
 
@@ -147,6 +161,9 @@ describe('a court calendar change reaching the activities service', () => {
     const team = await newTeam(gw.accounts);
     const res = await put(team.apiKey, { court_calendar: CALENDAR });
     await waitFor('the activities service told', () => activities.state.told.length === 1);
+    await waitFor('the change cleared', async () => (await syncRecord(team.team.id)) === null, 5000);
+    // The time zone did not change: no service re-arms its due moments.
+    expect(activities.state.zones).toEqual([]);
     // On behalf of the user who changed it: the events it causes name them.
     expect(activities.state.told[0]).toEqual({ teamId: team.team.id, userId: team.user.id, body: { court_calendar: SORTED, changed_at: res.body.data.updated_at } });
     // Nothing left to retry, and the same calendar again (or another field) is no change.
@@ -204,8 +221,8 @@ describe('a change whose runs take a while, and teams whose services fail', () =
 async function pendingAndBackoff(repo: CalendarSyncsRepository, db: Db): Promise<void> {
   const t0 = new Date(Date.now() - 60_000);
   const failing = ['team_failing_a', 'team_failing_b', 'team_failing_c'];
-  for (const [i, id] of failing.entries()) await repo.mark(id, new Date(t0.getTime() + i), 'user_x', t0);
-  await repo.mark('team_newer', new Date(), 'user_y', new Date());
+  for (const [i, id] of failing.entries()) await repo.mark(id, new Date(t0.getTime() + i), 'user_x', t0, ['court_calendar']);
+  await repo.mark('team_newer', new Date(), 'user_y', new Date(), ['timezone']);
   // One pass of two, the oldest first: the failing teams fill it.
   expect((await repo.pending(new Date(), 2)).map((p) => p.teamId)).toEqual(['team_failing_a', 'team_failing_b']);
   for (const id of failing) await repo.failed(id, new Date(t0.getTime() + failing.indexOf(id)), 1000, 8000);

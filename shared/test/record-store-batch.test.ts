@@ -1,6 +1,7 @@
 // RecordStore.updateReads: many records written under locks taken together, each
 // decided on its read, or on the record as it is now when that read is stale; a
-// record whose lock someone holds waits for it; one deleted since its read is null.
+// record whose lock someone holds waits for it; one deleted since its read is null;
+// with a run's mark, each record done carries it and a read for the rest skips it.
 import { MongoClient, type Db } from 'mongodb';
 import { newId } from '../src/ids.ts';
 import { tryDocumentLock } from '../src/store/lock.ts';
@@ -22,12 +23,15 @@ afterAll(async () => {
   await client.close();
 });
 
+const byIdOrder = (records: Note[]) => [...records].sort((a, b) => (a._id < b._id ? -1 : 1));
+const MARK = { sync_notes: '2026-11-29T06:00:00.000Z' };
+
 const append = async (current: Note) => ({ result: current.text, write: { set: { text: `${current.text}!` }, events: [] } });
 
 test('when some reads are stale, one record is locked by another and one is deleted, then each is written once on what it is now, in order', async () => {
   const made: Note[] = Array.from({ length: 6 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_1', version: 1, text: `n${i}` }));
   for (const n of made) await notes.insert(n, []);
-  const reads = await notes.readAfter('team_1', {}, null, 10);
+  const reads = byIdOrder(await notes.readUnmarked('team_1', {}, MARK, 10));
   expect(reads.map((r) => r._id)).toEqual(made.map((n) => n._id).sort());
   // After the read: note 1 changed by another writer, note 2 deleted, note 3's lock held for a moment.
   const byId = (id: string) => reads.findIndex((r) => r._id === id);
@@ -48,13 +52,60 @@ test('when some reads are stale, one record is locked by another and one is dele
 test('when a record fails part way through a batch, then the batch stops, reports the error, and what it wrote stands', async () => {
   const made: Note[] = Array.from({ length: 4 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_2', version: 1, text: `m${i}` }));
   for (const n of made) await notes.insert(n, []);
-  const reads = await notes.readAfter('team_2', {}, null, 10);
-  const { results, failed } = await notes.updateReads(reads, async (current) => {
-    if (current.text === 'm2') throw new Error('cannot decide');
-    return append(current);
-  });
+  const reads = await notes.readUnmarked('team_2', {}, MARK, 10);
+  const { results, failed } = await notes.updateReads(
+    reads,
+    async (current) => {
+      if (current.text === 'm2') throw new Error('cannot decide');
+      return append(current);
+    },
+    MARK,
+  );
   expect(failed).toMatchObject({ message: 'cannot decide' });
   const written = (await db.collection<Note>('notes').find({ team_id: 'team_2', version: 2 }).toArray()).map((n) => n.text);
   expect(written.sort()).toEqual(results.filter((r): r is string => r !== null).map((t) => `${t}!`).sort());
   expect(written).not.toContain('m2!');
+});
+
+test('when a batch runs with a mark, then each record done carries it, in its own write or, written nothing, without a new version, and a read for that mark skips them', async () => {
+  const made: Note[] = Array.from({ length: 6 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_3', version: 1, text: `k${i}` }));
+  for (const n of made) await notes.insert(n, []);
+  await notes.insert({ _id: newId('cli'), team_id: 'team_other', version: 1, text: 'other' }, []);
+  expect(await notes.readUnmarked('team_3', {}, MARK, 4)).toHaveLength(4);
+  const reads = await notes.readUnmarked('team_3', {}, MARK, 10);
+  expect(byIdOrder(reads).map((r) => r._id)).toEqual(byIdOrder(made).map((n) => n._id));
+  await db.collection('notes').deleteOne({ _id: made[5]._id } as never);
+  // Even-numbered notes are written, odd ones are right as they are.
+  const { failed } = await notes.updateReads(reads, async (current) => (Number(current.text.slice(1)) % 2 === 0 ? append(current) : { result: current.text }), MARK);
+  expect(failed).toBeUndefined();
+  const stored = await db.collection<Note & { sync_notes?: string }>('notes').find({ team_id: 'team_3' }).sort({ text: 1 }).toArray();
+  expect(stored.map((n) => [n.text, n.version, n.sync_notes])).toEqual([
+    ['k0!', 2, MARK.sync_notes],
+    ['k1', 1, MARK.sync_notes],
+    ['k2!', 2, MARK.sync_notes],
+    ['k3', 1, MARK.sync_notes],
+    ['k4!', 2, MARK.sync_notes],
+  ]);
+  expect(await notes.readUnmarked('team_3', {}, MARK, 10)).toEqual([]);
+  // A later run's mark: every record is left again, and another team's never.
+  const later = { sync_notes: '2026-11-29T07:00:00.000Z' };
+  expect((await notes.readUnmarked('team_3', {}, later, 10)).map((n) => n.text).sort()).toEqual(['k0!', 'k1', 'k2!', 'k3', 'k4!']);
+});
+
+test('when a batch with a mark fails part way, then the records it did not do stay unmarked for the next read', async () => {
+  const made: Note[] = Array.from({ length: 4 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_4', version: 1, text: `j${i}` }));
+  for (const n of made) await notes.insert(n, []);
+  const reads = byIdOrder(await notes.readUnmarked('team_4', {}, MARK, 10));
+  const { failed } = await notes.updateReads(
+    reads,
+    async (current) => {
+      if (current._id === reads[2]._id) throw new Error('cannot decide');
+      return { result: current.text };
+    },
+    MARK,
+  );
+  expect(failed).toMatchObject({ message: 'cannot decide' });
+  const left = (await notes.readUnmarked('team_4', {}, MARK, 10)).map((n) => n._id);
+  expect(left).toContain(reads[2]._id);
+  expect(left).not.toContain(reads[0]._id);
 });

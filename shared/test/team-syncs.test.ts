@@ -1,6 +1,7 @@
 // TeamSyncs (jobs/team-syncs.ts) on the real store, with a stand-in for a service's
-// records: a run goes page by page under its cursor, one process runs a team at a
-// time, a stopped run resumes where it stopped, a newer change starts over, and a
+// records: a run goes page by page over the records it has not marked yet, one
+// process runs a team at a time, a stopped run resumes with the records left, a
+// newer change (a new mark) starts over, and a
 // team that keeps failing backs off without holding back another team.
 import { MongoClient, type Db } from 'mongodb';
 import { defaultTeamSettings, type TeamSettings } from '../src/identity.ts';
@@ -27,12 +28,13 @@ afterAll(async () => {
 });
 
 /**
- * A service's records of one kind, in memory: `count` per team, ids in _id order.
- * Each rewrite is logged (which process, which team, which records, with which
+ * A service's records of one kind, in memory: `count` per team, ids in _id order,
+ * each with the mark of the last run that rewrote it. Each rewrite is logged (which process, which team, which records, with which
  * zone); `fail` makes a team's rewrites throw, `pageMs` makes each take that long.
  */
 function records(count: number) {
   const ids = new Map<string, string[]>();
+  const marks = new Map<string, string>();
   const log: { process: string; team: string; ids: string[]; zone: string }[] = [];
   const recounts: { team: string; days: (number | null)[] }[] = [];
   const state = { fail: new Set<string>(), pageMs: 0, failRecount: false, failPartWay: 0 };
@@ -41,13 +43,18 @@ function records(count: number) {
     return ids.get(team)!;
   };
   const work = (process: string): TeamSyncWork => ({
-    read: async (team, after, limit) => idsOf(team).filter((id) => after === null || id > after).slice(0, limit).map((_id) => ({ _id })),
-    rewrite: async (who: SyncWho, _at, page) => {
+    read: async (team, mark, limit) =>
+      idsOf(team)
+        .filter((id) => marks.get(id) !== Object.values(mark)[0])
+        .slice(0, limit)
+        .map((_id) => ({ _id })),
+    rewrite: async (who: SyncWho, _at, page, mark) => {
       if (state.fail.has(who.teamId)) throw new Error('the store refused');
       // A page that wrote some records, moving them to day 99, before one failed.
       if (state.failPartWay > 0 && state.failPartWay--) return { changed: 3, movedDays: [1, 99], failed: new Error('the store refused') };
       await new Promise((r) => setTimeout(r, state.pageMs));
       log.push({ process, team: who.teamId, ids: page.map((r) => r._id), zone: who.settings.timezone });
+      for (const r of page) marks.set(r._id, Object.values(mark)[0]);
       // Each page moves its records from day 1 to the day of its first record's position.
       return { changed: page.length, movedDays: [1, idsOf(who.teamId).indexOf(page[0]._id)] };
     },
@@ -75,7 +82,7 @@ async function untilDone(syncs: TeamSyncs, w: SyncWho, at: Date, timeoutMs = 20_
   await waitFor('the run done', async () => (await syncs.request('time-zone', w, at)).done, timeoutMs);
 }
 
-test('when a run is asked for, then it answers at once and rewrites every record a page at a time, its cursor stored after each', async () => {
+test('when a run is asked for, then it answers at once and rewrites every record a page at a time, its last record stored after each', async () => {
   const recs = records(100);
   const syncs = await startSyncs(recs.work('p1'));
   const w = who();
@@ -121,7 +128,7 @@ test('when two processes are asked for the same team at once, then one runs it a
   expect(new Set(recs.log.map((l) => l.process)).size).toBe(1);
 });
 
-test('when the process running a team stops, then another resumes at the stored cursor and no record is rewritten twice', async () => {
+test('when the process running a team stops, then another resumes with the records not marked yet and no record is rewritten twice', async () => {
   const recs = records(80);
   recs.state.pageMs = 40;
   const first = await startSyncs(recs.work('first'));

@@ -4,10 +4,12 @@
 // delete from a concurrent write.
 import type { Collection, Db } from 'mongodb';
 import { withDocumentLock } from '@lpm/shared/store/lock';
-import type { CalendarSyncRecord } from './entities.ts';
+import type { CalendarSyncRecord, SyncPart } from './entities.ts';
 import { backoffDelayMs } from '@lpm/shared/backoff';
 
 const COLLECTION = 'calendar_syncs';
+
+const partsOf = (row: CalendarSyncRecord): SyncPart[] => row.parts ?? ['court_calendar', 'timezone'];
 
 /** Teams told or asked per retry pass. */
 const PASS_LIMIT = 100;
@@ -21,11 +23,23 @@ export class CalendarSyncsRepository {
     this.syncs = db.collection<CalendarSyncRecord>(COLLECTION);
   }
 
-  /** Records that `by` changed the team's settings at `changedAt`, to be sent by the retry pass from `nextAt` on (a later change replaces an earlier one). */
-  async mark(teamId: string, changedAt: Date, by: string, nextAt: Date): Promise<void> {
-    await withDocumentLock(this.db, COLLECTION, teamId, () =>
-      this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt, by, next_at: nextAt, attempts: 0 }, { upsert: true }),
-    );
+  /**
+   * Records that `by` changed the `parts` of the team's settings at `changedAt`, to be
+   * sent by the retry pass from `nextAt` on. A later change replaces an earlier one,
+   * keeping the parts of it not applied yet.
+   */
+  async mark(teamId: string, changedAt: Date, by: string, nextAt: Date, parts: SyncPart[]): Promise<void> {
+    await withDocumentLock(this.db, COLLECTION, teamId, async () => {
+      const earlier = await this.syncs.findOne({ _id: teamId });
+      const all = [...new Set([...(earlier ? partsOf(earlier) : []), ...parts])].sort();
+      await this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt, by, next_at: nextAt, attempts: 0, parts: all }, { upsert: true });
+    });
+  }
+
+  /** The parts the team's change in flight changed; none when it has none. */
+  async partsOf(teamId: string): Promise<SyncPart[]> {
+    const row = await this.syncs.findOne({ _id: teamId });
+    return row ? partsOf(row) : [];
   }
 
   /**

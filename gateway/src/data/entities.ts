@@ -69,8 +69,13 @@ export const CalendarSyncEntity = defineEntity({
     next_at: p.datetime().strictNullable(),
     /** Failed tells in a row: the wait before the next doubles with each. */
     attempts: p.integer().strictNullable(),
+    /** The parts of the settings changed and not yet applied, of this change and any it replaced (absent on records of older versions: both). */
+    parts: p.array().$type<SyncPart[]>().strictNullable(),
   },
 });
+
+/** A part of a team's settings whose change the services apply to their records. */
+export type SyncPart = 'court_calendar' | 'timezone';
 
 export const GATEWAY_ENTITIES = [TeamEntity, UserEntity, ApiKeyEntity, CalendarSyncEntity];
 

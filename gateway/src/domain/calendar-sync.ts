@@ -1,9 +1,9 @@
 // A change of a team's court calendar re-computes the due dates of its rule-based
 // deadline activities, which the activities service owns; a change of its time zone
-// re-arms the instants the zone decides in cases, activities and financial records
-// (both are told on either change: each is idempotent, and a service whose part did
-// not change answers done at once). The change is recorded (calendar_syncs) before the
-// settings are written. Each service records the change and answers at once, 202
+// re-arms the instants the zone decides in cases, activities and financial records.
+// The change is recorded (calendar_syncs) before the settings are written, with the
+// parts it changed: only their owners are told (each run rewrites every record it
+// covers, so a calendar change does not re-arm every open activity's time signals). Each service records the change and answers at once, 202
 // while its run rewrites the team's records a page at a time, 200 once that run is
 // done (shared/src/jobs/team-syncs.ts): the gateway learns of the completion by
 // asking again, and removes its record only when every service answered done for
@@ -15,6 +15,7 @@ import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import type { CalendarSyncsRepository } from '../data/calendar-syncs-repository.ts';
+import type { SyncPart } from '../data/entities.ts';
 import { settingsOf, type Accounts } from './accounts.ts';
 
 /** The activities service, as the gateway tells it of a calendar (upstream/activities-service.ts): true once its run is done. */
@@ -53,14 +54,14 @@ export class CalendarSync {
     this.opts = opts;
   }
 
-  /** Before the settings write: the change `who` made, which must reach the services. */
-  mark(who: Pick<Identity, 'teamId' | 'userId'>, changedAt: Date): Promise<void> {
-    return this.opts.syncs.mark(who.teamId, changedAt, who.userId, new Date(changedAt.getTime() + this.opts.graceMs));
+  /** Before the settings write: the change `who` made to `parts`, which must reach the services. */
+  mark(who: Pick<Identity, 'teamId' | 'userId'>, changedAt: Date, parts: SyncPart[]): Promise<void> {
+    return this.opts.syncs.mark(who.teamId, changedAt, who.userId, new Date(changedAt.getTime() + this.opts.graceMs), parts);
   }
 
   /**
-   * Tells the services the team's current calendar and time zone, on behalf of the
-   * user who changed them (or asks how their runs stand), then clears the change
+   * Tells the owners of the changed parts the team's current calendar or time zone, on
+   * behalf of the user who changed them (or asks how their runs stand), then clears the change
    * recorded at `recordedAt` (default: the settings' own change instant) once every
    * service is done; true then.
    */
@@ -71,7 +72,11 @@ export class CalendarSync {
       const changedAt = team.settings_updated_at ?? new Date(0);
       recorded ??= changedAt;
       const who: Identity = { teamId, userId: by, scopes: ['read', 'write'], settings: settingsOf(team) };
-      const done = await Promise.all([this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt), this.opts.zones.timeZoneChanged(who, changedAt)]);
+      const parts = await this.opts.syncs.partsOf(teamId);
+      const done = await Promise.all([
+        !parts.includes('court_calendar') || this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt),
+        !parts.includes('timezone') || this.opts.zones.timeZoneChanged(who, changedAt),
+      ]);
       if (done.every(Boolean)) {
         await this.opts.syncs.done(teamId, recorded);
         return true;

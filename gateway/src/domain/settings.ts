@@ -71,8 +71,9 @@ export class Settings {
     const now = new Date();
     const calendarChanged = next.court_calendar !== undefined && JSON.stringify(next.court_calendar) !== JSON.stringify(current.court_calendar);
     const zoneChanged = next.timezone !== undefined && next.timezone !== current.timezone;
-    const told = calendarChanged || zoneChanged;
-    if (told) await this.opts.calendarSync.mark(who, now);
+    const parts = [...(calendarChanged ? (['court_calendar'] as const) : []), ...(zoneChanged ? (['timezone'] as const) : [])];
+    const told = parts.length > 0;
+    if (told) await this.opts.calendarSync.mark(who, now, parts);
     await this.opts.teams.setSettings(who.teamId, next, now);
     // Not awaited: the retry pass repeats it if it fails.
     if (told) void this.opts.calendarSync.push(who.teamId, who.userId);

@@ -140,7 +140,7 @@ describe('a court calendar change (POST /internal/court-calendar, from the gatew
 });
 
 describe('a court calendar change over many deadlines (shared/src/jobs/team-syncs.ts)', () => {
-  test('when a team has 300 open rule-based deadlines, then the run moves every one, page by page under its cursor, resuming after a stop, one activity.updated each', async () => {
+  test('when a team has 300 open rule-based deadlines, then the run moves every one, page by page, each marked in its own write, resuming after a stop with the rest, one activity.updated each', async () => {
     const events: DomainEvent[] = [];
     const paged = await startActivities({ relay: { kick: (_c: string, _id: string, e: DomainEvent[]) => void events.push(...e) }, syncs: { pageSize: 20, windowSize: 130 } });
     try {
@@ -160,16 +160,19 @@ describe('a court calendar change over many deadlines (shared/src/jobs/team-sync
       const tell = () => paged.call(moved, { method: 'POST', url: '/internal/court-calendar', payload: { court_calendar: calendar, changed_at: changedAt } });
       expect((await tell()).statusCode).toBe(202);
 
-      // The process stops after a few pages: the cursor stored is where the next one resumes.
+      // The process stops after a few pages: the records it moved carry the run's mark, and the next run does the rest.
       const run = () => paged.db.collection<{ _id: string; cursor: string | null; changed: number; pending: number }>('team_syncs').findOne({ _id: `court-calendar:${who.teamId}` });
       await waitFor('a few pages done', async () => ((await run())?.changed ?? 0) >= 40);
       await paged.syncs.stop();
       const stopped = (await run())!;
       expect(stopped.pending).toBe(1);
-      const dueOf = async () => new Map((await paged.db.collection<{ _id: string; due_date: string }>('activities').find({ team_id: who.teamId }).toArray()).map((a) => [a._id, a.due_date]));
-      const halfway = await dueOf();
+      const stored = () => paged.db.collection<{ _id: string; due_date: string; sync_court_calendar?: string }>('activities').find({ team_id: who.teamId }).toArray();
+      const dueOf = async () => new Map((await stored()).map((a) => [a._id, a.due_date]));
+      const halfway = await stored();
       const sorted = [...ids].sort();
-      expect(sorted.filter((id) => halfway.get(id) === '2025-03-11')).toEqual(sorted.filter((id) => id <= stopped.cursor!));
+      const movedIds = halfway.filter((a) => a.due_date === '2025-03-11').map((a) => a._id);
+      expect(movedIds.sort()).toEqual(halfway.filter((a) => a.sync_court_calendar === changedAt).map((a) => a._id).sort());
+      expect(movedIds).toHaveLength(stopped.changed);
       expect(stopped.changed).toBeLessThan(300);
 
       const resumed = new TeamSyncs({ db: paged.db, logger: quietLogger, work: paged.activities.syncWork(), pageSize: 20, windowSize: 130, passMs: 50 });

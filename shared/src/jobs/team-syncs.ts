@@ -6,11 +6,15 @@
 // answer at once: 202 while records are left, 200 once the run for that change, or
 // a later one, is done. The gateway asks again until it reads done.
 //
-// A run reads the team's records by _id ascending, up to `windowSize` at a time,
-// rewrites them `pageSize` at a time (their locks taken together:
-// RecordStore.updateReads) and stores its cursor, the last _id done, after each page,
-// so a run stopped anywhere (a restart, a failure) resumes at the next page. A newer
-// change replaces the document and the run starts over on it from the first record.
+// A run marks each record it has done with the change it applies (the field
+// `sync_<kind>` set to the change's instant, in the record's own write or, where
+// nothing changed, all of a page's in one command) and reads the team's records
+// without that mark, `windowSize` at a time, rewriting them `pageSize` at a time
+// (their locks taken together: RecordStore.updateReads). So a run stopped anywhere
+// (a restart, a failure) resumes with the records left, and a newer change, a new
+// mark, starts over on every record. FerretDB filters such a read in SQL and stops
+// at its limit: a read by _id range and sort, which it does in Go over every
+// matching record, took seconds a window for 5,000 deadlines.
 // The list days its writes moved records between are kept in the document and
 // counted again once, when the run ends: until then a list page by due date may
 // place a moved record by its old day's count.
@@ -25,6 +29,9 @@ import type { Identity, TeamSettings } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import type { BackgroundTask } from '../service/runner.ts';
 import type { Day } from '../store/list-counts.ts';
+import type { Mark } from '../store/record-store.ts';
+
+export type { Mark };
 import { withDocumentLock } from '../store/lock.ts';
 import { RunLease } from '../store/run-lease.ts';
 import { backoffDelayMs } from '../backoff.ts';
@@ -33,8 +40,8 @@ export const TEAM_SYNCS = 'team_syncs';
 
 /** Records rewritten under one set of locks, between two stores of the cursor. */
 export const SYNC_PAGE = 100;
-/** Records read at once (a team's rule-based deadlines in one read up to this many; about 2 KB each in memory). */
-export const SYNC_WINDOW = 5000;
+/** Records read at once, then rewritten a page at a time (each read passes, in SQL, over the records already marked). */
+export const SYNC_WINDOW = 500;
 /** A failed run waits this long before it is tried again, doubling with each failure in a row, up to SYNC_BACKOFF_CAP_MS. */
 export const SYNC_BACKOFF_MS = 5000;
 export const SYNC_BACKOFF_CAP_MS = 600_000;
@@ -59,10 +66,10 @@ export interface Rewritten {
 
 /** What a kind of sync does with a team's records (the service's domain provides it). */
 export interface TeamSyncWork<R extends { _id: string } = { _id: string }> {
-  /** The team's records it rewrites, by _id ascending after `after` (null: from the first), at most `limit`. */
-  read(teamId: string, after: string | null, limit: number): Promise<R[]>;
-  /** Brings `records` to the settings of the change made at `changedAt`. */
-  rewrite(who: SyncWho, changedAt: Date, records: R[]): Promise<Rewritten>;
+  /** At most `limit` of the team's records it rewrites that do not carry `mark` (RecordStore.readUnmarked). */
+  read(teamId: string, mark: Mark, limit: number): Promise<R[]>;
+  /** Brings `records` to the settings of the change made at `changedAt`, marking each it has done with `mark` (RecordStore.updateReads). */
+  rewrite(who: SyncWho, changedAt: Date, records: R[], mark: Mark): Promise<Rewritten>;
   /** Counts the team's list `days` again (ListBuckets.recountDays); rejects when it could not. */
   recount(teamId: string, days: Day[]): Promise<void>;
   /** Whether records a done run brought to `done` are already right for `next` (the part of the settings it applies is the same). */
@@ -85,7 +92,7 @@ interface SyncDoc {
   settings: TeamSettings;
   /** 1 while records are left to rewrite: the resume pass's equality. */
   pending: 0 | 1;
-  /** The last record done; null before the first page. */
+  /** The last record done; null before the first page (a runner that finds it moved knows another went on). */
   cursor: string | null;
   changed: number;
   /** List days the run moved records between, not recounted yet (kept across a newer change). */
@@ -111,6 +118,11 @@ export interface TeamSyncsOptions {
 }
 
 const union = (days: Day[] | undefined, more: Day[]): Day[] => [...new Set([...(days ?? []), ...more])];
+
+/** The mark of a run of `kind` applying the change made at `changedAt`: `sync_court_calendar: <ISO instant>`. */
+export function syncMark(kind: string, changedAt: Date): Mark {
+  return { [`sync_${kind.replaceAll('-', '_')}`]: changedAt.toISOString() };
+}
 
 export class TeamSyncs implements BackgroundTask {
   private readonly opts: TeamSyncsOptions;
@@ -224,14 +236,15 @@ export class TeamSyncs implements BackgroundTask {
       const doc = await this.syncs.findOne({ _id: `${kind}:${teamId}` });
       if (!doc || doc.pending === 0 || (doc.retry_at && doc.retry_at.getTime() > Date.now())) return true;
       const who: SyncWho = { teamId, userId: doc.user_id, settings: doc.settings };
+      const mark = syncMark(kind, doc.target);
       let replaced = false;
       try {
-        const records = await work.read(teamId, doc.cursor, windowSize);
+        const records = await work.read(teamId, mark, windowSize);
         let cursor = doc.cursor;
         for (let i = 0; i < records.length && !replaced; i += pageSize) {
           if (this.stopping || !(await lease.renew())) return false;
           const page = records.slice(i, i + pageSize);
-          const { changed, movedDays, failed } = await work.rewrite(who, doc.target, page);
+          const { changed, movedDays, failed } = await work.rewrite(who, doc.target, page, mark);
           if (failed !== undefined) return this.backOff(doc, failed, movedDays);
           const after = page[page.length - 1]._id;
           const stored = await this.store(
@@ -242,7 +255,7 @@ export class TeamSyncs implements BackgroundTask {
           replaced = !stored;
           cursor = after;
         }
-        if (!replaced && records.length < windowSize) {
+        if (!replaced && records.length === 0) {
           // The list days counted again once for the whole run: per page, a day of a team's deadlines was read again and again.
           const counted = (await this.syncs.findOne({ _id: doc._id }))?.moved_days ?? [];
           if (counted.length) await work.recount(teamId, counted);
@@ -262,7 +275,7 @@ export class TeamSyncs implements BackgroundTask {
       waitMs = backoffDelayMs(cur.failures, { firstMs: this.opts.backoffMs ?? SYNC_BACKOFF_MS, maxMs: this.opts.backoffCapMs ?? SYNC_BACKOFF_CAP_MS });
       return { failures: cur.failures + 1, retry_at: new Date(Date.now() + waitMs), moved_days: union(cur.moved_days, movedDays) };
     });
-    this.opts.logger.warn({ err, team: doc.team_id, kind: doc.kind, retry_in_ms: waitMs }, 'team sync page failed; the run backs off and resumes at its cursor');
+    this.opts.logger.warn({ err, team: doc.team_id, kind: doc.kind, retry_in_ms: waitMs }, 'team sync page failed; the run backs off and resumes with the records left');
     return true;
   }
 

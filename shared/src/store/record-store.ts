@@ -66,6 +66,9 @@ export interface BatchOutcome<T> {
   failed: unknown;
 }
 
+/** A run's mark on the records it has done (readUnmarked, updateReads): one field and the run's value of it. */
+export type Mark = Record<string, string>;
+
 /** What a change under the lock came to: its result, what the list counts need of its write, if any, and the days it moved the record between when those are left to the caller. */
 interface Decided<T> {
   result: T;
@@ -209,12 +212,23 @@ export class RecordStore<R extends OwnedRecord> {
    * batches (ListBuckets.recountDays). Other count changes are made as by update().
    * A record that fails stops the batch: `failed` is its error, and what was written
    * before it is reported all the same.
+   * With `mark` (readUnmarked), every record done carries it after: in the write
+   * `change` makes, or, when it makes none, in one command for all such records.
    */
-  async updateReads<T>(reads: R[], change: (current: R) => Promise<Outcome<R, T>>): Promise<BatchOutcome<T>> {
+  async updateReads<T>(reads: R[], decideChange: (current: R) => Promise<Outcome<R, T>>, mark?: Mark): Promise<BatchOutcome<T>> {
     const out: BatchOutcome<T> = { results: reads.map(() => null), movedDays: [], failed: undefined };
+    const settled = new Set<number>();
+    // Whether the last decision on a record wrote: the one a settled record was left by.
+    const wrote = new Map<string, boolean>();
+    const change = async (current: R): Promise<Outcome<R, T>> => {
+      const outcome = await decideChange(current);
+      wrote.set(current._id, outcome.write !== undefined);
+      return mark && outcome.write ? { ...outcome, write: { ...outcome.write, set: { ...outcome.write.set, ...mark } } } : outcome;
+    };
     const counts: (() => Promise<void>)[] = [];
     const moved = new Set<Day>();
     const done = (i: number, decided: Decided<T> | null) => {
+      settled.add(i);
       if (!decided) return;
       out.results[i] = decided.result;
       for (const day of decided.movedDays) moved.add(day);
@@ -260,11 +274,25 @@ export class RecordStore<R extends OwnedRecord> {
       await this.updateRead(reads[i], change)
         .then((result) => (out.results[i] = result))
         .catch(nullWhenGone)
+        .then(() => settled.add(i))
         .catch((e: unknown) => (out.failed = e));
     }
     await Promise.all(counts.map((c) => c()));
     out.movedDays = [...moved];
+    if (mark) {
+      const unwritten = [...settled].map((i) => reads[i]).filter((r) => !wrote.get(r._id));
+      await this.markAll(unwritten, mark).catch((e: unknown) => (out.failed ??= e));
+    }
     return out;
+  }
+
+  /** Sets `mark` on `records` (of one team), one command; their version stays (a mark is not part of the record). */
+  private async markAll(records: R[], mark: Mark): Promise<void> {
+    if (records.length === 0) return;
+    await this.documents.bulkWrite(
+      records.map((r) => ({ updateOne: { filter: { _id: r._id, team_id: r.team_id }, update: { $set: mark } } })),
+      { ordered: false },
+    );
   }
 
   /** Under the record's lock: `change` decides on `read`, or on the record read again when it changed; null when it is gone. */
@@ -284,14 +312,17 @@ export class RecordStore<R extends OwnedRecord> {
   }
 
   /**
-   * The team's records that `filter` selects (equalities: what FerretDB filters in
-   * SQL), by _id ascending after `after`, at most `limit`. FerretDB applies the range,
-   * the sort and the limit in Go over every record the equalities select: read many
-   * at a time, not a page at a time.
+   * Up to `limit` of the team's records that `filter` selects (equalities) and that
+   * do not carry `mark` yet (its one field at its value), in no particular order:
+   * a run over many records marks each it has done (updateReads), and reads the rest
+   * this way. Every part of the filter is an equality or `$ne`, so FerretDB filters
+   * in SQL, and with no sort it stops reading once it has `limit`: a read costs the
+   * records it returns, not the team's size (a read by _id range and sort decoded
+   * every matching record in Go, seconds for 5,000 deadlines).
    */
-  readAfter(teamId: string, filter: Partial<R>, after: string | null, limit: number): Promise<R[]> {
-    const from = after === null ? {} : { _id: { $gt: after } };
-    return this.collection.find<R>({ ...filter, ...from, team_id: teamId } as Filter<R>, { projection: this.projection(), sort: { _id: 1 }, limit }).toArray();
+  readUnmarked(teamId: string, filter: Partial<R>, mark: Mark, limit: number): Promise<R[]> {
+    const [[field, value]] = Object.entries(mark);
+    return this.collection.find<R>({ ...filter, [field]: { $ne: value }, team_id: teamId } as Filter<R>, { projection: this.projection(), limit, batchSize: limit }).toArray();
   }
 
   /**
@@ -300,12 +331,16 @@ export class RecordStore<R extends OwnedRecord> {
    * (updateReads). Resolves with how many changed, the list days to recount, and
    * the error that stopped it, if one did.
    */
-  async rewriteMoments(reads: R[], moments: (current: R) => Partial<R>): Promise<{ changed: number; movedDays: Day[]; failed: unknown }> {
-    const { results, movedDays, failed } = await this.updateReads(reads, async (current) => {
-      const set = moments(current);
-      const same = (Object.keys(set) as (keyof R)[]).every((k) => sameValue(set[k], current[k]));
-      return same ? { result: false } : { result: true, write: { set, events: [] } };
-    });
+  async rewriteMoments(reads: R[], moments: (current: R) => Partial<R>, mark?: Mark): Promise<{ changed: number; movedDays: Day[]; failed: unknown }> {
+    const { results, movedDays, failed } = await this.updateReads(
+      reads,
+      async (current) => {
+        const set = moments(current);
+        const same = (Object.keys(set) as (keyof R)[]).every((k) => sameValue(set[k], current[k]));
+        return same ? { result: false } : { result: true, write: { set, events: [] } };
+      },
+      mark,
+    );
     return { changed: results.filter(Boolean).length, movedDays, failed };
   }
 

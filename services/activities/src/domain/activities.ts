@@ -24,7 +24,7 @@ import { nextOccurrence } from './recurrence.ts';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { derivedFields, signalsOf } from './activity-timing.ts';
 import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
-import type { Rewritten, TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
+import type { Mark, Rewritten, TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 
 export interface ActivitiesDeps {
   activities: ActivitiesRepository;
@@ -162,14 +162,14 @@ export class Activities {
     };
     return {
       'court-calendar': {
-        read: (teamId, after, limit) => store.readAfter(teamId, { rule_based: 1, open: 1 }, after, limit),
-        rewrite: (who, changedAt, records) => applyCourtCalendar({ activities: store, detailsOf: details, now: () => this.now() }, who, changedAt, records),
+        read: (teamId, mark, limit) => store.readUnmarked(teamId, { rule_based: 1, open: 1 }, mark, limit),
+        rewrite: (who, changedAt, records, mark) => applyCourtCalendar({ activities: store, detailsOf: details, now: () => this.now() }, who, changedAt, records, mark),
         recount: (teamId, days) => store.recountDays(teamId, days),
         same: (done, next) => JSON.stringify(done.court_calendar) === JSON.stringify(next.court_calendar),
       },
       'time-zone': {
-        read: (teamId, after, limit) => store.readAfter(teamId, { open: 1 }, after, limit),
-        rewrite: (who, _changedAt, records) => this.applyTimeZone(who, records),
+        read: (teamId, mark, limit) => store.readUnmarked(teamId, { open: 1 }, mark, limit),
+        rewrite: (who, _changedAt, records, mark) => this.applyTimeZone(who, records, mark),
         recount: (teamId, days) => store.recountDays(teamId, days),
         same: (done, next) => done.timezone === next.timezone,
       },
@@ -177,13 +177,13 @@ export class Activities {
   }
 
   /** The team's time zone changed (who.settings carries the new one): each of `records` (open) gets its due moment and signals again (rearmed). */
-  private applyTimeZone(who: Who, records: ActivityRecord[]): Promise<Rewritten> {
+  private applyTimeZone(who: Who, records: ActivityRecord[], mark: Mark): Promise<Rewritten> {
     const now = this.now();
     const tz = who.settings.timezone;
     return this.deps.activities.rewriteMoments(records, (r) => {
       const { due_soon_at, overdue_at, reminder_at } = r;
       return { due_at: derivedFields(r, tz).due_at, ...rearmed({ due_soon_at, overdue_at, reminder_at }, signalsOf(r, tz, now), now) };
-    });
+    }, mark);
   }
 
   async get(who: Who, id: string) {

@@ -7,7 +7,7 @@ import { invalidField } from '@lpm/shared/errors';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import { newEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
-import type { Rewritten } from '@lpm/shared/jobs/team-syncs';
+import type { Mark, Rewritten } from '@lpm/shared/jobs/team-syncs';
 import type { ActivitiesRepository } from '../data/activities-repository.ts';
 import type { ActivityRecord, DeadlineRule } from '../data/activity-entity.ts';
 import type { detailShape } from './activity-shape.ts';
@@ -49,7 +49,7 @@ export interface CalendarDeps {
  * joined (recounted when the run ends), and the error that stopped the page, if one
  * did.
  */
-export async function applyCourtCalendar(deps: CalendarDeps, who: Who, changedAt: Date, records: ActivityRecord[]): Promise<Rewritten> {
+export async function applyCourtCalendar(deps: CalendarDeps, who: Who, changedAt: Date, records: ActivityRecord[], mark: Mark): Promise<Rewritten> {
   const court = who.settings.court_calendar;
   const tz = who.settings.timezone;
   // A record's links do not change with its due date: looked up once for the page.
@@ -74,6 +74,6 @@ export async function applyCourtCalendar(deps: CalendarDeps, who: Who, changedAt
     };
     const event = newEvent('activity.updated', who.teamId, detailOf(next), { due_date: current.due_date }, who.userId);
     return { result: true, write: { set, events: [event] } };
-  });
+  }, mark);
   return { changed: results.filter(Boolean).length, movedDays, failed };
 }

@@ -152,11 +152,12 @@ export class Cases {
   syncWork(): Record<'time-zone', TeamSyncWork<CaseRecord>> {
     return {
       'time-zone': {
-        read: (teamId, after, limit) => this.deps.cases.readAfter(teamId, { status: 'ativo' }, after, limit),
-        rewrite: (who, _changedAt, records) => {
+        read: (teamId, mark, limit) => this.deps.cases.readUnmarked(teamId, { status: 'ativo' }, mark, limit),
+        rewrite: (who, _changedAt, records, mark) => {
           const now = new Date();
           return this.deps.cases.rewriteMoments(records, (r) =>
             rearmed({ sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at }, slaSignals(r, who.settings.timezone, now), now),
+            mark,
           );
         },
         recount: (teamId, days) => this.deps.cases.recountDays(teamId, days),

@@ -139,10 +139,10 @@ export class Financial {
   syncWork(): Record<'time-zone', TeamSyncWork<FinancialRecord>> {
     return {
       'time-zone': {
-        read: (teamId, after, limit) => this.deps.records.readAfter(teamId, { status: 'pending' }, after, limit),
-        rewrite: (who, _changedAt, records) => {
+        read: (teamId, mark, limit) => this.deps.records.readUnmarked(teamId, { status: 'pending' }, mark, limit),
+        rewrite: (who, _changedAt, records, mark) => {
           const now = this.now();
-          return this.deps.records.rewriteMoments(records, (r) => rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now));
+          return this.deps.records.rewriteMoments(records, (r) => rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now), mark);
         },
         recount: (teamId, days) => this.deps.records.recountDays(teamId, days),
         same: (done, next) => done.timezone === next.timezone,
