@@ -45,10 +45,12 @@ export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tr
   let output = '';
   proc.stdout.on('data', (d) => (output += d));
   proc.stderr.on('data', (d) => (output += d));
+  // SYSTEM_LOG: the launcher and its processes' lines appended to that file as well (docs/benchmarks.md).
   if (process.env.SYSTEM_LOG) {
     const log = createWriteStream(process.env.SYSTEM_LOG, { flags: 'a' });
-    proc.stdout.pipe(log);
-    proc.stderr.pipe(log);
+    proc.stdout.pipe(log, { end: false });
+    proc.stderr.pipe(log, { end: false });
+    proc.once('close', () => log.end());
   }
   const deadline = Date.now() + timeoutMs;
   while (!output.includes(`ready: http://127.0.0.1:${env.PORT}`)) {
