@@ -307,15 +307,18 @@ export class SearchIndex {
     return done;
   }
 
-  /** Drops teams not searched for IDLE_MS, checking every minute while any is held. */
+  /** Checks every minute, while any team is held, for teams to drop. */
   private sweepIdle(): void {
     if (this.sweeper) return;
-    this.sweeper = setInterval(() => {
-      const before = this.clock() - IDLE_MS;
-      for (const [teamId, team] of this.teams) if (team.lastUsed < before) this.teams.delete(teamId);
-      if (this.teams.size === 0) this.stop();
-    }, 60_000);
+    this.sweeper = setInterval(() => this.dropIdle(), 60_000);
     this.sweeper.unref();
+  }
+
+  /** Drops the teams not searched for IDLE_MS. */
+  dropIdle(): void {
+    const before = this.clock() - IDLE_MS;
+    for (const [teamId, team] of this.teams) if (team.lastUsed < before) this.teams.delete(teamId);
+    if (this.teams.size === 0) this.stop();
   }
 
   /** Drops every team's entries (a process that stops). */
