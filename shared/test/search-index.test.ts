@@ -164,7 +164,7 @@ describe('SearchIndex.page', () => {
   });
 
   it('when another replica creates and changes records, then the next search of each replica answers as the plain query', async () => {
-    const q = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 20 } as const;
+    const q: SearchQuery = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 20 };
     expect(await answer(b, team, q)).toEqual(await plain(team, q));
     const ids = (await db.collection<Doc>('docs').find({ team_id: team }).toArray()).map((d) => d._id);
     for (let i = 0; i < 12; i++) {
@@ -182,7 +182,7 @@ describe('SearchIndex.page', () => {
   });
 
   it('when replicas write and search at once, then every search answered after a write finds it', async () => {
-    const q = (n: number) => ({ contains: { text: `concurrent ${n}` }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 });
+    const q = (n: number): SearchQuery => ({ contains: { text: `concurrent ${n}` }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 });
     await Promise.all(
       Array.from({ length: 10 }, async (_, n) => {
         const doc = { ...make(team, 900 + n), text: `concurrent ${n}` };
@@ -193,7 +193,7 @@ describe('SearchIndex.page', () => {
   });
 
   it('when a record is deleted from the store under a page, then the page leaves it out and its total counts it no more', async () => {
-    const q = { contains: { text: 'josé' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 10 };
+    const q: SearchQuery = { contains: { text: 'josé' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 10 };
     q.contains.text = foldText(q.contains.text);
     const first = (await answer(a, team, q))!;
     await db.collection<Doc>('docs').deleteOne({ _id: first.ids[1] });
@@ -206,7 +206,7 @@ describe('SearchIndex freshness', () => {
     const team = 'team_clocks';
     const reader = replica();
     await reader.insert(make(team, 1), []);
-    const q = (text: string) => ({ contains: { text }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 });
+    const q = (text: string): SearchQuery => ({ contains: { text }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 });
     expect(await answer(reader, team, q('clock'))).toEqual({ ids: [], total: 0 });
     for (const [name, offset] of [
       ['behind', -(LATE_WRITE_MS - 3000)],
@@ -225,7 +225,7 @@ describe('SearchIndex freshness', () => {
     const team = 'team_reads';
     const store = replica();
     for (let i = 0; i < 30; i++) await store.insert(make(team, i), []);
-    const q = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 3 };
+    const q: SearchQuery = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 3 };
     await answer(store, team, q);
     finds.length = 0;
     for (let n = 0; n < 4; n++) expect(await answer(store, team, q)).toEqual(await plain(team, q));
@@ -241,7 +241,7 @@ describe('SearchIndex freshness', () => {
     let now = Date.now();
     const store = replica({ clock: () => now });
     await store.insert(make(team, 3), []);
-    const q = { contains: { text: 'unmarked' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 };
+    const q: SearchQuery = { contains: { text: 'unmarked' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 };
     expect(await answer(store, team, q)).toEqual({ ids: [], total: 0 });
     const doc = { ...make(team, 4), text: 'unmarked' };
     await db.collection<Doc>('docs').insertOne(doc);
@@ -260,7 +260,7 @@ describe('SearchIndex freshness', () => {
     let now = Date.now();
     const store = replica({ clock: () => now });
     for (let i = 0; i < 5; i++) await store.insert(make(team, i), []);
-    const q = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 };
+    const q: SearchQuery = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 };
     await answer(store, team, q);
     expect(search(store).held).toBe(5);
     now += IDLE_MS + 1;
@@ -276,7 +276,7 @@ describe('SearchIndex freshness', () => {
     for (let i = 0; i < 12; i++) await store.insert(make(team, i), []);
     const small = 'team_small';
     for (let i = 0; i < 4; i++) await store.insert(make(small, i), []);
-    const q = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 };
+    const q: SearchQuery = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 };
     expect(await answer(store, small, q)).toEqual(await plain(small, q));
     expect(await search(store).page(team, q, {})).toBeNull();
     expect(search(store).held).toBe(4);
