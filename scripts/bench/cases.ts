@@ -1,11 +1,12 @@
 // Section `cases`: how long a client's rename takes to show on its case, then GET
 // /v1/cases on one team with CASES cases (no filter, a filter, a search), straight
-// to the cases service and through the gateway. On this checkout's system, last
-// (the seeded cases stay in the store).
+// to the cases service and through the gateway, and its search through the gateway
+// (search.ts). On this checkout's system, last (the seeded cases stay in the store).
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { casesSlaSignals, identityHeaders } from './internals.ts';
 import { CASES, casesSeeded, describeCasesStore, rearmDueNow, seededCaseTeam } from './cases-store.ts';
+import { measureSearch, type SearchTerms } from './search.ts';
 import { DURATION_S, quantile, recordRun, type Bench, type Figures, type System } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
@@ -16,6 +17,8 @@ const RENAMES = Number(process.env.BENCH_RENAMES ?? 50);
 const SWEEPS = 3;
 /** A search term present in some seeded titles (folded as the service folds it: "Guimarães" matches). */
 const SEARCH = 'guimaraes';
+/** Search terms of the seeded cases (folded as the service folds them): "José S" is in 1.0% of their titles, "ta" in 27.5%. */
+const SEARCH_TERMS: SearchTerms = { rare: 'José S', common: 'ta' };
 /** The phase of the filtered page (a fifth of the seeded cases, all ativo). */
 const FILTERED_PHASE = 'em-andamento';
 /** The issue's targets: the default page and the status + phase page, straight to the service. */
@@ -215,5 +218,6 @@ export async function casesSection(b: Bench): Promise<void> {
   const gated = await measureList(`GET /v1/cases ${listRuns[0].label} gateway`, sys.gatewayUrl, listRuns[0], { authorization: `Bearer ${caseTeam.api_key}` });
   recordRun(b, `cases.${listRuns[0].key}.gateway`, gated);
   figures.push(gated);
+  figures.push(...(await measureSearch(b, 'cases', sys.gatewayUrl, caseTeam.api_key, CASES, SEARCH_TERMS)));
   b.figures.push(...figures);
 }
