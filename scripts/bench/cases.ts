@@ -199,6 +199,8 @@ export async function casesSection(b: Bench): Promise<void> {
   // Before the list runs: a list request the gateway gave up on keeps running in the store.
   recordRename('rename_seeded', await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, sys.clientsUrl, sys.casesUrl, renameHeaders));
 
+  // The team's first search reads its cases into the service's index: before the direct search run, so that it is the one timed alone.
+  const searched = await measureSearch(b, 'cases', sys.gatewayUrl, caseTeam.api_key, CASES, SEARCH_TERMS);
   console.log(`\nGET /v1/cases, ${CASES.toLocaleString('en')} cases of one team, 20 per page:`);
   const listRuns: (ListRun & { key: string })[] = [
     { key: 'list_no_filter', label: 'no filter', path: '/v1/cases?limit=20' },
@@ -206,7 +208,7 @@ export async function casesSection(b: Bench): Promise<void> {
     { key: 'list_status_phase', label: 'status and phase', path: `/v1/cases?limit=20&status=ativo&phase=${FILTERED_PHASE}` },
     { key: 'list_search', label: 'search', path: `/v1/cases?limit=20&search=${SEARCH}` },
   ];
-  const figures: Figures[] = [];
+  const figures: Figures[] = [...searched];
   for (const r of listRuns) {
     const f = await measureList(`GET /v1/cases ${r.label} direct`, sys.casesUrl, r, caseHeaders);
     recordRun(b, `cases.${r.key}.direct`, f);
@@ -218,6 +220,5 @@ export async function casesSection(b: Bench): Promise<void> {
   const gated = await measureList(`GET /v1/cases ${listRuns[0].label} gateway`, sys.gatewayUrl, listRuns[0], { authorization: `Bearer ${caseTeam.api_key}` });
   recordRun(b, `cases.${listRuns[0].key}.gateway`, gated);
   figures.push(gated);
-  figures.push(...(await measureSearch(b, 'cases', sys.gatewayUrl, caseTeam.api_key, CASES, SEARCH_TERMS)));
   b.figures.push(...figures);
 }
