@@ -50,8 +50,8 @@ export const REBUILD_MS = 30 * 60_000;
 const MAX_SLOTS_BEHIND = 120;
 /** A team too big to hold is searched by the plain query, and not read again for this long. */
 const TOO_BIG_MS = 10 * 60_000;
-/** Records held in all, by default: about 250 bytes each (docs/limits.md). */
-export const DEFAULT_MAX_RECORDS = 300_000;
+/** Records held in all, by default: 400-450 bytes each (a case, a client), so at most about 90 MB (docs/limits.md). */
+export const DEFAULT_MAX_RECORDS = 200_000;
 /** Store reads at once per search (slots, the page's records): a service has few store connections. */
 const READERS = 4;
 /** Rounds of a page whose records changed since they were held. */
