@@ -1,11 +1,12 @@
 // Section `cases`: how long a client's rename takes to show on its case, then GET
 // /v1/cases on one team with CASES cases (no filter, a filter, a search), straight
-// to the cases service and through the gateway. On this checkout's system, last
-// (the seeded cases stay in the store).
+// to the cases service and through the gateway, and its search through the gateway
+// (search.ts). On this checkout's system, last (the seeded cases stay in the store).
 import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { casesSlaSignals, identityHeaders } from './internals.ts';
 import { CASES, casesSeeded, describeCasesStore, rearmDueNow, seededCaseTeam } from './cases-store.ts';
+import { measureSearch, type SearchTerms } from './search.ts';
 import { DURATION_S, quantile, recordRun, type Bench, type Figures, type System } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
@@ -16,6 +17,8 @@ const RENAMES = Number(process.env.BENCH_RENAMES ?? 50);
 const SWEEPS = 3;
 /** A search term present in some seeded titles (folded as the service folds it: "Guimarães" matches). */
 const SEARCH = 'guimaraes';
+/** Search terms of the seeded cases (folded as the service folds them): "José S" is in 1.0% of their titles, "ta" in 27.5%. */
+const SEARCH_TERMS: SearchTerms = { rare: 'José S', common: 'ta' };
 /** The phase of the filtered page (a fifth of the seeded cases, all ativo). */
 const FILTERED_PHASE = 'em-andamento';
 /** The issue's targets: the default page and the status + phase page, straight to the service. */
@@ -196,6 +199,8 @@ export async function casesSection(b: Bench): Promise<void> {
   // Before the list runs: a list request the gateway gave up on keeps running in the store.
   recordRename('rename_seeded', await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, sys.clientsUrl, sys.casesUrl, renameHeaders));
 
+  // The team's first search reads its cases into the service's index: before the direct search run, so that it is the one timed alone.
+  const searched = await measureSearch(b, 'cases', sys.gatewayUrl, caseTeam.api_key, CASES, SEARCH_TERMS);
   console.log(`\nGET /v1/cases, ${CASES.toLocaleString('en')} cases of one team, 20 per page:`);
   const listRuns: (ListRun & { key: string })[] = [
     { key: 'list_no_filter', label: 'no filter', path: '/v1/cases?limit=20' },
@@ -203,7 +208,7 @@ export async function casesSection(b: Bench): Promise<void> {
     { key: 'list_status_phase', label: 'status and phase', path: `/v1/cases?limit=20&status=ativo&phase=${FILTERED_PHASE}` },
     { key: 'list_search', label: 'search', path: `/v1/cases?limit=20&search=${SEARCH}` },
   ];
-  const figures: Figures[] = [];
+  const figures: Figures[] = [...searched];
   for (const r of listRuns) {
     const f = await measureList(`GET /v1/cases ${r.label} direct`, sys.casesUrl, r, caseHeaders);
     recordRun(b, `cases.${r.key}.direct`, f);

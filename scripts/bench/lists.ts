@@ -1,13 +1,15 @@
 // Section `lists`: the default page of GET /v1/clients and of GET /v1/financial on one
 // team with BENCH_LIST_RECORDS records of each (default 100,000), unfiltered and
-// filtered by counted fields, straight to each service. The records are stored
-// straight into the services' collections with their list markers and day counts
-// (list-seed.ts), as the cases section seeds cases. On this checkout's system; the
-// seeded records stay in the store, so it runs near the end.
+// filtered by counted fields, straight to each service; the clients' search through
+// the gateway (search.ts). The records are stored straight into the services'
+// collections with their list markers and day counts (list-seed.ts), as the cases
+// section seeds cases. On this checkout's system; the seeded records stay in the
+// store, so it runs near the end.
 import { MongoClient } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
 import { clientDerivedFields, clientsLists, financialDerivedFields, financialLists, identityHeaders, newId, type ClientRecord, type FinancialRecord } from './internals.ts';
 import { seedListed } from './list-seed.ts';
+import { measureSearch, type SearchTerms } from './search.ts';
 import { recordRun, type Bench, type Figures, type System } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
@@ -25,7 +27,8 @@ function seededClient(teamId: string, i: number, now: number): ClientRecord {
     team_id: teamId,
     type,
     name: `${type === 'PJ' ? 'Empresa' : 'Cliente'} ${10_000 + i}`,
-    email: `cliente${i}@bench.example`,
+    // Three in ten at another domain: a term that matches 30% of the clients.
+    email: `cliente${i}@${i % 10 < 3 ? 'advocacia' : 'bench'}.example`,
     phone: null,
     whatsapp: null,
     segment: SEGMENTS[i % SEGMENTS.length],
@@ -80,6 +83,8 @@ interface ListScenario {
   make(teamId: string, i: number, now: number): { team_id: string };
   /** The default page (key `<service>.list_100k`) and one filtered by counted fields (`<service>.list_100k_filtered`). */
   runs: [ListRun, ListRun];
+  /** Terms of its search through the gateway (`<service>.search_100k`), if it has one. */
+  search?: SearchTerms;
 }
 
 const SCENARIOS: ListScenario[] = [
@@ -94,6 +99,8 @@ const SCENARIOS: ListScenario[] = [
       { label: 'no filter', path: '/v1/clients?limit=20' },
       { label: 'status and segment', path: '/v1/clients?limit=20&status=active&segment=vip' },
     ],
+    // "10@" ends 1.0% of the e-mails; "advocacia" is the domain of 30%.
+    search: { rare: '10@', common: 'advocacia' },
   },
   {
     service: 'financial',
@@ -134,6 +141,7 @@ export async function listsSection(b: Bench): Promise<void> {
         b.record(`${s.service}.${key}.p50_ms`, f.p50);
         figures.push(f);
       }
+      if (s.search) figures.push(...(await measureSearch(b, 'clients', sys.gatewayUrl, team.api_key, LIST_RECORDS, s.search)));
     }
   } finally {
     await client.close();

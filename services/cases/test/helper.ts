@@ -44,10 +44,11 @@ export interface Neighbours {
   syncs?: Partial<TeamSyncsOptions>;
 }
 
-export async function startCases(n: Neighbours = {}): Promise<CasesUnderTest> {
+/** The cases app on a database of its own, or on `dbName`, another app's (a second replica). */
+export async function startCases(n: Neighbours = {}, dbName = `${process.env.MONGO_DB_PREFIX}cases_${randomBytes(4).toString('hex')}`): Promise<CasesUnderTest> {
   const store = await openStore({
     url: process.env.MONGO_URL!,
-    dbName: `${process.env.MONGO_DB_PREFIX}cases_${randomBytes(4).toString('hex')}`,
+    dbName,
     entities: [CaseEntity, ClientViewEntity],
   });
   const repository = new CasesRepository(store.db, n.relay ?? { kick: () => {} });

@@ -36,11 +36,14 @@ export interface ClientsUnderTest {
   close(): Promise<void>;
 }
 
-/** The clients app on its own database; `relay` defaults to a counter of nudges, `mongoUrl` to the run's store. */
-export async function startClients(opts: { cases?: ClientCases; relay?: Relay; mongoUrl?: string } = {}): Promise<ClientsUnderTest> {
+/**
+ * The clients app on its own database, or on `dbName`, another app's (a second
+ * replica); `relay` defaults to a counter of nudges, `mongoUrl` to the run's store.
+ */
+export async function startClients(opts: { cases?: ClientCases; relay?: Relay; mongoUrl?: string; dbName?: string } = {}): Promise<ClientsUnderTest> {
   const store = await openStore({
     url: opts.mongoUrl ?? process.env.MONGO_URL!,
-    dbName: `${process.env.MONGO_DB_PREFIX}clients_${randomBytes(4).toString('hex')}`,
+    dbName: opts.dbName ?? `${process.env.MONGO_DB_PREFIX}clients_${randomBytes(4).toString('hex')}`,
     entities: [ClientEntity],
   });
   const relay = opts.relay ?? { kick: () => void sut.kicks++ };

@@ -15,6 +15,7 @@ import { ListBuckets, type ListBucketsOptions } from './list-buckets.ts';
 import type { Day } from './list-counts.ts';
 import { leaseOf, lockKey, tryDocumentLocks, withDocumentLock, type Lease } from './lock.ts';
 import { signalSlots } from './markers.ts';
+import { SearchIndex, type SearchIndexOptions } from './search-index.ts';
 
 /** What every record with an outbox has. */
 export interface OwnedRecord {
@@ -45,6 +46,8 @@ export interface RecordStoreOptions<R extends OwnedRecord> {
   signalFields?: readonly (keyof R & string)[];
   /** The list's default page by day buckets (list-buckets.ts): every write of the sort value writes the marker, and writes that add, move or recount a record recount its days. */
   lists?: Omit<ListBucketsOptions, 'db' | 'collection'>;
+  /** Search in process (search-index.ts): every write also writes the marker of its time slot. */
+  search?: Omit<SearchIndexOptions, 'db' | 'collection'>;
 }
 
 /** What an update writes: the fields to set (the version is bumped here) and the events to append. */
@@ -99,12 +102,15 @@ export class RecordStore<R extends OwnedRecord> {
   private readonly documents: Collection<{ _id: string }>;
   /** The list's day buckets, when the options ask for them. */
   readonly lists: ListBuckets | null;
+  /** The search held in process, when the options ask for it. */
+  readonly search: SearchIndex | null;
 
   constructor(opts: RecordStoreOptions<R>) {
     this.opts = opts;
     this.collection = opts.db.collection<R>(opts.collection);
     this.documents = opts.db.collection<{ _id: string }>(opts.collection);
     this.lists = opts.lists ? new ListBuckets({ db: opts.db, collection: opts.collection, ...opts.lists }) : null;
+    this.search = opts.search ? new SearchIndex({ db: opts.db, collection: opts.collection, ...opts.search }) : null;
   }
 
   /** The projection of every read: the outbox never leaves the store, heavy fields only when asked for. */
@@ -127,7 +133,7 @@ export class RecordStore<R extends OwnedRecord> {
   async insert(record: R, events: DomainEvent[]): Promise<void> {
     let storedAt: number;
     try {
-      await this.documents.insertOne({ ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...outboxOnInsert(events) });
+      await this.documents.insertOne({ ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...this.search?.markerOf(record), ...outboxOnInsert(events) });
       storedAt = Date.now();
     } catch (e) {
       // Its id taken by the team's record of that id: an earlier run of this same request
@@ -347,7 +353,7 @@ export class RecordStore<R extends OwnedRecord> {
   /** Writes over `current`; false when the record is no longer at its version. */
   private async write(current: R, { set, events }: Write<R>): Promise<boolean> {
     const filter = { _id: current._id, team_id: current.team_id, version: current.version };
-    const update = outboxUpdate({ $set: { ...set, ...this.slots(set), ...this.lists?.markerOfUpdate(current, set), version: current.version + 1 } }, events);
+    const update = outboxUpdate({ $set: { ...set, ...this.slots(set), ...this.lists?.markerOfUpdate(current, set), ...this.search?.markerOf(current), version: current.version + 1 } }, events);
     let matched: boolean;
     try {
       matched = (await this.documents.updateOne(filter, update)).matchedCount === 1;

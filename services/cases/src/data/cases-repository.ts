@@ -2,12 +2,14 @@
 // duplicate number; the timeline read only when asked for), the list query on the
 // fields derived for sorting without collation, and the questions other services
 // ask (counts, active cases, phases in use). The list by creation instant, filtered
-// by nothing but status, phase and priority, is read by day buckets (store/list-buckets.ts).
+// by nothing but status, phase and priority, is read by day buckets (store/list-buckets.ts);
+// a search is answered in process (store/search-index.ts).
 import type { Db, Filter } from 'mongodb';
 import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound } from '@lpm/shared/errors';
 import { duplicateNumber } from '../contract/case-errors.ts';
@@ -27,6 +29,9 @@ export interface CaseFilter {
 
 type Page = { records: CaseRecord[]; total: number };
 
+/** The fields a list filters on by equality. */
+const FILTERED = ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const;
+
 const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
   created_at: ['created_at'],
   updated_at: ['updated_at'],
@@ -38,6 +43,7 @@ const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
 
 export class CasesRepository extends RecordStore<CaseRecord> {
   declare readonly lists: ListBuckets;
+  declare readonly search: SearchIndex;
 
   constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
@@ -51,20 +57,38 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       heavy: ['timeline', 'counted_events'],
       signalFields: ['sla_warning_at', 'sla_overdue_at'],
       lists: { ...BY_CREATION, counted: ['status', 'phase', 'priority'], logger },
+      search: {
+        texts: ['search_text'],
+        fields: {
+          ...Object.fromEntries(FILTERED.map((f) => [f, 'code' as const])),
+          created_at: 'time',
+          updated_at: 'time',
+          title_sort: 'text',
+          priority_rank: 'code',
+          sla_missing: 'code',
+          sla_date: 'code',
+        },
+        logger,
+      },
     });
   }
 
   async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
-    const bucketed = await this.lists.listPage<CaseRecord>(teamId, f, parseSort(q.sort, '-created_at'), pageWindow(q), this.projection());
+    const search = f.search?.trim();
+    const bucketed = search ? null : await this.lists.listPage<CaseRecord>(teamId, f, parseSort(q.sort, '-created_at'), pageWindow(q), this.projection());
     if (bucketed) return bucketed;
-    const filter: Filter<CaseRecord> = { team_id: teamId };
-    for (const k of ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    const filter: Filter<CaseRecord> = {};
+    for (const k of FILTERED) if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.created) {
       filter.created_at = { ...(f.created.from ? { $gte: f.created.from } : {}), ...(f.created.before ? { $lt: f.created.before } : {}) };
     }
-    const search = f.search?.trim();
-    if (search) filter.search_text = new RegExp(escapeRegex(foldText(search)));
-    return this.page(filter, q);
+    if (search) {
+      const sort = sortOrder(q.sort, '-created_at', SORT_KEYS);
+      const found = await this.search.page<CaseRecord>(teamId, { contains: { search_text: foldText(search) }, where: filter, sort, ...pageWindow(q) }, this.projection());
+      if (found) return found;
+      filter.search_text = new RegExp(escapeRegex(foldText(search)));
+    }
+    return this.page({ ...filter, team_id: teamId }, q);
   }
 
   /** The case a deal's won with create_case made (its unique origin key), or null. */

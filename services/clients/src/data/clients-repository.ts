@@ -1,13 +1,15 @@
 // Clients in the store: the record store for writes (outbox, lock, version,
 // duplicate document), and the list query with search and sorting on the fields
 // derived for a store without collation. The list by creation instant, filtered by
-// nothing but type, status and segment, is read by day buckets (store/list-buckets.ts).
+// nothing but type, status and segment, is read by day buckets (store/list-buckets.ts);
+// a search is answered in process (store/search-index.ts).
 import type { Db, Filter } from 'mongodb';
 import type { ListQuery } from '@lpm/shared/http/pagination';
-import { pageWindow, parseSort } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort, storeSort } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { clientNotFound } from '@lpm/shared/errors';
 import { duplicateDocument } from '../contract/client-errors.ts';
@@ -20,10 +22,11 @@ export interface ClientFilter {
   search?: string;
 }
 
-const SORT_FIELD: Record<string, keyof ClientRecord> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
+const SORT_FIELD: Record<string, keyof ClientRecord & string> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
 
 export class ClientsRepository extends RecordStore<ClientRecord> {
   declare readonly lists: ListBuckets;
+  declare readonly search: SearchIndex;
 
   constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
@@ -35,6 +38,11 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
       notFound: clientNotFound,
       duplicate: (r) => duplicateDocument(r.type),
       lists: { ...BY_CREATION, counted: ['type', 'status', 'segment'], logger },
+      search: {
+        texts: ['search_text', 'document_digits'],
+        fields: { type: 'code', status: 'code', segment: 'code', created_at: 'time', updated_at: 'time', name_sort: 'text' },
+        logger,
+      },
     });
   }
 
@@ -54,20 +62,23 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
   async list(teamId: string, f: ClientFilter, q: ListQuery): Promise<{ records: ClientRecord[]; total: number }> {
     const sort = parseSort(q.sort, '-created_at');
     const { skip, limit } = pageWindow(q);
-    const filters = { type: f.type, status: f.status, segment: f.segment, search: f.search?.trim() };
-    const bucketed = await this.lists.listPage<ClientRecord>(teamId, filters, sort, { skip, limit }, this.projection());
+    const search = f.search?.trim();
+    const bucketed = search ? null : await this.lists.listPage<ClientRecord>(teamId, { type: f.type, status: f.status, segment: f.segment }, sort, { skip, limit }, this.projection());
     if (bucketed) return bucketed;
-    const filter: Filter<ClientRecord> = { team_id: teamId };
+    const filter: Filter<ClientRecord> = {};
     if (f.type) filter.type = f.type;
     if (f.status) filter.status = f.status;
     if (f.segment) filter.segment = f.segment;
-    const search = f.search?.trim();
     if (search) {
-      const or: Filter<ClientRecord>[] = [{ search_text: new RegExp(escapeRegex(foldText(search))) }];
+      const contains: Record<string, string> = { search_text: foldText(search) };
       const bare = search.replace(/[\s.\-/]/g, '');
-      if (/^\d+$/.test(bare)) or.push({ document_digits: new RegExp(escapeRegex(bare)) });
-      filter.$or = or;
+      if (/^\d+$/.test(bare)) contains.document_digits = bare;
+      const order = storeSort([SORT_FIELD[sort.field]], sort.direction);
+      const found = await this.search.page<ClientRecord>(teamId, { contains, where: filter, sort: order, skip, limit }, this.projection());
+      if (found) return found;
+      filter.$or = Object.entries(contains).map(([field, needle]) => ({ [field]: new RegExp(escapeRegex(needle)) }));
     }
+    filter.team_id = teamId;
     const [records, total] = await Promise.all([
       this.collection
         .find<ClientRecord>(filter, { projection: this.projection(), sort: { [SORT_FIELD[sort.field]]: sort.direction, _id: sort.direction }, skip, limit })

@@ -1,0 +1,330 @@
+// Search of a big team's records, answered in process. FerretDB 1.24 runs a regular
+// expression in Go over every record of the team, and decoding a row costs it about
+// 90 µs, so a search of a team with 100,000 records outlived the store's 5 s budget;
+// an n-gram array is pushed down (docs/ferretdb.md) but a term that matches 30% of
+// the records still has 30,000 rows decoded. So each process holds, per team it is
+// asked to search, the records' search entries (search-table.ts), read from the store
+// once, and answers a page from memory: the page's records themselves are read by
+// `_id`.
+//
+// Kept fresh across replicas by a marker every write stores with the record (no
+// store command of its own): `written_slot`, `<team>:<10 s slot of the write>`,
+// indexed. Before it answers, a search reads again, by equality on the marker, every
+// slot a write it has not seen may be in: from the first slot not yet settled to the
+// slot of now plus the clocks' difference. A slot is settled once it was read
+// LATE_WRITE_MS after its end: a write that answers has reached the store by then.
+// So a record is found as soon as its write has answered, on any replica, and found
+// as it is now once changed; records are never deleted by the services (cases are
+// archived, clients deactivated), and one gone from the store when its page is read
+// is dropped then. Concurrent searches of a team share one read of the slots that
+// began after each of them.
+//
+// Memory: entries are held only for teams searched in the last IDLE_MS, at most
+// `maxRecords` in all (the least recently searched team dropped first); a team
+// bigger than that is searched by the plain query. Each team's entries are read again
+// from the store once they are REBUILD_MS old, in the background, so a write the
+// markers missed (a direct driver write) is found within that time.
+import type { Collection, Db, Document } from 'mongodb';
+import type { Logger } from '../logger.ts';
+import { bucketOf, ownedBy } from './markers.ts';
+import { SearchTable, type FieldKind, type TableQuery } from './search-table.ts';
+import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
+
+export const WRITTEN_SLOT_FIELD = 'written_slot';
+/** The length of a write slot. */
+export const WRITE_SLOT_MS = 10_000;
+/**
+ * A write that answers is in the store at most this long after the instant its
+ * marker names: the store's 5 s budget of an operation (time-budgets.ts), time
+ * queued before its command (a group commit), and replica clocks apart by less than
+ * the document lock's 5 s (lock.ts).
+ */
+export const LATE_WRITE_MS = 15_000;
+/** How far ahead of this process's clock another replica's may be (lock.ts): its slots are read too. */
+const CLOCKS_APART_MS = 5_000;
+/** A team not searched for this long is dropped. */
+export const IDLE_MS = 5 * 60_000;
+/** A team's entries this old are read again from the store, in the background. */
+export const REBUILD_MS = 30 * 60_000;
+/** A team whose slots are this many behind (a clock that jumped) is read again instead. */
+const MAX_SLOTS_BEHIND = 120;
+/** A team too big to hold is searched by the plain query, and not read again for this long. */
+const TOO_BIG_MS = 10 * 60_000;
+/** Records held in all, by default: 400-450 bytes each (a case, a client), so at most about 90 MB (docs/limits.md). */
+export const DEFAULT_MAX_RECORDS = 200_000;
+/** Store reads at once per search (slots, the page's records): a service has few store connections. */
+const READERS = 4;
+/** Rounds of a page whose records changed since they were held. */
+const PAGE_ROUNDS = 3;
+
+export interface SearchIndexOptions {
+  db: Db;
+  collection: string;
+  /** Stored folded texts a search looks into. */
+  texts: readonly string[];
+  /** Stored fields a search filters and sorts on, and how each is held. */
+  fields: Record<string, FieldKind>;
+  /** Records held for all teams at most. */
+  maxRecords?: number;
+  logger?: Logger;
+  /** ms since the epoch; tests move it. */
+  clock?: () => number;
+}
+
+export type SearchQuery = TableQuery;
+
+export interface SearchPage<R> {
+  records: R[];
+  total: number;
+}
+
+/** The slot of instant `at`. */
+export const writeSlotOf = (at: number): number => bucketOf(at, WRITE_SLOT_MS);
+const slotMarker = (teamId: string, slot: number): string => `${teamId}:${slot}`;
+/** The first slot that a read beginning at `at` does not settle. */
+const firstUnsettled = (at: number): number => Math.floor((at - LATE_WRITE_MS) / WRITE_SLOT_MS);
+
+/** Runs `work` over `items`, `n` at a time; results in order. */
+async function inTurns<T, U>(items: readonly T[], n: number, work: (item: T) => Promise<U>): Promise<U[]> {
+  const out: U[] = new Array<U>(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i]);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return out;
+}
+
+/** A team's entries and how fresh they are. */
+interface TeamEntries {
+  table: SearchTable;
+  /** Every slot before this one was read after it settled. */
+  settledBefore: number;
+  /** When the read of the whole team began. */
+  builtAt: number;
+  lastUsed: number;
+  /** When the last completed read of the slots began. */
+  syncedAt: number;
+  running: { startedAt: number; done: Promise<void> } | null;
+  /** A read of the slots that starts once the running one ends. */
+  queued: Promise<void> | null;
+  rebuilding: boolean;
+}
+
+export class SearchIndex {
+  private readonly opts: SearchIndexOptions;
+  private readonly clock: () => number;
+  private readonly maxRecords: number;
+  private readonly teams = new Map<string, TeamEntries>();
+  private readonly building = new Map<string, Promise<TeamEntries | null>>();
+  /** Teams too big to hold, until when. */
+  private readonly tooBig = new Map<string, number>();
+  private indexed: Promise<unknown> | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
+
+  constructor(opts: SearchIndexOptions) {
+    this.opts = opts;
+    this.clock = opts.clock ?? Date.now;
+    this.maxRecords = opts.maxRecords ?? DEFAULT_MAX_RECORDS;
+  }
+
+  private get col(): Collection<{ _id: string; version?: number }> {
+    return this.opts.db.collection<{ _id: string; version?: number }>(this.opts.collection);
+  }
+
+  /** The marker to store with every write of `record` (insert or update). */
+  markerOf(record: { team_id: string }): Record<string, string> {
+    return { [WRITTEN_SLOT_FIELD]: slotMarker(record.team_id, writeSlotOf(this.clock())) };
+  }
+
+  /** Records held now, all teams together. */
+  get held(): number {
+    let n = 0;
+    for (const t of this.teams.values()) n += t.table.size;
+    return n;
+  }
+
+  /**
+   * The page of the team's records that match `q`, and how many match, as the plain
+   * query would give them at this instant (`projection`: of the records read); null
+   * when the team is too big to hold (take the plain query).
+   */
+  async page<R>(teamId: string, q: SearchQuery, projection: Document): Promise<SearchPage<R> | null> {
+    const asked = this.clock();
+    const team = await this.fresh(teamId, asked);
+    if (!team) return null;
+    for (let round = 1; ; round++) {
+      const { ids, total } = team.table.query(q);
+      const records = await inTurns(ids, READERS, (id) => this.col.findOne({ _id: id, ...ownedBy('team_id', teamId) }, { projection }));
+      // A record written since its entry was read (a write racing this search), or gone.
+      let changed = false;
+      records.forEach((r, i) => {
+        if (!r) {
+          team.table.remove(ids[i]);
+          changed = true;
+        } else if (team.table.versionOf(ids[i]) !== r.version) changed = team.table.apply(r) || changed;
+      });
+      if (!changed || round === PAGE_ROUNDS) return { records: records.filter((r) => r !== null) as R[], total };
+    }
+  }
+
+  /** The team's entries with every write that answered before `asked` applied; null when too big to hold. */
+  private async fresh(teamId: string, asked: number): Promise<TeamEntries | null> {
+    const until = this.tooBig.get(teamId);
+    if (until !== undefined) {
+      if (until > asked) return null;
+      this.tooBig.delete(teamId);
+    }
+    let team = this.teams.get(teamId);
+    // Slots far behind (a clock that jumped): the team is read again instead.
+    if (team && writeSlotOf(asked + CLOCKS_APART_MS) - team.settledBefore > MAX_SLOTS_BEHIND) this.teams.delete(teamId);
+    team = this.teams.get(teamId) ?? (await this.built(teamId)) ?? undefined;
+    if (!team) return null;
+    team.lastUsed = asked;
+    // The most recently used last: the map's order is the order of eviction.
+    if (this.teams.get(teamId) === team) {
+      this.teams.delete(teamId);
+      this.teams.set(teamId, team);
+    }
+    if (asked - team.builtAt > REBUILD_MS && !team.rebuilding) this.rebuildLater(teamId, team);
+    await this.syncedAfter(teamId, team, asked);
+    return team;
+  }
+
+  /** The team's entries read from the store and held, once for callers that ask at once. */
+  private built(teamId: string): Promise<TeamEntries | null> {
+    let building = this.building.get(teamId);
+    if (!building) {
+      building = this.read(teamId)
+        .then((team) => team && this.hold(teamId, team))
+        .finally(() => this.building.delete(teamId));
+      this.building.set(teamId, building);
+    }
+    return building;
+  }
+
+  /** Reads every record of the team; null when they are more than can be held (remembered a while). */
+  private async read(teamId: string): Promise<TeamEntries | null> {
+    this.indexed ??= this.col.createIndex({ [WRITTEN_SLOT_FIELD]: 1 }, SWEEP).catch((e: unknown) => {
+      this.indexed = null;
+      throw e;
+    });
+    await this.indexed;
+    const startedAt = this.clock();
+    const table = new SearchTable(this.opts.texts, this.opts.fields);
+    const cursor = this.col.find({ team_id: teamId }, { projection: this.entryProjection(), batchSize: 1000, ...SWEEP_CURSOR });
+    try {
+      for await (const r of cursor) {
+        table.apply(r);
+        if (table.size > this.maxRecords) return this.tooBigNow(teamId);
+      }
+    } finally {
+      await cursor.close();
+    }
+    return {
+      table,
+      // Writes that answered after the read began may be missing from it.
+      settledBefore: firstUnsettled(startedAt),
+      builtAt: startedAt,
+      lastUsed: startedAt,
+      syncedAt: -Infinity,
+      running: null,
+      queued: null,
+      rebuilding: false,
+    };
+  }
+
+  private tooBigNow(teamId: string): null {
+    this.teams.delete(teamId);
+    this.tooBig.set(teamId, this.clock() + TOO_BIG_MS);
+    this.opts.logger?.warn({ collection: this.opts.collection, team_id: teamId, max_records: this.maxRecords }, 'team too big to search in process; searched by the plain query');
+    return null;
+  }
+
+  private hold(teamId: string, team: TeamEntries): TeamEntries {
+    this.teams.set(teamId, team);
+    // The least recently searched teams go first (never this one) while more records than allowed are held.
+    for (const [other] of this.teams) {
+      if (this.held <= this.maxRecords) break;
+      if (other !== teamId) this.teams.delete(other);
+    }
+    this.sweepIdle();
+    return team;
+  }
+
+  private entryProjection(): Document {
+    return Object.fromEntries(['_id', 'version', ...this.opts.texts, ...Object.keys(this.opts.fields)].map((f) => [f, 1]));
+  }
+
+  /** Reads the team again in the background and holds the new entries in place of `old`, unless it was dropped meanwhile; searches use `old` until then. */
+  private rebuildLater(teamId: string, old: TeamEntries): void {
+    old.rebuilding = true;
+    this.read(teamId)
+      .then((team) => {
+        if (team && this.teams.get(teamId) === old) this.hold(teamId, team);
+      })
+      .catch((err: unknown) => {
+        old.rebuilding = false;
+        this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'search entries not read again; tried at the next search');
+      });
+  }
+
+  /** Resolves once a read of the team's slots that began at or after `asked` is done. */
+  private syncedAfter(teamId: string, team: TeamEntries, asked: number): Promise<void> {
+    if (team.syncedAt >= asked) return Promise.resolve();
+    if (team.running && team.running.startedAt >= asked) return team.running.done;
+    if (team.queued) return team.queued;
+    if (!team.running) return this.sync(teamId, team);
+    const queued = team.running.done
+      .catch(() => {})
+      .then(() => {
+        team.queued = null;
+        return this.sync(teamId, team);
+      });
+    team.queued = queued;
+    return queued;
+  }
+
+  /** Reads every slot not settled yet, up to the slot of another replica's now, and applies what they hold. */
+  private sync(teamId: string, team: TeamEntries): Promise<void> {
+    const startedAt = this.clock();
+    const done = (async () => {
+      const last = writeSlotOf(startedAt + CLOCKS_APART_MS);
+      const slots = Array.from({ length: last - team.settledBefore + 1 }, (_, i) => team.settledBefore + i);
+      const projection = this.entryProjection();
+      const read = await inTurns(slots, READERS, (slot) =>
+        this.col.find({ [WRITTEN_SLOT_FIELD]: slotMarker(teamId, slot), ...ownedBy('team_id', teamId) }, { projection }).toArray(),
+      );
+      for (const records of read) for (const r of records) team.table.apply(r);
+      team.settledBefore = Math.max(team.settledBefore, firstUnsettled(startedAt));
+      team.syncedAt = Math.max(team.syncedAt, startedAt);
+      if (team.table.size > this.maxRecords) this.tooBigNow(teamId);
+      else if (this.teams.get(teamId) === team) this.hold(teamId, team);
+    })().finally(() => {
+      if (team.running?.done === done) team.running = null;
+    });
+    team.running = { startedAt, done };
+    return done;
+  }
+
+  /** Checks every minute, while any team is held, for teams to drop. */
+  private sweepIdle(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => this.dropIdle(), 60_000);
+    this.sweeper.unref();
+  }
+
+  /** Drops the teams not searched for IDLE_MS. */
+  dropIdle(): void {
+    const before = this.clock() - IDLE_MS;
+    for (const [teamId, team] of this.teams) if (team.lastUsed < before) this.teams.delete(teamId);
+    if (this.teams.size === 0) this.stop();
+  }
+
+  /** Drops every team's entries (a process that stops). */
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+    this.teams.clear();
+  }
+}
