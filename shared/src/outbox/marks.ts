@@ -132,6 +132,8 @@ export class OutboxMarks implements MarkedWrites {
   /** Other writers' marks seen closed (in insertion order, the oldest dropped first). */
   private readonly closedMarks = new Set<string>();
   private waitingEvents = 0;
+  /** Per collection, the events waiting for the broker, by id, with when each was created (ms): in write order. */
+  private readonly waitingByCollection = new Map<string, Map<string, number>>();
   private halted = false;
   /** Wakes the publishes waiting to try again (on halt). */
   private readonly wakes = new Set<() => void>();
@@ -237,6 +239,13 @@ export class OutboxMarks implements MarkedWrites {
     return this.waitingEvents;
   }
 
+  /** Of one collection: how many events wait for the broker, and when the oldest was created (ms; null: none). */
+  waitingIn(collection: string): { events: number; oldestAt: number | null } {
+    const waiting = this.waitingByCollection.get(collection);
+    const first = waiting?.values().next();
+    return { events: waiting?.size ?? 0, oldestAt: first && !first.done ? first.value : null };
+  }
+
   private isOwn(mark: string): boolean {
     return mark.startsWith(`${this.writer}:`);
   }
@@ -290,6 +299,9 @@ export class OutboxMarks implements MarkedWrites {
     const key = docKey(collection, id);
     mark.waiting += events.length;
     this.waitingEvents += events.length;
+    let waiting = this.waitingByCollection.get(collection);
+    if (!waiting) this.waitingByCollection.set(collection, (waiting = new Map<string, number>()));
+    for (const event of events) waiting.set(event.id, Date.parse(event.created_at));
     this.opts
       .inOrder(collection, id, async () => {
         for (const event of events) {
@@ -297,6 +309,7 @@ export class OutboxMarks implements MarkedWrites {
           mark.sent.add(event.id);
           mark.waiting--;
           this.waitingEvents--;
+          waiting.delete(event.id);
         }
       })
       .then(

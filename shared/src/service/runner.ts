@@ -210,7 +210,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
 
   // Closed before it answered (stopping): nothing more to start.
   if (!(await store.ready) || stopping) return;
-  watchOutboxes(db, def.outboxCollections);
+  watchOutboxes(db, def.outboxCollections, relay.marks);
   watchQueues(() => broker.queueDepths());
   relay.start();
   relayStarted = true;
