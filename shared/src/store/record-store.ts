@@ -195,17 +195,17 @@ export class RecordStore<R extends OwnedRecord> {
   }
 
   /**
-   * update() of a record read before the lock (get, without heavy fields): under
+   * update() of a record read before the lock (get, with `withFields` of the heavy ones): under
    * the lock, `change` decides on that read and its write goes through only if the
    * record is still at the version read, so the record is read once. When it changed
    * meanwhile, or `change` writes nothing, it is read under the lock and `change`
    * decides again on what is there.
    */
-  async updateRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>): Promise<T> {
+  async updateRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>, withFields: readonly (keyof R & string)[] = []): Promise<T> {
     return this.locked(read._id, async (lease) => {
       const first = await this.decide(read, change, lease, true);
       if (first) return first;
-      const done = await this.decide(await this.get(read.team_id, read._id), change, lease);
+      const done = await this.decide(await this.get(read.team_id, read._id, withFields), change, lease);
       if (!done) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
       return done;
     });
