@@ -83,11 +83,14 @@ interface Decided<T> {
 const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0, outbox_mark: 0, outbox_events: 0 } as const;
 
 /**
- * How long a record insert waits for others to go to the store with it (InsertBatcher):
- * at 200 creates a second, groups of about two, each one command for the records and
- * one for their list count deltas.
+ * How long a record insert waits for others to go to the store with it (InsertBatcher).
+ * A command has a cost of its own beside its documents' (docs/benchmarks.md: 230-410 µs
+ * of store CPU a document inserted in groups of 20, 390-560 in groups of 5), and
+ * writes sent evenly 5 ms apart (200 a second) must overlap a window to share one: at
+ * that rate, groups of two to three, each one command for the records and one for
+ * their list count deltas.
  */
-export const INSERT_LINGER_MS = 5;
+export const INSERT_LINGER_MS = 10;
 
 /** What insertMany's unordered refusal of a duplicate is, for callers that tell it by isDuplicateKey. */
 const duplicateKey = (collection: string) => new MongoServerError({ message: `E11000 duplicate key error collection: ${collection}`, code: 11000 });
