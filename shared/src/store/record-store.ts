@@ -156,11 +156,12 @@ export class RecordStore<R extends OwnedRecord> {
    * list day (a delta that goes with those of the same group, list-counts.ts).
    */
   async insert(record: R, events: DomainEvent[]): Promise<void> {
+    const doc = { ...record, ...this.slots(record), ...this.lists?.markerOf(record) };
     const ticket = events.length > 0 ? ((await this.opts.relay.marks?.take(this.opts.collection, record._id)) ?? null) : null;
     const outbox = events.length === 0 ? {} : ticket ? outboxMarked(ticket.mark, events) : outboxOnInsert(events);
     let outcome: 'inserted' | 'duplicate';
     try {
-      outcome = await this.inserts.insert({ ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...outbox });
+      outcome = await this.inserts.insert({ ...doc, ...outbox });
     } catch (e) {
       ticket?.failed();
       throw e;
