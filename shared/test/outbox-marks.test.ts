@@ -192,6 +192,28 @@ test("when a record's last events, under another writer's mark, may not be out y
   }
 }, 40_000);
 
+test('when a create runs again for a record its first run stored (an Idempotency-Key retry), then it resolves, the record is stored once and only the first run\'s event goes out', async () => {
+  const relay = relayOn(['notes_f']);
+  relay.start();
+  try {
+    const notes = notesOf('notes_f', relay);
+    const note = noted('once');
+    const first = eventOf(note);
+    const again = eventOf(note);
+    await notes.insert(note, [first]);
+    await notes.insert(note, [again]);
+    await expect(notes.insert({ ...note, team_id: 'team_other' }, [eventOf(note)])).rejects.toMatchObject({ code: 11000 });
+    await waitFor('the first event', () => tap.events.some((e) => e.id === first.id));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await db.collection('notes_f').countDocuments({})).toBe(1);
+    expect(tap.events.filter((e) => e.id === first.id)).toHaveLength(1);
+    expect(tap.events.some((e) => e.id === again.id)).toBe(false);
+    expect(await relay.marks.settled('notes_f', note._id, (await db.collection('notes_f').findOne({ _id: note._id as never }))!.outbox_mark as string)).toBe(true);
+  } finally {
+    await relay.stop();
+  }
+});
+
 test('when a relay has no marks (a stub), then writes keep the per-document outbox', async () => {
   const notes = notesOf('notes_e', { kick: () => {} });
   const note = noted('plain');
