@@ -7,6 +7,8 @@ export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local
 // The identity headers of a request straight to a service (the gateway's internal credential).
 export { DEFAULT_CASE_PHASES, HEADER, defaultTeamSettings, identityHeaders, type Identity } from '../../shared/src/identity.ts';
 export { newId } from '../../shared/src/ids.ts';
+// The services of a system, for the CPU of its processes (writes.ts).
+export { SERVICE_NAMES } from '../../shared/src/service/names.ts';
 // The outbox relay measured alone (relay.ts).
 export { newEvent } from '../../shared/src/events.ts';
 export { outboxOnInsert } from '../../shared/src/outbox/fields.ts';

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { cpuMs, processes, processName, type Bench } from './support.ts';
 
-interface Snapshot {
+export interface Snapshot {
   at: number;
   /** The machine's busy and total time, in clock ticks over all cores. */
   busy: number;
@@ -68,6 +68,11 @@ export function loadBetween(from: Snapshot, to: Snapshot): MachineLoad {
     .sort((a, b) => b[1] - a[1]);
   const busyCores = (cores * (to.busy - from.busy)) / Math.max(to.total - from.total, 1);
   return { cores, busyCores, byKind };
+}
+
+/** CPU ms each kind of process used between two snapshots, the busiest first. */
+export function cpuMsBetween(from: Snapshot, to: Snapshot): [string, number][] {
+  return [...to.byKind].map(([kind, ms]): [string, number] => [kind, ms - (from.byKind.get(kind) ?? 0)]).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
 }
 
 export const describeLoad = (l: MachineLoad): string =>

@@ -23,6 +23,7 @@ import { storeSection } from './store.ts';
 import { machineSection } from './machine.ts';
 import { openBench, printTable, type Bench } from './support.ts';
 import { webhooksSection } from './webhooks.ts';
+import { writesSection } from './writes.ts';
 
 interface Section {
   name: string;
@@ -43,6 +44,7 @@ const SECTIONS: Section[] = [
   { name: 'clients', about: 'GET /v1/clients/{id} and POST /v1/clients, direct and through the gateway (BENCH_BASELINE: against another checkout)', run: clientsSection },
   { name: 'gateway', about: 'GET /v1/openapi.yaml warm; GET and POST /v1/clients through the gateway against a bare @fastify/http-proxy, interleaved', run: gatewaySection },
   { name: 'webhooks', about: 'client.created deliveries to HTTPS receivers at a steady write rate: at once, in 50 ms, beside a timing-out webhook', run: webhooksSection },
+  { name: 'writes', about: 'POST /v1/clients through the gateway, open loop, in steps of 200 to 800 a second: capacity, latency, CPU of the whole system and store commands a write; PUT /v1/cases/{id} and POST /v1/activities at 200/s', run: writesSection },
   { name: 'financial', about: 'GET /v1/financial/summary over one team with BENCH_FINANCIAL records across a year, per group_by, beside the raw driver', run: financialSection },
   { name: 'service', about: 'GET /v1/clients/{id} and the GET /v1/cases page against the raw driver, same concurrency', run: serviceSection },
   { name: 'cases', about: "a client's rename seen on its case, and GET /v1/cases on one team with BENCH_CASES cases", run: casesSection },

@@ -36,7 +36,7 @@ export interface WebhookFigures {
   p50: number;
   p99: number;
   max: number;
-  /** The most `outbox_pending` clients seen in one of the per-second samples. */
+  /** The most events the clients service had not published yet, in one of the per-second samples. */
   maxBacklog: number;
   /** Commands the webhooks service sent the store over the scenario, per delivery that arrived. */
   roundtripsPerDelivery: number;
@@ -73,6 +73,13 @@ export async function storeCommandsOf(serviceUrl: string): Promise<Map<string, n
     counts.set(`${labels.command} ${labels.collection}`, Number(m[2]));
   }
   return counts;
+}
+
+/** The events a service has not published yet from `collection` (its outbox_pending_events gauge). */
+export async function outboxPendingOf(serviceUrl: string, collection: string): Promise<number> {
+  const res = await fetch(`${serviceUrl}/metrics`);
+  const line = (await res.text()).split('\n').find((l) => l.startsWith('outbox_pending_events{') && l.includes(`collection="${collection}"`));
+  return line ? Number(line.split(' ').pop()) : 0;
 }
 
 /** The store commands a process of the system counted for one trace's requests before their answers (GET /metrics/commands/<trace id>), by `<command> <collection>`. */

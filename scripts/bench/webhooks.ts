@@ -7,8 +7,8 @@
 // started, its JIT, pools and caches are still cold. Figures: the time from the event's
 // creation (its `created_at`) to the delivery's arrival, the write's own latency, the
 // store commands of the clients service per write and of the webhooks service per
-// delivery, the share delivered, and the relay's backlog (clients with
-// `outbox_pending`, sampled each second). On this checkout's system,
+// delivery, the share delivered, and the relay's backlog (the events the clients
+// service has not published yet, its outbox_pending_events gauge, sampled each second). On this checkout's system,
 // after the clients runs and before the cases are stored (whose SLA sweeps would slow
 // every store write of a delivery). Each scenario starts once the relay has emptied
 // what the runs before left flagged, so it measures a steady state, not a recovery.
@@ -29,6 +29,7 @@ import {
   WEBHOOK_TEAMS,
   answerAfter,
   commandsBetween,
+  outboxPendingOf,
   storeCommands,
   storeCommandsOf,
   subscribeHooks,
@@ -134,7 +135,7 @@ async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: numbe
     })(),
     (async () => {
       while (sampling) {
-        backlog.push(await b.clients.countDocuments({ outbox_pending: true }));
+        backlog.push(await outboxPendingOf(b.sys.clientsUrl, 'clients'));
         await sleep(1000);
       }
     })(),

@@ -1,5 +1,6 @@
 // The event path's gauges as a scrape reads them from the real store and broker:
-// an outbox's pending events and the age of its oldest; a consumer's messages by
+// an outbox's pending events (in documents, or waiting for the broker under a
+// mark) and the age of its oldest; a consumer's messages by
 // outcome, its queues' depths by kind (the DLQ's included) and its consumers.
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
@@ -7,7 +8,10 @@ import { Broker } from '../src/messaging/broker.ts';
 import { watchQueues } from '../src/messaging/queue-metrics.ts';
 import { newEvent } from '../src/events.ts';
 import { metrics } from '../src/metrics.ts';
+import { notFound } from '../src/errors.ts';
 import { watchOutboxes } from '../src/outbox/outbox-metrics.ts';
+import { OutboxRelay } from '../src/outbox/relay.ts';
+import { RecordStore } from '../src/store/record-store.ts';
 import { waitFor, quietLogger } from './support/wait.ts';
 
 let mongo: MongoClient;
@@ -55,6 +59,22 @@ test('when documents hold outbox events, then the scrape counts them by collecti
   await col.updateOne({ _id: 'a' }, { $set: { outbox: [] }, $unset: { outbox_pending: '' } });
   expect(await sample('outbox_pending_events', 'collection="metered"')).toBe(1);
   expect((await sample('outbox_oldest_event_age_seconds', 'collection="metered"'))!).toBeLessThan(90);
+});
+
+test('when events wait for the broker under a mark, then the scrape counts them with the documents\' and gives the age of the oldest', async () => {
+  const relay = new OutboxRelay({ db, collections: ['marked_metered'], publisher: { publish: async () => Promise.reject(new Error('broker unreachable')) }, logger: quietLogger, scanIntervalMs: 3_600_000 });
+  relay.start();
+  try {
+    const notes = new RecordStore<{ _id: string; team_id: string; version: number }>({ db, collection: 'marked_metered', relay, idKind: 'cli', noun: 'note', notFound: () => notFound('Note not found') });
+    const old = { ...newEvent('client.created', 'team_m', { id: 'cli_m1' }, null, null), created_at: new Date(Date.now() - 60_000).toISOString() };
+    await notes.insert({ _id: 'cli_m1', team_id: 'team_m', version: 1 }, [old]);
+    await notes.insert({ _id: 'cli_m2', team_id: 'team_m', version: 1 }, [newEvent('client.created', 'team_m', { id: 'cli_m2' }, null, null)]);
+    watchOutboxes(db, ['marked_metered'], relay.marks);
+    expect(await sample('outbox_pending_events', 'collection="marked_metered"')).toBe(2);
+    expect(await sample('outbox_oldest_event_age_seconds', 'collection="marked_metered"')).toBeGreaterThanOrEqual(60);
+  } finally {
+    await relay.stop();
+  }
 });
 
 test("when a consumer acks one message and dead-letters another, then the scrape counts both and shows the DLQ's depth and the queue's consumer", async () => {

@@ -36,7 +36,14 @@ beforeAll(async () => {
   }, { noAck: true });
 
   let relayRef: OutboxRelay | undefined;
-  sut = await startClients({ relay: { kick: (collection, id) => relayRef?.kick(collection, id) } });
+  sut = await startClients({
+    relay: {
+      kick: (collection, id, events) => relayRef?.kick(collection, id, events),
+      get marks() {
+        return relayRef?.marks;
+      },
+    },
+  });
   const db = sut.db;
   await createOutboxIndexes(db, ['clients']);
   relay = new OutboxRelay({ db, collections: ['clients'], publisher: broker, logger, intervalMs: 200 });

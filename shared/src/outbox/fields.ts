@@ -1,5 +1,6 @@
-// The outbox's part of a record: its pending events in its own `outbox` array,
-// written by the same single-document write as the change they describe.
+// The outbox's part of a record: the events of its last write under its writer's
+// mark (outbox/marks.ts), or its pending events in its own `outbox` array, written
+// by the same single-document write as the change they describe.
 import type { Db, Document } from 'mongodb';
 import type { DomainEvent } from '../events.ts';
 import { createLockIndexes } from '../store/lock.ts';
@@ -13,6 +14,16 @@ export interface OutboxFields {
 /** Fields to spread into a new document so its events are written with it. */
 export function outboxOnInsert(events: DomainEvent<unknown>[]): OutboxFields {
   return { outbox: events, outbox_pending: true };
+}
+
+/** The events a write stores under a mark (marks.ts), replacing those of the document's last marked write; as one JSON string, which the store decodes as one value. */
+export interface MarkedOutboxFields {
+  outbox_mark: string;
+  outbox_events: string;
+}
+
+export function outboxMarked(mark: string, events: DomainEvent<unknown>[]): MarkedOutboxFields {
+  return { outbox_mark: mark, outbox_events: JSON.stringify(events) };
 }
 
 /**
@@ -32,8 +43,11 @@ export function outboxUpdate<U extends Document>(update: U, events: DomainEvent<
   return { ...update, $set, $push };
 }
 
-/** Indexes the relay's queries use: outbox_pending on each collection, expiry on the locks. */
+/** Indexes the relay's queries use: outbox_pending and outbox_mark on each collection, expiry on the locks. */
 export async function createOutboxIndexes(db: Db, collections: string[]): Promise<void> {
-  for (const name of collections) await db.collection(name).createIndex({ outbox_pending: 1 }, SWEEP);
+  for (const name of collections) {
+    await db.collection(name).createIndex({ outbox_pending: 1 }, SWEEP);
+    await db.collection(name).createIndex({ outbox_mark: 1 }, SWEEP);
+  }
   await createLockIndexes(db);
 }

@@ -1,12 +1,14 @@
-// The outbox's metrics: the relay's publish duration, and, read from the store at
-// each scrape, the events still in documents' outboxes and the age of the oldest.
-// An outbox keeps an event until the drain removes it after its confirmed publish,
-// so a healthy one holds events for a moment; an old one means publishing stopped.
+// The outbox's metrics: the relay's publish duration, and, at each scrape, the
+// events still in documents' outboxes (read from the store) or waiting for the
+// broker under this process's marks (marks.ts), and the age of the oldest. An
+// outbox keeps an event until its confirmed publish, so a healthy one holds events
+// for a moment; an old one means publishing stopped.
 import type { Db } from 'mongodb';
 import { Gauge, Histogram } from 'prom-client';
 import type { DomainEvent } from '../events.ts';
 import { LATENCY_BUCKETS, SCRAPE_READ_TIMEOUT_MS, metrics, scrapeRead } from '../metrics.ts';
 import type { EventPublisher } from './drain.ts';
+import type { OutboxMarks } from './marks.ts';
 
 /** Documents read per collection and scrape: past this the figures are a lower bound. */
 const SCRAPE_DOCUMENTS = 1000;
@@ -22,6 +24,7 @@ const publishDuration = new Histogram({
 interface Watched {
   db: Db;
   collections: string[];
+  marks?: OutboxMarks;
 }
 const watched: Watched[] = [];
 const readOutboxes = scrapeRead(readAll);
@@ -58,15 +61,15 @@ export function timedPublisher(publisher: EventPublisher): EventPublisher {
   };
 }
 
-/** Serves the backlog of these outbox collections at each scrape. */
-export function watchOutboxes(db: Db, collections: string[]): void {
-  watched.push({ db, collections });
+/** Serves the backlog of these outbox collections at each scrape, with the events waiting under `marks`. */
+export function watchOutboxes(db: Db, collections: string[], marks?: OutboxMarks): void {
+  watched.push({ db, collections, marks });
 }
 
 async function readAll(): Promise<void> {
   const now = Date.now();
   await Promise.all(
-    watched.flatMap(({ db, collections }) =>
+    watched.flatMap(({ db, collections, marks }) =>
       collections.map(async (collection) => {
         try {
           const docs = await db
@@ -74,8 +77,9 @@ async function readAll(): Promise<void> {
             .find({ outbox_pending: true }, { projection: { _id: 0, 'outbox.created_at': 1 }, timeoutMS: SCRAPE_READ_TIMEOUT_MS })
             .limit(SCRAPE_DOCUMENTS)
             .toArray();
-          let events = 0;
-          let first = Infinity;
+          const marked = marks?.waitingIn(collection);
+          let events = marked?.events ?? 0;
+          let first = marked?.oldestAt ?? Infinity;
           for (const doc of docs) {
             for (const event of doc.outbox ?? []) {
               events++;

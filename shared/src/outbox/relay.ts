@@ -1,5 +1,6 @@
-// The outbox relay: publishes the events records carry in their `outbox` array
-// (outbox/fields.ts) and removes exactly what it published.
+// The outbox relay: publishes the events records carry, under a mark of their
+// writer's time slot (marks.ts: nothing to remove afterwards), or in their `outbox`
+// array (outbox/fields.ts), from which it removes exactly what it published.
 //
 // The write that stored events hands them over (`kick` with the events): they are
 // published at once from memory (publisher confirms), then a drain pass removes
@@ -7,6 +8,10 @@
 // holds (a publish that failed, a process that died) are published by
 // the drain: of the documents kicks named, and, every scanIntervalMs, of any
 // document still flagged `outbox_pending` a while after its last event was written.
+//
+// Events under a mark are published from memory too, tried again until the broker
+// confirms them; those of a writer that died are published by a sweep of its marks
+// (OutboxMarks.sweepDead, with the scan).
 //
 // Guarantees: nothing is lost if the process or the broker dies at any point;
 // duplicates only when a process dies between a confirmed publish and the
@@ -22,6 +27,7 @@ import { sweepExpiredLocks } from '../store/lock.ts';
 import { extractTraceContext } from '../telemetry.ts';
 import { OutboxDrain, docKey, type Drained, type EventPublisher } from './drain.ts';
 import { HandedOver } from './handed-over.ts';
+import { MARK_SWEEP_AFTER_MS, OutboxMarks } from './marks.ts';
 
 export type { EventPublisher } from './drain.ts';
 
@@ -46,6 +52,8 @@ export interface OutboxRelayOptions {
    * the process that wrote it is publishing it. Default 10000.
    */
   scanGraceMs?: number;
+  /** A scheduled scan publishes the events under another writer's mark this long after the mark's slot ended. Default MARK_SWEEP_AFTER_MS. */
+  markSweepAfterMs?: number;
 }
 
 const LOCK_SWEEP_MS = 30_000;
@@ -76,6 +84,9 @@ export class OutboxRelay {
   private readonly memory: HandedOver;
   /** Per document, its publish from memory in flight (one at a time, in write order). */
   private readonly chains = new Map<string, Promise<void>>();
+  /** The marks writes take instead of a per-document outbox (marks.ts). */
+  readonly marks: OutboxMarks;
+  private readonly markSweepAfterMs: number;
 
   constructor(opts: OutboxRelayOptions) {
     this.db = opts.db;
@@ -87,6 +98,15 @@ export class OutboxRelay {
     this.scanIntervalMs = opts.scanIntervalMs ?? 30_000;
     this.scanGraceMs = opts.scanGraceMs ?? 10_000;
     this.memory = new HandedOver(this.scanGraceMs);
+    this.markSweepAfterMs = opts.markSweepAfterMs ?? MARK_SWEEP_AFTER_MS;
+    this.marks = new OutboxMarks({
+      db: this.db,
+      collections: this.collections,
+      publisher: this.publisher,
+      logger: this.log,
+      inOrder: (collection, id, publish) => this.inOrder(docKey(collection, id), publish),
+      failed: (err, collection) => this.noteFailure(err, collection, this.marks.waiting),
+    });
     this.drain = new OutboxDrain({
       db: this.db,
       publisher: this.publisher,
@@ -102,6 +122,7 @@ export class OutboxRelay {
     if (this.started) return;
     this.started = true;
     this.stopping = false;
+    this.marks.resume();
     this.schedule(0);
   }
 
@@ -132,9 +153,11 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.started = false;
     this.stopping = true;
+    this.marks.halt();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     while (this.chains.size > 0) await Promise.all(this.chains.values());
+    await this.marks.closeIdle();
     await this.running?.catch(() => {});
     this.stopping = false;
     await this.run(false).catch((err: unknown) => this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'));
@@ -142,7 +165,8 @@ export class OutboxRelay {
 
   /**
    * One pass over every collection (after any pass in flight), publishing every
-   * pending event however recent; resolves with the number of events published.
+   * pending event however recent, those under other writers' marks included;
+   * resolves with the number of events published.
    * A pass stops at the first publish failure.
    */
   async runOnce(): Promise<number> {
@@ -162,8 +186,7 @@ export class OutboxRelay {
   private publishNow(collection: string, id: string, events: DomainEvent[]): void {
     const key = docKey(collection, id);
     this.memory.announce(events);
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const chain = previous.then(async () => {
+    void this.inOrder(key, async () => {
       for (const [i, event] of events.entries()) {
         if (this.memory.isBlocked(key)) {
           this.memory.withdraw(events.slice(i));
@@ -181,10 +204,18 @@ export class OutboxRelay {
       this.hint(collection, id);
       this.soon();
     });
+  }
+
+  /** Runs `publish` after the document's earlier publishes from memory; resolves or rejects with it. */
+  private inOrder(key: string, publish: () => Promise<void>): Promise<void> {
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const result = previous.then(publish);
+    const chain = result.catch(() => {});
     this.chains.set(key, chain);
     void chain.finally(() => {
       if (this.chains.get(key) === chain) this.chains.delete(key);
     });
+    return result;
   }
 
   private noteFailure(err: unknown, collection: string, pending: number): void {
@@ -271,6 +302,10 @@ export class OutboxRelay {
     if (fullScan) {
       this.lastScan = Date.now();
       published += await this.scan(graceMs);
+      published += await this.marks.sweepDead(graceMs === 0 ? 'all' : this.markSweepAfterMs).catch((err: unknown) => {
+        this.log.warn({ err }, "outbox: the sweep of dead writers' marks failed; tried again at the next scan");
+        return 0;
+      });
     }
     if (this.failing && published > 0) {
       this.failing = false;

@@ -14,7 +14,6 @@ import { createOutboxIndexes } from '../outbox/fields.ts';
 import { startTelemetry } from '../telemetry.ts';
 import { stopOnSignals } from './shutdown.ts';
 import type { Logger } from '../logger.ts';
-import type { DomainEvent } from '../events.ts';
 import { purgeIdempotencyKeys } from '../http/idempotency.ts';
 import { startProcessMetrics } from '../metrics.ts';
 import { timedPublisher, watchOutboxes } from '../outbox/outbox-metrics.ts';
@@ -56,8 +55,8 @@ export interface ServiceRuntime {
   /** The service's database; repositories in data/ are built on it. */
   db: Db;
   broker: Broker;
-  /** Hands the outbox relay the events just written to this document (none: it drains the document). */
-  relay: { kick(collection: string, id: string, events?: DomainEvent[]): void };
+  /** The outbox relay: repositories hand it the events they write (store/record-store.ts). */
+  relay: OutboxRelay;
 }
 
 export interface ServiceDefinition {
@@ -211,7 +210,7 @@ export async function runService(def: ServiceDefinition): Promise<void> {
 
   // Closed before it answered (stopping): nothing more to start.
   if (!(await store.ready) || stopping) return;
-  watchOutboxes(db, def.outboxCollections);
+  watchOutboxes(db, def.outboxCollections, relay.marks);
   watchQueues(() => broker.queueDepths());
   relay.start();
   relayStarted = true;

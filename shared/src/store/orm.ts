@@ -181,6 +181,8 @@ async function dropRetired(db: Db, retired: RetiredIndex[]): Promise<void> {
 export const outboxProperties = {
   outbox: p.json<DomainEvent[]>().lazy(),
   outbox_pending: p.boolean().nullable().lazy(),
+  outbox_mark: p.string().nullable().lazy(),
+  outbox_events: p.string().nullable().lazy(),
 };
 
 /** A stored record's type, inferred from its entity definition, without the outbox. */

@@ -1,16 +1,21 @@
 // The data layer of a record that carries its events in an outbox: the one place
 // where a service's records meet the store's quirks. A write stores the record and
-// its events in one document write, then nudges the relay. A read-modify-write
+// its events in one document write, under its writer's outbox mark (outbox/marks.ts:
+// the relay publishes them and never writes the record again), then hands them to
+// the relay. Inserts of the moment go to the store together, in one insertMany (a
+// group commit: InsertBatcher). A read-modify-write
 // holds the document lock (store/lock.ts: FerretDB 1.24 does not isolate
 // concurrent updates of one document) and writes only if the version it read is
 // still there. A unique index that refuses a write becomes the domain's error.
 // Repositories in each service's `data/` build on it; domain code sees only them.
-import type { Collection, Db, Document, Filter } from 'mongodb';
+import { MongoServerError, type Collection, type Db, type Document, type Filter } from 'mongodb';
 import { AppError, serviceUnavailable } from '../errors.ts';
 import type { DomainEvent } from '../events.ts';
 import { isId, type IdKind } from '../ids.ts';
-import { outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
+import { outboxMarked, outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
+import type { MarkedWrites, MarkTicket } from '../outbox/marks.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
+import { InsertBatcher } from './insert-batcher.ts';
 import { ListBuckets, type ListBucketsOptions } from './list-buckets.ts';
 import type { Day } from './list-counts.ts';
 import { leaseOf, lockKey, tryDocumentLocks, withDocumentLock, type Lease } from './lock.ts';
@@ -25,8 +30,10 @@ export interface OwnedRecord {
 }
 
 export interface Relay {
-  /** Hands the events a write just stored to the outbox relay (outbox/relay.ts). */
+  /** Hands the events a write just stored in the document's outbox to the outbox relay (outbox/relay.ts). */
   kick(collection: string, id: string, events: DomainEvent[]): void;
+  /** The relay's outbox marks (outbox/marks.ts); without them (a test's stub relay) every write uses the per-document outbox. */
+  readonly marks?: MarkedWrites;
 }
 
 export interface RecordStoreOptions<R extends OwnedRecord> {
@@ -79,7 +86,20 @@ interface Decided<T> {
   movedDays: Day[];
 }
 
-const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0 } as const;
+const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0, outbox_mark: 0, outbox_events: 0 } as const;
+
+/**
+ * How long a record insert waits for others to go to the store with it (InsertBatcher).
+ * A command has a cost of its own beside its documents' (docs/benchmarks.md: 230-410 µs
+ * of store CPU a document inserted in groups of 20, 390-560 in groups of 5), and
+ * writes sent evenly 5 ms apart (200 a second) must overlap a window to share one: at
+ * that rate, groups of two to three, each one command for the records and one for
+ * their list count deltas.
+ */
+export const INSERT_LINGER_MS = 10;
+
+/** What insertMany's unordered refusal of a duplicate is, for callers that tell it by isDuplicateKey. */
+const duplicateKey = (collection: string) => new MongoServerError({ message: `E11000 duplicate key error collection: ${collection}`, code: 11000 });
 
 /** updateReads does not begin a record with less than this left of its locks' lease: the record's write must land within it. */
 const BATCH_MARGIN_MS = 1000;
@@ -104,6 +124,12 @@ export class RecordStore<R extends OwnedRecord> {
   readonly lists: ListBuckets | null;
   /** The search held in process, when the options ask for it. */
   readonly search: SearchIndex | null;
+  private readonly inserts: InsertBatcher<{ _id: string }>;
+  /**
+   * The outbox mark each record read by get() was stored under (null: none), for the
+   * write that follows: it may replace the events it holds only once they are published.
+   */
+  private readonly readMarks = new WeakMap<R, string | null>();
 
   constructor(opts: RecordStoreOptions<R>) {
     this.opts = opts;
@@ -111,6 +137,7 @@ export class RecordStore<R extends OwnedRecord> {
     this.documents = opts.db.collection<{ _id: string }>(opts.collection);
     this.lists = opts.lists ? new ListBuckets({ db: opts.db, collection: opts.collection, ...opts.lists }) : null;
     this.search = opts.search ? new SearchIndex({ db: opts.db, collection: opts.collection, ...opts.search }) : null;
+    this.inserts = new InsertBatcher(this.documents, { lingerMs: INSERT_LINGER_MS });
   }
 
   /** The projection of every read: the outbox never leaves the store, heavy fields only when asked for. */
@@ -124,24 +151,40 @@ export class RecordStore<R extends OwnedRecord> {
   async get(teamId: string, id: string, withFields: readonly (keyof R & string)[] = []): Promise<R> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
     const filter = { _id: id, team_id: teamId } as Filter<R>;
-    const found = await this.collection.findOne<R>(filter, { projection: this.projection(withFields) });
+    const { outbox_mark: _, ...projection } = this.projection(withFields);
+    const found = await this.collection.findOne<R & { outbox_mark?: string | null }>(filter, { projection });
     if (!found) throw this.opts.notFound();
-    return found;
+    const { outbox_mark: mark, ...record } = found;
+    this.readMarks.set(record as R, mark ?? null);
+    return record as R;
   }
 
-  /** Stores a new record with its events. */
+  /**
+   * Stores a new record with its events, in one insertMany with the other records
+   * inserted within INSERT_LINGER_MS; resolves once it is stored and counted in its
+   * list day (a delta that goes with those of the same group, list-counts.ts).
+   */
   async insert(record: R, events: DomainEvent[]): Promise<void> {
-    let storedAt: number;
+    const doc = { ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...this.search?.markerOf(record) };
+    const ticket = events.length > 0 ? ((await this.opts.relay.marks?.take(this.opts.collection, record._id)) ?? null) : null;
+    const outbox = events.length === 0 ? {} : ticket ? outboxMarked(ticket.mark, events) : outboxOnInsert(events);
+    let outcome: 'inserted' | 'duplicate';
     try {
-      await this.documents.insertOne({ ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...this.search?.markerOf(record), ...outboxOnInsert(events) });
-      storedAt = Date.now();
+      outcome = await this.inserts.insert({ ...doc, ...outbox });
     } catch (e) {
+      ticket?.failed();
+      throw e;
+    }
+    if (outcome === 'duplicate') {
+      ticket?.refused();
       // Its id taken by the team's record of that id: an earlier run of this same request
       // (a POST run again under its Idempotency-Key, ids.withIdSeed) stored it, and its events.
-      if (isDuplicateKey(e) && (await this.collection.findOne({ _id: record._id, team_id: record.team_id } as Filter<R>, { projection: { _id: 1 } }))) return;
-      throw this.refused(e, record);
+      if (await this.collection.findOne({ _id: record._id, team_id: record.team_id } as Filter<R>, { projection: { _id: 1 } })) return;
+      throw this.refused(duplicateKey(this.opts.collection), record);
     }
-    if (events.length > 0) this.opts.relay.kick(this.opts.collection, record._id, events);
+    const storedAt = Date.now();
+    if (ticket) ticket.stored(events);
+    else if (events.length > 0) this.opts.relay.kick(this.opts.collection, record._id, events);
     await this.lists?.added(record, storedAt);
   }
 
@@ -165,17 +208,17 @@ export class RecordStore<R extends OwnedRecord> {
   }
 
   /**
-   * update() of a record read before the lock (get, without heavy fields): under
+   * update() of a record read before the lock (get, with `withFields` of the heavy ones): under
    * the lock, `change` decides on that read and its write goes through only if the
    * record is still at the version read, so the record is read once. When it changed
    * meanwhile, or `change` writes nothing, it is read under the lock and `change`
    * decides again on what is there.
    */
-  async updateRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>): Promise<T> {
+  async updateRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>, withFields: readonly (keyof R & string)[] = []): Promise<T> {
     return this.locked(read._id, async (lease) => {
       const first = await this.decide(read, change, lease, true);
       if (first) return first;
-      const done = await this.decide(await this.get(read.team_id, read._id), change, lease);
+      const done = await this.decide(await this.get(read.team_id, read._id, withFields), change, lease);
       if (!done) throw serviceUnavailable(`The ${this.opts.noun} changed during the update; retry`);
       return done;
     });
@@ -197,8 +240,7 @@ export class RecordStore<R extends OwnedRecord> {
   private async decide<T>(current: R, change: (current: R) => Promise<Outcome<R, T>>, lease: Lease, onlyWrites = false, deferMoves = false): Promise<Decided<T> | null> {
     const { result, write } = await change(current);
     if (!write) return onlyWrites ? null : { result, counts: null, movedDays: [] };
-    lease.check();
-    if (!(await this.write(current, write))) return null;
+    if (!(await this.write(current, write, lease))) return null;
     const storedAt = Date.now();
     const lists = this.lists;
     const movedDays = deferMoves && lists ? lists.movedDays(current, write.set) : [];
@@ -350,18 +392,55 @@ export class RecordStore<R extends OwnedRecord> {
     return { changed: results.filter(Boolean).length, movedDays, failed };
   }
 
-  /** Writes over `current`; false when the record is no longer at its version. */
-  private async write(current: R, { set, events }: Write<R>): Promise<boolean> {
+  /**
+   * The events the record holds that may not be published yet, oldest first: its
+   * per-document outbox, and those under its mark unless they are known published.
+   * For a delete that first moves them elsewhere (a tombstone).
+   */
+  protected async unpublishedEvents(id: string): Promise<DomainEvent[]> {
+    type Raw = { outbox?: DomainEvent[]; outbox_mark?: string | null; outbox_events?: string | null };
+    const raw = await this.documents.findOne<Raw>({ _id: id }, { projection: { outbox: 1, outbox_mark: 1, outbox_events: 1 } });
+    const pending = raw?.outbox ?? [];
+    if (!raw?.outbox_events) return pending;
+    const marks = this.opts.relay.marks;
+    if (marks && (await marks.settled(this.opts.collection, id, raw.outbox_mark ?? null))) return pending;
+    const marked = JSON.parse(raw.outbox_events) as DomainEvent[];
+    return [...pending, ...marked].sort((a, b) => a.created_at.localeCompare(b.created_at));
+  }
+
+  /**
+   * Writes over `current` (checking the lease right before); false when the record is
+   * no longer at its version. Events go under a mark, replacing those the record holds,
+   * when those are known published; otherwise (a record not read by get(), events of
+   * another writer not out yet) they are added to its per-document outbox.
+   */
+  private async write(current: R, { set, events }: Write<R>, lease: Lease): Promise<boolean> {
     const filter = { _id: current._id, team_id: current.team_id, version: current.version };
-    const update = outboxUpdate({ $set: { ...set, ...this.slots(set), ...this.lists?.markerOfUpdate(current, set), ...this.search?.markerOf(current), version: current.version + 1 } }, events);
+    const $set = { ...set, ...this.slots(set), ...this.lists?.markerOfUpdate(current, set), ...this.search?.markerOf(current), version: current.version + 1 };
+    const ticket = events.length > 0 ? await this.markFor(current) : null;
+    const update = ticket ? { $set: { ...$set, ...outboxMarked(ticket.mark, events) } } : outboxUpdate({ $set }, events);
     let matched: boolean;
     try {
+      lease.check();
       matched = (await this.documents.updateOne(filter, update)).matchedCount === 1;
     } catch (e) {
+      if (e instanceof AppError) ticket?.refused();
+      else ticket?.failed();
       throw this.refused(e, { ...current, ...set });
     }
-    if (matched && events.length > 0) this.opts.relay.kick(this.opts.collection, current._id, events);
+    if (ticket) {
+      if (matched) ticket.stored(events);
+      else ticket.refused();
+    } else if (matched && events.length > 0) this.opts.relay.kick(this.opts.collection, current._id, events);
     return matched;
+  }
+
+  /** A mark for a write over `current`, when the events it holds may be replaced; else null. */
+  private async markFor(current: R): Promise<MarkTicket | null> {
+    const marks = this.opts.relay.marks;
+    const read = this.readMarks.get(current);
+    if (!marks || read === undefined || !(await marks.settled(this.opts.collection, current._id, read))) return null;
+    return marks.take(this.opts.collection, current._id);
   }
 
   /** The slot markers of the signals' due fields that `fields` sets. */

@@ -160,7 +160,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
 
   /**
    * Removes a record under its lock if `check` (given the current record) allows.
-   * The record's events still in its outbox and `events` move to a tombstone in
+   * The record's events not known published yet (unpublishedEvents) and `events` move to a tombstone in
    * `activity_tombstones` (an outbox collection) first, so nothing pending is lost
    * with the record. A delete retried after its first attempt stored the tombstone
    * and failed before the removal finds the tombstone there: that attempt's events
@@ -172,12 +172,12 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     const { result, removed } = await withDocumentLock(this.db, 'activities', id, async () => {
       const current = await this.get(teamId, id);
       const { result, events } = await check(current);
-      const raw = await this.db.collection<{ _id: string; outbox?: DomainEvent[] }>('activities').findOne({ _id: id }, { projection: { outbox: 1 } });
+      const unpublished = await this.unpublishedEvents(id);
       const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date; deleted_day: number }>(TOMBSTONES);
       const now = new Date();
       let stored = events;
       try {
-        await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: now, deleted_day: bucketOf(now, DAY_MS), ...outboxOnInsert([...(raw?.outbox ?? []), ...events]) });
+        await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: now, deleted_day: bucketOf(now, DAY_MS), ...outboxOnInsert([...unpublished, ...events]) });
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
         stored = [];

@@ -88,9 +88,10 @@ export class Cases {
    * (users come from the gateway: no lock is held across that call): those of the
    * case as it is and those the body sets (found by its check: `checked`).
    */
-  private async linksBefore(who: Who, id: string, body: { client_id?: string | null; responsible_id?: string | null } = {}, checked?: Links): Promise<Links> {
-    const before = await this.deps.cases.get(who.teamId, id);
-    return this.links.of(who.teamId, [before, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }], checked);
+  /** The case as a write reads it before the lock (with its timeline, which the write extends), and the links its event shows. */
+  private async readForWrite(who: Who, id: string, body: { client_id?: string | null; responsible_id?: string | null } = {}, checked?: Links): Promise<{ read: CaseRecord; links: Links }> {
+    const read = await this.deps.cases.get(who.teamId, id, ['timeline']);
+    return { read, links: await this.links.of(who.teamId, [read, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }], checked) };
   }
 
   /** The detail shape from links fetched before the lock; a responsible changed in between is a retry. */
@@ -191,10 +192,9 @@ export class Cases {
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
     this.checkNumber(who, body.number);
     const checked = await this.links.check(who, body);
-    const links = await this.linksBefore(who, id, body, checked);
-    return this.deps.cases.update(
-      who.teamId,
-      id,
+    const { read, links } = await this.readForWrite(who, id, body, checked);
+    return this.deps.cases.updateRead(
+      read,
       async (current) => {
         const now = new Date();
         const { next, sent } = fields.apply(current, body, [...WRITABLE_FIELDS, 'status']);
@@ -236,10 +236,9 @@ export class Cases {
   }
 
   async archive(who: Who, id: string) {
-    const links = await this.linksBefore(who, id);
-    return this.deps.cases.update(
-      who.teamId,
-      id,
+    const { read, links } = await this.readForWrite(who, id);
+    return this.deps.cases.updateRead(
+      read,
       async (current) => {
         const archived = exact<CaseArchived>();
         if (current.status === 'arquivado') return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };

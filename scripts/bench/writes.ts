@@ -1,0 +1,215 @@
+// Section `writes`: what an API write costs the whole system, and how many a second
+// it takes. POST /v1/clients through the gateway, no webhooks subscribed, open loop
+// (each request sent at its instant whether the ones before were answered or not),
+// in steps of BENCH_WRITES_STEP_SECONDS (20) at each of BENCH_WRITES_RATES
+// (200,400,600,800) a second, after a warm-up of BENCH_WRITES_WARMUP_SECONDS (10)
+// at the first rate, each step over fresh enterprise teams: at least 10,
+// and enough that none passes 800 of its 1,000 requests a minute (20 at 800/s). A
+// step is taken when its p99 is at most 250 ms and nothing was refused; the steps
+// stop at the first one not taken. Per step: p50 and p99, the store commands the
+// clients service sent per write (its store_commands_total), and the CPU of every
+// process of the system (gateway, services, launcher, FerretDB, PostgreSQL,
+// RabbitMQ, Redis; from /proc, as machine_busy_cores reads it; the bench aside) per
+// write, from the first write to the last event published. Then the same cost for
+// PUT /v1/cases/{id} and POST /v1/activities at the first rate.
+import { SERVICE_NAMES } from './internals.ts';
+import { cpuMsBetween, snapshotLoad, type Snapshot } from './machine-load.ts';
+import { quantile, sleep, type Bench, type System } from './support.ts';
+import { createTeams, type IssuedTeam } from './teams.ts';
+import { commandsBetween, consumersSettled, storeCommandsOf } from './webhook-support.ts';
+
+const RATES = (process.env.BENCH_WRITES_RATES ?? '200,400,600,800').split(',').map(Number);
+const STEP_SECONDS = Number(process.env.BENCH_WRITES_STEP_SECONDS ?? 20);
+/** Writes before the steps, not measured: on a system just started, its JIT, pools and caches are cold. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WRITES_WARMUP_SECONDS ?? 10);
+const P99_LIMIT_MS = 250;
+/** How long the events of a step may take to be published after its last answer. */
+const PUBLISH_PATIENCE_MS = 60_000;
+/** The processes of the system, by their kind (machine-load.ts). */
+const SYSTEM_KINDS = new Set<string>([...SERVICE_NAMES, 'gateway', 'start.ts', 'ferretdb', 'postgres', 'rabbitmq', 'redis-server']);
+
+/** Fresh enterprise teams for `rate` writes a second for `seconds`: at least 10, none past 800 requests a minute. */
+const teamsFor = (rate: number, seconds: number) => Math.max(10, Math.ceil((rate * Math.min(seconds, 60)) / 800));
+
+interface Step {
+  answered: number;
+  refused: number;
+  p50: number;
+  p99: number;
+  /** CPU ms of the system's processes per answered write. */
+  coreMs: number;
+  /** Store commands of the writing service per answered write. */
+  commands: number;
+}
+
+/** A kind of write: its service (whose store commands and publishes are counted) and one request. */
+interface WriteKind {
+  name: string;
+  serviceUrl: (sys: System) => string;
+  /** The i-th request of a step, with the status that means done. */
+  request(i: number): { method: string; path: string; body: unknown; status: number };
+}
+
+/** Events the service's relay has published (its outbox_publish_duration_seconds_count, outcome ok). */
+async function publishedBy(serviceUrl: string): Promise<number> {
+  const res = await fetch(`${serviceUrl}/metrics`);
+  const line = (await res.text()).split('\n').find((l) => l.startsWith('outbox_publish_duration_seconds_count{') && l.includes('outcome="ok"'));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+async function call(gatewayUrl: string, key: string, method: string, path: string, body: unknown): Promise<Response> {
+  return fetch(`${gatewayUrl}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+}
+
+/**
+ * `kind`'s writes at `rate` a second for `seconds`, round robin over `keys`, open loop.
+ * Measured from the first write to the moment the service's relay has published an
+ * event per answered write.
+ */
+async function step(sys: System, kind: WriteKind, keys: string[], rate: number, seconds: number): Promise<Step> {
+  const serviceUrl = kind.serviceUrl(sys);
+  const commandsBefore = await storeCommandsOf(serviceUrl);
+  const publishedBefore = await publishedBy(serviceUrl);
+  const loadBefore: Snapshot = snapshotLoad();
+  const latencies: number[] = [];
+  let refused = 0;
+  const write = async (i: number) => {
+    const { method, path, body, status } = kind.request(i);
+    const sent = performance.now();
+    try {
+      const res = await call(sys.gatewayUrl, keys[i % keys.length], method, path, body);
+      await res.arrayBuffer();
+      if (res.status === status) latencies.push(performance.now() - sent);
+      else refused++;
+    } catch {
+      refused++;
+    }
+  };
+  const total = Math.round(rate * seconds);
+  const writes: Promise<void>[] = [];
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    const wait = started + (i * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    writes.push(write(i));
+  }
+  await Promise.all(writes);
+  const deadline = Date.now() + PUBLISH_PATIENCE_MS;
+  while ((await publishedBy(serviceUrl)) - publishedBefore < latencies.length && Date.now() < deadline) await sleep(250);
+  const loadAfter = snapshotLoad();
+  const commands = commandsBetween(commandsBefore, await storeCommandsOf(serviceUrl));
+  const cpu = cpuMsBetween(loadBefore, loadAfter).filter(([k]) => SYSTEM_KINDS.has(k));
+  latencies.sort((x, y) => x - y);
+  const answered = latencies.length;
+  const per = (n: number) => n / Math.max(answered, 1);
+  const commandTotal = commands.reduce((sum, [, n]) => sum + n, 0);
+  const cpuTotal = cpu.reduce((sum, [, ms]) => sum + ms, 0);
+  const result: Step = {
+    answered,
+    refused,
+    p50: answered ? quantile(latencies, 0.5) : NaN,
+    p99: answered ? quantile(latencies, 0.99) : NaN,
+    coreMs: per(cpuTotal),
+    commands: per(commandTotal),
+  };
+  console.log(
+    `  ${kind.name} at ${rate}/s for ${seconds} s over ${keys.length} teams: ${answered} of ${total} done (${refused} refused or failed), p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`,
+  );
+  console.log(`    core-ms a write ${result.coreMs.toFixed(2)}: ${cpu.map(([k, ms]) => `${k} ${per(ms).toFixed(2)}`).join(', ')}`);
+  console.log(`    store commands a write ${result.commands.toFixed(2)}: ${commands.slice(0, 10).map(([k, n]) => `${k} ${per(n).toFixed(3)}`).join(', ')}`);
+  return result;
+}
+
+function recordStep(b: Bench, prefix: string, s: Step): void {
+  b.record(`${prefix}.p50_ms`, s.p50);
+  b.record(`${prefix}.p99_ms`, s.p99);
+  b.record(`${prefix}.answered`, s.answered);
+  b.record(`${prefix}.refused`, s.refused);
+  b.record(`${prefix}.core_ms_per_write`, s.coreMs);
+  b.record(`${prefix}.store_commands_per_write`, s.commands);
+}
+
+const clientPosts: WriteKind = {
+  name: 'POST /v1/clients',
+  serviceUrl: (sys) => sys.clientsUrl,
+  request: (i) => ({ method: 'POST', path: '/v1/clients', body: { type: 'PJ', name: `Writes bench ${i}`, segment: 'regular' }, status: 201 }),
+};
+
+const activityPosts: WriteKind = {
+  name: 'POST /v1/activities',
+  serviceUrl: (sys) => sys.activitiesUrl,
+  request: (i) => ({ method: 'POST', path: '/v1/activities', body: { type: 'task', title: `Writes bench ${i}` }, status: 201 }),
+};
+
+/** PUT /v1/cases/{id} over `cases` (each team's own, `cases[n]` of team n), each a new title: every PUT changes its case. */
+const casePuts = (cases: string[][]): WriteKind => ({
+  name: 'PUT /v1/cases/{id}',
+  serviceUrl: (sys) => sys.casesUrl,
+  request: (i) => {
+    const ofTeam = cases[i % cases.length];
+    const id = ofTeam[Math.floor(i / cases.length) % ofTeam.length];
+    return { method: 'PUT', path: `/v1/cases/${id}`, body: { title: `Writes bench case ${id} v${i}` }, status: 200 };
+  },
+});
+
+/** `perTeam` cases for each team, 8 requests at a time; their ids by team. */
+async function makeCases(sys: System, teams: IssuedTeam[], perTeam: number): Promise<string[][]> {
+  const cases: string[][] = teams.map(() => []);
+  const jobs = teams.flatMap((_, t) => Array.from({ length: perTeam }, (_, k) => ({ t, k })));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let j = next++; j < jobs.length; j = next++) {
+        const { t, k } = jobs[j];
+        const res = await call(sys.gatewayUrl, teams[t].api_key, 'POST', '/v1/cases', { title: `Writes bench case ${t}.${k}` });
+        if (res.status !== 201) throw new Error(`POST /v1/cases answered ${res.status}: ${await res.text()}`);
+        cases[t].push(((await res.json()) as { data: { id: string } }).data.id);
+      }
+    }),
+  );
+  return cases;
+}
+
+export async function writesSection(b: Bench): Promise<void> {
+  const sys = await b.system();
+  console.log(`writes: POST /v1/clients through the gateway, open loop, ${STEP_SECONDS} s at each of ${RATES.join(', ')} writes/s, no webhooks subscribed`);
+  if (WARMUP_SECONDS > 0) {
+    const teams = await createTeams(b, sys.tree, Array.from({ length: teamsFor(RATES[0], WARMUP_SECONDS) }, (_, t) => `Bench writes warm-up ${t}`));
+    console.log('  warm-up (not a figure):');
+    await step(sys, clientPosts, teams.map((t) => t.api_key), RATES[0], WARMUP_SECONDS);
+  }
+  await consumersSettled(b.vhost, sys.tree.exchange);
+  let capacity = 0;
+  let first: Step | null = null;
+  for (const [n, rate] of RATES.entries()) {
+    const teams = await createTeams(b, sys.tree, Array.from({ length: teamsFor(rate, STEP_SECONDS) }, (_, t) => `Bench writes ${rate}.${t}`));
+    const s = await step(sys, clientPosts, teams.map((t) => t.api_key), rate, STEP_SECONDS);
+    recordStep(b, `writes.${rate}`, s);
+    first ??= s;
+    await consumersSettled(b.vhost, sys.tree.exchange);
+    const taken = s.refused === 0 && s.p99 <= P99_LIMIT_MS;
+    if (!taken) {
+      console.log(`  ${rate}/s not taken (p99 ${s.p99.toFixed(0)} ms, ${s.refused} refused)${n + 1 < RATES.length ? '; the higher rates are not tried' : ''}`);
+      break;
+    }
+    capacity = rate;
+  }
+  b.record('writes.capacity_per_s', capacity);
+  if (first) {
+    b.record('writes.core_ms_per_write', first.coreMs);
+    b.record('writes.store_commands_per_write', first.commands);
+  }
+
+  const rate = RATES[0];
+  const teamCount = teamsFor(rate, STEP_SECONDS);
+  // Each case written about ten times over the step.
+  const perTeam = Math.max(2, Math.ceil((rate * STEP_SECONDS) / teamCount / 10));
+  const caseTeams = await createTeams(b, sys.tree, Array.from({ length: teamCount }, (_, t) => `Bench writes cases ${t}`));
+  const cases = await makeCases(sys, caseTeams, perTeam);
+  await consumersSettled(b.vhost, sys.tree.exchange);
+  recordStep(b, 'writes.cases_put', await step(sys, casePuts(cases), caseTeams.map((t) => t.api_key), rate, STEP_SECONDS));
+  await consumersSettled(b.vhost, sys.tree.exchange);
+  const activityTeams = await createTeams(b, sys.tree, Array.from({ length: teamCount }, (_, t) => `Bench writes activities ${t}`));
+  recordStep(b, 'writes.activities_post', await step(sys, activityPosts, activityTeams.map((t) => t.api_key), rate, STEP_SECONDS));
+  await consumersSettled(b.vhost, sys.tree.exchange);
+}
