@@ -26,6 +26,27 @@ export function isAuthenticationFailure(err: unknown): boolean {
   });
 }
 
+/**
+ * FerretDB's InternalError (1) when it cannot reach its PostgreSQL backend, as 1.24
+ * words it: a new connection refused ("failed to connect to"), one cut mid-command
+ * ("unexpected EOF"), or PostgreSQL's connection-exception and shutdown SQLSTATEs.
+ */
+const BACKEND_UNREACHABLE = /failed to connect to|unexpected EOF|SQLSTATE (?:08[0-9A-Z]{3}|57P0[1-3])/;
+
+/**
+ * The store could not do the work at all (it, or the storage behind it, unreachable
+ * or timing out), rather than refusing what was sent: trying each document on its own
+ * only adds calls to a store that is down. The driver gave up without an answer (a
+ * network error, a timeout: no code), MongoDB labelled it retryable (a primary gone,
+ * shutting down), or FerretDB could not reach its backend.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; hasErrorLabel?: (label: string) => boolean } | undefined;
+  if (typeof e?.code !== 'number') return true;
+  if (e.hasErrorLabel?.('RetryableWriteError')) return true;
+  return e.code === 1 && BACKEND_UNREACHABLE.test(String(e.message));
+}
+
 /** The error and the causes it wraps, a few deep. */
 function causeChain(err: unknown): unknown[] {
   const chain: unknown[] = [];
