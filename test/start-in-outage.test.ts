@@ -139,3 +139,23 @@ test('when the gateway starts with its store hung, then it stays up, live and no
   await expectReadySoon(internalPort);
   expectOnlyJsonLines(started.output());
 }, 120_000);
+
+test('when a service starts with credentials the store refuses, then it exits 78 (a configuration error, not restarted) after one fatal line without the password', async () => {
+  const url = new URL(process.env.MONGO_URL!);
+  url.username = 'lpm';
+  url.password = 'wrong-s3cret';
+  const prefix = `${process.env.MONGO_DB_PREFIX}badcredentials_`;
+  const started = start('services/clients/src/server.ts', { PORT: String(await freePort()), MONGO_URL: url.toString(), MONGO_DB_PREFIX: prefix, AMQP_EXCHANGE: `${prefix}events` });
+
+  // Retrying (the old code) keeps the process running: the race then answers 'still running'.
+  let timer: NodeJS.Timeout | undefined;
+  const code = await Promise.race([
+    new Promise<number | null>((resolve) => started.proc.once('exit', resolve)),
+    new Promise((resolve) => (timer = setTimeout(() => resolve('still running'), 30_000))),
+  ]).finally(() => clearTimeout(timer));
+  expect(code).toBe(78);
+  expectOnlyJsonLines(started.output());
+  const fatal = started.output().trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 60);
+  expect(fatal.map((l) => l.msg)).toEqual([expect.stringMatching(/^clients refused its configuration: invalid configuration:\n {2}MONGO_URL: the store refused the credentials/)]);
+  expect(started.output()).not.toContain('wrong-s3cret');
+}, 60_000);

@@ -129,6 +129,24 @@ describe('court_calendar and cnj_check in /v1/settings', () => {
     expect((await call(gw.url, '/v1/settings', { key: team.apiKey })).body.data.court_calendar).toEqual({ jurisdiction, closures: SORTED.closures });
   });
 
+  test('when one request sends only a jurisdiction and another only closures at the same moment, then both parts are kept, pair after pair', async () => {
+    const teams = await Promise.all(Array.from({ length: 8 }, () => newTeam(gw.accounts)));
+    const jurisdictions = [{ uf: 'RJ', branch: 'federal' }, { uf: 'MG', branch: 'labour' }, { uf: 'SP', branch: 'state' }];
+    const lost: unknown[] = [];
+    for (const [round, jurisdiction] of jurisdictions.entries()) {
+      const closures = [{ date: `2025-0${round + 1}-1${round}`, name: `Fechamento ${round}` }];
+      await Promise.all(
+        teams.map(async (team) => {
+          const answers = await Promise.all([put(team.apiKey, { court_calendar: { jurisdiction } }), put(team.apiKey, { court_calendar: { closures } })]);
+          expect(answers.map((a) => (a.status === 200 ? 200 : a.body))).toEqual([200, 200]);
+          const kept = (await call(gw.url, '/v1/settings', { key: team.apiKey })).body.data.court_calendar;
+          if (JSON.stringify(kept) !== JSON.stringify({ jurisdiction, closures })) lost.push({ round, team: team.team.id, kept });
+        }),
+      );
+    }
+    expect(lost).toEqual([]);
+  });
+
   test('when a team that never named a jurisdiction sends closures, then it counts the national calendar only, as services are told', async () => {
     const team = await newTeam(gw.accounts);
     const closures = [{ date: '2025-08-05', name: 'PJe indisponível' }];

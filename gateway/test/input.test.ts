@@ -28,6 +28,13 @@ function expectRefused(res: Awaited<ReturnType<typeof raw>>, message: string) {
   expect(res.headers['x-upstream']).toBeUndefined();
 }
 
+/** What a path no route has gets (a dot segment, a NUL): the answer to an unknown route, and nothing upstream. */
+function expectNoRoute(res: Awaited<ReturnType<typeof raw>>) {
+  expectError(res, 404, 'NOT_FOUND', 'Route not found');
+  expect(res.headers['x-request-id']).toEqual(expect.any(String));
+  expect(res.headers['x-upstream']).toBeUndefined();
+}
+
 test.each([
   ['a path whose percent-encoding is cut short', '/v1/clients/%E0%A4%A'],
   ['a path with % not followed by hex digits', '/v1/cases/%zz/comments'],
@@ -46,18 +53,19 @@ test.each([
   ['a . segment', '/v1/cases/./cas_1'],
   ['an encoded slash and .. (which the proxy library refuses)', '/v1/clients/a%2F..%2Fb'],
   ['a segment starting with ..', '/v1/clients/..cli_1'],
-])('when a proxied path has %s, then 400 Invalid path in the envelope with X-Request-Id', async (_case, path) => {
-  expectRefused(await raw(path, { key: team.apiKey }), 'Invalid path');
+  ['an encoded NUL', '/v1/clients/cli_%00'],
+])('when a proxied path has %s (which no route has), then 404 Route not found in the envelope with X-Request-Id', async (_case, path) => {
+  expectNoRoute(await raw(path, { key: team.apiKey }));
 });
 
-test('when a bad URL comes without a key, then it is refused as a bad URL all the same, in the envelope', async () => {
+test('when a bad URL comes without a key, then it is refused as a bad URL all the same (not a 401), in the envelope', async () => {
   expectRefused(await raw('/v1/clients/%E0%A4%A'), 'Invalid URL encoding');
-  expectRefused(await raw('/v1/clients/../webhooks'), 'Invalid path');
+  expectNoRoute(await raw('/v1/clients/../webhooks'));
 });
 
 test('when a gateway route of its own gets a bad URL, then the same envelope', async () => {
   expectRefused(await raw('/v1/settings?x=%E0%A4%A', { key: team.apiKey }), 'Invalid URL encoding');
-  expectRefused(await raw('/v1/settings/..', { key: team.apiKey }), 'Invalid path');
+  expectNoRoute(await raw('/v1/settings/..', { key: team.apiKey }));
 });
 
 test('when the URL is well encoded with dots inside a segment, then it is proxied as sent', async () => {

@@ -4,6 +4,7 @@
 // while it stays the same. Keys, users and teams created need no bump: a cached
 // "not found" lasts at most the key cache's second.
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 
 interface ChangeCounter {
   _id: 'principals';
@@ -21,7 +22,14 @@ export class PrincipalChangesRepository {
 
   /** Call after the write it announces has completed. */
   async bump(): Promise<void> {
-    await this.counters.updateOne({ _id: ID }, { $inc: { version: 1 } }, { upsert: true });
+    const inc = () => this.counters.updateOne({ _id: ID }, { $inc: { version: 1 } }, { upsert: true });
+    try {
+      await inc();
+    } catch (e) {
+      // Concurrent first bumps each found no counter and inserted one: it exists now.
+      if (!isDuplicateKey(e)) throw e;
+      await inc();
+    }
   }
 
   /** The counter; 0 before the first change. */

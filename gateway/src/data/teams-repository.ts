@@ -1,7 +1,9 @@
 // Teams in the store. A team is stored without its settings until they are first
 // changed; until then they read as the defaults (domain/accounts.ts).
 import type { Collection, Db } from 'mongodb';
+import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamSettings } from '@lpm/shared/identity';
+import { withDocumentLock } from '@lpm/shared/store/lock';
 import type { Plan } from '../contract/plans.ts';
 import type { TeamRecord } from './entities.ts';
 import type { PrincipalChangesRepository } from './principal-changes.ts';
@@ -14,12 +16,19 @@ export type NewTeam = Omit<TeamRecord, SettingsField>;
 /** A team as read: its settings fields are absent until first changed. */
 export type StoredTeam = NewTeam & Partial<Pick<TeamRecord, SettingsField>>;
 
+/** A change of settings: the fields given, and of the court calendar the parts given. */
+export type SettingsWrite = Omit<Partial<TeamSettings>, 'court_calendar'> & { court_calendar?: Partial<CourtCalendarSettings> };
+
+const COLLECTION = 'teams';
+
 export class TeamsRepository {
+  private readonly db: Db;
   private readonly teams: Collection<StoredTeam>;
   private readonly changes: PrincipalChangesRepository;
 
   constructor(db: Db, changes: PrincipalChangesRepository) {
-    this.teams = db.collection<StoredTeam>('teams');
+    this.db = db;
+    this.teams = db.collection<StoredTeam>(COLLECTION);
     this.changes = changes;
   }
 
@@ -32,13 +41,28 @@ export class TeamsRepository {
   }
 
   async setPlan(id: string, plan: Plan): Promise<void> {
-    await this.teams.updateOne({ _id: id }, { $set: { plan } });
+    await this.set(id, { plan });
     await this.changes.bump();
   }
 
-  /** Sets the settings fields given (the others keep their values) and when they changed. */
-  async setSettings(id: string, settings: Partial<TeamSettings>, changedAt: Date): Promise<void> {
-    await this.teams.updateOne({ _id: id }, { $set: { ...settings, settings_updated_at: changedAt } });
+  /** Sets the settings fields given, each part of the court calendar given on its own (the rest keeps its values), and when they changed. */
+  async setSettings(id: string, settings: SettingsWrite, changedAt: Date): Promise<void> {
+    const { court_calendar: calendar, ...fields } = settings;
+    const parts: Record<string, unknown> = {};
+    for (const [part, value] of Object.entries(calendar ?? {})) parts[`court_calendar.${part}`] = value;
+    await this.set(id, { ...fields, ...parts, settings_updated_at: changedAt });
     await this.changes.bump();
+  }
+
+  /**
+   * A $set under the team's document lock: FerretDB applies an update as a read, a
+   * change in Go and a write of the whole document, so two unlocked updates of one
+   * team, even of different fields, can lose one (docs/ferretdb.md).
+   */
+  private async set(id: string, fields: Record<string, unknown>): Promise<void> {
+    await withDocumentLock(this.db, COLLECTION, id, async (lease) => {
+      lease.check();
+      await this.teams.updateOne({ _id: id }, { $set: fields });
+    });
   }
 }

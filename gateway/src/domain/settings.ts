@@ -8,7 +8,7 @@ import { exact } from '@lpm/shared/http/schemas';
 import { canonicalTimeZone } from '@lpm/shared/time';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
 import { DEFAULT_JURISDICTION, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
-import type { TeamsRepository } from '../data/teams-repository.ts';
+import type { SettingsWrite, TeamsRepository } from '../data/teams-repository.ts';
 import type { SettingsChange, SettingsView } from '../contract/settings-schemas.ts';
 import type { Accounts, Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
@@ -55,26 +55,27 @@ export class Settings {
     if (Object.keys(change).length === 0) throw badRequest('No fields to update');
     const { court_calendar: calendarSent, ...sent } = normalize(change);
     const current = await this.opts.accounts.getTeam(who.teamId);
-    // Each part of the calendar may come alone: the other keeps its value.
-    const next: Partial<TeamSettings> = calendarSent ? { ...sent, court_calendar: { ...current.court_calendar, ...calendarSent } } : sent;
+    // Each part of the calendar may come alone: the other keeps its value. The store
+    // sets each part sent on its own, so a concurrent change of the other part is kept.
+    const calendar = calendarSent && { ...current.court_calendar, ...calendarSent };
     const merged: TeamSettings = {
-      timezone: next.timezone ?? current.timezone,
-      case_phases: next.case_phases ?? current.case_phases,
-      deal_phases: next.deal_phases ?? current.deal_phases,
-      court_calendar: next.court_calendar ?? current.court_calendar,
-      cnj_check: next.cnj_check ?? current.cnj_check,
+      timezone: sent.timezone ?? current.timezone,
+      case_phases: sent.case_phases ?? current.case_phases,
+      deal_phases: sent.deal_phases ?? current.deal_phases,
+      court_calendar: calendar ?? current.court_calendar,
+      cnj_check: sent.cnj_check ?? current.cnj_check,
     };
     if (Buffer.byteLength(JSON.stringify(merged)) > MAX_SETTINGS_BYTES) {
       throw badRequest(`Settings must be at most ${MAX_SETTINGS_BYTES} bytes as JSON`, { type: 'invalid', max_bytes: MAX_SETTINGS_BYTES });
     }
-    await this.refuseRemovingPhasesInUse(who, current, next);
+    await this.refuseRemovingPhasesInUse(who, current, sent);
     const now = new Date();
-    const calendarChanged = next.court_calendar !== undefined && JSON.stringify(next.court_calendar) !== JSON.stringify(current.court_calendar);
-    const zoneChanged = next.timezone !== undefined && next.timezone !== current.timezone;
+    const calendarChanged = calendar !== undefined && JSON.stringify(calendar) !== JSON.stringify(current.court_calendar);
+    const zoneChanged = sent.timezone !== undefined && sent.timezone !== current.timezone;
     const parts = [...(calendarChanged ? (['court_calendar'] as const) : []), ...(zoneChanged ? (['timezone'] as const) : [])];
     const told = parts.length > 0;
     if (told) await this.opts.calendarSync.mark(who, now, parts);
-    await this.opts.teams.setSettings(who.teamId, next, now);
+    await this.opts.teams.setSettings(who.teamId, calendarSent ? { ...sent, court_calendar: calendarSent } : sent, now);
     // Not awaited: the retry pass repeats it if it fails.
     if (told) void this.opts.calendarSync.push(who.teamId, who.userId);
     return this.get(who.teamId);
@@ -105,11 +106,9 @@ const view = (t: Team): SettingsView =>
     updated_at: t.settings_updated_at?.toISOString() ?? null,
   });
 
-type Normalized = Omit<Partial<TeamSettings>, 'court_calendar'> & { court_calendar?: Partial<CourtCalendarSettings> };
-
 /** The change with phase names trimmed; the rules the body schema cannot state. */
-function normalize(change: SettingsChange): Normalized {
-  const out: Normalized = {};
+function normalize(change: SettingsChange): SettingsWrite {
+  const out: SettingsWrite = {};
   if (change.timezone !== undefined) {
     const zone = canonicalTimeZone(change.timezone);
     if (!zone) throw invalidField('timezone', 'Invalid time zone');

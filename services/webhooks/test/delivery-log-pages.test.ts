@@ -263,6 +263,22 @@ test("when another team's delivery carries the markers of a webhook's minute and
   expect(page.records.map((d) => d._id)).not.toContain(intruder._id);
 });
 
+test("when another team's delivery carries the webhook's own id and the markers of its minute and hour (written straight to the store), then the recounted hour and the pages leave it out", async () => {
+  const hook = await newHook();
+  const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 3 * HOUR_MS;
+  for (let i = 0; i < 4; i++) await delivered(hook, new Date(minute + i * 1000));
+  await foldAll();
+  const createdAt = new Date(minute + 30_000);
+  const intruder = { ...deliveryOf(hook, createdAt), team_id: 'team_intruder', ...logMarkers(hook, createdAt) };
+  await watched.db.collection<DeliveryRecord>('deliveries').insertOne(intruder);
+
+  expect(await counters.recountLogBefore(new Date(minute))).toBe(true);
+  const hourDoc = await watched.db.collection<{ _id: string; minutes: string }>('delivery_log_hours').findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` });
+  expect(decodeMinutes(hourDoc?.minutes)).toEqual(new Map([[minute / MINUTE_MS, 4]]));
+  const page = await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' });
+  expect({ total: page.total, ids: page.records.map((d) => d._id) }).toEqual({ total: 4, ids: expect.not.arrayContaining([intruder._id]) });
+});
+
 test('when a webhook is deleted, then its hour documents go with its history', async () => {
   const hook = await newHook();
   await spread(hook, 10, 3);

@@ -53,9 +53,9 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true },
     // What the router refuses before any hook runs, which Fastify would answer
     // with its own body: a path that does not decode, or is not a path at all
-    // (FST_ERR_BAD_URL), a parameter past 100 characters (FST_ERR_MAX_PARAM_LENGTH).
+    // (FST_ERR_BAD_URL: no route has it), a parameter past 100 characters (FST_ERR_MAX_PARAM_LENGTH).
     frameworkErrors: (err, req, reply) => {
-      const appErr = urlProblem(req.url) ?? (err.code === 'FST_ERR_BAD_URL' ? invalidPath() : toAppError(err));
+      const appErr = urlProblem(req.url) ?? (err.code === 'FST_ERR_BAD_URL' ? noSuchRoute() : toAppError(err));
       refused(req, appErr, err);
       (reply as FastifyReply).header('x-request-id', req.id).status(appErr.status).send(errorBody(appErr));
     },
@@ -114,7 +114,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   });
 
   app.setNotFoundHandler((req, reply) => {
-    reply.status(404).send(errorBody(notFound('Route not found')));
+    reply.status(404).send(errorBody(noSuchRoute()));
   });
 
   // The OpenAPI document of the routes registered inside plugins (app.register),
@@ -157,7 +157,7 @@ function answerUnparsable(this: FastifyInstance, err: NodeJS.ErrnoException, soc
 }
 
 const invalidUrlEncoding = () => badRequest('Invalid URL encoding');
-const invalidPath = () => badRequest('Invalid path');
+const noSuchRoute = () => notFound('Route not found');
 
 /**
  * A `.` or `..` segment, or one that starts or ends with `..`, in a decoded path
@@ -170,7 +170,11 @@ const DOT_SEGMENT = /(?:^|\/)\.\.|\.\.(?:\/|$)|(?:^|\/)\.(?:\/|$)/;
 
 /**
  * What makes a request's URL unusable, whatever its route: percent-encoding that
- * does not decode (path or query) or a dot segment (see DOT_SEGMENT).
+ * does not decode (path or query: 400), a NUL in the query (400: the local store
+ * refuses it in any query). A path with a dot segment (see DOT_SEGMENT) or a NUL is
+ * one no route has: it answers as an unknown route does (404), so no spelling of
+ * an internal route (internal-listener.ts in the gateway) answers otherwise than
+ * the route's absence.
  */
 export function urlProblem(url: string): AppError | null {
   const q = url.indexOf('?');
@@ -183,7 +187,7 @@ export function urlProblem(url: string): AppError | null {
       return invalidUrlEncoding();
     }
   }
-  // A NUL decoded from %00 reaches store queries, which the local store refuses.
+  if (path.includes('\0') || DOT_SEGMENT.test(path.replaceAll('\\', '/'))) return noSuchRoute();
   if (url.includes('%00')) return badRequest('URL may not contain a null character');
-  return DOT_SEGMENT.test(path.replaceAll('\\', '/')) ? invalidPath() : null;
+  return null;
 }

@@ -1,6 +1,7 @@
 // Starts one domain service: config, telemetry, store, broker, HTTP, then (once the
 // store answers) the outbox relay and the background work; and stops them in
 // reverse order on SIGTERM or SIGINT.
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createLogger } from '../logger.ts';
 import type { Options } from '@mikro-orm/mongodb';
@@ -134,8 +135,43 @@ export function consumerTask(start: () => Promise<ConsumerHandle>): BackgroundTa
 }
 
 /** A background task that failed to start (the store gone again meanwhile) is tried again after this, doubled up to the cap. */
-const TASK_RETRY_MIN_MS = 500;
-const TASK_RETRY_MAX_MS = 5000;
+const TASK_RETRY = { firstMs: 500, maxMs: 5000 };
+
+export interface TaskStarter {
+  /** Starts the tasks one after another, each tried again until it starts; true once all have, false when halted first. */
+  start(): Promise<boolean>;
+  /** Starts nothing more, cuts a wait between attempts short, and resolves once the attempt under way is over. */
+  halt(): Promise<void>;
+}
+
+/** Starts a service's background tasks, a failed start tried again with capped backoff, and stops starting them at once on halt. */
+export function taskStarter(tasks: BackgroundTask[], logger: Logger, retry: { firstMs: number; maxMs: number } = TASK_RETRY): TaskStarter {
+  const halted = new AbortController();
+  let running: Promise<boolean> = Promise.resolve(false);
+  const run = async () => {
+    for (const task of tasks) {
+      for (let attempt = 0; ; attempt++) {
+        if (halted.signal.aborted) return false;
+        try {
+          await task.start();
+          break;
+        } catch (err) {
+          logger.error({ err, attempt }, 'a background task failed to start; tried again shortly');
+          // Rejects (AbortError) when halted: the loop then ends.
+          await delay(backoffDelayMs(attempt, retry), undefined, { signal: halted.signal }).catch(() => {});
+        }
+      }
+    }
+    return !halted.signal.aborted;
+  };
+  return {
+    start: () => (running = run()),
+    halt: async () => {
+      halted.abort();
+      await running;
+    },
+  };
+}
 
 /**
  * Starts the service whatever state its store and broker are in: it listens at once
@@ -180,24 +216,13 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   let stopping = false;
   let relayStarted = false;
   let started = false;
-  /** The task start in flight: stopping waits for it, then stops every task. */
-  let starting: Promise<void> = Promise.resolve();
-  const startWithRetry = async (task: BackgroundTask) => {
-    for (let attempt = 0; !stopping; attempt++) {
-      try {
-        await task.start();
-        return;
-      } catch (err) {
-        logger.error({ err, attempt }, 'a background task failed to start; tried again shortly');
-        await sleep(backoffDelayMs(attempt, { firstMs: TASK_RETRY_MIN_MS, maxMs: TASK_RETRY_MAX_MS }));
-      }
-    }
-  };
+  const starter = taskStarter(background, logger);
 
   stopOnSignals(logger, async () => {
     stopping = true;
     await app.close();
-    await starting;
+    // The task start under way is waited for (a wait between its attempts cut short), then every task stopped.
+    await starter.halt();
     for (const task of [...background].reverse()) await task.stop();
     if (relayStarted) await relay.stop();
     await broker.close();
@@ -214,15 +239,8 @@ export async function runService(def: ServiceDefinition): Promise<void> {
   watchQueues(() => broker.queueDepths());
   relay.start();
   relayStarted = true;
-  for (const task of background) {
-    starting = startWithRetry(task);
-    await starting;
-    if (stopping) return;
-  }
-  started = true;
+  started = await starter.start();
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * What a service needs to take traffic: its store answers (and is set up), the broker

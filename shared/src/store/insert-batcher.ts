@@ -4,10 +4,12 @@
 // (group commit), so the store sees one round trip for many documents. Unordered,
 // so one document a unique index refuses does not hold back the others: its caller
 // learns it was a duplicate. A document the store refuses otherwise fails only its
-// own caller: the others of its group are stored, each settled on its own.
+// own caller: the others of its group are stored, each settled on its own. A store
+// that cannot do the work at all (isStoreUnavailable) fails the whole group at once.
 import { isDeepStrictEqual } from 'node:util';
 import { BSON, MongoBulkWriteError, type Collection, type Document, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
 import { isDuplicateKey } from './duplicate-key.ts';
+import { isStoreUnavailable } from './store-errors.ts';
 
 export type InsertOutcome = 'inserted' | 'duplicate';
 
@@ -83,8 +85,8 @@ export class InsertBatcher<T extends Document> {
       );
       for (const w of batch) w.resolve('inserted');
     } catch (e) {
-      // The store never answered (cut, timed out): the whole group fails, its callers retry, and what did go in is then a duplicate.
-      if (!answeredByStore(e)) {
+      // The store is unavailable (cut, timed out, its backend gone): the whole group fails, its callers retry, and what did go in is then a duplicate.
+      if (isStoreUnavailable(e)) {
         for (const w of batch) w.reject(e);
         return;
       }
@@ -108,7 +110,7 @@ export class InsertBatcher<T extends Document> {
    * Inserts each document on its own, one after the other, so each caller gets its
    * own outcome: those the store refused, and every document of a group it refused
    * without saying which (FerretDB 1.24 answers a string holding NUL so, having
-   * stored the documents before it). Once the store stops answering, the rest fail
+   * stored the documents before it). Once the store is unavailable, the rest fail
    * with it.
    */
   private async settleAlone(waiting: Waiting<T>[]): Promise<void> {
@@ -116,7 +118,7 @@ export class InsertBatcher<T extends Document> {
       try {
         w.resolve(await this.insertAlone(w.doc));
       } catch (e) {
-        if (answeredByStore(e)) {
+        if (!isStoreUnavailable(e)) {
           w.reject(e);
           continue;
         }
@@ -143,11 +145,6 @@ export class InsertBatcher<T extends Document> {
     const options = this.collection.bsonOptions;
     return BSON.deserialize(BSON.serialize(doc, options), options);
   }
-}
-
-/** The store answered the command (with an error code), rather than the driver giving up on it (network, timeout: no code). */
-function answeredByStore(e: unknown): boolean {
-  return typeof (e as { code?: unknown } | undefined)?.code === 'number';
 }
 
 /**

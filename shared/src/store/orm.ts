@@ -10,7 +10,8 @@ import type { DomainEvent } from '../events.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { countStoreCommands } from '../metrics.ts';
 import { watchMonitor } from './monitor-watchdog.ts';
-import { isStoreError } from './store-errors.ts';
+import { isAuthenticationFailure, isStoreError } from './store-errors.ts';
+import { ConfigError } from '../config.ts';
 import { STORE_OPERATION_TIMEOUT_MS, STORE_SELECTION_TIMEOUT_MS } from './time-budgets.ts';
 import { backoffDelayMs } from '../backoff.ts';
 
@@ -24,7 +25,11 @@ export interface Store {
 
 /** A store still being set up in the background (startStore). */
 export interface StartingStore extends Store {
-  /** Resolves true once the store answered and was set up, false when closed first; rejects on an error that is not the store's. */
+  /**
+   * Resolves true once the store answered and was set up, false when closed first;
+   * rejects on an error that is not the store's, and with a ConfigError when the
+   * store refuses the credentials.
+   */
   ready: Promise<boolean>;
 }
 
@@ -111,6 +116,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
  * The store of a server process, answered at once: it is set up in the background,
  * tried again with capped backoff for as long as the store does not answer (a
  * process starts whatever state its store is in, and is not ready until then).
+ * Credentials the store refuses are a configuration error, never retried.
  */
 export async function startStore(opts: StoreOptions): Promise<StartingStore> {
   const store = await storeClient(opts);
@@ -134,10 +140,11 @@ export async function startStore(opts: StoreOptions): Promise<StartingStore> {
         return true;
       } catch (err) {
         if (closed) return false;
+        if (isAuthenticationFailure(err)) throw new ConfigError([`MONGO_URL: the store refused the credentials (${(err as Error).message})`]);
         if (!isStoreError(err)) throw err;
         lastError = err;
         const delay = backoffDelayMs(attempt, { firstMs: SET_UP_RETRY_MIN_MS, maxMs: SET_UP_RETRY_MAX_MS, jitter: 0.2 });
-        // Said again about once a minute (at the capped delay): a store that never answers, or refuses the credentials, stays in sight.
+        // Said again about once a minute (at the capped delay): a store that never answers stays in sight.
         if (attempt % SET_UP_WARN_EVERY === 0) store.logger.warn({ err, attempt }, 'store not reachable at start; retrying in the background');
         else store.logger.debug({ err, attempt }, 'store set-up attempt failed');
         await pause(delay);

@@ -126,13 +126,18 @@ export class DeliveryLogCounts {
   /**
    * Counts the hours of a webhook again from their deliveries' markers (after
    * retention purged some of them, or deliveries stored without a fold): reads their
-   * created_at only, and drops an hour left empty.
+   * created_at only, and drops an hour left empty. A delivery counts only when its
+   * webhook and its team are those of the webhook's counters document; without one
+   * (a webhook deleted midway, dropWebhookHistory) no page reads its hours.
    */
   async recount(webhookId: string, hours: Iterable<number>): Promise<void> {
+    const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { team_id: 1 } });
+    if (!counters) return;
+    const owned = { ...ownedBy('webhook_id', webhookId), ...ownedBy('team_id', counters.team_id) };
     const deliveries = this.db.collection('deliveries');
     for (const hour of hours) {
       const _id = hourMarker(webhookId, hour);
-      const rows = await deliveries.find({ log_hour: _id, ...ownedBy('webhook_id', webhookId) }, { projection: { _id: 0, created_at: 1 }, ...SWEEP }).toArray();
+      const rows = await deliveries.find({ log_hour: _id, ...owned }, { projection: { _id: 0, created_at: 1 }, ...SWEEP }).toArray();
       if (rows.length === 0) {
         await this.hours.deleteOne({ _id });
         continue;
