@@ -4,7 +4,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Db } from 'mongodb';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import type { Relay } from '@lpm/shared/store/record-store';
+import type { Relay } from '@lpm/shared/store/record-store-types';
 import { openStore } from '@lpm/shared/store/orm';
 import { callAs } from '../../../test/support/api.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';

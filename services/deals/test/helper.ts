@@ -7,7 +7,7 @@ import type { Db } from 'mongodb';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { openStore } from '@lpm/shared/store/orm';
-import type { Relay } from '@lpm/shared/store/record-store';
+import type { Relay } from '@lpm/shared/store/record-store-types';
 import { callAs } from '../../../test/support/api.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
 import { buildDealsApp } from '../src/app.ts';

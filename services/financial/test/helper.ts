@@ -7,7 +7,7 @@ import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import { openStore } from '@lpm/shared/store/orm';
-import type { Relay } from '@lpm/shared/store/record-store';
+import type { Relay } from '@lpm/shared/store/record-store-types';
 import { callAs } from '../../../test/support/api.ts';
 import { quietLogger } from '../../../shared/test/support/wait.ts';
 import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';

@@ -29,7 +29,7 @@ import type { Identity, TeamSettings } from '../identity.ts';
 import type { Logger } from '../logger.ts';
 import type { BackgroundTask } from '../service/runner.ts';
 import type { Day } from '../store/list-counts.ts';
-import type { Mark } from '../store/record-store.ts';
+import type { Mark } from '../store/record-store-types.ts';
 
 export type { Mark };
 import { withDocumentLock } from '../store/lock.ts';

@@ -8,76 +8,20 @@
 // concurrent updates of one document) and writes only if the version it read is
 // still there. A unique index that refuses a write becomes the domain's error.
 // Repositories in each service's `data/` build on it; domain code sees only them.
-import { MongoServerError, type Collection, type Db, type Document, type Filter } from 'mongodb';
+import { MongoServerError, type Collection, type Document, type Filter } from 'mongodb';
 import { AppError, serviceUnavailable } from '../errors.ts';
 import type { DomainEvent } from '../events.ts';
-import { isId, type IdKind } from '../ids.ts';
+import { isId } from '../ids.ts';
 import { outboxMarked, outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
-import type { MarkedWrites, MarkTicket } from '../outbox/marks.ts';
+import type { MarkTicket } from '../outbox/marks.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { InsertBatcher } from './insert-batcher.ts';
-import { ListBuckets, type ListBucketsOptions } from './list-buckets.ts';
+import { ListBuckets } from './list-buckets.ts';
 import type { Day } from './list-counts.ts';
 import { leaseOf, lockKey, tryDocumentLocks, withDocumentLock, type Lease } from './lock.ts';
 import { signalSlots } from './markers.ts';
-import { SearchIndex, type SearchIndexOptions } from './search-index.ts';
-
-/** What every record with an outbox has. */
-export interface OwnedRecord {
-  _id: string;
-  team_id: string;
-  version: number;
-}
-
-export interface Relay {
-  /** Hands the events a write just stored in the document's outbox to the outbox relay (outbox/relay.ts). */
-  kick(collection: string, id: string, events: DomainEvent[]): void;
-  /** The relay's outbox marks (outbox/marks.ts); without them (a test's stub relay) every write uses the per-document outbox. */
-  readonly marks?: MarkedWrites;
-}
-
-export interface RecordStoreOptions<R extends OwnedRecord> {
-  db: Db;
-  collection: string;
-  relay: Relay;
-  /** Ids not of this kind name no record: answered as not found without a query. */
-  idKind: IdKind;
-  /** The record's name in messages ("The client changed during the update; retry"). */
-  noun: string;
-  notFound: () => AppError;
-  /** The domain's error when a unique index refuses the record (the record as it was to be written). */
-  duplicate?: (record: R) => AppError;
-  /** Fields left out of every read unless asked for (large ones, such as a timeline). */
-  heavy?: readonly (keyof R & string)[];
-  /** Due fields of the record's time signals: every write that sets one also writes its slot marker (jobs/time-signals.ts). */
-  signalFields?: readonly (keyof R & string)[];
-  /** The list's default page by day buckets (list-buckets.ts): every write of the sort value writes the marker, and writes that add, move or recount a record recount its days. */
-  lists?: Omit<ListBucketsOptions, 'db' | 'collection'>;
-  /** Search in process (search-index.ts): every write also writes the marker of its time slot. */
-  search?: Omit<SearchIndexOptions, 'db' | 'collection'>;
-}
-
-/** What an update writes: the fields to set (the version is bumped here) and the events to append. */
-export interface Write<R> {
-  set: Partial<R>;
-  events: DomainEvent[];
-}
-
-/** What an update's change function returns: the answer, and the write if anything changed. */
-export interface Outcome<R, T> {
-  result: T;
-  write?: Write<R>;
-}
-
-/** What updateReads came to: each record's result, the list days its writes moved records between, and the error that stopped it, if one did. */
-export interface BatchOutcome<T> {
-  results: (T | null)[];
-  movedDays: Day[];
-  failed: unknown;
-}
-
-/** A run's mark on the records it has done (readUnmarked, updateReads): one field and the run's value of it. */
-export type Mark = Record<string, string>;
+import type { BatchOutcome, Mark, OwnedRecord, Outcome, RecordStoreOptions, Write } from './record-store-types.ts';
+import { SearchIndex } from './search-index.ts';
 
 /** What a change under the lock came to: its result, what the list counts need of its write, if any, and the days it moved the record between when those are left to the caller. */
 interface Decided<T> {

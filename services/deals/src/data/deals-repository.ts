@@ -7,7 +7,8 @@ import type { Db, Filter } from 'mongodb';
 import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
-import { RecordStore, type Relay } from '@lpm/shared/store/record-store';
+import { RecordStore } from '@lpm/shared/store/record-store';
+import type { Relay } from '@lpm/shared/store/record-store-types';
 import { dealNotFound } from '../contract/deal-errors.ts';
 import { segmentKey, type DealRecord, type DealStatus, type PhaseStint } from './deal-entity.ts';
 
