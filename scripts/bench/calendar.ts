@@ -5,7 +5,7 @@
 // shared/src/jobs/team-syncs.ts). The deadlines are stored straight into the activities
 // collection as Activities.create stores them (list-seed.ts), then checked moved.
 import { MongoClient } from 'mongodb';
-import { activitiesLists, activityDerivedFields, deadlineOf, defaultCourtCalendar, identityHeaders, newId, type ActivityRecord } from './internals.ts';
+import { activitiesLists, activityDerivedFields, deadlineOf, defaultCourtCalendar, identityHeaders, newId, storedDeadline, type ActivityRecord } from './internals.ts';
 import { seedListed } from './list-seed.ts';
 import type { Bench } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
@@ -52,7 +52,7 @@ function seededDeadline(teamId: string, i: number, now: Date): ActivityRecord {
     next_occurrence: null,
     next_pending: 0,
     deadline_rule: rule,
-    deadline,
+    deadline: storedDeadline(deadline),
     calendar_at: null,
     rule_based: 1,
     due_soon_at: null,

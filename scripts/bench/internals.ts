@@ -35,6 +35,7 @@ export type { ActivityRecord } from '../../services/activities/src/data/activity
 export { derivedFields as activityDerivedFields } from '../../services/activities/src/domain/activity-timing.ts';
 // Rule-based deadlines stored as Activities.create computes them (calendar.ts).
 export { deadlineOf } from '../../services/activities/src/domain/deadlines/deadlines.ts';
+export { storedDeadline } from '../../services/activities/src/domain/deadlines/stored-deadline.ts';
 export { defaultCourtCalendar } from '../../shared/src/court-calendar.ts';
 // The financial summary measured in process, as the service builds it (financial.ts).
 export { openStore } from '../../shared/src/store/orm.ts';

@@ -162,6 +162,33 @@ it('when the same event id is delivered again, then the handler runs once', asyn
   expect(await db.collection('dedupe_consumer-test-dedupe').countDocuments()).toBe(2);
 });
 
+it('when dedupeWhen passes over an event, then its handler runs without a claim, and the others are claimed', async () => {
+  const handled: string[] = [];
+  const dedupe = mongoDedupe(db, 'consumer-test-dedupe-when');
+  const consumer = await broker.consume({
+    queue: 'consumer-test.dedupe-when',
+    bindings: ['deal.updated'],
+    dedupe,
+    dedupeWhen: (got) => (got.data.object as { label: string }).label !== 'nothing to do',
+    handler: async (got) => {
+      handled.push(got.id);
+    },
+  });
+  const skipped = event('deal.updated', 'nothing to do');
+  const claimed = event('deal.updated', 'counts');
+  try {
+    await broker.publish(skipped);
+    await broker.publish(claimed);
+    await waitFor('both handled', () => handled.length === 2);
+    await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe-when')) === 0);
+  } finally {
+    await consumer.cancel();
+  }
+  expect(handled.sort()).toEqual([skipped.id, claimed.id].sort());
+  const claims = await db.collection<{ _id: string; state: string }>('dedupe_consumer-test-dedupe-when').find().toArray();
+  expect(claims.map((c) => [c._id, c.state])).toEqual([[claimed.id, 'done']]);
+});
+
 it('when dedupe records are older than the retention, then the purge deletes them from every consumer and nothing else', async () => {
   const now = Date.now();
   const old = new Date(now - 8 * 24 * 3600_000);

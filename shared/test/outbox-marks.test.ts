@@ -214,6 +214,36 @@ test('when a create runs again for a record its first run stored (an Idempotency
   }
 });
 
+test('when a run reads records by readUnmarked and rewrites them with updateReads, then their events go under a mark and nothing drains a per-document outbox', async () => {
+  await createOutboxIndexes(db, ['notes_g']);
+  const relay = relayOn(['notes_g']);
+  relay.start();
+  const notes = notesOf('notes_g', relay);
+  try {
+    const written = Array.from({ length: 12 }, (_, i) => noted(`g${i}`));
+    await Promise.all(written.map((n) => notes.insert(n, [eventOf(n)])));
+    await waitFor('created events', () => tap.events.filter((e) => e.type === 'client.created' && written.some((n) => n._id === (e.data.object as { id: string }).id)).length === 12);
+    sent = [];
+    const reads = await notes.readUnmarked(TEAM, {}, { sync_g: 'run-1' }, 20);
+    expect(reads).toHaveLength(12);
+    const { failed } = await notes.updateReads(reads, async (current) => ({ result: true, write: { set: { text: `${current.text}~` }, events: [eventOf(current, 'client.updated')] } }), { sync_g: 'run-1' });
+    expect(failed).toBeUndefined();
+    const updated = () => tap.events.filter((e) => e.type === 'client.updated' && written.some((n) => n._id === (e.data.object as { id: string }).id));
+    await waitFor('updated events', () => updated().length === 12);
+    expect(new Set(updated().map((e) => (e.data.object as { id: string }).id)).size).toBe(12);
+    // One update a record, carrying its change, its events and the run's mark.
+    expect(count('update notes_g')).toBe(12);
+    const stored = await db.collection<{ _id: string; [field: string]: unknown }>('notes_g').find({ _id: { $in: written.map((n) => n._id) } }).toArray();
+    for (const doc of stored) {
+      expect(doc).toMatchObject({ text: `${written.find((n) => n._id === doc._id)!.text}~`, sync_g: 'run-1' });
+      expect(doc.outbox ?? []).toEqual([]);
+      expect(JSON.parse(doc.outbox_events as string).map((e: DomainEvent) => e.type)).toEqual(['client.updated']);
+    }
+  } finally {
+    await relay.stop();
+  }
+}, 40_000);
+
 test('when a relay has no marks (a stub), then writes keep the per-document outbox', async () => {
   const notes = notesOf('notes_e', { kick: () => {} });
   const note = noted('plain');

@@ -37,6 +37,8 @@ describe('POST /v1/activities with deadline_rule', () => {
     const detail = (await call(who, 'GET', `/v1/activities/${created.id}`)).json().data;
     expect(detail).toMatchObject({ due_date: '2025-03-10', deadline_rule: RULE, deadline: { start_date: '2025-02-28', due_date: '2025-03-10', days: 5 } });
     expect(detail.deadline.trail[4]).toEqual({ date: '2025-03-03', counted: false, reason: 'holiday: Carnaval (segunda-feira)' });
+    const stored = await sut.db.collection<{ _id: string; deadline: { trail: unknown } }>('activities').findOne({ _id: created.id });
+    expect(typeof stored?.deadline.trail).toBe('string');
   });
 
   test('when the rule due date has passed, then the activity is overdue as any other', async () => {

@@ -53,6 +53,11 @@ export interface ConsumeOptions<M extends Message = DomainEvent> {
   /** Which handler errors are transient. Default isTransientFailure. */
   isTransient?: (err: unknown) => boolean;
   dedupe?: Dedupe;
+  /**
+   * Which events take a dedupe claim (default every one): an event the handler does
+   * nothing with can go without its claim's two store writes.
+   */
+  dedupeWhen?: (event: M) => boolean;
 }
 
 export interface ConsumerHandle {
@@ -216,12 +221,13 @@ class QueueConsumer<M extends Message> implements Running {
     this.opts = opts;
     this.queue = opts.queue;
     this.log = settings.logger;
-    const { queue, maxAttempts, handler, dedupe, transientDelaysMs, retryForMs, isTransient } = opts;
+    const { queue, maxAttempts, handler, dedupe, dedupeWhen, transientDelaysMs, retryForMs, isTransient } = opts;
     this.handling = {
       queue,
       maxAttempts,
       handler,
       dedupe,
+      dedupeWhen,
       parse,
       log: this.log,
       publishTimeoutMs: settings.publishTimeoutMs,

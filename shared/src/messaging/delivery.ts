@@ -96,6 +96,8 @@ export interface DeliveryHandling<M extends Message> {
   maxAttempts: number;
   handler: (message: M, meta: DeliveryMeta) => Promise<void>;
   dedupe?: Dedupe;
+  /** Which messages take a dedupe claim (default every one). */
+  dedupeWhen?: (message: M) => boolean;
   parse: ParseMessage<M>;
   log: Logger;
   publishTimeoutMs: number;
@@ -109,7 +111,7 @@ export interface DeliveryHandling<M extends Message> {
 
 /** Handles `msg` and acks it; when its forward to retry/DLQ fails it rejects, and the unacked message is redelivered. */
 export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
-  const { queue, maxAttempts, handler, dedupe, log } = h;
+  const { queue, maxAttempts, handler, log } = h;
   const headers: Record<string, unknown> = { ...(msg.properties.headers ?? {}) };
   const carried: CarriedProperties = msg.properties;
   const attempt = Math.max(1, Number(headers[ATTEMPT_HEADER]) || 1);
@@ -147,6 +149,7 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
     headers,
   };
   let outcome: MessageOutcome = 'acked';
+  const dedupe = h.dedupe && (h.dedupeWhen?.(event) ?? true) ? h.dedupe : undefined;
   try {
     await context.with(trace.setSpan(parent, span), async () => {
       const claim = dedupe ? await dedupe.claim(event.id) : 'new';

@@ -3,10 +3,10 @@
 // its events in one document write, under its writer's outbox mark (outbox/marks.ts:
 // the relay publishes them and never writes the record again), then hands them to
 // the relay. Inserts of the moment go to the store together, in one insertMany (a
-// group commit: InsertBatcher). A read-modify-write
-// holds the document lock (store/lock.ts: FerretDB 1.24 does not isolate
-// concurrent updates of one document) and writes only if the version it read is
-// still there. A unique index that refuses a write becomes the domain's error.
+// group commit: InsertBatcher). A read-modify-write holds the document lock
+// (store/lock.ts: FerretDB 1.24 does not isolate concurrent updates of one document)
+// and writes only if the version it read is still there. A unique index that
+// refuses a write becomes the domain's error.
 // Repositories in each service's `data/` build on it; domain code sees only them.
 import { MongoServerError, type Collection, type Document, type Filter } from 'mongodb';
 import { AppError, serviceUnavailable } from '../errors.ts';
@@ -137,12 +137,7 @@ export class RecordStore<R extends OwnedRecord> {
    * writes what it returns (fields and events in one write, the version bumped)
    * only if no one changed the record meanwhile. Resolves with `change`'s result.
    */
-  async update<T>(
-    teamId: string,
-    id: string,
-    change: (current: R) => Promise<Outcome<R, T>>,
-    withFields: readonly (keyof R & string)[] = [],
-  ): Promise<T> {
+  async update<T>(teamId: string, id: string, change: (current: R) => Promise<Outcome<R, T>>, withFields: readonly (keyof R & string)[] = []): Promise<T> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
     return this.locked(id, async (lease) => {
       const done = await this.decide(await this.get(teamId, id, withFields), change, lease);
@@ -198,12 +193,11 @@ export class RecordStore<R extends OwnedRecord> {
    * written only if still at that version (else read again under its lock and decided
    * again), BATCH_WRITERS at a time. Records left when the locks' lease runs low are
    * locked again; one whose lock someone else holds goes through updateRead() alone,
-   * waiting for it. Resolves with each record's result in order (null for a record
-   * deleted since its read, or not done), and the list days the writes moved records
-   * between, which are not recounted here: the caller recounts them once for many
-   * batches (ListBuckets.recountDays). Other count changes are made as by update().
-   * A record that fails stops the batch: `failed` is its error, and what was written
-   * before it is reported all the same.
+   * waiting for it. Resolves with each record's result in order (null: deleted since
+   * its read, or not done), and the list days the writes moved records between, for
+   * the caller to recount once for many batches (ListBuckets.recountDays). A record
+   * that fails stops the batch: `failed` is its error; what was written is reported.
+   * Other count changes are made as by update().
    * With `mark` (readUnmarked), every record done carries it after: in the write
    * `change` makes, or, when it makes none, in one command for all such records.
    */
@@ -305,16 +299,21 @@ export class RecordStore<R extends OwnedRecord> {
 
   /**
    * Up to `limit` of the team's records that `filter` selects (equalities) and that
-   * do not carry `mark` yet (its one field at its value), in no particular order:
-   * a run over many records marks each it has done (updateReads), and reads the rest
-   * this way. Every part of the filter is an equality or `$ne`, so FerretDB filters
-   * in SQL, and with no sort it stops reading once it has `limit`: a read costs the
-   * records it returns, not the team's size (a read by _id range and sort decoded
-   * every matching record in Go, seconds for 5,000 deadlines).
+   * do not carry `mark` yet, in no order: a run marks each record it has done
+   * (updateReads) and reads the rest this way. FerretDB filters all of it in SQL and,
+   * with no sort, decodes only `limit` records. Each keeps its outbox mark, so its
+   * write stores its events under a mark as get()'s do.
    */
-  readUnmarked(teamId: string, filter: Partial<R>, mark: Mark, limit: number): Promise<R[]> {
+  async readUnmarked(teamId: string, filter: Partial<R>, mark: Mark, limit: number): Promise<R[]> {
     const [[field, value]] = Object.entries(mark);
-    return this.collection.find<R>({ ...filter, [field]: { $ne: value }, team_id: teamId } as Filter<R>, { projection: this.projection(), limit, batchSize: limit }).toArray();
+    const { outbox_mark: _, ...projection } = this.projection();
+    const found = await this.collection
+      .find<R & { outbox_mark?: string | null }>({ ...filter, [field]: { $ne: value }, team_id: teamId } as Filter<R>, { projection, limit, batchSize: limit })
+      .toArray();
+    return found.map(({ outbox_mark: read, ...record }) => {
+      this.readMarks.set(record as R, read ?? null);
+      return record as R;
+    });
   }
 
   /**

@@ -51,6 +51,9 @@ export interface Deadline {
   trail: TrailDay[];
 }
 
+/** A Deadline as an activity stores it: the trail packed into one string (domain/deadlines/stored-deadline.ts). */
+export type StoredDeadline = Omit<Deadline, 'trail'> & { trail: string | TrailDay[] };
+
 export const ActivityEntity = defineEntity({
   name: 'Activity',
   collection: 'activities',
@@ -99,7 +102,7 @@ export const ActivityEntity = defineEntity({
     // A deadline computed from a rule (issue 29): the rule, what it computed on the team's
     // court calendar (due_date is its due date), and when that calendar last changed.
     deadline_rule: p.json<DeadlineRule>().strictNullable(),
-    deadline: p.json<Deadline>().strictNullable(),
+    deadline: p.json<StoredDeadline>().strictNullable(),
     calendar_at: p.datetime().strictNullable(),
     /** 1 while a rule sets the due date: the equality a court calendar change looks them up by. */
     rule_based: p.integer(),

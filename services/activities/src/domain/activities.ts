@@ -24,6 +24,7 @@ import { nextOccurrence } from './recurrence.ts';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { derivedFields, signalsOf } from './activity-timing.ts';
 import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
+import { deadlineView } from './deadlines/stored-deadline.ts';
 import type { Mark, Rewritten, TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 
 export interface ActivitiesDeps {
@@ -252,7 +253,7 @@ export class Activities {
       };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
       const answer: Record<string, unknown> = { id, ...sent, updated_at: iso(now) };
-      if (changed.includes('deadline_rule')) answer.deadline = next.deadline;
+      if (changed.includes('deadline_rule')) answer.deadline = next.deadline && deadlineView(next.deadline);
       if (completing) Object.assign(answer, { completed_at: iso(now), completed_by: detail.completed_by });
       return { result: answer, write: { set, events } };
     });

@@ -6,6 +6,7 @@ import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { ActivityPriority, ActivityRecord } from '../data/activity-entity.ts';
+import { deadlineView } from './deadlines/stored-deadline.ts';
 import type { ActivityCreated, ActivityDetail, ActivityListItem, OverdueActivity } from '../contract/activity-schemas.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
@@ -68,7 +69,7 @@ const head = (r: ActivityRecord) => ({
 const tail = (r: ActivityRecord) => ({
   // Absent from activities stored before deadline rules existed.
   deadline_rule: r.deadline_rule ?? null,
-  deadline: r.deadline ?? null,
+  deadline: r.deadline ? deadlineView(r.deadline) : null,
   reminder: r.reminder,
   recurrence: r.recurrence,
   metadata: r.metadata ?? {},

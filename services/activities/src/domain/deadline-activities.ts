@@ -13,6 +13,7 @@ import type { ActivityRecord, DeadlineRule } from '../data/activity-entity.ts';
 import type { detailShape } from './activity-shape.ts';
 import { OPEN, derivedFields, signalsOf } from './activity-timing.ts';
 import { deadlineOf } from './deadlines/deadlines.ts';
+import { storedDeadline } from './deadlines/stored-deadline.ts';
 
 type RuleFields = Pick<ActivityRecord, 'deadline' | 'rule_based'>;
 
@@ -28,7 +29,7 @@ export function ruleFieldsOf(r: Pick<ActivityRecord, 'type' | 'recurrence' | 'de
   if (!r.deadline_rule) return { deadline: null, rule_based: 0 };
   if (r.type !== 'deadline') throw invalidField('deadline_rule', 'deadline_rule is only for type deadline');
   if (r.recurrence) throw invalidField('deadline_rule', 'A deadline from a rule cannot recur');
-  return { deadline: deadlineOf(r.deadline_rule, court), rule_based: 1 };
+  return { deadline: storedDeadline(deadlineOf(r.deadline_rule, court)), rule_based: 1 };
 }
 
 type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
@@ -57,7 +58,7 @@ export async function applyCourtCalendar(deps: CalendarDeps, who: Who, changedAt
   const { results, movedDays, failed } = await deps.activities.updateReads(records, async (current) => {
     if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
     if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
-    const deadline = deadlineOf(current.deadline_rule, court);
+    const deadline = storedDeadline(deadlineOf(current.deadline_rule, court));
     if (deadline.due_date === current.due_date) return { result: false };
     const now = deps.now();
     const next: ActivityRecord = { ...current, due_date: deadline.due_date, deadline, calendar_at: changedAt, updated_at: now };

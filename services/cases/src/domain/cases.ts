@@ -50,6 +50,21 @@ export interface ActivityEventNews {
   eventId: string;
 }
 
+/** The cases an activity event counts into or out of, and the one whose timeline shows its completion. */
+export function caseChangesOf(event: Pick<ActivityEventNews, 'type' | 'activity' | 'previousCaseId'>): { adds: string[]; removes: string[]; completed: string | null } {
+  const { type, activity, previousCaseId } = event;
+  const caseId = activity.case_id;
+  const adds: string[] = [];
+  const removes: string[] = [];
+  if (type === 'activity.created' && caseId) adds.push(caseId);
+  if (type === 'activity.deleted' && caseId) removes.push(caseId);
+  if (type === 'activity.updated' && previousCaseId !== undefined && previousCaseId !== caseId) {
+    if (previousCaseId) removes.push(previousCaseId);
+    if (caseId) adds.push(caseId);
+  }
+  return { adds, removes, completed: type === 'activity.completed' ? caseId : null };
+}
+
 const TIMELINE_KEPT = 100;
 /** Activity events remembered per case as applied: far more than can be in flight for one case while a claim goes stale. */
 const COUNTED_EVENTS_KEPT = 200;
@@ -319,20 +334,12 @@ export class Cases {
    * activity_completed). The consumer's dedupe runs each event once.
    */
   async recordActivityEvent(event: ActivityEventNews): Promise<void> {
-    const { teamId, type, activity, previousCaseId, actorId, at, eventId } = event;
-    const caseId = activity.case_id;
-    const adds: string[] = [];
-    const removes: string[] = [];
-    if (type === 'activity.created' && caseId) adds.push(caseId);
-    if (type === 'activity.deleted' && caseId) removes.push(caseId);
-    if (type === 'activity.updated' && previousCaseId !== undefined && previousCaseId !== caseId) {
-      if (previousCaseId) removes.push(previousCaseId);
-      if (caseId) adds.push(caseId);
-    }
+    const { teamId, activity, actorId, at, eventId } = event;
+    const { adds, removes, completed } = caseChangesOf(event);
     const who = { userId: actorId };
     for (const id of removes) await this.countActivity(teamId, id, eventId, -1, null);
     for (const id of adds) await this.countActivity(teamId, id, eventId, +1, this.entry(who, 'activity_added', `Activity added: ${activity.title}`, at));
-    if (type === 'activity.completed' && caseId) await this.countActivity(teamId, caseId, eventId, 0, this.entry(who, 'activity_completed', `Activity completed: ${activity.title}`, at));
+    if (completed) await this.countActivity(teamId, completed, eventId, 0, this.entry(who, 'activity_completed', `Activity completed: ${activity.title}`, at));
   }
 
   /**
