@@ -4,6 +4,8 @@
 // check at most about a second old, one at a time; and each client address has a
 // limit on these routes (429 in the envelope, with Retry-After).
 import { randomBytes } from 'node:crypto';
+import { get } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { parse } from 'yaml';
@@ -61,6 +63,28 @@ describe('GET /v1/openapi.json and .yaml', () => {
       return docs.state.reads >= reads + 2;
     });
   };
+
+  test('when a client accepts brotli or gzip, then the document comes compressed in the coding it prefers, the same bytes once decoded', async () => {
+    const raw = (path: string, acceptEncoding: string) =>
+      new Promise<{ coding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
+        get(`${gw.url}${path}`, { headers: { 'accept-encoding': acceptEncoding } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ coding: res.headers['content-encoding'], vary: res.headers.vary, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    for (const path of ['/v1/openapi.yaml', '/v1/openapi.json']) {
+      const plain = await raw(path, 'identity');
+      expect([plain.coding, plain.vary]).toEqual([undefined, 'accept-encoding']);
+      const br = await raw(path, 'gzip, deflate, br');
+      expect(br.coding).toBe('br');
+      expect(brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
+      expect(br.body.length).toBeLessThan(plain.body.length);
+      const gz = await raw(path, 'br;q=0, gzip');
+      expect(gz.coding).toBe('gzip');
+      expect(gunzipSync(gz.body).equals(plain.body)).toBe(true);
+      expect((await raw(path, 'compress')).coding).toBeUndefined();
+    }
+  });
 
   test('when a service breaks its document after a first good build, then the last good one is still served; a changed one is served after the refresh', async () => {
     const first = await served();
@@ -126,7 +150,7 @@ describe('ServedDocument', () => {
       logger,
     });
     const first = await doc.current();
-    expect(JSON.parse(first.json.toString())).toEqual({ paths: { '/a': {}, '/b': {} }, build: 1 });
+    expect(JSON.parse(first.json.identity.toString())).toEqual({ paths: { '/a': {}, '/b': {} }, build: 1 });
     for (let i = 0; i < 5; i++) {
       await doc.current();
       await sleep(5);
@@ -136,7 +160,7 @@ describe('ServedDocument', () => {
     texts[1] = '{"paths":{"/c":{}}}';
     await doc.current();
     await sleep(5);
-    expect(JSON.parse((await doc.current()).json.toString())).toEqual({ paths: { '/a': {}, '/c': {} }, build: 2 });
+    expect(JSON.parse((await doc.current()).json.identity.toString())).toEqual({ paths: { '/a': {}, '/c': {} }, build: 2 });
   });
 
   test('when a source stops answering, then its last document is built with the others', async () => {
@@ -152,7 +176,7 @@ describe('ServedDocument', () => {
     texts[1] = '{"paths":{"/c":{}}}';
     await doc.current();
     await sleep(5);
-    expect(JSON.parse((await doc.current()).json.toString())).toEqual({ paths: { '/a': {}, '/c': {} } });
+    expect(JSON.parse((await doc.current()).json.identity.toString())).toEqual({ paths: { '/a': {}, '/c': {} } });
   });
 });
 

@@ -4,11 +4,11 @@
 // (registered after this), and rebuilt only when a service's document changes
 // (openapi/served-document.ts). `npm run openapi` writes the same document to
 // openapi/openapi.json.
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import type { Upstreams } from '../config.ts';
 import { buildDocument, type Paths, type Scope } from '../openapi/document.ts';
-import { ServedDocument } from '../openapi/served-document.ts';
+import { ServedDocument, type EncodedBody } from '../openapi/served-document.ts';
 import { PROXY_ROUTES } from './proxy.ts';
 
 export interface OpenApiOptions {
@@ -83,10 +83,15 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
     logger: app.log,
   });
 
-  app.get('/v1/openapi.json', { config: { public: true }, logLevel: 'warn' }, async (_req, reply) =>
-    reply.type('application/json; charset=utf-8').send((await served.current()).json),
+  const send = (req: FastifyRequest, reply: FastifyReply, type: string, encoded: EncodedBody) => {
+    const { coding, body } = encoded.for(req.raw);
+    if (coding !== 'identity') reply.header('content-encoding', coding);
+    return reply.header('vary', 'accept-encoding').type(type).send(body);
+  };
+  app.get('/v1/openapi.json', { config: { public: true }, logLevel: 'warn' }, async (req, reply) =>
+    send(req, reply, 'application/json; charset=utf-8', (await served.current()).json),
   );
-  app.get('/v1/openapi.yaml', { config: { public: true }, logLevel: 'warn' }, async (_req, reply) =>
-    reply.type('application/yaml; charset=utf-8').send((await served.current()).yaml),
+  app.get('/v1/openapi.yaml', { config: { public: true }, logLevel: 'warn' }, async (req, reply) =>
+    send(req, reply, 'application/yaml; charset=utf-8', (await served.current()).yaml),
   );
 }
