@@ -12,15 +12,7 @@ import type { SettingsWrite, TeamsRepository } from '../data/teams-repository.ts
 import type { SettingsChange, SettingsView } from '../contract/settings-schemas.ts';
 import type { Accounts, Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
-
-
-export type PhaseKind = 'case' | 'deal';
-
-/** The services owning each kind of phase (upstream/cases-and-deals-services.ts). */
-export interface PhaseOwners {
-  /** Which of these phases the team's records use, as the service owning that kind of phase says. */
-  phasesInUse(who: Identity, kind: PhaseKind, phases: string[]): Promise<string[]>;
-}
+import type { PhaseKind, PhaseOwners } from '../upstream/cases-and-deals-services.ts';
 
 export interface SettingsOptions {
   teams: TeamsRepository;

@@ -21,6 +21,7 @@ import {
   type DeliveryMeta,
 } from './delivery.ts';
 import type { Message, ParseMessage } from './message.ts';
+import type { QueueDepth, QueueOfConsumer } from './queue-types.ts';
 
 export interface ConsumeOptions<M extends Message = DomainEvent> {
   queue: string;
@@ -89,19 +90,7 @@ interface Running {
   queues(): QueueOfConsumer[];
 }
 
-export interface QueueOfConsumer {
-  /** The consumer's queue. */
-  queue: string;
-  kind: 'main' | 'retry' | 'delay' | 'dlq';
-  /** The queue's own name (`<queue>.dlq`, ...). */
-  name: string;
-}
-
-/** A queue's messages and consumers as the broker counts them. */
-export interface QueueDepth extends QueueOfConsumer {
-  messages: number;
-  consumers: number;
-}
+export type { QueueDepth, QueueOfConsumer };
 
 /** The consumers of one Broker. */
 export class Consumers {
