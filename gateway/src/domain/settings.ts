@@ -1,6 +1,6 @@
-// Team settings (decisions §8): case kanban phases, deal pipeline phases (name and
+// Team settings (docs/decisions.md §8): case kanban phases, deal pipeline phases (name and
 // suggested probability), the time zone, the court calendar and the CNJ-number
-// check (issue 29). A phase that records of the service owning it still use cannot
+// check. A phase that records of the service owning it still use cannot
 // be removed; renaming a phase removes the old name. A change of the court calendar
 // or of the time zone reaches the services through CalendarSync.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';

@@ -28,7 +28,7 @@ export interface ConsumeOptions<M extends Message = DomainEvent> {
   /** Routing patterns bound to the exchange, e.g. `client.*` or `#`. */
   bindings: string[];
   /**
-   * Patterns an earlier version bound and this one does not: unbound at setup, as
+   * Patterns this consumer no longer binds: unbound at setup, as
    * a durable queue keeps its bindings across deploys.
    */
   retiredBindings?: string[];

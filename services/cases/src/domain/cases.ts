@@ -1,4 +1,4 @@
-// Case use cases (decisions §5 "Cases"): phases from the team's kanban, links to
+// Case use cases (docs/decisions.md §5 "Cases"): phases from the team's kanban, links to
 // clients and users checked at write time, SLA signals armed by every write, and
 // a timeline kept in the case. Every write stores the record, its timeline entries
 // and its events in one document write (data/cases-repository.ts).
@@ -314,7 +314,7 @@ export class Cases {
   }
 
   /**
-   * An activity event's news for its case (decisions §5: activities_count counts the
+   * An activity event's news for its case (docs/decisions.md §5: activities_count counts the
    * case's activities in any status; the timeline shows activity_added and
    * activity_completed). The consumer's dedupe runs each event once.
    */

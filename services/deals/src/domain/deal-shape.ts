@@ -69,7 +69,7 @@ export const part = {
   cycleMs: JSON.stringify(['cycle_ms']),
 };
 
-/** A deal's addends to the summary (decisions §5 "Deals summary"); zero addends are left out. */
+/** A deal's addends to the summary (docs/decisions.md §5 "Deals summary"); zero addends are left out. */
 export function summaryParts(r: Derivable): SummaryPart[] {
   const parts: SummaryPart[] = [{ k: part.count(r.status, r.phase), v: 1 }];
   const add = (k: string, v: number) => v !== 0 && parts.push({ k, v });
