@@ -104,7 +104,7 @@ export class Cases {
     if (!who.settings.case_phases.includes(phase)) throw invalidPhase();
   }
 
-  /** Any number is accepted (spec), unless the team refuses CNJ numbers that do not check. */
+  /** Any number is accepted (its format is the team's own), unless the team refuses CNJ numbers that do not check. */
   private checkNumber(who: Who, number: string | null | undefined) {
     if (!number || who.settings.cnj_check !== 'reject') return;
     const info = numberInfo(number);

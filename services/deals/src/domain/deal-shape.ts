@@ -176,7 +176,7 @@ export function detailShape(r: DealRecord, links: Links): DealEventData {
   });
 }
 
-/** The create response: linked records as flat ids (spec, general conventions 6). */
+/** The create response: linked records as flat ids (docs/decisions.md §10). */
 export function createdShape(r: DealRecord): DealCreated {
   return exact<DealCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) });
 }
