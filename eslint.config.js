@@ -51,6 +51,9 @@ export default tseslint.config(
   { files: inFolder('domain'), rules: noImportOf(['routes', 'consumers', 'jobs'], 'domain/ imports no layer above it (request types are in contract/)') },
   {
     files: inFolder('upstream'),
-    rules: noImportOf(['routes', 'domain', 'consumers', 'jobs'], 'upstream/ serves the domain and imports none of it (the shapes it answers are its own, or in contract/)'),
+    rules: noImportOf(
+      ['routes', 'domain', 'consumers', 'jobs'],
+      'upstream/ serves the domain and imports none of it (the shapes it answers are its own, or in contract/)',
+    ),
   },
 );

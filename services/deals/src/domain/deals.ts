@@ -248,7 +248,10 @@ export class Deals {
     return this.closes.settleCaseArchives();
   }
 
-  /** docs/decisions.md §5 "Deals summary", from one aggregation of the addends of the team's non-archived deals in one currency. */
+  /**
+   * docs/decisions.md §5 "Deals summary", from one aggregation of the addends of the
+   * team's non-archived deals in one currency.
+   */
   async summary(who: Identity, q: SummaryQuery): Promise<DealsSummary> {
     const currency = (q.currency ?? 'BRL').toUpperCase();
     const figures = new Map((await this.deps.deals.summary(who.teamId, currency)).map((r) => [r._id, r.v]));
