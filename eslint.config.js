@@ -1,7 +1,8 @@
 // `npm run lint` (and the start of `npm test`): typescript-eslint's type-checked
 // recommended rules, no import cycle, and the layers of every service and of the
 // gateway (docs/architecture.md): contract/ imports none of its service's folders,
-// data/ imports no domain/, domain/ imports no routes/, consumers/ or jobs/.
+// data/ imports no domain/, domain/ imports no routes/, consumers/ or jobs/, and
+// upstream/ imports no domain/ (nor routes/, consumers/, jobs/).
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
@@ -48,4 +49,11 @@ export default tseslint.config(
   },
   { files: inFolder('data'), rules: noImportOf(['routes', 'domain', 'consumers', 'jobs'], 'data/ imports no layer above it (errors and value lists are in contract/)') },
   { files: inFolder('domain'), rules: noImportOf(['routes', 'consumers', 'jobs'], 'domain/ imports no layer above it (request types are in contract/)') },
+  {
+    files: inFolder('upstream'),
+    rules: noImportOf(
+      ['routes', 'domain', 'consumers', 'jobs'],
+      'upstream/ serves the domain and imports none of it (the shapes it answers are its own, or in contract/)',
+    ),
+  },
 );

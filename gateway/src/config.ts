@@ -1,4 +1,4 @@
-// The gateway's settings (operations.md, environment table), validated at start.
+// The gateway's settings (README, "Configuration"), validated at start.
 import { ConfigError, duration, int, readConfig, redisSettings, platformSettings, str } from '@lpm/shared/config';
 import { SERVICE_NAMES, serviceUrlSettings, type ServiceName } from '@lpm/shared/service/names';
 import { trustedProxies } from './auth/client-address.ts';

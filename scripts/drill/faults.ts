@@ -46,7 +46,10 @@ export function launchedProcesses(launcherPid: number): Map<string, number> {
   return found;
 }
 
-/** The process killed inside the store cut (issue 39: it once crashed at every start into the outage, and the launcher stopped everything). */
+/**
+ * The process killed inside the store cut: started again into the outage, it must wait
+ * for the store, not exit and stop the launcher.
+ */
 const STORE_CUT_VICTIM = 'activities';
 
 export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherPid: number; durations: FaultDurations; processes: string[] }): Fault[] {

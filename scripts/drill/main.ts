@@ -121,7 +121,7 @@ async function main(): Promise<number> {
       WEBHOOK_RETRY_DELAYS: '2s,5s,10s,30s,60s',
       // The receiver runs in this process beside the proxies and the actors: on a loaded
       // machine it can take past the default 5 s to answer a burst, and six such timeouts
-      // in a row deactivate a team's webhook (the spec's rule), which the drill would count
+      // in a row deactivate a team's webhook (docs/decisions.md §5 "Webhooks"), which the drill would count
       // as lost events. Its slowness is not a fault under test.
       WEBHOOK_TIMEOUT_MS: '30000',
     };

@@ -1,4 +1,4 @@
-// verifyWebhook: this API's delivery signature (interface-spec "Events"). The
+// verifyWebhook: this API's delivery signature (README, "Webhooks, for integrators"). The
 // signed text is `${X-Service-Timestamp}.${raw body}`, the key the webhook secret,
 // the signature the lowercase hex HMAC-SHA256 in X-Service-Signature; the
 // timestamp must be within the tolerance of now (replay protection).

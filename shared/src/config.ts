@@ -171,7 +171,7 @@ export const oneOf =
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** The settings every server process of the platform reads (operations.md). */
+/** The settings every server process of the platform reads (README, "Configuration"). */
 export const platformSettings = (defaultPort: number) =>
   ({
     port: ['PORT', int(defaultPort, 0, 65535)],
@@ -182,13 +182,13 @@ export const platformSettings = (defaultPort: number) =>
     logLevel: ['LOG_LEVEL', oneOf(LOG_LEVELS, 'info')],
   }) as const;
 
-/** The settings of a process that uses Redis (createRedis; operations.md): its keys begin with the prefix. */
+/** The settings of a process that uses Redis (createRedis; README, "Configuration"): its keys begin with the prefix. */
 export const redisSettings = {
   redisUrl: ['REDIS_URL', url('redis://127.0.0.1:6379', ['redis:', 'rediss:'])],
   redisKeyPrefix: ['REDIS_KEY_PREFIX', str('lpm:')],
 } as const;
 
-/** The settings of a process that sends e-mail (createMailer; operations.md). */
+/** The settings of a process that sends e-mail (createMailer; README, "Configuration"). */
 export const mailSettings = {
   smtpUrl: ['SMTP_URL', optionalUrl(['smtp:', 'smtps:'])],
   mailFrom: ['MAIL_FROM', str('no-reply@localhost')],

@@ -1,4 +1,4 @@
-// A team's court calendar and CNJ-number policy (team settings, issue 29): the
+// A team's court calendar and CNJ-number policy (team settings): the
 // shapes the gateway stores and validates and the services read from the settings
 // header. The calendar itself is computed by the activities service.
 import { arrayOf, date, enumOf, nullable, object, typed } from './http/schemas.ts';

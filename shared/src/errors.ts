@@ -1,5 +1,5 @@
 // The one error type of the platform. Each constructor fixes a status and its
-// code (decisions §1); toAppError() and createHttpApp's error handler are the one
+// code (docs/decisions.md §1); toAppError() and createHttpApp's error handler are the one
 // place anything thrown becomes a response.
 import { isStoreError } from './store/store-errors.ts';
 
@@ -43,7 +43,7 @@ export const unknownField = (field: string) => badRequest(`Unknown field: ${fiel
 export const unauthorized = (message: string) => new AppError(401, 'UNAUTHORIZED', message);
 export const forbidden = (message = 'Insufficient permissions') => new AppError(403, 'FORBIDDEN', message);
 export const notFound = (message: string) => new AppError(404, 'NOT_FOUND', message);
-/** The records every service links to, by the spec's messages. */
+/** The records every service links to, by their fixed messages. */
 export const userNotFound = () => notFound('User not found');
 export const clientNotFound = () => notFound('Client not found');
 export const caseNotFound = () => notFound('Case not found');

@@ -1,9 +1,9 @@
 // The one envelope for every domain event. Services publish it on the broker; the
-// webhooks service builds the spec's delivery payload from it.
+// webhooks service builds the API's delivery payload from it.
 import { newId } from './ids.ts';
 import { currentTraceHeaders } from './telemetry.ts';
 
-/** Every event name of the spec (interface-spec "Events"). */
+/** Every event name of the API (the `webhooks` section of openapi/openapi.json). */
 export const EVENT_TYPES = [
   'case.created',
   'case.updated',

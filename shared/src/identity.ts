@@ -18,7 +18,7 @@ export const IDENTITY_HEADER_NAMES: readonly string[] = Object.values(HEADER);
 export type Scope = 'read' | 'write' | 'admin';
 export const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
 
-/** A team's settings (decisions §8), owned by the gateway and sent with every request. */
+/** A team's settings (docs/decisions.md §8), owned by the gateway and sent with every request. */
 export interface TeamSettings {
   timezone: string;
   case_phases: string[];

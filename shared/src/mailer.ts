@@ -1,5 +1,5 @@
 // Plain-text e-mail for alerts and reminders. With SMTP_URL set, mail goes to that
-// relay; without it (development, tests) it is logged and not sent (operations.md).
+// relay; without it (development, tests) it is logged and not sent (README, "Configuration").
 import type { Transporter } from 'nodemailer';
 import type { Logger } from './logger.ts';
 

@@ -1,4 +1,4 @@
-// The operator commands of operations.md: each returns the one JSON object its
+// The operator commands (README, "Operator CLI"): each returns the one JSON object its
 // --json form prints, and the lines of its human-readable form.
 import type { Accounts, ApiKey, Team, User } from '../domain/accounts.ts';
 import { listDlq, replayDlq } from './dlq.ts';

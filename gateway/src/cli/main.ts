@@ -1,4 +1,4 @@
-// The operator CLI (operations.md): `npm run -s admin -- <command> [--json]`.
+// The operator CLI (README, "Operator CLI"): `npm run -s admin -- <command> [--json]`.
 import { parseArgs } from 'node:util';
 import { amqpUrl, mongoUrl, optional, readConfig, str } from '@lpm/shared/config';
 import { AppError } from '@lpm/shared/errors';

@@ -7,7 +7,7 @@ export interface PlanLimits {
   perDay: number | null;
 }
 
-// interface-spec "Limits".
+// Requests per team and window, by plan (docs/decisions.md §7).
 export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
   starter: { perMinute: 60, perDay: 1_000 },
   professional: { perMinute: 300, perDay: 10_000 },

@@ -1,4 +1,4 @@
-// The request and response schemas of GET and PUT /v1/settings (decisions §8).
+// The request and response schemas of GET and PUT /v1/settings (docs/decisions.md §8).
 import { arrayOf, enumOf, integer, named, object, okResponse, out, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
 import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
 

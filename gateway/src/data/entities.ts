@@ -1,4 +1,4 @@
-// The gateway's own records: teams, their users and API keys (decisions §6).
+// The gateway's own records: teams, their users and API keys (docs/decisions.md §6).
 import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
 import type { Scope, TeamSettings } from '@lpm/shared/identity';
 import { PLANS } from '../contract/plans.ts';
@@ -12,7 +12,7 @@ export const TeamEntity = defineEntity({
     name: p.string(),
     plan: p.enum(PLANS),
     timezone: p.string(),
-    // Team settings (decisions §8); absent until first changed, read as the defaults.
+    // Team settings (docs/decisions.md §8); absent until first changed, read as the defaults.
     case_phases: p.json<TeamSettings['case_phases']>().strictNullable(),
     deal_phases: p.json<TeamSettings['deal_phases']>().strictNullable(),
     court_calendar: p.json<TeamSettings['court_calendar']>().strictNullable(),

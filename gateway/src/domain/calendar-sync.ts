@@ -11,22 +11,13 @@
 // loses nothing, and a run is never started twice. A team whose services fail backs
 // off (its next ask doubles away, up to backoffCapMs); teams due sooner go first, so
 // one that keeps failing never holds back the others.
-import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import type { CalendarSyncsRepository } from '../data/calendar-syncs-repository.ts';
 import type { SyncPart } from '../data/entities.ts';
+import type { DeadlineOwner } from '../upstream/activities-service.ts';
+import type { TimeZoneOwners } from '../upstream/time-zone-owners.ts';
 import { settingsOf, type Accounts } from './accounts.ts';
-
-/** The activities service, as the gateway tells it of a calendar (upstream/activities-service.ts): true once its run is done. */
-export interface DeadlineOwner {
-  courtCalendarChanged(who: Identity, calendar: CourtCalendarSettings, changedAt: Date): Promise<boolean>;
-}
-
-/** The services whose stored instants a team's time zone decides (upstream/time-zone-owners.ts): true once every run is done. */
-export interface TimeZoneOwners {
-  timeZoneChanged(who: Identity, changedAt: Date): Promise<boolean>;
-}
 
 export interface CalendarSyncOptions {
   syncs: CalendarSyncsRepository;

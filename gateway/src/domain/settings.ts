@@ -1,6 +1,6 @@
-// Team settings (decisions §8): case kanban phases, deal pipeline phases (name and
+// Team settings (docs/decisions.md §8): case kanban phases, deal pipeline phases (name and
 // suggested probability), the time zone, the court calendar and the CNJ-number
-// check (issue 29). A phase that records of the service owning it still use cannot
+// check. A phase that records of the service owning it still use cannot
 // be removed; renaming a phase removes the old name. A change of the court calendar
 // or of the time zone reaches the services through CalendarSync.
 import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
@@ -12,15 +12,7 @@ import type { SettingsWrite, TeamsRepository } from '../data/teams-repository.ts
 import type { SettingsChange, SettingsView } from '../contract/settings-schemas.ts';
 import type { Accounts, Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
-
-
-export type PhaseKind = 'case' | 'deal';
-
-/** The services owning each kind of phase (upstream/cases-and-deals-services.ts). */
-export interface PhaseOwners {
-  /** Which of these phases the team's records use, as the service owning that kind of phase says. */
-  phasesInUse(who: Identity, kind: PhaseKind, phases: string[]): Promise<string[]>;
-}
+import type { PhaseKind, PhaseOwners } from '../upstream/cases-and-deals-services.ts';
 
 export interface SettingsOptions {
   teams: TeamsRepository;

@@ -1,4 +1,4 @@
-// Failed authentications per client address (issue 9): past AUTH_FAILURE_LIMIT
+// Failed authentications per client address: past AUTH_FAILURE_LIMIT
 // failures (401 Missing or Invalid API key) in an AUTH_FAILURE_WINDOW, the address
 // is refused with 429 for the rest of that window, before any key lookup. Counted
 // in Redis under <REDIS_KEY_PREFIX>rl:auth:<address>, in process while Redis is away.

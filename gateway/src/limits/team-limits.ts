@@ -1,4 +1,4 @@
-// Per-team request limits (decisions §7): a minute and a day window per plan,
+// Per-team request limits (docs/decisions.md §7): a minute and a day window per plan,
 // counted in Redis so every gateway replica shares them (counters.ts).
 import { PLAN_LIMITS, PLANS, type Plan } from '../contract/plans.ts';
 import { seconds, type Counters, type Window } from './counters.ts';

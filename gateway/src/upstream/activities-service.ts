@@ -4,8 +4,13 @@
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { ServiceName } from '@lpm/shared/service/names';
 import type { Caller, ServiceClient } from '@lpm/shared/upstream/service-client';
-import type { DeadlineOwner } from '../domain/calendar-sync.ts';
+import type { Identity } from '@lpm/shared/identity';
 import { syncDone } from './team-sync-answer.ts';
+
+/** The activities service, as the gateway tells it of a calendar: true once its run is done. */
+export interface DeadlineOwner {
+  courtCalendarChanged(who: Identity, calendar: CourtCalendarSettings, changedAt: Date): Promise<boolean>;
+}
 
 export class ActivitiesService implements DeadlineOwner {
   private readonly client: ServiceClient;

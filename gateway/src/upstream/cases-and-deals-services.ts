@@ -4,7 +4,15 @@
 // no records, so it is not asked.
 import type { ServiceName } from '@lpm/shared/service/names';
 import { isObject, type Caller, type ServiceClient } from '@lpm/shared/upstream/service-client';
-import type { PhaseKind, PhaseOwners } from '../domain/settings.ts';
+import type { Identity } from '@lpm/shared/identity';
+
+export type PhaseKind = 'case' | 'deal';
+
+/** The services owning each kind of phase, as the settings use case asks them. */
+export interface PhaseOwners {
+  /** Which of these phases the team's records use, as the service owning that kind of phase says. */
+  phasesInUse(who: Identity, kind: PhaseKind, phases: string[]): Promise<string[]>;
+}
 
 const OWNER = { case: 'cases', deal: 'deals' } as const satisfies Record<PhaseKind, ServiceName>;
 

@@ -5,10 +5,15 @@
 // every request. A service this deployment does not run has no records to re-arm.
 import type { ServiceName } from '@lpm/shared/service/names';
 import type { Caller, ServiceClient } from '@lpm/shared/upstream/service-client';
-import type { TimeZoneOwners } from '../domain/calendar-sync.ts';
+import type { Identity } from '@lpm/shared/identity';
 import { syncDone } from './team-sync-answer.ts';
 
 export const TIME_ZONE_OWNERS = ['cases', 'activities', 'financial'] as const satisfies readonly ServiceName[];
+
+/** The services whose stored instants a team's time zone decides: true once every run is done. */
+export interface TimeZoneOwners {
+  timeZoneChanged(who: Identity, changedAt: Date): Promise<boolean>;
+}
 
 export class TimeZoneServices implements TimeZoneOwners {
   private readonly clients: ServiceClient[];

@@ -1,4 +1,4 @@
-// The webhooks service's own settings (operations.md), validated at start beside
+// The webhooks service's own settings (README, "Configuration"), validated at start beside
 // the platform's (readServiceConfig).
 import { bool, durationList, int, mailSettings, readConfig, redisSettings, retention } from '@lpm/shared/config';
 

@@ -82,7 +82,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   const parseJson = app.getDefaultJsonParser('error', 'error') as CallbackBodyParser;
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
-    // The spec asks clients to send Content-Type: application/json on every request, GET and DELETE included.
+    // Clients send Content-Type: application/json on every request, GET and DELETE included (docs/decisions.md §10).
     const text = String(body);
     req.rawBody = text;
     if (text.trim() === '') return done(null, {});

@@ -1,4 +1,4 @@
-// Idempotency-Key on POST (decisions §9, extension): a POST repeated with the same
+// Idempotency-Key on POST (docs/decisions.md §9, extension): a POST repeated with the same
 // key by the same team within 24 h gets the first response again, byte for byte,
 // with `Idempotent-Replayed: true`; the same key with another request is 422.
 // A service whose answers carry secrets (a webhook's signing secret) gives a

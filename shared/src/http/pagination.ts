@@ -1,4 +1,4 @@
-// List parameters shared by every list endpoint (decisions §2, docs/limits.md).
+// List parameters shared by every list endpoint (docs/decisions.md §2, docs/limits.md).
 import { paginationBlock, type Pagination } from './envelope.ts';
 import type { ObjectOf, Schema } from './schemas.ts';
 

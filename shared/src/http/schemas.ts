@@ -1,4 +1,4 @@
-// JSON-schema building blocks with the limits of decisions §9. Each input schema
+// JSON-schema building blocks with the limits of docs/decisions.md §9. Each input schema
 // carries, as a phantom type, the TypeScript type of the values it accepts, and
 // the `SchemaTypes` provider hands that type to route handlers: request bodies,
 // query strings and params are typed from the very schemas that validate them,
@@ -93,7 +93,7 @@ export const object = <P extends Properties, R extends keyof P & string = never>
 /**
  * A schema the OpenAPI document names: it is written once, in components.schemas
  * under its `title`, and referenced wherever a route uses it (gateway/src/openapi).
- * A read shape is complete (decisions §10), so the document requires each of its
+ * A read shape is complete (docs/decisions.md §10), so the document requires each of its
  * fields; `partial` marks one that holds only some (a PUT answer: the fields sent;
  * its type has every field optional), `required` names the fields that are always
  * there when the others depend on the record. Neither binds the serializer, which

@@ -1,6 +1,6 @@
 // Schema-first validation: one Ajv for bodies (no coercion: a number sent as a
 // string is 400) and one for query strings and params (coerced from strings).
-// A property's `x-message` gives the spec's text for any failure of that field.
+// A property's `x-message` gives the fixed text for any failure of that field.
 import { Ajv, type ErrorObject, type AnySchema } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { AppError, badRequest, invalidField, requiredField, unknownField } from '../errors.ts';

@@ -31,7 +31,10 @@ import { SWEEP } from '../store/time-budgets.ts';
 export { signalSlots };
 
 export interface SignalDefinition<R extends { _id: string } = SignalRecord> {
-  /** The event's type: one of the spec's, or an internal one (e.g. activity.reminder_due) only a consumer of the platform binds to. */
+  /**
+   * The event's type: one of the API's (EVENT_TYPES), or an internal one (e.g.
+   * activity.reminder_due) only a consumer of the platform binds to.
+   */
   type: EventType | (string & {});
   /** Collection holding the records (an outbox collection). */
   collection: string;

@@ -21,13 +21,14 @@ import {
   type DeliveryMeta,
 } from './delivery.ts';
 import type { Message, ParseMessage } from './message.ts';
+import type { QueueDepth, QueueOfConsumer } from './queue-types.ts';
 
 export interface ConsumeOptions<M extends Message = DomainEvent> {
   queue: string;
   /** Routing patterns bound to the exchange, e.g. `client.*` or `#`. */
   bindings: string[];
   /**
-   * Patterns an earlier version bound and this one does not: unbound at setup, as
+   * Patterns this consumer no longer binds: unbound at setup, as
    * a durable queue keeps its bindings across deploys.
    */
   retiredBindings?: string[];
@@ -94,19 +95,7 @@ interface Running {
   queues(): QueueOfConsumer[];
 }
 
-export interface QueueOfConsumer {
-  /** The consumer's queue. */
-  queue: string;
-  kind: 'main' | 'retry' | 'delay' | 'dlq';
-  /** The queue's own name (`<queue>.dlq`, ...). */
-  name: string;
-}
-
-/** A queue's messages and consumers as the broker counts them. */
-export interface QueueDepth extends QueueOfConsumer {
-  messages: number;
-  consumers: number;
-}
+export type { QueueDepth, QueueOfConsumer };
 
 /** The consumers of one Broker. */
 export class Consumers {

@@ -4,7 +4,7 @@
 // report the same queues: aggregate them with max, not sum.
 import { Counter, Gauge } from 'prom-client';
 import { metrics, scrapeRead } from '../metrics.ts';
-import type { QueueDepth } from './consumer.ts';
+import type { QueueDepth } from './queue-types.ts';
 
 export type MessageOutcome = 'acked' | 'retried' | 'dead_lettered';
 

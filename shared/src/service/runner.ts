@@ -63,7 +63,7 @@ export interface ServiceRuntime {
 export interface ServiceDefinition {
   name: ServiceName;
   entities: Options['entities'];
-  /** Indexes earlier versions declared and the entities no longer do: dropped at start. */
+  /** Indexes the store holds and the entities no longer declare: dropped at start. */
   retiredIndexes?: RetiredIndex[];
   /** Collections whose documents carry outbox events. */
   outboxCollections: string[];

@@ -4,7 +4,7 @@
 // beside the counts, and deleted once a fold has counted them.
 import type { Db } from 'mongodb';
 import { InsertBatcher } from './insert-batcher.ts';
-import type { Day } from './list-counts.ts';
+import type { Day } from './list-day.ts';
 
 export const LIST_COUNT_DELTAS = 'list_count_deltas';
 

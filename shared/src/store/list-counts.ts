@@ -32,6 +32,7 @@
 import type { Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { CountDeltas, type CountDelta } from './list-count-deltas.ts';
+import type { Day } from './list-day.ts';
 import { withDocumentLock } from './lock.ts';
 import { ownedBy } from './markers.ts';
 
@@ -50,8 +51,7 @@ const EMPTY_DAY_KEPT_MS = 600_000;
 /** Days per counts document: a team's counts are read as one document per this many days. */
 const DAYS_PER_DOCUMENT = 32;
 
-/** A UTC day number, or null for the records with no value of the sort field. */
-export type Day = number | null;
+export type { Day } from './list-day.ts';
 
 /** The records of one day with the same counted values. */
 interface Combination {

@@ -33,7 +33,7 @@ export interface StartingStore extends Store {
   ready: Promise<boolean>;
 }
 
-/** An index an earlier version declared and a later one replaced: dropped at start, as the new one is made. */
+/** An index the entities no longer declare, replaced by another: dropped at start, as the new one is made. */
 export interface RetiredIndex {
   collection: string;
   /** Its name as the store made it (for an unnamed one, `<field>_1_<field>_1`). */
@@ -44,7 +44,7 @@ export interface StoreOptions {
   url: string;
   dbName: string;
   entities: Options['entities'];
-  /** Indexes earlier versions declared and the entities no longer do: dropped at start. */
+  /** Indexes the store holds and the entities no longer declare: dropped at start. */
   retiredIndexes?: RetiredIndex[];
   /** More set-up after the entities' indexes (the outbox's). */
   prepare?: (db: Db) => Promise<void>;

@@ -1,5 +1,5 @@
 // The clients, cases and users a record links to: checked at the moment of a write
-// (404 with the spec's message when one is not the team's), and looked up, for many
+// (404 with the resource's message when one is not the team's), and looked up, for many
 // records at once, for the read shapes that nest them. A check resolves with what
 // it found, so the shape of the record it let through reads none of it back.
 import { userNotFound } from '../errors.ts';

@@ -1,4 +1,4 @@
-// The activities domain's conditions, with the spec's messages (decisions §5 "Activities").
+// The activities domain's conditions, each with its fixed message (docs/decisions.md §1, §5 "Activities").
 import { businessRule, notFound } from '@lpm/shared/errors';
 import { LAST_DAY } from '@lpm/shared/time';
 

@@ -99,7 +99,7 @@ export const ActivityEntity = defineEntity({
     next_occurrence: p.json<Record<string, unknown>>().strictNullable(),
     /** 1 while next_occurrence waits to be stored, else 0: the series repair's equality marker. */
     next_pending: p.integer(),
-    // A deadline computed from a rule (issue 29): the rule, what it computed on the team's
+    // A deadline computed from a rule: the rule, what it computed on the team's
     // court calendar (due_date is its due date), and when that calendar last changed.
     deadline_rule: p.json<DeadlineRule>().strictNullable(),
     deadline: p.json<StoredDeadline>().strictNullable(),

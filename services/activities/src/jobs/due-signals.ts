@@ -1,4 +1,4 @@
-// activity.due_soon, activity.overdue (decisions §5, time-driven events) and the
+// activity.due_soon, activity.overdue (docs/decisions.md §5, time-driven events) and the
 // e-mail reminder. The due instants are set by every activity write
 // (domain/activities.ts); the shared time signals emit each one once, even with
 // several replicas. The reminder goes out as the internal event
@@ -8,7 +8,7 @@ import type { SignalDefinition } from '@lpm/shared/jobs/time-signals';
 import type { ActivityRecord } from '../data/activity-entity.ts';
 import type { Activities } from '../domain/activities.ts';
 
-/** Not one of the spec's events: only the reminders consumer binds to it (webhooks bind EVENT_TYPES). */
+/** Not one of the API's events: only the reminders consumer binds to it (webhooks bind EVENT_TYPES). */
 export const REMINDER_EVENT = 'activity.reminder_due';
 
 const open = (r: ActivityRecord) => r.status === 'pending' || r.status === 'in_progress';
@@ -30,7 +30,6 @@ export function dueSignals(activities: Activities): SignalDefinition<ActivityRec
       event: async (r) => (open(r) ? newEvent('activity.overdue', r.team_id, await activities.detailOf(r), null, null) : null),
     },
     {
-      // SignalDefinition.type is typed to the spec's names; it is only used in log lines (NEEDS-FROM-SHARED.md).
       type: REMINDER_EVENT,
       collection: 'activities',
       dueField: 'reminder_at',

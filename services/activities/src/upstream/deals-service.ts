@@ -1,5 +1,5 @@
 // What the activities service asks the deals service: whether a deal exists in the
-// team now (decisions §4: links are checked at write time). Cases and clients are
+// team now (docs/decisions.md §4: links are checked at write time). Cases and clients are
 // asked through the shared adapters (upstream/cases-service, upstream/clients-service).
 import { isObject, type Caller, type ServiceClient } from '@lpm/shared/upstream/service-client';
 

@@ -1,5 +1,5 @@
 // Activity events into the cases they name: activities_count and the timeline's
-// activity_added / activity_completed (decisions §5). A count is not idempotent by
+// activity_added / activity_completed (docs/decisions.md §5). A count is not idempotent by
 // nature, so each event is claimed once in a dedupe store.
 import type { Db } from 'mongodb';
 import { mongoDedupe, type Broker, type ConsumerHandle } from '@lpm/shared/messaging/broker';

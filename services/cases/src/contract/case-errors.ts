@@ -1,4 +1,4 @@
-// The cases domain's conditions, with the spec's messages.
+// The cases domain's conditions, each with its fixed message (docs/decisions.md §1, §5).
 import { badRequest, businessRule, duplicate, invalidField } from '@lpm/shared/errors';
 
 export const duplicateNumber = () => duplicate('Duplicate case number', 'duplicate_case_number', { field: 'number' });

@@ -105,7 +105,7 @@ export function detailShape(r: CaseRecord, links: Links): CaseDetail {
   });
 }
 
-/** The create response: linked records as flat ids (spec, general conventions 6). */
+/** The create response: linked records as flat ids (docs/decisions.md §10). */
 export function createdShape(r: CaseRecord): CaseCreated {
   return exact<CaseCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...counted(r), ...described(r) });
 }

@@ -1,4 +1,4 @@
-// Case use cases (decisions §5 "Cases"): phases from the team's kanban, links to
+// Case use cases (docs/decisions.md §5 "Cases"): phases from the team's kanban, links to
 // clients and users checked at write time, SLA signals armed by every write, and
 // a timeline kept in the case. Every write stores the record, its timeline entries
 // and its events in one document write (data/cases-repository.ts).
@@ -119,7 +119,7 @@ export class Cases {
     if (!who.settings.case_phases.includes(phase)) throw invalidPhase();
   }
 
-  /** Any number is accepted (spec), unless the team refuses CNJ numbers that do not check. */
+  /** Any number is accepted (its format is the team's own), unless the team refuses CNJ numbers that do not check. */
   private checkNumber(who: Who, number: string | null | undefined) {
     if (!number || who.settings.cnj_check !== 'reject') return;
     const info = numberInfo(number);
@@ -329,7 +329,7 @@ export class Cases {
   }
 
   /**
-   * An activity event's news for its case (decisions §5: activities_count counts the
+   * An activity event's news for its case (docs/decisions.md §5: activities_count counts the
    * case's activities in any status; the timeline shows activity_added and
    * activity_completed). The consumer's dedupe runs each event once.
    */

@@ -1,4 +1,4 @@
-// case.sla_warning and case.sla_overdue (decisions §5, time-driven events). The
+// case.sla_warning and case.sla_overdue (docs/decisions.md §5, time-driven events). The
 // due instants are set by every case write (cases.ts); the shared time signals
 // emit each one once, with the case in its detail read shape.
 import { newEvent } from '@lpm/shared/events';

@@ -1,4 +1,4 @@
-// The clients domain's conditions, with the spec's messages.
+// The clients domain's conditions, each with its fixed message (docs/decisions.md §1, §5).
 import { businessRule, duplicate } from '@lpm/shared/errors';
 
 

@@ -1,4 +1,4 @@
-// Client use cases (decisions §5 "Clients"): PF and PJ field sets, the document
+// Client use cases (docs/decisions.md §5 "Clients"): PF and PJ field sets, the document
 // unique per team, and no deactivation while the client has active cases (asked
 // of the cases service at that moment). Every write stores the record with its
 // event (data/clients-repository.ts). cases_count is kept on the record, counted

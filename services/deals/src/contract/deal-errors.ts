@@ -1,4 +1,4 @@
-// The deals domain's conditions, with the spec's messages (interface-spec "Errors", decisions §5).
+// The deals domain's conditions, each with its fixed message (docs/decisions.md §1, §5).
 import { businessRule, invalidField, notFound } from '@lpm/shared/errors';
 
 export const dealNotFound = () => notFound('Deal not found');

@@ -26,7 +26,7 @@ export const DealEntity = defineEntity({
     _id: p.string().primary(),
     team_id: p.string(),
     title: p.string(),
-    // Money exact to the cent (decisions §3): integer cents, never floats.
+    // Money exact to the cent: integer cents, as summed floats drift by fractions of a cent.
     value_cents: p.integer().strictNullable(),
     currency: p.string(),
     phase: p.string(),

@@ -1,4 +1,4 @@
-// How a deal is closed (decisions §5 "Deals"): won, with the case the cases service
+// How a deal is closed (docs/decisions.md §5 "Deals"): won, with the case the cases service
 // makes for it when create_case asks; lost; archived. Each reads the deal once and
 // writes it once under its lock (RecordStore.updateRead); of concurrent closes one
 // wins and the others get 422. A deal closed unwon, or won without create_case, owes

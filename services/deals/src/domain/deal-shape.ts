@@ -69,7 +69,7 @@ export const part = {
   cycleMs: JSON.stringify(['cycle_ms']),
 };
 
-/** A deal's addends to the summary (decisions §5 "Deals summary"); zero addends are left out. */
+/** A deal's addends to the summary (docs/decisions.md §5 "Deals summary"); zero addends are left out. */
 export function summaryParts(r: Derivable): SummaryPart[] {
   const parts: SummaryPart[] = [{ k: part.count(r.status, r.phase), v: 1 }];
   const add = (k: string, v: number) => v !== 0 && parts.push({ k, v });
@@ -176,7 +176,7 @@ export function detailShape(r: DealRecord, links: Links): DealEventData {
   });
 }
 
-/** The create response: linked records as flat ids (spec, general conventions 6). */
+/** The create response: linked records as flat ids (docs/decisions.md §10). */
 export function createdShape(r: DealRecord): DealCreated {
   return exact<DealCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) });
 }

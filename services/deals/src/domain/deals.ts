@@ -1,4 +1,4 @@
-// Deal use cases (decisions §5 "Deals"): phases and probabilities from the team's
+// Deal use cases (docs/decisions.md §5 "Deals"): phases and probabilities from the team's
 // pipeline, links to clients and users checked at write time, phase moves, the
 // closes (won, lost, archive: deal-closes.ts), the summary, and ai_insights from the
 // team's own history. Every write stores the record and its events in one document
@@ -248,7 +248,10 @@ export class Deals {
     return this.closes.settleCaseArchives();
   }
 
-  /** decisions §5 "Deals summary", from one aggregation of the addends of the team's non-archived deals in one currency. */
+  /**
+   * docs/decisions.md §5 "Deals summary", from one aggregation of the addends of the
+   * team's non-archived deals in one currency.
+   */
   async summary(who: Identity, q: SummaryQuery): Promise<DealsSummary> {
     const currency = (q.currency ?? 'BRL').toUpperCase();
     const figures = new Map((await this.deps.deals.summary(who.teamId, currency)).map((r) => [r._id, r.v]));

@@ -2,6 +2,7 @@
 // history, each with the inputs that made it (README.md, "ai_insights").
 import { DAY_MS, dayIn } from '@lpm/shared/time';
 import { segmentKey, type DealRecord, type PhaseStint } from '../data/deal-entity.ts';
+import type { DealActivityCounts } from '../upstream/activities-service.ts';
 import { valueBand } from './deal-shape.ts';
 
 /** m: how many closed deals the phase probability counts as (the Beta-Binomial prior's weight). */
@@ -10,15 +11,6 @@ export const PRIOR_WEIGHT = 10;
 export const MIN_SAMPLE = 5;
 /** Won deals that passed through a phase before their median time there is used. */
 export const MIN_PHASE_SAMPLE = 3;
-
-/** A deal's activities, as the activities service counts them at the moment of reading. */
-export interface DealActivityCounts {
-  count: number;
-  /** Pending or in progress. */
-  open: number;
-  /** Open and past their due moment. */
-  overdue: number;
-}
 
 /** The team's closed deals, by segment (segmentKey), and the time its won deals spent in each phase. */
 export interface TeamHistory {

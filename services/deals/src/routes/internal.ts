@@ -14,7 +14,7 @@ export function internalRoutes(fastify: FastifyInstance, deals: Deals): void {
   // Activities check a deal_id at write time (404 Deal not found when it is not the team's).
   app.get('/internal/deals/:id', { schema: { hide: true, params: dealIdParams } }, async (req) => ok(await deals.facts(req.identity.teamId, req.params.id)));
 
-  // The gateway asks before a team removes pipeline phases (decisions §8: a phase in use stays).
+  // The gateway asks before a team removes pipeline phases (a phase the team's deals still use cannot be removed).
   app.post('/internal/phases-in-use', { schema: { hide: true, body: phasesInUseBody } }, async (req) =>
     ok({ in_use: await deals.phasesInUse(req.identity.teamId, req.body.phases) }),
   );

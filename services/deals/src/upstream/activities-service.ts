@@ -1,7 +1,15 @@
 // What the deals service asks the activities service, which owns activities: how
 // many activities a deal has, open and overdue, at the moment of reading its detail.
 import { isObject, type Caller, type ServiceClient } from '@lpm/shared/upstream/service-client';
-import type { DealActivityCounts } from '../domain/insights.ts';
+
+/** A deal's activities, as the activities service counts them at the moment of reading. */
+export interface DealActivityCounts {
+  count: number;
+  /** Pending or in progress. */
+  open: number;
+  /** Open and past their due moment. */
+  overdue: number;
+}
 
 /** The activities service as the deals domain needs it. */
 export interface DealActivities {

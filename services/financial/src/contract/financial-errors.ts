@@ -1,4 +1,4 @@
-// The financial domain's conditions, with the spec's messages (and decisions §5).
+// The financial domain's conditions, each with its fixed message (docs/decisions.md §1, §5).
 import { badRequest, businessRule, invalidField, notFound } from '@lpm/shared/errors';
 
 export const recordNotFound = () => notFound('Record not found');

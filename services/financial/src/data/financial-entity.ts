@@ -20,7 +20,7 @@ export const FinancialEntity = defineEntity({
     type: p.enum(FINANCIAL_TYPES),
     category: p.string(),
     description: p.string(),
-    // Money exact to the cent (decisions §3): integer cents, never a float.
+    // Money exact to the cent: integer cents, as summed floats drift by fractions of a cent.
     amount_cents: p.integer(),
     currency: p.string(),
     date: p.string(),

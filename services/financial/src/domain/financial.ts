@@ -1,4 +1,4 @@
-// Financial use cases (decisions §5 "Financial records"): amounts in integer cents,
+// Financial use cases (docs/decisions.md §5 "Financial records"): amounts in integer cents,
 // links to clients and cases checked at write time, status moved through PUT
 // (pending -> paid | cancelled; paid and cancelled are final), DELETE cancels,
 // financial.overdue armed by every write, and the period summary.

@@ -1,4 +1,4 @@
-// Calendar buckets of the summary (decisions §5): months YYYY-MM, days YYYY-MM-DD,
+// Calendar buckets of the summary (docs/decisions.md §5): months YYYY-MM, days YYYY-MM-DD,
 // ISO weeks YYYY-Www (weeks start on Monday; week 1 holds the year's first
 // Thursday, so 2026-12-31 is in 2026-W53 and 2027-01-01 too).
 import { DAY_MS } from '@lpm/shared/time';

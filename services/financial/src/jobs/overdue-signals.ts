@@ -1,4 +1,4 @@
-// financial.overdue (decisions §5, time-driven events): once per record when its
+// financial.overdue (docs/decisions.md §5, time-driven events): once per record when its
 // due date has passed unpaid. The due instant (overdue_at) is set by every write
 // (domain/financial.ts); the shared time signals emit it once, with the record in
 // its detail read shape, whatever the number of replicas.

@@ -1,4 +1,4 @@
-// The webhooks domain's conditions, with the spec's messages.
+// The webhooks domain's conditions, each with its fixed message (docs/decisions.md §1, §5).
 import { businessRule, conflict, notFound } from '@lpm/shared/errors';
 
 export const webhookNotFound = () => notFound('Webhook not found');

@@ -1,5 +1,5 @@
 // After 6 failed attempts in a row (since creation or re-activation) a webhook is
-// made inactive and its team's owner gets an alert e-mail (spec, Delivery rules).
+// made inactive and its team's owner gets an alert e-mail (docs/decisions.md §5 "Webhooks").
 // The e-mail is owed from the moment of deactivation (alert_pending), so one that
 // fails is sent again by the maintenance job.
 import type { Logger } from '@lpm/shared/logger';

@@ -1,4 +1,4 @@
-// The body a subscriber receives (spec, Events): the event envelope without what
+// The body a subscriber receives (README, "Webhooks, for integrators"): the event envelope without what
 // is internal to the platform (the acting user, the trace context), plus the
 // webhook it is delivered to.
 export interface PayloadEvent {

@@ -1,4 +1,4 @@
-// Delivery signatures: the spec's X-Service-* headers and, for receivers that use
+// Delivery signatures: the API's X-Service-* headers and, for receivers that use
 // a Standard Webhooks library, the webhook-* headers of that specification.
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 

@@ -1,4 +1,4 @@
-// Webhook subscriptions (decisions §5 "Webhooks"): https URLs that resolve to public
+// Webhook subscriptions (docs/decisions.md §5 "Webhooks"): https URLs that resolve to public
 // addresses and answer a signed ping, unique per team, at most 25 a team; the
 // secret is shown once and kept sealed.
 import { EVENT_TYPES } from '@lpm/shared/events';

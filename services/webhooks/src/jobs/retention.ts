@@ -1,4 +1,4 @@
-// Retention (issue 9): deliveries (whole payloads, personal data included) and
+// Retention: deliveries (whole payloads, personal data included) and
 // attempts older than WEBHOOK_HISTORY_RETENTION, by their day markers, and the
 // history of deleted webhooks that a crash left behind, by their tombstones
 // (Idempotency-Key records are purged by the service runner for every service). Run

@@ -1,4 +1,4 @@
-// SSRF protection for webhook URLs (decisions §5 Webhooks): https only, to an
+// SSRF protection for webhook URLs (docs/decisions.md §5 Webhooks): https only, to an
 // allowed port (443 and 1024-65535 unless WEBHOOK_ALLOWED_PORTS says otherwise), no
 // control characters, and the host must not resolve to a loopback, private,
 // link-local, CGNAT, multicast, unspecified, documentation or otherwise reserved
