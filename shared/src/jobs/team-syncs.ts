@@ -12,18 +12,20 @@
 // without that mark, `windowSize` at a time, rewriting them `pageSize` at a time
 // (their locks taken together: RecordStore.updateReads). So a run stopped anywhere
 // (a restart, a failure) resumes with the records left, and a newer change, a new
-// mark, starts over on every record. FerretDB filters such a read in SQL and stops
-// at its limit: a read by _id range and sort, which it does in Go over every
-// matching record, took seconds a window for 5,000 deadlines.
+// mark, starts over on every record. FerretDB filters such a read in SQL and decodes
+// only `windowSize` of what PostgreSQL returns; a read by _id range and sort, which
+// it does in Go over every matching record, took seconds a window for 5,000 deadlines.
 // The list days its writes moved records between are kept in the document and
 // counted again once, when the run ends: until then a list page by due date may
 // place a moved record by its old day's count.
 // One run per team at a time across processes: it holds the team's RunLease, renewed
 // before each page, and a request or a pass that finds it held leaves the team to its
-// holder. A run that fails backs off (`backoffMs`, doubling up to `backoffCapMs`)
-// while other teams go on: the resume pass, every `passMs`, starts each team whose
-// run is due, at most `runsAtOnce` at a time in a process, and a team backing off
-// is not due.
+// holder. A page that outlives the lease (a stalled store) may meet a second runner
+// on the same records; each record's write holds its document lock and goes through
+// only at the version read, so the later one finds it done and only marks it.
+// A run that fails backs off (`backoffMs`, doubling up to `backoffCapMs`) while
+// other teams go on: the resume pass, every `passMs`, starts each team whose run is
+// due, at most `runsAtOnce` at a time in a process, and a team backing off is not due.
 import type { Db } from 'mongodb';
 import type { Identity, TeamSettings } from '../identity.ts';
 import type { Logger } from '../logger.ts';
