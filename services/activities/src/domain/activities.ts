@@ -1,4 +1,4 @@
-// Activity use cases (decisions §5 "Activities"): status moves, completion and
+// Activity use cases (docs/decisions.md §5, "Activities"): status moves, completion and
 // recurrence, links checked at write time, and the time-driven signals (due_soon,
 // overdue, the e-mail reminder) armed by every write that changes what they
 // depend on. Every write stores the record and its events in one document write.
@@ -40,7 +40,7 @@ export interface ActivitiesDeps {
 
 export type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
 
-/** Status moves allowed through PUT (decisions §5); the same status is no move. */
+/** Status moves allowed through PUT (docs/decisions.md §5); the same status is no move. */
 const MOVES: Record<ActivityStatus, ActivityStatus[]> = {
   pending: ['in_progress', 'cancelled', 'completed'],
   in_progress: ['pending', 'cancelled', 'completed'],
@@ -104,7 +104,7 @@ export class Activities {
     return detailShape(record, await this.links(record.team_id, [record], known));
   }
 
-  /** Checks the links a write sets (404 with the spec's message when one is not the team's); resolves with what it found. */
+  /** Checks the links a write sets (404 with that resource's message when one is not the team's); resolves with what it found. */
   private async checkLinks(who: Who, body: LinkBody): Promise<Links> {
     const { case_id, client_id, deal_id, assigned_to } = body;
     const [found] = await Promise.all([
@@ -358,7 +358,7 @@ export class Activities {
     const links = await this.links(who.teamId, [before]);
     return this.deps.activities.remove(who.teamId, id, async (current) => {
       if (current.status === 'completed') throw deleteCompleted();
-      // Not one of the spec's events (webhooks never see it): it tells the case its activity is gone.
+      // Not one of the documented events (webhooks never see it): it tells the case its activity is gone.
       const event = newEvent('activity.deleted', who.teamId, detailShape(current, links), null, who.userId);
       return { result: exact<ActivityDeleted>()({ id, deleted: true }), events: [event] };
     });

@@ -93,7 +93,7 @@ export function detailShape(r: ActivityRecord, links: Links): ActivityDetail {
   });
 }
 
-/** The create response: links as flat ids (spec, general conventions 6). */
+/** The create response: links as flat ids (docs/decisions.md §10). */
 export function createdShape(r: ActivityRecord): ActivityCreated {
   return exact<ActivityCreated>()({
     ...head(r),

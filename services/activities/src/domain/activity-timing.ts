@@ -23,7 +23,7 @@ export function signalsOf(r: Pick<ActivityRecord, 'status' | 'due_date' | 'due_t
   const rem = r.reminder;
   if (deadline && rem?.enabled && rem.channels.includes('email') && r.assigned_to) {
     const at = new Date(deadline.getTime() - rem.before_minutes * 60_000);
-    // A reminder whose moment has passed when it is set is not sent (decisions §10).
+    // A reminder whose moment has passed when it is set is not sent (docs/decisions.md §10).
     if (at.getTime() > now.getTime()) reminderAt = at;
   }
   return { due_soon_at: warnAt, overdue_at: overdueAt, reminder_at: reminderAt };

@@ -1,4 +1,4 @@
-// How a deadline rule meets an activity write (issue 29): a deadline activity may
+// How a deadline rule meets an activity write: a deadline activity may
 // take `deadline_rule` instead of `due_date`, and then its due date is what the
 // rule computes on the team's court calendar, with the computation kept beside it;
 // a change of that calendar computes the team's open ones again, a page at a time

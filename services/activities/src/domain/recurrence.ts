@@ -1,4 +1,4 @@
-// Recurring activities (decisions §5): occurrence n of a series falls n intervals
+// Recurring activities (docs/decisions.md §5): occurrence n of a series falls n intervals
 // after the first one's due date. Counting from the first (not from the previous
 // occurrence) keeps a monthly series on the 31st on the last day of shorter months
 // and back on the 31st after.

@@ -1,4 +1,4 @@
-// E-mail reminders (decisions §5): at the due moment minus before_minutes, one
+// E-mail reminders (docs/decisions.md §5): at the due moment minus before_minutes, one
 // e-mail to the assignee. The time signal writes activity.reminder_due once; this
 // turns it into the mail (the consumer's dedupe makes a redelivery send nothing).
 import type { Mail, Mailer } from '@lpm/shared/mailer';
