@@ -6,10 +6,10 @@
 // openapi/openapi.json.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
+import { PROXIED_PREFIXES } from '@lpm/shared/service/registry';
 import type { Upstreams } from '../config.ts';
 import { buildDocument, type Paths, type Scope } from '../openapi/document.ts';
 import { ServedDocument } from '../openapi/served-document.ts';
-import { PROXY_ROUTES } from './proxy.ts';
 
 export interface OpenApiOptions {
   upstreams: Upstreams;
@@ -32,7 +32,7 @@ function operation(schema: { body?: Schema; response?: Record<string, Schema> })
 
 /** The scope a proxied operation needs (access.ts decides the same way). */
 function proxiedScope(method: string, path: string): Scope {
-  const route = PROXY_ROUTES.find((r) => path === r.prefix || path.startsWith(`${r.prefix}/`));
+  const route = PROXIED_PREFIXES.find((r) => path === r.prefix || path.startsWith(`${r.prefix}/`));
   if (route?.adminOnly) return 'admin';
   if (route?.readOnly || method === 'GET') return 'read';
   return 'write';
