@@ -25,8 +25,8 @@ async function startDocumentUpstream() {
 }
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
-/** A documented operation of the clients service (gateway/src/openapi/operations.ts). */
-const WITH_LIST = JSON.stringify({ openapi: '3.1.0', paths: { '/v1/clients': { get: { responses: { 200: json({ type: 'object' }) } } } } });
+/** A documented operation of the clients service (its contract/client-operations.ts). */
+const WITH_LIST = JSON.stringify({ openapi: '3.1.0', paths: { '/v1/clients': { get: { operationId: 'listClients', summary: 'List clients', description: 'The clients.', responses: { 200: json({ type: 'object' }) } } } } });
 /** An operation the gateway has no documentation for: the builder refuses the set. */
 const UNDOCUMENTED = JSON.stringify({ openapi: '3.1.0', paths: { '/v1/clients/{id}/nowhere': { get: { responses: {} } } } });
 

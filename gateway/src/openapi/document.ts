@@ -1,11 +1,12 @@
 // The one OpenAPI 3.1 document of the API, built from the paths that
 // @fastify/swagger writes from the route schemas (the services' and the gateway's
 // own): schemas with a `title` become named components, each operation gets its
-// id, summary, description, scopes, headers and every error it answers with the
-// exact messages of the spec's error table, and the webhooks section describes each
-// event and how to verify its signature.
+// id, summary, description and examples (published by the service that answers it,
+// from its contract/*-operations.ts), its scope, headers and every error it answers
+// with its exact message, and the webhooks section describes each event and how to
+// verify its signature.
+import type { ErrorMessages } from '@lpm/shared/http/operation-docs';
 import { errorResponses } from '@lpm/shared/http/schemas';
-import { OPERATIONS, type OperationDoc } from './operations.ts';
 import { PARAMETER_DOCS } from './parameters.ts';
 import { REF, ref, type Json } from './refs.ts';
 import { EVENTS_TAG, webhookSection } from './webhook-section.ts';
@@ -24,8 +25,17 @@ interface Parameter extends Json {
   example?: unknown;
 }
 
+/** An operation's documentation as its service publishes it (shared/src/http/operation-docs.ts). */
+interface OperationDoc {
+  operationId: string;
+  summary: string;
+  description: string;
+  'x-examples'?: Json;
+  'x-errors'?: ErrorMessages;
+}
+
 /** An operation as @fastify/swagger writes it, with the fields the builder reads. */
-export interface RawOperation {
+export interface RawOperation extends Partial<OperationDoc> {
   parameters?: Parameter[];
   requestBody?: { content: { 'application/json': Media } };
   responses: Record<string, { content?: { 'application/json'?: Media } }>;
@@ -221,7 +231,7 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
   for (const path of Object.keys(paths).sort()) {
     for (const [method, raw] of Object.entries(paths[path])) {
       const key = `${method.toUpperCase()} ${path}`;
-      const doc = OPERATIONS[key];
+      const doc = raw.operationId ? (raw as OperationDoc) : undefined;
       if (!doc) {
         missing.push(key);
         continue;
@@ -229,7 +239,7 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
       (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, scopeOf(method.toUpperCase(), path), schemas);
     }
   }
-  if (missing.length) throw new Error(`operations without documentation in gateway/src/openapi/operations.ts: ${missing.join(', ')}`);
+  if (missing.length) throw new Error(`operations without documentation (their service's contract/*-operations.ts): ${missing.join(', ')}`);
 
   hoist(errorResponses['4xx'], schemas, true);
   const webhooks = webhookSection(schemas);
@@ -304,7 +314,7 @@ function operation(method: string, path: string, raw: RawOperation, doc: Operati
     const { examples: schemaExamples, ...schema } = media.schema as Json;
     bodySchema = hoist(schema, schemas) as Json;
     // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
-    const examples = doc.examples ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }])) : undefined);
+    const examples = doc['x-examples'] ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }])) : undefined);
     out.requestBody = { required: true, content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } } };
   }
 
@@ -321,7 +331,7 @@ function operation(method: string, path: string, raw: RawOperation, doc: Operati
     };
   }
 
-  const own = doc.errors ?? {};
+  const own = doc['x-errors'] ?? {};
   const field = firstRequired(bodySchema, schemas);
   const inQuery = (name: string) => parameters.some((p) => p.in === 'query' && p.name === name);
   const bad = [

@@ -8,7 +8,9 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import { PROXIED_PREFIXES } from '@lpm/shared/service/registry';
 import type { Upstreams } from '../config.ts';
-import { buildDocument, type Paths, type Scope } from '../openapi/document.ts';
+import { documentedSchema } from '@lpm/shared/http/operation-docs';
+import { SETTINGS_OPERATIONS } from '../contract/settings-operations.ts';
+import { buildDocument, type Paths, type RawOperation, type Scope } from '../openapi/document.ts';
 import { ServedDocument } from '../openapi/served-document.ts';
 
 export interface OpenApiOptions {
@@ -21,10 +23,16 @@ export interface OpenApiOptions {
 
 type Schema = Record<string, unknown>;
 
-/** A route's operation in the form @fastify/swagger (OpenAPI 3.1) gives the services' routes. */
+/** A route's operation in the form @fastify/swagger (OpenAPI 3.1) gives the services' routes, with its documentation. */
 function operation(schema: { body?: Schema; response?: Record<string, Schema> }) {
   const json = (s: Schema) => ({ content: { 'application/json': { schema: s } } });
+  const { operationId, summary, description, 'x-examples': examples, 'x-errors': errors } = schema as RawOperation;
   return {
+    operationId,
+    summary,
+    description,
+    'x-examples': examples,
+    'x-errors': errors,
     ...(schema.body ? { requestBody: { required: true, ...json(schema.body) } } : {}),
     responses: Object.fromEntries(Object.entries(schema.response ?? {}).map(([status, s]) => [status.toUpperCase(), { description: 'Default Response', ...json(s) }])),
   };
@@ -44,7 +52,7 @@ export function gatewayOperations(app: FastifyInstance): { paths: Paths; scopes:
   const scopes = new Map<string, Scope>();
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD') return;
-    (paths[route.url] ??= {})[route.method.toLowerCase()] = operation(route.schema as never);
+    (paths[route.url] ??= {})[route.method.toLowerCase()] = operation(documentedSchema(route, SETTINGS_OPERATIONS) as never);
     const config = route.config;
     scopes.set(`${route.method} ${route.url}`, config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write');
   });
