@@ -48,4 +48,9 @@ export default tseslint.config(
   },
   { files: inFolder('data'), rules: noImportOf(['routes', 'domain', 'consumers', 'jobs'], 'data/ imports no layer above it (errors and value lists are in contract/)') },
   { files: inFolder('domain'), rules: noImportOf(['routes', 'consumers', 'jobs'], 'domain/ imports no layer above it (request types are in contract/)') },
+  {
+    // The image has the gateway and no scripts/ (development tooling): scripts/ may use the gateway, never the reverse.
+    files: ['gateway/src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)scripts/', message: 'gateway/ imports nothing from scripts/: scripts/ passes what the gateway needs (scripts/admin.ts)' }] }] },
+  },
 );

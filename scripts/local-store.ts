@@ -184,6 +184,13 @@ export async function dropPostgresDatabase(database: string): Promise<void> {
  * (FerretDB serves filtered and sorted queries several times faster there), else
  * into SQLite files in dataDir.
  */
+/** The local store for one command: the one running on `local.port`, else one started until stop(). */
+export async function localStoreForCommand(local = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE }) {
+  if (await isListening(local.port)) return { url: localStoreUrl(local.port), stop: async () => {} };
+  const started = await startFerretdb(local);
+  return { url: started.url, stop: () => started.stop() };
+}
+
 export async function startFerretdb(opts: { dataDir: string; database: string; port?: number; logFile?: string }): Promise<RunningStore> {
   const bin = ensureFerretdbBinary();
   const port = opts.port ?? (await freePort());
