@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { SERVICES } from '../shared/src/service/registry.ts';
-import { documentOver, type Paths } from '../gateway/src/openapi/api-document.ts';
+import { documentOver, type ServiceDocument } from '../gateway/src/openapi/api-document.ts';
 
 export const OPENAPI_FILE = new URL('../openapi/openapi.json', import.meta.url);
 
@@ -28,19 +28,19 @@ const unused = {} as never;
 const own: Record<string | symbol, unknown> = { db: { collection: () => unused }, internalToken: 'unused', logger: false };
 const builderOptions = new Proxy(own, { get: (target, key) => (key in target ? target[key] : unused) });
 
-async function servicePaths(entry: (typeof SERVICES)[number]): Promise<Paths> {
+async function serviceDocument(entry: (typeof SERVICES)[number]): Promise<ServiceDocument> {
   const module = (await import(new URL(`../${entry.app.module}`, import.meta.url).href)) as Record<string, (opts: unknown) => FastifyInstance>;
   const app = module[entry.app.builder](builderOptions);
   await app.ready();
-  const { paths } = app.swagger() as unknown as { paths: Paths };
+  const { paths, tags } = app.swagger() as unknown as ServiceDocument;
   await app.close();
-  return paths;
+  return { paths, tags };
 }
 
 export async function generateDocument(): Promise<unknown> {
-  const paths: Paths[] = [];
-  for (const entry of SERVICES) paths.push(await servicePaths(entry));
-  return documentOver(paths);
+  const documents: ServiceDocument[] = [];
+  for (const entry of SERVICES) documents.push(await serviceDocument(entry));
+  return documentOver(documents);
 }
 
 if (import.meta.main) {

@@ -25,7 +25,7 @@ test('when a folder is under services/, then the registry has it, with its app b
 });
 
 test('when the registry gives ports, then they are distinct and none is one of the gateway (8080, and 8087 for /internal)', () => {
-  const ports = SERVICES.map((s) => s.port);
+  const ports: number[] = SERVICES.map((s) => s.port);
   expect(new Set(ports).size).toBe(ports.length);
   expect(ports.filter((p) => p === 8080 || p === 8087)).toEqual([]);
 });

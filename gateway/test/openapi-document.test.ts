@@ -5,6 +5,7 @@ import type { JsonAnswer } from '../../test/support/json.ts';
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 const scopeOf = () => 'read' as const;
+const tags = [{ name: 'Deals', description: 'Deals.', 'x-prefix': '/v1/deals', 'x-id-example': 'deal_01jd3k7w2m4q6s8u0x2z4b6d8f' }];
 /** An operation's documentation as its service publishes it. */
 const documented = (operationId: string, errors = {}) => ({ operationId, summary: operationId, description: operationId, 'x-errors': errors });
 const detail = { title: 'Deal', description: 'A deal.', type: 'object', properties: { id: { type: 'string' }, client: { type: 'object', properties: { id: { type: 'string' } } } } };
@@ -18,7 +19,7 @@ describe('buildDocument', () => {
       },
     };
     // Read as a parsed answer: the expectations walk it by path.
-    const doc: JsonAnswer = buildDocument({ paths, scopeOf });
+    const doc: JsonAnswer = buildDocument({ paths, tags, scopeOf });
     expect(doc.paths['/v1/deals/{id}'].get.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Deal' });
     expect(doc.components.schemas.Deal).toMatchObject({ required: ['id', 'client'], properties: { client: { required: ['id'] } } });
     expect(doc.components.schemas.DealChanges.required).toBeUndefined();
@@ -35,10 +36,10 @@ describe('buildDocument', () => {
       '/v1/deals/{id}': { get: { ...documented('getDeal'), responses: { 200: json(detail) } } },
       '/v1/deals': { get: { ...documented('listDeals'), responses: { 200: json({ ...detail, properties: {} }) } } },
     };
-    expect(() => buildDocument({ paths, scopeOf })).toThrow('two different schemas are named Deal');
+    expect(() => buildDocument({ paths, tags, scopeOf })).toThrow('two different schemas are named Deal');
   });
 
   test('when an operation has no documentation, then the document is refused, naming it', () => {
-    expect(() => buildDocument({ paths: { '/v1/deals/{id}/notes': { get: { responses: {} } } }, scopeOf })).toThrow('GET /v1/deals/{id}/notes');
+    expect(() => buildDocument({ paths: { '/v1/deals/{id}/notes': { get: { responses: {} } } }, tags, scopeOf })).toThrow('GET /v1/deals/{id}/notes');
   });
 });

@@ -1,8 +1,14 @@
 // The documentation of the the gateway's team settings operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { noFieldsToUpdate } from '@lpm/shared/errors';
-import { type OperationDocs, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { type OperationDocs, type OperationTag, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { duplicateClosureDate, duplicatePhase, phaseInUse } from './settings-errors.ts';
+
+export const SETTINGS_TAG: OperationTag = {
+  name: 'Settings',
+  prefix: '/v1/settings',
+  description: 'Team settings: time zone, pipeline and kanban phases, court calendar (admin scope).',
+};
 
 export const SETTINGS_OPERATIONS: OperationDocs = {
   'GET /v1/settings': {

@@ -8,9 +8,9 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
 import { PROXIED_PREFIXES } from '@lpm/shared/service/registry';
 import type { Upstreams } from '../config.ts';
-import { documentedSchema } from '@lpm/shared/http/operation-docs';
-import { SETTINGS_OPERATIONS } from '../contract/settings-operations.ts';
-import { buildDocument, type Paths, type RawOperation, type Scope } from '../openapi/document.ts';
+import { documentedSchema, publishedTag } from '@lpm/shared/http/operation-docs';
+import { SETTINGS_OPERATIONS, SETTINGS_TAG } from '../contract/settings-operations.ts';
+import { buildDocument, type Paths, type RawOperation, type Scope, type ServiceDocument } from '../openapi/document.ts';
 import { ServedDocument } from '../openapi/served-document.ts';
 
 export interface OpenApiOptions {
@@ -59,12 +59,13 @@ export function gatewayOperations(app: FastifyInstance): { paths: Paths; scopes:
   return { paths, scopes };
 }
 
-/** The document over the services' paths and the gateway's own. */
-export function apiDocument(servicePaths: Paths[], own: ReturnType<typeof gatewayOperations>) {
+/** The document over the services' documents (their paths and tags) and the gateway's own routes. */
+export function apiDocument(services: ServiceDocument[], own: ReturnType<typeof gatewayOperations>) {
   const paths: Paths = {};
-  for (const p of servicePaths) Object.assign(paths, p);
+  for (const s of services) Object.assign(paths, s.paths);
   Object.assign(paths, own.paths);
-  return buildDocument({ paths, scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path) });
+  const tags = [...services.flatMap((s) => s.tags), publishedTag(SETTINGS_TAG)];
+  return buildDocument({ paths, tags, scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path) });
 }
 
 export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
@@ -86,7 +87,7 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
 
   const served = new ServedDocument({
     sources: opts.deployed.map((name) => ({ name, read: () => read(name) })),
-    build: (paths) => apiDocument(paths, own),
+    build: (documents) => apiDocument(documents, own),
     refreshMs: opts.refreshMs ?? 5000,
     logger: app.log,
   });

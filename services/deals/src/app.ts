@@ -2,17 +2,17 @@
 // build it with their own store and neighbours.
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
-import { DEAL_OPERATIONS } from './contract/deal-operations.ts';
+import { DEAL_DOCS } from './contract/deal-operations.ts';
 import type { Deals } from './domain/deals.ts';
 import { dealRoutes } from './routes/deals.ts';
 import { internalRoutes } from './routes/internal.ts';
 
-export interface DealsAppOptions extends Omit<ServiceAppOptions, 'name' | 'operations'> {
+export interface DealsAppOptions extends Omit<ServiceAppOptions, 'name' | 'docs'> {
   deals: Deals;
 }
 
 export function buildDealsApp(opts: DealsAppOptions): FastifyInstance {
-  const app = createServiceApp({ ...opts, name: 'deals', operations: DEAL_OPERATIONS });
+  const app = createServiceApp({ ...opts, name: 'deals', docs: DEAL_DOCS });
   app.register(async (scope) => {
     dealRoutes(scope, opts.deals);
     internalRoutes(scope, opts.deals);

@@ -36,6 +36,36 @@ export interface OperationDoc {
 /** Keyed by "METHOD /path" as the OpenAPI document writes paths ("GET /v1/deals/{id}"). */
 export type OperationDocs = Readonly<Record<string, OperationDoc>>;
 
+/** The operations under one path prefix, as the document groups them. */
+export interface OperationTag {
+  name: string;
+  prefix: string;
+  description: string;
+  /** A record id of the kind its operations' {id} takes. */
+  idExample?: string;
+}
+
+/** What a service documents of its operations. */
+export interface ServiceDocs {
+  tags: readonly OperationTag[];
+  operations: OperationDocs;
+}
+
+/** A tag as a published document carries it: an OpenAPI tag, the prefix and id example as extensions. */
+export interface PublishedTag {
+  name: string;
+  description: string;
+  'x-prefix': string;
+  'x-id-example'?: string;
+}
+
+export const publishedTag = (t: OperationTag): PublishedTag => ({
+  name: t.name,
+  description: t.description,
+  'x-prefix': t.prefix,
+  ...(t.idExample ? { 'x-id-example': t.idExample } : {}),
+});
+
 /** Status -> messages: the form an operation's `x-errors` takes in the published document. */
 export type ErrorMessages = Partial<Record<number, string[]>>;
 

@@ -1,7 +1,7 @@
 // The documentation of the activities and deadlines operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { caseNotFound, clientNotFound, noFieldsToUpdate, userNotFound } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { activityNotFound, alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from './activity-errors.ts';
 
 export const ACTIVITY_OPERATIONS: OperationDocs = {
@@ -57,4 +57,12 @@ export const ACTIVITY_OPERATIONS: OperationDocs = {
       "Counts a deadline on the team's court calendar (CPC arts. 219, 220 and 224: business days, the start day excluded, weekends, national and court holidays, the recess of art. 220 and the team's closures) and returns the due date with the trail of every day considered. Writes nothing: a read key may call it.",
     errors: [schemaMessage('start'), schemaMessage('days'), schemaMessage('counting')],
   },
+};
+
+export const ACTIVITY_DOCS: ServiceDocs = {
+  tags: [
+    { name: 'Activities', prefix: '/v1/activities', description: 'Tasks, deadlines, meetings, calls, e-mails and notes, with reminders and recurrence.', idExample: 'act_01jd3ka2b4c6d8e0f2g4h6j8k0' },
+    { name: 'Deadlines', prefix: '/v1/deadlines', description: "Procedural deadlines counted on the team's court calendar." },
+  ],
+  operations: ACTIVITY_OPERATIONS,
 };

@@ -1,7 +1,7 @@
 // The documentation of the cases operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { caseNotFound, clientNotFound, noFieldsToUpdate, userNotFound } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { duplicateNumber, invalidCnjNumber, invalidPhase, reservedIdempotencyKey } from './case-errors.ts';
 
 export const CASE_OPERATIONS: OperationDocs = {
@@ -55,4 +55,11 @@ export const CASE_OPERATIONS: OperationDocs = {
     description: `The activities linked to the case, any status. ${LIST_RULE}`,
     errors: [schemaMessage('sort'), caseNotFound()],
   },
+};
+
+export const CASE_DOCS: ServiceDocs = {
+  tags: [
+    { name: 'Cases', prefix: '/v1/cases', description: 'Legal matters, consultancies and contracts, moved through the team kanban.', idExample: 'case_01jd3k9a1b2c3d4e5f6g7h8j9k' },
+  ],
+  operations: CASE_OPERATIONS,
 };

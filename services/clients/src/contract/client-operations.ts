@@ -1,7 +1,7 @@
 // The documentation of the clients operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { clientNotFound, noFieldsToUpdate } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { duplicateDocument, hasActiveCases, typeImmutable } from './client-errors.ts';
 
 export const CLIENT_OPERATIONS: OperationDocs = {
@@ -50,4 +50,11 @@ export const CLIENT_OPERATIONS: OperationDocs = {
     description: `The cases linked to the client, any status. ${LIST_RULE}`,
     errors: [schemaMessage('sort'), clientNotFound()],
   },
+};
+
+export const CLIENT_DOCS: ServiceDocs = {
+  tags: [
+    { name: 'Clients', prefix: '/v1/clients', description: 'Individuals (PF, with a CPF) and companies (PJ, with a CNPJ).', idExample: 'cli_01jd3k8q5x0v7m2n4p6r8t0w2y' },
+  ],
+  operations: CLIENT_OPERATIONS,
 };

@@ -1,7 +1,7 @@
 // The documentation of the deals operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { clientNotFound, noFieldsToUpdate, userNotFound } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { dealArchived, dealClosed, dealNotFound, invalidPhase } from './deal-errors.ts';
 
 const dealExample = {
@@ -78,4 +78,11 @@ export const DEAL_OPERATIONS: OperationDocs = {
     description: 'Archives the deal from ativo, ganho or perdido (status arquivado, `archived_at` set). Archiving an archived deal answers 200 with the existing `archived_at`.',
     errors: [dealNotFound()],
   },
+};
+
+export const DEAL_DOCS: ServiceDocs = {
+  tags: [
+    { name: 'Deals', prefix: '/v1/deals', description: 'Commercial opportunities in the sales pipeline: ativo, then ganho, perdido or arquivado.', idExample: 'deal_01jd3k7w2m4q6s8u0x2z4b6d8f' },
+  ],
+  operations: DEAL_OPERATIONS,
 };

@@ -1,7 +1,7 @@
 // The documentation of the financial records operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { caseNotFound, clientNotFound, noFieldsToUpdate } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { cannotCancelPaid, cannotModifyPaid, invalidAmount, invalidTransition, periodReversed, recordNotFound } from './financial-errors.ts';
 
 export const FINANCIAL_OPERATIONS: OperationDocs = {
@@ -51,4 +51,11 @@ export const FINANCIAL_OPERATIONS: OperationDocs = {
     description: 'pending -> cancelled (`cancelled_at` set); cancelling a cancelled record answers 200. A paid record cannot be cancelled: create a reversal record instead.',
     errors: [recordNotFound(), cannotCancelPaid()],
   },
+};
+
+export const FINANCIAL_DOCS: ServiceDocs = {
+  tags: [
+    { name: 'Financial', prefix: '/v1/financial', description: 'Revenue, expenses and procedural costs, their payment and the period summary.', idExample: 'fin_01jd3kb3c5d7e9f1g3h5j7k9m1' },
+  ],
+  operations: FINANCIAL_OPERATIONS,
 };

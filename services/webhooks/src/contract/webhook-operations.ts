@@ -1,7 +1,7 @@
 // The documentation of the webhooks operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { noFieldsToUpdate } from '@lpm/shared/errors';
-import { LIST_RULE, type OperationDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { deliveryNotFound, deliveryPending, urlAlreadyRegistered, urlNotReachable, webhookInactive, webhookLimitReached, webhookNotFound } from './webhook-errors.ts';
 
 export const WEBHOOK_OPERATIONS: OperationDocs = {
@@ -43,4 +43,11 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     description: 'Sends a failed delivery again now, with the same event id.',
     errors: [webhookNotFound(), deliveryNotFound(), webhookInactive(), deliveryPending()],
   },
+};
+
+export const WEBHOOK_DOCS: ServiceDocs = {
+  tags: [
+    { name: 'Webhooks', prefix: '/v1/webhooks', description: 'Subscriptions that push signed event notifications to an HTTPS URL (admin scope).', idExample: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2' },
+  ],
+  operations: WEBHOOK_OPERATIONS,
 };
