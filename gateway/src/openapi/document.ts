@@ -216,6 +216,7 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
   const schemas: Json = {};
   const outPaths: Record<string, Record<string, Json>> = {};
   const missing: string[] = [];
+  const kinds = idKinds(tags);
   for (const path of Object.keys(paths).sort()) {
     for (const [method, raw] of Object.entries(paths[path])) {
       const key = `${method.toUpperCase()} ${path}`;
@@ -226,7 +227,7 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
       }
       const tag = tags.find((t) => path === t['x-prefix'] || path.startsWith(`${t['x-prefix']}/`));
       if (!tag) throw new Error(`${key}: no tag's prefix covers it`);
-      (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, { scope: scopeOf(method.toUpperCase(), path), tag, idKinds: idKinds(tags) }, schemas);
+      (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, { scope: scopeOf(method.toUpperCase(), path), tag, idKinds: kinds }, schemas);
     }
   }
   if (missing.length) throw new Error(`operations without documentation (their service's contract/*-operations.ts): ${missing.join(', ')}`);
