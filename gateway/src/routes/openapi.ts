@@ -5,7 +5,7 @@
 // (openapi/served-document.ts). `npm run openapi` writes the same document to
 // openapi/openapi.json.
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
+import { replicaUrls, SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/names';
 import { PROXIED_PREFIXES } from '@lpm/shared/service/registry';
 import type { Upstreams } from '../config.ts';
 import { documentedSchema, publishedTag } from '@lpm/shared/http/operation-docs';
@@ -86,7 +86,8 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
   };
 
   const served = new ServedDocument({
-    sources: opts.deployed.map((name) => ({ name, read: () => read(name) })),
+    // In the registry's order, whatever GATEWAY_SERVICES' order: the document's tags follow it.
+    sources: SERVICE_NAMES.filter((name) => opts.deployed.includes(name)).map((name) => ({ name, read: () => read(name) })),
     build: (documents) => apiDocument(documents, own),
     refreshMs: opts.refreshMs ?? 5000,
     logger: app.log,
