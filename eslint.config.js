@@ -56,4 +56,9 @@ export default tseslint.config(
       'upstream/ serves the domain and imports none of it (the shapes it answers are its own, or in contract/)',
     ),
   },
+  {
+    // The image has the gateway and no scripts/ (development tooling): scripts/ may use the gateway, never the reverse.
+    files: ['gateway/src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)scripts/', message: 'gateway/ imports nothing from scripts/: scripts/ passes what the gateway needs (scripts/admin.ts)' }] }] },
+  },
 );

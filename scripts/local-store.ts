@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { FERRETDB_POSTGRES_PARAMS, installGinIndexing } from './local-store-indexes.ts';
 import { startVacuuming, type Vacuuming } from './local-store-vacuum.ts';
-import type { ServiceName } from '../shared/src/service/names.ts';
+import { SERVICES, type ServiceName } from '../shared/src/service/registry.ts';
 
 /** The version tools/ferretdb/go.mod pins. */
 const FERRETDB_VERSION = 'v1.24.0';
@@ -31,16 +31,12 @@ export const LOCAL_STORE_CLIENT_CONNECTIONS = 6;
  * The connections of each process `npm start` runs on the local store: where the
  * store work is (per client written, the clients service makes up to four operations and
  * the webhooks service four to five, each holding a connection for its whole round
- * trip), not six each. 41 together, and 47 with a CLI beside them.
+ * trip), not six each (each service's share is in the service registry). 41 together,
+ * and 47 with a CLI beside them.
  */
 export const LOCAL_STORE_CONNECTIONS: Record<'gateway' | ServiceName, number> = {
   gateway: 4,
-  clients: 10,
-  webhooks: 12,
-  cases: 6,
-  deals: 3,
-  activities: 3,
-  financial: 3,
+  ...(Object.fromEntries(SERVICES.map((s) => [s.name, s.storeConnections])) as Record<ServiceName, number>),
 };
 
 /** The URL a process gives its driver for a local store on this port. */
@@ -188,6 +184,13 @@ export async function dropPostgresDatabase(database: string): Promise<void> {
  * (FerretDB serves filtered and sorted queries several times faster there), else
  * into SQLite files in dataDir.
  */
+/** The local store for one command: the one running on `local.port`, else one started until stop(). */
+export async function localStoreForCommand(local = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE }) {
+  if (await isListening(local.port)) return { url: localStoreUrl(local.port), stop: async () => {} };
+  const started = await startFerretdb(local);
+  return { url: started.url, stop: () => started.stop() };
+}
+
 export async function startFerretdb(opts: { dataDir: string; database: string; port?: number; logFile?: string }): Promise<RunningStore> {
   const bin = ensureFerretdbBinary();
   const port = opts.port ?? (await freePort());

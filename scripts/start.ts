@@ -15,7 +15,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from './local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
-import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
 import { parseReplicas } from './replicas.ts';
 import { MALLOC_ENV, NODE_FLAGS } from './process-settings.ts';
 import { restartDelayMs, STABLE_AFTER_MS } from './restart-backoff.ts';
@@ -160,13 +160,13 @@ if (!env.NODE_DISABLE_COMPILE_CACHE) {
   if (warm.status !== 0) log(`compile cache not warmed (${warm.error?.message ?? (warm.stderr.trim() || `exit ${warm.status}`)}); the processes strip their own TypeScript`);
 }
 
-// Services listen next to the gateway: PORT+1 .. PORT+6 in SERVICE_PORTS order; the
-// gateway's internal listener (/internal/*, for the services only) on PORT+7; the
-// further replicas of --replicas from PORT+8 on.
-const gatewayInternalPort = gatewayPort + 7;
+// Services listen next to the gateway: PORT+1 .. PORT+N in the registry's order; the
+// gateway's internal listener (/internal/*, for the services only) on PORT+N+1; the
+// further replicas of --replicas from PORT+N+2 on (N = 6: PORT+7 and PORT+8).
 const services = SERVICE_NAMES;
-const deployed: typeof SERVICE_NAMES = [];
-let nextExtraPort = gatewayPort + 8;
+const gatewayInternalPort = gatewayPort + services.length + 1;
+const deployed: ServiceName[] = [];
+let nextExtraPort = gatewayPort + services.length + 2;
 const ports = Object.fromEntries(
   services.map((name, i) => [name, [gatewayPort + 1 + i, ...Array.from({ length: (replicas[name] ?? 1) - 1 }, () => nextExtraPort++)]]),
 ) as Record<(typeof services)[number], number[]>;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { freePort, isListening, dropPostgresDatabase } from '../../scripts/local-store.ts';
+import { freePort, isListening, dropPostgresDatabase, localStoreForCommand } from '../../scripts/local-store.ts';
 import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
@@ -202,17 +202,21 @@ describe('command line', () => {
 });
 
 describe('local store', () => {
+  test('when MONGO_URL is not set and no store is given to start, then the CLI refuses, naming MONGO_URL', async () => {
+    await expect(openCliStore({ dbPrefix: testDbPrefix('cli_none') })).rejects.toThrow('MONGO_URL is required');
+  });
+
   test('when no store is running, then the CLI starts one for the command and stops it afterwards', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'lpm-gw-cli-store-'));
     const port = await freePort();
     const database = `${process.env.MONGO_DB_PREFIX}cli_local`;
     try {
-      const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir, database });
+      const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, () => localStoreForCommand({ port, dataDir, database }));
       expect(await isListening(port)).toBe(true);
       const created = await new Accounts(gatewayRepositories(store.db)).createTeam({ name: 'L', plan: 'starter', ownerName: 'O', ownerEmail: 'o@l.io' });
       await store.close();
       expect(await isListening(port)).toBe(false);
-      const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, { port, dataDir, database });
+      const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, () => localStoreForCommand({ port, dataDir, database }));
       try {
         expect((await new Accounts(gatewayRepositories(again.db)).getTeam(created.team.id)).name).toBe('L');
       } finally {

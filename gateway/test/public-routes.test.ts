@@ -27,8 +27,8 @@ async function startDocumentUpstream() {
 }
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
-/** A documented operation of the clients service (gateway/src/openapi/operations.ts). */
-const WITH_LIST = JSON.stringify({ openapi: '3.1.0', paths: { '/v1/clients': { get: { responses: { 200: json({ type: 'object' }) } } } } });
+/** A documented operation of the clients service (its contract/client-operations.ts). */
+const WITH_LIST = JSON.stringify({ openapi: '3.1.0', tags: [{ name: 'Clients', description: 'Clients.', 'x-prefix': '/v1/clients' }], paths: { '/v1/clients': { get: { operationId: 'listClients', summary: 'List clients', description: 'The clients.', responses: { 200: json({ type: 'object' }) } } } } });
 /** An operation the gateway has no documentation for: the builder refuses the set. */
 const UNDOCUMENTED = JSON.stringify({ openapi: '3.1.0', paths: { '/v1/clients/{id}/nowhere': { get: { responses: {} } } } });
 
@@ -145,7 +145,7 @@ describe('ServedDocument', () => {
     let builds = 0;
     const doc = new ServedDocument({
       sources: texts.map((_, i) => ({ name: `s${i}`, read: async () => texts[i] })),
-      build: (paths) => ({ paths: Object.assign({}, ...paths), build: ++builds }),
+      build: (documents) => ({ paths: Object.assign({}, ...documents.map((d) => d.paths)), build: ++builds }),
       refreshMs: 0,
       logger,
     });
@@ -167,7 +167,7 @@ describe('ServedDocument', () => {
     const texts: (string | null)[] = ['{"paths":{"/a":{}}}', '{"paths":{"/b":{}}}'];
     const doc = new ServedDocument({
       sources: texts.map((_, i) => ({ name: `s${i}`, read: async () => texts[i] })),
-      build: (paths) => ({ paths: Object.assign({}, ...paths) }),
+      build: (documents) => ({ paths: Object.assign({}, ...documents.map((d) => d.paths)) }),
       refreshMs: 0,
       logger,
     });

@@ -3449,7 +3449,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid type`, `Invalid status`, `Invalid priority`, `Invalid JSON body`, `type is required`, `Unknown field: foo`, `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `Invalid type`, `Invalid priority`, `Invalid JSON body`, `type is required`, `Unknown field: foo`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

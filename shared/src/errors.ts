@@ -39,6 +39,8 @@ export const requiredField = (field: string) =>
   badRequest(`${field} is required`, { field, type: 'required' });
 export const invalidField = (field: string, message: string, extra: ErrorDetails = {}) =>
   badRequest(message, { field, type: 'invalid', ...extra });
+/** An update that sends none of the fields it could change. */
+export const noFieldsToUpdate = () => badRequest('No fields to update');
 export const unknownField = (field: string) => badRequest(`Unknown field: ${field}`, { field, type: 'unknown' });
 export const unauthorized = (message: string) => new AppError(401, 'UNAUTHORIZED', message);
 export const forbidden = (message = 'Insufficient permissions') => new AppError(403, 'FORBIDDEN', message);

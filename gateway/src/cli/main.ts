@@ -1,14 +1,16 @@
-// The operator CLI (README, "Operator CLI"): `npm run -s admin -- <command> [--json]`.
+// The operator CLI (README, "Operator CLI"): `npm run -s admin -- <command> [--json]`
+// (scripts/admin.ts, which adds the local store), or `node gateway/src/cli/main.ts <command>` with MONGO_URL.
 import { parseArgs } from 'node:util';
 import { amqpUrl, mongoUrl, optional, readConfig, str } from '@lpm/shared/config';
 import { AppError } from '@lpm/shared/errors';
 import type { Store } from '@lpm/shared/store/orm';
 import { gatewayRepositories } from '../data/store.ts';
 import { Accounts } from '../domain/accounts.ts';
-import { openCliStore } from './store.ts';
+import { openCliStore, type StartStore } from './store.ts';
 import { ALL_OPTIONS, HELP, resolveCommand, UsageError, type Options } from './commands.ts';
 
-async function main(argv: string[]): Promise<number> {
+/** Runs one command; the exit code. `startStore`: the store to start when MONGO_URL is not set. */
+export async function runCli(argv: string[], startStore?: StartStore): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -44,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
       dbPrefix: ['MONGO_DB_PREFIX', str('lpm_')],
       defaultTimezone: ['DEFAULT_TIMEZONE', str('America/Sao_Paulo')],
     });
-    store = await openCliStore(config);
+    store = await openCliStore(config, startStore);
     const accounts = new Accounts({ ...gatewayRepositories(store.db), defaultTimezone: config.defaultTimezone });
     const out = await command.run(accounts, options as Record<string, string>);
     process.stdout.write(json ? `${JSON.stringify(out.json)}\n` : `${out.text.join('\n')}\n`);
@@ -67,4 +69,4 @@ function fail(e: unknown): number {
 }
 
 // Run only as the process's entry point: importing it (scripts/warm-compile-cache.ts) runs nothing.
-if (import.meta.main) process.exit(await main(process.argv.slice(2)));
+if (import.meta.main) process.exit(await runCli(process.argv.slice(2)));

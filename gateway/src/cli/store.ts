@@ -1,22 +1,17 @@
-// The store the CLI works on: MONGO_URL when set, else the local FerretDB of
-// `npm start`, started for the command's duration when it is not running. The
-// local-store tooling is development material (scripts/, not in the image), so it
-// is loaded only then.
+// The store the CLI works on: MONGO_URL when set, else a store started for the
+// command's duration by whoever runs the CLI. `npm run admin` (scripts/admin.ts)
+// passes the local FerretDB of `npm start`, development material that the image
+// does not have; run directly (the image), the CLI needs MONGO_URL.
 import type { Store } from '@lpm/shared/store/orm';
 import { openGatewayStore } from '../data/store.ts';
 
-export interface LocalStore {
-  port: number;
-  dataDir: string;
-  database: string;
-}
+/** A store for one command: its URL, and how to let it go afterwards. */
+export type StartStore = () => Promise<{ url: string; stop(): Promise<void> }>;
 
-export async function openCliStore(opts: { mongoUrl?: string; dbPrefix: string }, given?: LocalStore): Promise<Store> {
+export async function openCliStore(opts: { mongoUrl?: string; dbPrefix: string }, startStore?: StartStore): Promise<Store> {
   if (opts.mongoUrl) return openGatewayStore({ url: opts.mongoUrl, dbPrefix: opts.dbPrefix });
-  const { isListening, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, localStoreUrl, startFerretdb } = await import('../../../scripts/local-store.ts');
-  const local = given ?? { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE };
-  if (await isListening(local.port)) return openGatewayStore({ url: localStoreUrl(local.port), dbPrefix: opts.dbPrefix });
-  const started = await startFerretdb({ dataDir: local.dataDir, database: local.database, port: local.port });
+  if (!startStore) throw new Error('MONGO_URL is required (npm run admin uses the local store of npm start without it)');
+  const started = await startStore();
   try {
     return stoppingAfter(await openGatewayStore({ url: started.url, dbPrefix: opts.dbPrefix }), () => started.stop());
   } catch (e) {
@@ -25,7 +20,7 @@ export async function openCliStore(opts: { mongoUrl?: string; dbPrefix: string }
   }
 }
 
-/** The store, whose close also runs `after` (stopping the FerretDB started for it). */
+/** The store, whose close also runs `after` (letting go of the store started for it). */
 function stoppingAfter(store: Store, after: () => Promise<void>): Store {
   return {
     ...store,

@@ -3,13 +3,14 @@
 // check. A phase that records of the service owning it still use cannot
 // be removed; renaming a phase removes the old name. A change of the court calendar
 // or of the time zone reaches the services through CalendarSync.
-import { badRequest, businessRule, invalidField } from '@lpm/shared/errors';
+import { badRequest, invalidField, noFieldsToUpdate } from '@lpm/shared/errors';
 import { exact } from '@lpm/shared/http/schemas';
 import { canonicalTimeZone } from '@lpm/shared/time';
 import type { Identity, TeamSettings } from '@lpm/shared/identity';
 import { DEFAULT_JURISDICTION, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { SettingsWrite, TeamsRepository } from '../data/teams-repository.ts';
 import type { SettingsChange, SettingsView } from '../contract/settings-schemas.ts';
+import { duplicateClosureDate, duplicatePhase, phaseInUse } from '../contract/settings-errors.ts';
 import type { Accounts, Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
 import type { PhaseKind, PhaseOwners } from '../upstream/cases-and-deals-services.ts';
@@ -44,7 +45,7 @@ export class Settings {
 
   /** Changes the fields sent; the answer is the whole settings after the change. */
   async update(who: Identity, change: SettingsChange): Promise<SettingsView> {
-    if (Object.keys(change).length === 0) throw badRequest('No fields to update');
+    if (Object.keys(change).length === 0) throw noFieldsToUpdate();
     const { court_calendar: calendarSent, ...sent } = normalize(change);
     const current = await this.opts.accounts.getTeam(who.teamId);
     // Each part of the calendar may come alone: the other keeps its value. The store
@@ -83,7 +84,7 @@ export class Settings {
       }),
     );
     fields.forEach((field, i) => {
-      if (inUse[i].length) throw businessRule('Phase in use', 'phase_in_use', { field, phases: inUse[i] });
+      if (inUse[i].length) throw phaseInUse(field, inUse[i]);
     });
   }
 }
@@ -126,7 +127,7 @@ function courtCalendar(c: NonNullable<SettingsChange['court_calendar']>): Partia
   if (c.closures) {
     const closures = c.closures.map((x, i) => ({ date: x.date, name: phaseName(`court_calendar.closures.${i}.name`, x.name) })).sort((a, b) => a.date.localeCompare(b.date));
     closures.forEach((x, i) => {
-      if (i > 0 && closures[i - 1].date === x.date) throw invalidField('court_calendar.closures', 'Duplicate closure date', { date: x.date });
+      if (i > 0 && closures[i - 1].date === x.date) throw duplicateClosureDate(x.date);
     });
     out.closures = closures;
   }
@@ -142,7 +143,7 @@ function phaseName(field: string, raw: string): string {
 function refuseDuplicates(field: PhaseField, names: string[]): void {
   const seen = new Set<string>();
   for (const name of names) {
-    if (seen.has(name)) throw invalidField(field, 'Duplicate phase', { phase: name });
+    if (seen.has(name)) throw duplicatePhase(field, name);
     seen.add(name);
   }
 }

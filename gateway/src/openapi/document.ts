@@ -1,11 +1,12 @@
 // The one OpenAPI 3.1 document of the API, built from the paths that
 // @fastify/swagger writes from the route schemas (the services' and the gateway's
 // own): schemas with a `title` become named components, each operation gets its
-// id, summary, description, scopes, headers and every error it answers with the
-// exact messages of the spec's error table, and the webhooks section describes each
-// event and how to verify its signature.
+// id, summary, description and examples (published by the service that answers it,
+// from its contract/*-operations.ts), its scope, headers and every error it answers
+// with its exact message, and the webhooks section describes each event and how to
+// verify its signature.
+import type { ErrorMessages, PublishedTag } from '@lpm/shared/http/operation-docs';
 import { errorResponses } from '@lpm/shared/http/schemas';
-import { OPERATIONS, type OperationDoc } from './operations.ts';
 import { PARAMETER_DOCS } from './parameters.ts';
 import { REF, ref, type Json } from './refs.ts';
 import { EVENTS_TAG, webhookSection } from './webhook-section.ts';
@@ -24,8 +25,17 @@ interface Parameter extends Json {
   example?: unknown;
 }
 
+/** An operation's documentation as its service publishes it (shared/src/http/operation-docs.ts). */
+interface OperationDoc {
+  operationId: string;
+  summary: string;
+  description: string;
+  'x-examples'?: Json;
+  'x-errors'?: ErrorMessages;
+}
+
 /** An operation as @fastify/swagger writes it, with the fields the builder reads. */
-export interface RawOperation {
+export interface RawOperation extends Partial<OperationDoc> {
   parameters?: Parameter[];
   requestBody?: { content: { 'application/json': Media } };
   responses: Record<string, { content?: { 'application/json'?: Media } }>;
@@ -33,27 +43,13 @@ export interface RawOperation {
 
 export type Paths = Record<string, Record<string, RawOperation>>;
 
-export type Scope = 'read' | 'write' | 'admin';
+/** What the builder reads of a service's published document. */
+export interface ServiceDocument {
+  paths: Paths;
+  tags: PublishedTag[];
+}
 
-const TAGS: { name: string; prefix: string; description: string }[] = [
-  { name: 'Deals', prefix: '/v1/deals', description: 'Commercial opportunities in the sales pipeline: ativo, then ganho, perdido or arquivado.' },
-  { name: 'Clients', prefix: '/v1/clients', description: 'Individuals (PF, with a CPF) and companies (PJ, with a CNPJ).' },
-  { name: 'Cases', prefix: '/v1/cases', description: 'Legal matters, consultancies and contracts, moved through the team kanban.' },
-  { name: 'Activities', prefix: '/v1/activities', description: 'Tasks, deadlines, meetings, calls, e-mails and notes, with reminders and recurrence.' },
-  { name: 'Deadlines', prefix: '/v1/deadlines', description: "Procedural deadlines counted on the team's court calendar." },
-  { name: 'Financial', prefix: '/v1/financial', description: 'Revenue, expenses and procedural costs, their payment and the period summary.' },
-  { name: 'Webhooks', prefix: '/v1/webhooks', description: 'Subscriptions that push signed event notifications to an HTTPS URL (admin scope).' },
-  { name: 'Settings', prefix: '/v1/settings', description: 'Team settings: time zone, pipeline and kanban phases, court calendar (admin scope).' },
-];
-/** A record id of each tag's kind, for the {id} parameter. */
-const ID_EXAMPLES: Record<string, string> = {
-  Deals: 'deal_01jd3k7w2m4q6s8u0x2z4b6d8f',
-  Clients: 'cli_01jd3k8q5x0v7m2n4p6r8t0w2y',
-  Cases: 'case_01jd3k9a1b2c3d4e5f6g7h8j9k',
-  Activities: 'act_01jd3ka2b4c6d8e0f2g4h6j8k0',
-  Financial: 'fin_01jd3kb3c5d7e9f1g3h5j7k9m1',
-  Webhooks: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2',
-};
+export type Scope = 'read' | 'write' | 'admin';
 
 const STATUS_CODES: Record<number, string> = {
   400: 'VALIDATION_ERROR',
@@ -210,26 +206,31 @@ function firstRequired(body: Json | undefined, components: Json): string | undef
 interface BuildInput {
   /** The paths @fastify/swagger wrote for the services' and the gateway's /v1 routes. */
   paths: Paths;
+  /** The tags of those paths, each over a path prefix, in the document's order. */
+  tags: PublishedTag[];
   /** The scope each operation needs ("GET /v1/deals" -> read). */
   scopeOf: (method: string, path: string) => Scope;
 }
 
-export function buildDocument({ paths, scopeOf }: BuildInput): Json {
+export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
   const schemas: Json = {};
   const outPaths: Record<string, Record<string, Json>> = {};
   const missing: string[] = [];
+  const kinds = idKinds(tags);
   for (const path of Object.keys(paths).sort()) {
     for (const [method, raw] of Object.entries(paths[path])) {
       const key = `${method.toUpperCase()} ${path}`;
-      const doc = OPERATIONS[key];
+      const doc = raw.operationId ? (raw as OperationDoc) : undefined;
       if (!doc) {
         missing.push(key);
         continue;
       }
-      (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, scopeOf(method.toUpperCase(), path), schemas);
+      const tag = tags.find((t) => path === t['x-prefix'] || path.startsWith(`${t['x-prefix']}/`));
+      if (!tag) throw new Error(`${key}: no tag's prefix covers it`);
+      (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, { scope: scopeOf(method.toUpperCase(), path), tag, idKinds: kinds }, schemas);
     }
   }
-  if (missing.length) throw new Error(`operations without documentation in gateway/src/openapi/operations.ts: ${missing.join(', ')}`);
+  if (missing.length) throw new Error(`operations without documentation (their service's contract/*-operations.ts): ${missing.join(', ')}`);
 
   hoist(errorResponses['4xx'], schemas, true);
   const webhooks = webhookSection(schemas);
@@ -247,7 +248,7 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
     },
     servers: [{ url: '{base_url}', description: "The gateway's address; `npm start` prints it.", variables: { base_url: { default: 'http://127.0.0.1:8080', description: 'Scheme, host and port of the gateway.' } } }],
     security: [{ apiKey: [] }],
-    tags: [...TAGS.map(({ name, description }) => ({ name, description })), EVENTS_TAG],
+    tags: [...tags.map(({ name, description }) => ({ name, description })), EVENTS_TAG],
     paths: outPaths,
     webhooks,
     components: {
@@ -286,17 +287,27 @@ export function buildDocument({ paths, scopeOf }: BuildInput): Json {
   };
 }
 
-function operation(method: string, path: string, raw: RawOperation, doc: OperationDoc, scope: Scope, schemas: Json): Json {
-  const tag = TAGS.find((t) => path === t.prefix || path.startsWith(`${t.prefix}/`))!.name;
+/** The kind prefixes of the record ids the tags give examples of ("deal_, cli_, ..."). */
+const idKinds = (tags: PublishedTag[]) =>
+  tags.flatMap((t) => (t['x-id-example'] ? [t['x-id-example'].slice(0, t['x-id-example'].indexOf('_') + 1)] : [])).join(', ');
+
+interface OperationContext {
+  scope: Scope;
+  tag: PublishedTag;
+  idKinds: string;
+}
+
+function operation(method: string, path: string, raw: RawOperation, doc: OperationDoc, { scope, tag, idKinds }: OperationContext, schemas: Json): Json {
+  const idDocs = { description: `The record's id, with its kind prefix (${idKinds}).`, example: tag['x-id-example'] };
   const parameters: Json[] = (raw.parameters ?? []).map((p) => {
-    const docs = p.in === 'path' && p.name === 'id' ? { ...PARAMETER_DOCS.id, example: ID_EXAMPLES[tag] } : PARAMETER_DOCS[p.name];
+    const docs = p.in === 'path' && p.name === 'id' ? idDocs : PARAMETER_DOCS[p.name];
     return { ...p, schema: hoist(p.schema, schemas), ...(docs ? { description: docs.description, ...(docs.example !== undefined && !p.example ? { example: docs.example } : {}) } : {}) };
   });
   parameters.push({ $ref: '#/components/parameters/RequestId' });
   const isPost = method === 'post';
   if (isPost) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
 
-  const out: Json = { operationId: doc.operationId, summary: doc.summary, description: `${doc.description}\n\n${scopeText(scope)}`, tags: [tag], parameters };
+  const out: Json = { operationId: doc.operationId, summary: doc.summary, description: `${doc.description}\n\n${scopeText(scope)}`, tags: [tag.name], parameters };
 
   let bodySchema: Json | undefined;
   if (raw.requestBody) {
@@ -304,7 +315,7 @@ function operation(method: string, path: string, raw: RawOperation, doc: Operati
     const { examples: schemaExamples, ...schema } = media.schema as Json;
     bodySchema = hoist(schema, schemas) as Json;
     // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
-    const examples = doc.examples ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }])) : undefined);
+    const examples = doc['x-examples'] ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }])) : undefined);
     out.requestBody = { required: true, content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } } };
   }
 
@@ -321,7 +332,7 @@ function operation(method: string, path: string, raw: RawOperation, doc: Operati
     };
   }
 
-  const own = doc.errors ?? {};
+  const own = doc['x-errors'] ?? {};
   const field = firstRequired(bodySchema, schemas);
   const inQuery = (name: string) => parameters.some((p) => p.in === 'query' && p.name === name);
   const bad = [

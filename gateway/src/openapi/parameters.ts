@@ -2,7 +2,6 @@
 // document: the route schemas give their types, enums and bounds.
 
 export const PARAMETER_DOCS: Record<string, { description: string; example?: unknown }> = {
-  id: { description: "The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_)." },
   delivery_id: { description: 'The delivery id (dlv_ prefix).', example: 'dlv_01jd3kb3c5e7g9j1m3p5r7t9v1' },
   page: { description: 'Page number, from 1.', example: 1 },
   limit: { description: 'Items per page, 1 to 100.', example: 20 },

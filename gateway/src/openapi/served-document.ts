@@ -13,7 +13,7 @@ import zlib, { brotliCompressSync, gzipSync } from 'node:zlib';
 import Negotiator from 'negotiator';
 import { stringify } from 'yaml';
 import { serviceUnavailable } from '@lpm/shared/errors';
-import type { Paths } from './document.ts';
+import type { ServiceDocument } from './document.ts';
 
 export interface DocumentSource {
   name: string;
@@ -23,7 +23,7 @@ export interface DocumentSource {
 
 export interface ServedDocumentOptions {
   sources: readonly DocumentSource[];
-  build(paths: Paths[]): unknown;
+  build(documents: ServiceDocument[]): unknown;
   /** How often the sources are read again, at most. */
   refreshMs: number;
   logger: { warn(obj: object, msg: string): void };
@@ -80,11 +80,11 @@ export class BuiltDocument {
   }
 }
 
-/** The paths of a service's document text; throws when it is not one. */
-function pathsOf(text: string): Paths {
-  const doc = JSON.parse(text) as { paths?: unknown } | null;
+/** The paths and tags of a service's document text; throws when it is not one. */
+function documentOf(text: string): ServiceDocument {
+  const doc = JSON.parse(text) as { paths?: unknown; tags?: unknown } | null;
   if (typeof doc !== 'object' || doc === null) throw new Error('not a JSON object');
-  return (doc.paths ?? {}) as Paths;
+  return { paths: (doc.paths ?? {}) as ServiceDocument['paths'], tags: (doc.tags ?? []) as ServiceDocument['tags'] };
 }
 
 export class ServedDocument {
@@ -132,7 +132,7 @@ export class ServedDocument {
     const signature = this.signature();
     if (signature === this.built?.from || signature === this.refused) return;
     try {
-      this.built = new BuiltDocument(this.opts.build(this.texts.map((text) => pathsOf(text!))), signature);
+      this.built = new BuiltDocument(this.opts.build(this.texts.map((text) => documentOf(text!))), signature);
     } catch (e) {
       this.refused = signature;
       this.keep(e as Error);

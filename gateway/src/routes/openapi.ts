@@ -5,11 +5,13 @@
 // (openapi/served-document.ts). `npm run openapi` writes the same document to
 // openapi/openapi.json.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
+import { replicaUrls, SERVICE_NAMES, type ServiceName } from '@lpm/shared/service/names';
+import { PROXIED_PREFIXES } from '@lpm/shared/service/registry';
 import type { Upstreams } from '../config.ts';
-import { buildDocument, type Paths, type Scope } from '../openapi/document.ts';
+import { documentedSchema, publishedTag } from '@lpm/shared/http/operation-docs';
+import { SETTINGS_OPERATIONS, SETTINGS_TAG } from '../contract/settings-operations.ts';
+import { buildDocument, type Paths, type RawOperation, type Scope, type ServiceDocument } from '../openapi/document.ts';
 import { ServedDocument, type EncodedBody } from '../openapi/served-document.ts';
-import { PROXY_ROUTES } from './proxy.ts';
 
 export interface OpenApiOptions {
   upstreams: Upstreams;
@@ -21,10 +23,16 @@ export interface OpenApiOptions {
 
 type Schema = Record<string, unknown>;
 
-/** A route's operation in the form @fastify/swagger (OpenAPI 3.1) gives the services' routes. */
+/** A route's operation in the form @fastify/swagger (OpenAPI 3.1) gives the services' routes, with its documentation. */
 function operation(schema: { body?: Schema; response?: Record<string, Schema> }) {
   const json = (s: Schema) => ({ content: { 'application/json': { schema: s } } });
+  const { operationId, summary, description, 'x-examples': examples, 'x-errors': errors } = schema as RawOperation;
   return {
+    operationId,
+    summary,
+    description,
+    'x-examples': examples,
+    'x-errors': errors,
     ...(schema.body ? { requestBody: { required: true, ...json(schema.body) } } : {}),
     responses: Object.fromEntries(Object.entries(schema.response ?? {}).map(([status, s]) => [status.toUpperCase(), { description: 'Default Response', ...json(s) }])),
   };
@@ -32,7 +40,7 @@ function operation(schema: { body?: Schema; response?: Record<string, Schema> })
 
 /** The scope a proxied operation needs (access.ts decides the same way). */
 function proxiedScope(method: string, path: string): Scope {
-  const route = PROXY_ROUTES.find((r) => path === r.prefix || path.startsWith(`${r.prefix}/`));
+  const route = PROXIED_PREFIXES.find((r) => path === r.prefix || path.startsWith(`${r.prefix}/`));
   if (route?.adminOnly) return 'admin';
   if (route?.readOnly || method === 'GET') return 'read';
   return 'write';
@@ -44,19 +52,20 @@ export function gatewayOperations(app: FastifyInstance): { paths: Paths; scopes:
   const scopes = new Map<string, Scope>();
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD') return;
-    (paths[route.url] ??= {})[route.method.toLowerCase()] = operation(route.schema as never);
+    (paths[route.url] ??= {})[route.method.toLowerCase()] = operation(documentedSchema(route, SETTINGS_OPERATIONS) as never);
     const config = route.config;
     scopes.set(`${route.method} ${route.url}`, config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write');
   });
   return { paths, scopes };
 }
 
-/** The document over the services' paths and the gateway's own. */
-export function apiDocument(servicePaths: Paths[], own: ReturnType<typeof gatewayOperations>) {
+/** The document over the services' documents (their paths and tags) and the gateway's own routes. */
+export function apiDocument(services: ServiceDocument[], own: ReturnType<typeof gatewayOperations>) {
   const paths: Paths = {};
-  for (const p of servicePaths) Object.assign(paths, p);
+  for (const s of services) Object.assign(paths, s.paths);
   Object.assign(paths, own.paths);
-  return buildDocument({ paths, scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path) });
+  const tags = [...services.flatMap((s) => s.tags), publishedTag(SETTINGS_TAG)];
+  return buildDocument({ paths, tags, scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path) });
 }
 
 export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
@@ -77,8 +86,9 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
   };
 
   const served = new ServedDocument({
-    sources: opts.deployed.map((name) => ({ name, read: () => read(name) })),
-    build: (paths) => apiDocument(paths, own),
+    // In the registry's order, whatever GATEWAY_SERVICES' order: the document's tags follow it.
+    sources: SERVICE_NAMES.filter((name) => opts.deployed.includes(name)).map((name) => ({ name, read: () => read(name) })),
+    build: (documents) => apiDocument(documents, own),
     refreshMs: opts.refreshMs ?? 5000,
     logger: app.log,
   });

@@ -1,4 +1,4 @@
-// One @fastify/http-proxy registration per upstream prefix. Request headers are
+// One @fastify/http-proxy registration per upstream prefix of the service registry. Request headers are
 // rewritten here and only here: the client's identity headers, API key and
 // store-command counting header are dropped, the gateway's own identity headers and
 // request id are set, and the counting header when the gateway counts the request.
@@ -10,22 +10,12 @@ import { payloadTooLarge, serviceUnavailable } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import { COUNT_COMMANDS_HEADER, countedCallHeaders } from '@lpm/shared/counted-requests';
 import { IDENTITY_HEADER_NAMES, identityHeaders } from '@lpm/shared/identity';
-import { replicaUrls, type ServiceName } from '@lpm/shared/service/names';
+import { replicaUrls } from '@lpm/shared/service/names';
+import { PROXIED_PREFIXES } from '@lpm/shared/service/registry';
 import { injectTraceHeaders } from '@lpm/shared/telemetry';
 import type { Upstreams } from '../config.ts';
 import { identityOf, type Principal } from '../domain/accounts.ts';
 import { upstreamTimer } from '../metrics.ts';
-
-export const PROXY_ROUTES: readonly { prefix: string; upstream: ServiceName; adminOnly: boolean; readOnly?: boolean }[] = [
-  { prefix: '/v1/deals', upstream: 'deals', adminOnly: false },
-  { prefix: '/v1/clients', upstream: 'clients', adminOnly: false },
-  { prefix: '/v1/cases', upstream: 'cases', adminOnly: false },
-  { prefix: '/v1/activities', upstream: 'activities', adminOnly: false },
-  // POST /v1/deadlines/compute only computes: a read key may call it.
-  { prefix: '/v1/deadlines', upstream: 'activities', adminOnly: false, readOnly: true },
-  { prefix: '/v1/financial', upstream: 'financial', adminOnly: false },
-  { prefix: '/v1/webhooks', upstream: 'webhooks', adminOnly: true },
-];
 
 export interface ProxyOptions {
   upstreams: Upstreams;
@@ -77,7 +67,7 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
     reply.send(serviceUnavailable('Service unavailable', { cause: error }));
   };
 
-  for (const route of PROXY_ROUTES) {
+  for (const route of PROXIED_PREFIXES) {
     const answeredIn = upstreamTimer(route.upstream);
     const rewriteHeaders = (headers: Headers, req: FastifyRequest): Headers => {
       if (req.sentUpstreamAt !== undefined) answeredIn((performance.now() - req.sentUpstreamAt) / 1000);
@@ -108,7 +98,7 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
         upstream: upstreams[0],
         prefix: route.prefix,
         rewritePrefix: route.prefix,
-        config: { adminOnly: route.adminOnly, readOnly: route.readOnly ?? false },
+        config: { adminOnly: route.adminOnly ?? false, readOnly: route.readOnly ?? false },
         disableRequestLogging: true,
         undici: (upstreams.length > 1 ? new BalancedPool(upstreams, undici) : { ...undici, tls: { rejectUnauthorized: true } }) as never,
         replyOptions: {

@@ -2,16 +2,17 @@
 // build it with their own store and neighbours.
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, type ServiceAppOptions } from '@lpm/shared/http/service-app';
+import { DEAL_DOCS } from './contract/deal-operations.ts';
 import type { Deals } from './domain/deals.ts';
 import { dealRoutes } from './routes/deals.ts';
 import { internalRoutes } from './routes/internal.ts';
 
-export interface DealsAppOptions extends Omit<ServiceAppOptions, 'name'> {
+export interface DealsAppOptions extends Omit<ServiceAppOptions, 'name' | 'docs'> {
   deals: Deals;
 }
 
 export function buildDealsApp(opts: DealsAppOptions): FastifyInstance {
-  const app = createServiceApp({ ...opts, name: 'deals' });
+  const app = createServiceApp({ ...opts, name: 'deals', docs: DEAL_DOCS });
   app.register(async (scope) => {
     dealRoutes(scope, opts.deals);
     internalRoutes(scope, opts.deals);

@@ -36,6 +36,8 @@ export interface HttpAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Serve /openapi.json for the routes registered in plugins (services do; the gateway merges theirs). Default true. */
   documented?: boolean;
+  /** The tags of its documented operations, as its /openapi.json carries them. */
+  tags?: readonly object[];
   /** Whether a request that asks for its store commands to be counted (counted-requests.ts) is. Default: every one. */
   mayCountCommands?: (req: IncomingMessage) => boolean;
 }
@@ -120,7 +122,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   // The OpenAPI document of the routes registered inside plugins (app.register),
   // which load after this one; the gateway merges the services' documents.
   if (opts.documented ?? true) {
-    app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: opts.name, version: 'v1' } } });
+    app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: opts.name, version: 'v1' }, tags: [...(opts.tags ?? [])] as never } });
     app.get('/openapi.json', { config: { public: true }, logLevel: 'warn' }, async () => app.swagger());
   }
 

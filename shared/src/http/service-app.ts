@@ -10,9 +10,12 @@ import { requireGateway } from './gateway-auth.ts';
 import { idempotentPosts, type Sealer } from './idempotency.ts';
 import { healthRoute } from './health.ts';
 import { metricsRoute } from './request-metrics.ts';
+import { documentOperations, publishedTag, type ServiceDocs } from './operation-docs.ts';
 
 export interface ServiceAppOptions {
   name: string;
+  /** Its public operations' documentation (contract/*-operations.ts), published at /openapi.json; the gateway refuses an operation without. */
+  docs?: ServiceDocs;
   db: Db;
   internalToken: string;
   /** Seals the answers kept for Idempotency-Key replays (a service whose answers carry secrets). */
@@ -22,7 +25,8 @@ export interface ServiceAppOptions {
 }
 
 export function createServiceApp(opts: ServiceAppOptions): FastifyInstance {
-  const app = createHttpApp({ name: opts.name, logger: opts.logger, loggerInstance: opts.loggerInstance });
+  const app = createHttpApp({ name: opts.name, logger: opts.logger, loggerInstance: opts.loggerInstance, tags: opts.docs?.tags.map(publishedTag) });
+  documentOperations(app, opts.docs?.operations ?? {});
   requireGateway(app, opts.internalToken);
   idempotentPosts(app, opts.db, opts.idempotencySealer);
   healthRoute(app, async () => {

@@ -1,10 +1,11 @@
-// The domain services of the platform, their default ports and the settings that
-// say where each answers: one list for the runner, the gateway and the launcher.
+// The domain services' names, default ports and the settings that say where each
+// answers, from the registry (registry.ts): for the runner, the gateway and the launcher.
 import { url } from '../config.ts';
+import { SERVICES, type ServiceName } from './registry.ts';
 
-export const SERVICE_PORTS = { deals: 8081, clients: 8082, cases: 8083, activities: 8084, financial: 8085, webhooks: 8086 } as const;
-export type ServiceName = keyof typeof SERVICE_PORTS;
-export const SERVICE_NAMES = Object.keys(SERVICE_PORTS) as ServiceName[];
+export type { ServiceName };
+export const SERVICE_NAMES: readonly ServiceName[] = SERVICES.map((s) => s.name);
+export const SERVICE_PORTS = Object.fromEntries(SERVICES.map((s) => [s.name, s.port])) as Record<ServiceName, number>;
 
 export const HTTP = ['http:', 'https:'];
 

@@ -3,7 +3,7 @@
 // overdue, the e-mail reminder) armed by every write that changes what they
 // depend on. Every write stores the record and its events in one document write.
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { badRequest } from '@lpm/shared/errors';
+import { noFieldsToUpdate } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import { exact } from '@lpm/shared/http/schemas';
@@ -209,7 +209,7 @@ export class Activities {
   }
 
   async update(who: Who, id: string, input: UpdateActivityBody) {
-    if (Object.keys(input).length === 0) throw badRequest('No fields to update');
+    if (Object.keys(input).length === 0) throw noFieldsToUpdate();
     const court = who.settings.court_calendar;
     const body = { ...withRule(input, court) };
     const checked = await this.checkLinks(who, body);

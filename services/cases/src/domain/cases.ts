@@ -3,7 +3,7 @@
 // a timeline kept in the case. Every write stores the record, its timeline entries
 // and its events in one document write (data/cases-repository.ts).
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { AppError, badRequest, serviceUnavailable } from '@lpm/shared/errors';
+import { AppError, serviceUnavailable, noFieldsToUpdate } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import { exact } from '@lpm/shared/http/schemas';
@@ -203,7 +203,7 @@ export class Cases {
   }
 
   async update(who: Who, id: string, body: UpdateCaseBody) {
-    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    if (Object.keys(body).length === 0) throw noFieldsToUpdate();
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
     this.checkNumber(who, body.number);
     const checked = await this.links.check(who, body);

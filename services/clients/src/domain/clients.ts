@@ -6,7 +6,7 @@
 // (consumers/case-events.ts): reads cost one store read, and a count follows a
 // new case within moments, not at once.
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { AppError, badRequest, serviceUnavailable, unknownField } from '@lpm/shared/errors';
+import { AppError, serviceUnavailable, unknownField, noFieldsToUpdate } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import { exact } from '@lpm/shared/http/schemas';
@@ -128,7 +128,7 @@ export class Clients {
   }
 
   async update(who: Identity, id: string, body: UpdateClientBody) {
-    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    if (Object.keys(body).length === 0) throw noFieldsToUpdate();
     // Asked before the lock is taken: no lock is held across a call to another service.
     const cases = await this.casesFacts(who, id, body.status === 'inactive', true);
     return this.deps.clients.update(who.teamId, id, async (current) => {

@@ -4,7 +4,7 @@
 // team's own history. Every write stores the record and its events in one document
 // write (data/deals-repository.ts), from the deal read once before the lock.
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
-import { badRequest } from '@lpm/shared/errors';
+import { noFieldsToUpdate } from '@lpm/shared/errors';
 import { newEvent } from '@lpm/shared/events';
 import { exact } from '@lpm/shared/http/schemas';
 import { fromCents } from '@lpm/shared/money';
@@ -174,7 +174,7 @@ export class Deals {
   }
 
   async update(who: Identity, id: string, body: UpdateDealBody) {
-    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    if (Object.keys(body).length === 0) throw noFieldsToUpdate();
     if (body.phase !== undefined) this.checkPhase(who, body.phase);
     const sentFields = recordFields(body);
     const checked = await this.links.check(who, body);

@@ -3,7 +3,7 @@
 // (pending -> paid | cancelled; paid and cancelled are final), DELETE cancels,
 // financial.overdue armed by every write, and the period summary.
 import { FieldChanges, trimmedText, type SentFields } from '@lpm/shared/changes';
-import { badRequest } from '@lpm/shared/errors';
+import { noFieldsToUpdate } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
 import { exact } from '@lpm/shared/http/schemas';
@@ -169,7 +169,7 @@ export class Financial {
   }
 
   async update(who: Who, id: string, body: UpdateFinancialBody) {
-    if (Object.keys(body).length === 0) throw badRequest('No fields to update');
+    if (Object.keys(body).length === 0) throw noFieldsToUpdate();
     const { status: wanted, ...rest } = body;
     const sentFields = stored(rest);
     const checked = await this.recordLinks.check(who, body);

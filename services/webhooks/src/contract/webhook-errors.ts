@@ -7,3 +7,5 @@ export const urlAlreadyRegistered = () => conflict('URL already registered', 'ur
 export const webhookLimitReached = (limit: number) => businessRule('Webhook limit reached', 'webhook_limit_reached', { limit });
 /** The signed ping got no 2xx. Nothing more is said (status, error class): that would let webhook creation probe hosts and ports. */
 export const urlNotReachable = () => businessRule('URL not reachable', 'url_not_reachable');
+export const webhookInactive = () => businessRule('Webhook is inactive', 'webhook_inactive');
+export const deliveryPending = () => businessRule('Delivery already pending', 'delivery_pending');

@@ -1,0 +1,53 @@
+// The documentation of the webhooks operations beside their contract: the errors come from
+// the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
+import { noFieldsToUpdate } from '@lpm/shared/errors';
+import { LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import { deliveryNotFound, deliveryPending, urlAlreadyRegistered, urlNotReachable, webhookInactive, webhookLimitReached, webhookNotFound } from './webhook-errors.ts';
+
+export const WEBHOOK_OPERATIONS: OperationDocs = {
+  'GET /v1/webhooks': {
+    operationId: 'listWebhooks',
+    summary: 'List webhooks',
+    description: "All of the team's webhooks (at most 25), without a pagination block, with delivery counters: `total_deliveries` and `failed_deliveries` count attempts, `success_rate` is successful attempts / attempts x 100 (one decimal, 100 when none).",
+  },
+  'POST /v1/webhooks': {
+    operationId: 'createWebhook',
+    summary: 'Create a webhook',
+    description:
+      'Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section).',
+    examples: { cases: { summary: 'Case and deal events', value: { url: 'https://hooks.example.com/lpm', events: ['case.created', 'case.phase_changed', 'deal.won'], description: 'CRM sync' } } },
+    errors: [schemaMessage('url'), schemaMessage('events'), urlAlreadyRegistered(), urlNotReachable(), webhookLimitReached(25)],
+  },
+  'PUT /v1/webhooks/{id}': {
+    operationId: 'updateWebhook',
+    summary: 'Update a webhook',
+    description: `${PUT_RULE} A new \`url\` is checked like a new webhook's. \`active: true\` re-activates a webhook (deactivated after 6 consecutive failed attempts) and resets its failure count.`,
+    examples: { reactivate: { summary: 'More events, active again', value: { events: ['case.created', 'case.updated'], active: true } } },
+    errors: [schemaMessage('url'), schemaMessage('events'), noFieldsToUpdate(), webhookNotFound(), urlAlreadyRegistered(), urlNotReachable()],
+  },
+  'DELETE /v1/webhooks/{id}': {
+    operationId: 'deleteWebhook',
+    summary: 'Delete a webhook',
+    description: 'Removes the webhook (`deleted: true`) and its delivery history.',
+    errors: [webhookNotFound()],
+  },
+  'GET /v1/webhooks/{id}/deliveries': {
+    operationId: 'listWebhookDeliveries',
+    summary: "List a webhook's deliveries",
+    description: `Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. ${LIST_RULE}`,
+    errors: [schemaMessage('sort'), webhookNotFound()],
+  },
+  'POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry': {
+    operationId: 'retryWebhookDelivery',
+    summary: 'Retry a delivery',
+    description: 'Sends a failed delivery again now, with the same event id.',
+    errors: [webhookNotFound(), deliveryNotFound(), webhookInactive(), deliveryPending()],
+  },
+};
+
+export const WEBHOOK_DOCS: ServiceDocs = {
+  tags: [
+    { name: 'Webhooks', prefix: '/v1/webhooks', description: 'Subscriptions that push signed event notifications to an HTTPS URL (admin scope).', idExample: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2' },
+  ],
+  operations: WEBHOOK_OPERATIONS,
+};
