@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { isListening } from '../scripts/local-store.ts';
 import { restartDelayMs } from '../scripts/restart-backoff.ts';
 import { freePortBlock } from '../scripts/system.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

@@ -5,9 +5,9 @@
 // once restored, every process is ready again. The gateway serves its probes on its
 // internal listener only; its public port keeps `/health` and has no probes.
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
-import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 let storeProxy: TcpProxy;
 let brokerProxy: TcpProxy;

@@ -8,9 +8,9 @@
 // kill (the at-least-once duplicate, told by its event id). Issue 39: a call from one
 // service to another that a killed replica refuses goes to the next replica, so 200
 // deals won with their case, while one cases replica is SIGKILLed, all answer 200.
-import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../shared/test/support/https-receiver.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const CASES = 40;
 const KILL_AFTER = 15;

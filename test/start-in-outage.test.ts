@@ -8,8 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/local-store.ts';
-import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -11,11 +11,11 @@
 // everything) now leaves every process serving within 30 s of the store's return.
 import { MongoClient } from 'mongodb';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
-import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { runCli } from './support/cli.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
+import { runCli } from '@lpm/test-kit/cli';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const BURST = 30;
 const OUTAGE_MS = 60_000;

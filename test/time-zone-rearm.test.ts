@@ -8,7 +8,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { askUntilDone } from '../shared/test/support/team-sync.ts';
+import { askUntilDone } from '@lpm/test-kit/team-sync';
 import { identity as casesIdentity, startCases, type CasesUnderTest } from '../services/cases/test/helper.ts';
 import { startActivities, type ActivitiesUnderTest } from '../services/activities/test/helper.ts';
 import { startFinancial, type FinancialUnderTest } from '../services/financial/test/helper.ts';

@@ -5,9 +5,9 @@
 // the webhook POST; and the HTTPS receiver gets the same trace id in `traceparent`.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 interface ExportedSpan {
   service: string;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
 import { Broker } from '@lpm/shared/messaging/broker';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
-import { runCli } from '../../test/support/cli.ts';
+import { runCli } from '@lpm/test-kit/cli';
 import { DLQ_COMMANDS, resolveCommand } from '../src/cli/commands.ts';
 import { dlqQueues } from '../src/cli/dlq.ts';
 

@@ -1,7 +1,7 @@
 // Hostile URLs through the gateway: the same envelope and X-Request-Id as every
 // other error, and nothing reaches an upstream.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { expectError, rawRequest, rawSocketRequest } from '../../test/support/api.ts';
+import { expectError, rawRequest, rawSocketRequest } from '@lpm/test-kit/api';
 import { allUpstreams, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;

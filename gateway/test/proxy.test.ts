@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { HEADER, defaultTeamSettings } from '@lpm/shared/identity';
 import { freePort } from '../../scripts/local-store.ts';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;

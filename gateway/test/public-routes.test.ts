@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { parse } from 'yaml';
-import { waitFor } from '../../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 import { ServedDocument } from '../src/openapi/served-document.ts';
 import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 

@@ -11,8 +11,8 @@ import type { Upstreams } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
-import { assertWholeAnswers, checkWholeAnswers } from '../../test/support/whole-answers.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '@lpm/test-kit/whole-answers';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
 export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import { parkingQueue } from '@lpm/shared/messaging/publisher';
-import { scratchBroker, type ScratchBroker } from '../../shared/test/support/scratch-broker.ts';
-import { waitFor } from '../../shared/test/support/wait.ts';
-import { runCli } from '../../test/support/cli.ts';
+import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
+import { waitFor } from '@lpm/test-kit/wait';
+import { runCli } from '@lpm/test-kit/cli';
 import { DLQ_COMMANDS } from '../src/cli/commands.ts';
 
 const EXCHANGE = `${process.env.MONGO_DB_PREFIX}unrouted-test.events`;

@@ -6,9 +6,9 @@ import { MongoClient } from 'mongodb';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { AppError } from '../src/errors.ts';
 import { isTransientFailure, TRANSIENT_HEADER } from '../src/messaging/broker.ts';
-import { scratchBroker, type ScratchBroker } from './support/scratch-broker.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
-import { waitFor } from './support/wait.ts';
+import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-transient-test.events';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -2,8 +2,8 @@ import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessag
 import { MongoClient, type Db } from 'mongodb';
 import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, purgeDedupeRecords, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
-import { waitFor, quietLogger } from './support/wait.ts';
+import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor, quietLogger } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-test.events';
 const AMQP_URL = process.env.AMQP_URL!;

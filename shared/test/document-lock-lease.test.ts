@@ -7,7 +7,7 @@ import { newId } from '../src/ids.ts';
 import type { AppError } from '../src/errors.ts';
 import { DOCUMENT_LOCK_MS } from '../src/store/lock.ts';
 import type { RecordStore } from '../src/store/record-store.ts';
-import { notesStore, type Note } from './support/notes-store.ts';
+import { notesStore, type Note } from '@lpm/test-kit/notes-store';
 
 let client: MongoClient;
 let db: Db;

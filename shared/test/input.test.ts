@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { LightMyRequestResponse } from 'fastify';
 import { identityHeaders, type Identity } from '../src/identity.ts';
-import { expectError, rawRequest, rawSocketRequest } from '../../test/support/api.ts';
+import { expectError, rawRequest, rawSocketRequest } from '@lpm/test-kit/api';
 import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from '../../services/clients/test/helper.ts';
 
 let sut: ClientsUnderTest;

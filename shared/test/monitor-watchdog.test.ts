@@ -7,8 +7,8 @@
 import { MongoClient } from 'mongodb';
 import { isStoreError } from '../src/store/store-errors.ts';
 import { watchMonitor, type MonitorWatchdog } from '../src/store/monitor-watchdog.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
-import { quietLogger, waitFor } from './support/wait.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { quietLogger, waitFor } from '@lpm/test-kit/wait';
 
 let proxy: TcpProxy;
 let client: MongoClient;

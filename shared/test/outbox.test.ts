@@ -5,8 +5,8 @@ import { newEvent, type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'outbox-test.events';
 const AMQP_URL = process.env.AMQP_URL!;

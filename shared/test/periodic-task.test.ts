@@ -1,5 +1,5 @@
 import { periodicTask } from '../src/service/runner.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

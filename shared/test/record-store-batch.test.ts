@@ -6,7 +6,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { newId } from '../src/ids.ts';
 import { tryDocumentLock } from '../src/store/lock.ts';
 import type { RecordStore } from '../src/store/record-store.ts';
-import { notesStore, type Note } from './support/notes-store.ts';
+import { notesStore, type Note } from '@lpm/test-kit/notes-store';
 
 let client: MongoClient;
 let db: Db;

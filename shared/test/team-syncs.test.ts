@@ -7,7 +7,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { defaultTeamSettings, type TeamSettings } from '../src/identity.ts';
 import { newId } from '../src/ids.ts';
 import { TEAM_SYNCS, TeamSyncs, type SyncWho, type TeamSyncWork, type TeamSyncsOptions } from '../src/jobs/team-syncs.ts';
-import { quietLogger, waitFor } from './support/wait.ts';
+import { quietLogger, waitFor } from '@lpm/test-kit/wait';
 
 let client: MongoClient;
 let db: Db;

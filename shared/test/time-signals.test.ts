@@ -5,7 +5,7 @@ import { RecordStore } from '../src/store/record-store.ts';
 import { zonedMoment } from '../src/time.ts';
 import { notFound } from '../src/errors.ts';
 import { newId } from '../src/ids.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
 interface CaseDoc {
   _id: string;

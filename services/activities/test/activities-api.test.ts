@@ -7,7 +7,7 @@ import { outboxOnInsert } from '@lpm/shared/outbox/fields';
 import { OutboxRelay } from '@lpm/shared/outbox/relay';
 import { bucketOf } from '@lpm/shared/store/markers';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { ActivitiesRepository, TOMBSTONES } from '../src/data/activities-repository.ts';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
 

@@ -2,7 +2,7 @@
 // the completion whose next occurrence would fall after 9998-12-31 is refused with
 // 422, and the activity can still be completed once the series is given an end.
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;

@@ -6,7 +6,7 @@ import { MongoClient } from 'mongodb';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { storeSort } from '@lpm/shared/http/pagination';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';

@@ -3,16 +3,16 @@
 // with a real SMTP listener and a stand-in for the gateway's user directory: each
 // signal reaches the broker exactly once and the reminder one inbox once. Moments
 // that lie further ahead are checked in process by sweeping at chosen instants.
-import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
+import { replicasOf, type Replicas } from '@lpm/test-kit/replicas';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { startSmtpListener, type SmtpListener } from '../../../shared/test/support/smtp-listener.ts';
-import { quietLogger } from '../../../shared/test/support/wait.ts';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
+import { quietLogger } from '@lpm/test-kit/wait';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { dueSignals } from '../src/jobs/due-signals.ts';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';

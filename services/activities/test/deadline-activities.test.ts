@@ -2,10 +2,10 @@
 // real store; the relay stub keeps the events each write hands it.
 import type { DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
-import { askUntilDone } from '../../../shared/test/support/team-sync.ts';
-import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
+import { askUntilDone } from '@lpm/test-kit/team-sync';
+import { quietLogger, waitFor } from '@lpm/test-kit/wait';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;

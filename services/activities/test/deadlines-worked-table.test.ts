@@ -4,7 +4,7 @@
 // Calendar facts used: Easter 2025 is 20 April (Carnaval 3-4 March, Good Friday
 // 18 April, Corpus Christi 19 June); Easter 2026 is 5 April (Carnaval 16-17 Feb).
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;

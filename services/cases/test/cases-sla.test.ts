@@ -2,13 +2,13 @@
 // Two replicas of the cases service as processes on one database and broker: each
 // signal reaches the broker exactly once. Moments that lie ahead (a warning due at
 // the end of today) are checked in process, by sweeping at a chosen instant.
-import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
+import { replicasOf, type Replicas } from '@lpm/test-kit/replicas';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { quietLogger } from '../../../shared/test/support/wait.ts';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import { quietLogger } from '@lpm/test-kit/wait';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { slaSignals } from '../src/jobs/sla-signals.ts';
 import { startCases, type CasesUnderTest } from './helper.ts';

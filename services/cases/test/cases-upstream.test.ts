@@ -1,8 +1,8 @@
 // The services cases asks (clients, activities) answering wrongly: a malformed or
 // unexpected answer is a 503 in the envelope, like no answer at all.
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { startScriptedService, type ScriptedService } from '@lpm/test-kit/scripted-service';
+import { expectError } from '@lpm/test-kit/api';
 import { ActivitiesService } from '../src/upstream/activities-service.ts';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { identity, INTERNAL_TOKEN, startCases, type CasesUnderTest } from './helper.ts';

@@ -2,7 +2,7 @@
 // table as unit tests; then a case's number through the cases app on a real store.
 // Each valid number's DD is worked in its comment: DD = 98 - (NNNNNNN AAAA J TR OOOO 00 mod 97).
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { courtOf } from '../src/domain/cnj-courts.ts';
 import { normalizeCaseNumber, numberInfo } from '../src/domain/cnj-number.ts';
 import { identity, startCases, type CasesUnderTest } from './helper.ts';

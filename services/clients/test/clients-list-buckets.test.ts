@@ -7,7 +7,7 @@ import { storeSort } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
 import { identity, startClients, type ClientsUnderTest } from './helper.ts';

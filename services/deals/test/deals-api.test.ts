@@ -6,7 +6,7 @@ import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import { AppError } from '@lpm/shared/errors';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 

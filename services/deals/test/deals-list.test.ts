@@ -2,7 +2,7 @@
 // by id) and paging, on the app in process with its own database.
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 

@@ -2,7 +2,7 @@
 // the formula of services/deals/README.md for a team with a known history.
 import { DAY_MS, dayIn } from '@lpm/shared/time';
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { identity, startDeals, type DealsUnderTest } from './helper.ts';
 
 const activityCounts = new Map<string, { count: number; open: number; overdue: number }>();

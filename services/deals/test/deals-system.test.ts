@@ -5,10 +5,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { defaultTeamSettings } from '@lpm/shared/identity';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
+import { expectError } from '@lpm/test-kit/api';
 import { DealCasesService } from '../src/upstream/cases-service.ts';
 
 const INTERNAL_TOKEN = randomBytes(32).toString('hex');

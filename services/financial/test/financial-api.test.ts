@@ -2,7 +2,7 @@
 // each error row with its exact code and message, status moves, filters and sorting.
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { dayIn } from '@lpm/shared/time';
 import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
 

@@ -6,7 +6,7 @@ import { MongoClient } from 'mongodb';
 import { storeSort } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';

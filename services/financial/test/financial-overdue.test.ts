@@ -2,13 +2,13 @@
 // service as processes on one database and broker: the signal reaches the broker
 // exactly once. Re-arming and disarming are checked in process by sweeping at
 // chosen instants.
-import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
+import { replicasOf, type Replicas } from '@lpm/test-kit/replicas';
 import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { dayIn, zonedMoment } from '@lpm/shared/time';
-import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { quietLogger } from '../../../shared/test/support/wait.ts';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import { quietLogger } from '@lpm/test-kit/wait';
 import { overdueSignals } from '../src/jobs/overdue-signals.ts';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
 

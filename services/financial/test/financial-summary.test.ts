@@ -1,7 +1,7 @@
 // GET /v1/financial/summary (decisions §5 and §10): figures equal hand-computed ones,
 // cents exact, empty buckets included, ISO weeks across a year boundary.
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { dayIn } from '@lpm/shared/time';
 import { bucketsBetween, isoWeek } from '../src/domain/summary-buckets.ts';
 import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';

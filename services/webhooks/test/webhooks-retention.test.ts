@@ -6,7 +6,7 @@
 // app in process on its own database; old records are seeded through the repositories.
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from '../src/data/webhook-entity.ts';

@@ -4,11 +4,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
+import { identityHeaders, type Identity } from '@lpm/shared/identity';
 import { isListening } from '../../scripts/local-store.ts';
-import type { ServiceName } from '../../shared/src/service/names.ts';
+import type { ServiceName } from '@lpm/shared/service/names';
 import { freePortBlock } from '../../scripts/system.ts';
-import { waitFor } from '../../shared/test/support/wait.ts';
+import { waitFor } from './wait.ts';
 import type { JsonAnswer } from './json.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,7 +1,7 @@
 // Listens on the broker like any consumer would: a private queue bound to the
 // test's exchange, keeping every domain event that arrives.
 import amqp from 'amqplib';
-import type { DomainEvent } from '../../src/events.ts';
+import type { DomainEvent } from '@lpm/shared/events';
 import { waitFor } from './wait.ts';
 
 export interface EventTap {

@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/logger.ts';
+import type { Logger } from '@lpm/shared/logger';
 
 /** Polls `cond` every 25 ms; rejects naming `what` after timeoutMs. */
 export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {

@@ -2,8 +2,8 @@
 // them (every match sorted and counted in the store), and straight from the day
 // buckets (store/list-buckets.ts), which must be ready and give the same ids and total.
 import type { Db } from 'mongodb';
-import { storeSort } from '../../src/http/pagination.ts';
-import type { DayRange, ListBuckets } from '../../src/store/list-buckets.ts';
+import { storeSort } from '@lpm/shared/http/pagination';
+import type { DayRange, ListBuckets } from '@lpm/shared/store/list-buckets';
 
 export interface IdsPage {
   ids: string[];
