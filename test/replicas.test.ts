@@ -9,14 +9,13 @@
 // service to another that a killed replica refuses goes to the next replica, so 200
 // deals won with their case, while one cases replica is SIGKILLed, all answer 200.
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '@lpm/test-kit/https-receiver';
-import { waitFor } from '@lpm/test-kit/wait';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const CASES = 40;
 const KILL_AFTER = 15;
 const WORKERS = 2;
 const DAY = 86_400_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sys: RunningSystem;
 let receiver: HttpsReceiver;

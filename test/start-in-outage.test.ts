@@ -9,10 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/local-store.ts';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
-import { waitFor } from '@lpm/test-kit/wait';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Longer than several set-up attempts (each waits up to 5 s for the store, then up to 5 s more). */
 const HELD_MS = 25_000;
 

@@ -13,13 +13,12 @@ import { MongoClient } from 'mongodb';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
-import { waitFor } from '@lpm/test-kit/wait';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 import { runCli } from '@lpm/test-kit/cli';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const BURST = 30;
 const OUTAGE_MS = 60_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Resolved once the store is cut: the receiver answers no client.updated before. */
 let storeCut!: () => void;
 const cut = new Promise<void>((resolve) => (storeCut = resolve));

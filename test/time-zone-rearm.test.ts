@@ -9,7 +9,8 @@ import type { Identity } from '@lpm/shared/identity';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
 import { askUntilDone } from '@lpm/test-kit/team-sync';
-import { identity as casesIdentity, startCases, type CasesUnderTest } from '../services/cases/test/helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from '../services/cases/test/helper.ts';
 import { startActivities, type ActivitiesUnderTest } from '../services/activities/test/helper.ts';
 import { startFinancial, type FinancialUnderTest } from '../services/financial/test/helper.ts';
 
@@ -26,7 +27,7 @@ let after: Identity;
 
 beforeAll(async () => {
   [cases, activities, financial] = await Promise.all([startCases(), startActivities(), startFinancial()]);
-  before = casesIdentity(OLD);
+  before = identity(OLD);
   after = { ...before, settings: { ...before.settings, timezone: NEW } };
 });
 

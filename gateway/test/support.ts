@@ -130,7 +130,7 @@ export async function newTeam(accounts: Accounts, plan = 'starter') {
   return accounts.createTeam({ name: `Team ${suffix}`, plan, ownerName: 'Owner', ownerEmail: `owner-${suffix}@example.com` });
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '@lpm/test-kit/wait';
 
 /** The headers a service sends to the gateway's internal routes. */
 export const internalHeaders = (teamId: string, token = INTERNAL_TOKEN) => ({ [HEADER.internalToken]: token, [HEADER.teamId]: teamId });

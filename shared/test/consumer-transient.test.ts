@@ -8,10 +8,9 @@ import { AppError } from '../src/errors.ts';
 import { isTransientFailure, TRANSIENT_HEADER } from '../src/messaging/broker.ts';
 import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
-import { waitFor } from '@lpm/test-kit/wait';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-transient-test.events';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sb: ScratchBroker;
 let proxy: TcpProxy;

@@ -3,12 +3,11 @@ import { MongoClient, type Db } from 'mongodb';
 import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, purgeDedupeRecords, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
-import { waitFor, quietLogger } from '@lpm/test-kit/wait';
+import { waitFor, quietLogger, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let broker: Broker;
 let raw: ChannelModel;

@@ -8,6 +8,7 @@ import type { AppError } from '../src/errors.ts';
 import { DOCUMENT_LOCK_MS } from '../src/store/lock.ts';
 import type { RecordStore } from '../src/store/record-store.ts';
 import { notesStore, type Note } from '@lpm/test-kit/notes-store';
+import { sleep } from '@lpm/test-kit/wait';
 
 let client: MongoClient;
 let db: Db;
@@ -24,7 +25,6 @@ afterAll(async () => {
   await client.close();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('when a holder stalls past the lease before its write, then it writes nothing (503) and the writer after it keeps its change', async () => {
   const note: Note = { _id: newId('cli'), team_id: 'team_1', version: 1, text: 'first' };

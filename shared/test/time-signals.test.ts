@@ -5,7 +5,7 @@ import { RecordStore } from '../src/store/record-store.ts';
 import { zonedMoment } from '../src/time.ts';
 import { notFound } from '../src/errors.ts';
 import { newId } from '../src/ids.ts';
-import { captureLogger, waitFor } from '@lpm/test-kit/wait';
+import { captureLogger, waitFor, sleep } from '@lpm/test-kit/wait';
 
 interface CaseDoc {
   _id: string;
@@ -16,7 +16,6 @@ interface CaseDoc {
 }
 
 const HOUR = 3_600_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let client: MongoClient;
 let db: Db;

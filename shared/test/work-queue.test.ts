@@ -4,11 +4,10 @@ import { WorkQueue, type JobMessage } from '../src/messaging/work-queue.ts';
 import { newEvent } from '../src/events.ts';
 import { isId } from '../src/ids.ts';
 import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
-import { waitFor } from '@lpm/test-kit/wait';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'work-queue-test.events';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface AttemptJob {
   delivery_id: string;

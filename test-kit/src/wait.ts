@@ -23,3 +23,6 @@ export function captureLogger(): Logger & { lines: LogLine[] } {
 }
 
 export const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Resolves after `ms`: for tests about time itself (a lease running out, a backoff), never to wait for work to finish. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

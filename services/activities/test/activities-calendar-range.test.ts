@@ -3,7 +3,8 @@
 // 422, and the activity can still be completed once the series is given an end.
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
 let t: Identity;

@@ -9,16 +9,12 @@ import { storeSort } from '@lpm/shared/http/pagination';
 import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { day, identity } from '@lpm/test-kit/teams';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 const SORT_KEYS = ['due_missing', 'due_at'];
-/** The calendar day `offset` days from today in the team's zone. */
-const day = (offset: number) => {
-  const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(new Date());
-  return new Date(Date.parse(`${today}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
-};
 
 let sut: ActivitiesUnderTest;
 

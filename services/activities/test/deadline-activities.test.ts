@@ -6,7 +6,8 @@ import { expectError } from '@lpm/test-kit/api';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { askUntilDone } from '@lpm/test-kit/team-sync';
 import { quietLogger, waitFor } from '@lpm/test-kit/wait';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
 const kicked: DomainEvent[] = [];

@@ -5,7 +5,8 @@
 // 18 April, Corpus Christi 19 June); Easter 2026 is 5 April (Carnaval 16-17 Feb).
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
 let team: Identity;

@@ -2,7 +2,8 @@
 // comes again after it was applied: the consumer's dedupe claim and the count are
 // two writes, and a consumer killed between them (its claim then goes stale) hands
 // the event to a copy that runs it again. Found by the fault drill (issue 25).
-import { identity, startCases, type CasesUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from './helper.ts';
 
 let sut: CasesUnderTest;
 

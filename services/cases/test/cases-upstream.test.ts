@@ -5,7 +5,9 @@ import { startScriptedService, type ScriptedService } from '@lpm/test-kit/script
 import { expectError } from '@lpm/test-kit/api';
 import { ActivitiesService } from '../src/upstream/activities-service.ts';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
-import { identity, INTERNAL_TOKEN, startCases, type CasesUnderTest } from './helper.ts';
+import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from './helper.ts';
 
 let clients: ScriptedService;
 let activities: ScriptedService;

@@ -7,7 +7,8 @@ import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
 import type { DomainEvent } from '@lpm/shared/events';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor } from '@lpm/test-kit/wait';
-import { startClients, identity, type ClientsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const exchange = `clients-events-${randomBytes(4).toString('hex')}`;
 const logger = pino({ level: 'silent' });

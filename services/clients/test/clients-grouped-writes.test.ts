@@ -12,7 +12,8 @@ import { OutboxRelay } from '@lpm/shared/outbox/relay';
 import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
 import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
 import { waitFor } from '@lpm/test-kit/wait';
-import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const exchange = `clients-grouped-${randomBytes(4).toString('hex')}`;
 const logger = pino({ level: 'silent' });

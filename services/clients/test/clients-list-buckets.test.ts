@@ -10,7 +10,8 @@ import { DAY_MS } from '@lpm/shared/time';
 import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
-import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const SORT_KEYS = ['created_at'];
 

@@ -3,7 +3,8 @@
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor } from '@lpm/test-kit/wait';
 import { expectError } from '@lpm/test-kit/api';
-import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 let proxy: TcpProxy;
 let sut: ClientsUnderTest;

@@ -6,7 +6,9 @@ import { startScriptedService, type ScriptedService } from '@lpm/test-kit/script
 import { expectError } from '@lpm/test-kit/api';
 import { waitFor } from '@lpm/test-kit/wait';
 import { ClientCasesService } from '../src/upstream/cases-service.ts';
-import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from './helper.ts';
+import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 let cases: ScriptedService;
 let sut: ClientsUnderTest;

@@ -1,4 +1,6 @@
-import { startClients, identity, INTERNAL_TOKEN, type ClientsUnderTest } from './helper.ts';
+import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 import type { ClientCases } from '../src/upstream/cases-service.ts';
 import { expectError } from '@lpm/test-kit/api';
 import type { Identity } from '@lpm/shared/identity';

@@ -4,7 +4,8 @@ import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { expectError } from '@lpm/test-kit/api';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
-import { identity, startDeals, type DealsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startDeals, type DealsUnderTest } from './helper.ts';
 
 let sut: DealsUnderTest;
 let who: Identity;

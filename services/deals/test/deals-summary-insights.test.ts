@@ -3,7 +3,8 @@
 import { DAY_MS, dayIn } from '@lpm/shared/time';
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
-import { identity, startDeals, type DealsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startDeals, type DealsUnderTest } from './helper.ts';
 
 const activityCounts = new Map<string, { count: number; open: number; overdue: number }>();
 let sut: DealsUnderTest;

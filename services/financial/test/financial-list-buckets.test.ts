@@ -9,12 +9,13 @@ import { newId } from '@lpm/shared/ids';
 import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
-import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
+import { day as dayAfter, identity } from '@lpm/test-kit/teams';
+import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 const SORT_KEYS = ['date'];
-const day = (offset: number) => new Date(Date.parse('2026-03-10T12:00:00Z') + offset * DAY).toISOString().slice(0, 10);
+const day = (offset: number) => dayAfter(offset, '2026-03-10');
 const dayNumber = (offset: number) => Math.floor(Date.parse(`${day(offset)}T00:00:00Z`) / DAY);
 
 let sut: FinancialUnderTest;

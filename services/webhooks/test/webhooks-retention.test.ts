@@ -12,7 +12,8 @@ import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { purgeHistory } from '../src/jobs/retention.ts';
-import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { equalityOn, watchStore } from './store-commands.ts';
 
 const RETENTION_MS = 30 * DAY_MS;

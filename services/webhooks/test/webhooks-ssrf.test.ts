@@ -2,7 +2,8 @@
 // or resolves to a private or special address is refused before anything is sent
 // to it. The webhooks app in process, over the test run's store.
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
-import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { PRIVATE_URLS } from './private-urls.ts';
 
 const team = identity();

@@ -6,7 +6,8 @@
 import { createServer } from 'node:net';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { captureLogger } from '@lpm/test-kit/wait';
-import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 
 const team = identity();
 const log = captureLogger();
