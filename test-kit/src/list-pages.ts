@@ -1,7 +1,8 @@
 // A list's pages compared three ways: as the API answers, as the plain query gives
 // them (every match sorted and counted in the store), and straight from the day
 // buckets (store/list-buckets.ts), which must be ready and give the same ids and total.
-import type { Db } from 'mongodb';
+import type { LightMyRequestResponse } from 'fastify';
+import { MongoClient, type Db } from 'mongodb';
 import { storeSort } from '@lpm/shared/http/pagination';
 import type { DayRange, ListBuckets } from '@lpm/shared/store/list-buckets';
 
@@ -63,5 +64,71 @@ export async function expectSamePages(list: ListUnderTest, teamId: string, check
         buckets: plain,
       });
     }
+  }
+}
+
+/** A list as its API answers it: `get` sends GET of the list with a query string. */
+export function listThroughApi(list: Omit<ListUnderTest, 'api'> & { get: (query: string) => Promise<LightMyRequestResponse> }): ListUnderTest {
+  const { get, ...rest } = list;
+  return {
+    ...rest,
+    api: async (query) => {
+      const res = await get(query);
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
+    },
+  };
+}
+
+/** A repository's list as a service's records are read before and after the backfill of its buckets. */
+export interface ListedRepository {
+  lists: ListBuckets;
+  list(teamId: string, filter: object, page: { page: number; limit: number }): Promise<{ records: { _id: string }[]; total: number }>;
+}
+
+export interface LegacyRecordsCheck<R extends object> {
+  /** The service's database: the check writes to a scratch one beside it, and drops it. */
+  db: Db;
+  collection: string;
+  teamId: string;
+  sortKeys: readonly string[];
+  /** The list's default direction. */
+  direction: 1 | -1;
+  /** A record as the service stores it today; its copies lose their bucket marker. */
+  template: R;
+  /** The `i`th record stored before the markers existed, from the template's fields. */
+  legacy(fields: Omit<R, 'list_bucket'>, i: number): object;
+  count: number;
+  /** A filter every legacy record matches, read from the buckets after the backfill. */
+  equal: Record<string, unknown>;
+  /** The service's repository on a database (a process starting on it). */
+  repository(db: Db): ListedRepository;
+}
+
+/**
+ * Records stored before the bucket markers existed are listed by the plain query
+ * until the backfill, and by the buckets after it, with the same pages.
+ */
+export async function expectBackfillKeepsPages<R extends object>(check: LegacyRecordsCheck<R>): Promise<void> {
+  const client = await MongoClient.connect(process.env.MONGO_URL!);
+  const db = client.db(`${check.db.databaseName}_legacy`);
+  try {
+    const { list_bucket: _marker, ...fields } = check.template as R & { list_bucket?: string };
+    await db.collection(check.collection).insertMany(Array.from({ length: check.count }, (_, i) => check.legacy(fields, i)));
+    const before = check.repository(db);
+    const plain = (direction: 1 | -1) => plainIds(db, check.collection, { team_id: check.teamId }, storeSort(check.sortKeys, direction), 5, 5);
+    expect(await bucketIds(before.lists, check.teamId, {}, check.direction, 5, 5)).toBeNull();
+    const page = await before.list(check.teamId, {}, { page: 2, limit: 5 });
+    expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(check.direction));
+
+    await before.lists.backfill();
+    // Another process, started after the backfill.
+    const after = check.repository(db);
+    for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, check.teamId, check.equal, direction, 5, 5)).toEqual(await plain(direction));
+    expect((await plain(-1)).total).toBe(check.count);
+  } finally {
+    await db.dropDatabase();
+    await client.close();
   }
 }

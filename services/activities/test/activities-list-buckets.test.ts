@@ -2,11 +2,9 @@
 // the pages and totals the plain query gives, across days and the UTC day's edge,
 // activities without a due date last, after writes that move, complete and delete
 // activities, and for activities stored before the markers existed.
-import { MongoClient } from 'mongodb';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { storeSort } from '@lpm/shared/http/pagination';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
+import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { day, identity } from '@lpm/test-kit/teams';
@@ -34,18 +32,8 @@ const create = async (who: Identity, body: Record<string, unknown>) => {
 };
 const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/activities/${id}`, body)).statusCode).toBe(200);
 
-const listOf = (who: Identity): ListUnderTest => ({
-  db: sut.db,
-  collection: 'activities',
-  lists: sut.repository.lists,
-  sortKeys: SORT_KEYS,
-  api: async (query) => {
-    const res = await call(who, 'GET', `/v1/activities?${query}`);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
-    return { ids: body.data.map((a: { id: string }) => a.id), total: body.pagination.total };
-  },
-});
+const listOf = (who: Identity) =>
+  listThroughApi({ db: sut.db, collection: 'activities', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/activities?${query}`) });
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: 1 },
@@ -93,29 +81,20 @@ describe('GET /v1/activities by day buckets', () => {
   it('when activities were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
     const template = (await sut.db.collection<ActivityRecord>('activities').findOne({ _id: await create(who, {}) }))!;
-    const client = await MongoClient.connect(process.env.MONGO_URL!);
-    const db = client.db(`${sut.db.databaseName}_legacy`);
-    try {
-      const { list_bucket: _marker, ...fields } = template as ActivityRecord & { list_bucket?: string };
-      const legacy = Array.from({ length: 14 }, (_, i) => {
+    await expectBackfillKeepsPages({
+      db: sut.db,
+      collection: 'activities',
+      teamId: who.teamId,
+      sortKeys: SORT_KEYS,
+      direction: 1,
+      template,
+      count: 14,
+      legacy: (fields, i) => {
         const dueAt = i % 5 === 4 ? null : new Date(Date.now() + Math.floor(i / 2) * 0.7 * DAY);
         return { ...fields, _id: newId('act'), due_date: dueAt && dueAt.toISOString().slice(0, 10), due_at: dueAt, due_missing: dueAt ? 0 : 1 };
-      });
-      await db.collection<ActivityRecord>('activities').insertMany(legacy);
-      const before = new ActivitiesRepository(db, { kick: () => {} });
-      const plain = (direction: 1 | -1) => plainIds(db, 'activities', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
-      expect(await bucketIds(before.lists, who.teamId, {}, 1, 5, 5)).toBeNull();
-      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
-      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(1));
-
-      await before.lists.backfill();
-      // Another process, started after the backfill.
-      const after = new ActivitiesRepository(db, { kick: () => {} });
-      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'pending' }, direction, 5, 5)).toEqual(await plain(direction));
-      expect((await plain(-1)).total).toBe(14);
-    } finally {
-      await db.dropDatabase();
-      await client.close();
-    }
+      },
+      equal: { status: 'pending' },
+      repository: (db) => new ActivitiesRepository(db, { kick: () => {} }),
+    });
   });
 });

@@ -223,7 +223,7 @@ describe('deal events at a webhook', () => {
     // The object is the deal in its detail read shape after the change (ai_insights and activities_count, read-time figures, apart).
     const won = of('deal.won', deal.id)[0];
     const { ai_insights, activities_count, ...detail } = (await call('GET', `/v1/deals/${deal.id}`, undefined, team.api_key)).body.data;
-    expect(ai_insights).toBeDefined();
+    expect(ai_insights).toMatchObject({ win_probability: 100, health: 'good', risk_factors: [], basis: { days_in_phase: null, open_activities: null } });
     expect(activities_count).toBe(0);
     expect(won.body.data).toEqual({ object: detail, previous_attributes: { status: 'ativo', final_value: null, won_at: null } });
     expect(of('deal.lost', gone.id)[0].body.data.object).toMatchObject({ status: 'perdido', loss_reason: 'Preço', competitor: 'Outro' });

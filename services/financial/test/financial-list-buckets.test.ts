@@ -2,11 +2,9 @@
 // the pages and totals the plain query gives, across days and with many records on
 // one date, after writes that move, pay and cancel records, and for records stored
 // before the markers existed.
-import { MongoClient } from 'mongodb';
-import { storeSort } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '@lpm/test-kit/list-pages';
+import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { day as dayAfter, identity } from '@lpm/test-kit/teams';
@@ -36,18 +34,8 @@ const create = async (who: Identity, body: Record<string, unknown>) => {
 };
 const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/financial/${id}`, body)).statusCode).toBe(200);
 
-const listOf = (who: Identity): ListUnderTest => ({
-  db: sut.db,
-  collection: 'financial_records',
-  lists: sut.repository.lists,
-  sortKeys: SORT_KEYS,
-  api: async (query) => {
-    const res = await call(who, 'GET', `/v1/financial?${query}`);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
-    return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
-  },
-});
+const listOf = (who: Identity) =>
+  listThroughApi({ db: sut.db, collection: 'financial_records', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/financial?${query}`) });
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: -1 },
@@ -96,26 +84,17 @@ describe('GET /v1/financial by day buckets', () => {
   it('when records were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
     const template = (await sut.db.collection<FinancialRecord>('financial_records').findOne({ _id: await create(who, {}) }))!;
-    const client = await MongoClient.connect(process.env.MONGO_URL!);
-    const db = client.db(`${sut.db.databaseName}_legacy`);
-    try {
-      const { list_bucket: _marker, ...fields } = template as FinancialRecord & { list_bucket?: string };
-      const legacy = Array.from({ length: 14 }, (_, i) => ({ ...fields, _id: newId('fin'), date: day(-Math.floor(i / 3)) }));
-      await db.collection<FinancialRecord>('financial_records').insertMany(legacy);
-      const before = new FinancialRepository(db, { kick: () => {} });
-      const plain = (direction: 1 | -1) => plainIds(db, 'financial_records', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
-      expect(await bucketIds(before.lists, who.teamId, {}, -1, 5, 5)).toBeNull();
-      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
-      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(-1));
-
-      await before.lists.backfill();
-      // Another process, started after the backfill.
-      const after = new FinancialRepository(db, { kick: () => {} });
-      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'pending' }, direction, 5, 5)).toEqual(await plain(direction));
-      expect((await plain(-1)).total).toBe(14);
-    } finally {
-      await db.dropDatabase();
-      await client.close();
-    }
+    await expectBackfillKeepsPages({
+      db: sut.db,
+      collection: 'financial_records',
+      teamId: who.teamId,
+      sortKeys: SORT_KEYS,
+      direction: -1,
+      template,
+      count: 14,
+      legacy: (fields, i) => ({ ...fields, _id: newId('fin'), date: day(-Math.floor(i / 3)) }),
+      equal: { status: 'pending' },
+      repository: (db) => new FinancialRepository(db, { kick: () => {} }),
+    });
   });
 });
