@@ -1,6 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { openStore } from '../src/store/orm.ts';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 const ThingEntity = defineEntity({
   name: 'Thing',
@@ -10,18 +11,9 @@ const ThingEntity = defineEntity({
 });
 
 const dbName = `${process.env.MONGO_DB_PREFIX}retired_indexes`;
-let client: MongoClient;
 let db: Db;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(dbName);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+scratchDatabase('retired_indexes', (opened) => (db = opened));
 
 const indexNames = async () => (await db.collection('things').listIndexes().toArray()).map((i) => i.name as string).sort();
 
