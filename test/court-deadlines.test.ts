@@ -1,4 +1,4 @@
-// Issue 29 through the whole system: a team court calendar set at the gateway, a
+// Through the whole system: a team court calendar set at the gateway, a
 // deadline activity computed from a rule, a closure added that moves it (with the
 // activity.updated event on the broker), CNJ numbers on cases, and the OpenAPI document.
 import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';

@@ -1,4 +1,4 @@
-// Issue 28: probes that mean what they say. The whole system runs with its store and
+// Probes that mean what they say. The whole system runs with its store and
 // its broker each behind a TCP proxy this test controls (the shared servers are never
 // stopped). Cutting either makes readiness fail within 10 s on every process that
 // needs it, while liveness keeps passing (a restart would not bring the store back);

@@ -1,4 +1,4 @@
-// Issue 39: a process starts whatever state its dependencies are in. A service (or
+// A process starts whatever state its dependencies are in. A service (or
 // the gateway) started while its store, or its broker, hangs behind a TCP proxy this
 // test controls (connections accepted, nothing answered, as a paused FerretDB) stays
 // up: it listens, /health/live answers 200 and /health/ready 503 naming what is

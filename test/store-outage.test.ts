@@ -1,12 +1,12 @@
-// A store that hangs fails each request within its budget (issue 25), and then:
-// issue 9: nothing is lost when the store has a bad minute. The whole system runs
+// A store that hangs fails each request within its budget, and then nothing is
+// lost when the store has a bad minute. The whole system runs
 // with its store behind a TCP proxy; right after a burst of client renames the proxy
 // is cut for 60 s (far longer than any retry window the consumers once had). The
 // webhook receiver holds its answers until the cut, so the webhooks service has
 // every event in hand and none of their deliveries stored when the store goes. Once
 // it is back, every client.updated reaches the webhook receiver, is stored as
 // delivered, and reaches the cases service's client view, and no dead-letter queue
-// holds anything. Issue 39: a store hung for 75 s with a service SIGKILLed inside
+// holds anything. A store hung for 75 s with a service SIGKILLed inside
 // the hang (its restart once crashed at every start, and the launcher stopped
 // everything) now leaves every process serving within 30 s of the store's return.
 import { MongoClient } from 'mongodb';

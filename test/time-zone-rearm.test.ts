@@ -1,4 +1,4 @@
-// Issue 25 §4: a team's time-zone change re-arms the instants stored from the old
+// A team's time-zone change re-arms the instants stored from the old
 // zone: cases' SLA signals, activities' due moment and signals, financial records'
 // overdue moment. Each service in process, told as the gateway tells it (POST
 // /internal/time-zone, the new zone in the settings header); then the stored

@@ -1,4 +1,4 @@
-// Issue 28: one trace to the receiver. The whole system exports its spans to an
+// One trace to the receiver. The whole system exports its spans to an
 // OTLP/HTTP collector this test runs (OTEL_EXPORTER_OTLP_ENDPOINT). A client write
 // sent with a `traceparent` is found, under that one trace id, on the gateway's
 // span, the service's span, the outbox publish, the webhooks fan-out consumer and

@@ -1,4 +1,4 @@
-// The team's court calendar and CNJ check in GET/PUT /v1/settings (issue 29), and
+// The team's court calendar and CNJ check in GET/PUT /v1/settings, and
 // how a calendar change reaches the activities service: recorded first, sent at
 // once, sent again by the retry pass until the service answers.
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';

@@ -1,4 +1,4 @@
-// Issue 9: a poison message still goes to the DLQ, `dlq list` shows it without
+// A poison message still goes to the DLQ, `dlq list` shows it without
 // removing it and `dlq replay` moves it back into its queue. Real RabbitMQ; the CLI
 // through its command functions and once as a process.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';

@@ -1,4 +1,4 @@
-// Issue 39 §2: the routes served without a key cost the gateway little and are
+// The routes served without a key cost the gateway little and are
 // bounded. The OpenAPI document is built once and again only when a service's
 // document changes, and a broken one never takes it away; /health answers from a
 // check at most about a second old, one at a time; and each client address has a

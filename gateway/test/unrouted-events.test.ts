@@ -1,4 +1,4 @@
-// Issue 25 §4: an event published before any queue is bound for it (a first deploy,
+// An event published before any queue is bound for it (a first deploy,
 // a consumer's new binding) is confirmed by the broker; it must not be dropped. It
 // waits in the exchange's parking queue, `dlq list` shows it and `dlq replay` hands
 // it to the queues bound by then. Real RabbitMQ; the CLI through its commands and

@@ -46,7 +46,7 @@ export function launchedProcesses(launcherPid: number): Map<string, number> {
   return found;
 }
 
-/** The process killed inside the store cut (issue 39: it once crashed at every start into the outage, and the launcher stopped everything). */
+/** The process killed inside the store cut: a service restarted into a store outage must keep running, and the launcher must not stop everything. */
 const STORE_CUT_VICTIM = 'activities';
 
 export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherPid: number; durations: FaultDurations; processes: string[] }): Fault[] {

@@ -1,4 +1,4 @@
-// Issue 9: a consumer tells a transient failure (its store unreachable) from a
+// A consumer tells a transient failure (its store unreachable) from a
 // poison message. Real RabbitMQ and store; a TCP proxy between the consumer's
 // store client and the store is cut for 60 s, longer than the old 5 x 1 s retry
 // window, and nothing reaches the DLQ.

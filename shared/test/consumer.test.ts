@@ -269,7 +269,7 @@ it('when a queue was declared with another retry delay, then consume rejects wit
   expect(broker.isConnected()).toBe(true);
 });
 
-it('when a consumer retires a binding an earlier version made, then its queue no longer receives those events and still receives the rest', async () => {
+it('when a consumer retires a binding it no longer declares, then its queue no longer receives those events and still receives the rest', async () => {
   const queue = 'consumer-test.retired';
   const handled: string[] = [];
   const handler = async (e: DomainEvent) => {

@@ -1,4 +1,4 @@
-// Issue 25 §4: a document-lock holder whose store stalls past the lease must not
+// A document-lock holder whose store stalls past the lease must not
 // write: by then another holder may have the lock. A record update whose read (or
 // decision) took longer than DOCUMENT_LOCK_MS answers 503 and leaves the record as
 // it was; another writer that took the lock after the lease ran out keeps its write.

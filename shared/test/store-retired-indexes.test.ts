@@ -17,8 +17,8 @@ scratchDatabase('retired_indexes', (opened) => (db = opened));
 
 const indexNames = async () => (await db.collection('things').listIndexes().toArray()).map((i) => i.name as string).sort();
 
-test('when a store opens with retired indexes, then those an earlier version made are dropped beside the declared ones, and those already gone are no error', async () => {
-  // What the earlier version left: its index on (a, b).
+test('when a store opens with retired indexes, then those no entity declares any more are dropped beside the declared ones, and those already gone are no error', async () => {
+  // An index no entity declares any more, on (a, b).
   await db.collection('things').createIndex({ a: 1, b: 1 });
   expect(await indexNames()).toContain('a_1_b_1');
   const retiredIndexes = [

@@ -1,4 +1,4 @@
-// Every Activities endpoint in process (decisions §5 "Activities"): the app on its
+// Every Activities endpoint in process: the app on its
 // own database, the cases, clients, deals and users around it faked.
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';

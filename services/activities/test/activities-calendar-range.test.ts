@@ -1,4 +1,4 @@
-// Issue 25 §4: a recurring series cannot leave the platform's calendar (docs/limits.md):
+// A recurring series cannot leave the platform's calendar (docs/limits.md):
 // the completion whose next occurrence would fall after 9998-12-31 is refused with
 // 422, and the activity can still be completed once the series is given an end.
 import type { Identity } from '@lpm/shared/identity';

@@ -1,4 +1,4 @@
-// Deadline activities whose due date a rule computes (issue 29), in process on a
+// Deadline activities whose due date a rule computes, in process on a
 // real store; the relay stub keeps the events each write hands it.
 import type { DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';

@@ -1,4 +1,4 @@
-// The other side of the activity links (decisions §5): a case's activities_count
+// The other side of the activity links: a case's activities_count
 // and timeline follow activity events, and GET /v1/cases/{id}/activities pages the
 // case's activities from the activities service. A running system: gateway,
 // clients, cases, activities as processes on the run's FerretDB and RabbitMQ.

@@ -1,7 +1,7 @@
 // A case's activities_count takes each activity event once, even when the event
 // comes again after it was applied: the consumer's dedupe claim and the count are
 // two writes, and a consumer killed between them (its claim then goes stale) hands
-// the event to a copy that runs it again. Found by the fault drill (issue 25).
+// the event to a copy that runs it again, as the fault drill does.
 import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
 

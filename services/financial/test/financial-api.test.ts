@@ -1,4 +1,4 @@
-// Every financial endpoint in process (decisions §5 "Financial records"): shapes,
+// Every financial endpoint in process: shapes,
 // each error row with its exact code and message, status moves, filters and sorting.
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';

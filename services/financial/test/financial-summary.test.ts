@@ -1,4 +1,4 @@
-// GET /v1/financial/summary (decisions §5 and §10): figures equal hand-computed ones,
+// GET /v1/financial/summary: figures equal hand-computed ones,
 // cents exact, empty buckets included, ISO weeks across a year boundary.
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
