@@ -11,7 +11,7 @@ import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared
 import { newEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import { READY_PATH } from '@lpm/shared/http/health';
-import { freePortBlock } from '../../../scripts/system.ts';
+import { freePortBlock } from '@lpm/test-kit/ports';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
 
