@@ -78,3 +78,15 @@ export async function startServiceUnderTest<T extends object>(opts: ServiceUnder
   // The parts object itself, so that a part a closure changes (a counter) is the one the test reads.
   return Object.assign(built.parts, sut);
 }
+
+/** Starts a service before the suite's tests, hands it to `ready`, and closes it after them. */
+export function serviceForSuite<S extends ServiceUnderTest>(start: () => Promise<S>, ready: (sut: S) => void): void {
+  let sut: S | undefined;
+  beforeAll(async () => {
+    sut = await start();
+    ready(sut);
+  }, 60_000);
+  afterAll(async () => {
+    await sut?.close();
+  });
+}

@@ -8,6 +8,7 @@ import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageChe
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { day, identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
@@ -16,13 +17,7 @@ const SORT_KEYS = ['due_missing', 'due_at'];
 
 let sut: ActivitiesUnderTest;
 
-beforeAll(async () => {
-  sut = await startActivities();
-}, 60_000);
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(startActivities, (started) => (sut = started));
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 const create = async (who: Identity, body: Record<string, unknown>) => {

@@ -7,18 +7,13 @@ import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { askUntilDone } from '@lpm/test-kit/team-sync';
 import { quietLogger, waitFor } from '@lpm/test-kit/wait';
 import { identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
 const kicked: DomainEvent[] = [];
 
-beforeAll(async () => {
-  sut = await startActivities({ relay: { kick: (_c: string, _id: string, events: DomainEvent[]) => void kicked.push(...events) } });
-});
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(() => startActivities({ relay: { kick: (_c: string, _id: string, events: DomainEvent[]) => void kicked.push(...events) } }), (started) => (sut = started));
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 

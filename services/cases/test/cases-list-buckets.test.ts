@@ -11,17 +11,12 @@ import { CasesRepository } from '../src/data/cases-repository.ts';
 import { PRIORITY_RANK } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { expectBackfillKeepsPages } from '@lpm/test-kit/list-pages';
 
 let sut: CasesUnderTest;
 
-beforeAll(async () => {
-  sut = await startCases();
-}, 60_000);
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(startCases, (started) => (sut = started));
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 const list = async (who: Identity, query: string) => {

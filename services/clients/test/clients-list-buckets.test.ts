@@ -9,19 +9,14 @@ import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageChe
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
 import { identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const SORT_KEYS = ['created_at'];
 
 let sut: ClientsUnderTest;
 
-beforeAll(async () => {
-  sut = await startClients();
-}, 60_000);
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(startClients, (started) => (sut = started));
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 const create = async (who: Identity, body: Record<string, unknown> = {}) => {

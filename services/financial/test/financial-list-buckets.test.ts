@@ -8,6 +8,7 @@ import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageChe
 import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { day as dayAfter, identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
@@ -18,13 +19,7 @@ const dayNumber = (offset: number) => Math.floor(Date.parse(`${day(offset)}T00:0
 
 let sut: FinancialUnderTest;
 
-beforeAll(async () => {
-  sut = await startFinancial();
-}, 60_000);
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(startFinancial, (started) => (sut = started));
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 const create = async (who: Identity, body: Record<string, unknown>) => {
