@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId } from '@lpm/shared/ids';
 import { zonedMoment } from '@lpm/shared/time';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
 import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
@@ -117,13 +118,9 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
   let sweepAt: (at: Date) => Promise<number[]>;
   const team = identity(ZONE);
 
-  beforeAll(async () => {
-    sut = await startActivities();
+  serviceForSuite(startActivities, (started) => {
+    sut = started;
     sweepAt = sweepsAt(sut.db, 'activities', dueSignals(sut.activities));
-  });
-
-  afterAll(async () => {
-    await sut.close();
   });
 
   const stored = (id: string) => sut.db.collection<ActivityRecord & { outbox?: { type: string }[] }>('activities').findOne({ _id: id });

@@ -3,6 +3,7 @@
 // signal reaches the broker exactly once. Moments that lie ahead (a warning due at
 // the end of today) are checked in process, by sweeping at a chosen instant.
 import { zonedMoment } from '@lpm/shared/time';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { slaSignals } from '../src/jobs/sla-signals.ts';
@@ -57,13 +58,9 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
   let sweepAt: (at: Date) => Promise<number[]>;
   const team = identity(ZONE);
 
-  beforeAll(async () => {
-    sut = await startCases();
+  serviceForSuite(startCases, (started) => {
+    sut = started;
     sweepAt = sweepsAt(sut.db, 'cases', slaSignals(sut.cases));
-  });
-
-  afterAll(async () => {
-    await sut.close();
   });
 
   const stored = (id: string) => sut.db.collection<CaseRecord & { _id: string; outbox?: { type: string }[] }>('cases').findOne({ _id: id });

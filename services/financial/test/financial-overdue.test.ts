@@ -3,6 +3,7 @@
 // exactly once. Re-arming and disarming are checked in process by sweeping at
 // chosen instants.
 import { zonedMoment } from '@lpm/shared/time';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
 import { overdueSignals } from '../src/jobs/overdue-signals.ts';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
@@ -68,12 +69,9 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
   let sweepAt: (at: Date) => Promise<number[]>;
   const team = identity(ZONE);
 
-  beforeAll(async () => {
-    sut = await startFinancial();
+  serviceForSuite(startFinancial, (started) => {
+    sut = started;
     sweepAt = sweepsAt(sut.db, 'financial', overdueSignals(sut.financial));
-  });
-  afterAll(async () => {
-    await sut.close();
   });
 
   const stored = (id: string) => sut.db.collection<{ _id: string; overdue_at: Date | null; outbox?: { type: string }[] }>('financial_records').findOne({ _id: id });
