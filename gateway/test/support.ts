@@ -140,3 +140,27 @@ export const ownerOf = (t: { user: { id: string; name: string; email: string } }
 
 /** The URL a fetch was called with (its first argument, whichever form). */
 export const fetchedUrl = (input: string | URL | Request): URL => new URL(input instanceof Request ? input.url : input);
+
+export interface EchoGateway {
+  upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+  gw: TestGateway;
+  team: Awaited<ReturnType<typeof newTeam>>;
+}
+
+/**
+ * Before the suite's tests: an echo upstream for every service, a gateway (`file`)
+ * in front of it and an enterprise team, handed to `ready`; closed after them.
+ */
+export function echoGatewayForSuite(file: string, ready: (started: EchoGateway) => void): void {
+  const started: Partial<EchoGateway> = {};
+  beforeAll(async () => {
+    started.upstream = await startEchoUpstream('all');
+    started.gw = await startGateway(file, allUpstreams(started.upstream.url));
+    started.team = await newTeam(started.gw.accounts, 'enterprise');
+    ready(started as EchoGateway);
+  });
+  afterAll(async () => {
+    await started.gw?.close();
+    await started.upstream?.app.close();
+  });
+}
