@@ -9,6 +9,7 @@ import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { day, identity } from '@lpm/test-kit/teams';
 import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { resourceCalls } from '@lpm/test-kit/resource-calls';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
@@ -19,13 +20,7 @@ let sut: ActivitiesUnderTest;
 
 serviceForSuite(startActivities, (started) => (sut = started));
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
-const create = async (who: Identity, body: Record<string, unknown>) => {
-  const res = await call(who, 'POST', '/v1/activities', { type: 'task', title: 'Protocolar petição', ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id as string;
-};
-const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/activities/${id}`, body)).statusCode).toBe(200);
+const { call, create, put } = resourceCalls(() => sut, '/v1/activities', { type: 'task', title: 'Protocolar petição' });
 
 const listOf = (who: Identity) =>
   listThroughApi({ db: sut.db, collection: 'activities', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/activities?${query}`) });

@@ -10,6 +10,7 @@ import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { resourceCalls } from '@lpm/test-kit/resource-calls';
 import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const SORT_KEYS = ['created_at'];
@@ -18,13 +19,7 @@ let sut: ClientsUnderTest;
 
 serviceForSuite(startClients, (started) => (sut = started));
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
-const create = async (who: Identity, body: Record<string, unknown> = {}) => {
-  const res = await call(who, 'POST', '/v1/clients', { type: 'PF', name: 'Ana Souza', ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id as string;
-};
-const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/clients/${id}`, body)).statusCode).toBe(200);
+const { call, create, put } = resourceCalls(() => sut, '/v1/clients', { type: 'PF', name: 'Ana Souza' });
 
 const listOf = (who: Identity) =>
   listThroughApi({ db: sut.db, collection: 'clients', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/clients?${query}`) });

@@ -9,6 +9,7 @@ import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { day as dayAfter, identity } from '@lpm/test-kit/teams';
 import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { resourceCalls } from '@lpm/test-kit/resource-calls';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
@@ -21,13 +22,7 @@ let sut: FinancialUnderTest;
 
 serviceForSuite(startFinancial, (started) => (sut = started));
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
-const create = async (who: Identity, body: Record<string, unknown>) => {
-  const res = await call(who, 'POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0), ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id as string;
-};
-const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/financial/${id}`, body)).statusCode).toBe(200);
+const { call, create, put } = resourceCalls(() => sut, '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0) });
 
 const listOf = (who: Identity) =>
   listThroughApi({ db: sut.db, collection: 'financial_records', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/financial?${query}`) });
