@@ -38,8 +38,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/test/**/*.ts', 'test/**/*.ts', 'scripts/drill/**/*.ts'],
-    // Tests and the drill read JSON answers, which inject().json() and fetch().json() type as any; test/support/contract.ts checks their shape.
+    files: ['**/test/**/*.ts', 'test/**/*.ts', 'test-kit/**/*.ts', 'scripts/drill/**/*.ts'],
+    // Tests, their kit and the drill read JSON answers, which inject().json() and fetch().json() type as any; test-kit/src/contract.ts checks their shape.
     rules: Object.fromEntries(['no-unsafe-assignment', 'no-unsafe-member-access', 'no-unsafe-argument', 'no-unsafe-call', 'no-unsafe-return'].map((rule) => [`@typescript-eslint/${rule}`, 'off'])),
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },

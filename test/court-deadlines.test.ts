@@ -1,9 +1,9 @@
-// Issue 29 through the whole system: a team court calendar set at the gateway, a
+// Through the whole system: a team court calendar set at the gateway, a
 // deadline activity computed from a rule, a closure added that moves it (with the
 // activity.updated event on the broker), CNJ numbers on cases, and the OpenAPI document.
-import { tapEvents, type EventTap } from '../shared/test/support/event-tap.ts';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from './support/running-system.ts';
-import type { JsonAnswer } from './support/json.ts';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
 let sys: RunningSystem;
 let tap: EventTap;

@@ -1,10 +1,10 @@
-// Issue 25: the fault drill at CI size. `npm run drill -- --writes 1000 --short`
+// The fault drill at CI size. `npm run drill -- --writes 1000 --short`
 // drives 1,000 writes through the gateway while the broker restarts, the store is
 // cut and then hangs, and every process is SIGKILLed once (the launcher restarts
 // it); nothing may be lost or left dead-lettered, every answer is in the envelope,
 // and the state agrees. No timing is asserted: on a busy machine the writes take
 // longer and the drill waits longer for quiet (up to 15 minutes when something is
-// missing), so the test's own limit is generous. Issue 39: the drill's schedule kills
+// missing), so the test's own limit is generous. The drill's schedule kills
 // a process inside the store cut; a drill whose launcher dies fails at once with a
 // report; SIGTERM removes everything the drill made.
 import { execFile, execFileSync, spawn } from 'node:child_process';
@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { isListening } from '../scripts/local-store.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

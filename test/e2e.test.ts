@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isListening } from '../scripts/local-store.ts';
 import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 // The launcher starts the services that have a server (gateway/test/proxy.test.ts: the rest get 503).
 const deployed = SERVICE_NAMES.filter((name) => existsSync(resolve(import.meta.dirname, `../services/${name}/src/server.ts`)));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFerretdb } from '../scripts/local-store.ts';
 import { addVhost, ensureRabbitmq, ensureRedis } from '../scripts/local-servers.ts';
-import { createTestTls } from './support/test-ca.ts';
+import { createTestTls } from '@lpm/test-kit/test-ca';
 
 export default async function globalSetup(): Promise<void> {
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;

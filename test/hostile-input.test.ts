@@ -1,8 +1,8 @@
-// Issue 25 §4: hostile query strings over every list route, and calendar days
+// Hostile query strings over every list route, and calendar days
 // outside 1900-01-01..9998-12-31 on every route that takes one, through the
 // gateway of the running system. No answer is a 5xx; each is the envelope. Then
 // amounts past the money cap, and user text that names a prototype key.
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 let sys: RunningSystem;
 let key: string;

@@ -1,4 +1,4 @@
-// Issue 28, then issue 39: the launcher supervises as compose and Kubernetes do. A
+// The launcher supervises as compose and Kubernetes do. A
 // process that keeps dying is started again with backoff (1 s doubling to 30 s),
 // however many times: here the deals service, whose port the test holds, dies at
 // every start until the port is let go, and then serves. Only a configuration error
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { isListening } from '../scripts/local-store.ts';
 import { restartDelayMs } from '../scripts/restart-backoff.ts';
 import { freePortBlock } from '../scripts/system.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

@@ -3,7 +3,7 @@
 import { MongoClient, type Db } from 'mongodb';
 import pg from 'pg';
 import { installGinIndexing } from '../scripts/local-store-indexes.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const pgDatabase = process.env.LPM_TEST_PG_DATABASE;
 const dbName = `${process.env.MONGO_DB_PREFIX}ginidx`;

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOCAL_STORE_CONNECTIONS } from '../scripts/local-store.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

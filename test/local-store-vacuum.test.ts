@@ -3,7 +3,7 @@
 // threshold are vacuumed; where it is on, nothing is done.
 import pg from 'pg';
 import { startVacuuming, type Vacuuming } from '../scripts/local-store-vacuum.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const onPostgres = process.env.LPM_TEST_PG_DATABASE ? describe : describe.skip;
 

@@ -4,12 +4,12 @@
 // both a receiver that answers and one that fails, every family moves; no id or
 // raw path reaches a label. Every metric the alert rules and the dashboard
 // (deploy/monitoring) name is one the processes serve.
-import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
-import { scrape, seriesNames, total, type Scrape } from './support/scrape.ts';
-import { alertRules, dashboardExpressions, seriesIn } from './support/monitoring-files.ts';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from './support/running-system.ts';
+import { scrape, seriesNames, total, type Scrape } from '@lpm/test-kit/scrape';
+import { alertRules, dashboardExpressions, seriesIn } from '@lpm/test-kit/monitoring-files';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 
 let sys: RunningSystem;
 let receiver: HttpsReceiver;

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { MONITORING, alertRules, dashboardExpressions, seriesIn } from './support/monitoring-files.ts';
+import { MONITORING, alertRules, dashboardExpressions, seriesIn } from '@lpm/test-kit/monitoring-files';
 
 const promtool = (...args: string[]) => execFileSync('promtool', args, { encoding: 'utf8', stdio: 'pipe' });
 

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { chromium } from 'playwright-core';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 import { documentText, generateDocument } from '../scripts/openapi.ts';
-import { OPENAPI_PATH } from './support/contract.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
-import type { JsonAnswer } from './support/json.ts';
+import { OPENAPI_PATH } from '@lpm/test-kit/contract';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Where tests leave files for a person to look at (the docs page screenshot). */

@@ -1,13 +1,13 @@
-// Issue 28: probes that mean what they say. The whole system runs with its store and
+// Probes that mean what they say. The whole system runs with its store and
 // its broker each behind a TCP proxy this test controls (the shared servers are never
 // stopped). Cutting either makes readiness fail within 10 s on every process that
 // needs it, while liveness keeps passing (a restart would not bring the store back);
 // once restored, every process is ready again. The gateway serves its probes on its
 // internal listener only; its public port keeps `/health` and has no probes.
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
-import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 let storeProxy: TcpProxy;
 let brokerProxy: TcpProxy;

@@ -2,13 +2,13 @@
 // built with a field the schema lacks or without one it lists (`exact`; each
 // expected error below fails the type check of `npm test` if the refusal it marks
 // goes away), and the services' test helpers check each answer against the
-// document before the serializer can drop or miss a field (support/whole-answers.ts).
+// document before the serializer can drop or miss a field (@lpm/test-kit/whole-answers).
 import { createHttpApp } from '../shared/src/http/app.ts';
 import { ok } from '../shared/src/http/envelope.ts';
 import { exact, named, nullableShape, okResponse, out, shape, type Static } from '../shared/src/http/schemas.ts';
 import type { DealCreated } from '../services/deals/src/contract/deal-schemas.ts';
-import { Contract } from './support/contract.ts';
-import { checkWholeAnswers } from './support/whole-answers.ts';
+import { Contract } from '@lpm/test-kit/contract';
+import { checkWholeAnswers } from '@lpm/test-kit/whole-answers';
 
 const party = named('Party', 'A party of a test.', shape({
   id: out.string,

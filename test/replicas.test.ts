@@ -1,22 +1,21 @@
-// Issue 28: `npm start -- --replicas cases=2,webhooks=2` runs two processes each of
+// `npm start -- --replicas cases=2,webhooks=2` runs two processes each of
 // cases and webhooks behind the gateway. Under a steady load of case writes (each
 // with its SLA already past, so each fires one case.sla_overdue time signal), one
 // replica of each is SIGKILLed. The launcher starts them again; the work continues
 // (writes retried with their Idempotency-Key on a 503); every case.created and
 // case.sla_overdue reaches the webhook receiver; no signal fires twice; and a
 // delivery reaches the receiver twice only if its first POST was in flight at the
-// kill (the at-least-once duplicate, told by its event id). Issue 39: a call from one
+// kill (the at-least-once duplicate, told by its event id). A call from one
 // service to another that a killed replica refuses goes to the next replica, so 200
 // deals won with their case, while one cases replica is SIGKILLed, all answer 200.
-import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../shared/test/support/https-receiver.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '@lpm/test-kit/https-receiver';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const CASES = 40;
 const KILL_AFTER = 15;
 const WORKERS = 2;
 const DAY = 86_400_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sys: RunningSystem;
 let receiver: HttpsReceiver;

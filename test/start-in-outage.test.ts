@@ -1,4 +1,4 @@
-// Issue 39: a process starts whatever state its dependencies are in. A service (or
+// A process starts whatever state its dependencies are in. A service (or
 // the gateway) started while its store, or its broker, hangs behind a TCP proxy this
 // test controls (connections accepted, nothing answered, as a paused FerretDB) stays
 // up: it listens, /health/live answers 200 and /health/ready 503 naming what is
@@ -8,11 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/local-store.ts';
-import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Longer than several set-up attempts (each waits up to 5 s for the store, then up to 5 s more). */
 const HELD_MS = 25_000;
 

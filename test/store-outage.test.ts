@@ -1,25 +1,24 @@
-// A store that hangs fails each request within its budget (issue 25), and then:
-// issue 9: nothing is lost when the store has a bad minute. The whole system runs
+// A store that hangs fails each request within its budget, and then nothing is
+// lost when the store has a bad minute. The whole system runs
 // with its store behind a TCP proxy; right after a burst of client renames the proxy
 // is cut for 60 s (far longer than any retry window the consumers once had). The
 // webhook receiver holds its answers until the cut, so the webhooks service has
 // every event in hand and none of their deliveries stored when the store goes. Once
 // it is back, every client.updated reaches the webhook receiver, is stored as
 // delivered, and reaches the cases service's client view, and no dead-letter queue
-// holds anything. Issue 39: a store hung for 75 s with a service SIGKILLed inside
+// holds anything. A store hung for 75 s with a service SIGKILLed inside
 // the hang (its restart once crashed at every start, and the launcher stopped
 // everything) now leaves every process serving within 30 s of the store's return.
 import { MongoClient } from 'mongodb';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
-import { startTcpProxy, type TcpProxy } from '../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { runCli } from './support/cli.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
+import { runCli } from '@lpm/test-kit/cli';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const BURST = 30;
 const OUTAGE_MS = 60_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Resolved once the store is cut: the receiver answers no client.updated before. */
 let storeCut!: () => void;
 const cut = new Promise<void>((resolve) => (storeCut = resolve));

@@ -3,11 +3,11 @@
 // webhook event of the story reaches a subscribed receiver in a valid signed
 // payload that matches the OpenAPI document, none missing, and the summaries and
 // counts reflect the story.
-import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
 import { verifyServiceSignature } from '../services/webhooks/src/domain/signing.ts';
-import { contract } from './support/contract.ts';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from './support/running-system.ts';
+import { contract } from '@lpm/test-kit/contract';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 
 let sys: RunningSystem;
 let receiver: HttpsReceiver;

@@ -1,4 +1,4 @@
-// Issue 25 §4: a team's time-zone change re-arms the instants stored from the old
+// A team's time-zone change re-arms the instants stored from the old
 // zone: cases' SLA signals, activities' due moment and signals, financial records'
 // overdue moment. Each service in process, told as the gateway tells it (POST
 // /internal/time-zone, the new zone in the settings header); then the stored
@@ -8,8 +8,9 @@
 import type { Identity } from '@lpm/shared/identity';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { askUntilDone } from '../shared/test/support/team-sync.ts';
-import { identity as casesIdentity, startCases, type CasesUnderTest } from '../services/cases/test/helper.ts';
+import { askUntilDone } from '@lpm/test-kit/team-sync';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from '../services/cases/test/helper.ts';
 import { startActivities, type ActivitiesUnderTest } from '../services/activities/test/helper.ts';
 import { startFinancial, type FinancialUnderTest } from '../services/financial/test/helper.ts';
 
@@ -26,7 +27,7 @@ let after: Identity;
 
 beforeAll(async () => {
   [cases, activities, financial] = await Promise.all([startCases(), startActivities(), startFinancial()]);
-  before = casesIdentity(OLD);
+  before = identity(OLD);
   after = { ...before, settings: { ...before.settings, timezone: NEW } };
 });
 

@@ -1,13 +1,13 @@
-// Issue 28: one trace to the receiver. The whole system exports its spans to an
+// One trace to the receiver. The whole system exports its spans to an
 // OTLP/HTTP collector this test runs (OTEL_EXPORTER_OTLP_ENDPOINT). A client write
 // sent with a `traceparent` is found, under that one trace id, on the gateway's
 // span, the service's span, the outbox publish, the webhooks fan-out consumer and
 // the webhook POST; and the HTTPS receiver gets the same trace id in `traceparent`.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { startHttpsReceiver, type HttpsReceiver } from '../shared/test/support/https-receiver.ts';
-import { waitFor } from '../shared/test/support/wait.ts';
-import { startRunningSystem, type RunningSystem } from './support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
+import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 interface ExportedSpan {
   service: string;

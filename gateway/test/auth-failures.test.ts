@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { startTcpProxy, type TcpProxy } from '../../shared/test/support/tcp-proxy.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { openGatewayStore } from '../src/data/store.ts';
 import { generateApiKey } from '../src/domain/keys.ts';
 import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';

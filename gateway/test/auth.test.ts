@@ -1,21 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
-import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
+import { call, type EchoGateway, echoGatewayForSuite, sleep, testDbPrefix, type TestGateway } from './support.ts';
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
-let owner: Awaited<ReturnType<typeof newTeam>>;
+let owner: EchoGateway['team'];
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('auth', allUpstreams(upstream.url));
-  owner = await newTeam(gw.accounts, 'enterprise');
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+echoGatewayForSuite('auth', (started) => ({ gw, team: owner } = started));
 
 const unauthorized = (message: string) => ({ success: false, error: { code: 'UNAUTHORIZED', message, details: {} } });
 const forbidden = { success: false, error: { code: 'FORBIDDEN', message: 'Insufficient permissions', details: {} } };

@@ -6,10 +6,10 @@ import { freePort, isListening, dropPostgresDatabase, localStoreForCommand } fro
 import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
-import { runCli, type CliRun } from '../../test/support/cli.ts';
+import { runCli, type CliRun } from '@lpm/test-kit/cli';
 import { allUpstreams, call, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
-import type { IssuedTeam } from '../../test/support/running-system.ts';
+import type { JsonAnswer } from '@lpm/test-kit/json';
+import type { IssuedTeam } from '@lpm/test-kit/running-system';
 
 
 const admin = (...args: string[]) => runCli({ MONGO_URL: process.env.MONGO_URL, MONGO_DB_PREFIX: testDbPrefix('cli') }, ...args);

@@ -1,12 +1,12 @@
-// The team's court calendar and CNJ check in GET/PUT /v1/settings (issue 29), and
+// The team's court calendar and CNJ check in GET/PUT /v1/settings, and
 // how a calendar change reaches the activities service: recorded first, sent at
 // once, sent again by the retry pass until the service answers.
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { readIdentity } from '@lpm/shared/identity';
-import { waitFor } from '../../shared/test/support/wait.ts';
-import { expectError } from '../../test/support/api.ts';
+import { waitFor } from '@lpm/test-kit/wait';
+import { expectError } from '@lpm/test-kit/api';
 import type { Store } from '@lpm/shared/store/orm';
 import { CalendarSyncsRepository } from '../src/data/calendar-syncs-repository.ts';
 import { openGatewayStore } from '../src/data/store.ts';

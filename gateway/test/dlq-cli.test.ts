@@ -1,11 +1,11 @@
-// Issue 9: a poison message still goes to the DLQ, `dlq list` shows it without
+// A poison message still goes to the DLQ, `dlq list` shows it without
 // removing it and `dlq replay` moves it back into its queue. Real RabbitMQ; the CLI
 // through its command functions and once as a process.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
 import { Broker } from '@lpm/shared/messaging/broker';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
-import { runCli } from '../../test/support/cli.ts';
+import { runCli } from '@lpm/test-kit/cli';
 import { DLQ_COMMANDS, resolveCommand } from '../src/cli/commands.ts';
 import { dlqQueues } from '../src/cli/dlq.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort } from '../../scripts/local-store.ts';
-import { startTcpProxy } from '../../shared/test/support/tcp-proxy.ts';
+import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import { openGatewayStore } from '../src/data/store.ts';
 import { allUpstreams, call, newTeam, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';

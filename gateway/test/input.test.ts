@@ -1,23 +1,13 @@
 // Hostile URLs through the gateway: the same envelope and X-Request-Id as every
 // other error, and nothing reaches an upstream.
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { expectError, rawRequest, rawSocketRequest } from '../../test/support/api.ts';
-import { allUpstreams, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import { expect, test } from '@jest/globals';
+import { expectError, rawRequest, rawSocketRequest } from '@lpm/test-kit/api';
+import { type EchoGateway, echoGatewayForSuite, type TestGateway } from './support.ts';
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
-let team: Awaited<ReturnType<typeof newTeam>>;
+let team: EchoGateway['team'];
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('input', allUpstreams(upstream.url));
-  team = await newTeam(gw.accounts, 'enterprise');
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+echoGatewayForSuite('input', (started) => ({ gw, team } = started));
 
 const raw = (path: string, opts: { key?: string; method?: string } = {}) =>
   rawRequest(new URL(gw.url).port, path, { method: opts.method, headers: opts.key ? { authorization: `Bearer ${opts.key}` } : {} });

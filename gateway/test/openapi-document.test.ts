@@ -1,7 +1,7 @@
 // The document builder's own rules, on paths written by hand.
 import { describe, expect, test } from '@jest/globals';
 import { buildDocument, type Paths } from '../src/openapi/document.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 const scopeOf = () => 'read' as const;

@@ -1,24 +1,15 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { HEADER, defaultTeamSettings } from '@lpm/shared/identity';
 import { freePort } from '../../scripts/local-store.ts';
-import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
+import { allUpstreams, call, type EchoGateway, echoGatewayForSuite, INTERNAL_TOKEN, startGateway, type TestGateway } from './support.ts';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let upstream: EchoGateway['upstream'];
 let gw: TestGateway;
-let team: Awaited<ReturnType<typeof newTeam>>;
+let team: EchoGateway['team'];
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('proxy', allUpstreams(upstream.url));
-  team = await newTeam(gw.accounts, 'enterprise');
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+echoGatewayForSuite('proxy', (started) => ({ upstream, gw, team } = started));
 
 /** Sends a body in chunks without Content-Length (Transfer-Encoding: chunked). */
 function sendChunked(url: string, key: string, chunks: number, chunkSize: number): Promise<{ status: number; body: JsonAnswer }> {

@@ -1,4 +1,4 @@
-// Issue 39 §2: the routes served without a key cost the gateway little and are
+// The routes served without a key cost the gateway little and are
 // bounded. The OpenAPI document is built once and again only when a service's
 // document changes, and a broken one never takes it away; /health answers from a
 // check at most about a second old, one at a time; and each client address has a
@@ -9,7 +9,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { parse } from 'yaml';
-import { waitFor } from '../../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 import { ServedDocument } from '../src/openapi/served-document.ts';
 import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 

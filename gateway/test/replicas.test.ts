@@ -2,7 +2,7 @@
 // them comma-separated, and the gateway spreads its requests over them; its public
 // /health counts the service up while one replica answers.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { waitFor } from '../../shared/test/support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
 
 let a: Awaited<ReturnType<typeof startEchoUpstream>>;

@@ -3,7 +3,7 @@ import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { DEFAULT_CASE_PHASES, DEFAULT_DEAL_PHASES, HEADER, readIdentity, type TeamSettings } from '@lpm/shared/identity';
 import { freePort } from '../../scripts/local-store.ts';
-import { expectError } from '../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { allUpstreams, call, INTERNAL_TOKEN, newTeam, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
 
 /**

@@ -11,8 +11,8 @@ import type { Upstreams } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
-import { assertWholeAnswers, checkWholeAnswers } from '../../test/support/whole-answers.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
+import { assertWholeAnswers, checkWholeAnswers } from '@lpm/test-kit/whole-answers';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
 export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
@@ -130,7 +130,7 @@ export async function newTeam(accounts: Accounts, plan = 'starter') {
   return accounts.createTeam({ name: `Team ${suffix}`, plan, ownerName: 'Owner', ownerEmail: `owner-${suffix}@example.com` });
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '@lpm/test-kit/wait';
 
 /** The headers a service sends to the gateway's internal routes. */
 export const internalHeaders = (teamId: string, token = INTERNAL_TOKEN) => ({ [HEADER.internalToken]: token, [HEADER.teamId]: teamId });
@@ -140,3 +140,27 @@ export const ownerOf = (t: { user: { id: string; name: string; email: string } }
 
 /** The URL a fetch was called with (its first argument, whichever form). */
 export const fetchedUrl = (input: string | URL | Request): URL => new URL(input instanceof Request ? input.url : input);
+
+export interface EchoGateway {
+  upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+  gw: TestGateway;
+  team: Awaited<ReturnType<typeof newTeam>>;
+}
+
+/**
+ * Before the suite's tests: an echo upstream for every service, a gateway (`file`)
+ * in front of it and an enterprise team, handed to `ready`; closed after them.
+ */
+export function echoGatewayForSuite(file: string, ready: (started: EchoGateway) => void): void {
+  const started: Partial<EchoGateway> = {};
+  beforeAll(async () => {
+    started.upstream = await startEchoUpstream('all');
+    started.gw = await startGateway(file, allUpstreams(started.upstream.url));
+    started.team = await newTeam(started.gw.accounts, 'enterprise');
+    ready(started as EchoGateway);
+  });
+  afterAll(async () => {
+    await started.gw?.close();
+    await started.upstream?.app.close();
+  });
+}

@@ -6,7 +6,7 @@ import { newId } from '@lpm/shared/ids';
 import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { allUpstreams, call, fetchedUrl, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
-import { listenOnLoopback } from '../../shared/test/support/listen.ts';
+import { listenOnLoopback } from '@lpm/test-kit/listen';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;

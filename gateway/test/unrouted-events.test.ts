@@ -1,4 +1,4 @@
-// Issue 25 §4: an event published before any queue is bound for it (a first deploy,
+// An event published before any queue is bound for it (a first deploy,
 // a consumer's new binding) is confirmed by the broker; it must not be dropped. It
 // waits in the exchange's parking queue, `dlq list` shows it and `dlq replay` hands
 // it to the queues bound by then. Real RabbitMQ; the CLI through its commands and
@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import { parkingQueue } from '@lpm/shared/messaging/publisher';
-import { scratchBroker, type ScratchBroker } from '../../shared/test/support/scratch-broker.ts';
-import { waitFor } from '../../shared/test/support/wait.ts';
-import { runCli } from '../../test/support/cli.ts';
+import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
+import { waitFor } from '@lpm/test-kit/wait';
+import { runCli } from '@lpm/test-kit/cli';
 import { DLQ_COMMANDS } from '../src/cli/commands.ts';
 
 const EXCHANGE = `${process.env.MONGO_DB_PREFIX}unrouted-test.events`;

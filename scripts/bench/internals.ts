@@ -24,8 +24,8 @@ export type { ListBuckets } from '../../shared/src/store/list-buckets.ts';
 export type { CasePriority, CaseRecord, CaseStatus } from '../../services/cases/src/data/case-entity.ts';
 export { derivedFields } from '../../services/cases/src/domain/case-shape.ts';
 // HTTPS webhook receivers and the throwaway CA they are trusted through (webhooks.ts, main.ts).
-export { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReceiverHandler } from '../../shared/test/support/https-receiver.ts';
-export { createTestTls } from '../../test/support/test-ca.ts';
+export { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReceiverHandler } from '@lpm/test-kit/https-receiver';
+export { createTestTls } from '@lpm/test-kit/test-ca';
 // Deals stored straight into the deals service's collection as it stores them (deals.ts).
 export type { DealRecord, DealStatus } from '../../services/deals/src/data/deal-entity.ts';
 export { derivedFields as dealDerivedFields } from '../../services/deals/src/domain/deal-shape.ts';

@@ -5,7 +5,7 @@
 // with SIGKILL (the launcher starts it again). The shared servers are never touched:
 // the system reaches them through TCP proxies the drill controls.
 import { readFileSync, readdirSync } from 'node:fs';
-import type { TcpProxy } from '../../shared/test/support/tcp-proxy.ts';
+import type { TcpProxy } from '@lpm/test-kit/tcp-proxy';
 
 export interface FaultDurations {
   brokerDownMs: number;

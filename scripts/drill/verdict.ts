@@ -1,8 +1,8 @@
 // After the writes and the faults: wait for quiet, count the events the receiver
 // got against those the acknowledged writes owe, and check through the API that the
 // state agrees with the acknowledged writes.
-import type { ReceivedRequest } from '../../shared/test/support/https-receiver.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
+import type { ReceivedRequest } from '@lpm/test-kit/https-receiver';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 import type { DrillTeam, Story } from './workload.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

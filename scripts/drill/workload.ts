@@ -6,7 +6,7 @@
 // event it owes (`type id`), which the verdict looks for at the webhook receiver.
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_CASE_PHASES, DEFAULT_DEAL_PHASES } from '../../shared/src/identity.ts';
-import type { JsonAnswer } from '../../test/support/json.ts';
+import type { JsonAnswer } from '@lpm/test-kit/json';
 
 export interface DrillTeam {
   id: string;

@@ -4,9 +4,9 @@
 // timestamp or the signature is refused, and so is a stale or future timestamp.
 import { createHmac } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { startHttpsReceiver, type HttpsReceiver } from '../../shared/test/support/https-receiver.ts';
-import { waitFor } from '../../shared/test/support/wait.ts';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../test/support/running-system.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { verifyWebhook, WebhookVerificationError } from '../src/index.ts';
 
 let sys: RunningSystem;

@@ -1,9 +1,9 @@
 import { type Channel, type ConsumeMessage } from 'amqplib';
 import { Broker, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
-import { scratchBroker, type ScratchBroker } from './support/scratch-broker.ts';
-import { quietLogger, waitFor } from './support/wait.ts';
+import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
+import { quietLogger, waitFor } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'broker-delay-test.events';
 

@@ -1,8 +1,8 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { Broker } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'broker-test.events';
 const AMQP_URL = process.env.AMQP_URL!;

@@ -1,4 +1,4 @@
-// Issue 9: a consumer tells a transient failure (its store unreachable) from a
+// A consumer tells a transient failure (its store unreachable) from a
 // poison message. Real RabbitMQ and store; a TCP proxy between the consumer's
 // store client and the store is cut for 60 s, longer than the old 5 x 1 s retry
 // window, and nothing reaches the DLQ.
@@ -6,12 +6,11 @@ import { MongoClient } from 'mongodb';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { AppError } from '../src/errors.ts';
 import { isTransientFailure, TRANSIENT_HEADER } from '../src/messaging/broker.ts';
-import { scratchBroker, type ScratchBroker } from './support/scratch-broker.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
-import { waitFor } from './support/wait.ts';
+import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-transient-test.events';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let sb: ScratchBroker;
 let proxy: TcpProxy;

@@ -2,13 +2,12 @@ import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessag
 import { MongoClient, type Db } from 'mongodb';
 import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, purgeDedupeRecords, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
-import { waitFor, quietLogger } from './support/wait.ts';
+import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor, quietLogger, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let broker: Broker;
 let raw: ChannelModel;
@@ -297,7 +296,7 @@ it('when a queue was declared with another retry delay, then consume rejects wit
   expect(broker.isConnected()).toBe(true);
 });
 
-it('when a consumer retires a binding an earlier version made, then its queue no longer receives those events and still receives the rest', async () => {
+it('when a consumer retires a binding it no longer declares, then its queue no longer receives those events and still receives the rest', async () => {
   const queue = 'consumer-test.retired';
   const handled: string[] = [];
   const handler = async (e: DomainEvent) => {

@@ -15,7 +15,7 @@ import { OutboxRelay } from '../src/outbox/relay.ts';
 import { openStore, type Store } from '../src/store/orm.ts';
 import { startTelemetry, type Telemetry } from '../src/telemetry.ts';
 import { ServiceClient } from '../src/upstream/service-client.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
 const ThingEntity = defineEntity({ name: 'Thing', collection: 'things', properties: { _id: p.string().primary(), n: p.integer() } });
 

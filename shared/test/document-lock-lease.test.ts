@@ -1,30 +1,23 @@
-// Issue 25 §4: a document-lock holder whose store stalls past the lease must not
+// A document-lock holder whose store stalls past the lease must not
 // write: by then another holder may have the lock. A record update whose read (or
 // decision) took longer than DOCUMENT_LOCK_MS answers 503 and leaves the record as
 // it was; another writer that took the lock after the lease ran out keeps its write.
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { newId } from '../src/ids.ts';
 import type { AppError } from '../src/errors.ts';
 import { DOCUMENT_LOCK_MS } from '../src/store/lock.ts';
 import type { RecordStore } from '../src/store/record-store.ts';
-import { notesStore, type Note } from './support/notes-store.ts';
+import { notesStore, type Note } from '@lpm/test-kit/notes-store';
+import { sleep } from '@lpm/test-kit/wait';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
-let client: MongoClient;
 let db: Db;
 let notes: RecordStore<Note>;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}lock_lease`);
+scratchDatabase('lock_lease', (opened) => {
+  db = opened;
   notes = notesStore(db);
 });
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('when a holder stalls past the lease before its write, then it writes nothing (503) and the writer after it keeps its change', async () => {
   const note: Note = { _id: newId('cli'), team_id: 'team_1', version: 1, text: 'first' };

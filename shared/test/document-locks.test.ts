@@ -1,18 +1,10 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey, tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
-let client: MongoClient;
 let db: Db;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}document_locks`);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+scratchDatabase('document_locks', (opened) => (db = opened));
 
 const locks = () => db.collection<{ _id: string; owner: string }>(LOCKS_COLLECTION);
 

@@ -12,7 +12,7 @@ import { notFound } from '../src/errors.ts';
 import { watchOutboxes } from '../src/outbox/outbox-metrics.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { RecordStore } from '../src/store/record-store.ts';
-import { waitFor, quietLogger } from './support/wait.ts';
+import { waitFor, quietLogger } from '@lpm/test-kit/wait';
 
 let mongo: MongoClient;
 let db: Db;

@@ -7,7 +7,7 @@ import { idempotentPosts, purgeIdempotencyKeys } from '../src/http/idempotency.t
 import { defaultTeamSettings, identityHeaders, type Identity } from '../src/identity.ts';
 import { newId } from '../src/ids.ts';
 import { DAY_MS } from '../src/time.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
+import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 
 const TOKEN = randomBytes(16).toString('hex');
 const team = (teamId: string): Identity => ({ teamId, userId: 'user_1', scopes: ['read', 'write'], settings: defaultTeamSettings('UTC') });

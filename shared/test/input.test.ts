@@ -4,8 +4,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { LightMyRequestResponse } from 'fastify';
 import { identityHeaders, type Identity } from '../src/identity.ts';
-import { expectError, rawRequest, rawSocketRequest } from '../../test/support/api.ts';
-import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from '../../services/clients/test/helper.ts';
+import { expectError, rawRequest, rawSocketRequest } from '@lpm/test-kit/api';
+import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from '../../services/clients/test/helper.ts';
 
 let sut: ClientsUnderTest;
 let who: Identity;

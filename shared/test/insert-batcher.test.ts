@@ -11,7 +11,7 @@ import { MongoClient, MongoNetworkError, MongoServerError, type Db } from 'mongo
 import { dropPostgresDatabase, startFerretdb, type RunningStore } from '../../scripts/local-store.ts';
 import { InsertBatcher } from '../src/store/insert-batcher.ts';
 import { isStoreUnavailable } from '../src/store/store-errors.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 
 let client: MongoClient;
 let db: Db;

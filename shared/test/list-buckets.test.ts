@@ -1,22 +1,14 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { LIST_BUCKET_FIELD, ListBuckets, listBucket } from '../src/store/list-buckets.ts';
 import { LIST_COUNT_DELTAS } from '../src/store/list-count-deltas.ts';
 import { LIST_COUNTS } from '../src/store/list-counts.ts';
 import { withDocumentLock } from '../src/store/lock.ts';
 import { DAY_MS } from '../src/time.ts';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
-let client: MongoClient;
 let db: Db;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}list_buckets`);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+scratchDatabase('list_buckets', (opened) => (db = opened));
 
 interface Rec {
   _id: string;

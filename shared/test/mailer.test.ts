@@ -1,8 +1,8 @@
 import { ConfigError, mailSettings, readConfig } from '../src/config.ts';
 import { freePort } from '../../scripts/local-store.ts';
 import { createMailer } from '../src/mailer.ts';
-import { startSmtpListener, type SmtpListener } from './support/smtp-listener.ts';
-import { captureLogger, quietLogger } from './support/wait.ts';
+import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
+import { captureLogger, quietLogger } from '@lpm/test-kit/wait';
 
 let smtp: SmtpListener;
 

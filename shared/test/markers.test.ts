@@ -1,22 +1,14 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { MAX_BUCKETS_BEHIND, advanceCursor, bucketOf, ownedBy, purgeByMarker, readCursor, sweepBuckets } from '../src/store/markers.ts';
 import { mongoDedupe, purgeDedupeRecords } from '../src/messaging/dedupe.ts';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, sweepExpiredLocks, tryDocumentLock } from '../src/store/lock.ts';
 import { DAY_MS } from '../src/time.ts';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 const HOUR = 3_600_000;
-let client: MongoClient;
 let db: Db;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}markers`);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+scratchDatabase('markers', (opened) => (db = opened));
 
 interface Rec {
   _id: string;

@@ -7,8 +7,8 @@
 import { MongoClient } from 'mongodb';
 import { isStoreError } from '../src/store/store-errors.ts';
 import { watchMonitor, type MonitorWatchdog } from '../src/store/monitor-watchdog.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
-import { quietLogger, waitFor } from './support/wait.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { quietLogger, waitFor, sleep } from '@lpm/test-kit/wait';
 
 let proxy: TcpProxy;
 let client: MongoClient;
@@ -34,7 +34,6 @@ afterAll(async () => {
 });
 
 const things = () => client.db(dbName).collection<{ _id: string }>('things');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const wedge = () => client.emit('serverHeartbeatStarted', { connectionId: 'wedged.example:27017', awaited: false });
 
 test('when every heartbeat ends, then the watchdog leaves the client alone', async () => {

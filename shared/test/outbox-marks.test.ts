@@ -13,9 +13,9 @@ import { createOutboxIndexes, outboxMarked } from '../src/outbox/fields.ts';
 import { MARK_SLOT_MS, OUTBOX_MARKS } from '../src/outbox/marks.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { RecordStore } from '../src/store/record-store.ts';
-import { tapEvents, type EventTap } from './support/event-tap.ts';
-import { scratchBroker, type ScratchBroker } from './support/scratch-broker.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
 interface Note {
   _id: string;

@@ -5,8 +5,9 @@ import { newEvent, type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 const EXCHANGE = 'outbox-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
@@ -40,18 +41,9 @@ function events(n: number, label: string): DomainEvent[] {
   return Array.from({ length: n }, (_, i) => newEvent('client.updated', 'team_1', { label, i }, { i: i - 1 }, 'user_1'));
 }
 
-let client: MongoClient;
 let db: Db;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}outbox`);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+scratchDatabase('outbox', (opened) => (db = opened));
 
 describe('outboxUpdate', () => {
   it('when an update has $set and $push already, then the events are added beside them', () => {

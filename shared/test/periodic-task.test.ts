@@ -1,7 +1,6 @@
 import { periodicTask } from '../src/service/runner.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { captureLogger, waitFor, sleep } from '@lpm/test-kit/wait';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('when a run outlasts the interval, then runs never overlap, and stop waits for the one in flight', async () => {
   let inFlight = 0;

@@ -2,25 +2,19 @@
 // decided on its read, or on the record as it is now when that read is stale; a
 // record whose lock someone holds waits for it; one deleted since its read is null;
 // with a run's mark, each record done carries it and a read for the rest skips it.
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { newId } from '../src/ids.ts';
 import { tryDocumentLock } from '../src/store/lock.ts';
 import type { RecordStore } from '../src/store/record-store.ts';
-import { notesStore, type Note } from './support/notes-store.ts';
+import { notesStore, type Note } from '@lpm/test-kit/notes-store';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
-let client: MongoClient;
 let db: Db;
 let notes: RecordStore<Note>;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}record_batch`);
+scratchDatabase('record_batch', (opened) => {
+  db = opened;
   notes = notesStore(db);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 const byIdOrder = (records: Note[]) => [...records].sort((a, b) => (a._id < b._id ? -1 : 1));

@@ -1,22 +1,14 @@
 // RunLease: one holder of a key at a time, renewed slot by slot, taken over only
 // once it ran out (store/run-lease.ts).
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { LOCKS_COLLECTION } from '../src/store/lock.ts';
 import { RunLease } from '../src/store/run-lease.ts';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 const P = 10_000;
-let client: MongoClient;
 let db: Db;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}run_lease`);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+scratchDatabase('run_lease', (opened) => (db = opened));
 
 const slots = async (key: string) => (await db.collection<{ _id: string; owner: string }>(LOCKS_COLLECTION).find({ _id: { $regex: `^${key}:` } }).toArray()).map((d) => d._id).sort();
 

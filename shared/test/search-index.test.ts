@@ -10,7 +10,7 @@ import { RecordStore } from '../src/store/record-store.ts';
 import { IDLE_MS, LATE_WRITE_MS, REBUILD_MS, WRITTEN_SLOT_FIELD, type SearchIndex, type SearchQuery } from '../src/store/search-index.ts';
 import type { FieldKind } from '../src/store/search-table.ts';
 import { escapeRegex, foldText } from '../src/text.ts';
-import { waitFor } from './support/wait.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 
 interface Doc {
   _id: string;

@@ -5,7 +5,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { defaultTeamSettings, HEADER, type Identity } from '../src/identity.ts';
 import { ServiceClient } from '../src/upstream/service-client.ts';
-import { listenOnLoopback } from './support/listen.ts';
+import { listenOnLoopback } from '@lpm/test-kit/listen';
 
 let server: Server;
 let client: ServiceClient;

@@ -1,6 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { openStore } from '../src/store/orm.ts';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 const ThingEntity = defineEntity({
   name: 'Thing',
@@ -10,23 +11,14 @@ const ThingEntity = defineEntity({
 });
 
 const dbName = `${process.env.MONGO_DB_PREFIX}retired_indexes`;
-let client: MongoClient;
 let db: Db;
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(dbName);
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+scratchDatabase('retired_indexes', (opened) => (db = opened));
 
 const indexNames = async () => (await db.collection('things').listIndexes().toArray()).map((i) => i.name as string).sort();
 
-test('when a store opens with retired indexes, then those an earlier version made are dropped beside the declared ones, and those already gone are no error', async () => {
-  // What the earlier version left: its index on (a, b).
+test('when a store opens with retired indexes, then those no entity declares any more are dropped beside the declared ones, and those already gone are no error', async () => {
+  // An index no entity declares any more, on (a, b).
   await db.collection('things').createIndex({ a: 1, b: 1 });
   expect(await indexNames()).toContain('a_1_b_1');
   const retiredIndexes = [

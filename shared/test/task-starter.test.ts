@@ -3,7 +3,7 @@
 // service halts the starter: a wait between attempts is cut short, so the stop is not
 // held by it, and nothing more starts.
 import { taskStarter, type BackgroundTask } from '../src/service/runner.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
 /** A task that fails its first `failures` starts; counts its attempts. */
 function flakyTask(failures: number) {

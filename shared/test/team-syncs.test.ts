@@ -3,28 +3,20 @@
 // process runs a team at a time, a stopped run resumes with the records left, a
 // newer change (a new mark) starts over, and a
 // team that keeps failing backs off without holding back another team.
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { defaultTeamSettings, type TeamSettings } from '../src/identity.ts';
 import { newId } from '../src/ids.ts';
 import { TEAM_SYNCS, TeamSyncs, type SyncWho, type TeamSyncWork, type TeamSyncsOptions } from '../src/jobs/team-syncs.ts';
-import { quietLogger, waitFor } from './support/wait.ts';
+import { quietLogger, waitFor } from '@lpm/test-kit/wait';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
-let client: MongoClient;
 let db: Db;
 const started: TeamSyncs[] = [];
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}team_syncs`);
-});
+scratchDatabase('team_syncs', (opened) => (db = opened));
 
 afterEach(async () => {
   await Promise.all(started.splice(0).map((s) => s.stop()));
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 /**

@@ -4,7 +4,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { Broker } from '../src/messaging/broker.ts';
 import { newEvent } from '../src/events.ts';
 import { extractTraceContext, injectTraceHeaders, startTelemetry } from '../src/telemetry.ts';
-import { waitFor, quietLogger } from './support/wait.ts';
+import { waitFor, quietLogger } from '@lpm/test-kit/wait';
 
 it('when an event is published inside a request span, then the consumer span continues the same trace', async () => {
   const exporter = new InMemorySpanExporter();

@@ -1,11 +1,12 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { newEvent, type DomainEvent, type EventType } from '../src/events.ts';
 import { TimeSignals, armDeadline, signalSlots, type SignalDefinition } from '../src/jobs/time-signals.ts';
 import { RecordStore } from '../src/store/record-store.ts';
 import { zonedMoment } from '../src/time.ts';
 import { notFound } from '../src/errors.ts';
 import { newId } from '../src/ids.ts';
-import { captureLogger, waitFor } from './support/wait.ts';
+import { captureLogger, waitFor, sleep } from '@lpm/test-kit/wait';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 interface CaseDoc {
   _id: string;
@@ -16,25 +17,15 @@ interface CaseDoc {
 }
 
 const HOUR = 3_600_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let client: MongoClient;
 let db: Db;
 let started: TimeSignals[] = [];
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}timesignals`);
-});
+scratchDatabase('timesignals', (opened) => (db = opened));
 
 afterEach(async () => {
   await Promise.all(started.map((s) => s.stop()));
   started = [];
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 function signal(type: EventType, collection: string, dueField: keyof CaseDoc, event?: SignalDefinition<CaseDoc>['event']): SignalDefinition<CaseDoc> {

@@ -4,12 +4,12 @@
 import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
 import { LOCKS_COLLECTION } from '../src/store/lock.ts';
 import { ViewsRepository, type View } from '../src/views/views-repository.ts';
+import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 interface NamedView extends View {
   name: string;
 }
 
-let client: MongoClient;
 let db: Db;
 let views: ViewsRepository<NamedView>;
 
@@ -17,15 +17,9 @@ const at = (n: number) => new Date(Date.UTC(2026, 10, 23, 12, 0, n));
 const view = (id: string, n: number, team = 'team_a'): NamedView => ({ _id: id, team_id: team, as_of: at(n), name: `name ${n}` });
 const stored = (id: string) => db.collection<NamedView>('views').findOne({ _id: id });
 
-beforeAll(async () => {
-  client = await MongoClient.connect(process.env.MONGO_URL!);
-  db = client.db(`${process.env.MONGO_DB_PREFIX}views`);
+scratchDatabase('views', (opened) => {
+  db = opened;
   views = new ViewsRepository<NamedView>(db, 'views');
-});
-
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 describe('ViewsRepository.record', () => {

@@ -3,12 +3,11 @@ import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, type DeliveryMeta } from '..
 import { WorkQueue, type JobMessage } from '../src/messaging/work-queue.ts';
 import { newEvent } from '../src/events.ts';
 import { isId } from '../src/ids.ts';
-import { scratchBroker, type ScratchBroker } from './support/scratch-broker.ts';
-import { waitFor } from './support/wait.ts';
+import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'work-queue-test.events';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface AttemptJob {
   delivery_id: string;

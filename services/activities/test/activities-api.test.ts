@@ -1,4 +1,4 @@
-// Every Activities endpoint in process (decisions §5 "Activities"): the app on its
+// Every Activities endpoint in process: the app on its
 // own database, the cases, clients, deals and users around it faked.
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
@@ -7,18 +7,14 @@ import { outboxOnInsert } from '@lpm/shared/outbox/fields';
 import { OutboxRelay } from '@lpm/shared/outbox/relay';
 import { bucketOf } from '@lpm/shared/store/markers';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { ActivitiesRepository, TOMBSTONES } from '../src/data/activities-repository.ts';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { day, identity } from '@lpm/test-kit/teams';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
-/** The calendar day `offset` days from today in the team's zone. */
-const day = (offset: number) => {
-  const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(new Date());
-  return new Date(Date.parse(`${today}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
-};
 
 let sut: ActivitiesUnderTest;
 let t: Identity;

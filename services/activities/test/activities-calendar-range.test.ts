@@ -1,9 +1,10 @@
-// Issue 25 §4: a recurring series cannot leave the platform's calendar (docs/limits.md):
+// A recurring series cannot leave the platform's calendar (docs/limits.md):
 // the completion whose next occurrence would fall after 9998-12-31 is refused with
 // 422, and the activity can still be completed once the series is given an end.
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { expectError } from '@lpm/test-kit/api';
+import { identity } from '@lpm/test-kit/teams';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
 let t: Identity;

@@ -2,54 +2,28 @@
 // the pages and totals the plain query gives, across days and the UTC day's edge,
 // activities without a due date last, after writes that move, complete and delete
 // activities, and for activities stored before the markers existed.
-import { MongoClient } from 'mongodb';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { storeSort } from '@lpm/shared/http/pagination';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { day, identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { resourceCalls } from '@lpm/test-kit/resource-calls';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 const SORT_KEYS = ['due_missing', 'due_at'];
-/** The calendar day `offset` days from today in the team's zone. */
-const day = (offset: number) => {
-  const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(new Date());
-  return new Date(Date.parse(`${today}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
-};
 
 let sut: ActivitiesUnderTest;
 
-beforeAll(async () => {
-  sut = await startActivities();
-}, 60_000);
+serviceForSuite(startActivities, (started) => (sut = started));
 
-afterAll(async () => {
-  await sut?.close();
-});
+const { call, create, put } = resourceCalls(() => sut, '/v1/activities', { type: 'task', title: 'Protocolar petição' });
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
-const create = async (who: Identity, body: Record<string, unknown>) => {
-  const res = await call(who, 'POST', '/v1/activities', { type: 'task', title: 'Protocolar petição', ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id as string;
-};
-const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/activities/${id}`, body)).statusCode).toBe(200);
-
-const listOf = (who: Identity): ListUnderTest => ({
-  db: sut.db,
-  collection: 'activities',
-  lists: sut.repository.lists,
-  sortKeys: SORT_KEYS,
-  api: async (query) => {
-    const res = await call(who, 'GET', `/v1/activities?${query}`);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
-    return { ids: body.data.map((a: { id: string }) => a.id), total: body.pagination.total };
-  },
-});
+const listOf = (who: Identity) =>
+  listThroughApi({ db: sut.db, collection: 'activities', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/activities?${query}`) });
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: 1 },
@@ -97,29 +71,20 @@ describe('GET /v1/activities by day buckets', () => {
   it('when activities were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
     const template = (await sut.db.collection<ActivityRecord>('activities').findOne({ _id: await create(who, {}) }))!;
-    const client = await MongoClient.connect(process.env.MONGO_URL!);
-    const db = client.db(`${sut.db.databaseName}_legacy`);
-    try {
-      const { list_bucket: _marker, ...fields } = template as ActivityRecord & { list_bucket?: string };
-      const legacy = Array.from({ length: 14 }, (_, i) => {
+    await expectBackfillKeepsPages({
+      db: sut.db,
+      collection: 'activities',
+      teamId: who.teamId,
+      sortKeys: SORT_KEYS,
+      direction: 1,
+      template,
+      count: 14,
+      legacy: (fields, i) => {
         const dueAt = i % 5 === 4 ? null : new Date(Date.now() + Math.floor(i / 2) * 0.7 * DAY);
         return { ...fields, _id: newId('act'), due_date: dueAt && dueAt.toISOString().slice(0, 10), due_at: dueAt, due_missing: dueAt ? 0 : 1 };
-      });
-      await db.collection<ActivityRecord>('activities').insertMany(legacy);
-      const before = new ActivitiesRepository(db, { kick: () => {} });
-      const plain = (direction: 1 | -1) => plainIds(db, 'activities', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
-      expect(await bucketIds(before.lists, who.teamId, {}, 1, 5, 5)).toBeNull();
-      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
-      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(1));
-
-      await before.lists.backfill();
-      // Another process, started after the backfill.
-      const after = new ActivitiesRepository(db, { kick: () => {} });
-      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'pending' }, direction, 5, 5)).toEqual(await plain(direction));
-      expect((await plain(-1)).total).toBe(14);
-    } finally {
-      await db.dropDatabase();
-      await client.close();
-    }
+      },
+      equal: { status: 'pending' },
+      repository: (db) => new ActivitiesRepository(db, { kick: () => {} }),
+    });
   });
 });

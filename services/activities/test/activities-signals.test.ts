@@ -1,21 +1,20 @@
-// activity.due_soon, activity.overdue and the e-mail reminder (decisions §5, §10).
+// activity.due_soon, activity.overdue and the e-mail reminder, the time-driven work of an activity.
 // Two replicas of the activities service as processes on one database and broker,
 // with a real SMTP listener and a stand-in for the gateway's user directory: each
 // signal reaches the broker exactly once and the reminder one inbox once. Moments
 // that lie further ahead are checked in process by sweeping at chosen instants.
-import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
-import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { startSmtpListener, type SmtpListener } from '../../../shared/test/support/smtp-listener.ts';
-import { quietLogger } from '../../../shared/test/support/wait.ts';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
+import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { dueSignals } from '../src/jobs/due-signals.ts';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { day, identity } from '@lpm/test-kit/teams';
+import { sleep } from '@lpm/test-kit/wait';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
@@ -29,22 +28,16 @@ const wall = (at: Date) => {
   );
   return { date: `${p.year}-${p.month}-${p.day}`, time: `${p.hour}:${p.minute}` };
 };
-const day = (offset: number) => wall(new Date(Date.now() + offset * DAY)).date;
-const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write'], settings: defaultTeamSettings(ZONE) });
 
 describe('two replicas of the activities service', () => {
-  let replicas: Replicas;
-  let tap: EventTap;
+  let replicas: SignalReplicas;
   let smtp: SmtpListener;
   let directory: Server;
-  const team = who();
+  const team = identity(ZONE);
   const assignee = { id: newId('user'), name: 'Beatriz Souza', email: 'bia@silva.adv.br' };
-  const send = (method: string, path: string, body?: unknown) => replicas.send(team, method, path, body);
-  const settle = () => new Promise((r) => setTimeout(r, 1500));
+  const send = (method: string, path: string, body?: unknown) => replicas.call(method, path, body);
 
   beforeAll(async () => {
-    const started = await replicasOf('activities', 'actsignals');
-    replicas = started;
     smtp = await startSmtpListener();
     // The gateway's user directory, as the activities service asks it (GET /internal/users?ids=...).
     directory = createServer((req, res) => {
@@ -53,47 +46,52 @@ describe('two replicas of the activities service', () => {
       res.end(JSON.stringify({ success: true, data: req.headers['x-lpm-team-id'] === team.teamId ? [assignee].filter((u) => ids.includes(u.id)) : [] }));
     });
     await new Promise<void>((r) => directory.listen(0, '127.0.0.1', r));
-    tap = await tapEvents(started.exchange, ['activity.due_soon', 'activity.overdue']);
-    await started.start({ GATEWAY_URL: `http://127.0.0.1:${(directory.address() as AddressInfo).port}`, SMTP_URL: smtp.url });
+    replicas = await startSignalReplicas({
+      service: 'activities',
+      name: 'actsignals',
+      team,
+      events: ['activity.due_soon', 'activity.overdue', 'activity.reminder_due'],
+      collection: 'activities',
+      env: { GATEWAY_URL: `http://127.0.0.1:${(directory.address() as AddressInfo).port}`, SMTP_URL: smtp.url },
+    });
   }, 40_000);
 
   afterAll(async () => {
     await replicas?.stop();
-    await tap?.close();
     await smtp?.close();
     await new Promise((r) => directory?.close(r));
   });
 
   test('when an activity was due yesterday, then exactly one activity.overdue reaches the broker and no due_soon', async () => {
     const a = (await send('POST', '/v1/activities', { type: 'deadline', title: 'Atrasada', due_date: day(-1) })).body.data;
-    const [event] = await tap.waitFor('activity.overdue', a.id);
+    const [event] = await replicas.tap.waitFor('activity.overdue', a.id);
     expect(event).toMatchObject({ team_id: team.teamId, actor_id: null, data: { previous_attributes: null, object: { id: a.id, due_date: day(-1), status: 'pending' } } });
-    await settle();
-    expect(tap.of('activity.overdue', a.id)).toHaveLength(1);
-    expect(tap.of('activity.due_soon', a.id)).toHaveLength(0);
+    await replicas.settle();
+    expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(1);
+    expect(replicas.tap.of('activity.due_soon', a.id)).toHaveLength(0);
   });
 
   test('when an activity is due in 3 hours, then exactly one activity.due_soon at once and no overdue', async () => {
     const due = wall(new Date(Date.now() + 3 * 3_600_000));
     const a = (await send('POST', '/v1/activities', { type: 'task', title: 'Em 3 horas', due_date: due.date, due_time: due.time })).body.data;
-    await tap.waitFor('activity.due_soon', a.id);
-    await settle();
-    expect(tap.of('activity.due_soon', a.id)).toHaveLength(1);
-    expect(tap.of('activity.overdue', a.id)).toHaveLength(0);
+    await replicas.tap.waitFor('activity.due_soon', a.id);
+    await replicas.settle();
+    expect(replicas.tap.of('activity.due_soon', a.id)).toHaveLength(1);
+    expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(0);
   });
 
   test('when the due date of an overdue activity moves, then the signal is re-armed and fires once more', async () => {
     const a = (await send('POST', '/v1/activities', { type: 'task', title: 'Remarcada', due_date: day(-3) })).body.data;
-    await tap.waitFor('activity.overdue', a.id);
+    await replicas.tap.waitFor('activity.overdue', a.id);
     expect((await send('PUT', `/v1/activities/${a.id}`, { due_date: day(-2) })).status).toBe(200);
-    await tap.waitFor('activity.overdue', a.id, 2);
-    await settle();
-    expect(tap.of('activity.overdue', a.id)).toHaveLength(2);
+    await replicas.tap.waitFor('activity.overdue', a.id, 2);
+    await replicas.settle();
+    expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(2);
   });
 
   test('when a reminder with before_minutes 1 is set on an activity due in 2 minutes, then one e-mail reaches the assignee', async () => {
     // Due at the start of the minute two minutes ahead: the reminder falls at the start of the next minute.
-    if (new Date().getSeconds() > 50) await new Promise((r) => setTimeout(r, (61 - new Date().getSeconds()) * 1000));
+    if (new Date().getSeconds() > 50) await sleep((61 - new Date().getSeconds()) * 1000);
     const due = wall(new Date(Date.now() + 120_000));
     const a = (
       await send('POST', '/v1/activities', {
@@ -109,28 +107,24 @@ describe('two replicas of the activities service', () => {
     const [mail] = await smtp.waitFor(1, 75_000);
     expect(mail).toMatchObject({ to: [assignee.email], subject: 'Reminder: Audiência de conciliação' });
     expect(mail.text).toContain(`${due.date} ${due.time}`);
-    await settle();
+    await replicas.settle();
+    expect(replicas.tap.of('activity.reminder_due')).toHaveLength(1);
     expect(smtp.messages).toHaveLength(1);
   }, 90_000);
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
   let sut: ActivitiesUnderTest;
-  let signals: TimeSignals[];
-  const team = who();
+  let sweepAt: (at: Date) => Promise<number[]>;
+  const team = identity(ZONE);
 
-  beforeAll(async () => {
-    sut = await startActivities();
-    signals = [0, 1].map(() => new TimeSignals({ db: sut.db, intervalMs: 60_000, signals: dueSignals(sut.activities), relay: { kick: () => {} }, logger: quietLogger, name: 'activities' }));
-  });
-
-  afterAll(async () => {
-    await sut.close();
+  serviceForSuite(startActivities, (started) => {
+    sut = started;
+    sweepAt = sweepsAt(sut.db, 'activities', dueSignals(sut.activities));
   });
 
   const stored = (id: string) => sut.db.collection<ActivityRecord & { outbox?: { type: string }[] }>('activities').findOne({ _id: id });
   const outboxTypes = async (id: string) => ((await stored(id))?.outbox ?? []).map((e) => e.type).filter((t) => t !== 'activity.created' && t !== 'activity.updated' && t !== 'activity.completed');
-  const sweepAt = (at: Date) => Promise.all(signals.map((s) => s.sweep(at)));
 
   test('when an activity is due in two days at 10:00, then due_soon fires once 24 h before and overdue once after', async () => {
     const a = await sut.activities.create(team, { type: 'task', title: 'Depois de amanhã', due_date: day(2), due_time: '10:00' });

@@ -1,23 +1,19 @@
-// Deadline activities whose due date a rule computes (issue 29), in process on a
+// Deadline activities whose due date a rule computes, in process on a
 // real store; the relay stub keeps the events each write hands it.
 import type { DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
-import { askUntilDone } from '../../../shared/test/support/team-sync.ts';
-import { quietLogger, waitFor } from '../../../shared/test/support/wait.ts';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { askUntilDone } from '@lpm/test-kit/team-sync';
+import { quietLogger, waitFor } from '@lpm/test-kit/wait';
+import { identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
 const kicked: DomainEvent[] = [];
 
-beforeAll(async () => {
-  sut = await startActivities({ relay: { kick: (_c: string, _id: string, events: DomainEvent[]) => void kicked.push(...events) } });
-});
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(() => startActivities({ relay: { kick: (_c: string, _id: string, events: DomainEvent[]) => void kicked.push(...events) } }), (started) => (sut = started));
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 

@@ -4,8 +4,9 @@
 // Calendar facts used: Easter 2025 is 20 April (Carnaval 3-4 March, Good Friday
 // 18 April, Corpus Christi 19 June); Easter 2026 is 5 April (Carnaval 16-17 Feb).
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
-import { identity, startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { expectError } from '@lpm/test-kit/api';
+import { identity } from '@lpm/test-kit/teams';
+import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
 let team: Identity;

@@ -1,10 +1,10 @@
-// The other side of the activity links (decisions §5): a case's activities_count
+// The other side of the activity links: a case's activities_count
 // and timeline follow activity events, and GET /v1/cases/{id}/activities pages the
 // case's activities from the activities service. A running system: gateway,
 // clients, cases, activities as processes on the run's FerretDB and RabbitMQ.
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { waitFor } from '@lpm/test-kit/wait';
+import { expectError } from '@lpm/test-kit/api';
 
 let sys: RunningSystem;
 let t: IssuedTeam;

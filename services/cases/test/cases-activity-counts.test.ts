@@ -1,18 +1,14 @@
 // A case's activities_count takes each activity event once, even when the event
 // comes again after it was applied: the consumer's dedupe claim and the count are
 // two writes, and a consumer killed between them (its claim then goes stale) hands
-// the event to a copy that runs it again. Found by the fault drill (issue 25).
-import { identity, startCases, type CasesUnderTest } from './helper.ts';
+// the event to a copy that runs it again, as the fault drill does.
+import { identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { startCases, type CasesUnderTest } from './helper.ts';
 
 let sut: CasesUnderTest;
 
-beforeAll(async () => {
-  sut = await startCases();
-});
-
-afterAll(async () => {
-  await sut.close();
-});
+serviceForSuite(startCases, (started) => (sut = started));
 
 test('when one activity event is applied twice, and a second event once, then activities_count and the timeline count each event once', async () => {
   const who = identity();

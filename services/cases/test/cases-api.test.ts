@@ -1,8 +1,8 @@
 // Every Cases endpoint through the gateway of a running system (gateway, clients,
 // cases as processes on the test run's FerretDB and RabbitMQ), with real keys.
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
-import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import { expectError } from '@lpm/test-kit/api';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -2,8 +2,8 @@
 // clients (existence at write time, names kept current by events, counts and the
 // deactivation rule), the gateway's users and the team settings.
 import { MongoClient } from 'mongodb';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { waitFor } from '@lpm/test-kit/wait';
 
 let sys: RunningSystem;
 let t: IssuedTeam;

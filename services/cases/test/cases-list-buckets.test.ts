@@ -1,7 +1,6 @@
 // GET /v1/cases by day buckets (shared/src/store/list-buckets.ts): the pages and
 // totals the plain query gives, across days, after concurrent writes, and for cases
 // stored before the markers existed.
-import { MongoClient } from 'mongodb';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
@@ -10,17 +9,14 @@ import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { CasesRepository } from '../src/data/cases-repository.ts';
 import { PRIORITY_RANK } from '../src/domain/case-shape.ts';
-import { identity, startCases, type CasesUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from './helper.ts';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { expectBackfillKeepsPages } from '@lpm/test-kit/list-pages';
 
 let sut: CasesUnderTest;
 
-beforeAll(async () => {
-  sut = await startCases();
-}, 60_000);
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(startCases, (started) => (sut = started));
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 const list = async (who: Identity, query: string) => {
@@ -147,27 +143,20 @@ describe('GET /v1/cases by day buckets', () => {
   it('when cases were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity();
     const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(who) }))!;
-    const client = await MongoClient.connect(process.env.MONGO_URL!);
-    const db = client.db(`${sut.db.databaseName}_legacy`);
-    try {
-      const { list_bucket: _marker, ...fields } = template as CaseRecord & { list_bucket?: string };
-      const legacy = Array.from({ length: 12 }, (_, i) => {
+    await expectBackfillKeepsPages({
+      db: sut.db,
+      collection: 'cases',
+      teamId: who.teamId,
+      sortKeys: ['created_at'],
+      direction: -1,
+      template,
+      count: 12,
+      legacy: (fields, i) => {
         const _id = newId('case');
         return { ...fields, _id, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
-      });
-      await db.collection<CaseRecord>('cases').insertMany(legacy);
-      const before = new CasesRepository(db, { kick: () => {} });
-      const expected = [...legacy].sort((a, b) => +b.created_at - +a.created_at || (a._id < b._id ? 1 : -1)).map((c) => c._id);
-      expect(await before.list(who.teamId, {}, { page: 2, limit: 5 })).toMatchObject({ total: 12, records: expected.slice(5, 10).map((_id) => expect.objectContaining({ _id })) });
-
-      await before.lists.backfill();
-      // Another process, started after the backfill.
-      const after = new CasesRepository(db, { kick: () => {} });
-      const page = await after.list(who.teamId, { status: 'ativo' }, { page: 2, limit: 5 });
-      expect({ total: page.total, ids: page.records.map((r) => r._id) }).toEqual({ total: 12, ids: expected.slice(5, 10) });
-    } finally {
-      await db.dropDatabase();
-      await client.close();
-    }
+      },
+      equal: { status: 'ativo' },
+      repository: (db) => new CasesRepository(db, { kick: () => {} }),
+    });
   });
 });

@@ -10,7 +10,8 @@ import { nextDay, zonedMoment } from '@lpm/shared/time';
 import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { derivedFields } from '../src/domain/case-shape.ts';
-import { identity, startCases, type CasesUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from './helper.ts';
 
 let sut: CasesUnderTest;
 /** A second replica of the service on the same database. */

@@ -1,11 +1,13 @@
 // The services cases asks (clients, activities) answering wrongly: a malformed or
 // unexpected answer is a 503 in the envelope, like no answer at all.
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { startScriptedService, type ScriptedService } from '@lpm/test-kit/scripted-service';
+import { expectError } from '@lpm/test-kit/api';
 import { ActivitiesService } from '../src/upstream/activities-service.ts';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
-import { identity, INTERNAL_TOKEN, startCases, type CasesUnderTest } from './helper.ts';
+import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from './helper.ts';
 
 let clients: ScriptedService;
 let activities: ScriptedService;

@@ -2,10 +2,11 @@
 // table as unit tests; then a case's number through the cases app on a real store.
 // Each valid number's DD is worked in its comment: DD = 98 - (NNNNNNN AAAA J TR OOOO 00 mod 97).
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { courtOf } from '../src/domain/cnj-courts.ts';
 import { normalizeCaseNumber, numberInfo } from '../src/domain/cnj-number.ts';
-import { identity, startCases, type CasesUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startCases, type CasesUnderTest } from './helper.ts';
 
 describe('CNJ check digits (ISO 7064 MOD 97-10)', () => {
   test('when the check digits are right, masked or not, then the number is valid and explained', () => {

@@ -5,9 +5,10 @@ import { Broker } from '@lpm/shared/messaging/broker';
 import { OutboxRelay } from '@lpm/shared/outbox/relay';
 import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
 import type { DomainEvent } from '@lpm/shared/events';
-import { startTcpProxy, type TcpProxy } from '../../../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
-import { startClients, identity, type ClientsUnderTest } from './helper.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const exchange = `clients-events-${randomBytes(4).toString('hex')}`;
 const logger = pino({ level: 'silent' });

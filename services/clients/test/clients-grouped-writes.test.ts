@@ -10,9 +10,10 @@ import { pino } from 'pino';
 import { Broker } from '@lpm/shared/messaging/broker';
 import { OutboxRelay } from '@lpm/shared/outbox/relay';
 import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
-import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
-import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import { waitFor } from '@lpm/test-kit/wait';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const exchange = `clients-grouped-${randomBytes(4).toString('hex')}`;
 const logger = pino({ level: 'silent' });

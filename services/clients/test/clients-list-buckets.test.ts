@@ -2,48 +2,27 @@
 // the pages and totals the plain query gives, across days and with many clients on one
 // day, after creates, deactivations, reactivations and segment changes, and for
 // clients stored before the markers existed.
-import { MongoClient } from 'mongodb';
-import { storeSort } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
-import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { resourceCalls } from '@lpm/test-kit/resource-calls';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 const SORT_KEYS = ['created_at'];
 
 let sut: ClientsUnderTest;
 
-beforeAll(async () => {
-  sut = await startClients();
-}, 60_000);
+serviceForSuite(startClients, (started) => (sut = started));
 
-afterAll(async () => {
-  await sut?.close();
-});
+const { call, create, put } = resourceCalls(() => sut, '/v1/clients', { type: 'PF', name: 'Ana Souza' });
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
-const create = async (who: Identity, body: Record<string, unknown> = {}) => {
-  const res = await call(who, 'POST', '/v1/clients', { type: 'PF', name: 'Ana Souza', ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id as string;
-};
-const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/clients/${id}`, body)).statusCode).toBe(200);
-
-const listOf = (who: Identity): ListUnderTest => ({
-  db: sut.db,
-  collection: 'clients',
-  lists: sut.repository.lists,
-  sortKeys: SORT_KEYS,
-  api: async (query) => {
-    const res = await call(who, 'GET', `/v1/clients?${query}`);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
-    return { ids: body.data.map((c: { id: string }) => c.id), total: body.pagination.total };
-  },
-});
+const listOf = (who: Identity) =>
+  listThroughApi({ db: sut.db, collection: 'clients', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/clients?${query}`) });
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: -1 },
@@ -89,29 +68,20 @@ describe('GET /v1/clients by day buckets', () => {
   it('when clients were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity();
     const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: await create(who) }))!;
-    const client = await MongoClient.connect(process.env.MONGO_URL!);
-    const db = client.db(`${sut.db.databaseName}_legacy`);
-    try {
-      const { list_bucket: _marker, ...fields } = template as ClientRecord & { list_bucket?: string };
-      const legacy = Array.from({ length: 14 }, (_, i) => {
+    await expectBackfillKeepsPages({
+      db: sut.db,
+      collection: 'clients',
+      teamId: who.teamId,
+      sortKeys: SORT_KEYS,
+      direction: -1,
+      template,
+      count: 14,
+      legacy: (fields, i) => {
         const _id = newId('cli');
         return { ...fields, _id, document_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
-      });
-      await db.collection<ClientRecord>('clients').insertMany(legacy);
-      const before = new ClientsRepository(db, { kick: () => {} });
-      const plain = (direction: 1 | -1) => plainIds(db, 'clients', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
-      expect(await bucketIds(before.lists, who.teamId, {}, -1, 5, 5)).toBeNull();
-      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
-      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(-1));
-
-      await before.lists.backfill();
-      // Another process, started after the backfill.
-      const after = new ClientsRepository(db, { kick: () => {} });
-      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'active' }, direction, 5, 5)).toEqual(await plain(direction));
-      expect((await plain(-1)).total).toBe(14);
-    } finally {
-      await db.dropDatabase();
-      await client.close();
-    }
+      },
+      equal: { status: 'active' },
+      repository: (db) => new ClientsRepository(db, { kick: () => {} }),
+    });
   });
 });

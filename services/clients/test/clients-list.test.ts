@@ -1,4 +1,5 @@
-import { startClients, identity, type ClientsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 import type { Identity } from '@lpm/shared/identity';
 
 let sut: ClientsUnderTest;

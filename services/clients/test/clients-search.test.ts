@@ -7,7 +7,8 @@ import { newId } from '@lpm/shared/ids';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { derivedFields } from '../src/domain/client-shape.ts';
-import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 let sut: ClientsUnderTest;
 /** A second replica of the service on the same database. */

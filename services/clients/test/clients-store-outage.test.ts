@@ -1,9 +1,10 @@
 // The store failing fast (its connections cut and refused): requests get 503 in
 // the envelope within 10 s, never a 500 or a hang, and succeed again once it is back.
-import { startTcpProxy, type TcpProxy } from '../../../shared/test/support/tcp-proxy.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
-import { expectError } from '../../../test/support/api.ts';
-import { identity, startClients, type ClientsUnderTest } from './helper.ts';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
+import { expectError } from '@lpm/test-kit/api';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 let proxy: TcpProxy;
 let sut: ClientsUnderTest;

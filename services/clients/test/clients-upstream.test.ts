@@ -2,11 +2,13 @@
 // in the envelope, like no answer at all. The client is made one stored before
 // counts were kept (no cases_count), so its reads ask the cases service.
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { startScriptedService, type ScriptedService } from '../../../shared/test/support/scripted-service.ts';
-import { expectError } from '../../../test/support/api.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
+import { startScriptedService, type ScriptedService } from '@lpm/test-kit/scripted-service';
+import { expectError } from '@lpm/test-kit/api';
+import { waitFor } from '@lpm/test-kit/wait';
 import { ClientCasesService } from '../src/upstream/cases-service.ts';
-import { identity, INTERNAL_TOKEN, startClients, type ClientsUnderTest } from './helper.ts';
+import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 
 let cases: ScriptedService;
 let sut: ClientsUnderTest;

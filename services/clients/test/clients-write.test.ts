@@ -1,6 +1,8 @@
-import { startClients, identity, INTERNAL_TOKEN, type ClientsUnderTest } from './helper.ts';
+import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
+import { identity } from '@lpm/test-kit/teams';
+import { startClients, type ClientsUnderTest } from './helper.ts';
 import type { ClientCases } from '../src/upstream/cases-service.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import type { Identity } from '@lpm/shared/identity';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,13 +1,6 @@
 // The clients app in process on its own database, with the cases service faked.
-import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import type { Db } from 'mongodb';
-import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
-import { newId } from '@lpm/shared/ids';
 import type { Relay } from '@lpm/shared/store/record-store-types';
-import { openStore } from '@lpm/shared/store/orm';
-import { callAs } from '../../../test/support/api.ts';
-import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
+import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { buildClientsApp } from '../src/app.ts';
 import { ClientEntity } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
@@ -21,51 +14,29 @@ export const noCases: ClientCases = {
   listForClient: async () => ({ items: [], total: 0 }),
 };
 
-export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
-
-export function identity(scopes: Identity['scopes'] = ['read', 'write', 'admin']): Identity {
-  return { teamId: newId('team'), userId: newId('user'), scopes, settings: defaultTeamSettings() };
-}
-
-export interface ClientsUnderTest {
-  app: FastifyInstance;
-  db: Db;
+export interface ClientsUnderTest extends ServiceUnderTest {
   repository: ClientsRepository;
+  /** The relay's nudges, when no relay was given. */
   kicks: number;
-  call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
-  close(): Promise<void>;
 }
 
 /**
  * The clients app on its own database, or on `dbName`, another app's (a second
  * replica); `relay` defaults to a counter of nudges, `mongoUrl` to the run's store.
  */
-export async function startClients(opts: { cases?: ClientCases; relay?: Relay; mongoUrl?: string; dbName?: string } = {}): Promise<ClientsUnderTest> {
-  const store = await openStore({
-    url: opts.mongoUrl ?? process.env.MONGO_URL!,
-    dbName: opts.dbName ?? `${process.env.MONGO_DB_PREFIX}clients_${randomBytes(4).toString('hex')}`,
+export function startClients(opts: { cases?: ClientCases; relay?: Relay; mongoUrl?: string; dbName?: string } = {}): Promise<ClientsUnderTest> {
+  return startServiceUnderTest({
+    name: 'clients',
     entities: [ClientEntity],
-  });
-  const relay = opts.relay ?? { kick: () => void sut.kicks++ };
-  const repository = new ClientsRepository(store.db, relay);
-  // As the service's start does: on a new database it only marks the lists ready.
-  await repository.lists.backfill();
-  const clients = new Clients({ clients: repository, cases: opts.cases ?? noCases });
-  const app = buildClientsApp({ clients, db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
-  const answers = checkWholeAnswers(app);
-  const sut: ClientsUnderTest = {
-    app,
-    db: store.db,
-    repository,
-    kicks: 0,
-    call: callAs(() => app, INTERNAL_TOKEN),
-    close: async () => {
-      await app.close();
-      await store.db.dropDatabase();
-      await store.close();
-      assertWholeAnswers(answers);
+    dbName: opts.dbName,
+    mongoUrl: opts.mongoUrl,
+    build: async ({ db, internalToken, logger }) => {
+      const parts = { kicks: 0, repository: null as unknown as ClientsRepository };
+      parts.repository = new ClientsRepository(db, opts.relay ?? { kick: () => void parts.kicks++ });
+      // As the service's start does: on a new database it only marks the lists ready.
+      await parts.repository.lists.backfill();
+      const clients = new Clients({ clients: parts.repository, cases: opts.cases ?? noCases });
+      return { app: buildClientsApp({ clients, db, internalToken, logger }), parts };
     },
-  };
-  await app.ready();
-  return sut;
+  });
 }

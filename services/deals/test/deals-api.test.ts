@@ -6,9 +6,10 @@ import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import { AppError } from '@lpm/shared/errors';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
-import { identity, startDeals, type DealsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startDeals, type DealsUnderTest } from './helper.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -2,9 +2,10 @@
 // by id) and paging, on the app in process with its own database.
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
-import { identity, startDeals, type DealsUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startDeals, type DealsUnderTest } from './helper.ts';
 
 let sut: DealsUnderTest;
 let who: Identity;

@@ -2,8 +2,9 @@
 // the formula of services/deals/README.md for a team with a known history.
 import { DAY_MS, dayIn } from '@lpm/shared/time';
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
-import { identity, startDeals, type DealsUnderTest } from './helper.ts';
+import { expectError } from '@lpm/test-kit/api';
+import { identity } from '@lpm/test-kit/teams';
+import { startDeals, type DealsUnderTest } from './helper.ts';
 
 const activityCounts = new Map<string, { count: number; open: number; overdue: number }>();
 let sut: DealsUnderTest;

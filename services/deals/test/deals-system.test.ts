@@ -5,10 +5,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { defaultTeamSettings } from '@lpm/shared/identity';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
+import { expectError } from '@lpm/test-kit/api';
 import { DealCasesService } from '../src/upstream/cases-service.ts';
 
 const INTERNAL_TOKEN = randomBytes(32).toString('hex');
@@ -223,7 +223,7 @@ describe('deal events at a webhook', () => {
     // The object is the deal in its detail read shape after the change (ai_insights and activities_count, read-time figures, apart).
     const won = of('deal.won', deal.id)[0];
     const { ai_insights, activities_count, ...detail } = (await call('GET', `/v1/deals/${deal.id}`, undefined, team.api_key)).body.data;
-    expect(ai_insights).toBeDefined();
+    expect(ai_insights).toMatchObject({ win_probability: 100, health: 'good', risk_factors: [], basis: { days_in_phase: null, open_activities: null } });
     expect(activities_count).toBe(0);
     expect(won.body.data).toEqual({ object: detail, previous_attributes: { status: 'ativo', final_value: null, won_at: null } });
     expect(of('deal.lost', gone.id)[0].body.data.object).toMatchObject({ status: 'perdido', loss_reason: 'Preço', competitor: 'Outro' });

@@ -1,16 +1,15 @@
-// Every financial endpoint in process (decisions §5 "Financial records"): shapes,
+// Every financial endpoint in process: shapes,
 // each error row with its exact code and message, status moves, filters and sorting.
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { dayIn } from '@lpm/shared/time';
-import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
+import { day, identity } from '@lpm/test-kit/teams';
+import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const DAY = 86_400_000;
 const today = () => dayIn(ZONE, new Date());
-const day = (offset: number) => new Date(Date.parse(`${today()}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
 
 let sut: FinancialUnderTest;
 let who: Identity;
@@ -39,8 +38,8 @@ const storedOutbox = async (id: string) =>
 
 describe('POST /v1/financial', () => {
   test('when a record is created with links, then 201 returns the full record with flat ids and financial.created carries the detail', async () => {
-    const client = sut.neighbours.client(who, 'Maria Souza', 'maria@example.com');
-    const kase = sut.neighbours.kase(who, 'Ação de cobrança', '0001-23');
+    const client = sut.neighbours.addClient(who.teamId, 'Maria Souza', 'maria@example.com');
+    const kase = sut.neighbours.addCase(who.teamId, 'Ação de cobrança', '0001-23');
     const r = await create({ client_id: client.id, case_id: kase.id, due_date: '2026-04-10', payment_method: 'pix', invoice_number: 'NF-1', notes: 'n', metadata: { k: 1 } });
     expect(r.id).toMatch(/^fin_[0-9a-z]{26}$/);
     expect(r).toEqual({
@@ -111,8 +110,8 @@ describe('POST /v1/financial', () => {
 
   test('when the client or case is not the team\'s, then 404 Client not found / Case not found', async () => {
     const other = identity(ZONE);
-    const foreignClient = sut.neighbours.client(other, 'Outro');
-    const foreignCase = sut.neighbours.kase(other, 'Outro caso');
+    const foreignClient = sut.neighbours.addClient(other.teamId, 'Outro');
+    const foreignCase = sut.neighbours.addCase(other.teamId, 'Outro caso');
     expectError(await post({ ...base, client_id: foreignClient.id }), 404, 'NOT_FOUND', 'Client not found');
     expectError(await post({ ...base, client_id: 'not-an-id' }), 404, 'NOT_FOUND', 'Client not found');
     expectError(await post({ ...base, case_id: foreignCase.id }), 404, 'NOT_FOUND', 'Case not found');
@@ -122,7 +121,7 @@ describe('POST /v1/financial', () => {
 
 describe('GET /v1/financial/{id}', () => {
   test('when read, then the detail has nested case and client (with email) and every field', async () => {
-    const client = sut.neighbours.client(who, 'Ana', 'ana@example.com');
+    const client = sut.neighbours.addClient(who.teamId, 'Ana', 'ana@example.com');
     const r = await create({ client_id: client.id });
     const res = await get(`/v1/financial/${r.id}`);
     expect(res.statusCode).toBe(200);
@@ -177,7 +176,7 @@ describe('PUT /v1/financial/{id}', () => {
   });
 
   test('when any field but notes, description, invoice_number and metadata of a paid record changes, then 422 naming the refused fields, and the record stays where it was', async () => {
-    const c = sut.neighbours.client(who, 'Cliente pago');
+    const c = sut.neighbours.addClient(who.teamId, 'Cliente pago');
     const r = await create({ status: 'paid', client_id: c.id, paid_date: '2026-03-12', payment_method: 'pix' });
     const refused = [
       [{ currency: 'USD', category: 'outra' }, ['category', 'currency']],
@@ -245,8 +244,8 @@ describe('DELETE /v1/financial/{id}', () => {
 
 describe('GET /v1/financial', () => {
   test('when listed, then filters apply, the default sort is -date, and items have nested case and client', async () => {
-    const client = sut.neighbours.client(who, 'Cliente Lista');
-    const kase = sut.neighbours.kase(who, 'Caso Lista', 'N-1');
+    const client = sut.neighbours.addClient(who.teamId, 'Cliente Lista');
+    const kase = sut.neighbours.addCase(who.teamId, 'Caso Lista', 'N-1');
     const a = await create({ date: '2026-01-05', amount: 10, client_id: client.id, case_id: kase.id });
     const b = await create({ date: '2026-01-20', amount: 30, type: 'expense', category: 'aluguel', due_date: '2026-02-01' });
     const c = await create({ date: '2026-02-01', amount: 20, type: 'cost', category: 'custas', status: 'paid' });
@@ -296,7 +295,7 @@ describe('GET /v1/financial', () => {
 
 describe('GET /v1/financial/overdue', () => {
   test('when pending records are past their due date, then they are listed with days_overdue in the team zone, oldest first; paid, cancelled and due today are not', async () => {
-    const client = sut.neighbours.client(who, 'Devedor');
+    const client = sut.neighbours.addClient(who.teamId, 'Devedor');
     const late = await create({ due_date: day(-3), client_id: client.id });
     const later = await create({ due_date: day(-1), type: 'expense', category: 'aluguel', amount: 99.99 });
     await create({ due_date: day(0) });

@@ -2,51 +2,30 @@
 // the pages and totals the plain query gives, across days and with many records on
 // one date, after writes that move, pay and cancel records, and for records stored
 // before the markers existed.
-import { MongoClient } from 'mongodb';
-import { storeSort } from '@lpm/shared/http/pagination';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { bucketIds, expectSamePages, plainIds, type ListUnderTest, type PageCheck } from '../../../shared/test/support/list-pages.ts';
+import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
-import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
+import { day as dayAfter, identity } from '@lpm/test-kit/teams';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { resourceCalls } from '@lpm/test-kit/resource-calls';
+import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
 const SORT_KEYS = ['date'];
-const day = (offset: number) => new Date(Date.parse('2026-03-10T12:00:00Z') + offset * DAY).toISOString().slice(0, 10);
+const day = (offset: number) => dayAfter(offset, '2026-03-10');
 const dayNumber = (offset: number) => Math.floor(Date.parse(`${day(offset)}T00:00:00Z`) / DAY);
 
 let sut: FinancialUnderTest;
 
-beforeAll(async () => {
-  sut = await startFinancial();
-}, 60_000);
+serviceForSuite(startFinancial, (started) => (sut = started));
 
-afterAll(async () => {
-  await sut?.close();
-});
+const { call, create, put } = resourceCalls(() => sut, '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0) });
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
-const create = async (who: Identity, body: Record<string, unknown>) => {
-  const res = await call(who, 'POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0), ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id as string;
-};
-const put = async (who: Identity, id: string, body: Record<string, unknown>) => expect((await call(who, 'PUT', `/v1/financial/${id}`, body)).statusCode).toBe(200);
-
-const listOf = (who: Identity): ListUnderTest => ({
-  db: sut.db,
-  collection: 'financial_records',
-  lists: sut.repository.lists,
-  sortKeys: SORT_KEYS,
-  api: async (query) => {
-    const res = await call(who, 'GET', `/v1/financial?${query}`);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
-    return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
-  },
-});
+const listOf = (who: Identity) =>
+  listThroughApi({ db: sut.db, collection: 'financial_records', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/financial?${query}`) });
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: -1 },
@@ -95,26 +74,17 @@ describe('GET /v1/financial by day buckets', () => {
   it('when records were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
     const template = (await sut.db.collection<FinancialRecord>('financial_records').findOne({ _id: await create(who, {}) }))!;
-    const client = await MongoClient.connect(process.env.MONGO_URL!);
-    const db = client.db(`${sut.db.databaseName}_legacy`);
-    try {
-      const { list_bucket: _marker, ...fields } = template as FinancialRecord & { list_bucket?: string };
-      const legacy = Array.from({ length: 14 }, (_, i) => ({ ...fields, _id: newId('fin'), date: day(-Math.floor(i / 3)) }));
-      await db.collection<FinancialRecord>('financial_records').insertMany(legacy);
-      const before = new FinancialRepository(db, { kick: () => {} });
-      const plain = (direction: 1 | -1) => plainIds(db, 'financial_records', { team_id: who.teamId }, storeSort(SORT_KEYS, direction), 5, 5);
-      expect(await bucketIds(before.lists, who.teamId, {}, -1, 5, 5)).toBeNull();
-      const page = await before.list(who.teamId, {}, { page: 2, limit: 5 });
-      expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(-1));
-
-      await before.lists.backfill();
-      // Another process, started after the backfill.
-      const after = new FinancialRepository(db, { kick: () => {} });
-      for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, who.teamId, { status: 'pending' }, direction, 5, 5)).toEqual(await plain(direction));
-      expect((await plain(-1)).total).toBe(14);
-    } finally {
-      await db.dropDatabase();
-      await client.close();
-    }
+    await expectBackfillKeepsPages({
+      db: sut.db,
+      collection: 'financial_records',
+      teamId: who.teamId,
+      sortKeys: SORT_KEYS,
+      direction: -1,
+      template,
+      count: 14,
+      legacy: (fields, i) => ({ ...fields, _id: newId('fin'), date: day(-Math.floor(i / 3)) }),
+      equal: { status: 'pending' },
+      repository: (db) => new FinancialRepository(db, { kick: () => {} }),
+    });
   });
 });

@@ -1,40 +1,34 @@
-// financial.overdue (decisions §5, time-driven events). Two replicas of the financial
+// financial.overdue, the time-driven event of a record. Two replicas of the financial
 // service as processes on one database and broker: the signal reaches the broker
 // exactly once. Re-arming and disarming are checked in process by sweeping at
 // chosen instants.
-import { replicasOf, type Replicas } from '../../../test/support/replicas.ts';
-import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
-import { newId } from '@lpm/shared/ids';
-import { TimeSignals } from '@lpm/shared/jobs/time-signals';
-import { dayIn, zonedMoment } from '@lpm/shared/time';
-import { tapEvents, type EventTap } from '../../../shared/test/support/event-tap.ts';
-import { quietLogger } from '../../../shared/test/support/wait.ts';
+import { zonedMoment } from '@lpm/shared/time';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
+import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
 import { overdueSignals } from '../src/jobs/overdue-signals.ts';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
+import { day, identity } from '@lpm/test-kit/teams';
 
 const ZONE = 'America/Sao_Paulo';
-const DAY = 86_400_000;
-const day = (offset: number) => new Date(Date.parse(`${dayIn(ZONE, new Date())}T12:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
-const who = (): Identity => ({ teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write'], settings: defaultTeamSettings(ZONE) });
 const record = { type: 'revenue', category: 'honorarios', description: 'Parcela', amount: 250.75, date: '2026-01-10' };
 
 describe('two replicas of the financial service', () => {
-  let replicas: Replicas;
-  let tap: EventTap;
-  const team = who();
-  const send = (method: string, path: string, body?: unknown) => replicas.send(team, method, path, body);
-  const settle = () => new Promise((r) => setTimeout(r, 1500));
+  let replicas: SignalReplicas;
+  const team = identity(ZONE);
+  const send = (method: string, path: string, body?: unknown) => replicas.call(method, path, body);
 
   beforeAll(async () => {
-    const started = await replicasOf('financial', 'finoverdue');
-    replicas = started;
-    tap = await tapEvents(started.exchange, ['financial.overdue', 'financial.created', 'financial.paid']);
-    await started.start();
+    replicas = await startSignalReplicas({
+      service: 'financial',
+      name: 'finoverdue',
+      team,
+      events: ['financial.overdue', 'financial.created', 'financial.paid'],
+      collection: 'financial_records',
+    });
   }, 40_000);
 
   afterAll(async () => {
     await replicas?.stop();
-    await tap?.close();
   });
 
   test('when the service is up, then /health answers 200', async () => {
@@ -45,50 +39,44 @@ describe('two replicas of the financial service', () => {
     const pending = await send('POST', '/v1/financial', { ...record, due_date: day(-1) });
     const paid = await send('POST', '/v1/financial', { ...record, due_date: day(-1), status: 'paid' });
     expect([pending.status, paid.status]).toEqual([201, 201]);
-    const [event] = await tap.waitFor('financial.overdue', pending.body.data.id);
+    const [event] = await replicas.tap.waitFor('financial.overdue', pending.body.data.id);
     expect(event).toMatchObject({
       team_id: team.teamId,
       actor_id: null,
       data: { previous_attributes: null, object: { id: pending.body.data.id, status: 'pending', due_date: day(-1), amount: 250.75 } },
     });
-    await tap.waitFor('financial.created', paid.body.data.id);
-    await settle();
-    expect(tap.of('financial.overdue', pending.body.data.id)).toHaveLength(1);
-    expect(tap.of('financial.overdue', paid.body.data.id)).toHaveLength(0);
+    await replicas.tap.waitFor('financial.created', paid.body.data.id);
+    await replicas.settle();
+    expect(replicas.tap.of('financial.overdue', pending.body.data.id)).toHaveLength(1);
+    expect(replicas.tap.of('financial.overdue', paid.body.data.id)).toHaveLength(0);
   });
 
   test('when an overdue record gets a new past due date, then the signal is re-armed and fires once more; paying it then emits financial.paid', async () => {
     const r = (await send('POST', '/v1/financial', { ...record, due_date: day(-3) })).body.data;
-    await tap.waitFor('financial.overdue', r.id);
+    await replicas.tap.waitFor('financial.overdue', r.id);
     expect((await send('PUT', `/v1/financial/${r.id}`, { due_date: day(-2) })).status).toBe(200);
-    await tap.waitFor('financial.overdue', r.id, 2);
+    await replicas.tap.waitFor('financial.overdue', r.id, 2);
     expect((await send('PUT', `/v1/financial/${r.id}`, { status: 'paid' })).status).toBe(200);
-    await tap.waitFor('financial.paid', r.id);
-    await settle();
-    expect(tap.of('financial.overdue', r.id)).toHaveLength(2);
-    expect(tap.of('financial.paid', r.id)).toHaveLength(1);
+    await replicas.tap.waitFor('financial.paid', r.id);
+    await replicas.settle();
+    expect(replicas.tap.of('financial.overdue', r.id)).toHaveLength(2);
+    expect(replicas.tap.of('financial.paid', r.id)).toHaveLength(1);
   });
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
   let sut: FinancialUnderTest;
-  let signals: TimeSignals[];
-  const team = who();
+  let sweepAt: (at: Date) => Promise<number[]>;
+  const team = identity(ZONE);
 
-  beforeAll(async () => {
-    sut = await startFinancial();
-    signals = [0, 1].map(
-      () => new TimeSignals({ db: sut.db, intervalMs: 60_000, signals: overdueSignals(sut.financial), relay: { kick: () => {} }, logger: quietLogger, name: 'financial' }),
-    );
-  });
-  afterAll(async () => {
-    await sut.close();
+  serviceForSuite(startFinancial, (started) => {
+    sut = started;
+    sweepAt = sweepsAt(sut.db, 'financial', overdueSignals(sut.financial));
   });
 
   const stored = (id: string) => sut.db.collection<{ _id: string; overdue_at: Date | null; outbox?: { type: string }[] }>('financial_records').findOne({ _id: id });
   const overdueEvents = async (id: string) => ((await stored(id))?.outbox ?? []).filter((e) => e.type === 'financial.overdue').length;
-  const sweepAt = (at: Date) => Promise.all(signals.map((s) => s.sweep(at)));
-  const startOfDayAfter = (date: string) => zonedMoment(new Date(Date.parse(`${date}T12:00:00Z`) + DAY).toISOString().slice(0, 10), ZONE, '00:00:00');
+  const startOfDayAfter = (date: string) => zonedMoment(day(1, date), ZONE, '00:00:00');
 
   test('when a record is due tomorrow, then nothing fires until the day after it begins in the team zone, then exactly once for both sweepers', async () => {
     const r = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });

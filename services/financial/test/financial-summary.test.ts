@@ -1,10 +1,11 @@
-// GET /v1/financial/summary (decisions §5 and §10): figures equal hand-computed ones,
+// GET /v1/financial/summary: figures equal hand-computed ones,
 // cents exact, empty buckets included, ISO weeks across a year boundary.
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '../../../test/support/api.ts';
+import { expectError } from '@lpm/test-kit/api';
 import { dayIn } from '@lpm/shared/time';
 import { bucketsBetween, isoWeek } from '../src/domain/summary-buckets.ts';
-import { identity, startFinancial, type FinancialUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 let sut: FinancialUnderTest;
@@ -44,8 +45,8 @@ describe('a team with all three types, all statuses, two currencies and records 
   let clientB: string;
 
   beforeAll(async () => {
-    clientA = sut.neighbours.client(who, 'Cliente A').id;
-    clientB = sut.neighbours.client(who, 'Cliente B').id;
+    clientA = sut.neighbours.addClient(who.teamId, 'Cliente A').id;
+    clientB = sut.neighbours.addClient(who.teamId, 'Cliente B').id;
     // Paid later through PUT: its summary keys move from pending to paid.
     const first = await create(who, { type: 'revenue', category: 'honorarios', amount: 0.1, date: '2026-12-28', client_id: clientA });
     expect((await sut.call(who, { method: 'PUT', url: `/v1/financial/${first.id}`, payload: { status: 'paid' } })).statusCode).toBe(200);
@@ -157,7 +158,7 @@ describe('defaults, exactness and errors', () => {
     const who = identity(ZONE);
     const ids: string[] = [];
     for (let i = 1; i <= 6; i++) {
-      const c = sut.neighbours.client(who, `C${i}`).id;
+      const c = sut.neighbours.addClient(who.teamId, `C${i}`).id;
       ids.push(c);
       await create(who, { type: 'revenue', amount: i * 10, date: '2026-05-10', status: 'paid', client_id: c });
     }

@@ -1,21 +1,15 @@
 // The webhooks app in process on its own database, with the real URL guard and
 // sender (outbound HTTPS to the test's receivers) and no delivery queue.
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import type { Db } from 'mongodb';
-import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
-import { newId } from '@lpm/shared/ids';
 import type { Logger } from '@lpm/shared/logger';
-import { openStore } from '@lpm/shared/store/orm';
-import { callAs } from '../../../test/support/api.ts';
-import { assertWholeAnswers, checkWholeAnswers } from '../../../test/support/whole-answers.ts';
-import { quietLogger } from '../../../shared/test/support/wait.ts';
+import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
+import { quietLogger } from '@lpm/test-kit/wait';
 import { buildWebhooksApp } from '../src/app.ts';
+import type { PortRange } from '../src/config.ts';
 import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
-import type { PortRange } from '../src/config.ts';
 import { attemptClaimMs } from '../src/domain/deliveries.ts';
 import { DeliveryLog } from '../src/domain/delivery-log.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
@@ -23,55 +17,32 @@ import { Webhooks } from '../src/domain/webhooks.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
 
-export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
+export type WebhooksUnderTest = ServiceUnderTest;
 
-export function identity(): Identity {
-  return { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };
-}
-
-export interface WebhooksUnderTest {
-  app: FastifyInstance;
-  db: Db;
-  call(who: Identity, opts: InjectOptions): Promise<LightMyRequestResponse>;
-  close(): Promise<void>;
-}
-
-export async function startWebhooks(
+export function startWebhooks(
   opts: { allowPrivateUrls?: boolean; allowedPorts?: PortRange[]; timeoutMs?: number; logger?: Logger } = {},
 ): Promise<WebhooksUnderTest> {
-  const store = await openStore({
-    url: process.env.MONGO_URL!,
-    dbName: `${process.env.MONGO_DB_PREFIX}webhooks_${randomBytes(4).toString('hex')}`,
+  return startServiceUnderTest({
+    name: 'webhooks',
     entities: WEBHOOK_ENTITIES,
-  });
-  const timeoutMs = opts.timeoutMs ?? 2000;
-  const guard = new UrlGuard({ allowPrivate: opts.allowPrivateUrls ?? false, ...(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {}) });
-  const sender = new WebhookSender({ guard, timeoutMs });
-  const deliveries = new DeliveriesRepository(store.db, { attemptClaimMs: attemptClaimMs(timeoutMs) });
-  const box = new SecretBox(randomBytes(32));
-  const webhooks = new Webhooks({
-    webhooks: new WebhooksRepository(store.db),
-    counters: new CountersRepository(store.db),
-    deliveries,
-    guard,
-    sender,
-    box,
-    logger: opts.logger ?? quietLogger,
-  });
-  const log = new DeliveryLog(deliveries, webhooks, async () => {});
-  const app = buildWebhooksApp({ db: store.db, webhooks, log, internalToken: INTERNAL_TOKEN, idempotencySealer: box, logger: false });
-  const answers = checkWholeAnswers(app);
-  await app.ready();
-  return {
-    app,
-    db: store.db,
-    call: callAs(() => app, INTERNAL_TOKEN),
-    close: async () => {
-      await app.close();
-      await sender.close();
-      await store.db.dropDatabase();
-      await store.close();
-      assertWholeAnswers(answers);
+    build: async ({ db, internalToken }) => {
+      const timeoutMs = opts.timeoutMs ?? 2000;
+      const guard = new UrlGuard({ allowPrivate: opts.allowPrivateUrls ?? false, ...(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {}) });
+      const sender = new WebhookSender({ guard, timeoutMs });
+      const deliveries = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(timeoutMs) });
+      const box = new SecretBox(randomBytes(32));
+      const webhooks = new Webhooks({
+        webhooks: new WebhooksRepository(db),
+        counters: new CountersRepository(db),
+        deliveries,
+        guard,
+        sender,
+        box,
+        logger: opts.logger ?? quietLogger,
+      });
+      const log = new DeliveryLog(deliveries, webhooks, async () => {});
+      const app = buildWebhooksApp({ db, webhooks, log, internalToken, idempotencySealer: box, logger: false });
+      return { app, parts: {}, release: () => sender.close() };
     },
-  };
+  });
 }

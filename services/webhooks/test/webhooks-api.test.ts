@@ -5,10 +5,10 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { MongoClient } from 'mongodb';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
-import { expectError } from '../../../test/support/api.ts';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
+import { expectError } from '@lpm/test-kit/api';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -11,9 +11,9 @@ import { defaultTeamSettings, identityHeaders, type Identity } from '@lpm/shared
 import { newEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import { READY_PATH } from '@lpm/shared/http/health';
-import { freePortBlock } from '../../../scripts/system.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
+import { freePortBlock } from '@lpm/test-kit/ports';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const TOKEN = randomBytes(32).toString('hex');

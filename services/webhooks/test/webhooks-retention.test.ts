@@ -1,4 +1,4 @@
-// Retention and growth (issue 9): deleting a webhook removes its history; the
+// Retention and growth: deleting a webhook removes its history; the
 // list's counters are kept apart (webhook_counters), each attempt added once by a
 // fold, and the list reads no attempts; the retention job drops old deliveries and attempts, orphans of deleted
 // webhooks, and Idempotency-Key records past 24 h; once past its first days it
@@ -6,13 +6,14 @@
 // app in process on its own database; old records are seeded through the repositories.
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { purgeHistory } from '../src/jobs/retention.ts';
-import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { identity } from '@lpm/test-kit/teams';
+import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { equalityOn, watchStore } from './store-commands.ts';
 
 const RETENTION_MS = 30 * DAY_MS;
@@ -199,7 +200,7 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
     expect(folds.reduce((a, b) => a + b)).toBe(2100);
 
     const sent = watched.take();
-    // Attempts an earlier version left uncounted: one read, by an equality FerretDB sends to SQL (none here).
+    // Attempts stored before the fold counted them: one read, by an equality FerretDB sends to SQL (none here).
     const attemptOps = sent.filter((q) => q.collection === 'attempts');
     expect(attemptOps.map((q) => q.op)).toEqual(folds.map(() => 'find'));
     expect(equalityOn(attemptOps[0], 'counted')).toBe(true);
@@ -252,16 +253,16 @@ test('when a webhook stored before the counters has attempts, then the list coun
   expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: legacy._id })).toMatchObject({ total_deliveries: 4 });
 });
 
-test('when a webhook kept its counters itself (an earlier version), then the fold goes on from them, and counts its attempts left uncounted once', async () => {
+test('when a webhook still holds its counters itself (stored before webhook_counters), then the fold goes on from them, and counts its attempts left uncounted once', async () => {
   const who = identity();
   const id = await createHook(who, 'kept-itself');
   const leftover = attemptOf(await seedDelivery(who.teamId, id), 1, true);
   await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...leftover, counted: false });
-  // As the earlier version left it: counters on the webhook naming its last count, no counters document.
+  // Counters kept on the webhook itself, naming its last count, and no counters document.
   await sut.db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: id });
   await sut.db.collection<WebhookRecord>('webhooks').updateOne({ _id: id }, { $set: { total_deliveries: 10, failed_deliveries: 4, last_triggered_at: leftover.at, last_counted: [leftover._id] } });
 
-  // Recorded by the earlier version and not yet counted.
+  // Recorded then, and not yet counted.
   const uncounted = attemptOf(await seedDelivery(who.teamId, id), 1, false);
   await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...uncounted, counted: false });
 

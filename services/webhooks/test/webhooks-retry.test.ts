@@ -1,10 +1,10 @@
 // Retries through RabbitMQ delay queues at the configured delays, and automatic
 // deactivation after 6 failed attempts with an alert e-mail to the team owner
 // through a real SMTP listener.
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '../../../test/support/running-system.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { startSmtpListener, type SmtpListener } from '../../../shared/test/support/smtp-listener.ts';
-import { waitFor } from '../../../shared/test/support/wait.ts';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
+import { waitFor } from '@lpm/test-kit/wait';
 
 // Attempts at 0, +1 s, +2 s, +1 s, +1 s, +1 s (the production tiers are 5m,30m,2h,12h,24h).
 const DELAYS_MS = [1000, 2000, 1000, 1000, 1000];

@@ -1,7 +1,8 @@
 // Secrets at rest: a webhook's signing secret is never stored in clear, including
 // the answer kept for an Idempotency-Key replay; the replay still gives it back.
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { identity } from '@lpm/test-kit/teams';
+import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 
 let sut: WebhooksUnderTest;
 let receiver: HttpsReceiver;

@@ -1,8 +1,9 @@
 // With WEBHOOK_ALLOW_PRIVATE_URLS off (the default), a webhook URL whose host is
 // or resolves to a private or special address is refused before anything is sent
 // to it. The webhooks app in process, over the test run's store.
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { identity } from '@lpm/test-kit/teams';
+import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { PRIVATE_URLS } from './private-urls.ts';
 
 const team = identity();

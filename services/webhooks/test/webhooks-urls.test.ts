@@ -4,9 +4,10 @@
 // status code, no error class: nothing to probe hosts and ports with), while the
 // log says why at debug, showing the URL as scheme and host only.
 import { createServer } from 'node:net';
-import { startHttpsReceiver, type HttpsReceiver } from '../../../shared/test/support/https-receiver.ts';
-import { captureLogger } from '../../../shared/test/support/wait.ts';
-import { identity, startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { captureLogger } from '@lpm/test-kit/wait';
+import { identity } from '@lpm/test-kit/teams';
+import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 
 const team = identity();
 const log = captureLogger();

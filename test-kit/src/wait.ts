@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/logger.ts';
+import type { Logger } from '@lpm/shared/logger';
 
 /** Polls `cond` every 25 ms; rejects naming `what` after timeoutMs. */
 export async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
@@ -23,3 +23,6 @@ export function captureLogger(): Logger & { lines: LogLine[] } {
 }
 
 export const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Resolves after `ms`: for tests about time itself (a lease running out, a backoff), never to wait for work to finish. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

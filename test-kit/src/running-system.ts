@@ -34,7 +34,7 @@ export interface RunningSystem {
   /** A team on the enterprise plan (so long suites stay under the minute limit), with its owner's key. */
   team(name?: string, ...extra: string[]): IssuedTeam;
   request(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
-  /** A JSON request whose answer must match the OpenAPI document (test/support/contract.ts), or it throws. */
+  /** A JSON request whose answer must match the OpenAPI document (test-kit/src/contract.ts), or it throws. */
   call<T = JsonAnswer>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T>; headers: Headers }>;
   stop(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 // A RecordStore of small notes on a database of its own, for the store layer's tests.
 import type { Db } from 'mongodb';
-import { notFound } from '../../src/errors.ts';
-import { RecordStore } from '../../src/store/record-store.ts';
+import { notFound } from '@lpm/shared/errors';
+import { RecordStore } from '@lpm/shared/store/record-store';
 
 export interface Note {
   _id: string;

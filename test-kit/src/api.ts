@@ -3,7 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
+import { identityHeaders, type Identity } from '@lpm/shared/identity';
 import type { JsonAnswer } from './json.ts';
 
 /** An answer as tests see it: from `app.inject`, or `{ status, body }` from a running system. */

@@ -4,11 +4,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { identityHeaders, type Identity } from '../../shared/src/identity.ts';
+import { identityHeaders, type Identity } from '@lpm/shared/identity';
 import { isListening } from '../../scripts/local-store.ts';
-import type { ServiceName } from '../../shared/src/service/names.ts';
+import type { ServiceName } from '@lpm/shared/service/names';
 import { freePortBlock } from '../../scripts/system.ts';
-import { waitFor } from '../../shared/test/support/wait.ts';
+import { waitFor } from './wait.ts';
 import type { JsonAnswer } from './json.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,6 +18,8 @@ export interface Replicas {
   readonly base: number;
   /** The exchange the replicas publish to (tap it before writing). */
   readonly exchange: string;
+  /** The prefix of the replicas' database names (MONGO_DB_PREFIX): their database is this and the service's name. */
+  readonly dbPrefix: string;
   /** A request to the first replica for `who`, as the gateway sends it. */
   send(who: Identity, method: string, path: string, body?: unknown): Promise<{ status: number; body: { data: JsonAnswer } }>;
   stop(): Promise<void>;
@@ -33,6 +35,7 @@ export async function replicasOf(service: ServiceName, name: string, count = 2):
   return {
     base,
     exchange,
+    dbPrefix: prefix,
     async start(env = {}) {
       processes = Array.from({ length: count }, (_, i) =>
         spawn(process.execPath, [`services/${service}/src/server.ts`], {

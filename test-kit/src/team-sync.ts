@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import type { SyncState } from '../../src/jobs/team-syncs.ts';
+import type { SyncState } from '@lpm/shared/jobs/team-syncs';
 
 /**
  * Sends a team sync request as the gateway does (`ask`), again every 50 ms while the

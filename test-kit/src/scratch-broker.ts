@@ -2,7 +2,7 @@
 // queues, and every queue the file declared deleted at the end (consumers first:
 // a consumer whose queue is deleted declares it again).
 import { connect as amqpConnect, type Channel, type ChannelModel } from 'amqplib';
-import { Broker } from '../../src/messaging/broker.ts';
+import { Broker } from '@lpm/shared/messaging/broker';
 import { quietLogger } from './wait.ts';
 
 export interface ScratchBroker {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { testTlsPaths, trustTestCa } from '../../../test/support/test-ca.ts';
+import { testTlsPaths, trustTestCa } from './test-ca.ts';
 import { listenOnLoopback } from './listen.ts';
 
 export interface ReceivedRequest {
