@@ -1,4 +1,4 @@
-// The delivery log's pages by minute counts (issue 24): the fold counts each delivery
+// The delivery log's pages by minute counts: the fold counts each delivery
 // once, from the tally of its first attempt or its skip, and moves past hours to hour
 // documents; pages read by the minute marker agree with the plain query in both orders
 // and at any depth; a move repeated after a crash adds nothing; deliveries stored
