@@ -36,11 +36,14 @@ let client: MongoClient;
 let db: Db;
 /** The `find` commands sent to the docs collection by this test's client. */
 const finds: Document[] = [];
+/** The snapshot parts this test's client stored. */
+const snapshotInserts: Document[] = [];
 
 beforeAll(async () => {
   client = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
   client.on('commandStarted', (e: CommandStartedEvent) => {
     if (e.commandName === 'find' && e.command.find === 'docs') finds.push(e.command.filter as Document);
+    if (e.commandName === 'insert' && e.command.insert === SEARCH_SNAPSHOTS) snapshotInserts.push(...(e.command.documents as Document[]));
   });
   db = client.db(`${process.env.MONGO_DB_PREFIX}search_index`);
 });
@@ -51,7 +54,7 @@ afterAll(async () => {
 });
 
 /** A replica's record store of docs, with search; `clock` is its replica's. */
-const replica = (opts: { clock?: () => number; maxRecords?: number } = {}) =>
+const replica = (opts: { clock?: () => number; maxRecords?: number; snapshotMinRecords?: number } = {}) =>
   new RecordStore<Doc>({
     db,
     collection: 'docs',
@@ -295,7 +298,7 @@ describe('SearchIndex snapshots', () => {
 
   it('when a process starts after another read a team, then it answers from the stored snapshot and the slots after it, as the plain query, without reading the team', async () => {
     const team = 'team_snapshot';
-    const first = replica();
+    const first = replica({ snapshotMinRecords: 50 });
     for (let i = 0; i < 60; i++) await first.insert(make(team, i), []);
     expect(await answer(first, team, q)).toEqual(await plain(team, q));
     await savedWith(team, 60);
@@ -309,6 +312,12 @@ describe('SearchIndex snapshots', () => {
     await expectPlainAnswers(restarted, team, NEEDLES.slice(0, 4), WHERES.slice(0, 3), SORTS.slice(0, 3), WINDOWS.slice(0, 3));
     expect(wholeReads(team)).toBe(0);
     expect(search(restarted).held).toBe(61);
+    // A team under the threshold is read whole each time, in well under a second: no snapshot.
+    const small = 'team_snapshot_small';
+    for (let i = 0; i < 10; i++) await first.insert(make(small, i), []);
+    expect(await answer(first, small, q)).toEqual(await plain(small, q));
+    expect(snapshotInserts.filter((d) => d.team_id === team).length).toBeGreaterThan(0);
+    expect(snapshotInserts.filter((d) => d.team_id === small)).toEqual([]);
     first.search!.stop();
     restarted.search!.stop();
   });
@@ -316,7 +325,7 @@ describe('SearchIndex snapshots', () => {
   it('when the stored snapshot is older than the slots it may catch up, or lost a part, then the team is read whole again and saved anew', async () => {
     const team = 'team_snapshot_old';
     let now = Date.now();
-    const first = replica({ clock: () => now });
+    const first = replica({ clock: () => now, snapshotMinRecords: 0 });
     for (let i = 0; i < 8; i++) await first.insert(make(team, i), []);
     await answer(first, team, q);
     await savedWith(team, 8);
@@ -324,14 +333,14 @@ describe('SearchIndex snapshots', () => {
 
     now += 2 * 3_600_000;
     finds.length = 0;
-    const late = replica({ clock: () => now });
+    const late = replica({ clock: () => now, snapshotMinRecords: 0 });
     expect(await answer(late, team, q)).toEqual(await plain(team, q));
     expect(wholeReads(team)).toBe(1);
     await waitFor('a new snapshot', async () => (await heads().findOne({ _id: `docs:${team}` }))?.snapshot !== snapshot);
 
     await db.collection(SEARCH_SNAPSHOTS).deleteMany({ team_id: team, kind: 'part' });
     finds.length = 0;
-    const another = replica({ clock: () => now });
+    const another = replica({ clock: () => now, snapshotMinRecords: 0 });
     expect(await answer(another, team, q)).toEqual(await plain(team, q));
     expect(wholeReads(team)).toBe(1);
     for (const s of [first, late, another]) s.search!.stop();

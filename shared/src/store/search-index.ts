@@ -58,6 +58,7 @@ const MAX_SLOTS_BEHIND = 120;
 const SNAPSHOT_SLOTS = 360;
 /** A held team is saved again this often, when searched. */
 const SNAPSHOT_EVERY_MS = 5 * 60_000;
+export const SNAPSHOT_MIN_RECORDS = 5000;
 /** A team too big to hold is searched by the plain query, and not read again for this long. */
 const TOO_BIG_MS = 10 * 60_000;
 /** Records held in all, by default: 400-450 bytes each (a case, a client), so at most about 90 MB (docs/limits.md). */
@@ -76,6 +77,8 @@ export interface SearchIndexOptions {
   fields: Record<string, FieldKind>;
   /** Records held for all teams at most. */
   maxRecords?: number;
+  /** A team read whole is saved as a snapshot from this many records (default SNAPSHOT_MIN_RECORDS): a smaller one is read whole in well under a second. */
+  snapshotMinRecords?: number;
   logger?: Logger;
   /** ms since the epoch; tests move it. */
   clock?: () => number;
@@ -262,7 +265,7 @@ export class SearchIndex {
 
   /** Saves the team's entries as its snapshot, in the background, one save at a time. */
   private saveLater(teamId: string, team: TeamEntries): void {
-    if (team.saving) return;
+    if (team.saving || team.table.size < (this.opts.snapshotMinRecords ?? SNAPSHOT_MIN_RECORDS)) return;
     team.saving = true;
     team.savedAt = this.clock();
     this.snapshots

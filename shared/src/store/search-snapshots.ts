@@ -96,17 +96,21 @@ export class SearchSnapshots {
     await this.parts.deleteMany({ team_id: teamId, collection: this.collection, kind: 'part', snapshot: { $ne: snapshot } }, SWEEP);
   }
 
-  /** The team's snapshot, unless it has settled no slot from `oldestSlot` on, or its parts are not all there. */
+  /** The team's snapshot, unless it has settled no slot from `oldestSlot` on (then it is deleted), or its parts are not all there. */
   async load(teamId: string, oldestSlot: number): Promise<Snapshot | null> {
     const head = await this.heads.findOne({ _id: this.headId(teamId), team_id: teamId }, SWEEP);
-    if (!head || head.settled_before < oldestSlot) return null;
+    if (!head) return null;
+    if (head.settled_before < oldestSlot) {
+      await this.db.collection(SEARCH_SNAPSHOTS).deleteMany({ team_id: teamId, collection: this.collection }, SWEEP);
+      return null;
+    }
     const parts = await this.parts.find({ team_id: teamId, collection: this.collection, kind: 'part', snapshot: head.snapshot }, SWEEP).toArray();
     if (parts.length !== head.parts) return null;
     parts.sort((a, b) => a.index - b.index);
     const rows: Document[] = [];
     for (const part of parts) {
       for (const row of JSON.parse(part.entries) as Document[]) {
-        for (const f of this.times) if (typeof row[f] === 'string') row[f] = new Date(row[f] as string);
+        for (const f of this.times) if (typeof row[f] === 'string') row[f] = new Date(row[f]);
         rows.push(row);
       }
     }
