@@ -58,11 +58,16 @@ export function dayIn(timeZone: string, at: Date = new Date()): string {
   return formatter('day', timeZone).format(at);
 }
 
+/** Days asked for lately: a court deadline walks the same few months day by day, for every deadline of a team. */
+const nextDays = new BoundedCache<string, string>(4096);
+
 /** The calendar day after `date` (YYYY-MM-DD). */
 export function nextDay(date: string): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
+  return nextDays.get(date, () => {
+    const d = new Date(`${date}T00:00:00Z`);
+    d.setUTCDate(d.getUTCDate() + 1);
+    return d.toISOString().slice(0, 10);
+  });
 }
 
 /** The zone's offset from UTC (ms) at instant t (whole seconds). */
