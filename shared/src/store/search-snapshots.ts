@@ -60,6 +60,24 @@ export class SearchSnapshots {
       .map(([f]) => f);
   }
 
+  private indexed: Promise<unknown> | null = null;
+
+  /**
+   * Its indexes, made once: a part's filter is read from the index, not from every
+   * part's 2 MB. One at a time: FerretDB closes the connection on a createIndexes of
+   * several indexes that exist already (docs/ferretdb.md).
+   */
+  private ready(): Promise<unknown> {
+    const col = this.db.collection(SEARCH_SNAPSHOTS);
+    return (this.indexed ??= (async () => {
+      await col.createIndex({ snapshot: 1 }, SWEEP);
+      await col.createIndex({ team_id: 1 }, SWEEP);
+    })().catch((e: unknown) => {
+      this.indexed = null;
+      throw e;
+    }));
+  }
+
   private get heads() {
     return this.db.collection<Head>(SEARCH_SNAPSHOTS);
   }
@@ -74,6 +92,7 @@ export class SearchSnapshots {
 
   /** Stores `rows` as the team's snapshot in place of the last one. */
   async save(teamId: string, rows: Iterable<Document>, settledBefore: number, builtAt: number): Promise<void> {
+    await this.ready();
     const snapshot = randomUUID();
     const base = { team_id: teamId, collection: this.collection, snapshot };
     let index = 0;
@@ -98,6 +117,7 @@ export class SearchSnapshots {
 
   /** The team's snapshot, unless it has settled no slot from `oldestSlot` on (then it is deleted), or its parts are not all there. */
   async load(teamId: string, oldestSlot: number): Promise<Snapshot | null> {
+    await this.ready();
     const head = await this.heads.findOne({ _id: this.headId(teamId), team_id: teamId }, SWEEP);
     if (!head) return null;
     if (head.settled_before < oldestSlot) {
