@@ -19,6 +19,11 @@
 // is dropped then. Concurrent searches of a team share one read of the slots that
 // began after each of them.
 //
+// A team not held (a process that started, a team dropped while idle) is loaded
+// from its snapshot in the store (search-snapshots.ts), which the last process to
+// read or hold it saved, when that snapshot has settled the slots of the last hour;
+// else the team is read whole, and saved.
+//
 // Memory: entries are held only for teams searched in the last IDLE_MS, at most
 // `maxRecords` in all (the least recently searched team dropped first); a team
 // bigger than that is searched by the plain query. Each team's entries are read again
@@ -27,6 +32,7 @@
 import type { Collection, Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { bucketOf, ownedBy } from './markers.ts';
+import { SearchSnapshots } from './search-snapshots.ts';
 import { SearchTable, type FieldKind, type TableQuery } from './search-table.ts';
 import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
 
@@ -48,6 +54,10 @@ export const IDLE_MS = 5 * 60_000;
 export const REBUILD_MS = 30 * 60_000;
 /** A team whose slots are this many behind (a clock that jumped) is read again instead. */
 const MAX_SLOTS_BEHIND = 120;
+/** A team's stored snapshot is used while it has settled the slots of the last hour: the slots after it are read instead of the team. */
+const SNAPSHOT_SLOTS = 360;
+/** A held team is saved again this often, when searched. */
+const SNAPSHOT_EVERY_MS = 5 * 60_000;
 /** A team too big to hold is searched by the plain query, and not read again for this long. */
 const TOO_BIG_MS = 10 * 60_000;
 /** Records held in all, by default: 400-450 bytes each (a case, a client), so at most about 90 MB (docs/limits.md). */
@@ -109,6 +119,13 @@ interface TeamEntries {
   /** A read of the slots that starts once the running one ends. */
   queued: Promise<void> | null;
   rebuilding: boolean;
+  /** When this process last began to save it as the team's snapshot. */
+  savedAt: number;
+  saving: boolean;
+}
+
+function entriesOf(table: SearchTable, settledBefore: number, builtAt: number, now: number): TeamEntries {
+  return { table, settledBefore, builtAt, lastUsed: now, syncedAt: -Infinity, running: null, queued: null, rebuilding: false, savedAt: now, saving: false };
 }
 
 export class SearchIndex {
@@ -117,6 +134,7 @@ export class SearchIndex {
   private readonly maxRecords: number;
   private readonly teams = new Map<string, TeamEntries>();
   private readonly building = new Map<string, Promise<TeamEntries | null>>();
+  private readonly snapshots: SearchSnapshots;
   /** Teams too big to hold, until when. */
   private readonly tooBig = new Map<string, number>();
   private indexed: Promise<unknown> | null = null;
@@ -126,6 +144,7 @@ export class SearchIndex {
     this.opts = opts;
     this.clock = opts.clock ?? Date.now;
     this.maxRecords = opts.maxRecords ?? DEFAULT_MAX_RECORDS;
+    this.snapshots = new SearchSnapshots(opts.db, opts.collection, opts.fields);
   }
 
   private get col(): Collection<{ _id: string; version?: number }> {
@@ -195,7 +214,7 @@ export class SearchIndex {
   private built(teamId: string): Promise<TeamEntries | null> {
     let building = this.building.get(teamId);
     if (!building) {
-      building = this.read(teamId)
+      building = this.readFirst(teamId)
         .then((team) => team && this.hold(teamId, team))
         .finally(() => this.building.delete(teamId));
       this.building.set(teamId, building);
@@ -203,7 +222,21 @@ export class SearchIndex {
     return building;
   }
 
-  /** Reads every record of the team; null when they are more than can be held (remembered a while). */
+  /** The team's stored snapshot when it is recent enough, else every record of the team (read). */
+  private async readFirst(teamId: string): Promise<TeamEntries | null> {
+    const oldestSlot = writeSlotOf(this.clock() + CLOCKS_APART_MS) - SNAPSHOT_SLOTS;
+    const snapshot = await this.snapshots.load(teamId, oldestSlot).catch((err: unknown) => {
+      this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'search snapshot not read; the team is read instead');
+      return null;
+    });
+    if (!snapshot) return this.read(teamId);
+    if (snapshot.rows.length > this.maxRecords) return this.tooBigNow(teamId);
+    const table = new SearchTable(this.opts.texts, this.opts.fields);
+    for (const row of snapshot.rows) table.apply(row);
+    return entriesOf(table, snapshot.settledBefore, snapshot.builtAt, this.clock());
+  }
+
+  /** Reads every record of the team and saves them as its snapshot; null when they are more than can be held (remembered a while). */
   private async read(teamId: string): Promise<TeamEntries | null> {
     this.indexed ??= this.col.createIndex({ [WRITTEN_SLOT_FIELD]: 1 }, SWEEP).catch((e: unknown) => {
       this.indexed = null;
@@ -221,17 +254,21 @@ export class SearchIndex {
     } finally {
       await cursor.close();
     }
-    return {
-      table,
-      // Writes that answered after the read began may be missing from it.
-      settledBefore: firstUnsettled(startedAt),
-      builtAt: startedAt,
-      lastUsed: startedAt,
-      syncedAt: -Infinity,
-      running: null,
-      queued: null,
-      rebuilding: false,
-    };
+    // Writes that answered after the read began may be missing from it.
+    const team = entriesOf(table, firstUnsettled(startedAt), startedAt, startedAt);
+    this.saveLater(teamId, team);
+    return team;
+  }
+
+  /** Saves the team's entries as its snapshot, in the background, one save at a time. */
+  private saveLater(teamId: string, team: TeamEntries): void {
+    if (team.saving) return;
+    team.saving = true;
+    team.savedAt = this.clock();
+    this.snapshots
+      .save(teamId, team.table.rows(), team.settledBefore, team.builtAt)
+      .catch((err: unknown) => this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'search snapshot not saved; tried again later'))
+      .finally(() => (team.saving = false));
   }
 
   private tooBigNow(teamId: string): null {
@@ -299,7 +336,10 @@ export class SearchIndex {
       team.settledBefore = Math.max(team.settledBefore, firstUnsettled(startedAt));
       team.syncedAt = Math.max(team.syncedAt, startedAt);
       if (team.table.size > this.maxRecords) this.tooBigNow(teamId);
-      else if (this.teams.get(teamId) === team) this.hold(teamId, team);
+      else if (this.teams.get(teamId) === team) {
+        this.hold(teamId, team);
+        if (this.clock() - team.savedAt >= SNAPSHOT_EVERY_MS) this.saveLater(teamId, team);
+      }
     })().finally(() => {
       if (team.running?.done === done) team.running = null;
     });

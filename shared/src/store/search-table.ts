@@ -69,6 +69,16 @@ export class SearchTable {
     return true;
   }
 
+  /** Each record held, as apply() takes it. */
+  *rows(): Generator<Document> {
+    for (const [id, row] of this.rowOf) {
+      const r: Document = { _id: id, version: this.versions[row] };
+      for (const [f, col] of this.texts) r[f] = col.get(row);
+      for (const [f, col] of this.columns) r[f] = col.get(row);
+      yield r;
+    }
+  }
+
   /** Stops holding record `id` (gone from the store). */
   remove(id: string): void {
     const row = this.rowOf.get(id);
