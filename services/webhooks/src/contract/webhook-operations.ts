@@ -29,7 +29,7 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     operationId: 'rotateWebhookSecret',
     summary: "Rotate a webhook's secret",
     description:
-      "Replaces the signing secret; the new one is in the response, shown only this once. The secret it replaces keeps signing beside it for `previous_expires_in_hours` (0 to 72, default 24; 0 stops it at once): meanwhile `webhook-signature` carries one `v1,` signature per secret, the new one first, and a Standard Webhooks library verifies with either. `X-Service-Signature` is always the new secret's alone. At most 3 replaced secrets sign at once; a fourth rotation drops the one replaced longest ago.",
+      "Replaces the signing secret; the new one is in the response, shown only this once. The secret it replaces keeps signing beside it for `previous_expires_in_hours` (0 to 72, default 24 when the body is `{}` or empty; 0 stops it at once): meanwhile `webhook-signature` carries one `v1,` signature per secret, the new one first, and a Standard Webhooks library verifies with either. `X-Service-Signature` is always the new secret's alone. At most 3 replaced secrets sign at once; a fourth rotation drops the one replaced longest ago.",
     examples: { three_days: { summary: 'Keep the old secret for 72 hours', value: { previous_expires_in_hours: 72 } } },
     errors: [schemaMessage('previous_expires_in_hours'), webhookNotFound()],
   },
