@@ -637,7 +637,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a webhook
+         * @description One webhook with its delivery counters (as in the list) and the state of its secret: `secret_rotated_at` (null before any rotation) and `previous_secret_expires_at`, when the last of the secrets it replaced stops signing (null when none signs). The secret itself is never shown again.
+         *
+         *     **Scope:** `admin`.
+         */
+        get: operations["getWebhook"];
         /**
          * Update a webhook
          * @description Takes any subset of the create fields; only those sent change. The response holds `id`, each field sent (normalized) and `updated_at`. An empty body is 400 `No fields to update`; a read-only field is 400 `Unknown field`. `null` unlinks a link. A new `url` is checked like a new webhook's. `active: true` re-activates a webhook (deactivated after 6 consecutive failed attempts) and resets its failure count.
@@ -696,6 +702,28 @@ export interface paths {
          *     **Scope:** `admin`.
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description Replaces the signing secret; the new one is in the response, shown only this once. The secret it replaces keeps signing beside it for `previous_expires_in_hours` (0 to 72, default 24 when the body is `{}` or empty; 0 stops it at once): meanwhile `webhook-signature` carries one `v1,` signature per secret, the new one first, and a Standard Webhooks library verifies with either. `X-Service-Signature` is always the new secret's alone. At most 3 replaced secrets sign at once; a fourth rotation drops the one replaced longest ago.
+         *
+         *     **Scope:** `admin`.
+         */
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2888,6 +2916,14 @@ export interface components {
             pages: number;
         };
         /**
+         * RotateWebhookSecretRequest
+         * @description How long the secret being replaced keeps signing beside the new one, in hours (0 stops it at once).
+         */
+        RotateWebhookSecretRequest: {
+            /** @default 24 */
+            previous_expires_in_hours: number;
+        };
+        /**
          * Settings
          * @description The team's settings.
          */
@@ -3143,7 +3179,7 @@ export interface components {
         };
         /**
          * Webhook
-         * @description A webhook with its delivery counters.
+         * @description A webhook with its delivery counters and the state of its secret (never the secret itself).
          */
         Webhook: {
             id: string;
@@ -3153,6 +3189,8 @@ export interface components {
             active: boolean;
             created_at: string;
             updated_at: string;
+            secret_rotated_at: string | null;
+            previous_secret_expires_at: string | null;
             last_triggered_at: string | null;
             success_rate: number;
             total_deliveries: number;
@@ -3192,6 +3230,16 @@ export interface components {
         WebhookDeleted: {
             id: string;
             deleted: boolean;
+        };
+        /**
+         * WebhookSecretRotated
+         * @description The new secret, shown only this once; the secrets it replaced keep signing until previous_secret_expires_at.
+         */
+        WebhookSecretRotated: {
+            id: string;
+            secret: string;
+            secret_rotated_at: string;
+            previous_secret_expires_at: string | null;
         };
     };
     responses: {
@@ -6687,6 +6735,74 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Webhook not found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     updateWebhook: {
         parameters: {
             query?: never;
@@ -7027,6 +7143,111 @@ export interface operations {
                 };
             };
             /** @description A business rule refused the request. Messages: `Webhook is inactive`, `Delivery already pending`, `Idempotency key reused with different request`. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.
+                 * @example 0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookSecretRotated"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `previous_expires_in_hours must be an integer from 0 to 72`, `Invalid JSON body`, `Unknown field: foo`, `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Webhook not found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A unique value is already taken. Messages: `A request with this Idempotency-Key is in progress`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description A business rule refused the request. Messages: `Idempotency key reused with different request`. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

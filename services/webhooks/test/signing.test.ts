@@ -1,6 +1,7 @@
 // Delivery signatures: the spec's X-Service-* headers, checked against vectors
 // computed here and with the openssl CLI, and the Standard Webhooks headers,
-// checked with the official standardwebhooks package.
+// checked with the official standardwebhooks package, with one signature per
+// secret while previous secrets still sign.
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { generateSecret, signatureHeaders, signingKeys, verifyServiceSignature } from '../src/domain/signing.ts';
@@ -50,6 +51,17 @@ describe('signatureHeaders', () => {
     expect(wh.verify(body, signed)).toEqual(JSON.parse(body));
     expect(() => wh.verify(`${body} `, signed)).toThrow();
     expect(() => new Webhook(generateSecret()).verify(body, signed)).toThrow();
+  });
+
+  test('when previous secrets still sign, then webhook-signature carries one v1 signature per secret, the current first, and X-Service-Signature is the current one only', () => {
+    const [current, old, older] = [generateSecret(), generateSecret(), generateSecret()];
+    const signed = signatureHeaders([signingKeys(current), signingKeys(old), signingKeys(older)], 'evt_04', body, at);
+    const alone = (s: string) => signatureHeaders(signingKeys(s), 'evt_04', body, at)['webhook-signature'];
+    expect(signed['webhook-signature']).toBe(`${alone(current)} ${alone(old)} ${alone(older)}`);
+    expect(signed['X-Service-Signature']).toBe(signatureHeaders(signingKeys(current), 'evt_04', body, at)['X-Service-Signature']);
+    const fresh = signatureHeaders([signingKeys(current), signingKeys(old)], 'evt_05', body);
+    for (const s of [current, old]) expect(new Webhook(s).verify(body, fresh)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(older).verify(body, fresh)).toThrow();
   });
 
   test('when the body has non-ASCII text, then both signatures cover its UTF-8 bytes', () => {

@@ -144,6 +144,8 @@ describe('GET, PUT, DELETE /v1/webhooks', () => {
         active: true,
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
+        secret_rotated_at: null,
+        previous_secret_expires_at: null,
         last_triggered_at: null,
         success_rate: 100,
         total_deliveries: 0,

@@ -18,6 +18,21 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     examples: { cases: { summary: 'Case and deal events', value: { url: 'https://hooks.example.com/lpm', events: ['case.created', 'case.phase_changed', 'deal.won'], description: 'CRM sync' } } },
     errors: [schemaMessage('url'), schemaMessage('events'), urlAlreadyRegistered(), urlNotReachable(), webhookLimitReached(25)],
   },
+  'GET /v1/webhooks/{id}': {
+    operationId: 'getWebhook',
+    summary: 'Get a webhook',
+    description:
+      'One webhook with its delivery counters (as in the list) and the state of its secret: `secret_rotated_at` (null before any rotation) and `previous_secret_expires_at`, when the last of the secrets it replaced stops signing (null when none signs). The secret itself is never shown again.',
+    errors: [webhookNotFound()],
+  },
+  'POST /v1/webhooks/{id}/secret/rotate': {
+    operationId: 'rotateWebhookSecret',
+    summary: "Rotate a webhook's secret",
+    description:
+      "Replaces the signing secret; the new one is in the response, shown only this once. The secret it replaces keeps signing beside it for `previous_expires_in_hours` (0 to 72, default 24 when the body is `{}` or empty; 0 stops it at once): meanwhile `webhook-signature` carries one `v1,` signature per secret, the new one first, and a Standard Webhooks library verifies with either. `X-Service-Signature` is always the new secret's alone. At most 3 replaced secrets sign at once; a fourth rotation drops the one replaced longest ago.",
+    examples: { three_days: { summary: 'Keep the old secret for 72 hours', value: { previous_expires_in_hours: 72 } } },
+    errors: [schemaMessage('previous_expires_in_hours'), webhookNotFound()],
+  },
   'PUT /v1/webhooks/{id}': {
     operationId: 'updateWebhook',
     summary: 'Update a webhook',

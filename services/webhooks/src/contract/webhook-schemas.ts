@@ -14,12 +14,29 @@ const id = typed<string>({ type: 'string', maxLength: 100 });
 export const createWebhookBody = named('CreateWebhookRequest', 'An HTTPS URL and the events it receives ("*" for all).', object({ url, events, description }, ['url', 'events']));
 export const updateWebhookBody = named('UpdateWebhookRequest', 'Any subset of the webhook fields; active true re-activates it.', object({ url, events, description, active: boolean() }));
 
+/** How long a rotated-out secret keeps signing: by default, and at most. */
+export const DEFAULT_PREVIOUS_EXPIRES_IN_HOURS = 24;
+export const MAX_PREVIOUS_EXPIRES_IN_HOURS = 72;
+const previousExpiresInHours = typed<number>({
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_PREVIOUS_EXPIRES_IN_HOURS,
+  default: DEFAULT_PREVIOUS_EXPIRES_IN_HOURS,
+  'x-message': `previous_expires_in_hours must be an integer from 0 to ${MAX_PREVIOUS_EXPIRES_IN_HOURS}`,
+});
+export const rotateSecretBody = named(
+  'RotateWebhookSecretRequest',
+  'How long the secret being replaced keeps signing beside the new one, in hours (0 stops it at once).',
+  object({ previous_expires_in_hours: previousExpiresInHours }),
+);
+
 export const webhookIdParams = object({ id }, ['id']);
 export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
 export const deliveriesQuery = listQuerySchema(['created_at']);
 
 export type CreateWebhookBody = Static<typeof createWebhookBody>;
 export type UpdateWebhookBody = Static<typeof updateWebhookBody>;
+export type RotateSecretBody = Static<typeof rotateSecretBody>;
 
 const webhook = {
   id: string,
@@ -50,7 +67,18 @@ const delivery = {
 };
 
 const webhookCreated = named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }));
-const webhookListItem = named('Webhook', 'A webhook with its delivery counters.', shape({ ...webhook, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer }));
+/** When the secret was last rotated (null before any rotation), and the latest expiry of the secrets it replaced that still sign (null when none does). */
+const rotation = { secret_rotated_at: nullableString, previous_secret_expires_at: nullableString };
+const webhookListItem = named(
+  'Webhook',
+  'A webhook with its delivery counters and the state of its secret (never the secret itself).',
+  shape({ ...webhook, ...rotation, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer }),
+);
+const secretRotated = named(
+  'WebhookSecretRotated',
+  'The new secret, shown only this once; the secrets it replaced keep signing until previous_secret_expires_at.',
+  shape({ id: string, secret: string, secret_rotated_at: string, previous_secret_expires_at: nullableString }),
+);
 const deliveryItem = named('Delivery', 'An event sent to a webhook, with its attempts.', shape({ ...delivery, next_attempt_at: nullableString, attempts: arrayOf(attempt), created_at: string, updated_at: string }));
 const deliveryRetried = named('DeliveryRetried', 'A delivery sent again.', shape(delivery));
 
@@ -58,6 +86,7 @@ export type WebhookCreated = Static<typeof webhookCreated>;
 export type WebhookListItem = Static<typeof webhookListItem>;
 export type DeliveryItem = Static<typeof deliveryItem>;
 export type DeliveryRetried = Static<typeof deliveryRetried>;
+export type WebhookSecretRotated = Static<typeof secretRotated>;
 
 const webhookDeleted = named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: bool }));
 export type WebhookDeleted = Static<typeof webhookDeleted>;
@@ -67,6 +96,8 @@ export const responses = {
   updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
   deleted: okResponse(200, webhookDeleted),
   list: okResponse(200, arrayOf(webhookListItem)),
+  one: okResponse(200, webhookListItem),
+  rotated: okResponse(200, secretRotated),
   deliveries: pageResponse(deliveryItem),
   retried: okResponse(200, deliveryRetried),
 };

@@ -17,6 +17,10 @@ export const WebhookEntity = defineEntity({
     events: p.json<string[]>(),
     active: p.boolean(),
     secret_sealed: p.string(),
+    // When the secret was last rotated, and the secrets it replaced that still sign beside it until
+    // their expiry: each sealed like the current one, the most recently retired first (secret-rotation.ts).
+    secret_rotated_at: p.datetime().nullable(),
+    previous_secrets: p.json<PreviousSecret[]>().nullable(),
     // Consecutive failures count attempts after this instant (creation or re-activation).
     active_since: p.datetime(),
     // Set when automatic deactivation still owes the owner an alert e-mail.
@@ -34,10 +38,19 @@ export const WebhookEntity = defineEntity({
   uniques: [{ properties: ['team_id', 'url_key'] }],
 });
 
+/** A secret replaced by a rotation: it signs beside the current one until `expires_at`. */
+export interface PreviousSecret {
+  sealed: string;
+  expires_at: Date;
+}
+
 /** Fields added after records were first stored: absent on older ones. */
 type Later<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
-export type WebhookRecord = Later<InferEntity<typeof WebhookEntity>, 'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted'>;
+export type WebhookRecord = Later<
+  InferEntity<typeof WebhookEntity>,
+  'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted' | 'secret_rotated_at' | 'previous_secrets'
+>;
 
 /** A webhook's counters over its delivery attempts, written only by the fold (CountersRepository). */
 export const WebhookCountersEntity = defineEntity({

@@ -29,7 +29,8 @@ import type { KeyLimiter } from './key-limiter.ts';
 import { Permits } from './permits.ts';
 import { PostLatency } from './post-latency.ts';
 import type { SecretBox } from './secret-box.ts';
-import { signatureHeaders, signingKeys, type SigningKeys } from './signing.ts';
+import { SigningKeyCache } from './signing-key-cache.ts';
+import { signatureHeaders } from './signing.ts';
 import { ALL_EVENTS } from './webhooks.ts';
 
 export const ATTEMPT_JOB = 'webhooks.attempt';
@@ -64,7 +65,7 @@ const SLOT_CHECK_MS = 250;
 const STRUGGLING_SLOT_WAIT_MS = 100;
 /** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
 const CLAIMED_DEFER_MS = STRUGGLING_DEFER_MS;
-/** Webhooks' signing keys kept in memory. */
+/** Secrets' signing keys kept in memory (a webhook's current one and those of its previous ones still live). */
 const KEYS_KEPT = 10_000;
 /** Room beyond the send's deadline in a claim: for the reads before the POST and the insert of its outcome after it. */
 export const ATTEMPT_CLAIM_MARGIN_MS = 15_000;
@@ -120,8 +121,7 @@ export class Deliveries {
   /** Webhooks whose last attempt here succeeded slowly (SLOW_POST_MS). */
   private readonly slow = new Set<string>();
   private readonly sending: Permits;
-  /** Webhooks' signing keys, by their secret's sealed text (a secret never changes; the oldest goes first). */
-  private readonly keys = new Map<string, SigningKeys>();
+  private readonly keys: SigningKeyCache;
   /** When each POST in flight to a webhook began, by webhook. */
   private readonly postsSince = new Map<string, number[]>();
   private readonly postLatency = new PostLatency(SLOW_POST_MS, SLOW_POST_FACTOR);
@@ -129,6 +129,7 @@ export class Deliveries {
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
     this.sending = new Permits(opts.concurrency);
+    this.keys = new SigningKeyCache(opts.box, KEYS_KEPT);
   }
 
   get maxAttempts(): number {
@@ -293,7 +294,7 @@ export class Deliveries {
     this.postsSince.set(webhook._id, since);
     let result: SendResult;
     try {
-      const headers = signatureHeaders(this.keysOf(webhook), delivery.event_id, delivery.body);
+      const headers = signatureHeaders(this.keys.keysOf(webhook), delivery.event_id, delivery.body);
       result = await this.opts.sender.send(webhook.url, delivery.body, headers);
     } finally {
       permit();
@@ -308,17 +309,6 @@ export class Deliveries {
     if (result.statusCode !== null) this.postLatency.answered(result.latencyMs);
     release();
     return attemptRecord(delivery, job.attempt, result);
-  }
-
-  /** The webhook's signing keys, its secret opened once here rather than at every attempt. */
-  private keysOf(webhook: WebhookRecord): SigningKeys {
-    let keys = this.keys.get(webhook.secret_sealed);
-    if (keys === undefined) {
-      keys = signingKeys(this.opts.box.open(webhook.secret_sealed));
-      this.keys.set(webhook.secret_sealed, keys);
-      if (this.keys.size > KEYS_KEPT) this.keys.delete(this.keys.keys().next().value!);
-    }
-    return keys;
   }
 
   /** The delivery and webhook of a claimed attempt, or null when the attempt is not owed (made already, or its webhook gone or inactive). */

@@ -25,17 +25,24 @@ export function signingKeys(secret: string): SigningKeys {
   return { service: createSecretKey(Buffer.from(secret, 'utf8')), standard: createSecretKey(standard) };
 }
 
-export function signatureHeaders(keys: SigningKeys, eventId: string, body: string, now = new Date()): Record<string, string> {
+/**
+ * The headers of a signed delivery. `keys` is the current secret's, or the current one's
+ * followed by those of the previous secrets still live (a rotation's overlap):
+ * webhook-signature then carries one `v1,<sig>` per secret, space separated, as the
+ * Standard Webhooks specification has it; X-Service-Signature is the current secret's only.
+ */
+export function signatureHeaders(keys: SigningKeys | readonly [SigningKeys, ...SigningKeys[]], eventId: string, body: string, now = new Date()): Record<string, string> {
+  const all = 'service' in keys ? [keys] : keys;
   const timestamp = String(Math.floor(now.getTime() / 1000));
-  const standard = createHmac('sha256', keys.standard).update(`${eventId}.${timestamp}.${body}`).digest('base64');
+  const standard = (k: SigningKeys) => `v1,${createHmac('sha256', k.standard).update(`${eventId}.${timestamp}.${body}`).digest('base64')}`;
   return {
     'Content-Type': 'application/json',
-    'X-Service-Signature': serviceSignature(keys.service, timestamp, body),
+    'X-Service-Signature': serviceSignature(all[0].service, timestamp, body),
     'X-Service-Timestamp': timestamp,
     'X-Service-Event-Id': eventId,
     'webhook-id': eventId,
     'webhook-timestamp': timestamp,
-    'webhook-signature': `v1,${standard}`,
+    'webhook-signature': all.map(standard).join(' '),
   };
 }
 

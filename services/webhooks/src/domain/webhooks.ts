@@ -12,10 +12,20 @@ import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import type { CountersRepository, WebhookCounters } from '../data/counters-repository.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
-import type { CreateWebhookBody, UpdateWebhookBody, WebhookCreated, WebhookDeleted, WebhookListItem } from '../contract/webhook-schemas.ts';
+import {
+  DEFAULT_PREVIOUS_EXPIRES_IN_HOURS,
+  type CreateWebhookBody,
+  type RotateSecretBody,
+  type UpdateWebhookBody,
+  type WebhookCreated,
+  type WebhookDeleted,
+  type WebhookListItem,
+  type WebhookSecretRotated,
+} from '../contract/webhook-schemas.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
 import type { SecretBox } from './secret-box.ts';
+import { liveSecrets, previousExpiresAt, retire } from './secret-rotation.ts';
 import { shownUrl } from './shown-url.ts';
 import { generateSecret, signatureHeaders, signingKeys } from './signing.ts';
 import { urlAlreadyRegistered, urlNotReachable, webhookLimitReached } from '../contract/webhook-errors.ts';
@@ -112,9 +122,37 @@ export class Webhooks {
   }
 
   async list(who: Who): Promise<WebhookListItem[]> {
-    const rows = await this.deps.webhooks.listForTeam(who.teamId);
-    const counters = await this.deps.counters.ofTeam(who.teamId, rows);
-    return rows.map((r) => exact<WebhookListItem>()({ ...this.shape(r), ...stats(counters.get(r._id)!) }));
+    return this.withStats(who.teamId, await this.deps.webhooks.listForTeam(who.teamId));
+  }
+
+  async get(who: Who, id: string): Promise<WebhookListItem> {
+    const [one] = await this.withStats(who.teamId, [await this.load(who.teamId, id)]);
+    return one;
+  }
+
+  private async withStats(teamId: string, rows: WebhookRecord[]): Promise<WebhookListItem[]> {
+    const counters = await this.deps.counters.ofTeam(teamId, rows);
+    const now = new Date();
+    return rows.map((r) => exact<WebhookListItem>()({ ...this.shape(r), ...rotationOf(r, now), ...stats(counters.get(r._id)!) }));
+  }
+
+  /**
+   * A new secret, shown only in this answer. The one it replaces keeps signing beside
+   * it for `previous_expires_in_hours` (secret-rotation.ts), computed from the record
+   * read under the webhook's lock, so rotations at once each retire the secret before them.
+   */
+  async rotateSecret(who: Who, id: string, body: RotateSecretBody): Promise<WebhookSecretRotated> {
+    const hours = body.previous_expires_in_hours ?? DEFAULT_PREVIOUS_EXPIRES_IN_HOURS;
+    const secret = generateSecret();
+    const sealed = this.deps.box.seal(secret);
+    const now = new Date();
+    let expiresAt: Date | null = null;
+    await this.deps.webhooks.update(who.teamId, id, (fresh) => {
+      const previous = retire(fresh.secret_sealed, fresh.previous_secrets, hours, now);
+      expiresAt = previousExpiresAt({ previous_secrets: previous }, now);
+      return { secret_sealed: sealed, previous_secrets: previous, secret_rotated_at: now, updated_at: now };
+    });
+    return exact<WebhookSecretRotated>()({ id, secret, secret_rotated_at: iso(now), previous_secret_expires_at: iso(expiresAt) });
   }
 
   async update(who: Who, id: string, body: UpdateWebhookBody) {
@@ -133,10 +171,13 @@ export class Webhooks {
     if (body.active !== undefined) sent.active = set.active = body.active;
     set.updated_at = now;
     // With a fresh read under the webhook's lock: the ping above may have taken seconds.
-    await this.deps.webhooks.update(who.teamId, id, (fresh) =>
+    await this.deps.webhooks.update(who.teamId, id, (fresh) => ({
+      ...set,
       // Re-activation starts the count of consecutive failures afresh.
-      body.active === true && !fresh.active ? { ...set, active_since: now } : set,
-    );
+      ...(body.active === true && !fresh.active ? { active_since: now } : {}),
+      // Previous secrets that expired leave storage with any write.
+      ...(fresh.previous_secrets?.length ? { previous_secrets: liveSecrets(fresh.previous_secrets, now) } : {}),
+    }));
     return { id, ...sent, updated_at: iso(now) };
   }
 
@@ -149,6 +190,11 @@ export class Webhooks {
   private shape(r: WebhookRecord) {
     return { id: r._id, url: r.url, events: r.events, description: r.description, active: r.active, created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
   }
+}
+
+/** The state of a webhook's secret as its read shape shows it: never a secret. */
+function rotationOf(r: Pick<WebhookRecord, 'secret_rotated_at' | 'previous_secrets'>, now: Date) {
+  return { secret_rotated_at: iso(r.secret_rotated_at), previous_secret_expires_at: iso(previousExpiresAt(r, now)) };
 }
 
 /** Counters over delivery attempts (the signed ping is not one). */

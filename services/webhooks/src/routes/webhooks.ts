@@ -4,7 +4,7 @@ import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
-import { createWebhookBody, deliveriesQuery, deliveryParams, responses, updateWebhookBody, webhookIdParams } from '../contract/webhook-schemas.ts';
+import { createWebhookBody, deliveriesQuery, deliveryParams, responses, rotateSecretBody, updateWebhookBody, webhookIdParams } from '../contract/webhook-schemas.ts';
 
 export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -15,6 +15,12 @@ export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log:
     reply.status(201);
     return ok(await webhooks.create(req.identity, req.body));
   });
+
+  app.get('/v1/webhooks/:id', { schema: { params: webhookIdParams, response: responses.one } }, async (req) => ok(await webhooks.get(req.identity, req.params.id)));
+
+  app.post('/v1/webhooks/:id/secret/rotate', { schema: { params: webhookIdParams, body: rotateSecretBody, response: responses.rotated } }, async (req) =>
+    ok(await webhooks.rotateSecret(req.identity, req.params.id, req.body)),
+  );
 
   app.put('/v1/webhooks/:id', { schema: { params: webhookIdParams, body: updateWebhookBody, response: responses.updated } }, async (req) =>
     ok(await webhooks.update(req.identity, req.params.id, req.body)),
