@@ -7279,7 +7279,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7321,7 +7321,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7363,7 +7363,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7405,7 +7405,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7447,7 +7447,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7489,7 +7489,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7531,7 +7531,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7573,7 +7573,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7615,7 +7615,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7657,7 +7657,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7699,7 +7699,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7741,7 +7741,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7783,7 +7783,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7825,7 +7825,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7867,7 +7867,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7909,7 +7909,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7951,7 +7951,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -7993,7 +7993,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8035,7 +8035,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8077,7 +8077,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8119,7 +8119,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -8161,7 +8161,7 @@ export interface operations {
                 "webhook-id": string;
                 /** @description Standard Webhooks: the same Unix time. */
                 "webhook-timestamp": string;
-                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. */
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
                 "webhook-signature": string;
             };
             path?: never;

@@ -61,7 +61,7 @@ export function webhookSection(schemas: Json): Json {
     { name: 'X-Service-Event-Id', description: 'The event id (also `id` in the body).', schema: { type: 'string' } },
     { name: 'webhook-id', description: 'Standard Webhooks: the event id.', schema: { type: 'string' } },
     { name: 'webhook-timestamp', description: 'Standard Webhooks: the same Unix time.', schema: { type: 'string' } },
-    { name: 'webhook-signature', description: 'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`.', schema: { type: 'string' } },
+    { name: 'webhook-signature', description: 'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies.', schema: { type: 'string' } },
   ].map((h) => ({ ...h, in: 'header', required: true }));
 
   return Object.fromEntries(
