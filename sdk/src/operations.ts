@@ -35,6 +35,7 @@ export const OPERATIONS = {
   listOverdueActivities: { method: 'GET', path: '/v1/activities/overdue' },
   listOverdueFinancialRecords: { method: 'GET', path: '/v1/financial/overdue' },
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhooks/{id}/deliveries' },
+  listWebhookEventTypes: { method: 'GET', path: '/v1/webhooks/event-types' },
   listWebhooks: { method: 'GET', path: '/v1/webhooks' },
   markDealLost: { method: 'PUT', path: '/v1/deals/{id}/lost' },
   markDealWon: { method: 'PUT', path: '/v1/deals/{id}/won' },

@@ -630,6 +630,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List event types
+         * @description Every event the platform emits, without a pagination block: when it is sent, an example delivery, and the JSON Schema of a delivery's body. The schema's `data.object` refers to the resource's schema in this document (`/v1/openapi.json#/components/schemas/...`), resolved against the API's address. The same catalog describes each event in the webhooks section.
+         *
+         *     **Scope:** `admin`.
+         */
+        get: operations["listWebhookEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}": {
         parameters: {
             query?: never;
@@ -3230,6 +3252,20 @@ export interface components {
         WebhookDeleted: {
             id: string;
             deleted: boolean;
+        };
+        /**
+         * WebhookEventType
+         * @description An event the platform emits: when, an example delivery, and the JSON Schema of a delivery's body (its data.object refers to the resource's schema in /v1/openapi.json).
+         */
+        WebhookEventType: {
+            type: string;
+            description: string;
+            example: {
+                [key: string]: unknown;
+            };
+            schema: {
+                [key: string]: unknown;
+            };
         };
         /**
          * WebhookSecretRotated
@@ -6735,6 +6771,55 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEventType"][];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getWebhook: {
         parameters: {
             query?: never;
@@ -7287,6 +7372,60 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "case.created",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "title": "Silva v. Transportes Norte",
+                 *           "number": "1234567-89.2023.8.26.0100",
+                 *           "area": "civil",
+                 *           "subject": "Contract damages",
+                 *           "phase": "instrucao",
+                 *           "priority": "alta",
+                 *           "status": "ativo",
+                 *           "sla_date": "2026-12-15",
+                 *           "activities_count": 3,
+                 *           "documents_count": 2,
+                 *           "created_at": "2026-11-02T13:20:11.482Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "number_info": {
+                 *             "format": "cnj",
+                 *             "valid": true,
+                 *             "year": 2023,
+                 *             "justice": "state",
+                 *             "court": "TJSP",
+                 *             "origin": "0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com",
+                 *             "phone": "+55 11 98765-4321"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "description": null,
+                 *           "labels": [
+                 *             "contracts"
+                 *           ],
+                 *           "metadata": {},
+                 *           "archived_at": null
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CaseEvent"];
             };
         };
@@ -7329,6 +7468,62 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "case.updated",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "title": "Silva v. Transportes Norte",
+                 *           "number": "1234567-89.2023.8.26.0100",
+                 *           "area": "civil",
+                 *           "subject": "Contract damages",
+                 *           "phase": "instrucao",
+                 *           "priority": "alta",
+                 *           "status": "ativo",
+                 *           "sla_date": "2026-12-15",
+                 *           "activities_count": 3,
+                 *           "documents_count": 2,
+                 *           "created_at": "2026-11-02T13:20:11.482Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "number_info": {
+                 *             "format": "cnj",
+                 *             "valid": true,
+                 *             "year": 2023,
+                 *             "justice": "state",
+                 *             "court": "TJSP",
+                 *             "origin": "0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com",
+                 *             "phone": "+55 11 98765-4321"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "description": null,
+                 *           "labels": [
+                 *             "contracts"
+                 *           ],
+                 *           "metadata": {},
+                 *           "archived_at": null
+                 *         },
+                 *         "previous_attributes": {
+                 *           "priority": "media"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CaseEvent"];
             };
         };
@@ -7371,6 +7566,62 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "case.archived",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "title": "Silva v. Transportes Norte",
+                 *           "number": "1234567-89.2023.8.26.0100",
+                 *           "area": "civil",
+                 *           "subject": "Contract damages",
+                 *           "phase": "instrucao",
+                 *           "priority": "alta",
+                 *           "status": "arquivado",
+                 *           "sla_date": "2026-12-15",
+                 *           "activities_count": 3,
+                 *           "documents_count": 2,
+                 *           "created_at": "2026-11-02T13:20:11.482Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "number_info": {
+                 *             "format": "cnj",
+                 *             "valid": true,
+                 *             "year": 2023,
+                 *             "justice": "state",
+                 *             "court": "TJSP",
+                 *             "origin": "0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com",
+                 *             "phone": "+55 11 98765-4321"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "description": null,
+                 *           "labels": [
+                 *             "contracts"
+                 *           ],
+                 *           "metadata": {},
+                 *           "archived_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "status": "ativo"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CaseEvent"];
             };
         };
@@ -7413,6 +7664,62 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "case.phase_changed",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "title": "Silva v. Transportes Norte",
+                 *           "number": "1234567-89.2023.8.26.0100",
+                 *           "area": "civil",
+                 *           "subject": "Contract damages",
+                 *           "phase": "instrucao",
+                 *           "priority": "alta",
+                 *           "status": "ativo",
+                 *           "sla_date": "2026-12-15",
+                 *           "activities_count": 3,
+                 *           "documents_count": 2,
+                 *           "created_at": "2026-11-02T13:20:11.482Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "number_info": {
+                 *             "format": "cnj",
+                 *             "valid": true,
+                 *             "year": 2023,
+                 *             "justice": "state",
+                 *             "court": "TJSP",
+                 *             "origin": "0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com",
+                 *             "phone": "+55 11 98765-4321"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "description": null,
+                 *           "labels": [
+                 *             "contracts"
+                 *           ],
+                 *           "metadata": {},
+                 *           "archived_at": null
+                 *         },
+                 *         "previous_attributes": {
+                 *           "phase": "inicial"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CaseEvent"];
             };
         };
@@ -7455,6 +7762,60 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "case.sla_warning",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "title": "Silva v. Transportes Norte",
+                 *           "number": "1234567-89.2023.8.26.0100",
+                 *           "area": "civil",
+                 *           "subject": "Contract damages",
+                 *           "phase": "instrucao",
+                 *           "priority": "alta",
+                 *           "status": "ativo",
+                 *           "sla_date": "2026-12-15",
+                 *           "activities_count": 3,
+                 *           "documents_count": 2,
+                 *           "created_at": "2026-11-02T13:20:11.482Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "number_info": {
+                 *             "format": "cnj",
+                 *             "valid": true,
+                 *             "year": 2023,
+                 *             "justice": "state",
+                 *             "court": "TJSP",
+                 *             "origin": "0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com",
+                 *             "phone": "+55 11 98765-4321"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "description": null,
+                 *           "labels": [
+                 *             "contracts"
+                 *           ],
+                 *           "metadata": {},
+                 *           "archived_at": null
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CaseEvent"];
             };
         };
@@ -7497,6 +7858,60 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "case.sla_overdue",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "title": "Silva v. Transportes Norte",
+                 *           "number": "1234567-89.2023.8.26.0100",
+                 *           "area": "civil",
+                 *           "subject": "Contract damages",
+                 *           "phase": "instrucao",
+                 *           "priority": "alta",
+                 *           "status": "ativo",
+                 *           "sla_date": "2026-12-15",
+                 *           "activities_count": 3,
+                 *           "documents_count": 2,
+                 *           "created_at": "2026-11-02T13:20:11.482Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "number_info": {
+                 *             "format": "cnj",
+                 *             "valid": true,
+                 *             "year": 2023,
+                 *             "justice": "state",
+                 *             "court": "TJSP",
+                 *             "origin": "0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com",
+                 *             "phone": "+55 11 98765-4321"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "description": null,
+                 *           "labels": [
+                 *             "contracts"
+                 *           ],
+                 *           "metadata": {},
+                 *           "archived_at": null
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CaseEvent"];
             };
         };
@@ -7539,6 +7954,58 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "activity.created",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "act_01jd3kf2h4k6m8p0r2t4v6x8z0",
+                 *           "type": "deadline",
+                 *           "title": "File the reply",
+                 *           "description": null,
+                 *           "status": "pending",
+                 *           "priority": "alta",
+                 *           "due_date": "2026-12-10",
+                 *           "due_time": "18:00",
+                 *           "reminder": null,
+                 *           "recurrence": null,
+                 *           "deadline_rule": null,
+                 *           "deadline": null,
+                 *           "metadata": {},
+                 *           "completed_at": null,
+                 *           "completion_notes": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva"
+                 *           },
+                 *           "deal_id": null,
+                 *           "assigned_to": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "created_by": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa"
+                 *           },
+                 *           "completed_by": null
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActivityEvent"];
             };
         };
@@ -7581,6 +8048,60 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "activity.updated",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "act_01jd3kf2h4k6m8p0r2t4v6x8z0",
+                 *           "type": "deadline",
+                 *           "title": "File the reply",
+                 *           "description": null,
+                 *           "status": "pending",
+                 *           "priority": "alta",
+                 *           "due_date": "2026-12-10",
+                 *           "due_time": "18:00",
+                 *           "reminder": null,
+                 *           "recurrence": null,
+                 *           "deadline_rule": null,
+                 *           "deadline": null,
+                 *           "metadata": {},
+                 *           "completed_at": null,
+                 *           "completion_notes": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva"
+                 *           },
+                 *           "deal_id": null,
+                 *           "assigned_to": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "created_by": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa"
+                 *           },
+                 *           "completed_by": null
+                 *         },
+                 *         "previous_attributes": {
+                 *           "title": "Draft the reply"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActivityEvent"];
             };
         };
@@ -7623,6 +8144,63 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "activity.completed",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "act_01jd3kf2h4k6m8p0r2t4v6x8z0",
+                 *           "type": "deadline",
+                 *           "title": "File the reply",
+                 *           "description": null,
+                 *           "status": "completed",
+                 *           "priority": "alta",
+                 *           "due_date": "2026-12-10",
+                 *           "due_time": "18:00",
+                 *           "reminder": null,
+                 *           "recurrence": null,
+                 *           "deadline_rule": null,
+                 *           "deadline": null,
+                 *           "metadata": {},
+                 *           "completed_at": "2026-11-27T09:41:03.117Z",
+                 *           "completion_notes": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva"
+                 *           },
+                 *           "deal_id": null,
+                 *           "assigned_to": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "created_by": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa"
+                 *           },
+                 *           "completed_by": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa"
+                 *           }
+                 *         },
+                 *         "previous_attributes": {
+                 *           "status": "pending"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActivityEvent"];
             };
         };
@@ -7665,6 +8243,58 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "activity.due_soon",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "act_01jd3kf2h4k6m8p0r2t4v6x8z0",
+                 *           "type": "deadline",
+                 *           "title": "File the reply",
+                 *           "description": null,
+                 *           "status": "pending",
+                 *           "priority": "alta",
+                 *           "due_date": "2026-12-10",
+                 *           "due_time": "18:00",
+                 *           "reminder": null,
+                 *           "recurrence": null,
+                 *           "deadline_rule": null,
+                 *           "deadline": null,
+                 *           "metadata": {},
+                 *           "completed_at": null,
+                 *           "completion_notes": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva"
+                 *           },
+                 *           "deal_id": null,
+                 *           "assigned_to": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "created_by": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa"
+                 *           },
+                 *           "completed_by": null
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActivityEvent"];
             };
         };
@@ -7707,6 +8337,58 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "activity.overdue",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "act_01jd3kf2h4k6m8p0r2t4v6x8z0",
+                 *           "type": "deadline",
+                 *           "title": "File the reply",
+                 *           "description": null,
+                 *           "status": "pending",
+                 *           "priority": "alta",
+                 *           "due_date": "2026-12-10",
+                 *           "due_time": "18:00",
+                 *           "reminder": null,
+                 *           "recurrence": null,
+                 *           "deadline_rule": null,
+                 *           "deadline": null,
+                 *           "metadata": {},
+                 *           "completed_at": null,
+                 *           "completion_notes": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva"
+                 *           },
+                 *           "deal_id": null,
+                 *           "assigned_to": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "created_by": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa"
+                 *           },
+                 *           "completed_by": null
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActivityEvent"];
             };
         };
@@ -7749,6 +8431,53 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "client.created",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *           "type": "PF",
+                 *           "name": "Maria Silva",
+                 *           "email": "maria.silva@example.com",
+                 *           "phone": "+55 11 98765-4321",
+                 *           "whatsapp": null,
+                 *           "segment": null,
+                 *           "status": "active",
+                 *           "address": {
+                 *             "street": "Rua Augusta",
+                 *             "number": "1500",
+                 *             "complement": null,
+                 *             "neighborhood": "Consolação",
+                 *             "city": "São Paulo",
+                 *             "state": "SP",
+                 *             "zip_code": "01304-001",
+                 *             "country": "BR"
+                 *           },
+                 *           "notes": null,
+                 *           "tags": [],
+                 *           "metadata": {},
+                 *           "cases_count": 1,
+                 *           "deactivated_at": null,
+                 *           "created_at": "2026-10-30T16:05:47.903Z",
+                 *           "updated_at": "2026-10-30T16:05:47.903Z",
+                 *           "cpf": "123.456.789-09",
+                 *           "rg": null,
+                 *           "birth_date": "1984-05-17",
+                 *           "gender": null,
+                 *           "marital_status": null,
+                 *           "nationality": "brasileira",
+                 *           "profession": "engineer"
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ClientEvent"];
             };
         };
@@ -7791,6 +8520,55 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "client.updated",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *           "type": "PF",
+                 *           "name": "Maria Silva",
+                 *           "email": "maria.silva@example.com",
+                 *           "phone": "+55 11 98765-4321",
+                 *           "whatsapp": null,
+                 *           "segment": null,
+                 *           "status": "active",
+                 *           "address": {
+                 *             "street": "Rua Augusta",
+                 *             "number": "1500",
+                 *             "complement": null,
+                 *             "neighborhood": "Consolação",
+                 *             "city": "São Paulo",
+                 *             "state": "SP",
+                 *             "zip_code": "01304-001",
+                 *             "country": "BR"
+                 *           },
+                 *           "notes": null,
+                 *           "tags": [],
+                 *           "metadata": {},
+                 *           "cases_count": 1,
+                 *           "deactivated_at": null,
+                 *           "created_at": "2026-10-30T16:05:47.903Z",
+                 *           "updated_at": "2026-10-30T16:05:47.903Z",
+                 *           "cpf": "123.456.789-09",
+                 *           "rg": null,
+                 *           "birth_date": "1984-05-17",
+                 *           "gender": null,
+                 *           "marital_status": null,
+                 *           "nationality": "brasileira",
+                 *           "profession": "engineer"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "phone": null
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ClientEvent"];
             };
         };
@@ -7833,6 +8611,55 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "client.deactivated",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *           "type": "PF",
+                 *           "name": "Maria Silva",
+                 *           "email": "maria.silva@example.com",
+                 *           "phone": "+55 11 98765-4321",
+                 *           "whatsapp": null,
+                 *           "segment": null,
+                 *           "status": "inactive",
+                 *           "address": {
+                 *             "street": "Rua Augusta",
+                 *             "number": "1500",
+                 *             "complement": null,
+                 *             "neighborhood": "Consolação",
+                 *             "city": "São Paulo",
+                 *             "state": "SP",
+                 *             "zip_code": "01304-001",
+                 *             "country": "BR"
+                 *           },
+                 *           "notes": null,
+                 *           "tags": [],
+                 *           "metadata": {},
+                 *           "cases_count": 1,
+                 *           "deactivated_at": "2026-11-27T09:41:03.117Z",
+                 *           "created_at": "2026-10-30T16:05:47.903Z",
+                 *           "updated_at": "2026-10-30T16:05:47.903Z",
+                 *           "cpf": "123.456.789-09",
+                 *           "rg": null,
+                 *           "birth_date": "1984-05-17",
+                 *           "gender": null,
+                 *           "marital_status": null,
+                 *           "nationality": "brasileira",
+                 *           "profession": "engineer"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "status": "active"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ClientEvent"];
             };
         };
@@ -7875,6 +8702,54 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "deal.created",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "deal_01jd3k7w2m4q6s8u0x2z4b6d8f",
+                 *           "title": "Labour advisory retainer",
+                 *           "value": 48000,
+                 *           "currency": "BRL",
+                 *           "phase": "proposta",
+                 *           "probability": 60,
+                 *           "status": "ativo",
+                 *           "expected_close_date": "2026-12-20",
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "source": "referral",
+                 *           "description": null,
+                 *           "labels": [],
+                 *           "metadata": {},
+                 *           "final_value": null,
+                 *           "won_at": null,
+                 *           "loss_reason": null,
+                 *           "competitor": null,
+                 *           "lost_at": null,
+                 *           "archived_at": null,
+                 *           "previous_phase": "qualificacao",
+                 *           "phase_changed_at": "2026-11-27T09:41:03.117Z",
+                 *           "created_at": "2026-11-20T11:12:30.004Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DealEvent"];
             };
         };
@@ -7917,6 +8792,56 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "deal.updated",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "deal_01jd3k7w2m4q6s8u0x2z4b6d8f",
+                 *           "title": "Labour advisory retainer",
+                 *           "value": 48000,
+                 *           "currency": "BRL",
+                 *           "phase": "proposta",
+                 *           "probability": 60,
+                 *           "status": "ativo",
+                 *           "expected_close_date": "2026-12-20",
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "source": "referral",
+                 *           "description": null,
+                 *           "labels": [],
+                 *           "metadata": {},
+                 *           "final_value": null,
+                 *           "won_at": null,
+                 *           "loss_reason": null,
+                 *           "competitor": null,
+                 *           "lost_at": null,
+                 *           "archived_at": null,
+                 *           "previous_phase": "qualificacao",
+                 *           "phase_changed_at": "2026-11-27T09:41:03.117Z",
+                 *           "created_at": "2026-11-20T11:12:30.004Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "value": 40000
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DealEvent"];
             };
         };
@@ -7959,6 +8884,56 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "deal.phase_changed",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "deal_01jd3k7w2m4q6s8u0x2z4b6d8f",
+                 *           "title": "Labour advisory retainer",
+                 *           "value": 48000,
+                 *           "currency": "BRL",
+                 *           "phase": "proposta",
+                 *           "probability": 60,
+                 *           "status": "ativo",
+                 *           "expected_close_date": "2026-12-20",
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "source": "referral",
+                 *           "description": null,
+                 *           "labels": [],
+                 *           "metadata": {},
+                 *           "final_value": null,
+                 *           "won_at": null,
+                 *           "loss_reason": null,
+                 *           "competitor": null,
+                 *           "lost_at": null,
+                 *           "archived_at": null,
+                 *           "previous_phase": "qualificacao",
+                 *           "phase_changed_at": "2026-11-27T09:41:03.117Z",
+                 *           "created_at": "2026-11-20T11:12:30.004Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "phase": "qualificacao"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DealEvent"];
             };
         };
@@ -8001,6 +8976,56 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "deal.won",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "deal_01jd3k7w2m4q6s8u0x2z4b6d8f",
+                 *           "title": "Labour advisory retainer",
+                 *           "value": 48000,
+                 *           "currency": "BRL",
+                 *           "phase": "proposta",
+                 *           "probability": 60,
+                 *           "status": "ganho",
+                 *           "expected_close_date": "2026-12-20",
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "source": "referral",
+                 *           "description": null,
+                 *           "labels": [],
+                 *           "metadata": {},
+                 *           "final_value": 48000,
+                 *           "won_at": "2026-11-27T09:41:03.117Z",
+                 *           "loss_reason": null,
+                 *           "competitor": null,
+                 *           "lost_at": null,
+                 *           "archived_at": null,
+                 *           "previous_phase": "qualificacao",
+                 *           "phase_changed_at": "2026-11-27T09:41:03.117Z",
+                 *           "created_at": "2026-11-20T11:12:30.004Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "status": "ativo"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DealEvent"];
             };
         };
@@ -8043,6 +9068,56 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "deal.lost",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "deal_01jd3k7w2m4q6s8u0x2z4b6d8f",
+                 *           "title": "Labour advisory retainer",
+                 *           "value": 48000,
+                 *           "currency": "BRL",
+                 *           "phase": "proposta",
+                 *           "probability": 60,
+                 *           "status": "perdido",
+                 *           "expected_close_date": "2026-12-20",
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "type": "PF",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "user_01jd3k1b3d5f7h9k1m3p5r7t9v",
+                 *             "name": "Ana Costa",
+                 *             "email": "ana.costa@lpm.example.com"
+                 *           },
+                 *           "source": "referral",
+                 *           "description": null,
+                 *           "labels": [],
+                 *           "metadata": {},
+                 *           "final_value": null,
+                 *           "won_at": null,
+                 *           "loss_reason": "price",
+                 *           "competitor": null,
+                 *           "lost_at": "2026-11-27T09:41:03.117Z",
+                 *           "archived_at": null,
+                 *           "previous_phase": "qualificacao",
+                 *           "phase_changed_at": "2026-11-27T09:41:03.117Z",
+                 *           "created_at": "2026-11-20T11:12:30.004Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "status": "ativo"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DealEvent"];
             };
         };
@@ -8085,6 +9160,48 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "financial.created",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "fin_01jd3kh6k8m0p2r4t6v8x0z2b4",
+                 *           "type": "revenue",
+                 *           "category": "fees",
+                 *           "description": "November retainer",
+                 *           "amount": 4000,
+                 *           "currency": "BRL",
+                 *           "date": "2026-11-27",
+                 *           "due_date": "2026-12-05",
+                 *           "paid_date": null,
+                 *           "status": "pending",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "payment_method": null,
+                 *           "invoice_number": null,
+                 *           "notes": null,
+                 *           "metadata": {},
+                 *           "cancelled_at": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["FinancialRecordEvent"];
             };
         };
@@ -8127,6 +9244,51 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "financial.paid",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "fin_01jd3kh6k8m0p2r4t6v8x0z2b4",
+                 *           "type": "revenue",
+                 *           "category": "fees",
+                 *           "description": "November retainer",
+                 *           "amount": 4000,
+                 *           "currency": "BRL",
+                 *           "date": "2026-11-27",
+                 *           "due_date": "2026-12-05",
+                 *           "paid_date": "2026-12-03",
+                 *           "status": "paid",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "payment_method": null,
+                 *           "invoice_number": null,
+                 *           "notes": null,
+                 *           "metadata": {},
+                 *           "cancelled_at": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "status": "pending",
+                 *           "paid_date": null
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["FinancialRecordEvent"];
             };
         };
@@ -8169,6 +9331,48 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "financial.overdue",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "fin_01jd3kh6k8m0p2r4t6v8x0z2b4",
+                 *           "type": "revenue",
+                 *           "category": "fees",
+                 *           "description": "November retainer",
+                 *           "amount": 4000,
+                 *           "currency": "BRL",
+                 *           "date": "2026-11-27",
+                 *           "due_date": "2026-12-05",
+                 *           "paid_date": null,
+                 *           "status": "pending",
+                 *           "case": {
+                 *             "id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *             "title": "Silva v. Transportes Norte",
+                 *             "number": "1234567-89.2023.8.26.0100"
+                 *           },
+                 *           "client": {
+                 *             "id": "cli_01jd3k9s2a4c6e8g0j2l4n6q8s",
+                 *             "name": "Maria Silva",
+                 *             "email": "maria.silva@example.com"
+                 *           },
+                 *           "payment_method": null,
+                 *           "invoice_number": null,
+                 *           "notes": null,
+                 *           "metadata": {},
+                 *           "cancelled_at": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
                 "application/json": components["schemas"]["FinancialRecordEvent"];
             };
         };

@@ -1,9 +1,10 @@
 // The document's webhooks section: one POST per event type, its body schema (the
-// resource in its detail read shape, as the delivery carries it) and how to verify
-// the signature.
+// resource in its detail read shape, as the delivery carries it), an example and
+// how to verify the signature. What each event is comes from the event catalog
+// (shared/src/webhook-catalog.ts), which GET /v1/webhooks/event-types serves too.
 import { EVENT_TYPES } from '@lpm/shared/events';
-import { ref, type Json, type NamedSchema } from './refs.ts';
-import { EVENT_DOCS, EVENT_RESOURCES } from './webhook-events.ts';
+import { EVENT_DESCRIPTIONS, EVENT_RESOURCES, eventExample, eventPayloadSchema, familyOf, objectComponent, payloadComponent } from '@lpm/shared/webhook-catalog';
+import { REF, ref, type Json, type NamedSchema } from './refs.ts';
 
 export const EVENTS_TAG = { name: 'Webhook events', description: 'What the platform POSTs to a subscribed URL, and how to verify it.' };
 
@@ -16,13 +17,12 @@ const camel = (event: string) => event.replace(/[._](\w)/g, (_, c: string) => c.
 
 export function webhookSection(schemas: Json): Json {
   // A deployment without a service has neither its resource schema nor its events.
-  const families = [...new Set(EVENT_TYPES.map((e) => e.split('.')[0]))].filter((f) => schemas[EVENT_RESOURCES[f].schema]);
+  const families = [...new Set(EVENT_TYPES.map(familyOf))].filter((f) => schemas[EVENT_RESOURCES[f].schema]);
   for (const family of families) {
     const { schema, omit } = EVENT_RESOURCES[family];
-    let object = schema;
     if (omit) {
       const { properties, required, title: _, description, ...rest } = schemas[schema] as NamedSchema;
-      object = `${schema}EventObject`;
+      const object = objectComponent(family);
       schemas[object] = {
         ...rest,
         title: object,
@@ -31,29 +31,7 @@ export function webhookSection(schemas: Json): Json {
         required: required.filter((p) => !omit.includes(p)),
       };
     }
-    const resource = schema;
-    schemas[`${resource}Event`] = {
-      title: `${resource}Event`,
-      description: `The body of a ${family}.* delivery.`,
-      type: 'object',
-      required: ['id', 'type', 'api_version', 'created_at', 'data', 'team_id', 'webhook_id'],
-      properties: {
-        id: { type: 'string', description: 'The event id (evt_ prefix), the same for every retry of this event to this webhook: use it to drop duplicates.', examples: ['evt_01jd3kc4d6f8h0k2n4q6s8u0w2'] },
-        type: { type: 'string', enum: EVENT_TYPES.filter((e) => e.startsWith(`${family}.`)) },
-        api_version: { type: 'string', const: 'v1' },
-        created_at: { type: 'string', format: 'date-time' },
-        data: {
-          type: 'object',
-          required: ['object', 'previous_attributes'],
-          properties: {
-            object: { ...ref(object), description: 'The resource after the change, in its detail read shape.' },
-            previous_attributes: { type: ['object', 'null'], additionalProperties: true, description: 'The prior values of the changed fields; null for creation and time-driven events.' },
-          },
-        },
-        team_id: { type: 'string' },
-        webhook_id: { type: 'string' },
-      },
-    };
+    schemas[payloadComponent(family)] = eventPayloadSchema(family, REF);
   }
   const signatureHeaders = [
     { name: 'X-Service-Signature', description: 'Lowercase hex HMAC-SHA256 of `{timestamp}.{raw body}` keyed with the webhook secret.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
@@ -65,19 +43,19 @@ export function webhookSection(schemas: Json): Json {
   ].map((h) => ({ ...h, in: 'header', required: true }));
 
   return Object.fromEntries(
-    EVENT_TYPES.filter((event) => families.includes(event.split('.')[0])).map((event) => {
-      const resource = EVENT_RESOURCES[event.split('.')[0]].schema;
+    EVENT_TYPES.filter((event) => families.includes(familyOf(event))).map((event) => {
+      const family = familyOf(event);
       return [
         event,
         {
           post: {
             operationId: `${camel(event)}Event`,
             summary: event,
-            description: `${EVENT_DOCS[event]}\n\nPOSTed to each active webhook subscribed to \`${event}\` (or \`*\`). Answer 2xx within 5 seconds; otherwise it is retried at 5 min, 30 min, 2 h, 12 h and 24 h, and after 6 failed attempts in a row the webhook is deactivated and its owner e-mailed. The same event may arrive more than once: deduplicate by \`id\`.\n\n**Verifying.** ${SIGNATURE_RULE}`,
+            description: `${EVENT_DESCRIPTIONS[event]}\n\nPOSTed to each active webhook subscribed to \`${event}\` (or \`*\`). Answer 2xx within 5 seconds; otherwise it is retried at 5 min, 30 min, 2 h, 12 h and 24 h, and after 6 failed attempts in a row the webhook is deactivated and its owner e-mailed. The same event may arrive more than once: deduplicate by \`id\`.\n\n**Verifying.** ${SIGNATURE_RULE}`,
             tags: [EVENTS_TAG.name],
             security: [],
             parameters: signatureHeaders,
-            requestBody: { required: true, content: { 'application/json': { schema: ref(`${resource}Event`) } } },
+            requestBody: { required: true, content: { 'application/json': { schema: ref(payloadComponent(family)), example: eventExample(event) } } },
             responses: {
               '200': { description: 'Any 2xx within 5 seconds confirms the delivery.' },
               '4XX': { description: 'Any other answer, or none within 5 seconds, fails the attempt: it is retried.' },

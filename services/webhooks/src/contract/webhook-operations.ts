@@ -18,6 +18,12 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     examples: { cases: { summary: 'Case and deal events', value: { url: 'https://hooks.example.com/lpm', events: ['case.created', 'case.phase_changed', 'deal.won'], description: 'CRM sync' } } },
     errors: [schemaMessage('url'), schemaMessage('events'), urlAlreadyRegistered(), urlNotReachable(), webhookLimitReached(25)],
   },
+  'GET /v1/webhooks/event-types': {
+    operationId: 'listWebhookEventTypes',
+    summary: 'List event types',
+    description:
+      "Every event the platform emits, without a pagination block: when it is sent, an example delivery, and the JSON Schema of a delivery's body. The schema's `data.object` refers to the resource's schema in this document (`/v1/openapi.json#/components/schemas/...`), resolved against the API's address. The same catalog describes each event in the webhooks section.",
+  },
   'GET /v1/webhooks/{id}': {
     operationId: 'getWebhook',
     summary: 'Get a webhook',

@@ -1,7 +1,7 @@
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { arrayOf, boolean, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
 
-const { string, nullableString, integer, nullableInteger, number, boolean: bool, strings } = out;
+const { string, nullableString, integer, nullableInteger, number, boolean: bool, strings, freeObject } = out;
 
 // No C0 control or DEL (the URL parser drops tab, CR and LF silently); the guard checks the rest.
 const url = text(2048, { pattern: '^[^\\u0000-\\u001f\\u007f]*$', 'x-message': 'Invalid URL' });
@@ -91,6 +91,13 @@ export type WebhookSecretRotated = Static<typeof secretRotated>;
 const webhookDeleted = named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: bool }));
 export type WebhookDeleted = Static<typeof webhookDeleted>;
 
+const eventType = named(
+  'WebhookEventType',
+  "An event the platform emits: when, an example delivery, and the JSON Schema of a delivery's body (its data.object refers to the resource's schema in /v1/openapi.json).",
+  shape({ type: string, description: string, example: freeObject, schema: freeObject }),
+);
+export type WebhookEventType = Static<typeof eventType>;
+
 export const responses = {
   created: okResponse(201, webhookCreated),
   updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
@@ -100,4 +107,5 @@ export const responses = {
   rotated: okResponse(200, secretRotated),
   deliveries: pageResponse(deliveryItem),
   retried: okResponse(200, deliveryRetried),
+  eventTypes: okResponse(200, arrayOf(eventType)),
 };

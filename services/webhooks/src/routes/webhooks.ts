@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { eventCatalog } from '@lpm/shared/webhook-catalog';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
 import { createWebhookBody, deliveriesQuery, deliveryParams, responses, rotateSecretBody, updateWebhookBody, webhookIdParams } from '../contract/webhook-schemas.ts';
@@ -15,6 +16,10 @@ export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log:
     reply.status(201);
     return ok(await webhooks.create(req.identity, req.body));
   });
+
+  // A fixed path: the router tries it before /v1/webhooks/:id.
+  const catalog = eventCatalog();
+  app.get('/v1/webhooks/event-types', { schema: { response: responses.eventTypes } }, async () => ok(catalog));
 
   app.get('/v1/webhooks/:id', { schema: { params: webhookIdParams, response: responses.one } }, async (req) => ok(await webhooks.get(req.identity, req.params.id)));
 
