@@ -6,8 +6,7 @@
 // the API document assembles: the catalog names it by its component and its schema
 // points there (`/v1/openapi.json#/components/schemas/<name>`, a reference the API's
 // own address resolves), so no copy of a service's shape lives here to drift.
-import type { EventType } from './events.ts';
-import { EVENT_TYPES } from './events.ts';
+import { EVENT_TYPES, type EventType } from './events.ts';
 import { RESOURCE_EXAMPLES } from './webhook-examples.ts';
 
 type Json = Record<string, unknown>;
