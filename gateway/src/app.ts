@@ -15,7 +15,7 @@ import { CalendarSync } from './domain/calendar-sync.ts';
 import { markInternalRoutes } from './internal-listener.ts';
 import { TIME_ZONE_OWNERS, TimeZoneServices } from './upstream/time-zone-owners.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
-import { gatewayRepositories } from './data/store.ts';
+import { gatewayRepositories, type GatewayRepositories } from './data/store.ts';
 import { Authenticator } from './auth/authenticator.ts';
 import { clientAddress, type TrustedProxies } from './auth/client-address.ts';
 import { PrincipalCache } from './auth/principal-cache.ts';
@@ -96,39 +96,9 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const upstreamTimeoutMs = deps.upstreamTimeoutMs ?? 15_000;
   const repositories = gatewayRepositories(deps.store.db);
   const accounts = new Accounts(repositories);
-  const service = (name: ServiceName) =>
-    new ServiceClient({ name, baseUrl: deps.upstreams[name], internalToken: deps.internalToken, timeoutMs: upstreamTimeoutMs });
-  const calendarSync = new CalendarSync({
-    syncs: repositories.calendarSyncs,
-    accounts,
-    deadlines: new ActivitiesService(service('activities'), deployed),
-    zones: new TimeZoneServices(TIME_ZONE_OWNERS.filter((n) => deployed.includes(n)).map(service)),
-    logger: app.log,
-    graceMs: deps.calendarSyncGraceMs ?? 30_000,
-  });
-  calendarSync.start(deps.calendarSyncIntervalMs ?? 60_000);
-  const settings = new Settings({
-    teams: repositories.teams,
-    accounts,
-    phaseOwners: new CasesAndDealsServices({ cases: service('cases'), deals: service('deals'), deployed }),
-    calendarSync,
-  });
-  const storeTimeoutMs = deps.storeTimeoutMs ?? 5000;
-  const changes = new PrincipalChanges({ read: () => withTimeout(repositories.changes.version(), storeTimeoutMs, 'principal change poll') });
-  const principals = new PrincipalCache({
-    lookup: (key) => withTimeout(accounts.authenticate(key), storeTimeoutMs, 'key lookup'),
-    ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
-    changes,
-  });
-  changes.start();
-  const counters = new Counters({ redis: deps.redis, keyPrefix: deps.redisKeyPrefix, logger: app.log });
-  const limits = new TeamLimits({ counters });
-  const authFailures = new AuthFailures({
-    counters,
-    limit: deps.authFailureLimit ?? 50,
-    windowMs: deps.authFailureWindowMs ?? 60_000,
-  });
-  const publicRequests = new PublicRequests({ counters, limit: deps.publicRateLimit ?? 120, windowMs: deps.publicRateWindowMs ?? 60_000 });
+  const { calendarSync, settings } = startSettings(app, deps, { repositories, accounts, deployed, upstreamTimeoutMs });
+  const { changes, principals } = startPrincipals(deps, repositories, accounts);
+  const { counters, limits, authFailures, publicRequests } = createLimits(app, deps);
 
   app.addHook('onClose', async () => {
     changes.stop();
@@ -162,4 +132,59 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     timeoutMs: upstreamTimeoutMs,
   });
   return app;
+}
+
+interface SettingsParts {
+  repositories: GatewayRepositories;
+  accounts: Accounts;
+  deployed: readonly ServiceName[];
+  upstreamTimeoutMs: number;
+}
+
+/** Team settings, with the calendar sync they drive (started here). */
+function startSettings(app: FastifyInstance, deps: GatewayDeps, { repositories, accounts, deployed, upstreamTimeoutMs }: SettingsParts) {
+  const service = (name: ServiceName) =>
+    new ServiceClient({ name, baseUrl: deps.upstreams[name], internalToken: deps.internalToken, timeoutMs: upstreamTimeoutMs });
+  const calendarSync = new CalendarSync({
+    syncs: repositories.calendarSyncs,
+    accounts,
+    deadlines: new ActivitiesService(service('activities'), deployed),
+    zones: new TimeZoneServices(TIME_ZONE_OWNERS.filter((n) => deployed.includes(n)).map(service)),
+    logger: app.log,
+    graceMs: deps.calendarSyncGraceMs ?? 30_000,
+  });
+  calendarSync.start(deps.calendarSyncIntervalMs ?? 60_000);
+  const settings = new Settings({
+    teams: repositories.teams,
+    accounts,
+    phaseOwners: new CasesAndDealsServices({ cases: service('cases'), deals: service('deals'), deployed }),
+    calendarSync,
+  });
+  return { calendarSync, settings };
+}
+
+/** The principals of API keys, cached, and the poll of their changes (started here). */
+function startPrincipals(deps: GatewayDeps, repositories: GatewayRepositories, accounts: Accounts) {
+  const storeTimeoutMs = deps.storeTimeoutMs ?? 5000;
+  const changes = new PrincipalChanges({ read: () => withTimeout(repositories.changes.version(), storeTimeoutMs, 'principal change poll') });
+  const principals = new PrincipalCache({
+    lookup: (key) => withTimeout(accounts.authenticate(key), storeTimeoutMs, 'key lookup'),
+    ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
+    changes,
+  });
+  changes.start();
+  return { changes, principals };
+}
+
+/** The Redis-counted limits: per team, on failed authentications, and on the routes served without a key. */
+function createLimits(app: FastifyInstance, deps: GatewayDeps) {
+  const counters = new Counters({ redis: deps.redis, keyPrefix: deps.redisKeyPrefix, logger: app.log });
+  const limits = new TeamLimits({ counters });
+  const authFailures = new AuthFailures({
+    counters,
+    limit: deps.authFailureLimit ?? 50,
+    windowMs: deps.authFailureWindowMs ?? 60_000,
+  });
+  const publicRequests = new PublicRequests({ counters, limit: deps.publicRateLimit ?? 120, windowMs: deps.publicRateWindowMs ?? 60_000 });
+  return { counters, limits, authFailures, publicRequests };
 }

@@ -21,7 +21,8 @@ import { rssSection } from './rss.ts';
 import { serviceSection } from './service.ts';
 import { storeSection } from './store.ts';
 import { machineSection } from './machine.ts';
-import { openBench, printTable, type Bench } from './support.ts';
+import { openBench } from './bench-run.ts';
+import { printTable, type Bench } from './support.ts';
 import { webhooksSection } from './webhooks.ts';
 import { writesSection } from './writes.ts';
 

@@ -4,6 +4,7 @@
 // documents, same concurrency, the ways measured in turn and the turn repeated
 // (driver, ORM, driver, ORM) so that drift of the shared machine favours none.
 import { MikroORM, Utils } from '@mikro-orm/mongodb';
+import type { Collection } from 'mongodb';
 import { ClientEntity, newId, type ClientRecord } from './internals.ts';
 import { drive, ms, quantile, type Bench, type Operation, type Sample } from './support.ts';
 
@@ -118,25 +119,14 @@ export async function ormSection(b: Bench): Promise<void> {
   const orm = await MikroORM.init({ clientUrl: b.store.url, dbName: DATABASE, entities: [ClientEntity], allowGlobalContext: false, debug: false });
   try {
     await orm.schema.ensureIndexes();
-    const declared = Object.keys(orm.getMetadata().get(ClientEntity).properties).sort();
-    const built = Object.keys(clientDocument('team_x', 0)).sort();
-    const missing = declared.filter((p) => !built.includes(p));
-    const undeclared = built.filter((p) => !declared.includes(p));
-    if (missing.length || undeclared.length) {
-      throw new Error(`the bench's client document does not match ClientEntity: missing ${missing.join(', ') || '-'}; not declared ${undeclared.join(', ') || '-'}`);
-    }
+    const declared = declaredProperties(orm);
     const db = orm.em.getConnection().getDb();
     const clients = db.collection<ClientDocument>('clients');
     const teams = Array.from({ length: TEAMS }, () => newId('team'));
-    const seeded: ClientDocument[] = [];
-    for (let from = 0; from < DOCUMENTS; from += 500) {
-      const batch = Array.from({ length: Math.min(500, DOCUMENTS - from) }, (_, k) => clientDocument(teams[(from + k) % TEAMS], from + k));
-      await clients.insertMany(batch);
-      seeded.push(...batch);
-    }
+    const seeded = await seedClients(clients, teams);
     console.log(
       `orm: MikroORM ${Utils.getORMVersion()} against the driver it connected, ${DATABASE}.clients (${DOCUMENTS.toLocaleString('en')} documents of ${TEAMS} teams, ` +
-        `${declared.length} properties each), ${CONCURRENCY} operations at once, ${ROUNDS} rounds of ${DURATION_S} s per way, the ways in turn`,
+        `${declared} properties each), ${CONCURRENCY} operations at once, ${ROUNDS} rounds of ${DURATION_S} s per way, the ways in turn`,
     );
 
     const key = (i: number) => {
@@ -163,31 +153,10 @@ export async function ormSection(b: Bench): Promise<void> {
       },
     ]);
 
-    const print = () => {
-      console.log(`\n| operation (MikroORM ${Utils.getORMVersion()}, ${CONCURRENCY} at once) | way | ops/s | by round | p50 ms | p99 ms | errors |`);
-      console.log('|---|---|---:|---|---:|---:|---:|');
-      for (const [op, rows] of [['GET by id', gets], ['insert one client', inserts]] as const) {
-        for (const r of rows) {
-          console.log(`| ${op} | ${r.name} | ${r.opsPerSecond.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} |`);
-        }
-      }
-      for (const [op, [driver, ...ormWays]] of [['GET by id', gets], ['insert one', inserts]] as const) {
-        const parts = ormWays.map(
-          (r) => `${r.name.replace('ORM: ', '')} throughput ${(r.opsPerSecond / driver.opsPerSecond).toFixed(2)}, p50 ${(r.p50 / driver.p50).toFixed(2)}x, p99 ${(r.p99 / driver.p99).toFixed(2)}x`,
-        );
-        console.log(`ORM/driver, ${op}: ${parts.join('; ')}`);
-      }
-    };
+    const print = () => printComparison(gets, inserts);
     print();
     b.closing.push(print);
-    for (const [op, [driver, ...ormWays]] of [['get_by_id', gets], ['insert', inserts]] as const) {
-      for (const r of [driver, ...ormWays]) {
-        b.record(`orm.${op}.${r.key}_ops_per_s`, r.opsPerSecond);
-        b.record(`orm.${op}.${r.key}_p50_ms`, r.p50);
-        b.record(`orm.${op}.${r.key}_p99_ms`, r.p99);
-      }
-      for (const r of ormWays) b.record(`orm.${op}.${r.key}_vs_driver_throughput`, r.opsPerSecond / driver.opsPerSecond);
-    }
+    recordComparison(b, gets, inserts);
   } finally {
     await orm.em
       .getConnection()
@@ -195,5 +164,54 @@ export async function ormSection(b: Bench): Promise<void> {
       .dropDatabase()
       .catch(() => {});
     await orm.close();
+  }
+}
+
+/** How many properties ClientEntity declares; throws when the bench's client document has other ones. */
+function declaredProperties(orm: MikroORM): number {
+  const declared = Object.keys(orm.getMetadata().get(ClientEntity).properties).sort();
+  const built = Object.keys(clientDocument('team_x', 0)).sort();
+  const missing = declared.filter((p) => !built.includes(p));
+  const undeclared = built.filter((p) => !declared.includes(p));
+  if (missing.length || undeclared.length) {
+    throw new Error(`the bench's client document does not match ClientEntity: missing ${missing.join(', ') || '-'}; not declared ${undeclared.join(', ') || '-'}`);
+  }
+  return declared.length;
+}
+
+async function seedClients(clients: Collection<ClientDocument>, teams: string[]): Promise<ClientDocument[]> {
+  const seeded: ClientDocument[] = [];
+  for (let from = 0; from < DOCUMENTS; from += 500) {
+    const batch = Array.from({ length: Math.min(500, DOCUMENTS - from) }, (_, k) => clientDocument(teams[(from + k) % TEAMS], from + k));
+    await clients.insertMany(batch);
+    seeded.push(...batch);
+  }
+  return seeded;
+}
+
+function printComparison(gets: Result[], inserts: Result[]): void {
+  console.log(`\n| operation (MikroORM ${Utils.getORMVersion()}, ${CONCURRENCY} at once) | way | ops/s | by round | p50 ms | p99 ms | errors |`);
+  console.log('|---|---|---:|---|---:|---:|---:|');
+  for (const [op, rows] of [['GET by id', gets], ['insert one client', inserts]] as const) {
+    for (const r of rows) {
+      console.log(`| ${op} | ${r.name} | ${r.opsPerSecond.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} |`);
+    }
+  }
+  for (const [op, [driver, ...ormWays]] of [['GET by id', gets], ['insert one', inserts]] as const) {
+    const parts = ormWays.map(
+      (r) => `${r.name.replace('ORM: ', '')} throughput ${(r.opsPerSecond / driver.opsPerSecond).toFixed(2)}, p50 ${(r.p50 / driver.p50).toFixed(2)}x, p99 ${(r.p99 / driver.p99).toFixed(2)}x`,
+    );
+    console.log(`ORM/driver, ${op}: ${parts.join('; ')}`);
+  }
+}
+
+function recordComparison(b: Bench, gets: Result[], inserts: Result[]): void {
+  for (const [op, [driver, ...ormWays]] of [['get_by_id', gets], ['insert', inserts]] as const) {
+    for (const r of [driver, ...ormWays]) {
+      b.record(`orm.${op}.${r.key}_ops_per_s`, r.opsPerSecond);
+      b.record(`orm.${op}.${r.key}_p50_ms`, r.p50);
+      b.record(`orm.${op}.${r.key}_p99_ms`, r.p99);
+    }
+    for (const r of ormWays) b.record(`orm.${op}.${r.key}_vs_driver_throughput`, r.opsPerSecond / driver.opsPerSecond);
   }
 }

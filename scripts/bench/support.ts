@@ -1,18 +1,13 @@
-// What the bench's sections share: settings, the run's private resources (FerretDB,
-// vhost, Redis key prefix, temporary directory, test CA), the systems started on
-// them, the broker's count of client.created events, and the table of figures.
+// What the bench's sections share: settings, the systems a run starts (bench-run.ts
+// opens the run's private resources: FerretDB, vhost, Redis key prefix, temporary
+// directory, test CA), the broker's count of client.created events, and the table of figures.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connect } from 'amqplib';
-import { Redis } from 'ioredis';
-import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
-import { freePortBlock, startSystem } from '../system.ts';
-import { createTestTls, dropPostgresDatabase, startFerretdb, type RunningStore } from './internals.ts';
+import type { RunningStore } from './internals.ts';
 
 /** This checkout. */
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -246,22 +241,6 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/**
- * Ends the services and gateway a launcher left behind: startSystem kills a launcher
- * that did not get ready with SIGKILL, which leaves its children running under init.
- * They are found by this run's Redis key prefix in their environment.
- */
-function endOrphans(redisPrefix: string): void {
-  for (const { pid, ppid } of processes()) {
-    if (ppid !== 1) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`REDIS_KEY_PREFIX=${redisPrefix}`)) process.kill(pid, 'SIGTERM');
-    } catch {
-      // exited meanwhile, or not ours to read
-    }
-  }
-}
-
 /** The commit a checkout is at, and how many tracked files differ from it (read without taking the index lock). */
 export function describeTree(root: string): string {
   try {
@@ -271,181 +250,6 @@ export function describeTree(root: string): string {
     return `${git('rev-parse', '--short', 'HEAD')}${changed ? ` + ${changed} changed files` : ''}`;
   } catch {
     return 'not a git checkout';
-  }
-}
-
-/**
- * The run's private resources, and a cleanUp that stops every system still running
- * and removes all of them (FerretDB and its PostgreSQL database, vhost, Redis keys,
- * temporary directory). Safe to call more than once, and after a partial start.
- */
-export async function openBench(baseline: string | undefined): Promise<{ bench: Bench; cleanUp: () => Promise<void> }> {
-  const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
-  const dir = mkdtempSync(join(tmpdir(), `lpm-bench-${run}-`));
-  const vhost = `lpm-bench-${run}`;
-  const redisPrefix = `lpm-bench-${run}:`;
-  const pgDatabase = `lpm_bench_${run}`;
-  const running = new Set<ChildProcess>();
-  /** Systems being started: the clean-up waits for them, then stops them with the others. */
-  const starting = new Set<Promise<ChildProcess>>();
-  const commands = new Set<ChildProcess>();
-  let store: RunningStore | undefined;
-  let vhostAdded = false;
-  let cleaning: Promise<void> | undefined;
-  const step = async (what: string, fn: () => unknown) => {
-    try {
-      await fn();
-    } catch (e) {
-      console.error(`bench clean-up: ${what} failed: ${(e as Error).message}`);
-    }
-  };
-  const stopProcess = async (proc: ChildProcess) => {
-    running.delete(proc);
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise((done) => proc.once('exit', done));
-    proc.kill('SIGTERM'); // the launcher stops its services, then exits
-    await exited;
-  };
-  const finalizers: (() => Promise<unknown>)[] = [];
-  const cleanUp = () =>
-    (cleaning ??= (async () => {
-      for (const fn of finalizers) await step('closing what a scenario kept open', fn);
-      await step('ending the operator CLI processes', () =>
-        Promise.all(
-          [...commands].map(async (child) => {
-            if (child.exitCode !== null || child.signalCode !== null) return;
-            const exited = new Promise((done) => child.once('exit', done));
-            child.kill('SIGTERM');
-            const stubborn = setTimeout(() => child.kill('SIGKILL'), 5000);
-            await exited;
-            clearTimeout(stubborn);
-          }),
-        ),
-      );
-      await step('stopping the systems', async () => {
-        await Promise.allSettled([...starting]);
-        await Promise.all([...running].map(stopProcess));
-        endOrphans(redisPrefix);
-      });
-      if (store) await step('stopping FerretDB', () => store!.stop());
-      await step('dropping the PostgreSQL database', () => dropPostgresDatabase(pgDatabase));
-      if (vhostAdded) await step('deleting the vhost', () => deleteVhost(vhost));
-      await step('deleting the Redis keys', async () => {
-        const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { lazyConnect: true });
-        try {
-          await redis.connect();
-          const keys = await redis.keys(`${redisPrefix}*`);
-          if (keys.length) await redis.del(...keys);
-        } finally {
-          redis.disconnect();
-        }
-      });
-      rmSync(dir, { recursive: true, force: true });
-    })());
-
-  try {
-    // A throwaway CA and a certificate for 127.0.0.1, for the webhook receivers: the
-    // system trusts the CA through NODE_EXTRA_CA_CERTS (the CA plus the bundle already
-    // set there), and startHttpsReceiver reads the certificate from LPM_TEST_TLS_DIR.
-    const tls = createTestTls(join(dir, 'tls'), process.env.NODE_EXTRA_CA_CERTS);
-    process.env.LPM_TEST_TLS_DIR = tls.dir;
-    await Promise.all([ensureRabbitmq(), ensureRedis()]);
-    store = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database: pgDatabase });
-    addVhost(vhost);
-    vhostAdded = true;
-    const token = randomBytes(32).toString('hex');
-    const amqpUrl = `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`;
-    const webhookSecretKey = randomBytes(32).toString('base64');
-    const runningStore = store;
-
-    const envOf = (tree: Tree, port: number): NodeJS.ProcessEnv => {
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PORT: String(port),
-        MONGO_URL: runningStore.url,
-        // This checkout's launcher then gives each process its share of the local store's connections, as `npm start` does.
-        LOCAL_STORE_PORT: String(runningStore.port),
-        MONGO_DB_PREFIX: tree.dbPrefix,
-        AMQP_URL: amqpUrl,
-        AMQP_EXCHANGE: tree.exchange,
-        REDIS_KEY_PREFIX: redisPrefix,
-        INTERNAL_TOKEN: token,
-        LOG_LEVEL: 'warn',
-        NODE_EXTRA_CA_CERTS: tls.caBundle,
-        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-        WEBHOOK_SECRET_KEY: webhookSecretKey,
-        // Every request of the bench comes from one address: its runs of a keyless route (gateway.openapi_yaml) are not the limit's to stop.
-        PUBLIC_RATE_LIMIT: '1000000',
-      };
-      // The webhooks service's own defaults (timeout, attempts at once, retry delays), and
-      // no deactivation e-mail leaves the machine.
-      for (const name of ['WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_RETRY_DELAYS', 'SMTP_URL']) delete env[name];
-      return env;
-    };
-    const start = async (tree: Tree): Promise<System> => {
-      for (let attempt = 1; ; attempt++) {
-        const port = await freePortBlock();
-        const launching = startSystem(envOf(tree, port), 90_000, tree.root).then((proc) => (running.add(proc), proc));
-        starting.add(launching);
-        let proc: ChildProcess;
-        try {
-          proc = await launching;
-        } catch (e) {
-          endOrphans(redisPrefix);
-          // Free when checked, taken before a service listened (other processes pick ports
-          // too), or slow to become healthy on a busy machine: again on another block.
-          const taken = String(e).includes('EADDRINUSE');
-          if (cleaning || attempt >= 3 || !(taken || String(e).includes('did not become healthy'))) throw e;
-          console.log(
-            taken
-              ? `  a port of ${port}-${port + 6} was taken while the system started; starting it again on other ports`
-              : '  the system did not become healthy in time (a busy machine?); starting it again',
-          );
-          continue;
-        } finally {
-          starting.delete(launching);
-        }
-        if (cleaning) throw new Error('the bench is stopping'); // the clean-up stops this system too
-        return {
-          tree,
-          gatewayUrl: `http://127.0.0.1:${port}`,
-          gatewayInternalUrl: `http://127.0.0.1:${port + 7}`,
-          dealsUrl: `http://127.0.0.1:${port + 1}`,
-          clientsUrl: `http://127.0.0.1:${port + 2}`,
-          casesUrl: `http://127.0.0.1:${port + 3}`,
-          activitiesUrl: `http://127.0.0.1:${port + 4}`,
-          financialUrl: `http://127.0.0.1:${port + 5}`,
-          webhooksUrl: `http://127.0.0.1:${port + 6}`,
-          pid: proc.pid!,
-          stop: () => stopProcess(proc),
-        };
-      }
-    };
-    let main: Promise<System> | undefined;
-    const bench: Bench = {
-      store,
-      dir,
-      vhost,
-      amqpUrl,
-      token,
-      baseline,
-      commands,
-      stopping: () => cleaning !== undefined,
-      system: () => (main ??= start(THIS_TREE)),
-      start,
-      figures: [],
-      closing: [],
-      atCleanUp: (fn) => void finalizers.push(fn),
-      values: {},
-      record(key, value) {
-        if (Number.isFinite(value)) bench.values[key] = value;
-        else console.log(`  (no figure for ${key}: ${value})`);
-      },
-    };
-    return { bench, cleanUp };
-  } catch (e) {
-    await cleanUp();
-    throw e;
   }
 }
 

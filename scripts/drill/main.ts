@@ -26,16 +26,16 @@ import { promisify } from 'node:util';
 import { EVENT_TYPES } from '../../shared/src/events.ts';
 import { startFerretdb } from '../local-store.ts';
 import { SERVICE_NAMES } from '../../shared/src/service/names.ts';
-import { startHttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { createTestTls } from '@lpm/test-kit/test-ca';
 import { addVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
-import { freePortBlock, startSystem } from '../system.ts';
-import { drillFaults, runFaults, type FaultDurations, type FaultLog } from './faults.ts';
+import { freePortBlock, startSystem, type Launcher } from '../system.ts';
+import { drillFaults, runFaults, type Fault, type FaultDurations, type FaultLog } from './faults.ts';
 import { launcherEnd } from './launcher.ts';
 import { DrillResources } from './resources.ts';
-import { countEvents, stateDisagreements, waitForQuiet } from './verdict.ts';
-import { Workload, type DrillTeam } from './workload.ts';
+import { countEvents, stateDisagreements, waitForQuiet, type EventCount } from './verdict.ts';
+import { Workload, type DrillTeam, type Story } from './workload.ts';
 
 interface DrillArgs {
   writes: number;
@@ -78,169 +78,242 @@ async function main(): Promise<number> {
   }
   console.log(`drill: run ${run}`);
   try {
-    let mongoUrl = process.env.MONGO_URL;
-    let amqpUrl = process.env.AMQP_URL;
-    made.redisPrefix = `${process.env.REDIS_KEY_PREFIX ?? ''}drill-${run}:`;
-    if (!underJest) {
-      const tls = createTestTls(join(dir, 'tls'), process.env.NODE_EXTRA_CA_CERTS);
-      process.env.LPM_TEST_TLS_DIR = tls.dir;
-      process.env.NODE_EXTRA_CA_CERTS = tls.caBundle;
-      await Promise.all([ensureRabbitmq(), ensureRedis()]);
-      made.database = `lpm_drill_${run}`;
-      made.store = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database: made.database });
-      mongoUrl = made.store.url;
-      const vhost = `lpm-drill-${run}`;
-      addVhost(vhost);
-      made.vhost = vhost;
-      amqpUrl = `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`;
-      made.redisPrefix = `lpm-drill-${run}:`;
-    }
-    const storeUrl = new URL(mongoUrl!);
-    const brokerUrl = new URL(amqpUrl!);
-    const storeProxy = await startTcpProxy(storeUrl.hostname, Number(storeUrl.port));
-    const brokerProxy = await startTcpProxy(brokerUrl.hostname, Number(brokerUrl.port || 5672));
-    made.closers.push(() => storeProxy.close(), () => brokerProxy.close());
-    storeUrl.port = String(storeProxy.port);
-    brokerUrl.port = String(brokerProxy.port);
+    const urls = await storeAndBroker(made, dir, run, underJest);
+    const { storeProxy, brokerProxy, storeUrl, brokerUrl } = await startProxies(made, urls);
 
     const receiver = await startHttpsReceiver();
     made.closers.push(() => receiver.close());
     const port = await freePortBlock();
     const dbPrefix = `${process.env.MONGO_DB_PREFIX ?? ''}drill${run}_`;
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      MONGO_URL: storeUrl.toString(),
-      MONGO_DB_PREFIX: dbPrefix,
-      AMQP_URL: brokerUrl.toString(),
-      AMQP_EXCHANGE: `${dbPrefix}events`,
-      REDIS_KEY_PREFIX: made.redisPrefix,
-      LOG_LEVEL: 'error',
-      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      WEBHOOK_RETRY_DELAYS: '2s,5s,10s,30s,60s',
-      // The receiver runs in this process beside the proxies and the actors: on a loaded
-      // machine it can take past the default 5 s to answer a burst, and six such timeouts
-      // in a row deactivate a team's webhook (docs/decisions.md §5 "Webhooks"), which the drill would count
-      // as lost events. Its slowness is not a fault under test.
-      WEBHOOK_TIMEOUT_MS: '30000',
-    };
-    delete env.LOCAL_STORE_PORT;
+    const env = systemEnv({ port, storeUrl, brokerUrl, dbPrefix, redisPrefix: made.redisPrefix! });
     const launcher = await startSystem(env, 120_000);
     made.launcher = launcher;
     // From here on, every wait ends when the launcher does: the drill then fails with a report.
-    let launcherGone: string | null = null;
-    const gone = launcherEnd(launcher).then((how) => {
-      if (made.removing) return;
-      launcherGone = how;
-      console.log(`drill: the launcher ended (${how}); stopping the writes`);
-    });
-    const untilGone = (work: Promise<unknown>) => Promise.race([work, gone]);
+    const watch = watchLauncher(launcher, made);
     const gatewayUrl = `http://127.0.0.1:${port}`;
     console.log(`drill: the system on ${gatewayUrl} (PORT..PORT+7), launcher pid ${launcher.pid}`);
-    const teams: DrillTeam[] = [];
-    for (let i = 0; i < TEAMS; i++) {
-      // Asynchronously: the proxies run in this process, which a synchronous spawn would block.
-      const cli = await promisify(execFile)(
-        process.execPath,
-        ['gateway/src/cli/main.ts', 'team', 'create', '--name', `Drill ${i}`, '--plan', 'enterprise', '--owner-name', `Dona ${i}`, '--owner-email', `dona${i}@drill.example`, '--json'],
-        { cwd: ROOT, env, encoding: 'utf8' },
-      );
-      const issued = JSON.parse(cli.stdout.trim().split('\n').pop()!);
-      teams.push({ id: issued.team.id, apiKey: issued.api_key });
-      const hook = await fetch(`${gatewayUrl}/v1/webhooks`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${issued.api_key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: `${receiver.url}/drill/${i}`, events: [...EVENT_TYPES] }),
-      });
-      if (hook.status !== 201) throw new Error(`webhook create: ${hook.status} ${await hook.text()}`);
-    }
-
-    const durations = args.short ? SHORT : FULL;
-    const faultLog: FaultLog[] = [];
-    let faultsLeft = true;
-    const workload = new Workload({
-      gatewayUrl,
-      teams,
-      writes: args.writes,
-      rate: RATE,
-      actors: ACTORS,
-      giveUpMs: durations.storeCutMs + 120_000,
-      keepGoing: () => faultsLeft && launcherGone === null,
-    });
-    const faults = drillFaults({ store: storeProxy, broker: brokerProxy, launcherPid: launcher.pid!, durations, processes: ['gateway', ...SERVICE_NAMES] });
-    const started = Date.now();
-    console.log(`drill: ${args.writes} writes at ${RATE}/s over ${TEAMS} teams; faults: ${faults.map((f) => f.name).join(', ')}`);
-    void gone.then(() => workload.stop());
-    await untilGone(Promise.all([workload.run(), runFaults(faults, args.writes, () => workload.done, faultLog, () => launcherGone !== null).finally(() => (faultsLeft = false))]));
-    const writeSeconds = (Date.now() - started) / 1000;
-    console.log(`drill: ${workload.done} writes in ${writeSeconds.toFixed(0)} s; waiting for quiet`);
-
-    const expected = workload.tally.expected;
-    // Quiet: longer than the longest retry delay on the way (60 s: a consumer's transient retries, a webhook's last attempts).
-    await untilGone(waitForQuiet(receiver.requests, expected, 150_000, 900_000));
-    const events = countEvents(receiver.requests, expected);
-    // Derived state (counts kept from events, owed occurrences a repair job stores) settles after the events: asked again for a while.
-    const settled = async () => {
-      let found = await stateDisagreements(gatewayUrl, teams, workload.stories);
-      for (const settleBy = Date.now() + 120_000; found.length > 0 && Date.now() < settleBy; ) {
-        await new Promise((r) => setTimeout(r, 10_000));
-        found = await stateDisagreements(gatewayUrl, teams, workload.stories);
-      }
-      return found;
-    };
-    let problems: string[] = [];
-    const inactive: string[] = [];
-    const checkState = async () => {
-      problems = await settled();
-      for (const team of teams) {
-        const hooks = await fetch(`${gatewayUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${team.apiKey}` } }).then((r) => r.json() as Promise<{ data?: { id: string; active: boolean }[] }>);
-        for (const h of hooks.data ?? []) if (h.active === false) inactive.push(`${team.id} ${h.id}`);
-      }
-    };
-    if (launcherGone === null) await untilGone(checkState());
-    if (launcherGone !== null) problems = ['not checked: the launcher ended'];
-    const dead = await deadLettered(decodeURIComponent(brokerUrl.pathname.slice(1)) || '/', `${dbPrefix}events.`);
-    const failedFaults = faultLog.filter((f) => f.detail);
-    const report = {
-      'launcher.ended': launcherGone,
-      'writes.acknowledged': workload.tally.acknowledged,
-      'writes.refused': Object.values(workload.tally.refused).reduce((a, b) => a + b, 0),
-      'writes.refused_by_status': workload.tally.refused,
-      'writes.refused_sample': workload.tally.refusedSamples,
-      'writes.retried_by_status': workload.tally.retried,
-      'writes.seconds': writeSeconds,
-      'events.expected': expected.size,
-      'events.delivered': events.delivered,
-      'events.duplicated': events.duplicated,
-      'events.lost': events.lost.length,
-      'events.lost_sample': events.lost.slice(0, 20),
-      'events.dead_lettered': Object.values(dead).reduce((a, b) => a + b, 0),
-      'events.dead_lettered_by_queue': dead,
-      'webhooks.deactivated': inactive,
-      'answers.outside_envelope': workload.tally.outsideEnvelope,
-      'answers.outside_sample': workload.tally.outsideSamples,
-      'stories.total': workload.stories.length,
-      'stories.uncertain': workload.stories.filter((s) => s.uncertain).length,
-      'state.agrees': problems.length === 0,
-      'state.disagreements': problems.slice(0, 50),
-      faults: faultLog,
-    };
-    console.log(JSON.stringify(report, null, 2));
-    if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
-    const ok =
-      launcherGone === null &&
-      events.lost.length === 0 &&
-      Object.keys(dead).length === 0 &&
-      workload.tally.outsideEnvelope === 0 &&
-      problems.length === 0 &&
-      failedFaults.length === 0 &&
-      faultLog.length === faults.length;
-    console.log(ok ? 'drill: passed' : 'drill: FAILED');
-    return ok ? 0 : 1;
+    const teams = await createTeams(gatewayUrl, env, receiver.url);
+    const faults = drillFaults({ store: storeProxy, broker: brokerProxy, launcherPid: launcher.pid!, durations: args.short ? SHORT : FULL, processes: ['gateway', ...SERVICE_NAMES] });
+    return await drill({ args, watch, gatewayUrl, teams, receiver, faults, brokerUrl, dbPrefix });
   } finally {
     await made.remove();
   }
+}
+
+/** Under Jest, the run's store and broker; alone, a test CA, a FerretDB and a vhost of the drill's own. */
+async function storeAndBroker(made: DrillResources, dir: string, run: string, underJest: boolean): Promise<{ mongoUrl: string; amqpUrl: string }> {
+  let mongoUrl = process.env.MONGO_URL;
+  let amqpUrl = process.env.AMQP_URL;
+  made.redisPrefix = `${process.env.REDIS_KEY_PREFIX ?? ''}drill-${run}:`;
+  if (!underJest) {
+    const tls = createTestTls(join(dir, 'tls'), process.env.NODE_EXTRA_CA_CERTS);
+    process.env.LPM_TEST_TLS_DIR = tls.dir;
+    process.env.NODE_EXTRA_CA_CERTS = tls.caBundle;
+    await Promise.all([ensureRabbitmq(), ensureRedis()]);
+    made.database = `lpm_drill_${run}`;
+    made.store = await startFerretdb({ dataDir: join(dir, 'ferretdb'), database: made.database });
+    mongoUrl = made.store.url;
+    const vhost = `lpm-drill-${run}`;
+    addVhost(vhost);
+    made.vhost = vhost;
+    amqpUrl = `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`;
+    made.redisPrefix = `lpm-drill-${run}:`;
+  }
+  return { mongoUrl: mongoUrl!, amqpUrl: amqpUrl! };
+}
+
+/** TCP proxies to the store and the broker (the faults cut and hang them), and the URLs through them. */
+async function startProxies(made: DrillResources, urls: { mongoUrl: string; amqpUrl: string }) {
+  const storeUrl = new URL(urls.mongoUrl);
+  const brokerUrl = new URL(urls.amqpUrl);
+  const storeProxy = await startTcpProxy(storeUrl.hostname, Number(storeUrl.port));
+  const brokerProxy = await startTcpProxy(brokerUrl.hostname, Number(brokerUrl.port || 5672));
+  made.closers.push(() => storeProxy.close(), () => brokerProxy.close());
+  storeUrl.port = String(storeProxy.port);
+  brokerUrl.port = String(brokerProxy.port);
+  return { storeProxy, brokerProxy, storeUrl, brokerUrl };
+}
+
+function systemEnv(s: { port: number; storeUrl: URL; brokerUrl: URL; dbPrefix: string; redisPrefix: string }): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(s.port),
+    MONGO_URL: s.storeUrl.toString(),
+    MONGO_DB_PREFIX: s.dbPrefix,
+    AMQP_URL: s.brokerUrl.toString(),
+    AMQP_EXCHANGE: `${s.dbPrefix}events`,
+    REDIS_KEY_PREFIX: s.redisPrefix,
+    LOG_LEVEL: 'error',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+    WEBHOOK_RETRY_DELAYS: '2s,5s,10s,30s,60s',
+    // The receiver runs in this process beside the proxies and the actors: on a loaded
+    // machine it can take past the default 5 s to answer a burst, and six such timeouts
+    // in a row deactivate a team's webhook (docs/decisions.md §5 "Webhooks"), which the drill would count
+    // as lost events. Its slowness is not a fault under test.
+    WEBHOOK_TIMEOUT_MS: '30000',
+  };
+  delete env.LOCAL_STORE_PORT;
+  return env;
+}
+
+/** How the launcher ended (null while it runs), and `gone`, settled when it ends. */
+interface LauncherWatch {
+  ended: string | null;
+  gone: Promise<void>;
+  /** `work`, or the launcher's end if that comes first. */
+  untilGone(work: Promise<unknown>): Promise<unknown>;
+}
+
+function watchLauncher(launcher: Launcher, made: DrillResources): LauncherWatch {
+  const watch: LauncherWatch = {
+    ended: null,
+    gone: launcherEnd(launcher).then((how) => {
+      if (made.removing) return;
+      watch.ended = how;
+      console.log(`drill: the launcher ended (${how}); stopping the writes`);
+    }),
+    untilGone: (work) => Promise.race([work, watch.gone]),
+  };
+  return watch;
+}
+
+/** TEAMS enterprise teams made with the CLI, each with a webhook on every event to its own path of the receiver. */
+async function createTeams(gatewayUrl: string, env: NodeJS.ProcessEnv, receiverUrl: string): Promise<DrillTeam[]> {
+  const teams: DrillTeam[] = [];
+  for (let i = 0; i < TEAMS; i++) {
+    // Asynchronously: the proxies run in this process, which a synchronous spawn would block.
+    const cli = await promisify(execFile)(
+      process.execPath,
+      ['gateway/src/cli/main.ts', 'team', 'create', '--name', `Drill ${i}`, '--plan', 'enterprise', '--owner-name', `Dona ${i}`, '--owner-email', `dona${i}@drill.example`, '--json'],
+      { cwd: ROOT, env, encoding: 'utf8' },
+    );
+    const issued = JSON.parse(cli.stdout.trim().split('\n').pop()!);
+    teams.push({ id: issued.team.id, apiKey: issued.api_key });
+    const hook = await fetch(`${gatewayUrl}/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${issued.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${receiverUrl}/drill/${i}`, events: [...EVENT_TYPES] }),
+    });
+    if (hook.status !== 201) throw new Error(`webhook create: ${hook.status} ${await hook.text()}`);
+  }
+  return teams;
+}
+
+interface Drill {
+  args: DrillArgs;
+  watch: LauncherWatch;
+  gatewayUrl: string;
+  teams: DrillTeam[];
+  receiver: HttpsReceiver;
+  faults: Fault[];
+  brokerUrl: URL;
+  dbPrefix: string;
+}
+
+/** The writes beside the faults, then the wait for quiet and the verdict: 0 when the drill passed, 1 when not. */
+async function drill(d: Drill): Promise<number> {
+  const { args, watch, faults } = d;
+  const faultLog: FaultLog[] = [];
+  let faultsLeft = true;
+  const workload = new Workload({
+    gatewayUrl: d.gatewayUrl,
+    teams: d.teams,
+    writes: args.writes,
+    rate: RATE,
+    actors: ACTORS,
+    giveUpMs: (args.short ? SHORT : FULL).storeCutMs + 120_000,
+    keepGoing: () => faultsLeft && watch.ended === null,
+  });
+  const started = Date.now();
+  console.log(`drill: ${args.writes} writes at ${RATE}/s over ${TEAMS} teams; faults: ${faults.map((f) => f.name).join(', ')}`);
+  void watch.gone.then(() => workload.stop());
+  await watch.untilGone(Promise.all([workload.run(), runFaults(faults, args.writes, () => workload.done, faultLog, () => watch.ended !== null).finally(() => (faultsLeft = false))]));
+  const writeSeconds = (Date.now() - started) / 1000;
+  console.log(`drill: ${workload.done} writes in ${writeSeconds.toFixed(0)} s; waiting for quiet`);
+
+  const expected = workload.tally.expected;
+  // Quiet: longer than the longest retry delay on the way (60 s: a consumer's transient retries, a webhook's last attempts).
+  await watch.untilGone(waitForQuiet(d.receiver.requests, expected, 150_000, 900_000));
+  const events = countEvents(d.receiver.requests, expected);
+  const state: StateCheck = { problems: [], inactive: [] };
+  if (watch.ended === null) await watch.untilGone(checkState(state, d.gatewayUrl, d.teams, workload.stories));
+  if (watch.ended !== null) state.problems = ['not checked: the launcher ended'];
+  const dead = await deadLettered(decodeURIComponent(d.brokerUrl.pathname.slice(1)) || '/', `${d.dbPrefix}events.`);
+  const report = reportOf({ launcherEnded: watch.ended, workload, writeSeconds, events, dead, state, faultLog });
+  console.log(JSON.stringify(report, null, 2));
+  if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
+  const ok =
+    watch.ended === null &&
+    events.lost.length === 0 &&
+    Object.keys(dead).length === 0 &&
+    workload.tally.outsideEnvelope === 0 &&
+    state.problems.length === 0 &&
+    faultLog.filter((f) => f.detail).length === 0 &&
+    faultLog.length === faults.length;
+  console.log(ok ? 'drill: passed' : 'drill: FAILED');
+  return ok ? 0 : 1;
+}
+
+interface StateCheck {
+  /** Where the state disagrees with the acknowledged writes. */
+  problems: string[];
+  /** Webhooks deactivated, as `<team> <webhook>`. */
+  inactive: string[];
+}
+
+async function checkState(state: StateCheck, gatewayUrl: string, teams: DrillTeam[], stories: Story[]): Promise<void> {
+  state.problems = await settledDisagreements(gatewayUrl, teams, stories);
+  for (const team of teams) {
+    const hooks = await fetch(`${gatewayUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${team.apiKey}` } }).then((r) => r.json() as Promise<{ data?: { id: string; active: boolean }[] }>);
+    for (const h of hooks.data ?? []) if (h.active === false) state.inactive.push(`${team.id} ${h.id}`);
+  }
+}
+
+/** Derived state (counts kept from events, owed occurrences a repair job stores) settles after the events: asked again for a while. */
+async function settledDisagreements(gatewayUrl: string, teams: DrillTeam[], stories: Story[]): Promise<string[]> {
+  let found = await stateDisagreements(gatewayUrl, teams, stories);
+  for (const settleBy = Date.now() + 120_000; found.length > 0 && Date.now() < settleBy; ) {
+    await new Promise((r) => setTimeout(r, 10_000));
+    found = await stateDisagreements(gatewayUrl, teams, stories);
+  }
+  return found;
+}
+
+function reportOf(r: {
+  launcherEnded: string | null;
+  workload: Workload;
+  writeSeconds: number;
+  events: EventCount;
+  dead: Record<string, number>;
+  state: StateCheck;
+  faultLog: FaultLog[];
+}) {
+  const { tally, stories } = r.workload;
+  return {
+    'launcher.ended': r.launcherEnded,
+    'writes.acknowledged': tally.acknowledged,
+    'writes.refused': Object.values(tally.refused).reduce((a, b) => a + b, 0),
+    'writes.refused_by_status': tally.refused,
+    'writes.refused_sample': tally.refusedSamples,
+    'writes.retried_by_status': tally.retried,
+    'writes.seconds': r.writeSeconds,
+    'events.expected': tally.expected.size,
+    'events.delivered': r.events.delivered,
+    'events.duplicated': r.events.duplicated,
+    'events.lost': r.events.lost.length,
+    'events.lost_sample': r.events.lost.slice(0, 20),
+    'events.dead_lettered': Object.values(r.dead).reduce((a, b) => a + b, 0),
+    'events.dead_lettered_by_queue': r.dead,
+    'webhooks.deactivated': r.state.inactive,
+    'answers.outside_envelope': tally.outsideEnvelope,
+    'answers.outside_sample': tally.outsideSamples,
+    'stories.total': stories.length,
+    'stories.uncertain': stories.filter((s) => s.uncertain).length,
+    'state.agrees': r.state.problems.length === 0,
+    'state.disagreements': r.state.problems.slice(0, 50),
+    faults: r.faultLog,
+  };
 }
 
 /** Messages left in the system's dead-letter and parking queues (names under `prefix`), by queue: work a consumer never did. */

@@ -47,10 +47,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     ...(opts.logger !== undefined ? { logger: opts.logger } : { loggerInstance: opts.loggerInstance ?? createLogger(opts.name) }),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     schemaErrorFormatter: (errors, part) => fromAjvError(errors[0] as never, part),
     routerOptions: { ignoreTrailingSlash: true },
     // What the router refuses before any hook runs, which Fastify would answer
@@ -75,7 +72,36 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
 
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(schema as never, httpPart));
   timeRequests(app, opts.name);
+  checkRequests(app);
 
+  app.setErrorHandler((err, req, reply) => {
+    const appErr = err instanceof AppError ? err : err instanceof URIError ? invalidUrlEncoding() : toAppError(err);
+    refused(req, appErr, err);
+    return reply.status(appErr.status).send(errorBody(appErr));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send(errorBody(noSuchRoute()));
+  });
+
+  // The OpenAPI document of the routes registered inside plugins (app.register),
+  // which load after this one; the gateway merges the services' documents.
+  if (opts.documented ?? true) {
+    app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: opts.name, version: 'v1' }, tags: [...(opts.tags ?? [])] as never } });
+    app.get('/openapi.json', { config: { public: true }, logLevel: 'warn' }, async () => app.swagger());
+  }
+
+  return app;
+}
+
+/** The client's X-Request-Id when it is a usable one, else a new one. */
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+}
+
+/** The URL check, the JSON body parser, and the body checks every request passes. */
+function checkRequests(app: FastifyInstance): void {
   // The hooks every request passes take a callback: an async hook costs each request two promises more.
   // First of all hooks, for every route and the not-found handler alike.
   app.addHook('onRequest', (req, _reply, done) => done(urlProblem(req.url) ?? undefined));
@@ -108,25 +134,6 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     reply.header('x-request-id', req.id);
     done(null, payload);
   });
-
-  app.setErrorHandler((err, req, reply) => {
-    const appErr = err instanceof AppError ? err : err instanceof URIError ? invalidUrlEncoding() : toAppError(err);
-    refused(req, appErr, err);
-    return reply.status(appErr.status).send(errorBody(appErr));
-  });
-
-  app.setNotFoundHandler((req, reply) => {
-    reply.status(404).send(errorBody(noSuchRoute()));
-  });
-
-  // The OpenAPI document of the routes registered inside plugins (app.register),
-  // which load after this one; the gateway merges the services' documents.
-  if (opts.documented ?? true) {
-    app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: opts.name, version: 'v1' }, tags: [...(opts.tags ?? [])] as never } });
-    app.get('/openapi.json', { config: { public: true }, logLevel: 'warn' }, async () => app.swagger());
-  }
-
-  return app;
 }
 
 function refused(req: FastifyRequest, appErr: AppError, err: unknown): void {

@@ -7,8 +7,8 @@
 // next request with the key runs it again with the ids the first run made
 // (ids.withIdSeed), so the store refuses a second record (RecordStore.insert).
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Db } from 'mongodb';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Collection, Db } from 'mongodb';
 import { badRequest, businessRule, conflict } from '../errors.ts';
 import { isDuplicateKey } from '../store/duplicate-key.ts';
 import { bucketOf, purgeByMarker } from '../store/markers.ts';
@@ -76,59 +76,8 @@ export async function purgeIdempotencyKeys(db: Db, now = new Date()): Promise<nu
 
 export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): void {
   const entries = db.collection<Entry>(ENTRIES);
-  const opened = (body: string) => {
-    if (!sealer) throw new Error('a sealed idempotency record and no sealer to open it');
-    return sealer.open(body);
-  };
 
-  app.addHook('preValidation', async (req, reply) => {
-    const given = req.headers[HEADER];
-    if (req.method !== 'POST' || given === undefined) return;
-    const key = Array.isArray(given) ? given[0] : given;
-    if (key.length < 1 || key.length > 255) {
-      throw badRequest('Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key', type: 'invalid' });
-    }
-    const id = `${req.identity.teamId}:${key}`;
-    const hash = requestHash(req);
-    for (;;) {
-      const now = new Date();
-      try {
-        await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: now, claimed_at: now, created_day: bucketOf(now, DAY_MS) });
-        req.idempotencyEntry = id;
-        req.idempotencyAt = now;
-        return;
-      } catch (e) {
-        if (!isDuplicateKey(e)) throw e;
-      }
-      const found = await entries.findOne({ _id: id });
-      if (!found) continue;
-      if (now.getTime() - found.created_at.getTime() > KEEP_MS) {
-        await entries.deleteOne({ _id: id, created_at: found.created_at });
-        continue;
-      }
-      if (found.request_hash !== hash) {
-        throw businessRule('Idempotency key reused with different request', 'idempotency_key_reused');
-      }
-      const claimedAt = found.claimed_at ?? found.created_at;
-      const abandoned = found.state === 'pending' && now.getTime() - claimedAt.getTime() > ABANDONED_MS;
-      if (found.state === 'failed' || abandoned) {
-        // Run again, as the same run: its ids come from the key and the first run's instant.
-        const taken = await entries.updateOne({ _id: id, state: found.state, created_at: found.created_at, ...(found.claimed_at ? { claimed_at: found.claimed_at } : {}) }, { $set: { state: 'pending', claimed_at: now } });
-        if (taken.matchedCount === 0) continue;
-        req.idempotencyEntry = id;
-        req.idempotencyAt = found.created_at;
-        return;
-      }
-      if (found.state === 'pending') {
-        throw conflict('A request with this Idempotency-Key is in progress', 'idempotency_request_in_progress');
-      }
-      return reply
-        .status(found.status ?? 200)
-        .header('content-type', found.content_type ?? 'application/json; charset=utf-8')
-        .header('idempotent-replayed', 'true')
-        .send(found.sealed && found.body !== undefined ? opened(found.body) : found.body);
-    }
-  });
+  app.addHook('preValidation', (req, reply) => takeKey(entries, sealer, req, reply));
 
   // Answers below 500 are kept for replay; after a server error the key is freed so a retry runs again.
   // The answer goes out whatever the store says: a 201 turned into a 500 by a failed
@@ -139,7 +88,7 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
     if (!id) return payload;
     req.idempotencyEntry = undefined;
     try {
-      await settle(id, reply.statusCode, payload, String(reply.getHeader('content-type') ?? ''));
+      await settle(entries, sealer, id, reply.statusCode, payload, String(reply.getHeader('content-type') ?? ''));
     } catch (err) {
       req.log.warn({ err, idempotency_key: id }, 'idempotency entry not settled; it stays pending until abandoned');
     }
@@ -155,23 +104,81 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
       return at && req.idempotencyEntry ? withIdSeed(req.idempotencyEntry, at.getTime(), () => handler.call(this, req, reply)) : handler.call(this, req, reply);
     };
   });
+}
 
-  async function settle(id: string, status: number, payload: unknown, contentType: string): Promise<void> {
-    if (status >= 500 || typeof payload !== 'string') {
-      await entries.updateOne({ _id: id, state: 'pending' }, { $set: { state: 'failed' } });
-    } else {
-      await entries.updateOne(
-        { _id: id },
-        {
-          $set: {
-            state: 'done',
-            status,
-            content_type: contentType,
-            body: sealer ? sealer.seal(payload) : payload,
-            sealed: sealer !== undefined,
-          },
-        },
-      );
+/**
+ * A POST with an Idempotency-Key: takes the key for this run (a new one, or one whose
+ * last run failed or was abandoned), or replays the answer kept for it.
+ */
+async function takeKey(entries: Collection<Entry>, sealer: Sealer | undefined, req: FastifyRequest, reply: FastifyReply) {
+  const given = req.headers[HEADER];
+  if (req.method !== 'POST' || given === undefined) return;
+  const key = Array.isArray(given) ? given[0] : given;
+  if (key.length < 1 || key.length > 255) {
+    throw badRequest('Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key', type: 'invalid' });
+  }
+  const id = `${req.identity.teamId}:${key}`;
+  const hash = requestHash(req);
+  for (;;) {
+    const now = new Date();
+    try {
+      await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: now, claimed_at: now, created_day: bucketOf(now, DAY_MS) });
+      req.idempotencyEntry = id;
+      req.idempotencyAt = now;
+      return;
+    } catch (e) {
+      if (!isDuplicateKey(e)) throw e;
     }
+    const found = await entries.findOne({ _id: id });
+    if (!found) continue;
+    if (now.getTime() - found.created_at.getTime() > KEEP_MS) {
+      await entries.deleteOne({ _id: id, created_at: found.created_at });
+      continue;
+    }
+    if (found.request_hash !== hash) {
+      throw businessRule('Idempotency key reused with different request', 'idempotency_key_reused');
+    }
+    const claimedAt = found.claimed_at ?? found.created_at;
+    const abandoned = found.state === 'pending' && now.getTime() - claimedAt.getTime() > ABANDONED_MS;
+    if (found.state === 'failed' || abandoned) {
+      // Run again, as the same run: its ids come from the key and the first run's instant.
+      const taken = await entries.updateOne({ _id: id, state: found.state, created_at: found.created_at, ...(found.claimed_at ? { claimed_at: found.claimed_at } : {}) }, { $set: { state: 'pending', claimed_at: now } });
+      if (taken.matchedCount === 0) continue;
+      req.idempotencyEntry = id;
+      req.idempotencyAt = found.created_at;
+      return;
+    }
+    if (found.state === 'pending') {
+      throw conflict('A request with this Idempotency-Key is in progress', 'idempotency_request_in_progress');
+    }
+    return reply
+      .status(found.status ?? 200)
+      .header('content-type', found.content_type ?? 'application/json; charset=utf-8')
+      .header('idempotent-replayed', 'true')
+      .send(found.sealed && found.body !== undefined ? opened(sealer, found.body) : found.body);
+  }
+}
+
+function opened(sealer: Sealer | undefined, body: string): string {
+  if (!sealer) throw new Error('a sealed idempotency record and no sealer to open it');
+  return sealer.open(body);
+}
+
+async function settle(entries: Collection<Entry>, sealer: Sealer | undefined, id: string, status: number, payload: unknown, contentType: string): Promise<void> {
+  if (status >= 500 || typeof payload !== 'string') {
+    await entries.updateOne({ _id: id, state: 'pending' }, { $set: { state: 'failed' } });
+  } else {
+    await entries.updateOne(
+      { _id: id },
+      {
+        $set: {
+          state: 'done',
+          status,
+          content_type: contentType,
+          body: sealer ? sealer.seal(payload) : payload,
+          sealed: sealer !== undefined,
+        },
+      },
+    );
   }
 }

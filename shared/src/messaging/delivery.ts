@@ -8,7 +8,7 @@
 // `<queue>.delay.<ms>` with growing delays for as long as it lasts, up to retryForMs
 // after the first transient failure of the current run, and only then dead-lettered.
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, trace, type Context, type Span } from '@opentelemetry/api';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isStoreError } from '../store/store-errors.ts';
@@ -111,36 +111,22 @@ export interface DeliveryHandling<M extends Message> {
 
 /** Handles `msg` and acks it; when its forward to retry/DLQ fails it rejects, and the unacked message is redelivered. */
 export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
-  const { queue, maxAttempts, handler, log } = h;
+  const { queue } = h;
   const headers: Record<string, unknown> = { ...(msg.properties.headers ?? {}) };
-  const carried: CarriedProperties = msg.properties;
   const attempt = Math.max(1, Number(headers[ATTEMPT_HEADER]) || 1);
   let event: M;
   try {
     event = h.parse(readJson(msg.content));
   } catch (err) {
-    log.error({ err, queue, messageId: carried.messageId }, 'unparseable message sent to the DLQ');
+    const carried: CarriedProperties = msg.properties;
+    h.log.error({ err, queue, messageId: carried.messageId }, 'unparseable message sent to the DLQ');
     await forward(ch, `${queue}.dlq`, msg, headers, attempt, (err as Error).message, h.publishTimeoutMs);
     ch.ack(msg);
     countMessage(queue, 'dead_lettered');
     return;
   }
   const parent = extractTraceContext(headers);
-  const span = trace.getTracer('lpm-broker').startSpan(
-    `process ${queue}`,
-    {
-      kind: SpanKind.CONSUMER,
-      attributes: {
-        'messaging.system': 'rabbitmq',
-        'messaging.operation.type': 'process',
-        'messaging.destination.name': queue,
-        'messaging.rabbitmq.destination.routing_key': msg.fields.routingKey,
-        'messaging.message.id': event.id,
-        'messaging.consumer.attempt': attempt,
-      },
-    },
-    parent,
-  );
+  const span = startConsumerSpan(queue, msg, event.id, attempt, parent);
   const meta: DeliveryMeta = {
     queue,
     routingKey: msg.fields.routingKey,
@@ -151,63 +137,115 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
   let outcome: MessageOutcome = 'acked';
   const dedupe = h.dedupe && (h.dedupeWhen?.(event) ?? true) ? h.dedupe : undefined;
   try {
-    await context.with(trace.setSpan(parent, span), async () => {
-      const claim = dedupe ? await dedupe.claim(event.id) : 'new';
-      if (claim === 'done') {
-        span.setAttribute('messaging.duplicate', true);
-        return;
-      }
-      if (claim === 'busy') throw new ClaimBusy(event.id);
-      try {
-        await handler(event, meta);
-      } catch (err) {
-        await dedupe?.release(event.id).catch(() => {});
-        throw err;
-      }
-      await dedupe?.complete(event.id);
-    });
+    await context.with(trace.setSpan(parent, span), runOnce, undefined, h.handler, event, meta, dedupe, span);
   } catch (err) {
     span.recordException(err as Error);
     span.setStatus({ code: SpanStatusCode.ERROR });
     const message = err instanceof Error ? err.message : String(err);
-    const now = (h.now ?? Date.now)();
-    const failures = counter(headers[FAILURES_HEADER], attempt - 1);
-    const transientRun = counter(headers[TRANSIENT_HEADER], 0);
-    const since = counter(headers[TRANSIENT_SINCE_HEADER], now) || now;
-    let transient = false;
-    try {
-      transient = h.isTransient(err);
-    } catch {
-      transient = false;
-    }
-    if (transient && now - (transientRun > 0 ? since : now) < h.retryForMs) {
-      const delays = h.transientDelaysMs;
-      const delay = delays[Math.min(transientRun, delays.length - 1)];
-      log.warn({ err, queue, eventId: event.id, type: event.type, attempt, delayMs: delay }, 'handler failed transiently; retry scheduled');
-      await forward(ch, delayQueueName(queue, delay), msg, headers, attempt + 1, message, h.publishTimeoutMs, {
-        [FAILURES_HEADER]: failures,
-        [TRANSIENT_HEADER]: transientRun + 1,
-        [TRANSIENT_SINCE_HEADER]: transientRun > 0 ? since : now,
-      });
-      outcome = 'retried';
-    } else {
-      // A transient failure past retryForMs counts as the last one.
-      const dead = transient || failures + 1 >= maxAttempts;
-      log.warn(
-        { err, queue, eventId: event.id, type: event.type, attempt },
-        dead ? 'handler failed for the last time; message sent to the DLQ' : 'handler failed; retry scheduled',
-      );
-      await forward(ch, dead ? `${queue}.dlq` : `${queue}.retry`, msg, headers, dead ? attempt : attempt + 1, message, h.publishTimeoutMs, {
-        [FAILURES_HEADER]: failures + 1,
-        [TRANSIENT_HEADER]: 0,
-      });
-      outcome = dead ? 'dead_lettered' : 'retried';
-    }
+    const next = nextAfterFailure(h, headers, attempt, event, err);
+    await forward(ch, next.target, msg, headers, next.attempt, message, h.publishTimeoutMs, next.counters);
+    outcome = next.outcome;
   } finally {
     span.end();
   }
   ch.ack(msg);
   countMessage(queue, outcome);
+}
+
+function startConsumerSpan(queue: string, msg: ConsumeMessage, eventId: string, attempt: number, parent: Context): Span {
+  return trace.getTracer('lpm-broker').startSpan(
+    `process ${queue}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'rabbitmq',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': queue,
+        'messaging.rabbitmq.destination.routing_key': msg.fields.routingKey,
+        'messaging.message.id': eventId,
+        'messaging.consumer.attempt': attempt,
+      },
+    },
+    parent,
+  );
+}
+
+/** Runs the handler once the event's dedupe claim is taken; a duplicate is skipped, a busy claim throws ClaimBusy. */
+async function runOnce<M extends Message>(
+  handler: DeliveryHandling<M>['handler'],
+  event: M,
+  meta: DeliveryMeta,
+  dedupe: Dedupe | undefined,
+  span: Span,
+): Promise<void> {
+  const claim = dedupe ? await dedupe.claim(event.id) : 'new';
+  if (claim === 'done') {
+    span.setAttribute('messaging.duplicate', true);
+    return;
+  }
+  if (claim === 'busy') throw new ClaimBusy(event.id);
+  try {
+    await handler(event, meta);
+  } catch (err) {
+    await dedupe?.release(event.id).catch(() => {});
+    throw err;
+  }
+  await dedupe?.complete(event.id);
+}
+
+interface NextAfterFailure {
+  target: string;
+  attempt: number;
+  counters: Record<string, number>;
+  outcome: MessageOutcome;
+}
+
+/** Where a failed message goes (a delay queue, `<queue>.retry` or the DLQ) with its counters, logged. */
+function nextAfterFailure<M extends Message>(
+  h: DeliveryHandling<M>,
+  headers: Record<string, unknown>,
+  attempt: number,
+  event: M,
+  err: unknown,
+): NextAfterFailure {
+  const { queue, log } = h;
+  const now = (h.now ?? Date.now)();
+  const failures = counter(headers[FAILURES_HEADER], attempt - 1);
+  const transientRun = counter(headers[TRANSIENT_HEADER], 0);
+  const since = counter(headers[TRANSIENT_SINCE_HEADER], now) || now;
+  let transient = false;
+  try {
+    transient = h.isTransient(err);
+  } catch {
+    transient = false;
+  }
+  if (transient && now - (transientRun > 0 ? since : now) < h.retryForMs) {
+    const delays = h.transientDelaysMs;
+    const delay = delays[Math.min(transientRun, delays.length - 1)];
+    log.warn({ err, queue, eventId: event.id, type: event.type, attempt, delayMs: delay }, 'handler failed transiently; retry scheduled');
+    return {
+      target: delayQueueName(queue, delay),
+      attempt: attempt + 1,
+      counters: {
+        [FAILURES_HEADER]: failures,
+        [TRANSIENT_HEADER]: transientRun + 1,
+        [TRANSIENT_SINCE_HEADER]: transientRun > 0 ? since : now,
+      },
+      outcome: 'retried',
+    };
+  }
+  // A transient failure past retryForMs counts as the last one.
+  const dead = transient || failures + 1 >= h.maxAttempts;
+  log.warn(
+    { err, queue, eventId: event.id, type: event.type, attempt },
+    dead ? 'handler failed for the last time; message sent to the DLQ' : 'handler failed; retry scheduled',
+  );
+  return {
+    target: dead ? `${queue}.dlq` : `${queue}.retry`,
+    attempt: dead ? attempt : attempt + 1,
+    counters: { [FAILURES_HEADER]: failures + 1, [TRANSIENT_HEADER]: 0 },
+    outcome: dead ? 'dead_lettered' : 'retried',
+  };
 }
 
 /** Republishes msg to a queue (default exchange) and waits for the confirm. */
