@@ -22,7 +22,7 @@ const DATABASE = 'bench_orm';
  * A client as the service stores it, every property ClientEntity declares: the
  * outbox empty (em.flush refuses an entity without its required `outbox`).
  */
-type ClientDocument = ClientRecord & { outbox: []; outbox_pending: false };
+type ClientDocument = ClientRecord & { outbox: []; outbox_pending: false; outbox_mark: null; outbox_events: null };
 
 function clientDocument(teamId: string, n: number): ClientDocument {
   const _id = newId('cli');
@@ -66,6 +66,8 @@ function clientDocument(teamId: string, n: number): ClientDocument {
     document_key: `none:${_id}`,
     outbox: [],
     outbox_pending: false,
+    outbox_mark: null,
+    outbox_events: null,
   };
 }
 
