@@ -8,7 +8,7 @@
 import type { Document } from 'mongodb';
 import { TextColumn, columnOf, compareStrings, grown, inRange, isRange, type Column, type FieldKind } from './search-columns.ts';
 
-export type { FieldKind, Range } from './search-columns.ts';
+export type { FieldKind } from './search-columns.ts';
 
 export interface TableQuery {
   /** Field → folded needle: a record matches when one of the fields holds its needle. */
