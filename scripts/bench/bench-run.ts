@@ -11,6 +11,7 @@ import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from '../local-ser
 import { freePortBlock, startSystem } from '../system.ts';
 import { createTestTls, dropPostgresDatabase, startFerretdb, type RunningStore } from './internals.ts';
 import { THIS_TREE, processes, type Bench, type System, type Tree } from './support.ts';
+import { setOwnStore } from './machine-load.ts';
 
 /** What the run made, as far as it got: the clean-up removes it. */
 interface RunResources {
@@ -68,6 +69,7 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
     process.env.LPM_TEST_TLS_DIR = tls.dir;
     await Promise.all([ensureRabbitmq(), ensureRedis()]);
     const store = (r.store = await startFerretdb({ dataDir: join(r.dir, 'ferretdb'), database: r.pgDatabase }));
+    setOwnStore({ ferretdbPid: store.pid, database: r.pgDatabase });
     addVhost(r.vhost);
     r.vhostAdded = true;
     const settings: SystemSettings = {

@@ -27,15 +27,51 @@ export interface MachineLoad {
 
 const RABBITMQ = new Set(['beam.smp', 'epmd', 'erl_child_setup', 'inet_gethost']);
 
-/** The kind of a process: `gateway`, a service's name, `bench`, `rabbitmq`, `kernel`, or its program (`ferretdb`, `postgres`, ...). */
-function kindOf(pid: number): string {
+/**
+ * The run's own store: its FerretDB process and its PostgreSQL database. Other
+ * FerretDB processes and other databases' PostgreSQL backends (another test run on the
+ * machine) are kinds of their own, `ferretdb (other)` and `postgres (other)`, so a
+ * figure of the system's CPU counts only the system's store.
+ */
+let ownStore: { ferretdbPid: number; database: string } | null = null;
+
+export function setOwnStore(store: { ferretdbPid: number; database: string }): void {
+  ownStore = store;
+}
+
+/** `postgres: <cluster>: <user> <database> <client> <state>` is a backend; a background process names no database. */
+function postgresKind(pid: number): string {
+  const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  const backend = /^postgres: (?:\S+: )?\S+ (\S+) \S+\(\d+\)/.exec(title);
+  return ownStore && backend && backend[1] !== ownStore.database ? 'postgres (other)' : 'postgres';
+}
+
+/**
+ * The kind of a process: `gateway`, a service's name, `bench`, `rabbitmq`, `kernel`, or
+ * its program (`ferretdb`, `postgres`, ...). A Node.js process that this bench did not
+ * start (`ours` holds those it did) is `<name> (other)`.
+ */
+function kindOf(pid: number, ours: Set<number>): string {
   const program = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   if (RABBITMQ.has(program)) return 'rabbitmq';
+  if (program === 'postgres') return postgresKind(pid);
+  if (program === 'ferretdb' && ownStore && pid !== ownStore.ferretdbPid) return 'ferretdb (other)';
   // Kernel threads have no command line (kworker/0:2-events, ...).
   if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') === '') return 'kernel';
   if (program !== 'node' && program !== 'MainThread') return program;
   const name = processName(pid);
+  if (!ours.has(pid)) return `${name} (other)`;
   return name === 'main.ts' ? 'bench' : name;
+}
+
+/** This process and every process below it. */
+function descendants(all: { pid: number; ppid: number }[]): Set<number> {
+  const ours = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const { pid, ppid } of all) if (!ours.has(pid) && ours.has(ppid)) grew = ours.add(pid).size > 0;
+  }
+  return ours;
 }
 
 function machineTicks(): { busy: number; total: number } {
@@ -47,9 +83,11 @@ function machineTicks(): { busy: number; total: number } {
 
 export function snapshotLoad(): Snapshot {
   const byKind = new Map<string, number>();
-  for (const { pid } of processes()) {
+  const all = processes();
+  const ours = descendants(all);
+  for (const { pid } of all) {
     try {
-      const kind = kindOf(pid);
+      const kind = kindOf(pid, ours);
       byKind.set(kind, (byKind.get(kind) ?? 0) + cpuMs(pid));
     } catch {
       // exited meanwhile
