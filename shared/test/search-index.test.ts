@@ -7,7 +7,8 @@ import { MongoClient, type CommandStartedEvent, type Db, type Document } from 'm
 import { newId } from '../src/ids.ts';
 import { notFound } from '../src/errors.ts';
 import { RecordStore } from '../src/store/record-store.ts';
-import { IDLE_MS, LATE_WRITE_MS, REBUILD_MS, WRITTEN_SLOT_FIELD, type SearchIndex, type SearchQuery } from '../src/store/search-index.ts';
+import { IDLE_MS, REBUILD_MS, type SearchIndex, type SearchQuery } from '../src/store/search-index.ts';
+import { LATE_WRITE_MS, WRITTEN_SLOT_FIELD } from '../src/store/search-slots.ts';
 import { SEARCH_SNAPSHOTS } from '../src/store/search-snapshots.ts';
 import type { FieldKind } from '../src/store/search-table.ts';
 import { escapeRegex, foldText } from '../src/text.ts';
@@ -38,12 +39,15 @@ let db: Db;
 const finds: Document[] = [];
 /** The snapshot parts this test's client stored. */
 const snapshotInserts: Document[] = [];
+/** The filters of this test's client's reads of snapshot parts. */
+const partReads: Document[] = [];
 
 beforeAll(async () => {
   client = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
   client.on('commandStarted', (e: CommandStartedEvent) => {
     if (e.commandName === 'find' && e.command.find === 'docs') finds.push(e.command.filter as Document);
     if (e.commandName === 'insert' && e.command.insert === SEARCH_SNAPSHOTS) snapshotInserts.push(...(e.command.documents as Document[]));
+    if (e.commandName === 'find' && e.command.find === SEARCH_SNAPSHOTS && (e.command.filter as Document).kind === 'part') partReads.push(e.command.filter as Document);
   });
   db = client.db(`${process.env.MONGO_DB_PREFIX}search_index`);
 });
@@ -320,6 +324,36 @@ describe('SearchIndex snapshots', () => {
     expect(snapshotInserts.filter((d) => d.team_id === small)).toEqual([]);
     first.search!.stop();
     restarted.search!.stop();
+  });
+
+  it('when a stored snapshot nears the age past which it is not used and nobody searches its team, then refreshSnapshots brings it forward from itself and the slots since, so a search an hour later is answered from it', async () => {
+    const team = 'team_snapshot_refresh';
+    let now = Date.now();
+    const first = replica({ clock: () => now, snapshotMinRecords: 0 });
+    for (let i = 0; i < 8; i++) await first.insert(make(team, i), []);
+    await answer(first, team, q);
+    await savedWith(team, 8);
+    first.search!.stop();
+
+    // 50 minutes on the snapshot is still used (an hour of slots) but near its end; a record written since.
+    now += 50 * 60_000;
+    await first.insert(make(team, 8), []);
+    finds.length = 0;
+    const other = replica({ clock: () => now, snapshotMinRecords: 0 });
+    expect(await search(other).refreshSnapshots()).toContain(team);
+    expect(wholeReads(team)).toBe(0);
+    expect(search(other).held).toBe(0);
+    expect((await heads().findOne({ _id: `docs:${team}` }))?.entries).toBe(9);
+
+    // 90 minutes after the first save, which alone would be read no more: the search is
+    // answered from the snapshot (its entries are then read again in the background, as
+    // every team's are once REBUILD_MS old).
+    now += 40 * 60_000;
+    partReads.length = 0;
+    const later = replica({ clock: () => now, snapshotMinRecords: 0 });
+    expect(await answer(later, team, q)).toEqual(await plain(team, q));
+    expect(partReads.filter((f) => f.team_id === team).length).toBe(1);
+    for (const s of [other, later]) s.search!.stop();
   });
 
   it('when the stored snapshot is older than the slots it may catch up, or lost a part, then the team is read whole again and saved anew', async () => {

@@ -22,7 +22,9 @@
 // A team not held (a process that started, a team dropped while idle) is loaded
 // from its snapshot in the store (search-snapshots.ts), which the last process to
 // read or hold it saved, when that snapshot has settled the slots of the last hour;
-// else the team is read whole, and saved.
+// else the team is read whole, and saved. A snapshot nobody keeps fresh (its team not
+// searched for a while) is brought forward from itself and its slots every
+// REFRESH_EVERY_MS by one replica, so a team searched once is not read whole again.
 //
 // Memory: entries are held only for teams searched in the last IDLE_MS, at most
 // `maxRecords` in all (the least recently searched team dropped first); a team
@@ -31,21 +33,13 @@
 // markers missed (a direct driver write) is found within that time.
 import type { Collection, Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
-import { bucketOf, ownedBy } from './markers.ts';
+import { ownedBy } from './markers.ts';
+import { RunLease } from './run-lease.ts';
 import { SearchSnapshots } from './search-snapshots.ts';
+import { firstUnsettled, inTurns, slotMarker, WRITTEN_SLOT_FIELD, writeSlotOf } from './search-slots.ts';
 import { SearchTable, type FieldKind, type TableQuery } from './search-table.ts';
 import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
 
-export const WRITTEN_SLOT_FIELD = 'written_slot';
-/** The length of a write slot. */
-export const WRITE_SLOT_MS = 10_000;
-/**
- * A write that answers is in the store at most this long after the instant its
- * marker names: the store's 5 s budget of an operation (time-budgets.ts), time
- * queued before its command (a group commit), and replica clocks apart by less than
- * the document lock's 5 s (lock.ts).
- */
-export const LATE_WRITE_MS = 15_000;
 /** How far ahead of this process's clock another replica's may be (lock.ts): its slots are read too. */
 const CLOCKS_APART_MS = 5_000;
 /** A team not searched for this long is dropped. */
@@ -59,6 +53,15 @@ const SNAPSHOT_SLOTS = 360;
 /** A held team is saved again this often, when searched. */
 const SNAPSHOT_EVERY_MS = 5 * 60_000;
 export const SNAPSHOT_MIN_RECORDS = 5000;
+/**
+ * How often a process that writes or searches the collection looks for stored snapshots
+ * that nobody keeps fresh (their teams not searched for a while), and how close to
+ * SNAPSHOT_SLOTS behind they may get before it brings them forward: a snapshot let
+ * go stale costs the team's next search a read of every record (15 s at 100,000,
+ * past the gateway's time-out).
+ */
+const REFRESH_EVERY_MS = 10 * 60_000;
+const REFRESH_AHEAD_SLOTS = SNAPSHOT_SLOTS / 3;
 /** A team too big to hold is searched by the plain query, and not read again for this long. */
 const TOO_BIG_MS = 10 * 60_000;
 /** Records held in all, by default: 400-450 bytes each (a case, a client), so at most about 90 MB (docs/limits.md). */
@@ -89,23 +92,6 @@ export type SearchQuery = TableQuery;
 export interface SearchPage<R> {
   records: R[];
   total: number;
-}
-
-/** The slot of instant `at`. */
-export const writeSlotOf = (at: number): number => bucketOf(at, WRITE_SLOT_MS);
-const slotMarker = (teamId: string, slot: number): string => `${teamId}:${slot}`;
-/** The first slot that a read beginning at `at` does not settle. */
-const firstUnsettled = (at: number): number => Math.floor((at - LATE_WRITE_MS) / WRITE_SLOT_MS);
-
-/** Runs `work` over `items`, `n` at a time; results in order. */
-async function inTurns<T, U>(items: readonly T[], n: number, work: (item: T) => Promise<U>): Promise<U[]> {
-  const out: U[] = new Array<U>(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i]);
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return out;
 }
 
 /** A team's entries and how fresh they are. */
@@ -142,6 +128,7 @@ export class SearchIndex {
   private readonly tooBig = new Map<string, number>();
   private indexed: Promise<unknown> | null = null;
   private sweeper: NodeJS.Timeout | null = null;
+  private refresher: NodeJS.Timeout | null = null;
 
   constructor(opts: SearchIndexOptions) {
     this.opts = opts;
@@ -156,6 +143,7 @@ export class SearchIndex {
 
   /** The marker to store with every write of `record` (insert or update). */
   markerOf(record: { team_id: string }): Record<string, string> {
+    this.refreshLater();
     return { [WRITTEN_SLOT_FIELD]: slotMarker(record.team_id, writeSlotOf(this.clock())) };
   }
 
@@ -172,6 +160,7 @@ export class SearchIndex {
    * when the team is too big to hold (take the plain query).
    */
   async page<R>(teamId: string, q: SearchQuery, projection: Document): Promise<SearchPage<R> | null> {
+    this.refreshLater();
     const asked = this.clock();
     const team = await this.fresh(teamId, asked);
     if (!team) return null;
@@ -350,6 +339,48 @@ export class SearchIndex {
     return done;
   }
 
+  /** Looks for snapshots to bring forward every REFRESH_EVERY_MS, one replica at a time, from the first write or search on. */
+  private refreshLater(): void {
+    if (this.refresher) return;
+    this.refresher = setInterval(() => {
+      void RunLease.take(this.opts.db, `search-snapshots:${this.opts.collection}`, REFRESH_EVERY_MS)
+        .then(async (lease) => {
+          if (!lease) return;
+          try {
+            await this.refreshSnapshots();
+          } finally {
+            await lease.release();
+          }
+        })
+        .catch((err: unknown) => this.opts.logger?.warn({ err, collection: this.opts.collection }, 'search snapshots not brought forward; tried again later'));
+    }, REFRESH_EVERY_MS);
+    this.refresher.unref();
+  }
+
+  /**
+   * Brings forward each stored snapshot within REFRESH_AHEAD_SLOTS of being too old to
+   * use: from itself and the slots written since (a team this process holds, from what
+   * it holds), saved again, so a team searched once is not read whole again. The
+   * teams it brings forward are not held. Resolves with those teams.
+   */
+  async refreshSnapshots(): Promise<string[]> {
+    const usable = writeSlotOf(this.clock() + CLOCKS_APART_MS) - SNAPSHOT_SLOTS;
+    const refreshed: string[] = [];
+    for (const teamId of await this.snapshots.settledBefore(usable + REFRESH_AHEAD_SLOTS)) {
+      if (this.building.has(teamId)) continue;
+      const held = this.teams.get(teamId);
+      const team = held ?? (await this.readFirst(teamId));
+      if (!team) continue;
+      await this.syncedAfter(teamId, team, this.clock());
+      // A team read whole just now is being saved already.
+      if (team.saving) continue;
+      await this.snapshots.save(teamId, team.table.rows(), team.settledBefore, team.builtAt);
+      team.savedAt = this.clock();
+      refreshed.push(teamId);
+    }
+    return refreshed;
+  }
+
   /** Checks every minute, while any team is held, for teams to drop. */
   private sweepIdle(): void {
     if (this.sweeper) return;
@@ -361,13 +392,18 @@ export class SearchIndex {
   dropIdle(): void {
     const before = this.clock() - IDLE_MS;
     for (const [teamId, team] of this.teams) if (team.lastUsed < before) this.teams.delete(teamId);
-    if (this.teams.size === 0) this.stop();
+    if (this.teams.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
   }
 
   /** Drops every team's entries (a process that stops). */
   stop(): void {
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.refresher) clearInterval(this.refresher);
     this.sweeper = null;
+    this.refresher = null;
     this.teams.clear();
   }
 }

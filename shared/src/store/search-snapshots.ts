@@ -115,6 +115,13 @@ export class SearchSnapshots {
     await this.parts.deleteMany({ team_id: teamId, collection: this.collection, kind: 'part', snapshot: { $ne: snapshot } }, SWEEP);
   }
 
+  /** The teams whose snapshot of this collection has settled no slot from `slot` on. */
+  async settledBefore(slot: number): Promise<string[]> {
+    await this.ready();
+    const heads = await this.heads.find({ kind: 'head', collection: this.collection }, { projection: { team_id: 1, settled_before: 1 }, ...SWEEP }).toArray();
+    return heads.filter((h) => h.settled_before < slot).map((h) => h.team_id);
+  }
+
   /** The team's snapshot, unless it has settled no slot from `oldestSlot` on (then it is deleted), or its parts are not all there. */
   async load(teamId: string, oldestSlot: number): Promise<Snapshot | null> {
     await this.ready();
