@@ -34,7 +34,7 @@
 import type { Collection, Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { ownedBy } from './markers.ts';
-import { RunLease } from './run-lease.ts';
+import { everyUnderLease } from './leased-interval.ts';
 import { SearchSnapshots } from './search-snapshots.ts';
 import { firstUnsettled, inTurns, slotMarker, WRITTEN_SLOT_FIELD, writeSlotOf } from './search-slots.ts';
 import { SearchTable, type FieldKind, type TableQuery } from './search-table.ts';
@@ -341,20 +341,9 @@ export class SearchIndex {
 
   /** Looks for snapshots to bring forward every REFRESH_EVERY_MS, one replica at a time, from the first write or search on. */
   private refreshLater(): void {
-    if (this.refresher) return;
-    this.refresher = setInterval(() => {
-      void RunLease.take(this.opts.db, `search-snapshots:${this.opts.collection}`, REFRESH_EVERY_MS)
-        .then(async (lease) => {
-          if (!lease) return;
-          try {
-            await this.refreshSnapshots();
-          } finally {
-            await lease.release();
-          }
-        })
-        .catch((err: unknown) => this.opts.logger?.warn({ err, collection: this.opts.collection }, 'search snapshots not brought forward; tried again later'));
-    }, REFRESH_EVERY_MS);
-    this.refresher.unref();
+    this.refresher ??= everyUnderLease(this.opts.db, `search-snapshots:${this.opts.collection}`, REFRESH_EVERY_MS, () => this.refreshSnapshots(), (err) =>
+      this.opts.logger?.warn({ err, collection: this.opts.collection }, 'search snapshots not brought forward; tried again later'),
+    );
   }
 
   /**
