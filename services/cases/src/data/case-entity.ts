@@ -13,6 +13,9 @@ export interface TimelineEntry {
   created_at: Date;
 }
 
+/** Entries packed into one JSON string (domain/stored-timeline.ts), or as documents in a case stored before that. */
+export type StoredTimeline = string | TimelineEntry[];
+
 export const CaseEntity = defineEntity({
   name: 'Case',
   collection: 'cases',
@@ -53,7 +56,7 @@ export const CaseEntity = defineEntity({
     sla_warning_at: p.datetime().strictNullable(),
     sla_overdue_at: p.datetime().strictNullable(),
     // Left out of reads that do not ask for it (RecordStore's heavy fields).
-    timeline: p.json<TimelineEntry[]>().nullable().lazy(),
+    timeline: p.json<StoredTimeline>().nullable().lazy(),
     // The ids of the last activity events applied to activities_count, written with the count: each event counts once.
     counted_events: p.json<string[]>().nullable().lazy(),
     ...outboxProperties,

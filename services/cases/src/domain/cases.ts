@@ -19,6 +19,7 @@ import type { CaseArchived, CaseListQuery, CreateCaseBody, TimelineEvent, Update
 import { invalidCnjNumber, invalidPhase } from '../contract/case-errors.ts';
 import { normalizeCaseNumber, numberInfo } from './cnj-number.ts';
 import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
+import { timelineEntries, timelineWith } from './stored-timeline.ts';
 import { factsOfView, type ClientLinks } from '@lpm/shared/views/client-links';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
@@ -65,7 +66,6 @@ export function caseChangesOf(event: Pick<ActivityEventNews, 'type' | 'activity'
   return { adds, removes, completed: type === 'activity.completed' ? caseId : null };
 }
 
-const TIMELINE_KEPT = 100;
 /** Activity events remembered per case as applied: far more than can be in flight for one case while a claim goes stale. */
 const COUNTED_EVENTS_KEPT = 200;
 
@@ -157,7 +157,7 @@ export class Cases {
       ...base,
       ...derivedFields(base),
       ...slaSignals(base, who.settings.timezone, now),
-      timeline: [this.entry(who, 'case_created', 'Case created', now)],
+      timeline: timelineWith(null, [this.entry(who, 'case_created', 'Case created', now)]),
     };
     const event = newEvent('case.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.cases.insert(record, [event]);
@@ -241,7 +241,7 @@ export class Cases {
           ...derivedFields(next),
           sla_warning_at: next.sla_warning_at,
           sla_overdue_at: next.sla_overdue_at,
-          timeline: [...(current.timeline ?? []), ...entries].slice(-TIMELINE_KEPT),
+          timeline: timelineWith(current.timeline, entries),
         };
         for (const f of changed) Object.assign(set, { [f]: next[f] });
         return { result: { id, ...sent, title: next.title, updated_at: iso(now) }, write: { set, events } };
@@ -263,7 +263,7 @@ export class Cases {
         const entry = this.entry(who, 'status_change', 'Status changed from ativo to arquivado', now);
         return {
           result: archived({ id, status: 'arquivado', archived_at: iso(now) }),
-          write: { set: { ...set, timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) }, events: [event] },
+          write: { set: { ...set, timeline: timelineWith(current.timeline, [entry]) }, events: [event] },
         };
       },
       ['timeline'],
@@ -272,7 +272,7 @@ export class Cases {
 
   async timeline(who: Who, id: string, limit: number) {
     const record = await this.deps.cases.get(who.teamId, id, ['timeline']);
-    const entries = [...(record.timeline ?? [])].reverse().slice(0, limit);
+    const entries = timelineEntries(record.timeline).reverse().slice(0, limit);
     const userIds = [...new Set(entries.map((e) => e.user_id).filter((u): u is string => !!u))];
     const users = userIds.length ? await this.deps.users.find(who.teamId, userIds) : new Map<string, DirectoryUser>();
     return entries.map((e) =>
@@ -362,7 +362,7 @@ export class Cases {
                 // Not clamped: a delete applied before its create (a retried create) must still cancel it.
                 activities_count: current.activities_count + delta,
                 counted_events: [...counted, eventId].slice(-COUNTED_EVENTS_KEPT),
-                ...(entry ? { timeline: [...(current.timeline ?? []), entry].slice(-TIMELINE_KEPT) } : {}),
+                ...(entry ? { timeline: timelineWith(current.timeline, [entry]) } : {}),
               },
               events: [],
             },
