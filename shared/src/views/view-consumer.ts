@@ -6,7 +6,7 @@ import { isCaseFacts } from '../upstream/cases-service.ts';
 import { isClientFacts } from '../upstream/clients-service.ts';
 import type { CaseLinks } from './case-links.ts';
 import type { ClientLinks } from './client-links.ts';
-import { CASE_VIEW_EVENTS, CLIENT_VIEW_EVENTS } from './view-events.ts';
+import { CASE_VIEW_EVENTS, CLIENT_VIEW_EVENTS, changesShown } from './view-events.ts';
 
 interface KeptViews {
   clients?: ClientLinks;
@@ -22,10 +22,13 @@ export function consumeViewEvents(broker: Broker, queue: string, views: KeptView
     retiredBindings: kept.flatMap((e) => e.retiredBindings),
     handler: async (event) => {
       const object = event.data.object;
+      const previous = event.data.previous_attributes as Record<string, unknown> | null | undefined;
       if (event.type.startsWith('case.') && views.cases) {
+        if (!changesShown(previous, CASE_VIEW_EVENTS.shown)) return;
         if (!isCaseFacts(object)) throw new Error(`${event.type} ${event.id} does not carry a case`);
         await views.cases.record(event.team_id, object);
       } else if (event.type.startsWith('client.') && views.clients) {
+        if (!changesShown(previous, CLIENT_VIEW_EVENTS.shown)) return;
         if (!isClientFacts(object)) throw new Error(`${event.type} ${event.id} does not carry a client`);
         await views.clients.record(event.team_id, object);
       }
