@@ -42,6 +42,7 @@ export const OPERATIONS = {
   moveDealPhase: { method: 'PUT', path: '/v1/deals/{id}/phase' },
   retryWebhookDelivery: { method: 'POST', path: '/v1/webhooks/{id}/deliveries/{delivery_id}/retry' },
   rotateWebhookSecret: { method: 'POST', path: '/v1/webhooks/{id}/secret/rotate' },
+  sendWebhookTest: { method: 'POST', path: '/v1/webhooks/{id}/test' },
   updateActivity: { method: 'PUT', path: '/v1/activities/{id}' },
   updateCase: { method: 'PUT', path: '/v1/cases/{id}' },
   updateClient: { method: 'PUT', path: '/v1/clients/{id}' },

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
         sendTimeoutMs: settings.timeoutMs,
       });
       const webhooks = new Webhooks({ webhooks: webhooksRepo, counters: countersRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
-      const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
+      const log = new DeliveryLog(deliveriesRepo, webhooks, deliveries);
       const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
       return {
         app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),

@@ -150,6 +150,8 @@ describe('GET, PUT, DELETE /v1/webhooks', () => {
         success_rate: 100,
         total_deliveries: 0,
         failed_deliveries: 0,
+        test_deliveries: 0,
+        test_failed_deliveries: 0,
       },
     ]);
   });

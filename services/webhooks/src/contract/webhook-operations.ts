@@ -8,7 +8,8 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
   'GET /v1/webhooks': {
     operationId: 'listWebhooks',
     summary: 'List webhooks',
-    description: "All of the team's webhooks (at most 25), without a pagination block, with delivery counters: `total_deliveries` and `failed_deliveries` count attempts, `success_rate` is successful attempts / attempts x 100 (one decimal, 100 when none).",
+    description:
+      "All of the team's webhooks (at most 25), without a pagination block, with delivery counters: `total_deliveries` and `failed_deliveries` count attempts, `success_rate` is successful attempts / attempts x 100 (one decimal, 100 when none); test sends are counted apart, in `test_deliveries` and `test_failed_deliveries`.",
   },
   'POST /v1/webhooks': {
     operationId: 'createWebhook',
@@ -63,6 +64,14 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     summary: 'Retry a delivery',
     description: 'Sends a failed delivery again now, with the same event id.',
     errors: [webhookNotFound(), deliveryNotFound(), webhookInactive(), deliveryPending()],
+  },
+  'POST /v1/webhooks/{id}/test': {
+    operationId: 'sendWebhookTest',
+    summary: 'Send a test event',
+    description:
+      'Sends the example of an event type from the catalog (`GET /v1/webhooks/event-types`) to the webhook, signed as usual, with a new event id and `"test": true` in the body. One attempt, in the background, without retries: it shows in the delivery log with `test: true`, and is counted apart from the other deliveries (`test_deliveries`, `test_failed_deliveries`); a failed test send never deactivates the webhook.',
+    examples: { created: { summary: 'A case.created example', value: { event: 'case.created' } } },
+    errors: [schemaMessage('event'), webhookNotFound(), webhookInactive()],
   },
 };
 

@@ -1,5 +1,6 @@
+import { EVENT_TYPES } from '@lpm/shared/events';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { arrayOf, boolean, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
+import { arrayOf, boolean, enumOf, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
 
 const { string, nullableString, integer, nullableInteger, number, boolean: bool, strings, freeObject } = out;
 
@@ -30,6 +31,12 @@ export const rotateSecretBody = named(
   object({ previous_expires_in_hours: previousExpiresInHours }),
 );
 
+export const testSendBody = named(
+  'WebhookTestRequest',
+  "The event type whose catalog example is sent (GET /v1/webhooks/event-types).",
+  object({ event: enumOf(EVENT_TYPES, 'event must be one of the event types of GET /v1/webhooks/event-types') }, ['event']),
+);
+
 export const webhookIdParams = object({ id }, ['id']);
 export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
 export const deliveriesQuery = listQuerySchema(['created_at']);
@@ -37,6 +44,7 @@ export const deliveriesQuery = listQuerySchema(['created_at']);
 export type CreateWebhookBody = Static<typeof createWebhookBody>;
 export type UpdateWebhookBody = Static<typeof updateWebhookBody>;
 export type RotateSecretBody = Static<typeof rotateSecretBody>;
+export type TestSendBody = Static<typeof testSendBody>;
 
 const webhook = {
   id: string,
@@ -64,6 +72,8 @@ const delivery = {
   event_type: string,
   status: string,
   attempts_count: integer,
+  /** A test send (POST /v1/webhooks/{id}/test): its attempts are counted apart. */
+  test: bool,
 };
 
 const webhookCreated = named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }));
@@ -72,7 +82,16 @@ const rotation = { secret_rotated_at: nullableString, previous_secret_expires_at
 const webhookListItem = named(
   'Webhook',
   'A webhook with its delivery counters and the state of its secret (never the secret itself).',
-  shape({ ...webhook, ...rotation, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer }),
+  shape({
+    ...webhook,
+    ...rotation,
+    last_triggered_at: nullableString,
+    success_rate: number,
+    total_deliveries: integer,
+    failed_deliveries: integer,
+    test_deliveries: integer,
+    test_failed_deliveries: integer,
+  }),
 );
 const secretRotated = named(
   'WebhookSecretRotated',
@@ -81,11 +100,13 @@ const secretRotated = named(
 );
 const deliveryItem = named('Delivery', 'An event sent to a webhook, with its attempts.', shape({ ...delivery, next_attempt_at: nullableString, attempts: arrayOf(attempt), created_at: string, updated_at: string }));
 const deliveryRetried = named('DeliveryRetried', 'A delivery sent again.', shape(delivery));
+const testQueued = named('WebhookTestQueued', "A test send's delivery, queued: its attempt shows in the delivery log.", shape(delivery));
 
 export type WebhookCreated = Static<typeof webhookCreated>;
 export type WebhookListItem = Static<typeof webhookListItem>;
 export type DeliveryItem = Static<typeof deliveryItem>;
 export type DeliveryRetried = Static<typeof deliveryRetried>;
+export type WebhookTestQueued = Static<typeof testQueued>;
 export type WebhookSecretRotated = Static<typeof secretRotated>;
 
 const webhookDeleted = named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: bool }));
@@ -107,5 +128,6 @@ export const responses = {
   rotated: okResponse(200, secretRotated),
   deliveries: pageResponse(deliveryItem),
   retried: okResponse(200, deliveryRetried),
+  testQueued: okResponse(202, testQueued),
   eventTypes: okResponse(200, arrayOf(eventType)),
 };

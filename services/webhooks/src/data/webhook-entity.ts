@@ -73,11 +73,17 @@ export const WebhookCountersEntity = defineEntity({
     log_minutes: p.string().nullable(),
     log_rev: p.integer().nullable(),
     log_ready: p.boolean().nullable(),
+    // Attempts of test sends, counted apart from the others.
+    test_deliveries: p.integer().nullable(),
+    test_failed_deliveries: p.integer().nullable(),
   },
   indexes: [{ properties: ['team_id'] }],
 });
 
-export type WebhookCountersRecord = Later<InferEntity<typeof WebhookCountersEntity>, 'last_success_at' | 'log_minutes' | 'log_rev' | 'log_ready'>;
+export type WebhookCountersRecord = Later<
+  InferEntity<typeof WebhookCountersEntity>,
+  'last_success_at' | 'log_minutes' | 'log_rev' | 'log_ready' | 'test_deliveries' | 'test_failed_deliveries'
+>;
 
 /** A webhook's delivery log counts of one hour (delivery-log-counts.ts); `_id` is `<webhook>:<hour>`. */
 export const DeliveryLogHourEntity = defineEntity({
@@ -127,6 +133,8 @@ export const DeliveryEntity = defineEntity({
     // The first attempt, when it succeeded as the fan-out made it: stored with the delivery in one insert
     // rather than in `attempts` (a delivery that needs no retry is one document).
     first_attempt: p.json<FirstAttempt>().nullable(),
+    // A test send (POST /v1/webhooks/{id}/test): one attempt, counted apart, never deactivating the webhook.
+    test: p.boolean().nullable(),
   },
   indexes: [
     { properties: ['webhook_id', 'created_at'] },
@@ -138,10 +146,13 @@ export const DeliveryEntity = defineEntity({
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt'>;
+export type DeliveryRecord = Later<
+  InferEntity<typeof DeliveryEntity>,
+  'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt' | 'test'
+>;
 
 /** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
-export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day'>;
+export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day' | 'test'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
@@ -163,6 +174,8 @@ export const AttemptEntity = defineEntity({
     counted: p.boolean().nullable(),
     // The day of `at`, retention's equality marker (absent on attempts stored before it).
     day: p.integer().nullable(),
+    // An attempt of a test send: left out of the count of failures in a row.
+    test: p.boolean().nullable(),
   },
   indexes: [
     { properties: ['webhook_id', 'at'] },
@@ -175,7 +188,7 @@ export const AttemptEntity = defineEntity({
   ],
 });
 
-export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day'>;
+export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day' | 'test'>;
 
 /**
  * An attempt not yet in its webhook's counters: stored before the attempt itself,
@@ -193,11 +206,13 @@ export const AttemptTallyEntity = defineEntity({
     logged: p.datetime().nullable(),
     // A delivery skipped before any attempt: counted in the log, not an attempt.
     skipped: p.boolean().nullable(),
+    // An attempt of a test send: added to the test counters.
+    test: p.boolean().nullable(),
   },
   indexes: [{ properties: ['webhook_id'] }],
 });
 
-export type AttemptTallyRecord = Later<InferEntity<typeof AttemptTallyEntity>, 'logged' | 'skipped'>;
+export type AttemptTallyRecord = Later<InferEntity<typeof AttemptTallyEntity>, 'logged' | 'skipped' | 'test'>;
 
 /**
  * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is

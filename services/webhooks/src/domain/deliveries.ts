@@ -172,7 +172,7 @@ export class Deliveries {
       const made = await this.post(job, delivery, webhook, release);
       // A success goes inside its delivery; a failure is recorded first, where the count of failures in a row (next) reads it.
       const attempt = made.ok ? made : await this.opts.deliveries.recordAttempt(made, delivery.created_at);
-      const next = await this.next(webhook, job, attempt);
+      const next = await this.next(webhook, delivery, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
       const inserted = made.ok ? await this.opts.deliveries.insertWithFirstAttempt(stored, made) : await this.opts.deliveries.insert(stored);
       // A duplicate: an earlier copy stored the delivery (pending, its queued job then finds this attempt made).
@@ -181,6 +181,12 @@ export class Deliveries {
     } finally {
       release();
     }
+  }
+
+  /** Stores a new delivery pending and queues its first attempt (a test send). */
+  async sendNew(delivery: DeliveryRecord): Promise<void> {
+    await this.opts.deliveries.insert(delivery);
+    await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: delivery.webhook_id, team_id: delivery.team_id, attempt: 1 });
   }
 
   /** Queues one more attempt of a delivery now (the API's retry). */
@@ -274,7 +280,7 @@ export class Deliveries {
       if (made) release();
       const logged = job.attempt === 1 && !job.manual && countsInLog(delivery) ? delivery.created_at : null;
       const attempt = made ?? (await this.opts.deliveries.recordAttempt(await this.post(job, delivery, webhook, release), logged));
-      const next = await this.next(webhook, job, attempt);
+      const next = await this.next(webhook, delivery, job, attempt);
       await this.opts.deliveries.recordOutcome(delivery._id, next.outcome);
       await this.followUp(delivery, webhook, job, next);
     } finally {
@@ -325,10 +331,11 @@ export class Deliveries {
   }
 
   /** What a recorded attempt makes of its delivery: done, failed for good, or pending its next attempt (and whether it deactivated the webhook). */
-  private async next(webhook: WebhookRecord, job: AttemptJob, attempt: AttemptRecord): Promise<Next> {
+  private async next(webhook: WebhookRecord, delivery: DeliveryRecord, job: AttemptJob, attempt: AttemptRecord): Promise<Next> {
     const delay = this.opts.retryDelaysMs[job.attempt - 1];
-    const after = attempt.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
-    const retryAfterMs = !attempt.ok && !job.manual && delay !== undefined && !after.inactive ? delay : null;
+    // A test send is one attempt, and its failure says nothing of the webhook's health.
+    const after = attempt.ok || delivery.test ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
+    const retryAfterMs = !attempt.ok && !job.manual && !delivery.test && delay !== undefined && !after.inactive ? delay : null;
     const outcome: Outcome = {
       status: attempt.ok ? 'succeeded' : retryAfterMs !== null ? 'pending' : 'failed',
       attempts_count: job.attempt,

@@ -56,6 +56,8 @@ export interface WebhookStats {
   success_rate: number;
   total_deliveries: number;
   failed_deliveries: number;
+  test_deliveries: number;
+  test_failed_deliveries: number;
 }
 
 export class Webhooks {
@@ -197,7 +199,7 @@ function rotationOf(r: Pick<WebhookRecord, 'secret_rotated_at' | 'previous_secre
   return { secret_rotated_at: iso(r.secret_rotated_at), previous_secret_expires_at: iso(previousExpiresAt(r, now)) };
 }
 
-/** Counters over delivery attempts (the signed ping is not one). */
+/** Counters over delivery attempts (the signed ping is not one), those of test sends apart. */
 function stats(c: WebhookCounters): WebhookStats {
   const { total_deliveries: total, failed_deliveries: failed } = c;
   return {
@@ -205,5 +207,7 @@ function stats(c: WebhookCounters): WebhookStats {
     success_rate: total === 0 ? 100 : Math.round(((total - failed) / total) * 1000) / 10,
     total_deliveries: total,
     failed_deliveries: failed,
+    test_deliveries: c.test_deliveries,
+    test_failed_deliveries: c.test_failed_deliveries,
   };
 }
