@@ -619,7 +619,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook
-         * @description Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section).
+         * @description Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section). `rate_limit` (1 to 1000, default null: none) caps the deliveries per second to the URL, across every sender: deliveries above it wait their turn, none is dropped.
          *
          *     **Scope:** `admin`.
          */
@@ -668,7 +668,7 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Update a webhook
-         * @description Takes any subset of the create fields; only those sent change. The response holds `id`, each field sent (normalized) and `updated_at`. An empty body is 400 `No fields to update`; a read-only field is 400 `Unknown field`. `null` unlinks a link. A new `url` is checked like a new webhook's. `active: true` re-activates a webhook (deactivated after 6 consecutive failed attempts) and resets its failure count.
+         * @description Takes any subset of the create fields; only those sent change. The response holds `id`, each field sent (normalized) and `updated_at`. An empty body is 400 `No fields to update`; a read-only field is 400 `Unknown field`. `null` unlinks a link. A new `url` is checked like a new webhook's. `active: true` re-activates a webhook (deactivated after 6 consecutive failed attempts, or by a 410 Gone) and resets its failure count. `rate_limit: null` removes the limit.
          *
          *     **Scope:** `admin`.
          */
@@ -695,7 +695,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
+         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h; after a 429 or 503 with `Retry-After` (seconds or an HTTP date) the next one waits at least that long, at most 24 h. A 410 Gone deactivates the webhook at once. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
          *
          *     **Scope:** `admin`.
          */
@@ -2340,12 +2340,13 @@ export interface components {
         };
         /**
          * CreateWebhookRequest
-         * @description An HTTPS URL and the events it receives ("*" for all).
+         * @description An HTTPS URL and the events it receives ("*" for all); rate_limit caps its deliveries per second.
          */
         CreateWebhookRequest: {
             url: string;
             events: string[];
             description?: string | null;
+            rate_limit?: number | null;
         };
         /**
          * Deal
@@ -3215,13 +3216,14 @@ export interface components {
         };
         /**
          * UpdateWebhookRequest
-         * @description Any subset of the webhook fields; active true re-activates it.
+         * @description Any subset of the webhook fields; active true re-activates it; rate_limit null removes the limit.
          */
         UpdateWebhookRequest: {
             url?: string;
             events?: string[];
             description?: string | null;
             active?: boolean;
+            rate_limit?: number | null;
         };
         /**
          * Webhook
@@ -3233,6 +3235,7 @@ export interface components {
             events: string[];
             description: string | null;
             active: boolean;
+            rate_limit: number | null;
             created_at: string;
             updated_at: string;
             secret_rotated_at: string | null;
@@ -3254,6 +3257,7 @@ export interface components {
             events?: string[];
             description?: string | null;
             active?: boolean;
+            rate_limit?: number | null;
             created_at?: string;
             updated_at?: string;
         };
@@ -3267,6 +3271,7 @@ export interface components {
             events: string[];
             description: string | null;
             active: boolean;
+            rate_limit: number | null;
             created_at: string;
             updated_at: string;
             secret: string;
@@ -6773,7 +6778,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `Invalid JSON body`, `url is required`, `Unknown field: foo`, `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `rate_limit must be an integer from 1 to 1000, or null`, `Invalid JSON body`, `url is required`, `Unknown field: foo`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6976,7 +6981,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `No fields to update`, `Invalid JSON body`, `Unknown field: foo`, `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `rate_limit must be an integer from 1 to 1000, or null`, `No fields to update`, `Invalid JSON body`, `Unknown field: foo`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -12,8 +12,22 @@ const events = arrayOf(eventName, { maxItems: 50, 'x-message': 'Invalid events' 
 const description = nullable(text());
 const id = typed<string>({ type: 'string', maxLength: 100 });
 
-export const createWebhookBody = named('CreateWebhookRequest', 'An HTTPS URL and the events it receives ("*" for all).', object({ url, events, description }, ['url', 'events']));
-export const updateWebhookBody = named('UpdateWebhookRequest', 'Any subset of the webhook fields; active true re-activates it.', object({ url, events, description, active: boolean() }));
+/** Deliveries per second to one webhook, at most. */
+export const MAX_RATE_LIMIT = 1000;
+const rateLimit = nullable(
+  typed<number>({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, 'x-message': `rate_limit must be an integer from 1 to ${MAX_RATE_LIMIT}, or null` }),
+);
+
+export const createWebhookBody = named(
+  'CreateWebhookRequest',
+  'An HTTPS URL and the events it receives ("*" for all); rate_limit caps its deliveries per second.',
+  object({ url, events, description, rate_limit: rateLimit }, ['url', 'events']),
+);
+export const updateWebhookBody = named(
+  'UpdateWebhookRequest',
+  'Any subset of the webhook fields; active true re-activates it; rate_limit null removes the limit.',
+  object({ url, events, description, active: boolean(), rate_limit: rateLimit }),
+);
 
 /** How long a rotated-out secret keeps signing: by default, and at most. */
 export const DEFAULT_PREVIOUS_EXPIRES_IN_HOURS = 24;
@@ -52,6 +66,7 @@ const webhook = {
   events: strings,
   description: nullableString,
   active: bool,
+  rate_limit: nullableInteger,
   created_at: string,
   updated_at: string,
 };

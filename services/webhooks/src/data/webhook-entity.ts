@@ -4,6 +4,10 @@ import type { RetiredIndex } from '@lpm/shared/store/orm';
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/** Six failed attempts in a row, or a 410 Gone. */
+export const DEACTIVATION_REASONS = ['failures', 'gone'] as const;
+export type DeactivationReason = (typeof DEACTIVATION_REASONS)[number];
+
 export const WebhookEntity = defineEntity({
   name: 'Webhook',
   collection: 'webhooks',
@@ -23,8 +27,11 @@ export const WebhookEntity = defineEntity({
     previous_secrets: p.json<PreviousSecret[]>().nullable(),
     // Consecutive failures count attempts after this instant (creation or re-activation).
     active_since: p.datetime(),
-    // Set when automatic deactivation still owes the owner an alert e-mail.
+    // Set when automatic deactivation still owes the owner an alert e-mail, and why it was deactivated.
     alert_pending: p.boolean(),
+    deactivated_reason: p.enum(DEACTIVATION_REASONS).nullable(),
+    // Deliveries per second at most, across replicas (data/rate-reservations.ts); null: no limit.
+    rate_limit: p.integer().nullable(),
     // Counters an earlier version kept on the webhook, and the attempts its last count added: where a
     // webhook has no `webhook_counters` document yet, its counters start from these (CountersRepository).
     total_deliveries: p.integer().nullable(),
@@ -49,7 +56,7 @@ type Later<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
 export type WebhookRecord = Later<
   InferEntity<typeof WebhookEntity>,
-  'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted' | 'secret_rotated_at' | 'previous_secrets'
+  'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted' | 'secret_rotated_at' | 'previous_secrets' | 'deactivated_reason' | 'rate_limit'
 >;
 
 /** A webhook's counters over its delivery attempts, written only by the fold (CountersRepository). */
@@ -152,7 +159,7 @@ export type DeliveryRecord = Later<
 >;
 
 /** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
-export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day' | 'test'>;
+export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day' | 'test' | 'retry_after_ms'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
@@ -176,6 +183,8 @@ export const AttemptEntity = defineEntity({
     day: p.integer().nullable(),
     // An attempt of a test send: left out of the count of failures in a row.
     test: p.boolean().nullable(),
+    // A 429's or 503's Retry-After, in ms from the attempt: the next attempt waits at least this long.
+    retry_after_ms: p.integer().nullable(),
   },
   indexes: [
     { properties: ['webhook_id', 'at'] },
@@ -188,7 +197,7 @@ export const AttemptEntity = defineEntity({
   ],
 });
 
-export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day' | 'test'>;
+export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day' | 'test' | 'retry_after_ms'>;
 
 /**
  * An attempt not yet in its webhook's counters: stored before the attempt itself,

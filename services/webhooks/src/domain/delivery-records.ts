@@ -59,5 +59,6 @@ export function attemptRecord(delivery: DeliveryRecord, attempt: number, sent: S
     error_class: sent.errorClass,
     response_body: sent.responseBody,
     ...(delivery.test && { test: true }),
+    ...(sent.retryAfterMs !== null && { retry_after_ms: sent.retryAfterMs }),
   };
 }

@@ -111,12 +111,14 @@ export class Webhooks {
       secret_sealed: this.deps.box.seal(secret),
       active_since: now,
       alert_pending: false,
+      rate_limit: body.rate_limit ?? null,
       created_at: now,
       updated_at: now,
     };
     // The limit is checked again with the insert (the ping ran apart from it: it may take seconds).
     await this.deps.webhooks.insertWithin(record, MAX_WEBHOOKS_PER_TEAM);
-    return exact<WebhookCreated>()({ id, url, events, description: record.description, active: true, secret, created_at: iso(now), updated_at: iso(now) });
+    const shown = { id, url, events, description: record.description, active: true, rate_limit: record.rate_limit ?? null, secret };
+    return exact<WebhookCreated>()({ ...shown, created_at: iso(now), updated_at: iso(now) });
   }
 
   private async refuseOverLimit(teamId: string) {
@@ -164,6 +166,7 @@ export class Webhooks {
     const sent: Record<string, unknown> = {};
     if (body.events !== undefined) sent.events = set.events = checkEvents(body.events);
     if (body.description !== undefined) sent.description = set.description = body.description;
+    if (body.rate_limit !== undefined) sent.rate_limit = set.rate_limit = body.rate_limit;
     if (body.url !== undefined) {
       const accepted = await this.acceptUrl(who, body.url, id, this.deps.box.open(current.secret_sealed));
       Object.assign(set, accepted);
@@ -176,7 +179,7 @@ export class Webhooks {
     await this.deps.webhooks.update(who.teamId, id, (fresh) => ({
       ...set,
       // Re-activation starts the count of consecutive failures afresh.
-      ...(body.active === true && !fresh.active ? { active_since: now } : {}),
+      ...(body.active === true && !fresh.active ? { active_since: now, deactivated_reason: null } : {}),
       // Previous secrets that expired leave storage with any write.
       ...(fresh.previous_secrets?.length ? { previous_secrets: liveSecrets(fresh.previous_secrets, now) } : {}),
     }));
@@ -190,7 +193,8 @@ export class Webhooks {
   }
 
   private shape(r: WebhookRecord) {
-    return { id: r._id, url: r.url, events: r.events, description: r.description, active: r.active, created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
+    const { url, events, description, active } = r;
+    return { id: r._id, url, events, description, active, rate_limit: r.rate_limit ?? null, created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
   }
 }
 
