@@ -18,7 +18,7 @@ import { bucketOf, ownedBy, purgeByMarker, sweepBuckets } from '@lpm/shared/stor
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
 import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
-import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, FirstAttempt, WebhookCountersRecord } from './webhook-entity.ts';
+import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, FirstAttempt, WebhookCountersRecord, WebhookRecoveryRecord } from './webhook-entity.ts';
 
 export interface Outcome {
   status: DeliveryStatus;
@@ -61,6 +61,7 @@ export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Pur
   const dropped = await deliveries.deleteMany({ webhook_id: webhookId }, SWEEP);
   await db.collection<AttemptTallyRecord>('attempt_tallies').deleteMany({ webhook_id: webhookId }, SWEEP);
   await db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: webhookId });
+  await db.collection<WebhookRecoveryRecord>('webhook_recoveries').deleteMany({ webhook_id: webhookId });
   await new DeliveryLogCounts(db).dropWebhook(webhookId);
   return { deliveries: dropped.deletedCount, attempts: attempts.deletedCount };
 }
@@ -223,8 +224,16 @@ export class DeliveriesRepository {
     );
   }
 
-  async markPending(id: string, now: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now, ...updatedDay(now), ...dueMinute(now) } });
+  /** Makes a delivery pending its next attempt now; `recoveryId`: the recovery re-queueing it. */
+  async markPending(id: string, now: Date, recoveryId?: string): Promise<void> {
+    const recovered = recoveryId ? { recovery_id: recoveryId } : {};
+    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now, ...updatedDay(now), ...dueMinute(now), ...recovered } });
+  }
+
+  /** Keeps a delivery skipped at once (its webhook inactive), counted in the log by a tally of its skip. */
+  async insertSkipped(d: DeliveryRecord): Promise<void> {
+    if ((await this.insert(d)) !== 'inserted') return;
+    await this.tallyInserts.insert({ _id: `${d._id}:skipped`, webhook_id: d.webhook_id, ok: true, at: d.created_at, logged: d.created_at, skipped: true });
   }
 
   /** Skips a pending delivery; one never attempted is counted in the log by a tally of its skip (once, by its id). */
@@ -275,7 +284,7 @@ export class DeliveriesRepository {
    * for through the API: `countsInLog`).
    */
   private async countAttempt(attempt: AttemptRecord, logged: Date | null): Promise<void> {
-    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }) });
+    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }), ...(attempt.test && { test: true }) });
   }
 
   /**
@@ -340,14 +349,16 @@ export class DeliveriesRepository {
    * fold updates the counters before it deletes the tallies it added.
    */
   async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
-    const stored = await this.attempts.find({ webhook_id: webhookId, ok: true, at: { $gte: since } }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).toArray();
-    const tallied = await this.tallies.find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1 } }).toArray();
+    // Test sends neither break nor extend a run of failures.
+    const real = { test: { $ne: true } };
+    const stored = await this.attempts.find({ webhook_id: webhookId, ok: true, at: { $gte: since }, ...real }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).toArray();
+    const tallied = await this.tallies.find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1, test: 1 } }).toArray();
     const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { last_success_at: 1 } });
-    const successes = [...stored.map((a) => a.at), ...tallied.filter((t) => !t.skipped).map((t) => t.at), counters?.last_success_at];
+    const successes = [...stored.map((a) => a.at), ...tallied.filter((t) => !t.skipped && !t.test).map((t) => t.at), counters?.last_success_at];
     let lastSuccess: Date | null = null;
     for (const at of successes) if (at && at >= since && (!lastSuccess || at > lastSuccess)) lastSuccess = at;
     const after = lastSuccess ? { $gt: lastSuccess } : { $gte: since };
-    return (await this.attempts.find({ webhook_id: webhookId, ok: false, at: after }, { projection: { _id: 1 } }).limit(n).toArray()).length;
+    return (await this.attempts.find({ webhook_id: webhookId, ok: false, at: after, ...real }, { projection: { _id: 1 } }).limit(n).toArray()).length;
   }
 }
 

@@ -4,10 +4,22 @@ import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { eventCatalog } from '@lpm/shared/webhook-catalog';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
+import type { Recoveries } from '../domain/recoveries.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
-import { createWebhookBody, deliveriesQuery, deliveryParams, responses, rotateSecretBody, updateWebhookBody, webhookIdParams } from '../contract/webhook-schemas.ts';
+import {
+  createWebhookBody,
+  deliveriesQuery,
+  deliveryParams,
+  recoverBody,
+  recoveryParams,
+  responses,
+  rotateSecretBody,
+  testSendBody,
+  updateWebhookBody,
+  webhookIdParams,
+} from '../contract/webhook-schemas.ts';
 
-export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog): void {
+export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog, recoveries: Recoveries): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   app.get('/v1/webhooks', { schema: { response: responses.list } }, async (req) => ok(await webhooks.list(req.identity)));
@@ -42,5 +54,19 @@ export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log:
 
   app.post('/v1/webhooks/:id/deliveries/:delivery_id/retry', { schema: { params: deliveryParams, response: responses.retried } }, async (req) =>
     ok(await log.retry(req.identity, req.params.id, req.params.delivery_id)),
+  );
+
+  app.post('/v1/webhooks/:id/test', { schema: { params: webhookIdParams, body: testSendBody, response: responses.testQueued } }, async (req, reply) => {
+    reply.status(202);
+    return ok(await log.sendTest(req.identity, req.params.id, req.body.event));
+  });
+
+  app.post('/v1/webhooks/:id/recover', { schema: { params: webhookIdParams, body: recoverBody, response: responses.recovering } }, async (req, reply) => {
+    reply.status(202);
+    return ok(await recoveries.start(req.identity, req.params.id, req.body));
+  });
+
+  app.get('/v1/webhooks/:id/recoveries/:recovery_id', { schema: { params: recoveryParams, response: responses.recovery } }, async (req) =>
+    ok(await recoveries.get(req.identity, req.params.id, req.params.recovery_id)),
   );
 }
