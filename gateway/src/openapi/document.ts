@@ -225,7 +225,10 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
         missing.push(key);
         continue;
       }
-      const tag = tags.find((t) => path === t['x-prefix'] || path.startsWith(`${t['x-prefix']}/`));
+      // The longest prefix: the gateway's portal sessions have a tag of their own under the webhooks service's.
+      const tag = tags
+        .filter((t) => path === t['x-prefix'] || path.startsWith(`${t['x-prefix']}/`))
+        .reduce<PublishedTag | undefined>((best, t) => (best && best['x-prefix'].length >= t['x-prefix'].length ? best : t), undefined);
       if (!tag) throw new Error(`${key}: no tag's prefix covers it`);
       (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, { scope: scopeOf(method.toUpperCase(), path), tag, idKinds: kinds }, schemas);
     }
