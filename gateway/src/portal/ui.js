@@ -1,14 +1,17 @@
 // DOM helpers of the portal: elements are built with text nodes only (never HTML
 // from a string), so nothing an answer holds can run as markup.
 
-/** An element: `attrs` sets properties (`on*` as listeners, `aria-*`/`data-*`/`for` as attributes); children are nodes or text. */
+/** Names set as attributes, having no property of that name. */
+const ATTRIBUTES = new Set(['for', 'role', 'tabindex']);
+
+/** An element: `attrs` sets properties (`on*` as listeners, `aria-*`, `data-*` and ATTRIBUTES as attributes); children are nodes or text. */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
     else if (name === 'class') el.className = value;
-    else if (name.includes('-') || name === 'for' || name === 'role') el.setAttribute(name, value === true ? '' : String(value));
+    else if (name.includes('-') || ATTRIBUTES.has(name)) el.setAttribute(name, value === true ? '' : String(value));
     else el[name] = value;
   }
   append(el, children);
