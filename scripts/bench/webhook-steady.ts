@@ -22,6 +22,7 @@ import {
   webhooksSettled,
   type WebhookFigures,
 } from './webhook-support.ts';
+import { throttledHook } from './webhook-throttled.ts';
 
 export interface WebhookBench {
   bench: Bench;
@@ -47,6 +48,8 @@ export interface WebhookScenario {
   withTimeout: boolean;
   /** Seconds of writes. */
   seconds: number;
+  /** One more webhook, in the first team, to a receiver of its own, limited to this many deliveries a second. */
+  throttled?: number;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index
   const hanging = s.withTimeout ? await startHttpsReceiver(neverAnswer) : undefined;
   if (hanging) receivers.push(hanging);
   const { keys, teamHooks, hangingHooks } = await subscribeTeams(s, b, index, healthy, hanging);
+  const throttled = s.throttled ? await throttledHook(s.throttled, b.sys.gatewayUrl, keys[0], receivers) : undefined;
 
   const arrivals = new Arrivals(healthy);
   const commandsBefore = await storeCommands(b.sys);
@@ -100,6 +104,7 @@ export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index
   const run: ScenarioRun = { s, writes, relay, arrivals, owed, delivered, firstAnswer, lastPublished, commands, writer, writerTotal, connections: healthy.connections };
   const figures = figuresOf(run, load);
   printScenario(run, figures);
+  if (throttled) figures.throttled = await throttled.report(s.name, [...writes.answered.values()].filter((w) => w.team === 0).length, STEADY_PATIENCE_MS);
   if (hanging) await reportTimeouts(s.name, b.bench.store.url, `${b.sys.tree.dbPrefix}webhooks`, hangingHooks, hanging, firstAnswer);
   return figures;
 }

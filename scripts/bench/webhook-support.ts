@@ -21,6 +21,13 @@ export const WEBHOOK_PATIENCE_MS = 120_000;
 /** The queues of the webhooks service that must be empty (ready and unacked) between scenarios. */
 const WEBHOOK_QUEUES = (exchange: string) => [`${exchange}.webhooks.fan-out`, `${exchange}.webhooks.attempts`];
 
+/** The webhook with a rate_limit beside the others (fanout_throttled): deliveries owed and arrived, and the most in one second. */
+export interface ThrottledFigures {
+  owed: number;
+  arrived: number;
+  busiestSecond: number;
+}
+
 export interface WebhookFigures {
   name: string;
   written: number;
@@ -44,16 +51,18 @@ export interface WebhookFigures {
   writeRoundtrips: number;
   /** The machine from the first write to the last arrival. */
   load: MachineLoad;
+  /** The deliveries of the webhook with a rate_limit beside the others (fanout_throttled). */
+  throttled?: ThrottledFigures;
 }
 
 /** Subscribes one webhook per URL for the team of `key`; their ids. */
-export async function subscribeHooks(gatewayUrl: string, key: string, urls: string[], events: string[]): Promise<string[]> {
+export async function subscribeHooks(gatewayUrl: string, key: string, urls: string[], events: string[], extra: Record<string, unknown> = {}): Promise<string[]> {
   const ids: string[] = [];
   for (const url of urls) {
     const res = await fetch(`${gatewayUrl}/v1/webhooks`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ url, events }),
+      body: JSON.stringify({ url, events, ...extra }),
     });
     if (res.status !== 201) throw new Error(`POST /v1/webhooks answered ${res.status}: ${await res.text()}`);
     ids.push(((await res.json()) as { data: { id: string } }).data.id);

@@ -42,6 +42,8 @@ const WEBHOOK_SCENARIOS = process.env.BENCH_WEBHOOK_SCENARIOS?.split(',').map((k
 /** The fan-out scenario: writes a second, and webhooks a team on client.created. */
 const FANOUT_RATE = 50;
 const FANOUT_HOOKS = 20;
+/** fanout_throttled: the rate_limit of the one more webhook beside the fan-out. */
+const THROTTLED_RATE = 5;
 /** The capacity scenario's deliveries: CAPACITY_HOOKS webhooks on each of WEBHOOK_TEAMS teams. */
 const CAPACITY_DELIVERIES = 10_000;
 const CAPACITY_HOOKS = 20;
@@ -144,6 +146,16 @@ export async function webhooksSection(b: Bench): Promise<void> {
         delayMs: 50,
         withTimeout: false,
       },
+      {
+        ...steady,
+        key: 'fanout_throttled',
+        name: `fanout beside one webhook limited to ${THROTTLED_RATE} deliveries/s`,
+        rate: FANOUT_RATE,
+        hooksPerTeam: FANOUT_HOOKS,
+        delayMs: 50,
+        withTimeout: false,
+        throttled: THROTTLED_RATE,
+      },
     ];
     for (const [i, s] of scenarios.entries()) {
       if (s.seconds <= 0 || (WEBHOOK_SCENARIOS && !WEBHOOK_SCENARIOS.includes(s.key))) continue;
@@ -164,6 +176,10 @@ export async function webhooksSection(b: Bench): Promise<void> {
       b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
       b.record(`webhooks.${s.key}.write_roundtrips`, f.writeRoundtrips);
       recordLoad(b, `webhooks.${s.key}`, f.load);
+      if (f.throttled) {
+        b.record(`webhooks.${s.key}.throttled_delivered_ratio`, f.throttled.arrived / Math.max(f.throttled.owed, 1));
+        b.record(`webhooks.${s.key}.throttled_busiest_second`, f.throttled.busiestSecond);
+      }
     }
     if (!WEBHOOK_SCENARIOS || WEBHOOK_SCENARIOS.includes('capacity')) {
       const capacity = await capacityScenario(wb, receivers);

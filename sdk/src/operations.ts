@@ -44,6 +44,7 @@ export const OPERATIONS = {
   retryWebhookDelivery: { method: 'POST', path: '/v1/webhooks/{id}/deliveries/{delivery_id}/retry' },
   revokePortalSession: { method: 'DELETE', path: '/v1/webhooks/portal-sessions/{id}' },
   rotateWebhookSecret: { method: 'POST', path: '/v1/webhooks/{id}/secret/rotate' },
+  sendWebhookTest: { method: 'POST', path: '/v1/webhooks/{id}/test' },
   updateActivity: { method: 'PUT', path: '/v1/activities/{id}' },
   updateCase: { method: 'PUT', path: '/v1/cases/{id}' },
   updateClient: { method: 'PUT', path: '/v1/clients/{id}' },

@@ -611,7 +611,7 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description All of the team's webhooks (at most 25), without a pagination block, with delivery counters: `total_deliveries` and `failed_deliveries` count attempts, `success_rate` is successful attempts / attempts x 100 (one decimal, 100 when none).
+         * @description All of the team's webhooks (at most 25), without a pagination block, with delivery counters: `total_deliveries` and `failed_deliveries` count attempts, `success_rate` is successful attempts / attempts x 100 (one decimal, 100 when none); test sends are counted apart, in `test_deliveries` and `test_failed_deliveries`.
          *
          *     **Scope:** `admin`.
          */
@@ -619,7 +619,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook
-         * @description Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section).
+         * @description Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section). `rate_limit` (1 to 1000, default null: none) caps the deliveries per second to the URL, across every sender: deliveries above it wait their turn, none is dropped.
          *
          *     **Scope:** `admin`.
          */
@@ -712,7 +712,7 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Update a webhook
-         * @description Takes any subset of the create fields; only those sent change. The response holds `id`, each field sent (normalized) and `updated_at`. An empty body is 400 `No fields to update`; a read-only field is 400 `Unknown field`. `null` unlinks a link. A new `url` is checked like a new webhook's. `active: true` re-activates a webhook (deactivated after 6 consecutive failed attempts) and resets its failure count.
+         * @description Takes any subset of the create fields; only those sent change. The response holds `id`, each field sent (normalized) and `updated_at`. An empty body is 400 `No fields to update`; a read-only field is 400 `Unknown field`. `null` unlinks a link. A new `url` is checked like a new webhook's. `active: true` re-activates a webhook (deactivated after 6 consecutive failed attempts, or by a 410 Gone) and resets its failure count. `rate_limit: null` removes the limit.
          *
          *     **Scope:** `admin`.
          */
@@ -739,7 +739,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. `status`, `event_type` and `event_id` narrow the list to the deliveries that match. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
+         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h; after a 429 or 503 with `Retry-After` (seconds or an HTTP date) the next one waits at least that long, at most 24 h. A 410 Gone deactivates the webhook at once. `status`, `event_type` and `event_id` narrow the list to the deliveries that match. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
          *
          *     **Scope:** `admin`.
          */
@@ -790,6 +790,28 @@ export interface paths {
          *     **Scope:** `admin`.
          */
         post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends the example of an event type from the catalog (`GET /v1/webhooks/event-types`) to the webhook, signed as usual, with a new event id and `"test": true` in the body. One attempt, in the background, without retries: it shows in the delivery log with `test: true`, and is counted apart from the other deliveries (`test_deliveries`, `test_failed_deliveries`); a failed test send never deactivates the webhook.
+         *
+         *     **Scope:** `admin`.
+         */
+        post: operations["sendWebhookTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2370,12 +2392,13 @@ export interface components {
         };
         /**
          * CreateWebhookRequest
-         * @description An HTTPS URL and the events it receives ("*" for all).
+         * @description An HTTPS URL and the events it receives ("*" for all); rate_limit caps its deliveries per second.
          */
         CreateWebhookRequest: {
             url: string;
             events: string[];
             description?: string | null;
+            rate_limit?: number | null;
         };
         /**
          * Deal
@@ -2663,6 +2686,7 @@ export interface components {
             event_type: string;
             status: string;
             attempts_count: number;
+            test: boolean;
             next_attempt_at: string | null;
             attempts: components["schemas"]["DeliveryAttempt"][];
             created_at: string;
@@ -2691,6 +2715,7 @@ export interface components {
             event_type: string;
             status: string;
             attempts_count: number;
+            test: boolean;
         };
         /**
          * Error
@@ -3269,13 +3294,14 @@ export interface components {
         };
         /**
          * UpdateWebhookRequest
-         * @description Any subset of the webhook fields; active true re-activates it.
+         * @description Any subset of the webhook fields; active true re-activates it; rate_limit null removes the limit.
          */
         UpdateWebhookRequest: {
             url?: string;
             events?: string[];
             description?: string | null;
             active?: boolean;
+            rate_limit?: number | null;
         };
         /**
          * Webhook
@@ -3287,6 +3313,7 @@ export interface components {
             events: string[];
             description: string | null;
             active: boolean;
+            rate_limit: number | null;
             created_at: string;
             updated_at: string;
             secret_rotated_at: string | null;
@@ -3295,6 +3322,8 @@ export interface components {
             success_rate: number;
             total_deliveries: number;
             failed_deliveries: number;
+            test_deliveries: number;
+            test_failed_deliveries: number;
         };
         /**
          * WebhookChanges
@@ -3306,6 +3335,7 @@ export interface components {
             events?: string[];
             description?: string | null;
             active?: boolean;
+            rate_limit?: number | null;
             created_at?: string;
             updated_at?: string;
         };
@@ -3319,6 +3349,7 @@ export interface components {
             events: string[];
             description: string | null;
             active: boolean;
+            rate_limit: number | null;
             created_at: string;
             updated_at: string;
             secret: string;
@@ -3354,6 +3385,26 @@ export interface components {
             secret: string;
             secret_rotated_at: string;
             previous_secret_expires_at: string | null;
+        };
+        /**
+         * WebhookTestQueued
+         * @description A test send's delivery, queued: its attempt shows in the delivery log.
+         */
+        WebhookTestQueued: {
+            id: string;
+            event_id: string;
+            event_type: string;
+            status: string;
+            attempts_count: number;
+            test: boolean;
+        };
+        /**
+         * WebhookTestRequest
+         * @description The event type whose catalog example is sent (GET /v1/webhooks/event-types).
+         */
+        WebhookTestRequest: {
+            /** @enum {string} */
+            event: "case.created" | "case.updated" | "case.archived" | "case.phase_changed" | "case.sla_warning" | "case.sla_overdue" | "activity.created" | "activity.updated" | "activity.completed" | "activity.due_soon" | "activity.overdue" | "client.created" | "client.updated" | "client.deactivated" | "deal.created" | "deal.updated" | "deal.phase_changed" | "deal.won" | "deal.lost" | "financial.created" | "financial.paid" | "financial.overdue";
         };
     };
     responses: {
@@ -6805,7 +6856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `Invalid JSON body`, `url is required`, `Unknown field: foo`, `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `rate_limit must be an integer from 1 to 1000, or null`, `Invalid JSON body`, `url is required`, `Unknown field: foo`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7162,7 +7213,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `No fields to update`, `Invalid JSON body`, `Unknown field: foo`, `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `Invalid URL`, `Invalid events`, `rate_limit must be an integer from 1 to 1000, or null`, `No fields to update`, `Invalid JSON body`, `Unknown field: foo`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7569,6 +7620,111 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             /** @description A business rule refused the request. Messages: `Idempotency key reused with different request`. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.
+                 * @example 0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookTestQueued"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `event must be one of the event types of GET /v1/webhooks/event-types`, `Invalid JSON body`, `event is required`, `Unknown field: foo`, `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Webhook not found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A unique value is already taken. Messages: `A request with this Idempotency-Key is in progress`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description A business rule refused the request. Messages: `Webhook is inactive`, `Idempotency key reused with different request`. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -45,7 +45,7 @@ export async function deliveriesSection(ctx, id, types) {
 function render(ctx, id, { data, pagination }, state, load) {
   if (data.length === 0) return [h('p', {}, 'No delivery matches.')];
   const rows = data.map((d) => [
-    d.event_type,
+    d.test ? h('span', {}, d.event_type, ' ', h('span', { class: 'badge test' }, 'test')) : d.event_type,
     h('code', {}, d.event_id),
     h('span', { class: `badge ${d.status}` }, d.status),
     String(d.attempts_count),

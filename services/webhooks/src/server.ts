@@ -7,6 +7,7 @@ import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
 import { CountersRepository } from './data/counters-repository.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
+import { RateReservations } from './data/rate-reservations.ts';
 import { TeamVersions } from './data/team-versions.ts';
 import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { WebhooksRepository } from './data/webhooks-repository.ts';
@@ -58,9 +59,10 @@ async function main(): Promise<void> {
         concurrency: settings.concurrency,
         retryDelaysMs: settings.retryDelaysMs,
         sendTimeoutMs: settings.timeoutMs,
+        rates: new RateReservations(redis, settings.redisKeyPrefix),
       });
       const webhooks = new Webhooks({ webhooks: webhooksRepo, counters: countersRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
-      const log = new DeliveryLog(deliveriesRepo, webhooks, (d) => deliveries.retryNow(d));
+      const log = new DeliveryLog(deliveriesRepo, webhooks, deliveries);
       const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
       return {
         app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),

@@ -40,7 +40,7 @@ export function startWebhooks(
         box,
         logger: opts.logger ?? quietLogger,
       });
-      const log = new DeliveryLog(deliveries, webhooks, async () => {});
+      const log = new DeliveryLog(deliveries, webhooks, { retryNow: async () => {}, sendNew: (d) => deliveries.insert(d).then(() => {}) });
       const app = buildWebhooksApp({ db, webhooks, log, internalToken, idempotencySealer: box, logger: false });
       return { app, parts: {}, release: () => sender.close() };
     },

@@ -9,7 +9,7 @@ import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-rece
 import { createTestTls } from '@lpm/test-kit/test-ca';
 import { sleep } from '@lpm/test-kit/wait';
 import { signatureHeaders, signingKeys } from '../src/domain/signing.ts';
-import { WebhookSender } from '../src/upstream/webhook-sender.ts';
+import { retryAfterMs, WebhookSender } from '../src/upstream/webhook-sender.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 
 const TIMEOUT_MS = 800;
@@ -41,7 +41,7 @@ test('when the receiver answers 2xx, then the attempt is ok with its status, lat
   const started = performance.now();
   const result = await sender().send(`${r.url}/hooks/a?team=7`, body, headers);
   const elapsed = performance.now() - started;
-  expect(result).toEqual({ ok: true, statusCode: 202, errorClass: null, responseBody: 'thanks', latencyMs: expect.any(Number) });
+  expect(result).toEqual({ ok: true, statusCode: 202, errorClass: null, responseBody: 'thanks', latencyMs: expect.any(Number), retryAfterMs: null });
   expect(result.latencyMs).toBeGreaterThanOrEqual(49);
   expect(result.latencyMs).toBeLessThanOrEqual(Math.ceil(elapsed));
   expect(r.requests).toHaveLength(1);
@@ -61,6 +61,22 @@ test('when the receiver answers 500 or 404, then the attempt fails as http_5xx o
   expect(await s.send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: 500, errorClass: 'http_5xx', responseBody: 'database down' });
   r.respond(() => ({ status: 404 }));
   expect(await s.send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: 404, errorClass: 'http_4xx', responseBody: '' });
+});
+
+test('when a 429 or 503 carries Retry-After in seconds or as an HTTP date, then the attempt says how long to wait; on other statuses, or unreadable, it says nothing', async () => {
+  const r = await receiver(() => ({ status: 429, headers: { 'retry-after': '120' } }));
+  const s = sender();
+  expect(await s.send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: 429, errorClass: 'http_4xx', retryAfterMs: 120_000 });
+  const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 30_000);
+  r.respond(() => ({ status: 503, headers: { 'retry-after': at.toUTCString() } }));
+  const dated = await s.send(r.url, body, headers);
+  expect(dated.retryAfterMs).toBeGreaterThan(25_000);
+  expect(dated.retryAfterMs).toBeLessThanOrEqual(at.getTime() - Date.now() + 1000);
+  r.respond(() => ({ status: 500, headers: { 'retry-after': '120' } }));
+  expect((await s.send(r.url, body, headers)).retryAfterMs).toBeNull();
+  r.respond(() => ({ status: 429, headers: { 'retry-after': 'soon' } }));
+  expect((await s.send(r.url, body, headers)).retryAfterMs).toBeNull();
+  expect(retryAfterMs('Wed, 21 Oct 2015 07:28:00 GMT')).toBe(0);
 });
 
 test('when the response body is over 4 KiB, then 4096 bytes of it are kept, cut on a character boundary', async () => {

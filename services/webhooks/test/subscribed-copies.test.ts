@@ -81,7 +81,7 @@ test('when one replica adds, changes or removes a webhook, then the other sees i
   expect(ids(await a.subscribed(team, 'client.created', ALL_EVENTS))).toEqual([second._id]);
   expect(webhookReads()).toBe(1);
   // Deactivated (by failures) there: gone here.
-  expect(await b.deactivate(second)).toBe(true);
+  expect(await b.deactivate(second, 'failures')).toBe(true);
   expect(await a.subscribed(team, 'client.created', ALL_EVENTS)).toEqual([]);
   // Removed there: gone here.
   await b.remove(team, first._id);

@@ -46,6 +46,7 @@ describe('POST /v1/webhooks', () => {
       events: ['client.created'],
       description: 'CRM',
       active: true,
+      rate_limit: null,
       secret: expect.stringMatching(/^whsec_/),
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),
@@ -142,6 +143,7 @@ describe('GET, PUT, DELETE /v1/webhooks', () => {
         events: ['case.created'],
         description: 'test',
         active: true,
+        rate_limit: null,
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
         secret_rotated_at: null,
@@ -150,6 +152,8 @@ describe('GET, PUT, DELETE /v1/webhooks', () => {
         success_rate: 100,
         total_deliveries: 0,
         failed_deliveries: 0,
+        test_deliveries: 0,
+        test_failed_deliveries: 0,
       },
     ]);
   });

@@ -143,7 +143,7 @@ const pageBlock: Schema = named('Pagination', 'Where a page of a list stands: pa
 
 export const errorResponses = { '4xx': errorResponse, '5xx': errorResponse };
 
-export const okResponse = (status: 200 | 201, data: Schema) => ({
+export const okResponse = (status: 200 | 201 | 202, data: Schema) => ({
   [status]: { type: 'object', required: ['success', 'data'], properties: { success: { type: 'boolean', const: true }, data } },
   ...errorResponses,
 });

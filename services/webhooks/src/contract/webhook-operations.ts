@@ -8,15 +8,19 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
   'GET /v1/webhooks': {
     operationId: 'listWebhooks',
     summary: 'List webhooks',
-    description: "All of the team's webhooks (at most 25), without a pagination block, with delivery counters: `total_deliveries` and `failed_deliveries` count attempts, `success_rate` is successful attempts / attempts x 100 (one decimal, 100 when none).",
+    description:
+      "All of the team's webhooks (at most 25), without a pagination block, with delivery counters: `total_deliveries` and `failed_deliveries` count attempts, `success_rate` is successful attempts / attempts x 100 (one decimal, 100 when none); test sends are counted apart, in `test_deliveries` and `test_failed_deliveries`.",
   },
   'POST /v1/webhooks': {
     operationId: 'createWebhook',
     summary: 'Create a webhook',
     description:
-      'Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section).',
-    examples: { cases: { summary: 'Case and deal events', value: { url: 'https://hooks.example.com/lpm', events: ['case.created', 'case.phase_changed', 'deal.won'], description: 'CRM sync' } } },
-    errors: [schemaMessage('url'), schemaMessage('events'), urlAlreadyRegistered(), urlNotReachable(), webhookLimitReached(25)],
+      'Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section). `rate_limit` (1 to 1000, default null: none) caps the deliveries per second to the URL, across every sender: deliveries above it wait their turn, none is dropped.',
+    examples: {
+      cases: { summary: 'Case and deal events', value: { url: 'https://hooks.example.com/lpm', events: ['case.created', 'case.phase_changed', 'deal.won'], description: 'CRM sync' } },
+      limited: { summary: 'Every event, at most 5 a second', value: { url: 'https://hooks.example.com/all', events: ['*'], rate_limit: 5 } },
+    },
+    errors: [schemaMessage('url'), schemaMessage('events'), schemaMessage('rate_limit'), urlAlreadyRegistered(), urlNotReachable(), webhookLimitReached(25)],
   },
   'GET /v1/webhooks/event-types': {
     operationId: 'listWebhookEventTypes',
@@ -42,9 +46,9 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
   'PUT /v1/webhooks/{id}': {
     operationId: 'updateWebhook',
     summary: 'Update a webhook',
-    description: `${PUT_RULE} A new \`url\` is checked like a new webhook's. \`active: true\` re-activates a webhook (deactivated after 6 consecutive failed attempts) and resets its failure count.`,
+    description: `${PUT_RULE} A new \`url\` is checked like a new webhook's. \`active: true\` re-activates a webhook (deactivated after 6 consecutive failed attempts, or by a 410 Gone) and resets its failure count. \`rate_limit: null\` removes the limit.`,
     examples: { reactivate: { summary: 'More events, active again', value: { events: ['case.created', 'case.updated'], active: true } } },
-    errors: [schemaMessage('url'), schemaMessage('events'), noFieldsToUpdate(), webhookNotFound(), urlAlreadyRegistered(), urlNotReachable()],
+    errors: [schemaMessage('url'), schemaMessage('events'), schemaMessage('rate_limit'), noFieldsToUpdate(), webhookNotFound(), urlAlreadyRegistered(), urlNotReachable()],
   },
   'DELETE /v1/webhooks/{id}': {
     operationId: 'deleteWebhook',
@@ -55,7 +59,7 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
   'GET /v1/webhooks/{id}/deliveries': {
     operationId: 'listWebhookDeliveries',
     summary: "List a webhook's deliveries",
-    description: `Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h. \`status\`, \`event_type\` and \`event_id\` narrow the list to the deliveries that match. ${LIST_RULE}`,
+    description: `Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h; after a 429 or 503 with \`Retry-After\` (seconds or an HTTP date) the next one waits at least that long, at most 24 h. A 410 Gone deactivates the webhook at once. \`status\`, \`event_type\` and \`event_id\` narrow the list to the deliveries that match. ${LIST_RULE}`,
     errors: [schemaMessage('sort'), schemaMessage('status'), webhookNotFound()],
   },
   'POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry': {
@@ -63,6 +67,14 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     summary: 'Retry a delivery',
     description: 'Sends a failed delivery again now, with the same event id.',
     errors: [webhookNotFound(), deliveryNotFound(), webhookInactive(), deliveryPending()],
+  },
+  'POST /v1/webhooks/{id}/test': {
+    operationId: 'sendWebhookTest',
+    summary: 'Send a test event',
+    description:
+      'Sends the example of an event type from the catalog (`GET /v1/webhooks/event-types`) to the webhook, signed as usual, with a new event id and `"test": true` in the body. One attempt, in the background, without retries: it shows in the delivery log with `test: true`, and is counted apart from the other deliveries (`test_deliveries`, `test_failed_deliveries`); a failed test send never deactivates the webhook.',
+    examples: { created: { summary: 'A case.created example', value: { event: 'case.created' } } },
+    errors: [schemaMessage('event'), webhookNotFound(), webhookInactive()],
   },
 };
 

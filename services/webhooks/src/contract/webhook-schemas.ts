@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from '@lpm/shared/events';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { arrayOf, boolean, enumOf, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
 
@@ -11,8 +12,22 @@ const events = arrayOf(eventName, { maxItems: 50, 'x-message': 'Invalid events' 
 const description = nullable(text());
 const id = typed<string>({ type: 'string', maxLength: 100 });
 
-export const createWebhookBody = named('CreateWebhookRequest', 'An HTTPS URL and the events it receives ("*" for all).', object({ url, events, description }, ['url', 'events']));
-export const updateWebhookBody = named('UpdateWebhookRequest', 'Any subset of the webhook fields; active true re-activates it.', object({ url, events, description, active: boolean() }));
+/** Deliveries per second to one webhook, at most. */
+export const MAX_RATE_LIMIT = 1000;
+const rateLimit = nullable(
+  typed<number>({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, 'x-message': `rate_limit must be an integer from 1 to ${MAX_RATE_LIMIT}, or null` }),
+);
+
+export const createWebhookBody = named(
+  'CreateWebhookRequest',
+  'An HTTPS URL and the events it receives ("*" for all); rate_limit caps its deliveries per second.',
+  object({ url, events, description, rate_limit: rateLimit }, ['url', 'events']),
+);
+export const updateWebhookBody = named(
+  'UpdateWebhookRequest',
+  'Any subset of the webhook fields; active true re-activates it; rate_limit null removes the limit.',
+  object({ url, events, description, active: boolean(), rate_limit: rateLimit }),
+);
 
 /** How long a rotated-out secret keeps signing: by default, and at most. */
 export const DEFAULT_PREVIOUS_EXPIRES_IN_HOURS = 24;
@@ -30,6 +45,12 @@ export const rotateSecretBody = named(
   object({ previous_expires_in_hours: previousExpiresInHours }),
 );
 
+export const testSendBody = named(
+  'WebhookTestRequest',
+  "The event type whose catalog example is sent (GET /v1/webhooks/event-types).",
+  object({ event: enumOf(EVENT_TYPES, 'event must be one of the event types of GET /v1/webhooks/event-types') }, ['event']),
+);
+
 export const webhookIdParams = object({ id }, ['id']);
 export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
 /** A delivery's states, as the log shows and filters them. */
@@ -44,6 +65,7 @@ export type DeliveriesQuery = Static<typeof deliveriesQuery>;
 export type CreateWebhookBody = Static<typeof createWebhookBody>;
 export type UpdateWebhookBody = Static<typeof updateWebhookBody>;
 export type RotateSecretBody = Static<typeof rotateSecretBody>;
+export type TestSendBody = Static<typeof testSendBody>;
 
 const webhook = {
   id: string,
@@ -51,6 +73,7 @@ const webhook = {
   events: strings,
   description: nullableString,
   active: bool,
+  rate_limit: nullableInteger,
   created_at: string,
   updated_at: string,
 };
@@ -71,6 +94,8 @@ const delivery = {
   event_type: string,
   status: string,
   attempts_count: integer,
+  /** A test send (POST /v1/webhooks/{id}/test): its attempts are counted apart. */
+  test: bool,
 };
 
 const webhookCreated = named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }));
@@ -79,7 +104,16 @@ const rotation = { secret_rotated_at: nullableString, previous_secret_expires_at
 const webhookListItem = named(
   'Webhook',
   'A webhook with its delivery counters and the state of its secret (never the secret itself).',
-  shape({ ...webhook, ...rotation, last_triggered_at: nullableString, success_rate: number, total_deliveries: integer, failed_deliveries: integer }),
+  shape({
+    ...webhook,
+    ...rotation,
+    last_triggered_at: nullableString,
+    success_rate: number,
+    total_deliveries: integer,
+    failed_deliveries: integer,
+    test_deliveries: integer,
+    test_failed_deliveries: integer,
+  }),
 );
 const secretRotated = named(
   'WebhookSecretRotated',
@@ -88,11 +122,13 @@ const secretRotated = named(
 );
 const deliveryItem = named('Delivery', 'An event sent to a webhook, with its attempts.', shape({ ...delivery, next_attempt_at: nullableString, attempts: arrayOf(attempt), created_at: string, updated_at: string }));
 const deliveryRetried = named('DeliveryRetried', 'A delivery sent again.', shape(delivery));
+const testQueued = named('WebhookTestQueued', "A test send's delivery, queued: its attempt shows in the delivery log.", shape(delivery));
 
 export type WebhookCreated = Static<typeof webhookCreated>;
 export type WebhookListItem = Static<typeof webhookListItem>;
 export type DeliveryItem = Static<typeof deliveryItem>;
 export type DeliveryRetried = Static<typeof deliveryRetried>;
+export type WebhookTestQueued = Static<typeof testQueued>;
 export type WebhookSecretRotated = Static<typeof secretRotated>;
 
 const webhookDeleted = named('WebhookDeleted', 'A removed webhook.', shape({ id: string, deleted: bool }));
@@ -114,5 +150,6 @@ export const responses = {
   rotated: okResponse(200, secretRotated),
   deliveries: pageResponse(deliveryItem),
   retried: okResponse(200, deliveryRetried),
+  testQueued: okResponse(202, testQueued),
   eventTypes: okResponse(200, arrayOf(eventType)),
 };

@@ -38,9 +38,11 @@ export interface WebhookCounters {
   total_deliveries: number;
   failed_deliveries: number;
   last_triggered_at: Date | null;
+  test_deliveries: number;
+  test_failed_deliveries: number;
 }
 
-type Counted = Pick<AttemptTallyRecord, '_id' | 'webhook_id' | 'ok' | 'at' | 'logged' | 'skipped'>;
+type Counted = Pick<AttemptTallyRecord, '_id' | 'webhook_id' | 'ok' | 'at' | 'logged' | 'skipped' | 'test'>;
 
 /** A webhook's counters document as a fold writes it, and the move of its past hours that goes first. */
 interface Planned {
@@ -83,7 +85,7 @@ export class CountersRepository {
    * the tallies, deleted once added.
    */
   private get sources(): TallySource[] {
-    const projection = { _id: 1, webhook_id: 1, ok: 1, at: 1, logged: 1, skipped: 1 };
+    const projection = { _id: 1, webhook_id: 1, ok: 1, at: 1, logged: 1, skipped: 1, test: 1 };
     return [
       {
         read: (limit) => this.attempts.find<Counted>({ counted: false }, { projection }).limit(limit).toArray(),
@@ -193,7 +195,8 @@ export class CountersRepository {
     const before = new Set(from.added);
     const fresh = tallies.filter((a) => !before.has(a._id));
     if (fresh.length === 0) return null;
-    const attempts = fresh.filter((a) => !a.skipped);
+    const attempts = fresh.filter((a) => !a.skipped && !a.test);
+    const tests = fresh.filter((a) => a.test);
     let last = from.counters.last_triggered_at;
     for (const a of attempts) if (!last || a.at > last) last = a.at;
     let lastSuccess = stored?.last_success_at ?? null;
@@ -214,6 +217,8 @@ export class CountersRepository {
       log_minutes: encodeMinutes(addMinutes(rest, logged)),
       log_rev: rev + 1,
       log_ready: stored?.log_ready ?? false,
+      test_deliveries: from.counters.test_deliveries + tests.length,
+      test_failed_deliveries: from.counters.test_failed_deliveries + tests.filter((a) => !a.ok).length,
     };
     const move = past.size > 0 ? { id: `${webhookId}:${rev}`, webhookId, minutes: past } : null;
     return { next, insert: !stored, move, added: fresh.length };
@@ -255,17 +260,25 @@ export class CountersRepository {
    */
   private async base(webhook: WebhookRecord): Promise<{ counters: WebhookCounters; added: string[] }> {
     if (typeof webhook.total_deliveries === 'number' && typeof webhook.failed_deliveries === 'number') {
-      const counters = { total_deliveries: webhook.total_deliveries, failed_deliveries: webhook.failed_deliveries, last_triggered_at: webhook.last_triggered_at ?? null };
+      const counters = { ...NO_TESTS, total_deliveries: webhook.total_deliveries, failed_deliveries: webhook.failed_deliveries, last_triggered_at: webhook.last_triggered_at ?? null };
       return { counters, added: webhook.last_counted ?? [] };
     }
     const waiting = new Set((await this.tallies.find({ webhook_id: webhook._id }, { projection: { _id: 1 } }).toArray()).map((t) => t._id));
     const counted = (await this.attempts.find({ webhook_id: webhook._id, counted: { $ne: false } }, { projection: { ok: 1, at: 1 } }).toArray()).filter((a) => !waiting.has(a._id));
     let last: Date | null = null;
     for (const a of counted) if (!last || a.at > last) last = a.at;
-    return { counters: { total_deliveries: counted.length, failed_deliveries: counted.filter((a) => !a.ok).length, last_triggered_at: last }, added: [] };
+    return { counters: { ...NO_TESTS, total_deliveries: counted.length, failed_deliveries: counted.filter((a) => !a.ok).length, last_triggered_at: last }, added: [] };
   }
 }
 
+const NO_TESTS = { test_deliveries: 0, test_failed_deliveries: 0 };
+
 function countersOf(c: WebhookCountersRecord): WebhookCounters {
-  return { total_deliveries: c.total_deliveries, failed_deliveries: c.failed_deliveries, last_triggered_at: c.last_triggered_at };
+  return {
+    total_deliveries: c.total_deliveries,
+    failed_deliveries: c.failed_deliveries,
+    last_triggered_at: c.last_triggered_at,
+    test_deliveries: c.test_deliveries ?? 0,
+    test_failed_deliveries: c.test_failed_deliveries ?? 0,
+  };
 }

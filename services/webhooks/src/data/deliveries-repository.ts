@@ -284,7 +284,7 @@ export class DeliveriesRepository {
    * for through the API: `countsInLog`).
    */
   private async countAttempt(attempt: AttemptRecord, logged: Date | null): Promise<void> {
-    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }) });
+    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }), ...(attempt.test && { test: true }) });
   }
 
   /**
@@ -349,14 +349,16 @@ export class DeliveriesRepository {
    * fold updates the counters before it deletes the tallies it added.
    */
   async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
-    const stored = await this.attempts.find({ webhook_id: webhookId, ok: true, at: { $gte: since } }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).toArray();
-    const tallied = await this.tallies.find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1 } }).toArray();
+    // Test sends neither break nor extend a run of failures.
+    const real = { test: { $ne: true } };
+    const stored = await this.attempts.find({ webhook_id: webhookId, ok: true, at: { $gte: since }, ...real }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).toArray();
+    const tallied = await this.tallies.find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1, test: 1 } }).toArray();
     const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { last_success_at: 1 } });
-    const successes = [...stored.map((a) => a.at), ...tallied.filter((t) => !t.skipped).map((t) => t.at), counters?.last_success_at];
+    const successes = [...stored.map((a) => a.at), ...tallied.filter((t) => !t.skipped && !t.test).map((t) => t.at), counters?.last_success_at];
     let lastSuccess: Date | null = null;
     for (const at of successes) if (at && at >= since && (!lastSuccess || at > lastSuccess)) lastSuccess = at;
     const after = lastSuccess ? { $gt: lastSuccess } : { $gte: since };
-    return (await this.attempts.find({ webhook_id: webhookId, ok: false, at: after }, { projection: { _id: 1 } }).limit(n).toArray()).length;
+    return (await this.attempts.find({ webhook_id: webhookId, ok: false, at: after, ...real }, { projection: { _id: 1 } }).limit(n).toArray()).length;
   }
 }
 

@@ -4,6 +4,10 @@ import type { RetiredIndex } from '@lpm/shared/store/orm';
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/** Six failed attempts in a row, or a 410 Gone. */
+export const DEACTIVATION_REASONS = ['failures', 'gone'] as const;
+export type DeactivationReason = (typeof DEACTIVATION_REASONS)[number];
+
 export const WebhookEntity = defineEntity({
   name: 'Webhook',
   collection: 'webhooks',
@@ -23,8 +27,11 @@ export const WebhookEntity = defineEntity({
     previous_secrets: p.json<PreviousSecret[]>().nullable(),
     // Consecutive failures count attempts after this instant (creation or re-activation).
     active_since: p.datetime(),
-    // Set when automatic deactivation still owes the owner an alert e-mail.
+    // Set when automatic deactivation still owes the owner an alert e-mail, and why it was deactivated.
     alert_pending: p.boolean(),
+    deactivated_reason: p.enum(DEACTIVATION_REASONS).nullable(),
+    // Deliveries per second at most, across replicas (data/rate-reservations.ts); null: no limit.
+    rate_limit: p.integer().nullable(),
     // Counters an earlier version kept on the webhook, and the attempts its last count added: where a
     // webhook has no `webhook_counters` document yet, its counters start from these (CountersRepository).
     total_deliveries: p.integer().nullable(),
@@ -49,7 +56,7 @@ type Later<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
 export type WebhookRecord = Later<
   InferEntity<typeof WebhookEntity>,
-  'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted' | 'secret_rotated_at' | 'previous_secrets'
+  'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted' | 'secret_rotated_at' | 'previous_secrets' | 'deactivated_reason' | 'rate_limit'
 >;
 
 /** A webhook's counters over its delivery attempts, written only by the fold (CountersRepository). */
@@ -73,11 +80,17 @@ export const WebhookCountersEntity = defineEntity({
     log_minutes: p.string().nullable(),
     log_rev: p.integer().nullable(),
     log_ready: p.boolean().nullable(),
+    // Attempts of test sends, counted apart from the others.
+    test_deliveries: p.integer().nullable(),
+    test_failed_deliveries: p.integer().nullable(),
   },
   indexes: [{ properties: ['team_id'] }],
 });
 
-export type WebhookCountersRecord = Later<InferEntity<typeof WebhookCountersEntity>, 'last_success_at' | 'log_minutes' | 'log_rev' | 'log_ready'>;
+export type WebhookCountersRecord = Later<
+  InferEntity<typeof WebhookCountersEntity>,
+  'last_success_at' | 'log_minutes' | 'log_rev' | 'log_ready' | 'test_deliveries' | 'test_failed_deliveries'
+>;
 
 /** A webhook's delivery log counts of one hour (delivery-log-counts.ts); `_id` is `<webhook>:<hour>`. */
 export const DeliveryLogHourEntity = defineEntity({
@@ -127,6 +140,8 @@ export const DeliveryEntity = defineEntity({
     // The first attempt, when it succeeded as the fan-out made it: stored with the delivery in one insert
     // rather than in `attempts` (a delivery that needs no retry is one document).
     first_attempt: p.json<FirstAttempt>().nullable(),
+    // A test send (POST /v1/webhooks/{id}/test): one attempt, counted apart, never deactivating the webhook.
+    test: p.boolean().nullable(),
   },
   indexes: [
     { properties: ['webhook_id', 'created_at'] },
@@ -138,10 +153,13 @@ export const DeliveryEntity = defineEntity({
   uniques: [{ properties: ['webhook_id', 'event_id'] }],
 });
 
-export type DeliveryRecord = Later<InferEntity<typeof DeliveryEntity>, 'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt'>;
+export type DeliveryRecord = Later<
+  InferEntity<typeof DeliveryEntity>,
+  'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt' | 'test'
+>;
 
 /** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
-export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day'>;
+export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day' | 'test' | 'retry_after_ms'>;
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
@@ -163,6 +181,10 @@ export const AttemptEntity = defineEntity({
     counted: p.boolean().nullable(),
     // The day of `at`, retention's equality marker (absent on attempts stored before it).
     day: p.integer().nullable(),
+    // An attempt of a test send: left out of the count of failures in a row.
+    test: p.boolean().nullable(),
+    // A 429's or 503's Retry-After, in ms from the attempt: the next attempt waits at least this long.
+    retry_after_ms: p.integer().nullable(),
   },
   indexes: [
     { properties: ['webhook_id', 'at'] },
@@ -175,7 +197,7 @@ export const AttemptEntity = defineEntity({
   ],
 });
 
-export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day'>;
+export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day' | 'test' | 'retry_after_ms'>;
 
 /**
  * An attempt not yet in its webhook's counters: stored before the attempt itself,
@@ -193,11 +215,13 @@ export const AttemptTallyEntity = defineEntity({
     logged: p.datetime().nullable(),
     // A delivery skipped before any attempt: counted in the log, not an attempt.
     skipped: p.boolean().nullable(),
+    // An attempt of a test send: added to the test counters.
+    test: p.boolean().nullable(),
   },
   indexes: [{ properties: ['webhook_id'] }],
 });
 
-export type AttemptTallyRecord = Later<InferEntity<typeof AttemptTallyEntity>, 'logged' | 'skipped'>;
+export type AttemptTallyRecord = Later<InferEntity<typeof AttemptTallyEntity>, 'logged' | 'skipped' | 'test'>;
 
 /**
  * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is

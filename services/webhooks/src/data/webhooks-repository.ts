@@ -19,7 +19,7 @@ import { withDocumentLock } from '@lpm/shared/store/lock';
 import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../contract/webhook-errors.ts';
 import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
 import type { TeamVersions } from './team-versions.ts';
-import type { WebhookCountersRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
+import type { DeactivationReason, WebhookCountersRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
 
 /** How long a copy of a team's active webhooks is used at most, whatever its version says. */
 const COPY_MAX_AGE_MS = 10_000;
@@ -197,11 +197,11 @@ export class WebhooksRepository {
   }
 
   /** Makes the webhook inactive and owing an alert, unless it was re-activated or deactivated meanwhile; true when this call did it. */
-  async deactivate(webhook: Pick<WebhookRecord, '_id' | 'team_id' | 'active_since'>): Promise<boolean> {
+  async deactivate(webhook: Pick<WebhookRecord, '_id' | 'team_id' | 'active_since'>, reason: DeactivationReason): Promise<boolean> {
     const done = await withDocumentLock(this.db, 'webhooks', webhook._id, async () => {
       const res = await this.webhooks.updateOne(
         { _id: webhook._id, active: true, active_since: webhook.active_since },
-        { $set: { active: false, alert_pending: true, updated_at: new Date() } },
+        { $set: { active: false, alert_pending: true, deactivated_reason: reason, updated_at: new Date() } },
       );
       return res.modifiedCount === 1;
     });

@@ -1,12 +1,13 @@
-// After 6 failed attempts in a row (since creation or re-activation) a webhook is
-// made inactive and its team's owner gets an alert e-mail (docs/decisions.md §5 "Webhooks").
+// After 6 failed attempts in a row (since creation or re-activation), or at once when
+// the receiver answers 410 Gone, a webhook is made inactive and its team's owner gets
+// an alert e-mail (docs/decisions.md §5 "Webhooks").
 // The e-mail is owed from the moment of deactivation (alert_pending), so one that
 // fails is sent again by the maintenance job.
 import type { Logger } from '@lpm/shared/logger';
 import type { Mailer } from '@lpm/shared/mailer';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
-import type { WebhookRecord } from '../data/webhook-entity.ts';
+import type { DeactivationReason, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import { shownUrl } from './shown-url.ts';
 import { endpointsDisabled } from './delivery-metrics.ts';
@@ -35,10 +36,20 @@ export class Deactivation {
   async afterFailure(webhook: WebhookRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
     const failures = await this.opts.deliveries.failuresInARow(webhook._id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
     if (failures < CONSECUTIVE_FAILURES_LIMIT) return { inactive: false, deactivatedNow: false };
-    const deactivatedNow = await this.opts.webhooks.deactivate(webhook);
+    return this.deactivate(webhook, 'failures');
+  }
+
+  /** After a 410 Gone: the receiver says the endpoint is gone for good, so the webhook is made inactive at once. */
+  afterGone(webhook: WebhookRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
+    return this.deactivate(webhook, 'gone');
+  }
+
+  private async deactivate(webhook: WebhookRecord, reason: DeactivationReason): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
+    const deactivatedNow = await this.opts.webhooks.deactivate(webhook, reason);
     if (deactivatedNow) {
       endpointsDisabled.inc();
-      this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id, url: shownUrl(webhook.url) }, 'webhook deactivated after consecutive failures');
+      const why = reason === 'gone' ? 'webhook deactivated after 410 Gone' : 'webhook deactivated after consecutive failures';
+      this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id, url: shownUrl(webhook.url) }, why);
     }
     return { inactive: true, deactivatedNow };
   }
@@ -57,7 +68,7 @@ export class Deactivation {
           subject: `Webhook deactivated: ${url}`,
           text:
             `Hello ${owner.name},\n\n` +
-            `The webhook ${webhook._id} (${url}) failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row and has been deactivated. ` +
+            `The webhook ${webhook._id} (${url}) ${webhook.deactivated_reason === 'gone' ? 'answered 410 Gone' : `failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row`} and has been deactivated. ` +
             `No events are sent to it until it is re-activated (PUT /v1/webhooks/${webhook._id} with {"active": true}).\n\n` +
             `The delivery log (GET /v1/webhooks/${webhook._id}/deliveries) shows each attempt and the receiver's answers.\n`,
         });

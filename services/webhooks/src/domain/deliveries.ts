@@ -23,48 +23,30 @@ import type { AttemptRecord, DeliveryRecord, WebhookRecord } from '../data/webho
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import type { Deactivation } from './deactivation.ts';
+import { nextDelay } from './delay-tiers.ts';
 import { countAttempt } from './delivery-metrics.ts';
 import { attemptId, attemptRecord, newDelivery } from './delivery-records.ts';
 import type { KeyLimiter } from './key-limiter.ts';
 import { Permits } from './permits.ts';
 import { PostLatency } from './post-latency.ts';
+import { RateTurns, type RateReserver } from './rate-turns.ts';
 import type { SecretBox } from './secret-box.ts';
 import { SigningKeyCache } from './signing-key-cache.ts';
+import {
+  CLAIMED_DEFER_MS,
+  DEFER_MS,
+  QUICK_SLOT_WAIT_MS,
+  SLOT_CHECK_MS,
+  SLOT_WAIT_MS,
+  SLOW_POST_FACTOR,
+  SLOW_POST_MS,
+  STRUGGLING_DEFER_MS,
+  STRUGGLING_SLOT_WAIT_MS,
+} from './slot-timing.ts';
 import { signatureHeaders } from './signing.ts';
 import { ALL_EVENTS } from './webhooks.ts';
 
 export const ATTEMPT_JOB = 'webhooks.attempt';
-/** A job waiting for a slot of a busy webhook comes back after this long. */
-const DEFER_MS = 1000;
-/** ... or after this long when the webhook's last attempt failed (a receiver that is down or times out). */
-const STRUGGLING_DEFER_MS = 5000;
-/**
- * How long an attempt waits for a slot of a webhook that answers: its slots turn over
- * within a POST, and a trip through the delay queue costs a publish, a claim and
- * three reads. The attempt holds its message meanwhile, so the wait is bounded.
- */
-const SLOT_WAIT_MS = 2000;
-/**
- * ... and how long in all while the webhook answers quickly: its slots then wait on
- * this process (its POST permits, the CPU), not on the receiver, and a trip through
- * the delay queue would only add work to a busy process.
- */
-const QUICK_SLOT_WAIT_MS = 30_000;
-/**
- * A webhook whose last POST took longer than this (or SLOW_POST_FACTOR typical POSTs, when more)
- * is slow: its waiting attempts go back after SLOT_WAIT_MS. So is one with a POST in flight for
- * longer: its slots are held by a receiver that hangs or times out, and attempts waiting for them
- * would hold the fan-out's events (and with them every other webhook's deliveries) until the first
- * answer; they go the queued way instead.
- */
-const SLOW_POST_MS = 1000;
-const SLOW_POST_FACTOR = 8;
-/** How often an attempt waiting for a slot checks whether it is still worth waiting. */
-const SLOT_CHECK_MS = 250;
-/** ... of a webhook whose last attempt failed: its one slot may be held for a whole timeout, so its attempts go back at once. */
-const STRUGGLING_SLOT_WAIT_MS = 100;
-/** A job whose attempt another copy holds comes back after this long: to find it made, or the claim of a dead holder over. */
-const CLAIMED_DEFER_MS = STRUGGLING_DEFER_MS;
 /** Secrets' signing keys kept in memory (a webhook's current one and those of its previous ones still live). */
 const KEYS_KEPT = 10_000;
 /** Room beyond the send's deadline in a claim: for the reads before the POST and the insert of its outcome after it. */
@@ -82,6 +64,8 @@ export interface AttemptJob {
   attempt: number;
   /** Asked for through the API: no automatic retries follow it. */
   manual?: boolean;
+  /** The webhook's rate-limit turn this attempt reserved (ms since the epoch): it is made no sooner. */
+  not_before?: number;
 }
 
 /** Where attempt jobs go (a WorkQueue<AttemptJob>). */
@@ -112,6 +96,8 @@ export interface DeliveriesOptions {
   retryDelaysMs: number[];
   /** The sender's deadline for one POST: a claimed attempt is sent only when it ends before the claim can be taken over. */
   sendTimeoutMs: number;
+  /** Turns of webhooks with a rate_limit, across replicas; without it, limits are not kept. */
+  rates?: RateReserver;
 }
 
 export class Deliveries {
@@ -125,9 +111,11 @@ export class Deliveries {
   /** When each POST in flight to a webhook began, by webhook. */
   private readonly postsSince = new Map<string, number[]>();
   private readonly postLatency = new PostLatency(SLOW_POST_MS, SLOW_POST_FACTOR);
+  private readonly turns: RateTurns;
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
+    this.turns = new RateTurns(opts.rates);
     this.sending = new Permits(opts.concurrency);
     this.keys = new SigningKeyCache(opts.box, KEYS_KEPT);
   }
@@ -162,6 +150,11 @@ export class Deliveries {
         return;
       }
     }
+    if (this.turns.owes(job, webhook)) {
+      const turn = await this.turns.reserve(job, webhook);
+      // Not its turn yet: stored pending, its attempt queued to wait for it (the event is not held meanwhile).
+      if (turn.waitMs > 0) return this.waitTurn(delivery, turn);
+    }
     const release = await this.slot(webhook._id);
     if (!release) {
       // A duplicate was stored by an earlier copy, which queued its attempt.
@@ -172,7 +165,7 @@ export class Deliveries {
       const made = await this.post(job, delivery, webhook, release);
       // A success goes inside its delivery; a failure is recorded first, where the count of failures in a row (next) reads it.
       const attempt = made.ok ? made : await this.opts.deliveries.recordAttempt(made, delivery.created_at);
-      const next = await this.next(webhook, job, attempt);
+      const next = await this.next(webhook, delivery, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
       const inserted = made.ok ? await this.opts.deliveries.insertWithFirstAttempt(stored, made) : await this.opts.deliveries.insert(stored);
       // A duplicate: an earlier copy stored the delivery (pending, its queued job then finds this attempt made).
@@ -181,6 +174,17 @@ export class Deliveries {
     } finally {
       release();
     }
+  }
+
+  /** Stores a new delivery pending and queues its first attempt (a test send). */
+  async sendNew(delivery: DeliveryRecord): Promise<void> {
+    await this.opts.deliveries.insert(delivery);
+    await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: delivery.webhook_id, team_id: delivery.team_id, attempt: 1 });
+  }
+
+  private async waitTurn(delivery: DeliveryRecord, turn: { job: AttemptJob; waitMs: number }): Promise<void> {
+    const due = { ...delivery, next_attempt_at: new Date(Date.now() + turn.waitMs) };
+    if ((await this.opts.deliveries.insert(due)) === 'inserted') await this.opts.queue.push(turn.job, this.turns.queueDelay(turn.waitMs));
   }
 
   /** Queues one more attempt of a delivery now (the API's retry). */
@@ -215,6 +219,7 @@ export class Deliveries {
    * before its outcome is stored still repeats the POST (at least once).
    */
   async attempt(job: AttemptJob): Promise<void> {
+    if (job.not_before !== undefined && !(await this.turns.arrived(job, (j, delayMs) => this.opts.queue.push(j, delayMs)))) return;
     // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
     const release = await this.slot(job.webhook_id);
     if (!release) return this.defer(job);
@@ -268,13 +273,20 @@ export class Deliveries {
       const loaded = await this.load(job);
       if (!loaded) return;
       const { delivery, webhook, made } = loaded;
+      if (!made && this.turns.owes(job, webhook)) {
+        const turn = await this.turns.reserve(job, webhook);
+        if (turn.waitMs > 0) {
+          release();
+          return await this.opts.queue.push(turn.job, this.turns.queueDelay(turn.waitMs));
+        }
+      }
       // The reads took so long that the POST could outlive the claim: give it up and come back.
       if (!made && Date.now() + this.opts.sendTimeoutMs > claim.exclusiveUntil) return await this.putOff(job, release);
       // Made and recorded by a copy that died before storing the delivery's outcome: finished from that record.
       if (made) release();
       const logged = job.attempt === 1 && !job.manual && countsInLog(delivery) ? delivery.created_at : null;
       const attempt = made ?? (await this.opts.deliveries.recordAttempt(await this.post(job, delivery, webhook, release), logged));
-      const next = await this.next(webhook, job, attempt);
+      const next = await this.next(webhook, delivery, job, attempt);
       await this.opts.deliveries.recordOutcome(delivery._id, next.outcome);
       await this.followUp(delivery, webhook, job, next);
     } finally {
@@ -325,10 +337,11 @@ export class Deliveries {
   }
 
   /** What a recorded attempt makes of its delivery: done, failed for good, or pending its next attempt (and whether it deactivated the webhook). */
-  private async next(webhook: WebhookRecord, job: AttemptJob, attempt: AttemptRecord): Promise<Next> {
-    const delay = this.opts.retryDelaysMs[job.attempt - 1];
-    const after = attempt.ok ? { inactive: false, deactivatedNow: false } : await this.opts.deactivation.afterFailure(webhook);
-    const retryAfterMs = !attempt.ok && !job.manual && delay !== undefined && !after.inactive ? delay : null;
+  private async next(webhook: WebhookRecord, delivery: DeliveryRecord, job: AttemptJob, attempt: AttemptRecord): Promise<Next> {
+    const scheduled = this.opts.retryDelaysMs[job.attempt - 1];
+    const after = await this.afterAttempt(webhook, delivery, attempt);
+    const owed = !attempt.ok && !job.manual && !delivery.test && scheduled !== undefined && !after.inactive;
+    const retryAfterMs = owed ? nextDelay(scheduled, this.opts.retryDelaysMs, attempt.status_code, attempt.retry_after_ms) : null;
     const outcome: Outcome = {
       status: attempt.ok ? 'succeeded' : retryAfterMs !== null ? 'pending' : 'failed',
       attempts_count: job.attempt,
@@ -336,6 +349,18 @@ export class Deliveries {
       next_attempt_at: retryAfterMs !== null ? new Date(attempt.at.getTime() + retryAfterMs) : null,
     };
     return { outcome, retryAfterMs, deactivatedNow: after.deactivatedNow };
+  }
+
+  /**
+   * Whether an attempt leaves the webhook inactive: a 410 Gone deactivates it at once;
+   * other failures count toward the failures in a row, except a test send's, which
+   * says nothing of the webhook's health.
+   */
+  private afterAttempt(webhook: WebhookRecord, delivery: DeliveryRecord, attempt: AttemptRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
+    if (attempt.ok) return Promise.resolve({ inactive: false, deactivatedNow: false });
+    if (attempt.status_code === 410) return this.opts.deactivation.afterGone(webhook);
+    if (delivery.test) return Promise.resolve({ inactive: false, deactivatedNow: false });
+    return this.opts.deactivation.afterFailure(webhook);
   }
 
   /** Once the outcome is stored: the next attempt queued, and the alert of a webhook this attempt deactivated. */

@@ -2,8 +2,9 @@
 // first attempt, and the record of each attempt. Both ids are derived (from the
 // webhook and the event, and from the delivery and the attempt's number), so a copy
 // of an event or of an attempt job finds what an earlier copy stored.
-import type { DomainEvent } from '@lpm/shared/events';
-import { derivedId } from '@lpm/shared/ids';
+import type { DomainEvent, EventType } from '@lpm/shared/events';
+import { derivedId, newId } from '@lpm/shared/ids';
+import { eventExample } from '@lpm/shared/webhook-catalog';
 import type { AttemptRecord, DeliveryRecord } from '../data/webhook-entity.ts';
 import type { SendResult } from '../upstream/webhook-sender.ts';
 import { payloadBody } from './payload.ts';
@@ -32,6 +33,17 @@ export function newDelivery(event: DomainEvent, webhookId: string, now: Date): D
   };
 }
 
+/**
+ * A test send of `type` to a webhook, pending its one attempt: the catalog's example
+ * with a fresh event id, the team's and webhook's ids, and `"test": true`.
+ */
+export function newTestDelivery(type: EventType, teamId: string, webhookId: string, now: Date): DeliveryRecord {
+  const { data } = eventExample(type) as Pick<DomainEvent, 'data'>;
+  const event = { id: newId('evt'), type, api_version: 'v1' as const, created_at: now.toISOString(), team_id: teamId, data };
+  const body = JSON.stringify({ ...JSON.parse(payloadBody(event, webhookId)), test: true });
+  return { ...newDelivery({ ...event, actor_id: null }, webhookId, now), body, test: true };
+}
+
 /** The record of attempt number `attempt` of a delivery, made now with the sender's result. */
 export function attemptRecord(delivery: DeliveryRecord, attempt: number, sent: SendResult): AttemptRecord {
   return {
@@ -46,5 +58,7 @@ export function attemptRecord(delivery: DeliveryRecord, attempt: number, sent: S
     latency_ms: Math.round(sent.latencyMs),
     error_class: sent.errorClass,
     response_body: sent.responseBody,
+    ...(delivery.test && { test: true }),
+    ...(sent.retryAfterMs !== null && { retry_after_ms: sent.retryAfterMs }),
   };
 }

@@ -56,6 +56,8 @@ export interface WebhookStats {
   success_rate: number;
   total_deliveries: number;
   failed_deliveries: number;
+  test_deliveries: number;
+  test_failed_deliveries: number;
 }
 
 export class Webhooks {
@@ -109,12 +111,14 @@ export class Webhooks {
       secret_sealed: this.deps.box.seal(secret),
       active_since: now,
       alert_pending: false,
+      rate_limit: body.rate_limit ?? null,
       created_at: now,
       updated_at: now,
     };
     // The limit is checked again with the insert (the ping ran apart from it: it may take seconds).
     await this.deps.webhooks.insertWithin(record, MAX_WEBHOOKS_PER_TEAM);
-    return exact<WebhookCreated>()({ id, url, events, description: record.description, active: true, secret, created_at: iso(now), updated_at: iso(now) });
+    const shown = { id, url, events, description: record.description, active: true, rate_limit: record.rate_limit ?? null, secret };
+    return exact<WebhookCreated>()({ ...shown, created_at: iso(now), updated_at: iso(now) });
   }
 
   private async refuseOverLimit(teamId: string) {
@@ -162,6 +166,7 @@ export class Webhooks {
     const sent: Record<string, unknown> = {};
     if (body.events !== undefined) sent.events = set.events = checkEvents(body.events);
     if (body.description !== undefined) sent.description = set.description = body.description;
+    if (body.rate_limit !== undefined) sent.rate_limit = set.rate_limit = body.rate_limit;
     if (body.url !== undefined) {
       const accepted = await this.acceptUrl(who, body.url, id, this.deps.box.open(current.secret_sealed));
       Object.assign(set, accepted);
@@ -174,7 +179,7 @@ export class Webhooks {
     await this.deps.webhooks.update(who.teamId, id, (fresh) => ({
       ...set,
       // Re-activation starts the count of consecutive failures afresh.
-      ...(body.active === true && !fresh.active ? { active_since: now } : {}),
+      ...(body.active === true && !fresh.active ? { active_since: now, deactivated_reason: null } : {}),
       // Previous secrets that expired leave storage with any write.
       ...(fresh.previous_secrets?.length ? { previous_secrets: liveSecrets(fresh.previous_secrets, now) } : {}),
     }));
@@ -188,7 +193,8 @@ export class Webhooks {
   }
 
   private shape(r: WebhookRecord) {
-    return { id: r._id, url: r.url, events: r.events, description: r.description, active: r.active, created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
+    const { url, events, description, active } = r;
+    return { id: r._id, url, events, description, active, rate_limit: r.rate_limit ?? null, created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
   }
 }
 
@@ -197,7 +203,7 @@ function rotationOf(r: Pick<WebhookRecord, 'secret_rotated_at' | 'previous_secre
   return { secret_rotated_at: iso(r.secret_rotated_at), previous_secret_expires_at: iso(previousExpiresAt(r, now)) };
 }
 
-/** Counters over delivery attempts (the signed ping is not one). */
+/** Counters over delivery attempts (the signed ping is not one), those of test sends apart. */
 function stats(c: WebhookCounters): WebhookStats {
   const { total_deliveries: total, failed_deliveries: failed } = c;
   return {
@@ -205,5 +211,7 @@ function stats(c: WebhookCounters): WebhookStats {
     success_rate: total === 0 ? 100 : Math.round(((total - failed) / total) * 1000) / 10,
     total_deliveries: total,
     failed_deliveries: failed,
+    test_deliveries: c.test_deliveries,
+    test_failed_deliveries: c.test_failed_deliveries,
   };
 }

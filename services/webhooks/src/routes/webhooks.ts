@@ -5,7 +5,16 @@ import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { eventCatalog } from '@lpm/shared/webhook-catalog';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
-import { createWebhookBody, deliveriesQuery, deliveryParams, responses, rotateSecretBody, updateWebhookBody, webhookIdParams } from '../contract/webhook-schemas.ts';
+import {
+  createWebhookBody,
+  deliveriesQuery,
+  deliveryParams,
+  responses,
+  rotateSecretBody,
+  testSendBody,
+  updateWebhookBody,
+  webhookIdParams,
+} from '../contract/webhook-schemas.ts';
 
 export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -43,4 +52,9 @@ export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log:
   app.post('/v1/webhooks/:id/deliveries/:delivery_id/retry', { schema: { params: deliveryParams, response: responses.retried } }, async (req) =>
     ok(await log.retry(req.identity, req.params.id, req.params.delivery_id)),
   );
+
+  app.post('/v1/webhooks/:id/test', { schema: { params: webhookIdParams, body: testSendBody, response: responses.testQueued } }, async (req, reply) => {
+    reply.status(202);
+    return ok(await log.sendTest(req.identity, req.params.id, req.body.event));
+  });
 }

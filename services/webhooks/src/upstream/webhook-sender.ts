@@ -19,6 +19,17 @@ export interface SendResult {
   errorClass: string | null;
   /** The first 4 KiB of the response body, cut on a UTF-8 character boundary, without what the store refuses (storableText). */
   responseBody: string | null;
+  /** A 429's or 503's Retry-After, in ms from now (seconds or an HTTP date); null when absent or unreadable. */
+  retryAfterMs: number | null;
+}
+
+/** Retry-After as delay-seconds or an HTTP date, in ms from `now`. */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return null;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 const MAX_RESPONSE_BYTES = 4096;
@@ -108,6 +119,7 @@ export class WebhookSender {
       statusCode: null,
       errorClass: null,
       responseBody: null,
+      retryAfterMs: null,
       ...r,
       latencyMs: Math.round(performance.now() - started),
     });
@@ -145,7 +157,8 @@ export class WebhookSender {
       // A receiver's bytes never reach the store raw: a NUL would fail the insert of every delivery grouped with its own.
       const responseBody = storableText(await readCapped(res.body, MAX_RESPONSE_BYTES));
       const errorClass = statusClass(statusCode);
-      return (sent = result({ ok: errorClass === null, statusCode, errorClass, responseBody }));
+      const after = statusCode === 429 || statusCode === 503 ? retryAfterMs(res.headers['retry-after']) : null;
+      return (sent = result({ ok: errorClass === null, statusCode, errorClass, responseBody, retryAfterMs: after }));
     } catch (err) {
       return (sent = result({ statusCode, errorClass: deadline.signal.aborted ? 'timeout' : classify(err) }));
     } finally {

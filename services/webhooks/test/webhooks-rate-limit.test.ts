@@ -1,0 +1,61 @@
+// A webhook's rate_limit kept across two replicas of the webhooks service (the
+// launcher's --replicas, one Redis): deliveries above it wait their turn and are all
+// delivered, never more than the limit in any second at the receiver (a real HTTPS
+// one), while a webhook without a limit in the same team is not held back.
+import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { waitFor } from '@lpm/test-kit/wait';
+
+const LIMIT = 5;
+const EVENTS = 20;
+
+let sys: RunningSystem;
+let receiver: HttpsReceiver;
+
+const call = (team: IssuedTeam, method: string, path: string, body?: unknown) => sys.call(team.api_key, method, path, body);
+const arrivals = (path: string) => receiver.requests.filter((r) => r.path === path && JSON.parse(r.body).type === 'client.created').map((r) => r.at);
+
+/** The most arrivals within any one second. */
+function busiestSecond(at: number[]): number {
+  const sorted = [...at].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i] - sorted[j] >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+beforeAll(async () => {
+  receiver = await startHttpsReceiver();
+  sys = await startRunningSystem('webhooksrate', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }, { replicas: 'webhooks=2', extraPorts: 1 });
+}, 180_000);
+
+afterAll(async () => {
+  await sys?.stop();
+  await receiver?.close();
+});
+
+test('when events come faster than a webhook rate_limit, then both replicas keep it together: all are delivered, at most the limit a second', async () => {
+  const team = sys.team('Limitado');
+  for (const [path, extra] of [
+    ['/limited', { rate_limit: LIMIT }],
+    ['/free', {}],
+  ] as const) {
+    expect((await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}${path}`, events: ['client.created'], ...extra })).status).toBe(201);
+  }
+  await Promise.all(Array.from({ length: EVENTS }, (_, i) => call(team, 'POST', '/v1/clients', { type: 'PF', name: `Cliente ${i}` })));
+
+  await waitFor('the deliveries to the free webhook', () => arrivals('/free').length === EVENTS, 20_000);
+  const freeSpan = Math.max(...arrivals('/free')) - Math.min(...arrivals('/free'));
+  await waitFor('the deliveries to the limited webhook', () => arrivals('/limited').length === EVENTS, 30_000);
+  const limited = arrivals('/limited');
+  const span = Math.max(...limited) - Math.min(...limited);
+  // Turns are 200 ms apart; arrivals may bunch by the network's jitter, not by a second's worth.
+  expect(span).toBeGreaterThanOrEqual(((EVENTS - 1) * 1000) / LIMIT - 500);
+  expect(busiestSecond(limited)).toBeLessThanOrEqual(LIMIT + 1);
+  expect(freeSpan).toBeLessThan(span / 2);
+  // Each event once: nothing dropped, nothing sent twice.
+  const ids = receiver.requests.filter((r) => r.path === '/limited' && JSON.parse(r.body).type === 'client.created').map((r) => JSON.parse(r.body).id as string);
+  expect(new Set(ids).size).toBe(EVENTS);
+});
