@@ -663,7 +663,7 @@ export interface paths {
         put?: never;
         /**
          * Open a webhooks portal session
-         * @description A link to the webhooks portal the gateway serves at `/portal`, for the team's admin to manage endpoints, deliveries, secrets and test events in a browser. The token it carries is good for the `/v1/webhooks` routes of this team only (any other route answers it 401), until `expires_at` or its revocation. The page may be framed by the origins in the team's settings (`portal.allowed_origins`).
+         * @description A link to the webhooks portal the gateway serves at `/portal`, for the team's admin to manage endpoints, deliveries, secrets and test events in a browser. The token it carries is good for the `/v1/webhooks` routes of this team only (any other route answers it 401), until `expires_at` or its revocation. The page may be framed by the origins in the team's settings (`portal.allowed_origins`). An `Idempotency-Key` is not replayed here: the token is never stored, so it cannot be answered again, and a repeated request opens another session (one left unused just expires).
          *
          *     **Scope:** `admin`.
          */

@@ -15,7 +15,8 @@ export const PORTAL_OPERATIONS: OperationDocs = {
     description:
       "A link to the webhooks portal the gateway serves at `/portal`, for the team's admin to manage endpoints, deliveries, secrets and test events in a browser. " +
       'The token it carries is good for the `/v1/webhooks` routes of this team only (any other route answers it 401), until `expires_at` or its revocation. ' +
-      "The page may be framed by the origins in the team's settings (`portal.allowed_origins`).",
+      "The page may be framed by the origins in the team's settings (`portal.allowed_origins`). " +
+      'An `Idempotency-Key` is not replayed here: the token is never stored, so it cannot be answered again, and a repeated request opens another session (one left unused just expires).',
     examples: { default: { summary: 'One hour (the default)', value: {} }, day: { summary: 'A day', value: { expires_in_minutes: 1440 } } },
     errors: [schemaMessage('expires_in_minutes')],
   },
