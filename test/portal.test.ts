@@ -26,6 +26,8 @@ let team: IssuedTeam;
 let page: Page;
 let hook: { id: string; url: string; secret: string };
 const requested: string[] = [];
+/** Errors the page's scripts threw or logged: none is expected. */
+const pageErrors: string[] = [];
 
 type Session = { id: string; url: string; token: string; expires_at: string };
 
@@ -57,6 +59,8 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   page = await browser.newPage({ viewport: VIEWPORT, ignoreHTTPSErrors: false });
   page.on('request', (r) => requested.push(r.url()));
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
   page.on('dialog', (d) => void d.accept());
 }, 180_000);
 
@@ -166,6 +170,21 @@ test('when the secret is rotated from the keyboard, then the new one is shown on
   expect(Date.parse(shown.previous_secret_expires_at) - Date.now()).toBeLessThanOrEqual(3_600_000);
 });
 
+test('when the endpoint is edited on the page, then its description and rate limit change and the page shows them', async () => {
+  // By keyboard: the button takes the focus and Enter presses it.
+  await page.getByRole('button', { name: 'Edit', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: `Edit ${hook.url}` }).waitFor();
+  await page.getByLabel('Description (optional)').fill('Portal receiver, limited');
+  await page.getByLabel('Deliveries per second at most (optional)').fill('50');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await status().getByText('Endpoint saved').waitFor();
+  await page.getByText('50 deliveries a second').waitFor();
+  const shown = (await sys.call<{ description: string; rate_limit: number; events: string[] }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data;
+  expect(shown).toMatchObject({ description: 'Portal receiver, limited', rate_limit: 50, events: ['client.created'] });
+  await shot('5-edited');
+});
+
 test('when the session is revoked, or an expired one is opened, then the page says the session has ended and shows no data', async () => {
   const revoked = await openSession();
   const other = await browser.newPage({ viewport: VIEWPORT });
@@ -208,4 +227,15 @@ test('when the event catalog is opened, then every event is listed with its exam
   await expect(page.locator('.catalog details[open] pre').first().innerText()).resolves.toContain('"type": "client.created"');
   await shot('7-catalog');
   expect(requested.filter((url) => !url.startsWith(`http://127.0.0.1:${sys.base}/`))).toEqual([]);
+});
+
+test('when the endpoint is deleted on the page, after confirming, then it is gone from the list and the API', async () => {
+  await page.getByRole('button', { name: 'Endpoints' }).click();
+  await page.getByRole('button', { name: `Manage ${hook.url}` }).click();
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await status().getByText('Endpoint deleted').waitFor();
+  await page.getByText('No endpoint yet.').waitFor();
+  expect((await sys.call(team.api_key, 'GET', '/v1/webhooks')).body.data).toEqual([]);
+  await shot('8-deleted');
+  expect(pageErrors).toEqual([]);
 });

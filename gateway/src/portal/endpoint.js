@@ -2,7 +2,7 @@
 // secret, send a test event, recover since a time) and its delivery log.
 import { api } from './api.js';
 import { announce, button, details, field, h, heading, show, shownOnce, time } from './ui.js';
-import { chosenEvents, eventsFieldset, eventsText, statusText, successRate24h } from './endpoints.js';
+import { chosenEvents, eventsFieldset, eventsText, RATE_LIMIT_HINT, RATE_LIMIT_LABEL, rateLimitInput, rateLimitOf, statusText, successRate24h } from './endpoints.js';
 import { deliveriesSection } from './deliveries.js';
 
 export async function endpointView(ctx, id) {
@@ -21,6 +21,7 @@ export async function endpointView(ctx, id) {
       ['Status', statusText(hook)],
       ['Events', eventsText(hook.events)],
       ['Description', hook.description ?? '—'],
+      ['Rate limit', hook.rate_limit ? `${hook.rate_limit} deliveries a second` : 'None'],
       ['Success (24 h)', rate],
       ['Secret rotated', time(hook.secret_rotated_at)],
       ['Previous secret signs until', time(hook.previous_secret_expires_at)],
@@ -48,6 +49,7 @@ export async function endpointView(ctx, id) {
 function editView(ctx, hook, types) {
   const url = h('input', { type: 'url', name: 'url', required: true, value: hook.url });
   const description = h('input', { type: 'text', name: 'description', maxLength: 1000, value: hook.description ?? '' });
+  const rateLimit = rateLimitInput(hook.rate_limit);
   const form = h(
     'form',
     {
@@ -56,7 +58,7 @@ function editView(ctx, hook, types) {
         void ctx.run(async () => {
           const events = chosenEvents(form);
           if (events.length === 0) throw new Error('Choose at least one event');
-          const body = { events, description: description.value.trim() || null };
+          const body = { events, description: description.value.trim() || null, rate_limit: rateLimitOf(rateLimit) };
           if (url.value.trim() !== hook.url) body.url = url.value.trim();
           await api('PUT', `/v1/webhooks/${hook.id}`, body);
           await endpointView(ctx, hook.id);
@@ -66,6 +68,7 @@ function editView(ctx, hook, types) {
     },
     field('URL', url),
     field('Description (optional)', description),
+    field(RATE_LIMIT_LABEL, rateLimit, RATE_LIMIT_HINT),
     eventsFieldset(types, hook.events),
     h('p', {}, h('button', { type: 'submit', class: 'primary' }, 'Save'), ' ', button('Cancel', () => ctx.go('endpoint', hook.id))),
   );

@@ -53,17 +53,26 @@ export function chosenEvents(form) {
   return chosen.includes('*') ? ['*'] : chosen;
 }
 
+/** The optional deliveries-per-second limit: its input, and the value a body sends (null: no limit). */
+export function rateLimitInput(value) {
+  return h('input', { type: 'number', name: 'rate_limit', min: 1, max: 1000, step: 1, inputMode: 'numeric', value: value ?? '' });
+}
+export const rateLimitOf = (input) => (input.value.trim() === '' ? null : Number(input.value));
+export const RATE_LIMIT_LABEL = 'Deliveries per second at most (optional)';
+export const RATE_LIMIT_HINT = '1 to 1000; deliveries above it wait, none is dropped. Empty: no limit.';
+
 async function createView(ctx) {
   const types = await ctx.eventTypes();
   const url = h('input', { type: 'url', name: 'url', required: true, placeholder: 'https://example.com/webhooks', autocomplete: 'url' });
   const description = h('input', { type: 'text', name: 'description', maxLength: 1000 });
+  const rateLimit = rateLimitInput(null);
   const form = h(
     'form',
     {
       onsubmit: (e) => {
         e.preventDefault();
         void ctx.run(async () => {
-          const body = { url: url.value.trim(), events: chosenEvents(form), description: description.value.trim() || null };
+          const body = { url: url.value.trim(), events: chosenEvents(form), description: description.value.trim() || null, rate_limit: rateLimitOf(rateLimit) };
           if (body.events.length === 0) throw new Error('Choose at least one event');
           const { data } = await api('POST', '/v1/webhooks', body);
           show(
@@ -79,6 +88,7 @@ async function createView(ctx) {
     },
     field('URL', url, 'An HTTPS address; it must answer a signed ping within 5 seconds.'),
     field('Description (optional)', description),
+    field(RATE_LIMIT_LABEL, rateLimit, RATE_LIMIT_HINT),
     eventsFieldset(types),
     h('p', {}, h('button', { type: 'submit', class: 'primary' }, 'Add endpoint'), ' ', button('Cancel', () => ctx.go('endpoints'))),
   );
