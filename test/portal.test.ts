@@ -151,6 +151,31 @@ test('when a delivery fails for good, then on the page the endpoint is enabled a
   await shot('4-retried');
 }, 90_000);
 
+test('when the endpoint was disabled by failures, then recovering since a time on the page sends its failed deliveries again', async () => {
+  receiver.respond(() => ({ status: 500, body: 'down again' }));
+  const client = (await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Recuperação Portal' })).body.data;
+  await waitFor('six failed attempts', () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 6, 30_000);
+  receiver.respond(() => ({ status: 200, body: '{"ok":true}' }));
+  await waitFor('the endpoint disabled', async () => !(await sys.call<{ active: boolean }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data.active);
+  await page.getByRole('button', { name: '← All endpoints' }).click();
+  await page.getByRole('button', { name: `Manage ${hook.url}` }).click();
+  await page.getByRole('button', { name: 'Enable' }).click();
+  await status().getByText('Endpoint enabled').waitFor();
+  // The reader's local time, as a datetime-local field takes it: an hour ago.
+  const since = await page.evaluate('(() => { const d = new Date(Date.now() - 3600000); d.setMinutes(d.getMinutes() - d.getTimezoneOffset()); return d.toISOString().slice(0, 16); })()');
+  await page.getByLabel('Since').fill(String(since));
+  await page.getByRole('button', { name: 'Recover', exact: true }).click();
+  await status().getByText(/^Recovery completed/).waitFor({ timeout: 30_000 });
+  await expect(page.locator('.result').getByText(/completed: [1-9]\d* of [1-9]\d* deliveries queued again/).count()).resolves.toBe(1);
+  await waitFor('the recovered delivery sent again', () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 7, 30_000);
+  const eventId = (JSON.parse(receiver.requests.find((r) => r.body.includes(client.id))!.body) as { id: string }).id;
+  await waitFor('the recovered delivery succeeded', async () => {
+    const log = await sys.call<{ status: string; attempts: unknown[] }[]>(team.api_key, 'GET', `/v1/webhooks/${hook.id}/deliveries?event_id=${eventId}`);
+    return log.body.data.length === 1 && log.body.data[0].status === 'succeeded' && log.body.data[0].attempts.length === 7;
+  }, 30_000);
+  await shot('4-recovered');
+}, 90_000);
+
 test('when the secret is rotated from the keyboard, then the new one is shown once and the next delivery verifies with it', async () => {
   const hours = page.getByLabel('Hours the old secret keeps signing');
   await hours.focus();

@@ -774,6 +774,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed and skipped deliveries
+         * @description Sends again, in the background and oldest first, every delivery made between `since` (at most 14 days back) and `until` (default now) that failed for good, or that was `skipped` because the webhook was inactive when its event came: one more attempt each, with the same event id and body. At most 10,000 deliveries a call (`total`); another call from the last one's time recovers the rest. Answers 202 with the recovery (`completed` at once when there is nothing to send); its progress is at `GET /v1/webhooks/{id}/recoveries/{recovery_id}`. One recovery of a webhook runs at a time (409 while one does), and one whose process stops is resumed by another. The webhook must be active.
+         *
+         *     **Scope:** `admin`.
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/recoveries/{recovery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A recovery's progress
+         * @description `queued` of `total` deliveries re-queued so far, `running` until all are, then `completed` with `finished_at`.
+         *
+         *     **Scope:** `admin`.
+         */
+        get: operations["getWebhookRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/secret/rotate": {
         parameters: {
             query?: never;
@@ -3375,6 +3419,41 @@ export interface components {
             schema: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * WebhookRecoverRequest
+         * @description The window whose deliveries are sent again: since (at most 14 days back) until (default now).
+         */
+        WebhookRecoverRequest: {
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until?: string;
+        };
+        /**
+         * WebhookRecovery
+         * @description A recovery's progress: queued of total deliveries re-queued, oldest first; completed once all are.
+         */
+        WebhookRecovery: {
+            id: string;
+            status: string;
+            queued: number;
+            total: number;
+            webhook_id: string;
+            since: string;
+            until: string;
+            created_at: string;
+            finished_at: string | null;
+        };
+        /**
+         * WebhookRecoveryStarted
+         * @description A recovery under way (running) or done at once (completed, nothing to send): queued of total deliveries re-queued so far.
+         */
+        WebhookRecoveryStarted: {
+            id: string;
+            status: string;
+            queued: number;
+            total: number;
         };
         /**
          * WebhookSecretRotated
@@ -7516,6 +7595,180 @@ export interface operations {
             };
             /** @description A business rule refused the request. Messages: `Webhook is inactive`, `Delivery already pending`, `Idempotency key reused with different request`. */
             422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.
+                 * @example 0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookRecoveryStarted"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `since must be an ISO 8601 date-time`, `until must be an ISO 8601 date-time`, `since must be within the last 14 days`, `since must not be in the future`, `until must be after since`, `Invalid JSON body`, `since is required`, `Unknown field: foo`, `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Webhook not found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A unique value is already taken. Messages: `A recovery is already running for this webhook`, `A request with this Idempotency-Key is in progress`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description A business rule refused the request. Messages: `Webhook is inactive`, `Idempotency key reused with different request`. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
+                 */
+                id: string;
+                recovery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookRecovery"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Webhook not found`, `Recovery not found`. */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

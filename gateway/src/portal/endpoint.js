@@ -123,8 +123,17 @@ function recoverSection(ctx, id) {
   const controls = [field('Since', since, 'At most 14 days back, in your time zone.'), field('Until (optional)', until)];
   return formSection(ctx, 'Recover failed deliveries', controls, 'Recover', async (out) => {
     const body = { since: new Date(since.value).toISOString(), ...(until.value ? { until: new Date(until.value).toISOString() } : {}) };
-    const { data } = await api('POST', `/v1/webhooks/${id}/recover`, body);
-    out.replaceChildren(h('p', {}, `Recovery ${data.id} ${data.status}: ${data.queued} of ${data.total} deliveries queued again.`));
+    let { data } = await api('POST', `/v1/webhooks/${id}/recover`, body);
+    const progress = () => out.replaceChildren(h('p', {}, `Recovery ${data.id} ${data.status}: ${data.queued} of ${data.total} deliveries queued again.`));
+    progress();
     announce('Recovery started');
+    // Its progress, read again each second for a minute at most; then the log tells the rest.
+    for (let i = 0; i < 60 && data.status !== 'completed'; i++) {
+      await new Promise((done) => setTimeout(done, 1000));
+      if (!out.isConnected) return;
+      ({ data } = await api('GET', `/v1/webhooks/${id}/recoveries/${data.id}`));
+      progress();
+    }
+    if (data.status === 'completed') announce(`Recovery completed: ${data.queued} deliveries queued again`);
   });
 }

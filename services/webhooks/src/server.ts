@@ -8,6 +8,7 @@ import { readWebhooksConfig } from './config.ts';
 import { CountersRepository } from './data/counters-repository.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
 import { RateReservations } from './data/rate-reservations.ts';
+import { RecoveriesRepository } from './data/recoveries-repository.ts';
 import { TeamVersions } from './data/team-versions.ts';
 import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { WebhooksRepository } from './data/webhooks-repository.ts';
@@ -15,6 +16,7 @@ import { Deactivation } from './domain/deactivation.ts';
 import { ATTEMPT_JOB, Deliveries, attemptClaimMs, type AttemptJob } from './domain/deliveries.ts';
 import { DeliveryLog } from './domain/delivery-log.ts';
 import { KeyLimiter } from './domain/key-limiter.ts';
+import { Recoveries } from './domain/recoveries.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { Webhooks } from './domain/webhooks.ts';
 import { consumeAttemptJobs } from './consumers/attempt-jobs.ts';
@@ -63,16 +65,17 @@ async function main(): Promise<void> {
       });
       const webhooks = new Webhooks({ webhooks: webhooksRepo, counters: countersRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
       const log = new DeliveryLog(deliveriesRepo, webhooks, deliveries);
+      const recoveries = new Recoveries({ recoveries: new RecoveriesRepository(db), webhooks, requeue: (d, id) => deliveries.retryNow(d, id), logger });
       const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
       return {
-        app: buildWebhooksApp({ db, webhooks, log, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
+        app: buildWebhooksApp({ db, webhooks, log, recoveries, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
         background: [
           closing,
           // The attempts queue with its retry queue and DLQ first, then the fan-out that makes first attempts and
           // pushes the rest into it (a push declares the queue too: on a reconnect the consumers are set up again in any order).
           consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
           consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
-          maintenanceTask({ deliveries, deactivation, intervalMs: config.schedulerIntervalMs, logger }),
+          maintenanceTask({ deliveries, deactivation, recoveries, intervalMs: config.schedulerIntervalMs, logger }),
           counterFoldTask({ counters: countersRepo, logger }),
           retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, counters: countersRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
         ],

@@ -8,19 +8,21 @@ import { buildWebhooksApp } from '../src/app.ts';
 import type { PortRange } from '../src/config.ts';
 import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
+import { RecoveriesRepository } from '../src/data/recoveries-repository.ts';
 import { WEBHOOK_ENTITIES } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { attemptClaimMs } from '../src/domain/deliveries.ts';
 import { DeliveryLog } from '../src/domain/delivery-log.ts';
+import { Recoveries } from '../src/domain/recoveries.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { Webhooks } from '../src/domain/webhooks.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
 
-export type WebhooksUnderTest = ServiceUnderTest;
+export type WebhooksUnderTest = ServiceUnderTest & { recoveries: Recoveries };
 
 export function startWebhooks(
-  opts: { allowPrivateUrls?: boolean; allowedPorts?: PortRange[]; timeoutMs?: number; logger?: Logger } = {},
+  opts: { allowPrivateUrls?: boolean; allowedPorts?: PortRange[]; timeoutMs?: number; logger?: Logger; recoverLimit?: number } = {},
 ): Promise<WebhooksUnderTest> {
   return startServiceUnderTest({
     name: 'webhooks',
@@ -41,8 +43,16 @@ export function startWebhooks(
         logger: opts.logger ?? quietLogger,
       });
       const log = new DeliveryLog(deliveries, webhooks, { retryNow: async () => {}, sendNew: (d) => deliveries.insert(d).then(() => {}) });
-      const app = buildWebhooksApp({ db, webhooks, log, internalToken, idempotencySealer: box, logger: false });
-      return { app, parts: {}, release: () => sender.close() };
+      // Re-queued deliveries are marked pending (with the recovery), not sent: no attempts queue here.
+      const recoveries = new Recoveries({
+        recoveries: new RecoveriesRepository(db),
+        webhooks,
+        requeue: (d, id) => deliveries.markPending(d._id, new Date(), id),
+        logger: quietLogger,
+        ...(opts.recoverLimit && { maxPerCall: opts.recoverLimit }),
+      });
+      const app = buildWebhooksApp({ db, webhooks, log, recoveries, internalToken, idempotencySealer: box, logger: false });
+      return { app, parts: { recoveries }, release: async () => (await recoveries.settled(), await sender.close()) };
     },
   });
 }

@@ -1,5 +1,5 @@
 // The webhooks domain's conditions, each with its fixed message (docs/decisions.md §1, §5).
-import { businessRule, conflict, notFound } from '@lpm/shared/errors';
+import { businessRule, conflict, invalidField, notFound } from '@lpm/shared/errors';
 
 export const webhookNotFound = () => notFound('Webhook not found');
 export const deliveryNotFound = () => notFound('Delivery not found');
@@ -9,3 +9,8 @@ export const webhookLimitReached = (limit: number) => businessRule('Webhook limi
 export const urlNotReachable = () => businessRule('URL not reachable', 'url_not_reachable');
 export const webhookInactive = () => businessRule('Webhook is inactive', 'webhook_inactive');
 export const deliveryPending = () => businessRule('Delivery already pending', 'delivery_pending');
+export const recoveryNotFound = () => notFound('Recovery not found');
+export const recoveryRunning = () => conflict('A recovery is already running for this webhook', 'recovery_running');
+export const recoverSinceTooOld = (days: number) => invalidField('since', `since must be within the last ${days} days`);
+export const recoverSinceInFuture = () => invalidField('since', 'since must not be in the future');
+export const recoverUntilBeforeSince = () => invalidField('until', 'until must be after since');

@@ -2,7 +2,21 @@
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { noFieldsToUpdate } from '@lpm/shared/errors';
 import { LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
-import { deliveryNotFound, deliveryPending, urlAlreadyRegistered, urlNotReachable, webhookInactive, webhookLimitReached, webhookNotFound } from './webhook-errors.ts';
+import {
+  deliveryNotFound,
+  deliveryPending,
+  recoverSinceInFuture,
+  recoverSinceTooOld,
+  recoverUntilBeforeSince,
+  recoveryNotFound,
+  recoveryRunning,
+  urlAlreadyRegistered,
+  urlNotReachable,
+  webhookInactive,
+  webhookLimitReached,
+  webhookNotFound,
+} from './webhook-errors.ts';
+import { MAX_RECOVERED, RECOVER_WINDOW_DAYS } from './webhook-schemas.ts';
 
 export const WEBHOOK_OPERATIONS: OperationDocs = {
   'GET /v1/webhooks': {
@@ -75,6 +89,31 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
       'Sends the example of an event type from the catalog (`GET /v1/webhooks/event-types`) to the webhook, signed as usual, with a new event id and `"test": true` in the body. One attempt, in the background, without retries: it shows in the delivery log with `test: true`, and is counted apart from the other deliveries (`test_deliveries`, `test_failed_deliveries`); a failed test send never deactivates the webhook.',
     examples: { created: { summary: 'A case.created example', value: { event: 'case.created' } } },
     errors: [schemaMessage('event'), webhookNotFound(), webhookInactive()],
+  },
+  'POST /v1/webhooks/{id}/recover': {
+    operationId: 'recoverWebhook',
+    summary: 'Recover failed and skipped deliveries',
+    description: `Sends again, in the background and oldest first, every delivery made between \`since\` (at most ${RECOVER_WINDOW_DAYS} days back) and \`until\` (default now) that failed for good, or that was \`skipped\` because the webhook was inactive when its event came: one more attempt each, with the same event id and body. At most ${MAX_RECOVERED.toLocaleString('en')} deliveries a call (\`total\`); another call from the last one's time recovers the rest. Answers 202 with the recovery (\`completed\` at once when there is nothing to send); its progress is at \`GET /v1/webhooks/{id}/recoveries/{recovery_id}\`. One recovery of a webhook runs at a time (409 while one does), and one whose process stops is resumed by another. The webhook must be active.`,
+    examples: {
+      since: { summary: 'Everything since a time', value: { since: '2026-11-27T09:00:00.000Z' } },
+      window: { summary: 'A window', value: { since: '2026-11-27T09:00:00.000Z', until: '2026-11-27T12:00:00.000Z' } },
+    },
+    errors: [
+      schemaMessage('since'),
+      schemaMessage('until'),
+      recoverSinceTooOld(RECOVER_WINDOW_DAYS),
+      recoverSinceInFuture(),
+      recoverUntilBeforeSince(),
+      webhookNotFound(),
+      recoveryRunning(),
+      webhookInactive(),
+    ],
+  },
+  'GET /v1/webhooks/{id}/recoveries/{recovery_id}': {
+    operationId: 'getWebhookRecovery',
+    summary: "A recovery's progress",
+    description: '`queued` of `total` deliveries re-queued so far, `running` until all are, then `completed` with `finished_at`.',
+    errors: [webhookNotFound(), recoveryNotFound()],
   },
 };
 

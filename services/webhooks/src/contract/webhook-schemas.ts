@@ -51,8 +51,19 @@ export const testSendBody = named(
   object({ event: enumOf(EVENT_TYPES, 'event must be one of the event types of GET /v1/webhooks/event-types') }, ['event']),
 );
 
+/** How far back a recovery may reach, and the most deliveries one re-queues. */
+export const RECOVER_WINDOW_DAYS = 14;
+export const MAX_RECOVERED = 10_000;
+const instant = (field: string) => typed<string>({ type: 'string', format: 'date-time', 'x-message': `${field} must be an ISO 8601 date-time` });
+export const recoverBody = named(
+  'WebhookRecoverRequest',
+  `The window whose deliveries are sent again: since (at most ${RECOVER_WINDOW_DAYS} days back) until (default now).`,
+  object({ since: instant('since'), until: instant('until') }, ['since']),
+);
+
 export const webhookIdParams = object({ id }, ['id']);
 export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
+export const recoveryParams = object({ id, recovery_id: id }, ['id', 'recovery_id']);
 /** A delivery's states, as the log shows and filters them. */
 export const DELIVERY_STATUS_FILTER = ['pending', 'succeeded', 'failed', 'skipped'] as const;
 export const deliveriesQuery = listQuerySchema(['created_at'], {
@@ -66,6 +77,7 @@ export type CreateWebhookBody = Static<typeof createWebhookBody>;
 export type UpdateWebhookBody = Static<typeof updateWebhookBody>;
 export type RotateSecretBody = Static<typeof rotateSecretBody>;
 export type TestSendBody = Static<typeof testSendBody>;
+export type RecoverBody = Static<typeof recoverBody>;
 
 const webhook = {
   id: string,
@@ -141,6 +153,20 @@ const eventType = named(
 );
 export type WebhookEventType = Static<typeof eventType>;
 
+const recoveryStarted = { id: string, status: string, queued: integer, total: integer };
+const recoveryQueued = named(
+  'WebhookRecoveryStarted',
+  'A recovery under way (running) or done at once (completed, nothing to send): queued of total deliveries re-queued so far.',
+  shape(recoveryStarted),
+);
+const recovery = named(
+  'WebhookRecovery',
+  "A recovery's progress: queued of total deliveries re-queued, oldest first; completed once all are.",
+  shape({ ...recoveryStarted, webhook_id: string, since: string, until: string, created_at: string, finished_at: nullableString }),
+);
+export type WebhookRecoveryStarted = Static<typeof recoveryQueued>;
+export type WebhookRecovery = Static<typeof recovery>;
+
 export const responses = {
   created: okResponse(201, webhookCreated),
   updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
@@ -151,5 +177,7 @@ export const responses = {
   deliveries: pageResponse(deliveryItem),
   retried: okResponse(200, deliveryRetried),
   testQueued: okResponse(202, testQueued),
+  recovering: okResponse(202, recoveryQueued),
+  recovery: okResponse(200, recovery),
   eventTypes: okResponse(200, arrayOf(eventType)),
 };

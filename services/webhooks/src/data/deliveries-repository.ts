@@ -18,7 +18,7 @@ import { bucketOf, ownedBy, purgeByMarker, sweepBuckets } from '@lpm/shared/stor
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
 import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
-import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, FirstAttempt, WebhookCountersRecord } from './webhook-entity.ts';
+import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, FirstAttempt, WebhookCountersRecord, WebhookRecoveryRecord } from './webhook-entity.ts';
 
 /** What a page of the log may be narrowed to. */
 export interface LogMatch {
@@ -68,6 +68,7 @@ export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Pur
   const dropped = await deliveries.deleteMany({ webhook_id: webhookId }, SWEEP);
   await db.collection<AttemptTallyRecord>('attempt_tallies').deleteMany({ webhook_id: webhookId }, SWEEP);
   await db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: webhookId });
+  await db.collection<WebhookRecoveryRecord>('webhook_recoveries').deleteMany({ webhook_id: webhookId });
   await new DeliveryLogCounts(db).dropWebhook(webhookId);
   return { deliveries: dropped.deletedCount, attempts: attempts.deletedCount };
 }
@@ -232,8 +233,16 @@ export class DeliveriesRepository {
     );
   }
 
-  async markPending(id: string, now: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now, ...updatedDay(now), ...dueMinute(now) } });
+  /** Makes a delivery pending its next attempt now; `recoveryId`: the recovery re-queueing it. */
+  async markPending(id: string, now: Date, recoveryId?: string): Promise<void> {
+    const recovered = recoveryId ? { recovery_id: recoveryId } : {};
+    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now, ...updatedDay(now), ...dueMinute(now), ...recovered } });
+  }
+
+  /** Keeps a delivery skipped at once (its webhook inactive), counted in the log by a tally of its skip. */
+  async insertSkipped(d: DeliveryRecord): Promise<void> {
+    if ((await this.insert(d)) !== 'inserted') return;
+    await this.tallyInserts.insert({ _id: `${d._id}:skipped`, webhook_id: d.webhook_id, ok: true, at: d.created_at, logged: d.created_at, skipped: true });
   }
 
   /** Skips a pending delivery; one never attempted is counted in the log by a tally of its skip (once, by its id). */

@@ -142,6 +142,8 @@ export const DeliveryEntity = defineEntity({
     first_attempt: p.json<FirstAttempt>().nullable(),
     // A test send (POST /v1/webhooks/{id}/test): one attempt, counted apart, never deactivating the webhook.
     test: p.boolean().nullable(),
+    // The last recovery that re-queued it (its count survives the recovery's crash).
+    recovery_id: p.string().nullable(),
   },
   indexes: [
     { properties: ['webhook_id', 'created_at'] },
@@ -155,7 +157,7 @@ export const DeliveryEntity = defineEntity({
 
 export type DeliveryRecord = Later<
   InferEntity<typeof DeliveryEntity>,
-  'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt' | 'test'
+  'updated_day' | 'due_minute' | 'log_minute' | 'log_hour' | 'log_backfilled' | 'first_attempt' | 'test' | 'recovery_id'
 >;
 
 /** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
@@ -243,6 +245,36 @@ export const AttemptClaimEntity = defineEntity({
 
 export type AttemptClaimRecord = Later<InferEntity<typeof AttemptClaimEntity>, 'slot' | 'owner'>;
 
+export const RECOVERY_STATUSES = ['running', 'completed'] as const;
+
+/**
+ * POST /v1/webhooks/{id}/recover: the window, how many deliveries it re-queues
+ * (`total`, counted at its start) and has (`queued`), and where it got to (the
+ * created_at and id of the last one), so another process resumes it after a crash.
+ */
+export const WebhookRecoveryEntity = defineEntity({
+  name: 'WebhookRecovery',
+  collection: 'webhook_recoveries',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    webhook_id: p.string(),
+    since: p.datetime(),
+    until: p.datetime(),
+    status: p.enum(RECOVERY_STATUSES),
+    queued: p.integer(),
+    total: p.integer(),
+    cursor_at: p.datetime().strictNullable(),
+    cursor_id: p.string().strictNullable(),
+    created_at: p.datetime(),
+    updated_at: p.datetime(),
+    finished_at: p.datetime().strictNullable(),
+  },
+  indexes: [{ properties: ['status'] }, { properties: ['webhook_id', 'status'] }],
+});
+
+export type WebhookRecoveryRecord = InferEntity<typeof WebhookRecoveryEntity>;
+
 /**
  * A deleted webhook, written before the webhook is deleted and kept a while after
  * its history is dropped: retention drops the history of each again by equality,
@@ -260,7 +292,7 @@ export const WebhookTombstoneEntity = defineEntity({
 
 export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
 
-export const WEBHOOK_ENTITIES = [WebhookEntity, WebhookCountersEntity, DeliveryLogHourEntity, DeliveryEntity, AttemptEntity, AttemptTallyEntity, AttemptClaimEntity, WebhookTombstoneEntity];
+export const WEBHOOK_ENTITIES = [WebhookEntity, WebhookCountersEntity, DeliveryLogHourEntity, DeliveryEntity, AttemptEntity, AttemptTallyEntity, AttemptClaimEntity, WebhookTombstoneEntity, WebhookRecoveryEntity];
 
 /** Replaced by `counted_1_webhook_id_1`, which also serves the counting sweep's `{ counted: false }` (and gets a GIN index on the local store). */
 export const RETIRED_WEBHOOK_INDEXES: RetiredIndex[] = [{ collection: 'attempts', name: 'webhook_id_1_counted_1' }];

@@ -6,7 +6,7 @@
 //
 // The fan-out asks for a team's subscribed webhooks at every event. With team
 // versions in Redis (team-versions.ts), this replica keeps a copy of each team's
-// active webhooks and reads the store again only when the team's version is no
+// webhooks (active or not) and reads the store again only when the team's version is no
 // longer the one the copy was read under: every write of a webhook sets a new
 // version after it is stored, so an event created after a change's answer sees
 // the change on every replica. While Redis cannot tell, the store is read, and the
@@ -21,12 +21,12 @@ import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
 import type { TeamVersions } from './team-versions.ts';
 import type { DeactivationReason, WebhookCountersRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
 
-/** How long a copy of a team's active webhooks is used at most, whatever its version says. */
+/** How long a copy of a team's webhooks is used at most, whatever its version says. */
 const COPY_MAX_AGE_MS = 10_000;
 /** Teams whose copies are kept; the oldest goes first. */
 const COPIES_KEPT = 10_000;
 
-/** A team's active webhooks as read under `version`, at `at`. */
+/** A team's webhooks as read under `version`, at `at`. */
 interface TeamCopy {
   version: string;
   at: number;
@@ -160,17 +160,22 @@ export class WebhooksRepository {
    * so their first attempts read them no more. Shared records: not to be changed.
    */
   async subscribed(teamId: string, type: string, all: string): Promise<WebhookRecord[]> {
-    return (await this.activeOf(teamId)).filter((w) => w.events.includes(type) || w.events.includes(all));
+    return (await this.subscribedAll(teamId, type, all)).filter((w) => w.active);
+  }
+
+  /** As `subscribed`, with the inactive ones too (the fan-out keeps their deliveries, skipped). */
+  async subscribedAll(teamId: string, type: string, all: string): Promise<WebhookRecord[]> {
+    return (await this.teamOf(teamId)).filter((w) => w.events.includes(type) || w.events.includes(all));
   }
 
   /**
-   * The team's active webhooks: this replica's copy while the team's version is the
+   * The team's webhooks, active or not: this replica's copy while the team's version is the
    * one it was read under and it is young, else read again. Callers that find the
    * same version while a read is under way share it: it began after that version
    * was set, so after the change that set it was stored.
    */
-  private async activeOf(teamId: string): Promise<WebhookRecord[]> {
-    const read = () => this.webhooks.find({ team_id: teamId, active: true }).toArray();
+  private async teamOf(teamId: string): Promise<WebhookRecord[]> {
+    const read = () => this.webhooks.find({ team_id: teamId }).toArray();
     const version = this.versions ? await this.versions.current(teamId) : null;
     if (version === null) {
       // Changes made while Redis cannot tell may be missing from every copy.

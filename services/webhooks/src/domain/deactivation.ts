@@ -22,6 +22,9 @@ export interface DeactivationOptions {
   logger: Logger;
 }
 
+const whyDeactivated = (w: WebhookRecord) =>
+  w.deactivated_reason === 'gone' ? 'answered 410 Gone' : `failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row`;
+
 export class Deactivation {
   private readonly opts: DeactivationOptions;
 
@@ -68,7 +71,7 @@ export class Deactivation {
           subject: `Webhook deactivated: ${url}`,
           text:
             `Hello ${owner.name},\n\n` +
-            `The webhook ${webhook._id} (${url}) ${webhook.deactivated_reason === 'gone' ? 'answered 410 Gone' : `failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row`} and has been deactivated. ` +
+            `The webhook ${webhook._id} (${url}) ${whyDeactivated(webhook)} and has been deactivated. ` +
             `No events are sent to it until it is re-activated (PUT /v1/webhooks/${webhook._id} with {"active": true}).\n\n` +
             `The delivery log (GET /v1/webhooks/${webhook._id}/deliveries) shows each attempt and the receiver's answers.\n`,
         });

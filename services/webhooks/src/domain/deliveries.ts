@@ -125,17 +125,22 @@ export class Deliveries {
   }
 
   /**
-   * A domain event in: one delivery per subscribed webhook, and its first attempt
+   * A domain event in: one delivery per subscribed webhook (kept skipped for an inactive one), and its first attempt
    * made here, concurrently across the webhooks (each within its own slots). Every
    * webhook's attempt is stored or queued before this resolves (and the event is
    * acked). `fresh`: the broker's first delivery of the event, which no copy can
    * have handled before (a copy published twice is sent twice: at least once).
    */
   async fanOut(event: DomainEvent, fresh = false): Promise<void> {
-    const webhooks = await this.opts.webhooks.subscribed(event.team_id, event.type, ALL_EVENTS);
-    const outcomes = await Promise.allSettled(webhooks.map((webhook) => this.deliverFirst(event, webhook, fresh)));
+    const webhooks = await this.opts.webhooks.subscribedAll(event.team_id, event.type, ALL_EVENTS);
+    const outcomes = await Promise.allSettled(webhooks.map((w) => (w.active ? this.deliverFirst(event, w, fresh) : this.keepSkipped(event, w))));
     const failed = outcomes.find((o) => o.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /** An event for an inactive webhook: its delivery kept as skipped, so a recovery can send it later. */
+  private keepSkipped(event: DomainEvent, webhook: WebhookRecord): Promise<void> {
+    return this.opts.deliveries.insertSkipped({ ...newDelivery(event, webhook._id, new Date()), status: 'skipped', next_attempt_at: null });
   }
 
   private async deliverFirst(event: DomainEvent, webhook: WebhookRecord, fresh: boolean): Promise<void> {
@@ -187,9 +192,9 @@ export class Deliveries {
     if ((await this.opts.deliveries.insert(due)) === 'inserted') await this.opts.queue.push(turn.job, this.turns.queueDelay(turn.waitMs));
   }
 
-  /** Queues one more attempt of a delivery now (the API's retry). */
-  async retryNow(delivery: DeliveryRecord): Promise<void> {
-    await this.opts.deliveries.markPending(delivery._id, new Date());
+  /** Queues one more attempt of a delivery now (the API's retry, or a recovery's, named by `recoveryId`). */
+  async retryNow(delivery: DeliveryRecord, recoveryId?: string): Promise<void> {
+    await this.opts.deliveries.markPending(delivery._id, new Date(), recoveryId);
     await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: delivery.webhook_id, team_id: delivery.team_id, attempt: delivery.attempts_count + 1, manual: true });
   }
 

@@ -4,11 +4,14 @@ import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { eventCatalog } from '@lpm/shared/webhook-catalog';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
+import type { Recoveries } from '../domain/recoveries.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
 import {
   createWebhookBody,
   deliveriesQuery,
   deliveryParams,
+  recoverBody,
+  recoveryParams,
   responses,
   rotateSecretBody,
   testSendBody,
@@ -16,7 +19,7 @@ import {
   webhookIdParams,
 } from '../contract/webhook-schemas.ts';
 
-export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog): void {
+export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog, recoveries: Recoveries): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   app.get('/v1/webhooks', { schema: { response: responses.list } }, async (req) => ok(await webhooks.list(req.identity)));
@@ -57,4 +60,13 @@ export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log:
     reply.status(202);
     return ok(await log.sendTest(req.identity, req.params.id, req.body.event));
   });
+
+  app.post('/v1/webhooks/:id/recover', { schema: { params: webhookIdParams, body: recoverBody, response: responses.recovering } }, async (req, reply) => {
+    reply.status(202);
+    return ok(await recoveries.start(req.identity, req.params.id, req.body));
+  });
+
+  app.get('/v1/webhooks/:id/recoveries/:recovery_id', { schema: { params: recoveryParams, response: responses.recovery } }, async (req) =>
+    ok(await recoveries.get(req.identity, req.params.id, req.params.recovery_id)),
+  );
 }
