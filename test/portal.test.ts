@@ -99,6 +99,8 @@ test('when an endpoint to an HTTPS receiver is added on the page, then its secre
   const row = page.locator('tbody tr', { hasText: hook.url });
   await row.getByText('Active').waitFor();
   await row.getByText('client.created').waitFor();
+  // Laid out as cards at this width, the list is still a table to a screen reader.
+  expect(await page.getByRole('table', { name: 'Endpoints of the team' }).getByRole('columnheader').allInnerTexts()).toEqual(['URL', 'Status', 'Events', 'Success (24 h)', 'Actions']);
   expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(VIEWPORT.width);
   await shot('2-endpoints');
   await page.getByRole('button', { name: `Manage ${hook.url}` }).click();

@@ -62,17 +62,21 @@ export function clearMessages() {
   document.getElementById('alert').replaceChildren();
 }
 
-/** A table with a caption and a header row; each row is a list of cells (nodes or text). */
+/**
+ * A table with a caption and a header row; each row is a list of cells (nodes or text).
+ * The roles are explicit: on a narrow screen the stylesheet lays rows out as cards,
+ * and a table displayed as blocks loses its implicit roles in some browsers.
+ */
 export function table(caption, headers, rows) {
   return h(
     'div',
     { class: 'table-wrap' },
     h(
       'table',
-      {},
+      { role: 'table' },
       h('caption', {}, caption),
-      h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))),
-      h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((c, i) => h('td', { 'data-label': headers[i] }, c))))),
+      h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' }, headers.map((x) => h('th', { scope: 'col', role: 'columnheader' }, x)))),
+      h('tbody', { role: 'rowgroup' }, rows.map((cells) => h('tr', { role: 'row' }, cells.map((c, i) => h('td', { role: 'cell', 'data-label': headers[i] }, c))))),
     ),
   );
 }
