@@ -93,7 +93,9 @@ test('when the OpenAPI document is asked of the gateway, then it holds every pub
   const res = await fetch(`http://127.0.0.1:${sys.base}/v1/openapi.json`);
   expect(res.status).toBe(200);
   const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>>; components: { securitySchemes: Record<string, unknown> } };
-  expect(Object.keys(doc.paths).sort()).toEqual(['/v1/settings', ...deployed.flatMap((name) => PUBLIC_PATHS[name])].sort());
+  // The gateway's own: team settings and the webhooks portal's sessions.
+  const own = ['/v1/settings', '/v1/webhooks/portal-sessions', '/v1/webhooks/portal-sessions/{id}'];
+  expect(Object.keys(doc.paths).sort()).toEqual([...own, ...deployed.flatMap((name) => PUBLIC_PATHS[name])].sort());
   expect(Object.keys(doc.paths['/v1/clients/{id}']).sort()).toEqual(['delete', 'get', 'put']);
   expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
 });

@@ -9,7 +9,7 @@ import type { Store } from '@lpm/shared/store/orm';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { HEADER, sameSecret } from '@lpm/shared/identity';
 import type { Upstreams } from './config.ts';
-import { Accounts } from './domain/accounts.ts';
+import { Accounts, type Principal } from './domain/accounts.ts';
 import { Settings } from './domain/settings.ts';
 import { CalendarSync } from './domain/calendar-sync.ts';
 import { markInternalRoutes } from './internal-listener.ts';
@@ -34,6 +34,10 @@ import { openApiRoute } from './routes/openapi.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { proxyRoutes } from './routes/proxy.ts';
 import { settingsRoutes } from './routes/settings.ts';
+import { portalSessionRoutes } from './routes/portal-sessions.ts';
+import { portalRoutes } from './routes/portal.ts';
+import { PortalSessions } from './domain/portal-sessions.ts';
+import { isPortalToken } from './domain/keys.ts';
 import { CasesAndDealsServices } from './upstream/cases-and-deals-services.ts';
 
 export interface GatewayDeps {
@@ -97,7 +101,8 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const repositories = gatewayRepositories(deps.store.db);
   const accounts = new Accounts(repositories);
   const { calendarSync, settings } = startSettings(app, deps, { repositories, accounts, deployed, upstreamTimeoutMs });
-  const { changes, principals } = startPrincipals(deps, repositories, accounts);
+  const portalSessions = new PortalSessions({ sessions: repositories.portalSessions, accounts });
+  const { changes, principals } = startPrincipals(deps, repositories, (key) => (isPortalToken(key) ? portalSessions.authenticate(key) : accounts.authenticate(key)));
   const { counters, limits, authFailures, publicRequests } = createLimits(app, deps);
 
   app.addHook('onClose', async () => {
@@ -123,6 +128,8 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000, refreshMs: deps.openApiRefreshMs });
   docsRoutes(app);
   settingsRoutes(app, { settings, principals });
+  portalSessionRoutes(app, portalSessions);
+  portalRoutes(app, portalSessions);
   // Served on the internal listener only (internal-listener.ts), as are the probes and /internal/*.
   metricsRoute(app);
   internalUsersRoute(app, { accounts, internalToken: deps.internalToken, failures: authFailures, clientAddress: addressOf });
@@ -163,12 +170,12 @@ function startSettings(app: FastifyInstance, deps: GatewayDeps, { repositories, 
   return { calendarSync, settings };
 }
 
-/** The principals of API keys, cached, and the poll of their changes (started here). */
-function startPrincipals(deps: GatewayDeps, repositories: GatewayRepositories, accounts: Accounts) {
+/** The principals of API keys and portal session tokens, cached, and the poll of their changes (started here). */
+function startPrincipals(deps: GatewayDeps, repositories: GatewayRepositories, authenticate: (key: string) => Promise<Principal | null>) {
   const storeTimeoutMs = deps.storeTimeoutMs ?? 5000;
   const changes = new PrincipalChanges({ read: () => withTimeout(repositories.changes.version(), storeTimeoutMs, 'principal change poll') });
   const principals = new PrincipalCache({
-    lookup: (key) => withTimeout(accounts.authenticate(key), storeTimeoutMs, 'key lookup'),
+    lookup: (key) => withTimeout(authenticate(key), storeTimeoutMs, 'key lookup'),
     ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
     changes,
   });

@@ -18,7 +18,7 @@ const onPath = (command: string) => spawnSync('sh', ['-c', `command -v ${command
 export const PREREQUISITES: readonly Prerequisite[] = [
   {
     pkg: 'chromium',
-    neededBy: 'test/openapi.test.ts (the docs page, through playwright-core)',
+    neededBy: 'test/openapi.test.ts and test/portal.test.ts (the docs page and the webhooks portal, through playwright-core)',
     present: () => (process.env.CHROMIUM_PATH ? existsSync(process.env.CHROMIUM_PATH) : onPath('chromium')),
   },
   { pkg: 'prometheus', neededBy: 'test/monitoring.test.ts (promtool checks the alert rules)', present: () => onPath('promtool') },

@@ -652,6 +652,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/portal-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a webhooks portal session
+         * @description A link to the webhooks portal the gateway serves at `/portal`, for the team's admin to manage endpoints, deliveries, secrets and test events in a browser. The token it carries is good for the `/v1/webhooks` routes of this team only (any other route answers it 401), until `expires_at` or its revocation. The page may be framed by the origins in the team's settings (`portal.allowed_origins`). An `Idempotency-Key` is not replayed here: the token is never stored, so it cannot be answered again, and a repeated request opens another session (one left unused just expires).
+         *
+         *     **Scope:** `admin`.
+         */
+        post: operations["createPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/portal-sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a webhooks portal session
+         * @description Its token is refused within a second. Revoking a revoked session answers its first revocation time.
+         *
+         *     **Scope:** `admin`.
+         */
+        delete: operations["revokePortalSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}": {
         parameters: {
             query?: never;
@@ -695,7 +739,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h; after a 429 or 503 with `Retry-After` (seconds or an HTTP date) the next one waits at least that long, at most 24 h. A 410 Gone deactivates the webhook at once. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
+         * @description Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h; after a 429 or 503 with `Retry-After` (seconds or an HTTP date) the next one waits at least that long, at most 24 h. A 410 Gone deactivates the webhook at once. `status`, `event_type` and `event_id` narrow the list to the deliveries that match. Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
          *
          *     **Scope:** `admin`.
          */
@@ -2383,6 +2427,14 @@ export interface components {
             status?: "pending" | "paid";
         };
         /**
+         * CreatePortalSessionRequest
+         * @description How long the session lasts, in minutes.
+         */
+        CreatePortalSessionRequest: {
+            /** @default 60 */
+            expires_in_minutes: number;
+        };
+        /**
          * CreateWebhookRequest
          * @description An HTTPS URL and the events it receives ("*" for all); rate_limit caps its deliveries per second.
          */
@@ -3007,6 +3059,24 @@ export interface components {
             pages: number;
         };
         /**
+         * PortalSession
+         * @description A webhooks portal session: the page's URL (the token travels in its fragment, never to a server log), and the token, shown only this once.
+         */
+        PortalSession: {
+            id: string;
+            url: string;
+            token: string;
+            expires_at: string;
+        };
+        /**
+         * PortalSessionRevoked
+         * @description A revoked portal session: its token is refused from now on.
+         */
+        PortalSessionRevoked: {
+            id: string;
+            revoked_at: string;
+        };
+        /**
          * RotateWebhookSecretRequest
          * @description How long the secret being replaced keeps signing beside the new one, in hours (0 stops it at once).
          */
@@ -3039,6 +3109,10 @@ export interface components {
                 }[];
             };
             cnj_check: string;
+            /** @description The webhooks portal: the origins that may show it in a frame. */
+            portal: {
+                allowed_origins: string[];
+            };
             updated_at: string | null;
         };
         /**
@@ -3257,6 +3331,10 @@ export interface components {
                 name: string;
                 probability: number;
             }[];
+            /** @description The webhooks portal (`/portal`): the origins whose pages may show it in a frame (its Content-Security-Policy's frame-ancestors); none by default. Sent whole: the list replaces the team's. */
+            portal?: {
+                allowed_origins: string[];
+            };
         };
         /**
          * UpdateWebhookRequest
@@ -6950,6 +7028,160 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createPortalSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.
+                 * @example 0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePortalSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PortalSession"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `expires_in_minutes must be an integer from 5 to 1440`, `Invalid JSON body`, `Unknown field: foo`, `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description A unique value is already taken. Messages: `A request with this Idempotency-Key is in progress`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description A business rule refused the request. Messages: `Idempotency key reused with different request`. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokePortalSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @example psn_01jd3k8m5x7q2w9e4r6t8y0u1i
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["PortalSessionRevoked"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Portal session not found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getWebhook: {
         parameters: {
             query?: never;
@@ -7203,6 +7435,10 @@ export interface operations {
                  * @example -created_at
                  */
                 sort?: "created_at" | "-created_at";
+                /** @description Only records with this status. */
+                status?: "pending" | "succeeded" | "failed" | "skipped";
+                event_type?: string;
+                event_id?: string;
             };
             header?: {
                 /**
@@ -7240,7 +7476,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid parameters or body. Messages: `Invalid sort field`, `page must be an integer >= 1`, `limit must be an integer from 1 to 100`, `Invalid URL encoding`. */
+            /** @description Invalid parameters or body. Messages: `Invalid sort field`, `Invalid status`, `page must be an integer >= 1`, `limit must be an integer from 1 to 100`, `Invalid URL encoding`. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -30,6 +30,14 @@ const phaseList = <T>(field: string, items: Schema<T>) =>
     'x-message': `${field} must be a list of 1 to ${MAX_PHASES} phases`,
   });
 
+/** Origins that may frame the webhooks portal, at most; each a scheme and host (and port), no path. */
+export const MAX_PORTAL_ORIGINS = 20;
+const origin = text(300, { pattern: '^https?://[^/?#\\s*;,\'"]+$', 'x-message': 'Invalid origin' });
+const portal = {
+  ...object({ allowed_origins: arrayOf(origin, { maxItems: MAX_PORTAL_ORIGINS, 'x-message': `allowed_origins must be a list of at most ${MAX_PORTAL_ORIGINS} origins` }) }, ['allowed_origins']),
+  description: "The webhooks portal (`/portal`): the origins whose pages may show it in a frame (its Content-Security-Policy's frame-ancestors); none by default. Sent whole: the list replaces the team's.",
+};
+
 export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of the settings.', object({
   court_calendar: courtCalendar,
   cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
@@ -39,6 +47,7 @@ export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of 
     'deal_phases',
     object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
   ),
+  portal,
 }));
 
 export const SETTINGS_EXAMPLES = [
@@ -48,6 +57,7 @@ export const SETTINGS_EXAMPLES = [
     cnj_check: 'reject',
   },
   { court_calendar: { closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }] } },
+  { portal: { allowed_origins: ['https://app.example.com'] } },
 ];
 
 /** The settings fields a PUT sends. */
@@ -65,6 +75,7 @@ const settings = named('Settings', "The team's settings.", shape({
     description: "The team's court calendar, both parts always shown: `jurisdiction` is `{ uf: null, branch: 'state' }` (the national calendar only) until the team sets one.",
   },
   cnj_check: out.string,
+  portal: { ...shape({ allowed_origins: out.strings }), description: 'The webhooks portal: the origins that may show it in a frame.' },
   updated_at: out.nullableString,
 }));
 

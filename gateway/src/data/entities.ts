@@ -18,6 +18,8 @@ export const TeamEntity = defineEntity({
     court_calendar: p.json<TeamSettings['court_calendar']>().strictNullable(),
     cnj_check: p.enum(CNJ_CHECKS).strictNullable(),
     settings_updated_at: p.datetime().strictNullable(),
+    // The origins that may embed the webhooks portal in a frame (CSP frame-ancestors); absent until first set.
+    portal_allowed_origins: p.json<string[]>().strictNullable(),
     owner_user_id: p.string(),
     created_at: p.datetime(),
   },
@@ -53,6 +55,27 @@ export const ApiKeyEntity = defineEntity({
 });
 
 /**
+ * A webhooks portal session: a credential of one team, good for /v1/webhooks/* only,
+ * until it expires or is revoked. Only the digest of its token is stored.
+ */
+export const PortalSessionEntity = defineEntity({
+  name: 'PortalSession',
+  collection: 'portal_sessions',
+  properties: {
+    _id: p.string().primary(),
+    team_id: p.string(),
+    /** The user whose admin key opened it: the actor of what the portal does. */
+    user_id: p.string(),
+    digest: p.string(),
+    created_at: p.datetime(),
+    expires_at: p.datetime(),
+    revoked_at: p.datetime().strictNullable(),
+  },
+  indexes: [{ properties: ['team_id'] }],
+  uniques: [{ properties: ['digest'] }],
+});
+
+/**
  * A team whose court calendar or time zone changed and whose services have not all
  * applied it yet (domain/calendar-sync.ts): written before the settings, removed once
  * every service answered done for a change at least as recent.
@@ -77,9 +100,10 @@ export const CalendarSyncEntity = defineEntity({
 /** A part of a team's settings whose change the services apply to their records. */
 export type SyncPart = 'court_calendar' | 'timezone';
 
-export const GATEWAY_ENTITIES = [TeamEntity, UserEntity, ApiKeyEntity, CalendarSyncEntity];
+export const GATEWAY_ENTITIES = [TeamEntity, UserEntity, ApiKeyEntity, PortalSessionEntity, CalendarSyncEntity];
 
 export type TeamRecord = InferEntity<typeof TeamEntity>;
 export type UserRecord = InferEntity<typeof UserEntity>;
 export type ApiKeyRecord = InferEntity<typeof ApiKeyEntity>;
+export type PortalSessionRecord = InferEntity<typeof PortalSessionEntity>;
 export type CalendarSyncRecord = InferEntity<typeof CalendarSyncEntity>;

@@ -9,6 +9,7 @@ import { PrincipalChangesRepository } from './principal-changes.ts';
 import { TeamsRepository } from './teams-repository.ts';
 import { UsersRepository } from './users-repository.ts';
 import { CalendarSyncsRepository } from './calendar-syncs-repository.ts';
+import { PortalSessionsRepository } from './portal-sessions-repository.ts';
 
 /** Connects to the gateway's database and creates the indexes its entities declare. */
 export function openGatewayStore(opts: { url: string; dbPrefix: string; logger?: Logger }): Promise<Store> {
@@ -26,9 +27,17 @@ export interface GatewayRepositories {
   keys: ApiKeysRepository;
   changes: PrincipalChangesRepository;
   calendarSyncs: CalendarSyncsRepository;
+  portalSessions: PortalSessionsRepository;
 }
 
 export function gatewayRepositories(db: Db): GatewayRepositories {
   const changes = new PrincipalChangesRepository(db);
-  return { teams: new TeamsRepository(db, changes), users: new UsersRepository(db), keys: new ApiKeysRepository(db, changes), changes, calendarSyncs: new CalendarSyncsRepository(db) };
+  return {
+    teams: new TeamsRepository(db, changes),
+    users: new UsersRepository(db),
+    keys: new ApiKeysRepository(db, changes),
+    changes,
+    calendarSyncs: new CalendarSyncsRepository(db),
+    portalSessions: new PortalSessionsRepository(db, changes),
+  };
 }

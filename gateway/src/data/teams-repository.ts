@@ -8,7 +8,7 @@ import type { Plan } from '../contract/plans.ts';
 import type { TeamRecord } from './entities.ts';
 import type { PrincipalChangesRepository } from './principal-changes.ts';
 
-type SettingsField = 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'settings_updated_at';
+type SettingsField = 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins' | 'settings_updated_at';
 
 /** A team as written when it is created. */
 export type NewTeam = Omit<TeamRecord, SettingsField>;
@@ -17,7 +17,10 @@ export type NewTeam = Omit<TeamRecord, SettingsField>;
 export type StoredTeam = NewTeam & Partial<Pick<TeamRecord, SettingsField>>;
 
 /** A change of settings: the fields given, and of the court calendar the parts given. */
-export type SettingsWrite = Omit<Partial<TeamSettings>, 'court_calendar'> & { court_calendar?: Partial<CourtCalendarSettings> };
+export type SettingsWrite = Omit<Partial<TeamSettings>, 'court_calendar'> & {
+  court_calendar?: Partial<CourtCalendarSettings>;
+  portal_allowed_origins?: string[];
+};
 
 const COLLECTION = 'teams';
 

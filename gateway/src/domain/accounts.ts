@@ -16,17 +16,26 @@ import { isPlan, type Plan } from '../contract/plans.ts';
 type Identified<R extends { _id: string }> = Omit<R, '_id'> & { id: string };
 
 /** A team with its settings; those never changed are the defaults. */
-export type Team = Omit<Identified<TeamRecord>, 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check'> & TeamSettings;
+export type Team = Omit<Identified<TeamRecord>, 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins'> &
+  TeamSettings & { portal_allowed_origins: string[] };
 
 export type User = Identified<UserRecord>;
 
 /** A key without its digest. */
 export type ApiKey = Omit<Identified<ApiKeyRecord>, 'digest'>;
 
+/** What a webhooks portal session allows: the /v1/webhooks routes until expiresAt (ms). */
+export interface PortalGrant {
+  sessionId: string;
+  expiresAt: number;
+}
+
 export interface Principal {
   team: Team;
   user: User;
   key: ApiKey;
+  /** Set when the credential is a portal session's token rather than an API key. */
+  portal?: PortalGrant;
 }
 
 /** A team's settings, as services receive them. */
@@ -113,6 +122,7 @@ function toTeam(r: StoredTeam): Team {
     deal_phases: r.deal_phases ?? defaults.deal_phases,
     court_calendar: courtCalendarOf(r.court_calendar),
     cnj_check: r.cnj_check ?? defaults.cnj_check,
+    portal_allowed_origins: r.portal_allowed_origins ?? [],
     settings_updated_at: r.settings_updated_at ?? null,
     owner_user_id: r.owner_user_id,
     created_at: r.created_at,
@@ -196,6 +206,12 @@ export class Accounts {
     const team = await this.store.teams.get(teamId);
     if (!team) throw teamNotFound();
     return toTeam(team);
+  }
+
+  /** The team and the user of it, as a principal holds them; null when either is gone. */
+  async teamAndUser(teamId: string, userId: string): Promise<{ team: Team; user: User } | null> {
+    const [user, team] = await Promise.all([this.store.users.get(teamId, userId), this.store.teams.get(teamId)]);
+    return user && team ? { team: toTeam(team), user: toUser(user) } : null;
   }
 
   /** The users of the team among ids; ids of no user of the team are left out. */

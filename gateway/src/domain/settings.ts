@@ -96,6 +96,7 @@ const view = (t: Team): SettingsView =>
     deal_phases: t.deal_phases,
     court_calendar: t.court_calendar,
     cnj_check: t.cnj_check,
+    portal: { allowed_origins: t.portal_allowed_origins },
     updated_at: t.settings_updated_at?.toISOString() ?? null,
   });
 
@@ -117,6 +118,7 @@ function normalize(change: SettingsChange): SettingsWrite {
   }
   if (change.court_calendar !== undefined) out.court_calendar = courtCalendar(change.court_calendar);
   if (change.cnj_check !== undefined) out.cnj_check = change.cnj_check;
+  if (change.portal !== undefined) out.portal_allowed_origins = portalOrigins(change.portal.allowed_origins);
   return out;
 }
 
@@ -132,6 +134,16 @@ function courtCalendar(c: NonNullable<SettingsChange['court_calendar']>): Partia
     out.closures = closures;
   }
   return out;
+}
+
+/** Each origin as browsers write it (lower case, no default port), once. */
+function portalOrigins(origins: string[]): string[] {
+  const out = origins.map((raw, i) => {
+    const url = URL.parse(raw);
+    if (!url || url.origin === 'null') throw invalidField(`portal.allowed_origins.${i}`, 'Invalid origin');
+    return url.origin;
+  });
+  return [...new Set(out)];
 }
 
 function phaseName(field: string, raw: string): string {

@@ -4,6 +4,7 @@
 import { createHttpApp } from '@lpm/shared/http/app';
 import { apiDocument, gatewayOperations } from '../routes/openapi.ts';
 import { settingsRoutes } from '../routes/settings.ts';
+import { portalSessionRoutes } from '../routes/portal-sessions.ts';
 import type { ServiceDocument } from './document.ts';
 
 export type { ServiceDocument };
@@ -15,6 +16,7 @@ export async function documentOver(services: ServiceDocument[]): Promise<unknown
   const gateway = createHttpApp({ name: 'gateway', logger: false, documented: false });
   const own = gatewayOperations(gateway);
   settingsRoutes(gateway, { settings: unused, principals: unused });
+  portalSessionRoutes(gateway, unused);
   await gateway.ready();
   await gateway.close();
   return apiDocument(services, own);

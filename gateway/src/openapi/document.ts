@@ -106,7 +106,9 @@ const DESCRIPTION = `A JSON API for law offices: cases, clients, a deals pipelin
 
 **Idempotency.** A POST with \`Idempotency-Key\` repeated within 24 h returns the first answer byte for byte, with \`Idempotent-Replayed: true\`.
 
-**Webhooks.** See the webhooks section: every event's payload, its headers and how to verify the signature.`;
+**Webhooks.** See the webhooks section: every event's payload, its headers and how to verify the signature.
+
+**Webhooks portal.** \`POST /v1/webhooks/portal-sessions\` answers a link to \`/portal\`, a page this gateway serves where the team's admin manages endpoints, deliveries, secrets and test events in a browser; the link's token (\`lpp_...\`) is good for the \`/v1/webhooks\` routes only, until it expires or is revoked.`;
 
 function scopeText(scope: Scope): string {
   return `**Scope:** \`${scope}\`.`;
@@ -225,7 +227,10 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
         missing.push(key);
         continue;
       }
-      const tag = tags.find((t) => path === t['x-prefix'] || path.startsWith(`${t['x-prefix']}/`));
+      // The longest prefix: the gateway's portal sessions have a tag of their own under the webhooks service's.
+      const tag = tags
+        .filter((t) => path === t['x-prefix'] || path.startsWith(`${t['x-prefix']}/`))
+        .reduce<PublishedTag | undefined>((best, t) => (best && best['x-prefix'].length >= t['x-prefix'].length ? best : t), undefined);
       if (!tag) throw new Error(`${key}: no tag's prefix covers it`);
       (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, { scope: scopeOf(method.toUpperCase(), path), tag, idKinds: kinds }, schemas);
     }

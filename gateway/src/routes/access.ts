@@ -9,7 +9,8 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import { forbidden, notFound, payloadTooLarge, rateLimited, unauthorized, type AppError } from '@lpm/shared/errors';
 import { BODY_LIMIT } from '@lpm/shared/http/app';
 import type { Scope } from '@lpm/shared/identity';
-import type { Principal } from '../domain/accounts.ts';
+import type { PortalGrant, Principal } from '../domain/accounts.ts';
+import { portalSessionExpired, portalTokenRefused } from '../contract/portal-errors.ts';
 import type { Authentication, Authenticator } from '../auth/authenticator.ts';
 import type { TeamLimits } from '../limits/team-limits.ts';
 import type { AuthFailureDecision } from '../limits/auth-failures.ts';
@@ -53,6 +54,7 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
     const checked = opts.authenticator.check(req.headers.authorization, opts.clientAddress(req));
     // Most keys are answered from the cache at once: no promise to wait for.
     const principal = principalOf(reply, checked instanceof Promise ? await checked : checked);
+    if (principal.portal) refuseOutsidePortal(req.routeOptions.url, principal.portal);
     req.principal = principal;
     const decision = await opts.limits.consume(principal.team.id, principal.team.plan);
     setLimitHeaders(reply, decision);
@@ -67,6 +69,17 @@ export function accessControl(app: FastifyInstance, opts: AccessOptions): void {
       throw payloadTooLarge();
     }
   });
+}
+
+/**
+ * A portal session's token is good for the routes of the webhooks prefix (matched
+ * route, not the raw path) and nothing else, not even opening or revoking sessions;
+ * its expiry is checked here, since a cached principal may outlive it by the cache's time.
+ */
+function refuseOutsidePortal(route: string | undefined, grant: PortalGrant): void {
+  if (grant.expiresAt <= Date.now()) throw portalSessionExpired();
+  const webhooks = route === '/v1/webhooks' || route?.startsWith('/v1/webhooks/');
+  if (!webhooks || route!.startsWith('/v1/webhooks/portal-sessions')) throw portalTokenRefused();
 }
 
 async function chargePublic(reply: FastifyReply, requests: PublicRequests, address: string): Promise<void> {

@@ -10,6 +10,10 @@ import { PROXIED_PREFIXES } from '@lpm/shared/service/registry';
 import type { Upstreams } from '../config.ts';
 import { documentedSchema, publishedTag } from '@lpm/shared/http/operation-docs';
 import { SETTINGS_OPERATIONS, SETTINGS_TAG } from '../contract/settings-operations.ts';
+import { PORTAL_OPERATIONS, PORTAL_TAG } from '../contract/portal-operations.ts';
+
+/** The documentation of the gateway's own operations. */
+const GATEWAY_OPERATIONS = { ...SETTINGS_OPERATIONS, ...PORTAL_OPERATIONS };
 import { buildDocument, type Paths, type RawOperation, type Scope, type ServiceDocument } from '../openapi/document.ts';
 import { ServedDocument, type EncodedBody } from '../openapi/served-document.ts';
 
@@ -24,11 +28,13 @@ export interface OpenApiOptions {
 type Schema = Record<string, unknown>;
 
 /** A route's operation in the form @fastify/swagger (OpenAPI 3.1) gives the services' routes, with its documentation. */
-function operation(schema: { body?: Schema; response?: Record<string, Schema> }) {
+function operation(schema: { body?: Schema; params?: Schema; response?: Record<string, Schema> }) {
   const json = (s: Schema) => ({ content: { 'application/json': { schema: s } } });
   const { operationId, summary, description, 'x-examples': examples, 'x-errors': errors } = schema as RawOperation;
+  const params = Object.entries((schema.params?.properties ?? {}) as Record<string, Schema>);
   return {
     operationId,
+    ...(params.length ? { parameters: params.map(([name, s]) => ({ name, in: 'path', required: true, schema: s, ...(Array.isArray(s.examples) ? { example: s.examples[0] as unknown } : {}) })) } : {}),
     summary,
     description,
     'x-examples': examples,
@@ -52,9 +58,10 @@ export function gatewayOperations(app: FastifyInstance): { paths: Paths; scopes:
   const scopes = new Map<string, Scope>();
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD') return;
-    (paths[route.url] ??= {})[route.method.toLowerCase()] = operation(documentedSchema(route, SETTINGS_OPERATIONS) as never);
+    const path = route.url.replace(/:(\w+)/g, '{$1}');
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation(documentedSchema(route, GATEWAY_OPERATIONS) as never);
     const config = route.config;
-    scopes.set(`${route.method} ${route.url}`, config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write');
+    scopes.set(`${route.method} ${path}`, config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write');
   });
   return { paths, scopes };
 }
@@ -64,7 +71,7 @@ export function apiDocument(services: ServiceDocument[], own: ReturnType<typeof 
   const paths: Paths = {};
   for (const s of services) Object.assign(paths, s.paths);
   Object.assign(paths, own.paths);
-  const tags = [...services.flatMap((s) => s.tags), publishedTag(SETTINGS_TAG)];
+  const tags = [...services.flatMap((s) => s.tags), publishedTag(SETTINGS_TAG), publishedTag(PORTAL_TAG)];
   return buildDocument({ paths, tags, scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path) });
 }
 

@@ -73,8 +73,8 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
   'GET /v1/webhooks/{id}/deliveries': {
     operationId: 'listWebhookDeliveries',
     summary: "List a webhook's deliveries",
-    description: `Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h; after a 429 or 503 with \`Retry-After\` (seconds or an HTTP date) the next one waits at least that long, at most 24 h. A 410 Gone deactivates the webhook at once. ${LIST_RULE}`,
-    errors: [schemaMessage('sort'), webhookNotFound()],
+    description: `Each event sent to the webhook with its attempts (status code, latency, error class, the first 4 KiB of the answer) and the next attempt's time. Attempts run at 0, 5 min, 30 min, 2 h, 12 h and 24 h; after a 429 or 503 with \`Retry-After\` (seconds or an HTTP date) the next one waits at least that long, at most 24 h. A 410 Gone deactivates the webhook at once. \`status\`, \`event_type\` and \`event_id\` narrow the list to the deliveries that match. ${LIST_RULE}`,
+    errors: [schemaMessage('sort'), schemaMessage('status'), webhookNotFound()],
   },
   'POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry': {
     operationId: 'retryWebhookDelivery',

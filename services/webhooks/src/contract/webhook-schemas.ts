@@ -64,7 +64,14 @@ export const recoverBody = named(
 export const webhookIdParams = object({ id }, ['id']);
 export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
 export const recoveryParams = object({ id, recovery_id: id }, ['id', 'recovery_id']);
-export const deliveriesQuery = listQuerySchema(['created_at']);
+/** A delivery's states, as the log shows and filters them. */
+export const DELIVERY_STATUS_FILTER = ['pending', 'succeeded', 'failed', 'skipped'] as const;
+export const deliveriesQuery = listQuerySchema(['created_at'], {
+  status: enumOf(DELIVERY_STATUS_FILTER, 'Invalid status'),
+  event_type: text(100, { 'x-message': 'Invalid event_type' }),
+  event_id: text(100, { 'x-message': 'Invalid event_id' }),
+});
+export type DeliveriesQuery = Static<typeof deliveriesQuery>;
 
 export type CreateWebhookBody = Static<typeof createWebhookBody>;
 export type UpdateWebhookBody = Static<typeof updateWebhookBody>;

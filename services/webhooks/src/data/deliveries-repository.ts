@@ -20,6 +20,13 @@ import { DAY_MS } from '@lpm/shared/time';
 import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
 import type { AttemptClaimRecord, AttemptRecord, AttemptTallyRecord, DeliveryRecord, DeliveryStatus, FirstAttempt, WebhookCountersRecord, WebhookRecoveryRecord } from './webhook-entity.ts';
 
+/** What a page of the log may be narrowed to. */
+export interface LogMatch {
+  status?: DeliveryStatus;
+  event_type?: string;
+  event_id?: string;
+}
+
 export interface Outcome {
   status: DeliveryStatus;
   attempts_count: number;
@@ -198,17 +205,19 @@ export class DeliveriesRepository {
    * webhook's deliveries are not all counted (none folded yet, or some stored before
    * the markers).
    */
-  async page(teamId: string, webhookId: string, q: ListQuery): Promise<{ records: DeliveryRecord[]; total: number }> {
+  /** A page of the log; `match` narrows it to the deliveries with those values (read by a find, not the minute counts). */
+  async page(teamId: string, webhookId: string, q: ListQuery, match: LogMatch = {}): Promise<{ records: DeliveryRecord[]; total: number }> {
     const window = pageWindow(q);
     const { direction } = parseSort(q.sort, '-created_at');
-    const minutes = await this.logCounts.minutesOf(webhookId);
+    const narrowed = Object.keys(match).length > 0;
+    const minutes = narrowed ? null : await this.logCounts.minutesOf(webhookId);
     if (minutes) {
       const records = await this.byMinutes(teamId, webhookId, minutes, direction, window);
       const counted = [...minutes.values()].reduce((a, n) => a + n, 0);
       // The counts follow the first attempts by a fold (about a second): a page never shows fewer in all than it lists.
       return { records, total: records.length > 0 ? Math.max(counted, window.skip + records.length) : counted };
     }
-    const filter = { webhook_id: webhookId, team_id: teamId };
+    const filter = { ...match, webhook_id: webhookId, team_id: teamId };
     const [records, total] = await Promise.all([
       this.deliveries.find<DeliveryRecord>(filter, { projection: { body: 0 } }).sort({ created_at: direction, _id: direction }).skip(window.skip).limit(window.limit).toArray(),
       this.deliveries.countDocuments(filter),

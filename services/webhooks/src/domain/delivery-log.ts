@@ -1,15 +1,14 @@
 // The delivery log (extension): every attempt of every delivery of a webhook, a
 // retry on demand, and test sends (the catalog's example of an event, one attempt,
 // counted apart from the webhook's other deliveries).
-import type { ListQuery } from '@lpm/shared/http/pagination';
 import type { EventType } from '@lpm/shared/events';
 import { isId } from '@lpm/shared/ids';
 import { exact } from '@lpm/shared/http/schemas';
 import { iso } from '@lpm/shared/time';
-import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
+import type { DeliveriesRepository, LogMatch } from '../data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord } from '../data/webhook-entity.ts';
 import { deliveryNotFound, deliveryPending, webhookInactive } from '../contract/webhook-errors.ts';
-import type { DeliveryItem, DeliveryRetried, WebhookTestQueued } from '../contract/webhook-schemas.ts';
+import type { DeliveriesQuery, DeliveryItem, DeliveryRetried, WebhookTestQueued } from '../contract/webhook-schemas.ts';
 import { newTestDelivery } from './delivery-records.ts';
 import type { Webhooks } from './webhooks.ts';
 
@@ -34,9 +33,11 @@ export class DeliveryLog {
     this.queue = queue;
   }
 
-  async list(who: Who, webhookId: string, q: ListQuery) {
+  async list(who: Who, webhookId: string, q: DeliveriesQuery) {
     await this.webhooks.load(who.teamId, webhookId);
-    const { records, total } = await this.deliveries.page(who.teamId, webhookId, q);
+    const { status, event_type, event_id, ...list } = q;
+    const match: LogMatch = { ...(status ? { status } : {}), ...(event_type ? { event_type } : {}), ...(event_id ? { event_id } : {}) };
+    const { records, total } = await this.deliveries.page(who.teamId, webhookId, list, match);
     const attempts = await this.deliveries.attemptsOf(webhookId, records);
     return { items: records.map((d) => shape(d, attempts.filter((a) => a.delivery_id === d._id))), total };
   }
