@@ -3,8 +3,7 @@
 // same, Redocly's recommended rules find nothing in it, and /docs renders every
 // operation and event in a headless Chromium without a request leaving loopback.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -49,11 +48,11 @@ test('when the document is asked for as YAML, then it says the same', async () =
   expect(parse(await res.text())).toEqual(await served());
 });
 
-test("when Redocly CLI lints the served document with its recommended rules, then it finds no error and no warning", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lpm-openapi-'));
-  const file = join(dir, 'openapi.json');
-  writeFileSync(file, JSON.stringify(await served()));
-  const lint = spawnSync(join(root, 'node_modules/.bin/redocly'), ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json'], {
+test('when Redocly CLI lints the document with its recommended rules, then it finds no error and no warning but those ignored by name', async () => {
+  // The committed document, which the test above holds equal to the served one: the
+  // problems ignored on purpose are named, with their reason, by its path in
+  // .redocly.lint-ignore.yaml.
+  const lint = spawnSync(join(root, 'node_modules/.bin/redocly'), ['lint', 'openapi/openapi.json', '--config', join(root, 'redocly.yaml'), '--format', 'json'], {
     cwd: root,
     encoding: 'utf8',
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
