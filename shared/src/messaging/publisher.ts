@@ -45,7 +45,7 @@ export class Publisher {
       } catch (e) {
         throw new Error(`publish of ${msg.type} ${msg.id} to ${parking} failed`, { cause: e });
       }
-      await this.send(ch, msg, '', parking);
+      await this.send(this.connection.publishChannel, msg, '', parking);
     }
   }
 
@@ -115,23 +115,34 @@ export class Publisher {
     try {
       if (!ch) throw new Error('broker not connected', { cause: this.connection.lastError });
       const headers = injectTraceHeaders({}, trace.setSpan(context.active(), span));
-      await confirmPublish(
-        ch,
-        exchange,
-        routingKey,
-        Buffer.from(JSON.stringify(msg)),
-        {
-          persistent: true,
-          messageId: msg.id,
-          type: msg.type,
-          contentType: 'application/json',
-          timestamp: Math.floor(Date.parse(msg.created_at) / 1000) || undefined,
-          headers,
-          // No queue to take it is a failure (or, from the exchange, a parking), never a silent drop.
-          mandatory: true,
-        },
-        this.opts.timeoutMs,
-      );
+      const options: Options.Publish = {
+        persistent: true,
+        messageId: msg.id,
+        type: msg.type,
+        contentType: 'application/json',
+        timestamp: Math.floor(Date.parse(msg.created_at) / 1000) || undefined,
+        headers,
+        // No queue to take it is a failure (or, from the exchange, a parking), never a silent drop.
+        mandatory: true,
+      };
+      const content = Buffer.from(JSON.stringify(msg));
+      const deadline = Date.now() + this.opts.timeoutMs;
+      for (;;) {
+        try {
+          await confirmPublish(ch, exchange, routingKey, content, options, Math.max(1, deadline - Date.now()));
+          break;
+        } catch (err) {
+          // The connection went before the confirm (its node lost): the broker may or may not
+          // hold the message, so it is sent again on the next connection (consumers skip
+          // a duplicate by its id), within the same wait for a confirm.
+          if (this.connection.publishChannel === ch || err instanceof Unroutable || this.connection.closed) throw err;
+          await this.connection.waitFor(Math.max(1, deadline - Date.now())).catch(() => {
+            throw err;
+          });
+          ch = this.connection.publishChannel!;
+          span.addEvent('resent on a new connection');
+        }
+      }
     } catch (err) {
       span.recordException(err as Error);
       span.setStatus({ code: SpanStatusCode.ERROR });
