@@ -51,6 +51,9 @@ export class Connection {
     this.log = opts.logger;
     this.listener = listener;
     this.nodes = brokerNodes(opts.url);
+    // Processes start at different nodes, so their connections (and the queues they declare, led by
+    // the node that declares them) spread over the cluster rather than all landing on the first node.
+    this.nextNode = Math.floor(Math.random() * this.nodes.length);
   }
 
   /** The URL (password hidden) of the node the current connection is to; null while down. */
