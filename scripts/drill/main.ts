@@ -144,6 +144,7 @@ async function brokerCluster(made: DrillResources, size: number): Promise<{ clus
   console.log(`drill: starting a RabbitMQ cluster of ${size}`);
   const cluster = await startPrivateCluster(size, 'drill');
   made.cluster = cluster;
+  console.log(`drill: the cluster's nodes ${cluster.nodes.map((n) => n.node).join(', ')} in ${cluster.root}`);
   const direct = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const redis = await startTcpProxy(direct.hostname, Number(direct.port || 6379));
   made.closers.push(() => redis.close());
