@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterStatus, clusterUrl, downCluster, readCluster, upCluster } from './cluster.ts';
 
-export const CLUSTER_DIR = process.env.LPM_CLUSTER_DIR ?? join(tmpdir(), 'lpm-cluster');
-export const CLUSTER_BASE_PORT = 5701;
+const CLUSTER_DIR = process.env.LPM_CLUSTER_DIR ?? join(tmpdir(), 'lpm-cluster');
+const CLUSTER_BASE_PORT = 5701;
 
 function option(argv: string[], name: string, fallback: number): number {
   const at = argv.findIndex((a) => a === name || a.startsWith(`${name}=`));

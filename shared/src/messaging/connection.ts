@@ -35,7 +35,6 @@ export class Connection {
   private readonly nodes: string[];
   /** The node tried first by the next attempt: the one after the node last tried. */
   private nextNode = 0;
-  private connectedTo = '';
   private conn: ChannelModel | null = null;
   private pub: ConfirmChannel | null = null;
   private isClosed = false;
@@ -54,11 +53,6 @@ export class Connection {
     // Processes start at different nodes, so their connections (and the queues they declare, led by
     // the node that declares them) spread over the cluster rather than all landing on the first node.
     this.nextNode = Math.floor(Math.random() * this.nodes.length);
-  }
-
-  /** The URL (password hidden) of the node the current connection is to; null while down. */
-  get node(): string | null {
-    return this.conn ? redactUrl(this.connectedTo) : null;
   }
 
   /** The current connection; null while down. */
@@ -163,7 +157,6 @@ export class Connection {
       }
       this.conn = c;
       this.pub = pub;
-      this.connectedTo = url;
       this.attempts = 0;
       if (this.down) this.log.info({ exchange: this.opts.exchange, node: redactUrl(url) }, 'amqp connection restored');
       this.down = false;
