@@ -45,6 +45,9 @@ export async function startNode(n: ClusterNode): Promise<void> {
   // Its own env file, so the machine's (which names the machine's node) is never read.
   writeFileSync(join(n.dir, 'rabbitmq-env.conf'), 'ERL_EPMD_ADDRESS=127.0.0.1\n');
   await run('chown', ['-R', 'rabbitmq:rabbitmq', n.dir]);
+  await run('runuser', ['-u', 'rabbitmq', '--', 'test', '-w', n.dir]).catch(() => {
+    throw new Error(`the rabbitmq user cannot write ${n.dir} (a parent directory closed to it?): choose another directory`);
+  });
   const env = {
     ...process.env,
     HOME: '/var/lib/rabbitmq',
