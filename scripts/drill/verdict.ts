@@ -28,18 +28,21 @@ export function countEvents(requests: ReceivedRequest[], expected: Set<string>):
   return { delivered: [...expected].length - lost.length, duplicated, lost };
 }
 
-/** The longest time from the answer of a write to the first delivery of an event it owes (0 when none arrived). */
-export function maxEventDelayMs(requests: ReceivedRequest[], answeredAt: Map<string, number>): number {
+/**
+ * The longest time from the answer of a write to the first delivery of an event it
+ * owes, and that event (`type objectId`); 0 and null when none arrived.
+ */
+export function maxEventDelayMs(requests: ReceivedRequest[], answeredAt: Map<string, number>): { ms: number; event: string | null } {
   const firstAt = new Map<string, number>();
   for (const r of requests) {
     const body = JSON.parse(r.body) as { type: string; data?: { object?: { id?: string } } };
     const key = `${body.type} ${body.data?.object?.id}`;
     if (!firstAt.has(key)) firstAt.set(key, r.at);
   }
-  let max = 0;
+  let max = { ms: 0, event: null as string | null };
   for (const [key, answered] of answeredAt) {
     const at = firstAt.get(key);
-    if (at !== undefined) max = Math.max(max, at - answered);
+    if (at !== undefined && at - answered > max.ms) max = { ms: at - answered, event: key };
   }
   return max;
 }
