@@ -8,6 +8,8 @@
 // CONFIG_ERROR_EXIT) stops everything: starting it again cannot help.
 // `npm start -- --replicas cases=2,webhooks=2` runs more than one process of a
 // service (`cases`, `cases-2`, ...) behind the gateway, which balances between them.
+// `npm start -- --broker-cluster 3` runs it on a RabbitMQ cluster of 3 nodes of its own
+// (scripts/cluster), started first and taken down at the stop.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,12 +22,15 @@ import { parseReplicas } from './replicas.ts';
 import { MALLOC_ENV, NODE_FLAGS } from './process-settings.ts';
 import { restartDelayMs, STABLE_AFTER_MS } from './restart-backoff.ts';
 import { CONFIG_ERROR_EXIT } from '../shared/src/service/process.ts';
+import { downCluster, clusterUrl, type Cluster } from './cluster/cluster.ts';
+import { parseClusterSize, startPrivateCluster } from './cluster/for-start.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const gatewayPort = Number(process.env.PORT ?? 8080);
 const host = process.env.HOST ?? '127.0.0.1';
 const children: { name: string; proc: ChildProcess }[] = [];
 let store: RunningStore | undefined;
+let brokerCluster: Cluster | undefined;
 let stopping = false;
 
 function log(line: string): void {
@@ -84,6 +89,7 @@ async function stop(exitCode: number): Promise<void> {
     ),
   );
   await store?.stop();
+  if (brokerCluster) await downCluster(brokerCluster).catch((e: unknown) => log(`cluster not taken down: ${(e as Error).message}`));
   process.exit(exitCode);
 }
 
@@ -114,8 +120,10 @@ async function waitHealthy(url: string, seconds: number): Promise<boolean> {
 }
 
 let replicas: ReturnType<typeof parseReplicas> = {};
+let clusterSize: number | null = null;
 try {
   replicas = parseReplicas(process.argv.slice(2));
+  clusterSize = parseClusterSize(process.argv.slice(2));
 } catch (e) {
   log((e as Error).message);
   process.exit(1);
@@ -127,6 +135,11 @@ process.once('SIGTERM', () => void stop(0));
 const env: NodeJS.ProcessEnv = { ...process.env };
 env.INTERNAL_TOKEN ??= randomBytes(32).toString('hex');
 env.WEBHOOK_SECRET_KEY ??= localWebhookSecretKey();
+if (clusterSize !== null) {
+  brokerCluster = await startPrivateCluster(clusterSize, 'start');
+  env.AMQP_URL = clusterUrl(brokerCluster);
+  log(`RabbitMQ cluster of ${clusterSize}: ${brokerCluster.nodes.map((n) => `${n.node} on ${n.amqpPort}`).join(', ')}`);
+}
 /** Each process's MONGO_URL on the local store (its share of the store's connections); null when MONGO_URL is used. */
 let localStore: ((who: keyof typeof LOCAL_STORE_CONNECTIONS) => NodeJS.ProcessEnv) | null = null;
 // LOCAL_STORE_PORT: a local store on another port, before MONGO_URL (the bench names its own FerretDB both ways, for older launchers).

@@ -26,7 +26,11 @@ const settings = [
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const compose = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
-const k8s = readdirSync(join(ROOT, 'deploy/k8s')).map((f) => readFileSync(join(ROOT, 'deploy/k8s', f), 'utf8')).join('\n');
+// The base's manifests (deploy/k8s/stores is the stores' own kustomization).
+const k8s = readdirSync(join(ROOT, 'deploy/k8s'), { withFileTypes: true })
+  .filter((f) => f.isFile())
+  .map((f) => readFileSync(join(ROOT, 'deploy/k8s', f.name), 'utf8'))
+  .join('\n');
 const setIn = (yaml: string, name: string) => new RegExp(`^\\s*(${name}:|- name: ${name}$)`, 'm').test(yaml);
 
 test('the settings are found where the code declares them', () => {

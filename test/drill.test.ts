@@ -6,9 +6,10 @@
 // longer and the drill waits longer for quiet (up to 15 minutes when something is
 // missing), so the test's own limit is generous. The drill's schedule kills
 // a process inside the store cut; a drill whose launcher dies fails at once with a
-// report; SIGTERM removes everything the drill made.
+// report; SIGTERM removes everything the drill made. `--cluster 3 --writes 500` runs
+// it on a RabbitMQ cluster of its own whose nodes it kills and freezes.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,6 +93,49 @@ test('when 1,000 writes run through a broker restart, a store cut with a SIGKILL
   expect(r['events.delivered']).toBe(r['events.expected']);
   expect((run as { code?: number }).code ?? 0).toBe(0);
 }, 2_400_000);
+
+test('when 500 writes run on a three-node RabbitMQ cluster while the leading node and another are SIGKILLed, a third is frozen and Redis is out, then nothing is lost, every answer is in the envelope, the state agrees, and the cluster is gone after', async () => {
+  const report = join(process.env.LPM_TEST_DIR!, 'drill-cluster.json');
+  const machineNodes = () => JSON.parse(execFileSync('rabbitmqctl', ['cluster_status', '--formatter', 'json'], { encoding: 'utf8' })).running_nodes;
+  const nodesBefore = machineNodes();
+  const run = await promisify(execFile)(process.execPath, ['scripts/drill/main.ts', '--cluster', '3', '--writes', '500', '--json', report], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+  const r = JSON.parse(readFileSync(report, 'utf8'));
+  expect({
+    lost: r['events.lost'],
+    lostSample: r['events.lost_sample'],
+    deadLettered: r['events.dead_lettered_by_queue'],
+    outsideEnvelope: r['answers.outside_envelope'],
+    outsideSample: r['answers.outside_sample'],
+    stateAgrees: r['state.agrees'],
+    disagreements: r['state.disagreements'],
+    failedFaults: r.faults.filter((f: { detail?: string }) => f.detail),
+    faults: r.faults.map((f: { name: string }) => f.name),
+    nodes: r['broker.nodes'],
+  }).toEqual({
+    lost: 0,
+    lostSample: [],
+    deadLettered: {},
+    outsideEnvelope: 0,
+    outsideSample: [],
+    stateAgrees: true,
+    disagreements: [],
+    failedFaults: [],
+    faults: ['SIGKILL of the node leading the most queues', 'SIGKILL of another node', 'SIGSTOP of a third node', 'Redis out'],
+    nodes: 3,
+  });
+  // The first node killed led queues (the system's leaders spread over the nodes): their leaders moved.
+  expect(r['broker.failovers']).toBeGreaterThan(0);
+  expect(r['events.max_delay_ms']).toBeLessThanOrEqual(60_000);
+  expect(r['events.delivered']).toBe(r['events.expected']);
+  expect((run as { code?: number }).code ?? 0).toBe(0);
+  const clusterRoot = /drill: the cluster's nodes .* in (\S+)/.exec((run as { stdout: string }).stdout)![1];
+  expect(existsSync(clusterRoot)).toBe(false);
+  expect(machineNodes()).toEqual(nodesBefore);
+}, 1_800_000);
 
 test('when the launcher dies during the writes, then the drill says so at once, fails with a report and stops what the launcher left running', async () => {
   const report = join(process.env.LPM_TEST_DIR!, 'drill-launcher-dies.json');

@@ -89,7 +89,7 @@ export async function openBench(baseline: string | undefined): Promise<{ bench: 
 
 /** The sections' view of the run: its resources, its systems (this checkout's started on first use), its figures. */
 function benchOf(r: RunResources, settings: SystemSettings, baseline: string | undefined): Bench {
-  const start = (tree: Tree) => startRunSystem(r, settings, tree);
+  const start = (tree: Tree, env: NodeJS.ProcessEnv = {}) => startRunSystem(r, settings, tree, env);
   let main: Promise<System> | undefined;
   const bench: Bench = {
     store: settings.store,
@@ -140,10 +140,10 @@ function systemEnv(s: SystemSettings, tree: Tree, port: number): NodeJS.ProcessE
 }
 
 /** A system of `tree` on the run's resources, on a free block of ports (tried up to three times). */
-async function startRunSystem(r: RunResources, settings: SystemSettings, tree: Tree): Promise<System> {
+async function startRunSystem(r: RunResources, settings: SystemSettings, tree: Tree, env: NodeJS.ProcessEnv): Promise<System> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePortBlock();
-    const launching = startSystem(systemEnv(settings, tree, port), 90_000, tree.root).then((proc) => (r.running.add(proc), proc));
+    const launching = startSystem({ ...systemEnv(settings, tree, port), ...env }, 90_000, tree.root).then((proc) => (r.running.add(proc), proc));
     r.starting.add(launching);
     let proc: ChildProcess;
     try {

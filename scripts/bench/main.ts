@@ -24,6 +24,7 @@ import { machineSection } from './machine.ts';
 import { openBench } from './bench-run.ts';
 import { printTable, type Bench } from './support.ts';
 import { webhooksSection } from './webhooks.ts';
+import { webhooksClusterSection } from './webhooks-cluster.ts';
 import { writesSection } from './writes.ts';
 
 interface Section {
@@ -45,6 +46,7 @@ const SECTIONS: Section[] = [
   { name: 'clients', about: 'GET /v1/clients/{id} and POST /v1/clients, direct and through the gateway (BENCH_BASELINE: against another checkout)', run: clientsSection },
   { name: 'gateway', about: 'GET /v1/openapi.yaml warm; GET and POST /v1/clients through the gateway against a bare @fastify/http-proxy, interleaved', run: gatewaySection },
   { name: 'webhooks', about: 'client.created deliveries to HTTPS receivers at a steady write rate: at once, in 50 ms, beside a timing-out webhook', run: webhooksSection },
+  { name: 'webhooks-cluster3', about: 'the webhooks fanout and capacity scenarios again on a RabbitMQ cluster of 3 nodes, against the single node', run: webhooksClusterSection },
   { name: 'writes', about: 'POST /v1/clients through the gateway, open loop, in steps of 200 to 800 a second: capacity, latency, CPU of the whole system and store commands a write; PUT /v1/cases/{id} and POST /v1/activities at 200/s', run: writesSection },
   { name: 'financial', about: 'GET /v1/financial/summary over one team with BENCH_FINANCIAL records across a year, per group_by, beside the raw driver', run: financialSection },
   { name: 'service', about: 'GET /v1/clients/{id} and the GET /v1/cases page against the raw driver, same concurrency', run: serviceSection },

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { connect } from 'amqplib';
+import { connectToAnyNode } from '../../shared/src/messaging/nodes.ts';
 import type { RunningStore } from './internals.ts';
 
 /** This checkout. */
@@ -154,8 +154,8 @@ export interface Bench {
   stopping(): boolean;
   /** This checkout's system (THIS_TREE), started on first use and kept for the next sections. */
   system(): Promise<System>;
-  /** A system of `tree` on the run's store, vhost and key prefix; the caller stops it. */
-  start(tree: Tree): Promise<System>;
+  /** A system of `tree` on the run's store, vhost and key prefix (`env` on top: another broker); the caller stops it. */
+  start(tree: Tree, env?: NodeJS.ProcessEnv): Promise<System>;
   /** Rows of the table printed at the end, in the order measured. */
   figures: Figures[];
   /** Other tables printed at the end. */
@@ -261,7 +261,7 @@ export type EventCounter = Awaited<ReturnType<typeof createdEventCounter>>;
  * scanning the store, which would slow the relay it is waiting for).
  */
 export async function createdEventCounter(amqpUrl: string, exchange: string) {
-  const conn = await connect(amqpUrl);
+  const conn = await connectToAnyNode(amqpUrl);
   const ch = await conn.createChannel();
   await ch.assertExchange(exchange, 'topic', { durable: true });
   const { queue } = await ch.assertQueue('', { exclusive: true });

@@ -20,6 +20,7 @@ import {
   neverAnswer,
   reportTimeouts,
   webhooksSettled,
+  type BrokerView,
   type WebhookFigures,
 } from './webhook-support.ts';
 import { throttledHook } from './webhook-throttled.ts';
@@ -32,6 +33,8 @@ export interface WebhookBench {
   clients: Collection<{ _id: string }>;
   /** client.created events written since the counter was made. */
   created: number;
+  /** The system's broker when it is not the run's (a cluster's): its URL and how rabbitmqctl reaches it. */
+  broker?: { amqpUrl: string; view: BrokerView };
 }
 
 export interface WebhookScenario {
@@ -91,7 +94,7 @@ export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index
   const load = loadBetween(writes.loadBefore, snapshotLoad());
   const lastPublished = await relayed;
   await relay.stop();
-  await webhooksSettled(b.bench.vhost, b.sys.tree.exchange);
+  await webhooksSettled(b.broker?.view ?? b.bench.vhost, b.sys.tree.exchange);
   arrivals.collect();
   // The counters' fold of the last attempts (every second) belongs to the scenario's work too.
   await sleep(2500);

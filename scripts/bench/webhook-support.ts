@@ -129,9 +129,20 @@ export const answerAfter =
 export const neverAnswer: ReceiverHandler = (r) => (bodyOf(r).type === 'ping' ? received : undefined);
 
 /** Ready and unacknowledged messages of the vhost's queues, by name (rabbitmqctl: checkQueue cannot see unacked ones). */
-async function queueDepths(vhost: string): Promise<Map<string, { ready: number; unacked: number }>> {
+/** The broker a system runs on as rabbitmqctl reaches it: a vhost of the machine's node, or of a cluster's node (`-n`). */
+export interface BrokerView {
+  vhost: string;
+  node?: string;
+}
+
+type Broker = string | BrokerView;
+
+const targetOf = (b: Broker): string[] => (typeof b === 'string' ? ['-p', b] : [...(b.node ? ['-n', b.node] : []), '-p', b.vhost]);
+
+async function queueDepths(broker: Broker): Promise<Map<string, { ready: number; unacked: number }>> {
   // Not execFileSync: the receivers answer in this process.
-  const { stdout: out } = await execFileAsync('rabbitmqctl', ['list_queues', '-p', vhost, '-q', '--formatter', 'json', 'name', 'messages_ready', 'messages_unacknowledged'], { encoding: 'utf8' });
+  const args = ['list_queues', ...targetOf(broker), '-q', '--formatter', 'json', 'name', 'messages_ready', 'messages_unacknowledged'];
+  const { stdout: out } = await execFileAsync('rabbitmqctl', args, { encoding: 'utf8' });
   const rows = JSON.parse(out) as { name: string; messages_ready: number; messages_unacknowledged: number }[];
   return new Map(rows.map((r) => [r.name, { ready: r.messages_ready, unacked: r.messages_unacknowledged }]));
 }
@@ -142,9 +153,9 @@ async function queueDepths(vhost: string): Promise<Map<string, { ready: number; 
  * with nothing unacknowledged, twice in a row. Retries due in minutes (the 5 min
  * tier of a timed-out attempt) are left in their delay queues.
  */
-export function webhooksSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+export function webhooksSettled(broker: Broker, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
   const names = new Set([...WEBHOOK_QUEUES(exchange), `${exchange}.webhooks.attempts.delay.1000`]);
-  return queuesSettled(vhost, (n) => names.has(n), 'the webhooks queues', patienceMs);
+  return queuesSettled(broker, (n) => names.has(n), 'the webhooks queues', patienceMs);
 }
 
 /**
@@ -152,8 +163,8 @@ export function webhooksSettled(vhost: string, exchange: string, patienceMs = WE
  * (every queue of `exchange` but delay and dead-letter queues empty, ready and
  * unacked), so a measurement does not share the machine with them.
  */
-export function consumersSettled(vhost: string, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
-  return queuesSettled(vhost, (n) => n.startsWith(`${exchange}.`) && !n.includes('.delay.') && !n.endsWith('.dlq'), "the system's queues", patienceMs);
+export function consumersSettled(broker: Broker, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+  return queuesSettled(broker, (n) => n.startsWith(`${exchange}.`) && !n.includes('.delay.') && !n.endsWith('.dlq'), "the system's queues", patienceMs);
 }
 
 /**
@@ -176,13 +187,13 @@ export async function outboxSettled(clients: Collection<{ _id: string }>, patien
   if (first > 0) console.log(`  waited ${((Date.now() - started) / 1000).toFixed(1)} s for the relay to empty the outbox of ${first} client documents`);
 }
 
-async function queuesSettled(vhost: string, watched: (name: string) => boolean, what: string, patienceMs: number): Promise<void> {
+async function queuesSettled(broker: Broker, watched: (name: string) => boolean, what: string, patienceMs: number): Promise<void> {
   const started = Date.now();
   let quiet = 0;
   let last = '';
   let wasBusy = false;
   while (quiet < 2) {
-    const depths = await queueDepths(vhost);
+    const depths = await queueDepths(broker);
     const busy = [...depths].filter(([n, d]) => watched(n) && d.ready + d.unacked > 0);
     last = busy.map(([n, d]) => `${n} ${d.ready}+${d.unacked}`).join(', ');
     quiet = busy.length ? 0 : quiet + 1;

@@ -12,7 +12,7 @@
 // after the clients runs and before the cases are stored (whose SLA sweeps would slow
 // every store write of a delivery). Each scenario starts once the relay has emptied
 // what the runs before left flagged, so it measures a steady state, not a recovery.
-import { connect } from 'amqplib';
+import { connectToAnyNode } from '../../shared/src/messaging/nodes.ts';
 import { MongoClient } from 'mongodb';
 import { newEvent } from '../../shared/src/events.ts';
 import { newId } from '../../shared/src/ids.ts';
@@ -40,12 +40,12 @@ import {
 /** BENCH_WEBHOOK_SCENARIOS: the scenarios to run (their keys, comma-separated); unset: all. */
 const WEBHOOK_SCENARIOS = process.env.BENCH_WEBHOOK_SCENARIOS?.split(',').map((k) => k.trim());
 /** The fan-out scenario: writes a second, and webhooks a team on client.created. */
-const FANOUT_RATE = 50;
-const FANOUT_HOOKS = 20;
+export const FANOUT_RATE = 50;
+export const FANOUT_HOOKS = 20;
 /** fanout_throttled: the rate_limit of the one more webhook beside the fan-out. */
 const THROTTLED_RATE = 5;
 /** The capacity scenario's deliveries: CAPACITY_HOOKS webhooks on each of WEBHOOK_TEAMS teams. */
-const CAPACITY_DELIVERIES = 10_000;
+export const CAPACITY_DELIVERIES = 10_000;
 const CAPACITY_HOOKS = 20;
 
 /**
@@ -57,7 +57,7 @@ const CAPACITY_HOOKS = 20;
  * client.updated of before also reached the four services' client views, whose work
  * took most of the machine for the scenario's first seconds on a slow one.
  */
-async function capacityScenario(
+export async function capacityScenario(
   b: WebhookBench,
   receivers: HttpsReceiver[],
 ): Promise<{ perSecond: number; seconds: number; arrived: number; roundtripsPerDelivery: number; load: MachineLoad }> {
@@ -71,7 +71,7 @@ async function capacityScenario(
     newEvent('financial.paid', issued[i % issued.length].team.id, { id: newId('fin'), status: 'paid' }, { status: 'pending' }),
   );
   const commandsBefore = await storeCommands(b.sys);
-  const conn = await connect(b.bench.amqpUrl);
+  const conn = await connectToAnyNode(b.broker?.amqpUrl ?? b.bench.amqpUrl);
   try {
     const ch = await conn.createConfirmChannel();
     const loadBefore = snapshotLoad();
@@ -101,7 +101,7 @@ async function capacityScenario(
     }
     console.log(`  capacity, POSTs arrived per second from the first publish: ${perSecond.join(' ')}; TLS connections accepted: ${receiver.connections}`);
     console.log(`  capacity, the machine from the first publish to the last arrival: ${describeLoad(load)}`);
-    await webhooksSettled(b.bench.vhost, b.sys.tree.exchange);
+    await webhooksSettled(b.broker?.view ?? b.bench.vhost, b.sys.tree.exchange);
     await sleep(2500);
     const commands = (await storeCommands(b.sys)) - commandsBefore;
     const seconds = (last - started) / 1000;

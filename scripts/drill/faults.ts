@@ -87,11 +87,11 @@ export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherP
 }
 
 /**
- * Runs `faults` in a random order, one after another, each when `writesDone()`
- * reaches its random point between 5% and 85% of `writes`; none more once `stopped()`.
+ * Runs `faults` in a random order (in their own when `ordered`), one after another, each
+ * when `writesDone()` reaches its random point between 5% and 85% of `writes`; none more once `stopped()`.
  */
-export async function runFaults(faults: Fault[], writes: number, writesDone: () => number, log: FaultLog[], stopped: () => boolean): Promise<void> {
-  const order = [...faults].sort(() => Math.random() - 0.5);
+export async function runFaults(faults: Fault[], writes: number, writesDone: () => number, log: FaultLog[], stopped: () => boolean, ordered = false): Promise<void> {
+  const order = ordered ? [...faults] : [...faults].sort(() => Math.random() - 0.5);
   const points = order.map(() => Math.floor(writes * (0.05 + Math.random() * 0.8))).sort((a, b) => a - b);
   for (const [i, fault] of order.entries()) {
     while (writesDone() < points[i]) {

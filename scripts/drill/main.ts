@@ -1,10 +1,13 @@
-// `npm run drill -- [--writes N] [--json FILE] [--short]`: the fault drill. Starts
+// `npm run drill -- [--writes N] [--json FILE] [--short] [--cluster N]`: the fault drill. Starts
 // the system under its supervising launcher, behind TCP proxies to the store and the
 // broker, with a webhook receiver subscribed to every event of every team. Drives at
 // least N writes (default 10,000) at about 100 a second across the five domain
 // services, and meanwhile restarts the broker, cuts the store for 60 s (SIGKILLing
 // the activities service halfway through), hangs it for 20 s and SIGKILLs every
-// process once (--short: outages of a few seconds, for CI).
+// process once (--short: outages of a few seconds, for CI). With --cluster N (3 or
+// more) the broker is a RabbitMQ cluster of the drill's own (scripts/cluster) and the
+// faults are cluster-faults.ts's instead: nodes SIGKILLed and frozen, Redis cut;
+// it then also fails when an event took more than a minute from its write's answer.
 // Then it waits for quiet and writes a report: writes acknowledged and refused,
 // events expected, delivered, duplicated and lost, events left dead-lettered (or
 // parked) in the system's queues, answers outside the envelope, and whether the
@@ -27,33 +30,40 @@ import { EVENT_TYPES } from '../../shared/src/events.ts';
 import { startFerretdb } from '../local-store.ts';
 import { SERVICE_NAMES } from '../../shared/src/service/names.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
-import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { createTestTls } from '@lpm/test-kit/test-ca';
 import { addVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
 import { freePortBlock, startSystem, type Launcher } from '../system.ts';
 import { drillFaults, runFaults, type Fault, type FaultDurations, type FaultLog } from './faults.ts';
 import { launcherEnd } from './launcher.ts';
 import { DrillResources } from './resources.ts';
-import { countEvents, stateDisagreements, waitForQuiet, type EventCount } from './verdict.ts';
+import { countEvents, maxEventDelayMs, stateDisagreements, waitForQuiet, type EventCount } from './verdict.ts';
+import { clusterFaults } from './cluster-faults.ts';
+import { clusterUrl, type Cluster } from '../cluster/cluster.ts';
+import { startPrivateCluster } from '../cluster/for-start.ts';
 import { Workload, type DrillTeam, type Story } from './workload.ts';
 
 interface DrillArgs {
   writes: number;
   json?: string;
   short: boolean;
+  /** Nodes of the drill's own RabbitMQ cluster; 0: the machine's broker through a proxy. */
+  cluster: number;
 }
 
 function parseArgs(argv: string[]): DrillArgs {
-  const args: DrillArgs = { writes: 10_000, short: false };
+  const args: DrillArgs = { writes: 10_000, short: false, cluster: 0 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--writes') args.writes = Number(argv[++i]);
     else if (a === '--json') args.json = argv[++i];
     else if (a === '--short') args.short = true;
-    else throw new Error(`unknown option ${a}; usage: npm run drill -- [--writes N] [--json FILE] [--short]`);
+    else if (a === '--cluster') args.cluster = Number(argv[++i]);
+    else throw new Error(`unknown option ${a}; usage: npm run drill -- [--writes N] [--json FILE] [--short] [--cluster N]`);
   }
   if (!Number.isInteger(args.writes) || args.writes < 100) throw new Error('--writes must be an integer of at least 100');
   if (args.json === undefined && argv.includes('--json')) throw new Error('--json needs a file name');
+  if (!Number.isInteger(args.cluster) || args.cluster === 1 || args.cluster === 2 || args.cluster < 0 || args.cluster > 9) throw new Error('--cluster needs 3 to 9 nodes');
   return args;
 }
 
@@ -63,6 +73,10 @@ const ACTORS = 20;
 const RATE = 100;
 const FULL: FaultDurations = { brokerDownMs: 10_000, storeCutMs: 60_000, storeHangMs: 20_000 };
 const SHORT: FaultDurations = { brokerDownMs: 3000, storeCutMs: 8000, storeHangMs: 8000 };
+/** How long a cluster node is down or frozen, and Redis out. */
+const NODE_OUTAGE_MS = 20_000;
+/** On a cluster, the longest a write's event may take to its delivery: a node lost is not a minute's outage. */
+const MAX_EVENT_DELAY_MS = 60_000;
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
@@ -80,12 +94,14 @@ async function main(): Promise<number> {
   try {
     const urls = await storeAndBroker(made, dir, run, underJest);
     const { storeProxy, brokerProxy, storeUrl, brokerUrl } = await startProxies(made, urls);
+    const onCluster = args.cluster > 0 ? await brokerCluster(made, args.cluster) : null;
 
     const receiver = await startHttpsReceiver();
     made.closers.push(() => receiver.close());
     const port = await freePortBlock();
     const dbPrefix = `${process.env.MONGO_DB_PREFIX ?? ''}drill${run}_`;
     const env = systemEnv({ port, storeUrl, brokerUrl, dbPrefix, redisPrefix: made.redisPrefix! });
+    if (onCluster) Object.assign(env, { AMQP_URL: clusterUrl(onCluster.cluster), REDIS_URL: onCluster.redisUrl });
     const launcher = await startSystem(env, 120_000);
     made.launcher = launcher;
     // From here on, every wait ends when the launcher does: the drill then fails with a report.
@@ -93,8 +109,12 @@ async function main(): Promise<number> {
     const gatewayUrl = `http://127.0.0.1:${port}`;
     console.log(`drill: the system on ${gatewayUrl} (PORT..PORT+7), launcher pid ${launcher.pid}`);
     const teams = await createTeams(gatewayUrl, env, receiver.url);
-    const faults = drillFaults({ store: storeProxy, broker: brokerProxy, launcherPid: launcher.pid!, durations: args.short ? SHORT : FULL, processes: ['gateway', ...SERVICE_NAMES] });
-    return await drill({ args, watch, gatewayUrl, teams, receiver, faults, brokerUrl, dbPrefix });
+    const nodeFaults = onCluster && clusterFaults({ cluster: onCluster.cluster, vhost: '/', redis: onCluster.redis, outageMs: NODE_OUTAGE_MS });
+    const faults = nodeFaults?.faults ?? drillFaults({ store: storeProxy, broker: brokerProxy, launcherPid: launcher.pid!, durations: args.short ? SHORT : FULL, processes: ['gateway', ...SERVICE_NAMES] });
+    const broker: BrokerSide = onCluster
+      ? { vhost: '/', node: onCluster.cluster.nodes[0].node, nodes: args.cluster, failovers: () => nodeFaults!.failovers() }
+      : { vhost: decodeURIComponent(brokerUrl.pathname.slice(1)) || '/', nodes: 1, failovers: () => 0 };
+    return await drill({ args, watch, gatewayUrl, teams, receiver, faults, broker, dbPrefix });
   } finally {
     await made.remove();
   }
@@ -120,6 +140,19 @@ async function storeAndBroker(made: DrillResources, dir: string, run: string, un
     made.redisPrefix = `lpm-drill-${run}:`;
   }
   return { mongoUrl: mongoUrl!, amqpUrl: amqpUrl! };
+}
+
+/** The drill's own RabbitMQ cluster, and a TCP proxy to Redis the faults cut (the machine's Redis keeps serving). */
+async function brokerCluster(made: DrillResources, size: number): Promise<{ cluster: Cluster; redis: TcpProxy; redisUrl: string }> {
+  console.log(`drill: starting a RabbitMQ cluster of ${size}`);
+  const cluster = await startPrivateCluster(size, 'drill');
+  made.cluster = cluster;
+  console.log(`drill: the cluster's nodes ${cluster.nodes.map((n) => n.node).join(', ')} in ${cluster.root}`);
+  const direct = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const redis = await startTcpProxy(direct.hostname, Number(direct.port || 6379));
+  made.closers.push(() => redis.close());
+  direct.host = `127.0.0.1:${redis.port}`;
+  return { cluster, redis, redisUrl: direct.toString() };
 }
 
 /** TCP proxies to the store and the broker (the faults cut and hang them), and the URLs through them. */
@@ -207,7 +240,7 @@ interface Drill {
   teams: DrillTeam[];
   receiver: HttpsReceiver;
   faults: Fault[];
-  brokerUrl: URL;
+  broker: BrokerSide;
   dbPrefix: string;
 }
 
@@ -228,7 +261,7 @@ async function drill(d: Drill): Promise<number> {
   const started = Date.now();
   console.log(`drill: ${args.writes} writes at ${RATE}/s over ${TEAMS} teams; faults: ${faults.map((f) => f.name).join(', ')}`);
   void watch.gone.then(() => workload.stop());
-  await watch.untilGone(Promise.all([workload.run(), runFaults(faults, args.writes, () => workload.done, faultLog, () => watch.ended !== null).finally(() => (faultsLeft = false))]));
+  await watch.untilGone(Promise.all([workload.run(), runFaults(faults, args.writes, () => workload.done, faultLog, () => watch.ended !== null, args.cluster > 0).finally(() => (faultsLeft = false))]));
   const writeSeconds = (Date.now() - started) / 1000;
   console.log(`drill: ${workload.done} writes in ${writeSeconds.toFixed(0)} s; waiting for quiet`);
 
@@ -239,8 +272,15 @@ async function drill(d: Drill): Promise<number> {
   const state: StateCheck = { problems: [], inactive: [] };
   if (watch.ended === null) await watch.untilGone(checkState(state, d.gatewayUrl, d.teams, workload.stories));
   if (watch.ended !== null) state.problems = ['not checked: the launcher ended'];
-  const dead = await deadLettered(decodeURIComponent(d.brokerUrl.pathname.slice(1)) || '/', `${d.dbPrefix}events.`);
-  const report = reportOf({ launcherEnded: watch.ended, workload, writeSeconds, events, dead, state, faultLog });
+  const dead = await deadLettered(d.broker, `${d.dbPrefix}events.`);
+  const delay = maxEventDelayMs(d.receiver.requests, workload.tally.answeredAt);
+  const report = {
+    ...reportOf({ launcherEnded: watch.ended, workload, writeSeconds, events, dead, state, faultLog }),
+    'broker.nodes': d.broker.nodes,
+    'broker.failovers': d.broker.failovers(),
+    'events.max_delay_ms': delay.ms,
+    'events.max_delay_event': delay.event,
+  };
   console.log(JSON.stringify(report, null, 2));
   if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
   const ok =
@@ -250,7 +290,8 @@ async function drill(d: Drill): Promise<number> {
     workload.tally.outsideEnvelope === 0 &&
     state.problems.length === 0 &&
     faultLog.filter((f) => f.detail).length === 0 &&
-    faultLog.length === faults.length;
+    faultLog.length === faults.length &&
+    (args.cluster === 0 || delay.ms <= MAX_EVENT_DELAY_MS);
   console.log(ok ? 'drill: passed' : 'drill: FAILED');
   return ok ? 0 : 1;
 }
@@ -316,9 +357,19 @@ function reportOf(r: {
   };
 }
 
+/** The broker the system ran on: the machine's (one node) or the drill's cluster (asked through `node`). */
+interface BrokerSide {
+  vhost: string;
+  node?: string;
+  nodes: number;
+  failovers(): number;
+}
+
 /** Messages left in the system's dead-letter and parking queues (names under `prefix`), by queue: work a consumer never did. */
-async function deadLettered(vhost: string, prefix: string): Promise<Record<string, number>> {
-  const { stdout } = await promisify(execFile)('rabbitmqctl', ['list_queues', '-p', vhost, '-q', '--no-table-headers', 'name', 'messages'], { encoding: 'utf8' });
+async function deadLettered(broker: BrokerSide, prefix: string): Promise<Record<string, number>> {
+  const target = broker.node ? ['-n', broker.node] : [];
+  const args = [...target, 'list_queues', '-p', broker.vhost, '-q', '--no-table-headers', 'name', 'messages'];
+  const { stdout } = await promisify(execFile)('rabbitmqctl', args, { encoding: 'utf8' });
   const dead: Record<string, number> = {};
   for (const line of stdout.split('\n')) {
     const [name, count] = line.trim().split(/\s+/);

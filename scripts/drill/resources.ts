@@ -1,12 +1,13 @@
 // What the drill makes and must remove however it ends (its verdict, an error, SIGINT
-// or SIGTERM): its system, its FerretDB and database, its vhost, its Redis keys, its
-// files. Each is noted when made; removal runs once, whoever asks first, in a fixed
+// or SIGTERM): its system, its FerretDB and database, its vhost or its RabbitMQ cluster,
+// its Redis keys, its files. Each is noted when made; removal runs once, whoever asks first, in a fixed
 // order, each step on its own (one that fails does not keep the others from running).
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { dropPostgresDatabase, type RunningStore } from '../local-store.ts';
 import { deleteVhost } from '../local-servers.ts';
 import type { Launcher } from '../system.ts';
+import { downCluster, type Cluster } from '../cluster/cluster.ts';
 import { stopChildren, stopSystem } from './launcher.ts';
 
 export class DrillResources {
@@ -15,6 +16,8 @@ export class DrillResources {
   /** The PostgreSQL database of its FerretDB. */
   database?: string;
   vhost?: string;
+  /** Its own RabbitMQ cluster (--cluster): every node stopped, its files removed. */
+  cluster?: Cluster;
   /** Every Redis key of the run begins with it. */
   redisPrefix?: string;
   /** The receiver and the proxies. */
@@ -42,6 +45,7 @@ export class DrillResources {
       ['the receiver and the proxies', () => Promise.all(this.closers.map((close) => close()))],
       ['Redis keys', () => this.redisPrefix && deleteRedisKeys(this.redisPrefix)],
       ['the vhost', () => this.vhost && deleteVhost(this.vhost)],
+      ['the RabbitMQ cluster', () => this.cluster && downCluster(this.cluster)],
       ['FerretDB', () => this.store?.stop()],
       ['the database', () => this.database && dropPostgresDatabase(this.database)],
       ['files', () => rmSync(this.dir, { recursive: true, force: true })],

@@ -28,6 +28,25 @@ export function countEvents(requests: ReceivedRequest[], expected: Set<string>):
   return { delivered: [...expected].length - lost.length, duplicated, lost };
 }
 
+/**
+ * The longest time from the answer of a write to the first delivery of an event it
+ * owes, and that event (`type objectId`); 0 and null when none arrived.
+ */
+export function maxEventDelayMs(requests: ReceivedRequest[], answeredAt: Map<string, number>): { ms: number; event: string | null } {
+  const firstAt = new Map<string, number>();
+  for (const r of requests) {
+    const body = JSON.parse(r.body) as { type: string; data?: { object?: { id?: string } } };
+    const key = `${body.type} ${body.data?.object?.id}`;
+    if (!firstAt.has(key)) firstAt.set(key, r.at);
+  }
+  let max = { ms: 0, event: null as string | null };
+  for (const [key, answered] of answeredAt) {
+    const at = firstAt.get(key);
+    if (at !== undefined && at - answered > max.ms) max = { ms: at - answered, event: key };
+  }
+  return max;
+}
+
 /** Waits until every expected event arrived, or nothing arrived for `quietMs`, or `maxMs` passed. */
 export async function waitForQuiet(requests: ReceivedRequest[], expected: Set<string>, quietMs: number, maxMs: number): Promise<void> {
   const deadline = Date.now() + maxMs;

@@ -47,6 +47,8 @@ export interface WriteTally {
   outsideSamples: string[];
   /** `type objectId` of every event an acknowledged write owes. */
   expected: Set<string>;
+  /** When (ms since the epoch) the write that owes each expected event was answered. */
+  answeredAt: Map<string, number>;
 }
 
 export interface WorkloadOptions {
@@ -74,7 +76,7 @@ interface Answer {
 }
 
 export class Workload {
-  readonly tally: WriteTally = { acknowledged: 0, refused: {}, refusedSamples: [], retried: {}, outsideEnvelope: 0, outsideSamples: [], expected: new Set() };
+  readonly tally: WriteTally = { acknowledged: 0, refused: {}, refusedSamples: [], retried: {}, outsideEnvelope: 0, outsideSamples: [], expected: new Set(), answeredAt: new Map() };
   readonly stories: Story[] = [];
   private started = 0;
   private nextSlot = 0;
@@ -122,6 +124,14 @@ export class Workload {
    * definite answer means that attempt took effect (the story only asks for moves
    * that were valid when sent).
    */
+  private owe(events: string[]): void {
+    const now = Date.now();
+    for (const e of events) {
+      this.tally.expected.add(e);
+      if (!this.tally.answeredAt.has(e)) this.tally.answeredAt.set(e, now);
+    }
+  }
+
   private async write(team: DrillTeam, method: string, path: string, body: unknown, owes: (data: Record<string, JsonAnswer>) => string[]): Promise<Record<string, JsonAnswer> | null> {
     await this.pace();
     this.started++;
@@ -132,12 +142,12 @@ export class Workload {
       const answer = await this.send(team, method, path, body, key);
       if (answer && answer.status < 300) {
         this.tally.acknowledged++;
-        for (const e of owes(answer.body?.data ?? {})) this.tally.expected.add(e);
+        this.owe(owes(answer.body?.data ?? {}));
         return answer.body?.data ?? {};
       }
       if (answer && unsure && (answer.status === 422 || (answer.status === 404 && method === 'DELETE')) && method !== 'POST') {
         this.tally.acknowledged++;
-        for (const e of owes({})) this.tally.expected.add(e);
+        this.owe(owes({}));
         return null;
       }
       const status = answer ? String(answer.status) : 'network';

@@ -125,8 +125,19 @@ export const url =
 /** MONGO_URL: a standalone server, a replica set (`mongodb://u:p@h1:27017,h2:27017/db?replicaSet=rs`) or `mongodb+srv://`. */
 export const mongoUrl: Parser<string> = url(undefined, ['mongodb:', 'mongodb+srv:'], mongoDriverUrl);
 
-/** AMQP_URL, the local broker by default. */
-export const amqpUrl: Parser<string> = url('amqp://guest:guest@127.0.0.1:5672', ['amqp:', 'amqps:']);
+const amqpNode = url(undefined, ['amqp:', 'amqps:']);
+
+/**
+ * AMQP_URL, the local broker by default: one node's URL, or the URLs of a cluster's
+ * nodes separated by commas (the client connects to the next when its node goes away).
+ */
+export const amqpUrl: Parser<string> = (raw, name) => {
+  const value = raw ?? 'amqp://guest:guest@127.0.0.1:5672';
+  return value
+    .split(',')
+    .map((node) => amqpNode(node.trim(), name))
+    .join(',');
+};
 
 export const optionalUrl =
   (protocols: string[]): Parser<string | undefined> =>

@@ -1,6 +1,7 @@
 import { type Channel, type GetMessage } from 'amqplib';
 import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { WorkQueue, type JobMessage } from '../src/messaging/work-queue.ts';
+import { mainQueueArguments } from '../src/messaging/queues.ts';
 import { newEvent } from '../src/events.ts';
 import { isId } from '../src/ids.ts';
 import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
@@ -67,7 +68,7 @@ it('when a typed job is pushed, then the handler gets the same payload as a firs
 it('when a job is pushed, then it travels as a job envelope with a job id, not as a domain event', async () => {
   const queue = broker.queueName('wire');
   declared.add(queue);
-  await ch.assertQueue(queue, { durable: true });
+  await ch.assertQueue(queue, { durable: true, arguments: mainQueueArguments(queue) });
   const jobs = new WorkQueue<AttemptJob>(broker, { queue, type: 'webhooks.attempt' });
   const job: AttemptJob = { delivery_id: 'dlv_2', webhook_id: 'wh_2', attempt: 1 };
   const before = Date.now();

@@ -6,7 +6,8 @@
 // itself and the queue is that name without the suffix. The exchange's parking queue
 // (`<AMQP_EXCHANGE>.unrouted`: events published before any queue was bound for them)
 // is read the same way, and replayed to the exchange, each under its type.
-import { connect as amqpConnect, type ChannelModel, type ConfirmChannel, type GetMessage } from 'amqplib';
+import type { ChannelModel, ConfirmChannel, GetMessage } from 'amqplib';
+import { connectToAnyNode } from '@lpm/shared/messaging/nodes';
 import type { CarriedProperties } from '@lpm/shared/messaging/message';
 import { parkingQueue } from '@lpm/shared/messaging/publisher';
 
@@ -60,9 +61,9 @@ function describe(m: GetMessage): DeadMessage {
   };
 }
 
-/** Runs `work` on a confirm channel of a fresh connection to `url`, then closes it. */
+/** Runs `work` on a confirm channel of a fresh connection to a node of `url`, then closes it. */
 async function withChannel<T>(url: string, work: (ch: ConfirmChannel) => Promise<T>): Promise<T> {
-  const conn: ChannelModel = await amqpConnect(url, { timeout: 10_000, clientProperties: { connection_name: 'lpm-admin' } });
+  const conn: ChannelModel = await connectToAnyNode(url, { timeout: 10_000, clientProperties: { connection_name: 'lpm-admin' } });
   try {
     const ch = await conn.createConfirmChannel();
     ch.on('error', () => {});

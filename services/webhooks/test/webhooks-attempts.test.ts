@@ -14,6 +14,7 @@ import { newEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import { createMailer, type Mailer } from '@lpm/shared/mailer';
 import { WorkQueue } from '@lpm/shared/messaging/work-queue';
+import { mainQueueArguments } from '@lpm/shared/messaging/queues';
 import { openStore } from '@lpm/shared/store/orm';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
@@ -275,7 +276,7 @@ test('when an event is fanned out, then its first attempt reaches the receiver f
   const watched = await watchStore(db.databaseName);
   try {
     const s = build({ queueName: 'webhooks.attempts.direct', store: watched.db });
-    await scratch.ch.assertQueue(s.queue.queue, { durable: true });
+    await scratch.ch.assertQueue(s.queue.queue, { durable: true, arguments: mainQueueArguments(s.queue.queue) });
     const hook = await subscribe(s, `${receiver.url}/direct`);
     const event = clientCreated(hook.team_id);
     watched.take();

@@ -1,11 +1,15 @@
 // The one AMQP connection of a Broker, kept up in the background: a failed attempt
 // or a lost connection is retried with capped exponential backoff (with jitter, so
 // replicas do not reconnect in step), and a service starts while the broker is still
-// down. Each connection carries one confirm channel for publishing; the listener
+// down. The URL may name several nodes of a cluster (brokerNodes): a lost connection
+// is made again to the next node at once, and the backoff waits only after every node
+// refused. Each connection carries one confirm channel for publishing; the listener
 // hears when a connection comes up (consumers set up again) or goes away.
 import { connect as amqpConnect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Logger } from '../logger.ts';
 import { backoffDelayMs } from '../backoff.ts';
+import { redactUrl } from '../redact-url.ts';
+import { brokerNodes } from './nodes.ts';
 
 export interface ConnectionOptions {
   url: string;
@@ -28,6 +32,9 @@ export class Connection {
   private readonly opts: ConnectionOptions;
   private readonly log: Logger;
   private readonly listener: ConnectionListener;
+  private readonly nodes: string[];
+  /** The node tried first by the next attempt: the one after the node last tried. */
+  private nextNode = 0;
   private conn: ChannelModel | null = null;
   private pub: ConfirmChannel | null = null;
   private isClosed = false;
@@ -42,6 +49,10 @@ export class Connection {
     this.opts = opts;
     this.log = opts.logger;
     this.listener = listener;
+    this.nodes = brokerNodes(opts.url);
+    // Processes start at different nodes, so their connections (and the queues they declare, led by
+    // the node that declares them) spread over the cluster rather than all landing on the first node.
+    this.nextNode = Math.floor(Math.random() * this.nodes.length);
   }
 
   /** The current connection; null while down. */
@@ -104,11 +115,21 @@ export class Connection {
     if (conn) await conn.close().catch(() => {});
   }
 
+  /** Tries each node once, from nextNode on; the backoff follows only when all of them failed. */
   private async connectOnce(): Promise<void> {
-    if (this.isClosed) return;
+    for (let i = 0; i < this.nodes.length && !this.isClosed; i++) {
+      const at = this.nextNode;
+      this.nextNode = (at + 1) % this.nodes.length;
+      if (await this.connectTo(this.nodes[at], i === this.nodes.length - 1)) return;
+    }
+  }
+
+  /** Resolves true when connected to `url` (or closed meanwhile); a failure is retried later only when `last`. */
+  private async connectTo(url: string, last: boolean): Promise<boolean> {
+    if (this.isClosed) return true;
     let conn: ChannelModel | undefined;
     try {
-      conn = await amqpConnect(this.opts.url, {
+      conn = await amqpConnect(url, {
         timeout: 10_000,
         clientProperties: this.opts.connectionName ? { connection_name: this.opts.connectionName } : {},
       });
@@ -119,7 +140,7 @@ export class Connection {
       c.on('close', (err?: Error) => this.onClosed(c, err));
       if (this.isClosed) {
         await c.close().catch(() => {});
-        return;
+        return true;
       }
       const pub = await c.createConfirmChannel();
       pub.on('error', (err: Error) => this.log.error({ err }, 'amqp publish channel error'));
@@ -132,22 +153,28 @@ export class Connection {
       await pub.assertExchange(this.opts.exchange, 'topic', { durable: true });
       if (this.isClosed) {
         await c.close().catch(() => {});
-        return;
+        return true;
       }
       this.conn = c;
       this.pub = pub;
       this.attempts = 0;
-      if (this.down) this.log.info({ exchange: this.opts.exchange }, 'amqp connection restored');
+      if (this.down) this.log.info({ exchange: this.opts.exchange, node: redactUrl(url) }, 'amqp connection restored');
       this.down = false;
       for (const w of this.waiters.splice(0)) w();
       this.listener.up();
+      return true;
     } catch (err) {
       this.error = err;
       if (conn) await conn.close().catch(() => {});
+      if (!last) {
+        this.log.debug({ err, node: redactUrl(url) }, 'amqp node refused; trying the next');
+        return false;
+      }
       if (!this.down) this.log.warn({ err }, 'amqp connection failed; retrying in the background');
       else this.log.debug({ err }, 'amqp connection attempt failed');
       this.down = true;
       this.scheduleReconnect();
+      return false;
     }
   }
 
@@ -160,7 +187,9 @@ export class Connection {
     this.error = err ?? new Error('amqp connection closed');
     if (!this.down) this.log.warn({ err }, 'amqp connection lost; reconnecting');
     this.down = true;
-    this.scheduleReconnect();
+    // Another node may be up now: try the next at once, the backoff only once all have failed.
+    if (this.nodes.length > 1 && !this.reconnectTimer) this.connecting = this.connectOnce();
+    else this.scheduleReconnect();
   }
 
   private scheduleReconnect(): void {

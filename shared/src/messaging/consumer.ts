@@ -13,7 +13,6 @@ import type { Connection } from './connection.ts';
 import type { Dedupe } from './dedupe.ts';
 import {
   TRANSIENT_DELAYS_MS,
-  delayQueueArguments,
   delayQueueName,
   handleDelivery,
   isTransientFailure,
@@ -22,6 +21,7 @@ import {
 } from './delivery.ts';
 import type { Message, ParseMessage } from './message.ts';
 import type { QueueDepth, QueueOfConsumer } from './queue-types.ts';
+import { declareQueues, delayQueueArguments, holdingQueueArguments, mainQueueArguments } from './queues.ts';
 
 export interface ConsumeOptions<M extends Message = DomainEvent> {
   queue: string;
@@ -308,6 +308,12 @@ class QueueConsumer<M extends Message> implements Running {
   private async start(conn: ChannelModel): Promise<void> {
     const { queue, bindings, retiredBindings, prefetch, retryDelayMs, transientDelaysMs } = this.opts;
     const { exchange } = this.settings;
+    await declareQueues(conn, [
+      { name: queue, arguments: mainQueueArguments(queue), bound: { exchange, patterns: bindings } },
+      { name: `${queue}.retry`, arguments: delayQueueArguments(queue, retryDelayMs) },
+      { name: `${queue}.dlq`, arguments: holdingQueueArguments() },
+      ...[...new Set(transientDelaysMs)].map((d) => ({ name: delayQueueName(queue, d), arguments: delayQueueArguments(queue, d) })),
+    ]);
     const ch = await conn.createConfirmChannel();
     ch.on('error', (err: Error) => this.log.error({ err, queue }, 'amqp consumer channel error'));
     ch.on('close', () => {
@@ -320,15 +326,6 @@ class QueueConsumer<M extends Message> implements Running {
     try {
       await ch.prefetch(prefetch);
       await ch.assertExchange(exchange, 'topic', { durable: true });
-      await ch.assertQueue(queue, { durable: true });
-      await ch.assertQueue(`${queue}.retry`, {
-        durable: true,
-        arguments: { 'x-message-ttl': retryDelayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
-      });
-      await ch.assertQueue(`${queue}.dlq`, { durable: true });
-      for (const delay of new Set(transientDelaysMs)) {
-        await ch.assertQueue(delayQueueName(queue, delay), { durable: true, arguments: delayQueueArguments(queue, delay) });
-      }
       for (const pattern of bindings) await ch.bindQueue(queue, exchange, pattern);
       for (const pattern of retiredBindings ?? []) await ch.unbindQueue(queue, exchange, pattern);
       this.channel = ch;

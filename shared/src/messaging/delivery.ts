@@ -83,11 +83,6 @@ export function isTransientFailure(err: unknown): boolean {
 
 /** The delay queue of a transient retry: queue-level TTL, dead-lettering back into `queue` (as Broker.publishDelayed). */
 export const delayQueueName = (queue: string, delayMs: number) => `${queue}.delay.${delayMs}`;
-export const delayQueueArguments = (queue: string, delayMs: number) => ({
-  'x-message-ttl': delayMs,
-  'x-dead-letter-exchange': '',
-  'x-dead-letter-routing-key': queue,
-});
 
 const DEATH_HEADERS = ['x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'x-last-death-exchange', 'x-last-death-queue', 'x-last-death-reason'];
 

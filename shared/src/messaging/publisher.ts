@@ -8,11 +8,12 @@
 // domain event to the exchange is mandatory too: one that no queue is bound for yet
 // (a first deploy, a consumer's new binding) is parked in `<exchange>.unrouted`,
 // which `admin dlq list|replay` reads and publishes back to the exchange.
-import type { ConfirmChannel, Message, Options } from 'amqplib';
+import type { ChannelModel, ConfirmChannel, Message, Options } from 'amqplib';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { injectTraceHeaders } from '../telemetry.ts';
 import type { Connection } from './connection.ts';
 import type { OutgoingMessage } from './message.ts';
+import { declareQueues, delayQueueArguments, holdingQueueArguments, mainQueueArguments, type QueueArguments } from './queues.ts';
 
 export interface PublisherOptions {
   exchange: string;
@@ -23,8 +24,8 @@ export interface PublisherOptions {
 export class Publisher {
   private readonly connection: Connection;
   private readonly opts: PublisherOptions;
-  /** Queues declared per publish channel (so per connection): each is asserted once per connection. */
-  private readonly declared = new WeakMap<ConfirmChannel, Map<string, Promise<unknown>>>();
+  /** Queues declared per connection: each is asserted once per connection. */
+  private readonly declared = new WeakMap<ChannelModel, Map<string, Promise<unknown>>>();
 
   constructor(connection: Connection, opts: PublisherOptions) {
     this.connection = connection;
@@ -40,11 +41,11 @@ export class Publisher {
       if (!(ch && (err as Error).cause instanceof Unroutable)) throw err;
       const parking = parkingQueue(this.opts.exchange);
       try {
-        await this.declareOn(ch, parking, { durable: true });
+        await this.declareOn(parking, holdingQueueArguments());
       } catch (e) {
         throw new Error(`publish of ${msg.type} ${msg.id} to ${parking} failed`, { cause: e });
       }
-      await this.send(ch, msg, '', parking);
+      await this.send(this.connection.publishChannel, msg, '', parking);
     }
   }
 
@@ -54,14 +55,13 @@ export class Publisher {
   }
 
   /**
-   * Declares `queue` durable without arguments (as a consumer declares it), once
-   * per connection; not connected: nothing to do (the publish that follows rejects).
+   * Declares `queue` with the arguments a consumer declares it with, once per
+   * connection; not connected: nothing to do (the publish that follows rejects).
    */
   async declare(queue: string): Promise<void> {
-    const ch = this.connection.publishChannel;
-    if (!ch) return;
+    if (!this.connection.publishChannel) return;
     try {
-      await this.declareOn(ch, queue, { durable: true });
+      await this.declareOn(queue, mainQueueArguments(queue));
     } catch (err) {
       throw new Error(`declaring queue ${queue} failed`, { cause: err });
     }
@@ -75,10 +75,7 @@ export class Publisher {
     // Not connected: send() rejects as publish() does.
     if (ch) {
       try {
-        await this.declareOn(ch, delayQueue, {
-          durable: true,
-          arguments: { 'x-message-ttl': delayMs, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': queue },
-        });
+        await this.declareOn(delayQueue, delayQueueArguments(queue, delayMs));
       } catch (err) {
         throw new Error(`publish of ${msg.type} ${msg.id} to ${delayQueue} failed`, { cause: err });
       }
@@ -86,15 +83,18 @@ export class Publisher {
     await this.send(ch, msg, '', delayQueue);
   }
 
-  /** Asserts `queue` on `ch` unless done before on that channel. */
-  private declareOn(ch: ConfirmChannel, queue: string, options: Options.AssertQueue): Promise<unknown> {
-    let onChannel = this.declared.get(ch);
-    if (!onChannel) this.declared.set(ch, (onChannel = new Map<string, Promise<unknown>>()));
-    let declared = onChannel.get(queue);
+  /** Declares `queue` (queues.ts: on a channel of its own) unless done before on the current connection. */
+  private declareOn(queue: string, args: QueueArguments): Promise<unknown> {
+    const conn = this.connection.current;
+    if (!conn) return Promise.reject(new Error('broker not connected', { cause: this.connection.lastError }));
+    let onConnection = this.declared.get(conn);
+    if (!onConnection) this.declared.set(conn, (onConnection = new Map<string, Promise<unknown>>()));
+    let declared = onConnection.get(queue);
     if (!declared) {
-      declared = ch.assertQueue(queue, options);
-      // A refused declaration closes the channel and so the connection: the next connection declares again.
-      onChannel.set(queue, declared);
+      declared = declareQueues(conn, [{ name: queue, arguments: args }]);
+      // A refused declaration is asked again by the next publish.
+      declared.catch(() => onConnection.delete(queue));
+      onConnection.set(queue, declared);
     }
     return declared;
   }
@@ -115,23 +115,34 @@ export class Publisher {
     try {
       if (!ch) throw new Error('broker not connected', { cause: this.connection.lastError });
       const headers = injectTraceHeaders({}, trace.setSpan(context.active(), span));
-      await confirmPublish(
-        ch,
-        exchange,
-        routingKey,
-        Buffer.from(JSON.stringify(msg)),
-        {
-          persistent: true,
-          messageId: msg.id,
-          type: msg.type,
-          contentType: 'application/json',
-          timestamp: Math.floor(Date.parse(msg.created_at) / 1000) || undefined,
-          headers,
-          // No queue to take it is a failure (or, from the exchange, a parking), never a silent drop.
-          mandatory: true,
-        },
-        this.opts.timeoutMs,
-      );
+      const options: Options.Publish = {
+        persistent: true,
+        messageId: msg.id,
+        type: msg.type,
+        contentType: 'application/json',
+        timestamp: Math.floor(Date.parse(msg.created_at) / 1000) || undefined,
+        headers,
+        // No queue to take it is a failure (or, from the exchange, a parking), never a silent drop.
+        mandatory: true,
+      };
+      const content = Buffer.from(JSON.stringify(msg));
+      const deadline = Date.now() + this.opts.timeoutMs;
+      for (;;) {
+        try {
+          await confirmPublish(ch, exchange, routingKey, content, options, Math.max(1, deadline - Date.now()));
+          break;
+        } catch (err) {
+          // The connection went before the confirm (its node lost): the broker may or may not
+          // hold the message, so it is sent again on the next connection (consumers skip
+          // a duplicate by its id), within the same wait for a confirm.
+          if (this.connection.publishChannel === ch || err instanceof Unroutable || this.connection.closed) throw err;
+          await this.connection.waitFor(Math.max(1, deadline - Date.now())).catch(() => {
+            throw err;
+          });
+          ch = this.connection.publishChannel!;
+          span.addEvent('resent on a new connection');
+        }
+      }
     } catch (err) {
       span.recordException(err as Error);
       span.setStatus({ code: SpanStatusCode.ERROR });
