@@ -5,31 +5,21 @@
 // (exit 78; here the webhooks service, refused by a bad WEBHOOK_ALLOWED_PORTS) stops
 // everything at once. Either way a process says why it ends in one JSON log line.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { isListening } from '../scripts/local-store.ts';
 import { restartDelayMs } from '../scripts/restart-backoff.ts';
 import { freePortBlock } from '../scripts/system.ts';
+import { systemEnv } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 function launch(name: string, base: number, extraEnv: NodeJS.ProcessEnv = {}) {
-  const run = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const proc = spawn(process.execPath, ['scripts/start.ts'], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      PORT: String(base),
-      MONGO_DB_PREFIX: run,
-      REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}${name}:`,
-      AMQP_EXCHANGE: `${run}events`,
-      LOG_LEVEL: 'warn',
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      ...extraEnv,
-    },
+    env: systemEnv(name, base, extraEnv),
   });
   let output = '';
   proc.stdout.on('data', (d) => (output += d));

@@ -1,6 +1,6 @@
 // Every Cases endpoint through the gateway of a running system (gateway, clients,
 // cases as processes on the test run's FerretDB and RabbitMQ), with real keys.
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
 import { expectError } from '@lpm/test-kit/api';
 
@@ -20,18 +20,17 @@ const createCase = async (body: Record<string, unknown>, key = t.api_key) => {
   return res.body.data;
 };
 
-beforeAll(async () => {
-  sys = await startRunningSystem('casesapi');
+systemForSuite('casesapi', {}, async (started) => {
+  sys = started;
   tap = await tapEvents(sys.env.AMQP_EXCHANGE!, ['case.*']);
   t = sys.team('Silva Advogados');
   other = sys.team('Outro Escritório');
   lawyer = sys.admin('user', 'create', '--team', t.team.id, '--name', 'Beatriz Souza', '--email', 'bia@silva.adv.br').user;
   client = (await call('POST', '/v1/clients', { type: 'PJ', name: 'Padaria São José', email: 'contato@padaria.com', phone: '11 5555-0000' })).body.data;
-}, 120_000);
+});
 
 afterAll(async () => {
   await tap?.close();
-  await sys?.stop();
 });
 
 describe('POST /v1/cases', () => {

@@ -8,6 +8,7 @@ import { AppError } from '@lpm/shared/errors';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '@lpm/test-kit/api';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
+import { dealDefaults } from '@lpm/test-kit/records';
 import { identity } from '@lpm/test-kit/teams';
 import { startDeals, type DealsUnderTest } from './helper.ts';
 
@@ -56,26 +57,8 @@ describe('POST /v1/deals', () => {
     expect(res.json().data).toEqual({
       id: expect.stringMatching(/^deal_[0-9a-z]{26}$/),
       title: 'Consultoria tributária',
-      value: null,
+      ...dealDefaults(),
       currency: 'BRL',
-      phase: 'lead',
-      probability: 10,
-      status: 'ativo',
-      expected_close_date: null,
-      client_id: null,
-      responsible_id: null,
-      source: null,
-      description: null,
-      labels: [],
-      metadata: {},
-      final_value: null,
-      won_at: null,
-      loss_reason: null,
-      competitor: null,
-      lost_at: null,
-      archived_at: null,
-      previous_phase: null,
-      phase_changed_at: null,
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),
     });

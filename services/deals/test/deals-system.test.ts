@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { defaultTeamSettings } from '@lpm/shared/identity';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
 import { expectError } from '@lpm/test-kit/api';
@@ -30,17 +30,16 @@ const casesOfClient = async (clientId: string) => {
   return { total: body.pagination!.total, ids: body.data.map((c: { id: string }) => c.id) };
 };
 
-beforeAll(async () => {
-  sys = await startRunningSystem('dealsapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', INTERNAL_TOKEN });
+systemForSuite('dealsapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', INTERNAL_TOKEN }, async (started) => {
+  sys = started;
   receiver = await startHttpsReceiver();
   t = sys.team('Vendas Advogados');
   lawyer = sys.admin('user', 'create', '--team', t.team.id, '--name', 'Marina Rocha', '--email', 'marina@vendas.adv.br').user;
   client = (await call('POST', '/v1/clients', { type: 'PJ', name: 'Transportes Lima', email: 'contato@lima.com' })).body.data;
-}, 120_000);
+});
 
 afterAll(async () => {
   await receiver?.close();
-  await sys?.stop();
 });
 
 describe('won with create_case', () => {

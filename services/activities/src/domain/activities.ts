@@ -62,6 +62,9 @@ const ARMING: readonly string[] = ['due_date', 'due_time', 'status', 'reminder',
 /** Completions whose next occurrence is still owed, settled per run of the series repair. */
 const OWED_BATCH = 100;
 
+/** A new activity, and the next one of a series, starts with no completion. */
+const NOT_COMPLETED = { completed_at: null, completed_by: null, completion_notes: null };
+
 /** The fields of a completion's write that carry the occurrence it owes its series. */
 const owing = (owed: ActivityRecord | null): Partial<ActivityRecord> => (owed ? { next_occurrence: owed, next_pending: 1 } : {});
 
@@ -134,9 +137,7 @@ export class Activities {
       priority: body.priority ?? ('media' as const),
       status: 'pending' as const,
       created_by: who.userId,
-      completed_at: null,
-      completed_by: null,
-      completion_notes: null,
+      ...NOT_COMPLETED,
       created_at: now,
       updated_at: now,
       version: 1,
@@ -316,9 +317,7 @@ export class Activities {
       occurrence_key: `${done.series_id}:${next.occurrence}`,
       next_occurrence: null,
       next_pending: 0,
-      completed_at: null,
-      completed_by: null,
-      completion_notes: null,
+      ...NOT_COMPLETED,
       created_at: now,
       updated_at: now,
       version: 1,

@@ -11,7 +11,7 @@ import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { armDeadline, rearmed } from '@lpm/shared/jobs/time-signals';
 import type { TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
-import { iso, nextDay, zonedMoment } from '@lpm/shared/time';
+import { iso, zonedDays, zonedMoment } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
 import type { CaseFilter, CasesRepository } from '../data/cases-repository.ts';
@@ -190,13 +190,8 @@ export class Cases {
     const { status, priority, area, client_id, responsible_id, phase, search } = q;
     if (phase) this.checkPhase(who, phase);
     const filter: CaseFilter = { status, priority, area, client_id, responsible_id, phase, search };
-    if (q.from || q.to) {
-      const tz = who.settings.timezone;
-      filter.created = {
-        from: q.from ? zonedMoment(q.from, tz, '00:00:00') : undefined,
-        before: q.to ? zonedMoment(nextDay(q.to), tz, '00:00:00') : undefined,
-      };
-    }
+    const created = zonedDays(q.from, q.to, who.settings.timezone);
+    if (created) filter.created = created;
     const { records, total } = await this.deps.cases.list(who.teamId, filter, q);
     const links = await this.links.of(who.teamId, records);
     return { items: records.map((r) => listItemShape(r, links)), total };
