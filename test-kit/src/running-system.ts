@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePortBlock, startSystem, type Launcher } from '../../scripts/system.ts';
+import { portBlockSize } from '@lpm/shared/service/port-layout';
 import { contract } from './contract.ts';
 import type { JsonAnswer } from './json.ts';
 
@@ -44,7 +45,7 @@ let teams = 0;
 export interface SystemOptions {
   /** `npm start -- --replicas ...`: e.g. `cases=2,webhooks=2`. */
   replicas?: string;
-  /** Ports the further replicas need beyond the usual 8. */
+  /** Ports the further replicas need beyond the system's block. */
   extraPorts?: number;
 }
 
@@ -76,7 +77,7 @@ export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessE
 }
 
 async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, options: SystemOptions): Promise<RunningSystem> {
-  const base = await freePortBlock(8 + (options.extraPorts ?? 0));
+  const base = await freePortBlock(portBlockSize(options.extraPorts));
   const env = systemEnv(name, base, extraEnv);
   const launcher = await startSystem(env, undefined, undefined, options.replicas ? ['--replicas', options.replicas] : []);
   const admin = (...args: string[]) => {
