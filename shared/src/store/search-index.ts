@@ -33,6 +33,7 @@ import type { Collection, Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { bucketOf, ownedBy } from './markers.ts';
 import { SearchSnapshots } from './search-snapshots.ts';
+import { entriesOf, type TeamEntries } from './search-team.ts';
 import { SearchTable, type FieldKind, type TableQuery } from './search-table.ts';
 import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
 
@@ -106,29 +107,6 @@ async function inTurns<T, U>(items: readonly T[], n: number, work: (item: T) => 
   };
   await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
   return out;
-}
-
-/** A team's entries and how fresh they are. */
-interface TeamEntries {
-  table: SearchTable;
-  /** Every slot before this one was read after it settled. */
-  settledBefore: number;
-  /** When the read of the whole team began. */
-  builtAt: number;
-  lastUsed: number;
-  /** When the last completed read of the slots began. */
-  syncedAt: number;
-  running: { startedAt: number; done: Promise<void> } | null;
-  /** A read of the slots that starts once the running one ends. */
-  queued: Promise<void> | null;
-  rebuilding: boolean;
-  /** When this process last began to save it as the team's snapshot. */
-  savedAt: number;
-  saving: boolean;
-}
-
-function entriesOf(table: SearchTable, settledBefore: number, builtAt: number, now: number): TeamEntries {
-  return { table, settledBefore, builtAt, lastUsed: now, syncedAt: -Infinity, running: null, queued: null, rebuilding: false, savedAt: now, saving: false };
 }
 
 export class SearchIndex {
