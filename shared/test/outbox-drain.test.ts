@@ -1,32 +1,23 @@
 // The outbox relay's drain of kicked documents, its locks, concurrent relays and
 // writers, and a stalled relay (the rest: outbox.test.ts).
 import { MongoClient } from 'mongodb';
-import { Broker } from '../src/messaging/broker.ts';
 import { type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
-import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { EXCHANGE, Observer, broker, db, events, log, observer, outboxSuite } from './outbox-suite.ts';
-
-const AMQP_URL = process.env.AMQP_URL!;
+import { broker, db, events, log, observer, Observer, outboxSuite, storeOutage } from './outbox-suite.ts';
 
 outboxSuite('b');
 
 describe('OutboxRelay drain', () => {
   it('when the store fails while kicked documents are drained, then they stay named and go out once it is back, without a scan', async () => {
-    const own = await Observer.start('outbox-test.store-cut');
-    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
-    const store = new URL(process.env.MONGO_URL!);
-    const proxy = await startTcpProxy(store.hostname, Number(store.port));
-    store.port = String(proxy.port);
-    const viaProxy = await MongoClient.connect(store.toString(), { serverSelectionTimeoutMS: 500 });
+    const { own, publisher, proxy, viaDb, end } = await storeOutage('outbox-test.store-cut');
     const logger = captureLogger();
     const relay = new OutboxRelay({
-      db: viaProxy.db(db.databaseName),
+      db: viaDb,
       collections: ['clients_s'],
-      publisher: broker,
+      publisher,
       logger,
       intervalMs: 50,
       concurrency: 2,
@@ -48,14 +39,7 @@ describe('OutboxRelay drain', () => {
       await waitFor('every kicked event', () => own.ids().length === written.length, 20_000);
       expect(own.ids().sort()).toEqual(written.map((e) => e.id).sort());
     } finally {
-      proxy.restore();
-      await relay.stop();
-      await viaProxy.close();
-      await proxy.close();
-      await broker.close();
-      await own.close();
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
+      await end(relay);
     }
   }, 40_000);
 

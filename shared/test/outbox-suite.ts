@@ -2,8 +2,10 @@
 // scratch database, a broker on an exchange of the file's own, and an observer that
 // reads what really went out. Bindings are exported live: outboxSuite() sets them.
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
-import { type Db } from 'mongodb';
 import { Broker } from '../src/messaging/broker.ts';
+import type { OutboxRelay } from '../src/outbox/relay.ts';
+import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { MongoClient, type Db } from 'mongodb';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { captureLogger } from '@lpm/test-kit/wait';
 import { scratchDatabase } from '@lpm/test-kit/scratch-database';
@@ -43,6 +45,31 @@ export class Observer {
 
 export function events(n: number, label: string): DomainEvent[] {
   return Array.from({ length: n }, (_, i) => newEvent('client.updated', 'team_1', { label, i }, { i: i - 1 }, 'user_1'));
+}
+
+/**
+ * For a test that cuts the store: an observer of its own on `queue`, a broker, and
+ * a client reaching the store through a proxy the test cuts; end() stops `relays`,
+ * closes all of it and empties the file's observer.
+ */
+export async function storeOutage(queue: string) {
+  const own = await Observer.start(queue);
+  const publisher = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+  const store = new URL(process.env.MONGO_URL!);
+  const proxy = await startTcpProxy(store.hostname, Number(store.port));
+  store.port = String(proxy.port);
+  const viaProxy = await MongoClient.connect(store.toString(), { serverSelectionTimeoutMS: 500 });
+  const end = async (...relays: OutboxRelay[]) => {
+    proxy.restore();
+    for (const relay of relays) await relay.stop();
+    await viaProxy.close();
+    await proxy.close();
+    await publisher.close();
+    await own.close();
+    await new Promise((r) => setTimeout(r, 100));
+    observer.received = [];
+  };
+  return { own, publisher, proxy, viaDb: viaProxy.db(db.databaseName), end };
 }
 
 /** A scratch database and, around the file's tests, the broker and observer on the exchange of `name`. */

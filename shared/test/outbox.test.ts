@@ -1,7 +1,6 @@
 // The outbox relay: events written with a record go out exactly once and in order,
 // through broker and store outages (the drain of kicked documents and concurrent
 // relays: outbox-drain.test.ts).
-import { MongoClient } from 'mongodb';
 import { Broker } from '../src/messaging/broker.ts';
 import { type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
@@ -9,7 +8,7 @@ import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox
 import { withDocumentLock } from '../src/store/lock.ts';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { EXCHANGE, Observer, broker, db, events, log, observer, outboxSuite } from './outbox-suite.ts';
+import { EXCHANGE, Observer, broker, db, events, log, observer, outboxSuite, storeOutage } from './outbox-suite.ts';
 
 const AMQP_URL = process.env.AMQP_URL!;
 
@@ -130,15 +129,10 @@ describe('OutboxRelay', () => {
   });
 
   it('when a write hands its events over, then they go out from memory while the store is away, are removed once it is back, and a scanning relay leaves them alone', async () => {
-    const own = await Observer.start('outbox-test.memory');
-    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
-    const store = new URL(process.env.MONGO_URL!);
-    const proxy = await startTcpProxy(store.hostname, Number(store.port));
-    store.port = String(proxy.port);
-    const viaProxy = await MongoClient.connect(store.toString(), { serverSelectionTimeoutMS: 500 });
-    const writer = new OutboxRelay({ db: viaProxy.db(db.databaseName), collections: ['clients_m'], publisher: broker, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
+    const { own, publisher, proxy, viaDb, end } = await storeOutage('outbox-test.memory');
+    const writer = new OutboxRelay({ db: viaDb, collections: ['clients_m'], publisher, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
     // Another replica's relay, scanning often: the young pending documents are the writer's to finish.
-    const scanner = new OutboxRelay({ db, collections: ['clients_m'], publisher: broker, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 50, scanGraceMs: 60_000 });
+    const scanner = new OutboxRelay({ db, collections: ['clients_m'], publisher, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 50, scanGraceMs: 60_000 });
     const col = db.collection('clients_m');
     try {
       writer.start();
@@ -160,15 +154,7 @@ describe('OutboxRelay', () => {
       expect(await scanner.runOnce()).toBe(0);
       expect(own.ids()).toEqual(written.map((e) => e.id));
     } finally {
-      proxy.restore();
-      await writer.stop();
-      await scanner.stop();
-      await viaProxy.close();
-      await proxy.close();
-      await broker.close();
-      await own.close();
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
+      await end(writer, scanner);
     }
   }, 40_000);
 

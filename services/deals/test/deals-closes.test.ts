@@ -2,10 +2,9 @@
 // concurrent close or an attempt that did not complete (deals-suite.ts).
 import { newId } from '@lpm/shared/ids';
 import { AppError } from '@lpm/shared/errors';
-import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '@lpm/test-kit/api';
 import { startDeals, type DealsUnderTest } from './helper.ts';
-import { ISO_MS, call, create, dealsSuite, eventsOf, who } from './deals-suite.ts';
+import { call, create, dealsSuite, eventsOf, holdDealLock, ISO_MS, releaseDealLocks, who } from './deals-suite.ts';
 
 dealsSuite();
 
@@ -204,7 +203,6 @@ describe('won after a won with create_case that did not complete', () => {
   test('when the first attempt ends in 503 after the case exists, then the retry gets that case, and the cases service made one', async () => {
     const made = new Map<string, string>();
     const asked: string[] = [];
-    const locks = () => own.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
     const own: DealsUnderTest = await startDeals({
       cases: {
         createForDeal: async (_caller, dealId, request) => {
@@ -213,8 +211,7 @@ describe('won after a won with create_case that did not complete', () => {
           if (!made.has(dealId)) {
             made.set(dealId, id);
             // Another writer holds the deal past the won's lock wait: the first attempt ends in 503 after the case exists.
-            const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
-            await locks().insertMany(Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('deals', dealId)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) })));
+            await holdDealLock(own.db, dealId);
           }
           return { id, title: request.title };
         },
@@ -224,7 +221,7 @@ describe('won after a won with create_case that did not complete', () => {
     try {
       const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho em duas vezes' } })).json().data;
       expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
-      await locks().deleteMany({ owner: 'test' });
+      await releaseDealLocks(own.db);
       const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } });
       expect(retry.statusCode).toBe(200);
       expect(retry.json().data.case_created).toEqual({ id: made.get(deal.id), title: 'Ganho em duas vezes' });

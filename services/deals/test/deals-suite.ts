@@ -2,7 +2,9 @@
 // as one team: its clients service, user directory and activities' counts faked
 // from the maps below. The bindings are exported live: each test file reads them
 // after dealsSuite()'s beforeAll has set them.
+import type { Db } from 'mongodb';
 import type { DomainEvent } from '@lpm/shared/events';
+import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
@@ -28,6 +30,18 @@ export const create = async (body: Record<string, unknown>, as = who) => {
 export const eventsOf = async (id: string): Promise<DomainEvent[]> => ((await sut.db.collection('deals').findOne({ _id: id as never }))?.outbox ?? []) as DomainEvent[];
 
 export const activityCounts = new Map<string, number>();
+
+/** Another writer holding deal `dealId` past a write's lock wait: its next four lock slots taken. */
+export async function holdDealLock(db: Db, dealId: string): Promise<void> {
+  const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
+  const held = Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('deals', dealId)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) }));
+  await db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION).insertMany(held);
+}
+
+/** Lets go of every lock holdDealLock took. */
+export async function releaseDealLocks(db: Db): Promise<void> {
+  await db.collection(LOCKS_COLLECTION).deleteMany({ owner: 'test' });
+}
 
 /** Starts the deals app before the file's tests, with a team, its client and its lawyer, and closes it after. */
 export function dealsSuite(): void {

@@ -4,11 +4,11 @@ import type { CommandStartedEvent } from 'mongodb';
 import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
-import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
+import { LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '@lpm/test-kit/api';
 import { identity } from '@lpm/test-kit/teams';
 import { startDeals, type DealsUnderTest } from './helper.ts';
-import { ISO_MS, call, client, create, dealsSuite, eventsOf, lawyer, users, who } from './deals-suite.ts';
+import { call, client, create, dealsSuite, eventsOf, holdDealLock, ISO_MS, lawyer, releaseDealLocks, users, who } from './deals-suite.ts';
 
 dealsSuite();
 
@@ -16,15 +16,13 @@ describe('won without create_case after a won with create_case that did not comp
   test('when the first attempt ends in 503 after the case exists and the retry asks for no case, then the deal is won without one and the case made for it is archived', async () => {
     const made = new Map<string, string>();
     const archived: string[] = [];
-    const locks = () => own.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
     const own: DealsUnderTest = await startDeals({
       cases: {
         createForDeal: async (_caller, dealId, request) => {
           const id = newId('case');
           made.set(dealId, id);
           // Another writer holds the deal past the won's lock wait: the first attempt ends in 503 after the case exists.
-          const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
-          await locks().insertMany(Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('deals', dealId)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) })));
+          await holdDealLock(own.db, dealId);
           return { id, title: request.title };
         },
         archiveForDeal: async (_caller, dealId) => {
@@ -37,7 +35,7 @@ describe('won without create_case after a won with create_case that did not comp
     try {
       const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho sem processo' } })).json().data;
       expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
-      await locks().deleteMany({ owner: 'test' });
+      await releaseDealLocks(own.db);
       const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
       expect(retry.statusCode).toBe(200);
       expect(retry.json().data.case_created).toBeUndefined();
