@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from './local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
+import { firstExtraPort, internalPort, servicePort } from '../shared/src/service/port-layout.ts';
 import { parseReplicas } from './replicas.ts';
 import { MALLOC_ENV, NODE_FLAGS } from './process-settings.ts';
 import { restartDelayMs, STABLE_AFTER_MS } from './restart-backoff.ts';
@@ -173,15 +174,13 @@ if (!env.NODE_DISABLE_COMPILE_CACHE) {
   if (warm.status !== 0) log(`compile cache not warmed (${warm.error?.message ?? (warm.stderr.trim() || `exit ${warm.status}`)}); the processes strip their own TypeScript`);
 }
 
-// Services listen next to the gateway: PORT+1 .. PORT+N in the registry's order; the
-// gateway's internal listener (/internal/*, for the services only) on PORT+N+1; the
-// further replicas of --replicas from PORT+N+2 on (N = 6: PORT+7 and PORT+8).
+// The ports of shared/src/service/port-layout.ts: the services next to the gateway, then its internal listener, then the further replicas.
 const services = SERVICE_NAMES;
-const gatewayInternalPort = gatewayPort + services.length + 1;
+const gatewayInternalPort = internalPort(gatewayPort);
 const deployed: ServiceName[] = [];
-let nextExtraPort = gatewayPort + services.length + 2;
+let nextExtraPort = firstExtraPort(gatewayPort);
 const ports = Object.fromEntries(
-  services.map((name, i) => [name, [gatewayPort + 1 + i, ...Array.from({ length: (replicas[name] ?? 1) - 1 }, () => nextExtraPort++)]]),
+  services.map((name) => [name, [servicePort(gatewayPort, name), ...Array.from({ length: (replicas[name] ?? 1) - 1 }, () => nextExtraPort++)]]),
 ) as Record<(typeof services)[number], number[]>;
 // Every URL is set before any service starts: services ask each other. A service with
 // replicas has them all, comma-separated (the gateway and ServiceClient balance over them).

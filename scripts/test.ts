@@ -1,6 +1,6 @@
-// `npm test`: installs the Debian packages some tests need, type-checks, lints, runs
-// every Jest suite against real servers, and ends with the plain line
-// "N passed, N failed" that CI reads.
+// `npm test`: installs the Debian packages some tests need, type-checks, lints, checks
+// the formatting, runs every Jest suite against real servers, and ends with the plain
+// line "N passed, N failed" that CI reads.
 import { spawnSync } from 'node:child_process';
 import { failuresOf, runJest } from './test/jest-counts.ts';
 import { ensurePrerequisites } from './test/prerequisites.ts';
@@ -21,8 +21,13 @@ const eslint = spawnSync('eslint', ['.', '--max-warnings', '0'], { stdio: 'inher
 const lintFindings = eslint.status === 0 ? 0 : 1;
 if (lintFindings) console.error('lint failed');
 
+// Every file as Prettier writes it (.prettierrc; .prettierignore leaves out the generated ones).
+const prettier = spawnSync('prettier', ['--check', '.', '--log-level', 'warn'], { stdio: 'inherit' });
+const formatFindings = prettier.status === 0 ? 0 : 1;
+if (formatFindings) console.error('format check failed: run `npx prettier --write .`');
+
 const jest = runJest(process.argv.slice(2));
 if (!jest.completed) console.error(`jest ended (exit ${jest.status}) before its run completed: counted as a failure`);
-const failed = typeErrors + lintFindings + failuresOf(jest);
+const failed = typeErrors + lintFindings + formatFindings + failuresOf(jest);
 console.log(`${jest.passed} passed, ${failed} failed${jest.skipped ? `, ${jest.skipped} skipped` : ''}`);
 process.exit(failed === 0 ? 0 : 1);

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isListening } from '../scripts/local-store.ts';
 import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
+import { servicePort } from '../shared/src/service/port-layout.ts';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 // The launcher starts the services that have a server (gateway/test/proxy.test.ts: the rest get 503).
@@ -101,7 +102,7 @@ test('when the OpenAPI document is asked of the gateway, then it holds every pub
 });
 
 test('when a request goes straight to the clients service, then it is refused without the internal credential', async () => {
-  const res = await fetch(`http://127.0.0.1:${sys.base + 2}/v1/clients`, {
+  const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'clients')}/v1/clients`, {
     headers: { 'x-lpm-team-id': 'team_x', 'x-lpm-user-id': 'user_x', 'x-lpm-scopes': 'read' },
   });
   expect(res.status).toBe(401);
@@ -113,5 +114,5 @@ test('when the launcher gets SIGTERM, then every process it started stops and it
   sys.launcher.kill('SIGTERM');
   expect(await exited).toBe(0);
   expect(await isListening(sys.base)).toBe(false);
-  expect(await isListening(sys.base + 2)).toBe(false);
+  expect(await isListening(servicePort(sys.base, 'clients'))).toBe(false);
 });

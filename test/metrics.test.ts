@@ -7,6 +7,7 @@
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { internalPort, servicePort } from '../shared/src/service/port-layout.ts';
 import { scrape, seriesNames, total, type Scrape } from '@lpm/test-kit/scrape';
 import { alertRules, dashboardExpressions, seriesIn } from '@lpm/test-kit/monitoring-files';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
@@ -20,7 +21,7 @@ let failing = false;
 const PROCESSES = ['gateway', ...SERVICE_NAMES] as const;
 type Process = (typeof PROCESSES)[number];
 /** Where `npm start` serves each process's metrics (scripts/start.ts prints these). */
-const metricsUrl = (p: Process) => `http://127.0.0.1:${p === 'gateway' ? sys.base + 7 : sys.base + 1 + SERVICE_NAMES.indexOf(p)}/metrics`;
+const metricsUrl = (p: Process) => `http://127.0.0.1:${p === 'gateway' ? internalPort(sys.base) : servicePort(sys.base, p)}/metrics`;
 const scrapeAll = async () => Object.fromEntries(await Promise.all(PROCESSES.map(async (p) => [p, await scrape(metricsUrl(p))] as const))) as Record<Process, Scrape>;
 
 beforeAll(async () => {

@@ -5,6 +5,7 @@
 // once restored, every process is ready again. The gateway serves its probes on its
 // internal listener only; its public port keeps `/health` and has no probes.
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { internalPort, servicePort } from '../shared/src/service/port-layout.ts';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor } from '@lpm/test-kit/wait';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
@@ -13,8 +14,8 @@ let storeProxy: TcpProxy;
 let brokerProxy: TcpProxy;
 let sys: RunningSystem;
 
-/** Each process and the port its probes answer on (scripts/start.ts: services at PORT+1.., the gateway's internal listener at PORT+7). */
-const processes = () => [...SERVICE_NAMES.map((name, i) => ({ name, port: sys.base + 1 + i })), { name: 'gateway', port: sys.base + 7 }];
+/** Each process and the port its probes answer on (shared/src/service/port-layout.ts). */
+const processes = () => [...SERVICE_NAMES.map((name) => ({ name, port: servicePort(sys.base, name) })), { name: 'gateway', port: internalPort(sys.base) }];
 
 async function probe(port: number, path: string): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
@@ -63,7 +64,7 @@ test('when the store is cut, then every process turns not ready within 10 s whil
     const cutAt = Date.now();
     await waitFor('every process not ready', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 503), 10_000);
     expect(Date.now() - cutAt).toBeLessThan(10_000);
-    const res = await fetch(`http://127.0.0.1:${sys.base + 1}/health/ready`);
+    const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'deals')}/health/ready`);
     expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toContain('store');
     expect(await everyProbe('/health/live')).toEqual(all(200));
   } finally {
@@ -79,7 +80,7 @@ test('when the broker is cut, then every service turns not ready within 10 s whi
     const cutAt = Date.now();
     await waitFor('every service not ready', async () => Object.entries(await everyProbe('/health/ready')).every(([n, s]) => s === (n === 'gateway' ? 200 : 503)), 10_000);
     expect(Date.now() - cutAt).toBeLessThan(10_000);
-    const res = await fetch(`http://127.0.0.1:${sys.base + 1}/health/ready`);
+    const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'deals')}/health/ready`);
     expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toEqual(expect.arrayContaining(['broker']));
     expect(await everyProbe('/health/live')).toEqual(all(200));
   } finally {

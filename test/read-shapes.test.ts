@@ -8,6 +8,7 @@ import { ok } from '../shared/src/http/envelope.ts';
 import { exact, named, nullableShape, okResponse, out, shape, type Static } from '../shared/src/http/schemas.ts';
 import type { DealCreated } from '../services/deals/src/contract/deal-schemas.ts';
 import { Contract } from '@lpm/test-kit/contract';
+import { dealDefaults } from '@lpm/test-kit/records';
 import { checkWholeAnswers } from '@lpm/test-kit/whole-answers';
 
 const party = named('Party', 'A party of a test.', shape({
@@ -46,25 +47,7 @@ describe('a read shape typed by its schema', () => {
     const deal = {
       id: 'deal_1',
       title: 'Contrato',
-      value: null,
-      phase: 'lead',
-      probability: 10,
-      status: 'ativo',
-      expected_close_date: null,
-      client_id: null,
-      responsible_id: null,
-      source: null,
-      description: null,
-      labels: [],
-      metadata: {},
-      final_value: null,
-      won_at: null,
-      loss_reason: null,
-      competitor: null,
-      lost_at: null,
-      archived_at: null,
-      previous_phase: null,
-      phase_changed_at: null,
+      ...dealDefaults(),
       created_at: '2026-01-01T00:00:00.000Z',
       updated_at: '2026-01-01T00:00:00.000Z',
     };

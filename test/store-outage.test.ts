@@ -11,6 +11,7 @@
 // everything) now leaves every process serving within 30 s of the store's return.
 import { MongoClient } from 'mongodb';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
+import { internalPort, servicePort } from '../shared/src/service/port-layout.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor, sleep } from '@lpm/test-kit/wait';
@@ -125,9 +126,9 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
   expect(listed.body.pagination?.total).toBe(BURST);
 }, 300_000);
 
-/** Whether every process answers its readiness probe with 200 (services at PORT+1.., the gateway's internal listener at PORT+7). */
+/** Whether every process answers its readiness probe with 200 (its port from shared/src/service/port-layout.ts). */
 async function everyProcessReady(): Promise<boolean> {
-  const ports = [...SERVICE_NAMES.map((_, i) => sys.base + 1 + i), sys.base + 7];
+  const ports = [...SERVICE_NAMES.map((name) => servicePort(sys.base, name)), internalPort(sys.base)];
   const statuses = await Promise.all(ports.map((port) => fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.status, () => 0)));
   return statuses.every((s) => s === 200);
 }

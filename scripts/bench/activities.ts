@@ -19,6 +19,23 @@ const TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
 const PRIORITIES = ['alta', 'media', 'baixa'] as const;
 const STATUSES = ['pending', 'pending', 'in_progress', 'completed', 'cancelled'] as const;
 
+/** What a seeded activity leaves unset: no links, reminder, recurrence or completion. */
+export function unsetFields() {
+  return {
+    case_id: null,
+    client_id: null,
+    deal_id: null,
+    assigned_to: null,
+    created_by: null,
+    reminder: null,
+    recurrence: null,
+    metadata: {},
+    completed_at: null,
+    completed_by: null,
+    completion_notes: null,
+  };
+}
+
 /** Activity number i of a team, built the way Activities.create stores it (signals disarmed, outbox left empty). */
 function seededActivity(teamId: string, i: number, now: number): ActivityRecord {
   // Due dates from a year ago to a year ahead; every fifth has none.
@@ -34,17 +51,7 @@ function seededActivity(teamId: string, i: number, now: number): ActivityRecord 
     priority: PRIORITIES[i % PRIORITIES.length],
     due_date: due,
     due_time: i % 2 ? '10:00' : null,
-    case_id: null,
-    client_id: null,
-    deal_id: null,
-    assigned_to: null,
-    created_by: null,
-    reminder: null,
-    recurrence: null,
-    metadata: {},
-    completed_at: null,
-    completed_by: null,
-    completion_notes: null,
+    ...unsetFields(),
     created_at: created,
     updated_at: created,
     version: 1,
@@ -74,7 +81,7 @@ async function seedActivities(mongoUrl: string, database: string, teamId: string
 export async function activitiesSection(b: Bench): Promise<void> {
   const sys = await b.system();
   const database = `${sys.tree.dbPrefix}activities`;
-  const { activitiesUrl } = sys;
+  const activitiesUrl = sys.serviceUrls.activities;
   const [team] = await createTeams(b, sys.tree, ['Bench activities']);
   const teamId = team.team.id;
   const headers = identityHeaders(identityOf(team), b.token);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
 import { freePortBlock, startSystem } from '../system.ts';
-import { createTestTls, dropPostgresDatabase, startFerretdb, type RunningStore } from './internals.ts';
+import { createTestTls, dropPostgresDatabase, internalPort, portBlockSize, serviceUrls, startFerretdb, type RunningStore } from './internals.ts';
 import { THIS_TREE, processes, type Bench, type System, type Tree } from './support.ts';
 import { setOwnStore } from './machine-load.ts';
 
@@ -156,7 +156,7 @@ async function startRunSystem(r: RunResources, settings: SystemSettings, tree: T
       if (r.cleaning || attempt >= 3 || !(taken || String(e).includes('did not become healthy'))) throw e;
       console.log(
         taken
-          ? `  a port of ${port}-${port + 6} was taken while the system started; starting it again on other ports`
+          ? `  a port of ${port}-${port + portBlockSize() - 1} was taken while the system started; starting it again on other ports`
           : '  the system did not become healthy in time (a busy machine?); starting it again',
       );
       continue;
@@ -167,13 +167,8 @@ async function startRunSystem(r: RunResources, settings: SystemSettings, tree: T
     return {
       tree,
       gatewayUrl: `http://127.0.0.1:${port}`,
-      gatewayInternalUrl: `http://127.0.0.1:${port + 7}`,
-      dealsUrl: `http://127.0.0.1:${port + 1}`,
-      clientsUrl: `http://127.0.0.1:${port + 2}`,
-      casesUrl: `http://127.0.0.1:${port + 3}`,
-      activitiesUrl: `http://127.0.0.1:${port + 4}`,
-      financialUrl: `http://127.0.0.1:${port + 5}`,
-      webhooksUrl: `http://127.0.0.1:${port + 6}`,
+      gatewayInternalUrl: `http://127.0.0.1:${internalPort(port)}`,
+      serviceUrls: serviceUrls(port),
       pid: proc.pid!,
       stop: () => stopProcess(r, proc),
     };

@@ -6,6 +6,7 @@
 // collection as Activities.create stores them (list-seed.ts), then checked moved.
 import { MongoClient } from 'mongodb';
 import { activitiesLists, activityDerivedFields, deadlineOf, defaultCourtCalendar, identityHeaders, newId, storedDeadline, type ActivityRecord } from './internals.ts';
+import { unsetFields } from './activities.ts';
 import { seedListed } from './list-seed.ts';
 import type { Bench } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
@@ -31,17 +32,7 @@ function seededDeadline(teamId: string, i: number, now: Date): ActivityRecord {
     priority: 'media' as const,
     due_date: deadline.due_date,
     due_time: null,
-    case_id: null,
-    client_id: null,
-    deal_id: null,
-    assigned_to: null,
-    created_by: null,
-    reminder: null,
-    recurrence: null,
-    metadata: {},
-    completed_at: null,
-    completed_by: null,
-    completion_notes: null,
+    ...unsetFields(),
     created_at: now,
     updated_at: now,
     version: 1,
@@ -74,7 +65,7 @@ export async function calendarSection(b: Bench): Promise<void> {
   const database = `${sys.tree.dbPrefix}activities`;
   const [team] = await createTeams(b, sys.tree, ['Bench calendar']);
   const teamId = team.team.id;
-  const probe = await fetch(`${sys.activitiesUrl}/v1/activities?limit=1`, { headers: identityHeaders(identityOf(team), b.token) });
+  const probe = await fetch(`${sys.serviceUrls.activities}/v1/activities?limit=1`, { headers: identityHeaders(identityOf(team), b.token) });
   if (probe.status !== 200) throw new Error(`GET /v1/activities answered ${probe.status}: ${await probe.text()}`);
   const client = await MongoClient.connect(b.store.url);
   try {

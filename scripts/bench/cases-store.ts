@@ -121,7 +121,7 @@ async function seedCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
   const headers = identityHeaders(identityOf(team), b.token);
   const clientIds: string[] = [];
   for (let n = 0; n < 5; n++) {
-    const res = await fetch(`${sys.clientsUrl}/v1/clients`, {
+    const res = await fetch(`${sys.serviceUrls.clients}/v1/clients`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ type: 'PJ', name: `Cliente dos casos ${n}`, segment: 'regular' }),
@@ -130,7 +130,7 @@ async function seedCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
     clientIds.push(((await res.json()) as { data: { id: string } }).data.id);
   }
   // The cases service is up once it answers: its indexes exist before the seed.
-  const probe = await fetch(`${sys.casesUrl}/v1/cases?limit=1`, { headers });
+  const probe = await fetch(`${sys.serviceUrls.cases}/v1/cases?limit=1`, { headers });
   if (probe.status !== 200) throw new Error(`GET /v1/cases answered ${probe.status}: ${await probe.text()}`);
   const { seconds, dueNow } = await seedCases(b.store.url, database, team.team.id, clientIds);
   console.log(

@@ -149,7 +149,7 @@ async function slaSweep(b: Bench, sys: System, database: string, dueNow: string[
     const db = client.db(database);
     const signals = casesSlaSignals({
       db,
-      urls: { clients: sys.clientsUrl, activities: sys.activitiesUrl, gateway: sys.gatewayInternalUrl },
+      urls: { clients: sys.serviceUrls.clients, activities: sys.serviceUrls.activities, gateway: sys.gatewayInternalUrl },
       internalToken: b.token,
     });
     await signals.createIndexes();
@@ -187,7 +187,7 @@ export async function casesSection(b: Bench): Promise<void> {
     b.record(`cases.${key}.p99_ms`, r.p99);
     b.record(`cases.${key}.max_ms`, r.max);
   };
-  if (!casesSeeded(sys)) recordRename('rename_before_seeding', await renameLatency('before seeding', sys.clientsUrl, sys.casesUrl, renameHeaders));
+  if (!casesSeeded(sys)) recordRename('rename_before_seeding', await renameLatency('before seeding', sys.serviceUrls.clients, sys.serviceUrls.cases, renameHeaders));
   const { team: caseTeam, headers: caseHeaders, database, dueNow } = await seededCaseTeam(b, sys);
   await describeCasesStore(b.store.url, database, [
     { label: 'no filter', filter: { team_id: caseTeam.team.id } },
@@ -197,7 +197,7 @@ export async function casesSection(b: Bench): Promise<void> {
   ]);
   await slaSweep(b, sys, database, dueNow);
   // Before the list runs: a list request the gateway gave up on keeps running in the store.
-  recordRename('rename_seeded', await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, sys.clientsUrl, sys.casesUrl, renameHeaders));
+  recordRename('rename_seeded', await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, sys.serviceUrls.clients, sys.serviceUrls.cases, renameHeaders));
 
   // The team's first search reads its cases into the service's index: before the direct search run, so that it is the one timed alone.
   const searched = await measureSearch(b, 'cases', sys.gatewayUrl, caseTeam.api_key, CASES, SEARCH_TERMS);
@@ -210,7 +210,7 @@ export async function casesSection(b: Bench): Promise<void> {
   ];
   const figures: Figures[] = [...searched];
   for (const r of listRuns) {
-    const f = await measureList(`GET /v1/cases ${r.label} direct`, sys.casesUrl, r, caseHeaders);
+    const f = await measureList(`GET /v1/cases ${r.label} direct`, sys.serviceUrls.cases, r, caseHeaders);
     recordRun(b, `cases.${r.key}.direct`, f);
     figures.push(f);
     const target = LIST_TARGET_KEYS[r.key];

@@ -53,7 +53,7 @@ async function prepare(b: Bench, sys: System): Promise<TreeState> {
   const teams: BenchTeam[] = [];
   for (const [n, t] of issued.entries()) {
     const identity = identityOf(t);
-    const res = await fetch(`${sys.clientsUrl}/v1/clients`, {
+    const res = await fetch(`${sys.serviceUrls.clients}/v1/clients`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...identityHeaders(identity, b.token) },
       body: JSON.stringify({ type: 'PF', name: `Cliente ${n}` }),
@@ -140,11 +140,11 @@ const ratio = (x: number, y: number) => (x / Math.max(y, 0.001)).toFixed(2);
 async function runOnce(b: Bench, sys: System, st: TreeState, tag = ''): Promise<Figures[]> {
   const figures: Figures[] = [];
   // Both sides warmed up first (reads only: nothing to count or drain).
-  await measure('GET warm-up direct', sys.clientsUrl, 'GET', st.teams, false, b.token, CONNECTIONS, WARM_UP_S);
+  await measure('GET warm-up direct', sys.serviceUrls.clients, 'GET', st.teams, false, b.token, CONNECTIONS, WARM_UP_S);
   await measure('GET warm-up gateway', sys.gatewayUrl, 'GET', st.teams, true, b.token, CONNECTIONS, WARM_UP_S);
   for (const [label, method] of RUNS) {
     await st.events.drained(st.created);
-    const direct = await measure(`${label} direct`, sys.clientsUrl, method, st.teams, false, b.token);
+    const direct = await measure(`${label} direct`, sys.serviceUrls.clients, method, st.teams, false, b.token);
     st.created += direct.created;
     await st.events.drained(st.created);
     const gated = await measure(`${label} gateway`, sys.gatewayUrl, method, st.teams, true, b.token);

@@ -80,7 +80,7 @@ export async function dealsSection(b: Bench): Promise<void> {
   const teamId = team.team.id;
   const headers = identityHeaders(identityOf(team), b.token);
   // The deals service is up once it answers: its indexes exist before the seed.
-  const probe = await fetch(`${sys.dealsUrl}/v1/deals?limit=1`, { headers });
+  const probe = await fetch(`${sys.serviceUrls.deals}/v1/deals?limit=1`, { headers });
   if (probe.status !== 200) throw new Error(`GET /v1/deals answered ${probe.status}: ${await probe.text()}`);
   const seconds = await seedDeals(b.store.url, database, teamId);
   console.log(`seeded ${DEALS.toLocaleString('en')} deals of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(DEALS / seconds).toFixed(0)} deals/s)`);
@@ -91,7 +91,7 @@ export async function dealsSection(b: Bench): Promise<void> {
   ];
   console.log(`\n${DEALS.toLocaleString('en')} deals of one team, straight to the deals service:`);
   const figures: Figures[] = [];
-  for (const r of runs) figures.push(await measureList(`GET /v1/deals ${r.label} direct`, sys.dealsUrl, r, headers));
+  for (const r of runs) figures.push(await measureList(`GET /v1/deals ${r.label} direct`, sys.serviceUrls.deals, r, headers));
 
   // The same queries as the repository sends them, through the raw driver.
   const client = await MongoClient.connect(b.store.url);

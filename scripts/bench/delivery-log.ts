@@ -80,8 +80,8 @@ export async function deliveryLogScenario(b: Bench, sys: System, receiverUrl: st
   const path = `/v1/webhooks/${webhookId}/deliveries`;
   const middle = Math.floor(DELIVERIES / PAGE / 2);
   const figures: Figures[] = [
-    await measureList('GET /v1/webhooks/{id}/deliveries default page', sys.webhooksUrl, { label: 'default page', path: `${path}?limit=${PAGE}` }, headers),
-    await measureList(`GET /v1/webhooks/{id}/deliveries page ${middle}`, sys.webhooksUrl, { label: 'middle page', path: `${path}?limit=${PAGE}&page=${middle}` }, headers),
+    await measureList('GET /v1/webhooks/{id}/deliveries default page', sys.serviceUrls.webhooks, { label: 'default page', path: `${path}?limit=${PAGE}` }, headers),
+    await measureList(`GET /v1/webhooks/{id}/deliveries page ${middle}`, sys.serviceUrls.webhooks, { label: 'middle page', path: `${path}?limit=${PAGE}&page=${middle}` }, headers),
   ];
   b.figures.push(...figures);
   const [first, deep] = figures;

@@ -45,7 +45,7 @@ function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promise<Chil
   return startChildServer(b, 'bare-proxy.ts', {
     nodeFlags: NODE_FLAGS,
     // The launcher's order: the malloc settings under the environment's own (scripts/start.ts).
-    env: { ...MALLOC_ENV, ...process.env, BARE_PROXY_UPSTREAM: sys.clientsUrl, BARE_PROXY_IDENTITIES: identities },
+    env: { ...MALLOC_ENV, ...process.env, BARE_PROXY_UPSTREAM: sys.serviceUrls.clients, BARE_PROXY_IDENTITIES: identities },
   });
 }
 

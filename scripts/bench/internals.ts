@@ -8,7 +8,9 @@ export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local
 export { DEFAULT_CASE_PHASES, HEADER, defaultTeamSettings, identityHeaders, type Identity } from '../../shared/src/identity.ts';
 export { newId } from '../../shared/src/ids.ts';
 // The services of a system, for the CPU of its processes (writes.ts).
-export { SERVICE_NAMES } from '../../shared/src/service/names.ts';
+export { SERVICE_NAMES, type ServiceName } from '../../shared/src/service/names.ts';
+// Where the launcher puts each process of a system (bench-run.ts).
+export { internalPort, portBlockSize, serviceUrls } from '../../shared/src/service/port-layout.ts';
 // The outbox relay measured alone (relay.ts).
 export { newEvent } from '../../shared/src/events.ts';
 export { outboxOnInsert } from '../../shared/src/outbox/fields.ts';

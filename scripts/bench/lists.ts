@@ -90,7 +90,7 @@ interface ListScenario {
 const SCENARIOS: ListScenario[] = [
   {
     service: 'clients',
-    url: (sys) => sys.clientsUrl,
+    url: (sys) => sys.serviceUrls.clients,
     database: 'clients',
     collection: 'clients',
     lists: clientsLists,
@@ -104,7 +104,7 @@ const SCENARIOS: ListScenario[] = [
   },
   {
     service: 'financial',
-    url: (sys) => sys.financialUrl,
+    url: (sys) => sys.serviceUrls.financial,
     database: 'financial',
     collection: 'financial_records',
     lists: financialLists,

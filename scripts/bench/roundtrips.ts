@@ -27,15 +27,7 @@ const QUIET_MS = 1500;
 type Counts = Map<string, Map<string, number>>;
 type Made = { total: number; by: [string, [string, number][]][] };
 
-const processesOf = (sys: System): [string, string][] => [
-  ['gateway', sys.gatewayInternalUrl],
-  ['deals', sys.dealsUrl],
-  ['clients', sys.clientsUrl],
-  ['cases', sys.casesUrl],
-  ['activities', sys.activitiesUrl],
-  ['financial', sys.financialUrl],
-  ['webhooks', sys.webhooksUrl],
-];
+const processesOf = (sys: System): [string, string][] => [['gateway', sys.gatewayInternalUrl], ...Object.entries(sys.serviceUrls)];
 
 /** What `read` answers for every process, by process. */
 async function countsOf(sys: System, read: (url: string) => Promise<Map<string, number>>): Promise<Counts> {

@@ -53,13 +53,13 @@ export async function serviceSection(b: Bench): Promise<void> {
     );
     // Both sides warmed up, then the rounds in alternating order: neither always goes first.
     await drive(findById, SERVICE_CONCURRENCY, 60, WARM_UP);
-    await measure('GET /v1/clients/{id} direct, warm-up', sys.clientsUrl, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+    await measure('GET /v1/clients/{id} direct, warm-up', sys.serviceUrls.clients, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
     const byId = { service: [] as Figures[], driver: [] as Figures[] };
     const driverRun = async (): Promise<Figures> => {
       const s = await drive(findById, SERVICE_CONCURRENCY, DURATION_S);
       return { name: 'findOne', rps: s.ops / s.seconds, p50: quantile(s.latencies, 0.5), p99: quantile(s.latencies, 0.99), errors: s.errors, created: 0 };
     };
-    const serviceRun = () => measure('GET /v1/clients/{id} direct', sys.clientsUrl, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+    const serviceRun = () => measure('GET /v1/clients/{id} direct', sys.serviceUrls.clients, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
     for (let round = 1; round <= ROUNDS; round++) {
       let d: Figures, f: Figures;
       if (round % 2 === 1) {
@@ -94,7 +94,7 @@ export async function serviceSection(b: Bench): Promise<void> {
       return { records, total: days.reduce((sum, d) => sum + d.n, 0) };
     };
     const get = async () => {
-      const res = await fetch(`${sys.casesUrl}/v1/cases`, { headers });
+      const res = await fetch(`${sys.serviceUrls.cases}/v1/cases`, { headers });
       const body = (await res.json()) as { data?: unknown[] };
       if (res.status !== 200 || body.data?.length !== 20) throw new Error(`GET /v1/cases answered ${res.status} with ${body.data?.length ?? 'no'} items`);
     };

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connectToAnyNode } from '../../shared/src/messaging/nodes.ts';
-import type { RunningStore } from './internals.ts';
+import type { RunningStore, ServiceName } from './internals.ts';
 
 /** This checkout. */
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -123,16 +123,10 @@ export const THIS_TREE: Tree = { label: 'this', root: ROOT, dbPrefix: 'bench_', 
 export interface System {
   tree: Tree;
   gatewayUrl: string;
-  /** The gateway's internal listener (/internal/*), at +7 (scripts/start.ts). */
+  /** The gateway's internal listener (/internal/*), after the services (shared/src/service/port-layout.ts). */
   gatewayInternalUrl: string;
-  /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3, activities +4, financial +5. */
-  dealsUrl: string;
-  clientsUrl: string;
-  casesUrl: string;
-  activitiesUrl: string;
-  financialUrl: string;
-  /** ... webhooks +6. */
-  webhooksUrl: string;
+  /** Each service's first replica, next to the gateway's port. */
+  serviceUrls: Record<ServiceName, string>;
   /** The launcher's process id (its children are the gateway and the services). */
   pid: number;
   stop(): Promise<void>;

@@ -75,7 +75,7 @@ export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index
 
   const arrivals = new Arrivals(healthy);
   const commandsBefore = await storeCommands(b.sys);
-  const writerBefore = await storeCommandsOf(b.sys.clientsUrl);
+  const writerBefore = await storeCommandsOf(b.sys.serviceUrls.clients);
 
   await outboxSettled(b.clients);
   const relay = sampleRelay(b);
@@ -99,7 +99,7 @@ export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index
   // The counters' fold of the last attempts (every second) belongs to the scenario's work too.
   await sleep(2500);
   const commands = (await storeCommands(b.sys)) - commandsBefore;
-  const writer = commandsBetween(writerBefore, await storeCommandsOf(b.sys.clientsUrl));
+  const writer = commandsBetween(writerBefore, await storeCommandsOf(b.sys.serviceUrls.clients));
   const writerTotal = writer.reduce((sum, [, n]) => sum + n, 0);
 
   const firstAnswer = Math.min(...[...writes.answered.values()].map((w) => w.at));
@@ -174,7 +174,7 @@ function sampleRelay(b: WebhookBench) {
     })(),
     (async () => {
       while (sampling) {
-        backlog.push(await outboxPendingOf(b.sys.clientsUrl, 'clients'));
+        backlog.push(await outboxPendingOf(b.sys.serviceUrls.clients, 'clients'));
         await sleep(1000);
       }
     })(),

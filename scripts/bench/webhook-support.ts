@@ -100,7 +100,7 @@ export async function traceCommandsOf(serviceUrl: string, traceId: string): Prom
 
 /** The store commands the webhooks service has sent, in all. */
 export async function storeCommands(sys: System): Promise<number> {
-  return [...(await storeCommandsOf(sys.webhooksUrl)).values()].reduce((a, b) => a + b, 0);
+  return [...(await storeCommandsOf(sys.serviceUrls.webhooks)).values()].reduce((a, b) => a + b, 0);
 }
 
 /** What a service sent the store between two readings of storeCommandsOf, most first. */

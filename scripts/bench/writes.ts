@@ -144,20 +144,20 @@ function recordStep(b: Bench, prefix: string, s: Step): void {
 
 const clientPosts: WriteKind = {
   name: 'POST /v1/clients',
-  serviceUrl: (sys) => sys.clientsUrl,
+  serviceUrl: (sys) => sys.serviceUrls.clients,
   request: (i) => ({ method: 'POST', path: '/v1/clients', body: { type: 'PJ', name: `Writes bench ${i}`, segment: 'regular' }, status: 201 }),
 };
 
 const activityPosts: WriteKind = {
   name: 'POST /v1/activities',
-  serviceUrl: (sys) => sys.activitiesUrl,
+  serviceUrl: (sys) => sys.serviceUrls.activities,
   request: (i) => ({ method: 'POST', path: '/v1/activities', body: { type: 'task', title: `Writes bench ${i}` }, status: 201 }),
 };
 
 /** PUT /v1/cases/{id} over `cases` (each team's own, `cases[n]` of team n), each a new title: every PUT changes its case. */
 const casePuts = (cases: string[][]): WriteKind => ({
   name: 'PUT /v1/cases/{id}',
-  serviceUrl: (sys) => sys.casesUrl,
+  serviceUrl: (sys) => sys.serviceUrls.cases,
   request: (i) => {
     const ofTeam = cases[i % cases.length];
     const id = ofTeam[Math.floor(i / cases.length) % ofTeam.length];

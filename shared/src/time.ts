@@ -96,3 +96,12 @@ export function zonedMoment(date: string, timeZone: string, time = '23:59:59'): 
   const matches = [wall - before, wall - after].filter((u) => u + offsetAt(timeZone, u) === wall);
   return new Date(matches.length ? Math.min(...matches) : wall - before);
 }
+
+/** The instants that bound days `from` to `to` (YYYY-MM-DD, both included) in `timeZone`, or undefined when neither is given. */
+export function zonedDays(from: string | undefined, to: string | undefined, timeZone: string): { from?: Date; before?: Date } | undefined {
+  if (!from && !to) return undefined;
+  return {
+    from: from ? zonedMoment(from, timeZone, '00:00:00') : undefined,
+    before: to ? zonedMoment(nextDay(to), timeZone, '00:00:00') : undefined,
+  };
+}

@@ -1,79 +1,23 @@
-// The outbox relay's kicked path: a write hands its documents over, the relay drains
-// them under their locks (one lock round per batch), and what two relays or a stalled
-// one do; read as RabbitMQ really received it. The relay's basics are outbox.test.ts.
-import { MongoClient, type Db } from 'mongodb';
-import { Broker } from '../src/messaging/broker.ts';
-import type { DomainEvent } from '../src/events.ts';
+// The outbox relay's drain of kicked documents, its locks, concurrent relays and
+// writers, and a stalled relay (the rest: outbox.test.ts).
+import { MongoClient } from 'mongodb';
+import { type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
-import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { scratchDatabase } from '@lpm/test-kit/scratch-database';
-import { Observer, events } from './outbox-observer.ts';
+import { broker, db, events, log, observer, Observer, outboxSuite, storeOutage } from './outbox-suite.ts';
 
-const EXCHANGE = 'outbox-drain-test.events';
-const AMQP_URL = process.env.AMQP_URL!;
+outboxSuite('b');
 
-let db: Db;
-
-scratchDatabase('outbox_drain', (opened) => (db = opened));
-
-describe('OutboxRelay, kicked and drained', () => {
-  let broker: Broker;
-  let observer: Observer;
-  const log = captureLogger();
-
-  beforeAll(async () => {
-    observer = await Observer.start(EXCHANGE, 'outbox-drain-test.observer');
-    broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: log, connectionName: 'outbox-drain-test' });
-  });
-
-  afterAll(async () => {
-    await broker.close();
-    await observer.close();
-  });
-
-  it('when a write kicks the relay with its document, then it is published at once without a scan; an unkicked one waits for the scan', async () => {
-    const own = await Observer.start(EXCHANGE, 'outbox-test.kicked');
-    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
-    const col = db.collection('clients_k');
-    const relay = new OutboxRelay({ db, collections: ['clients_k'], publisher: broker, logger: captureLogger(), intervalMs: 20, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
-    try {
-      relay.start();
-      await new Promise((r) => setTimeout(r, 100)); // the first pass (with its scan) is over
-      const [kicked, orphan] = [events(1, 'kicked'), events(1, 'orphan')];
-      await col.insertOne({ _id: 'orphan' as never, ...outboxOnInsert(orphan) });
-      await col.insertOne({ _id: 'kicked' as never, ...outboxOnInsert(kicked) });
-      relay.kick('clients_k', 'kicked');
-      await waitFor('the kicked event', () => own.ids().includes(kicked[0].id));
-      await new Promise((r) => setTimeout(r, 300));
-      expect(own.ids()).toEqual([kicked[0].id]);
-      await relay.runOnce();
-      await waitFor('the orphan event', () => own.ids().includes(orphan[0].id));
-      expect(own.ids()).toEqual([kicked[0].id, orphan[0].id]);
-    } finally {
-      await relay.stop();
-      await broker.close();
-      await own.close();
-      // The suite's observer saw these events too.
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
-    }
-  });
-
+describe('OutboxRelay drain', () => {
   it('when the store fails while kicked documents are drained, then they stay named and go out once it is back, without a scan', async () => {
-    const own = await Observer.start(EXCHANGE, 'outbox-test.store-cut');
-    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
-    const store = new URL(process.env.MONGO_URL!);
-    const proxy = await startTcpProxy(store.hostname, Number(store.port));
-    store.port = String(proxy.port);
-    const viaProxy = await MongoClient.connect(store.toString(), { serverSelectionTimeoutMS: 500 });
+    const { own, publisher, proxy, viaDb, end } = await storeOutage('outbox-test.store-cut');
     const logger = captureLogger();
     const relay = new OutboxRelay({
-      db: viaProxy.db(db.databaseName),
+      db: viaDb,
       collections: ['clients_s'],
-      publisher: broker,
+      publisher,
       logger,
       intervalMs: 50,
       concurrency: 2,
@@ -95,14 +39,7 @@ describe('OutboxRelay, kicked and drained', () => {
       await waitFor('every kicked event', () => own.ids().length === written.length, 20_000);
       expect(own.ids().sort()).toEqual(written.map((e) => e.id).sort());
     } finally {
-      proxy.restore();
-      await relay.stop();
-      await viaProxy.close();
-      await proxy.close();
-      await broker.close();
-      await own.close();
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
+      await end(relay);
     }
   }, 40_000);
 
@@ -116,7 +53,7 @@ describe('OutboxRelay, kicked and drained', () => {
     const watched = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
     const commands: string[] = [];
     watched.on('commandStarted', (e) => commands.push(e.commandName));
-    const own = await Observer.start(EXCHANGE, 'outbox-test.batch');
+    const own = await Observer.start('outbox-test.batch');
     const relay = new OutboxRelay({ db: watched.db(db.databaseName), collections: [name], publisher: broker, logger: captureLogger(), intervalMs: 3_600_000, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
     // Writers hold every document while the events go out from memory, so no pass drains one yet.
     const held = written.map(({ id }) => id).filter((id) => id !== 'bat7');
@@ -170,7 +107,7 @@ describe('OutboxRelay, kicked and drained', () => {
     const col = db.collection(name);
     const [mine, theirs] = [events(1, 'mine'), events(1, 'theirs')];
     await col.insertOne({ _id: 'mixed' as never, ...outboxOnInsert([theirs[0], mine[0]]) });
-    const own = await Observer.start(EXCHANGE, 'outbox-test.mixed');
+    const own = await Observer.start('outbox-test.mixed');
     const relay = new OutboxRelay({ db, collections: [name], publisher: broker, logger: captureLogger(), intervalMs: 3_600_000, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
     try {
       relay.start();

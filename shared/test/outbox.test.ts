@@ -1,20 +1,18 @@
-import { MongoClient, type Db } from 'mongodb';
+// The outbox relay: events written with a record go out exactly once and in order,
+// through broker and store outages (the drain of kicked documents and concurrent
+// relays: outbox-drain.test.ts).
 import { Broker } from '../src/messaging/broker.ts';
-import type { DomainEvent } from '../src/events.ts';
+import { type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { withDocumentLock } from '../src/store/lock.ts';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { scratchDatabase } from '@lpm/test-kit/scratch-database';
-import { Observer, events } from './outbox-observer.ts';
+import { EXCHANGE, Observer, broker, db, events, log, observer, outboxSuite, storeOutage } from './outbox-suite.ts';
 
-const EXCHANGE = 'outbox-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
 
-let db: Db;
-
-scratchDatabase('outbox', (opened) => (db = opened));
+outboxSuite('a');
 
 describe('outboxUpdate', () => {
   it('when an update has $set and $push already, then the events are added beside them', () => {
@@ -33,20 +31,6 @@ describe('outboxUpdate', () => {
 });
 
 describe('OutboxRelay', () => {
-  let broker: Broker;
-  let observer: Observer;
-  const log = captureLogger();
-
-  beforeAll(async () => {
-    observer = await Observer.start(EXCHANGE, 'outbox-test.observer');
-    broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: log, connectionName: 'outbox-test' });
-  });
-
-  afterAll(async () => {
-    await broker.close();
-    await observer.close();
-  });
-
   it('when events are written with a record, then each is published exactly once, in order, with its properties', async () => {
     const col = db.collection('clients_a');
     await createOutboxIndexes(db, ['clients_a']);
@@ -145,15 +129,10 @@ describe('OutboxRelay', () => {
   });
 
   it('when a write hands its events over, then they go out from memory while the store is away, are removed once it is back, and a scanning relay leaves them alone', async () => {
-    const own = await Observer.start(EXCHANGE, 'outbox-test.memory');
-    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
-    const store = new URL(process.env.MONGO_URL!);
-    const proxy = await startTcpProxy(store.hostname, Number(store.port));
-    store.port = String(proxy.port);
-    const viaProxy = await MongoClient.connect(store.toString(), { serverSelectionTimeoutMS: 500 });
-    const writer = new OutboxRelay({ db: viaProxy.db(db.databaseName), collections: ['clients_m'], publisher: broker, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
+    const { own, publisher, proxy, viaDb, end } = await storeOutage('outbox-test.memory');
+    const writer = new OutboxRelay({ db: viaDb, collections: ['clients_m'], publisher, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
     // Another replica's relay, scanning often: the young pending documents are the writer's to finish.
-    const scanner = new OutboxRelay({ db, collections: ['clients_m'], publisher: broker, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 50, scanGraceMs: 60_000 });
+    const scanner = new OutboxRelay({ db, collections: ['clients_m'], publisher, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 50, scanGraceMs: 60_000 });
     const col = db.collection('clients_m');
     try {
       writer.start();
@@ -175,20 +154,12 @@ describe('OutboxRelay', () => {
       expect(await scanner.runOnce()).toBe(0);
       expect(own.ids()).toEqual(written.map((e) => e.id));
     } finally {
-      proxy.restore();
-      await writer.stop();
-      await scanner.stop();
-      await viaProxy.close();
-      await proxy.close();
-      await broker.close();
-      await own.close();
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
+      await end(writer, scanner);
     }
   }, 40_000);
 
   it('when a publish from memory fails, then the document\'s later events wait for it and all go out in write order once the broker is back', async () => {
-    const own = await Observer.start(EXCHANGE, 'outbox-test.memory-order');
+    const own = await Observer.start('outbox-test.memory-order');
     const col = db.collection('clients_o');
     let refusing = true;
     const flaky = { publish: async (e: DomainEvent) => (refusing ? Promise.reject(new Error('broker away')) : broker.publish(e)) };
@@ -212,6 +183,34 @@ describe('OutboxRelay', () => {
     } finally {
       await relay.stop();
       await own.close();
+      await new Promise((r) => setTimeout(r, 100));
+      observer.received = [];
+    }
+  });
+
+  it('when a write kicks the relay with its document, then it is published at once without a scan; an unkicked one waits for the scan', async () => {
+    const own = await Observer.start('outbox-test.kicked');
+    const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
+    const col = db.collection('clients_k');
+    const relay = new OutboxRelay({ db, collections: ['clients_k'], publisher: broker, logger: captureLogger(), intervalMs: 20, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
+    try {
+      relay.start();
+      await new Promise((r) => setTimeout(r, 100)); // the first pass (with its scan) is over
+      const [kicked, orphan] = [events(1, 'kicked'), events(1, 'orphan')];
+      await col.insertOne({ _id: 'orphan' as never, ...outboxOnInsert(orphan) });
+      await col.insertOne({ _id: 'kicked' as never, ...outboxOnInsert(kicked) });
+      relay.kick('clients_k', 'kicked');
+      await waitFor('the kicked event', () => own.ids().includes(kicked[0].id));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(own.ids()).toEqual([kicked[0].id]);
+      await relay.runOnce();
+      await waitFor('the orphan event', () => own.ids().includes(orphan[0].id));
+      expect(own.ids()).toEqual([kicked[0].id, orphan[0].id]);
+    } finally {
+      await relay.stop();
+      await broker.close();
+      await own.close();
+      // The suite's observer saw these events too.
       await new Promise((r) => setTimeout(r, 100));
       observer.received = [];
     }

@@ -1,82 +1,14 @@
-import type { Db } from 'mongodb';
-import { newEvent, type DomainEvent, type EventType } from '../src/events.ts';
-import { TimeSignals, armDeadline, signalSlots, type SignalDefinition } from '../src/jobs/time-signals.ts';
+// TimeSignals: each due signal goes out once across replicas, swept by slot markers
+// (restarts, armDeadline and zonedMoment: time-signals-restart.test.ts).
+import { newEvent } from '../src/events.ts';
+import { type SignalDefinition } from '../src/jobs/time-signals.ts';
 import { RecordStore } from '../src/store/record-store.ts';
-import { zonedMoment } from '../src/time.ts';
 import { notFound } from '../src/errors.ts';
 import { newId } from '../src/ids.ts';
-import { captureLogger, waitFor, sleep } from '@lpm/test-kit/wait';
-import { scratchDatabase } from '@lpm/test-kit/scratch-database';
+import { waitFor, sleep } from '@lpm/test-kit/wait';
+import { armed, type CaseDoc, db, HOUR, insertCases, outboxes, replica, signal, start, timeSignalsSuite } from './time-signals-suite.ts';
 
-interface CaseDoc {
-  _id: string;
-  team_id: string;
-  sla_warning_at: Date | null;
-  sla_overdue_at: Date | null;
-  outbox?: DomainEvent[];
-}
-
-const HOUR = 3_600_000;
-
-let db: Db;
-let started: TimeSignals[] = [];
-
-scratchDatabase('timesignals', (opened) => (db = opened));
-
-afterEach(async () => {
-  await Promise.all(started.map((s) => s.stop()));
-  started = [];
-});
-
-function signal(type: EventType, collection: string, dueField: keyof CaseDoc, event?: SignalDefinition<CaseDoc>['event']): SignalDefinition<CaseDoc> {
-  return {
-    type,
-    collection,
-    dueField,
-    event: event ?? (async (r, now) => newEvent(type, r.team_id, { id: r._id, at: now.toISOString() })),
-  };
-}
-
-/** One "replica": its own TimeSignals, a relay that records kicks, a logger that records lines. */
-function replica(collection: string, opts: { signals?: SignalDefinition<CaseDoc>[]; batchSize?: number } = {}) {
-  const kicks: string[] = [];
-  const logger = captureLogger();
-  const signals = new TimeSignals({
-    db,
-    intervalMs: 200,
-    signals: opts.signals ?? [signal('case.sla_warning', collection, 'sla_warning_at'), signal('case.sla_overdue', collection, 'sla_overdue_at')],
-    relay: { kick: (col, id) => void kicks.push(`${col}/${id}`) },
-    logger,
-    name: `test-${collection}`,
-    batchSize: opts.batchSize,
-  });
-  return { signals, kicks, logger };
-}
-
-async function start(...replicas: { signals: TimeSignals }[]): Promise<void> {
-  for (const r of replicas) started.push(r.signals);
-  await Promise.all(replicas.map((r) => r.signals.start()));
-}
-
-/** Due fields with their slot markers, as the record store writes them. */
-const armed = <F extends Record<string, Date | null>>(fields: F, now = new Date()) => ({ ...fields, ...signalSlots(fields, now) });
-
-type DueFields = Pick<CaseDoc, 'sla_warning_at' | 'sla_overdue_at'>;
-
-async function insertCases(collection: string, n: number, fields: (i: number) => Partial<DueFields>, opts: { slots?: boolean } = {}): Promise<void> {
-  await db.collection<{ _id: string }>(collection).insertMany(
-    Array.from({ length: n }, (_, i) => {
-      const due: DueFields = { sla_warning_at: null, sla_overdue_at: null, ...fields(i) };
-      return { _id: `case_${i}`, team_id: 'team_1', ...due, ...(opts.slots === false ? {} : signalSlots(due)) };
-    }),
-  );
-}
-
-/** Events in each record's outbox, as `type` lists by record id. */
-async function outboxes(collection: string): Promise<Record<string, string[]>> {
-  const docs = await db.collection<CaseDoc>(collection).find().toArray();
-  return Object.fromEntries(docs.map((d) => [d._id, (d.outbox ?? []).map((e) => e.type)]));
-}
+timeSignalsSuite('timesignals');
 
 describe('TimeSignals', () => {
   it('when two replicas run the sweep from agenda, then every due record gets its event exactly once and its field is nulled', async () => {
@@ -306,90 +238,5 @@ describe('TimeSignals by slot markers', () => {
     expect(await signals.sweep(new Date(now + 3 * HOUR))).toBe(3);
     const emitted = ['case.sla_warning'];
     expect(await outboxes(col)).toEqual({ case_0: emitted, case_1: emitted, case_2: [], rearmed: emitted, moved: emitted });
-  });
-});
-
-describe('armDeadline', () => {
-  const now = new Date('2026-05-10T12:00:00Z');
-
-  it('when there is no deadline, then both are disarmed', () => {
-    expect(armDeadline(null, now)).toEqual({ warnAt: null, overdueAt: null });
-  });
-
-  it('when the deadline is ahead, then the warning is 24 h (or warnBeforeMs) before it, even if that is already past', () => {
-    const deadline = new Date('2026-05-12T12:00:00Z');
-    expect(armDeadline(deadline, now)).toEqual({ warnAt: new Date('2026-05-11T12:00:00Z'), overdueAt: deadline });
-    expect(armDeadline(deadline, now, HOUR)).toEqual({ warnAt: new Date('2026-05-12T11:00:00Z'), overdueAt: deadline });
-    const soon = new Date('2026-05-10T13:00:00Z');
-    expect(armDeadline(soon, now)).toEqual({ warnAt: new Date('2026-05-09T13:00:00Z'), overdueAt: soon });
-  });
-
-  it('when the deadline has passed (or is now), then only the overdue signal is armed', () => {
-    const past = new Date('2026-05-01T00:00:00Z');
-    expect(armDeadline(past, now)).toEqual({ warnAt: null, overdueAt: past });
-    expect(armDeadline(now, now)).toEqual({ warnAt: null, overdueAt: now });
-  });
-});
-
-describe('zonedMoment', () => {
-  it('when the zone has a fixed offset, then the wall clock is shifted by it (default time 23:59:59)', () => {
-    expect(zonedMoment('2026-11-22', 'America/Sao_Paulo').toISOString()).toBe('2026-11-23T02:59:59.000Z');
-    expect(zonedMoment('2026-11-22', 'UTC').toISOString()).toBe('2026-11-22T23:59:59.000Z');
-    expect(zonedMoment('2026-01-01', 'Asia/Kolkata', '00:00').toISOString()).toBe('2025-12-31T18:30:00.000Z');
-  });
-
-  it('when DST starts or ends that day, then the offset in force at that wall-clock time is used', () => {
-    // New York: 2026-03-08 02:00 EST -> 03:00 EDT; 2026-11-01 02:00 EDT -> 01:00 EST.
-    expect(zonedMoment('2026-03-08', 'America/New_York').toISOString()).toBe('2026-03-09T03:59:59.000Z');
-    expect(zonedMoment('2026-03-08', 'America/New_York', '01:59:59').toISOString()).toBe('2026-03-08T06:59:59.000Z');
-    expect(zonedMoment('2026-03-08', 'America/New_York', '03:00').toISOString()).toBe('2026-03-08T07:00:00.000Z');
-    expect(zonedMoment('2026-11-01', 'America/New_York').toISOString()).toBe('2026-11-02T04:59:59.000Z');
-    expect(zonedMoment('2026-10-31', 'America/New_York').toISOString()).toBe('2026-11-01T03:59:59.000Z');
-    // Berlin: 2026-03-29 02:00 CET -> 03:00 CEST; 2026-10-25 03:00 CEST -> 02:00 CET.
-    expect(zonedMoment('2026-03-29', 'Europe/Berlin').toISOString()).toBe('2026-03-29T21:59:59.000Z');
-    expect(zonedMoment('2026-10-25', 'Europe/Berlin').toISOString()).toBe('2026-10-25T22:59:59.000Z');
-  });
-
-  it('when the time is skipped or repeated by a DST change, then a skipped one moves forward and a repeated one is the first', () => {
-    expect(zonedMoment('2026-03-08', 'America/New_York', '02:30').toISOString()).toBe('2026-03-08T07:30:00.000Z');
-    expect(zonedMoment('2026-11-01', 'America/New_York', '01:30').toISOString()).toBe('2026-11-01T05:30:00.000Z');
-    expect(zonedMoment('2026-03-29', 'Europe/Berlin', '02:30').toISOString()).toBe('2026-03-29T01:30:00.000Z');
-    expect(zonedMoment('2026-10-25', 'Europe/Berlin', '02:30').toISOString()).toBe('2026-10-25T00:30:00.000Z');
-  });
-
-  it('when the date, time or zone is not valid, then it throws', () => {
-    expect(() => zonedMoment('2026-02-30', 'UTC')).toThrow(RangeError);
-    expect(() => zonedMoment('2026-01-01', 'UTC', '24:00')).toThrow(RangeError);
-    expect(() => zonedMoment('01/01/2026', 'UTC')).toThrow(RangeError);
-    expect(() => zonedMoment('2026-01-01', 'Mars/Olympus')).toThrow(RangeError);
-  });
-});
-
-describe('TimeSignals after a restart', () => {
-  it('when restarted with a shorter interval, then the first sweep comes within the new interval, not at the run the old one stored', async () => {
-    const col = 'restarted';
-    const build = (intervalMs: number) =>
-      new TimeSignals({
-        db,
-        intervalMs,
-        signals: [signal('case.sla_overdue', col, 'sla_overdue_at')],
-        relay: { kick: () => {} },
-        logger: captureLogger(),
-        name: `test-${col}`,
-      });
-    // A run at a one-hour interval leaves the job's next run an hour after it (as agenda records a run).
-    const slow = build(HOUR);
-    await slow.start();
-    await slow.stop();
-    const job = { name: `test-${col}:time-signals`, type: 'single' };
-    const ran = new Date();
-    expect((await db.collection('agendaJobs').updateOne(job, { $set: { lastRunAt: ran, nextRunAt: new Date(ran.getTime() + HOUR) } })).matchedCount).toBe(1);
-
-    const fast = build(200);
-    started.push(fast);
-    await fast.start();
-    await insertCases(col, 1, () => ({ sla_overdue_at: new Date(Date.now() - 1000) }));
-    await waitFor('the overdue event from the restarted scheduler', async () => (await outboxes(col)).case_0.length > 0, 10_000);
-    expect((await outboxes(col)).case_0).toEqual(['case.sla_overdue']);
   });
 });

@@ -27,7 +27,7 @@ export interface Replicas {
 
 /** Prepares names first (`exchange`), so a test can tap the exchange before the replicas start with `start()`. */
 export async function replicasOf(service: ServiceName, name: string, count = 2): Promise<Replicas & { start(env?: NodeJS.ProcessEnv): Promise<void> }> {
-  const base = await freePortBlock();
+  const base = await freePortBlock(count);
   const prefix = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const exchange = `${prefix}events`;
   const token = randomBytes(32).toString('hex');

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePortBlock, startSystem, type Launcher } from '../../scripts/system.ts';
+import { portBlockSize } from '@lpm/shared/service/port-layout';
 import { contract } from './contract.ts';
 import type { JsonAnswer } from './json.ts';
 
@@ -44,8 +45,23 @@ let teams = 0;
 export interface SystemOptions {
   /** `npm start -- --replicas ...`: e.g. `cases=2,webhooks=2`. */
   replicas?: string;
-  /** Ports the further replicas need beyond the usual 8. */
+  /** Ports the further replicas need beyond the system's block. */
   extraPorts?: number;
+}
+
+/** The settings `npm start` gets for a suite's system: its own databases, Redis keys and exchange under `name`, from port `base` on. */
+export function systemEnv(name: string, base: number, extraEnv: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const run = `${process.env.MONGO_DB_PREFIX}${name}_`;
+  return {
+    ...process.env,
+    PORT: String(base),
+    MONGO_DB_PREFIX: run,
+    REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}${name}:`,
+    AMQP_EXCHANGE: `${run}events`,
+    LOG_LEVEL: 'warn',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+    ...extraEnv,
+  };
 }
 
 /** `name` keeps this suite's databases, Redis keys and exchange apart from other suites of the run. */
@@ -61,18 +77,8 @@ export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessE
 }
 
 async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, options: SystemOptions): Promise<RunningSystem> {
-  const base = await freePortBlock(8 + (options.extraPorts ?? 0));
-  const run = `${process.env.MONGO_DB_PREFIX}${name}_`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(base),
-    MONGO_DB_PREFIX: run,
-    REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}${name}:`,
-    AMQP_EXCHANGE: `${run}events`,
-    LOG_LEVEL: 'warn',
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-    ...extraEnv,
-  };
+  const base = await freePortBlock(portBlockSize(options.extraPorts));
+  const env = systemEnv(name, base, extraEnv);
   const launcher = await startSystem(env, undefined, undefined, options.replicas ? ['--replicas', options.replicas] : []);
   const admin = (...args: string[]) => {
     const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
@@ -118,4 +124,19 @@ async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, optio
       await exited;
     },
   };
+}
+
+/**
+ * A running system for a suite: started before its tests, handed to `ready` (which
+ * keeps it and issues what the tests share), and stopped after them.
+ */
+export function systemForSuite(name: string, extraEnv: NodeJS.ProcessEnv, ready: (sys: RunningSystem) => void | Promise<void>): void {
+  let sys: RunningSystem | undefined;
+  beforeAll(async () => {
+    sys = await startRunningSystem(name, extraEnv);
+    await ready(sys);
+  }, 120_000);
+  afterAll(async () => {
+    await sys?.stop();
+  });
 }

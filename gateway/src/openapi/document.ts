@@ -8,7 +8,9 @@
 import type { ErrorMessages, PublishedTag } from '@lpm/shared/http/operation-docs';
 import { errorResponses } from '@lpm/shared/http/schemas';
 import { PARAMETER_DOCS } from './parameters.ts';
-import { REF, ref, type Json } from './refs.ts';
+import { errorResponse } from './error-responses.ts';
+import type { Json } from './refs.ts';
+import { firstRequired, hoist } from './schema-components.ts';
 import { EVENTS_TAG, webhookSection } from './webhook-section.ts';
 
 /** A request or response body of an operation @fastify/swagger wrote. */
@@ -51,31 +53,6 @@ export interface ServiceDocument {
 
 export type Scope = 'read' | 'write' | 'admin';
 
-const STATUS_CODES: Record<number, string> = {
-  400: 'VALIDATION_ERROR',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'DUPLICATE_ENTRY',
-  413: 'PAYLOAD_TOO_LARGE',
-  429: 'RATE_LIMIT_EXCEEDED',
-  500: 'INTERNAL_ERROR',
-  503: 'SERVICE_UNAVAILABLE',
-};
-
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid parameters or body.',
-  401: 'Authentication failed: no key, or a key that is unknown or revoked.',
-  403: "The key lacks the operation's scope.",
-  404: 'Not found: an unknown id, or one of another team.',
-  409: 'A unique value is already taken.',
-  413: 'The body exceeds 1 MiB.',
-  422: 'A business rule refused the request.',
-  429: 'A rate limit was exceeded; retry after Retry-After seconds.',
-  500: 'Internal error; nothing internal is said.',
-  503: 'A service or store the request needs is down; retry with backoff.',
-};
-
 const COMMON_ERRORS: Record<number, string[]> = {
   401: ['Missing API key', 'Invalid API key'],
   403: ['Insufficient permissions'],
@@ -114,96 +91,8 @@ function scopeText(scope: Scope): string {
   return `**Scope:** \`${scope}\`.`;
 }
 
-/** `details.reason` where it is not the message in snake_case. */
-const REASONS: Record<string, string> = {
-  'A request with this Idempotency-Key is in progress': 'idempotency_request_in_progress',
-  'Idempotency key reused with different request': 'idempotency_key_reused',
-  'Client type cannot be changed': 'client_type_immutable',
-  'Delivery already pending': 'delivery_pending',
-  'Webhook is inactive': 'webhook_inactive',
-};
-
 /** What every POST may also answer: Idempotency-Key replays (decisions §9). */
 const IDEMPOTENCY_ERRORS = { 409: ['A request with this Idempotency-Key is in progress'], 422: ['Idempotency key reused with different request'] };
-
-const snake = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
-const exampleName = (s: string) => s.replace(/[^A-Za-z0-9]+/g, ' ').trim().split(' ').map((w, i) => (i ? w[0].toUpperCase() + w.slice(1) : w.toLowerCase())).join('');
-
-function errorExample(status: number, message: string) {
-  const code = status === 422 ? (message.startsWith('Duplicate') ? 'DUPLICATE_ENTRY' : 'VALIDATION_ERROR') : STATUS_CODES[status];
-  const required = / is required$/.exec(message);
-  const unknown = /^Unknown field: (.+)$/.exec(message);
-  const details =
-    status === 409 || status === 422
-      ? { reason: REASONS[message] ?? snake(message) }
-      : required
-        ? { field: message.slice(0, required.index), type: 'required' }
-        : unknown
-          ? { field: unknown[1], type: 'unknown' }
-          : {};
-  return { success: false, error: { code, message, details } };
-}
-
-function errorResponse(status: number, messages: string[], headers: Json) {
-  const unique = [...new Set(messages)];
-  return {
-    description: `${ERROR_DESCRIPTIONS[status]} Messages: ${unique.map((m) => `\`${m}\``).join(', ')}.`,
-    headers,
-    content: {
-      'application/json': {
-        schema: ref('Error'),
-        examples: Object.fromEntries(unique.map((m) => [exampleName(m) || `status${status}`, { summary: m, value: errorExample(status, m) }])),
-      },
-    },
-  };
-}
-
-const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'propertyNames', 'oneOf', 'anyOf', 'allOf', 'prefixItems', 'if', 'then', 'else'];
-
-/** A complete read shape: every field of each of its objects is present (decisions §10). */
-function requireAll(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(requireAll);
-  if (schema === null || typeof schema !== 'object' || '$ref' in schema) return schema;
-  const out: Json = { ...(schema as Json) };
-  if (out.properties) {
-    const properties = Object.fromEntries(Object.entries(out.properties as Json).map(([p, s]) => [p, requireAll(s)]));
-    out.properties = properties;
-    out.required = Object.keys(properties);
-  }
-  for (const k of SUBSCHEMAS) if (out[k] !== undefined && typeof out[k] === 'object') out[k] = requireAll(out[k]);
-  return out;
-}
-
-/**
- * Walks a schema, moving every titled subschema into `components`, and returns it
- * with $refs in their place. In a response (`read`), a named shape requires all
- * its fields, or those `x-required` names, or none when marked `x-partial`
- * (schemas.ts `named`).
- */
-function hoist(schema: unknown, components: Json, read = false): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => hoist(s, components, read));
-  if (schema === null || typeof schema !== 'object') return schema;
-  let out: Json = {};
-  for (const [k, v] of Object.entries(schema as Json)) {
-    if (k === 'properties' || k === '$defs') out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, hoist(s, components, read)]));
-    else if (SUBSCHEMAS.includes(k)) out[k] = hoist(v, components, read);
-    else out[k] = v;
-  }
-  const name = out.title;
-  if (typeof name !== 'string') return out;
-  const { 'x-partial': partial, 'x-required': required, ...rest } = out;
-  out = read && !partial ? (requireAll(rest) as Json) : rest;
-  if (read && required) out.required = required;
-  const existing = components[name];
-  if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${name}`);
-  components[name] = out;
-  return ref(name);
-}
-
-function firstRequired(body: Json | undefined, components: Json): string | undefined {
-  const schema = (typeof body?.$ref === 'string' ? components[body.$ref.slice(REF.length)] : body) as { required?: string[] } | undefined;
-  return schema?.required?.[0];
-}
 
 interface BuildInput {
   /** The paths @fastify/swagger wrote for the services' and the gateway's /v1 routes. */

@@ -1,22 +1,15 @@
 // A recurring series cannot leave the platform's calendar (docs/limits.md):
 // the completion whose next occurrence would fall after 9998-12-31 is refused with
 // 422, and the activity can still be completed once the series is given an end.
-import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { identity } from '@lpm/test-kit/teams';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
-let t: Identity;
+const t = identity();
 
-beforeAll(async () => {
-  sut = await startActivities();
-  t = identity();
-});
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(startActivities, (started) => (sut = started));
 
 const call = (method: 'POST' | 'PUT' | 'GET', url: string, payload?: unknown) => sut.call(t, { method, url, payload: payload as never });
 

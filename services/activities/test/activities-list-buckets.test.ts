@@ -2,9 +2,9 @@
 // the pages and totals the plain query gives, across days and the UTC day's edge,
 // activities without a due date last, after writes that move, complete and delete
 // activities, and for activities stored before the markers existed.
-import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
+import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { expectSamePages, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { day, identity } from '@lpm/test-kit/teams';
@@ -22,8 +22,13 @@ serviceForSuite(startActivities, (started) => (sut = started));
 
 const { call, create, put } = resourceCalls(() => sut, '/v1/activities', { type: 'task', title: 'Protocolar petição' });
 
-const listOf = (who: Identity) =>
-  listThroughApi({ db: sut.db, collection: 'activities', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/activities?${query}`) });
+const { listOf, stored, expectBackfillKeepsPages } = bucketedList<ActivityRecord>({
+  sut: () => sut,
+  collection: 'activities',
+  path: '/v1/activities',
+  sortKeys: SORT_KEYS,
+  repository: (db) => new ActivitiesRepository(db, { kick: () => {} }),
+});
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: 1 },
@@ -70,21 +75,15 @@ describe('GET /v1/activities by day buckets', () => {
 
   it('when activities were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
-    const template = (await sut.db.collection<ActivityRecord>('activities').findOne({ _id: await create(who, {}) }))!;
-    await expectBackfillKeepsPages({
-      db: sut.db,
-      collection: 'activities',
-      teamId: who.teamId,
-      sortKeys: SORT_KEYS,
+    const template = await stored(await create(who, {}));
+    await expectBackfillKeepsPages(who, template, {
       direction: 1,
-      template,
       count: 14,
       legacy: (fields, i) => {
         const dueAt = i % 5 === 4 ? null : new Date(Date.now() + Math.floor(i / 2) * 0.7 * DAY);
         return { ...fields, _id: newId('act'), due_date: dueAt && dueAt.toISOString().slice(0, 10), due_at: dueAt, due_missing: dueAt ? 0 : 1 };
       },
       equal: { status: 'pending' },
-      repository: (db) => new ActivitiesRepository(db, { kick: () => {} }),
     });
   });
 });

@@ -5,20 +5,14 @@
 // 18 April, Corpus Christi 19 June); Easter 2026 is 5 April (Carnaval 16-17 Feb).
 import type { Identity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
+import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { identity } from '@lpm/test-kit/teams';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 let sut: ActivitiesUnderTest;
-let team: Identity;
+const team = identity();
 
-beforeAll(async () => {
-  sut = await startActivities();
-  team = identity();
-});
-
-afterAll(async () => {
-  await sut?.close();
-});
+serviceForSuite(startActivities, (started) => (sut = started));
 
 interface Trail {
   date: string;

@@ -2,12 +2,10 @@
 // the cases, clients, deals and users the test adds exist, nothing else.
 import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import type { Relay } from '@lpm/shared/store/record-store-types';
-import { CaseLinks } from '@lpm/shared/views/case-links';
-import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
-import { ClientLinks } from '@lpm/shared/views/client-links';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
+import { CaseViewEntity } from '@lpm/shared/views/case-view-entity';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { Neighbours } from '@lpm/test-kit/neighbours';
+import { caseLinksOn, clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { quietLogger } from '@lpm/test-kit/wait';
 import { buildActivitiesApp } from '../src/app.ts';
@@ -37,8 +35,8 @@ export function startActivities(opts: { relay?: Relay; dbName?: string; syncs?: 
       await repository.lists.backfill();
       const activities = new Activities({
         activities: repository,
-        caseLinks: new CaseLinks(world.caseLookup, new ViewsRepository<CaseView>(db, CASE_VIEWS)),
-        clientLinks: new ClientLinks(world.clientLookup, new ViewsRepository<ClientView>(db, CLIENT_VIEWS)),
+        caseLinks: caseLinksOn(db, world.caseLookup),
+        clientLinks: clientLinksOn(db, world.clientLookup),
         deals: world.dealLookup,
         users: world.userDirectory,
         now: () => clock.now ?? new Date(),

@@ -2,7 +2,7 @@
 // and timeline follow activity events, and GET /v1/cases/{id}/activities pages the
 // case's activities from the activities service. A running system: gateway,
 // clients, cases, activities as processes on the run's FerretDB and RabbitMQ.
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
 import { expectError } from '@lpm/test-kit/api';
 
@@ -11,13 +11,9 @@ let t: IssuedTeam;
 
 const call = (method: string, path: string, body?: unknown, key = t.api_key) => sys.call(key, method, path, body);
 
-beforeAll(async () => {
-  sys = await startRunningSystem('casesacts');
+systemForSuite('casesacts', {}, (started) => {
+  sys = started;
   t = sys.team('Silva Advogados');
-}, 120_000);
-
-afterAll(async () => {
-  await sys?.stop();
 });
 
 /**

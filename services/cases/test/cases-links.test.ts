@@ -2,7 +2,7 @@
 // clients (existence at write time, names kept current by events, counts and the
 // deactivation rule), the gateway's users and the team settings.
 import { MongoClient } from 'mongodb';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
 
 let sys: RunningSystem;
@@ -20,13 +20,9 @@ const newCase = async (body: Record<string, unknown>, key = t.api_key) => {
   return res.body.data as { id: string; title: string; phase: string };
 };
 
-beforeAll(async () => {
-  sys = await startRunningSystem('caseslinks');
+systemForSuite('caseslinks', {}, (started) => {
+  sys = started;
   t = sys.team('Vínculos');
-}, 120_000);
-
-afterAll(async () => {
-  await sys?.stop();
 });
 
 describe('clients on cases', () => {

@@ -12,11 +12,19 @@ import { PRIORITY_RANK } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
 import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { expectBackfillKeepsPages } from '@lpm/test-kit/list-pages';
+import { bucketedList } from '@lpm/test-kit/bucketed-list';
 
 let sut: CasesUnderTest;
 
 serviceForSuite(startCases, (started) => (sut = started));
+
+const { stored, expectBackfillKeepsPages } = bucketedList<CaseRecord>({
+  sut: () => sut,
+  collection: 'cases',
+  path: '/v1/cases',
+  sortKeys: ['created_at'],
+  repository: (db) => new CasesRepository(db, { kick: () => {} }),
+});
 
 const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
 const list = async (who: Identity, query: string) => {
@@ -64,7 +72,7 @@ async function insertCopies(repository: CasesRepository, teamId: string, templat
 describe('GET /v1/cases by day buckets', () => {
   it('when cases span days (ties at one instant included), then every page, newest or oldest first and filtered by status, phase and priority, is the plain query page', async () => {
     const who = identity();
-    const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(who) }))!;
+    const template = await stored(await createCase(who));
     const midnight = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const instants = Array.from({ length: 45 }, (_, i) => midnight - Math.floor(i / 4) * DAY_MS + (i % 4 === 3 ? -1 : i % 2 ? 0 : 60_000 * i));
     await insertCopies(sut.repository, who.teamId, template, instants);
@@ -124,7 +132,7 @@ describe('GET /v1/cases by day buckets', () => {
   it("when another team's case carries a marker of the team's day (written straight to the store), then the team's pages and totals leave it out", async () => {
     const [who, other] = [identity(), identity()];
     const own = await Promise.all(Array.from({ length: 5 }, () => createCase(who)));
-    const theirs = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(other) }))!;
+    const theirs = await stored(await createCase(other));
     const marked = (await sut.db.collection<CaseRecord & { list_bucket: string }>('cases').findOne({ _id: own[0] }))!;
     const _id = newId('case');
     // Newest of all, so a page that let it in would show it first.
@@ -142,21 +150,15 @@ describe('GET /v1/cases by day buckets', () => {
 
   it('when cases were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity();
-    const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: await createCase(who) }))!;
-    await expectBackfillKeepsPages({
-      db: sut.db,
-      collection: 'cases',
-      teamId: who.teamId,
-      sortKeys: ['created_at'],
+    const template = await stored(await createCase(who));
+    await expectBackfillKeepsPages(who, template, {
       direction: -1,
-      template,
       count: 12,
       legacy: (fields, i) => {
         const _id = newId('case');
         return { ...fields, _id, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
       },
       equal: { status: 'ativo' },
-      repository: (db) => new CasesRepository(db, { kick: () => {} }),
     });
   });
 });

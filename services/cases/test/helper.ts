@@ -2,9 +2,9 @@
 // clients (any client_id is 404), no users, no activities service.
 import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import type { Relay } from '@lpm/shared/store/record-store-types';
-import { ClientLinks, type ClientLookup } from '@lpm/shared/views/client-links';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
+import type { ClientLookup } from '@lpm/shared/views/client-links';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
+import { clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { quietLogger } from '@lpm/test-kit/wait';
 import { buildCasesApp } from '../src/app.ts';
@@ -39,7 +39,7 @@ export function startCases(n: Neighbours = {}, dbName?: string): Promise<CasesUn
       await repository.lists.backfill();
       const cases = new Cases({
         cases: repository,
-        clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(db, CLIENT_VIEWS)),
+        clientLinks: clientLinksOn(db, n.clients ?? { facts: async () => null }),
         users: n.users ?? { find: async () => new Map() },
         activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
       });

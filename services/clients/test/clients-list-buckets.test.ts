@@ -2,10 +2,10 @@
 // the pages and totals the plain query gives, across days and with many clients on one
 // day, after creates, deactivations, reactivations and segment changes, and for
 // clients stored before the markers existed.
-import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
-import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
+import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { expectSamePages, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
 import { identity } from '@lpm/test-kit/teams';
@@ -21,8 +21,13 @@ serviceForSuite(startClients, (started) => (sut = started));
 
 const { call, create, put } = resourceCalls(() => sut, '/v1/clients', { type: 'PF', name: 'Ana Souza' });
 
-const listOf = (who: Identity) =>
-  listThroughApi({ db: sut.db, collection: 'clients', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/clients?${query}`) });
+const { listOf, stored, expectBackfillKeepsPages } = bucketedList<ClientRecord>({
+  sut: () => sut,
+  collection: 'clients',
+  path: '/v1/clients',
+  sortKeys: SORT_KEYS,
+  repository: (db) => new ClientsRepository(db, { kick: () => {} }),
+});
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: -1 },
@@ -35,7 +40,7 @@ const CHECKS: PageCheck[] = [
 describe('GET /v1/clients by day buckets', () => {
   it('when clients were created on several days (many on one, some at one instant, some at the edges of a day), then every page in either order, filtered by type, status and segment, is the plain query page', async () => {
     const who = identity();
-    const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: await create(who) }))!;
+    const template = await stored(await create(who));
     const midnight = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     for (let i = 0; i < 44; i++) {
       const _id = newId('cli');
@@ -67,21 +72,15 @@ describe('GET /v1/clients by day buckets', () => {
 
   it('when clients were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity();
-    const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: await create(who) }))!;
-    await expectBackfillKeepsPages({
-      db: sut.db,
-      collection: 'clients',
-      teamId: who.teamId,
-      sortKeys: SORT_KEYS,
+    const template = await stored(await create(who));
+    await expectBackfillKeepsPages(who, template, {
       direction: -1,
-      template,
       count: 14,
       legacy: (fields, i) => {
         const _id = newId('cli');
         return { ...fields, _id, document_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
       },
       equal: { status: 'active' },
-      repository: (db) => new ClientsRepository(db, { kick: () => {} }),
     });
   });
 });

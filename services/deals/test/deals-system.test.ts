@@ -5,7 +5,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { defaultTeamSettings } from '@lpm/shared/identity';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { servicePort } from '@lpm/shared/service/port-layout';
+import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
 import { expectError } from '@lpm/test-kit/api';
@@ -30,17 +31,16 @@ const casesOfClient = async (clientId: string) => {
   return { total: body.pagination!.total, ids: body.data.map((c: { id: string }) => c.id) };
 };
 
-beforeAll(async () => {
-  sys = await startRunningSystem('dealsapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', INTERNAL_TOKEN });
+systemForSuite('dealsapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', INTERNAL_TOKEN }, async (started) => {
+  sys = started;
   receiver = await startHttpsReceiver();
   t = sys.team('Vendas Advogados');
   lawyer = sys.admin('user', 'create', '--team', t.team.id, '--name', 'Marina Rocha', '--email', 'marina@vendas.adv.br').user;
   client = (await call('POST', '/v1/clients', { type: 'PJ', name: 'Transportes Lima', email: 'contato@lima.com' })).body.data;
-}, 120_000);
+});
 
 afterAll(async () => {
   await receiver?.close();
-  await sys?.stop();
 });
 
 describe('won with create_case', () => {
@@ -98,7 +98,7 @@ describe('won with create_case', () => {
     const other = (await call('POST', '/v1/clients', { type: 'PF', name: 'Paulo Retentativa' })).body.data;
     const deal = await createDeal({ title: 'Revisional', client_id: other.id, responsible_id: lawyer.id });
     // What the first attempt did before it died: the cases service's POST under the deal's key.
-    const cases = new DealCasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
+    const cases = new DealCasesService({ baseUrl: `http://127.0.0.1:${servicePort(sys.base, 'cases')}`, internalToken: INTERNAL_TOKEN });
     const who = { teamId: t.team.id, userId: t.user.id, scopes: ['read' as const, 'write' as const], settings: defaultTeamSettings() };
     const first = await cases.createForDeal(who, deal.id, { title: 'Revisional', area: 'Cível', client_id: other.id, responsible_id: lawyer.id });
     // The client as the cases service's check found it, for the deal's event.
@@ -130,7 +130,7 @@ describe('won with create_case: the case carries its deal', () => {
     const first = await casesService().createForDeal(teamWho(), deal.id, request);
     return { deal, client: other, first };
   };
-  const casesService = () => new DealCasesService({ baseUrl: `http://127.0.0.1:${sys.base + 3}`, internalToken: INTERNAL_TOKEN });
+  const casesService = () => new DealCasesService({ baseUrl: `http://127.0.0.1:${servicePort(sys.base, 'cases')}`, internalToken: INTERNAL_TOKEN });
   const teamWho = () => ({ teamId: t.team.id, userId: t.user.id, scopes: ['read' as const, 'write' as const], settings: defaultTeamSettings() });
 
   test('when five attempts ask the cases service for one deal\'s case at once, then they all get the one case', async () => {

@@ -2,9 +2,9 @@
 // clients (any client_id is 404) and no users unless given, and no cases service
 // unless given.
 import type { Relay } from '@lpm/shared/store/record-store-types';
-import { ClientLinks, type ClientLookup } from '@lpm/shared/views/client-links';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
+import type { ClientLookup } from '@lpm/shared/views/client-links';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
+import { clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { buildDealsApp } from '../src/app.ts';
 import { DealEntity } from '../src/data/deal-entity.ts';
@@ -44,7 +44,7 @@ export function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
       await repository.lists.backfill();
       const deals = new Deals({
         deals: repository,
-        clientLinks: new ClientLinks(n.clients ?? { facts: async () => null }, new ViewsRepository<ClientView>(db, CLIENT_VIEWS)),
+        clientLinks: clientLinksOn(db, n.clients ?? { facts: async () => null }),
         users: n.users ?? { find: async () => new Map() },
         cases: n.cases ?? noCases,
         activities: n.activities ?? { countsFor: async () => ({ count: 0, open: 1, overdue: 0 }) },

@@ -2,9 +2,9 @@
 // the pages and totals the plain query gives, across days and with many records on
 // one date, after writes that move, pay and cancel records, and for records stored
 // before the markers existed.
-import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectBackfillKeepsPages, expectSamePages, listThroughApi, type PageCheck } from '@lpm/test-kit/list-pages';
+import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { expectSamePages, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { day as dayAfter, identity } from '@lpm/test-kit/teams';
@@ -24,8 +24,13 @@ serviceForSuite(startFinancial, (started) => (sut = started));
 
 const { call, create, put } = resourceCalls(() => sut, '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0) });
 
-const listOf = (who: Identity) =>
-  listThroughApi({ db: sut.db, collection: 'financial_records', lists: sut.repository.lists, sortKeys: SORT_KEYS, get: (query) => call(who, 'GET', `/v1/financial?${query}`) });
+const { listOf, stored, expectBackfillKeepsPages } = bucketedList<FinancialRecord>({
+  sut: () => sut,
+  collection: 'financial_records',
+  path: '/v1/financial',
+  sortKeys: SORT_KEYS,
+  repository: (db) => new FinancialRepository(db, { kick: () => {} }),
+});
 
 const CHECKS: PageCheck[] = [
   { query: '', equal: {}, direction: -1 },
@@ -73,18 +78,12 @@ describe('GET /v1/financial by day buckets', () => {
 
   it('when records were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
-    const template = (await sut.db.collection<FinancialRecord>('financial_records').findOne({ _id: await create(who, {}) }))!;
-    await expectBackfillKeepsPages({
-      db: sut.db,
-      collection: 'financial_records',
-      teamId: who.teamId,
-      sortKeys: SORT_KEYS,
+    const template = await stored(await create(who, {}));
+    await expectBackfillKeepsPages(who, template, {
       direction: -1,
-      template,
       count: 14,
       legacy: (fields, i) => ({ ...fields, _id: newId('fin'), date: day(-Math.floor(i / 3)) }),
       equal: { status: 'pending' },
-      repository: (db) => new FinancialRepository(db, { kick: () => {} }),
     });
   });
 });

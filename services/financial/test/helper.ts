@@ -2,12 +2,10 @@
 // clients and cases are whatever the test adds to `neighbours` (anything else is 404).
 import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import type { Relay } from '@lpm/shared/store/record-store-types';
-import { CaseLinks } from '@lpm/shared/views/case-links';
-import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
-import { ClientLinks } from '@lpm/shared/views/client-links';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
+import { CaseViewEntity } from '@lpm/shared/views/case-view-entity';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { Neighbours } from '@lpm/test-kit/neighbours';
+import { caseLinksOn, clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { quietLogger } from '@lpm/test-kit/wait';
 import { buildFinancialApp } from '../src/app.ts';
@@ -37,8 +35,8 @@ export function startFinancial(opts: { relay?: Relay; syncs?: Partial<TeamSyncsO
       await repository.lists.backfill();
       const financial = new Financial({
         records: repository,
-        clientLinks: new ClientLinks(neighbours.clientLookup, new ViewsRepository<ClientView>(db, CLIENT_VIEWS)),
-        caseLinks: new CaseLinks(neighbours.caseLookup, new ViewsRepository<CaseView>(db, CASE_VIEWS)),
+        clientLinks: clientLinksOn(db, neighbours.clientLookup),
+        caseLinks: caseLinksOn(db, neighbours.caseLookup),
         now: () => now ?? new Date(),
       });
       const syncs = new TeamSyncs({ db, logger: quietLogger, work: financial.syncWork(), passMs: 100, ...opts.syncs });

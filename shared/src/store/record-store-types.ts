@@ -5,7 +5,7 @@ import type { Db } from 'mongodb';
 import type { AppError } from '../errors.ts';
 import type { DomainEvent } from '../events.ts';
 import type { IdKind } from '../ids.ts';
-import type { MarkedWrites } from '../outbox/marks.ts';
+import type { MarkedWrites } from '../outbox/marked-writes.ts';
 import type { ListBucketsOptions } from './list-buckets.ts';
 import type { Day } from './list-counts.ts';
 import type { SearchIndexOptions } from './search-index.ts';

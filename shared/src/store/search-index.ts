@@ -37,6 +37,7 @@ import { ownedBy } from './markers.ts';
 import { everyUnderLease } from './leased-interval.ts';
 import { SearchSnapshots } from './search-snapshots.ts';
 import { firstUnsettled, inTurns, slotMarker, WRITTEN_SLOT_FIELD, writeSlotOf } from './search-slots.ts';
+import { entriesOf, type TeamEntries } from './search-team.ts';
 import { SearchTable, type FieldKind, type TableQuery } from './search-table.ts';
 import { SWEEP, SWEEP_CURSOR } from './time-budgets.ts';
 
@@ -92,29 +93,6 @@ export type SearchQuery = TableQuery;
 export interface SearchPage<R> {
   records: R[];
   total: number;
-}
-
-/** A team's entries and how fresh they are. */
-interface TeamEntries {
-  table: SearchTable;
-  /** Every slot before this one was read after it settled. */
-  settledBefore: number;
-  /** When the read of the whole team began. */
-  builtAt: number;
-  lastUsed: number;
-  /** When the last completed read of the slots began. */
-  syncedAt: number;
-  running: { startedAt: number; done: Promise<void> } | null;
-  /** A read of the slots that starts once the running one ends. */
-  queued: Promise<void> | null;
-  rebuilding: boolean;
-  /** When this process last began to save it as the team's snapshot. */
-  savedAt: number;
-  saving: boolean;
-}
-
-function entriesOf(table: SearchTable, settledBefore: number, builtAt: number, now: number): TeamEntries {
-  return { table, settledBefore, builtAt, lastUsed: now, syncedAt: -Infinity, running: null, queued: null, rebuilding: false, savedAt: now, saving: false };
 }
 
 export class SearchIndex {

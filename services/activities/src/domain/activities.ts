@@ -20,12 +20,12 @@ import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/ac
 import type { ActivityCompleted, ActivityDeleted, ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../contract/activity-schemas.ts';
 import { alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from '../contract/activity-errors.ts';
 import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
-import { nextOccurrence } from './recurrence.ts';
-import { rearmed } from '@lpm/shared/jobs/time-signals';
+import { NOT_COMPLETED, SeriesRepair, owedOccurrence, owing, startSeries } from './series-occurrences.ts';
 import { derivedFields, signalsOf } from './activity-timing.ts';
-import { applyCourtCalendar, ruleFieldsOf, withRule } from './deadline-activities.ts';
+import { activitySyncWork } from './activity-syncs.ts';
+import { ruleFieldsOf, withRule } from './deadline-activities.ts';
 import { deadlineView } from './deadlines/stored-deadline.ts';
-import type { Mark, Rewritten, TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
+import type { TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 
 export interface ActivitiesDeps {
   activities: ActivitiesRepository;
@@ -59,19 +59,6 @@ const fields = new FieldChanges<ActivityRecord>({
 
 const ARMING: readonly string[] = ['due_date', 'due_time', 'status', 'reminder', 'assigned_to'];
 
-/** Completions whose next occurrence is still owed, settled per run of the series repair. */
-const OWED_BATCH = 100;
-
-/** The fields of a completion's write that carry the occurrence it owes its series. */
-const owing = (owed: ActivityRecord | null): Partial<ActivityRecord> => (owed ? { next_occurrence: owed, next_pending: 1 } : {});
-
-/** A record given a recurrence becomes the first occurrence of its series (its own id names the series). */
-function startSeries(next: ActivityRecord, id: string, tz: string, now: Date): ActivityRecord {
-  if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? dayIn(tz, now), occurrence: 1 });
-  if (next.due_date && next.occurrence === 1 && next.series_id) next.series_start = next.due_date;
-  return next;
-}
-
 /** The links of an activity as RecordLinks looks them up: its case, its client, and its users. */
 const linksOf = (r: Partial<Pick<ActivityRecord, 'case_id' | 'client_id' | 'assigned_to' | 'created_by' | 'completed_by'>>): LinkFields[] => [
   { case_id: r.case_id, client_id: r.client_id, responsible_id: r.assigned_to },
@@ -85,9 +72,12 @@ export class Activities {
   private readonly deps: ActivitiesDeps;
   private readonly recordLinks: RecordLinks;
 
+  private readonly series: SeriesRepair;
+
   constructor(deps: ActivitiesDeps) {
     this.deps = deps;
     this.recordLinks = new RecordLinks({ clients: deps.clientLinks, cases: deps.caseLinks, users: deps.users });
+    this.series = new SeriesRepair({ activities: deps.activities, detailOf: (r) => this.detailOf(r), logger: deps.logger });
   }
 
   private now(): Date {
@@ -134,9 +124,7 @@ export class Activities {
       priority: body.priority ?? ('media' as const),
       status: 'pending' as const,
       created_by: who.userId,
-      completed_at: null,
-      completed_by: null,
-      completion_notes: null,
+      ...NOT_COMPLETED,
       created_at: now,
       updated_at: now,
       version: 1,
@@ -149,42 +137,16 @@ export class Activities {
     return createdShape(record);
   }
 
-  /**
-   * The team syncs of activities (shared/src/jobs/team-syncs.ts), in the order a
-   * team's runs go: its open rule-based deadlines computed again on its court
-   * calendar (deadline-activities.ts), then its open activities' due moments and
-   * signals in its time zone.
-   */
+  /** The team syncs of activities (activity-syncs.ts). */
   syncWork(): Record<'court-calendar' | 'time-zone', TeamSyncWork<ActivityRecord>> {
-    const store = this.deps.activities;
-    const details = async (teamId: string, records: ActivityRecord[]) => {
-      const links = await this.links(teamId, records);
-      return (r: ActivityRecord) => detailShape(r, links);
-    };
-    return {
-      'court-calendar': {
-        read: (teamId, mark, limit) => store.readUnmarked(teamId, { rule_based: 1, open: 1 }, mark, limit),
-        rewrite: (who, changedAt, records, mark) => applyCourtCalendar({ activities: store, detailsOf: details, now: () => this.now() }, who, changedAt, records, mark),
-        recount: (teamId, days) => store.recountDays(teamId, days),
-        same: (done, next) => JSON.stringify(done.court_calendar) === JSON.stringify(next.court_calendar),
+    return activitySyncWork({
+      activities: this.deps.activities,
+      now: () => this.now(),
+      detailsOf: async (teamId, records) => {
+        const links = await this.links(teamId, records);
+        return (r) => detailShape(r, links);
       },
-      'time-zone': {
-        read: (teamId, mark, limit) => store.readUnmarked(teamId, { open: 1 }, mark, limit),
-        rewrite: (who, _changedAt, records, mark) => this.applyTimeZone(who, records, mark),
-        recount: (teamId, days) => store.recountDays(teamId, days),
-        same: (done, next) => done.timezone === next.timezone,
-      },
-    };
-  }
-
-  /** The team's time zone changed (who.settings carries the new one): each of `records` (open) gets its due moment and signals again (rearmed). */
-  private applyTimeZone(who: Who, records: ActivityRecord[], mark: Mark): Promise<Rewritten> {
-    const now = this.now();
-    const tz = who.settings.timezone;
-    return this.deps.activities.rewriteMoments(records, (r) => {
-      const { due_soon_at, overdue_at, reminder_at } = r;
-      return { due_at: derivedFields(r, tz).due_at, ...rearmed({ due_soon_at, overdue_at, reminder_at }, signalsOf(r, tz, now), now) };
-    }, mark);
+    });
   }
 
   async get(who: Who, id: string) {
@@ -228,7 +190,7 @@ export class Activities {
       startSeries(next, id, tz, now);
 
       Object.assign(next, ruleFieldsOf(next, court));
-      owed = completing ? this.owedBy(who, next, now) : null;
+      owed = completing ? owedOccurrence(next, tz, now) : null;
       const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'], current, next);
       if (changed.length === 0) return { result: { id, ...sent, updated_at: iso(current.updated_at) } };
       next.updated_at = now;
@@ -257,7 +219,7 @@ export class Activities {
       if (completing) Object.assign(answer, { completed_at: iso(now), completed_by: detail.completed_by });
       return { result: answer, write: { set, events } };
     });
-    if (owed) await this.settleAfterCompletion(who, id, owed);
+    if (owed) await this.series.settleAfterCompletion(who, id, owed);
     return answer;
   }
 
@@ -274,7 +236,7 @@ export class Activities {
       const now = this.now();
       const next: ActivityRecord = { ...current, status: 'completed', completed_at: now, completed_by: who.userId, completion_notes: notes ?? null, updated_at: now };
       Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
-      owed = this.owedBy(who, next, now);
+      owed = owedOccurrence(next, tz, now);
       const detail = detailShape(next, links);
       const previous = { status: current.status, completed_at: null, completed_by: null, completion_notes: current.completion_notes };
       const set: Partial<ActivityRecord> = {
@@ -292,65 +254,13 @@ export class Activities {
       const answer = exact<ActivityCompleted>()({ id, status: 'completed', completed_at: iso(now), completed_by: detail.completed_by, completion_notes: next.completion_notes });
       return { result: answer, write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] } };
     });
-    if (owed) await this.settleAfterCompletion(who, id, owed);
+    if (owed) await this.series.settleAfterCompletion(who, id, owed);
     return done;
   }
 
-  /**
-   * The occurrence a completion of `done` owes its series (pending, same fields, the
-   * next due date, its occurrence_key), or null when the series has ended. The
-   * completion's own write carries it (next_occurrence), so only a completion that
-   * is written advances the series.
-   */
-  private owedBy(who: Who, done: ActivityRecord, now: Date): ActivityRecord | null {
-    if (!done.recurrence || !done.series_id || !done.series_start) return null;
-    const next = nextOccurrence(done.series_start, done.recurrence, done.occurrence);
-    if (!next) return null;
-    const tz = who.settings.timezone;
-    const base = {
-      ...done,
-      _id: newId('act'),
-      status: 'pending' as const,
-      due_date: next.due_date,
-      occurrence: next.occurrence,
-      occurrence_key: `${done.series_id}:${next.occurrence}`,
-      next_occurrence: null,
-      next_pending: 0,
-      completed_at: null,
-      completed_by: null,
-      completion_notes: null,
-      created_at: now,
-      updated_at: now,
-      version: 1,
-    };
-    return { ...base, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
-  }
-
-  /**
-   * Stores the occurrence the completion `doneId` owes and clears the debt. Once per
-   * occurrence: its id and its occurrence_key are unique, so the completion and the
-   * series repair may both get here.
-   */
-  private async settle(teamId: string, doneId: string, owed: ActivityRecord, actorId: string | null): Promise<void> {
-    const event = newEvent('activity.created', teamId, await this.detailOf(owed), null, actorId);
-    await this.deps.activities.insertOccurrence(owed, [event]);
-    await this.deps.activities.settled(teamId, doneId);
-  }
-
-  /** Right after a completion: the completion stands whatever happens here; what fails is left to the series repair. */
-  private async settleAfterCompletion(who: Who, doneId: string, owed: ActivityRecord): Promise<void> {
-    try {
-      await this.settle(who.teamId, doneId, owed, who.userId);
-    } catch (err) {
-      this.deps.logger?.warn({ err, activity: doneId }, 'next occurrence not stored yet; the series repair stores it');
-    }
-  }
-
   /** The series repair: the occurrences owed by completions whose process died, or whose store failed, before storing them. */
-  async settleOwedOccurrences(): Promise<number> {
-    const owing = await this.deps.activities.owedOccurrences(OWED_BATCH);
-    for (const done of owing) await this.settle(done.team_id, done._id, done.next_occurrence as ActivityRecord, done.completed_by);
-    return owing.length;
+  settleOwedOccurrences(): Promise<number> {
+    return this.series.settleOwedOccurrences();
   }
 
   async remove(who: Who, id: string) {

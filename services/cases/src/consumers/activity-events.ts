@@ -5,7 +5,8 @@ import type { Db } from 'mongodb';
 import { mongoDedupe, type Broker, type ConsumerHandle } from '@lpm/shared/messaging/broker';
 import { isObject } from '@lpm/shared/upstream/service-client';
 import type { DomainEvent } from '@lpm/shared/events';
-import { caseChangesOf, type ActivityEventNews, type Cases } from '../domain/cases.ts';
+import { caseChangesOf, type ActivityEventNews } from '../domain/case-activity-counts.ts';
+import type { Cases } from '../domain/cases.ts';
 
 const TYPES = ['activity.created', 'activity.updated', 'activity.completed', 'activity.deleted'] as const;
 

@@ -13,7 +13,7 @@ export interface TimelineEntry {
   created_at: Date;
 }
 
-/** Entries packed into one JSON string (domain/stored-timeline.ts), or as documents in a case stored before that. */
+/** Entries packed into one JSON string (domain/case-timeline.ts), or as documents in a case stored before that. */
 export type StoredTimeline = string | TimelineEntry[];
 
 export const CaseEntity = defineEntity({

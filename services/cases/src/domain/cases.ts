@@ -3,7 +3,7 @@
 // a timeline kept in the case. Every write stores the record, its timeline entries
 // and its events in one document write (data/cases-repository.ts).
 import { FieldChanges, trimmedText } from '@lpm/shared/changes';
-import { AppError, serviceUnavailable, noFieldsToUpdate } from '@lpm/shared/errors';
+import { serviceUnavailable, noFieldsToUpdate } from '@lpm/shared/errors';
 import { newEvent, type DomainEvent } from '@lpm/shared/events';
 import type { ListQuery } from '@lpm/shared/http/pagination';
 import { exact } from '@lpm/shared/http/schemas';
@@ -11,15 +11,15 @@ import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { armDeadline, rearmed } from '@lpm/shared/jobs/time-signals';
 import type { TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
-import { iso, nextDay, zonedMoment } from '@lpm/shared/time';
-import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
+import { iso, zonedDays, zonedMoment } from '@lpm/shared/time';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
 import type { CaseFilter, CasesRepository } from '../data/cases-repository.ts';
-import type { CaseArchived, CaseListQuery, CreateCaseBody, TimelineEvent, UpdateCaseBody } from '../contract/case-schemas.ts';
+import type { CaseArchived, CaseListQuery, CreateCaseBody, UpdateCaseBody } from '../contract/case-schemas.ts';
 import { invalidCnjNumber, invalidPhase } from '../contract/case-errors.ts';
 import { normalizeCaseNumber, numberInfo } from './cnj-number.ts';
+import { CaseActivityCounts, type ActivityEventNews } from './case-activity-counts.ts';
+import { timelineEntry, timelineOf, withEntries } from './case-timeline.ts';
 import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
-import { timelineEntries, timelineWith } from './stored-timeline.ts';
 import { factsOfView, type ClientLinks } from '@lpm/shared/views/client-links';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
@@ -37,37 +37,6 @@ export interface CasesDeps {
 }
 
 export type Who = Pick<Identity, 'teamId' | 'userId' | 'settings'>;
-
-/** What an activity event tells a case (consumers/activity-events.ts reads it off the event). */
-export interface ActivityEventNews {
-  teamId: string;
-  type: 'activity.created' | 'activity.updated' | 'activity.completed' | 'activity.deleted';
-  activity: { id: string; title: string; case_id: string | null };
-  /** On activity.updated: the case_id before, when the link changed (undefined: unchanged). */
-  previousCaseId?: string | null;
-  actorId: string | null;
-  at: Date;
-  /** The event's id: a redelivered event (a consumer that died before it completed) changes nothing again. */
-  eventId: string;
-}
-
-/** The cases an activity event counts into or out of, and the one whose timeline shows its completion. */
-export function caseChangesOf(event: Pick<ActivityEventNews, 'type' | 'activity' | 'previousCaseId'>): { adds: string[]; removes: string[]; completed: string | null } {
-  const { type, activity, previousCaseId } = event;
-  const caseId = activity.case_id;
-  const adds: string[] = [];
-  const removes: string[] = [];
-  if (type === 'activity.created' && caseId) adds.push(caseId);
-  if (type === 'activity.deleted' && caseId) removes.push(caseId);
-  if (type === 'activity.updated' && previousCaseId !== undefined && previousCaseId !== caseId) {
-    if (previousCaseId) removes.push(previousCaseId);
-    if (caseId) adds.push(caseId);
-  }
-  return { adds, removes, completed: type === 'activity.completed' ? caseId : null };
-}
-
-/** Activity events remembered per case as applied: far more than can be in flight for one case while a claim goes stale. */
-const COUNTED_EVENTS_KEPT = 200;
 
 const fields = new FieldChanges<CaseRecord>({
   empty: { labels: [], metadata: {} },
@@ -88,9 +57,12 @@ export class Cases {
   private readonly deps: CasesDeps;
   private readonly links: RecordLinks;
 
+  private readonly counts: CaseActivityCounts;
+
   constructor(deps: CasesDeps) {
     this.deps = deps;
     this.links = new RecordLinks({ clients: deps.clientLinks, users: deps.users });
+    this.counts = new CaseActivityCounts(deps.cases);
   }
 
   /** The detail read shape, as events carry it; the links in `known` (what a check found) are not read back. */
@@ -157,7 +129,7 @@ export class Cases {
       ...base,
       ...derivedFields(base),
       ...slaSignals(base, who.settings.timezone, now),
-      timeline: timelineWith(null, [this.entry(who, 'case_created', 'Case created', now)]),
+      timeline: withEntries(null, timelineEntry(who, 'case_created', 'Case created', now)),
     };
     const event = newEvent('case.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.cases.insert(record, [event]);
@@ -190,13 +162,8 @@ export class Cases {
     const { status, priority, area, client_id, responsible_id, phase, search } = q;
     if (phase) this.checkPhase(who, phase);
     const filter: CaseFilter = { status, priority, area, client_id, responsible_id, phase, search };
-    if (q.from || q.to) {
-      const tz = who.settings.timezone;
-      filter.created = {
-        from: q.from ? zonedMoment(q.from, tz, '00:00:00') : undefined,
-        before: q.to ? zonedMoment(nextDay(q.to), tz, '00:00:00') : undefined,
-      };
-    }
+    const created = zonedDays(q.from, q.to, who.settings.timezone);
+    if (created) filter.created = created;
     const { records, total } = await this.deps.cases.list(who.teamId, filter, q);
     const links = await this.links.of(who.teamId, records);
     return { items: records.map((r) => listItemShape(r, links)), total };
@@ -227,9 +194,9 @@ export class Cases {
         const events: DomainEvent[] = [];
         const otherFields = changed.filter((f) => !['phase', 'status', 'archived_at'].includes(f));
         const archiving = next.status === 'arquivado' && current.status === 'ativo';
-        if (changed.includes('phase')) entries.push(this.entry(who, 'phase_change', `Phase changed from ${current.phase} to ${next.phase}`, now));
-        if (changed.includes('status')) entries.push(this.entry(who, 'status_change', `Status changed from ${current.status} to ${next.status}`, now));
-        if (otherFields.length) entries.push(this.entry(who, 'case_updated', `Updated ${otherFields.join(', ')}`, now));
+        if (changed.includes('phase')) entries.push(timelineEntry(who, 'phase_change', `Phase changed from ${current.phase} to ${next.phase}`, now));
+        if (changed.includes('status')) entries.push(timelineEntry(who, 'status_change', `Status changed from ${current.status} to ${next.status}`, now));
+        if (otherFields.length) entries.push(timelineEntry(who, 'case_updated', `Updated ${otherFields.join(', ')}`, now));
         if (otherFields.length || changed.includes('phase') || (changed.includes('status') && !archiving)) {
           events.push(newEvent('case.updated', who.teamId, detail, previous, who.userId));
         }
@@ -241,7 +208,7 @@ export class Cases {
           ...derivedFields(next),
           sla_warning_at: next.sla_warning_at,
           sla_overdue_at: next.sla_overdue_at,
-          timeline: timelineWith(current.timeline, entries),
+          timeline: withEntries(current.timeline, ...entries),
         };
         for (const f of changed) Object.assign(set, { [f]: next[f] });
         return { result: { id, ...sent, title: next.title, updated_at: iso(now) }, write: { set, events } };
@@ -260,10 +227,10 @@ export class Cases {
         const now = new Date();
         const set = { status: 'arquivado' as const, archived_at: now, updated_at: now, sla_warning_at: null, sla_overdue_at: null };
         const event = newEvent('case.archived', who.teamId, this.detailWith({ ...current, ...set }, links), { status: 'ativo', archived_at: null }, who.userId);
-        const entry = this.entry(who, 'status_change', 'Status changed from ativo to arquivado', now);
+        const entry = timelineEntry(who, 'status_change', 'Status changed from ativo to arquivado', now);
         return {
           result: archived({ id, status: 'arquivado', archived_at: iso(now) }),
-          write: { set: { ...set, timeline: timelineWith(current.timeline, [entry]) }, events: [event] },
+          write: { set: { ...set, timeline: withEntries(current.timeline, entry) }, events: [event] },
         };
       },
       ['timeline'],
@@ -271,19 +238,7 @@ export class Cases {
   }
 
   async timeline(who: Who, id: string, limit: number) {
-    const record = await this.deps.cases.get(who.teamId, id, ['timeline']);
-    const entries = timelineEntries(record.timeline).reverse().slice(0, limit);
-    const userIds = [...new Set(entries.map((e) => e.user_id).filter((u): u is string => !!u))];
-    const users = userIds.length ? await this.deps.users.find(who.teamId, userIds) : new Map<string, DirectoryUser>();
-    return entries.map((e) =>
-      exact<TimelineEvent>()({
-        id: e.id,
-        type: e.type,
-        description: e.description,
-        user: e.user_id ? { id: e.user_id, name: users.get(e.user_id)?.name ?? null } : null,
-        created_at: iso(e.created_at),
-      }),
-    );
+    return timelineOf(await this.deps.cases.get(who.teamId, id, ['timeline']), limit, this.deps.users);
   }
 
   async activities(who: Who, id: string, q: ListQuery) {
@@ -328,53 +283,9 @@ export class Cases {
     return { id: r._id, title: r.title, number: r.number, status: r.status, updated_at: iso(r.updated_at) };
   }
 
-  /**
-   * An activity event's news for its case (docs/decisions.md §5: activities_count counts the
-   * case's activities in any status; the timeline shows activity_added and
-   * activity_completed). The consumer's dedupe runs each event once.
-   */
-  async recordActivityEvent(event: ActivityEventNews): Promise<void> {
-    const { teamId, activity, actorId, at, eventId } = event;
-    const { adds, removes, completed } = caseChangesOf(event);
-    const who = { userId: actorId };
-    for (const id of removes) await this.countActivity(teamId, id, eventId, -1, null);
-    for (const id of adds) await this.countActivity(teamId, id, eventId, +1, this.entry(who, 'activity_added', `Activity added: ${activity.title}`, at));
-    if (completed) await this.countActivity(teamId, completed, eventId, 0, this.entry(who, 'activity_completed', `Activity completed: ${activity.title}`, at));
-  }
-
-  /**
-   * Applies one event to a case once: the event's id is written with the count, so a
-   * copy of it (the consumer's claim and the count are two writes, and a consumer can
-   * die between them) finds it counted.
-   */
-  private async countActivity(teamId: string, caseId: string, eventId: string, delta: number, entry: TimelineEntry | null): Promise<void> {
-    try {
-      await this.deps.cases.update(
-        teamId,
-        caseId,
-        async (current) => {
-          const counted = current.counted_events ?? [];
-          if (counted.includes(eventId)) return { result: undefined };
-          return {
-            result: undefined,
-            write: {
-              set: {
-                // Not clamped: a delete applied before its create (a retried create) must still cancel it.
-                activities_count: current.activities_count + delta,
-                counted_events: [...counted, eventId].slice(-COUNTED_EVENTS_KEPT),
-                ...(entry ? { timeline: timelineWith(current.timeline, [entry]) } : {}),
-              },
-              events: [],
-            },
-          };
-        },
-        ['timeline', 'counted_events'],
-      );
-    } catch (err) {
-      // A case of another team or one that does not exist has nothing to count.
-      if (err instanceof AppError && err.status === 404) return;
-      throw err;
-    }
+  /** An activity event's news for its case (CaseActivityCounts). */
+  recordActivityEvent(event: ActivityEventNews): Promise<void> {
+    return this.counts.record(event);
   }
 
   countByClient(teamId: string, clientIds: string[]): Promise<Record<string, number>> {
@@ -392,9 +303,5 @@ export class Cases {
 
   phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
     return this.deps.cases.phasesInUse(teamId, phases);
-  }
-
-  private entry(who: Pick<Who, 'userId'> | { userId: string | null }, type: TimelineEntry['type'], description: string, at: Date): TimelineEntry {
-    return { id: newId('evt'), type, description, user_id: who.userId, created_at: at };
   }
 }

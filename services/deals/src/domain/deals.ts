@@ -13,7 +13,7 @@ import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/reco
 import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import { newId } from '@lpm/shared/ids';
-import { DAY_MS, iso, nextDay, zonedMoment } from '@lpm/shared/time';
+import { DAY_MS, iso, zonedDays } from '@lpm/shared/time';
 import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
 import type { CreateDealBody, DealDetail, DealListQuery, DealPhaseMove, DealsSummary, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
@@ -161,13 +161,8 @@ export class Deals {
         max: q.max_value === undefined ? undefined : Math.floor(Math.round(q.max_value * 1e6) / 1e4),
       };
     }
-    if (q.from || q.to) {
-      const tz = who.settings.timezone;
-      filter.created = {
-        from: q.from ? zonedMoment(q.from, tz, '00:00:00') : undefined,
-        before: q.to ? zonedMoment(nextDay(q.to), tz, '00:00:00') : undefined,
-      };
-    }
+    const created = zonedDays(q.from, q.to, who.settings.timezone);
+    if (created) filter.created = created;
     const { records, total } = await this.deps.deals.list(who.teamId, filter, q);
     const links = await this.links.of(who.teamId, records);
     return { items: records.map((r) => listItemShape(r, links)), total };

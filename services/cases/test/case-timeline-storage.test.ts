@@ -2,7 +2,7 @@
 // as documents are read, and extended, as they are.
 import { identity } from '@lpm/test-kit/teams';
 import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { TIMELINE_KEPT, timelineEntries, timelineWith } from '../src/domain/stored-timeline.ts';
+import { TIMELINE_KEPT, timelineEntries, withEntries } from '../src/domain/case-timeline.ts';
 import { startCases, type CasesUnderTest } from './helper.ts';
 
 let sut: CasesUnderTest;
@@ -36,11 +36,8 @@ test('when a case stored with its timeline as documents is updated, then the tim
 
 test('when entries pass the number kept, then the oldest go and each entry keeps its instant', () => {
   const entry = (i: number) => ({ id: `evt_${i}`, type: 'case_updated' as const, description: `Update ${i}`, user_id: null, created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
-  const packed = timelineWith(
-    null,
-    Array.from({ length: TIMELINE_KEPT + 5 }, (_, i) => entry(i)),
-  );
-  const entries = timelineEntries(timelineWith(packed, [entry(500)]));
+  const packed = withEntries(null, ...Array.from({ length: TIMELINE_KEPT + 5 }, (_, i) => entry(i)));
+  const entries = timelineEntries(withEntries(packed, entry(500)));
   expect(entries).toHaveLength(TIMELINE_KEPT);
   expect(entries[0]).toEqual(entry(6));
   expect(entries.at(-1)).toEqual(entry(500));

@@ -1,0 +1,97 @@
+// SearchIndex snapshots: a team loaded from the one the last process saved, and when
+// it is read whole instead (pages and freshness: search-index.test.ts).
+import { type SearchQuery } from '../src/store/search-index.ts';
+import { SEARCH_SNAPSHOTS } from '../src/store/search-snapshots.ts';
+import { waitFor } from '@lpm/test-kit/wait';
+import { answer, db, type Doc, expectPlainAnswers, finds, make, NEEDLES, partReads, plain, replica, search, searchIndexSuite, snapshotInserts, SORTS, WHERES, WINDOWS } from './search-index-suite.ts';
+
+searchIndexSuite('search_index_snapshots');
+
+describe('SearchIndex snapshots', () => {
+  const q: SearchQuery = { contains: { text: 'acao' }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 20 };
+  const heads = () => db.collection<{ _id: string; snapshot: string; entries: number }>(SEARCH_SNAPSHOTS);
+  /** Finds of `team`'s whole set of records (no marker, no id): the read a snapshot spares. */
+  const wholeReads = (team: string) => finds.filter((f) => Object.keys(f).length === 1 && f.team_id === team).length;
+  const savedWith = (team: string, entries: number) =>
+    waitFor(`the snapshot of ${team} with ${entries} entries`, async () => (await heads().findOne({ _id: `docs:${team}` }))?.entries === entries);
+
+  it('when a process starts after another read a team, then it answers from the stored snapshot and the slots after it, as the plain query, without reading the team', async () => {
+    const team = 'team_snapshot';
+    const first = replica({ snapshotMinRecords: 50 });
+    for (let i = 0; i < 60; i++) await first.insert(make(team, i), []);
+    expect(await answer(first, team, q)).toEqual(await plain(team, q));
+    await savedWith(team, 60);
+    // Written after the snapshot: a new record, and a change of one the snapshot holds.
+    await first.insert(make(team, 600), []);
+    const changed = (await db.collection<Doc>('docs').findOne({ team_id: team, text: { $regex: 'acao' } }))!;
+    await first.update(team, changed._id, async () => ({ result: null, write: { set: { text: 'no longer found', title: 'zz' }, events: [] } }));
+
+    finds.length = 0;
+    const restarted = replica();
+    await expectPlainAnswers(restarted, team, NEEDLES.slice(0, 4), WHERES.slice(0, 3), SORTS.slice(0, 3), WINDOWS.slice(0, 3));
+    expect(wholeReads(team)).toBe(0);
+    expect(search(restarted).held).toBe(61);
+    // A team under the threshold is read whole each time, in well under a second: no snapshot.
+    const small = 'team_snapshot_small';
+    for (let i = 0; i < 10; i++) await first.insert(make(small, i), []);
+    expect(await answer(first, small, q)).toEqual(await plain(small, q));
+    expect(snapshotInserts.filter((d) => d.team_id === team).length).toBeGreaterThan(0);
+    expect(snapshotInserts.filter((d) => d.team_id === small)).toEqual([]);
+    first.search!.stop();
+    restarted.search!.stop();
+  });
+
+  it('when a stored snapshot nears the age past which it is not used and nobody searches its team, then refreshSnapshots brings it forward from itself and the slots since, so a search an hour later is answered from it', async () => {
+    const team = 'team_snapshot_refresh';
+    let now = Date.now();
+    const first = replica({ clock: () => now, snapshotMinRecords: 0 });
+    for (let i = 0; i < 8; i++) await first.insert(make(team, i), []);
+    await answer(first, team, q);
+    await savedWith(team, 8);
+    first.search!.stop();
+
+    // 50 minutes on the snapshot is still used (an hour of slots) but near its end; a record written since.
+    now += 50 * 60_000;
+    await first.insert(make(team, 8), []);
+    finds.length = 0;
+    const other = replica({ clock: () => now, snapshotMinRecords: 0 });
+    expect(await search(other).refreshSnapshots()).toContain(team);
+    expect(wholeReads(team)).toBe(0);
+    expect(search(other).held).toBe(0);
+    expect((await heads().findOne({ _id: `docs:${team}` }))?.entries).toBe(9);
+
+    // 90 minutes after the first save, which alone would be read no more: the search is
+    // answered from the snapshot (its entries are then read again in the background, as
+    // every team's are once REBUILD_MS old).
+    now += 40 * 60_000;
+    partReads.length = 0;
+    const later = replica({ clock: () => now, snapshotMinRecords: 0 });
+    expect(await answer(later, team, q)).toEqual(await plain(team, q));
+    expect(partReads.filter((f) => f.team_id === team).length).toBe(1);
+    for (const s of [other, later]) s.search!.stop();
+  });
+
+  it('when the stored snapshot is older than the slots it may catch up, or lost a part, then the team is read whole again and saved anew', async () => {
+    const team = 'team_snapshot_old';
+    let now = Date.now();
+    const first = replica({ clock: () => now, snapshotMinRecords: 0 });
+    for (let i = 0; i < 8; i++) await first.insert(make(team, i), []);
+    await answer(first, team, q);
+    await savedWith(team, 8);
+    const { snapshot } = (await heads().findOne({ _id: `docs:${team}` }))!;
+
+    now += 2 * 3_600_000;
+    finds.length = 0;
+    const late = replica({ clock: () => now, snapshotMinRecords: 0 });
+    expect(await answer(late, team, q)).toEqual(await plain(team, q));
+    expect(wholeReads(team)).toBe(1);
+    await waitFor('a new snapshot', async () => (await heads().findOne({ _id: `docs:${team}` }))?.snapshot !== snapshot);
+
+    await db.collection(SEARCH_SNAPSHOTS).deleteMany({ team_id: team, kind: 'part' });
+    finds.length = 0;
+    const another = replica({ clock: () => now, snapshotMinRecords: 0 });
+    expect(await answer(another, team, q)).toEqual(await plain(team, q));
+    expect(wholeReads(team)).toBe(1);
+    for (const s of [first, late, another]) s.search!.stop();
+  });
+});
