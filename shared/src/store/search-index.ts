@@ -115,6 +115,10 @@ export class SearchIndex {
     this.snapshots = new SearchSnapshots(opts.db, opts.collection, opts.fields);
   }
 
+  private warn(message: string, fields: Record<string, unknown>): void {
+    this.opts.logger?.warn({ collection: this.opts.collection, ...fields }, message);
+  }
+
   private get col(): Collection<{ _id: string; version?: number }> {
     return this.opts.db.collection<{ _id: string; version?: number }>(this.opts.collection);
   }
@@ -196,7 +200,7 @@ export class SearchIndex {
   private async readFirst(teamId: string): Promise<TeamEntries | null> {
     const oldestSlot = writeSlotOf(this.clock() + CLOCKS_APART_MS) - SNAPSHOT_SLOTS;
     const snapshot = await this.snapshots.load(teamId, oldestSlot).catch((err: unknown) => {
-      this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'search snapshot not read; the team is read instead');
+      this.warn('search snapshot not read; the team is read instead', { err, team_id: teamId });
       return null;
     });
     if (!snapshot) return this.read(teamId);
@@ -237,14 +241,14 @@ export class SearchIndex {
     team.savedAt = this.clock();
     this.snapshots
       .save(teamId, team.table.rows(), team.settledBefore, team.builtAt)
-      .catch((err: unknown) => this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'search snapshot not saved; tried again later'))
+      .catch((err: unknown) => this.warn('search snapshot not saved; tried again later', { err, team_id: teamId }))
       .finally(() => (team.saving = false));
   }
 
   private tooBigNow(teamId: string): null {
     this.teams.delete(teamId);
     this.tooBig.set(teamId, this.clock() + TOO_BIG_MS);
-    this.opts.logger?.warn({ collection: this.opts.collection, team_id: teamId, max_records: this.maxRecords }, 'team too big to search in process; searched by the plain query');
+    this.warn('team too big to search in process; searched by the plain query', { team_id: teamId, max_records: this.maxRecords });
     return null;
   }
 
@@ -272,7 +276,7 @@ export class SearchIndex {
       })
       .catch((err: unknown) => {
         old.rebuilding = false;
-        this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'search entries not read again; tried at the next search');
+        this.warn('search entries not read again; tried at the next search', { err, team_id: teamId });
       });
   }
 
@@ -319,9 +323,9 @@ export class SearchIndex {
 
   /** Looks for snapshots to bring forward every REFRESH_EVERY_MS, one replica at a time, from the first write or search on. */
   private refreshLater(): void {
-    this.refresher ??= everyUnderLease(this.opts.db, `search-snapshots:${this.opts.collection}`, REFRESH_EVERY_MS, () => this.refreshSnapshots(), (err) =>
-      this.opts.logger?.warn({ err, collection: this.opts.collection }, 'search snapshots not brought forward; tried again later'),
-    );
+    const key = `search-snapshots:${this.opts.collection}`;
+    const failed = (err: unknown) => this.warn('search snapshots not brought forward; tried again later', { err });
+    this.refresher ??= everyUnderLease(this.opts.db, key, REFRESH_EVERY_MS, () => this.refreshSnapshots(), failed);
   }
 
   /**
