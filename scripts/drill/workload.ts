@@ -193,35 +193,48 @@ export class Workload {
     const n = this.stories.length;
     const s: Story = { team: team.id, dealValue: 1000 + (n % 97) * 10, won: false, recurringTitle: `Revisar contrato ${n}`, completed: false, noteDeleted: false, amount: 100 + (n % 13) * 5, paid: false, uncertain: false };
     this.stories.push(s);
-    const w = (method: string, path: string, body: unknown, owes: (d: Record<string, JsonAnswer>) => string[]) => this.write(team, method, path, body, owes);
+    const w: StoryWrite = (method, path, body, owes) => this.write(team, method, path, body, owes);
     try {
-      s.clientId = (await w('POST', '/v1/clients', { type: 'PF', name: `Cliente ${n}` }, (d) => [`client.created ${d.id}`]))!.id;
-      s.caseId = (await w('POST', '/v1/cases', { title: `Processo ${n}`, client_id: s.clientId }, (d) => [`case.created ${d.id}`]))!.id;
-      s.dealId = (await w('POST', '/v1/deals', { title: `Negócio ${n}`, value: s.dealValue, client_id: s.clientId }, (d) => [`deal.created ${d.id}`]))!.id;
-      await w('PUT', `/v1/deals/${s.dealId}/phase`, { phase: DEFAULT_DEAL_PHASES[1].name }, () => [`deal.phase_changed ${s.dealId}`]);
-      const won = await w('PUT', `/v1/deals/${s.dealId}/won`, { final_value: s.dealValue, create_case: true, case_data: { title: `Caso ganho ${n}`, area: 'civel' } }, (d) =>
-        d.case_created ? [`deal.won ${s.dealId}`, `case.created ${d.case_created.id}`] : [`deal.won ${s.dealId}`],
-      );
-      s.won = true;
-      s.wonCaseId = won?.case_created?.id;
-      if (!s.wonCaseId) s.uncertain = true;
-      s.recurringId = (await w('POST', '/v1/activities', { type: 'task', title: s.recurringTitle, case_id: s.caseId, due_date: FAR_DUE, recurrence: { frequency: 'weekly', interval: 1 } }, (d) => [`activity.created ${d.id}`]))!.id;
-      await w('PUT', `/v1/activities/${s.recurringId}/complete`, { notes: 'feito' }, () => [`activity.completed ${s.recurringId}`]);
-      s.completed = true;
-      await w('PUT', `/v1/cases/${s.caseId}`, { phase: DEFAULT_CASE_PHASES[1] }, () => [`case.phase_changed ${s.caseId}`]);
-      s.financialId = (await w('POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: `Honorários ${n}`, amount: s.amount, date: today(), client_id: s.clientId, case_id: s.caseId }, (d) => [`financial.created ${d.id}`]))!.id;
-      await w('PUT', `/v1/financial/${s.financialId}`, { status: 'paid' }, () => [`financial.paid ${s.financialId}`]);
-      s.paid = true;
-      await w('PUT', `/v1/clients/${s.clientId}`, { notes: `Atualizado ${n}` }, () => [`client.updated ${s.clientId}`]);
-      s.noteId = (await w('POST', '/v1/activities', { type: 'note', title: `Nota ${n}`, case_id: s.caseId }, (d) => [`activity.created ${d.id}`]))!.id;
-      await w('DELETE', `/v1/activities/${s.noteId}`, undefined, () => []);
-      s.noteDeleted = true;
+      await this.clientCaseAndDeal(s, n, w);
+      await this.activitiesAndFee(s, n, w);
     } catch (e) {
       if (!(e instanceof Refused)) throw e;
       s.uncertain = true;
     }
   }
+
+  /** The story's client, its case, and its deal moved and won into a second case. */
+  private async clientCaseAndDeal(s: Story, n: number, w: StoryWrite): Promise<void> {
+    s.clientId = (await w('POST', '/v1/clients', { type: 'PF', name: `Cliente ${n}` }, (d) => [`client.created ${d.id}`]))!.id;
+    s.caseId = (await w('POST', '/v1/cases', { title: `Processo ${n}`, client_id: s.clientId }, (d) => [`case.created ${d.id}`]))!.id;
+    s.dealId = (await w('POST', '/v1/deals', { title: `Negócio ${n}`, value: s.dealValue, client_id: s.clientId }, (d) => [`deal.created ${d.id}`]))!.id;
+    await w('PUT', `/v1/deals/${s.dealId}/phase`, { phase: DEFAULT_DEAL_PHASES[1].name }, () => [`deal.phase_changed ${s.dealId}`]);
+    const won = await w('PUT', `/v1/deals/${s.dealId}/won`, { final_value: s.dealValue, create_case: true, case_data: { title: `Caso ganho ${n}`, area: 'civel' } }, (d) =>
+      d.case_created ? [`deal.won ${s.dealId}`, `case.created ${d.case_created.id}`] : [`deal.won ${s.dealId}`],
+    );
+    s.won = true;
+    s.wonCaseId = won?.case_created?.id;
+    if (!s.wonCaseId) s.uncertain = true;
+  }
+
+  /** The story's recurring task completed, case moved, fee paid, client updated, note written and deleted. */
+  private async activitiesAndFee(s: Story, n: number, w: StoryWrite): Promise<void> {
+    s.recurringId = (await w('POST', '/v1/activities', { type: 'task', title: s.recurringTitle, case_id: s.caseId, due_date: FAR_DUE, recurrence: { frequency: 'weekly', interval: 1 } }, (d) => [`activity.created ${d.id}`]))!.id;
+    await w('PUT', `/v1/activities/${s.recurringId}/complete`, { notes: 'feito' }, () => [`activity.completed ${s.recurringId}`]);
+    s.completed = true;
+    await w('PUT', `/v1/cases/${s.caseId}`, { phase: DEFAULT_CASE_PHASES[1] }, () => [`case.phase_changed ${s.caseId}`]);
+    s.financialId = (await w('POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: `Honorários ${n}`, amount: s.amount, date: today(), client_id: s.clientId, case_id: s.caseId }, (d) => [`financial.created ${d.id}`]))!.id;
+    await w('PUT', `/v1/financial/${s.financialId}`, { status: 'paid' }, () => [`financial.paid ${s.financialId}`]);
+    s.paid = true;
+    await w('PUT', `/v1/clients/${s.clientId}`, { notes: `Atualizado ${n}` }, () => [`client.updated ${s.clientId}`]);
+    s.noteId = (await w('POST', '/v1/activities', { type: 'note', title: `Nota ${n}`, case_id: s.caseId }, (d) => [`activity.created ${d.id}`]))!.id;
+    await w('DELETE', `/v1/activities/${s.noteId}`, undefined, () => []);
+    s.noteDeleted = true;
+  }
 }
+
+/** One write of a story, answered for good: its data, or null when a retry found it had taken effect. */
+type StoryWrite = (method: string, path: string, body: unknown, owes: (d: Record<string, JsonAnswer>) => string[]) => Promise<Record<string, JsonAnswer> | null>;
 
 class Refused extends Error {}
 
