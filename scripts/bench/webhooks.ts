@@ -116,6 +116,60 @@ export async function capacityScenario(
   }
 }
 
+/** The scenarios of the section, in their order. */
+function webhookScenarios(): WebhookScenario[] {
+  const steady = { rate: STEADY_RATE, hooksPerTeam: 1, seconds: STEADY_SECONDS };
+  return [
+    { ...steady, key: 'warmup', name: `warm-up (${STEADY_WARMUP_SECONDS} s, no target), receiver answers at once`, delayMs: 0, withTimeout: false, seconds: STEADY_WARMUP_SECONDS },
+    { ...steady, key: 'steady', name: `${STEADY_RATE} writes/s, receiver answers at once`, delayMs: 0, withTimeout: false },
+    { ...steady, key: 'steady_slow', name: `${STEADY_RATE} writes/s, receiver answers after 50 ms`, delayMs: 50, withTimeout: false },
+    { ...steady, key: 'steady_timeout', name: `${STEADY_RATE} writes/s, at once, beside a webhook per team that times out`, delayMs: 0, withTimeout: true },
+    { ...steady, key: 'steady_200', name: `${2 * STEADY_RATE} writes/s, receiver answers at once`, rate: 2 * STEADY_RATE, delayMs: 0, withTimeout: false },
+    {
+      ...steady,
+      key: 'fanout',
+      name: `${FANOUT_RATE} writes/s, ${FANOUT_HOOKS} webhooks a team answering after 50 ms (${FANOUT_RATE * FANOUT_HOOKS} deliveries/s offered)`,
+      rate: FANOUT_RATE,
+      hooksPerTeam: FANOUT_HOOKS,
+      delayMs: 50,
+      withTimeout: false,
+    },
+    {
+      ...steady,
+      key: 'fanout_throttled',
+      name: `fanout beside one webhook limited to ${THROTTLED_RATE} deliveries/s`,
+      rate: FANOUT_RATE,
+      hooksPerTeam: FANOUT_HOOKS,
+      delayMs: 50,
+      withTimeout: false,
+      throttled: THROTTLED_RATE,
+    },
+  ];
+}
+
+/** The figures of one scenario, under `webhooks.<key>.*`. */
+function recordScenario(b: Bench, key: string, f: WebhookFigures): void {
+  b.record(`webhooks.${key}.roundtrips_per_delivery`, f.roundtripsPerDelivery);
+  if (key === 'fanout') b.record('webhooks.roundtrips_per_delivery', f.roundtripsPerDelivery);
+  b.record(`webhooks.${key}.p50_ms`, f.p50);
+  b.record(`webhooks.${key}.p99_ms`, f.p99);
+  b.record(`webhooks.${key}.max_ms`, f.max);
+  b.record(`webhooks.${key}.delivered_ratio`, f.arrived / Math.max(f.owed, 1));
+  b.record(`webhooks.${key}.duplicates`, f.duplicates);
+  b.record(`webhooks.${key}.max_backlog`, f.maxBacklog);
+  b.record(`webhooks.${key}.deliveries_per_s`, f.perSecond);
+  b.record(`webhooks.${key}.written`, f.written);
+  b.record(`webhooks.${key}.write_errors`, f.writeErrors);
+  b.record(`webhooks.${key}.write_p50_ms`, f.writeP50);
+  b.record(`webhooks.${key}.write_p99_ms`, f.writeP99);
+  b.record(`webhooks.${key}.write_roundtrips`, f.writeRoundtrips);
+  recordLoad(b, `webhooks.${key}`, f.load);
+  if (f.throttled) {
+    b.record(`webhooks.${key}.throttled_delivered_ratio`, f.throttled.arrived / Math.max(f.throttled.owed, 1));
+    b.record(`webhooks.${key}.throttled_busiest_second`, f.throttled.busiestSecond);
+  }
+}
+
 export async function webhooksSection(b: Bench): Promise<void> {
   const sys = await b.system();
   console.log(
@@ -130,56 +184,12 @@ export async function webhooksSection(b: Bench): Promise<void> {
     const wb: WebhookBench = { bench: b, sys, events, clients, created: 0 };
     await webhooksSettled(b.vhost, sys.tree.exchange, 600_000);
     const figures: WebhookFigures[] = [];
-    const steady = { rate: STEADY_RATE, hooksPerTeam: 1, seconds: STEADY_SECONDS };
-    const scenarios: WebhookScenario[] = [
-      { ...steady, key: 'warmup', name: `warm-up (${STEADY_WARMUP_SECONDS} s, no target), receiver answers at once`, delayMs: 0, withTimeout: false, seconds: STEADY_WARMUP_SECONDS },
-      { ...steady, key: 'steady', name: `${STEADY_RATE} writes/s, receiver answers at once`, delayMs: 0, withTimeout: false },
-      { ...steady, key: 'steady_slow', name: `${STEADY_RATE} writes/s, receiver answers after 50 ms`, delayMs: 50, withTimeout: false },
-      { ...steady, key: 'steady_timeout', name: `${STEADY_RATE} writes/s, at once, beside a webhook per team that times out`, delayMs: 0, withTimeout: true },
-      { ...steady, key: 'steady_200', name: `${2 * STEADY_RATE} writes/s, receiver answers at once`, rate: 2 * STEADY_RATE, delayMs: 0, withTimeout: false },
-      {
-        ...steady,
-        key: 'fanout',
-        name: `${FANOUT_RATE} writes/s, ${FANOUT_HOOKS} webhooks a team answering after 50 ms (${FANOUT_RATE * FANOUT_HOOKS} deliveries/s offered)`,
-        rate: FANOUT_RATE,
-        hooksPerTeam: FANOUT_HOOKS,
-        delayMs: 50,
-        withTimeout: false,
-      },
-      {
-        ...steady,
-        key: 'fanout_throttled',
-        name: `fanout beside one webhook limited to ${THROTTLED_RATE} deliveries/s`,
-        rate: FANOUT_RATE,
-        hooksPerTeam: FANOUT_HOOKS,
-        delayMs: 50,
-        withTimeout: false,
-        throttled: THROTTLED_RATE,
-      },
-    ];
+    const scenarios = webhookScenarios();
     for (const [i, s] of scenarios.entries()) {
       if (s.seconds <= 0 || (WEBHOOK_SCENARIOS && !WEBHOOK_SCENARIOS.includes(s.key))) continue;
       const f = await webhookScenario(s, wb, i, receivers);
       figures.push(f);
-      b.record(`webhooks.${s.key}.roundtrips_per_delivery`, f.roundtripsPerDelivery);
-      if (s.key === 'fanout') b.record('webhooks.roundtrips_per_delivery', f.roundtripsPerDelivery);
-      b.record(`webhooks.${s.key}.p50_ms`, f.p50);
-      b.record(`webhooks.${s.key}.p99_ms`, f.p99);
-      b.record(`webhooks.${s.key}.max_ms`, f.max);
-      b.record(`webhooks.${s.key}.delivered_ratio`, f.arrived / Math.max(f.owed, 1));
-      b.record(`webhooks.${s.key}.duplicates`, f.duplicates);
-      b.record(`webhooks.${s.key}.max_backlog`, f.maxBacklog);
-      b.record(`webhooks.${s.key}.deliveries_per_s`, f.perSecond);
-      b.record(`webhooks.${s.key}.written`, f.written);
-      b.record(`webhooks.${s.key}.write_errors`, f.writeErrors);
-      b.record(`webhooks.${s.key}.write_p50_ms`, f.writeP50);
-      b.record(`webhooks.${s.key}.write_p99_ms`, f.writeP99);
-      b.record(`webhooks.${s.key}.write_roundtrips`, f.writeRoundtrips);
-      recordLoad(b, `webhooks.${s.key}`, f.load);
-      if (f.throttled) {
-        b.record(`webhooks.${s.key}.throttled_delivered_ratio`, f.throttled.arrived / Math.max(f.throttled.owed, 1));
-        b.record(`webhooks.${s.key}.throttled_busiest_second`, f.throttled.busiestSecond);
-      }
+      recordScenario(b, s.key, f);
     }
     if (!WEBHOOK_SCENARIOS || WEBHOOK_SCENARIOS.includes('capacity')) {
       const capacity = await capacityScenario(wb, receivers);
