@@ -91,7 +91,7 @@ const attemptOf = (d: DeliveryRecord, n = 1): AttemptRecord => ({
 /** A delivery stored with its first attempt, as the fan-out stores one. */
 async function delivered(webhookId: string, createdAt: Date): Promise<DeliveryRecord> {
   const d = deliveryOf(webhookId, createdAt);
-  await deliveries.recordAttempt(attemptOf(d), d.created_at);
+  await deliveries.attempts.recordAttempt(attemptOf(d), d.created_at);
   expect(await deliveries.insert(d)).toBe('inserted');
   return d;
 }
@@ -186,7 +186,7 @@ test('when a pending delivery is skipped before any attempt, then the log counts
   await deliveries.skip(stored);
   await deliveries.skip(stored);
   // Retried through the API: a manual attempt 1 does not count the delivery again.
-  await deliveries.recordAttempt(attemptOf(stored), null);
+  await deliveries.attempts.recordAttempt(attemptOf(stored), null);
   await foldAll();
   await expectPagesAgree(hook, 2);
   const c = await watched.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: hook });
@@ -210,7 +210,7 @@ test('when deliveries were stored before the markers, then the plain query serve
   const owed = (await deliveries.get(old[0]._id))!;
   expect(owed.log_backfilled).toBe(true);
   expect(countsInLog(owed)).toBe(false);
-  await deliveries.recordAttempt(attemptOf(owed), countsInLog(owed) ? owed.created_at : null);
+  await deliveries.attempts.recordAttempt(attemptOf(owed), countsInLog(owed) ? owed.created_at : null);
   await foldAll();
 
   expect(await watched.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: hook })).toMatchObject({ log_ready: true });

@@ -110,10 +110,13 @@ export const DeliveryLogHourEntity = defineEntity({
 
 export type DeliveryLogHourRecord = InferEntity<typeof DeliveryLogHourEntity>;
 
+/** The collection of deliveries (data/deliveries-repository.ts). */
+export const DELIVERIES = 'deliveries';
+
 /** One event for one webhook: the body sent on every attempt, byte for byte. */
 export const DeliveryEntity = defineEntity({
   name: 'Delivery',
-  collection: 'deliveries',
+  collection: DELIVERIES,
   properties: {
     _id: p.string().primary(),
     team_id: p.string(),
@@ -163,10 +166,13 @@ export type DeliveryRecord = Later<
 /** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
 export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day' | 'test' | 'retry_after_ms'>;
 
+/** The collection of attempts (data/attempts-repository.ts). */
+export const ATTEMPTS = 'attempts';
+
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
 export const AttemptEntity = defineEntity({
   name: 'Attempt',
-  collection: 'attempts',
+  collection: ATTEMPTS,
   properties: {
     _id: p.string().primary(),
     team_id: p.string(),
@@ -201,13 +207,16 @@ export const AttemptEntity = defineEntity({
 
 export type AttemptRecord = Later<InferEntity<typeof AttemptEntity>, 'counted' | 'day' | 'test' | 'retry_after_ms'>;
 
+/** The collection of attempt tallies (data/attempts-repository.ts; folded by data/counters-repository.ts). */
+export const ATTEMPT_TALLIES = 'attempt_tallies';
+
 /**
  * An attempt not yet in its webhook's counters: stored before the attempt itself,
  * with the same `_id`, and deleted by the fold that adds it (CountersRepository).
  */
 export const AttemptTallyEntity = defineEntity({
   name: 'AttemptTally',
-  collection: 'attempt_tallies',
+  collection: ATTEMPT_TALLIES,
   properties: {
     _id: p.string().primary(),
     webhook_id: p.string(),
@@ -225,14 +234,17 @@ export const AttemptTallyEntity = defineEntity({
 
 export type AttemptTallyRecord = Later<InferEntity<typeof AttemptTallyEntity>, 'logged' | 'skipped' | 'test'>;
 
+/** The collection of attempt claims (data/attempt-claims-repository.ts). */
+export const ATTEMPT_CLAIMS = 'attempt_claims';
+
 /**
- * One time slot of a claimed attempt (DeliveriesRepository.claimAttempt): `_id` is
+ * One time slot of a claimed attempt (AttemptClaimsRepository.claimAttempt): `_id` is
  * `<delivery id>:<attempt>:<slot>`; the slot's end is `expires_at`, and `slot` its
  * number, the sweep's equality marker (absent on claims stored before it).
  */
 export const AttemptClaimEntity = defineEntity({
   name: 'AttemptClaim',
-  collection: 'attempt_claims',
+  collection: ATTEMPT_CLAIMS,
   properties: {
     _id: p.string().primary(),
     // Who holds it: a claim is released by its holder's owner, both slots in one delete.
@@ -295,4 +307,4 @@ export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
 export const WEBHOOK_ENTITIES = [WebhookEntity, WebhookCountersEntity, DeliveryLogHourEntity, DeliveryEntity, AttemptEntity, AttemptTallyEntity, AttemptClaimEntity, WebhookTombstoneEntity, WebhookRecoveryEntity];
 
 /** Replaced by `counted_1_webhook_id_1`, which also serves the counting sweep's `{ counted: false }` (and gets a GIN index on the local store). */
-export const RETIRED_WEBHOOK_INDEXES: RetiredIndex[] = [{ collection: 'attempts', name: 'webhook_id_1_counted_1' }];
+export const RETIRED_WEBHOOK_INDEXES: RetiredIndex[] = [{ collection: ATTEMPTS, name: 'webhook_id_1_counted_1' }];

@@ -37,7 +37,7 @@ export class Deactivation {
    * call made it so (its caller then sends the alert, once its own writes are done).
    */
   async afterFailure(webhook: WebhookRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
-    const failures = await this.opts.deliveries.failuresInARow(webhook._id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
+    const failures = await this.opts.deliveries.attempts.failuresInARow(webhook._id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
     if (failures < CONSECUTIVE_FAILURES_LIMIT) return { inactive: false, deactivatedNow: false };
     return this.deactivate(webhook, 'failures');
   }

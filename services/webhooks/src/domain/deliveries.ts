@@ -26,24 +26,12 @@ import type { Deactivation } from './deactivation.ts';
 import { nextDelay } from './delay-tiers.ts';
 import { countAttempt } from './delivery-metrics.ts';
 import { attemptId, attemptRecord, newDelivery } from './delivery-records.ts';
-import type { KeyLimiter } from './key-limiter.ts';
-import { Permits } from './permits.ts';
-import { PostLatency } from './post-latency.ts';
 import { RateTurns, type RateReserver } from './rate-turns.ts';
 import type { SecretBox } from './secret-box.ts';
 import { SigningKeyCache } from './signing-key-cache.ts';
-import {
-  CLAIMED_DEFER_MS,
-  DEFER_MS,
-  QUICK_SLOT_WAIT_MS,
-  SLOT_CHECK_MS,
-  SLOT_WAIT_MS,
-  SLOW_POST_FACTOR,
-  SLOW_POST_MS,
-  STRUGGLING_DEFER_MS,
-  STRUGGLING_SLOT_WAIT_MS,
-} from './slot-timing.ts';
+import { CLAIMED_DEFER_MS } from './slot-timing.ts';
 import { signatureHeaders } from './signing.ts';
+import { WebhookSlots, type WebhookSlotsOptions } from './webhook-slots.ts';
 import { ALL_EVENTS } from './webhooks.ts';
 
 export const ATTEMPT_JOB = 'webhooks.attempt';
@@ -80,17 +68,13 @@ interface Loaded {
   made: AttemptRecord | null;
 }
 
-export interface DeliveriesOptions {
+/** With the webhooks' slots and the process's POST permits (WebhookSlotsOptions). */
+export interface DeliveriesOptions extends WebhookSlotsOptions {
   webhooks: WebhooksRepository;
   deliveries: DeliveriesRepository;
   queue: AttemptQueue;
   sender: { send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> };
   box: SecretBox;
-  limiter: KeyLimiter;
-  /** Attempts in flight to one webhook; one while its last attempt failed. */
-  perWebhook: number;
-  /** POSTs in flight in this process, whatever path they take. */
-  concurrency: number;
   deactivation: Deactivation;
   /** Delays before attempts 2..n. */
   retryDelaysMs: number[];
@@ -102,21 +86,14 @@ export interface DeliveriesOptions {
 
 export class Deliveries {
   private readonly opts: DeliveriesOptions;
-  /** Webhooks whose last attempt here failed: they get one slot, so a receiver that times out holds one, not `perWebhook`. */
-  private readonly struggling = new Set<string>();
-  /** Webhooks whose last attempt here succeeded slowly (SLOW_POST_MS). */
-  private readonly slow = new Set<string>();
-  private readonly sending: Permits;
+  private readonly slots: WebhookSlots;
   private readonly keys: SigningKeyCache;
-  /** When each POST in flight to a webhook began, by webhook. */
-  private readonly postsSince = new Map<string, number[]>();
-  private readonly postLatency = new PostLatency(SLOW_POST_MS, SLOW_POST_FACTOR);
   private readonly turns: RateTurns;
 
   constructor(opts: DeliveriesOptions) {
     this.opts = opts;
     this.turns = new RateTurns(opts.rates);
-    this.sending = new Permits(opts.concurrency);
+    this.slots = new WebhookSlots(opts);
     this.keys = new SigningKeyCache(opts.box, KEYS_KEPT);
   }
 
@@ -160,7 +137,7 @@ export class Deliveries {
       // Not its turn yet: stored pending, its attempt queued to wait for it (the event is not held meanwhile).
       if (turn.waitMs > 0) return this.waitTurn(delivery, turn);
     }
-    const release = await this.slot(webhook._id);
+    const release = await this.slots.slot(webhook._id);
     if (!release) {
       // A duplicate was stored by an earlier copy, which queued its attempt.
       if ((await this.opts.deliveries.insert(delivery)) === 'inserted') await this.defer(job);
@@ -169,7 +146,7 @@ export class Deliveries {
     try {
       const made = await this.post(job, delivery, webhook, release);
       // A success goes inside its delivery; a failure is recorded first, where the count of failures in a row (next) reads it.
-      const attempt = made.ok ? made : await this.opts.deliveries.recordAttempt(made, delivery.created_at);
+      const attempt = made.ok ? made : await this.opts.deliveries.attempts.recordAttempt(made, delivery.created_at);
       const next = await this.next(webhook, delivery, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
       const inserted = made.ok ? await this.opts.deliveries.insertWithFirstAttempt(stored, made) : await this.opts.deliveries.insert(stored);
@@ -213,7 +190,7 @@ export class Deliveries {
 
   /** Drops the claims that holders which died left behind (the maintenance job). */
   sweepClaims(): Promise<number> {
-    return this.opts.deliveries.dropExpiredClaims();
+    return this.opts.deliveries.claims.dropExpiredClaims();
   }
 
   /**
@@ -226,7 +203,7 @@ export class Deliveries {
   async attempt(job: AttemptJob): Promise<void> {
     if (job.not_before !== undefined && !(await this.turns.arrived(job, (j, delayMs) => this.opts.queue.push(j, delayMs)))) return;
     // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
-    const release = await this.slot(job.webhook_id);
+    const release = await this.slots.slot(job.webhook_id);
     if (!release) return this.defer(job);
     try {
       await this.claimed(job, release);
@@ -235,33 +212,9 @@ export class Deliveries {
     }
   }
 
-  /**
-   * A slot of the webhook's within SLOT_WAIT_MS, or within QUICK_SLOT_WAIT_MS while it
-   * answers quickly (its only one, within STRUGGLING_SLOT_WAIT_MS, while it struggles), or null,
-   * at once when one of its POSTs hangs.
-   */
-  private slot(webhookId: string): Promise<(() => void) | null> {
-    if (this.struggling.has(webhookId)) return this.opts.limiter.acquire(webhookId, STRUGGLING_SLOT_WAIT_MS, 1);
-    const now = Date.now();
-    const waitUntil = now + SLOT_WAIT_MS;
-    const giveUpAt = now + QUICK_SLOT_WAIT_MS;
-    const worthWaiting = () => {
-      if (this.struggling.has(webhookId) || this.hanging(webhookId)) return false;
-      const t = Date.now();
-      return t < waitUntil || (!this.slow.has(webhookId) && t < giveUpAt);
-    };
-    return this.opts.limiter.acquire(webhookId, SLOT_CHECK_MS, this.opts.perWebhook, worthWaiting);
-  }
-
-  /** Whether a POST to the webhook has been in flight for longer than a slow one lasts. */
-  private hanging(webhookId: string): boolean {
-    const since = this.postsSince.get(webhookId);
-    return since !== undefined && Date.now() - Math.min(...since) > this.postLatency.slowAfterMs;
-  }
-
   /** Queues again an attempt that found no free slot. */
   private defer(job: AttemptJob): Promise<void> {
-    return this.opts.queue.push(job, this.struggling.has(job.webhook_id) ? STRUGGLING_DEFER_MS : DEFER_MS);
+    return this.opts.queue.push(job, this.slots.deferMs(job.webhook_id));
   }
 
   /** Queues again an attempt another copy holds, giving the slot back first. */
@@ -272,7 +225,7 @@ export class Deliveries {
 
   /** An attempt within its slot: claimed before the "already made?" reads, so they and the POST are one step among copies. */
   private async claimed(job: AttemptJob, release: () => void): Promise<void> {
-    const claim = await this.opts.deliveries.claimAttempt(job.delivery_id, job.attempt);
+    const claim = await this.opts.deliveries.claims.claimAttempt(job.delivery_id, job.attempt);
     if (!claim) return this.putOff(job, release);
     try {
       const loaded = await this.load(job);
@@ -290,7 +243,7 @@ export class Deliveries {
       // Made and recorded by a copy that died before storing the delivery's outcome: finished from that record.
       if (made) release();
       const logged = job.attempt === 1 && !job.manual && countsInLog(delivery) ? delivery.created_at : null;
-      const attempt = made ?? (await this.opts.deliveries.recordAttempt(await this.post(job, delivery, webhook, release), logged));
+      const attempt = made ?? (await this.opts.deliveries.attempts.recordAttempt(await this.post(job, delivery, webhook, release), logged));
       const next = await this.next(webhook, delivery, job, attempt);
       await this.opts.deliveries.recordOutcome(delivery._id, next.outcome);
       await this.followUp(delivery, webhook, job, next);
@@ -304,26 +257,11 @@ export class Deliveries {
 
   /** The signed POST of an attempt, its slot given back once the answer is in. */
   private async post(job: AttemptJob, delivery: DeliveryRecord, webhook: WebhookRecord, release: () => void): Promise<AttemptRecord> {
-    const permit = await this.sending.acquire();
-    const since = this.postsSince.get(webhook._id) ?? [];
-    const began = Date.now();
-    since.push(began);
-    this.postsSince.set(webhook._id, since);
-    let result: SendResult;
-    try {
+    const result = await this.slots.post(webhook._id, () => {
       const headers = signatureHeaders(this.keys.keysOf(webhook), delivery.event_id, delivery.body);
-      result = await this.opts.sender.send(webhook.url, delivery.body, headers);
-    } finally {
-      permit();
-      since.splice(since.indexOf(began), 1);
-      if (since.length === 0) this.postsSince.delete(webhook._id);
-    }
+      return this.opts.sender.send(webhook.url, delivery.body, headers);
+    });
     countAttempt(delivery._id, result);
-    if (result.ok) this.struggling.delete(webhook._id);
-    else this.struggling.add(webhook._id);
-    if (result.ok && result.latencyMs > this.postLatency.slowAfterMs) this.slow.add(webhook._id);
-    else this.slow.delete(webhook._id);
-    if (result.statusCode !== null) this.postLatency.answered(result.latencyMs);
     release();
     return attemptRecord(delivery, job.attempt, result);
   }
@@ -338,7 +276,7 @@ export class Deliveries {
       await this.opts.deliveries.skip(delivery);
       return null;
     }
-    return { delivery, webhook, made: await this.opts.deliveries.attemptById(attemptId(delivery._id, job.attempt)) };
+    return { delivery, webhook, made: await this.opts.deliveries.attempts.attemptById(attemptId(delivery._id, job.attempt)) };
   }
 
   /** What a recorded attempt makes of its delivery: done, failed for good, or pending its next attempt (and whether it deactivated the webhook). */

@@ -38,7 +38,7 @@ export class DeliveryLog {
     const { status, event_type, event_id, ...list } = q;
     const match: LogMatch = { ...(status ? { status } : {}), ...(event_type ? { event_type } : {}), ...(event_id ? { event_id } : {}) };
     const { records, total } = await this.deliveries.page(who.teamId, webhookId, list, match);
-    const attempts = await this.deliveries.attemptsOf(webhookId, records);
+    const attempts = await this.deliveries.attempts.attemptsOf(webhookId, records);
     return { items: records.map((d) => shape(d, attempts.filter((a) => a.delivery_id === d._id))), total };
   }
 

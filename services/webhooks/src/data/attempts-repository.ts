@@ -1,0 +1,139 @@
+// Attempts and their tallies. An attempt's id is `<delivery>:<n>`, so each attempt is
+// recorded once however often its job runs. A first attempt that succeeded in the
+// fan-out is kept inside its delivery (deliveries-repository.ts); every other attempt
+// is a document of `attempts`. Each attempt is counted first by a tally, which the
+// counter fold adds to the webhook's counters and deletes (counters-repository.ts).
+// Attempts and tallies are inserted in groups (InsertBatcher).
+import type { Db } from 'mongodb';
+import { InsertBatcher } from '@lpm/shared/store/insert-batcher';
+import { bucketOf, purgeByMarker } from '@lpm/shared/store/markers';
+import { SWEEP } from '@lpm/shared/store/time-budgets';
+import { DAY_MS } from '@lpm/shared/time';
+import {
+  ATTEMPT_TALLIES,
+  ATTEMPTS,
+  type AttemptRecord,
+  type AttemptTallyRecord,
+  type DeliveryRecord,
+  type FirstAttempt,
+  type WebhookCountersRecord,
+} from './webhook-entity.ts';
+
+/** How long an attempt's record waits for others to go with it in one insert. */
+const RECORD_LINGER_MS = 20;
+
+/** Drops a deleted webhook's attempts (dropWebhookHistory): a delete by equality. */
+export async function dropAttemptsOf(db: Db, webhookId: string): Promise<number> {
+  return (await db.collection<AttemptRecord>(ATTEMPTS).deleteMany({ webhook_id: webhookId }, SWEEP)).deletedCount;
+}
+
+/** Drops a deleted webhook's tallies not folded yet (dropWebhookHistory): a delete by equality. */
+export async function dropTalliesOf(db: Db, webhookId: string): Promise<void> {
+  await db.collection<AttemptTallyRecord>(ATTEMPT_TALLIES).deleteMany({ webhook_id: webhookId }, SWEEP);
+}
+
+export class AttemptsRepository {
+  private readonly db: Db;
+  private readonly attemptInserts: InsertBatcher<AttemptRecord>;
+  private readonly tallyInserts: InsertBatcher<AttemptTallyRecord>;
+
+  constructor(db: Db) {
+    this.db = db;
+    // The first insert of a recorded attempt lingers a little for others; the later ones go with the callers it releases together.
+    this.tallyInserts = new InsertBatcher(this.tallies, { lingerMs: RECORD_LINGER_MS });
+    this.attemptInserts = new InsertBatcher(this.attempts);
+  }
+
+  private get attempts() {
+    return this.db.collection<AttemptRecord>(ATTEMPTS);
+  }
+
+  private get tallies() {
+    return this.db.collection<AttemptTallyRecord>(ATTEMPT_TALLIES);
+  }
+
+  /** The attempt recorded with this id (`<delivery>:<n>`), if any. */
+  attemptById(id: string): Promise<AttemptRecord | null> {
+    return this.attempts.findOne({ _id: id });
+  }
+
+  /**
+   * Counts an attempt: its tally, which the counter fold adds to the webhook's
+   * counters (once, by the attempt's id). `logged`: the created_at of the attempt's
+   * delivery when this attempt counts it in the delivery log (its first, not asked
+   * for through the API: `countsInLog`).
+   */
+  async countAttempt(attempt: AttemptRecord, logged: Date | null): Promise<void> {
+    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }), ...(attempt.test && { test: true }) });
+  }
+
+  /** Counts a delivery's skip in the log, at `at` (once, by the delivery's id). */
+  async countSkip(d: DeliveryRecord, at: Date): Promise<void> {
+    await this.tallyInserts.insert({ _id: `${d._id}:skipped`, webhook_id: d.webhook_id, ok: true, at, logged: d.created_at, skipped: true });
+  }
+
+  /**
+   * Counts and stores an attempt, or gives back the one recorded before (a crash or a
+   * duplicate job). The tally goes first, so a crash in between leaves an attempt
+   * counted and not yet recorded, which the attempt's retry records (never one
+   * recorded and not counted).
+   */
+  async recordAttempt(attempt: AttemptRecord, logged: Date | null = null): Promise<AttemptRecord> {
+    await this.countAttempt(attempt, logged);
+    return this.storeAttempt(attempt);
+  }
+
+  /** Stores a counted attempt, or gives back the one recorded before. */
+  async storeAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
+    if ((await this.attemptInserts.insert({ ...attempt, day: bucketOf(attempt.at, DAY_MS) })) === 'inserted') return attempt;
+    const stored = await this.attemptById(attempt._id);
+    if (!stored) throw new Error(`attempt ${attempt._id} refused as a duplicate but not found`);
+    return stored;
+  }
+
+  /** Retention: drops attempts made before `cutoff`, by their day markers (purgeByMarker). */
+  async purgeOlderThan(cutoff: Date): Promise<{ deleted: number; ranged: boolean }> {
+    return purgeByMarker(this.db, { collection: ATTEMPTS, timeField: 'at', markerField: 'day', bucketMs: DAY_MS, before: cutoff });
+  }
+
+  /** Drops attempts of webhooks not in `existing`, made before `listedBefore` (DeliveriesRepository.purgeOrphans). */
+  async purgeOrphans(existing: string[], listedBefore: Date): Promise<number> {
+    return (await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } }, SWEEP)).deletedCount;
+  }
+
+  /**
+   * The attempts of these deliveries of a webhook, by attempt number: those kept
+   * inside them, and from `attempts` (the webhook by equality: the local store reads
+   * only its attempts) those of the deliveries that may have more.
+   */
+  async attemptsOf(webhookId: string, deliveries: DeliveryRecord[]): Promise<AttemptRecord[]> {
+    const inside = deliveries.flatMap((d) => (d.first_attempt ? [attemptInside(d, d.first_attempt)] : []));
+    const more = deliveries.filter((d) => !d.first_attempt || d.attempts_count > 1 || d.status === 'pending').map((d) => d._id);
+    const stored = more.length === 0 ? [] : await this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: more } }).toArray();
+    return [...inside, ...stored].sort((a, b) => a.attempt - b.attempt);
+  }
+
+  /**
+   * How many of the webhook's attempts since `since` failed after its last success,
+   * up to `n`. A success kept inside its delivery is found by its tally, or once
+   * folded by its counters' `last_success_at`: the tallies are read first, as the
+   * fold updates the counters before it deletes the tallies it added.
+   */
+  async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
+    // Test sends neither break nor extend a run of failures.
+    const real = { test: { $ne: true } };
+    const stored = await this.attempts.find({ webhook_id: webhookId, ok: true, at: { $gte: since }, ...real }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).toArray();
+    const tallied = await this.tallies.find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1, test: 1 } }).toArray();
+    const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { last_success_at: 1 } });
+    const successes = [...stored.map((a) => a.at), ...tallied.filter((t) => !t.skipped && !t.test).map((t) => t.at), counters?.last_success_at];
+    let lastSuccess: Date | null = null;
+    for (const at of successes) if (at && at >= since && (!lastSuccess || at > lastSuccess)) lastSuccess = at;
+    const after = lastSuccess ? { $gt: lastSuccess } : { $gte: since };
+    return (await this.attempts.find({ webhook_id: webhookId, ok: false, at: after, ...real }, { projection: { _id: 1 } }).limit(n).toArray()).length;
+  }
+}
+
+/** The record of a delivery's first attempt, kept inside it. */
+function attemptInside(d: DeliveryRecord, a: FirstAttempt): AttemptRecord {
+  return { _id: `${d._id}:1`, team_id: d.team_id, webhook_id: d.webhook_id, delivery_id: d._id, attempt: 1, ...a };
+}
