@@ -59,6 +59,7 @@ test('when requests, events and deliveries cross every process, then each one se
     cases: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
     activities: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
     financial: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
+    publications: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
     webhooks: ['webhook_delivery_latency_seconds', 'webhook_delivery_attempts_total', 'webhook_endpoints_disabled_total', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
   };
   for (const p of PROCESSES) for (const family of [...common, ...perProcess[p]]) expect([p, before[p].families.has(family)]).toEqual([p, true]);
