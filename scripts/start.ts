@@ -162,7 +162,7 @@ if (!env.NODE_DISABLE_COMPILE_CACHE) {
 
 // Services listen next to the gateway: PORT+1 .. PORT+N in the registry's order; the
 // gateway's internal listener (/internal/*, for the services only) on PORT+N+1; the
-// further replicas of --replicas from PORT+N+2 on (N = 6: PORT+7 and PORT+8).
+// further replicas of --replicas from PORT+N+2 on (N = 7: PORT+8 and PORT+9).
 const services = SERVICE_NAMES;
 const gatewayInternalPort = gatewayPort + services.length + 1;
 const deployed: ServiceName[] = [];
@@ -185,6 +185,8 @@ services.forEach((name) => {
       PORT: String(port),
       HOST: '127.0.0.1',
       GATEWAY_URL: `http://127.0.0.1:${gatewayInternalPort}`,
+      // A local run names itself to the DJEN unless the operator says who they are.
+      DJEN_USER_AGENT: env.DJEN_USER_AGENT ?? 'lpm-publications/0.1 (local run; http://localhost)',
     }),
   );
 });

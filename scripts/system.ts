@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isListening } from './local-store.ts';
+import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -20,10 +21,10 @@ function ephemeralStart(): number {
 }
 
 /**
- * A port P with P..P+size-1 free, below the ephemeral range: the gateway, the six services
- * and the gateway's internal listener (8), then the further replicas of `--replicas`.
+ * A port P with P..P+size-1 free, below the ephemeral range: the gateway, the registry's
+ * services and the gateway's internal listener, then the further replicas of `--replicas`.
  */
-export async function freePortBlock(size = 8): Promise<number> {
+export async function freePortBlock(size = SERVICE_NAMES.length + 2): Promise<number> {
   const top = Math.max(ephemeralStart(), 20000 + 1000) - size;
   for (;;) {
     const candidate = 20000 + Math.floor(Math.random() * (top - 20000));

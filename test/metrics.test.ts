@@ -20,7 +20,7 @@ let failing = false;
 const PROCESSES = ['gateway', ...SERVICE_NAMES] as const;
 type Process = (typeof PROCESSES)[number];
 /** Where `npm start` serves each process's metrics (scripts/start.ts prints these). */
-const metricsUrl = (p: Process) => `http://127.0.0.1:${p === 'gateway' ? sys.base + 7 : sys.base + 1 + SERVICE_NAMES.indexOf(p)}/metrics`;
+const metricsUrl = (p: Process) => `http://127.0.0.1:${p === 'gateway' ? sys.base + SERVICE_NAMES.length + 1 : sys.base + 1 + SERVICE_NAMES.indexOf(p)}/metrics`;
 const scrapeAll = async () => Object.fromEntries(await Promise.all(PROCESSES.map(async (p) => [p, await scrape(metricsUrl(p))] as const))) as Record<Process, Scrape>;
 
 beforeAll(async () => {

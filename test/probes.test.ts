@@ -14,7 +14,7 @@ let brokerProxy: TcpProxy;
 let sys: RunningSystem;
 
 /** Each process and the port its probes answer on (scripts/start.ts: services at PORT+1.., the gateway's internal listener at PORT+7). */
-const processes = () => [...SERVICE_NAMES.map((name, i) => ({ name, port: sys.base + 1 + i })), { name: 'gateway', port: sys.base + 7 }];
+const processes = () => [...SERVICE_NAMES.map((name, i) => ({ name, port: sys.base + 1 + i })), { name: 'gateway', port: sys.base + SERVICE_NAMES.length + 1 }];
 
 async function probe(port: number, path: string): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });

@@ -11,6 +11,7 @@
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '@lpm/test-kit/https-receiver';
 import { waitFor, sleep } from '@lpm/test-kit/wait';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
+import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 
 const CASES = 40;
 const KILL_AFTER = 15;
@@ -141,7 +142,7 @@ test('when a cases replica is SIGKILLed during 200 deals won with their case, th
   // Both replicas serve before the kill: the first test may have just restarted one.
   await waitFor(
     'both cases replicas ready',
-    async () => (await Promise.all([sys.base + 3, sys.base + 8].map((port) => fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status, () => 0)))).every((s) => s === 200),
+    async () => (await Promise.all([sys.base + 3, sys.base + SERVICE_NAMES.length + 2].map((port) => fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status, () => 0)))).every((s) => s === 200),
     60_000,
   );
   const victim = sys.pidOf('cases');

@@ -127,7 +127,7 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
 
 /** Whether every process answers its readiness probe with 200 (services at PORT+1.., the gateway's internal listener at PORT+7). */
 async function everyProcessReady(): Promise<boolean> {
-  const ports = [...SERVICE_NAMES.map((_, i) => sys.base + 1 + i), sys.base + 7];
+  const ports = [...SERVICE_NAMES.map((_, i) => sys.base + 1 + i), sys.base + SERVICE_NAMES.length + 1];
   const statuses = await Promise.all(ports.map((port) => fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.status, () => 0)));
   return statuses.every((s) => s === 200);
 }

@@ -11,6 +11,7 @@ import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from '../local-ser
 import { freePortBlock, startSystem } from '../system.ts';
 import { createTestTls, dropPostgresDatabase, startFerretdb, type RunningStore } from './internals.ts';
 import { THIS_TREE, processes, type Bench, type System, type Tree } from './support.ts';
+import { SERVICE_NAMES } from '../../shared/src/service/names.ts';
 
 /** What the run made, as far as it got: the clean-up removes it. */
 interface RunResources {
@@ -165,7 +166,7 @@ async function startRunSystem(r: RunResources, settings: SystemSettings, tree: T
     return {
       tree,
       gatewayUrl: `http://127.0.0.1:${port}`,
-      gatewayInternalUrl: `http://127.0.0.1:${port + 7}`,
+      gatewayInternalUrl: `http://127.0.0.1:${port + SERVICE_NAMES.length + 1}`,
       dealsUrl: `http://127.0.0.1:${port + 1}`,
       clientsUrl: `http://127.0.0.1:${port + 2}`,
       casesUrl: `http://127.0.0.1:${port + 3}`,

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePortBlock, startSystem, type Launcher } from '../../scripts/system.ts';
+import { SERVICE_NAMES } from '../../shared/src/service/names.ts';
 import { contract } from './contract.ts';
 import type { JsonAnswer } from './json.ts';
 
@@ -61,7 +62,7 @@ export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessE
 }
 
 async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, options: SystemOptions): Promise<RunningSystem> {
-  const base = await freePortBlock(8 + (options.extraPorts ?? 0));
+  const base = await freePortBlock(SERVICE_NAMES.length + 2 + (options.extraPorts ?? 0));
   const run = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
