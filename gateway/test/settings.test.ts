@@ -61,6 +61,8 @@ const DEFAULTS = {
   court_calendar: { jurisdiction: { uf: null, branch: 'state' }, closures: [] },
   cnj_check: 'warn',
 };
+/** The settings as GET and PUT answer them: the header's, and the publication settings the header leaves out. */
+const ANSWERED = { ...DEFAULTS, publications: { watches: [], deadline: { mode: 'suggest', days: 15, counting: 'business' }, backfill_days: 7 } };
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const put = (key: string, body: unknown, base = gw.url) => call(base, '/v1/settings', { method: 'PUT', key, body: JSON.stringify(body) });
@@ -77,7 +79,7 @@ describe('GET /v1/settings', () => {
     const team = await newTeam(gw.accounts, 'enterprise');
     const res = await getSettings(team.apiKey);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, data: { ...DEFAULTS, updated_at: null } });
+    expect(res.body).toEqual({ success: true, data: { ...ANSWERED, updated_at: null } });
   });
 
   test('when a team was created with a time zone, then its settings have it, by its canonical name', async () => {
@@ -101,7 +103,7 @@ describe('PUT /v1/settings', () => {
     const res = await put(team.apiKey, { timezone: 'Europe/Lisbon' });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
-    expect(res.body.data).toEqual({ ...DEFAULTS, timezone: 'Europe/Lisbon', updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.body.data).toEqual({ ...ANSWERED, timezone: 'Europe/Lisbon', updated_at: expect.stringMatching(ISO_MS) });
     expect(await settingsSeenByServices(team.apiKey)).toEqual({ ...DEFAULTS, timezone: 'Europe/Lisbon' });
     expect((await getSettings(team.apiKey)).body.data).toEqual(res.body.data);
     expect(standIn.state.calls).toHaveLength(0);
@@ -155,7 +157,7 @@ describe('PUT /v1/settings', () => {
     ];
     const res = await put(team.apiKey, { deal_phases });
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ ...DEFAULTS, deal_phases, updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.body.data).toEqual({ ...ANSWERED, deal_phases, updated_at: expect.stringMatching(ISO_MS) });
     expect(standIn.state.calls.map((c) => c.body)).toEqual([{ kind: 'deal', phases: ['qualificado', 'negociacao'] }]);
     expect(await settingsSeenByServices(team.apiKey, '/v1/deals')).toEqual({ ...DEFAULTS, deal_phases });
   });
@@ -165,7 +167,7 @@ describe('PUT /v1/settings', () => {
     const change = { timezone: 'UTC', case_phases: [...DEFAULT_CASE_PHASES, 'x'], deal_phases: [...DEFAULTS.deal_phases, { name: 'y', probability: 99 }] };
     const res = await put(team.apiKey, change);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ ...DEFAULTS, ...change, updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.body.data).toEqual({ ...ANSWERED, ...change, updated_at: expect.stringMatching(ISO_MS) });
     expect(await settingsSeenByServices(team.apiKey)).toEqual({ ...DEFAULTS, ...change });
   });
 
@@ -249,7 +251,7 @@ describe('PUT /v1/settings validation', () => {
   });
 
   test('when a request is refused, then the settings are unchanged', async () => {
-    expect((await getSettings(team.apiKey)).body.data).toEqual({ ...DEFAULTS, updated_at: null });
+    expect((await getSettings(team.apiKey)).body.data).toEqual({ ...ANSWERED, updated_at: null });
     expect(standIn.state.calls).toHaveLength(0);
   });
 });
@@ -265,7 +267,7 @@ describe('phases in use', () => {
       error: { code: 'VALIDATION_ERROR', message: 'Phase in use', details: { reason: 'phase_in_use', field: 'case_phases', phases: ['triagem'] } },
     });
     expect(standIn.state.calls.map((c) => c.body)).toEqual([{ kind: 'case', phases: ['recebido', 'triagem'] }]);
-    expect((await getSettings(team.apiKey)).body.data).toEqual({ ...DEFAULTS, updated_at: null });
+    expect((await getSettings(team.apiKey)).body.data).toEqual({ ...ANSWERED, updated_at: null });
   });
 
   test('when a phase in use is renamed, then 422 (renaming removes the old name)', async () => {
@@ -328,7 +330,7 @@ describe('phases in use', () => {
       const res = await put(team.apiKey, { deal_phases: [{ name: 'único', probability: 50 }] });
       expectError(res, 503, 'SERVICE_UNAVAILABLE', 'The deals service is unavailable');
     }
-    expect((await getSettings(team.apiKey)).body.data).toEqual({ ...DEFAULTS, updated_at: null });
+    expect((await getSettings(team.apiKey)).body.data).toEqual({ ...ANSWERED, updated_at: null });
   });
 });
 

@@ -67,9 +67,16 @@ export async function startPublications(djenUrl: string, opts: { dbName?: string
           caseNumbers,
           domain: publications,
         });
-      const job = () => new PollJob({ db, poller: poller(), intervalMs: 3_600_000, leaseMs: 5_000 });
+      const jobs: PollJob[] = [];
+      const job = () => {
+        const made = new PollJob({ db, poller: poller(), intervalMs: 3_600_000, leaseMs: 5_000 });
+        jobs.push(made);
+        return made;
+      };
       const app = buildPublicationsApp({ publications, sync: () => job().trigger(), db, internalToken, logger });
-      return { app, parts: { publications, repository, poll, teams, poller, job, activities } };
+      // Polls a sync started still running are awaited before the store closes.
+      const stop = async () => void (await Promise.all(jobs.map((j) => j.stop())));
+      return { app, parts: { publications, repository, poll, teams, poller, job, activities }, stop };
     },
   });
   return {
@@ -77,7 +84,11 @@ export async function startPublications(djenUrl: string, opts: { dbName?: string
     close: async () => {
       await started.close();
       if (!opts.activities) {
-        activities.app.server.closeAllConnections();
+        const server = activities.app.server;
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
         await activities.close();
       }
     },
