@@ -199,7 +199,7 @@ export interface paths {
         };
         /**
          * Read a case's timeline
-         * @description The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added. `limit` defaults to 50, at most 100.
+         * @description The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added, publication_received (a court publication from the DJEN matched or linked to the case). `limit` defaults to 50, at most 100.
          *
          *     **Scope:** `read`.
          */

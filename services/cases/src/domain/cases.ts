@@ -65,9 +65,9 @@ export function caseChangesOf(event: Pick<ActivityEventNews, 'type' | 'activity'
   return { adds, removes, completed: type === 'activity.completed' ? caseId : null };
 }
 
-const TIMELINE_KEPT = 100;
+export const TIMELINE_KEPT = 100;
 /** Activity events remembered per case as applied: far more than can be in flight for one case while a claim goes stale. */
-const COUNTED_EVENTS_KEPT = 200;
+export const COUNTED_EVENTS_KEPT = 200;
 
 const fields = new FieldChanges<CaseRecord>({
   empty: { labels: [], metadata: {} },
