@@ -113,3 +113,17 @@ test('when two replicas run the poll at once, then one polls and the other skips
   expect(djen.asked.slice(asked).map((x) => x.day)).toEqual([day(-1), day(0)]);
   expect(await svc.repository.collection.countDocuments({ team_id: who.teamId })).toBe(3);
 });
+
+test('when the process stops after a page (its lease lost, a shutdown), then a new process resumes at the next page with nothing doubled', async () => {
+  const who = identity();
+  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '51', oab_uf: 'SP' }], {}, 3));
+  djen.add(...items(9500, 230, day(-3), [lawyer(51)]));
+  const asked = djen.asked.length;
+  let allowed = 1;
+  const first = await svc.poller().run(async () => allowed-- > 0);
+  expect(first).toMatchObject({ requests: 1, received: 100 });
+  const second = await svc.poller().run();
+  expect(second.received).toBe(130);
+  expect(djen.asked.slice(asked).filter((a) => a.day === day(-3)).map((a) => a.page)).toEqual([1, 2, 3]);
+  expect(await svc.repository.collection.countDocuments({ team_id: who.teamId })).toBe(230);
+});
