@@ -123,7 +123,7 @@ export const THIS_TREE: Tree = { label: 'this', root: ROOT, dbPrefix: 'bench_', 
 export interface System {
   tree: Tree;
   gatewayUrl: string;
-  /** The gateway's internal listener (/internal/*), at +7 (scripts/start.ts). */
+  /** The gateway's internal listener (/internal/*), after the services (scripts/start.ts). */
   gatewayInternalUrl: string;
   /** The launcher puts the services after the gateway's port: deals +1, clients +2, cases +3, activities +4, financial +5. */
   dealsUrl: string;
