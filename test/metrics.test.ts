@@ -76,6 +76,7 @@ test('when requests, events and deliveries cross every process, then each one se
   await call('PUT', `/v1/activities/${activity.id}/complete`, {});
   const fee = await call('POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: today, client_id: client.id });
   await call('GET', `/v1/clients/${client.id}`);
+  await call('GET', '/v1/publications');
   // Updates: the events the other services' views consume.
   await call('PUT', `/v1/clients/${client.id}`, { name: 'Maria Souza Lima' });
   await call('PUT', `/v1/cases/${won.case_created.id}`, { title: 'Revisional de Maria Souza' });
