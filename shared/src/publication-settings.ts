@@ -35,6 +35,12 @@ export interface TeamWatches {
   publications: PublicationSettings;
 }
 
+/** A watching team as the gateway lists it for the publications service (GET /internal/publication-watches). */
+export interface WatchedTeam extends TeamWatches {
+  /** Whom the publications service acts for in other services (the team's owner). */
+  user_id: string;
+}
+
 /** The key of one watch of a team: `<uf>:<number>`. */
 export const watchKey = (w: Pick<Watch, 'oab_number' | 'oab_uf'>) => `${w.oab_uf}:${w.oab_number}`;
 

@@ -17,7 +17,7 @@ import { Poller } from '../src/domain/poller.ts';
 import { PollJob } from '../src/jobs/poll-job.ts';
 import { ActivitiesService } from '../src/upstream/activities-service.ts';
 import { DjenClient, type DjenWaits } from '../src/upstream/djen-client.ts';
-import type { WatchedTeam } from '../src/upstream/gateway-watches.ts';
+import type { WatchedTeam } from '@lpm/shared/publication-settings';
 
 /** Waits shortened for tests only; the service's are a minute after a 429 and at x-ratelimit-remaining 0. */
 export const TEST_WAITS: DjenWaits = { afterRateLimitMs: 300, remainingZeroMs: 200, backoff: { firstMs: 20, maxMs: 40 } };
@@ -29,7 +29,8 @@ export interface PublicationsUnderTest extends ServiceUnderTest {
   teams: WatchedTeam[];
   /** A poller of its own (a replica, or the process after a restart) on the same store. */
   poller(): Poller;
-  job(): PollJob;
+  /** A poll job of its own (a replica) on the same store; `intervalMs` its schedule (default an hour: started by hand). */
+  job(intervalMs?: number): PollJob;
   activities: ActivitiesUnderTest;
 }
 
@@ -68,8 +69,8 @@ export async function startPublications(djenUrl: string, opts: { dbName?: string
           domain: publications,
         });
       const jobs: PollJob[] = [];
-      const job = () => {
-        const made = new PollJob({ db, poller: poller(), intervalMs: 3_600_000, leaseMs: 5_000 });
+      const job = (intervalMs = 3_600_000) => {
+        const made = new PollJob({ db, poller: poller(), intervalMs, leaseMs: 5_000 });
         jobs.push(made);
         return made;
       };

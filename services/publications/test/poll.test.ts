@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { identity, day } from '@lpm/test-kit/teams';
+import { waitFor } from '@lpm/test-kit/wait';
 import { DjenStandIn, type StandInItem } from './djen-stand-in.ts';
 import { startPublications, TEST_WAITS, watchedTeam, type PublicationsUnderTest } from './helper.ts';
 
@@ -126,4 +127,17 @@ test('when the process stops after a page (its lease lost, a shutdown), then a n
   expect(second.received).toBe(130);
   expect(djen.asked.slice(asked).filter((a) => a.day === day(-3)).map((a) => a.page)).toEqual([1, 2, 3]);
   expect(await svc.repository.collection.countDocuments({ team_id: who.teamId })).toBe(230);
+});
+
+test('when the poll job is started, then agenda runs the poll on its interval', async () => {
+  const who = identity();
+  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '61', oab_uf: 'SP' }], {}, 0));
+  djen.add(...items(9900, 2, day(0), [lawyer(61)]));
+  const job = svc.job(300);
+  await job.start();
+  try {
+    await waitFor('the scheduled poll', async () => (await svc.repository.collection.countDocuments({ team_id: who.teamId })) === 2, 15_000);
+  } finally {
+    await job.stop();
+  }
 });

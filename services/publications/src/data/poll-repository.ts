@@ -2,7 +2,7 @@
 // settings as the last poll read them.
 import type { Collection, Db } from 'mongodb';
 import type { PollStateRecord, PublicationTeamRecord } from './publication-entity.ts';
-import type { WatchedTeam } from '../upstream/gateway-watches.ts';
+import type { WatchedTeam } from '@lpm/shared/publication-settings';
 
 export class PollRepository {
   private readonly states: Collection<PollStateRecord>;

@@ -78,7 +78,9 @@ export class Publications {
       const next = { ...current, ...set, updated_at: new Date() };
       return { result: next, write: { set: { ...set, updated_at: next.updated_at }, events: [newEvent('publication.updated', who.teamId, viewOf(next), previous, who.userId)] } };
     });
-    return viewOf(written.activity_pending ? await this.settleActivity(ctx, written) : written);
+    if (!written.activity_pending) return viewOf(written);
+    // Without an answer from the activities service the debt stays on the record, for the repair.
+    return viewOf(await this.settleActivity(ctx, written).catch(() => written));
   }
 
   /** A case's number as its events tell it: kept in the view, and the team's unmatched publications of that number linked to it. */

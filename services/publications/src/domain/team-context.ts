@@ -1,8 +1,7 @@
 // Whom the service acts as for a team in other services, and with which deadline settings.
-import { defaultTeamSettings, type Identity } from '@lpm/shared/identity';
-import { DEFAULT_BACKFILL_DAYS, DEFAULT_DEADLINE, type PublicationSettings } from '@lpm/shared/publication-settings';
+import type { Identity } from '@lpm/shared/identity';
+import { DEFAULT_BACKFILL_DAYS, DEFAULT_DEADLINE, type PublicationSettings, type WatchedTeam } from '@lpm/shared/publication-settings';
 import type { PollRepository } from '../data/poll-repository.ts';
-import type { WatchedTeam } from '../upstream/gateway-watches.ts';
 
 export interface TeamContext {
   who: Identity;
@@ -24,7 +23,7 @@ export async function storedContext(poll: PollRepository, teamId: string, caller
   }
   if (!caller) return null;
   return {
-    who: { ...caller, settings: caller.settings ?? defaultTeamSettings() },
+    who: caller,
     publications: { watches: [], deadline: DEFAULT_DEADLINE, backfill_days: DEFAULT_BACKFILL_DAYS },
   };
 }

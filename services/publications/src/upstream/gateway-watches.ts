@@ -1,13 +1,7 @@
 // The teams that watch lawyers on the DJEN, with their settings: the gateway owns
 // team settings and answers GET /internal/publication-watches.
-
 import { isObject, type ServiceClient } from '@lpm/shared/upstream/service-client';
-import type { TeamWatches } from '@lpm/shared/publication-settings';
-
-export interface WatchedTeam extends TeamWatches {
-  /** Whom the poller acts for in other services (the team's owner). */
-  user_id: string;
-}
+import type { WatchedTeam } from '@lpm/shared/publication-settings';
 
 /** Where the poller finds the teams to poll for. */
 export interface WatchSource {
