@@ -26,12 +26,15 @@ export class CaseNumbersRepository {
     }
   }
 
-  /** The team's cases by number (20 digits) among `digits`; a number two cases share goes to the first found. */
+  /**
+   * The team's cases by number (20 digits) among `digits`; a number two cases share goes
+   * to one of them. One equality query a number: FerretDB matches an `$in` in Go over
+   * every case of the team, and only top-level equalities reach its SQL (docs/ferretdb.md).
+   */
   async casesOf(teamId: string, digits: string[]): Promise<Map<string, string>> {
-    if (digits.length === 0) return new Map();
-    const found = await this.views.find({ team_id: teamId, digits: { $in: digits } }, { projection: { _id: 1, digits: 1 } }).toArray();
+    const found = await Promise.all(digits.map((d) => this.views.findOne({ team_id: teamId, digits: d }, { projection: { _id: 1 } })));
     const byDigits = new Map<string, string>();
-    for (const v of found) if (v.digits && !byDigits.has(v.digits)) byDigits.set(v.digits, v._id);
+    found.forEach((v, i) => v && byDigits.set(digits[i], v._id));
     return byDigits;
   }
 }

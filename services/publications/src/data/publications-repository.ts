@@ -44,10 +44,10 @@ export class PublicationsRepository extends RecordStore<PublicationRecord> {
     return { records: records, total };
   }
 
-  /** The team's publications among `djenIds` already stored: their ids by DJEN id. */
-  async existing(teamId: string, djenIds: number[]): Promise<Map<number, PublicationRecord>> {
-    const found = await this.collection.find({ team_id: teamId, djen_id: { $in: djenIds } }, { projection: this.projection() }).toArray();
-    return new Map(found.map((r) => [r.djen_id, r as PublicationRecord]));
+  /** The team's publications of these ids already stored, by DJEN id (one read by `_id` each: an `$in` is matched in Go over the team's). */
+  async existing(teamId: string, ids: string[]): Promise<Map<number, PublicationRecord>> {
+    const found = await Promise.all(ids.map((_id) => this.collection.findOne({ _id, team_id: teamId }, { projection: this.projection() })));
+    return new Map(found.filter((r) => r !== null).map((r) => [r.djen_id, r]));
   }
 
   /** The team's unmatched publications of a case number (its 20 digits). */

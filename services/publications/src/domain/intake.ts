@@ -31,7 +31,7 @@ export const publicationId = (teamId: string, item: DjenItem) => derivedId('pub'
 export async function intake(deps: IntakeDeps, ctx: TeamContext, watch: string, page: DjenItem[]): Promise<IntakeResult> {
   const teamId = ctx.who.teamId;
   const items = [...new Map(page.map((i) => [i.id, i])).values()];
-  const existing = await deps.publications.existing(teamId, items.map((i) => i.id));
+  const existing = await deps.publications.existing(teamId, items.map((i) => publicationId(teamId, i)));
   const fresh = items.filter((i) => !existing.has(i.id));
   const cases = await deps.caseNumbers.casesOf(teamId, [...new Set(fresh.map((i) => contentOf(i).case_digits).filter((d) => d !== null))]);
   const now = new Date();
