@@ -18,8 +18,9 @@ export interface StandInItem {
   number: string;
   masked?: boolean;
   text?: string;
-  /** Also on a page of another day's answer (the API repeating an item across pages). */
   hash?: string;
+  /** False once the court cancelled it. */
+  active?: boolean;
 }
 
 export interface Asked {
@@ -103,7 +104,7 @@ function communication(i: StandInItem) {
     nomeClasse: 'PROCEDIMENTO COMUM CÍVEL',
     codigoClasse: '7',
     numeroComunicacao: i.id,
-    ativo: true,
+    ativo: i.active ?? true,
     hash: i.hash ?? `h${i.id}`,
     destinatarios: [{ nome: 'Maria Silva', polo: 'A', comunicacao_id: i.id }],
     destinatarioadvogados: i.lawyers.map((l, n) => ({

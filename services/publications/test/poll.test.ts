@@ -141,3 +141,17 @@ test('when the poll job is started, then agenda runs the poll on its interval', 
     await job.stop();
   }
 });
+
+test('when the court cancels a publication already kept, then the next read of its day updates it once, with the new text', async () => {
+  const who = identity();
+  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '71', oab_uf: 'SP' }], {}, 0));
+  const [item] = items(9950, 1, day(-1), [lawyer(71)]);
+  djen.add(item);
+  await svc.poller().run();
+  Object.assign(item, { active: false, hash: 'h9950-cancelled', text: '<p>Comunicação cancelada: erro material.</p>' });
+  const second = await svc.poller().run();
+  expect(second.updated).toBe(1);
+  expect((await svc.poller().run()).updated).toBe(0);
+  const stored = (await svc.repository.collection.findOne({ team_id: who.teamId, djen_id: 9950 }))!;
+  expect(stored).toMatchObject({ active: false, hash: 'h9950-cancelled', text_plain: 'Comunicação cancelada: erro material.', version: 2 });
+});

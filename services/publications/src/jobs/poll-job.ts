@@ -33,18 +33,21 @@ export class PollJob {
     this.opts = opts;
   }
 
-  /** One poll under the lease, awaited; null when another replica (or this one) holds it. */
-  async runOnce(): Promise<PollSummary | null> {
-    const lease = await RunLease.take(this.opts.db, LEASE_KEY, this.opts.leaseMs ?? 60_000);
-    return lease ? this.track(this.pollUnder(lease)) : null;
+  /** One poll under the lease, awaited; null when another replica (or this one) holds it, or the job is stopping. */
+  runOnce(): Promise<PollSummary | null> {
+    return this.track(this.takeLease().then((lease) => (lease ? this.pollUnder(lease) : null)));
   }
 
   /** A poll started now in the background (POST /v1/publications/sync); false when one is already under way. */
   async trigger(): Promise<boolean> {
-    const lease = await RunLease.take(this.opts.db, LEASE_KEY, this.opts.leaseMs ?? 60_000);
+    const lease = await this.track(this.takeLease());
     if (!lease) return false;
     this.track(this.pollUnder(lease)).catch((err: unknown) => this.opts.logger?.error({ err }, 'DJEN poll failed'));
     return true;
+  }
+
+  private async takeLease(): Promise<RunLease | null> {
+    return this.stopping ? null : RunLease.take(this.opts.db, LEASE_KEY, this.opts.leaseMs ?? 60_000);
   }
 
   private track<T>(run: Promise<T>): Promise<T> {
