@@ -197,6 +197,8 @@ services.forEach((name) => {
       PORT: String(port),
       HOST: '127.0.0.1',
       GATEWAY_URL: `http://127.0.0.1:${gatewayInternalPort}`,
+      // A local run names itself to the DJEN unless the operator says who they are.
+      DJEN_USER_AGENT: env.DJEN_USER_AGENT ?? 'lpm-publications/0.1 (local run; http://localhost)',
     }),
   );
 });

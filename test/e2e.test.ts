@@ -18,6 +18,7 @@ const PUBLIC_PATHS: Record<ServiceName, string[]> = {
   activities: ['/v1/activities', '/v1/activities/overdue', '/v1/activities/{id}', '/v1/activities/{id}/complete', '/v1/deadlines/compute'],
   financial: ['/v1/financial', '/v1/financial/overdue', '/v1/financial/summary', '/v1/financial/{id}'],
   webhooks: ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{delivery_id}/retry', '/v1/webhooks/{id}/secret/rotate', '/v1/webhooks/{id}/test', '/v1/webhooks/{id}/recover', '/v1/webhooks/{id}/recoveries/{recovery_id}', '/v1/webhooks/event-types'],
+  publications: ['/v1/publications', '/v1/publications/sync', '/v1/publications/{id}'],
 };
 
 let sys: RunningSystem;

@@ -60,6 +60,7 @@ test('when requests, events and deliveries cross every process, then each one se
     cases: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
     activities: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
     financial: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
+    publications: ['outbox_publish_duration_seconds', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
     webhooks: ['webhook_delivery_latency_seconds', 'webhook_delivery_attempts_total', 'webhook_endpoints_disabled_total', 'consumer_messages_total', 'consumer_queue_messages', 'consumer_queue_consumers'],
   };
   for (const p of PROCESSES) for (const family of [...common, ...perProcess[p]]) expect([p, before[p].families.has(family)]).toEqual([p, true]);
@@ -76,6 +77,7 @@ test('when requests, events and deliveries cross every process, then each one se
   await call('PUT', `/v1/activities/${activity.id}/complete`, {});
   const fee = await call('POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: today, client_id: client.id });
   await call('GET', `/v1/clients/${client.id}`);
+  await call('GET', '/v1/publications');
   // Updates: the events the other services' views consume.
   await call('PUT', `/v1/clients/${client.id}`, { name: 'Maria Souza Lima' });
   await call('PUT', `/v1/cases/${won.case_created.id}`, { title: 'Revisional de Maria Souza' });

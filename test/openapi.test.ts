@@ -11,6 +11,7 @@ import { chromium } from 'playwright-core';
 import { waitFor } from '@lpm/test-kit/wait';
 import { documentText, generateDocument } from '../scripts/openapi.ts';
 import { OPENAPI_PATH } from '@lpm/test-kit/contract';
+import { EVENT_TYPES } from '../shared/src/events.ts';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 import type { JsonAnswer } from '@lpm/test-kit/json';
 
@@ -75,7 +76,7 @@ test('when /docs is opened in headless Chromium, then every operation and webhoo
     const summaries = Object.values(doc.paths as Record<string, Record<string, { summary: string }>>).flatMap((item) => Object.values(item).map((op) => op.summary));
     const events = Object.keys(doc.webhooks);
     expect(summaries.length).toBeGreaterThan(40);
-    expect(events).toHaveLength(22);
+    expect(events).toHaveLength(EVENT_TYPES.length);
     const missing = async () => {
       const text = await page.innerText('body');
       return [...summaries, ...events].filter((t) => !text.includes(t));

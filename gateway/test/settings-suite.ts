@@ -44,8 +44,12 @@ export const DEFAULTS = {
   court_calendar: { jurisdiction: { uf: null, branch: 'state' }, closures: [] },
   cnj_check: 'warn',
 };
-/** The defaults as GET /v1/settings answers them: with the portal's, which services are not sent. */
-export const ANSWERED = { ...DEFAULTS, portal: { allowed_origins: [] } };
+/** The defaults as GET /v1/settings answers them: with the portal's and the publication settings, which the services' header leaves out. */
+export const ANSWERED = {
+  ...DEFAULTS,
+  portal: { allowed_origins: [] },
+  publications: { watches: [], deadline: { mode: 'suggest', days: 15, counting: 'business' }, backfill_days: 7 },
+};
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export const put = (key: string, body: unknown, base = gw.url) => call(base, '/v1/settings', { method: 'PUT', key, body: JSON.stringify(body) });

@@ -101,3 +101,14 @@ export function casesSlaSignals(opts: { db: Db; urls: { clients: string; activit
 // Deliveries stored straight into the webhooks service's collection with the delivery log's markers, and their hours counted (delivery-log.ts).
 export { DeliveryLogCounts, logMarkers } from '../../services/webhooks/src/data/delivery-log-counts.ts';
 export type { DeliveryRecord, WebhookCountersRecord } from '../../services/webhooks/src/data/webhook-entity.ts';
+// The DJEN poll of the publications service in process, against its stand-in of the Comunica API (publications.ts).
+export { ServiceClient } from '../../shared/src/upstream/service-client.ts';
+export { CaseNumberEntity, PollStateEntity, PublicationEntity, PublicationTeamEntity } from '../../services/publications/src/data/publication-entity.ts';
+export { PublicationsRepository } from '../../services/publications/src/data/publications-repository.ts';
+export { CaseNumbersRepository } from '../../services/publications/src/data/case-numbers-repository.ts';
+export { PollRepository } from '../../services/publications/src/data/poll-repository.ts';
+export { Publications } from '../../services/publications/src/domain/publications.ts';
+export { Poller } from '../../services/publications/src/domain/poller.ts';
+export { ActivitiesService as PublicationActivities } from '../../services/publications/src/upstream/activities-service.ts';
+export { DjenClient } from '../../services/publications/src/upstream/djen-client.ts';
+export { DjenStandIn } from '../../services/publications/test/djen-stand-in.ts';

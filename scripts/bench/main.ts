@@ -7,6 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { activitiesSection } from './activities.ts';
 import { calendarSection } from './calendar.ts';
+import { publicationsSection } from './publications.ts';
 import { parseBenchArgs } from './args.ts';
 import { casesSection } from './cases.ts';
 import { clientsSection } from './clients.ts';
@@ -55,6 +56,7 @@ const SECTIONS: Section[] = [
   { name: 'calendar', about: 'a court calendar change moving one team\'s BENCH_DEADLINES (5,000) rule-based deadlines, from PUT /v1/settings to the run done', run: calendarSection },
   { name: 'activities', about: 'GET /v1/activities/overdue and the default page on one team with BENCH_ACTIVITIES activities, beside the raw driver', run: activitiesSection },
   { name: 'lists', about: 'the default page of GET /v1/clients and GET /v1/financial on one team with BENCH_LIST_RECORDS records of each', run: listsSection },
+  { name: 'publications', about: 'one DJEN poll of one watch: BENCH_PUBLICATIONS (1,000) publications from the stand-in, matched against BENCH_PUBLICATION_CASES (100,000) cases and stored', run: publicationsSection },
   { name: 'roundtrips', about: 'store commands of every process before the answer of PUT /v1/deals/{id}/won with create_case', run: roundtripsSection },
 ];
 const KNOWN = SECTIONS.map((s) => s.name);
@@ -64,7 +66,7 @@ function usage(): string {
     'Usage: npm run bench [-- --only NAME[,NAME]] [-- --json FILE]   (no name: every scenario; names alone work too)',
     '',
     'Scenarios, run in this order:',
-    ...SECTIONS.map((s) => `  ${s.name.padEnd(10)} ${s.about}`),
+    ...SECTIONS.map((s) => `  ${s.name.padEnd(12)} ${s.about}`),
   ].join('\n');
 }
 

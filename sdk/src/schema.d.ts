@@ -199,7 +199,7 @@ export interface paths {
         };
         /**
          * Read a case's timeline
-         * @description The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added. `limit` defaults to 50, at most 100.
+         * @description The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added, publication_received (a court publication from the DJEN matched or linked to the case). `limit` defaults to 50, at most 100.
          *
          *     **Scope:** `read`.
          */
@@ -569,6 +569,78 @@ export interface paths {
          *     **Scope:** `write`.
          */
         delete: operations["cancelFinancialRecord"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/publications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List publications
+         * @description The team's publications from the DJEN, newest made available first (`-made_available_date`). Filters combine: `status`, `case_id`, `matched` (linked to a case or not), `court` (the court's acronym), `from`/`to` (the day made available, inclusive) and `search` (the text and the case number, ignoring case and accents). Paginated: `page` (from 1), `limit` (1 to 100, default 20), `sort` (one field, `-` for descending; ties break by id). A page past the end gives `data: []` with the true `total`.
+         *
+         *     **Scope:** `read`.
+         */
+        get: operations["listPublications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/publications/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Poll the DJEN now
+         * @description Starts a poll of the DJEN for every team's watches now, beside the scheduled one (admin keys only). Answers 202 at once: `started` is false when a poll is already under way, on this replica or another.
+         *
+         *     **Scope:** `write`.
+         */
+        post: operations["syncPublications"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/publications/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a publication
+         * @description The publication with its text as published and without HTML, its dates, its case and its deadline. Ids carry their kind prefix; an id of another kind, or of another team, is 404.
+         *
+         *     **Scope:** `read`.
+         */
+        get: operations["getPublication"];
+        /**
+         * Treat a publication
+         * @description Sets `status` (new, treated, dismissed); links a case by hand with `case_id` (null unlinks), which computes its deadline in mode suggest or creates its deadline activity in mode create (once per publication); `deadline_days` computes the deadline again with those days. The answer is the whole publication. Emits `publication.updated` when anything changed.
+         *
+         *     **Scope:** `write`.
+         */
+        put: operations["updatePublication"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1386,6 +1458,54 @@ export interface webhooks {
          *     **Verifying.** The signed text is `{X-Service-Timestamp}.{raw body}`, exactly as received; the key is the webhook secret returned once at creation; the signature is the lowercase hex HMAC-SHA256 of that text. Compare it with `X-Service-Signature` in constant time, and reject a delivery whose timestamp is more than 300 seconds from now (replay protection). The SDK does all of this: `verifyWebhook(rawBody, headers, secret)`. Each delivery also carries the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) for receivers that use a Standard Webhooks library.
          */
         post: operations["financialOverdueEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "publication.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * publication.received
+         * @description A publication of the DJEN for one of the team's watched lawyers is kept for the first time (with `case_id` when it matched a case).
+         *
+         *     POSTed to each active webhook subscribed to `publication.received` (or `*`). Answer 2xx within 5 seconds; otherwise it is retried at 5 min, 30 min, 2 h, 12 h and 24 h, and after 6 failed attempts in a row the webhook is deactivated and its owner e-mailed. The same event may arrive more than once: deduplicate by `id`.
+         *
+         *     **Verifying.** The signed text is `{X-Service-Timestamp}.{raw body}`, exactly as received; the key is the webhook secret returned once at creation; the signature is the lowercase hex HMAC-SHA256 of that text. Compare it with `X-Service-Signature` in constant time, and reject a delivery whose timestamp is more than 300 seconds from now (replay protection). The SDK does all of this: `verifyWebhook(rawBody, headers, secret)`. Each delivery also carries the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) for receivers that use a Standard Webhooks library.
+         */
+        post: operations["publicationReceivedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "publication.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * publication.updated
+         * @description A publication changes: its status, its case (matched later or linked by hand), its deadline or deadline activity, or its content (cancelled by the court).
+         *
+         *     POSTed to each active webhook subscribed to `publication.updated` (or `*`). Answer 2xx within 5 seconds; otherwise it is retried at 5 min, 30 min, 2 h, 12 h and 24 h, and after 6 failed attempts in a row the webhook is deactivated and its owner e-mailed. The same event may arrive more than once: deduplicate by `id`.
+         *
+         *     **Verifying.** The signed text is `{X-Service-Timestamp}.{raw body}`, exactly as received; the key is the webhook secret returned once at creation; the signature is the lowercase hex HMAC-SHA256 of that text. Compare it with `X-Service-Signature` in constant time, and reject a delivery whose timestamp is more than 300 seconds from now (replay protection). The SDK does all of this: `verifyWebhook(rawBody, headers, secret)`. Each delivery also carries the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) for receivers that use a Standard Webhooks library.
+         */
+        post: operations["publicationUpdatedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3077,6 +3197,82 @@ export interface components {
             revoked_at: string;
         };
         /**
+         * Publication
+         * @description A publication of the DJEN for one of the team's watched lawyers.
+         */
+        Publication: {
+            id: string;
+            djen_id: number;
+            hash: string;
+            made_available_date: string;
+            publication_date: string | null;
+            court: string;
+            organ: string | null;
+            kind: string | null;
+            document_type: string | null;
+            class: {
+                code: string | null;
+                name: string | null;
+            } | null;
+            case_number: string | null;
+            text: string;
+            text_plain: string;
+            link: string | null;
+            active: boolean;
+            recipients: {
+                name: string;
+                side: string | null;
+            }[];
+            lawyers: {
+                name: string;
+                oab_number: string;
+                oab_uf: string;
+            }[];
+            case_id: string | null;
+            status: string;
+            deadline: {
+                start_date: string;
+                due_date: string;
+                days: number;
+                counting: string;
+                trail: {
+                    date: string;
+                    counted: boolean;
+                    reason: string | null;
+                }[];
+            } | null;
+            activity_id: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        /**
+         * PublicationEvent
+         * @description The body of a publication.* delivery.
+         */
+        PublicationEvent: {
+            /**
+             * @description The event id (evt_ prefix), the same for every retry of this event to this webhook: use it to drop duplicates.
+             * @example evt_01jd3kc4d6f8h0k2n4q6s8u0w2
+             */
+            id: string;
+            /** @enum {string} */
+            type: "publication.received" | "publication.updated";
+            /** @constant */
+            api_version: "v1";
+            /** Format: date-time */
+            created_at: string;
+            data: {
+                /** @description The resource after the change, in its detail read shape. */
+                object: components["schemas"]["Publication"];
+                /** @description The prior values of the changed fields; null for creation and time-driven events. */
+                previous_attributes: {
+                    [key: string]: unknown;
+                } | null;
+            };
+            team_id: string;
+            webhook_id: string;
+        };
+        /**
          * RotateWebhookSecretRequest
          * @description How long the secret being replaced keeps signing beside the new one, in hours (0 stops it at once).
          */
@@ -3112,6 +3308,20 @@ export interface components {
             /** @description The webhooks portal: the origins that may show it in a frame. */
             portal: {
                 allowed_origins: string[];
+            };
+            /** @description The DJEN watches and what a publication's deadline becomes (defaults: no watches, mode suggest, 15 business days, 7 days of backfill). */
+            publications: {
+                watches: {
+                    oab_number: string;
+                    oab_uf: string;
+                    name: string | null;
+                }[];
+                deadline: {
+                    mode: string;
+                    days: number;
+                    counting: string;
+                };
+                backfill_days: number;
             };
             updated_at: string | null;
         };
@@ -3302,6 +3512,16 @@ export interface components {
             status?: "pending" | "paid" | "cancelled";
         };
         /**
+         * UpdatePublicationRequest
+         * @description Any of: the status, a case to link by hand (null unlinks), the days of its deadline.
+         */
+        UpdatePublicationRequest: {
+            /** @enum {string} */
+            status?: "new" | "treated" | "dismissed";
+            case_id?: string | null;
+            deadline_days?: number;
+        };
+        /**
          * UpdateSettingsRequest
          * @description Any subset of the settings.
          */
@@ -3324,6 +3544,25 @@ export interface components {
             };
             /** @enum {string} */
             cnj_check?: "warn" | "reject";
+            /** @description Any part, alone or with the others: the parts not sent keep their values. */
+            publications?: {
+                /** @description The lawyers whose publications the DJEN is polled for, by OAB number and state. Sent whole: the list replaces the team's. A new watch reads back `backfill_days` days. */
+                watches?: {
+                    oab_number: string;
+                    /** @enum {string} */
+                    oab_uf: "AC" | "AL" | "AM" | "AP" | "BA" | "CE" | "DF" | "ES" | "GO" | "MA" | "MG" | "MS" | "MT" | "PA" | "PB" | "PE" | "PI" | "PR" | "RJ" | "RN" | "RO" | "RR" | "RS" | "SC" | "SE" | "SP" | "TO";
+                    name?: string | null;
+                }[];
+                /** @description What a publication's deadline becomes: `off` none, `suggest` computed on the publication, `create` a deadline activity on its matched case. Fields left out keep their values. */
+                deadline?: {
+                    /** @enum {string} */
+                    mode?: "off" | "suggest" | "create";
+                    days?: number;
+                    /** @enum {string} */
+                    counting?: "business" | "calendar";
+                };
+                backfill_days?: number;
+            };
             /** @description An IANA time zone, in any case or by an alias; stored and shown by the name Intl gives it (`aMeRiCa/sao_paulo` is `America/Sao_Paulo`). */
             timezone?: string;
             case_phases?: string[];
@@ -3483,7 +3722,7 @@ export interface components {
          */
         WebhookTestRequest: {
             /** @enum {string} */
-            event: "case.created" | "case.updated" | "case.archived" | "case.phase_changed" | "case.sla_warning" | "case.sla_overdue" | "activity.created" | "activity.updated" | "activity.completed" | "activity.due_soon" | "activity.overdue" | "client.created" | "client.updated" | "client.deactivated" | "deal.created" | "deal.updated" | "deal.phase_changed" | "deal.won" | "deal.lost" | "financial.created" | "financial.paid" | "financial.overdue";
+            event: "case.created" | "case.updated" | "case.archived" | "case.phase_changed" | "case.sla_warning" | "case.sla_overdue" | "activity.created" | "activity.updated" | "activity.completed" | "activity.due_soon" | "activity.overdue" | "client.created" | "client.updated" | "client.deactivated" | "deal.created" | "deal.updated" | "deal.phase_changed" | "deal.won" | "deal.lost" | "financial.created" | "financial.paid" | "financial.overdue" | "publication.received" | "publication.updated";
         };
     };
     responses: {
@@ -3876,7 +4115,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
@@ -3944,7 +4183,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
@@ -4030,7 +4269,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
@@ -4111,7 +4350,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example act_01jd3ka2b4c6d8e0f2g4h6j8k0
                  */
                 id: string;
@@ -4400,7 +4639,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
@@ -4468,7 +4707,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
@@ -4554,7 +4793,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
@@ -4638,7 +4877,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
@@ -4713,7 +4952,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
                  */
                 id: string;
@@ -4947,7 +5186,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
@@ -5015,7 +5254,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
@@ -5101,7 +5340,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
@@ -5198,7 +5437,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example cli_01jd3k8q5x0v7m2n4p6r8t0w2y
                  */
                 id: string;
@@ -5695,7 +5934,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
                  */
                 id: string;
@@ -5763,7 +6002,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
                  */
                 id: string;
@@ -5849,7 +6088,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
                  */
                 id: string;
@@ -5917,7 +6156,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
                  */
                 id: string;
@@ -6003,7 +6242,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
                  */
                 id: string;
@@ -6089,7 +6328,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example deal_01jd3k7w2m4q6s8u0x2z4b6d8f
                  */
                 id: string;
@@ -6505,7 +6744,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example fin_01jd3kb3c5d7e9f1g3h5j7k9m1
                  */
                 id: string;
@@ -6573,7 +6812,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example fin_01jd3kb3c5d7e9f1g3h5j7k9m1
                  */
                 id: string;
@@ -6659,7 +6898,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example fin_01jd3kb3c5d7e9f1g3h5j7k9m1
                  */
                 id: string;
@@ -6723,6 +6962,320 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPublications: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page number, from 1.
+                 * @example 1
+                 */
+                page?: number;
+                /**
+                 * @description Items per page, 1 to 100.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description One field to order by; a leading `-` sorts descending. Ties break by id; records without the field come last.
+                 * @example -created_at
+                 */
+                sort?: "made_available_date" | "-made_available_date" | "created_at" | "-created_at";
+                /** @description Only records with this status. */
+                status?: "new" | "treated" | "dismissed";
+                /**
+                 * @description Only records linked to this case.
+                 * @example case_01jd3k9a1b2c3d4e5f6g7h8j9k
+                 */
+                case_id?: string;
+                matched?: "true" | "false";
+                court?: string;
+                /**
+                 * @description First day of the range, inclusive (YYYY-MM-DD): deals and cases by creation day in the team time zone, activities by due_date, financial records by date.
+                 * @example 2026-11-01
+                 */
+                from?: string;
+                /**
+                 * @description Last day of the range, inclusive (YYYY-MM-DD).
+                 * @example 2026-11-30
+                 */
+                to?: string;
+                /**
+                 * @description Case- and accent-insensitive substring (clients: name, e-mail, CPF, CNPJ; cases: title, number).
+                 * @example jose
+                 */
+                search?: string;
+            };
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Publication"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `Invalid status`, `matched must be true or false`, `from must not be after to`, `page must be an integer >= 1`, `limit must be an integer from 1 to 100`, `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    syncPublications: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.
+                 * @example 0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            started?: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description A unique value is already taken. Messages: `A request with this Idempotency-Key is in progress`. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request. Messages: `Idempotency key reused with different request`. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPublication: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
+                 * @example pub_01jx2f8g0000000000000000aa
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Publication"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Publication not found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePublication: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.
+                 * @example req-2026-11-27-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
+                 * @example pub_01jx2f8g0000000000000000aa
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePublicationRequest"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Publication"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body. Messages: `No fields to update`, `Invalid JSON body`, `Unknown field: foo`, `Invalid URL encoding`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description Not found: an unknown id, or one of another team. Messages: `Publication not found`, `Case not found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7126,7 +7679,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example psn_01jd3k8m5x7q2w9e4r6t8y0u1i
                  */
                 id: string;
@@ -7194,7 +7747,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7262,7 +7815,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7361,7 +7914,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7449,7 +8002,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7523,7 +8076,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7628,7 +8181,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7728,7 +8281,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7802,7 +8355,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -7907,7 +8460,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_).
+                 * @description The record's id, with its kind prefix (deal_, cli_, case_, act_, fin_, wh_, pub_).
                  * @example wh_01jd3kc4d6e8f0g2h4j6k8m0n2
                  */
                 id: string;
@@ -10019,6 +10572,220 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["FinancialRecordEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 5 seconds confirms the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 5 seconds, fails the attempt: it is retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    publicationReceivedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of `{timestamp}.{raw body}` keyed with the webhook secret. */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of sending; reject it when more than 300 s from now. */
+                "X-Service-Timestamp": string;
+                /** @description The event id (also `id` in the body). */
+                "X-Service-Event-Id": string;
+                /** @description Standard Webhooks: the event id. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same Unix time. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "publication.received",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pub_01jx2f8g0000000000000000aa",
+                 *           "djen_id": 498231775,
+                 *           "hash": "kZ8xVq2mLr4TnW9pYb3c",
+                 *           "made_available_date": "2026-11-26",
+                 *           "publication_date": "2026-11-27",
+                 *           "court": "TJSP",
+                 *           "organ": "3ª Vara Cível do Foro Central",
+                 *           "kind": "Intimação",
+                 *           "document_type": "Despacho",
+                 *           "class": {
+                 *             "code": "7",
+                 *             "name": "PROCEDIMENTO COMUM CÍVEL"
+                 *           },
+                 *           "case_number": "1234567-89.2023.8.26.0100",
+                 *           "text": "<p>Manifeste-se a parte autora sobre a contestação.</p>",
+                 *           "text_plain": "Manifeste-se a parte autora sobre a contestação.",
+                 *           "link": "https://esaj.tjsp.jus.br/cpopg/show.do?processo.numero=1234567-89.2023.8.26.0100",
+                 *           "active": true,
+                 *           "recipients": [
+                 *             {
+                 *               "name": "Maria Silva",
+                 *               "side": "A"
+                 *             }
+                 *           ],
+                 *           "lawyers": [
+                 *             {
+                 *               "name": "Ana Costa",
+                 *               "oab_number": "123456",
+                 *               "oab_uf": "SP"
+                 *             }
+                 *           ],
+                 *           "case_id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "status": "new",
+                 *           "deadline": {
+                 *             "start_date": "2026-11-30",
+                 *             "due_date": "2026-12-18",
+                 *             "days": 15,
+                 *             "counting": "business",
+                 *             "trail": [
+                 *               {
+                 *                 "date": "2026-11-26",
+                 *                 "counted": false,
+                 *                 "reason": "start day (CPC art. 224)"
+                 *               }
+                 *             ]
+                 *           },
+                 *           "activity_id": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": null
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PublicationEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 5 seconds confirms the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 5 seconds, fails the attempt: it is retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    publicationUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of `{timestamp}.{raw body}` keyed with the webhook secret. */
+                "X-Service-Signature": string;
+                /** @description Unix time (seconds) of sending; reject it when more than 300 s from now. */
+                "X-Service-Timestamp": string;
+                /** @description The event id (also `id` in the body). */
+                "X-Service-Event-Id": string;
+                /** @description Standard Webhooks: the event id. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same Unix time. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *       "type": "publication.updated",
+                 *       "api_version": "v1",
+                 *       "created_at": "2026-11-27T09:41:03.117Z",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pub_01jx2f8g0000000000000000aa",
+                 *           "djen_id": 498231775,
+                 *           "hash": "kZ8xVq2mLr4TnW9pYb3c",
+                 *           "made_available_date": "2026-11-26",
+                 *           "publication_date": "2026-11-27",
+                 *           "court": "TJSP",
+                 *           "organ": "3ª Vara Cível do Foro Central",
+                 *           "kind": "Intimação",
+                 *           "document_type": "Despacho",
+                 *           "class": {
+                 *             "code": "7",
+                 *             "name": "PROCEDIMENTO COMUM CÍVEL"
+                 *           },
+                 *           "case_number": "1234567-89.2023.8.26.0100",
+                 *           "text": "<p>Manifeste-se a parte autora sobre a contestação.</p>",
+                 *           "text_plain": "Manifeste-se a parte autora sobre a contestação.",
+                 *           "link": "https://esaj.tjsp.jus.br/cpopg/show.do?processo.numero=1234567-89.2023.8.26.0100",
+                 *           "active": true,
+                 *           "recipients": [
+                 *             {
+                 *               "name": "Maria Silva",
+                 *               "side": "A"
+                 *             }
+                 *           ],
+                 *           "lawyers": [
+                 *             {
+                 *               "name": "Ana Costa",
+                 *               "oab_number": "123456",
+                 *               "oab_uf": "SP"
+                 *             }
+                 *           ],
+                 *           "case_id": "case_01jd3kc4d6f8h0k2n4q6s8u0w2",
+                 *           "status": "treated",
+                 *           "deadline": {
+                 *             "start_date": "2026-11-30",
+                 *             "due_date": "2026-12-18",
+                 *             "days": 15,
+                 *             "counting": "business",
+                 *             "trail": [
+                 *               {
+                 *                 "date": "2026-11-26",
+                 *                 "counted": false,
+                 *                 "reason": "start day (CPC art. 224)"
+                 *               }
+                 *             ]
+                 *           },
+                 *           "activity_id": null,
+                 *           "created_at": "2026-11-27T09:41:03.117Z",
+                 *           "updated_at": "2026-11-27T09:41:03.117Z"
+                 *         },
+                 *         "previous_attributes": {
+                 *           "status": "new"
+                 *         }
+                 *       },
+                 *       "team_id": "team_01jd3k0a2c4e6g8j0l2n4q6s8u",
+                 *       "webhook_id": "wh_01jd3kc4d6e8f0g2h4j6k8m0n2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PublicationEvent"];
             };
         };
         responses: {

@@ -27,6 +27,8 @@ export const EVENT_TYPES = [
   'financial.created',
   'financial.paid',
   'financial.overdue',
+  'publication.received',
+  'publication.updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -34,6 +34,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'financial.created': 'A financial record is created.',
   'financial.paid': 'Status becomes paid.',
   'financial.overdue': "Once, when a pending record's due date has passed.",
+  'publication.received': "A publication of the DJEN for one of the team's watched lawyers is kept for the first time (with `case_id` when it matched a case).",
+  'publication.updated': 'A publication changes: its status, its case (matched later or linked by hand), its deadline or deadline activity, or its content (cancelled by the court).',
 };
 
 export type EventFamily = keyof typeof RESOURCE_EXAMPLES;
@@ -48,6 +50,7 @@ export const EVENT_RESOURCES: Record<EventFamily, { schema: string; omit?: strin
   client: { schema: 'Client' },
   deal: { schema: 'Deal', omit: ['activities_count', 'ai_insights'] },
   financial: { schema: 'FinancialRecord' },
+  publication: { schema: 'Publication' },
 };
 
 export const familyOf = (event: EventType) => event.slice(0, event.indexOf('.')) as EventFamily;
@@ -104,6 +107,7 @@ const CHANGES: Partial<Record<EventType, { object?: Json; previous: Json }>> = {
   'deal.won': { object: { status: 'ganho', final_value: 48000, won_at: '2026-11-27T09:41:03.117Z' }, previous: { status: 'ativo' } },
   'deal.lost': { object: { status: 'perdido', loss_reason: 'price', lost_at: '2026-11-27T09:41:03.117Z' }, previous: { status: 'ativo' } },
   'financial.paid': { object: { status: 'paid', paid_date: '2026-12-03' }, previous: { status: 'pending', paid_date: null } },
+  'publication.updated': { object: { status: 'treated' }, previous: { status: 'new' } },
 };
 
 /** A delivery of the event as a subscriber receives it. */

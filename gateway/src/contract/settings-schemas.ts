@@ -1,6 +1,7 @@
 // The request and response schemas of GET and PUT /v1/settings (docs/decisions.md §8).
-import { arrayOf, enumOf, integer, named, object, okResponse, out, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
-import { CNJ_CHECKS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
+import { arrayOf, enumOf, integer, named, nullable, object, okResponse, out, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import { CNJ_CHECKS, UFS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
+import { DEADLINE_COUNTINGS, DEADLINE_MODES, MAX_BACKFILL_DAYS, MAX_WATCHES } from '@lpm/shared/publication-settings';
 
 const MAX_PHASES = 30;
 /** Closures travel in the settings header (MAX_SETTINGS_BYTES); a year of municipal holidays and outages fits. */
@@ -18,6 +19,36 @@ const courtCalendar = {
   minProperties: 1,
   description: 'Either part, or both: the part not sent keeps its value. A team that never set a jurisdiction counts the national calendar only.',
   'x-message': 'court_calendar must be an object with jurisdiction, closures or both',
+};
+
+const watch = object(
+  {
+    oab_number: typed<string>({ type: 'string', pattern: '^[0-9]{1,7}$', 'x-message': 'oab_number must be 1 to 7 digits' }),
+    oab_uf: enumOf(UFS, 'Invalid oab_uf'),
+    name: nullable(text(200)),
+  },
+  ['oab_number', 'oab_uf'],
+);
+
+const publications = {
+  ...object({
+    watches: {
+      ...arrayOf(watch, { maxItems: MAX_WATCHES, 'x-message': `publications.watches must be a list of at most ${MAX_WATCHES} watches` }),
+      description: 'The lawyers whose publications the DJEN is polled for, by OAB number and state. Sent whole: the list replaces the team\'s. A new watch reads back `backfill_days` days.',
+    },
+    deadline: {
+      ...object({
+        mode: enumOf(DEADLINE_MODES, 'Invalid publications.deadline.mode'),
+        days: integer({ minimum: 1, maximum: 365, 'x-message': 'publications.deadline.days must be an integer from 1 to 365' }),
+        counting: enumOf(DEADLINE_COUNTINGS, 'Invalid publications.deadline.counting'),
+      }),
+      description: 'What a publication\'s deadline becomes: `off` none, `suggest` computed on the publication, `create` a deadline activity on its matched case. Fields left out keep their values.',
+    },
+    backfill_days: integer({ minimum: 0, maximum: MAX_BACKFILL_DAYS, 'x-message': `publications.backfill_days must be an integer from 0 to ${MAX_BACKFILL_DAYS}` }),
+  }),
+  minProperties: 1,
+  description: 'Any part, alone or with the others: the parts not sent keep their values.',
+  'x-message': 'publications must be an object with watches, deadline, backfill_days or several',
 };
 
 const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
@@ -41,6 +72,7 @@ const portal = {
 export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of the settings.', object({
   court_calendar: courtCalendar,
   cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
+  publications,
   timezone: text(100, { 'x-message': 'Invalid time zone', description: 'An IANA time zone, in any case or by an alias; stored and shown by the name Intl gives it (`aMeRiCa/sao_paulo` is `America/Sao_Paulo`).' }),
   case_phases: phaseList('case_phases', phaseName),
   deal_phases: phaseList(
@@ -58,6 +90,7 @@ export const SETTINGS_EXAMPLES = [
   },
   { court_calendar: { closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }] } },
   { portal: { allowed_origins: ['https://app.example.com'] } },
+  { publications: { watches: [{ oab_number: '123456', oab_uf: 'SP', name: 'Ana Costa' }], deadline: { mode: 'suggest', days: 15, counting: 'business' } } },
 ];
 
 /** The settings fields a PUT sends. */
@@ -76,6 +109,14 @@ const settings = named('Settings', "The team's settings.", shape({
   },
   cnj_check: out.string,
   portal: { ...shape({ allowed_origins: out.strings }), description: 'The webhooks portal: the origins that may show it in a frame.' },
+  publications: {
+    ...shape({
+      watches: arrayOf(shape({ oab_number: out.string, oab_uf: out.string, name: out.nullableString })),
+      deadline: shape({ mode: out.string, days: out.integer, counting: out.string }),
+      backfill_days: out.integer,
+    }),
+    description: "The DJEN watches and what a publication's deadline becomes (defaults: no watches, mode suggest, 15 business days, 7 days of backfill).",
+  },
   updated_at: out.nullableString,
 }));
 

@@ -3,6 +3,7 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
 import type { Scope, TeamSettings } from '@lpm/shared/identity';
 import { PLANS } from '../contract/plans.ts';
 import { CNJ_CHECKS } from '@lpm/shared/court-calendar';
+import type { PublicationSettings } from '@lpm/shared/publication-settings';
 
 export const TeamEntity = defineEntity({
   name: 'Team',
@@ -17,6 +18,8 @@ export const TeamEntity = defineEntity({
     deal_phases: p.json<TeamSettings['deal_phases']>().strictNullable(),
     court_calendar: p.json<TeamSettings['court_calendar']>().strictNullable(),
     cnj_check: p.enum(CNJ_CHECKS).strictNullable(),
+    // The DJEN watches and deadline mode: not in the settings header, the publications service asks for them.
+    publications: p.json<PublicationSettings>().strictNullable(),
     settings_updated_at: p.datetime().strictNullable(),
     // The origins that may embed the webhooks portal in a frame (CSP frame-ancestors); absent until first set.
     portal_allowed_origins: p.json<string[]>().strictNullable(),

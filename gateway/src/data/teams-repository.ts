@@ -3,12 +3,13 @@
 import type { Collection, Db } from 'mongodb';
 import type { CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamSettings } from '@lpm/shared/identity';
+import type { PublicationSettings } from '@lpm/shared/publication-settings';
 import { withDocumentLock } from '@lpm/shared/store/lock';
 import type { Plan } from '../contract/plans.ts';
 import type { TeamRecord } from './entities.ts';
 import type { PrincipalChangesRepository } from './principal-changes.ts';
 
-type SettingsField = 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins' | 'settings_updated_at';
+type SettingsField = 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins' | 'publications' | 'settings_updated_at';
 
 /** A team as written when it is created. */
 export type NewTeam = Omit<TeamRecord, SettingsField>;
@@ -20,6 +21,7 @@ export type StoredTeam = NewTeam & Partial<Pick<TeamRecord, SettingsField>>;
 export type SettingsWrite = Omit<Partial<TeamSettings>, 'court_calendar'> & {
   court_calendar?: Partial<CourtCalendarSettings>;
   portal_allowed_origins?: string[];
+  publications?: Partial<Omit<PublicationSettings, 'deadline'>> & { deadline?: Partial<PublicationSettings['deadline']> };
 };
 
 const COLLECTION = 'teams';
@@ -50,9 +52,12 @@ export class TeamsRepository {
 
   /** Sets the settings fields given, each part of the court calendar given on its own (the rest keeps its values), and when they changed. */
   async setSettings(id: string, settings: SettingsWrite, changedAt: Date): Promise<void> {
-    const { court_calendar: calendar, ...fields } = settings;
+    const { court_calendar: calendar, publications, ...fields } = settings;
     const parts: Record<string, unknown> = {};
     for (const [part, value] of Object.entries(calendar ?? {})) parts[`court_calendar.${part}`] = value;
+    const { deadline, ...watching } = publications ?? {};
+    for (const [part, value] of Object.entries(watching)) parts[`publications.${part}`] = value;
+    for (const [part, value] of Object.entries(deadline ?? {})) parts[`publications.deadline.${part}`] = value;
     await this.set(id, { ...fields, ...parts, settings_updated_at: changedAt });
     await this.changes.bump();
   }
@@ -62,6 +67,11 @@ export class TeamsRepository {
    * change in Go and a write of the whole document, so two unlocked updates of one
    * team, even of different fields, can lose one (docs/ferretdb.md).
    */
+  /** The teams that watch at least one lawyer on the DJEN, for the publications service's poll. */
+  watching(): Promise<StoredTeam[]> {
+    return this.teams.find({ 'publications.watches.0': { $exists: true } }).toArray();
+  }
+
   private async set(id: string, fields: Record<string, unknown>): Promise<void> {
     await withDocumentLock(this.db, COLLECTION, id, async (lease) => {
       lease.check();

@@ -2,6 +2,7 @@
 // gateway's key lookup. No HTTP here.
 import { badRequest, userNotFound } from '@lpm/shared/errors';
 import { courtCalendarOf } from '@lpm/shared/court-calendar';
+import { publicationSettingsOf, type PublicationSettings } from '@lpm/shared/publication-settings';
 import { newId } from '@lpm/shared/ids';
 import { canonicalTimeZone } from '@lpm/shared/time';
 import { SCOPES, defaultTeamSettings, sameSecret, type Identity, type Scope, type TeamSettings } from '@lpm/shared/identity';
@@ -16,8 +17,8 @@ import { isPlan, type Plan } from '../contract/plans.ts';
 type Identified<R extends { _id: string }> = Omit<R, '_id'> & { id: string };
 
 /** A team with its settings; those never changed are the defaults. */
-export type Team = Omit<Identified<TeamRecord>, 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins'> &
-  TeamSettings & { portal_allowed_origins: string[] };
+export type Team = Omit<Identified<TeamRecord>, 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins' | 'publications'> &
+  TeamSettings & { portal_allowed_origins: string[]; publications: PublicationSettings };
 
 export type User = Identified<UserRecord>;
 
@@ -123,6 +124,7 @@ function toTeam(r: StoredTeam): Team {
     court_calendar: courtCalendarOf(r.court_calendar),
     cnj_check: r.cnj_check ?? defaults.cnj_check,
     portal_allowed_origins: r.portal_allowed_origins ?? [],
+    publications: publicationSettingsOf(r.publications),
     settings_updated_at: r.settings_updated_at ?? null,
     owner_user_id: r.owner_user_id,
     created_at: r.created_at,
@@ -200,6 +202,11 @@ export class Accounts {
     await this.getTeam(teamId);
     await this.store.teams.setPlan(teamId, plan);
     return this.getTeam(teamId);
+  }
+
+  /** The teams that watch lawyers on the DJEN (the publications service polls for them). */
+  async watchingTeams(): Promise<Team[]> {
+    return (await this.store.teams.watching()).map(toTeam);
   }
 
   async getTeam(teamId: string): Promise<Team> {

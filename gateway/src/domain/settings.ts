@@ -10,7 +10,7 @@ import type { Identity, TeamSettings } from '@lpm/shared/identity';
 import { DEFAULT_JURISDICTION, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { SettingsWrite, TeamsRepository } from '../data/teams-repository.ts';
 import type { SettingsChange, SettingsView } from '../contract/settings-schemas.ts';
-import { duplicateClosureDate, duplicatePhase, phaseInUse } from '../contract/settings-errors.ts';
+import { duplicateClosureDate, duplicatePhase, duplicateWatch, phaseInUse } from '../contract/settings-errors.ts';
 import type { Accounts, Team } from './accounts.ts';
 import type { CalendarSync } from './calendar-sync.ts';
 import type { PhaseKind, PhaseOwners } from '../upstream/cases-and-deals-services.ts';
@@ -97,6 +97,7 @@ const view = (t: Team): SettingsView =>
     court_calendar: t.court_calendar,
     cnj_check: t.cnj_check,
     portal: { allowed_origins: t.portal_allowed_origins },
+    publications: t.publications,
     updated_at: t.settings_updated_at?.toISOString() ?? null,
   });
 
@@ -119,6 +120,7 @@ function normalize(change: SettingsChange): SettingsWrite {
   if (change.court_calendar !== undefined) out.court_calendar = courtCalendar(change.court_calendar);
   if (change.cnj_check !== undefined) out.cnj_check = change.cnj_check;
   if (change.portal !== undefined) out.portal_allowed_origins = portalOrigins(change.portal.allowed_origins);
+  if (change.publications !== undefined) out.publications = publications(change.publications);
   return out;
 }
 
@@ -144,6 +146,24 @@ function portalOrigins(origins: string[]): string[] {
     return url.origin;
   });
   return [...new Set(out)];
+}
+
+/** The parts of the publication settings sent: watches without duplicates (one per OAB number and state), names trimmed. */
+function publications(p: NonNullable<SettingsChange['publications']>): NonNullable<SettingsWrite['publications']> {
+  const out: NonNullable<SettingsWrite['publications']> = {};
+  if (p.watches) {
+    const seen = new Set<string>();
+    out.watches = p.watches.map((w, i) => {
+      const oab_number = w.oab_number.replace(/^0+(?=\d)/, '');
+      const key = `${w.oab_uf}:${oab_number}`;
+      if (seen.has(key)) throw duplicateWatch(i);
+      seen.add(key);
+      return { oab_number, oab_uf: w.oab_uf, name: w.name?.trim() || null };
+    });
+  }
+  if (p.deadline) out.deadline = p.deadline;
+  if (p.backfill_days !== undefined) out.backfill_days = p.backfill_days;
+  return out;
 }
 
 function phaseName(field: string, raw: string): string {

@@ -1,6 +1,8 @@
 // The gateway's users for services (UserDirectory):
 //   GET /internal/users?ids=a,b: the users of a team among ids;
-//   GET /internal/team-owner: the team's owner (whom alerts are mailed to).
+//   GET /internal/team-owner: the team's owner (whom alerts are mailed to);
+//   GET /internal/publication-watches: every team that watches lawyers on the DJEN,
+//   with its settings and its owner (whom the publications service acts for).
 // Only callers with the internal credential and a team id see them; to anyone else
 // they do not exist (404 Route not found, before any validation), and each such
 // attempt counts as a failed authentication of its address, as a bad API key does
@@ -11,7 +13,7 @@ import { ok } from '@lpm/shared/http/envelope';
 import { invalidField, notFound } from '@lpm/shared/errors';
 import { HEADER, sameSecret } from '@lpm/shared/identity';
 import { object, okResponse, out, shape, text, type SchemaTypes } from '@lpm/shared/http/schemas';
-import type { Accounts, User } from '../domain/accounts.ts';
+import { settingsOf, type Accounts, type User } from '../domain/accounts.ts';
 import type { AuthFailures } from '../limits/auth-failures.ts';
 import { tooManyFailures } from './access.ts';
 import { authFailures } from '../metrics.ts';
@@ -71,4 +73,9 @@ export function internalUsersRoute(fastify: FastifyInstance, opts: InternalUsers
       return ok(directoryUser(owner));
     },
   );
+
+  app.get('/internal/publication-watches', { config: { public: true }, onRequest: internalOnly }, async () => {
+    const teams = await opts.accounts.watchingTeams();
+    return ok(teams.map((t) => ({ team_id: t.id, user_id: t.owner_user_id, settings: settingsOf(t), publications: t.publications })));
+  });
 }

@@ -14,6 +14,7 @@ import { CaseEntity } from './data/case-entity.ts';
 import { CasesRepository } from './data/cases-repository.ts';
 import { Cases } from './domain/cases.ts';
 import { consumeActivityEvents } from './consumers/activity-events.ts';
+import { consumePublicationEvents } from './consumers/publication-events.ts';
 import { slaSignals } from './jobs/sla-signals.ts';
 import { ActivitiesService } from './upstream/activities-service.ts';
 import { buildCasesApp } from './app.ts';
@@ -45,7 +46,14 @@ async function main(): Promise<void> {
       const syncs = new TeamSyncs({ db, logger, work: cases.syncWork() });
       return {
         app: buildCasesApp({ cases, syncs, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), signals, syncs, consumerTask(() => consumeViewEvents(broker, 'cases.client-views', { clients: clientLinks })), consumerTask(() => consumeActivityEvents(broker, db, cases))],
+        background: [
+          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
+          signals,
+          syncs,
+          consumerTask(() => consumeViewEvents(broker, 'cases.client-views', { clients: clientLinks })),
+          consumerTask(() => consumeActivityEvents(broker, db, cases)),
+          consumerTask(() => consumePublicationEvents(broker, repository)),
+        ],
       };
     },
   });

@@ -36,6 +36,7 @@ export const SERVICES = [
   { name: 'activities', port: 8084, prefixes: [{ prefix: '/v1/activities' }, { prefix: '/v1/deadlines', readOnly: true }], storeConnections: 3, app: { module: 'services/activities/src/app.ts', builder: 'buildActivitiesApp' } },
   { name: 'financial', port: 8085, prefixes: [{ prefix: '/v1/financial' }], storeConnections: 3, app: { module: 'services/financial/src/app.ts', builder: 'buildFinancialApp' } },
   { name: 'webhooks', port: 8086, prefixes: [{ prefix: '/v1/webhooks', adminOnly: true }], storeConnections: 12, app: { module: 'services/webhooks/src/app.ts', builder: 'buildWebhooksApp' } },
+  { name: 'publications', port: 8088, prefixes: [{ prefix: '/v1/publications' }], storeConnections: 3, app: { module: 'services/publications/src/app.ts', builder: 'buildPublicationsApp' } },
 ] as const satisfies readonly ServiceEntry[];
 
 export type ServiceName = (typeof SERVICES)[number]['name'];

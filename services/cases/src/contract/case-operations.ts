@@ -46,7 +46,7 @@ export const CASE_OPERATIONS: OperationDocs = {
   'GET /v1/cases/{id}/timeline': {
     operationId: 'getCaseTimeline',
     summary: "Read a case's timeline",
-    description: 'The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added. `limit` defaults to 50, at most 100.',
+    description: 'The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added, publication_received (a court publication from the DJEN matched or linked to the case). `limit` defaults to 50, at most 100.',
     errors: [caseNotFound()],
   },
   'GET /v1/cases/{id}/activities': {

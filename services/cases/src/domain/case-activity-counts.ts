@@ -35,7 +35,7 @@ export function caseChangesOf(event: Pick<ActivityEventNews, 'type' | 'activity'
 }
 
 /** Activity events remembered per case as applied: far more than can be in flight for one case while a claim goes stale. */
-const COUNTED_EVENTS_KEPT = 200;
+export const COUNTED_EVENTS_KEPT = 200;
 
 export class CaseActivityCounts {
   private readonly cases: CasesRepository;

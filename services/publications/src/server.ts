@@ -1,0 +1,58 @@
+import { consumerTask, runService } from '@lpm/shared/service/runner';
+import { runProcess } from '@lpm/shared/service/process';
+import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { CasesService } from '@lpm/shared/upstream/cases-service';
+import { readPublicationsConfig } from './config.ts';
+import { CaseNumberEntity, PollStateEntity, PublicationEntity, PublicationTeamEntity } from './data/publication-entity.ts';
+import { PublicationsRepository } from './data/publications-repository.ts';
+import { CaseNumbersRepository } from './data/case-numbers-repository.ts';
+import { PollRepository } from './data/poll-repository.ts';
+import { Publications } from './domain/publications.ts';
+import { Poller } from './domain/poller.ts';
+import { ActivitiesService } from './upstream/activities-service.ts';
+import { DjenClient } from './upstream/djen-client.ts';
+import { GatewayWatches } from './upstream/gateway-watches.ts';
+import { consumeCaseEvents } from './consumers/case-events.ts';
+import { PollJob } from './jobs/poll-job.ts';
+import { buildPublicationsApp } from './app.ts';
+
+// Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
+async function main(): Promise<void> {
+  // Read before the store is touched: a bad setting stops the process at once.
+  const own = readPublicationsConfig();
+  await runService({
+    name: 'publications',
+    entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity],
+    outboxCollections: ['publications'],
+    build: ({ config, logger, db, broker, relay }) => {
+      const service = (name: 'cases' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const repository = new PublicationsRepository(db, relay);
+      const caseNumbers = new CaseNumbersRepository(db);
+      const poll = new PollRepository(db);
+      const publications = new Publications({
+        publications: repository,
+        caseNumbers,
+        poll,
+        deadlines: new ActivitiesService(service('activities')),
+        cases: new CasesService(service('cases')),
+        logger,
+      });
+      const poller = new Poller({
+        source: new GatewayWatches(new ServiceClient({ name: 'gateway', baseUrl: config.gatewayUrl, internalToken: config.internalToken })),
+        djen: new DjenClient({ baseUrl: own.djenUrl, userAgent: own.djenUserAgent }),
+        poll,
+        publications: repository,
+        caseNumbers,
+        domain: publications,
+        logger,
+      });
+      const job = new PollJob({ db, poller, intervalMs: own.pollIntervalMs, logger });
+      return {
+        app: buildPublicationsApp({ publications, sync: () => job.trigger(), db, internalToken: config.internalToken, loggerInstance: logger }),
+        background: [job, consumerTask(() => consumeCaseEvents(broker, publications))],
+      };
+    },
+  });
+}
+
+if (import.meta.main) await runProcess('publications', main);

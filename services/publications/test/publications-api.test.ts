@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expectError } from '@lpm/test-kit/api';
+import { identity, day } from '@lpm/test-kit/teams';
+import { DjenStandIn } from './djen-stand-in.ts';
+import { startPublications, watchedTeam, type PublicationsUnderTest } from './helper.ts';
+
+let djen: DjenStandIn;
+let svc: PublicationsUnderTest;
+
+beforeAll(async () => {
+  djen = new DjenStandIn();
+  await djen.start();
+  svc = await startPublications(djen.url);
+});
+
+afterAll(async () => {
+  await svc?.close();
+  await djen?.stop();
+});
+
+const number = (n: number) => `${String(n).padStart(7, '0')}-55.2025.8.26.0001`;
+
+test('when create mode matches publications, then each gets one deadline activity on its case, linked both ways, whatever the retries', async () => {
+  const who = identity();
+  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '501', oab_uf: 'SP' }], { mode: 'create', days: 10 }, 0));
+  const kase = svc.activities.world.addCase(who.teamId, 'Silva v. Souza', number(1));
+  await svc.publications.recordCase({ teamId: who.teamId, caseId: kase.id, number: kase.number, asOf: new Date() });
+  djen.add(
+    { id: 90001, day: day(0), lawyers: [{ number: '501', uf: 'SP' }], number: number(1), masked: true },
+    { id: 90002, day: day(0), lawyers: [{ number: '501', uf: 'SP' }], number: number(1) },
+    { id: 90003, day: day(0), lawyers: [{ number: '501', uf: 'SP' }], number: number(2) },
+  );
+  await svc.poller().run();
+  await svc.poller().run();
+  const stored = await svc.repository.collection.find({ team_id: who.teamId }).sort({ djen_id: 1 }).toArray();
+  // The repair and a manual link racing for the same publication still make one activity.
+  await Promise.all([svc.publications.settleOwedActivities(), svc.publications.settleOwedActivities()]);
+  const activities = await svc.activities.repository.collection.find({ team_id: who.teamId }).toArray();
+  expect(activities).toHaveLength(2);
+  for (const p of stored.slice(0, 2)) {
+    const made = activities.find((a) => a._id === p.activity_id)!;
+    expect(made).toMatchObject({ type: 'deadline', case_id: kase.id, title: `Despacho - ${number(1)}`, metadata: { publication_id: p._id } });
+    expect(made.deadline_rule).toMatchObject({ start: { made_available: day(0) }, days: 10 });
+    expect(made.deadline).not.toBeNull();
+    expect(p.activity_pending).toBe(0);
+  }
+  expect(stored[2]).toMatchObject({ case_id: null, activity_id: null });
+  // A case taking the third one's number later gets its activity too, once.
+  const later = svc.activities.world.addCase(who.teamId, 'Outro', number(2));
+  await svc.publications.recordCase({ teamId: who.teamId, caseId: later.id, number: later.number, asOf: new Date() });
+  await svc.publications.recordCase({ teamId: who.teamId, caseId: later.id, number: later.number, asOf: new Date() });
+  expect(await svc.activities.repository.collection.countDocuments({ team_id: who.teamId, case_id: later.id })).toBe(1);
+});
+
+test('when the API is asked, then it lists with filters and search, reads one, and a PUT treats, links and recomputes', async () => {
+  const who = identity();
+  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '601', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 1));
+  djen.add(
+    { id: 91001, day: day(-1), lawyers: [{ number: '601', uf: 'SP' }], number: number(10), text: '<p>Audiência de <b>CONCILIAÇÃO</b> designada.</p>' },
+    { id: 91002, day: day(0), lawyers: [{ number: '601', uf: 'SP' }], number: number(11) },
+  );
+  await svc.poller().run();
+  const list = await svc.call(who, { method: 'GET', url: '/v1/publications?limit=10' });
+  expect(list.statusCode).toBe(200);
+  expect(list.json().data.map((p: { djen_id: number }) => p.djen_id)).toEqual([91002, 91001]);
+  const found = await svc.call(who, { method: 'GET', url: '/v1/publications?search=conciliacao&matched=false' });
+  expect(found.json().data).toHaveLength(1);
+  const pub = found.json().data[0];
+  expect(pub.text_plain).toBe('Audiência de CONCILIAÇÃO designada.');
+  expect(pub.deadline).toMatchObject({ days: 15, counting: 'business' });
+  expect((await svc.call(who, { method: 'GET', url: `/v1/publications?from=${day(0)}` })).json().data).toHaveLength(1);
+
+  const kase = svc.activities.world.addCase(who.teamId, 'Manual', number(99));
+  const put = await svc.call(who, { method: 'PUT', url: `/v1/publications/${pub.id}`, payload: { case_id: kase.id, status: 'treated', deadline_days: 5 } });
+  expect(put.statusCode).toBe(200);
+  expect(put.json().data).toMatchObject({ case_id: kase.id, status: 'treated', deadline: { days: 5 } });
+  expect((await svc.call(who, { method: 'GET', url: `/v1/publications?case_id=${kase.id}&status=treated` })).json().data).toHaveLength(1);
+  expectError(await svc.call(who, { method: 'PUT', url: `/v1/publications/${pub.id}`, payload: { case_id: 'case_01jn0000000000000000000000' } }), 404, 'NOT_FOUND', 'Case not found');
+  expectError(await svc.call(identity(), { method: 'GET', url: `/v1/publications/${pub.id}` }), 404, 'NOT_FOUND', 'Publication not found');
+  expectError(await svc.call({ ...who, scopes: ['read', 'write'] }, { method: 'POST', url: '/v1/publications/sync' }), 403, 'FORBIDDEN', 'Insufficient permissions');
+  const sync = await svc.call(who, { method: 'POST', url: '/v1/publications/sync' });
+  expect(sync.statusCode).toBe(202);
+  expect(sync.json().data).toEqual({ started: true });
+});
