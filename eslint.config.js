@@ -11,11 +11,23 @@ const inFolder = (folder) => ROOTS.map((root) => `${root}/${folder}/**/*.ts`);
 
 /** An error for an import of one of `folders`, relative to any depth of this service. */
 const noImportOf = (folders, message) => ({
-  '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})/`, message }] }],
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    { patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})/`, message }] },
+  ],
 });
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'sdk/src/schema.d.ts', '.data/**', 'coverage/**', 'test-artifacts/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'sdk/src/schema.d.ts',
+      '.data/**',
+      'coverage/**',
+      'test-artifacts/**',
+    ],
+  },
   tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -30,7 +42,10 @@ export default tseslint.config(
   {
     rules: {
       // A leading _ names what is left unused on purpose (the rest of a destructuring, a callback's first argument).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       // A let that a closure reads before its one assignment (a handle wired before its object exists) stays a let.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // An async function without await is how this code meets an interface that returns a promise (change callbacks, hooks, fakes).
@@ -40,15 +55,38 @@ export default tseslint.config(
   {
     files: ['**/test/**/*.ts', 'test/**/*.ts', 'test-kit/**/*.ts', 'scripts/drill/**/*.ts'],
     // Tests, their kit and the drill read JSON answers, which inject().json() and fetch().json() type as any; test-kit/src/contract.ts checks their shape.
-    rules: Object.fromEntries(['no-unsafe-assignment', 'no-unsafe-member-access', 'no-unsafe-argument', 'no-unsafe-call', 'no-unsafe-return'].map((rule) => [`@typescript-eslint/${rule}`, 'off'])),
+    rules: Object.fromEntries(
+      [
+        'no-unsafe-assignment',
+        'no-unsafe-member-access',
+        'no-unsafe-argument',
+        'no-unsafe-call',
+        'no-unsafe-return',
+      ].map((rule) => [`@typescript-eslint/${rule}`, 'off']),
+    ),
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
   {
     files: inFolder('contract'),
-    rules: noImportOf(['routes', 'domain', 'data', 'upstream', 'consumers', 'jobs'], 'contract/ is the bottom layer: the others import it, it imports none of them'),
+    rules: noImportOf(
+      ['routes', 'domain', 'data', 'upstream', 'consumers', 'jobs'],
+      'contract/ is the bottom layer: the others import it, it imports none of them',
+    ),
   },
-  { files: inFolder('data'), rules: noImportOf(['routes', 'domain', 'consumers', 'jobs'], 'data/ imports no layer above it (errors and value lists are in contract/)') },
-  { files: inFolder('domain'), rules: noImportOf(['routes', 'consumers', 'jobs'], 'domain/ imports no layer above it (request types are in contract/)') },
+  {
+    files: inFolder('data'),
+    rules: noImportOf(
+      ['routes', 'domain', 'consumers', 'jobs'],
+      'data/ imports no layer above it (errors and value lists are in contract/)',
+    ),
+  },
+  {
+    files: inFolder('domain'),
+    rules: noImportOf(
+      ['routes', 'consumers', 'jobs'],
+      'domain/ imports no layer above it (request types are in contract/)',
+    ),
+  },
   {
     files: inFolder('upstream'),
     rules: noImportOf(
@@ -59,7 +97,20 @@ export default tseslint.config(
   {
     // The image has the gateway and no scripts/ (development tooling): scripts/ may use the gateway, never the reverse.
     files: ['gateway/src/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)scripts/', message: 'gateway/ imports nothing from scripts/: scripts/ passes what the gateway needs (scripts/admin.ts)' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)scripts/',
+              message:
+                'gateway/ imports nothing from scripts/: scripts/ passes what the gateway needs (scripts/admin.ts)',
+            },
+          ],
+        },
+      ],
+    },
   },
   // Small modules and functions a reader takes in whole (CONTRIBUTING.md). A test file's
   // describe and test callbacks are its chapters, not functions: only its length counts.
@@ -67,6 +118,6 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     ignores: ['**/test/**/*.ts', 'test/**/*.ts'],
-    rules: { 'max-lines-per-function': ['error', { max: 80, IIFEs: true }] },
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }] },
   },
 );

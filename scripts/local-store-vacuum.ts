@@ -30,7 +30,11 @@ export interface Vacuuming {
  * autovacuum is on. What fails (PostgreSQL away, a table dropped meanwhile) goes to
  * `failed` and is tried again at the next interval.
  */
-export async function startVacuuming(connect: () => Promise<pg.Client>, intervalMs: number, failed: (err: unknown) => void): Promise<Vacuuming> {
+export async function startVacuuming(
+  connect: () => Promise<pg.Client>,
+  intervalMs: number,
+  failed: (err: unknown) => void,
+): Promise<Vacuuming> {
   const client = await connect();
   let autovacuum: string;
   try {

@@ -2,7 +2,16 @@
 // PostgreSQL (or over SQLite where no PostgreSQL answers), built from the Go
 // module proxy into a cache this project controls.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, cpSync, writeFileSync, rmSync, renameSync, createWriteStream } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  cpSync,
+  writeFileSync,
+  rmSync,
+  renameSync,
+  createWriteStream,
+} from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -61,11 +70,15 @@ function buildFerretdb(binDir: string): void {
   const env = { ...process.env, GOFLAGS: '-buildvcs=false' };
   execFileSync('go', ['mod', 'vendor'], { cwd: work, env, stdio: 'pipe' });
   writeFileSync(join(work, 'vendor/github.com/FerretDB/FerretDB/build/version/version.txt'), `${FERRETDB_VERSION}\n`);
-  execFileSync('go', ['build', '-mod=vendor', '-o', join(work, 'ferretdb'), 'github.com/FerretDB/FerretDB/cmd/ferretdb'], {
-    cwd: work,
-    env,
-    stdio: 'pipe',
-  });
+  execFileSync(
+    'go',
+    ['build', '-mod=vendor', '-o', join(work, 'ferretdb'), 'github.com/FerretDB/FerretDB/cmd/ferretdb'],
+    {
+      cwd: work,
+      env,
+      stdio: 'pipe',
+    },
+  );
   renameSync(join(work, 'ferretdb'), join(binDir, 'ferretdb'));
   rmSync(work, { recursive: true, force: true });
 }
@@ -185,19 +198,28 @@ export async function dropPostgresDatabase(database: string): Promise<void> {
  * into SQLite files in dataDir.
  */
 /** The local store for one command: the one running on `local.port`, else one started until stop(). */
-export async function localStoreForCommand(local = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE }) {
+export async function localStoreForCommand(
+  local = { port: LOCAL_STORE_PORT, dataDir: localStoreDataDir, database: LOCAL_STORE_DATABASE },
+) {
   if (await isListening(local.port)) return { url: localStoreUrl(local.port), stop: async () => {} };
   const started = await startFerretdb(local);
   return { url: started.url, stop: () => started.stop() };
 }
 
-export async function startFerretdb(opts: { dataDir: string; database: string; port?: number; logFile?: string }): Promise<RunningStore> {
+export async function startFerretdb(opts: {
+  dataDir: string;
+  database: string;
+  port?: number;
+  logFile?: string;
+}): Promise<RunningStore> {
   const bin = ensureFerretdbBinary();
   const port = opts.port ?? (await freePort());
   const debugPort = await freePort();
   mkdirSync(opts.dataDir, { recursive: true });
   const pgUrl = await postgresBackend(opts.database);
-  const backendArgs = pgUrl ? ['--handler=postgresql', `--postgresql-url=${pgUrl}`] : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/`];
+  const backendArgs = pgUrl
+    ? ['--handler=postgresql', `--postgresql-url=${pgUrl}`]
+    : ['--handler=sqlite', `--sqlite-url=file:${opts.dataDir}/`];
   const child: ChildProcess = spawn(
     bin,
     [
@@ -228,7 +250,11 @@ export async function startFerretdb(opts: { dataDir: string; database: string; p
   }
   // Where the server does not vacuum (local-store-vacuum.ts); a store that cannot be vacuumed still serves.
   const vacuumFailed = (err: unknown) => log.write(`lpm vacuum: ${(err as Error).message}\n`);
-  const vacuuming: Vacuuming | null = pgUrl ? await startVacuuming(() => connectTo(opts.database), VACUUM_EVERY_MS, vacuumFailed).catch((err) => (vacuumFailed(err), null)) : null;
+  const vacuuming: Vacuuming | null = pgUrl
+    ? await startVacuuming(() => connectTo(opts.database), VACUUM_EVERY_MS, vacuumFailed).catch(
+        (err) => (vacuumFailed(err), null),
+      )
+    : null;
   return {
     url: localStoreUrl(port),
     port,

@@ -25,11 +25,18 @@ const unused = {} as never;
  * placeholder. Only the store, token and logger are its own keys, so a builder
  * that spreads its options hands on no placeholder.
  */
-const own: Record<string | symbol, unknown> = { db: { collection: () => unused }, internalToken: 'unused', logger: false };
+const own: Record<string | symbol, unknown> = {
+  db: { collection: () => unused },
+  internalToken: 'unused',
+  logger: false,
+};
 const builderOptions = new Proxy(own, { get: (target, key) => (key in target ? target[key] : unused) });
 
 async function serviceDocument(entry: (typeof SERVICES)[number]): Promise<ServiceDocument> {
-  const module = (await import(new URL(`../${entry.app.module}`, import.meta.url).href)) as Record<string, (opts: unknown) => FastifyInstance>;
+  const module = (await import(new URL(`../${entry.app.module}`, import.meta.url).href)) as Record<
+    string,
+    (opts: unknown) => FastifyInstance
+  >;
   const app = module[entry.app.builder](builderOptions);
   await app.ready();
   const { paths, tags } = app.swagger() as unknown as ServiceDocument;

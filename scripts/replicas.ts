@@ -13,9 +13,11 @@ export function parseReplicas(argv: string[]): Partial<Record<ServiceName, numbe
   const counts: Partial<Record<ServiceName, number>> = {};
   for (const item of value.split(',')) {
     const [name, count] = item.split('=').map((s) => s.trim());
-    if (!(SERVICE_NAMES as readonly string[]).includes(name)) throw new Error(`--replicas: unknown service ${JSON.stringify(name)} (known: ${SERVICE_NAMES.join(', ')})`);
+    if (!(SERVICE_NAMES as readonly string[]).includes(name))
+      throw new Error(`--replicas: unknown service ${JSON.stringify(name)} (known: ${SERVICE_NAMES.join(', ')})`);
     const n = Number(count);
-    if (!Number.isInteger(n) || n < 1 || n > MAX_REPLICAS) throw new Error(`--replicas: ${name} needs a count from 1 to ${MAX_REPLICAS}, not ${JSON.stringify(count)}`);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_REPLICAS)
+      throw new Error(`--replicas: ${name} needs a count from 1 to ${MAX_REPLICAS}, not ${JSON.stringify(count)}`);
     counts[name as ServiceName] = n;
   }
   return counts;

@@ -15,7 +15,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFerretdb, isListening, localStoreUrl, LOCAL_STORE_CONNECTIONS, LOCAL_STORE_DATABASE, LOCAL_STORE_PORT, localStoreDataDir, type RunningStore } from './local-store.ts';
+import {
+  startFerretdb,
+  isListening,
+  localStoreUrl,
+  LOCAL_STORE_CONNECTIONS,
+  LOCAL_STORE_DATABASE,
+  LOCAL_STORE_PORT,
+  localStoreDataDir,
+  type RunningStore,
+} from './local-store.ts';
 import { int, readConfig } from '../shared/src/config.ts';
 import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
 import { firstExtraPort, internalPort, servicePort } from '../shared/src/service/port-layout.ts';
@@ -51,7 +60,11 @@ function prefixed(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Writa
 
 /** `deaths`: how many times in a row it has died within a minute of its start so far. */
 function launch(name: string, script: string, env: NodeJS.ProcessEnv, deaths = 0): void {
-  const proc = spawn(process.execPath, [...NODE_FLAGS, script], { cwd: root, env: { ...MALLOC_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...NODE_FLAGS, script], {
+    cwd: root,
+    env: { ...MALLOC_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const startedAt = Date.now();
   log(`${name} pid ${proc.pid}`);
   prefixed(name, proc.stdout, process.stdout);
@@ -90,7 +103,8 @@ async function stop(exitCode: number): Promise<void> {
     ),
   );
   await store?.stop();
-  if (brokerCluster) await downCluster(brokerCluster).catch((e: unknown) => log(`cluster not taken down: ${(e as Error).message}`));
+  if (brokerCluster)
+    await downCluster(brokerCluster).catch((e: unknown) => log(`cluster not taken down: ${(e as Error).message}`));
   process.exit(exitCode);
 }
 
@@ -171,7 +185,10 @@ if (!env.NODE_DISABLE_COMPILE_CACHE) {
     encoding: 'utf8',
     timeout: 60_000,
   });
-  if (warm.status !== 0) log(`compile cache not warmed (${warm.error?.message ?? (warm.stderr.trim() || `exit ${warm.status}`)}); the processes strip their own TypeScript`);
+  if (warm.status !== 0)
+    log(
+      `compile cache not warmed (${warm.error?.message ?? (warm.stderr.trim() || `exit ${warm.status}`)}); the processes strip their own TypeScript`,
+    );
 }
 
 // The ports of shared/src/service/port-layout.ts: the services next to the gateway, then its internal listener, then the further replicas.
@@ -180,11 +197,16 @@ const gatewayInternalPort = internalPort(gatewayPort);
 const deployed: ServiceName[] = [];
 let nextExtraPort = firstExtraPort(gatewayPort);
 const ports = Object.fromEntries(
-  services.map((name) => [name, [servicePort(gatewayPort, name), ...Array.from({ length: (replicas[name] ?? 1) - 1 }, () => nextExtraPort++)]]),
+  services.map((name) => [
+    name,
+    [servicePort(gatewayPort, name), ...Array.from({ length: (replicas[name] ?? 1) - 1 }, () => nextExtraPort++)],
+  ]),
 ) as Record<(typeof services)[number], number[]>;
 // Every URL is set before any service starts: services ask each other. A service with
 // replicas has them all, comma-separated (the gateway and ServiceClient balance over them).
-services.forEach((name) => (env[`${name.toUpperCase()}_URL`] = ports[name].map((port) => `http://127.0.0.1:${port}`).join(',')));
+services.forEach(
+  (name) => (env[`${name.toUpperCase()}_URL`] = ports[name].map((port) => `http://127.0.0.1:${port}`).join(',')),
+);
 services.forEach((name) => {
   const script = join(root, 'services', name, 'src', 'server.ts');
   if (!existsSync(script)) return;
@@ -226,7 +248,9 @@ if (!healthy && !stopping) {
 if (healthy) {
   process.stdout.write(`\nLegal practice API ready: ${url}\n\n`);
   // Where each process serves its metrics (the gateway: its internal listener; a replica: its own port).
-  const replicaNames = deployed.flatMap((n) => ports[n].map((port, i) => [i === 0 ? n : `${n}-${i + 1}`, port] as const));
+  const replicaNames = deployed.flatMap((n) =>
+    ports[n].map((port, i) => [i === 0 ? n : `${n}-${i + 1}`, port] as const),
+  );
   for (const [name, port] of [['gateway', gatewayInternalPort] as const, ...replicaNames]) {
     process.stdout.write(`metrics ${name} http://127.0.0.1:${port}/metrics\n`);
   }

@@ -41,8 +41,17 @@ export type Launcher = ChildProcess & { output(): string };
  * resolves once it printed that the gateway is ready. `tree` is the checkout to start
  * (this one by default; the benchmark also starts a baseline checkout).
  */
-export async function startSystem(env: NodeJS.ProcessEnv, timeoutMs = 90_000, tree = root, args: string[] = []): Promise<Launcher> {
-  const proc = spawn(process.execPath, ['scripts/start.ts', ...args], { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startSystem(
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 90_000,
+  tree = root,
+  args: string[] = [],
+): Promise<Launcher> {
+  const proc = spawn(process.execPath, ['scripts/start.ts', ...args], {
+    cwd: tree,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   proc.stdout.on('data', (d) => (output += d));
   proc.stderr.on('data', (d) => (output += d));

@@ -32,8 +32,13 @@ if (import.meta.main) {
     process.exit(2);
   }
   const cache = enableCompileCache(dir);
-  if (cache.status !== constants.compileCacheStatus.ENABLED && cache.status !== constants.compileCacheStatus.ALREADY_ENABLED) {
-    process.stderr.write(`compile cache not enabled in ${dir}: ${cache.message ?? 'disabled (NODE_DISABLE_COMPILE_CACHE)'}\n`);
+  if (
+    cache.status !== constants.compileCacheStatus.ENABLED &&
+    cache.status !== constants.compileCacheStatus.ALREADY_ENABLED
+  ) {
+    process.stderr.write(
+      `compile cache not enabled in ${dir}: ${cache.message ?? 'disabled (NODE_DISABLE_COMPILE_CACHE)'}\n`,
+    );
     process.exit(1);
   }
   for (const entry of entryPoints()) await import(pathToFileURL(entry).href);

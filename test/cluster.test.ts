@@ -13,11 +13,17 @@ import { freePortBlock } from '../scripts/system.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const cluster = (env: NodeJS.ProcessEnv, ...args: string[]) =>
-  promisify(execFile)(process.execPath, ['scripts/cluster/main.ts', ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+  promisify(execFile)(process.execPath, ['scripts/cluster/main.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
 
-const machineNodes = () => JSON.parse(execFileSync('rabbitmqctl', ['cluster_status', '--formatter', 'json'], { encoding: 'utf8' })).running_nodes;
+const machineNodes = () =>
+  JSON.parse(execFileSync('rabbitmqctl', ['cluster_status', '--formatter', 'json'], { encoding: 'utf8' }))
+    .running_nodes;
 
-test('when a cluster of 3 is brought up, then its nodes see each other, take AMQP on their own ports, and down removes them and their files, the machine\'s node as found', async () => {
+test("when a cluster of 3 is brought up, then its nodes see each other, take AMQP on their own ports, and down removes them and their files, the machine's node as found", async () => {
   const before = machineNodes();
   // Not under the run's directory: the nodes run as the rabbitmq user, who cannot enter it.
   const dir = join(tmpdir(), `lpm-cluster-test-${process.env.LPM_TEST_RUN}`);
@@ -28,7 +34,9 @@ test('when a cluster of 3 is brought up, then its nodes see each other, take AMQ
     const amqpUrl = /AMQP_URL=(\S+)/.exec(up.stdout)![1];
     expect(amqpUrl.split(',')).toHaveLength(3);
 
-    const status = JSON.parse((await cluster(env, 'status')).stdout) as { nodes: { node: string; amqp_port: number; pid: number | null; running_nodes: string[] }[] };
+    const status = JSON.parse((await cluster(env, 'status')).stdout) as {
+      nodes: { node: string; amqp_port: number; pid: number | null; running_nodes: string[] }[];
+    };
     const names = status.nodes.map((n) => n.node).sort();
     expect(names).toEqual([1, 2, 3].map((i) => `lpm${basePort}n${i}@localhost`).sort());
     for (const n of status.nodes) {

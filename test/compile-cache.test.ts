@@ -24,8 +24,17 @@ describe('the compile cache', () => {
   });
 
   test('when warmed into a new folder, then it imports every entry point without starting any, and fills the folder', () => {
-    const warm = spawnSync(process.execPath, ['scripts/warm-compile-cache.ts', dir], { cwd: root, env: baseEnv, encoding: 'utf8', timeout: 60_000 });
-    expect({ status: warm.status, signal: warm.signal, stderr: warm.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
+    const warm = spawnSync(process.execPath, ['scripts/warm-compile-cache.ts', dir], {
+      cwd: root,
+      env: baseEnv,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ status: warm.status, signal: warm.signal, stderr: warm.stderr }).toEqual({
+      status: 0,
+      signal: null,
+      stderr: '',
+    });
     const [versioned] = readdirSync(dir);
     expect(readdirSync(join(dir, versioned)).length).toBeGreaterThan(100);
   });
@@ -43,7 +52,11 @@ describe('the compile cache', () => {
       });
       expect(run.signal).toBeNull();
       const stripped = (outcome: string) =>
-        [...run.stderr.matchAll(new RegExp(`^\\[compile cache\\] ${outcome} for StrippedTypeScript (\\S+?)(\\.\\.\\.success)?$`, 'gm'))].map((m) => m[1]);
+        [
+          ...run.stderr.matchAll(
+            new RegExp(`^\\[compile cache\\] ${outcome} for StrippedTypeScript (\\S+?)(\\.\\.\\.success)?$`, 'gm'),
+          ),
+        ].map((m) => m[1]);
       expect(stripped('no transpile cache')).toEqual([]);
       expect(stripped('retrieving transpile cache')).toContain(pathToFileURL(entry).href);
     },

@@ -18,7 +18,13 @@ function sources(dir: string): string[] {
 const settings = [
   ...new Set([
     ...['shared/src', 'gateway/src', ...SERVICE_NAMES.map((s) => `services/${s}/src`)]
-      .flatMap((dir) => { try { return sources(dir); } catch { return []; } })
+      .flatMap((dir) => {
+        try {
+          return sources(dir);
+        } catch {
+          return [];
+        }
+      })
       .flatMap((text) => [...text.matchAll(/\[\s*'([A-Z][A-Z0-9_]+)',\s*[a-z]/g)].map((m) => m[1])),
     ...SERVICE_NAMES.map((s) => `${s.toUpperCase()}_URL`),
   ]),
@@ -34,7 +40,16 @@ const k8s = readdirSync(join(ROOT, 'deploy/k8s'), { withFileTypes: true })
 const setIn = (yaml: string, name: string) => new RegExp(`^\\s*(${name}:|- name: ${name}$)`, 'm').test(yaml);
 
 test('the settings are found where the code declares them', () => {
-  expect(settings).toEqual(expect.arrayContaining(['MONGO_URL', 'INTERNAL_TOKEN', 'TRUSTED_PROXIES', 'CONSUMER_RETRY_FOR', 'WEBHOOK_SECRET_KEY', 'DEALS_URL']));
+  expect(settings).toEqual(
+    expect.arrayContaining([
+      'MONGO_URL',
+      'INTERNAL_TOKEN',
+      'TRUSTED_PROXIES',
+      'CONSUMER_RETRY_FOR',
+      'WEBHOOK_SECRET_KEY',
+      'DEALS_URL',
+    ]),
+  );
 });
 
 const SERVICE_URLS = SERVICE_NAMES.map((s) => `${s.toUpperCase()}_URL`);
@@ -42,7 +57,8 @@ const SERVICE_URLS = SERVICE_NAMES.map((s) => `${s.toUpperCase()}_URL`);
 test('every setting is in the README configuration table', () => {
   // The service URLs share one row: `DEALS_URL` ... `WEBHOOKS_URL`.
   const urlsRow = `| \`${SERVICE_URLS[0]}\` ... \`${SERVICE_URLS.at(-1)}\` |`;
-  const documented = (name: string) => readme.includes(`| \`${name}\` |`) || (SERVICE_URLS.includes(name) && readme.includes(urlsRow));
+  const documented = (name: string) =>
+    readme.includes(`| \`${name}\` |`) || (SERVICE_URLS.includes(name) && readme.includes(urlsRow));
   expect(settings.filter((name) => !documented(name))).toEqual([]);
 });
 
@@ -58,14 +74,28 @@ const built = SERVICE_NAMES.filter((name) => existsSync(join(ROOT, `services/${n
 const listed = (yaml: string) => (/GATEWAY_SERVICES: "?([a-z,]+)"?/.exec(yaml)?.[1] ?? '').split(',');
 
 test('every service with a server is deployed by docker-compose.yml and waited for by the gateway', () => {
-  const block = (name: string) => new RegExp(`\\n  ${name}:\\n([\\s\\S]*?)(?=\\n  [a-z]+:\\n|\\nvolumes:)`).exec(compose)?.[1] ?? '';
-  expect(built.filter((name) => !block(name).includes(`services/${name}/src/server.ts`) || block(name).includes('profiles:'))).toEqual([]);
+  const block = (name: string) =>
+    new RegExp(`\\n  ${name}:\\n([\\s\\S]*?)(?=\\n  [a-z]+:\\n|\\nvolumes:)`).exec(compose)?.[1] ?? '';
+  expect(
+    built.filter(
+      (name) => !block(name).includes(`services/${name}/src/server.ts`) || block(name).includes('profiles:'),
+    ),
+  ).toEqual([]);
   expect(built.filter((name) => !listed(compose).includes(name))).toEqual([]);
-  expect(built.filter((name) => !new RegExp(`depends_on:[\\s\\S]*\\n      ${name}:\\n        condition: service_healthy`).test(block('gateway')))).toEqual([]);
+  expect(
+    built.filter(
+      (name) =>
+        !new RegExp(`depends_on:[\\s\\S]*\\n      ${name}:\\n        condition: service_healthy`).test(
+          block('gateway'),
+        ),
+    ),
+  ).toEqual([]);
 });
 
 test('every service with a server is a resource of the Kubernetes kustomization and waited for by the gateway', () => {
   const kustomization = readFileSync(join(ROOT, 'deploy/k8s/kustomization.yaml'), 'utf8');
   expect(built.filter((name) => !new RegExp(`^  - ${name}\\.yaml$`, 'm').test(kustomization))).toEqual([]);
-  expect(built.filter((name) => !listed(readFileSync(join(ROOT, 'deploy/k8s/configmap.yaml'), 'utf8')).includes(name))).toEqual([]);
+  expect(
+    built.filter((name) => !listed(readFileSync(join(ROOT, 'deploy/k8s/configmap.yaml'), 'utf8')).includes(name)),
+  ).toEqual([]);
 });

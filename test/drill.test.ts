@@ -23,7 +23,11 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** A drill run in the background: what it printed so far, and its exit code once it ends. */
 function startDrill(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const proc = spawn(process.execPath, ['scripts/drill/main.ts', ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['scripts/drill/main.ts', ...args], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   proc.stdout.on('data', (d) => (output += d));
   proc.stderr.on('data', (d) => (output += d));
@@ -34,7 +38,9 @@ function startDrill(args: string[], env: NodeJS.ProcessEnv = process.env) {
 /** What the drill printed of its system: its run id, its first port, its launcher's pid. */
 function systemOf(output: string) {
   const run = /drill: run (\w+)/.exec(output)![1];
-  const [, port, launcher] = /drill: the system on http:\/\/127\.0\.0\.1:(\d+) \(PORT\.\.PORT\+7\), launcher pid (\d+)/.exec(output)!.map(Number);
+  const [, port, launcher] = /drill: the system on http:\/\/127\.0\.0\.1:(\d+) \(PORT\.\.PORT\+7\), launcher pid (\d+)/
+    .exec(output)!
+    .map(Number);
   return { run, port, launcher };
 }
 
@@ -43,7 +49,10 @@ const processesMentioning = (text: string) =>
     .filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid)
     .filter((e) => {
       try {
-        return readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(text) || readFileSync(`/proc/${e}/environ`, 'utf8').includes(text);
+        return (
+          readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(text) ||
+          readFileSync(`/proc/${e}/environ`, 'utf8').includes(text)
+        );
       } catch {
         return false;
       }
@@ -51,11 +60,15 @@ const processesMentioning = (text: string) =>
 
 test('when 1,000 writes run through a broker restart, a store cut with a SIGKILL inside it, a store hang and a SIGKILL of every process, then no event is lost or dead-lettered, every answer is in the envelope and the state agrees', async () => {
   const report = join(process.env.LPM_TEST_DIR!, 'drill.json');
-  const run = await promisify(execFile)(process.execPath, ['scripts/drill/main.ts', '--writes', '1000', '--short', '--json', report], {
-    cwd: root,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+  const run = await promisify(execFile)(
+    process.execPath,
+    ['scripts/drill/main.ts', '--writes', '1000', '--short', '--json', report],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  ).catch((e: { code: number; stdout: string; stderr: string }) => e);
   const r = JSON.parse(readFileSync(report, 'utf8'));
   const verdict = {
     lost: r['events.lost'],
@@ -96,13 +109,19 @@ test('when 1,000 writes run through a broker restart, a store cut with a SIGKILL
 
 test('when 500 writes run on a three-node RabbitMQ cluster while the leading node and another are SIGKILLed, a third is frozen and Redis is out, then nothing is lost, every answer is in the envelope, the state agrees, and the cluster is gone after', async () => {
   const report = join(process.env.LPM_TEST_DIR!, 'drill-cluster.json');
-  const machineNodes = () => JSON.parse(execFileSync('rabbitmqctl', ['cluster_status', '--formatter', 'json'], { encoding: 'utf8' })).running_nodes;
+  const machineNodes = () =>
+    JSON.parse(execFileSync('rabbitmqctl', ['cluster_status', '--formatter', 'json'], { encoding: 'utf8' }))
+      .running_nodes;
   const nodesBefore = machineNodes();
-  const run = await promisify(execFile)(process.execPath, ['scripts/drill/main.ts', '--cluster', '3', '--writes', '500', '--json', report], {
-    cwd: root,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+  const run = await promisify(execFile)(
+    process.execPath,
+    ['scripts/drill/main.ts', '--cluster', '3', '--writes', '500', '--json', report],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  ).catch((e: { code: number; stdout: string; stderr: string }) => e);
   const r = JSON.parse(readFileSync(report, 'utf8'));
   expect({
     lost: r['events.lost'],
@@ -124,7 +143,12 @@ test('when 500 writes run on a three-node RabbitMQ cluster while the leading nod
     stateAgrees: true,
     disagreements: [],
     failedFaults: [],
-    faults: ['SIGKILL of the node leading the most queues', 'SIGKILL of another node', 'SIGSTOP of a third node', 'Redis out'],
+    faults: [
+      'SIGKILL of the node leading the most queues',
+      'SIGKILL of another node',
+      'SIGSTOP of a third node',
+      'Redis out',
+    ],
     nodes: 3,
   });
   // The first node killed led queues (the system's leaders spread over the nodes): their leaders moved.
@@ -171,7 +195,11 @@ test('when the drill is stopped with SIGTERM, then its system, FerretDB, databas
   expect(processesMentioning(`lpm-drill-${run}`)).toEqual([]);
   expect(await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => isListening(port + i)))).toEqual(Array(8).fill(false));
   expect(readdirSync(tmpdir()).filter((d) => d.startsWith(`lpm-drill-${run}-`))).toEqual([]);
-  expect(execFileSync('rabbitmqctl', ['list_vhosts', '-q', '--no-table-headers'], { encoding: 'utf8' }).split('\n').map((v) => v.trim())).not.toContain(`lpm-drill-${run}`);
+  expect(
+    execFileSync('rabbitmqctl', ['list_vhosts', '-q', '--no-table-headers'], { encoding: 'utf8' })
+      .split('\n')
+      .map((v) => v.trim()),
+  ).not.toContain(`lpm-drill-${run}`);
   const redis = new Redis(process.env.REDIS_URL!);
   try {
     expect(await redis.keys(`lpm-drill-${run}:*`)).toEqual([]);
@@ -179,14 +207,18 @@ test('when the drill is stopped with SIGTERM, then its system, FerretDB, databas
     redis.disconnect();
   }
   // Its FerretDB stored into PostgreSQL when one answers (else into SQLite files in its folder, checked above).
-  const postgres = new pg.Client({ connectionString: process.env.LPM_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' });
+  const postgres = new pg.Client({
+    connectionString: process.env.LPM_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  });
   const reachable = await postgres.connect().then(
     () => true,
     () => false,
   );
   if (reachable) {
     try {
-      expect((await postgres.query('SELECT 1 FROM pg_database WHERE datname = $1', [`lpm_drill_${run}`])).rowCount).toBe(0);
+      expect(
+        (await postgres.query('SELECT 1 FROM pg_database WHERE datname = $1', [`lpm_drill_${run}`])).rowCount,
+      ).toBe(0);
     } finally {
       await postgres.end();
     }

@@ -8,16 +8,41 @@ import { servicePort } from '../shared/src/service/port-layout.ts';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 // The launcher starts the services that have a server (gateway/test/proxy.test.ts: the rest get 503).
-const deployed = SERVICE_NAMES.filter((name) => existsSync(resolve(import.meta.dirname, `../services/${name}/src/server.ts`)));
+const deployed = SERVICE_NAMES.filter((name) =>
+  existsSync(resolve(import.meta.dirname, `../services/${name}/src/server.ts`)),
+);
 
 /** The public paths of each service, as the interface spec lists them. */
 const PUBLIC_PATHS: Record<ServiceName, string[]> = {
-  deals: ['/v1/deals', '/v1/deals/summary', '/v1/deals/{id}', '/v1/deals/{id}/lost', '/v1/deals/{id}/phase', '/v1/deals/{id}/won'],
+  deals: [
+    '/v1/deals',
+    '/v1/deals/summary',
+    '/v1/deals/{id}',
+    '/v1/deals/{id}/lost',
+    '/v1/deals/{id}/phase',
+    '/v1/deals/{id}/won',
+  ],
   clients: ['/v1/clients', '/v1/clients/{id}', '/v1/clients/{id}/cases'],
   cases: ['/v1/cases', '/v1/cases/{id}', '/v1/cases/{id}/activities', '/v1/cases/{id}/timeline'],
-  activities: ['/v1/activities', '/v1/activities/overdue', '/v1/activities/{id}', '/v1/activities/{id}/complete', '/v1/deadlines/compute'],
+  activities: [
+    '/v1/activities',
+    '/v1/activities/overdue',
+    '/v1/activities/{id}',
+    '/v1/activities/{id}/complete',
+    '/v1/deadlines/compute',
+  ],
   financial: ['/v1/financial', '/v1/financial/overdue', '/v1/financial/summary', '/v1/financial/{id}'],
-  webhooks: ['/v1/webhooks', '/v1/webhooks/{id}', '/v1/webhooks/{id}/deliveries', '/v1/webhooks/{id}/deliveries/{delivery_id}/retry', '/v1/webhooks/{id}/secret/rotate', '/v1/webhooks/{id}/test', '/v1/webhooks/{id}/recover', '/v1/webhooks/{id}/recoveries/{recovery_id}', '/v1/webhooks/event-types'],
+  webhooks: [
+    '/v1/webhooks',
+    '/v1/webhooks/{id}',
+    '/v1/webhooks/{id}/deliveries',
+    '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
+    '/v1/webhooks/{id}/secret/rotate',
+    '/v1/webhooks/{id}/test',
+    '/v1/webhooks/{id}/recover',
+    '/v1/webhooks/{id}/recoveries/{recovery_id}',
+    '/v1/webhooks/event-types',
+  ],
   publications: ['/v1/publications', '/v1/publications/sync', '/v1/publications/{id}'],
 };
 
@@ -37,7 +62,18 @@ afterAll(async () => {
 });
 
 test('when the system is started, then a team created with the CLI can create and read a client through the gateway', async () => {
-  const team = admin('team', 'create', '--name', 'Silva Advogados', '--plan', 'starter', '--owner-name', 'Ana Silva', '--owner-email', 'ana@silva.adv.br');
+  const team = admin(
+    'team',
+    'create',
+    '--name',
+    'Silva Advogados',
+    '--plan',
+    'starter',
+    '--owner-name',
+    'Ana Silva',
+    '--owner-email',
+    'ana@silva.adv.br',
+  );
   expect(team.api_key).toMatch(/^lpk_[0-9A-Za-z]{40}$/);
 
   const created = await gateway('/v1/clients', {
@@ -49,13 +85,23 @@ test('when the system is started, then a team created with the CLI can create an
   expect(created.headers.get('x-request-id')).toBeTruthy();
   expect(created.headers.get('ratelimit-limit')).toBe('60');
   const client = (await json(created)).data;
-  expect(client).toMatchObject({ type: 'PF', name: 'José da Silva', cpf: '123.456.789-00', status: 'active', cases_count: 0 });
+  expect(client).toMatchObject({
+    type: 'PF',
+    name: 'José da Silva',
+    cpf: '123.456.789-00',
+    status: 'active',
+    cases_count: 0,
+  });
 
   const read = await gateway(`/v1/clients/${client.id}`, { key: team.api_key });
   expect(read.status).toBe(200);
   expect((await json(read)).data).toEqual(client);
 
-  const updated = await gateway(`/v1/clients/${client.id}`, { method: 'PUT', key: team.api_key, body: JSON.stringify({ segment: 'vip' }) });
+  const updated = await gateway(`/v1/clients/${client.id}`, {
+    method: 'PUT',
+    key: team.api_key,
+    body: JSON.stringify({ segment: 'vip' }),
+  });
   expect(updated.status).toBe(200);
   expect((await json(updated)).data).toMatchObject({ id: client.id, segment: 'vip' });
 
@@ -69,9 +115,25 @@ test('when the system is started, then a team created with the CLI can create an
 });
 
 test('when a POST is retried with its Idempotency-Key through the gateway, then the same client comes back, replayed', async () => {
-  const t = admin('team', 'create', '--name', 'I', '--plan', 'professional', '--owner-name', 'I', '--owner-email', 'i@i.com');
+  const t = admin(
+    'team',
+    'create',
+    '--name',
+    'I',
+    '--plan',
+    'professional',
+    '--owner-name',
+    'I',
+    '--owner-email',
+    'i@i.com',
+  );
   const send = () =>
-    gateway('/v1/clients', { method: 'POST', key: t.api_key, headers: { 'idempotency-key': 'create-ana-1' }, body: JSON.stringify({ type: 'PF', name: 'Ana' }) });
+    gateway('/v1/clients', {
+      method: 'POST',
+      key: t.api_key,
+      headers: { 'idempotency-key': 'create-ana-1' },
+      body: JSON.stringify({ type: 'PF', name: 'Ana' }),
+    });
   const first = await send();
   const retry = await send();
   expect(retry.status).toBe(201);
@@ -80,9 +142,39 @@ test('when a POST is retried with its Idempotency-Key through the gateway, then 
 });
 
 test('when another team sends identity headers naming the first team, then they are ignored', async () => {
-  const a = admin('team', 'create', '--name', 'A', '--plan', 'professional', '--owner-name', 'A', '--owner-email', 'a@a.com');
-  const b = admin('team', 'create', '--name', 'B', '--plan', 'professional', '--owner-name', 'B', '--owner-email', 'b@b.com');
-  const id = (await json(await gateway('/v1/clients', { method: 'POST', key: a.api_key, body: JSON.stringify({ type: 'PJ', name: 'Only A' }) }))).data.id;
+  const a = admin(
+    'team',
+    'create',
+    '--name',
+    'A',
+    '--plan',
+    'professional',
+    '--owner-name',
+    'A',
+    '--owner-email',
+    'a@a.com',
+  );
+  const b = admin(
+    'team',
+    'create',
+    '--name',
+    'B',
+    '--plan',
+    'professional',
+    '--owner-name',
+    'B',
+    '--owner-email',
+    'b@b.com',
+  );
+  const id = (
+    await json(
+      await gateway('/v1/clients', {
+        method: 'POST',
+        key: a.api_key,
+        body: JSON.stringify({ type: 'PJ', name: 'Only A' }),
+      }),
+    )
+  ).data.id;
   const forged = await gateway(`/v1/clients/${id}`, {
     key: b.api_key,
     headers: { 'x-lpm-team-id': a.team.id, 'x-lpm-user-id': a.user.id, 'x-lpm-scopes': 'read,write,admin' },
@@ -94,7 +186,10 @@ test('when another team sends identity headers naming the first team, then they 
 test('when the OpenAPI document is asked of the gateway, then it holds every public route of the deployed services, no internal one, and the bearer scheme', async () => {
   const res = await fetch(`http://127.0.0.1:${sys.base}/v1/openapi.json`);
   expect(res.status).toBe(200);
-  const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>>; components: { securitySchemes: Record<string, unknown> } };
+  const doc = (await res.json()) as {
+    paths: Record<string, Record<string, unknown>>;
+    components: { securitySchemes: Record<string, unknown> };
+  };
   // The gateway's own: team settings and the webhooks portal's sessions.
   const own = ['/v1/settings', '/v1/webhooks/portal-sessions', '/v1/webhooks/portal-sessions/{id}'];
   expect(Object.keys(doc.paths).sort()).toEqual([...own, ...deployed.flatMap((name) => PUBLIC_PATHS[name])].sort());

@@ -15,7 +15,9 @@ export default async function globalSetup(): Promise<void> {
   process.env.NODE_EXTRA_CA_CERTS = tls.caBundle;
   const [startedRabbitmq, startedRedis] = await Promise.all([ensureRabbitmq(), ensureRedis()]);
   // Servers this run started are stopped again at the end: they are left as found.
-  process.env.LPM_TEST_STOP_SERVERS = [startedRabbitmq && 'rabbitmq', startedRedis && 'redis'].filter(Boolean).join(',');
+  process.env.LPM_TEST_STOP_SERVERS = [startedRabbitmq && 'rabbitmq', startedRedis && 'redis']
+    .filter(Boolean)
+    .join(',');
   const database = `lpm_test_${run}`;
   const store = process.env.MONGO_URL ? null : await startFerretdb({ dataDir: join(dir, 'ferretdb'), database });
   const vhost = `lpm-test-${run}`;

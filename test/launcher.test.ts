@@ -31,10 +31,15 @@ function launch(name: string, base: number, extraEnv: NodeJS.ProcessEnv = {}) {
 }
 
 /** The gateway's ports and every service's but the webhooks service's. */
-const portsButWebhooks = (base: number) => [base, internalPort(base), ...SERVICE_NAMES.filter((n) => n !== 'webhooks').map((n) => servicePort(base, n))];
+const portsButWebhooks = (base: number) => [
+  base,
+  internalPort(base),
+  ...SERVICE_NAMES.filter((n) => n !== 'webhooks').map((n) => servicePort(base, n)),
+];
 
 /** Those of `ports` something listens on. */
-const listeningOf = async (ports: number[]) => (await Promise.all(ports.map(async (p) => ((await isListening(p)) ? [p] : [])))).flat();
+const listeningOf = async (ports: number[]) =>
+  (await Promise.all(ports.map(async (p) => ((await isListening(p)) ? [p] : [])))).flat();
 
 /** The lines a process printed through the launcher (`[name] ...`), without the prefix. */
 const linesOf = (output: string, name: string) =>
@@ -80,21 +85,31 @@ test('when a process dies at every start for another reason, then it is started 
   await new Promise<void>((done) => holder.listen(servicePort(base, 'deals'), '127.0.0.1', done));
   const launcher = launch('launcher_restarts', base);
   try {
-    await waitFor('the fifth death of deals', () => /\[start\] deals exited \(1\); starting it again in 16 s/.test(launcher.output()), 120_000);
+    await waitFor(
+      'the fifth death of deals',
+      () => /\[start\] deals exited \(1\); starting it again in 16 s/.test(launcher.output()),
+      120_000,
+    );
     await new Promise<void>((done) => holder.close(() => done()));
     const output = launcher.output();
-    for (const delay of [1, 2, 4, 8, 16]) expect(output).toMatch(new RegExp(`\\[start\\] deals exited \\(1\\); starting it again in ${delay} s`));
+    for (const delay of [1, 2, 4, 8, 16])
+      expect(output).toMatch(new RegExp(`\\[start\\] deals exited \\(1\\); starting it again in ${delay} s`));
     expect(output.match(/\[start\] deals pid \d+/g)).toHaveLength(5);
     expect(output).not.toMatch(/stopping everything/);
     expect(launcher.proc.exitCode).toBeNull();
     // Each death is one fatal JSON line, never a stack dump.
     const lines = linesOf(output, 'deals');
     expect(lines.filter((l) => !isJson(l))).toEqual([]);
-    expect(lines.map((l) => JSON.parse(l)).filter((l) => l.level === 60 && /^deals failed to start: listen EADDRINUSE/.test(l.msg))).toHaveLength(5);
+    expect(
+      lines
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.level === 60 && /^deals failed to start: listen EADDRINUSE/.test(l.msg)),
+    ).toHaveLength(5);
 
     await waitFor(
       'deals ready once its port is free',
-      async () => (await fetch(`http://127.0.0.1:${servicePort(base, 'deals')}/health/ready`).catch(() => null))?.status === 200,
+      async () =>
+        (await fetch(`http://127.0.0.1:${servicePort(base, 'deals')}/health/ready`).catch(() => null))?.status === 200,
       60_000,
     );
     expect(launcher.output().match(/\[start\] deals pid \d+/g)).toHaveLength(6);

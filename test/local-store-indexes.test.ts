@@ -62,9 +62,18 @@ onPostgres('local store GIN indexing', () => {
   test('when a record is read by _id, then FerretDB answers through the GIN index', async () => {
     const col = db.collection<{ _id: string; team_id: string }>('served');
     await col.insertMany(Array.from({ length: 500 }, (_, i) => ({ _id: `r${i}`, team_id: `t${i % 5}` })));
-    const gin = (await indexesOf('served')).find((r) => r.indexdef.includes('USING gin') && r.indexdef.includes("'_id'"))!;
+    const gin = (await indexesOf('served')).find(
+      (r) => r.indexdef.includes('USING gin') && r.indexdef.includes("'_id'"),
+    )!;
     const scans = async () =>
-      Number((await sql.query(`SELECT idx_scan FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = $2`, [dbName, gin.indexname])).rows[0].idx_scan);
+      Number(
+        (
+          await sql.query(`SELECT idx_scan FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = $2`, [
+            dbName,
+            gin.indexname,
+          ])
+        ).rows[0].idx_scan,
+      );
     const before = await scans();
 
     expect(await col.findOne({ _id: 'r321' })).toEqual({ _id: 'r321', team_id: 't1' });

@@ -28,8 +28,14 @@ function children(launcherPid: number): { name: string; mongoUrl: string; compil
     }
     const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
     if (ppid !== launcherPid) continue;
-    const name = /services\/([a-z]+)\/src\/server\.ts/.exec(cmdline)?.[1] ?? (cmdline.includes('gateway/src/server.ts') ? 'gateway' : cmdline);
-    const variable = (key: string) => environ.split('\0').find((v) => v.startsWith(`${key}=`))?.slice(key.length + 1) ?? '';
+    const name =
+      /services\/([a-z]+)\/src\/server\.ts/.exec(cmdline)?.[1] ??
+      (cmdline.includes('gateway/src/server.ts') ? 'gateway' : cmdline);
+    const variable = (key: string) =>
+      environ
+        .split('\0')
+        .find((v) => v.startsWith(`${key}=`))
+        ?.slice(key.length + 1) ?? '';
     found.push({ name, mongoUrl: variable('MONGO_URL'), compileCache: variable('NODE_COMPILE_CACHE') });
   }
   return found;
@@ -68,12 +74,19 @@ onLocalStore('the launcher on the local store', () => {
     const team = sys.team('Cotas');
     const created = await sys.call(team.api_key, 'POST', '/v1/clients', { type: 'PJ', name: 'Cotas Ltda' });
     expect(created.status).toBe(201);
-    expect((await sys.call(team.api_key, 'GET', `/v1/clients/${created.body.data.id}`)).body.data).toMatchObject({ name: 'Cotas Ltda' });
+    expect((await sys.call(team.api_key, 'GET', `/v1/clients/${created.body.data.id}`)).body.data).toMatchObject({
+      name: 'Cotas Ltda',
+    });
   });
 });
 
 test('when LOCAL_STORE_PORT is not a port, then the launcher refuses to start, naming it', () => {
-  const res = spawnSync(process.execPath, ['scripts/start.ts'], { cwd: root, env: { ...process.env, LOCAL_STORE_PORT: '27o17' }, encoding: 'utf8', timeout: 30_000 });
+  const res = spawnSync(process.execPath, ['scripts/start.ts'], {
+    cwd: root,
+    env: { ...process.env, LOCAL_STORE_PORT: '27o17' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   expect(res.status).toBe(1);
   expect(res.stdout).toContain('LOCAL_STORE_PORT: must be an integer from 1 to 65535');
 });

@@ -53,7 +53,10 @@ onPostgres('local store vacuuming', () => {
     await sql.query(`INSERT INTO lpm_vac.calm SELECT jsonb_build_object('_id', n) FROM generate_series(1, 1000) n`);
     await sql.query(`DELETE FROM lpm_vac.calm WHERE (_jsonb->>'_id')::int <= 10`);
     // PostgreSQL publishes a backend's counts within a second or so.
-    await waitFor('the dead rows counted', async () => Number((await stats('churned')).dead) === 1000 && Number((await stats('calm')).dead) === 10);
+    await waitFor(
+      'the dead rows counted',
+      async () => Number((await stats('churned')).dead) === 1000 && Number((await stats('calm')).dead) === 10,
+    );
     const autovacuum = (await sql.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0].autovacuum;
 
     const failures: unknown[] = [];

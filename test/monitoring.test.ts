@@ -27,15 +27,34 @@ test("promtool accepts compose's Prometheus configuration with its rule file", (
 test('every alert links its runbook, a section of deploy/README.md', () => {
   const readme = readFileSync(resolve(MONITORING, '..', 'README.md'), 'utf8');
   const rules = alertRules();
-  expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining(['DeadLetterQueueNotEmpty', 'OutboxEventStuck', 'WebhookDeliverySuccessLow', 'GatewayLatencyHigh', 'QueueWithoutConsumers']));
+  expect(rules.map((r) => r.alert)).toEqual(
+    expect.arrayContaining([
+      'DeadLetterQueueNotEmpty',
+      'OutboxEventStuck',
+      'WebhookDeliverySuccessLow',
+      'GatewayLatencyHigh',
+      'QueueWithoutConsumers',
+    ]),
+  );
   for (const rule of rules) {
-    expect([rule.alert, rule.annotations?.runbook]).toEqual([rule.alert, `deploy/README.md#${rule.alert.toLowerCase()}`]);
+    expect([rule.alert, rule.annotations?.runbook]).toEqual([
+      rule.alert,
+      `deploy/README.md#${rule.alert.toLowerCase()}`,
+    ]);
     expect([rule.alert, new RegExp(`^#### ${rule.alert}$`, 'm').test(readme)]).toEqual([rule.alert, true]);
   }
 });
 
 test("the expressions' series names are read as Prometheus would", () => {
-  expect(seriesIn('histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service="gateway"}[5m]))) > 1')).toEqual(['http_request_duration_seconds_bucket']);
-  expect(seriesIn('sum(rate(a_total{outcome="x"}[15m])) / sum(rate(a_total[15m])) < 0.95 and on (queue) b')).toEqual(['a_total', 'a_total', 'b']);
+  expect(
+    seriesIn(
+      'histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{service="gateway"}[5m]))) > 1',
+    ),
+  ).toEqual(['http_request_duration_seconds_bucket']);
+  expect(seriesIn('sum(rate(a_total{outcome="x"}[15m])) / sum(rate(a_total[15m])) < 0.95 and on (queue) b')).toEqual([
+    'a_total',
+    'a_total',
+    'b',
+  ]);
   expect(dashboardExpressions().length).toBeGreaterThan(20);
 });

@@ -53,12 +53,19 @@ test('when Redocly CLI lints the document with its recommended rules, then it fi
   // The committed document, which the test above holds equal to the served one: the
   // problems ignored on purpose are named, with their reason, by its path in
   // .redocly.lint-ignore.yaml.
-  const lint = spawnSync(join(root, 'node_modules/.bin/redocly'), ['lint', 'openapi/openapi.json', '--config', join(root, 'redocly.yaml'), '--format', 'json'], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-  });
-  const report = JSON.parse(lint.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+  const lint = spawnSync(
+    join(root, 'node_modules/.bin/redocly'),
+    ['lint', 'openapi/openapi.json', '--config', join(root, 'redocly.yaml'), '--format', 'json'],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    },
+  );
+  const report = JSON.parse(lint.stdout) as {
+    totals: { errors: number; warnings: number };
+    problems: { ruleId: string; message: string }[];
+  };
   expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
   expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   expect(lint.status).toBe(0);
@@ -73,7 +80,9 @@ test('when /docs is opened in headless Chromium, then every operation and webhoo
     page.on('request', (r) => requested.push(r.url()));
     const res = await page.goto(`http://127.0.0.1:${sys.base}/docs`, { waitUntil: 'networkidle' });
     expect(res?.status()).toBe(200);
-    const summaries = Object.values(doc.paths as Record<string, Record<string, { summary: string }>>).flatMap((item) => Object.values(item).map((op) => op.summary));
+    const summaries = Object.values(doc.paths as Record<string, Record<string, { summary: string }>>).flatMap((item) =>
+      Object.values(item).map((op) => op.summary),
+    );
     const events = Object.keys(doc.webhooks);
     expect(summaries.length).toBeGreaterThan(40);
     expect(events).toHaveLength(EVENT_TYPES.length);
@@ -81,7 +90,9 @@ test('when /docs is opened in headless Chromium, then every operation and webhoo
       const text = await page.innerText('body');
       return [...summaries, ...events].filter((t) => !text.includes(t));
     };
-    await waitFor('every operation and event rendered', async () => (await missing()).length === 0, 30_000).catch(() => undefined);
+    await waitFor('every operation and event rendered', async () => (await missing()).length === 0, 30_000).catch(
+      () => undefined,
+    );
     expect(await missing()).toEqual([]);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'docs-page.png') });

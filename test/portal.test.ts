@@ -43,16 +43,24 @@ const status = () => page.locator('#status');
 const rows = () => page.locator('.deliveries tbody tr:not(.attempts-row)');
 
 async function refreshUntil(what: string, row: () => ReturnType<Page['locator']>) {
-  await waitFor(what, async () => {
-    await page.getByRole('button', { name: 'Refresh' }).click();
-    await page.waitForTimeout(300);
-    return (await row().count()) > 0;
-  }, 30_000);
+  await waitFor(
+    what,
+    async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(300);
+      return (await row().count()) > 0;
+    },
+    30_000,
+  );
 }
 
 beforeAll(async () => {
   // Short retries: a delivery fails for good (six attempts) within seconds.
-  sys = await startRunningSystem('portal', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '200ms,200ms,200ms,200ms,200ms', WEBHOOK_TIMEOUT_MS: '2000' });
+  sys = await startRunningSystem('portal', {
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_RETRY_DELAYS: '200ms,200ms,200ms,200ms,200ms',
+    WEBHOOK_TIMEOUT_MS: '2000',
+  });
   receiver = await startHttpsReceiver();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   team = sys.team('Portal');
@@ -60,7 +68,9 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: VIEWPORT, ignoreHTTPSErrors: false });
   page.on('request', (r) => requested.push(r.url()));
   page.on('pageerror', (e) => pageErrors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
   page.on('dialog', (d) => void d.accept());
 }, 180_000);
 
@@ -92,7 +102,8 @@ test('when an endpoint to an HTTPS receiver is added on the page, then its secre
   const secret = await page.getByLabel('Signing secret').inputValue();
   expect(secret).toMatch(/^whsec_/);
   await shot('2-endpoint-added');
-  const listed = (await sys.call<{ id: string; url: string; active: boolean }[]>(team.api_key, 'GET', '/v1/webhooks')).body.data;
+  const listed = (await sys.call<{ id: string; url: string; active: boolean }[]>(team.api_key, 'GET', '/v1/webhooks'))
+    .body.data;
   expect(listed).toEqual([expect.objectContaining({ url: `${receiver.url}/portal`, active: true })]);
   hook = { id: listed[0].id, url: listed[0].url, secret };
   await page.getByRole('button', { name: 'Back to endpoints' }).click();
@@ -100,7 +111,9 @@ test('when an endpoint to an HTTPS receiver is added on the page, then its secre
   await row.getByText('Active').waitFor();
   await row.getByText('client.created').waitFor();
   // Laid out as cards at this width, the list is still a table to a screen reader.
-  expect(await page.getByRole('table', { name: 'Endpoints of the team' }).getByRole('columnheader').allInnerTexts()).toEqual(['URL', 'Status', 'Events', 'Success (24 h)', 'Actions']);
+  expect(
+    await page.getByRole('table', { name: 'Endpoints of the team' }).getByRole('columnheader').allInnerTexts(),
+  ).toEqual(['URL', 'Status', 'Events', 'Success (24 h)', 'Actions']);
   expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(VIEWPORT.width);
   await shot('2-endpoints');
   await page.getByRole('button', { name: `Manage ${hook.url}` }).click();
@@ -116,14 +129,22 @@ test('when a test event is sent from the page, then the receiver gets it signed 
   const got = receiver.requests.slice(before).find((r) => r.path === '/portal')!;
   expect(JSON.parse(got.body)).toMatchObject({ type: 'client.created', test: true });
   expect(() => new Webhook(hook.secret).verify(got.body, got.headers as Record<string, string>)).not.toThrow();
-  await refreshUntil('the test delivery in the log', () => rows().filter({ hasText: 'succeeded' }).filter({ hasText: 'client.created' }));
+  await refreshUntil('the test delivery in the log', () =>
+    rows().filter({ hasText: 'succeeded' }).filter({ hasText: 'client.created' }),
+  );
   await shot('3-test-event');
 });
 
 test('when a delivery fails for good, then on the page the endpoint is enabled again, the delivery retried, and it succeeds', async () => {
   receiver.respond(() => ({ status: 500, body: 'receiver down for the test' }));
-  const client = (await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Falha Portal' })).body.data;
-  await waitFor('six failed attempts', () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 6, 30_000);
+  const client = (
+    await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Falha Portal' })
+  ).body.data;
+  await waitFor(
+    'six failed attempts',
+    () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 6,
+    30_000,
+  );
   receiver.respond(() => ({ status: 200, body: '{"ok":true}' }));
   await page.getByLabel('Status', { exact: true }).selectOption('failed');
   await page.getByRole('button', { name: 'Show deliveries' }).click();
@@ -148,33 +169,67 @@ test('when a delivery fails for good, then on the page the endpoint is enabled a
   await page.getByLabel('Status', { exact: true }).selectOption('');
   await page.getByLabel('Event id').fill(eventId);
   await page.getByRole('button', { name: 'Show deliveries' }).click();
-  await refreshUntil('the retried delivery succeeded', () => rows().filter({ hasText: 'succeeded' }).filter({ hasText: eventId }));
+  await refreshUntil('the retried delivery succeeded', () =>
+    rows().filter({ hasText: 'succeeded' }).filter({ hasText: eventId }),
+  );
   expect(await rows().count()).toBe(1);
   await shot('4-retried');
 }, 90_000);
 
 test('when the endpoint was disabled by failures, then recovering since a time on the page sends its failed deliveries again', async () => {
   receiver.respond(() => ({ status: 500, body: 'down again' }));
-  const client = (await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Recuperação Portal' })).body.data;
-  await waitFor('six failed attempts', () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 6, 30_000);
+  const client = (
+    await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Recuperação Portal' })
+  ).body.data;
+  await waitFor(
+    'six failed attempts',
+    () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 6,
+    30_000,
+  );
   receiver.respond(() => ({ status: 200, body: '{"ok":true}' }));
-  await waitFor('the endpoint disabled', async () => !(await sys.call<{ active: boolean }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data.active);
+  await waitFor(
+    'the endpoint disabled',
+    async () => !(await sys.call<{ active: boolean }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data.active,
+  );
   await page.getByRole('button', { name: '← All endpoints' }).click();
   await page.getByRole('button', { name: `Manage ${hook.url}` }).click();
   await page.getByRole('button', { name: 'Enable' }).click();
   await status().getByText('Endpoint enabled').waitFor();
   // The reader's local time, as a datetime-local field takes it: an hour ago.
-  const since = await page.evaluate('(() => { const d = new Date(Date.now() - 3600000); d.setMinutes(d.getMinutes() - d.getTimezoneOffset()); return d.toISOString().slice(0, 16); })()');
+  const since = await page.evaluate(
+    '(() => { const d = new Date(Date.now() - 3600000); d.setMinutes(d.getMinutes() - d.getTimezoneOffset()); return d.toISOString().slice(0, 16); })()',
+  );
   await page.getByLabel('Since').fill(String(since));
   await page.getByRole('button', { name: 'Recover', exact: true }).click();
-  await status().getByText(/^Recovery completed/).waitFor({ timeout: 30_000 });
-  await expect(page.locator('.result').getByText(/completed: [1-9]\d* of [1-9]\d* deliveries queued again/).count()).resolves.toBe(1);
-  await waitFor('the recovered delivery sent again', () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 7, 30_000);
+  await status()
+    .getByText(/^Recovery completed/)
+    .waitFor({ timeout: 30_000 });
+  await expect(
+    page
+      .locator('.result')
+      .getByText(/completed: [1-9]\d* of [1-9]\d* deliveries queued again/)
+      .count(),
+  ).resolves.toBe(1);
+  await waitFor(
+    'the recovered delivery sent again',
+    () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 7,
+    30_000,
+  );
   const eventId = (JSON.parse(receiver.requests.find((r) => r.body.includes(client.id))!.body) as { id: string }).id;
-  await waitFor('the recovered delivery succeeded', async () => {
-    const log = await sys.call<{ status: string; attempts: unknown[] }[]>(team.api_key, 'GET', `/v1/webhooks/${hook.id}/deliveries?event_id=${eventId}`);
-    return log.body.data.length === 1 && log.body.data[0].status === 'succeeded' && log.body.data[0].attempts.length === 7;
-  }, 30_000);
+  await waitFor(
+    'the recovered delivery succeeded',
+    async () => {
+      const log = await sys.call<{ status: string; attempts: unknown[] }[]>(
+        team.api_key,
+        'GET',
+        `/v1/webhooks/${hook.id}/deliveries?event_id=${eventId}`,
+      );
+      return (
+        log.body.data.length === 1 && log.body.data[0].status === 'succeeded' && log.body.data[0].attempts.length === 7
+      );
+    },
+    30_000,
+  );
   await shot('4-recovered');
 }, 90_000);
 
@@ -189,11 +244,14 @@ test('when the secret is rotated from the keyboard, then the new one is shown on
   expect(secret).toMatch(/^whsec_/);
   expect(secret).not.toBe(hook.secret);
   await shot('5-rotated');
-  const client = (await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Rotação Portal' })).body.data;
+  const client = (
+    await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Rotação Portal' })
+  ).body.data;
   await waitFor('the delivery after the rotation', () => receiver.requests.some((r) => r.body.includes(client.id)));
   const got = receiver.requests.find((r) => r.body.includes(client.id))!;
   expect(() => new Webhook(secret).verify(got.body, got.headers as Record<string, string>)).not.toThrow();
-  const shown = (await sys.call<{ previous_secret_expires_at: string }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data;
+  const shown = (await sys.call<{ previous_secret_expires_at: string }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`))
+    .body.data;
   expect(Date.parse(shown.previous_secret_expires_at) - Date.now()).toBeLessThanOrEqual(3_600_000);
 });
 
@@ -207,7 +265,13 @@ test('when the endpoint is edited on the page, then its description and rate lim
   await page.getByRole('button', { name: 'Save' }).click();
   await status().getByText('Endpoint saved').waitFor();
   await page.getByText('50 deliveries a second').waitFor();
-  const shown = (await sys.call<{ description: string; rate_limit: number; events: string[] }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data;
+  const shown = (
+    await sys.call<{ description: string; rate_limit: number; events: string[] }>(
+      team.api_key,
+      'GET',
+      `/v1/webhooks/${hook.id}`,
+    )
+  ).body.data;
   expect(shown).toMatchObject({ description: 'Portal receiver, limited', rate_limit: 50, events: ['client.created'] });
   await shot('5-edited');
 });
@@ -230,9 +294,18 @@ test('when the session is revoked, or an expired one is opened, then the page sa
     const id = 'psn_01jd3k0000000000000000009';
     try {
       const at = Date.now();
-      await mongo.db(`${sys.env.MONGO_DB_PREFIX}gateway`).collection('portal_sessions').insertOne({
-        _id: id as never, team_id: team.team.id, user_id: team.user.id, digest: keyDigest(token), created_at: new Date(at - 7_200_000), expires_at: new Date(at - 3_600_000), revoked_at: null,
-      });
+      await mongo
+        .db(`${sys.env.MONGO_DB_PREFIX}gateway`)
+        .collection('portal_sessions')
+        .insertOne({
+          _id: id as never,
+          team_id: team.team.id,
+          user_id: team.user.id,
+          digest: keyDigest(token),
+          created_at: new Date(at - 7_200_000),
+          expires_at: new Date(at - 3_600_000),
+          revoked_at: null,
+        });
     } finally {
       await mongo.close();
     }
@@ -251,7 +324,9 @@ test('when the event catalog is opened, then every event is listed with its exam
   const types = (await sys.call<{ type: string }[]>(team.api_key, 'GET', '/v1/webhooks/event-types')).body.data;
   expect(await page.locator('.catalog > li').count()).toBe(types.length);
   await page.locator('.catalog summary', { hasText: 'client.created' }).click();
-  await expect(page.locator('.catalog details[open] pre').first().innerText()).resolves.toContain('"type": "client.created"');
+  await expect(page.locator('.catalog details[open] pre').first().innerText()).resolves.toContain(
+    '"type": "client.created"',
+  );
   await shot('7-catalog');
   expect(requested.filter((url) => !url.startsWith(`http://127.0.0.1:${sys.base}/`))).toEqual([]);
 });

@@ -15,7 +15,10 @@ let brokerProxy: TcpProxy;
 let sys: RunningSystem;
 
 /** Each process and the port its probes answer on (shared/src/service/port-layout.ts). */
-const processes = () => [...SERVICE_NAMES.map((name) => ({ name, port: servicePort(sys.base, name) })), { name: 'gateway', port: internalPort(sys.base) }];
+const processes = () => [
+  ...SERVICE_NAMES.map((name) => ({ name, port: servicePort(sys.base, name) })),
+  { name: 'gateway', port: internalPort(sys.base) },
+];
 
 async function probe(port: number, path: string): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
@@ -30,7 +33,8 @@ async function everyProbe(path: string): Promise<Record<string, number>> {
   return Object.fromEntries(all.map((p, i) => [p.name, statuses[i]]));
 }
 
-const all = (status: number, names = processes().map((p) => p.name)) => Object.fromEntries(names.map((n) => [n, status]));
+const all = (status: number, names = processes().map((p) => p.name)) =>
+  Object.fromEntries(names.map((n) => [n, status]));
 
 beforeAll(async () => {
   const store = new URL(process.env.MONGO_URL!);
@@ -51,7 +55,11 @@ afterAll(async () => {
 });
 
 test('when everything is up, then every process is live and ready, and the gateway public port serves /health but no probes', async () => {
-  await waitFor('every process ready', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200), 30_000);
+  await waitFor(
+    'every process ready',
+    async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200),
+    30_000,
+  );
   expect(await everyProbe('/health/live')).toEqual(all(200));
   expect(await probe(sys.base, '/health')).toBe(200);
   expect(await probe(sys.base, '/health/live')).toBe(404);
@@ -62,7 +70,11 @@ test('when the store is cut, then every process turns not ready within 10 s whil
   storeProxy.cut();
   try {
     const cutAt = Date.now();
-    await waitFor('every process not ready', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 503), 10_000);
+    await waitFor(
+      'every process not ready',
+      async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 503),
+      10_000,
+    );
     expect(Date.now() - cutAt).toBeLessThan(10_000);
     const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'deals')}/health/ready`);
     expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toContain('store');
@@ -70,7 +82,11 @@ test('when the store is cut, then every process turns not ready within 10 s whil
   } finally {
     storeProxy.restore();
   }
-  await waitFor('every process ready again', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200), 60_000);
+  await waitFor(
+    'every process ready again',
+    async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200),
+    60_000,
+  );
   expect(await everyProbe('/health/live')).toEqual(all(200));
 }, 120_000);
 
@@ -78,14 +94,25 @@ test('when the broker is cut, then every service turns not ready within 10 s whi
   brokerProxy.cut();
   try {
     const cutAt = Date.now();
-    await waitFor('every service not ready', async () => Object.entries(await everyProbe('/health/ready')).every(([n, s]) => s === (n === 'gateway' ? 200 : 503)), 10_000);
+    await waitFor(
+      'every service not ready',
+      async () =>
+        Object.entries(await everyProbe('/health/ready')).every(([n, s]) => s === (n === 'gateway' ? 200 : 503)),
+      10_000,
+    );
     expect(Date.now() - cutAt).toBeLessThan(10_000);
     const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'deals')}/health/ready`);
-    expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toEqual(expect.arrayContaining(['broker']));
+    expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toEqual(
+      expect.arrayContaining(['broker']),
+    );
     expect(await everyProbe('/health/live')).toEqual(all(200));
   } finally {
     brokerProxy.restore();
   }
-  await waitFor('every process ready again', async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200), 60_000);
+  await waitFor(
+    'every process ready again',
+    async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200),
+    60_000,
+  );
   expect(await everyProbe('/health/live')).toEqual(all(200));
 }, 120_000);

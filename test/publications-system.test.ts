@@ -23,7 +23,10 @@ function cnj(sequence: number): string {
 beforeAll(async () => {
   djen = new DjenStandIn();
   await djen.start();
-  sys = await startRunningSystem('publications', { DJEN_URL: djen.url, DJEN_USER_AGENT: 'lpm-publications/test (ops@example.com)' });
+  sys = await startRunningSystem('publications', {
+    DJEN_URL: djen.url,
+    DJEN_USER_AGENT: 'lpm-publications/test (ops@example.com)',
+  });
   t = sys.team('Souza Advogados');
 }, 120_000);
 
@@ -37,7 +40,13 @@ type Publication = { id: string; djen_id: number; case_id: string | null; activi
 test('when a watch is set and a sync polls, then publications are matched to cases, now and later, with one deadline activity each and on the timelines', async () => {
   const first = await call('POST', '/v1/cases', { title: 'Souza v. Lima', number: cnj(1) });
   expect(first.status).toBe(201);
-  const settings = await call('PUT', '/v1/settings', { publications: { watches: [{ oab_number: '777', oab_uf: 'SP' }], deadline: { mode: 'create', days: 5 }, backfill_days: 2 } });
+  const settings = await call('PUT', '/v1/settings', {
+    publications: {
+      watches: [{ oab_number: '777', oab_uf: 'SP' }],
+      deadline: { mode: 'create', days: 5 },
+      backfill_days: 2,
+    },
+  });
   expect(settings.status).toBe(200);
   djen.add(
     { id: 70001, day: day(-1), lawyers: [{ number: '777', uf: 'SP' }], number: cnj(1), masked: true },
@@ -52,17 +61,32 @@ test('when a watch is set and a sync polls, then publications are matched to cas
   const second = await call('POST', '/v1/cases', { title: 'Souza v. Prado', number: cnj(2) });
   const byDjen = async (id: number) => (await list()).find((p) => p.djen_id === id)!;
   // The first case may reach the service's view before or after the poll: either way it ends matched.
-  await waitFor('both matched with their activities', async () => {
-    const [a, b] = [await byDjen(70001), await byDjen(70002)];
-    return a.case_id === first.body.data.id && b.case_id === second.body.data.id && a.activity_id !== null && b.activity_id !== null;
-  }, 30_000);
+  await waitFor(
+    'both matched with their activities',
+    async () => {
+      const [a, b] = [await byDjen(70001), await byDjen(70002)];
+      return (
+        a.case_id === first.body.data.id &&
+        b.case_id === second.body.data.id &&
+        a.activity_id !== null &&
+        b.activity_id !== null
+      );
+    },
+    30_000,
+  );
   const activity = await call('GET', `/v1/activities/${(await byDjen(70002)).activity_id}`);
   expect(activity.body.data).toMatchObject({ type: 'deadline', case: { id: second.body.data.id } });
   for (const c of [first, second]) {
-    await waitFor('the publication on the timeline', async () => {
-      const timeline = (await call('GET', `/v1/cases/${c.body.data.id}/timeline`)).body.data as unknown as { type: string }[];
-      return timeline.some((e) => e.type === 'publication_received');
-    }, 30_000);
+    await waitFor(
+      'the publication on the timeline',
+      async () => {
+        const timeline = (await call('GET', `/v1/cases/${c.body.data.id}/timeline`)).body.data as unknown as {
+          type: string;
+        }[];
+        return timeline.some((e) => e.type === 'publication_received');
+      },
+      30_000,
+    );
   }
   const activities = await call('GET', `/v1/activities?case_id=${second.body.data.id}`);
   expect((activities.body.data as unknown as unknown[]).length).toBe(1);

@@ -11,12 +11,16 @@ import { Contract } from '@lpm/test-kit/contract';
 import { dealDefaults } from '@lpm/test-kit/records';
 import { checkWholeAnswers } from '@lpm/test-kit/whole-answers';
 
-const party = named('Party', 'A party of a test.', shape({
-  id: out.string,
-  name: out.nullableString,
-  tags: out.strings,
-  owner: nullableShape({ id: out.string, email: out.nullableString }),
-}));
+const party = named(
+  'Party',
+  'A party of a test.',
+  shape({
+    id: out.string,
+    name: out.nullableString,
+    tags: out.strings,
+    owner: nullableShape({ id: out.string, email: out.nullableString }),
+  }),
+);
 type Party = Static<typeof party>;
 
 const whole = { id: 'p1', name: null, tags: ['a'], owner: { id: 'u1', email: null } };
@@ -60,10 +64,22 @@ describe('a read shape typed by its schema', () => {
 
 describe('answers checked before the serializer writes them', () => {
   const document = new Contract({
-    paths: { '/v1/parties/{id}': { get: { responses: { 200: { content: { 'application/json': { schema: { $ref: '#/components/schemas/PartyAnswer' } } } } } } } },
+    paths: {
+      '/v1/parties/{id}': {
+        get: {
+          responses: {
+            200: { content: { 'application/json': { schema: { $ref: '#/components/schemas/PartyAnswer' } } } },
+          },
+        },
+      },
+    },
     components: {
       schemas: {
-        PartyAnswer: { type: 'object', required: ['success', 'data'], properties: { success: { type: 'boolean' }, data: { $ref: '#/components/schemas/Party' } } },
+        PartyAnswer: {
+          type: 'object',
+          required: ['success', 'data'],
+          properties: { success: { type: 'boolean' }, data: { $ref: '#/components/schemas/Party' } },
+        },
         Party: {
           type: 'object',
           required: ['id', 'name', 'tags', 'owner'],
@@ -71,7 +87,11 @@ describe('answers checked before the serializer writes them', () => {
             id: { type: 'string' },
             name: { type: ['string', 'null'] },
             tags: { type: 'array', items: { type: 'string' } },
-            owner: { type: ['object', 'null'], required: ['id', 'email'], properties: { id: { type: 'string' }, email: { type: ['string', 'null'] } } },
+            owner: {
+              type: ['object', 'null'],
+              required: ['id', 'email'],
+              properties: { id: { type: 'string' }, email: { type: ['string', 'null'] } },
+            },
           },
         },
       },
@@ -81,7 +101,9 @@ describe('answers checked before the serializer writes them', () => {
   async function answersOf(answer: Record<string, unknown>) {
     const app = createHttpApp({ name: 'test', logger: false, documented: false });
     const problems = checkWholeAnswers(app, document);
-    app.get('/v1/parties/:id', { schema: { response: okResponse(200, party) } }, (_req, reply) => reply.send(ok(answer)));
+    app.get('/v1/parties/:id', { schema: { response: okResponse(200, party) } }, (_req, reply) =>
+      reply.send(ok(answer)),
+    );
     await app.ready();
     const res = await app.inject({ method: 'GET', url: '/v1/parties/p1' });
     await app.close();

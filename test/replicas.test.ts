@@ -53,7 +53,8 @@ async function createCase(key: string, i: number): Promise<string> {
       });
       const body = (await res.json()) as { data: { id: string }; error?: { details?: { reason?: string } } };
       if (res.status === 201) return body.data.id;
-      const retried = res.status === 503 || (res.status === 409 && body.error?.details?.reason === 'idempotency_request_in_progress');
+      const retried =
+        res.status === 503 || (res.status === 409 && body.error?.details?.reason === 'idempotency_request_in_progress');
       if (!retried || Date.now() > deadline) throw new Error(`case ${i}: ${res.status} ${JSON.stringify(body)}`);
     } catch (e) {
       if (Date.now() > deadline || !(e instanceof TypeError)) throw e;
@@ -66,7 +67,10 @@ const payloadOf = (r: ReceivedRequest) => JSON.parse(r.body) as { type: string; 
 
 test('when one replica each of cases and webhooks is SIGKILLed under load, then the work goes on and every event arrives, no signal twice, no delivery twice but one in flight at the kill', async () => {
   const key = sys.team('Réplicas').api_key;
-  const hook = await sys.call(key, 'POST', '/v1/webhooks', { url: `${receiver.url}/replicas`, events: ['case.created', 'case.sla_overdue'] });
+  const hook = await sys.call(key, 'POST', '/v1/webhooks', {
+    url: `${receiver.url}/replicas`,
+    events: ['case.created', 'case.sla_overdue'],
+  });
   expect(hook.status).toBe(201);
   for (const name of ['cases', 'cases-2', 'webhooks', 'webhooks-2']) sys.pidOf(name);
 
@@ -90,7 +94,11 @@ test('when one replica each of cases and webhooks is SIGKILLed under load, then 
   expect(new Set(ids).size).toBe(CASES);
 
   // The launcher started both again.
-  await waitFor('both replicas started again', () => sys.pidOf('cases-2') !== killed.cases && sys.pidOf('webhooks-2') !== killed.webhooks, 30_000);
+  await waitFor(
+    'both replicas started again',
+    () => sys.pidOf('cases-2') !== killed.cases && sys.pidOf('webhooks-2') !== killed.webhooks,
+    30_000,
+  );
 
   const arrived = () => receiver.requests.filter((r) => r.path === '/replicas');
   const eventsOf = (type: string) => {
@@ -142,7 +150,17 @@ test('when a cases replica is SIGKILLed during 200 deals won with their case, th
   // Both replicas serve before the kill: the first test may have just restarted one.
   await waitFor(
     'both cases replicas ready',
-    async () => (await Promise.all([servicePort(sys.base, 'cases'), firstExtraPort(sys.base)].map((port) => fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.status, () => 0)))).every((s) => s === 200),
+    async () =>
+      (
+        await Promise.all(
+          [servicePort(sys.base, 'cases'), firstExtraPort(sys.base)].map((port) =>
+            fetch(`http://127.0.0.1:${port}/health/ready`).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          ),
+        )
+      ).every((s) => s === 200),
     60_000,
   );
   const victim = sys.pidOf('cases');
@@ -152,8 +170,15 @@ test('when a cases replica is SIGKILLed during 200 deals won with their case, th
     while (next < WON) {
       const i = next++;
       if (i === 50) process.kill(victim, 'SIGKILL');
-      const won = await sys.call(key, 'PUT', `/v1/deals/${deals[i]}/won`, { final_value: 1000, create_case: true, case_data: { title: `Caso ${i}`, area: 'civel' } });
-      answers[i] = { status: won.status, caseId: (won.body.data as { case_created?: { id?: string } } | undefined)?.case_created?.id };
+      const won = await sys.call(key, 'PUT', `/v1/deals/${deals[i]}/won`, {
+        final_value: 1000,
+        create_case: true,
+        case_data: { title: `Caso ${i}`, area: 'civel' },
+      });
+      answers[i] = {
+        status: won.status,
+        caseId: (won.body.data as { case_created?: { id?: string } } | undefined)?.case_created?.id,
+      };
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));

@@ -25,7 +25,14 @@ const proxies: TcpProxy[] = [];
 
 afterAll(async () => {
   for (const p of proxies) p.restore();
-  await Promise.all(running.map((p) => new Promise((done) => (p.exitCode !== null || p.signalCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+  await Promise.all(
+    running.map(
+      (p) =>
+        new Promise((done) =>
+          p.exitCode !== null || p.signalCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM')),
+        ),
+    ),
+  );
   await Promise.all(proxies.map((p) => p.close()));
 });
 
@@ -51,7 +58,13 @@ async function stalledProxy(url: string, defaultPort: number): Promise<{ proxy: 
   return { proxy, url: target.toString() };
 }
 
-async function probe(port: number, path: string): Promise<{ status: number; body: { error?: { details?: { down?: string[]; reasons?: Record<string, string> } } } } | null> {
+async function probe(
+  port: number,
+  path: string,
+): Promise<{
+  status: number;
+  body: { error?: { details?: { down?: string[]; reasons?: Record<string, string> } } };
+} | null> {
   try {
     const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
     return { status: res.status, body: (await res.json()) as never };
@@ -97,7 +110,12 @@ test('when a service starts with its store hung, then it stays up, live and not 
   const store = await stalledProxy(process.env.MONGO_URL!, 27017);
   const port = await freePort();
   const prefix = `${process.env.MONGO_DB_PREFIX}storehung_`;
-  const started = start('services/clients/src/server.ts', { PORT: String(port), MONGO_URL: store.url, MONGO_DB_PREFIX: prefix, AMQP_EXCHANGE: `${prefix}events` });
+  const started = start('services/clients/src/server.ts', {
+    PORT: String(port),
+    MONGO_URL: store.url,
+    MONGO_DB_PREFIX: prefix,
+    AMQP_EXCHANGE: `${prefix}events`,
+  });
 
   await expectHeldNotReady(started, port, 'store');
   const held = await probe(port, '/health/ready');
@@ -114,7 +132,12 @@ test('when a service starts with its broker hung, then it stays up, live and not
   const broker = await stalledProxy(process.env.AMQP_URL!, 5672);
   const port = await freePort();
   const prefix = `${process.env.MONGO_DB_PREFIX}brokerhung_`;
-  const started = start('services/clients/src/server.ts', { PORT: String(port), AMQP_URL: broker.url, MONGO_DB_PREFIX: prefix, AMQP_EXCHANGE: `${prefix}events` });
+  const started = start('services/clients/src/server.ts', {
+    PORT: String(port),
+    AMQP_URL: broker.url,
+    MONGO_DB_PREFIX: prefix,
+    AMQP_EXCHANGE: `${prefix}events`,
+  });
 
   await expectHeldNotReady(started, port, 'broker');
   broker.proxy.restore();
@@ -144,7 +167,12 @@ test('when a service starts with credentials the store refuses, then it exits 78
   url.username = 'lpm';
   url.password = 'wrong-s3cret';
   const prefix = `${process.env.MONGO_DB_PREFIX}badcredentials_`;
-  const started = start('services/clients/src/server.ts', { PORT: String(await freePort()), MONGO_URL: url.toString(), MONGO_DB_PREFIX: prefix, AMQP_EXCHANGE: `${prefix}events` });
+  const started = start('services/clients/src/server.ts', {
+    PORT: String(await freePort()),
+    MONGO_URL: url.toString(),
+    MONGO_DB_PREFIX: prefix,
+    AMQP_EXCHANGE: `${prefix}events`,
+  });
 
   // Retrying (the old code) keeps the process running: the race then answers 'still running'.
   let timer: NodeJS.Timeout | undefined;
@@ -154,7 +182,16 @@ test('when a service starts with credentials the store refuses, then it exits 78
   ]).finally(() => clearTimeout(timer));
   expect(code).toBe(78);
   expectOnlyJsonLines(started.output());
-  const fatal = started.output().trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 60);
-  expect(fatal.map((l) => l.msg)).toEqual([expect.stringMatching(/^clients refused its configuration: invalid configuration:\n {2}MONGO_URL: the store refused the credentials/)]);
+  const fatal = started
+    .output()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { level: number; msg: string })
+    .filter((l) => l.level === 60);
+  expect(fatal.map((l) => l.msg)).toEqual([
+    expect.stringMatching(
+      /^clients refused its configuration: invalid configuration:\n {2}MONGO_URL: the store refused the credentials/,
+    ),
+  ]);
   expect(started.output()).not.toContain('wrong-s3cret');
 }, 60_000);

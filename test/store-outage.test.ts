@@ -42,7 +42,20 @@ beforeAll(async () => {
   sys = await startRunningSystem('storeoutage', { MONGO_URL: viaProxy.toString(), WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
   direct = await MongoClient.connect(store.toString());
   // Asynchronously: the proxy runs in this process, which a synchronous spawn would block.
-  apiKey = (await admin('team', 'create', '--name', 'Apagão', '--plan', 'enterprise', '--owner-name', 'Dona', '--owner-email', 'dona@outage.example')).api_key;
+  apiKey = (
+    await admin(
+      'team',
+      'create',
+      '--name',
+      'Apagão',
+      '--plan',
+      'enterprise',
+      '--owner-name',
+      'Dona',
+      '--owner-email',
+      'dona@outage.example',
+    )
+  ).api_key;
 }, 120_000);
 
 afterAll(async () => {
@@ -60,7 +73,10 @@ async function admin(...args: string[]) {
   if (run.code !== 0) throw new Error(`admin ${args.join(' ')}: ${run.stderr}`);
   return JSON.parse(run.stdout);
 }
-const deadLettered = () => Promise.all(CONSUMER_QUEUES.map(async (q) => (await admin('dlq', 'list', '--queue', `${exchange()}.${q}`)).count as number));
+const deadLettered = () =>
+  Promise.all(
+    CONSUMER_QUEUES.map(async (q) => (await admin('dlq', 'list', '--queue', `${exchange()}.${q}`)).count as number),
+  );
 const delivered = () =>
   new Set(
     receiver.requests
@@ -68,12 +84,29 @@ const delivered = () =>
       .filter((p) => p.type === 'client.updated')
       .map((p) => p.data.object.id as string),
   );
-const storedDeliveries = (webhookId: string) => direct.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('deliveries').countDocuments({ webhook_id: webhookId, status: 'succeeded' });
+const storedDeliveries = (webhookId: string) =>
+  direct
+    .db(`${sys.env.MONGO_DB_PREFIX}webhooks`)
+    .collection('deliveries')
+    .countDocuments({ webhook_id: webhookId, status: 'succeeded' });
 const clientViews = () => direct.db(`${sys.env.MONGO_DB_PREFIX}cases`).collection('client_views');
 
 test('when the store hangs (connections open, nothing answered), then a read answers 503 in the envelope within 10 s, and is served again once the store is back', async () => {
   // A team of its own: the cut below counts the clients of its team.
-  const key = (await admin('team', 'create', '--name', 'Paciente', '--plan', 'enterprise', '--owner-name', 'Dona', '--owner-email', 'dona@hang.example')).api_key;
+  const key = (
+    await admin(
+      'team',
+      'create',
+      '--name',
+      'Paciente',
+      '--plan',
+      'enterprise',
+      '--owner-name',
+      'Dona',
+      '--owner-email',
+      'dona@hang.example',
+    )
+  ).api_key;
   const created = await sys.call(key, 'POST', '/v1/clients', { type: 'PF', name: 'Cliente paciente' });
   expect(created.status).toBe(201);
   const path = `/v1/clients/${created.body.data.id}`;
@@ -92,16 +125,23 @@ test('when the store hangs (connections open, nothing answered), then a read ans
 }, 120_000);
 
 test('when the store is cut for 60 s right after a burst of writes, then every event reaches the webhook and the client view once it is back, and nothing is dead-lettered', async () => {
-  const hook = await sys.call(apiKey, 'POST', '/v1/webhooks', { url: `${receiver.url}/outage`, events: ['client.updated'] });
+  const hook = await sys.call(apiKey, 'POST', '/v1/webhooks', {
+    url: `${receiver.url}/outage`,
+    events: ['client.updated'],
+  });
   expect(hook.status).toBe(201);
   const created = await Promise.all(
-    Array.from({ length: BURST }, (_, i) => sys.call(apiKey, 'POST', '/v1/clients', { type: 'PF', name: `Cliente ${i}` })),
+    Array.from({ length: BURST }, (_, i) =>
+      sys.call(apiKey, 'POST', '/v1/clients', { type: 'PF', name: `Cliente ${i}` }),
+    ),
   );
   expect(created.map((r) => r.status)).toEqual(Array(BURST).fill(201));
   const ids = created.map((r) => r.body.data.id as string).sort();
 
   // Views are fed by client.updated (a new client has no view until something links to it).
-  const renamed = await Promise.all(ids.map((id, i) => sys.call(apiKey, 'PUT', `/v1/clients/${id}`, { name: `Renomeado ${i}` })));
+  const renamed = await Promise.all(
+    ids.map((id, i) => sys.call(apiKey, 'PUT', `/v1/clients/${id}`, { name: `Renomeado ${i}` })),
+  );
   expect(renamed.map((r) => r.status)).toEqual(Array(BURST).fill(200));
   proxy.cut();
   storeCut();
@@ -115,10 +155,22 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
   proxy.restore();
 
   // The longest transient retry delay is a minute: each consumer tries again within it.
-  await waitFor('every delivery stored as succeeded', async () => (await storedDeliveries(hook.body.data.id)) === BURST, 90_000);
+  await waitFor(
+    'every delivery stored as succeeded',
+    async () => (await storedDeliveries(hook.body.data.id)) === BURST,
+    90_000,
+  );
   expect([...delivered()].sort()).toEqual(ids);
-  await waitFor('every client in the cases view', async () => (await clientViews().countDocuments({ _id: { $in: ids } } as object)) === BURST, 30_000);
-  const names = (await clientViews().find({ _id: { $in: ids } } as object).toArray()).map((v) => v.name as string);
+  await waitFor(
+    'every client in the cases view',
+    async () => (await clientViews().countDocuments({ _id: { $in: ids } } as object)) === BURST,
+    30_000,
+  );
+  const names = (
+    await clientViews()
+      .find({ _id: { $in: ids } } as object)
+      .toArray()
+  ).map((v) => v.name as string);
   expect(names.every((n) => n.startsWith('Renomeado '))).toBe(true);
   expect(await deadLettered()).toEqual([0, 0, 0]);
   const listed = await sys.call(apiKey, 'GET', '/v1/clients?limit=100');
@@ -129,11 +181,18 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
 /** Whether every process answers its readiness probe with 200 (its port from shared/src/service/port-layout.ts). */
 async function everyProcessReady(): Promise<boolean> {
   const ports = [...SERVICE_NAMES.map((name) => servicePort(sys.base, name)), internalPort(sys.base)];
-  const statuses = await Promise.all(ports.map((port) => fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.status, () => 0)));
+  const statuses = await Promise.all(
+    ports.map((port) =>
+      fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(5000) }).then(
+        (r) => r.status,
+        () => 0,
+      ),
+    ),
+  );
   return statuses.every((s) => s === 200);
 }
 
-test('when the store hangs for 75 s and a service is SIGKILLed inside the hang, then nothing is stopped, it is started once, and every process is ready within 30 s of the store\'s return', async () => {
+test("when the store hangs for 75 s and a service is SIGKILLed inside the hang, then nothing is stopped, it is started once, and every process is ready within 30 s of the store's return", async () => {
   await waitFor('every process ready before the hang', everyProcessReady, 60_000);
   const victim = sys.pidOf('activities');
   const kills = () => sys.launcher.output().match(/\[start\] activities exited/g)?.length ?? 0;

@@ -25,7 +25,8 @@ let sys: RunningSystem;
 let receiver: HttpsReceiver;
 
 /** OTLP/JSON ids are hex (the spec), some encoders send base64: both as hex. */
-const hexId = (id: string) => (/^[0-9a-f]{32}$/i.test(id) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex'));
+const hexId = (id: string) =>
+  /^[0-9a-f]{32}$/i.test(id) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
 
 /** An OTLP/HTTP trace receiver taking JSON (the exporter's default encoding here). */
 async function startCollector(): Promise<number> {
@@ -37,8 +38,11 @@ async function startCollector(): Promise<number> {
       if (req.url === '/v1/traces' && (req.headers['content-type'] ?? '').includes('json')) {
         const { resourceSpans = [] } = JSON.parse(body);
         for (const rs of resourceSpans) {
-          const service = rs.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')?.value?.stringValue ?? '?';
-          for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) spans.push({ service, name: s.name, kind: s.kind, traceId: hexId(s.traceId) });
+          const service =
+            rs.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')?.value?.stringValue ?? '?';
+          for (const ss of rs.scopeSpans ?? [])
+            for (const s of ss.spans ?? [])
+              spans.push({ service, name: s.name, kind: s.kind, traceId: hexId(s.traceId) });
         }
       } else if (req.url === '/v1/traces') {
         spans.push({ service: '?', name: `unreadable ${req.headers['content-type']}`, kind: 0, traceId: '' });
@@ -69,7 +73,10 @@ afterAll(async () => {
 
 test('when a client is created with a traceparent, then one trace id runs from the gateway to the webhook POST, and the receiver gets it', async () => {
   const key = sys.team('Rastreada').api_key;
-  const hook = await sys.call(key, 'POST', '/v1/webhooks', { url: `${receiver.url}/trace`, events: ['client.created'] });
+  const hook = await sys.call(key, 'POST', '/v1/webhooks', {
+    url: `${receiver.url}/trace`,
+    events: ['client.created'],
+  });
   expect(hook.status).toBe(201);
 
   const traceId = randomBytes(16).toString('hex');
@@ -81,12 +88,17 @@ test('when a client is created with a traceparent, then one trace id runs from t
   });
   expect(res.status).toBe(201);
 
-  await waitFor('the webhook POST', () => receiver.requests.some((r) => r.path === '/trace' && JSON.parse(r.body).type === 'client.created'), 30_000);
+  await waitFor(
+    'the webhook POST',
+    () => receiver.requests.some((r) => r.path === '/trace' && JSON.parse(r.body).type === 'client.created'),
+    30_000,
+  );
   const post = receiver.requests.find((r) => r.path === '/trace' && JSON.parse(r.body).type === 'client.created')!;
   expect(String(post.headers.traceparent).split('-')[1]).toBe(traceId);
 
   const inTrace = () => spans.filter((s) => s.traceId === traceId);
-  const has = (service: string, kind: number, name: RegExp) => inTrace().some((s) => s.service === service && s.kind === kind && name.test(s.name));
+  const has = (service: string, kind: number, name: RegExp) =>
+    inTrace().some((s) => s.service === service && s.kind === kind && name.test(s.name));
   const expected = {
     'gateway span': () => has('gateway', KIND.server, /^POST \/v1\/clients$/),
     'clients span': () => has('clients', KIND.server, /^POST \/v1\/clients$/),
@@ -94,7 +106,13 @@ test('when a client is created with a traceparent, then one trace id runs from t
     'fan-out consumer': () => has('webhooks', KIND.consumer, /webhooks\.fan-out$/),
     'webhook POST': () => has('webhooks', KIND.client, /^webhook POST$/),
   };
-  const missing = () => Object.entries(expected).filter(([, found]) => !found()).map(([what]) => what);
+  const missing = () =>
+    Object.entries(expected)
+      .filter(([, found]) => !found())
+      .map(([what]) => what);
   await waitFor('every span of the trace exported', () => missing().length === 0, 30_000).catch(() => {});
-  expect({ missing: missing(), spans: inTrace().map((s) => `${s.service} ${s.name}`) }).toEqual({ missing: [], spans: expect.any(Array) });
+  expect({ missing: missing(), spans: inTrace().map((s) => `${s.service} ${s.name}`) }).toEqual({
+    missing: [],
+    spans: expect.any(Array),
+  });
 }, 120_000);

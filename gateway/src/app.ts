@@ -102,7 +102,9 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
   const accounts = new Accounts(repositories);
   const { calendarSync, settings } = startSettings(app, deps, { repositories, accounts, deployed, upstreamTimeoutMs });
   const portalSessions = new PortalSessions({ sessions: repositories.portalSessions, accounts });
-  const { changes, principals } = startPrincipals(deps, repositories, (key) => (isPortalToken(key) ? portalSessions.authenticate(key) : accounts.authenticate(key)));
+  const { changes, principals } = startPrincipals(deps, repositories, (key) =>
+    isPortalToken(key) ? portalSessions.authenticate(key) : accounts.authenticate(key),
+  );
   const { counters, limits, authFailures, publicRequests } = createLimits(app, deps);
 
   app.addHook('onClose', async () => {
@@ -121,18 +123,33 @@ export function buildGatewayApp(deps: GatewayDeps): FastifyInstance {
     publicRequests,
     clientAddress: addressOf,
   });
-  healthRoute(app, { upstreams: deps.upstreams, deployed, pingStore: () => deps.store.check(), timeoutMs: deps.healthTimeoutMs });
+  healthRoute(app, {
+    upstreams: deps.upstreams,
+    deployed,
+    pingStore: () => deps.store.check(),
+    timeoutMs: deps.healthTimeoutMs,
+  });
   // The orchestrator's probes (internal listener only): ready needs the gateway's own store, not its upstreams
   // (one service down must not take the gateway out of rotation), nor Redis (limits fall back to in-process counters).
   probeRoutes(app, { ready: { store: () => deps.store.check() } });
-  openApiRoute(app, { upstreams: deps.upstreams, deployed, timeoutMs: deps.healthTimeoutMs ?? 2000, refreshMs: deps.openApiRefreshMs });
+  openApiRoute(app, {
+    upstreams: deps.upstreams,
+    deployed,
+    timeoutMs: deps.healthTimeoutMs ?? 2000,
+    refreshMs: deps.openApiRefreshMs,
+  });
   docsRoutes(app);
   settingsRoutes(app, { settings, principals });
   portalSessionRoutes(app, portalSessions);
   portalRoutes(app, portalSessions);
   // Served on the internal listener only (internal-listener.ts), as are the probes and /internal/*.
   metricsRoute(app);
-  internalUsersRoute(app, { accounts, internalToken: deps.internalToken, failures: authFailures, clientAddress: addressOf });
+  internalUsersRoute(app, {
+    accounts,
+    internalToken: deps.internalToken,
+    failures: authFailures,
+    clientAddress: addressOf,
+  });
   app.register(proxyRoutes, {
     upstreams: deps.upstreams,
     internalToken: deps.internalToken,
@@ -149,9 +166,18 @@ interface SettingsParts {
 }
 
 /** Team settings, with the calendar sync they drive (started here). */
-function startSettings(app: FastifyInstance, deps: GatewayDeps, { repositories, accounts, deployed, upstreamTimeoutMs }: SettingsParts) {
+function startSettings(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  { repositories, accounts, deployed, upstreamTimeoutMs }: SettingsParts,
+) {
   const service = (name: ServiceName) =>
-    new ServiceClient({ name, baseUrl: deps.upstreams[name], internalToken: deps.internalToken, timeoutMs: upstreamTimeoutMs });
+    new ServiceClient({
+      name,
+      baseUrl: deps.upstreams[name],
+      internalToken: deps.internalToken,
+      timeoutMs: upstreamTimeoutMs,
+    });
   const calendarSync = new CalendarSync({
     syncs: repositories.calendarSyncs,
     accounts,
@@ -171,9 +197,15 @@ function startSettings(app: FastifyInstance, deps: GatewayDeps, { repositories, 
 }
 
 /** The principals of API keys and portal session tokens, cached, and the poll of their changes (started here). */
-function startPrincipals(deps: GatewayDeps, repositories: GatewayRepositories, authenticate: (key: string) => Promise<Principal | null>) {
+function startPrincipals(
+  deps: GatewayDeps,
+  repositories: GatewayRepositories,
+  authenticate: (key: string) => Promise<Principal | null>,
+) {
   const storeTimeoutMs = deps.storeTimeoutMs ?? 5000;
-  const changes = new PrincipalChanges({ read: () => withTimeout(repositories.changes.version(), storeTimeoutMs, 'principal change poll') });
+  const changes = new PrincipalChanges({
+    read: () => withTimeout(repositories.changes.version(), storeTimeoutMs, 'principal change poll'),
+  });
   const principals = new PrincipalCache({
     lookup: (key) => withTimeout(authenticate(key), storeTimeoutMs, 'key lookup'),
     ttlMs: Math.min(deps.keyCacheTtlMs ?? 1000, 1000),
@@ -192,6 +224,10 @@ function createLimits(app: FastifyInstance, deps: GatewayDeps) {
     limit: deps.authFailureLimit ?? 50,
     windowMs: deps.authFailureWindowMs ?? 60_000,
   });
-  const publicRequests = new PublicRequests({ counters, limit: deps.publicRateLimit ?? 120, windowMs: deps.publicRateWindowMs ?? 60_000 });
+  const publicRequests = new PublicRequests({
+    counters,
+    limit: deps.publicRateLimit ?? 120,
+    windowMs: deps.publicRateWindowMs ?? 60_000,
+  });
   return { counters, limits, authFailures, publicRequests };
 }

@@ -11,7 +11,10 @@ const isServiceName = (name: string): name is ServiceName => (SERVICE_NAMES as r
 /** The services this deployment runs: /health waits for these only. */
 const serviceList = (raw: string | undefined): ServiceName[] => {
   if (raw === undefined) return [...SERVICE_NAMES];
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !isServiceName(n));
   if (unknown.length) throw new Error(`unknown services: ${unknown.join(', ')} (known: ${SERVICE_NAMES.join(', ')})`);
   return names.filter(isServiceName);
@@ -45,7 +48,10 @@ export function readGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
   // Checked together first, so one error names every bad setting, the services' URLs included.
   readConfig({ ...gatewaySettings, ...serviceUrlSettings() }, env);
   const config = readConfig(gatewaySettings, env);
-  if (config.internalPort === config.port) throw new ConfigError([`INTERNAL_PORT: must differ from PORT (${config.port}): /internal/* never shares the public listener`]);
+  if (config.internalPort === config.port)
+    throw new ConfigError([
+      `INTERNAL_PORT: must differ from PORT (${config.port}): /internal/* never shares the public listener`,
+    ]);
   return { ...config, upstreams: readConfig(serviceUrlSettings(), env) };
 }
 

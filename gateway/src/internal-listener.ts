@@ -24,7 +24,11 @@ declare module 'fastify' {
 const throughInternal = new WeakSet<IncomingMessage>();
 
 const isInternalTemplate = (url: string) =>
-  url.startsWith('/internal/') || url === '/metrics' || url.startsWith('/metrics/') || url === LIVE_PATH || url === READY_PATH;
+  url.startsWith('/internal/') ||
+  url === '/metrics' ||
+  url.startsWith('/metrics/') ||
+  url === LIVE_PATH ||
+  url === READY_PATH;
 
 /** Marks the internal routes (config.internalOnly) as they are registered. Call before any route is. */
 export function markInternalRoutes(app: FastifyInstance): void {

@@ -39,10 +39,13 @@ async function start(): Promise<void> {
   });
 
   // Limits work without Redis (in-process fallback), so a slow Redis only delays the start a little.
-  if (!(await redisReady(redis, 3000))) app.log.warn('Redis not ready at start: rate limits use in-process counters until it is');
+  if (!(await redisReady(redis, 3000)))
+    app.log.warn('Redis not ready at start: rate limits use in-process counters until it is');
   const internal = internalServer(app); // before listen: it adds the app's onClose hook
   await app.listen({ port: config.port, host: config.host });
-  await new Promise<void>((resolve, reject) => internal.once('error', reject).listen(config.internalPort, config.internalHost, resolve));
+  await new Promise<void>((resolve, reject) =>
+    internal.once('error', reject).listen(config.internalPort, config.internalHost, resolve),
+  );
   app.log.info(`internal routes on ${config.internalHost}:${config.internalPort}`);
   // Settles once the store is set up (or closed); rejects only on an error that is not the store being down.
   await store.ready;

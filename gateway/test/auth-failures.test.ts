@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { openGatewayStore } from '../src/data/store.ts';
 import { generateApiKey } from '../src/domain/keys.ts';
-import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  newTeam,
+  sleep,
+  startEchoUpstream,
+  startGateway,
+  testDbPrefix,
+  type TestGateway,
+} from './support.ts';
 
 // The test reaches the gateway from 127.0.0.1; gateways trusting it as their proxy
 // take the client address from X-Forwarded-For, so each test uses addresses of its own.
@@ -12,21 +21,28 @@ let gw: TestGateway;
 let lastOctet = 0;
 const nextAddress = () => `198.51.100.${++lastOctet}`;
 const from = (address: string) => ({ 'x-forwarded-for': address });
-const redisKey = (address: string) => `${process.env.REDIS_KEY_PREFIX ?? 'lpm-test:'}gw-auth-failures:rl:auth:${address}`;
+const redisKey = (address: string) =>
+  `${process.env.REDIS_KEY_PREFIX ?? 'lpm-test:'}gw-auth-failures:rl:auth:${address}`;
 
 type Res = Awaited<ReturnType<typeof call>>;
 
 const invalidKey = { success: false, error: { code: 'UNAUTHORIZED', message: 'Invalid API key', details: {} } };
 
 function badKeys(base: string, address: string, n: number): Promise<Res[]> {
-  return Promise.all(Array.from({ length: n }, () => call(base, '/v1/deals', { key: generateApiKey(), headers: from(address) })));
+  return Promise.all(
+    Array.from({ length: n }, () => call(base, '/v1/deals', { key: generateApiKey(), headers: from(address) })),
+  );
 }
 
 function expectThrottled(res: Res, limit: number, windowSeconds: number) {
   expect(res.status).toBe(429);
   expect(res.body).toEqual({
     success: false,
-    error: { code: 'RATE_LIMIT_EXCEEDED', message: 'Too many failed authentications', details: { reason: 'auth_failures', retry_after: expect.any(Number) } },
+    error: {
+      code: 'RATE_LIMIT_EXCEEDED',
+      message: 'Too many failed authentications',
+      details: { reason: 'auth_failures', retry_after: expect.any(Number) },
+    },
   });
   const retryAfter = Number(res.headers.get('retry-after'));
   expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -53,7 +69,10 @@ beforeAll(async () => {
   // The store behind a proxy the last test of the first group cuts, to show throttled requests never reach it.
   const mongo = new URL(process.env.MONGO_URL!);
   storeProxy = await startTcpProxy(mongo.hostname, Number(mongo.port));
-  const store = await openGatewayStore({ url: `mongodb://127.0.0.1:${storeProxy.port}/`, dbPrefix: testDbPrefix('auth-failures') });
+  const store = await openGatewayStore({
+    url: `mongodb://127.0.0.1:${storeProxy.port}/`,
+    dbPrefix: testDbPrefix('auth-failures'),
+  });
   gw = await startGateway('auth-failures', allUpstreams(upstream.url), { store, trustedProxies: ['127.0.0.1'] });
 });
 
@@ -96,7 +115,8 @@ describe('failed authentications per client address', () => {
     const address = nextAddress();
     const team = await newTeam(gw.accounts, 'enterprise');
     for (let i = 0; i < 3; i++) {
-      const key = (await gw.accounts.createKey({ teamId: team.team.id, userId: team.user.id, scopes: ['read'] })).apiKey;
+      const key = (await gw.accounts.createKey({ teamId: team.team.id, userId: team.user.id, scopes: ['read'] }))
+        .apiKey;
       expect((await call(gw.url, '/v1/deals', { key, headers: from(address) })).status).toBe(200);
     }
     expect(Number((await gw.redis.get(redisKey(address))) ?? 0)).toBe(0);
@@ -106,7 +126,9 @@ describe('failed authentications per client address', () => {
   test('when a key not seen before sends 80 concurrent requests, then all pass: they share one lookup and spend no failure', async () => {
     const address = nextAddress();
     const team = await newTeam(gw.accounts, 'enterprise');
-    const results = await Promise.all(Array.from({ length: 80 }, () => call(gw.url, '/v1/deals', { key: team.apiKey, headers: from(address) })));
+    const results = await Promise.all(
+      Array.from({ length: 80 }, () => call(gw.url, '/v1/deals', { key: team.apiKey, headers: from(address) })),
+    );
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     expect(Number((await gw.redis.get(redisKey(address))) ?? 0)).toBe(0);
   });
@@ -122,19 +144,28 @@ describe('failed authentications per client address', () => {
   test('when a throttled client prepends another address to X-Forwarded-For, then the address its proxy saw is still throttled', async () => {
     const address = nextAddress();
     await badKeys(gw.url, address, 50);
-    const spoofed = await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: { 'x-forwarded-for': `203.0.113.9, ${address}` } });
+    const spoofed = await call(gw.url, '/v1/deals', {
+      key: generateApiKey(),
+      headers: { 'x-forwarded-for': `203.0.113.9, ${address}` },
+    });
     expectThrottled(spoofed, 50, 60);
   });
 
   test('when no proxy is trusted, then a client cannot change its address with X-Forwarded-For', async () => {
-    const direct = await startGateway('auth-failures-direct', allUpstreams(upstream.url), { authFailureLimit: 5, authFailureWindowMs: 30_000 });
+    const direct = await startGateway('auth-failures-direct', allUpstreams(upstream.url), {
+      authFailureLimit: 5,
+      authFailureWindowMs: 30_000,
+    });
     try {
       const team = await newTeam(direct.accounts, 'enterprise');
       expect((await call(direct.url, '/v1/deals', { key: team.apiKey })).status).toBe(200);
       const results: Res[] = [];
-      for (let i = 0; i < 8; i++) results.push(await call(direct.url, '/v1/deals', { key: generateApiKey(), headers: from(nextAddress()) }));
+      for (let i = 0; i < 8; i++)
+        results.push(await call(direct.url, '/v1/deals', { key: generateApiKey(), headers: from(nextAddress()) }));
       expectLimitThenThrottled(results, 5, 30);
-      expect((await call(direct.url, '/v1/deals', { key: team.apiKey, headers: from(nextAddress()) })).status).toBe(200);
+      expect((await call(direct.url, '/v1/deals', { key: team.apiKey, headers: from(nextAddress()) })).status).toBe(
+        200,
+      );
     } finally {
       await direct.close();
     }
@@ -144,14 +175,20 @@ describe('failed authentications per client address', () => {
     const address = nextAddress();
     await badKeys(gw.url, address, 50);
     // On a busy machine a lookup can outlast the store timeout (a 503, not a failure): more, until the address is throttled.
-    for (let i = 0; i < 50 && (await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(address) })).status !== 429; i++);
+    for (
+      let i = 0;
+      i < 50 && (await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(address) })).status !== 429;
+      i++
+    );
     storeProxy.cut();
     try {
       // A lookup would wait for the cut store and answer 503 after the store timeout (5 s).
       const started = Date.now();
       expectThrottled(await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(address) }), 50, 60);
       expect(Date.now() - started).toBeLessThan(1000);
-      expect((await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(nextAddress()) })).status).toBe(503);
+      expect((await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(nextAddress()) })).status).toBe(
+        503,
+      );
     } finally {
       storeProxy.restore();
     }
@@ -184,6 +221,8 @@ describe('when Redis is unreachable', () => {
     expect((await call(cut.url, '/v1/deals', { key: team.apiKey, headers: from(address) })).status).toBe(200);
     expectLimitThenThrottled(await badKeys(cut.url, address, 60), 50);
     expect((await call(cut.url, '/v1/deals', { key: team.apiKey, headers: from(address) })).status).toBe(200);
-    expect((await call(cut.url, '/v1/deals', { key: generateApiKey(), headers: from(nextAddress()) })).body).toEqual(invalidKey);
+    expect((await call(cut.url, '/v1/deals', { key: generateApiKey(), headers: from(nextAddress()) })).body).toEqual(
+      invalidKey,
+    );
   });
 });

@@ -82,7 +82,11 @@ describe('API keys', () => {
   });
 
   test('when a key is created, then it works at once', async () => {
-    const unknownFirst = await gw.accounts.createKey({ teamId: owner.team.id, userId: owner.user.id, scopes: ['read'] });
+    const unknownFirst = await gw.accounts.createKey({
+      teamId: owner.team.id,
+      userId: owner.user.id,
+      scopes: ['read'],
+    });
     expect((await call(gw.url, '/v1/clients', { key: unknownFirst.apiKey })).status).toBe(200);
   });
 
@@ -116,7 +120,11 @@ describe('scopes', () => {
 
   test('when a read-only key writes, then 403 Insufficient permissions', async () => {
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
-      const res = await call(gw.url, '/v1/cases/case_1', { method, key: readOnly, body: method === 'DELETE' ? undefined : '{}' });
+      const res = await call(gw.url, '/v1/cases/case_1', {
+        method,
+        key: readOnly,
+        body: method === 'DELETE' ? undefined : '{}',
+      });
       expect([method, res.status, res.body]).toEqual([method, 403, forbidden]);
     }
     expect((await call(gw.url, '/v1/cases', { key: readOnly })).status).toBe(200);
@@ -149,7 +157,11 @@ describe('scopes', () => {
     const settings = await call(gw.url, '/v1/settings', { key: adminOnly });
     expect(settings.status).toBe(200);
     expect(settings.body.data.timezone).toBe('America/Sao_Paulo');
-    const changed = await call(gw.url, '/v1/settings', { method: 'PUT', key: owner.apiKey, body: '{"timezone":"UTC"}' });
+    const changed = await call(gw.url, '/v1/settings', {
+      method: 'PUT',
+      key: owner.apiKey,
+      body: '{"timezone":"UTC"}',
+    });
     expect(changed.status).toBe(200);
     expect(changed.body.data.timezone).toBe('UTC');
   });

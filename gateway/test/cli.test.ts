@@ -7,12 +7,20 @@ import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { runCli, type CliRun } from '@lpm/test-kit/cli';
-import { allUpstreams, call, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  sleep,
+  startEchoUpstream,
+  startGateway,
+  testDbPrefix,
+  type TestGateway,
+} from './support.ts';
 import type { JsonAnswer } from '@lpm/test-kit/json';
 import type { IssuedTeam } from '@lpm/test-kit/running-system';
 
-
-const admin = (...args: string[]) => runCli({ MONGO_URL: process.env.MONGO_URL, MONGO_DB_PREFIX: testDbPrefix('cli') }, ...args);
+const admin = (...args: string[]) =>
+  runCli({ MONGO_URL: process.env.MONGO_URL, MONGO_DB_PREFIX: testDbPrefix('cli') }, ...args);
 
 /** Exactly one JSON object on stdout and nothing else. */
 function onlyJson(run: CliRun): JsonAnswer {
@@ -42,7 +50,20 @@ afterAll(async () => {
 });
 
 const createTeam = (...extra: string[]) =>
-  admin('team', 'create', '--name', 'Silva Advogados', '--plan', 'starter', '--owner-name', 'Ana Silva', '--owner-email', 'Ana@Silva.adv.br', ...extra, '--json');
+  admin(
+    'team',
+    'create',
+    '--name',
+    'Silva Advogados',
+    '--plan',
+    'starter',
+    '--owner-name',
+    'Ana Silva',
+    '--owner-email',
+    'Ana@Silva.adv.br',
+    ...extra,
+    '--json',
+  );
 
 describe('team create', () => {
   test('when run with --json, then it prints the team, owner, key and key id, and the key works at once', async () => {
@@ -66,7 +87,18 @@ describe('team create', () => {
   });
 
   test('when run without --json, then it prints readable lines with the key', async () => {
-    const run = await admin('team', 'create', '--name', 'Plain', '--plan', 'enterprise', '--owner-name', 'P', '--owner-email', 'p@plain.io');
+    const run = await admin(
+      'team',
+      'create',
+      '--name',
+      'Plain',
+      '--plan',
+      'enterprise',
+      '--owner-name',
+      'P',
+      '--owner-email',
+      'p@plain.io',
+    );
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^team: +team_\w+ Plain \(plan enterprise/m);
     expect(run.stdout).toMatch(/^api key: +lpk_[0-9A-Za-z]{40}$/m);
@@ -77,16 +109,19 @@ describe('team create', () => {
     ['an unknown plan', ['--plan', 'gold'], /Invalid plan: gold/],
     ['a bad e-mail', ['--owner-email', 'not-an-email'], /Invalid email/],
     ['an unknown time zone', ['--timezone', 'Mars/Olympus'], /Invalid time zone/],
-  ])('when given %s, then it fails on stderr with a non-zero exit and prints nothing on stdout', async (_what, override, message) => {
-    const args = ['--name', 'X', '--plan', 'starter', '--owner-name', 'A', '--owner-email', 'a@b.co'];
-    const i = args.indexOf(override[0]);
-    if (i >= 0) args.splice(i, 2, ...override);
-    else args.push(...override);
-    const run = await admin('team', 'create', ...args, '--json');
-    expect(run.code).not.toBe(0);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(message);
-  });
+  ])(
+    'when given %s, then it fails on stderr with a non-zero exit and prints nothing on stdout',
+    async (_what, override, message) => {
+      const args = ['--name', 'X', '--plan', 'starter', '--owner-name', 'A', '--owner-email', 'a@b.co'];
+      const i = args.indexOf(override[0]);
+      if (i >= 0) args.splice(i, 2, ...override);
+      else args.push(...override);
+      const run = await admin('team', 'create', ...args, '--json');
+      expect(run.code).not.toBe(0);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(message);
+    },
+  );
 
   test('when a required option is missing, then it names the option and exits non-zero', async () => {
     const run = await admin('team', 'create', '--name', 'X', '--plan', 'starter', '--owner-email', 'a@b.co', '--json');
@@ -104,16 +139,48 @@ describe('users and keys', () => {
   });
 
   test('when a user is created, then it prints exactly the user', async () => {
-    const out = onlyJson(await admin('user', 'create', '--team', team.team.id, '--name', 'Bruno', '--email', 'bruno@silva.adv.br', '--json'));
+    const out = onlyJson(
+      await admin(
+        'user',
+        'create',
+        '--team',
+        team.team.id,
+        '--name',
+        'Bruno',
+        '--email',
+        'bruno@silva.adv.br',
+        '--json',
+      ),
+    );
     expect(out).toEqual({ user: { id: ID('user'), name: 'Bruno', email: 'bruno@silva.adv.br' } });
   });
 
   test('when the e-mail is taken in the team or the team is unknown, then it fails non-zero', async () => {
-    const taken = await admin('user', 'create', '--team', team.team.id, '--name', 'Ana 2', '--email', 'ana@silva.adv.br', '--json');
+    const taken = await admin(
+      'user',
+      'create',
+      '--team',
+      team.team.id,
+      '--name',
+      'Ana 2',
+      '--email',
+      'ana@silva.adv.br',
+      '--json',
+    );
     expect(taken.code).not.toBe(0);
     expect(taken.stdout).toBe('');
     expect(taken.stderr).toBe('error: Email already registered in this team\n');
-    const unknown = await admin('user', 'create', '--team', 'team_01aaaaaaaaaaaaaaaaaaaaaaaa', '--name', 'N', '--email', 'n@x.io', '--json');
+    const unknown = await admin(
+      'user',
+      'create',
+      '--team',
+      'team_01aaaaaaaaaaaaaaaaaaaaaaaa',
+      '--name',
+      'N',
+      '--email',
+      'n@x.io',
+      '--json',
+    );
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/Team not found/);
   });
@@ -129,8 +196,22 @@ describe('users and keys', () => {
   });
 
   test('when a key is created with read only, then it prints key, id and scopes and can only read', async () => {
-    const user = onlyJson(await admin('user', 'create', '--team', team.team.id, '--name', 'Carla', '--email', 'carla@silva.adv.br', '--json'));
-    const out = onlyJson(await admin('key', 'create', '--team', team.team.id, '--user', user.user.id, '--scopes', 'read', '--json'));
+    const user = onlyJson(
+      await admin(
+        'user',
+        'create',
+        '--team',
+        team.team.id,
+        '--name',
+        'Carla',
+        '--email',
+        'carla@silva.adv.br',
+        '--json',
+      ),
+    );
+    const out = onlyJson(
+      await admin('key', 'create', '--team', team.team.id, '--user', user.user.id, '--scopes', 'read', '--json'),
+    );
     expect(out).toEqual({ api_key: API_KEY, key_id: ID('key'), scopes: ['read'] });
     const read = await call(gw.url, '/v1/deals', { key: out.api_key });
     expect(read.status).toBe(200);
@@ -139,17 +220,39 @@ describe('users and keys', () => {
   });
 
   test('when scopes are unknown or the user is of another team, then it fails non-zero', async () => {
-    const bad = await admin('key', 'create', '--team', team.team.id, '--user', team.user.id, '--scopes', 'read,root', '--json');
+    const bad = await admin(
+      'key',
+      'create',
+      '--team',
+      team.team.id,
+      '--user',
+      team.user.id,
+      '--scopes',
+      'read,root',
+      '--json',
+    );
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/Invalid scope: root/);
     const other = onlyJson(await createTeam());
-    const foreign = await admin('key', 'create', '--team', team.team.id, '--user', other.user.id, '--scopes', 'read', '--json');
+    const foreign = await admin(
+      'key',
+      'create',
+      '--team',
+      team.team.id,
+      '--user',
+      other.user.id,
+      '--scopes',
+      'read',
+      '--json',
+    );
     expect(foreign.code).not.toBe(0);
     expect(foreign.stderr).toMatch(/User not found/);
   });
 
   test('when a key is revoked, then it prints the revocation and the gateway refuses the key within 1 s', async () => {
-    const out = onlyJson(await admin('key', 'create', '--team', team.team.id, '--user', team.user.id, '--scopes', 'read,write', '--json'));
+    const out = onlyJson(
+      await admin('key', 'create', '--team', team.team.id, '--user', team.user.id, '--scopes', 'read,write', '--json'),
+    );
     expect((await call(gw.url, '/v1/deals', { key: out.api_key })).status).toBe(200);
     const revoked = onlyJson(await admin('key', 'revoke', '--key', out.key_id, '--json'));
     expect(revoked).toEqual({ key_id: out.key_id, revoked: true });
@@ -178,7 +281,15 @@ describe('team plan', () => {
     const plan = await admin('team', 'plan', '--team', team.team.id, '--plan', 'platinum', '--json');
     expect(plan.code).not.toBe(0);
     expect(plan.stdout).toBe('');
-    const unknown = await admin('team', 'plan', '--team', 'team_01aaaaaaaaaaaaaaaaaaaaaaaa', '--plan', 'starter', '--json');
+    const unknown = await admin(
+      'team',
+      'plan',
+      '--team',
+      'team_01aaaaaaaaaaaaaaaaaaaaaaaa',
+      '--plan',
+      'starter',
+      '--json',
+    );
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/Team not found/);
   });
@@ -188,11 +299,17 @@ describe('command line', () => {
   test('when --help is given, then it lists every command', async () => {
     const run = await admin('--help');
     expect(run.code).toBe(0);
-    for (const c of ['team create', 'user create', 'key create', 'key revoke', 'team plan']) expect(run.stdout).toContain(c);
+    for (const c of ['team create', 'user create', 'key create', 'key revoke', 'team plan'])
+      expect(run.stdout).toContain(c);
   });
 
   test('when the command or an option is unknown, then it exits non-zero with a message', async () => {
-    for (const args of [['frobnicate'], ['key', 'revoke', '--key', 'k', '--bogus', 'x'], ['key', 'revoke', '--key', 'k', '--plan', 'starter'], []]) {
+    for (const args of [
+      ['frobnicate'],
+      ['key', 'revoke', '--key', 'k', '--bogus', 'x'],
+      ['key', 'revoke', '--key', 'k', '--plan', 'starter'],
+      [],
+    ]) {
       const run = await admin(...args, '--json');
       expect([args, run.code]).toEqual([args, 2]);
       expect(run.stdout).toBe('');
@@ -211,12 +328,21 @@ describe('local store', () => {
     const port = await freePort();
     const database = `${process.env.MONGO_DB_PREFIX}cli_local`;
     try {
-      const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, () => localStoreForCommand({ port, dataDir, database }));
+      const store = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, () =>
+        localStoreForCommand({ port, dataDir, database }),
+      );
       expect(await isListening(port)).toBe(true);
-      const created = await new Accounts(gatewayRepositories(store.db)).createTeam({ name: 'L', plan: 'starter', ownerName: 'O', ownerEmail: 'o@l.io' });
+      const created = await new Accounts(gatewayRepositories(store.db)).createTeam({
+        name: 'L',
+        plan: 'starter',
+        ownerName: 'O',
+        ownerEmail: 'o@l.io',
+      });
       await store.close();
       expect(await isListening(port)).toBe(false);
-      const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, () => localStoreForCommand({ port, dataDir, database }));
+      const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, () =>
+        localStoreForCommand({ port, dataDir, database }),
+      );
       try {
         expect((await new Accounts(gatewayRepositories(again.db)).getTeam(created.team.id)).name).toBe('L');
       } finally {

@@ -44,14 +44,25 @@ const count = async (q: string) => (await ch.checkQueue(q)).messageCount;
 const admin = (...args: string[]) => runCli({ AMQP_URL }, ...args);
 
 it('names the DLQ of a queue, or takes a DLQ name as it is', () => {
-  expect(dlqQueues('lpm.events.webhooks.fan-out')).toEqual({ queue: 'lpm.events.webhooks.fan-out', dlq: 'lpm.events.webhooks.fan-out.dlq' });
-  expect(dlqQueues('lpm.events.webhooks.fan-out.dlq')).toEqual({ queue: 'lpm.events.webhooks.fan-out', dlq: 'lpm.events.webhooks.fan-out.dlq' });
+  expect(dlqQueues('lpm.events.webhooks.fan-out')).toEqual({
+    queue: 'lpm.events.webhooks.fan-out',
+    dlq: 'lpm.events.webhooks.fan-out.dlq',
+  });
+  expect(dlqQueues('lpm.events.webhooks.fan-out.dlq')).toEqual({
+    queue: 'lpm.events.webhooks.fan-out',
+    dlq: 'lpm.events.webhooks.fan-out.dlq',
+  });
   expect(() => resolveCommand(['dlq', 'list'], {})).toThrow('--queue is required');
 });
 
 it('when a message fails with a non-transient error maxAttempts times, then it is in the DLQ; dlq list shows it and dlq replay puts it back', async () => {
   const queue = broker.queueName('dlq-cli.poison');
-  declared.push(queue, `${queue}.retry`, `${queue}.dlq`, ...[1000, 5000, 30000, 120000, 600000].map((d) => `${queue}.delay.${d}`));
+  declared.push(
+    queue,
+    `${queue}.retry`,
+    `${queue}.dlq`,
+    ...[1000, 5000, 30000, 120000, 600000].map((d) => `${queue}.delay.${d}`),
+  );
   let poisoned = true;
   const handled: DomainEvent[] = [];
   let calls = 0;
@@ -77,7 +88,14 @@ it('when a message fails with a non-transient error maxAttempts times, then it i
       queue,
       dlq: `${queue}.dlq`,
       count: 1,
-      messages: [{ id: e.id, type: 'matter.poisoned', attempt: 3, last_error: `matter.poisoned ${e.id} does not carry a matter` }],
+      messages: [
+        {
+          id: e.id,
+          type: 'matter.poisoned',
+          attempt: 3,
+          last_error: `matter.poisoned ${e.id} does not carry a matter`,
+        },
+      ],
     };
     expect(listed.json).toEqual(expected);
     // Listing removes nothing; the process prints the same single JSON object.

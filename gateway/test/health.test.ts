@@ -3,7 +3,15 @@ import { freePort } from '../../scripts/local-store.ts';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
 import { openGatewayStore } from '../src/data/store.ts';
-import { allUpstreams, call, newTeam, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  newTeam,
+  startEchoUpstream,
+  startGateway,
+  testDbPrefix,
+  type TestGateway,
+} from './support.ts';
 
 // Long enough for a store ping on a CI machine busy with other suites; a hanging
 // upstream or a cut store still takes only this long to be called down.
@@ -51,13 +59,22 @@ describe('GET /health', () => {
       expect(res.body.success).toBe(false);
       expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
       expect(res.body.error.details.down).toEqual(['cases', 'webhooks']);
-      expect(res.body.error.details.services).toMatchObject({ store: 'ok', deals: 'ok', cases: 'down', webhooks: 'down' });
+      expect(res.body.error.details.services).toMatchObject({
+        store: 'ok',
+        deals: 'ok',
+        cases: 'down',
+        webhooks: 'down',
+      });
     });
   });
 
   test('when only some services are deployed, then /health waits for those alone', async () => {
     const dead = `http://127.0.0.1:${await freePort()}`;
-    const gw = await startGateway('health', { ...allUpstreams(dead), clients: up.url }, { healthTimeoutMs: HEALTH_TIMEOUT_MS, deployed: ['clients'] });
+    const gw = await startGateway(
+      'health',
+      { ...allUpstreams(dead), clients: up.url },
+      { healthTimeoutMs: HEALTH_TIMEOUT_MS, deployed: ['clients'] },
+    );
     try {
       const res = await call(gw.url, '/health');
       expect(res.status).toBe(200);
@@ -86,8 +103,15 @@ describe('when the store is unreachable', () => {
   test('when the store is cut, then /health answers 503 naming the store and keys get 503, not 401', async () => {
     const mongo = new URL(process.env.MONGO_URL!);
     const proxy = await startTcpProxy(mongo.hostname, Number(mongo.port));
-    const store = await openGatewayStore({ url: `mongodb://127.0.0.1:${proxy.port}/`, dbPrefix: testDbPrefix('health') });
-    const gw = await startGateway('health', allUpstreams(up.url), { store, healthTimeoutMs: HEALTH_TIMEOUT_MS, storeTimeoutMs: 500 });
+    const store = await openGatewayStore({
+      url: `mongodb://127.0.0.1:${proxy.port}/`,
+      dbPrefix: testDbPrefix('health'),
+    });
+    const gw = await startGateway('health', allUpstreams(up.url), {
+      store,
+      healthTimeoutMs: HEALTH_TIMEOUT_MS,
+      storeTimeoutMs: 500,
+    });
     try {
       const team = await newTeam(gw.accounts, 'starter');
       proxy.cut();

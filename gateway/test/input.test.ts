@@ -10,7 +10,10 @@ let team: EchoGateway['team'];
 echoGatewayForSuite('input', (started) => ({ gw, team } = started));
 
 const raw = (path: string, opts: { key?: string; method?: string } = {}) =>
-  rawRequest(new URL(gw.url).port, path, { method: opts.method, headers: opts.key ? { authorization: `Bearer ${opts.key}` } : {} });
+  rawRequest(new URL(gw.url).port, path, {
+    method: opts.method,
+    headers: opts.key ? { authorization: `Bearer ${opts.key}` } : {},
+  });
 
 function expectRefused(res: Awaited<ReturnType<typeof raw>>, message: string) {
   expectError(res, 400, 'VALIDATION_ERROR', message);
@@ -30,10 +33,13 @@ test.each([
   ['a path with % not followed by hex digits', '/v1/cases/%zz/comments'],
   ['a query whose percent-encoding is cut short', '/v1/clients?search=%E0%A4%A'],
   ['a query with a bare %', '/v1/deals?search=100%'],
-])('when a proxied request has %s, then 400 Invalid URL encoding in the envelope with X-Request-Id', async (_case, path) => {
-  expectRefused(await raw(path, { key: team.apiKey }), 'Invalid URL encoding');
-  expectRefused(await raw(path, { key: team.apiKey, method: 'POST' }), 'Invalid URL encoding');
-});
+])(
+  'when a proxied request has %s, then 400 Invalid URL encoding in the envelope with X-Request-Id',
+  async (_case, path) => {
+    expectRefused(await raw(path, { key: team.apiKey }), 'Invalid URL encoding');
+    expectRefused(await raw(path, { key: team.apiKey, method: 'POST' }), 'Invalid URL encoding');
+  },
+);
 
 test.each([
   ['a .. segment into an admin-only domain', '/v1/clients/../webhooks'],
@@ -44,9 +50,12 @@ test.each([
   ['an encoded slash and .. (which the proxy library refuses)', '/v1/clients/a%2F..%2Fb'],
   ['a segment starting with ..', '/v1/clients/..cli_1'],
   ['an encoded NUL', '/v1/clients/cli_%00'],
-])('when a proxied path has %s (which no route has), then 404 Route not found in the envelope with X-Request-Id', async (_case, path) => {
-  expectNoRoute(await raw(path, { key: team.apiKey }));
-});
+])(
+  'when a proxied path has %s (which no route has), then 404 Route not found in the envelope with X-Request-Id',
+  async (_case, path) => {
+    expectNoRoute(await raw(path, { key: team.apiKey }));
+  },
+);
 
 test('when a bad URL comes without a key, then it is refused as a bad URL all the same (not a 401), in the envelope', async () => {
   expectRefused(await raw('/v1/clients/%E0%A4%A'), 'Invalid URL encoding');

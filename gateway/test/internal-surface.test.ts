@@ -10,7 +10,16 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { COUNT_COMMANDS_HEADER } from '@lpm/shared/counted-requests';
 import { HEADER } from '@lpm/shared/identity';
 import { startTelemetry, type Telemetry } from '@lpm/shared/telemetry';
-import { allUpstreams, call, INTERNAL_TOKEN, internalHeaders, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  INTERNAL_TOKEN,
+  internalHeaders,
+  newTeam,
+  startEchoUpstream,
+  startGateway,
+  type TestGateway,
+} from './support.ts';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
@@ -40,7 +49,14 @@ interface RawAnswer {
 /** One request written as given (request line and headers) on a new connection, and its answer. */
 function raw(base: string, requestLine: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
   const { hostname, port } = new URL(base);
-  const head = [requestLine, 'Host: x', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''].join('\r\n');
+  const head = [
+    requestLine,
+    'Host: x',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    'Connection: close',
+    '',
+    '',
+  ].join('\r\n');
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.write(head));
     const chunks: Buffer[] = [];
@@ -58,7 +74,7 @@ function raw(base: string, requestLine: string, headers: Record<string, string> 
 
 function dechunk(s: string): string {
   let out = '';
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     const eol = s.indexOf('\r\n', at);
     const size = parseInt(s.slice(at, eol), 16);
     if (!size) return out;
@@ -81,7 +97,14 @@ const SPELLINGS: [string, (path: string) => string][] = [
   ['first letter, upper-case hex', (p) => encodeLetterOf(p, 1, true)],
   ['first letter, lower-case hex', (p) => encodeLetterOf(p, 1, false)],
   ['last segment letter encoded', (p) => encodeLetterOf(p, p.split('/').length - 1, true)],
-  ['every character encoded', (p) => p.split('/').map((s) => [...s].map((c) => hex(c, true)).join('')).join('/')],
+  [
+    'every character encoded',
+    (p) =>
+      p
+        .split('/')
+        .map((s) => [...s].map((c) => hex(c, true)).join(''))
+        .join('/'),
+  ],
   ['slashes encoded', (p) => `/${p.slice(1).replaceAll('/', '%2F')}`],
   ['leading slash encoded', (p) => `/%2F${p.slice(1)}`],
   ['double-encoded letter', (p) => encodeLetterOf(p, 1, true).replace('%', '%25')],
@@ -132,8 +155,14 @@ const INTERNAL_PATHS: { path: string; headers: () => Record<string, string>; hol
 /** The same spelling of a path no route has: what the public port answers to that spelling of an unknown path. */
 const unknownLike = (path: string) => path.replace(/[a-z]/g, 'q');
 
-const NOT_FOUND = JSON.stringify({ success: false, error: { code: 'NOT_FOUND', message: 'Route not found', details: {} } });
-const MALFORMED = JSON.stringify({ success: false, error: { code: 'VALIDATION_ERROR', message: 'Malformed HTTP request', details: {} } });
+const NOT_FOUND = JSON.stringify({
+  success: false,
+  error: { code: 'NOT_FOUND', message: 'Route not found', details: {} },
+});
+const MALFORMED = JSON.stringify({
+  success: false,
+  error: { code: 'VALIDATION_ERROR', message: 'Malformed HTTP request', details: {} },
+});
 
 describe('the internal routes on the public port', () => {
   test('when the internal listener is asked the real paths, then it serves each one', async () => {
@@ -149,18 +178,34 @@ describe('the internal routes on the public port', () => {
       const withKey = { ...headers(), authorization: `Bearer ${team.apiKey}` };
       for (const [name, spell] of [['as is', (p: string) => p] as const, ...SPELLINGS]) {
         const target = spell(path);
-        for (const [who, sent] of [['with a key', withKey], ['without a key', headers()]] as const) {
+        for (const [who, sent] of [
+          ['with a key', withKey],
+          ['without a key', headers()],
+        ] as const) {
           const got = await raw(gw.url, `GET ${target} HTTP/1.1`, sent);
-          const seen = { spelling: name, target, who, status: got.status, leaked: holds.test(got.body), body: got.body.slice(0, 200) };
+          const seen = {
+            spelling: name,
+            target,
+            who,
+            status: got.status,
+            leaked: holds.test(got.body),
+            body: got.body.slice(0, 200),
+          };
           const control = await raw(gw.url, `GET ${spell(unknownLike(path))} HTTP/1.1`, sent);
           if (who === 'with a key') {
             // "Route not found", as that spelling of a path no route has answers: a dot segment or a NUL too. Only
             // the request line Node's HTTP parser refuses (a target starting with `\`) never reaches a route.
             expect(seen).toEqual({ ...seen, status: control.status, leaked: false, body: control.body.slice(0, 200) });
-            expect([name, got.status, got.body]).toEqual([name, ...(name === 'backslash' ? [400, MALFORMED] : [404, NOT_FOUND])]);
+            expect([name, got.status, got.body]).toEqual([
+              name,
+              ...(name === 'backslash' ? [400, MALFORMED] : [404, NOT_FOUND]),
+            ]);
           } else {
             // Without a key a path no route has asks for one (401); an internal route refuses at once (404).
-            const refused = got.status === 404 ? { status: 404, body: NOT_FOUND } : { status: control.status, body: control.body.slice(0, 200) };
+            const refused =
+              got.status === 404
+                ? { status: 404, body: NOT_FOUND }
+                : { status: control.status, body: control.body.slice(0, 200) };
             expect(seen).toEqual({ ...seen, ...refused, leaked: false });
           }
         }
@@ -177,7 +222,8 @@ describe('headers only the gateway sets for a service', () => {
     return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` };
   };
   /** The store commands the gateway counted for the trace (its key lookup: a new team's key is not cached yet). */
-  const countedByGateway = async (traceId: string) => (await call(gw.internalUrl, `/metrics/commands/${traceId}`)).body as Record<string, number>;
+  const countedByGateway = async (traceId: string) =>
+    (await call(gw.internalUrl, `/metrics/commands/${traceId}`)).body as Record<string, number>;
 
   test('when a public caller sends the store-command counting header or identity headers, then the upstream gets none of them and the gateway counts nothing', async () => {
     const fresh = await newTeam(gw.accounts, 'enterprise');
@@ -197,7 +243,12 @@ describe('headers only the gateway sets for a service', () => {
     expect(res.status).toBe(200);
     const got = res.body.data.headers as Record<string, string>;
     expect(got[COUNT_COMMANDS_HEADER]).toBeUndefined();
-    expect([got[HEADER.internalToken], got[HEADER.teamId], got[HEADER.userId], got[HEADER.scopes]]).toEqual([INTERNAL_TOKEN, fresh.team.id, fresh.user.id, 'read,write,admin']);
+    expect([got[HEADER.internalToken], got[HEADER.teamId], got[HEADER.userId], got[HEADER.scopes]]).toEqual([
+      INTERNAL_TOKEN,
+      fresh.team.id,
+      fresh.user.id,
+      'read,write,admin',
+    ]);
     expect(got[HEADER.settings]).not.toBe('e30');
     expect(await countedByGateway(traceId)).toEqual({});
   });
@@ -205,7 +256,10 @@ describe('headers only the gateway sets for a service', () => {
   test('when the caller also carries the internal credential (the bench), then the gateway counts its request and the header goes on to the service', async () => {
     const fresh = await newTeam(gw.accounts, 'enterprise');
     const { traceId, traceparent } = traced();
-    const res = await call(gw.url, '/v1/clients/cli_1', { key: fresh.apiKey, headers: { traceparent, [COUNT_COMMANDS_HEADER]: '1', [HEADER.internalToken]: INTERNAL_TOKEN } });
+    const res = await call(gw.url, '/v1/clients/cli_1', {
+      key: fresh.apiKey,
+      headers: { traceparent, [COUNT_COMMANDS_HEADER]: '1', [HEADER.internalToken]: INTERNAL_TOKEN },
+    });
     expect(res.status).toBe(200);
     const got = res.body.data.headers as Record<string, string>;
     expect(got[COUNT_COMMANDS_HEADER]).toBe('1');

@@ -4,7 +4,15 @@
 // right token is still served.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { allUpstreams, call, internalHeaders, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  internalHeaders,
+  newTeam,
+  startEchoUpstream,
+  startGateway,
+  type TestGateway,
+} from './support.ts';
 
 const LIMIT = 5;
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -12,7 +20,10 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   upstream = await startEchoUpstream('all');
-  gw = await startGateway('internal-token-failures', allUpstreams(upstream.url), { trustedProxies: ['127.0.0.1'], authFailureLimit: LIMIT });
+  gw = await startGateway('internal-token-failures', allUpstreams(upstream.url), {
+    trustedProxies: ['127.0.0.1'],
+    authFailureLimit: LIMIT,
+  });
 });
 
 afterAll(async () => {
@@ -25,20 +36,32 @@ const from = (address: string) => ({ 'x-forwarded-for': address });
 test('when an address keeps guessing the internal token, then past the limit it gets 429 with Retry-After, another address is not affected, and the right token still works', async () => {
   const team = await newTeam(gw.accounts);
   const guesses = await Promise.all(
-    Array.from({ length: LIMIT + 3 }, () => call(gw.internalUrl, '/internal/team-owner', { headers: { ...internalHeaders(team.team.id, randomBytes(32).toString('hex')), ...from('203.0.113.7') } })),
+    Array.from({ length: LIMIT + 3 }, () =>
+      call(gw.internalUrl, '/internal/team-owner', {
+        headers: { ...internalHeaders(team.team.id, randomBytes(32).toString('hex')), ...from('203.0.113.7') },
+      }),
+    ),
   );
   const statuses = guesses.map((r) => r.status).sort();
   expect(statuses).toEqual([...Array(LIMIT).fill(404), ...Array(3).fill(429)]);
   const throttled = guesses.find((r) => r.status === 429)!;
   expect(throttled.body).toEqual({
     success: false,
-    error: { code: 'RATE_LIMIT_EXCEEDED', message: 'Too many failed authentications', details: { reason: 'auth_failures', retry_after: expect.any(Number) } },
+    error: {
+      code: 'RATE_LIMIT_EXCEEDED',
+      message: 'Too many failed authentications',
+      details: { reason: 'auth_failures', retry_after: expect.any(Number) },
+    },
   });
   expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
-  const other = await call(gw.internalUrl, '/internal/users?ids=x', { headers: { ...internalHeaders(team.team.id, 'wrong'), ...from('203.0.113.8') } });
+  const other = await call(gw.internalUrl, '/internal/users?ids=x', {
+    headers: { ...internalHeaders(team.team.id, 'wrong'), ...from('203.0.113.8') },
+  });
   expect(other.status).toBe(404);
-  const right = await call(gw.internalUrl, '/internal/team-owner', { headers: { ...internalHeaders(team.team.id), ...from('203.0.113.7') } });
+  const right = await call(gw.internalUrl, '/internal/team-owner', {
+    headers: { ...internalHeaders(team.team.id), ...from('203.0.113.7') },
+  });
   expect(right.status).toBe(200);
   expect(right.body.data).toMatchObject({ id: team.user.id });
 });
@@ -47,7 +70,11 @@ test('when /internal/* is asked on the public listener, even with the right toke
   const team = await newTeam(gw.accounts);
   for (const path of ['/internal/team-owner', `/internal/users?ids=${team.user.id}`]) {
     const pub = await call(gw.url, path, { headers: internalHeaders(team.team.id) });
-    expect({ path, status: pub.status, body: pub.body }).toEqual({ path, status: 404, body: { success: false, error: { code: 'NOT_FOUND', message: 'Route not found', details: {} } } });
+    expect({ path, status: pub.status, body: pub.body }).toEqual({
+      path,
+      status: 404,
+      body: { success: false, error: { code: 'NOT_FOUND', message: 'Route not found', details: {} } },
+    });
     expect((await call(gw.internalUrl, path, { headers: internalHeaders(team.team.id) })).status).toBe(200);
   }
   // The public API is not served on the internal listener's routes either way: it is the same app, keys still required.

@@ -7,7 +7,17 @@ import { HEADER, readIdentity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { generatePortalToken, keyDigest } from '../src/domain/keys.ts';
-import { allUpstreams, call, INTERNAL_TOKEN, newTeam, sleep, startEchoUpstream, startGateway, testDbPrefix, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  INTERNAL_TOKEN,
+  newTeam,
+  sleep,
+  startEchoUpstream,
+  startGateway,
+  testDbPrefix,
+  type TestGateway,
+} from './support.ts';
 import type { Store } from '@lpm/shared/store/orm';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -28,8 +38,10 @@ afterAll(async () => {
   await echo?.app.close();
 });
 
-const open = (key: string, body: unknown = {}) => call(gw.url, '/v1/webhooks/portal-sessions', { method: 'POST', key, body: JSON.stringify(body) });
-const revoke = (key: string, id: string) => call(gw.url, `/v1/webhooks/portal-sessions/${id}`, { method: 'DELETE', key });
+const open = (key: string, body: unknown = {}) =>
+  call(gw.url, '/v1/webhooks/portal-sessions', { method: 'POST', key, body: JSON.stringify(body) });
+const revoke = (key: string, id: string) =>
+  call(gw.url, `/v1/webhooks/portal-sessions/${id}`, { method: 'DELETE', key });
 
 async function opened(key: string, body: unknown = {}) {
   const res = await open(key, body);
@@ -42,13 +54,23 @@ describe('POST /v1/webhooks/portal-sessions', () => {
     const team = await newTeam(gw.accounts);
     const before = Date.now();
     const session = await opened(team.apiKey);
-    expect(session).toEqual({ id: expect.stringMatching(/^psn_[0-9a-z]{26}$/), url: expect.any(String), token: expect.stringMatching(/^lpp_[0-9A-Za-z]{40}$/), expires_at: expect.stringMatching(ISO_MS) });
+    expect(session).toEqual({
+      id: expect.stringMatching(/^psn_[0-9a-z]{26}$/),
+      url: expect.any(String),
+      token: expect.stringMatching(/^lpp_[0-9A-Za-z]{40}$/),
+      expires_at: expect.stringMatching(ISO_MS),
+    });
     expect(session.url).toBe(`${gw.url}/portal?session=${session.id}#token=${session.token}`);
     const lasts = Date.parse(session.expires_at) - before;
     expect(lasts).toBeGreaterThan(60 * MINUTE - 2000);
     expect(lasts).toBeLessThanOrEqual(60 * MINUTE + 1000);
     const stored = await store.db.collection('portal_sessions').findOne({ _id: session.id as never });
-    expect(stored).toMatchObject({ team_id: team.team.id, user_id: team.user.id, digest: keyDigest(session.token), revoked_at: null });
+    expect(stored).toMatchObject({
+      team_id: team.team.id,
+      user_id: team.user.id,
+      digest: keyDigest(session.token),
+      revoked_at: null,
+    });
     expect(JSON.stringify(stored)).not.toContain(session.token);
   });
 
@@ -57,13 +79,22 @@ describe('POST /v1/webhooks/portal-sessions', () => {
     const session = await opened(team.apiKey, { expires_in_minutes: 1440 });
     expect(Date.parse(session.expires_at) - Date.now()).toBeGreaterThan(1439 * MINUTE);
     for (const bad of [4, 1441, 10.5, '60']) {
-      expectError(await open(team.apiKey, { expires_in_minutes: bad }), 400, 'VALIDATION_ERROR', 'expires_in_minutes must be an integer from 5 to 1440');
+      expectError(
+        await open(team.apiKey, { expires_in_minutes: bad }),
+        400,
+        'VALIDATION_ERROR',
+        'expires_in_minutes must be an integer from 5 to 1440',
+      );
     }
   });
 
   test('when a key without the admin scope opens a session, then 403', async () => {
     const team = await newTeam(gw.accounts);
-    const issued = await gw.accounts.createKey({ teamId: team.team.id, userId: team.user.id, scopes: ['read', 'write'] });
+    const issued = await gw.accounts.createKey({
+      teamId: team.team.id,
+      userId: team.user.id,
+      scopes: ['read', 'write'],
+    });
     expectError(await open(issued.apiKey), 403, 'FORBIDDEN', 'Insufficient permissions');
   });
 });
@@ -72,12 +103,21 @@ describe('a portal session token', () => {
   test('when it calls the webhooks routes, then they are reached as its team and user with the admin scope', async () => {
     const team = await newTeam(gw.accounts);
     const { token } = await opened(team.apiKey);
-    for (const [method, path] of [['GET', '/v1/webhooks'], ['GET', '/v1/webhooks/event-types'], ['POST', '/v1/webhooks/wh_x/deliveries/dlv_y/retry'], ['DELETE', '/v1/webhooks/wh_x']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/webhooks'],
+      ['GET', '/v1/webhooks/event-types'],
+      ['POST', '/v1/webhooks/wh_x/deliveries/dlv_y/retry'],
+      ['DELETE', '/v1/webhooks/wh_x'],
+    ]) {
       const res = await call(gw.url, path, { method, key: token, body: method === 'POST' ? '{}' : undefined });
       expect(res.status).toBe(200);
       expect(res.body.data.url).toBe(path);
       const identity = readIdentity(res.body.data.headers, INTERNAL_TOKEN);
-      expect(identity).toMatchObject({ teamId: team.team.id, userId: team.user.id, scopes: ['read', 'write', 'admin'] });
+      expect(identity).toMatchObject({
+        teamId: team.team.id,
+        userId: team.user.id,
+        scopes: ['read', 'write', 'admin'],
+      });
       expect(res.body.data.headers.authorization).toBeUndefined();
       expect(res.body.data.headers[HEADER.teamId]).toBe(team.team.id);
     }
@@ -87,8 +127,19 @@ describe('a portal session token', () => {
     const team = await newTeam(gw.accounts);
     const session = await opened(team.apiKey);
     const message = 'A portal session token is valid only for the webhooks routes';
-    for (const [method, path] of [['GET', '/v1/clients'], ['GET', '/v1/settings'], ['PUT', '/v1/settings'], ['GET', '/v1/webhooksx'], ['GET', '/v1/nothing-here']]) {
-      expectError(await call(gw.url, path, { method, key: session.token, body: method === 'PUT' ? '{}' : undefined }), 401, 'UNAUTHORIZED', message);
+    for (const [method, path] of [
+      ['GET', '/v1/clients'],
+      ['GET', '/v1/settings'],
+      ['PUT', '/v1/settings'],
+      ['GET', '/v1/webhooksx'],
+      ['GET', '/v1/nothing-here'],
+    ]) {
+      expectError(
+        await call(gw.url, path, { method, key: session.token, body: method === 'PUT' ? '{}' : undefined }),
+        401,
+        'UNAUTHORIZED',
+        message,
+      );
     }
     expectError(await open(session.token), 401, 'UNAUTHORIZED', message);
     expectError(await revoke(session.token, session.id), 401, 'UNAUTHORIZED', message);
@@ -112,7 +163,12 @@ describe('a portal session token', () => {
     const other = await newTeam(gw.accounts);
     const session = await opened(team.apiKey);
     expectError(await revoke(other.apiKey, session.id), 404, 'NOT_FOUND', 'Portal session not found');
-    expectError(await revoke(team.apiKey, 'psn_01jd3k0000000000000000000'), 404, 'NOT_FOUND', 'Portal session not found');
+    expectError(
+      await revoke(team.apiKey, 'psn_01jd3k0000000000000000000'),
+      404,
+      'NOT_FOUND',
+      'Portal session not found',
+    );
     expect((await call(gw.url, '/v1/webhooks', { key: session.token })).status).toBe(200);
   });
 
@@ -121,7 +177,13 @@ describe('a portal session token', () => {
     const sessions = gatewayRepositories(store.db).portalSessions;
     const token = generatePortalToken();
     const now = Date.now();
-    const record = { team_id: team.team.id, user_id: team.user.id, digest: keyDigest(token), created_at: new Date(now), revoked_at: null };
+    const record = {
+      team_id: team.team.id,
+      user_id: team.user.id,
+      digest: keyDigest(token),
+      created_at: new Date(now),
+      revoked_at: null,
+    };
     await sessions.insert({ ...record, _id: 'psn_01jd3k0000000000000000001', expires_at: new Date(now + 1500) });
     expect((await call(gw.url, '/v1/webhooks', { key: token })).status).toBe(200);
     await sleep(1600);
@@ -132,7 +194,12 @@ describe('a portal session token', () => {
     expect(['Portal session expired', 'Invalid API key']).toContain(refused.body.error.message);
 
     const expired = generatePortalToken();
-    await sessions.insert({ ...record, digest: keyDigest(expired), _id: 'psn_01jd3k0000000000000000002', expires_at: new Date(now - 1000) });
+    await sessions.insert({
+      ...record,
+      digest: keyDigest(expired),
+      _id: 'psn_01jd3k0000000000000000002',
+      expires_at: new Date(now - 1000),
+    });
     expectError(await call(gw.url, '/v1/webhooks', { key: expired }), 401, 'UNAUTHORIZED', 'Invalid API key');
   });
 });
@@ -153,28 +220,58 @@ describe('GET /portal', () => {
     expect(frameAncestors(csp)).toBe("'none'");
     expect(await page.text()).not.toMatch(/(src|href)="(https?:)?\/\//);
 
-    const put = await call(gw.url, '/v1/settings', { method: 'PUT', key: team.apiKey, body: JSON.stringify({ portal: { allowed_origins: ['https://App.Example.com:443', 'http://localhost:3000'] } }) });
+    const put = await call(gw.url, '/v1/settings', {
+      method: 'PUT',
+      key: team.apiKey,
+      body: JSON.stringify({ portal: { allowed_origins: ['https://App.Example.com:443', 'http://localhost:3000'] } }),
+    });
     expect(put.status).toBe(200);
     expect(put.body.data.portal).toEqual({ allowed_origins: ['https://app.example.com', 'http://localhost:3000'] });
-    expect((await call(gw.url, '/v1/settings', { key: team.apiKey })).body.data.portal).toEqual({ allowed_origins: ['https://app.example.com', 'http://localhost:3000'] });
+    expect((await call(gw.url, '/v1/settings', { key: team.apiKey })).body.data.portal).toEqual({
+      allowed_origins: ['https://app.example.com', 'http://localhost:3000'],
+    });
     const framed = await fetch(`${gw.url}/portal?session=${session.id}`);
-    expect(frameAncestors(framed.headers.get('content-security-policy'))).toBe('https://app.example.com http://localhost:3000');
+    expect(frameAncestors(framed.headers.get('content-security-policy'))).toBe(
+      'https://app.example.com http://localhost:3000',
+    );
 
     await revoke(team.apiKey, session.id);
-    expect(frameAncestors((await fetch(`${gw.url}/portal?session=${session.id}`)).headers.get('content-security-policy'))).toBe("'none'");
-    expect(frameAncestors((await fetch(`${gw.url}/portal?session=nonsense`)).headers.get('content-security-policy'))).toBe("'none'");
+    expect(
+      frameAncestors((await fetch(`${gw.url}/portal?session=${session.id}`)).headers.get('content-security-policy')),
+    ).toBe("'none'");
+    expect(
+      frameAncestors((await fetch(`${gw.url}/portal?session=nonsense`)).headers.get('content-security-policy')),
+    ).toBe("'none'");
   });
 
   test('when an origin with a path, a wildcard or another scheme is set, then 400', async () => {
     const team = await newTeam(gw.accounts);
-    for (const origin of ['https://a.example.com/app', 'https://*.example.com', 'ftp://a.example.com', "https://a.example.com 'unsafe-inline'"]) {
-      const res = await call(gw.url, '/v1/settings', { method: 'PUT', key: team.apiKey, body: JSON.stringify({ portal: { allowed_origins: [origin] } }) });
+    for (const origin of [
+      'https://a.example.com/app',
+      'https://*.example.com',
+      'ftp://a.example.com',
+      "https://a.example.com 'unsafe-inline'",
+    ]) {
+      const res = await call(gw.url, '/v1/settings', {
+        method: 'PUT',
+        key: team.apiKey,
+        body: JSON.stringify({ portal: { allowed_origins: [origin] } }),
+      });
       expectError(res, 400, 'VALIDATION_ERROR', 'Invalid origin');
     }
   });
 
   test("when the page's scripts and style are asked for, then they are served from this gateway; any other name is 404", async () => {
-    for (const name of ['app.js', 'api.js', 'ui.js', 'endpoints.js', 'endpoint.js', 'deliveries.js', 'catalog.js', 'portal.css']) {
+    for (const name of [
+      'app.js',
+      'api.js',
+      'ui.js',
+      'endpoints.js',
+      'endpoint.js',
+      'deliveries.js',
+      'catalog.js',
+      'portal.css',
+    ]) {
       const res = await fetch(`${gw.url}/portal/assets/${name}`);
       expect(res.status).toBe(200);
       // No import, stylesheet or request of another host (the URL placeholder of a form field is text).

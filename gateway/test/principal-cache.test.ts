@@ -164,7 +164,12 @@ describe('PrincipalCache', () => {
       const changes: { latest: ChangePoll | undefined } = { latest: { version: 7, startedAt: 0 } };
       const calls: string[] = [];
       let answer: Principal | null = principal;
-      const cache = new PrincipalCache({ lookup: async (key) => (calls.push(key), answer), ttlMs: 1000, changes, now: () => clock });
+      const cache = new PrincipalCache({
+        lookup: async (key) => (calls.push(key), answer),
+        ttlMs: 1000,
+        changes,
+        now: () => clock,
+      });
       return {
         cache,
         calls,

@@ -2,7 +2,15 @@ import { request as httpRequest } from 'node:http';
 import { describe, expect, test } from '@jest/globals';
 import { HEADER, defaultTeamSettings } from '@lpm/shared/identity';
 import { freePort } from '../../scripts/local-store.ts';
-import { allUpstreams, call, type EchoGateway, echoGatewayForSuite, INTERNAL_TOKEN, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  type EchoGateway,
+  echoGatewayForSuite,
+  INTERNAL_TOKEN,
+  startGateway,
+  type TestGateway,
+} from './support.ts';
 import type { JsonAnswer } from '@lpm/test-kit/json';
 
 let upstream: EchoGateway['upstream'];
@@ -12,7 +20,12 @@ let team: EchoGateway['team'];
 echoGatewayForSuite('proxy', (started) => ({ upstream, gw, team } = started));
 
 /** Sends a body in chunks without Content-Length (Transfer-Encoding: chunked). */
-function sendChunked(url: string, key: string, chunks: number, chunkSize: number): Promise<{ status: number; body: JsonAnswer }> {
+function sendChunked(
+  url: string,
+  key: string,
+  chunks: number,
+  chunkSize: number,
+): Promise<{ status: number; body: JsonAnswer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, {
       method: 'POST',
@@ -90,7 +103,10 @@ describe('bodies', () => {
   });
 
   test('when a POST has no body and no content type, then it is forwarded with an empty body', async () => {
-    const res = await fetch(`${gw.url}/v1/deals/deal_1/won`, { method: 'POST', headers: { authorization: `Bearer ${team.apiKey}` } });
+    const res = await fetch(`${gw.url}/v1/deals/deal_1/won`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${team.apiKey}` },
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { data: unknown }).data).toMatchObject({ method: 'POST', bodyBytes: 0 });
   });
@@ -122,9 +138,16 @@ describe('upstream failures', () => {
     const down = await startGateway('proxy', { ...allUpstreams(upstream.url), deals: `http://127.0.0.1:${deadPort}` });
     try {
       for (const method of ['GET', 'POST']) {
-        const res = await call(down.url, '/v1/deals', { method, key: team.apiKey, body: method === 'POST' ? '{}' : undefined });
+        const res = await call(down.url, '/v1/deals', {
+          method,
+          key: team.apiKey,
+          body: method === 'POST' ? '{}' : undefined,
+        });
         expect(res.status).toBe(503);
-        expect(res.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable', details: {} } });
+        expect(res.body).toEqual({
+          success: false,
+          error: { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable', details: {} },
+        });
         expect(res.headers.get('x-request-id')).toBeTruthy();
         expect(res.headers.get('ratelimit-limit')).toBe('1000');
       }

@@ -28,9 +28,25 @@ async function startDocumentUpstream() {
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 /** A documented operation of the clients service (its contract/client-operations.ts). */
-const WITH_LIST = JSON.stringify({ openapi: '3.1.0', tags: [{ name: 'Clients', description: 'Clients.', 'x-prefix': '/v1/clients' }], paths: { '/v1/clients': { get: { operationId: 'listClients', summary: 'List clients', description: 'The clients.', responses: { 200: json({ type: 'object' }) } } } } });
+const WITH_LIST = JSON.stringify({
+  openapi: '3.1.0',
+  tags: [{ name: 'Clients', description: 'Clients.', 'x-prefix': '/v1/clients' }],
+  paths: {
+    '/v1/clients': {
+      get: {
+        operationId: 'listClients',
+        summary: 'List clients',
+        description: 'The clients.',
+        responses: { 200: json({ type: 'object' }) },
+      },
+    },
+  },
+});
 /** An operation the gateway has no documentation for: the builder refuses the set. */
-const UNDOCUMENTED = JSON.stringify({ openapi: '3.1.0', paths: { '/v1/clients/{id}/nowhere': { get: { responses: {} } } } });
+const UNDOCUMENTED = JSON.stringify({
+  openapi: '3.1.0',
+  paths: { '/v1/clients/{id}/nowhere': { get: { responses: {} } } },
+});
 
 /** A client address of its own per run: the counts live in Redis for a minute. */
 const newAddress = () => `10.${[...randomBytes(3)].join('.')}`;
@@ -43,7 +59,11 @@ describe('GET /v1/openapi.json and .yaml', () => {
 
   beforeAll(async () => {
     docs = await startDocumentUpstream();
-    gw = await startGateway('public-routes', allUpstreams(docs.url), { ...UNLIMITED, deployed: ['clients'], openApiRefreshMs: 300 });
+    gw = await startGateway('public-routes', allUpstreams(docs.url), {
+      ...UNLIMITED,
+      deployed: ['clients'],
+      openApiRefreshMs: 300,
+    });
   });
 
   afterAll(async () => {
@@ -53,7 +73,11 @@ describe('GET /v1/openapi.json and .yaml', () => {
 
   const served = async () => {
     const [doc, yaml] = await Promise.all([call(gw.url, '/v1/openapi.json'), fetch(`${gw.url}/v1/openapi.yaml`)]);
-    return { status: [doc.status, yaml.status], paths: Object.keys(doc.body.paths ?? {}).sort(), sameYaml: JSON.stringify(parse(await yaml.text())) === JSON.stringify(doc.body) };
+    return {
+      status: [doc.status, yaml.status],
+      paths: Object.keys(doc.body.paths ?? {}).sort(),
+      sameYaml: JSON.stringify(parse(await yaml.text())) === JSON.stringify(doc.body),
+    };
   };
   /** Until the service's document was read twice more: a refresh begun after now has settled. */
   const refreshed = async () => {
@@ -69,7 +93,11 @@ describe('GET /v1/openapi.json and .yaml', () => {
       new Promise<{ coding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
         get(`${gw.url}${path}`, { headers: { 'accept-encoding': acceptEncoding } }, (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ coding: res.headers['content-encoding'], vary: res.headers.vary, body: Buffer.concat(chunks) }));
+          res
+            .on('data', (c: Buffer) => chunks.push(c))
+            .on('end', () =>
+              resolve({ coding: res.headers['content-encoding'], vary: res.headers.vary, body: Buffer.concat(chunks) }),
+            );
         }).on('error', reject);
       });
     for (const path of ['/v1/openapi.yaml', '/v1/openapi.json']) {
@@ -91,7 +119,11 @@ describe('GET /v1/openapi.json and .yaml', () => {
     expect(first).toEqual({ status: [200, 200], paths: expect.arrayContaining(['/v1/settings']), sameYaml: true });
     expect(first.paths).not.toContain('/v1/clients');
 
-    for (const [broken, status] of [[UNDOCUMENTED, 200], ['{"paths": {', 200], ['', 500]] as const) {
+    for (const [broken, status] of [
+      [UNDOCUMENTED, 200],
+      ['{"paths": {', 200],
+      ['', 500],
+    ] as const) {
       docs.state.doc = broken;
       docs.state.status = status;
       await refreshed();
@@ -101,7 +133,11 @@ describe('GET /v1/openapi.json and .yaml', () => {
     docs.state.doc = WITH_LIST;
     docs.state.status = 200;
     await waitFor('the changed document served', async () => (await served()).paths.includes('/v1/clients'), 10_000);
-    expect(await served()).toEqual({ status: [200, 200], paths: [...first.paths, '/v1/clients'].sort(), sameYaml: true });
+    expect(await served()).toEqual({
+      status: [200, 200],
+      paths: [...first.paths, '/v1/clients'].sort(),
+      sameYaml: true,
+    });
   });
 
   test('when the document is asked for many times within the refresh period (5 s), then the services are read once for all of them', async () => {
@@ -110,7 +146,9 @@ describe('GET /v1/openapi.json and .yaml', () => {
     try {
       expect((await call(fresh.url, '/v1/openapi.json')).status).toBe(200);
       const paths = Array.from({ length: 20 }, (_, i) => (i % 2 ? '/v1/openapi.json' : '/v1/openapi.yaml'));
-      const answers = await Promise.all(paths.map((path) => fetch(`${fresh.url}${path}`).then(async (r) => [r.status, (await r.text()).length > 0])));
+      const answers = await Promise.all(
+        paths.map((path) => fetch(`${fresh.url}${path}`).then(async (r) => [r.status, (await r.text()).length > 0])),
+      );
       expect(answers).toEqual(Array(20).fill([200, true]));
       expect(one.state.reads).toBe(1);
     } finally {
@@ -126,7 +164,11 @@ describe('GET /v1/openapi.json and .yaml', () => {
     try {
       for (const path of ['/v1/openapi.json', '/v1/openapi.yaml']) {
         const res = await call(fresh.url, path);
-        expect([path, res.status, res.body]).toEqual([path, 503, { success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable', details: {} } }]);
+        expect([path, res.status, res.body]).toEqual([
+          path,
+          503,
+          { success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'Service unavailable', details: {} } },
+        ]);
       }
       bad.state.doc = WITH_LIST;
       expect((await call(fresh.url, '/v1/openapi.json')).status).toBe(200);
@@ -160,7 +202,10 @@ describe('ServedDocument', () => {
     texts[1] = '{"paths":{"/c":{}}}';
     await doc.current();
     await sleep(5);
-    expect(JSON.parse((await doc.current()).json.identity.toString())).toEqual({ paths: { '/a': {}, '/c': {} }, build: 2 });
+    expect(JSON.parse((await doc.current()).json.identity.toString())).toEqual({
+      paths: { '/a': {}, '/c': {} },
+      build: 2,
+    });
   });
 
   test('when a source stops answering, then its last document is built with the others', async () => {
@@ -234,7 +279,11 @@ describe('the limit per client address on the routes served without a key', () =
 
   beforeAll(async () => {
     up = await startEchoUpstream('limited');
-    gw = await startGateway('public-routes', allUpstreams(up.url), { deployed: ['clients'], trustedProxies: ['127.0.0.1'], publicRateLimit: LIMIT });
+    gw = await startGateway('public-routes', allUpstreams(up.url), {
+      deployed: ['clients'],
+      trustedProxies: ['127.0.0.1'],
+      publicRateLimit: LIMIT,
+    });
   });
 
   afterAll(async () => {
@@ -250,13 +299,21 @@ describe('the limit per client address on the routes served without a key', () =
       await res.body?.cancel();
       return res.status;
     };
-    for (const path of ['/health', '/docs', '/docs/init.js', '/v1/openapi.json', '/health']) expect([path, await statusOf(path)]).toEqual([path, 200]);
+    for (const path of ['/health', '/docs', '/docs/init.js', '/v1/openapi.json', '/health'])
+      expect([path, await statusOf(path)]).toEqual([path, 200]);
     for (const path of ['/health', '/v1/openapi.yaml', '/docs']) {
       const res = await call(gw.url, path, { headers: from(address) });
       expect([path, res.status, res.body]).toEqual([
         path,
         429,
-        { success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: 'Rate limit exceeded', details: { reason: 'public_requests', retry_after: expect.any(Number) } } },
+        {
+          success: false,
+          error: {
+            code: 'RATE_LIMIT_EXCEEDED',
+            message: 'Rate limit exceeded',
+            details: { reason: 'public_requests', retry_after: expect.any(Number) },
+          },
+        },
       ]);
       const retryAfter = Number(res.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);

@@ -39,7 +39,11 @@ test('when one replica fails its health, then the public /health still counts th
     await sleep(1100);
     expect((await call(gw.url, '/health')).status).toBe(200);
     a.state.healthStatus = 503;
-    await waitFor('/health to see both replicas fail', async () => (await call(gw.url, '/health')).status === 503, 5000);
+    await waitFor(
+      '/health to see both replicas fail',
+      async () => (await call(gw.url, '/health')).status === 503,
+      5000,
+    );
   } finally {
     a.state.healthStatus = 200;
     b.state.healthStatus = 200;

@@ -17,7 +17,11 @@ describe('phases in use', () => {
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       success: false,
-      error: { code: 'VALIDATION_ERROR', message: 'Phase in use', details: { reason: 'phase_in_use', field: 'case_phases', phases: ['triagem'] } },
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: 'Phase in use',
+        details: { reason: 'phase_in_use', field: 'case_phases', phases: ['triagem'] },
+      },
     });
     expect(standIn.state.calls.map((c) => c.body)).toEqual([{ kind: 'case', phases: ['recebido', 'triagem'] }]);
     expect((await getSettings(team.apiKey)).body.data).toEqual({ ...ANSWERED, updated_at: null });
@@ -42,7 +46,11 @@ describe('phases in use', () => {
 
   test('when the cases service is not deployed, then phases are removed without asking it', async () => {
     const deadPort = await freePort();
-    const partial = await startGateway('settings', { ...allUpstreams(echo.url), cases: `http://127.0.0.1:${deadPort}`, deals: standIn.url }, { deployed: ['clients', 'deals'] });
+    const partial = await startGateway(
+      'settings',
+      { ...allUpstreams(echo.url), cases: `http://127.0.0.1:${deadPort}`, deals: standIn.url },
+      { deployed: ['clients', 'deals'] },
+    );
     try {
       const team = await newTeam(partial.accounts, 'enterprise');
       const res = await put(team.apiKey, { case_phases: ['novo'] }, partial.url);
@@ -61,7 +69,10 @@ describe('phases in use', () => {
       const team = await newTeam(down.accounts, 'enterprise');
       const res = await put(team.apiKey, { case_phases: ['novo'] }, down.url);
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'The cases service is unavailable', details: {} } });
+      expect(res.body).toEqual({
+        success: false,
+        error: { code: 'SERVICE_UNAVAILABLE', message: 'The cases service is unavailable', details: {} },
+      });
       expect((await put(team.apiKey, { case_phases: [...DEFAULT_CASE_PHASES, 'novo'] }, down.url)).status).toBe(200);
     } finally {
       await down.close();
@@ -73,12 +84,20 @@ describe('phases in use', () => {
     standIn.state.failWith = 500;
     const res = await put(team.apiKey, { deal_phases: [{ name: 'único', probability: 50 }] });
     expect(res.status).toBe(503);
-    expect(res.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The deals service is unavailable', details: {} });
+    expect(res.body.error).toEqual({
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The deals service is unavailable',
+      details: {},
+    });
   });
 
   test('when the owning service answers without an in_use list, then 503 SERVICE_UNAVAILABLE and nothing changes', async () => {
     const team = await newTeam(gw.accounts, 'enterprise');
-    for (const answer of [{ success: true, data: {} }, { success: true, data: { in_use: 'lead' } }, { success: true }]) {
+    for (const answer of [
+      { success: true, data: {} },
+      { success: true, data: { in_use: 'lead' } },
+      { success: true },
+    ]) {
       standIn.state.answer = answer;
       const res = await put(team.apiKey, { deal_phases: [{ name: 'único', probability: 50 }] });
       expectError(res, 503, 'SERVICE_UNAVAILABLE', 'The deals service is unavailable');
@@ -91,7 +110,10 @@ describe('access', () => {
   test('when the key has no admin scope, then 403 for GET and PUT', async () => {
     const team = await newTeam(gw.accounts, 'enterprise');
     const key = await gw.accounts.createKey({ teamId: team.team.id, userId: team.user.id, scopes: ['read', 'write'] });
-    const forbidden = { success: false, error: { code: 'FORBIDDEN', message: 'Insufficient permissions', details: {} } };
+    const forbidden = {
+      success: false,
+      error: { code: 'FORBIDDEN', message: 'Insufficient permissions', details: {} },
+    };
     for (const res of [await getSettings(key.apiKey), await put(key.apiKey, { timezone: 'UTC' })]) {
       expect([res.status, res.body]).toEqual([403, forbidden]);
     }
@@ -126,9 +148,13 @@ describe('OpenAPI', () => {
     const settings = res.body.paths['/v1/settings'];
     const schemas = res.body.components.schemas;
     expect(Object.keys(settings).sort()).toEqual(['get', 'put']);
-    expect(settings.put.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UpdateSettingsRequest' });
+    expect(settings.put.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/UpdateSettingsRequest',
+    });
     expect(schemas.UpdateSettingsRequest.properties).toHaveProperty('deal_phases');
-    expect(settings.get.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Settings' });
+    expect(settings.get.responses['200'].content['application/json'].schema.properties.data).toEqual({
+      $ref: '#/components/schemas/Settings',
+    });
     expect(schemas.Settings.properties).toHaveProperty('updated_at');
     expect(settings.put.description).toContain('**Scope:** `admin`.');
     expect(Object.keys(res.body.paths).filter((p) => p.startsWith('/internal'))).toEqual([]);

@@ -34,9 +34,6 @@ export let standIn: Awaited<ReturnType<typeof startDomainStandIn>>;
 export let echo: Awaited<ReturnType<typeof startEchoUpstream>>;
 export let gw: TestGateway;
 
-
-
-
 export const DEFAULTS = {
   timezone: 'America/Sao_Paulo',
   case_phases: [...DEFAULT_CASE_PHASES],
@@ -52,7 +49,8 @@ export const ANSWERED = {
 };
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export const put = (key: string, body: unknown, base = gw.url) => call(base, '/v1/settings', { method: 'PUT', key, body: JSON.stringify(body) });
+export const put = (key: string, body: unknown, base = gw.url) =>
+  call(base, '/v1/settings', { method: 'PUT', key, body: JSON.stringify(body) });
 export const getSettings = (key: string) => call(gw.url, '/v1/settings', { key });
 /** The settings a service reads from the next proxied request. */
 export async function settingsSeenByServices(key: string, path = '/v1/cases'): Promise<TeamSettings> {

@@ -4,7 +4,17 @@ import { MongoClient } from 'mongodb';
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { DEFAULT_CASE_PHASES, HEADER } from '@lpm/shared/identity';
 import { INTERNAL_TOKEN, newTeam, testDbPrefix } from './support.ts';
-import { ANSWERED, DEFAULTS, getSettings, gw, ISO_MS, put, settingsSeenByServices, settingsSuite, standIn } from './settings-suite.ts';
+import {
+  ANSWERED,
+  DEFAULTS,
+  getSettings,
+  gw,
+  ISO_MS,
+  put,
+  settingsSeenByServices,
+  settingsSuite,
+  standIn,
+} from './settings-suite.ts';
 
 settingsSuite('settings');
 
@@ -17,9 +27,21 @@ describe('GET /v1/settings', () => {
   });
 
   test('when a team was created with a time zone, then its settings have it, by its canonical name', async () => {
-    const team = await gw.accounts.createTeam({ name: 'Lisboa', plan: 'enterprise', timezone: 'Europe/Lisbon', ownerName: 'O', ownerEmail: 'o@lisboa.pt' });
+    const team = await gw.accounts.createTeam({
+      name: 'Lisboa',
+      plan: 'enterprise',
+      timezone: 'Europe/Lisbon',
+      ownerName: 'O',
+      ownerEmail: 'o@lisboa.pt',
+    });
     expect((await getSettings(team.apiKey)).body.data.timezone).toBe('Europe/Lisbon');
-    const typed = await gw.accounts.createTeam({ name: 'Porto', plan: 'enterprise', timezone: 'eUrOpE/lisbon', ownerName: 'O', ownerEmail: 'o@porto.pt' });
+    const typed = await gw.accounts.createTeam({
+      name: 'Porto',
+      plan: 'enterprise',
+      timezone: 'eUrOpE/lisbon',
+      ownerName: 'O',
+      ownerEmail: 'o@porto.pt',
+    });
     expect(typed.team.timezone).toBe('Europe/Lisbon');
     expect((await getSettings(typed.apiKey)).body.data.timezone).toBe('Europe/Lisbon');
   });
@@ -37,7 +59,11 @@ describe('PUT /v1/settings', () => {
     const res = await put(team.apiKey, { timezone: 'Europe/Lisbon' });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
-    expect(res.body.data).toEqual({ ...ANSWERED, timezone: 'Europe/Lisbon', updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.body.data).toEqual({
+      ...ANSWERED,
+      timezone: 'Europe/Lisbon',
+      updated_at: expect.stringMatching(ISO_MS),
+    });
     expect(await settingsSeenByServices(team.apiKey)).toEqual({ ...DEFAULTS, timezone: 'Europe/Lisbon' });
     expect((await getSettings(team.apiKey)).body.data).toEqual(res.body.data);
     expect(standIn.state.calls).toHaveLength(0);
@@ -52,7 +78,10 @@ describe('PUT /v1/settings', () => {
     expect((await settingsSeenByServices(team.apiKey)).timezone).toBe('America/Sao_Paulo');
     const client = await MongoClient.connect(process.env.MONGO_URL!);
     try {
-      const stored = await client.db(`${testDbPrefix('settings')}gateway`).collection<{ _id: string; timezone: string }>('teams').findOne({ _id: team.team.id });
+      const stored = await client
+        .db(`${testDbPrefix('settings')}gateway`)
+        .collection<{ _id: string; timezone: string }>('teams')
+        .findOne({ _id: team.team.id });
       expect(stored?.timezone).toBe('America/Sao_Paulo');
     } finally {
       await client.close();
@@ -66,7 +95,11 @@ describe('PUT /v1/settings', () => {
     const res = await put(team.apiKey, { case_phases: phases });
     expect(res.status).toBe(200);
     const expected = phases.map((p) => p.trim());
-    expect(res.body.data).toMatchObject({ case_phases: expected, deal_phases: DEFAULTS.deal_phases, timezone: DEFAULTS.timezone });
+    expect(res.body.data).toMatchObject({
+      case_phases: expected,
+      deal_phases: DEFAULTS.deal_phases,
+      timezone: DEFAULTS.timezone,
+    });
     expect(await settingsSeenByServices(team.apiKey)).toEqual({ ...DEFAULTS, case_phases: expected });
     expect(standIn.state.calls).toHaveLength(0);
 
@@ -98,7 +131,11 @@ describe('PUT /v1/settings', () => {
 
   test('when several fields change at once, then all are applied', async () => {
     const team = await newTeam(gw.accounts, 'enterprise');
-    const change = { timezone: 'UTC', case_phases: [...DEFAULT_CASE_PHASES, 'x'], deal_phases: [...DEFAULTS.deal_phases, { name: 'y', probability: 99 }] };
+    const change = {
+      timezone: 'UTC',
+      case_phases: [...DEFAULT_CASE_PHASES, 'x'],
+      deal_phases: [...DEFAULTS.deal_phases, { name: 'y', probability: 99 }],
+    };
     const res = await put(team.apiKey, change);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ ...ANSWERED, ...change, updated_at: expect.stringMatching(ISO_MS) });
@@ -123,41 +160,126 @@ describe('PUT /v1/settings validation', () => {
     team = await newTeam(gw.accounts, 'enterprise');
   });
 
-  const error = (message: string, details: Record<string, unknown> = {}) => ({ success: false, error: { code: 'VALIDATION_ERROR', message, details } });
-  const invalid = (field: string, message: string, extra: Record<string, unknown> = {}) => error(message, { field, type: 'invalid', ...extra });
+  const error = (message: string, details: Record<string, unknown> = {}) => ({
+    success: false,
+    error: { code: 'VALIDATION_ERROR', message, details },
+  });
+  const invalid = (field: string, message: string, extra: Record<string, unknown> = {}) =>
+    error(message, { field, type: 'invalid', ...extra });
   const manyPhases = (n: number, name = (i: number) => `phase ${i}`) => Array.from({ length: n }, (_, i) => name(i));
 
   const cases: [string, unknown, unknown][] = [
     ['an empty body', {}, error('No fields to update')],
     ['an unknown field', { color: 'blue' }, error('Unknown field: color', { field: 'color', type: 'unknown' })],
-    ['a read-only field', { updated_at: '2026-01-01T00:00:00.000Z' }, error('Unknown field: updated_at', { field: 'updated_at', type: 'unknown' })],
+    [
+      'a read-only field',
+      { updated_at: '2026-01-01T00:00:00.000Z' },
+      error('Unknown field: updated_at', { field: 'updated_at', type: 'unknown' }),
+    ],
     ['an unknown time zone', { timezone: 'Mars/Olympus' }, invalid('timezone', 'Invalid time zone')],
     ['a UTC offset for a time zone', { timezone: '+03:00' }, invalid('timezone', 'Invalid time zone')],
     ['a time zone that is not a string', { timezone: 3 }, invalid('timezone', 'Invalid time zone')],
     ['no case phases', { case_phases: [] }, invalid('case_phases', 'case_phases must be a list of 1 to 30 phases')],
-    ['31 case phases', { case_phases: manyPhases(31) }, invalid('case_phases', 'case_phases must be a list of 1 to 30 phases')],
-    ['case phases that are not a list', { case_phases: 'recebido' }, invalid('case_phases', 'case_phases must be a list of 1 to 30 phases')],
-    ['an empty case phase', { case_phases: ['recebido', ''] }, invalid('case_phases.1', 'case_phases.1 must not be empty')],
+    [
+      '31 case phases',
+      { case_phases: manyPhases(31) },
+      invalid('case_phases', 'case_phases must be a list of 1 to 30 phases'),
+    ],
+    [
+      'case phases that are not a list',
+      { case_phases: 'recebido' },
+      invalid('case_phases', 'case_phases must be a list of 1 to 30 phases'),
+    ],
+    [
+      'an empty case phase',
+      { case_phases: ['recebido', ''] },
+      invalid('case_phases.1', 'case_phases.1 must not be empty'),
+    ],
     ['a blank case phase', { case_phases: ['   '] }, invalid('case_phases.0', 'case_phases.0 must not be empty')],
-    ['a case phase of 101 characters', { case_phases: ['a'.repeat(101)] }, invalid('case_phases.0', 'case_phases.0 must be at most 100 characters')],
-    ['a case phase that is not a string', { case_phases: [7] }, invalid('case_phases.0', 'case_phases.0 must be a string', { expected: 'string' })],
-    ['a repeated case phase', { case_phases: ['a', 'b', 'a'] }, invalid('case_phases', 'Duplicate phase', { phase: 'a' })],
-    ['a case phase repeated with spaces', { case_phases: ['a', ' a '] }, invalid('case_phases', 'Duplicate phase', { phase: 'a' })],
+    [
+      'a case phase of 101 characters',
+      { case_phases: ['a'.repeat(101)] },
+      invalid('case_phases.0', 'case_phases.0 must be at most 100 characters'),
+    ],
+    [
+      'a case phase that is not a string',
+      { case_phases: [7] },
+      invalid('case_phases.0', 'case_phases.0 must be a string', { expected: 'string' }),
+    ],
+    [
+      'a repeated case phase',
+      { case_phases: ['a', 'b', 'a'] },
+      invalid('case_phases', 'Duplicate phase', { phase: 'a' }),
+    ],
+    [
+      'a case phase repeated with spaces',
+      { case_phases: ['a', ' a '] },
+      invalid('case_phases', 'Duplicate phase', { phase: 'a' }),
+    ],
     ['no deal phases', { deal_phases: [] }, invalid('deal_phases', 'deal_phases must be a list of 1 to 30 phases')],
-    ['31 deal phases', { deal_phases: manyPhases(31).map((name) => ({ name, probability: 1 })) }, invalid('deal_phases', 'deal_phases must be a list of 1 to 30 phases')],
-    ['a deal phase without probability', { deal_phases: [{ name: 'lead' }] }, error('deal_phases.0.probability is required', { field: 'deal_phases.0.probability', type: 'required' })],
-    ['a deal phase without name', { deal_phases: [{ probability: 1 }] }, error('deal_phases.0.name is required', { field: 'deal_phases.0.name', type: 'required' })],
-    ['a deal phase with an unknown field', { deal_phases: [{ name: 'lead', probability: 1, color: 'red' }] }, error('Unknown field: deal_phases.0.color', { field: 'deal_phases.0.color', type: 'unknown' })],
-    ['a deal phase that is not an object', { deal_phases: ['lead'] }, invalid('deal_phases.0', 'deal_phases.0 must be an object', { expected: 'object' })],
-    ['an empty deal phase name', { deal_phases: [{ name: ' ', probability: 1 }] }, invalid('deal_phases.0.name', 'deal_phases.0.name must not be empty')],
-    ['a deal phase name of 101 characters', { deal_phases: [{ name: 'b'.repeat(101), probability: 1 }] }, invalid('deal_phases.0.name', 'deal_phases.0.name must be at most 100 characters')],
-    ['a probability over 100', { deal_phases: [{ name: 'lead', probability: 101 }] }, invalid('deal_phases.0.probability', 'Invalid probability')],
-    ['a negative probability', { deal_phases: [{ name: 'lead', probability: -1 }] }, invalid('deal_phases.0.probability', 'Invalid probability')],
-    ['a fractional probability', { deal_phases: [{ name: 'lead', probability: 12.5 }] }, invalid('deal_phases.0.probability', 'Invalid probability')],
-    ['a probability sent as a string', { deal_phases: [{ name: 'lead', probability: '10' }] }, invalid('deal_phases.0.probability', 'Invalid probability')],
+    [
+      '31 deal phases',
+      { deal_phases: manyPhases(31).map((name) => ({ name, probability: 1 })) },
+      invalid('deal_phases', 'deal_phases must be a list of 1 to 30 phases'),
+    ],
+    [
+      'a deal phase without probability',
+      { deal_phases: [{ name: 'lead' }] },
+      error('deal_phases.0.probability is required', { field: 'deal_phases.0.probability', type: 'required' }),
+    ],
+    [
+      'a deal phase without name',
+      { deal_phases: [{ probability: 1 }] },
+      error('deal_phases.0.name is required', { field: 'deal_phases.0.name', type: 'required' }),
+    ],
+    [
+      'a deal phase with an unknown field',
+      { deal_phases: [{ name: 'lead', probability: 1, color: 'red' }] },
+      error('Unknown field: deal_phases.0.color', { field: 'deal_phases.0.color', type: 'unknown' }),
+    ],
+    [
+      'a deal phase that is not an object',
+      { deal_phases: ['lead'] },
+      invalid('deal_phases.0', 'deal_phases.0 must be an object', { expected: 'object' }),
+    ],
+    [
+      'an empty deal phase name',
+      { deal_phases: [{ name: ' ', probability: 1 }] },
+      invalid('deal_phases.0.name', 'deal_phases.0.name must not be empty'),
+    ],
+    [
+      'a deal phase name of 101 characters',
+      { deal_phases: [{ name: 'b'.repeat(101), probability: 1 }] },
+      invalid('deal_phases.0.name', 'deal_phases.0.name must be at most 100 characters'),
+    ],
+    [
+      'a probability over 100',
+      { deal_phases: [{ name: 'lead', probability: 101 }] },
+      invalid('deal_phases.0.probability', 'Invalid probability'),
+    ],
+    [
+      'a negative probability',
+      { deal_phases: [{ name: 'lead', probability: -1 }] },
+      invalid('deal_phases.0.probability', 'Invalid probability'),
+    ],
+    [
+      'a fractional probability',
+      { deal_phases: [{ name: 'lead', probability: 12.5 }] },
+      invalid('deal_phases.0.probability', 'Invalid probability'),
+    ],
+    [
+      'a probability sent as a string',
+      { deal_phases: [{ name: 'lead', probability: '10' }] },
+      invalid('deal_phases.0.probability', 'Invalid probability'),
+    ],
     [
       'a repeated deal phase',
-      { deal_phases: [{ name: 'lead', probability: 1 }, { name: 'lead', probability: 2 }] },
+      {
+        deal_phases: [
+          { name: 'lead', probability: 1 },
+          { name: 'lead', probability: 2 },
+        ],
+      },
       invalid('deal_phases', 'Duplicate phase', { phase: 'lead' }),
     ],
     [

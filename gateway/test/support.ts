@@ -24,17 +24,22 @@ export interface Echo {
 }
 
 /** An upstream answering every path with what it received (paths ending in /hang never answer); /health answers `healthStatus` (0: never), counted in `healthChecks`. */
-export async function startEchoUpstream(name: string): Promise<{ url: string; app: FastifyInstance; state: { healthStatus: number; healthChecks: number } }> {
+export async function startEchoUpstream(
+  name: string,
+): Promise<{ url: string; app: FastifyInstance; state: { healthStatus: number; healthChecks: number } }> {
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true });
   const state = { healthStatus: 200, healthChecks: 0 };
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.get('/health', async (_req, reply) => {
     state.healthChecks++;
-    return state.healthStatus === 0 ? new Promise(() => {}) : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 });
+    return state.healthStatus === 0
+      ? new Promise(() => {})
+      : reply.status(state.healthStatus).send({ success: state.healthStatus === 200 });
   });
   // After a team's time zone or court calendar changed, the gateway tells the services; none has records to rewrite here.
-  for (const path of ['/internal/time-zone', '/internal/court-calendar']) app.post(path, async () => ({ success: true, data: { done: true, changed: 0 } }));
+  for (const path of ['/internal/time-zone', '/internal/court-calendar'])
+    app.post(path, async () => ({ success: true, data: { done: true, changed: 0 } }));
   app.all('/*', async (req, reply) => {
     if (req.url.endsWith('/hang')) return new Promise(() => {});
     const echo: Echo = {
@@ -127,16 +132,28 @@ export async function call(
 
 export async function newTeam(accounts: Accounts, plan = 'starter') {
   const suffix = Math.random().toString(36).slice(2, 8);
-  return accounts.createTeam({ name: `Team ${suffix}`, plan, ownerName: 'Owner', ownerEmail: `owner-${suffix}@example.com` });
+  return accounts.createTeam({
+    name: `Team ${suffix}`,
+    plan,
+    ownerName: 'Owner',
+    ownerEmail: `owner-${suffix}@example.com`,
+  });
 }
 
 export { sleep } from '@lpm/test-kit/wait';
 
 /** The headers a service sends to the gateway's internal routes. */
-export const internalHeaders = (teamId: string, token = INTERNAL_TOKEN) => ({ [HEADER.internalToken]: token, [HEADER.teamId]: teamId });
+export const internalHeaders = (teamId: string, token = INTERNAL_TOKEN) => ({
+  [HEADER.internalToken]: token,
+  [HEADER.teamId]: teamId,
+});
 
 /** A team's owner as the directory answers it. */
-export const ownerOf = (t: { user: { id: string; name: string; email: string } }) => ({ id: t.user.id, name: t.user.name, email: t.user.email });
+export const ownerOf = (t: { user: { id: string; name: string; email: string } }) => ({
+  id: t.user.id,
+  name: t.user.name,
+  email: t.user.email,
+});
 
 /** The URL a fetch was called with (its first argument, whichever form). */
 export const fetchedUrl = (input: string | URL | Request): URL => new URL(input instanceof Request ? input.url : input);

@@ -5,7 +5,18 @@ import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { allUpstreams, call, fetchedUrl, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  fetchedUrl,
+  INTERNAL_TOKEN,
+  internalHeaders,
+  ownerOf,
+  newTeam,
+  startEchoUpstream,
+  startGateway,
+  type TestGateway,
+} from './support.ts';
 import { listenOnLoopback } from '@lpm/test-kit/listen';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -27,7 +38,6 @@ afterAll(async () => {
   await upstream?.app.close();
 });
 
-
 describe('GET /internal/team-owner', () => {
   test("when called with the internal token, then it answers the team's owner", async () => {
     const a = await call(gw.internalUrl, '/internal/team-owner', { headers: internalHeaders(teamA.team.id) });
@@ -38,7 +48,10 @@ describe('GET /internal/team-owner', () => {
 
   test('when the team does not exist, then 404 Team not found', async () => {
     const res = await call(gw.internalUrl, '/internal/team-owner', { headers: internalHeaders(newId('team')) });
-    expect([res.status, res.body]).toEqual([404, { success: false, error: { code: 'NOT_FOUND', message: 'Team not found', details: {} } }]);
+    expect([res.status, res.body]).toEqual([
+      404,
+      { success: false, error: { code: 'NOT_FOUND', message: 'Team not found', details: {} } },
+    ]);
   });
 
   test('when the internal token is missing or wrong, or no team is given, then 404 Route not found, without touching the limits', async () => {
@@ -71,7 +84,9 @@ describe('UserDirectory.owner', () => {
       expect(await users.owner(teamA.team.id)).toEqual(ownerOf(teamA));
       expect(await users.owner(teamA.team.id)).toEqual(ownerOf(teamA));
       expect(await users.owner(teamB.team.id)).toEqual(ownerOf(teamB));
-      expect(fetchSpy.mock.calls.map(([url]) => fetchedUrl(url).pathname)).toEqual(Array(3).fill('/internal/team-owner'));
+      expect(fetchSpy.mock.calls.map(([url]) => fetchedUrl(url).pathname)).toEqual(
+        Array(3).fill('/internal/team-owner'),
+      );
     } finally {
       fetchSpy.mockRestore();
     }
@@ -87,7 +102,11 @@ describe('UserDirectory.owner', () => {
     const users = directory({ gatewayUrl: `http://127.0.0.1:${await freePort()}` });
     const err = await users.owner(teamA.team.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The gateway service is unavailable' });
+    expect(err).toMatchObject({
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The gateway service is unavailable',
+    });
   });
 
   test('when the gateway refuses the token, then 503, not null', async () => {

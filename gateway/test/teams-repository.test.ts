@@ -23,7 +23,14 @@ test('when each court calendar part, another setting and the plan are written at
   const lost: unknown[] = [];
   for (let round = 0; round < 20; round++) {
     const id = `team_race_${round}`;
-    await teams.insert({ _id: id, name: `Team ${round}`, plan: 'starter', timezone: 'America/Sao_Paulo', owner_user_id: `user_${round}`, created_at: new Date() });
+    await teams.insert({
+      _id: id,
+      name: `Team ${round}`,
+      plan: 'starter',
+      timezone: 'America/Sao_Paulo',
+      owner_user_id: `user_${round}`,
+      created_at: new Date(),
+    });
     await Promise.all([
       teams.setSettings(id, { court_calendar: { jurisdiction } }, new Date()),
       teams.setSettings(id, { court_calendar: { closures } }, new Date()),

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type Telemetry } from '@lpm/shared/telemetry';
-import { allUpstreams, call, newTeam, startEchoUpstream, startGateway, type Echo, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  newTeam,
+  startEchoUpstream,
+  startGateway,
+  type Echo,
+  type TestGateway,
+} from './support.ts';
 
 const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;
@@ -31,7 +39,9 @@ test('when a request carries a traceparent, then the upstream continues the gate
   const forwarded = String((res.body.data as Echo).headers.traceparent);
   const [, upstreamTrace, upstreamParent] = forwarded.split('-');
   expect(upstreamTrace).toBe(traceId);
-  const server = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && s.spanContext().traceId === traceId);
+  const server = exporter
+    .getFinishedSpans()
+    .find((s) => s.kind === SpanKind.SERVER && s.spanContext().traceId === traceId);
   expect(server?.spanContext().spanId).toBe(upstreamParent);
   expect(server?.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
 });

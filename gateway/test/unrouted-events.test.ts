@@ -54,7 +54,11 @@ it('when events are published before their consumer binds, then they are parked,
   s.declared.add(queue).add(`${queue}.retry`).add(`${queue}.dlq`);
   for (const d of [1000, 5000, 30000, 120000, 600000]) s.declared.add(`${queue}.delay.${d}`);
   const handled: DomainEvent[] = [];
-  const consumer = await s.broker.consume({ queue, bindings: ['matter.opened'], handler: async (e) => void handled.push(e) });
+  const consumer = await s.broker.consume({
+    queue,
+    bindings: ['matter.opened'],
+    handler: async (e) => void handled.push(e),
+  });
   try {
     const replay = await runCli({ AMQP_URL }, 'dlq', 'replay', '--queue', PARKING, '--json');
     expect(replay.stderr).toBe('');

@@ -5,7 +5,18 @@ import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { allUpstreams, call, fetchedUrl, INTERNAL_TOKEN, internalHeaders, ownerOf, newTeam, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  fetchedUrl,
+  INTERNAL_TOKEN,
+  internalHeaders,
+  ownerOf,
+  newTeam,
+  startEchoUpstream,
+  startGateway,
+  type TestGateway,
+} from './support.ts';
 import { listenOnLoopback } from '@lpm/test-kit/listen';
 
 let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
@@ -19,7 +30,11 @@ beforeAll(async () => {
   gw = await startGateway('user_directory', allUpstreams(upstream.url));
   teamA = await newTeam(gw.accounts, 'starter');
   teamB = await newTeam(gw.accounts, 'starter');
-  const created = await gw.accounts.createUser({ teamId: teamA.team.id, name: 'Alice Souza', email: 'alice@example.com' });
+  const created = await gw.accounts.createUser({
+    teamId: teamA.team.id,
+    name: 'Alice Souza',
+    email: 'alice@example.com',
+  });
   alice = { id: created.id, name: created.name, email: created.email };
 });
 
@@ -28,11 +43,12 @@ afterAll(async () => {
   await upstream?.app.close();
 });
 
-
 describe('GET /internal/users', () => {
   test('when called with the internal token, then it answers the team users among the ids, without unknown or foreign ones', async () => {
     const ids = [alice.id, teamA.user.id, teamB.user.id, newId('user'), 'not-an-id'].join(',');
-    const res = await call(gw.internalUrl, `/internal/users?ids=${encodeURIComponent(ids)}`, { headers: internalHeaders(teamA.team.id) });
+    const res = await call(gw.internalUrl, `/internal/users?ids=${encodeURIComponent(ids)}`, {
+      headers: internalHeaders(teamA.team.id),
+    });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.data.sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id))).toEqual(
@@ -41,13 +57,18 @@ describe('GET /internal/users', () => {
   });
 
   test('when another team asks for the same ids, then it sees only its own users', async () => {
-    const res = await call(gw.internalUrl, `/internal/users?ids=${alice.id},${teamB.user.id}`, { headers: internalHeaders(teamB.team.id) });
+    const res = await call(gw.internalUrl, `/internal/users?ids=${alice.id},${teamB.user.id}`, {
+      headers: internalHeaders(teamB.team.id),
+    });
     expect(res.body).toEqual({ success: true, data: [ownerOf(teamB)] });
   });
 
   test('when the internal token is missing or wrong, or no team is given, then 404 Route not found, before any validation', async () => {
     const unknownRoute = await call(gw.internalUrl, '/internal/nothing-here', { key: teamB.apiKey });
-    expect(unknownRoute.body).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'Route not found', details: {} } });
+    expect(unknownRoute.body).toEqual({
+      success: false,
+      error: { code: 'NOT_FOUND', message: 'Route not found', details: {} },
+    });
     const attempts: Record<string, string>[] = [
       {},
       internalHeaders(teamA.team.id, 'wrong-token-wrong-token'),
@@ -64,7 +85,9 @@ describe('GET /internal/users', () => {
   });
 
   test('when called, then it needs no API key and does not count toward the team limits', async () => {
-    const res = await call(gw.internalUrl, `/internal/users?ids=${alice.id}`, { headers: internalHeaders(teamA.team.id) });
+    const res = await call(gw.internalUrl, `/internal/users?ids=${alice.id}`, {
+      headers: internalHeaders(teamA.team.id),
+    });
     expect(res.headers.get('ratelimit-limit')).toBeNull();
     const viaApi = await call(gw.url, '/v1/deals', { key: teamA.apiKey });
     expect(viaApi.headers.get('ratelimit-remaining')).toBe('59');
@@ -72,10 +95,16 @@ describe('GET /internal/users', () => {
 
   test('when more than 100 ids are asked for, then 400; when ids is missing, then 400', async () => {
     const ids = Array.from({ length: 101 }, () => newId('user')).join(',');
-    const tooMany = await call(gw.internalUrl, `/internal/users?ids=${ids}`, { headers: internalHeaders(teamA.team.id) });
+    const tooMany = await call(gw.internalUrl, `/internal/users?ids=${ids}`, {
+      headers: internalHeaders(teamA.team.id),
+    });
     expect([tooMany.status, tooMany.body.error]).toEqual([
       400,
-      { code: 'VALIDATION_ERROR', message: 'ids must have at most 100 items', details: { field: 'ids', type: 'invalid' } },
+      {
+        code: 'VALIDATION_ERROR',
+        message: 'ids must have at most 100 items',
+        details: { field: 'ids', type: 'invalid' },
+      },
     ]);
     const missing = await call(gw.internalUrl, '/internal/users', { headers: internalHeaders(teamA.team.id) });
     expect([missing.status, missing.body.error.message]).toEqual([400, 'ids is required']);
@@ -119,7 +148,11 @@ describe('UserDirectory', () => {
     const users = directory();
     await users.find(teamA.team.id, [alice.id]);
     fetchSpy.mockClear();
-    const bob = await gw.accounts.createUser({ teamId: teamA.team.id, name: 'Bob', email: `bob-${Date.now()}@example.com` });
+    const bob = await gw.accounts.createUser({
+      teamId: teamA.team.id,
+      name: 'Bob',
+      email: `bob-${Date.now()}@example.com`,
+    });
     const found = await users.find(teamA.team.id, [alice.id, bob.id]);
     expect(found.get(bob.id)).toEqual({ id: bob.id, name: 'Bob', email: bob.email });
     expect(directoryRequests()).toEqual([[bob.id]]);
@@ -153,13 +186,20 @@ describe('UserDirectory', () => {
 
   test('when the gateway is down, then 503 SERVICE_UNAVAILABLE', async () => {
     const users = directory({ gatewayUrl: `http://127.0.0.1:${await freePort()}` });
-    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The gateway service is unavailable' });
+    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The gateway service is unavailable',
+    });
     await expect(users.find(teamA.team.id, [alice.id])).rejects.toBeInstanceOf(AppError);
   });
 
   test('when the gateway refuses the token, then 503', async () => {
     const users = directory({ internalToken: 'not-the-internal-token' });
-    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+    });
   });
 
   test('when the gateway does not answer in time, then 503', async () => {
@@ -167,7 +207,10 @@ describe('UserDirectory', () => {
     const port = await listenOnLoopback(silent, 'silent gateway');
     try {
       const users = directory({ gatewayUrl: `http://127.0.0.1:${port}`, timeoutMs: 200 });
-      await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+      await expect(users.find(teamA.team.id, [alice.id])).rejects.toMatchObject({
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+      });
     } finally {
       silent.closeAllConnections();
       await new Promise((r) => silent.close(r));

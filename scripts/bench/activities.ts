@@ -70,8 +70,12 @@ async function seedActivities(mongoUrl: string, database: string, teamId: string
   try {
     const db = client.db(database);
     const now = Date.now();
-    const seeded = await seedListed(db, 'activities', activitiesLists(db), ACTIVITIES, (i) => seededActivity(teamId, i, now));
-    console.log(`counted the ${seeded.days} days of the seeded activities (list_counts) in ${seeded.countSeconds.toFixed(1)} s`);
+    const seeded = await seedListed(db, 'activities', activitiesLists(db), ACTIVITIES, (i) =>
+      seededActivity(teamId, i, now),
+    );
+    console.log(
+      `counted the ${seeded.days} days of the seeded activities (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
+    );
     return seeded.seconds;
   } finally {
     await client.close();
@@ -87,9 +91,12 @@ export async function activitiesSection(b: Bench): Promise<void> {
   const headers = identityHeaders(identityOf(team), b.token);
   // The activities service is up once it answers: its indexes exist before the seed.
   const probe = await fetch(`${activitiesUrl}/v1/activities/overdue?limit=1`, { headers });
-  if (probe.status !== 200) throw new Error(`GET /v1/activities/overdue answered ${probe.status}: ${await probe.text()}`);
+  if (probe.status !== 200)
+    throw new Error(`GET /v1/activities/overdue answered ${probe.status}: ${await probe.text()}`);
   const seconds = await seedActivities(b.store.url, database, teamId);
-  console.log(`seeded ${ACTIVITIES.toLocaleString('en')} activities of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(ACTIVITIES / seconds).toFixed(0)} activities/s)`);
+  console.log(
+    `seeded ${ACTIVITIES.toLocaleString('en')} activities of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(ACTIVITIES / seconds).toFixed(0)} activities/s)`,
+  );
 
   const runs: ListRun[] = [
     { label: 'overdue', path: '/v1/activities/overdue?limit=20' },
@@ -97,7 +104,8 @@ export async function activitiesSection(b: Bench): Promise<void> {
   ];
   console.log(`\n${ACTIVITIES.toLocaleString('en')} activities of one team, straight to the activities service:`);
   const figures: Figures[] = [];
-  for (const r of runs) figures.push(await measureList(`GET /v1/activities ${r.label} direct`, activitiesUrl, r, headers));
+  for (const r of runs)
+    figures.push(await measureList(`GET /v1/activities ${r.label} direct`, activitiesUrl, r, headers));
 
   // The same query as the repository sends it, through the raw driver.
   const client = await MongoClient.connect(b.store.url);
@@ -108,7 +116,13 @@ export async function activitiesSection(b: Bench): Promise<void> {
     figures.push(
       await measureRaw('driver find+count (overdue)', () =>
         Promise.all([
-          col.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort: { due_missing: 1, due_at: 1, _id: 1 }, limit: 20 }).toArray(),
+          col
+            .find(filter, {
+              projection: { outbox: 0, outbox_pending: 0 },
+              sort: { due_missing: 1, due_at: 1, _id: 1 },
+              limit: 20,
+            })
+            .toArray(),
           col.countDocuments(filter),
         ]),
       ),

@@ -17,13 +17,21 @@ export function parseBenchArgs(argv: string[], known: readonly string[]): Parsed
   let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     const value = () => inline ?? argv[++i];
     if (flag === '--help' || flag === '-h') help = true;
     else if (flag === '--only') {
       const list = value();
       if (!list) return { ok: false, error: '--only needs a scenario name or a comma-separated list' };
-      names.push(...list.split(',').map((n) => n.trim()).filter(Boolean));
+      names.push(
+        ...list
+          .split(',')
+          .map((n) => n.trim())
+          .filter(Boolean),
+      );
     } else if (flag === '--json') {
       json = value();
       if (!json) return { ok: false, error: '--json needs a file name' };
@@ -31,6 +39,10 @@ export function parseBenchArgs(argv: string[], known: readonly string[]): Parsed
     else names.push(arg);
   }
   const unknown = names.filter((n) => !known.includes(n));
-  if (unknown.length) return { ok: false, error: `unknown scenario${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Known scenarios: ${known.join(', ')}.` };
+  if (unknown.length)
+    return {
+      ok: false,
+      error: `unknown scenario${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Known scenarios: ${known.join(', ')}.`,
+    };
   return { ok: true, args: { names: [...new Set(names)], json, help } };
 }

@@ -13,7 +13,11 @@ import httpProxy from '@fastify/http-proxy';
 type Headers = Record<string, string | string[] | undefined>;
 
 const upstream = process.env.BARE_PROXY_UPSTREAM!;
-const identities = new Map(Object.entries(JSON.parse(readFileSync(process.env.BARE_PROXY_IDENTITIES!, 'utf8')) as Record<string, Record<string, string>>));
+const identities = new Map(
+  Object.entries(
+    JSON.parse(readFileSync(process.env.BARE_PROXY_IDENTITIES!, 'utf8')) as Record<string, Record<string, string>>,
+  ),
+);
 
 const app = Fastify({ logger: false });
 await app.register(httpProxy, {
@@ -22,14 +26,15 @@ await app.register(httpProxy, {
   rewritePrefix: '/v1/clients',
   undici: { connections: 128 } as never,
   replyOptions: {
-    rewriteRequestHeaders: ((_req: unknown, headers: Headers): Headers => {
+    rewriteRequestHeaders: (_req: unknown, headers: Headers): Headers => {
       const { authorization, ...rest } = headers;
       const key = typeof authorization === 'string' ? authorization.replace(/^Bearer /, '') : '';
       return { ...rest, ...identities.get(key) };
-    }),
+    },
   },
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
 process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : ''}\n`);
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)));
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.once(signal, () => void app.close().then(() => process.exit(0)));

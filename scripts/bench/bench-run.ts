@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { addVhost, deleteVhost, ensureRabbitmq, ensureRedis } from '../local-servers.ts';
 import { freePortBlock, startSystem } from '../system.ts';
-import { createTestTls, dropPostgresDatabase, internalPort, portBlockSize, serviceUrls, startFerretdb, type RunningStore } from './internals.ts';
+import {
+  createTestTls,
+  dropPostgresDatabase,
+  internalPort,
+  portBlockSize,
+  serviceUrls,
+  startFerretdb,
+  type RunningStore,
+} from './internals.ts';
 import { THIS_TREE, processes, type Bench, type System, type Tree } from './support.ts';
 import { setOwnStore } from './machine-load.ts';
 
@@ -135,15 +143,23 @@ function systemEnv(s: SystemSettings, tree: Tree, port: number): NodeJS.ProcessE
   };
   // The webhooks service's own defaults (timeout, attempts at once, retry delays), and
   // no deactivation e-mail leaves the machine.
-  for (const name of ['WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_RETRY_DELAYS', 'SMTP_URL']) delete env[name];
+  for (const name of ['WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_RETRY_DELAYS', 'SMTP_URL'])
+    delete env[name];
   return env;
 }
 
 /** A system of `tree` on the run's resources, on a free block of ports (tried up to three times). */
-async function startRunSystem(r: RunResources, settings: SystemSettings, tree: Tree, env: NodeJS.ProcessEnv): Promise<System> {
+async function startRunSystem(
+  r: RunResources,
+  settings: SystemSettings,
+  tree: Tree,
+  env: NodeJS.ProcessEnv,
+): Promise<System> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePortBlock();
-    const launching = startSystem({ ...systemEnv(settings, tree, port), ...env }, 90_000, tree.root).then((proc) => (r.running.add(proc), proc));
+    const launching = startSystem({ ...systemEnv(settings, tree, port), ...env }, 90_000, tree.root).then(
+      (proc) => (r.running.add(proc), proc),
+    );
     r.starting.add(launching);
     let proc: ChildProcess;
     try {
@@ -236,7 +252,8 @@ function endOrphans(redisPrefix: string): void {
   for (const { pid, ppid } of processes()) {
     if (ppid !== 1) continue;
     try {
-      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`REDIS_KEY_PREFIX=${redisPrefix}`)) process.kill(pid, 'SIGTERM');
+      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`REDIS_KEY_PREFIX=${redisPrefix}`))
+        process.kill(pid, 'SIGTERM');
     } catch {
       // exited meanwhile, or not ours to read
     }

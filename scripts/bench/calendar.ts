@@ -5,7 +5,16 @@
 // shared/src/jobs/team-syncs.ts). The deadlines are stored straight into the activities
 // collection as Activities.create stores them (list-seed.ts), then checked moved.
 import { MongoClient } from 'mongodb';
-import { activitiesLists, activityDerivedFields, deadlineOf, defaultCourtCalendar, identityHeaders, newId, storedDeadline, type ActivityRecord } from './internals.ts';
+import {
+  activitiesLists,
+  activityDerivedFields,
+  deadlineOf,
+  defaultCourtCalendar,
+  identityHeaders,
+  newId,
+  storedDeadline,
+  type ActivityRecord,
+} from './internals.ts';
 import { unsetFields } from './activities.ts';
 import { seedListed } from './list-seed.ts';
 import type { Bench } from './support.ts';
@@ -65,14 +74,20 @@ export async function calendarSection(b: Bench): Promise<void> {
   const database = `${sys.tree.dbPrefix}activities`;
   const [team] = await createTeams(b, sys.tree, ['Bench calendar']);
   const teamId = team.team.id;
-  const probe = await fetch(`${sys.serviceUrls.activities}/v1/activities?limit=1`, { headers: identityHeaders(identityOf(team), b.token) });
+  const probe = await fetch(`${sys.serviceUrls.activities}/v1/activities?limit=1`, {
+    headers: identityHeaders(identityOf(team), b.token),
+  });
   if (probe.status !== 200) throw new Error(`GET /v1/activities answered ${probe.status}: ${await probe.text()}`);
   const client = await MongoClient.connect(b.store.url);
   try {
     const db = client.db(database);
     const now = new Date();
-    const seeded = await seedListed(db, 'activities', activitiesLists(db), DEADLINES, (i) => seededDeadline(teamId, i, now));
-    console.log(`seeded ${DEADLINES.toLocaleString('en')} rule-based deadlines of one team in ${seeded.seconds.toFixed(1)} s`);
+    const seeded = await seedListed(db, 'activities', activitiesLists(db), DEADLINES, (i) =>
+      seededDeadline(teamId, i, now),
+    );
+    console.log(
+      `seeded ${DEADLINES.toLocaleString('en')} rule-based deadlines of one team in ${seeded.seconds.toFixed(1)} s`,
+    );
 
     const started = Date.now();
     const res = await fetch(`${sys.gatewayUrl}/v1/settings`, {
@@ -84,13 +99,20 @@ export async function calendarSection(b: Bench): Promise<void> {
     const runs = db.collection<SyncRun>('team_syncs');
     let run: SyncRun | null = null;
     while (!run || run.pending !== 0) {
-      if (Date.now() - started > PATIENCE_MS) throw new Error(`the calendar run of ${DEADLINES} deadlines was not done within ${PATIENCE_MS / 1000} s (${run?.changed ?? 0} moved)`);
+      if (Date.now() - started > PATIENCE_MS)
+        throw new Error(
+          `the calendar run of ${DEADLINES} deadlines was not done within ${PATIENCE_MS / 1000} s (${run?.changed ?? 0} moved)`,
+        );
       await new Promise((r) => setTimeout(r, 250));
       run = await runs.findOne({ _id: `court-calendar:${teamId}` });
     }
     const ms = run.done_at!.getTime() - started;
-    const moved = await db.collection('activities').countDocuments({ team_id: teamId, rule_based: 1, calendar_at: { $ne: null } });
-    console.log(`court calendar change over ${DEADLINES.toLocaleString('en')} deadlines: ${run.changed} moved (${moved} stored moved) in ${(ms / 1000).toFixed(1)} s`);
+    const moved = await db
+      .collection('activities')
+      .countDocuments({ team_id: teamId, rule_based: 1, calendar_at: { $ne: null } });
+    console.log(
+      `court calendar change over ${DEADLINES.toLocaleString('en')} deadlines: ${run.changed} moved (${moved} stored moved) in ${(ms / 1000).toFixed(1)} s`,
+    );
     b.record('activities.calendar_sync_5k.ms', ms);
     b.record('activities.calendar_sync_5k.moved', moved);
   } finally {

@@ -36,7 +36,28 @@ const TITLES: ((n: number, who: string) => string)[] = [
   (_, who) => `Indenização por danos morais - ${who}`,
 ];
 const GIVEN = ['Ana', 'João', 'Maria', 'José', 'Francisca', 'Antônio', 'Luíza', 'Paulo', 'Carla', 'Márcio'];
-const FAMILY = ['Silva', 'Santos', 'Oliveira', 'Souza', 'Lima', 'Pereira', 'Ferreira', 'Costa', 'Rodrigues', 'Almeida', 'Nascimento', 'Araújo', 'Melo', 'Barbosa', 'Ribeiro', 'Carvalho', 'Gomes', 'Martins', 'Rocha', 'Guimarães'];
+const FAMILY = [
+  'Silva',
+  'Santos',
+  'Oliveira',
+  'Souza',
+  'Lima',
+  'Pereira',
+  'Ferreira',
+  'Costa',
+  'Rodrigues',
+  'Almeida',
+  'Nascimento',
+  'Araújo',
+  'Melo',
+  'Barbosa',
+  'Ribeiro',
+  'Carvalho',
+  'Gomes',
+  'Martins',
+  'Rocha',
+  'Guimarães',
+];
 const AREAS = ['Cível', 'Trabalhista', 'Tributário', 'Família', 'Empresarial', null];
 const PRIORITIES: CasePriority[] = ['alta', 'media', 'baixa'];
 const DAY_MS = 86_400_000;
@@ -53,17 +74,25 @@ function deadlineOf(slaDate: string): Date {
 function seededCase(teamId: string, i: number, clientIds: string[], now: number): CaseRecord {
   const who = `${GIVEN[i % GIVEN.length]} ${FAMILY[Math.floor(i / GIVEN.length) % FAMILY.length]}`;
   const title = TITLES[i % TITLES.length](10_000 + i, who);
-  const created = new Date(now - Math.floor(((i * 7919) % CASES) / CASES * 365 * DAY_MS) - (i % 1000) * 1000);
+  const created = new Date(now - Math.floor((((i * 7919) % CASES) / CASES) * 365 * DAY_MS) - (i % 1000) * 1000);
   const status: CaseStatus = i % 10 === 9 ? 'arquivado' : 'ativo';
   const updated = new Date(Math.min(now, created.getTime() + (i % 30) * DAY_MS));
   // Three in five have an SLA date: one to 60 days ahead, or past for a handful.
-  const slaDate = i % 5 < 2 ? null : i % DUE_NOW_EVERY === 7 ? dueNowDate(now) : new Date(now + (1 + (i % 60)) * DAY_MS).toISOString().slice(0, 10);
+  const slaDate =
+    i % 5 < 2
+      ? null
+      : i % DUE_NOW_EVERY === 7
+        ? dueNowDate(now)
+        : new Date(now + (1 + (i % 60)) * DAY_MS).toISOString().slice(0, 10);
   const record = {
     _id: newId('case'),
     team_id: teamId,
     title,
     // CNJ-like, unique per team (the unique index on team_id + number_key); some cases have none.
-    number: i % 10 === 3 ? null : `${String(i).padStart(7, '0')}-${String(i % 97).padStart(2, '0')}.${created.getUTCFullYear()}.8.26.0100`,
+    number:
+      i % 10 === 3
+        ? null
+        : `${String(i).padStart(7, '0')}-${String(i % 97).padStart(2, '0')}.${created.getUTCFullYear()}.8.26.0100`,
     area: AREAS[i % AREAS.length],
     subject: i % 3 === 0 ? null : `Assunto ${i % 50}`,
     phase: DEFAULT_CASE_PHASES[i % DEFAULT_CASE_PHASES.length],
@@ -146,16 +175,30 @@ async function seedCaseTeam(b: Bench, sys: System): Promise<CaseTeam> {
  * `database`), each with its list marker, then counts each of their days as the
  * service's writes do: seconds the inserts took, and the cases due now.
  */
-async function seedCases(mongoUrl: string, database: string, teamId: string, clientIds: string[]): Promise<{ seconds: number; dueNow: string[] }> {
+async function seedCases(
+  mongoUrl: string,
+  database: string,
+  teamId: string,
+  clientIds: string[],
+): Promise<{ seconds: number; dueNow: string[] }> {
   const client = await MongoClient.connect(mongoUrl);
   try {
     const db = client.db(database);
     const now = Date.now();
     const dueNow: string[] = [];
-    const seeded = await seedListed(db, 'cases', casesLists(db), CASES, (i) => seededCase(teamId, i, clientIds, now), (c) => {
-      if (c.sla_overdue_at && c.sla_overdue_at.getTime() <= now) dueNow.push(c._id);
-    });
-    console.log(`counted the ${seeded.days} days of the seeded cases (list_counts) in ${seeded.countSeconds.toFixed(1)} s`);
+    const seeded = await seedListed(
+      db,
+      'cases',
+      casesLists(db),
+      CASES,
+      (i) => seededCase(teamId, i, clientIds, now),
+      (c) => {
+        if (c.sla_overdue_at && c.sla_overdue_at.getTime() <= now) dueNow.push(c._id);
+      },
+    );
+    console.log(
+      `counted the ${seeded.days} days of the seeded cases (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
+    );
     return { seconds: seeded.seconds, dueNow };
   } finally {
     await client.close();
@@ -172,17 +215,28 @@ export async function rearmDueNow(db: Db, ids: string[]): Promise<void> {
 }
 
 /** The cases collection's indexes (created by the service at start) and how the store runs the list queries. */
-export async function describeCasesStore(mongoUrl: string, database: string, queries: { label: string; filter: Record<string, unknown> }[]) {
+export async function describeCasesStore(
+  mongoUrl: string,
+  database: string,
+  queries: { label: string; filter: Record<string, unknown> }[],
+) {
   const client = await MongoClient.connect(mongoUrl);
   try {
     const cases = client.db(database).collection('cases');
     console.log(`indexes of ${database}.cases:`);
-    for (const ix of await cases.indexes()) console.log(`  ${ix.name} ${JSON.stringify(ix.key)}${ix.unique ? ' unique' : ''}`);
+    for (const ix of await cases.indexes())
+      console.log(`  ${ix.name} ${JSON.stringify(ix.key)}${ix.unique ? ' unique' : ''}`);
     for (const q of queries) {
-      const plan = (await cases.find(q.filter, { sort: { created_at: -1, _id: -1 }, limit: 20, projection: { outbox: 0, timeline: 0 } }).explain()) as Record<string, unknown>;
-      const flags = ['filterPushdown', 'sortPushdown', 'limitPushdown'].filter((k) => k in plan).map((k) => `${k}=${String(plan[k])}`);
+      const plan = (await cases
+        .find(q.filter, { sort: { created_at: -1, _id: -1 }, limit: 20, projection: { outbox: 0, timeline: 0 } })
+        .explain()) as Record<string, unknown>;
+      const flags = ['filterPushdown', 'sortPushdown', 'limitPushdown']
+        .filter((k) => k in plan)
+        .map((k) => `${k}=${String(plan[k])}`);
       const winning = (plan.queryPlanner as { winningPlan?: unknown } | undefined)?.winningPlan;
-      console.log(`  explain ${q.label}: ${flags.length ? flags.join(', ') : JSON.stringify(winning ?? plan).slice(0, 200)}`);
+      console.log(
+        `  explain ${q.label}: ${flags.length ? flags.join(', ') : JSON.stringify(winning ?? plan).slice(0, 200)}`,
+      );
     }
     // The periodic queries of the cases service that read this collection besides the lists.
     const now = new Date();

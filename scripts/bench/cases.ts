@@ -40,16 +40,28 @@ export interface ListRun {
  * not queueing on the store, and no request is left running into the next run. A warm-up
  * the server refuses or times out is reported as it is, without a run.
  */
-export async function measureList(name: string, baseUrl: string, run: ListRun, headers: Record<string, string>): Promise<Figures> {
+export async function measureList(
+  name: string,
+  baseUrl: string,
+  run: ListRun,
+  headers: Record<string, string>,
+): Promise<Figures> {
   const probeStarted = Date.now();
   const probe = await fetch(`${baseUrl}${run.path}`, { headers });
-  const body = (await probe.json()) as { pagination?: { total: number }; data?: unknown[]; error?: { message: string } };
+  const body = (await probe.json()) as {
+    pagination?: { total: number };
+    data?: unknown[];
+    error?: { message: string };
+  };
   const probeMs = Date.now() - probeStarted;
   console.log(
     `  ${name}: one request alone ${probeMs} ms, status ${probe.status}, ` +
-      (probe.ok ? `${body.data?.length ?? 0} items of ${body.pagination?.total ?? '?'}` : `"${body.error?.message ?? ''}"`),
+      (probe.ok
+        ? `${body.data?.length ?? 0} items of ${body.pagination?.total ?? '?'}`
+        : `"${body.error?.message ?? ''}"`),
   );
-  if (!probe.ok) return { name: `${name} (1 request)`, rps: 1000 / probeMs, p50: probeMs, p99: probeMs, errors: 1, created: 0 };
+  if (!probe.ok)
+    return { name: `${name} (1 request)`, rps: 1000 / probeMs, p50: probeMs, p99: probeMs, errors: 1, created: 0 };
   // Slow: fewer than about four requests per connection in the duration, were they queued on the store.
   const slow = probeMs * CASE_CONNECTIONS * 4 > DURATION_S * 1000;
   const connections = slow ? 1 : CASE_CONNECTIONS;
@@ -66,7 +78,13 @@ export async function measureList(name: string, baseUrl: string, run: ListRun, h
   const label = amount ? `${name} (1 connection, ${amount} requests)` : name;
   console.log(
     `  ${label}: ${result.requests.total} responses in ${result.duration} s` +
-      `${Object.keys(statuses).length ? `, statuses ${Object.entries(statuses).map(([c, v]) => `${c}x${v.count}`).join(' ')}` : ''}` +
+      `${
+        Object.keys(statuses).length
+          ? `, statuses ${Object.entries(statuses)
+              .map(([c, v]) => `${c}x${v.count}`)
+              .join(' ')}`
+          : ''
+      }` +
       `${refused ? ` (${refused} rate limited)` : ''}${result.errors ? `, ${result.errors} errors (${result.timeouts} timeouts)` : ''}`,
   );
   return {
@@ -94,7 +112,12 @@ interface RenameFigures {
   max: number;
 }
 
-async function renameLatency(label: string, clientsUrl: string, casesUrl: string, headers: Record<string, string>): Promise<RenameFigures> {
+async function renameLatency(
+  label: string,
+  clientsUrl: string,
+  casesUrl: string,
+  headers: Record<string, string>,
+): Promise<RenameFigures> {
   const json = { 'content-type': 'application/json', ...headers };
   const post = async (url: string, body: unknown) => {
     const res = await fetch(url, { method: 'POST', headers: json, body: JSON.stringify(body) });
@@ -107,7 +130,11 @@ async function renameLatency(label: string, clientsUrl: string, casesUrl: string
   let unseen = 0;
   for (let n = 1; n <= RENAMES; n++) {
     const name = `Renomeada ${n}`;
-    const put = await fetch(`${clientsUrl}/v1/clients/${clientId}`, { method: 'PUT', headers: json, body: JSON.stringify({ name }) });
+    const put = await fetch(`${clientsUrl}/v1/clients/${clientId}`, {
+      method: 'PUT',
+      headers: json,
+      body: JSON.stringify({ name }),
+    });
     if (put.status !== 200) throw new Error(`PUT client answered ${put.status}: ${await put.text()}`);
     await put.arrayBuffer();
     const answered = performance.now();
@@ -149,7 +176,11 @@ async function slaSweep(b: Bench, sys: System, database: string, dueNow: string[
     const db = client.db(database);
     const signals = casesSlaSignals({
       db,
-      urls: { clients: sys.serviceUrls.clients, activities: sys.serviceUrls.activities, gateway: sys.gatewayInternalUrl },
+      urls: {
+        clients: sys.serviceUrls.clients,
+        activities: sys.serviceUrls.activities,
+        gateway: sys.gatewayInternalUrl,
+      },
       internalToken: b.token,
     });
     await signals.createIndexes();
@@ -187,7 +218,11 @@ export async function casesSection(b: Bench): Promise<void> {
     b.record(`cases.${key}.p99_ms`, r.p99);
     b.record(`cases.${key}.max_ms`, r.max);
   };
-  if (!casesSeeded(sys)) recordRename('rename_before_seeding', await renameLatency('before seeding', sys.serviceUrls.clients, sys.serviceUrls.cases, renameHeaders));
+  if (!casesSeeded(sys))
+    recordRename(
+      'rename_before_seeding',
+      await renameLatency('before seeding', sys.serviceUrls.clients, sys.serviceUrls.cases, renameHeaders),
+    );
   const { team: caseTeam, headers: caseHeaders, database, dueNow } = await seededCaseTeam(b, sys);
   await describeCasesStore(b.store.url, database, [
     { label: 'no filter', filter: { team_id: caseTeam.team.id } },
@@ -197,7 +232,15 @@ export async function casesSection(b: Bench): Promise<void> {
   ]);
   await slaSweep(b, sys, database, dueNow);
   // Before the list runs: a list request the gateway gave up on keeps running in the store.
-  recordRename('rename_seeded', await renameLatency(`with ${CASES.toLocaleString('en')} cases stored`, sys.serviceUrls.clients, sys.serviceUrls.cases, renameHeaders));
+  recordRename(
+    'rename_seeded',
+    await renameLatency(
+      `with ${CASES.toLocaleString('en')} cases stored`,
+      sys.serviceUrls.clients,
+      sys.serviceUrls.cases,
+      renameHeaders,
+    ),
+  );
 
   // The team's first search reads its cases into the service's index: before the direct search run, so that it is the one timed alone.
   const searched = await measureSearch(b, 'cases', sys.gatewayUrl, caseTeam.api_key, CASES, SEARCH_TERMS);
@@ -205,7 +248,11 @@ export async function casesSection(b: Bench): Promise<void> {
   const listRuns: (ListRun & { key: string })[] = [
     { key: 'list_no_filter', label: 'no filter', path: '/v1/cases?limit=20' },
     { key: 'list_filter', label: 'filter', path: '/v1/cases?limit=20&status=ativo&priority=alta' },
-    { key: 'list_status_phase', label: 'status and phase', path: `/v1/cases?limit=20&status=ativo&phase=${FILTERED_PHASE}` },
+    {
+      key: 'list_status_phase',
+      label: 'status and phase',
+      path: `/v1/cases?limit=20&status=ativo&phase=${FILTERED_PHASE}`,
+    },
     { key: 'list_search', label: 'search', path: `/v1/cases?limit=20&search=${SEARCH}` },
   ];
   const figures: Figures[] = [...searched];
@@ -217,7 +264,9 @@ export async function casesSection(b: Bench): Promise<void> {
     if (target) b.record(target, f.p50);
   }
   // Through the gateway only without a filter: its minute limit is per team, and it gives up on an upstream after 30 s.
-  const gated = await measureList(`GET /v1/cases ${listRuns[0].label} gateway`, sys.gatewayUrl, listRuns[0], { authorization: `Bearer ${caseTeam.api_key}` });
+  const gated = await measureList(`GET /v1/cases ${listRuns[0].label} gateway`, sys.gatewayUrl, listRuns[0], {
+    authorization: `Bearer ${caseTeam.api_key}`,
+  });
   recordRun(b, `cases.${listRuns[0].key}.gateway`, gated);
   figures.push(gated);
   b.figures.push(...figures);

@@ -47,8 +47,14 @@ export interface TreeState {
 
 async function prepare(b: Bench, sys: System): Promise<TreeState> {
   const started = Date.now();
-  const issued = await createTeams(b, sys.tree, Array.from({ length: TEAMS }, (_, n) => `Bench ${n}`));
-  console.log(`  ${TEAMS} enterprise teams made with the operator CLI of ${sys.tree.root} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const issued = await createTeams(
+    b,
+    sys.tree,
+    Array.from({ length: TEAMS }, (_, n) => `Bench ${n}`),
+  );
+  console.log(
+    `  ${TEAMS} enterprise teams made with the operator CLI of ${sys.tree.root} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   const events = await createdEventCounter(b.amqpUrl, sys.tree.exchange);
   const teams: BenchTeam[] = [];
   for (const [n, t] of issued.entries()) {
@@ -102,7 +108,9 @@ export async function measure(
             ...req,
             path: method === 'GET' ? `/v1/clients/${t.clientId}` : '/v1/clients',
             headers: { 'content-type': 'application/json', ...auth },
-            ...(method === 'POST' ? { body: JSON.stringify({ type: 'PJ', name: `Bench ${i}`, segment: 'regular' }) } : {}),
+            ...(method === 'POST'
+              ? { body: JSON.stringify({ type: 'PJ', name: `Bench ${i}`, segment: 'regular' }) }
+              : {}),
           };
         },
       },
@@ -174,7 +182,9 @@ function recordRuns(b: Bench, prefix: string, figures: Figures[]): void {
 export async function clientsSection(b: Bench): Promise<void> {
   if (b.baseline) return compareTrees(b, b.baseline);
   const sys = await b.system();
-  console.log(`clients: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams, FerretDB over ${b.store.backend}`);
+  console.log(
+    `clients: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams, FerretDB over ${b.store.backend}`,
+  );
   const figures = await runOnce(b, sys, await clientsState(b, sys));
   b.figures.push(...figures);
   recordRuns(b, 'clients', figures);
@@ -209,7 +219,8 @@ async function compareTrees(b: Bench, baseline: string): Promise<void> {
     `clients, this checkout against a baseline: ${DURATION_S} s per run, ${CONNECTIONS} connections, ${TEAMS} enterprise teams per checkout, ` +
       `${ROUNDS} rounds each, alternating; FerretDB over ${b.store.backend}`,
   );
-  for (const t of trees) console.log(`  ${t.label}: ${t.root} (${describeTree(t.root)}), databases ${t.dbPrefix}*, exchange ${t.exchange}`);
+  for (const t of trees)
+    console.log(`  ${t.label}: ${t.root} (${describeTree(t.root)}), databases ${t.dbPrefix}*, exchange ${t.exchange}`);
   const states = new Map<string, TreeState>();
   const rounds = new Map<string, Figures[][]>(trees.map((t) => [t.label, []]));
   try {
@@ -237,10 +248,17 @@ async function compareTrees(b: Bench, baseline: string): Promise<void> {
   console.log('|---|---|---:|---|---:|---:|---:|');
   for (const tree of trees) {
     const runs = rounds.get(tree.label)!;
-    const rows = runs[0].map((first, k) => combine(first.name, runs.map((r) => r[k])));
+    const rows = runs[0].map((first, k) =>
+      combine(
+        first.name,
+        runs.map((r) => r[k]),
+      ),
+    );
     combined.set(tree.label, rows);
     for (const r of rows) {
-      console.log(`| ${tree.label} | ${r.name} | ${r.rps.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} |`);
+      console.log(
+        `| ${tree.label} | ${r.name} | ${r.rps.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} |`,
+      );
       b.figures.push({ ...r, name: `${r.name}, ${tree.label} (mean of ${ROUNDS} rounds)` });
     }
     recordRuns(b, `clients.${tree.label}`, rows);
@@ -248,7 +266,10 @@ async function compareTrees(b: Bench, baseline: string): Promise<void> {
   // this/baseline, through the gateway (the comparison), then direct (the services alone, for reference).
   const mine = combined.get('this')!;
   const theirs = combined.get('baseline')!;
-  for (const [path, offset] of [['through the gateway', 1], ['direct (for reference)', 0]] as const) {
+  for (const [path, offset] of [
+    ['through the gateway', 1],
+    ['direct (for reference)', 0],
+  ] as const) {
     const parts = RUNS.map(([label], k) => {
       const [x, y] = [mine[2 * k + offset], theirs[2 * k + offset]];
       const perRound = x.byRound.map((v, i) => ratio(v, y.byRound[i])).join(', ');

@@ -5,7 +5,15 @@
 // the store, so it runs last.
 import { MongoClient, type Document } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
-import { DEFAULT_DEAL_PHASES, dealDerivedFields, dealsLists, identityHeaders, newId, type DealRecord, type DealStatus } from './internals.ts';
+import {
+  DEFAULT_DEAL_PHASES,
+  dealDerivedFields,
+  dealsLists,
+  identityHeaders,
+  newId,
+  type DealRecord,
+  type DealStatus,
+} from './internals.ts';
 import { seedListed } from './list-seed.ts';
 import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
@@ -19,7 +27,7 @@ const STATUSES: DealStatus[] = ['ativo', 'ativo', 'ativo', 'ganho', 'perdido', '
 function seededDeal(teamId: string, i: number, now: number): DealRecord {
   const phase = DEFAULT_DEAL_PHASES[i % DEFAULT_DEAL_PHASES.length];
   const status = STATUSES[i % STATUSES.length];
-  const created = new Date(now - Math.floor(((i * 7919) % DEALS) / DEALS * 365 * DAY_MS) - (i % 1000) * 1000);
+  const created = new Date(now - Math.floor((((i * 7919) % DEALS) / DEALS) * 365 * DAY_MS) - (i % 1000) * 1000);
   const closedAt = new Date(Math.min(now, created.getTime() + (5 + (i % 60)) * DAY_MS));
   const valueCents = i % 9 === 0 ? null : 50_000 + ((i * 104_729) % 50_000_000);
   const base = {
@@ -31,7 +39,8 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
     phase: phase.name,
     probability: phase.probability,
     status,
-    expected_close_date: i % 4 === 0 ? null : new Date(created.getTime() + (30 + (i % 90)) * DAY_MS).toISOString().slice(0, 10),
+    expected_close_date:
+      i % 4 === 0 ? null : new Date(created.getTime() + (30 + (i % 90)) * DAY_MS).toISOString().slice(0, 10),
     client_id: null,
     responsible_id: null,
     source: SOURCES[i % SOURCES.length],
@@ -83,7 +92,9 @@ export async function dealsSection(b: Bench): Promise<void> {
   const probe = await fetch(`${sys.serviceUrls.deals}/v1/deals?limit=1`, { headers });
   if (probe.status !== 200) throw new Error(`GET /v1/deals answered ${probe.status}: ${await probe.text()}`);
   const seconds = await seedDeals(b.store.url, database, teamId);
-  console.log(`seeded ${DEALS.toLocaleString('en')} deals of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(DEALS / seconds).toFixed(0)} deals/s)`);
+  console.log(
+    `seeded ${DEALS.toLocaleString('en')} deals of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(DEALS / seconds).toFixed(0)} deals/s)`,
+  );
 
   const runs: ListRun[] = [
     { label: 'list filter+sort', path: '/v1/deals?limit=20&status=ativo&sort=-value' },
@@ -91,7 +102,8 @@ export async function dealsSection(b: Bench): Promise<void> {
   ];
   console.log(`\n${DEALS.toLocaleString('en')} deals of one team, straight to the deals service:`);
   const figures: Figures[] = [];
-  for (const r of runs) figures.push(await measureList(`GET /v1/deals ${r.label} direct`, sys.serviceUrls.deals, r, headers));
+  for (const r of runs)
+    figures.push(await measureList(`GET /v1/deals ${r.label} direct`, sys.serviceUrls.deals, r, headers));
 
   // The same queries as the repository sends them, through the raw driver.
   const client = await MongoClient.connect(b.store.url);
@@ -102,7 +114,10 @@ export async function dealsSection(b: Bench): Promise<void> {
     console.log('\nthe same queries through the raw driver:');
     figures.push(
       await measureRaw('driver find+count (list filter+sort)', () =>
-        Promise.all([deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(), deals.countDocuments(filter)]),
+        Promise.all([
+          deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(),
+          deals.countDocuments(filter),
+        ]),
       ),
     );
     figures.push(
@@ -121,7 +136,10 @@ export async function dealsSection(b: Bench): Promise<void> {
   }
   b.figures.push(...figures);
   const [list, summary, listDriver, summaryDriver] = figures;
-  for (const [key, service, driver] of [['list_filter_sort', list, listDriver], ['summary', summary, summaryDriver]] as const) {
+  for (const [key, service, driver] of [
+    ['list_filter_sort', list, listDriver],
+    ['summary', summary, summaryDriver],
+  ] as const) {
     recordRun(b, `deals.${key}.service`, service);
     recordRun(b, `deals.${key}.driver`, driver);
     b.record(`deals.${key}.p50_vs_driver`, ratioOf(service.p50, driver.p50));

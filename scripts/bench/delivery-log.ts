@@ -7,7 +7,13 @@
 // webhook's counters document is the service's own (its ping made it).
 import { MongoClient } from 'mongodb';
 import { measureList } from './cases.ts';
-import { DeliveryLogCounts, identityHeaders, logMarkers, type DeliveryRecord, type WebhookCountersRecord } from './internals.ts';
+import {
+  DeliveryLogCounts,
+  identityHeaders,
+  logMarkers,
+  type DeliveryRecord,
+  type WebhookCountersRecord,
+} from './internals.ts';
 import { recordRun, sleep, type Bench, type Figures, type System } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 import { subscribeHooks } from './webhook-support.ts';
@@ -20,7 +26,12 @@ const PAGE = 20;
 /** How long the service's counter fold may take to mark the webhook's log counted. */
 const READY_PATIENCE_MS = 60_000;
 
-async function seedDeliveries(mongoUrl: string, database: string, teamId: string, webhookId: string): Promise<{ seconds: number; countSeconds: number }> {
+async function seedDeliveries(
+  mongoUrl: string,
+  database: string,
+  teamId: string,
+  webhookId: string,
+): Promise<{ seconds: number; countSeconds: number }> {
   const client = await MongoClient.connect(mongoUrl);
   try {
     const db = client.db(database);
@@ -40,7 +51,12 @@ async function seedDeliveries(mongoUrl: string, database: string, teamId: string
           webhook_id: webhookId,
           event_id: `evt_bench${String(i).padStart(9, '0')}`,
           event_type: 'client.created',
-          body: JSON.stringify({ id: `evt_bench${i}`, type: 'client.created', created_at: at.toISOString(), data: { object: { id: `cli_bench${i}`, name: `Cliente ${i}` } } }),
+          body: JSON.stringify({
+            id: `evt_bench${i}`,
+            type: 'client.created',
+            created_at: at.toISOString(),
+            data: { object: { id: `cli_bench${i}`, name: `Cliente ${i}` } },
+          }),
           status: 'succeeded' as const,
           attempts_count: 1,
           last_attempt_at: at,
@@ -60,7 +76,10 @@ async function seedDeliveries(mongoUrl: string, database: string, teamId: string
     // The counter fold marks the webhook's log counted once it finds no delivery without the markers (its backfill).
     const counters = db.collection<WebhookCountersRecord>('webhook_counters');
     for (const since = Date.now(); !(await counters.findOne({ _id: webhookId, log_ready: true })); await sleep(200)) {
-      if (Date.now() - since > READY_PATIENCE_MS) throw new Error(`the webhooks service did not count the log of ${webhookId} within ${READY_PATIENCE_MS / 1000} s`);
+      if (Date.now() - since > READY_PATIENCE_MS)
+        throw new Error(
+          `the webhooks service did not count the log of ${webhookId} within ${READY_PATIENCE_MS / 1000} s`,
+        );
     }
     return { seconds, countSeconds: (Date.now() - counting) / 1000 };
   } finally {
@@ -70,7 +89,12 @@ async function seedDeliveries(mongoUrl: string, database: string, teamId: string
 
 export async function deliveryLogScenario(b: Bench, sys: System, receiverUrl: string): Promise<void> {
   const [team] = await createTeams(b, sys.tree, ['Bench delivery log']);
-  const [webhookId] = await subscribeHooks(sys.gatewayUrl, team.api_key, [`${receiverUrl}/delivery-log`], ['client.deactivated']);
+  const [webhookId] = await subscribeHooks(
+    sys.gatewayUrl,
+    team.api_key,
+    [`${receiverUrl}/delivery-log`],
+    ['client.deactivated'],
+  );
   const seeded = await seedDeliveries(b.store.url, `${sys.tree.dbPrefix}webhooks`, team.team.id, webhookId);
   console.log(
     `\nseeded ${DELIVERIES.toLocaleString('en')} deliveries of one webhook (one every ${SPACING_MS} ms back from now) in ${seeded.seconds.toFixed(1)} s, ` +
@@ -80,8 +104,18 @@ export async function deliveryLogScenario(b: Bench, sys: System, receiverUrl: st
   const path = `/v1/webhooks/${webhookId}/deliveries`;
   const middle = Math.floor(DELIVERIES / PAGE / 2);
   const figures: Figures[] = [
-    await measureList('GET /v1/webhooks/{id}/deliveries default page', sys.serviceUrls.webhooks, { label: 'default page', path: `${path}?limit=${PAGE}` }, headers),
-    await measureList(`GET /v1/webhooks/{id}/deliveries page ${middle}`, sys.serviceUrls.webhooks, { label: 'middle page', path: `${path}?limit=${PAGE}&page=${middle}` }, headers),
+    await measureList(
+      'GET /v1/webhooks/{id}/deliveries default page',
+      sys.serviceUrls.webhooks,
+      { label: 'default page', path: `${path}?limit=${PAGE}` },
+      headers,
+    ),
+    await measureList(
+      `GET /v1/webhooks/{id}/deliveries page ${middle}`,
+      sys.serviceUrls.webhooks,
+      { label: 'middle page', path: `${path}?limit=${PAGE}&page=${middle}` },
+      headers,
+    ),
   ];
   b.figures.push(...figures);
   const [first, deep] = figures;

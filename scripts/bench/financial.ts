@@ -26,7 +26,11 @@ import { quantile, ratioOf, type Bench } from './support.ts';
 const RECORDS = Number(process.env.BENCH_FINANCIAL ?? 100_000);
 const RUNS = Number(process.env.BENCH_FINANCIAL_RUNS ?? 10);
 const TYPES = ['revenue', 'expense', 'cost'] as const;
-const CATEGORIES = { revenue: ['honorarios', 'sucumbencia', 'consultoria', 'exito'], expense: ['aluguel', 'pessoal', 'marketing', 'tecnologia'], cost: ['custas', 'pericia', 'diligencias', 'cartorio'] };
+const CATEGORIES = {
+  revenue: ['honorarios', 'sucumbencia', 'consultoria', 'exito'],
+  expense: ['aluguel', 'pessoal', 'marketing', 'tecnologia'],
+  cost: ['custas', 'pericia', 'diligencias', 'cartorio'],
+};
 const DAY_MS = 86_400_000;
 
 function seeded(teamId: string, i: number, clients: string[]): FinancialRecord {
@@ -35,10 +39,28 @@ function seeded(teamId: string, i: number, clients: string[]): FinancialRecord {
   const status = i % 10 < 7 ? 'paid' : i % 10 < 9 ? 'pending' : 'cancelled';
   const now = new Date();
   const base = {
-    _id: newId('fin'), team_id: teamId, type, category: CATEGORIES[type][i % 4], description: `Lançamento ${i}`,
-    amount_cents: 1 + ((i * 7919) % 500_000), currency: i % 20 === 0 ? 'USD' : 'BRL', date, due_date: null, paid_date: status === 'paid' ? date : null,
-    status, case_id: null, client_id: type === 'revenue' ? clients[i % clients.length] : null, payment_method: null, invoice_number: null, notes: null,
-    metadata: {}, cancelled_at: status === 'cancelled' ? now : null, created_at: now, updated_at: now, version: 1, overdue_at: null,
+    _id: newId('fin'),
+    team_id: teamId,
+    type,
+    category: CATEGORIES[type][i % 4],
+    description: `Lançamento ${i}`,
+    amount_cents: 1 + ((i * 7919) % 500_000),
+    currency: i % 20 === 0 ? 'USD' : 'BRL',
+    date,
+    due_date: null,
+    paid_date: status === 'paid' ? date : null,
+    status,
+    case_id: null,
+    client_id: type === 'revenue' ? clients[i % clients.length] : null,
+    payment_method: null,
+    invoice_number: null,
+    notes: null,
+    metadata: {},
+    cancelled_at: status === 'cancelled' ? now : null,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+    overdue_at: null,
   } as const;
   return { ...base, ...financialDerivedFields(base) };
 }
@@ -56,7 +78,11 @@ async function timed(fn: () => Promise<unknown>): Promise<{ p50: number; p99: nu
 
 export async function financialSection(b: Bench): Promise<void> {
   const dbName = `bench_financial_${Date.now()}`;
-  const store = await openStore({ url: b.store.url, dbName, entities: [FinancialEntity, ClientViewEntity, CaseViewEntity] });
+  const store = await openStore({
+    url: b.store.url,
+    dbName,
+    entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
+  });
   const raw = await MongoClient.connect(b.store.url);
   try {
     const teamId = newId('team');
@@ -64,17 +90,27 @@ export async function financialSection(b: Bench): Promise<void> {
     const col = raw.db(dbName).collection<FinancialRecord>('financial_records');
     const seedStart = Date.now();
     for (let from = 0; from < RECORDS; from += 1000) {
-      await col.insertMany(Array.from({ length: Math.min(1000, RECORDS - from) }, (_, k) => seeded(teamId, from + k, clients)), { ordered: false });
+      await col.insertMany(
+        Array.from({ length: Math.min(1000, RECORDS - from) }, (_, k) => seeded(teamId, from + k, clients)),
+        { ordered: false },
+      );
     }
-    console.log(`seeded ${RECORDS} records of one team across 2026 in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
+    console.log(
+      `seeded ${RECORDS} records of one team across 2026 in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`,
+    );
     const financial = new Financial({
       records: new FinancialRepository(store.db, { kick: () => {} }),
-      clientLinks: new ClientLinks({ facts: async () => null }, new ViewsRepository<ClientView>(store.db, 'client_views')),
+      clientLinks: new ClientLinks(
+        { facts: async () => null },
+        new ViewsRepository<ClientView>(store.db, 'client_views'),
+      ),
       caseLinks: new CaseLinks({ facts: async () => null }, new ViewsRepository<CaseView>(store.db, CASE_VIEWS)),
     });
     const who = { teamId, userId: newId('user'), settings: defaultTeamSettings() };
     for (const groupBy of ['month', 'week', 'day'] as const) {
-      const service = await timed(() => financial.summary(who, { from: '2026-01-01', to: '2026-12-31', group_by: groupBy }));
+      const service = await timed(() =>
+        financial.summary(who, { from: '2026-01-01', to: '2026-12-31', group_by: groupBy }),
+      );
       const keys = `sum_${groupBy}`;
       const driver = await timed(() =>
         col
@@ -95,7 +131,10 @@ export async function financialSection(b: Bench): Promise<void> {
       b.record(`financial.summary_${groupBy}.p50_vs_driver`, ratioOf(service.p50, driver.p50));
     }
   } finally {
-    await raw.db(dbName).dropDatabase().catch(() => {});
+    await raw
+      .db(dbName)
+      .dropDatabase()
+      .catch(() => {});
     await raw.close();
     await store.close();
   }

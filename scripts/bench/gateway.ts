@@ -40,12 +40,21 @@ const RUNS = [
 
 function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promise<ChildServer> {
   const identities = join(b.dir, 'bare-proxy-identities.json');
-  writeFileSync(identities, JSON.stringify(Object.fromEntries(teams.map((t) => [t.key, identityHeaders(t.identity, b.token)]))), { mode: 0o600 });
+  writeFileSync(
+    identities,
+    JSON.stringify(Object.fromEntries(teams.map((t) => [t.key, identityHeaders(t.identity, b.token)]))),
+    { mode: 0o600 },
+  );
   // With the gateway's runtime settings: 4 MB semi-spaces alone cost about 60 µs of scavenges per proxied GET.
   return startChildServer(b, 'bare-proxy.ts', {
     nodeFlags: NODE_FLAGS,
     // The launcher's order: the malloc settings under the environment's own (scripts/start.ts).
-    env: { ...MALLOC_ENV, ...process.env, BARE_PROXY_UPSTREAM: sys.serviceUrls.clients, BARE_PROXY_IDENTITIES: identities },
+    env: {
+      ...MALLOC_ENV,
+      ...process.env,
+      BARE_PROXY_UPSTREAM: sys.serviceUrls.clients,
+      BARE_PROXY_IDENTITIES: identities,
+    },
   });
 }
 
@@ -61,7 +70,14 @@ const avg = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
 /** The mean of the rounds (latencies: the mean of each round's percentile). */
 function mean(name: string, rounds: Figures[]): Figures {
   const avg = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
-  return { name, rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), errors: rounds.reduce((s, r) => s + r.errors, 0), created: 0 };
+  return {
+    name,
+    rps: avg((r) => r.rps),
+    p50: avg((r) => r.p50),
+    p99: avg((r) => r.p99),
+    errors: rounds.reduce((s, r) => s + r.errors, 0),
+    created: 0,
+  };
 }
 
 const WARM_S = 3;
@@ -86,7 +102,10 @@ async function openApiYaml(b: Bench, sys: System): Promise<Figures> {
   const f = await measureRaw('GET /v1/openapi.yaml, warm, one at a time', get('identity'));
   b.record('gateway.openapi_yaml.p50_ms', f.p50);
   b.record('gateway.openapi_yaml.p99_ms', f.p99);
-  const gz = await measureRaw('GET /v1/openapi.yaml, warm, one at a time, gzip (fetch decompressing)', get('gzip, deflate'));
+  const gz = await measureRaw(
+    'GET /v1/openapi.yaml, warm, one at a time, gzip (fetch decompressing)',
+    get('gzip, deflate'),
+  );
   b.record('gateway.openapi_yaml_gzip.p50_ms', gz.p50);
   b.record('gateway.openapi_yaml_gzip.p99_ms', gz.p99);
   return f;
@@ -113,7 +132,10 @@ export async function gatewaySection(b: Bench): Promise<void> {
         await consumersSettled(b.vhost, sys.tree.exchange);
         st.created += (await measure(`${label} warm-up`, url, method, st.teams, true, b.token)).created;
       }
-      const ways = [['gateway', sys.gatewayUrl], ['bare', bare.url]] as const;
+      const ways = [
+        ['gateway', sys.gatewayUrl],
+        ['bare', bare.url],
+      ] as const;
       for (let round = 1; round <= ROUNDS; round++) {
         // Alternating which goes first, so that neither always follows the other's load.
         for (const [way, url] of round % 2 === 1 ? ways : [...ways].reverse()) {
@@ -121,7 +143,14 @@ export async function gatewaySection(b: Bench): Promise<void> {
           await st.events.drained(st.created);
           await consumersSettled(b.vhost, sys.tree.exchange);
           const cpuBefore = cpuMs(pids[way]);
-          const f = await measure(`${label} ${way === 'gateway' ? 'gateway' : 'bare proxy'}`, url, method, st.teams, true, b.token);
+          const f = await measure(
+            `${label} ${way === 'gateway' ? 'gateway' : 'bare proxy'}`,
+            url,
+            method,
+            st.teams,
+            true,
+            b.token,
+          );
           const cpuUs = ((cpuMs(pids[way]) - cpuBefore) * 1000) / Math.max(f.responses ?? 0, 1);
           st.created += f.created;
           through[way].push(f);
@@ -132,7 +161,10 @@ export async function gatewaySection(b: Bench): Promise<void> {
           );
         }
       }
-      const [gated, floor] = [mean(`${label} gateway (mean of ${ROUNDS})`, through.gateway), mean(`${label} bare proxy (mean of ${ROUNDS})`, through.bare)];
+      const [gated, floor] = [
+        mean(`${label} gateway (mean of ${ROUNDS})`, through.gateway),
+        mean(`${label} bare proxy (mean of ${ROUNDS})`, through.bare),
+      ];
       rows.push(gated, floor);
       const cpu = { gateway: avg(cpuPerResponse.gateway), bare: avg(cpuPerResponse.bare) };
       console.log(

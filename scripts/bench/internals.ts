@@ -5,7 +5,13 @@
 // The local document store: a private FerretDB per run, and its PostgreSQL database dropped after.
 export { dropPostgresDatabase, startFerretdb, type RunningStore } from '../local-store.ts';
 // The identity headers of a request straight to a service (the gateway's internal credential).
-export { DEFAULT_CASE_PHASES, HEADER, defaultTeamSettings, identityHeaders, type Identity } from '../../shared/src/identity.ts';
+export {
+  DEFAULT_CASE_PHASES,
+  HEADER,
+  defaultTeamSettings,
+  identityHeaders,
+  type Identity,
+} from '../../shared/src/identity.ts';
 export { newId } from '../../shared/src/ids.ts';
 // The services of a system, for the CPU of its processes (writes.ts).
 export { SERVICE_NAMES, type ServiceName } from '../../shared/src/service/names.ts';
@@ -26,7 +32,12 @@ export type { ListBuckets } from '../../shared/src/store/list-buckets.ts';
 export type { CasePriority, CaseRecord, CaseStatus } from '../../services/cases/src/data/case-entity.ts';
 export { derivedFields } from '../../services/cases/src/domain/case-shape.ts';
 // HTTPS webhook receivers and the throwaway CA they are trusted through (webhooks.ts, main.ts).
-export { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReceiverHandler } from '@lpm/test-kit/https-receiver';
+export {
+  startHttpsReceiver,
+  type HttpsReceiver,
+  type ReceivedRequest,
+  type ReceiverHandler,
+} from '@lpm/test-kit/https-receiver';
 export { createTestTls } from '@lpm/test-kit/test-ca';
 // Deals stored straight into the deals service's collection as it stores them (deals.ts).
 export type { DealRecord, DealStatus } from '../../services/deals/src/data/deal-entity.ts';
@@ -86,7 +97,11 @@ export const financialLists = (db: Db): ListBuckets => new FinancialRepository(d
  * in the bench's process (its scheduler is never started). Events it emits go into the
  * records' outbox; the service's relay publishes them at its next scan.
  */
-export function casesSlaSignals(opts: { db: Db; urls: { clients: string; activities: string; gateway: string }; internalToken: string }): TimeSignals {
+export function casesSlaSignals(opts: {
+  db: Db;
+  urls: { clients: string; activities: string; gateway: string };
+  internalToken: string;
+}): TimeSignals {
   const { db, urls, internalToken } = opts;
   const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: urls[name], internalToken });
   const relay = { kick: () => {} };
@@ -96,14 +111,26 @@ export function casesSlaSignals(opts: { db: Db; urls: { clients: string; activit
     users: new UserDirectory({ gatewayUrl: urls.gateway, internalToken }),
     activities: new ActivitiesService(service('activities')),
   });
-  return new TimeSignals({ db, intervalMs: 60_000, signals: slaSignals(cases), relay, logger: pino({ level: 'silent' }), name: 'bench-cases' });
+  return new TimeSignals({
+    db,
+    intervalMs: 60_000,
+    signals: slaSignals(cases),
+    relay,
+    logger: pino({ level: 'silent' }),
+    name: 'bench-cases',
+  });
 }
 // Deliveries stored straight into the webhooks service's collection with the delivery log's markers, and their hours counted (delivery-log.ts).
 export { DeliveryLogCounts, logMarkers } from '../../services/webhooks/src/data/delivery-log-counts.ts';
 export type { DeliveryRecord, WebhookCountersRecord } from '../../services/webhooks/src/data/webhook-entity.ts';
 // The DJEN poll of the publications service in process, against its stand-in of the Comunica API (publications.ts).
 export { ServiceClient } from '../../shared/src/upstream/service-client.ts';
-export { CaseNumberEntity, PollStateEntity, PublicationEntity, PublicationTeamEntity } from '../../services/publications/src/data/publication-entity.ts';
+export {
+  CaseNumberEntity,
+  PollStateEntity,
+  PublicationEntity,
+  PublicationTeamEntity,
+} from '../../services/publications/src/data/publication-entity.ts';
 export { PublicationsRepository } from '../../services/publications/src/data/publications-repository.ts';
 export { CaseNumbersRepository } from '../../services/publications/src/data/case-numbers-repository.ts';
 export { PollRepository } from '../../services/publications/src/data/poll-repository.ts';

@@ -28,8 +28,9 @@ export async function seedListed<R extends Document & { team_id: string }>(
   make: (i: number) => R,
   each: (record: R) => void = () => {},
 ): Promise<Seeded> {
-  for (const since = Date.now(); !(await lists.ready()); ) {
-    if (Date.now() - since > BACKFILL_PATIENCE_MS) throw new Error(`the service did not mark its ${collection} list ready within ${BACKFILL_PATIENCE_MS / 1000} s`);
+  for (const since = Date.now(); !(await lists.ready());) {
+    if (Date.now() - since > BACKFILL_PATIENCE_MS)
+      throw new Error(`the service did not mark its ${collection} list ready within ${BACKFILL_PATIENCE_MS / 1000} s`);
     await new Promise((r) => setTimeout(r, 200));
   }
   const col = db.collection(collection);
@@ -37,7 +38,10 @@ export async function seedListed<R extends Document & { team_id: string }>(
   const started = Date.now();
   for (let from = 0; from < n; from += 1000) {
     const batch = Array.from({ length: Math.min(1000, n - from) }, (_, k) => make(from + k));
-    await col.insertMany(batch.map((r) => ({ ...r, ...lists.markerOf(r) })), { ordered: false });
+    await col.insertMany(
+      batch.map((r) => ({ ...r, ...lists.markerOf(r) })),
+      { ordered: false },
+    );
     for (const r of batch) {
       each(r);
       const day = lists.bucketDay(r);

@@ -7,7 +7,16 @@
 // store, so it runs near the end.
 import { MongoClient } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
-import { clientDerivedFields, clientsLists, financialDerivedFields, financialLists, identityHeaders, newId, type ClientRecord, type FinancialRecord } from './internals.ts';
+import {
+  clientDerivedFields,
+  clientsLists,
+  financialDerivedFields,
+  financialLists,
+  identityHeaders,
+  newId,
+  type ClientRecord,
+  type FinancialRecord,
+} from './internals.ts';
 import { seedListed } from './list-seed.ts';
 import { measureSearch, type SearchTerms } from './search.ts';
 import { recordRun, type Bench, type Figures, type System } from './support.ts';
@@ -20,7 +29,9 @@ const CATEGORIES = ['honorarios', 'custas', 'aluguel', 'pericia'];
 
 /** Client number i of a team, built the way Clients.create stores it (its cases counted: the list asks nothing of the cases service). */
 function seededClient(teamId: string, i: number, now: number): ClientRecord {
-  const created = new Date(now - Math.floor((((i * 7919) % LIST_RECORDS) / LIST_RECORDS) * 365 * DAY_MS) - (i % 1000) * 1000);
+  const created = new Date(
+    now - Math.floor((((i * 7919) % LIST_RECORDS) / LIST_RECORDS) * 365 * DAY_MS) - (i % 1000) * 1000,
+  );
   const type: ClientRecord['type'] = i % 4 === 0 ? 'PJ' : 'PF';
   const base = {
     _id: newId('cli'),
@@ -66,10 +77,28 @@ function seededRecord(teamId: string, i: number, now: number): FinancialRecord {
   const status = i % 10 < 7 ? 'paid' : i % 10 < 9 ? 'pending' : 'cancelled';
   const created = new Date(now - (i % 1000) * 1000);
   const base = {
-    _id: newId('fin'), team_id: teamId, type, category: CATEGORIES[i % CATEGORIES.length], description: `Lançamento ${i}`,
-    amount_cents: 1 + ((i * 7919) % 500_000), currency: 'BRL', date, due_date: null, paid_date: status === 'paid' ? date : null,
-    status, case_id: null, client_id: null, payment_method: null, invoice_number: null, notes: null,
-    metadata: {}, cancelled_at: status === 'cancelled' ? created : null, created_at: created, updated_at: created, version: 1, overdue_at: null,
+    _id: newId('fin'),
+    team_id: teamId,
+    type,
+    category: CATEGORIES[i % CATEGORIES.length],
+    description: `Lançamento ${i}`,
+    amount_cents: 1 + ((i * 7919) % 500_000),
+    currency: 'BRL',
+    date,
+    due_date: null,
+    paid_date: status === 'paid' ? date : null,
+    status,
+    case_id: null,
+    client_id: null,
+    payment_method: null,
+    invoice_number: null,
+    notes: null,
+    metadata: {},
+    cancelled_at: status === 'cancelled' ? created : null,
+    created_at: created,
+    updated_at: created,
+    version: 1,
+    overdue_at: null,
   } as const;
   return { ...base, ...financialDerivedFields(base) };
 }
@@ -126,7 +155,8 @@ export async function listsSection(b: Bench): Promise<void> {
       const headers = identityHeaders(identityOf(team), b.token);
       // The service is up once it answers: its indexes and its backfill's cursor exist before the seed.
       const probe = await fetch(`${s.url(sys)}${s.runs[0].path}`, { headers });
-      if (probe.status !== 200) throw new Error(`GET ${s.runs[0].path} answered ${probe.status}: ${await probe.text()}`);
+      if (probe.status !== 200)
+        throw new Error(`GET ${s.runs[0].path} answered ${probe.status}: ${await probe.text()}`);
       const db = client.db(`${sys.tree.dbPrefix}${s.database}`);
       const now = Date.now();
       const seeded = await seedListed(db, s.collection, s.lists(db), LIST_RECORDS, (i) => s.make(team.team.id, i, now));
@@ -134,14 +164,20 @@ export async function listsSection(b: Bench): Promise<void> {
         `seeded ${LIST_RECORDS.toLocaleString('en')} ${s.collection} of one team with insertMany (batches of 1,000) in ${seeded.seconds.toFixed(1)} s, ` +
           `counted their ${seeded.days} days (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
       );
-      console.log(`\nGET ${s.runs[0].path.split('?')[0]}, ${LIST_RECORDS.toLocaleString('en')} records of one team, 20 per page:`);
-      for (const [run, key] of [[s.runs[0], 'list_100k'], [s.runs[1], 'list_100k_filtered']] as const) {
+      console.log(
+        `\nGET ${s.runs[0].path.split('?')[0]}, ${LIST_RECORDS.toLocaleString('en')} records of one team, 20 per page:`,
+      );
+      for (const [run, key] of [
+        [s.runs[0], 'list_100k'],
+        [s.runs[1], 'list_100k_filtered'],
+      ] as const) {
         const f = await measureList(`GET ${run.path.split('?')[0]} ${run.label} direct`, s.url(sys), run, headers);
         recordRun(b, `${s.service}.${key}.direct`, f);
         b.record(`${s.service}.${key}.p50_ms`, f.p50);
         figures.push(f);
       }
-      if (s.search) figures.push(...(await measureSearch(b, 'clients', sys.gatewayUrl, team.api_key, LIST_RECORDS, s.search)));
+      if (s.search)
+        figures.push(...(await measureSearch(b, 'clients', sys.gatewayUrl, team.api_key, LIST_RECORDS, s.search)));
     }
   } finally {
     await client.close();

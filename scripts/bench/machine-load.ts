@@ -67,7 +67,7 @@ function kindOf(pid: number, ours: Set<number>): string {
 /** This process and every process below it. */
 function descendants(all: { pid: number; ppid: number }[]): Set<number> {
   const ours = new Set([process.pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const { pid, ppid } of all) if (!ours.has(pid) && ours.has(ppid)) grew = ours.add(pid).size > 0;
   }
@@ -110,7 +110,10 @@ export function loadBetween(from: Snapshot, to: Snapshot): MachineLoad {
 
 /** CPU ms each kind of process used between two snapshots, the busiest first. */
 export function cpuMsBetween(from: Snapshot, to: Snapshot): [string, number][] {
-  return [...to.byKind].map(([kind, ms]): [string, number] => [kind, ms - (from.byKind.get(kind) ?? 0)]).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+  return [...to.byKind]
+    .map(([kind, ms]): [string, number] => [kind, ms - (from.byKind.get(kind) ?? 0)])
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1]);
 }
 
 export const describeLoad = (l: MachineLoad): string =>

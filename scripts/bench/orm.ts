@@ -38,7 +38,16 @@ function clientDocument(teamId: string, n: number): ClientDocument {
     whatsapp: null,
     segment: 'regular',
     status: 'active',
-    address: { street: 'Rua Augusta', number: String(n % 2000), complement: null, neighborhood: 'Consolação', city: 'São Paulo', state: 'SP', zip_code: '01305-000', country: 'BR' },
+    address: {
+      street: 'Rua Augusta',
+      number: String(n % 2000),
+      complement: null,
+      neighborhood: 'Consolação',
+      city: 'São Paulo',
+      state: 'SP',
+      zip_code: '01305-000',
+      country: 'BR',
+    },
     notes: null,
     tags: ['bench'],
     metadata: { source: 'bench' },
@@ -97,7 +106,9 @@ async function compare<A>(label: string, ways: Way<A>[]): Promise<Result[]> {
     for (const [k, way] of order) {
       const s = await drive(way, CONCURRENCY, DURATION_S);
       samples[k].push(s);
-      console.log(`  ${label}, round ${round + 1}, ${way.name}: ${(s.ops / s.seconds).toFixed(0)} ops/s${s.errors ? `, ${s.errors} errors` : ''}`);
+      console.log(
+        `  ${label}, round ${round + 1}, ${way.name}: ${(s.ops / s.seconds).toFixed(0)} ops/s${s.errors ? `, ${s.errors} errors` : ''}`,
+      );
     }
   }
   return ways.map((way, k) => {
@@ -118,7 +129,13 @@ async function compare<A>(label: string, ways: Way<A>[]): Promise<Result[]> {
 
 export async function ormSection(b: Bench): Promise<void> {
   // As the services open it (shared/src/store/orm.ts), on a database of its own.
-  const orm = await MikroORM.init({ clientUrl: b.store.url, dbName: DATABASE, entities: [ClientEntity], allowGlobalContext: false, debug: false });
+  const orm = await MikroORM.init({
+    clientUrl: b.store.url,
+    dbName: DATABASE,
+    entities: [ClientEntity],
+    allowGlobalContext: false,
+    debug: false,
+  });
   try {
     await orm.schema.ensureIndexes();
     const declared = declaredProperties(orm);
@@ -136,15 +153,36 @@ export async function ormSection(b: Bench): Promise<void> {
       return { _id: d._id, team_id: d.team_id };
     };
     const gets = await compare('GET by id', [
-      { name: 'driver: collection.findOne', key: 'driver', input: key, run: async (k) => (await clients.findOne(k)) !== null },
-      { name: 'ORM: em.fork().findOne', key: 'em_find_one', input: key, run: async (k) => (await orm.em.fork().findOne(ClientEntity, k)) !== null },
+      {
+        name: 'driver: collection.findOne',
+        key: 'driver',
+        input: key,
+        run: async (k) => (await clients.findOne(k)) !== null,
+      },
+      {
+        name: 'ORM: em.fork().findOne',
+        key: 'em_find_one',
+        input: key,
+        run: async (k) => (await orm.em.fork().findOne(ClientEntity, k)) !== null,
+      },
     ]);
     const fresh = (i: number) => clientDocument(teams[i % TEAMS], DOCUMENTS + i);
     const inserts = await compare('insert one', [
-      { name: 'driver: collection.insertOne', key: 'driver', input: fresh, run: async (d) => (await clients.insertOne(d)).acknowledged },
-      { name: 'ORM: em.fork().insert', key: 'em_insert', input: fresh, run: async (d) => (await orm.em.fork().insert(ClientEntity, d)) === d._id },
       {
-        name: 'ORM: em.create + em.flush', key: 'em_create_flush',
+        name: 'driver: collection.insertOne',
+        key: 'driver',
+        input: fresh,
+        run: async (d) => (await clients.insertOne(d)).acknowledged,
+      },
+      {
+        name: 'ORM: em.fork().insert',
+        key: 'em_insert',
+        input: fresh,
+        run: async (d) => (await orm.em.fork().insert(ClientEntity, d)) === d._id,
+      },
+      {
+        name: 'ORM: em.create + em.flush',
+        key: 'em_create_flush',
         input: fresh,
         run: async (d) => {
           const em = orm.em.fork();
@@ -176,7 +214,9 @@ function declaredProperties(orm: MikroORM): number {
   const missing = declared.filter((p) => !built.includes(p));
   const undeclared = built.filter((p) => !declared.includes(p));
   if (missing.length || undeclared.length) {
-    throw new Error(`the bench's client document does not match ClientEntity: missing ${missing.join(', ') || '-'}; not declared ${undeclared.join(', ') || '-'}`);
+    throw new Error(
+      `the bench's client document does not match ClientEntity: missing ${missing.join(', ') || '-'}; not declared ${undeclared.join(', ') || '-'}`,
+    );
   }
   return declared.length;
 }
@@ -184,7 +224,9 @@ function declaredProperties(orm: MikroORM): number {
 async function seedClients(clients: Collection<ClientDocument>, teams: string[]): Promise<ClientDocument[]> {
   const seeded: ClientDocument[] = [];
   for (let from = 0; from < DOCUMENTS; from += 500) {
-    const batch = Array.from({ length: Math.min(500, DOCUMENTS - from) }, (_, k) => clientDocument(teams[(from + k) % TEAMS], from + k));
+    const batch = Array.from({ length: Math.min(500, DOCUMENTS - from) }, (_, k) =>
+      clientDocument(teams[(from + k) % TEAMS], from + k),
+    );
     await clients.insertMany(batch);
     seeded.push(...batch);
   }
@@ -192,23 +234,37 @@ async function seedClients(clients: Collection<ClientDocument>, teams: string[])
 }
 
 function printComparison(gets: Result[], inserts: Result[]): void {
-  console.log(`\n| operation (MikroORM ${Utils.getORMVersion()}, ${CONCURRENCY} at once) | way | ops/s | by round | p50 ms | p99 ms | errors |`);
+  console.log(
+    `\n| operation (MikroORM ${Utils.getORMVersion()}, ${CONCURRENCY} at once) | way | ops/s | by round | p50 ms | p99 ms | errors |`,
+  );
   console.log('|---|---|---:|---|---:|---:|---:|');
-  for (const [op, rows] of [['GET by id', gets], ['insert one client', inserts]] as const) {
+  for (const [op, rows] of [
+    ['GET by id', gets],
+    ['insert one client', inserts],
+  ] as const) {
     for (const r of rows) {
-      console.log(`| ${op} | ${r.name} | ${r.opsPerSecond.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} |`);
+      console.log(
+        `| ${op} | ${r.name} | ${r.opsPerSecond.toFixed(0)} | ${r.byRound.map((x) => x.toFixed(0)).join(', ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.errors} |`,
+      );
     }
   }
-  for (const [op, [driver, ...ormWays]] of [['GET by id', gets], ['insert one', inserts]] as const) {
+  for (const [op, [driver, ...ormWays]] of [
+    ['GET by id', gets],
+    ['insert one', inserts],
+  ] as const) {
     const parts = ormWays.map(
-      (r) => `${r.name.replace('ORM: ', '')} throughput ${(r.opsPerSecond / driver.opsPerSecond).toFixed(2)}, p50 ${(r.p50 / driver.p50).toFixed(2)}x, p99 ${(r.p99 / driver.p99).toFixed(2)}x`,
+      (r) =>
+        `${r.name.replace('ORM: ', '')} throughput ${(r.opsPerSecond / driver.opsPerSecond).toFixed(2)}, p50 ${(r.p50 / driver.p50).toFixed(2)}x, p99 ${(r.p99 / driver.p99).toFixed(2)}x`,
     );
     console.log(`ORM/driver, ${op}: ${parts.join('; ')}`);
   }
 }
 
 function recordComparison(b: Bench, gets: Result[], inserts: Result[]): void {
-  for (const [op, [driver, ...ormWays]] of [['get_by_id', gets], ['insert', inserts]] as const) {
+  for (const [op, [driver, ...ormWays]] of [
+    ['get_by_id', gets],
+    ['insert', inserts],
+  ] as const) {
     for (const r of [driver, ...ormWays]) {
       b.record(`orm.${op}.${r.key}_ops_per_s`, r.opsPerSecond);
       b.record(`orm.${op}.${r.key}_p50_ms`, r.p50);

@@ -6,8 +6,22 @@
 // the run's store, as the service runs it; the time is the poll's, seeding excluded.
 import { MongoClient } from 'mongodb';
 import {
-  CaseNumberEntity, CaseNumbersRepository, DjenClient, DjenStandIn, PollRepository, PollStateEntity, Poller, PublicationActivities, PublicationEntity,
-  PublicationTeamEntity, Publications, PublicationsRepository, ServiceClient, defaultTeamSettings, newId, openStore,
+  CaseNumberEntity,
+  CaseNumbersRepository,
+  DjenClient,
+  DjenStandIn,
+  PollRepository,
+  PollStateEntity,
+  Poller,
+  PublicationActivities,
+  PublicationEntity,
+  PublicationTeamEntity,
+  Publications,
+  PublicationsRepository,
+  ServiceClient,
+  defaultTeamSettings,
+  newId,
+  openStore,
 } from './internals.ts';
 import type { Bench } from './support.ts';
 
@@ -20,36 +34,90 @@ export async function publicationsSection(b: Bench): Promise<void> {
   const system = await b.system();
   const djen = new DjenStandIn();
   await djen.start();
-  const store = await openStore({ url: b.store.url, dbName: DATABASE, entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity] });
+  const store = await openStore({
+    url: b.store.url,
+    dbName: DATABASE,
+    entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity],
+  });
   const raw = await MongoClient.connect(b.store.url);
   try {
     const teamId = newId('team');
     const asOf = new Date();
     for (let from = 0; from < CASES; from += 1000) {
-      const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => ({ _id: newId('case'), team_id: teamId, digits: cnj(from + k).replace(/\D/g, ''), as_of: asOf }));
-      await raw.db(DATABASE).collection<{ _id: string }>('publication_case_numbers').insertMany(batch, { ordered: false });
+      const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => ({
+        _id: newId('case'),
+        team_id: teamId,
+        digits: cnj(from + k).replace(/\D/g, ''),
+        as_of: asOf,
+      }));
+      await raw
+        .db(DATABASE)
+        .collection<{ _id: string }>('publication_case_numbers')
+        .insertMany(batch, { ordered: false });
     }
     const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     // Every other one names a case of the team; the rest match none.
-    djen.add(...Array.from({ length: PUBLICATIONS }, (_, i) => ({ id: 1_000_000 + i, day, lawyers: [{ number: '123456', uf: 'SP' }], number: cnj(i % 2 ? CASES + i : i * 97), masked: i % 3 > 0 })));
-    const who = { teamId, userId: newId('user'), scopes: ['read', 'write'] as ('read' | 'write')[], settings: defaultTeamSettings() };
+    djen.add(
+      ...Array.from({ length: PUBLICATIONS }, (_, i) => ({
+        id: 1_000_000 + i,
+        day,
+        lawyers: [{ number: '123456', uf: 'SP' }],
+        number: cnj(i % 2 ? CASES + i : i * 97),
+        masked: i % 3 > 0,
+      })),
+    );
+    const who = {
+      teamId,
+      userId: newId('user'),
+      scopes: ['read', 'write'] as ('read' | 'write')[],
+      settings: defaultTeamSettings(),
+    };
     const repository = new PublicationsRepository(store.db, { kick: () => {} });
     const caseNumbers = new CaseNumbersRepository(store.db);
     const poll = new PollRepository(store.db);
-    const activities = new PublicationActivities(new ServiceClient({ name: 'activities', baseUrl: system.serviceUrls.activities, internalToken: b.token }));
-    const domain = new Publications({ publications: repository, caseNumbers, poll, deadlines: activities, cases: { facts: async () => null } });
-    const team = { team_id: teamId, user_id: who.userId, settings: who.settings, publications: { watches: [{ oab_number: '123456', oab_uf: 'SP', name: null }], deadline: { mode: 'suggest' as const, days: 15, counting: 'business' as const }, backfill_days: 2 } };
-    const poller = new Poller({ source: { teams: async () => [team] }, djen: new DjenClient({ baseUrl: djen.url, userAgent: 'lpm-bench (bench@example.com)' }), poll, publications: repository, caseNumbers, domain });
+    const activities = new PublicationActivities(
+      new ServiceClient({ name: 'activities', baseUrl: system.serviceUrls.activities, internalToken: b.token }),
+    );
+    const domain = new Publications({
+      publications: repository,
+      caseNumbers,
+      poll,
+      deadlines: activities,
+      cases: { facts: async () => null },
+    });
+    const team = {
+      team_id: teamId,
+      user_id: who.userId,
+      settings: who.settings,
+      publications: {
+        watches: [{ oab_number: '123456', oab_uf: 'SP', name: null }],
+        deadline: { mode: 'suggest' as const, days: 15, counting: 'business' as const },
+        backfill_days: 2,
+      },
+    };
+    const poller = new Poller({
+      source: { teams: async () => [team] },
+      djen: new DjenClient({ baseUrl: djen.url, userAgent: 'lpm-bench (bench@example.com)' }),
+      poll,
+      publications: repository,
+      caseNumbers,
+      domain,
+    });
     const started = performance.now();
     const summary = await poller.run();
     const ms = performance.now() - started;
     const stored = await repository.collection.countDocuments({ team_id: teamId });
     const matched = await repository.collection.countDocuments({ team_id: teamId, unmatched: 0 });
-    console.log(`publications: ${stored} of ${PUBLICATIONS} stored (${matched} matched among ${CASES.toLocaleString('en')} cases) in ${summary.requests} requests, ${ms.toFixed(0)} ms`);
+    console.log(
+      `publications: ${stored} of ${PUBLICATIONS} stored (${matched} matched among ${CASES.toLocaleString('en')} cases) in ${summary.requests} requests, ${ms.toFixed(0)} ms`,
+    );
     if (stored !== PUBLICATIONS) throw new Error(`publications: ${stored} stored, ${PUBLICATIONS} expected`);
     b.record(`publications.poll_${PUBLICATIONS}.ms`, ms);
   } finally {
-    await raw.db(DATABASE).dropDatabase().catch(() => {});
+    await raw
+      .db(DATABASE)
+      .dropDatabase()
+      .catch(() => {});
     await raw.close();
     await store.close();
     await djen.stop();

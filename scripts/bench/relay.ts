@@ -14,9 +14,19 @@ async function relayThroughput(mongoUrl: string, amqpUrl: string, documents: num
   try {
     const db = client.db('bench_relay');
     const object = { id: 'cli_x', name: 'x'.repeat(300) };
-    const docs = Array.from({ length: documents }, (_, i) => ({ _id: `cli_${i}`, ...object, ...outboxOnInsert([newEvent('client.created', 'team_bench', object)]) }));
+    const docs = Array.from({ length: documents }, (_, i) => ({
+      _id: `cli_${i}`,
+      ...object,
+      ...outboxOnInsert([newEvent('client.created', 'team_bench', object)]),
+    }));
     await db.collection<{ _id: string }>('clients').insertMany(docs);
-    const relay = new OutboxRelay({ db, collections: ['clients'], publisher: broker, logger, scanIntervalMs: 3_600_000 });
+    const relay = new OutboxRelay({
+      db,
+      collections: ['clients'],
+      publisher: broker,
+      logger,
+      scanIntervalMs: 3_600_000,
+    });
     for (const d of docs) relay.kick('clients', d._id);
     const started = Date.now();
     await relay.runOnce();
@@ -29,6 +39,8 @@ async function relayThroughput(mongoUrl: string, amqpUrl: string, documents: num
 
 export async function relaySection(b: Bench): Promise<void> {
   const rate = await relayThroughput(b.store.url, b.amqpUrl, DOCUMENTS);
-  console.log(`outbox relay alone: ${DOCUMENTS.toLocaleString('en')} documents with one event each, ${rate.toFixed(0)} events/s`);
+  console.log(
+    `outbox relay alone: ${DOCUMENTS.toLocaleString('en')} documents with one event each, ${rate.toFixed(0)} events/s`,
+  );
   b.record('relay.alone.events_per_s', rate);
 }

@@ -27,25 +27,44 @@ const QUIET_MS = 1500;
 type Counts = Map<string, Map<string, number>>;
 type Made = { total: number; by: [string, [string, number][]][] };
 
-const processesOf = (sys: System): [string, string][] => [['gateway', sys.gatewayInternalUrl], ...Object.entries(sys.serviceUrls)];
+const processesOf = (sys: System): [string, string][] => [
+  ['gateway', sys.gatewayInternalUrl],
+  ...Object.entries(sys.serviceUrls),
+];
 
 /** What `read` answers for every process, by process. */
 async function countsOf(sys: System, read: (url: string) => Promise<Map<string, number>>): Promise<Counts> {
-  return new Map(await Promise.all(processesOf(sys).map(async ([name, url]): Promise<[string, Map<string, number>]> => [name, await read(url)])));
+  return new Map(
+    await Promise.all(
+      processesOf(sys).map(async ([name, url]): Promise<[string, Map<string, number>]> => [name, await read(url)]),
+    ),
+  );
 }
 
 /** The commands each process sent between two readings (or counted, from none), and their sum. */
 function between(before: Counts, after: Counts): Made {
-  const by = [...after].map(([name, counts]): [string, [string, number][]] => [name, commandsBetween(before.get(name) ?? new Map<string, number>(), counts)]).filter(([, c]) => c.length > 0);
+  const by = [...after]
+    .map(([name, counts]): [string, [string, number][]] => [
+      name,
+      commandsBetween(before.get(name) ?? new Map<string, number>(), counts),
+    ])
+    .filter(([, c]) => c.length > 0);
   return { total: by.reduce((n, [, c]) => n + c.reduce((m, [, k]) => m + k, 0), 0), by };
 }
 
 function report(b: Bench, key: string, what: string, trials: Made[]): void {
   const least = trials.reduce((a, m) => (m.total < a.total ? m : a));
-  console.log(`\nPUT /v1/deals/{id}/won with create_case, ${what}: ${least.total} store commands (least of ${TRIALS} trials: ${trials.map((m) => m.total).join(', ')})`);
-  for (const [name, commands] of least.by) console.log(`  ${name.padEnd(10)} ${commands.map(([k, n]) => `${k} x${n}`).join(', ')}`);
+  console.log(
+    `\nPUT /v1/deals/{id}/won with create_case, ${what}: ${least.total} store commands (least of ${TRIALS} trials: ${trials.map((m) => m.total).join(', ')})`,
+  );
+  for (const [name, commands] of least.by)
+    console.log(`  ${name.padEnd(10)} ${commands.map(([k, n]) => `${k} x${n}`).join(', ')}`);
   b.record(key, least.total);
-  for (const [name, commands] of least.by) b.record(`${key}_by.${name}`, commands.reduce((n, [, k]) => n + k, 0));
+  for (const [name, commands] of least.by)
+    b.record(
+      `${key}_by.${name}`,
+      commands.reduce((n, [, k]) => n + k, 0),
+    );
 }
 
 export async function roundtripsSection(b: Bench): Promise<void> {
@@ -54,7 +73,11 @@ export async function roundtripsSection(b: Bench): Promise<void> {
   const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${sys.gatewayUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${team.api_key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        authorization: `Bearer ${team.api_key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const answer = (await res.json()) as { data?: { id: string } };
@@ -62,8 +85,15 @@ export async function roundtripsSection(b: Bench): Promise<void> {
     return answer.data!;
   };
   const client = await call('POST', '/v1/clients', { type: 'PJ', name: 'Ida e Volta Ltda' });
-  const deal = (n: number) => call('POST', '/v1/deals', { title: `Ida e volta ${n}`, value: 1000, client_id: client.id, responsible_id: team.user.id });
-  const won = (id: string, headers?: Record<string, string>) => call('PUT', `/v1/deals/${id}/won`, { create_case: true, case_data: { area: 'Cível' } }, headers);
+  const deal = (n: number) =>
+    call('POST', '/v1/deals', {
+      title: `Ida e volta ${n}`,
+      value: 1000,
+      client_id: client.id,
+      responsible_id: team.user.id,
+    });
+  const won = (id: string, headers?: Record<string, string>) =>
+    call('PUT', `/v1/deals/${id}/won`, { create_case: true, case_data: { area: 'Cível' } }, headers);
 
   await won((await deal(0)).id);
   const own: Made[] = [];
@@ -74,7 +104,11 @@ export async function roundtripsSection(b: Bench): Promise<void> {
     const traceId = randomBytes(16).toString('hex');
     const before = await countsOf(sys, storeCommandsOf);
     // The gateway counts a request, and passes the header on, only beside the internal credential.
-    await won(id, { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, [COUNT_COMMANDS_HEADER]: '1', [HEADER.internalToken]: b.token });
+    await won(id, {
+      traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+      [COUNT_COMMANDS_HEADER]: '1',
+      [HEADER.internalToken]: b.token,
+    });
     window.push(between(before, await countsOf(sys, storeCommandsOf)));
     own.push(between(new Map(), await countsOf(sys, (url) => traceCommandsOf(url, traceId))));
   }

@@ -33,12 +33,23 @@ async function searchOnce(url: string, apiKey: string): Promise<Answer> {
  * one after another per term: `<service>.search_100k.{rare,common}_{p50_ms,p99_ms,share,errors}`,
  * the share being the total the API gave over `records`.
  */
-export async function measureSearch(b: Bench, service: 'cases' | 'clients', gatewayUrl: string, apiKey: string, records: number, terms: SearchTerms): Promise<Figures[]> {
+export async function measureSearch(
+  b: Bench,
+  service: 'cases' | 'clients',
+  gatewayUrl: string,
+  apiKey: string,
+  records: number,
+  terms: SearchTerms,
+): Promise<Figures[]> {
   const key = `${service}.search_100k`;
   const url = (term: string) => `${gatewayUrl}/v1/${service}?search=${encodeURIComponent(term)}&limit=20`;
-  console.log(`\nGET /v1/${service}?search= through the gateway, ${records.toLocaleString('en')} records of one team, 20 per page:`);
+  console.log(
+    `\nGET /v1/${service}?search= through the gateway, ${records.toLocaleString('en')} records of one team, 20 per page:`,
+  );
   const first = await searchOnce(url(terms.rare), apiKey);
-  console.log(`  first search of the team (its records read into the index): ${first.ms.toFixed(0)} ms, status ${first.status}`);
+  console.log(
+    `  first search of the team (its records read into the index): ${first.ms.toFixed(0)} ms, status ${first.status}`,
+  );
   b.record(`${key}.first_ms`, first.ms);
   const figures: Figures[] = [];
   for (const which of ['rare', 'common'] as const) {
@@ -61,7 +72,14 @@ export async function measureSearch(b: Bench, service: 'cases' | 'clients', gate
     } else console.log(`  ${key}.${which}_p50_ms not measured: no request answered 200`);
     if (total !== null) b.record(`${key}.${which}_share`, total / records);
     b.record(`${key}.${which}_errors`, errors);
-    figures.push({ name: `GET /v1/${service} search "${term}" gateway (${SEARCH_REQUESTS} one at a time)`, rps: times.length ? 1000 / p50 : 0, p50, p99, errors, created: 0 });
+    figures.push({
+      name: `GET /v1/${service} search "${term}" gateway (${SEARCH_REQUESTS} one at a time)`,
+      rps: times.length ? 1000 / p50 : 0,
+      p50,
+      p99,
+      errors,
+      created: 0,
+    });
   }
   return figures;
 }

@@ -11,7 +11,17 @@ import { MongoClient } from 'mongodb';
 import { clientsState, measure } from './clients.ts';
 import { CASES, seededCaseTeam } from './cases-store.ts';
 import { consumersSettled } from './webhook-support.ts';
-import { DURATION_S, drive, measureRaw, ms, quantile, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
+import {
+  DURATION_S,
+  drive,
+  measureRaw,
+  ms,
+  quantile,
+  ratioOf,
+  recordRun,
+  type Bench,
+  type Figures,
+} from './support.ts';
 
 const SERVICE_CONCURRENCY = Number(process.env.BENCH_SERVICE_CONCURRENCY ?? 8);
 const ROUNDS = 2;
@@ -20,11 +30,21 @@ const WARM_UP = 200;
 /** The mean of the rounds (latencies: the mean of each round's percentile). */
 function mean(name: string, rounds: Figures[]): Figures {
   const avg = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
-  return { name, rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), errors: rounds.reduce((s, r) => s + r.errors, 0), created: 0 };
+  return {
+    name,
+    rps: avg((r) => r.rps),
+    p50: avg((r) => r.p50),
+    p99: avg((r) => r.p99),
+    errors: rounds.reduce((s, r) => s + r.errors, 0),
+    created: 0,
+  };
 }
 
 function compare(b: Bench, key: string, label: string, service: Figures[], driver: Figures[]): void {
-  const [s, d] = [mean(`${label} service (mean of ${ROUNDS})`, service), mean(`${label} raw driver (mean of ${ROUNDS})`, driver)];
+  const [s, d] = [
+    mean(`${label} service (mean of ${ROUNDS})`, service),
+    mean(`${label} raw driver (mean of ${ROUNDS})`, driver),
+  ];
   console.log(
     `${label}, service/raw driver: p50 ${ratioOf(s.p50, d.p50).toFixed(2)}x (${ms(s.p50)} / ${ms(d.p50)} ms), ` +
       `p99 ${ratioOf(s.p99, d.p99).toFixed(2)}x, throughput ${ratioOf(s.rps, d.rps).toFixed(2)}`,
@@ -46,20 +66,47 @@ export async function serviceSection(b: Bench): Promise<void> {
   try {
     const clients = client.db(`${sys.tree.dbPrefix}clients`).collection<{ _id: string }>('clients');
     const ids = st.teams.map((t) => t.clientId);
-    const findById = { input: (i: number) => ids[i % ids.length], run: async (_id: string) => (await clients.findOne({ _id })) !== null };
+    const findById = {
+      input: (i: number) => ids[i % ids.length],
+      run: async (_id: string) => (await clients.findOne({ _id })) !== null,
+    };
     console.log(
       `service: GET /v1/clients/{id} straight to the clients service (autocannon) against the driver's findOne({ _id }) in this process, ` +
         `${SERVICE_CONCURRENCY} at once, ${DURATION_S} s per run, both warmed up, then ${ROUNDS} rounds in alternating order; the same ${ids.length} clients`,
     );
     // Both sides warmed up, then the rounds in alternating order: neither always goes first.
     await drive(findById, SERVICE_CONCURRENCY, 60, WARM_UP);
-    await measure('GET /v1/clients/{id} direct, warm-up', sys.serviceUrls.clients, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+    await measure(
+      'GET /v1/clients/{id} direct, warm-up',
+      sys.serviceUrls.clients,
+      'GET',
+      st.teams,
+      false,
+      b.token,
+      SERVICE_CONCURRENCY,
+    );
     const byId = { service: [] as Figures[], driver: [] as Figures[] };
     const driverRun = async (): Promise<Figures> => {
       const s = await drive(findById, SERVICE_CONCURRENCY, DURATION_S);
-      return { name: 'findOne', rps: s.ops / s.seconds, p50: quantile(s.latencies, 0.5), p99: quantile(s.latencies, 0.99), errors: s.errors, created: 0 };
+      return {
+        name: 'findOne',
+        rps: s.ops / s.seconds,
+        p50: quantile(s.latencies, 0.5),
+        p99: quantile(s.latencies, 0.99),
+        errors: s.errors,
+        created: 0,
+      };
     };
-    const serviceRun = () => measure('GET /v1/clients/{id} direct', sys.serviceUrls.clients, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+    const serviceRun = () =>
+      measure(
+        'GET /v1/clients/{id} direct',
+        sys.serviceUrls.clients,
+        'GET',
+        st.teams,
+        false,
+        b.token,
+        SERVICE_CONCURRENCY,
+      );
     for (let round = 1; round <= ROUNDS; round++) {
       let d: Figures, f: Figures;
       if (round % 2 === 1) {
@@ -89,21 +136,33 @@ export async function serviceSection(b: Bench): Promise<void> {
       for (const day of days) {
         if (records.length >= 20) break;
         const filter = { list_bucket: `${team.team.id}:${day.d}` };
-        records.push(...(await cases.find(filter, { projection: { outbox: 0, outbox_pending: 0, timeline: 0 }, sort: { created_at: -1, _id: -1 }, limit: 20 - records.length }).toArray()));
+        records.push(
+          ...(await cases
+            .find(filter, {
+              projection: { outbox: 0, outbox_pending: 0, timeline: 0 },
+              sort: { created_at: -1, _id: -1 },
+              limit: 20 - records.length,
+            })
+            .toArray()),
+        );
       }
       return { records, total: days.reduce((sum, d) => sum + d.n, 0) };
     };
     const get = async () => {
       const res = await fetch(`${sys.serviceUrls.cases}/v1/cases`, { headers });
       const body = (await res.json()) as { data?: unknown[] };
-      if (res.status !== 200 || body.data?.length !== 20) throw new Error(`GET /v1/cases answered ${res.status} with ${body.data?.length ?? 'no'} items`);
+      if (res.status !== 200 || body.data?.length !== 20)
+        throw new Error(`GET /v1/cases answered ${res.status} with ${body.data?.length ?? 'no'} items`);
     };
-    console.log(`\nGET /v1/cases (the default page: 20 newest first) on a team with ${CASES.toLocaleString('en')} cases, one request at a time, against the driver's day counts + day reads:`);
+    console.log(
+      `\nGET /v1/cases (the default page: 20 newest first) on a team with ${CASES.toLocaleString('en')} cases, one request at a time, against the driver's day counts + day reads:`,
+    );
     await page();
     await get();
     const list = { service: [] as Figures[], driver: [] as Figures[] };
     for (let round = 1; round <= ROUNDS; round++) {
-      const driverRun = async () => list.driver.push(await measureRaw(`round ${round}, raw driver day counts + day reads`, page));
+      const driverRun = async () =>
+        list.driver.push(await measureRaw(`round ${round}, raw driver day counts + day reads`, page));
       const serviceRun = async () => list.service.push(await measureRaw(`round ${round}, GET /v1/cases direct`, get));
       for (const run of round % 2 === 1 ? [driverRun, serviceRun] : [serviceRun, driverRun]) await run();
     }

@@ -21,7 +21,14 @@ function storedDocument(n: number) {
     email: `cliente${n}@bench.example`,
     phone: '+55 11 3333-4444',
     status: 'active',
-    address: { street: 'Rua Augusta', number: String(n % 2000), city: 'São Paulo', state: 'SP', zip_code: '01305-000', country: 'BR' },
+    address: {
+      street: 'Rua Augusta',
+      number: String(n % 2000),
+      city: 'São Paulo',
+      state: 'SP',
+      zip_code: '01305-000',
+      country: 'BR',
+    },
     tags: ['bench'],
     metadata: { source: 'bench' },
     created_at: new Date(),
@@ -46,7 +53,9 @@ export async function storeSection(b: Bench): Promise<void> {
       ids.push(...batch.map((d) => d._id));
     }
     const seedSeconds = (Date.now() - seedStarted) / 1000;
-    console.log(`store: ${DOCS.toLocaleString('en')} documents in ${DATABASE}.clients, inserted in batches of 1,000 in ${seedSeconds.toFixed(1)} s; FerretDB over ${b.store.backend}`);
+    console.log(
+      `store: ${DOCS.toLocaleString('en')} documents in ${DATABASE}.clients, inserted in batches of 1,000 in ${seedSeconds.toFixed(1)} s; FerretDB over ${b.store.backend}`,
+    );
 
     // Ids in a fixed pseudo-random order over the whole collection.
     const idAt = (i: number) => ids[(i * 7919) % ids.length];

@@ -15,7 +15,8 @@ export const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-export const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+export const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 export const execFileAsync = promisify(execFile);
 
 export interface Figures {
@@ -51,8 +52,17 @@ export async function measureRaw(name: string, run: () => Promise<unknown>): Pro
   }
   times.sort((a, b) => a - b);
   const total = times.reduce((a, b) => a + b, 0);
-  console.log(`  ${name}: ${times.length} runs, p50 ${quantile(times, 0.5).toFixed(1)} ms, p99 ${quantile(times, 0.99).toFixed(1)} ms`);
-  return { name: `${name} (${times.length} runs)`, rps: (times.length * 1000) / total, p50: quantile(times, 0.5), p99: quantile(times, 0.99), errors: 0, created: 0 };
+  console.log(
+    `  ${name}: ${times.length} runs, p50 ${quantile(times, 0.5).toFixed(1)} ms, p99 ${quantile(times, 0.99).toFixed(1)} ms`,
+  );
+  return {
+    name: `${name} (${times.length} runs)`,
+    rps: (times.length * 1000) / total,
+    p50: quantile(times, 0.5),
+    p99: quantile(times, 0.99),
+    errors: 0,
+    created: 0,
+  };
 }
 
 export interface Sample {
@@ -76,7 +86,12 @@ export interface Operation<A> {
  * `count` operations in all), each operation timed; one that resolves false or throws
  * is an error.
  */
-export async function drive<A>(op: Operation<A>, concurrency: number, seconds: number, count = Infinity): Promise<Sample> {
+export async function drive<A>(
+  op: Operation<A>,
+  concurrency: number,
+  seconds: number,
+  count = Infinity,
+): Promise<Sample> {
   const latencies: number[] = [];
   let errors = 0;
   let next = 0;
@@ -106,7 +121,10 @@ export const ms = (x: number) => (x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1)
 export function printTable(rows: Figures[]): void {
   console.log('\n| run | req/s | p50 ms | p99 ms | non-2xx or errors |');
   console.log('|---|---:|---:|---:|---:|');
-  for (const f of rows) console.log(`| ${f.name} | ${f.rps >= 10 ? f.rps.toFixed(0) : f.rps.toFixed(2)} | ${ms(f.p50)} | ${ms(f.p99)} | ${f.errors} |`);
+  for (const f of rows)
+    console.log(
+      `| ${f.name} | ${f.rps >= 10 ? f.rps.toFixed(0) : f.rps.toFixed(2)} | ${ms(f.p50)} | ${ms(f.p99)} | ${f.errors} |`,
+    );
 }
 
 /** A checkout the bench starts, with the database prefix and exchange its system uses. */
@@ -181,7 +199,10 @@ export function processes(): { pid: number; ppid: number }[] {
 export function processName(pid: number): string {
   const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
   const script = args.find((a) => a.endsWith('.ts')) ?? args[0];
-  return /services\/([^/]+)\/src\/server\.ts$/.exec(script)?.[1] ?? (/gateway\/src\/server\.ts$/.test(script) ? 'gateway' : script.split('/').pop()!);
+  return (
+    /services\/([^/]+)\/src\/server\.ts$/.exec(script)?.[1] ??
+    (/gateway\/src\/server\.ts$/.test(script) ? 'gateway' : script.split('/').pop()!)
+  );
 }
 
 /** A bench server in a child process of its own (the bare proxy, the trivial route). */
@@ -196,9 +217,16 @@ export interface ChildServer {
  * process's environment, and waits up to 30 s for its `listening <port>` line; the
  * run's cleanup kills it if the bench stops first.
  */
-export async function startChildServer(b: Bench, script: string, opts: { nodeFlags?: readonly string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ChildServer> {
+export async function startChildServer(
+  b: Bench,
+  script: string,
+  opts: { nodeFlags?: readonly string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<ChildServer> {
   const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
-  const proc: ChildProcess = spawn(process.execPath, [...(opts.nodeFlags ?? []), path], { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc: ChildProcess = spawn(process.execPath, [...(opts.nodeFlags ?? []), path], {
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   b.commands.add(proc);
   let output = '';
   proc.stdout!.on('data', (d) => (output += d));
@@ -239,7 +267,10 @@ export function cpuMs(pid: number): number {
 export function describeTree(root: string): string {
   try {
     const git = (...args: string[]) =>
-      execFileSync('git', ['--no-optional-locks', '-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      execFileSync('git', ['--no-optional-locks', '-C', root, ...args], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     const changed = git('status', '--porcelain', '--untracked-files=no').split('\n').filter(Boolean).length;
     return `${git('rev-parse', '--short', 'HEAD')}${changed ? ` + ${changed} changed files` : ''}`;
   } catch {
@@ -269,7 +300,9 @@ export async function createdEventCounter(amqpUrl: string, exchange: string) {
       if (backlog <= 0) return;
       while ((await published()) < expected) await sleep(250);
       const seconds = (Date.now() - started) / 1000;
-      console.log(`  outbox backlog of ${backlog} events relayed in ${seconds.toFixed(1)} s (${(backlog / seconds).toFixed(0)} events/s)`);
+      console.log(
+        `  outbox backlog of ${backlog} events relayed in ${seconds.toFixed(1)} s (${(backlog / seconds).toFixed(0)} events/s)`,
+      );
     },
     /** Date.now() once `expected` events were published (polled every 100 ms), or null at `deadline`. */
     async publishedBy(expected: number, deadline: number): Promise<number | null> {

@@ -27,7 +27,20 @@ export async function createTeams(b: Bench, tree: Tree, names: string[]): Promis
   const one = async (name: string): Promise<IssuedTeam> => {
     if (b.stopping()) throw new Error('the bench is stopping');
     const email = `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}@bench.example`;
-    const args = ['gateway/src/cli/main.ts', 'team', 'create', '--name', name, '--plan', 'enterprise', '--owner-name', name, '--owner-email', email, '--json'];
+    const args = [
+      'gateway/src/cli/main.ts',
+      'team',
+      'create',
+      '--name',
+      name,
+      '--plan',
+      'enterprise',
+      '--owner-name',
+      name,
+      '--owner-email',
+      email,
+      '--json',
+    ];
     const command = execFileAsync(process.execPath, args, { cwd: tree.root, env, encoding: 'utf8' });
     b.commands.add(command.child);
     try {

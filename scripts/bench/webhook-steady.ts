@@ -65,7 +65,12 @@ export interface WebhookScenario {
  * instant the receiver had the body of that delivery (Date.now() in this process, on
  * the same machine's clock). The write's own latency is the write p50/p99 beside it.
  */
-export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index: number, receivers: HttpsReceiver[]): Promise<WebhookFigures> {
+export async function webhookScenario(
+  s: WebhookScenario,
+  b: WebhookBench,
+  index: number,
+  receivers: HttpsReceiver[],
+): Promise<WebhookFigures> {
   const healthy = await startHttpsReceiver(answerAfter(s.delayMs));
   receivers.push(healthy);
   const hanging = s.withTimeout ? await startHttpsReceiver(neverAnswer) : undefined;
@@ -85,7 +90,9 @@ export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index
   // When the clients service's relay had published the scenario's last event, beside the deliveries.
   const relayed = b.events.publishedBy(b.created, deadline);
   /** Every delivery the writes owe the healthy receiver: client and webhook. */
-  const owed = [...writes.answered].flatMap(([id, w]) => teamHooks[w.team].map((hook) => ({ id, key: `${id} ${hook}` })));
+  const owed = [...writes.answered].flatMap(([id, w]) =>
+    teamHooks[w.team].map((hook) => ({ id, key: `${id} ${hook}` })),
+  );
   for (;;) {
     arrivals.collect();
     if (arrivals.byDelivery.size >= owed.length || Date.now() > deadline) break;
@@ -104,24 +111,70 @@ export async function webhookScenario(s: WebhookScenario, b: WebhookBench, index
 
   const firstAnswer = Math.min(...[...writes.answered.values()].map((w) => w.at));
   const delivered = deliveredOf(owed, arrivals, firstAnswer);
-  const run: ScenarioRun = { s, writes, relay, arrivals, owed, delivered, firstAnswer, lastPublished, commands, writer, writerTotal, connections: healthy.connections };
+  const run: ScenarioRun = {
+    s,
+    writes,
+    relay,
+    arrivals,
+    owed,
+    delivered,
+    firstAnswer,
+    lastPublished,
+    commands,
+    writer,
+    writerTotal,
+    connections: healthy.connections,
+  };
   const figures = figuresOf(run, load);
   printScenario(run, figures);
-  if (throttled) figures.throttled = await throttled.report(s.name, [...writes.answered.values()].filter((w) => w.team === 0).length, STEADY_PATIENCE_MS);
-  if (hanging) await reportTimeouts(s.name, b.bench.store.url, `${b.sys.tree.dbPrefix}webhooks`, hangingHooks, hanging, firstAnswer);
+  if (throttled)
+    figures.throttled = await throttled.report(
+      s.name,
+      [...writes.answered.values()].filter((w) => w.team === 0).length,
+      STEADY_PATIENCE_MS,
+    );
+  if (hanging)
+    await reportTimeouts(
+      s.name,
+      b.bench.store.url,
+      `${b.sys.tree.dbPrefix}webhooks`,
+      hangingHooks,
+      hanging,
+      firstAnswer,
+    );
   return figures;
 }
 
 /** The scenario's teams, each with its webhooks on client.created: the healthy ones by team, and the hanging ones. */
-async function subscribeTeams(s: WebhookScenario, b: WebhookBench, index: number, healthy: HttpsReceiver, hanging: HttpsReceiver | undefined) {
-  const issued = await createTeams(b.bench, b.sys.tree, Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks ${index}.${n}`));
+async function subscribeTeams(
+  s: WebhookScenario,
+  b: WebhookBench,
+  index: number,
+  healthy: HttpsReceiver,
+  hanging: HttpsReceiver | undefined,
+) {
+  const issued = await createTeams(
+    b.bench,
+    b.sys.tree,
+    Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks ${index}.${n}`),
+  );
   const keys = issued.map((t) => t.api_key);
   const hangingHooks: string[] = [];
   /** The healthy webhooks of each team (by the team's index). */
   const teamHooks: string[][] = [];
   for (const [n, key] of keys.entries()) {
-    teamHooks.push(await subscribeHooks(b.sys.gatewayUrl, key, Array.from({ length: s.hooksPerTeam }, (_, k) => `${healthy.url}/team-${n}/hook-${k}`), ['client.created']));
-    if (hanging) hangingHooks.push(...(await subscribeHooks(b.sys.gatewayUrl, key, [`${hanging.url}/team-${n}`], ['client.created'])));
+    teamHooks.push(
+      await subscribeHooks(
+        b.sys.gatewayUrl,
+        key,
+        Array.from({ length: s.hooksPerTeam }, (_, k) => `${healthy.url}/team-${n}/hook-${k}`),
+        ['client.created'],
+      ),
+    );
+    if (hanging)
+      hangingHooks.push(
+        ...(await subscribeHooks(b.sys.gatewayUrl, key, [`${hanging.url}/team-${n}`], ['client.created'])),
+      );
   }
   return { keys, teamHooks, hangingHooks };
 }
@@ -260,7 +313,10 @@ interface ScenarioRun {
   connections: number;
 }
 
-function figuresOf({ s, writes, relay, owed, delivered, firstAnswer, commands, writerTotal }: ScenarioRun, load: MachineLoad): WebhookFigures {
+function figuresOf(
+  { s, writes, relay, owed, delivered, firstAnswer, commands, writerTotal }: ScenarioRun,
+  load: MachineLoad,
+): WebhookFigures {
   const { latencies, arrived, duplicates, lastArrival } = delivered;
   const writeTimes = writes.times.sort((x, y) => x - y);
   return {
@@ -304,7 +360,10 @@ function printScenario(run: ScenarioRun, figures: WebhookFigures): void {
   const perWrite = (n: number) => (n / Math.max(answered.size, 1)).toFixed(2);
   console.log(
     `  ${s.name}: the clients service sent the store ${writerTotal} commands, ${perWrite(writerTotal)} a write: ` +
-      writer.slice(0, 8).map(([k, n]) => `${k} ${perWrite(n)}`).join(', '),
+      writer
+        .slice(0, 8)
+        .map(([k, n]) => `${k} ${perWrite(n)}`)
+        .join(', '),
   );
   // Per second from the first write's response: writes answered, events published by the relay, deliveries arrived.
   const perSecond = (times: number[]) => {

@@ -15,7 +15,10 @@ export const STEADY_PATIENCE_MS = Number(process.env.BENCH_STEADY_PATIENCE ?? 60
  * Fresh enterprise teams per scenario, the writes spread over them: at least
  * BENCH_WEBHOOK_TEAMS, and enough that none passes 800 of its 1,000 requests a minute.
  */
-export const WEBHOOK_TEAMS = Math.max(Number(process.env.BENCH_WEBHOOK_TEAMS ?? 5), Math.ceil((STEADY_RATE * Math.min(STEADY_SECONDS, 60)) / 800));
+export const WEBHOOK_TEAMS = Math.max(
+  Number(process.env.BENCH_WEBHOOK_TEAMS ?? 5),
+  Math.ceil((STEADY_RATE * Math.min(STEADY_SECONDS, 60)) / 800),
+);
 /** How long the webhooks service's queues may take to drain between scenarios. */
 export const WEBHOOK_PATIENCE_MS = 120_000;
 /** The queues of the webhooks service that must be empty (ready and unacked) between scenarios. */
@@ -56,7 +59,13 @@ export interface WebhookFigures {
 }
 
 /** Subscribes one webhook per URL for the team of `key`; their ids. */
-export async function subscribeHooks(gatewayUrl: string, key: string, urls: string[], events: string[], extra: Record<string, unknown> = {}): Promise<string[]> {
+export async function subscribeHooks(
+  gatewayUrl: string,
+  key: string,
+  urls: string[],
+  events: string[],
+  extra: Record<string, unknown> = {},
+): Promise<string[]> {
   const ids: string[] = [];
   for (const url of urls) {
     const res = await fetch(`${gatewayUrl}/v1/webhooks`, {
@@ -87,7 +96,9 @@ export async function storeCommandsOf(serviceUrl: string): Promise<Map<string, n
 /** The events a service has not published yet from `collection` (its outbox_pending_events gauge). */
 export async function outboxPendingOf(serviceUrl: string, collection: string): Promise<number> {
   const res = await fetch(`${serviceUrl}/metrics`);
-  const line = (await res.text()).split('\n').find((l) => l.startsWith('outbox_pending_events{') && l.includes(`collection="${collection}"`));
+  const line = (await res.text())
+    .split('\n')
+    .find((l) => l.startsWith('outbox_pending_events{') && l.includes(`collection="${collection}"`));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
@@ -105,7 +116,10 @@ export async function storeCommands(sys: System): Promise<number> {
 
 /** What a service sent the store between two readings of storeCommandsOf, most first. */
 export function commandsBetween(before: Map<string, number>, after: Map<string, number>): [string, number][] {
-  return [...after].map(([k, n]): [string, number] => [k, n - (before.get(k) ?? 0)]).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+  return [...after]
+    .map(([k, n]): [string, number] => [k, n - (before.get(k) ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
 }
 
 const received = { status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } };
@@ -137,11 +151,21 @@ export interface BrokerView {
 
 type Broker = string | BrokerView;
 
-const targetOf = (b: Broker): string[] => (typeof b === 'string' ? ['-p', b] : [...(b.node ? ['-n', b.node] : []), '-p', b.vhost]);
+const targetOf = (b: Broker): string[] =>
+  typeof b === 'string' ? ['-p', b] : [...(b.node ? ['-n', b.node] : []), '-p', b.vhost];
 
 async function queueDepths(broker: Broker): Promise<Map<string, { ready: number; unacked: number }>> {
   // Not execFileSync: the receivers answer in this process.
-  const args = ['list_queues', ...targetOf(broker), '-q', '--formatter', 'json', 'name', 'messages_ready', 'messages_unacknowledged'];
+  const args = [
+    'list_queues',
+    ...targetOf(broker),
+    '-q',
+    '--formatter',
+    'json',
+    'name',
+    'messages_ready',
+    'messages_unacknowledged',
+  ];
   const { stdout: out } = await execFileAsync('rabbitmqctl', args, { encoding: 'utf8' });
   const rows = JSON.parse(out) as { name: string; messages_ready: number; messages_unacknowledged: number }[];
   return new Map(rows.map((r) => [r.name, { ready: r.messages_ready, unacked: r.messages_unacknowledged }]));
@@ -164,7 +188,12 @@ export function webhooksSettled(broker: Broker, exchange: string, patienceMs = W
  * unacked), so a measurement does not share the machine with them.
  */
 export function consumersSettled(broker: Broker, exchange: string, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
-  return queuesSettled(broker, (n) => n.startsWith(`${exchange}.`) && !n.includes('.delay.') && !n.endsWith('.dlq'), "the system's queues", patienceMs);
+  return queuesSettled(
+    broker,
+    (n) => n.startsWith(`${exchange}.`) && !n.includes('.delay.') && !n.endsWith('.dlq'),
+    "the system's queues",
+    patienceMs,
+  );
 }
 
 /**
@@ -172,7 +201,10 @@ export function consumersSettled(broker: Broker, exchange: string, patienceMs = 
  * before (the POST floods of clients and gateway) may leave the relay thousands of
  * documents to empty, which would share the store with the steady writes.
  */
-export async function outboxSettled(clients: Collection<{ _id: string }>, patienceMs = WEBHOOK_PATIENCE_MS): Promise<void> {
+export async function outboxSettled(
+  clients: Collection<{ _id: string }>,
+  patienceMs = WEBHOOK_PATIENCE_MS,
+): Promise<void> {
   const started = Date.now();
   const first = await clients.countDocuments({ outbox_pending: true });
   let left = first;
@@ -184,10 +216,18 @@ export async function outboxSettled(clients: Collection<{ _id: string }>, patien
     await sleep(500);
     left = await clients.countDocuments({ outbox_pending: true });
   }
-  if (first > 0) console.log(`  waited ${((Date.now() - started) / 1000).toFixed(1)} s for the relay to empty the outbox of ${first} client documents`);
+  if (first > 0)
+    console.log(
+      `  waited ${((Date.now() - started) / 1000).toFixed(1)} s for the relay to empty the outbox of ${first} client documents`,
+    );
 }
 
-async function queuesSettled(broker: Broker, watched: (name: string) => boolean, what: string, patienceMs: number): Promise<void> {
+async function queuesSettled(
+  broker: Broker,
+  watched: (name: string) => boolean,
+  what: string,
+  patienceMs: number,
+): Promise<void> {
   const started = Date.now();
   let quiet = 0;
   let last = '';
@@ -220,18 +260,33 @@ export async function reportTimeouts(
   try {
     const db = client.db(database);
     const since = (d: Date | number) => `+${((new Date(d).getTime() - firstAnswer) / 1000).toFixed(1)} s`;
-    const hooks = await db.collection<{ _id: string; active: boolean; updated_at: Date }>('webhooks').find({ _id: { $in: hookIds } }).toArray();
+    const hooks = await db
+      .collection<{ _id: string; active: boolean; updated_at: Date }>('webhooks')
+      .find({ _id: { $in: hookIds } })
+      .toArray();
     const attempts = await db
-      .collection<{ webhook_id: string; at: Date; ok: boolean; error_class: string | null; latency_ms: number }>('attempts')
+      .collection<{ webhook_id: string; at: Date; ok: boolean; error_class: string | null; latency_ms: number }>(
+        'attempts',
+      )
       .find({ webhook_id: { $in: hookIds } })
       .toArray();
-    const deliveries = await db.collection<{ status: string }>('deliveries').find({ webhook_id: { $in: hookIds } }, { projection: { status: 1 } }).toArray();
+    const deliveries = await db
+      .collection<{ status: string }>('deliveries')
+      .find({ webhook_id: { $in: hookIds } }, { projection: { status: 1 } })
+      .toArray();
     const statuses = new Map<string, number>();
     for (const d of deliveries) statuses.set(d.status, (statuses.get(d.status) ?? 0) + 1);
     const classes = new Map<string, number>();
-    for (const a of attempts) classes.set(a.ok ? 'ok' : (a.error_class ?? '?'), (classes.get(a.ok ? 'ok' : (a.error_class ?? '?')) ?? 0) + 1);
-    const deactivated = hooks.filter((h) => !h.active).map((h) => h.updated_at.getTime()).sort((x, y) => x - y);
-    const hangingArrivals = hanging.requests.filter((r) => bodyOf(r).type === 'client.created').map((r) => r.at).sort((x, y) => x - y);
+    for (const a of attempts)
+      classes.set(a.ok ? 'ok' : (a.error_class ?? '?'), (classes.get(a.ok ? 'ok' : (a.error_class ?? '?')) ?? 0) + 1);
+    const deactivated = hooks
+      .filter((h) => !h.active)
+      .map((h) => h.updated_at.getTime())
+      .sort((x, y) => x - y);
+    const hangingArrivals = hanging.requests
+      .filter((r) => bodyOf(r).type === 'client.created')
+      .map((r) => r.at)
+      .sort((x, y) => x - y);
     console.log(
       `  ${name}: ${hooks.length} timing-out webhooks got ${hangingArrivals.length} requests ` +
         `(first ${hangingArrivals.length ? since(hangingArrivals[0]) : '-'}, last ${hangingArrivals.length ? since(hangingArrivals[hangingArrivals.length - 1]) : '-'}); ` +

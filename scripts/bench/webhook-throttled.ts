@@ -31,7 +31,9 @@ export async function throttledHook(rate: number, gatewayUrl: string, key: strin
       while (arrivals().length < owed && Date.now() < deadline) await sleep(250);
       const at = arrivals();
       const figures = { owed, arrived: at.length, busiestSecond: busiestSecond(at) };
-      console.log(`  ${name}: the webhook limited to ${rate}/s got ${figures.arrived} of ${owed}, at most ${figures.busiestSecond} in one second`);
+      console.log(
+        `  ${name}: the webhook limited to ${rate}/s got ${figures.arrived} of ${owed}, at most ${figures.busiestSecond} in one second`,
+      );
       return figures;
     },
   };

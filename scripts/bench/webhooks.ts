@@ -63,12 +63,26 @@ export async function capacityScenario(
 ): Promise<{ perSecond: number; seconds: number; arrived: number; roundtripsPerDelivery: number; load: MachineLoad }> {
   const receiver = await startHttpsReceiver(answerAfter(0));
   receivers.push(receiver);
-  const issued = await createTeams(b.bench, b.sys.tree, Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks capacity ${n}`));
+  const issued = await createTeams(
+    b.bench,
+    b.sys.tree,
+    Array.from({ length: WEBHOOK_TEAMS }, (_, n) => `Bench webhooks capacity ${n}`),
+  );
   for (const [n, t] of issued.entries()) {
-    await subscribeHooks(b.sys.gatewayUrl, t.api_key, Array.from({ length: CAPACITY_HOOKS }, (_, k) => `${receiver.url}/capacity-${n}/hook-${k}`), ['financial.paid']);
+    await subscribeHooks(
+      b.sys.gatewayUrl,
+      t.api_key,
+      Array.from({ length: CAPACITY_HOOKS }, (_, k) => `${receiver.url}/capacity-${n}/hook-${k}`),
+      ['financial.paid'],
+    );
   }
   const events = Array.from({ length: CAPACITY_DELIVERIES / CAPACITY_HOOKS }, (_, i) =>
-    newEvent('financial.paid', issued[i % issued.length].team.id, { id: newId('fin'), status: 'paid' }, { status: 'pending' }),
+    newEvent(
+      'financial.paid',
+      issued[i % issued.length].team.id,
+      { id: newId('fin'), status: 'paid' },
+      { status: 'pending' },
+    ),
   );
   const commandsBefore = await storeCommands(b.sys);
   const conn = await connectToAnyNode(b.broker?.amqpUrl ?? b.bench.amqpUrl);
@@ -76,7 +90,12 @@ export async function capacityScenario(
     const ch = await conn.createConfirmChannel();
     const loadBefore = snapshotLoad();
     const started = Date.now();
-    for (const e of events) ch.publish(b.sys.tree.exchange, e.type, Buffer.from(JSON.stringify(e)), { persistent: true, contentType: 'application/json', messageId: e.id });
+    for (const e of events)
+      ch.publish(b.sys.tree.exchange, e.type, Buffer.from(JSON.stringify(e)), {
+        persistent: true,
+        contentType: 'application/json',
+        messageId: e.id,
+      });
     await ch.waitForConfirms();
     const deadline = Date.now() + STEADY_PATIENCE_MS + 60_000;
     // Parsed as they come, so that counting costs the receiver (this process) little.
@@ -99,7 +118,9 @@ export async function capacityScenario(
       while (perSecond.length <= k) perSecond.push(0);
       perSecond[k]++;
     }
-    console.log(`  capacity, POSTs arrived per second from the first publish: ${perSecond.join(' ')}; TLS connections accepted: ${receiver.connections}`);
+    console.log(
+      `  capacity, POSTs arrived per second from the first publish: ${perSecond.join(' ')}; TLS connections accepted: ${receiver.connections}`,
+    );
     console.log(`  capacity, the machine from the first publish to the last arrival: ${describeLoad(load)}`);
     await webhooksSettled(b.broker?.view ?? b.bench.vhost, b.sys.tree.exchange);
     await sleep(2500);
@@ -120,11 +141,43 @@ export async function capacityScenario(
 function webhookScenarios(): WebhookScenario[] {
   const steady = { rate: STEADY_RATE, hooksPerTeam: 1, seconds: STEADY_SECONDS };
   return [
-    { ...steady, key: 'warmup', name: `warm-up (${STEADY_WARMUP_SECONDS} s, no target), receiver answers at once`, delayMs: 0, withTimeout: false, seconds: STEADY_WARMUP_SECONDS },
-    { ...steady, key: 'steady', name: `${STEADY_RATE} writes/s, receiver answers at once`, delayMs: 0, withTimeout: false },
-    { ...steady, key: 'steady_slow', name: `${STEADY_RATE} writes/s, receiver answers after 50 ms`, delayMs: 50, withTimeout: false },
-    { ...steady, key: 'steady_timeout', name: `${STEADY_RATE} writes/s, at once, beside a webhook per team that times out`, delayMs: 0, withTimeout: true },
-    { ...steady, key: 'steady_200', name: `${2 * STEADY_RATE} writes/s, receiver answers at once`, rate: 2 * STEADY_RATE, delayMs: 0, withTimeout: false },
+    {
+      ...steady,
+      key: 'warmup',
+      name: `warm-up (${STEADY_WARMUP_SECONDS} s, no target), receiver answers at once`,
+      delayMs: 0,
+      withTimeout: false,
+      seconds: STEADY_WARMUP_SECONDS,
+    },
+    {
+      ...steady,
+      key: 'steady',
+      name: `${STEADY_RATE} writes/s, receiver answers at once`,
+      delayMs: 0,
+      withTimeout: false,
+    },
+    {
+      ...steady,
+      key: 'steady_slow',
+      name: `${STEADY_RATE} writes/s, receiver answers after 50 ms`,
+      delayMs: 50,
+      withTimeout: false,
+    },
+    {
+      ...steady,
+      key: 'steady_timeout',
+      name: `${STEADY_RATE} writes/s, at once, beside a webhook per team that times out`,
+      delayMs: 0,
+      withTimeout: true,
+    },
+    {
+      ...steady,
+      key: 'steady_200',
+      name: `${2 * STEADY_RATE} writes/s, receiver answers at once`,
+      rate: 2 * STEADY_RATE,
+      delayMs: 0,
+      withTimeout: false,
+    },
     {
       ...steady,
       key: 'fanout',

@@ -27,7 +27,15 @@ const P99_LIMIT_MS = 250;
 /** How long the events of a step may take to be published after its last answer. */
 const PUBLISH_PATIENCE_MS = 60_000;
 /** The processes of the system, by their kind (machine-load.ts). */
-const SYSTEM_KINDS = new Set<string>([...SERVICE_NAMES, 'gateway', 'start.ts', 'ferretdb', 'postgres', 'rabbitmq', 'redis-server']);
+const SYSTEM_KINDS = new Set<string>([
+  ...SERVICE_NAMES,
+  'gateway',
+  'start.ts',
+  'ferretdb',
+  'postgres',
+  'rabbitmq',
+  'redis-server',
+]);
 
 /** Fresh enterprise teams for `rate` writes a second for `seconds`: at least 10, none past 800 requests a minute. */
 const teamsFor = (rate: number, seconds: number) => Math.max(10, Math.ceil((rate * Math.min(seconds, 60)) / 800));
@@ -54,7 +62,9 @@ interface WriteKind {
 /** Events the service's relay has published (its outbox_publish_duration_seconds_count, outcome ok). */
 async function publishedBy(serviceUrl: string): Promise<number> {
   const res = await fetch(`${serviceUrl}/metrics`);
-  const line = (await res.text()).split('\n').find((l) => l.startsWith('outbox_publish_duration_seconds_count{') && l.includes('outcome="ok"'));
+  const line = (await res.text())
+    .split('\n')
+    .find((l) => l.startsWith('outbox_publish_duration_seconds_count{') && l.includes('outcome="ok"'));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
@@ -65,10 +75,21 @@ async function publishedBy(serviceUrl: string): Promise<number> {
  */
 const clients = new Map<string, Pool>();
 
-async function call(gatewayUrl: string, key: string, method: string, path: string, body: unknown): Promise<{ status: number; text: () => Promise<string> }> {
+async function call(
+  gatewayUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; text: () => Promise<string> }> {
   let pool = clients.get(gatewayUrl);
   if (!pool) clients.set(gatewayUrl, (pool = new Pool(gatewayUrl, { connections: 512 })));
-  const res = await pool.request({ method, path, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+  const res = await pool.request({
+    method,
+    path,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify(body),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, text: async () => text };
 }
@@ -106,7 +127,8 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   }
   await Promise.all(writes);
   const deadline = Date.now() + PUBLISH_PATIENCE_MS;
-  while ((await publishedBy(serviceUrl)) - publishedBefore < latencies.length && Date.now() < deadline) await sleep(250);
+  while ((await publishedBy(serviceUrl)) - publishedBefore < latencies.length && Date.now() < deadline)
+    await sleep(250);
   const loadAfter = snapshotLoad();
   const commands = commandsBetween(commandsBefore, await storeCommandsOf(serviceUrl));
   const everyKind = cpuMsBetween(loadBefore, loadAfter);
@@ -128,8 +150,15 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   console.log(
     `  ${kind.name} at ${rate}/s for ${seconds} s over ${keys.length} teams: ${answered} of ${total} done (${refused} refused or failed), p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`,
   );
-  console.log(`    core-ms a write ${result.coreMs.toFixed(2)}: ${cpu.map(([k, ms]) => `${k} ${per(ms).toFixed(2)}`).join(', ')} (the bench's load ${per(benchMs).toFixed(2)} beside)`);
-  console.log(`    store commands a write ${result.commands.toFixed(2)}: ${commands.slice(0, 10).map(([k, n]) => `${k} ${per(n).toFixed(3)}`).join(', ')}`);
+  console.log(
+    `    core-ms a write ${result.coreMs.toFixed(2)}: ${cpu.map(([k, ms]) => `${k} ${per(ms).toFixed(2)}`).join(', ')} (the bench's load ${per(benchMs).toFixed(2)} beside)`,
+  );
+  console.log(
+    `    store commands a write ${result.commands.toFixed(2)}: ${commands
+      .slice(0, 10)
+      .map(([k, n]) => `${k} ${per(n).toFixed(3)}`)
+      .join(', ')}`,
+  );
   return result;
 }
 
@@ -145,13 +174,23 @@ function recordStep(b: Bench, prefix: string, s: Step): void {
 const clientPosts: WriteKind = {
   name: 'POST /v1/clients',
   serviceUrl: (sys) => sys.serviceUrls.clients,
-  request: (i) => ({ method: 'POST', path: '/v1/clients', body: { type: 'PJ', name: `Writes bench ${i}`, segment: 'regular' }, status: 201 }),
+  request: (i) => ({
+    method: 'POST',
+    path: '/v1/clients',
+    body: { type: 'PJ', name: `Writes bench ${i}`, segment: 'regular' },
+    status: 201,
+  }),
 };
 
 const activityPosts: WriteKind = {
   name: 'POST /v1/activities',
   serviceUrl: (sys) => sys.serviceUrls.activities,
-  request: (i) => ({ method: 'POST', path: '/v1/activities', body: { type: 'task', title: `Writes bench ${i}` }, status: 201 }),
+  request: (i) => ({
+    method: 'POST',
+    path: '/v1/activities',
+    body: { type: 'task', title: `Writes bench ${i}` },
+    status: 201,
+  }),
 };
 
 /** PUT /v1/cases/{id} over `cases` (each team's own, `cases[n]` of team n), each a new title: every PUT changes its case. */
@@ -174,7 +213,9 @@ async function makeCases(sys: System, teams: IssuedTeam[], perTeam: number): Pro
     Array.from({ length: 8 }, async () => {
       for (let j = next++; j < jobs.length; j = next++) {
         const { t, k } = jobs[j];
-        const res = await call(sys.gatewayUrl, teams[t].api_key, 'POST', '/v1/cases', { title: `Writes bench case ${t}.${k}` });
+        const res = await call(sys.gatewayUrl, teams[t].api_key, 'POST', '/v1/cases', {
+          title: `Writes bench case ${t}.${k}`,
+        });
         if (res.status !== 201) throw new Error(`POST /v1/cases answered ${res.status}: ${await res.text()}`);
         cases[t].push((JSON.parse(await res.text()) as { data: { id: string } }).data.id);
       }
@@ -194,24 +235,48 @@ export async function writesSection(b: Bench): Promise<void> {
 
 async function writeSteps(b: Bench): Promise<void> {
   const sys = await b.system();
-  console.log(`writes: POST /v1/clients through the gateway, open loop, ${STEP_SECONDS} s at each of ${RATES.join(', ')} writes/s, no webhooks subscribed`);
+  console.log(
+    `writes: POST /v1/clients through the gateway, open loop, ${STEP_SECONDS} s at each of ${RATES.join(', ')} writes/s, no webhooks subscribed`,
+  );
   if (WARMUP_SECONDS > 0) {
-    const teams = await createTeams(b, sys.tree, Array.from({ length: teamsFor(RATES[0], WARMUP_SECONDS) }, (_, t) => `Bench writes warm-up ${t}`));
+    const teams = await createTeams(
+      b,
+      sys.tree,
+      Array.from({ length: teamsFor(RATES[0], WARMUP_SECONDS) }, (_, t) => `Bench writes warm-up ${t}`),
+    );
     console.log('  warm-up (not a figure):');
-    await step(sys, clientPosts, teams.map((t) => t.api_key), RATES[0], WARMUP_SECONDS);
+    await step(
+      sys,
+      clientPosts,
+      teams.map((t) => t.api_key),
+      RATES[0],
+      WARMUP_SECONDS,
+    );
   }
   await consumersSettled(b.vhost, sys.tree.exchange);
   let capacity = 0;
   let first: Step | null = null;
   for (const [n, rate] of RATES.entries()) {
-    const teams = await createTeams(b, sys.tree, Array.from({ length: teamsFor(rate, STEP_SECONDS) }, (_, t) => `Bench writes ${rate}.${t}`));
-    const s = await step(sys, clientPosts, teams.map((t) => t.api_key), rate, STEP_SECONDS);
+    const teams = await createTeams(
+      b,
+      sys.tree,
+      Array.from({ length: teamsFor(rate, STEP_SECONDS) }, (_, t) => `Bench writes ${rate}.${t}`),
+    );
+    const s = await step(
+      sys,
+      clientPosts,
+      teams.map((t) => t.api_key),
+      rate,
+      STEP_SECONDS,
+    );
     recordStep(b, `writes.${rate}`, s);
     first ??= s;
     await consumersSettled(b.vhost, sys.tree.exchange);
     const taken = s.refused === 0 && s.p99 <= P99_LIMIT_MS;
     if (!taken) {
-      console.log(`  ${rate}/s not taken (p99 ${s.p99.toFixed(0)} ms, ${s.refused} refused)${n + 1 < RATES.length ? '; the higher rates are not tried' : ''}`);
+      console.log(
+        `  ${rate}/s not taken (p99 ${s.p99.toFixed(0)} ms, ${s.refused} refused)${n + 1 < RATES.length ? '; the higher rates are not tried' : ''}`,
+      );
       break;
     }
     capacity = rate;
@@ -226,12 +291,40 @@ async function writeSteps(b: Bench): Promise<void> {
   const teamCount = teamsFor(rate, STEP_SECONDS);
   // Each case written about ten times over the step.
   const perTeam = Math.max(2, Math.ceil((rate * STEP_SECONDS) / teamCount / 10));
-  const caseTeams = await createTeams(b, sys.tree, Array.from({ length: teamCount }, (_, t) => `Bench writes cases ${t}`));
+  const caseTeams = await createTeams(
+    b,
+    sys.tree,
+    Array.from({ length: teamCount }, (_, t) => `Bench writes cases ${t}`),
+  );
   const cases = await makeCases(sys, caseTeams, perTeam);
   await consumersSettled(b.vhost, sys.tree.exchange);
-  recordStep(b, 'writes.cases_put', await step(sys, casePuts(cases), caseTeams.map((t) => t.api_key), rate, STEP_SECONDS));
+  recordStep(
+    b,
+    'writes.cases_put',
+    await step(
+      sys,
+      casePuts(cases),
+      caseTeams.map((t) => t.api_key),
+      rate,
+      STEP_SECONDS,
+    ),
+  );
   await consumersSettled(b.vhost, sys.tree.exchange);
-  const activityTeams = await createTeams(b, sys.tree, Array.from({ length: teamCount }, (_, t) => `Bench writes activities ${t}`));
-  recordStep(b, 'writes.activities_post', await step(sys, activityPosts, activityTeams.map((t) => t.api_key), rate, STEP_SECONDS));
+  const activityTeams = await createTeams(
+    b,
+    sys.tree,
+    Array.from({ length: teamCount }, (_, t) => `Bench writes activities ${t}`),
+  );
+  recordStep(
+    b,
+    'writes.activities_post',
+    await step(
+      sys,
+      activityPosts,
+      activityTeams.map((t) => t.api_key),
+      rate,
+      STEP_SECONDS,
+    ),
+  );
   await consumersSettled(b.vhost, sys.tree.exchange);
 }

@@ -35,7 +35,8 @@ export async function upCluster(o: ClusterOptions): Promise<Cluster> {
   if (readCluster(o.root)) throw new Error(`a cluster is up already in ${o.root} (down it first)`);
   const nodes = Array.from({ length: o.size }, (_, i) => nodeOf(o.id, i, o.basePort, o.root));
   for (const n of nodes) {
-    for (const port of [n.amqpPort, n.distPort]) if (await isListening(port)) throw new Error(`port ${port} is taken (give another --base-port)`);
+    for (const port of [n.amqpPort, n.distPort])
+      if (await isListening(port)) throw new Error(`port ${port} is taken (give another --base-port)`);
   }
   mkdirSync(o.root, { recursive: true });
   const cluster: Cluster = { id: o.id, root: o.root, nodes };

@@ -22,6 +22,11 @@ export async function startPrivateCluster(size: number, label: string): Promise<
     const basePort = await freePortBlock(size);
     const dist = await Promise.all(Array.from({ length: size }, (_, i) => isListening(basePort + 20_000 + i)));
     if (dist.some(Boolean)) continue;
-    return upCluster({ size, basePort, id: `lpm${basePort}n`, root: join(tmpdir(), `lpm-${label}-cluster-${basePort}`) });
+    return upCluster({
+      size,
+      basePort,
+      id: `lpm${basePort}n`,
+      root: join(tmpdir(), `lpm-${label}-cluster-${basePort}`),
+    });
   }
 }

@@ -38,7 +38,9 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write('no cluster is up\n');
       return 1;
     }
-    process.stdout.write(`${JSON.stringify({ amqp_url: clusterUrl(cluster), nodes: await clusterStatus(cluster) }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ amqp_url: clusterUrl(cluster), nodes: await clusterStatus(cluster) }, null, 2)}\n`,
+    );
     return 0;
   }
   process.stderr.write('usage: npm run cluster -- up [--nodes 3] [--base-port 5701] | down | status\n');

@@ -23,7 +23,12 @@ const SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
 
 export function nodeOf(id: string, index: number, basePort: number, root: string): ClusterNode {
   const name = `${id}${index + 1}`;
-  return { node: `${name}@localhost`, amqpPort: basePort + index, distPort: basePort + 20_000 + index, dir: join(root, name) };
+  return {
+    node: `${name}@localhost`,
+    amqpPort: basePort + index,
+    distPort: basePort + 20_000 + index,
+    dir: join(root, name),
+  };
 }
 
 /** rabbitmqctl against `node` only; rejects with its output when it fails. */
@@ -33,7 +38,9 @@ export async function ctl(node: ClusterNode, ...args: string[]): Promise<string>
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`rabbitmqctl -n ${node.node} ${args.join(' ')} failed: ${(e.stderr || e.stdout || e.message).trim()}`);
+    throw new Error(
+      `rabbitmqctl -n ${node.node} ${args.join(' ')} failed: ${(e.stderr || e.stdout || e.message).trim()}`,
+    );
   }
 }
 
@@ -46,7 +53,9 @@ export async function startNode(n: ClusterNode): Promise<void> {
   writeFileSync(join(n.dir, 'rabbitmq-env.conf'), 'ERL_EPMD_ADDRESS=127.0.0.1\n');
   await run('chown', ['-R', 'rabbitmq:rabbitmq', n.dir]);
   await run('runuser', ['-u', 'rabbitmq', '--', 'test', '-w', n.dir]).catch(() => {
-    throw new Error(`the rabbitmq user cannot write ${n.dir} (a parent directory closed to it?): choose another directory`);
+    throw new Error(
+      `the rabbitmq user cannot write ${n.dir} (a parent directory closed to it?): choose another directory`,
+    );
   });
   const env = {
     ...process.env,
@@ -62,11 +71,17 @@ export async function startNode(n: ClusterNode): Promise<void> {
     ERL_FLAGS: '-kernel inet_dist_use_interface {127,0,0,1}',
   };
   rmSync(join(n.dir, 'pid'), { force: true });
-  const child = spawn('runuser', ['-u', 'rabbitmq', '--', SERVER], { env, cwd: n.dir, detached: true, stdio: 'ignore' });
+  const child = spawn('runuser', ['-u', 'rabbitmq', '--', SERVER], {
+    env,
+    cwd: n.dir,
+    detached: true,
+    stdio: 'ignore',
+  });
   child.unref();
   const deadline = Date.now() + 120_000;
   while (!(await isListening(n.amqpPort))) {
-    if (Date.now() > deadline) throw new Error(`node ${n.node} not listening on ${n.amqpPort} after 120 s (logs in ${n.dir}/log)`);
+    if (Date.now() > deadline)
+      throw new Error(`node ${n.node} not listening on ${n.amqpPort} after 120 s (logs in ${n.dir}/log)`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -25,10 +25,21 @@ export function parseArgs(argv: string[]): DrillArgs {
     else if (a === '--json') args.json = argv[++i];
     else if (a === '--short') args.short = true;
     else if (a === '--cluster') args.cluster = Number(argv[++i]);
-    else throw new Error(`unknown option ${a}; usage: npm run drill -- [--writes N] [--json FILE] [--short] [--cluster N]`);
+    else
+      throw new Error(
+        `unknown option ${a}; usage: npm run drill -- [--writes N] [--json FILE] [--short] [--cluster N]`,
+      );
   }
-  if (!Number.isInteger(args.writes) || args.writes < 100) throw new Error('--writes must be an integer of at least 100');
+  if (!Number.isInteger(args.writes) || args.writes < 100)
+    throw new Error('--writes must be an integer of at least 100');
   if (args.json === undefined && argv.includes('--json')) throw new Error('--json needs a file name');
-  if (!Number.isInteger(args.cluster) || args.cluster === 1 || args.cluster === 2 || args.cluster < 0 || args.cluster > 9) throw new Error('--cluster needs 3 to 9 nodes');
+  if (
+    !Number.isInteger(args.cluster) ||
+    args.cluster === 1 ||
+    args.cluster === 2 ||
+    args.cluster < 0 ||
+    args.cluster > 9
+  )
+    throw new Error('--cluster needs 3 to 9 nodes');
   return args;
 }

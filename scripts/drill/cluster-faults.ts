@@ -17,7 +17,12 @@ export interface ClusterFaults {
   failovers(): number;
 }
 
-export function clusterFaults(opts: { cluster: Cluster; vhost: string; redis: TcpProxy; outageMs: number }): ClusterFaults {
+export function clusterFaults(opts: {
+  cluster: Cluster;
+  vhost: string;
+  redis: TcpProxy;
+  outageMs: number;
+}): ClusterFaults {
   const { cluster, vhost, redis, outageMs } = opts;
   const lost = new Set<string>();
   let failovers = 0;

@@ -37,7 +37,9 @@ export function launchedProcesses(launcherPid: number): Map<string, number> {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== launcherPid) continue;
-      const m = /(?:services\/([a-z]+)|(gateway))\/src\/server\.ts/.exec(readFileSync(`/proc/${entry}/cmdline`, 'utf8'));
+      const m = /(?:services\/([a-z]+)|(gateway))\/src\/server\.ts/.exec(
+        readFileSync(`/proc/${entry}/cmdline`, 'utf8'),
+      );
       if (m) found.set(m[1] ?? m[2], Number(entry));
     } catch {
       // exited meanwhile
@@ -52,7 +54,13 @@ export function launchedProcesses(launcherPid: number): Map<string, number> {
  */
 const STORE_CUT_VICTIM = 'activities';
 
-export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherPid: number; durations: FaultDurations; processes: string[] }): Fault[] {
+export function drillFaults(opts: {
+  store: TcpProxy;
+  broker: TcpProxy;
+  launcherPid: number;
+  durations: FaultDurations;
+  processes: string[];
+}): Fault[] {
   const { store, broker, durations } = opts;
   const outage = (proxy: TcpProxy, how: 'cut' | 'stall', ms: number) => async () => {
     proxy[how]();
@@ -90,7 +98,14 @@ export function drillFaults(opts: { store: TcpProxy; broker: TcpProxy; launcherP
  * Runs `faults` in a random order (in their own when `ordered`), one after another, each
  * when `writesDone()` reaches its random point between 5% and 85% of `writes`; none more once `stopped()`.
  */
-export async function runFaults(faults: Fault[], writes: number, writesDone: () => number, log: FaultLog[], stopped: () => boolean, ordered = false): Promise<void> {
+export async function runFaults(
+  faults: Fault[],
+  writes: number,
+  writesDone: () => number,
+  log: FaultLog[],
+  stopped: () => boolean,
+  ordered = false,
+): Promise<void> {
   const order = ordered ? [...faults] : [...faults].sort(() => Math.random() - 0.5);
   const points = order.map(() => Math.floor(writes * (0.05 + Math.random() * 0.8))).sort((a, b) => a - b);
   for (const [i, fault] of order.entries()) {
@@ -99,7 +114,12 @@ export async function runFaults(faults: Fault[], writes: number, writesDone: () 
       await sleep(50);
     }
     const started = Date.now();
-    const entry: FaultLog = { name: fault.name, atWrite: writesDone(), startedAt: new Date(started).toISOString(), ms: 0 };
+    const entry: FaultLog = {
+      name: fault.name,
+      atWrite: writesDone(),
+      startedAt: new Date(started).toISOString(),
+      ms: 0,
+    };
     try {
       await fault.run();
     } catch (e) {
@@ -107,6 +127,8 @@ export async function runFaults(faults: Fault[], writes: number, writesDone: () 
     }
     entry.ms = Date.now() - started;
     log.push(entry);
-    console.log(`drill: ${fault.name} at write ${entry.atWrite} (${entry.ms} ms)${entry.detail ? `: ${entry.detail}` : ''}`);
+    console.log(
+      `drill: ${fault.name} at write ${entry.atWrite} (${entry.ms} ms)${entry.detail ? `: ${entry.detail}` : ''}`,
+    );
   }
 }

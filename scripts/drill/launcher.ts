@@ -25,7 +25,7 @@ const alive = (pid: number) => {
 /** Sends `signal` to each of `pids` still alive, then waits up to `ms` for them to be gone; those left are SIGKILLed. */
 async function end(pids: number[], signal: NodeJS.Signals, ms: number): Promise<void> {
   for (const pid of pids.filter(alive)) process.kill(pid, signal);
-  for (const until = Date.now() + ms; pids.some(alive) && Date.now() < until; ) await sleep(100);
+  for (const until = Date.now() + ms; pids.some(alive) && Date.now() < until;) await sleep(100);
   for (const pid of pids.filter(alive)) process.kill(pid, 'SIGKILL');
 }
 

@@ -43,7 +43,10 @@ async function main(): Promise<number> {
   const run = `${Date.now().toString(36)}${process.pid.toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), `lpm-drill-${run}-`));
   const made = new DrillResources(dir);
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.once(signal, () => {
       console.log(`drill: ${signal}; removing what the drill made`);
       void made.remove().finally(() => process.exit(code));
@@ -68,10 +71,25 @@ async function main(): Promise<number> {
     const gatewayUrl = `http://127.0.0.1:${port}`;
     console.log(`drill: the system on ${gatewayUrl} (PORT..PORT+7), launcher pid ${launcher.pid}`);
     const teams = await createTeams(gatewayUrl, env, receiver.url);
-    const nodeFaults = onCluster && clusterFaults({ cluster: onCluster.cluster, vhost: '/', redis: onCluster.redis, outageMs: NODE_OUTAGE_MS });
-    const faults = nodeFaults?.faults ?? drillFaults({ store: storeProxy, broker: brokerProxy, launcherPid: launcher.pid!, durations: faultDurations(args), processes: ['gateway', ...SERVICE_NAMES] });
+    const nodeFaults =
+      onCluster &&
+      clusterFaults({ cluster: onCluster.cluster, vhost: '/', redis: onCluster.redis, outageMs: NODE_OUTAGE_MS });
+    const faults =
+      nodeFaults?.faults ??
+      drillFaults({
+        store: storeProxy,
+        broker: brokerProxy,
+        launcherPid: launcher.pid!,
+        durations: faultDurations(args),
+        processes: ['gateway', ...SERVICE_NAMES],
+      });
     const broker: BrokerSide = onCluster
-      ? { vhost: '/', node: onCluster.cluster.nodes[0].node, nodes: args.cluster, failovers: () => nodeFaults!.failovers() }
+      ? {
+          vhost: '/',
+          node: onCluster.cluster.nodes[0].node,
+          nodes: args.cluster,
+          failovers: () => nodeFaults!.failovers(),
+        }
       : { vhost: decodeURIComponent(brokerUrl.pathname.slice(1)) || '/', nodes: 1, failovers: () => 0 };
     return await drill({ args, watch, gatewayUrl, teams, receiver, faults, broker, dbPrefix });
   } finally {

@@ -14,10 +14,17 @@ export interface StateCheck {
   inactive: string[];
 }
 
-export async function checkState(state: StateCheck, gatewayUrl: string, teams: DrillTeam[], stories: Story[]): Promise<void> {
+export async function checkState(
+  state: StateCheck,
+  gatewayUrl: string,
+  teams: DrillTeam[],
+  stories: Story[],
+): Promise<void> {
   state.problems = await settledDisagreements(gatewayUrl, teams, stories);
   for (const team of teams) {
-    const hooks = await fetch(`${gatewayUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${team.apiKey}` } }).then((r) => r.json() as Promise<{ data?: { id: string; active: boolean }[] }>);
+    const hooks = await fetch(`${gatewayUrl}/v1/webhooks`, {
+      headers: { authorization: `Bearer ${team.apiKey}` },
+    }).then((r) => r.json() as Promise<{ data?: { id: string; active: boolean }[] }>);
     for (const h of hooks.data ?? []) if (h.active === false) state.inactive.push(`${team.id} ${h.id}`);
   }
 }
@@ -25,7 +32,7 @@ export async function checkState(state: StateCheck, gatewayUrl: string, teams: D
 /** Derived state (counts kept from events, owed occurrences a repair job stores) settles after the events: asked again for a while. */
 async function settledDisagreements(gatewayUrl: string, teams: DrillTeam[], stories: Story[]): Promise<string[]> {
   let found = await stateDisagreements(gatewayUrl, teams, stories);
-  for (const settleBy = Date.now() + 120_000; found.length > 0 && Date.now() < settleBy; ) {
+  for (const settleBy = Date.now() + 120_000; found.length > 0 && Date.now() < settleBy;) {
     await new Promise((r) => setTimeout(r, 10_000));
     found = await stateDisagreements(gatewayUrl, teams, stories);
   }
@@ -84,7 +91,8 @@ export async function deadLettered(broker: BrokerSide, prefix: string): Promise<
   const dead: Record<string, number> = {};
   for (const line of stdout.split('\n')) {
     const [name, count] = line.trim().split(/\s+/);
-    if (name?.startsWith(prefix) && (name.endsWith('.dlq') || name.endsWith('.unrouted')) && Number(count) > 0) dead[name] = Number(count);
+    if (name?.startsWith(prefix) && (name.endsWith('.dlq') || name.endsWith('.unrouted')) && Number(count) > 0)
+      dead[name] = Number(count);
   }
   return dead;
 }

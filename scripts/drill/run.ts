@@ -40,9 +40,23 @@ export async function drill(d: Drill): Promise<number> {
     keepGoing: () => faultsLeft && watch.ended === null,
   });
   const started = Date.now();
-  console.log(`drill: ${args.writes} writes at ${RATE}/s over ${TEAMS} teams; faults: ${faults.map((f) => f.name).join(', ')}`);
+  console.log(
+    `drill: ${args.writes} writes at ${RATE}/s over ${TEAMS} teams; faults: ${faults.map((f) => f.name).join(', ')}`,
+  );
   void watch.gone.then(() => workload.stop());
-  await watch.untilGone(Promise.all([workload.run(), runFaults(faults, args.writes, () => workload.done, faultLog, () => watch.ended !== null, args.cluster > 0).finally(() => (faultsLeft = false))]));
+  await watch.untilGone(
+    Promise.all([
+      workload.run(),
+      runFaults(
+        faults,
+        args.writes,
+        () => workload.done,
+        faultLog,
+        () => watch.ended !== null,
+        args.cluster > 0,
+      ).finally(() => (faultsLeft = false)),
+    ]),
+  );
   const writeSeconds = (Date.now() - started) / 1000;
   console.log(`drill: ${workload.done} writes in ${writeSeconds.toFixed(0)} s; waiting for quiet`);
 

@@ -23,7 +23,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TEAMS = 10; // enterprise teams take 1,000 requests a minute each: 10 take the drill's 100 writes a second with room
 
 /** Under Jest, the run's store and broker; alone, a test CA, a FerretDB and a vhost of the drill's own. */
-export async function storeAndBroker(made: DrillResources, dir: string, run: string, underJest: boolean): Promise<{ mongoUrl: string; amqpUrl: string }> {
+export async function storeAndBroker(
+  made: DrillResources,
+  dir: string,
+  run: string,
+  underJest: boolean,
+): Promise<{ mongoUrl: string; amqpUrl: string }> {
   let mongoUrl = process.env.MONGO_URL;
   let amqpUrl = process.env.AMQP_URL;
   made.redisPrefix = `${process.env.REDIS_KEY_PREFIX ?? ''}drill-${run}:`;
@@ -45,7 +50,10 @@ export async function storeAndBroker(made: DrillResources, dir: string, run: str
 }
 
 /** The drill's own RabbitMQ cluster, and a TCP proxy to Redis the faults cut (the machine's Redis keeps serving). */
-export async function brokerCluster(made: DrillResources, size: number): Promise<{ cluster: Cluster; redis: TcpProxy; redisUrl: string }> {
+export async function brokerCluster(
+  made: DrillResources,
+  size: number,
+): Promise<{ cluster: Cluster; redis: TcpProxy; redisUrl: string }> {
   console.log(`drill: starting a RabbitMQ cluster of ${size}`);
   const cluster = await startPrivateCluster(size, 'drill');
   made.cluster = cluster;
@@ -63,13 +71,22 @@ export async function startProxies(made: DrillResources, urls: { mongoUrl: strin
   const brokerUrl = new URL(urls.amqpUrl);
   const storeProxy = await startTcpProxy(storeUrl.hostname, Number(storeUrl.port));
   const brokerProxy = await startTcpProxy(brokerUrl.hostname, Number(brokerUrl.port || 5672));
-  made.closers.push(() => storeProxy.close(), () => brokerProxy.close());
+  made.closers.push(
+    () => storeProxy.close(),
+    () => brokerProxy.close(),
+  );
   storeUrl.port = String(storeProxy.port);
   brokerUrl.port = String(brokerProxy.port);
   return { storeProxy, brokerProxy, storeUrl, brokerUrl };
 }
 
-export function systemEnv(s: { port: number; storeUrl: URL; brokerUrl: URL; dbPrefix: string; redisPrefix: string }): NodeJS.ProcessEnv {
+export function systemEnv(s: {
+  port: number;
+  storeUrl: URL;
+  brokerUrl: URL;
+  dbPrefix: string;
+  redisPrefix: string;
+}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(s.port),
@@ -114,13 +131,30 @@ export function watchLauncher(launcher: Launcher, made: DrillResources): Launche
 }
 
 /** TEAMS enterprise teams made with the CLI, each with a webhook on every event to its own path of the receiver. */
-export async function createTeams(gatewayUrl: string, env: NodeJS.ProcessEnv, receiverUrl: string): Promise<DrillTeam[]> {
+export async function createTeams(
+  gatewayUrl: string,
+  env: NodeJS.ProcessEnv,
+  receiverUrl: string,
+): Promise<DrillTeam[]> {
   const teams: DrillTeam[] = [];
   for (let i = 0; i < TEAMS; i++) {
     // Asynchronously: the proxies run in this process, which a synchronous spawn would block.
     const cli = await promisify(execFile)(
       process.execPath,
-      ['gateway/src/cli/main.ts', 'team', 'create', '--name', `Drill ${i}`, '--plan', 'enterprise', '--owner-name', `Dona ${i}`, '--owner-email', `dona${i}@drill.example`, '--json'],
+      [
+        'gateway/src/cli/main.ts',
+        'team',
+        'create',
+        '--name',
+        `Drill ${i}`,
+        '--plan',
+        'enterprise',
+        '--owner-name',
+        `Dona ${i}`,
+        '--owner-email',
+        `dona${i}@drill.example`,
+        '--json',
+      ],
       { cwd: ROOT, env, encoding: 'utf8' },
     );
     const issued = JSON.parse(cli.stdout.trim().split('\n').pop()!);

@@ -32,7 +32,10 @@ export function countEvents(requests: ReceivedRequest[], expected: Set<string>):
  * The longest time from the answer of a write to the first delivery of an event it
  * owes, and that event (`type objectId`); 0 and null when none arrived.
  */
-export function maxEventDelayMs(requests: ReceivedRequest[], answeredAt: Map<string, number>): { ms: number; event: string | null } {
+export function maxEventDelayMs(
+  requests: ReceivedRequest[],
+  answeredAt: Map<string, number>,
+): { ms: number; event: string | null } {
   const firstAt = new Map<string, number>();
   for (const r of requests) {
     const body = JSON.parse(r.body) as { type: string; data?: { object?: { id?: string } } };
@@ -48,7 +51,12 @@ export function maxEventDelayMs(requests: ReceivedRequest[], answeredAt: Map<str
 }
 
 /** Waits until every expected event arrived, or nothing arrived for `quietMs`, or `maxMs` passed. */
-export async function waitForQuiet(requests: ReceivedRequest[], expected: Set<string>, quietMs: number, maxMs: number): Promise<void> {
+export async function waitForQuiet(
+  requests: ReceivedRequest[],
+  expected: Set<string>,
+  quietMs: number,
+  maxMs: number,
+): Promise<void> {
   const deadline = Date.now() + maxMs;
   let count = -1;
   let since = Date.now();
@@ -72,29 +80,43 @@ export async function stateDisagreements(gatewayUrl: string, teams: DrillTeam[],
     for (let attempt = 1; ; attempt++) {
       const res = await fetch(`${gatewayUrl}${path}`, { headers: { authorization: `Bearer ${team.apiKey}` } });
       if (res.ok) return res.json();
-      if (attempt >= 10 || (res.status < 500 && res.status !== 429)) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+      if (attempt >= 10 || (res.status < 500 && res.status !== 429))
+        throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
       await sleep(1000 * attempt);
     }
   };
   const problems: string[] = [];
   const expect = (what: string, got: unknown, want: unknown) => {
-    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push(`${what}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+    if (JSON.stringify(got) !== JSON.stringify(want))
+      problems.push(`${what}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
   };
   for (const team of teams) {
     const mine = stories.filter((s) => s.team === team.id);
     // Counts hold only where every story of the team is known to the end.
     if (mine.every((s) => !s.uncertain)) {
-      const total = async (path: string) => (await get(team, `${path}${path.includes('?') ? '&' : '?'}limit=1`)).pagination.total as number;
+      const total = async (path: string) =>
+        (await get(team, `${path}${path.includes('?') ? '&' : '?'}limit=1`)).pagination.total as number;
       expect(`team ${team.id}: clients`, await total('/v1/clients'), mine.length);
       expect(`team ${team.id}: cases`, await total('/v1/cases'), mine.length * 2);
       expect(`team ${team.id}: deals`, await total('/v1/deals'), mine.length);
-      expect(`team ${team.id}: activities (a completed task, its next occurrence)`, await total('/v1/activities'), mine.length * 2);
+      expect(
+        `team ${team.id}: activities (a completed task, its next occurrence)`,
+        await total('/v1/activities'),
+        mine.length * 2,
+      );
       expect(`team ${team.id}: financial records`, await total('/v1/financial'), mine.length);
       const deals = (await get(team, '/v1/deals/summary')).data;
-      expect(`team ${team.id}: deals won`, deals.by_status?.ganho, { count: mine.length, value: mine.reduce((a, s) => a + s.dealValue, 0) });
+      expect(`team ${team.id}: deals won`, deals.by_status?.ganho, {
+        count: mine.length,
+        value: mine.reduce((a, s) => a + s.dealValue, 0),
+      });
       const year = new Date().getUTCFullYear();
       const fin = (await get(team, `/v1/financial/summary?from=${year - 1}-01-01&to=${year + 1}-12-31`)).data;
-      expect(`team ${team.id}: revenue paid`, fin.totals?.revenue, mine.reduce((a, s) => a + s.amount, 0));
+      expect(
+        `team ${team.id}: revenue paid`,
+        fin.totals?.revenue,
+        mine.reduce((a, s) => a + s.amount, 0),
+      );
     }
   }
   for (const s of stories.filter((x) => !x.uncertain)) {
@@ -105,12 +127,21 @@ export async function stateDisagreements(gatewayUrl: string, teams: DrillTeam[],
     // The count the cases service keeps from activity events, against the activities the activities service lists.
     expect(`case ${s.caseId}: activities_count (expected: its activities listed)`, kase.activities_count, listed);
     // What the case holds, when it is not the story's two: which record is missing or extra.
-    const held = listed === 2 ? '' : ` (${page.data.map((a: { id: string; type: string; status: string; due_date: string | null }) => `${a.id} ${a.type} ${a.status} ${a.due_date}`).join('; ')})`;
+    const held =
+      listed === 2
+        ? ''
+        : ` (${page.data.map((a: { id: string; type: string; status: string; due_date: string | null }) => `${a.id} ${a.type} ${a.status} ${a.due_date}`).join('; ')})`;
     expect(`case ${s.caseId}: activities listed${held}`, listed, 2);
     const client = (await get(team, `/v1/clients/${s.clientId}`)).data;
     expect(`client ${s.clientId}: cases_count`, client.cases_count, 2);
-    const series = (await get(team, `/v1/activities?case_id=${s.caseId}&limit=100`)).data.filter((a: { title: string }) => a.title === s.recurringTitle);
-    expect(`case ${s.caseId}: the recurring task's occurrences by status`, series.map((a: { status: string }) => a.status).sort(), ['completed', 'pending']);
+    const series = (await get(team, `/v1/activities?case_id=${s.caseId}&limit=100`)).data.filter(
+      (a: { title: string }) => a.title === s.recurringTitle,
+    );
+    expect(
+      `case ${s.caseId}: the recurring task's occurrences by status`,
+      series.map((a: { status: string }) => a.status).sort(),
+      ['completed', 'pending'],
+    );
   }
   return problems;
 }

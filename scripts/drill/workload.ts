@@ -76,7 +76,16 @@ interface Answer {
 }
 
 export class Workload {
-  readonly tally: WriteTally = { acknowledged: 0, refused: {}, refusedSamples: [], retried: {}, outsideEnvelope: 0, outsideSamples: [], expected: new Set(), answeredAt: new Map() };
+  readonly tally: WriteTally = {
+    acknowledged: 0,
+    refused: {},
+    refusedSamples: [],
+    retried: {},
+    outsideEnvelope: 0,
+    outsideSamples: [],
+    expected: new Set(),
+    answeredAt: new Map(),
+  };
   readonly stories: Story[] = [];
   private started = 0;
   private nextSlot = 0;
@@ -94,7 +103,9 @@ export class Workload {
 
   async run(): Promise<void> {
     this.nextSlot = performance.now();
-    await Promise.all(Array.from({ length: this.opts.actors }, (_, i) => this.actor(this.opts.teams[i % this.opts.teams.length])));
+    await Promise.all(
+      Array.from({ length: this.opts.actors }, (_, i) => this.actor(this.opts.teams[i % this.opts.teams.length])),
+    );
   }
 
   /** Ends the writes (the system is gone): no story begins, and a write being retried is given up. */
@@ -132,7 +143,13 @@ export class Workload {
     }
   }
 
-  private async write(team: DrillTeam, method: string, path: string, body: unknown, owes: (data: Record<string, JsonAnswer>) => string[]): Promise<Record<string, JsonAnswer> | null> {
+  private async write(
+    team: DrillTeam,
+    method: string,
+    path: string,
+    body: unknown,
+    owes: (data: Record<string, JsonAnswer>) => string[],
+  ): Promise<Record<string, JsonAnswer> | null> {
     await this.pace();
     this.started++;
     const key = method === 'POST' ? randomUUID() : undefined;
@@ -145,7 +162,12 @@ export class Workload {
         this.owe(owes(answer.body?.data ?? {}));
         return answer.body?.data ?? {};
       }
-      if (answer && unsure && (answer.status === 422 || (answer.status === 404 && method === 'DELETE')) && method !== 'POST') {
+      if (
+        answer &&
+        unsure &&
+        (answer.status === 422 || (answer.status === 404 && method === 'DELETE')) &&
+        method !== 'POST'
+      ) {
         this.tally.acknowledged++;
         this.owe(owes({}));
         return null;
@@ -153,7 +175,8 @@ export class Workload {
       const status = answer ? String(answer.status) : 'network';
       if ((answer && !RETRIED(answer.status, key !== undefined)) || Date.now() > giveUpAt || this.stopped) {
         this.tally.refused[status] = (this.tally.refused[status] ?? 0) + 1;
-        if (this.tally.refusedSamples.length < 10) this.tally.refusedSamples.push(`${method} ${path}: ${status} ${answer?.body?.error?.message ?? ''}`);
+        if (this.tally.refusedSamples.length < 10)
+          this.tally.refusedSamples.push(`${method} ${path}: ${status} ${answer?.body?.error?.message ?? ''}`);
         throw new Refused();
       }
       this.tally.retried[status] = (this.tally.retried[status] ?? 0) + 1;
@@ -162,12 +185,22 @@ export class Workload {
     }
   }
 
-  private async send(team: DrillTeam, method: string, path: string, body: unknown, key?: string): Promise<Answer | null> {
+  private async send(
+    team: DrillTeam,
+    method: string,
+    path: string,
+    body: unknown,
+    key?: string,
+  ): Promise<Answer | null> {
     let res: Response;
     try {
       res = await fetch(`${this.opts.gatewayUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${team.apiKey}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+        headers: {
+          authorization: `Bearer ${team.apiKey}`,
+          'content-type': 'application/json',
+          ...(key ? { 'idempotency-key': key } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(60_000),
       });
@@ -183,7 +216,8 @@ export class Workload {
     }
     if (!inEnvelope(parsed)) {
       this.tally.outsideEnvelope++;
-      if (this.tally.outsideSamples.length < 10) this.tally.outsideSamples.push(`${method} ${path} ${res.status}: ${text.slice(0, 200)}`);
+      if (this.tally.outsideSamples.length < 10)
+        this.tally.outsideSamples.push(`${method} ${path} ${res.status}: ${text.slice(0, 200)}`);
     }
     return { status: res.status, body: parsed };
   }
@@ -191,7 +225,17 @@ export class Workload {
   /** A client with a case and a deal won into a second case, a recurring task completed, a note deleted, a fee paid. */
   private async story(team: DrillTeam): Promise<void> {
     const n = this.stories.length;
-    const s: Story = { team: team.id, dealValue: 1000 + (n % 97) * 10, won: false, recurringTitle: `Revisar contrato ${n}`, completed: false, noteDeleted: false, amount: 100 + (n % 13) * 5, paid: false, uncertain: false };
+    const s: Story = {
+      team: team.id,
+      dealValue: 1000 + (n % 97) * 10,
+      won: false,
+      recurringTitle: `Revisar contrato ${n}`,
+      completed: false,
+      noteDeleted: false,
+      amount: 100 + (n % 13) * 5,
+      paid: false,
+      uncertain: false,
+    };
     this.stories.push(s);
     const w: StoryWrite = (method, path, body, owes) => this.write(team, method, path, body, owes);
     try {
@@ -205,12 +249,27 @@ export class Workload {
 
   /** The story's client, its case, and its deal moved and won into a second case. */
   private async clientCaseAndDeal(s: Story, n: number, w: StoryWrite): Promise<void> {
-    s.clientId = (await w('POST', '/v1/clients', { type: 'PF', name: `Cliente ${n}` }, (d) => [`client.created ${d.id}`]))!.id;
-    s.caseId = (await w('POST', '/v1/cases', { title: `Processo ${n}`, client_id: s.clientId }, (d) => [`case.created ${d.id}`]))!.id;
-    s.dealId = (await w('POST', '/v1/deals', { title: `Negócio ${n}`, value: s.dealValue, client_id: s.clientId }, (d) => [`deal.created ${d.id}`]))!.id;
-    await w('PUT', `/v1/deals/${s.dealId}/phase`, { phase: DEFAULT_DEAL_PHASES[1].name }, () => [`deal.phase_changed ${s.dealId}`]);
-    const won = await w('PUT', `/v1/deals/${s.dealId}/won`, { final_value: s.dealValue, create_case: true, case_data: { title: `Caso ganho ${n}`, area: 'civel' } }, (d) =>
-      d.case_created ? [`deal.won ${s.dealId}`, `case.created ${d.case_created.id}`] : [`deal.won ${s.dealId}`],
+    s.clientId = (await w('POST', '/v1/clients', { type: 'PF', name: `Cliente ${n}` }, (d) => [
+      `client.created ${d.id}`,
+    ]))!.id;
+    s.caseId = (await w('POST', '/v1/cases', { title: `Processo ${n}`, client_id: s.clientId }, (d) => [
+      `case.created ${d.id}`,
+    ]))!.id;
+    s.dealId = (await w(
+      'POST',
+      '/v1/deals',
+      { title: `Negócio ${n}`, value: s.dealValue, client_id: s.clientId },
+      (d) => [`deal.created ${d.id}`],
+    ))!.id;
+    await w('PUT', `/v1/deals/${s.dealId}/phase`, { phase: DEFAULT_DEAL_PHASES[1].name }, () => [
+      `deal.phase_changed ${s.dealId}`,
+    ]);
+    const won = await w(
+      'PUT',
+      `/v1/deals/${s.dealId}/won`,
+      { final_value: s.dealValue, create_case: true, case_data: { title: `Caso ganho ${n}`, area: 'civel' } },
+      (d) =>
+        d.case_created ? [`deal.won ${s.dealId}`, `case.created ${d.case_created.id}`] : [`deal.won ${s.dealId}`],
     );
     s.won = true;
     s.wonCaseId = won?.case_created?.id;
@@ -219,22 +278,57 @@ export class Workload {
 
   /** The story's recurring task completed, case moved, fee paid, client updated, note written and deleted. */
   private async activitiesAndFee(s: Story, n: number, w: StoryWrite): Promise<void> {
-    s.recurringId = (await w('POST', '/v1/activities', { type: 'task', title: s.recurringTitle, case_id: s.caseId, due_date: FAR_DUE, recurrence: { frequency: 'weekly', interval: 1 } }, (d) => [`activity.created ${d.id}`]))!.id;
-    await w('PUT', `/v1/activities/${s.recurringId}/complete`, { notes: 'feito' }, () => [`activity.completed ${s.recurringId}`]);
+    s.recurringId = (await w(
+      'POST',
+      '/v1/activities',
+      {
+        type: 'task',
+        title: s.recurringTitle,
+        case_id: s.caseId,
+        due_date: FAR_DUE,
+        recurrence: { frequency: 'weekly', interval: 1 },
+      },
+      (d) => [`activity.created ${d.id}`],
+    ))!.id;
+    await w('PUT', `/v1/activities/${s.recurringId}/complete`, { notes: 'feito' }, () => [
+      `activity.completed ${s.recurringId}`,
+    ]);
     s.completed = true;
-    await w('PUT', `/v1/cases/${s.caseId}`, { phase: DEFAULT_CASE_PHASES[1] }, () => [`case.phase_changed ${s.caseId}`]);
-    s.financialId = (await w('POST', '/v1/financial', { type: 'revenue', category: 'honorarios', description: `Honorários ${n}`, amount: s.amount, date: today(), client_id: s.clientId, case_id: s.caseId }, (d) => [`financial.created ${d.id}`]))!.id;
+    await w('PUT', `/v1/cases/${s.caseId}`, { phase: DEFAULT_CASE_PHASES[1] }, () => [
+      `case.phase_changed ${s.caseId}`,
+    ]);
+    s.financialId = (await w(
+      'POST',
+      '/v1/financial',
+      {
+        type: 'revenue',
+        category: 'honorarios',
+        description: `Honorários ${n}`,
+        amount: s.amount,
+        date: today(),
+        client_id: s.clientId,
+        case_id: s.caseId,
+      },
+      (d) => [`financial.created ${d.id}`],
+    ))!.id;
     await w('PUT', `/v1/financial/${s.financialId}`, { status: 'paid' }, () => [`financial.paid ${s.financialId}`]);
     s.paid = true;
     await w('PUT', `/v1/clients/${s.clientId}`, { notes: `Atualizado ${n}` }, () => [`client.updated ${s.clientId}`]);
-    s.noteId = (await w('POST', '/v1/activities', { type: 'note', title: `Nota ${n}`, case_id: s.caseId }, (d) => [`activity.created ${d.id}`]))!.id;
+    s.noteId = (await w('POST', '/v1/activities', { type: 'note', title: `Nota ${n}`, case_id: s.caseId }, (d) => [
+      `activity.created ${d.id}`,
+    ]))!.id;
     await w('DELETE', `/v1/activities/${s.noteId}`, undefined, () => []);
     s.noteDeleted = true;
   }
 }
 
 /** One write of a story, answered for good: its data, or null when a retry found it had taken effect. */
-type StoryWrite = (method: string, path: string, body: unknown, owes: (d: Record<string, JsonAnswer>) => string[]) => Promise<Record<string, JsonAnswer> | null>;
+type StoryWrite = (
+  method: string,
+  path: string,
+  body: unknown,
+  owes: (d: Record<string, JsonAnswer>) => string[],
+) => Promise<Record<string, JsonAnswer> | null>;
 
 class Refused extends Error {}
 

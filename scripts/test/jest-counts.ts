@@ -29,7 +29,8 @@ export function runJest(args: readonly string[], options: { cwd?: string; stdio?
         NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules --no-warnings`.trim(),
       },
     });
-    if (!existsSync(file)) return { passed: 0, failed: 0, brokenSuites: 0, skipped: 0, status: jest.status, completed: false };
+    if (!existsSync(file))
+      return { passed: 0, failed: 0, brokenSuites: 0, skipped: 0, status: jest.status, completed: false };
     const counts = JSON.parse(readFileSync(file, 'utf8')) as RunCounts;
     return { ...counts, status: jest.status, completed: true };
   } finally {

@@ -18,10 +18,15 @@ const onPath = (command: string) => spawnSync('sh', ['-c', `command -v ${command
 export const PREREQUISITES: readonly Prerequisite[] = [
   {
     pkg: 'chromium',
-    neededBy: 'test/openapi.test.ts and test/portal.test.ts (the docs page and the webhooks portal, through playwright-core)',
+    neededBy:
+      'test/openapi.test.ts and test/portal.test.ts (the docs page and the webhooks portal, through playwright-core)',
     present: () => (process.env.CHROMIUM_PATH ? existsSync(process.env.CHROMIUM_PATH) : onPath('chromium')),
   },
-  { pkg: 'prometheus', neededBy: 'test/monitoring.test.ts (promtool checks the alert rules)', present: () => onPath('promtool') },
+  {
+    pkg: 'prometheus',
+    neededBy: 'test/monitoring.test.ts (promtool checks the alert rules)',
+    present: () => onPath('promtool'),
+  },
 ];
 
 const canInstall = () => process.getuid?.() === 0 && onPath('apt-get');
@@ -30,7 +35,10 @@ const canInstall = () => process.getuid?.() === 0 && onPath('apt-get');
  * Installs what is missing; answers the one line that says what could not be had
  * (null when everything is there).
  */
-export function ensurePrerequisites(list: readonly Prerequisite[] = PREREQUISITES, install = canInstall()): string | null {
+export function ensurePrerequisites(
+  list: readonly Prerequisite[] = PREREQUISITES,
+  install = canInstall(),
+): string | null {
   const missing = list.filter((p) => !p.present());
   if (missing.length === 0) return null;
   const names = missing.map((p) => p.pkg);
@@ -42,7 +50,10 @@ export function ensurePrerequisites(list: readonly Prerequisite[] = PREREQUISITE
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
   const installed =
     update.status === 0 &&
-    spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...names], { stdio: ['ignore', 'ignore', 'inherit'], env }).status === 0;
+    spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...names], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env,
+    }).status === 0;
   const still = missing.filter((p) => !p.present()).map((p) => p.pkg);
   if (installed && still.length === 0) return null;
   return `npm test needs Debian's ${(still.length ? still : names).join(' and ')}, and apt-get could not install it: run \`apt-get install --no-install-recommends ${(still.length ? still : names).join(' ')}\``;

@@ -19,12 +19,16 @@ export function retryingFetch(base: (request: Request) => Promise<Response>, opt
   const backoffMs = opts.backoffMs ?? 500;
   const maxDelayMs = opts.maxDelayMs ?? 60_000;
   return async (request: Request): Promise<Response> => {
-    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', randomUUID());
+    if (request.method === 'POST' && !request.headers.has('idempotency-key'))
+      request.headers.set('idempotency-key', randomUUID());
     for (let attempt = 0; ; attempt++) {
       const response = await base(request.clone());
       if (attempt >= maxRetries || (response.status !== 429 && response.status !== 503)) return response;
       const retryAfter = Number(response.headers.get('retry-after'));
-      const delay = response.status === 429 && Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : backoffMs * 2 ** attempt * (0.5 + Math.random() / 2);
+      const delay =
+        response.status === 429 && Number.isFinite(retryAfter) && retryAfter >= 0
+          ? retryAfter * 1000
+          : backoffMs * 2 ** attempt * (0.5 + Math.random() / 2);
       await response.body?.cancel();
       await sleep(Math.min(delay, maxDelayMs));
     }

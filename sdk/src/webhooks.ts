@@ -6,7 +6,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { webhooks } from './schema.d.ts';
 
 /** Any event a webhook can receive, told apart by `type`. */
-export type WebhookEvent = { [E in keyof webhooks]: webhooks[E]['post'] extends { requestBody: { content: { 'application/json': infer B } } } ? B : never }[keyof webhooks];
+export type WebhookEvent = {
+  [E in keyof webhooks]: webhooks[E]['post'] extends { requestBody: { content: { 'application/json': infer B } } }
+    ? B
+    : never;
+}[keyof webhooks];
 
 export class WebhookVerificationError extends Error {
   constructor(message: string) {
@@ -36,21 +40,31 @@ function header(headers: HeaderBag, name: string): string | undefined {
  * WebhookVerificationError otherwise. `rawBody` is the body exactly as received
  * (not parsed and re-serialized).
  */
-export function verifyWebhook(rawBody: string | Buffer, headers: HeaderBag, secret: string, opts: VerifyOptions = {}): WebhookEvent {
+export function verifyWebhook(
+  rawBody: string | Buffer,
+  headers: HeaderBag,
+  secret: string,
+  opts: VerifyOptions = {},
+): WebhookEvent {
   const tolerance = opts.toleranceSeconds ?? 300;
   // Every comparison with NaN is false: a tolerance of NaN (`Number(process.env.X)` with X unset) would accept any timestamp.
   if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0) {
-    throw new RangeError(`toleranceSeconds must be a finite number >= 0, not ${typeof tolerance === 'string' ? JSON.stringify(tolerance) : String(tolerance)}`);
+    throw new RangeError(
+      `toleranceSeconds must be a finite number >= 0, not ${typeof tolerance === 'string' ? JSON.stringify(tolerance) : String(tolerance)}`,
+    );
   }
   const now = (opts.now ?? new Date()).getTime() / 1000;
   if (!Number.isFinite(now)) throw new RangeError('now must be a valid Date');
   const signature = header(headers, 'x-service-signature');
   const timestamp = header(headers, 'x-service-timestamp');
-  if (!signature || !timestamp) throw new WebhookVerificationError('Missing X-Service-Signature or X-Service-Timestamp');
+  if (!signature || !timestamp)
+    throw new WebhookVerificationError('Missing X-Service-Signature or X-Service-Timestamp');
   if (!/^\d{1,12}$/.test(timestamp)) throw new WebhookVerificationError('Invalid timestamp');
-  if (Math.abs(now - Number(timestamp)) > tolerance) throw new WebhookVerificationError('Timestamp outside the tolerance');
+  if (Math.abs(now - Number(timestamp)) > tolerance)
+    throw new WebhookVerificationError('Timestamp outside the tolerance');
   const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex'));
   const given = Buffer.from(signature);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new WebhookVerificationError('Signature mismatch');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw new WebhookVerificationError('Signature mismatch');
   return JSON.parse(rawBody.toString()) as WebhookEvent;
 }

@@ -26,7 +26,11 @@ beforeAll(async () => {
       const s = { method: req.method!, url: req.url!, headers: req.headers, body, at: Date.now() };
       seen.push(s);
       const reply = (replies.shift() ?? ((): Reply => ({ status: 500, body: {} })))(s);
-      res.writeHead(reply.status, { 'content-type': 'application/json', 'x-request-id': `req-${seen.length}`, ...reply.headers });
+      res.writeHead(reply.status, {
+        'content-type': 'application/json',
+        'x-request-id': `req-${seen.length}`,
+        ...reply.headers,
+      });
       res.end(JSON.stringify(reply.body));
     });
   });
@@ -41,25 +45,40 @@ beforeEach(() => {
   replies = [];
 });
 
-const error = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({ status, body: { success: false, error: { code, message, details: {} } }, headers });
+const error = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
+  status,
+  body: { success: false, error: { code, message, details: {} } },
+  headers,
+});
 const lpm = () => createClient({ baseUrl, apiKey: 'lpk_test', backoffMs: 10 });
 
 test('when a call is made, then it carries the bearer key and resolves to the envelope', async () => {
   replies = [() => ({ status: 200, body: { success: true, data: { id: 'case_1', title: 'A' } } })];
   const answer = await lpm().getCase({ path: { id: 'case_1' } });
   expect(answer.data).toEqual({ id: 'case_1', title: 'A' });
-  expect(seen[0]).toMatchObject({ method: 'GET', url: '/v1/cases/case_1', headers: { authorization: 'Bearer lpk_test' } });
+  expect(seen[0]).toMatchObject({
+    method: 'GET',
+    url: '/v1/cases/case_1',
+    headers: { authorization: 'Bearer lpk_test' },
+  });
 });
 
 test('when the API answers 429, then the call is retried after Retry-After seconds', async () => {
-  replies = [() => error(429, 'RATE_LIMIT_EXCEEDED', 'Rate limit exceeded', { 'retry-after': '1' }), () => ({ status: 200, body: { success: true, data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0 } } })];
+  replies = [
+    () => error(429, 'RATE_LIMIT_EXCEEDED', 'Rate limit exceeded', { 'retry-after': '1' }),
+    () => ({ status: 200, body: { success: true, data: [], pagination: { page: 1, limit: 20, total: 0, pages: 0 } } }),
+  ];
   await lpm().listCases();
   expect(seen).toHaveLength(2);
   expect(seen[1].at - seen[0].at).toBeGreaterThanOrEqual(1000);
 });
 
 test('when a POST meets 503s, then it is retried with backoff under one Idempotency-Key', async () => {
-  replies = [() => error(503, 'SERVICE_UNAVAILABLE', 'Service unavailable'), () => error(503, 'SERVICE_UNAVAILABLE', 'Service unavailable'), () => ({ status: 201, body: { success: true, data: { id: 'case_2' } } })];
+  replies = [
+    () => error(503, 'SERVICE_UNAVAILABLE', 'Service unavailable'),
+    () => error(503, 'SERVICE_UNAVAILABLE', 'Service unavailable'),
+    () => ({ status: 201, body: { success: true, data: { id: 'case_2' } } }),
+  ];
   const answer = await lpm().createCase({ body: { title: 'Inventário' } });
   expect(answer.data.id).toBe('case_2');
   const keys = seen.map((s) => s.headers['idempotency-key']);
@@ -79,10 +98,26 @@ test('when two POSTs are made, then each has its own Idempotency-Key, and one gi
 });
 
 test('when the API answers an error, then LpmError carries status, code, message, details and the request id', async () => {
-  replies = [() => ({ status: 422, body: { success: false, error: { code: 'VALIDATION_ERROR', message: 'Deal already closed', details: { reason: 'deal_already_closed' } } } })];
-  const failure = await lpm().markDealWon({ path: { id: 'deal_1' }, body: {} }).catch((e: unknown) => e);
+  replies = [
+    () => ({
+      status: 422,
+      body: {
+        success: false,
+        error: { code: 'VALIDATION_ERROR', message: 'Deal already closed', details: { reason: 'deal_already_closed' } },
+      },
+    }),
+  ];
+  const failure = await lpm()
+    .markDealWon({ path: { id: 'deal_1' }, body: {} })
+    .catch((e: unknown) => e);
   expect(failure).toBeInstanceOf(LpmError);
-  expect(failure).toMatchObject({ status: 422, code: 'VALIDATION_ERROR', message: 'Deal already closed', details: { reason: 'deal_already_closed' }, requestId: 'req-1' });
+  expect(failure).toMatchObject({
+    status: 422,
+    code: 'VALIDATION_ERROR',
+    message: 'Deal already closed',
+    details: { reason: 'deal_already_closed' },
+    requestId: 'req-1',
+  });
 });
 
 test('when 503 outlasts the retries, then the call fails with it', async () => {
@@ -92,10 +127,17 @@ test('when 503 outlasts the retries, then the call fails with it', async () => {
 });
 
 test('when a list is paginated, then every item of every page comes, asking 100 at a time', async () => {
-  const page = (n: number, items: string[]) => () => ({ status: 200, body: { success: true, data: items.map((id) => ({ id })), pagination: { page: n, limit: 100, total: 5, pages: 3 } } });
+  const page = (n: number, items: string[]) => () => ({
+    status: 200,
+    body: { success: true, data: items.map((id) => ({ id })), pagination: { page: n, limit: 100, total: 5, pages: 3 } },
+  });
   replies = [page(1, ['a', 'b']), page(2, ['c', 'd']), page(3, ['e'])];
   const ids: string[] = [];
   for await (const client of lpm().paginate('listClients', { query: { segment: 'vip' } })) ids.push(client.id);
   expect(ids).toEqual(['a', 'b', 'c', 'd', 'e']);
-  expect(seen.map((s) => new URL(s.url, baseUrl).searchParams.toString())).toEqual(['limit=100&segment=vip&page=1', 'limit=100&segment=vip&page=2', 'limit=100&segment=vip&page=3']);
+  expect(seen.map((s) => new URL(s.url, baseUrl).searchParams.toString())).toEqual([
+    'limit=100&segment=vip&page=1',
+    'limit=100&segment=vip&page=2',
+    'limit=100&segment=vip&page=3',
+  ]);
 });

@@ -21,7 +21,10 @@ beforeAll(async () => {
   receiver = await startHttpsReceiver();
   sys = await startRunningSystem('sdkreadme', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
   t = sys.team('Rocha Advogados');
-  const hook = await sys.call(t.api_key, 'POST', '/v1/webhooks', { url: `${receiver.url}/lpm`, events: ['case.created'] });
+  const hook = await sys.call(t.api_key, 'POST', '/v1/webhooks', {
+    url: `${receiver.url}/lpm`,
+    events: ['case.created'],
+  });
   secret = hook.body.data.secret;
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
   writeFileSync(example, /```ts\n([\s\S]*?)```/.exec(readme)![1]);
@@ -36,8 +39,16 @@ afterAll(async () => {
 type Headers = Record<string, string | string[] | undefined>;
 
 test("when the README's example runs against the system, then it creates and lists cases and verifies the real delivery, and a changed byte is refused", async () => {
-  Object.assign(process.env, { LPM_URL: `http://127.0.0.1:${sys.base}`, LPM_API_KEY: t.api_key, LPM_WEBHOOK_SECRET: secret });
-  const mod = (await import(example.href)) as { caseId: string; titles: string[]; onDelivery(raw: string, headers: Headers): { type: string; data: { object: { id: string } } } };
+  Object.assign(process.env, {
+    LPM_URL: `http://127.0.0.1:${sys.base}`,
+    LPM_API_KEY: t.api_key,
+    LPM_WEBHOOK_SECRET: secret,
+  });
+  const mod = (await import(example.href)) as {
+    caseId: string;
+    titles: string[];
+    onDelivery(raw: string, headers: Headers): { type: string; data: { object: { id: string } } };
+  };
   expect(mod.caseId).toMatch(/^case_/);
   expect(mod.titles).toContain('Reclamação trabalhista - Maria Santos');
 
@@ -57,16 +68,29 @@ test("when the README's example runs against the system, then it creates and lis
 });
 
 test('when a delivery is signed correctly but its timestamp is stale or in the future, then it is refused; within the tolerance it is accepted', () => {
-  const body = JSON.stringify({ id: 'evt_01jd3kc4d6f8h0k2n4q6s8u0w2', type: 'case.created', api_version: 'v1', created_at: '2026-11-27T10:00:00.000Z', data: { object: {}, previous_attributes: null }, team_id: 'team_x', webhook_id: 'wh_x' });
+  const body = JSON.stringify({
+    id: 'evt_01jd3kc4d6f8h0k2n4q6s8u0w2',
+    type: 'case.created',
+    api_version: 'v1',
+    created_at: '2026-11-27T10:00:00.000Z',
+    data: { object: {}, previous_attributes: null },
+    team_id: 'team_x',
+    webhook_id: 'wh_x',
+  });
   const now = new Date('2026-11-27T10:00:00Z');
   const at = (offsetSeconds: number) => {
     const ts = String(now.getTime() / 1000 + offsetSeconds);
-    return { 'X-Service-Timestamp': ts, 'X-Service-Signature': createHmac('sha256', 'whsec_test').update(`${ts}.${body}`).digest('hex') };
+    return {
+      'X-Service-Timestamp': ts,
+      'X-Service-Signature': createHmac('sha256', 'whsec_test').update(`${ts}.${body}`).digest('hex'),
+    };
   };
   expect(verifyWebhook(body, at(-300), 'whsec_test', { now }).type).toBe('case.created');
   expect(verifyWebhook(body, new Headers(at(299)), 'whsec_test', { now }).type).toBe('case.created');
   expect(() => verifyWebhook(body, at(-301), 'whsec_test', { now })).toThrow('Timestamp outside the tolerance');
   expect(() => verifyWebhook(body, at(301), 'whsec_test', { now })).toThrow('Timestamp outside the tolerance');
   expect(() => verifyWebhook(body, at(0), 'whsec_other', { now })).toThrow('Signature mismatch');
-  expect(() => verifyWebhook(body, {}, 'whsec_test', { now })).toThrow('Missing X-Service-Signature or X-Service-Timestamp');
+  expect(() => verifyWebhook(body, {}, 'whsec_test', { now })).toThrow(
+    'Missing X-Service-Signature or X-Service-Timestamp',
+  );
 });

@@ -3,11 +3,22 @@
 import { createHmac } from 'node:crypto';
 import { verifyWebhook, WebhookVerificationError } from '../src/index.ts';
 
-const body = JSON.stringify({ id: 'evt_01jd3kc4d6f8h0k2n4q6s8u0w2', type: 'case.created', api_version: 'v1', created_at: '2026-11-27T10:00:00.000Z', data: { object: {}, previous_attributes: null }, team_id: 'team_x', webhook_id: 'wh_x' });
+const body = JSON.stringify({
+  id: 'evt_01jd3kc4d6f8h0k2n4q6s8u0w2',
+  type: 'case.created',
+  api_version: 'v1',
+  created_at: '2026-11-27T10:00:00.000Z',
+  data: { object: {}, previous_attributes: null },
+  team_id: 'team_x',
+  webhook_id: 'wh_x',
+});
 const now = new Date('2026-11-27T10:00:00Z');
 const signedAt = (offsetSeconds: number) => {
   const ts = String(now.getTime() / 1000 + offsetSeconds);
-  return { 'X-Service-Timestamp': ts, 'X-Service-Signature': createHmac('sha256', 'whsec_test').update(`${ts}.${body}`).digest('hex') };
+  return {
+    'X-Service-Timestamp': ts,
+    'X-Service-Signature': createHmac('sha256', 'whsec_test').update(`${ts}.${body}`).digest('hex'),
+  };
 };
 
 test.each([
@@ -16,17 +27,26 @@ test.each([
   ['-Infinity', -Infinity],
   ['-1', -1],
   ['a string', '300'],
-])('when toleranceSeconds is %s, then verifyWebhook throws a RangeError, even for a delivery a year old', (_, tolerance) => {
-  const opts = { now, toleranceSeconds: tolerance as number };
-  expect(() => verifyWebhook(body, signedAt(-365 * 86_400), 'whsec_test', opts)).toThrow(RangeError);
-  expect(() => verifyWebhook(body, signedAt(0), 'whsec_test', opts)).toThrow(/^toleranceSeconds must be a finite number >= 0, not /);
-});
+])(
+  'when toleranceSeconds is %s, then verifyWebhook throws a RangeError, even for a delivery a year old',
+  (_, tolerance) => {
+    const opts = { now, toleranceSeconds: tolerance as number };
+    expect(() => verifyWebhook(body, signedAt(-365 * 86_400), 'whsec_test', opts)).toThrow(RangeError);
+    expect(() => verifyWebhook(body, signedAt(0), 'whsec_test', opts)).toThrow(
+      /^toleranceSeconds must be a finite number >= 0, not /,
+    );
+  },
+);
 
 test('when toleranceSeconds is 0 or a fraction, then it is used as given', () => {
   expect(verifyWebhook(body, signedAt(0), 'whsec_test', { now, toleranceSeconds: 0 }).type).toBe('case.created');
-  expect(() => verifyWebhook(body, signedAt(1), 'whsec_test', { now, toleranceSeconds: 0 })).toThrow(WebhookVerificationError);
+  expect(() => verifyWebhook(body, signedAt(1), 'whsec_test', { now, toleranceSeconds: 0 })).toThrow(
+    WebhookVerificationError,
+  );
   expect(verifyWebhook(body, signedAt(-1), 'whsec_test', { now, toleranceSeconds: 1.5 }).type).toBe('case.created');
-  expect(() => verifyWebhook(body, signedAt(2), 'whsec_test', { now, toleranceSeconds: 1.5 })).toThrow('Timestamp outside the tolerance');
+  expect(() => verifyWebhook(body, signedAt(2), 'whsec_test', { now, toleranceSeconds: 1.5 })).toThrow(
+    'Timestamp outside the tolerance',
+  );
 });
 
 test('when now is an invalid Date, then verifyWebhook throws a RangeError rather than accept any timestamp', () => {

@@ -73,7 +73,11 @@ export class FieldChanges<R extends object> {
    * The record with every sent field of `fields` applied, and what an update
    * answer echoes of them (each sent field as it now reads).
    */
-  apply(current: R, body: SentFields<R>, fields: readonly (keyof R & string)[]): { next: R; sent: Record<string, unknown> } {
+  apply(
+    current: R,
+    body: SentFields<R>,
+    fields: readonly (keyof R & string)[],
+  ): { next: R; sent: Record<string, unknown> } {
     const next: R = { ...current };
     const sent: Record<string, unknown> = {};
     for (const f of fields) {
@@ -86,7 +90,9 @@ export class FieldChanges<R extends object> {
 
   /** Which of `fields` differ between two versions of a record (compared as read), with their previous values. */
   diff(fields: readonly (keyof R & string)[], current: R, next: R): Changes<R> {
-    const changed = fields.filter((f) => JSON.stringify(this.read(f, current[f])) !== JSON.stringify(this.read(f, next[f])));
+    const changed = fields.filter(
+      (f) => JSON.stringify(this.read(f, current[f])) !== JSON.stringify(this.read(f, next[f])),
+    );
     return { changed, previous: Object.fromEntries(changed.map((f) => [f, this.read(f, current[f])])) };
   }
 }

@@ -63,7 +63,9 @@ export const randomSecret =
   (raw) => {
     const bytes = raw ? secretBytes(raw) : null;
     if (bytes === null || bytes < minBytes) {
-      throw new Error(`must be at least ${minBytes} random bytes, written as hex (${minBytes * 2} characters) or base64: generate one with \`openssl rand -hex ${minBytes}\``);
+      throw new Error(
+        `must be at least ${minBytes} random bytes, written as hex (${minBytes * 2} characters) or base64: generate one with \`openssl rand -hex ${minBytes}\``,
+      );
     }
     return raw!;
   };

@@ -5,8 +5,33 @@ import { arrayOf, date, enumOf, nullable, object, typed } from './http/schemas.t
 
 /** The 27 federative units (26 states and the Federal District). */
 export const UFS = [
-  'AC', 'AL', 'AM', 'AP', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MG', 'MS', 'MT', 'PA',
-  'PB', 'PE', 'PI', 'PR', 'RJ', 'RN', 'RO', 'RR', 'RS', 'SC', 'SE', 'SP', 'TO',
+  'AC',
+  'AL',
+  'AM',
+  'AP',
+  'BA',
+  'CE',
+  'DF',
+  'ES',
+  'GO',
+  'MA',
+  'MG',
+  'MS',
+  'MT',
+  'PA',
+  'PB',
+  'PE',
+  'PI',
+  'PR',
+  'RJ',
+  'RN',
+  'RO',
+  'RR',
+  'RS',
+  'SC',
+  'SE',
+  'SP',
+  'TO',
 ] as const;
 export type Uf = (typeof UFS)[number];
 
@@ -33,27 +58,43 @@ export const CNJ_CHECKS = ['warn', 'reject'] as const;
 export type CnjCheck = (typeof CNJ_CHECKS)[number];
 
 /** `{ uf, branch }` as a request names it (both optional: no UF, a state court). */
-export const jurisdictionSchema = () => object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') });
+export const jurisdictionSchema = () =>
+  object({ uf: nullable(enumOf(UFS, 'Invalid uf')), branch: enumOf(COURT_BRANCHES, 'Invalid branch') });
 
 /** A team's closures as a request sends them: at most `max`, each a date and a name. */
 export const closuresSchema = (max: number) =>
-  arrayOf(object({ date: date(), name: typed<string>({ type: 'string', minLength: 1, maxLength: 100 }) }, ['date', 'name']), {
-    maxItems: max,
-    'x-message': `court_calendar.closures must be a list of at most ${max} closures`,
-  });
+  arrayOf(
+    object({ date: date(), name: typed<string>({ type: 'string', minLength: 1, maxLength: 100 }) }, ['date', 'name']),
+    {
+      maxItems: max,
+      'x-message': `court_calendar.closures must be a list of at most ${max} closures`,
+    },
+  );
 
 /** A team that never named a jurisdiction: the national calendar only (no state's holidays), as a state court counts it. */
 export const DEFAULT_JURISDICTION: Jurisdiction = { uf: null, branch: 'state' };
 
-export const defaultCourtCalendar = (): CourtCalendarSettings => ({ jurisdiction: { ...DEFAULT_JURISDICTION }, closures: [] });
+export const defaultCourtCalendar = (): CourtCalendarSettings => ({
+  jurisdiction: { ...DEFAULT_JURISDICTION },
+  closures: [],
+});
 
 const isJurisdiction = (j: unknown): j is Jurisdiction => {
   const v = j as Partial<Jurisdiction> | null;
-  return typeof v === 'object' && v !== null && (v.uf === null || UFS.includes(v.uf as Uf)) && COURT_BRANCHES.includes(v.branch as CourtBranch);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    (v.uf === null || UFS.includes(v.uf as Uf)) &&
+    COURT_BRANCHES.includes(v.branch as CourtBranch)
+  );
 };
 
 const isClosures = (c: unknown): c is Closure[] =>
-  Array.isArray(c) && c.every((x: Partial<Closure> | null) => typeof x === 'object' && x !== null && typeof x.date === 'string' && typeof x.name === 'string');
+  Array.isArray(c) &&
+  c.every(
+    (x: Partial<Closure> | null) =>
+      typeof x === 'object' && x !== null && typeof x.date === 'string' && typeof x.name === 'string',
+  );
 
 /**
  * A calendar as stored or sent, read part by part: a jurisdiction that is missing (or

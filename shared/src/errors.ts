@@ -35,8 +35,7 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, details: ErrorDetails = {}) =>
   new AppError(400, 'VALIDATION_ERROR', message, details);
-export const requiredField = (field: string) =>
-  badRequest(`${field} is required`, { field, type: 'required' });
+export const requiredField = (field: string) => badRequest(`${field} is required`, { field, type: 'required' });
 export const invalidField = (field: string, message: string, extra: ErrorDetails = {}) =>
   badRequest(message, { field, type: 'invalid', ...extra });
 /** An update that sends none of the fields it could change. */
@@ -50,8 +49,7 @@ export const userNotFound = () => notFound('User not found');
 export const clientNotFound = () => notFound('Client not found');
 export const caseNotFound = () => notFound('Case not found');
 /** 409: a unique value taken (webhook URL). */
-export const conflict = (message: string, reason: string) =>
-  new AppError(409, 'DUPLICATE_ENTRY', message, { reason });
+export const conflict = (message: string, reason: string) => new AppError(409, 'DUPLICATE_ENTRY', message, { reason });
 /** 422 for a duplicate business key (CPF, CNPJ, case number). */
 export const duplicate = (message: string, reason: string, details: ErrorDetails = {}) =>
   new AppError(422, 'DUPLICATE_ENTRY', message, { reason, ...details });
@@ -98,7 +96,8 @@ export function toAppError(err: unknown): AppError {
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return badRequest('Path segment too long');
   }
-  if (e instanceof SyntaxError || (e.statusCode === 400 && e.code === undefined)) return badRequest('Invalid JSON body');
+  if (e instanceof SyntaxError || (e.statusCode === 400 && e.code === undefined))
+    return badRequest('Invalid JSON body');
   if (isStoreError(err)) return serviceUnavailable('Service unavailable', { cause: err });
   return internalError({ cause: err });
 }

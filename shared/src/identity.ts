@@ -29,7 +29,13 @@ export interface TeamSettings {
   cnj_check: CnjCheck;
 }
 
-export const DEFAULT_CASE_PHASES: readonly string[] = ['recebido', 'triagem', 'em-andamento', 'em-revisão', 'finalizado'];
+export const DEFAULT_CASE_PHASES: readonly string[] = [
+  'recebido',
+  'triagem',
+  'em-andamento',
+  'em-revisão',
+  'finalizado',
+];
 export const DEFAULT_DEAL_PHASES: readonly Readonly<TeamSettings['deal_phases'][number]>[] = [
   { name: 'lead', probability: 10 },
   { name: 'qualificado', probability: 25 },
@@ -62,7 +68,9 @@ export function identityHeaders(identity: Identity, internalToken: string): Reco
     [HEADER.teamId]: identity.teamId,
     [HEADER.userId]: identity.userId,
     [HEADER.scopes]: identity.scopes.join(','),
-    [HEADER.settings]: Buffer.from(JSON.stringify({ timezone, case_phases, deal_phases, court_calendar, cnj_check })).toString('base64url'),
+    [HEADER.settings]: Buffer.from(
+      JSON.stringify({ timezone, case_phases, deal_phases, court_calendar, cnj_check }),
+    ).toString('base64url'),
   };
 }
 
@@ -142,7 +150,9 @@ function readSettings(raw: string): TeamSettings {
   };
 }
 
-function isTeamSettings(v: unknown): v is Omit<TeamSettings, 'court_calendar' | 'cnj_check'> & { court_calendar?: unknown; cnj_check?: CnjCheck } {
+function isTeamSettings(
+  v: unknown,
+): v is Omit<TeamSettings, 'court_calendar' | 'cnj_check'> & { court_calendar?: unknown; cnj_check?: CnjCheck } {
   const s = v as Partial<TeamSettings> | null;
   return (
     typeof s === 'object' &&
@@ -152,6 +162,8 @@ function isTeamSettings(v: unknown): v is Omit<TeamSettings, 'court_calendar' | 
     Array.isArray(s.case_phases) &&
     s.case_phases.every((p) => typeof p === 'string') &&
     Array.isArray(s.deal_phases) &&
-    s.deal_phases.every((p) => typeof p === 'object' && p !== null && typeof p.name === 'string' && typeof p.probability === 'number')
+    s.deal_phases.every(
+      (p) => typeof p === 'object' && p !== null && typeof p.name === 'string' && typeof p.probability === 'number',
+    )
   );
 }

@@ -2,7 +2,22 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomFillSync } from 'node:crypto';
 import { decodeTime, ulid } from 'ulid';
 
-export type IdKind = 'deal' | 'cli' | 'act' | 'case' | 'fin' | 'wh' | 'evt' | 'team' | 'user' | 'key' | 'psn' | 'dlv' | 'job' | 'rcv' | 'pub';
+export type IdKind =
+  | 'deal'
+  | 'cli'
+  | 'act'
+  | 'case'
+  | 'fin'
+  | 'wh'
+  | 'evt'
+  | 'team'
+  | 'user'
+  | 'key'
+  | 'psn'
+  | 'dlv'
+  | 'job'
+  | 'rcv'
+  | 'pub';
 
 const ULID_RE = /^[0-9a-hjkmnp-tv-z]{26}$/;
 

@@ -37,7 +37,10 @@ export function createMailer(opts: MailerOptions): Mailer {
   const open = () =>
     (transport ??= import('nodemailer').then(({ createTransport }) =>
       // nodemailer's defaults (2 min to connect, 10 min idle) would hold a failing caller far past its retry delay.
-      createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }, { from }),
+      createTransport(
+        { url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 },
+        { from },
+      ),
     ));
   return {
     async send(mail) {

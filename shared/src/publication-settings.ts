@@ -48,19 +48,29 @@ export const MAX_WATCHES = 50;
 export const MAX_BACKFILL_DAYS = 60;
 
 const isWatch = (w: unknown): w is Watch =>
-  typeof w === 'object' && w !== null && typeof (w as Watch).oab_number === 'string' && typeof (w as Watch).oab_uf === 'string';
+  typeof w === 'object' &&
+  w !== null &&
+  typeof (w as Watch).oab_number === 'string' &&
+  typeof (w as Watch).oab_uf === 'string';
 
 /** A team's stored publication settings, each part absent or malformed read as its default. */
 export function publicationSettingsOf(stored: unknown): PublicationSettings {
   const s = (typeof stored === 'object' && stored !== null ? stored : {}) as Partial<PublicationSettings>;
   const d = (typeof s.deadline === 'object' && s.deadline !== null ? s.deadline : {}) as Partial<DeadlineSettings>;
   return {
-    watches: Array.isArray(s.watches) ? s.watches.filter(isWatch).map((w) => ({ oab_number: w.oab_number, oab_uf: w.oab_uf, name: w.name ?? null })) : [],
+    watches: Array.isArray(s.watches)
+      ? s.watches.filter(isWatch).map((w) => ({ oab_number: w.oab_number, oab_uf: w.oab_uf, name: w.name ?? null }))
+      : [],
     deadline: {
       mode: DEADLINE_MODES.includes(d.mode as DeadlineMode) ? (d.mode as DeadlineMode) : DEFAULT_DEADLINE.mode,
       days: Number.isInteger(d.days) && d.days! >= 1 && d.days! <= 365 ? d.days! : DEFAULT_DEADLINE.days,
-      counting: DEADLINE_COUNTINGS.includes(d.counting as DeadlineCounting) ? (d.counting as DeadlineCounting) : DEFAULT_DEADLINE.counting,
+      counting: DEADLINE_COUNTINGS.includes(d.counting as DeadlineCounting)
+        ? (d.counting as DeadlineCounting)
+        : DEFAULT_DEADLINE.counting,
     },
-    backfill_days: Number.isInteger(s.backfill_days) && s.backfill_days! >= 0 && s.backfill_days! <= MAX_BACKFILL_DAYS ? s.backfill_days! : DEFAULT_BACKFILL_DAYS,
+    backfill_days:
+      Number.isInteger(s.backfill_days) && s.backfill_days! >= 0 && s.backfill_days! <= MAX_BACKFILL_DAYS
+        ? s.backfill_days!
+        : DEFAULT_BACKFILL_DAYS,
   };
 }

@@ -103,7 +103,10 @@ class PropagatingTracer implements Tracer {
     });
   }
 
-  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {
+  startActiveSpan<F extends (span: Span) => unknown>(
+    name: string,
+    ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]
+  ): ReturnType<F> {
     const fn = rest[rest.length - 1] as F;
     const options = rest.length > 1 ? (rest[0] as SpanOptions) : undefined;
     const ctx = rest.length > 2 ? (rest[1] as Context) : context.active();
@@ -207,7 +210,11 @@ type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
  * header of counted-requests.ts has its store commands counted until its answer,
  * when `mayCount` admits it (the gateway: only with the internal credential).
  */
-export function tracedRequestListener(serviceName: string, listener: RequestListener, mayCount: (req: IncomingMessage) => boolean = () => true): RequestListener {
+export function tracedRequestListener(
+  serviceName: string,
+  listener: RequestListener,
+  mayCount: (req: IncomingMessage) => boolean = () => true,
+): RequestListener {
   const tracer = trace.getTracer(serviceName);
   return (req, res) => {
     const parent = extractTraceContext(req.headers);

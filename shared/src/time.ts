@@ -28,12 +28,26 @@ const formatters = new BoundedCache<string, Intl.DateTimeFormat>(ZONE_FORMATTERS
 
 const FORMATS = {
   day: ['en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' }],
-  moment: ['en-US', { hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }],
+  moment: [
+    'en-US',
+    {
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    },
+  ],
 } as const satisfies Record<string, [string, Intl.DateTimeFormatOptions]>;
 
 /** The formatter of `use` in `timeZone`; throws a RangeError for a zone Intl does not know. */
 function formatter(use: keyof typeof FORMATS, timeZone: string): Intl.DateTimeFormat {
-  return formatters.get(`${use} ${timeZone}`, () => new Intl.DateTimeFormat(FORMATS[use][0], { timeZone, ...FORMATS[use][1] }));
+  return formatters.get(
+    `${use} ${timeZone}`,
+    () => new Intl.DateTimeFormat(FORMATS[use][0], { timeZone, ...FORMATS[use][1] }),
+  );
 }
 
 /** How many formatters are kept now (at most ZONE_FORMATTERS_KEPT). */
@@ -72,7 +86,11 @@ export function nextDay(date: string): string {
 
 /** The zone's offset from UTC (ms) at instant t (whole seconds). */
 function offsetAt(timeZone: string, t: number): number {
-  const p = Object.fromEntries(formatter('moment', timeZone).formatToParts(t).map(({ type, value }) => [type, Number(value)]));
+  const p = Object.fromEntries(
+    formatter('moment', timeZone)
+      .formatToParts(t)
+      .map(({ type, value }) => [type, Number(value)]),
+  );
   return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - t;
 }
 
@@ -98,7 +116,11 @@ export function zonedMoment(date: string, timeZone: string, time = '23:59:59'): 
 }
 
 /** The instants that bound days `from` to `to` (YYYY-MM-DD, both included) in `timeZone`, or undefined when neither is given. */
-export function zonedDays(from: string | undefined, to: string | undefined, timeZone: string): { from?: Date; before?: Date } | undefined {
+export function zonedDays(
+  from: string | undefined,
+  to: string | undefined,
+  timeZone: string,
+): { from?: Date; before?: Date } | undefined {
   if (!from && !to) return undefined;
   return {
     from: from ? zonedMoment(from, timeZone, '00:00:00') : undefined,

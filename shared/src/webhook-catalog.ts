@@ -34,8 +34,10 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'financial.created': 'A financial record is created.',
   'financial.paid': 'Status becomes paid.',
   'financial.overdue': "Once, when a pending record's due date has passed.",
-  'publication.received': "A publication of the DJEN for one of the team's watched lawyers is kept for the first time (with `case_id` when it matched a case).",
-  'publication.updated': 'A publication changes: its status, its case (matched later or linked by hand), its deadline or deadline activity, or its content (cancelled by the court).',
+  'publication.received':
+    "A publication of the DJEN for one of the team's watched lawyers is kept for the first time (with `case_id` when it matched a case).",
+  'publication.updated':
+    'A publication changes: its status, its case (matched later or linked by hand), its deadline or deadline activity, or its content (cancelled by the court).',
 };
 
 export type EventFamily = keyof typeof RESOURCE_EXAMPLES;
@@ -56,7 +58,8 @@ export const EVENT_RESOURCES: Record<EventFamily, { schema: string; omit?: strin
 export const familyOf = (event: EventType) => event.slice(0, event.indexOf('.')) as EventFamily;
 
 /** The component data.object refers to: the resource's, or its copy without the omitted fields. */
-export const objectComponent = (family: EventFamily) => `${EVENT_RESOURCES[family].schema}${EVENT_RESOURCES[family].omit ? 'EventObject' : ''}`;
+export const objectComponent = (family: EventFamily) =>
+  `${EVENT_RESOURCES[family].schema}${EVENT_RESOURCES[family].omit ? 'EventObject' : ''}`;
 
 /** The component of a family's delivery body. */
 export const payloadComponent = (family: EventFamily) => `${EVENT_RESOURCES[family].schema}Event`;
@@ -72,7 +75,12 @@ export function eventPayloadSchema(family: EventFamily, componentsRef: string): 
     type: 'object',
     required: ['id', 'type', 'api_version', 'created_at', 'data', 'team_id', 'webhook_id'],
     properties: {
-      id: { type: 'string', description: 'The event id (evt_ prefix), the same for every retry of this event to this webhook: use it to drop duplicates.', examples: ['evt_01jd3kc4d6f8h0k2n4q6s8u0w2'] },
+      id: {
+        type: 'string',
+        description:
+          'The event id (evt_ prefix), the same for every retry of this event to this webhook: use it to drop duplicates.',
+        examples: ['evt_01jd3kc4d6f8h0k2n4q6s8u0w2'],
+      },
       type: { type: 'string', enum: EVENT_TYPES.filter((e) => e.startsWith(`${family}.`)) },
       api_version: { type: 'string', const: 'v1' },
       created_at: { type: 'string', format: 'date-time' },
@@ -80,8 +88,15 @@ export function eventPayloadSchema(family: EventFamily, componentsRef: string): 
         type: 'object',
         required: ['object', 'previous_attributes'],
         properties: {
-          object: { $ref: `${componentsRef}${objectComponent(family)}`, description: 'The resource after the change, in its detail read shape.' },
-          previous_attributes: { type: ['object', 'null'], additionalProperties: true, description: 'The prior values of the changed fields; null for creation and time-driven events.' },
+          object: {
+            $ref: `${componentsRef}${objectComponent(family)}`,
+            description: 'The resource after the change, in its detail read shape.',
+          },
+          previous_attributes: {
+            type: ['object', 'null'],
+            additionalProperties: true,
+            description: 'The prior values of the changed fields; null for creation and time-driven events.',
+          },
         },
       },
       team_id: { type: 'string' },
@@ -93,20 +108,39 @@ export function eventPayloadSchema(family: EventFamily, componentsRef: string): 
 /** What an event changes in its family's example resource, and the prior values it reports. */
 const CHANGES: Partial<Record<EventType, { object?: Json; previous: Json }>> = {
   'case.updated': { previous: { priority: 'media' } },
-  'case.archived': { object: { status: 'arquivado', archived_at: '2026-11-27T09:41:03.117Z' }, previous: { status: 'ativo' } },
+  'case.archived': {
+    object: { status: 'arquivado', archived_at: '2026-11-27T09:41:03.117Z' },
+    previous: { status: 'ativo' },
+  },
   'case.phase_changed': { previous: { phase: 'inicial' } },
   'activity.updated': { previous: { title: 'Draft the reply' } },
   'activity.completed': {
-    object: { status: 'completed', completed_at: '2026-11-27T09:41:03.117Z', completed_by: { id: 'user_01jd3k1b3d5f7h9k1m3p5r7t9v', name: 'Ana Costa' } },
+    object: {
+      status: 'completed',
+      completed_at: '2026-11-27T09:41:03.117Z',
+      completed_by: { id: 'user_01jd3k1b3d5f7h9k1m3p5r7t9v', name: 'Ana Costa' },
+    },
     previous: { status: 'pending' },
   },
   'client.updated': { previous: { phone: null } },
-  'client.deactivated': { object: { status: 'inactive', deactivated_at: '2026-11-27T09:41:03.117Z' }, previous: { status: 'active' } },
+  'client.deactivated': {
+    object: { status: 'inactive', deactivated_at: '2026-11-27T09:41:03.117Z' },
+    previous: { status: 'active' },
+  },
   'deal.updated': { previous: { value: 40000 } },
   'deal.phase_changed': { previous: { phase: 'qualificacao' } },
-  'deal.won': { object: { status: 'ganho', final_value: 48000, won_at: '2026-11-27T09:41:03.117Z' }, previous: { status: 'ativo' } },
-  'deal.lost': { object: { status: 'perdido', loss_reason: 'price', lost_at: '2026-11-27T09:41:03.117Z' }, previous: { status: 'ativo' } },
-  'financial.paid': { object: { status: 'paid', paid_date: '2026-12-03' }, previous: { status: 'pending', paid_date: null } },
+  'deal.won': {
+    object: { status: 'ganho', final_value: 48000, won_at: '2026-11-27T09:41:03.117Z' },
+    previous: { status: 'ativo' },
+  },
+  'deal.lost': {
+    object: { status: 'perdido', loss_reason: 'price', lost_at: '2026-11-27T09:41:03.117Z' },
+    previous: { status: 'ativo' },
+  },
+  'financial.paid': {
+    object: { status: 'paid', paid_date: '2026-12-03' },
+    previous: { status: 'pending', paid_date: null },
+  },
   'publication.updated': { object: { status: 'treated' }, previous: { status: 'new' } },
 };
 
@@ -118,7 +152,10 @@ export function eventExample(event: EventType): Json {
     type: event,
     api_version: 'v1',
     created_at: '2026-11-27T09:41:03.117Z',
-    data: { object: { ...RESOURCE_EXAMPLES[familyOf(event)], ...change?.object }, previous_attributes: change?.previous ?? null },
+    data: {
+      object: { ...RESOURCE_EXAMPLES[familyOf(event)], ...change?.object },
+      previous_attributes: change?.previous ?? null,
+    },
     team_id: 'team_01jd3k0a2c4e6g8j0l2n4q6s8u',
     webhook_id: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2',
   };
@@ -133,4 +170,9 @@ export interface CatalogEntry {
 
 /** Every event the platform emits, in EVENT_TYPES order. */
 export const eventCatalog = (): CatalogEntry[] =>
-  EVENT_TYPES.map((type) => ({ type, description: EVENT_DESCRIPTIONS[type], example: eventExample(type), schema: eventPayloadSchema(familyOf(type), DOCUMENT_COMPONENTS) }));
+  EVENT_TYPES.map((type) => ({
+    type,
+    description: EVENT_DESCRIPTIONS[type],
+    example: eventExample(type),
+    schema: eventPayloadSchema(familyOf(type), DOCUMENT_COMPONENTS),
+  }));

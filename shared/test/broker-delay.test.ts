@@ -32,7 +32,11 @@ interface Arrival {
 async function consumed(name: string, via = broker): Promise<{ queue: string; got: Arrival[] }> {
   const queue = broker.queueName(name);
   const got: Arrival[] = [];
-  await via.consume({ queue, bindings: [], handler: async (event, meta) => void got.push({ event, meta, at: Date.now() }) });
+  await via.consume({
+    queue,
+    bindings: [],
+    handler: async (event, meta) => void got.push({ event, meta, at: Date.now() }),
+  });
   for (const q of [queue, `${queue}.retry`, `${queue}.dlq`]) declared.add(q);
   return { queue, got };
 }
@@ -81,9 +85,17 @@ it('when published to a queue or with a delay, then the message keeps the proper
     expect(Date.now() - start).toBeLessThan(500);
     await broker.publishDelayed(later, queue, 200);
     await waitFor('the delayed message', () => seen.length === 2, 5000);
-    for (const [m, e] of [[seen[0], now], [seen[1], later]] as const) {
+    for (const [m, e] of [
+      [seen[0], now],
+      [seen[1], later],
+    ] as const) {
       expect(JSON.parse(m.content.toString())).toEqual(e);
-      expect(m.properties).toMatchObject({ messageId: e.id, type: e.type, contentType: 'application/json', deliveryMode: 2 });
+      expect(m.properties).toMatchObject({
+        messageId: e.id,
+        type: e.type,
+        contentType: 'application/json',
+        deliveryMode: 2,
+      });
       expect(m.properties.timestamp).toBe(Math.floor(Date.parse(e.created_at) / 1000));
     }
     expect(seen.map((m) => m.fields.routingKey)).toEqual([queue, queue]);
@@ -96,7 +108,13 @@ it('when the connection was lost meanwhile, then publishDelayed rejects while do
   const proxy = await startTcpProxy('127.0.0.1', 5672);
   const url = new URL(process.env.AMQP_URL!);
   url.host = `127.0.0.1:${proxy.port}`;
-  const viaProxy = await Broker.connect({ url: url.toString(), exchange: EXCHANGE, logger: quietLogger, reconnectMinMs: 20, reconnectMaxMs: 100 });
+  const viaProxy = await Broker.connect({
+    url: url.toString(),
+    exchange: EXCHANGE,
+    logger: quietLogger,
+    reconnectMinMs: 20,
+    reconnectMaxMs: 100,
+  });
   try {
     const { queue, got } = await consumed('reconnect', viaProxy);
     const delayQueue = `${queue}.delay.100`;
@@ -129,7 +147,9 @@ it('when the connection was lost meanwhile, then publishDelayed rejects while do
 it('when the delay is not a non-negative integer, then publishDelayed throws before declaring anything', async () => {
   const e = newEvent('webhooks.attempt', 'team_1', {});
   await expect(broker.publishDelayed(e, broker.queueName('never'), -1)).rejects.toThrow(RangeError);
-  await expect(broker.publishDelayed(e, broker.queueName('never'), 1.5)).rejects.toThrow('delayMs must be a non-negative integer: 1.5');
+  await expect(broker.publishDelayed(e, broker.queueName('never'), 1.5)).rejects.toThrow(
+    'delayMs must be a non-negative integer: 1.5',
+  );
 });
 
 it('when a message is published into a queue that does not exist, then the publish rejects (returned, not dropped) and the broker goes on', async () => {

@@ -56,7 +56,11 @@ test('when the node of the connection goes away, then the consumer resumes on th
 
   const [first] = nodes;
   first.cut();
-  await waitFor('the consumer set up again', () => viaNodes.isConnected() && viaNodes.detachedConsumers().length === 0, 5000);
+  await waitFor(
+    'the consumer set up again',
+    () => viaNodes.isConnected() && viaNodes.detachedConsumers().length === 0,
+    5000,
+  );
   const after = newEvent('failover.resume', 'team_1', { n: 2 });
   await viaNodes.publish(after);
   await waitFor('the event published after the failover', () => got.some((e) => e.id === after.id), 5000);
@@ -70,7 +74,11 @@ test('when the node goes away before a publish is confirmed, then the publish is
   const got: DomainEvent[] = [];
   for (const q of [queue, `${queue}.retry`, `${queue}.dlq`]) scratch.declared.add(q);
   for (const d of [1000, 5000, 15_000, 30_000, 60_000]) scratch.declared.add(`${queue}.delay.${d}`);
-  const consumer = await scratch.broker.consume({ queue, bindings: ['failover.resent'], handler: async (e) => void got.push(e) });
+  const consumer = await scratch.broker.consume({
+    queue,
+    bindings: ['failover.resent'],
+    handler: async (e) => void got.push(e),
+  });
   await waitFor('connected', () => viaNodes.isConnected(), 5000);
   // The proxy carrying the connection holds the publish back, then drops it unsent.
   for (const n of nodes) n.stall();

@@ -44,7 +44,12 @@ it('when an event is published, then it is routed by type as a persistent JSON m
     const m = msg as unknown as GetMessage;
     expect(JSON.parse(m.content.toString())).toEqual(e);
     expect(m.fields.routingKey).toBe('case.phase_changed');
-    expect(m.properties).toMatchObject({ messageId: e.id, type: e.type, contentType: 'application/json', deliveryMode: 2 });
+    expect(m.properties).toMatchObject({
+      messageId: e.id,
+      type: e.type,
+      contentType: 'application/json',
+      deliveryMode: 2,
+    });
     expect(await next()).toBe(false); // deal.won does not match case.*
   } finally {
     await broker.close();
@@ -55,7 +60,13 @@ it('when the broker is down at start, then connect returns, publish rejects with
   const proxy = await startTcpProxy('127.0.0.1', 5672);
   proxy.cut();
   const log = captureLogger();
-  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: log, reconnectMinMs: 20, reconnectMaxMs: 100 });
+  const broker = await Broker.connect({
+    url: viaProxyUrl(proxy),
+    exchange: EXCHANGE,
+    logger: log,
+    reconnectMinMs: 20,
+    reconnectMaxMs: 100,
+  });
   try {
     expect(broker.isConnected()).toBe(false);
     const e = newEvent('client.created', 'team_1', { id: 'cli_1' });
@@ -82,11 +93,21 @@ it('when the broker is down at start, then connect returns, publish rejects with
 
 it('when the connection drops, then the broker reconnects and its consumers receive again', async () => {
   const proxy = await startTcpProxy('127.0.0.1', 5672);
-  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: captureLogger(), reconnectMinMs: 20, reconnectMaxMs: 100 });
+  const broker = await Broker.connect({
+    url: viaProxyUrl(proxy),
+    exchange: EXCHANGE,
+    logger: captureLogger(),
+    reconnectMinMs: 20,
+    reconnectMaxMs: 100,
+  });
   const direct = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
   const got: DomainEvent[] = [];
   try {
-    await broker.consume({ queue: 'broker-test.reconnect', bindings: ['activity.#'], handler: async (e) => void got.push(e) });
+    await broker.consume({
+      queue: 'broker-test.reconnect',
+      bindings: ['activity.#'],
+      handler: async (e) => void got.push(e),
+    });
     const before = newEvent('activity.created', 'team_1', { n: 1 });
     await direct.publish(before);
     await waitFor('first event', () => got.length === 1);
@@ -114,7 +135,12 @@ it('when the connection drops, then the broker reconnects and its consumers rece
 
 it('when the broker does not confirm in time, then publish rejects so the caller keeps the event', async () => {
   const proxy = await startTcpProxy('127.0.0.1', 5672);
-  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: captureLogger(), publishTimeoutMs: 200 });
+  const broker = await Broker.connect({
+    url: viaProxyUrl(proxy),
+    exchange: EXCHANGE,
+    logger: captureLogger(),
+    publishTimeoutMs: 200,
+  });
   try {
     expect(broker.isConnected()).toBe(true);
     proxy.stall();
@@ -133,13 +159,21 @@ it('when close is called, then later publishes and consumers are refused', async
   await broker.close();
   expect(broker.isConnected()).toBe(false);
   await expect(broker.publish(newEvent('deal.lost', 'team_1', {}))).rejects.toThrow(/failed/);
-  await expect(broker.consume({ queue: 'broker-test.closed', bindings: ['#'], handler: async () => {} })).rejects.toThrow(/closed/);
+  await expect(
+    broker.consume({ queue: 'broker-test.closed', bindings: ['#'], handler: async () => {} }),
+  ).rejects.toThrow(/closed/);
 });
 
 it('when a consumer is set up while the broker is down, then it is detached until the broker comes up, and again while the connection is lost (readiness reads this)', async () => {
   const proxy = await startTcpProxy('127.0.0.1', Number(new URL(AMQP_URL).port || 5672));
   proxy.cut();
-  const broker = await Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: captureLogger(), reconnectMinMs: 20, reconnectMaxMs: 100 });
+  const broker = await Broker.connect({
+    url: viaProxyUrl(proxy),
+    exchange: EXCHANGE,
+    logger: captureLogger(),
+    reconnectMinMs: 20,
+    reconnectMaxMs: 100,
+  });
   try {
     const queue = 'broker-test.attached';
     await broker.consume({ queue, bindings: ['attached.*'], handler: async () => {} });

@@ -1,4 +1,19 @@
-import { ConfigError, amqpUrl, bool, duration, durationList, int, oneOf, parseDuration, platformSettings, readConfig, redisSettings, secret, str, url } from '../src/config.ts';
+import {
+  ConfigError,
+  amqpUrl,
+  bool,
+  duration,
+  durationList,
+  int,
+  oneOf,
+  parseDuration,
+  platformSettings,
+  readConfig,
+  redisSettings,
+  secret,
+  str,
+  url,
+} from '../src/config.ts';
 
 test('when settings are valid or absent, then values are parsed and defaults apply', () => {
   const config = readConfig(
@@ -69,7 +84,9 @@ test.each([
   ['31 bytes as hex', 'ab'.repeat(31)],
   ['a phrase of 40 characters', 'this is the internal token of the system'],
 ])('when INTERNAL_TOKEN is %s, then the process refuses to start saying how to make one', (_case, token) => {
-  expect(() => readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL: 'mongodb://127.0.0.1:27017/' })).toThrow(
+  expect(() =>
+    readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL: 'mongodb://127.0.0.1:27017/' }),
+  ).toThrow(
     'INTERNAL_TOKEN: must be at least 32 random bytes, written as hex (64 characters) or base64: generate one with `openssl rand -hex 32`',
   );
 });
@@ -78,12 +95,16 @@ test.each([
   ['32 bytes as hex', 'ab'.repeat(32)],
   ['32 bytes as base64', Buffer.alloc(32, 7).toString('base64')],
 ])('when INTERNAL_TOKEN is %s, then it is taken', (_case, token) => {
-  expect(readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL: 'mongodb://127.0.0.1:27017/' }).internalToken).toBe(token);
+  expect(
+    readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL: 'mongodb://127.0.0.1:27017/' })
+      .internalToken,
+  ).toBe(token);
 });
 
 describe('connection URLs', () => {
   const token = 'ab'.repeat(32);
-  const mongo = (MONGO_URL: string) => readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL }).mongoUrl;
+  const mongo = (MONGO_URL: string) =>
+    readConfig(platformSettings(8080), { INTERNAL_TOKEN: token, MONGO_URL }).mongoUrl;
   const refusal = (read: () => unknown): string => {
     try {
       read();
@@ -96,7 +117,10 @@ describe('connection URLs', () => {
 
   test.each([
     ['a replica set', 'mongodb://lpm:s3cret@h1:27017,h2:27017/db?replicaSet=rs'],
-    ['a replica set with options', 'mongodb://lpm:s3cret@h1:27017,h2:27017,h3/db?replicaSet=rs&authSource=admin&maxPoolSize=6&tls=true'],
+    [
+      'a replica set with options',
+      'mongodb://lpm:s3cret@h1:27017,h2:27017,h3/db?replicaSet=rs&authSource=admin&maxPoolSize=6&tls=true',
+    ],
     ['mongodb+srv (Atlas)', 'mongodb+srv://lpm:s3cret@cluster0.example.net/db?retryWrites=true&w=majority'],
     ['a password with # and / percent-encoded', 'mongodb://lpm:pa%23ss%2Fw%40rd@h1:27017/db'],
     ['a standalone server', 'mongodb://127.0.0.1:27017/'],
@@ -110,22 +134,34 @@ describe('connection URLs', () => {
     ['a port out of range', 'mongodb://lpm:s3cret-pw@h1:99999/db', 's3cret-pw'],
     ['an option the driver does not know', 'mongodb://lpm:s3cret-pw@h1/db?replicaSett=rs', 's3cret-pw'],
     ['mongodb+srv with a port', 'mongodb+srv://lpm:s3cret-pw@cluster0.example.net:27017/db', 's3cret-pw'],
-  ])('when MONGO_URL has %s, then it is refused, and the message shows the URL with its password as ***', (_case, value, password) => {
-    const message = refusal(() => mongo(value));
-    expect(message).toMatch(/^invalid configuration:\n {2}MONGO_URL: is not a URL \(.+\): mongodb(\+srv)?:\/\/lpm:\*\*\*@/);
-    expect(message).not.toContain(password);
-    expect(message).not.toContain(encodeURIComponent(password));
-  });
+  ])(
+    'when MONGO_URL has %s, then it is refused, and the message shows the URL with its password as ***',
+    (_case, value, password) => {
+      const message = refusal(() => mongo(value));
+      expect(message).toMatch(
+        /^invalid configuration:\n {2}MONGO_URL: is not a URL \(.+\): mongodb(\+srv)?:\/\/lpm:\*\*\*@/,
+      );
+      expect(message).not.toContain(password);
+      expect(message).not.toContain(encodeURIComponent(password));
+    },
+  );
 
   test('when AMQP_URL or REDIS_URL does not parse, then the message shows the URL with its password as ***', () => {
-    const message = refusal(() => readConfig({ amqp: ['AMQP_URL', amqpUrl], ...redisSettings }, { AMQP_URL: 'amqp://lpm:hunter2-pw@[broker/vhost', REDIS_URL: 'redis://:hunter3-pw@cache:6379x' }));
+    const message = refusal(() =>
+      readConfig(
+        { amqp: ['AMQP_URL', amqpUrl], ...redisSettings },
+        { AMQP_URL: 'amqp://lpm:hunter2-pw@[broker/vhost', REDIS_URL: 'redis://:hunter3-pw@cache:6379x' },
+      ),
+    );
     expect(message).toContain('AMQP_URL: is not a URL (Invalid URL): amqp://lpm:***@[broker/vhost');
     expect(message).toContain('REDIS_URL: is not a URL (Invalid URL): redis://:***@cache:6379x');
     expect(message).not.toMatch(/hunter/);
   });
 
   test('when a URL has the wrong scheme or none, then it is refused naming the schemes, without its password', () => {
-    expect(refusal(() => mongo('postgres://lpm:s3cret-pw@db/lpm'))).toContain('MONGO_URL: must use mongodb: or mongodb+srv:');
+    expect(refusal(() => mongo('postgres://lpm:s3cret-pw@db/lpm'))).toContain(
+      'MONGO_URL: must use mongodb: or mongodb+srv:',
+    );
     const message = refusal(() => mongo('lpm:s3cret-pw@db'));
     expect(message).toContain('MONGO_URL: must use mongodb: or mongodb+srv:');
     expect(message).not.toContain('s3cret');

@@ -24,7 +24,11 @@ beforeAll(async () => {
   proxy = await startTcpProxy(storeUrl.hostname, Number(storeUrl.port || 27017));
   const proxied = new URL(storeUrl);
   proxied.host = `127.0.0.1:${proxy.port}`;
-  viaProxy = await MongoClient.connect(proxied.toString(), { serverSelectionTimeoutMS: 1000, connectTimeoutMS: 1000, socketTimeoutMS: 5000 });
+  viaProxy = await MongoClient.connect(proxied.toString(), {
+    serverSelectionTimeoutMS: 1000,
+    connectTimeoutMS: 1000,
+    socketTimeoutMS: 5000,
+  });
   direct = await MongoClient.connect(storeUrl.toString());
 });
 
@@ -43,7 +47,11 @@ it('classifies store errors, 503s and network errors as transient, anything else
   expect(isTransientFailure(storeDown)).toBe(true);
   expect(isTransientFailure(new Error('wrapped', { cause: storeDown }))).toBe(true);
   expect(isTransientFailure(new AppError(503, 'SERVICE_UNAVAILABLE', 'clients unavailable'))).toBe(true);
-  expect(isTransientFailure(new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) }))).toBe(true);
+  expect(
+    isTransientFailure(
+      new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) }),
+    ),
+  ).toBe(true);
   expect(isTransientFailure(new AppError(400, 'VALIDATION_ERROR', 'bad'))).toBe(false);
   expect(isTransientFailure(new AppError(404, 'NOT_FOUND', 'gone', {}, { cause: storeDown }))).toBe(false);
   expect(isTransientFailure(new Error('client.created evt_1 does not carry a client'))).toBe(false);
@@ -52,7 +60,8 @@ it('classifies store errors, 503s and network errors as transient, anything else
 it('when the store is cut for 60 s after a burst, then every event is handled once it is back and none is dead-lettered', async () => {
   const queue = sb.broker.queueName('transient.store-writer');
   const schedule = [500, 2000, 5000];
-  for (const q of [queue, `${queue}.retry`, `${queue}.dlq`, ...schedule.map((d) => `${queue}.delay.${d}`)]) sb.declared.add(q);
+  for (const q of [queue, `${queue}.retry`, `${queue}.dlq`, ...schedule.map((d) => `${queue}.delay.${d}`)])
+    sb.declared.add(q);
   const handled = viaProxy.db(dbName).collection<{ _id: string; n: number }>('handled');
   let transientRetries = 0;
   const consumer = await sb.broker.consume({
@@ -65,7 +74,9 @@ it('when the store is cut for 60 s after a burst, then every event is handled on
     },
   });
   try {
-    const events: DomainEvent[] = Array.from({ length: 40 }, (_, i) => newEvent('client.created', 'team_1', { i }, null, 'user_1'));
+    const events: DomainEvent[] = Array.from({ length: 40 }, (_, i) =>
+      newEvent('client.created', 'team_1', { i }, null, 'user_1'),
+    );
     // A burst, the cut right after it, and more events while the store is away.
     await Promise.all(events.slice(0, 20).map((e) => sb.broker.publish(e)));
     proxy.cut();
@@ -79,11 +90,21 @@ it('when the store is cut for 60 s after a burst, then every event is handled on
     expect(await direct.db(dbName).collection('handled').countDocuments()).toBeLessThan(events.length);
     expect(transientRetries).toBeGreaterThan(0);
     proxy.restore();
-    await waitFor('every event handled', async () => (await direct.db(dbName).collection('handled').countDocuments()) === events.length, 30_000);
+    await waitFor(
+      'every event handled',
+      async () => (await direct.db(dbName).collection('handled').countDocuments()) === events.length,
+      30_000,
+    );
     const docs = await direct.db(dbName).collection<{ _id: string }>('handled').find().toArray();
     expect(docs.map((d) => d._id).sort()).toEqual(events.map((e) => e.id).sort());
     expect(await count(`${queue}.dlq`)).toBe(0);
-    await waitFor('queues drained', async () => (await count(queue)) + (await Promise.all(schedule.map((d) => count(`${queue}.delay.${d}`)))).reduce((a, b) => a + b, 0) === 0);
+    await waitFor(
+      'queues drained',
+      async () =>
+        (await count(queue)) +
+          (await Promise.all(schedule.map((d) => count(`${queue}.delay.${d}`)))).reduce((a, b) => a + b, 0) ===
+        0,
+    );
   } finally {
     proxy.restore();
     await consumer.cancel();

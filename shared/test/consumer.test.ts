@@ -1,13 +1,19 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { MongoClient, type Db } from 'mongodb';
-import { ATTEMPT_HEADER, Broker, LAST_ERROR_HEADER, mongoDedupe, purgeDedupeRecords, type DeliveryMeta } from '../src/messaging/broker.ts';
+import {
+  ATTEMPT_HEADER,
+  Broker,
+  LAST_ERROR_HEADER,
+  mongoDedupe,
+  purgeDedupeRecords,
+  type DeliveryMeta,
+} from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor, quietLogger, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-test.events';
 const AMQP_URL = process.env.AMQP_URL!;
-
 
 let broker: Broker;
 let raw: ChannelModel;
@@ -16,7 +22,12 @@ let mongo: MongoClient;
 let db: Db;
 
 beforeAll(async () => {
-  broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: quietLogger, connectionName: 'consumer-test' });
+  broker = await Broker.connect({
+    url: AMQP_URL,
+    exchange: EXCHANGE,
+    logger: quietLogger,
+    connectionName: 'consumer-test',
+  });
   raw = await amqpConnect(AMQP_URL);
   ch = await raw.createChannel();
   mongo = await MongoClient.connect(process.env.MONGO_URL!);
@@ -41,7 +52,13 @@ it('when the handler resolves, then the message is acked, and until then a lost 
   const proxy = await startTcpProxy('127.0.0.1', 5672);
   const url = new URL(AMQP_URL);
   url.host = `127.0.0.1:${proxy.port}`;
-  const viaProxy = await Broker.connect({ url: url.toString(), exchange: EXCHANGE, logger: quietLogger, reconnectMinMs: 50, reconnectMaxMs: 300 });
+  const viaProxy = await Broker.connect({
+    url: url.toString(),
+    exchange: EXCHANGE,
+    logger: quietLogger,
+    reconnectMinMs: 50,
+    reconnectMaxMs: 300,
+  });
   const deliveries: DeliveryMeta[] = [];
   let finish!: () => void;
   const firstCallBlocks = new Promise<void>((r) => (finish = r));
@@ -117,7 +134,10 @@ it('when a handler always fails, then the message lands in the DLQ after maxAtte
   let dead: GetMessage | false = false;
   try {
     await broker.publish(e);
-    await waitFor('dead-lettered', async () => (dead = await ch.get('consumer-test.poison.dlq', { noAck: true })) !== false);
+    await waitFor(
+      'dead-lettered',
+      async () => (dead = await ch.get('consumer-test.poison.dlq', { noAck: true })) !== false,
+    );
     // Several retry delays' worth: a message still cycling would be handled again.
     await sleep(500);
   } finally {
@@ -184,7 +204,10 @@ it('when dedupeWhen passes over an event, then its handler runs without a claim,
     await consumer.cancel();
   }
   expect(handled.sort()).toEqual([skipped.id, claimed.id].sort());
-  const claims = await db.collection<{ _id: string; state: string }>('dedupe_consumer-test-dedupe-when').find().toArray();
+  const claims = await db
+    .collection<{ _id: string; state: string }>('dedupe_consumer-test-dedupe-when')
+    .find()
+    .toArray();
   expect(claims.map((c) => [c._id, c.state])).toEqual([[claimed.id, 'done']]);
 });
 
@@ -195,12 +218,28 @@ it('when dedupe records are older than the retention, then the purge deletes the
   const a = db.collection<{ _id: string; state: string; at: Date }>('dedupe_purge-a');
   const b = db.collection<{ _id: string; state: string; at: Date }>('dedupe_purge-b');
   const other = db.collection<{ _id: string; at: Date }>('purge_not_dedupe');
-  await a.insertMany([{ _id: 'a-old', state: 'done', at: old }, { _id: 'a-new', state: 'done', at: recent }]);
-  await b.insertMany([{ _id: 'b-old', state: 'processing', at: old }, { _id: 'b-new', state: 'processing', at: recent }]);
+  await a.insertMany([
+    { _id: 'a-old', state: 'done', at: old },
+    { _id: 'a-new', state: 'done', at: recent },
+  ]);
+  await b.insertMany([
+    { _id: 'b-old', state: 'processing', at: old },
+    { _id: 'b-new', state: 'processing', at: recent },
+  ]);
   await other.insertOne({ _id: 'x', at: old });
   expect(await purgeDedupeRecords(db, new Date(now - 7 * 24 * 3600_000))).toBe(2);
-  expect(await a.find().map((d) => d._id).toArray()).toEqual(['a-new']);
-  expect(await b.find().map((d) => d._id).toArray()).toEqual(['b-new']);
+  expect(
+    await a
+      .find()
+      .map((d) => d._id)
+      .toArray(),
+  ).toEqual(['a-new']);
+  expect(
+    await b
+      .find()
+      .map((d) => d._id)
+      .toArray(),
+  ).toEqual(['b-new']);
   expect(await other.countDocuments()).toBe(1);
   // A purged event id can be claimed again (its redelivery window is long past).
   expect(await mongoDedupe(db, 'purge-a').claim('a-old')).toBe('new');
@@ -232,7 +271,7 @@ it('when one event is delivered five times at once to a slow handler, then the h
   expect(handled).toEqual([e.id]);
 });
 
-it('when a delivery died holding the event\'s claim, then its redeliveries wait for the claim to go stale and the event is handled once, never dead-lettered', async () => {
+it("when a delivery died holding the event's claim, then its redeliveries wait for the claim to go stale and the event is handled once, never dead-lettered", async () => {
   // The drill found cases counting an activity event never: a consumer killed mid-handler
   // (or one whose release the store refused during a cut) leaves the claim 'processing';
   // each redelivery found it busy, and five busy deliveries sent the event to the DLQ.
@@ -276,7 +315,10 @@ it('when a message is not valid JSON, then it goes straight to the DLQ without r
   let dead: GetMessage | false = false;
   try {
     ch.sendToQueue('consumer-test.garbage', Buffer.from('{"id": "evt_x", oops'), { messageId: 'garbage-1' });
-    await waitFor('dead-lettered', async () => (dead = await ch.get('consumer-test.garbage.dlq', { noAck: true })) !== false);
+    await waitFor(
+      'dead-lettered',
+      async () => (dead = await ch.get('consumer-test.garbage.dlq', { noAck: true })) !== false,
+    );
   } finally {
     await consumer.cancel();
   }
@@ -289,10 +331,25 @@ it('when a message is not valid JSON, then it goes straight to the DLQ without r
 });
 
 it('when a queue was declared with another retry delay, then consume rejects with the cause', async () => {
-  await broker.consume({ queue: 'consumer-test.conflict', bindings: ['case.created'], retryDelayMs: 100, handler: async () => {} }).then((c) => c.cancel());
+  await broker
+    .consume({
+      queue: 'consumer-test.conflict',
+      bindings: ['case.created'],
+      retryDelayMs: 100,
+      handler: async () => {},
+    })
+    .then((c) => c.cancel());
   await expect(
-    broker.consume({ queue: 'consumer-test.conflict', bindings: ['case.created'], retryDelayMs: 200, handler: async () => {} }),
-  ).rejects.toMatchObject({ message: expect.stringMatching(/consumer setup/), cause: expect.objectContaining({ message: expect.stringMatching(/PRECONDITION_FAILED/) }) });
+    broker.consume({
+      queue: 'consumer-test.conflict',
+      bindings: ['case.created'],
+      retryDelayMs: 200,
+      handler: async () => {},
+    }),
+  ).rejects.toMatchObject({
+    message: expect.stringMatching(/consumer setup/),
+    cause: expect.objectContaining({ message: expect.stringMatching(/PRECONDITION_FAILED/) }),
+  });
   expect(broker.isConnected()).toBe(true);
 });
 
@@ -307,13 +364,23 @@ it('when a consumer retires a binding it no longer declares, then its queue no l
   await waitFor('the bound event handled', () => handled.length === 1);
   await before.cancel();
 
-  const after = await broker.consume({ queue, bindings: ['financial.created'], retiredBindings: ['financial.paid'], handler });
+  const after = await broker.consume({
+    queue,
+    bindings: ['financial.created'],
+    retiredBindings: ['financial.paid'],
+    handler,
+  });
   await after.cancel();
   await broker.publish(event('financial.paid', 'retired'));
   await broker.publish(event('financial.created', 'kept'));
   // Published with confirms: whatever the exchange routed is in the queue by now.
   expect(await messageCount(queue)).toBe(1);
-  const again = await broker.consume({ queue, bindings: ['financial.created'], retiredBindings: ['financial.paid'], handler });
+  const again = await broker.consume({
+    queue,
+    bindings: ['financial.created'],
+    retiredBindings: ['financial.paid'],
+    handler,
+  });
   await waitFor('the kept event handled', () => handled.length === 2);
   await again.cancel();
   expect(handled).toEqual(['financial.paid', 'financial.created']);

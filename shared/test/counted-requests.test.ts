@@ -17,7 +17,11 @@ import { startTelemetry, type Telemetry } from '../src/telemetry.ts';
 import { ServiceClient } from '../src/upstream/service-client.ts';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 
-const ThingEntity = defineEntity({ name: 'Thing', collection: 'things', properties: { _id: p.string().primary(), n: p.integer() } });
+const ThingEntity = defineEntity({
+  name: 'Thing',
+  collection: 'things',
+  properties: { _id: p.string().primary(), n: p.integer() },
+});
 
 let telemetry: Telemetry;
 let store: Store;
@@ -33,25 +37,50 @@ const listen = async (app: FastifyInstance) => {
   return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 };
 const traceparent = (traceId: string) => `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
-const countedOf = async (traceId: string) => (await fetch(`${frontUrl}/metrics/commands/${traceId}`)).json() as Promise<Record<string, number>>;
+const countedOf = async (traceId: string) =>
+  (await fetch(`${frontUrl}/metrics/commands/${traceId}`)).json() as Promise<Record<string, number>>;
 const locksTaken = async () => {
   const text = await (await fetch(`${frontUrl}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('store_commands_total{') && l.includes('collection="document_locks"') && l.includes('command="insert"'));
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith('store_commands_total{') &&
+        l.includes('collection="document_locks"') &&
+        l.includes('command="insert"'),
+    );
   return line ? Number(line.split(' ').pop()) : 0;
 };
 
 beforeAll(async () => {
   telemetry = startTelemetry({ serviceName: 'counted-requests-test' });
-  store = await openStore({ url: process.env.MONGO_URL!, dbName: `${process.env.MONGO_DB_PREFIX}counted_${randomBytes(4).toString('hex')}`, entities: [ThingEntity] });
+  store = await openStore({
+    url: process.env.MONGO_URL!,
+    dbName: `${process.env.MONGO_DB_PREFIX}counted_${randomBytes(4).toString('hex')}`,
+    entities: [ThingEntity],
+  });
   await createOutboxIndexes(store.db, ['things']);
-  broker = await Broker.connect({ url: process.env.AMQP_URL!, exchange: 'counted-requests-test.events', logger: captureLogger(), connectionName: 'counted-requests-test' });
+  broker = await Broker.connect({
+    url: process.env.AMQP_URL!,
+    exchange: 'counted-requests-test.events',
+    logger: captureLogger(),
+    connectionName: 'counted-requests-test',
+  });
   // No timed passes: only the request's kick sets the relay's drain going.
-  relay = new OutboxRelay({ db: store.db, collections: ['things'], publisher: broker, logger: captureLogger(), intervalMs: 60_000 });
+  relay = new OutboxRelay({
+    db: store.db,
+    collections: ['things'],
+    publisher: broker,
+    logger: captureLogger(),
+    intervalMs: 60_000,
+  });
   relay.start();
   const things = store.db.collection<{ _id: string; n: number }>('things');
 
   back = createHttpApp({ name: 'counted-back', logger: false, documented: false });
-  back.get('/internal/things/:id', async (req) => ({ data: await things.findOne({ _id: (req.params as { id: string }).id }) }));
+  back.get('/internal/things/:id', async (req) => ({
+    data: await things.findOne({ _id: (req.params as { id: string }).id }),
+  }));
   const backClient = new ServiceClient({ name: 'back', baseUrl: await listen(back), internalToken: 'token' });
 
   front = createHttpApp({ name: 'counted-front', logger: false, documented: false });
@@ -84,7 +113,10 @@ afterAll(async () => {
 test("when a request asks for its store commands, then each process counts its handlers' commands under its trace, and not the relay's drain of its events nor what runs after its answer", async () => {
   const traceId = randomBytes(16).toString('hex');
   const locksBefore = await locksTaken();
-  const res = await fetch(`${frontUrl}/v1/things`, { method: 'POST', headers: { traceparent: traceparent(traceId), [COUNT_COMMANDS_HEADER]: '1' } });
+  const res = await fetch(`${frontUrl}/v1/things`, {
+    method: 'POST',
+    headers: { traceparent: traceparent(traceId), [COUNT_COMMANDS_HEADER]: '1' },
+  });
   expect(res.status).toBe(200);
   expect(await locksTaken()).toBeGreaterThan(locksBefore);
   await waitFor('the find after the answer', () => afterAnswer.length === 1);

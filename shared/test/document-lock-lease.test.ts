@@ -33,7 +33,9 @@ test('when a holder stalls past the lease before its write, then it writes nothi
   );
   // The lease has run out: another writer gets the lock (its slots expired) and writes.
   await sleep(DOCUMENT_LOCK_MS * 2 + 100);
-  await expect(notes.update('team_1', note._id, async () => ({ result: 'next', write: { set: { text: 'next' }, events: [] } }))).resolves.toBe('next');
+  await expect(
+    notes.update('team_1', note._id, async () => ({ result: 'next', write: { set: { text: 'next' }, events: [] } })),
+  ).resolves.toBe('next');
 
   const err = await refused;
   expect(err).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', message: 'The record is busy; retry' });
@@ -43,6 +45,9 @@ test('when a holder stalls past the lease before its write, then it writes nothi
 test('when a holder writes within the lease, then its write goes in', async () => {
   const note: Note = { _id: newId('cli'), team_id: 'team_1', version: 1, text: 'first' };
   await notes.insert(note, []);
-  await notes.update('team_1', note._id, async () => ({ result: null, write: { set: { text: 'second' }, events: [] } }));
+  await notes.update('team_1', note._id, async () => ({
+    result: null,
+    write: { set: { text: 'second' }, events: [] },
+  }));
   expect(await notes.get('team_1', note._id)).toMatchObject({ text: 'second', version: 2 });
 });

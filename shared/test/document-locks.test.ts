@@ -1,5 +1,12 @@
 import type { Db } from 'mongodb';
-import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey, tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
+import {
+  DOCUMENT_LOCK_MS,
+  LOCKS_COLLECTION,
+  lockKey,
+  tryDocumentLock,
+  tryDocumentLocks,
+  withDocumentLock,
+} from '../src/store/lock.ts';
 import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 let db: Db;
@@ -14,7 +21,12 @@ describe('tryDocumentLocks', () => {
     expect(busy).not.toBeNull();
     // Another holder of only the next time slot of `c` (taken in the slot before, say).
     const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
-    await locks().insertOne({ _id: `${lockKey('things', 'c')}:${slot + 1}`, owner: 'someone-else', expires_at: new Date((slot + 2) * DOCUMENT_LOCK_MS), expires_hour: 0 } as never);
+    await locks().insertOne({
+      _id: `${lockKey('things', 'c')}:${slot + 1}`,
+      owner: 'someone-else',
+      expires_at: new Date((slot + 2) * DOCUMENT_LOCK_MS),
+      expires_hour: 0,
+    } as never);
     try {
       const batch = await tryDocumentLocks(db, 'things', ['a', 'b', 'c', 'd']);
       // `c` is refused when its second slot is the other's, or (a slot boundary passed meanwhile) its first.
@@ -76,7 +88,8 @@ describe('withDocumentLock', () => {
   it('when a waiter gives up, then it is refused with 503 and the one behind it still waits for the one before it', async () => {
     const other = await tryDocumentLock(db, 'things', 'impatient');
     const entered: string[] = [];
-    const enter = (name: string, waitMs: number) => withDocumentLock(db, 'things', 'impatient', async () => void entered.push(name), { waitMs });
+    const enter = (name: string, waitMs: number) =>
+      withDocumentLock(db, 'things', 'impatient', async () => void entered.push(name), { waitMs });
     const first = enter('first', 60_000);
     const impatient = enter('impatient', 200).then(
       () => null,

@@ -30,7 +30,10 @@ test('when the MongoDB driver writes and reads, then unique indexes, filters, so
     { _id: 'c', team: 't2', key: 'k1', n: 2 },
   ]);
   await expect(col.insertOne({ _id: 'd', team: 't1', key: 'k1', n: 9 })).rejects.toMatchObject({ code: 11000 });
-  const found = await col.find({ team: 't1', n: { $gte: 1 } }).sort({ n: -1, _id: -1 }).toArray();
+  const found = await col
+    .find({ team: 't1', n: { $gte: 1 } })
+    .sort({ n: -1, _id: -1 })
+    .toArray();
   expect(found.map((d) => d._id)).toEqual(['a', 'b']);
   const updated = await col.findOneAndUpdate({ _id: 'b' }, { $inc: { n: 10 } }, { returnDocument: 'after' });
   expect(updated?.n).toBe(11);
@@ -62,7 +65,9 @@ test('when MikroORM 7 maps an entity, then it creates the indexes, enforces uniq
     const dup = orm.em.fork();
     dup.create(Thing, { _id: 't4', team: 'x', title: 'A', created_at: new Date() });
     expect(isDuplicateKey(await dup.flush().catch((e: unknown) => e))).toBe(true);
-    const [rows, total] = await orm.em.fork().findAndCount(Thing, { team: 'x' }, { orderBy: { created_at: 'desc' }, limit: 1 });
+    const [rows, total] = await orm.em
+      .fork()
+      .findAndCount(Thing, { team: 'x' }, { orderBy: { created_at: 'desc' }, limit: 1 });
     expect(rows.map((r) => r._id)).toEqual(['t2']);
     expect(total).toBe(2);
   } finally {

@@ -10,7 +10,12 @@ import { DAY_MS } from '../src/time.ts';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 
 const TOKEN = randomBytes(16).toString('hex');
-const team = (teamId: string): Identity => ({ teamId, userId: 'user_1', scopes: ['read', 'write'], settings: defaultTeamSettings('UTC') });
+const team = (teamId: string): Identity => ({
+  teamId,
+  userId: 'user_1',
+  scopes: ['read', 'write'],
+  settings: defaultTeamSettings('UTC'),
+});
 let client: MongoClient;
 let db: Db;
 let app: FastifyInstance;
@@ -70,7 +75,11 @@ test('when the same key comes with another body, then 422 and nothing runs', asy
   const before = calls;
   const res = await post(team('team_b'), 'k-2', { name: 'y' });
   expect(res.statusCode).toBe(422);
-  expect(res.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Idempotency key reused with different request', details: { reason: 'idempotency_key_reused' } });
+  expect(res.json().error).toMatchObject({
+    code: 'VALIDATION_ERROR',
+    message: 'Idempotency key reused with different request',
+    details: { reason: 'idempotency_key_reused' },
+  });
   expect(calls).toBe(before);
 });
 
@@ -83,7 +92,10 @@ test('when another team uses the same key, then its request runs on its own', as
 
 test('when the same key arrives while the first request is still running, then 409 and the work runs once', async () => {
   const before = calls;
-  const [x, y] = await Promise.all([post(team('team_d'), 'k-3', { slow: true }), post(team('team_d'), 'k-3', { slow: true })]);
+  const [x, y] = await Promise.all([
+    post(team('team_d'), 'k-3', { slow: true }),
+    post(team('team_d'), 'k-3', { slow: true }),
+  ]);
   expect([x.statusCode, y.statusCode].sort()).toEqual([201, 409]);
   expect(calls - before).toBe(1);
 });
@@ -147,7 +159,11 @@ test('when the purge runs with its cursor stored, then entries go by the day the
   const entry = await entries.findOne({ _id: 'team_i:k-day' });
   expect(entry?.created_day).toBe(Math.floor(entry!.created_at.getTime() / DAY_MS));
   const inTwoDays = new Date(Date.now() + 2 * DAY_MS);
-  await entries.insertOne({ _id: 'team_i:k-future', created_at: inTwoDays, created_day: Math.floor(inTwoDays.getTime() / DAY_MS) });
+  await entries.insertOne({
+    _id: 'team_i:k-future',
+    created_at: inTwoDays,
+    created_day: Math.floor(inTwoDays.getTime() / DAY_MS),
+  });
 
   await purgeIdempotencyKeys(db, new Date(Date.now() + DAY_MS / 2));
   expect(await entries.findOne({ _id: 'team_i:k-day' })).not.toBeNull();
@@ -173,10 +189,19 @@ test('when the store fails after the work is done, then the caller still gets it
     return { success: true, data: { done } };
   });
   await other.ready();
-  const send = () => other.inject({ method: 'POST', url: '/v1/things', payload: { name: 'x' }, headers: { ...identityHeaders(team('team_f'), TOKEN), 'idempotency-key': 'k-f' } });
+  const send = () =>
+    other.inject({
+      method: 'POST',
+      url: '/v1/things',
+      payload: { name: 'x' },
+      headers: { ...identityHeaders(team('team_f'), TOKEN), 'idempotency-key': 'k-f' },
+    });
   try {
     const first = await send();
-    expect({ status: first.statusCode, body: first.json() }).toEqual({ status: 201, body: { success: true, data: { done: 1 } } });
+    expect({ status: first.statusCode, body: first.json() }).toEqual({
+      status: 201,
+      body: { success: true, data: { done: 1 } },
+    });
     proxy.restore();
     const retry = await send();
     expect(retry.statusCode).toBe(409);

@@ -36,8 +36,14 @@ describe('readIdentity', () => {
   it('when the court calendar in the header has closures and no jurisdiction, then the closures are kept and the jurisdiction is the national calendar', () => {
     const closures = [{ date: '2025-03-06', name: 'Fórum sem energia' }];
     const settings = { ...identity('America/Manaus').settings, court_calendar: { closures } };
-    const headers = { ...identityHeaders(identity('America/Manaus'), TOKEN), [HEADER.settings]: Buffer.from(JSON.stringify(settings)).toString('base64url') };
-    expect(readIdentity(headers, TOKEN)!.settings.court_calendar).toEqual({ jurisdiction: { uf: null, branch: 'state' }, closures });
+    const headers = {
+      ...identityHeaders(identity('America/Manaus'), TOKEN),
+      [HEADER.settings]: Buffer.from(JSON.stringify(settings)).toString('base64url'),
+    };
+    expect(readIdentity(headers, TOKEN)!.settings.court_calendar).toEqual({
+      jurisdiction: { uf: null, branch: 'state' },
+      closures,
+    });
   });
 
   it('when the settings header is missing or malformed, then the default settings', () => {

@@ -64,7 +64,11 @@ describe('metadata', () => {
   });
 
   test.each([
-    ['a nested key with a NUL character (the driver cannot encode it)', '{"a":{"b\\u0000c":1}}', 'metadata keys may not contain a null character'],
+    [
+      'a nested key with a NUL character (the driver cannot encode it)',
+      '{"a":{"b\\u0000c":1}}',
+      'metadata keys may not contain a null character',
+    ],
     ['a top-level key with a NUL character', '{"b\\u0000c":1}', 'metadata keys may not contain a null character'],
     ['an empty nested key', '{"a":{"":1}}', 'metadata keys may not be empty'],
   ])('when metadata has %s, then 400 saying so', async (_case, json, message) => {
@@ -86,14 +90,21 @@ describe('metadata', () => {
   });
 
   test('when metadata is over 16 KiB as JSON, then 400 with the size limit', async () => {
-    expectRefused(await create(JSON.stringify({ a: 'x'.repeat(16 * 1024) })), 'metadata must be at most 16384 bytes as JSON');
+    expectRefused(
+      await create(JSON.stringify({ a: 'x'.repeat(16 * 1024) })),
+      'metadata must be at most 16384 bytes as JSON',
+    );
   });
 
   test('when an update sends a nested $ key, then 400 and the client keeps its metadata', async () => {
     const created = await create('{"kept":true}');
     expect(created.statusCode).toBe(201);
     const id = created.json().data.id;
-    const res = await sut.call(who, { method: 'PUT', url: `/v1/clients/${id}`, payload: { metadata: { a: { $inc: { x: 1 } } } } });
+    const res = await sut.call(who, {
+      method: 'PUT',
+      url: `/v1/clients/${id}`,
+      payload: { metadata: { a: { $inc: { x: 1 } } } },
+    });
     expectRefused(res, KEYS);
     const read = await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` });
     expect(read.json().data.metadata).toEqual({ kept: true });
@@ -110,7 +121,11 @@ describe('metadata', () => {
   });
 
   test('when metadata has nested objects, arrays and keys with $ or dots inside them (not at the start), then it is stored and read back', async () => {
-    const metadata = { crm: { id: 'x-1', 'price$': 10, tags: ['a', { 'sub-key': 'v', deep: [{ n: [1, 2] }] }] }, 'ação': 'ok', count: 3 };
+    const metadata = {
+      crm: { id: 'x-1', price$: 10, tags: ['a', { 'sub-key': 'v', deep: [{ n: [1, 2] }] }] },
+      ação: 'ok',
+      count: 3,
+    };
     const created = await create(JSON.stringify(metadata));
     expect(created.statusCode).toBe(201);
     const read = await sut.call(who, { method: 'GET', url: `/v1/clients/${created.json().data.id}` });
@@ -122,20 +137,34 @@ describe('strings', () => {
   test.each([
     ['a field', '{"type":"PF","name":"A\\u0000B"}', 'name'],
     ['a string inside metadata', '{"type":"PF","name":"A","metadata":{"a":{"b":["x","y\\u0000"]}}}', 'metadata.a.b.1'],
-  ])('when %s holds a NUL character (which the store cannot keep), then 400 naming it', async (_case, payload, field) => {
-    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', headers: { 'content-type': 'application/json' }, payload });
-    const error = expectError(res, 400, 'VALIDATION_ERROR', `${field} may not contain a null character`);
-    expect(error.details).toMatchObject({ field });
-  });
+  ])(
+    'when %s holds a NUL character (which the store cannot keep), then 400 naming it',
+    async (_case, payload, field) => {
+      const res = await sut.call(who, {
+        method: 'POST',
+        url: '/v1/clients',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+      const error = expectError(res, 400, 'VALIDATION_ERROR', `${field} may not contain a null character`);
+      expect(error.details).toMatchObject({ field });
+    },
+  );
 
   test('when a string holds an escaped backslash before u0000, then it is text, not a NUL, and is kept', async () => {
-    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', headers: { 'content-type': 'application/json' }, payload: '{"type":"PF","name":"C:\\\\u0000"}' });
+    const res = await sut.call(who, {
+      method: 'POST',
+      url: '/v1/clients',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"type":"PF","name":"C:\\\\u0000"}',
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().data.name).toBe('C:\\u0000');
   });
 });
 
-const raw = (path: string, method = 'GET') => rawRequest(base.port, path, { method, headers: identityHeaders(who, INTERNAL_TOKEN) });
+const raw = (path: string, method = 'GET') =>
+  rawRequest(base.port, path, { method, headers: identityHeaders(who, INTERNAL_TOKEN) });
 
 describe('URLs', () => {
   test.each([
@@ -143,13 +172,16 @@ describe('URLs', () => {
     ['a path with % not followed by hex digits', '/v1/clients/%zz'],
     ['a query whose percent-encoding is cut short', '/v1/clients?search=%E0%A4%A'],
     ['a query with a bare %', '/v1/clients?search=100%'],
-  ])('when the request has %s, then 400 Invalid URL encoding in the envelope with X-Request-Id', async (_case, path) => {
-    for (const method of ['GET', 'DELETE']) {
-      const res = await raw(path, method);
-      expectError(res, 400, 'VALIDATION_ERROR', 'Invalid URL encoding');
-      expect(res.headers['x-request-id']).toEqual(expect.any(String));
-    }
-  });
+  ])(
+    'when the request has %s, then 400 Invalid URL encoding in the envelope with X-Request-Id',
+    async (_case, path) => {
+      for (const method of ['GET', 'DELETE']) {
+        const res = await raw(path, method);
+        expectError(res, 400, 'VALIDATION_ERROR', 'Invalid URL encoding');
+        expect(res.headers['x-request-id']).toEqual(expect.any(String));
+      }
+    },
+  );
 
   test.each([
     ['a .. segment', '/v1/clients/../webhooks'],
@@ -160,11 +192,14 @@ describe('URLs', () => {
     ['a . segment', '/v1/clients/./list'],
     ['a .. segment before the query', '/v1/clients/..?page=1'],
     ['an encoded NUL', '/v1/clients/cli_%00'],
-  ])('when the path has %s (which no route has), then 404 Route not found in the envelope with X-Request-Id', async (_case, path) => {
-    const res = await raw(path);
-    expectError(res, 404, 'NOT_FOUND', 'Route not found');
-    expect(res.headers['x-request-id']).toEqual(expect.any(String));
-  });
+  ])(
+    'when the path has %s (which no route has), then 404 Route not found in the envelope with X-Request-Id',
+    async (_case, path) => {
+      const res = await raw(path);
+      expectError(res, 404, 'NOT_FOUND', 'Route not found');
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    },
+  );
 
   test('when a path parameter is over 100 characters, then 400 in the envelope with X-Request-Id', async () => {
     const res = await raw(`/v1/clients/${'a'.repeat(101)}`);
@@ -173,20 +208,35 @@ describe('URLs', () => {
   });
 
   test('when the client sends X-Request-Id with a bad URL, then the error echoes it', async () => {
-    const res = await rawRequest(base.port, '/v1/clients/%E0%A4%A', { headers: { ...identityHeaders(who, INTERNAL_TOKEN), 'x-request-id': 'hostile-1' } });
+    const res = await rawRequest(base.port, '/v1/clients/%E0%A4%A', {
+      headers: { ...identityHeaders(who, INTERNAL_TOKEN), 'x-request-id': 'hostile-1' },
+    });
     expect(res.headers['x-request-id']).toBe('hostile-1');
   });
 
   test.each([
     ['a request line that is not HTTP', 'GET foo\r\n\r\n', 400, 'Malformed HTTP request'],
-    ['a header line without a colon', 'GET /v1/clients HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n', 400, 'Malformed HTTP request'],
-    ['a header past the size limit', `GET /v1/clients HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request headers too large'],
-  ])('when Node refuses to parse %s, then %i in the envelope with X-Request-Id', async (_case, bytes, status, message) => {
-    const res = await rawSocketRequest(base.port, bytes);
-    expectError(res, status, 'VALIDATION_ERROR', message);
-    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-  });
+    [
+      'a header line without a colon',
+      'GET /v1/clients HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n',
+      400,
+      'Malformed HTTP request',
+    ],
+    [
+      'a header past the size limit',
+      `GET /v1/clients HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'Request headers too large',
+    ],
+  ])(
+    'when Node refuses to parse %s, then %i in the envelope with X-Request-Id',
+    async (_case, bytes, status, message) => {
+      const res = await rawSocketRequest(base.port, bytes);
+      expectError(res, status, 'VALIDATION_ERROR', message);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    },
+  );
 
   test('when the query has an encoded NUL, then 400 in the envelope', async () => {
     const res = await raw('/v1/clients?search=a%00b');

@@ -29,7 +29,11 @@ beforeAll(async () => {
 });
 
 /** Counts the insert commands `c` starts into `collection` while `fn` runs. */
-async function countingInserts<T>(c: MongoClient, collection: string, fn: () => Promise<T>): Promise<{ result: T; inserts: number }> {
+async function countingInserts<T>(
+  c: MongoClient,
+  collection: string,
+  fn: () => Promise<T>,
+): Promise<{ result: T; inserts: number }> {
   let inserts = 0;
   const count = (e: { commandName: string; command: Record<string, unknown> }) => {
     if (e.commandName === 'insert' && e.command.insert === collection) inserts++;
@@ -42,7 +46,8 @@ async function countingInserts<T>(c: MongoClient, collection: string, fn: () => 
   }
 }
 
-const statuses = (outcomes: PromiseSettledResult<unknown>[]) => outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected'));
+const statuses = (outcomes: PromiseSettledResult<unknown>[]) =>
+  outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected'));
 
 afterAll(async () => {
   proxy?.restore();
@@ -76,12 +81,27 @@ test('when the store refuses one document of a group without saying which (a str
   await col.insertOne({ _id: 'twin', n: -1 });
   const batcher = new InsertBatcher(col);
   // FerretDB 1.24 stores the documents before the refused one, then fails the command with no write errors.
-  const docs = [{ _id: 'a', n: 0 }, { _id: 'twin', n: 1 }, { _id: 'b', n: 2 }, { _id: 'bad', n: 3, s: 'ok\0' }, { _id: 'c', n: 4 }, { _id: 'd', n: 5 }];
-  const { result: outcomes, inserts } = await countingInserts(client, 'refused-whole', () => Promise.allSettled(docs.map((d) => batcher.insert(d))));
+  const docs = [
+    { _id: 'a', n: 0 },
+    { _id: 'twin', n: 1 },
+    { _id: 'b', n: 2 },
+    { _id: 'bad', n: 3, s: 'ok\0' },
+    { _id: 'c', n: 4 },
+    { _id: 'd', n: 5 },
+  ];
+  const { result: outcomes, inserts } = await countingInserts(client, 'refused-whole', () =>
+    Promise.allSettled(docs.map((d) => batcher.insert(d))),
+  );
   expect(statuses(outcomes)).toEqual(['inserted', 'duplicate', 'inserted', 'rejected', 'inserted', 'inserted']);
   // The group, then each of its documents on its own.
   expect(inserts).toBe(1 + docs.length);
-  expect((await col.find({}).sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([['a', 0], ['b', 2], ['c', 4], ['d', 5], ['twin', -1]]);
+  expect((await col.find({}).sort({ _id: 1 }).toArray()).map((d) => [d._id, d.n])).toEqual([
+    ['a', 0],
+    ['b', 2],
+    ['c', 4],
+    ['d', 5],
+    ['twin', -1],
+  ]);
   // Its caller may retry it, cleaned, on its own.
   expect(await batcher.insert({ _id: 'bad', n: 3, s: 'ok' })).toBe('inserted');
 });
@@ -92,7 +112,12 @@ test('when the store refuses one document of a group by a write error of its own
   const batcher = new InsertBatcher(col);
   const docs = [{ _id: 'a' }, { _id: 'bad', $where: 1 }, { _id: 'twin' }, { _id: 'b' }];
   const outcomes = await Promise.allSettled(docs.map((d) => batcher.insert(d)));
-  expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected'))).toEqual(['inserted', 'rejected', 'duplicate', 'inserted']);
+  expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected'))).toEqual([
+    'inserted',
+    'rejected',
+    'duplicate',
+    'inserted',
+  ]);
   expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: expect.any(Number) });
   expect((await col.find({}).sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual(['a', 'b', 'twin']);
 });
@@ -102,13 +127,18 @@ test('when the store is cut while a group is under way, then its callers are rej
   const batcher = new InsertBatcher(col, { lingerMs: 5 });
   expect(await batcher.insert({ _id: 'before' })).toBe('inserted');
   proxy.cut();
-  const { result: during, inserts } = await countingInserts(viaProxy, 'cut', () => Promise.allSettled([batcher.insert({ _id: 'a' }), batcher.insert({ _id: 'b' }), batcher.insert({ _id: 'c' })]));
+  const { result: during, inserts } = await countingInserts(viaProxy, 'cut', () =>
+    Promise.allSettled([batcher.insert({ _id: 'a' }), batcher.insert({ _id: 'b' }), batcher.insert({ _id: 'c' })]),
+  );
   expect(statuses(during)).toEqual(['rejected', 'rejected', 'rejected']);
   // No connection to send it on: not even the group's command starts, and no document is tried alone.
   expect(inserts).toBeLessThanOrEqual(1);
   expect(await db.collection('cut').countDocuments({})).toBe(1);
   proxy.restore();
-  expect(await Promise.all([batcher.insert({ _id: 'a' }), batcher.insert({ _id: 'd' })])).toEqual(['inserted', 'inserted']);
+  expect(await Promise.all([batcher.insert({ _id: 'a' }), batcher.insert({ _id: 'd' })])).toEqual([
+    'inserted',
+    'inserted',
+  ]);
 }, 30_000);
 
 test('when the store hangs while a group is under way, then its callers are rejected at once when the command times out, with no insert of each document alone', async () => {
@@ -117,7 +147,9 @@ test('when the store hangs while a group is under way, then its callers are reje
   expect(await batcher.insert({ _id: 'before' })).toBe('inserted');
   proxy.stall();
   try {
-    const { result: during, inserts } = await countingInserts(viaProxy, 'hung', () => Promise.allSettled(['a', 'b', 'c', 'd'].map((_id) => batcher.insert({ _id }))));
+    const { result: during, inserts } = await countingInserts(viaProxy, 'hung', () =>
+      Promise.allSettled(['a', 'b', 'c', 'd'].map((_id) => batcher.insert({ _id }))),
+    );
     expect(statuses(during)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
     expect(inserts).toBe(1);
   } finally {
@@ -170,14 +202,19 @@ onPostgres('a store whose backend is gone', () => {
     backend.cut();
     try {
       const docs = ['a', 'b', 'c', 'd', 'e'].map((_id) => ({ _id }));
-      const { result: during, inserts } = await countingInserts(storeClient, 'backend-gone', () => Promise.allSettled(docs.map((d) => batcher.insert(d))));
+      const { result: during, inserts } = await countingInserts(storeClient, 'backend-gone', () =>
+        Promise.allSettled(docs.map((d) => batcher.insert(d))),
+      );
       expect(statuses(during)).toEqual(docs.map(() => 'rejected'));
       expect((during[0] as PromiseRejectedResult).reason).toMatchObject({ code: 1 });
       expect(inserts).toBe(1);
     } finally {
       backend.restore();
     }
-    expect(await Promise.all([batcher.insert({ _id: 'a' }), batcher.insert({ _id: 'f' })])).toEqual(['inserted', 'inserted']);
+    expect(await Promise.all([batcher.insert({ _id: 'a' }), batcher.insert({ _id: 'f' })])).toEqual([
+      'inserted',
+      'inserted',
+    ]);
   }, 60_000);
 });
 
@@ -191,9 +228,18 @@ describe('isStoreUnavailable, which fails a group at once', () => {
   test.each([
     ['a network error (no code)', new MongoNetworkError('connection 4 to 127.0.0.1:27017 closed')],
     ['MongoDB without a primary (labelled retryable)', serverError(10107, 'not primary', 'RetryableWriteError')],
-    ['FerretDB refused by PostgreSQL at connect', serverError(1, 'failed to connect to `user=postgres database=lpm`: dial error: connection reset by peer')],
-    ['FerretDB cut from PostgreSQL mid-command', serverError(1, '[msg_insert.go:168 handler.(*Handler).MsgInsert] unexpected EOF')],
-    ['PostgreSQL shutting down', serverError(1, 'FATAL: terminating connection due to administrator command (SQLSTATE 57P01)')],
+    [
+      'FerretDB refused by PostgreSQL at connect',
+      serverError(1, 'failed to connect to `user=postgres database=lpm`: dial error: connection reset by peer'),
+    ],
+    [
+      'FerretDB cut from PostgreSQL mid-command',
+      serverError(1, '[msg_insert.go:168 handler.(*Handler).MsgInsert] unexpected EOF'),
+    ],
+    [
+      'PostgreSQL shutting down',
+      serverError(1, 'FATAL: terminating connection due to administrator command (SQLSTATE 57P01)'),
+    ],
   ])('when %s, then the store is unavailable', (_what, err) => {
     expect(isStoreUnavailable(err)).toBe(true);
   });

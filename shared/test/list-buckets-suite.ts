@@ -8,7 +8,6 @@ import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
 export let db: Db;
 
-
 export interface Rec {
   _id: string;
   team_id: string;
@@ -19,7 +18,14 @@ export interface Rec {
 }
 
 export const DAY0 = Date.parse('2026-03-01T00:00:00Z');
-export const lists = (collection: string) => new ListBuckets({ db, collection, order: { field: 'at', keys: ['at'] }, dayField: 'at', counted: ['status', 'phase'] });
+export const lists = (collection: string) =>
+  new ListBuckets({
+    db,
+    collection,
+    order: { field: 'at', keys: ['at'] },
+    dayField: 'at',
+    counted: ['status', 'phase'],
+  });
 
 /**
  * Records of `team` over five days, some at the very same instant (ties broken by
@@ -49,14 +55,22 @@ export async function insertMarked(buckets: ListBuckets, collection: string, rec
 export async function plainPage(collection: string, filter: object, direction: 1 | -1, skip: number, limit: number) {
   const col = db.collection<Rec>(collection);
   const [records, total] = await Promise.all([
-    col.find(filter, { projection: { list_bucket: 0 }, sort: { at: direction, _id: direction }, skip, limit }).toArray(),
+    col
+      .find(filter, { projection: { list_bucket: 0 }, sort: { at: direction, _id: direction }, skip, limit })
+      .toArray(),
     col.countDocuments(filter),
   ]);
   return { records, total };
 }
 
-export const page = (buckets: ListBuckets, teamId: string, equal: Record<string, unknown>, direction: 1 | -1, skip: number, limit: number) =>
-  buckets.page<Rec>({ teamId, equal, direction, skip, limit, projection: { list_bucket: 0 } });
+export const page = (
+  buckets: ListBuckets,
+  teamId: string,
+  equal: Record<string, unknown>,
+  direction: 1 | -1,
+  skip: number,
+  limit: number,
+) => buckets.page<Rec>({ teamId, equal, direction, skip, limit, projection: { list_bucket: 0 } });
 
 /** A scratch database `name` for the file's records and counts. */
 export function listBucketsSuite(name: string): void {

@@ -19,14 +19,31 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     status: string;
   }
   const col = 'movable';
-  const movable = () => new ListBuckets({ db, collection: col, order: { field: 'due', keys: ['missing', 'due'] }, dayField: 'due', counted: ['status'] });
+  const movable = () =>
+    new ListBuckets({
+      db,
+      collection: col,
+      order: { field: 'due', keys: ['missing', 'due'] },
+      dayField: 'due',
+      counted: ['status'],
+    });
   const plainDue = async (direction: 1 | -1, skip: number, limit: number, filter: object = {}) => {
     const c = db.collection<Due>(col);
     const q = { team_id: 'team_m', ...filter };
-    const ids = (await c.find(q, { projection: { _id: 1 }, sort: { missing: 1, due: direction, _id: direction }, skip, limit }).toArray()).map((r) => r._id);
+    const ids = (
+      await c
+        .find(q, { projection: { _id: 1 }, sort: { missing: 1, due: direction, _id: direction }, skip, limit })
+        .toArray()
+    ).map((r) => r._id);
     return { ids, total: await c.countDocuments(q) };
   };
-  const bucketDue = async (buckets: ListBuckets, direction: 1 | -1, skip: number, limit: number, equal: Record<string, unknown> = {}) => {
+  const bucketDue = async (
+    buckets: ListBuckets,
+    direction: 1 | -1,
+    skip: number,
+    limit: number,
+    equal: Record<string, unknown> = {},
+  ) => {
     const got = (await buckets.page<Due>({ teamId: 'team_m', equal, direction, skip, limit, projection: { _id: 1 } }))!;
     return { ids: got.records.map((r) => r._id), total: got.total };
   };
@@ -44,7 +61,13 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     await buckets.backfill();
     records = Array.from({ length: 30 }, (_, i) => {
       const due = i % 7 === 6 ? null : new Date(DAY0 + (i % 4) * DAY_MS + (i % 3 === 0 ? 0 : i * 60_000));
-      return { _id: `m_${String((i * 11) % 30).padStart(2, '0')}_${i}`, team_id: 'team_m', missing: due ? 0 : 1, due, status: i % 2 ? 'open' : 'done' };
+      return {
+        _id: `m_${String((i * 11) % 30).padStart(2, '0')}_${i}`,
+        team_id: 'team_m',
+        missing: due ? 0 : 1,
+        due,
+        status: i % 2 ? 'open' : 'done',
+      };
     });
     await db.collection<Due>(col).insertMany(records.map((r) => ({ ...r, ...buckets.markerOf(r) })));
     for (const r of records) await buckets.recount(r);
@@ -53,7 +76,13 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
   it('when some records have no value, then they are in the team:none bucket, read after every day in either direction', async () => {
     expect(buckets.markerOf(records[6])).toEqual({ [LIST_BUCKET_FIELD]: 'team_m:none' });
     for (const direction of [1, -1] as const) {
-      for (const [skip, limit] of [[0, 30], [20, 10], [24, 3], [3, 8]]) expect(await bucketDue(buckets, direction, skip, limit)).toEqual(await plainDue(direction, skip, limit));
+      for (const [skip, limit] of [
+        [0, 30],
+        [20, 10],
+        [24, 3],
+        [3, 8],
+      ])
+        expect(await bucketDue(buckets, direction, skip, limit)).toEqual(await plainDue(direction, skip, limit));
     }
   });
 
@@ -66,7 +95,9 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     const other = movable(); // another process reads the counts
     for (const direction of [1, -1] as const) {
       expect(await bucketDue(other, direction, 0, 30)).toEqual(await plainDue(direction, 0, 30));
-      expect(await bucketDue(other, direction, 2, 9, { status: 'open' })).toEqual(await plainDue(direction, 2, 9, { status: 'open' }));
+      expect(await bucketDue(other, direction, 2, 9, { status: 'open' })).toEqual(
+        await plainDue(direction, 2, 9, { status: 'open' }),
+      );
     }
   });
 
@@ -74,15 +105,29 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     const moved = records[5];
     const before = (await db.collection<Due>(col).findOne({ _id: moved._id }))!;
     const status = before.status === 'open' ? 'done' : 'open';
-    const countsBefore = await db.collection(LIST_COUNTS).find({ owner: `${col}:team_m` }).toArray();
+    const countsBefore = await db
+      .collection(LIST_COUNTS)
+      .find({ owner: `${col}:team_m` })
+      .toArray();
     await update(buckets, moved._id, { status });
-    const moves = await db.collection(LIST_COUNT_DELTAS).find({ owner: `${col}:team_m`, from: { $exists: true } }).toArray();
+    const moves = await db
+      .collection(LIST_COUNT_DELTAS)
+      .find({ owner: `${col}:team_m`, from: { $exists: true } })
+      .toArray();
     expect(moves).toHaveLength(1);
     expect(moves[0]).toMatchObject({ from: { status: before.status }, v: { status } });
-    expect(await db.collection(LIST_COUNTS).find({ owner: `${col}:team_m` }).toArray()).toEqual(countsBefore);
+    expect(
+      await db
+        .collection(LIST_COUNTS)
+        .find({ owner: `${col}:team_m` })
+        .toArray(),
+    ).toEqual(countsBefore);
     const other = movable();
     for (const direction of [1, -1] as const) {
-      for (const s of ['open', 'done']) expect(await bucketDue(other, direction, 0, 30, { status: s })).toEqual(await plainDue(direction, 0, 30, { status: s }));
+      for (const s of ['open', 'done'])
+        expect(await bucketDue(other, direction, 0, 30, { status: s })).toEqual(
+          await plainDue(direction, 0, 30, { status: s }),
+        );
     }
   });
 
@@ -90,7 +135,15 @@ describe('ListBuckets of a sort value a write may change or leave out', () => {
     const day = (n: number) => Math.floor(DAY0 / DAY_MS) + n;
     const range = { due: { $gte: new Date(DAY0 + DAY_MS), $lt: new Date(DAY0 + 3 * DAY_MS) } };
     for (const direction of [1, -1] as const) {
-      const got = (await buckets.page<Due>({ teamId: 'team_m', equal: {}, days: { from: day(1), to: day(2) }, direction, skip: 2, limit: 5, projection: { _id: 1 } }))!;
+      const got = (await buckets.page<Due>({
+        teamId: 'team_m',
+        equal: {},
+        days: { from: day(1), to: day(2) },
+        direction,
+        skip: 2,
+        limit: 5,
+        projection: { _id: 1 },
+      }))!;
       expect({ ids: got.records.map((r) => r._id), total: got.total }).toEqual(await plainDue(direction, 2, 5, range));
     }
   });
@@ -126,7 +179,13 @@ describe('ListBuckets.added', () => {
 
 describe('ListCounts deltas', () => {
   const col = 'folds';
-  const rec = (id: string, team: string, status = 'ativo') => ({ _id: id, team_id: team, at: new Date(DAY0), status, phase: 'a' });
+  const rec = (id: string, team: string, status = 'ativo') => ({
+    _id: id,
+    team_id: team,
+    at: new Date(DAY0),
+    status,
+    phase: 'a',
+  });
   const store = async (buckets: ListBuckets, r: Rec) => {
     await db.collection<Rec>(col).insertOne({ ...r, ...buckets.markerOf(r) });
     await buckets.added(r, Date.now());
@@ -161,7 +220,10 @@ describe('ListCounts deltas', () => {
     const buckets = lists(col);
     await store(buckets, rec('g1', 'team_g'));
     await store(buckets, rec('g2', 'team_g'));
-    const left = await db.collection(LIST_COUNT_DELTAS).find({ owner: `${col}:team_g` }).toArray();
+    const left = await db
+      .collection(LIST_COUNT_DELTAS)
+      .find({ owner: `${col}:team_g` })
+      .toArray();
     await buckets.counts.fold('team_g', countsDoc('team_g'));
     await db.collection(LIST_COUNT_DELTAS).insertMany(left);
     expect((await page(buckets, 'team_g', {}, -1, 0, 10))!.total).toBe(2);

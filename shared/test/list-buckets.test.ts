@@ -4,7 +4,17 @@
 import { LIST_BUCKET_FIELD, ListBuckets, listBucket } from '../src/store/list-buckets.ts';
 import { LIST_COUNTS } from '../src/store/list-counts.ts';
 import { DAY_MS } from '../src/time.ts';
-import { DAY0, db, insertMarked, listBucketsSuite, lists, page, plainPage, spread, type Rec } from './list-buckets-suite.ts';
+import {
+  DAY0,
+  db,
+  insertMarked,
+  listBucketsSuite,
+  lists,
+  page,
+  plainPage,
+  spread,
+  type Rec,
+} from './list-buckets-suite.ts';
 
 listBucketsSuite('list_buckets');
 
@@ -19,12 +29,28 @@ describe('ListBuckets.page', () => {
   });
 
   it('when pages are read newest and oldest first, with and without status and phase filters, then each is the plain sorted page with the plain total', async () => {
-    const filters: Record<string, unknown>[] = [{}, { status: 'ativo' }, { phase: 'b' }, { status: 'ativo', phase: 'c' }, { status: 'arquivado', phase: 'a' }];
+    const filters: Record<string, unknown>[] = [
+      {},
+      { status: 'ativo' },
+      { phase: 'b' },
+      { status: 'ativo', phase: 'c' },
+      { status: 'arquivado', phase: 'a' },
+    ];
     for (const equal of filters) {
       for (const direction of [-1, 1] as const) {
-        for (const [skip, limit] of [[0, 20], [20, 20], [7, 9], [13, 1], [40, 20], [55, 10], [100, 20]]) {
+        for (const [skip, limit] of [
+          [0, 20],
+          [20, 20],
+          [7, 9],
+          [13, 1],
+          [40, 20],
+          [55, 10],
+          [100, 20],
+        ]) {
           const expected = await plainPage(col, { team_id: 'team_a', ...equal }, direction, skip, limit);
-          expect({ equal, direction, skip, ...(await page(buckets, 'team_a', equal, direction, skip, limit)) }).toEqual({ equal, direction, skip, ...expected });
+          expect({ equal, direction, skip, ...(await page(buckets, 'team_a', equal, direction, skip, limit)) }).toEqual(
+            { equal, direction, skip, ...expected },
+          );
         }
       }
     }
@@ -38,14 +64,25 @@ describe('ListBuckets.page', () => {
     await insertMarked(b, crafted, own);
     const newest = own.reduce((a, r) => (r.at > a.at ? r : a));
     // Team B's record, newest of all and of a counted status and phase, under team A's marker.
-    const intruder: Rec = { _id: 'zz_intruder', team_id: 'team_b', at: new Date(+newest.at + 1), status: 'ativo', phase: 'a', list_bucket: listBucket('team_a', newest.at) };
+    const intruder: Rec = {
+      _id: 'zz_intruder',
+      team_id: 'team_b',
+      at: new Date(+newest.at + 1),
+      status: 'ativo',
+      phase: 'a',
+      list_bucket: listBucket('team_a', newest.at),
+    };
     await db.collection<Rec>(crafted).insertOne(intruder);
     await b.recount(newest);
 
     for (const equal of [{}, { status: 'ativo' }, { status: 'ativo', phase: 'a' }]) {
       for (const direction of [-1, 1] as const) {
         const got = (await page(b, 'team_a', equal, direction, 0, 100))!;
-        expect({ equal, direction, ...got }).toEqual({ equal, direction, ...(await plainPage(crafted, { team_id: 'team_a', ...equal }, direction, 0, 100)) });
+        expect({ equal, direction, ...got }).toEqual({
+          equal,
+          direction,
+          ...(await plainPage(crafted, { team_id: 'team_a', ...equal }, direction, 0, 100)),
+        });
         expect(got.records.map((r) => r._id)).not.toContain(intruder._id);
       }
     }
@@ -61,7 +98,11 @@ describe('ListBuckets.page', () => {
     const b = lists(stale);
     await b.backfill();
     await insertMarked(b, stale, spread('team_s', 20));
-    const newest = await db.collection<Rec>(stale).find({}, { sort: { at: -1, _id: -1 } }).limit(1).next();
+    const newest = await db
+      .collection<Rec>(stale)
+      .find({}, { sort: { at: -1, _id: -1 } })
+      .limit(1)
+      .next();
     await db.collection<Rec>(stale).deleteOne({ _id: newest!._id });
     const got = (await page(b, 'team_s', {}, -1, 0, 10))!;
     expect(got.total).toBe(20);
@@ -85,7 +126,9 @@ describe('ListCounts under concurrent writes', () => {
     };
     await Promise.all(records.map((r, i) => write(i % 2 ? one : two, r)));
     for (const equal of [{}, { status: 'ativo' }, { status: 'arquivado', phase: 'b' }]) {
-      expect((await page(two, 'team_c', equal, -1, 0, 5))!.total).toBe(await db.collection(col).countDocuments({ team_id: 'team_c', ...equal }));
+      expect((await page(two, 'team_c', equal, -1, 0, 5))!.total).toBe(
+        await db.collection(col).countDocuments({ team_id: 'team_c', ...equal }),
+      );
     }
   });
 });
@@ -102,7 +145,9 @@ describe('ListBuckets.backfill', () => {
     expect(marked.every((r) => r[LIST_BUCKET_FIELD] === listBucket(r.team_id, r.at))).toBe(true);
     expect(await page(buckets, 'team_l', {}, -1, 10, 10)).toEqual(await plainPage(col, {}, -1, 10, 10));
     // Another process learns it from the store.
-    expect(await page(lists(col), 'team_l', { status: 'ativo' }, 1, 0, 30)).toEqual(await plainPage(col, { status: 'ativo' }, 1, 0, 30));
+    expect(await page(lists(col), 'team_l', { status: 'ativo' }, 1, 0, 30)).toEqual(
+      await plainPage(col, { status: 'ativo' }, 1, 0, 30),
+    );
   });
 
   it('when it runs again over counts that went stale, then every day is counted from the records again, an emptied day included', async () => {
@@ -116,14 +161,24 @@ describe('ListBuckets.backfill', () => {
     const again = lists(col);
     await again.backfill();
     expect(await page(again, 'team_r', { phase: 'a' }, -1, 0, 25)).toEqual(await plainPage(col, {}, -1, 0, 25));
-    const counted = (await db.collection(LIST_COUNTS).find({ owner: `${col}:team_r` }).toArray()).flatMap((doc) => JSON.parse(doc.days).filter((x: { n: number }) => x.n > 0).map((x: { d: number }) => x.d));
+    const counted = (
+      await db
+        .collection(LIST_COUNTS)
+        .find({ owner: `${col}:team_r` })
+        .toArray()
+    ).flatMap((doc) =>
+      JSON.parse(doc.days)
+        .filter((x: { n: number }) => x.n > 0)
+        .map((x: { d: number }) => x.d),
+    );
     expect(counted).not.toContain(Math.floor((DAY0 + 4 * DAY_MS) / DAY_MS));
   });
 });
 
 describe('ListBuckets when a field is counted by a newer version', () => {
   // The older version counts status only; the newer one counts phase too.
-  const older = (collection: string) => new ListBuckets({ db, collection, order: { field: 'at', keys: ['at'] }, dayField: 'at', counted: ['status'] });
+  const older = (collection: string) =>
+    new ListBuckets({ db, collection, order: { field: 'at', keys: ['at'] }, dayField: 'at', counted: ['status'] });
 
   /** Retries `read` until it answers (not null), for up to 10 s. */
   async function answered<T>(read: () => Promise<T | null>): Promise<T> {
@@ -141,16 +196,22 @@ describe('ListBuckets when a field is counted by a newer version', () => {
     await old.backfill();
     await insertMarked(old, col, spread('team_g', 30));
     const newer = lists(col);
-    expect(await page(newer, 'team_g', { status: 'ativo' }, -1, 0, 10)).toEqual(await plainPage(col, { status: 'ativo' }, -1, 0, 10));
+    expect(await page(newer, 'team_g', { status: 'ativo' }, -1, 0, 10)).toEqual(
+      await plainPage(col, { status: 'ativo' }, -1, 0, 10),
+    );
     expect(await page(newer, 'team_g', { phase: 'b' }, -1, 0, 10)).toBeNull();
-    expect(await answered(() => page(newer, 'team_g', { phase: 'b' }, -1, 0, 10))).toEqual(await plainPage(col, { phase: 'b' }, -1, 0, 10));
+    expect(await answered(() => page(newer, 'team_g', { phase: 'b' }, -1, 0, 10))).toEqual(
+      await plainPage(col, { phase: 'b' }, -1, 0, 10),
+    );
 
     // An older replica still running (a rolling deploy) counts a new record without it.
     const late = { _id: 'late', team_id: 'team_g', at: new Date(DAY0), status: 'ativo', phase: 'b' };
     await db.collection<Rec>(col).insertOne({ ...late, ...old.markerOf(late) });
     await old.added(late, Date.now());
     expect(await page(newer, 'team_g', { status: 'ativo', phase: 'b' }, 1, 0, 30)).toBeNull();
-    expect(await answered(() => page(newer, 'team_g', { status: 'ativo', phase: 'b' }, 1, 0, 30))).toEqual(await plainPage(col, { status: 'ativo', phase: 'b' }, 1, 0, 30));
+    expect(await answered(() => page(newer, 'team_g', { status: 'ativo', phase: 'b' }, 1, 0, 30))).toEqual(
+      await plainPage(col, { status: 'ativo', phase: 'b' }, 1, 0, 30),
+    );
   });
 
   it('when the newer version starts, then it counts again every day counted without the field, before any page asks', async () => {
@@ -160,6 +221,8 @@ describe('ListBuckets when a field is counted by a newer version', () => {
     await insertMarked(old, col, spread('team_h', 25));
     const newer = lists(col);
     await newer.backfill(); // the start's pass
-    expect(await page(newer, 'team_h', { status: 'arquivado', phase: 'a' }, -1, 0, 25)).toEqual(await plainPage(col, { status: 'arquivado', phase: 'a' }, -1, 0, 25));
+    expect(await page(newer, 'team_h', { status: 'arquivado', phase: 'a' }, -1, 0, 25)).toEqual(
+      await plainPage(col, { status: 'arquivado', phase: 'a' }, -1, 0, 25),
+    );
   });
 });

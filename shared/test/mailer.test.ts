@@ -18,7 +18,11 @@ beforeEach(() => {
   smtp.messages.length = 0;
 });
 
-const mail = { to: 'owner@example.com', subject: 'Webhook deactivated', text: 'Olá,\nthe webhook https://example.com/hook was deactivated.' };
+const mail = {
+  to: 'owner@example.com',
+  subject: 'Webhook deactivated',
+  text: 'Olá,\nthe webhook https://example.com/hook was deactivated.',
+};
 
 it('when SMTP_URL is set, then the mail reaches the relay with its sender, recipient, subject and text', async () => {
   const log = captureLogger();
@@ -40,12 +44,18 @@ it('when SMTP_URL is unset, then the mail is logged at info and nothing is sent'
   const mailer = createMailer({ from: 'no-reply@localhost', logger: log });
   await mailer.send(mail);
   await mailer.close();
-  expect(log.lines).toEqual([{ level: 'info', msg: 'mail not sent (SMTP_URL unset)', obj: { mail: { from: 'no-reply@localhost', ...mail } } }]);
+  expect(log.lines).toEqual([
+    { level: 'info', msg: 'mail not sent (SMTP_URL unset)', obj: { mail: { from: 'no-reply@localhost', ...mail } } },
+  ]);
   expect(smtp.messages).toEqual([]);
 });
 
 it('when the relay cannot be reached, then send rejects with the cause, so the caller can retry', async () => {
-  const mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${await freePort()}`, from: 'alerts@lpm.test', logger: quietLogger });
+  const mailer = createMailer({
+    smtpUrl: `smtp://127.0.0.1:${await freePort()}`,
+    from: 'alerts@lpm.test',
+    logger: quietLogger,
+  });
   try {
     const err = (await mailer.send(mail).catch((e: unknown) => e)) as Error;
     expect(err).toBeInstanceOf(Error);
@@ -58,10 +68,14 @@ it('when the relay cannot be reached, then send rejects with the cause, so the c
 
 it('when the mail settings are read, then SMTP_URL is optional but must be smtp(s), and MAIL_FROM defaults to no-reply@localhost', () => {
   expect(readConfig(mailSettings, {})).toEqual({ smtpUrl: undefined, mailFrom: 'no-reply@localhost' });
-  expect(readConfig(mailSettings, { SMTP_URL: 'smtps://u:p@mail.example.com:465', MAIL_FROM: 'lpm@example.com' })).toEqual({
+  expect(
+    readConfig(mailSettings, { SMTP_URL: 'smtps://u:p@mail.example.com:465', MAIL_FROM: 'lpm@example.com' }),
+  ).toEqual({
     smtpUrl: 'smtps://u:p@mail.example.com:465',
     mailFrom: 'lpm@example.com',
   });
   expect(() => readConfig(mailSettings, { SMTP_URL: 'http://mail.example.com' })).toThrow(ConfigError);
-  expect(() => readConfig(mailSettings, { SMTP_URL: 'http://mail.example.com' })).toThrow(/SMTP_URL: must use smtp: or smtps:/);
+  expect(() => readConfig(mailSettings, { SMTP_URL: 'http://mail.example.com' })).toThrow(
+    /SMTP_URL: must use smtp: or smtps:/,
+  );
 });

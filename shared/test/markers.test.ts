@@ -1,5 +1,13 @@
 import type { Db } from 'mongodb';
-import { MAX_BUCKETS_BEHIND, advanceCursor, bucketOf, ownedBy, purgeByMarker, readCursor, sweepBuckets } from '../src/store/markers.ts';
+import {
+  MAX_BUCKETS_BEHIND,
+  advanceCursor,
+  bucketOf,
+  ownedBy,
+  purgeByMarker,
+  readCursor,
+  sweepBuckets,
+} from '../src/store/markers.ts';
 import { mongoDedupe, purgeDedupeRecords } from '../src/messaging/dedupe.ts';
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, sweepExpiredLocks, tryDocumentLock } from '../src/store/lock.ts';
 import { DAY_MS } from '../src/time.ts';
@@ -17,19 +25,38 @@ interface Rec {
   pending?: boolean;
 }
 
-const ids = async (collection: string) => (await db.collection<Rec>(collection).find().toArray()).map((r) => r._id).sort();
+const ids = async (collection: string) =>
+  (await db.collection<Rec>(collection).find().toArray()).map((r) => r._id).sort();
 /** A record at `at` with its day marker, or without one (written before markers). */
-const rec = (_id: string, at: number, marked = true): Rec => ({ _id, at: new Date(at), ...(marked ? { at_day: bucketOf(at, DAY_MS) } : {}) });
+const rec = (_id: string, at: number, marked = true): Rec => ({
+  _id,
+  at: new Date(at),
+  ...(marked ? { at_day: bucketOf(at, DAY_MS) } : {}),
+});
 
 describe('purgeByMarker', () => {
   // Noon: the boundary day holds records on both sides of the cut.
   const cut = Date.parse('2026-06-10T12:00:00Z');
   const purge = (collection: string, before: number, only?: object) =>
-    purgeByMarker(db, { collection, timeField: 'at', markerField: 'at_day', bucketMs: DAY_MS, before: new Date(before), only });
+    purgeByMarker(db, {
+      collection,
+      timeField: 'at',
+      markerField: 'at_day',
+      bucketMs: DAY_MS,
+      before: new Date(before),
+      only,
+    });
 
   it('when there is no cursor yet, then one range delete also takes the records without a marker, and the cursor is stored at the boundary day', async () => {
     const col = 'first_run';
-    await db.collection<Rec>(col).insertMany([rec('legacy_old', cut - 3 * DAY_MS, false), rec('legacy_new', cut + HOUR, false), rec('old', cut - 1), rec('new', cut)]);
+    await db
+      .collection<Rec>(col)
+      .insertMany([
+        rec('legacy_old', cut - 3 * DAY_MS, false),
+        rec('legacy_new', cut + HOUR, false),
+        rec('old', cut - 1),
+        rec('new', cut),
+      ]);
 
     expect(await purge(col, cut)).toEqual({ deleted: 2, ranged: true });
     expect(await ids(col)).toEqual(['legacy_new', 'new']);
@@ -40,15 +67,17 @@ describe('purgeByMarker', () => {
     const col = 'by_marker';
     await purge(col, cut); // stores the cursor
     const later = cut + 4 * DAY_MS;
-    await db.collection<Rec>(col).insertMany([
-      rec('day_0', cut + HOUR),
-      rec('day_2', cut + 2 * DAY_MS),
-      rec('day_3_before', later - HOUR),
-      rec('day_4_before', later - 1),
-      rec('day_4_after', later),
-      rec('day_5', later + DAY_MS),
-      rec('unmarked', cut + DAY_MS, false),
-    ]);
+    await db
+      .collection<Rec>(col)
+      .insertMany([
+        rec('day_0', cut + HOUR),
+        rec('day_2', cut + 2 * DAY_MS),
+        rec('day_3_before', later - HOUR),
+        rec('day_4_before', later - 1),
+        rec('day_4_after', later),
+        rec('day_5', later + DAY_MS),
+        rec('unmarked', cut + DAY_MS, false),
+      ]);
 
     expect(await purge(col, later)).toEqual({ deleted: 4, ranged: false });
     expect(await ids(col)).toEqual(['day_4_after', 'day_5', 'unmarked']);
@@ -59,7 +88,9 @@ describe('purgeByMarker', () => {
     const col = 'kept';
     const key = `purge:${col}:at_day`;
     await purge(col, cut, { pending: { $ne: true } });
-    await db.collection<Rec>(col).insertMany([{ ...rec('pending', cut + HOUR), pending: true }, rec('done', cut + 2 * DAY_MS)]);
+    await db
+      .collection<Rec>(col)
+      .insertMany([{ ...rec('pending', cut + HOUR), pending: true }, rec('done', cut + 2 * DAY_MS)]);
 
     expect(await purge(col, cut + 3 * DAY_MS, { pending: { $ne: true } })).toEqual({ deleted: 1, ranged: false });
     expect(await ids(col)).toEqual(['pending']);
@@ -181,12 +212,15 @@ describe('ownedBy', () => {
   });
 
   // The SQL plan is PostgreSQL's: with no PostgreSQL the local store is FerretDB over SQLite.
-  (process.env.LPM_TEST_PG_DATABASE ? it : it.skip)("when a marker's read carries its owner check, then FerretDB sends only the marker to SQL and matches the owner in Go", async () => {
-    const col = await owned('owned_plan');
-    // A second pushed equality has PostgreSQL read the owner's whole GIN entry (docs/ferretdb.md).
-    const explained = await col.find(filter).explain();
-    expect(explained).toMatchObject({ filterPushdown: true });
-    expect(JSON.stringify(explained.queryPlanner)).toContain("'list_bucket'");
-    expect(JSON.stringify(explained.queryPlanner)).not.toContain("'team_id'");
-  });
+  (process.env.LPM_TEST_PG_DATABASE ? it : it.skip)(
+    "when a marker's read carries its owner check, then FerretDB sends only the marker to SQL and matches the owner in Go",
+    async () => {
+      const col = await owned('owned_plan');
+      // A second pushed equality has PostgreSQL read the owner's whole GIN entry (docs/ferretdb.md).
+      const explained = await col.find(filter).explain();
+      expect(explained).toMatchObject({ filterPushdown: true });
+      expect(JSON.stringify(explained.queryPlanner)).toContain("'list_bucket'");
+      expect(JSON.stringify(explained.queryPlanner)).not.toContain("'team_id'");
+    },
+  );
 });

@@ -59,16 +59,32 @@ test('when the store is away at the reconnect, then operations fail as store err
   await sleep(300);
   proxy.cut();
   expect(await watchdog.check()).toBe(true);
-  const failed = await things().findOne({ _id: 'a' }).catch((e: unknown) => e);
+  const failed = await things()
+    .findOne({ _id: 'a' })
+    .catch((e: unknown) => e);
   expect(isStoreError(failed)).toBe(true);
   // Still away: the next check tries again and fails.
   await watchdog.check();
-  expect(isStoreError(await things().findOne({ _id: 'a' }).catch((e: unknown) => e))).toBe(true);
+  expect(
+    isStoreError(
+      await things()
+        .findOne({ _id: 'a' })
+        .catch((e: unknown) => e),
+    ),
+  ).toBe(true);
 
   proxy.restore();
-  await waitFor('the client connected again', async () => {
-    await watchdog.check();
-    return (await things().findOne({ _id: 'a' }).catch(() => null)) !== null;
-  }, 20_000);
+  await waitFor(
+    'the client connected again',
+    async () => {
+      await watchdog.check();
+      return (
+        (await things()
+          .findOne({ _id: 'a' })
+          .catch(() => null)) !== null
+      );
+    },
+    20_000,
+  );
   expect(await things().countDocuments()).toBe(2);
 }, 30_000);

@@ -54,7 +54,15 @@ describe('OutboxRelay drain', () => {
     const commands: string[] = [];
     watched.on('commandStarted', (e) => commands.push(e.commandName));
     const own = await Observer.start('outbox-test.batch');
-    const relay = new OutboxRelay({ db: watched.db(db.databaseName), collections: [name], publisher: broker, logger: captureLogger(), intervalMs: 3_600_000, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
+    const relay = new OutboxRelay({
+      db: watched.db(db.databaseName),
+      collections: [name],
+      publisher: broker,
+      logger: captureLogger(),
+      intervalMs: 3_600_000,
+      scanIntervalMs: 3_600_000,
+      scanGraceMs: 0,
+    });
     // Writers hold every document while the events go out from memory, so no pass drains one yet.
     const held = written.map(({ id }) => id).filter((id) => id !== 'bat7');
     const writers = await tryDocumentLocks(db, name, held);
@@ -108,7 +116,15 @@ describe('OutboxRelay drain', () => {
     const [mine, theirs] = [events(1, 'mine'), events(1, 'theirs')];
     await col.insertOne({ _id: 'mixed' as never, ...outboxOnInsert([theirs[0], mine[0]]) });
     const own = await Observer.start('outbox-test.mixed');
-    const relay = new OutboxRelay({ db, collections: [name], publisher: broker, logger: captureLogger(), intervalMs: 3_600_000, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
+    const relay = new OutboxRelay({
+      db,
+      collections: [name],
+      publisher: broker,
+      logger: captureLogger(),
+      intervalMs: 3_600_000,
+      scanIntervalMs: 3_600_000,
+      scanGraceMs: 0,
+    });
     try {
       relay.start();
       relay.kick(name, 'mixed', mine);
@@ -137,9 +153,30 @@ describe('OutboxRelay drain', () => {
     const client2 = await MongoClient.connect(process.env.MONGO_URL!);
     const db2 = client2.db(db.databaseName);
     const published: string[] = [];
-    const counting = { publish: async (e: DomainEvent) => { published.push(e.id); await broker.publish(e); } };
-    const r1 = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
-    const r2 = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db: db2, collections: ['clients_c'], publisher: counting, logger: log, intervalMs: 20 });
+    const counting = {
+      publish: async (e: DomainEvent) => {
+        published.push(e.id);
+        await broker.publish(e);
+      },
+    };
+    const r1 = new OutboxRelay({
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      db,
+      collections: ['clients_c'],
+      publisher: counting,
+      logger: log,
+      intervalMs: 20,
+    });
+    const r2 = new OutboxRelay({
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      db: db2,
+      collections: ['clients_c'],
+      publisher: counting,
+      logger: log,
+      intervalMs: 20,
+    });
     try {
       await Promise.all([r1.runOnce(), r2.runOnce(), r1.runOnce(), r2.runOnce()]);
       r1.start();
@@ -172,15 +209,33 @@ describe('OutboxRelay drain', () => {
         await gate;
       },
     };
-    const stalled = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_d'], publisher: stalledPublisher, logger: log });
-    const other = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_d'], publisher: broker, logger: log });
+    const stalled = new OutboxRelay({
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      db,
+      collections: ['clients_d'],
+      publisher: stalledPublisher,
+      logger: log,
+    });
+    const other = new OutboxRelay({
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      db,
+      collections: ['clients_d'],
+      publisher: broker,
+      logger: log,
+    });
     const stalledPass = stalled.runOnce();
     await waitFor('the stalled relay to hold the document', () => stalledCalls.length === 1);
     expect(await other.runOnce()).toBe(0);
-    await waitFor('events from the other relay once the lease expired', async () => {
-      await other.runOnce();
-      return observer.received.length >= 3;
-    }, 30_000);
+    await waitFor(
+      'events from the other relay once the lease expired',
+      async () => {
+        await other.runOnce();
+        return observer.received.length >= 3;
+      },
+      30_000,
+    );
     release();
     await stalledPass;
     expect(stalledCalls).toEqual([evs[0].id]);
@@ -193,7 +248,15 @@ describe('OutboxRelay drain', () => {
     await col.insertOne({ _id: 'cli_e' as never, n: 0, ...outboxOnInsert([]) });
     const client2 = await MongoClient.connect(process.env.MONGO_URL!);
     const db2 = client2.db(db.databaseName);
-    const relay = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_e'], publisher: broker, logger: log, intervalMs: 5 });
+    const relay = new OutboxRelay({
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      db,
+      collections: ['clients_e'],
+      publisher: broker,
+      logger: log,
+      intervalMs: 5,
+    });
     const written: string[] = [];
     try {
       relay.start();
@@ -209,7 +272,8 @@ describe('OutboxRelay drain', () => {
               d,
               'clients_e',
               'cli_e',
-              () => d.collection('clients_e').updateOne({ _id: 'cli_e' as never }, outboxUpdate({ $inc: { n: 1 } }, [e])),
+              () =>
+                d.collection('clients_e').updateOne({ _id: 'cli_e' as never }, outboxUpdate({ $inc: { n: 1 } }, [e])),
               { waitMs: 60_000 },
             );
             relay.kick();

@@ -34,9 +34,17 @@ let scratch: ScratchBroker;
 let tap: EventTap;
 
 const notesOf = (collection: string, relay: OutboxRelay | { kick: () => void }) =>
-  new RecordStore<Note>({ db, collection, relay, idKind: 'cli', noun: 'note', notFound: () => notFound('Note not found') });
+  new RecordStore<Note>({
+    db,
+    collection,
+    relay,
+    idKind: 'cli',
+    noun: 'note',
+    notFound: () => notFound('Note not found'),
+  });
 const noted = (text: string, id = newId('cli')): Note => ({ _id: id, team_id: TEAM, version: 1, text });
-const eventOf = (note: Note, type = 'client.created') => newEvent(type, TEAM, { id: note._id, text: note.text }, null, null);
+const eventOf = (note: Note, type = 'client.created') =>
+  newEvent(type, TEAM, { id: note._id, text: note.text }, null, null);
 const relayOn = (collections: string[], publisher: EventPublisher = scratch.broker) =>
   new OutboxRelay({ db, collections, publisher, logger: captureLogger(), intervalMs: 100, scanIntervalMs: 3_600_000 });
 const count = (prefix: string) => sent.filter((c) => c.startsWith(prefix)).length;
@@ -68,14 +76,25 @@ test('when records are created at once and then updated, then their inserts shar
     // One insertMany for the 40 records (and one for the mark's marker).
     expect(count('insert notes_a')).toBe(1);
     expect(count('insert outbox_marks')).toBe(1);
-    for (const n of written) await notes.update(TEAM, n._id, async (current) => ({ result: null, write: { set: { text: `${current.text}!` }, events: [eventOf(current, 'client.updated')] } }));
+    for (const n of written)
+      await notes.update(TEAM, n._id, async (current) => ({
+        result: null,
+        write: { set: { text: `${current.text}!` }, events: [eventOf(current, 'client.updated')] },
+      }));
     await waitFor('every event', () => tap.events.filter((e) => e.team_id === TEAM).length >= 80);
     await new Promise((r) => setTimeout(r, 300));
-    const mine = tap.events.filter((e) => (e.data.object as { id: string }).id.startsWith('cli_') && written.some((n) => n._id === (e.data.object as { id: string }).id));
+    const mine = tap.events.filter(
+      (e) =>
+        (e.data.object as { id: string }).id.startsWith('cli_') &&
+        written.some((n) => n._id === (e.data.object as { id: string }).id),
+    );
     expect(mine).toHaveLength(80);
     expect(new Set(mine.map((e) => e.id)).size).toBe(80);
     for (const n of written) {
-      expect(mine.filter((e) => (e.data.object as { id: string }).id === n._id).map((e) => e.type)).toEqual(['client.created', 'client.updated']);
+      expect(mine.filter((e) => (e.data.object as { id: string }).id === n._id).map((e) => e.type)).toEqual([
+        'client.created',
+        'client.updated',
+      ]);
     }
     // Each record: its insert, one update (the change and its events), its lock; no drain.
     expect(count('update notes_a')).toBe(40);
@@ -85,9 +104,18 @@ test('when records are created at once and then updated, then their inserts shar
     expect(stored).not.toHaveProperty('outbox_pending');
     expect(JSON.parse(stored!.outbox_events as string).map((e: DomainEvent) => e.type)).toEqual(['client.updated']);
     // Once its slot is over and its events are out, each mark's marker goes.
-    await waitFor('markers deleted', async () => (await db.collection(OUTBOX_MARKS).countDocuments({ collection: 'notes_a' })) === 0, 4 * MARK_SLOT_MS);
+    await waitFor(
+      'markers deleted',
+      async () => (await db.collection(OUTBOX_MARKS).countDocuments({ collection: 'notes_a' })) === 0,
+      4 * MARK_SLOT_MS,
+    );
     // Reads never show the outbox.
-    expect(await notes.get(TEAM, written[0]._id)).toEqual({ _id: written[0]._id, team_id: TEAM, version: 2, text: 'n0!' });
+    expect(await notes.get(TEAM, written[0]._id)).toEqual({
+      _id: written[0]._id,
+      team_id: TEAM,
+      version: 2,
+      text: 'n0!',
+    });
   } finally {
     await relay.stop();
   }
@@ -112,7 +140,10 @@ const events = ${JSON.stringify(events)};
 await Promise.all(written.map((n, i) => notes.insert(n, [events[i]])));
 console.log('stored');
 setInterval(() => {}, 1000);`;
-  const writer = spawn(process.execPath, ['--input-type=module', '-e', source], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const writer = spawn(process.execPath, ['--input-type=module', '-e', source], {
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   writer.stdout.on('data', (d: Buffer) => (out += d.toString()));
   await waitFor('the writer stored its records', () => out.includes('stored'), 30_000);
@@ -121,21 +152,36 @@ setInterval(() => {}, 1000);`;
   expect(await db.collection('notes_b').countDocuments({})).toBe(5);
   expect(await db.collection(OUTBOX_MARKS).countDocuments({ collection: 'notes_b' })).toBeGreaterThan(0);
 
-  const survivor = new OutboxRelay({ db, collections: ['notes_b'], publisher: scratch.broker, logger: captureLogger(), intervalMs: 100, scanIntervalMs: 100, markSweepAfterMs: 1000 });
+  const survivor = new OutboxRelay({
+    db,
+    collections: ['notes_b'],
+    publisher: scratch.broker,
+    logger: captureLogger(),
+    intervalMs: 100,
+    scanIntervalMs: 100,
+    markSweepAfterMs: 1000,
+  });
   survivor.start();
   try {
     const ids = new Set(events.map((e) => e.id));
     const of = () => tap.events.filter((e) => ids.has(e.id));
     await waitFor("the killed writer's events", () => of().length === 5, 4 * MARK_SLOT_MS);
-    await waitFor('its markers deleted', async () => (await db.collection(OUTBOX_MARKS).countDocuments({ collection: 'notes_b' })) === 0);
-    expect(of().map((e) => e.id).sort()).toEqual([...ids].sort());
+    await waitFor(
+      'its markers deleted',
+      async () => (await db.collection(OUTBOX_MARKS).countDocuments({ collection: 'notes_b' })) === 0,
+    );
+    expect(
+      of()
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([...ids].sort());
     expect(await survivor.runOnce()).toBe(0);
   } finally {
     await survivor.stop();
   }
 }, 60_000);
 
-test('when a write under a mark fails without the store\'s answer and landed all the same, then its events are published from the store once the mark closes', async () => {
+test("when a write under a mark fails without the store's answer and landed all the same, then its events are published from the store once the mark closes", async () => {
   await createOutboxIndexes(db, ['notes_c']);
   const relay = relayOn(['notes_c']);
   relay.start();
@@ -150,7 +196,10 @@ test('when a write under a mark fails without the store\'s answer and landed all
     // Meanwhile the record is owed: a write over it keeps its events.
     expect(await relay.marks.settled('notes_c', note._id, ticket!.mark)).toBe(false);
     await waitFor('the event, from the store', () => tap.events.some((e) => e.id === event.id), 30_000);
-    await waitFor('the marker deleted', async () => (await db.collection(OUTBOX_MARKS).countDocuments({ _id: ticket!.mark as never })) === 0);
+    await waitFor(
+      'the marker deleted',
+      async () => (await db.collection(OUTBOX_MARKS).countDocuments({ _id: ticket!.mark as never })) === 0,
+    );
     expect(await relay.marks.settled('notes_c', note._id, ticket!.mark)).toBe(true);
     expect(tap.events.filter((e) => e.id === event.id)).toHaveLength(1);
   } finally {
@@ -171,7 +220,10 @@ test("when a record's last events, under another writer's mark, may not be out y
     await notesOf('notes_d', stuck).insert(note, [created]);
     const updated = eventOf(note, 'client.updated');
     const notes = notesOf('notes_d', other);
-    await notes.update(TEAM, note._id, async () => ({ result: null, write: { set: { text: 'kept!' }, events: [updated] } }));
+    await notes.update(TEAM, note._id, async () => ({
+      result: null,
+      write: { set: { text: 'kept!' }, events: [updated] },
+    }));
     const stored = await db.collection('notes_d').findOne({ _id: note._id as never });
     expect(JSON.parse(stored!.outbox_events as string).map((e: DomainEvent) => e.id)).toEqual([created.id]);
     expect((stored!.outbox as DomainEvent[]).map((e) => e.id)).toEqual([updated.id]);
@@ -182,7 +234,10 @@ test("when a record's last events, under another writer's mark, may not be out y
     expect(tap.events.filter((e) => e.id === created.id)).toHaveLength(1);
     // Its mark now closed, the next write replaces the record's events under its own.
     const again = eventOf(note, 'client.updated');
-    await notes.update(TEAM, note._id, async () => ({ result: null, write: { set: { text: 'kept!!' }, events: [again] } }));
+    await notes.update(TEAM, note._id, async () => ({
+      result: null,
+      write: { set: { text: 'kept!!' }, events: [again] },
+    }));
     const after = await db.collection('notes_d').findOne({ _id: note._id as never });
     expect(JSON.parse(after!.outbox_events as string).map((e: DomainEvent) => e.id)).toEqual([again.id]);
     expect(after!.outbox_mark).not.toBe(stored!.outbox_mark);
@@ -192,7 +247,7 @@ test("when a record's last events, under another writer's mark, may not be out y
   }
 }, 40_000);
 
-test('when a create runs again for a record its first run stored (an Idempotency-Key retry), then it resolves, the record is stored once and only the first run\'s event goes out', async () => {
+test("when a create runs again for a record its first run stored (an Idempotency-Key retry), then it resolves, the record is stored once and only the first run's event goes out", async () => {
   const relay = relayOn(['notes_f']);
   relay.start();
   try {
@@ -202,13 +257,21 @@ test('when a create runs again for a record its first run stored (an Idempotency
     const again = eventOf(note);
     await notes.insert(note, [first]);
     await notes.insert(note, [again]);
-    await expect(notes.insert({ ...note, team_id: 'team_other' }, [eventOf(note)])).rejects.toMatchObject({ code: 11000 });
+    await expect(notes.insert({ ...note, team_id: 'team_other' }, [eventOf(note)])).rejects.toMatchObject({
+      code: 11000,
+    });
     await waitFor('the first event', () => tap.events.some((e) => e.id === first.id));
     await new Promise((r) => setTimeout(r, 300));
     expect(await db.collection('notes_f').countDocuments({})).toBe(1);
     expect(tap.events.filter((e) => e.id === first.id)).toHaveLength(1);
     expect(tap.events.some((e) => e.id === again.id)).toBe(false);
-    expect(await relay.marks.settled('notes_f', note._id, (await db.collection('notes_f').findOne({ _id: note._id as never }))!.outbox_mark as string)).toBe(true);
+    expect(
+      await relay.marks.settled(
+        'notes_f',
+        note._id,
+        (await db.collection('notes_f').findOne({ _id: note._id as never }))!.outbox_mark as string,
+      ),
+    ).toBe(true);
   } finally {
     await relay.stop();
   }
@@ -222,18 +285,37 @@ test('when a run reads records by readUnmarked and rewrites them with updateRead
   try {
     const written = Array.from({ length: 12 }, (_, i) => noted(`g${i}`));
     await Promise.all(written.map((n) => notes.insert(n, [eventOf(n)])));
-    await waitFor('created events', () => tap.events.filter((e) => e.type === 'client.created' && written.some((n) => n._id === (e.data.object as { id: string }).id)).length === 12);
+    await waitFor(
+      'created events',
+      () =>
+        tap.events.filter(
+          (e) => e.type === 'client.created' && written.some((n) => n._id === (e.data.object as { id: string }).id),
+        ).length === 12,
+    );
     sent = [];
     const reads = await notes.readUnmarked(TEAM, {}, { sync_g: 'run-1' }, 20);
     expect(reads).toHaveLength(12);
-    const { failed } = await notes.updateReads(reads, async (current) => ({ result: true, write: { set: { text: `${current.text}~` }, events: [eventOf(current, 'client.updated')] } }), { sync_g: 'run-1' });
+    const { failed } = await notes.updateReads(
+      reads,
+      async (current) => ({
+        result: true,
+        write: { set: { text: `${current.text}~` }, events: [eventOf(current, 'client.updated')] },
+      }),
+      { sync_g: 'run-1' },
+    );
     expect(failed).toBeUndefined();
-    const updated = () => tap.events.filter((e) => e.type === 'client.updated' && written.some((n) => n._id === (e.data.object as { id: string }).id));
+    const updated = () =>
+      tap.events.filter(
+        (e) => e.type === 'client.updated' && written.some((n) => n._id === (e.data.object as { id: string }).id),
+      );
     await waitFor('updated events', () => updated().length === 12);
     expect(new Set(updated().map((e) => (e.data.object as { id: string }).id)).size).toBe(12);
     // One update a record, carrying its change, its events and the run's mark.
     expect(count('update notes_g')).toBe(12);
-    const stored = await db.collection<{ _id: string; [field: string]: unknown }>('notes_g').find({ _id: { $in: written.map((n) => n._id) } }).toArray();
+    const stored = await db
+      .collection<{ _id: string; [field: string]: unknown }>('notes_g')
+      .find({ _id: { $in: written.map((n) => n._id) } })
+      .toArray();
     for (const doc of stored) {
       expect(doc).toMatchObject({ text: `${written.find((n) => n._id === doc._id)!.text}~`, sync_g: 'run-1' });
       expect(doc.outbox ?? []).toEqual([]);

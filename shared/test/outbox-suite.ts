@@ -30,9 +30,13 @@ export class Observer {
     await o.ch.assertExchange(EXCHANGE, 'topic', { durable: true });
     await o.ch.assertQueue(queue, { durable: false, exclusive: true });
     await o.ch.bindQueue(queue, EXCHANGE, '#');
-    await o.ch.consume(queue, (msg) => {
-      if (msg) o.received.push({ event: JSON.parse(msg.content.toString()), msg });
-    }, { noAck: true });
+    await o.ch.consume(
+      queue,
+      (msg) => {
+        if (msg) o.received.push({ event: JSON.parse(msg.content.toString()), msg });
+      },
+      { noAck: true },
+    );
     return o;
   }
   ids(): string[] {
@@ -44,7 +48,9 @@ export class Observer {
 }
 
 export function events(n: number, label: string): DomainEvent[] {
-  return Array.from({ length: n }, (_, i) => newEvent('client.updated', 'team_1', { label, i }, { i: i - 1 }, 'user_1'));
+  return Array.from({ length: n }, (_, i) =>
+    newEvent('client.updated', 'team_1', { label, i }, { i: i - 1 }, 'user_1'),
+  );
 }
 
 /**
@@ -78,7 +84,12 @@ export function outboxSuite(name: string): void {
   scratchDatabase(`outbox${name}`, (opened) => (db = opened));
   beforeAll(async () => {
     observer = await Observer.start(`outbox-test-${name}.observer`);
-    broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: log, connectionName: `outbox-test-${name}` });
+    broker = await Broker.connect({
+      url: AMQP_URL,
+      exchange: EXCHANGE,
+      logger: log,
+      connectionName: `outbox-test-${name}`,
+    });
   });
   afterAll(async () => {
     await broker.close();

@@ -41,11 +41,22 @@ describe('OutboxRelay', () => {
     expect(written).toMatchObject({ name: 'b', v: 2, outbox_pending: true });
     expect((written!.outbox as DomainEvent[]).map((e) => e.id)).toEqual([e1.id, e2.id, e3.id]);
 
-    const relay = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_a'], publisher: broker, logger: log, intervalMs: 50 });
+    const relay = new OutboxRelay({
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      db,
+      collections: ['clients_a'],
+      publisher: broker,
+      logger: log,
+      intervalMs: 50,
+    });
     relay.start();
     relay.kick();
     await waitFor('3 events', () => observer.received.length >= 3);
-    await waitFor('outbox cleared', async () => (await col.findOne({ _id: 'cli_a' as never }))!.outbox_pending === false);
+    await waitFor(
+      'outbox cleared',
+      async () => (await col.findOne({ _id: 'cli_a' as never }))!.outbox_pending === false,
+    );
     expect(await relay.runOnce()).toBe(0);
     await relay.stop();
 
@@ -78,7 +89,15 @@ describe('OutboxRelay', () => {
       reconnectMaxMs: 300,
       publishTimeoutMs: 2000,
     });
-    const relay = new OutboxRelay({ scanIntervalMs: 50, scanGraceMs: 0, db, collections: ['clients_b'], publisher: viaProxy, logger: outageLog, intervalMs: 50 });
+    const relay = new OutboxRelay({
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      db,
+      collections: ['clients_b'],
+      publisher: viaProxy,
+      logger: outageLog,
+      intervalMs: 50,
+    });
     try {
       expect(viaProxy.isConnected()).toBe(true);
       relay.start();
@@ -104,7 +123,9 @@ describe('OutboxRelay', () => {
       for (let i = 0; i < 3; i++) expect(await relay.runOnce()).toBe(0);
       expect(await col.countDocuments({ outbox_pending: true })).toBe(5);
       expect(observer.received.length).toBe(2);
-      const outboxWarnings = outageLog.lines.filter((l) => l.level === 'warn' && /outbox publish failed/.test(l.msg ?? ''));
+      const outboxWarnings = outageLog.lines.filter(
+        (l) => l.level === 'warn' && /outbox publish failed/.test(l.msg ?? ''),
+      );
       expect(outboxWarnings).toHaveLength(1);
 
       proxy.restore();
@@ -118,8 +139,16 @@ describe('OutboxRelay', () => {
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.sort()).toEqual([...before, ...during].map((e) => e.id).sort());
       // Per document, in write order.
-      const b1 = observer.received.filter((r) => (r.event.data.object as { label: string }).label.startsWith('during1') || (r.event.data.object as { label: string }).label === 'during-update');
-      expect(b1.map((r) => (r.event.data.object as { label: string }).label)).toEqual(['during1', 'during1', 'during-update']);
+      const b1 = observer.received.filter(
+        (r) =>
+          (r.event.data.object as { label: string }).label.startsWith('during1') ||
+          (r.event.data.object as { label: string }).label === 'during-update',
+      );
+      expect(b1.map((r) => (r.event.data.object as { label: string }).label)).toEqual([
+        'during1',
+        'during1',
+        'during-update',
+      ]);
     } finally {
       await relay.stop();
       await viaProxy.close();
@@ -130,9 +159,24 @@ describe('OutboxRelay', () => {
 
   it('when a write hands its events over, then they go out from memory while the store is away, are removed once it is back, and a scanning relay leaves them alone', async () => {
     const { own, publisher, proxy, viaDb, end } = await storeOutage('outbox-test.memory');
-    const writer = new OutboxRelay({ db: viaDb, collections: ['clients_m'], publisher, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
+    const writer = new OutboxRelay({
+      db: viaDb,
+      collections: ['clients_m'],
+      publisher,
+      logger: captureLogger(),
+      intervalMs: 50,
+      scanIntervalMs: 3_600_000,
+    });
     // Another replica's relay, scanning often: the young pending documents are the writer's to finish.
-    const scanner = new OutboxRelay({ db, collections: ['clients_m'], publisher, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 50, scanGraceMs: 60_000 });
+    const scanner = new OutboxRelay({
+      db,
+      collections: ['clients_m'],
+      publisher,
+      logger: captureLogger(),
+      intervalMs: 50,
+      scanIntervalMs: 50,
+      scanGraceMs: 60_000,
+    });
     const col = db.collection('clients_m');
     try {
       writer.start();
@@ -158,12 +202,21 @@ describe('OutboxRelay', () => {
     }
   }, 40_000);
 
-  it('when a publish from memory fails, then the document\'s later events wait for it and all go out in write order once the broker is back', async () => {
+  it("when a publish from memory fails, then the document's later events wait for it and all go out in write order once the broker is back", async () => {
     const own = await Observer.start('outbox-test.memory-order');
     const col = db.collection('clients_o');
     let refusing = true;
-    const flaky = { publish: async (e: DomainEvent) => (refusing ? Promise.reject(new Error('broker away')) : broker.publish(e)) };
-    const relay = new OutboxRelay({ db, collections: ['clients_o'], publisher: flaky, logger: captureLogger(), intervalMs: 50, scanIntervalMs: 3_600_000 });
+    const flaky = {
+      publish: async (e: DomainEvent) => (refusing ? Promise.reject(new Error('broker away')) : broker.publish(e)),
+    };
+    const relay = new OutboxRelay({
+      db,
+      collections: ['clients_o'],
+      publisher: flaky,
+      logger: captureLogger(),
+      intervalMs: 50,
+      scanIntervalMs: 3_600_000,
+    });
     try {
       relay.start();
       const [first, second, third] = events(3, 'order');
@@ -192,7 +245,15 @@ describe('OutboxRelay', () => {
     const own = await Observer.start('outbox-test.kicked');
     const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
     const col = db.collection('clients_k');
-    const relay = new OutboxRelay({ db, collections: ['clients_k'], publisher: broker, logger: captureLogger(), intervalMs: 20, scanIntervalMs: 3_600_000, scanGraceMs: 0 });
+    const relay = new OutboxRelay({
+      db,
+      collections: ['clients_k'],
+      publisher: broker,
+      logger: captureLogger(),
+      intervalMs: 20,
+      scanIntervalMs: 3_600_000,
+      scanGraceMs: 0,
+    });
     try {
       relay.start();
       await new Promise((r) => setTimeout(r, 100)); // the first pass (with its scan) is over

@@ -1,7 +1,6 @@
 import { periodicTask } from '../src/service/runner.ts';
 import { captureLogger, waitFor, sleep } from '@lpm/test-kit/wait';
 
-
 test('when a run outlasts the interval, then runs never overlap, and stop waits for the one in flight', async () => {
   let inFlight = 0;
   let most = 0;

@@ -13,18 +13,43 @@ function run(body: string) {
 import { ConfigError } from ${JSON.stringify(configModule)};
 void ConfigError;
 await runProcess('probe', async () => { ${body} });`;
-  const res = spawnSync(process.execPath, ['--input-type=module', '-e', source], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' }, timeout: 30_000 });
+  const res = spawnSync(process.execPath, ['--input-type=module', '-e', source], {
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+    timeout: 30_000,
+  });
   const lines = `${res.stdout}${res.stderr}`.trim().split('\n');
   return { code: res.status, lines };
 }
 
-const parsed = (lines: string[]) => lines.map((l) => JSON.parse(l) as { level: number; service: string; msg: string; err?: { message?: string } });
+const parsed = (lines: string[]) =>
+  lines.map((l) => JSON.parse(l) as { level: number; service: string; msg: string; err?: { message?: string } });
 
 test.each([
-  ['a configuration error at start', `throw new ConfigError(['PORT: must be an integer']);`, 78, /^probe refused its configuration: invalid configuration:\n {2}PORT: must be an integer$/],
-  ['another failure at start', `throw new Error('listen EADDRINUSE');`, 1, /^probe failed to start: listen EADDRINUSE$/],
-  ['an exception thrown later by a timer', `setTimeout(() => { throw new Error('boom'); }, 10); setInterval(() => {}, 1000);`, 1, /^probe stopped on an uncaught exception: boom$/],
-  ['a promise rejected later with nobody waiting', `setTimeout(() => void Promise.reject(new Error('lost')), 10); setInterval(() => {}, 1000);`, 1, /^probe stopped on an unhandled rejection: lost$/],
+  [
+    'a configuration error at start',
+    `throw new ConfigError(['PORT: must be an integer']);`,
+    78,
+    /^probe refused its configuration: invalid configuration:\n {2}PORT: must be an integer$/,
+  ],
+  [
+    'another failure at start',
+    `throw new Error('listen EADDRINUSE');`,
+    1,
+    /^probe failed to start: listen EADDRINUSE$/,
+  ],
+  [
+    'an exception thrown later by a timer',
+    `setTimeout(() => { throw new Error('boom'); }, 10); setInterval(() => {}, 1000);`,
+    1,
+    /^probe stopped on an uncaught exception: boom$/,
+  ],
+  [
+    'a promise rejected later with nobody waiting',
+    `setTimeout(() => void Promise.reject(new Error('lost')), 10); setInterval(() => {}, 1000);`,
+    1,
+    /^probe stopped on an unhandled rejection: lost$/,
+  ],
 ])('when %s ends the process, then it exits with its code after one fatal JSON line', (_what, body, code, message) => {
   const res = run(body);
   expect(res.code).toBe(code);

@@ -41,17 +41,31 @@ async function exists(queue: string): Promise<boolean> {
 
 /** The queue's type as the broker lists it (read only: rabbitmqctl list_queues of the run's vhost). */
 function isQuorum(queue: string): boolean {
-  const out = execFileSync('rabbitmqctl', ['list_queues', '-p', process.env.AMQP_VHOST!, 'name', 'type', '--quiet', '--no-table-headers'], { encoding: 'utf8' });
+  const out = execFileSync(
+    'rabbitmqctl',
+    ['list_queues', '-p', process.env.AMQP_VHOST!, 'name', 'type', '--quiet', '--no-table-headers'],
+    { encoding: 'utf8' },
+  );
   return out.split('\n').some((line) => line.trim() === `${queue}\tquorum`);
 }
 
-const queuesOf = (queue: string, delays: number[]) => [queue, `${queue}.retry`, `${queue}.dlq`, ...delays.map((d) => `${queue}.delay.${d}`)];
+const queuesOf = (queue: string, delays: number[]) => [
+  queue,
+  `${queue}.retry`,
+  `${queue}.dlq`,
+  ...delays.map((d) => `${queue}.delay.${d}`),
+];
 
 it('when a consumer starts, then its queue, retry, delay and dead-letter queues are all quorum queues', async () => {
   const queue = broker.queueName('all-quorum');
   const delays = [100, 200];
   for (const q of queuesOf(queue, delays)) declared.add(q);
-  const consumer = await broker.consume({ queue, bindings: ['quorum.all'], transientDelaysMs: delays, handler: async () => {} });
+  const consumer = await broker.consume({
+    queue,
+    bindings: ['quorum.all'],
+    transientDelaysMs: delays,
+    handler: async () => {},
+  });
   await consumer.cancel();
   for (const q of queuesOf(queue, delays)) expect([q, isQuorum(q)]).toEqual([q, true]);
 });
@@ -75,7 +89,11 @@ it('when a message is redelivered past the delivery limit without an ack, then t
     if (got === false) break;
     ch.nack(got, false, true);
   }
-  await waitFor('the poison message in the DLQ', async () => (await ch.checkQueue(`${queue}.dlq`)).messageCount === 1, 5000);
+  await waitFor(
+    'the poison message in the DLQ',
+    async () => (await ch.checkQueue(`${queue}.dlq`)).messageCount === 1,
+    5000,
+  );
   expect((await ch.checkQueue(queue)).messageCount).toBe(0);
 });
 
@@ -97,11 +115,23 @@ it('when classic queues holding messages meet a start of the new code, then they
   const dead = newEvent('quorum.migrated', 'team_1', { dead: true });
   ch.sendToQueue(`${queue}.dlq`, Buffer.from(JSON.stringify(dead)), { persistent: true, messageId: dead.id });
   const later = newEvent('quorum.migrated', 'team_1', { later: true });
-  ch.sendToQueue(`${queue}.delay.${delay}`, Buffer.from(JSON.stringify(later)), { persistent: true, messageId: later.id });
-  await waitFor('the classic queue filled', async () => (await ch.checkQueue(queue)).messageCount === waiting.length, 5000);
+  ch.sendToQueue(`${queue}.delay.${delay}`, Buffer.from(JSON.stringify(later)), {
+    persistent: true,
+    messageId: later.id,
+  });
+  await waitFor(
+    'the classic queue filled',
+    async () => (await ch.checkQueue(queue)).messageCount === waiting.length,
+    5000,
+  );
 
   const got: DomainEvent[] = [];
-  const consumer = await broker.consume({ queue, bindings: ['quorum.migrated'], transientDelaysMs: [delay], handler: async (e) => void got.push(e) });
+  const consumer = await broker.consume({
+    queue,
+    bindings: ['quorum.migrated'],
+    transientDelaysMs: [delay],
+    handler: async (e) => void got.push(e),
+  });
   const after = newEvent('quorum.migrated', 'team_1', { after: true });
   await broker.publish(after);
   await waitFor('every waiting message delivered', () => got.length === waiting.length + 1, 10_000);

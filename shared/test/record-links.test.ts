@@ -15,8 +15,21 @@ import { ViewsRepository } from '../src/views/views-repository.ts';
 
 const TEAM = 'team_links';
 const who = { teamId: TEAM, userId: newId('user') };
-const client: ClientFacts = { id: newId('cli'), name: 'Padaria Central', type: 'PJ', email: null, phone: null, status: 'active', updated_at: '2026-11-27T10:00:00.000Z' };
-const kase: CaseFacts = { id: newId('case'), title: 'Revisional', number: null, updated_at: '2026-11-27T10:00:00.000Z' };
+const client: ClientFacts = {
+  id: newId('cli'),
+  name: 'Padaria Central',
+  type: 'PJ',
+  email: null,
+  phone: null,
+  status: 'active',
+  updated_at: '2026-11-27T10:00:00.000Z',
+};
+const kase: CaseFacts = {
+  id: newId('case'),
+  title: 'Revisional',
+  number: null,
+  updated_at: '2026-11-27T10:00:00.000Z',
+};
 const lawyer = { id: newId('user'), name: 'Marina Rocha', email: 'marina@example.com' };
 
 let mongo: MongoClient;
@@ -29,9 +42,17 @@ beforeAll(async () => {
   db = mongo.db(`${process.env.MONGO_DB_PREFIX}record_links`);
   mongo.on('commandStarted', (e: CommandStartedEvent) => commands.push(`${e.commandName} ${e.command[e.commandName]}`));
   links = new RecordLinks({
-    clients: new ClientLinks({ facts: async (caller, id) => (caller.teamId === TEAM && id === client.id ? client : null) }, new ViewsRepository<ClientView>(db, CLIENT_VIEWS)),
-    cases: new CaseLinks({ facts: async (caller, id) => (caller.teamId === TEAM && id === kase.id ? kase : null) }, new ViewsRepository<CaseView>(db, CASE_VIEWS)),
-    users: { find: async (teamId, ids) => new Map(teamId === TEAM && ids.includes(lawyer.id) ? [[lawyer.id, lawyer]] : []) },
+    clients: new ClientLinks(
+      { facts: async (caller, id) => (caller.teamId === TEAM && id === client.id ? client : null) },
+      new ViewsRepository<ClientView>(db, CLIENT_VIEWS),
+    ),
+    cases: new CaseLinks(
+      { facts: async (caller, id) => (caller.teamId === TEAM && id === kase.id ? kase : null) },
+      new ViewsRepository<CaseView>(db, CASE_VIEWS),
+    ),
+    users: {
+      find: async (teamId, ids) => new Map(teamId === TEAM && ids.includes(lawyer.id) ? [[lawyer.id, lawyer]] : []),
+    },
   });
 });
 
@@ -47,7 +68,10 @@ describe('RecordLinks', () => {
     expect(checked.clients.get(client.id)).toMatchObject({ _id: client.id, name: 'Padaria Central' });
     expect(checked.cases.get(kase.id)).toMatchObject({ _id: kase.id, title: 'Revisional' });
     expect(checked.users.get(lawyer.id)).toEqual(lawyer);
-    expect(await db.collection(CLIENT_VIEWS).findOne({ _id: client.id as never })).toMatchObject({ name: 'Padaria Central', team_id: TEAM });
+    expect(await db.collection(CLIENT_VIEWS).findOne({ _id: client.id as never })).toMatchObject({
+      name: 'Padaria Central',
+      team_id: TEAM,
+    });
 
     commands.length = 0;
     const shown = await links.of(TEAM, [body], checked);
@@ -60,9 +84,21 @@ describe('RecordLinks', () => {
 
   it("when a link is not the team's, or not an id of its kind, then 404 with the spec's message", async () => {
     const other = { teamId: 'team_other', userId: who.userId };
-    await expect(links.check(other, { client_id: client.id })).rejects.toMatchObject({ status: 404, message: 'Client not found' });
-    await expect(links.check(other, { case_id: kase.id })).rejects.toMatchObject({ status: 404, message: 'Case not found' });
-    await expect(links.check(who, { case_id: client.id })).rejects.toMatchObject({ status: 404, message: 'Case not found' });
-    await expect(links.check(who, { responsible_id: newId('user') })).rejects.toMatchObject({ status: 404, message: 'User not found' });
+    await expect(links.check(other, { client_id: client.id })).rejects.toMatchObject({
+      status: 404,
+      message: 'Client not found',
+    });
+    await expect(links.check(other, { case_id: kase.id })).rejects.toMatchObject({
+      status: 404,
+      message: 'Case not found',
+    });
+    await expect(links.check(who, { case_id: client.id })).rejects.toMatchObject({
+      status: 404,
+      message: 'Case not found',
+    });
+    await expect(links.check(who, { responsible_id: newId('user') })).rejects.toMatchObject({
+      status: 404,
+      message: 'User not found',
+    });
   });
 });

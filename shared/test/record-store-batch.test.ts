@@ -20,16 +20,27 @@ scratchDatabase('record_batch', (opened) => {
 const byIdOrder = (records: Note[]) => [...records].sort((a, b) => (a._id < b._id ? -1 : 1));
 const MARK = { sync_notes: '2026-11-29T06:00:00.000Z' };
 
-const append = async (current: Note) => ({ result: current.text, write: { set: { text: `${current.text}!` }, events: [] } });
+const append = async (current: Note) => ({
+  result: current.text,
+  write: { set: { text: `${current.text}!` }, events: [] },
+});
 
 test('when some reads are stale, one record is locked by another and one is deleted, then each is written once on what it is now, in order', async () => {
-  const made: Note[] = Array.from({ length: 6 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_1', version: 1, text: `n${i}` }));
+  const made: Note[] = Array.from({ length: 6 }, (_, i) => ({
+    _id: newId('cli'),
+    team_id: 'team_1',
+    version: 1,
+    text: `n${i}`,
+  }));
   for (const n of made) await notes.insert(n, []);
   const reads = byIdOrder(await notes.readUnmarked('team_1', {}, MARK, 10));
   expect(reads.map((r) => r._id)).toEqual(made.map((n) => n._id).sort());
   // After the read: note 1 changed by another writer, note 2 deleted, note 3's lock held for a moment.
   const byId = (id: string) => reads.findIndex((r) => r._id === id);
-  await notes.update('team_1', made[1]._id, async () => ({ result: null, write: { set: { text: 'changed' }, events: [] } }));
+  await notes.update('team_1', made[1]._id, async () => ({
+    result: null,
+    write: { set: { text: 'changed' }, events: [] },
+  }));
   await db.collection('notes').deleteOne({ _id: made[2]._id } as never);
   const held = (await tryDocumentLock(db, 'notes', made[3]._id))!;
   setTimeout(() => void held.release(), 300);
@@ -39,12 +50,21 @@ test('when some reads are stale, one record is locked by another and one is dele
   const expected = reads.map((r) => (r._id === made[1]._id ? 'changed' : r._id === made[2]._id ? null : r.text));
   expect(results).toEqual(expected);
   expect(results[byId(made[3]._id)]).toBe('n3');
-  const stored = new Map((await db.collection<Note>('notes').find({ team_id: 'team_1' }).toArray()).map((n) => [n._id, [n.text, n.version]]));
-  expect(stored).toEqual(new Map(made.filter((_, i) => i !== 2).map((n) => [n._id, n === made[1] ? ['changed!', 3] : [`${n.text}!`, 2]])));
+  const stored = new Map(
+    (await db.collection<Note>('notes').find({ team_id: 'team_1' }).toArray()).map((n) => [n._id, [n.text, n.version]]),
+  );
+  expect(stored).toEqual(
+    new Map(made.filter((_, i) => i !== 2).map((n) => [n._id, n === made[1] ? ['changed!', 3] : [`${n.text}!`, 2]])),
+  );
 });
 
 test('when a record fails part way through a batch, then the batch stops, reports the error, and what it wrote stands', async () => {
-  const made: Note[] = Array.from({ length: 4 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_2', version: 1, text: `m${i}` }));
+  const made: Note[] = Array.from({ length: 4 }, (_, i) => ({
+    _id: newId('cli'),
+    team_id: 'team_2',
+    version: 1,
+    text: `m${i}`,
+  }));
   for (const n of made) await notes.insert(n, []);
   const reads = await notes.readUnmarked('team_2', {}, MARK, 10);
   const { results, failed } = await notes.updateReads(
@@ -56,13 +76,25 @@ test('when a record fails part way through a batch, then the batch stops, report
     MARK,
   );
   expect(failed).toMatchObject({ message: 'cannot decide' });
-  const written = (await db.collection<Note>('notes').find({ team_id: 'team_2', version: 2 }).toArray()).map((n) => n.text);
-  expect(written.sort()).toEqual(results.filter((r): r is string => r !== null).map((t) => `${t}!`).sort());
+  const written = (await db.collection<Note>('notes').find({ team_id: 'team_2', version: 2 }).toArray()).map(
+    (n) => n.text,
+  );
+  expect(written.sort()).toEqual(
+    results
+      .filter((r): r is string => r !== null)
+      .map((t) => `${t}!`)
+      .sort(),
+  );
   expect(written).not.toContain('m2!');
 });
 
 test('when a batch runs with a mark, then each record done carries it, in its own write or, written nothing, without a new version, and a read for that mark skips them', async () => {
-  const made: Note[] = Array.from({ length: 6 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_3', version: 1, text: `k${i}` }));
+  const made: Note[] = Array.from({ length: 6 }, (_, i) => ({
+    _id: newId('cli'),
+    team_id: 'team_3',
+    version: 1,
+    text: `k${i}`,
+  }));
   for (const n of made) await notes.insert(n, []);
   await notes.insert({ _id: newId('cli'), team_id: 'team_other', version: 1, text: 'other' }, []);
   expect(await notes.readUnmarked('team_3', {}, MARK, 4)).toHaveLength(4);
@@ -70,9 +102,17 @@ test('when a batch runs with a mark, then each record done carries it, in its ow
   expect(byIdOrder(reads).map((r) => r._id)).toEqual(byIdOrder(made).map((n) => n._id));
   await db.collection('notes').deleteOne({ _id: made[5]._id } as never);
   // Even-numbered notes are written, odd ones are right as they are.
-  const { failed } = await notes.updateReads(reads, async (current) => (Number(current.text.slice(1)) % 2 === 0 ? append(current) : { result: current.text }), MARK);
+  const { failed } = await notes.updateReads(
+    reads,
+    async (current) => (Number(current.text.slice(1)) % 2 === 0 ? append(current) : { result: current.text }),
+    MARK,
+  );
   expect(failed).toBeUndefined();
-  const stored = await db.collection<Note & { sync_notes?: string }>('notes').find({ team_id: 'team_3' }).sort({ text: 1 }).toArray();
+  const stored = await db
+    .collection<Note & { sync_notes?: string }>('notes')
+    .find({ team_id: 'team_3' })
+    .sort({ text: 1 })
+    .toArray();
   expect(stored.map((n) => [n.text, n.version, n.sync_notes])).toEqual([
     ['k0!', 2, MARK.sync_notes],
     ['k1', 1, MARK.sync_notes],
@@ -83,11 +123,22 @@ test('when a batch runs with a mark, then each record done carries it, in its ow
   expect(await notes.readUnmarked('team_3', {}, MARK, 10)).toEqual([]);
   // A later run's mark: every record is left again, and another team's never.
   const later = { sync_notes: '2026-11-29T07:00:00.000Z' };
-  expect((await notes.readUnmarked('team_3', {}, later, 10)).map((n) => n.text).sort()).toEqual(['k0!', 'k1', 'k2!', 'k3', 'k4!']);
+  expect((await notes.readUnmarked('team_3', {}, later, 10)).map((n) => n.text).sort()).toEqual([
+    'k0!',
+    'k1',
+    'k2!',
+    'k3',
+    'k4!',
+  ]);
 });
 
 test('when a batch with a mark fails part way, then the records it did not do stay unmarked for the next read', async () => {
-  const made: Note[] = Array.from({ length: 4 }, (_, i) => ({ _id: newId('cli'), team_id: 'team_4', version: 1, text: `j${i}` }));
+  const made: Note[] = Array.from({ length: 4 }, (_, i) => ({
+    _id: newId('cli'),
+    team_id: 'team_4',
+    version: 1,
+    text: `j${i}`,
+  }));
   for (const n of made) await notes.insert(n, []);
   const reads = byIdOrder(await notes.readUnmarked('team_4', {}, MARK, 10));
   const { failed } = await notes.updateReads(

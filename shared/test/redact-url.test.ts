@@ -18,9 +18,12 @@ describe('redactUrl', () => {
     expect(redactUrl(url)).toBe(shown);
   });
 
-  test.each(['mongodb://127.0.0.1:27017/db', 'redis://cache:6379', 'amqp://guest@broker/vhost', 'not a url', ''])('when a URL has no password (%j), then it is shown as it is', (url) => {
-    expect(redactUrl(url)).toBe(url);
-  });
+  test.each(['mongodb://127.0.0.1:27017/db', 'redis://cache:6379', 'amqp://guest@broker/vhost', 'not a url', ''])(
+    'when a URL has no password (%j), then it is shown as it is',
+    (url) => {
+      expect(redactUrl(url)).toBe(url);
+    },
+  );
 });
 
 test('when a message repeats the password of a URL, written or decoded, then it is hidden there too', () => {

@@ -10,7 +10,15 @@ let db: Db;
 
 scratchDatabase('run_lease', (opened) => (db = opened));
 
-const slots = async (key: string) => (await db.collection<{ _id: string; owner: string }>(LOCKS_COLLECTION).find({ _id: { $regex: `^${key}:` } }).toArray()).map((d) => d._id).sort();
+const slots = async (key: string) =>
+  (
+    await db
+      .collection<{ _id: string; owner: string }>(LOCKS_COLLECTION)
+      .find({ _id: { $regex: `^${key}:` } })
+      .toArray()
+  )
+    .map((d) => d._id)
+    .sort();
 
 test('when a key is held, then another take gets nothing until it is released', async () => {
   const first = await RunLease.take(db, 'held', P);

@@ -3,7 +3,24 @@
 import { type SearchQuery } from '../src/store/search-index.ts';
 import { SEARCH_SNAPSHOTS } from '../src/store/search-snapshots.ts';
 import { waitFor } from '@lpm/test-kit/wait';
-import { answer, db, type Doc, expectPlainAnswers, finds, make, NEEDLES, partReads, plain, replica, search, searchIndexSuite, snapshotInserts, SORTS, WHERES, WINDOWS } from './search-index-suite.ts';
+import {
+  answer,
+  db,
+  type Doc,
+  expectPlainAnswers,
+  finds,
+  make,
+  NEEDLES,
+  partReads,
+  plain,
+  replica,
+  search,
+  searchIndexSuite,
+  snapshotInserts,
+  SORTS,
+  WHERES,
+  WINDOWS,
+} from './search-index-suite.ts';
 
 searchIndexSuite('search_index_snapshots');
 
@@ -13,7 +30,10 @@ describe('SearchIndex snapshots', () => {
   /** Finds of `team`'s whole set of records (no marker, no id): the read a snapshot spares. */
   const wholeReads = (team: string) => finds.filter((f) => Object.keys(f).length === 1 && f.team_id === team).length;
   const savedWith = (team: string, entries: number) =>
-    waitFor(`the snapshot of ${team} with ${entries} entries`, async () => (await heads().findOne({ _id: `docs:${team}` }))?.entries === entries);
+    waitFor(
+      `the snapshot of ${team} with ${entries} entries`,
+      async () => (await heads().findOne({ _id: `docs:${team}` }))?.entries === entries,
+    );
 
   it('when a process starts after another read a team, then it answers from the stored snapshot and the slots after it, as the plain query, without reading the team', async () => {
     const team = 'team_snapshot';
@@ -24,11 +44,21 @@ describe('SearchIndex snapshots', () => {
     // Written after the snapshot: a new record, and a change of one the snapshot holds.
     await first.insert(make(team, 600), []);
     const changed = (await db.collection<Doc>('docs').findOne({ team_id: team, text: { $regex: 'acao' } }))!;
-    await first.update(team, changed._id, async () => ({ result: null, write: { set: { text: 'no longer found', title: 'zz' }, events: [] } }));
+    await first.update(team, changed._id, async () => ({
+      result: null,
+      write: { set: { text: 'no longer found', title: 'zz' }, events: [] },
+    }));
 
     finds.length = 0;
     const restarted = replica();
-    await expectPlainAnswers(restarted, team, NEEDLES.slice(0, 4), WHERES.slice(0, 3), SORTS.slice(0, 3), WINDOWS.slice(0, 3));
+    await expectPlainAnswers(
+      restarted,
+      team,
+      NEEDLES.slice(0, 4),
+      WHERES.slice(0, 3),
+      SORTS.slice(0, 3),
+      WINDOWS.slice(0, 3),
+    );
     expect(wholeReads(team)).toBe(0);
     expect(search(restarted).held).toBe(61);
     // A team under the threshold is read whole each time, in well under a second: no snapshot.
@@ -85,7 +115,10 @@ describe('SearchIndex snapshots', () => {
     const late = replica({ clock: () => now, snapshotMinRecords: 0 });
     expect(await answer(late, team, q)).toEqual(await plain(team, q));
     expect(wholeReads(team)).toBe(1);
-    await waitFor('a new snapshot', async () => (await heads().findOne({ _id: `docs:${team}` }))?.snapshot !== snapshot);
+    await waitFor(
+      'a new snapshot',
+      async () => (await heads().findOne({ _id: `docs:${team}` }))?.snapshot !== snapshot,
+    );
 
     await db.collection(SEARCH_SNAPSHOTS).deleteMany({ team_id: team, kind: 'part' });
     finds.length = 0;

@@ -27,7 +27,15 @@ export interface Doc {
   day: string | null;
 }
 
-export const FIELDS: Record<string, FieldKind> = { kind: 'code', owner: 'code', at: 'time', rank: 'code', title: 'text', missing: 'code', day: 'code' };
+export const FIELDS: Record<string, FieldKind> = {
+  kind: 'code',
+  owner: 'code',
+  at: 'time',
+  rank: 'code',
+  title: 'text',
+  missing: 'code',
+  day: 'code',
+};
 
 export let client: MongoClient;
 export let db: Db;
@@ -37,8 +45,6 @@ export const finds: Document[] = [];
 export const snapshotInserts: Document[] = [];
 /** The filters of this file's client's reads of snapshot parts. */
 export const partReads: Document[] = [];
-
-
 
 /** A replica's record store of docs, with search; `clock` is its replica's. */
 export const replica = (opts: { clock?: () => number; maxRecords?: number; snapshotMinRecords?: number } = {}) =>
@@ -55,8 +61,32 @@ export const replica = (opts: { clock?: () => number; maxRecords?: number; snaps
 export const search = (store: RecordStore<Doc>): SearchIndex => store.search!;
 
 // Titles whose order differs between UTF-16 units and code points (an emoji against U+E000-U+FFFF), case, accents, ties.
-export const TITLES = ['Ação', 'acao', 'Acao', 'ação', 'zeta', '😀 emoji', '\uE000 private', '\uFFFD replacement', 'Émile', 'emile', 'b', 'b', ''];
-export const WORDS = ['Ação judicial', 'acao civil', 'José Silva', 'jose souza', 'Maria 😀', 'priv \uE000 x', 'Ômega', 'c/c', 'a.b-c'];
+export const TITLES = [
+  'Ação',
+  'acao',
+  'Acao',
+  'ação',
+  'zeta',
+  '😀 emoji',
+  '\uE000 private',
+  '\uFFFD replacement',
+  'Émile',
+  'emile',
+  'b',
+  'b',
+  '',
+];
+export const WORDS = [
+  'Ação judicial',
+  'acao civil',
+  'José Silva',
+  'jose souza',
+  'Maria 😀',
+  'priv \uE000 x',
+  'Ômega',
+  'c/c',
+  'a.b-c',
+];
 export const DAY0 = Date.parse('2026-03-01T00:00:00Z');
 
 export function make(teamId: string, i: number): Doc {
@@ -82,7 +112,9 @@ export async function plain(teamId: string, q: SearchQuery): Promise<{ ids: stri
   const or = Object.entries(q.contains).map(([f, needle]) => ({ [f]: new RegExp(escapeRegex(needle)) }));
   const filter = { team_id: teamId, ...q.where, $or: or };
   const col = db.collection<Doc>('docs');
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort: q.sort, skip: q.skip, limit: q.limit }).toArray()).map((d) => d._id);
+  const ids = (
+    await col.find(filter, { projection: { _id: 1 }, sort: q.sort, skip: q.skip, limit: q.limit }).toArray()
+  ).map((d) => d._id);
   return { ids, total: await col.countDocuments(filter) };
 }
 
@@ -126,7 +158,14 @@ export const WINDOWS: [number, number][] = [
 ];
 
 /** The index's answer is the plain query's: for every needle, filter and sort on a first page, and every needle, sort and window unfiltered. */
-export async function expectPlainAnswers(store: RecordStore<Doc>, teamId: string, needles = NEEDLES, wheres = WHERES, sorts = SORTS, windows = WINDOWS) {
+export async function expectPlainAnswers(
+  store: RecordStore<Doc>,
+  teamId: string,
+  needles = NEEDLES,
+  wheres = WHERES,
+  sorts = SORTS,
+  windows = WINDOWS,
+) {
   const queries: SearchQuery[] = [];
   for (const contains of needles) {
     for (const sort of sorts) {
@@ -134,7 +173,8 @@ export async function expectPlainAnswers(store: RecordStore<Doc>, teamId: string
       for (const [skip, limit] of windows) queries.push({ contains, where: {}, sort, skip, limit });
     }
   }
-  for (const q of queries) expect({ q, ...(await answer(store, teamId, q)) }).toEqual({ q, ...(await plain(teamId, q)) });
+  for (const q of queries)
+    expect({ q, ...(await answer(store, teamId, q)) }).toEqual({ q, ...(await plain(teamId, q)) });
 }
 
 /** A scratch database `name` for the file, on a client that notes the finds of docs and the snapshot parts it stores. */
@@ -143,8 +183,14 @@ export function searchIndexSuite(name: string): void {
     client = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
     client.on('commandStarted', (e: CommandStartedEvent) => {
       if (e.commandName === 'find' && e.command.find === 'docs') finds.push(e.command.filter as Document);
-      if (e.commandName === 'insert' && e.command.insert === SEARCH_SNAPSHOTS) snapshotInserts.push(...(e.command.documents as Document[]));
-      if (e.commandName === 'find' && e.command.find === SEARCH_SNAPSHOTS && (e.command.filter as Document).kind === 'part') partReads.push(e.command.filter as Document);
+      if (e.commandName === 'insert' && e.command.insert === SEARCH_SNAPSHOTS)
+        snapshotInserts.push(...(e.command.documents as Document[]));
+      if (
+        e.commandName === 'find' &&
+        e.command.find === SEARCH_SNAPSHOTS &&
+        (e.command.filter as Document).kind === 'part'
+      )
+        partReads.push(e.command.filter as Document);
     });
     db = client.db(`${process.env.MONGO_DB_PREFIX}${name}`);
   });

@@ -5,7 +5,23 @@ import { IDLE_MS, REBUILD_MS, type SearchQuery } from '../src/store/search-index
 import { LATE_WRITE_MS, WRITTEN_SLOT_FIELD } from '../src/store/search-slots.ts';
 import { foldText } from '../src/text.ts';
 import { waitFor } from '@lpm/test-kit/wait';
-import { answer, DAY0, db, type Doc, expectPlainAnswers, finds, make, NEEDLES, plain, replica, search, searchIndexSuite, SORTS, WHERES, WINDOWS } from './search-index-suite.ts';
+import {
+  answer,
+  DAY0,
+  db,
+  type Doc,
+  expectPlainAnswers,
+  finds,
+  make,
+  NEEDLES,
+  plain,
+  replica,
+  search,
+  searchIndexSuite,
+  SORTS,
+  WHERES,
+  WINDOWS,
+} from './search-index-suite.ts';
 
 searchIndexSuite('search_index');
 
@@ -35,7 +51,10 @@ describe('SearchIndex.page', () => {
       if (i % 3 === 0) await writer.insert(make(team, 500 + i), []);
       else {
         // A record stops matching, moves in the order, changes its filtered fields; at once searched from the other replica.
-        const set = i % 3 === 1 ? { text: 'renamed', title: 'Ação', kind: 'k3' } : { text: foldText(`Ação nova ${i}`), at: new Date(DAY0 - i), owner: 'o2' };
+        const set =
+          i % 3 === 1
+            ? { text: 'renamed', title: 'Ação', kind: 'k3' }
+            : { text: foldText(`Ação nova ${i}`), at: new Date(DAY0 - i), owner: 'o2' };
         await writer.update(team, ids[i], async () => ({ result: null, write: { set, events: [] } }));
       }
       expect({ i, ...(await answer(reader, team, q)) }).toEqual({ i, ...(await plain(team, q)) });
@@ -45,7 +64,13 @@ describe('SearchIndex.page', () => {
   });
 
   it('when replicas write and search at once, then every search answered after a write finds it', async () => {
-    const q = (n: number): SearchQuery => ({ contains: { text: `concurrent ${n}` }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 });
+    const q = (n: number): SearchQuery => ({
+      contains: { text: `concurrent ${n}` },
+      where: {},
+      sort: { at: -1, _id: -1 },
+      skip: 0,
+      limit: 5,
+    });
     await Promise.all(
       Array.from({ length: 10 }, async (_, n) => {
         const doc = { ...make(team, 900 + n), text: `concurrent ${n}` };
@@ -69,7 +94,13 @@ describe('SearchIndex freshness', () => {
     const team = 'team_clocks';
     const reader = replica();
     await reader.insert(make(team, 1), []);
-    const q = (text: string): SearchQuery => ({ contains: { text }, where: {}, sort: { at: -1, _id: -1 }, skip: 0, limit: 5 });
+    const q = (text: string): SearchQuery => ({
+      contains: { text },
+      where: {},
+      sort: { at: -1, _id: -1 },
+      skip: 0,
+      limit: 5,
+    });
     expect(await answer(reader, team, q('clock'))).toEqual({ ids: [], total: 0 });
     for (const [name, offset] of [
       ['behind', -(LATE_WRITE_MS - 3000)],
@@ -79,7 +110,10 @@ describe('SearchIndex freshness', () => {
       const doc = { ...make(team, 2), text: `clock ${name}` };
       await writer.insert(doc, []);
       expect(await answer(reader, team, q(`clock ${name}`))).toEqual({ ids: [doc._id], total: 1 });
-      await writer.update(team, doc._id, async () => ({ result: null, write: { set: { text: `moved ${name}` }, events: [] } }));
+      await writer.update(team, doc._id, async () => ({
+        result: null,
+        write: { set: { text: `moved ${name}` }, events: [] },
+      }));
       expect(await answer(reader, team, q(`clock ${name}`))).toEqual({ ids: [], total: 0 });
     }
   });
@@ -97,7 +131,11 @@ describe('SearchIndex freshness', () => {
     const slots = mine.filter((f) => WRITTEN_SLOT_FIELD in f);
     const pages = mine.filter((f) => '_id' in f && !('$or' in f));
     // From 15 s before the last read to 5 s ahead of now, in slots of 10 s: three, or four when a search crosses a slot's end.
-    expect({ wholeTeam: wholeTeam.length, slotReads: slots.length <= 4 * 4, pageReads: pages.length }).toEqual({ wholeTeam: 0, slotReads: true, pageReads: 4 * 3 });
+    expect({ wholeTeam: wholeTeam.length, slotReads: slots.length <= 4 * 4, pageReads: pages.length }).toEqual({
+      wholeTeam: 0,
+      slotReads: true,
+      pageReads: 4 * 3,
+    });
   });
 
   it('when a record is written without its marker (a direct driver write), then it is found once the team is read again, REBUILD_MS later', async () => {

@@ -15,7 +15,8 @@ let db: Db;
 
 scratchDatabase('retired_indexes', (opened) => (db = opened));
 
-const indexNames = async () => (await db.collection('things').listIndexes().toArray()).map((i) => i.name as string).sort();
+const indexNames = async () =>
+  (await db.collection('things').listIndexes().toArray()).map((i) => i.name as string).sort();
 
 test('when a store opens with retired indexes, then those no entity declares any more are dropped beside the declared ones, and those already gone are no error', async () => {
   // An index no entity declares any more, on (a, b).

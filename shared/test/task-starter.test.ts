@@ -24,8 +24,13 @@ test('when a task fails to start, then it is tried again after the backoff until
   const second = flakyTask(0);
   const starter = taskStarter([first.task, second.task], logger, { firstMs: 5, maxMs: 20 });
   expect(await starter.start()).toBe(true);
-  expect([first.state, second.state]).toEqual([{ attempts: 3, started: true }, { attempts: 1, started: true }]);
-  expect(logger.lines.map((l) => l.msg)).toEqual(Array(2).fill('a background task failed to start; tried again shortly'));
+  expect([first.state, second.state]).toEqual([
+    { attempts: 3, started: true },
+    { attempts: 1, started: true },
+  ]);
+  expect(logger.lines.map((l) => l.msg)).toEqual(
+    Array(2).fill('a background task failed to start; tried again shortly'),
+  );
 });
 
 test('when halted while a failed task waits a minute for its next attempt, then halt resolves at once, start answers false, and nothing more is tried or started', async () => {
@@ -38,7 +43,10 @@ test('when halted while a failed task waits a minute for its next attempt, then 
 
   const order: string[] = [];
   const haltedAt = Date.now();
-  await Promise.all([starter.halt().then(() => order.push('halted')), started.then((all) => order.push(`start answered ${all}`))]);
+  await Promise.all([
+    starter.halt().then(() => order.push('halted')),
+    started.then((all) => order.push(`start answered ${all}`)),
+  ]);
   // Generous: the wait it cut was 60 s.
   expect(Date.now() - haltedAt).toBeLessThan(2000);
   expect(order).toEqual(['start answered false', 'halted']);

@@ -6,7 +6,13 @@
 import type { Db } from 'mongodb';
 import { defaultTeamSettings, type TeamSettings } from '../src/identity.ts';
 import { newId } from '../src/ids.ts';
-import { TEAM_SYNCS, TeamSyncs, type SyncWho, type TeamSyncWork, type TeamSyncsOptions } from '../src/jobs/team-syncs.ts';
+import {
+  TEAM_SYNCS,
+  TeamSyncs,
+  type SyncWho,
+  type TeamSyncWork,
+  type TeamSyncsOptions,
+} from '../src/jobs/team-syncs.ts';
 import { quietLogger, waitFor } from '@lpm/test-kit/wait';
 import { scratchDatabase } from '@lpm/test-kit/scratch-database';
 
@@ -43,7 +49,8 @@ function records(count: number) {
     rewrite: async (who: SyncWho, _at, page, mark) => {
       if (state.fail.has(who.teamId)) throw new Error('the store refused');
       // A page that wrote some records, moving them to day 99, before one failed.
-      if (state.failPartWay > 0 && state.failPartWay--) return { changed: 3, movedDays: [1, 99], failed: new Error('the store refused') };
+      if (state.failPartWay > 0 && state.failPartWay--)
+        return { changed: 3, movedDays: [1, 99], failed: new Error('the store refused') };
       await new Promise((r) => setTimeout(r, state.pageMs));
       log.push({ process, team: who.teamId, ids: page.map((r) => r._id), zone: who.settings.timezone });
       for (const r of page) marks.set(r._id, Object.values(mark)[0]);
@@ -61,14 +68,37 @@ function records(count: number) {
 }
 
 async function startSyncs(work: TeamSyncWork, opts: Partial<TeamSyncsOptions> = {}): Promise<TeamSyncs> {
-  const syncs = new TeamSyncs({ db, logger: quietLogger, work: { 'time-zone': work }, pageSize: 10, windowSize: 35, passMs: 20, ...opts });
+  const syncs = new TeamSyncs({
+    db,
+    logger: quietLogger,
+    work: { 'time-zone': work },
+    pageSize: 10,
+    windowSize: 35,
+    passMs: 20,
+    ...opts,
+  });
   await syncs.start();
   started.push(syncs);
   return syncs;
 }
 
-const who = (zone = 'Asia/Tokyo'): SyncWho => ({ teamId: newId('team'), userId: newId('user'), settings: defaultTeamSettings(zone) });
-const doc = (teamId: string) => db.collection<{ _id: string; cursor: string | null; pending: number; failures: number; retry_at: Date | null; changed: number; moved_days: (number | null)[] }>(TEAM_SYNCS).findOne({ _id: `time-zone:${teamId}` });
+const who = (zone = 'Asia/Tokyo'): SyncWho => ({
+  teamId: newId('team'),
+  userId: newId('user'),
+  settings: defaultTeamSettings(zone),
+});
+const doc = (teamId: string) =>
+  db
+    .collection<{
+      _id: string;
+      cursor: string | null;
+      pending: number;
+      failures: number;
+      retry_at: Date | null;
+      changed: number;
+      moved_days: (number | null)[];
+    }>(TEAM_SYNCS)
+    .findOne({ _id: `time-zone:${teamId}` });
 
 async function untilDone(syncs: TeamSyncs, w: SyncWho, at: Date, timeoutMs = 20_000) {
   await waitFor('the run done', async () => (await syncs.request('time-zone', w, at)).done, timeoutMs);

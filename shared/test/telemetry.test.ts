@@ -9,7 +9,11 @@ import { waitFor, quietLogger } from '@lpm/test-kit/wait';
 it('when an event is published inside a request span, then the consumer span continues the same trace', async () => {
   const exporter = new InMemorySpanExporter();
   const telemetry = startTelemetry({ serviceName: 'telemetry-test', spanExporter: exporter });
-  const broker = await Broker.connect({ url: process.env.AMQP_URL!, exchange: 'telemetry-test.events', logger: quietLogger });
+  const broker = await Broker.connect({
+    url: process.env.AMQP_URL!,
+    exchange: 'telemetry-test.events',
+    logger: quietLogger,
+  });
   try {
     let handlerTraceId: string | undefined;
     const consumer = await broker.consume({
@@ -39,7 +43,10 @@ it('when an event is published inside a request span, then the consumer span con
     expect(consumerSpan.parentSpanContext?.spanId).toBe(producer.spanContext().spanId);
     expect(consumerSpan.parentSpanContext?.isRemote).toBe(true);
     expect(handlerTraceId).toBe(traceId);
-    expect(consumerSpan.attributes).toMatchObject({ 'messaging.system': 'rabbitmq', 'messaging.destination.name': 'telemetry-test.q' });
+    expect(consumerSpan.attributes).toMatchObject({
+      'messaging.system': 'rabbitmq',
+      'messaging.destination.name': 'telemetry-test.q',
+    });
   } finally {
     await broker.close();
     await telemetry.shutdown();
@@ -55,9 +62,15 @@ it('when no exporter is configured, then trace context still propagates through 
     const span = trace.getTracer('test').startSpan('work');
     const headers: Record<string, unknown> = injectTraceHeaders({}, trace.setSpan(context.active(), span));
     span.end();
-    expect(headers.traceparent).toMatch(new RegExp(`^00-${span.spanContext().traceId}-${span.spanContext().spanId}-01$`));
+    expect(headers.traceparent).toMatch(
+      new RegExp(`^00-${span.spanContext().traceId}-${span.spanContext().spanId}-01$`),
+    );
     const remote = trace.getSpanContext(extractTraceContext(headers));
-    expect(remote).toMatchObject({ traceId: span.spanContext().traceId, spanId: span.spanContext().spanId, isRemote: true });
+    expect(remote).toMatchObject({
+      traceId: span.spanContext().traceId,
+      spanId: span.spanContext().spanId,
+      isRemote: true,
+    });
     expect(trace.getSpanContext(extractTraceContext({}))).toBeUndefined();
   } finally {
     await telemetry.shutdown();
@@ -65,23 +78,33 @@ it('when no exporter is configured, then trace context still propagates through 
   }
 });
 
-it('when no exporter is configured, then spans record nothing and carry the trace on: the caller\'s trace and sampled flag, ids of their own', async () => {
+it("when no exporter is configured, then spans record nothing and carry the trace on: the caller's trace and sampled flag, ids of their own", async () => {
   const saved = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const telemetry = startTelemetry({ serviceName: 'telemetry-test-3' });
   try {
     const tracer = trace.getTracer('test');
     for (const flags of ['01', '00']) {
-      const caller = extractTraceContext({ traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-${flags}`, tracestate: 'vendor=x' });
+      const caller = extractTraceContext({
+        traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-${flags}`,
+        tracestate: 'vendor=x',
+      });
       const span = tracer.startSpan('handle', { kind: SpanKind.SERVER }, caller);
       expect(span.isRecording()).toBe(false);
       expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
       expect(span.spanContext().spanId).not.toBe('00f067aa0ba902b7');
       const headers = injectTraceHeaders({}, trace.setSpan(caller, span));
-      expect(headers).toMatchObject({ traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${span.spanContext().spanId}-${flags}`, tracestate: 'vendor=x' });
+      expect(headers).toMatchObject({
+        traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${span.spanContext().spanId}-${flags}`,
+        tracestate: 'vendor=x',
+      });
     }
     // A new trace is sampled, as under the SDK's default sampler; `root` starts one under any parent.
-    const root = tracer.startSpan('root', { root: true }, extractTraceContext({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' }));
+    const root = tracer.startSpan(
+      'root',
+      { root: true },
+      extractTraceContext({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' }),
+    );
     expect(root.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(root.spanContext().traceId).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(root.spanContext().traceFlags).toBe(1);

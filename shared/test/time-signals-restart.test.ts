@@ -81,13 +81,23 @@ describe('TimeSignals after a restart', () => {
     await slow.stop();
     const job = { name: `test-${col}:time-signals`, type: 'single' };
     const ran = new Date();
-    expect((await db.collection('agendaJobs').updateOne(job, { $set: { lastRunAt: ran, nextRunAt: new Date(ran.getTime() + HOUR) } })).matchedCount).toBe(1);
+    expect(
+      (
+        await db
+          .collection('agendaJobs')
+          .updateOne(job, { $set: { lastRunAt: ran, nextRunAt: new Date(ran.getTime() + HOUR) } })
+      ).matchedCount,
+    ).toBe(1);
 
     const fast = build(200);
     started.push(fast);
     await fast.start();
     await insertCases(col, 1, () => ({ sla_overdue_at: new Date(Date.now() - 1000) }));
-    await waitFor('the overdue event from the restarted scheduler', async () => (await outboxes(col)).case_0.length > 0, 10_000);
+    await waitFor(
+      'the overdue event from the restarted scheduler',
+      async () => (await outboxes(col)).case_0.length > 0,
+      10_000,
+    );
     expect((await outboxes(col)).case_0).toEqual(['case.sla_overdue']);
   });
 });

@@ -19,9 +19,12 @@ export const HOUR = 3_600_000;
 export let db: Db;
 export let started: TimeSignals[] = [];
 
-
-
-export function signal(type: EventType, collection: string, dueField: keyof CaseDoc, event?: SignalDefinition<CaseDoc>['event']): SignalDefinition<CaseDoc> {
+export function signal(
+  type: EventType,
+  collection: string,
+  dueField: keyof CaseDoc,
+  event?: SignalDefinition<CaseDoc>['event'],
+): SignalDefinition<CaseDoc> {
   return {
     type,
     collection,
@@ -37,7 +40,10 @@ export function replica(collection: string, opts: { signals?: SignalDefinition<C
   const signals = new TimeSignals({
     db,
     intervalMs: 200,
-    signals: opts.signals ?? [signal('case.sla_warning', collection, 'sla_warning_at'), signal('case.sla_overdue', collection, 'sla_overdue_at')],
+    signals: opts.signals ?? [
+      signal('case.sla_warning', collection, 'sla_warning_at'),
+      signal('case.sla_overdue', collection, 'sla_overdue_at'),
+    ],
     relay: { kick: (col, id) => void kicks.push(`${col}/${id}`) },
     logger,
     name: `test-${collection}`,
@@ -52,11 +58,19 @@ export async function start(...replicas: { signals: TimeSignals }[]): Promise<vo
 }
 
 /** Due fields with their slot markers, as the record store writes them. */
-export const armed = <F extends Record<string, Date | null>>(fields: F, now = new Date()) => ({ ...fields, ...signalSlots(fields, now) });
+export const armed = <F extends Record<string, Date | null>>(fields: F, now = new Date()) => ({
+  ...fields,
+  ...signalSlots(fields, now),
+});
 
 export type DueFields = Pick<CaseDoc, 'sla_warning_at' | 'sla_overdue_at'>;
 
-export async function insertCases(collection: string, n: number, fields: (i: number) => Partial<DueFields>, opts: { slots?: boolean } = {}): Promise<void> {
+export async function insertCases(
+  collection: string,
+  n: number,
+  fields: (i: number) => Partial<DueFields>,
+  opts: { slots?: boolean } = {},
+): Promise<void> {
   await db.collection<{ _id: string }>(collection).insertMany(
     Array.from({ length: n }, (_, i) => {
       const due: DueFields = { sla_warning_at: null, sla_overdue_at: null, ...fields(i) };

@@ -5,7 +5,8 @@ import { BoundedCache } from '../src/bounded-cache.ts';
 import { ZONE_FORMATTERS_KEPT, canonicalTimeZone, dayIn, zonedMoment, zoneFormattersKept } from '../src/time.ts';
 
 /** `zone` with each letter's case chosen by the bits of n: 2^letters spellings of one zone. */
-const spelling = (zone: string, n: number) => [...zone].map((c, i) => ((n >> i) & 1 ? c.toUpperCase() : c.toLowerCase())).join('');
+const spelling = (zone: string, n: number) =>
+  [...zone].map((c, i) => ((n >> i) & 1 ? c.toUpperCase() : c.toLowerCase())).join('');
 
 describe('canonicalTimeZone', () => {
   it('when a zone is spelt in another case or by an alias, then its canonical name; a UTC offset or an unknown name is none', () => {
@@ -41,7 +42,11 @@ describe('BoundedCache', () => {
     get('a'); // kept: used after b
     get('b'); // dropped for c, made again
     expect(made).toEqual(['a', 'b', 'c', 'b']);
-    expect(() => cache.get('x', () => { throw new RangeError('no'); })).toThrow(RangeError);
+    expect(() =>
+      cache.get('x', () => {
+        throw new RangeError('no');
+      }),
+    ).toThrow(RangeError);
     expect(cache.size).toBe(2);
   });
 });

@@ -14,7 +14,12 @@ let db: Db;
 let views: ViewsRepository<NamedView>;
 
 const at = (n: number) => new Date(Date.UTC(2026, 10, 23, 12, 0, n));
-const view = (id: string, n: number, team = 'team_a'): NamedView => ({ _id: id, team_id: team, as_of: at(n), name: `name ${n}` });
+const view = (id: string, n: number, team = 'team_a'): NamedView => ({
+  _id: id,
+  team_id: team,
+  as_of: at(n),
+  name: `name ${n}`,
+});
 const stored = (id: string) => db.collection<NamedView>('views').findOne({ _id: id });
 
 scratchDatabase('views', (opened) => {
@@ -50,7 +55,9 @@ describe('ViewsRepository.record', () => {
 
   it('when twenty versions of one view are recorded at once in a shuffled order, then the newest is the view', async () => {
     const versions = Array.from({ length: 20 }, (_, n) => view('cli_race', n + 1));
-    const shuffled = [13, 2, 20, 7, 1, 18, 5, 11, 3, 16, 9, 14, 4, 19, 8, 12, 6, 17, 10, 15].map((n) => versions[n - 1]);
+    const shuffled = [13, 2, 20, 7, 1, 18, 5, 11, 3, 16, 9, 14, 4, 19, 8, 12, 6, 17, 10, 15].map(
+      (n) => versions[n - 1],
+    );
     await Promise.all(shuffled.map((v) => views.record(v)));
     expect(await stored('cli_race')).toEqual(view('cli_race', 20));
   });

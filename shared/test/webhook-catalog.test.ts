@@ -33,12 +33,15 @@ test('when the catalog is read, then it lists exactly the events of EVENT_TYPES,
   }
 });
 
-test.each(catalog.map((e) => [e.type, e] as const))('when the example of %s is validated against its schema, then it is valid', (_, entry) => {
-  const validate = validatorOf(entry.schema);
-  const valid = validate(entry.example);
-  expect(validate.errors ?? []).toEqual([]);
-  expect(valid).toBe(true);
-});
+test.each(catalog.map((e) => [e.type, e] as const))(
+  'when the example of %s is validated against its schema, then it is valid',
+  (_, entry) => {
+    const validate = validatorOf(entry.schema);
+    const valid = validate(entry.example);
+    expect(validate.errors ?? []).toEqual([]);
+    expect(valid).toBe(true);
+  },
+);
 
 test('when an example misses a field of its resource, then its schema refuses it', () => {
   const entry = catalog.find((e) => e.type === 'deal.won')!;
@@ -47,12 +50,17 @@ test('when an example misses a field of its resource, then its schema refuses it
   expect(validate({ ...entry.example, data: { object, previous_attributes: null } })).toBe(false);
 });
 
-test.each(catalog.map((e) => [e.type, e] as const))('when %s is compared with the webhooks section of the API document, then both say the same', (type, entry) => {
-  const post = doc.webhooks[type].post;
-  expect(post.description.startsWith(`${entry.description}\n\n`)).toBe(true);
-  const media = post.requestBody.content['application/json'];
-  expect(media.example).toEqual(entry.example);
-  const component: string = media.schema.$ref.replace('#/components/schemas/', '');
-  const asServed = JSON.parse(JSON.stringify(doc.components.schemas[component]).replaceAll('"#/components/schemas/', `"${DOCUMENT_COMPONENTS}`));
-  expect(entry.schema).toEqual(asServed);
-});
+test.each(catalog.map((e) => [e.type, e] as const))(
+  'when %s is compared with the webhooks section of the API document, then both say the same',
+  (type, entry) => {
+    const post = doc.webhooks[type].post;
+    expect(post.description.startsWith(`${entry.description}\n\n`)).toBe(true);
+    const media = post.requestBody.content['application/json'];
+    expect(media.example).toEqual(entry.example);
+    const component: string = media.schema.$ref.replace('#/components/schemas/', '');
+    const asServed = JSON.parse(
+      JSON.stringify(doc.components.schemas[component]).replaceAll('"#/components/schemas/', `"${DOCUMENT_COMPONENTS}`),
+    );
+    expect(entry.schema).toEqual(asServed);
+  },
+);

@@ -9,7 +9,6 @@ import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'work-queue-test.events';
 
-
 interface AttemptJob {
   delivery_id: string;
   webhook_id: string;
@@ -83,7 +82,12 @@ it('when a job is pushed, then it travels as a job envelope with a job id, not a
   expect(body.type).toBe('webhooks.attempt');
   expect(isId('job', body.id)).toBe(true);
   expect(Date.parse(body.created_at)).toBeGreaterThanOrEqual(before - 1000);
-  expect(msg.properties).toMatchObject({ messageId: body.id, type: 'webhooks.attempt', contentType: 'application/json', deliveryMode: 2 });
+  expect(msg.properties).toMatchObject({
+    messageId: body.id,
+    type: 'webhooks.attempt',
+    contentType: 'application/json',
+    deliveryMode: 2,
+  });
   expect(msg.fields.routingKey).toBe(queue);
 });
 
@@ -146,7 +150,11 @@ it('when the handler keeps failing, then the job is retried up to maxAttempts an
   let dead: GetMessage | false = false;
   try {
     await jobs.push(job);
-    await waitFor('dead-lettered', async () => (dead = await ch.get(`${jobs.queue}.dlq`, { noAck: true })) !== false, 10_000);
+    await waitFor(
+      'dead-lettered',
+      async () => (dead = await ch.get(`${jobs.queue}.dlq`, { noAck: true })) !== false,
+      10_000,
+    );
     // Several retry delays' worth: a job still cycling would be handled again.
     await sleep(500);
   } finally {
@@ -158,7 +166,10 @@ it('when the handler keeps failing, then the job is retried up to maxAttempts an
   const body = JSON.parse(msg.content.toString()) as JobMessage<AttemptJob>;
   expect(body.job).toEqual(job);
   expect(msg.properties.messageId).toBe(body.id);
-  expect(msg.properties.headers).toMatchObject({ [ATTEMPT_HEADER]: 3, [LAST_ERROR_HEADER]: 'receiver down (attempt 3)' });
+  expect(msg.properties.headers).toMatchObject({
+    [ATTEMPT_HEADER]: 3,
+    [LAST_ERROR_HEADER]: 'receiver down (attempt 3)',
+  });
   expect(await messageCount(jobs.queue)).toBe(0);
   expect(await messageCount(`${jobs.queue}.retry`)).toBe(0);
   expect(await messageCount(`${jobs.queue}.dlq`)).toBe(0);
@@ -175,11 +186,15 @@ it('when the queue holds a message that is not a job of its type, then it goes t
   try {
     await broker.publishToQueue(event, jobs.queue);
     await other.push({ delivery_id: 'dlv_other', webhook_id: 'wh_1', attempt: 1 });
-    await waitFor('both dead-lettered', async () => {
-      const m = await ch.get(`${jobs.queue}.dlq`, { noAck: true });
-      if (m) dead = [...dead, m];
-      return dead.length === 2;
-    }, 5000);
+    await waitFor(
+      'both dead-lettered',
+      async () => {
+        const m = await ch.get(`${jobs.queue}.dlq`, { noAck: true });
+        if (m) dead = [...dead, m];
+        return dead.length === 2;
+      },
+      5000,
+    );
   } finally {
     await consumer.cancel();
   }
@@ -187,6 +202,7 @@ it('when the queue holds a message that is not a job of its type, then it goes t
   const ids = dead.map((m) => String(m.properties.messageId));
   expect(ids).toContain(event.id);
   expect(ids.filter((id) => id !== event.id)).toEqual([expect.stringMatching(/^job_/)]);
-  for (const m of dead) expect(String(m.properties.headers?.[LAST_ERROR_HEADER])).toMatch(/not a webhooks\.attempt job/);
+  for (const m of dead)
+    expect(String(m.properties.headers?.[LAST_ERROR_HEADER])).toMatch(/not a webhooks\.attempt job/);
   expect(await messageCount(jobs.queue)).toBe(0);
 });

@@ -13,7 +13,12 @@ export type Answer = LightMyRequestResponse | { status: number; body: JsonAnswer
 export function expectError(res: Answer, status: number, code: string, message: string) {
   const body = 'json' in res ? res.json() : res.body;
   const actual = 'statusCode' in res ? res.statusCode : res.status;
-  expect({ status: actual, success: body?.success, code: body?.error?.code, message: body?.error?.message }).toEqual({ status, success: false, code, message });
+  expect({ status: actual, success: body?.success, code: body?.error?.code, message: body?.error?.message }).toEqual({
+    status,
+    success: false,
+    code,
+    message,
+  });
   expect(typeof body.error.details).toBe('object');
   return body.error;
 }
@@ -34,7 +39,13 @@ export function rawRequest(
   opts: { method?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: Record<string, unknown>; body: JsonAnswer }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: opts.method ?? 'GET', path, headers: { 'content-type': 'application/json', ...opts.headers } });
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: opts.method ?? 'GET',
+      path,
+      headers: { 'content-type': 'application/json', ...opts.headers },
+    });
     req.on('response', (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
@@ -50,7 +61,10 @@ export function rawRequest(
  * request line that is not HTTP, a header past the size limit); the answer is read
  * until the server closes the connection.
  */
-export function rawSocketRequest(port: number | string, bytes: string): Promise<{ status: number; headers: Record<string, string>; body: JsonAnswer }> {
+export function rawSocketRequest(
+  port: number | string,
+  bytes: string,
+): Promise<{ status: number; headers: Record<string, string>; body: JsonAnswer }> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port: Number(port) });
     let text = '';
@@ -60,7 +74,9 @@ export function rawSocketRequest(port: number | string, bytes: string): Promise<
     socket.on('close', () => {
       const [head, ...rest] = text.split('\r\n\r\n');
       const [statusLine, ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(rest.join('\r\n\r\n')) });
     });
     socket.end(bytes);

@@ -40,11 +40,21 @@ export function bucketedList<R extends object>(o: BucketedListOptions<R>): Bucke
         get: (query) => o.sut().call(who, { method: 'GET', url: `${o.path}?${query}` }),
       }),
     stored: async (id) => {
-      const record = await db().collection(o.collection).findOne({ _id: id as never });
+      const record = await db()
+        .collection(o.collection)
+        .findOne({ _id: id as never });
       if (!record) throw new Error(`no ${o.collection} record ${id} is stored`);
       return record as unknown as R;
     },
     expectBackfillKeepsPages: (who, template, legacy) =>
-      expectBackfillKeepsPages({ db: db(), collection: o.collection, teamId: who.teamId, sortKeys: o.sortKeys, template, repository: o.repository, ...legacy }),
+      expectBackfillKeepsPages({
+        db: db(),
+        collection: o.collection,
+        teamId: who.teamId,
+        sortKeys: o.sortKeys,
+        template,
+        repository: o.repository,
+        ...legacy,
+      }),
   };
 }

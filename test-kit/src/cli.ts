@@ -13,7 +13,10 @@ export interface CliRun {
 /** `node gateway/src/cli/main.ts ...args` with the test's environment plus `env`. */
 export function runCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliRun> {
   return new Promise((done, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'gateway/src/cli/main.ts'), ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' } });
+    const child = spawn(process.execPath, [join(ROOT, 'gateway/src/cli/main.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, NODE_OPTIONS: '' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));

@@ -49,7 +49,8 @@ function strict(schema: unknown): unknown {
   return out;
 }
 
-const localRefs = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${ROOT}#/$defs/`));
+const localRefs = (schema: unknown) =>
+  JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${ROOT}#/$defs/`));
 
 export class Contract {
   readonly document: OpenApiDocument;

@@ -29,13 +29,19 @@ export async function tapEvents(exchange: string, patterns: string[] = ['#']): P
   for (const p of [...patterns, MARKER]) await ch.bindQueue(queue, exchange, p);
   const events: DomainEvent[] = [];
   const markers = new Set<string>();
-  await ch.consume(queue, (msg) => {
-    if (!msg) return;
-    if (msg.fields.routingKey === MARKER) markers.add(msg.content.toString());
-    else events.push(JSON.parse(msg.content.toString()));
-  }, { noAck: true });
+  await ch.consume(
+    queue,
+    (msg) => {
+      if (!msg) return;
+      if (msg.fields.routingKey === MARKER) markers.add(msg.content.toString());
+      else events.push(JSON.parse(msg.content.toString()));
+    },
+    { noAck: true },
+  );
   const of = (type: string, objectId?: string) =>
-    events.filter((e) => e.type === type && (objectId === undefined || (e.data.object as { id?: string }).id === objectId));
+    events.filter(
+      (e) => e.type === type && (objectId === undefined || (e.data.object as { id?: string }).id === objectId),
+    );
   return {
     events,
     of,

@@ -45,7 +45,11 @@ export interface HttpsReceiver {
   close(): Promise<void>;
 }
 
-const answerOk: ReceiverHandler = () => ({ status: 200, body: '{"received":true}', headers: { 'content-type': 'application/json' } });
+const answerOk: ReceiverHandler = () => ({
+  status: 200,
+  body: '{"received":true}',
+  headers: { 'content-type': 'application/json' },
+});
 
 /**
  * Starts a receiver; the default handler answers 200. `tls` replaces the test

@@ -31,9 +31,18 @@ export interface ListUnderTest {
   api(query: string): Promise<IdsPage>;
 }
 
-export async function plainIds(db: Db, collection: string, filter: object, sort: Record<string, 1 | -1>, skip: number, limit: number): Promise<IdsPage> {
+export async function plainIds(
+  db: Db,
+  collection: string,
+  filter: object,
+  sort: Record<string, 1 | -1>,
+  skip: number,
+  limit: number,
+): Promise<IdsPage> {
   const col = db.collection(collection);
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip, limit }).toArray()).map((r) => String(r._id));
+  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip, limit }).toArray()).map((r) =>
+    String(r._id),
+  );
   return { ids, total: await col.countDocuments(filter) };
 }
 
@@ -47,18 +56,42 @@ export async function bucketIds(
   limit: number,
   days?: DayRange,
 ): Promise<IdsPage | null> {
-  const page = await lists.page<{ _id: string }>({ teamId, equal, days, direction, skip, limit, projection: { _id: 1 } });
+  const page = await lists.page<{ _id: string }>({
+    teamId,
+    equal,
+    days,
+    direction,
+    skip,
+    limit,
+    projection: { _id: 1 },
+  });
   return page && { ids: page.records.map((r) => r._id), total: page.total };
 }
 
 /** For every check and window ([page, limit]): the API's page, the plain query's and the buckets' are the same. */
-export async function expectSamePages(list: ListUnderTest, teamId: string, checks: PageCheck[], windows: [number, number][]): Promise<void> {
+export async function expectSamePages(
+  list: ListUnderTest,
+  teamId: string,
+  checks: PageCheck[],
+  windows: [number, number][],
+): Promise<void> {
   for (const { query, equal, direction, range } of checks) {
     for (const [page, limit] of windows) {
       const skip = (page - 1) * limit;
-      const plain = await plainIds(list.db, list.collection, { team_id: teamId, ...equal, ...range?.filter }, storeSort(list.sortKeys, direction), skip, limit);
+      const plain = await plainIds(
+        list.db,
+        list.collection,
+        { team_id: teamId, ...equal, ...range?.filter },
+        storeSort(list.sortKeys, direction),
+        skip,
+        limit,
+      );
       const seen = { query, page, limit };
-      expect({ ...seen, api: await list.api(`${query}&page=${page}&limit=${limit}`), buckets: await bucketIds(list.lists, teamId, equal, direction, skip, limit, range?.days) }).toEqual({
+      expect({
+        ...seen,
+        api: await list.api(`${query}&page=${page}&limit=${limit}`),
+        buckets: await bucketIds(list.lists, teamId, equal, direction, skip, limit, range?.days),
+      }).toEqual({
         ...seen,
         api: plain,
         buckets: plain,
@@ -68,7 +101,9 @@ export async function expectSamePages(list: ListUnderTest, teamId: string, check
 }
 
 /** A list as its API answers it: `get` sends GET of the list with a query string. */
-export function listThroughApi(list: Omit<ListUnderTest, 'api'> & { get: (query: string) => Promise<LightMyRequestResponse> }): ListUnderTest {
+export function listThroughApi(
+  list: Omit<ListUnderTest, 'api'> & { get: (query: string) => Promise<LightMyRequestResponse> },
+): ListUnderTest {
   const { get, ...rest } = list;
   return {
     ...rest,
@@ -84,7 +119,11 @@ export function listThroughApi(list: Omit<ListUnderTest, 'api'> & { get: (query:
 /** A repository's list as a service's records are read before and after the backfill of its buckets. */
 export interface ListedRepository {
   lists: ListBuckets;
-  list(teamId: string, filter: object, page: { page: number; limit: number }): Promise<{ records: { _id: string }[]; total: number }>;
+  list(
+    teamId: string,
+    filter: object,
+    page: { page: number; limit: number },
+  ): Promise<{ records: { _id: string }[]; total: number }>;
 }
 
 export interface LegacyRecordsCheck<R extends object> {
@@ -115,9 +154,12 @@ export async function expectBackfillKeepsPages<R extends object>(check: LegacyRe
   const db = client.db(`${check.db.databaseName}_legacy`);
   try {
     const { list_bucket: _marker, ...fields } = check.template as R & { list_bucket?: string };
-    await db.collection(check.collection).insertMany(Array.from({ length: check.count }, (_, i) => check.legacy(fields, i)));
+    await db
+      .collection(check.collection)
+      .insertMany(Array.from({ length: check.count }, (_, i) => check.legacy(fields, i)));
     const before = check.repository(db);
-    const plain = (direction: 1 | -1) => plainIds(db, check.collection, { team_id: check.teamId }, storeSort(check.sortKeys, direction), 5, 5);
+    const plain = (direction: 1 | -1) =>
+      plainIds(db, check.collection, { team_id: check.teamId }, storeSort(check.sortKeys, direction), 5, 5);
     expect(await bucketIds(before.lists, check.teamId, {}, check.direction, 5, 5)).toBeNull();
     const page = await before.list(check.teamId, {}, { page: 2, limit: 5 });
     expect({ ids: page.records.map((r) => r._id), total: page.total }).toEqual(await plain(check.direction));
@@ -125,7 +167,8 @@ export async function expectBackfillKeepsPages<R extends object>(check: LegacyRe
     await before.lists.backfill();
     // Another process, started after the backfill.
     const after = check.repository(db);
-    for (const direction of [1, -1] as const) expect(await bucketIds(after.lists, check.teamId, check.equal, direction, 5, 5)).toEqual(await plain(direction));
+    for (const direction of [1, -1] as const)
+      expect(await bucketIds(after.lists, check.teamId, check.equal, direction, 5, 5)).toEqual(await plain(direction));
     expect((await plain(-1)).total).toBe(check.count);
   } finally {
     await db.dropDatabase();

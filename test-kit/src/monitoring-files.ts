@@ -18,11 +18,27 @@ export function alertRules(): AlertRule[] {
 }
 
 export function dashboardExpressions(): string[] {
-  const dashboard = JSON.parse(readFileSync(join(MONITORING, 'grafana', 'lpm-dashboard.json'), 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+  const dashboard = JSON.parse(readFileSync(join(MONITORING, 'grafana', 'lpm-dashboard.json'), 'utf8')) as {
+    panels: { targets?: { expr: string }[] }[];
+  };
   return dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 }
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
+]);
 
 /** The series names of a PromQL expression: identifiers that are not functions, keywords, labels, strings or durations. */
 export function seriesIn(expr: string): string[] {

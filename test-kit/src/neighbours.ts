@@ -25,7 +25,15 @@ export class Neighbours {
   }
 
   addClient(teamId: string, name: string, email: string | null = null): ClientFacts {
-    const facts: ClientFacts = { id: newId('cli'), name, type: 'PF', email, phone: null, status: 'active', updated_at: new Date().toISOString() };
+    const facts: ClientFacts = {
+      id: newId('cli'),
+      name,
+      type: 'PF',
+      email,
+      phone: null,
+      status: 'active',
+      updated_at: new Date().toISOString(),
+    };
     this.clients.set(facts.id, { teamId, record: facts });
     return facts;
   }
@@ -43,15 +51,23 @@ export class Neighbours {
   }
 
   /** The lookups a domain is given: each answers only for the record's own team. */
-  readonly caseLookup = { facts: async (who: { teamId: string }, id: string) => ownedBy(this.cases.get(id), who.teamId) };
-  readonly clientLookup = { facts: async (who: { teamId: string }, id: string) => ownedBy(this.clients.get(id), who.teamId) };
-  readonly dealLookup = { exists: async (who: { teamId: string }, id: string) => ownedBy(this.deals.get(id), who.teamId) !== null };
+  readonly caseLookup = {
+    facts: async (who: { teamId: string }, id: string) => ownedBy(this.cases.get(id), who.teamId),
+  };
+  readonly clientLookup = {
+    facts: async (who: { teamId: string }, id: string) => ownedBy(this.clients.get(id), who.teamId),
+  };
+  readonly dealLookup = {
+    exists: async (who: { teamId: string }, id: string) => ownedBy(this.deals.get(id), who.teamId) !== null,
+  };
   readonly userDirectory = {
     find: async (teamId: string, ids: string[]) =>
-      new Map(ids.flatMap((id) => {
-        const user = ownedBy(this.users.get(id), teamId);
-        return user ? [[id, user] as const] : [];
-      })),
+      new Map(
+        ids.flatMap((id) => {
+          const user = ownedBy(this.users.get(id), teamId);
+          return user ? [[id, user] as const] : [];
+        }),
+      ),
   };
 }
 

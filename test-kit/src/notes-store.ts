@@ -12,4 +12,11 @@ export interface Note {
 
 /** Notes in `db`'s `notes` collection; their events go nowhere. */
 export const notesStore = (db: Db): RecordStore<Note> =>
-  new RecordStore<Note>({ db, collection: 'notes', relay: { kick: () => {} }, idKind: 'cli', noun: 'note', notFound: () => notFound('Note not found') });
+  new RecordStore<Note>({
+    db,
+    collection: 'notes',
+    relay: { kick: () => {} },
+    idKind: 'cli',
+    noun: 'note',
+    notFound: () => notFound('Note not found'),
+  });

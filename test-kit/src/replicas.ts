@@ -21,12 +21,21 @@ export interface Replicas {
   /** The prefix of the replicas' database names (MONGO_DB_PREFIX): their database is this and the service's name. */
   readonly dbPrefix: string;
   /** A request to the first replica for `who`, as the gateway sends it. */
-  send(who: Identity, method: string, path: string, body?: unknown): Promise<{ status: number; body: { data: JsonAnswer } }>;
+  send(
+    who: Identity,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: { data: JsonAnswer } }>;
   stop(): Promise<void>;
 }
 
 /** Prepares names first (`exchange`), so a test can tap the exchange before the replicas start with `start()`. */
-export async function replicasOf(service: ServiceName, name: string, count = 2): Promise<Replicas & { start(env?: NodeJS.ProcessEnv): Promise<void> }> {
+export async function replicasOf(
+  service: ServiceName,
+  name: string,
+  count = 2,
+): Promise<Replicas & { start(env?: NodeJS.ProcessEnv): Promise<void> }> {
   const base = await freePortBlock(count);
   const prefix = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const exchange = `${prefix}events`;
@@ -41,10 +50,23 @@ export async function replicasOf(service: ServiceName, name: string, count = 2):
         spawn(process.execPath, [`services/${service}/src/server.ts`], {
           cwd: root,
           stdio: ['ignore', 'ignore', 'inherit'],
-          env: { ...process.env, PORT: String(base + i), MONGO_DB_PREFIX: prefix, AMQP_EXCHANGE: exchange, INTERNAL_TOKEN: token, SCHEDULER_INTERVAL: '250ms', LOG_LEVEL: 'warn', ...env },
+          env: {
+            ...process.env,
+            PORT: String(base + i),
+            MONGO_DB_PREFIX: prefix,
+            AMQP_EXCHANGE: exchange,
+            INTERNAL_TOKEN: token,
+            SCHEDULER_INTERVAL: '250ms',
+            LOG_LEVEL: 'warn',
+            ...env,
+          },
         }),
       );
-      await waitFor(`${count} replicas of ${service}`, async () => (await Promise.all(processes.map((_, i) => isListening(base + i)))).every(Boolean), 30_000);
+      await waitFor(
+        `${count} replicas of ${service}`,
+        async () => (await Promise.all(processes.map((_, i) => isListening(base + i)))).every(Boolean),
+        30_000,
+      );
     },
     async send(who, method, path, body) {
       const res = await fetch(`http://127.0.0.1:${base}${path}`, {
@@ -55,7 +77,11 @@ export async function replicasOf(service: ServiceName, name: string, count = 2):
       return { status: res.status, body: (await res.json()) as { data: JsonAnswer } };
     },
     async stop() {
-      await Promise.all(processes.map((p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM'))))));
+      await Promise.all(
+        processes.map(
+          (p) => new Promise((done) => (p.exitCode !== null ? done(null) : (p.once('exit', done), p.kill('SIGTERM')))),
+        ),
+      );
     },
   };
 }

@@ -15,8 +15,13 @@ export interface ResourceCalls {
 }
 
 /** `sut` is read at each call: a suite starts its service in beforeAll. */
-export function resourceCalls(sut: () => ServiceUnderTest, path: string, defaults: Record<string, unknown>): ResourceCalls {
-  const call = (who: Identity, method: Method, url: string, payload?: unknown) => sut().call(who, { method, url, payload: payload as never });
+export function resourceCalls(
+  sut: () => ServiceUnderTest,
+  path: string,
+  defaults: Record<string, unknown>,
+): ResourceCalls {
+  const call = (who: Identity, method: Method, url: string, payload?: unknown) =>
+    sut().call(who, { method, url, payload: payload as never });
   return {
     call,
     create: async (who, body = {}) => {

@@ -36,7 +36,12 @@ export interface RunningSystem {
   team(name?: string, ...extra: string[]): IssuedTeam;
   request(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
   /** A JSON request whose answer must match the OpenAPI document (test-kit/src/contract.ts), or it throws. */
-  call<T = JsonAnswer>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Envelope<T>; headers: Headers }>;
+  call<T = JsonAnswer>(
+    key: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: Envelope<T>; headers: Headers }>;
   stop(): Promise<void>;
 }
 
@@ -65,7 +70,11 @@ export function systemEnv(name: string, base: number, extraEnv: NodeJS.ProcessEn
 }
 
 /** `name` keeps this suite's databases, Redis keys and exchange apart from other suites of the run. */
-export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessEnv = {}, options: SystemOptions = {}): Promise<RunningSystem> {
+export async function startRunningSystem(
+  name: string,
+  extraEnv: NodeJS.ProcessEnv = {},
+  options: SystemOptions = {},
+): Promise<RunningSystem> {
   // A port found free can still be taken before the launcher listens on it: then again, elsewhere.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -76,12 +85,25 @@ export async function startRunningSystem(name: string, extraEnv: NodeJS.ProcessE
   }
 }
 
-async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, options: SystemOptions): Promise<RunningSystem> {
+async function startOnFreePorts(
+  name: string,
+  extraEnv: NodeJS.ProcessEnv,
+  options: SystemOptions,
+): Promise<RunningSystem> {
   const base = await freePortBlock(portBlockSize(options.extraPorts));
   const env = systemEnv(name, base, extraEnv);
-  const launcher = await startSystem(env, undefined, undefined, options.replicas ? ['--replicas', options.replicas] : []);
+  const launcher = await startSystem(
+    env,
+    undefined,
+    undefined,
+    options.replicas ? ['--replicas', options.replicas] : [],
+  );
   const admin = (...args: string[]) => {
-    const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args, '--json'], { cwd: root, env, encoding: 'utf8' });
+    const res = spawnSync(process.execPath, ['gateway/src/cli/main.ts', ...args, '--json'], {
+      cwd: root,
+      env,
+      encoding: 'utf8',
+    });
     if (res.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${res.stderr}`);
     return JSON.parse(res.stdout);
   };
@@ -99,7 +121,9 @@ async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, optio
     env,
     launcher,
     pidOf(processName) {
-      const pids = [...launcher.output().matchAll(new RegExp(`\\[start\\] ${processName} pid (\\d+)`, 'g'))].map((m) => Number(m[1]));
+      const pids = [...launcher.output().matchAll(new RegExp(`\\[start\\] ${processName} pid (\\d+)`, 'g'))].map((m) =>
+        Number(m[1]),
+      );
       if (!pids.length) throw new Error(`the launcher printed no pid for ${processName}`);
       return pids[pids.length - 1];
     },
@@ -107,14 +131,27 @@ async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, optio
     team(teamName, ...extra) {
       const n = ++teams;
       teamName ??= `Team ${n}`;
-      return admin('team', 'create', '--name', teamName, '--plan', 'enterprise', '--owner-name', `Owner of ${teamName}`, '--owner-email', `owner${n}@${name}.example`, ...extra);
+      return admin(
+        'team',
+        'create',
+        '--name',
+        teamName,
+        '--plan',
+        'enterprise',
+        '--owner-name',
+        `Owner of ${teamName}`,
+        '--owner-email',
+        `owner${n}@${name}.example`,
+        ...extra,
+      );
     },
     request,
     async call(key, method, path, body) {
       const res = await request(path, { method, key, body: body === undefined ? undefined : JSON.stringify(body) });
       const answer = (await res.json()) as Envelope;
       const problem = contract().check(method, path, res.status, answer);
-      if (problem) throw new Error(`the answer does not match openapi/openapi.json: ${problem}\n${JSON.stringify(answer)}`);
+      if (problem)
+        throw new Error(`the answer does not match openapi/openapi.json: ${problem}\n${JSON.stringify(answer)}`);
       return { status: res.status, body: answer, headers: res.headers };
     },
     async stop() {
@@ -130,7 +167,11 @@ async function startOnFreePorts(name: string, extraEnv: NodeJS.ProcessEnv, optio
  * A running system for a suite: started before its tests, handed to `ready` (which
  * keeps it and issues what the tests share), and stopped after them.
  */
-export function systemForSuite(name: string, extraEnv: NodeJS.ProcessEnv, ready: (sys: RunningSystem) => void | Promise<void>): void {
+export function systemForSuite(
+  name: string,
+  extraEnv: NodeJS.ProcessEnv,
+  ready: (sys: RunningSystem) => void | Promise<void>,
+): void {
   let sys: RunningSystem | undefined;
   beforeAll(async () => {
     sys = await startRunningSystem(name, extraEnv);

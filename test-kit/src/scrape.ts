@@ -27,7 +27,9 @@ export async function scrape(url: string): Promise<Scrape> {
 
 /** The sum of the series named `name` whose labels include every one of `labels` (e.g. `outcome="acked"`). */
 export function total(s: Scrape, name: string, ...labels: string[]): number {
-  return s.samples.filter((x) => x.name === name && labels.every((l) => x.labels.includes(l))).reduce((sum, x) => sum + x.value, 0);
+  return s.samples
+    .filter((x) => x.name === name && labels.every((l) => x.labels.includes(l)))
+    .reduce((sum, x) => sum + x.value, 0);
 }
 
 /** The series names a family serves: a histogram's _bucket, _sum and _count, a summary's _sum and _count. */

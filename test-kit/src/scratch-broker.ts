@@ -16,7 +16,12 @@ export interface ScratchBroker {
 
 export async function scratchBroker(exchange: string, connectionName?: string): Promise<ScratchBroker> {
   const url = process.env.AMQP_URL!;
-  const broker = await Broker.connect({ url, exchange, logger: quietLogger, ...(connectionName ? { connectionName } : {}) });
+  const broker = await Broker.connect({
+    url,
+    exchange,
+    logger: quietLogger,
+    ...(connectionName ? { connectionName } : {}),
+  });
   const raw: ChannelModel = await amqpConnect(url);
   const ch = await raw.createChannel();
   const declared = new Set<string>();

@@ -18,13 +18,16 @@ export async function startScriptedService(): Promise<ScriptedService> {
     requests.push({ method: req.method ?? '', url: req.url ?? '' });
     req.resume();
     const { status, body, delayMs } = reply;
-    req.on('end', () => setTimeout(() => res.writeHead(status, { 'content-type': 'application/json' }).end(body), delayMs));
+    req.on('end', () =>
+      setTimeout(() => res.writeHead(status, { 'content-type': 'application/json' }).end(body), delayMs),
+    );
   });
   const port = await listenOnLoopback(server, 'scripted service');
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    answer: (status, body, delayMs = 0) => (reply = { status, body: typeof body === 'string' ? body : JSON.stringify(body), delayMs }),
+    answer: (status, body, delayMs = 0) =>
+      (reply = { status, body: typeof body === 'string' ? body : JSON.stringify(body), delayMs }),
     close: () => new Promise((done) => server.close(() => done())),
   };
 }

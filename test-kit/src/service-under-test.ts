@@ -56,9 +56,19 @@ function scratchDbName(service: string): string {
   return `${process.env.MONGO_DB_PREFIX}${service}_${randomBytes(4).toString('hex')}`;
 }
 
-export async function startServiceUnderTest<T extends object>(opts: ServiceUnderTestOptions<T>): Promise<T & ServiceUnderTest> {
-  const store = await openStore({ url: opts.mongoUrl ?? process.env.MONGO_URL!, dbName: opts.dbName ?? scratchDbName(opts.name), entities: opts.entities });
-  const built = await opts.build({ db: store.db, internalToken: INTERNAL_TOKEN, logger: process.env.DEBUG_LOG ? { level: 'error' } : false });
+export async function startServiceUnderTest<T extends object>(
+  opts: ServiceUnderTestOptions<T>,
+): Promise<T & ServiceUnderTest> {
+  const store = await openStore({
+    url: opts.mongoUrl ?? process.env.MONGO_URL!,
+    dbName: opts.dbName ?? scratchDbName(opts.name),
+    entities: opts.entities,
+  });
+  const built = await opts.build({
+    db: store.db,
+    internalToken: INTERNAL_TOKEN,
+    logger: process.env.DEBUG_LOG ? { level: 'error' } : false,
+  });
   const { app } = built;
   const answers = checkWholeAnswers(app);
   await app.ready();

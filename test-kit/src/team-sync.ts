@@ -6,7 +6,10 @@ import type { SyncState } from '@lpm/shared/jobs/team-syncs';
  * service answers 202, until it answers 200; resolves with that answer's state and
  * every status seen. Anything else rejects.
  */
-export async function askUntilDone(ask: () => Promise<LightMyRequestResponse>, timeoutMs = 30_000): Promise<SyncState & { statuses: number[] }> {
+export async function askUntilDone(
+  ask: () => Promise<LightMyRequestResponse>,
+  timeoutMs = 30_000,
+): Promise<SyncState & { statuses: number[] }> {
   const deadline = Date.now() + timeoutMs;
   const statuses: number[] = [];
   for (;;) {

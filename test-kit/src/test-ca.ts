@@ -40,19 +40,55 @@ export function createTestTls(dir: string, keepExtraCa?: string): TestTls {
   mkdirSync(dir, { recursive: true });
   const p = testTlsPaths(dir);
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(dir, 'req', '-x509', ...key, '-keyout', p.caKey, '-out', p.caCert, '-days', '7', '-subj', '/CN=LPM Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl(
+    dir,
+    'req',
+    '-x509',
+    ...key,
+    '-keyout',
+    p.caKey,
+    '-out',
+    p.caCert,
+    '-days',
+    '7',
+    '-subj',
+    '/CN=LPM Test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   const csr = join(dir, 'server.csr');
   const ext = join(dir, 'server.ext');
-  writeFileSync(ext, [
-    'basicConstraints=CA:FALSE',
-    'keyUsage=critical,digitalSignature',
-    'extendedKeyUsage=serverAuth',
-    'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
-  ].join('\n'));
+  writeFileSync(
+    ext,
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+    ].join('\n'),
+  );
   openssl(dir, 'req', ...key, '-keyout', p.serverKey, '-out', csr, '-subj', '/CN=localhost');
-  openssl(dir, 'x509', '-req', '-in', csr, '-CA', p.caCert, '-CAkey', p.caKey, '-set_serial', `0x${Date.now().toString(16)}`,
-    '-days', '7', '-extfile', ext, '-out', p.serverCert);
+  openssl(
+    dir,
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    p.caCert,
+    '-CAkey',
+    p.caKey,
+    '-set_serial',
+    `0x${Date.now().toString(16)}`,
+    '-days',
+    '7',
+    '-extfile',
+    ext,
+    '-out',
+    p.serverCert,
+  );
   const kept = keepExtraCa && existsSync(keepExtraCa) ? readFileSync(keepExtraCa, 'utf8') : '';
   writeFileSync(p.caBundle, `${readFileSync(p.caCert, 'utf8')}\n${kept}`);
   return p;

@@ -55,7 +55,10 @@ export async function startSignalReplicas(opts: SignalReplicasOptions): Promise<
     call: (method, path, body) => replicas.send(opts.team, method, path, body),
     async settle() {
       await sweptByEvery(db, `${opts.service}:time-signals`, count, new Date());
-      await waitFor(`no unpublished event in ${opts.collection}`, async () => (await db.collection(opts.collection).countDocuments({ outbox_pending: true })) === 0);
+      await waitFor(
+        `no unpublished event in ${opts.collection}`,
+        async () => (await db.collection(opts.collection).countDocuments({ outbox_pending: true })) === 0,
+      );
       await tap.caughtUp();
     },
     async stop() {
@@ -79,7 +82,11 @@ async function sweptByEvery(db: Db, jobName: string, count: number, since: Date)
   const runs = new Set<number>();
   await waitFor(`a sweep by each of ${count} replicas`, async () => {
     const job = await db.collection(AGENDA_JOBS).findOne({ name: jobName });
-    const [ran, finished, by] = [job?.lastRunAt as Date | null, job?.lastFinishedAt as Date | null, job?.lastModifiedBy as string | null];
+    const [ran, finished, by] = [
+      job?.lastRunAt as Date | null,
+      job?.lastFinishedAt as Date | null,
+      job?.lastModifiedBy as string | null,
+    ];
     if (ran && finished && ran > since && finished >= ran) {
       runs.add(ran.getTime());
       if (by) replicas.add(by);
@@ -89,7 +96,15 @@ async function sweptByEvery(db: Db, jobName: string, count: number, since: Date)
 }
 
 /** Sweeps as `count` replicas would, at `at`; their sweep() alone, never scheduled. */
-export function sweepsAt(db: Db, name: string, signals: SignalDefinition[], count = 2): (at: Date) => Promise<number[]> {
-  const sweepers = Array.from({ length: count }, () => new TimeSignals({ db, intervalMs: 60_000, signals, relay: { kick: () => {} }, logger: quietLogger, name }));
+export function sweepsAt(
+  db: Db,
+  name: string,
+  signals: SignalDefinition[],
+  count = 2,
+): (at: Date) => Promise<number[]> {
+  const sweepers = Array.from(
+    { length: count },
+    () => new TimeSignals({ db, intervalMs: 60_000, signals, relay: { kick: () => {} }, logger: quietLogger, name }),
+  );
   return (at) => Promise.all(sweepers.map((s) => s.sweep(at)));
 }

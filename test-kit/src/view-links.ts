@@ -8,6 +8,8 @@ import { ClientLinks, type ClientLookup } from '@lpm/shared/views/client-links';
 import { CLIENT_VIEWS, type ClientView } from '@lpm/shared/views/client-view-entity';
 import { ViewsRepository } from '@lpm/shared/views/views-repository';
 
-export const clientLinksOn = (db: Db, lookup: ClientLookup) => new ClientLinks(lookup, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+export const clientLinksOn = (db: Db, lookup: ClientLookup) =>
+  new ClientLinks(lookup, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
 
-export const caseLinksOn = (db: Db, lookup: CaseLookup) => new CaseLinks(lookup, new ViewsRepository<CaseView>(db, CASE_VIEWS));
+export const caseLinksOn = (db: Db, lookup: CaseLookup) =>
+  new CaseLinks(lookup, new ViewsRepository<CaseView>(db, CASE_VIEWS));

@@ -22,5 +22,6 @@ export function checkWholeAnswers(app: FastifyInstance, document: Contract = con
 
 /** Throws when any answer was not whole. */
 export function assertWholeAnswers(problems: string[]): void {
-  if (problems.length) throw new Error(`answers that differ from their response schema:\n${[...new Set(problems)].join('\n')}`);
+  if (problems.length)
+    throw new Error(`answers that differ from their response schema:\n${[...new Set(problems)].join('\n')}`);
 }

@@ -26,9 +26,7 @@ import type { AuthFailureDecision, AuthFailures } from '../limits/auth-failures.
 import type { PrincipalCache } from './principal-cache.ts';
 
 export type Authentication =
-  | { principal: Principal }
-  | { refused: 'Missing API key' | 'Invalid API key' }
-  | { throttled: AuthFailureDecision };
+  { principal: Principal } | { refused: 'Missing API key' | 'Invalid API key' } | { throttled: AuthFailureDecision };
 
 const BEARER_RE = /^Bearer +(\S+)$/i;
 
@@ -56,7 +54,10 @@ export class Authenticator {
     return found ? { principal: found } : this.lookedUp(key, digest, address);
   }
 
-  private async chargedRefusal(refused: { refused: 'Missing API key' | 'Invalid API key' }, address: string): Promise<Authentication> {
+  private async chargedRefusal(
+    refused: { refused: 'Missing API key' | 'Invalid API key' },
+    address: string,
+  ): Promise<Authentication> {
     const charge = await this.failures.charge(address);
     return charge.allowed ? refused : { throttled: charge };
   }

@@ -24,7 +24,10 @@ export const trustedProxies = (raw: string | undefined): TrustedProxies => {
     if (hops > MAX_HOPS) throw new Error(`a hop count must be from 0 to ${MAX_HOPS}`);
     return hops;
   }
-  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of list) {
     try {
       proxyAddr.compile(entry);

@@ -130,7 +130,13 @@ export class PrincipalCache {
     if (entry === undefined || entry.expiresAt > now) return entry;
     const poll = this.changes?.latest;
     const lookedUpAt = entry.expiresAt - this.ttlMs;
-    if (poll !== undefined && entry.version === poll.version && now - poll.startedAt < this.ttlMs && now - lookedUpAt < this.maxAgeMs) return entry;
+    if (
+      poll !== undefined &&
+      entry.version === poll.version &&
+      now - poll.startedAt < this.ttlMs &&
+      now - lookedUpAt < this.maxAgeMs
+    )
+      return entry;
     this.hits.delete(id);
     return undefined;
   }

@@ -47,7 +47,8 @@ const keyLines = (apiKey: string, key: ApiKey) => [
 
 export const COMMANDS: Record<string, Command> = {
   'team create': {
-    usage: 'team create --name NAME --plan starter|professional|enterprise --owner-name NAME --owner-email EMAIL [--timezone TZ]',
+    usage:
+      'team create --name NAME --plan starter|professional|enterprise --owner-name NAME --owner-email EMAIL [--timezone TZ]',
     required: ['name', 'plan', 'owner-name', 'owner-email'],
     optional: ['timezone'],
     async run(accounts, o) {
@@ -74,7 +75,10 @@ export const COMMANDS: Record<string, Command> = {
     optional: [],
     async run(accounts, o) {
       const user = await accounts.createUser({ teamId: o.team, name: o.name, email: o.email });
-      return { json: { user: userShape(user) }, text: [`user:     ${user.id} ${user.name} <${user.email}> in ${user.team_id}`] };
+      return {
+        json: { user: userShape(user) },
+        text: [`user:     ${user.id} ${user.name} <${user.email}> in ${user.team_id}`],
+      };
     },
   },
   'key create': {
@@ -92,7 +96,10 @@ export const COMMANDS: Record<string, Command> = {
     optional: [],
     async run(accounts, o) {
       const key = await accounts.revokeKey(o.key);
-      return { json: { key_id: key.id, revoked: true }, text: [`key ${key.id} revoked at ${key.revoked_at?.toISOString()}`] };
+      return {
+        json: { key_id: key.id, revoked: true },
+        text: [`key ${key.id} revoked at ${key.revoked_at?.toISOString()}`],
+      };
     },
   },
   'team plan': {
@@ -101,7 +108,10 @@ export const COMMANDS: Record<string, Command> = {
     optional: [],
     async run(accounts, o) {
       const team = await accounts.setPlan(o.team, o.plan);
-      return { json: { team: teamShape(team) }, text: [`team:     ${team.id} ${team.name} is now on plan ${team.plan}`] };
+      return {
+        json: { team: teamShape(team) },
+        text: [`team:     ${team.id} ${team.name} is now on plan ${team.plan}`],
+      };
     },
   },
 };
@@ -118,7 +128,9 @@ export const DLQ_COMMANDS: Record<string, BrokerCommand> = {
         json: r,
         text: [
           `${r.dlq}: ${r.count} message(s)`,
-          ...r.messages.map((m) => `  ${m.id ?? '-'} ${m.type ?? '-'} attempt ${m.attempt ?? '-'}: ${m.last_error ?? '-'}`),
+          ...r.messages.map(
+            (m) => `  ${m.id ?? '-'} ${m.type ?? '-'} attempt ${m.attempt ?? '-'}: ${m.last_error ?? '-'}`,
+          ),
         ],
       };
     },
@@ -149,8 +161,8 @@ export const HELP = [
   'Errors go to stderr with a non-zero exit code (2: bad arguments or values, 1: the command could not be done).',
   'The store is MONGO_URL (database <MONGO_DB_PREFIX>gateway, prefix lpm_ by default);',
   'without MONGO_URL, the local store of `npm start`, started for the command if it is not running.',
-  'The dlq commands use AMQP_URL (amqp://guest:guest@127.0.0.1:5672 by default); QUEUE is the consumer\'s',
-  'full queue name (<AMQP_EXCHANGE>.<name>), its DLQ QUEUE.dlq; <AMQP_EXCHANGE>.unrouted is the exchange\'s',
+  "The dlq commands use AMQP_URL (amqp://guest:guest@127.0.0.1:5672 by default); QUEUE is the consumer's",
+  "full queue name (<AMQP_EXCHANGE>.<name>), its DLQ QUEUE.dlq; <AMQP_EXCHANGE>.unrouted is the exchange's",
   'parking queue (events published before a queue was bound for them), replayed to the exchange.',
 ].join('\n');
 
@@ -165,7 +177,8 @@ export function resolveCommand(positionals: string[], given: Options): { command
     }
   }
   for (const option of command.required) {
-    if (given[option] === undefined || given[option].trim() === '') throw new UsageError(`--${option} is required (${command.usage})`);
+    if (given[option] === undefined || given[option].trim() === '')
+      throw new UsageError(`--${option} is required (${command.usage})`);
   }
   return { command, options: given };
 }

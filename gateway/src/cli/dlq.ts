@@ -63,7 +63,10 @@ function describe(m: GetMessage): DeadMessage {
 
 /** Runs `work` on a confirm channel of a fresh connection to a node of `url`, then closes it. */
 async function withChannel<T>(url: string, work: (ch: ConfirmChannel) => Promise<T>): Promise<T> {
-  const conn: ChannelModel = await connectToAnyNode(url, { timeout: 10_000, clientProperties: { connection_name: 'lpm-admin' } });
+  const conn: ChannelModel = await connectToAnyNode(url, {
+    timeout: 10_000,
+    clientProperties: { connection_name: 'lpm-admin' },
+  });
   try {
     const ch = await conn.createConfirmChannel();
     ch.on('error', () => {});
@@ -87,7 +90,10 @@ async function count(ch: ConfirmChannel, queue: string): Promise<number> {
  * and all are returned to the queue (nack with requeue) when the channel closes,
  * keeping their order.
  */
-export async function listDlq(url: string, name: string): Promise<{ queue: string; dlq: string; count: number; messages: DeadMessage[] }> {
+export async function listDlq(
+  url: string,
+  name: string,
+): Promise<{ queue: string; dlq: string; count: number; messages: DeadMessage[] }> {
   const { queue, dlq } = dlqQueues(name);
   return withChannel(url, async (ch) => {
     const total = await count(ch, dlq);
@@ -124,7 +130,8 @@ export async function replayDlq(url: string, name: string): Promise<{ queue: str
       if (m === false) break;
       const p: CarriedProperties = m.properties;
       const headers: Record<string, unknown> = { ...(m.properties.headers ?? {}), 'x-replayed-from': dlq };
-      for (const k of Object.keys(headers)) if (k === 'x-death' || k.startsWith('x-first-death') || k.startsWith('x-last-death')) delete headers[k];
+      for (const k of Object.keys(headers))
+        if (k === 'x-death' || k.startsWith('x-first-death') || k.startsWith('x-last-death')) delete headers[k];
       for (const k of [ATTEMPT_HEADER, 'x-failures', 'x-transient-failures', 'x-transient-since']) delete headers[k];
       // A parked event goes back to the exchange under its type, for the queues bound by now.
       const routingKey = exchange === undefined ? queue : (p.type ?? describe(m).type ?? '');

@@ -8,9 +8,13 @@ import { openGatewayStore } from '../data/store.ts';
 /** A store for one command: its URL, and how to let it go afterwards. */
 export type StartStore = () => Promise<{ url: string; stop(): Promise<void> }>;
 
-export async function openCliStore(opts: { mongoUrl?: string; dbPrefix: string }, startStore?: StartStore): Promise<Store> {
+export async function openCliStore(
+  opts: { mongoUrl?: string; dbPrefix: string },
+  startStore?: StartStore,
+): Promise<Store> {
   if (opts.mongoUrl) return openGatewayStore({ url: opts.mongoUrl, dbPrefix: opts.dbPrefix });
-  if (!startStore) throw new Error('MONGO_URL is required (npm run admin uses the local store of npm start without it)');
+  if (!startStore)
+    throw new Error('MONGO_URL is required (npm run admin uses the local store of npm start without it)');
   const started = await startStore();
   try {
     return stoppingAfter(await openGatewayStore({ url: started.url, dbPrefix: opts.dbPrefix }), () => started.stop());

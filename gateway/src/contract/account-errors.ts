@@ -3,7 +3,6 @@ import { conflict, notFound } from '@lpm/shared/errors';
 
 export const teamNotFound = () => notFound('Team not found');
 
-
 export const keyNotFound = () => notFound('Key not found');
 
 export const duplicateEmail = () => conflict('Email already registered in this team', 'duplicate_email');

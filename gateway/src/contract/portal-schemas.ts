@@ -19,7 +19,10 @@ export const openPortalSessionBody = named(
   }),
 );
 
-export const portalSessionParams = object({ id: typed<string>({ type: 'string', maxLength: 100, examples: ['psn_01jd3k8m5x7q2w9e4r6t8y0u1i'] }) }, ['id']);
+export const portalSessionParams = object(
+  { id: typed<string>({ type: 'string', maxLength: 100, examples: ['psn_01jd3k8m5x7q2w9e4r6t8y0u1i'] }) },
+  ['id'],
+);
 
 export type OpenPortalSessionBody = Static<typeof openPortalSessionBody>;
 
@@ -28,7 +31,11 @@ const opened = named(
   "A webhooks portal session: the page's URL (the token travels in its fragment, never to a server log), and the token, shown only this once.",
   shape({ id: out.string, url: out.string, token: out.string, expires_at: out.string }),
 );
-const revoked = named('PortalSessionRevoked', 'A revoked portal session: its token is refused from now on.', shape({ id: out.string, revoked_at: out.string }));
+const revoked = named(
+  'PortalSessionRevoked',
+  'A revoked portal session: its token is refused from now on.',
+  shape({ id: out.string, revoked_at: out.string }),
+);
 
 export type PortalSessionOpened = Static<typeof opened>;
 export type PortalSessionRevoked = Static<typeof revoked>;

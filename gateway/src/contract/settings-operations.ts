@@ -14,12 +14,21 @@ export const SETTINGS_OPERATIONS: OperationDocs = {
   'GET /v1/settings': {
     operationId: 'getSettings',
     summary: "Read the team's settings",
-    description: "The team's time zone, deal pipeline phases (with suggested probabilities), case kanban phases, court calendar and CNJ number check.",
+    description:
+      "The team's time zone, deal pipeline phases (with suggested probabilities), case kanban phases, court calendar and CNJ number check.",
   },
   'PUT /v1/settings': {
     operationId: 'updateSettings',
     summary: "Change the team's settings",
-    description: 'Changes any of the settings; the next request of the team sees them. A phase still used by a case or deal cannot be removed. A court calendar change re-computes the due dates of deadline activities computed from rules.',
-    errors: [schemaMessage('timezone'), duplicatePhase('deal_phases', 'proposta'), duplicateClosureDate('2026-12-24'), schemaMessage('cnj_check'), noFieldsToUpdate(), phaseInUse('deal_phases', ['proposta'])],
+    description:
+      'Changes any of the settings; the next request of the team sees them. A phase still used by a case or deal cannot be removed. A court calendar change re-computes the due dates of deadline activities computed from rules.',
+    errors: [
+      schemaMessage('timezone'),
+      duplicatePhase('deal_phases', 'proposta'),
+      duplicateClosureDate('2026-12-24'),
+      schemaMessage('cnj_check'),
+      noFieldsToUpdate(),
+      phaseInUse('deal_phases', ['proposta']),
+    ],
   },
 };

@@ -1,5 +1,19 @@
 // The request and response schemas of GET and PUT /v1/settings (docs/decisions.md §8).
-import { arrayOf, enumOf, integer, named, nullable, object, okResponse, out, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import {
+  arrayOf,
+  enumOf,
+  integer,
+  named,
+  nullable,
+  object,
+  okResponse,
+  out,
+  shape,
+  text,
+  typed,
+  type Schema,
+  type Static,
+} from '@lpm/shared/http/schemas';
 import { CNJ_CHECKS, UFS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
 import { DEADLINE_COUNTINGS, DEADLINE_MODES, MAX_BACKFILL_DAYS, MAX_WATCHES } from '@lpm/shared/publication-settings';
 
@@ -9,7 +23,8 @@ const MAX_CLOSURES = 100;
 
 const JURISDICTION_ABOUT =
   "The team's court: `uf` adds that state's holidays (null: the national calendar only) and `branch` that branch's closures (default state). Sent whole: a part left out takes its default.";
-const CLOSURES_ABOUT = "Days the team's court had no business (municipal holidays, closures, its system down), in date order, one a day. Sent whole: the list replaces the team's.";
+const CLOSURES_ABOUT =
+  "Days the team's court had no business (municipal holidays, closures, its system down), in date order, one a day. Sent whole: the list replaces the team's.";
 
 const courtCalendar = {
   ...object({
@@ -17,13 +32,18 @@ const courtCalendar = {
     closures: { ...closuresSchema(MAX_CLOSURES), description: CLOSURES_ABOUT },
   }),
   minProperties: 1,
-  description: 'Either part, or both: the part not sent keeps its value. A team that never set a jurisdiction counts the national calendar only.',
+  description:
+    'Either part, or both: the part not sent keeps its value. A team that never set a jurisdiction counts the national calendar only.',
   'x-message': 'court_calendar must be an object with jurisdiction, closures or both',
 };
 
 const watch = object(
   {
-    oab_number: typed<string>({ type: 'string', pattern: '^[0-9]{1,7}$', 'x-message': 'oab_number must be 1 to 7 digits' }),
+    oab_number: typed<string>({
+      type: 'string',
+      pattern: '^[0-9]{1,7}$',
+      'x-message': 'oab_number must be 1 to 7 digits',
+    }),
     oab_uf: enumOf(UFS, 'Invalid oab_uf'),
     name: nullable(text(200)),
   },
@@ -33,18 +53,31 @@ const watch = object(
 const publications = {
   ...object({
     watches: {
-      ...arrayOf(watch, { maxItems: MAX_WATCHES, 'x-message': `publications.watches must be a list of at most ${MAX_WATCHES} watches` }),
-      description: 'The lawyers whose publications the DJEN is polled for, by OAB number and state. Sent whole: the list replaces the team\'s. A new watch reads back `backfill_days` days.',
+      ...arrayOf(watch, {
+        maxItems: MAX_WATCHES,
+        'x-message': `publications.watches must be a list of at most ${MAX_WATCHES} watches`,
+      }),
+      description:
+        "The lawyers whose publications the DJEN is polled for, by OAB number and state. Sent whole: the list replaces the team's. A new watch reads back `backfill_days` days.",
     },
     deadline: {
       ...object({
         mode: enumOf(DEADLINE_MODES, 'Invalid publications.deadline.mode'),
-        days: integer({ minimum: 1, maximum: 365, 'x-message': 'publications.deadline.days must be an integer from 1 to 365' }),
+        days: integer({
+          minimum: 1,
+          maximum: 365,
+          'x-message': 'publications.deadline.days must be an integer from 1 to 365',
+        }),
         counting: enumOf(DEADLINE_COUNTINGS, 'Invalid publications.deadline.counting'),
       }),
-      description: 'What a publication\'s deadline becomes: `off` none, `suggest` computed on the publication, `create` a deadline activity on its matched case. Fields left out keep their values.',
+      description:
+        "What a publication's deadline becomes: `off` none, `suggest` computed on the publication, `create` a deadline activity on its matched case. Fields left out keep their values.",
     },
-    backfill_days: integer({ minimum: 0, maximum: MAX_BACKFILL_DAYS, 'x-message': `publications.backfill_days must be an integer from 0 to ${MAX_BACKFILL_DAYS}` }),
+    backfill_days: integer({
+      minimum: 0,
+      maximum: MAX_BACKFILL_DAYS,
+      'x-message': `publications.backfill_days must be an integer from 0 to ${MAX_BACKFILL_DAYS}`,
+    }),
   }),
   minProperties: 1,
   description: 'Any part, alone or with the others: the parts not sent keep their values.',
@@ -65,60 +98,100 @@ const phaseList = <T>(field: string, items: Schema<T>) =>
 export const MAX_PORTAL_ORIGINS = 20;
 const origin = text(300, { pattern: '^https?://[^/?#\\s*;,\'"]+$', 'x-message': 'Invalid origin' });
 const portal = {
-  ...object({ allowed_origins: arrayOf(origin, { maxItems: MAX_PORTAL_ORIGINS, 'x-message': `allowed_origins must be a list of at most ${MAX_PORTAL_ORIGINS} origins` }) }, ['allowed_origins']),
-  description: "The webhooks portal (`/portal`): the origins whose pages may show it in a frame (its Content-Security-Policy's frame-ancestors); none by default. Sent whole: the list replaces the team's.",
+  ...object(
+    {
+      allowed_origins: arrayOf(origin, {
+        maxItems: MAX_PORTAL_ORIGINS,
+        'x-message': `allowed_origins must be a list of at most ${MAX_PORTAL_ORIGINS} origins`,
+      }),
+    },
+    ['allowed_origins'],
+  ),
+  description:
+    "The webhooks portal (`/portal`): the origins whose pages may show it in a frame (its Content-Security-Policy's frame-ancestors); none by default. Sent whole: the list replaces the team's.",
 };
 
-export const updateSettingsBody = named('UpdateSettingsRequest', 'Any subset of the settings.', object({
-  court_calendar: courtCalendar,
-  cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
-  publications,
-  timezone: text(100, { 'x-message': 'Invalid time zone', description: 'An IANA time zone, in any case or by an alias; stored and shown by the name Intl gives it (`aMeRiCa/sao_paulo` is `America/Sao_Paulo`).' }),
-  case_phases: phaseList('case_phases', phaseName),
-  deal_phases: phaseList(
-    'deal_phases',
-    object({ name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) }, ['name', 'probability']),
-  ),
-  portal,
-}));
+export const updateSettingsBody = named(
+  'UpdateSettingsRequest',
+  'Any subset of the settings.',
+  object({
+    court_calendar: courtCalendar,
+    cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
+    publications,
+    timezone: text(100, {
+      'x-message': 'Invalid time zone',
+      description:
+        'An IANA time zone, in any case or by an alias; stored and shown by the name Intl gives it (`aMeRiCa/sao_paulo` is `America/Sao_Paulo`).',
+    }),
+    case_phases: phaseList('case_phases', phaseName),
+    deal_phases: phaseList(
+      'deal_phases',
+      object(
+        { name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) },
+        ['name', 'probability'],
+      ),
+    ),
+    portal,
+  }),
+);
 
 export const SETTINGS_EXAMPLES = [
   { timezone: 'America/Sao_Paulo' },
   {
-    court_calendar: { jurisdiction: { uf: 'SP', branch: 'state' }, closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }, { date: '2025-08-05', name: 'PJe indisponível' }] },
+    court_calendar: {
+      jurisdiction: { uf: 'SP', branch: 'state' },
+      closures: [
+        { date: '2025-01-25', name: 'Aniversário de São Paulo' },
+        { date: '2025-08-05', name: 'PJe indisponível' },
+      ],
+    },
     cnj_check: 'reject',
   },
   { court_calendar: { closures: [{ date: '2025-01-25', name: 'Aniversário de São Paulo' }] } },
   { portal: { allowed_origins: ['https://app.example.com'] } },
-  { publications: { watches: [{ oab_number: '123456', oab_uf: 'SP', name: 'Ana Costa' }], deadline: { mode: 'suggest', days: 15, counting: 'business' } } },
+  {
+    publications: {
+      watches: [{ oab_number: '123456', oab_uf: 'SP', name: 'Ana Costa' }],
+      deadline: { mode: 'suggest', days: 15, counting: 'business' },
+    },
+  },
 ];
 
 /** The settings fields a PUT sends. */
 export type SettingsChange = Static<typeof updateSettingsBody>;
 
-const settings = named('Settings', "The team's settings.", shape({
-  timezone: out.string,
-  case_phases: out.strings,
-  deal_phases: arrayOf(shape({ name: out.string, probability: out.integer })),
-  court_calendar: {
-    ...shape({
-      jurisdiction: { ...shape({ uf: out.nullableString, branch: out.string }), description: JURISDICTION_ABOUT },
-      closures: { ...arrayOf(shape({ date: out.string, name: out.string })), description: CLOSURES_ABOUT },
-    }),
-    description: "The team's court calendar, both parts always shown: `jurisdiction` is `{ uf: null, branch: 'state' }` (the national calendar only) until the team sets one.",
-  },
-  cnj_check: out.string,
-  portal: { ...shape({ allowed_origins: out.strings }), description: 'The webhooks portal: the origins that may show it in a frame.' },
-  publications: {
-    ...shape({
-      watches: arrayOf(shape({ oab_number: out.string, oab_uf: out.string, name: out.nullableString })),
-      deadline: shape({ mode: out.string, days: out.integer, counting: out.string }),
-      backfill_days: out.integer,
-    }),
-    description: "The DJEN watches and what a publication's deadline becomes (defaults: no watches, mode suggest, 15 business days, 7 days of backfill).",
-  },
-  updated_at: out.nullableString,
-}));
+const settings = named(
+  'Settings',
+  "The team's settings.",
+  shape({
+    timezone: out.string,
+    case_phases: out.strings,
+    deal_phases: arrayOf(shape({ name: out.string, probability: out.integer })),
+    court_calendar: {
+      ...shape({
+        jurisdiction: { ...shape({ uf: out.nullableString, branch: out.string }), description: JURISDICTION_ABOUT },
+        closures: { ...arrayOf(shape({ date: out.string, name: out.string })), description: CLOSURES_ABOUT },
+      }),
+      description:
+        "The team's court calendar, both parts always shown: `jurisdiction` is `{ uf: null, branch: 'state' }` (the national calendar only) until the team sets one.",
+    },
+    cnj_check: out.string,
+    portal: {
+      ...shape({ allowed_origins: out.strings }),
+      description: 'The webhooks portal: the origins that may show it in a frame.',
+    },
+    publications: {
+      ...shape({
+        watches: arrayOf(shape({ oab_number: out.string, oab_uf: out.string, name: out.nullableString })),
+        deadline: shape({ mode: out.string, days: out.integer, counting: out.string }),
+        backfill_days: out.integer,
+      }),
+      description:
+        "The DJEN watches and what a publication's deadline becomes (defaults: no watches, mode suggest, 15 business days, 7 days of backfill).",
+    },
+    updated_at: out.nullableString,
+  }),
+);
 
 /** The settings as GET and PUT answer them. */
 export type SettingsView = Static<typeof settings>;

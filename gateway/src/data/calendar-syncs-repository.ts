@@ -32,7 +32,11 @@ export class CalendarSyncsRepository {
     await withDocumentLock(this.db, COLLECTION, teamId, async () => {
       const earlier = await this.syncs.findOne({ _id: teamId });
       const all = [...new Set([...(earlier ? partsOf(earlier) : []), ...parts])].sort();
-      await this.syncs.replaceOne({ _id: teamId }, { changed_at: changedAt, by, next_at: nextAt, attempts: 0, parts: all }, { upsert: true });
+      await this.syncs.replaceOne(
+        { _id: teamId },
+        { changed_at: changedAt, by, next_at: nextAt, attempts: 0, parts: all },
+        { upsert: true },
+      );
     });
   }
 
@@ -80,7 +84,11 @@ export class CalendarSyncsRepository {
   }
 
   /** Sets `fields(row)` on the team's record of the change of `changedAt` (not a later one); null sets nothing. */
-  private async update(teamId: string, changedAt: Date, fields: (row: CalendarSyncRecord) => Partial<CalendarSyncRecord> | null): Promise<void> {
+  private async update(
+    teamId: string,
+    changedAt: Date,
+    fields: (row: CalendarSyncRecord) => Partial<CalendarSyncRecord> | null,
+  ): Promise<void> {
     await withDocumentLock(this.db, COLLECTION, teamId, async () => {
       const row = await this.syncs.findOne({ _id: teamId });
       const set = row && row.changed_at.getTime() === changedAt.getTime() ? fields(row) : null;

@@ -13,12 +13,22 @@ import { PortalSessionsRepository } from './portal-sessions-repository.ts';
 
 /** Connects to the gateway's database and creates the indexes its entities declare. */
 export function openGatewayStore(opts: { url: string; dbPrefix: string; logger?: Logger }): Promise<Store> {
-  return openStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES, logger: opts.logger });
+  return openStore({
+    url: opts.url,
+    dbName: `${opts.dbPrefix}gateway`,
+    entities: GATEWAY_ENTITIES,
+    logger: opts.logger,
+  });
 }
 
 /** The gateway's database for its server: answered at once, set up in the background once the store answers (startStore). */
 export function startGatewayStore(opts: { url: string; dbPrefix: string; logger: Logger }): Promise<StartingStore> {
-  return startStore({ url: opts.url, dbName: `${opts.dbPrefix}gateway`, entities: GATEWAY_ENTITIES, logger: opts.logger });
+  return startStore({
+    url: opts.url,
+    dbName: `${opts.dbPrefix}gateway`,
+    entities: GATEWAY_ENTITIES,
+    logger: opts.logger,
+  });
 }
 
 export interface GatewayRepositories {

@@ -9,7 +9,14 @@ import type { Plan } from '../contract/plans.ts';
 import type { TeamRecord } from './entities.ts';
 import type { PrincipalChangesRepository } from './principal-changes.ts';
 
-type SettingsField = 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins' | 'publications' | 'settings_updated_at';
+type SettingsField =
+  | 'case_phases'
+  | 'deal_phases'
+  | 'court_calendar'
+  | 'cnj_check'
+  | 'portal_allowed_origins'
+  | 'publications'
+  | 'settings_updated_at';
 
 /** A team as written when it is created. */
 export type NewTeam = Omit<TeamRecord, SettingsField>;
@@ -21,7 +28,9 @@ export type StoredTeam = NewTeam & Partial<Pick<TeamRecord, SettingsField>>;
 export type SettingsWrite = Omit<Partial<TeamSettings>, 'court_calendar'> & {
   court_calendar?: Partial<CourtCalendarSettings>;
   portal_allowed_origins?: string[];
-  publications?: Partial<Omit<PublicationSettings, 'deadline'>> & { deadline?: Partial<PublicationSettings['deadline']> };
+  publications?: Partial<Omit<PublicationSettings, 'deadline'>> & {
+    deadline?: Partial<PublicationSettings['deadline']>;
+  };
 };
 
 const COLLECTION = 'teams';

@@ -5,7 +5,14 @@ import { courtCalendarOf } from '@lpm/shared/court-calendar';
 import { publicationSettingsOf, type PublicationSettings } from '@lpm/shared/publication-settings';
 import { newId } from '@lpm/shared/ids';
 import { canonicalTimeZone } from '@lpm/shared/time';
-import { SCOPES, defaultTeamSettings, sameSecret, type Identity, type Scope, type TeamSettings } from '@lpm/shared/identity';
+import {
+  SCOPES,
+  defaultTeamSettings,
+  sameSecret,
+  type Identity,
+  type Scope,
+  type TeamSettings,
+} from '@lpm/shared/identity';
 import type { ApiKeyRecord, TeamRecord, UserRecord } from '../data/entities.ts';
 import type { GatewayRepositories } from '../data/store.ts';
 import type { StoredTeam } from '../data/teams-repository.ts';
@@ -17,7 +24,10 @@ import { isPlan, type Plan } from '../contract/plans.ts';
 type Identified<R extends { _id: string }> = Omit<R, '_id'> & { id: string };
 
 /** A team with its settings; those never changed are the defaults. */
-export type Team = Omit<Identified<TeamRecord>, 'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins' | 'publications'> &
+export type Team = Omit<
+  Identified<TeamRecord>,
+  'case_phases' | 'deal_phases' | 'court_calendar' | 'cnj_check' | 'portal_allowed_origins' | 'publications'
+> &
   TeamSettings & { portal_allowed_origins: string[]; publications: PublicationSettings };
 
 export type User = Identified<UserRecord>;
@@ -75,19 +85,24 @@ const DEFAULT_TIMEZONE = 'America/Sao_Paulo';
 function requireName(field: string, value: string): string {
   const name = value.trim();
   if (!name) throw badRequest(`${field} is required`, { field, type: 'required' });
-  if (name.length > MAX_NAME) throw badRequest(`${field} must be at most ${MAX_NAME} characters`, { field, type: 'invalid' });
+  if (name.length > MAX_NAME)
+    throw badRequest(`${field} must be at most ${MAX_NAME} characters`, { field, type: 'invalid' });
   return name;
 }
 
 function requireEmail(value: string): string {
   const email = value.trim().toLowerCase();
-  if (email.length > 254 || !EMAIL_RE.test(email)) throw badRequest(`Invalid email: ${value}`, { field: 'email', type: 'invalid' });
+  if (email.length > 254 || !EMAIL_RE.test(email))
+    throw badRequest(`Invalid email: ${value}`, { field: 'email', type: 'invalid' });
   return email;
 }
 
 function requirePlan(value: string): Plan {
   if (!isPlan(value)) {
-    throw badRequest(`Invalid plan: ${value} (expected starter, professional or enterprise)`, { field: 'plan', type: 'invalid' });
+    throw badRequest(`Invalid plan: ${value} (expected starter, professional or enterprise)`, {
+      field: 'plan',
+      type: 'invalid',
+    });
   }
   return value;
 }
@@ -131,7 +146,13 @@ function toTeam(r: StoredTeam): Team {
   };
 }
 
-const toUser = (r: UserRecord): User => ({ id: r._id, team_id: r.team_id, name: r.name, email: r.email, created_at: r.created_at });
+const toUser = (r: UserRecord): User => ({
+  id: r._id,
+  team_id: r.team_id,
+  name: r.name,
+  email: r.email,
+  created_at: r.created_at,
+});
 
 const toKey = (r: ApiKeyRecord): ApiKey => ({
   id: r._id,
@@ -160,7 +181,13 @@ export class Accounts {
     const ownerEmail = requireEmail(input.ownerEmail);
     const now = new Date();
     const team = { _id: newId('team'), name, plan, timezone, owner_user_id: newId('user'), created_at: now };
-    const user: UserRecord = { _id: team.owner_user_id, team_id: team._id, name: ownerName, email: ownerEmail, created_at: now };
+    const user: UserRecord = {
+      _id: team.owner_user_id,
+      team_id: team._id,
+      name: ownerName,
+      email: ownerEmail,
+      created_at: now,
+    };
     // No transactions on FerretDB: the user and key refer to the team, so the team goes first.
     await this.store.teams.insert(team);
     await this.store.users.insert(user);
@@ -232,7 +259,10 @@ export class Accounts {
     const digest = keyDigest(rawKey);
     const key = await this.store.keys.findByDigest(digest);
     if (!key || key.revoked_at || !sameSecret(key.digest, digest)) return null;
-    const [user, team] = await Promise.all([this.store.users.get(key.team_id, key.user_id), this.store.teams.get(key.team_id)]);
+    const [user, team] = await Promise.all([
+      this.store.users.get(key.team_id, key.user_id),
+      this.store.teams.get(key.team_id),
+    ]);
     if (!user || !team) return null;
     return { team: toTeam(team), user: toUser(user), key: toKey(key) };
   }

@@ -47,7 +47,13 @@ export class CalendarSync {
 
   /** Before the settings write: the change `who` made to `parts`, which must reach the services. */
   mark(who: Pick<Identity, 'teamId' | 'userId'>, changedAt: Date, parts: SyncPart[]): Promise<void> {
-    return this.opts.syncs.mark(who.teamId, changedAt, who.userId, new Date(changedAt.getTime() + this.opts.graceMs), parts);
+    return this.opts.syncs.mark(
+      who.teamId,
+      changedAt,
+      who.userId,
+      new Date(changedAt.getTime() + this.opts.graceMs),
+      parts,
+    );
   }
 
   /**
@@ -65,7 +71,8 @@ export class CalendarSync {
       const who: Identity = { teamId, userId: by, scopes: ['read', 'write'], settings: settingsOf(team) };
       const parts = await this.opts.syncs.partsOf(teamId);
       const done = await Promise.all([
-        !parts.includes('court_calendar') || this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt),
+        !parts.includes('court_calendar') ||
+          this.opts.deadlines.courtCalendarChanged(who, team.court_calendar, changedAt),
         !parts.includes('timezone') || this.opts.zones.timeZoneChanged(who, changedAt),
       ]);
       if (done.every(Boolean)) {
@@ -75,8 +82,14 @@ export class CalendarSync {
       await this.opts.syncs.answered(teamId, recorded);
       return false;
     } catch (e) {
-      this.opts.logger.warn({ err: e, team: teamId }, 'court calendar or time zone not yet applied to the services; retried later');
-      if (recorded) await this.opts.syncs.failed(teamId, recorded, this.opts.graceMs, this.opts.backoffCapMs ?? 600_000).catch(() => {});
+      this.opts.logger.warn(
+        { err: e, team: teamId },
+        'court calendar or time zone not yet applied to the services; retried later',
+      );
+      if (recorded)
+        await this.opts.syncs
+          .failed(teamId, recorded, this.opts.graceMs, this.opts.backoffCapMs ?? 600_000)
+          .catch(() => {});
       return false;
     }
   }

@@ -6,7 +6,12 @@ import { newId } from '@lpm/shared/ids';
 import { sameSecret } from '@lpm/shared/identity';
 import type { PortalSessionsRepository } from '../data/portal-sessions-repository.ts';
 import type { PortalSessionRecord } from '../data/entities.ts';
-import { DEFAULT_PORTAL_MINUTES, type OpenPortalSessionBody, type PortalSessionOpened, type PortalSessionRevoked } from '../contract/portal-schemas.ts';
+import {
+  DEFAULT_PORTAL_MINUTES,
+  type OpenPortalSessionBody,
+  type PortalSessionOpened,
+  type PortalSessionRevoked,
+} from '../contract/portal-schemas.ts';
 import { portalSessionNotFound, portalTokenRefused } from '../contract/portal-errors.ts';
 import type { Accounts, Principal } from './accounts.ts';
 import { generatePortalToken, isPortalToken, keyDigest } from './keys.ts';
@@ -68,7 +73,14 @@ export class PortalSessions {
     if (!session || !live(session, this.now()) || !sameSecret(session.digest, digest)) return null;
     const found = await this.accounts.teamAndUser(session.team_id, session.user_id);
     if (!found) return null;
-    const key = { id: session._id, team_id: session.team_id, user_id: session.user_id, scopes: ['read' as const, 'write' as const, 'admin' as const], created_at: session.created_at, revoked_at: null };
+    const key = {
+      id: session._id,
+      team_id: session.team_id,
+      user_id: session.user_id,
+      scopes: ['read' as const, 'write' as const, 'admin' as const],
+      created_at: session.created_at,
+      revoked_at: null,
+    };
     return { ...found, key, portal: { sessionId: session._id, expiresAt: session.expires_at.getTime() } };
   }
 

@@ -59,13 +59,20 @@ export class Settings {
       cnj_check: sent.cnj_check ?? current.cnj_check,
     };
     if (Buffer.byteLength(JSON.stringify(merged)) > MAX_SETTINGS_BYTES) {
-      throw badRequest(`Settings must be at most ${MAX_SETTINGS_BYTES} bytes as JSON`, { type: 'invalid', max_bytes: MAX_SETTINGS_BYTES });
+      throw badRequest(`Settings must be at most ${MAX_SETTINGS_BYTES} bytes as JSON`, {
+        type: 'invalid',
+        max_bytes: MAX_SETTINGS_BYTES,
+      });
     }
     await this.refuseRemovingPhasesInUse(who, current, sent);
     const now = new Date();
-    const calendarChanged = calendar !== undefined && JSON.stringify(calendar) !== JSON.stringify(current.court_calendar);
+    const calendarChanged =
+      calendar !== undefined && JSON.stringify(calendar) !== JSON.stringify(current.court_calendar);
     const zoneChanged = sent.timezone !== undefined && sent.timezone !== current.timezone;
-    const parts = [...(calendarChanged ? (['court_calendar'] as const) : []), ...(zoneChanged ? (['timezone'] as const) : [])];
+    const parts = [
+      ...(calendarChanged ? (['court_calendar'] as const) : []),
+      ...(zoneChanged ? (['timezone'] as const) : []),
+    ];
     const told = parts.length > 0;
     if (told) await this.opts.calendarSync.mark(who, now, parts);
     await this.opts.teams.setSettings(who.teamId, calendarSent ? { ...sent, court_calendar: calendarSent } : sent, now);
@@ -114,8 +121,14 @@ function normalize(change: SettingsChange): SettingsWrite {
     refuseDuplicates('case_phases', out.case_phases);
   }
   if (change.deal_phases !== undefined) {
-    out.deal_phases = change.deal_phases.map((p, i) => ({ name: phaseName(`deal_phases.${i}.name`, p.name), probability: p.probability }));
-    refuseDuplicates('deal_phases', out.deal_phases.map((p) => p.name));
+    out.deal_phases = change.deal_phases.map((p, i) => ({
+      name: phaseName(`deal_phases.${i}.name`, p.name),
+      probability: p.probability,
+    }));
+    refuseDuplicates(
+      'deal_phases',
+      out.deal_phases.map((p) => p.name),
+    );
   }
   if (change.court_calendar !== undefined) out.court_calendar = courtCalendar(change.court_calendar);
   if (change.cnj_check !== undefined) out.cnj_check = change.cnj_check;
@@ -127,9 +140,15 @@ function normalize(change: SettingsChange): SettingsWrite {
 /** The parts of the calendar sent: names trimmed and closures in date order, one closure a day; a jurisdiction whole. */
 function courtCalendar(c: NonNullable<SettingsChange['court_calendar']>): Partial<CourtCalendarSettings> {
   const out: Partial<CourtCalendarSettings> = {};
-  if (c.jurisdiction) out.jurisdiction = { uf: c.jurisdiction.uf ?? DEFAULT_JURISDICTION.uf, branch: c.jurisdiction.branch ?? DEFAULT_JURISDICTION.branch };
+  if (c.jurisdiction)
+    out.jurisdiction = {
+      uf: c.jurisdiction.uf ?? DEFAULT_JURISDICTION.uf,
+      branch: c.jurisdiction.branch ?? DEFAULT_JURISDICTION.branch,
+    };
   if (c.closures) {
-    const closures = c.closures.map((x, i) => ({ date: x.date, name: phaseName(`court_calendar.closures.${i}.name`, x.name) })).sort((a, b) => a.date.localeCompare(b.date));
+    const closures = c.closures
+      .map((x, i) => ({ date: x.date, name: phaseName(`court_calendar.closures.${i}.name`, x.name) }))
+      .sort((a, b) => a.date.localeCompare(b.date));
     closures.forEach((x, i) => {
       if (i > 0 && closures[i - 1].date === x.date) throw duplicateClosureDate(x.date);
     });

@@ -37,7 +37,12 @@ export class AuthFailures {
   /** Counts the request as a failure of the address before its key is looked up; refused once the address is past the limit. */
   async charge(address: string): Promise<AuthFailureDecision> {
     const [count] = await this.counters.charge([this.window], address);
-    return { allowed: count.allowed, limit: this.window.points, remaining: count.remaining, resetSeconds: seconds(count.msBeforeNext) };
+    return {
+      allowed: count.allowed,
+      limit: this.window.points,
+      remaining: count.remaining,
+      resetSeconds: seconds(count.msBeforeNext),
+    };
   }
 
   /** The charged request did not fail authentication (valid key, or the store could not answer): its point is given back. */

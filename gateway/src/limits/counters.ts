@@ -150,13 +150,20 @@ export class Counters {
 
   private fallback(w: Window): RateLimiterMemory {
     let memory = this.fallbacks.get(w.name);
-    if (!memory) this.fallbacks.set(w.name, (memory = new RateLimiterMemory({ keyPrefix: w.name, points: w.points, duration: w.durationSeconds })));
+    if (!memory)
+      this.fallbacks.set(
+        w.name,
+        (memory = new RateLimiterMemory({ keyPrefix: w.name, points: w.points, duration: w.durationSeconds })),
+      );
     return memory;
   }
 
   private noteFallback(err?: Error): void {
     if (this.degraded) return;
     this.degraded = true;
-    this.logger.warn({ redis_status: this.redis.status, err }, 'Redis unreachable: rate limits use in-process counters');
+    this.logger.warn(
+      { redis_status: this.redis.status, err },
+      'Redis unreachable: rate limits use in-process counters',
+    );
   }
 }

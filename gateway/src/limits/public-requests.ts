@@ -33,6 +33,11 @@ export class PublicRequests {
   /** Counts one request of the address. */
   async charge(address: string): Promise<PublicRequestDecision> {
     const [count] = await this.counters.charge(this.windows, address);
-    return { allowed: count.allowed, limit: this.windows[0].points, remaining: count.remaining, resetSeconds: seconds(count.msBeforeNext) };
+    return {
+      allowed: count.allowed,
+      limit: this.windows[0].points,
+      remaining: count.remaining,
+      resetSeconds: seconds(count.msBeforeNext),
+    };
   }
 }

@@ -47,7 +47,14 @@ export class TeamLimits {
     }
     if (!day) return { allowed: true, limit, remaining: minute.remaining, resetSeconds };
     if (!day.allowed) {
-      return { allowed: false, limit, remaining: 0, resetSeconds, window: 'day', retryAfterSeconds: seconds(day.msBeforeNext) };
+      return {
+        allowed: false,
+        limit,
+        remaining: 0,
+        resetSeconds,
+        window: 'day',
+        retryAfterSeconds: seconds(day.msBeforeNext),
+      };
     }
     return { allowed: true, limit, remaining: Math.min(minute.remaining, day.remaining), resetSeconds };
   }

@@ -62,12 +62,23 @@ const COMMON_ERRORS: Record<number, string[]> = {
 };
 
 const HEADERS = {
-  'X-Request-Id': { description: 'The request id: the one the client sent (1 to 200 of `A-Za-z0-9_.:-`), or one generated. Quote it when reporting a problem.', schema: { type: 'string' } },
-  'RateLimit-Limit': { description: "Requests allowed in the team's current minute window (by plan: Starter 60, Professional 300, Enterprise 1000).", schema: { type: 'integer' } },
+  'X-Request-Id': {
+    description:
+      'The request id: the one the client sent (1 to 200 of `A-Za-z0-9_.:-`), or one generated. Quote it when reporting a problem.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Limit': {
+    description:
+      "Requests allowed in the team's current minute window (by plan: Starter 60, Professional 300, Enterprise 1000).",
+    schema: { type: 'integer' },
+  },
   'RateLimit-Remaining': { description: 'Requests left in the current minute window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the minute window resets.', schema: { type: 'integer' } },
   'Retry-After': { description: 'Seconds to wait before retrying (429).', schema: { type: 'integer' } },
-  'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier POST with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer to an earlier POST with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
@@ -92,7 +103,10 @@ function scopeText(scope: Scope): string {
 }
 
 /** What every POST may also answer: Idempotency-Key replays (decisions §9). */
-const IDEMPOTENCY_ERRORS = { 409: ['A request with this Idempotency-Key is in progress'], 422: ['Idempotency key reused with different request'] };
+const IDEMPOTENCY_ERRORS = {
+  409: ['A request with this Idempotency-Key is in progress'],
+  422: ['Idempotency key reused with different request'],
+};
 
 interface BuildInput {
   /** The paths @fastify/swagger wrote for the services' and the gateway's /v1 routes. */
@@ -119,16 +133,34 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
       // The longest prefix: the gateway's portal sessions have a tag of their own under the webhooks service's.
       const tag = tags
         .filter((t) => path === t['x-prefix'] || path.startsWith(`${t['x-prefix']}/`))
-        .reduce<PublishedTag | undefined>((best, t) => (best && best['x-prefix'].length >= t['x-prefix'].length ? best : t), undefined);
+        .reduce<PublishedTag | undefined>(
+          (best, t) => (best && best['x-prefix'].length >= t['x-prefix'].length ? best : t),
+          undefined,
+        );
       if (!tag) throw new Error(`${key}: no tag's prefix covers it`);
-      (outPaths[path] ??= {})[method] = operation(method, path, raw, doc, { scope: scopeOf(method.toUpperCase(), path), tag, idKinds: kinds }, schemas);
+      (outPaths[path] ??= {})[method] = operation(
+        method,
+        path,
+        raw,
+        doc,
+        { scope: scopeOf(method.toUpperCase(), path), tag, idKinds: kinds },
+        schemas,
+      );
     }
   }
-  if (missing.length) throw new Error(`operations without documentation (their service's contract/*-operations.ts): ${missing.join(', ')}`);
+  if (missing.length)
+    throw new Error(
+      `operations without documentation (their service's contract/*-operations.ts): ${missing.join(', ')}`,
+    );
 
   hoist(errorResponses['4xx'], schemas, true);
   const webhooks = webhookSection(schemas);
-  const limitHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'RateLimit-Limit': headerRef('RateLimit-Limit'), 'RateLimit-Remaining': headerRef('RateLimit-Remaining'), 'RateLimit-Reset': headerRef('RateLimit-Reset') };
+  const limitHeaders = {
+    'X-Request-Id': headerRef('X-Request-Id'),
+    'RateLimit-Limit': headerRef('RateLimit-Limit'),
+    'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
+    'RateLimit-Reset': headerRef('RateLimit-Reset'),
+  };
   const requestId = { 'X-Request-Id': headerRef('X-Request-Id') };
   return {
     openapi: '3.1.0',
@@ -140,14 +172,28 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
       contact: { name: 'API support', email: 'api@lpm.example.com', url: 'https://lpm.example.com/support' },
       license: { name: 'Proprietary', url: 'https://lpm.example.com/terms' },
     },
-    servers: [{ url: '{base_url}', description: "The gateway's address; `npm start` prints it.", variables: { base_url: { default: 'http://127.0.0.1:8080', description: 'Scheme, host and port of the gateway.' } } }],
+    servers: [
+      {
+        url: '{base_url}',
+        description: "The gateway's address; `npm start` prints it.",
+        variables: {
+          base_url: { default: 'http://127.0.0.1:8080', description: 'Scheme, host and port of the gateway.' },
+        },
+      },
+    ],
     security: [{ apiKey: [] }],
     tags: [...tags.map(({ name, description }) => ({ name, description })), EVENTS_TAG],
     paths: outPaths,
     webhooks,
     components: {
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'lpk_ + 40 base62 characters', description: 'An API key in `Authorization: Bearer lpk_...`. Its scopes (read, write, admin) are named on each operation.' },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'lpk_ + 40 base62 characters',
+          description:
+            'An API key in `Authorization: Bearer lpk_...`. Its scopes (read, write, admin) are named on each operation.',
+        },
       },
       schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
       headers: HEADERS,
@@ -155,7 +201,10 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
         Unauthorized: errorResponse(401, COMMON_ERRORS[401], requestId),
         Forbidden: errorResponse(403, COMMON_ERRORS[403], limitHeaders),
         PayloadTooLarge: errorResponse(413, ['Request body exceeds 1 MiB'], limitHeaders),
-        RateLimited: errorResponse(429, COMMON_ERRORS[429], { ...limitHeaders, 'Retry-After': headerRef('Retry-After') }),
+        RateLimited: errorResponse(429, COMMON_ERRORS[429], {
+          ...limitHeaders,
+          'Retry-After': headerRef('Retry-After'),
+        }),
         InternalError: errorResponse(500, COMMON_ERRORS[500], requestId),
         ServiceUnavailable: errorResponse(503, COMMON_ERRORS[503], requestId),
       },
@@ -164,7 +213,8 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.',
+          description:
+            'Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
           example: '0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19',
         },
@@ -172,7 +222,8 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
           name: 'X-Request-Id',
           in: 'header',
           required: false,
-          description: 'A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.',
+          description:
+            'A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.',
           schema: { type: 'string', pattern: '^[\\w.:-]{1,200}$' },
           example: 'req-2026-11-27-0001',
         },
@@ -183,7 +234,9 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
 
 /** The kind prefixes of the record ids the tags give examples of ("deal_, cli_, ..."). */
 const idKinds = (tags: PublishedTag[]) =>
-  tags.flatMap((t) => (t['x-id-example'] ? [t['x-id-example'].slice(0, t['x-id-example'].indexOf('_') + 1)] : [])).join(', ');
+  tags
+    .flatMap((t) => (t['x-id-example'] ? [t['x-id-example'].slice(0, t['x-id-example'].indexOf('_') + 1)] : []))
+    .join(', ');
 
 interface OperationContext {
   scope: Scope;
@@ -191,17 +244,39 @@ interface OperationContext {
   idKinds: string;
 }
 
-function operation(method: string, path: string, raw: RawOperation, doc: OperationDoc, { scope, tag, idKinds }: OperationContext, schemas: Json): Json {
+function operation(
+  method: string,
+  path: string,
+  raw: RawOperation,
+  doc: OperationDoc,
+  { scope, tag, idKinds }: OperationContext,
+  schemas: Json,
+): Json {
   const idDocs = { description: `The record's id, with its kind prefix (${idKinds}).`, example: tag['x-id-example'] };
   const parameters: Json[] = (raw.parameters ?? []).map((p) => {
     const docs = p.in === 'path' && p.name === 'id' ? idDocs : PARAMETER_DOCS[p.name];
-    return { ...p, schema: hoist(p.schema, schemas), ...(docs ? { description: docs.description, ...(docs.example !== undefined && !p.example ? { example: docs.example } : {}) } : {}) };
+    return {
+      ...p,
+      schema: hoist(p.schema, schemas),
+      ...(docs
+        ? {
+            description: docs.description,
+            ...(docs.example !== undefined && !p.example ? { example: docs.example } : {}),
+          }
+        : {}),
+    };
   });
   parameters.push({ $ref: '#/components/parameters/RequestId' });
   const isPost = method === 'post';
   if (isPost) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
 
-  const out: Json = { operationId: doc.operationId, summary: doc.summary, description: `${doc.description}\n\n${scopeText(scope)}`, tags: [tag.name], parameters };
+  const out: Json = {
+    operationId: doc.operationId,
+    summary: doc.summary,
+    description: `${doc.description}\n\n${scopeText(scope)}`,
+    tags: [tag.name],
+    parameters,
+  };
 
   let bodySchema: Json | undefined;
   if (raw.requestBody) {
@@ -209,11 +284,24 @@ function operation(method: string, path: string, raw: RawOperation, doc: Operati
     const { examples: schemaExamples, ...schema } = media.schema as Json;
     bodySchema = hoist(schema, schemas) as Json;
     // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
-    const examples = doc['x-examples'] ?? media.examples ?? (Array.isArray(schemaExamples) ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }])) : undefined);
-    out.requestBody = { required: true, content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } } };
+    const examples =
+      doc['x-examples'] ??
+      media.examples ??
+      (Array.isArray(schemaExamples)
+        ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }]))
+        : undefined);
+    out.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } },
+    };
   }
 
-  const limitHeaders = { 'X-Request-Id': headerRef('X-Request-Id'), 'RateLimit-Limit': headerRef('RateLimit-Limit'), 'RateLimit-Remaining': headerRef('RateLimit-Remaining'), 'RateLimit-Reset': headerRef('RateLimit-Reset') };
+  const limitHeaders = {
+    'X-Request-Id': headerRef('X-Request-Id'),
+    'RateLimit-Limit': headerRef('RateLimit-Limit'),
+    'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
+    'RateLimit-Reset': headerRef('RateLimit-Reset'),
+  };
   const responses: Json = {};
   for (const [status, response] of Object.entries(raw.responses)) {
     if (!/^2\d\d$/.test(status)) continue;

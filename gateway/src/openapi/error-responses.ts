@@ -36,11 +36,22 @@ const REASONS: Record<string, string> = {
   'Webhook is inactive': 'webhook_inactive',
 };
 
-const snake = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
-const exampleName = (s: string) => s.replace(/[^A-Za-z0-9]+/g, ' ').trim().split(' ').map((w, i) => (i ? w[0].toUpperCase() + w.slice(1) : w.toLowerCase())).join('');
+const snake = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
+const exampleName = (s: string) =>
+  s
+    .replace(/[^A-Za-z0-9]+/g, ' ')
+    .trim()
+    .split(' ')
+    .map((w, i) => (i ? w[0].toUpperCase() + w.slice(1) : w.toLowerCase()))
+    .join('');
 
 function errorExample(status: number, message: string) {
-  const code = status === 422 ? (message.startsWith('Duplicate') ? 'DUPLICATE_ENTRY' : 'VALIDATION_ERROR') : STATUS_CODES[status];
+  const code =
+    status === 422 ? (message.startsWith('Duplicate') ? 'DUPLICATE_ENTRY' : 'VALIDATION_ERROR') : STATUS_CODES[status];
   const required = / is required$/.exec(message);
   const unknown = /^Unknown field: (.+)$/.exec(message);
   const details =
@@ -62,7 +73,9 @@ export function errorResponse(status: number, messages: string[], headers: Json)
     content: {
       'application/json': {
         schema: ref('Error'),
-        examples: Object.fromEntries(unique.map((m) => [exampleName(m) || `status${status}`, { summary: m, value: errorExample(status, m) }])),
+        examples: Object.fromEntries(
+          unique.map((m) => [exampleName(m) || `status${status}`, { summary: m, value: errorExample(status, m) }]),
+        ),
       },
     },
   };

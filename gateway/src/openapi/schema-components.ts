@@ -2,7 +2,19 @@
 // the named components, and read shapes that require all their fields.
 import { REF, ref, type Json } from './refs.ts';
 
-const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'propertyNames', 'oneOf', 'anyOf', 'allOf', 'prefixItems', 'if', 'then', 'else'];
+const SUBSCHEMAS = [
+  'items',
+  'additionalProperties',
+  'not',
+  'propertyNames',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'prefixItems',
+  'if',
+  'then',
+  'else',
+];
 
 /** A complete read shape: every field of each of its objects is present (decisions §10). */
 function requireAll(schema: unknown): unknown {
@@ -29,7 +41,8 @@ export function hoist(schema: unknown, components: Json, read = false): unknown 
   if (schema === null || typeof schema !== 'object') return schema;
   let out: Json = {};
   for (const [k, v] of Object.entries(schema as Json)) {
-    if (k === 'properties' || k === '$defs') out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, hoist(s, components, read)]));
+    if (k === 'properties' || k === '$defs')
+      out[k] = Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, hoist(s, components, read)]));
     else if (SUBSCHEMAS.includes(k)) out[k] = hoist(v, components, read);
     else out[k] = v;
   }
@@ -39,12 +52,14 @@ export function hoist(schema: unknown, components: Json, read = false): unknown 
   out = read && !partial ? (requireAll(rest) as Json) : rest;
   if (read && required) out.required = required;
   const existing = components[name];
-  if (existing && JSON.stringify(existing) !== JSON.stringify(out)) throw new Error(`two different schemas are named ${name}`);
+  if (existing && JSON.stringify(existing) !== JSON.stringify(out))
+    throw new Error(`two different schemas are named ${name}`);
   components[name] = out;
   return ref(name);
 }
 
 export function firstRequired(body: Json | undefined, components: Json): string | undefined {
-  const schema = (typeof body?.$ref === 'string' ? components[body.$ref.slice(REF.length)] : body) as { required?: string[] } | undefined;
+  const schema = (typeof body?.$ref === 'string' ? components[body.$ref.slice(REF.length)] : body) as
+    { required?: string[] } | undefined;
   return schema?.required?.[0];
 }

@@ -33,14 +33,20 @@ export type ContentCoding = 'br' | 'gzip' | 'identity';
 
 /** Compressed as well as a request can wait for once, about 20 ms for the YAML. */
 const COMPRESS: Record<Exclude<ContentCoding, 'identity'>, (b: Buffer) => Buffer> = {
-  br: (b) => brotliCompressSync(b, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: b.length } }),
+  br: (b) =>
+    brotliCompressSync(b, {
+      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: b.length },
+    }),
   gzip: (b) => gzipSync(b, { level: 6 }),
 };
 
 /** Best first: among codings the client gives the same weight, ours decides. */
 const CODINGS: ContentCoding[] = ['br', 'gzip', 'identity'];
 /** negotiator 1.x's encoding() takes the preferred order; @types/negotiator still describes 0.6. */
-const negotiated = (req: IncomingMessage) => new Negotiator(req) as unknown as { encoding(available: string[], opts: { preferred: string[] }): string | undefined };
+const negotiated = (req: IncomingMessage) =>
+  new Negotiator(req) as unknown as {
+    encoding(available: string[], opts: { preferred: string[] }): string | undefined;
+  };
 
 /** One format of a build, with each content coding made on its first demand: a request only writes bytes. */
 export class EncodedBody {

@@ -3,10 +3,21 @@
 // how to verify the signature. What each event is comes from the event catalog
 // (shared/src/webhook-catalog.ts), which GET /v1/webhooks/event-types serves too.
 import { EVENT_TYPES } from '@lpm/shared/events';
-import { EVENT_DESCRIPTIONS, EVENT_RESOURCES, eventExample, eventPayloadSchema, familyOf, objectComponent, payloadComponent } from '@lpm/shared/webhook-catalog';
+import {
+  EVENT_DESCRIPTIONS,
+  EVENT_RESOURCES,
+  eventExample,
+  eventPayloadSchema,
+  familyOf,
+  objectComponent,
+  payloadComponent,
+} from '@lpm/shared/webhook-catalog';
 import { REF, ref, type Json, type NamedSchema } from './refs.ts';
 
-export const EVENTS_TAG = { name: 'Webhook events', description: 'What the platform POSTs to a subscribed URL, and how to verify it.' };
+export const EVENTS_TAG = {
+  name: 'Webhook events',
+  description: 'What the platform POSTs to a subscribed URL, and how to verify it.',
+};
 
 const SIGNATURE_RULE =
   'The signed text is `{X-Service-Timestamp}.{raw body}`, exactly as received; the key is the webhook secret returned once at creation; the signature is the lowercase hex HMAC-SHA256 of that text. ' +
@@ -34,12 +45,25 @@ export function webhookSection(schemas: Json): Json {
     schemas[payloadComponent(family)] = eventPayloadSchema(family, REF);
   }
   const signatureHeaders = [
-    { name: 'X-Service-Signature', description: 'Lowercase hex HMAC-SHA256 of `{timestamp}.{raw body}` keyed with the webhook secret.', schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
-    { name: 'X-Service-Timestamp', description: 'Unix time (seconds) of sending; reject it when more than 300 s from now.', schema: { type: 'string', pattern: '^\\d+$' } },
+    {
+      name: 'X-Service-Signature',
+      description: 'Lowercase hex HMAC-SHA256 of `{timestamp}.{raw body}` keyed with the webhook secret.',
+      schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    },
+    {
+      name: 'X-Service-Timestamp',
+      description: 'Unix time (seconds) of sending; reject it when more than 300 s from now.',
+      schema: { type: 'string', pattern: '^\\d+$' },
+    },
     { name: 'X-Service-Event-Id', description: 'The event id (also `id` in the body).', schema: { type: 'string' } },
     { name: 'webhook-id', description: 'Standard Webhooks: the event id.', schema: { type: 'string' } },
     { name: 'webhook-timestamp', description: 'Standard Webhooks: the same Unix time.', schema: { type: 'string' } },
-    { name: 'webhook-signature', description: 'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies.', schema: { type: 'string' } },
+    {
+      name: 'webhook-signature',
+      description:
+        'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed with the bytes the secret encodes after `whsec_`. After a secret rotation, one such signature per live secret, space separated, the current one first: a delivery is genuine when any of them verifies.',
+      schema: { type: 'string' },
+    },
   ].map((h) => ({ ...h, in: 'header', required: true }));
 
   return Object.fromEntries(
@@ -55,7 +79,10 @@ export function webhookSection(schemas: Json): Json {
             tags: [EVENTS_TAG.name],
             security: [],
             parameters: signatureHeaders,
-            requestBody: { required: true, content: { 'application/json': { schema: ref(payloadComponent(family)), example: eventExample(event) } } },
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: ref(payloadComponent(family)), example: eventExample(event) } },
+            },
             responses: {
               '200': { description: 'Any 2xx within 5 seconds confirms the delivery.' },
               '4XX': { description: 'Any other answer, or none within 5 seconds, fails the attempt: it is retried.' },

@@ -21,7 +21,12 @@ export function useToken(value) {
 export async function api(method, path, body) {
   const headers = { authorization: `Bearer ${token}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
+  const res = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    cache: 'no-store',
+  });
   let answer = null;
   try {
     answer = await res.json();
@@ -36,7 +41,8 @@ export async function api(method, path, body) {
 /** A query string of the values given (empty ones left out). */
 export function query(params) {
   const q = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') q.set(name, String(value));
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== '') q.set(name, String(value));
   const text = q.toString();
   return text ? `?${text}` : '';
 }

@@ -20,14 +20,15 @@ let catalog = null;
 const ctx = {
   main,
   /** Shows a view; `arg` is what it needs (an endpoint's id). */
-  go: (view, arg) => ctx.run(async () => {
-    clearMessages();
-    for (const b of nav.querySelectorAll('button')) {
-      if (b.dataset.view === (view === 'endpoint' ? 'endpoints' : view)) b.setAttribute('aria-current', 'page');
-      else b.removeAttribute('aria-current');
-    }
-    await VIEWS[view](ctx, arg);
-  }),
+  go: (view, arg) =>
+    ctx.run(async () => {
+      clearMessages();
+      for (const b of nav.querySelectorAll('button')) {
+        if (b.dataset.view === (view === 'endpoint' ? 'endpoints' : view)) b.setAttribute('aria-current', 'page');
+        else b.removeAttribute('aria-current');
+      }
+      await VIEWS[view](ctx, arg);
+    }),
   /** Runs an action: a 401 ends the session, any other refusal is said as an alert. */
   async run(action) {
     try {

@@ -9,11 +9,29 @@ export async function catalogView(ctx) {
   show(
     ctx.main,
     heading(2, 'Event catalog'),
-    h('p', {}, `${types.length} events. Each delivery's body is the event; its data.object is the resource after the change.`),
-    h('ul', { class: 'catalog' }, types.map((t) =>
-      h('li', {}, h('details', {},
-        h('summary', {}, h('code', {}, t.type), ' — ', t.description),
-        h('h4', {}, 'Example'), json(t.example),
-        h('h4', {}, 'Schema'), json(t.schema))))),
+    h(
+      'p',
+      {},
+      `${types.length} events. Each delivery's body is the event; its data.object is the resource after the change.`,
+    ),
+    h(
+      'ul',
+      { class: 'catalog' },
+      types.map((t) =>
+        h(
+          'li',
+          {},
+          h(
+            'details',
+            {},
+            h('summary', {}, h('code', {}, t.type), ' — ', t.description),
+            h('h4', {}, 'Example'),
+            json(t.example),
+            h('h4', {}, 'Schema'),
+            json(t.schema),
+          ),
+        ),
+      ),
+    ),
   );
 }

@@ -2,7 +2,17 @@
 // secret, send a test event, recover since a time) and its delivery log.
 import { api } from './api.js';
 import { announce, button, details, field, h, heading, show, shownOnce, time } from './ui.js';
-import { chosenEvents, eventsFieldset, eventsText, RATE_LIMIT_HINT, RATE_LIMIT_LABEL, rateLimitInput, rateLimitOf, statusText, successRate24h } from './endpoints.js';
+import {
+  chosenEvents,
+  eventsFieldset,
+  eventsText,
+  RATE_LIMIT_HINT,
+  RATE_LIMIT_LABEL,
+  rateLimitInput,
+  rateLimitOf,
+  statusText,
+  successRate24h,
+} from './endpoints.js';
 import { deliveriesSection } from './deliveries.js';
 
 export async function endpointView(ctx, id) {
@@ -14,7 +24,11 @@ export async function endpointView(ctx, id) {
   };
   show(
     ctx.main,
-    h('p', {}, button('← All endpoints', () => ctx.go('endpoints'))),
+    h(
+      'p',
+      {},
+      button('← All endpoints', () => ctx.go('endpoints')),
+    ),
     heading(2, `Endpoint ${hook.url}`),
     details([
       ['URL', h('span', { class: 'url' }, hook.url)],
@@ -26,18 +40,27 @@ export async function endpointView(ctx, id) {
       ['Secret rotated', time(hook.secret_rotated_at)],
       ['Previous secret signs until', time(hook.previous_secret_expires_at)],
     ]),
-    h('div', { class: 'actions' },
+    h(
+      'div',
+      { class: 'actions' },
       button('Edit', () => ctx.run(() => editView(ctx, hook, types))),
-      button(hook.active ? 'Disable' : 'Enable', () => ctx.run(async () => {
-        await api('PUT', `/v1/webhooks/${id}`, { active: !hook.active });
-        await reopen(hook.active ? 'Endpoint disabled' : 'Endpoint enabled')();
-      })),
-      button('Delete', () => ctx.run(async () => {
-        if (!confirm(`Delete the endpoint ${hook.url} and its delivery log?`)) return;
-        await api('DELETE', `/v1/webhooks/${id}`);
-        await ctx.go('endpoints');
-        announce('Endpoint deleted');
-      }), { class: 'danger' }),
+      button(hook.active ? 'Disable' : 'Enable', () =>
+        ctx.run(async () => {
+          await api('PUT', `/v1/webhooks/${id}`, { active: !hook.active });
+          await reopen(hook.active ? 'Endpoint disabled' : 'Endpoint enabled')();
+        }),
+      ),
+      button(
+        'Delete',
+        () =>
+          ctx.run(async () => {
+            if (!confirm(`Delete the endpoint ${hook.url} and its delivery log?`)) return;
+            await api('DELETE', `/v1/webhooks/${id}`);
+            await ctx.go('endpoints');
+            announce('Endpoint deleted');
+          }),
+        { class: 'danger' },
+      ),
     ),
     rotateSection(ctx, id),
     testSection(ctx, id, types, hook),
@@ -70,7 +93,13 @@ function editView(ctx, hook, types) {
     field('Description (optional)', description),
     field(RATE_LIMIT_LABEL, rateLimit, RATE_LIMIT_HINT),
     eventsFieldset(types, hook.events),
-    h('p', {}, h('button', { type: 'submit', class: 'primary' }, 'Save'), ' ', button('Cancel', () => ctx.go('endpoint', hook.id))),
+    h(
+      'p',
+      {},
+      h('button', { type: 'submit', class: 'primary' }, 'Save'),
+      ' ',
+      button('Cancel', () => ctx.go('endpoint', hook.id)),
+    ),
   );
   show(ctx.main, heading(2, `Edit ${hook.url}`), form);
 }
@@ -100,31 +129,67 @@ function formSection(ctx, title, controls, label, submit) {
 
 function rotateSection(ctx, id) {
   const hours = h('input', { type: 'number', min: 0, max: 72, value: 24, inputMode: 'numeric' });
-  return formSection(ctx, 'Rotate the secret', field('Hours the old secret keeps signing', hours, '0 to 72; both secrets sign during that time.'), 'Rotate secret', async (out) => {
-    const { data } = await api('POST', `/v1/webhooks/${id}/secret/rotate`, { previous_expires_in_hours: Number(hours.value) });
-    out.replaceChildren(shownOnce('New signing secret', data.secret), h('p', {}, 'The previous secret signs until ', time(data.previous_secret_expires_at), '.'));
-    announce('Secret rotated');
-  });
+  return formSection(
+    ctx,
+    'Rotate the secret',
+    field('Hours the old secret keeps signing', hours, '0 to 72; both secrets sign during that time.'),
+    'Rotate secret',
+    async (out) => {
+      const { data } = await api('POST', `/v1/webhooks/${id}/secret/rotate`, {
+        previous_expires_in_hours: Number(hours.value),
+      });
+      out.replaceChildren(
+        shownOnce('New signing secret', data.secret),
+        h('p', {}, 'The previous secret signs until ', time(data.previous_secret_expires_at), '.'),
+      );
+      announce('Secret rotated');
+    },
+  );
 }
 
 function testSection(ctx, id, types, hook) {
   const wanted = hook.events.includes('*') ? types.map((t) => t.type) : hook.events;
-  const event = h('select', {}, types.map((t) => h('option', { value: t.type, selected: t.type === wanted[0] }, t.type)));
-  return formSection(ctx, 'Send a test event', field('Event', event, "The catalog's example, signed, with test: true."), 'Send test event', async (out) => {
-    const { data } = await api('POST', `/v1/webhooks/${id}/test`, { event: event.value });
-    out.replaceChildren(h('p', {}, `Test ${event.value} sent${data?.event_id ? ` (event ${data.event_id})` : ''}. It shows in the delivery log.`));
-    announce('Test event sent');
-  });
+  const event = h(
+    'select',
+    {},
+    types.map((t) => h('option', { value: t.type, selected: t.type === wanted[0] }, t.type)),
+  );
+  return formSection(
+    ctx,
+    'Send a test event',
+    field('Event', event, "The catalog's example, signed, with test: true."),
+    'Send test event',
+    async (out) => {
+      const { data } = await api('POST', `/v1/webhooks/${id}/test`, { event: event.value });
+      out.replaceChildren(
+        h(
+          'p',
+          {},
+          `Test ${event.value} sent${data?.event_id ? ` (event ${data.event_id})` : ''}. It shows in the delivery log.`,
+        ),
+      );
+      announce('Test event sent');
+    },
+  );
 }
 
 function recoverSection(ctx, id) {
   const since = h('input', { type: 'datetime-local', required: true });
   const until = h('input', { type: 'datetime-local' });
-  const controls = [field('Since', since, 'At most 14 days back, in your time zone.'), field('Until (optional)', until)];
+  const controls = [
+    field('Since', since, 'At most 14 days back, in your time zone.'),
+    field('Until (optional)', until),
+  ];
   return formSection(ctx, 'Recover failed deliveries', controls, 'Recover', async (out) => {
-    const body = { since: new Date(since.value).toISOString(), ...(until.value ? { until: new Date(until.value).toISOString() } : {}) };
+    const body = {
+      since: new Date(since.value).toISOString(),
+      ...(until.value ? { until: new Date(until.value).toISOString() } : {}),
+    };
     let { data } = await api('POST', `/v1/webhooks/${id}/recover`, body);
-    const progress = () => out.replaceChildren(h('p', {}, `Recovery ${data.id} ${data.status}: ${data.queued} of ${data.total} deliveries queued again.`));
+    const progress = () =>
+      out.replaceChildren(
+        h('p', {}, `Recovery ${data.id} ${data.status}: ${data.queued} of ${data.total} deliveries queued again.`),
+      );
     progress();
     announce('Recovery started');
     // Its progress, read again each second for a minute at most; then the log tells the rest.

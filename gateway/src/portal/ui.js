@@ -75,8 +75,26 @@ export function table(caption, headers, rows) {
       'table',
       { role: 'table' },
       h('caption', {}, caption),
-      h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' }, headers.map((x) => h('th', { scope: 'col', role: 'columnheader' }, x)))),
-      h('tbody', { role: 'rowgroup' }, rows.map((cells) => h('tr', { role: 'row' }, cells.map((c, i) => h('td', { role: 'cell', 'data-label': headers[i] }, c))))),
+      h(
+        'thead',
+        { role: 'rowgroup' },
+        h(
+          'tr',
+          { role: 'row' },
+          headers.map((x) => h('th', { scope: 'col', role: 'columnheader' }, x)),
+        ),
+      ),
+      h(
+        'tbody',
+        { role: 'rowgroup' },
+        rows.map((cells) =>
+          h(
+            'tr',
+            { role: 'row' },
+            cells.map((c, i) => h('td', { role: 'cell', 'data-label': headers[i] }, c)),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -87,7 +105,12 @@ export const button = (text, onclick, attrs = {}) => h('button', { type: 'button
 export const time = (iso) => (iso ? h('time', { dateTime: iso }, new Date(iso).toLocaleString()) : '—');
 
 /** A list of terms and their descriptions. */
-export const details = (pairs) => h('dl', {}, pairs.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]));
+export const details = (pairs) =>
+  h(
+    'dl',
+    {},
+    pairs.flatMap(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  );
 
 /** A secret or token shown once, in a read-only box the reader can select and copy. */
 export function shownOnce(label, value) {

@@ -106,7 +106,10 @@ export function tooManyFailures(reply: FastifyReply, throttled: AuthFailureDecis
   authThrottles.inc();
   setLimitHeaders(reply, throttled);
   reply.header('retry-after', String(throttled.resetSeconds));
-  return rateLimited('Too many failed authentications', { reason: 'auth_failures', retry_after: throttled.resetSeconds });
+  return rateLimited('Too many failed authentications', {
+    reason: 'auth_failures',
+    retry_after: throttled.resetSeconds,
+  });
 }
 
 function requiredScope(method: string, config: FastifyContextConfig | undefined): Scope {

@@ -50,8 +50,12 @@ const CSP = [
 export function docsRoutes(app: FastifyInstance): void {
   let bundle: Buffer | undefined;
   const config = { public: true };
-  app.get('/docs', { config, logLevel: 'warn' }, async (_req, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', CSP).send(PAGE));
-  app.get('/docs/init.js', { config, logLevel: 'warn' }, async (_req, reply) => reply.type('text/javascript; charset=utf-8').send(INIT));
+  app.get('/docs', { config, logLevel: 'warn' }, async (_req, reply) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', CSP).send(PAGE),
+  );
+  app.get('/docs/init.js', { config, logLevel: 'warn' }, async (_req, reply) =>
+    reply.type('text/javascript; charset=utf-8').send(INIT),
+  );
   app.get('/docs/scalar.js', { config, logLevel: 'warn' }, async (_req, reply) =>
     reply
       .type('text/javascript; charset=utf-8')

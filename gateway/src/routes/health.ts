@@ -29,8 +29,13 @@ export function healthRoute(app: FastifyInstance, opts: HealthOptions): void {
     if (res.status !== 200) throw new Error(`health answered ${res.status}`);
   };
   /** A service with replicas is up when one of them is. */
-  const upstreamUp = (setting: string): Promise<void> => Promise.any(replicaUrls(setting).map(replicaUp)).then(() => undefined);
-  const status = (p: Promise<void>): Promise<Status> => p.then(() => 'ok' as const, () => 'down' as const);
+  const upstreamUp = (setting: string): Promise<void> =>
+    Promise.any(replicaUrls(setting).map(replicaUp)).then(() => undefined);
+  const status = (p: Promise<void>): Promise<Status> =>
+    p.then(
+      () => 'ok' as const,
+      () => 'down' as const,
+    );
 
   const check = recentResult(async () => {
     const names = ['store', ...deployed] as const;
@@ -41,7 +46,13 @@ export function healthRoute(app: FastifyInstance, opts: HealthOptions): void {
     const services = Object.fromEntries(names.map((n, i) => [n, results[i]])) as Record<string, Status>;
     const down = names.filter((n) => services[n] === 'down');
     // Not ready is a state callers poll for, not a failure of this request: answered, not thrown (and logged).
-    if (down.length) return { status: 503, body: errorBody(new AppError(503, 'SERVICE_UNAVAILABLE', `Unavailable: ${down.join(', ')}`, { services, down })) };
+    if (down.length)
+      return {
+        status: 503,
+        body: errorBody(
+          new AppError(503, 'SERVICE_UNAVAILABLE', `Unavailable: ${down.join(', ')}`, { services, down }),
+        ),
+      };
     return { status: 200, body: { success: true, data: { status: 'ok', services } } };
   }, opts.maxAgeMs ?? 1000);
 

@@ -56,7 +56,14 @@ export function internalUsersRoute(fastify: FastifyInstance, opts: InternalUsers
       onRequest: internalOnly,
     },
     async (req) => {
-      const ids = [...new Set(req.query.ids.split(',').map((s) => s.trim()).filter(Boolean))];
+      const ids = [
+        ...new Set(
+          req.query.ids
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ];
       if (ids.length > MAX_IDS) throw invalidField('ids', `ids must have at most ${MAX_IDS} items`);
       const users = ids.length ? await opts.accounts.findUsers(header(req, HEADER.teamId)!, ids) : [];
       return ok(users.map(directoryUser));
@@ -76,6 +83,13 @@ export function internalUsersRoute(fastify: FastifyInstance, opts: InternalUsers
 
   app.get('/internal/publication-watches', { config: { public: true }, onRequest: internalOnly }, async () => {
     const teams = await opts.accounts.watchingTeams();
-    return ok(teams.map((t) => ({ team_id: t.id, user_id: t.owner_user_id, settings: settingsOf(t), publications: t.publications })));
+    return ok(
+      teams.map((t) => ({
+        team_id: t.id,
+        user_id: t.owner_user_id,
+        settings: settingsOf(t),
+        publications: t.publications,
+      })),
+    );
   });
 }

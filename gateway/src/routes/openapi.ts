@@ -34,13 +34,28 @@ function operation(schema: { body?: Schema; params?: Schema; response?: Record<s
   const params = Object.entries((schema.params?.properties ?? {}) as Record<string, Schema>);
   return {
     operationId,
-    ...(params.length ? { parameters: params.map(([name, s]) => ({ name, in: 'path', required: true, schema: s, ...(Array.isArray(s.examples) ? { example: s.examples[0] as unknown } : {}) })) } : {}),
+    ...(params.length
+      ? {
+          parameters: params.map(([name, s]) => ({
+            name,
+            in: 'path',
+            required: true,
+            schema: s,
+            ...(Array.isArray(s.examples) ? { example: s.examples[0] as unknown } : {}),
+          })),
+        }
+      : {}),
     summary,
     description,
     'x-examples': examples,
     'x-errors': errors,
     ...(schema.body ? { requestBody: { required: true, ...json(schema.body) } } : {}),
-    responses: Object.fromEntries(Object.entries(schema.response ?? {}).map(([status, s]) => [status.toUpperCase(), { description: 'Default Response', ...json(s) }])),
+    responses: Object.fromEntries(
+      Object.entries(schema.response ?? {}).map(([status, s]) => [
+        status.toUpperCase(),
+        { description: 'Default Response', ...json(s) },
+      ]),
+    ),
   };
 }
 
@@ -57,11 +72,15 @@ export function gatewayOperations(app: FastifyInstance): { paths: Paths; scopes:
   const paths: Paths = {};
   const scopes = new Map<string, Scope>();
   app.addHook('onRoute', (route: RouteOptions) => {
-    if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD') return;
+    if (!route.url.startsWith('/v1/') || !route.schema || typeof route.method !== 'string' || route.method === 'HEAD')
+      return;
     const path = route.url.replace(/:(\w+)/g, '{$1}');
     (paths[path] ??= {})[route.method.toLowerCase()] = operation(documentedSchema(route, GATEWAY_OPERATIONS) as never);
     const config = route.config;
-    scopes.set(`${route.method} ${path}`, config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write');
+    scopes.set(
+      `${route.method} ${path}`,
+      config?.adminOnly ? 'admin' : config?.readOnly || route.method === 'GET' ? 'read' : 'write',
+    );
   });
   return { paths, scopes };
 }
@@ -72,7 +91,11 @@ export function apiDocument(services: ServiceDocument[], own: ReturnType<typeof 
   for (const s of services) Object.assign(paths, s.paths);
   Object.assign(paths, own.paths);
   const tags = [...services.flatMap((s) => s.tags), publishedTag(SETTINGS_TAG), publishedTag(PORTAL_TAG)];
-  return buildDocument({ paths, tags, scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path) });
+  return buildDocument({
+    paths,
+    tags,
+    scopeOf: (method, path) => own.scopes.get(`${method} ${path}`) ?? proxiedScope(method, path),
+  });
 }
 
 export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
@@ -94,7 +117,10 @@ export function openApiRoute(app: FastifyInstance, opts: OpenApiOptions): void {
 
   const served = new ServedDocument({
     // In the registry's order, whatever GATEWAY_SERVICES' order: the document's tags follow it.
-    sources: SERVICE_NAMES.filter((name) => opts.deployed.includes(name)).map((name) => ({ name, read: () => read(name) })),
+    sources: SERVICE_NAMES.filter((name) => opts.deployed.includes(name)).map((name) => ({
+      name,
+      read: () => read(name),
+    })),
     build: (documents) => apiDocument(documents, own),
     refreshMs: opts.refreshMs ?? 5000,
     logger: app.log,

@@ -11,12 +11,18 @@ export function portalSessionRoutes(fastify: FastifyInstance, sessions: PortalSe
   const app = fastify.withTypeProvider<SchemaTypes>();
   const config = { adminOnly: true };
 
-  app.post('/v1/webhooks/portal-sessions', { config, schema: { body: openPortalSessionBody, response: portalResponses.opened } }, async (req, reply) => {
-    reply.status(201);
-    return ok(await sessions.open(req.principal!, req.body, `${req.protocol}://${req.host}`));
-  });
+  app.post(
+    '/v1/webhooks/portal-sessions',
+    { config, schema: { body: openPortalSessionBody, response: portalResponses.opened } },
+    async (req, reply) => {
+      reply.status(201);
+      return ok(await sessions.open(req.principal!, req.body, `${req.protocol}://${req.host}`));
+    },
+  );
 
-  app.delete('/v1/webhooks/portal-sessions/:id', { config, schema: { params: portalSessionParams, response: portalResponses.revoked } }, async (req) =>
-    ok(await sessions.revoke(req.principal!, req.params.id)),
+  app.delete(
+    '/v1/webhooks/portal-sessions/:id',
+    { config, schema: { params: portalSessionParams, response: portalResponses.revoked } },
+    async (req) => ok(await sessions.revoke(req.principal!, req.params.id)),
   );
 }

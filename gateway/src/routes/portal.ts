@@ -44,7 +44,8 @@ export function portalRoutes(app: FastifyInstance, sessions: PortalSessions): vo
 
   app.get<{ Querystring: { session?: string } }>('/portal', { config, logLevel: 'warn' }, async (req, reply) => {
     const session = req.query.session;
-    const origins = typeof session === 'string' && SESSION_RE.test(session) ? await sessions.frameAncestors(session) : [];
+    const origins =
+      typeof session === 'string' && SESSION_RE.test(session) ? await sessions.frameAncestors(session) : [];
     return reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', csp(origins))

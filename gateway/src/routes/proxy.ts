@@ -42,7 +42,8 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
   const identityHeadersOf = new WeakMap<Principal, Record<string, string>>();
   const upstreamIdentity = (principal: Principal): Record<string, string> => {
     let headers = identityHeadersOf.get(principal);
-    if (!headers) identityHeadersOf.set(principal, (headers = identityHeaders(identityOf(principal), opts.internalToken)));
+    if (!headers)
+      identityHeadersOf.set(principal, (headers = identityHeaders(identityOf(principal), opts.internalToken)));
     return headers;
   };
 
@@ -100,7 +101,9 @@ export async function proxyRoutes(app: FastifyInstance, opts: ProxyOptions): Pro
         rewritePrefix: route.prefix,
         config: { adminOnly: route.adminOnly ?? false, readOnly: route.readOnly ?? false },
         disableRequestLogging: true,
-        undici: (upstreams.length > 1 ? new BalancedPool(upstreams, undici) : { ...undici, tls: { rejectUnauthorized: true } }) as never,
+        undici: (upstreams.length > 1
+          ? new BalancedPool(upstreams, undici)
+          : { ...undici, tls: { rejectUnauthorized: true } }) as never,
         replyOptions: {
           rewriteRequestHeaders: rewriteRequestHeaders as never,
           rewriteHeaders: rewriteHeaders as never,

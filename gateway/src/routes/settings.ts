@@ -24,9 +24,13 @@ export function settingsRoutes(fastify: FastifyInstance, opts: SettingsRouteOpti
     ok(await opts.settings.get(req.principal!.team.id)),
   );
 
-  app.put('/v1/settings', { config, schema: { body: { ...updateSettingsBody, examples: SETTINGS_EXAMPLES }, response: settingsResponse } }, async (req) => {
-    const settings = await opts.settings.update(identityOf(req.principal!), req.body);
-    opts.principals.forgetTeam(req.principal!.team.id);
-    return ok(settings);
-  });
+  app.put(
+    '/v1/settings',
+    { config, schema: { body: { ...updateSettingsBody, examples: SETTINGS_EXAMPLES }, response: settingsResponse } },
+    async (req) => {
+      const settings = await opts.settings.update(identityOf(req.principal!), req.body);
+      opts.principals.forgetTeam(req.principal!.team.id);
+      return ok(settings);
+    },
+  );
 }

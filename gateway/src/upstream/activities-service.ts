@@ -23,6 +23,9 @@ export class ActivitiesService implements DeadlineOwner {
 
   async courtCalendarChanged(who: Caller, calendar: CourtCalendarSettings, changedAt: Date): Promise<boolean> {
     if (!this.deployed.includes('activities')) return true;
-    return syncDone(this.client, who, '/internal/court-calendar', { court_calendar: calendar, changed_at: changedAt.toISOString() });
+    return syncDone(this.client, who, '/internal/court-calendar', {
+      court_calendar: calendar,
+      changed_at: changedAt.toISOString(),
+    });
   }
 }

@@ -24,7 +24,11 @@ export class TimeZoneServices implements TimeZoneOwners {
   }
 
   async timeZoneChanged(who: Caller, changedAt: Date): Promise<boolean> {
-    const done = await Promise.all(this.clients.map((client) => syncDone(client, who, '/internal/time-zone', { changed_at: changedAt.toISOString() })));
+    const done = await Promise.all(
+      this.clients.map((client) =>
+        syncDone(client, who, '/internal/time-zone', { changed_at: changedAt.toISOString() }),
+      ),
+    );
     return done.every(Boolean);
   }
 }

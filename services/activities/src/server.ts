@@ -34,10 +34,17 @@ async function main(): Promise<void> {
     entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],
     outboxCollections: ['activities', TOMBSTONES],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'cases' | 'clients' | 'deals') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const service = (name: 'cases' | 'clients' | 'deals') =>
+        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new ActivitiesRepository(db, relay, logger);
-      const caseLinks = new CaseLinks(new CasesService(service('cases')), new ViewsRepository<CaseView>(db, CASE_VIEWS));
-      const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const caseLinks = new CaseLinks(
+        new CasesService(service('cases')),
+        new ViewsRepository<CaseView>(db, CASE_VIEWS),
+      );
+      const clientLinks = new ClientLinks(
+        new ClientsService(service('clients')),
+        new ViewsRepository<ClientView>(db, CLIENT_VIEWS),
+      );
       const activities = new Activities({
         activities: repository,
         caseLinks,
@@ -47,7 +54,14 @@ async function main(): Promise<void> {
         logger,
       });
       const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });
-      const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: dueSignals(activities), relay, logger, name: 'activities' });
+      const signals = new TimeSignals({
+        db,
+        intervalMs: config.schedulerIntervalMs,
+        signals: dueSignals(activities),
+        relay,
+        logger,
+        name: 'activities',
+      });
       const closing: BackgroundTask = { start: async () => {}, stop: () => mailer.close() };
       const syncs = new TeamSyncs({ db, logger, work: activities.syncWork() });
       return {
@@ -57,7 +71,9 @@ async function main(): Promise<void> {
           syncs,
           listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
           signals,
-          consumerTask(() => consumeViewEvents(broker, 'activities.link-views', { clients: clientLinks, cases: caseLinks })),
+          consumerTask(() =>
+            consumeViewEvents(broker, 'activities.link-views', { clients: clientLinks, cases: caseLinks }),
+          ),
           consumerTask(() => consumeReminders(broker, db, new Reminders(mailer))),
           periodicTask({
             name: 'series repair',

@@ -57,7 +57,11 @@ describe('POST /v1/activities', () => {
       metadata: { vara: '2ª' },
     };
     const created = await create(body);
-    expect(created).toMatchObject({ ...body, status: 'pending', recurrence: { frequency: 'weekly', interval: 2, count: 4, until: null } });
+    expect(created).toMatchObject({
+      ...body,
+      status: 'pending',
+      recurrence: { frequency: 'weekly', interval: 2, count: 4, until: null },
+    });
 
     const detail = (await call('GET', `/v1/activities/${created.id}`)).json().data;
     expect(detail).toMatchObject({
@@ -76,52 +80,142 @@ describe('POST /v1/activities', () => {
   });
 
   test('when type or title is missing, then 400 names the field', async () => {
-    expect(expectError(await call('POST', '/v1/activities', { title: 'X' }), 400, 'VALIDATION_ERROR', 'type is required').details).toMatchObject({ field: 'type', type: 'required' });
+    expect(
+      expectError(await call('POST', '/v1/activities', { title: 'X' }), 400, 'VALIDATION_ERROR', 'type is required')
+        .details,
+    ).toMatchObject({ field: 'type', type: 'required' });
     expectError(await call('POST', '/v1/activities', { type: 'task' }), 400, 'VALIDATION_ERROR', 'title is required');
   });
 
   test('when type or priority is outside its list, then 400 Invalid type / Invalid priority', async () => {
-    expectError(await call('POST', '/v1/activities', { type: 'lunch', title: 'X' }), 400, 'VALIDATION_ERROR', 'Invalid type');
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', priority: 'urgente' }), 400, 'VALIDATION_ERROR', 'Invalid priority');
+    expectError(
+      await call('POST', '/v1/activities', { type: 'lunch', title: 'X' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid type',
+    );
+    expectError(
+      await call('POST', '/v1/activities', { type: 'task', title: 'X', priority: 'urgente' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid priority',
+    );
   });
 
   test('when due_date or due_time is malformed, then 400 with the field message', async () => {
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', due_date: '2027-02-30' }), 400, 'VALIDATION_ERROR', 'due_date must be a date (YYYY-MM-DD)');
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', due_time: '24:00' }), 400, 'VALIDATION_ERROR', 'due_time must be a time (HH:mm)');
+    expectError(
+      await call('POST', '/v1/activities', { type: 'task', title: 'X', due_date: '2027-02-30' }),
+      400,
+      'VALIDATION_ERROR',
+      'due_date must be a date (YYYY-MM-DD)',
+    );
+    expectError(
+      await call('POST', '/v1/activities', { type: 'task', title: 'X', due_time: '24:00' }),
+      400,
+      'VALIDATION_ERROR',
+      'due_time must be a time (HH:mm)',
+    );
   });
 
   test('when status or an unknown field is sent on create, then 400 Unknown field', async () => {
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', status: 'completed' }), 400, 'VALIDATION_ERROR', 'Unknown field: status');
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', days_overdue: 1 }), 400, 'VALIDATION_ERROR', 'Unknown field: days_overdue');
+    expectError(
+      await call('POST', '/v1/activities', { type: 'task', title: 'X', status: 'completed' }),
+      400,
+      'VALIDATION_ERROR',
+      'Unknown field: status',
+    );
+    expectError(
+      await call('POST', '/v1/activities', { type: 'task', title: 'X', days_overdue: 1 }),
+      400,
+      'VALIDATION_ERROR',
+      'Unknown field: days_overdue',
+    );
   });
 
-  test('when a link is unknown, malformed or another team\'s, then 404 with its message', async () => {
+  test("when a link is unknown, malformed or another team's, then 404 with its message", async () => {
     const foreignCase = sut.world.addCase(other.teamId, 'Alheio');
     for (const case_id of [foreignCase.id, 'case_01jd3k0000000000000000000', 'nope']) {
-      expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', case_id }), 404, 'NOT_FOUND', 'Case not found');
+      expectError(
+        await call('POST', '/v1/activities', { type: 'task', title: 'X', case_id }),
+        404,
+        'NOT_FOUND',
+        'Case not found',
+      );
     }
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', client_id: sut.world.addClient(other.teamId, 'Y').id }), 404, 'NOT_FOUND', 'Client not found');
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', deal_id: sut.world.addDeal(other.teamId) }), 404, 'NOT_FOUND', 'Deal not found');
-    expectError(await call('POST', '/v1/activities', { type: 'task', title: 'X', assigned_to: sut.world.addUser(other.teamId, 'Z', 'z@z.z').id }), 404, 'NOT_FOUND', 'User not found');
+    expectError(
+      await call('POST', '/v1/activities', {
+        type: 'task',
+        title: 'X',
+        client_id: sut.world.addClient(other.teamId, 'Y').id,
+      }),
+      404,
+      'NOT_FOUND',
+      'Client not found',
+    );
+    expectError(
+      await call('POST', '/v1/activities', { type: 'task', title: 'X', deal_id: sut.world.addDeal(other.teamId) }),
+      404,
+      'NOT_FOUND',
+      'Deal not found',
+    );
+    expectError(
+      await call('POST', '/v1/activities', {
+        type: 'task',
+        title: 'X',
+        assigned_to: sut.world.addUser(other.teamId, 'Z', 'z@z.z').id,
+      }),
+      404,
+      'NOT_FOUND',
+      'User not found',
+    );
   });
 });
 
 describe('GET /v1/activities/{id}', () => {
   test('when the id is unknown, of another team or of another kind, then 404 Activity not found', async () => {
     const mine = await create({ type: 'note', title: 'Nota' });
-    expectError(await call('GET', '/v1/activities/act_01jd3k0000000000000000000'), 404, 'NOT_FOUND', 'Activity not found');
-    expectError(await call('GET', `/v1/activities/${mine.id}`, undefined, other), 404, 'NOT_FOUND', 'Activity not found');
-    expectError(await call('GET', '/v1/activities/case_01jd3k0000000000000000000'), 404, 'NOT_FOUND', 'Activity not found');
+    expectError(
+      await call('GET', '/v1/activities/act_01jd3k0000000000000000000'),
+      404,
+      'NOT_FOUND',
+      'Activity not found',
+    );
+    expectError(
+      await call('GET', `/v1/activities/${mine.id}`, undefined, other),
+      404,
+      'NOT_FOUND',
+      'Activity not found',
+    );
+    expectError(
+      await call('GET', '/v1/activities/case_01jd3k0000000000000000000'),
+      404,
+      'NOT_FOUND',
+      'Activity not found',
+    );
   });
 });
 
 describe('PUT /v1/activities/{id}', () => {
   test('when fields change, then the response holds id, the fields sent and updated_at', async () => {
     const a = await create({ type: 'task', title: 'Rascunho' });
-    const res = await call('PUT', `/v1/activities/${a.id}`, { title: ' Final ', due_date: '2027-05-01', status: 'in_progress' });
+    const res = await call('PUT', `/v1/activities/${a.id}`, {
+      title: ' Final ',
+      due_date: '2027-05-01',
+      status: 'in_progress',
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ id: a.id, title: 'Final', due_date: '2027-05-01', status: 'in_progress', updated_at: expect.stringMatching(ISO_MS) });
-    expect((await call('GET', `/v1/activities/${a.id}`)).json().data).toMatchObject({ title: 'Final', status: 'in_progress', due_date: '2027-05-01' });
+    expect(res.json().data).toEqual({
+      id: a.id,
+      title: 'Final',
+      due_date: '2027-05-01',
+      status: 'in_progress',
+      updated_at: expect.stringMatching(ISO_MS),
+    });
+    expect((await call('GET', `/v1/activities/${a.id}`)).json().data).toMatchObject({
+      title: 'Final',
+      status: 'in_progress',
+      due_date: '2027-05-01',
+    });
   });
 
   test('when the body is empty, then 400 No fields to update', async () => {
@@ -131,7 +225,12 @@ describe('PUT /v1/activities/{id}', () => {
 
   test('when status is outside the list, then 400 Invalid status', async () => {
     const a = await create({ type: 'task', title: 'X' });
-    expectError(await call('PUT', `/v1/activities/${a.id}`, { status: 'done' }), 400, 'VALIDATION_ERROR', 'Invalid status');
+    expectError(
+      await call('PUT', `/v1/activities/${a.id}`, { status: 'done' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid status',
+    );
   });
 
   test('when a move is not allowed, then 422 Invalid status transition; cancelled is final, completed may only be cancelled', async () => {
@@ -141,17 +240,32 @@ describe('PUT /v1/activities/{id}', () => {
       completed_at: expect.stringMatching(ISO_MS),
       completed_by: { id: t.userId, name: null },
     });
-    const e = expectError(await call('PUT', `/v1/activities/${a.id}`, { status: 'pending' }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
+    const e = expectError(
+      await call('PUT', `/v1/activities/${a.id}`, { status: 'pending' }),
+      422,
+      'VALIDATION_ERROR',
+      'Invalid status transition',
+    );
     expect(e.details).toEqual({ reason: 'invalid_status_transition' });
     expect((await call('PUT', `/v1/activities/${a.id}`, { status: 'cancelled' })).statusCode).toBe(200);
     for (const status of ['pending', 'in_progress', 'completed']) {
-      expectError(await call('PUT', `/v1/activities/${a.id}`, { status }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
+      expectError(
+        await call('PUT', `/v1/activities/${a.id}`, { status }),
+        422,
+        'VALIDATION_ERROR',
+        'Invalid status transition',
+      );
     }
   });
 
   test('when a link is set it is checked; null unlinks', async () => {
     const a = await create({ type: 'task', title: 'X' });
-    expectError(await call('PUT', `/v1/activities/${a.id}`, { case_id: 'case_01jd3k0000000000000000000' }), 404, 'NOT_FOUND', 'Case not found');
+    expectError(
+      await call('PUT', `/v1/activities/${a.id}`, { case_id: 'case_01jd3k0000000000000000000' }),
+      404,
+      'NOT_FOUND',
+      'Case not found',
+    );
     const k = sut.world.addCase(t.teamId, 'Vinculado');
     expect((await call('PUT', `/v1/activities/${a.id}`, { case_id: k.id })).json().data.case_id).toBe(k.id);
     expect((await call('PUT', `/v1/activities/${a.id}`, { case_id: null })).json().data.case_id).toBeNull();
@@ -159,6 +273,11 @@ describe('PUT /v1/activities/{id}', () => {
   });
 
   test('when the activity is unknown, then 404 Activity not found', async () => {
-    expectError(await call('PUT', '/v1/activities/act_01jd3k0000000000000000000', { title: 'X' }), 404, 'NOT_FOUND', 'Activity not found');
+    expectError(
+      await call('PUT', '/v1/activities/act_01jd3k0000000000000000000', { title: 'X' }),
+      404,
+      'NOT_FOUND',
+      'Activity not found',
+    );
   });
 });

@@ -45,15 +45,34 @@ describe('GET /v1/activities by day buckets', () => {
     const times = ['08:00', '23:30', null, '08:00', '12:15'];
     for (let i = 0; i < 44; i++) {
       const due = i % 11 === 10 ? {} : { due_date: day([0, 1, 1, 1, 4, -3][i % 6]), due_time: times[i % times.length] };
-      const id = await create(who, { ...due, type: ['task', 'call'][i % 2], priority: ['alta', 'media', 'baixa'][i % 3] });
+      const id = await create(who, {
+        ...due,
+        type: ['task', 'call'][i % 2],
+        priority: ['alta', 'media', 'baixa'][i % 3],
+      });
       if (i % 4 === 1) await put(who, id, { status: 'in_progress' });
     }
-    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [4, 11], [9, 5]]);
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [
+      [1, 20],
+      [2, 20],
+      [3, 20],
+      [2, 7],
+      [5, 4],
+      [4, 11],
+      [9, 5],
+    ]);
   });
 
   it('when activities are created, moved to other days, given or stripped of a due date, completed and deleted at once, then pages and totals are the plain query ones', async () => {
     const who = identity(ZONE);
-    const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => create(who, i % 6 === 5 ? { type: 'call' } : { due_date: day(i % 3), due_time: i % 2 ? '09:00' : null, type: 'call' })));
+    const ids = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        create(
+          who,
+          i % 6 === 5 ? { type: 'call' } : { due_date: day(i % 3), due_time: i % 2 ? '09:00' : null, type: 'call' },
+        ),
+      ),
+    );
     await Promise.all([
       ...ids.slice(0, 4).map((id) => call(who, 'DELETE', `/v1/activities/${id}`)),
       ...ids.slice(4, 9).map((id, i) => put(who, id, { due_date: day(7 + (i % 2)) })),
@@ -62,14 +81,26 @@ describe('GET /v1/activities by day buckets', () => {
       put(who, ids[17], { due_date: day(-1) }),
       ...ids.slice(12, 16).map((id) => call(who, 'PUT', `/v1/activities/${id}/complete`, {})),
       ...ids.slice(18, 21).map((id) => put(who, id, { status: 'in_progress', priority: 'alta' })),
-      ...Array.from({ length: 4 }, (_, i) => create(who, { due_date: day(7), type: 'call', priority: i % 2 ? 'alta' : 'media' })),
+      ...Array.from({ length: 4 }, (_, i) =>
+        create(who, { due_date: day(7), type: 'call', priority: i % 2 ? 'alta' : 'media' }),
+      ),
     ]);
     // A second process writing the same days: its own counts coalescing, the same lock.
     const other = new ActivitiesRepository(sut.db, { kick: () => {} });
-    await other.update(who.teamId, ids[21], async (current) => ({ result: undefined, write: { set: { due_date: day(8), due_at: new Date(+current.due_at! + 6 * DAY) }, events: [] } }));
+    await other.update(who.teamId, ids[21], async (current) => ({
+      result: undefined,
+      write: { set: { due_date: day(8), due_at: new Date(+current.due_at! + 6 * DAY) }, events: [] },
+    }));
     await other.remove(who.teamId, ids[22], async () => ({ result: undefined, events: [] }));
-    const checks: PageCheck[] = [...CHECKS, { query: 'status=completed', equal: { status: 'completed' }, direction: 1 }];
-    await expectSamePages(listOf(who), who.teamId, checks, [[1, 100], [2, 6], [3, 5]]);
+    const checks: PageCheck[] = [
+      ...CHECKS,
+      { query: 'status=completed', equal: { status: 'completed' }, direction: 1 },
+    ];
+    await expectSamePages(listOf(who), who.teamId, checks, [
+      [1, 100],
+      [2, 6],
+      [3, 5],
+    ]);
     expect((await listOf(who).api('')).total).toBe(23);
   });
 
@@ -81,7 +112,13 @@ describe('GET /v1/activities by day buckets', () => {
       count: 14,
       legacy: (fields, i) => {
         const dueAt = i % 5 === 4 ? null : new Date(Date.now() + Math.floor(i / 2) * 0.7 * DAY);
-        return { ...fields, _id: newId('act'), due_date: dueAt && dueAt.toISOString().slice(0, 10), due_at: dueAt, due_missing: dueAt ? 0 : 1 };
+        return {
+          ...fields,
+          _id: newId('act'),
+          due_date: dueAt && dueAt.toISOString().slice(0, 10),
+          due_at: dueAt,
+          due_missing: dueAt ? 0 : 1,
+        };
       },
       equal: { status: 'pending' },
     });

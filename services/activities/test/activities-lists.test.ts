@@ -16,8 +16,12 @@ describe('GET /v1/activities', () => {
     caseId = sut.world.addCase(team.teamId, 'Ação', '123').id;
     userId = sut.world.addUser(team.teamId, 'Ana', 'ana@x.br').id;
     ids.none = (await create({ type: 'note', title: 'Sem prazo', priority: 'baixa' }, team)).id;
-    ids.late = (await create({ type: 'deadline', title: 'Atrasada', due_date: day(-2), priority: 'alta', case_id: caseId }, team)).id;
-    ids.today = (await create({ type: 'task', title: 'Hoje', due_date: day(0), due_time: '00:00', assigned_to: userId }, team)).id;
+    ids.late = (
+      await create({ type: 'deadline', title: 'Atrasada', due_date: day(-2), priority: 'alta', case_id: caseId }, team)
+    ).id;
+    ids.today = (
+      await create({ type: 'task', title: 'Hoje', due_date: day(0), due_time: '00:00', assigned_to: userId }, team)
+    ).id;
     ids.later = (await create({ type: 'meeting', title: 'Depois', due_date: day(10) }, team)).id;
     ids.done = (await create({ type: 'task', title: 'Feita', due_date: day(-5) }, team)).id;
     await call('PUT', `/v1/activities/${ids.done}/complete`, {}, team);
@@ -49,11 +53,22 @@ describe('GET /v1/activities', () => {
   });
 
   test('when sorted descending by due date, then still no due date last; by priority, by meaning', async () => {
-    expect((await list('?sort=-due_date')).data.map((a: { id: string }) => a.id)).toEqual([ids.later, ids.today, ids.late, ids.done, ids.none]);
+    expect((await list('?sort=-due_date')).data.map((a: { id: string }) => a.id)).toEqual([
+      ids.later,
+      ids.today,
+      ids.late,
+      ids.done,
+      ids.none,
+    ]);
     const byPriority = (await list('?sort=-priority')).data.map((a: { priority: string }) => a.priority);
     expect(byPriority[0]).toBe('alta');
     expect(byPriority.at(-1)).toBe('baixa');
-    expectError(await call('GET', '/v1/activities?sort=title', undefined, team), 400, 'VALIDATION_ERROR', 'Invalid sort field');
+    expectError(
+      await call('GET', '/v1/activities?sort=title', undefined, team),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid sort field',
+    );
   });
 
   test('when filtered, then only matching activities come back', async () => {
@@ -69,9 +84,24 @@ describe('GET /v1/activities', () => {
 
   test('when a filter is outside its list, then 400 with its message', async () => {
     expectError(await call('GET', '/v1/activities?type=x', undefined, team), 400, 'VALIDATION_ERROR', 'Invalid type');
-    expectError(await call('GET', '/v1/activities?status=x', undefined, team), 400, 'VALIDATION_ERROR', 'Invalid status');
-    expectError(await call('GET', '/v1/activities?priority=x', undefined, team), 400, 'VALIDATION_ERROR', 'Invalid priority');
-    expectError(await call('GET', '/v1/activities?limit=101', undefined, team), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
+    expectError(
+      await call('GET', '/v1/activities?status=x', undefined, team),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid status',
+    );
+    expectError(
+      await call('GET', '/v1/activities?priority=x', undefined, team),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid priority',
+    );
+    expectError(
+      await call('GET', '/v1/activities?limit=101', undefined, team),
+      400,
+      'VALIDATION_ERROR',
+      'limit must be an integer from 1 to 100',
+    );
   });
 
   test('when paged, then page 2 holds the rest and a page past the end is empty with the true total', async () => {
@@ -87,8 +117,26 @@ describe('GET /v1/activities', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.data).toEqual([
-      { id: ids.late, type: 'deadline', title: 'Atrasada', status: 'pending', priority: 'alta', due_date: day(-2), days_overdue: 2, case: { id: caseId, title: 'Ação' } },
-      { id: ids.today, type: 'task', title: 'Hoje', status: 'pending', priority: 'media', due_date: day(0), days_overdue: 0, case: null },
+      {
+        id: ids.late,
+        type: 'deadline',
+        title: 'Atrasada',
+        status: 'pending',
+        priority: 'alta',
+        due_date: day(-2),
+        days_overdue: 2,
+        case: { id: caseId, title: 'Ação' },
+      },
+      {
+        id: ids.today,
+        type: 'task',
+        title: 'Hoje',
+        status: 'pending',
+        priority: 'media',
+        due_date: day(0),
+        days_overdue: 0,
+        case: null,
+      },
     ]);
     expect(body.pagination).toEqual({ page: 1, limit: 20, total: 2, pages: 1 });
   });

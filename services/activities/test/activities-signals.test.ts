@@ -22,7 +22,15 @@ const DAY = 86_400_000;
 /** Wall-clock date and HH:mm of an instant in the team's zone. */
 const wall = (at: Date) => {
   const p = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', { timeZone: ZONE, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit' })
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: ZONE,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+    })
       .formatToParts(at)
       .map(({ type, value }) => [type, value]),
   );
@@ -43,7 +51,12 @@ describe('two replicas of the activities service', () => {
     directory = createServer((req, res) => {
       const ids = new URL(req.url ?? '/', 'http://x').searchParams.get('ids')?.split(',') ?? [];
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ success: true, data: req.headers['x-lpm-team-id'] === team.teamId ? [assignee].filter((u) => ids.includes(u.id)) : [] }));
+      res.end(
+        JSON.stringify({
+          success: true,
+          data: req.headers['x-lpm-team-id'] === team.teamId ? [assignee].filter((u) => ids.includes(u.id)) : [],
+        }),
+      );
     });
     await new Promise<void>((r) => directory.listen(0, '127.0.0.1', r));
     replicas = await startSignalReplicas({
@@ -63,9 +76,14 @@ describe('two replicas of the activities service', () => {
   });
 
   test('when an activity was due yesterday, then exactly one activity.overdue reaches the broker and no due_soon', async () => {
-    const a = (await send('POST', '/v1/activities', { type: 'deadline', title: 'Atrasada', due_date: day(-1) })).body.data;
+    const a = (await send('POST', '/v1/activities', { type: 'deadline', title: 'Atrasada', due_date: day(-1) })).body
+      .data;
     const [event] = await replicas.tap.waitFor('activity.overdue', a.id);
-    expect(event).toMatchObject({ team_id: team.teamId, actor_id: null, data: { previous_attributes: null, object: { id: a.id, due_date: day(-1), status: 'pending' } } });
+    expect(event).toMatchObject({
+      team_id: team.teamId,
+      actor_id: null,
+      data: { previous_attributes: null, object: { id: a.id, due_date: day(-1), status: 'pending' } },
+    });
     await replicas.settle();
     expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(1);
     expect(replicas.tap.of('activity.due_soon', a.id)).toHaveLength(0);
@@ -73,7 +91,14 @@ describe('two replicas of the activities service', () => {
 
   test('when an activity is due in 3 hours, then exactly one activity.due_soon at once and no overdue', async () => {
     const due = wall(new Date(Date.now() + 3 * 3_600_000));
-    const a = (await send('POST', '/v1/activities', { type: 'task', title: 'Em 3 horas', due_date: due.date, due_time: due.time })).body.data;
+    const a = (
+      await send('POST', '/v1/activities', {
+        type: 'task',
+        title: 'Em 3 horas',
+        due_date: due.date,
+        due_time: due.time,
+      })
+    ).body.data;
     await replicas.tap.waitFor('activity.due_soon', a.id);
     await replicas.settle();
     expect(replicas.tap.of('activity.due_soon', a.id)).toHaveLength(1);
@@ -93,16 +118,14 @@ describe('two replicas of the activities service', () => {
     // Due at the start of the minute two minutes ahead: the reminder falls at the start of the next minute.
     if (new Date().getSeconds() > 50) await sleep((61 - new Date().getSeconds()) * 1000);
     const due = wall(new Date(Date.now() + 120_000));
-    const a = (
-      await send('POST', '/v1/activities', {
-        type: 'meeting',
-        title: 'Audiência de conciliação',
-        due_date: due.date,
-        due_time: due.time,
-        assigned_to: assignee.id,
-        reminder: { enabled: true, before_minutes: 1, channels: ['email', 'push'] },
-      })
-    );
+    const a = await send('POST', '/v1/activities', {
+      type: 'meeting',
+      title: 'Audiência de conciliação',
+      due_date: due.date,
+      due_time: due.time,
+      assigned_to: assignee.id,
+      reminder: { enabled: true, before_minutes: 1, channels: ['email', 'push'] },
+    });
     expect(a).toMatchObject({ status: 201, body: { data: { id: expect.stringMatching(/^act_/) } } });
     const [mail] = await smtp.waitFor(1, 75_000);
     expect(mail).toMatchObject({ to: [assignee.email], subject: 'Reminder: Audiência de conciliação' });
@@ -123,11 +146,20 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     sweepAt = sweepsAt(sut.db, 'activities', dueSignals(sut.activities));
   });
 
-  const stored = (id: string) => sut.db.collection<ActivityRecord & { outbox?: { type: string }[] }>('activities').findOne({ _id: id });
-  const outboxTypes = async (id: string) => ((await stored(id))?.outbox ?? []).map((e) => e.type).filter((t) => t !== 'activity.created' && t !== 'activity.updated' && t !== 'activity.completed');
+  const stored = (id: string) =>
+    sut.db.collection<ActivityRecord & { outbox?: { type: string }[] }>('activities').findOne({ _id: id });
+  const outboxTypes = async (id: string) =>
+    ((await stored(id))?.outbox ?? [])
+      .map((e) => e.type)
+      .filter((t) => t !== 'activity.created' && t !== 'activity.updated' && t !== 'activity.completed');
 
   test('when an activity is due in two days at 10:00, then due_soon fires once 24 h before and overdue once after', async () => {
-    const a = await sut.activities.create(team, { type: 'task', title: 'Depois de amanhã', due_date: day(2), due_time: '10:00' });
+    const a = await sut.activities.create(team, {
+      type: 'task',
+      title: 'Depois de amanhã',
+      due_date: day(2),
+      due_time: '10:00',
+    });
     const due = zonedMoment(day(2), ZONE, '10:00');
     await sweepAt(new Date());
     expect(await outboxTypes(a.id)).toEqual([]);
@@ -160,15 +192,37 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     expect(await outboxTypes(c.id)).toEqual(['activity.due_soon']);
   });
 
-  test('when a reminder\'s moment has passed when it is set, or it has no e-mail channel, then no reminder is armed', async () => {
+  test("when a reminder's moment has passed when it is set, or it has no e-mail channel, then no reminder is armed", async () => {
     const u = sut.world.addUser(team.teamId, 'Ana', 'ana@x.br');
     const soon = wall(new Date(Date.now() + 5 * 60_000));
-    const passed = await sut.activities.create(team, { type: 'call', title: 'Já passou', due_date: soon.date, due_time: soon.time, assigned_to: u.id, reminder: { before_minutes: 60 } });
-    const pushOnly = await sut.activities.create(team, { type: 'call', title: 'Só push', due_date: day(2), assigned_to: u.id, reminder: { before_minutes: 60, channels: ['push', 'sms'] } });
-    const armed = await sut.activities.create(team, { type: 'call', title: 'Armado', due_date: day(2), due_time: '10:00', assigned_to: u.id, reminder: { before_minutes: 30 } });
+    const passed = await sut.activities.create(team, {
+      type: 'call',
+      title: 'Já passou',
+      due_date: soon.date,
+      due_time: soon.time,
+      assigned_to: u.id,
+      reminder: { before_minutes: 60 },
+    });
+    const pushOnly = await sut.activities.create(team, {
+      type: 'call',
+      title: 'Só push',
+      due_date: day(2),
+      assigned_to: u.id,
+      reminder: { before_minutes: 60, channels: ['push', 'sms'] },
+    });
+    const armed = await sut.activities.create(team, {
+      type: 'call',
+      title: 'Armado',
+      due_date: day(2),
+      due_time: '10:00',
+      assigned_to: u.id,
+      reminder: { before_minutes: 30 },
+    });
     expect((await stored(passed.id))?.reminder_at).toBeNull();
     expect((await stored(pushOnly.id))?.reminder_at).toBeNull();
-    expect((await stored(armed.id))?.reminder_at).toEqual(new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 30 * 60_000));
+    expect((await stored(armed.id))?.reminder_at).toEqual(
+      new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 30 * 60_000),
+    );
     await sweepAt(new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 29 * 60_000));
     expect((await outboxTypes(armed.id)).filter((t) => t === 'activity.reminder_due')).toHaveLength(1);
   });

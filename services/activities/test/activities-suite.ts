@@ -12,7 +12,8 @@ export let sut: ActivitiesUnderTest;
 export let t: Identity;
 export let other: Identity;
 
-export const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, who = t) => sut.call(who, { method, url, payload: payload as never });
+export const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, who = t) =>
+  sut.call(who, { method, url, payload: payload as never });
 export const create = async (body: Record<string, unknown>, who = t) => {
   const res = await call('POST', '/v1/activities', body, who);
   expect(res.statusCode).toBe(201);

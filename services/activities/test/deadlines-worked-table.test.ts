@@ -23,7 +23,13 @@ interface Trail {
 async function compute(body: Record<string, unknown>, who = team) {
   const res = await sut.call(who, { method: 'POST', url: '/v1/deadlines/compute', payload: body });
   expect(res.statusCode).toBe(200);
-  const data = res.json().data as { start_date: string; due_date: string; publication_date: string | null; days: number; trail: Trail[] };
+  const data = res.json().data as {
+    start_date: string;
+    due_date: string;
+    publication_date: string | null;
+    days: number;
+    trail: Trail[];
+  };
   // Invariants of every trail: from the given date to the due date, one entry per
   // calendar day, `days` of them counted, the due date counted last.
   const given = Object.values(body.start as Record<string, string>)[0];
@@ -40,7 +46,10 @@ async function compute(body: Record<string, unknown>, who = team) {
 /** The trail as `date reason` lines, `+` for a counted day. */
 const lines = (trail: Trail[]) => trail.map((d) => `${d.date} ${d.counted ? '+' : d.reason}`);
 
-const withCalendar = (calendar: Identity['settings']['court_calendar']): Identity => ({ ...team, settings: { ...team.settings, court_calendar: calendar } });
+const withCalendar = (calendar: Identity['settings']['court_calendar']): Identity => ({
+  ...team,
+  settings: { ...team.settings, court_calendar: calendar },
+});
 
 describe('the worked table (services/activities/README.md)', () => {
   test('1. when a 15-day count crosses the recess, then it stops on 19 Dec and resumes on 21 Jan', async () => {
@@ -109,10 +118,17 @@ describe('the worked table (services/activities/README.md)', () => {
     // Published Fri 1 Aug 2025; day 1 Mon 4 (1); Tue 5 the team's closure (art. 224
     // §1: system unavailable); Wed 6 (2), Thu 7 (3), Fri 8 (4); Mon 11 Aug 2025 (5).
     // (11 Aug closes only the federal courts: Lei 5.010/1966 art. 62 IV.)
-    const who = withCalendar({ jurisdiction: { uf: null, branch: 'state' }, closures: [{ date: '2025-08-05', name: 'PJe indisponível' }] });
+    const who = withCalendar({
+      jurisdiction: { uf: null, branch: 'state' },
+      closures: [{ date: '2025-08-05', name: 'PJe indisponível' }],
+    });
     const d = await compute({ start: { published: '2025-08-01' }, days: 5 }, who);
     expect(d.due_date).toBe('2025-08-11');
-    expect(d.trail.find((t) => t.date === '2025-08-05')).toEqual({ date: '2025-08-05', counted: false, reason: 'team closure: PJe indisponível' });
+    expect(d.trail.find((t) => t.date === '2025-08-05')).toEqual({
+      date: '2025-08-05',
+      counted: false,
+      reason: 'team closure: PJe indisponível',
+    });
   });
 
   test('5. when the time is doubled (the State, CPC art. 183), then 15 days count as 30', async () => {
@@ -188,14 +204,23 @@ describe('the worked table (services/activities/README.md)', () => {
     expect(d.trail[1]).toEqual({ date: '2025-07-09', counted: false, reason: 'holiday: Revolução Constitucionalista' });
     expect((await compute({ start: { published: '2025-07-08' }, days: 3 })).due_date).toBe('2025-07-11');
     // A rule naming only the branch keeps the team's UF; naming uf null drops it.
-    expect((await compute({ start: { published: '2025-07-08' }, days: 3, jurisdiction: { branch: 'federal' } }, sp)).due_date).toBe('2025-07-14');
-    expect((await compute({ start: { published: '2025-07-08' }, days: 3, jurisdiction: { uf: null } }, sp)).due_date).toBe('2025-07-11');
+    expect(
+      (await compute({ start: { published: '2025-07-08' }, days: 3, jurisdiction: { branch: 'federal' } }, sp))
+        .due_date,
+    ).toBe('2025-07-14');
+    expect(
+      (await compute({ start: { published: '2025-07-08' }, days: 3, jurisdiction: { uf: null } }, sp)).due_date,
+    ).toBe('2025-07-11');
   });
 
   test('11. when a labour appeal (CLT art. 895, 8 days) spans Carnaval 2026, then 16-17 Feb are skipped', async () => {
     // Published Thu 12 Feb 2026; day 1 Fri 13 (1); weekend; Carnaval Mon 16, Tue 17;
     // Wed 18 (2), 19 (3), Fri 20 (4), Mon 23 (5), 24 (6), 25 (7), Thu 26 Feb 2026 (8).
-    const d = await compute({ start: { published: '2026-02-12' }, days: 8, jurisdiction: { uf: null, branch: 'labour' } });
+    const d = await compute({
+      start: { published: '2026-02-12' },
+      days: 8,
+      jurisdiction: { uf: null, branch: 'labour' },
+    });
     expect(d).toMatchObject({ start_date: '2026-02-13', due_date: '2026-02-26' });
   });
 
@@ -211,9 +236,15 @@ describe('the worked table (services/activities/README.md)', () => {
     // Made available Fri 19 Dec 2025; federal holidays 20 Dec to 6 Jan (Lei 5.010/1966
     // art. 62 I): published Wed 7 Jan 2026 (art. 224 §2). Art. 220: counting starts
     // Wed 21 Jan (1), 22 (2), 23 (3), Mon 26 (4), Tue 27 Jan 2026 (5).
-    const d = await compute({ start: { made_available: '2025-12-19' }, days: 5, jurisdiction: { uf: null, branch: 'federal' } });
+    const d = await compute({
+      start: { made_available: '2025-12-19' },
+      days: 5,
+      jurisdiction: { uf: null, branch: 'federal' },
+    });
     expect(d).toMatchObject({ publication_date: '2026-01-07', start_date: '2026-01-21', due_date: '2026-01-27' });
-    expect(d.trail.find((t) => t.date === '2025-12-22')?.reason).toBe('holiday: recesso da Justiça Federal (Lei 5.010/1966 art. 62 I)');
+    expect(d.trail.find((t) => t.date === '2025-12-22')?.reason).toBe(
+      'holiday: recesso da Justiça Federal (Lei 5.010/1966 art. 62 I)',
+    );
     expect(d.trail.find((t) => t.date === '2026-01-08')?.reason).toBe('recess (CPC art. 220)');
   });
 });
@@ -241,18 +272,29 @@ describe('edges of the counting', () => {
 
 describe('POST /v1/deadlines/compute refuses', () => {
   const refuse = async (body: unknown, message: string) =>
-    expectError(await sut.call(team, { method: 'POST', url: '/v1/deadlines/compute', payload: body as never }), 400, 'VALIDATION_ERROR', message);
+    expectError(
+      await sut.call(team, { method: 'POST', url: '/v1/deadlines/compute', payload: body as never }),
+      400,
+      'VALIDATION_ERROR',
+      message,
+    );
 
   test('when start names none or two of its dates, then 400', async () => {
     await refuse({ start: {}, days: 5 }, 'start must have exactly one of made_available, published or from');
-    await refuse({ start: { published: '2025-01-02', from: '2025-01-02' }, days: 5 }, 'start must have exactly one of made_available, published or from');
+    await refuse(
+      { start: { published: '2025-01-02', from: '2025-01-02' }, days: 5 },
+      'start must have exactly one of made_available, published or from',
+    );
   });
 
   test('when a field is missing, malformed or out of range, then 400 with its message', async () => {
     await refuse({ days: 5 }, 'start is required');
     await refuse({ start: { published: '2025-02-30' }, days: 5 }, 'start.published must be a date (YYYY-MM-DD)');
     await refuse({ start: { published: '1989-12-29' }, days: 5 }, 'start.published must be from 1990 to 2100');
-    await refuse({ start: { made_available: '2101-01-03' }, days: 5 }, 'start.made_available must be from 1990 to 2100');
+    await refuse(
+      { start: { made_available: '2101-01-03' }, days: 5 },
+      'start.made_available must be from 1990 to 2100',
+    );
     await refuse({ start: { published: '2025-02-03' }, days: 0 }, 'days must be an integer from 1 to 365');
     await refuse({ start: { published: '2025-02-03' }, days: 366 }, 'days must be an integer from 1 to 365');
     await refuse({ start: { published: '2025-02-03' }, days: 2.5 }, 'days must be an integer from 1 to 365');

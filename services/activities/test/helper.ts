@@ -22,7 +22,9 @@ export interface ActivitiesUnderTest extends ServiceUnderTest {
   syncs: TeamSyncs;
 }
 
-export function startActivities(opts: { relay?: Relay; dbName?: string; syncs?: Partial<TeamSyncsOptions> } = {}): Promise<ActivitiesUnderTest> {
+export function startActivities(
+  opts: { relay?: Relay; dbName?: string; syncs?: Partial<TeamSyncsOptions> } = {},
+): Promise<ActivitiesUnderTest> {
   return startServiceUnderTest({
     name: 'activities',
     entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],

@@ -14,7 +14,11 @@ function rules() {
       for (const days of [1, 5, 15, 30])
         for (const counting of ['business', 'calendar'] as const) {
           const date = `2025-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
-          out.push({ start: { published: date }, days, counting }, { start: { made_available: date }, days, counting, double: true }, { start: { from: date }, days, counting });
+          out.push(
+            { start: { published: date }, days, counting },
+            { start: { made_available: date }, days, counting, double: true },
+            { start: { from: date }, days, counting },
+          );
         }
   return out;
 }
@@ -43,7 +47,13 @@ describe('a stored deadline', () => {
       { date: '2025-03-03', counted: false, reason: 'start day (CPC art. 224)' },
       { date: '2025-03-05', counted: true, reason: null },
     ];
-    const deadline: Deadline = { start_date: '2025-03-05', due_date: '2025-03-05', publication_date: null, days: 1, trail: entries };
+    const deadline: Deadline = {
+      start_date: '2025-03-05',
+      due_date: '2025-03-05',
+      publication_date: null,
+      days: 1,
+      trail: entries,
+    };
     expect(storedDeadline(deadline).trail).toEqual(entries);
     expect(deadlineView({ ...deadline })).toEqual(deadline);
   });

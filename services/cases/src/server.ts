@@ -26,8 +26,12 @@ async function main(): Promise<void> {
     entities: [CaseEntity, ClientViewEntity],
     outboxCollections: ['cases'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-      const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const service = (name: 'clients' | 'activities') =>
+        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const clientLinks = new ClientLinks(
+        new ClientsService(service('clients')),
+        new ViewsRepository<ClientView>(db, CLIENT_VIEWS),
+      );
       const repository = new CasesRepository(db, relay, logger);
       const cases = new Cases({
         cases: repository,

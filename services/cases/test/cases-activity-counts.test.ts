@@ -36,7 +36,11 @@ test('when an activity.deleted arrives before the activity.created it undoes, th
   // A create sent to a retry queue (a store cut) comes back after its delete: the
   // drill found cases counting one activity too many because the early -1 was clamped.
   const who = identity();
-  const created = await sut.call(who, { method: 'POST', url: '/v1/cases', payload: { title: 'Processo fora de ordem' } });
+  const created = await sut.call(who, {
+    method: 'POST',
+    url: '/v1/cases',
+    payload: { title: 'Processo fora de ordem' },
+  });
   const caseId = created.json().data.id;
   const news = (type: 'activity.created' | 'activity.deleted', eventId: string, activityId: string) => ({
     teamId: who.teamId,

@@ -52,21 +52,36 @@ describe('POST /v1/cases', () => {
   });
 
   test('when the title is missing or blank, then 400 names the field', async () => {
-    const err = expectError(await call('POST', '/v1/cases', { area: 'Cível' }), 400, 'VALIDATION_ERROR', 'title is required');
+    const err = expectError(
+      await call('POST', '/v1/cases', { area: 'Cível' }),
+      400,
+      'VALIDATION_ERROR',
+      'title is required',
+    );
     expect(err.details).toEqual({ field: 'title', type: 'required' });
     expectError(await call('POST', '/v1/cases', { title: '   ' }), 400, 'VALIDATION_ERROR', 'title must not be empty');
   });
 
   test('when the phase is not one of the team kanban, then 400 Invalid phase', async () => {
-    const err = expectError(await call('POST', '/v1/cases', { title: 'X', phase: 'lead' }), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    const err = expectError(
+      await call('POST', '/v1/cases', { title: 'X', phase: 'lead' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid phase',
+    );
     expect(err.details).toMatchObject({ field: 'phase' });
   });
 
   test('when the priority is outside alta, media, baixa, then 400 Invalid priority', async () => {
-    expectError(await call('POST', '/v1/cases', { title: 'X', priority: 'urgente' }), 400, 'VALIDATION_ERROR', 'Invalid priority');
+    expectError(
+      await call('POST', '/v1/cases', { title: 'X', priority: 'urgente' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid priority',
+    );
   });
 
-  test('when client_id is unknown, malformed or another team\'s, then 404 Client not found', async () => {
+  test("when client_id is unknown, malformed or another team's, then 404 Client not found", async () => {
     const foreign = (await call('POST', '/v1/clients', { type: 'PF', name: 'Alheio' }, other.api_key)).body.data;
     for (const id of ['cli_01jd3k0000000000000000000', 'nope', foreign.id]) {
       expectError(await call('POST', '/v1/cases', { title: 'X', client_id: id }), 404, 'NOT_FOUND', 'Client not found');
@@ -75,13 +90,23 @@ describe('POST /v1/cases', () => {
 
   test('when responsible_id is not a user of the team, then 404 User not found', async () => {
     for (const id of ['user_01jd3k0000000000000000000', other.user.id, 'x']) {
-      expectError(await call('POST', '/v1/cases', { title: 'X', responsible_id: id }), 404, 'NOT_FOUND', 'User not found');
+      expectError(
+        await call('POST', '/v1/cases', { title: 'X', responsible_id: id }),
+        404,
+        'NOT_FOUND',
+        'User not found',
+      );
     }
   });
 
   test('when the number is already used in the team, then 422 Duplicate case number; other teams and null numbers may repeat', async () => {
     await createCase({ title: 'A', number: 'INT-0001' });
-    const err = expectError(await call('POST', '/v1/cases', { title: 'B', number: 'INT-0001' }), 422, 'DUPLICATE_ENTRY', 'Duplicate case number');
+    const err = expectError(
+      await call('POST', '/v1/cases', { title: 'B', number: 'INT-0001' }),
+      422,
+      'DUPLICATE_ENTRY',
+      'Duplicate case number',
+    );
     expect(err.details).toMatchObject({ reason: 'duplicate_case_number', field: 'number' });
     await createCase({ title: 'C', number: 'INT-0001' }, other.api_key);
     await createCase({ title: 'D', number: null });
@@ -90,13 +115,23 @@ describe('POST /v1/cases', () => {
 
   test('when a read-only field, status or an unknown field is sent, then 400 Unknown field', async () => {
     for (const f of ['status', 'activities_count', 'id', 'color']) {
-      const err = expectError(await call('POST', '/v1/cases', { title: 'X', [f]: 'x' }), 400, 'VALIDATION_ERROR', `Unknown field: ${f}`);
+      const err = expectError(
+        await call('POST', '/v1/cases', { title: 'X', [f]: 'x' }),
+        400,
+        'VALIDATION_ERROR',
+        `Unknown field: ${f}`,
+      );
       expect(err.details).toEqual({ field: f, type: 'unknown' });
     }
   });
 
   test('when sla_date is not a real calendar day, then 400 with the date message', async () => {
-    expectError(await call('POST', '/v1/cases', { title: 'X', sla_date: '2026-02-30' }), 400, 'VALIDATION_ERROR', 'sla_date must be a date (YYYY-MM-DD)');
+    expectError(
+      await call('POST', '/v1/cases', { title: 'X', sla_date: '2026-02-30' }),
+      400,
+      'VALIDATION_ERROR',
+      'sla_date must be a date (YYYY-MM-DD)',
+    );
   });
 
   test('when a case is created, then case.created carries the detail shape and no previous attributes', async () => {
@@ -106,7 +141,13 @@ describe('POST /v1/cases', () => {
     expect(event.data.previous_attributes).toBeNull();
     expect(event.data.object).toMatchObject({
       id: created.id,
-      client: { id: client.id, name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: '11 5555-0000' },
+      client: {
+        id: client.id,
+        name: 'Padaria São José',
+        type: 'PJ',
+        email: 'contato@padaria.com',
+        phone: '11 5555-0000',
+      },
       responsible: { id: lawyer.id, name: 'Beatriz Souza', email: 'bia@silva.adv.br' },
     });
   });
@@ -114,14 +155,25 @@ describe('POST /v1/cases', () => {
 
 describe('GET /v1/cases/{id}', () => {
   test('when the case exists, then the detail nests client (with email, phone) and responsible (with email)', async () => {
-    const created = await createCase({ title: 'Detalhe', client_id: client.id, responsible_id: lawyer.id, labels: ['a'] });
+    const created = await createCase({
+      title: 'Detalhe',
+      client_id: client.id,
+      responsible_id: lawyer.id,
+      labels: ['a'],
+    });
     const res = await call('GET', `/v1/cases/${created.id}`);
     expect(res.status).toBe(200);
     const { client_id, responsible_id, ...rest } = created;
     expect(res.body.data).toEqual({
       ...rest,
       number_info: null,
-      client: { id: client_id, name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: '11 5555-0000' },
+      client: {
+        id: client_id,
+        name: 'Padaria São José',
+        type: 'PJ',
+        email: 'contato@padaria.com',
+        phone: '11 5555-0000',
+      },
       responsible: { id: responsible_id, name: 'Beatriz Souza', email: 'bia@silva.adv.br' },
     });
   });
@@ -139,7 +191,13 @@ describe('PUT /v1/cases/{id}', () => {
     const created = await createCase({ title: 'Original', priority: 'baixa' });
     const res = await call('PUT', `/v1/cases/${created.id}`, { priority: 'alta', area: 'Cível' });
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ id: created.id, priority: 'alta', area: 'Cível', title: 'Original', updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.body.data).toEqual({
+      id: created.id,
+      priority: 'alta',
+      area: 'Cível',
+      title: 'Original',
+      updated_at: expect.stringMatching(ISO_MS),
+    });
     expect(res.body.data.updated_at > created.updated_at).toBe(true);
     expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ priority: 'alta', area: 'Cível' });
   });
@@ -161,44 +219,98 @@ describe('PUT /v1/cases/{id}', () => {
 
   test('when a value is invalid, then 400 with the field message', async () => {
     const created = await createCase({ title: 'Inválido' });
-    expectError(await call('PUT', `/v1/cases/${created.id}`, { phase: 'nada' }), 400, 'VALIDATION_ERROR', 'Invalid phase');
-    expectError(await call('PUT', `/v1/cases/${created.id}`, { priority: 'x' }), 400, 'VALIDATION_ERROR', 'Invalid priority');
-    expectError(await call('PUT', `/v1/cases/${created.id}`, { status: 'fechado' }), 400, 'VALIDATION_ERROR', 'Invalid status');
-    expectError(await call('PUT', `/v1/cases/${created.id}`, { created_at: 'x' }), 400, 'VALIDATION_ERROR', 'Unknown field: created_at');
-    expectError(await call('PUT', `/v1/cases/${created.id}`, { title: 5 }), 400, 'VALIDATION_ERROR', 'title must be a string');
+    expectError(
+      await call('PUT', `/v1/cases/${created.id}`, { phase: 'nada' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid phase',
+    );
+    expectError(
+      await call('PUT', `/v1/cases/${created.id}`, { priority: 'x' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid priority',
+    );
+    expectError(
+      await call('PUT', `/v1/cases/${created.id}`, { status: 'fechado' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid status',
+    );
+    expectError(
+      await call('PUT', `/v1/cases/${created.id}`, { created_at: 'x' }),
+      400,
+      'VALIDATION_ERROR',
+      'Unknown field: created_at',
+    );
+    expectError(
+      await call('PUT', `/v1/cases/${created.id}`, { title: 5 }),
+      400,
+      'VALIDATION_ERROR',
+      'title must be a string',
+    );
   });
 
   test('when a link is set, it is checked; null unlinks', async () => {
     const created = await createCase({ title: 'Links', client_id: client.id });
-    expectError(await call('PUT', `/v1/cases/${created.id}`, { client_id: 'cli_01jd3k0000000000000000000' }), 404, 'NOT_FOUND', 'Client not found');
-    expectError(await call('PUT', `/v1/cases/${created.id}`, { responsible_id: other.user.id }), 404, 'NOT_FOUND', 'User not found');
+    expectError(
+      await call('PUT', `/v1/cases/${created.id}`, { client_id: 'cli_01jd3k0000000000000000000' }),
+      404,
+      'NOT_FOUND',
+      'Client not found',
+    );
+    expectError(
+      await call('PUT', `/v1/cases/${created.id}`, { responsible_id: other.user.id }),
+      404,
+      'NOT_FOUND',
+      'User not found',
+    );
     const res = await call('PUT', `/v1/cases/${created.id}`, { client_id: null, responsible_id: lawyer.id });
     expect(res.body.data).toMatchObject({ client_id: null, responsible_id: lawyer.id });
-    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ client: null, responsible: { id: lawyer.id, name: 'Beatriz Souza' } });
+    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({
+      client: null,
+      responsible: { id: lawyer.id, name: 'Beatriz Souza' },
+    });
   });
 
   test('when the number is taken by another case of the team, then 422 Duplicate case number', async () => {
     await createCase({ title: 'Um', number: 'PUT-1' });
     const second = await createCase({ title: 'Dois', number: 'PUT-2' });
-    expectError(await call('PUT', `/v1/cases/${second.id}`, { number: 'PUT-1' }), 422, 'DUPLICATE_ENTRY', 'Duplicate case number');
+    expectError(
+      await call('PUT', `/v1/cases/${second.id}`, { number: 'PUT-1' }),
+      422,
+      'DUPLICATE_ENTRY',
+      'Duplicate case number',
+    );
   });
 
   test('when status moves to arquivado and back to ativo, then archived_at follows and case.archived then case.updated are emitted', async () => {
     const created = await createCase({ title: 'Vai e volta' });
     const archived = await call('PUT', `/v1/cases/${created.id}`, { status: 'arquivado' });
     expect(archived.body.data).toMatchObject({ id: created.id, status: 'arquivado', title: 'Vai e volta' });
-    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ status: 'arquivado', archived_at: expect.stringMatching(ISO_MS) });
+    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({
+      status: 'arquivado',
+      archived_at: expect.stringMatching(ISO_MS),
+    });
     const [event] = await tap.waitFor('case.archived', created.id);
     expect(event.data.previous_attributes).toEqual({ status: 'ativo', archived_at: null });
 
     await call('PUT', `/v1/cases/${created.id}`, { status: 'ativo' });
-    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({ status: 'ativo', archived_at: null });
+    expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({
+      status: 'ativo',
+      archived_at: null,
+    });
     const [restored] = await tap.waitFor('case.updated', created.id);
     expect(restored.data.previous_attributes).toMatchObject({ status: 'arquivado' });
   });
 
   test('when the case is unknown, then 404 Case not found', async () => {
-    expectError(await call('PUT', '/v1/cases/case_01jd3k0000000000000000000', { title: 'x' }), 404, 'NOT_FOUND', 'Case not found');
+    expectError(
+      await call('PUT', '/v1/cases/case_01jd3k0000000000000000000', { title: 'x' }),
+      404,
+      'NOT_FOUND',
+      'Case not found',
+    );
   });
 });
 
@@ -207,7 +319,11 @@ describe('DELETE /v1/cases/{id}', () => {
     const created = await createCase({ title: 'Arquivar' });
     const first = await call('DELETE', `/v1/cases/${created.id}`);
     expect(first.status).toBe(200);
-    expect(first.body.data).toEqual({ id: created.id, status: 'arquivado', archived_at: expect.stringMatching(ISO_MS) });
+    expect(first.body.data).toEqual({
+      id: created.id,
+      status: 'arquivado',
+      archived_at: expect.stringMatching(ISO_MS),
+    });
     const again = await call('DELETE', `/v1/cases/${created.id}`);
     expect(again.body.data).toEqual(first.body.data);
     const events = await tap.waitFor('case.archived', created.id);

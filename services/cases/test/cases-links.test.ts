@@ -34,11 +34,18 @@ describe('clients on cases', () => {
       const other = await newClient('Outra Pessoa');
       // client.updated is still bound: once the later rename is in the view, the earlier creation would be too.
       expect((await call('PUT', `/v1/clients/${other.id}`, { name: 'Outra Pessoa Renomeada' })).status).toBe(200);
-      await waitFor('the rename in the view', async () => (await views.findOne({ _id: other.id } as object))?.name === 'Outra Pessoa Renomeada', 10_000);
+      await waitFor(
+        'the rename in the view',
+        async () => (await views.findOne({ _id: other.id } as object))?.name === 'Outra Pessoa Renomeada',
+        10_000,
+      );
       expect(await views.findOne({ _id: unlinked.id } as object)).toBeNull();
 
       await newCase({ title: 'Inventário', client_id: unlinked.id });
-      expect(await views.findOne({ _id: unlinked.id } as object)).toMatchObject({ name: 'Ninguém Vinculado', team_id: t.team.id });
+      expect(await views.findOne({ _id: unlinked.id } as object)).toMatchObject({
+        name: 'Ninguém Vinculado',
+        team_id: t.team.id,
+      });
     } finally {
       await mongo.close();
     }
@@ -47,13 +54,29 @@ describe('clients on cases', () => {
   test('when a client is renamed, then its cases show the new name, in detail and list', async () => {
     const c = await newClient('Maria Oliveira');
     const k = await newCase({ title: 'Divórcio', client_id: c.id });
-    expect((await call('GET', `/v1/cases/${k.id}`)).body.data.client).toMatchObject({ name: 'Maria Oliveira', type: 'PF' });
+    expect((await call('GET', `/v1/cases/${k.id}`)).body.data.client).toMatchObject({
+      name: 'Maria Oliveira',
+      type: 'PF',
+    });
 
-    const renamed = await call('PUT', `/v1/clients/${c.id}`, { name: 'Maria Oliveira Santos', email: 'maria@exemplo.com' });
+    const renamed = await call('PUT', `/v1/clients/${c.id}`, {
+      name: 'Maria Oliveira Santos',
+      email: 'maria@exemplo.com',
+    });
     expect(renamed.status).toBe(200);
     // How fast is measured by `npm run bench` (under a second); here, that it arrives.
-    await waitFor('the rename on the case', async () => (await call('GET', `/v1/cases/${k.id}`)).body.data.client.name === 'Maria Oliveira Santos', 10_000);
-    expect((await call('GET', `/v1/cases/${k.id}`)).body.data.client).toEqual({ id: c.id, name: 'Maria Oliveira Santos', type: 'PF', email: 'maria@exemplo.com', phone: null });
+    await waitFor(
+      'the rename on the case',
+      async () => (await call('GET', `/v1/cases/${k.id}`)).body.data.client.name === 'Maria Oliveira Santos',
+      10_000,
+    );
+    expect((await call('GET', `/v1/cases/${k.id}`)).body.data.client).toEqual({
+      id: c.id,
+      name: 'Maria Oliveira Santos',
+      type: 'PF',
+      email: 'maria@exemplo.com',
+      phone: null,
+    });
     const listed = (await call('GET', `/v1/cases?client_id=${c.id}`)).body.data;
     expect(listed.map((x: { client: { name: string } }) => x.client.name)).toEqual(['Maria Oliveira Santos']);
   });
@@ -63,7 +86,11 @@ describe('clients on cases', () => {
     await newCase({ title: 'Urgente', client_id: c.id });
     const res = await call('DELETE', `/v1/clients/${c.id}`);
     expect(res.status).toBe(422);
-    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Client has active cases', details: { reason: 'client_has_active_cases' } });
+    expect(res.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'Client has active cases',
+      details: { reason: 'client_has_active_cases' },
+    });
     const viaPut = await call('PUT', `/v1/clients/${c.id}`, { status: 'inactive' });
     expect(viaPut.body.error.message).toBe('Client has active cases');
   });
@@ -77,7 +104,8 @@ describe('clients on cases', () => {
     expect(res.body.data.status).toBe('inactive');
   });
 
-  const casesCount = async (clientId: string) => (await call('GET', `/v1/clients/${clientId}`)).body.data.cases_count as number;
+  const casesCount = async (clientId: string) =>
+    (await call('GET', `/v1/clients/${clientId}`)).body.data.cases_count as number;
 
   test('when a client has cases in any status, then cases_count counts them all, in detail and list', async () => {
     const c = await newClient('Cliente Contado');
@@ -91,14 +119,18 @@ describe('clients on cases', () => {
     expect(listed).toEqual([expect.objectContaining({ id: c.id, cases_count: 2 })]);
   });
 
-  test('when a case moves to another client, then both clients\' cases_count follow', async () => {
+  test("when a case moves to another client, then both clients' cases_count follow", async () => {
     const from = await newClient('Cliente De Origem');
     const to = await newClient('Cliente De Destino');
     const k = await newCase({ title: 'Mudança', client_id: from.id });
     await newCase({ title: 'Fica', client_id: from.id });
     await waitFor('the origin counted', async () => (await casesCount(from.id)) === 2, 10_000);
     expect((await call('PUT', `/v1/cases/${k.id}`, { client_id: to.id })).status).toBe(200);
-    await waitFor('the move counted', async () => (await casesCount(from.id)) === 1 && (await casesCount(to.id)) === 1, 10_000);
+    await waitFor(
+      'the move counted',
+      async () => (await casesCount(from.id)) === 1 && (await casesCount(to.id)) === 1,
+      10_000,
+    );
   });
 
   test('when a client stored before counts were kept is read, then the cases service counts it and the client keeps the count', async () => {
@@ -114,14 +146,18 @@ describe('clients on cases', () => {
       const listed = (await call('GET', '/v1/clients?search=antigo')).body.data;
       // Asked at the read: the case created a moment ago counts.
       expect(listed).toEqual([expect.objectContaining({ id: c.id, cases_count: 2 })]);
-      await waitFor('the count kept', async () => (await clients.findOne({ _id: c.id } as object))?.cases_count === 2, 10_000);
+      await waitFor(
+        'the count kept',
+        async () => (await clients.findOne({ _id: c.id } as object))?.cases_count === 2,
+        10_000,
+      );
       expect(await casesCount(c.id)).toBe(2);
     } finally {
       await mongo.close();
     }
   });
 
-  test('when a client\'s cases are listed, then they come from the cases service, paged and sorted', async () => {
+  test("when a client's cases are listed, then they come from the cases service, paged and sorted", async () => {
     const c = await newClient('Cliente Listado');
     const first = await newCase({ title: 'Primeiro', client_id: c.id, number: 'CL-1', priority: 'baixa' });
     const second = await newCase({ title: 'Segundo', client_id: c.id, priority: 'alta' });
@@ -140,7 +176,9 @@ describe('clients on cases', () => {
       status: 'ativo',
       created_at: expect.any(String),
     });
-    expect((await call('GET', `/v1/clients/${c.id}/cases?sort=priority&limit=1`)).body.data.map((x: { id: string }) => x.id)).toEqual([first.id]);
+    expect(
+      (await call('GET', `/v1/clients/${c.id}/cases?sort=priority&limit=1`)).body.data.map((x: { id: string }) => x.id),
+    ).toEqual([first.id]);
     const missing = await call('GET', '/v1/clients/cli_01jd3k0000000000000000000/cases');
     expect(missing.status).toBe(404);
     expect(missing.body.error.message).toBe('Client not found');
@@ -166,12 +204,26 @@ describe('team settings', () => {
   test('when a phase in use is removed, then 422 Phase in use and the kanban stays', async () => {
     const team = sys.team('Fase Ocupada');
     await newCase({ title: 'Em triagem', phase: 'triagem' }, team.api_key);
-    const res = await call('PUT', '/v1/settings', { case_phases: ['recebido', 'em-andamento', 'finalizado'] }, team.api_key);
+    const res = await call(
+      'PUT',
+      '/v1/settings',
+      { case_phases: ['recebido', 'em-andamento', 'finalizado'] },
+      team.api_key,
+    );
     expect(res.status).toBe(422);
-    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Phase in use', details: { phases: ['triagem'] } });
+    expect(res.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'Phase in use',
+      details: { phases: ['triagem'] },
+    });
     expect((await call('GET', '/v1/settings', undefined, team.api_key)).body.data.case_phases).toContain('triagem');
     // A phase no case uses can go.
-    const ok = await call('PUT', '/v1/settings', { case_phases: ['recebido', 'triagem', 'em-andamento', 'finalizado'] }, team.api_key);
+    const ok = await call(
+      'PUT',
+      '/v1/settings',
+      { case_phases: ['recebido', 'triagem', 'em-andamento', 'finalizado'] },
+      team.api_key,
+    );
     expect(ok.status).toBe(200);
   });
 
@@ -183,11 +235,16 @@ describe('team settings', () => {
     for (const tz of ['Pacific/Kiritimati', 'Pacific/Pago_Pago']) {
       expect((await call('PUT', '/v1/settings', { timezone: tz }, team.api_key)).status).toBe(200);
       const today = dayIn(tz);
-      expect((await call('GET', `/v1/cases?from=${today}&to=${today}`, undefined, team.api_key)).body.pagination!.total).toBe(1);
+      expect(
+        (await call('GET', `/v1/cases?from=${today}&to=${today}`, undefined, team.api_key)).body.pagination!.total,
+      ).toBe(1);
     }
     const pagoToday = dayIn('Pacific/Pago_Pago');
     expect(dayIn('Pacific/Kiritimati')).not.toBe(pagoToday);
     expect((await call('PUT', '/v1/settings', { timezone: 'Pacific/Kiritimati' }, team.api_key)).status).toBe(200);
-    expect((await call('GET', `/v1/cases?from=${pagoToday}&to=${pagoToday}`, undefined, team.api_key)).body.pagination!.total).toBe(0);
+    expect(
+      (await call('GET', `/v1/cases?from=${pagoToday}&to=${pagoToday}`, undefined, team.api_key)).body.pagination!
+        .total,
+    ).toBe(0);
   });
 });

@@ -26,7 +26,8 @@ const { stored, expectBackfillKeepsPages } = bucketedList<CaseRecord>({
   repository: (db) => new CasesRepository(db, { kick: () => {} }),
 });
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  sut.call(who, { method, url, payload: payload as never });
 const list = async (who: Identity, query: string) => {
   const res = await call(who, 'GET', `/v1/cases?${query}`);
   expect(res.statusCode).toBe(200);
@@ -38,7 +39,11 @@ const list = async (who: Identity, query: string) => {
 async function plain(teamId: string, filter: object, direction: 1 | -1, skip: number, limit: number) {
   const col = sut.db.collection<CaseRecord>('cases');
   const q = { team_id: teamId, ...filter };
-  const ids = (await col.find(q, { projection: { _id: 1 }, sort: { created_at: direction, _id: direction }, skip, limit }).toArray()).map((r) => r._id);
+  const ids = (
+    await col
+      .find(q, { projection: { _id: 1 }, sort: { created_at: direction, _id: direction }, skip, limit })
+      .toArray()
+  ).map((r) => r._id);
   return { ids, total: await col.countDocuments(q) };
 }
 
@@ -74,7 +79,10 @@ describe('GET /v1/cases by day buckets', () => {
     const who = identity();
     const template = await stored(await createCase(who));
     const midnight = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-    const instants = Array.from({ length: 45 }, (_, i) => midnight - Math.floor(i / 4) * DAY_MS + (i % 4 === 3 ? -1 : i % 2 ? 0 : 60_000 * i));
+    const instants = Array.from(
+      { length: 45 },
+      (_, i) => midnight - Math.floor(i / 4) * DAY_MS + (i % 4 === 3 ? -1 : i % 2 ? 0 : 60_000 * i),
+    );
     await insertCopies(sut.repository, who.teamId, template, instants);
     await call(who, 'DELETE', `/v1/cases/${template._id}`);
     const checks: [string, object, 1 | -1][] = [
@@ -90,9 +98,22 @@ describe('GET /v1/cases by day buckets', () => {
     ];
     for (const [query, filter, direction] of checks) {
       // Answered by day buckets, not by the plain query (which FerretDB sorts and counts in Go).
-      const bucketed = await sut.repository.lists.listPage(who.teamId, filter, parseSort(direction === 1 ? 'created_at' : undefined, '-created_at'), { skip: 0, limit: 20 }, {});
+      const bucketed = await sut.repository.lists.listPage(
+        who.teamId,
+        filter,
+        parseSort(direction === 1 ? 'created_at' : undefined, '-created_at'),
+        { skip: 0, limit: 20 },
+        {},
+      );
       expect({ query, bucketed: bucketed !== null }).toEqual({ query, bucketed: true });
-      for (const [page, limit] of [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [9, 5]]) {
+      for (const [page, limit] of [
+        [1, 20],
+        [2, 20],
+        [3, 20],
+        [2, 7],
+        [5, 4],
+        [9, 5],
+      ]) {
         expect({ query, page, ...(await list(who, `${query}&page=${page}&limit=${limit}`)) }).toEqual({
           query,
           page,
@@ -104,7 +125,9 @@ describe('GET /v1/cases by day buckets', () => {
 
   it('when cases are created, archived and moved between phases at once, then the totals, filtered ones included, are the counts of the cases', async () => {
     const who = identity();
-    const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => createCase(who, { phase: i % 3 ? 'recebido' : 'triagem' })));
+    const ids = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => createCase(who, { phase: i % 3 ? 'recebido' : 'triagem' })),
+    );
     await Promise.all([
       ...ids.slice(0, 8).map((id) => call(who, 'DELETE', `/v1/cases/${id}`)),
       ...ids.slice(8, 16).map((id) => call(who, 'PUT', `/v1/cases/${id}`, { phase: 'em-andamento' })),
@@ -113,7 +136,10 @@ describe('GET /v1/cases by day buckets', () => {
     // A second process writing the same days: its own counts coalescing, the same lock.
     const other = new CasesRepository(sut.db, { kick: () => {} });
     await Promise.all([
-      other.update(who.teamId, ids[20], async () => ({ result: undefined, write: { set: { status: 'arquivado' }, events: [] } })),
+      other.update(who.teamId, ids[20], async () => ({
+        result: undefined,
+        write: { set: { status: 'arquivado' }, events: [] },
+      })),
       call(who, 'PUT', `/v1/cases/${ids[21]}`, { phase: 'finalizado' }),
     ]);
     for (const [query, filter] of [
@@ -124,7 +150,10 @@ describe('GET /v1/cases by day buckets', () => {
       ['status=ativo&phase=recebido', { status: 'ativo', phase: 'recebido' }],
       ['status=arquivado&phase=triagem', { status: 'arquivado', phase: 'triagem' }],
     ] as const) {
-      expect({ query, ...(await list(who, `${query}&limit=100`)) }).toEqual({ query, ...(await plain(who.teamId, filter, -1, 0, 100)) });
+      expect({ query, ...(await list(who, `${query}&limit=100`)) }).toEqual({
+        query,
+        ...(await plain(who.teamId, filter, -1, 0, 100)),
+      });
     }
     expect((await list(who, '')).total).toBe(30);
   });
@@ -136,13 +165,29 @@ describe('GET /v1/cases by day buckets', () => {
     const marked = (await sut.db.collection<CaseRecord & { list_bucket: string }>('cases').findOne({ _id: own[0] }))!;
     const _id = newId('case');
     // Newest of all, so a page that let it in would show it first.
-    const intruder = { ...theirs, _id, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(marked.created_at.getTime() + 1), list_bucket: marked.list_bucket };
+    const intruder = {
+      ...theirs,
+      _id,
+      number_key: `none:${_id}`,
+      origin_key: `none:${_id}`,
+      created_at: new Date(marked.created_at.getTime() + 1),
+      list_bucket: marked.list_bucket,
+    };
     await sut.db.collection<CaseRecord>('cases').insertOne(intruder);
     await sut.repository.lists.recount(marked);
 
     for (const query of ['', 'sort=created_at', 'status=ativo']) {
       const page = await list(who, query);
-      expect({ query, ...page }).toEqual({ query, ...(await plain(who.teamId, query === 'status=ativo' ? { status: 'ativo' } : {}, query === 'sort=created_at' ? 1 : -1, 0, 20)) });
+      expect({ query, ...page }).toEqual({
+        query,
+        ...(await plain(
+          who.teamId,
+          query === 'status=ativo' ? { status: 'ativo' } : {},
+          query === 'sort=created_at' ? 1 : -1,
+          0,
+          20,
+        )),
+      });
       expect(page.ids).not.toContain(_id);
       expect(page.total).toBe(5);
     }
@@ -156,7 +201,13 @@ describe('GET /v1/cases by day buckets', () => {
       count: 12,
       legacy: (fields, i) => {
         const _id = newId('case');
-        return { ...fields, _id, number_key: `none:${_id}`, origin_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
+        return {
+          ...fields,
+          _id,
+          number_key: `none:${_id}`,
+          origin_key: `none:${_id}`,
+          created_at: new Date(Date.now() - i * 0.7 * DAY_MS),
+        };
       },
       equal: { status: 'ativo' },
     });

@@ -18,13 +18,35 @@ describe('GET /v1/cases', () => {
 
   beforeAll(async () => {
     team = sys.team('Lista');
-    const user = sys.admin('user', 'create', '--team', team.team.id, '--name', 'Carla', '--email', 'carla@lista.adv').user;
+    const user = sys.admin(
+      'user',
+      'create',
+      '--team',
+      team.team.id,
+      '--name',
+      'Carla',
+      '--email',
+      'carla@lista.adv',
+    ).user;
     const c = (await call('POST', '/v1/clients', { type: 'PF', name: 'João Pereira' }, team.api_key)).body.data;
     listed = { lawyerId: user.id, clientId: c.id };
     const make = (body: Record<string, unknown>) => createCase(body, team.api_key);
-    await make({ title: 'Ação Revisional', number: 'REV-10', priority: 'baixa', area: 'Cível', sla_date: '2027-03-01' });
+    await make({
+      title: 'Ação Revisional',
+      number: 'REV-10',
+      priority: 'baixa',
+      area: 'Cível',
+      sla_date: '2027-03-01',
+    });
     await make({ title: 'Inventário', priority: 'alta', area: 'Família', client_id: c.id, responsible_id: user.id });
-    await make({ title: 'Execução fiscal', number: '5000123-00.2026.4.03.6100', priority: 'media', area: 'Tributário', phase: 'triagem', sla_date: '2027-01-10' });
+    await make({
+      title: 'Execução fiscal',
+      number: '5000123-00.2026.4.03.6100',
+      priority: 'media',
+      area: 'Tributário',
+      phase: 'triagem',
+      sla_date: '2027-01-10',
+    });
     const archived = await make({ title: 'Antigo', priority: 'alta' });
     await call('DELETE', `/v1/cases/${archived.id}`, undefined, team.api_key);
   });
@@ -32,10 +54,31 @@ describe('GET /v1/cases', () => {
   test('when listed with no parameters, then newest first, 20 per page, with nested client and responsible', async () => {
     const body = await list('');
     expect(body.pagination).toEqual({ page: 1, limit: 20, total: 4, pages: 1 });
-    expect(body.data.map((c: { title: string }) => c.title)).toEqual(['Antigo', 'Execução fiscal', 'Inventário', 'Ação Revisional']);
+    expect(body.data.map((c: { title: string }) => c.title)).toEqual([
+      'Antigo',
+      'Execução fiscal',
+      'Inventário',
+      'Ação Revisional',
+    ]);
     const inventario = body.data.find((c: { title: string }) => c.title === 'Inventário');
     expect(Object.keys(inventario).sort()).toEqual(
-      ['activities_count', 'area', 'client', 'created_at', 'documents_count', 'id', 'number', 'phase', 'priority', 'responsible', 'sla_date', 'status', 'subject', 'title', 'updated_at'].sort(),
+      [
+        'activities_count',
+        'area',
+        'client',
+        'created_at',
+        'documents_count',
+        'id',
+        'number',
+        'phase',
+        'priority',
+        'responsible',
+        'sla_date',
+        'status',
+        'subject',
+        'title',
+        'updated_at',
+      ].sort(),
     );
     expect(inventario.client).toEqual({ id: listed.clientId, name: 'João Pereira', type: 'PF' });
     expect(inventario.responsible).toEqual({ id: listed.lawyerId, name: 'Carla' });
@@ -59,7 +102,8 @@ describe('GET /v1/cases', () => {
 
   test('when from/to name today in the team zone, then the cases of today are in; tomorrow or yesterday only, none', async () => {
     const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Sao_Paulo' }).format(new Date());
-    const shift = (days: number) => new Date(Date.parse(`${today}T12:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+    const shift = (days: number) =>
+      new Date(Date.parse(`${today}T12:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
     expect((await list(`?from=${today}&to=${today}`)).pagination!.total).toBe(4);
     expect((await list(`?from=${shift(1)}`)).pagination!.total).toBe(0);
     expect((await list(`?to=${shift(-1)}`)).pagination!.total).toBe(0);
@@ -100,30 +144,63 @@ describe('GET /v1/cases/{id}/timeline', () => {
     const res = await call('GET', `/v1/cases/${created.id}/timeline`);
     expect(res.status).toBe(200);
     expect(res.body.pagination).toBeUndefined();
-    expect(res.body.data.map((e: { type: string }) => e.type)).toEqual(['status_change', 'case_updated', 'phase_change', 'case_created']);
+    expect(res.body.data.map((e: { type: string }) => e.type)).toEqual([
+      'status_change',
+      'case_updated',
+      'phase_change',
+      'case_created',
+    ]);
     expect(res.body.data[1].description).toBe('Updated title, priority');
     expect(res.body.data[2].description).toBe('Phase changed from recebido to triagem');
     for (const e of res.body.data) {
-      expect(e).toEqual({ id: expect.stringMatching(/^evt_/), type: e.type, description: expect.any(String), user: { id: t.user.id, name: 'Owner of Silva Advogados' }, created_at: expect.stringMatching(ISO_MS) });
+      expect(e).toEqual({
+        id: expect.stringMatching(/^evt_/),
+        type: e.type,
+        description: expect.any(String),
+        user: { id: t.user.id, name: 'Owner of Silva Advogados' },
+        created_at: expect.stringMatching(ISO_MS),
+      });
     }
-    expect((await call('GET', `/v1/cases/${created.id}/timeline?limit=2`)).body.data.map((e: { type: string }) => e.type)).toEqual(['status_change', 'case_updated']);
+    expect(
+      (await call('GET', `/v1/cases/${created.id}/timeline?limit=2`)).body.data.map((e: { type: string }) => e.type),
+    ).toEqual(['status_change', 'case_updated']);
   });
 
   test('when limit is over 100 or the case unknown, then 400 or 404', async () => {
     const created = await createCase({ title: 'Limite' });
-    expectError(await call('GET', `/v1/cases/${created.id}/timeline?limit=101`), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
-    expectError(await call('GET', '/v1/cases/case_01jd3k0000000000000000000/timeline'), 404, 'NOT_FOUND', 'Case not found');
+    expectError(
+      await call('GET', `/v1/cases/${created.id}/timeline?limit=101`),
+      400,
+      'VALIDATION_ERROR',
+      'limit must be an integer from 1 to 100',
+    );
+    expectError(
+      await call('GET', '/v1/cases/case_01jd3k0000000000000000000/timeline'),
+      404,
+      'NOT_FOUND',
+      'Case not found',
+    );
   });
 });
 
 describe('GET /v1/cases/{id}/activities', () => {
   test('when the case is unknown, then 404 Case not found before the activities service is asked', async () => {
-    expectError(await call('GET', '/v1/cases/case_01jd3k0000000000000000000/activities'), 404, 'NOT_FOUND', 'Case not found');
+    expectError(
+      await call('GET', '/v1/cases/case_01jd3k0000000000000000000/activities'),
+      404,
+      'NOT_FOUND',
+      'Case not found',
+    );
   });
 
   test('when the sort field is not an activity field, then 400 Invalid sort field', async () => {
     const created = await createCase({ title: 'Atividades' });
-    expectError(await call('GET', `/v1/cases/${created.id}/activities?sort=title`), 400, 'VALIDATION_ERROR', 'Invalid sort field');
+    expectError(
+      await call('GET', `/v1/cases/${created.id}/activities?sort=title`),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid sort field',
+    );
   });
 
   test('when the case exists and has no activities, then an empty page from the activities service', async () => {

@@ -10,7 +10,13 @@ let sut: CasesUnderTest;
 
 serviceForSuite(startCases, (started) => (sut = started));
 
-const publication = (caseId: string | null) => ({ id: 'pub_x', case_id: caseId, document_type: 'Despacho', court: 'TJSP', made_available_date: '2026-11-26' });
+const publication = (caseId: string | null) => ({
+  id: 'pub_x',
+  case_id: caseId,
+  document_type: 'Despacho',
+  court: 'TJSP',
+  made_available_date: '2026-11-26',
+});
 
 test('when a publication arrives with its case, or is matched to it later, then the timeline shows it once; one without a case or unchanged adds nothing', async () => {
   const who = identity();

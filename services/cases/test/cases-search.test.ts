@@ -19,11 +19,28 @@ let replica: CasesUnderTest;
 const who = identity();
 
 /** The list's sorts as the repository stores them. */
-const SORT_KEYS = { created_at: ['created_at'], updated_at: ['updated_at'], title: ['title_sort'], priority: ['priority_rank'], sla_date: ['sla_missing', 'sla_date'] };
-const TITLES = ['Ação de cobrança', 'Acao revisional', 'Execução fiscal', 'Divórcio consensual - José Silva', 'Inventário de Maria Souza', 'Reclamação trabalhista', 'ÁGUA e esgoto', 'zeta', 'Ação de cobrança'];
+const SORT_KEYS = {
+  created_at: ['created_at'],
+  updated_at: ['updated_at'],
+  title: ['title_sort'],
+  priority: ['priority_rank'],
+  sla_date: ['sla_missing', 'sla_date'],
+};
+const TITLES = [
+  'Ação de cobrança',
+  'Acao revisional',
+  'Execução fiscal',
+  'Divórcio consensual - José Silva',
+  'Inventário de Maria Souza',
+  'Reclamação trabalhista',
+  'ÁGUA e esgoto',
+  'zeta',
+  'Ação de cobrança',
+];
 const DAY_MS = 86_400_000;
 
-const call = (app: CasesUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => app.call(who, { method, url, payload: payload as never });
+const call = (app: CasesUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  app.call(who, { method, url, payload: payload as never });
 
 /** The API's page: ids and total. */
 async function api(app: CasesUnderTest, query: string) {
@@ -36,7 +53,10 @@ async function api(app: CasesUnderTest, query: string) {
 /** The plain query's page for the same query string. */
 async function plain(query: string) {
   const params = new URLSearchParams(query);
-  const filter: Record<string, unknown> = { team_id: who.teamId, search_text: new RegExp(escapeRegex(foldText(params.get('search')!.trim()))) };
+  const filter: Record<string, unknown> = {
+    team_id: who.teamId,
+    search_text: new RegExp(escapeRegex(foldText(params.get('search')!.trim()))),
+  };
   for (const f of ['status', 'priority', 'area', 'phase', 'client_id']) if (params.get(f)) filter[f] = params.get(f);
   const [from, to] = [params.get('from'), params.get('to')];
   if (from || to) {
@@ -49,24 +69,47 @@ async function plain(query: string) {
   const limit = Number(params.get('limit') ?? 20);
   const col = sut.db.collection<CaseRecord>('cases');
   const sort = sortOrder(params.get('sort') ?? undefined, '-created_at', SORT_KEYS);
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map((c) => c._id);
+  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map(
+    (c) => c._id,
+  );
   return { ids, total: await col.countDocuments(filter) };
 }
 
 async function expectPlain(app: CasesUnderTest, queries: string[]) {
-  for (const query of queries) expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
+  for (const query of queries)
+    expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
 }
 
 const SEARCHES = ['ação', 'ACAO', 'jose silva', 'proc-00', '0001234', '  maria  ', 'água', 'nada disso'];
-const SORTS = ['', 'sort=created_at', 'sort=title', 'sort=-title', 'sort=priority', 'sort=-sla_date', 'sort=sla_date', 'sort=updated_at'];
-const FILTERS = ['status=arquivado', 'priority=alta', 'phase=triagem', 'area=C%C3%ADvel', 'status=ativo&priority=baixa', `from=2026-03-02&to=2026-03-05`];
+const SORTS = [
+  '',
+  'sort=created_at',
+  'sort=title',
+  'sort=-title',
+  'sort=priority',
+  'sort=-sla_date',
+  'sort=sla_date',
+  'sort=updated_at',
+];
+const FILTERS = [
+  'status=arquivado',
+  'priority=alta',
+  'phase=triagem',
+  'area=C%C3%ADvel',
+  'status=ativo&priority=baixa',
+  `from=2026-03-02&to=2026-03-05`,
+];
 const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50'];
 
 /** Every search with every sort, every filter and every window: the API's page is the plain query's. */
 function queries(searches = SEARCHES): string[] {
   return searches.flatMap((s) => {
     const search = `search=${encodeURIComponent(s)}`;
-    return [...SORTS.map((o) => `${search}&${o}`), ...FILTERS.map((f) => `${search}&${f}`), ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=title&${p}`])];
+    return [
+      ...SORTS.map((o) => `${search}&${o}`),
+      ...FILTERS.map((f) => `${search}&${f}`),
+      ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=title&${p}`]),
+    ];
   });
 }
 
@@ -75,7 +118,13 @@ beforeAll(async () => {
   replica = await startCases({}, sut.db.databaseName);
   const made: string[] = [];
   for (const [i, title] of TITLES.entries()) {
-    const body = { title, number: i % 3 === 0 ? null : `PROC-00${i}`, priority: CASE_PRIORITIES[i % 3], area: i % 2 ? 'Cível' : null, sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null };
+    const body = {
+      title,
+      number: i % 3 === 0 ? null : `PROC-00${i}`,
+      priority: CASE_PRIORITIES[i % 3],
+      area: i % 2 ? 'Cível' : null,
+      sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null,
+    };
     const res = await call(sut, 'POST', '/v1/cases', body);
     expect(res.statusCode).toBe(201);
     made.push(res.json().data.id);
@@ -119,13 +168,24 @@ test('when cases are searched with filters, sorts and pages, then each page and 
 });
 
 test('when another replica creates, renames, moves and archives cases, then each replica finds them as they are at its next search', async () => {
-  const q = ['search=a%C3%A7%C3%A3o&limit=100', 'search=a%C3%A7%C3%A3o&status=arquivado&sort=title', 'search=renomeado&sort=-updated_at', 'search=proc-001&sort=priority'];
+  const q = [
+    'search=a%C3%A7%C3%A3o&limit=100',
+    'search=a%C3%A7%C3%A3o&status=arquivado&sort=title',
+    'search=renomeado&sort=-updated_at',
+    'search=proc-001&sort=priority',
+  ];
   await expectPlain(replica, q);
   const ids = (await api(sut, 'search=a%C3%A7%C3%A3o&limit=100')).ids;
   for (let i = 0; i < 9; i++) {
     const [writer, reader] = i % 2 ? [sut, replica] : [replica, sut];
-    if (i % 3 === 0) expect((await call(writer, 'POST', '/v1/cases', { title: `Ação nova ${i}`, number: `PROC-001${i}` })).statusCode).toBe(201);
-    else if (i % 3 === 1) expect((await call(writer, 'PUT', `/v1/cases/${ids[i]}`, { title: `Renomeado ${i}`, priority: 'alta' })).statusCode).toBe(200);
+    if (i % 3 === 0)
+      expect(
+        (await call(writer, 'POST', '/v1/cases', { title: `Ação nova ${i}`, number: `PROC-001${i}` })).statusCode,
+      ).toBe(201);
+    else if (i % 3 === 1)
+      expect(
+        (await call(writer, 'PUT', `/v1/cases/${ids[i]}`, { title: `Renomeado ${i}`, priority: 'alta' })).statusCode,
+      ).toBe(200);
     else expect((await call(writer, 'DELETE', `/v1/cases/${ids[i]}`)).statusCode).toBe(200);
     await expectPlain(reader, q);
   }

@@ -19,7 +19,13 @@ describe('two replicas of the cases service', () => {
   const send = (method: string, path: string, body?: unknown) => replicas.call(method, path, body);
 
   beforeAll(async () => {
-    replicas = await startSignalReplicas({ service: 'cases', name: 'casessla', team, events: ['case.sla_warning', 'case.sla_overdue'], collection: 'cases' });
+    replicas = await startSignalReplicas({
+      service: 'cases',
+      name: 'casessla',
+      team,
+      events: ['case.sla_warning', 'case.sla_overdue'],
+      collection: 'cases',
+    });
   }, 40_000);
 
   afterAll(async () => {
@@ -29,13 +35,17 @@ describe('two replicas of the cases service', () => {
   test('when a case has its SLA date yesterday, then exactly one case.sla_overdue reaches the broker and no warning', async () => {
     const k = (await send('POST', '/v1/cases', { title: 'Atrasado', sla_date: day(-1) })).body.data;
     const [event] = await replicas.tap.waitFor('case.sla_overdue', k.id);
-    expect(event).toMatchObject({ team_id: team.teamId, actor_id: null, data: { previous_attributes: null, object: { id: k.id, sla_date: day(-1), status: 'ativo' } } });
+    expect(event).toMatchObject({
+      team_id: team.teamId,
+      actor_id: null,
+      data: { previous_attributes: null, object: { id: k.id, sla_date: day(-1), status: 'ativo' } },
+    });
     await replicas.settle();
     expect(replicas.tap.of('case.sla_overdue', k.id)).toHaveLength(1);
     expect(replicas.tap.of('case.sla_warning', k.id)).toHaveLength(0);
   });
 
-  test('when a case\'s SLA ends within 24 hours, then exactly one case.sla_warning and, not yet, an overdue', async () => {
+  test("when a case's SLA ends within 24 hours, then exactly one case.sla_warning and, not yet, an overdue", async () => {
     const k = (await send('POST', '/v1/cases', { title: 'Vence hoje', sla_date: day(0) })).body.data;
     await replicas.tap.waitFor('case.sla_warning', k.id);
     await replicas.settle();
@@ -63,8 +73,10 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     sweepAt = sweepsAt(sut.db, 'cases', slaSignals(sut.cases));
   });
 
-  const stored = (id: string) => sut.db.collection<CaseRecord & { _id: string; outbox?: { type: string }[] }>('cases').findOne({ _id: id });
-  const outboxTypes = async (id: string) => ((await stored(id))?.outbox ?? []).map((e) => e.type).filter((t) => t.startsWith('case.sla_'));
+  const stored = (id: string) =>
+    sut.db.collection<CaseRecord & { _id: string; outbox?: { type: string }[] }>('cases').findOne({ _id: id });
+  const outboxTypes = async (id: string) =>
+    ((await stored(id))?.outbox ?? []).map((e) => e.type).filter((t) => t.startsWith('case.sla_'));
   const endOf = (date: string) => zonedMoment(date, ZONE);
 
   test('when a case is due tomorrow, then its warning fires once at the end of today (24 h before), and its overdue once after tomorrow', async () => {

@@ -13,7 +13,8 @@ export let other: IssuedTeam;
 export let lawyer: { id: string; name: string; email: string };
 export let client: { id: string; name: string };
 
-export const call = (method: string, path: string, body?: unknown, key = t.api_key) => sys.call(key, method, path, body);
+export const call = (method: string, path: string, body?: unknown, key = t.api_key) =>
+  sys.call(key, method, path, body);
 export const createCase = async (body: Record<string, unknown>, key = t.api_key) => {
   const res = await call('POST', '/v1/cases', body, key);
   expect(res.status).toBe(201);
@@ -27,8 +28,24 @@ export function casesSuite(name: string): void {
     tap = await tapEvents(sys.env.AMQP_EXCHANGE!, ['case.*']);
     t = sys.team('Silva Advogados');
     other = sys.team('Outro Escritório');
-    lawyer = sys.admin('user', 'create', '--team', t.team.id, '--name', 'Beatriz Souza', '--email', 'bia@silva.adv.br').user;
-    client = (await call('POST', '/v1/clients', { type: 'PJ', name: 'Padaria São José', email: 'contato@padaria.com', phone: '11 5555-0000' })).body.data;
+    lawyer = sys.admin(
+      'user',
+      'create',
+      '--team',
+      t.team.id,
+      '--name',
+      'Beatriz Souza',
+      '--email',
+      'bia@silva.adv.br',
+    ).user;
+    client = (
+      await call('POST', '/v1/clients', {
+        type: 'PJ',
+        name: 'Padaria São José',
+        email: 'contato@padaria.com',
+        phone: '11 5555-0000',
+      })
+    ).body.data;
   });
   afterAll(async () => {
     await tap?.close();

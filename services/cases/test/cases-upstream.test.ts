@@ -17,8 +17,12 @@ const CLIENT = 'cli_01jd3k00000000000000000000';
 
 beforeAll(async () => {
   [clients, activities] = await Promise.all([startScriptedService(), startScriptedService()]);
-  const client = (name: string, baseUrl: string) => new ServiceClient({ name, baseUrl, internalToken: INTERNAL_TOKEN, timeoutMs: 2000 });
-  sut = await startCases({ clients: new ClientsService(client('clients', clients.url)), activities: new ActivitiesService(client('activities', activities.url)) });
+  const client = (name: string, baseUrl: string) =>
+    new ServiceClient({ name, baseUrl, internalToken: INTERNAL_TOKEN, timeoutMs: 2000 });
+  sut = await startCases({
+    clients: new ClientsService(client('clients', clients.url)),
+    activities: new ActivitiesService(client('activities', activities.url)),
+  });
 });
 
 afterAll(async () => {
@@ -26,11 +30,22 @@ afterAll(async () => {
   await Promise.all([clients.close(), activities.close()]);
 });
 
-const createWithClient = () => sut.call(who, { method: 'POST', url: '/v1/cases', payload: { title: 'Vínculo', client_id: CLIENT } });
+const createWithClient = () =>
+  sut.call(who, { method: 'POST', url: '/v1/cases', payload: { title: 'Vínculo', client_id: CLIENT } });
 
 describe('the clients service', () => {
   test('when it answers a client, then the case is created with it', async () => {
-    clients.answer(200, { data: { id: CLIENT, name: 'Ana', type: 'PF', email: null, phone: null, status: 'active', updated_at: new Date().toISOString() } });
+    clients.answer(200, {
+      data: {
+        id: CLIENT,
+        name: 'Ana',
+        type: 'PF',
+        email: null,
+        phone: null,
+        status: 'active',
+        updated_at: new Date().toISOString(),
+      },
+    });
     const res = await createWithClient();
     expect(res.statusCode).toBe(201);
     expect(res.json().data.client_id).toBe(CLIENT);
@@ -57,12 +72,22 @@ describe('the clients service', () => {
 describe('the activities service', () => {
   let caseId: string;
   beforeAll(async () => {
-    caseId = (await sut.call(who, { method: 'POST', url: '/v1/cases', payload: { title: 'Com atividades' } })).json().data.id;
+    caseId = (await sut.call(who, { method: 'POST', url: '/v1/cases', payload: { title: 'Com atividades' } })).json()
+      .data.id;
   });
   const listActivities = () => sut.call(who, { method: 'GET', url: `/v1/cases/${caseId}/activities?limit=5` });
 
   test('when it answers a page, then the case lists it', async () => {
-    const item = { id: 'act_1', type: 'tarefa', title: 'Ligar', status: 'pending', priority: 'media', due_date: null, completed_at: null, created_at: new Date().toISOString() };
+    const item = {
+      id: 'act_1',
+      type: 'tarefa',
+      title: 'Ligar',
+      status: 'pending',
+      priority: 'media',
+      due_date: null,
+      completed_at: null,
+      created_at: new Date().toISOString(),
+    };
     activities.answer(200, { success: true, data: [item], pagination: { page: 1, limit: 5, total: 1, pages: 1 } });
     const res = await listActivities();
     expect(res.statusCode).toBe(200);

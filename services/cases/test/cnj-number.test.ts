@@ -25,7 +25,14 @@ describe('CNJ check digits (ISO 7064 MOD 97-10)', () => {
 
   test('when the number is not in the CNJ format, then it is internal free text', () => {
     for (const n of ['INT-2024/017', '0001234-08.2023.8.26', '0001234-08-2023-8-26-0100', '123456789012345678901']) {
-      expect(numberInfo(n)).toEqual({ format: 'internal', valid: null, year: null, justice: null, court: null, origin: null });
+      expect(numberInfo(n)).toEqual({
+        format: 'internal',
+        valid: null,
+        year: null,
+        justice: null,
+        court: null,
+        origin: null,
+      });
     }
     expect(normalizeCaseNumber(' INT-2024/017 ')).toBe('INT-2024/017');
   });
@@ -60,20 +67,77 @@ describe('CNJ check digits (ISO 7064 MOD 97-10)', () => {
 describe('the court table (Resolução CNJ 65/2008, Anexo VIII)', () => {
   test('when J is 8, then TR 01 to 27 are the 27 state courts, in the Resolution order', () => {
     const expected = [
-      'TJAC', 'TJAL', 'TJAP', 'TJAM', 'TJBA', 'TJCE', 'TJDFT', 'TJES', 'TJGO', 'TJMA', 'TJMT', 'TJMS', 'TJMG', 'TJPA',
-      'TJPB', 'TJPR', 'TJPE', 'TJPI', 'TJRJ', 'TJRN', 'TJRS', 'TJRO', 'TJRR', 'TJSC', 'TJSE', 'TJSP', 'TJTO',
+      'TJAC',
+      'TJAL',
+      'TJAP',
+      'TJAM',
+      'TJBA',
+      'TJCE',
+      'TJDFT',
+      'TJES',
+      'TJGO',
+      'TJMA',
+      'TJMT',
+      'TJMS',
+      'TJMG',
+      'TJPA',
+      'TJPB',
+      'TJPR',
+      'TJPE',
+      'TJPI',
+      'TJRJ',
+      'TJRN',
+      'TJRS',
+      'TJRO',
+      'TJRR',
+      'TJSC',
+      'TJSE',
+      'TJSP',
+      'TJTO',
     ];
     expect(expected.map((_, i) => courtOf('8', String(i + 1).padStart(2, '0')))).toEqual(expected);
   });
 
   test('when J is 4, then TR 01 to 06 are the six regional federal courts', () => {
-    expect(['01', '02', '03', '04', '05', '06'].map((tr) => courtOf('4', tr))).toEqual(['TRF1', 'TRF2', 'TRF3', 'TRF4', 'TRF5', 'TRF6']);
+    expect(['01', '02', '03', '04', '05', '06'].map((tr) => courtOf('4', tr))).toEqual([
+      'TRF1',
+      'TRF2',
+      'TRF3',
+      'TRF4',
+      'TRF5',
+      'TRF6',
+    ]);
     expect(courtOf('4', '90')).toBe('CJF');
   });
 
   test('when J is 5, then TR 01 to 24 are the 24 regional labour courts, 00 the TST', () => {
     const trts = Array.from({ length: 24 }, (_, i) => courtOf('5', String(i + 1).padStart(2, '0')));
-    expect(trts).toEqual(['TRT1', 'TRT2', 'TRT3', 'TRT4', 'TRT5', 'TRT6', 'TRT7', 'TRT8', 'TRT9', 'TRT10', 'TRT11', 'TRT12', 'TRT13', 'TRT14', 'TRT15', 'TRT16', 'TRT17', 'TRT18', 'TRT19', 'TRT20', 'TRT21', 'TRT22', 'TRT23', 'TRT24']);
+    expect(trts).toEqual([
+      'TRT1',
+      'TRT2',
+      'TRT3',
+      'TRT4',
+      'TRT5',
+      'TRT6',
+      'TRT7',
+      'TRT8',
+      'TRT9',
+      'TRT10',
+      'TRT11',
+      'TRT12',
+      'TRT13',
+      'TRT14',
+      'TRT15',
+      'TRT16',
+      'TRT17',
+      'TRT18',
+      'TRT19',
+      'TRT20',
+      'TRT21',
+      'TRT22',
+      'TRT23',
+      'TRT24',
+    ]);
     expect(courtOf('5', '00')).toBe('TST');
     expect(courtOf('5', '90')).toBe('CSJT');
   });
@@ -81,7 +145,12 @@ describe('the court table (Resolução CNJ 65/2008, Anexo VIII)', () => {
   test('when J is 6, 7 or 9, then the electoral, military and state military courts are named', () => {
     expect([courtOf('6', '00'), courtOf('6', '01'), courtOf('6', '13')]).toEqual(['TSE', 'TRE-AC', 'TRE-MG']);
     expect([courtOf('7', '00'), courtOf('7', '12'), courtOf('7', '13')]).toEqual(['STM', '12ª CJM', null]);
-    expect([courtOf('9', '13'), courtOf('9', '21'), courtOf('9', '26'), courtOf('9', '19')]).toEqual(['TJMMG', 'TJMRS', 'TJMSP', 'TJRJ']);
+    expect([courtOf('9', '13'), courtOf('9', '21'), courtOf('9', '26'), courtOf('9', '19')]).toEqual([
+      'TJMMG',
+      'TJMRS',
+      'TJMSP',
+      'TJRJ',
+    ]);
   });
 });
 
@@ -94,7 +163,8 @@ describe('a case number through the cases app', () => {
     await sut?.close();
   });
 
-  const create = (who: Identity, body: Record<string, unknown>) => sut.call(who, { method: 'POST', url: '/v1/cases', payload: body });
+  const create = (who: Identity, body: Record<string, unknown>) =>
+    sut.call(who, { method: 'POST', url: '/v1/cases', payload: body });
 
   test('when a CNJ number is sent without the mask, then it is stored masked and the detail explains it', async () => {
     const who = identity();
@@ -102,29 +172,60 @@ describe('a case number through the cases app', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().data.number).toBe('0001234-08.2023.8.26.0100');
     const detail = (await sut.call(who, { method: 'GET', url: `/v1/cases/${res.json().data.id}` })).json().data;
-    expect(detail.number_info).toEqual({ format: 'cnj', valid: true, year: 2023, justice: 'state', court: 'TJSP', origin: '0100' });
+    expect(detail.number_info).toEqual({
+      format: 'cnj',
+      valid: true,
+      year: 2023,
+      justice: 'state',
+      court: 'TJSP',
+      origin: '0100',
+    });
     // The same number masked is the same number: a duplicate.
-    expectError(await create(who, { title: 'Outro', number: '0001234-08.2023.8.26.0100' }), 422, 'DUPLICATE_ENTRY', 'Duplicate case number');
+    expectError(
+      await create(who, { title: 'Outro', number: '0001234-08.2023.8.26.0100' }),
+      422,
+      'DUPLICATE_ENTRY',
+      'Duplicate case number',
+    );
   });
 
   test('when the team warns (the default), then a wrong CNJ number is accepted with valid false; an internal one is free text', async () => {
     const who = identity();
     const bad = (await create(who, { title: 'A', number: '0001234-09.2023.8.26.0100' })).json().data;
-    expect((await sut.call(who, { method: 'GET', url: `/v1/cases/${bad.id}` })).json().data.number_info).toMatchObject({ format: 'cnj', valid: false });
+    expect((await sut.call(who, { method: 'GET', url: `/v1/cases/${bad.id}` })).json().data.number_info).toMatchObject({
+      format: 'cnj',
+      valid: false,
+    });
     const internal = (await create(who, { title: 'B', number: 'INT-2024/017' })).json().data;
-    expect((await sut.call(who, { method: 'GET', url: `/v1/cases/${internal.id}` })).json().data.number_info).toMatchObject({ format: 'internal' });
+    expect(
+      (await sut.call(who, { method: 'GET', url: `/v1/cases/${internal.id}` })).json().data.number_info,
+    ).toMatchObject({ format: 'internal' });
     const none = (await create(who, { title: 'C' })).json().data;
     expect((await sut.call(who, { method: 'GET', url: `/v1/cases/${none.id}` })).json().data.number_info).toBeNull();
   });
 
   test('when the team rejects, then a wrong CNJ number is 422 on create and update, and a right one passes', async () => {
     const who: Identity = { ...identity(), settings: { ...identity().settings, cnj_check: 'reject' } };
-    expectError(await create(who, { title: 'A', number: '00012340920238260100' }), 422, 'VALIDATION_ERROR', 'Invalid CNJ number');
+    expectError(
+      await create(who, { title: 'A', number: '00012340920238260100' }),
+      422,
+      'VALIDATION_ERROR',
+      'Invalid CNJ number',
+    );
     const ok = await create(who, { title: 'B', number: 'INT-1' });
     expect(ok.statusCode).toBe(201);
     const id = ok.json().data.id;
-    expectError(await sut.call(who, { method: 'PUT', url: `/v1/cases/${id}`, payload: { number: '0001234-09.2023.8.26.0100' } }), 422, 'VALIDATION_ERROR', 'Invalid CNJ number');
-    const res = await sut.call(who, { method: 'PUT', url: `/v1/cases/${id}`, payload: { number: '5001234-03.2024.4.03.6100' } });
+    expectError(
+      await sut.call(who, { method: 'PUT', url: `/v1/cases/${id}`, payload: { number: '0001234-09.2023.8.26.0100' } }),
+      422,
+      'VALIDATION_ERROR',
+      'Invalid CNJ number',
+    );
+    const res = await sut.call(who, {
+      method: 'PUT',
+      url: `/v1/cases/${id}`,
+      payload: { number: '5001234-03.2024.4.03.6100' },
+    });
     expect(res.statusCode).toBe(200);
   });
 

@@ -16,12 +16,17 @@ async function main(): Promise<void> {
     entities: [ClientEntity],
     outboxCollections: ['clients'],
     build: ({ config, logger, db, broker, relay }) => {
-      const cases = new ClientCasesService(new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }));
+      const cases = new ClientCasesService(
+        new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }),
+      );
       const repository = new ClientsRepository(db, relay, logger);
       const clients = new Clients({ clients: repository, cases });
       return {
         app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [listBackfillTask([repository.lists], logger, config.schedulerIntervalMs), consumerTask(() => consumeCaseCounts(broker, clients))],
+        background: [
+          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
+          consumerTask(() => consumeCaseCounts(broker, clients)),
+        ],
       };
     },
   });

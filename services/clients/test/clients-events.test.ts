@@ -25,16 +25,26 @@ beforeAll(async () => {
   proxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
   const viaProxy = new URL(amqp);
   viaProxy.port = String(proxy.port);
-  broker = await Broker.connect({ url: viaProxy.toString(), exchange, logger, reconnectMinMs: 100, reconnectMaxMs: 500 });
+  broker = await Broker.connect({
+    url: viaProxy.toString(),
+    exchange,
+    logger,
+    reconnectMinMs: 100,
+    reconnectMaxMs: 500,
+  });
 
   listener = await connect(process.env.AMQP_URL!);
   channel = await listener.createChannel();
   await channel.assertExchange(exchange, 'topic', { durable: true });
   const { queue } = await channel.assertQueue('', { exclusive: true });
   await channel.bindQueue(queue, exchange, 'client.*');
-  await channel.consume(queue, (msg) => {
-    if (msg) received.push(JSON.parse(msg.content.toString()));
-  }, { noAck: true });
+  await channel.consume(
+    queue,
+    (msg) => {
+      if (msg) received.push(JSON.parse(msg.content.toString()));
+    },
+    { noAck: true },
+  );
 
   let relayRef: OutboxRelay | undefined;
   sut = await startClients({
@@ -66,7 +76,9 @@ beforeEach(() => {
 
 test('when a client is created, updated and deactivated, then exactly one event per write arrives, in order, in the envelope', async () => {
   const who = identity();
-  const created = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Eva', phone: '+55 1' } })).json().data;
+  const created = (
+    await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Eva', phone: '+55 1' } })
+  ).json().data;
   await sut.call(who, { method: 'PUT', url: `/v1/clients/${created.id}`, payload: { phone: '+55 2', name: 'Eva' } });
   await sut.call(who, { method: 'DELETE', url: `/v1/clients/${created.id}` });
   await waitFor('three events', () => received.length >= 3);
@@ -91,7 +103,11 @@ test('when the broker is unreachable, then writes still succeed and every event 
   proxy.cut();
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PJ', name: `Offline ${i}` } });
+    const res = await sut.call(who, {
+      method: 'POST',
+      url: '/v1/clients',
+      payload: { type: 'PJ', name: `Offline ${i}` },
+    });
     expect(res.statusCode).toBe(201);
     ids.push(res.json().data.id);
   }
@@ -106,7 +122,9 @@ test('when the broker is unreachable, then writes still succeed and every event 
 
 test('when a PUT changes nothing, then no event is published', async () => {
   const who = identity();
-  const created = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Same' } })).json().data;
+  const created = (
+    await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Same' } })
+  ).json().data;
   await waitFor('the created event', () => received.length >= 1);
   const res = await sut.call(who, { method: 'PUT', url: `/v1/clients/${created.id}`, payload: { name: 'Same' } });
   expect(res.json().data).toEqual({ id: created.id, name: 'Same', updated_at: created.updated_at });

@@ -54,7 +54,10 @@ afterAll(async () => {
 test('when 60 clients of 6 teams are created at once, then they share store commands, each answer follows its stored record, each event goes out once, and the list totals are exact', async () => {
   const teams = Array.from({ length: 6 }, () => identity());
   // A first write: the team-independent set-up (the lists' documents, a mark) is not the burst's.
-  expect((await sut.call(teams[0], { method: 'POST', url: '/v1/clients', payload: { type: 'PJ', name: 'Warm' } })).statusCode).toBe(201);
+  expect(
+    (await sut.call(teams[0], { method: 'POST', url: '/v1/clients', payload: { type: 'PJ', name: 'Warm' } }))
+      .statusCode,
+  ).toBe(201);
   await tap.waitFor('client.created');
 
   const commands: string[] = [];
@@ -66,11 +69,19 @@ test('when 60 clients of 6 teams are created at once, then they share store comm
     await Promise.all(
       Array.from({ length: 60 }, async (_, i) => {
         const team = i % teams.length;
-        const res = await sut.call(teams[team], { method: 'POST', url: '/v1/clients', payload: { type: i % 3 === 0 ? 'PF' : 'PJ', name: `Burst ${i}` } });
+        const res = await sut.call(teams[team], {
+          method: 'POST',
+          url: '/v1/clients',
+          payload: { type: i % 3 === 0 ? 'PF' : 'PJ', name: `Burst ${i}` },
+        });
         expect(res.statusCode).toBe(201);
         const id = res.json().data.id as string;
         // Read by another client the moment the answer is in.
-        answered.push({ id, team, found: (await stored.findOne({ _id: id as never }, { projection: { _id: 1 } })) !== null });
+        answered.push({
+          id,
+          team,
+          found: (await stored.findOne({ _id: id as never }, { projection: { _id: 1 } })) !== null,
+        });
       }),
     );
   } finally {
@@ -88,7 +99,10 @@ test('when 60 clients of 6 teams are created at once, then they share store comm
   expect(commands.length / 60).toBeLessThanOrEqual(0.3);
 
   const ids = new Set(answered.map((a) => a.id));
-  await waitFor('every client.created', () => tap.of('client.created').filter((e) => ids.has((e.data.object as { id: string }).id)).length === 60);
+  await waitFor(
+    'every client.created',
+    () => tap.of('client.created').filter((e) => ids.has((e.data.object as { id: string }).id)).length === 60,
+  );
   await new Promise((r) => setTimeout(r, 300));
   const events = tap.of('client.created').filter((e) => ids.has((e.data.object as { id: string }).id));
   expect(events).toHaveLength(60);
@@ -96,13 +110,28 @@ test('when 60 clients of 6 teams are created at once, then they share store comm
   expect(await stored.countDocuments({ outbox_pending: true })).toBe(0);
 
   const totals = async (type?: string) =>
-    Promise.all(teams.map(async (who) => (await sut.call(who, { method: 'GET', url: `/v1/clients?limit=5${type ? `&type=${type}` : ''}` })).json().pagination.total as number));
+    Promise.all(
+      teams.map(
+        async (who) =>
+          (await sut.call(who, { method: 'GET', url: `/v1/clients?limit=5${type ? `&type=${type}` : ''}` })).json()
+            .pagination.total as number,
+      ),
+    );
   const expected = (type?: string) =>
-    teams.map((_, t) => Array.from({ length: 60 }, (_, i) => i).filter((i) => i % teams.length === t && (!type || (type === 'PF') === (i % 3 === 0))).length + (t === 0 && type !== 'PF' ? 1 : 0));
+    teams.map(
+      (_, t) =>
+        Array.from({ length: 60 }, (_, i) => i).filter(
+          (i) => i % teams.length === t && (!type || (type === 'PF') === (i % 3 === 0)),
+        ).length + (t === 0 && type !== 'PF' ? 1 : 0),
+    );
   // Counted from the deltas, then from the counts documents once the deltas are folded (within 5 s).
   expect(await totals()).toEqual(expected());
   expect(await totals('PF')).toEqual(expected('PF'));
-  await waitFor('the deltas folded', async () => (await reader.db(sut.db.databaseName).collection('list_count_deltas').countDocuments({})) === 0, 15_000);
+  await waitFor(
+    'the deltas folded',
+    async () => (await reader.db(sut.db.databaseName).collection('list_count_deltas').countDocuments({})) === 0,
+    15_000,
+  );
   expect(await totals()).toEqual(expected());
   expect(await totals('PJ')).toEqual(expected('PJ'));
 }, 60_000);

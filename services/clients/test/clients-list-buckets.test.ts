@@ -46,16 +46,36 @@ describe('GET /v1/clients by day buckets', () => {
       const _id = newId('cli');
       const at = midnight - [0, 1, 1, 1, 30, 400][i % 6] * DAY_MS + (i % 4 === 3 ? -1 : i % 2 ? 0 : 60_000 * i);
       const type = i % 3 ? 'PF' : 'PJ';
-      const record = { ...template, _id, document_key: `none:${_id}`, type, segment: ['vip', 'regular', null][i % 3], status: i % 5 ? 'active' : 'inactive', created_at: new Date(at) };
+      const record = {
+        ...template,
+        _id,
+        document_key: `none:${_id}`,
+        type,
+        segment: ['vip', 'regular', null][i % 3],
+        status: i % 5 ? 'active' : 'inactive',
+        created_at: new Date(at),
+      };
       await sut.repository.insert(record as ClientRecord, []);
     }
     await call(who, 'DELETE', `/v1/clients/${template._id}`);
-    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [4, 11], [9, 5]]);
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [
+      [1, 20],
+      [2, 20],
+      [3, 20],
+      [2, 7],
+      [5, 4],
+      [4, 11],
+      [9, 5],
+    ]);
   });
 
   it('when clients are created, deactivated, reactivated and moved between segments at once, then pages and totals are the plain query ones', async () => {
     const who = identity();
-    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => create(who, { type: i % 2 ? 'PF' : 'PJ', name: `Cliente ${i}`, segment: 'vip' })));
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        create(who, { type: i % 2 ? 'PF' : 'PJ', name: `Cliente ${i}`, segment: 'vip' }),
+      ),
+    );
     await Promise.all([
       ...ids.slice(0, 6).map((id) => call(who, 'DELETE', `/v1/clients/${id}`)),
       ...ids.slice(6, 10).map((id) => put(who, id, { segment: 'regular' })),
@@ -64,8 +84,15 @@ describe('GET /v1/clients by day buckets', () => {
     await Promise.all(ids.slice(0, 2).map((id) => put(who, id, { status: 'active' })));
     // A second process writing the same day: its own counts coalescing, the same lock.
     const other = new ClientsRepository(sut.db, { kick: () => {} });
-    await other.update(who.teamId, ids[12], async () => ({ result: undefined, write: { set: { status: 'inactive' }, events: [] } }));
-    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 100], [2, 6], [3, 5]]);
+    await other.update(who.teamId, ids[12], async () => ({
+      result: undefined,
+      write: { set: { status: 'inactive' }, events: [] },
+    }));
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [
+      [1, 100],
+      [2, 6],
+      [3, 5],
+    ]);
     expect((await listOf(who).api('')).total).toBe(24);
     expect((await listOf(who).api('status=inactive')).total).toBe(5);
   });

@@ -35,20 +35,42 @@ test('when listing with no parameters, then the team’s clients come newest fir
   const body = res.json();
   expect(body.success).toBe(true);
   expect(body.pagination).toEqual({ page: 1, limit: 20, total: 5, pages: 1 });
-  expect(body.data.map((c: { name: string }) => c.name)).toEqual(['Bruno', 'Ômega Advocacia', 'Zeta Consultoria', 'ana beatriz', 'José Álvares']);
+  expect(body.data.map((c: { name: string }) => c.name)).toEqual([
+    'Bruno',
+    'Ômega Advocacia',
+    'Zeta Consultoria',
+    'ana beatriz',
+    'José Álvares',
+  ]);
 });
 
 test('when listing, then each item has exactly the list fields, cpf for PF and cnpj for PJ', async () => {
   const data = (await list('sort=name')).json().data;
   const pf = data.find((c: { type: string }) => c.type === 'PF');
   const pj = data.find((c: { type: string }) => c.type === 'PJ');
-  expect(Object.keys(pf).sort()).toEqual(['cases_count', 'cpf', 'created_at', 'email', 'id', 'name', 'phone', 'segment', 'status', 'type'].sort());
-  expect(Object.keys(pj).sort()).toEqual(['cases_count', 'cnpj', 'created_at', 'email', 'id', 'name', 'phone', 'segment', 'status', 'type'].sort());
+  expect(Object.keys(pf).sort()).toEqual(
+    ['cases_count', 'cpf', 'created_at', 'email', 'id', 'name', 'phone', 'segment', 'status', 'type'].sort(),
+  );
+  expect(Object.keys(pj).sort()).toEqual(
+    ['cases_count', 'cnpj', 'created_at', 'email', 'id', 'name', 'phone', 'segment', 'status', 'type'].sort(),
+  );
 });
 
 test('when sorting by name, then accents and case do not change the order, in both directions', async () => {
-  expect(await names('sort=name')).toEqual(['ana beatriz', 'Bruno', 'José Álvares', 'Ômega Advocacia', 'Zeta Consultoria']);
-  expect(await names('sort=-name')).toEqual(['Zeta Consultoria', 'Ômega Advocacia', 'José Álvares', 'Bruno', 'ana beatriz']);
+  expect(await names('sort=name')).toEqual([
+    'ana beatriz',
+    'Bruno',
+    'José Álvares',
+    'Ômega Advocacia',
+    'Zeta Consultoria',
+  ]);
+  expect(await names('sort=-name')).toEqual([
+    'Zeta Consultoria',
+    'Ômega Advocacia',
+    'José Álvares',
+    'Bruno',
+    'ana beatriz',
+  ]);
 });
 
 test.each([

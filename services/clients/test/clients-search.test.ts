@@ -16,10 +16,19 @@ let replica: ClientsUnderTest;
 const who = identity();
 
 const SORT_FIELD: Record<string, string> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
-const NAMES = ['José Álvares', 'ana beatriz', 'Zeta Consultoria', 'Ômega Advocacia', 'Bruno', 'JOSÉ da Silva', 'Ana Maria'];
+const NAMES = [
+  'José Álvares',
+  'ana beatriz',
+  'Zeta Consultoria',
+  'Ômega Advocacia',
+  'Bruno',
+  'JOSÉ da Silva',
+  'Ana Maria',
+];
 const SEGMENTS = ['vip', 'premium', 'regular', 'occasional', null] as const;
 
-const call = (app: ClientsUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) => app.call(who, { method, url, payload: payload as never });
+const call = (app: ClientsUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
+  app.call(who, { method, url, payload: payload as never });
 
 /** The API's page: ids and total. */
 async function api(app: ClientsUnderTest, query: string) {
@@ -44,12 +53,15 @@ async function plain(query: string) {
   const direction = sortParam.startsWith('-') ? -1 : 1;
   const sort = { [SORT_FIELD[sortParam.replace('-', '')]]: direction, _id: direction } as const;
   const col = sut.db.collection<ClientRecord>('clients');
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map((c) => c._id);
+  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map(
+    (c) => c._id,
+  );
   return { ids, total: await col.countDocuments(filter) };
 }
 
 async function expectPlain(app: ClientsUnderTest, queries: string[]) {
-  for (const query of queries) expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
+  for (const query of queries)
+    expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
 }
 
 const SEARCHES = ['jose', 'JOSÉ', '456.789', '12345678900', '12.abc', '0001', 'example.com', '  ana ', 'nobody'];
@@ -61,7 +73,11 @@ const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50
 function queries(searches = SEARCHES): string[] {
   return searches.flatMap((s) => {
     const search = `search=${encodeURIComponent(s)}`;
-    return [...SORTS.map((o) => `${search}&${o}`), ...FILTERS.map((f) => `${search}&${f}`), ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=name&${p}`])];
+    return [
+      ...SORTS.map((o) => `${search}&${o}`),
+      ...FILTERS.map((f) => `${search}&${f}`),
+      ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=name&${p}`]),
+    ];
   });
 }
 
@@ -74,7 +90,13 @@ beforeAll(async () => {
   const made: string[] = [];
   for (const [i, name] of NAMES.entries()) {
     const pj = i % 3 === 2;
-    const body = { type: pj ? 'PJ' : 'PF', name, email: i % 2 ? `${foldText(name).replace(/ /g, '.')}@example.com` : null, segment: SEGMENTS[i % 4], ...(pj ? { cnpj: cnpj(i) } : { cpf: cpf(i) }) };
+    const body = {
+      type: pj ? 'PJ' : 'PF',
+      name,
+      email: i % 2 ? `${foldText(name).replace(/ /g, '.')}@example.com` : null,
+      segment: SEGMENTS[i % 4],
+      ...(pj ? { cnpj: cnpj(i) } : { cpf: cpf(i) }),
+    };
     const res = await call(sut, 'POST', '/v1/clients', body);
     expect(res.statusCode).toBe(201);
     made.push(res.json().data.id);
@@ -115,13 +137,23 @@ test('when clients are searched with filters, sorts and pages, then each page an
 });
 
 test('when another replica creates, renames and deactivates clients, then each replica finds them as they are at its next search', async () => {
-  const q = ['search=jos%C3%A9&limit=50', 'search=jose&status=inactive&sort=name', 'search=renomeado&sort=-updated_at', 'search=456789&sort=name'];
+  const q = [
+    'search=jos%C3%A9&limit=50',
+    'search=jose&status=inactive&sort=name',
+    'search=renomeado&sort=-updated_at',
+    'search=456789&sort=name',
+  ];
   await expectPlain(replica, q);
   const ids = (await api(sut, 'search=jose&limit=50')).ids;
   for (let i = 0; i < 9; i++) {
     const [writer, reader] = i % 2 ? [sut, replica] : [replica, sut];
-    if (i % 3 === 0) expect((await call(writer, 'POST', '/v1/clients', { type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) })).statusCode).toBe(201);
-    else if (i % 3 === 1) expect((await call(writer, 'PUT', `/v1/clients/${ids[i]}`, { name: `Renomeado ${i}` })).statusCode).toBe(200);
+    if (i % 3 === 0)
+      expect(
+        (await call(writer, 'POST', '/v1/clients', { type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) }))
+          .statusCode,
+      ).toBe(201);
+    else if (i % 3 === 1)
+      expect((await call(writer, 'PUT', `/v1/clients/${ids[i]}`, { name: `Renomeado ${i}` })).statusCode).toBe(200);
     else expect((await call(writer, 'DELETE', `/v1/clients/${ids[i]}`)).statusCode).toBe(200);
     await expectPlain(reader, q);
   }

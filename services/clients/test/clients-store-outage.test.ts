@@ -43,7 +43,11 @@ test('when the store is gone, then reads and writes are 503 within 10 s; when it
   }
 
   proxy.restore();
-  await waitFor('the store back', async () => (await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).statusCode === 200, 30_000);
+  await waitFor(
+    'the store back',
+    async () => (await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).statusCode === 200,
+    30_000,
+  );
   const renamed = await sut.call(who, { method: 'PUT', url: `/v1/clients/${id}`, payload: { name: 'Ana Souza' } });
   expect(renamed.statusCode).toBe(200);
   expect((await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data.name).toBe('Ana Souza');

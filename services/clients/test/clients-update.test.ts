@@ -18,14 +18,25 @@ describe('PUT /v1/clients/{id}', () => {
     expect(data.updated_at).toMatch(ISO_MS);
     expect(data.updated_at > created.updated_at).toBe(true);
     const read = (await sut.call(who, { method: 'GET', url: `/v1/clients/${created.id}` })).json().data;
-    expect(read).toMatchObject({ phone: '+55 21 3333-4444', segment: 'premium', name: 'Ana', updated_at: data.updated_at });
+    expect(read).toMatchObject({
+      phone: '+55 21 3333-4444',
+      segment: 'premium',
+      name: 'Ana',
+      updated_at: data.updated_at,
+    });
   });
 
   test('when different fields are changed at the same moment, then no change is lost', async () => {
     const id = (await post({ type: 'PF', name: 'Many' })).json().data.id;
     const changes: Record<string, string>[] = [
-      { phone: '+55 1' }, { whatsapp: '+55 2' }, { notes: 'n' }, { email: 'm@x.com' },
-      { segment: 'vip' }, { rg: '12' }, { profession: 'p' }, { nationality: 'br' },
+      { phone: '+55 1' },
+      { whatsapp: '+55 2' },
+      { notes: 'n' },
+      { email: 'm@x.com' },
+      { segment: 'vip' },
+      { rg: '12' },
+      { profession: 'p' },
+      { nationality: 'br' },
     ];
     const results = await Promise.all(changes.map((c) => put(id, c)));
     expect(results.map((r) => r.statusCode)).toEqual(changes.map(() => 200));
@@ -80,7 +91,11 @@ describe('PUT /v1/clients/{id}', () => {
 describe('DELETE /v1/clients/{id}', () => {
   test('when the client has no active cases, then it becomes inactive, and a second DELETE answers the same', async () => {
     const id = (await post({ type: 'PF', name: 'D' })).json().data.id;
-    const res = await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}`, headers: { 'content-type': 'application/json' } });
+    const res = await sut.call(who, {
+      method: 'DELETE',
+      url: `/v1/clients/${id}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(200);
     const data = res.json().data;
     expect(Object.keys(data).sort()).toEqual(['deactivated_at', 'id', 'status']);
@@ -93,7 +108,12 @@ describe('DELETE /v1/clients/{id}', () => {
   test('when the client has active cases, then 422 Client has active cases, by DELETE and by PUT', async () => {
     const id = (await post({ type: 'PF', name: 'Busy' })).json().data.id;
     withActiveCases.add(id);
-    const err = expectError(await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}` }), 422, 'VALIDATION_ERROR', 'Client has active cases');
+    const err = expectError(
+      await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}` }),
+      422,
+      'VALIDATION_ERROR',
+      'Client has active cases',
+    );
     expect(err.details.reason).toBe('client_has_active_cases');
     expectError(await put(id, { status: 'inactive' }), 422, 'VALIDATION_ERROR', 'Client has active cases');
     expect((await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data.status).toBe('active');
@@ -101,18 +121,31 @@ describe('DELETE /v1/clients/{id}', () => {
 
   test('when the client is of another team, then 404', async () => {
     const id = (await post({ type: 'PF', name: 'D' })).json().data.id;
-    expectError(await sut.call(identity(), { method: 'DELETE', url: `/v1/clients/${id}` }), 404, 'NOT_FOUND', 'Client not found');
+    expectError(
+      await sut.call(identity(), { method: 'DELETE', url: `/v1/clients/${id}` }),
+      404,
+      'NOT_FOUND',
+      'Client not found',
+    );
   });
 });
 
 describe('the internal credential', () => {
   test('when a request has no internal credential or a wrong one, then 401 and identity headers are not trusted', async () => {
-    const bare = await sut.app.inject({ method: 'GET', url: '/v1/clients', headers: { 'x-lpm-team-id': who.teamId, 'x-lpm-user-id': who.userId } });
+    const bare = await sut.app.inject({
+      method: 'GET',
+      url: '/v1/clients',
+      headers: { 'x-lpm-team-id': who.teamId, 'x-lpm-user-id': who.userId },
+    });
     expectError(bare, 401, 'UNAUTHORIZED', 'Missing or invalid internal credential');
     const wrong = await sut.app.inject({
       method: 'GET',
       url: '/v1/clients',
-      headers: { 'x-lpm-internal-token': `${INTERNAL_TOKEN}x`, 'x-lpm-team-id': who.teamId, 'x-lpm-user-id': who.userId },
+      headers: {
+        'x-lpm-internal-token': `${INTERNAL_TOKEN}x`,
+        'x-lpm-team-id': who.teamId,
+        'x-lpm-user-id': who.userId,
+      },
     });
     expect(wrong.statusCode).toBe(401);
   });

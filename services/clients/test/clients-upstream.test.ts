@@ -17,8 +17,13 @@ let clientId: string;
 
 beforeAll(async () => {
   cases = await startScriptedService();
-  sut = await startClients({ cases: new ClientCasesService(new ServiceClient({ name: 'cases', baseUrl: cases.url, internalToken: INTERNAL_TOKEN, timeoutMs: 2000 })) });
-  clientId = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Ana' } })).json().data.id;
+  sut = await startClients({
+    cases: new ClientCasesService(
+      new ServiceClient({ name: 'cases', baseUrl: cases.url, internalToken: INTERNAL_TOKEN, timeoutMs: 2000 }),
+    ),
+  });
+  clientId = (await sut.call(who, { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'Ana' } })).json()
+    .data.id;
 });
 
 afterAll(async () => {
@@ -27,7 +32,9 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  await sut.db.collection('clients').updateOne({ _id: clientId } as object, { $unset: { cases_count: '', cases_counted_at: '' } });
+  await sut.db
+    .collection('clients')
+    .updateOne({ _id: clientId } as object, { $unset: { cases_count: '', cases_counted_at: '' } });
 });
 
 const getClient = () => sut.call(who, { method: 'GET', url: `/v1/clients/${clientId}` });
@@ -56,13 +63,21 @@ test.each([
 
 test('when the active-cases check answers without `active`, then deactivating is 503 and the client stays active', async () => {
   cases.answer(200, { data: {} });
-  expectError(await sut.call(who, { method: 'DELETE', url: `/v1/clients/${clientId}` }), 503, 'SERVICE_UNAVAILABLE', 'The cases service is unavailable');
+  expectError(
+    await sut.call(who, { method: 'DELETE', url: `/v1/clients/${clientId}` }),
+    503,
+    'SERVICE_UNAVAILABLE',
+    'The cases service is unavailable',
+  );
   cases.answer(200, { data: { [clientId]: 0 } });
   expect((await getClient()).json().data.status).toBe('active');
 });
 
 test('when the cases service is slow to answer, then no lock is held on the client while it waits', async () => {
-  const locksOfClient = () => sut.db.collection<{ _id: string }>('document_locks').countDocuments({ _id: { $regex: `^lock:clients:${clientId}:` } });
+  const locksOfClient = () =>
+    sut.db
+      .collection<{ _id: string }>('document_locks')
+      .countDocuments({ _id: { $regex: `^lock:clients:${clientId}:` } });
   cases.answer(200, { data: { [clientId]: 0 } }, 1500);
   const asked = cases.requests.length;
   const update = sut.call(who, { method: 'PUT', url: `/v1/clients/${clientId}`, payload: { name: 'Ana Souza' } });

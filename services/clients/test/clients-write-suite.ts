@@ -17,8 +17,10 @@ export const cases: ClientCases = {
 export let sut: ClientsUnderTest;
 export let who: Identity;
 
-export const post = (payload: unknown, as = who) => sut.call(as, { method: 'POST', url: '/v1/clients', payload: payload as object });
-export const put = (id: string, payload: unknown, as = who) => sut.call(as, { method: 'PUT', url: `/v1/clients/${id}`, payload: payload as object });
+export const post = (payload: unknown, as = who) =>
+  sut.call(as, { method: 'POST', url: '/v1/clients', payload: payload as object });
+export const put = (id: string, payload: unknown, as = who) =>
+  sut.call(as, { method: 'PUT', url: `/v1/clients/${id}`, payload: payload as object });
 
 /** Starts the clients app before the file's tests, a new team before each, and closes the app after. */
 export function clientsWriteSuite(): void {

@@ -58,7 +58,12 @@ describe('POST /v1/clients', () => {
   test('when a PJ client has a 2026 alphanumeric CNPJ in lower case, then it is stored in upper case', async () => {
     const res = await post({ type: 'PJ', name: 'Acme', cnpj: '12.abc.345/01de-35', legal_name: 'Acme Ltda' });
     expect(res.statusCode).toBe(201);
-    expect(res.json().data).toMatchObject({ cnpj: '12.ABC.345/01DE-35', legal_name: 'Acme Ltda', trade_name: null, contact_person: null });
+    expect(res.json().data).toMatchObject({
+      cnpj: '12.ABC.345/01DE-35',
+      legal_name: 'Acme Ltda',
+      trade_name: null,
+      contact_person: null,
+    });
     expect(res.json().data).not.toHaveProperty('cpf');
   });
 
@@ -72,16 +77,40 @@ describe('POST /v1/clients', () => {
     [{ type: 'PJ', name: 'x', cpf: '123.456.789-00' }, 'Unknown field: cpf', { field: 'cpf', type: 'unknown' }],
     [{ type: 'PF', name: 'x', colour: 'red' }, 'Unknown field: colour', { field: 'colour', type: 'unknown' }],
     [{ type: 'PF', name: 'x', id: 'cli_x' }, 'Unknown field: id', { field: 'id', type: 'unknown' }],
-    [{ type: 'PF', name: 'x', cases_count: 3 }, 'Unknown field: cases_count', { field: 'cases_count', type: 'unknown' }],
+    [
+      { type: 'PF', name: 'x', cases_count: 3 },
+      'Unknown field: cases_count',
+      { field: 'cases_count', type: 'unknown' },
+    ],
     [{ type: 'PF', name: 123 }, 'name must be a string', { field: 'name', type: 'invalid' }],
     [{ type: 'PF', name: '   ' }, 'name must not be empty', { field: 'name', type: 'invalid' }],
     [{ type: 'PF', name: 'x', segment: 'gold' }, 'Invalid segment', { field: 'segment', type: 'invalid' }],
-    [{ type: 'PF', name: 'x', birth_date: '2026-02-30' }, 'birth_date must be a date (YYYY-MM-DD)', { field: 'birth_date', type: 'invalid' }],
-    [{ type: 'PF', name: 'x', email: 'not-an-email' }, 'email must be a valid email', { field: 'email', type: 'invalid' }],
-    [{ type: 'PF', name: 'x', address: { street: 'a', planet: 'b' } }, 'Unknown field: address.planet', { field: 'address.planet', type: 'unknown' }],
-    [{ type: 'PF', name: 'x', metadata: { $where: 1 } }, 'metadata keys may not start with $ or contain .', { field: 'metadata', type: 'invalid' }],
+    [
+      { type: 'PF', name: 'x', birth_date: '2026-02-30' },
+      'birth_date must be a date (YYYY-MM-DD)',
+      { field: 'birth_date', type: 'invalid' },
+    ],
+    [
+      { type: 'PF', name: 'x', email: 'not-an-email' },
+      'email must be a valid email',
+      { field: 'email', type: 'invalid' },
+    ],
+    [
+      { type: 'PF', name: 'x', address: { street: 'a', planet: 'b' } },
+      'Unknown field: address.planet',
+      { field: 'address.planet', type: 'unknown' },
+    ],
+    [
+      { type: 'PF', name: 'x', metadata: { $where: 1 } },
+      'metadata keys may not start with $ or contain .',
+      { field: 'metadata', type: 'invalid' },
+    ],
     [{ type: 'PF', name: 'x'.repeat(501) }, 'name must be at most 500 characters', { field: 'name', type: 'invalid' }],
-    [{ type: 'PF', name: 'x', tags: Array(51).fill('t') }, 'tags must have at most 50 items', { field: 'tags', type: 'invalid' }],
+    [
+      { type: 'PF', name: 'x', tags: Array(51).fill('t') },
+      'tags must have at most 50 items',
+      { field: 'tags', type: 'invalid' },
+    ],
   ])('when the body is %j, then 400 says "%s"', async (payload, message, details) => {
     const err = expectError(await post(payload), 400, 'VALIDATION_ERROR', message);
     expect(err.details).toMatchObject(details);
@@ -103,14 +132,24 @@ describe('POST /v1/clients', () => {
   });
 
   test('when the body is a JSON array, then 400 says the body must be an object', async () => {
-    const res = await sut.call(who, { method: 'POST', url: '/v1/clients', payload: '[]', headers: { 'content-type': 'application/json' } });
+    const res = await sut.call(who, {
+      method: 'POST',
+      url: '/v1/clients',
+      payload: '[]',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400, 'VALIDATION_ERROR', 'Request body must be a JSON object');
   });
 
   test('when a CPF is registered twice in a team, then 422 Duplicate CPF, also against an inactive client', async () => {
     const first = await post({ type: 'PF', name: 'A', cpf: '111.222.333-44' });
     expect(first.statusCode).toBe(201);
-    const err = expectError(await post({ type: 'PF', name: 'B', cpf: '111.222.333-44' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CPF');
+    const err = expectError(
+      await post({ type: 'PF', name: 'B', cpf: '111.222.333-44' }),
+      422,
+      'DUPLICATE_ENTRY',
+      'Duplicate CPF',
+    );
     expect(err.details.reason).toBe('duplicate_cpf');
     await sut.call(who, { method: 'DELETE', url: `/v1/clients/${first.json().data.id}` });
     expectError(await post({ type: 'PF', name: 'C', cpf: '111.222.333-44' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CPF');
@@ -118,7 +157,12 @@ describe('POST /v1/clients', () => {
 
   test('when a CNPJ differs only in letter case, then it is the same CNPJ', async () => {
     expect((await post({ type: 'PJ', name: 'A', cnpj: 'AB.345.678/0001-90' })).statusCode).toBe(201);
-    const err = expectError(await post({ type: 'PJ', name: 'B', cnpj: 'ab.345.678/0001-90' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CNPJ');
+    const err = expectError(
+      await post({ type: 'PJ', name: 'B', cnpj: 'ab.345.678/0001-90' }),
+      422,
+      'DUPLICATE_ENTRY',
+      'Duplicate CNPJ',
+    );
     expect(err.details.reason).toBe('duplicate_cnpj');
   });
 
@@ -128,7 +172,9 @@ describe('POST /v1/clients', () => {
   });
 
   test('when the same CPF is posted ten times at once, then exactly one is created', async () => {
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => post({ type: 'PF', name: `P${i}`, cpf: '555.444.333-22' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => post({ type: 'PF', name: `P${i}`, cpf: '555.444.333-22' })),
+    );
     expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
     expect(results.filter((r) => r.statusCode === 422)).toHaveLength(9);
   });
@@ -143,19 +189,46 @@ describe('GET /v1/clients/{id}', () => {
       [who, 'nonsense'],
       [identity(), created.id],
     ] as const) {
-      expectError(await sut.call(as, { method: 'GET', url: `/v1/clients/${id}` }), 404, 'NOT_FOUND', 'Client not found');
+      expectError(
+        await sut.call(as, { method: 'GET', url: `/v1/clients/${id}` }),
+        404,
+        'NOT_FOUND',
+        'Client not found',
+      );
     }
   });
 
   test('when the client exists, then the detail has every field of its type', async () => {
     const id = (await post({ type: 'PJ', name: 'Beta', cnpj: '11.222.333/0001-81' })).json().data.id;
-    const res = await sut.call(who, { method: 'GET', url: `/v1/clients/${id}`, headers: { 'content-type': 'application/json' } });
+    const res = await sut.call(who, {
+      method: 'GET',
+      url: `/v1/clients/${id}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(200);
     expect(Object.keys(res.json().data).sort()).toEqual(
       [
-        'id', 'type', 'name', 'email', 'phone', 'whatsapp', 'segment', 'status', 'address', 'notes', 'tags', 'metadata',
-        'cases_count', 'deactivated_at', 'created_at', 'updated_at',
-        'legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person',
+        'id',
+        'type',
+        'name',
+        'email',
+        'phone',
+        'whatsapp',
+        'segment',
+        'status',
+        'address',
+        'notes',
+        'tags',
+        'metadata',
+        'cases_count',
+        'deactivated_at',
+        'created_at',
+        'updated_at',
+        'legal_name',
+        'trade_name',
+        'cnpj',
+        'state_registration',
+        'contact_person',
       ].sort(),
     );
   });

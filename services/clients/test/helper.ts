@@ -24,7 +24,9 @@ export interface ClientsUnderTest extends ServiceUnderTest {
  * The clients app on its own database, or on `dbName`, another app's (a second
  * replica); `relay` defaults to a counter of nudges, `mongoUrl` to the run's store.
  */
-export function startClients(opts: { cases?: ClientCases; relay?: Relay; mongoUrl?: string; dbName?: string } = {}): Promise<ClientsUnderTest> {
+export function startClients(
+  opts: { cases?: ClientCases; relay?: Relay; mongoUrl?: string; dbName?: string } = {},
+): Promise<ClientsUnderTest> {
   return startServiceUnderTest({
     name: 'clients',
     entities: [ClientEntity],

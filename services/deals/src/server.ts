@@ -22,7 +22,8 @@ async function main(): Promise<void> {
     entities: [DealEntity, ClientViewEntity],
     outboxCollections: ['deals'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'clients' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const service = (name: 'clients' | 'activities') =>
+        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const clients = new ClientsService(service('clients'));
       const clientLinks = new ClientLinks(clients, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
       const repository = new DealsRepository(db, relay, logger);

@@ -5,7 +5,19 @@ import { newId } from '@lpm/shared/ids';
 import { expectError } from '@lpm/test-kit/api';
 import { dealDefaults } from '@lpm/test-kit/records';
 import { identity } from '@lpm/test-kit/teams';
-import { ISO_MS, activityCounts, call, client, clients, create, dealsSuite, eventsOf, lawyer, sut, who } from './deals-suite.ts';
+import {
+  ISO_MS,
+  activityCounts,
+  call,
+  client,
+  clients,
+  create,
+  dealsSuite,
+  eventsOf,
+  lawyer,
+  sut,
+  who,
+} from './deals-suite.ts';
 
 dealsSuite();
 
@@ -41,7 +53,12 @@ describe('POST /v1/deals', () => {
     const created = await create(body);
     expect(created).toMatchObject({ ...body, currency: 'USD', status: 'ativo' });
     const [event] = await eventsOf(created.id);
-    expect(event).toMatchObject({ type: 'deal.created', team_id: who.teamId, actor_id: who.userId, data: { previous_attributes: null } });
+    expect(event).toMatchObject({
+      type: 'deal.created',
+      team_id: who.teamId,
+      actor_id: who.userId,
+      data: { previous_attributes: null },
+    });
     expect(event.data.object).toMatchObject({
       id: created.id,
       value: 15000.5,
@@ -62,29 +79,59 @@ describe('POST /v1/deals', () => {
       { name: 'contrato', probability: 95 },
     ];
     expect(await create({ title: 'X' }, own)).toMatchObject({ phase: 'contato', probability: 5 });
-    expectError(await call('POST', '/v1/deals', { title: 'X', phase: 'lead' }, own), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    expectError(
+      await call('POST', '/v1/deals', { title: 'X', phase: 'lead' }, own),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid phase',
+    );
   });
 
   test('when the title is missing or blank, then 400 names the field', async () => {
-    const err = expectError(await call('POST', '/v1/deals', { value: 10 }), 400, 'VALIDATION_ERROR', 'title is required');
+    const err = expectError(
+      await call('POST', '/v1/deals', { value: 10 }),
+      400,
+      'VALIDATION_ERROR',
+      'title is required',
+    );
     expect(err.details).toEqual({ field: 'title', type: 'required' });
     expectError(await call('POST', '/v1/deals', { title: '  ' }), 400, 'VALIDATION_ERROR', 'title must not be empty');
   });
 
   test('when the phase is not one of the pipeline, then 400 Invalid phase', async () => {
-    const err = expectError(await call('POST', '/v1/deals', { title: 'X', phase: 'recebido' }), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    const err = expectError(
+      await call('POST', '/v1/deals', { title: 'X', phase: 'recebido' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid phase',
+    );
     expect(err.details).toMatchObject({ field: 'phase' });
   });
 
   test('when the probability is outside 0 to 100 or not a number, then 400 Invalid probability', async () => {
     for (const probability of [101, -1, '50', null]) {
-      expectError(await call('POST', '/v1/deals', { title: 'X', probability }), 400, 'VALIDATION_ERROR', 'Invalid probability');
+      expectError(
+        await call('POST', '/v1/deals', { title: 'X', probability }),
+        400,
+        'VALIDATION_ERROR',
+        'Invalid probability',
+      );
     }
   });
 
   test('when the value has more than 2 decimals or is negative, then 400', async () => {
-    expectError(await call('POST', '/v1/deals', { title: 'X', value: 10.005 }), 400, 'VALIDATION_ERROR', 'value must have at most 2 decimals');
-    expectError(await call('POST', '/v1/deals', { title: 'X', value: -1 }), 400, 'VALIDATION_ERROR', 'value must be a number from 0 to 1000000000');
+    expectError(
+      await call('POST', '/v1/deals', { title: 'X', value: 10.005 }),
+      400,
+      'VALIDATION_ERROR',
+      'value must have at most 2 decimals',
+    );
+    expectError(
+      await call('POST', '/v1/deals', { title: 'X', value: -1 }),
+      400,
+      'VALIDATION_ERROR',
+      'value must be a number from 0 to 1000000000',
+    );
   });
 
   test("when client_id is unknown, malformed or another team's, then 404 Client not found", async () => {
@@ -97,13 +144,23 @@ describe('POST /v1/deals', () => {
 
   test('when responsible_id is not a user of the team, then 404 User not found', async () => {
     for (const id of [newId('user'), 'x']) {
-      expectError(await call('POST', '/v1/deals', { title: 'X', responsible_id: id }), 404, 'NOT_FOUND', 'User not found');
+      expectError(
+        await call('POST', '/v1/deals', { title: 'X', responsible_id: id }),
+        404,
+        'NOT_FOUND',
+        'User not found',
+      );
     }
   });
 
   test('when status, a read-only field or an unknown field is sent, then 400 Unknown field', async () => {
     for (const field of ['status', 'final_value', 'activities_count', 'color']) {
-      const err = expectError(await call('POST', '/v1/deals', { title: 'X', [field]: 'x' }), 400, 'VALIDATION_ERROR', `Unknown field: ${field}`);
+      const err = expectError(
+        await call('POST', '/v1/deals', { title: 'X', [field]: 'x' }),
+        400,
+        'VALIDATION_ERROR',
+        `Unknown field: ${field}`,
+      );
       expect(err.details).toEqual({ field, type: 'unknown' });
     }
   });
@@ -111,14 +168,23 @@ describe('POST /v1/deals', () => {
   test('when cents are summed, then values stay exact (0.1 + 0.2 is 0.3)', async () => {
     const a = await create({ title: 'A', value: 0.1 });
     const b = await create({ title: 'B', value: 0.2 });
-    const stored = await sut.db.collection('deals').find({ _id: { $in: [a.id, b.id] } }).toArray();
+    const stored = await sut.db
+      .collection('deals')
+      .find({ _id: { $in: [a.id, b.id] } })
+      .toArray();
     expect(stored.map((d) => d.value_cents).sort()).toEqual([10, 20]);
   });
 });
 
 describe('GET /v1/deals/{id}', () => {
   test('when the deal exists, then the detail shape nests client and responsible with e-mail, counts activities and explains insights', async () => {
-    const created = await create({ title: 'Detalhe', value: 1000, client_id: client.id, responsible_id: lawyer.id, source: 'site' });
+    const created = await create({
+      title: 'Detalhe',
+      value: 1000,
+      client_id: client.id,
+      responsible_id: lawyer.id,
+      source: 'site',
+    });
     activityCounts.set(created.id, 3);
     const res = await call('GET', `/v1/deals/${created.id}`);
     expect(res.statusCode).toBe(200);
@@ -150,7 +216,12 @@ describe('PUT /v1/deals/{id}', () => {
     const created = await create({ title: 'Atualizar', value: 100 });
     const res = await call('PUT', `/v1/deals/${created.id}`, { value: 250.75, probability: 40 });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ id: created.id, value: 250.75, probability: 40, updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.json().data).toEqual({
+      id: created.id,
+      value: 250.75,
+      probability: 40,
+      updated_at: expect.stringMatching(ISO_MS),
+    });
     const updated = (await eventsOf(created.id)).filter((e) => e.type === 'deal.updated');
     expect(updated).toHaveLength(1);
     expect(updated[0].data.previous_attributes).toEqual({ value: 100, probability: 10 });
@@ -187,30 +258,62 @@ describe('PUT /v1/deals/{id}', () => {
 
   test('when status is sent, then 400 Unknown field: status', async () => {
     const created = await create({ title: 'Status' });
-    expectError(await call('PUT', `/v1/deals/${created.id}`, { status: 'ganho' }), 400, 'VALIDATION_ERROR', 'Unknown field: status');
+    expectError(
+      await call('PUT', `/v1/deals/${created.id}`, { status: 'ganho' }),
+      400,
+      'VALIDATION_ERROR',
+      'Unknown field: status',
+    );
   });
 
   test('when the probability or phase is invalid, or the deal unknown, then 400 or 404 with the spec message', async () => {
     const created = await create({ title: 'Inválido' });
-    expectError(await call('PUT', `/v1/deals/${created.id}`, { probability: 150 }), 400, 'VALIDATION_ERROR', 'Invalid probability');
-    expectError(await call('PUT', `/v1/deals/${created.id}`, { phase: 'nenhuma' }), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    expectError(
+      await call('PUT', `/v1/deals/${created.id}`, { probability: 150 }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid probability',
+    );
+    expectError(
+      await call('PUT', `/v1/deals/${created.id}`, { phase: 'nenhuma' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid phase',
+    );
     expectError(await call('PUT', `/v1/deals/${newId('deal')}`, { title: 'Y' }), 404, 'NOT_FOUND', 'Deal not found');
   });
 
   test('when a link is set to null, then it is removed; to an unknown client, then 404', async () => {
     const created = await create({ title: 'Links', client_id: client.id });
-    expect((await call('PUT', `/v1/deals/${created.id}`, { client_id: null })).json().data).toMatchObject({ client_id: null });
-    expectError(await call('PUT', `/v1/deals/${created.id}`, { client_id: newId('cli') }), 404, 'NOT_FOUND', 'Client not found');
+    expect((await call('PUT', `/v1/deals/${created.id}`, { client_id: null })).json().data).toMatchObject({
+      client_id: null,
+    });
+    expectError(
+      await call('PUT', `/v1/deals/${created.id}`, { client_id: newId('cli') }),
+      404,
+      'NOT_FOUND',
+      'Client not found',
+    );
   });
 
   test('when the phase of a won or archived deal is changed, then 422 Deal already closed or Deal is archived; other fields still change', async () => {
     const won = await create({ title: 'Ganho' });
     await call('PUT', `/v1/deals/${won.id}/won`, {});
-    expectError(await call('PUT', `/v1/deals/${won.id}`, { phase: 'proposta' }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+    expectError(
+      await call('PUT', `/v1/deals/${won.id}`, { phase: 'proposta' }),
+      422,
+      'VALIDATION_ERROR',
+      'Deal already closed',
+    );
     expect((await call('PUT', `/v1/deals/${won.id}`, { description: 'Fechado em reunião' })).statusCode).toBe(200);
     const archived = await create({ title: 'Arquivado' });
     await call('DELETE', `/v1/deals/${archived.id}`);
-    const err = expectError(await call('PUT', `/v1/deals/${archived.id}`, { phase: 'proposta' }), 422, 'VALIDATION_ERROR', 'Deal is archived');
+    const err = expectError(
+      await call('PUT', `/v1/deals/${archived.id}`, { phase: 'proposta' }),
+      422,
+      'VALIDATION_ERROR',
+      'Deal is archived',
+    );
     expect(err.details).toEqual({ reason: 'deal_is_archived' });
   });
 });
@@ -221,9 +324,21 @@ describe('PUT /v1/deals/{id}/phase', () => {
     const res = await call('PUT', `/v1/deals/${created.id}/phase`, { phase: 'proposta', notes: 'Enviada a proposta' });
     expect(res.statusCode).toBe(200);
     const data = res.json().data;
-    expect(data).toEqual({ id: created.id, phase: 'proposta', previous_phase: 'lead', phase_changed_at: expect.stringMatching(ISO_MS), updated_at: data.phase_changed_at });
+    expect(data).toEqual({
+      id: created.id,
+      phase: 'proposta',
+      previous_phase: 'lead',
+      phase_changed_at: expect.stringMatching(ISO_MS),
+      updated_at: data.phase_changed_at,
+    });
     const detail = (await call('GET', `/v1/deals/${created.id}`)).json().data;
-    expect(detail).toMatchObject({ phase: 'proposta', previous_phase: 'lead', phase_changed_at: data.phase_changed_at, probability: 10, status: 'ativo' });
+    expect(detail).toMatchObject({
+      phase: 'proposta',
+      previous_phase: 'lead',
+      phase_changed_at: data.phase_changed_at,
+      probability: 10,
+      status: 'ativo',
+    });
     const events = await eventsOf(created.id);
     expect(events.map((e) => e.type)).toEqual(['deal.created', 'deal.updated', 'deal.phase_changed']);
     expect(events[2].data.object).toMatchObject({ phase: 'proposta', previous_phase: 'lead' });
@@ -231,16 +346,36 @@ describe('PUT /v1/deals/{id}/phase', () => {
 
   test('when the phase is unknown or missing, then 400; the deal unknown, then 404', async () => {
     const created = await create({ title: 'Fase inválida' });
-    expectError(await call('PUT', `/v1/deals/${created.id}/phase`, { phase: 'triagem' }), 400, 'VALIDATION_ERROR', 'Invalid phase');
+    expectError(
+      await call('PUT', `/v1/deals/${created.id}/phase`, { phase: 'triagem' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid phase',
+    );
     expectError(await call('PUT', `/v1/deals/${created.id}/phase`, {}), 400, 'VALIDATION_ERROR', 'phase is required');
-    expectError(await call('PUT', `/v1/deals/${newId('deal')}/phase`, { phase: 'lead' }), 404, 'NOT_FOUND', 'Deal not found');
+    expectError(
+      await call('PUT', `/v1/deals/${newId('deal')}/phase`, { phase: 'lead' }),
+      404,
+      'NOT_FOUND',
+      'Deal not found',
+    );
   });
 
   test('when the deal is lost or archived, then 422 Deal already closed or Deal is archived', async () => {
     const lost = await create({ title: 'Perdido' });
     await call('PUT', `/v1/deals/${lost.id}/lost`, {});
-    expectError(await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+    expectError(
+      await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }),
+      422,
+      'VALIDATION_ERROR',
+      'Deal already closed',
+    );
     await call('DELETE', `/v1/deals/${lost.id}`);
-    expectError(await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }), 422, 'VALIDATION_ERROR', 'Deal is archived');
+    expectError(
+      await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }),
+      422,
+      'VALIDATION_ERROR',
+      'Deal is archived',
+    );
   });
 });

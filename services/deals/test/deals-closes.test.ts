@@ -13,9 +13,19 @@ describe('PUT /v1/deals/{id}/won and /lost', () => {
     const created = await create({ title: 'Ganhar', value: 1234.56 });
     const res = await call('PUT', `/v1/deals/${created.id}/won`, { notes: 'Assinado' });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ id: created.id, status: 'ganho', final_value: 1234.56, won_at: expect.stringMatching(ISO_MS) });
+    expect(res.json().data).toEqual({
+      id: created.id,
+      status: 'ganho',
+      final_value: 1234.56,
+      won_at: expect.stringMatching(ISO_MS),
+    });
     const won = (await eventsOf(created.id)).find((e) => e.type === 'deal.won')!;
-    expect(won.data.object).toMatchObject({ id: created.id, status: 'ganho', final_value: 1234.56, won_at: res.json().data.won_at });
+    expect(won.data.object).toMatchObject({
+      id: created.id,
+      status: 'ganho',
+      final_value: 1234.56,
+      won_at: res.json().data.won_at,
+    });
     expect(won.data.previous_attributes).toEqual({ status: 'ativo', final_value: null, won_at: null });
   });
 
@@ -23,13 +33,22 @@ describe('PUT /v1/deals/{id}/won and /lost', () => {
     const created = await create({ title: 'Ganhar com valor', value: 1000 });
     const res = await call('PUT', `/v1/deals/${created.id}/won`, { final_value: 999.99 });
     expect(res.json().data.final_value).toBe(999.99);
-    expect((await call('GET', `/v1/deals/${created.id}`)).json().data).toMatchObject({ status: 'ganho', final_value: 999.99, value: 1000 });
+    expect((await call('GET', `/v1/deals/${created.id}`)).json().data).toMatchObject({
+      status: 'ganho',
+      final_value: 999.99,
+      value: 1000,
+    });
   });
 
   test('when won or lost again, then 422 Deal already closed with its reason', async () => {
     const created = await create({ title: 'Duas vezes' });
     await call('PUT', `/v1/deals/${created.id}/won`, {});
-    const err = expectError(await call('PUT', `/v1/deals/${created.id}/won`, {}), 422, 'VALIDATION_ERROR', 'Deal already closed');
+    const err = expectError(
+      await call('PUT', `/v1/deals/${created.id}/won`, {}),
+      422,
+      'VALIDATION_ERROR',
+      'Deal already closed',
+    );
     expect(err.details).toEqual({ reason: 'deal_already_closed' });
     expectError(await call('PUT', `/v1/deals/${created.id}/lost`, {}), 422, 'VALIDATION_ERROR', 'Deal already closed');
   });
@@ -45,16 +64,36 @@ describe('PUT /v1/deals/{id}/won and /lost', () => {
     expectError(await call('PUT', `/v1/deals/${newId('deal')}/won`, {}), 404, 'NOT_FOUND', 'Deal not found');
     expectError(await call('PUT', `/v1/deals/${newId('deal')}/lost`, {}), 404, 'NOT_FOUND', 'Deal not found');
     const created = await create({ title: 'Decimais' });
-    expectError(await call('PUT', `/v1/deals/${created.id}/won`, { final_value: 1.001 }), 400, 'VALIDATION_ERROR', 'final_value must have at most 2 decimals');
+    expectError(
+      await call('PUT', `/v1/deals/${created.id}/won`, { final_value: 1.001 }),
+      400,
+      'VALIDATION_ERROR',
+      'final_value must have at most 2 decimals',
+    );
   });
 
   test('when lost, then the answer has the reason, competitor and lost_at, and deal.lost is emitted', async () => {
     const created = await create({ title: 'Perder' });
-    const res = await call('PUT', `/v1/deals/${created.id}/lost`, { loss_reason: 'Preço', competitor: 'Escritório X', notes: 'Preferiu outro' });
-    expect(res.json().data).toEqual({ id: created.id, status: 'perdido', loss_reason: 'Preço', competitor: 'Escritório X', lost_at: expect.stringMatching(ISO_MS) });
+    const res = await call('PUT', `/v1/deals/${created.id}/lost`, {
+      loss_reason: 'Preço',
+      competitor: 'Escritório X',
+      notes: 'Preferiu outro',
+    });
+    expect(res.json().data).toEqual({
+      id: created.id,
+      status: 'perdido',
+      loss_reason: 'Preço',
+      competitor: 'Escritório X',
+      lost_at: expect.stringMatching(ISO_MS),
+    });
     const lost = (await eventsOf(created.id)).find((e) => e.type === 'deal.lost')!;
     expect(lost.data.object).toMatchObject({ status: 'perdido', loss_reason: 'Preço', competitor: 'Escritório X' });
-    expect(lost.data.previous_attributes).toEqual({ status: 'ativo', loss_reason: null, competitor: null, lost_at: null });
+    expect(lost.data.previous_attributes).toEqual({
+      status: 'ativo',
+      loss_reason: null,
+      competitor: null,
+      lost_at: null,
+    });
   });
 
   test('when 20 won and lost requests on one deal arrive at once, then exactly one succeeds and 19 get 422 Deal already closed', async () => {
@@ -65,7 +104,8 @@ describe('PUT /v1/deals/{id}/won and /lost', () => {
     const statuses = answers.map((a) => a.statusCode);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 422)).toHaveLength(19);
-    for (const a of answers.filter((x) => x.statusCode === 422)) expect(a.json().error.message).toBe('Deal already closed');
+    for (const a of answers.filter((x) => x.statusCode === 422))
+      expect(a.json().error.message).toBe('Deal already closed');
     const closing = (await eventsOf(created.id)).filter((e) => e.type === 'deal.won' || e.type === 'deal.lost');
     expect(closing).toHaveLength(1);
   });
@@ -82,7 +122,10 @@ describe('won with create_case, while another request closes the deal', () => {
           const close = meanwhile.get(dealId);
           meanwhile.delete(dealId);
           // (A won sent meanwhile asks for the deal's case too, and gets the same one.)
-          if (close) expect((await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/${close}`, payload: {} })).statusCode).toBe(200);
+          if (close)
+            expect(
+              (await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/${close}`, payload: {} })).statusCode,
+            ).toBe(200);
           const kase = made.get(dealId) ?? { id: newId('case'), archived: false };
           made.set(dealId, kase);
           return { id: kase.id, title: request.title };
@@ -101,11 +144,21 @@ describe('won with create_case, while another request closes the deal', () => {
         return deal.id as string;
       };
       const lost = await open('Perdido enquanto o caso nascia', 'lost');
-      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${lost}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expectError(
+        await own.call(who, { method: 'PUT', url: `/v1/deals/${lost}/won`, payload: { create_case: true } }),
+        422,
+        'VALIDATION_ERROR',
+        'Deal already closed',
+      );
       expect(made.get(lost)).toEqual({ id: expect.stringMatching(/^case_/), archived: true });
 
       const won = await open('Ganho por outro pedido', 'won');
-      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${won}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expectError(
+        await own.call(who, { method: 'PUT', url: `/v1/deals/${won}/won`, payload: { create_case: true } }),
+        422,
+        'VALIDATION_ERROR',
+        'Deal already closed',
+      );
       expect(made.get(won)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
     } finally {
       await own.close();
@@ -135,7 +188,8 @@ describe('a deal closed unwon whose case was not archived', () => {
       },
     };
   };
-  const owes = async (own: DealsUnderTest, id: string) => (await own.db.collection('deals').findOne({ _id: id as never }))?.case_archive_pending;
+  const owes = async (own: DealsUnderTest, id: string) =>
+    (await own.db.collection('deals').findOne({ _id: id as never }))?.case_archive_pending;
 
   test('when the won that makes the case dies after the lost found no case to archive, then the case archive repair archives it, once', async () => {
     const cases = casesService();
@@ -143,7 +197,9 @@ describe('a deal closed unwon whose case was not archived', () => {
       cases: {
         createForDeal: async (caller, dealId) => {
           // The deal is lost while the case is being made: the lost finds no case yet.
-          expect((await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode).toBe(200);
+          expect(
+            (await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode,
+          ).toBe(200);
           cases.make(dealId);
           // Then the won's process dies: its last step (finding the deal lost, archiving the case) never runs.
           throw new Error('the deals process died');
@@ -152,8 +208,13 @@ describe('a deal closed unwon whose case was not archived', () => {
       },
     });
     try {
-      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido, caso órfão' } })).json().data;
-      expect((await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } })).statusCode).toBe(500);
+      const deal = (
+        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido, caso órfão' } })
+      ).json().data;
+      expect(
+        (await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }))
+          .statusCode,
+      ).toBe(500);
       expect(cases.made.get(deal.id)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
 
       await Promise.all([own.deals.settleCaseArchives(), own.deals.settleCaseArchives()]);
@@ -172,7 +233,8 @@ describe('a deal closed unwon whose case was not archived', () => {
     const own: DealsUnderTest = await startDeals({
       cases: {
         createForDeal: async (caller, dealId, request) => {
-          const close = (await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} })).statusCode;
+          const close = (await own.call(caller, { method: 'PUT', url: `/v1/deals/${dealId}/lost`, payload: {} }))
+            .statusCode;
           expect(close).toBe(200);
           return { id: cases.make(dealId).id, title: request.title };
         },
@@ -180,10 +242,17 @@ describe('a deal closed unwon whose case was not archived', () => {
       },
     });
     try {
-      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido com casos fora' } })).json().data;
+      const deal = (
+        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido com casos fora' } })
+      ).json().data;
       // The won makes the case after the lost; both archives it asks for fail.
       cases.state.down = true;
-      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expectError(
+        await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }),
+        422,
+        'VALIDATION_ERROR',
+        'Deal already closed',
+      );
       expect(cases.made.get(deal.id)?.archived).toBe(false);
       expect(await owes(own, deal.id)).toBe(1);
       await own.deals.settleCaseArchives();
@@ -219,10 +288,21 @@ describe('won after a won with create_case that did not complete', () => {
       },
     });
     try {
-      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho em duas vezes' } })).json().data;
-      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+      const deal = (
+        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho em duas vezes' } })
+      ).json().data;
+      expectError(
+        await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }),
+        503,
+        'SERVICE_UNAVAILABLE',
+        'The record is busy; retry',
+      );
       await releaseDealLocks(own.db);
-      const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } });
+      const retry = await own.call(who, {
+        method: 'PUT',
+        url: `/v1/deals/${deal.id}/won`,
+        payload: { create_case: true },
+      });
       expect(retry.statusCode).toBe(200);
       expect(retry.json().data.case_created).toEqual({ id: made.get(deal.id), title: 'Ganho em duas vezes' });
       expect(asked).toEqual([deal.id, deal.id]);

@@ -9,7 +9,15 @@ import { startDeals, type DealsUnderTest } from './helper.ts';
 
 let sut: DealsUnderTest;
 let who: Identity;
-const client: ClientFacts = { id: newId('cli'), name: 'Construtora Ágil', type: 'PJ', email: 'a@agil.com', phone: null, status: 'active', updated_at: new Date().toISOString() };
+const client: ClientFacts = {
+  id: newId('cli'),
+  name: 'Construtora Ágil',
+  type: 'PJ',
+  email: 'a@agil.com',
+  phone: null,
+  status: 'active',
+  updated_at: new Date().toISOString(),
+};
 const lawyer = { id: newId('user'), name: 'Carlos Lima', email: 'carlos@lima.adv.br' };
 const ids: Record<string, string> = {};
 
@@ -20,7 +28,17 @@ const list = async (query: string) => {
 };
 /** Moves a deal's creation instant, with its list marker, and counts both days again, as a migration would. */
 async function backdate(id: string, createdAt: Date) {
-  const before = await sut.db.collection('deals').findOneAndUpdate({ _id: id as never }, { $set: { created_at: createdAt, ...sut.repository.lists.markerOf({ team_id: who.teamId, created_at: createdAt }) } });
+  const before = await sut.db
+    .collection('deals')
+    .findOneAndUpdate(
+      { _id: id as never },
+      {
+        $set: {
+          created_at: createdAt,
+          ...sut.repository.lists.markerOf({ team_id: who.teamId, created_at: createdAt }),
+        },
+      },
+    );
   await sut.repository.lists.recount(before!);
   await sut.repository.lists.recount({ team_id: who.teamId, created_at: createdAt });
 }
@@ -34,11 +52,29 @@ beforeAll(async () => {
   who = identity();
   const seed: [string, Record<string, unknown>, string][] = [
     // title, body, created_at (UTC)
-    ['Bruno consultoria', { value: 5000, probability: 30, expected_close_date: '2027-02-01', source: 'site', client_id: client.id }, '2026-01-09T12:00:00.000Z'],
-    ['Ágata contrato', { value: 20000, phase: 'proposta', expected_close_date: '2027-01-15', source: 'indicacao', responsible_id: lawyer.id }, '2026-01-10T02:00:00.000Z'],
+    [
+      'Bruno consultoria',
+      { value: 5000, probability: 30, expected_close_date: '2027-02-01', source: 'site', client_id: client.id },
+      '2026-01-09T12:00:00.000Z',
+    ],
+    [
+      'Ágata contrato',
+      {
+        value: 20000,
+        phase: 'proposta',
+        expected_close_date: '2027-01-15',
+        source: 'indicacao',
+        responsible_id: lawyer.id,
+      },
+      '2026-01-10T02:00:00.000Z',
+    ],
     ['Carla parecer', { value: 750.25, phase: 'negociacao', source: 'site' }, '2026-01-10T12:00:00.000Z'],
     ['Daniel sem valor', { phase: 'proposta' }, '2026-01-11T12:00:00.000Z'],
-    ['Elisa auditoria', { value: 20000, probability: 90, client_id: client.id, source: 'linkedin' }, '2026-01-12T12:00:00.000Z'],
+    [
+      'Elisa auditoria',
+      { value: 20000, probability: 90, client_id: client.id, source: 'linkedin' },
+      '2026-01-12T12:00:00.000Z',
+    ],
   ];
   for (const [title, body, createdAt] of seed) {
     const res = await sut.call(who, { method: 'POST', url: '/v1/deals', payload: { title, ...body } });
@@ -59,7 +95,13 @@ describe('GET /v1/deals', () => {
   test('when no parameter is sent, then the newest deals come first with the list item shape and the pagination block', async () => {
     const body = await list('');
     expect(body.pagination).toEqual({ page: 1, limit: 20, total: 5, pages: 1 });
-    expect(body.data.map((d: { title: string }) => d.title)).toEqual(['Elisa auditoria', 'Daniel sem valor', 'Carla parecer', 'Ágata contrato', 'Bruno consultoria']);
+    expect(body.data.map((d: { title: string }) => d.title)).toEqual([
+      'Elisa auditoria',
+      'Daniel sem valor',
+      'Carla parecer',
+      'Ágata contrato',
+      'Bruno consultoria',
+    ]);
     expect(body.data[4]).toEqual({
       id: ids['Bruno consultoria'],
       title: 'Bruno consultoria',
@@ -103,13 +145,36 @@ describe('GET /v1/deals', () => {
   });
 
   test('when sorted by each allowed field, then the order follows it, without accents, nulls last either way', async () => {
-    expect(await titles('?sort=title')).toEqual(['Ágata contrato', 'Bruno consultoria', 'Carla parecer', 'Daniel sem valor', 'Elisa auditoria']);
-    expect(await titles('?sort=created_at')).toEqual(['Bruno consultoria', 'Ágata contrato', 'Carla parecer', 'Daniel sem valor', 'Elisa auditoria']);
+    expect(await titles('?sort=title')).toEqual([
+      'Ágata contrato',
+      'Bruno consultoria',
+      'Carla parecer',
+      'Daniel sem valor',
+      'Elisa auditoria',
+    ]);
+    expect(await titles('?sort=created_at')).toEqual([
+      'Bruno consultoria',
+      'Ágata contrato',
+      'Carla parecer',
+      'Daniel sem valor',
+      'Elisa auditoria',
+    ]);
     const [agata, elisa] = [ids['Ágata contrato'], ids['Elisa auditoria']].sort();
     const tie = [agata, elisa].map((id) => (id === ids['Ágata contrato'] ? 'Ágata contrato' : 'Elisa auditoria'));
     expect(await titles('?sort=value')).toEqual(['Carla parecer', 'Bruno consultoria', ...tie, 'Daniel sem valor']);
-    expect(await titles('?sort=-value')).toEqual([...[...tie].reverse(), 'Bruno consultoria', 'Carla parecer', 'Daniel sem valor']);
-    expect(await titles('?sort=-probability')).toEqual(['Elisa auditoria', 'Carla parecer', 'Daniel sem valor', 'Ágata contrato', 'Bruno consultoria']);
+    expect(await titles('?sort=-value')).toEqual([
+      ...[...tie].reverse(),
+      'Bruno consultoria',
+      'Carla parecer',
+      'Daniel sem valor',
+    ]);
+    expect(await titles('?sort=-probability')).toEqual([
+      'Elisa auditoria',
+      'Carla parecer',
+      'Daniel sem valor',
+      'Ágata contrato',
+      'Bruno consultoria',
+    ]);
     expect((await titles('?sort=expected_close_date')).slice(0, 2)).toEqual(['Ágata contrato', 'Bruno consultoria']);
     expect((await titles('?sort=-expected_close_date')).slice(0, 2)).toEqual(['Bruno consultoria', 'Ágata contrato']);
     expect((await titles('?sort=-updated_at'))[0]).toBe('Carla parecer');

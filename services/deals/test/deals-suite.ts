@@ -20,21 +20,27 @@ export const users = new Map<string, { id: string; name: string; email: string; 
 export let client: ClientFacts;
 export let lawyer: { id: string; name: string; email: string };
 
-export const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, as = who) => sut.call(as, { method, url, payload: payload as object });
+export const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, as = who) =>
+  sut.call(as, { method, url, payload: payload as object });
 export const create = async (body: Record<string, unknown>, as = who) => {
   const res = await call('POST', '/v1/deals', body, as);
   expect(res.statusCode).toBe(201);
   return res.json().data;
 };
 /** The events a deal's document holds in its outbox (no relay runs here). */
-export const eventsOf = async (id: string): Promise<DomainEvent[]> => ((await sut.db.collection('deals').findOne({ _id: id as never }))?.outbox ?? []) as DomainEvent[];
+export const eventsOf = async (id: string): Promise<DomainEvent[]> =>
+  ((await sut.db.collection('deals').findOne({ _id: id as never }))?.outbox ?? []) as DomainEvent[];
 
 export const activityCounts = new Map<string, number>();
 
 /** Another writer holding deal `dealId` past a write's lock wait: its next four lock slots taken. */
 export async function holdDealLock(db: Db, dealId: string): Promise<void> {
   const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
-  const held = Array.from({ length: 4 }, (_, i) => ({ _id: `${lockKey('deals', dealId)}:${slot + i}`, owner: 'test', expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS) }));
+  const held = Array.from({ length: 4 }, (_, i) => ({
+    _id: `${lockKey('deals', dealId)}:${slot + i}`,
+    owner: 'test',
+    expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS),
+  }));
   await db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION).insertMany(held);
 }
 
@@ -45,21 +51,34 @@ export async function releaseDealLocks(db: Db): Promise<void> {
 
 /** Starts the deals app before the file's tests, with a team, its client and its lawyer, and closes it after. */
 export function dealsSuite(): void {
-beforeAll(async () => {
-  sut = await startDeals({
-    clients: { facts: async (caller, id) => (clients.get(id)?.team === caller.teamId ? clients.get(id)! : null) },
-    users: { find: async (teamId, ids) => new Map(ids.filter((id) => users.get(id)?.team === teamId).map((id) => [id, users.get(id)!])) },
-    // The activities service's count for a deal (asked when the detail is read).
-    activities: { countsFor: async (_caller, dealId) => ({ count: activityCounts.get(dealId) ?? 0, open: 1, overdue: 0 }) },
+  beforeAll(async () => {
+    sut = await startDeals({
+      clients: { facts: async (caller, id) => (clients.get(id)?.team === caller.teamId ? clients.get(id)! : null) },
+      users: {
+        find: async (teamId, ids) =>
+          new Map(ids.filter((id) => users.get(id)?.team === teamId).map((id) => [id, users.get(id)!])),
+      },
+      // The activities service's count for a deal (asked when the detail is read).
+      activities: {
+        countsFor: async (_caller, dealId) => ({ count: activityCounts.get(dealId) ?? 0, open: 1, overdue: 0 }),
+      },
+    });
+    who = identity();
+    client = {
+      id: newId('cli'),
+      name: 'Padaria São José',
+      type: 'PJ',
+      email: 'contato@padaria.com',
+      phone: null,
+      status: 'active',
+      updated_at: new Date().toISOString(),
+    };
+    clients.set(client.id, { ...client, team: who.teamId });
+    lawyer = { id: newId('user'), name: 'Beatriz Souza', email: 'bia@silva.adv.br' };
+    users.set(lawyer.id, { ...lawyer, team: who.teamId });
   });
-  who = identity();
-  client = { id: newId('cli'), name: 'Padaria São José', type: 'PJ', email: 'contato@padaria.com', phone: null, status: 'active', updated_at: new Date().toISOString() };
-  clients.set(client.id, { ...client, team: who.teamId });
-  lawyer = { id: newId('user'), name: 'Beatriz Souza', email: 'bia@silva.adv.br' };
-  users.set(lawyer.id, { ...lawyer, team: who.teamId });
-});
 
-afterAll(async () => {
-  await sut?.close();
-});
+  afterAll(async () => {
+    await sut?.close();
+  });
 }

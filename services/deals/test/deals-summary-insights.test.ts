@@ -9,7 +9,8 @@ import { startDeals, type DealsUnderTest } from './helper.ts';
 const activityCounts = new Map<string, { count: number; open: number; overdue: number }>();
 let sut: DealsUnderTest;
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => sut.call(who, { method, url, payload });
+const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
+  sut.call(who, { method, url, payload });
 const create = async (who: Identity, body: Record<string, unknown>) => {
   const res = await call(who, 'POST', '/v1/deals', body);
   expect(res.statusCode).toBe(201);
@@ -18,12 +19,18 @@ const create = async (who: Identity, body: Record<string, unknown>) => {
 /** Moves a stored instant of a deal into the past, as if that much time had gone by. */
 const backdate = (id: string, field: 'created_at' | 'phase_entered_at', ms: number) =>
   sut.db.collection('deals').updateOne({ _id: id as never }, { $set: { [field]: new Date(Date.now() - ms) } });
-const won = async (who: Identity, id: string, body: object = {}) => expect((await call(who, 'PUT', `/v1/deals/${id}/won`, body)).statusCode).toBe(200);
-const lost = async (who: Identity, id: string) => expect((await call(who, 'PUT', `/v1/deals/${id}/lost`, {})).statusCode).toBe(200);
+const won = async (who: Identity, id: string, body: object = {}) =>
+  expect((await call(who, 'PUT', `/v1/deals/${id}/won`, body)).statusCode).toBe(200);
+const lost = async (who: Identity, id: string) =>
+  expect((await call(who, 'PUT', `/v1/deals/${id}/lost`, {})).statusCode).toBe(200);
 
 beforeAll(async () => {
   // The activities service's counts per deal; a deal not named has one open activity, none overdue.
-  sut = await startDeals({ activities: { countsFor: async (_caller, dealId) => activityCounts.get(dealId) ?? { count: 1, open: 1, overdue: 0 } } });
+  sut = await startDeals({
+    activities: {
+      countsFor: async (_caller, dealId) => activityCounts.get(dealId) ?? { count: 1, open: 1, overdue: 0 },
+    },
+  });
 });
 
 afterAll(async () => {
@@ -104,7 +111,13 @@ describe('GET /v1/deals/summary', () => {
     await lost(who, await create(who, { title: 'Euro perdido', value: 70, currency: 'EUR' }));
 
     const brl = (await call(who, 'GET', '/v1/deals/summary')).json().data;
-    expect(brl).toMatchObject({ currency: 'BRL', total_deals: 1, total_value: 1000, weighted_value: 100, conversion_rate: 0 });
+    expect(brl).toMatchObject({
+      currency: 'BRL',
+      total_deals: 1,
+      total_value: 1000,
+      weighted_value: 100,
+      conversion_rate: 0,
+    });
     expect(brl.by_phase).toMatchObject({ lead: { count: 1, value: 1000 }, proposta: { count: 0, value: 0 } });
 
     const usd = (await call(who, 'GET', '/v1/deals/summary?currency=usd')).json().data;
@@ -113,19 +126,32 @@ describe('GET /v1/deals/summary', () => {
       total_deals: 2,
       total_value: 1000500,
       weighted_value: 500000,
-      by_status: { ativo: { count: 1, value: 1000000 }, ganho: { count: 1, value: 500 }, perdido: { count: 0, value: 0 } },
+      by_status: {
+        ativo: { count: 1, value: 1000000 },
+        ganho: { count: 1, value: 500 },
+        perdido: { count: 0, value: 0 },
+      },
       conversion_rate: 100,
       average_deal_size: 500,
     });
     expect(usd.by_phase.proposta).toEqual({ count: 1, value: 1000000 });
     expect((await call(who, 'GET', `/v1/deals/${dollar}`)).json().data.currency).toBe('USD');
-    expect((await call(who, 'GET', '/v1/deals/summary?currency=JPY')).json().data).toMatchObject({ currency: 'JPY', total_deals: 0, total_value: 0 });
+    expect((await call(who, 'GET', '/v1/deals/summary?currency=JPY')).json().data).toMatchObject({
+      currency: 'JPY',
+      total_deals: 0,
+      total_value: 0,
+    });
   });
 
   test('when the currency is not a 3-letter code, then 400 with the message of the deal field', async () => {
     const who = identity();
     for (const bad of ['US', 'DOLLAR', '12$']) {
-      const e = expectError(await call(who, 'GET', `/v1/deals/summary?currency=${encodeURIComponent(bad)}`), 400, 'VALIDATION_ERROR', 'currency must be a 3-letter code');
+      const e = expectError(
+        await call(who, 'GET', `/v1/deals/summary?currency=${encodeURIComponent(bad)}`),
+        400,
+        'VALIDATION_ERROR',
+        'currency must be a 3-letter code',
+      );
       expect(e.details).toMatchObject({ field: 'currency', type: 'invalid' });
     }
   });
@@ -143,9 +169,11 @@ describe('ai_insights', () => {
       await backdate(id, 'phase_entered_at', days(inPhase));
       await won(who, id);
     }
-    for (let i = 0; i < 2; i++) await lost(who, await create(who, { title: `Perdido ${i}`, value: 20000, source: 'indicacao' }));
+    for (let i = 0; i < 2; i++)
+      await lost(who, await create(who, { title: `Perdido ${i}`, value: 20000, source: 'indicacao' }));
     // Thin history: 2 linkedin deals, both won.
-    for (let i = 0; i < 2; i++) await won(who, await create(who, { title: `LinkedIn ${i}`, value: 20000, source: 'linkedin' }));
+    for (let i = 0; i < 2; i++)
+      await won(who, await create(who, { title: `LinkedIn ${i}`, value: 20000, source: 'linkedin' }));
   });
 
   test('when the segment has enough closed deals, then win_probability blends its win rate with the phase probability: (6 + 10 x 0.5) / (8 + 10)', async () => {
@@ -177,7 +205,12 @@ describe('ai_insights', () => {
     const got = await insights(id);
     // (6 + 10 x 0.75) / (8 + 10) = 0.75
     expect(got.win_probability).toBe(75);
-    expect(got.basis).toMatchObject({ phase_probability: 75, segment: { source: 'indicacao', value_band: null }, closed: 8, won: 6 });
+    expect(got.basis).toMatchObject({
+      phase_probability: 75,
+      segment: { source: 'indicacao', value_band: null },
+      closed: 8,
+      won: 6,
+    });
   });
 
   test('when the history is thinner than the minimum sample, then win_probability is the phase probability', async () => {
@@ -189,28 +222,56 @@ describe('ai_insights', () => {
 
   test('when the deal sits in its phase past the median of won deals and its close date passed, then it is at risk or stalled with each reason named', async () => {
     const expected = dayIn(who.settings.timezone, new Date(Date.now() - days(12)));
-    const stalled = await create(who, { title: 'Parado', value: 20000, source: 'indicacao', phase: 'proposta', expected_close_date: expected });
+    const stalled = await create(who, {
+      title: 'Parado',
+      value: 20000,
+      source: 'indicacao',
+      phase: 'proposta',
+      expected_close_date: expected,
+    });
     await backdate(stalled, 'phase_entered_at', days(30));
     expect(await insights(stalled)).toMatchObject({
       health: 'stalled',
-      risk_factors: ['30 days in phase proposta; won deals of this team spend a median of 9', 'expected close date passed 12 days ago'],
+      risk_factors: [
+        '30 days in phase proposta; won deals of this team spend a median of 9',
+        'expected close date passed 12 days ago',
+      ],
       basis: { days_in_phase: 30, median_days_in_phase: 9, days_past_expected_close: 12 },
     });
     const slow = await create(who, { title: 'Lento', value: 20000, source: 'indicacao', phase: 'proposta' });
     await backdate(slow, 'phase_entered_at', days(12));
-    expect(await insights(slow)).toMatchObject({ health: 'at_risk', risk_factors: ['12 days in phase proposta; won deals of this team spend a median of 9'] });
-    const late = await create(who, { title: 'Atrasado', phase: 'lead', expected_close_date: dayIn(who.settings.timezone, new Date(Date.now() - days(1))) });
+    expect(await insights(slow)).toMatchObject({
+      health: 'at_risk',
+      risk_factors: ['12 days in phase proposta; won deals of this team spend a median of 9'],
+    });
+    const late = await create(who, {
+      title: 'Atrasado',
+      phase: 'lead',
+      expected_close_date: dayIn(who.settings.timezone, new Date(Date.now() - days(1))),
+    });
     // Fewer than 3 won deals went through lead (the 2 linkedin ones): only the date counts.
-    expect(await insights(late)).toMatchObject({ health: 'at_risk', risk_factors: ['expected close date passed 1 day ago'], basis: { median_days_in_phase: null } });
+    expect(await insights(late)).toMatchObject({
+      health: 'at_risk',
+      risk_factors: ['expected close date passed 1 day ago'],
+      basis: { median_days_in_phase: null },
+    });
   });
 
   test('when the deal has no open activity, or an overdue one, then it is at risk with each reason named', async () => {
     const idle = await create(who, { title: 'Sem atividade', phase: 'lead' });
     activityCounts.set(idle, { count: 2, open: 0, overdue: 0 });
-    expect(await insights(idle)).toMatchObject({ health: 'at_risk', risk_factors: ['no open activity'], basis: { open_activities: 0, overdue_activities: 0 } });
+    expect(await insights(idle)).toMatchObject({
+      health: 'at_risk',
+      risk_factors: ['no open activity'],
+      basis: { open_activities: 0, overdue_activities: 0 },
+    });
     const behind = await create(who, { title: 'Atrasada', phase: 'lead' });
     activityCounts.set(behind, { count: 3, open: 3, overdue: 2 });
-    expect(await insights(behind)).toMatchObject({ health: 'at_risk', risk_factors: ['2 overdue activities'], basis: { open_activities: 3, overdue_activities: 2 } });
+    expect(await insights(behind)).toMatchObject({
+      health: 'at_risk',
+      risk_factors: ['2 overdue activities'],
+      basis: { open_activities: 3, overdue_activities: 2 },
+    });
     const one = await create(who, { title: 'Uma atrasada', phase: 'lead' });
     activityCounts.set(one, { count: 1, open: 1, overdue: 1 });
     expect((await insights(one)).risk_factors).toEqual(['1 overdue activity']);

@@ -8,7 +8,19 @@ import { LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '@lpm/test-kit/api';
 import { identity } from '@lpm/test-kit/teams';
 import { startDeals, type DealsUnderTest } from './helper.ts';
-import { call, client, create, dealsSuite, eventsOf, holdDealLock, ISO_MS, lawyer, releaseDealLocks, users, who } from './deals-suite.ts';
+import {
+  call,
+  client,
+  create,
+  dealsSuite,
+  eventsOf,
+  holdDealLock,
+  ISO_MS,
+  lawyer,
+  releaseDealLocks,
+  users,
+  who,
+} from './deals-suite.ts';
 
 dealsSuite();
 
@@ -33,8 +45,15 @@ describe('won without create_case after a won with create_case that did not comp
       },
     });
     try {
-      const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho sem processo' } })).json().data;
-      expectError(await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+      const deal = (
+        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho sem processo' } })
+      ).json().data;
+      expectError(
+        await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }),
+        503,
+        'SERVICE_UNAVAILABLE',
+        'The record is busy; retry',
+      );
       await releaseDealLocks(own.db);
       const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
       expect(retry.statusCode).toBe(200);
@@ -60,16 +79,26 @@ describe('won with create_case: the path', () => {
         archiveForDeal: async () => null,
       },
     });
-    const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Um caminho curto' } })).json().data;
+    const deal = (
+      await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Um caminho curto' } })
+    ).json().data;
     // The deal's own commands: its record, and its lock (the list counts take locks of their own).
     const commands: string[] = [];
     const count = (e: CommandStartedEvent) => {
       const target = e.command[e.commandName];
-      if (target === 'deals' || (target === LOCKS_COLLECTION && JSON.stringify(e.command).includes(lockKey('deals', deal.id)))) commands.push(`${e.commandName} ${target}`);
+      if (
+        target === 'deals' ||
+        (target === LOCKS_COLLECTION && JSON.stringify(e.command).includes(lockKey('deals', deal.id)))
+      )
+        commands.push(`${e.commandName} ${target}`);
     };
     try {
       own.db.client.on('commandStarted', count);
-      const res = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } });
+      const res = await own.call(who, {
+        method: 'PUT',
+        url: `/v1/deals/${deal.id}/won`,
+        payload: { create_case: true },
+      });
       own.db.client.off('commandStarted', count);
       expect(res.statusCode).toBe(200);
       expect(asked).toEqual([deal.id]);
@@ -81,21 +110,42 @@ describe('won with create_case: the path', () => {
   });
 
   test("when the cases service answers with the client its check found, then the deal's event shows that client and the local client view is not read", async () => {
-    const checked: ClientFacts = { ...client, name: 'Padaria São José Ltda', updated_at: new Date(Date.now() + 1000).toISOString() };
+    const checked: ClientFacts = {
+      ...client,
+      name: 'Padaria São José Ltda',
+      updated_at: new Date(Date.now() + 1000).toISOString(),
+    };
     const own: DealsUnderTest = await startDeals({
       clients: { facts: async (caller, id) => (id === client.id && caller.teamId === who.teamId ? client : null) },
-      users: { find: async (teamId, ids) => new Map(ids.filter((id) => users.get(id)?.team === teamId).map((id) => [id, users.get(id)!])) },
+      users: {
+        find: async (teamId, ids) =>
+          new Map(ids.filter((id) => users.get(id)?.team === teamId).map((id) => [id, users.get(id)!])),
+      },
       cases: {
-        createForDeal: async (_caller, _dealId, request) => ({ id: newId('case'), title: request.title, client: checked }),
+        createForDeal: async (_caller, _dealId, request) => ({
+          id: newId('case'),
+          title: request.title,
+          client: checked,
+        }),
         archiveForDeal: async () => null,
       },
     });
-    const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Com cliente', client_id: client.id, responsible_id: lawyer.id } })).json().data;
+    const deal = (
+      await own.call(who, {
+        method: 'POST',
+        url: '/v1/deals',
+        payload: { title: 'Com cliente', client_id: client.id, responsible_id: lawyer.id },
+      })
+    ).json().data;
     const collections: string[] = [];
     const count = (e: CommandStartedEvent) => collections.push(`${e.commandName} ${e.command[e.commandName]}`);
     try {
       own.db.client.on('commandStarted', count);
-      const res = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } });
+      const res = await own.call(who, {
+        method: 'PUT',
+        url: `/v1/deals/${deal.id}/won`,
+        payload: { create_case: true },
+      });
       own.db.client.off('commandStarted', count);
       expect(res.statusCode).toBe(200);
       expect(res.json().data.case_created).toEqual({ id: expect.stringMatching(/^case_/), title: 'Com cliente' });
@@ -116,7 +166,11 @@ describe('DELETE /v1/deals/{id}', () => {
     const created = await create({ title: 'Arquivar' });
     await call('PUT', `/v1/deals/${created.id}/won`, {});
     const first = await call('DELETE', `/v1/deals/${created.id}`);
-    expect(first.json().data).toEqual({ id: created.id, status: 'arquivado', archived_at: expect.stringMatching(ISO_MS) });
+    expect(first.json().data).toEqual({
+      id: created.id,
+      status: 'arquivado',
+      archived_at: expect.stringMatching(ISO_MS),
+    });
     const again = await call('DELETE', `/v1/deals/${created.id}`);
     expect(again.json().data).toEqual(first.json().data);
     const events = (await eventsOf(created.id)).filter((e) => e.type === 'deal.updated');
@@ -133,7 +187,12 @@ describe('POST /internal/phases-in-use', () => {
   test("when the gateway asks about deal phases, then the team's phases in use are named", async () => {
     const team = identity();
     await create({ title: 'Em proposta', phase: 'proposta' }, team);
-    const res = await call('POST', '/internal/phases-in-use', { kind: 'deal', phases: ['lead', 'proposta', 'fechamento'] }, team);
+    const res = await call(
+      'POST',
+      '/internal/phases-in-use',
+      { kind: 'deal', phases: ['lead', 'proposta', 'fechamento'] },
+      team,
+    );
     expect(res.json().data).toEqual({ in_use: ['proposta'] });
   });
 });
@@ -144,7 +203,12 @@ describe('GET /internal/deals/{id}', () => {
     const res = await call('GET', `/internal/deals/${deal.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual({ id: deal.id, title: 'Conferido', status: 'ativo', updated_at: deal.updated_at });
-    expectError(await call('GET', `/internal/deals/${deal.id}`, undefined, identity()), 404, 'NOT_FOUND', 'Deal not found');
+    expectError(
+      await call('GET', `/internal/deals/${deal.id}`, undefined, identity()),
+      404,
+      'NOT_FOUND',
+      'Deal not found',
+    );
     expectError(await call('GET', `/internal/deals/${newId('deal')}`), 404, 'NOT_FOUND', 'Deal not found');
   });
 });

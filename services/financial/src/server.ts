@@ -25,12 +25,26 @@ async function main(): Promise<void> {
     entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
     outboxCollections: ['financial_records'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'clients' | 'cases') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const service = (name: 'clients' | 'cases') =>
+        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new FinancialRepository(db, relay, logger);
-      const clientLinks = new ClientLinks(new ClientsService(service('clients')), new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
-      const caseLinks = new CaseLinks(new CasesService(service('cases')), new ViewsRepository<CaseView>(db, CASE_VIEWS));
+      const clientLinks = new ClientLinks(
+        new ClientsService(service('clients')),
+        new ViewsRepository<ClientView>(db, CLIENT_VIEWS),
+      );
+      const caseLinks = new CaseLinks(
+        new CasesService(service('cases')),
+        new ViewsRepository<CaseView>(db, CASE_VIEWS),
+      );
       const financial = new Financial({ records: repository, clientLinks, caseLinks });
-      const signals = new TimeSignals({ db, intervalMs: config.schedulerIntervalMs, signals: overdueSignals(financial), relay, logger, name: 'financial' });
+      const signals = new TimeSignals({
+        db,
+        intervalMs: config.schedulerIntervalMs,
+        signals: overdueSignals(financial),
+        relay,
+        logger,
+        name: 'financial',
+      });
       const syncs = new TeamSyncs({ db, logger, work: financial.syncWork() });
       return {
         app: buildFinancialApp({ financial, syncs, db, internalToken: config.internalToken, loggerInstance: logger }),

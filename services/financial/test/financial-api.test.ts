@@ -3,7 +3,21 @@
 import { newId } from '@lpm/shared/ids';
 import { expectError } from '@lpm/test-kit/api';
 import { identity } from '@lpm/test-kit/teams';
-import { base, create, del, financialSuite, get, ISO_MS, post, put, storedOutbox, sut, today, who, ZONE } from './financial-suite.ts';
+import {
+  base,
+  create,
+  del,
+  financialSuite,
+  get,
+  ISO_MS,
+  post,
+  put,
+  storedOutbox,
+  sut,
+  today,
+  who,
+  ZONE,
+} from './financial-suite.ts';
 
 financialSuite();
 
@@ -11,7 +25,15 @@ describe('POST /v1/financial', () => {
   test('when a record is created with links, then 201 returns the full record with flat ids and financial.created carries the detail', async () => {
     const client = sut.neighbours.addClient(who.teamId, 'Maria Souza', 'maria@example.com');
     const kase = sut.neighbours.addCase(who.teamId, 'Ação de cobrança', '0001-23');
-    const r = await create({ client_id: client.id, case_id: kase.id, due_date: '2026-04-10', payment_method: 'pix', invoice_number: 'NF-1', notes: 'n', metadata: { k: 1 } });
+    const r = await create({
+      client_id: client.id,
+      case_id: kase.id,
+      due_date: '2026-04-10',
+      payment_method: 'pix',
+      invoice_number: 'NF-1',
+      notes: 'n',
+      metadata: { k: 1 },
+    });
     expect(r.id).toMatch(/^fin_[0-9a-z]{26}$/);
     expect(r).toEqual({
       id: r.id,
@@ -39,7 +61,15 @@ describe('POST /v1/financial', () => {
       type: 'financial.created',
       team_id: who.teamId,
       actor_id: who.userId,
-      data: { previous_attributes: null, object: { id: r.id, amount: 1500.5, case: { id: kase.id, title: 'Ação de cobrança', number: '0001-23' }, client: { id: client.id, name: 'Maria Souza', email: 'maria@example.com' } } },
+      data: {
+        previous_attributes: null,
+        object: {
+          id: r.id,
+          amount: 1500.5,
+          case: { id: kase.id, title: 'Ação de cobrança', number: '0001-23' },
+          client: { id: client.id, name: 'Maria Souza', email: 'maria@example.com' },
+        },
+      },
     });
   });
 
@@ -68,7 +98,14 @@ describe('POST /v1/financial', () => {
   });
 
   test('when a date is not a real YYYY-MM-DD day, then 400 Invalid date format, for date, due_date and paid_date', async () => {
-    for (const [field, value] of [['date', '2026-02-30'], ['date', '10/03/2026'], ['date', '2026-3-1'], ['due_date', '2026-13-01'], ['paid_date', '2026-02-29T00:00:00Z'], ['date', 20260301]] as const) {
+    for (const [field, value] of [
+      ['date', '2026-02-30'],
+      ['date', '10/03/2026'],
+      ['date', '2026-3-1'],
+      ['due_date', '2026-13-01'],
+      ['paid_date', '2026-02-29T00:00:00Z'],
+      ['date', 20260301],
+    ] as const) {
       const err = expectError(await post({ ...base, [field]: value }), 400, 'VALIDATION_ERROR', 'Invalid date format');
       expect(err.details.field).toBe(field);
     }
@@ -79,7 +116,7 @@ describe('POST /v1/financial', () => {
     expectError(await post({ ...base, id: 'fin_x' }), 400, 'VALIDATION_ERROR', 'Unknown field: id');
   });
 
-  test('when the client or case is not the team\'s, then 404 Client not found / Case not found', async () => {
+  test("when the client or case is not the team's, then 404 Client not found / Case not found", async () => {
     const other = identity(ZONE);
     const foreignClient = sut.neighbours.addClient(other.teamId, 'Outro');
     const foreignCase = sut.neighbours.addCase(other.teamId, 'Outro caso');
@@ -97,13 +134,40 @@ describe('GET /v1/financial/{id}', () => {
     const res = await get(`/v1/financial/${r.id}`);
     expect(res.statusCode).toBe(200);
     const d = res.json().data;
-    expect(d).toMatchObject({ id: r.id, amount: 1500.5, case: null, client: { id: client.id, name: 'Ana', email: 'ana@example.com' }, metadata: {}, cancelled_at: null });
+    expect(d).toMatchObject({
+      id: r.id,
+      amount: 1500.5,
+      case: null,
+      client: { id: client.id, name: 'Ana', email: 'ana@example.com' },
+      metadata: {},
+      cancelled_at: null,
+    });
     expect(Object.keys(d).sort()).toEqual(
-      ['id', 'type', 'category', 'description', 'amount', 'currency', 'date', 'due_date', 'paid_date', 'status', 'case', 'client', 'payment_method', 'invoice_number', 'notes', 'metadata', 'cancelled_at', 'created_at', 'updated_at'].sort(),
+      [
+        'id',
+        'type',
+        'category',
+        'description',
+        'amount',
+        'currency',
+        'date',
+        'due_date',
+        'paid_date',
+        'status',
+        'case',
+        'client',
+        'payment_method',
+        'invoice_number',
+        'notes',
+        'metadata',
+        'cancelled_at',
+        'created_at',
+        'updated_at',
+      ].sort(),
     );
   });
 
-  test('when the id is unknown, of another kind or another team\'s, then 404 Record not found', async () => {
+  test("when the id is unknown, of another kind or another team's, then 404 Record not found", async () => {
     const r = await create();
     expectError(await get(`/v1/financial/${newId('fin')}`), 404, 'NOT_FOUND', 'Record not found');
     expectError(await get(`/v1/financial/${newId('case')}`), 404, 'NOT_FOUND', 'Record not found');
@@ -116,10 +180,20 @@ describe('PUT /v1/financial/{id}', () => {
     const r = await create();
     const res = await put(r.id, { status: 'paid', payment_method: 'boleto', invoice_number: 'NF-9' });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ id: r.id, status: 'paid', paid_date: today(), payment_method: 'boleto', invoice_number: 'NF-9', updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.json().data).toEqual({
+      id: r.id,
+      status: 'paid',
+      paid_date: today(),
+      payment_method: 'boleto',
+      invoice_number: 'NF-9',
+      updated_at: expect.stringMatching(ISO_MS),
+    });
     const events = await storedOutbox(r.id);
     expect(events.map((e) => e.type)).toEqual(['financial.created', 'financial.paid']);
-    expect(events[1].data).toMatchObject({ object: { id: r.id, status: 'paid', paid_date: today() }, previous_attributes: { status: 'pending', paid_date: null } });
+    expect(events[1].data).toMatchObject({
+      object: { id: r.id, status: 'paid', paid_date: today() },
+      previous_attributes: { status: 'pending', paid_date: null },
+    });
     // Paying again changes nothing and emits nothing.
     expect((await put(r.id, { status: 'paid' })).statusCode).toBe(200);
     expect((await storedOutbox(r.id)).map((e) => e.type)).toEqual(['financial.created', 'financial.paid']);
@@ -127,14 +201,28 @@ describe('PUT /v1/financial/{id}', () => {
 
   test('when paid with a paid_date, then it is kept', async () => {
     const r = await create();
-    expect((await put(r.id, { status: 'paid', paid_date: '2026-03-15' })).json().data).toMatchObject({ status: 'paid', paid_date: '2026-03-15' });
+    expect((await put(r.id, { status: 'paid', paid_date: '2026-03-15' })).json().data).toMatchObject({
+      status: 'paid',
+      paid_date: '2026-03-15',
+    });
   });
 
   test('when fields of a pending record change, then the answer has id, the sent fields normalized and updated_at', async () => {
     const r = await create();
     const res = await put(r.id, { amount: 0.3, category: '  custas ', currency: 'usd', due_date: null });
-    expect(res.json().data).toEqual({ id: r.id, amount: 0.3, category: 'custas', currency: 'USD', due_date: null, updated_at: expect.stringMatching(ISO_MS) });
-    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ amount: 0.3, category: 'custas', currency: 'USD' });
+    expect(res.json().data).toEqual({
+      id: r.id,
+      amount: 0.3,
+      category: 'custas',
+      currency: 'USD',
+      due_date: null,
+      updated_at: expect.stringMatching(ISO_MS),
+    });
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({
+      amount: 0.3,
+      category: 'custas',
+      currency: 'USD',
+    });
   });
 
   test('when amount, type or date of a paid record change, then 422 Cannot modify paid record; notes and invoice may change', async () => {
@@ -143,7 +231,9 @@ describe('PUT /v1/financial/{id}', () => {
       const err = expectError(await put(r.id, change), 422, 'VALIDATION_ERROR', 'Cannot modify paid record');
       expect(err.details).toEqual({ reason: 'cannot_modify_paid_record', fields: Object.keys(change) });
     }
-    expect((await put(r.id, { amount: 1500.5, notes: 'ok', invoice_number: 'NF-2', description: 'Nova' })).statusCode).toBe(200);
+    expect(
+      (await put(r.id, { amount: 1500.5, notes: 'ok', invoice_number: 'NF-2', description: 'Nova' })).statusCode,
+    ).toBe(200);
   });
 
   test('when any field but notes, description, invoice_number and metadata of a paid record changes, then 422 naming the refused fields, and the record stays where it was', async () => {
@@ -161,11 +251,31 @@ describe('PUT /v1/financial/{id}', () => {
       const err = expectError(await put(r.id, change), 422, 'VALIDATION_ERROR', 'Cannot modify paid record');
       expect(err.details).toEqual({ reason: 'cannot_modify_paid_record', fields });
     }
-    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ currency: 'BRL', category: 'honorarios', client: { id: c.id }, paid_date: '2026-03-12', payment_method: 'pix', notes: null });
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({
+      currency: 'BRL',
+      category: 'honorarios',
+      client: { id: c.id },
+      paid_date: '2026-03-12',
+      payment_method: 'pix',
+      notes: null,
+    });
     // The same values again change nothing; the four free fields change.
-    const free = { currency: 'brl', client_id: c.id, status: 'paid', notes: 'Recebido', description: 'Honorários finais', invoice_number: 'NF-7', metadata: { lote: 3 } };
+    const free = {
+      currency: 'brl',
+      client_id: c.id,
+      status: 'paid',
+      notes: 'Recebido',
+      description: 'Honorários finais',
+      invoice_number: 'NF-7',
+      metadata: { lote: 3 },
+    };
     expect((await put(r.id, free)).statusCode).toBe(200);
-    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ notes: 'Recebido', description: 'Honorários finais', invoice_number: 'NF-7', metadata: { lote: 3 } });
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({
+      notes: 'Recebido',
+      description: 'Honorários finais',
+      invoice_number: 'NF-7',
+      metadata: { lote: 3 },
+    });
   });
 
   test('when a paid or cancelled record is moved to another status, then 422 Invalid status transition', async () => {
@@ -177,7 +287,8 @@ describe('PUT /v1/financial/{id}', () => {
     const cancelled = await create();
     const res = await put(cancelled.id, { status: 'cancelled' });
     expect(res.json().data).toMatchObject({ status: 'cancelled', cancelled_at: expect.stringMatching(ISO_MS) });
-    for (const status of ['pending', 'paid']) expectError(await put(cancelled.id, { status }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
+    for (const status of ['pending', 'paid'])
+      expectError(await put(cancelled.id, { status }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
   });
 
   test('when the body is empty, invalid or the id unknown, then 400 / 404 with the exact message', async () => {
@@ -202,7 +313,10 @@ describe('DELETE /v1/financial/{id}', () => {
     const again = await del(r.id);
     expect(again.statusCode).toBe(200);
     expect(again.json().data).toEqual(first.json().data);
-    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({ status: 'cancelled', cancelled_at: first.json().data.cancelled_at });
+    expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({
+      status: 'cancelled',
+      cancelled_at: first.json().data.cancelled_at,
+    });
   });
 
   test('when the record is paid, then 422 Cannot cancel paid record; unknown is 404', async () => {

@@ -22,7 +22,13 @@ let sut: FinancialUnderTest;
 
 serviceForSuite(startFinancial, (started) => (sut = started));
 
-const { call, create, put } = resourceCalls(() => sut, '/v1/financial', { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0) });
+const { call, create, put } = resourceCalls(() => sut, '/v1/financial', {
+  type: 'revenue',
+  category: 'honorarios',
+  description: 'Honorários',
+  amount: 100,
+  date: day(0),
+});
 
 const { listOf, stored, expectBackfillKeepsPages } = bucketedList<FinancialRecord>({
   sut: () => sut,
@@ -39,9 +45,24 @@ const CHECKS: PageCheck[] = [
   { query: 'type=expense&category=custas', equal: { type: 'expense', category: 'custas' }, direction: -1 },
   { query: 'sort=date&status=paid', equal: { status: 'paid' }, direction: 1 },
   // A period of dates: whole days of the buckets.
-  { query: `from=${day(0)}&to=${day(1)}`, equal: {}, direction: -1, range: { days: { from: dayNumber(0), to: dayNumber(1) }, filter: { date: { $gte: day(0), $lte: day(1) } } } },
-  { query: `sort=date&type=expense&from=${day(1)}`, equal: { type: 'expense' }, direction: 1, range: { days: { from: dayNumber(1) }, filter: { date: { $gte: day(1) } } } },
-  { query: `status=pending&to=${day(-1)}`, equal: { status: 'pending' }, direction: -1, range: { days: { to: dayNumber(-1) }, filter: { date: { $lte: day(-1) } } } },
+  {
+    query: `from=${day(0)}&to=${day(1)}`,
+    equal: {},
+    direction: -1,
+    range: { days: { from: dayNumber(0), to: dayNumber(1) }, filter: { date: { $gte: day(0), $lte: day(1) } } },
+  },
+  {
+    query: `sort=date&type=expense&from=${day(1)}`,
+    equal: { type: 'expense' },
+    direction: 1,
+    range: { days: { from: dayNumber(1) }, filter: { date: { $gte: day(1) } } },
+  },
+  {
+    query: `status=pending&to=${day(-1)}`,
+    equal: { status: 'pending' },
+    direction: -1,
+    range: { days: { to: dayNumber(-1) }, filter: { date: { $lte: day(-1) } } },
+  },
 ];
 
 describe('GET /v1/financial by day buckets', () => {
@@ -49,15 +70,29 @@ describe('GET /v1/financial by day buckets', () => {
     const who = identity(ZONE);
     for (let i = 0; i < 44; i++) {
       const type = ['revenue', 'expense'][i % 2];
-      const id = await create(who, { date: day([0, 1, 1, 1, 30, -400][i % 6]), type, category: type === 'expense' && i % 3 ? 'custas' : 'honorarios' });
+      const id = await create(who, {
+        date: day([0, 1, 1, 1, 30, -400][i % 6]),
+        type,
+        category: type === 'expense' && i % 3 ? 'custas' : 'honorarios',
+      });
       if (i % 4 === 1) await put(who, id, { status: 'paid' });
     }
-    await expectSamePages(listOf(who), who.teamId, CHECKS, [[1, 20], [2, 20], [3, 20], [2, 7], [5, 4], [4, 11], [9, 5]]);
+    await expectSamePages(listOf(who), who.teamId, CHECKS, [
+      [1, 20],
+      [2, 20],
+      [3, 20],
+      [2, 7],
+      [5, 4],
+      [4, 11],
+      [9, 5],
+    ]);
   });
 
   it('when records are created, moved to other dates, paid and cancelled at once, then pages and totals are the plain query ones', async () => {
     const who = identity(ZONE);
-    const ids = await Promise.all(Array.from({ length: 24 }, (_, i) => create(who, { date: day(i % 3), type: 'expense', category: 'custas' })));
+    const ids = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => create(who, { date: day(i % 3), type: 'expense', category: 'custas' })),
+    );
     await Promise.all([
       ...ids.slice(0, 4).map((id) => call(who, 'DELETE', `/v1/financial/${id}`)),
       ...ids.slice(4, 9).map((id, i) => put(who, id, { date: day(7 + (i % 2)) })),
@@ -68,10 +103,23 @@ describe('GET /v1/financial by day buckets', () => {
     ]);
     // A second process writing the same days: its own counts coalescing, the same lock.
     const other = new FinancialRepository(sut.db, { kick: () => {} });
-    await other.update(who.teamId, ids[20], async () => ({ result: undefined, write: { set: { date: day(1) }, events: [] } }));
-    await other.update(who.teamId, ids[21], async () => ({ result: undefined, write: { set: { date: day(2), status: 'paid' }, events: [] } }));
-    const checks: PageCheck[] = [...CHECKS, { query: 'status=cancelled', equal: { status: 'cancelled' }, direction: -1 }];
-    await expectSamePages(listOf(who), who.teamId, checks, [[1, 100], [2, 6], [3, 5]]);
+    await other.update(who.teamId, ids[20], async () => ({
+      result: undefined,
+      write: { set: { date: day(1) }, events: [] },
+    }));
+    await other.update(who.teamId, ids[21], async () => ({
+      result: undefined,
+      write: { set: { date: day(2), status: 'paid' }, events: [] },
+    }));
+    const checks: PageCheck[] = [
+      ...CHECKS,
+      { query: 'status=cancelled', equal: { status: 'cancelled' }, direction: -1 },
+    ];
+    await expectSamePages(listOf(who), who.teamId, checks, [
+      [1, 100],
+      [2, 6],
+      [3, 5],
+    ]);
     expect((await listOf(who).api('')).total).toBe(28);
     expect((await listOf(who).api('status=cancelled')).total).toBe(6);
   });

@@ -11,7 +11,13 @@ describe('GET /v1/financial', () => {
     const client = sut.neighbours.addClient(who.teamId, 'Cliente Lista');
     const kase = sut.neighbours.addCase(who.teamId, 'Caso Lista', 'N-1');
     const a = await create({ date: '2026-01-05', amount: 10, client_id: client.id, case_id: kase.id });
-    const b = await create({ date: '2026-01-20', amount: 30, type: 'expense', category: 'aluguel', due_date: '2026-02-01' });
+    const b = await create({
+      date: '2026-01-20',
+      amount: 30,
+      type: 'expense',
+      category: 'aluguel',
+      due_date: '2026-02-01',
+    });
     const c = await create({ date: '2026-02-01', amount: 20, type: 'cost', category: 'custas', status: 'paid' });
     await create({ date: '2026-03-01' }, identity(ZONE)); // another team's
 
@@ -48,12 +54,17 @@ describe('GET /v1/financial', () => {
     expect(await ids('sort=created_at&limit=2&page=2')).toEqual([c.id]);
   });
 
-  test('when a filter or parameter is invalid, then 400 with the field\'s message', async () => {
+  test("when a filter or parameter is invalid, then 400 with the field's message", async () => {
     expectError(await get('/v1/financial?type=income'), 400, 'VALIDATION_ERROR', 'Invalid type');
     expectError(await get('/v1/financial?status=late'), 400, 'VALIDATION_ERROR', 'Invalid status');
     expectError(await get('/v1/financial?from=2026-02-30'), 400, 'VALIDATION_ERROR', 'Invalid date format');
     expectError(await get('/v1/financial?sort=title'), 400, 'VALIDATION_ERROR', 'Invalid sort field');
-    expectError(await get('/v1/financial?limit=101'), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
+    expectError(
+      await get('/v1/financial?limit=101'),
+      400,
+      'VALIDATION_ERROR',
+      'limit must be an integer from 1 to 100',
+    );
   });
 });
 
@@ -70,10 +81,31 @@ describe('GET /v1/financial/overdue', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().pagination).toEqual({ page: 1, limit: 20, total: 2, pages: 1 });
     expect(res.json().data).toEqual([
-      { id: late.id, type: 'revenue', category: 'honorarios', description: 'Honorários iniciais', amount: 1500.5, due_date: day(-3), days_overdue: 3, client: { id: client.id, name: 'Devedor' } },
-      { id: later.id, type: 'expense', category: 'aluguel', description: 'Honorários iniciais', amount: 99.99, due_date: day(-1), days_overdue: 1, client: null },
+      {
+        id: late.id,
+        type: 'revenue',
+        category: 'honorarios',
+        description: 'Honorários iniciais',
+        amount: 1500.5,
+        due_date: day(-3),
+        days_overdue: 3,
+        client: { id: client.id, name: 'Devedor' },
+      },
+      {
+        id: later.id,
+        type: 'expense',
+        category: 'aluguel',
+        description: 'Honorários iniciais',
+        amount: 99.99,
+        due_date: day(-1),
+        days_overdue: 1,
+        client: null,
+      },
     ]);
-    expect((await get('/v1/financial/overdue?sort=-due_date')).json().data.map((r: { id: string }) => r.id)).toEqual([later.id, late.id]);
+    expect((await get('/v1/financial/overdue?sort=-due_date')).json().data.map((r: { id: string }) => r.id)).toEqual([
+      later.id,
+      late.id,
+    ]);
   });
 
   test('when the team zone has already reached the next day, then days_overdue counts in that zone', async () => {
@@ -82,7 +114,9 @@ describe('GET /v1/financial/overdue', () => {
     sut.setNow(new Date('2026-03-10T16:00:00Z'));
     try {
       const r = await create({ due_date: '2026-03-09' }, tokyo);
-      expect((await get('/v1/financial/overdue', tokyo)).json().data).toEqual([expect.objectContaining({ id: r.id, days_overdue: 2 })]);
+      expect((await get('/v1/financial/overdue', tokyo)).json().data).toEqual([
+        expect.objectContaining({ id: r.id, days_overdue: 2 }),
+      ]);
     } finally {
       sut.setNow(undefined);
     }

@@ -43,7 +43,10 @@ describe('two replicas of the financial service', () => {
     expect(event).toMatchObject({
       team_id: team.teamId,
       actor_id: null,
-      data: { previous_attributes: null, object: { id: pending.body.data.id, status: 'pending', due_date: day(-1), amount: 250.75 } },
+      data: {
+        previous_attributes: null,
+        object: { id: pending.body.data.id, status: 'pending', due_date: day(-1), amount: 250.75 },
+      },
     });
     await replicas.tap.waitFor('financial.created', paid.body.data.id);
     await replicas.settle();
@@ -74,8 +77,12 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     sweepAt = sweepsAt(sut.db, 'financial', overdueSignals(sut.financial));
   });
 
-  const stored = (id: string) => sut.db.collection<{ _id: string; overdue_at: Date | null; outbox?: { type: string }[] }>('financial_records').findOne({ _id: id });
-  const overdueEvents = async (id: string) => ((await stored(id))?.outbox ?? []).filter((e) => e.type === 'financial.overdue').length;
+  const stored = (id: string) =>
+    sut.db
+      .collection<{ _id: string; overdue_at: Date | null; outbox?: { type: string }[] }>('financial_records')
+      .findOne({ _id: id });
+  const overdueEvents = async (id: string) =>
+    ((await stored(id))?.outbox ?? []).filter((e) => e.type === 'financial.overdue').length;
   const startOfDayAfter = (date: string) => zonedMoment(day(1, date), ZONE, '00:00:00');
 
   test('when a record is due tomorrow, then nothing fires until the day after it begins in the team zone, then exactly once for both sweepers', async () => {

@@ -16,13 +16,24 @@ afterAll(async () => {
   await sut.close();
 });
 
-const summary = (who: Identity, q = '') => sut.call(who, { method: 'GET', url: `/v1/financial/summary${q ? `?${q}` : ''}` });
+const summary = (who: Identity, q = '') =>
+  sut.call(who, { method: 'GET', url: `/v1/financial/summary${q ? `?${q}` : ''}` });
 const create = async (who: Identity, payload: object) => {
-  const res = await sut.call(who, { method: 'POST', url: '/v1/financial', payload: { description: 'x', category: 'geral', ...payload } });
+  const res = await sut.call(who, {
+    method: 'POST',
+    url: '/v1/financial',
+    payload: { description: 'x', category: 'geral', ...payload },
+  });
   expect(res.statusCode).toBe(201);
   return res.json().data as { id: string };
 };
-const bucket = (key: string, name: string, revenue = 0, expense = 0, cost = 0, profit = revenue - expense - cost) => ({ [key]: name, revenue, expense, cost, profit });
+const bucket = (key: string, name: string, revenue = 0, expense = 0, cost = 0, profit = revenue - expense - cost) => ({
+  [key]: name,
+  revenue,
+  expense,
+  cost,
+  profit,
+});
 
 describe('ISO weeks', () => {
   test('when dates lie around new year, then weeks follow ISO 8601 (week 1 holds the first Thursday)', () => {
@@ -32,8 +43,18 @@ describe('ISO weeks', () => {
     expect(isoWeek('2027-01-04')).toBe('2027-W01');
     expect(isoWeek('2024-12-30')).toBe('2025-W01');
     expect(isoWeek('2021-01-03')).toBe('2020-W53');
-    expect(bucketsBetween('week', '2026-12-31', '2027-01-18', 100)).toEqual(['2026-W53', '2027-W01', '2027-W02', '2027-W03']);
-    expect(bucketsBetween('month', '2026-11-15', '2027-02-01', 100)).toEqual(['2026-11', '2026-12', '2027-01', '2027-02']);
+    expect(bucketsBetween('week', '2026-12-31', '2027-01-18', 100)).toEqual([
+      '2026-W53',
+      '2027-W01',
+      '2027-W02',
+      '2027-W03',
+    ]);
+    expect(bucketsBetween('month', '2026-11-15', '2027-02-01', 100)).toEqual([
+      '2026-11',
+      '2026-12',
+      '2027-01',
+      '2027-02',
+    ]);
     expect(bucketsBetween('day', '2028-02-28', '2028-03-01', 100)).toEqual(['2028-02-28', '2028-02-29', '2028-03-01']);
     expect(bucketsBetween('day', '2026-01-01', '2026-12-31', 100)).toBeNull();
   });
@@ -48,21 +69,71 @@ describe('a team with all three types, all statuses, two currencies and records 
     clientA = sut.neighbours.addClient(who.teamId, 'Cliente A').id;
     clientB = sut.neighbours.addClient(who.teamId, 'Cliente B').id;
     // Paid later through PUT: its summary keys move from pending to paid.
-    const first = await create(who, { type: 'revenue', category: 'honorarios', amount: 0.1, date: '2026-12-28', client_id: clientA });
-    expect((await sut.call(who, { method: 'PUT', url: `/v1/financial/${first.id}`, payload: { status: 'paid' } })).statusCode).toBe(200);
-    await create(who, { type: 'revenue', category: 'honorarios', amount: 0.2, date: '2027-01-01', client_id: clientA, status: 'paid' });
-    await create(who, { type: 'revenue', category: 'exito', amount: 100.05, date: '2027-01-10', client_id: clientB, status: 'paid' });
+    const first = await create(who, {
+      type: 'revenue',
+      category: 'honorarios',
+      amount: 0.1,
+      date: '2026-12-28',
+      client_id: clientA,
+    });
+    expect(
+      (await sut.call(who, { method: 'PUT', url: `/v1/financial/${first.id}`, payload: { status: 'paid' } }))
+        .statusCode,
+    ).toBe(200);
+    await create(who, {
+      type: 'revenue',
+      category: 'honorarios',
+      amount: 0.2,
+      date: '2027-01-01',
+      client_id: clientA,
+      status: 'paid',
+    });
+    await create(who, {
+      type: 'revenue',
+      category: 'exito',
+      amount: 100.05,
+      date: '2027-01-10',
+      client_id: clientB,
+      status: 'paid',
+    });
     await create(who, { type: 'expense', category: 'aluguel', amount: 30.33, date: '2027-01-04', status: 'paid' });
     await create(who, { type: 'cost', category: 'custas', amount: 12.5, date: '2026-12-31', status: 'paid' });
     await create(who, { type: 'revenue', category: 'honorarios', amount: 50, date: '2027-01-02', client_id: clientB });
     await create(who, { type: 'expense', category: 'aluguel', amount: 7.77, date: '2027-01-05' });
     await create(who, { type: 'cost', category: 'pericia', amount: 3.3, date: '2026-12-29' });
-    const cancelled = await create(who, { type: 'revenue', category: 'honorarios', amount: 999, date: '2027-01-03', client_id: clientA });
+    const cancelled = await create(who, {
+      type: 'revenue',
+      category: 'honorarios',
+      amount: 999,
+      date: '2027-01-03',
+      client_id: clientA,
+    });
     expect((await sut.call(who, { method: 'DELETE', url: `/v1/financial/${cancelled.id}` })).statusCode).toBe(200);
-    await create(who, { type: 'revenue', category: 'honorarios', amount: 500, date: '2027-01-02', currency: 'USD', status: 'paid', client_id: clientA });
-    await create(who, { type: 'revenue', category: 'honorarios', amount: 1000, date: '2026-12-27', status: 'paid', client_id: clientA }); // a day before
+    await create(who, {
+      type: 'revenue',
+      category: 'honorarios',
+      amount: 500,
+      date: '2027-01-02',
+      currency: 'USD',
+      status: 'paid',
+      client_id: clientA,
+    });
+    await create(who, {
+      type: 'revenue',
+      category: 'honorarios',
+      amount: 1000,
+      date: '2026-12-27',
+      status: 'paid',
+      client_id: clientA,
+    }); // a day before
     await create(who, { type: 'expense', category: 'aluguel', amount: 44, date: '2027-01-11', status: 'paid' }); // a day after
-    await create(identity(ZONE), { type: 'revenue', category: 'honorarios', amount: 77, date: '2027-01-02', status: 'paid' }); // another team
+    await create(identity(ZONE), {
+      type: 'revenue',
+      category: 'honorarios',
+      amount: 77,
+      date: '2027-01-02',
+      status: 'paid',
+    }); // another team
   });
 
   const period = 'from=2026-12-28&to=2027-01-10';
@@ -177,8 +248,18 @@ describe('defaults, exactness and errors', () => {
     expectError(await summary(who, 'group_by=year'), 400, 'VALIDATION_ERROR', 'Invalid group_by');
     expectError(await summary(who, 'from=2026-02-30'), 400, 'VALIDATION_ERROR', 'Invalid date format');
     expectError(await summary(who, 'to=2026-1-1'), 400, 'VALIDATION_ERROR', 'Invalid date format');
-    expectError(await summary(who, 'from=2026-03-01&to=2026-02-01'), 400, 'VALIDATION_ERROR', 'from must not be after to');
+    expectError(
+      await summary(who, 'from=2026-03-01&to=2026-02-01'),
+      400,
+      'VALIDATION_ERROR',
+      'from must not be after to',
+    );
     expectError(await summary(who, 'currency=US'), 400, 'VALIDATION_ERROR', 'Invalid currency');
-    expectError(await summary(who, 'from=2000-01-01&to=2026-01-01&group_by=day'), 400, 'VALIDATION_ERROR', 'The period may span at most 3700 buckets');
+    expectError(
+      await summary(who, 'from=2000-01-01&to=2026-01-01&group_by=day'),
+      400,
+      'VALIDATION_ERROR',
+      'The period may span at most 3700 buckets',
+    );
   });
 });

@@ -23,7 +23,9 @@ export interface FinancialUnderTest extends ServiceUnderTest {
   setNow(at: Date | undefined): void;
 }
 
-export function startFinancial(opts: { relay?: Relay; syncs?: Partial<TeamSyncsOptions> } = {}): Promise<FinancialUnderTest> {
+export function startFinancial(
+  opts: { relay?: Relay; syncs?: Partial<TeamSyncsOptions> } = {},
+): Promise<FinancialUnderTest> {
   return startServiceUnderTest({
     name: 'financial',
     entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],

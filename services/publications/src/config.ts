@@ -7,8 +7,12 @@ const DEFAULT_USER_AGENT = 'lpm-publications/0.1';
 
 /** The User-Agent must name the operator's contact (an e-mail address or a URL): the court's operators ask for it. */
 function userAgent(raw: string | undefined): string {
-  if (raw === undefined) throw new Error(`is required: the poller's User-Agent with the operator's contact, e.g. "${DEFAULT_USER_AGENT} (ops@example.com)"`);
-  if (!/[^\s@]+@[^\s@]+\.[^\s@]+|https?:\/\/\S+/.test(raw)) throw new Error('must include the operator\'s contact: an e-mail address or a URL');
+  if (raw === undefined)
+    throw new Error(
+      `is required: the poller's User-Agent with the operator's contact, e.g. "${DEFAULT_USER_AGENT} (ops@example.com)"`,
+    );
+  if (!/[^\s@]+@[^\s@]+\.[^\s@]+|https?:\/\/\S+/.test(raw))
+    throw new Error("must include the operator's contact: an e-mail address or a URL");
   if (raw.length > 300) throw new Error('must be at most 300 characters');
   return raw;
 }

@@ -3,7 +3,12 @@ import { runProcess } from '@lpm/shared/service/process';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { CasesService } from '@lpm/shared/upstream/cases-service';
 import { readPublicationsConfig } from './config.ts';
-import { CaseNumberEntity, PollStateEntity, PublicationEntity, PublicationTeamEntity } from './data/publication-entity.ts';
+import {
+  CaseNumberEntity,
+  PollStateEntity,
+  PublicationEntity,
+  PublicationTeamEntity,
+} from './data/publication-entity.ts';
 import { PublicationsRepository } from './data/publications-repository.ts';
 import { CaseNumbersRepository } from './data/case-numbers-repository.ts';
 import { PollRepository } from './data/poll-repository.ts';
@@ -25,7 +30,8 @@ async function main(): Promise<void> {
     entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity],
     outboxCollections: ['publications'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'cases' | 'activities') => new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
+      const service = (name: 'cases' | 'activities') =>
+        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new PublicationsRepository(db, relay);
       const caseNumbers = new CaseNumbersRepository(db);
       const poll = new PollRepository(db);
@@ -38,7 +44,9 @@ async function main(): Promise<void> {
         logger,
       });
       const poller = new Poller({
-        source: new GatewayWatches(new ServiceClient({ name: 'gateway', baseUrl: config.gatewayUrl, internalToken: config.internalToken })),
+        source: new GatewayWatches(
+          new ServiceClient({ name: 'gateway', baseUrl: config.gatewayUrl, internalToken: config.internalToken }),
+        ),
         djen: new DjenClient({ baseUrl: own.djenUrl, userAgent: own.djenUserAgent }),
         poll,
         publications: repository,
@@ -48,7 +56,13 @@ async function main(): Promise<void> {
       });
       const job = new PollJob({ db, poller, intervalMs: own.pollIntervalMs, logger });
       return {
-        app: buildPublicationsApp({ publications, sync: () => job.trigger(), db, internalToken: config.internalToken, loggerInstance: logger }),
+        app: buildPublicationsApp({
+          publications,
+          sync: () => job.trigger(),
+          db,
+          internalToken: config.internalToken,
+          loggerInstance: logger,
+        }),
         background: [job, consumerTask(() => consumeCaseEvents(broker, publications))],
       };
     },

@@ -62,17 +62,35 @@ export class DjenStandIn {
     this.server = createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://x');
       const q = (k: string) => u.searchParams.get(k) ?? '';
-      const asked: Asked = { oab: q('numeroOab'), uf: q('ufOab'), day: q('dataDisponibilizacaoInicio'), page: Number(q('pagina')), size: Number(q('itensPorPagina')), userAgent: req.headers['user-agent'], at: Date.now() };
+      const asked: Asked = {
+        oab: q('numeroOab'),
+        uf: q('ufOab'),
+        day: q('dataDisponibilizacaoInicio'),
+        page: Number(q('pagina')),
+        size: Number(q('itensPorPagina')),
+        userAgent: req.headers['user-agent'],
+        at: Date.now(),
+      };
       this.asked.push(asked);
       const next = this.script.shift();
-      if (u.pathname !== '/api/v1/comunicacao' || q('dataDisponibilizacaoInicio') !== q('dataDisponibilizacaoFim')) return void res.writeHead(422).end('{}');
-      if (next && 'status' in next) return void res.writeHead(next.status, { 'content-type': 'application/json' }).end('{"message":"scripted"}');
-      const all = this.items.filter((i) => i.day === asked.day && i.lawyers.some((l) => l.number === asked.oab && l.uf === asked.uf));
+      if (u.pathname !== '/api/v1/comunicacao' || q('dataDisponibilizacaoInicio') !== q('dataDisponibilizacaoFim'))
+        return void res.writeHead(422).end('{}');
+      if (next && 'status' in next)
+        return void res.writeHead(next.status, { 'content-type': 'application/json' }).end('{"message":"scripted"}');
+      const all = this.items.filter(
+        (i) => i.day === asked.day && i.lawyers.some((l) => l.number === asked.oab && l.uf === asked.uf),
+      );
       const page = all.slice((asked.page - 1) * asked.size, asked.page * asked.size);
       const extra = this.repeats.get(`${asked.uf}:${asked.oab}:${asked.day}:${asked.page}`) ?? [];
       const body = { status: 'success', message: '', count: all.length, items: [...page, ...extra].map(communication) };
       const remaining = next && 'remaining' in next ? next.remaining : 50;
-      res.writeHead(200, { 'content-type': 'application/json', 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': String(remaining) }).end(JSON.stringify(body));
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          'x-ratelimit-limit': '60',
+          'x-ratelimit-remaining': String(remaining),
+        })
+        .end(JSON.stringify(body));
     });
     const port = await listenOnLoopback(this.server, 'DJEN stand-in');
     this.url = `http://127.0.0.1:${port}/api/v1`;

@@ -8,7 +8,12 @@ import { listenOnLoopback } from '@lpm/test-kit/listen';
 import { INTERNAL_TOKEN, startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { startActivities, type ActivitiesUnderTest } from '../../activities/test/helper.ts';
 import { buildPublicationsApp } from '../src/app.ts';
-import { CaseNumberEntity, PollStateEntity, PublicationEntity, PublicationTeamEntity } from '../src/data/publication-entity.ts';
+import {
+  CaseNumberEntity,
+  PollStateEntity,
+  PublicationEntity,
+  PublicationTeamEntity,
+} from '../src/data/publication-entity.ts';
 import { PublicationsRepository } from '../src/data/publications-repository.ts';
 import { CaseNumbersRepository } from '../src/data/case-numbers-repository.ts';
 import { PollRepository } from '../src/data/poll-repository.ts';
@@ -20,7 +25,11 @@ import { DjenClient, type DjenWaits } from '../src/upstream/djen-client.ts';
 import type { WatchedTeam } from '@lpm/shared/publication-settings';
 
 /** Waits shortened for tests only; the service's are a minute after a 429 and at x-ratelimit-remaining 0. */
-export const TEST_WAITS: DjenWaits = { afterRateLimitMs: 300, remainingZeroMs: 200, backoff: { firstMs: 20, maxMs: 40 } };
+export const TEST_WAITS: DjenWaits = {
+  afterRateLimitMs: 300,
+  remainingZeroMs: 200,
+  backoff: { firstMs: 20, maxMs: 40 },
+};
 
 export interface PublicationsUnderTest extends ServiceUnderTest {
   publications: Publications;
@@ -34,16 +43,28 @@ export interface PublicationsUnderTest extends ServiceUnderTest {
   activities: ActivitiesUnderTest;
 }
 
-export function watchedTeam(who: Identity, watches: Omit<Watch, 'name'>[], deadline: Partial<DeadlineSettings> = {}, backfill_days = 7): WatchedTeam {
+export function watchedTeam(
+  who: Identity,
+  watches: Omit<Watch, 'name'>[],
+  deadline: Partial<DeadlineSettings> = {},
+  backfill_days = 7,
+): WatchedTeam {
   return {
     team_id: who.teamId,
     user_id: who.userId,
     settings: who.settings,
-    publications: { watches: watches.map((w) => ({ ...w, name: null })), deadline: { ...DEFAULT_DEADLINE, ...deadline }, backfill_days },
+    publications: {
+      watches: watches.map((w) => ({ ...w, name: null })),
+      deadline: { ...DEFAULT_DEADLINE, ...deadline },
+      backfill_days,
+    },
   };
 }
 
-export async function startPublications(djenUrl: string, opts: { dbName?: string; activities?: ActivitiesUnderTest } = {}): Promise<PublicationsUnderTest> {
+export async function startPublications(
+  djenUrl: string,
+  opts: { dbName?: string; activities?: ActivitiesUnderTest } = {},
+): Promise<PublicationsUnderTest> {
   const activities = opts.activities ?? (await startActivities());
   const port = opts.activities ? null : await listenOnLoopback(activities.app.server, 'activities');
   const activitiesUrl = port ? `http://127.0.0.1:${port}` : (activities as ActivitiesUnderTest & { url?: string }).url!;
@@ -57,12 +78,26 @@ export async function startPublications(djenUrl: string, opts: { dbName?: string
       const repository = new PublicationsRepository(db, { kick: () => {} });
       const caseNumbers = new CaseNumbersRepository(db);
       const poll = new PollRepository(db);
-      const deadlines = new ActivitiesService(new ServiceClient({ name: 'activities', baseUrl: activitiesUrl, internalToken }));
-      const publications = new Publications({ publications: repository, caseNumbers, poll, deadlines, cases: activities.world.caseLookup });
+      const deadlines = new ActivitiesService(
+        new ServiceClient({ name: 'activities', baseUrl: activitiesUrl, internalToken }),
+      );
+      const publications = new Publications({
+        publications: repository,
+        caseNumbers,
+        poll,
+        deadlines,
+        cases: activities.world.caseLookup,
+      });
       const poller = () =>
         new Poller({
           source: { teams: async () => teams },
-          djen: new DjenClient({ baseUrl: djenUrl, userAgent: 'lpm-publications/test (ops@example.com)', waits: TEST_WAITS, attempts: 3, timeoutMs: 2000 }),
+          djen: new DjenClient({
+            baseUrl: djenUrl,
+            userAgent: 'lpm-publications/test (ops@example.com)',
+            waits: TEST_WAITS,
+            attempts: 3,
+            timeoutMs: 2000,
+          }),
           poll,
           publications: repository,
           caseNumbers,

@@ -20,8 +20,21 @@ afterAll(async () => {
 
 const lawyer = (n: number) => ({ number: String(n), uf: 'SP' });
 const cnj = (n: number) => `${String(n).padStart(7, '0')}-12.2024.8.26.0100`;
-const items = (from: number, count: number, d: string, lawyers = [lawyer(1)], extra: Partial<StandInItem> = {}): StandInItem[] =>
-  Array.from({ length: count }, (_, k) => ({ id: from + k, day: d, lawyers, number: cnj(from + k), masked: k % 2 === 0, ...extra }));
+const items = (
+  from: number,
+  count: number,
+  d: string,
+  lawyers = [lawyer(1)],
+  extra: Partial<StandInItem> = {},
+): StandInItem[] =>
+  Array.from({ length: count }, (_, k) => ({
+    id: from + k,
+    day: d,
+    lawyers,
+    number: cnj(from + k),
+    masked: k % 2 === 0,
+    ...extra,
+  }));
 
 test('when a new watch is polled, then the backfill days are read page by page of 100 and a day read in full is asked again only if yesterday or today', async () => {
   const who = identity();
@@ -30,7 +43,13 @@ test('when a new watch is polled, then the backfill days are read page by page o
   const asked = djen.asked.length;
   const summary = await svc.poller().run();
   const first = djen.asked.slice(asked);
-  expect(first.map((a) => `${a.day}:${a.page}`)).toEqual([`${day(-3)}:1`, `${day(-3)}:2`, `${day(-2)}:1`, `${day(-1)}:1`, `${day(0)}:1`]);
+  expect(first.map((a) => `${a.day}:${a.page}`)).toEqual([
+    `${day(-3)}:1`,
+    `${day(-3)}:2`,
+    `${day(-2)}:1`,
+    `${day(-1)}:1`,
+    `${day(0)}:1`,
+  ]);
   expect(first.every((a) => a.size === 100 && a.userAgent?.includes('ops@example.com'))).toBe(true);
   expect(summary.received).toBe(152);
   const again = djen.asked.length;
@@ -42,8 +61,28 @@ test('when a new watch is polled, then the backfill days are read page by page o
 
 test('when one publication names two watched lawyers and comes again on another page, then it is kept once listing both', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '7', oab_uf: 'SP' }, { oab_number: '8', oab_uf: 'RJ' }], {}, 0));
-  const both: StandInItem = { id: 5000, day: day(0), lawyers: [{ number: '7', uf: 'SP' }, { number: '8', uf: 'RJ' }], number: '00012341220248260100' };
+  svc.teams.splice(
+    0,
+    svc.teams.length,
+    watchedTeam(
+      who,
+      [
+        { oab_number: '7', oab_uf: 'SP' },
+        { oab_number: '8', oab_uf: 'RJ' },
+      ],
+      {},
+      0,
+    ),
+  );
+  const both: StandInItem = {
+    id: 5000,
+    day: day(0),
+    lawyers: [
+      { number: '7', uf: 'SP' },
+      { number: '8', uf: 'RJ' },
+    ],
+    number: '00012341220248260100',
+  };
   djen.add(both, ...items(5001, 100, day(0), [{ number: '7', uf: 'SP' }]));
   djen.repeatOn('SP', '7', day(0), 2, both);
   await svc.poller().run();
@@ -57,9 +96,18 @@ test('when one publication names two watched lawyers and comes again on another 
 
 test('when numbers come masked and unmasked, then each matches the case of its 20 digits, one matching no case stays unmatched until a case takes its number', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '11', oab_uf: 'SP' }], { mode: 'suggest', days: 5 }, 0));
+  svc.teams.splice(
+    0,
+    svc.teams.length,
+    watchedTeam(who, [{ oab_number: '11', oab_uf: 'SP' }], { mode: 'suggest', days: 5 }, 0),
+  );
   await svc.publications.recordCase({ teamId: who.teamId, caseId: 'case_a', number: cnj(6000), asOf: new Date() });
-  await svc.publications.recordCase({ teamId: who.teamId, caseId: 'case_b', number: cnj(6001).replace(/\D/g, ''), asOf: new Date() });
+  await svc.publications.recordCase({
+    teamId: who.teamId,
+    caseId: 'case_b',
+    number: cnj(6001).replace(/\D/g, ''),
+    asOf: new Date(),
+  });
   djen.add(...items(6000, 3, day(0), [lawyer(11)]));
   await svc.poller().run();
   const byId = async (id: number) => (await svc.repository.collection.findOne({ team_id: who.teamId, djen_id: id }))!;
@@ -69,7 +117,9 @@ test('when numbers come masked and unmasked, then each matches the case of its 2
   expect(lone.case_id).toBeNull();
   expect(lone.deadline).toMatchObject({ days: 5, counting: 'business' });
   expect(lone.publication_date! > lone.made_available_date).toBe(true);
-  expect(await svc.publications.recordCase({ teamId: who.teamId, caseId: 'case_c', number: cnj(6002), asOf: new Date() })).toBe(1);
+  expect(
+    await svc.publications.recordCase({ teamId: who.teamId, caseId: 'case_c', number: cnj(6002), asOf: new Date() }),
+  ).toBe(1);
   expect((await byId(6002)).case_id).toBe('case_c');
 });
 
@@ -97,7 +147,10 @@ test('when the API goes down in the middle of a day and the process restarts, th
   expect(stopped.received).toBe(100);
   expect(await svc.poll.state(who.teamId, 'SP:31')).toMatchObject({ day: day(-2), page: 2 });
   await svc.poller().run();
-  const pages = djen.asked.slice(asked).filter((a) => a.day === day(-2)).map((a) => a.page);
+  const pages = djen.asked
+    .slice(asked)
+    .filter((a) => a.day === day(-2))
+    .map((a) => a.page);
   expect(pages).toEqual([1, 2, 2, 2, 2, 3]);
   const stored = await svc.repository.collection.find({ team_id: who.teamId }).toArray();
   expect(stored).toHaveLength(250);
@@ -125,7 +178,12 @@ test('when the process stops after a page (its lease lost, a shutdown), then a n
   expect(first).toMatchObject({ requests: 1, received: 100 });
   const second = await svc.poller().run();
   expect(second.received).toBe(130);
-  expect(djen.asked.slice(asked).filter((a) => a.day === day(-3)).map((a) => a.page)).toEqual([1, 2, 3]);
+  expect(
+    djen.asked
+      .slice(asked)
+      .filter((a) => a.day === day(-3))
+      .map((a) => a.page),
+  ).toEqual([1, 2, 3]);
   expect(await svc.repository.collection.countDocuments({ team_id: who.teamId })).toBe(230);
 });
 
@@ -136,7 +194,11 @@ test('when the poll job is started, then agenda runs the poll on its interval', 
   const job = svc.job(300);
   await job.start();
   try {
-    await waitFor('the scheduled poll', async () => (await svc.repository.collection.countDocuments({ team_id: who.teamId })) === 2, 15_000);
+    await waitFor(
+      'the scheduled poll',
+      async () => (await svc.repository.collection.countDocuments({ team_id: who.teamId })) === 2,
+      15_000,
+    );
   } finally {
     await job.stop();
   }
@@ -153,5 +215,10 @@ test('when the court cancels a publication already kept, then the next read of i
   expect(second.updated).toBe(1);
   expect((await svc.poller().run()).updated).toBe(0);
   const stored = (await svc.repository.collection.findOne({ team_id: who.teamId, djen_id: 9950 }))!;
-  expect(stored).toMatchObject({ active: false, hash: 'h9950-cancelled', text_plain: 'Comunicação cancelada: erro material.', version: 2 });
+  expect(stored).toMatchObject({
+    active: false,
+    hash: 'h9950-cancelled',
+    text_plain: 'Comunicação cancelada: erro material.',
+    version: 2,
+  });
 });

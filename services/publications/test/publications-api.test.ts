@@ -22,7 +22,11 @@ const number = (n: number) => `${String(n).padStart(7, '0')}-55.2025.8.26.0001`;
 
 test('when create mode matches publications, then each gets one deadline activity on its case, linked both ways, whatever the retries', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '501', oab_uf: 'SP' }], { mode: 'create', days: 10 }, 0));
+  svc.teams.splice(
+    0,
+    svc.teams.length,
+    watchedTeam(who, [{ oab_number: '501', oab_uf: 'SP' }], { mode: 'create', days: 10 }, 0),
+  );
   const kase = svc.activities.world.addCase(who.teamId, 'Silva v. Souza', number(1));
   await svc.publications.recordCase({ teamId: who.teamId, caseId: kase.id, number: kase.number, asOf: new Date() });
   djen.add(
@@ -39,7 +43,12 @@ test('when create mode matches publications, then each gets one deadline activit
   expect(activities).toHaveLength(2);
   for (const p of stored.slice(0, 2)) {
     const made = activities.find((a) => a._id === p.activity_id)!;
-    expect(made).toMatchObject({ type: 'deadline', case_id: kase.id, title: `Despacho - ${number(1)}`, metadata: { publication_id: p._id } });
+    expect(made).toMatchObject({
+      type: 'deadline',
+      case_id: kase.id,
+      title: `Despacho - ${number(1)}`,
+      metadata: { publication_id: p._id },
+    });
     expect(made.deadline_rule).toMatchObject({ start: { made_available: day(0) }, days: 10 });
     expect(made.deadline).not.toBeNull();
     expect(p.activity_pending).toBe(0);
@@ -54,9 +63,19 @@ test('when create mode matches publications, then each gets one deadline activit
 
 test('when the API is asked, then it lists with filters and search, reads one, and a PUT treats, links and recomputes', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '601', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 1));
+  svc.teams.splice(
+    0,
+    svc.teams.length,
+    watchedTeam(who, [{ oab_number: '601', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 1),
+  );
   djen.add(
-    { id: 91001, day: day(-1), lawyers: [{ number: '601', uf: 'SP' }], number: number(10), text: '<p>Audiência de <b>CONCILIAÇÃO</b> designada.</p>' },
+    {
+      id: 91001,
+      day: day(-1),
+      lawyers: [{ number: '601', uf: 'SP' }],
+      number: number(10),
+      text: '<p>Audiência de <b>CONCILIAÇÃO</b> designada.</p>',
+    },
     { id: 91002, day: day(0), lawyers: [{ number: '601', uf: 'SP' }], number: number(11) },
   );
   await svc.poller().run();
@@ -71,13 +90,38 @@ test('when the API is asked, then it lists with filters and search, reads one, a
   expect((await svc.call(who, { method: 'GET', url: `/v1/publications?from=${day(0)}` })).json().data).toHaveLength(1);
 
   const kase = svc.activities.world.addCase(who.teamId, 'Manual', number(99));
-  const put = await svc.call(who, { method: 'PUT', url: `/v1/publications/${pub.id}`, payload: { case_id: kase.id, status: 'treated', deadline_days: 5 } });
+  const put = await svc.call(who, {
+    method: 'PUT',
+    url: `/v1/publications/${pub.id}`,
+    payload: { case_id: kase.id, status: 'treated', deadline_days: 5 },
+  });
   expect(put.statusCode).toBe(200);
   expect(put.json().data).toMatchObject({ case_id: kase.id, status: 'treated', deadline: { days: 5 } });
-  expect((await svc.call(who, { method: 'GET', url: `/v1/publications?case_id=${kase.id}&status=treated` })).json().data).toHaveLength(1);
-  expectError(await svc.call(who, { method: 'PUT', url: `/v1/publications/${pub.id}`, payload: { case_id: 'case_01jn0000000000000000000000' } }), 404, 'NOT_FOUND', 'Case not found');
-  expectError(await svc.call(identity(), { method: 'GET', url: `/v1/publications/${pub.id}` }), 404, 'NOT_FOUND', 'Publication not found');
-  expectError(await svc.call({ ...who, scopes: ['read', 'write'] }, { method: 'POST', url: '/v1/publications/sync' }), 403, 'FORBIDDEN', 'Insufficient permissions');
+  expect(
+    (await svc.call(who, { method: 'GET', url: `/v1/publications?case_id=${kase.id}&status=treated` })).json().data,
+  ).toHaveLength(1);
+  expectError(
+    await svc.call(who, {
+      method: 'PUT',
+      url: `/v1/publications/${pub.id}`,
+      payload: { case_id: 'case_01jn0000000000000000000000' },
+    }),
+    404,
+    'NOT_FOUND',
+    'Case not found',
+  );
+  expectError(
+    await svc.call(identity(), { method: 'GET', url: `/v1/publications/${pub.id}` }),
+    404,
+    'NOT_FOUND',
+    'Publication not found',
+  );
+  expectError(
+    await svc.call({ ...who, scopes: ['read', 'write'] }, { method: 'POST', url: '/v1/publications/sync' }),
+    403,
+    'FORBIDDEN',
+    'Insufficient permissions',
+  );
   const sync = await svc.call(who, { method: 'POST', url: '/v1/publications/sync' });
   expect(sync.statusCode).toBe(202);
   expect(sync.json().data).toEqual({ started: true });

@@ -15,7 +15,9 @@ export function parsePortRanges(text: string): PortRange[] {
     const from = m ? Number(m[1]) : NaN;
     const to = m?.[2] === undefined ? from : Number(m[2]);
     if (!(from >= 1 && to <= 65535 && from <= to)) {
-      throw new Error(`must be ports from 1 to 65535 or ranges of them (low-high), comma-separated, e.g. ${DEFAULT_ALLOWED_PORTS}: "${part.trim()}" is not`);
+      throw new Error(
+        `must be ports from 1 to 65535 or ranges of them (low-high), comma-separated, e.g. ${DEFAULT_ALLOWED_PORTS}: "${part.trim()}" is not`,
+      );
     }
     return [from, to] as const;
   });

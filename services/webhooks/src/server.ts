@@ -40,15 +40,30 @@ async function main(): Promise<void> {
     build: ({ config, logger, db, broker }) => {
       const box = new SecretBox(settings.secretKey);
       const guard = new UrlGuard({ allowPrivate: settings.allowPrivateUrls, allowedPorts: settings.allowedPorts });
-      const sender = new WebhookSender({ guard, timeoutMs: settings.timeoutMs, connectionsPerOrigin: settings.concurrency });
+      const sender = new WebhookSender({
+        guard,
+        timeoutMs: settings.timeoutMs,
+        connectionsPerOrigin: settings.concurrency,
+      });
       const mailer = createMailer({ smtpUrl: settings.smtpUrl, from: settings.mailFrom, logger });
       const redis = createRedis(settings.redisUrl, 'lpm-webhooks-versions');
-      const webhooksRepo = new WebhooksRepository(db, { versions: new TeamVersions(redis, settings.redisKeyPrefix, logger) });
+      const webhooksRepo = new WebhooksRepository(db, {
+        versions: new TeamVersions(redis, settings.redisKeyPrefix, logger),
+      });
       const countersRepo = new CountersRepository(db);
       const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
       const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
-      const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
-      const attempts = new WorkQueue<AttemptJob>(broker, { queue: broker.queueName('webhooks.attempts'), type: ATTEMPT_JOB });
+      const deactivation = new Deactivation({
+        webhooks: webhooksRepo,
+        deliveries: deliveriesRepo,
+        mailer,
+        owners,
+        logger,
+      });
+      const attempts = new WorkQueue<AttemptJob>(broker, {
+        queue: broker.queueName('webhooks.attempts'),
+        type: ATTEMPT_JOB,
+      });
       const deliveries = new Deliveries({
         webhooks: webhooksRepo,
         deliveries: deliveriesRepo,
@@ -63,12 +78,36 @@ async function main(): Promise<void> {
         sendTimeoutMs: settings.timeoutMs,
         rates: new RateReservations(redis, settings.redisKeyPrefix),
       });
-      const webhooks = new Webhooks({ webhooks: webhooksRepo, counters: countersRepo, deliveries: deliveriesRepo, guard, sender, box, logger });
+      const webhooks = new Webhooks({
+        webhooks: webhooksRepo,
+        counters: countersRepo,
+        deliveries: deliveriesRepo,
+        guard,
+        sender,
+        box,
+        logger,
+      });
       const log = new DeliveryLog(deliveriesRepo, webhooks, deliveries);
-      const recoveries = new Recoveries({ recoveries: new RecoveriesRepository(db), webhooks, requeue: (d, id) => deliveries.retryNow(d, id), logger });
-      const closing: BackgroundTask = { start: async () => {}, stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}) };
+      const recoveries = new Recoveries({
+        recoveries: new RecoveriesRepository(db),
+        webhooks,
+        requeue: (d, id) => deliveries.retryNow(d, id),
+        logger,
+      });
+      const closing: BackgroundTask = {
+        start: async () => {},
+        stop: async () => Promise.all([sender.close(), mailer.close(), closeRedis(redis)]).then(() => {}),
+      };
       return {
-        app: buildWebhooksApp({ db, webhooks, log, recoveries, internalToken: config.internalToken, idempotencySealer: box, loggerInstance: logger }),
+        app: buildWebhooksApp({
+          db,
+          webhooks,
+          log,
+          recoveries,
+          internalToken: config.internalToken,
+          idempotencySealer: box,
+          loggerInstance: logger,
+        }),
         background: [
           closing,
           // The attempts queue with its retry queue and DLQ first, then the fan-out that makes first attempts and
@@ -77,7 +116,14 @@ async function main(): Promise<void> {
           consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
           maintenanceTask({ deliveries, deactivation, recoveries, intervalMs: config.schedulerIntervalMs, logger }),
           counterFoldTask({ counters: countersRepo, logger }),
-          retentionTask({ webhooks: webhooksRepo, deliveries: deliveriesRepo, counters: countersRepo, retentionMs: settings.historyRetentionMs, intervalMs: config.schedulerIntervalMs, logger }),
+          retentionTask({
+            webhooks: webhooksRepo,
+            deliveries: deliveriesRepo,
+            counters: countersRepo,
+            retentionMs: settings.historyRetentionMs,
+            intervalMs: config.schedulerIntervalMs,
+            logger,
+          }),
         ],
       };
     },

@@ -27,12 +27,22 @@ afterAll(async () => {
 type Who = ReturnType<typeof identity>;
 
 async function createHook(who: Who, path = 'filters'): Promise<string> {
-  const res = await sut.call(who, { method: 'POST', url: '/v1/webhooks', payload: { url: `${receiver.url}/${path}`, events: ['*'] } });
+  const res = await sut.call(who, {
+    method: 'POST',
+    url: '/v1/webhooks',
+    payload: { url: `${receiver.url}/${path}`, events: ['*'] },
+  });
   expect(res.statusCode).toBe(201);
   return res.json().data.id;
 }
 
-async function seed(who: Who, webhookId: string, eventType: string, status: DeliveryRecord['status'], at: Date): Promise<DeliveryRecord> {
+async function seed(
+  who: Who,
+  webhookId: string,
+  eventType: string,
+  status: DeliveryRecord['status'],
+  at: Date,
+): Promise<DeliveryRecord> {
   const d: DeliveryRecord = {
     _id: newId('dlv'),
     team_id: who.teamId,
@@ -69,9 +79,18 @@ test('when the log is narrowed by status, event type, both, or event id, then on
   const failedLater = await seed(who, id, 'client.created', 'failed', new Date(t0 + 3000));
   await seed(who, other, 'client.created', 'failed', new Date(t0 + 4000));
 
-  expect(await page(who, id, 'status=failed')).toEqual({ ids: [failedLater._id, failedCase._id, failedClient._id], total: 3 });
-  expect(await page(who, id, 'event_type=client.created')).toEqual({ ids: [failedLater._id, okClient._id, failedClient._id], total: 3 });
-  expect(await page(who, id, 'status=failed&event_type=client.created&limit=1&page=2')).toEqual({ ids: [failedClient._id], total: 2 });
+  expect(await page(who, id, 'status=failed')).toEqual({
+    ids: [failedLater._id, failedCase._id, failedClient._id],
+    total: 3,
+  });
+  expect(await page(who, id, 'event_type=client.created')).toEqual({
+    ids: [failedLater._id, okClient._id, failedClient._id],
+    total: 3,
+  });
+  expect(await page(who, id, 'status=failed&event_type=client.created&limit=1&page=2')).toEqual({
+    ids: [failedClient._id],
+    total: 2,
+  });
   expect(await page(who, id, `event_id=${okClient.event_id}`)).toEqual({ ids: [okClient._id], total: 1 });
   expect(await page(who, id, 'status=skipped')).toEqual({ ids: [], total: 0 });
 });
@@ -81,5 +100,10 @@ test("when another team's webhook is asked with a filter, then 404; an unknown s
   const id = await createHook(who);
   const res = await sut.call(identity(), { method: 'GET', url: `/v1/webhooks/${id}/deliveries?status=failed` });
   expectError(res, 404, 'NOT_FOUND', 'Webhook not found');
-  expectError(await sut.call(who, { method: 'GET', url: `/v1/webhooks/${id}/deliveries?status=lost` }), 400, 'VALIDATION_ERROR', 'Invalid status');
+  expectError(
+    await sut.call(who, { method: 'GET', url: `/v1/webhooks/${id}/deliveries?status=lost` }),
+    400,
+    'VALIDATION_ERROR',
+    'Invalid status',
+  );
 });

@@ -8,7 +8,12 @@ import { newId } from '@lpm/shared/ids';
 import { CountersRepository } from '../src/data/counters-repository.ts';
 import { countsInLog, DeliveriesRepository, dropWebhookHistory } from '../src/data/deliveries-repository.ts';
 import { decodeMinutes, logMarkers, minuteOf, splitBeforeHour } from '../src/data/delivery-log-counts.ts';
-import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  WebhookCountersRecord,
+  WebhookRecord,
+} from '../src/data/webhook-entity.ts';
 import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { equalityOn, watchStore, type WatchedStore } from './store-commands.ts';
 
@@ -56,7 +61,11 @@ async function newHook(): Promise<string> {
   return hook._id;
 }
 
-function deliveryOf(webhookId: string, createdAt: Date, status: DeliveryRecord['status'] = 'succeeded'): DeliveryRecord {
+function deliveryOf(
+  webhookId: string,
+  createdAt: Date,
+  status: DeliveryRecord['status'] = 'succeeded',
+): DeliveryRecord {
   const id = `dlv_${String(++seq).padStart(8, '0')}${newId('wh').slice(3, 11)}`;
   return {
     _id: id,
@@ -98,22 +107,37 @@ async function delivered(webhookId: string, createdAt: Date): Promise<DeliveryRe
 
 /** Folds until no tally is left (`fold`: a process's counters repository). */
 async function foldAll(fold = counters): Promise<void> {
-  for (let i = 0; i < 10 && (await watched.db.collection('attempt_tallies').countDocuments()) > 0; i++) await fold.fold();
+  for (let i = 0; i < 10 && (await watched.db.collection('attempt_tallies').countDocuments()) > 0; i++)
+    await fold.fold();
   await fold.fold();
 }
 
 /** The page as the plain query gives it. */
 async function plainPage(webhookId: string, direction: 1 | -1, skip: number, limit: number): Promise<string[]> {
-  const found = await watched.db.collection<DeliveryRecord>('deliveries').find({ webhook_id: webhookId }).sort({ created_at: direction, _id: direction }).skip(skip).limit(limit).toArray();
+  const found = await watched.db
+    .collection<DeliveryRecord>('deliveries')
+    .find({ webhook_id: webhookId })
+    .sort({ created_at: direction, _id: direction })
+    .skip(skip)
+    .limit(limit)
+    .toArray();
   return found.map((d) => d._id);
 }
 
 async function expectPagesAgree(webhookId: string, total: number): Promise<void> {
   for (const sort of ['-created_at', 'created_at'] as const) {
-    for (const [page, limit] of [[1, 20], [2, 20], [3, 7], [Math.ceil(total / 10), 10], [1, 100]]) {
+    for (const [page, limit] of [
+      [1, 20],
+      [2, 20],
+      [3, 7],
+      [Math.ceil(total / 10), 10],
+      [1, 100],
+    ]) {
       const got = await deliveries.page(TEAM, webhookId, { page, limit, sort });
       expect(got.total).toBe(total);
-      expect(got.records.map((d) => d._id)).toEqual(await plainPage(webhookId, sort === 'created_at' ? 1 : -1, (page - 1) * limit, limit));
+      expect(got.records.map((d) => d._id)).toEqual(
+        await plainPage(webhookId, sort === 'created_at' ? 1 : -1, (page - 1) * limit, limit),
+      );
     }
   }
 }
@@ -122,7 +146,10 @@ async function expectPagesAgree(webhookId: string, total: number): Promise<void>
 async function spread(webhookId: string, n: number, hours: number): Promise<DeliveryRecord[]> {
   const now = Date.now();
   const made: DeliveryRecord[] = [];
-  for (let i = 0; i < n; i++) made.push(await delivered(webhookId, new Date(now - Math.floor(((i * 7919) % n) / n * hours * HOUR_MS) - (i % 3) * 1000)));
+  for (let i = 0; i < n; i++)
+    made.push(
+      await delivered(webhookId, new Date(now - Math.floor((((i * 7919) % n) / n) * hours * HOUR_MS) - (i % 3) * 1000)),
+    );
   return made;
 }
 
@@ -156,7 +183,10 @@ test('when first attempts are stored but not folded yet, then a page lists them 
   expect(page.records).toHaveLength(5);
   expect(page.total).toBe(5);
   // A page past the end shows nothing, and the count as folded.
-  expect(await deliveries.page(TEAM, hook, { page: 2, limit: 20, sort: '-created_at' })).toEqual({ records: [], total: 3 });
+  expect(await deliveries.page(TEAM, hook, { page: 2, limit: 20, sort: '-created_at' })).toEqual({
+    records: [],
+    total: 3,
+  });
   await foldAll();
   await expectPagesAgree(hook, 5);
 });
@@ -196,10 +226,21 @@ test('when a pending delivery is skipped before any attempt, then the log counts
 test('when deliveries were stored before the markers, then the plain query serves the log until the backfill counts them once, their first attempts included', async () => {
   const hook = await newHook();
   const col = watched.db.collection<DeliveryRecord>('deliveries');
-  const old = Array.from({ length: 12 }, (_, i) => deliveryOf(hook, new Date(Date.now() - 2 * HOUR_MS - i * 7 * MINUTE_MS), i % 4 === 0 ? 'pending' : 'succeeded'));
+  const old = Array.from({ length: 12 }, (_, i) =>
+    deliveryOf(hook, new Date(Date.now() - 2 * HOUR_MS - i * 7 * MINUTE_MS), i % 4 === 0 ? 'pending' : 'succeeded'),
+  );
   await col.insertMany(old);
   // As an earlier version's fold left it: counters without the log's fields.
-  await watched.db.collection('webhook_counters').insertOne({ _id: hook as never, team_id: TEAM, total_deliveries: 9, failed_deliveries: 0, last_triggered_at: null, last_counted: [] });
+  await watched.db
+    .collection('webhook_counters')
+    .insertOne({
+      _id: hook as never,
+      team_id: TEAM,
+      total_deliveries: 9,
+      failed_deliveries: 0,
+      last_triggered_at: null,
+      last_counted: [],
+    });
   expect((await deliveries.page(TEAM, hook, { page: 1, limit: 5, sort: '-created_at' })).total).toBe(12);
 
   await delivered(hook, new Date());
@@ -213,10 +254,14 @@ test('when deliveries were stored before the markers, then the plain query serve
   await deliveries.attempts.recordAttempt(attemptOf(owed), countsInLog(owed) ? owed.created_at : null);
   await foldAll();
 
-  expect(await watched.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: hook })).toMatchObject({ log_ready: true });
+  expect(await watched.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: hook })).toMatchObject({
+    log_ready: true,
+  });
   watched.take();
   await expectPagesAgree(hook, 13);
-  expect(watched.take().some((q) => q.collection === 'deliveries' && q.op === 'find' && equalityOn(q, 'log_minute'))).toBe(true);
+  expect(
+    watched.take().some((q) => q.collection === 'deliveries' && q.op === 'find' && equalityOn(q, 'log_minute')),
+  ).toBe(true);
 });
 
 test('when retention purges old deliveries, then the log counts the hours it purged again, and the pages agree', async () => {
@@ -229,10 +274,19 @@ test('when retention purges old deliveries, then the log counts the hours it pur
   await foldAll();
   const cutoff = new Date(now - retention);
   // One delivery from before the cutoff was changed after it: kept.
-  const kept = (await watched.db.collection<DeliveryRecord>('deliveries').findOne({ webhook_id: hook, created_at: { $lt: new Date(cutoff.getTime() - HOUR_MS) } }))!;
-  await deliveries.recordOutcome(kept._id, { status: 'succeeded', attempts_count: 2, last_attempt_at: new Date(), next_attempt_at: null });
+  const kept = (await watched.db
+    .collection<DeliveryRecord>('deliveries')
+    .findOne({ webhook_id: hook, created_at: { $lt: new Date(cutoff.getTime() - HOUR_MS) } }))!;
+  await deliveries.recordOutcome(kept._id, {
+    status: 'succeeded',
+    attempts_count: 2,
+    last_attempt_at: new Date(),
+    next_attempt_at: null,
+  });
 
-  const doomed = await watched.db.collection('deliveries').countDocuments({ webhook_id: hook, updated_at: { $lt: cutoff } });
+  const doomed = await watched.db
+    .collection('deliveries')
+    .countDocuments({ webhook_id: hook, updated_at: { $lt: cutoff } });
   expect(doomed).toBeGreaterThan(0);
 
   await deliveries.purgeOlderThan(cutoff);
@@ -257,7 +311,15 @@ test("when another team's delivery carries the markers of a webhook's minute and
 
   // Retention's recount of the hour reads it by its marker too.
   expect(await counters.recountLogBefore(new Date(minute))).toBe(true);
-  expect(decodeMinutes((await watched.db.collection<{ _id: string; minutes: string }>('delivery_log_hours').findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` }))?.minutes)).toEqual(new Map([[minute / MINUTE_MS, 6]]));
+  expect(
+    decodeMinutes(
+      (
+        await watched.db
+          .collection<{ _id: string; minutes: string }>('delivery_log_hours')
+          .findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` })
+      )?.minutes,
+    ),
+  ).toEqual(new Map([[minute / MINUTE_MS, 6]]));
   await expectPagesAgree(hook, 6);
   const page = await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' });
   expect(page.records.map((d) => d._id)).not.toContain(intruder._id);
@@ -273,10 +335,15 @@ test("when another team's delivery carries the webhook's own id and the markers 
   await watched.db.collection<DeliveryRecord>('deliveries').insertOne(intruder);
 
   expect(await counters.recountLogBefore(new Date(minute))).toBe(true);
-  const hourDoc = await watched.db.collection<{ _id: string; minutes: string }>('delivery_log_hours').findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` });
+  const hourDoc = await watched.db
+    .collection<{ _id: string; minutes: string }>('delivery_log_hours')
+    .findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` });
   expect(decodeMinutes(hourDoc?.minutes)).toEqual(new Map([[minute / MINUTE_MS, 4]]));
   const page = await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' });
-  expect({ total: page.total, ids: page.records.map((d) => d._id) }).toEqual({ total: 4, ids: expect.not.arrayContaining([intruder._id]) });
+  expect({ total: page.total, ids: page.records.map((d) => d._id) }).toEqual({
+    total: 4,
+    ids: expect.not.arrayContaining([intruder._id]),
+  });
 });
 
 test('when a webhook is deleted, then its hour documents go with its history', async () => {

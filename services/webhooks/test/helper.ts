@@ -22,14 +22,23 @@ import { WebhookSender } from '../src/upstream/webhook-sender.ts';
 export type WebhooksUnderTest = ServiceUnderTest & { recoveries: Recoveries };
 
 export function startWebhooks(
-  opts: { allowPrivateUrls?: boolean; allowedPorts?: PortRange[]; timeoutMs?: number; logger?: Logger; recoverLimit?: number } = {},
+  opts: {
+    allowPrivateUrls?: boolean;
+    allowedPorts?: PortRange[];
+    timeoutMs?: number;
+    logger?: Logger;
+    recoverLimit?: number;
+  } = {},
 ): Promise<WebhooksUnderTest> {
   return startServiceUnderTest({
     name: 'webhooks',
     entities: WEBHOOK_ENTITIES,
     build: async ({ db, internalToken }) => {
       const timeoutMs = opts.timeoutMs ?? 2000;
-      const guard = new UrlGuard({ allowPrivate: opts.allowPrivateUrls ?? false, ...(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {}) });
+      const guard = new UrlGuard({
+        allowPrivate: opts.allowPrivateUrls ?? false,
+        ...(opts.allowedPorts ? { allowedPorts: opts.allowedPorts } : {}),
+      });
       const sender = new WebhookSender({ guard, timeoutMs });
       const deliveries = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(timeoutMs) });
       const box = new SecretBox(randomBytes(32));
@@ -42,7 +51,10 @@ export function startWebhooks(
         box,
         logger: opts.logger ?? quietLogger,
       });
-      const log = new DeliveryLog(deliveries, webhooks, { retryNow: async () => {}, sendNew: (d) => deliveries.insert(d).then(() => {}) });
+      const log = new DeliveryLog(deliveries, webhooks, {
+        retryNow: async () => {},
+        sendNew: (d) => deliveries.insert(d).then(() => {}),
+      });
       // Re-queued deliveries are marked pending (with the recovery), not sent: no attempts queue here.
       const recoveries = new Recoveries({
         recoveries: new RecoveriesRepository(db),
@@ -51,7 +63,15 @@ export function startWebhooks(
         logger: quietLogger,
         ...(opts.recoverLimit && { maxPerCall: opts.recoverLimit }),
       });
-      const app = buildWebhooksApp({ db, webhooks, log, recoveries, internalToken, idempotencySealer: box, logger: false });
+      const app = buildWebhooksApp({
+        db,
+        webhooks,
+        log,
+        recoveries,
+        internalToken,
+        idempotencySealer: box,
+        logger: false,
+      });
       return { app, parts: { recoveries }, release: async () => (await recoveries.settled(), await sender.close()) };
     },
   });

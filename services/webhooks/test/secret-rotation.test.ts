@@ -60,7 +60,10 @@ describe('SigningKeyCache', () => {
   const box = new SecretBox(randomBytes(32));
   const body = '{"id":"evt_01","type":"client.created"}';
   const [current, old] = [generateSecret(), generateSecret()];
-  const webhook = { secret_sealed: box.seal(current), previous_secrets: [{ sealed: box.seal(old), expires_at: at(1) }] };
+  const webhook = {
+    secret_sealed: box.seal(current),
+    previous_secrets: [{ sealed: box.seal(old), expires_at: at(1) }],
+  };
 
   test('when a previous secret is live, then a delivery signed with the keys verifies with either secret', () => {
     const keys = new SigningKeyCache(box, 10).keysOf(webhook, now);

@@ -41,7 +41,14 @@ test('when the receiver answers 2xx, then the attempt is ok with its status, lat
   const started = performance.now();
   const result = await sender().send(`${r.url}/hooks/a?team=7`, body, headers);
   const elapsed = performance.now() - started;
-  expect(result).toEqual({ ok: true, statusCode: 202, errorClass: null, responseBody: 'thanks', latencyMs: expect.any(Number), retryAfterMs: null });
+  expect(result).toEqual({
+    ok: true,
+    statusCode: 202,
+    errorClass: null,
+    responseBody: 'thanks',
+    latencyMs: expect.any(Number),
+    retryAfterMs: null,
+  });
   expect(result.latencyMs).toBeGreaterThanOrEqual(49);
   expect(result.latencyMs).toBeLessThanOrEqual(Math.ceil(elapsed));
   expect(r.requests).toHaveLength(1);
@@ -58,15 +65,30 @@ test('when the receiver answers 2xx, then the attempt is ok with its status, lat
 test('when the receiver answers 500 or 404, then the attempt fails as http_5xx or http_4xx with the response body', async () => {
   const r = await receiver(() => ({ status: 500, body: 'database down' }));
   const s = sender();
-  expect(await s.send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: 500, errorClass: 'http_5xx', responseBody: 'database down' });
+  expect(await s.send(r.url, body, headers)).toMatchObject({
+    ok: false,
+    statusCode: 500,
+    errorClass: 'http_5xx',
+    responseBody: 'database down',
+  });
   r.respond(() => ({ status: 404 }));
-  expect(await s.send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: 404, errorClass: 'http_4xx', responseBody: '' });
+  expect(await s.send(r.url, body, headers)).toMatchObject({
+    ok: false,
+    statusCode: 404,
+    errorClass: 'http_4xx',
+    responseBody: '',
+  });
 });
 
 test('when a 429 or 503 carries Retry-After in seconds or as an HTTP date, then the attempt says how long to wait; on other statuses, or unreadable, it says nothing', async () => {
   const r = await receiver(() => ({ status: 429, headers: { 'retry-after': '120' } }));
   const s = sender();
-  expect(await s.send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: 429, errorClass: 'http_4xx', retryAfterMs: 120_000 });
+  expect(await s.send(r.url, body, headers)).toMatchObject({
+    ok: false,
+    statusCode: 429,
+    errorClass: 'http_4xx',
+    retryAfterMs: 120_000,
+  });
   const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 30_000);
   r.respond(() => ({ status: 503, headers: { 'retry-after': at.toUTCString() } }));
   const dated = await s.send(r.url, body, headers);
@@ -98,7 +120,11 @@ test('when the response body is over 4 KiB, then 4096 bytes of it are kept, cut 
 test('when the receiver redirects, then the redirect is not followed and the attempt fails as redirect', async () => {
   const target = await receiver();
   const r = await receiver(() => ({ status: 302, headers: { location: `${target.url}/moved` } }));
-  expect(await sender().send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: 302, errorClass: 'redirect' });
+  expect(await sender().send(r.url, body, headers)).toMatchObject({
+    ok: false,
+    statusCode: 302,
+    errorClass: 'redirect',
+  });
   expect(r.requests).toHaveLength(1);
   expect(target.requests).toHaveLength(0);
 });
@@ -153,7 +179,10 @@ test('when the receiver certificate is not signed by a trusted CA, then the atte
   const dir = mkdtempSync(join(tmpdir(), 'lpm-untrusted-ca-'));
   try {
     const untrusted = createTestTls(dir);
-    const r = await receiver(undefined, { key: readFileSync(untrusted.serverKey), cert: readFileSync(untrusted.serverCert) });
+    const r = await receiver(undefined, {
+      key: readFileSync(untrusted.serverKey),
+      cert: readFileSync(untrusted.serverCert),
+    });
     expect(await sender().send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: null, errorClass: 'tls' });
     expect(r.requests).toHaveLength(0);
   } finally {
@@ -165,15 +194,23 @@ describe('with private addresses off', () => {
   test('when the url is a loopback IP, then nothing is sent and the attempt fails as blocked_address', async () => {
     const r = await receiver();
     const s = sender(new UrlGuard({ allowPrivate: false }));
-    expect(await s.send(r.url, body, headers)).toMatchObject({ ok: false, statusCode: null, errorClass: 'blocked_address' });
-    expect(await s.send(`https://[::ffff:127.0.0.1]:${r.port}/hook`, body, headers)).toMatchObject({ errorClass: 'blocked_address' });
+    expect(await s.send(r.url, body, headers)).toMatchObject({
+      ok: false,
+      statusCode: null,
+      errorClass: 'blocked_address',
+    });
+    expect(await s.send(`https://[::ffff:127.0.0.1]:${r.port}/hook`, body, headers)).toMatchObject({
+      errorClass: 'blocked_address',
+    });
     expect(r.requests).toHaveLength(0);
     expect(r.connections).toBe(0);
   });
 
   test('when a name resolves to loopback at connect time, then nothing is sent and the attempt fails as blocked_address', async () => {
     const r = await receiver();
-    expect(await sender(new UrlGuard({ allowPrivate: false })).send(`https://localhost:${r.port}/hook`, body, headers)).toMatchObject({
+    expect(
+      await sender(new UrlGuard({ allowPrivate: false })).send(`https://localhost:${r.port}/hook`, body, headers),
+    ).toMatchObject({
       errorClass: 'blocked_address',
     });
     // A name that passed a check earlier but now points inside (DNS rebinding).
@@ -187,7 +224,9 @@ describe('with private addresses off', () => {
 
 test('when the url is not https, then nothing is sent and the attempt fails as invalid_url', async () => {
   const r = await receiver();
-  expect(await sender().send(r.url.replace('https:', 'http:'), body, headers)).toMatchObject({ errorClass: 'invalid_url' });
+  expect(await sender().send(r.url.replace('https:', 'http:'), body, headers)).toMatchObject({
+    errorClass: 'invalid_url',
+  });
   expect(r.connections).toBe(0);
 });
 
@@ -201,7 +240,10 @@ test('when the url names a host, then the connection goes to the address the gua
       return [{ address: '127.0.0.1', family: 4 }];
     },
   });
-  expect(await sender(guard).send(`https://localhost:${r.port}/hook`, body, headers)).toMatchObject({ ok: true, statusCode: 200 });
+  expect(await sender(guard).send(`https://localhost:${r.port}/hook`, body, headers)).toMatchObject({
+    ok: true,
+    statusCode: 200,
+  });
   expect(asked).toEqual(['localhost']);
   expect(await sender().send(`https://localhost:${r.port}/hook`, body, headers)).toMatchObject({ ok: true });
 });

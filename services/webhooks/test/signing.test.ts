@@ -35,13 +35,17 @@ describe('signatureHeaders', () => {
   test('when a body is signed, then X-Service-Signature is the hex HMAC-SHA256 of "timestamp.body" keyed with the secret text', () => {
     // From `printf '%s' "1700000000.$BODY" | openssl dgst -sha256 -hmac "$SECRET"`.
     expect(headers['X-Service-Signature']).toBe('2e688daf8b164a77dbacf727a5a51daeffa17550847fca24e8f4ba65f23cbf02');
-    expect(headers['X-Service-Signature']).toBe(createHmac('sha256', Buffer.from(secret, 'utf8')).update(`1700000000.${body}`).digest('hex'));
+    expect(headers['X-Service-Signature']).toBe(
+      createHmac('sha256', Buffer.from(secret, 'utf8')).update(`1700000000.${body}`).digest('hex'),
+    );
   });
 
   test('when a body is signed, then webhook-signature is v1, and the base64 HMAC of "id.timestamp.body" keyed with the decoded secret', () => {
     const key = Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64');
     expect(headers['webhook-signature']).toBe('v1,e+V4QuoublnAc9qmvNuZHPGtU0e18VuiR6xsx5IMRPE=');
-    expect(headers['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(`evt_01.1700000000.${body}`).digest('base64')}`);
+    expect(headers['webhook-signature']).toBe(
+      `v1,${createHmac('sha256', key).update(`evt_01.1700000000.${body}`).digest('base64')}`,
+    );
   });
 
   test('when the standardwebhooks package verifies a fresh delivery, then it accepts it and rejects a changed body', () => {
@@ -58,7 +62,9 @@ describe('signatureHeaders', () => {
     const signed = signatureHeaders([signingKeys(current), signingKeys(old), signingKeys(older)], 'evt_04', body, at);
     const alone = (s: string) => signatureHeaders(signingKeys(s), 'evt_04', body, at)['webhook-signature'];
     expect(signed['webhook-signature']).toBe(`${alone(current)} ${alone(old)} ${alone(older)}`);
-    expect(signed['X-Service-Signature']).toBe(signatureHeaders(signingKeys(current), 'evt_04', body, at)['X-Service-Signature']);
+    expect(signed['X-Service-Signature']).toBe(
+      signatureHeaders(signingKeys(current), 'evt_04', body, at)['X-Service-Signature'],
+    );
     const fresh = signatureHeaders([signingKeys(current), signingKeys(old)], 'evt_05', body);
     for (const s of [current, old]) expect(new Webhook(s).verify(body, fresh)).toEqual(JSON.parse(body));
     expect(() => new Webhook(older).verify(body, fresh)).toThrow();
@@ -67,13 +73,24 @@ describe('signatureHeaders', () => {
   test('when the body has non-ASCII text, then both signatures cover its UTF-8 bytes', () => {
     const text = '{"name":"Padaria São José – ✓"}';
     const signed = signatureHeaders(signingKeys(secret), 'evt_03', text, at);
-    expect(signed['X-Service-Signature']).toBe(createHmac('sha256', secret).update(Buffer.from(`1700000000.${text}`, 'utf8')).digest('hex'));
-    expect(verifyServiceSignature(secret, '1700000000', Buffer.from(text, 'utf8'), signed['X-Service-Signature'], 300, at)).toBe(true);
+    expect(signed['X-Service-Signature']).toBe(
+      createHmac('sha256', secret)
+        .update(Buffer.from(`1700000000.${text}`, 'utf8'))
+        .digest('hex'),
+    );
+    expect(
+      verifyServiceSignature(secret, '1700000000', Buffer.from(text, 'utf8'), signed['X-Service-Signature'], 300, at),
+    ).toBe(true);
   });
 });
 
 describe('verifyServiceSignature', () => {
-  const { 'X-Service-Signature': signature, 'X-Service-Timestamp': timestamp } = signatureHeaders(signingKeys(secret), 'evt_01', body, at);
+  const { 'X-Service-Signature': signature, 'X-Service-Timestamp': timestamp } = signatureHeaders(
+    signingKeys(secret),
+    'evt_01',
+    body,
+    at,
+  );
   const seconds = (s: number) => new Date(at.getTime() + s * 1000);
 
   test('when the signature and timestamp match, then it is valid', () => {

@@ -24,9 +24,12 @@ export async function watchStore(dbName: string): Promise<WatchedStore> {
   let sent: SentQuery[] = [];
   client.on('commandStarted', (e) => {
     if (e.commandName === 'find') sent.push({ op: 'find', collection: e.command.find, filter: e.command.filter ?? {} });
-    if (e.commandName === 'delete') for (const d of e.command.deletes) sent.push({ op: 'delete', collection: e.command.delete, filter: d.q });
-    if (e.commandName === 'update') for (const u of e.command.updates) sent.push({ op: 'update', collection: e.command.update, filter: u.q });
-    if (e.commandName === 'insert') sent.push({ op: 'insert', collection: e.command.insert, filter: {}, documents: e.command.documents.length });
+    if (e.commandName === 'delete')
+      for (const d of e.command.deletes) sent.push({ op: 'delete', collection: e.command.delete, filter: d.q });
+    if (e.commandName === 'update')
+      for (const u of e.command.updates) sent.push({ op: 'update', collection: e.command.update, filter: u.q });
+    if (e.commandName === 'insert')
+      sent.push({ op: 'insert', collection: e.command.insert, filter: {}, documents: e.command.documents.length });
   });
   return {
     db: client.db(dbName),
@@ -40,4 +43,5 @@ export async function watchStore(dbName: string): Promise<WatchedStore> {
 }
 
 /** Whether the filter names `field` with a plain value at its top level (what FerretDB turns into SQL). */
-export const equalityOn = (q: SentQuery, field: string): boolean => ['string', 'number', 'boolean'].includes(typeof q.filter[field]);
+export const equalityOn = (q: SentQuery, field: string): boolean =>
+  ['string', 'number', 'boolean'].includes(typeof q.filter[field]);

@@ -35,7 +35,20 @@ async function replica(viaProxy = false): Promise<WebhooksRepository> {
 
 function record(teamId: string, url: string, events = ['client.created']): WebhookRecord {
   const now = new Date();
-  return { _id: newId('wh'), team_id: teamId, url, url_key: url, description: null, events, active: true, secret_sealed: box.seal(generateSecret()), active_since: now, alert_pending: false, created_at: now, updated_at: now };
+  return {
+    _id: newId('wh'),
+    team_id: teamId,
+    url,
+    url_key: url,
+    description: null,
+    events,
+    active: true,
+    secret_sealed: box.seal(generateSecret()),
+    active_since: now,
+    alert_pending: false,
+    created_at: now,
+    updated_at: now,
+  };
 }
 
 /** The store reads of the webhooks collection since the last call. */

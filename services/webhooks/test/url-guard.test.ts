@@ -21,37 +21,117 @@ const stub: Resolver = async (host) => {
 const guard = new UrlGuard({ allowPrivate: false, resolve: stub });
 
 async function expectInvalid(check: Promise<unknown>) {
-  const err = await check.then(() => null, (e: unknown) => e);
+  const err = await check.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(AppError);
-  expect({ status: (err as AppError).status, code: (err as AppError).code, message: (err as AppError).message })
-    .toEqual({ status: 400, code: 'VALIDATION_ERROR', message: 'Invalid URL' });
+  expect({
+    status: (err as AppError).status,
+    code: (err as AppError).code,
+    message: (err as AppError).message,
+  }).toEqual({ status: 400, code: 'VALIDATION_ERROR', message: 'Invalid URL' });
   expect((err as AppError).details).toMatchObject({ field: 'url' });
 }
 
 describe('isPublicAddress', () => {
   test.each([
-    '0.0.0.0', '0.1.2.3', '10.1.2.3', '100.64.0.1', '100.127.255.255', '127.0.0.1', '127.255.255.254', '169.254.169.254',
-    '172.16.0.1', '172.31.255.255', '192.0.0.8', '192.0.2.1', '192.88.99.1', '192.168.0.1', '198.18.0.1', '198.19.255.255',
-    '198.51.100.7', '203.0.113.9', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255',
-    '::', '::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'fe80::1%eth0', 'febf::1', 'fec0::1', 'ff02::1', '2001:db8::1',
-    '100::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:1ff::1', '64:ff9b:1::1',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe', '0:0:0:0:0:ffff:c0a8:101',
-    '::127.0.0.1', '::a00:1', '64:ff9b::7f00:1', '64:ff9b::10.0.0.1', '2002:7f00:1::', '2002:a9fe:a9fe::1', '2002:c0a8:0101::',
+    '0.0.0.0',
+    '0.1.2.3',
+    '10.1.2.3',
+    '100.64.0.1',
+    '100.127.255.255',
+    '127.0.0.1',
+    '127.255.255.254',
+    '169.254.169.254',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.0.0.8',
+    '192.0.2.1',
+    '192.88.99.1',
+    '192.168.0.1',
+    '198.18.0.1',
+    '198.19.255.255',
+    '198.51.100.7',
+    '203.0.113.9',
+    '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
+    '255.255.255.255',
+    '::',
+    '::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    'fe80::1%eth0',
+    'febf::1',
+    'fec0::1',
+    'ff02::1',
+    '2001:db8::1',
+    '100::1',
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '2001:1ff::1',
+    '64:ff9b:1::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '0:0:0:0:0:ffff:c0a8:101',
+    '::127.0.0.1',
+    '::a00:1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::10.0.0.1',
+    '2002:7f00:1::',
+    '2002:a9fe:a9fe::1',
+    '2002:c0a8:0101::',
     // The rest of ::/8, whatever follows: IPv4 look-alikes outside the embedding forms, anything reserved.
-    '1::ffff:7f00:1', '1::ffff:808:808', '1::1', 'ff::1', 'ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '64:ff9b:2::808:808',
+    '1::ffff:7f00:1',
+    '1::ffff:808:808',
+    '1::1',
+    'ff::1',
+    'ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    '64:ff9b:2::808:808',
     // Documentation (RFC 9637), SRv6 SIDs (RFC 9602), the dummy prefix (RFC 9780).
-    '3fff::1', '3fff:fff:ffff:ffff::1', '5f00::1', '5f00:ffff:ffff::1', '100:0:0:1::1',
-    'not an ip', '', '1.2.3', '256.1.1.1', 'localhost', '[::1]',
+    '3fff::1',
+    '3fff:fff:ffff:ffff::1',
+    '5f00::1',
+    '5f00:ffff:ffff::1',
+    '100:0:0:1::1',
+    'not an ip',
+    '',
+    '1.2.3',
+    '256.1.1.1',
+    'localhost',
+    '[::1]',
   ])('%s is not public', (ip) => {
     expect(isPublicAddress(ip)).toBe(false);
   });
 
   test.each([
-    '8.8.8.8', '93.184.216.34', '1.1.1.1', '100.63.255.255', '100.128.0.1', '172.15.255.255', '172.32.0.1', '192.0.1.1',
-    '198.17.255.255', '198.20.0.1', '223.255.255.255', '2606:4700:4700::1111', '2001:4860:4860::8888', '2001:200::1',
-    '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1',
+    '8.8.8.8',
+    '93.184.216.34',
+    '1.1.1.1',
+    '100.63.255.255',
+    '100.128.0.1',
+    '172.15.255.255',
+    '172.32.0.1',
+    '192.0.1.1',
+    '198.17.255.255',
+    '198.20.0.1',
+    '223.255.255.255',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '2001:200::1',
+    '::ffff:8.8.8.8',
+    '::ffff:808:808',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
     // Just outside the blocks above.
-    '3fff:1000::1', '3ffe:ffff::1', '5f01::1', '5eff:ffff::1',
+    '3fff:1000::1',
+    '3ffe:ffff::1',
+    '5f01::1',
+    '5eff:ffff::1',
   ])('%s is public', (ip) => {
     expect(isPublicAddress(ip)).toBe(true);
   });
@@ -84,22 +164,33 @@ describe('UrlGuard.parse', () => {
     await expectInvalid(Promise.resolve().then(() => guard.parse(url)));
   });
 
-  test.each(['https://example.com/hook', 'https://example.com:443/hook', 'https://example.com:1024/hook', 'https://example.com:8443/hook', 'https://example.com:65535/hook'])(
-    'when the url names port 443 or one from 1024 up (%s), then it is parsed',
-    (url) => {
-      expect(guard.parse(url).hostname).toBe('example.com');
-    },
-  );
+  test.each([
+    'https://example.com/hook',
+    'https://example.com:443/hook',
+    'https://example.com:1024/hook',
+    'https://example.com:8443/hook',
+    'https://example.com:65535/hook',
+  ])('when the url names port 443 or one from 1024 up (%s), then it is parsed', (url) => {
+    expect(guard.parse(url).hostname).toBe('example.com');
+  });
 
-  test.each(['https://example.com:80/hook', 'https://example.com:22/hook', 'https://example.com:8/hook', 'https://example.com:1023/hook', 'https://example.com:0/hook', 'https://8.8.8.8:25/hook'])(
-    'when the url names port %s, then it is 400 Invalid URL',
-    async (url) => {
-      await expectInvalid(Promise.resolve().then(() => guard.parse(url)));
-    },
-  );
+  test.each([
+    'https://example.com:80/hook',
+    'https://example.com:22/hook',
+    'https://example.com:8/hook',
+    'https://example.com:1023/hook',
+    'https://example.com:0/hook',
+    'https://8.8.8.8:25/hook',
+  ])('when the url names port %s, then it is 400 Invalid URL', async (url) => {
+    await expectInvalid(Promise.resolve().then(() => guard.parse(url)));
+  });
 
   test('when WEBHOOK_ALLOWED_PORTS widens the ports, then those ports pass and the others are still refused', async () => {
-    const wider = new UrlGuard({ allowPrivate: false, resolve: stub, allowedPorts: parsePortRanges('80,443,1024-65535') });
+    const wider = new UrlGuard({
+      allowPrivate: false,
+      resolve: stub,
+      allowedPorts: parsePortRanges('80,443,1024-65535'),
+    });
     expect(wider.parse('https://example.com:80/hook').port).toBe('80');
     expect(wider.parse('https://example.com:8443/hook').port).toBe('8443');
     await expectInvalid(Promise.resolve().then(() => wider.parse('https://example.com:22/hook')));
@@ -176,7 +267,10 @@ describe('UrlGuard.lookup', () => {
 
   test('when a name has public and private addresses, then only the public ones are handed out', async () => {
     expect(await lookup(guard, 'mixed.example.test', false)).toEqual({ err: null, address: '8.8.4.4', family: 4 });
-    expect(await lookup(guard, 'mixed.example.test', true)).toEqual({ err: null, address: [{ address: '8.8.4.4', family: 4 }] });
+    expect(await lookup(guard, 'mixed.example.test', true)).toEqual({
+      err: null,
+      address: [{ address: '8.8.4.4', family: 4 }],
+    });
   });
 
   test('when every address is private, then the lookup fails with EADDRBLOCKED', async () => {
@@ -201,6 +295,8 @@ describe('UrlGuard.lookup', () => {
   test('when private addresses are allowed, then localhost resolves through the system resolver', async () => {
     const { err, address } = await lookup(new UrlGuard({ allowPrivate: true }), 'localhost', true);
     expect(err).toBeNull();
-    expect((address as LookupAddress[]).map((a) => a.address)).toEqual(expect.arrayContaining([expect.stringMatching(/^(127\.0\.0\.1|::1)$/)]));
+    expect((address as LookupAddress[]).map((a) => a.address)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^(127\.0\.0\.1|::1)$/)]),
+    );
   });
 });

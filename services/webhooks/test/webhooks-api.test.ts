@@ -38,7 +38,11 @@ afterAll(async () => {
 describe('POST /v1/webhooks', () => {
   test('when a reachable https URL is subscribed, then 201 returns the secret once, after a signed ping', async () => {
     const pinged = receiver.requests.length;
-    const res = await call('POST', '/v1/webhooks', { url: `${receiver.url}/hooks/a`, events: ['client.created'], description: 'CRM' });
+    const res = await call('POST', '/v1/webhooks', {
+      url: `${receiver.url}/hooks/a`,
+      events: ['client.created'],
+      description: 'CRM',
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toEqual({
       id: expect.stringMatching(/^wh_[0-9a-z]{26}$/),
@@ -53,7 +57,9 @@ describe('POST /v1/webhooks', () => {
     });
     const ping = receiver.requests[pinged];
     expect(JSON.parse(ping.body)).toMatchObject({ type: 'ping', webhook_id: res.body.data.id, team_id: t.team.id });
-    const expected = createHmac('sha256', res.body.data.secret).update(`${String(ping.headers['x-service-timestamp'])}.${ping.body}`).digest('hex');
+    const expected = createHmac('sha256', res.body.data.secret)
+      .update(`${String(ping.headers['x-service-timestamp'])}.${ping.body}`)
+      .digest('hex');
     expect(ping.headers['x-service-signature']).toBe(expected);
   });
 
@@ -61,7 +67,10 @@ describe('POST /v1/webhooks', () => {
     const created = await subscribe(`${receiver.url}/hooks/sealed`, ['*']);
     const client = await MongoClient.connect(process.env.MONGO_URL!);
     try {
-      const stored = await client.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('webhooks').findOne({ _id: created.id as never });
+      const stored = await client
+        .db(`${sys.env.MONGO_DB_PREFIX}webhooks`)
+        .collection('webhooks')
+        .findOne({ _id: created.id as never });
       expect(stored).not.toBeNull();
       expect(JSON.stringify(stored)).not.toContain(created.secret);
       expect(JSON.stringify(stored)).not.toContain(created.secret.slice('whsec_'.length));
@@ -74,15 +83,30 @@ describe('POST /v1/webhooks', () => {
 
   test('when the URL is not https or not a URL, then 400 Invalid URL', async () => {
     for (const url of [receiver.url.replace('https:', 'http:'), 'ftp://example.com/x', 'not a url', '']) {
-      expectError(await call('POST', '/v1/webhooks', { url, events: ['client.created'] }), 400, 'VALIDATION_ERROR', 'Invalid URL');
+      expectError(
+        await call('POST', '/v1/webhooks', { url, events: ['client.created'] }),
+        400,
+        'VALIDATION_ERROR',
+        'Invalid URL',
+      );
     }
   });
 
   test('when events are empty, unknown or not a list, then 400 Invalid events', async () => {
     for (const events of [[], ['client.exploded'], 'client.created', ['client.created', 42]]) {
-      expectError(await call('POST', '/v1/webhooks', { url: `${receiver.url}/e`, events }), 400, 'VALIDATION_ERROR', 'Invalid events');
+      expectError(
+        await call('POST', '/v1/webhooks', { url: `${receiver.url}/e`, events }),
+        400,
+        'VALIDATION_ERROR',
+        'Invalid events',
+      );
     }
-    expectError(await call('POST', '/v1/webhooks', { url: `${receiver.url}/e` }), 400, 'VALIDATION_ERROR', 'events is required');
+    expectError(
+      await call('POST', '/v1/webhooks', { url: `${receiver.url}/e` }),
+      400,
+      'VALIDATION_ERROR',
+      'events is required',
+    );
   });
 
   test('when the URL is already registered by the team, then 409 URL already registered', async () => {
@@ -108,16 +132,29 @@ describe('POST /v1/webhooks', () => {
         probe.close(() => resolve(port));
       });
     });
-    const closed = await call('POST', '/v1/webhooks', { url: `https://127.0.0.1:${closedPort}/closed`, events: ['client.created'] });
+    const closed = await call('POST', '/v1/webhooks', {
+      url: `https://127.0.0.1:${closedPort}/closed`,
+      events: ['client.created'],
+    });
     expectError(closed, 422, 'VALIDATION_ERROR', 'URL not reachable');
     expect(closed.body.error.details).toEqual({ reason: 'url_not_reachable' });
-    expectError(await call('POST', '/v1/webhooks', { url: 'https://127.0.0.1:9/closed', events: ['client.created'] }), 400, 'VALIDATION_ERROR', 'Invalid URL');
+    expectError(
+      await call('POST', '/v1/webhooks', { url: 'https://127.0.0.1:9/closed', events: ['client.created'] }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid URL',
+    );
   });
 
   test('when a team has 25 webhooks, then the 26th is 422 Webhook limit reached', async () => {
     const full = sys.team('Cheio');
     for (let i = 0; i < 25; i++) await subscribe(`${receiver.url}/full/${i}`, ['client.created'], full.api_key);
-    const res = await call('POST', '/v1/webhooks', { url: `${receiver.url}/full/25`, events: ['client.created'] }, full.api_key);
+    const res = await call(
+      'POST',
+      '/v1/webhooks',
+      { url: `${receiver.url}/full/25`, events: ['client.created'] },
+      full.api_key,
+    );
     expectError(res, 422, 'VALIDATION_ERROR', 'Webhook limit reached');
     expect((await call('GET', '/v1/webhooks', undefined, full.api_key)).body.data).toHaveLength(25);
   });
@@ -125,7 +162,12 @@ describe('POST /v1/webhooks', () => {
   test('when a key lacks the admin scope, then 403 on every webhook route', async () => {
     const key = sys.admin('key', 'create', '--team', t.team.id, '--user', t.user.id, '--scopes', 'read,write').api_key;
     expectError(await call('GET', '/v1/webhooks', undefined, key), 403, 'FORBIDDEN', 'Insufficient permissions');
-    expectError(await call('POST', '/v1/webhooks', { url: `${receiver.url}/x`, events: ['*'] }, key), 403, 'FORBIDDEN', 'Insufficient permissions');
+    expectError(
+      await call('POST', '/v1/webhooks', { url: `${receiver.url}/x`, events: ['*'] }, key),
+      403,
+      'FORBIDDEN',
+      'Insufficient permissions',
+    );
   });
 });
 
@@ -160,13 +202,36 @@ describe('GET, PUT, DELETE /v1/webhooks', () => {
 
   test('when updated, then the response holds id, the fields sent and updated_at; a new URL is checked again', async () => {
     const created = await subscribe(`${receiver.url}/put`, ['client.created']);
-    const res = await call('PUT', `/v1/webhooks/${created.id}`, { events: ['client.updated', 'case.created'], active: false });
+    const res = await call('PUT', `/v1/webhooks/${created.id}`, {
+      events: ['client.updated', 'case.created'],
+      active: false,
+    });
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ id: created.id, events: ['client.updated', 'case.created'], active: false, updated_at: expect.stringMatching(ISO_MS) });
-    expectError(await call('PUT', `/v1/webhooks/${created.id}`, { url: 'http://x.example' }), 400, 'VALIDATION_ERROR', 'Invalid URL');
-    expectError(await call('PUT', `/v1/webhooks/${created.id}`, { events: ['nope'] }), 400, 'VALIDATION_ERROR', 'Invalid events');
+    expect(res.body.data).toEqual({
+      id: created.id,
+      events: ['client.updated', 'case.created'],
+      active: false,
+      updated_at: expect.stringMatching(ISO_MS),
+    });
+    expectError(
+      await call('PUT', `/v1/webhooks/${created.id}`, { url: 'http://x.example' }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid URL',
+    );
+    expectError(
+      await call('PUT', `/v1/webhooks/${created.id}`, { events: ['nope'] }),
+      400,
+      'VALIDATION_ERROR',
+      'Invalid events',
+    );
     expectError(await call('PUT', `/v1/webhooks/${created.id}`, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
-    expectError(await call('PUT', `/v1/webhooks/${created.id}`, { secret: 'x' }), 400, 'VALIDATION_ERROR', 'Unknown field: secret');
+    expectError(
+      await call('PUT', `/v1/webhooks/${created.id}`, { secret: 'x' }),
+      400,
+      'VALIDATION_ERROR',
+      'Unknown field: secret',
+    );
     const moved = await call('PUT', `/v1/webhooks/${created.id}`, { url: `${receiver.url}/moved` });
     expect(moved.body.data).toMatchObject({ url: `${receiver.url}/moved` });
   });
@@ -176,7 +241,12 @@ describe('GET, PUT, DELETE /v1/webhooks', () => {
     const res = await call('DELETE', `/v1/webhooks/${created.id}`);
     expect(res.body.data).toEqual({ id: created.id, deleted: true });
     expectError(await call('DELETE', `/v1/webhooks/${created.id}`), 404, 'NOT_FOUND', 'Webhook not found');
-    expectError(await call('PUT', `/v1/webhooks/${created.id}`, { active: true }), 404, 'NOT_FOUND', 'Webhook not found');
+    expectError(
+      await call('PUT', `/v1/webhooks/${created.id}`, { active: true }),
+      404,
+      'NOT_FOUND',
+      'Webhook not found',
+    );
   });
 });
 
@@ -188,21 +258,45 @@ describe('delivery', () => {
     await waitFor('client.created at the receiver', () => receiver.requests.some((r) => r.body.includes(created.id)));
     const req = receiver.requests.find((r) => r.body.includes(created.id))!;
     const payload = JSON.parse(req.body);
-    expect(Object.keys(payload).sort()).toEqual(['api_version', 'created_at', 'data', 'id', 'team_id', 'type', 'webhook_id']);
-    expect(payload).toMatchObject({ type: 'client.created', api_version: 'v1', team_id: team.team.id, webhook_id: hook.id, data: { previous_attributes: null } });
+    expect(Object.keys(payload).sort()).toEqual([
+      'api_version',
+      'created_at',
+      'data',
+      'id',
+      'team_id',
+      'type',
+      'webhook_id',
+    ]);
+    expect(payload).toMatchObject({
+      type: 'client.created',
+      api_version: 'v1',
+      team_id: team.team.id,
+      webhook_id: hook.id,
+      data: { previous_attributes: null },
+    });
     expect(payload.id).toMatch(/^evt_/);
     expect(payload.created_at).toMatch(ISO_MS);
-    expect(payload.data.object).toEqual((await call('GET', `/v1/clients/${created.id}`, undefined, team.api_key)).body.data);
+    expect(payload.data.object).toEqual(
+      (await call('GET', `/v1/clients/${created.id}`, undefined, team.api_key)).body.data,
+    );
 
     const h = req.headers;
     expect(h['content-type']).toBe('application/json');
     expect(h['x-service-event-id']).toBe(payload.id);
     expect(Math.abs(Number(h['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
-    expect(h['x-service-signature']).toBe(createHmac('sha256', hook.secret).update(`${String(h['x-service-timestamp'])}.${req.body}`).digest('hex'));
+    expect(h['x-service-signature']).toBe(
+      createHmac('sha256', hook.secret)
+        .update(`${String(h['x-service-timestamp'])}.${req.body}`)
+        .digest('hex'),
+    );
     expect(h['webhook-id']).toBe(payload.id);
     expect(h['webhook-timestamp']).toBe(h['x-service-timestamp']);
     const key = Buffer.from(hook.secret.slice('whsec_'.length), 'base64');
-    expect(h['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(`${payload.id}.${String(h['webhook-timestamp'])}.${req.body}`).digest('base64')}`);
+    expect(h['webhook-signature']).toBe(
+      `v1,${createHmac('sha256', key)
+        .update(`${payload.id}.${String(h['webhook-timestamp'])}.${req.body}`)
+        .digest('base64')}`,
+    );
   });
 
   test('when events happen, then only subscribed ones arrive and an inactive webhook gets nothing', async () => {
@@ -230,26 +324,70 @@ describe('delivery', () => {
     const hook = await subscribe(`${receiver.url}/log`, ['client.created'], team.api_key);
     for (const name of ['Um', 'Dois']) await call('POST', '/v1/clients', { type: 'PF', name }, team.api_key);
     const log = async () => (await call('GET', `/v1/webhooks/${hook.id}/deliveries`, undefined, team.api_key)).body;
-    await waitFor('two succeeded deliveries', async () => (await log()).data.filter((d: { status: string }) => d.status === 'succeeded').length === 2);
+    await waitFor(
+      'two succeeded deliveries',
+      async () => (await log()).data.filter((d: { status: string }) => d.status === 'succeeded').length === 2,
+    );
     const body = await log();
     expect(body.pagination).toEqual({ page: 1, limit: 20, total: 2, pages: 1 });
     const [newest, oldest] = body.data;
     expect(newest.created_at >= oldest.created_at).toBe(true);
-    expect(newest).toMatchObject({ id: expect.stringMatching(/^dlv_/), event_type: 'client.created', status: 'succeeded', attempts_count: 1 });
+    expect(newest).toMatchObject({
+      id: expect.stringMatching(/^dlv_/),
+      event_type: 'client.created',
+      status: 'succeeded',
+      attempts_count: 1,
+    });
     expect(newest.attempts).toEqual([
-      { attempt: 1, at: expect.stringMatching(ISO_MS), success: true, status_code: 200, latency_ms: expect.any(Number), error_class: null, response_body: expect.any(String) },
+      {
+        attempt: 1,
+        at: expect.stringMatching(ISO_MS),
+        success: true,
+        status_code: 200,
+        latency_ms: expect.any(Number),
+        error_class: null,
+        response_body: expect.any(String),
+      },
     ]);
 
-    const retried = await call('POST', `/v1/webhooks/${hook.id}/deliveries/${oldest.id}/retry`, undefined, team.api_key);
+    const retried = await call(
+      'POST',
+      `/v1/webhooks/${hook.id}/deliveries/${oldest.id}/retry`,
+      undefined,
+      team.api_key,
+    );
     expect(retried.status).toBe(200);
     expect(retried.body.data).toMatchObject({ id: oldest.id, status: 'pending' });
-    await waitFor('the retried attempt', async () => (await log()).data.find((d: { id: string }) => d.id === oldest.id).attempts.length === 2);
+    await waitFor(
+      'the retried attempt',
+      async () => (await log()).data.find((d: { id: string }) => d.id === oldest.id).attempts.length === 2,
+    );
     // The counters follow within about a second (the fold).
     const stats = async () => (await call('GET', '/v1/webhooks', undefined, team.api_key)).body.data[0];
     await waitFor('the counters', async () => (await stats()).total_deliveries === 3);
-    expect(await stats()).toMatchObject({ total_deliveries: 3, failed_deliveries: 0, success_rate: 100, last_triggered_at: expect.stringMatching(ISO_MS) });
+    expect(await stats()).toMatchObject({
+      total_deliveries: 3,
+      failed_deliveries: 0,
+      success_rate: 100,
+      last_triggered_at: expect.stringMatching(ISO_MS),
+    });
 
-    expectError(await call('POST', `/v1/webhooks/${hook.id}/deliveries/dlv_01jd3k0000000000000000000/retry`, undefined, team.api_key), 404, 'NOT_FOUND', 'Delivery not found');
-    expectError(await call('GET', '/v1/webhooks/wh_01jd3k0000000000000000000/deliveries', undefined, team.api_key), 404, 'NOT_FOUND', 'Webhook not found');
+    expectError(
+      await call(
+        'POST',
+        `/v1/webhooks/${hook.id}/deliveries/dlv_01jd3k0000000000000000000/retry`,
+        undefined,
+        team.api_key,
+      ),
+      404,
+      'NOT_FOUND',
+      'Delivery not found',
+    );
+    expectError(
+      await call('GET', '/v1/webhooks/wh_01jd3k0000000000000000000/deliveries', undefined, team.api_key),
+      404,
+      'NOT_FOUND',
+      'Webhook not found',
+    );
   });
 });

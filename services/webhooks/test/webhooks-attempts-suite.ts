@@ -47,13 +47,31 @@ export const PER_WEBHOOK = 8;
 const DEFER_MS = 1000;
 
 /** The webhooks side of one scenario: repositories on the store (or a watched client of it), a real attempts queue, a claim period. */
-export function build(opts: { claimMs?: number; queueName: string; store?: Db; sender?: WebhookSender; sendTimeoutMs?: number }) {
-  const queue = new WorkQueue<AttemptJob>(scratch.broker, { queue: scratch.broker.queueName(opts.queueName), type: ATTEMPT_JOB });
-  for (const q of ['', '.retry', '.dlq', `.delay.${DEFER_MS}`, `.delay.${CLAIMED_DEFER_MS}`]) scratch.declared.add(`${queue.queue}${q}`);
+export function build(opts: {
+  claimMs?: number;
+  queueName: string;
+  store?: Db;
+  sender?: WebhookSender;
+  sendTimeoutMs?: number;
+}) {
+  const queue = new WorkQueue<AttemptJob>(scratch.broker, {
+    queue: scratch.broker.queueName(opts.queueName),
+    type: ATTEMPT_JOB,
+  });
+  for (const q of ['', '.retry', '.dlq', `.delay.${DEFER_MS}`, `.delay.${CLAIMED_DEFER_MS}`])
+    scratch.declared.add(`${queue.queue}${q}`);
   const webhooks = new WebhooksRepository(opts.store ?? db);
   const sendTimeoutMs = opts.sendTimeoutMs ?? SEND_TIMEOUT_MS;
-  const deliveriesRepo = new DeliveriesRepository(opts.store ?? db, { attemptClaimMs: opts.claimMs ?? attemptClaimMs(sendTimeoutMs) });
-  const deactivation = new Deactivation({ webhooks, deliveries: deliveriesRepo, mailer, owners: { owner: async () => owner }, logger: log });
+  const deliveriesRepo = new DeliveriesRepository(opts.store ?? db, {
+    attemptClaimMs: opts.claimMs ?? attemptClaimMs(sendTimeoutMs),
+  });
+  const deactivation = new Deactivation({
+    webhooks,
+    deliveries: deliveriesRepo,
+    mailer,
+    owners: { owner: async () => owner },
+    logger: log,
+  });
   // Every job pushed (a deferred or put-off attempt), beside the real queue.
   const pushed: { job: AttemptJob; delayMs?: number }[] = [];
   const deliveries = new Deliveries({
@@ -95,7 +113,10 @@ export async function subscribe(s: Scenario, url: string, teamId = newId('team')
 }
 
 /** One client.created for the webhook's team, stored as the fan-out stores it for a webhook with no free slot: its delivery and the job of its first attempt. */
-export async function deliver(s: Scenario, hook: WebhookRecord): Promise<{ delivery: DeliveryRecord; job: AttemptJob }> {
+export async function deliver(
+  s: Scenario,
+  hook: WebhookRecord,
+): Promise<{ delivery: DeliveryRecord; job: AttemptJob }> {
   const event = newEvent('client.created', hook.team_id, { id: newId('cli'), name: 'Cliente' }, null, newId('user'));
   const delivery = newDelivery(event, hook._id, new Date());
   expect(await s.deliveriesRepo.insert(delivery)).toBe('inserted');
@@ -103,11 +124,15 @@ export async function deliver(s: Scenario, hook: WebhookRecord): Promise<{ deliv
 }
 
 export const postsTo = (r: HttpsReceiver, path: string) => r.requests.filter((q) => q.path === path);
-export const clientCreated = (teamId: string) => newEvent('client.created', teamId, { id: newId('cli'), name: 'Cliente' }, null, newId('user'));
-export const deliveryOf = (hook: WebhookRecord, eventId: string) => db.collection<DeliveryRecord>('deliveries').findOne({ webhook_id: hook._id, event_id: eventId });
+export const clientCreated = (teamId: string) =>
+  newEvent('client.created', teamId, { id: newId('cli'), name: 'Cliente' }, null, newId('user'));
+export const deliveryOf = (hook: WebhookRecord, eventId: string) =>
+  db.collection<DeliveryRecord>('deliveries').findOne({ webhook_id: hook._id, event_id: eventId });
 /** The claim slots left for a delivery's attempts. */
 export const claimsOf = async (deliveryId: string) =>
-  (await db.collection<{ _id: string }>('attempt_claims').find({}).toArray()).filter((c) => c._id.startsWith(`${deliveryId}:`));
+  (await db.collection<{ _id: string }>('attempt_claims').find({}).toArray()).filter((c) =>
+    c._id.startsWith(`${deliveryId}:`),
+  );
 export const messages = async (queue: string) => (await scratch.ch.checkQueue(queue)).messageCount;
 
 /** Around the file's tests: its own database, exchange (and so queues), SMTP listener and receiver; `name` tells them apart. */

@@ -12,7 +12,23 @@ import type { DeliveryRecord } from '../src/data/webhook-entity.ts';
 import { attemptClaimMs } from '../src/domain/deliveries.ts';
 import { newDelivery } from '../src/domain/delivery-records.ts';
 import { equalityOn, watchStore } from './store-commands.ts';
-import { attemptsSuite, build, claimsOf, clientCreated, CLAIMED_DEFER_MS, db, deliver, log, messages, owner, postsTo, receiver, SEND_TIMEOUT_MS, smtp, subscribe } from './webhooks-attempts-suite.ts';
+import {
+  attemptsSuite,
+  build,
+  claimsOf,
+  clientCreated,
+  CLAIMED_DEFER_MS,
+  db,
+  deliver,
+  log,
+  messages,
+  owner,
+  postsTo,
+  receiver,
+  SEND_TIMEOUT_MS,
+  smtp,
+  subscribe,
+} from './webhooks-attempts-suite.ts';
 
 attemptsSuite('attempts');
 
@@ -25,7 +41,9 @@ test('when two copies of one attempt job run at once, then exactly one POST reac
 
   expect(postsTo(receiver, '/twice')).toHaveLength(1);
   expect(await s.deliveriesRepo.get(delivery._id)).toMatchObject({ status: 'succeeded', attempts_count: 1 });
-  expect(await s.deliveriesRepo.attempts.attemptsOf(hook._id, [(await s.deliveriesRepo.get(delivery._id))!])).toHaveLength(1);
+  expect(
+    await s.deliveriesRepo.attempts.attemptsOf(hook._id, [(await s.deliveriesRepo.get(delivery._id))!]),
+  ).toHaveLength(1);
   // The losing copy was not dropped blindly: it comes back later (and then finds the attempt made).
   expect(await messages(`${s.queue.queue}.delay.${CLAIMED_DEFER_MS}`)).toBe(1);
   await s.deliveries.attempt(job);
@@ -79,7 +97,12 @@ test("when a claim's second slot is held by another copy, then the claim is refu
   const { delivery } = await deliver(s, hook);
   // Another copy's slots just after this one's first (two, in case a slot boundary passes meanwhile).
   const slot = Math.floor(Date.now() / claimMs);
-  const theirs = [slot + 1, slot + 2].map((n) => ({ _id: `${delivery._id}:1:${n}`, owner: 'another-copy', expires_at: new Date((n + 1) * claimMs), slot: n }));
+  const theirs = [slot + 1, slot + 2].map((n) => ({
+    _id: `${delivery._id}:1:${n}`,
+    owner: 'another-copy',
+    expires_at: new Date((n + 1) * claimMs),
+    slot: n,
+  }));
   await db.collection<(typeof theirs)[number]>('attempt_claims').insertMany(theirs);
 
   expect(await s.deliveriesRepo.claims.claimAttempt(delivery._id, 1)).toBeNull();
@@ -109,7 +132,11 @@ test('when a copy died after recording its attempt but before the delivery outco
   await s.deliveries.attempt(job);
 
   expect(postsTo(receiver, '/recorded')).toHaveLength(0);
-  expect(await s.deliveriesRepo.get(delivery._id)).toMatchObject({ status: 'succeeded', attempts_count: 1, last_attempt_at: at });
+  expect(await s.deliveriesRepo.get(delivery._id)).toMatchObject({
+    status: 'succeeded',
+    attempts_count: 1,
+    last_attempt_at: at,
+  });
 });
 
 test('when a webhook whose URL carries a path and a token is deactivated, then the alert e-mail and the logs show only its scheme and host', async () => {
@@ -133,8 +160,16 @@ test('when a webhook whose URL carries a path and a token is deactivated, then t
     }
     expect(log.lines).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ level: 'info', msg: 'webhook deactivated after consecutive failures', obj: expect.objectContaining({ url: failing.url }) }),
-        expect.objectContaining({ level: 'info', msg: 'mail sent', obj: expect.objectContaining({ subject: `Webhook deactivated: ${failing.url}` }) }),
+        expect.objectContaining({
+          level: 'info',
+          msg: 'webhook deactivated after consecutive failures',
+          obj: expect.objectContaining({ url: failing.url }),
+        }),
+        expect.objectContaining({
+          level: 'info',
+          msg: 'mail sent',
+          obj: expect.objectContaining({ subject: `Webhook deactivated: ${failing.url}` }),
+        }),
       ]),
     );
   } finally {
@@ -169,12 +204,17 @@ test("when a stored delivery's first attempt never happened, then the rescue fin
 
     const reads = watched.take().filter((q) => q.collection === 'deliveries' && q.op === 'find');
     expect(reads.length).toBeGreaterThan(0);
-    expect(reads.every((q) => equalityOn(q, 'due_minute') && equalityOn(q, 'status') && !('next_attempt_at' in q.filter))).toBe(true);
+    expect(
+      reads.every((q) => equalityOn(q, 'due_minute') && equalityOn(q, 'status') && !('next_attempt_at' in q.filter)),
+    ).toBe(true);
     consumer = await s.queue.consume((job) => s.deliveries.attempt(job));
     await waitFor('the rescued attempt', () => postsTo(receiver, '/rescued').length === 2);
     await waitFor('its outcome', async () => (await s.deliveriesRepo.get(lost._id))?.status === 'succeeded');
     // The delivery log counts a delivery by its first attempt's tally: the one stored with its markers, not the one stored before them (the log's backfill counts that one).
-    const tallies = await watched.db.collection<{ _id: string; logged?: Date }>('attempt_tallies').find({ webhook_id: hook._id }).toArray();
+    const tallies = await watched.db
+      .collection<{ _id: string; logged?: Date }>('attempt_tallies')
+      .find({ webhook_id: hook._id })
+      .toArray();
     expect(tallies.find((t) => t._id === `${lost._id}:1`)).toMatchObject({ logged: lost.created_at });
     expect(tallies.find((t) => t._id === `${legacy._id}:1`)).not.toHaveProperty('logged');
   } finally {

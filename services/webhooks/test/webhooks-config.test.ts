@@ -6,12 +6,22 @@ import { parsePortRanges, readWebhooksConfig } from '../src/config.ts';
 const env = (extra: Record<string, string>) => ({ WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), ...extra });
 
 test('when WEBHOOK_ALLOWED_PORTS is unset or empty, then 443 and 1024-65535 are allowed', () => {
-  expect(readWebhooksConfig(env({})).allowedPorts).toEqual([[443, 443], [1024, 65535]]);
-  expect(readWebhooksConfig(env({ WEBHOOK_ALLOWED_PORTS: '' })).allowedPorts).toEqual([[443, 443], [1024, 65535]]);
+  expect(readWebhooksConfig(env({})).allowedPorts).toEqual([
+    [443, 443],
+    [1024, 65535],
+  ]);
+  expect(readWebhooksConfig(env({ WEBHOOK_ALLOWED_PORTS: '' })).allowedPorts).toEqual([
+    [443, 443],
+    [1024, 65535],
+  ]);
 });
 
 test('when WEBHOOK_ALLOWED_PORTS lists ports and ranges, then those are allowed', () => {
-  expect(readWebhooksConfig(env({ WEBHOOK_ALLOWED_PORTS: '80, 443,1024 - 65535' })).allowedPorts).toEqual([[80, 80], [443, 443], [1024, 65535]]);
+  expect(readWebhooksConfig(env({ WEBHOOK_ALLOWED_PORTS: '80, 443,1024 - 65535' })).allowedPorts).toEqual([
+    [80, 80],
+    [443, 443],
+    [1024, 65535],
+  ]);
   expect(parsePortRanges('1-65535')).toEqual([[1, 65535]]);
 });
 
@@ -35,7 +45,10 @@ test('when WEBHOOK_HISTORY_RETENTION is unset, then deliveries and attempts are 
   expect(readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: '48h' })).historyRetentionMs).toBe(2 * 86_400_000);
 });
 
-test.each(['soon', '1h', '-5d', '30 days'])('when WEBHOOK_HISTORY_RETENTION is %j, then the service refuses to start, naming the setting', (value) => {
-  expect(() => readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: value }))).toThrow(ConfigError);
-  expect(() => readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: value }))).toThrow(/WEBHOOK_HISTORY_RETENTION: /);
-});
+test.each(['soon', '1h', '-5d', '30 days'])(
+  'when WEBHOOK_HISTORY_RETENTION is %j, then the service refuses to start, naming the setting',
+  (value) => {
+    expect(() => readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: value }))).toThrow(ConfigError);
+    expect(() => readWebhooksConfig(env({ WEBHOOK_HISTORY_RETENTION: value }))).toThrow(/WEBHOOK_HISTORY_RETENTION: /);
+  },
+);

@@ -4,29 +4,63 @@
 // (webhooks-retention-suite.ts); attempts are seeded through the repositories.
 import { newId } from '@lpm/shared/ids';
 import { CountersRepository } from '../src/data/counters-repository.ts';
-import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from '../src/data/webhook-entity.ts';
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  WebhookCountersRecord,
+  WebhookRecord,
+} from '../src/data/webhook-entity.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { equalityOn, watchStore } from './store-commands.ts';
-import { attemptOf, counters, countOf, createHook, deliveries, listed, receiver, recordAndCount, retentionSuite, seedDelivery, sut } from './webhooks-retention-suite.ts';
+import {
+  attemptOf,
+  counters,
+  countOf,
+  createHook,
+  deliveries,
+  listed,
+  receiver,
+  recordAndCount,
+  retentionSuite,
+  seedDelivery,
+  sut,
+} from './webhooks-retention-suite.ts';
 
 retentionSuite();
 
 test('when attempts are recorded, some by several copies at once, then a fold counts each once, and the list shows them without reading an attempt', async () => {
   const who = identity();
   const id = await createHook(who, 'counted');
-  expect(await listed(who, id)).toMatchObject({ total_deliveries: 0, failed_deliveries: 0, success_rate: 100, last_triggered_at: null });
+  expect(await listed(who, id)).toMatchObject({
+    total_deliveries: 0,
+    failed_deliveries: 0,
+    success_rate: 100,
+    last_triggered_at: null,
+  });
   const made: AttemptRecord[] = [];
-  for (let i = 0; i < 8; i++) made.push(attemptOf(await seedDelivery(who.teamId, id), 1, i % 4 !== 0, new Date(Date.now() - (8 - i) * 1000)));
+  for (let i = 0; i < 8; i++)
+    made.push(attemptOf(await seedDelivery(who.teamId, id), 1, i % 4 !== 0, new Date(Date.now() - (8 - i) * 1000)));
 
   // Each attempt recorded by three copies at once (duplicated jobs, a repeated outcome step).
-  const recorded = await Promise.all(made.flatMap((a) => [deliveries.attempts.recordAttempt(a), deliveries.attempts.recordAttempt({ ...a }), deliveries.attempts.recordAttempt({ ...a })]));
+  const recorded = await Promise.all(
+    made.flatMap((a) => [
+      deliveries.attempts.recordAttempt(a),
+      deliveries.attempts.recordAttempt({ ...a }),
+      deliveries.attempts.recordAttempt({ ...a }),
+    ]),
+  );
   expect(recorded.map((a) => a._id)).toEqual(made.flatMap((a) => [a._id, a._id, a._id]));
   // Not counted until a fold: the counters live apart from the send path.
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 0 });
   expect(await counters.fold()).toBeGreaterThanOrEqual(8);
 
   const stats = await listed(who, id);
-  expect(stats).toMatchObject({ total_deliveries: 8, failed_deliveries: 2, success_rate: 75, last_triggered_at: made[7].at.toISOString() });
+  expect(stats).toMatchObject({
+    total_deliveries: 8,
+    failed_deliveries: 2,
+    success_rate: 75,
+    last_triggered_at: made[7].at.toISOString(),
+  });
   expect(await countOf('attempt_tallies', { webhook_id: id })).toBe(0);
   // The counters are kept: without the attempts the list still shows them.
   await sut.db.collection('attempts').deleteMany({ webhook_id: id });
@@ -36,7 +70,8 @@ test('when attempts are recorded, some by several copies at once, then a fold co
 test('when two replicas fold at the same moment, then each attempt is counted once', async () => {
   const who = identity();
   const id = await createHook(who, 'two-folds');
-  for (let i = 0; i < 20; i++) await deliveries.attempts.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, i % 2 === 0));
+  for (let i = 0; i < 20; i++)
+    await deliveries.attempts.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, i % 2 === 0));
   const replica = new CountersRepository(sut.db);
 
   await Promise.all([counters.fold(), replica.fold(), counters.fold()]);
@@ -51,7 +86,9 @@ test('when a crash left the tally of the last fold of a webhook undeleted, then 
   const first = attemptOf(await seedDelivery(who.teamId, id), 1, true);
   await recordAndCount(first);
   // The crash: the counters' update (naming the attempt) was written, the tally's delete was not.
-  expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: id })).toMatchObject({ last_counted: [first._id] });
+  expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: id })).toMatchObject({
+    last_counted: [first._id],
+  });
   const tally = { _id: first._id, webhook_id: id, ok: true, at: first.at };
   await sut.db.collection<typeof tally>('attempt_tallies').insertOne(tally);
 
@@ -67,7 +104,11 @@ test('when a crash left the tally of the last fold of a webhook undeleted, then 
 
 test('when more than a batch of attempts of several webhooks wait uncounted, then one fold adds each once with a few commands a batch', async () => {
   const who = identity();
-  const ids = [await createHook(who, 'batches-a'), await createHook(who, 'batches-b'), await createHook(who, 'batches-c')];
+  const ids = [
+    await createHook(who, 'batches-a'),
+    await createHook(who, 'batches-b'),
+    await createHook(who, 'batches-c'),
+  ];
   // Uncounted attempts of other tests' webhooks would join the fold: fold them first.
   await counters.fold();
   const watched = await watchStore(sut.db.databaseName);
@@ -80,7 +121,9 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
     for (let i = 0; i < 2100; i++) {
       const webhookId = ids[i % 3];
       const deliveryId = newId('dlv');
-      seeded.push(attemptOf({ _id: deliveryId, team_id: who.teamId, webhook_id: webhookId } as DeliveryRecord, 1, i % 5 !== 0));
+      seeded.push(
+        attemptOf({ _id: deliveryId, team_id: who.teamId, webhook_id: webhookId } as DeliveryRecord, 1, i % 5 !== 0),
+      );
     }
     await Promise.all(seeded.map((a) => deliveries.attempts.recordAttempt(a)));
     watched.take();
@@ -99,14 +142,26 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
     // equality FerretDB sends to SQL (an `$in` of ids alone would read every tally); the counters: one read and an
     // update per webhook.
     const tallyOps = sent.filter((q) => q.collection === 'attempt_tallies');
-    expect(tallyOps.map((q) => q.op)).toEqual(['find', 'delete', 'delete', 'delete', 'find', 'delete', 'delete', 'delete']);
+    expect(tallyOps.map((q) => q.op)).toEqual([
+      'find',
+      'delete',
+      'delete',
+      'delete',
+      'find',
+      'delete',
+      'delete',
+      'delete',
+    ]);
     for (const q of tallyOps.filter((t) => t.op === 'delete')) expect(equalityOn(q, 'webhook_id')).toBe(true);
     const counterWrites = sent.filter((q) => q.collection === 'webhook_counters' && q.op === 'update');
     expect(counterWrites).toHaveLength(6);
     expect(sent.length).toBeLessThan(20 * folds.length);
     for (const id of ids) {
       const mine = seeded.filter((a) => a.webhook_id === id);
-      expect(await listed(who, id)).toMatchObject({ total_deliveries: 700, failed_deliveries: mine.filter((a) => !a.ok).length });
+      expect(await listed(who, id)).toMatchObject({
+        total_deliveries: 700,
+        failed_deliveries: mine.filter((a) => !a.ok).length,
+      });
     }
     expect(await fold.fold()).toBe(0);
   } finally {
@@ -135,13 +190,22 @@ test('when a webhook stored before the counters has attempts, then the list coun
   const at = new Date(Date.now() - 5000);
   for (const ok of [true, false, true]) {
     // Stored as before: no `counted` field.
-    await sut.db.collection<AttemptRecord>('attempts').insertOne(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, ok, at));
+    await sut.db
+      .collection<AttemptRecord>('attempts')
+      .insertOne(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, ok, at));
   }
 
-  expect(await listed(who, legacy._id)).toMatchObject({ total_deliveries: 3, failed_deliveries: 1, success_rate: 66.7, last_triggered_at: at.toISOString() });
+  expect(await listed(who, legacy._id)).toMatchObject({
+    total_deliveries: 3,
+    failed_deliveries: 1,
+    success_rate: 66.7,
+    last_triggered_at: at.toISOString(),
+  });
   await recordAndCount(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, true));
   expect(await listed(who, legacy._id)).toMatchObject({ total_deliveries: 4, failed_deliveries: 1, success_rate: 75 });
-  expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: legacy._id })).toMatchObject({ total_deliveries: 4 });
+  expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: legacy._id })).toMatchObject(
+    { total_deliveries: 4 },
+  );
 });
 
 test('when a webhook still holds its counters itself (stored before webhook_counters), then the fold goes on from them, and counts its attempts left uncounted once', async () => {
@@ -151,7 +215,19 @@ test('when a webhook still holds its counters itself (stored before webhook_coun
   await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...leftover, counted: false });
   // Counters kept on the webhook itself, naming its last count, and no counters document.
   await sut.db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: id });
-  await sut.db.collection<WebhookRecord>('webhooks').updateOne({ _id: id }, { $set: { total_deliveries: 10, failed_deliveries: 4, last_triggered_at: leftover.at, last_counted: [leftover._id] } });
+  await sut.db
+    .collection<WebhookRecord>('webhooks')
+    .updateOne(
+      { _id: id },
+      {
+        $set: {
+          total_deliveries: 10,
+          failed_deliveries: 4,
+          last_triggered_at: leftover.at,
+          last_counted: [leftover._id],
+        },
+      },
+    );
 
   // Recorded then, and not yet counted.
   const uncounted = attemptOf(await seedDelivery(who.teamId, id), 1, false);

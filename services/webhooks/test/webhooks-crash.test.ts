@@ -22,7 +22,12 @@ const SECRET_KEY = randomBytes(32).toString('hex');
 const BURST = 1000;
 const prefix = `${process.env.MONGO_DB_PREFIX}whcrash_`;
 const exchange = `${prefix}events`;
-const team: Identity = { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };
+const team: Identity = {
+  teamId: newId('team'),
+  userId: newId('user'),
+  scopes: ['read', 'write', 'admin'],
+  settings: defaultTeamSettings(),
+};
 
 let port: number;
 let service: ChildProcess | undefined;
@@ -45,7 +50,13 @@ function startService(): ChildProcess {
   });
 }
 
-const distinctEvents = () => new Set(receiver.requests.map((r) => JSON.parse(r.body)).filter((p) => p.type === 'client.created').map((p) => p.id));
+const distinctEvents = () =>
+  new Set(
+    receiver.requests
+      .map((r) => JSON.parse(r.body))
+      .filter((p) => p.type === 'client.created')
+      .map((p) => p.id),
+  );
 
 beforeAll(async () => {
   port = await freePortBlock();
@@ -74,9 +85,19 @@ test('when the service is killed in the middle of a burst of 1,000 events and st
   await ch.assertExchange(exchange, 'topic', { durable: true });
   const ids: string[] = [];
   for (let i = 0; i < BURST; i++) {
-    const event = newEvent('client.created', team.teamId, { id: newId('cli'), name: `Cliente ${i}` }, null, team.userId);
+    const event = newEvent(
+      'client.created',
+      team.teamId,
+      { id: newId('cli'), name: `Cliente ${i}` },
+      null,
+      team.userId,
+    );
     ids.push(event.id);
-    ch.publish(exchange, event.type, Buffer.from(JSON.stringify(event)), { persistent: true, messageId: event.id, contentType: 'application/json' });
+    ch.publish(exchange, event.type, Buffer.from(JSON.stringify(event)), {
+      persistent: true,
+      messageId: event.id,
+      contentType: 'application/json',
+    });
   }
   await ch.waitForConfirms();
   await conn.close();

@@ -32,13 +32,29 @@ test('when an admin key lists the event types, then 200 answers the catalog with
     const media = post.requestBody.content['application/json'];
     expect(media.example).toEqual(entry.example);
     const component = doc.components.schemas[media.schema.$ref.replace('#/components/schemas/', '')];
-    expect(entry.schema).toEqual(JSON.parse(JSON.stringify(component).replaceAll('"#/components/schemas/', `"${DOCUMENT_COMPONENTS}`)));
+    expect(entry.schema).toEqual(
+      JSON.parse(JSON.stringify(component).replaceAll('"#/components/schemas/', `"${DOCUMENT_COMPONENTS}`)),
+    );
   }
 });
 
 test('when a key without the admin scope lists the event types, then 403 Insufficient permissions', async () => {
-  const readWrite = sys.admin('key', 'create', '--team', t.team.id, '--user', t.user.id, '--scopes', 'read,write').api_key;
-  expectError(await sys.call(readWrite, 'GET', '/v1/webhooks/event-types'), 403, 'FORBIDDEN', 'Insufficient permissions');
+  const readWrite = sys.admin(
+    'key',
+    'create',
+    '--team',
+    t.team.id,
+    '--user',
+    t.user.id,
+    '--scopes',
+    'read,write',
+  ).api_key;
+  expectError(
+    await sys.call(readWrite, 'GET', '/v1/webhooks/event-types'),
+    403,
+    'FORBIDDEN',
+    'Insufficient permissions',
+  );
 });
 
 test('when a webhook id is asked for beside the catalog, then GET /v1/webhooks/{id} answers it', async () => {

@@ -9,7 +9,18 @@ import { CountersRepository } from '../src/data/counters-repository.ts';
 import type { DeliveryRecord } from '../src/data/webhook-entity.ts';
 import { newDelivery } from '../src/domain/delivery-records.ts';
 import { equalityOn, watchStore } from './store-commands.ts';
-import { attemptsSuite, build, clientCreated, db, deliveryOf, messages, postsTo, receiver, scratch, subscribe } from './webhooks-attempts-suite.ts';
+import {
+  attemptsSuite,
+  build,
+  clientCreated,
+  db,
+  deliveryOf,
+  messages,
+  postsTo,
+  receiver,
+  scratch,
+  subscribe,
+} from './webhooks-attempts-suite.ts';
 
 attemptsSuite('fan-out');
 
@@ -28,20 +39,48 @@ test('when an event is fanned out, then its first attempt reaches the receiver f
     expect(more).toEqual([]);
     expect(JSON.parse(post.body)).toMatchObject({ id: event.id, type: 'client.created', webhook_id: hook._id });
     expect(post.headers).toMatchObject({ 'webhook-id': event.id, 'x-service-event-id': event.id });
-    expect(await deliveryOf(hook, event.id)).toMatchObject({ status: 'succeeded', attempts_count: 1, next_attempt_at: null, due_minute: null });
+    expect(await deliveryOf(hook, event.id)).toMatchObject({
+      status: 'succeeded',
+      attempts_count: 1,
+      next_attempt_at: null,
+      due_minute: null,
+    });
     expect(await messages(s.queue.queue)).toBe(0);
     // The team's active webhooks read once, by equalities FerretDB sends to SQL (their events are matched in
     // process); then the attempt's tally and the delivery, with the attempt inside it, inserted, and nothing
     // else: no claim, no count, no update, no document of `attempts`.
-    const sent = watched.take().map((q) => (q.op === 'find' ? `find ${q.collection} ${JSON.stringify(q.filter)}` : `${q.op} ${q.collection}`));
-    expect(sent).toEqual([`find webhooks ${JSON.stringify({ team_id: hook.team_id })}`, 'insert attempt_tallies', 'insert deliveries']);
+    const sent = watched
+      .take()
+      .map((q) => (q.op === 'find' ? `find ${q.collection} ${JSON.stringify(q.filter)}` : `${q.op} ${q.collection}`));
+    expect(sent).toEqual([
+      `find webhooks ${JSON.stringify({ team_id: hook.team_id })}`,
+      'insert attempt_tallies',
+      'insert deliveries',
+    ]);
     // The delivery log's markers went with the insert, and the tally counts the delivery in the log by its minute.
     const stored = (await deliveryOf(hook, event.id))!;
-    expect(stored.first_attempt).toEqual({ at: stored.last_attempt_at, ok: true, status_code: 200, latency_ms: expect.any(Number), error_class: null, response_body: expect.any(String) });
+    expect(stored.first_attempt).toEqual({
+      at: stored.last_attempt_at,
+      ok: true,
+      status_code: 200,
+      latency_ms: expect.any(Number),
+      error_class: null,
+      response_body: expect.any(String),
+    });
     const [attempt] = await s.deliveriesRepo.attempts.attemptsOf(hook._id, [stored]);
-    expect(attempt).toMatchObject({ _id: `${stored._id}:1`, delivery_id: stored._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1, ok: true, status_code: 200 });
+    expect(attempt).toMatchObject({
+      _id: `${stored._id}:1`,
+      delivery_id: stored._id,
+      webhook_id: hook._id,
+      team_id: hook.team_id,
+      attempt: 1,
+      ok: true,
+      status_code: 200,
+    });
     expect(stored.log_minute).toBe(`${hook._id}:${Math.floor(stored.created_at.getTime() / 60_000)}`);
-    expect(await watched.db.collection('attempt_tallies').findOne({ _id: `${stored._id}:1` as never })).toMatchObject({ logged: stored.created_at });
+    expect(await watched.db.collection('attempt_tallies').findOne({ _id: `${stored._id}:1` as never })).toMatchObject({
+      logged: stored.created_at,
+    });
   } finally {
     await watched.close();
   }
@@ -86,7 +125,9 @@ test('when a redelivered event finds its delivery stored pending its first attem
   await s.deliveries.fanOut(event, false);
 
   expect(postsTo(receiver, '/unqueued')).toHaveLength(0);
-  expect(s.pushed).toEqual([{ job: { delivery_id: pending._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 }, delayMs: undefined }]);
+  expect(s.pushed).toEqual([
+    { job: { delivery_id: pending._id, webhook_id: hook._id, team_id: hook.team_id, attempt: 1 }, delayMs: undefined },
+  ]);
   await s.deliveries.attempt(s.pushed[0].job);
   await s.deliveries.attempt(s.pushed[0].job);
   expect(postsTo(receiver, '/unqueued')).toHaveLength(1);
@@ -106,7 +147,9 @@ test('when a copy of an event is fanned out on another replica at the same momen
   expect(new Set(posts.map((q) => JSON.parse(q.body).id))).toEqual(new Set([copied.id]));
   const stored = await db.collection<DeliveryRecord>('deliveries').find({ webhook_id: hook._id }).toArray();
   expect(stored).toHaveLength(1);
-  expect(await s.deliveriesRepo.attempts.attemptsOf(hook._id, stored)).toEqual([expect.objectContaining({ attempt: 1, ok: true })]);
+  expect(await s.deliveriesRepo.attempts.attemptsOf(hook._id, stored)).toEqual([
+    expect.objectContaining({ attempt: 1, ok: true }),
+  ]);
   expect(await db.collection('attempts').countDocuments({ webhook_id: hook._id })).toBe(0);
   expect([...s.pushed, ...replica.pushed]).toEqual([]);
 });
@@ -127,7 +170,9 @@ test('when a fan-out finds its delivery stored pending by a copy with no free sl
   const stored = (await s.deliveriesRepo.get(pending._id))!;
   expect(stored).toMatchObject({ status: 'succeeded', attempts_count: 1 });
   expect(stored.first_attempt).toBeUndefined();
-  expect(await s.deliveriesRepo.attempts.attemptsOf(hook._id, [stored])).toEqual([expect.objectContaining({ attempt: 1, ok: true })]);
+  expect(await s.deliveriesRepo.attempts.attemptsOf(hook._id, [stored])).toEqual([
+    expect.objectContaining({ attempt: 1, ok: true }),
+  ]);
 });
 
 test('when a first attempt that succeeded is kept inside its delivery, then failures in a row count from it, before and after the fold adds it', async () => {
@@ -156,7 +201,11 @@ test('when a first attempt that succeeded is kept inside its delivery, then fail
     // Folded: the tally is gone, and the counters' last success stands for it.
     while ((await counters.fold()) > 0);
     expect(await db.collection('attempt_tallies').countDocuments({ webhook_id: hook._id })).toBe(0);
-    expect(await db.collection('webhook_counters').findOne({ _id: hook._id as never })).toMatchObject({ total_deliveries: 11, failed_deliveries: 10, last_success_at: expect.any(Date) });
+    expect(await db.collection('webhook_counters').findOne({ _id: hook._id as never })).toMatchObject({
+      total_deliveries: 11,
+      failed_deliveries: 10,
+      last_success_at: expect.any(Date),
+    });
     expect(await s.deliveriesRepo.attempts.failuresInARow(hook._id, hook.active_since, 6)).toBe(5);
     expect(await active()).toBe(true);
 
@@ -180,10 +229,24 @@ test('when many events are fanned out at once to several webhooks, then their de
     await Promise.all(events.map((e) => s.deliveries.fanOut(e, true)));
 
     for (const hook of hooks) expect(postsTo(receiver, new URL(hook.url).pathname)).toHaveLength(events.length);
-    expect(await db.collection('deliveries').countDocuments({ webhook_id: { $in: hooks.map((h) => h._id) }, status: 'succeeded', first_attempt: { $ne: null } })).toBe(120);
+    expect(
+      await db
+        .collection('deliveries')
+        .countDocuments({
+          webhook_id: { $in: hooks.map((h) => h._id) },
+          status: 'succeeded',
+          first_attempt: { $ne: null },
+        }),
+    ).toBe(120);
     // 120 deliveries: a read of the team's webhooks per event (no team versions here to keep a copy) and grouped inserts.
     const sent = watched.take();
-    expect(sent.every((q) => (q.op === 'insert' && ['attempt_tallies', 'deliveries'].includes(q.collection)) || (q.op === 'find' && q.collection === 'webhooks'))).toBe(true);
+    expect(
+      sent.every(
+        (q) =>
+          (q.op === 'insert' && ['attempt_tallies', 'deliveries'].includes(q.collection)) ||
+          (q.op === 'find' && q.collection === 'webhooks'),
+      ),
+    ).toBe(true);
     // 240 documents (a tally and a delivery each), two to an insert at least: how many more
     // share one depends on how the receiver's answers spread in time (3 to 5 on a 2-core machine).
     expect(sent.filter((q) => q.op === 'insert').length).toBeLessThanOrEqual(240 / 2);
@@ -196,13 +259,19 @@ test("when a receiver answers with NUL in its body beside two other teams' deliv
   // The three POSTs are answered together, so their deliveries go in one insert (the attempts' tallies linger for each other first).
   const held: Array<() => void> = [];
   const together = await startHttpsReceiver((req, res) => {
-    held.push(() => res.writeHead(200, { 'content-type': 'text/plain' }).end(req.path === '/nul' ? 'ok\0\0done\0' : 'fine'));
+    held.push(() =>
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(req.path === '/nul' ? 'ok\0\0done\0' : 'fine'),
+    );
     if (held.length === 3) held.splice(0).forEach((answer) => answer());
   });
   const watched = await watchStore(db.databaseName);
   try {
     const s = build({ queueName: 'webhooks.attempts.nul', store: watched.db });
-    const [nul, ...others] = [await subscribe(s, `${together.url}/nul`), await subscribe(s, `${together.url}/a`), await subscribe(s, `${together.url}/b`)];
+    const [nul, ...others] = [
+      await subscribe(s, `${together.url}/nul`),
+      await subscribe(s, `${together.url}/a`),
+      await subscribe(s, `${together.url}/b`),
+    ];
     let grouped = false;
     // Until the three went in one insert (a loaded machine may spread the answers apart): each round must hold anyway.
     for (let round = 0; round < 5 && !grouped; round++) {
@@ -213,7 +282,11 @@ test("when a receiver answers with NUL in its body beside two other teams' deliv
 
       expect(fanned.map((f) => f.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
       const stored = await Promise.all([nul, ...others].map((hook, i) => deliveryOf(hook, events[i].id)));
-      expect(stored.map((d) => [d?.status, d?.first_attempt?.response_body])).toEqual([['succeeded', 'okdone'], ['succeeded', 'fine'], ['succeeded', 'fine']]);
+      expect(stored.map((d) => [d?.status, d?.first_attempt?.response_body])).toEqual([
+        ['succeeded', 'okdone'],
+        ['succeeded', 'fine'],
+        ['succeeded', 'fine'],
+      ]);
       expect(s.pushed).toEqual([]);
       grouped = watched.take().some((q) => q.op === 'insert' && q.collection === 'deliveries' && q.documents === 3);
     }

@@ -12,8 +12,10 @@ const EVENTS = 20;
 let sys: RunningSystem;
 let receiver: HttpsReceiver;
 
-const call = (team: IssuedTeam, method: string, path: string, body?: unknown) => sys.call(team.api_key, method, path, body);
-const arrivals = (path: string) => receiver.requests.filter((r) => r.path === path && JSON.parse(r.body).type === 'client.created').map((r) => r.at);
+const call = (team: IssuedTeam, method: string, path: string, body?: unknown) =>
+  sys.call(team.api_key, method, path, body);
+const arrivals = (path: string) =>
+  receiver.requests.filter((r) => r.path === path && JSON.parse(r.body).type === 'client.created').map((r) => r.at);
 
 /** The most arrivals within any one second. */
 function busiestSecond(at: number[]): number {
@@ -28,7 +30,11 @@ function busiestSecond(at: number[]): number {
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
-  sys = await startRunningSystem('webhooksrate', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }, { replicas: 'webhooks=2', extraPorts: 1 });
+  sys = await startRunningSystem(
+    'webhooksrate',
+    { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+    { replicas: 'webhooks=2', extraPorts: 1 },
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -42,9 +48,19 @@ test('when events come faster than a webhook rate_limit, then both replicas keep
     ['/limited', { rate_limit: LIMIT }],
     ['/free', {}],
   ] as const) {
-    expect((await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}${path}`, events: ['client.created'], ...extra })).status).toBe(201);
+    expect(
+      (
+        await call(team, 'POST', '/v1/webhooks', {
+          url: `${receiver.url}${path}`,
+          events: ['client.created'],
+          ...extra,
+        })
+      ).status,
+    ).toBe(201);
   }
-  await Promise.all(Array.from({ length: EVENTS }, (_, i) => call(team, 'POST', '/v1/clients', { type: 'PF', name: `Cliente ${i}` })));
+  await Promise.all(
+    Array.from({ length: EVENTS }, (_, i) => call(team, 'POST', '/v1/clients', { type: 'PF', name: `Cliente ${i}` })),
+  );
 
   await waitFor('the deliveries to the free webhook', () => arrivals('/free').length === EVENTS, 20_000);
   const freeSpan = Math.max(...arrivals('/free')) - Math.min(...arrivals('/free'));
@@ -56,6 +72,8 @@ test('when events come faster than a webhook rate_limit, then both replicas keep
   expect(span).toBeGreaterThanOrEqual((Math.ceil(EVENTS / (LIMIT + 1)) - 1) * 1000);
   expect(freeSpan).toBeLessThan(span / 2);
   // Each event once: nothing dropped, nothing sent twice.
-  const ids = receiver.requests.filter((r) => r.path === '/limited' && JSON.parse(r.body).type === 'client.created').map((r) => JSON.parse(r.body).id as string);
+  const ids = receiver.requests
+    .filter((r) => r.path === '/limited' && JSON.parse(r.body).type === 'client.created')
+    .map((r) => JSON.parse(r.body).id as string);
   expect(new Set(ids).size).toBe(EVENTS);
 });

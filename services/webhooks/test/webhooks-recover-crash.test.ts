@@ -19,7 +19,12 @@ const TOKEN = randomBytes(32).toString('hex');
 const SECRET_KEY = randomBytes(32).toString('hex');
 const FAILED = 2000;
 const prefix = `${process.env.MONGO_DB_PREFIX}whrecover_`;
-const team: Identity = { teamId: newId('team'), userId: newId('user'), scopes: ['read', 'write', 'admin'], settings: defaultTeamSettings() };
+const team: Identity = {
+  teamId: newId('team'),
+  userId: newId('user'),
+  scopes: ['read', 'write', 'admin'],
+  settings: defaultTeamSettings(),
+};
 
 let port: number;
 let service: ChildProcess | undefined;
@@ -58,7 +63,13 @@ const isReady = () =>
     () => false,
   );
 
-const received = () => new Set(receiver.requests.map((r) => JSON.parse(r.body)).filter((p) => p.type === 'client.created').map((p) => p.id as string));
+const received = () =>
+  new Set(
+    receiver.requests
+      .map((r) => JSON.parse(r.body))
+      .filter((p) => p.type === 'client.created')
+      .map((p) => p.id as string),
+  );
 
 beforeAll(async () => {
   port = await freePortBlock();
@@ -75,7 +86,8 @@ afterAll(async () => {
 test('when the service is killed while a recovery re-queues and started again, then the recovery resumes, completes, and every delivery reaches the receiver', async () => {
   service = startService();
   await waitFor('the webhooks service ready', isReady, 60_000);
-  const hook = (await request('POST', '/v1/webhooks', { url: `${receiver.url}/recover`, events: ['client.created'] })).body.data as { id: string };
+  const hook = (await request('POST', '/v1/webhooks', { url: `${receiver.url}/recover`, events: ['client.created'] }))
+    .body.data as { id: string };
 
   // Deliveries that failed for good, stored as the service stores them.
   const base = Date.now() - 60 * 60_000;
@@ -83,7 +95,15 @@ test('when the service is killed while a recovery re-queues and started again, t
     const at = new Date(base + i * 1000);
     const eventId = newId('evt');
     const data = { object: { n: i }, previous_attributes: null };
-    const body = JSON.stringify({ id: eventId, type: 'client.created', api_version: 'v1', created_at: at.toISOString(), data, team_id: team.teamId, webhook_id: hook.id });
+    const body = JSON.stringify({
+      id: eventId,
+      type: 'client.created',
+      api_version: 'v1',
+      created_at: at.toISOString(),
+      data,
+      team_id: team.teamId,
+      webhook_id: hook.id,
+    });
     const d: DeliveryRecord = {
       _id: newId('dlv'),
       team_id: team.teamId,
@@ -103,15 +123,21 @@ test('when the service is killed while a recovery re-queues and started again, t
   const deliveries = store.db(`${prefix}webhooks`).collection<DeliveryRecord>('deliveries');
   await deliveries.insertMany(failed);
 
-  const started = await request('POST', `/v1/webhooks/${hook.id}/recover`, { since: new Date(base - 1000).toISOString() });
+  const started = await request('POST', `/v1/webhooks/${hook.id}/recover`, {
+    since: new Date(base - 1000).toISOString(),
+  });
   expect(started.status).toBe(202);
   expect(started.body.data).toMatchObject({ status: 'running', total: FAILED });
-  const progress = async () => (await request('GET', `/v1/webhooks/${hook.id}/recoveries/${String(started.body.data.id)}`)).body.data;
+  const progress = async () =>
+    (await request('GET', `/v1/webhooks/${hook.id}/recoveries/${String(started.body.data.id)}`)).body.data;
   await waitFor('a page re-queued', async () => Number((await progress()).queued) > 0, 60_000);
   const exited = new Promise((done) => service!.once('exit', done));
   service.kill('SIGKILL');
   await exited;
-  const before = await store.db(`${prefix}webhooks`).collection('webhook_recoveries').findOne({ _id: started.body.data.id as never });
+  const before = await store
+    .db(`${prefix}webhooks`)
+    .collection('webhook_recoveries')
+    .findOne({ _id: started.body.data.id as never });
   expect(before).toMatchObject({ status: 'running' });
   expect(before!.queued).toBeLessThan(FAILED);
 

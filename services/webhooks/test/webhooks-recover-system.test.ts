@@ -12,12 +12,19 @@ let sys: RunningSystem;
 let receiver: HttpsReceiver;
 let down = false;
 
-const call = (team: IssuedTeam, method: string, path: string, body?: unknown) => sys.call(team.api_key, method, path, body);
-const events = () => receiver.requests.map((r) => ({ r, body: JSON.parse(r.body) })).filter(({ body }) => body.type === 'client.created');
+const call = (team: IssuedTeam, method: string, path: string, body?: unknown) =>
+  sys.call(team.api_key, method, path, body);
+const events = () =>
+  receiver.requests.map((r) => ({ r, body: JSON.parse(r.body) })).filter(({ body }) => body.type === 'client.created');
 
 beforeAll(async () => {
-  receiver = await startHttpsReceiver((req) => (down && JSON.parse(req.body).type !== 'ping' ? { status: 500 } : { status: 200 }));
-  sys = await startRunningSystem('webhooksrecover', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '300ms' });
+  receiver = await startHttpsReceiver((req) =>
+    down && JSON.parse(req.body).type !== 'ping' ? { status: 500 } : { status: 200 },
+  );
+  sys = await startRunningSystem('webhooksrecover', {
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_RETRY_DELAYS: '300ms',
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -28,8 +35,14 @@ afterAll(async () => {
 test('when events come while a webhook is inactive and others fail for good, then they are kept in the log, and a recovery sends them all again, signed', async () => {
   const team = sys.team('Recuperação');
   const since = new Date(Date.now() - 1000).toISOString();
-  const hook = (await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}/recover`, events: ['client.created'] })).body.data as { id: string; secret: string };
-  const log = async () => (await call(team, 'GET', `/v1/webhooks/${hook.id}/deliveries?sort=created_at`)).body.data as Record<string, unknown>[];
+  const hook = (
+    await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}/recover`, events: ['client.created'] })
+  ).body.data as { id: string; secret: string };
+  const log = async () =>
+    (await call(team, 'GET', `/v1/webhooks/${hook.id}/deliveries?sort=created_at`)).body.data as Record<
+      string,
+      unknown
+    >[];
 
   // Failed for good: both attempts answered 500.
   down = true;
@@ -38,7 +51,10 @@ test('when events come while a webhook is inactive and others fail for good, the
 
   expect((await call(team, 'PUT', `/v1/webhooks/${hook.id}`, { active: false })).status).toBe(200);
   for (const name of ['Pulado 1', 'Pulado 2']) await call(team, 'POST', '/v1/clients', { type: 'PF', name });
-  await waitFor('two skipped deliveries in the log', async () => (await log()).filter((d) => d.status === 'skipped').length === 2);
+  await waitFor(
+    'two skipped deliveries in the log',
+    async () => (await log()).filter((d) => d.status === 'skipped').length === 2,
+  );
   await sleep(500);
   expect(events()).toHaveLength(2);
   const kept = await log();
@@ -54,8 +70,16 @@ test('when events come while a webhook is inactive and others fail for good, the
   expect(res.status).toBe(202);
   const started = res.body.data as { id: string };
   expect(started).toMatchObject({ status: expect.stringMatching(/^(running|completed)$/), total: 3 });
-  await waitFor('the recovery completed', async () => (await call(team, 'GET', `/v1/webhooks/${hook.id}/recoveries/${started.id}`)).body.data.status === 'completed');
-  expect((await call(team, 'GET', `/v1/webhooks/${hook.id}/recoveries/${started.id}`)).body.data).toMatchObject({ queued: 3, total: 3, webhook_id: hook.id });
+  await waitFor(
+    'the recovery completed',
+    async () =>
+      (await call(team, 'GET', `/v1/webhooks/${hook.id}/recoveries/${started.id}`)).body.data.status === 'completed',
+  );
+  expect((await call(team, 'GET', `/v1/webhooks/${hook.id}/recoveries/${started.id}`)).body.data).toMatchObject({
+    queued: 3,
+    total: 3,
+    webhook_id: hook.id,
+  });
 
   await waitFor('the three sent again', () => events().length === 5);
   const resent = events().slice(2);

@@ -20,7 +20,8 @@ const DAY = 24 * 60 * MINUTE;
 
 let sut: WebhooksUnderTest;
 const who = identity();
-const call = (method: 'GET' | 'POST', url: string, payload?: unknown) => sut.call(who, { method, url, payload: payload as never });
+const call = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  sut.call(who, { method, url, payload: payload as never });
 
 beforeAll(async () => {
   sut = await startWebhooks({ recoverLimit: LIMIT });
@@ -53,7 +54,12 @@ async function newHook(active = true): Promise<string> {
 }
 
 /** Stores a delivery of the webhook made `agoMs` ago, in `status`. */
-async function stored(webhookId: string, agoMs: number, status: DeliveryRecord['status'], extra: Partial<DeliveryRecord> = {}) {
+async function stored(
+  webhookId: string,
+  agoMs: number,
+  status: DeliveryRecord['status'],
+  extra: Partial<DeliveryRecord> = {},
+) {
   const at = new Date(Date.now() - agoMs);
   const d: DeliveryRecord = {
     _id: newId('dlv'),
@@ -124,13 +130,16 @@ test('when a webhook is recovered since a time, then its failed and skipped deli
     created_at: expect.any(String),
     finished_at: expect.any(String),
   });
-  for (const d of inWindow.slice(0, LIMIT)) expect(await statusOf(d)).toMatchObject({ status: 'pending', recovery_id: started.id });
+  for (const d of inWindow.slice(0, LIMIT))
+    expect(await statusOf(d)).toMatchObject({ status: 'pending', recovery_id: started.id });
   for (const d of inWindow.slice(LIMIT)) expect((await statusOf(d)).status).toBe(d.status);
   for (const d of [tooOld, ...untouched]) expect(await statusOf(d)).toMatchObject({ status: d.status });
   expect((await statusOf(tooOld)).recovery_id).toBeUndefined();
 
   // A second call from where the first stopped takes the rest.
-  const again = (await call('POST', `/v1/webhooks/${hook}/recover`, { since: inWindow[LIMIT].created_at.toISOString(), until })).json().data;
+  const again = (
+    await call('POST', `/v1/webhooks/${hook}/recover`, { since: inWindow[LIMIT].created_at.toISOString(), until })
+  ).json().data;
   expect(again).toMatchObject({ status: 'running', total: 2 });
   await finished(hook, again.id);
   for (const d of inWindow.slice(LIMIT)) expect((await statusOf(d)).status).toBe('pending');
@@ -148,17 +157,57 @@ test('when the window is out of bounds or malformed, the webhook inactive, or an
   const hook = await newHook();
   const path = `/v1/webhooks/${hook}/recover`;
   const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
-  expectError(await call('POST', path, { since: ago(14 * DAY + MINUTE) }), 400, 'VALIDATION_ERROR', 'since must be within the last 14 days');
-  expectError(await call('POST', path, { since: new Date(Date.now() + MINUTE).toISOString() }), 400, 'VALIDATION_ERROR', 'since must not be in the future');
-  expectError(await call('POST', path, { since: ago(MINUTE), until: ago(2 * MINUTE) }), 400, 'VALIDATION_ERROR', 'until must be after since');
-  expectError(await call('POST', path, { since: 'yesterday' }), 400, 'VALIDATION_ERROR', 'since must be an ISO 8601 date-time');
-  expectError(await call('POST', path, { since: ago(MINUTE), until: '2026-13-01' }), 400, 'VALIDATION_ERROR', 'until must be an ISO 8601 date-time');
+  expectError(
+    await call('POST', path, { since: ago(14 * DAY + MINUTE) }),
+    400,
+    'VALIDATION_ERROR',
+    'since must be within the last 14 days',
+  );
+  expectError(
+    await call('POST', path, { since: new Date(Date.now() + MINUTE).toISOString() }),
+    400,
+    'VALIDATION_ERROR',
+    'since must not be in the future',
+  );
+  expectError(
+    await call('POST', path, { since: ago(MINUTE), until: ago(2 * MINUTE) }),
+    400,
+    'VALIDATION_ERROR',
+    'until must be after since',
+  );
+  expectError(
+    await call('POST', path, { since: 'yesterday' }),
+    400,
+    'VALIDATION_ERROR',
+    'since must be an ISO 8601 date-time',
+  );
+  expectError(
+    await call('POST', path, { since: ago(MINUTE), until: '2026-13-01' }),
+    400,
+    'VALIDATION_ERROR',
+    'until must be an ISO 8601 date-time',
+  );
   expect((await call('POST', path, {})).statusCode).toBe(400);
   expect((await call('POST', path, { since: ago(14 * DAY - MINUTE) })).statusCode).toBe(202);
   const inactive = await newHook(false);
-  expectError(await call('POST', `/v1/webhooks/${inactive}/recover`, { since: ago(MINUTE) }), 422, 'VALIDATION_ERROR', 'Webhook is inactive');
-  expectError(await call('POST', '/v1/webhooks/wh_01jd3kc4d6e8f0g2h4j6k8m0n2/recover', { since: ago(MINUTE) }), 404, 'NOT_FOUND', 'Webhook not found');
-  expectError(await call('GET', `/v1/webhooks/${hook}/recoveries/rcv_01jd3kc4d6e8f0g2h4j6k8m0n2`), 404, 'NOT_FOUND', 'Recovery not found');
+  expectError(
+    await call('POST', `/v1/webhooks/${inactive}/recover`, { since: ago(MINUTE) }),
+    422,
+    'VALIDATION_ERROR',
+    'Webhook is inactive',
+  );
+  expectError(
+    await call('POST', '/v1/webhooks/wh_01jd3kc4d6e8f0g2h4j6k8m0n2/recover', { since: ago(MINUTE) }),
+    404,
+    'NOT_FOUND',
+    'Webhook not found',
+  );
+  expectError(
+    await call('GET', `/v1/webhooks/${hook}/recoveries/rcv_01jd3kc4d6e8f0g2h4j6k8m0n2`),
+    404,
+    'NOT_FOUND',
+    'Recovery not found',
+  );
 });
 
 test('when two replicas are asked to recover one webhook at once, or one is left running, then only one recovery runs and the others get 409', async () => {
@@ -166,7 +215,15 @@ test('when two replicas are asked to recover one webhook at once, or one is left
   for (let i = 0; i < 30; i++) await stored(hook, (40 - i) * MINUTE, 'failed');
   // Two replicas' recoveries on the one store; their webhook is active, and re-queueing is left out.
   const webhooks = { load: async () => ({ active: true }) } as never;
-  const replicas = [0, 1].map(() => new Recoveries({ recoveries: new RecoveriesRepository(sut.db), webhooks, requeue: async () => {}, logger: quietLogger }));
+  const replicas = [0, 1].map(
+    () =>
+      new Recoveries({
+        recoveries: new RecoveriesRepository(sut.db),
+        webhooks,
+        requeue: async () => {},
+        logger: quietLogger,
+      }),
+  );
   const body = { since: new Date(Date.now() - DAY).toISOString() };
   const outcomes = await Promise.allSettled(replicas.map((r) => r.start(who, hook, body)));
   expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
@@ -176,15 +233,25 @@ test('when two replicas are asked to recover one webhook at once, or one is left
 
   // A recovery left running by a process that died bars another until it is resumed.
   const left = await leftRunning(hook, 0);
-  expectError(await call('POST', `/v1/webhooks/${hook}/recover`, body), 409, 'DUPLICATE_ENTRY', 'A recovery is already running for this webhook');
+  expectError(
+    await call('POST', `/v1/webhooks/${hook}/recover`, body),
+    409,
+    'DUPLICATE_ENTRY',
+    'A recovery is already running for this webhook',
+  );
   await sut.db.collection<WebhookRecoveryRecord>('webhook_recoveries').deleteOne({ _id: left._id });
 });
 
 /** A recovery as a process that died after re-queueing `done` of its deliveries leaves it: running, its progress stored as of then. */
-async function leftRunning(webhookId: string, done: number, owed: DeliveryRecord[] = []): Promise<WebhookRecoveryRecord> {
+async function leftRunning(
+  webhookId: string,
+  done: number,
+  owed: DeliveryRecord[] = [],
+): Promise<WebhookRecoveryRecord> {
   const now = new Date();
   const id = newId('rcv');
-  for (const d of owed.slice(0, done)) await deliveries().updateOne({ _id: d._id }, { $set: { status: 'pending', recovery_id: id } });
+  for (const d of owed.slice(0, done))
+    await deliveries().updateOne({ _id: d._id }, { $set: { status: 'pending', recovery_id: id } });
   const r: WebhookRecoveryRecord = {
     _id: id,
     team_id: who.teamId,

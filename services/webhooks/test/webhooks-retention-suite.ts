@@ -20,11 +20,14 @@ export let webhooks: WebhooksRepository;
 export let deliveries: DeliveriesRepository;
 export let counters: CountersRepository;
 
-
 export type Who = ReturnType<typeof identity>;
 
 export async function createHook(who: Who, path: string): Promise<string> {
-  const res = await sut.call(who, { method: 'POST', url: '/v1/webhooks', payload: { url: `${receiver.url}/${path}`, events: ['client.created'] } });
+  const res = await sut.call(who, {
+    method: 'POST',
+    url: '/v1/webhooks',
+    payload: { url: `${receiver.url}/${path}`, events: ['client.created'] },
+  });
   expect(res.statusCode).toBe(201);
   return res.json().data.id;
 }
@@ -37,18 +40,18 @@ export async function listed(who: Who, id: string) {
 
 /** A delivery of the webhook, created and last changed at `at`. */
 export const deliveryOf = (teamId: string, webhookId: string, at = new Date()): DeliveryRecord => ({
-    _id: newId('dlv'),
-    team_id: teamId,
-    webhook_id: webhookId,
-    event_id: newId('evt'),
-    event_type: 'client.created',
-    body: '{"data":{"object":{"cpf":"123.456.789-09","email":"ana@lpm.test"}}}',
-    status: 'succeeded',
-    attempts_count: 1,
-    last_attempt_at: at,
-    next_attempt_at: null,
-    created_at: at,
-    updated_at: at,
+  _id: newId('dlv'),
+  team_id: teamId,
+  webhook_id: webhookId,
+  event_id: newId('evt'),
+  event_type: 'client.created',
+  body: '{"data":{"object":{"cpf":"123.456.789-09","email":"ana@lpm.test"}}}',
+  status: 'succeeded',
+  attempts_count: 1,
+  last_attempt_at: at,
+  next_attempt_at: null,
+  created_at: at,
+  updated_at: at,
 });
 
 /** That delivery, stored. */

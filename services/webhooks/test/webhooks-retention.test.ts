@@ -12,7 +12,21 @@ import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { purgeHistory } from '../src/jobs/retention.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { equalityOn, watchStore } from './store-commands.ts';
-import { attemptOf, counters, countOf, createHook, deliveries, deliveryOf, listed, recordAndCount, RETENTION_MS, retentionSuite, seedDelivery, sut, webhooks } from './webhooks-retention-suite.ts';
+import {
+  attemptOf,
+  counters,
+  countOf,
+  createHook,
+  deliveries,
+  deliveryOf,
+  listed,
+  recordAndCount,
+  RETENTION_MS,
+  retentionSuite,
+  seedDelivery,
+  sut,
+  webhooks,
+} from './webhooks-retention-suite.ts';
 
 retentionSuite();
 
@@ -26,7 +40,9 @@ test('when a webhook is deleted, then none of its deliveries, attempts or attemp
     await recordAndCount(attemptOf(d, 2, true));
     expect(await deliveries.claims.claimAttempt(d._id, 3)).not.toBeNull();
   }
-  const doomedDeliveries = (await sut.db.collection<DeliveryRecord>('deliveries').find({ webhook_id: doomed }).toArray()).map((d) => d._id);
+  const doomedDeliveries = (
+    await sut.db.collection<DeliveryRecord>('deliveries').find({ webhook_id: doomed }).toArray()
+  ).map((d) => d._id);
 
   const res = await sut.call(who, { method: 'DELETE', url: `/v1/webhooks/${doomed}` });
   expect(res.statusCode).toBe(200);
@@ -51,7 +67,9 @@ test('when the retention job runs, then deliveries and attempts past retention, 
   // A deleted webhook's history left by a crash, and the history of one created a moment ago (not an orphan).
   const gone = newId('wh');
   const orphan = await seedDelivery(who.teamId, gone, new Date(Date.now() - 3600_000));
-  await sut.db.collection<AttemptRecord>('attempts').insertOne(attemptOf(orphan, 1, false, new Date(Date.now() - 3600_000)));
+  await sut.db
+    .collection<AttemptRecord>('attempts')
+    .insertOne(attemptOf(orphan, 1, false, new Date(Date.now() - 3600_000)));
   const justNow = await seedDelivery(who.teamId, newId('wh'));
 
   const purged = await purgeHistory({ webhooks, deliveries, counters, retentionMs: RETENTION_MS });
@@ -66,7 +84,12 @@ test('when the retention job runs, then deliveries and attempts past retention, 
   expect(await deliveries.get(justNow._id)).not.toBeNull();
   // The counters keep what was counted; a second run finds nothing more.
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 2 });
-  expect(await purgeHistory({ webhooks, deliveries, counters, retentionMs: RETENTION_MS })).toMatchObject({ deliveries: 0, attempts: 0, orphanDeliveries: 0, orphanAttempts: 0 });
+  expect(await purgeHistory({ webhooks, deliveries, counters, retentionMs: RETENTION_MS })).toMatchObject({
+    deliveries: 0,
+    attempts: 0,
+    orphanDeliveries: 0,
+    orphanAttempts: 0,
+  });
 });
 
 test('when retention runs past its first days, then every delete names a day marker or a deleted webhook, and what passed the cutoff since is gone while the rest stays', async () => {
@@ -75,7 +98,12 @@ test('when retention runs past its first days, then every delete names a day mar
   try {
     const hooks = new WebhooksRepository(watched.db);
     const repo = new DeliveriesRepository(watched.db, { attemptClaimMs: 60_000 });
-    const deps = { webhooks: hooks, deliveries: repo, counters: new CountersRepository(watched.db), retentionMs: RETENTION_MS };
+    const deps = {
+      webhooks: hooks,
+      deliveries: repo,
+      counters: new CountersRepository(watched.db),
+      retentionMs: RETENTION_MS,
+    };
     const seed = async (webhookId: string, at: Date) => {
       const d = deliveryOf('team_x', webhookId, at);
       await repo.insert(d);
@@ -94,7 +122,12 @@ test('when retention runs past its first days, then every delete names a day mar
     const hourAfter = await seed(hook, new Date(cutoff + 3600_000));
     // Stored long before the cutoff, last changed after it: kept.
     const retried = await seed(hook, new Date(cutoff - 2 * DAY_MS));
-    await repo.recordOutcome(retried._id, { status: 'succeeded', attempts_count: 2, last_attempt_at: new Date(cutoff + 60_000), next_attempt_at: null });
+    await repo.recordOutcome(retried._id, {
+      status: 'succeeded',
+      attempts_count: 2,
+      last_attempt_at: new Date(cutoff + 60_000),
+      next_attempt_at: null,
+    });
     // History left by a webhook's delete (its tombstone written, the webhook gone) whose process died before dropping it.
     const deleted = newId('wh');
     const left = await seed(deleted, new Date(cutoff + DAY_MS));
@@ -107,9 +140,12 @@ test('when retention runs past its first days, then every delete names a day mar
     for (const gone of [dayBefore, hourBefore, left]) expect(await repo.get(gone._id)).toBeNull();
     for (const kept of [hourAfter, retried]) expect(await repo.get(kept._id)).not.toBeNull();
     expect(await repo.attempts.attemptById(`${hourAfter._id}:1`)).not.toBeNull();
-    const deletes = watched.take().filter((q) => q.op === 'delete' && ['deliveries', 'attempts'].includes(q.collection));
+    const deletes = watched
+      .take()
+      .filter((q) => q.op === 'delete' && ['deliveries', 'attempts'].includes(q.collection));
     expect(deletes.length).toBeGreaterThan(0);
-    for (const q of deletes) expect([q, ['day', 'updated_day', 'webhook_id'].some((f) => equalityOn(q, f))]).toEqual([q, true]);
+    for (const q of deletes)
+      expect([q, ['day', 'updated_day', 'webhook_id'].some((f) => equalityOn(q, f))]).toEqual([q, true]);
   } finally {
     await watched.db.dropDatabase();
     await watched.close();

@@ -41,7 +41,8 @@ test('when a receiver fails twice and then answers 200, then it gets the same ev
     return { status: calls <= 2 ? 503 : 200 };
   });
   try {
-    const hook = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/flaky`, events: ['client.created'] })).body.data;
+    const hook = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/flaky`, events: ['client.created'] })).body
+      .data;
     await call('POST', '/v1/clients', { type: 'PF', name: 'Insistente' });
     await waitFor('three attempts', () => deliveriesOf(receiver).length === 3, 20_000);
     const attempts = deliveriesOf(receiver);
@@ -60,14 +61,21 @@ test('when a receiver fails twice and then answers 200, then it gets the same ev
     expect(deliveriesOf(receiver)).toHaveLength(3);
     const log = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data[0];
     expect(log).toMatchObject({ status: 'succeeded', attempts_count: 3 });
-    expect(log.attempts.map((a: { status_code: number; error_class: string | null }) => [a.status_code, a.error_class])).toEqual([
+    expect(
+      log.attempts.map((a: { status_code: number; error_class: string | null }) => [a.status_code, a.error_class]),
+    ).toEqual([
       [503, 'http_5xx'],
       [503, 'http_5xx'],
       [200, null],
     ]);
     const stats = async () => (await call('GET', '/v1/webhooks')).body.data[0];
     await waitFor('the counters', async () => (await stats()).total_deliveries === 3);
-    expect(await stats()).toMatchObject({ total_deliveries: 3, failed_deliveries: 2, success_rate: 33.3, active: true });
+    expect(await stats()).toMatchObject({
+      total_deliveries: 3,
+      failed_deliveries: 2,
+      success_rate: 33.3,
+      active: true,
+    });
   } finally {
     await receiver.close();
   }
@@ -76,10 +84,19 @@ test('when a receiver fails twice and then answers 200, then it gets the same ev
 test('when a receiver always fails, then after 6 attempts the webhook is inactive and the owner gets an alert e-mail', async () => {
   const team = sys.team('Sempre falha');
   let reachable = true;
-  const receiver = await startHttpsReceiver((req) => (JSON.parse(req.body).type === 'ping' && reachable ? { status: 204 } : { status: 500, body: 'down' }));
+  const receiver = await startHttpsReceiver((req) =>
+    JSON.parse(req.body).type === 'ping' && reachable ? { status: 204 } : { status: 500, body: 'down' },
+  );
   try {
     // A URL carrying a credential in its path and query, as receivers' URLs often do.
-    const hook = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/down/k3y-in-path?token=s3cret`, events: ['client.created'] }, team.api_key)).body.data;
+    const hook = (
+      await call(
+        'POST',
+        '/v1/webhooks',
+        { url: `${receiver.url}/down/k3y-in-path?token=s3cret`, events: ['client.created'] },
+        team.api_key,
+      )
+    ).body.data;
     reachable = false;
     await call('POST', '/v1/clients', { type: 'PJ', name: 'Fora do ar' }, team.api_key);
     const [mail] = await smtp.waitFor(1, 30_000);
@@ -93,7 +110,13 @@ test('when a receiver always fails, then after 6 attempts the webhook is inactiv
 
     const listed = async () => (await call('GET', '/v1/webhooks', undefined, team.api_key)).body.data[0];
     await waitFor('the counters', async () => (await listed()).total_deliveries === 6);
-    expect(await listed()).toMatchObject({ id: hook.id, active: false, total_deliveries: 6, failed_deliveries: 6, success_rate: 0 });
+    expect(await listed()).toMatchObject({
+      id: hook.id,
+      active: false,
+      total_deliveries: 6,
+      failed_deliveries: 6,
+      success_rate: 0,
+    });
     const [delivery] = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`, undefined, team.api_key)).body.data;
     expect(delivery).toMatchObject({ status: 'failed', attempts_count: 6 });
 
@@ -101,7 +124,12 @@ test('when a receiver always fails, then after 6 attempts the webhook is inactiv
     await call('POST', '/v1/clients', { type: 'PJ', name: 'Ignorada' }, team.api_key);
     await new Promise((r) => setTimeout(r, 1500));
     expect(deliveriesOf(receiver)).toHaveLength(6);
-    const retry = await call('POST', `/v1/webhooks/${hook.id}/deliveries/${delivery.id}/retry`, undefined, team.api_key);
+    const retry = await call(
+      'POST',
+      `/v1/webhooks/${hook.id}/deliveries/${delivery.id}/retry`,
+      undefined,
+      team.api_key,
+    );
     expect(retry.status).toBe(422);
     expect(retry.body.error.message).toBe('Webhook is inactive');
 

@@ -17,7 +17,8 @@ const HOUR = 3_600_000;
 let sys: RunningSystem;
 let receiver: HttpsReceiver;
 
-const call = (team: IssuedTeam, method: string, path: string, body?: unknown) => sys.call(team.api_key, method, path, body);
+const call = (team: IssuedTeam, method: string, path: string, body?: unknown) =>
+  sys.call(team.api_key, method, path, body);
 
 async function subscribe(team: IssuedTeam, path: string): Promise<{ id: string; secret: string }> {
   const res = await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}${path}`, events: ['client.created'] });
@@ -25,10 +26,19 @@ async function subscribe(team: IssuedTeam, path: string): Promise<{ id: string; 
   return res.body.data as { id: string; secret: string };
 }
 
-async function rotate(team: IssuedTeam, id: string, body?: unknown): Promise<{ id: string; secret: string; secret_rotated_at: string; previous_secret_expires_at: string | null }> {
+async function rotate(
+  team: IssuedTeam,
+  id: string,
+  body?: unknown,
+): Promise<{ id: string; secret: string; secret_rotated_at: string; previous_secret_expires_at: string | null }> {
   const res = await call(team, 'POST', `/v1/webhooks/${id}/secret/rotate`, body);
   expect(res.status).toBe(200);
-  return res.body.data as { id: string; secret: string; secret_rotated_at: string; previous_secret_expires_at: string | null };
+  return res.body.data as {
+    id: string;
+    secret: string;
+    secret_rotated_at: string;
+    previous_secret_expires_at: string | null;
+  };
 }
 
 /** A client.created for the team, as its receiver got it. */
@@ -47,7 +57,10 @@ const verifies = (secret: string, req: ReceivedRequest) => {
   }
 };
 const signatures = (req: ReceivedRequest) => String(req.headers['webhook-signature']).split(' ');
-const serviceSignature = (secret: string, req: ReceivedRequest) => createHmac('sha256', secret).update(`${String(req.headers['x-service-timestamp'])}.${req.body}`).digest('hex');
+const serviceSignature = (secret: string, req: ReceivedRequest) =>
+  createHmac('sha256', secret)
+    .update(`${String(req.headers['x-service-timestamp'])}.${req.body}`)
+    .digest('hex');
 
 beforeAll(async () => {
   sys = await startRunningSystem('webhooksrotate', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
@@ -64,7 +77,12 @@ test('when the secret is rotated, then the new one is shown once, and during the
   const hook = await subscribe(team, '/rotate/overlap');
   const before = Date.now();
   const rotated = await rotate(team, hook.id);
-  expect(rotated).toEqual({ id: hook.id, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), secret_rotated_at: expect.stringMatching(ISO_MS), previous_secret_expires_at: expect.stringMatching(ISO_MS) });
+  expect(rotated).toEqual({
+    id: hook.id,
+    secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    secret_rotated_at: expect.stringMatching(ISO_MS),
+    previous_secret_expires_at: expect.stringMatching(ISO_MS),
+  });
   expect(rotated.secret).not.toBe(hook.secret);
   // No body: the old secret keeps signing for 24 hours.
   const expiresIn = Date.parse(rotated.previous_secret_expires_at!) - Date.parse(rotated.secret_rotated_at);
@@ -78,8 +96,14 @@ test('when the secret is rotated, then the new one is shown once, and during the
   expect(req.headers['x-service-signature']).toBe(serviceSignature(rotated.secret, req));
 
   const shown = (await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data as Record<string, unknown>;
-  expect(shown).toMatchObject({ id: hook.id, secret_rotated_at: rotated.secret_rotated_at, previous_secret_expires_at: rotated.previous_secret_expires_at });
-  const listed = ((await call(team, 'GET', '/v1/webhooks')).body.data as Record<string, unknown>[]).find((w) => w.id === hook.id)!;
+  expect(shown).toMatchObject({
+    id: hook.id,
+    secret_rotated_at: rotated.secret_rotated_at,
+    previous_secret_expires_at: rotated.previous_secret_expires_at,
+  });
+  const listed = ((await call(team, 'GET', '/v1/webhooks')).body.data as Record<string, unknown>[]).find(
+    (w) => w.id === hook.id,
+  )!;
   expect(listed).toEqual(shown);
   for (const text of [JSON.stringify(shown), JSON.stringify(listed)]) {
     for (const secret of [hook.secret, rotated.secret]) expect(text).not.toContain(secret.slice('whsec_'.length));
@@ -93,7 +117,10 @@ test('when rotated, then neither the new secret nor the old one is stored in cle
   const rotated = await rotate(team, hook.id, { previous_expires_in_hours: 72 });
   const client = await MongoClient.connect(process.env.MONGO_URL!);
   try {
-    const stored = await client.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('webhooks').findOne({ _id: hook.id as never });
+    const stored = await client
+      .db(`${sys.env.MONGO_DB_PREFIX}webhooks`)
+      .collection('webhooks')
+      .findOne({ _id: hook.id as never });
     expect(stored?.previous_secrets).toHaveLength(1);
     const text = JSON.stringify(stored);
     for (const secret of [hook.secret, rotated.secret]) {
@@ -113,8 +140,13 @@ test('when an old secret has expired, then it no longer signs, and the next writ
   try {
     const webhooks = client.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('webhooks');
     // Its expiry passed: as if 72 hours had gone by.
-    await webhooks.updateOne({ _id: hook.id as never }, { $set: { 'previous_secrets.0.expires_at': new Date(Date.now() - 1000) } });
-    expect((await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({ previous_secret_expires_at: null });
+    await webhooks.updateOne(
+      { _id: hook.id as never },
+      { $set: { 'previous_secrets.0.expires_at': new Date(Date.now() - 1000) } },
+    );
+    expect((await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({
+      previous_secret_expires_at: null,
+    });
 
     const req = await delivered(team, 'Eva Vencida');
     expect(signatures(req)).toHaveLength(1);
@@ -139,14 +171,18 @@ test('when the old secret is given 0 hours, then a delivery fails verification w
   expect(signatures(req)).toHaveLength(1);
   expect(verifies(hook.secret, req)).toBe(false);
   expect(verifies(rotated.secret, req)).toBe(true);
-  expect((await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({ secret_rotated_at: rotated.secret_rotated_at, previous_secret_expires_at: null });
+  expect((await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({
+    secret_rotated_at: rotated.secret_rotated_at,
+    previous_secret_expires_at: null,
+  });
 });
 
 test('when rotated four times, then the three most recent old secrets sign beside the new one and the first secret no longer verifies', async () => {
   const team = sys.team('Quatro');
   const hook = await subscribe(team, '/rotate/four');
   const secrets = [hook.secret];
-  for (const hours of [72, 48, 24, 1]) secrets.push((await rotate(team, hook.id, { previous_expires_in_hours: hours })).secret);
+  for (const hours of [72, 48, 24, 1])
+    secrets.push((await rotate(team, hook.id, { previous_expires_in_hours: hours })).secret);
   const [first, ...kept] = secrets;
 
   const req = await delivered(team, 'Caio Quatro');
@@ -154,8 +190,13 @@ test('when rotated four times, then the three most recent old secrets sign besid
   expect(verifies(first, req)).toBe(false);
   for (const secret of kept) expect(verifies(secret, req)).toBe(true);
   // The latest expiry among the old secrets still live: the one given 48 hours (the 72 went with the first secret).
-  const shown = (await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data as { secret_rotated_at: string; previous_secret_expires_at: string };
-  expect(Date.parse(shown.previous_secret_expires_at) - Date.parse(shown.secret_rotated_at)).toBeLessThanOrEqual(48 * HOUR);
+  const shown = (await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data as {
+    secret_rotated_at: string;
+    previous_secret_expires_at: string;
+  };
+  expect(Date.parse(shown.previous_secret_expires_at) - Date.parse(shown.secret_rotated_at)).toBeLessThanOrEqual(
+    48 * HOUR,
+  );
   expect(Date.parse(shown.previous_secret_expires_at) - Date.parse(shown.secret_rotated_at)).toBeGreaterThan(47 * HOUR);
 });
 
@@ -164,11 +205,24 @@ test('when previous_expires_in_hours is out of range or not an integer, or an un
   const hook = await subscribe(team, '/rotate/invalid');
   const path = `/v1/webhooks/${hook.id}/secret/rotate`;
   for (const hours of [-1, 73, 1.5, '24', null]) {
-    expectError(await call(team, 'POST', path, { previous_expires_in_hours: hours }), 400, 'VALIDATION_ERROR', 'previous_expires_in_hours must be an integer from 0 to 72');
+    expectError(
+      await call(team, 'POST', path, { previous_expires_in_hours: hours }),
+      400,
+      'VALIDATION_ERROR',
+      'previous_expires_in_hours must be an integer from 0 to 72',
+    );
   }
-  expectError(await call(team, 'POST', path, { previous_expires_in_hours: 1, secret: 'whsec_x' }), 400, 'VALIDATION_ERROR', 'Unknown field: secret');
+  expectError(
+    await call(team, 'POST', path, { previous_expires_in_hours: 1, secret: 'whsec_x' }),
+    400,
+    'VALIDATION_ERROR',
+    'Unknown field: secret',
+  );
   expectError(await call(team, 'POST', path, [1]), 400, 'VALIDATION_ERROR', 'Request body must be a JSON object');
-  expect((await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({ secret_rotated_at: null, previous_secret_expires_at: null });
+  expect((await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({
+    secret_rotated_at: null,
+    previous_secret_expires_at: null,
+  });
   const req = await delivered(team, 'Davi Inválida');
   expect(signatures(req)).toHaveLength(1);
   expect(verifies(hook.secret, req)).toBe(true);
@@ -179,10 +233,29 @@ test("when the webhook is another team's or unknown, then rotate and get are 404
   const other = sys.team('Outra');
   const hook = await subscribe(owner, '/rotate/other');
   for (const id of [hook.id, 'wh_01jd3k0000000000000000000', 'cli_01jd3k0000000000000000000']) {
-    expectError(await call(other, 'POST', `/v1/webhooks/${id}/secret/rotate`, {}), 404, 'NOT_FOUND', 'Webhook not found');
+    expectError(
+      await call(other, 'POST', `/v1/webhooks/${id}/secret/rotate`, {}),
+      404,
+      'NOT_FOUND',
+      'Webhook not found',
+    );
     expectError(await call(other, 'GET', `/v1/webhooks/${id}`), 404, 'NOT_FOUND', 'Webhook not found');
   }
-  const reader = sys.admin('key', 'create', '--team', owner.team.id, '--user', owner.user.id, '--scopes', 'read,write').api_key;
-  expectError(await sys.call(reader, 'POST', `/v1/webhooks/${hook.id}/secret/rotate`, {}), 403, 'FORBIDDEN', 'Insufficient permissions');
+  const reader = sys.admin(
+    'key',
+    'create',
+    '--team',
+    owner.team.id,
+    '--user',
+    owner.user.id,
+    '--scopes',
+    'read,write',
+  ).api_key;
+  expectError(
+    await sys.call(reader, 'POST', `/v1/webhooks/${hook.id}/secret/rotate`, {}),
+    403,
+    'FORBIDDEN',
+    'Insufficient permissions',
+  );
   expect((await call(owner, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({ secret_rotated_at: null });
 });

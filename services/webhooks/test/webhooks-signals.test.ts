@@ -21,11 +21,17 @@ let receiver: HttpsReceiver;
 /** What each path answers to its first delivery attempt (later ones get 200). */
 const firstAnswers = new Map<string, () => ReceiverReply>();
 
-const call = (team: IssuedTeam, method: string, path: string, body?: unknown) => sys.call(team.api_key, method, path, body);
-const attemptsAt = (path: string) => receiver.requests.filter((r) => r.path === path && JSON.parse(r.body).type !== 'ping');
+const call = (team: IssuedTeam, method: string, path: string, body?: unknown) =>
+  sys.call(team.api_key, method, path, body);
+const attemptsAt = (path: string) =>
+  receiver.requests.filter((r) => r.path === path && JSON.parse(r.body).type !== 'ping');
 
 async function subscribe(team: IssuedTeam, path: string, extra: Record<string, unknown> = {}): Promise<{ id: string }> {
-  const res = await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}${path}`, events: ['client.created'], ...extra });
+  const res = await call(team, 'POST', '/v1/webhooks', {
+    url: `${receiver.url}${path}`,
+    events: ['client.created'],
+    ...extra,
+  });
   expect(res.status).toBe(201);
   return res.body.data as { id: string };
 }
@@ -109,7 +115,10 @@ test('when a receiver answers 410 Gone, then the webhook is deactivated at once,
   expect(attemptsAt('/gone')).toHaveLength(1);
   const shown = (await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data as Record<string, unknown>;
   expect(shown.active).toBe(false);
-  const [delivery] = (await call(team, 'GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data as Record<string, unknown>[];
+  const [delivery] = (await call(team, 'GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data as Record<
+    string,
+    unknown
+  >[];
   expect(delivery).toMatchObject({ status: 'failed', attempts_count: 1, next_attempt_at: null });
   // Past every retry delay: nothing more is sent.
   await sleep(DELAYS_MS[0] + 1000);
@@ -121,15 +130,30 @@ test('when rate_limit is given, then it is stored and shown, null removes it, an
   const team = sys.team('Limite');
   const message = 'rate_limit must be an integer from 1 to 1000, or null';
   for (const bad of [0, 1001, 2.5, '5']) {
-    expectError(await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}/limit/bad`, events: ['*'], rate_limit: bad }), 400, 'VALIDATION_ERROR', message);
+    expectError(
+      await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}/limit/bad`, events: ['*'], rate_limit: bad }),
+      400,
+      'VALIDATION_ERROR',
+      message,
+    );
   }
-  const created = (await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}/limit`, events: ['*'], rate_limit: 5 })).body.data as Record<string, unknown>;
+  const created = (
+    await call(team, 'POST', '/v1/webhooks', { url: `${receiver.url}/limit`, events: ['*'], rate_limit: 5 })
+  ).body.data as Record<string, unknown>;
   expect(created.rate_limit).toBe(5);
-  const shown = async () => (await call(team, 'GET', `/v1/webhooks/${String(created.id)}`)).body.data as Record<string, unknown>;
+  const shown = async () =>
+    (await call(team, 'GET', `/v1/webhooks/${String(created.id)}`)).body.data as Record<string, unknown>;
   expect((await shown()).rate_limit).toBe(5);
-  expect((await call(team, 'PUT', `/v1/webhooks/${String(created.id)}`, { rate_limit: 1000 })).body.data).toMatchObject({ rate_limit: 1000 });
+  expect((await call(team, 'PUT', `/v1/webhooks/${String(created.id)}`, { rate_limit: 1000 })).body.data).toMatchObject(
+    { rate_limit: 1000 },
+  );
   expect((await shown()).rate_limit).toBe(1000);
-  expectError(await call(team, 'PUT', `/v1/webhooks/${String(created.id)}`, { rate_limit: 0 }), 400, 'VALIDATION_ERROR', message);
+  expectError(
+    await call(team, 'PUT', `/v1/webhooks/${String(created.id)}`, { rate_limit: 0 }),
+    400,
+    'VALIDATION_ERROR',
+    message,
+  );
   await call(team, 'PUT', `/v1/webhooks/${String(created.id)}`, { rate_limit: null });
   expect((await shown()).rate_limit).toBeNull();
   const [listed] = (await call(team, 'GET', '/v1/webhooks')).body.data as Record<string, unknown>[];

@@ -7,7 +7,16 @@ import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-rece
 import { waitFor } from '@lpm/test-kit/wait';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
-import { attemptsSuite, build, clientCreated, db, PER_WEBHOOK, postsTo, receiver, subscribe } from './webhooks-attempts-suite.ts';
+import {
+  attemptsSuite,
+  build,
+  clientCreated,
+  db,
+  PER_WEBHOOK,
+  postsTo,
+  receiver,
+  subscribe,
+} from './webhooks-attempts-suite.ts';
 
 attemptsSuite('slots');
 
@@ -19,7 +28,9 @@ test('when more events for one answering webhook come at once than it has slots,
   await Promise.all(events.map((e) => s.deliveries.fanOut(e, true)));
   expect(postsTo(receiver, '/slot-wait')).toHaveLength(events.length);
   expect(s.pushed).toEqual([]);
-  expect(await db.collection('deliveries').countDocuments({ webhook_id: hook._id, status: 'succeeded' })).toBe(events.length);
+  expect(await db.collection('deliveries').countDocuments({ webhook_id: hook._id, status: 'succeeded' })).toBe(
+    events.length,
+  );
 });
 
 test("when one webhook's receiver hangs beside one that answers at once, then the fast one gets every event while the hanging one holds only its slots, and both get every event", async () => {
@@ -51,9 +62,18 @@ test("when one webhook's receiver hangs beside one that answers at once, then th
 
     answer();
     await fanning;
-    await waitFor('every event at the hanging receiver once it answers', () => distinct(hanging) === events.length, 60_000);
+    await waitFor(
+      'every event at the hanging receiver once it answers',
+      () => distinct(hanging) === events.length,
+      60_000,
+    );
     for (const hook of [quick, stuck]) {
-      await waitFor('every delivery succeeded', async () => (await db.collection('deliveries').countDocuments({ webhook_id: hook._id, status: 'succeeded' })) === events.length);
+      await waitFor(
+        'every delivery succeeded',
+        async () =>
+          (await db.collection('deliveries').countDocuments({ webhook_id: hook._id, status: 'succeeded' })) ===
+          events.length,
+      );
     }
   } finally {
     answer();
@@ -85,10 +105,14 @@ test("when a webhook's receiver hangs, then the events beyond its slots stop wai
     await waitFor('the events beyond its slots done', () => settled === PER_WEBHOOK, 10_000);
     expect(hanging.requests.length).toBe(PER_WEBHOOK);
     expect(s.pushed.filter((p) => p.job.webhook_id === stuck._id && p.job.attempt === 1)).toHaveLength(PER_WEBHOOK);
-    expect(await db.collection('deliveries').countDocuments({ webhook_id: stuck._id, status: 'pending' })).toBe(PER_WEBHOOK);
+    expect(await db.collection('deliveries').countDocuments({ webhook_id: stuck._id, status: 'pending' })).toBe(
+      PER_WEBHOOK,
+    );
     answer();
     await fanning;
-    expect(await db.collection('deliveries').countDocuments({ webhook_id: stuck._id, status: 'succeeded' })).toBe(PER_WEBHOOK);
+    expect(await db.collection('deliveries').countDocuments({ webhook_id: stuck._id, status: 'succeeded' })).toBe(
+      PER_WEBHOOK,
+    );
   } finally {
     answer();
     await patient.close();

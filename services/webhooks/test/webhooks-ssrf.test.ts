@@ -21,18 +21,21 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const subscribe = (url: string) => sut.call(team, { method: 'POST', url: '/v1/webhooks', payload: { url, events: ['client.created'] } });
+const subscribe = (url: string) =>
+  sut.call(team, { method: 'POST', url: '/v1/webhooks', payload: { url, events: ['client.created'] } });
 
-test.each([
-  ...PRIVATE_URLS,
-  'https://192.168.0.10/hook',
-  'https://[fd00::1]/hook',
-  'https://224.0.0.1/hook',
-])('when the URL is %s, then 400 Invalid URL', async (url) => {
-  const res = await subscribe(url);
-  expect(res.statusCode).toBe(400);
-  expect(res.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Invalid URL', details: { field: 'url' } });
-});
+test.each([...PRIVATE_URLS, 'https://192.168.0.10/hook', 'https://[fd00::1]/hook', 'https://224.0.0.1/hook'])(
+  'when the URL is %s, then 400 Invalid URL',
+  async (url) => {
+    const res = await subscribe(url);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message: 'Invalid URL',
+      details: { field: 'url' },
+    });
+  },
+);
 
 test('when the host is a name that resolves to 127.0.0.1, then 400 Invalid URL and the listener there gets nothing', async () => {
   const res = await subscribe(`https://localhost:${receiver.port}/hook`);

@@ -4,7 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import { createLogger } from '../logger.ts';
 import { AppError, errorBody, notFound, toAppError, badRequest, invalidField } from '../errors.ts';
@@ -12,7 +18,11 @@ import { compileValidator, fromAjvError, nulStringPath } from './validation.ts';
 import { tracedRequestListener } from '../telemetry.ts';
 import { timeRequests } from './request-metrics.ts';
 
-type CallbackBodyParser = (req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => void;
+type CallbackBodyParser = (
+  req: FastifyRequest,
+  body: string,
+  done: (err: Error | null, body?: unknown) => void,
+) => void;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +54,9 @@ export interface HttpAppOptions {
 
 export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   const app = Fastify({
-    ...(opts.logger !== undefined ? { logger: opts.logger } : { loggerInstance: opts.loggerInstance ?? createLogger(opts.name) }),
+    ...(opts.logger !== undefined
+      ? { logger: opts.logger }
+      : { loggerInstance: opts.loggerInstance ?? createLogger(opts.name) }),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
     genReqId: requestIdOf,
@@ -87,7 +99,9 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   // The OpenAPI document of the routes registered inside plugins (app.register),
   // which load after this one; the gateway merges the services' documents.
   if (opts.documented ?? true) {
-    app.register(swagger, { openapi: { openapi: '3.1.0', info: { title: opts.name, version: 'v1' }, tags: [...(opts.tags ?? [])] as never } });
+    app.register(swagger, {
+      openapi: { openapi: '3.1.0', info: { title: opts.name, version: 'v1' }, tags: [...(opts.tags ?? [])] as never },
+    });
     app.get('/openapi.json', { config: { public: true }, logLevel: 'warn' }, async () => app.swagger());
   }
 
@@ -114,7 +128,9 @@ function checkRequests(app: FastifyInstance): void {
     const text = String(body);
     req.rawBody = text;
     if (text.trim() === '') return done(null, {});
-    parseJson(req, text, (err, parsed) => (err ? done(badRequest('Invalid JSON body'), undefined) : done(null, parsed)));
+    parseJson(req, text, (err, parsed) =>
+      err ? done(badRequest('Invalid JSON body'), undefined) : done(null, parsed),
+    );
   });
 
   app.addHook('preValidation', (req, _reply, done) => {

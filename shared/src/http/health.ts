@@ -59,7 +59,8 @@ function eventLoopStalls(windowMs: number): { worstMs(): number; stop(): void } 
   };
 }
 
-const timedOut = (ms: number) => new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref());
+const timedOut = (ms: number) =>
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref());
 
 /**
  * GET /health/live and GET /health/ready on `app`, without credential. Both answer in
@@ -75,22 +76,40 @@ export function probeRoutes(app: FastifyInstance, opts: ProbeOptions): void {
   app.get(LIVE_PATH, route, async (_req, reply) => {
     const worstMs = Math.round(loop.worstMs());
     if (worstMs > maxLoopDelayMs) {
-      return reply.status(503).send(errorBody(new AppError(503, 'SERVICE_UNAVAILABLE', `Event loop stalled for ${worstMs} ms`, { event_loop_delay_ms: worstMs })));
+      return reply
+        .status(503)
+        .send(
+          errorBody(
+            new AppError(503, 'SERVICE_UNAVAILABLE', `Event loop stalled for ${worstMs} ms`, {
+              event_loop_delay_ms: worstMs,
+            }),
+          ),
+        );
     }
     return { success: true, data: { status: 'ok', event_loop_delay_ms: worstMs } };
   });
 
   app.get(READY_PATH, route, async (_req, reply) => {
     const names = Object.keys(opts.ready);
-    const results = await Promise.allSettled(names.map((n) => Promise.race([Promise.resolve().then(opts.ready[n]), timedOut(checkTimeoutMs)])));
+    const results = await Promise.allSettled(
+      names.map((n) => Promise.race([Promise.resolve().then(opts.ready[n]), timedOut(checkTimeoutMs)])),
+    );
     const checks = Object.fromEntries(names.map((n, i) => [n, results[i].status === 'fulfilled' ? 'ok' : 'down']));
     const down = names.filter((n) => checks[n] === 'down');
     // Not ready is a state the orchestrator polls for, not a failure of this request: answered, not thrown.
     if (down.length) {
       const reasons = Object.fromEntries(
-        results.flatMap((r, i) => (r.status === 'rejected' ? [[names[i], r.reason instanceof Error ? r.reason.message : String(r.reason)]] : [])),
+        results.flatMap((r, i) =>
+          r.status === 'rejected' ? [[names[i], r.reason instanceof Error ? r.reason.message : String(r.reason)]] : [],
+        ),
       );
-      return reply.status(503).send(errorBody(new AppError(503, 'SERVICE_UNAVAILABLE', `Not ready: ${down.join(', ')}`, { checks, down, reasons })));
+      return reply
+        .status(503)
+        .send(
+          errorBody(
+            new AppError(503, 'SERVICE_UNAVAILABLE', `Not ready: ${down.join(', ')}`, { checks, down, reasons }),
+          ),
+        );
     }
     return { success: true, data: { status: 'ok', checks } };
   });

@@ -53,7 +53,9 @@ declare module 'fastify' {
 }
 
 function requestHash(req: FastifyRequest): string {
-  return createHash('sha256').update(`${req.method} ${req.url}\n${req.rawBody ?? ''}`).digest('hex');
+  return createHash('sha256')
+    .update(`${req.method} ${req.url}\n${req.rawBody ?? ''}`)
+    .digest('hex');
 }
 
 /**
@@ -101,7 +103,9 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
     const handler = route.handler;
     route.handler = function seeded(this: FastifyInstance, req, reply) {
       const at = req.idempotencyAt;
-      return at && req.idempotencyEntry ? withIdSeed(req.idempotencyEntry, at.getTime(), () => handler.call(this, req, reply)) : handler.call(this, req, reply);
+      return at && req.idempotencyEntry
+        ? withIdSeed(req.idempotencyEntry, at.getTime(), () => handler.call(this, req, reply))
+        : handler.call(this, req, reply);
     };
   });
 }
@@ -110,7 +114,12 @@ export function idempotentPosts(app: FastifyInstance, db: Db, sealer?: Sealer): 
  * A POST with an Idempotency-Key: takes the key for this run (a new one, or one whose
  * last run failed or was abandoned), or replays the answer kept for it.
  */
-async function takeKey(entries: Collection<Entry>, sealer: Sealer | undefined, req: FastifyRequest, reply: FastifyReply) {
+async function takeKey(
+  entries: Collection<Entry>,
+  sealer: Sealer | undefined,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
   const given = req.headers[HEADER];
   if (req.method !== 'POST' || given === undefined) return;
   const key = Array.isArray(given) ? given[0] : given;
@@ -122,7 +131,14 @@ async function takeKey(entries: Collection<Entry>, sealer: Sealer | undefined, r
   for (;;) {
     const now = new Date();
     try {
-      await entries.insertOne({ _id: id, request_hash: hash, state: 'pending', created_at: now, claimed_at: now, created_day: bucketOf(now, DAY_MS) });
+      await entries.insertOne({
+        _id: id,
+        request_hash: hash,
+        state: 'pending',
+        created_at: now,
+        claimed_at: now,
+        created_day: bucketOf(now, DAY_MS),
+      });
       req.idempotencyEntry = id;
       req.idempotencyAt = now;
       return;
@@ -142,7 +158,15 @@ async function takeKey(entries: Collection<Entry>, sealer: Sealer | undefined, r
     const abandoned = found.state === 'pending' && now.getTime() - claimedAt.getTime() > ABANDONED_MS;
     if (found.state === 'failed' || abandoned) {
       // Run again, as the same run: its ids come from the key and the first run's instant.
-      const taken = await entries.updateOne({ _id: id, state: found.state, created_at: found.created_at, ...(found.claimed_at ? { claimed_at: found.claimed_at } : {}) }, { $set: { state: 'pending', claimed_at: now } });
+      const taken = await entries.updateOne(
+        {
+          _id: id,
+          state: found.state,
+          created_at: found.created_at,
+          ...(found.claimed_at ? { claimed_at: found.claimed_at } : {}),
+        },
+        { $set: { state: 'pending', claimed_at: now } },
+      );
       if (taken.matchedCount === 0) continue;
       req.idempotencyEntry = id;
       req.idempotencyAt = found.created_at;
@@ -164,7 +188,14 @@ function opened(sealer: Sealer | undefined, body: string): string {
   return sealer.open(body);
 }
 
-async function settle(entries: Collection<Entry>, sealer: Sealer | undefined, id: string, status: number, payload: unknown, contentType: string): Promise<void> {
+async function settle(
+  entries: Collection<Entry>,
+  sealer: Sealer | undefined,
+  id: string,
+  status: number,
+  payload: unknown,
+  contentType: string,
+): Promise<void> {
   if (status >= 500 || typeof payload !== 'string') {
     await entries.updateOne({ _id: id, state: 'pending' }, { $set: { state: 'failed' } });
   } else {

@@ -99,7 +99,10 @@ function errorMessages(key: string, errors: OperationDoc['errors'], schema: Reco
 }
 
 /** The route's schema with its operation's documentation, when `docs` has it. */
-export function documentedSchema(route: Pick<RouteOptions, 'method' | 'url' | 'schema'>, docs: OperationDocs): RouteOptions['schema'] {
+export function documentedSchema(
+  route: Pick<RouteOptions, 'method' | 'url' | 'schema'>,
+  docs: OperationDocs,
+): RouteOptions['schema'] {
   if (typeof route.method !== 'string') return route.schema;
   const key = `${route.method} ${openApiPath(route.url)}`;
   const doc = docs[key];

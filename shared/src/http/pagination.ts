@@ -19,15 +19,27 @@ export interface SortSpec {
 }
 
 /** Query-string schema with page, limit, sort (restricted to `sortFields`) plus the list's own filters. */
-export function listQuerySchema<const S extends string, F extends Record<string, Schema<unknown>> = Record<never, never>>(
-  sortFields: readonly S[],
-  filters: F = {} as F,
-): Schema<ListQuery<S> & ObjectOf<F, never>> {
+export function listQuerySchema<
+  const S extends string,
+  F extends Record<string, Schema<unknown>> = Record<never, never>,
+>(sortFields: readonly S[], filters: F = {} as F): Schema<ListQuery<S> & ObjectOf<F, never>> {
   return {
     type: 'object',
     properties: {
-      page: { type: 'integer', minimum: 1, maximum: PAGE_MAX, default: 1, 'x-message': `page must be an integer from 1 to ${PAGE_MAX}` },
-      limit: { type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: 20, 'x-message': `limit must be an integer from 1 to ${LIMIT_MAX}` },
+      page: {
+        type: 'integer',
+        minimum: 1,
+        maximum: PAGE_MAX,
+        default: 1,
+        'x-message': `page must be an integer from 1 to ${PAGE_MAX}`,
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: LIMIT_MAX,
+        default: 20,
+        'x-message': `limit must be an integer from 1 to ${LIMIT_MAX}`,
+      },
       sort: { type: 'string', enum: sortFields.flatMap((f) => [f, `-${f}`]), 'x-message': 'Invalid sort field' },
       ...filters,
     },
@@ -46,7 +58,11 @@ export function parseSort(sort: string | undefined, fallback: string): SortSpec 
  * way), the last follows the direction, and `_id` breaks ties (each sort index ends
  * with `_id` too).
  */
-export function sortOrder(sortParam: string | undefined, fallback: string, keysByField: Record<string, readonly string[]>): Record<string, 1 | -1> {
+export function sortOrder(
+  sortParam: string | undefined,
+  fallback: string,
+  keysByField: Record<string, readonly string[]>,
+): Record<string, 1 | -1> {
   const sort = parseSort(sortParam, fallback);
   return storeSort(keysByField[sort.field] ?? [], sort.direction);
 }

@@ -52,7 +52,9 @@ export function metricsRoute(app: FastifyInstance): void {
   app.get('/metrics', { config: { public: true }, schema: { hide: true }, logLevel: 'warn' }, async (_req, reply) =>
     reply.type(metrics.contentType).send(await metrics.metrics()),
   );
-  app.get<{ Params: { trace: string } }>('/metrics/commands/:trace', { config: { public: true }, schema: { hide: true }, logLevel: 'warn' }, async (req) =>
-    commandsOfTrace(req.params.trace),
+  app.get<{ Params: { trace: string } }>(
+    '/metrics/commands/:trace',
+    { config: { public: true }, schema: { hide: true }, logLevel: 'warn' },
+    async (req) => commandsOfTrace(req.params.trace),
   );
 }

@@ -38,11 +38,20 @@ export const nullable = <T>(schema: Schema<T>): Schema<T | null> => ({
   ...(schema.enum ? { enum: [...(schema.enum as unknown[]), null] } : {}),
 });
 
-export const text = (max = TEXT_MAX, extra: Extra = {}): Schema<string> => ({ type: 'string', maxLength: max, ...extra });
+export const text = (max = TEXT_MAX, extra: Extra = {}): Schema<string> => ({
+  type: 'string',
+  maxLength: max,
+  ...extra,
+});
 export const name = (): Schema<string> => ({ type: 'string', minLength: 1, maxLength: NAME_MAX });
 export const longText = (): Schema<string> => text(LONG_TEXT_MAX);
 export const email = (): Schema<string> => ({ type: 'string', maxLength: TEXT_MAX, format: 'email' });
-export const date = (extra: Extra = {}): Schema<string> => ({ type: 'string', format: 'date', 'x-day-range': [FIRST_DAY, LAST_DAY], ...extra });
+export const date = (extra: Extra = {}): Schema<string> => ({
+  type: 'string',
+  format: 'date',
+  'x-day-range': [FIRST_DAY, LAST_DAY],
+  ...extra,
+});
 export const integer = (extra: Extra = {}): Schema<number> => ({ type: 'integer', ...extra });
 export const boolean = (): Schema<boolean> => ({ type: 'boolean' });
 export const enumOf = <const V extends readonly string[]>(values: V, message: string): Schema<V[number]> => ({
@@ -65,7 +74,10 @@ export const METADATA_MAX_BYTES = 16 * 1024;
 export const metadata = (): Schema<Record<string, unknown>> => ({
   type: 'object',
   maxProperties: 50,
-  propertyNames: { pattern: '^[^$.\\u0000][^.\\u0000]*$', 'x-message': 'metadata keys may not start with $ or contain .' },
+  propertyNames: {
+    pattern: '^[^$.\\u0000][^.\\u0000]*$',
+    'x-message': 'metadata keys may not start with $ or contain .',
+  },
   'x-max-depth': METADATA_MAX_DEPTH,
   'x-store-keys': true,
   'x-no-nested-arrays': true,
@@ -99,9 +111,24 @@ export const object = <P extends Properties, R extends keyof P & string = never>
  * there when the others depend on the record. Neither binds the serializer, which
  * never refuses an answer.
  */
-export function named<S extends Schema<unknown>>(title: string, description: string, schema: S, opts: { partial: true; required?: string[] }): Schema<Partial<Static<S>>>;
-export function named<S extends Schema<unknown>>(title: string, description: string, schema: S, opts?: { required?: string[] }): S;
-export function named(title: string, description: string, schema: Schema, opts: { partial?: boolean; required?: string[] } = {}): Schema {
+export function named<S extends Schema<unknown>>(
+  title: string,
+  description: string,
+  schema: S,
+  opts: { partial: true; required?: string[] },
+): Schema<Partial<Static<S>>>;
+export function named<S extends Schema<unknown>>(
+  title: string,
+  description: string,
+  schema: S,
+  opts?: { required?: string[] },
+): S;
+export function named(
+  title: string,
+  description: string,
+  schema: Schema,
+  opts: { partial?: boolean; required?: string[] } = {},
+): Schema {
   return {
     ...schema,
     title,
@@ -121,12 +148,18 @@ const errorResponse: Schema = named('Error', 'The error envelope of every failed
       type: 'object',
       required: ['code', 'message', 'details'],
       properties: {
-        code: { type: 'string', enum: [...ERROR_CODES], description: 'The status class: one code per HTTP status (422 splits into DUPLICATE_ENTRY and VALIDATION_ERROR).' },
+        code: {
+          type: 'string',
+          enum: [...ERROR_CODES],
+          description:
+            'The status class: one code per HTTP status (422 splits into DUPLICATE_ENTRY and VALIDATION_ERROR).',
+        },
         message: { type: 'string', description: "The exact text of the spec's error table for the condition." },
         details: {
           type: 'object',
           additionalProperties: true,
-          description: 'What more there is to say: `field` and `type` (required, invalid, unknown) for a field, `reason` in snake_case for a business rule; `{}` when nothing.',
+          description:
+            'What more there is to say: `field` and `type` (required, invalid, unknown) for a field, `reason` in snake_case for a business rule; `{}` when nothing.',
         },
       },
     },
@@ -135,21 +168,42 @@ const errorResponse: Schema = named('Error', 'The error envelope of every failed
 
 // Response schemas: they document each route and make the serializer emit only
 // the fields of the read shape (never a stored field such as the outbox).
-const pageBlock: Schema = named('Pagination', 'Where a page of a list stands: pages = ceil(total / limit); a page past the end has data [] and the true total.', {
-  type: 'object',
-  required: ['page', 'limit', 'total', 'pages'],
-  properties: { page: { type: 'integer', minimum: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100 }, total: { type: 'integer', minimum: 0 }, pages: { type: 'integer', minimum: 0 } },
-});
+const pageBlock: Schema = named(
+  'Pagination',
+  'Where a page of a list stands: pages = ceil(total / limit); a page past the end has data [] and the true total.',
+  {
+    type: 'object',
+    required: ['page', 'limit', 'total', 'pages'],
+    properties: {
+      page: { type: 'integer', minimum: 1 },
+      limit: { type: 'integer', minimum: 1, maximum: 100 },
+      total: { type: 'integer', minimum: 0 },
+      pages: { type: 'integer', minimum: 0 },
+    },
+  },
+);
 
 export const errorResponses = { '4xx': errorResponse, '5xx': errorResponse };
 
 export const okResponse = (status: 200 | 201 | 202, data: Schema) => ({
-  [status]: { type: 'object', required: ['success', 'data'], properties: { success: { type: 'boolean', const: true }, data } },
+  [status]: {
+    type: 'object',
+    required: ['success', 'data'],
+    properties: { success: { type: 'boolean', const: true }, data },
+  },
   ...errorResponses,
 });
 
 export const pageResponse = (item: Schema) => ({
-  200: { type: 'object', required: ['success', 'data', 'pagination'], properties: { success: { type: 'boolean', const: true }, data: { type: 'array', items: item }, pagination: pageBlock } },
+  200: {
+    type: 'object',
+    required: ['success', 'data', 'pagination'],
+    properties: {
+      success: { type: 'boolean', const: true },
+      data: { type: 'array', items: item },
+      pagination: pageBlock,
+    },
+  },
   ...errorResponses,
 });
 
@@ -163,10 +217,16 @@ export type ShapeOf<P extends Properties> = Prettify<{ -readonly [K in keyof P]:
 export const shape = <P extends Properties>(properties: P): Schema<ShapeOf<P>> => ({ type: 'object', properties });
 
 /** A read shape or null (a linked record). */
-export const nullableShape = <P extends Properties>(properties: P): Schema<ShapeOf<P> | null> => ({ type: ['object', 'null'], properties });
+export const nullableShape = <P extends Properties>(properties: P): Schema<ShapeOf<P> | null> => ({
+  type: ['object', 'null'],
+  properties,
+});
 
 /** An object of any keys whose values all have one schema. */
-export const mapOf = <T>(values: Schema<T>): Schema<Record<string, T>> => ({ type: 'object', additionalProperties: values });
+export const mapOf = <T>(values: Schema<T>): Schema<Record<string, T>> => ({
+  type: 'object',
+  additionalProperties: values,
+});
 
 export const out = {
   string: { type: 'string' } as Schema<string>,
@@ -185,12 +245,12 @@ export const out = {
 export type NoExtraFields<V, S> = unknown extends S
   ? V // a schema written out by hand without a type: nothing to compare
   : V extends readonly (infer E)[]
-  ? NonNullable<S> extends readonly (infer F)[]
-    ? NoExtraFields<E, F>[]
-    : V
-  : V extends object
-    ? { [K in keyof V]: K extends keyof NonNullable<S> ? NoExtraFields<V[K], NonNullable<S>[K]> : never }
-    : V;
+    ? NonNullable<S> extends readonly (infer F)[]
+      ? NoExtraFields<E, F>[]
+      : V
+    : V extends object
+      ? { [K in keyof V]: K extends keyof NonNullable<S> ? NoExtraFields<V[K], NonNullable<S>[K]> : never }
+      : V;
 
 /**
  * An answer typed as its read shape T (a response schema's Static type): tsc

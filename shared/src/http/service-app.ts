@@ -25,7 +25,12 @@ export interface ServiceAppOptions {
 }
 
 export function createServiceApp(opts: ServiceAppOptions): FastifyInstance {
-  const app = createHttpApp({ name: opts.name, logger: opts.logger, loggerInstance: opts.loggerInstance, tags: opts.docs?.tags.map(publishedTag) });
+  const app = createHttpApp({
+    name: opts.name,
+    logger: opts.logger,
+    loggerInstance: opts.loggerInstance,
+    tags: opts.docs?.tags.map(publishedTag),
+  });
   documentOperations(app, opts.docs?.operations ?? {});
   requireGateway(app, opts.internalToken);
   idempotentPosts(app, opts.db, opts.idempotencySealer);

@@ -124,7 +124,8 @@ export function nulStringPath(value: unknown): string | undefined {
 
 function storeKeyMessage(field: string, key: string | undefined): string {
   if (key === '') return `${field} keys may not be empty`;
-  if (key?.includes('\0') && !key.startsWith('$') && !key.includes('.')) return `${field} keys may not contain a null character`;
+  if (key?.includes('\0') && !key.startsWith('$') && !key.includes('.'))
+    return `${field} keys may not contain a null character`;
   return `${field} keys may not start with $ or contain .`;
 }
 
@@ -170,7 +171,8 @@ export function finiteNumbers(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(finiteNumbers);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(schema)) out[k] = k === 'enum' || k === 'default' || k === 'examples' ? v : finiteNumbers(v);
+  for (const [k, v] of Object.entries(schema))
+    out[k] = k === 'enum' || k === 'default' || k === 'examples' ? v : finiteNumbers(v);
   const types = [out.type].flat();
   if (types.includes('number') || types.includes('integer')) out['x-finite'] = true;
   return out;

@@ -203,7 +203,9 @@ export class TeamSyncs implements BackgroundTask {
   /** Teams with a run pending and not backing off, the longest waiting first. */
   private async dueTeams(): Promise<string[]> {
     const now = Date.now();
-    const due = (await this.syncs.find({ pending: 1 }, { projection: { team_id: 1, target: 1, retry_at: 1 } }).toArray())
+    const due = (
+      await this.syncs.find({ pending: 1 }, { projection: { team_id: 1, target: 1, retry_at: 1 } }).toArray()
+    )
       .map((d) => ({ team: d.team_id, at: (d.retry_at ?? d.target).getTime() }))
       .filter((d) => d.at <= now)
       .sort((a, b) => a.at - b.at);
@@ -211,9 +213,12 @@ export class TeamSyncs implements BackgroundTask {
   }
 
   private kick(teamId: string): void {
-    if (this.stopping || this.running.has(teamId) || this.running.size >= (this.opts.runsAtOnce ?? SYNC_RUNS_AT_ONCE)) return;
+    if (this.stopping || this.running.has(teamId) || this.running.size >= (this.opts.runsAtOnce ?? SYNC_RUNS_AT_ONCE))
+      return;
     const run = this.runTeam(teamId)
-      .catch((err: unknown) => this.opts.logger.error({ err, team: teamId }, 'team sync run failed; resumed by the next pass'))
+      .catch((err: unknown) =>
+        this.opts.logger.error({ err, team: teamId }, 'team sync run failed; resumed by the next pass'),
+      )
       .finally(() => this.running.delete(teamId));
     this.running.set(teamId, run);
   }
@@ -251,7 +256,12 @@ export class TeamSyncs implements BackgroundTask {
           const after = page[page.length - 1]._id;
           const stored = await this.store(
             doc,
-            (cur) => ({ cursor: after, changed: cur.changed + changed, moved_days: union(cur.moved_days, movedDays), failures: 0 }),
+            (cur) => ({
+              cursor: after,
+              changed: cur.changed + changed,
+              moved_days: union(cur.moved_days, movedDays),
+              failures: 0,
+            }),
             cursor,
           );
           replaced = !stored;
@@ -261,7 +271,12 @@ export class TeamSyncs implements BackgroundTask {
           // The list days counted again once for the whole run: per page, a day of a team's deadlines was read again and again.
           const counted = (await this.syncs.findOne({ _id: doc._id }))?.moved_days ?? [];
           if (counted.length) await work.recount(teamId, counted);
-          const finished = (cur: SyncDoc) => ({ pending: 0 as const, done_at: new Date(), retry_at: null, moved_days: (cur.moved_days ?? []).filter((d) => !counted.includes(d)) });
+          const finished = (cur: SyncDoc) => ({
+            pending: 0 as const,
+            done_at: new Date(),
+            retry_at: null,
+            moved_days: (cur.moved_days ?? []).filter((d) => !counted.includes(d)),
+          });
           if (await this.store(doc, finished, cursor)) return true;
         }
       } catch (err) {
@@ -274,10 +289,20 @@ export class TeamSyncs implements BackgroundTask {
   private async backOff(doc: SyncDoc, err: unknown, movedDays: Day[] = []): Promise<true> {
     let waitMs = 0;
     await this.store(doc, (cur) => {
-      waitMs = backoffDelayMs(cur.failures, { firstMs: this.opts.backoffMs ?? SYNC_BACKOFF_MS, maxMs: this.opts.backoffCapMs ?? SYNC_BACKOFF_CAP_MS });
-      return { failures: cur.failures + 1, retry_at: new Date(Date.now() + waitMs), moved_days: union(cur.moved_days, movedDays) };
+      waitMs = backoffDelayMs(cur.failures, {
+        firstMs: this.opts.backoffMs ?? SYNC_BACKOFF_MS,
+        maxMs: this.opts.backoffCapMs ?? SYNC_BACKOFF_CAP_MS,
+      });
+      return {
+        failures: cur.failures + 1,
+        retry_at: new Date(Date.now() + waitMs),
+        moved_days: union(cur.moved_days, movedDays),
+      };
     });
-    this.opts.logger.warn({ err, team: doc.team_id, kind: doc.kind, retry_in_ms: waitMs }, 'team sync page failed; the run backs off and resumes with the records left');
+    this.opts.logger.warn(
+      { err, team: doc.team_id, kind: doc.kind, retry_in_ms: waitMs },
+      'team sync page failed; the run backs off and resumes with the records left',
+    );
     return true;
   }
 
@@ -287,7 +312,11 @@ export class TeamSyncs implements BackgroundTask {
    * (a runner slower than its lease finds another went on meanwhile): the caller
    * then reads the run again.
    */
-  private store(doc: SyncDoc, fields: (current: SyncDoc) => Partial<SyncDoc>, cursor?: string | null): Promise<boolean> {
+  private store(
+    doc: SyncDoc,
+    fields: (current: SyncDoc) => Partial<SyncDoc>,
+    cursor?: string | null,
+  ): Promise<boolean> {
     return withDocumentLock(this.opts.db, TEAM_SYNCS, doc._id, async (lease) => {
       const current = await this.syncs.findOne({ _id: doc._id });
       if (!current || current.target.getTime() !== doc.target.getTime()) return false;

@@ -25,7 +25,15 @@ import { DAY_MS } from '../time.ts';
 import type { DomainEvent, EventType } from '../events.ts';
 import { outboxUpdate } from '../outbox/fields.ts';
 import { withDocumentLock } from '../store/lock.ts';
-import { MAX_BUCKETS_BEHIND, SIGNAL_SLOT_MS, advanceCursor, bucketOf, readCursor, signalSlots, slotField } from '../store/markers.ts';
+import {
+  MAX_BUCKETS_BEHIND,
+  SIGNAL_SLOT_MS,
+  advanceCursor,
+  bucketOf,
+  readCursor,
+  signalSlots,
+  slotField,
+} from '../store/markers.ts';
 import { SWEEP } from '../store/time-budgets.ts';
 
 export { signalSlots };
@@ -86,7 +94,11 @@ export class TimeSignals {
     if (this.agenda) return;
     const { db, intervalMs, logger } = this.opts;
     this.backend = new MongoBackend({ mongo: db });
-    const agenda = new Agenda({ backend: this.backend, processEvery: intervalMs, name: `${this.opts.name}@${hostname()}:${process.pid}` });
+    const agenda = new Agenda({
+      backend: this.backend,
+      processEvery: intervalMs,
+      name: `${this.opts.name}@${hostname()}:${process.pid}`,
+    });
     this.agenda = agenda;
     agenda.on('error', (err) => logger.error({ err, job: this.jobName }, 'time signals scheduler error'));
     agenda.on(`fail:${this.jobName}`, (err) => logger.error({ err }, 'time signals sweep failed'));
@@ -119,12 +131,16 @@ export class TimeSignals {
     const now = new Date();
     await this.opts.db
       .collection(AGENDA_JOBS)
-      .updateOne({ name: this.jobName, type: 'single', nextRunAt: { $gt: new Date(now.getTime() + intervalMs) } }, { $set: { nextRunAt: now } });
+      .updateOne(
+        { name: this.jobName, type: 'single', nextRunAt: { $gt: new Date(now.getTime() + intervalMs) } },
+        { $set: { nextRunAt: now } },
+      );
   }
 
   /** The index of each signal's slot marker (start() declares them; a caller of sweep() alone, such as the bench, calls this). */
   async createIndexes(): Promise<void> {
-    for (const s of this.opts.signals) await this.opts.db.collection(s.collection).createIndex({ [slotField(s.dueField)]: 1, [s.dueField]: 1 }, SWEEP);
+    for (const s of this.opts.signals)
+      await this.opts.db.collection(s.collection).createIndex({ [slotField(s.dueField)]: 1, [s.dueField]: 1 }, SWEEP);
   }
 
   async stop(): Promise<void> {
@@ -171,12 +187,17 @@ export class TimeSignals {
   private async catchUp(signal: SignalDefinition, now: Date, key: string): Promise<number> {
     const pass = await this.emitDue(signal, now, {});
     const unrepaired = await this.repairSlots(signal, now);
-    if (pass.failed === 0 && unrepaired === 0) await advanceCursor(this.opts.db, key, bucketOf(now, SIGNAL_SLOT_MS) - 1);
+    if (pass.failed === 0 && unrepaired === 0)
+      await advanceCursor(this.opts.db, key, bucketOf(now, SIGNAL_SLOT_MS) - 1);
     return pass.emitted;
   }
 
   /** Emits the signal of every record of `scope` due at `now`, batch after batch, so a backlog drains in one run; records that fail are left for the next sweep. */
-  private async emitDue(signal: SignalDefinition, now: Date, scope: Filter<SignalRecord>): Promise<{ emitted: number; failed: number }> {
+  private async emitDue(
+    signal: SignalDefinition,
+    now: Date,
+    scope: Filter<SignalRecord>,
+  ): Promise<{ emitted: number; failed: number }> {
     const col = this.opts.db.collection<SignalRecord>(signal.collection);
     const failed: string[] = [];
     let emitted = 0;
@@ -191,7 +212,10 @@ export class TimeSignals {
           if (await this.fire(signal, _id, now)) emitted++;
         } catch (err) {
           failed.push(_id);
-          this.opts.logger.warn({ err, type: signal.type, collection: signal.collection, id: _id }, 'time signal not emitted; retried at the next sweep');
+          this.opts.logger.warn(
+            { err, type: signal.type, collection: signal.collection, id: _id },
+            'time signal not emitted; retried at the next sweep',
+          );
         }
       }
       if (batch.length < this.batchSize) return { emitted, failed: failed.length };
@@ -216,11 +240,15 @@ export class TimeSignals {
       try {
         await withDocumentLock(db, signal.collection, _id, async () => {
           const fresh = await col.findOne({ _id, ...armed }, { projection });
-          if (fresh && wrong(fresh)) await col.updateOne({ _id }, { $set: signalSlots({ [field]: fresh[field] as Date }, now) });
+          if (fresh && wrong(fresh))
+            await col.updateOne({ _id }, { $set: signalSlots({ [field]: fresh[field] as Date }, now) });
         });
       } catch (err) {
         left++;
-        logger.warn({ err, type: signal.type, collection: signal.collection, id: _id }, 'time signal slot not written; retried at the next sweep');
+        logger.warn(
+          { err, type: signal.type, collection: signal.collection, id: _id },
+          'time signal slot not written; retried at the next sweep',
+        );
       }
     }
     return left;
@@ -246,7 +274,10 @@ export class TimeSignals {
         if (fresh.version !== snapshot.version) return 'changed';
         lease.check();
         const unchanged = snapshot.version === undefined ? {} : { version: snapshot.version };
-        const r = await col.updateOne({ ...due, ...unchanged }, outboxUpdate({ $set: { [signal.dueField]: null, [slotField(signal.dueField)]: null } }, event ? [event] : []));
+        const r = await col.updateOne(
+          { ...due, ...unchanged },
+          outboxUpdate({ $set: { [signal.dueField]: null, [slotField(signal.dueField)]: null } }, event ? [event] : []),
+        );
         if (event === null || r.matchedCount !== 1) return 'disarmed';
         // Under the lock, as every writer does: the relay must hear of the event before any drain can read it.
         relay.kick(signal.collection, id, [event]);

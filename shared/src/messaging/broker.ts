@@ -62,7 +62,14 @@ export class Broker {
     );
     this.publisher = new Publisher(this.connection, { exchange, timeoutMs: publishTimeoutMs });
     const retryForMs = opts.consumerRetryForMs ?? TRANSIENT_RETRY_FOR_MS;
-    this.consumers = new Consumers(this.connection, { exchange, logger, publishTimeoutMs, reconnectMinMs, reconnectMaxMs, retryForMs });
+    this.consumers = new Consumers(this.connection, {
+      exchange,
+      logger,
+      publishTimeoutMs,
+      reconnectMinMs,
+      reconnectMaxMs,
+      retryForMs,
+    });
   }
 
   /**

@@ -203,7 +203,13 @@ class QueueConsumer<M extends Message> implements Running {
   private retries = 0;
   private readonly inflight = new Set<Promise<void>>();
 
-  constructor(connection: Connection, settings: ConsumersOptions, registry: Set<Running>, opts: Settled<M>, parse: ParseMessage<M>) {
+  constructor(
+    connection: Connection,
+    settings: ConsumersOptions,
+    registry: Set<Running>,
+    opts: Settled<M>,
+    parse: ParseMessage<M>,
+  ) {
     this.connection = connection;
     this.settings = settings;
     this.registry = registry;
@@ -276,7 +282,11 @@ class QueueConsumer<M extends Message> implements Running {
     return [
       { queue, kind: 'main', name: queue },
       { queue, kind: 'retry', name: `${queue}.retry` },
-      ...[...new Set(this.opts.transientDelaysMs)].map((d) => ({ queue, kind: 'delay' as const, name: delayQueueName(queue, d) })),
+      ...[...new Set(this.opts.transientDelaysMs)].map((d) => ({
+        queue,
+        kind: 'delay' as const,
+        name: delayQueueName(queue, d),
+      })),
       { queue, kind: 'dlq', name: `${queue}.dlq` },
     ];
   }
@@ -312,7 +322,10 @@ class QueueConsumer<M extends Message> implements Running {
       { name: queue, arguments: mainQueueArguments(queue), bound: { exchange, patterns: bindings } },
       { name: `${queue}.retry`, arguments: delayQueueArguments(queue, retryDelayMs) },
       { name: `${queue}.dlq`, arguments: holdingQueueArguments() },
-      ...[...new Set(transientDelaysMs)].map((d) => ({ name: delayQueueName(queue, d), arguments: delayQueueArguments(queue, d) })),
+      ...[...new Set(transientDelaysMs)].map((d) => ({
+        name: delayQueueName(queue, d),
+        arguments: delayQueueArguments(queue, d),
+      })),
     ]);
     const ch = await conn.createConfirmChannel();
     ch.on('error', (err: Error) => this.log.error({ err, queue }, 'amqp consumer channel error'));

@@ -49,7 +49,9 @@ export async function purgeDedupeRecords(db: Db, before: Date): Promise<number> 
   let deleted = 0;
   for (const { name } of collections) {
     if (!name.startsWith(PREFIX)) continue;
-    deleted += (await purgeByMarker(db, { collection: name, timeField: 'at', markerField: 'at_day', bucketMs: DAY_MS, before })).deleted;
+    deleted += (
+      await purgeByMarker(db, { collection: name, timeField: 'at', markerField: 'at_day', bucketMs: DAY_MS, before })
+    ).deleted;
   }
   return deleted;
 }

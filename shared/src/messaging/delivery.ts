@@ -43,8 +43,20 @@ export const TRANSIENT_RETRY_FOR_MS = 24 * 3600_000;
 
 /** Socket and DNS error codes of a neighbour that is down or unreachable, and undici's. */
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
 ]);
 
 /**
@@ -75,7 +87,8 @@ export function isTransientFailure(err: unknown): boolean {
     if (isStoreError(e)) return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
-    if (e instanceof Error && (e.name === 'TimeoutError' || (e.name === 'TypeError' && e.message === 'fetch failed'))) return true;
+    if (e instanceof Error && (e.name === 'TimeoutError' || (e.name === 'TypeError' && e.message === 'fetch failed')))
+      return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;
@@ -84,7 +97,15 @@ export function isTransientFailure(err: unknown): boolean {
 /** The delay queue of a transient retry: queue-level TTL, dead-lettering back into `queue` (as Broker.publishDelayed). */
 export const delayQueueName = (queue: string, delayMs: number) => `${queue}.delay.${delayMs}`;
 
-const DEATH_HEADERS = ['x-death', 'x-first-death-exchange', 'x-first-death-queue', 'x-first-death-reason', 'x-last-death-exchange', 'x-last-death-queue', 'x-last-death-reason'];
+const DEATH_HEADERS = [
+  'x-death',
+  'x-first-death-exchange',
+  'x-first-death-queue',
+  'x-first-death-reason',
+  'x-last-death-exchange',
+  'x-last-death-queue',
+  'x-last-death-reason',
+];
 
 export interface DeliveryHandling<M extends Message> {
   queue: string;
@@ -105,7 +126,11 @@ export interface DeliveryHandling<M extends Message> {
 }
 
 /** Handles `msg` and acks it; when its forward to retry/DLQ fails it rejects, and the unacked message is redelivered. */
-export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, ch: ConfirmChannel, msg: ConsumeMessage): Promise<void> {
+export async function handleDelivery<M extends Message>(
+  h: DeliveryHandling<M>,
+  ch: ConfirmChannel,
+  msg: ConsumeMessage,
+): Promise<void> {
   const { queue } = h;
   const headers: Record<string, unknown> = { ...(msg.properties.headers ?? {}) };
   const attempt = Math.max(1, Number(headers[ATTEMPT_HEADER]) || 1);
@@ -147,7 +172,13 @@ export async function handleDelivery<M extends Message>(h: DeliveryHandling<M>, 
   countMessage(queue, outcome);
 }
 
-function startConsumerSpan(queue: string, msg: ConsumeMessage, eventId: string, attempt: number, parent: Context): Span {
+function startConsumerSpan(
+  queue: string,
+  msg: ConsumeMessage,
+  eventId: string,
+  attempt: number,
+  parent: Context,
+): Span {
   return trace.getTracer('lpm-broker').startSpan(
     `process ${queue}`,
     {
@@ -217,7 +248,10 @@ function nextAfterFailure<M extends Message>(
   if (transient && now - (transientRun > 0 ? since : now) < h.retryForMs) {
     const delays = h.transientDelaysMs;
     const delay = delays[Math.min(transientRun, delays.length - 1)];
-    log.warn({ err, queue, eventId: event.id, type: event.type, attempt, delayMs: delay }, 'handler failed transiently; retry scheduled');
+    log.warn(
+      { err, queue, eventId: event.id, type: event.type, attempt, delayMs: delay },
+      'handler failed transiently; retry scheduled',
+    );
     return {
       target: delayQueueName(queue, delay),
       attempt: attempt + 1,
@@ -254,7 +288,12 @@ function forward(
   timeoutMs: number,
   counters: Record<string, number> = {},
 ): Promise<void> {
-  const fwd: Record<string, unknown> = { ...headers, ...counters, [ATTEMPT_HEADER]: attempt, [LAST_ERROR_HEADER]: error.slice(0, 1000) };
+  const fwd: Record<string, unknown> = {
+    ...headers,
+    ...counters,
+    [ATTEMPT_HEADER]: attempt,
+    [LAST_ERROR_HEADER]: error.slice(0, 1000),
+  };
   for (const k of DEATH_HEADERS) delete fwd[k];
   if (counters[TRANSIENT_HEADER] === 0) delete fwd[TRANSIENT_SINCE_HEADER];
   const p: CarriedProperties = msg.properties;

@@ -13,7 +13,13 @@ import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { injectTraceHeaders } from '../telemetry.ts';
 import type { Connection } from './connection.ts';
 import type { OutgoingMessage } from './message.ts';
-import { declareQueues, delayQueueArguments, holdingQueueArguments, mainQueueArguments, type QueueArguments } from './queues.ts';
+import {
+  declareQueues,
+  delayQueueArguments,
+  holdingQueueArguments,
+  mainQueueArguments,
+  type QueueArguments,
+} from './queues.ts';
 
 export interface PublisherOptions {
   exchange: string;
@@ -69,7 +75,8 @@ export class Publisher {
 
   /** Into `queue` after `delayMs`, through `<queue>.delay.<ms>` (see Broker.publishDelayed). */
   async delayed(msg: OutgoingMessage, queue: string, delayMs: number): Promise<void> {
-    if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new RangeError(`delayMs must be a non-negative integer: ${delayMs}`);
+    if (!Number.isSafeInteger(delayMs) || delayMs < 0)
+      throw new RangeError(`delayMs must be a non-negative integer: ${delayMs}`);
     const ch = this.connection.publishChannel;
     const delayQueue = `${queue}.delay.${delayMs}`;
     // Not connected: send() rejects as publish() does.
@@ -100,7 +107,12 @@ export class Publisher {
   }
 
   /** Publishes on `ch` (the publish channel when the call began) and waits for the confirm, in a producer span. */
-  private async send(ch: ConfirmChannel | null, msg: OutgoingMessage, exchange: string, routingKey: string): Promise<void> {
+  private async send(
+    ch: ConfirmChannel | null,
+    msg: OutgoingMessage,
+    exchange: string,
+    routingKey: string,
+  ): Promise<void> {
     const destination = exchange || routingKey;
     const span = trace.getTracer('lpm-broker').startSpan(`publish ${destination}`, {
       kind: SpanKind.PRODUCER,
@@ -230,7 +242,8 @@ export function confirmPublish(
         clearTimeout(timer);
         untrack();
         if (err) reject(err instanceof Error ? err : new Error('message nacked by the broker', { cause: err }));
-        else if (pending?.returned != null) reject(new Unroutable(`message returned by the broker: ${pending.returned} (routing key ${routingKey})`));
+        else if (pending?.returned != null)
+          reject(new Unroutable(`message returned by the broker: ${pending.returned} (routing key ${routingKey})`));
         else resolve();
       });
     } catch (err) {

@@ -100,7 +100,17 @@ async function move(ch: ConfirmChannel, from: string, to: string): Promise<numbe
 /** The properties a moved message keeps. */
 function carried(m: GetMessage): Options.Publish {
   const p = m.properties as unknown as Record<string, unknown>;
-  const keep = ['contentType', 'contentEncoding', 'headers', 'correlationId', 'replyTo', 'messageId', 'timestamp', 'type', 'appId'];
+  const keep = [
+    'contentType',
+    'contentEncoding',
+    'headers',
+    'correlationId',
+    'replyTo',
+    'messageId',
+    'timestamp',
+    'type',
+    'appId',
+  ];
   const options: Record<string, unknown> = { persistent: true };
   for (const k of keep) if (p[k] !== undefined && p[k] !== null) options[k] = p[k];
   return options;

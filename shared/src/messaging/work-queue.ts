@@ -41,7 +41,10 @@ export class WorkQueue<J> {
   readonly type: string;
   private readonly broker: Pick<Broker, 'declareQueue' | 'publishToQueue' | 'publishDelayed' | 'consumeMessages'>;
 
-  constructor(broker: Pick<Broker, 'declareQueue' | 'publishToQueue' | 'publishDelayed' | 'consumeMessages'>, opts: WorkQueueOptions) {
+  constructor(
+    broker: Pick<Broker, 'declareQueue' | 'publishToQueue' | 'publishDelayed' | 'consumeMessages'>,
+    opts: WorkQueueOptions,
+  ) {
     this.broker = broker;
     this.queue = opts.queue;
     this.type = opts.type;
@@ -55,10 +58,13 @@ export class WorkQueue<J> {
    * negative or fractional delay rejects with a RangeError.
    */
   async push(job: J, delayMs = 0): Promise<void> {
-    if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new RangeError(`delayMs must be a non-negative integer: ${delayMs}`);
+    if (!Number.isSafeInteger(delayMs) || delayMs < 0)
+      throw new RangeError(`delayMs must be a non-negative integer: ${delayMs}`);
     const message: JobMessage<J> = { id: newId('job'), type: this.type, created_at: new Date().toISOString(), job };
     await this.broker.declareQueue(this.queue);
-    return delayMs === 0 ? this.broker.publishToQueue(message, this.queue) : this.broker.publishDelayed(message, this.queue, delayMs);
+    return delayMs === 0
+      ? this.broker.publishToQueue(message, this.queue)
+      : this.broker.publishDelayed(message, this.queue, delayMs);
   }
 
   /**

@@ -116,7 +116,8 @@ export class OutboxDrain {
     const events = doc?.outbox ?? [];
     if (!doc?.outbox_pending) return { published: 0, failure: null, left: false };
     const last = events.at(-1);
-    if (graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs) return { published: 0, failure: null, left: true };
+    if (graceMs > 0 && last && Date.now() - Date.parse(last.created_at) < graceMs)
+      return { published: 0, failure: null, left: true };
     const out = await this.publishInOrder(events, within);
     if (within(0.9)) {
       await removePublished(col, id, events.length, out.done);
@@ -158,9 +159,17 @@ export class OutboxDrain {
  * all there was, the same write clears the flag; the $size filter makes that
  * write miss if a writer appended an event meanwhile.
  */
-async function removePublished(col: Collection<OutboxDoc>, id: string, readCount: number, done: DomainEvent[]): Promise<void> {
+async function removePublished(
+  col: Collection<OutboxDoc>,
+  id: string,
+  readCount: number,
+  done: DomainEvent[],
+): Promise<void> {
   if (done.length === readCount) {
-    const r = await col.updateOne({ _id: id, outbox: { $size: readCount } }, { $pullAll: { outbox: done }, $set: { outbox_pending: false } });
+    const r = await col.updateOne(
+      { _id: id, outbox: { $size: readCount } },
+      { $pullAll: { outbox: done }, $set: { outbox_pending: false } },
+    );
     if (r.matchedCount === 1) return;
   }
   if (done.length > 0) await col.updateOne({ _id: id }, { $pullAll: { outbox: done } });

@@ -207,7 +207,13 @@ export class OutboxMarks implements MarkedWrites {
   /** On stop, after the publishes in flight ended: deletes the markers of marks whose events all went out. */
   async closeIdle(): Promise<void> {
     const now = Date.now();
-    const idle = [...this.open.values()].filter((m) => m.state === 'open' && m.writes === 0 && m.waiting === 0 && (!m.uncertainAt || now >= m.uncertainAt + UNCERTAIN_MS));
+    const idle = [...this.open.values()].filter(
+      (m) =>
+        m.state === 'open' &&
+        m.writes === 0 &&
+        m.waiting === 0 &&
+        (!m.uncertainAt || now >= m.uncertainAt + UNCERTAIN_MS),
+    );
     for (const mark of this.open.values()) clearTimeout(mark.timer);
     await Promise.all(idle.map((m) => this.close(m)));
   }
@@ -250,25 +256,28 @@ export class OutboxMarks implements MarkedWrites {
       slots.next = null;
     }
     const current = slots.current;
-    if (!slots.next && now > current.until - MARK_SLOT_MS / 2) slots.next = this.openMark(collection, current.until + MARK_SLOT_MS);
+    if (!slots.next && now > current.until - MARK_SLOT_MS / 2)
+      slots.next = this.openMark(collection, current.until + MARK_SLOT_MS);
     return current;
   }
 
   private openMark(collection: string, until: number): Mark {
     const mark = new Mark(`${this.writer}:${++this.seq}`, collection, until);
     this.open.set(mark.id, mark);
-    mark.opened = context.with(ROOT_CONTEXT, () => this.markers.insertOne({ _id: mark.id, collection, until: new Date(until) })).then(
-      () => {
-        mark.state = 'open';
-        this.maybeClose(mark);
-      },
-      (err: unknown) => {
-        // Its writes fail (503); one that landed regardless leaves a marker a sweep deletes.
-        mark.state = 'failed';
-        this.open.delete(mark.id);
-        throw err;
-      },
-    );
+    mark.opened = context
+      .with(ROOT_CONTEXT, () => this.markers.insertOne({ _id: mark.id, collection, until: new Date(until) }))
+      .then(
+        () => {
+          mark.state = 'open';
+          this.maybeClose(mark);
+        },
+        (err: unknown) => {
+          // Its writes fail (503); one that landed regardless leaves a marker a sweep deletes.
+          mark.state = 'failed';
+          this.open.delete(mark.id);
+          throw err;
+        },
+      );
     mark.opened.catch(() => {}); // a mark opened ahead that no write took
     return mark;
   }
@@ -348,7 +357,10 @@ export class OutboxMarks implements MarkedWrites {
       if (mark.uncertainAt) await this.settleFromStore(mark.collection, mark.id, mark.sent);
       await this.markers.deleteOne({ _id: mark.id });
     } catch (err) {
-      this.opts.logger.warn({ err, collection: mark.collection, mark: mark.id }, 'outbox mark not closed; tried again shortly');
+      this.opts.logger.warn(
+        { err, collection: mark.collection, mark: mark.id },
+        'outbox mark not closed; tried again shortly',
+      );
       mark.state = 'open';
       if (!this.halted) this.closeAt(mark, Date.now() + CLOSE_RETRY_MS);
       return;
@@ -369,7 +381,8 @@ export class OutboxMarks implements MarkedWrites {
       const events = (JSON.parse(doc.outbox_events ?? '[]') as DomainEvent[]).filter((e) => !skip.has(e.id));
       if (events.length === 0) continue;
       await this.opts.inOrder(collection, doc._id, async () => {
-        for (const event of events) await context.with(extractTraceContext(event.trace), () => this.opts.publisher.publish(event));
+        for (const event of events)
+          await context.with(extractTraceContext(event.trace), () => this.opts.publisher.publish(event));
       });
       published += events.length;
     }

@@ -74,7 +74,10 @@ async function readAll(): Promise<void> {
         try {
           const docs = await db
             .collection<{ outbox?: Pick<DomainEvent, 'created_at'>[] }>(collection)
-            .find({ outbox_pending: true }, { projection: { _id: 0, 'outbox.created_at': 1 }, timeoutMS: SCRAPE_READ_TIMEOUT_MS })
+            .find(
+              { outbox_pending: true },
+              { projection: { _id: 0, 'outbox.created_at': 1 }, timeoutMS: SCRAPE_READ_TIMEOUT_MS },
+            )
             .limit(SCRAPE_DOCUMENTS)
             .toArray();
           const marked = marks?.waitingIn(collection);

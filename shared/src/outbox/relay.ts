@@ -114,7 +114,8 @@ export class OutboxRelay {
       concurrency: opts.concurrency ?? 16,
       stopping: () => this.stopping,
       failed: (err, collection, pending) => this.noteFailure(err, collection, pending),
-      releaseFailed: (err, collection) => this.log.warn({ err, collection }, 'outbox lock release failed; the locks expire by themselves'),
+      releaseFailed: (err, collection) =>
+        this.log.warn({ err, collection }, 'outbox lock release failed; the locks expire by themselves'),
     });
   }
 
@@ -160,7 +161,9 @@ export class OutboxRelay {
     await this.marks.closeIdle();
     await this.running?.catch(() => {});
     this.stopping = false;
-    await this.run(false).catch((err: unknown) => this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'));
+    await this.run(false).catch((err: unknown) =>
+      this.log.warn({ err }, 'outbox: the last pass failed; its events go out again later'),
+    );
   }
 
   /**
@@ -265,7 +268,9 @@ export class OutboxRelay {
   private async drainHinted(): Promise<{ ok: boolean; published: number }> {
     const hinted = this.hints;
     this.hints = new Map();
-    const batches = [...hinted].flatMap(([name, ids]) => chunks([...ids], this.batchSize).map((batch) => ({ name, batch })));
+    const batches = [...hinted].flatMap(([name, ids]) =>
+      chunks([...ids], this.batchSize).map((batch) => ({ name, batch })),
+    );
     const nameAgain = (from: number) => {
       for (const { name, batch } of batches.slice(from)) for (const id of batch) this.hint(name, id);
     };
@@ -325,7 +330,11 @@ export class OutboxRelay {
           .limit(this.batchSize)
           .toArray();
         if (this.stopping) return published;
-        const result = await this.drain.batch(name, found.map((d) => d._id), graceMs);
+        const result = await this.drain.batch(
+          name,
+          found.map((d) => d._id),
+          graceMs,
+        );
         published += result.published;
         if (!result.ok || this.stopping) return published;
         if (result.again.length === found.length || found.length < this.batchSize) break;

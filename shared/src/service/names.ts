@@ -10,7 +10,11 @@ export const SERVICE_PORTS = Object.fromEntries(SERVICES.map((s) => [s.name, s.p
 export const HTTP = ['http:', 'https:'];
 
 /** The URLs of a service's replicas in its setting (one URL, or several comma-separated). */
-export const replicaUrls = (setting: string): string[] => setting.split(',').map((u) => u.trim()).filter(Boolean);
+export const replicaUrls = (setting: string): string[] =>
+  setting
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
 
 /** A service URL setting: one URL, or its replicas' URLs comma-separated (each checked); the value as given. */
 const urlList = (fallback: string) => (raw: string | undefined, name: string) => {
@@ -25,7 +29,12 @@ const urlList = (fallback: string) => (raw: string | undefined, name: string) =>
  * replicas, comma-separated (`npm start --replicas`), which callers balance over.
  */
 export function serviceUrlSettings() {
-  return Object.fromEntries(SERVICE_NAMES.map((name) => [name, [`${name.toUpperCase()}_URL`, urlList(`http://127.0.0.1:${SERVICE_PORTS[name]}`)]])) as {
+  return Object.fromEntries(
+    SERVICE_NAMES.map((name) => [
+      name,
+      [`${name.toUpperCase()}_URL`, urlList(`http://127.0.0.1:${SERVICE_PORTS[name]}`)],
+    ]),
+  ) as {
     [K in ServiceName]: [string, (raw: string | undefined, name: string) => string];
   };
 }

@@ -26,5 +26,7 @@ export function portBlockSize(extra = 0): number {
 
 /** Each service's URL on 127.0.0.1, for a system whose gateway listens on `gatewayPort`. */
 export function serviceUrls(gatewayPort: number): Record<ServiceName, string> {
-  return Object.fromEntries(SERVICES.map((s) => [s.name, `http://127.0.0.1:${servicePort(gatewayPort, s.name)}`])) as Record<ServiceName, string>;
+  return Object.fromEntries(
+    SERVICES.map((s) => [s.name, `http://127.0.0.1:${servicePort(gatewayPort, s.name)}`]),
+  ) as Record<ServiceName, string>;
 }

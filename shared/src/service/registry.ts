@@ -29,17 +29,61 @@ export interface ServiceEntry {
 }
 
 export const SERVICES = [
-  { name: 'deals', port: 8081, prefixes: [{ prefix: '/v1/deals' }], storeConnections: 3, app: { module: 'services/deals/src/app.ts', builder: 'buildDealsApp' } },
-  { name: 'clients', port: 8082, prefixes: [{ prefix: '/v1/clients' }], storeConnections: 10, app: { module: 'services/clients/src/app.ts', builder: 'buildClientsApp' } },
-  { name: 'cases', port: 8083, prefixes: [{ prefix: '/v1/cases' }], storeConnections: 6, app: { module: 'services/cases/src/app.ts', builder: 'buildCasesApp' } },
+  {
+    name: 'deals',
+    port: 8081,
+    prefixes: [{ prefix: '/v1/deals' }],
+    storeConnections: 3,
+    app: { module: 'services/deals/src/app.ts', builder: 'buildDealsApp' },
+  },
+  {
+    name: 'clients',
+    port: 8082,
+    prefixes: [{ prefix: '/v1/clients' }],
+    storeConnections: 10,
+    app: { module: 'services/clients/src/app.ts', builder: 'buildClientsApp' },
+  },
+  {
+    name: 'cases',
+    port: 8083,
+    prefixes: [{ prefix: '/v1/cases' }],
+    storeConnections: 6,
+    app: { module: 'services/cases/src/app.ts', builder: 'buildCasesApp' },
+  },
   // POST /v1/deadlines/compute only computes: a read key may call it.
-  { name: 'activities', port: 8084, prefixes: [{ prefix: '/v1/activities' }, { prefix: '/v1/deadlines', readOnly: true }], storeConnections: 3, app: { module: 'services/activities/src/app.ts', builder: 'buildActivitiesApp' } },
-  { name: 'financial', port: 8085, prefixes: [{ prefix: '/v1/financial' }], storeConnections: 3, app: { module: 'services/financial/src/app.ts', builder: 'buildFinancialApp' } },
-  { name: 'webhooks', port: 8086, prefixes: [{ prefix: '/v1/webhooks', adminOnly: true }], storeConnections: 12, app: { module: 'services/webhooks/src/app.ts', builder: 'buildWebhooksApp' } },
-  { name: 'publications', port: 8088, prefixes: [{ prefix: '/v1/publications' }], storeConnections: 3, app: { module: 'services/publications/src/app.ts', builder: 'buildPublicationsApp' } },
+  {
+    name: 'activities',
+    port: 8084,
+    prefixes: [{ prefix: '/v1/activities' }, { prefix: '/v1/deadlines', readOnly: true }],
+    storeConnections: 3,
+    app: { module: 'services/activities/src/app.ts', builder: 'buildActivitiesApp' },
+  },
+  {
+    name: 'financial',
+    port: 8085,
+    prefixes: [{ prefix: '/v1/financial' }],
+    storeConnections: 3,
+    app: { module: 'services/financial/src/app.ts', builder: 'buildFinancialApp' },
+  },
+  {
+    name: 'webhooks',
+    port: 8086,
+    prefixes: [{ prefix: '/v1/webhooks', adminOnly: true }],
+    storeConnections: 12,
+    app: { module: 'services/webhooks/src/app.ts', builder: 'buildWebhooksApp' },
+  },
+  {
+    name: 'publications',
+    port: 8088,
+    prefixes: [{ prefix: '/v1/publications' }],
+    storeConnections: 3,
+    app: { module: 'services/publications/src/app.ts', builder: 'buildPublicationsApp' },
+  },
 ] as const satisfies readonly ServiceEntry[];
 
 export type ServiceName = (typeof SERVICES)[number]['name'];
 
 /** Each public path prefix with the service it is proxied to, in the registry's order. */
-export const PROXIED_PREFIXES: readonly (ProxiedPrefix & { upstream: ServiceName })[] = SERVICES.flatMap((s) => s.prefixes.map((p) => ({ ...p, upstream: s.name })));
+export const PROXIED_PREFIXES: readonly (ProxiedPrefix & { upstream: ServiceName })[] = SERVICES.flatMap((s) =>
+  s.prefixes.map((p) => ({ ...p, upstream: s.name })),
+);

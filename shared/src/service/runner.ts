@@ -145,7 +145,11 @@ export interface TaskStarter {
 }
 
 /** Starts a service's background tasks, a failed start tried again with capped backoff, and stops starting them at once on halt. */
-export function taskStarter(tasks: BackgroundTask[], logger: Logger, retry: { firstMs: number; maxMs: number } = TASK_RETRY): TaskStarter {
+export function taskStarter(
+  tasks: BackgroundTask[],
+  logger: Logger,
+  retry: { firstMs: number; maxMs: number } = TASK_RETRY,
+): TaskStarter {
   const halted = new AbortController();
   let running: Promise<boolean> = Promise.resolve(false);
   const run = async () => {
@@ -194,7 +198,13 @@ export async function runService(def: ServiceDefinition): Promise<void> {
     prepare: (db) => createOutboxIndexes(db, def.outboxCollections),
   });
   const db = store.db;
-  const broker = Broker.open({ url: config.amqpUrl, exchange: config.exchange, logger, connectionName: def.name, consumerRetryForMs: config.consumerRetryForMs });
+  const broker = Broker.open({
+    url: config.amqpUrl,
+    exchange: config.exchange,
+    logger,
+    connectionName: def.name,
+    consumerRetryForMs: config.consumerRetryForMs,
+  });
   // Kicks before it starts are remembered: its first pass drains them.
   const relay = new OutboxRelay({ db, collections: def.outboxCollections, publisher: timedPublisher(broker), logger });
   const parts = def.build({ config, logger, db, broker, relay });

@@ -18,7 +18,11 @@ export function isDuplicateKey(e: unknown): boolean {
  * retried job), returns the stored one that `sameAs` finds: an insert is the one
  * write FerretDB makes atomic, so "create once" is built on it.
  */
-export async function insertOrGet<T extends { _id: string }>(col: Collection<T>, doc: OptionalUnlessRequiredId<T> & T, sameAs: Filter<T>): Promise<T> {
+export async function insertOrGet<T extends { _id: string }>(
+  col: Collection<T>,
+  doc: OptionalUnlessRequiredId<T> & T,
+  sameAs: Filter<T>,
+): Promise<T> {
   try {
     await col.insertOne(doc);
     return doc;

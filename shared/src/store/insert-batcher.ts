@@ -7,7 +7,14 @@
 // own caller: the others of its group are stored, each settled on its own. A store
 // that cannot do the work at all (isStoreUnavailable) fails the whole group at once.
 import { isDeepStrictEqual } from 'node:util';
-import { BSON, MongoBulkWriteError, type Collection, type Document, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
+import {
+  BSON,
+  MongoBulkWriteError,
+  type Collection,
+  type Document,
+  type Filter,
+  type OptionalUnlessRequiredId,
+} from 'mongodb';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { isStoreUnavailable } from './store-errors.ts';
 

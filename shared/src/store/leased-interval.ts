@@ -5,7 +5,13 @@ import type { Db } from 'mongodb';
 import { RunLease } from './run-lease.ts';
 
 /** Starts the turns; the timer does not keep the process alive. Clear it to stop. */
-export function everyUnderLease(db: Db, key: string, periodMs: number, work: () => Promise<unknown>, failed: (err: unknown) => void): NodeJS.Timeout {
+export function everyUnderLease(
+  db: Db,
+  key: string,
+  periodMs: number,
+  work: () => Promise<unknown>,
+  failed: (err: unknown) => void,
+): NodeJS.Timeout {
   const timer = setInterval(() => {
     void RunLease.take(db, key, periodMs)
       .then(async (lease) => {

@@ -41,7 +41,8 @@ type DayValue = Date | number | string | null | undefined;
 const teamOf = (record: Document): string => record.team_id as string;
 
 /** A record's list marker: its team and the UTC day of its sort value. */
-export const listBucket = (teamId: string, value: Date | number | string | null): string => dayMarker(teamId, dayOf(value));
+export const listBucket = (teamId: string, value: Date | number | string | null): string =>
+  dayMarker(teamId, dayOf(value));
 
 export interface ListBucketsOptions {
   db: Db;
@@ -163,7 +164,15 @@ export class ListBuckets {
     const from = this.counts.valuesOf(current);
     const to = this.counts.valuesOf(next);
     if (this.opts.counted.every((f) => from[f] === to[f])) return;
-    await this.counts.moved(teamOf(current), day, current._id as string, (current.version as number) + 1, from, to, storedAt);
+    await this.counts.moved(
+      teamOf(current),
+      day,
+      current._id as string,
+      (current.version as number) + 1,
+      from,
+      to,
+      storedAt,
+    );
   }
 
   /**
@@ -181,8 +190,16 @@ export class ListBuckets {
     days?: DayRange,
   ): Promise<BucketPage<R> | null> {
     const given = Object.entries(filters).filter(([, v]) => v !== undefined && v !== null && v !== '');
-    if (sort.field !== this.opts.order.field || given.some(([k]) => !this.opts.counted.includes(k))) return Promise.resolve(null);
-    return this.page<R>({ teamId, equal: Object.fromEntries(given), days, direction: sort.direction, ...window, projection });
+    if (sort.field !== this.opts.order.field || given.some(([k]) => !this.opts.counted.includes(k)))
+      return Promise.resolve(null);
+    return this.page<R>({
+      teamId,
+      equal: Object.fromEntries(given),
+      days,
+      direction: sort.direction,
+      ...window,
+      projection,
+    });
   }
 
   /**
@@ -197,7 +214,10 @@ export class ListBuckets {
     if (!all) return null;
     const counted = all.filter((d) => !q.days || (d.day !== null && d.day >= from && d.day <= to));
     // Newest first: the records without a value still last.
-    const days = q.direction === 1 ? counted : [...counted.filter((d) => d.day !== null).reverse(), ...counted.filter((d) => d.day === null)];
+    const days =
+      q.direction === 1
+        ? counted
+        : [...counted.filter((d) => d.day !== null).reverse(), ...counted.filter((d) => d.day === null)];
     const total = days.reduce((sum, d) => sum + d.n, 0);
     return { records: await this.read<R>(q, days), total };
   }
@@ -206,10 +226,19 @@ export class ListBuckets {
   private read<R>(q: BucketPageQuery, days: DayTotal[]): Promise<R[]> {
     const sort = storeSort(this.opts.order.keys, q.direction);
     const col = this.opts.db.collection(this.opts.collection);
-    return readBucketPage(days, (d) => d.n, q, async (d, skip, limit) => {
-      const filter = { [LIST_BUCKET_FIELD]: dayMarker(q.teamId, d.day), ...ownedBy('team_id', q.teamId), ...q.equal } as Filter<Document>;
-      return (await col.find(filter, { projection: q.projection, sort, skip, limit }).toArray()) as R[];
-    });
+    return readBucketPage(
+      days,
+      (d) => d.n,
+      q,
+      async (d, skip, limit) => {
+        const filter = {
+          [LIST_BUCKET_FIELD]: dayMarker(q.teamId, d.day),
+          ...ownedBy('team_id', q.teamId),
+          ...q.equal,
+        } as Filter<Document>;
+        return (await col.find(filter, { projection: q.projection, sort, skip, limit }).toArray()) as R[];
+      },
+    );
   }
 
   /** Whether the backfill has marked the list ready (pages are read by day buckets). */
@@ -257,7 +286,9 @@ export class ListBuckets {
       });
     }
     // Days counted before (a repeated backfill) are counted again too: one may be empty now.
-    const days = new Map((await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]));
+    const days = new Map(
+      (await this.counts.countedDays()).map(([teamId, day]) => [dayMarker(teamId, day), [teamId, day] as const]),
+    );
     for await (const r of col.find({}, { projection: { team_id: 1, [dayField]: 1 }, ...SWEEP_CURSOR })) {
       const day = this.bucketDay(r);
       const teamId = teamOf(r);

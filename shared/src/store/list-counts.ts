@@ -34,7 +34,15 @@ import type { Logger } from '../logger.ts';
 import { CountDeltas, type CountDelta } from './list-count-deltas.ts';
 import type { Day } from './list-day.ts';
 import { withDocumentLock } from './lock.ts';
-import { addDeltas, byDay, combinations, countedWith, daysOf, type CountsDocument, type DayCount } from './list-day-counts.ts';
+import {
+  addDeltas,
+  byDay,
+  combinations,
+  countedWith,
+  daysOf,
+  type CountsDocument,
+  type DayCount,
+} from './list-day-counts.ts';
 import { ownedBy } from './markers.ts';
 
 export const LIST_COUNTS = 'list_counts';
@@ -133,12 +141,22 @@ export class ListCounts {
     const counts: DayCount[] = [];
     for (const doc of docs) {
       const ofDoc = daysOf(doc);
-      addDeltas(ofDoc, deltas.filter((d) => d.doc === doc._id), new Set(doc.absorbed), this.opts.counted);
+      addDeltas(
+        ofDoc,
+        deltas.filter((d) => d.doc === doc._id),
+        new Set(doc.absorbed),
+        this.opts.counted,
+      );
       counts.push(...ofDoc);
     }
     // Deltas of a counts document not written yet: the team's first records of those days.
     const stored = new Set(docs.map((doc) => doc._id));
-    addDeltas(counts, deltas.filter((d) => !stored.has(d.doc)), new Set(), this.opts.counted);
+    addDeltas(
+      counts,
+      deltas.filter((d) => !stored.has(d.doc)),
+      new Set(),
+      this.opts.counted,
+    );
     const uncounted = counts.filter((day) => !countedWith(day, names));
     if (uncounted.length > 0) {
       for (const day of uncounted) void this.recount(teamId, day.d);
@@ -146,7 +164,10 @@ export class ListCounts {
     }
     const days: DayTotal[] = [];
     for (const day of counts) {
-      const n = fields.length === 0 ? day.n : day.by.filter((c) => fields.every(([f, v]) => c.v[f] === v)).reduce((sum, c) => sum + c.n, 0);
+      const n =
+        fields.length === 0
+          ? day.n
+          : day.by.filter((c) => fields.every(([f, v]) => c.v[f] === v)).reduce((sum, c) => sum + c.n, 0);
       if (n > 0) days.push({ day: day.d, n });
     }
     return days.sort((a, b) => byDay(a.day, b.day));
@@ -161,7 +182,10 @@ export class ListCounts {
     try {
       await this.coalesced(teamId, day);
     } catch (err) {
-      this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId, day }, 'list counts of a day not recounted; its next write recounts them');
+      this.opts.logger?.warn(
+        { err, collection: this.opts.collection, team_id: teamId, day },
+        'list counts of a day not recounted; its next write recounts them',
+      );
     }
   }
 
@@ -216,7 +240,11 @@ export class ListCounts {
    * counts the record. Failures are logged: the recount that follows repairs the day.
    */
   added(teamId: string, day: Day, record: Document, storedAt: number): Promise<void> {
-    return this.addDelta(teamId, day, { _id: `${this.opts.collection}:${record._id}`, v: this.valuesOf(record), at: storedAt });
+    return this.addDelta(teamId, day, {
+      _id: `${this.opts.collection}:${record._id}`,
+      v: this.valuesOf(record),
+      at: storedAt,
+    });
   }
 
   /**
@@ -224,17 +252,32 @@ export class ListCounts {
    * `from` to `to`, by the write that made it `version` (stored at `storedAt`): as
    * `added`, one delta instead of a recount.
    */
-  moved(teamId: string, day: Day, id: string, version: number, from: Record<string, unknown>, to: Record<string, unknown>, storedAt: number): Promise<void> {
+  moved(
+    teamId: string,
+    day: Day,
+    id: string,
+    version: number,
+    from: Record<string, unknown>,
+    to: Record<string, unknown>,
+    storedAt: number,
+  ): Promise<void> {
     return this.addDelta(teamId, day, { _id: `${this.opts.collection}:${id}:${version}`, v: to, from, at: storedAt });
   }
 
-  private async addDelta(teamId: string, day: Day, delta: Pick<CountDelta, '_id' | 'v' | 'from' | 'at'>): Promise<void> {
+  private async addDelta(
+    teamId: string,
+    day: Day,
+    delta: Pick<CountDelta, '_id' | 'v' | 'from' | 'at'>,
+  ): Promise<void> {
     const doc = this.documentId(teamId, day);
     try {
       await this.deltas.add({ ...delta, owner: this.owner(teamId), doc, d: day });
       this.foldLater(teamId, doc);
     } catch (err) {
-      this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId, day }, 'list count delta not stored; a recount follows');
+      this.opts.logger?.warn(
+        { err, collection: this.opts.collection, team_id: teamId, day },
+        'list count delta not stored; a recount follows',
+      );
     }
     this.recheckLater(teamId, day);
   }
@@ -246,7 +289,10 @@ export class ListCounts {
     const foldNow = () => {
       this.folds.delete(doc);
       this.fold(teamId, doc).catch((err: unknown) =>
-        this.opts.logger?.warn({ err, collection: this.opts.collection, team_id: teamId }, 'list count deltas not folded; pages still count them, the next fold takes them'),
+        this.opts.logger?.warn(
+          { err, collection: this.opts.collection, team_id: teamId },
+          'list count deltas not folded; pages still count them, the next fold takes them',
+        ),
       );
     };
     if (due) return foldNow();
@@ -266,7 +312,11 @@ export class ListCounts {
       addDeltas(days, deltas, new Set(current?.absorbed), this.opts.counted, true);
       days.sort((a, b) => byDay(a.d, b.d));
       const absorbed = deltas.map((d) => d._id);
-      await this.documents.updateOne({ _id: doc }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days), absorbed } }, { upsert: true });
+      await this.documents.updateOne(
+        { _id: doc },
+        { $set: { owner: this.owner(teamId), days: JSON.stringify(days), absorbed } },
+        { upsert: true },
+      );
       await this.deltas.remove(absorbed);
     });
   }
@@ -301,13 +351,20 @@ export class ListCounts {
     await withDocumentLock(db, LIST_COUNTS, id, async () => {
       const projection = Object.fromEntries(counted.map((f) => [f, 1]));
       const t = Date.now();
-      const records = await db.collection(collection).find({ [markerField]: marker(teamId, day), ...ownedBy('team_id', teamId) }, { projection }).toArray();
+      const records = await db
+        .collection(collection)
+        .find({ [markerField]: marker(teamId, day), ...ownedBy('team_id', teamId) }, { projection })
+        .toArray();
       const doc = await this.documents.findOne({ _id: id });
       const days = daysOf(doc).filter((d) => d.d !== day);
       // An emptied day stays, counted 0, so that deltas of records stored before `t` stay out of it.
       days.push({ d: day, n: records.length, by: combinations(records, counted), t });
       days.sort((a, b) => byDay(a.d, b.d));
-      await this.documents.updateOne({ _id: id }, { $set: { owner: this.owner(teamId), days: JSON.stringify(days) } }, { upsert: true });
+      await this.documents.updateOne(
+        { _id: id },
+        { $set: { owner: this.owner(teamId), days: JSON.stringify(days) } },
+        { upsert: true },
+      );
     });
   }
 }

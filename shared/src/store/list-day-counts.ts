@@ -40,7 +40,8 @@ export interface CountsDocument {
 export const daysOf = (doc: CountsDocument | null): DayCount[] => (doc ? (JSON.parse(doc.days) as DayCount[]) : []);
 
 /** Whether every combination of the day was counted with each of `fields`. */
-export const countedWith = (day: DayCount, fields: readonly string[]): boolean => day.by.every((c) => fields.every((f) => f in c.v));
+export const countedWith = (day: DayCount, fields: readonly string[]): boolean =>
+  day.by.every((c) => fields.every((f) => f in c.v));
 
 /** Oldest first, the day `null` last. */
 export const byDay = (a: Day, b: Day): number => (a === null ? (b === null ? 0 : 1) : b === null ? -1 : a - b);
@@ -64,7 +65,13 @@ export function combinations(records: Document[], counted: readonly string[]): C
  * its new one; a move whose old values the day does not count (a count that drifted)
  * is left to the day's recheck. `mark`: the days that took one are counted again later.
  */
-export function addDeltas(days: DayCount[], deltas: CountDelta[], absorbed: Set<string>, counted: readonly string[], mark = false): void {
+export function addDeltas(
+  days: DayCount[],
+  deltas: CountDelta[],
+  absorbed: Set<string>,
+  counted: readonly string[],
+  mark = false,
+): void {
   const same = (c: Combination, v: Record<string, unknown>) => counted.every((f) => c.v[f] === v[f]);
   for (const delta of [...deltas].sort((a, b) => a.at - b.at)) {
     if (absorbed.has(delta._id)) continue;

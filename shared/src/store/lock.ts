@@ -130,8 +130,19 @@ export async function takeManyTimeSlots(
   return { slot, taken, release };
 }
 
-function slotDocs(key: string, slot: number, periodMs: number, owner: string, markers: (slot: number) => Document): SlotDoc[] {
-  return [slot, slot + 1].map((s) => ({ _id: `${key}:${s}`, owner, expires_at: new Date((s + 1) * periodMs), ...markers(s) }));
+function slotDocs(
+  key: string,
+  slot: number,
+  periodMs: number,
+  owner: string,
+  markers: (slot: number) => Document,
+): SlotDoc[] {
+  return [slot, slot + 1].map((s) => ({
+    _id: `${key}:${s}`,
+    owner,
+    expires_at: new Date((s + 1) * periodMs),
+    ...markers(s),
+  }));
 }
 
 /**
@@ -164,19 +175,38 @@ export interface HeldLocks<Id> {
 }
 
 /** Takes the locks of the documents that nobody else holds, in one insert; release gives them all back in one delete. */
-export async function tryDocumentLocks<Id>(db: Db, collection: string, ids: Id[], owner: string = randomUUID()): Promise<HeldLocks<Id>> {
+export async function tryDocumentLocks<Id>(
+  db: Db,
+  collection: string,
+  ids: Id[],
+  owner: string = randomUUID(),
+): Promise<HeldLocks<Id>> {
   const keys = ids.map((id) => lockKey(collection, id));
   const acquiredAt = Date.now();
   try {
-    const slots = await takeManyTimeSlots(db.collection<SlotDoc>(LOCKS_COLLECTION), keys, DOCUMENT_LOCK_MS, owner, expiresHour, acquiredAt);
+    const slots = await takeManyTimeSlots(
+      db.collection<SlotDoc>(LOCKS_COLLECTION),
+      keys,
+      DOCUMENT_LOCK_MS,
+      owner,
+      expiresHour,
+      acquiredAt,
+    );
     return { acquiredAt, held: ids.filter((_, i) => slots.taken[i]), release: slots.release };
   } catch (err) {
-    throw new Error(`lock ${keys.length === 1 ? keys[0] : `of ${keys.length} documents of ${collection}`} failed`, { cause: err });
+    throw new Error(`lock ${keys.length === 1 ? keys[0] : `of ${keys.length} documents of ${collection}`} failed`, {
+      cause: err,
+    });
   }
 }
 
 /** Takes the document's lock (time slots of DOCUMENT_LOCK_MS); resolves null at once when someone else holds it. */
-export async function tryDocumentLock(db: Db, collection: string, id: unknown, owner: string = randomUUID()): Promise<HeldLock | null> {
+export async function tryDocumentLock(
+  db: Db,
+  collection: string,
+  id: unknown,
+  owner: string = randomUUID(),
+): Promise<HeldLock | null> {
   const locks = await tryDocumentLocks(db, collection, [id], owner);
   if (locks.held.length === 1) return { acquiredAt: locks.acquiredAt, release: locks.release };
   await locks.release().catch(() => {});
@@ -214,7 +244,9 @@ function lineUp(key: string, deadline: number): { ready: Promise<boolean>; done(
 }
 
 function busy(key: string, waitMs: number): Error {
-  return serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`) });
+  return serviceUnavailable('The record is busy; retry', {
+    cause: new Error(`document lock ${key} not acquired within ${waitMs} ms`),
+  });
 }
 
 /** The lease of a lock of `key` taken at `acquiredAt` (ms). */
@@ -224,13 +256,22 @@ export function leaseOf(key: string, acquiredAt: number): Lease {
     until,
     check() {
       const late = Date.now() - until;
-      if (late >= 0) throw serviceUnavailable('The record is busy; retry', { cause: new Error(`document lock ${key}: lease ran out ${late} ms before the write`) });
+      if (late >= 0)
+        throw serviceUnavailable('The record is busy; retry', {
+          cause: new Error(`document lock ${key}: lease ran out ${late} ms before the write`),
+        });
     },
   };
 }
 
 /** Runs fn while holding the document's lock, waiting up to `waitMs` for it; fn checks the lease before it writes. */
-export async function withDocumentLock<T>(db: Db, collection: string, id: unknown, fn: (lease: Lease) => Promise<T>, opts: DocumentLockOptions = {}): Promise<T> {
+export async function withDocumentLock<T>(
+  db: Db,
+  collection: string,
+  id: unknown,
+  fn: (lease: Lease) => Promise<T>,
+  opts: DocumentLockOptions = {},
+): Promise<T> {
   const waitMs = opts.waitMs ?? 5000;
   const key = lockKey(collection, id);
   const deadline = Date.now() + waitMs;

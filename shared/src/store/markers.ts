@@ -22,7 +22,9 @@ export const HOUR_MS = 3_600_000;
  * owner's whole GIN posting list, which took a day's read of a team of 90,000
  * records from 1-6 ms to 15-40 ms. MongoDB reads by the marker's index either way.
  */
-export const ownedBy = (field: string, owner: string): Record<string, { $in: string[] }> => ({ [field]: { $in: [owner] } });
+export const ownedBy = (field: string, owner: string): Record<string, { $in: string[] }> => ({
+  [field]: { $in: [owner] },
+});
 
 /** The bucket `at` falls in, counting buckets of `bucketMs` from the epoch. */
 export const bucketOf = (at: Date | number, bucketMs: number): number => Math.floor(+at / bucketMs);

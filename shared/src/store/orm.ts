@@ -124,13 +124,14 @@ export async function startStore(opts: StoreOptions): Promise<StartingStore> {
   let isSetUp = false;
   let lastError: unknown;
   let wake = () => {};
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    wake = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const ready = (async () => {
     for (let attempt = 0; !closed; attempt++) {
       try {
@@ -140,12 +141,18 @@ export async function startStore(opts: StoreOptions): Promise<StartingStore> {
         return true;
       } catch (err) {
         if (closed) return false;
-        if (isAuthenticationFailure(err)) throw new ConfigError([`MONGO_URL: the store refused the credentials (${(err as Error).message})`]);
+        if (isAuthenticationFailure(err))
+          throw new ConfigError([`MONGO_URL: the store refused the credentials (${(err as Error).message})`]);
         if (!isStoreError(err)) throw err;
         lastError = err;
-        const delay = backoffDelayMs(attempt, { firstMs: SET_UP_RETRY_MIN_MS, maxMs: SET_UP_RETRY_MAX_MS, jitter: 0.2 });
+        const delay = backoffDelayMs(attempt, {
+          firstMs: SET_UP_RETRY_MIN_MS,
+          maxMs: SET_UP_RETRY_MAX_MS,
+          jitter: 0.2,
+        });
         // Said again about once a minute (at the capped delay): a store that never answers stays in sight.
-        if (attempt % SET_UP_WARN_EVERY === 0) store.logger.warn({ err, attempt }, 'store not reachable at start; retrying in the background');
+        if (attempt % SET_UP_WARN_EVERY === 0)
+          store.logger.warn({ err, attempt }, 'store not reachable at start; retrying in the background');
         else store.logger.debug({ err, attempt }, 'store set-up attempt failed');
         await pause(delay);
       }

@@ -44,7 +44,8 @@ const OUTBOX_FIELDS = { outbox: 0, outbox_pending: 0, outbox_mark: 0, outbox_eve
 export const INSERT_LINGER_MS = 10;
 
 /** What insertMany's unordered refusal of a duplicate is, for callers that tell it by isDuplicateKey. */
-const duplicateKey = (collection: string) => new MongoServerError({ message: `E11000 duplicate key error collection: ${collection}`, code: 11000 });
+const duplicateKey = (collection: string) =>
+  new MongoServerError({ message: `E11000 duplicate key error collection: ${collection}`, code: 11000 });
 
 /** A record deleted since it was read: null rather than the domain's not-found. */
 export const nullWhenGone = (e: unknown): null => {
@@ -105,7 +106,8 @@ export class RecordStoreBase<R extends OwnedRecord> {
    */
   async insert(record: R, events: DomainEvent[]): Promise<void> {
     const doc = { ...record, ...this.slots(record), ...this.lists?.markerOf(record), ...this.search?.markerOf(record) };
-    const ticket = events.length > 0 ? ((await this.opts.relay.marks?.take(this.opts.collection, record._id)) ?? null) : null;
+    const ticket =
+      events.length > 0 ? ((await this.opts.relay.marks?.take(this.opts.collection, record._id)) ?? null) : null;
     const outbox = events.length === 0 ? {} : ticket ? outboxMarked(ticket.mark, events) : outboxOnInsert(events);
     let outcome: 'inserted' | 'duplicate';
     try {
@@ -118,7 +120,12 @@ export class RecordStoreBase<R extends OwnedRecord> {
       ticket?.refused();
       // Its id taken by the team's record of that id: an earlier run of this same request
       // (a POST run again under its Idempotency-Key, ids.withIdSeed) stored it, and its events.
-      if (await this.collection.findOne({ _id: record._id, team_id: record.team_id } as Filter<R>, { projection: { _id: 1 } })) return;
+      if (
+        await this.collection.findOne({ _id: record._id, team_id: record.team_id } as Filter<R>, {
+          projection: { _id: 1 },
+        })
+      )
+        return;
       throw this.refused(duplicateKey(this.opts.collection), record);
     }
     const storedAt = Date.now();
@@ -132,7 +139,12 @@ export class RecordStoreBase<R extends OwnedRecord> {
    * writes what it returns (fields and events in one write, the version bumped)
    * only if no one changed the record meanwhile. Resolves with `change`'s result.
    */
-  async update<T>(teamId: string, id: string, change: (current: R) => Promise<Outcome<R, T>>, withFields: readonly (keyof R & string)[] = []): Promise<T> {
+  async update<T>(
+    teamId: string,
+    id: string,
+    change: (current: R) => Promise<Outcome<R, T>>,
+    withFields: readonly (keyof R & string)[] = [],
+  ): Promise<T> {
     if (!isId(this.opts.idKind, id)) throw this.opts.notFound();
     return this.locked(id, async (lease) => {
       const done = await this.decide(await this.get(teamId, id, withFields), change, lease);
@@ -148,7 +160,11 @@ export class RecordStoreBase<R extends OwnedRecord> {
    * meanwhile, or `change` writes nothing, it is read under the lock and `change`
    * decides again on what is there.
    */
-  async updateRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>, withFields: readonly (keyof R & string)[] = []): Promise<T> {
+  async updateRead<T>(
+    read: R,
+    change: (current: R) => Promise<Outcome<R, T>>,
+    withFields: readonly (keyof R & string)[] = [],
+  ): Promise<T> {
     return this.locked(read._id, async (lease) => {
       const first = await this.decide(read, change, lease, true);
       if (first) return first;
@@ -171,7 +187,13 @@ export class RecordStoreBase<R extends OwnedRecord> {
    * `onlyWrites`, when `change` writes nothing. With `deferMoves`, the days a write
    * moves the record between are handed back instead of recounted.
    */
-  protected async decide<T>(current: R, change: (current: R) => Promise<Outcome<R, T>>, lease: Lease, onlyWrites = false, deferMoves = false): Promise<Decided<T> | null> {
+  protected async decide<T>(
+    current: R,
+    change: (current: R) => Promise<Outcome<R, T>>,
+    lease: Lease,
+    onlyWrites = false,
+    deferMoves = false,
+  ): Promise<Decided<T> | null> {
     const { result, write } = await change(current);
     if (!write) return onlyWrites ? null : { result, counts: null, movedDays: [] };
     if (!(await this.write(current, write, lease))) return null;
@@ -189,7 +211,10 @@ export class RecordStoreBase<R extends OwnedRecord> {
    */
   protected async unpublishedEvents(id: string): Promise<DomainEvent[]> {
     type Raw = { outbox?: DomainEvent[]; outbox_mark?: string | null; outbox_events?: string | null };
-    const raw = await this.documents.findOne<Raw>({ _id: id }, { projection: { outbox: 1, outbox_mark: 1, outbox_events: 1 } });
+    const raw = await this.documents.findOne<Raw>(
+      { _id: id },
+      { projection: { outbox: 1, outbox_mark: 1, outbox_events: 1 } },
+    );
     const pending = raw?.outbox ?? [];
     if (!raw?.outbox_events) return pending;
     const marks = this.opts.relay.marks;
@@ -206,9 +231,17 @@ export class RecordStoreBase<R extends OwnedRecord> {
    */
   private async write(current: R, { set, events }: Write<R>, lease: Lease): Promise<boolean> {
     const filter = { _id: current._id, team_id: current.team_id, version: current.version };
-    const $set = { ...set, ...this.slots(set), ...this.lists?.markerOfUpdate(current, set), ...this.search?.markerOf(current), version: current.version + 1 };
+    const $set = {
+      ...set,
+      ...this.slots(set),
+      ...this.lists?.markerOfUpdate(current, set),
+      ...this.search?.markerOf(current),
+      version: current.version + 1,
+    };
     const ticket = events.length > 0 ? await this.markFor(current) : null;
-    const update = ticket ? { $set: { ...$set, ...outboxMarked(ticket.mark, events) } } : outboxUpdate({ $set }, events);
+    const update = ticket
+      ? { $set: { ...$set, ...outboxMarked(ticket.mark, events) } }
+      : outboxUpdate({ $set }, events);
     let matched: boolean;
     try {
       lease.check();
@@ -235,7 +268,9 @@ export class RecordStoreBase<R extends OwnedRecord> {
 
   /** The slot markers of the signals' due fields that `fields` sets. */
   private slots(fields: Partial<R>): Record<string, number | null> {
-    const due = (this.opts.signalFields ?? []).filter((f) => f in fields).map((f): [string, Date | null] => [f, fields[f] as Date | null]);
+    const due = (this.opts.signalFields ?? [])
+      .filter((f) => f in fields)
+      .map((f): [string, Date | null] => [f, fields[f] as Date | null]);
     return signalSlots(Object.fromEntries(due));
   }
 

@@ -14,7 +14,8 @@ const BATCH_MARGIN_MS = 1000;
 /** Records updateReads writes at once (each write holds one of the process's few store connections). */
 const BATCH_WRITERS = 2;
 
-const sameValue = (a: unknown, b: unknown) => (a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b);
+const sameValue = (a: unknown, b: unknown) =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b;
 
 export class RecordStore<R extends OwnedRecord> extends RecordStoreBase<R> {
   /**
@@ -31,7 +32,11 @@ export class RecordStore<R extends OwnedRecord> extends RecordStoreBase<R> {
    * With `mark` (readUnmarked), every record done carries it after: in the write
    * `change` makes, or, when it makes none, in one command for all such records.
    */
-  async updateReads<T>(reads: R[], decideChange: (current: R) => Promise<Outcome<R, T>>, mark?: Mark): Promise<BatchOutcome<T>> {
+  async updateReads<T>(
+    reads: R[],
+    decideChange: (current: R) => Promise<Outcome<R, T>>,
+    mark?: Mark,
+  ): Promise<BatchOutcome<T>> {
     const out: BatchOutcome<T> = { results: reads.map(() => null), movedDays: [], failed: undefined };
     const settled = new Set<number>();
     // Whether the last decision on a record wrote: the one a settled record was left by.
@@ -39,7 +44,9 @@ export class RecordStore<R extends OwnedRecord> extends RecordStoreBase<R> {
     const change = async (current: R): Promise<Outcome<R, T>> => {
       const outcome = await decideChange(current);
       wrote.set(current._id, outcome.write !== undefined);
-      return mark && outcome.write ? { ...outcome, write: { ...outcome.write, set: { ...outcome.write.set, ...mark } } } : outcome;
+      return mark && outcome.write
+        ? { ...outcome, write: { ...outcome.write, set: { ...outcome.write.set, ...mark } } }
+        : outcome;
     };
     const counts: (() => Promise<void>)[] = [];
     const moved = new Set<Day>();
@@ -53,7 +60,11 @@ export class RecordStore<R extends OwnedRecord> extends RecordStoreBase<R> {
     const alone: number[] = [];
     let left = reads.map((_, i) => i);
     while (left.length && out.failed === undefined) {
-      const locks = await tryDocumentLocks(this.opts.db, this.opts.collection, left.map((i) => reads[i]._id)).catch((e: unknown) => {
+      const locks = await tryDocumentLocks(
+        this.opts.db,
+        this.opts.collection,
+        left.map((i) => reads[i]._id),
+      ).catch((e: unknown) => {
         out.failed = e;
         return null;
       });
@@ -112,7 +123,12 @@ export class RecordStore<R extends OwnedRecord> extends RecordStoreBase<R> {
   }
 
   /** Under the record's lock: `change` decides on `read`, or on the record read again when it changed; null when it is gone. */
-  private async decideOnRead<T>(read: R, change: (current: R) => Promise<Outcome<R, T>>, lease: Lease, deferMoves: boolean): Promise<Decided<T> | null> {
+  private async decideOnRead<T>(
+    read: R,
+    change: (current: R) => Promise<Outcome<R, T>>,
+    lease: Lease,
+    deferMoves: boolean,
+  ): Promise<Decided<T> | null> {
     const first = await this.decide(read, change, lease, true, deferMoves);
     if (first) return first;
     const current = await this.get(read.team_id, read._id).catch(nullWhenGone);
@@ -138,7 +154,11 @@ export class RecordStore<R extends OwnedRecord> extends RecordStoreBase<R> {
     const [[field, value]] = Object.entries(mark);
     const { outbox_mark: _, ...projection } = this.projection();
     const found = await this.collection
-      .find<R & { outbox_mark?: string | null }>({ ...filter, [field]: { $ne: value }, team_id: teamId } as Filter<R>, { projection, limit, batchSize: limit })
+      .find<R & { outbox_mark?: string | null }>({ ...filter, [field]: { $ne: value }, team_id: teamId } as Filter<R>, {
+        projection,
+        limit,
+        batchSize: limit,
+      })
       .toArray();
     return found.map(({ outbox_mark: read, ...record }) => {
       this.readMarks.set(record as R, read ?? null);
@@ -152,7 +172,11 @@ export class RecordStore<R extends OwnedRecord> extends RecordStoreBase<R> {
    * (updateReads). Resolves with how many changed, the list days to recount, and
    * the error that stopped it, if one did.
    */
-  async rewriteMoments(reads: R[], moments: (current: R) => Partial<R>, mark?: Mark): Promise<{ changed: number; movedDays: Day[]; failed: unknown }> {
+  async rewriteMoments(
+    reads: R[],
+    moments: (current: R) => Partial<R>,
+    mark?: Mark,
+  ): Promise<{ changed: number; movedDays: Day[]; failed: unknown }> {
     const { results, movedDays, failed } = await this.updateReads(
       reads,
       async (current) => {

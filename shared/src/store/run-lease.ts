@@ -66,7 +66,12 @@ export class RunLease {
     const docs: SlotDoc[] = [];
     for (let s = this.last + 1; s <= slot; s++) {
       const expires = (s + 1) * this.periodMs;
-      docs.push({ _id: `${this.key}:${s}`, owner: this.owner, expires_at: new Date(expires), expires_hour: bucketOf(expires, HOUR_MS) });
+      docs.push({
+        _id: `${this.key}:${s}`,
+        owner: this.owner,
+        expires_at: new Date(expires),
+        expires_hour: bucketOf(expires, HOUR_MS),
+      });
     }
     let inserted = docs.length;
     try {

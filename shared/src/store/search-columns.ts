@@ -61,12 +61,23 @@ export function compareValues(a: unknown, b: unknown): number {
 
 /** Whether `v` is in the range: the store compares only values of the same type (null within none). */
 export function inRange(v: unknown, r: Range): boolean {
-  const bound = (limit: unknown, ok: (c: number) => boolean) => limit === undefined || (v !== null && v !== undefined && typeRank(v) === typeRank(limit) && ok(compareValues(v, limit)));
-  return bound(r.$gt, (c) => c > 0) && bound(r.$gte, (c) => c >= 0) && bound(r.$lt, (c) => c < 0) && bound(r.$lte, (c) => c <= 0);
+  const bound = (limit: unknown, ok: (c: number) => boolean) =>
+    limit === undefined ||
+    (v !== null && v !== undefined && typeRank(v) === typeRank(limit) && ok(compareValues(v, limit)));
+  return (
+    bound(r.$gt, (c) => c > 0) &&
+    bound(r.$gte, (c) => c >= 0) &&
+    bound(r.$lt, (c) => c < 0) &&
+    bound(r.$lte, (c) => c <= 0)
+  );
 }
 
 export const isRange = (v: unknown): v is Range =>
-  typeof v === 'object' && v !== null && !(v instanceof Date) && Object.keys(v).length > 0 && Object.keys(v).every((k) => ['$gt', '$gte', '$lt', '$lte'].includes(k));
+  typeof v === 'object' &&
+  v !== null &&
+  !(v instanceof Date) &&
+  Object.keys(v).length > 0 &&
+  Object.keys(v).every((k) => ['$gt', '$gte', '$lt', '$lte'].includes(k));
 
 export interface Column {
   grow(capacity: number): void;
@@ -134,7 +145,8 @@ export class TextColumn implements Column {
   grow(): void {}
 
   set(row: number, value: unknown): void {
-    if (value !== null && value !== undefined && typeof value !== 'string') throw new TypeError('a text field holds strings only');
+    if (value !== null && value !== undefined && typeof value !== 'string')
+      throw new TypeError('a text field holds strings only');
     this.values[row] = value ?? null;
   }
 
@@ -173,7 +185,8 @@ class NumberColumn implements Column {
 
   set(row: number, value: unknown): void {
     if (value === null || value === undefined) this.values[row] = NaN;
-    else if (this.time ? value instanceof Date : typeof value === 'number') this.values[row] = +(value as number | Date);
+    else if (this.time ? value instanceof Date : typeof value === 'number')
+      this.values[row] = +(value as number | Date);
     else throw new TypeError(`a ${this.time ? 'time' : 'number'} field holds ${this.time ? 'Dates' : 'numbers'} only`);
   }
 
@@ -211,4 +224,3 @@ export function columnOf(kind: FieldKind): Column {
       return new NumberColumn(kind === 'time');
   }
 }
-

@@ -148,7 +148,9 @@ export class SearchIndex {
     if (!team) return null;
     for (let round = 1; ; round++) {
       const { ids, total } = team.table.query(q);
-      const records = await inTurns(ids, READERS, (id) => this.col.findOne({ _id: id, ...ownedBy('team_id', teamId) }, { projection }));
+      const records = await inTurns(ids, READERS, (id) =>
+        this.col.findOne({ _id: id, ...ownedBy('team_id', teamId) }, { projection }),
+      );
       // A record written since its entry was read (a write racing this search), or gone.
       let changed = false;
       records.forEach((r, i) => {
@@ -219,7 +221,10 @@ export class SearchIndex {
     await this.indexed;
     const startedAt = this.clock();
     const table = new SearchTable(this.opts.texts, this.opts.fields);
-    const cursor = this.col.find({ team_id: teamId }, { projection: this.entryProjection(), batchSize: 1000, ...SWEEP_CURSOR });
+    const cursor = this.col.find(
+      { team_id: teamId },
+      { projection: this.entryProjection(), batchSize: 1000, ...SWEEP_CURSOR },
+    );
     try {
       for await (const r of cursor) {
         table.apply(r);
@@ -248,7 +253,10 @@ export class SearchIndex {
   private tooBigNow(teamId: string): null {
     this.teams.delete(teamId);
     this.tooBig.set(teamId, this.clock() + TOO_BIG_MS);
-    this.warn('team too big to search in process; searched by the plain query', { team_id: teamId, max_records: this.maxRecords });
+    this.warn('team too big to search in process; searched by the plain query', {
+      team_id: teamId,
+      max_records: this.maxRecords,
+    });
     return null;
   }
 
@@ -264,7 +272,9 @@ export class SearchIndex {
   }
 
   private entryProjection(): Document {
-    return Object.fromEntries(['_id', 'version', ...this.opts.texts, ...Object.keys(this.opts.fields)].map((f) => [f, 1]));
+    return Object.fromEntries(
+      ['_id', 'version', ...this.opts.texts, ...Object.keys(this.opts.fields)].map((f) => [f, 1]),
+    );
   }
 
   /** Reads the team again in the background and holds the new entries in place of `old`, unless it was dropped meanwhile; searches use `old` until then. */
@@ -304,7 +314,9 @@ export class SearchIndex {
       const slots = Array.from({ length: last - team.settledBefore + 1 }, (_, i) => team.settledBefore + i);
       const projection = this.entryProjection();
       const read = await inTurns(slots, READERS, (slot) =>
-        this.col.find({ [WRITTEN_SLOT_FIELD]: slotMarker(teamId, slot), ...ownedBy('team_id', teamId) }, { projection }).toArray(),
+        this.col
+          .find({ [WRITTEN_SLOT_FIELD]: slotMarker(teamId, slot), ...ownedBy('team_id', teamId) }, { projection })
+          .toArray(),
       );
       for (const records of read) for (const r of records) team.table.apply(r);
       team.settledBefore = Math.max(team.settledBefore, firstUnsettled(startedAt));

@@ -99,7 +99,10 @@ export class SearchSnapshots {
     let entries = 0;
     let batch: Document[] = [];
     const flush = async () => {
-      await this.parts.insertOne({ ...base, _id: `${snapshot}:${index}`, kind: 'part', index, entries: JSON.stringify(batch) }, SWEEP);
+      await this.parts.insertOne(
+        { ...base, _id: `${snapshot}:${index}`, kind: 'part', index, entries: JSON.stringify(batch) },
+        SWEEP,
+      );
       entries += batch.length;
       index++;
       batch = [];
@@ -109,16 +112,28 @@ export class SearchSnapshots {
       if (batch.length === PART_ENTRIES) await flush();
     }
     if (batch.length > 0 || index === 0) await flush();
-    const head: Omit<Head, '_id'> = { ...base, kind: 'head', parts: index, entries, settled_before: settledBefore, built_at: builtAt };
+    const head: Omit<Head, '_id'> = {
+      ...base,
+      kind: 'head',
+      parts: index,
+      entries,
+      settled_before: settledBefore,
+      built_at: builtAt,
+    };
     await this.heads.updateOne({ _id: this.headId(teamId) }, { $set: head }, { upsert: true, ...SWEEP });
     // The parts of the snapshots this one replaces (a save that lost a race included).
-    await this.parts.deleteMany({ team_id: teamId, collection: this.collection, kind: 'part', snapshot: { $ne: snapshot } }, SWEEP);
+    await this.parts.deleteMany(
+      { team_id: teamId, collection: this.collection, kind: 'part', snapshot: { $ne: snapshot } },
+      SWEEP,
+    );
   }
 
   /** The teams whose snapshot of this collection has settled no slot from `slot` on. */
   async settledBefore(slot: number): Promise<string[]> {
     await this.ready();
-    const heads = await this.heads.find({ kind: 'head', collection: this.collection }, { projection: { team_id: 1, settled_before: 1 }, ...SWEEP }).toArray();
+    const heads = await this.heads
+      .find({ kind: 'head', collection: this.collection }, { projection: { team_id: 1, settled_before: 1 }, ...SWEEP })
+      .toArray();
     return heads.filter((h) => h.settled_before < slot).map((h) => h.team_id);
   }
 
@@ -131,7 +146,9 @@ export class SearchSnapshots {
       await this.db.collection(SEARCH_SNAPSHOTS).deleteMany({ team_id: teamId, collection: this.collection }, SWEEP);
       return null;
     }
-    const parts = await this.parts.find({ team_id: teamId, collection: this.collection, kind: 'part', snapshot: head.snapshot }, SWEEP).toArray();
+    const parts = await this.parts
+      .find({ team_id: teamId, collection: this.collection, kind: 'part', snapshot: head.snapshot }, SWEEP)
+      .toArray();
     if (parts.length !== head.parts) return null;
     parts.sort((a, b) => a.index - b.index);
     const rows: Document[] = [];

@@ -6,7 +6,16 @@
 // types, strings by code point (UTF-8 bytes, as MongoDB and FerretDB compare them
 // without a collation), ties by `_id`.
 import type { Document } from 'mongodb';
-import { TextColumn, columnOf, compareStrings, grown, inRange, isRange, type Column, type FieldKind } from './search-columns.ts';
+import {
+  TextColumn,
+  columnOf,
+  compareStrings,
+  grown,
+  inRange,
+  isRange,
+  type Column,
+  type FieldKind,
+} from './search-columns.ts';
 
 export type { FieldKind } from './search-columns.ts';
 
@@ -111,7 +120,10 @@ export class SearchTable {
     const wanted = Math.min(total, q.skip + q.limit);
     if (q.skip >= wanted) return { ids: [], total };
     const compare = this.comparer(q.sort);
-    const first = wanted <= HEAP_MAX && wanted * 4 < total ? smallest(matched, wanted, compare) : matched.sort(compare).subarray(0, wanted);
+    const first =
+      wanted <= HEAP_MAX && wanted * 4 < total
+        ? smallest(matched, wanted, compare)
+        : matched.sort(compare).subarray(0, wanted);
     return { ids: Array.from(first.subarray(q.skip), (row) => this.ids[row]!), total };
   }
 
@@ -185,7 +197,7 @@ function smallest(rows: Int32Array, k: number, compare: (a: number, b: number) =
   for (const row of rows) {
     if (size < k) {
       heap[size] = row;
-      for (let i = size++; i > 0; ) {
+      for (let i = size++; i > 0;) {
         const parent = (i - 1) >> 1;
         if (compare(heap[i], heap[parent]) <= 0) break;
         [heap[i], heap[parent]] = [heap[parent], heap[i]];

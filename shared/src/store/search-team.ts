@@ -22,5 +22,16 @@ export interface TeamEntries {
 }
 
 export function entriesOf(table: SearchTable, settledBefore: number, builtAt: number, now: number): TeamEntries {
-  return { table, settledBefore, builtAt, lastUsed: now, syncedAt: -Infinity, running: null, queued: null, rebuilding: false, savedAt: now, saving: false };
+  return {
+    table,
+    settledBefore,
+    builtAt,
+    lastUsed: now,
+    syncedAt: -Infinity,
+    running: null,
+    queued: null,
+    rebuilding: false,
+    savedAt: now,
+    saving: false,
+  };
 }

@@ -11,7 +11,9 @@ export interface CaseFacts {
 }
 
 export const isCaseFacts = (d: unknown): d is CaseFacts =>
-  isObject(d) && ['id', 'title', 'updated_at'].every((k) => typeof d[k] === 'string') && (d.number === null || typeof d.number === 'string');
+  isObject(d) &&
+  ['id', 'title', 'updated_at'].every((k) => typeof d[k] === 'string') &&
+  (d.number === null || typeof d.number === 'string');
 
 /** The question a domain asks of the cases service (its test helper fakes it). */
 export interface CaseLookup {

@@ -56,7 +56,13 @@ export class ServiceClient {
    * 2xx and 4xx replies are returned; a 5xx, a timeout or no answer from any replica
    * is a 503 for our own caller.
    */
-  async request<T = unknown>(who: Caller, method: 'GET' | 'POST', path: string, body?: unknown, extras: RequestExtras = {}): Promise<ServiceReply<T>> {
+  async request<T = unknown>(
+    who: Caller,
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    extras: RequestExtras = {},
+  ): Promise<ServiceReply<T>> {
     const headers = injectTraceHeaders({
       ...(isIdentity(who)
         ? identityHeaders(who, this.opts.internalToken)
@@ -104,25 +110,46 @@ export class ServiceClient {
    * status, no data, a shape `valid` refuses) is a 503 for our own caller, like no
    * answer at all.
    */
-  async data<T>(who: Caller, method: 'GET' | 'POST', path: string, valid: (data: unknown) => data is T, body?: unknown): Promise<T> {
+  async data<T>(
+    who: Caller,
+    method: 'GET' | 'POST',
+    path: string,
+    valid: (data: unknown) => data is T,
+    body?: unknown,
+  ): Promise<T> {
     const found = await this.dataOrNull(who, method, path, valid, body);
     if (found === null) throw this.unavailable(new Error(`${method} ${path} answered 404`));
     return found;
   }
 
   /** As `data`, with a 404 answered as null (the record asked about does not exist). */
-  async dataOrNull<T>(who: Caller, method: 'GET' | 'POST', path: string, valid: (data: unknown) => data is T, body?: unknown): Promise<T | null> {
+  async dataOrNull<T>(
+    who: Caller,
+    method: 'GET' | 'POST',
+    path: string,
+    valid: (data: unknown) => data is T,
+    body?: unknown,
+  ): Promise<T | null> {
     const res = await this.request<{ data?: unknown } | null>(who, method, path, body);
     if (res.status === 404) return null;
     const data = res.body?.data;
-    if (res.status !== 200 || !valid(data)) throw this.unavailable(new Error(`${method} ${path} answered ${res.status} without the expected data`));
+    if (res.status !== 200 || !valid(data))
+      throw this.unavailable(new Error(`${method} ${path} answered ${res.status} without the expected data`));
     return data;
   }
 
   /** One page of another service's internal list endpoint (`path` without a query string). */
   async page<T>(who: Caller, path: string, q: ListQuery): Promise<{ items: T[]; total: number }> {
-    const params = new URLSearchParams({ page: String(q.page), limit: String(q.limit), ...(q.sort ? { sort: q.sort } : {}) });
-    const res = await this.request<{ data?: unknown; pagination?: { total?: unknown } } | null>(who, 'GET', `${path}?${params.toString()}`);
+    const params = new URLSearchParams({
+      page: String(q.page),
+      limit: String(q.limit),
+      ...(q.sort ? { sort: q.sort } : {}),
+    });
+    const res = await this.request<{ data?: unknown; pagination?: { total?: unknown } } | null>(
+      who,
+      'GET',
+      `${path}?${params.toString()}`,
+    );
     const items = res.body?.data;
     const total = res.body?.pagination?.total;
     if (res.status !== 200 || !Array.isArray(items) || typeof total !== 'number') {
@@ -150,4 +177,5 @@ function isConnectionFailure(e: unknown): boolean {
 }
 
 /** A JSON object (not an array, not null): the start of every answer check. */
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);

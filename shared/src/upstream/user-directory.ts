@@ -35,7 +35,12 @@ export class UserDirectory {
   private readonly cache = new Map<string, Cached>();
 
   constructor(opts: UserDirectoryOptions) {
-    this.gateway = new ServiceClient({ name: 'gateway', baseUrl: opts.gatewayUrl, internalToken: opts.internalToken, timeoutMs: opts.timeoutMs ?? 2000 });
+    this.gateway = new ServiceClient({
+      name: 'gateway',
+      baseUrl: opts.gatewayUrl,
+      internalToken: opts.internalToken,
+      timeoutMs: opts.timeoutMs ?? 2000,
+    });
     this.cacheTtlMs = opts.cacheTtlMs ?? 30_000;
   }
 
@@ -64,25 +69,39 @@ export class UserDirectory {
   /** The team's owner; null when the gateway knows no such team. Not cached: it is asked for rarely (alerts). */
   async owner(teamId: string): Promise<DirectoryUser | null> {
     if (!isId('team', teamId)) return null;
-    const res = await this.gateway.request<{ data?: Partial<DirectoryUser>; error?: { message?: string } } | null>({ teamId }, 'GET', '/internal/team-owner');
+    const res = await this.gateway.request<{ data?: Partial<DirectoryUser>; error?: { message?: string } } | null>(
+      { teamId },
+      'GET',
+      '/internal/team-owner',
+    );
     const { status, body } = res;
     // "Route not found" is the gateway refusing the internal token: a misconfiguration, not a missing team.
     if (status === 404 && body?.error?.message !== 'Route not found') return null;
     const u = body?.data;
     if (status !== 200 || typeof u?.id !== 'string' || typeof u.name !== 'string' || typeof u.email !== 'string') {
-      throw serviceUnavailable('Service unavailable', { cause: new Error(`GET /internal/team-owner answered ${status}`) });
+      throw serviceUnavailable('Service unavailable', {
+        cause: new Error(`GET /internal/team-owner answered ${status}`),
+      });
     }
     return { id: u.id, name: u.name, email: u.email };
   }
 
   private async fetchUsers(teamId: string, ids: string[]): Promise<DirectoryUser[]> {
-    const res = await this.gateway.request<{ data?: unknown } | null>({ teamId }, 'GET', `/internal/users?${new URLSearchParams({ ids: ids.join(',') }).toString()}`);
+    const res = await this.gateway.request<{ data?: unknown } | null>(
+      { teamId },
+      'GET',
+      `/internal/users?${new URLSearchParams({ ids: ids.join(',') }).toString()}`,
+    );
     const data = res.body?.data;
     if (res.status !== 200 || !Array.isArray(data)) {
-      throw serviceUnavailable('Service unavailable', { cause: new Error(`GET /internal/users answered ${res.status}`) });
+      throw serviceUnavailable('Service unavailable', {
+        cause: new Error(`GET /internal/users answered ${res.status}`),
+      });
     }
     const wanted = new Set(ids);
-    return (data as DirectoryUser[]).filter((u) => wanted.has(u.id)).map(({ id, name, email }) => ({ id, name, email }));
+    return (data as DirectoryUser[])
+      .filter((u) => wanted.has(u.id))
+      .map(({ id, name, email }) => ({ id, name, email }));
   }
 
   private remember(key: string, entry: Cached): void {

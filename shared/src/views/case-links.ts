@@ -8,7 +8,6 @@ import { caseViewOf, type CaseView } from './case-view-entity.ts';
 import { LinkedViews } from './linked-views.ts';
 import type { ViewsRepository } from './views-repository.ts';
 
-
 export class CaseLinks extends LinkedViews<CaseFacts, CaseView> {
   constructor(cases: CaseLookup, views: ViewsRepository<CaseView>) {
     super({ idKind: 'case', lookup: cases, views, viewOf: caseViewOf, notFound: caseNotFound });

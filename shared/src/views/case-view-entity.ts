@@ -22,4 +22,10 @@ export const CaseViewEntity = defineEntity({
 
 export type CaseView = RecordOf<typeof CaseViewEntity>;
 
-export const caseViewOf = (teamId: string, c: CaseFacts): CaseView => ({ _id: c.id, team_id: teamId, title: c.title, number: c.number ?? null, as_of: new Date(c.updated_at) });
+export const caseViewOf = (teamId: string, c: CaseFacts): CaseView => ({
+  _id: c.id,
+  team_id: teamId,
+  title: c.title,
+  number: c.number ?? null,
+  as_of: new Date(c.updated_at),
+});

@@ -10,12 +10,29 @@ import type { ViewsRepository } from './views-repository.ts';
 export type ClientLookup = FactsLookup<ClientFacts>;
 
 function viewOf(teamId: string, c: ClientFacts): ClientView {
-  return { _id: c.id, team_id: teamId, name: c.name, type: c.type, email: c.email ?? null, phone: c.phone ?? null, status: c.status, as_of: new Date(c.updated_at) };
+  return {
+    _id: c.id,
+    team_id: teamId,
+    name: c.name,
+    type: c.type,
+    email: c.email ?? null,
+    phone: c.phone ?? null,
+    status: c.status,
+    as_of: new Date(c.updated_at),
+  };
 }
 
 /** The facts a view holds, as the clients service states them: what a check found, passed on to the service that asked for the write. */
 export function factsOfView(v: ClientView): ClientFacts {
-  return { id: v._id, name: v.name, type: v.type, email: v.email, phone: v.phone, status: v.status, updated_at: v.as_of.toISOString() };
+  return {
+    id: v._id,
+    name: v.name,
+    type: v.type,
+    email: v.email,
+    phone: v.phone,
+    status: v.status,
+    updated_at: v.as_of.toISOString(),
+  };
 }
 
 export class ClientLinks extends LinkedViews<ClientFacts, ClientView> {

@@ -38,11 +38,11 @@ interface RecordLinksDeps {
   users?: UserLookup;
 }
 
-
 const noLinks = (): Links => ({ clients: new Map(), cases: new Map(), users: new Map() });
 
 /** The ids among `ids` that `known` does not hold. */
-const unknown = (ids: (string | null | undefined)[], known: Map<string, unknown>) => ids.filter((id): id is string => !!id && !known.has(id));
+const unknown = (ids: (string | null | undefined)[], known: Map<string, unknown>) =>
+  ids.filter((id): id is string => !!id && !known.has(id));
 
 export class RecordLinks {
   private readonly deps: RecordLinksDeps;
@@ -62,8 +62,14 @@ export class RecordLinks {
     const { client_id, case_id, responsible_id } = body;
     // Before any question is asked: none is left running when this throws.
     if (typeof responsible_id === 'string' && !isId('user', responsible_id)) throw userNotFound();
-    if (typeof client_id === 'string') checks.push(this.deps.clients.require(who, client_id).then((v) => found.clients.set(client_id, v)));
-    if (typeof case_id === 'string') checks.push(this.casesOf().require(who, case_id).then((v) => found.cases.set(case_id, v)));
+    if (typeof client_id === 'string')
+      checks.push(this.deps.clients.require(who, client_id).then((v) => found.clients.set(client_id, v)));
+    if (typeof case_id === 'string')
+      checks.push(
+        this.casesOf()
+          .require(who, case_id)
+          .then((v) => found.cases.set(case_id, v)),
+      );
     if (typeof responsible_id === 'string') {
       checks.push(
         this.usersOf()
@@ -81,9 +87,22 @@ export class RecordLinks {
 
   /** The clients, cases and users `records` link to; those in `known` (what a check found) are not looked up again. */
   async of(teamId: string, records: LinkFields[], known: Links = noLinks()): Promise<Links> {
-    const clientIds = unknown(records.map((r) => r.client_id), known.clients);
-    const caseIds = unknown(records.map((r) => r.case_id), known.cases);
-    const userIds = [...new Set(unknown(records.map((r) => r.responsible_id), known.users))];
+    const clientIds = unknown(
+      records.map((r) => r.client_id),
+      known.clients,
+    );
+    const caseIds = unknown(
+      records.map((r) => r.case_id),
+      known.cases,
+    );
+    const userIds = [
+      ...new Set(
+        unknown(
+          records.map((r) => r.responsible_id),
+          known.users,
+        ),
+      ),
+    ];
     const [clients, cases, users] = await Promise.all([
       clientIds.length ? this.deps.clients.find(teamId, clientIds) : new Map<string, ClientView>(),
       caseIds.length ? this.casesOf().find(teamId, caseIds) : new Map<string, CaseView>(),

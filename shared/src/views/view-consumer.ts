@@ -15,7 +15,9 @@ interface KeptViews {
 
 /** `queue`: the queue's name before the broker's prefix (`<service>.client-views`, `<service>.link-views`). */
 export function consumeViewEvents(broker: Broker, queue: string, views: KeptViews): Promise<ConsumerHandle> {
-  const kept = [views.clients ? CLIENT_VIEW_EVENTS : null, views.cases ? CASE_VIEW_EVENTS : null].filter((e) => e !== null);
+  const kept = [views.clients ? CLIENT_VIEW_EVENTS : null, views.cases ? CASE_VIEW_EVENTS : null].filter(
+    (e) => e !== null,
+  );
   return broker.consume({
     queue: broker.queueName(queue),
     bindings: kept.flatMap((e) => e.bindings),

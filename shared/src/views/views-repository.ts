@@ -34,7 +34,12 @@ const sameFields = (a: object, b: object) => {
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
   const keys = Object.keys(x);
-  return keys.length === Object.keys(y).length && keys.every((k) => (x[k] instanceof Date && y[k] instanceof Date ? x[k].getTime() === y[k].getTime() : x[k] === y[k]));
+  return (
+    keys.length === Object.keys(y).length &&
+    keys.every((k) =>
+      x[k] instanceof Date && y[k] instanceof Date ? x[k].getTime() === y[k].getTime() : x[k] === y[k],
+    )
+  );
 };
 
 export class ViewsRepository<V extends View> {

@@ -1,4 +1,25 @@
-import { arrayOf, boolean, date, enumOf, integer, longText, metadata, name, named, nullable, nullableShape, object, okResponse, out, pageResponse, shape, text, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import {
+  arrayOf,
+  boolean,
+  date,
+  enumOf,
+  integer,
+  longText,
+  metadata,
+  name,
+  named,
+  nullable,
+  nullableShape,
+  object,
+  okResponse,
+  out,
+  pageResponse,
+  shape,
+  text,
+  typed,
+  type Schema,
+  type Static,
+} from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 
@@ -14,7 +35,11 @@ const id = text(100);
 const type = enumOf(ACTIVITY_TYPES, 'Invalid type');
 const status = enumOf(ACTIVITY_STATUSES, 'Invalid status');
 const priority = enumOf(ACTIVITY_PRIORITIES, 'Invalid priority');
-const dueTime = typed<string>({ type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', 'x-message': 'due_time must be a time (HH:mm)' });
+const dueTime = typed<string>({
+  type: 'string',
+  pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
+  'x-message': 'due_time must be a time (HH:mm)',
+});
 
 const reminder = object({
   enabled: boolean(),
@@ -51,18 +76,35 @@ const activityFields = {
 };
 
 export const createActivityBody = {
-  ...named('CreateActivityRequest', 'A new activity: type and title are required; a deadline may send deadline_rule instead of due_date.', object(activityFields, ['type', 'title'])),
+  ...named(
+    'CreateActivityRequest',
+    'A new activity: type and title are required; a deadline may send deadline_rule instead of due_date.',
+    object(activityFields, ['type', 'title']),
+  ),
   examples: [
     { type: 'task', title: 'Protocolar petição', due_date: '2025-03-10', priority: 'alta' },
-    { type: 'deadline', title: 'Contestação', case_id: 'case_01jn0000000000000000000000', deadline_rule: { start: { made_available: '2025-11-13' }, days: 15 } },
+    {
+      type: 'deadline',
+      title: 'Contestação',
+      case_id: 'case_01jn0000000000000000000000',
+      deadline_rule: { start: { made_available: '2025-11-13' }, days: 15 },
+    },
   ],
 } as ReturnType<typeof object<typeof activityFields, 'type' | 'title'>>;
-export const updateActivityBody = named('UpdateActivityRequest', 'Any subset of the activity fields, and a status move.', object({ ...activityFields, status }));
-export const completeActivityBody = named('CompleteActivityRequest', 'Completion notes.', typed<{ notes?: string | null }>({
-  type: 'object',
-  additionalProperties: false,
-  properties: { notes: nullable(longText()) },
-}));
+export const updateActivityBody = named(
+  'UpdateActivityRequest',
+  'Any subset of the activity fields, and a status move.',
+  object({ ...activityFields, status }),
+);
+export const completeActivityBody = named(
+  'CompleteActivityRequest',
+  'Completion notes.',
+  typed<{ notes?: string | null }>({
+    type: 'object',
+    additionalProperties: false,
+    properties: { notes: nullable(longText()) },
+  }),
+);
 
 export const activityIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
@@ -110,50 +152,76 @@ const common = {
   updated_at: string,
 };
 
-const detail = named('Activity', 'An activity in its detail read shape.', shape({
-  ...common,
-  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
-  client: nullableShape({ id: string, name: nullableString }),
-  deal_id: nullableString,
-  assigned_to: nullableShape({ id: string, name: nullableString, email: nullableString }),
-  created_by: nullableShape({ id: string, name: nullableString }),
-  completed_by: nullableShape({ id: string, name: nullableString }),
-}));
+const detail = named(
+  'Activity',
+  'An activity in its detail read shape.',
+  shape({
+    ...common,
+    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+    client: nullableShape({ id: string, name: nullableString }),
+    deal_id: nullableString,
+    assigned_to: nullableShape({ id: string, name: nullableString, email: nullableString }),
+    created_by: nullableShape({ id: string, name: nullableString }),
+    completed_by: nullableShape({ id: string, name: nullableString }),
+  }),
+);
 
-const created = named('ActivityCreated', 'A created activity: links as flat ids.', shape({
-  ...common,
-  case_id: nullableString,
-  client_id: nullableString,
-  deal_id: nullableString,
-  assigned_to: nullableString,
-  created_by: nullableString,
-}));
+const created = named(
+  'ActivityCreated',
+  'A created activity: links as flat ids.',
+  shape({
+    ...common,
+    case_id: nullableString,
+    client_id: nullableString,
+    deal_id: nullableString,
+    assigned_to: nullableString,
+    created_by: nullableString,
+  }),
+);
 
-const listItem = named('ActivityListItem', 'An activity in a list.', shape({
-  id: string,
-  type: string,
-  title: string,
-  description: nullableString,
-  status: string,
-  priority: string,
-  due_date: nullableString,
-  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
-  assigned_to: nullableShape({ id: string, name: nullableString }),
-  created_at: string,
-}));
+const listItem = named(
+  'ActivityListItem',
+  'An activity in a list.',
+  shape({
+    id: string,
+    type: string,
+    title: string,
+    description: nullableString,
+    status: string,
+    priority: string,
+    due_date: nullableString,
+    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+    assigned_to: nullableShape({ id: string, name: nullableString }),
+    created_at: string,
+  }),
+);
 
-const overdueItem = named('OverdueActivity', 'An overdue activity.', shape({
-  id: string,
-  type: string,
-  title: string,
-  status: string,
-  priority: string,
-  due_date: nullableString,
-  days_overdue: int,
-  case: nullableShape({ id: string, title: nullableString }),
-}));
+const overdueItem = named(
+  'OverdueActivity',
+  'An overdue activity.',
+  shape({
+    id: string,
+    type: string,
+    title: string,
+    status: string,
+    priority: string,
+    due_date: nullableString,
+    days_overdue: int,
+    case: nullableShape({ id: string, title: nullableString }),
+  }),
+);
 
-const completed = named('ActivityCompleted', 'A completed activity.', shape({ id: string, status: string, completed_at: nullableString, completed_by: nullableShape({ id: string, name: nullableString }), completion_notes: nullableString }));
+const completed = named(
+  'ActivityCompleted',
+  'A completed activity.',
+  shape({
+    id: string,
+    status: string,
+    completed_at: nullableString,
+    completed_by: nullableShape({ id: string, name: nullableString }),
+    completion_notes: nullableString,
+  }),
+);
 const deleted = named('ActivityDeleted', 'A removed activity.', shape({ id: string, deleted: { type: 'boolean' } }));
 
 export type ActivityDetail = Static<typeof detail>;
@@ -167,7 +235,18 @@ export const responses = {
   detail: okResponse(200, detail),
   created: okResponse(201, created),
   /** id, the fields sent (status moves add what they set) and updated_at. */
-  updated: okResponse(200, named('ActivityChanges', 'id, the fields sent (normalized; status moves add what they set) and updated_at.', shape({ ...created.properties as Record<string, Schema>, completed_by: nullableShape({ id: string, name: nullableString }) }), { partial: true })),
+  updated: okResponse(
+    200,
+    named(
+      'ActivityChanges',
+      'id, the fields sent (normalized; status moves add what they set) and updated_at.',
+      shape({
+        ...(created.properties as Record<string, Schema>),
+        completed_by: nullableShape({ id: string, name: nullableString }),
+      }),
+      { partial: true },
+    ),
+  ),
   completed: okResponse(200, completed),
   deleted: okResponse(200, deleted),
   list: pageResponse(listItem),

@@ -1,4 +1,17 @@
-import { boolean, date, enumOf, integer, named, object, okResponse, out, shape, typed, type Schema, type Static } from '@lpm/shared/http/schemas';
+import {
+  boolean,
+  date,
+  enumOf,
+  integer,
+  named,
+  object,
+  okResponse,
+  out,
+  shape,
+  typed,
+  type Schema,
+  type Static,
+} from '@lpm/shared/http/schemas';
 import { jurisdictionSchema } from '@lpm/shared/court-calendar';
 
 /** Exactly one of the three: the day the text was made available, published, or the day of the act. */
@@ -37,7 +50,13 @@ export const computeDeadlineBody = {
   ...named('ComputeDeadlineRequest', 'A deadline rule: the start, the days and how to count them.', deadlineRule),
   examples: [
     { start: { made_available: '2025-11-13' }, days: 5 },
-    { start: { published: '2025-12-12' }, days: 15, counting: 'business', double: true, jurisdiction: { uf: 'SP', branch: 'federal' } },
+    {
+      start: { published: '2025-12-12' },
+      days: 15,
+      counting: 'business',
+      double: true,
+      jurisdiction: { uf: 'SP', branch: 'federal' },
+    },
     { start: { from: '2025-06-02' }, days: 10, counting: 'calendar' },
   ],
 } as typeof deadlineRule;

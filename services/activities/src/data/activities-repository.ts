@@ -65,17 +65,29 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
       noun: 'activity',
       notFound: activityNotFound,
       signalFields: ['due_soon_at', 'overdue_at', 'reminder_at'],
-      lists: { order: { field: 'due_date', keys: SORT_KEYS.due_date }, dayField: 'due_at', counted: ['type', 'status', 'priority'], logger },
+      lists: {
+        order: { field: 'due_date', keys: SORT_KEYS.due_date },
+        dayField: 'due_at',
+        counted: ['type', 'status', 'priority'],
+        logger,
+      },
     });
     this.db = db;
     this.relay = relay;
   }
 
   async list(teamId: string, f: ActivityFilter, q: ListQuery): Promise<Page> {
-    const bucketed = await this.lists.listPage<ActivityRecord>(teamId, f, parseSort(q.sort, 'due_date'), pageWindow(q), this.projection());
+    const bucketed = await this.lists.listPage<ActivityRecord>(
+      teamId,
+      f,
+      parseSort(q.sort, 'due_date'),
+      pageWindow(q),
+      this.projection(),
+    );
     if (bucketed) return bucketed;
     const filter: Filter<ActivityRecord> = { team_id: teamId };
-    for (const k of ['type', 'status', 'priority', 'case_id', 'client_id', 'deal_id', 'assigned_to'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    for (const k of ['type', 'status', 'priority', 'case_id', 'client_id', 'deal_id', 'assigned_to'] as const)
+      if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.from || f.to) filter.due_date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
     if (f.overdueAt) Object.assign(filter, { open: 1, due_at: { $lt: f.overdueAt } });
     return this.page(filter, q);
@@ -84,7 +96,14 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
   private async page(filter: Filter<ActivityRecord>, q: ListQuery): Promise<Page> {
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<ActivityRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, 'due_date', SORT_KEYS), skip, limit }).toArray(),
+      this.collection
+        .find<ActivityRecord>(filter, {
+          projection: this.projection(),
+          sort: sortOrder(q.sort, 'due_date', SORT_KEYS),
+          skip,
+          limit,
+        })
+        .toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };
@@ -96,7 +115,10 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     if (ids.length === 0) return counts;
     const field = COUNT_KINDS[kind];
     const rows = await this.collection
-      .aggregate<{ _id: string; n: number }>([{ $match: { team_id: teamId, [field]: { $in: ids } } }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }])
+      .aggregate<{ _id: string; n: number }>([
+        { $match: { team_id: teamId, [field]: { $in: ids } } },
+        { $group: { _id: `$${field}`, n: { $sum: 1 } } },
+      ])
       .toArray();
     for (const r of rows) counts[r._id] = r.n;
     return counts;
@@ -124,12 +146,17 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
   }
 
   /** Up to `limit` completed activities whose next occurrence is still owed (next_pending, an equality the local store's index serves). */
-  owedOccurrences(limit: number): Promise<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>[]> {
+  owedOccurrences(
+    limit: number,
+  ): Promise<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>[]> {
     return this.collection
-      .find<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>>({ next_pending: 1 } as Filter<ActivityRecord>, {
-        projection: { _id: 1, team_id: 1, completed_by: 1, next_occurrence: 1 },
-        limit,
-      })
+      .find<Pick<ActivityRecord, '_id' | 'team_id' | 'completed_by' | 'next_occurrence'>>(
+        { next_pending: 1 } as Filter<ActivityRecord>,
+        {
+          projection: { _id: 1, team_id: 1, completed_by: 1, next_occurrence: 1 },
+          limit,
+        },
+      )
       .toArray();
   }
 
@@ -168,17 +195,29 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
    * are the delete's, and this attempt's `events` are dropped unpublished (a second
    * activity.deleted, with an id of its own, would count the case's activity down twice).
    */
-  async remove<T>(teamId: string, id: string, check: (current: ActivityRecord) => Promise<{ result: T; events: DomainEvent[] }>): Promise<T> {
+  async remove<T>(
+    teamId: string,
+    id: string,
+    check: (current: ActivityRecord) => Promise<{ result: T; events: DomainEvent[] }>,
+  ): Promise<T> {
     if (!isId('act', id)) throw activityNotFound();
     const { result, removed } = await withDocumentLock(this.db, 'activities', id, async () => {
       const current = await this.get(teamId, id);
       const { result, events } = await check(current);
       const unpublished = await this.unpublishedEvents(id);
-      const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date; deleted_day: number }>(TOMBSTONES);
+      const tombstones = this.db.collection<{ _id: string; team_id: string; deleted_at: Date; deleted_day: number }>(
+        TOMBSTONES,
+      );
       const now = new Date();
       let stored = events;
       try {
-        await tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: now, deleted_day: bucketOf(now, DAY_MS), ...outboxOnInsert([...unpublished, ...events]) });
+        await tombstones.insertOne({
+          _id: id,
+          team_id: teamId,
+          deleted_at: now,
+          deleted_day: bucketOf(now, DAY_MS),
+          ...outboxOnInsert([...unpublished, ...events]),
+        });
       } catch (e) {
         if (!isDuplicateKey(e)) throw e;
         stored = [];

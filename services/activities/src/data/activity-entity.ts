@@ -1,6 +1,12 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
-import { ACTIVITY_PRIORITIES, ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../contract/activity-schemas.ts';
+import {
+  ACTIVITY_PRIORITIES,
+  ACTIVITY_STATUSES,
+  ACTIVITY_TYPES,
+  FREQUENCIES,
+  REMINDER_CHANNELS,
+} from '../contract/activity-schemas.ts';
 import { COUNTINGS, type DeadlineStart } from '../contract/deadline-schemas.ts';
 import type { CourtBranch, Uf } from '@lpm/shared/court-calendar';
 

@@ -17,9 +17,29 @@ import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type LinkFields, type UserLookup } from '@lpm/shared/views/record-links';
 import type { ActivityRecord, ActivityStatus, Recurrence, Reminder } from '../data/activity-entity.ts';
 import type { ActivitiesRepository, ActivityFilter, CountKind } from '../data/activities-repository.ts';
-import type { ActivityCompleted, ActivityDeleted, ActivityListQuery, CreateActivityBody, UpdateActivityBody } from '../contract/activity-schemas.ts';
-import { alreadyCompleted, completeCancelled, dealNotFound, deleteCompleted, invalidTransition } from '../contract/activity-errors.ts';
-import { WRITABLE_FIELDS, caseActivityShape, createdShape, detailShape, listItemShape, overdueItemShape, type Links } from './activity-shape.ts';
+import type {
+  ActivityCompleted,
+  ActivityDeleted,
+  ActivityListQuery,
+  CreateActivityBody,
+  UpdateActivityBody,
+} from '../contract/activity-schemas.ts';
+import {
+  alreadyCompleted,
+  completeCancelled,
+  dealNotFound,
+  deleteCompleted,
+  invalidTransition,
+} from '../contract/activity-errors.ts';
+import {
+  WRITABLE_FIELDS,
+  caseActivityShape,
+  createdShape,
+  detailShape,
+  listItemShape,
+  overdueItemShape,
+  type Links,
+} from './activity-shape.ts';
 import { NOT_COMPLETED, SeriesRepair, owedOccurrence, owing, startSeries } from './series-occurrences.ts';
 import { derivedFields, signalsOf } from './activity-timing.ts';
 import { activitySyncWork } from './activity-syncs.ts';
@@ -52,21 +72,37 @@ const fields = new FieldChanges<ActivityRecord>({
   empty: { metadata: {} },
   normalize: {
     title: trimmedText('title'),
-    reminder: (r): Reminder => ({ enabled: r.enabled ?? true, before_minutes: r.before_minutes ?? 0, channels: r.channels ?? ['email'] }),
-    recurrence: (r): Recurrence => ({ frequency: r.frequency!, interval: r.interval ?? 1, until: r.until ?? null, count: r.count ?? null }),
+    reminder: (r): Reminder => ({
+      enabled: r.enabled ?? true,
+      before_minutes: r.before_minutes ?? 0,
+      channels: r.channels ?? ['email'],
+    }),
+    recurrence: (r): Recurrence => ({
+      frequency: r.frequency!,
+      interval: r.interval ?? 1,
+      until: r.until ?? null,
+      count: r.count ?? null,
+    }),
   },
 });
 
 const ARMING: readonly string[] = ['due_date', 'due_time', 'status', 'reminder', 'assigned_to'];
 
 /** The links of an activity as RecordLinks looks them up: its case, its client, and its users. */
-const linksOf = (r: Partial<Pick<ActivityRecord, 'case_id' | 'client_id' | 'assigned_to' | 'created_by' | 'completed_by'>>): LinkFields[] => [
+const linksOf = (
+  r: Partial<Pick<ActivityRecord, 'case_id' | 'client_id' | 'assigned_to' | 'created_by' | 'completed_by'>>,
+): LinkFields[] => [
   { case_id: r.case_id, client_id: r.client_id, responsible_id: r.assigned_to },
   { responsible_id: r.created_by },
   { responsible_id: r.completed_by },
 ];
 
-type LinkBody = { case_id?: string | null; client_id?: string | null; deal_id?: string | null; assigned_to?: string | null };
+type LinkBody = {
+  case_id?: string | null;
+  client_id?: string | null;
+  deal_id?: string | null;
+  assigned_to?: string | null;
+};
 
 export class Activities {
   private readonly deps: ActivitiesDeps;
@@ -77,7 +113,11 @@ export class Activities {
   constructor(deps: ActivitiesDeps) {
     this.deps = deps;
     this.recordLinks = new RecordLinks({ clients: deps.clientLinks, cases: deps.caseLinks, users: deps.users });
-    this.series = new SeriesRepair({ activities: deps.activities, detailOf: (r) => this.detailOf(r), logger: deps.logger });
+    this.series = new SeriesRepair({
+      activities: deps.activities,
+      detailOf: (r) => this.detailOf(r),
+      logger: deps.logger,
+    });
   }
 
   private now(): Date {
@@ -129,9 +169,17 @@ export class Activities {
       updated_at: now,
       version: 1,
     };
-    const series = base.recurrence ? { series_id: id, series_start: base.due_date ?? dayIn(tz, now), occurrence: 1 } : { series_id: null, series_start: null, occurrence: 1 };
+    const series = base.recurrence
+      ? { series_id: id, series_start: base.due_date ?? dayIn(tz, now), occurrence: 1 }
+      : { series_id: null, series_start: null, occurrence: 1 };
     const owes = { occurrence_key: id, next_occurrence: null, next_pending: 0 };
-    const record: ActivityRecord = { ...base, ...series, ...owes, ...derivedFields(base, tz), ...signalsOf(base, tz, now) };
+    const record: ActivityRecord = {
+      ...base,
+      ...series,
+      ...owes,
+      ...derivedFields(base, tz),
+      ...signalsOf(base, tz, now),
+    };
     const event = newEvent('activity.created', who.teamId, await this.detailOf(record, checked), null, who.userId);
     await this.deps.activities.insert(record, [event]);
     return createdShape(record);
@@ -178,12 +226,14 @@ export class Activities {
     const tz = who.settings.timezone;
     const before = await this.deps.activities.get(who.teamId, id);
     // A due date set by hand replaces the rule that computed the previous one.
-    if (input.due_date !== undefined && input.deadline_rule === undefined && before.deadline_rule) body.deadline_rule = null;
+    if (input.due_date !== undefined && input.deadline_rule === undefined && before.deadline_rule)
+      body.deadline_rule = null;
     const links = await this.links(who.teamId, [before, { ...body, completed_by: who.userId }], checked);
     let owed: ActivityRecord | null = null;
     const answer = await this.deps.activities.update(who.teamId, id, async (current) => {
       const now = this.now();
-      if (body.status !== undefined && body.status !== current.status && !MOVES[current.status].includes(body.status)) throw invalidTransition();
+      if (body.status !== undefined && body.status !== current.status && !MOVES[current.status].includes(body.status))
+        throw invalidTransition();
       const { next, sent } = fields.apply(current, body, [...WRITABLE_FIELDS, 'status']);
       const completing = next.status === 'completed' && current.status !== 'completed';
       if (completing) Object.assign(next, { completed_at: now, completed_by: who.userId });
@@ -191,7 +241,11 @@ export class Activities {
 
       Object.assign(next, ruleFieldsOf(next, court));
       owed = completing ? owedOccurrence(next, tz, now) : null;
-      const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'], current, next);
+      const { changed, previous } = fields.diff(
+        [...WRITABLE_FIELDS, 'status', 'completed_at', 'completed_by'],
+        current,
+        next,
+      );
       if (changed.length === 0) return { result: { id, ...sent, updated_at: iso(current.updated_at) } };
       next.updated_at = now;
       Object.assign(next, derivedFields(next, tz));
@@ -199,7 +253,16 @@ export class Activities {
 
       const detail = detailShape(next, links);
       const events: DomainEvent[] = [newEvent('activity.updated', who.teamId, detail, previous, who.userId)];
-      if (completing) events.push(newEvent('activity.completed', who.teamId, detail, { status: current.status, completed_at: null, completed_by: null }, who.userId));
+      if (completing)
+        events.push(
+          newEvent(
+            'activity.completed',
+            who.teamId,
+            detail,
+            { status: current.status, completed_at: null, completed_by: null },
+            who.userId,
+          ),
+        );
       const set: Partial<ActivityRecord> = {
         updated_at: now,
         ...derivedFields(next, tz),
@@ -234,11 +297,23 @@ export class Activities {
       if (current.status === 'completed') throw alreadyCompleted();
       if (current.status === 'cancelled') throw completeCancelled();
       const now = this.now();
-      const next: ActivityRecord = { ...current, status: 'completed', completed_at: now, completed_by: who.userId, completion_notes: notes ?? null, updated_at: now };
+      const next: ActivityRecord = {
+        ...current,
+        status: 'completed',
+        completed_at: now,
+        completed_by: who.userId,
+        completion_notes: notes ?? null,
+        updated_at: now,
+      };
       Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
       owed = owedOccurrence(next, tz, now);
       const detail = detailShape(next, links);
-      const previous = { status: current.status, completed_at: null, completed_by: null, completion_notes: current.completion_notes };
+      const previous = {
+        status: current.status,
+        completed_at: null,
+        completed_by: null,
+        completion_notes: current.completion_notes,
+      };
       const set: Partial<ActivityRecord> = {
         status: 'completed',
         completed_at: now,
@@ -251,8 +326,17 @@ export class Activities {
         reminder_at: null,
         ...owing(owed),
       };
-      const answer = exact<ActivityCompleted>()({ id, status: 'completed', completed_at: iso(now), completed_by: detail.completed_by, completion_notes: next.completion_notes });
-      return { result: answer, write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] } };
+      const answer = exact<ActivityCompleted>()({
+        id,
+        status: 'completed',
+        completed_at: iso(now),
+        completed_by: detail.completed_by,
+        completion_notes: next.completion_notes,
+      });
+      return {
+        result: answer,
+        write: { set, events: [newEvent('activity.completed', who.teamId, detail, previous, who.userId)] },
+      };
     });
     if (owed) await this.series.settleAfterCompletion(who, id, owed);
     return done;
@@ -283,7 +367,10 @@ export class Activities {
 
   /** A record's activities: all of them, the open ones, and the open ones past their due moment. */
   async countsOf(teamId: string, kind: CountKind, id: string) {
-    const [all, open] = await Promise.all([this.deps.activities.countBy(teamId, kind, [id]), this.deps.activities.openOf(teamId, kind, id, this.now())]);
+    const [all, open] = await Promise.all([
+      this.deps.activities.countBy(teamId, kind, [id]),
+      this.deps.activities.openOf(teamId, kind, id, this.now()),
+    ]);
     return { count: all[id] ?? 0, ...open };
   }
 

@@ -7,7 +7,12 @@ import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { ActivityPriority, ActivityRecord } from '../data/activity-entity.ts';
 import { deadlineView } from './deadlines/stored-deadline.ts';
-import type { ActivityCreated, ActivityDetail, ActivityListItem, OverdueActivity } from '../contract/activity-schemas.ts';
+import type {
+  ActivityCreated,
+  ActivityDetail,
+  ActivityListItem,
+  OverdueActivity,
+} from '../contract/activity-schemas.ts';
 
 /** priority sorts by meaning: alta > media > baixa. */
 export const PRIORITY_RANK: Record<ActivityPriority, number> = { alta: 3, media: 2, baixa: 1 };
@@ -43,7 +48,8 @@ const userWithEmail = (id: string | null, links: Links) => {
   return u && { ...u, email: links.users.get(u.id)?.email ?? null };
 };
 
-const caseOf = (r: ActivityRecord, links: Links) => (r.case_id ? { id: r.case_id, title: links.cases.get(r.case_id)?.title ?? null } : null);
+const caseOf = (r: ActivityRecord, links: Links) =>
+  r.case_id ? { id: r.case_id, title: links.cases.get(r.case_id)?.title ?? null } : null;
 
 const caseWithNumber = (r: ActivityRecord, links: Links) => {
   const c = caseOf(r, links);

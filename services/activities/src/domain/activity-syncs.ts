@@ -9,7 +9,9 @@ import type { ActivityRecord } from '../data/activity-entity.ts';
 import { derivedFields, signalsOf } from './activity-timing.ts';
 import { applyCourtCalendar, type CalendarDeps } from './deadline-activities.ts';
 
-export function activitySyncWork(deps: CalendarDeps): Record<'court-calendar' | 'time-zone', TeamSyncWork<ActivityRecord>> {
+export function activitySyncWork(
+  deps: CalendarDeps,
+): Record<'court-calendar' | 'time-zone', TeamSyncWork<ActivityRecord>> {
   const store = deps.activities;
   return {
     'court-calendar': {
@@ -28,11 +30,23 @@ export function activitySyncWork(deps: CalendarDeps): Record<'court-calendar' | 
 }
 
 /** The team's time zone changed (who.settings carries the new one): each of `records` (open) gets its due moment and signals again (rearmed). */
-function applyTimeZone(deps: CalendarDeps, who: Pick<Identity, 'settings'>, records: ActivityRecord[], mark: Mark): Promise<Rewritten> {
+function applyTimeZone(
+  deps: CalendarDeps,
+  who: Pick<Identity, 'settings'>,
+  records: ActivityRecord[],
+  mark: Mark,
+): Promise<Rewritten> {
   const now = deps.now();
   const tz = who.settings.timezone;
-  return deps.activities.rewriteMoments(records, (r) => {
-    const { due_soon_at, overdue_at, reminder_at } = r;
-    return { due_at: derivedFields(r, tz).due_at, ...rearmed({ due_soon_at, overdue_at, reminder_at }, signalsOf(r, tz, now), now) };
-  }, mark);
+  return deps.activities.rewriteMoments(
+    records,
+    (r) => {
+      const { due_soon_at, overdue_at, reminder_at } = r;
+      return {
+        due_at: derivedFields(r, tz).due_at,
+        ...rearmed({ due_soon_at, overdue_at, reminder_at }, signalsOf(r, tz, now), now),
+      };
+    },
+    mark,
+  );
 }

@@ -16,7 +16,11 @@ export const dueMoment = (r: Pick<ActivityRecord, 'due_date' | 'due_time'>, time
 type SignalFields = Pick<ActivityRecord, 'due_soon_at' | 'overdue_at' | 'reminder_at'>;
 
 /** The instants of the time-driven signals; none while completed or cancelled. */
-export function signalsOf(r: Pick<ActivityRecord, 'status' | 'due_date' | 'due_time' | 'reminder' | 'assigned_to'>, timeZone: string, now: Date): SignalFields {
+export function signalsOf(
+  r: Pick<ActivityRecord, 'status' | 'due_date' | 'due_time' | 'reminder' | 'assigned_to'>,
+  timeZone: string,
+  now: Date,
+): SignalFields {
   const deadline = OPEN.includes(r.status) ? dueMoment(r, timeZone) : null;
   const { warnAt, overdueAt } = armDeadline(deadline, now);
   let reminderAt: Date | null = null;
@@ -29,7 +33,10 @@ export function signalsOf(r: Pick<ActivityRecord, 'status' | 'due_date' | 'due_t
   return { due_soon_at: warnAt, overdue_at: overdueAt, reminder_at: reminderAt };
 }
 
-export function derivedFields(r: Pick<ActivityRecord, 'priority' | 'due_date' | 'due_time' | 'status'>, timeZone: string) {
+export function derivedFields(
+  r: Pick<ActivityRecord, 'priority' | 'due_date' | 'due_time' | 'status'>,
+  timeZone: string,
+) {
   return {
     priority_rank: PRIORITY_RANK[r.priority],
     due_missing: r.due_date ? 0 : 1,

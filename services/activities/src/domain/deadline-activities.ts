@@ -18,14 +18,20 @@ import { storedDeadline } from './deadlines/stored-deadline.ts';
 type RuleFields = Pick<ActivityRecord, 'deadline' | 'rule_based'>;
 
 /** What the sent fields become when a rule is among them: `due_date` computed; a sent due_date beside a rule is 400. */
-export function withRule<B extends { due_date?: string | null; deadline_rule?: DeadlineRule | null }>(body: B, court: CourtCalendarSettings): B {
+export function withRule<B extends { due_date?: string | null; deadline_rule?: DeadlineRule | null }>(
+  body: B,
+  court: CourtCalendarSettings,
+): B {
   if (!body.deadline_rule) return body;
   if (body.due_date !== undefined) throw invalidField('due_date', 'Send either due_date or deadline_rule, not both');
   return { ...body, due_date: deadlineOf(body.deadline_rule, court).due_date };
 }
 
 /** The computation a record's rule gives, and the marker; 400 where a rule does not fit the record. */
-export function ruleFieldsOf(r: Pick<ActivityRecord, 'type' | 'recurrence' | 'deadline_rule'>, court: CourtCalendarSettings): RuleFields {
+export function ruleFieldsOf(
+  r: Pick<ActivityRecord, 'type' | 'recurrence' | 'deadline_rule'>,
+  court: CourtCalendarSettings,
+): RuleFields {
   if (!r.deadline_rule) return { deadline: null, rule_based: 0 };
   if (r.type !== 'deadline') throw invalidField('deadline_rule', 'deadline_rule is only for type deadline');
   if (r.recurrence) throw invalidField('deadline_rule', 'A deadline from a rule cannot recur');
@@ -50,31 +56,53 @@ export interface CalendarDeps {
  * joined (recounted when the run ends), and the error that stopped the page, if one
  * did.
  */
-export async function applyCourtCalendar(deps: CalendarDeps, who: Who, changedAt: Date, records: ActivityRecord[], mark: Mark): Promise<Rewritten> {
+export async function applyCourtCalendar(
+  deps: CalendarDeps,
+  who: Who,
+  changedAt: Date,
+  records: ActivityRecord[],
+  mark: Mark,
+): Promise<Rewritten> {
   const court = who.settings.court_calendar;
   const tz = who.settings.timezone;
   // A record's links do not change with its due date: looked up once for the page.
   const detailOf = await deps.detailsOf(who.teamId, records);
-  const { results, movedDays, failed } = await deps.activities.updateReads(records, async (current) => {
-    if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
-    if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
-    const deadline = storedDeadline(deadlineOf(current.deadline_rule, court));
-    if (deadline.due_date === current.due_date) return { result: false };
-    const now = deps.now();
-    const next: ActivityRecord = { ...current, due_date: deadline.due_date, deadline, calendar_at: changedAt, updated_at: now };
-    Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
-    const set: Partial<ActivityRecord> = {
-      due_date: next.due_date,
-      deadline,
-      calendar_at: changedAt,
-      updated_at: now,
-      ...derivedFields(next, tz),
-      due_soon_at: next.due_soon_at,
-      overdue_at: next.overdue_at,
-      reminder_at: next.reminder_at,
-    };
-    const event = newEvent('activity.updated', who.teamId, detailOf(next), { due_date: current.due_date }, who.userId);
-    return { result: true, write: { set, events: [event] } };
-  }, mark);
+  const { results, movedDays, failed } = await deps.activities.updateReads(
+    records,
+    async (current) => {
+      if (!current.deadline_rule || !OPEN.includes(current.status)) return { result: false };
+      if (current.calendar_at && current.calendar_at.getTime() > changedAt.getTime()) return { result: false };
+      const deadline = storedDeadline(deadlineOf(current.deadline_rule, court));
+      if (deadline.due_date === current.due_date) return { result: false };
+      const now = deps.now();
+      const next: ActivityRecord = {
+        ...current,
+        due_date: deadline.due_date,
+        deadline,
+        calendar_at: changedAt,
+        updated_at: now,
+      };
+      Object.assign(next, derivedFields(next, tz), signalsOf(next, tz, now));
+      const set: Partial<ActivityRecord> = {
+        due_date: next.due_date,
+        deadline,
+        calendar_at: changedAt,
+        updated_at: now,
+        ...derivedFields(next, tz),
+        due_soon_at: next.due_soon_at,
+        overdue_at: next.overdue_at,
+        reminder_at: next.reminder_at,
+      };
+      const event = newEvent(
+        'activity.updated',
+        who.teamId,
+        detailOf(next),
+        { due_date: current.due_date },
+        who.userId,
+      );
+      return { result: true, write: { set, events: [event] } };
+    },
+    mark,
+  );
   return { changed: results.filter(Boolean).length, movedDays, failed };
 }

@@ -43,7 +43,11 @@ export function occurrenceDate(start: string, r: Pick<Recurrence, 'frequency' | 
  * or until). One that would fall past the platform's last day is a 422: the
  * completion is refused until the series is given an end (until, count) or none.
  */
-export function nextOccurrence(start: string, r: Recurrence, n: number): { occurrence: number; due_date: string } | null {
+export function nextOccurrence(
+  start: string,
+  r: Recurrence,
+  n: number,
+): { occurrence: number; due_date: string } | null {
   const next = n + 1;
   if (r.count !== null && next > r.count) return null;
   const due = occurrenceDate(start, r, next);

@@ -18,11 +18,13 @@ const OWED_BATCH = 100;
 export const NOT_COMPLETED = { completed_at: null, completed_by: null, completion_notes: null };
 
 /** The fields of a completion's write that carry the occurrence it owes its series. */
-export const owing = (owed: ActivityRecord | null): Partial<ActivityRecord> => (owed ? { next_occurrence: owed, next_pending: 1 } : {});
+export const owing = (owed: ActivityRecord | null): Partial<ActivityRecord> =>
+  owed ? { next_occurrence: owed, next_pending: 1 } : {};
 
 /** A record given a recurrence becomes the first occurrence of its series (its own id names the series). */
 export function startSeries(next: ActivityRecord, id: string, tz: string, now: Date): ActivityRecord {
-  if (next.recurrence && !next.series_id) Object.assign(next, { series_id: id, series_start: next.due_date ?? dayIn(tz, now), occurrence: 1 });
+  if (next.recurrence && !next.series_id)
+    Object.assign(next, { series_id: id, series_start: next.due_date ?? dayIn(tz, now), occurrence: 1 });
   if (next.due_date && next.occurrence === 1 && next.series_id) next.series_start = next.due_date;
   return next;
 }
@@ -80,7 +82,11 @@ export class SeriesRepair {
   }
 
   /** Right after a completion: the completion stands whatever happens here; what fails is left to the series repair. */
-  async settleAfterCompletion(who: { teamId: string; userId: string }, doneId: string, owed: ActivityRecord): Promise<void> {
+  async settleAfterCompletion(
+    who: { teamId: string; userId: string },
+    doneId: string,
+    owed: ActivityRecord,
+  ): Promise<void> {
     try {
       await this.settle(who.teamId, doneId, owed, who.userId);
     } catch (err) {
@@ -91,7 +97,8 @@ export class SeriesRepair {
   /** The occurrences owed by completions whose process died, or whose store failed, before storing them. */
   async settleOwedOccurrences(): Promise<number> {
     const owing = await this.deps.activities.owedOccurrences(OWED_BATCH);
-    for (const done of owing) await this.settle(done.team_id, done._id, done.next_occurrence as ActivityRecord, done.completed_by);
+    for (const done of owing)
+      await this.settle(done.team_id, done._id, done.next_occurrence as ActivityRecord, done.completed_by);
     return owing.length;
   }
 }

@@ -21,19 +21,23 @@ export function dueSignals(activities: Activities): SignalDefinition<ActivityRec
       dueField: 'due_soon_at',
       // A warning whose deadline has also passed (the service was down) is dropped: the overdue signal says more.
       event: async (r, now) =>
-        open(r) && !(r.overdue_at && r.overdue_at <= now) ? newEvent('activity.due_soon', r.team_id, await activities.detailOf(r), null, null) : null,
+        open(r) && !(r.overdue_at && r.overdue_at <= now)
+          ? newEvent('activity.due_soon', r.team_id, await activities.detailOf(r), null, null)
+          : null,
     },
     {
       type: 'activity.overdue',
       collection: 'activities',
       dueField: 'overdue_at',
-      event: async (r) => (open(r) ? newEvent('activity.overdue', r.team_id, await activities.detailOf(r), null, null) : null),
+      event: async (r) =>
+        open(r) ? newEvent('activity.overdue', r.team_id, await activities.detailOf(r), null, null) : null,
     },
     {
       type: REMINDER_EVENT,
       collection: 'activities',
       dueField: 'reminder_at',
-      event: async (r) => (open(r) && r.assigned_to ? newEvent(REMINDER_EVENT, r.team_id, await activities.detailOf(r), null, null) : null),
+      event: async (r) =>
+        open(r) && r.assigned_to ? newEvent(REMINDER_EVENT, r.team_id, await activities.detailOf(r), null, null) : null,
     },
   ];
 }

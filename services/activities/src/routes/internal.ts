@@ -12,12 +12,17 @@ import type { Activities } from '../domain/activities.ts';
 import { ACTIVITY_SORT_FIELDS } from '../contract/activity-schemas.ts';
 
 const params = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
-const countsBody = object({ kind: enumOf(['case', 'client', 'deal'], 'Invalid kind'), ids: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'ids']);
+const countsBody = object(
+  { kind: enumOf(['case', 'client', 'deal'], 'Invalid kind'), ids: arrayOf(text(100), { maxItems: 100 }) },
+  ['kind', 'ids'],
+);
 
 const courtCalendarBody = object(
   {
     // As the gateway stored it: jurisdiction complete, closures checked there.
-    court_calendar: typed<CourtCalendarSettings>(object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(1000) }, ['jurisdiction', 'closures'])),
+    court_calendar: typed<CourtCalendarSettings>(
+      object({ jurisdiction: jurisdictionSchema(), closures: closuresSchema(1000) }, ['jurisdiction', 'closures']),
+    ),
     changed_at: changedAt(),
   },
   ['court_calendar', 'changed_at'],
@@ -26,10 +31,14 @@ const courtCalendarBody = object(
 export function internalRoutes(fastify: FastifyInstance, activities: Activities, syncs: TeamSyncs): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
-  app.get('/internal/cases/:id/activities', { schema: { hide: true, params, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } }, async (req) => {
-    const { items, total } = await activities.listForCase(req.identity.teamId, req.params.id, req.query);
-    return page(items, pagination(req.query, total));
-  });
+  app.get(
+    '/internal/cases/:id/activities',
+    { schema: { hide: true, params, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } },
+    async (req) => {
+      const { items, total } = await activities.listForCase(req.identity.teamId, req.params.id, req.query);
+      return page(items, pagination(req.query, total));
+    },
+  );
 
   for (const kind of ['case', 'client', 'deal'] as const) {
     app.get(`/internal/${kind}s/:id/activities/count`, { schema: { hide: true, params } }, async (req) => {

@@ -21,7 +21,8 @@ function activityOf(object: unknown): ActivityEventNews['activity'] | null {
 /** What an event says of its activity's cases; throws when it carries no activity. */
 function newsOf(event: DomainEvent): ActivityEventNews {
   const activity = activityOf(event.data.object);
-  if (!activity || !(TYPES as readonly string[]).includes(event.type)) throw new Error(`${event.type} ${event.id} does not carry an activity`);
+  if (!activity || !(TYPES as readonly string[]).includes(event.type))
+    throw new Error(`${event.type} ${event.id} does not carry an activity`);
   const previous = event.data.previous_attributes;
   const previousCaseId = previous && 'case_id' in previous ? ((previous.case_id as string | null) ?? null) : undefined;
   return {

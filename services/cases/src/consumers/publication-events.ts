@@ -9,10 +9,12 @@ import { recordPublication, type PublicationNews } from '../domain/publication-e
 /** The news of an event for a case's timeline; null when it adds nothing (no case, or the case did not change). */
 export function publicationNewsOf(event: DomainEvent): PublicationNews | null {
   const p = event.data.object;
-  if (!isObject(p) || typeof p.id !== 'string') throw new Error(`${event.type} ${event.id} does not carry a publication`);
+  if (!isObject(p) || typeof p.id !== 'string')
+    throw new Error(`${event.type} ${event.id} does not carry a publication`);
   if (typeof p.case_id !== 'string') return null;
   const previous = event.data.previous_attributes;
-  if (event.type === 'publication.updated' && !(previous && 'case_id' in previous && previous.case_id !== p.case_id)) return null;
+  if (event.type === 'publication.updated' && !(previous && 'case_id' in previous && previous.case_id !== p.case_id))
+    return null;
   return {
     teamId: event.team_id,
     eventId: event.id,

@@ -8,4 +8,8 @@ export const invalidCnjNumber = () => businessRule('Invalid CNJ number', 'invali
 
 /** Keys the platform sends for a won deal's case (the deals service, before cases carried their deal): no caller's key may take them. */
 export const RESERVED_KEY_PREFIX = 'deal-won-case:';
-export const reservedIdempotencyKey = () => badRequest(`Idempotency-Key must not start with ${RESERVED_KEY_PREFIX}`, { field: 'Idempotency-Key', type: 'invalid' });
+export const reservedIdempotencyKey = () =>
+  badRequest(`Idempotency-Key must not start with ${RESERVED_KEY_PREFIX}`, {
+    field: 'Idempotency-Key',
+    type: 'invalid',
+  });

@@ -1,7 +1,14 @@
 // The documentation of the cases operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { caseNotFound, clientNotFound, noFieldsToUpdate, userNotFound } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import {
+  ID_RULE,
+  LIST_RULE,
+  type OperationDocs,
+  type ServiceDocs,
+  PUT_RULE,
+  schemaMessage,
+} from '@lpm/shared/http/operation-docs';
 import { duplicateNumber, invalidCnjNumber, invalidPhase, reservedIdempotencyKey } from './case-errors.ts';
 
 export const CASE_OPERATIONS: OperationDocs = {
@@ -19,10 +26,27 @@ export const CASE_OPERATIONS: OperationDocs = {
     examples: {
       trabalhista: {
         summary: 'A labour case for a client',
-        value: { title: 'Reclamação trabalhista - Maria Santos', number: '1001234-56.2023.5.02.0001', area: 'Trabalhista', subject: 'Horas extras', priority: 'alta', client_id: 'cli_01jd3k8q5x0v7m2n4p6r8t0w2y', sla_date: '2026-12-20', labels: ['urgente'] },
+        value: {
+          title: 'Reclamação trabalhista - Maria Santos',
+          number: '1001234-56.2023.5.02.0001',
+          area: 'Trabalhista',
+          subject: 'Horas extras',
+          priority: 'alta',
+          client_id: 'cli_01jd3k8q5x0v7m2n4p6r8t0w2y',
+          sla_date: '2026-12-20',
+          labels: ['urgente'],
+        },
       },
     },
-    errors: [invalidPhase(), schemaMessage('priority'), reservedIdempotencyKey(), clientNotFound(), userNotFound(), duplicateNumber(), invalidCnjNumber()],
+    errors: [
+      invalidPhase(),
+      schemaMessage('priority'),
+      reservedIdempotencyKey(),
+      clientNotFound(),
+      userNotFound(),
+      duplicateNumber(),
+      invalidCnjNumber(),
+    ],
   },
   'GET /v1/cases/{id}': {
     operationId: 'getCase',
@@ -35,18 +59,29 @@ export const CASE_OPERATIONS: OperationDocs = {
     summary: 'Update a case',
     description: `${PUT_RULE} The response also has \`title\`. \`status\` moves ativo <-> arquivado (arquivado emits \`case.archived\`, restoring emits \`case.updated\`). A phase change emits \`case.phase_changed\` and \`case.updated\`; other changes \`case.updated\`.`,
     examples: { phase: { summary: 'Into review, higher priority', value: { phase: 'em-revisão', priority: 'alta' } } },
-    errors: [invalidPhase(), schemaMessage('priority'), noFieldsToUpdate(), caseNotFound(), clientNotFound(), userNotFound(), duplicateNumber(), invalidCnjNumber()],
+    errors: [
+      invalidPhase(),
+      schemaMessage('priority'),
+      noFieldsToUpdate(),
+      caseNotFound(),
+      clientNotFound(),
+      userNotFound(),
+      duplicateNumber(),
+      invalidCnjNumber(),
+    ],
   },
   'DELETE /v1/cases/{id}': {
     operationId: 'archiveCase',
     summary: 'Archive a case',
-    description: 'ativo -> arquivado (soft delete, `archived_at` set); archiving an archived case answers 200. Emits `case.archived`.',
+    description:
+      'ativo -> arquivado (soft delete, `archived_at` set); archiving an archived case answers 200. Emits `case.archived`.',
     errors: [caseNotFound()],
   },
   'GET /v1/cases/{id}/timeline': {
     operationId: 'getCaseTimeline',
     summary: "Read a case's timeline",
-    description: 'The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added, publication_received (a court publication from the DJEN matched or linked to the case). `limit` defaults to 50, at most 100.',
+    description:
+      'The events of the case, newest first, without a pagination block: case_created, phase_change, status_change, case_updated (the changed field names in the description), activity_added, activity_completed, document_added, publication_received (a court publication from the DJEN matched or linked to the case). `limit` defaults to 50, at most 100.',
     errors: [caseNotFound()],
   },
   'GET /v1/cases/{id}/activities': {
@@ -59,7 +94,12 @@ export const CASE_OPERATIONS: OperationDocs = {
 
 export const CASE_DOCS: ServiceDocs = {
   tags: [
-    { name: 'Cases', prefix: '/v1/cases', description: 'Legal matters, consultancies and contracts, moved through the team kanban.', idExample: 'case_01jd3k9a1b2c3d4e5f6g7h8j9k' },
+    {
+      name: 'Cases',
+      prefix: '/v1/cases',
+      description: 'Legal matters, consultancies and contracts, moved through the team kanban.',
+      idExample: 'case_01jd3k9a1b2c3d4e5f6g7h8j9k',
+    },
   ],
   operations: CASE_OPERATIONS,
 };

@@ -1,4 +1,22 @@
-import { date, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, nullableShape, stringList, text, typed, type Static } from '@lpm/shared/http/schemas';
+import {
+  date,
+  enumOf,
+  longText,
+  metadata,
+  name,
+  named,
+  nullable,
+  object,
+  okResponse,
+  out,
+  pageResponse,
+  shape,
+  nullableShape,
+  stringList,
+  text,
+  typed,
+  type Static,
+} from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 
 export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
@@ -27,12 +45,26 @@ const caseFields = {
   metadata: nullable(metadata()),
 };
 
-export const createCaseBody = named('CreateCaseRequest', 'A new case: only the title is required.', object(caseFields, ['title']));
-export const updateCaseBody = named('UpdateCaseRequest', 'Any subset of the case fields; status moves ativo <-> arquivado.', object({ ...caseFields, status }));
+export const createCaseBody = named(
+  'CreateCaseRequest',
+  'A new case: only the title is required.',
+  object(caseFields, ['title']),
+);
+export const updateCaseBody = named(
+  'UpdateCaseRequest',
+  'Any subset of the case fields; status moves ativo <-> arquivado.',
+  object({ ...caseFields, status }),
+);
 
 /** What the deals service asks for the case of a won deal: the deal, and the case's fields. */
 export const dealCaseBody = object(
-  { deal_id: id, title: caseFields.title, area: caseFields.area, client_id: caseFields.client_id, responsible_id: caseFields.responsible_id },
+  {
+    deal_id: id,
+    title: caseFields.title,
+    area: caseFields.area,
+    client_id: caseFields.client_id,
+    responsible_id: caseFields.responsible_id,
+  },
   ['deal_id', 'title'],
 );
 
@@ -54,7 +86,15 @@ export const caseActivitiesQuery = listQuerySchema(['due_date', 'created_at', 'u
 
 export const timelineQuery = typed<{ limit: number }>({
   type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, 'x-message': 'limit must be an integer from 1 to 100' } },
+  properties: {
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 50,
+      'x-message': 'limit must be an integer from 1 to 100',
+    },
+  },
 });
 
 export type CreateCaseBody = Static<typeof createCaseBody>;
@@ -86,7 +126,10 @@ const numberInfo = named('CaseNumberInfo', 'What a case number says (Resolução
     format: { type: 'string', enum: ['cnj', 'internal'] },
     valid: { type: ['boolean', 'null'] },
     year: { type: ['integer', 'null'] },
-    justice: { type: ['string', 'null'], enum: ['STF', 'CNJ', 'STJ', 'federal', 'labour', 'electoral', 'military', 'state', 'state military', null] },
+    justice: {
+      type: ['string', 'null'],
+      enum: ['STF', 'CNJ', 'STJ', 'federal', 'labour', 'electoral', 'military', 'state', 'state military', null],
+    },
     court: nullableString,
     origin: nullableString,
   },
@@ -96,16 +139,26 @@ const numberInfo = named('CaseNumberInfo', 'What a case number says (Resolução
   ],
 });
 
-const caseDetail = named('Case', 'A case in its detail read shape.', shape({
-  ...common,
-  number_info: numberInfo,
-  client: nullableShape({ id: string, name: nullableString, type: nullableString, email: nullableString, phone: nullableString }),
-  responsible: nullableShape({ id: string, name: nullableString, email: nullableString }),
-  description: nullableString,
-  labels: strings,
-  metadata: freeObject,
-  archived_at: nullableString,
-}));
+const caseDetail = named(
+  'Case',
+  'A case in its detail read shape.',
+  shape({
+    ...common,
+    number_info: numberInfo,
+    client: nullableShape({
+      id: string,
+      name: nullableString,
+      type: nullableString,
+      email: nullableString,
+      phone: nullableString,
+    }),
+    responsible: nullableShape({ id: string, name: nullableString, email: nullableString }),
+    description: nullableString,
+    labels: strings,
+    metadata: freeObject,
+    archived_at: nullableString,
+  }),
+);
 
 const caseWritten = shape({
   ...common,
@@ -118,38 +171,56 @@ const caseWritten = shape({
 });
 
 const caseCreated = named('CaseCreated', 'A created case: links as flat ids.', caseWritten);
-const caseChanges = named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten, { partial: true });
+const caseChanges = named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten, {
+  partial: true,
+});
 
-const caseListItem = named('CaseListItem', 'A case in a list.', shape({
-  ...common,
-  client: nullableShape({ id: string, name: nullableString, type: nullableString }),
-  responsible: nullableShape({ id: string, name: nullableString }),
-}));
+const caseListItem = named(
+  'CaseListItem',
+  'A case in a list.',
+  shape({
+    ...common,
+    client: nullableShape({ id: string, name: nullableString, type: nullableString }),
+    responsible: nullableShape({ id: string, name: nullableString }),
+  }),
+);
 
-const caseActivity = named('CaseActivityListItem', "An activity in a case's list.", shape({
-  id: string,
-  type: string,
-  title: string,
-  status: string,
-  priority: nullableString,
-  due_date: nullableString,
-  completed_at: nullableString,
-  created_at: string,
-}));
+const caseActivity = named(
+  'CaseActivityListItem',
+  "An activity in a case's list.",
+  shape({
+    id: string,
+    type: string,
+    title: string,
+    status: string,
+    priority: nullableString,
+    due_date: nullableString,
+    completed_at: nullableString,
+    created_at: string,
+  }),
+);
 
-const timelineEvent = named('TimelineEvent', 'An event of a case timeline.', shape({
-  id: string,
-  type: string,
-  description: string,
-  user: nullableShape({ id: string, name: nullableString }),
-  created_at: string,
-}));
+const timelineEvent = named(
+  'TimelineEvent',
+  'An event of a case timeline.',
+  shape({
+    id: string,
+    type: string,
+    description: string,
+    user: nullableShape({ id: string, name: nullableString }),
+    created_at: string,
+  }),
+);
 
 export type CaseDetail = Static<typeof caseDetail>;
 export type CaseCreated = Static<typeof caseCreated>;
 export type CaseListItem = Static<typeof caseListItem>;
 
-const caseArchived = named('CaseArchived', 'An archived case.', shape({ id: string, status: string, archived_at: nullableString }));
+const caseArchived = named(
+  'CaseArchived',
+  'An archived case.',
+  shape({ id: string, status: string, archived_at: nullableString }),
+);
 export type CaseArchived = Static<typeof caseArchived>;
 export type TimelineEvent = Static<typeof timelineEvent>;
 

@@ -7,7 +7,15 @@ export type CaseStatus = (typeof CASE_STATUSES)[number];
 
 export interface TimelineEntry {
   id: string;
-  type: 'case_created' | 'phase_change' | 'status_change' | 'case_updated' | 'activity_added' | 'activity_completed' | 'document_added' | 'publication_received';
+  type:
+    | 'case_created'
+    | 'phase_change'
+    | 'status_change'
+    | 'case_updated'
+    | 'activity_added'
+    | 'activity_completed'
+    | 'document_added'
+    | 'publication_received';
   description: string;
   user_id: string | null;
   created_at: Date;

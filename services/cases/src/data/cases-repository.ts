@@ -76,16 +76,31 @@ export class CasesRepository extends RecordStore<CaseRecord> {
 
   async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
     const search = f.search?.trim();
-    const bucketed = search ? null : await this.lists.listPage<CaseRecord>(teamId, f, parseSort(q.sort, '-created_at'), pageWindow(q), this.projection());
+    const bucketed = search
+      ? null
+      : await this.lists.listPage<CaseRecord>(
+          teamId,
+          f,
+          parseSort(q.sort, '-created_at'),
+          pageWindow(q),
+          this.projection(),
+        );
     if (bucketed) return bucketed;
     const filter: Filter<CaseRecord> = {};
     for (const k of FILTERED) if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.created) {
-      filter.created_at = { ...(f.created.from ? { $gte: f.created.from } : {}), ...(f.created.before ? { $lt: f.created.before } : {}) };
+      filter.created_at = {
+        ...(f.created.from ? { $gte: f.created.from } : {}),
+        ...(f.created.before ? { $lt: f.created.before } : {}),
+      };
     }
     if (search) {
       const sort = sortOrder(q.sort, '-created_at', SORT_KEYS);
-      const found = await this.search.page<CaseRecord>(teamId, { contains: { search_text: foldText(search) }, where: filter, sort, ...pageWindow(q) }, this.projection());
+      const found = await this.search.page<CaseRecord>(
+        teamId,
+        { contains: { search_text: foldText(search) }, where: filter, sort, ...pageWindow(q) },
+        this.projection(),
+      );
       if (found) return found;
       filter.search_text = new RegExp(escapeRegex(foldText(search)));
     }
@@ -94,7 +109,10 @@ export class CasesRepository extends RecordStore<CaseRecord> {
 
   /** The case a deal's won with create_case made (its unique origin key), or null. */
   byOriginDeal(teamId: string, dealId: string): Promise<CaseRecord | null> {
-    return this.collection.findOne<CaseRecord>({ origin_key: dealOriginKey(dealId), team_id: teamId } as Filter<CaseRecord>, { projection: this.projection() });
+    return this.collection.findOne<CaseRecord>(
+      { origin_key: dealOriginKey(dealId), team_id: teamId } as Filter<CaseRecord>,
+      { projection: this.projection() },
+    );
   }
 
   listForClient(teamId: string, clientId: string, q: ListQuery): Promise<Page> {
@@ -104,7 +122,14 @@ export class CasesRepository extends RecordStore<CaseRecord> {
   private async page(filter: Filter<CaseRecord>, q: ListQuery): Promise<Page> {
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<CaseRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, '-created_at', SORT_KEYS), skip, limit }).toArray(),
+      this.collection
+        .find<CaseRecord>(filter, {
+          projection: this.projection(),
+          sort: sortOrder(q.sort, '-created_at', SORT_KEYS),
+          skip,
+          limit,
+        })
+        .toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };
@@ -125,13 +150,20 @@ export class CasesRepository extends RecordStore<CaseRecord> {
   }
 
   async hasActiveCases(teamId: string, clientId: string): Promise<boolean> {
-    return (await this.collection.findOne({ team_id: teamId, client_id: clientId, status: 'ativo' }, { projection: { _id: 1 } })) !== null;
+    return (
+      (await this.collection.findOne(
+        { team_id: teamId, client_id: clientId, status: 'ativo' },
+        { projection: { _id: 1 } },
+      )) !== null
+    );
   }
 
   async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
     if (phases.length === 0) return [];
     // Not distinct: FerretDB 1.24 refuses its maxTimeMS, which every operation carries (store/time-budgets.ts).
-    const rows = await this.collection.find({ team_id: teamId, phase: { $in: phases } }, { projection: { _id: 0, phase: 1 } }).toArray();
+    const rows = await this.collection
+      .find({ team_id: teamId, phase: { $in: phases } }, { projection: { _id: 0, phase: 1 } })
+      .toArray();
     return [...new Set(rows.map((r) => r.phase))];
   }
 }

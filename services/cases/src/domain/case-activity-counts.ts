@@ -20,7 +20,11 @@ export interface ActivityEventNews {
 }
 
 /** The cases an activity event counts into or out of, and the one whose timeline shows its completion. */
-export function caseChangesOf(event: Pick<ActivityEventNews, 'type' | 'activity' | 'previousCaseId'>): { adds: string[]; removes: string[]; completed: string | null } {
+export function caseChangesOf(event: Pick<ActivityEventNews, 'type' | 'activity' | 'previousCaseId'>): {
+  adds: string[];
+  removes: string[];
+  completed: string | null;
+} {
   const { type, activity, previousCaseId } = event;
   const caseId = activity.case_id;
   const adds: string[] = [];
@@ -54,8 +58,22 @@ export class CaseActivityCounts {
     const { adds, removes, completed } = caseChangesOf(event);
     const who = { userId: actorId };
     for (const id of removes) await this.count(teamId, id, eventId, -1, null);
-    for (const id of adds) await this.count(teamId, id, eventId, +1, timelineEntry(who, 'activity_added', `Activity added: ${activity.title}`, at));
-    if (completed) await this.count(teamId, completed, eventId, 0, timelineEntry(who, 'activity_completed', `Activity completed: ${activity.title}`, at));
+    for (const id of adds)
+      await this.count(
+        teamId,
+        id,
+        eventId,
+        +1,
+        timelineEntry(who, 'activity_added', `Activity added: ${activity.title}`, at),
+      );
+    if (completed)
+      await this.count(
+        teamId,
+        completed,
+        eventId,
+        0,
+        timelineEntry(who, 'activity_completed', `Activity completed: ${activity.title}`, at),
+      );
   }
 
   /**
@@ -63,7 +81,13 @@ export class CaseActivityCounts {
    * copy of it (the consumer's claim and the count are two writes, and a consumer can
    * die between them) finds it counted.
    */
-  private async count(teamId: string, caseId: string, eventId: string, delta: number, entry: TimelineEntry | null): Promise<void> {
+  private async count(
+    teamId: string,
+    caseId: string,
+    eventId: string,
+    delta: number,
+    entry: TimelineEntry | null,
+  ): Promise<void> {
     try {
       await this.cases.update(
         teamId,

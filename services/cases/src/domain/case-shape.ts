@@ -26,11 +26,13 @@ export const WRITABLE_FIELDS = [
   'metadata',
 ] as const;
 
-
 /** A case's origin key: its deal's, or its own when no deal made it. */
-const originKey = (r: Pick<CaseRecord, '_id' | 'origin_deal_id'>) => (r.origin_deal_id ? dealOriginKey(r.origin_deal_id) : `none:${r._id}`);
+const originKey = (r: Pick<CaseRecord, '_id' | 'origin_deal_id'>) =>
+  r.origin_deal_id ? dealOriginKey(r.origin_deal_id) : `none:${r._id}`;
 
-export function derivedFields(r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date' | 'origin_deal_id'>) {
+export function derivedFields(
+  r: Pick<CaseRecord, '_id' | 'title' | 'number' | 'priority' | 'sla_date' | 'origin_deal_id'>,
+) {
   return {
     // A CNJ number is found by its 20 digits as well as masked.
     search_text: foldText([r.title, r.number, r.number && cnjDigits(r.number)].filter(Boolean).join(' | ')),
@@ -91,7 +93,12 @@ const described = (r: CaseRecord) => ({
 });
 
 export function listItemShape(r: CaseRecord, links: Links): CaseListItem {
-  return exact<CaseListItem>()({ ...identifying(r), client: client(r, links), responsible: responsible(r, links), ...counted(r) });
+  return exact<CaseListItem>()({
+    ...identifying(r),
+    client: client(r, links),
+    responsible: responsible(r, links),
+    ...counted(r),
+  });
 }
 
 export function detailShape(r: CaseRecord, links: Links): CaseDetail {
@@ -107,7 +114,13 @@ export function detailShape(r: CaseRecord, links: Links): CaseDetail {
 
 /** The create response: linked records as flat ids (docs/decisions.md §10). */
 export function createdShape(r: CaseRecord): CaseCreated {
-  return exact<CaseCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...counted(r), ...described(r) });
+  return exact<CaseCreated>()({
+    ...identifying(r),
+    client_id: r.client_id,
+    responsible_id: r.responsible_id,
+    ...counted(r),
+    ...described(r),
+  });
 }
 
 /** The items of GET /v1/clients/{id}/cases. */

@@ -18,7 +18,12 @@ export const TIMELINE_KEPT = 100;
 
 type PackedEntry = Omit<TimelineEntry, 'created_at'> & { created_at: string };
 
-export function timelineEntry(who: { userId: string | null }, type: TimelineEntry['type'], description: string, at: Date): TimelineEntry {
+export function timelineEntry(
+  who: { userId: string | null },
+  type: TimelineEntry['type'],
+  description: string,
+  at: Date,
+): TimelineEntry {
   return { id: newId('evt'), type, description, user_id: who.userId, created_at: at };
 }
 
@@ -35,7 +40,11 @@ export function withEntries(stored: StoredTimeline | null | undefined, ...entrie
 }
 
 /** The newest `limit` entries of a case's timeline, newest first, with the acting user's name. */
-export async function timelineOf(record: Pick<CaseRecord, 'team_id' | 'timeline'>, limit: number, users: UserLookup): Promise<TimelineEvent[]> {
+export async function timelineOf(
+  record: Pick<CaseRecord, 'team_id' | 'timeline'>,
+  limit: number,
+  users: UserLookup,
+): Promise<TimelineEvent[]> {
   const entries = timelineEntries(record.timeline).reverse().slice(0, limit);
   const userIds = [...new Set(entries.map((e) => e.user_id).filter((u): u is string => !!u))];
   const found = userIds.length ? await users.find(record.team_id, userIds) : new Map<string, DirectoryUser>();

@@ -19,7 +19,14 @@ import { invalidCnjNumber, invalidPhase } from '../contract/case-errors.ts';
 import { normalizeCaseNumber, numberInfo } from './cnj-number.ts';
 import { CaseActivityCounts, type ActivityEventNews } from './case-activity-counts.ts';
 import { timelineEntry, timelineOf, withEntries } from './case-timeline.ts';
-import { WRITABLE_FIELDS, clientCaseShape, createdShape, derivedFields, detailShape, listItemShape } from './case-shape.ts';
+import {
+  WRITABLE_FIELDS,
+  clientCaseShape,
+  createdShape,
+  derivedFields,
+  detailShape,
+  listItemShape,
+} from './case-shape.ts';
 import { factsOfView, type ClientLinks } from '@lpm/shared/views/client-links';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { RecordLinks, type Links, type UserLookup } from '@lpm/shared/views/record-links';
@@ -76,14 +83,27 @@ export class Cases {
    * case as it is and those the body sets (found by its check: `checked`).
    */
   /** The case as a write reads it before the lock (with its timeline, which the write extends), and the links its event shows. */
-  private async readForWrite(who: Who, id: string, body: { client_id?: string | null; responsible_id?: string | null } = {}, checked?: Links): Promise<{ read: CaseRecord; links: Links }> {
+  private async readForWrite(
+    who: Who,
+    id: string,
+    body: { client_id?: string | null; responsible_id?: string | null } = {},
+    checked?: Links,
+  ): Promise<{ read: CaseRecord; links: Links }> {
     const read = await this.deps.cases.get(who.teamId, id, ['timeline']);
-    return { read, links: await this.links.of(who.teamId, [read, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }], checked) };
+    return {
+      read,
+      links: await this.links.of(
+        who.teamId,
+        [read, { client_id: body.client_id ?? null, responsible_id: body.responsible_id ?? null }],
+        checked,
+      ),
+    };
   }
 
   /** The detail shape from links fetched before the lock; a responsible changed in between is a retry. */
   private detailWith(record: CaseRecord, links: Links) {
-    if (record.responsible_id && !links.users.has(record.responsible_id)) throw serviceUnavailable('The case changed during the update; retry');
+    if (record.responsible_id && !links.users.has(record.responsible_id))
+      throw serviceUnavailable('The case changed during the update; retry');
     return detailShape(record, links);
   }
 
@@ -103,7 +123,11 @@ export class Cases {
   }
 
   /** A new case, and the links its check found; `originDealId`: the deal whose won with create_case asks for it (createForDeal). */
-  private async make(who: Who, body: CreateCaseBody, originDealId: string | null): Promise<{ record: CaseRecord; checked: Links }> {
+  private async make(
+    who: Who,
+    body: CreateCaseBody,
+    originDealId: string | null,
+  ): Promise<{ record: CaseRecord; checked: Links }> {
     const phase = body.phase ?? who.settings.case_phases[0];
     this.checkPhase(who, phase);
     this.checkNumber(who, body.number);
@@ -143,8 +167,14 @@ export class Cases {
         read: (teamId, mark, limit) => this.deps.cases.readUnmarked(teamId, { status: 'ativo' }, mark, limit),
         rewrite: (who, _changedAt, records, mark) => {
           const now = new Date();
-          return this.deps.cases.rewriteMoments(records, (r) =>
-            rearmed({ sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at }, slaSignals(r, who.settings.timezone, now), now),
+          return this.deps.cases.rewriteMoments(
+            records,
+            (r) =>
+              rearmed(
+                { sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at },
+                slaSignals(r, who.settings.timezone, now),
+                now,
+              ),
             mark,
           );
         },
@@ -183,25 +213,36 @@ export class Cases {
         if (next.status !== current.status) next.archived_at = next.status === 'arquivado' ? now : null;
 
         const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'status', 'archived_at'], current, next);
-        if (changed.length === 0) return { result: { id, ...sent, title: current.title, updated_at: iso(current.updated_at) } };
+        if (changed.length === 0)
+          return { result: { id, ...sent, title: current.title, updated_at: iso(current.updated_at) } };
 
         next.updated_at = now;
         Object.assign(next, derivedFields(next));
-        if (changed.includes('status') || changed.includes('sla_date')) Object.assign(next, slaSignals(next, who.settings.timezone, now));
+        if (changed.includes('status') || changed.includes('sla_date'))
+          Object.assign(next, slaSignals(next, who.settings.timezone, now));
         const detail = this.detailWith(next, links);
 
         const entries: TimelineEntry[] = [];
         const events: DomainEvent[] = [];
         const otherFields = changed.filter((f) => !['phase', 'status', 'archived_at'].includes(f));
         const archiving = next.status === 'arquivado' && current.status === 'ativo';
-        if (changed.includes('phase')) entries.push(timelineEntry(who, 'phase_change', `Phase changed from ${current.phase} to ${next.phase}`, now));
-        if (changed.includes('status')) entries.push(timelineEntry(who, 'status_change', `Status changed from ${current.status} to ${next.status}`, now));
-        if (otherFields.length) entries.push(timelineEntry(who, 'case_updated', `Updated ${otherFields.join(', ')}`, now));
+        if (changed.includes('phase'))
+          entries.push(timelineEntry(who, 'phase_change', `Phase changed from ${current.phase} to ${next.phase}`, now));
+        if (changed.includes('status'))
+          entries.push(
+            timelineEntry(who, 'status_change', `Status changed from ${current.status} to ${next.status}`, now),
+          );
+        if (otherFields.length)
+          entries.push(timelineEntry(who, 'case_updated', `Updated ${otherFields.join(', ')}`, now));
         if (otherFields.length || changed.includes('phase') || (changed.includes('status') && !archiving)) {
           events.push(newEvent('case.updated', who.teamId, detail, previous, who.userId));
         }
-        if (changed.includes('phase')) events.push(newEvent('case.phase_changed', who.teamId, detail, { phase: current.phase }, who.userId));
-        if (archiving) events.push(newEvent('case.archived', who.teamId, detail, { status: current.status, archived_at: null }, who.userId));
+        if (changed.includes('phase'))
+          events.push(newEvent('case.phase_changed', who.teamId, detail, { phase: current.phase }, who.userId));
+        if (archiving)
+          events.push(
+            newEvent('case.archived', who.teamId, detail, { status: current.status, archived_at: null }, who.userId),
+          );
 
         const set: Partial<CaseRecord> = {
           updated_at: now,
@@ -223,10 +264,23 @@ export class Cases {
       read,
       async (current) => {
         const archived = exact<CaseArchived>();
-        if (current.status === 'arquivado') return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };
+        if (current.status === 'arquivado')
+          return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };
         const now = new Date();
-        const set = { status: 'arquivado' as const, archived_at: now, updated_at: now, sla_warning_at: null, sla_overdue_at: null };
-        const event = newEvent('case.archived', who.teamId, this.detailWith({ ...current, ...set }, links), { status: 'ativo', archived_at: null }, who.userId);
+        const set = {
+          status: 'arquivado' as const,
+          archived_at: now,
+          updated_at: now,
+          sla_warning_at: null,
+          sla_overdue_at: null,
+        };
+        const event = newEvent(
+          'case.archived',
+          who.teamId,
+          this.detailWith({ ...current, ...set }, links),
+          { status: 'ativo', archived_at: null },
+          who.userId,
+        );
         const entry = timelineEntry(who, 'status_change', 'Status changed from ativo to arquivado', now);
         return {
           result: archived({ id, status: 'arquivado', archived_at: iso(now) }),
@@ -256,7 +310,11 @@ export class Cases {
    * `client`: the case's client as its check found it just now (the deal's event shows
    * it), null when this call made no check of it.
    */
-  async createForDeal(who: Who, dealId: string, body: CreateCaseBody): Promise<{ created: boolean; case: ReturnType<typeof createdShape>; client: ClientFacts | null }> {
+  async createForDeal(
+    who: Who,
+    dealId: string,
+    body: CreateCaseBody,
+  ): Promise<{ created: boolean; case: ReturnType<typeof createdShape>; client: ClientFacts | null }> {
     try {
       const { record, checked } = await this.make(who, body, dealId);
       const client = record.client_id ? checked.clients.get(record.client_id) : undefined;

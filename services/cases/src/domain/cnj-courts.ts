@@ -15,7 +15,35 @@ export const JUSTICE = {
 export type Justice = (typeof JUSTICE)[keyof typeof JUSTICE];
 
 /** TR of the state-based segments (J 6, 8, 9): the units in the Resolution's order. */
-const UF_BY_TR = ['AC', 'AL', 'AP', 'AM', 'BA', 'CE', 'DF', 'ES', 'GO', 'MA', 'MT', 'MS', 'MG', 'PA', 'PB', 'PR', 'PE', 'PI', 'RJ', 'RN', 'RS', 'RO', 'RR', 'SC', 'SE', 'SP', 'TO'] as const;
+const UF_BY_TR = [
+  'AC',
+  'AL',
+  'AP',
+  'AM',
+  'BA',
+  'CE',
+  'DF',
+  'ES',
+  'GO',
+  'MA',
+  'MT',
+  'MS',
+  'MG',
+  'PA',
+  'PB',
+  'PR',
+  'PE',
+  'PI',
+  'RJ',
+  'RN',
+  'RS',
+  'RO',
+  'RR',
+  'SC',
+  'SE',
+  'SP',
+  'TO',
+] as const;
 
 /** The states with a Tribunal de Justiça Militar (CF art. 125 §3); elsewhere the TJ is the military court's second instance. */
 const STATE_MILITARY_COURTS: Record<string, string> = { MG: 'TJMMG', RS: 'TJMRS', SP: 'TJMSP' };

@@ -29,7 +29,14 @@ export function cnjDigits(n: string): string | null {
  * Resolução 65/2008 art. 1 §4 and Anexo VIII: DD makes NNNNNNN AAAA J TR OOOO DD,
  * read as one integer, leave remainder 1 when divided by 97.
  */
-export function checkDigitsValid(sequence: string, dd: string, year: string, j: string, tr: string, origin: string): boolean {
+export function checkDigitsValid(
+  sequence: string,
+  dd: string,
+  year: string,
+  j: string,
+  tr: string,
+  origin: string,
+): boolean {
   return BigInt(`${sequence}${year}${j}${tr}${origin}${dd}`) % 97n === 1n;
 }
 

@@ -18,7 +18,12 @@ export interface PublicationNews {
 
 export async function recordPublication(cases: CasesRepository, news: PublicationNews): Promise<void> {
   const what = news.documentType ?? 'Publicação';
-  const entry = timelineEntry({ userId: null }, 'publication_received', `Publication: ${what} (${news.court}, made available ${news.madeAvailable})`, news.at);
+  const entry = timelineEntry(
+    { userId: null },
+    'publication_received',
+    `Publication: ${what} (${news.court}, made available ${news.madeAvailable})`,
+    news.at,
+  );
   try {
     await cases.update(
       news.teamId,
@@ -27,7 +32,13 @@ export async function recordPublication(cases: CasesRepository, news: Publicatio
         const counted = current.counted_events ?? [];
         if (counted.includes(news.eventId)) return { result: undefined };
         const timeline = withEntries(current.timeline, entry);
-        return { result: undefined, write: { set: { timeline, counted_events: [...counted, news.eventId].slice(-COUNTED_EVENTS_KEPT) }, events: [] } };
+        return {
+          result: undefined,
+          write: {
+            set: { timeline, counted_events: [...counted, news.eventId].slice(-COUNTED_EVENTS_KEPT) },
+            events: [],
+          },
+        };
       },
       ['timeline', 'counted_events'],
     );

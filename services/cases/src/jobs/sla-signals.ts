@@ -22,7 +22,8 @@ export function slaSignals(cases: Cases): SignalDefinition<CaseRecord>[] {
       type: 'case.sla_overdue',
       collection: 'cases',
       dueField: 'sla_overdue_at',
-      event: async (r) => (r.status === 'ativo' ? newEvent('case.sla_overdue', r.team_id, await cases.detailOf(r), null, null) : null),
+      event: async (r) =>
+        r.status === 'ativo' ? newEvent('case.sla_overdue', r.team_id, await cases.detailOf(r), null, null) : null,
     },
   ];
 }

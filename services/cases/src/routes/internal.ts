@@ -17,7 +17,9 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: Te
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // The activities service checks a case_id and shows the case's title and number.
-  app.get('/internal/cases/:id', { schema: { hide: true, params: caseIdParams } }, async (req) => ok(await cases.facts(req.identity.teamId, req.params.id)));
+  app.get('/internal/cases/:id', { schema: { hide: true, params: caseIdParams } }, async (req) =>
+    ok(await cases.facts(req.identity.teamId, req.params.id)),
+  );
 
   // The gateway, after a team's time zone changed, and again until the answer says done (team-syncs.ts): the new zone is in the settings header.
   app.post('/internal/time-zone', { schema: { hide: true, body: syncBody } }, async (req, reply) =>
@@ -32,10 +34,14 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: Te
     ok({ active: await cases.hasActiveCases(req.identity.teamId, req.params.id) }),
   );
 
-  app.get('/internal/clients/:id/cases', { schema: { hide: true, params: caseIdParams, querystring: listQuerySchema(CASE_SORT_FIELDS) } }, async (req) => {
-    const { items, total } = await cases.listForClient(req.identity.teamId, req.params.id, req.query);
-    return page(items, pagination(req.query, total));
-  });
+  app.get(
+    '/internal/clients/:id/cases',
+    { schema: { hide: true, params: caseIdParams, querystring: listQuerySchema(CASE_SORT_FIELDS) } },
+    async (req) => {
+      const { items, total } = await cases.listForClient(req.identity.teamId, req.params.id, req.query);
+      return page(items, pagination(req.query, total));
+    },
+  );
 
   // The deals service: the case of a deal won with create_case (201 made now, 200 made before; `client`: its client
   // as checked now, which the deal's event shows), and its archiving

@@ -25,7 +25,8 @@ export function consumeCaseCounts(broker: Broker, clients: Clients): Promise<Con
     bindings: ['case.created', 'case.updated'],
     handler: async (event) => {
       const clientIds = clientsNamed(event);
-      if (clientIds.length > 0 && !event.actor_id) throw new Error(`${event.type} ${event.id} has no actor to ask the cases service for`);
+      if (clientIds.length > 0 && !event.actor_id)
+        throw new Error(`${event.type} ${event.id} has no actor to ask the cases service for`);
       for (const clientId of clientIds) await clients.recountCases(event.team_id, event.actor_id!, clientId);
     },
   });

@@ -1,4 +1,23 @@
-import { date, email, enumOf, longText, metadata, name, named, nullable, object, okResponse, out, pageResponse, shape, stringList, text, typed, type ShapeOf, type Static } from '@lpm/shared/http/schemas';
+import {
+  date,
+  email,
+  enumOf,
+  longText,
+  metadata,
+  name,
+  named,
+  nullable,
+  object,
+  okResponse,
+  out,
+  pageResponse,
+  shape,
+  stringList,
+  text,
+  typed,
+  type ShapeOf,
+  type Static,
+} from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 
 export const CLIENT_TYPES = ['PF', 'PJ'] as const;
@@ -7,7 +26,16 @@ export const STATUSES = ['active', 'inactive'] as const;
 export const GENDERS = ['masculino', 'feminino', 'outro'] as const;
 export const PF_FIELDS = ['cpf', 'rg', 'birth_date', 'gender', 'marital_status', 'nationality', 'profession'] as const;
 export const PJ_FIELDS = ['legal_name', 'trade_name', 'cnpj', 'state_registration', 'contact_person'] as const;
-export const ADDRESS_PARTS = ['street', 'number', 'complement', 'neighborhood', 'city', 'state', 'zip_code', 'country'] as const;
+export const ADDRESS_PARTS = [
+  'street',
+  'number',
+  'complement',
+  'neighborhood',
+  'city',
+  'state',
+  'zip_code',
+  'country',
+] as const;
 
 const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';
 // Since July 2026 the first 12 positions of a CNPJ may be letters; the check digits stay numeric.
@@ -15,7 +43,16 @@ const CNPJ = '^[0-9A-Za-z]{2}\\.[0-9A-Za-z]{3}\\.[0-9A-Za-z]{3}/[0-9A-Za-z]{4}-\
 
 const part = () => nullable(text());
 const address = nullable(
-  object({ street: part(), number: part(), complement: part(), neighborhood: part(), city: part(), state: part(), zip_code: part(), country: part() }),
+  object({
+    street: part(),
+    number: part(),
+    complement: part(),
+    neighborhood: part(),
+    city: part(),
+    state: part(),
+    zip_code: part(),
+    country: part(),
+  }),
 );
 
 const phone = text(40);
@@ -77,7 +114,8 @@ export type ClientListQuery = Static<typeof listClientsQuery>;
 export const clientCasesQuery = listQuerySchema(['created_at', 'updated_at', 'title', 'priority', 'sla_date']);
 
 const { string, nullableString, integer, strings, freeObject } = out;
-const nullableStrings = <F extends string>(fields: readonly F[]) => Object.fromEntries(fields.map((f) => [f, nullableString])) as Record<F, typeof nullableString>;
+const nullableStrings = <F extends string>(fields: readonly F[]) =>
+  Object.fromEntries(fields.map((f) => [f, nullableString])) as Record<F, typeof nullableString>;
 
 const clientFieldsOut = {
   id: string,
@@ -87,7 +125,10 @@ const clientFieldsOut = {
   whatsapp: nullableString,
   segment: nullableString,
   status: string,
-  address: named('Address', 'A postal address; every part may be null.', { type: ['object', 'null'], properties: nullableStrings(ADDRESS_PARTS) }),
+  address: named('Address', 'A postal address; every part may be null.', {
+    type: ['object', 'null'],
+    properties: nullableStrings(ADDRESS_PARTS),
+  }),
   notes: nullableString,
   tags: strings,
   metadata: freeObject,
@@ -97,17 +138,34 @@ const clientFieldsOut = {
   updated_at: string,
 };
 
-const clientPF = named('ClientPF', 'An individual, with a CPF.', shape({ ...clientFieldsOut, type: typed<'PF'>({ type: 'string', enum: ['PF'] }), ...nullableStrings(PF_FIELDS) }));
-const clientPJ = named('ClientPJ', 'A company, with a CNPJ.', shape({ ...clientFieldsOut, type: typed<'PJ'>({ type: 'string', enum: ['PJ'] }), ...nullableStrings(PJ_FIELDS) }));
+const clientPF = named(
+  'ClientPF',
+  'An individual, with a CPF.',
+  shape({ ...clientFieldsOut, type: typed<'PF'>({ type: 'string', enum: ['PF'] }), ...nullableStrings(PF_FIELDS) }),
+);
+const clientPJ = named(
+  'ClientPJ',
+  'A company, with a CNPJ.',
+  shape({ ...clientFieldsOut, type: typed<'PJ'>({ type: 'string', enum: ['PJ'] }), ...nullableStrings(PJ_FIELDS) }),
+);
 export type ClientPF = Static<typeof clientPF>;
 export type ClientPJ = Static<typeof clientPJ>;
 
 /** The detail read shape: a PF client has the PF fields, a PJ client the PJ ones. */
-const clientDetail = named('Client', 'An individual (PF) or a company (PJ), told apart by `type`.', typed<ClientPF | ClientPJ>({ type: 'object', oneOf: [clientPF, clientPJ] }));
+const clientDetail = named(
+  'Client',
+  'An individual (PF) or a company (PJ), told apart by `type`.',
+  typed<ClientPF | ClientPJ>({ type: 'object', oneOf: [clientPF, clientPJ] }),
+);
 export type ClientDetail = Static<typeof clientDetail>;
 
 /** id, the fields sent (any of the detail's) and updated_at. */
-const clientChanges = named('ClientChanges', 'id, the fields sent (normalized) and updated_at.', shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }), { partial: true });
+const clientChanges = named(
+  'ClientChanges',
+  'id, the fields sent (normalized) and updated_at.',
+  shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }),
+  { partial: true },
+);
 
 const listItemFields = {
   id: string,
@@ -129,18 +187,26 @@ type ListItemFields = ShapeOf<typeof listItemFields>;
 /** A list item has the cpf of a PF client or the cnpj of a PJ one. */
 export type ClientListItem = Omit<ListItemFields, 'cpf' | 'cnpj'> & Partial<Pick<ListItemFields, 'cpf' | 'cnpj'>>;
 
-const clientCaseItem = named('ClientCaseListItem', "A case in a client's list of cases.", shape({
-  id: string,
-  title: string,
-  number: nullableString,
-  area: nullableString,
-  phase: string,
-  priority: string,
-  status: string,
-  created_at: string,
-}));
+const clientCaseItem = named(
+  'ClientCaseListItem',
+  "A case in a client's list of cases.",
+  shape({
+    id: string,
+    title: string,
+    number: nullableString,
+    area: nullableString,
+    phase: string,
+    priority: string,
+    status: string,
+    created_at: string,
+  }),
+);
 
-const clientDeactivated = named('ClientDeactivated', 'A deactivated client.', shape({ id: string, status: string, deactivated_at: nullableString }));
+const clientDeactivated = named(
+  'ClientDeactivated',
+  'A deactivated client.',
+  shape({ id: string, status: string, deactivated_at: nullableString }),
+);
 export type ClientDeactivated = Static<typeof clientDeactivated>;
 
 export const responses = {

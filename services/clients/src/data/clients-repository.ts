@@ -23,7 +23,11 @@ export interface ClientFilter {
   search?: string;
 }
 
-const SORT_FIELD: Record<string, keyof ClientRecord & string> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
+const SORT_FIELD: Record<string, keyof ClientRecord & string> = {
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+  name: 'name_sort',
+};
 
 export class ClientsRepository extends RecordStore<ClientRecord> {
   declare readonly lists: ListBuckets;
@@ -41,7 +45,14 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
       lists: { ...BY_CREATION, counted: ['type', 'status', 'segment'], logger },
       search: {
         texts: ['search_text', 'document_digits'],
-        fields: { type: 'code', status: 'code', segment: 'code', created_at: 'time', updated_at: 'time', name_sort: 'text' },
+        fields: {
+          type: 'code',
+          status: 'code',
+          segment: 'code',
+          created_at: 'time',
+          updated_at: 'time',
+          name_sort: 'text',
+        },
         logger,
       },
     });
@@ -64,7 +75,15 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
     const sort = parseSort(q.sort, '-created_at');
     const { skip, limit } = pageWindow(q);
     const search = f.search?.trim();
-    const bucketed = search ? null : await this.lists.listPage<ClientRecord>(teamId, { type: f.type, status: f.status, segment: f.segment }, sort, { skip, limit }, this.projection());
+    const bucketed = search
+      ? null
+      : await this.lists.listPage<ClientRecord>(
+          teamId,
+          { type: f.type, status: f.status, segment: f.segment },
+          sort,
+          { skip, limit },
+          this.projection(),
+        );
     if (bucketed) return bucketed;
     const filter: Filter<ClientRecord> = {};
     if (f.type) filter.type = f.type;
@@ -75,14 +94,23 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
       const bare = search.replace(/[\s.\-/]/g, '');
       if (/^\d+$/.test(bare)) contains.document_digits = bare;
       const order = storeSort([SORT_FIELD[sort.field]], sort.direction);
-      const found = await this.search.page<ClientRecord>(teamId, { contains, where: filter, sort: order, skip, limit }, this.projection());
+      const found = await this.search.page<ClientRecord>(
+        teamId,
+        { contains, where: filter, sort: order, skip, limit },
+        this.projection(),
+      );
       if (found) return found;
       filter.$or = Object.entries(contains).map(([field, needle]) => ({ [field]: new RegExp(escapeRegex(needle)) }));
     }
     filter.team_id = teamId;
     const [records, total] = await Promise.all([
       this.collection
-        .find<ClientRecord>(filter, { projection: this.projection(), sort: { [SORT_FIELD[sort.field]]: sort.direction, _id: sort.direction }, skip, limit })
+        .find<ClientRecord>(filter, {
+          projection: this.projection(),
+          sort: { [SORT_FIELD[sort.field]]: sort.direction, _id: sort.direction },
+          skip,
+          limit,
+        })
         .toArray(),
       this.collection.countDocuments(filter),
     ]);

@@ -3,9 +3,27 @@ import { exact } from '@lpm/shared/http/schemas';
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { Address, ClientRecord } from '../data/client-entity.ts';
-import { PF_FIELDS, PJ_FIELDS, type CLIENT_TYPES, type ClientDetail, type ClientListItem, type ClientPF, type ClientPJ } from '../contract/client-schemas.ts';
+import {
+  PF_FIELDS,
+  PJ_FIELDS,
+  type CLIENT_TYPES,
+  type ClientDetail,
+  type ClientListItem,
+  type ClientPF,
+  type ClientPJ,
+} from '../contract/client-schemas.ts';
 
-export const COMMON_FIELDS = ['name', 'email', 'phone', 'whatsapp', 'segment', 'address', 'notes', 'tags', 'metadata'] as const;
+export const COMMON_FIELDS = [
+  'name',
+  'email',
+  'phone',
+  'whatsapp',
+  'segment',
+  'address',
+  'notes',
+  'tags',
+  'metadata',
+] as const;
 
 export type ClientType = (typeof CLIENT_TYPES)[number];
 
@@ -39,7 +57,9 @@ export function documentKey(r: Pick<ClientRecord, '_id' | 'type' | 'cpf' | 'cnpj
 }
 
 /** The derived fields kept in step with the record on every write. */
-export function derivedFields(r: Pick<ClientRecord, '_id' | 'type' | 'name' | 'email' | 'cpf' | 'cnpj'>): Pick<ClientRecord, 'search_text' | 'document_digits' | 'name_sort' | 'document_key'> {
+export function derivedFields(
+  r: Pick<ClientRecord, '_id' | 'type' | 'name' | 'email' | 'cpf' | 'cnpj'>,
+): Pick<ClientRecord, 'search_text' | 'document_digits' | 'name_sort' | 'document_key'> {
   const doc = r.type === 'PF' ? r.cpf : r.cnpj;
   return {
     search_text: foldText([r.name, r.email, doc].filter(Boolean).join(' | ')),
@@ -50,7 +70,8 @@ export function derivedFields(r: Pick<ClientRecord, '_id' | 'type' | 'name' | 'e
 }
 
 /** The PF or the PJ fields of a client (null when not set). */
-const typeFields = <F extends TypeField>(r: ClientRecord, fields: readonly F[]) => Object.fromEntries(fields.map((f) => [f, r[f] ?? null])) as Record<F, string | null>;
+const typeFields = <F extends TypeField>(r: ClientRecord, fields: readonly F[]) =>
+  Object.fromEntries(fields.map((f) => [f, r[f] ?? null])) as Record<F, string | null>;
 
 const contact = (r: ClientRecord) => ({
   name: r.name,
@@ -74,8 +95,20 @@ const described = (r: ClientRecord, casesCount: number) => ({
 
 export function detailShape(r: ClientRecord, casesCount: number): ClientDetail {
   return r.type === 'PF'
-    ? exact<ClientPF>()({ id: r._id, type: 'PF', ...contact(r), ...typeFields(r, PF_FIELDS), ...described(r, casesCount) })
-    : exact<ClientPJ>()({ id: r._id, type: 'PJ', ...contact(r), ...typeFields(r, PJ_FIELDS), ...described(r, casesCount) });
+    ? exact<ClientPF>()({
+        id: r._id,
+        type: 'PF',
+        ...contact(r),
+        ...typeFields(r, PF_FIELDS),
+        ...described(r, casesCount),
+      })
+    : exact<ClientPJ>()({
+        id: r._id,
+        type: 'PJ',
+        ...contact(r),
+        ...typeFields(r, PJ_FIELDS),
+        ...described(r, casesCount),
+      });
 }
 
 export function listItemShape(r: ClientRecord, casesCount: number): ClientListItem {

@@ -16,10 +16,23 @@ import type { Caller } from '@lpm/shared/upstream/service-client';
 import { iso } from '@lpm/shared/time';
 import type { ClientRecord } from '../data/client-entity.ts';
 import type { ClientsRepository } from '../data/clients-repository.ts';
-import type { ClientDeactivated, ClientListQuery, CreateClientBody, UpdateClientBody } from '../contract/client-schemas.ts';
+import type {
+  ClientDeactivated,
+  ClientListQuery,
+  CreateClientBody,
+  UpdateClientBody,
+} from '../contract/client-schemas.ts';
 import type { ClientCases } from '../upstream/cases-service.ts';
 import { hasActiveCases, typeImmutable } from '../contract/client-errors.ts';
-import { COMMON_FIELDS, completeAddress, derivedFields, detailShape, fieldsOfOtherType, fieldsOfType, listItemShape } from './client-shape.ts';
+import {
+  COMMON_FIELDS,
+  completeAddress,
+  derivedFields,
+  detailShape,
+  fieldsOfOtherType,
+  fieldsOfType,
+  listItemShape,
+} from './client-shape.ts';
 
 export interface ClientsDeps {
   clients: ClientsRepository;
@@ -118,7 +131,15 @@ export class Clients {
   /** What other services keep of a client (the cases service checks links and shows names with it). */
   async facts(who: Identity, id: string) {
     const r = await this.deps.clients.get(who.teamId, id);
-    return { id: r._id, name: r.name, type: r.type, email: r.email, phone: r.phone, status: r.status, updated_at: iso(r.updated_at) };
+    return {
+      id: r._id,
+      name: r.name,
+      type: r.type,
+      email: r.email,
+      phone: r.phone,
+      status: r.status,
+      updated_at: iso(r.updated_at),
+    };
   }
 
   async list(who: Identity, q: ClientListQuery) {
@@ -152,13 +173,23 @@ export class Clients {
         }
       }
 
-      const { changed, previous } = fields.diff([...COMMON_FIELDS, ...fieldsOfType(current.type), 'status', 'deactivated_at'], current, next);
+      const { changed, previous } = fields.diff(
+        [...COMMON_FIELDS, ...fieldsOfType(current.type), 'status', 'deactivated_at'],
+        current,
+        next,
+      );
       if (changed.length === 0) return { result: { id, ...sent, updated_at: iso(current.updated_at) } };
 
       next.updated_at = new Date();
       Object.assign(next, derivedFields(next));
       const detail = detailShape(next, current.cases_count ?? cases.count);
-      const event = newEvent(deactivating ? 'client.deactivated' : 'client.updated', who.teamId, detail, previous, who.userId);
+      const event = newEvent(
+        deactivating ? 'client.deactivated' : 'client.updated',
+        who.teamId,
+        detail,
+        previous,
+        who.userId,
+      );
       const set: Partial<ClientRecord> = { updated_at: next.updated_at, ...derivedFields(next) };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
       return { result: { id, ...sent, updated_at: iso(next.updated_at) }, write: { set, events: [event] } };
@@ -169,14 +200,24 @@ export class Clients {
     const cases = await this.casesFacts(who, id, true, false);
     return this.deps.clients.update(who.teamId, id, async (current) => {
       const deactivated = exact<ClientDeactivated>();
-      if (current.status === 'inactive') return { result: deactivated({ id, status: 'inactive', deactivated_at: iso(current.deactivated_at) }) };
+      if (current.status === 'inactive')
+        return { result: deactivated({ id, status: 'inactive', deactivated_at: iso(current.deactivated_at) }) };
       ensureChecked(cases);
       if (cases.active) throw hasActiveCases();
       const now = new Date();
       const set = { status: 'inactive' as const, deactivated_at: now, updated_at: now };
       const detail = detailShape({ ...current, ...set }, current.cases_count ?? cases.count);
-      const event = newEvent('client.deactivated', who.teamId, detail, { status: 'active', deactivated_at: null }, who.userId);
-      return { result: deactivated({ id, status: 'inactive', deactivated_at: iso(now) }), write: { set, events: [event] } };
+      const event = newEvent(
+        'client.deactivated',
+        who.teamId,
+        detail,
+        { status: 'active', deactivated_at: null },
+        who.userId,
+      );
+      return {
+        result: deactivated({ id, status: 'inactive', deactivated_at: iso(now) }),
+        write: { set, events: [event] },
+      };
     });
   }
 
@@ -192,7 +233,12 @@ export class Clients {
    * (read-your-writes), as it did when asked under the lock. A client already
    * inactive is not asked about (deleting it again needs no other service).
    */
-  private async casesFacts(who: Identity, id: string, deactivating: boolean, countAlways: boolean): Promise<CasesFacts> {
+  private async casesFacts(
+    who: Identity,
+    id: string,
+    deactivating: boolean,
+    countAlways: boolean,
+  ): Promise<CasesFacts> {
     const record = await this.deps.clients.get(who.teamId, id);
     const askActive = deactivating && record.status === 'active';
     const [count, active] = await Promise.all([

@@ -3,7 +3,14 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Clients } from '../domain/clients.ts';
-import { clientCasesQuery, clientIdParams, createClientBody, listClientsQuery, responses, updateClientBody } from '../contract/client-schemas.ts';
+import {
+  clientCasesQuery,
+  clientIdParams,
+  createClientBody,
+  listClientsQuery,
+  responses,
+  updateClientBody,
+} from '../contract/client-schemas.ts';
 
 export function clientRoutes(fastify: FastifyInstance, clients: Clients): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -22,16 +29,22 @@ export function clientRoutes(fastify: FastifyInstance, clients: Clients): void {
     ok(await clients.get(req.identity, req.params.id)),
   );
 
-  app.put('/v1/clients/:id', { schema: { params: clientIdParams, body: updateClientBody, response: responses.updated } }, async (req) =>
-    ok(await clients.update(req.identity, req.params.id, req.body)),
+  app.put(
+    '/v1/clients/:id',
+    { schema: { params: clientIdParams, body: updateClientBody, response: responses.updated } },
+    async (req) => ok(await clients.update(req.identity, req.params.id, req.body)),
   );
 
   app.delete('/v1/clients/:id', { schema: { params: clientIdParams, response: responses.deactivated } }, async (req) =>
     ok(await clients.deactivate(req.identity, req.params.id)),
   );
 
-  app.get('/v1/clients/:id/cases', { schema: { params: clientIdParams, querystring: clientCasesQuery, response: responses.cases } }, async (req) => {
-    const { items, total } = await clients.listCases(req.identity, req.params.id, req.query);
-    return page(items, pagination(req.query, total));
-  });
+  app.get(
+    '/v1/clients/:id/cases',
+    { schema: { params: clientIdParams, querystring: clientCasesQuery, response: responses.cases } },
+    async (req) => {
+      const { items, total } = await clients.listCases(req.identity, req.params.id, req.query);
+      return page(items, pagination(req.query, total));
+    },
+  );
 }

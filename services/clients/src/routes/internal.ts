@@ -8,5 +8,7 @@ import { clientIdParams } from '../contract/client-schemas.ts';
 
 export function internalRoutes(fastify: FastifyInstance, clients: Clients): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
-  app.get('/internal/clients/:id', { schema: { hide: true, params: clientIdParams } }, async (req) => ok(await clients.facts(req.identity, req.params.id)));
+  app.get('/internal/clients/:id', { schema: { hide: true, params: clientIdParams } }, async (req) =>
+    ok(await clients.facts(req.identity, req.params.id)),
+  );
 }

@@ -21,7 +21,8 @@ export interface ClientCases {
   listForClient(who: Caller, clientId: string, query: ListQuery): Promise<{ items: ClientCaseItem[]; total: number }>;
 }
 
-const isCounts = (d: unknown): d is Record<string, number> => isObject(d) && Object.values(d).every((n) => typeof n === 'number');
+const isCounts = (d: unknown): d is Record<string, number> =>
+  isObject(d) && Object.values(d).every((n) => typeof n === 'number');
 const isActive = (d: unknown): d is { active: boolean } => isObject(d) && typeof d.active === 'boolean';
 
 export class ClientCasesService implements ClientCases {
@@ -33,11 +34,15 @@ export class ClientCasesService implements ClientCases {
 
   async countByClient(who: Caller, clientIds: string[]): Promise<Map<string, number>> {
     if (clientIds.length === 0) return new Map();
-    return new Map(Object.entries(await this.cases.data(who, 'POST', '/internal/case-counts', isCounts, { client_ids: clientIds })));
+    return new Map(
+      Object.entries(await this.cases.data(who, 'POST', '/internal/case-counts', isCounts, { client_ids: clientIds })),
+    );
   }
 
   async hasActiveCases(who: Caller, clientId: string): Promise<boolean> {
-    return (await this.cases.data(who, 'GET', `/internal/clients/${encodeURIComponent(clientId)}/active-cases`, isActive)).active;
+    return (
+      await this.cases.data(who, 'GET', `/internal/clients/${encodeURIComponent(clientId)}/active-cases`, isActive)
+    ).active;
   }
 
   listForClient(who: Caller, clientId: string, q: ListQuery): Promise<{ items: ClientCaseItem[]; total: number }> {

@@ -1,7 +1,14 @@
 // The documentation of the deals operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { clientNotFound, noFieldsToUpdate, userNotFound } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import {
+  ID_RULE,
+  LIST_RULE,
+  type OperationDocs,
+  type ServiceDocs,
+  PUT_RULE,
+  schemaMessage,
+} from '@lpm/shared/http/operation-docs';
 import { dealArchived, dealClosed, dealNotFound, invalidPhase } from './deal-errors.ts';
 
 const dealExample = {
@@ -48,41 +55,78 @@ export const DEAL_OPERATIONS: OperationDocs = {
     summary: 'Update a deal',
     description: `${PUT_RULE} \`status\` cannot change here (use won, lost or DELETE). Sending \`phase\` is a phase move (allowed only while ativo), which also returns \`previous_phase\` and \`phase_changed_at\` and emits \`deal.phase_changed\`. Emits \`deal.updated\`.`,
     examples: { value: { summary: 'A new value and probability', value: { value: 52000, probability: 60 } } },
-    errors: [invalidPhase(), schemaMessage('probability'), noFieldsToUpdate(), dealNotFound(), clientNotFound(), userNotFound(), dealClosed(), dealArchived()],
+    errors: [
+      invalidPhase(),
+      schemaMessage('probability'),
+      noFieldsToUpdate(),
+      dealNotFound(),
+      clientNotFound(),
+      userNotFound(),
+      dealClosed(),
+      dealArchived(),
+    ],
   },
   'PUT /v1/deals/{id}/phase': {
     operationId: 'moveDealPhase',
     summary: 'Move a deal to another phase',
-    description: 'Changes `phase` without changing `status`, only while the deal is ativo, and returns `previous_phase` and `phase_changed_at`. Emits `deal.phase_changed` and `deal.updated`.',
-    examples: { negociacao: { summary: 'Into negotiation', value: { phase: 'negociacao', notes: 'Cliente pediu revisão dos honorários' } } },
+    description:
+      'Changes `phase` without changing `status`, only while the deal is ativo, and returns `previous_phase` and `phase_changed_at`. Emits `deal.phase_changed` and `deal.updated`.',
+    examples: {
+      negociacao: {
+        summary: 'Into negotiation',
+        value: { phase: 'negociacao', notes: 'Cliente pediu revisão dos honorários' },
+      },
+    },
     errors: [invalidPhase(), dealNotFound(), dealClosed(), dealArchived()],
   },
   'PUT /v1/deals/{id}/won': {
     operationId: 'markDealWon',
     summary: 'Mark a deal won',
     description:
-      'ativo -> ganho. Stores `final_value` (default: the deal\'s value) and `won_at`. With `create_case: true` a case is created first (title: `case_data.title` or the deal\'s title; area from `case_data.area`; client and responsible from the deal) and returned as `case_created`; a retried request creates no second case. Of concurrent won/lost requests exactly one succeeds. Emits `deal.won`.',
-    examples: { withCase: { summary: 'Won, opening the case', value: { final_value: 45000, notes: 'Assinado em reunião', create_case: true, case_data: { title: 'Assessoria tributária - Metalúrgica Souza', area: 'Tributário' } } } },
+      "ativo -> ganho. Stores `final_value` (default: the deal's value) and `won_at`. With `create_case: true` a case is created first (title: `case_data.title` or the deal's title; area from `case_data.area`; client and responsible from the deal) and returned as `case_created`; a retried request creates no second case. Of concurrent won/lost requests exactly one succeeds. Emits `deal.won`.",
+    examples: {
+      withCase: {
+        summary: 'Won, opening the case',
+        value: {
+          final_value: 45000,
+          notes: 'Assinado em reunião',
+          create_case: true,
+          case_data: { title: 'Assessoria tributária - Metalúrgica Souza', area: 'Tributário' },
+        },
+      },
+    },
     errors: [dealNotFound(), dealClosed(), dealArchived()],
   },
   'PUT /v1/deals/{id}/lost': {
     operationId: 'markDealLost',
     summary: 'Mark a deal lost',
-    description: 'ativo -> perdido. Stores `loss_reason`, `competitor` and `lost_at`. Of concurrent won/lost requests exactly one succeeds. Emits `deal.lost`.',
-    examples: { price: { summary: 'Lost on price', value: { loss_reason: 'Preço', competitor: 'Escritório Lima & Associados', notes: 'Proposta 20% abaixo' } } },
+    description:
+      'ativo -> perdido. Stores `loss_reason`, `competitor` and `lost_at`. Of concurrent won/lost requests exactly one succeeds. Emits `deal.lost`.',
+    examples: {
+      price: {
+        summary: 'Lost on price',
+        value: { loss_reason: 'Preço', competitor: 'Escritório Lima & Associados', notes: 'Proposta 20% abaixo' },
+      },
+    },
     errors: [dealNotFound(), dealClosed(), dealArchived()],
   },
   'DELETE /v1/deals/{id}': {
     operationId: 'archiveDeal',
     summary: 'Archive a deal',
-    description: 'Archives the deal from ativo, ganho or perdido (status arquivado, `archived_at` set). Archiving an archived deal answers 200 with the existing `archived_at`.',
+    description:
+      'Archives the deal from ativo, ganho or perdido (status arquivado, `archived_at` set). Archiving an archived deal answers 200 with the existing `archived_at`.',
     errors: [dealNotFound()],
   },
 };
 
 export const DEAL_DOCS: ServiceDocs = {
   tags: [
-    { name: 'Deals', prefix: '/v1/deals', description: 'Commercial opportunities in the sales pipeline: ativo, then ganho, perdido or arquivado.', idExample: 'deal_01jd3k7w2m4q6s8u0x2z4b6d8f' },
+    {
+      name: 'Deals',
+      prefix: '/v1/deals',
+      description: 'Commercial opportunities in the sales pipeline: ativo, then ganho, perdido or arquivado.',
+      idExample: 'deal_01jd3k7w2m4q6s8u0x2z4b6d8f',
+    },
   ],
   operations: DEAL_OPERATIONS,
 };

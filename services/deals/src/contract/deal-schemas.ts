@@ -1,17 +1,55 @@
-import { boolean, date, enumOf, longText, mapOf, metadata, name, named, nullable, nullableShape, object, okResponse, out, pageResponse, shape, stringList, text, typed, type Schema, type ShapeOf, type Static } from '@lpm/shared/http/schemas';
+import {
+  boolean,
+  date,
+  enumOf,
+  longText,
+  mapOf,
+  metadata,
+  name,
+  named,
+  nullable,
+  nullableShape,
+  object,
+  okResponse,
+  out,
+  pageResponse,
+  shape,
+  stringList,
+  text,
+  typed,
+  type Schema,
+  type ShapeOf,
+  type Static,
+} from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 
 export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
-export const DEAL_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'value', 'probability', 'expected_close_date'] as const;
+export const DEAL_SORT_FIELDS = [
+  'created_at',
+  'updated_at',
+  'title',
+  'value',
+  'probability',
+  'expected_close_date',
+] as const;
 
 const id = text(100);
 /** An amount of money: a number >= 0 (at most 2 decimals, checked when turned into cents). */
 const money = (field: string): Schema<number> =>
-  typed<number>({ type: 'number', minimum: 0, maximum: MONEY_MAX, 'x-message': `${field} must be a number from 0 to ${MONEY_MAX}` });
+  typed<number>({
+    type: 'number',
+    minimum: 0,
+    maximum: MONEY_MAX,
+    'x-message': `${field} must be a number from 0 to ${MONEY_MAX}`,
+  });
 
-const currency = typed<string>({ type: 'string', pattern: '^[A-Za-z]{3}$', 'x-message': 'currency must be a 3-letter code' });
+const currency = typed<string>({
+  type: 'string',
+  pattern: '^[A-Za-z]{3}$',
+  'x-message': 'currency must be a 3-letter code',
+});
 
 const dealFields = {
   title: name(),
@@ -29,20 +67,37 @@ const dealFields = {
   metadata: nullable(metadata()),
 };
 
-export const createDealBody = named('CreateDealRequest', 'A new deal: only the title is required.', object(dealFields, ['title']));
+export const createDealBody = named(
+  'CreateDealRequest',
+  'A new deal: only the title is required.',
+  object(dealFields, ['title']),
+);
 export const updateDealBody = named('UpdateDealRequest', 'Any subset of the create fields.', object(dealFields));
-export const phaseBody = named('MoveDealPhaseRequest', 'The phase to move to.', object({ phase: dealFields.phase, notes: nullable(longText()) }, ['phase']));
-export const wonBody = named('MarkDealWonRequest', 'How the deal was won, and whether to open its case.', object({
-  final_value: nullable(money('final_value')),
-  notes: nullable(longText()),
-  create_case: boolean(),
-  case_data: object({ title: name(), area: nullable(text()) }),
-}));
-export const lostBody = named('MarkDealLostRequest', 'Why the deal was lost.', object({ loss_reason: nullable(text()), competitor: nullable(text()), notes: nullable(longText()) }));
+export const phaseBody = named(
+  'MoveDealPhaseRequest',
+  'The phase to move to.',
+  object({ phase: dealFields.phase, notes: nullable(longText()) }, ['phase']),
+);
+export const wonBody = named(
+  'MarkDealWonRequest',
+  'How the deal was won, and whether to open its case.',
+  object({
+    final_value: nullable(money('final_value')),
+    notes: nullable(longText()),
+    create_case: boolean(),
+    case_data: object({ title: name(), area: nullable(text()) }),
+  }),
+);
+export const lostBody = named(
+  'MarkDealLostRequest',
+  'Why the deal was lost.',
+  object({ loss_reason: nullable(text()), competitor: nullable(text()), notes: nullable(longText()) }),
+);
 
 export const dealIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
-const queryMoney = (field: string) => typed<number>({ type: 'number', minimum: 0, 'x-message': `${field} must be a number >= 0` });
+const queryMoney = (field: string) =>
+  typed<number>({ type: 'number', minimum: 0, 'x-message': `${field} must be a number >= 0` });
 
 export const listDealsQuery = listQuerySchema(DEAL_SORT_FIELDS, {
   status: enumOf(DEAL_STATUSES, 'Invalid status'),
@@ -95,12 +150,17 @@ const closing = {
   updated_at: string,
 };
 
-const insights = named('DealInsights', "Win probability, health and risk factors computed from the deal's phase, age and activity, with their basis.", shape({
-  win_probability: number,
-  health: string,
-  risk_factors: strings,
-  basis: freeObject,
-}), { partial: true });
+const insights = named(
+  'DealInsights',
+  "Win probability, health and risk factors computed from the deal's phase, age and activity, with their basis.",
+  shape({
+    win_probability: number,
+    health: string,
+    risk_factors: strings,
+    basis: freeObject,
+  }),
+  { partial: true },
+);
 
 const detailFields = {
   ...common,
@@ -110,41 +170,68 @@ const detailFields = {
   ...closing,
 };
 
-const dealDetail = named('Deal', 'A deal in its detail read shape.', shape({
+const dealDetail = named(
+  'Deal',
+  'A deal in its detail read shape.',
+  shape({
+    ...common,
+    client: detailFields.client,
+    responsible: detailFields.responsible,
+    ...described,
+    activities_count: integer,
+    ai_insights: insights,
+    ...closing,
+  }),
+);
+
+const dealWritten = shape({
   ...common,
-  client: detailFields.client,
-  responsible: detailFields.responsible,
+  client_id: nullableString,
+  responsible_id: nullableString,
   ...described,
-  activities_count: integer,
-  ai_insights: insights,
   ...closing,
-}));
-
-const dealWritten = shape({ ...common, client_id: nullableString, responsible_id: nullableString, ...described, ...closing });
+});
 const dealCreated = named('DealCreated', 'A created deal: links as flat ids.', dealWritten);
-const dealChanges = named('DealChanges', 'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.', dealWritten, { partial: true });
+const dealChanges = named(
+  'DealChanges',
+  'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.',
+  dealWritten,
+  { partial: true },
+);
 
-const dealListItem = named('DealListItem', 'A deal in a list.', shape({
-  ...common,
-  client: nullableShape({ id: string, name: nullableString, type: nullableString }),
-  responsible: nullableShape({ id: string, name: nullableString }),
-  source: nullableString,
-  created_at: string,
-}));
+const dealListItem = named(
+  'DealListItem',
+  'A deal in a list.',
+  shape({
+    ...common,
+    client: nullableShape({ id: string, name: nullableString, type: nullableString }),
+    responsible: nullableShape({ id: string, name: nullableString }),
+    source: nullableString,
+    created_at: string,
+  }),
+);
 
-const countAndValue = named('CountAndValue', 'How many deals, and their value.', shape({ count: integer, value: number }));
+const countAndValue = named(
+  'CountAndValue',
+  'How many deals, and their value.',
+  shape({ count: integer, value: number }),
+);
 
-const dealsSummary = named('DealsSummary', 'The pipeline summary (of one currency).', shape({
-  currency: string,
-  total_deals: integer,
-  total_value: number,
-  weighted_value: number,
-  by_phase: mapOf(countAndValue),
-  by_status: mapOf(countAndValue),
-  conversion_rate: number,
-  average_deal_size: number,
-  average_sales_cycle_days: number,
-}));
+const dealsSummary = named(
+  'DealsSummary',
+  'The pipeline summary (of one currency).',
+  shape({
+    currency: string,
+    total_deals: integer,
+    total_value: number,
+    weighted_value: number,
+    by_phase: mapOf(countAndValue),
+    by_status: mapOf(countAndValue),
+    conversion_rate: number,
+    average_deal_size: number,
+    average_sales_cycle_days: number,
+  }),
+);
 
 /** The detail read shape as events carry it: without activities_count and ai_insights, which GET adds. */
 export type DealEventData = ShapeOf<typeof detailFields>;
@@ -153,10 +240,39 @@ export type DealCreated = Static<typeof dealCreated>;
 export type DealListItem = Static<typeof dealListItem>;
 export type DealsSummary = Static<typeof dealsSummary>;
 
-const dealPhaseMove = named('DealPhaseMove', 'A phase move.', shape({ id: string, phase: string, previous_phase: nullableString, phase_changed_at: nullableString, updated_at: string }));
-const dealWon = named('DealWon', 'A won deal, with the case created for it.', shape({ id: string, status: string, final_value: nullableNumber, won_at: string, case_created: shape({ id: string, title: string }) }), { partial: true });
-const dealLost = named('DealLost', 'A lost deal.', shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }));
-const dealArchived = named('DealArchived', 'An archived deal.', shape({ id: string, status: string, archived_at: nullableString }));
+const dealPhaseMove = named(
+  'DealPhaseMove',
+  'A phase move.',
+  shape({
+    id: string,
+    phase: string,
+    previous_phase: nullableString,
+    phase_changed_at: nullableString,
+    updated_at: string,
+  }),
+);
+const dealWon = named(
+  'DealWon',
+  'A won deal, with the case created for it.',
+  shape({
+    id: string,
+    status: string,
+    final_value: nullableNumber,
+    won_at: string,
+    case_created: shape({ id: string, title: string }),
+  }),
+  { partial: true },
+);
+const dealLost = named(
+  'DealLost',
+  'A lost deal.',
+  shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }),
+);
+const dealArchived = named(
+  'DealArchived',
+  'An archived deal.',
+  shape({ id: string, status: string, archived_at: nullableString }),
+);
 export type DealPhaseMove = Static<typeof dealPhaseMove>;
 export type DealWon = Static<typeof dealWon>;
 export type DealLost = Static<typeof dealLost>;

@@ -49,23 +49,51 @@ export class DealsRepository extends RecordStore<DealRecord> {
   declare readonly lists: ListBuckets;
 
   constructor(db: Db, relay: Relay, logger?: Logger) {
-    super({ db, relay, collection: 'deals', idKind: 'deal', noun: 'deal', notFound: dealNotFound, lists: { ...BY_CREATION, counted: ['status', 'phase'], logger } });
+    super({
+      db,
+      relay,
+      collection: 'deals',
+      idKind: 'deal',
+      noun: 'deal',
+      notFound: dealNotFound,
+      lists: { ...BY_CREATION, counted: ['status', 'phase'], logger },
+    });
   }
 
   async list(teamId: string, f: DealFilter, q: ListQuery): Promise<Page> {
-    const bucketed = await this.lists.listPage<DealRecord>(teamId, f, parseSort(q.sort, '-created_at'), pageWindow(q), this.projection());
+    const bucketed = await this.lists.listPage<DealRecord>(
+      teamId,
+      f,
+      parseSort(q.sort, '-created_at'),
+      pageWindow(q),
+      this.projection(),
+    );
     if (bucketed) return bucketed;
     const filter: Filter<DealRecord> = { team_id: teamId };
-    for (const k of ['status', 'phase', 'client_id', 'responsible_id', 'source'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    for (const k of ['status', 'phase', 'client_id', 'responsible_id', 'source'] as const)
+      if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.value) {
-      filter.value_cents = { ...(f.value.min !== undefined ? { $gte: f.value.min } : {}), ...(f.value.max !== undefined ? { $lte: f.value.max } : {}) };
+      filter.value_cents = {
+        ...(f.value.min !== undefined ? { $gte: f.value.min } : {}),
+        ...(f.value.max !== undefined ? { $lte: f.value.max } : {}),
+      };
     }
     if (f.created) {
-      filter.created_at = { ...(f.created.from ? { $gte: f.created.from } : {}), ...(f.created.before ? { $lt: f.created.before } : {}) };
+      filter.created_at = {
+        ...(f.created.from ? { $gte: f.created.from } : {}),
+        ...(f.created.before ? { $lt: f.created.before } : {}),
+      };
     }
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<DealRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, '-created_at', SORT_KEYS), skip, limit }).toArray(),
+      this.collection
+        .find<DealRecord>(filter, {
+          projection: this.projection(),
+          sort: sortOrder(q.sort, '-created_at', SORT_KEYS),
+          skip,
+          limit,
+        })
+        .toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };
@@ -111,18 +139,26 @@ export class DealsRepository extends RecordStore<DealRecord> {
   /** The time the team's most recent won deals spent in each phase. */
   async wonStints(teamId: string): Promise<PhaseStint[][]> {
     const rows = await this.collection
-      .find<Pick<DealRecord, 'phase_stints'>>({ team_id: teamId, outcome: 'won' }, { projection: { _id: 0, phase_stints: 1 }, sort: { won_at: -1, _id: -1 }, limit: HISTORY_WON_DEALS })
+      .find<Pick<DealRecord, 'phase_stints'>>(
+        { team_id: teamId, outcome: 'won' },
+        { projection: { _id: 0, phase_stints: 1 }, sort: { won_at: -1, _id: -1 }, limit: HISTORY_WON_DEALS },
+      )
       .toArray();
     return rows.map((r) => r.phase_stints ?? []);
   }
 
   /** Up to `limit` deals closed unwon whose case still waits to be archived (case_archive_pending, an equality the local store's index serves). */
-  owedCaseArchives(limit: number): Promise<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at' | 'won_at'>[]> {
+  owedCaseArchives(
+    limit: number,
+  ): Promise<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at' | 'won_at'>[]> {
     return this.collection
-      .find<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at' | 'won_at'>>({ case_archive_pending: 1 } as Filter<DealRecord>, {
-        projection: { _id: 1, team_id: 1, case_archive_by: 1, lost_at: 1, archived_at: 1, won_at: 1 },
-        limit,
-      })
+      .find<Pick<DealRecord, '_id' | 'team_id' | 'case_archive_by' | 'lost_at' | 'archived_at' | 'won_at'>>(
+        { case_archive_pending: 1 } as Filter<DealRecord>,
+        {
+          projection: { _id: 1, team_id: 1, case_archive_by: 1, lost_at: 1, archived_at: 1, won_at: 1 },
+          limit,
+        },
+      )
       .toArray();
   }
 
@@ -130,14 +166,18 @@ export class DealsRepository extends RecordStore<DealRecord> {
   caseArchived(teamId: string, id: string): Promise<void> {
     return this.update(teamId, id, async (current) => ({
       result: undefined,
-      write: current.case_archive_pending ? { set: { case_archive_pending: 0, case_archive_by: null }, events: [] } : undefined,
+      write: current.case_archive_pending
+        ? { set: { case_archive_pending: 0, case_archive_by: null }, events: [] }
+        : undefined,
     }));
   }
 
   async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
     if (phases.length === 0) return [];
     // Not distinct: FerretDB 1.24 refuses its maxTimeMS, which every operation carries (store/time-budgets.ts).
-    const rows = await this.collection.find({ team_id: teamId, phase: { $in: phases } }, { projection: { _id: 0, phase: 1 } }).toArray();
+    const rows = await this.collection
+      .find({ team_id: teamId, phase: { $in: phases } }, { projection: { _id: 0, phase: 1 } })
+      .toArray();
     return [...new Set(rows.map((r) => r.phase))];
   }
 }

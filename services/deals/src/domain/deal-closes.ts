@@ -94,13 +94,20 @@ export class DealCloses {
     const answer = await this.deps.deals.updateRead(read, async (current) => {
       owing = null;
       const archived = exact<DealArchived>();
-      if (current.status === 'arquivado') return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };
+      if (current.status === 'arquivado')
+        return { result: archived({ id, status: 'arquivado', archived_at: iso(current.archived_at) }) };
       const now = new Date();
       const move = { status: 'arquivado' as const, archived_at: now, updated_at: now };
       const next: DealRecord = { ...current, ...move };
       owing = current.status === 'ativo' ? next : null;
       const set = { ...move, ...derivedFields(next), ...(owing ? owesCaseArchive(who) : {}) };
-      const event = newEvent('deal.updated', who.teamId, detailWith(next, links), { status: current.status, archived_at: null }, who.userId);
+      const event = newEvent(
+        'deal.updated',
+        who.teamId,
+        detailWith(next, links),
+        { status: current.status, archived_at: null },
+        who.userId,
+      );
       return { result: archived({ id, status: 'arquivado', archived_at: iso(now) }), write: { set, events: [event] } };
     });
     if (owing) await this.archiveOwedCaseNow(who, owing);
@@ -123,7 +130,10 @@ export class DealCloses {
   }
 
   private async markWon(who: Identity, id: string, body: WonBody) {
-    const finalSent = body.final_value === undefined || body.final_value === null ? undefined : toCents('final_value', body.final_value);
+    const finalSent =
+      body.final_value === undefined || body.final_value === null
+        ? undefined
+        : toCents('final_value', body.final_value);
     const read = await this.deps.deals.get(who.teamId, id);
     requireOpen(read);
     // No lock is held across the cases service's answer.
@@ -136,7 +146,10 @@ export class DealCloses {
       if (caseCreated !== null && closedUnwon(current)) {
         // The case this attempt got has no won deal behind it: owed an archive, durably (the close may have found no case yet).
         closedMeanwhile = current;
-        return { result: null, write: current.case_archive_pending ? undefined : { set: owesCaseArchive(who), events: [] } };
+        return {
+          result: null,
+          write: current.case_archive_pending ? undefined : { set: owesCaseArchive(who), events: [] },
+        };
       }
       requireOpen(current);
       const won = this.wonWrite(who, current, { finalSent, notes: body.notes ?? null, caseCreated, links });
@@ -157,13 +170,22 @@ export class DealCloses {
   private clientChecked(who: Identity, read: DealRecord, made: CaseForDeal | null): Links | undefined {
     const client = made?.client;
     if (!client || client.id !== read.client_id) return undefined;
-    return { clients: new Map([[client.id, this.deps.clientLinks.viewOf(who.teamId, client)]]), cases: new Map(), users: new Map() };
+    return {
+      clients: new Map([[client.id, this.deps.clientLinks.viewOf(who.teamId, client)]]),
+      cases: new Map(),
+      users: new Map(),
+    };
   }
 
   private wonWrite(
     who: Identity,
     current: DealRecord,
-    { finalSent, notes, caseCreated, links }: { finalSent: number | undefined; notes: string | null; caseCreated: CaseCreated | null; links: Links },
+    {
+      finalSent,
+      notes,
+      caseCreated,
+      links,
+    }: { finalSent: number | undefined; notes: string | null; caseCreated: CaseCreated | null; links: Links },
   ) {
     const now = new Date();
     const move = {
@@ -171,7 +193,11 @@ export class DealCloses {
       final_value_cents: finalSent ?? current.value_cents,
       won_at: now,
       close_notes: notes,
-      phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
+      phase_stints: addStint(
+        current.phase_stints ?? [],
+        current.phase,
+        now.getTime() - current.phase_entered_at.getTime(),
+      ),
       phase_entered_at: now,
       case_created: caseCreated,
       updated_at: now,
@@ -180,7 +206,13 @@ export class DealCloses {
     const set = { ...move, ...derivedFields(next), ...(caseCreated === null ? owesCaseArchive(who) : {}) };
     const previous = { status: current.status, final_value: fromCents(current.final_value_cents), won_at: null };
     const event = newEvent('deal.won', who.teamId, detailWith(next, links), previous, who.userId);
-    const result = exact<DealWon>()({ id: current._id, status: 'ganho', final_value: fromCents(next.final_value_cents), won_at: iso(now), ...(caseCreated ? { case_created: caseCreated } : {}) });
+    const result = exact<DealWon>()({
+      id: current._id,
+      status: 'ganho',
+      final_value: fromCents(next.final_value_cents),
+      won_at: iso(now),
+      ...(caseCreated ? { case_created: caseCreated } : {}),
+    });
     return { result, write: { set, events: [event] } };
   }
 
@@ -202,10 +234,21 @@ export class DealCloses {
       const next: DealRecord = { ...current, ...move };
       owing = next;
       const set = { ...move, ...derivedFields(next), ...owesCaseArchive(who) };
-      const previous = { status: current.status, loss_reason: current.loss_reason, competitor: current.competitor, lost_at: null };
+      const previous = {
+        status: current.status,
+        loss_reason: current.loss_reason,
+        competitor: current.competitor,
+        lost_at: null,
+      };
       const event = newEvent('deal.lost', who.teamId, detailWith(next, links), previous, who.userId);
       return {
-        result: exact<DealLost>()({ id, status: 'perdido', loss_reason: next.loss_reason, competitor: next.competitor, lost_at: iso(now) }),
+        result: exact<DealLost>()({
+          id,
+          status: 'perdido',
+          loss_reason: next.loss_reason,
+          competitor: next.competitor,
+          lost_at: iso(now),
+        }),
         write: { set, events: [event] },
       };
     });
@@ -224,7 +267,10 @@ export class DealCloses {
     try {
       await this.archiveOwedCase(who, closed);
     } catch (err) {
-      this.deps.logger?.warn({ err, deal: closed._id }, 'case of a deal closed unwon not archived yet; the case archive repair archives it');
+      this.deps.logger?.warn(
+        { err, deal: closed._id },
+        'case of a deal closed unwon not archived yet; the case archive repair archives it',
+      );
     }
   }
 
@@ -237,7 +283,8 @@ export class DealCloses {
   private async archiveOwedCase(who: Caller, closed: OwingCase): Promise<void> {
     const archived = await this.deps.cases.archiveForDeal(who, closed._id);
     const closedAt = (closed.lost_at ?? closed.archived_at ?? closed.won_at)?.getTime() ?? 0;
-    if (archived !== null || Date.now() - closedAt >= CASE_ARCHIVE_SETTLE_MS) await this.deps.deals.caseArchived(closed.team_id, closed._id);
+    if (archived !== null || Date.now() - closedAt >= CASE_ARCHIVE_SETTLE_MS)
+      await this.deps.deals.caseArchived(closed.team_id, closed._id);
   }
 
   /** The case archive repair: the archives owed by deals closed unwon whose process died, or whose cases service failed, before archiving. */
@@ -247,7 +294,10 @@ export class DealCloses {
       try {
         await this.archiveOwedCase({ teamId: deal.team_id, userId: deal.case_archive_by ?? undefined }, deal);
       } catch (err) {
-        this.deps.logger?.warn({ err, deal: deal._id }, 'case of a deal closed unwon not archived; retried at the next run');
+        this.deps.logger?.warn(
+          { err, deal: deal._id },
+          'case of a deal closed unwon not archived; retried at the next run',
+        );
       }
     }
     return owing.length;

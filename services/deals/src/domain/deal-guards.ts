@@ -14,6 +14,7 @@ export function requireOpen(r: Pick<DealRecord, 'status'>): void {
 
 /** The event's detail shape from links fetched before the lock; a responsible changed in between is a retry. */
 export function detailWith(record: DealRecord, links: Links) {
-  if (record.responsible_id && !links.users.has(record.responsible_id)) throw serviceUnavailable('The deal changed during the update; retry');
+  if (record.responsible_id && !links.users.has(record.responsible_id))
+    throw serviceUnavailable('The deal changed during the update; retry');
   return detailShape(record, links);
 }

@@ -26,7 +26,6 @@ export const WRITABLE_FIELDS = [
   'metadata',
 ] as const;
 
-
 /** An amount sent by a client as integer cents; more than 2 decimals is 400. */
 export function toCents(field: string, amount: number): number {
   const cents = centsOf(amount);
@@ -56,7 +55,17 @@ export function valueBand(valueCents: number | null): string {
 
 type Derivable = Pick<
   DealRecord,
-  'title' | 'value_cents' | 'expected_close_date' | 'status' | 'phase' | 'probability' | 'final_value_cents' | 'won_at' | 'lost_at' | 'created_at' | 'source'
+  | 'title'
+  | 'value_cents'
+  | 'expected_close_date'
+  | 'status'
+  | 'phase'
+  | 'probability'
+  | 'final_value_cents'
+  | 'won_at'
+  | 'lost_at'
+  | 'created_at'
+  | 'source'
 >;
 
 /** The names of the summary's figures, as the keys of SummaryPart. */
@@ -74,7 +83,8 @@ export function summaryParts(r: Derivable): SummaryPart[] {
   const parts: SummaryPart[] = [{ k: part.count(r.status, r.phase), v: 1 }];
   const add = (k: string, v: number) => v !== 0 && parts.push({ k, v });
   add(part.value(r.status, r.phase), r.value_cents ?? 0);
-  if (r.status === 'ativo' && r.value_cents !== null) add(part.weighted, Math.round((r.value_cents * r.probability) / 100));
+  if (r.status === 'ativo' && r.value_cents !== null)
+    add(part.weighted, Math.round((r.value_cents * r.probability) / 100));
   if (r.status === 'ganho') {
     add(part.wonFinal, r.final_value_cents ?? 0);
     add(part.wonValued, r.final_value_cents === null ? 0 : 1);
@@ -178,5 +188,11 @@ export function detailShape(r: DealRecord, links: Links): DealEventData {
 
 /** The create response: linked records as flat ids (docs/decisions.md §10). */
 export function createdShape(r: DealRecord): DealCreated {
-  return exact<DealCreated>()({ ...identifying(r), client_id: r.client_id, responsible_id: r.responsible_id, ...described(r), ...closing(r) });
+  return exact<DealCreated>()({
+    ...identifying(r),
+    client_id: r.client_id,
+    responsible_id: r.responsible_id,
+    ...described(r),
+    ...closing(r),
+  });
 }

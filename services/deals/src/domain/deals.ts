@@ -16,13 +16,34 @@ import { newId } from '@lpm/shared/ids';
 import { DAY_MS, iso, zonedDays } from '@lpm/shared/time';
 import type { DealRecord } from '../data/deal-entity.ts';
 import type { DealFilter, DealsRepository } from '../data/deals-repository.ts';
-import type { CreateDealBody, DealDetail, DealListQuery, DealPhaseMove, DealsSummary, LostBody, PhaseBody, SummaryQuery, UpdateDealBody, WonBody } from '../contract/deal-schemas.ts';
+import type {
+  CreateDealBody,
+  DealDetail,
+  DealListQuery,
+  DealPhaseMove,
+  DealsSummary,
+  LostBody,
+  PhaseBody,
+  SummaryQuery,
+  UpdateDealBody,
+  WonBody,
+} from '../contract/deal-schemas.ts';
 import type { DealActivities } from '../upstream/activities-service.ts';
 import type { DealCases } from '../upstream/cases-service.ts';
 import { DealCloses } from './deal-closes.ts';
 import { invalidPhase } from '../contract/deal-errors.ts';
 import { detailWith, requireOpen } from './deal-guards.ts';
-import { WRITABLE_FIELDS, addStint, apiNames, part, createdShape, derivedFields, detailShape, listItemShape, toCents } from './deal-shape.ts';
+import {
+  WRITABLE_FIELDS,
+  addStint,
+  apiNames,
+  part,
+  createdShape,
+  derivedFields,
+  detailShape,
+  listItemShape,
+  toCents,
+} from './deal-shape.ts';
 import { insightsOf } from './insights.ts';
 
 export interface DealsDeps {
@@ -48,7 +69,9 @@ const fields = new FieldChanges<DealRecord>({
 /** A body as the record names its fields: value in cents. */
 function recordFields(body: UpdateDealBody): SentFields<DealRecord> {
   const { value, ...rest } = body;
-  return 'value' in body ? { ...rest, value_cents: value === null || value === undefined ? null : toCents('value', value) } : rest;
+  return 'value' in body
+    ? { ...rest, value_cents: value === null || value === undefined ? null : toCents('value', value) }
+    : rest;
 }
 
 /** The fields of a move to `phase` at `now`: the time in the phase left is added to its stints. */
@@ -58,7 +81,11 @@ function moveTo(current: DealRecord, phase: string, now: Date) {
     previous_phase: current.phase,
     phase_changed_at: now,
     phase_entered_at: now,
-    phase_stints: addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime()),
+    phase_stints: addStint(
+      current.phase_stints ?? [],
+      current.phase,
+      now.getTime() - current.phase_entered_at.getTime(),
+    ),
   };
 }
 
@@ -73,11 +100,22 @@ export class Deals {
   constructor(deps: DealsDeps) {
     this.deps = deps;
     this.links = new RecordLinks({ clients: deps.clientLinks, users: deps.users });
-    this.closes = new DealCloses({ deals: deps.deals, cases: deps.cases, links: this.links, clientLinks: deps.clientLinks, logger: deps.logger });
+    this.closes = new DealCloses({
+      deals: deps.deals,
+      cases: deps.cases,
+      links: this.links,
+      clientLinks: deps.clientLinks,
+      logger: deps.logger,
+    });
   }
 
   /** The deal as a write under the lock starts from, and the links it will show (those `checked` found are not read back), fetched before the lock: no network wait under it. */
-  private async readForWrite(who: Identity, id: string, body: LinkFields = {}, checked?: Links): Promise<{ read: DealRecord; links: Links }> {
+  private async readForWrite(
+    who: Identity,
+    id: string,
+    body: LinkFields = {},
+    checked?: Links,
+  ): Promise<{ read: DealRecord; links: Links }> {
     const read = await this.deps.deals.get(who.teamId, id);
     return { read, links: await this.links.of(who.teamId, [read, body], checked) };
   }
@@ -146,7 +184,14 @@ export class Deals {
       this.deps.activities.countsFor(who, record._id),
     ]);
     const phaseProbability = this.phaseProbability(who, record.phase) ?? record.probability;
-    const ai_insights = insightsOf(record, phaseProbability, { segments, wonStints }, who.settings.timezone, new Date(), activities);
+    const ai_insights = insightsOf(
+      record,
+      phaseProbability,
+      { segments, wonStints },
+      who.settings.timezone,
+      new Date(),
+      activities,
+    );
     return exact<DealDetail>()({ ...detailShape(record, links), activities_count: activities.count, ai_insights });
   }
 
@@ -182,7 +227,11 @@ export class Deals {
         requireOpen(current);
         Object.assign(next, moveTo(current, next.phase, now));
       }
-      const { changed, previous } = fields.diff([...WRITABLE_FIELDS, 'previous_phase', 'phase_changed_at'], current, next);
+      const { changed, previous } = fields.diff(
+        [...WRITABLE_FIELDS, 'previous_phase', 'phase_changed_at'],
+        current,
+        next,
+      );
       if (changed.length === 0) return { result: { id, ...apiNames(sent), updated_at: iso(current.updated_at) } };
 
       next.updated_at = now;
@@ -205,7 +254,13 @@ export class Deals {
       requireOpen(current);
       if (current.phase === body.phase) {
         return {
-          result: exact<DealPhaseMove>()({ id, phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at), updated_at: iso(current.updated_at) }),
+          result: exact<DealPhaseMove>()({
+            id,
+            phase: current.phase,
+            previous_phase: current.previous_phase,
+            phase_changed_at: iso(current.phase_changed_at),
+            updated_at: iso(current.updated_at),
+          }),
         };
       }
       const now = new Date();
@@ -213,17 +268,36 @@ export class Deals {
       const next: DealRecord = { ...current, ...move, phase_notes: body.notes ?? null, updated_at: now };
       const set = { ...move, phase_notes: next.phase_notes, updated_at: now, ...derivedFields(next) };
       const detail = detailWith(next, links);
-      const previous = { phase: current.phase, previous_phase: current.previous_phase, phase_changed_at: iso(current.phase_changed_at) };
-      const events = [newEvent('deal.updated', who.teamId, detail, previous, who.userId), this.phaseChanged(who, current, detail)];
+      const previous = {
+        phase: current.phase,
+        previous_phase: current.previous_phase,
+        phase_changed_at: iso(current.phase_changed_at),
+      };
+      const events = [
+        newEvent('deal.updated', who.teamId, detail, previous, who.userId),
+        this.phaseChanged(who, current, detail),
+      ];
       return {
-        result: exact<DealPhaseMove>()({ id, phase: body.phase, previous_phase: current.phase, phase_changed_at: iso(now), updated_at: iso(now) }),
+        result: exact<DealPhaseMove>()({
+          id,
+          phase: body.phase,
+          previous_phase: current.phase,
+          phase_changed_at: iso(now),
+          updated_at: iso(now),
+        }),
         write: { set, events },
       };
     });
   }
 
   private phaseChanged(who: Identity, current: DealRecord, detail: ReturnType<typeof detailShape>) {
-    return newEvent('deal.phase_changed', who.teamId, detail, { phase: current.phase, phase_changed_at: iso(current.phase_changed_at) }, who.userId);
+    return newEvent(
+      'deal.phase_changed',
+      who.teamId,
+      detail,
+      { phase: current.phase, phase_changed_at: iso(current.phase_changed_at) },
+      who.userId,
+    );
   }
 
   won(who: Identity, id: string, body: WonBody) {
@@ -261,8 +335,12 @@ export class Deals {
       phases.add(phase);
       if (status === 'ativo') pipeline.add(phase);
     }
-    const over = (status: string, name: 'count' | 'value') => [...phases].reduce((n, phase) => n + sum(part[name](status, phase)), 0);
-    const count = Object.fromEntries(statuses.map((s) => [s, over(s, 'count')])) as Record<(typeof statuses)[number], number>;
+    const over = (status: string, name: 'count' | 'value') =>
+      [...phases].reduce((n, phase) => n + sum(part[name](status, phase)), 0);
+    const count = Object.fromEntries(statuses.map((s) => [s, over(s, 'count')])) as Record<
+      (typeof statuses)[number],
+      number
+    >;
     const valueCents = statuses.reduce((n, s) => n + over(s, 'value'), 0);
     const closed = count.ganho + count.perdido;
     return {
@@ -270,7 +348,12 @@ export class Deals {
       total_deals: count.ativo + count.ganho + count.perdido,
       total_value: money(valueCents),
       weighted_value: money(sum(part.weighted)),
-      by_phase: Object.fromEntries([...pipeline].map((p) => [p, { count: sum(part.count('ativo', p)), value: money(sum(part.value('ativo', p))) }])),
+      by_phase: Object.fromEntries(
+        [...pipeline].map((p) => [
+          p,
+          { count: sum(part.count('ativo', p)), value: money(sum(part.value('ativo', p))) },
+        ]),
+      ),
       by_status: {
         ativo: { count: count.ativo, value: money(over('ativo', 'value')) },
         ganho: { count: count.ganho, value: money(sum(part.wonFinal)) },

@@ -72,7 +72,14 @@ function days(n: number): string {
  * The insights of `r` at `now`. `phaseProbability` is the pipeline's suggested
  * probability of the deal's phase (0-100).
  */
-export function insightsOf(r: DealRecord, phaseProbability: number, history: TeamHistory, timeZone: string, now: Date, activities: DealActivityCounts): Insights {
+export function insightsOf(
+  r: DealRecord,
+  phaseProbability: number,
+  history: TeamHistory,
+  timeZone: string,
+  now: Date,
+  activities: DealActivityCounts,
+): Insights {
   const segment = r.status === 'ativo' ? segmentOf(r, history) : null;
   const p0 = phaseProbability / 100;
   let win: number;
@@ -82,7 +89,9 @@ export function insightsOf(r: DealRecord, phaseProbability: number, history: Tea
 
   const factors: string[] = [];
   let stalled = false;
-  const phaseTimes = history.wonStints.flatMap((stints) => stints.filter((s) => s.phase === r.phase).map((s) => s.ms / DAY_MS)).sort((a, b) => a - b);
+  const phaseTimes = history.wonStints
+    .flatMap((stints) => stints.filter((s) => s.phase === r.phase).map((s) => s.ms / DAY_MS))
+    .sort((a, b) => a - b);
   const medianDays = phaseTimes.length >= MIN_PHASE_SAMPLE ? round1(median(phaseTimes)) : null;
   const daysInPhase = r.status === 'ativo' ? Math.floor((now.getTime() - r.phase_entered_at.getTime()) / DAY_MS) : null;
   if (daysInPhase !== null && medianDays !== null && daysInPhase > medianDays) {
@@ -96,7 +105,8 @@ export function insightsOf(r: DealRecord, phaseProbability: number, history: Tea
   }
   if (r.status === 'ativo') {
     if (activities.open === 0) factors.push('no open activity');
-    if (activities.overdue > 0) factors.push(`${activities.overdue} overdue ${activities.overdue === 1 ? 'activity' : 'activities'}`);
+    if (activities.overdue > 0)
+      factors.push(`${activities.overdue} overdue ${activities.overdue === 1 ? 'activity' : 'activities'}`);
   }
 
   return {

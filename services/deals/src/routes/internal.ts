@@ -6,13 +6,18 @@ import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/htt
 import type { Deals } from '../domain/deals.ts';
 import { dealIdParams } from '../contract/deal-schemas.ts';
 
-const phasesInUseBody = object({ kind: enumOf(['deal'], 'Invalid kind'), phases: arrayOf(text(100), { maxItems: 100 }) }, ['kind', 'phases']);
+const phasesInUseBody = object(
+  { kind: enumOf(['deal'], 'Invalid kind'), phases: arrayOf(text(100), { maxItems: 100 }) },
+  ['kind', 'phases'],
+);
 
 export function internalRoutes(fastify: FastifyInstance, deals: Deals): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // Activities check a deal_id at write time (404 Deal not found when it is not the team's).
-  app.get('/internal/deals/:id', { schema: { hide: true, params: dealIdParams } }, async (req) => ok(await deals.facts(req.identity.teamId, req.params.id)));
+  app.get('/internal/deals/:id', { schema: { hide: true, params: dealIdParams } }, async (req) =>
+    ok(await deals.facts(req.identity.teamId, req.params.id)),
+  );
 
   // The gateway asks before a team removes pipeline phases (a phase the team's deals still use cannot be removed).
   app.post('/internal/phases-in-use', { schema: { hide: true, body: phasesInUseBody } }, async (req) =>

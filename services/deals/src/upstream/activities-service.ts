@@ -16,7 +16,8 @@ export interface DealActivities {
   countsFor(who: Caller, dealId: string): Promise<DealActivityCounts>;
 }
 
-const isCounts = (d: unknown): d is DealActivityCounts => isObject(d) && ['count', 'open', 'overdue'].every((k) => Number.isSafeInteger(d[k]));
+const isCounts = (d: unknown): d is DealActivityCounts =>
+  isObject(d) && ['count', 'open', 'overdue'].every((k) => Number.isSafeInteger(d[k]));
 
 export class ActivitiesService implements DealActivities {
   private readonly activities: ServiceClient;

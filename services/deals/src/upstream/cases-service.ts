@@ -42,10 +42,12 @@ export interface CasesServiceOptions {
 
 type Answer = { data?: unknown; error?: unknown } | null;
 
-const isCase = (d: unknown): d is CaseCreated & { client?: unknown } => isObject(d) && typeof d.id === 'string' && typeof d.title === 'string';
+const isCase = (d: unknown): d is CaseCreated & { client?: unknown } =>
+  isObject(d) && typeof d.id === 'string' && typeof d.title === 'string';
 const isError = (e: unknown): e is { code: ErrorCode; message: string; details?: Record<string, unknown> } =>
   isObject(e) && typeof e.code === 'string' && typeof e.message === 'string';
-const isArchived = (d: unknown): d is { archived: string | null } => isObject(d) && (d.archived === null || typeof d.archived === 'string');
+const isArchived = (d: unknown): d is { archived: string | null } =>
+  isObject(d) && (d.archived === null || typeof d.archived === 'string');
 
 export class DealCasesService implements DealCases {
   private readonly opts: CasesServiceOptions;
@@ -57,9 +59,21 @@ export class DealCasesService implements DealCases {
   }
 
   async createForDeal(who: Identity, dealId: string, request: CaseRequest): Promise<CaseForDeal> {
-    const body = { deal_id: dealId, title: request.title, area: request.area, client_id: request.client_id, responsible_id: request.responsible_id };
+    const body = {
+      deal_id: dealId,
+      title: request.title,
+      area: request.area,
+      client_id: request.client_id,
+      responsible_id: request.responsible_id,
+    };
     // The whole identity goes along: the case's first phase is the team's kanban.
-    const { status, body: answer } = await this.cases.request<Answer>(who, 'POST', '/internal/deal-cases', body, this.extras());
+    const { status, body: answer } = await this.cases.request<Answer>(
+      who,
+      'POST',
+      '/internal/deal-cases',
+      body,
+      this.extras(),
+    );
     const made = answer?.data;
     if ((status === 200 || status === 201) && isCase(made)) {
       return { id: made.id, title: made.title, ...(isClientFacts(made.client) ? { client: made.client } : {}) };
@@ -81,7 +95,8 @@ export class DealCasesService implements DealCases {
   /** The case's own refusals (a client or responsible no longer there) are the caller's answer; anything else is 503. */
   private refusal(status: number, answer: Answer, what: string): Error {
     const error = answer?.error;
-    if (status >= 400 && status < 500 && isError(error)) return new AppError(status, error.code, error.message, error.details ?? {});
+    if (status >= 400 && status < 500 && isError(error))
+      return new AppError(status, error.code, error.message, error.details ?? {});
     return this.cases.unavailable(new Error(`${what} answered ${status}`));
   }
 }

@@ -1,4 +1,23 @@
-import { arrayOf, date, enumOf, longText, mapOf, metadata, name, named, nullable, nullableShape, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
+import {
+  arrayOf,
+  date,
+  enumOf,
+  longText,
+  mapOf,
+  metadata,
+  name,
+  named,
+  nullable,
+  nullableShape,
+  object,
+  okResponse,
+  out,
+  pageResponse,
+  shape,
+  text,
+  typed,
+  type Static,
+} from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 
@@ -14,7 +33,12 @@ const status = enumOf(FINANCIAL_STATUSES, 'Invalid status');
 /** A real calendar day (ajv-formats' full date check): anything else is 400 Invalid date format. */
 const day = () => date({ 'x-message': 'Invalid date format' });
 /** Greater than zero and at most MONEY_MAX here; at most 2 decimals is checked in the domain (same message). */
-const amount = typed<number>({ type: 'number', exclusiveMinimum: 0, maximum: MONEY_MAX, 'x-message': 'Invalid amount' });
+const amount = typed<number>({
+  type: 'number',
+  exclusiveMinimum: 0,
+  maximum: MONEY_MAX,
+  'x-message': 'Invalid amount',
+});
 const currency = text(3, { pattern: '^[A-Za-z]{3}$', 'x-message': 'Invalid currency' });
 
 const financialFields = {
@@ -37,9 +61,19 @@ const financialFields = {
 export const createFinancialBody = named(
   'CreateFinancialRecordRequest',
   'A new revenue, expense or cost, pending or paid.',
-  object({ ...financialFields, status: enumOf(['pending', 'paid'] as const, 'Invalid status') }, ['type', 'category', 'description', 'amount', 'date']),
+  object({ ...financialFields, status: enumOf(['pending', 'paid'] as const, 'Invalid status') }, [
+    'type',
+    'category',
+    'description',
+    'amount',
+    'date',
+  ]),
 );
-export const updateFinancialBody = named('UpdateFinancialRecordRequest', 'Any subset of the record fields, and a status move.', object({ ...financialFields, status }));
+export const updateFinancialBody = named(
+  'UpdateFinancialRecordRequest',
+  'Any subset of the record fields, and a status move.',
+  object({ ...financialFields, status }),
+);
 
 export const financialIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
@@ -101,52 +135,83 @@ const tail = {
 
 const written = shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
 const created = named('FinancialRecordCreated', 'A created record: links as flat ids.', written);
-const changes = named('FinancialRecordChanges', 'id, the fields sent (and those a status move sets) and updated_at.', written, { partial: true });
-const detail = named('FinancialRecord', 'A financial record in its detail read shape.', shape({
-  ...common,
-  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
-  client: nullableShape({ id: string, name: nullableString, email: nullableString }),
-  ...tail,
-}));
-const listItem = named('FinancialRecordListItem', 'A record in a list.', shape({
-  id: string,
-  type: string,
-  category: string,
-  description: string,
-  amount: number,
-  currency: string,
-  date: string,
-  due_date: nullableString,
-  status: string,
-  case: nullableShape({ id: string, title: nullableString, number: nullableString }),
-  client: nullableShape({ id: string, name: nullableString }),
-  created_at: string,
-}));
-const overdueItem = named('OverdueFinancialRecord', 'An overdue record.', shape({
-  id: string,
-  type: string,
-  category: string,
-  description: string,
-  amount: number,
-  due_date: string,
-  days_overdue: integer,
-  client: nullableShape({ id: string, name: nullableString }),
-}));
+const changes = named(
+  'FinancialRecordChanges',
+  'id, the fields sent (and those a status move sets) and updated_at.',
+  written,
+  { partial: true },
+);
+const detail = named(
+  'FinancialRecord',
+  'A financial record in its detail read shape.',
+  shape({
+    ...common,
+    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+    client: nullableShape({ id: string, name: nullableString, email: nullableString }),
+    ...tail,
+  }),
+);
+const listItem = named(
+  'FinancialRecordListItem',
+  'A record in a list.',
+  shape({
+    id: string,
+    type: string,
+    category: string,
+    description: string,
+    amount: number,
+    currency: string,
+    date: string,
+    due_date: nullableString,
+    status: string,
+    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+    client: nullableShape({ id: string, name: nullableString }),
+    created_at: string,
+  }),
+);
+const overdueItem = named(
+  'OverdueFinancialRecord',
+  'An overdue record.',
+  shape({
+    id: string,
+    type: string,
+    category: string,
+    description: string,
+    amount: number,
+    due_date: string,
+    days_overdue: integer,
+    client: nullableShape({ id: string, name: nullableString }),
+  }),
+);
 const figures = shape({ revenue: number, expense: number, cost: number, profit: number });
-const bucketList = <K extends string>(key: K) => arrayOf(shape({ ...({ [key]: string } as Record<K, typeof string>), revenue: number, expense: number, cost: number, profit: number }));
+const bucketList = <K extends string>(key: K) =>
+  arrayOf(
+    shape({
+      ...({ [key]: string } as Record<K, typeof string>),
+      revenue: number,
+      expense: number,
+      cost: number,
+      profit: number,
+    }),
+  );
 // Partial: of by_month, by_day and by_week only the group_by one is there.
-const summary = named('FinancialSummary', 'The figures of a period, with the buckets of group_by: by_month, by_day or by_week.', shape({
-  period: shape({ from: string, to: string }),
-  currency: string,
-  group_by: string,
-  totals: figures,
-  pending: shape({ revenue: number, expense: number, cost: number }),
-  by_category: mapOf(number),
-  by_month: bucketList('month'),
-  by_day: bucketList('day'),
-  by_week: bucketList('week'),
-  top_clients: arrayOf(shape({ client_id: string, name: nullableString, total_revenue: number })),
-}), { partial: true });
+const summary = named(
+  'FinancialSummary',
+  'The figures of a period, with the buckets of group_by: by_month, by_day or by_week.',
+  shape({
+    period: shape({ from: string, to: string }),
+    currency: string,
+    group_by: string,
+    totals: figures,
+    pending: shape({ revenue: number, expense: number, cost: number }),
+    by_category: mapOf(number),
+    by_month: bucketList('month'),
+    by_day: bucketList('day'),
+    by_week: bucketList('week'),
+    top_clients: arrayOf(shape({ client_id: string, name: nullableString, total_revenue: number })),
+  }),
+  { partial: true },
+);
 
 export type FinancialRecordCreated = Static<typeof created>;
 export type FinancialRecordDetail = Static<typeof detail>;
@@ -154,7 +219,11 @@ export type FinancialRecordListItem = Static<typeof listItem>;
 export type OverdueFinancialRecord = Static<typeof overdueItem>;
 export type FinancialSummary = Static<typeof summary>;
 
-const cancelled = named('FinancialRecordCancelled', 'A cancelled record.', shape({ id: string, status: string, cancelled_at: nullableString }));
+const cancelled = named(
+  'FinancialRecordCancelled',
+  'A cancelled record.',
+  shape({ id: string, status: string, cancelled_at: nullableString }),
+);
 export type FinancialRecordCancelled = Static<typeof cancelled>;
 
 export const responses = {

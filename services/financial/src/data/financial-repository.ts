@@ -46,7 +46,12 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
       noun: 'record',
       notFound: recordNotFound,
       signalFields: ['overdue_at'],
-      lists: { order: { field: 'date', keys: SORT_KEYS.date }, dayField: 'date', counted: ['type', 'status', 'category'], logger },
+      lists: {
+        order: { field: 'date', keys: SORT_KEYS.date },
+        dayField: 'date',
+        counted: ['type', 'status', 'category'],
+        logger,
+      },
     });
   }
 
@@ -54,10 +59,18 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
     const { from, to, ...equal } = f;
     // The bucket is the date itself, so a period is whole days (from and to are YYYY-MM-DD, as the dates are).
     const days = from || to ? { from: from ? dayOf(from)! : undefined, to: to ? dayOf(to)! : undefined } : undefined;
-    const bucketed = await this.lists.listPage<FinancialRecord>(teamId, equal, parseSort(q.sort, '-date'), pageWindow(q), this.projection(), days);
+    const bucketed = await this.lists.listPage<FinancialRecord>(
+      teamId,
+      equal,
+      parseSort(q.sort, '-date'),
+      pageWindow(q),
+      this.projection(),
+      days,
+    );
     if (bucketed) return bucketed;
     const filter: Filter<FinancialRecord> = { team_id: teamId };
-    for (const k of ['type', 'status', 'category', 'case_id', 'client_id'] as const) if (f[k]) Object.assign(filter, { [k]: f[k] });
+    for (const k of ['type', 'status', 'category', 'case_id', 'client_id'] as const)
+      if (f[k]) Object.assign(filter, { [k]: f[k] });
     if (f.from || f.to) filter.date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
     return this.page(filter, q, '-date');
   }
@@ -70,7 +83,14 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
   private async page(filter: Filter<FinancialRecord>, q: ListQuery, fallback: string): Promise<Page> {
     const { skip, limit } = pageWindow(q);
     const [records, total] = await Promise.all([
-      this.collection.find<FinancialRecord>(filter, { projection: this.projection(), sort: sortOrder(q.sort, fallback, SORT_KEYS), skip, limit }).toArray(),
+      this.collection
+        .find<FinancialRecord>(filter, {
+          projection: this.projection(),
+          sort: sortOrder(q.sort, fallback, SORT_KEYS),
+          skip,
+          limit,
+        })
+        .toArray(),
       this.collection.countDocuments(filter),
     ]);
     return { records, total };
@@ -81,7 +101,13 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
    * records in one currency dated from..to: one round trip, $match, $unwind of the
    * precomputed keys (each carrying its cents), $group with $sum over integer cents (exact).
    */
-  async summary(teamId: string, currency: string, from: string, to: string, groupBy: GroupBy): Promise<Map<string, number>> {
+  async summary(
+    teamId: string,
+    currency: string,
+    from: string,
+    to: string,
+    groupBy: GroupBy,
+  ): Promise<Map<string, number>> {
     const keys = `sum_${groupBy}`;
     const rows = await this.collection
       .aggregate<{ _id: string; cents: number }>([

@@ -6,7 +6,13 @@ import { iso } from '@lpm/shared/time';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import type { FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
-import type { FinancialRecordCreated, FinancialRecordDetail, FinancialRecordListItem, GroupBy, OverdueFinancialRecord } from '../contract/financial-schemas.ts';
+import type {
+  FinancialRecordCreated,
+  FinancialRecordDetail,
+  FinancialRecordListItem,
+  GroupBy,
+  OverdueFinancialRecord,
+} from '../contract/financial-schemas.ts';
 import { bucketOf } from './summary-buckets.ts';
 
 /** Fields a caller may send on create or update (amount is stored as amount_cents). */
@@ -117,28 +123,28 @@ export const detailShape = (r: FinancialRecord, links: Links): FinancialRecordDe
 
 export const listItemShape = (r: FinancialRecord, links: Links): FinancialRecordListItem =>
   exact<FinancialRecordListItem>()({
-  id: r._id,
-  type: r.type,
-  category: r.category,
-  description: r.description,
-  amount: fromCents(r.amount_cents),
-  currency: r.currency,
-  date: r.date,
-  due_date: r.due_date,
-  status: r.status,
-  case: kase(r, links),
-  client: client(r, links),
-  created_at: iso(r.created_at),
+    id: r._id,
+    type: r.type,
+    category: r.category,
+    description: r.description,
+    amount: fromCents(r.amount_cents),
+    currency: r.currency,
+    date: r.date,
+    due_date: r.due_date,
+    status: r.status,
+    case: kase(r, links),
+    client: client(r, links),
+    created_at: iso(r.created_at),
   });
 
 export const overdueItemShape = (r: FinancialRecord, links: Links, daysOverdue: number): OverdueFinancialRecord =>
   exact<OverdueFinancialRecord>()({
-  id: r._id,
-  type: r.type,
-  category: r.category,
-  description: r.description,
-  amount: fromCents(r.amount_cents),
-  due_date: r.due_date!, // an overdue record has a due date (the overdue query's filter)
-  days_overdue: daysOverdue,
-  client: client(r, links),
+    id: r._id,
+    type: r.type,
+    category: r.category,
+    description: r.description,
+    amount: fromCents(r.amount_cents),
+    due_date: r.due_date!, // an overdue record has a due date (the overdue query's filter)
+    days_overdue: daysOverdue,
+    client: client(r, links),
   });

@@ -17,7 +17,17 @@ import type { ClientLinks } from '@lpm/shared/views/client-links';
 import { RecordLinks, type Links } from '@lpm/shared/views/record-links';
 import type { FinancialRecord, FinancialStatus, FinancialType } from '../data/financial-entity.ts';
 import type { FinancialRepository } from '../data/financial-repository.ts';
-import { FINANCIAL_TYPES, type CreateFinancialBody, type FinancialRecordCancelled, type FinancialSummary, type GroupBy, type FinancialListQuery, type OverdueQuery, type SummaryQuery, type UpdateFinancialBody } from '../contract/financial-schemas.ts';
+import {
+  FINANCIAL_TYPES,
+  type CreateFinancialBody,
+  type FinancialRecordCancelled,
+  type FinancialSummary,
+  type GroupBy,
+  type FinancialListQuery,
+  type OverdueQuery,
+  type SummaryQuery,
+  type UpdateFinancialBody,
+} from '../contract/financial-schemas.ts';
 import {
   cannotCancelPaid,
   cannotModifyPaid,
@@ -62,7 +72,8 @@ const fields = new FieldChanges<FinancialRecord>({
 });
 
 /** Whole calendar days from `from` to `to` (YYYY-MM-DD). */
-const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
+const daysBetween = (from: string, to: string) =>
+  Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 
 /** When financial.overdue is due: the first moment of the day after the due date (team zone), pending records only. */
 export function overdueAt(r: Pick<FinancialRecord, 'status' | 'due_date'>, timeZone: string): Date | null {
@@ -102,7 +113,11 @@ export class Financial {
   }
 
   /** The clients and cases of `records`; those in `known` (what a check found) are not read back. */
-  private links(teamId: string, records: Pick<FinancialRecord, 'client_id' | 'case_id'>[], known?: Links): Promise<Links> {
+  private links(
+    teamId: string,
+    records: Pick<FinancialRecord, 'client_id' | 'case_id'>[],
+    known?: Links,
+  ): Promise<Links> {
     return this.recordLinks.of(teamId, records, known);
   }
 
@@ -142,7 +157,11 @@ export class Financial {
         read: (teamId, mark, limit) => this.deps.records.readUnmarked(teamId, { status: 'pending' }, mark, limit),
         rewrite: (who, _changedAt, records, mark) => {
           const now = this.now();
-          return this.deps.records.rewriteMoments(records, (r) => rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now), mark);
+          return this.deps.records.rewriteMoments(
+            records,
+            (r) => rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now),
+            mark,
+          );
         },
         recount: (teamId, days) => this.deps.records.recountDays(teamId, days),
         same: (done, next) => done.timezone === next.timezone,
@@ -156,7 +175,11 @@ export class Financial {
 
   async list(who: Who, q: FinancialListQuery) {
     const { type, status, category, case_id, client_id, from, to } = q;
-    const { records, total } = await this.deps.records.list(who.teamId, { type, status, category, case_id, client_id, from, to }, q);
+    const { records, total } = await this.deps.records.list(
+      who.teamId,
+      { type, status, category, case_id, client_id, from, to },
+      q,
+    );
     const links = await this.links(who.teamId, records);
     return { items: records.map((r) => listItemShape(r, links)), total };
   }
@@ -203,9 +226,13 @@ export class Financial {
 
       next.updated_at = now;
       Object.assign(next, derivedFields(next));
-      next.overdue_at = changed.includes('status') || changed.includes('due_date') ? overdueAt(next, tz) : current.overdue_at;
+      next.overdue_at =
+        changed.includes('status') || changed.includes('due_date') ? overdueAt(next, tz) : current.overdue_at;
       const events: DomainEvent[] = [];
-      if (paying) events.push(newEvent('financial.paid', who.teamId, await this.detailOf(next, checked), asApi(previous), who.userId));
+      if (paying)
+        events.push(
+          newEvent('financial.paid', who.teamId, await this.detailOf(next, checked), asApi(previous), who.userId),
+        );
 
       const set: Partial<FinancialRecord> = { updated_at: now, ...derivedFields(next), overdue_at: next.overdue_at };
       for (const f of changed) Object.assign(set, { [f]: next[f] });
@@ -217,11 +244,18 @@ export class Financial {
   async cancel(who: Who, id: string) {
     return this.deps.records.update(who.teamId, id, async (current) => {
       const cancelled = exact<FinancialRecordCancelled>();
-      if (current.status === 'cancelled') return { result: cancelled({ id, status: 'cancelled', cancelled_at: iso(current.cancelled_at) }) };
+      if (current.status === 'cancelled')
+        return { result: cancelled({ id, status: 'cancelled', cancelled_at: iso(current.cancelled_at) }) };
       if (current.status === 'paid') throw cannotCancelPaid();
       const now = this.now();
       const next = { ...current, status: 'cancelled' as FinancialStatus };
-      const set: Partial<FinancialRecord> = { status: 'cancelled', cancelled_at: now, updated_at: now, overdue_at: null, ...derivedFields(next) };
+      const set: Partial<FinancialRecord> = {
+        status: 'cancelled',
+        cancelled_at: now,
+        updated_at: now,
+        overdue_at: null,
+        ...derivedFields(next),
+      };
       return { result: cancelled({ id, status: 'cancelled', cancelled_at: iso(now) }), write: { set, events: [] } };
     });
   }
@@ -247,7 +281,12 @@ export class Financial {
     const get = (key: string) => cents.get(key) ?? 0;
     const figures = (prefix: string) => {
       const [revenue, expense, cost] = FINANCIAL_TYPES.map((t) => get(`${prefix}${t}`));
-      return { revenue: fromCents(revenue), expense: fromCents(expense), cost: fromCents(cost), profit: fromCents(revenue - expense - cost) };
+      return {
+        revenue: fromCents(revenue),
+        expense: fromCents(expense),
+        cost: fromCents(cost),
+        profit: fromCents(revenue - expense - cost),
+      };
     };
     const pending = figures('P:');
     // Keys are category names, user text: no prototype, so `__proto__` is a category like any other.
@@ -259,11 +298,20 @@ export class Financial {
     }
     revenueByClient.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     const top = revenueByClient.slice(0, TOP_CLIENTS);
-    const names = await this.deps.clientLinks.find(who.teamId, top.map(([c]) => c));
+    const names = await this.deps.clientLinks.find(
+      who.teamId,
+      top.map(([c]) => c),
+    );
     const bucketKey = groupBy === 'month' ? 'month' : groupBy === 'day' ? 'day' : 'week';
     const bucketRows = buckets.map((b) => {
       const f = FINANCIAL_TYPES.map((t) => get(`B:${t}:${b}`)) as [number, number, number];
-      return { [bucketKey]: b, revenue: fromCents(f[0]), expense: fromCents(f[1]), cost: fromCents(f[2]), profit: fromCents(f[0] - f[1] - f[2]) };
+      return {
+        [bucketKey]: b,
+        revenue: fromCents(f[0]),
+        expense: fromCents(f[1]),
+        cost: fromCents(f[2]),
+        profit: fromCents(f[0] - f[1] - f[2]),
+      };
     });
     return {
       period: { from, to },
@@ -273,7 +321,11 @@ export class Financial {
       pending: { revenue: pending.revenue, expense: pending.expense, cost: pending.cost },
       by_category: byCategory,
       [`by_${bucketKey}`]: bucketRows,
-      top_clients: top.map(([clientId, value]) => ({ client_id: clientId, name: names.get(clientId)?.name ?? null, total_revenue: fromCents(value) })),
+      top_clients: top.map(([clientId, value]) => ({
+        client_id: clientId,
+        name: names.get(clientId)?.name ?? null,
+        total_revenue: fromCents(value),
+      })),
     };
   }
 }

@@ -13,7 +13,10 @@ export function overdueSignals(financial: Financial): SignalDefinition<Financial
       type: 'financial.overdue',
       collection: 'financial_records',
       dueField: 'overdue_at',
-      event: async (r) => (r.status === 'pending' ? newEvent('financial.overdue', r.team_id, await financial.detailOf(r), null, null) : null),
+      event: async (r) =>
+        r.status === 'pending'
+          ? newEvent('financial.overdue', r.team_id, await financial.detailOf(r), null, null)
+          : null,
     },
   ];
 }

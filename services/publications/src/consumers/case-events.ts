@@ -11,7 +11,8 @@ export function consumeCaseEvents(broker: Broker, publications: Publications): P
     bindings: ['case.created', 'case.updated'],
     handler: async (event) => {
       const c = event.data.object;
-      if (!isObject(c) || typeof c.id !== 'string' || typeof c.updated_at !== 'string') throw new Error(`${event.type} ${event.id} does not carry a case`);
+      if (!isObject(c) || typeof c.id !== 'string' || typeof c.updated_at !== 'string')
+        throw new Error(`${event.type} ${event.id} does not carry a case`);
       const number = typeof c.number === 'string' ? c.number : null;
       await publications.recordCase({ teamId: event.team_id, caseId: c.id, number, asOf: new Date(c.updated_at) });
     },

@@ -1,6 +1,12 @@
 // The documentation of the publications operations beside their contract (shared/src/http/operation-docs.ts).
 import { caseNotFound, forbidden, noFieldsToUpdate } from '@lpm/shared/errors';
-import { ID_RULE, LIST_RULE, type OperationDocs, type ServiceDocs, schemaMessage } from '@lpm/shared/http/operation-docs';
+import {
+  ID_RULE,
+  LIST_RULE,
+  type OperationDocs,
+  type ServiceDocs,
+  schemaMessage,
+} from '@lpm/shared/http/operation-docs';
 import { invalidDateRange, publicationNotFound } from './publication-errors.ts';
 
 export const PUBLICATION_OPERATIONS: OperationDocs = {
@@ -27,9 +33,12 @@ export const PUBLICATION_OPERATIONS: OperationDocs = {
     operationId: 'updatePublication',
     summary: 'Treat a publication',
     description:
-      "Sets `status` (new, treated, dismissed); links a case by hand with `case_id` (null unlinks), which computes its deadline in mode suggest or creates its deadline activity in mode create (once per publication); `deadline_days` computes the deadline again with those days. The answer is the whole publication. Emits `publication.updated` when anything changed.",
+      'Sets `status` (new, treated, dismissed); links a case by hand with `case_id` (null unlinks), which computes its deadline in mode suggest or creates its deadline activity in mode create (once per publication); `deadline_days` computes the deadline again with those days. The answer is the whole publication. Emits `publication.updated` when anything changed.',
     examples: {
-      treated: { summary: 'Linked to its case and treated', value: { case_id: 'case_01jn0000000000000000000000', status: 'treated' } },
+      treated: {
+        summary: 'Linked to its case and treated',
+        value: { case_id: 'case_01jn0000000000000000000000', status: 'treated' },
+      },
       days: { summary: 'A five-day deadline', value: { deadline_days: 5 } },
     },
     errors: [noFieldsToUpdate(), publicationNotFound(), caseNotFound()],

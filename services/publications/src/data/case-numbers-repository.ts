@@ -15,7 +15,10 @@ export class CaseNumbersRepository {
   /** Keeps the case's number unless newer news was kept; true when this news was kept. */
   async record(view: CaseNumberRecord): Promise<boolean> {
     const { _id, ...fields } = view;
-    const done = await this.views.updateOne({ _id, team_id: view.team_id, as_of: { $lte: view.as_of } }, { $set: fields });
+    const done = await this.views.updateOne(
+      { _id, team_id: view.team_id, as_of: { $lte: view.as_of } },
+      { $set: fields },
+    );
     if (done.matchedCount > 0) return true;
     try {
       await this.views.insertOne(view);
@@ -32,7 +35,9 @@ export class CaseNumbersRepository {
    * every case of the team, and only top-level equalities reach its SQL (docs/ferretdb.md).
    */
   async casesOf(teamId: string, digits: string[]): Promise<Map<string, string>> {
-    const found = await Promise.all(digits.map((d) => this.views.findOne({ team_id: teamId, digits: d }, { projection: { _id: 1 } })));
+    const found = await Promise.all(
+      digits.map((d) => this.views.findOne({ team_id: teamId, digits: d }, { projection: { _id: 1 } })),
+    );
     const byDigits = new Map<string, string>();
     found.forEach((v, i) => v && byDigits.set(digits[i], v._id));
     return byDigits;

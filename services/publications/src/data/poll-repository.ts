@@ -19,7 +19,16 @@ export class PollRepository {
 
   /** The state of a watch first seen: it reads from `since`. A state already there is kept (another poll made it). */
   async begin(teamId: string, watch: string, since: string): Promise<PollStateRecord> {
-    const state: PollStateRecord = { _id: `${teamId}:${watch}`, team_id: teamId, watch, since, read_through: null, day: null, page: 1, updated_at: new Date() };
+    const state: PollStateRecord = {
+      _id: `${teamId}:${watch}`,
+      team_id: teamId,
+      watch,
+      since,
+      read_through: null,
+      day: null,
+      page: 1,
+      updated_at: new Date(),
+    };
     await this.states.insertOne(state).catch(() => {});
     return (await this.state(teamId, watch)) ?? state;
   }

@@ -20,20 +20,28 @@ export interface PublicationFilter {
   search?: string;
 }
 
-const SORT_KEYS: Record<string, string[]> = { made_available_date: ['made_available_date'], created_at: ['created_at'] };
+const SORT_KEYS: Record<string, string[]> = {
+  made_available_date: ['made_available_date'],
+  created_at: ['created_at'],
+};
 
 export class PublicationsRepository extends RecordStore<PublicationRecord> {
   constructor(db: Db, relay: Relay) {
     super({ db, relay, collection: 'publications', idKind: 'pub', noun: 'publication', notFound: publicationNotFound });
   }
 
-  async list(teamId: string, f: PublicationFilter, q: ListQuery): Promise<{ records: PublicationRecord[]; total: number }> {
+  async list(
+    teamId: string,
+    f: PublicationFilter,
+    q: ListQuery,
+  ): Promise<{ records: PublicationRecord[]; total: number }> {
     const filter: Filter<PublicationRecord> = { team_id: teamId };
     if (f.status) filter.status = f.status;
     if (f.case_id) filter.case_id = f.case_id;
     if (f.matched !== undefined) filter.unmatched = f.matched ? 0 : 1;
     if (f.court) filter.court = f.court.toUpperCase();
-    if (f.from || f.to) filter.made_available_date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
+    if (f.from || f.to)
+      filter.made_available_date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
     if (f.search) filter.search_text = { $regex: escapeRegex(foldText(f.search.trim())) };
     const { skip, limit } = pageWindow(q);
     const sort = sortOrder(q.sort, '-made_available_date', SORT_KEYS);
@@ -46,7 +54,9 @@ export class PublicationsRepository extends RecordStore<PublicationRecord> {
 
   /** The team's publications of these ids already stored, by DJEN id (one read by `_id` each: an `$in` is matched in Go over the team's). */
   async existing(teamId: string, ids: string[]): Promise<Map<number, PublicationRecord>> {
-    const found = await Promise.all(ids.map((_id) => this.collection.findOne({ _id, team_id: teamId }, { projection: this.projection() })));
+    const found = await Promise.all(
+      ids.map((_id) => this.collection.findOne({ _id, team_id: teamId }, { projection: this.projection() })),
+    );
     return new Map(found.filter((r) => r !== null).map((r) => [r.djen_id, r]));
   }
 

@@ -27,11 +27,25 @@ export class DeadlinePlans {
   async datesOf(who: Identity, day: string, d: DeadlineSettings): Promise<Dates> {
     const days = d.mode === 'off' ? 1 : d.days;
     const computed = await this.compute(who, day, days, d.counting);
-    const deadline = d.mode === 'off' ? null : { start_date: computed.start_date, due_date: computed.due_date, days, counting: d.counting, trail: computed.trail };
+    const deadline =
+      d.mode === 'off'
+        ? null
+        : {
+            start_date: computed.start_date,
+            due_date: computed.due_date,
+            days,
+            counting: d.counting,
+            trail: computed.trail,
+          };
     return { publication_date: computed.publication_date, deadline };
   }
 
-  private compute(who: Identity, day: string, days: number, counting: DeadlineSettings['counting']): Promise<ComputedDeadline> {
+  private compute(
+    who: Identity,
+    day: string,
+    days: number,
+    counting: DeadlineSettings['counting'],
+  ): Promise<ComputedDeadline> {
     const key = JSON.stringify([who.teamId, who.settings.court_calendar, day, days, counting]);
     let found = this.computed.get(key);
     if (!found) {

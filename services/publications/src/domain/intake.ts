@@ -26,14 +26,25 @@ export interface IntakeResult {
 }
 
 /** The same for every read of one communication by one team; its time part is the day it was made available. */
-export const publicationId = (teamId: string, item: DjenItem) => derivedId('pub', Date.parse(item.made_available_date), `${teamId}:${item.id}`);
+export const publicationId = (teamId: string, item: DjenItem) =>
+  derivedId('pub', Date.parse(item.made_available_date), `${teamId}:${item.id}`);
 
-export async function intake(deps: IntakeDeps, ctx: TeamContext, watch: string, page: DjenItem[]): Promise<IntakeResult> {
+export async function intake(
+  deps: IntakeDeps,
+  ctx: TeamContext,
+  watch: string,
+  page: DjenItem[],
+): Promise<IntakeResult> {
   const teamId = ctx.who.teamId;
   const items = [...new Map(page.map((i) => [i.id, i])).values()];
-  const existing = await deps.publications.existing(teamId, items.map((i) => publicationId(teamId, i)));
+  const existing = await deps.publications.existing(
+    teamId,
+    items.map((i) => publicationId(teamId, i)),
+  );
   const fresh = items.filter((i) => !existing.has(i.id));
-  const cases = await deps.caseNumbers.casesOf(teamId, [...new Set(fresh.map((i) => contentOf(i).case_digits).filter((d) => d !== null))]);
+  const cases = await deps.caseNumbers.casesOf(teamId, [
+    ...new Set(fresh.map((i) => contentOf(i).case_digits).filter((d) => d !== null)),
+  ]);
   const now = new Date();
   const records = await Promise.all(
     fresh.map(async (item): Promise<PublicationRecord> => {
@@ -58,9 +69,17 @@ export async function intake(deps: IntakeDeps, ctx: TeamContext, watch: string, 
       };
     }),
   );
-  await Promise.all(records.map((r) => deps.publications.insert(r, [newEvent('publication.received', teamId, viewOf(r))])));
-  const updated = await Promise.all(items.filter((i) => existing.has(i.id)).map((i) => refresh(deps, existing.get(i.id)!, i, watch)));
-  return { received: records.length, updated: updated.filter(Boolean).length, owed: records.filter((r) => r.activity_pending === 1) };
+  await Promise.all(
+    records.map((r) => deps.publications.insert(r, [newEvent('publication.received', teamId, viewOf(r))])),
+  );
+  const updated = await Promise.all(
+    items.filter((i) => existing.has(i.id)).map((i) => refresh(deps, existing.get(i.id)!, i, watch)),
+  );
+  return {
+    received: records.length,
+    updated: updated.filter(Boolean).length,
+    owed: records.filter((r) => r.activity_pending === 1),
+  };
 }
 
 /** A communication read again: its watch added, and its content when the court changed it (cancelled, replaced). */
@@ -70,7 +89,8 @@ async function refresh(deps: IntakeDeps, read: PublicationRecord, item: DjenItem
   if (!changedContent && read.watches.includes(watch)) return false;
   return deps.publications.updateRead(read, async (current) => {
     const watches = current.watches.includes(watch) ? current.watches : [...current.watches, watch];
-    const contentNow = content.hash !== current.hash || content.active !== current.active || content.text !== current.text;
+    const contentNow =
+      content.hash !== current.hash || content.active !== current.active || content.text !== current.text;
     if (!contentNow && watches === current.watches) return { result: false };
     const now = new Date();
     const { djen_id: _, made_available_date: __, case_digits: ___, ...kept } = content;
@@ -78,6 +98,9 @@ async function refresh(deps: IntakeDeps, read: PublicationRecord, item: DjenItem
     if (!contentNow) return { result: false, write: { set, events: [] } };
     const next = { ...current, ...set };
     const previous = { hash: current.hash, active: current.active, text: current.text };
-    return { result: true, write: { set, events: [newEvent('publication.updated', current.team_id, viewOf(next), previous)] } };
+    return {
+      result: true,
+      write: { set, events: [newEvent('publication.updated', current.team_id, viewOf(next), previous)] },
+    };
   });
 }

@@ -17,7 +17,6 @@ import { contextOf, type TeamContext } from './team-context.ts';
 /** The DJEN's days are Brasília's. */
 const DJEN_ZONE = 'America/Sao_Paulo';
 
-
 export interface PollerDeps extends Omit<IntakeDeps, 'plans'> {
   source: WatchSource;
   djen: DjenClient;
@@ -36,7 +35,8 @@ export interface PollSummary {
 /** Asked before every request: false when the poll must stop (its lease lost, the process stopping). */
 export type KeepGoing = () => Promise<boolean>;
 
-const addDays = (day: string, n: number) => new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const addDays = (day: string, n: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 export class Poller {
   private readonly deps: PollerDeps;
@@ -62,30 +62,51 @@ export class Poller {
   }
 
   /** False when the poll stopped before the end of this watch. */
-  private async pollWatch(ctx: TeamContext, watch: Watch, today: string, summary: PollSummary, keepGoing: KeepGoing): Promise<boolean> {
+  private async pollWatch(
+    ctx: TeamContext,
+    watch: Watch,
+    today: string,
+    summary: PollSummary,
+    keepGoing: KeepGoing,
+  ): Promise<boolean> {
     const key = watchKey(watch);
     const backfill = Math.min(ctx.publications.backfill_days, MAX_BACKFILL_DAYS);
-    const state = (await this.deps.poll.state(ctx.who.teamId, key)) ?? (await this.deps.poll.begin(ctx.who.teamId, key, addDays(today, -backfill)));
+    const state =
+      (await this.deps.poll.state(ctx.who.teamId, key)) ??
+      (await this.deps.poll.begin(ctx.who.teamId, key, addDays(today, -backfill)));
     const yesterday = addDays(today, -1);
     let day = state.day ?? (state.read_through ? nextDay(state.read_through) : state.since);
     if (state.day === null && day > yesterday) day = yesterday;
     for (; day <= today; day = nextDay(day)) {
       if (!(await this.pollDay(ctx, watch, state, day, summary, keepGoing))) return false;
       // A day is read in full for good once it is before yesterday.
-      const doneThrough = day < yesterday && (state.read_through === null || state.read_through < day) ? day : state.read_through;
+      const doneThrough =
+        day < yesterday && (state.read_through === null || state.read_through < day) ? day : state.read_through;
       Object.assign(state, { read_through: doneThrough, day: null, page: 1 });
       await this.deps.poll.save(state);
     }
     return true;
   }
 
-  private async pollDay(ctx: TeamContext, watch: Watch, state: PollStateRecord, day: string, summary: PollSummary, keepGoing: KeepGoing): Promise<boolean> {
+  private async pollDay(
+    ctx: TeamContext,
+    watch: Watch,
+    state: PollStateRecord,
+    day: string,
+    summary: PollSummary,
+    keepGoing: KeepGoing,
+  ): Promise<boolean> {
     for (let page = state.day === day ? state.page : 1; ; page++) {
       if (!(await keepGoing())) return false;
-      const answer = await this.deps.djen.page({ oab_number: watch.oab_number, oab_uf: watch.oab_uf, day, page }).catch((err: unknown) => {
-        this.deps.logger?.warn({ err, team: ctx.who.teamId, watch: watchKey(watch), day, page }, 'DJEN poll stopped; it resumes at this page');
-        return null;
-      });
+      const answer = await this.deps.djen
+        .page({ oab_number: watch.oab_number, oab_uf: watch.oab_uf, day, page })
+        .catch((err: unknown) => {
+          this.deps.logger?.warn(
+            { err, team: ctx.who.teamId, watch: watchKey(watch), day, page },
+            'DJEN poll stopped; it resumes at this page',
+          );
+          return null;
+        });
       if (!answer) return false;
       summary.requests++;
       const done = await intake({ ...this.deps, plans: this.deps.domain.plans }, ctx, watchKey(watch), answer.items);

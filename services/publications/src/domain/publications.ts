@@ -72,11 +72,25 @@ export class Publications {
         Object.assign(set, { case_id: body.case_id, unmatched: body.case_id ? 0 : 1 });
         if (body.case_id && deadline.mode === 'create' && !current.activity_id) set.activity_pending = 1;
       }
-      if ((set.case_id !== undefined || body.deadline_days) && JSON.stringify(dates.deadline) !== JSON.stringify(current.deadline)) set.deadline = dates.deadline;
+      if (
+        (set.case_id !== undefined || body.deadline_days) &&
+        JSON.stringify(dates.deadline) !== JSON.stringify(current.deadline)
+      )
+        set.deadline = dates.deadline;
       if (Object.keys(set).length === 0) return { result: current };
-      const previous = Object.fromEntries(Object.keys(set).filter((k) => k in viewOf(current)).map((k) => [k, current[k as keyof PublicationRecord]]));
+      const previous = Object.fromEntries(
+        Object.keys(set)
+          .filter((k) => k in viewOf(current))
+          .map((k) => [k, current[k as keyof PublicationRecord]]),
+      );
       const next = { ...current, ...set, updated_at: new Date() };
-      return { result: next, write: { set: { ...set, updated_at: next.updated_at }, events: [newEvent('publication.updated', who.teamId, viewOf(next), previous, who.userId)] } };
+      return {
+        result: next,
+        write: {
+          set: { ...set, updated_at: next.updated_at },
+          events: [newEvent('publication.updated', who.teamId, viewOf(next), previous, who.userId)],
+        },
+      };
     });
     if (!written.activity_pending) return viewOf(written);
     // Without an answer from the activities service the debt stays on the record, for the repair.
@@ -86,7 +100,12 @@ export class Publications {
   /** A case's number as its events tell it: kept in the view, and the team's unmatched publications of that number linked to it. */
   async recordCase(news: CaseNews): Promise<number> {
     const digits = cnjDigits(news.number);
-    const kept = await this.deps.caseNumbers.record({ _id: news.caseId, team_id: news.teamId, digits, as_of: news.asOf });
+    const kept = await this.deps.caseNumbers.record({
+      _id: news.caseId,
+      team_id: news.teamId,
+      digits,
+      as_of: news.asOf,
+    });
     if (!kept || !digits) return 0;
     const ctx = await storedContext(this.deps.poll, news.teamId);
     let matched = 0;
@@ -94,13 +113,24 @@ export class Publications {
       const linked = await this.deps.publications.updateRead(read, async (current) => {
         if (current.case_id) return { result: null };
         const owes = ctx?.publications.deadline.mode === 'create' && !current.activity_id;
-        const set: Partial<PublicationRecord> = { case_id: news.caseId, unmatched: 0, activity_pending: owes ? 1 : 0, updated_at: new Date() };
+        const set: Partial<PublicationRecord> = {
+          case_id: news.caseId,
+          unmatched: 0,
+          activity_pending: owes ? 1 : 0,
+          updated_at: new Date(),
+        };
         const next = { ...current, ...set };
-        return { result: next, write: { set, events: [newEvent('publication.updated', news.teamId, viewOf(next), { case_id: null })] } };
+        return {
+          result: next,
+          write: { set, events: [newEvent('publication.updated', news.teamId, viewOf(next), { case_id: null })] },
+        };
       });
       if (!linked) continue;
       matched++;
-      if (ctx && linked.activity_pending) await this.settleActivity(ctx, linked).catch((err: unknown) => this.deps.logger?.warn({ err }, 'deadline activity left for the repair'));
+      if (ctx && linked.activity_pending)
+        await this.settleActivity(ctx, linked).catch((err: unknown) =>
+          this.deps.logger?.warn({ err }, 'deadline activity left for the repair'),
+        );
     }
     return matched;
   }
@@ -112,7 +142,9 @@ export class Publications {
    */
   async settleActivity(ctx: TeamContext, read: PublicationRecord): Promise<PublicationRecord> {
     if (!read.case_id || read.activity_id) return read;
-    const deadline = read.deadline ?? (await this.plans.datesOf(ctx.who, read.made_available_date, ctx.publications.deadline)).deadline;
+    const deadline =
+      read.deadline ??
+      (await this.plans.datesOf(ctx.who, read.made_available_date, ctx.publications.deadline)).deadline;
     const days = deadline?.days ?? ctx.publications.deadline.days;
     const counting = (deadline?.counting ?? ctx.publications.deadline.counting) as 'business' | 'calendar';
     const activityId = await this.deps.deadlines.createDeadline(ctx.who, {
@@ -126,7 +158,9 @@ export class Publications {
       if (current.activity_id || !current.activity_pending) return { result: current };
       const set: Partial<PublicationRecord> = { activity_id: activityId, activity_pending: 0, updated_at: new Date() };
       const next = { ...current, ...set };
-      const events = activityId ? [newEvent('publication.updated', current.team_id, viewOf(next), { activity_id: null })] : [];
+      const events = activityId
+        ? [newEvent('publication.updated', current.team_id, viewOf(next), { activity_id: null })]
+        : [];
       return { result: next, write: { set, events } };
     });
   }

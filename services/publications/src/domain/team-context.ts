@@ -1,6 +1,11 @@
 // Whom the service acts as for a team in other services, and with which deadline settings.
 import type { Identity } from '@lpm/shared/identity';
-import { DEFAULT_BACKFILL_DAYS, DEFAULT_DEADLINE, type PublicationSettings, type WatchedTeam } from '@lpm/shared/publication-settings';
+import {
+  DEFAULT_BACKFILL_DAYS,
+  DEFAULT_DEADLINE,
+  type PublicationSettings,
+  type WatchedTeam,
+} from '@lpm/shared/publication-settings';
 import type { PollRepository } from '../data/poll-repository.ts';
 
 export interface TeamContext {
@@ -14,10 +19,19 @@ export const contextOf = (t: WatchedTeam): TeamContext => ({
 });
 
 /** The team as the last poll read it; without one, the defaults (no watches, mode suggest). */
-export async function storedContext(poll: PollRepository, teamId: string, caller?: Identity): Promise<TeamContext | null> {
+export async function storedContext(
+  poll: PollRepository,
+  teamId: string,
+  caller?: Identity,
+): Promise<TeamContext | null> {
   const team = await poll.team(teamId);
   if (team) {
-    const context = contextOf({ team_id: teamId, user_id: team.user_id, settings: team.settings, publications: team.publications });
+    const context = contextOf({
+      team_id: teamId,
+      user_id: team.user_id,
+      settings: team.settings,
+      publications: team.publications,
+    });
     // A caller's own settings are the newest the service sees.
     return caller ? { ...context, who: { ...caller, scopes: ['read', 'write'] } } : context;
   }

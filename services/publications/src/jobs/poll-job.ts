@@ -71,7 +71,11 @@ export class PollJob {
     this.stopping = false;
     const { db, intervalMs, logger } = this.opts;
     this.backend = new MongoBackend({ mongo: db });
-    const agenda = new Agenda({ backend: this.backend, processEvery: intervalMs, name: `publications@${hostname()}:${process.pid}` });
+    const agenda = new Agenda({
+      backend: this.backend,
+      processEvery: intervalMs,
+      name: `publications@${hostname()}:${process.pid}`,
+    });
     this.agenda = agenda;
     agenda.on('error', (err) => logger?.error({ err, job: JOB }, 'publications scheduler error'));
     agenda.on(`fail:${JOB}`, (err) => logger?.error({ err }, 'DJEN poll failed; tried again at the next interval'));

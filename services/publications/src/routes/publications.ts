@@ -4,7 +4,12 @@ import { forbidden } from '@lpm/shared/errors';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { Publications } from '../domain/publications.ts';
-import { listPublicationsQuery, publicationIdParams, responses, updatePublicationBody } from '../contract/publication-schemas.ts';
+import {
+  listPublicationsQuery,
+  publicationIdParams,
+  responses,
+  updatePublicationBody,
+} from '../contract/publication-schemas.ts';
 
 /** Starts a poll now: false when one is already under way. */
 export type SyncTrigger = () => Promise<boolean>;
@@ -12,10 +17,14 @@ export type SyncTrigger = () => Promise<boolean>;
 export function publicationRoutes(fastify: FastifyInstance, publications: Publications, sync: SyncTrigger): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
-  app.get('/v1/publications', { schema: { querystring: listPublicationsQuery, response: responses.list } }, async (req) => {
-    const { items, total } = await publications.list(req.identity, req.query);
-    return page(items, pagination(req.query, total));
-  });
+  app.get(
+    '/v1/publications',
+    { schema: { querystring: listPublicationsQuery, response: responses.list } },
+    async (req) => {
+      const { items, total } = await publications.list(req.identity, req.query);
+      return page(items, pagination(req.query, total));
+    },
+  );
 
   // Before /v1/publications/:id.
   app.post('/v1/publications/sync', { schema: { response: responses.sync } }, async (req, reply) => {
@@ -24,11 +33,15 @@ export function publicationRoutes(fastify: FastifyInstance, publications: Public
     return ok({ started: await sync() });
   });
 
-  app.get('/v1/publications/:id', { schema: { params: publicationIdParams, response: responses.detail } }, async (req) =>
-    ok(await publications.get(req.identity, req.params.id)),
+  app.get(
+    '/v1/publications/:id',
+    { schema: { params: publicationIdParams, response: responses.detail } },
+    async (req) => ok(await publications.get(req.identity, req.params.id)),
   );
 
-  app.put('/v1/publications/:id', { schema: { params: publicationIdParams, body: updatePublicationBody, response: responses.detail } }, async (req) =>
-    ok(await publications.update(req.identity, req.params.id, req.body)),
+  app.put(
+    '/v1/publications/:id',
+    { schema: { params: publicationIdParams, body: updatePublicationBody, response: responses.detail } },
+    async (req) => ok(await publications.update(req.identity, req.params.id, req.body)),
   );
 }

@@ -35,7 +35,11 @@ export interface PublicationDeadlines {
 }
 
 const isComputed = (d: unknown): d is ComputedDeadline =>
-  isObject(d) && typeof d.start_date === 'string' && typeof d.due_date === 'string' && Array.isArray(d.trail) && typeof d.days === 'number';
+  isObject(d) &&
+  typeof d.start_date === 'string' &&
+  typeof d.due_date === 'string' &&
+  Array.isArray(d.trail) &&
+  typeof d.days === 'number';
 
 export class ActivitiesService implements PublicationDeadlines {
   private readonly activities: ServiceClient;

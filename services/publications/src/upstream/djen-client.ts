@@ -16,7 +16,11 @@ export interface DjenWaits {
   backoff: { firstMs: number; maxMs: number };
 }
 
-export const DEFAULT_DJEN_WAITS: DjenWaits = { afterRateLimitMs: 60_000, remainingZeroMs: 60_000, backoff: { firstMs: 5_000, maxMs: 60_000 } };
+export const DEFAULT_DJEN_WAITS: DjenWaits = {
+  afterRateLimitMs: 60_000,
+  remainingZeroMs: 60_000,
+  backoff: { firstMs: 5_000, maxMs: 60_000 },
+};
 
 export interface DjenClientOptions {
   baseUrl: string;
@@ -76,7 +80,8 @@ export class DjenClient {
       if ('page' in answer) return answer.page;
       last = 'error' in answer ? answer.error : `status ${answer.status}`;
       if (answer.status === 429) this.pausedUntil = Date.now() + this.waits.afterRateLimitMs;
-      else if (answer.status === 0 || answer.status >= 500) this.pausedUntil = Date.now() + backoffDelayMs(attempt, this.waits.backoff);
+      else if (answer.status === 0 || answer.status >= 500)
+        this.pausedUntil = Date.now() + backoffDelayMs(attempt, this.waits.backoff);
       else throw new DjenUnavailable(`GET /comunicacao answered ${answer.status}`);
     }
     throw new DjenUnavailable(`GET /comunicacao failed ${attempts} times (last: ${last})`);
@@ -107,6 +112,12 @@ export class DjenClient {
     if (!isObject(body) || !Array.isArray(body.items)) return { status: 502 };
     const items = body.items.map(readDjenItem);
     const read = items.filter((i): i is DjenItem => i !== null);
-    return { page: { items: read, count: typeof body.count === 'number' ? body.count : read.length, unreadable: items.length - read.length } };
+    return {
+      page: {
+        items: read,
+        count: typeof body.count === 'number' ? body.count : read.length,
+        unreadable: items.length - read.length,
+      },
+    };
   }
 }

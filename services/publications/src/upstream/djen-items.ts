@@ -25,7 +25,8 @@ export interface DjenItem {
   lawyers: DjenLawyer[];
 }
 
-const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : typeof v === 'number' ? String(v) : null);
+const str = (v: unknown): string | null =>
+  typeof v === 'string' && v.trim() ? v.trim() : typeof v === 'number' ? String(v) : null;
 
 /** `yyyy-mm-dd` (a time after it ignored) or `dd/mm/yyyy`; the first preferred. */
 export function djenDate(item: Record<string, unknown>): string | null {

@@ -9,7 +9,12 @@ export interface WatchSource {
 }
 
 const isTeam = (t: unknown): t is WatchedTeam =>
-  isObject(t) && typeof t.team_id === 'string' && typeof t.user_id === 'string' && isObject(t.settings) && isObject(t.publications) && Array.isArray(t.publications.watches);
+  isObject(t) &&
+  typeof t.team_id === 'string' &&
+  typeof t.user_id === 'string' &&
+  isObject(t.settings) &&
+  isObject(t.publications) &&
+  Array.isArray(t.publications.watches);
 
 const isTeams = (d: unknown): d is WatchedTeam[] => Array.isArray(d) && d.every(isTeam);
 
@@ -25,4 +30,3 @@ export class GatewayWatches implements WatchSource {
     return this.gateway.data({ teamId: '-' }, 'GET', '/internal/publication-watches', isTeams);
   }
 }
-

@@ -6,5 +6,10 @@ import type { Broker, ConsumerHandle } from '@lpm/shared/messaging/broker';
 import type { Deliveries } from '../domain/deliveries.ts';
 
 export function consumeDomainEvents(broker: Broker, deliveries: Deliveries, prefetch: number): Promise<ConsumerHandle> {
-  return broker.consume({ queue: broker.queueName('webhooks.fan-out'), bindings: [...EVENT_TYPES], prefetch, handler: (e, meta) => deliveries.fanOut(e, meta.attempt === 1 && !meta.redelivered) });
+  return broker.consume({
+    queue: broker.queueName('webhooks.fan-out'),
+    bindings: [...EVENT_TYPES],
+    prefetch,
+    handler: (e, meta) => deliveries.fanOut(e, meta.attempt === 1 && !meta.redelivered),
+  });
 }

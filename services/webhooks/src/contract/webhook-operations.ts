@@ -1,7 +1,13 @@
 // The documentation of the webhooks operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { noFieldsToUpdate } from '@lpm/shared/errors';
-import { LIST_RULE, type OperationDocs, type ServiceDocs, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
+import {
+  LIST_RULE,
+  type OperationDocs,
+  type ServiceDocs,
+  PUT_RULE,
+  schemaMessage,
+} from '@lpm/shared/http/operation-docs';
 import {
   deliveryNotFound,
   deliveryPending,
@@ -31,10 +37,27 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     description:
       'Subscribes an HTTPS URL to events (`"*"` for every event). The host must resolve to a public address; a signed `ping` must then be answered with a 2xx within 5 seconds. The response carries the `secret`, shown only this once: it signs every delivery (see the webhooks section). `rate_limit` (1 to 1000, default null: none) caps the deliveries per second to the URL, across every sender: deliveries above it wait their turn, none is dropped.',
     examples: {
-      cases: { summary: 'Case and deal events', value: { url: 'https://hooks.example.com/lpm', events: ['case.created', 'case.phase_changed', 'deal.won'], description: 'CRM sync' } },
-      limited: { summary: 'Every event, at most 5 a second', value: { url: 'https://hooks.example.com/all', events: ['*'], rate_limit: 5 } },
+      cases: {
+        summary: 'Case and deal events',
+        value: {
+          url: 'https://hooks.example.com/lpm',
+          events: ['case.created', 'case.phase_changed', 'deal.won'],
+          description: 'CRM sync',
+        },
+      },
+      limited: {
+        summary: 'Every event, at most 5 a second',
+        value: { url: 'https://hooks.example.com/all', events: ['*'], rate_limit: 5 },
+      },
     },
-    errors: [schemaMessage('url'), schemaMessage('events'), schemaMessage('rate_limit'), urlAlreadyRegistered(), urlNotReachable(), webhookLimitReached(25)],
+    errors: [
+      schemaMessage('url'),
+      schemaMessage('events'),
+      schemaMessage('rate_limit'),
+      urlAlreadyRegistered(),
+      urlNotReachable(),
+      webhookLimitReached(25),
+    ],
   },
   'GET /v1/webhooks/event-types': {
     operationId: 'listWebhookEventTypes',
@@ -61,8 +84,21 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
     operationId: 'updateWebhook',
     summary: 'Update a webhook',
     description: `${PUT_RULE} A new \`url\` is checked like a new webhook's. \`active: true\` re-activates a webhook (deactivated after 6 consecutive failed attempts, or by a 410 Gone) and resets its failure count. \`rate_limit: null\` removes the limit.`,
-    examples: { reactivate: { summary: 'More events, active again', value: { events: ['case.created', 'case.updated'], active: true } } },
-    errors: [schemaMessage('url'), schemaMessage('events'), schemaMessage('rate_limit'), noFieldsToUpdate(), webhookNotFound(), urlAlreadyRegistered(), urlNotReachable()],
+    examples: {
+      reactivate: {
+        summary: 'More events, active again',
+        value: { events: ['case.created', 'case.updated'], active: true },
+      },
+    },
+    errors: [
+      schemaMessage('url'),
+      schemaMessage('events'),
+      schemaMessage('rate_limit'),
+      noFieldsToUpdate(),
+      webhookNotFound(),
+      urlAlreadyRegistered(),
+      urlNotReachable(),
+    ],
   },
   'DELETE /v1/webhooks/{id}': {
     operationId: 'deleteWebhook',
@@ -112,14 +148,20 @@ export const WEBHOOK_OPERATIONS: OperationDocs = {
   'GET /v1/webhooks/{id}/recoveries/{recovery_id}': {
     operationId: 'getWebhookRecovery',
     summary: "A recovery's progress",
-    description: '`queued` of `total` deliveries re-queued so far, `running` until all are, then `completed` with `finished_at`.',
+    description:
+      '`queued` of `total` deliveries re-queued so far, `running` until all are, then `completed` with `finished_at`.',
     errors: [webhookNotFound(), recoveryNotFound()],
   },
 };
 
 export const WEBHOOK_DOCS: ServiceDocs = {
   tags: [
-    { name: 'Webhooks', prefix: '/v1/webhooks', description: 'Subscriptions that push signed event notifications to an HTTPS URL (admin scope).', idExample: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2' },
+    {
+      name: 'Webhooks',
+      prefix: '/v1/webhooks',
+      description: 'Subscriptions that push signed event notifications to an HTTPS URL (admin scope).',
+      idExample: 'wh_01jd3kc4d6e8f0g2h4j6k8m0n2',
+    },
   ],
   operations: WEBHOOK_OPERATIONS,
 };

@@ -1,6 +1,20 @@
 import { EVENT_TYPES } from '@lpm/shared/events';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { arrayOf, boolean, enumOf, named, nullable, object, okResponse, out, pageResponse, shape, text, typed, type Static } from '@lpm/shared/http/schemas';
+import {
+  arrayOf,
+  boolean,
+  enumOf,
+  named,
+  nullable,
+  object,
+  okResponse,
+  out,
+  pageResponse,
+  shape,
+  text,
+  typed,
+  type Static,
+} from '@lpm/shared/http/schemas';
 
 const { string, nullableString, integer, nullableInteger, number, boolean: bool, strings, freeObject } = out;
 
@@ -15,7 +29,12 @@ const id = typed<string>({ type: 'string', maxLength: 100 });
 /** Deliveries per second to one webhook, at most. */
 export const MAX_RATE_LIMIT = 1000;
 const rateLimit = nullable(
-  typed<number>({ type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, 'x-message': `rate_limit must be an integer from 1 to ${MAX_RATE_LIMIT}, or null` }),
+  typed<number>({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_RATE_LIMIT,
+    'x-message': `rate_limit must be an integer from 1 to ${MAX_RATE_LIMIT}, or null`,
+  }),
 );
 
 export const createWebhookBody = named(
@@ -47,14 +66,17 @@ export const rotateSecretBody = named(
 
 export const testSendBody = named(
   'WebhookTestRequest',
-  "The event type whose catalog example is sent (GET /v1/webhooks/event-types).",
-  object({ event: enumOf(EVENT_TYPES, 'event must be one of the event types of GET /v1/webhooks/event-types') }, ['event']),
+  'The event type whose catalog example is sent (GET /v1/webhooks/event-types).',
+  object({ event: enumOf(EVENT_TYPES, 'event must be one of the event types of GET /v1/webhooks/event-types') }, [
+    'event',
+  ]),
 );
 
 /** How far back a recovery may reach, and the most deliveries one re-queues. */
 export const RECOVER_WINDOW_DAYS = 14;
 export const MAX_RECOVERED = 10_000;
-const instant = (field: string) => typed<string>({ type: 'string', format: 'date-time', 'x-message': `${field} must be an ISO 8601 date-time` });
+const instant = (field: string) =>
+  typed<string>({ type: 'string', format: 'date-time', 'x-message': `${field} must be an ISO 8601 date-time` });
 export const recoverBody = named(
   'WebhookRecoverRequest',
   `The window whose deliveries are sent again: since (at most ${RECOVER_WINDOW_DAYS} days back) until (default now).`,
@@ -90,15 +112,19 @@ const webhook = {
   updated_at: string,
 };
 
-const attempt = named('DeliveryAttempt', 'One attempt of a delivery.', shape({
-  attempt: integer,
-  at: string,
-  success: bool,
-  status_code: nullableInteger,
-  latency_ms: integer,
-  error_class: nullableString,
-  response_body: nullableString,
-}));
+const attempt = named(
+  'DeliveryAttempt',
+  'One attempt of a delivery.',
+  shape({
+    attempt: integer,
+    at: string,
+    success: bool,
+    status_code: nullableInteger,
+    latency_ms: integer,
+    error_class: nullableString,
+    response_body: nullableString,
+  }),
+);
 
 const delivery = {
   id: string,
@@ -110,7 +136,11 @@ const delivery = {
   test: bool,
 };
 
-const webhookCreated = named('WebhookCreated', 'A created webhook, with its secret: shown only this once.', shape({ ...webhook, secret: string }));
+const webhookCreated = named(
+  'WebhookCreated',
+  'A created webhook, with its secret: shown only this once.',
+  shape({ ...webhook, secret: string }),
+);
 /** When the secret was last rotated (null before any rotation), and the latest expiry of the secrets it replaced that still sign (null when none does). */
 const rotation = { secret_rotated_at: nullableString, previous_secret_expires_at: nullableString };
 const webhookListItem = named(
@@ -132,9 +162,23 @@ const secretRotated = named(
   'The new secret, shown only this once; the secrets it replaced keep signing until previous_secret_expires_at.',
   shape({ id: string, secret: string, secret_rotated_at: string, previous_secret_expires_at: nullableString }),
 );
-const deliveryItem = named('Delivery', 'An event sent to a webhook, with its attempts.', shape({ ...delivery, next_attempt_at: nullableString, attempts: arrayOf(attempt), created_at: string, updated_at: string }));
+const deliveryItem = named(
+  'Delivery',
+  'An event sent to a webhook, with its attempts.',
+  shape({
+    ...delivery,
+    next_attempt_at: nullableString,
+    attempts: arrayOf(attempt),
+    created_at: string,
+    updated_at: string,
+  }),
+);
 const deliveryRetried = named('DeliveryRetried', 'A delivery sent again.', shape(delivery));
-const testQueued = named('WebhookTestQueued', "A test send's delivery, queued: its attempt shows in the delivery log.", shape(delivery));
+const testQueued = named(
+  'WebhookTestQueued',
+  "A test send's delivery, queued: its attempt shows in the delivery log.",
+  shape(delivery),
+);
 
 export type WebhookCreated = Static<typeof webhookCreated>;
 export type WebhookListItem = Static<typeof webhookListItem>;
@@ -162,14 +206,24 @@ const recoveryQueued = named(
 const recovery = named(
   'WebhookRecovery',
   "A recovery's progress: queued of total deliveries re-queued, oldest first; completed once all are.",
-  shape({ ...recoveryStarted, webhook_id: string, since: string, until: string, created_at: string, finished_at: nullableString }),
+  shape({
+    ...recoveryStarted,
+    webhook_id: string,
+    since: string,
+    until: string,
+    created_at: string,
+    finished_at: nullableString,
+  }),
 );
 export type WebhookRecoveryStarted = Static<typeof recoveryQueued>;
 export type WebhookRecovery = Static<typeof recovery>;
 
 export const responses = {
   created: okResponse(201, webhookCreated),
-  updated: okResponse(200, named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true })),
+  updated: okResponse(
+    200,
+    named('WebhookChanges', 'id, the fields sent and updated_at.', shape(webhook), { partial: true }),
+  ),
   deleted: okResponse(200, webhookDeleted),
   list: okResponse(200, arrayOf(webhookListItem)),
   one: okResponse(200, webhookListItem),

@@ -24,7 +24,10 @@ export async function dropClaimsOf(db: Db, deliveryIds: string[]): Promise<void>
   if (deliveryIds.length === 0) return;
   const claims = db.collection<AttemptClaimRecord>(ATTEMPT_CLAIMS);
   for (let i = 0; i < deliveryIds.length; i += CLAIM_BATCH) {
-    const alternatives = deliveryIds.slice(i, i + CLAIM_BATCH).map(escapeRegex).join('|');
+    const alternatives = deliveryIds
+      .slice(i, i + CLAIM_BATCH)
+      .map(escapeRegex)
+      .join('|');
     await claims.deleteMany({ _id: { $regex: `^(?:${alternatives}):` } }, SWEEP);
   }
 }
@@ -59,7 +62,13 @@ export class AttemptClaimsRepository {
   async claimAttempt(deliveryId: string, attempt: number): Promise<AttemptClaim | null> {
     const period = this.claimMs;
     try {
-      const taken = await takeTimeSlots(this.db.collection<SlotDoc>(ATTEMPT_CLAIMS), `${deliveryId}:${attempt}`, period, randomUUID(), (slot) => ({ slot }));
+      const taken = await takeTimeSlots(
+        this.db.collection<SlotDoc>(ATTEMPT_CLAIMS),
+        `${deliveryId}:${attempt}`,
+        period,
+        randomUUID(),
+        (slot) => ({ slot }),
+      );
       return taken && { exclusiveUntil: (taken.slot + 2) * period, release: () => taken.release() };
     } catch (e) {
       throw new Error(`claim of attempt ${attempt} of ${deliveryId} failed`, { cause: e });

@@ -64,12 +64,26 @@ export class AttemptsRepository {
    * for through the API: `countsInLog`).
    */
   async countAttempt(attempt: AttemptRecord, logged: Date | null): Promise<void> {
-    await this.tallyInserts.insert({ _id: attempt._id, webhook_id: attempt.webhook_id, ok: attempt.ok, at: attempt.at, ...(logged && { logged }), ...(attempt.test && { test: true }) });
+    await this.tallyInserts.insert({
+      _id: attempt._id,
+      webhook_id: attempt.webhook_id,
+      ok: attempt.ok,
+      at: attempt.at,
+      ...(logged && { logged }),
+      ...(attempt.test && { test: true }),
+    });
   }
 
   /** Counts a delivery's skip in the log, at `at` (once, by the delivery's id). */
   async countSkip(d: DeliveryRecord, at: Date): Promise<void> {
-    await this.tallyInserts.insert({ _id: `${d._id}:skipped`, webhook_id: d.webhook_id, ok: true, at, logged: d.created_at, skipped: true });
+    await this.tallyInserts.insert({
+      _id: `${d._id}:skipped`,
+      webhook_id: d.webhook_id,
+      ok: true,
+      at,
+      logged: d.created_at,
+      skipped: true,
+    });
   }
 
   /**
@@ -85,7 +99,8 @@ export class AttemptsRepository {
 
   /** Stores a counted attempt, or gives back the one recorded before. */
   async storeAttempt(attempt: AttemptRecord): Promise<AttemptRecord> {
-    if ((await this.attemptInserts.insert({ ...attempt, day: bucketOf(attempt.at, DAY_MS) })) === 'inserted') return attempt;
+    if ((await this.attemptInserts.insert({ ...attempt, day: bucketOf(attempt.at, DAY_MS) })) === 'inserted')
+      return attempt;
     const stored = await this.attemptById(attempt._id);
     if (!stored) throw new Error(`attempt ${attempt._id} refused as a duplicate but not found`);
     return stored;
@@ -93,12 +108,19 @@ export class AttemptsRepository {
 
   /** Retention: drops attempts made before `cutoff`, by their day markers (purgeByMarker). */
   async purgeOlderThan(cutoff: Date): Promise<{ deleted: number; ranged: boolean }> {
-    return purgeByMarker(this.db, { collection: ATTEMPTS, timeField: 'at', markerField: 'day', bucketMs: DAY_MS, before: cutoff });
+    return purgeByMarker(this.db, {
+      collection: ATTEMPTS,
+      timeField: 'at',
+      markerField: 'day',
+      bucketMs: DAY_MS,
+      before: cutoff,
+    });
   }
 
   /** Drops attempts of webhooks not in `existing`, made before `listedBefore` (DeliveriesRepository.purgeOrphans). */
   async purgeOrphans(existing: string[], listedBefore: Date): Promise<number> {
-    return (await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } }, SWEEP)).deletedCount;
+    return (await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } }, SWEEP))
+      .deletedCount;
   }
 
   /**
@@ -108,8 +130,13 @@ export class AttemptsRepository {
    */
   async attemptsOf(webhookId: string, deliveries: DeliveryRecord[]): Promise<AttemptRecord[]> {
     const inside = deliveries.flatMap((d) => (d.first_attempt ? [attemptInside(d, d.first_attempt)] : []));
-    const more = deliveries.filter((d) => !d.first_attempt || d.attempts_count > 1 || d.status === 'pending').map((d) => d._id);
-    const stored = more.length === 0 ? [] : await this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: more } }).toArray();
+    const more = deliveries
+      .filter((d) => !d.first_attempt || d.attempts_count > 1 || d.status === 'pending')
+      .map((d) => d._id);
+    const stored =
+      more.length === 0
+        ? []
+        : await this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: more } }).toArray();
     return [...inside, ...stored].sort((a, b) => a.attempt - b.attempt);
   }
 
@@ -122,14 +149,31 @@ export class AttemptsRepository {
   async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
     // Test sends neither break nor extend a run of failures.
     const real = { test: { $ne: true } };
-    const stored = await this.attempts.find({ webhook_id: webhookId, ok: true, at: { $gte: since }, ...real }, { projection: { at: 1 } }).sort({ at: -1 }).limit(1).toArray();
-    const tallied = await this.tallies.find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1, test: 1 } }).toArray();
-    const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { last_success_at: 1 } });
-    const successes = [...stored.map((a) => a.at), ...tallied.filter((t) => !t.skipped && !t.test).map((t) => t.at), counters?.last_success_at];
+    const stored = await this.attempts
+      .find({ webhook_id: webhookId, ok: true, at: { $gte: since }, ...real }, { projection: { at: 1 } })
+      .sort({ at: -1 })
+      .limit(1)
+      .toArray();
+    const tallied = await this.tallies
+      .find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1, test: 1 } })
+      .toArray();
+    const counters = await this.db
+      .collection<WebhookCountersRecord>('webhook_counters')
+      .findOne({ _id: webhookId }, { projection: { last_success_at: 1 } });
+    const successes = [
+      ...stored.map((a) => a.at),
+      ...tallied.filter((t) => !t.skipped && !t.test).map((t) => t.at),
+      counters?.last_success_at,
+    ];
     let lastSuccess: Date | null = null;
     for (const at of successes) if (at && at >= since && (!lastSuccess || at > lastSuccess)) lastSuccess = at;
     const after = lastSuccess ? { $gt: lastSuccess } : { $gte: since };
-    return (await this.attempts.find({ webhook_id: webhookId, ok: false, at: after, ...real }, { projection: { _id: 1 } }).limit(n).toArray()).length;
+    return (
+      await this.attempts
+        .find({ webhook_id: webhookId, ok: false, at: after, ...real }, { projection: { _id: 1 } })
+        .limit(n)
+        .toArray()
+    ).length;
   }
 }
 

@@ -21,8 +21,24 @@ import type { Db } from 'mongodb';
 import { DOCUMENT_LOCK_MS, tryDocumentLock, type HeldLock } from '@lpm/shared/store/lock';
 import { bucketOf, HOUR_MS } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
-import { addMinutes, countAt, decodeMinutes, DeliveryLogCounts, encodeMinutes, logMarkers, splitBeforeHour, type LogMove, type MinuteCounts } from './delivery-log-counts.ts';
-import type { AttemptRecord, AttemptTallyRecord, DeliveryRecord, WebhookCountersRecord, WebhookRecord } from './webhook-entity.ts';
+import {
+  addMinutes,
+  countAt,
+  decodeMinutes,
+  DeliveryLogCounts,
+  encodeMinutes,
+  logMarkers,
+  splitBeforeHour,
+  type LogMove,
+  type MinuteCounts,
+} from './delivery-log-counts.ts';
+import type {
+  AttemptRecord,
+  AttemptTallyRecord,
+  DeliveryRecord,
+  WebhookCountersRecord,
+  WebhookRecord,
+} from './webhook-entity.ts';
 
 /** Tallies a fold reads at a time. */
 const FOLD_BATCH = 2000;
@@ -89,7 +105,11 @@ export class CountersRepository {
     return [
       {
         read: (limit) => this.attempts.find<Counted>({ counted: false }, { projection }).limit(limit).toArray(),
-        done: async (batch) => void (await this.attempts.updateMany({ counted: false, _id: { $in: batch.map((a) => a._id) } }, { $set: { counted: true } })),
+        done: async (batch) =>
+          void (await this.attempts.updateMany(
+            { counted: false, _id: { $in: batch.map((a) => a._id) } },
+            { $set: { counted: true } },
+          )),
       },
       {
         read: (limit) => this.tallies.find({}, { projection }).limit(limit).toArray(),
@@ -116,7 +136,9 @@ export class CountersRepository {
     if (!lock) return false;
     try {
       const upto = bucketOf(cutoff, HOUR_MS) + 1;
-      for (const c of await this.counters.find({}, { projection: { log_minutes: 1, log_rev: 1 }, ...SWEEP }).toArray()) {
+      for (const c of await this.counters
+        .find({}, { projection: { log_minutes: 1, log_rev: 1 }, ...SWEEP })
+        .toArray()) {
         const { before, rest } = splitBeforeHour(decodeMinutes(c.log_minutes), upto);
         if (before.size === 0) continue;
         const rev = c.log_rev ?? 0;
@@ -165,7 +187,9 @@ export class CountersRepository {
 
   private async addBatch(batch: Counted[]): Promise<number> {
     const byWebhook = Map.groupBy(batch, (a) => a.webhook_id);
-    const stored = new Map((await this.counters.find({ _id: { $in: [...byWebhook.keys()] } }).toArray()).map((c) => [c._id, c]));
+    const stored = new Map(
+      (await this.counters.find({ _id: { $in: [...byWebhook.keys()] } }).toArray()).map((c) => [c._id, c]),
+    );
     const plans: Planned[] = [];
     for (const [webhookId, tallies] of byWebhook) {
       const plan = await this.plan(webhookId, tallies, stored.get(webhookId));
@@ -177,14 +201,17 @@ export class CountersRepository {
       if (insert) {
         await this.counters.insertOne(next);
         this.logBackfilled = false;
-      }
-      else await this.counters.updateOne({ _id: next._id }, { $set: next });
+      } else await this.counters.updateOne({ _id: next._id }, { $set: next });
     }
     return plans.reduce((n, p) => n + p.added, 0);
   }
 
   /** A webhook's counters with the tallies of the batch that its last fold did not add already; null when there are none. */
-  private async plan(webhookId: string, tallies: Counted[], stored: WebhookCountersRecord | undefined): Promise<Planned | null> {
+  private async plan(
+    webhookId: string,
+    tallies: Counted[],
+    stored: WebhookCountersRecord | undefined,
+  ): Promise<Planned | null> {
     let from = stored && { counters: countersOf(stored), teamId: stored.team_id, added: stored.last_counted };
     if (!from) {
       const webhook = await this.webhooks.findOne({ _id: webhookId });
@@ -238,12 +265,19 @@ export class CountersRepository {
     const owed = await this.counters.find({ log_ready: { $ne: true } }, { projection: { _id: 1 } }).toArray();
     this.logBackfilled = owed.length === 0;
     for (const c of owed) {
-      const unmarked = await deliveries.find({ webhook_id: c._id, log_minute: { $exists: false } }, { projection: { created_at: 1 }, ...SWEEP }).toArray();
+      const unmarked = await deliveries
+        .find({ webhook_id: c._id, log_minute: { $exists: false } }, { projection: { created_at: 1 }, ...SWEEP })
+        .toArray();
       for (const d of unmarked) {
         if (!hasTime()) return;
-        await deliveries.updateOne({ _id: d._id, log_minute: { $exists: false } }, { $set: { ...logMarkers(c._id, d.created_at), log_backfilled: true } });
+        await deliveries.updateOne(
+          { _id: d._id, log_minute: { $exists: false } },
+          { $set: { ...logMarkers(c._id, d.created_at), log_backfilled: true } },
+        );
       }
-      const backfilled = await deliveries.find({ webhook_id: c._id, log_backfilled: true }, { projection: { created_at: 1 }, ...SWEEP }).toArray();
+      const backfilled = await deliveries
+        .find({ webhook_id: c._id, log_backfilled: true }, { projection: { created_at: 1 }, ...SWEEP })
+        .toArray();
       const minutes: MinuteCounts = new Map();
       for (const d of backfilled) countAt(minutes, d.created_at);
       await this.log.move([{ id: `backfill:${c._id}`, webhookId: c._id, minutes }]);
@@ -260,14 +294,33 @@ export class CountersRepository {
    */
   private async base(webhook: WebhookRecord): Promise<{ counters: WebhookCounters; added: string[] }> {
     if (typeof webhook.total_deliveries === 'number' && typeof webhook.failed_deliveries === 'number') {
-      const counters = { ...NO_TESTS, total_deliveries: webhook.total_deliveries, failed_deliveries: webhook.failed_deliveries, last_triggered_at: webhook.last_triggered_at ?? null };
+      const counters = {
+        ...NO_TESTS,
+        total_deliveries: webhook.total_deliveries,
+        failed_deliveries: webhook.failed_deliveries,
+        last_triggered_at: webhook.last_triggered_at ?? null,
+      };
       return { counters, added: webhook.last_counted ?? [] };
     }
-    const waiting = new Set((await this.tallies.find({ webhook_id: webhook._id }, { projection: { _id: 1 } }).toArray()).map((t) => t._id));
-    const counted = (await this.attempts.find({ webhook_id: webhook._id, counted: { $ne: false } }, { projection: { ok: 1, at: 1 } }).toArray()).filter((a) => !waiting.has(a._id));
+    const waiting = new Set(
+      (await this.tallies.find({ webhook_id: webhook._id }, { projection: { _id: 1 } }).toArray()).map((t) => t._id),
+    );
+    const counted = (
+      await this.attempts
+        .find({ webhook_id: webhook._id, counted: { $ne: false } }, { projection: { ok: 1, at: 1 } })
+        .toArray()
+    ).filter((a) => !waiting.has(a._id));
     let last: Date | null = null;
     for (const a of counted) if (!last || a.at > last) last = a.at;
-    return { counters: { ...NO_TESTS, total_deliveries: counted.length, failed_deliveries: counted.filter((a) => !a.ok).length, last_triggered_at: last }, added: [] };
+    return {
+      counters: {
+        ...NO_TESTS,
+        total_deliveries: counted.length,
+        failed_deliveries: counted.filter((a) => !a.ok).length,
+        last_triggered_at: last,
+      },
+      added: [],
+    };
   }
 }
 

@@ -15,7 +15,15 @@ import { DAY_MS } from '@lpm/shared/time';
 import { AttemptClaimsRepository, dropClaimsOf } from './attempt-claims-repository.ts';
 import { AttemptsRepository, dropAttemptsOf, dropTalliesOf } from './attempts-repository.ts';
 import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
-import { DELIVERIES, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type FirstAttempt, type WebhookCountersRecord, type WebhookRecoveryRecord } from './webhook-entity.ts';
+import {
+  DELIVERIES,
+  type AttemptRecord,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  type FirstAttempt,
+  type WebhookCountersRecord,
+  type WebhookRecoveryRecord,
+} from './webhook-entity.ts';
 
 /** What a page of the log may be narrowed to. */
 export interface LogMatch {
@@ -38,7 +46,9 @@ const RANGE_LIMIT = 500;
 
 /** The markers that go with a delivery's updated_at and next_attempt_at (@lpm/shared/store/markers). */
 const updatedDay = (updatedAt: Date) => ({ updated_day: bucketOf(updatedAt, DAY_MS) });
-const dueMinute = (nextAttemptAt: Date | null) => ({ due_minute: nextAttemptAt && bucketOf(nextAttemptAt, DUE_BUCKET_MS) });
+const dueMinute = (nextAttemptAt: Date | null) => ({
+  due_minute: nextAttemptAt && bucketOf(nextAttemptAt, DUE_BUCKET_MS),
+});
 
 /** What retention, the rescue and the claims sweep remove or visit. */
 export interface Purged {
@@ -54,7 +64,9 @@ export interface Purged {
  */
 export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Purged> {
   const deliveries = db.collection<DeliveryRecord>(DELIVERIES);
-  const ids = (await deliveries.find({ webhook_id: webhookId }, { projection: { _id: 1 }, ...SWEEP }).toArray()).map((d) => d._id);
+  const ids = (await deliveries.find({ webhook_id: webhookId }, { projection: { _id: 1 }, ...SWEEP }).toArray()).map(
+    (d) => d._id,
+  );
   await dropClaimsOf(db, ids);
   const attempts = await dropAttemptsOf(db, webhookId);
   const dropped = await deliveries.deleteMany({ webhook_id: webhookId }, SWEEP);
@@ -96,7 +108,12 @@ export class DeliveriesRepository {
 
   /** Stores the delivery, unless one is stored for its webhook and event already ('duplicate'). */
   insert(delivery: DeliveryRecord): Promise<InsertOutcome> {
-    const marked = { ...delivery, ...updatedDay(delivery.updated_at), ...dueMinute(delivery.next_attempt_at), ...logMarkers(delivery.webhook_id, delivery.created_at) };
+    const marked = {
+      ...delivery,
+      ...updatedDay(delivery.updated_at),
+      ...dueMinute(delivery.next_attempt_at),
+      ...logMarkers(delivery.webhook_id, delivery.created_at),
+    };
     return this.deliveryInserts.insert(marked);
   }
 
@@ -111,7 +128,8 @@ export class DeliveriesRepository {
     // A delivery stored here gets the log's markers (insert), so its first attempt counts it in the log.
     await this.attempts.countAttempt(first, delivery.created_at);
     const outcome = await this.insert({ ...delivery, first_attempt: keptInside(first) });
-    if (outcome === 'duplicate' && !(await this.get(delivery._id))?.first_attempt) await this.attempts.storeAttempt(first);
+    if (outcome === 'duplicate' && !(await this.get(delivery._id))?.first_attempt)
+      await this.attempts.storeAttempt(first);
     return outcome;
   }
 
@@ -131,7 +149,12 @@ export class DeliveriesRepository {
    * the markers).
    */
   /** A page of the log; `match` narrows it to the deliveries with those values (read by a find, not the minute counts). */
-  async page(teamId: string, webhookId: string, q: ListQuery, match: LogMatch = {}): Promise<{ records: DeliveryRecord[]; total: number }> {
+  async page(
+    teamId: string,
+    webhookId: string,
+    q: ListQuery,
+    match: LogMatch = {},
+  ): Promise<{ records: DeliveryRecord[]; total: number }> {
     const window = pageWindow(q);
     const { direction } = parseSort(q.sort, '-created_at');
     const narrowed = Object.keys(match).length > 0;
@@ -144,24 +167,56 @@ export class DeliveriesRepository {
     }
     const filter = { ...match, webhook_id: webhookId, team_id: teamId };
     const [records, total] = await Promise.all([
-      this.deliveries.find<DeliveryRecord>(filter, { projection: { body: 0 } }).sort({ created_at: direction, _id: direction }).skip(window.skip).limit(window.limit).toArray(),
+      this.deliveries
+        .find<DeliveryRecord>(filter, { projection: { body: 0 } })
+        .sort({ created_at: direction, _id: direction })
+        .skip(window.skip)
+        .limit(window.limit)
+        .toArray(),
       this.deliveries.countDocuments(filter),
     ]);
     return { records, total };
   }
 
   /** The page's records, minute after minute (bucket-pages.ts); a count behind its minute (a first attempt not folded yet) only moves the page's edge. */
-  private byMinutes(teamId: string, webhookId: string, minutes: MinuteCounts, direction: 1 | -1, window: { skip: number; limit: number }): Promise<DeliveryRecord[]> {
+  private byMinutes(
+    teamId: string,
+    webhookId: string,
+    minutes: MinuteCounts,
+    direction: 1 | -1,
+    window: { skip: number; limit: number },
+  ): Promise<DeliveryRecord[]> {
     const ordered = [...minutes].filter(([, n]) => n > 0).sort(([a], [b]) => (a - b) * direction);
-    return readBucketPage(ordered, ([, n]) => n, window, ([minute], skip, limit) =>
-      this.deliveries.find<DeliveryRecord>({ log_minute: minuteMarker(webhookId, minute), ...ownedBy('team_id', teamId) }, { projection: { body: 0 }, sort: { created_at: direction, _id: direction }, skip, limit }).toArray(),
+    return readBucketPage(
+      ordered,
+      ([, n]) => n,
+      window,
+      ([minute], skip, limit) =>
+        this.deliveries
+          .find<DeliveryRecord>(
+            { log_minute: minuteMarker(webhookId, minute), ...ownedBy('team_id', teamId) },
+            { projection: { body: 0 }, sort: { created_at: direction, _id: direction }, skip, limit },
+          )
+          .toArray(),
     );
   }
 
   /** Makes a delivery pending its next attempt now; `recoveryId`: the recovery re-queueing it. */
   async markPending(id: string, now: Date, recoveryId?: string): Promise<void> {
     const recovered = recoveryId ? { recovery_id: recoveryId } : {};
-    await this.deliveries.updateOne({ _id: id }, { $set: { status: 'pending', next_attempt_at: now, updated_at: now, ...updatedDay(now), ...dueMinute(now), ...recovered } });
+    await this.deliveries.updateOne(
+      { _id: id },
+      {
+        $set: {
+          status: 'pending',
+          next_attempt_at: now,
+          updated_at: now,
+          ...updatedDay(now),
+          ...dueMinute(now),
+          ...recovered,
+        },
+      },
+    );
   }
 
   /** Keeps a delivery skipped at once (its webhook inactive), counted in the log by a tally of its skip. */
@@ -176,11 +231,24 @@ export class DeliveriesRepository {
     if (d.attempts_count === 0 && countsInLog(d)) {
       await this.attempts.countSkip(d, now);
     }
-    await this.deliveries.updateOne({ _id: d._id, status: 'pending' }, { $set: { status: 'skipped', next_attempt_at: null, updated_at: now, ...updatedDay(now), ...dueMinute(null) } });
+    await this.deliveries.updateOne(
+      { _id: d._id, status: 'pending' },
+      { $set: { status: 'skipped', next_attempt_at: null, updated_at: now, ...updatedDay(now), ...dueMinute(null) } },
+    );
   }
 
   async recordOutcome(id: string, o: Outcome): Promise<void> {
-    await this.deliveries.updateOne({ _id: id }, { $set: { ...o, updated_at: o.last_attempt_at, ...updatedDay(o.last_attempt_at), ...dueMinute(o.next_attempt_at) } });
+    await this.deliveries.updateOne(
+      { _id: id },
+      {
+        $set: {
+          ...o,
+          updated_at: o.last_attempt_at,
+          ...updatedDay(o.last_attempt_at),
+          ...dueMinute(o.next_attempt_at),
+        },
+      },
+    );
   }
 
   /**
@@ -195,15 +263,27 @@ export class DeliveriesRepository {
     };
     const withoutBody = { projection: { body: 0 } };
     return sweepBuckets(this.db, 'sweep:deliveries:due_minute', bucketOf(before, DUE_BUCKET_MS), {
-      bucket: async (minute) => each(await this.deliveries.find<DeliveryRecord>({ due_minute: minute, status: 'pending' }, withoutBody).toArray()),
-      range: async () => each(await this.deliveries.find<DeliveryRecord>({ status: 'pending', next_attempt_at: { $lt: before } }, withoutBody).limit(RANGE_LIMIT).toArray()),
+      bucket: async (minute) =>
+        each(
+          await this.deliveries.find<DeliveryRecord>({ due_minute: minute, status: 'pending' }, withoutBody).toArray(),
+        ),
+      range: async () =>
+        each(
+          await this.deliveries
+            .find<DeliveryRecord>({ status: 'pending', next_attempt_at: { $lt: before } }, withoutBody)
+            .limit(RANGE_LIMIT)
+            .toArray(),
+        ),
       rangeLimit: RANGE_LIMIT,
     });
   }
 
   /** Moves a stuck delivery's next attempt to `now`, unless an attempt was recorded meanwhile. */
   async requeued(d: DeliveryRecord, now: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: d._id, attempts_count: d.attempts_count }, { $set: { next_attempt_at: now, ...dueMinute(now) } });
+    await this.deliveries.updateOne(
+      { _id: d._id, attempts_count: d.attempts_count },
+      { $set: { next_attempt_at: now, ...dueMinute(now) } },
+    );
   }
 
   /**
@@ -214,7 +294,13 @@ export class DeliveriesRepository {
    */
   async purgeOlderThan(cutoff: Date): Promise<Purged & { ranged: boolean }> {
     const attempts = await this.attempts.purgeOlderThan(cutoff);
-    const deliveries = await purgeByMarker(this.db, { collection: DELIVERIES, timeField: 'updated_at', markerField: 'updated_day', bucketMs: DAY_MS, before: cutoff });
+    const deliveries = await purgeByMarker(this.db, {
+      collection: DELIVERIES,
+      timeField: 'updated_at',
+      markerField: 'updated_day',
+      bucketMs: DAY_MS,
+      before: cutoff,
+    });
     return { deliveries: deliveries.deleted, attempts: attempts.deleted, ranged: deliveries.ranged || attempts.ranged };
   }
 
@@ -227,14 +313,24 @@ export class DeliveriesRepository {
    */
   async purgeOrphans(existing: string[], listedBefore: Date): Promise<Purged> {
     const attempts = await this.attempts.purgeOrphans(existing, listedBefore);
-    const deliveries = await this.deliveries.deleteMany({ webhook_id: { $nin: existing }, created_at: { $lt: listedBefore } }, SWEEP);
+    const deliveries = await this.deliveries.deleteMany(
+      { webhook_id: { $nin: existing }, created_at: { $lt: listedBefore } },
+      SWEEP,
+    );
     return { deliveries: deliveries.deletedCount, attempts };
   }
 }
 
 /** What a delivery keeps of its first attempt. */
 function keptInside(a: AttemptRecord): FirstAttempt {
-  return { at: a.at, ok: a.ok, status_code: a.status_code, latency_ms: a.latency_ms, error_class: a.error_class, response_body: a.response_body };
+  return {
+    at: a.at,
+    ok: a.ok,
+    status_code: a.status_code,
+    latency_ms: a.latency_ms,
+    error_class: a.error_class,
+    response_body: a.response_body,
+  };
 }
 
 /**

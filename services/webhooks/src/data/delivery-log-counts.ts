@@ -30,7 +30,10 @@ export const hourOfMinute = (minute: number): number => Math.floor((minute * LOG
 
 /** The markers a delivery is stored with. */
 export function logMarkers(webhookId: string, createdAt: Date): { log_minute: string; log_hour: string } {
-  return { log_minute: `${webhookId}:${minuteOf(createdAt)}`, log_hour: `${webhookId}:${bucketOf(createdAt, HOUR_MS)}` };
+  return {
+    log_minute: `${webhookId}:${minuteOf(createdAt)}`,
+    log_hour: `${webhookId}:${bucketOf(createdAt, HOUR_MS)}`,
+  };
 }
 
 export const minuteMarker = (webhookId: string, minute: number): string => `${webhookId}:${minute}`;
@@ -86,10 +89,13 @@ export class DeliveryLogCounts {
    * (or no fold counted any of its deliveries).
    */
   async minutesOf(webhookId: string): Promise<MinuteCounts | null> {
-    const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { log_minutes: 1, log_ready: 1 } });
+    const counters = await this.db
+      .collection<WebhookCountersRecord>('webhook_counters')
+      .findOne({ _id: webhookId }, { projection: { log_minutes: 1, log_ready: 1 } });
     if (!counters?.log_ready) return null;
     const minutes = decodeMinutes(counters.log_minutes);
-    for (const h of await this.hours.find({ webhook_id: webhookId }).toArray()) addMinutes(minutes, decodeMinutes(h.minutes));
+    for (const h of await this.hours.find({ webhook_id: webhookId }).toArray())
+      addMinutes(minutes, decodeMinutes(h.minutes));
     return minutes;
   }
 
@@ -100,7 +106,12 @@ export class DeliveryLogCounts {
       for (const [minute, n] of move.minutes) {
         const hour = hourOfMinute(minute);
         const key = `${hourMarker(move.webhookId, hour)}|${move.id}`;
-        const part = parts.get(key) ?? { webhookId: move.webhookId, hour, id: move.id, minutes: new Map<number, number>() };
+        const part = parts.get(key) ?? {
+          webhookId: move.webhookId,
+          hour,
+          id: move.id,
+          minutes: new Map<number, number>(),
+        };
         part.minutes.set(minute, n);
         parts.set(key, part);
       }
@@ -131,27 +142,37 @@ export class DeliveryLogCounts {
    * (a webhook deleted midway, dropWebhookHistory) no page reads its hours.
    */
   async recount(webhookId: string, hours: Iterable<number>): Promise<void> {
-    const counters = await this.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: webhookId }, { projection: { team_id: 1 } });
+    const counters = await this.db
+      .collection<WebhookCountersRecord>('webhook_counters')
+      .findOne({ _id: webhookId }, { projection: { team_id: 1 } });
     if (!counters) return;
     const owned = { ...ownedBy('webhook_id', webhookId), ...ownedBy('team_id', counters.team_id) };
     const deliveries = this.db.collection('deliveries');
     for (const hour of hours) {
       const _id = hourMarker(webhookId, hour);
-      const rows = await deliveries.find({ log_hour: _id, ...owned }, { projection: { _id: 0, created_at: 1 }, ...SWEEP }).toArray();
+      const rows = await deliveries
+        .find({ log_hour: _id, ...owned }, { projection: { _id: 0, created_at: 1 }, ...SWEEP })
+        .toArray();
       if (rows.length === 0) {
         await this.hours.deleteOne({ _id });
         continue;
       }
       const minutes: MinuteCounts = new Map();
       for (const r of rows) countAt(minutes, r.created_at as Date);
-      await this.hours.updateOne({ _id }, { $set: { webhook_id: webhookId, hour, minutes: encodeMinutes(minutes), merged: [] } }, { upsert: true });
+      await this.hours.updateOne(
+        { _id },
+        { $set: { webhook_id: webhookId, hour, minutes: encodeMinutes(minutes), merged: [] } },
+        { upsert: true },
+      );
     }
   }
 
   /** The hour documents of hours before `hour`, by webhook (retention's recount). */
   async hoursBefore(hour: number): Promise<Map<string, number[]>> {
     const byWebhook = new Map<string, number[]>();
-    for (const h of await this.hours.find({ hour: { $lt: hour } }, { projection: { webhook_id: 1, hour: 1 }, ...SWEEP }).toArray()) {
+    for (const h of await this.hours
+      .find({ hour: { $lt: hour } }, { projection: { webhook_id: 1, hour: 1 }, ...SWEEP })
+      .toArray()) {
       byWebhook.set(h.webhook_id, [...(byWebhook.get(h.webhook_id) ?? []), h.hour]);
     }
     return byWebhook;

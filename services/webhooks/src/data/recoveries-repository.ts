@@ -53,7 +53,9 @@ export class RecoveriesRepository {
   }
 
   async runningOf(webhookId: string): Promise<boolean> {
-    return (await this.recoveries.findOne({ webhook_id: webhookId, status: 'running' }, { projection: { _id: 1 } })) !== null;
+    return (
+      (await this.recoveries.findOne({ webhook_id: webhookId, status: 'running' }, { projection: { _id: 1 } })) !== null
+    );
   }
 
   running(limit: number): Promise<WebhookRecoveryRecord[]> {
@@ -61,12 +63,18 @@ export class RecoveriesRepository {
   }
 
   async progress(id: string, queued: number, cursor: RecoveryCursor): Promise<void> {
-    await this.recoveries.updateOne({ _id: id }, { $set: { queued, cursor_at: cursor.at, cursor_id: cursor.id, updated_at: new Date() } });
+    await this.recoveries.updateOne(
+      { _id: id },
+      { $set: { queued, cursor_at: cursor.at, cursor_id: cursor.id, updated_at: new Date() } },
+    );
   }
 
   async finish(id: string, queued: number): Promise<void> {
     const now = new Date();
-    await this.recoveries.updateOne({ _id: id }, { $set: { status: 'completed', queued, updated_at: now, finished_at: now } });
+    await this.recoveries.updateOne(
+      { _id: id },
+      { $set: { status: 'completed', queued, updated_at: now, finished_at: now } },
+    );
   }
 
   /** How many deliveries a recovery of this window would re-queue, up to `limit`. */
@@ -80,8 +88,16 @@ export class RecoveriesRepository {
   }
 
   /** The next `limit` deliveries to re-queue after `after`, oldest first, without their bodies. */
-  nextRecoverable(webhookId: string, since: Date, until: Date, after: RecoveryCursor | null, limit: number): Promise<DeliveryRecord[]> {
-    const past: Filter<DeliveryRecord> = after ? { $or: [{ created_at: { $gt: after.at } }, { created_at: after.at, _id: { $gt: after.id } }] } : {};
+  nextRecoverable(
+    webhookId: string,
+    since: Date,
+    until: Date,
+    after: RecoveryCursor | null,
+    limit: number,
+  ): Promise<DeliveryRecord[]> {
+    const past: Filter<DeliveryRecord> = after
+      ? { $or: [{ created_at: { $gt: after.at } }, { created_at: after.at, _id: { $gt: after.id } }] }
+      : {};
     return this.deliveries
       .find<DeliveryRecord>({ ...recoverable(webhookId, since, until), ...past }, { projection: { body: 0 } })
       .sort({ created_at: 1, _id: 1 })
@@ -92,7 +108,12 @@ export class RecoveriesRepository {
 
 /** Deliveries that failed for good or were skipped while the webhook was inactive (test sends aside), made in [since, until). */
 function recoverable(webhookId: string, since: Date, until: Date): Filter<DeliveryRecord> {
-  return { webhook_id: webhookId, status: { $in: RECOVERABLE }, created_at: { $gte: since, $lt: until }, test: { $ne: true } };
+  return {
+    webhook_id: webhookId,
+    status: { $in: RECOVERABLE },
+    created_at: { $gte: since, $lt: until },
+    test: { $ne: true },
+  };
 }
 
 const RECOVERABLE: DeliveryStatus[] = ['failed', 'skipped'];

@@ -20,7 +20,11 @@ export class TeamVersions {
     this.log = log;
     // Also keeps ioredis from printing each failed reconnection.
     redis.on('error', (err: Error) => {
-      if (!this.away) this.log.warn({ err }, 'Redis unreachable: subscribed webhooks are read from the store at every event until it is back');
+      if (!this.away)
+        this.log.warn(
+          { err },
+          'Redis unreachable: subscribed webhooks are read from the store at every event until it is back',
+        );
       this.away = true;
     });
     redis.on('ready', () => {
@@ -43,7 +47,10 @@ export class TeamVersions {
     try {
       await this.redis.set(this.prefix + teamId, randomUUID());
     } catch (err) {
-      this.log.warn({ err, team_id: teamId }, "webhook change not announced in Redis: other replicas read the team's webhooks anew within the copy's age limit");
+      this.log.warn(
+        { err, team_id: teamId },
+        "webhook change not announced in Redis: other replicas read the team's webhooks anew within the copy's age limit",
+      );
     }
   }
 }

@@ -56,7 +56,14 @@ type Later<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
 
 export type WebhookRecord = Later<
   InferEntity<typeof WebhookEntity>,
-  'total_deliveries' | 'failed_deliveries' | 'last_triggered_at' | 'last_counted' | 'secret_rotated_at' | 'previous_secrets' | 'deactivated_reason' | 'rate_limit'
+  | 'total_deliveries'
+  | 'failed_deliveries'
+  | 'last_triggered_at'
+  | 'last_counted'
+  | 'secret_rotated_at'
+  | 'previous_secrets'
+  | 'deactivated_reason'
+  | 'rate_limit'
 >;
 
 /** A webhook's counters over its delivery attempts, written only by the fold (CountersRepository). */
@@ -164,7 +171,10 @@ export type DeliveryRecord = Later<
 >;
 
 /** An attempt kept inside its delivery: what its record holds beyond the ids its delivery gives. */
-export type FirstAttempt = Omit<AttemptRecord, '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day' | 'test' | 'retry_after_ms'>;
+export type FirstAttempt = Omit<
+  AttemptRecord,
+  '_id' | 'team_id' | 'webhook_id' | 'delivery_id' | 'attempt' | 'counted' | 'day' | 'test' | 'retry_after_ms'
+>;
 
 /** The collection of attempts (data/attempts-repository.ts). */
 export const ATTEMPTS = 'attempts';
@@ -304,7 +314,17 @@ export const WebhookTombstoneEntity = defineEntity({
 
 export type WebhookTombstoneRecord = InferEntity<typeof WebhookTombstoneEntity>;
 
-export const WEBHOOK_ENTITIES = [WebhookEntity, WebhookCountersEntity, DeliveryLogHourEntity, DeliveryEntity, AttemptEntity, AttemptTallyEntity, AttemptClaimEntity, WebhookTombstoneEntity, WebhookRecoveryEntity];
+export const WEBHOOK_ENTITIES = [
+  WebhookEntity,
+  WebhookCountersEntity,
+  DeliveryLogHourEntity,
+  DeliveryEntity,
+  AttemptEntity,
+  AttemptTallyEntity,
+  AttemptClaimEntity,
+  WebhookTombstoneEntity,
+  WebhookRecoveryEntity,
+];
 
 /** Replaced by `counted_1_webhook_id_1`, which also serves the counting sweep's `{ counted: false }` (and gets a GIN index on the local store). */
 export const RETIRED_WEBHOOK_INDEXES: RetiredIndex[] = [{ collection: ATTEMPTS, name: 'webhook_id_1_counted_1' }];

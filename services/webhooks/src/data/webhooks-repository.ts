@@ -19,7 +19,12 @@ import { withDocumentLock } from '@lpm/shared/store/lock';
 import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../contract/webhook-errors.ts';
 import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
 import type { TeamVersions } from './team-versions.ts';
-import type { DeactivationReason, WebhookCountersRecord, WebhookRecord, WebhookTombstoneRecord } from './webhook-entity.ts';
+import type {
+  DeactivationReason,
+  WebhookCountersRecord,
+  WebhookRecord,
+  WebhookTombstoneRecord,
+} from './webhook-entity.ts';
 
 /** How long a copy of a team's webhooks is used at most, whatever its version says. */
 const COPY_MAX_AGE_MS = 10_000;
@@ -74,7 +79,12 @@ export class WebhooksRepository {
   }
 
   async urlTaken(teamId: string, urlKey: string, exceptId: string): Promise<boolean> {
-    return (await this.webhooks.findOne({ team_id: teamId, url_key: urlKey, _id: { $ne: exceptId } }, { projection: { _id: 1 } })) !== null;
+    return (
+      (await this.webhooks.findOne(
+        { team_id: teamId, url_key: urlKey, _id: { $ne: exceptId } },
+        { projection: { _id: 1 } },
+      )) !== null
+    );
   }
 
   count(teamId: string): Promise<number> {
@@ -91,7 +101,15 @@ export class WebhooksRepository {
         throw isDuplicateKey(e) ? urlAlreadyRegistered() : e;
       }
       // A new webhook has no delivery stored before the log's markers: its log is counted from the start.
-      const counters = { total_deliveries: 0, failed_deliveries: 0, last_triggered_at: null, last_counted: [], log_minutes: '[]', log_rev: 0, log_ready: true };
+      const counters = {
+        total_deliveries: 0,
+        failed_deliveries: 0,
+        last_triggered_at: null,
+        last_counted: [],
+        log_minutes: '[]',
+        log_rev: 0,
+        log_ready: true,
+      };
       await this.counters.insertOne({ _id: record._id, team_id: record.team_id, ...counters });
     });
     await this.changed(record.team_id);
@@ -202,7 +220,10 @@ export class WebhooksRepository {
   }
 
   /** Makes the webhook inactive and owing an alert, unless it was re-activated or deactivated meanwhile; true when this call did it. */
-  async deactivate(webhook: Pick<WebhookRecord, '_id' | 'team_id' | 'active_since'>, reason: DeactivationReason): Promise<boolean> {
+  async deactivate(
+    webhook: Pick<WebhookRecord, '_id' | 'team_id' | 'active_since'>,
+    reason: DeactivationReason,
+  ): Promise<boolean> {
     const done = await withDocumentLock(this.db, 'webhooks', webhook._id, async () => {
       const res = await this.webhooks.updateOne(
         { _id: webhook._id, active: true, active_since: webhook.active_since },
@@ -223,6 +244,11 @@ export class WebhooksRepository {
   }
 
   async owingAlerts(limit: number): Promise<string[]> {
-    return (await this.webhooks.find({ alert_pending: true }, { projection: { _id: 1 } }).limit(limit).toArray()).map((r) => r._id);
+    return (
+      await this.webhooks
+        .find({ alert_pending: true }, { projection: { _id: 1 } })
+        .limit(limit)
+        .toArray()
+    ).map((r) => r._id);
   }
 }

@@ -23,7 +23,9 @@ export interface DeactivationOptions {
 }
 
 const whyDeactivated = (w: WebhookRecord) =>
-  w.deactivated_reason === 'gone' ? 'answered 410 Gone' : `failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row`;
+  w.deactivated_reason === 'gone'
+    ? 'answered 410 Gone'
+    : `failed ${CONSECUTIVE_FAILURES_LIMIT} delivery attempts in a row`;
 
 export class Deactivation {
   private readonly opts: DeactivationOptions;
@@ -37,7 +39,11 @@ export class Deactivation {
    * call made it so (its caller then sends the alert, once its own writes are done).
    */
   async afterFailure(webhook: WebhookRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
-    const failures = await this.opts.deliveries.attempts.failuresInARow(webhook._id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
+    const failures = await this.opts.deliveries.attempts.failuresInARow(
+      webhook._id,
+      webhook.active_since,
+      CONSECUTIVE_FAILURES_LIMIT,
+    );
     if (failures < CONSECUTIVE_FAILURES_LIMIT) return { inactive: false, deactivatedNow: false };
     return this.deactivate(webhook, 'failures');
   }
@@ -47,11 +53,15 @@ export class Deactivation {
     return this.deactivate(webhook, 'gone');
   }
 
-  private async deactivate(webhook: WebhookRecord, reason: DeactivationReason): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
+  private async deactivate(
+    webhook: WebhookRecord,
+    reason: DeactivationReason,
+  ): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
     const deactivatedNow = await this.opts.webhooks.deactivate(webhook, reason);
     if (deactivatedNow) {
       endpointsDisabled.inc();
-      const why = reason === 'gone' ? 'webhook deactivated after 410 Gone' : 'webhook deactivated after consecutive failures';
+      const why =
+        reason === 'gone' ? 'webhook deactivated after 410 Gone' : 'webhook deactivated after consecutive failures';
       this.opts.logger.info({ webhook_id: webhook._id, team_id: webhook.team_id, url: shownUrl(webhook.url) }, why);
     }
     return { inactive: true, deactivatedNow };

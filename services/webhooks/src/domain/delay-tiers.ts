@@ -21,7 +21,19 @@ const SIGNALLING = new Set([429, 503]);
  * The delay before the next attempt: the schedule's, or no sooner than the receiver's
  * Retry-After on a 429 or 503, capped at the schedule's longest delay.
  */
-export function nextDelay(scheduled: number, schedule: readonly number[], statusCode: number | null, retryAfterMs: number | null | undefined): number {
-  if (statusCode === null || !SIGNALLING.has(statusCode) || retryAfterMs === null || retryAfterMs === undefined || retryAfterMs <= scheduled) return scheduled;
+export function nextDelay(
+  scheduled: number,
+  schedule: readonly number[],
+  statusCode: number | null,
+  retryAfterMs: number | null | undefined,
+): number {
+  if (
+    statusCode === null ||
+    !SIGNALLING.has(statusCode) ||
+    retryAfterMs === null ||
+    retryAfterMs === undefined ||
+    retryAfterMs <= scheduled
+  )
+    return scheduled;
   return Math.min(tierAtLeast(retryAfterMs), Math.max(scheduled, ...schedule));
 }

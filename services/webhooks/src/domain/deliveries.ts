@@ -110,14 +110,20 @@ export class Deliveries {
    */
   async fanOut(event: DomainEvent, fresh = false): Promise<void> {
     const webhooks = await this.opts.webhooks.subscribedAll(event.team_id, event.type, ALL_EVENTS);
-    const outcomes = await Promise.allSettled(webhooks.map((w) => (w.active ? this.deliverFirst(event, w, fresh) : this.keepSkipped(event, w))));
+    const outcomes = await Promise.allSettled(
+      webhooks.map((w) => (w.active ? this.deliverFirst(event, w, fresh) : this.keepSkipped(event, w))),
+    );
     const failed = outcomes.find((o) => o.status === 'rejected');
     if (failed) throw failed.reason;
   }
 
   /** An event for an inactive webhook: its delivery kept as skipped, so a recovery can send it later. */
   private keepSkipped(event: DomainEvent, webhook: WebhookRecord): Promise<void> {
-    return this.opts.deliveries.insertSkipped({ ...newDelivery(event, webhook._id, new Date()), status: 'skipped', next_attempt_at: null });
+    return this.opts.deliveries.insertSkipped({
+      ...newDelivery(event, webhook._id, new Date()),
+      status: 'skipped',
+      next_attempt_at: null,
+    });
   }
 
   private async deliverFirst(event: DomainEvent, webhook: WebhookRecord, fresh: boolean): Promise<void> {
@@ -149,7 +155,9 @@ export class Deliveries {
       const attempt = made.ok ? made : await this.opts.deliveries.attempts.recordAttempt(made, delivery.created_at);
       const next = await this.next(webhook, delivery, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
-      const inserted = made.ok ? await this.opts.deliveries.insertWithFirstAttempt(stored, made) : await this.opts.deliveries.insert(stored);
+      const inserted = made.ok
+        ? await this.opts.deliveries.insertWithFirstAttempt(stored, made)
+        : await this.opts.deliveries.insert(stored);
       // A duplicate: an earlier copy stored the delivery (pending, its queued job then finds this attempt made).
       if (inserted === 'duplicate') return;
       await this.followUp(delivery, webhook, job, next);
@@ -161,18 +169,30 @@ export class Deliveries {
   /** Stores a new delivery pending and queues its first attempt (a test send). */
   async sendNew(delivery: DeliveryRecord): Promise<void> {
     await this.opts.deliveries.insert(delivery);
-    await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: delivery.webhook_id, team_id: delivery.team_id, attempt: 1 });
+    await this.opts.queue.push({
+      delivery_id: delivery._id,
+      webhook_id: delivery.webhook_id,
+      team_id: delivery.team_id,
+      attempt: 1,
+    });
   }
 
   private async waitTurn(delivery: DeliveryRecord, turn: { job: AttemptJob; waitMs: number }): Promise<void> {
     const due = { ...delivery, next_attempt_at: new Date(Date.now() + turn.waitMs) };
-    if ((await this.opts.deliveries.insert(due)) === 'inserted') await this.opts.queue.push(turn.job, this.turns.queueDelay(turn.waitMs));
+    if ((await this.opts.deliveries.insert(due)) === 'inserted')
+      await this.opts.queue.push(turn.job, this.turns.queueDelay(turn.waitMs));
   }
 
   /** Queues one more attempt of a delivery now (the API's retry, or a recovery's, named by `recoveryId`). */
   async retryNow(delivery: DeliveryRecord, recoveryId?: string): Promise<void> {
     await this.opts.deliveries.markPending(delivery._id, new Date(), recoveryId);
-    await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: delivery.webhook_id, team_id: delivery.team_id, attempt: delivery.attempts_count + 1, manual: true });
+    await this.opts.queue.push({
+      delivery_id: delivery._id,
+      webhook_id: delivery.webhook_id,
+      team_id: delivery.team_id,
+      attempt: delivery.attempts_count + 1,
+      manual: true,
+    });
   }
 
   /**
@@ -184,7 +204,12 @@ export class Deliveries {
   requeueStuck(graceMs: number, now = new Date()): Promise<number> {
     return this.opts.deliveries.visitOverdue(new Date(now.getTime() - graceMs), async (d) => {
       await this.opts.deliveries.requeued(d, now);
-      await this.opts.queue.push({ delivery_id: d._id, webhook_id: d.webhook_id, team_id: d.team_id, attempt: d.attempts_count + 1 });
+      await this.opts.queue.push({
+        delivery_id: d._id,
+        webhook_id: d.webhook_id,
+        team_id: d.team_id,
+        attempt: d.attempts_count + 1,
+      });
     });
   }
 
@@ -201,7 +226,11 @@ export class Deliveries {
    * before its outcome is stored still repeats the POST (at least once).
    */
   async attempt(job: AttemptJob): Promise<void> {
-    if (job.not_before !== undefined && !(await this.turns.arrived(job, (j, delayMs) => this.opts.queue.push(j, delayMs)))) return;
+    if (
+      job.not_before !== undefined &&
+      !(await this.turns.arrived(job, (j, delayMs) => this.opts.queue.push(j, delayMs)))
+    )
+      return;
     // The slot comes first, before any store read, so a busy webhook's waiting jobs cost little.
     const release = await this.slots.slot(job.webhook_id);
     if (!release) return this.defer(job);
@@ -243,7 +272,9 @@ export class Deliveries {
       // Made and recorded by a copy that died before storing the delivery's outcome: finished from that record.
       if (made) release();
       const logged = job.attempt === 1 && !job.manual && countsInLog(delivery) ? delivery.created_at : null;
-      const attempt = made ?? (await this.opts.deliveries.attempts.recordAttempt(await this.post(job, delivery, webhook, release), logged));
+      const attempt =
+        made ??
+        (await this.opts.deliveries.attempts.recordAttempt(await this.post(job, delivery, webhook, release), logged));
       const next = await this.next(webhook, delivery, job, attempt);
       await this.opts.deliveries.recordOutcome(delivery._id, next.outcome);
       await this.followUp(delivery, webhook, job, next);
@@ -256,7 +287,12 @@ export class Deliveries {
   }
 
   /** The signed POST of an attempt, its slot given back once the answer is in. */
-  private async post(job: AttemptJob, delivery: DeliveryRecord, webhook: WebhookRecord, release: () => void): Promise<AttemptRecord> {
+  private async post(
+    job: AttemptJob,
+    delivery: DeliveryRecord,
+    webhook: WebhookRecord,
+    release: () => void,
+  ): Promise<AttemptRecord> {
     const result = await this.slots.post(webhook._id, () => {
       const headers = signatureHeaders(this.keys.keysOf(webhook), delivery.event_id, delivery.body);
       return this.opts.sender.send(webhook.url, delivery.body, headers);
@@ -276,15 +312,26 @@ export class Deliveries {
       await this.opts.deliveries.skip(delivery);
       return null;
     }
-    return { delivery, webhook, made: await this.opts.deliveries.attempts.attemptById(attemptId(delivery._id, job.attempt)) };
+    return {
+      delivery,
+      webhook,
+      made: await this.opts.deliveries.attempts.attemptById(attemptId(delivery._id, job.attempt)),
+    };
   }
 
   /** What a recorded attempt makes of its delivery: done, failed for good, or pending its next attempt (and whether it deactivated the webhook). */
-  private async next(webhook: WebhookRecord, delivery: DeliveryRecord, job: AttemptJob, attempt: AttemptRecord): Promise<Next> {
+  private async next(
+    webhook: WebhookRecord,
+    delivery: DeliveryRecord,
+    job: AttemptJob,
+    attempt: AttemptRecord,
+  ): Promise<Next> {
     const scheduled = this.opts.retryDelaysMs[job.attempt - 1];
     const after = await this.afterAttempt(webhook, delivery, attempt);
     const owed = !attempt.ok && !job.manual && !delivery.test && scheduled !== undefined && !after.inactive;
-    const retryAfterMs = owed ? nextDelay(scheduled, this.opts.retryDelaysMs, attempt.status_code, attempt.retry_after_ms) : null;
+    const retryAfterMs = owed
+      ? nextDelay(scheduled, this.opts.retryDelaysMs, attempt.status_code, attempt.retry_after_ms)
+      : null;
     const outcome: Outcome = {
       status: attempt.ok ? 'succeeded' : retryAfterMs !== null ? 'pending' : 'failed',
       attempts_count: job.attempt,
@@ -299,7 +346,11 @@ export class Deliveries {
    * other failures count toward the failures in a row, except a test send's, which
    * says nothing of the webhook's health.
    */
-  private afterAttempt(webhook: WebhookRecord, delivery: DeliveryRecord, attempt: AttemptRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
+  private afterAttempt(
+    webhook: WebhookRecord,
+    delivery: DeliveryRecord,
+    attempt: AttemptRecord,
+  ): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
     if (attempt.ok) return Promise.resolve({ inactive: false, deactivatedNow: false });
     if (attempt.status_code === 410) return this.opts.deactivation.afterGone(webhook);
     if (delivery.test) return Promise.resolve({ inactive: false, deactivatedNow: false });
@@ -309,7 +360,10 @@ export class Deliveries {
   /** Once the outcome is stored: the next attempt queued, and the alert of a webhook this attempt deactivated. */
   private async followUp(delivery: DeliveryRecord, webhook: WebhookRecord, job: AttemptJob, next: Next): Promise<void> {
     if (next.retryAfterMs !== null) {
-      await this.opts.queue.push({ delivery_id: delivery._id, webhook_id: webhook._id, team_id: delivery.team_id, attempt: job.attempt + 1 }, next.retryAfterMs);
+      await this.opts.queue.push(
+        { delivery_id: delivery._id, webhook_id: webhook._id, team_id: delivery.team_id, attempt: job.attempt + 1 },
+        next.retryAfterMs,
+      );
     }
     if (next.deactivatedNow) await this.opts.deactivation.sendAlert(webhook._id);
   }

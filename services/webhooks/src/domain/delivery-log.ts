@@ -36,10 +36,22 @@ export class DeliveryLog {
   async list(who: Who, webhookId: string, q: DeliveriesQuery) {
     await this.webhooks.load(who.teamId, webhookId);
     const { status, event_type, event_id, ...list } = q;
-    const match: LogMatch = { ...(status ? { status } : {}), ...(event_type ? { event_type } : {}), ...(event_id ? { event_id } : {}) };
+    const match: LogMatch = {
+      ...(status ? { status } : {}),
+      ...(event_type ? { event_type } : {}),
+      ...(event_id ? { event_id } : {}),
+    };
     const { records, total } = await this.deliveries.page(who.teamId, webhookId, list, match);
     const attempts = await this.deliveries.attempts.attemptsOf(webhookId, records);
-    return { items: records.map((d) => shape(d, attempts.filter((a) => a.delivery_id === d._id))), total };
+    return {
+      items: records.map((d) =>
+        shape(
+          d,
+          attempts.filter((a) => a.delivery_id === d._id),
+        ),
+      ),
+      total,
+    };
   }
 
   async retry(who: Who, webhookId: string, deliveryId: string) {

@@ -39,7 +39,14 @@ export function newDelivery(event: DomainEvent, webhookId: string, now: Date): D
  */
 export function newTestDelivery(type: EventType, teamId: string, webhookId: string, now: Date): DeliveryRecord {
   const { data } = eventExample(type) as Pick<DomainEvent, 'data'>;
-  const event = { id: newId('evt'), type, api_version: 'v1' as const, created_at: now.toISOString(), team_id: teamId, data };
+  const event = {
+    id: newId('evt'),
+    type,
+    api_version: 'v1' as const,
+    created_at: now.toISOString(),
+    team_id: teamId,
+    data,
+  };
   const body = JSON.stringify({ ...JSON.parse(payloadBody(event, webhookId)), test: true });
   return { ...newDelivery({ ...event, actor_id: null }, webhookId, now), body, test: true };
 }

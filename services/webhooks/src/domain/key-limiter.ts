@@ -9,7 +9,12 @@ export class KeyLimiter {
    * A slot for `key` within `waitMs` (its release function, idempotent), or null: the
    * caller defers the work. Each time `waitMs` runs out, `keepWaiting` may grant another.
    */
-  async acquire(key: string, waitMs: number, limit: number, keepWaiting: () => boolean = () => false): Promise<(() => void) | null> {
+  async acquire(
+    key: string,
+    waitMs: number,
+    limit: number,
+    keepWaiting: () => boolean = () => false,
+  ): Promise<(() => void) | null> {
     const used = this.inFlight.get(key) ?? 0;
     if (used < limit) {
       this.inFlight.set(key, used + 1);

@@ -11,5 +11,13 @@ export interface PayloadEvent {
 }
 
 export function payloadBody(e: PayloadEvent, webhookId: string): string {
-  return JSON.stringify({ id: e.id, type: e.type, api_version: e.api_version, created_at: e.created_at, data: e.data, team_id: e.team_id, webhook_id: webhookId });
+  return JSON.stringify({
+    id: e.id,
+    type: e.type,
+    api_version: e.api_version,
+    created_at: e.created_at,
+    data: e.data,
+    team_id: e.team_id,
+    webhook_id: webhookId,
+  });
 }

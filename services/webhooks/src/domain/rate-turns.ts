@@ -35,7 +35,10 @@ export class RateTurns {
   }
 
   /** The job with its turn reserved, and how long until it (0: now); unchanged, and a second to wait, when Redis cannot tell. */
-  async reserve<J extends TurnJob>(job: J, webhook: Pick<WebhookRecord, '_id' | 'rate_limit'>): Promise<{ job: J; waitMs: number }> {
+  async reserve<J extends TurnJob>(
+    job: J,
+    webhook: Pick<WebhookRecord, '_id' | 'rate_limit'>,
+  ): Promise<{ job: J; waitMs: number }> {
     try {
       const waitMs = await this.reserver!.reserve(webhook._id, webhook.rate_limit!);
       return { job: { ...job, not_before: Date.now() + waitMs }, waitMs };

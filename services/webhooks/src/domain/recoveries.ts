@@ -62,7 +62,12 @@ export class Recoveries {
     try {
       // One that died is still running: the maintenance job resumes it.
       if (await this.deps.recoveries.runningOf(webhookId)) throw recoveryRunning();
-      const total = await this.deps.recoveries.countRecoverable(webhookId, since, until, this.deps.maxPerCall ?? MAX_RECOVERED);
+      const total = await this.deps.recoveries.countRecoverable(
+        webhookId,
+        since,
+        until,
+        this.deps.maxPerCall ?? MAX_RECOVERED,
+      );
       const status = total === 0 ? 'completed' : 'running';
       const record: WebhookRecoveryRecord = {
         _id: newId('rcv'),
@@ -127,7 +132,10 @@ export class Recoveries {
   private runInBackground(r: WebhookRecoveryRecord, lease: RecoveryLease, resumed: boolean): void {
     const run = this.run(r, lease, resumed)
       .catch((err: unknown) => {
-        this.deps.logger.error({ err, recovery_id: r._id, webhook_id: r.webhook_id }, 'webhook recovery stopped; resumed later');
+        this.deps.logger.error(
+          { err, recovery_id: r._id, webhook_id: r.webhook_id },
+          'webhook recovery stopped; resumed later',
+        );
       })
       .finally(() => {
         this.runs.delete(r._id);
@@ -142,7 +150,13 @@ export class Recoveries {
     let cursor: RecoveryCursor | null = r.cursor_at && r.cursor_id ? { at: r.cursor_at, id: r.cursor_id } : null;
     while (queued < r.total) {
       if (!(await lease.renew())) return;
-      const page = await this.deps.recoveries.nextRecoverable(r.webhook_id, r.since, r.until, cursor, Math.min(PAGE, r.total - queued));
+      const page = await this.deps.recoveries.nextRecoverable(
+        r.webhook_id,
+        r.since,
+        r.until,
+        cursor,
+        Math.min(PAGE, r.total - queued),
+      );
       if (page.length === 0) break;
       for (const d of page) await this.deps.requeue(d, r._id);
       queued += page.length;

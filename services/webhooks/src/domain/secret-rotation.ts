@@ -15,7 +15,12 @@ export function liveSecrets(previous: readonly PreviousSecret[] | null | undefin
 }
 
 /** The previous secrets once `currentSealed` is retired at `now` for `hours`: expired ones dropped, at most MAX_PREVIOUS_SECRETS kept. */
-export function retire(currentSealed: string, previous: readonly PreviousSecret[] | null | undefined, hours: number, now: Date): PreviousSecret[] {
+export function retire(
+  currentSealed: string,
+  previous: readonly PreviousSecret[] | null | undefined,
+  hours: number,
+  now: Date,
+): PreviousSecret[] {
   const retired = { sealed: currentSealed, expires_at: new Date(now.getTime() + hours * HOUR_MS) };
   return liveSecrets([retired, ...(previous ?? [])], now).slice(0, MAX_PREVIOUS_SECRETS);
 }

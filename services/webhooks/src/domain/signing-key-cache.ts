@@ -19,7 +19,10 @@ export class SigningKeyCache {
   }
 
   /** The current secret's keys first, then those of the previous secrets live at `now`. */
-  keysOf(webhook: Pick<WebhookRecord, 'secret_sealed' | 'previous_secrets'>, now = new Date()): [SigningKeys, ...SigningKeys[]] {
+  keysOf(
+    webhook: Pick<WebhookRecord, 'secret_sealed' | 'previous_secrets'>,
+    now = new Date(),
+  ): [SigningKeys, ...SigningKeys[]] {
     const current = this.of(webhook.secret_sealed);
     if (!webhook.previous_secrets?.length) return [current];
     return [current, ...liveSecrets(webhook.previous_secrets, now).map((s) => this.of(s.sealed))];

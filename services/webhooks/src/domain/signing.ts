@@ -21,7 +21,10 @@ export interface SigningKeys {
 }
 
 export function signingKeys(secret: string): SigningKeys {
-  const standard = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  const standard = Buffer.from(
+    secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret,
+    'base64',
+  );
   return { service: createSecretKey(Buffer.from(secret, 'utf8')), standard: createSecretKey(standard) };
 }
 
@@ -31,10 +34,16 @@ export function signingKeys(secret: string): SigningKeys {
  * webhook-signature then carries one `v1,<sig>` per secret, space separated, as the
  * Standard Webhooks specification has it; X-Service-Signature is the current secret's only.
  */
-export function signatureHeaders(keys: SigningKeys | readonly [SigningKeys, ...SigningKeys[]], eventId: string, body: string, now = new Date()): Record<string, string> {
+export function signatureHeaders(
+  keys: SigningKeys | readonly [SigningKeys, ...SigningKeys[]],
+  eventId: string,
+  body: string,
+  now = new Date(),
+): Record<string, string> {
   const all = 'service' in keys ? [keys] : keys;
   const timestamp = String(Math.floor(now.getTime() / 1000));
-  const standard = (k: SigningKeys) => `v1,${createHmac('sha256', k.standard).update(`${eventId}.${timestamp}.${body}`).digest('base64')}`;
+  const standard = (k: SigningKeys) =>
+    `v1,${createHmac('sha256', k.standard).update(`${eventId}.${timestamp}.${body}`).digest('base64')}`;
   return {
     'Content-Type': 'application/json',
     'X-Service-Signature': serviceSignature(all[0].service, timestamp, body),

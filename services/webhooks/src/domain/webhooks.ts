@@ -72,7 +72,12 @@ export class Webhooks {
   }
 
   /** A URL for this team: https to a public address and an allowed port (400), not yet registered (409), answering a signed ping (422). */
-  private async acceptUrl(who: Who, raw: string, webhookId: string, secret: string): Promise<{ url: string; url_key: string }> {
+  private async acceptUrl(
+    who: Who,
+    raw: string,
+    webhookId: string,
+    secret: string,
+  ): Promise<{ url: string; url_key: string }> {
     const { url } = await this.deps.guard.check(raw);
     if (await this.deps.webhooks.urlTaken(who.teamId, url.href, webhookId)) throw urlAlreadyRegistered();
     await this.ping(who, webhookId, url.href, secret);
@@ -80,13 +85,26 @@ export class Webhooks {
   }
 
   private async ping(who: Who, webhookId: string, url: string, secret: string): Promise<void> {
-    const event = { id: newId('evt'), type: 'ping', api_version: 'v1', created_at: new Date().toISOString(), data: { object: { webhook_id: webhookId }, previous_attributes: null }, team_id: who.teamId };
+    const event = {
+      id: newId('evt'),
+      type: 'ping',
+      api_version: 'v1',
+      created_at: new Date().toISOString(),
+      data: { object: { webhook_id: webhookId }, previous_attributes: null },
+      team_id: who.teamId,
+    };
     const body = payloadBody(event, webhookId);
     const result = await this.deps.sender.send(url, body, signatureHeaders(signingKeys(secret), event.id, body));
     if (!result.ok) {
       // Why, for the operator only (the 422 says no more than "not reachable").
       this.deps.logger.debug(
-        { team_id: who.teamId, webhook_id: webhookId, url: shownUrl(url), status_code: result.statusCode, error_class: result.errorClass },
+        {
+          team_id: who.teamId,
+          webhook_id: webhookId,
+          url: shownUrl(url),
+          status_code: result.statusCode,
+          error_class: result.errorClass,
+        },
         'webhook ping failed',
       );
       throw urlNotReachable();
@@ -117,12 +135,21 @@ export class Webhooks {
     };
     // The limit is checked again with the insert (the ping ran apart from it: it may take seconds).
     await this.deps.webhooks.insertWithin(record, MAX_WEBHOOKS_PER_TEAM);
-    const shown = { id, url, events, description: record.description, active: true, rate_limit: record.rate_limit ?? null, secret };
+    const shown = {
+      id,
+      url,
+      events,
+      description: record.description,
+      active: true,
+      rate_limit: record.rate_limit ?? null,
+      secret,
+    };
     return exact<WebhookCreated>()({ ...shown, created_at: iso(now), updated_at: iso(now) });
   }
 
   private async refuseOverLimit(teamId: string) {
-    if ((await this.deps.webhooks.count(teamId)) >= MAX_WEBHOOKS_PER_TEAM) throw webhookLimitReached(MAX_WEBHOOKS_PER_TEAM);
+    if ((await this.deps.webhooks.count(teamId)) >= MAX_WEBHOOKS_PER_TEAM)
+      throw webhookLimitReached(MAX_WEBHOOKS_PER_TEAM);
   }
 
   async list(who: Who): Promise<WebhookListItem[]> {
@@ -137,7 +164,9 @@ export class Webhooks {
   private async withStats(teamId: string, rows: WebhookRecord[]): Promise<WebhookListItem[]> {
     const counters = await this.deps.counters.ofTeam(teamId, rows);
     const now = new Date();
-    return rows.map((r) => exact<WebhookListItem>()({ ...this.shape(r), ...rotationOf(r, now), ...stats(counters.get(r._id)!) }));
+    return rows.map((r) =>
+      exact<WebhookListItem>()({ ...this.shape(r), ...rotationOf(r, now), ...stats(counters.get(r._id)!) }),
+    );
   }
 
   /**
@@ -156,7 +185,12 @@ export class Webhooks {
       expiresAt = previousExpiresAt({ previous_secrets: previous }, now);
       return { secret_sealed: sealed, previous_secrets: previous, secret_rotated_at: now, updated_at: now };
     });
-    return exact<WebhookSecretRotated>()({ id, secret, secret_rotated_at: iso(now), previous_secret_expires_at: iso(expiresAt) });
+    return exact<WebhookSecretRotated>()({
+      id,
+      secret,
+      secret_rotated_at: iso(now),
+      previous_secret_expires_at: iso(expiresAt),
+    });
   }
 
   async update(who: Who, id: string, body: UpdateWebhookBody) {
@@ -194,7 +228,16 @@ export class Webhooks {
 
   private shape(r: WebhookRecord) {
     const { url, events, description, active } = r;
-    return { id: r._id, url, events, description, active, rate_limit: r.rate_limit ?? null, created_at: iso(r.created_at), updated_at: iso(r.updated_at) };
+    return {
+      id: r._id,
+      url,
+      events,
+      description,
+      active,
+      rate_limit: r.rate_limit ?? null,
+      created_at: iso(r.created_at),
+      updated_at: iso(r.updated_at),
+    };
   }
 }
 

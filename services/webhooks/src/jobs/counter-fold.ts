@@ -7,7 +7,11 @@ import type { CountersRepository } from '../data/counters-repository.ts';
 
 export const COUNTER_FOLD_INTERVAL_MS = 1000;
 
-export function counterFoldTask(opts: { counters: CountersRepository; logger: Logger; intervalMs?: number }): BackgroundTask {
+export function counterFoldTask(opts: {
+  counters: CountersRepository;
+  logger: Logger;
+  intervalMs?: number;
+}): BackgroundTask {
   return periodicTask({
     name: 'webhook counter fold',
     intervalMs: opts.intervalMs ?? COUNTER_FOLD_INTERVAL_MS,

@@ -44,12 +44,15 @@ export async function purgeHistory(deps: RetentionDeps, now = new Date()): Promi
   const old = await deps.deliveries.purgeOlderThan(cutoff);
   // The delivery log's counts of the hours purged, under the counter fold's lock, which a fold holds for moments at a time.
   if (old.deliveries > 0 || old.ranged) {
-    for (let tries = 0; tries < LOG_RECOUNT_TRIES && !(await deps.counters.recountLogBefore(cutoff)); tries++) await sleep(LOG_RECOUNT_PAUSE_MS);
+    for (let tries = 0; tries < LOG_RECOUNT_TRIES && !(await deps.counters.recountLogBefore(cutoff)); tries++)
+      await sleep(LOG_RECOUNT_PAUSE_MS);
   }
   const deleted = await deps.webhooks.purgeDeleted(new Date(now.getTime() - TOMBSTONE_KEPT_MS));
   // Orphans from before tombstones existed: looked for (a read of every record) when retention deletes by range (its first run, or after a long stop).
   const listedBefore = new Date(Date.now() - CLOCK_MARGIN_MS);
-  const legacy = old.ranged ? await deps.deliveries.purgeOrphans(await deps.webhooks.allIds(), listedBefore) : { deliveries: 0, attempts: 0 };
+  const legacy = old.ranged
+    ? await deps.deliveries.purgeOrphans(await deps.webhooks.allIds(), listedBefore)
+    : { deliveries: 0, attempts: 0 };
   return {
     deliveries: old.deliveries,
     attempts: old.attempts,

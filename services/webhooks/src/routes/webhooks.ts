@@ -19,10 +19,17 @@ import {
   webhookIdParams,
 } from '../contract/webhook-schemas.ts';
 
-export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log: DeliveryLog, recoveries: Recoveries): void {
+export function webhookRoutes(
+  fastify: FastifyInstance,
+  webhooks: Webhooks,
+  log: DeliveryLog,
+  recoveries: Recoveries,
+): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
-  app.get('/v1/webhooks', { schema: { response: responses.list } }, async (req) => ok(await webhooks.list(req.identity)));
+  app.get('/v1/webhooks', { schema: { response: responses.list } }, async (req) =>
+    ok(await webhooks.list(req.identity)),
+  );
 
   app.post('/v1/webhooks', { schema: { body: createWebhookBody, response: responses.created } }, async (req, reply) => {
     reply.status(201);
@@ -33,40 +40,62 @@ export function webhookRoutes(fastify: FastifyInstance, webhooks: Webhooks, log:
   const catalog = eventCatalog();
   app.get('/v1/webhooks/event-types', { schema: { response: responses.eventTypes } }, async () => ok(catalog));
 
-  app.get('/v1/webhooks/:id', { schema: { params: webhookIdParams, response: responses.one } }, async (req) => ok(await webhooks.get(req.identity, req.params.id)));
-
-  app.post('/v1/webhooks/:id/secret/rotate', { schema: { params: webhookIdParams, body: rotateSecretBody, response: responses.rotated } }, async (req) =>
-    ok(await webhooks.rotateSecret(req.identity, req.params.id, req.body)),
+  app.get('/v1/webhooks/:id', { schema: { params: webhookIdParams, response: responses.one } }, async (req) =>
+    ok(await webhooks.get(req.identity, req.params.id)),
   );
 
-  app.put('/v1/webhooks/:id', { schema: { params: webhookIdParams, body: updateWebhookBody, response: responses.updated } }, async (req) =>
-    ok(await webhooks.update(req.identity, req.params.id, req.body)),
+  app.post(
+    '/v1/webhooks/:id/secret/rotate',
+    { schema: { params: webhookIdParams, body: rotateSecretBody, response: responses.rotated } },
+    async (req) => ok(await webhooks.rotateSecret(req.identity, req.params.id, req.body)),
+  );
+
+  app.put(
+    '/v1/webhooks/:id',
+    { schema: { params: webhookIdParams, body: updateWebhookBody, response: responses.updated } },
+    async (req) => ok(await webhooks.update(req.identity, req.params.id, req.body)),
   );
 
   app.delete('/v1/webhooks/:id', { schema: { params: webhookIdParams, response: responses.deleted } }, async (req) =>
     ok(await webhooks.remove(req.identity, req.params.id)),
   );
 
-  app.get('/v1/webhooks/:id/deliveries', { schema: { params: webhookIdParams, querystring: deliveriesQuery, response: responses.deliveries } }, async (req) => {
-    const { items, total } = await log.list(req.identity, req.params.id, req.query);
-    return page(items, pagination(req.query, total));
-  });
-
-  app.post('/v1/webhooks/:id/deliveries/:delivery_id/retry', { schema: { params: deliveryParams, response: responses.retried } }, async (req) =>
-    ok(await log.retry(req.identity, req.params.id, req.params.delivery_id)),
+  app.get(
+    '/v1/webhooks/:id/deliveries',
+    { schema: { params: webhookIdParams, querystring: deliveriesQuery, response: responses.deliveries } },
+    async (req) => {
+      const { items, total } = await log.list(req.identity, req.params.id, req.query);
+      return page(items, pagination(req.query, total));
+    },
   );
 
-  app.post('/v1/webhooks/:id/test', { schema: { params: webhookIdParams, body: testSendBody, response: responses.testQueued } }, async (req, reply) => {
-    reply.status(202);
-    return ok(await log.sendTest(req.identity, req.params.id, req.body.event));
-  });
+  app.post(
+    '/v1/webhooks/:id/deliveries/:delivery_id/retry',
+    { schema: { params: deliveryParams, response: responses.retried } },
+    async (req) => ok(await log.retry(req.identity, req.params.id, req.params.delivery_id)),
+  );
 
-  app.post('/v1/webhooks/:id/recover', { schema: { params: webhookIdParams, body: recoverBody, response: responses.recovering } }, async (req, reply) => {
-    reply.status(202);
-    return ok(await recoveries.start(req.identity, req.params.id, req.body));
-  });
+  app.post(
+    '/v1/webhooks/:id/test',
+    { schema: { params: webhookIdParams, body: testSendBody, response: responses.testQueued } },
+    async (req, reply) => {
+      reply.status(202);
+      return ok(await log.sendTest(req.identity, req.params.id, req.body.event));
+    },
+  );
 
-  app.get('/v1/webhooks/:id/recoveries/:recovery_id', { schema: { params: recoveryParams, response: responses.recovery } }, async (req) =>
-    ok(await recoveries.get(req.identity, req.params.id, req.params.recovery_id)),
+  app.post(
+    '/v1/webhooks/:id/recover',
+    { schema: { params: webhookIdParams, body: recoverBody, response: responses.recovering } },
+    async (req, reply) => {
+      reply.status(202);
+      return ok(await recoveries.start(req.identity, req.params.id, req.body));
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:id/recoveries/:recovery_id',
+    { schema: { params: recoveryParams, response: responses.recovery } },
+    async (req) => ok(await recoveries.get(req.identity, req.params.id, req.params.recovery_id)),
   );
 }

@@ -36,7 +36,8 @@ const MAX_RESPONSE_BYTES = 4096;
 const tracer = trace.getTracer('webhooks');
 
 /** OpenSSL certificate verification codes and Node's TLS / SSL error codes. */
-const TLS_ERROR = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|CRL_|ERROR_IN_|DEPTH_ZERO_|SELF_SIGNED_|INVALID_CA$|INVALID_PURPOSE$|PATH_LENGTH_|HOSTNAME_MISMATCH$)/;
+const TLS_ERROR =
+  /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|CRL_|ERROR_IN_|DEPTH_ZERO_|SELF_SIGNED_|INVALID_CA$|INVALID_PURPOSE$|PATH_LENGTH_|HOSTNAME_MISMATCH$)/;
 
 function errorCode(err: unknown): string {
   const e = err as { code?: unknown; cause?: { code?: unknown }; errors?: Array<{ code?: unknown }> };

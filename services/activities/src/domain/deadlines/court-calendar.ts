@@ -12,7 +12,8 @@ type DayNames = Map<string, string>;
 /** The days of `year` that are holidays of the library's calendar (public ones only), by date. */
 function publicHolidays(hd: Holidays, year: number): DayNames {
   const days: DayNames = new Map();
-  for (const h of hd.getHolidays(year)) if (h.type === 'public' && !days.has(h.date.slice(0, 10))) days.set(h.date.slice(0, 10), h.name);
+  for (const h of hd.getHolidays(year))
+    if (h.type === 'public' && !days.has(h.date.slice(0, 10))) days.set(h.date.slice(0, 10), h.name);
   return days;
 }
 
@@ -31,7 +32,12 @@ let loaded: { HolidaysOf: typeof Holidays; national: Holidays; common: Holidays;
 function calendars() {
   if (!loaded) {
     const HolidaysOf = createRequire(import.meta.url)('date-holidays') as typeof Holidays;
-    loaded = { HolidaysOf, national: new HolidaysOf('BR'), common: rulesCalendar(HolidaysOf, COMMON_CLOSURES), federal: rulesCalendar(HolidaysOf, FEDERAL_CLOSURES) };
+    loaded = {
+      HolidaysOf,
+      national: new HolidaysOf('BR'),
+      common: rulesCalendar(HolidaysOf, COMMON_CLOSURES),
+      federal: rulesCalendar(HolidaysOf, FEDERAL_CLOSURES),
+    };
   }
   return loaded;
 }

@@ -23,9 +23,24 @@ export const COMMON_CLOSURES: readonly ClosureRule[] = [
 /** Feriados da Justiça Federal, Lei 5.010/1966 art. 62 (jurisdiction.branch "federal"). */
 export const FEDERAL_CLOSURES: readonly ClosureRule[] = [
   // art. 62 I: "os dias compreendidos entre 20 de dezembro e 6 de janeiro, inclusive".
-  ...['12-20', '12-21', '12-22', '12-23', '12-24', '12-26', '12-27', '12-28', '12-29', '12-30', '12-31', '01-02', '01-03', '01-04', '01-05', '01-06'].map(
-    (rule) => ({ rule, name: 'recesso da Justiça Federal (Lei 5.010/1966 art. 62 I)' }),
-  ),
+  ...[
+    '12-20',
+    '12-21',
+    '12-22',
+    '12-23',
+    '12-24',
+    '12-26',
+    '12-27',
+    '12-28',
+    '12-29',
+    '12-30',
+    '12-31',
+    '01-02',
+    '01-03',
+    '01-04',
+    '01-05',
+    '01-06',
+  ].map((rule) => ({ rule, name: 'recesso da Justiça Federal (Lei 5.010/1966 art. 62 I)' })),
   // art. 62 II: "os dias da semana santa, compreendidos entre a quarta-feira e o domingo de Páscoa".
   { rule: 'easter -4', name: 'Quarta-feira Santa' },
   { rule: 'easter -3', name: 'Quinta-feira Santa' },

@@ -24,7 +24,8 @@ export function computeDeadline(input: DeadlineInput, calendar: CourtCalendar): 
   const count = (date: string) => trail.push({ date, counted: true, reason: null });
 
   // Why a day does not count: the court closed, or (business counting only) the recess.
-  const offReason = (date: string, recessCounts: boolean) => calendar.closedReason(date) ?? (!recessCounts && calendar.inRecess(date) ? RECESS.reason : null);
+  const offReason = (date: string, recessCounts: boolean) =>
+    calendar.closedReason(date) ?? (!recessCounts && calendar.inRecess(date) ? RECESS.reason : null);
   /** The first day after `date` on which `offReason` finds nothing; the days passed go to the trail. */
   const firstAfter = (date: string, recessCounts: boolean) => {
     let d = nextDay(date);
@@ -48,7 +49,7 @@ export function computeDeadline(input: DeadlineInput, calendar: CourtCalendar): 
   count(start);
   let due = start;
   if (counting === 'business') {
-    for (let n = 1; n < days; ) {
+    for (let n = 1; n < days;) {
       due = nextDay(due);
       const why = offReason(due, false);
       if (why) skip(due, why);

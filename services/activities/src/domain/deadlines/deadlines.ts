@@ -15,9 +15,13 @@ const LAST_YEAR = 2100;
 export function deadlineOf(rule: DeadlineRule, court: CourtCalendarSettings): Deadline {
   for (const [field, date] of Object.entries(rule.start) as [string, string][]) {
     const year = Number(date.slice(0, 4));
-    if (year < FIRST_YEAR || year > LAST_YEAR) throw invalidField(`start.${field}`, `start.${field} must be from ${FIRST_YEAR} to ${LAST_YEAR}`);
+    if (year < FIRST_YEAR || year > LAST_YEAR)
+      throw invalidField(`start.${field}`, `start.${field} must be from ${FIRST_YEAR} to ${LAST_YEAR}`);
   }
   const own = rule.jurisdiction ?? {};
-  const jurisdiction = { uf: own.uf !== undefined ? own.uf : court.jurisdiction.uf, branch: own.branch ?? court.jurisdiction.branch };
+  const jurisdiction = {
+    uf: own.uf !== undefined ? own.uf : court.jurisdiction.uf,
+    branch: own.branch ?? court.jurisdiction.branch,
+  };
   return computeDeadline(rule, new CourtCalendar(jurisdiction, court.closures));
 }
