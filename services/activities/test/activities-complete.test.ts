@@ -118,15 +118,13 @@ describe('DELETE /v1/activities/{id}', () => {
       // activity.deleted), the activity still there; the client got a 503 and retries.
       first = newEvent('activity.deleted', t.teamId, { id: a.id, case_id: null }, null, t.userId);
       const now = new Date();
-      await own.db
-        .collection(TOMBSTONES)
-        .insertOne({
-          _id: a.id as never,
-          team_id: t.teamId,
-          deleted_at: now,
-          deleted_day: bucketOf(now, DAY),
-          ...outboxOnInsert([first]),
-        });
+      await own.db.collection(TOMBSTONES).insertOne({
+        _id: a.id as never,
+        team_id: t.teamId,
+        deleted_at: now,
+        deleted_day: bucketOf(now, DAY),
+        ...outboxOnInsert([first]),
+      });
 
       const res = await own.call(t, { method: 'DELETE', url: `/v1/activities/${a.id}` });
       expect(res.json().data).toEqual({ id: a.id, deleted: true });

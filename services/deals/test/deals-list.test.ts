@@ -28,17 +28,15 @@ const list = async (query: string) => {
 };
 /** Moves a deal's creation instant, with its list marker, and counts both days again, as a migration would. */
 async function backdate(id: string, createdAt: Date) {
-  const before = await sut.db
-    .collection('deals')
-    .findOneAndUpdate(
-      { _id: id as never },
-      {
-        $set: {
-          created_at: createdAt,
-          ...sut.repository.lists.markerOf({ team_id: who.teamId, created_at: createdAt }),
-        },
+  const before = await sut.db.collection('deals').findOneAndUpdate(
+    { _id: id as never },
+    {
+      $set: {
+        created_at: createdAt,
+        ...sut.repository.lists.markerOf({ team_id: who.teamId, created_at: createdAt }),
       },
-    );
+    },
+  );
   await sut.repository.lists.recount(before!);
   await sut.repository.lists.recount({ team_id: who.teamId, created_at: createdAt });
 }

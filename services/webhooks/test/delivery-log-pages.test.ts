@@ -231,16 +231,14 @@ test('when deliveries were stored before the markers, then the plain query serve
   );
   await col.insertMany(old);
   // As an earlier version's fold left it: counters without the log's fields.
-  await watched.db
-    .collection('webhook_counters')
-    .insertOne({
-      _id: hook as never,
-      team_id: TEAM,
-      total_deliveries: 9,
-      failed_deliveries: 0,
-      last_triggered_at: null,
-      last_counted: [],
-    });
+  await watched.db.collection('webhook_counters').insertOne({
+    _id: hook as never,
+    team_id: TEAM,
+    total_deliveries: 9,
+    failed_deliveries: 0,
+    last_triggered_at: null,
+    last_counted: [],
+  });
   expect((await deliveries.page(TEAM, hook, { page: 1, limit: 5, sort: '-created_at' })).total).toBe(12);
 
   await delivered(hook, new Date());

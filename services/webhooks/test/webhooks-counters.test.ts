@@ -215,19 +215,17 @@ test('when a webhook still holds its counters itself (stored before webhook_coun
   await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...leftover, counted: false });
   // Counters kept on the webhook itself, naming its last count, and no counters document.
   await sut.db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: id });
-  await sut.db
-    .collection<WebhookRecord>('webhooks')
-    .updateOne(
-      { _id: id },
-      {
-        $set: {
-          total_deliveries: 10,
-          failed_deliveries: 4,
-          last_triggered_at: leftover.at,
-          last_counted: [leftover._id],
-        },
+  await sut.db.collection<WebhookRecord>('webhooks').updateOne(
+    { _id: id },
+    {
+      $set: {
+        total_deliveries: 10,
+        failed_deliveries: 4,
+        last_triggered_at: leftover.at,
+        last_counted: [leftover._id],
       },
-    );
+    },
+  );
 
   // Recorded then, and not yet counted.
   const uncounted = attemptOf(await seedDelivery(who.teamId, id), 1, false);

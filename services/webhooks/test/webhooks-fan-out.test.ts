@@ -230,13 +230,11 @@ test('when many events are fanned out at once to several webhooks, then their de
 
     for (const hook of hooks) expect(postsTo(receiver, new URL(hook.url).pathname)).toHaveLength(events.length);
     expect(
-      await db
-        .collection('deliveries')
-        .countDocuments({
-          webhook_id: { $in: hooks.map((h) => h._id) },
-          status: 'succeeded',
-          first_attempt: { $ne: null },
-        }),
+      await db.collection('deliveries').countDocuments({
+        webhook_id: { $in: hooks.map((h) => h._id) },
+        status: 'succeeded',
+        first_attempt: { $ne: null },
+      }),
     ).toBe(120);
     // 120 deliveries: a read of the team's webhooks per event (no team versions here to keep a copy) and grouped inserts.
     const sent = watched.take();

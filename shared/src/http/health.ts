@@ -76,15 +76,13 @@ export function probeRoutes(app: FastifyInstance, opts: ProbeOptions): void {
   app.get(LIVE_PATH, route, async (_req, reply) => {
     const worstMs = Math.round(loop.worstMs());
     if (worstMs > maxLoopDelayMs) {
-      return reply
-        .status(503)
-        .send(
-          errorBody(
-            new AppError(503, 'SERVICE_UNAVAILABLE', `Event loop stalled for ${worstMs} ms`, {
-              event_loop_delay_ms: worstMs,
-            }),
-          ),
-        );
+      return reply.status(503).send(
+        errorBody(
+          new AppError(503, 'SERVICE_UNAVAILABLE', `Event loop stalled for ${worstMs} ms`, {
+            event_loop_delay_ms: worstMs,
+          }),
+        ),
+      );
     }
     return { success: true, data: { status: 'ok', event_loop_delay_ms: worstMs } };
   });
