@@ -30,6 +30,23 @@ const CASES = Number(process.env.BENCH_PUBLICATION_CASES ?? 100_000);
 const DATABASE = 'bench_publications';
 const cnj = (n: number) => `${String(n).padStart(7, '0')}-12.2025.8.26.0100`;
 
+/** CASES case numbers of team `teamId` in the service's view of them, 1,000 an insert. */
+async function seedCaseNumbers(raw: MongoClient, teamId: string): Promise<void> {
+  const asOf = new Date();
+  for (let from = 0; from < CASES; from += 1000) {
+    const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => ({
+      _id: newId('case'),
+      team_id: teamId,
+      digits: cnj(from + k).replace(/\D/g, ''),
+      as_of: asOf,
+    }));
+    await raw
+      .db(DATABASE)
+      .collection<{ _id: string }>('publication_case_numbers')
+      .insertMany(batch, { ordered: false });
+  }
+}
+
 export async function publicationsSection(b: Bench): Promise<void> {
   const system = await b.system();
   const djen = new DjenStandIn();
@@ -42,19 +59,7 @@ export async function publicationsSection(b: Bench): Promise<void> {
   const raw = await MongoClient.connect(b.store.url);
   try {
     const teamId = newId('team');
-    const asOf = new Date();
-    for (let from = 0; from < CASES; from += 1000) {
-      const batch = Array.from({ length: Math.min(1000, CASES - from) }, (_, k) => ({
-        _id: newId('case'),
-        team_id: teamId,
-        digits: cnj(from + k).replace(/\D/g, ''),
-        as_of: asOf,
-      }));
-      await raw
-        .db(DATABASE)
-        .collection<{ _id: string }>('publication_case_numbers')
-        .insertMany(batch, { ordered: false });
-    }
+    await seedCaseNumbers(raw, teamId);
     const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     // Every other one names a case of the team; the rest match none.
     djen.add(

@@ -233,50 +233,43 @@ export async function writesSection(b: Bench): Promise<void> {
   }
 }
 
+/** Fresh teams named `<label> <n>`, and their keys. */
+async function keysOf(
+  b: Bench,
+  sys: System,
+  count: number,
+  label: string,
+): Promise<{ teams: IssuedTeam[]; keys: string[] }> {
+  const teams = await createTeams(
+    b,
+    sys.tree,
+    Array.from({ length: count }, (_, t) => `${label} ${t}`),
+  );
+  return { teams, keys: teams.map((t) => t.api_key) };
+}
+
 async function writeSteps(b: Bench): Promise<void> {
   const sys = await b.system();
   console.log(
     `writes: POST /v1/clients through the gateway, open loop, ${STEP_SECONDS} s at each of ${RATES.join(', ')} writes/s, no webhooks subscribed`,
   );
   if (WARMUP_SECONDS > 0) {
-    const teams = await createTeams(
-      b,
-      sys.tree,
-      Array.from({ length: teamsFor(RATES[0], WARMUP_SECONDS) }, (_, t) => `Bench writes warm-up ${t}`),
-    );
+    const { keys } = await keysOf(b, sys, teamsFor(RATES[0], WARMUP_SECONDS), 'Bench writes warm-up');
     console.log('  warm-up (not a figure):');
-    await step(
-      sys,
-      clientPosts,
-      teams.map((t) => t.api_key),
-      RATES[0],
-      WARMUP_SECONDS,
-    );
+    await step(sys, clientPosts, keys, RATES[0], WARMUP_SECONDS);
   }
   await consumersSettled(b.vhost, sys.tree.exchange);
   let capacity = 0;
   let first: Step | null = null;
   for (const [n, rate] of RATES.entries()) {
-    const teams = await createTeams(
-      b,
-      sys.tree,
-      Array.from({ length: teamsFor(rate, STEP_SECONDS) }, (_, t) => `Bench writes ${rate}.${t}`),
-    );
-    const s = await step(
-      sys,
-      clientPosts,
-      teams.map((t) => t.api_key),
-      rate,
-      STEP_SECONDS,
-    );
+    const { keys } = await keysOf(b, sys, teamsFor(rate, STEP_SECONDS), `Bench writes ${rate}.`);
+    const s = await step(sys, clientPosts, keys, rate, STEP_SECONDS);
     recordStep(b, `writes.${rate}`, s);
     first ??= s;
     await consumersSettled(b.vhost, sys.tree.exchange);
-    const taken = s.refused === 0 && s.p99 <= P99_LIMIT_MS;
-    if (!taken) {
-      console.log(
-        `  ${rate}/s not taken (p99 ${s.p99.toFixed(0)} ms, ${s.refused} refused)${n + 1 < RATES.length ? '; the higher rates are not tried' : ''}`,
-      );
+    if (s.refused > 0 || !(s.p99 <= P99_LIMIT_MS)) {
+      const rest = n + 1 < RATES.length ? '; the higher rates are not tried' : '';
+      console.log(`  ${rate}/s not taken (p99 ${s.p99.toFixed(0)} ms, ${s.refused} refused)${rest}`);
       break;
     }
     capacity = rate;
@@ -286,45 +279,21 @@ async function writeSteps(b: Bench): Promise<void> {
     b.record('writes.core_ms_per_write', first.coreMs);
     b.record('writes.store_commands_per_write', first.commands);
   }
+  await otherWrites(b, sys);
+}
 
+/** The same cost for PUT /v1/cases/{id} and POST /v1/activities, at the first rate. */
+async function otherWrites(b: Bench, sys: System): Promise<void> {
   const rate = RATES[0];
   const teamCount = teamsFor(rate, STEP_SECONDS);
   // Each case written about ten times over the step.
   const perTeam = Math.max(2, Math.ceil((rate * STEP_SECONDS) / teamCount / 10));
-  const caseTeams = await createTeams(
-    b,
-    sys.tree,
-    Array.from({ length: teamCount }, (_, t) => `Bench writes cases ${t}`),
-  );
-  const cases = await makeCases(sys, caseTeams, perTeam);
+  const caseTeams = await keysOf(b, sys, teamCount, 'Bench writes cases');
+  const cases = await makeCases(sys, caseTeams.teams, perTeam);
   await consumersSettled(b.vhost, sys.tree.exchange);
-  recordStep(
-    b,
-    'writes.cases_put',
-    await step(
-      sys,
-      casePuts(cases),
-      caseTeams.map((t) => t.api_key),
-      rate,
-      STEP_SECONDS,
-    ),
-  );
+  recordStep(b, 'writes.cases_put', await step(sys, casePuts(cases), caseTeams.keys, rate, STEP_SECONDS));
   await consumersSettled(b.vhost, sys.tree.exchange);
-  const activityTeams = await createTeams(
-    b,
-    sys.tree,
-    Array.from({ length: teamCount }, (_, t) => `Bench writes activities ${t}`),
-  );
-  recordStep(
-    b,
-    'writes.activities_post',
-    await step(
-      sys,
-      activityPosts,
-      activityTeams.map((t) => t.api_key),
-      rate,
-      STEP_SECONDS,
-    ),
-  );
+  const activityTeams = await keysOf(b, sys, teamCount, 'Bench writes activities');
+  recordStep(b, 'writes.activities_post', await step(sys, activityPosts, activityTeams.keys, rate, STEP_SECONDS));
   await consumersSettled(b.vhost, sys.tree.exchange);
 }

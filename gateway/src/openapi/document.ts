@@ -117,8 +117,8 @@ interface BuildInput {
   scopeOf: (method: string, path: string) => Scope;
 }
 
-export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
-  const schemas: Json = {};
+/** Each documented operation of `paths` under its tag; throws naming the operations without documentation. */
+function documentedPaths({ paths, tags, scopeOf }: BuildInput, schemas: Json): Record<string, Record<string, Json>> {
   const outPaths: Record<string, Record<string, Json>> = {};
   const missing: string[] = [];
   const kinds = idKinds(tags);
@@ -153,8 +153,11 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
       `operations without documentation (their service's contract/*-operations.ts): ${missing.join(', ')}`,
     );
 
-  hoist(errorResponses['4xx'], schemas, true);
-  const webhooks = webhookSection(schemas);
+  return outPaths;
+}
+
+/** The shared parts the operations refer to: security, schemas, headers, responses, parameters. */
+function components(schemas: Json): Json {
   const limitHeaders = {
     'X-Request-Id': headerRef('X-Request-Id'),
     'RateLimit-Limit': headerRef('RateLimit-Limit'),
@@ -162,6 +165,57 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
     'RateLimit-Reset': headerRef('RateLimit-Reset'),
   };
   const requestId = { 'X-Request-Id': headerRef('X-Request-Id') };
+  return {
+    securitySchemes: {
+      apiKey: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'lpk_ + 40 base62 characters',
+        description:
+          'An API key in `Authorization: Bearer lpk_...`. Its scopes (read, write, admin) are named on each operation.',
+      },
+    },
+    schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+    headers: HEADERS,
+    responses: {
+      Unauthorized: errorResponse(401, COMMON_ERRORS[401], requestId),
+      Forbidden: errorResponse(403, COMMON_ERRORS[403], limitHeaders),
+      PayloadTooLarge: errorResponse(413, ['Request body exceeds 1 MiB'], limitHeaders),
+      RateLimited: errorResponse(429, COMMON_ERRORS[429], {
+        ...limitHeaders,
+        'Retry-After': headerRef('Retry-After'),
+      }),
+      InternalError: errorResponse(500, COMMON_ERRORS[500], requestId),
+      ServiceUnavailable: errorResponse(503, COMMON_ERRORS[503], requestId),
+    },
+    parameters: {
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+        example: '0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19',
+      },
+      RequestId: {
+        name: 'X-Request-Id',
+        in: 'header',
+        required: false,
+        description:
+          'A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.',
+        schema: { type: 'string', pattern: '^[\\w.:-]{1,200}$' },
+        example: 'req-2026-11-27-0001',
+      },
+    },
+  };
+}
+
+export function buildDocument(input: BuildInput): Json {
+  const schemas: Json = {};
+  const outPaths = documentedPaths(input, schemas);
+  hoist(errorResponses['4xx'], schemas, true);
+  const webhooks = webhookSection(schemas);
   return {
     openapi: '3.1.0',
     info: {
@@ -182,53 +236,10 @@ export function buildDocument({ paths, tags, scopeOf }: BuildInput): Json {
       },
     ],
     security: [{ apiKey: [] }],
-    tags: [...tags.map(({ name, description }) => ({ name, description })), EVENTS_TAG],
+    tags: [...input.tags.map(({ name, description }) => ({ name, description })), EVENTS_TAG],
     paths: outPaths,
     webhooks,
-    components: {
-      securitySchemes: {
-        apiKey: {
-          type: 'http',
-          scheme: 'bearer',
-          bearerFormat: 'lpk_ + 40 base62 characters',
-          description:
-            'An API key in `Authorization: Bearer lpk_...`. Its scopes (read, write, admin) are named on each operation.',
-        },
-      },
-      schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
-      headers: HEADERS,
-      responses: {
-        Unauthorized: errorResponse(401, COMMON_ERRORS[401], requestId),
-        Forbidden: errorResponse(403, COMMON_ERRORS[403], limitHeaders),
-        PayloadTooLarge: errorResponse(413, ['Request body exceeds 1 MiB'], limitHeaders),
-        RateLimited: errorResponse(429, COMMON_ERRORS[429], {
-          ...limitHeaders,
-          'Retry-After': headerRef('Retry-After'),
-        }),
-        InternalError: errorResponse(500, COMMON_ERRORS[500], requestId),
-        ServiceUnavailable: errorResponse(503, COMMON_ERRORS[503], requestId),
-      },
-      parameters: {
-        IdempotencyKey: {
-          name: 'Idempotency-Key',
-          in: 'header',
-          required: false,
-          description:
-            'Any 1 to 255 characters. The same key repeated within 24 h returns the first answer, byte for byte, with `Idempotent-Replayed: true`; with a different body it is 422 `Idempotency key reused with different request`.',
-          schema: { type: 'string', minLength: 1, maxLength: 255 },
-          example: '0b7c4e5a-1f2d-4c3b-9a8e-6d5f4c3b2a19',
-        },
-        RequestId: {
-          name: 'X-Request-Id',
-          in: 'header',
-          required: false,
-          description:
-            'A request id of your own (1 to 200 of `A-Za-z0-9_.:-`), echoed in the response and the logs; one is generated otherwise.',
-          schema: { type: 'string', pattern: '^[\\w.:-]{1,200}$' },
-          example: 'req-2026-11-27-0001',
-        },
-      },
-    },
+    components: components(schemas),
   };
 }
 
@@ -242,6 +253,30 @@ interface OperationContext {
   scope: Scope;
   tag: PublishedTag;
   idKinds: string;
+}
+
+/** The operation's request body (on `out`), its examples where the service or the docs give them; its schema, hoisted. */
+function requestBodyOf(
+  body: NonNullable<RawOperation['requestBody']>,
+  doc: OperationDoc,
+  schemas: Json,
+  out: Json,
+): Json {
+  const media = body.content['application/json'];
+  const { examples: schemaExamples, ...schema } = media.schema as Json;
+  const bodySchema = hoist(schema, schemas) as Json;
+  // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
+  const examples =
+    doc['x-examples'] ??
+    media.examples ??
+    (Array.isArray(schemaExamples)
+      ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }]))
+      : undefined);
+  out.requestBody = {
+    required: true,
+    content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } },
+  };
+  return bodySchema;
 }
 
 function operation(
@@ -278,23 +313,7 @@ function operation(
     parameters,
   };
 
-  let bodySchema: Json | undefined;
-  if (raw.requestBody) {
-    const media = raw.requestBody.content['application/json'];
-    const { examples: schemaExamples, ...schema } = media.schema as Json;
-    bodySchema = hoist(schema, schemas) as Json;
-    // @fastify/swagger moves a body schema's `examples` to the media type; the gateway's own routes keep them in the schema.
-    const examples =
-      doc['x-examples'] ??
-      media.examples ??
-      (Array.isArray(schemaExamples)
-        ? Object.fromEntries(schemaExamples.map((value: unknown, i) => [`example${i + 1}`, { value }]))
-        : undefined);
-    out.requestBody = {
-      required: true,
-      content: { 'application/json': { schema: bodySchema, ...(examples ? { examples } : {}) } },
-    };
-  }
+  const bodySchema = raw.requestBody ? requestBodyOf(raw.requestBody, doc, schemas, out) : undefined;
 
   const limitHeaders = {
     'X-Request-Id': headerRef('X-Request-Id'),
