@@ -153,6 +153,7 @@ env.WEBHOOK_SECRET_KEY ??= localWebhookSecretKey();
 if (clusterSize !== null) {
   brokerCluster = await startPrivateCluster(clusterSize, 'start');
   env.AMQP_URL = clusterUrl(brokerCluster);
+  env.AMQP_QUEUE_TYPE = 'quorum';
   log(`RabbitMQ cluster of ${clusterSize}: ${brokerCluster.nodes.map((n) => `${n.node} on ${n.amqpPort}`).join(', ')}`);
 }
 /** Each process's MONGO_URL on the local store (its share of the store's connections); null when MONGO_URL is used. */

@@ -32,7 +32,7 @@ export async function webhooksClusterSection(b: Bench): Promise<void> {
   const receivers: HttpsReceiver[] = [];
   try {
     const amqpUrl = clusterUrl(cluster);
-    const sys = await b.start(TREE, { AMQP_URL: amqpUrl });
+    const sys = await b.start(TREE, { AMQP_URL: amqpUrl, AMQP_QUEUE_TYPE: 'quorum' });
     const events = await createdEventCounter(amqpUrl, TREE.exchange);
     const store = await MongoClient.connect(b.store.url);
     try {

@@ -24,7 +24,9 @@ async function main(argv: string[]): Promise<number> {
     const basePort = option(argv, '--base-port', CLUSTER_BASE_PORT);
     // Named after its ports, which are free: no other cluster on the machine has the names.
     const cluster = await upCluster({ size, root: CLUSTER_DIR, id: `lpm${basePort}n`, basePort });
-    process.stdout.write(`cluster of ${size} up in ${CLUSTER_DIR}\nAMQP_URL=${clusterUrl(cluster)}\n`);
+    process.stdout.write(
+      `cluster of ${size} up in ${CLUSTER_DIR}\nAMQP_URL=${clusterUrl(cluster)}\nAMQP_QUEUE_TYPE=quorum\n`,
+    );
     return 0;
   }
   const cluster = readCluster(CLUSTER_DIR);

@@ -63,7 +63,12 @@ async function main(): Promise<number> {
     const port = await freePortBlock();
     const dbPrefix = `${process.env.MONGO_DB_PREFIX ?? ''}drill${run}_`;
     const env = systemEnv({ port, storeUrl, brokerUrl, dbPrefix, redisPrefix: made.redisPrefix! });
-    if (onCluster) Object.assign(env, { AMQP_URL: clusterUrl(onCluster.cluster), REDIS_URL: onCluster.redisUrl });
+    if (onCluster)
+      Object.assign(env, {
+        AMQP_URL: clusterUrl(onCluster.cluster),
+        AMQP_QUEUE_TYPE: 'quorum',
+        REDIS_URL: onCluster.redisUrl,
+      });
     const launcher = await startSystem(env, 120_000);
     made.launcher = launcher;
     // From here on, every wait ends when the launcher does: the drill then fails with a report.

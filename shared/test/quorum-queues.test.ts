@@ -15,7 +15,11 @@ let ch: Channel;
 let declared: Set<string>;
 let probes: ChannelModel;
 
+// What a cluster runs (shared/src/messaging/queues.ts); the default is classic.
+const typeBefore = process.env.AMQP_QUEUE_TYPE;
+
 beforeAll(async () => {
+  process.env.AMQP_QUEUE_TYPE = 'quorum';
   scratch = await scratchBroker(EXCHANGE, 'quorum-test');
   ({ broker, ch, declared } = scratch);
   probes = await amqpConnect(process.env.AMQP_URL!);
@@ -24,6 +28,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await probes.close();
   await scratch.close();
+  if (typeBefore === undefined) delete process.env.AMQP_QUEUE_TYPE;
+  else process.env.AMQP_QUEUE_TYPE = typeBefore;
 });
 
 /** Whether `queue` exists, asked on a channel of its own (a 404 closes the channel). */

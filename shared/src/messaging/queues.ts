@@ -1,8 +1,12 @@
-// Every queue is a quorum queue (replicated by Raft on a cluster, and the same on one
-// node), declared by one function here so the publishing and the consuming side always
-// ask for the same arguments: the broker refuses (406) a declaration that differs.
-// A queue an earlier deployment declared classic is moved to the quorum queue of the
-// same name at declaration (queue-migration.ts).
+// Every queue is declared by one function here, so the publishing and the consuming side
+// always ask for the same arguments: the broker refuses (406) a declaration that differs.
+// AMQP_QUEUE_TYPE=quorum makes every queue a quorum queue (replicated by Raft on a
+// cluster): what a cluster runs (`npm start -- --broker-cluster`, the drill's and the
+// bench's clusters, deploy/). The default is classic: on the single RabbitMQ 3.10 node
+// the test suite shares, a refused declaration of a quorum queue left the node
+// accepting no connection for minutes (docs/decisions.md §11 "Broker"). A queue an earlier
+// deployment declared with the other type is moved to the one asked for at declaration,
+// its messages kept (queue-migration.ts).
 import type { Channel, ChannelModel } from 'amqplib';
 import { migrateClassicQueue, scratchChannel, type QueueSpec } from './queue-migration.ts';
 
@@ -19,7 +23,19 @@ export const DELIVERY_LIMIT = 20;
 
 export type QueueArguments = QueueSpec['arguments'];
 
-const QUORUM: QueueArguments = { 'x-queue-type': 'quorum' };
+export type QueueType = 'quorum' | 'classic';
+
+/** The queue type AMQP_QUEUE_TYPE asks for (classic when unset). */
+export function queueType(): QueueType {
+  const asked = process.env.AMQP_QUEUE_TYPE ?? 'classic';
+  if (asked !== 'quorum' && asked !== 'classic')
+    throw new Error(`AMQP_QUEUE_TYPE must be quorum or classic, not ${asked}`);
+  return asked;
+}
+
+/** The arguments only a quorum queue takes, or none. */
+const quorum = (args: QueueArguments): QueueArguments =>
+  queueType() === 'quorum' ? { 'x-queue-type': 'quorum', ...args } : {};
 
 /**
  * Dead-lettering that the broker repeats until the target queue confirms: a message
@@ -30,20 +46,17 @@ const AT_LEAST_ONCE: QueueArguments = { 'x-dead-letter-strategy': 'at-least-once
 
 /** A consumer's queue (a work queue too): poison messages go to `<queue>.dlq` after DELIVERY_LIMIT deliveries. */
 export const mainQueueArguments = (queue: string): QueueArguments => ({
-  ...QUORUM,
-  ...AT_LEAST_ONCE,
-  'x-delivery-limit': DELIVERY_LIMIT,
+  ...quorum({ ...AT_LEAST_ONCE, 'x-delivery-limit': DELIVERY_LIMIT }),
   'x-dead-letter-exchange': '',
   'x-dead-letter-routing-key': `${queue}.dlq`,
 });
 
 /** A dead-letter queue or the parking queue: kept until an operator replays it. */
-export const holdingQueueArguments = (): QueueArguments => ({ ...QUORUM });
+export const holdingQueueArguments = (): QueueArguments => quorum({});
 
 /** A retry or delay queue: its messages return into `queue` after `delayMs` (queue-level TTL). */
 export const delayQueueArguments = (queue: string, delayMs: number): QueueArguments => ({
-  ...QUORUM,
-  ...AT_LEAST_ONCE,
+  ...quorum(AT_LEAST_ONCE),
   'x-message-ttl': delayMs,
   'x-dead-letter-exchange': '',
   'x-dead-letter-routing-key': queue,
