@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening } from '../../scripts/local-store.ts';
-import { SERVICE_PORTS } from '@lpm/shared/service/names';
+import { SERVICE_NAMES, SERVICE_PORTS } from '@lpm/shared/service/names';
 import { ConfigError } from '@lpm/shared/config';
 import { CONFIG_ERROR_EXIT } from '@lpm/shared/service/process';
 import { readGatewayConfig } from '../src/config.ts';
@@ -160,8 +160,7 @@ describe('server.ts', () => {
       INTERNAL_TOKEN,
       LOG_LEVEL: 'info',
     };
-    for (const name of ['DEALS', 'CLIENTS', 'CASES', 'ACTIVITIES', 'FINANCIAL', 'WEBHOOKS'])
-      env[`${name}_URL`] = upstream.url;
+    for (const name of SERVICE_NAMES) env[`${name.toUpperCase()}_URL`] = upstream.url;
     const child = spawn(process.execPath, [join(ROOT, 'gateway/src/server.ts')], { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
