@@ -115,10 +115,12 @@ test('when a receiver answers 410 Gone, then the webhook is deactivated at once,
   expect(attemptsAt('/gone')).toHaveLength(1);
   const shown = (await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data as Record<string, unknown>;
   expect(shown.active).toBe(false);
-  const [delivery] = (await call(team, 'GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data as Record<
-    string,
-    unknown
-  >[];
+  // The log shows a delivery once the attempt's outcome is stored, just after the deactivation it caused.
+  let delivery: Record<string, unknown> | undefined;
+  await waitFor('the delivery in the log', async () => {
+    [delivery] = (await call(team, 'GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data as Record<string, unknown>[];
+    return delivery !== undefined;
+  });
   expect(delivery).toMatchObject({ status: 'failed', attempts_count: 1, next_attempt_at: null });
   // Past every retry delay: nothing more is sent.
   await sleep(DELAYS_MS[0] + 1000);
