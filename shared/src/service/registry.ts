@@ -69,7 +69,7 @@ export const SERVICES = [
     name: 'webhooks',
     port: 8086,
     prefixes: [{ prefix: '/v1/webhooks', adminOnly: true }],
-    storeConnections: 12,
+    storeConnections: 11,
     app: { module: 'services/webhooks/src/app.ts', builder: 'buildWebhooksApp' },
   },
   {
