@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { connect as amqpConnect } from 'amqplib';
 import { isListening } from '../scripts/local-store.ts';
 import { freePortBlock } from '../scripts/system.ts';
+import { DIST_PORT_OFFSET } from '../scripts/cluster/nodes.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -27,7 +28,7 @@ test("when a cluster of 3 is brought up, then its nodes see each other, take AMQ
   const before = machineNodes();
   // Not under the run's directory: the nodes run as the rabbitmq user, who cannot enter it.
   const dir = join(tmpdir(), `lpm-cluster-test-${process.env.LPM_TEST_RUN}`);
-  const basePort = await freePortBlock(3);
+  const basePort = await freePortBlock(DIST_PORT_OFFSET + 3);
   const env = { LPM_CLUSTER_DIR: dir };
   try {
     const up = await cluster(env, 'up', '--nodes', '3', '--base-port', String(basePort));

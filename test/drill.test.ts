@@ -123,6 +123,10 @@ test('when 500 writes run on a three-node RabbitMQ cluster while the leading nod
       maxBuffer: 64 * 1024 * 1024,
     },
   ).catch((e: { code: number; stdout: string; stderr: string }) => e);
+  if (!existsSync(report))
+    throw new Error(
+      `the drill wrote no report (exit ${(run as { code?: number }).code}):\n${run.stdout.slice(-3000)}\n${run.stderr.slice(-6000)}`,
+    );
   const r = JSON.parse(readFileSync(report, 'utf8'));
   expect({
     lost: r['events.lost'],

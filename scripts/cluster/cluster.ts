@@ -19,7 +19,7 @@ export interface ClusterOptions {
   root: string;
   /** Node names are `<id><n>@localhost`. */
   id: string;
-  /** AMQP ports basePort.., distribution ports basePort+20000... */
+  /** AMQP ports basePort.., distribution ports basePort+10.. (nodes.ts). */
   basePort: number;
 }
 

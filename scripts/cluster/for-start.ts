@@ -4,7 +4,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePortBlock } from '../system.ts';
-import { isListening } from '../local-store.ts';
+import { DIST_PORT_OFFSET } from './nodes.ts';
 import { upCluster, type Cluster } from './cluster.ts';
 
 /** The N of `--broker-cluster N` (or `--broker-cluster=N`) in argv; null when not given. */
@@ -18,15 +18,11 @@ export function parseClusterSize(argv: string[], flag = '--broker-cluster'): num
 
 /** Starts a cluster of `size` nodes whose AMQP and distribution ports are all free. */
 export async function startPrivateCluster(size: number, label: string): Promise<Cluster> {
-  for (;;) {
-    const basePort = await freePortBlock(size);
-    const dist = await Promise.all(Array.from({ length: size }, (_, i) => isListening(basePort + 20_000 + i)));
-    if (dist.some(Boolean)) continue;
-    return upCluster({
-      size,
-      basePort,
-      id: `lpm${basePort}n`,
-      root: join(tmpdir(), `lpm-${label}-cluster-${basePort}`),
-    });
-  }
+  const basePort = await freePortBlock(DIST_PORT_OFFSET + size);
+  return upCluster({
+    size,
+    basePort,
+    id: `lpm${basePort}n`,
+    root: join(tmpdir(), `lpm-${label}-cluster-${basePort}`),
+  });
 }

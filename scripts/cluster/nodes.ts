@@ -4,7 +4,7 @@
 // directory per node. rabbitmqctl is always given `-n <node>`: without it, it would
 // talk to the machine's node.
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { isListening } from '../local-store.ts';
@@ -21,12 +21,18 @@ export interface ClusterNode {
 
 const SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
 
+/**
+ * Distribution ports follow the AMQP ports (basePort+10..): both stay below the kernel's
+ * ephemeral range, where a busy machine's outgoing connections would take them.
+ */
+export const DIST_PORT_OFFSET = 10;
+
 export function nodeOf(id: string, index: number, basePort: number, root: string): ClusterNode {
   const name = `${id}${index + 1}`;
   return {
     node: `${name}@localhost`,
     amqpPort: basePort + index,
-    distPort: basePort + 20_000 + index,
+    distPort: basePort + DIST_PORT_OFFSET + index,
     dir: join(root, name),
   };
 }
@@ -81,9 +87,19 @@ export async function startNode(n: ClusterNode): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (!(await isListening(n.amqpPort))) {
     if (Date.now() > deadline)
-      throw new Error(`node ${n.node} not listening on ${n.amqpPort} after 120 s (logs in ${n.dir}/log)`);
+      throw new Error(
+        `node ${n.node} not listening on ${n.amqpPort} after 120 s; the end of its log (${n.dir}/log):\n${logTail(n)}`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+function logTail(n: ClusterNode): string {
+  const dir = join(n.dir, 'log');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => `${f}: ${readFileSync(join(dir, f), 'utf8').slice(-2000)}`)
+    .join('\n');
 }
 
 /** The node's OS process (beam), or null when it is not running. */
