@@ -49,6 +49,8 @@ interface Step {
   coreMs: number;
   /** Store commands of the writing service per answered write. */
   commands: number;
+  /** Store commands of the other services per answered write. */
+  otherCommands: number;
 }
 
 /** A kind of write: its service (whose store commands and publishes are counted) and one request. */
@@ -102,6 +104,7 @@ async function call(
 async function step(sys: System, kind: WriteKind, keys: string[], rate: number, seconds: number): Promise<Step> {
   const serviceUrl = kind.serviceUrl(sys);
   const commandsBefore = await storeCommandsOf(serviceUrl);
+  const othersBefore = await othersCommands(sys, serviceUrl);
   const publishedBefore = await publishedBy(serviceUrl);
   const loadBefore: Snapshot = snapshotLoad();
   const latencies: number[] = [];
@@ -131,6 +134,13 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
     await sleep(250);
   const loadAfter = snapshotLoad();
   const commands = commandsBetween(commandsBefore, await storeCommandsOf(serviceUrl));
+  const othersAfter = await othersCommands(sys, serviceUrl);
+  const others = othersBefore
+    .map(([name, before], i): [string, number] => [
+      name,
+      commandsBetween(before, othersAfter[i][1]).reduce((sum, [, n]) => sum + n, 0),
+    ])
+    .filter(([, n]) => n > 0);
   const everyKind = cpuMsBetween(loadBefore, loadAfter);
   const cpu = everyKind.filter(([k]) => SYSTEM_KINDS.has(k));
   const benchMs = everyKind.find(([k]) => k === 'bench')?.[1] ?? 0;
@@ -146,6 +156,7 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
     p99: answered ? quantile(latencies, 0.99) : NaN,
     coreMs: per(cpuTotal),
     commands: per(commandTotal),
+    otherCommands: per(others.reduce((sum, [, n]) => sum + n, 0)),
   };
   console.log(
     `  ${kind.name} at ${rate}/s for ${seconds} s over ${keys.length} teams: ${answered} of ${total} done (${refused} refused or failed), p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`,
@@ -159,8 +170,21 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
       .map(([k, n]) => `${k} ${per(n).toFixed(3)}`)
       .join(', ')}`,
   );
+  console.log(
+    `    the other services' store commands a write ${result.otherCommands.toFixed(2)}: ${others
+      .map(([k, n]) => `${k} ${per(n).toFixed(3)}`)
+      .join(', ')}`,
+  );
   return result;
 }
+
+/** Every other service's store commands (storeCommandsOf), by service. */
+const othersCommands = (sys: System, writer: string) =>
+  Promise.all(
+    Object.entries(sys.serviceUrls)
+      .filter(([, url]) => url !== writer)
+      .map(async ([name, url]): Promise<[string, Map<string, number>]> => [name, await storeCommandsOf(url)]),
+  );
 
 function recordStep(b: Bench, prefix: string, s: Step): void {
   b.record(`${prefix}.p50_ms`, s.p50);
@@ -169,6 +193,7 @@ function recordStep(b: Bench, prefix: string, s: Step): void {
   b.record(`${prefix}.refused`, s.refused);
   b.record(`${prefix}.core_ms_per_write`, s.coreMs);
   b.record(`${prefix}.store_commands_per_write`, s.commands);
+  b.record(`${prefix}.other_store_commands_per_write`, s.otherCommands);
 }
 
 const clientPosts: WriteKind = {

@@ -116,7 +116,9 @@ export const CaseNumberEntity = defineEntity({
     digits: p.string().strictNullable(),
     as_of: p.datetime(),
   },
-  indexes: [{ properties: ['team_id', 'digits'] }],
+  // The number first: the local store serves an equality from an index on the first field only
+  // (docs/ferretdb.md), and a team's own index would match every case it has.
+  indexes: [{ properties: ['digits', 'team_id'] }],
 });
 
 export type CaseNumberRecord = RecordOf<typeof CaseNumberEntity>;

@@ -52,12 +52,16 @@ export class PublicationsRepository extends RecordStore<PublicationRecord> {
     return { records: records, total };
   }
 
-  /** The team's publications of these ids already stored, by DJEN id (one read by `_id` each: an `$in` is matched in Go over the team's). */
+  /**
+   * The team's publications of these ids already stored, by DJEN id. One read by `_id`
+   * alone each: an `$in` is matched in Go over the team's, and with the team in the
+   * filter too the local store may choose the team's index and read all of them.
+   */
   async existing(teamId: string, ids: string[]): Promise<Map<number, PublicationRecord>> {
     const found = await Promise.all(
-      ids.map((_id) => this.collection.findOne({ _id, team_id: teamId }, { projection: this.projection() })),
+      ids.map((_id) => this.collection.findOne({ _id }, { projection: this.projection() })),
     );
-    return new Map(found.filter((r) => r !== null).map((r) => [r.djen_id, r]));
+    return new Map(found.filter((r) => r !== null && r.team_id === teamId).map((r) => [r!.djen_id, r!]));
   }
 
   /** The team's unmatched publications of a case number (its 20 digits). */
