@@ -29,8 +29,10 @@ export interface CaseNumbersBackfillOptions {
   pageSize?: number;
   /** The lease's period. Default 60 s. */
   leaseMs?: number;
-  /** The wait before looking again while another process holds the lease, and after a failure (doubling, up to tenfold). Default 60 s. */
+  /** The wait before looking again while another process holds the lease. Default 60 s. */
   retryMs?: number;
+  /** The first wait after a failure (the cases service still starting), doubling up to ten minutes. Default 5 s. */
+  failedMs?: number;
 }
 
 /** How a run ended: done (now or before), left to the lease's holder, or stopped with the task. */
@@ -80,7 +82,7 @@ export class CaseNumbersBackfill implements BackgroundTask {
           if (outcome === 'held') this.schedule(this.retryMs);
         },
         (err: unknown) => {
-          const waitMs = backoffDelayMs(this.failures++, { firstMs: this.retryMs, maxMs: this.retryMs * 10 });
+          const waitMs = backoffDelayMs(this.failures++, { firstMs: this.opts.failedMs ?? 5000, maxMs: 600_000 });
           this.opts.logger?.warn({ err, retry_in_ms: waitMs }, 'case numbers backfill failed; resumed later');
           this.schedule(waitMs);
         },
