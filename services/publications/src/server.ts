@@ -19,6 +19,8 @@ import { DjenClient } from './upstream/djen-client.ts';
 import { GatewayWatches } from './upstream/gateway-watches.ts';
 import { consumeCaseEvents } from './consumers/case-events.ts';
 import { PollJob } from './jobs/poll-job.ts';
+import { CaseNumbersBackfill } from './jobs/case-numbers-backfill.ts';
+import { CasesNumbers } from './upstream/cases-numbers.ts';
 import { buildPublicationsApp } from './app.ts';
 
 // Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
@@ -55,6 +57,22 @@ async function main(): Promise<void> {
         logger,
       });
       const job = new PollJob({ db, poller, intervalMs: own.pollIntervalMs, logger });
+      // After the consumer (tasks start in order): its queue is bound before the backfill reads a case.
+      const backfill = new CaseNumbersBackfill({
+        db,
+        // A page of every team's cases is one read over the whole collection on FerretDB.
+        source: new CasesNumbers(
+          new ServiceClient({
+            name: 'cases',
+            baseUrl: config.urls.cases,
+            internalToken: config.internalToken,
+            timeoutMs: 60_000,
+          }),
+        ),
+        caseNumbers,
+        publications,
+        logger,
+      });
       return {
         app: buildPublicationsApp({
           publications,
@@ -63,7 +81,7 @@ async function main(): Promise<void> {
           internalToken: config.internalToken,
           loggerInstance: logger,
         }),
-        background: [job, consumerTask(() => consumeCaseEvents(broker, publications))],
+        background: [job, consumerTask(() => consumeCaseEvents(broker, publications)), backfill],
       };
     },
   });

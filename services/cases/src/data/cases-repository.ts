@@ -9,6 +9,7 @@ import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/ht
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
+import { SWEEP } from '@lpm/shared/store/time-budgets';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
@@ -156,6 +157,22 @@ export class CasesRepository extends RecordStore<CaseRecord> {
         { projection: { _id: 1 } },
       )) !== null
     );
+  }
+
+  /**
+   * Every team's cases after `after` in `_id` order, `limit` of them, with only what a
+   * view of case numbers keeps. FerretDB sorts in Go over every case after `after`:
+   * a whole-collection read, hence the sweep's budget.
+   */
+  numbersAfter(after: string | null, limit: number) {
+    return this.collection
+      .find(after === null ? {} : { _id: { $gt: after } }, {
+        projection: { _id: 1, team_id: 1, number: 1, updated_at: 1 },
+        sort: { _id: 1 },
+        limit,
+        ...SWEEP,
+      })
+      .toArray();
   }
 
   async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {

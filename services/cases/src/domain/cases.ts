@@ -359,6 +359,12 @@ export class Cases {
     return { items: records.map(clientCaseShape), total };
   }
 
+  /** Every team's cases after `after` (by id), for the publications service's first fill of its view of case numbers. */
+  async numbersAfter(after: string | null, limit: number) {
+    const records = await this.deps.cases.numbersAfter(after, limit);
+    return records.map((r) => ({ id: r._id, team_id: r.team_id, number: r.number, updated_at: iso(r.updated_at) }));
+  }
+
   phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
     return this.deps.cases.phasesInUse(teamId, phases);
   }

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
-import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
+import { arrayOf, enumOf, integer, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
 import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
 import type { Cases } from '../domain/cases.ts';
@@ -12,6 +12,8 @@ import { CASE_SORT_FIELDS, caseIdParams, dealCaseBody } from '../contract/case-s
 const ids = arrayOf(text(100), { maxItems: 100 });
 const caseCountsBody = object({ client_ids: ids }, ['client_ids']);
 const phasesInUseBody = object({ kind: enumOf(['case'], 'Invalid kind'), phases: ids }, ['kind', 'phases']);
+/** A page of every team's case numbers: `after` the last id of the page before (none for the first). */
+const caseNumbersQuery = object({ after: text(100), limit: integer({ minimum: 1, maximum: 1000, default: 500 }) });
 
 export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: TeamSyncs): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -56,6 +58,14 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: Te
   app.post('/internal/deal-cases/:id/archive', { schema: { hide: true, params: caseIdParams } }, async (req) =>
     ok({ archived: await cases.archiveForDeal(req.identity, req.params.id) }),
   );
+
+  // The publications service's first fill of its view of case numbers: every team's cases, by id, whatever team
+  // the caller names; `next` is the `after` of the following page, null after the last.
+  app.get('/internal/case-numbers', { schema: { hide: true, querystring: caseNumbersQuery } }, async (req) => {
+    const limit = req.query.limit ?? 500;
+    const items = await cases.numbersAfter(req.query.after ?? null, limit);
+    return ok({ items, next: items.length === limit ? items[items.length - 1].id : null });
+  });
 
   app.post('/internal/phases-in-use', { schema: { hide: true, body: phasesInUseBody } }, async (req) =>
     ok({ in_use: await cases.phasesInUse(req.identity.teamId, req.body.phases) }),
