@@ -53,7 +53,7 @@ function deliveryPath(settings: Settings, { config, logger, db, broker }: Servic
   const countersRepo = new CountersRepository(db);
   const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
   const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
-  const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
+  const deactivation = new Deactivation({ webhooks: webhooksRepo, counters: countersRepo, mailer, owners, logger });
   const attempts = new WorkQueue<AttemptJob>(broker, {
     queue: broker.queueName('webhooks.attempts'),
     type: ATTEMPT_JOB,
@@ -128,7 +128,7 @@ function build(settings: Settings, rt: ServiceRuntime): ServiceParts {
       consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
       consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
       maintenanceTask({ deliveries, deactivation, recoveries, intervalMs, logger }),
-      counterFoldTask({ counters: countersRepo, logger }),
+      counterFoldTask({ counters: countersRepo, deactivation, logger }),
       retentionTask({
         webhooks: webhooksRepo,
         deliveries: deliveriesRepo,

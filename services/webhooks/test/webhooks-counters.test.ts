@@ -236,3 +236,27 @@ test('when a webhook still holds its counters itself (stored before webhook_coun
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 12, failed_deliveries: 6 });
   expect(await countOf('attempts', { webhook_id: id, counted: false })).toBe(0);
 });
+
+test('when the attempts around a success are folded out of order, then the failures in a row are those after the newest success, since the given instant', async () => {
+  const who = identity();
+  const id = await createHook(who, 'out-of-order');
+  const since = new Date(Date.now() - 60_000);
+  const at = (s: number) => new Date(since.getTime() + s * 1000);
+  const foldOf = async (...made: [ok: boolean, s: number][]) => {
+    for (const [ok, s] of made)
+      await deliveries.attempts.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, ok, at(s)));
+    expect(await counters.fold()).toBe(made.length);
+  };
+
+  await foldOf([false, 1], [false, 3]);
+  expect(await counters.failuresInARow(id, since, 6)).toBe(2);
+  // The success between them comes in a later fold: only the failure after it counts.
+  await foldOf([true, 2]);
+  expect(await counters.failuresInARow(id, since, 6)).toBe(1);
+  // An older success changes nothing; the failures after the newest add up.
+  await foldOf([true, 0], [false, 4], [false, 5]);
+  expect(await counters.failuresInARow(id, since, 6)).toBe(3);
+  expect(await counters.failuresInARow(id, since, 2)).toBe(2);
+  // Counted from a re-activation: the failures before it left out.
+  expect(await counters.failuresInARow(id, at(4.5), 6)).toBe(1);
+});

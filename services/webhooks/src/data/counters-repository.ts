@@ -13,6 +13,9 @@
 // adding them again. Attempts an earlier
 // version stored `counted: false` are counted the same way first, and then marked.
 //
+// The same update keeps the webhook's last success and the failures after it: the one
+// record of its failures in a row (Deactivation.afterFailures reads it after a fold).
+//
 // The same update counts the deliveries of the delivery log by their minute, from the
 // tallies that name one (delivery-log-counts.ts), and the fold moves the minutes of
 // past hours out to their hour documents first. Under the same lock it counts, once
@@ -43,6 +46,9 @@ import type {
 /** Tallies a fold reads at a time. */
 const FOLD_BATCH = 2000;
 
+/** Failures after the last success a counters document keeps: more than any count of failures in a row asked for. */
+export const RUN_KEPT = 16;
+
 /** Where a fold's batch comes from, and how the batch is taken off it once added. */
 interface TallySource {
   read(limit: number): Promise<Counted[]>;
@@ -66,6 +72,8 @@ interface Planned {
   insert: boolean;
   move: LogMove | null;
   added: number;
+  /** Whether it adds a failure to the webhook's failures in a row. */
+  failed: boolean;
 }
 
 export class CountersRepository {
@@ -73,6 +81,8 @@ export class CountersRepository {
   readonly log: DeliveryLogCounts;
   /** Set once no counters document was owed a log backfill; a counters document this process inserts sets it back. */
   private logBackfilled = false;
+  /** Webhooks whose failures in a row this process's folds added to, since takeFailing. */
+  private failing = new Set<string>();
 
   constructor(db: Db) {
     this.db = db;
@@ -160,6 +170,22 @@ export class CountersRepository {
   }
 
   /**
+   * How many of the webhook's attempts since `since` failed after its last success,
+   * up to `n`, as of the last fold: read from its counters document alone.
+   */
+  async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
+    const c = await this.counters.findOne({ _id: webhookId }, { projection: { failed_since_success: 1 } });
+    return Math.min(n, (c?.failed_since_success ?? []).filter((at) => at >= since).length);
+  }
+
+  /** The webhooks whose failures in a row grew in this process's folds since the last call (CounterFold checks them). */
+  takeFailing(): string[] {
+    const taken = [...this.failing];
+    this.failing.clear();
+    return taken;
+  }
+
+  /**
    * Adds every attempt not yet counted to its webhook's counters, unless another
    * replica's fold is under way; returns the number added. Batches while a whole
    * one was read, within half the lock's time.
@@ -197,7 +223,8 @@ export class CountersRepository {
     }
     // The past hours first: a fold that dies before its update moves them again, and the move is taken once.
     await this.log.move(plans.flatMap((p) => (p.move ? [p.move] : [])));
-    for (const { next, insert } of plans) {
+    for (const { next, insert, failed } of plans) {
+      if (failed) this.failing.add(next._id);
       if (insert) {
         await this.counters.insertOne(next);
         this.logBackfilled = false;
@@ -226,8 +253,7 @@ export class CountersRepository {
     const tests = fresh.filter((a) => a.test);
     let last = from.counters.last_triggered_at;
     for (const a of attempts) if (!last || a.at > last) last = a.at;
-    let lastSuccess = stored?.last_success_at ?? null;
-    for (const a of attempts) if (a.ok && (!lastSuccess || a.at > lastSuccess)) lastSuccess = a.at;
+    const { lastSuccess, run } = failureRun(stored, attempts);
     const rev = stored?.log_rev ?? 0;
     // Only what the stored document holds moves: a repeated move then carries the same minutes.
     const { before: past, rest } = splitBeforeHour(decodeMinutes(stored?.log_minutes), bucketOf(Date.now(), HOUR_MS));
@@ -240,6 +266,7 @@ export class CountersRepository {
       failed_deliveries: from.counters.failed_deliveries + attempts.filter((a) => !a.ok).length,
       last_triggered_at: last,
       last_success_at: lastSuccess,
+      failed_since_success: run,
       last_counted: fresh.map((a) => a._id),
       log_minutes: encodeMinutes(addMinutes(rest, logged)),
       log_rev: rev + 1,
@@ -248,7 +275,8 @@ export class CountersRepository {
       test_failed_deliveries: from.counters.test_failed_deliveries + tests.filter((a) => !a.ok).length,
     };
     const move = past.size > 0 ? { id: `${webhookId}:${rev}`, webhookId, minutes: past } : null;
-    return { next, insert: !stored, move, added: fresh.length };
+    const failed = attempts.some((a) => !a.ok);
+    return { next, insert: !stored, move, added: fresh.length, failed };
   }
 
   /**
@@ -325,6 +353,25 @@ export class CountersRepository {
 }
 
 const NO_TESTS = { test_deliveries: 0, test_failed_deliveries: 0 };
+
+/**
+ * A webhook's last success and the failures after it, with these attempts added: the
+ * tallies come in any order, so a success drops the failures before it, and a failure
+ * before the last success is left out.
+ */
+function failureRun(
+  stored: WebhookCountersRecord | undefined,
+  attempts: Counted[],
+): { lastSuccess: Date | null; run: Date[] } {
+  let lastSuccess = stored?.last_success_at ?? null;
+  for (const a of attempts) if (a.ok && (!lastSuccess || a.at > lastSuccess)) lastSuccess = a.at;
+  const failures = [...(stored?.failed_since_success ?? []), ...attempts.filter((a) => !a.ok).map((a) => a.at)];
+  const run = failures
+    .filter((at) => !lastSuccess || at > lastSuccess)
+    .sort((a, b) => a.getTime() - b.getTime())
+    .slice(-RUN_KEPT);
+  return { lastSuccess, run };
+}
 
 function countersOf(c: WebhookCountersRecord): WebhookCounters {
   return {

@@ -77,9 +77,10 @@ export const WebhookCountersEntity = defineEntity({
     total_deliveries: p.integer(),
     failed_deliveries: p.integer(),
     last_triggered_at: p.datetime().strictNullable(),
-    // The newest successful attempt the folds added: the newest success of all, with the tallies not yet folded
-    // (consecutive failures count from it, and a first attempt kept inside its delivery is found only so).
+    // The newest successful attempt the folds added, and the times of the failed ones after it (the newest
+    // RUN_KEPT, oldest first): the one record of a webhook's failures in a row (test sends left out).
     last_success_at: p.datetime().nullable(),
+    failed_since_success: p.json<Date[]>().nullable(),
     // The attempts the last fold added, whose `counted` marks a crash may have left unset.
     last_counted: p.json<string[]>(),
     // The delivery log's counts per minute not yet moved to `delivery_log_hours` (JSON, delivery-log-counts.ts),
@@ -96,7 +97,13 @@ export const WebhookCountersEntity = defineEntity({
 
 export type WebhookCountersRecord = Later<
   InferEntity<typeof WebhookCountersEntity>,
-  'last_success_at' | 'log_minutes' | 'log_rev' | 'log_ready' | 'test_deliveries' | 'test_failed_deliveries'
+  | 'last_success_at'
+  | 'failed_since_success'
+  | 'log_minutes'
+  | 'log_rev'
+  | 'log_ready'
+  | 'test_deliveries'
+  | 'test_failed_deliveries'
 >;
 
 /** A webhook's delivery log counts of one hour (delivery-log-counts.ts); `_id` is `<webhook>:<hour>`. */

@@ -1,14 +1,17 @@
 // Every second, the attempts recorded since the last fold are added to their
 // webhooks' counters (CountersRepository.fold): off the delivery path, in bulk,
-// one replica at a time.
+// one replica at a time. The webhooks the fold added failures to are then checked
+// for deactivation (Deactivation.afterFailures).
 import type { Logger } from '@lpm/shared/logger';
 import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
 import type { CountersRepository } from '../data/counters-repository.ts';
+import type { Deactivation } from '../domain/deactivation.ts';
 
 export const COUNTER_FOLD_INTERVAL_MS = 1000;
 
 export function counterFoldTask(opts: {
   counters: CountersRepository;
+  deactivation: Pick<Deactivation, 'afterFailures'>;
   logger: Logger;
   intervalMs?: number;
 }): BackgroundTask {
@@ -18,6 +21,7 @@ export function counterFoldTask(opts: {
     logger: opts.logger,
     run: async () => {
       await opts.counters.fold();
+      await opts.deactivation.afterFailures(opts.counters.takeFailing());
     },
   });
 }
