@@ -11,6 +11,7 @@ import {
 import { runProcess } from '@lpm/shared/service/process';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
+import { CountersMigration } from './data/counters-migration.ts';
 import { CountersRepository } from './data/counters-repository.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
 import { RateReservations } from './data/rate-reservations.ts';
@@ -128,7 +129,12 @@ function build(settings: Settings, rt: ServiceRuntime): ServiceParts {
       consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
       consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
       maintenanceTask({ deliveries, deactivation, recoveries, intervalMs, logger }),
-      counterFoldTask({ counters: countersRepo, deactivation, logger }),
+      counterFoldTask({
+        counters: countersRepo,
+        migration: new CountersMigration(db, countersRepo),
+        deactivation,
+        logger,
+      }),
       retentionTask({
         webhooks: webhooksRepo,
         deliveries: deliveriesRepo,

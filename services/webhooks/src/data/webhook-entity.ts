@@ -33,7 +33,7 @@ export const WebhookEntity = defineEntity({
     // Deliveries per second at most, across replicas (data/rate-reservations.ts); null: no limit.
     rate_limit: p.integer().nullable(),
     // Counters an earlier version kept on the webhook, and the attempts its last count added: where a
-    // webhook has no `webhook_counters` document yet, its counters start from these (CountersRepository).
+    // webhook has no `webhook_counters` document yet, its counters start from these (CountersMigration).
     total_deliveries: p.integer().nullable(),
     failed_deliveries: p.integer().nullable(),
     last_triggered_at: p.datetime().nullable(),
@@ -150,7 +150,7 @@ export const DeliveryEntity = defineEntity({
     updated_day: p.integer().nullable(),
     due_minute: p.integer().nullable(),
     // The delivery log's markers: `<webhook>:<minute>` and `<webhook>:<hour>` of created_at (delivery-log-counts.ts),
-    // and whether the log's backfill counted the delivery (one stored before the markers).
+    // and whether the log's backfill (CountersMigration) counted the delivery (one stored before the markers).
     log_minute: p.string().nullable(),
     log_hour: p.string().nullable(),
     log_backfilled: p.boolean().nullable(),
@@ -202,7 +202,7 @@ export const AttemptEntity = defineEntity({
     latency_ms: p.integer(),
     error_class: p.string().strictNullable(),
     response_body: p.string().strictNullable(),
-    // false where an earlier version stored it before counting it (CountersRepository.fold counts those too).
+    // false where an earlier version stored it before counting it (CountersMigration counts those once).
     counted: p.boolean().nullable(),
     // The day of `at`, retention's equality marker (absent on attempts stored before it).
     day: p.integer().nullable(),
