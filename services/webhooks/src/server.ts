@@ -20,6 +20,7 @@ import { TeamVersions } from './data/team-versions.ts';
 import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { WebhooksRepository } from './data/webhooks-repository.ts';
 import { Deactivation } from './domain/deactivation.ts';
+import { HistoryRetention } from './domain/history-retention.ts';
 import { ATTEMPT_JOB, Deliveries, attemptClaimMs, type AttemptJob } from './domain/deliveries.ts';
 import { DeliveryLog } from './domain/delivery-log.ts';
 import { KeyLimiter } from './domain/key-limiter.ts';
@@ -136,10 +137,12 @@ function build(settings: Settings, rt: ServiceRuntime): ServiceParts {
         logger,
       }),
       retentionTask({
-        webhooks: webhooksRepo,
-        deliveries: deliveriesRepo,
-        counters: countersRepo,
-        retentionMs: settings.historyRetentionMs,
+        retention: new HistoryRetention({
+          webhooks: webhooksRepo,
+          deliveries: deliveriesRepo,
+          counters: countersRepo,
+          retentionMs: settings.historyRetentionMs,
+        }),
         intervalMs,
         logger,
       }),
