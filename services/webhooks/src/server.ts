@@ -11,6 +11,7 @@ import {
 import { runProcess } from '@lpm/shared/service/process';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
+import { CountersMigration } from './data/counters-migration.ts';
 import { CountersRepository } from './data/counters-repository.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
 import { RateReservations } from './data/rate-reservations.ts';
@@ -19,6 +20,7 @@ import { TeamVersions } from './data/team-versions.ts';
 import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_ENTITIES } from './data/webhook-entity.ts';
 import { WebhooksRepository } from './data/webhooks-repository.ts';
 import { Deactivation } from './domain/deactivation.ts';
+import { HistoryRetention } from './domain/history-retention.ts';
 import { ATTEMPT_JOB, Deliveries, attemptClaimMs, type AttemptJob } from './domain/deliveries.ts';
 import { DeliveryLog } from './domain/delivery-log.ts';
 import { KeyLimiter } from './domain/key-limiter.ts';
@@ -53,7 +55,7 @@ function deliveryPath(settings: Settings, { config, logger, db, broker }: Servic
   const countersRepo = new CountersRepository(db);
   const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
   const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
-  const deactivation = new Deactivation({ webhooks: webhooksRepo, deliveries: deliveriesRepo, mailer, owners, logger });
+  const deactivation = new Deactivation({ webhooks: webhooksRepo, counters: countersRepo, mailer, owners, logger });
   const attempts = new WorkQueue<AttemptJob>(broker, {
     queue: broker.queueName('webhooks.attempts'),
     type: ATTEMPT_JOB,
@@ -128,12 +130,19 @@ function build(settings: Settings, rt: ServiceRuntime): ServiceParts {
       consumerTask(() => consumeAttemptJobs(attempts, deliveries, settings.concurrency)),
       consumerTask(() => consumeDomainEvents(broker, deliveries, settings.concurrency)),
       maintenanceTask({ deliveries, deactivation, recoveries, intervalMs, logger }),
-      counterFoldTask({ counters: countersRepo, logger }),
-      retentionTask({
-        webhooks: webhooksRepo,
-        deliveries: deliveriesRepo,
+      counterFoldTask({
         counters: countersRepo,
-        retentionMs: settings.historyRetentionMs,
+        migration: new CountersMigration(db, countersRepo),
+        deactivation,
+        logger,
+      }),
+      retentionTask({
+        retention: new HistoryRetention({
+          webhooks: webhooksRepo,
+          deliveries: deliveriesRepo,
+          counters: countersRepo,
+          retentionMs: settings.historyRetentionMs,
+        }),
         intervalMs,
         logger,
       }),

@@ -2,9 +2,10 @@
 // once, from the tally of its first attempt or its skip, and moves past hours to hour
 // documents; pages read by the minute marker agree with the plain query in both orders
 // and at any depth; a move repeated after a crash adds nothing; deliveries stored
-// before the markers are counted by the backfill, once; retention's recount follows
+// before the markers are counted by the conversion of earlier shapes, once; retention's recount follows
 // the purge. On the real store, through the repositories.
 import { newId } from '@lpm/shared/ids';
+import { CountersMigration } from '../src/data/counters-migration.ts';
 import { CountersRepository } from '../src/data/counters-repository.ts';
 import { countsInLog, DeliveriesRepository, dropWebhookHistory } from '../src/data/deliveries-repository.ts';
 import { decodeMinutes, logMarkers, minuteOf, splitBeforeHour } from '../src/data/delivery-log-counts.ts';
@@ -242,8 +243,9 @@ test('when deliveries were stored before the markers, then the plain query serve
   expect((await deliveries.page(TEAM, hook, { page: 1, limit: 5, sort: '-created_at' })).total).toBe(12);
 
   await delivered(hook, new Date());
-  // A process started after the upgrade.
+  // A process started after the upgrade: the conversion of the earlier shapes (the log's backfill), then its folds.
   const restarted = new CountersRepository(watched.db);
+  expect(await new CountersMigration(watched.db, restarted).run()).toBe(true);
   await foldAll(restarted);
   // A first attempt still owed to an old delivery, made after the backfill marked it: not counted again.
   const owed = (await deliveries.get(old[0]._id))!;

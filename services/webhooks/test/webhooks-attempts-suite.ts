@@ -14,6 +14,7 @@ import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-rece
 import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
 import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
 import { captureLogger } from '@lpm/test-kit/wait';
+import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import { WEBHOOK_ENTITIES, type DeliveryRecord, type WebhookRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
@@ -65,9 +66,10 @@ export function build(opts: {
   const deliveriesRepo = new DeliveriesRepository(opts.store ?? db, {
     attemptClaimMs: opts.claimMs ?? attemptClaimMs(sendTimeoutMs),
   });
+  const counters = new CountersRepository(opts.store ?? db);
   const deactivation = new Deactivation({
     webhooks,
-    deliveries: deliveriesRepo,
+    counters,
     mailer,
     owners: { owner: async () => owner },
     logger: log,
@@ -87,7 +89,12 @@ export function build(opts: {
     retryDelaysMs: [],
     sendTimeoutMs,
   });
-  return { queue, pushed, webhooks, deliveriesRepo, deliveries };
+  // What the counter fold's job does every second: the attempts added up, and the webhooks they failed checked.
+  const fold = async () => {
+    while ((await counters.fold()) > 0);
+    await deactivation.afterFailures(counters.takeFailing());
+  };
+  return { queue, pushed, webhooks, deliveriesRepo, deliveries, counters, fold };
 }
 
 export type Scenario = ReturnType<typeof build>;

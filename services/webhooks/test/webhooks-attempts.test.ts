@@ -150,6 +150,7 @@ test('when a webhook whose URL carries a path and a token is deactivated, then t
       await s.deliveries.attempt(job);
     }
     expect(failing.requests).toHaveLength(6);
+    await s.fold();
     const [mail] = await smtp.waitFor(1, 10_000);
     expect(mail.to).toEqual([owner.email]);
     expect(mail.subject).toBe(`Webhook deactivated: ${failing.url}`);

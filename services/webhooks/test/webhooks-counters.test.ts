@@ -1,15 +1,10 @@
 // Growth: the list's counters are kept apart (webhook_counters), each attempt added
-// once by a fold, and the list reads no attempts; webhooks stored before the counters
-// go on from what they held. The app in process on its own database
+// once by a fold, and the list reads no attempts; failures in a row are kept on the
+// counters too, whatever order the attempts come in. The app in process on its own database
 // (webhooks-retention-suite.ts); attempts are seeded through the repositories.
 import { newId } from '@lpm/shared/ids';
 import { CountersRepository } from '../src/data/counters-repository.ts';
-import type {
-  AttemptRecord,
-  DeliveryRecord,
-  WebhookCountersRecord,
-  WebhookRecord,
-} from '../src/data/webhook-entity.ts';
+import type { AttemptRecord, DeliveryRecord, WebhookCountersRecord } from '../src/data/webhook-entity.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { equalityOn, watchStore } from './store-commands.ts';
 import {
@@ -19,7 +14,6 @@ import {
   createHook,
   deliveries,
   listed,
-  receiver,
   recordAndCount,
   retentionSuite,
   seedDelivery,
@@ -114,8 +108,6 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
   const watched = await watchStore(sut.db.databaseName);
   try {
     const fold = new CountersRepository(watched.db);
-    // A process's first fold also counts in the delivery log the deliveries stored before its markers, once.
-    await fold.fold();
     // 2,100 attempts (a batch of 2,000 and one of 100), round robin over the three webhooks; every fifth failed.
     const seeded: AttemptRecord[] = [];
     for (let i = 0; i < 2100; i++) {
@@ -134,10 +126,8 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
     expect(folds.reduce((a, b) => a + b)).toBe(2100);
 
     const sent = watched.take();
-    // Attempts stored before the fold counted them: one read, by an equality FerretDB sends to SQL (none here).
-    const attemptOps = sent.filter((q) => q.collection === 'attempts');
-    expect(attemptOps.map((q) => q.op)).toEqual(folds.map(() => 'find'));
-    expect(equalityOn(attemptOps[0], 'counted')).toBe(true);
+    // The fold reads the tallies only, never the attempts.
+    expect(sent.filter((q) => q.collection === 'attempts')).toEqual([]);
     // Per batch: one read of the tallies and one delete command, its statement for each webhook naming it by an
     // equality FerretDB sends to SQL (an `$in` of ids alone would read every tally); the counters: one read and an
     // update per webhook.
@@ -169,70 +159,26 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
   }
 });
 
-test('when a webhook stored before the counters has attempts, then the list counts them as before, and the fold goes on from there', async () => {
+test('when the attempts around a success are folded out of order, then the failures in a row are those after the newest success, since the given instant', async () => {
   const who = identity();
-  const now = new Date();
-  const legacy: WebhookRecord = {
-    _id: newId('wh'),
-    team_id: who.teamId,
-    url: `${receiver.url}/legacy`,
-    url_key: `${receiver.url}/legacy`,
-    description: null,
-    events: ['client.created'],
-    active: true,
-    secret_sealed: 'sealed',
-    active_since: now,
-    alert_pending: false,
-    created_at: now,
-    updated_at: now,
+  const id = await createHook(who, 'out-of-order');
+  const since = new Date(Date.now() - 60_000);
+  const at = (s: number) => new Date(since.getTime() + s * 1000);
+  const foldOf = async (...made: [ok: boolean, s: number][]) => {
+    for (const [ok, s] of made)
+      await deliveries.attempts.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, ok, at(s)));
+    expect(await counters.fold()).toBe(made.length);
   };
-  await sut.db.collection<WebhookRecord>('webhooks').insertOne(legacy);
-  const at = new Date(Date.now() - 5000);
-  for (const ok of [true, false, true]) {
-    // Stored as before: no `counted` field.
-    await sut.db
-      .collection<AttemptRecord>('attempts')
-      .insertOne(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, ok, at));
-  }
 
-  expect(await listed(who, legacy._id)).toMatchObject({
-    total_deliveries: 3,
-    failed_deliveries: 1,
-    success_rate: 66.7,
-    last_triggered_at: at.toISOString(),
-  });
-  await recordAndCount(attemptOf(await seedDelivery(who.teamId, legacy._id), 1, true));
-  expect(await listed(who, legacy._id)).toMatchObject({ total_deliveries: 4, failed_deliveries: 1, success_rate: 75 });
-  expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: legacy._id })).toMatchObject(
-    { total_deliveries: 4 },
-  );
-});
-
-test('when a webhook still holds its counters itself (stored before webhook_counters), then the fold goes on from them, and counts its attempts left uncounted once', async () => {
-  const who = identity();
-  const id = await createHook(who, 'kept-itself');
-  const leftover = attemptOf(await seedDelivery(who.teamId, id), 1, true);
-  await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...leftover, counted: false });
-  // Counters kept on the webhook itself, naming its last count, and no counters document.
-  await sut.db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: id });
-  await sut.db.collection<WebhookRecord>('webhooks').updateOne(
-    { _id: id },
-    {
-      $set: {
-        total_deliveries: 10,
-        failed_deliveries: 4,
-        last_triggered_at: leftover.at,
-        last_counted: [leftover._id],
-      },
-    },
-  );
-
-  // Recorded then, and not yet counted.
-  const uncounted = attemptOf(await seedDelivery(who.teamId, id), 1, false);
-  await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...uncounted, counted: false });
-
-  await recordAndCount(attemptOf(await seedDelivery(who.teamId, id), 1, false));
-
-  expect(await listed(who, id)).toMatchObject({ total_deliveries: 12, failed_deliveries: 6 });
-  expect(await countOf('attempts', { webhook_id: id, counted: false })).toBe(0);
+  await foldOf([false, 1], [false, 3]);
+  expect(await counters.failuresInARow(id, since, 6)).toBe(2);
+  // The success between them comes in a later fold: only the failure after it counts.
+  await foldOf([true, 2]);
+  expect(await counters.failuresInARow(id, since, 6)).toBe(1);
+  // An older success changes nothing; the failures after the newest add up.
+  await foldOf([true, 0], [false, 4], [false, 5]);
+  expect(await counters.failuresInARow(id, since, 6)).toBe(3);
+  expect(await counters.failuresInARow(id, since, 2)).toBe(2);
+  // Counted from a re-activation: the failures before it left out.
+  expect(await counters.failuresInARow(id, at(4.5), 6)).toBe(1);
 });

@@ -1,6 +1,6 @@
-// Retention: deleting a webhook removes its history; the retention job drops old
-// deliveries and attempts, orphans of deleted webhooks, and Idempotency-Key records
-// past 24 h; once past its first days it deletes by day markers and tombstones only
+// Retention: deleting a webhook removes its history; retention (HistoryRetention)
+// drops old deliveries and attempts, orphans of deleted webhooks, and Idempotency-Key
+// records past 24 h; once past its first days it deletes by day markers and tombstones only
 // (what FerretDB pushes down to SQL). The app in process on its own database
 // (webhooks-retention-suite.ts); old records are seeded through the repositories.
 import { newId } from '@lpm/shared/ids';
@@ -9,7 +9,7 @@ import { CountersRepository } from '../src/data/counters-repository.ts';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
-import { purgeHistory } from '../src/jobs/retention.ts';
+import { HistoryRetention, type HistoryRetentionOptions } from '../src/domain/history-retention.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { equalityOn, watchStore } from './store-commands.ts';
 import {
@@ -72,7 +72,7 @@ test('when the retention job runs, then deliveries and attempts past retention, 
     .insertOne(attemptOf(orphan, 1, false, new Date(Date.now() - 3600_000)));
   const justNow = await seedDelivery(who.teamId, newId('wh'));
 
-  const purged = await purgeHistory({ webhooks, deliveries, counters, retentionMs: RETENTION_MS });
+  const purged = await new HistoryRetention({ webhooks, deliveries, counters, retentionMs: RETENTION_MS }).purge();
 
   expect(purged).toMatchObject({ deliveries: 1, attempts: 1, orphanDeliveries: 1, orphanAttempts: 1 });
   expect(await deliveries.get(old._id)).toBeNull();
@@ -84,7 +84,9 @@ test('when the retention job runs, then deliveries and attempts past retention, 
   expect(await deliveries.get(justNow._id)).not.toBeNull();
   // The counters keep what was counted; a second run finds nothing more.
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 2 });
-  expect(await purgeHistory({ webhooks, deliveries, counters, retentionMs: RETENTION_MS })).toMatchObject({
+  expect(
+    await new HistoryRetention({ webhooks, deliveries, counters, retentionMs: RETENTION_MS }).purge(),
+  ).toMatchObject({
     deliveries: 0,
     attempts: 0,
     orphanDeliveries: 0,
@@ -98,7 +100,7 @@ test('when retention runs past its first days, then every delete names a day mar
   try {
     const hooks = new WebhooksRepository(watched.db);
     const repo = new DeliveriesRepository(watched.db, { attemptClaimMs: 60_000 });
-    const deps = {
+    const deps: HistoryRetentionOptions = {
       webhooks: hooks,
       deliveries: repo,
       counters: new CountersRepository(watched.db),
@@ -112,7 +114,7 @@ test('when retention runs past its first days, then every delete names a day mar
     };
     // The first run deletes by range (records without markers are gone then) and stores the cursors.
     const first = Date.now();
-    await purgeHistory(deps, new Date(first));
+    await new HistoryRetention(deps).purge(new Date(first));
     // Three days without a run: they are caught up day by day.
     const now = first + 3 * DAY_MS;
     const cutoff = now - RETENTION_MS;
@@ -134,7 +136,7 @@ test('when retention runs past its first days, then every delete names a day mar
     await hooks.remove('team_x', deleted);
     watched.take();
 
-    const purged = await purgeHistory(deps, new Date(now));
+    const purged = await new HistoryRetention(deps).purge(new Date(now));
 
     expect(purged).toMatchObject({ deliveries: 2, attempts: 3, orphanDeliveries: 1, orphanAttempts: 1 });
     for (const gone of [dayBefore, hourBefore, left]) expect(await repo.get(gone._id)).toBeNull();

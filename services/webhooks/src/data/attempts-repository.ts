@@ -16,7 +16,6 @@ import {
   type AttemptTallyRecord,
   type DeliveryRecord,
   type FirstAttempt,
-  type WebhookCountersRecord,
 } from './webhook-entity.ts';
 
 /** How long an attempt's record waits for others to go with it in one insert. */
@@ -138,42 +137,6 @@ export class AttemptsRepository {
         ? []
         : await this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: more } }).toArray();
     return [...inside, ...stored].sort((a, b) => a.attempt - b.attempt);
-  }
-
-  /**
-   * How many of the webhook's attempts since `since` failed after its last success,
-   * up to `n`. A success kept inside its delivery is found by its tally, or once
-   * folded by its counters' `last_success_at`: the tallies are read first, as the
-   * fold updates the counters before it deletes the tallies it added.
-   */
-  async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
-    // Test sends neither break nor extend a run of failures.
-    const real = { test: { $ne: true } };
-    const stored = await this.attempts
-      .find({ webhook_id: webhookId, ok: true, at: { $gte: since }, ...real }, { projection: { at: 1 } })
-      .sort({ at: -1 })
-      .limit(1)
-      .toArray();
-    const tallied = await this.tallies
-      .find({ webhook_id: webhookId, ok: true }, { projection: { at: 1, skipped: 1, test: 1 } })
-      .toArray();
-    const counters = await this.db
-      .collection<WebhookCountersRecord>('webhook_counters')
-      .findOne({ _id: webhookId }, { projection: { last_success_at: 1 } });
-    const successes = [
-      ...stored.map((a) => a.at),
-      ...tallied.filter((t) => !t.skipped && !t.test).map((t) => t.at),
-      counters?.last_success_at,
-    ];
-    let lastSuccess: Date | null = null;
-    for (const at of successes) if (at && at >= since && (!lastSuccess || at > lastSuccess)) lastSuccess = at;
-    const after = lastSuccess ? { $gt: lastSuccess } : { $gte: since };
-    return (
-      await this.attempts
-        .find({ webhook_id: webhookId, ok: false, at: after, ...real }, { projection: { _id: 1 } })
-        .limit(n)
-        .toArray()
-    ).length;
   }
 }
 

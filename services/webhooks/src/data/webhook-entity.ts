@@ -33,7 +33,7 @@ export const WebhookEntity = defineEntity({
     // Deliveries per second at most, across replicas (data/rate-reservations.ts); null: no limit.
     rate_limit: p.integer().nullable(),
     // Counters an earlier version kept on the webhook, and the attempts its last count added: where a
-    // webhook has no `webhook_counters` document yet, its counters start from these (CountersRepository).
+    // webhook has no `webhook_counters` document yet, its counters start from these (CountersMigration).
     total_deliveries: p.integer().nullable(),
     failed_deliveries: p.integer().nullable(),
     last_triggered_at: p.datetime().nullable(),
@@ -77,9 +77,10 @@ export const WebhookCountersEntity = defineEntity({
     total_deliveries: p.integer(),
     failed_deliveries: p.integer(),
     last_triggered_at: p.datetime().strictNullable(),
-    // The newest successful attempt the folds added: the newest success of all, with the tallies not yet folded
-    // (consecutive failures count from it, and a first attempt kept inside its delivery is found only so).
+    // The newest successful attempt the folds added, and the times of the failed ones after it (the newest
+    // RUN_KEPT, oldest first): the one record of a webhook's failures in a row (test sends left out).
     last_success_at: p.datetime().nullable(),
+    failed_since_success: p.json<Date[]>().nullable(),
     // The attempts the last fold added, whose `counted` marks a crash may have left unset.
     last_counted: p.json<string[]>(),
     // The delivery log's counts per minute not yet moved to `delivery_log_hours` (JSON, delivery-log-counts.ts),
@@ -96,7 +97,13 @@ export const WebhookCountersEntity = defineEntity({
 
 export type WebhookCountersRecord = Later<
   InferEntity<typeof WebhookCountersEntity>,
-  'last_success_at' | 'log_minutes' | 'log_rev' | 'log_ready' | 'test_deliveries' | 'test_failed_deliveries'
+  | 'last_success_at'
+  | 'failed_since_success'
+  | 'log_minutes'
+  | 'log_rev'
+  | 'log_ready'
+  | 'test_deliveries'
+  | 'test_failed_deliveries'
 >;
 
 /** A webhook's delivery log counts of one hour (delivery-log-counts.ts); `_id` is `<webhook>:<hour>`. */
@@ -143,7 +150,7 @@ export const DeliveryEntity = defineEntity({
     updated_day: p.integer().nullable(),
     due_minute: p.integer().nullable(),
     // The delivery log's markers: `<webhook>:<minute>` and `<webhook>:<hour>` of created_at (delivery-log-counts.ts),
-    // and whether the log's backfill counted the delivery (one stored before the markers).
+    // and whether the log's backfill (CountersMigration) counted the delivery (one stored before the markers).
     log_minute: p.string().nullable(),
     log_hour: p.string().nullable(),
     log_backfilled: p.boolean().nullable(),
@@ -195,7 +202,7 @@ export const AttemptEntity = defineEntity({
     latency_ms: p.integer(),
     error_class: p.string().strictNullable(),
     response_body: p.string().strictNullable(),
-    // false where an earlier version stored it before counting it (CountersRepository.fold counts those too).
+    // false where an earlier version stored it before counting it (CountersMigration counts those once).
     counted: p.boolean().nullable(),
     // The day of `at`, retention's equality marker (absent on attempts stored before it).
     day: p.integer().nullable(),

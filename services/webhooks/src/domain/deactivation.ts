@@ -1,12 +1,15 @@
 // After 6 failed attempts in a row (since creation or re-activation), or at once when
 // the receiver answers 410 Gone, a webhook is made inactive and its team's owner gets
 // an alert e-mail (docs/decisions.md §5 "Webhooks").
+// Failures in a row are counted by the counter fold, on the webhook's counters
+// document, and checked here after each fold (CounterFold): the attempt's own path
+// reads nothing for it. A 410 Gone is acted on by the attempt that got it.
 // The e-mail is owed from the moment of deactivation (alert_pending), so one that
 // fails is sent again by the maintenance job.
 import type { Logger } from '@lpm/shared/logger';
 import type { Mailer } from '@lpm/shared/mailer';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
-import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
+import type { CountersRepository } from '../data/counters-repository.ts';
 import type { DeactivationReason, WebhookRecord } from '../data/webhook-entity.ts';
 import type { WebhooksRepository } from '../data/webhooks-repository.ts';
 import { shownUrl } from './shown-url.ts';
@@ -16,7 +19,7 @@ export const CONSECUTIVE_FAILURES_LIMIT = 6;
 
 export interface DeactivationOptions {
   webhooks: WebhooksRepository;
-  deliveries: DeliveriesRepository;
+  counters: Pick<CountersRepository, 'failuresInARow'>;
   mailer: Mailer;
   owners: { owner(teamId: string): Promise<DirectoryUser | null> };
   logger: Logger;
@@ -35,17 +38,17 @@ export class Deactivation {
   }
 
   /**
-   * After a failed attempt: whether the webhook is now inactive, and whether this
-   * call made it so (its caller then sends the alert, once its own writes are done).
+   * After a fold added failures to these webhooks: each still active whose failures in
+   * a row reached the limit is made inactive, and its alert sent.
    */
-  async afterFailure(webhook: WebhookRecord): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
-    const failures = await this.opts.deliveries.attempts.failuresInARow(
-      webhook._id,
-      webhook.active_since,
-      CONSECUTIVE_FAILURES_LIMIT,
-    );
-    if (failures < CONSECUTIVE_FAILURES_LIMIT) return { inactive: false, deactivatedNow: false };
-    return this.deactivate(webhook, 'failures');
+  async afterFailures(webhookIds: string[]): Promise<void> {
+    for (const id of webhookIds) {
+      const webhook = await this.opts.webhooks.byId(id);
+      if (!webhook?.active) continue;
+      const failures = await this.opts.counters.failuresInARow(id, webhook.active_since, CONSECUTIVE_FAILURES_LIMIT);
+      if (failures < CONSECUTIVE_FAILURES_LIMIT) continue;
+      if ((await this.deactivate(webhook, 'failures')).deactivatedNow) await this.sendAlert(id);
+    }
   }
 
   /** After a 410 Gone: the receiver says the endpoint is gone for good, so the webhook is made inactive at once. */

@@ -151,7 +151,7 @@ export class Deliveries {
     }
     try {
       const made = await this.post(job, delivery, webhook, release);
-      // A success goes inside its delivery; a failure is recorded first, where the count of failures in a row (next) reads it.
+      // A success goes inside its delivery; a failure is recorded first (a delivery stored failed has its attempt).
       const attempt = made.ok ? made : await this.opts.deliveries.attempts.recordAttempt(made, delivery.created_at);
       const next = await this.next(webhook, delivery, job, attempt);
       const stored = { ...delivery, ...next.outcome, updated_at: attempt.at };
@@ -327,7 +327,7 @@ export class Deliveries {
     attempt: AttemptRecord,
   ): Promise<Next> {
     const scheduled = this.opts.retryDelaysMs[job.attempt - 1];
-    const after = await this.afterAttempt(webhook, delivery, attempt);
+    const after = await this.afterAttempt(webhook, attempt);
     const owed = !attempt.ok && !job.manual && !delivery.test && scheduled !== undefined && !after.inactive;
     const retryAfterMs = owed
       ? nextDelay(scheduled, this.opts.retryDelaysMs, attempt.status_code, attempt.retry_after_ms)
@@ -342,19 +342,16 @@ export class Deliveries {
   }
 
   /**
-   * Whether an attempt leaves the webhook inactive: a 410 Gone deactivates it at once;
-   * other failures count toward the failures in a row, except a test send's, which
-   * says nothing of the webhook's health.
+   * Whether an attempt leaves the webhook inactive: a 410 Gone deactivates it at once.
+   * Other failures count toward the failures in a row, which the counter fold adds
+   * up and checks (Deactivation.afterFailures).
    */
   private afterAttempt(
     webhook: WebhookRecord,
-    delivery: DeliveryRecord,
     attempt: AttemptRecord,
   ): Promise<{ inactive: boolean; deactivatedNow: boolean }> {
-    if (attempt.ok) return Promise.resolve({ inactive: false, deactivatedNow: false });
-    if (attempt.status_code === 410) return this.opts.deactivation.afterGone(webhook);
-    if (delivery.test) return Promise.resolve({ inactive: false, deactivatedNow: false });
-    return this.opts.deactivation.afterFailure(webhook);
+    if (!attempt.ok && attempt.status_code === 410) return this.opts.deactivation.afterGone(webhook);
+    return Promise.resolve({ inactive: false, deactivatedNow: false });
   }
 
   /** Once the outcome is stored: the next attempt queued, and the alert of a webhook this attempt deactivated. */

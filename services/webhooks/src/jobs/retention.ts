@@ -1,74 +1,22 @@
-// Retention: deliveries (whole payloads, personal data included) and
-// attempts older than WEBHOOK_HISTORY_RETENTION, by their day markers, and the
-// history of deleted webhooks that a crash left behind, by their tombstones
-// (Idempotency-Key records are purged by the service runner for every service). Run
-// about once an hour on the service's scheduler (a timer ticking every
-// SCHEDULER_INTERVAL). Every step is a delete of what is already out of use: two
-// replicas running it at once, or a run repeated after a crash, remove nothing
-// more, so no exactly-once claim is taken.
-import { setTimeout as sleep } from 'node:timers/promises';
+// Retention (domain/history-retention.ts), run about once an hour on the service's
+// scheduler (a timer ticking every SCHEDULER_INTERVAL). Idempotency-Key records are
+// purged by the service runner for every service.
 import type { Logger } from '@lpm/shared/logger';
 import { periodicTask, type BackgroundTask } from '@lpm/shared/service/runner';
-import type { CountersRepository } from '../data/counters-repository.ts';
-import type { DeliveriesRepository } from '../data/deliveries-repository.ts';
-import type { WebhooksRepository } from '../data/webhooks-repository.ts';
+import { RETENTION_EVERY_MS, type HistoryRetention } from '../domain/history-retention.ts';
 
-/** Retention runs at most this often. */
-export const RETENTION_EVERY_MS = 3_600_000;
-/** A deleted webhook's tombstone is kept this long: its history is dropped again at least once after the delete's in-flight attempts are over. */
-const TOMBSTONE_KEPT_MS = RETENTION_EVERY_MS;
-/** Tries to take the fold's lock for the log's recount, and the pause between them. */
-const LOG_RECOUNT_TRIES = 20;
-const LOG_RECOUNT_PAUSE_MS = 250;
-/** Orphans must be older than the webhook list by this much: room for replicas' clocks. */
-const CLOCK_MARGIN_MS = 60_000;
-
-export interface RetentionDeps {
-  webhooks: WebhooksRepository;
-  deliveries: DeliveriesRepository;
-  counters: CountersRepository;
-  /** WEBHOOK_HISTORY_RETENTION. */
-  retentionMs: number;
-}
-
-export interface Purged {
-  deliveries: number;
-  attempts: number;
-  orphanDeliveries: number;
-  orphanAttempts: number;
-}
-
-/** One retention pass. */
-export async function purgeHistory(deps: RetentionDeps, now = new Date()): Promise<Purged> {
-  const cutoff = new Date(now.getTime() - deps.retentionMs);
-  const old = await deps.deliveries.purgeOlderThan(cutoff);
-  // The delivery log's counts of the hours purged, under the counter fold's lock, which a fold holds for moments at a time.
-  if (old.deliveries > 0 || old.ranged) {
-    for (let tries = 0; tries < LOG_RECOUNT_TRIES && !(await deps.counters.recountLogBefore(cutoff)); tries++)
-      await sleep(LOG_RECOUNT_PAUSE_MS);
-  }
-  const deleted = await deps.webhooks.purgeDeleted(new Date(now.getTime() - TOMBSTONE_KEPT_MS));
-  // Orphans from before tombstones existed: looked for (a read of every record) when retention deletes by range (its first run, or after a long stop).
-  const listedBefore = new Date(Date.now() - CLOCK_MARGIN_MS);
-  const legacy = old.ranged
-    ? await deps.deliveries.purgeOrphans(await deps.webhooks.allIds(), listedBefore)
-    : { deliveries: 0, attempts: 0 };
-  return {
-    deliveries: old.deliveries,
-    attempts: old.attempts,
-    orphanDeliveries: deleted.deliveries + legacy.deliveries,
-    orphanAttempts: deleted.attempts + legacy.attempts,
-  };
-}
-
-export function retentionTask(opts: RetentionDeps & { intervalMs: number; logger: Logger }): BackgroundTask {
+export function retentionTask(opts: {
+  retention: Pick<HistoryRetention, 'purge'>;
+  intervalMs: number;
+  logger: Logger;
+}): BackgroundTask {
   return periodicTask({
     name: 'webhook retention',
     intervalMs: opts.intervalMs,
     atMostEveryMs: RETENTION_EVERY_MS,
     logger: opts.logger,
     run: async () => {
-      const purged = await purgeHistory(opts);
+      const purged = await opts.retention.purge();
       if (Object.values(purged).some((n) => n > 0)) opts.logger.info(purged, 'webhook history past retention purged');
     },
   });
