@@ -135,17 +135,29 @@ test('when a test event is sent from the page, then the receiver gets it signed 
   await shot('3-test-event');
 });
 
-test('when a delivery fails for good, then on the page the endpoint is enabled again, the delivery retried, and it succeeds', async () => {
-  receiver.respond(() => ({ status: 500, body: 'receiver down for the test' }));
-  const client = (
-    await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Falha Portal' })
-  ).body.data;
+/**
+ * A client created (returned) while the receiver answers 500 with `why`: its six attempts fail, the
+ * receiver answers again, and the endpoint is disabled (at the counters' next fold,
+ * within about a second of the sixth failure).
+ */
+async function failedSixTimes(name: string, why: string): Promise<{ id: string }> {
+  receiver.respond(() => ({ status: 500, body: why }));
+  const client = (await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name })).body.data;
   await waitFor(
     'six failed attempts',
     () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 6,
     30_000,
   );
   receiver.respond(() => ({ status: 200, body: '{"ok":true}' }));
+  await waitFor(
+    'the endpoint disabled',
+    async () => !(await sys.call<{ active: boolean }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data.active,
+  );
+  return client;
+}
+
+test('when a delivery fails for good, then on the page the endpoint is enabled again, the delivery retried, and it succeeds', async () => {
+  await failedSixTimes('Falha Portal', 'receiver down for the test');
   await page.getByLabel('Status', { exact: true }).selectOption('failed');
   await page.getByRole('button', { name: 'Show deliveries' }).click();
   await refreshUntil('the failed delivery in the log', () => rows().filter({ hasText: 'failed' }));
@@ -177,20 +189,7 @@ test('when a delivery fails for good, then on the page the endpoint is enabled a
 }, 90_000);
 
 test('when the endpoint was disabled by failures, then recovering since a time on the page sends its failed deliveries again', async () => {
-  receiver.respond(() => ({ status: 500, body: 'down again' }));
-  const client = (
-    await sys.call<{ id: string }>(team.api_key, 'POST', '/v1/clients', { type: 'PF', name: 'Recuperação Portal' })
-  ).body.data;
-  await waitFor(
-    'six failed attempts',
-    () => receiver.requests.filter((r) => r.body.includes(client.id)).length >= 6,
-    30_000,
-  );
-  receiver.respond(() => ({ status: 200, body: '{"ok":true}' }));
-  await waitFor(
-    'the endpoint disabled',
-    async () => !(await sys.call<{ active: boolean }>(team.api_key, 'GET', `/v1/webhooks/${hook.id}`)).body.data.active,
-  );
+  const client = await failedSixTimes('Recuperação Portal', 'down again');
   await page.getByRole('button', { name: '← All endpoints' }).click();
   await page.getByRole('button', { name: `Manage ${hook.url}` }).click();
   await page.getByRole('button', { name: 'Enable' }).click();

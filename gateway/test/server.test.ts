@@ -8,6 +8,7 @@ import { CONFIG_ERROR_EXIT } from '@lpm/shared/service/process';
 import { readGatewayConfig } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
+import { waitFor } from '@lpm/test-kit/wait';
 import { call, INTERNAL_TOKEN, internalHeaders, sleep, startEchoUpstream, testDbPrefix } from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -168,10 +169,11 @@ describe('server.ts', () => {
     child.stderr.on('data', (c) => (stderr += c));
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
     try {
-      // Up to 30 s: a cold start of the process takes seconds on a busy 2-core machine.
+      // Up to 30 s: a cold start of the process takes seconds on a busy 2-core machine, and it
+      // listens before its store is set up (its health answers 503 until then).
       for (let i = 0; i < 300 && !(await isListening(port)); i++) await sleep(100);
       const base = `http://127.0.0.1:${port}`;
-      expect((await call(base, '/health')).status).toBe(200);
+      await waitFor('the gateway ready', async () => (await call(base, '/health')).status === 200, 30_000);
       const res = await call(base, '/v1/deals', { key: team.apiKey });
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBe('60');
