@@ -107,13 +107,15 @@ export function listThroughApi(
   const { get, ...rest } = list;
   return {
     ...rest,
-    api: async (query) => {
-      const res = await get(query);
-      expect(res.statusCode).toBe(200);
-      const body = res.json();
-      return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
-    },
+    api: async (query) => idsOf(await get(query)),
   };
+}
+
+/** The ids and total of a list's 200 answer. */
+export function idsOf(res: LightMyRequestResponse): IdsPage {
+  expect(res.statusCode).toBe(200);
+  const body = res.json();
+  return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
 }
 
 /** A repository's list as a service's records are read before and after the backfill of its buckets. */

@@ -11,6 +11,8 @@ import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { derivedFields } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
+import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
+import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
 import { startCases, type CasesUnderTest } from './helper.ts';
 
 let sut: CasesUnderTest;
@@ -43,12 +45,7 @@ const call = (app: CasesUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', ur
   app.call(who, { method, url, payload: payload as never });
 
 /** The API's page: ids and total. */
-async function api(app: CasesUnderTest, query: string) {
-  const res = await call(app, 'GET', `/v1/cases?${query}`);
-  expect(res.statusCode).toBe(200);
-  const body = res.json();
-  return { ids: body.data.map((c: { id: string }) => c.id) as string[], total: body.pagination.total as number };
-}
+const api = async (app: CasesUnderTest, query: string) => idsOf(await call(app, 'GET', `/v1/cases?${query}`));
 
 /** The plain query's page for the same query string. */
 async function plain(query: string) {
@@ -67,18 +64,12 @@ async function plain(query: string) {
   }
   const page = Number(params.get('page') ?? 1);
   const limit = Number(params.get('limit') ?? 20);
-  const col = sut.db.collection<CaseRecord>('cases');
   const sort = sortOrder(params.get('sort') ?? undefined, '-created_at', SORT_KEYS);
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map(
-    (c) => c._id,
-  );
-  return { ids, total: await col.countDocuments(filter) };
+  return plainIds(sut.db, 'cases', filter, sort, (page - 1) * limit, limit);
 }
 
-async function expectPlain(app: CasesUnderTest, queries: string[]) {
-  for (const query of queries)
-    expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
-}
+const expectPlain = (app: CasesUnderTest, queries: string[]) =>
+  expectPlainPages((query) => api(app, query), plain, queries);
 
 const SEARCHES = ['ação', 'ACAO', 'jose silva', 'proc-00', '0001234', '  maria  ', 'água', 'nada disso'];
 const SORTS = [
@@ -100,18 +91,13 @@ const FILTERS = [
   `from=2026-03-02&to=2026-03-05`,
 ];
 const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50'];
-
-/** Every search with every sort, every filter and every window: the API's page is the plain query's. */
-function queries(searches = SEARCHES): string[] {
-  return searches.flatMap((s) => {
-    const search = `search=${encodeURIComponent(s)}`;
-    return [
-      ...SORTS.map((o) => `${search}&${o}`),
-      ...FILTERS.map((f) => `${search}&${f}`),
-      ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=title&${p}`]),
-    ];
-  });
-}
+const GRID: SearchGrid = {
+  searches: SEARCHES,
+  sorts: SORTS,
+  filters: FILTERS,
+  windows: PAGES,
+  windowSort: 'sort=title',
+};
 
 beforeAll(async () => {
   sut = await startCases();
@@ -163,7 +149,7 @@ afterAll(async () => {
 });
 
 test('when cases are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
-  await expectPlain(sut, queries());
+  await expectPlain(sut, searchQueries(GRID));
   expect(sut.repository.search.held).toBeGreaterThan(120);
 });
 
@@ -176,18 +162,15 @@ test('when another replica creates, renames, moves and archives cases, then each
   ];
   await expectPlain(replica, q);
   const ids = (await api(sut, 'search=a%C3%A7%C3%A3o&limit=100')).ids;
-  for (let i = 0; i < 9; i++) {
-    const [writer, reader] = i % 2 ? [sut, replica] : [replica, sut];
-    if (i % 3 === 0)
-      expect(
-        (await call(writer, 'POST', '/v1/cases', { title: `Ação nova ${i}`, number: `PROC-001${i}` })).statusCode,
-      ).toBe(201);
-    else if (i % 3 === 1)
-      expect(
-        (await call(writer, 'PUT', `/v1/cases/${ids[i]}`, { title: `Renomeado ${i}`, priority: 'alta' })).statusCode,
-      ).toBe(200);
-    else expect((await call(writer, 'DELETE', `/v1/cases/${ids[i]}`)).statusCode).toBe(200);
-    await expectPlain(reader, q);
-  }
-  await expectPlain(replica, queries(SEARCHES.slice(0, 2)));
+  await writeOnEitherReplica(
+    {
+      replicas: [sut, replica],
+      create: (writer, i) => call(writer, 'POST', '/v1/cases', { title: `Ação nova ${i}`, number: `PROC-001${i}` }),
+      change: (writer, id, i) => call(writer, 'PUT', `/v1/cases/${id}`, { title: `Renomeado ${i}`, priority: 'alta' }),
+      remove: (writer, id) => call(writer, 'DELETE', `/v1/cases/${id}`),
+      expectFound: (reader) => expectPlain(reader, q),
+    },
+    ids,
+  );
+  await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 2)));
 });

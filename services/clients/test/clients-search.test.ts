@@ -8,6 +8,8 @@ import { escapeRegex, foldText } from '@lpm/shared/text';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { derivedFields } from '../src/domain/client-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
+import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
+import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
 import { startClients, type ClientsUnderTest } from './helper.ts';
 
 let sut: ClientsUnderTest;
@@ -31,12 +33,7 @@ const call = (app: ClientsUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', 
   app.call(who, { method, url, payload: payload as never });
 
 /** The API's page: ids and total. */
-async function api(app: ClientsUnderTest, query: string) {
-  const res = await call(app, 'GET', `/v1/clients?${query}`);
-  expect(res.statusCode).toBe(200);
-  const body = res.json();
-  return { ids: body.data.map((c: { id: string }) => c.id) as string[], total: body.pagination.total as number };
-}
+const api = async (app: ClientsUnderTest, query: string) => idsOf(await call(app, 'GET', `/v1/clients?${query}`));
 
 /** The plain query's page for the same query string. */
 async function plain(query: string) {
@@ -52,34 +49,23 @@ async function plain(query: string) {
   const sortParam = params.get('sort') ?? '-created_at';
   const direction = sortParam.startsWith('-') ? -1 : 1;
   const sort = { [SORT_FIELD[sortParam.replace('-', '')]]: direction, _id: direction } as const;
-  const col = sut.db.collection<ClientRecord>('clients');
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map(
-    (c) => c._id,
-  );
-  return { ids, total: await col.countDocuments(filter) };
+  return plainIds(sut.db, 'clients', filter, sort, (page - 1) * limit, limit);
 }
 
-async function expectPlain(app: ClientsUnderTest, queries: string[]) {
-  for (const query of queries)
-    expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
-}
+const expectPlain = (app: ClientsUnderTest, queries: string[]) =>
+  expectPlainPages((query) => api(app, query), plain, queries);
 
 const SEARCHES = ['jose', 'JOSÉ', '456.789', '12345678900', '12.abc', '0001', 'example.com', '  ana ', 'nobody'];
 const SORTS = ['', 'sort=created_at', 'sort=name', 'sort=-name', 'sort=updated_at', 'sort=-updated_at'];
 const FILTERS = ['type=PJ', 'status=inactive', 'segment=vip', 'status=active&segment=premium', 'type=PF&status=active'];
 const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50'];
-
-/** Every search with every sort, every filter and every window: the API's page is the plain query's. */
-function queries(searches = SEARCHES): string[] {
-  return searches.flatMap((s) => {
-    const search = `search=${encodeURIComponent(s)}`;
-    return [
-      ...SORTS.map((o) => `${search}&${o}`),
-      ...FILTERS.map((f) => `${search}&${f}`),
-      ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=name&${p}`]),
-    ];
-  });
-}
+const GRID: SearchGrid = {
+  searches: SEARCHES,
+  sorts: SORTS,
+  filters: FILTERS,
+  windows: PAGES,
+  windowSort: 'sort=name',
+};
 
 const cpf = (i: number) => `${String(123 + i).padStart(3, '0')}.456.789-${String(i % 100).padStart(2, '0')}`;
 const cnpj = (i: number) => `12.ABC.${String(345 + i).padStart(3, '0')}/0001-${String(i % 100).padStart(2, '0')}`;
@@ -132,7 +118,7 @@ afterAll(async () => {
 });
 
 test('when clients are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
-  await expectPlain(sut, queries());
+  await expectPlain(sut, searchQueries(GRID));
   expect(sut.repository.search.held).toBeGreaterThan(120);
 });
 
@@ -145,17 +131,16 @@ test('when another replica creates, renames and deactivates clients, then each r
   ];
   await expectPlain(replica, q);
   const ids = (await api(sut, 'search=jose&limit=50')).ids;
-  for (let i = 0; i < 9; i++) {
-    const [writer, reader] = i % 2 ? [sut, replica] : [replica, sut];
-    if (i % 3 === 0)
-      expect(
-        (await call(writer, 'POST', '/v1/clients', { type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) }))
-          .statusCode,
-      ).toBe(201);
-    else if (i % 3 === 1)
-      expect((await call(writer, 'PUT', `/v1/clients/${ids[i]}`, { name: `Renomeado ${i}` })).statusCode).toBe(200);
-    else expect((await call(writer, 'DELETE', `/v1/clients/${ids[i]}`)).statusCode).toBe(200);
-    await expectPlain(reader, q);
-  }
-  await expectPlain(replica, queries(SEARCHES.slice(0, 3)));
+  await writeOnEitherReplica(
+    {
+      replicas: [sut, replica],
+      create: (writer, i) =>
+        call(writer, 'POST', '/v1/clients', { type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) }),
+      change: (writer, id, i) => call(writer, 'PUT', `/v1/clients/${id}`, { name: `Renomeado ${i}` }),
+      remove: (writer, id) => call(writer, 'DELETE', `/v1/clients/${id}`),
+      expectFound: (reader) => expectPlain(reader, q),
+    },
+    ids,
+  );
+  await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 3)));
 });
