@@ -181,3 +181,34 @@ export function echoGatewayForSuite(file: string, ready: (started: EchoGateway) 
     await started.upstream?.app.close();
   });
 }
+
+export interface TwoTeamsGateway {
+  gw: TestGateway;
+  teamA: Awaited<ReturnType<typeof newTeam>>;
+  teamB: Awaited<ReturnType<typeof newTeam>>;
+  /** A user of team A beside its owner, so the owner is not merely its only user. */
+  alice: { id: string; name: string; email: string };
+}
+
+/**
+ * Before the suite's tests: an echo upstream for every service, a gateway (`file`)
+ * in front of it, two starter teams and Alice in the first, handed to `ready`;
+ * closed after them.
+ */
+export function twoTeamsGatewayForSuite(file: string, ready: (started: TwoTeamsGateway) => void): void {
+  let upstream: Awaited<ReturnType<typeof startEchoUpstream>> | undefined;
+  let gw: TestGateway | undefined;
+  beforeAll(async () => {
+    upstream = await startEchoUpstream('all');
+    gw = await startGateway(file, allUpstreams(upstream.url));
+    const teamA = await newTeam(gw.accounts, 'starter');
+    const teamB = await newTeam(gw.accounts, 'starter');
+    const user = { teamId: teamA.team.id, name: 'Alice Souza', email: 'alice@example.com' };
+    const created = await gw.accounts.createUser(user);
+    ready({ gw, teamA, teamB, alice: { id: created.id, name: created.name, email: created.email } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.app.close();
+  });
+}
