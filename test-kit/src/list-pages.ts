@@ -21,6 +21,24 @@ export interface PageCheck {
   range?: { days: DayRange; filter: object };
 }
 
+/** Windows ([page, limit]) over a list of some forty records: whole pages, short ones, and past its end. */
+export const WINDOWS_OVER_FORTY: [number, number][] = [
+  [1, 20],
+  [2, 20],
+  [3, 20],
+  [2, 7],
+  [5, 4],
+  [4, 11],
+  [9, 5],
+];
+
+/** Windows over a list of some twenty records: all of it at once, and short pages. */
+export const WINDOWS_OVER_TWENTY: [number, number][] = [
+  [1, 100],
+  [2, 6],
+  [3, 5],
+];
+
 export interface ListUnderTest {
   db: Db;
   collection: string;
