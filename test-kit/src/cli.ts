@@ -25,3 +25,26 @@ export function runCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliRu
     child.on('close', (code) => done({ code, stdout, stderr }));
   });
 }
+
+export interface TeamArgs {
+  name: string;
+  plan: string;
+  ownerName: string;
+  ownerEmail: string;
+}
+
+/** The arguments of `team create` for a team and its owner (an option such as --json may follow). */
+export function teamCreateArgs(t: TeamArgs): string[] {
+  return [
+    'team',
+    'create',
+    '--name',
+    t.name,
+    '--plan',
+    t.plan,
+    '--owner-name',
+    t.ownerName,
+    '--owner-email',
+    t.ownerEmail,
+  ];
+}
