@@ -6,7 +6,7 @@ import { freePort, isListening, dropPostgresDatabase, localStoreForCommand } fro
 import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
-import { runCli, teamCreateArgs, type CliRun } from '@lpm/test-kit/cli';
+import { runCli, teamCreateArgs, userCreateArgs, type CliRun } from '@lpm/test-kit/cli';
 import {
   allUpstreams,
   call,
@@ -35,7 +35,7 @@ function onlyJson(run: CliRun): JsonAnswer {
 
 /** `user create` of `name` and `email` in team `teamId`, with --json. */
 const createUser = (teamId: string, name: string, email: string) =>
-  admin('user', 'create', '--team', teamId, '--name', name, '--email', email, '--json');
+  admin(...userCreateArgs(teamId, name, email), '--json');
 /** `key create` for user `userId` of team `teamId` with `scopes`, with --json. */
 const createKey = (teamId: string, userId: string, scopes: string) =>
   admin('key', 'create', '--team', teamId, '--user', userId, '--scopes', scopes, '--json');

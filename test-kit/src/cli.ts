@@ -48,3 +48,8 @@ export function teamCreateArgs(t: TeamArgs): string[] {
     t.ownerEmail,
   ];
 }
+
+/** The arguments of `user create` of `name` and `email` in team `teamId`. */
+export function userCreateArgs(teamId: string, name: string, email: string): string[] {
+  return ['user', 'create', '--team', teamId, '--name', name, '--email', email];
+}
