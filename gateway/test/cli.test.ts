@@ -1,21 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening, dropPostgresDatabase, localStoreForCommand } from '../../scripts/local-store.ts';
 import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { runCli, teamCreateArgs, userCreateArgs, type CliRun } from '@lpm/test-kit/cli';
-import {
-  allUpstreams,
-  call,
-  sleep,
-  startEchoUpstream,
-  startGateway,
-  testDbPrefix,
-  type TestGateway,
-} from './support.ts';
+import { call, gatewayForSuite, sleep, testDbPrefix, type TestGateway } from './support.ts';
 import type { JsonAnswer } from '@lpm/test-kit/json';
 import type { IssuedTeam } from '@lpm/test-kit/running-system';
 
@@ -43,18 +35,9 @@ const createKey = (teamId: string, userId: string, scopes: string) =>
 const ID = (kind: string) => expect.stringMatching(new RegExp(`^${kind}_[0-9a-z]{26}$`));
 const API_KEY = expect.stringMatching(/^lpk_[0-9A-Za-z]{40}$/);
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('cli', allUpstreams(upstream.url));
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+gatewayForSuite('cli', (started) => void (gw = started.gw));
 
 const createTeam = (...extra: string[]) =>
   admin(
