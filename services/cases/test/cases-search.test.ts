@@ -11,6 +11,7 @@ import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { derivedFields } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
+import { replicasForSuite } from '@lpm/test-kit/service-under-test';
 import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
 import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
 import { startCases, type CasesUnderTest } from './helper.ts';
@@ -99,54 +100,52 @@ const GRID: SearchGrid = {
   windowSort: 'sort=title',
 };
 
-beforeAll(async () => {
-  sut = await startCases();
-  replica = await startCases({}, sut.db.databaseName);
-  const made: string[] = [];
-  for (const [i, title] of TITLES.entries()) {
-    const body = {
-      title,
-      number: i % 3 === 0 ? null : `PROC-00${i}`,
-      priority: CASE_PRIORITIES[i % 3],
-      area: i % 2 ? 'Cível' : null,
-      sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null,
-    };
-    const res = await call(sut, 'POST', '/v1/cases', body);
+replicasForSuite(
+  startCases,
+  (dbName) => startCases({}, dbName),
+  async (started, second) => {
+    [sut, replica] = [started, second];
+    const made: string[] = [];
+    for (const [i, title] of TITLES.entries()) {
+      const body = {
+        title,
+        number: i % 3 === 0 ? null : `PROC-00${i}`,
+        priority: CASE_PRIORITIES[i % 3],
+        area: i % 2 ? 'Cível' : null,
+        sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null,
+      };
+      const res = await call(sut, 'POST', '/v1/cases', body);
+      expect(res.statusCode).toBe(201);
+      made.push(res.json().data.id);
+    }
+    const res = await call(sut, 'POST', '/v1/cases', { title: 'CNJ', number: '0001234-56.2026.5.02.0001' });
     expect(res.statusCode).toBe(201);
-    made.push(res.json().data.id);
-  }
-  const res = await call(sut, 'POST', '/v1/cases', { title: 'CNJ', number: '0001234-56.2026.5.02.0001' });
-  expect(res.statusCode).toBe(201);
-  await call(sut, 'DELETE', `/v1/cases/${made[1]}`);
-  // Copies over a week, some at one instant (ties broken by id), as the record store inserts them.
-  const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: made[0] }))!;
-  const day0 = Date.parse('2026-03-01T15:00:00Z');
-  for (let i = 0; i < 120; i++) {
-    const _id = newId('case');
-    const priority = CASE_PRIORITIES[(i * 7) % 3];
-    const record: CaseRecord = {
-      ...template,
-      _id,
-      title: `${TITLES[i % TITLES.length]} ${i % 4 ? i : ''}`.trim(),
-      number: i % 5 ? `PROC-00${i}-C` : null,
-      status: i % 6 === 0 ? 'arquivado' : 'ativo',
-      phase: ['recebido', 'triagem'][i % 2],
-      priority,
-      area: i % 3 ? 'Cível' : null,
-      sla_date: i % 4 ? `2027-0${1 + (i % 5)}-1${i % 3}` : null,
-      created_at: new Date(day0 + Math.floor(i / 3) * (DAY_MS / 8)),
-      updated_at: new Date(day0 + i * 1000),
-    };
-    await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
-  }
-  // Another team's cases under the same titles are never found.
-  await sut.call(identity(), { method: 'POST', url: '/v1/cases', payload: { title: 'Ação de cobrança' } });
-}, 60_000);
-
-afterAll(async () => {
-  await replica?.close();
-  await sut?.close();
-});
+    await call(sut, 'DELETE', `/v1/cases/${made[1]}`);
+    // Copies over a week, some at one instant (ties broken by id), as the record store inserts them.
+    const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: made[0] }))!;
+    const day0 = Date.parse('2026-03-01T15:00:00Z');
+    for (let i = 0; i < 120; i++) {
+      const _id = newId('case');
+      const priority = CASE_PRIORITIES[(i * 7) % 3];
+      const record: CaseRecord = {
+        ...template,
+        _id,
+        title: `${TITLES[i % TITLES.length]} ${i % 4 ? i : ''}`.trim(),
+        number: i % 5 ? `PROC-00${i}-C` : null,
+        status: i % 6 === 0 ? 'arquivado' : 'ativo',
+        phase: ['recebido', 'triagem'][i % 2],
+        priority,
+        area: i % 3 ? 'Cível' : null,
+        sla_date: i % 4 ? `2027-0${1 + (i % 5)}-1${i % 3}` : null,
+        created_at: new Date(day0 + Math.floor(i / 3) * (DAY_MS / 8)),
+        updated_at: new Date(day0 + i * 1000),
+      };
+      await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
+    }
+    // Another team's cases under the same titles are never found.
+    await sut.call(identity(), { method: 'POST', url: '/v1/cases', payload: { title: 'Ação de cobrança' } });
+  },
+);
 
 test('when cases are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
   await expectPlain(sut, searchQueries(GRID));

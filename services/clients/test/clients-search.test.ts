@@ -8,6 +8,7 @@ import { escapeRegex, foldText } from '@lpm/shared/text';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { derivedFields } from '../src/domain/client-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
+import { replicasForSuite } from '@lpm/test-kit/service-under-test';
 import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
 import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
 import { startClients, type ClientsUnderTest } from './helper.ts';
@@ -70,52 +71,50 @@ const GRID: SearchGrid = {
 const cpf = (i: number) => `${String(123 + i).padStart(3, '0')}.456.789-${String(i % 100).padStart(2, '0')}`;
 const cnpj = (i: number) => `12.ABC.${String(345 + i).padStart(3, '0')}/0001-${String(i % 100).padStart(2, '0')}`;
 
-beforeAll(async () => {
-  sut = await startClients();
-  replica = await startClients({ dbName: sut.db.databaseName });
-  const made: string[] = [];
-  for (const [i, name] of NAMES.entries()) {
-    const pj = i % 3 === 2;
-    const body = {
-      type: pj ? 'PJ' : 'PF',
-      name,
-      email: i % 2 ? `${foldText(name).replace(/ /g, '.')}@example.com` : null,
-      segment: SEGMENTS[i % 4],
-      ...(pj ? { cnpj: cnpj(i) } : { cpf: cpf(i) }),
-    };
-    const res = await call(sut, 'POST', '/v1/clients', body);
-    expect(res.statusCode).toBe(201);
-    made.push(res.json().data.id);
-  }
-  await call(sut, 'DELETE', `/v1/clients/${made[4]}`);
-  // Copies over a few days, some at one instant (ties broken by id), as the record store inserts them.
-  const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: made[0] }))!;
-  const day0 = Date.parse('2026-03-01T15:00:00Z');
-  for (let i = 10; i < 130; i++) {
-    const pj = i % 4 === 0;
-    const record: ClientRecord = {
-      ...template,
-      _id: newId('cli'),
-      type: pj ? 'PJ' : 'PF',
-      name: `${NAMES[i % NAMES.length]} ${i % 3 ? i : ''}`.trim(),
-      email: i % 2 ? `cliente${i}@example.com` : null,
-      cpf: pj || i % 5 === 0 ? null : cpf(i),
-      cnpj: pj ? cnpj(i) : null,
-      segment: SEGMENTS[i % SEGMENTS.length],
-      status: i % 7 === 0 ? 'inactive' : 'active',
-      created_at: new Date(day0 + Math.floor(i / 3) * 3_600_000),
-      updated_at: new Date(day0 + i * 1000),
-    };
-    await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
-  }
-  // Another team's clients under the same names are never found.
-  await sut.call(identity(), { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'José Álvares' } });
-}, 60_000);
-
-afterAll(async () => {
-  await replica?.close();
-  await sut?.close();
-});
+replicasForSuite(
+  startClients,
+  (dbName) => startClients({ dbName }),
+  async (started, second) => {
+    [sut, replica] = [started, second];
+    const made: string[] = [];
+    for (const [i, name] of NAMES.entries()) {
+      const pj = i % 3 === 2;
+      const body = {
+        type: pj ? 'PJ' : 'PF',
+        name,
+        email: i % 2 ? `${foldText(name).replace(/ /g, '.')}@example.com` : null,
+        segment: SEGMENTS[i % 4],
+        ...(pj ? { cnpj: cnpj(i) } : { cpf: cpf(i) }),
+      };
+      const res = await call(sut, 'POST', '/v1/clients', body);
+      expect(res.statusCode).toBe(201);
+      made.push(res.json().data.id);
+    }
+    await call(sut, 'DELETE', `/v1/clients/${made[4]}`);
+    // Copies over a few days, some at one instant (ties broken by id), as the record store inserts them.
+    const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: made[0] }))!;
+    const day0 = Date.parse('2026-03-01T15:00:00Z');
+    for (let i = 10; i < 130; i++) {
+      const pj = i % 4 === 0;
+      const record: ClientRecord = {
+        ...template,
+        _id: newId('cli'),
+        type: pj ? 'PJ' : 'PF',
+        name: `${NAMES[i % NAMES.length]} ${i % 3 ? i : ''}`.trim(),
+        email: i % 2 ? `cliente${i}@example.com` : null,
+        cpf: pj || i % 5 === 0 ? null : cpf(i),
+        cnpj: pj ? cnpj(i) : null,
+        segment: SEGMENTS[i % SEGMENTS.length],
+        status: i % 7 === 0 ? 'inactive' : 'active',
+        created_at: new Date(day0 + Math.floor(i / 3) * 3_600_000),
+        updated_at: new Date(day0 + i * 1000),
+      };
+      await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
+    }
+    // Another team's clients under the same names are never found.
+    await sut.call(identity(), { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'José Álvares' } });
+  },
+);
 
 test('when clients are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
   await expectPlain(sut, searchQueries(GRID));
