@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { isListening } from '../scripts/local-store.ts';
 import { SERVICE_NAMES, type ServiceName } from '../shared/src/service/names.ts';
 import { servicePort } from '../shared/src/service/port-layout.ts';
+import { teamCreateArgs } from '@lpm/test-kit/cli';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 // The launcher starts the services that have a server (gateway/test/proxy.test.ts: the rest get 503).
@@ -63,16 +64,12 @@ afterAll(async () => {
 
 test('when the system is started, then a team created with the CLI can create and read a client through the gateway', async () => {
   const team = admin(
-    'team',
-    'create',
-    '--name',
-    'Silva Advogados',
-    '--plan',
-    'starter',
-    '--owner-name',
-    'Ana Silva',
-    '--owner-email',
-    'ana@silva.adv.br',
+    ...teamCreateArgs({
+      name: 'Silva Advogados',
+      plan: 'starter',
+      ownerName: 'Ana Silva',
+      ownerEmail: 'ana@silva.adv.br',
+    }),
   );
   expect(team.api_key).toMatch(/^lpk_[0-9A-Za-z]{40}$/);
 
@@ -115,18 +112,7 @@ test('when the system is started, then a team created with the CLI can create an
 });
 
 test('when a POST is retried with its Idempotency-Key through the gateway, then the same client comes back, replayed', async () => {
-  const t = admin(
-    'team',
-    'create',
-    '--name',
-    'I',
-    '--plan',
-    'professional',
-    '--owner-name',
-    'I',
-    '--owner-email',
-    'i@i.com',
-  );
+  const t = admin(...teamCreateArgs({ name: 'I', plan: 'professional', ownerName: 'I', ownerEmail: 'i@i.com' }));
   const send = () =>
     gateway('/v1/clients', {
       method: 'POST',
@@ -142,30 +128,8 @@ test('when a POST is retried with its Idempotency-Key through the gateway, then 
 });
 
 test('when another team sends identity headers naming the first team, then they are ignored', async () => {
-  const a = admin(
-    'team',
-    'create',
-    '--name',
-    'A',
-    '--plan',
-    'professional',
-    '--owner-name',
-    'A',
-    '--owner-email',
-    'a@a.com',
-  );
-  const b = admin(
-    'team',
-    'create',
-    '--name',
-    'B',
-    '--plan',
-    'professional',
-    '--owner-name',
-    'B',
-    '--owner-email',
-    'b@b.com',
-  );
+  const a = admin(...teamCreateArgs({ name: 'A', plan: 'professional', ownerName: 'A', ownerEmail: 'a@a.com' }));
+  const b = admin(...teamCreateArgs({ name: 'B', plan: 'professional', ownerName: 'B', ownerEmail: 'b@b.com' }));
   const id = (
     await json(
       await gateway('/v1/clients', {

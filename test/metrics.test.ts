@@ -10,6 +10,7 @@ import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { internalPort, servicePort } from '../shared/src/service/port-layout.ts';
 import { scrape, seriesNames, total, type Scrape } from '@lpm/test-kit/scrape';
 import { alertRules, dashboardExpressions, seriesIn } from '@lpm/test-kit/monitoring-files';
+import { teamCreateArgs } from '@lpm/test-kit/cli';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 
 let sys: RunningSystem;
@@ -160,16 +161,7 @@ test('when requests, events and deliveries cross every process, then each one se
   // Refusals: a bad key, and a starter team past its 60 requests a minute.
   expect((await sys.request('/v1/clients', { key: 'lpk_0000000000000000000000000000000000000000' })).status).toBe(401);
   const starter = sys.admin(
-    'team',
-    'create',
-    '--name',
-    'Starter',
-    '--plan',
-    'starter',
-    '--owner-name',
-    'S',
-    '--owner-email',
-    'starter@metrics.example',
+    ...teamCreateArgs({ name: 'Starter', plan: 'starter', ownerName: 'S', ownerEmail: 'starter@metrics.example' }),
   );
   const statuses = [];
   for (let i = 0; i < 61; i++) statuses.push((await sys.request('/v1/clients', { key: starter.api_key })).status);

@@ -54,65 +54,52 @@ afterAll(async () => {
   await brokerProxy?.close();
 });
 
-test('when everything is up, then every process is live and ready, and the gateway public port serves /health but no probes', async () => {
-  await waitFor(
-    'every process ready',
-    async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200),
-    30_000,
-  );
+/** Every process ready within `ms` (waited for as `what`), and live. */
+async function expectEveryReady(what: string, ms: number): Promise<void> {
+  await waitFor(what, async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200), ms);
   expect(await everyProbe('/health/live')).toEqual(all(200));
+}
+
+/**
+ * With `proxy` cut: within 10 s every process's readiness is what `cutReady` says
+ * (waited for as `what`), the deals service names `part` among what is down, and
+ * every process stays live; once restored, every process is ready again.
+ */
+async function expectCutSeen(
+  proxy: TcpProxy,
+  what: string,
+  cutReady: (name: string) => number,
+  part: string,
+): Promise<void> {
+  proxy.cut();
+  try {
+    const cutAt = Date.now();
+    await waitFor(
+      what,
+      async () => Object.entries(await everyProbe('/health/ready')).every(([n, s]) => s === cutReady(n)),
+      10_000,
+    );
+    expect(Date.now() - cutAt).toBeLessThan(10_000);
+    const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'deals')}/health/ready`);
+    expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toContain(part);
+    expect(await everyProbe('/health/live')).toEqual(all(200));
+  } finally {
+    proxy.restore();
+  }
+  await expectEveryReady('every process ready again', 60_000);
+}
+
+test('when everything is up, then every process is live and ready, and the gateway public port serves /health but no probes', async () => {
+  await expectEveryReady('every process ready', 30_000);
   expect(await probe(sys.base, '/health')).toBe(200);
   expect(await probe(sys.base, '/health/live')).toBe(404);
   expect(await probe(sys.base, '/health/ready')).toBe(404);
 }, 60_000);
 
 test('when the store is cut, then every process turns not ready within 10 s while staying live, and ready again once it is back', async () => {
-  storeProxy.cut();
-  try {
-    const cutAt = Date.now();
-    await waitFor(
-      'every process not ready',
-      async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 503),
-      10_000,
-    );
-    expect(Date.now() - cutAt).toBeLessThan(10_000);
-    const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'deals')}/health/ready`);
-    expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toContain('store');
-    expect(await everyProbe('/health/live')).toEqual(all(200));
-  } finally {
-    storeProxy.restore();
-  }
-  await waitFor(
-    'every process ready again',
-    async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200),
-    60_000,
-  );
-  expect(await everyProbe('/health/live')).toEqual(all(200));
+  await expectCutSeen(storeProxy, 'every process not ready', () => 503, 'store');
 }, 120_000);
 
 test('when the broker is cut, then every service turns not ready within 10 s while staying live, the gateway (no broker) stays ready, and all are ready once it is back', async () => {
-  brokerProxy.cut();
-  try {
-    const cutAt = Date.now();
-    await waitFor(
-      'every service not ready',
-      async () =>
-        Object.entries(await everyProbe('/health/ready')).every(([n, s]) => s === (n === 'gateway' ? 200 : 503)),
-      10_000,
-    );
-    expect(Date.now() - cutAt).toBeLessThan(10_000);
-    const res = await fetch(`http://127.0.0.1:${servicePort(sys.base, 'deals')}/health/ready`);
-    expect(((await res.json()) as { error: { details: { down: string[] } } }).error.details.down).toEqual(
-      expect.arrayContaining(['broker']),
-    );
-    expect(await everyProbe('/health/live')).toEqual(all(200));
-  } finally {
-    brokerProxy.restore();
-  }
-  await waitFor(
-    'every process ready again',
-    async () => Object.values(await everyProbe('/health/ready')).every((s) => s === 200),
-    60_000,
-  );
-  expect(await everyProbe('/health/live')).toEqual(all(200));
+  await expectCutSeen(brokerProxy, 'every service not ready', (n) => (n === 'gateway' ? 200 : 503), 'broker');
 }, 120_000);

@@ -15,7 +15,7 @@ import { internalPort, servicePort } from '../shared/src/service/port-layout.ts'
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor, sleep } from '@lpm/test-kit/wait';
-import { runCli } from '@lpm/test-kit/cli';
+import { runCli, teamCreateArgs } from '@lpm/test-kit/cli';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
 const BURST = 30;
@@ -44,16 +44,7 @@ beforeAll(async () => {
   // Asynchronously: the proxy runs in this process, which a synchronous spawn would block.
   apiKey = (
     await admin(
-      'team',
-      'create',
-      '--name',
-      'Apagão',
-      '--plan',
-      'enterprise',
-      '--owner-name',
-      'Dona',
-      '--owner-email',
-      'dona@outage.example',
+      ...teamCreateArgs({ name: 'Apagão', plan: 'enterprise', ownerName: 'Dona', ownerEmail: 'dona@outage.example' }),
     )
   ).api_key;
 }, 120_000);
@@ -95,16 +86,7 @@ test('when the store hangs (connections open, nothing answered), then a read ans
   // A team of its own: the cut below counts the clients of its team.
   const key = (
     await admin(
-      'team',
-      'create',
-      '--name',
-      'Paciente',
-      '--plan',
-      'enterprise',
-      '--owner-name',
-      'Dona',
-      '--owner-email',
-      'dona@hang.example',
+      ...teamCreateArgs({ name: 'Paciente', plan: 'enterprise', ownerName: 'Dona', ownerEmail: 'dona@hang.example' }),
     )
   ).api_key;
   const created = await sys.call(key, 'POST', '/v1/clients', { type: 'PF', name: 'Cliente paciente' });

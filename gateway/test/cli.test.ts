@@ -1,21 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening, dropPostgresDatabase, localStoreForCommand } from '../../scripts/local-store.ts';
 import { openCliStore } from '../src/cli/store.ts';
 import { gatewayRepositories } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
-import { runCli, type CliRun } from '@lpm/test-kit/cli';
-import {
-  allUpstreams,
-  call,
-  sleep,
-  startEchoUpstream,
-  startGateway,
-  testDbPrefix,
-  type TestGateway,
-} from './support.ts';
+import { runCli, teamCreateArgs, userCreateArgs, type CliRun } from '@lpm/test-kit/cli';
+import { call, gatewayForSuite, sleep, testDbPrefix, type TestGateway } from './support.ts';
 import type { JsonAnswer } from '@lpm/test-kit/json';
 import type { IssuedTeam } from '@lpm/test-kit/running-system';
 
@@ -33,34 +25,28 @@ function onlyJson(run: CliRun): JsonAnswer {
   return parsed;
 }
 
+/** `user create` of `name` and `email` in team `teamId`, with --json. */
+const createUser = (teamId: string, name: string, email: string) =>
+  admin(...userCreateArgs(teamId, name, email), '--json');
+/** `key create` for user `userId` of team `teamId` with `scopes`, with --json. */
+const createKey = (teamId: string, userId: string, scopes: string) =>
+  admin('key', 'create', '--team', teamId, '--user', userId, '--scopes', scopes, '--json');
+
 const ID = (kind: string) => expect.stringMatching(new RegExp(`^${kind}_[0-9a-z]{26}$`));
 const API_KEY = expect.stringMatching(/^lpk_[0-9A-Za-z]{40}$/);
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('cli', allUpstreams(upstream.url));
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+gatewayForSuite('cli', (started) => void (gw = started.gw));
 
 const createTeam = (...extra: string[]) =>
   admin(
-    'team',
-    'create',
-    '--name',
-    'Silva Advogados',
-    '--plan',
-    'starter',
-    '--owner-name',
-    'Ana Silva',
-    '--owner-email',
-    'Ana@Silva.adv.br',
+    ...teamCreateArgs({
+      name: 'Silva Advogados',
+      plan: 'starter',
+      ownerName: 'Ana Silva',
+      ownerEmail: 'Ana@Silva.adv.br',
+    }),
     ...extra,
     '--json',
   );
@@ -88,16 +74,7 @@ describe('team create', () => {
 
   test('when run without --json, then it prints readable lines with the key', async () => {
     const run = await admin(
-      'team',
-      'create',
-      '--name',
-      'Plain',
-      '--plan',
-      'enterprise',
-      '--owner-name',
-      'P',
-      '--owner-email',
-      'p@plain.io',
+      ...teamCreateArgs({ name: 'Plain', plan: 'enterprise', ownerName: 'P', ownerEmail: 'p@plain.io' }),
     );
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^team: +team_\w+ Plain \(plan enterprise/m);
@@ -139,48 +116,16 @@ describe('users and keys', () => {
   });
 
   test('when a user is created, then it prints exactly the user', async () => {
-    const out = onlyJson(
-      await admin(
-        'user',
-        'create',
-        '--team',
-        team.team.id,
-        '--name',
-        'Bruno',
-        '--email',
-        'bruno@silva.adv.br',
-        '--json',
-      ),
-    );
+    const out = onlyJson(await createUser(team.team.id, 'Bruno', 'bruno@silva.adv.br'));
     expect(out).toEqual({ user: { id: ID('user'), name: 'Bruno', email: 'bruno@silva.adv.br' } });
   });
 
   test('when the e-mail is taken in the team or the team is unknown, then it fails non-zero', async () => {
-    const taken = await admin(
-      'user',
-      'create',
-      '--team',
-      team.team.id,
-      '--name',
-      'Ana 2',
-      '--email',
-      'ana@silva.adv.br',
-      '--json',
-    );
+    const taken = await createUser(team.team.id, 'Ana 2', 'ana@silva.adv.br');
     expect(taken.code).not.toBe(0);
     expect(taken.stdout).toBe('');
     expect(taken.stderr).toBe('error: Email already registered in this team\n');
-    const unknown = await admin(
-      'user',
-      'create',
-      '--team',
-      'team_01aaaaaaaaaaaaaaaaaaaaaaaa',
-      '--name',
-      'N',
-      '--email',
-      'n@x.io',
-      '--json',
-    );
+    const unknown = await createUser('team_01aaaaaaaaaaaaaaaaaaaaaaaa', 'N', 'n@x.io');
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/Team not found/);
   });
@@ -196,22 +141,8 @@ describe('users and keys', () => {
   });
 
   test('when a key is created with read only, then it prints key, id and scopes and can only read', async () => {
-    const user = onlyJson(
-      await admin(
-        'user',
-        'create',
-        '--team',
-        team.team.id,
-        '--name',
-        'Carla',
-        '--email',
-        'carla@silva.adv.br',
-        '--json',
-      ),
-    );
-    const out = onlyJson(
-      await admin('key', 'create', '--team', team.team.id, '--user', user.user.id, '--scopes', 'read', '--json'),
-    );
+    const user = onlyJson(await createUser(team.team.id, 'Carla', 'carla@silva.adv.br'));
+    const out = onlyJson(await createKey(team.team.id, user.user.id, 'read'));
     expect(out).toEqual({ api_key: API_KEY, key_id: ID('key'), scopes: ['read'] });
     const read = await call(gw.url, '/v1/deals', { key: out.api_key });
     expect(read.status).toBe(200);
@@ -220,39 +151,17 @@ describe('users and keys', () => {
   });
 
   test('when scopes are unknown or the user is of another team, then it fails non-zero', async () => {
-    const bad = await admin(
-      'key',
-      'create',
-      '--team',
-      team.team.id,
-      '--user',
-      team.user.id,
-      '--scopes',
-      'read,root',
-      '--json',
-    );
+    const bad = await createKey(team.team.id, team.user.id, 'read,root');
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/Invalid scope: root/);
     const other = onlyJson(await createTeam());
-    const foreign = await admin(
-      'key',
-      'create',
-      '--team',
-      team.team.id,
-      '--user',
-      other.user.id,
-      '--scopes',
-      'read',
-      '--json',
-    );
+    const foreign = await createKey(team.team.id, other.user.id, 'read');
     expect(foreign.code).not.toBe(0);
     expect(foreign.stderr).toMatch(/User not found/);
   });
 
   test('when a key is revoked, then it prints the revocation and the gateway refuses the key within 1 s', async () => {
-    const out = onlyJson(
-      await admin('key', 'create', '--team', team.team.id, '--user', team.user.id, '--scopes', 'read,write', '--json'),
-    );
+    const out = onlyJson(await createKey(team.team.id, team.user.id, 'read,write'));
     expect((await call(gw.url, '/v1/deals', { key: out.api_key })).status).toBe(200);
     const revoked = onlyJson(await admin('key', 'revoke', '--key', out.key_id, '--json'));
     expect(revoked).toEqual({ key_id: out.key_id, revoked: true });

@@ -10,34 +10,28 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { COUNT_COMMANDS_HEADER } from '@lpm/shared/counted-requests';
 import { HEADER } from '@lpm/shared/identity';
 import { startTelemetry, type Telemetry } from '@lpm/shared/telemetry';
-import {
-  allUpstreams,
-  call,
-  INTERNAL_TOKEN,
-  internalHeaders,
-  newTeam,
-  startEchoUpstream,
-  startGateway,
-  type TestGateway,
-} from './support.ts';
+import { call, gatewayForSuite, INTERNAL_TOKEN, internalHeaders, newTeam, type TestGateway } from './support.ts';
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
 let team: Awaited<ReturnType<typeof newTeam>>;
 let telemetry: Telemetry;
 
-beforeAll(async () => {
+beforeAll(() => {
   // As in the gateway's process: requests run in their trace's context, where the counting lives.
   telemetry = startTelemetry({ serviceName: 'internal-surface-test' });
-  upstream = await startEchoUpstream('all');
-  // Every spelling of an unknown path without a key is a failed authentication (401): not the point here.
-  gw = await startGateway('internal-surface', allUpstreams(upstream.url), { authFailureLimit: 10_000 });
-  team = await newTeam(gw.accounts, 'enterprise');
 });
 
+gatewayForSuite(
+  'internal-surface',
+  async (started) => {
+    gw = started.gw;
+    team = await newTeam(gw.accounts, 'enterprise');
+  },
+  // Every spelling of an unknown path without a key is a failed authentication (401): not the point here.
+  { overrides: { authFailureLimit: 10_000 } },
+);
+
 afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
   await telemetry?.shutdown();
 });
 

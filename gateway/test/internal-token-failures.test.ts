@@ -2,33 +2,15 @@
 // a failed authentication of its address, as a bad API key does: past
 // AUTH_FAILURE_LIMIT the address gets 429 for the rest of the window, and the
 // right token is still served.
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import {
-  allUpstreams,
-  call,
-  internalHeaders,
-  newTeam,
-  startEchoUpstream,
-  startGateway,
-  type TestGateway,
-} from './support.ts';
+import { call, gatewayForSuite, internalHeaders, newTeam, type TestGateway } from './support.ts';
 
 const LIMIT = 5;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('internal-token-failures', allUpstreams(upstream.url), {
-    trustedProxies: ['127.0.0.1'],
-    authFailureLimit: LIMIT,
-  });
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
+gatewayForSuite('internal-token-failures', (started) => void (gw = started.gw), {
+  overrides: { trustedProxies: ['127.0.0.1'], authFailureLimit: LIMIT },
 });
 
 const from = (address: string) => ({ 'x-forwarded-for': address });

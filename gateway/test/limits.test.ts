@@ -3,21 +3,22 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { pino } from 'pino';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { redisReady } from '@lpm/shared/redis';
-import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  gatewayForSuite,
+  newTeam,
+  sleep,
+  startGateway,
+  type GatewayOverEcho,
+  type TestGateway,
+} from './support.ts';
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+let upstream: GatewayOverEcho['upstream'];
 let gw: TestGateway;
 const keyPrefix = () => `${process.env.REDIS_KEY_PREFIX ?? 'lpm-test:'}gw-limits:`;
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('limits', allUpstreams(upstream.url));
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+gatewayForSuite('limits', (started) => void ({ upstream, gw } = started));
 
 type Res = Awaited<ReturnType<typeof call>>;
 

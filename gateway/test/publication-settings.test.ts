@@ -1,29 +1,12 @@
 // The team's DJEN watches and deadline mode in GET/PUT /v1/settings, and the list of
 // watching teams the publications service reads on the internal listener.
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { expectError } from '@lpm/test-kit/api';
-import {
-  allUpstreams,
-  call,
-  internalHeaders,
-  newTeam,
-  startEchoUpstream,
-  startGateway,
-  type TestGateway,
-} from './support.ts';
+import { call, gatewayForSuite, internalHeaders, newTeam, type TestGateway } from './support.ts';
 
-let echo: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
 
-beforeAll(async () => {
-  echo = await startEchoUpstream('services');
-  gw = await startGateway('publication_settings', allUpstreams(echo.url));
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await echo?.app.close();
-});
+gatewayForSuite('publication_settings', (started) => void (gw = started.gw), { echo: 'services' });
 
 const put = (key: string, body: unknown) =>
   call(gw.url, '/v1/settings', { method: 'PUT', key, body: JSON.stringify(body) });

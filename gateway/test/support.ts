@@ -158,9 +158,35 @@ export const ownerOf = (t: { user: { id: string; name: string; email: string } }
 /** The URL a fetch was called with (its first argument, whichever form). */
 export const fetchedUrl = (input: string | URL | Request): URL => new URL(input instanceof Request ? input.url : input);
 
-export interface EchoGateway {
+export interface GatewayOverEcho {
   upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
   gw: TestGateway;
+}
+
+/**
+ * Before the suite's tests: an echo upstream (named `echo`) for every service and a
+ * gateway (`file`, with `overrides`) in front of it, handed to `ready` (awaited);
+ * closed after them.
+ */
+export function gatewayForSuite(
+  file: string,
+  ready: (started: GatewayOverEcho) => void | Promise<void>,
+  options: { echo?: string; overrides?: Parameters<typeof startGateway>[2] } = {},
+): void {
+  let upstream: GatewayOverEcho['upstream'] | undefined;
+  let gw: TestGateway | undefined;
+  beforeAll(async () => {
+    upstream = await startEchoUpstream(options.echo ?? 'all');
+    gw = await startGateway(file, allUpstreams(upstream.url), options.overrides);
+    await ready({ upstream, gw });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await upstream?.app.close();
+  });
+}
+
+export interface EchoGateway extends GatewayOverEcho {
   team: Awaited<ReturnType<typeof newTeam>>;
 }
 
@@ -169,15 +195,30 @@ export interface EchoGateway {
  * in front of it and an enterprise team, handed to `ready`; closed after them.
  */
 export function echoGatewayForSuite(file: string, ready: (started: EchoGateway) => void): void {
-  const started: Partial<EchoGateway> = {};
-  beforeAll(async () => {
-    started.upstream = await startEchoUpstream('all');
-    started.gw = await startGateway(file, allUpstreams(started.upstream.url));
-    started.team = await newTeam(started.gw.accounts, 'enterprise');
-    ready(started as EchoGateway);
-  });
-  afterAll(async () => {
-    await started.gw?.close();
-    await started.upstream?.app.close();
+  gatewayForSuite(file, async ({ upstream, gw }) =>
+    ready({ upstream, gw, team: await newTeam(gw.accounts, 'enterprise') }),
+  );
+}
+
+export interface TwoTeamsGateway {
+  gw: TestGateway;
+  teamA: Awaited<ReturnType<typeof newTeam>>;
+  teamB: Awaited<ReturnType<typeof newTeam>>;
+  /** A user of team A beside its owner, so the owner is not merely its only user. */
+  alice: { id: string; name: string; email: string };
+}
+
+/**
+ * Before the suite's tests: an echo upstream for every service, a gateway (`file`)
+ * in front of it, two starter teams and Alice in the first, handed to `ready`;
+ * closed after them.
+ */
+export function twoTeamsGatewayForSuite(file: string, ready: (started: TwoTeamsGateway) => void): void {
+  gatewayForSuite(file, async ({ gw }) => {
+    const teamA = await newTeam(gw.accounts, 'starter');
+    const teamB = await newTeam(gw.accounts, 'starter');
+    const user = { teamId: teamA.team.id, name: 'Alice Souza', email: 'alice@example.com' };
+    const created = await gw.accounts.createUser(user);
+    ready({ gw, teamA, teamB, alice: { id: created.id, name: created.name, email: created.email } });
   });
 }

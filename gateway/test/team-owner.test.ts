@@ -1,42 +1,27 @@
 import { createServer, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
+import { describe, expect, jest, test } from '@jest/globals';
 import { AppError } from '@lpm/shared/errors';
 import { HEADER } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import {
-  allUpstreams,
   call,
   fetchedUrl,
   INTERNAL_TOKEN,
   internalHeaders,
   ownerOf,
-  newTeam,
-  startEchoUpstream,
-  startGateway,
+  twoTeamsGatewayForSuite,
   type TestGateway,
+  type TwoTeamsGateway,
 } from './support.ts';
 import { listenOnLoopback } from '@lpm/test-kit/listen';
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
-let teamA: Awaited<ReturnType<typeof newTeam>>;
-let teamB: Awaited<ReturnType<typeof newTeam>>;
+let teamA: TwoTeamsGateway['teamA'];
+let teamB: TwoTeamsGateway['teamB'];
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('team_owner', allUpstreams(upstream.url));
-  teamA = await newTeam(gw.accounts, 'starter');
-  teamB = await newTeam(gw.accounts, 'starter');
-  // Another user of the team, so the owner is not merely its only user.
-  await gw.accounts.createUser({ teamId: teamA.team.id, name: 'Alice Souza', email: 'alice@example.com' });
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+twoTeamsGatewayForSuite('team_owner', (started) => ({ gw, teamA, teamB } = started));
 
 describe('GET /internal/team-owner', () => {
   test("when called with the internal token, then it answers the team's owner", async () => {

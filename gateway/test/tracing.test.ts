@@ -2,30 +2,19 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { startTelemetry, type Telemetry } from '@lpm/shared/telemetry';
-import {
-  allUpstreams,
-  call,
-  newTeam,
-  startEchoUpstream,
-  startGateway,
-  type Echo,
-  type TestGateway,
-} from './support.ts';
+import { call, gatewayForSuite, newTeam, type Echo, type TestGateway } from './support.ts';
 
 const exporter = new InMemorySpanExporter();
 let telemetry: Telemetry;
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
 
-beforeAll(async () => {
+beforeAll(() => {
   telemetry = startTelemetry({ serviceName: 'gateway-test', spanExporter: exporter });
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('tracing', allUpstreams(upstream.url));
 });
 
+gatewayForSuite('tracing', (started) => void (gw = started.gw));
+
 afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
   await telemetry?.shutdown();
 });
 

@@ -6,42 +6,23 @@ import { newId } from '@lpm/shared/ids';
 import { freePort } from '../../scripts/local-store.ts';
 import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import {
-  allUpstreams,
   call,
   fetchedUrl,
   INTERNAL_TOKEN,
   internalHeaders,
   ownerOf,
-  newTeam,
-  startEchoUpstream,
-  startGateway,
+  twoTeamsGatewayForSuite,
   type TestGateway,
+  type TwoTeamsGateway,
 } from './support.ts';
 import { listenOnLoopback } from '@lpm/test-kit/listen';
 
-let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
-let teamA: Awaited<ReturnType<typeof newTeam>>;
-let teamB: Awaited<ReturnType<typeof newTeam>>;
-let alice: { id: string; name: string; email: string };
+let teamA: TwoTeamsGateway['teamA'];
+let teamB: TwoTeamsGateway['teamB'];
+let alice: TwoTeamsGateway['alice'];
 
-beforeAll(async () => {
-  upstream = await startEchoUpstream('all');
-  gw = await startGateway('user_directory', allUpstreams(upstream.url));
-  teamA = await newTeam(gw.accounts, 'starter');
-  teamB = await newTeam(gw.accounts, 'starter');
-  const created = await gw.accounts.createUser({
-    teamId: teamA.team.id,
-    name: 'Alice Souza',
-    email: 'alice@example.com',
-  });
-  alice = { id: created.id, name: created.name, email: created.email };
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await upstream?.app.close();
-});
+twoTeamsGatewayForSuite('user_directory', (started) => ({ gw, teamA, teamB, alice } = started));
 
 describe('GET /internal/users', () => {
   test('when called with the internal token, then it answers the team users among the ids, without unknown or foreign ones', async () => {

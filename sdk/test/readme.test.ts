@@ -2,10 +2,10 @@
 // and pages through the cases, and its onDelivery verifies the real case.created
 // delivery the webhooks service signed; one byte changed in the body, the
 // timestamp or the signature is refused, and so is a stale or future timestamp.
-import { createHmac } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
+import { deliveryBody, deliveryNow, signedAt } from '@lpm/test-kit/signed-delivery';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { verifyWebhook, WebhookVerificationError } from '../src/index.ts';
 
@@ -68,29 +68,20 @@ test("when the README's example runs against the system, then it creates and lis
 });
 
 test('when a delivery is signed correctly but its timestamp is stale or in the future, then it is refused; within the tolerance it is accepted', () => {
-  const body = JSON.stringify({
-    id: 'evt_01jd3kc4d6f8h0k2n4q6s8u0w2',
-    type: 'case.created',
-    api_version: 'v1',
-    created_at: '2026-11-27T10:00:00.000Z',
-    data: { object: {}, previous_attributes: null },
-    team_id: 'team_x',
-    webhook_id: 'wh_x',
-  });
-  const now = new Date('2026-11-27T10:00:00Z');
-  const at = (offsetSeconds: number) => {
-    const ts = String(now.getTime() / 1000 + offsetSeconds);
-    return {
-      'X-Service-Timestamp': ts,
-      'X-Service-Signature': createHmac('sha256', 'whsec_test').update(`${ts}.${body}`).digest('hex'),
-    };
-  };
-  expect(verifyWebhook(body, at(-300), 'whsec_test', { now }).type).toBe('case.created');
-  expect(verifyWebhook(body, new Headers(at(299)), 'whsec_test', { now }).type).toBe('case.created');
-  expect(() => verifyWebhook(body, at(-301), 'whsec_test', { now })).toThrow('Timestamp outside the tolerance');
-  expect(() => verifyWebhook(body, at(301), 'whsec_test', { now })).toThrow('Timestamp outside the tolerance');
-  expect(() => verifyWebhook(body, at(0), 'whsec_other', { now })).toThrow('Signature mismatch');
-  expect(() => verifyWebhook(body, {}, 'whsec_test', { now })).toThrow(
+  expect(verifyWebhook(deliveryBody, signedAt(-300), 'whsec_test', { now: deliveryNow }).type).toBe('case.created');
+  expect(verifyWebhook(deliveryBody, new Headers(signedAt(299)), 'whsec_test', { now: deliveryNow }).type).toBe(
+    'case.created',
+  );
+  expect(() => verifyWebhook(deliveryBody, signedAt(-301), 'whsec_test', { now: deliveryNow })).toThrow(
+    'Timestamp outside the tolerance',
+  );
+  expect(() => verifyWebhook(deliveryBody, signedAt(301), 'whsec_test', { now: deliveryNow })).toThrow(
+    'Timestamp outside the tolerance',
+  );
+  expect(() => verifyWebhook(deliveryBody, signedAt(0), 'whsec_other', { now: deliveryNow })).toThrow(
+    'Signature mismatch',
+  );
+  expect(() => verifyWebhook(deliveryBody, {}, 'whsec_test', { now: deliveryNow })).toThrow(
     'Missing X-Service-Signature or X-Service-Timestamp',
   );
 });

@@ -1,25 +1,7 @@
 // verifyWebhook's options: a tolerance that is not a finite number >= 0 throws on
 // every call, before any delivery is judged (NaN would let any timestamp through).
-import { createHmac } from 'node:crypto';
+import { deliveryBody as body, deliveryNow as now, signedAt } from '@lpm/test-kit/signed-delivery';
 import { verifyWebhook, WebhookVerificationError } from '../src/index.ts';
-
-const body = JSON.stringify({
-  id: 'evt_01jd3kc4d6f8h0k2n4q6s8u0w2',
-  type: 'case.created',
-  api_version: 'v1',
-  created_at: '2026-11-27T10:00:00.000Z',
-  data: { object: {}, previous_attributes: null },
-  team_id: 'team_x',
-  webhook_id: 'wh_x',
-});
-const now = new Date('2026-11-27T10:00:00Z');
-const signedAt = (offsetSeconds: number) => {
-  const ts = String(now.getTime() / 1000 + offsetSeconds);
-  return {
-    'X-Service-Timestamp': ts,
-    'X-Service-Signature': createHmac('sha256', 'whsec_test').update(`${ts}.${body}`).digest('hex'),
-  };
-};
 
 test.each([
   ['NaN', NaN],

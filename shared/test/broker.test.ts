@@ -1,5 +1,5 @@
 import { connect as amqpConnect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { Broker } from '../src/messaging/broker.ts';
+import { Broker, type BrokerOptions } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
@@ -12,6 +12,15 @@ function viaProxyUrl(proxy: TcpProxy): string {
   url.host = `127.0.0.1:${proxy.port}`;
   return url.toString();
 }
+
+/** A proxy to the test run's broker, which the test cuts and restores. */
+const brokerProxy = () => startTcpProxy('127.0.0.1', Number(new URL(AMQP_URL).port || 5672));
+
+/** A Broker on the test exchange through `proxy`, with `options` over the defaults. */
+const connectVia = (proxy: TcpProxy, options: Partial<BrokerOptions> = {}) =>
+  Broker.connect({ url: viaProxyUrl(proxy), exchange: EXCHANGE, logger: captureLogger(), ...options });
+
+const FAST_RECONNECT = { reconnectMinMs: 20, reconnectMaxMs: 100 };
 
 let raw: ChannelModel;
 let ch: Channel;
@@ -57,16 +66,10 @@ it('when an event is published, then it is routed by type as a persistent JSON m
 });
 
 it('when the broker is down at start, then connect returns, publish rejects with a cause, and the connection comes up in the background', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  const proxy = await brokerProxy();
   proxy.cut();
   const log = captureLogger();
-  const broker = await Broker.connect({
-    url: viaProxyUrl(proxy),
-    exchange: EXCHANGE,
-    logger: log,
-    reconnectMinMs: 20,
-    reconnectMaxMs: 100,
-  });
+  const broker = await connectVia(proxy, { ...FAST_RECONNECT, logger: log });
   try {
     expect(broker.isConnected()).toBe(false);
     const e = newEvent('client.created', 'team_1', { id: 'cli_1' });
@@ -92,14 +95,8 @@ it('when the broker is down at start, then connect returns, publish rejects with
 });
 
 it('when the connection drops, then the broker reconnects and its consumers receive again', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', 5672);
-  const broker = await Broker.connect({
-    url: viaProxyUrl(proxy),
-    exchange: EXCHANGE,
-    logger: captureLogger(),
-    reconnectMinMs: 20,
-    reconnectMaxMs: 100,
-  });
+  const proxy = await brokerProxy();
+  const broker = await connectVia(proxy, FAST_RECONNECT);
   const direct = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
   const got: DomainEvent[] = [];
   try {
@@ -134,13 +131,8 @@ it('when the connection drops, then the broker reconnects and its consumers rece
 });
 
 it('when the broker does not confirm in time, then publish rejects so the caller keeps the event', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', 5672);
-  const broker = await Broker.connect({
-    url: viaProxyUrl(proxy),
-    exchange: EXCHANGE,
-    logger: captureLogger(),
-    publishTimeoutMs: 200,
-  });
+  const proxy = await brokerProxy();
+  const broker = await connectVia(proxy, { publishTimeoutMs: 200 });
   try {
     expect(broker.isConnected()).toBe(true);
     proxy.stall();
@@ -165,15 +157,9 @@ it('when close is called, then later publishes and consumers are refused', async
 });
 
 it('when a consumer is set up while the broker is down, then it is detached until the broker comes up, and again while the connection is lost (readiness reads this)', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(AMQP_URL).port || 5672));
+  const proxy = await brokerProxy();
   proxy.cut();
-  const broker = await Broker.connect({
-    url: viaProxyUrl(proxy),
-    exchange: EXCHANGE,
-    logger: captureLogger(),
-    reconnectMinMs: 20,
-    reconnectMaxMs: 100,
-  });
+  const broker = await connectVia(proxy, FAST_RECONNECT);
   try {
     const queue = 'broker-test.attached';
     await broker.consume({ queue, bindings: ['attached.*'], handler: async () => {} });

@@ -1,6 +1,6 @@
 // The outbox relay's drain of kicked documents, its locks, concurrent relays and
 // writers, and a stalled relay (the rest: outbox.test.ts).
-import { MongoClient } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { type DomainEvent } from '../src/events.ts';
 import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
@@ -9,6 +9,18 @@ import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 import { broker, db, events, log, observer, Observer, outboxSuite, storeOutage } from './outbox-suite.ts';
 
 outboxSuite('b');
+
+/** A relay of `collection` on `on` that publishes to the broker only when kicked: its passes and scans wait an hour. */
+const kickedOnlyRelay = (on: Db, collection: string) =>
+  new OutboxRelay({
+    db: on,
+    collections: [collection],
+    publisher: broker,
+    logger: captureLogger(),
+    intervalMs: 3_600_000,
+    scanIntervalMs: 3_600_000,
+    scanGraceMs: 0,
+  });
 
 describe('OutboxRelay drain', () => {
   it('when the store fails while kicked documents are drained, then they stay named and go out once it is back, without a scan', async () => {
@@ -54,15 +66,7 @@ describe('OutboxRelay drain', () => {
     const commands: string[] = [];
     watched.on('commandStarted', (e) => commands.push(e.commandName));
     const own = await Observer.start('outbox-test.batch');
-    const relay = new OutboxRelay({
-      db: watched.db(db.databaseName),
-      collections: [name],
-      publisher: broker,
-      logger: captureLogger(),
-      intervalMs: 3_600_000,
-      scanIntervalMs: 3_600_000,
-      scanGraceMs: 0,
-    });
+    const relay = kickedOnlyRelay(watched.db(db.databaseName), name);
     // Writers hold every document while the events go out from memory, so no pass drains one yet.
     const held = written.map(({ id }) => id).filter((id) => id !== 'bat7');
     const writers = await tryDocumentLocks(db, name, held);
@@ -116,15 +120,7 @@ describe('OutboxRelay drain', () => {
     const [mine, theirs] = [events(1, 'mine'), events(1, 'theirs')];
     await col.insertOne({ _id: 'mixed' as never, ...outboxOnInsert([theirs[0], mine[0]]) });
     const own = await Observer.start('outbox-test.mixed');
-    const relay = new OutboxRelay({
-      db,
-      collections: [name],
-      publisher: broker,
-      logger: captureLogger(),
-      intervalMs: 3_600_000,
-      scanIntervalMs: 3_600_000,
-      scanGraceMs: 0,
-    });
+    const relay = kickedOnlyRelay(db, name);
     try {
       relay.start();
       relay.kick(name, 'mixed', mine);

@@ -25,3 +25,31 @@ export function runCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliRu
     child.on('close', (code) => done({ code, stdout, stderr }));
   });
 }
+
+export interface TeamArgs {
+  name: string;
+  plan: string;
+  ownerName: string;
+  ownerEmail: string;
+}
+
+/** The arguments of `team create` for a team and its owner (an option such as --json may follow). */
+export function teamCreateArgs(t: TeamArgs): string[] {
+  return [
+    'team',
+    'create',
+    '--name',
+    t.name,
+    '--plan',
+    t.plan,
+    '--owner-name',
+    t.ownerName,
+    '--owner-email',
+    t.ownerEmail,
+  ];
+}
+
+/** The arguments of `user create` of `name` and `email` in team `teamId`. */
+export function userCreateArgs(teamId: string, name: string, email: string): string[] {
+  return ['user', 'create', '--team', teamId, '--name', name, '--email', email];
+}

@@ -21,6 +21,24 @@ export interface PageCheck {
   range?: { days: DayRange; filter: object };
 }
 
+/** Windows ([page, limit]) over a list of some forty records: whole pages, short ones, and past its end. */
+export const WINDOWS_OVER_FORTY: [number, number][] = [
+  [1, 20],
+  [2, 20],
+  [3, 20],
+  [2, 7],
+  [5, 4],
+  [4, 11],
+  [9, 5],
+];
+
+/** Windows over a list of some twenty records: all of it at once, and short pages. */
+export const WINDOWS_OVER_TWENTY: [number, number][] = [
+  [1, 100],
+  [2, 6],
+  [3, 5],
+];
+
 export interface ListUnderTest {
   db: Db;
   collection: string;
@@ -107,13 +125,15 @@ export function listThroughApi(
   const { get, ...rest } = list;
   return {
     ...rest,
-    api: async (query) => {
-      const res = await get(query);
-      expect(res.statusCode).toBe(200);
-      const body = res.json();
-      return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
-    },
+    api: async (query) => idsOf(await get(query)),
   };
+}
+
+/** The ids and total of a list's 200 answer. */
+export function idsOf(res: LightMyRequestResponse): IdsPage {
+  expect(res.statusCode).toBe(200);
+  const body = res.json();
+  return { ids: body.data.map((r: { id: string }) => r.id), total: body.pagination.total };
 }
 
 /** A repository's list as a service's records are read before and after the backfill of its buckets. */

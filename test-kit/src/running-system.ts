@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePortBlock, startSystem, type Launcher } from '../../scripts/system.ts';
 import { portBlockSize } from '@lpm/shared/service/port-layout';
+import { teamCreateArgs } from './cli.ts';
 import { contract } from './contract.ts';
 import type { JsonAnswer } from './json.ts';
 
@@ -132,16 +133,12 @@ async function startOnFreePorts(
       const n = ++teams;
       teamName ??= `Team ${n}`;
       return admin(
-        'team',
-        'create',
-        '--name',
-        teamName,
-        '--plan',
-        'enterprise',
-        '--owner-name',
-        `Owner of ${teamName}`,
-        '--owner-email',
-        `owner${n}@${name}.example`,
+        ...teamCreateArgs({
+          name: teamName,
+          plan: 'enterprise',
+          ownerName: `Owner of ${teamName}`,
+          ownerEmail: `owner${n}@${name}.example`,
+        }),
         ...extra,
       );
     },

@@ -89,6 +89,29 @@ export async function startServiceUnderTest<T extends object>(
   return Object.assign(built.parts, sut);
 }
 
+/**
+ * Starts a service and a second replica of it on the same database before the
+ * suite's tests, hands both to `ready` (awaited: it may store what they share), and
+ * closes them after the tests.
+ */
+export function replicasForSuite<S extends ServiceUnderTest>(
+  start: () => Promise<S>,
+  startReplica: (dbName: string) => Promise<S>,
+  ready: (sut: S, replica: S) => void | Promise<void>,
+): void {
+  let sut: S | undefined;
+  let replica: S | undefined;
+  beforeAll(async () => {
+    sut = await start();
+    replica = await startReplica(sut.db.databaseName);
+    await ready(sut, replica);
+  }, 60_000);
+  afterAll(async () => {
+    await replica?.close();
+    await sut?.close();
+  });
+}
+
 /** Starts a service before the suite's tests, hands it to `ready`, and closes it after them. */
 export function serviceForSuite<S extends ServiceUnderTest>(start: () => Promise<S>, ready: (sut: S) => void): void {
   let sut: S | undefined;

@@ -1,32 +1,20 @@
 // API keys in the store, found by the digest of the raw key (unique).
-import type { Collection, Db } from 'mongodb';
+import type { Db } from 'mongodb';
+import { DigestCredentials } from './digest-credentials.ts';
 import type { ApiKeyRecord } from './entities.ts';
 import type { PrincipalChangesRepository } from './principal-changes.ts';
 
-export class ApiKeysRepository {
-  private readonly keys: Collection<ApiKeyRecord>;
-  private readonly changes: PrincipalChangesRepository;
-
+export class ApiKeysRepository extends DigestCredentials<ApiKeyRecord> {
   constructor(db: Db, changes: PrincipalChangesRepository) {
-    this.keys = db.collection<ApiKeyRecord>('api_keys');
-    this.changes = changes;
-  }
-
-  async insert(key: ApiKeyRecord): Promise<void> {
-    await this.keys.insertOne(key);
+    super(db, 'api_keys', changes);
   }
 
   get(id: string): Promise<ApiKeyRecord | null> {
-    return this.keys.findOne({ _id: id });
-  }
-
-  findByDigest(digest: string): Promise<ApiKeyRecord | null> {
-    return this.keys.findOne({ digest });
+    return this.records.findOne({ _id: id });
   }
 
   /** Marks the key revoked at `at`, unless it already is (its first revocation time stays). */
-  async revoke(id: string, at: Date): Promise<void> {
-    await this.keys.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: at } });
-    await this.changes.bump();
+  revoke(id: string, at: Date): Promise<void> {
+    return this.revokeWhere({ _id: id }, at);
   }
 }

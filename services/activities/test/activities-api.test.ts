@@ -6,6 +6,10 @@ import { activitiesSuite, call, create, ISO_MS, other, sut, t } from './activiti
 
 activitiesSuite();
 
+/** POST /v1/activities with `body` is refused: 400 VALIDATION_ERROR with `message`. */
+const refusedCreate = async (body: object, message: string) =>
+  expectError(await call('POST', '/v1/activities', body), 400, 'VALIDATION_ERROR', message);
+
 describe('POST /v1/activities', () => {
   test('when only type and title are sent, then 201 returns it pending, media, with flat links', async () => {
     const res = await call('POST', '/v1/activities', { type: 'task', title: 'Protocolar petição' });
@@ -80,56 +84,26 @@ describe('POST /v1/activities', () => {
   });
 
   test('when type or title is missing, then 400 names the field', async () => {
-    expect(
-      expectError(await call('POST', '/v1/activities', { title: 'X' }), 400, 'VALIDATION_ERROR', 'type is required')
-        .details,
-    ).toMatchObject({ field: 'type', type: 'required' });
-    expectError(await call('POST', '/v1/activities', { type: 'task' }), 400, 'VALIDATION_ERROR', 'title is required');
+    expect((await refusedCreate({ title: 'X' }, 'type is required')).details).toMatchObject({
+      field: 'type',
+      type: 'required',
+    });
+    await refusedCreate({ type: 'task' }, 'title is required');
   });
 
   test('when type or priority is outside its list, then 400 Invalid type / Invalid priority', async () => {
-    expectError(
-      await call('POST', '/v1/activities', { type: 'lunch', title: 'X' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid type',
-    );
-    expectError(
-      await call('POST', '/v1/activities', { type: 'task', title: 'X', priority: 'urgente' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid priority',
-    );
+    await refusedCreate({ type: 'lunch', title: 'X' }, 'Invalid type');
+    await refusedCreate({ type: 'task', title: 'X', priority: 'urgente' }, 'Invalid priority');
   });
 
   test('when due_date or due_time is malformed, then 400 with the field message', async () => {
-    expectError(
-      await call('POST', '/v1/activities', { type: 'task', title: 'X', due_date: '2027-02-30' }),
-      400,
-      'VALIDATION_ERROR',
-      'due_date must be a date (YYYY-MM-DD)',
-    );
-    expectError(
-      await call('POST', '/v1/activities', { type: 'task', title: 'X', due_time: '24:00' }),
-      400,
-      'VALIDATION_ERROR',
-      'due_time must be a time (HH:mm)',
-    );
+    await refusedCreate({ type: 'task', title: 'X', due_date: '2027-02-30' }, 'due_date must be a date (YYYY-MM-DD)');
+    await refusedCreate({ type: 'task', title: 'X', due_time: '24:00' }, 'due_time must be a time (HH:mm)');
   });
 
   test('when status or an unknown field is sent on create, then 400 Unknown field', async () => {
-    expectError(
-      await call('POST', '/v1/activities', { type: 'task', title: 'X', status: 'completed' }),
-      400,
-      'VALIDATION_ERROR',
-      'Unknown field: status',
-    );
-    expectError(
-      await call('POST', '/v1/activities', { type: 'task', title: 'X', days_overdue: 1 }),
-      400,
-      'VALIDATION_ERROR',
-      'Unknown field: days_overdue',
-    );
+    await refusedCreate({ type: 'task', title: 'X', status: 'completed' }, 'Unknown field: status');
+    await refusedCreate({ type: 'task', title: 'X', days_overdue: 1 }, 'Unknown field: days_overdue');
   });
 
   test("when a link is unknown, malformed or another team's, then 404 with its message", async () => {

@@ -4,7 +4,7 @@
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
-import { parseSort } from '@lpm/shared/http/pagination';
+import { parseSort, storeSort } from '@lpm/shared/http/pagination';
 import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { CasesRepository } from '../src/data/cases-repository.ts';
@@ -13,12 +13,14 @@ import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
 import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { plainIds } from '@lpm/test-kit/list-pages';
+import { resourceCalls } from '@lpm/test-kit/resource-calls';
 
 let sut: CasesUnderTest;
 
 serviceForSuite(startCases, (started) => (sut = started));
 
-const { stored, expectBackfillKeepsPages } = bucketedList<CaseRecord>({
+const { listOf, stored, expectBackfillKeepsPages } = bucketedList<CaseRecord>({
   sut: () => sut,
   collection: 'cases',
   path: '/v1/cases',
@@ -26,32 +28,12 @@ const { stored, expectBackfillKeepsPages } = bucketedList<CaseRecord>({
   repository: (db) => new CasesRepository(db, { kick: () => {} }),
 });
 
-const call = (who: Identity, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  sut.call(who, { method, url, payload: payload as never });
-const list = async (who: Identity, query: string) => {
-  const res = await call(who, 'GET', `/v1/cases?${query}`);
-  expect(res.statusCode).toBe(200);
-  const body = res.json();
-  return { ids: body.data.map((c: { id: string }) => c.id) as string[], total: body.pagination.total as number };
-};
+const { call, create: createCase } = resourceCalls(() => sut, '/v1/cases', { title: 'Ação de cobrança' });
+const list = (who: Identity, query: string) => listOf(who).api(query);
 
 /** The ids and total the plain query gives: every match sorted by created_at, then _id. */
-async function plain(teamId: string, filter: object, direction: 1 | -1, skip: number, limit: number) {
-  const col = sut.db.collection<CaseRecord>('cases');
-  const q = { team_id: teamId, ...filter };
-  const ids = (
-    await col
-      .find(q, { projection: { _id: 1 }, sort: { created_at: direction, _id: direction }, skip, limit })
-      .toArray()
-  ).map((r) => r._id);
-  return { ids, total: await col.countDocuments(q) };
-}
-
-const createCase = async (who: Identity, body: object = {}) => {
-  const res = await call(who, 'POST', '/v1/cases', { title: 'Ação de cobrança', ...body });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id as string;
-};
+const plain = (teamId: string, filter: object, direction: 1 | -1, skip: number, limit: number) =>
+  plainIds(sut.db, 'cases', { team_id: teamId, ...filter }, storeSort(['created_at'], direction), skip, limit);
 
 /** Copies of a case the API created, inserted as the record store inserts (its marker rewritten), created at the given instants. */
 async function insertCopies(repository: CasesRepository, teamId: string, template: CaseRecord, instants: number[]) {

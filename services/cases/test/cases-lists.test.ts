@@ -1,5 +1,6 @@
 // GET /v1/cases, a case's timeline and activities, and the scopes, through the
 // gateway of a running system (the other endpoints: cases-api.test.ts).
+import { userCreateArgs } from '@lpm/test-kit/cli';
 import { type IssuedTeam } from '@lpm/test-kit/running-system';
 import { expectError } from '@lpm/test-kit/api';
 import { call, casesSuite, createCase, ISO_MS, sys, t } from './cases-suite.ts';
@@ -18,16 +19,7 @@ describe('GET /v1/cases', () => {
 
   beforeAll(async () => {
     team = sys.team('Lista');
-    const user = sys.admin(
-      'user',
-      'create',
-      '--team',
-      team.team.id,
-      '--name',
-      'Carla',
-      '--email',
-      'carla@lista.adv',
-    ).user;
+    const user = sys.admin(...userCreateArgs(team.team.id, 'Carla', 'carla@lista.adv')).user;
     const c = (await call('POST', '/v1/clients', { type: 'PF', name: 'João Pereira' }, team.api_key)).body.data;
     listed = { lawyerId: user.id, clientId: c.id };
     const make = (body: Record<string, unknown>) => createCase(body, team.api_key);

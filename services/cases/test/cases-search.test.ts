@@ -11,6 +11,9 @@ import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { derivedFields } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
+import { replicasForSuite } from '@lpm/test-kit/service-under-test';
+import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
+import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
 import { startCases, type CasesUnderTest } from './helper.ts';
 
 let sut: CasesUnderTest;
@@ -43,12 +46,7 @@ const call = (app: CasesUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', ur
   app.call(who, { method, url, payload: payload as never });
 
 /** The API's page: ids and total. */
-async function api(app: CasesUnderTest, query: string) {
-  const res = await call(app, 'GET', `/v1/cases?${query}`);
-  expect(res.statusCode).toBe(200);
-  const body = res.json();
-  return { ids: body.data.map((c: { id: string }) => c.id) as string[], total: body.pagination.total as number };
-}
+const api = async (app: CasesUnderTest, query: string) => idsOf(await call(app, 'GET', `/v1/cases?${query}`));
 
 /** The plain query's page for the same query string. */
 async function plain(query: string) {
@@ -67,18 +65,12 @@ async function plain(query: string) {
   }
   const page = Number(params.get('page') ?? 1);
   const limit = Number(params.get('limit') ?? 20);
-  const col = sut.db.collection<CaseRecord>('cases');
   const sort = sortOrder(params.get('sort') ?? undefined, '-created_at', SORT_KEYS);
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map(
-    (c) => c._id,
-  );
-  return { ids, total: await col.countDocuments(filter) };
+  return plainIds(sut.db, 'cases', filter, sort, (page - 1) * limit, limit);
 }
 
-async function expectPlain(app: CasesUnderTest, queries: string[]) {
-  for (const query of queries)
-    expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
-}
+const expectPlain = (app: CasesUnderTest, queries: string[]) =>
+  expectPlainPages((query) => api(app, query), plain, queries);
 
 const SEARCHES = ['ação', 'ACAO', 'jose silva', 'proc-00', '0001234', '  maria  ', 'água', 'nada disso'];
 const SORTS = [
@@ -100,70 +92,63 @@ const FILTERS = [
   `from=2026-03-02&to=2026-03-05`,
 ];
 const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50'];
+const GRID: SearchGrid = {
+  searches: SEARCHES,
+  sorts: SORTS,
+  filters: FILTERS,
+  windows: PAGES,
+  windowSort: 'sort=title',
+};
 
-/** Every search with every sort, every filter and every window: the API's page is the plain query's. */
-function queries(searches = SEARCHES): string[] {
-  return searches.flatMap((s) => {
-    const search = `search=${encodeURIComponent(s)}`;
-    return [
-      ...SORTS.map((o) => `${search}&${o}`),
-      ...FILTERS.map((f) => `${search}&${f}`),
-      ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=title&${p}`]),
-    ];
-  });
-}
-
-beforeAll(async () => {
-  sut = await startCases();
-  replica = await startCases({}, sut.db.databaseName);
-  const made: string[] = [];
-  for (const [i, title] of TITLES.entries()) {
-    const body = {
-      title,
-      number: i % 3 === 0 ? null : `PROC-00${i}`,
-      priority: CASE_PRIORITIES[i % 3],
-      area: i % 2 ? 'Cível' : null,
-      sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null,
-    };
-    const res = await call(sut, 'POST', '/v1/cases', body);
+replicasForSuite(
+  startCases,
+  (dbName) => startCases({}, dbName),
+  async (started, second) => {
+    [sut, replica] = [started, second];
+    const made: string[] = [];
+    for (const [i, title] of TITLES.entries()) {
+      const body = {
+        title,
+        number: i % 3 === 0 ? null : `PROC-00${i}`,
+        priority: CASE_PRIORITIES[i % 3],
+        area: i % 2 ? 'Cível' : null,
+        sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null,
+      };
+      const res = await call(sut, 'POST', '/v1/cases', body);
+      expect(res.statusCode).toBe(201);
+      made.push(res.json().data.id);
+    }
+    const res = await call(sut, 'POST', '/v1/cases', { title: 'CNJ', number: '0001234-56.2026.5.02.0001' });
     expect(res.statusCode).toBe(201);
-    made.push(res.json().data.id);
-  }
-  const res = await call(sut, 'POST', '/v1/cases', { title: 'CNJ', number: '0001234-56.2026.5.02.0001' });
-  expect(res.statusCode).toBe(201);
-  await call(sut, 'DELETE', `/v1/cases/${made[1]}`);
-  // Copies over a week, some at one instant (ties broken by id), as the record store inserts them.
-  const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: made[0] }))!;
-  const day0 = Date.parse('2026-03-01T15:00:00Z');
-  for (let i = 0; i < 120; i++) {
-    const _id = newId('case');
-    const priority = CASE_PRIORITIES[(i * 7) % 3];
-    const record: CaseRecord = {
-      ...template,
-      _id,
-      title: `${TITLES[i % TITLES.length]} ${i % 4 ? i : ''}`.trim(),
-      number: i % 5 ? `PROC-00${i}-C` : null,
-      status: i % 6 === 0 ? 'arquivado' : 'ativo',
-      phase: ['recebido', 'triagem'][i % 2],
-      priority,
-      area: i % 3 ? 'Cível' : null,
-      sla_date: i % 4 ? `2027-0${1 + (i % 5)}-1${i % 3}` : null,
-      created_at: new Date(day0 + Math.floor(i / 3) * (DAY_MS / 8)),
-      updated_at: new Date(day0 + i * 1000),
-    };
-    await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
-  }
-  // Another team's cases under the same titles are never found.
-  await sut.call(identity(), { method: 'POST', url: '/v1/cases', payload: { title: 'Ação de cobrança' } });
-}, 60_000);
-
-afterAll(async () => {
-  await replica?.close();
-  await sut?.close();
-});
+    await call(sut, 'DELETE', `/v1/cases/${made[1]}`);
+    // Copies over a week, some at one instant (ties broken by id), as the record store inserts them.
+    const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: made[0] }))!;
+    const day0 = Date.parse('2026-03-01T15:00:00Z');
+    for (let i = 0; i < 120; i++) {
+      const _id = newId('case');
+      const priority = CASE_PRIORITIES[(i * 7) % 3];
+      const record: CaseRecord = {
+        ...template,
+        _id,
+        title: `${TITLES[i % TITLES.length]} ${i % 4 ? i : ''}`.trim(),
+        number: i % 5 ? `PROC-00${i}-C` : null,
+        status: i % 6 === 0 ? 'arquivado' : 'ativo',
+        phase: ['recebido', 'triagem'][i % 2],
+        priority,
+        area: i % 3 ? 'Cível' : null,
+        sla_date: i % 4 ? `2027-0${1 + (i % 5)}-1${i % 3}` : null,
+        created_at: new Date(day0 + Math.floor(i / 3) * (DAY_MS / 8)),
+        updated_at: new Date(day0 + i * 1000),
+      };
+      await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
+    }
+    // Another team's cases under the same titles are never found.
+    await sut.call(identity(), { method: 'POST', url: '/v1/cases', payload: { title: 'Ação de cobrança' } });
+  },
+);
 
 test('when cases are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
-  await expectPlain(sut, queries());
+  await expectPlain(sut, searchQueries(GRID));
   expect(sut.repository.search.held).toBeGreaterThan(120);
 });
 
@@ -176,18 +161,15 @@ test('when another replica creates, renames, moves and archives cases, then each
   ];
   await expectPlain(replica, q);
   const ids = (await api(sut, 'search=a%C3%A7%C3%A3o&limit=100')).ids;
-  for (let i = 0; i < 9; i++) {
-    const [writer, reader] = i % 2 ? [sut, replica] : [replica, sut];
-    if (i % 3 === 0)
-      expect(
-        (await call(writer, 'POST', '/v1/cases', { title: `Ação nova ${i}`, number: `PROC-001${i}` })).statusCode,
-      ).toBe(201);
-    else if (i % 3 === 1)
-      expect(
-        (await call(writer, 'PUT', `/v1/cases/${ids[i]}`, { title: `Renomeado ${i}`, priority: 'alta' })).statusCode,
-      ).toBe(200);
-    else expect((await call(writer, 'DELETE', `/v1/cases/${ids[i]}`)).statusCode).toBe(200);
-    await expectPlain(reader, q);
-  }
-  await expectPlain(replica, queries(SEARCHES.slice(0, 2)));
+  await writeOnEitherReplica(
+    {
+      replicas: [sut, replica],
+      create: (writer, i) => call(writer, 'POST', '/v1/cases', { title: `Ação nova ${i}`, number: `PROC-001${i}` }),
+      change: (writer, id, i) => call(writer, 'PUT', `/v1/cases/${id}`, { title: `Renomeado ${i}`, priority: 'alta' }),
+      remove: (writer, id) => call(writer, 'DELETE', `/v1/cases/${id}`),
+      expectFound: (reader) => expectPlain(reader, q),
+    },
+    ids,
+  );
+  await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 2)));
 });

@@ -1,6 +1,7 @@
 // A running system (gateway, clients, cases as processes on the run's FerretDB and
 // RabbitMQ) with a team, its lawyer and a client, for the files that call the cases
 // endpoints through the gateway with real keys, and their calls.
+import { userCreateArgs } from '@lpm/test-kit/cli';
 import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
 
@@ -28,16 +29,7 @@ export function casesSuite(name: string): void {
     tap = await tapEvents(sys.env.AMQP_EXCHANGE!, ['case.*']);
     t = sys.team('Silva Advogados');
     other = sys.team('Outro Escritório');
-    lawyer = sys.admin(
-      'user',
-      'create',
-      '--team',
-      t.team.id,
-      '--name',
-      'Beatriz Souza',
-      '--email',
-      'bia@silva.adv.br',
-    ).user;
+    lawyer = sys.admin(...userCreateArgs(t.team.id, 'Beatriz Souza', 'bia@silva.adv.br')).user;
     client = (
       await call('POST', '/v1/clients', {
         type: 'PJ',

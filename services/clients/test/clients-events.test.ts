@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { connect, type Channel, type ChannelModel } from 'amqplib';
 import { pino } from 'pino';
 import { Broker } from '@lpm/shared/messaging/broker';
-import { OutboxRelay } from '@lpm/shared/outbox/relay';
-import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
+import type { OutboxRelay } from '@lpm/shared/outbox/relay';
 import type { DomainEvent } from '@lpm/shared/events';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor } from '@lpm/test-kit/wait';
 import { identity } from '@lpm/test-kit/teams';
-import { startClients, type ClientsUnderTest } from './helper.ts';
+import { startClientsRelayed, type ClientsUnderTest } from './helper.ts';
 
 const exchange = `clients-events-${randomBytes(4).toString('hex')}`;
 const logger = pino({ level: 'silent' });
@@ -46,20 +45,7 @@ beforeAll(async () => {
     { noAck: true },
   );
 
-  let relayRef: OutboxRelay | undefined;
-  sut = await startClients({
-    relay: {
-      kick: (collection, id, events) => relayRef?.kick(collection, id, events),
-      get marks() {
-        return relayRef?.marks;
-      },
-    },
-  });
-  const db = sut.db;
-  await createOutboxIndexes(db, ['clients']);
-  relay = new OutboxRelay({ db, collections: ['clients'], publisher: broker, logger, intervalMs: 200 });
-  relayRef = relay;
-  relay.start();
+  ({ sut, relay } = await startClientsRelayed({ publisher: broker, logger, intervalMs: 200 }));
 });
 
 afterAll(async () => {

@@ -8,12 +8,11 @@ import type { CommandStartedEvent } from 'mongodb';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { Broker } from '@lpm/shared/messaging/broker';
-import { OutboxRelay } from '@lpm/shared/outbox/relay';
-import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
+import type { OutboxRelay } from '@lpm/shared/outbox/relay';
 import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
 import { waitFor } from '@lpm/test-kit/wait';
 import { identity } from '@lpm/test-kit/teams';
-import { startClients, type ClientsUnderTest } from './helper.ts';
+import { startClientsRelayed, type ClientsUnderTest } from './helper.ts';
 
 const exchange = `clients-grouped-${randomBytes(4).toString('hex')}`;
 const logger = pino({ level: 'silent' });
@@ -27,19 +26,7 @@ let reader: MongoClient;
 beforeAll(async () => {
   broker = await Broker.connect({ url: process.env.AMQP_URL!, exchange, logger });
   tap = await tapEvents(exchange, ['client.*']);
-  let relayRef: OutboxRelay | undefined;
-  sut = await startClients({
-    relay: {
-      kick: (collection, id, events) => relayRef?.kick(collection, id, events),
-      get marks() {
-        return relayRef?.marks;
-      },
-    },
-  });
-  await createOutboxIndexes(sut.db, ['clients']);
-  relay = new OutboxRelay({ db: sut.db, collections: ['clients'], publisher: broker, logger });
-  relayRef = relay;
-  relay.start();
+  ({ sut, relay } = await startClientsRelayed({ publisher: broker, logger }));
   reader = await MongoClient.connect(process.env.MONGO_URL!);
 });
 

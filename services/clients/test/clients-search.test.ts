@@ -8,6 +8,9 @@ import { escapeRegex, foldText } from '@lpm/shared/text';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { derivedFields } from '../src/domain/client-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
+import { replicasForSuite } from '@lpm/test-kit/service-under-test';
+import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
+import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
 import { startClients, type ClientsUnderTest } from './helper.ts';
 
 let sut: ClientsUnderTest;
@@ -31,12 +34,7 @@ const call = (app: ClientsUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', 
   app.call(who, { method, url, payload: payload as never });
 
 /** The API's page: ids and total. */
-async function api(app: ClientsUnderTest, query: string) {
-  const res = await call(app, 'GET', `/v1/clients?${query}`);
-  expect(res.statusCode).toBe(200);
-  const body = res.json();
-  return { ids: body.data.map((c: { id: string }) => c.id) as string[], total: body.pagination.total as number };
-}
+const api = async (app: ClientsUnderTest, query: string) => idsOf(await call(app, 'GET', `/v1/clients?${query}`));
 
 /** The plain query's page for the same query string. */
 async function plain(query: string) {
@@ -52,87 +50,74 @@ async function plain(query: string) {
   const sortParam = params.get('sort') ?? '-created_at';
   const direction = sortParam.startsWith('-') ? -1 : 1;
   const sort = { [SORT_FIELD[sortParam.replace('-', '')]]: direction, _id: direction } as const;
-  const col = sut.db.collection<ClientRecord>('clients');
-  const ids = (await col.find(filter, { projection: { _id: 1 }, sort, skip: (page - 1) * limit, limit }).toArray()).map(
-    (c) => c._id,
-  );
-  return { ids, total: await col.countDocuments(filter) };
+  return plainIds(sut.db, 'clients', filter, sort, (page - 1) * limit, limit);
 }
 
-async function expectPlain(app: ClientsUnderTest, queries: string[]) {
-  for (const query of queries)
-    expect({ query, ...(await api(app, query)) }).toEqual({ query, ...(await plain(query)) });
-}
+const expectPlain = (app: ClientsUnderTest, queries: string[]) =>
+  expectPlainPages((query) => api(app, query), plain, queries);
 
 const SEARCHES = ['jose', 'JOSÉ', '456.789', '12345678900', '12.abc', '0001', 'example.com', '  ana ', 'nobody'];
 const SORTS = ['', 'sort=created_at', 'sort=name', 'sort=-name', 'sort=updated_at', 'sort=-updated_at'];
 const FILTERS = ['type=PJ', 'status=inactive', 'segment=vip', 'status=active&segment=premium', 'type=PF&status=active'];
 const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50'];
-
-/** Every search with every sort, every filter and every window: the API's page is the plain query's. */
-function queries(searches = SEARCHES): string[] {
-  return searches.flatMap((s) => {
-    const search = `search=${encodeURIComponent(s)}`;
-    return [
-      ...SORTS.map((o) => `${search}&${o}`),
-      ...FILTERS.map((f) => `${search}&${f}`),
-      ...PAGES.flatMap((p) => [`${search}&${p}`, `${search}&sort=name&${p}`]),
-    ];
-  });
-}
+const GRID: SearchGrid = {
+  searches: SEARCHES,
+  sorts: SORTS,
+  filters: FILTERS,
+  windows: PAGES,
+  windowSort: 'sort=name',
+};
 
 const cpf = (i: number) => `${String(123 + i).padStart(3, '0')}.456.789-${String(i % 100).padStart(2, '0')}`;
 const cnpj = (i: number) => `12.ABC.${String(345 + i).padStart(3, '0')}/0001-${String(i % 100).padStart(2, '0')}`;
 
-beforeAll(async () => {
-  sut = await startClients();
-  replica = await startClients({ dbName: sut.db.databaseName });
-  const made: string[] = [];
-  for (const [i, name] of NAMES.entries()) {
-    const pj = i % 3 === 2;
-    const body = {
-      type: pj ? 'PJ' : 'PF',
-      name,
-      email: i % 2 ? `${foldText(name).replace(/ /g, '.')}@example.com` : null,
-      segment: SEGMENTS[i % 4],
-      ...(pj ? { cnpj: cnpj(i) } : { cpf: cpf(i) }),
-    };
-    const res = await call(sut, 'POST', '/v1/clients', body);
-    expect(res.statusCode).toBe(201);
-    made.push(res.json().data.id);
-  }
-  await call(sut, 'DELETE', `/v1/clients/${made[4]}`);
-  // Copies over a few days, some at one instant (ties broken by id), as the record store inserts them.
-  const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: made[0] }))!;
-  const day0 = Date.parse('2026-03-01T15:00:00Z');
-  for (let i = 10; i < 130; i++) {
-    const pj = i % 4 === 0;
-    const record: ClientRecord = {
-      ...template,
-      _id: newId('cli'),
-      type: pj ? 'PJ' : 'PF',
-      name: `${NAMES[i % NAMES.length]} ${i % 3 ? i : ''}`.trim(),
-      email: i % 2 ? `cliente${i}@example.com` : null,
-      cpf: pj || i % 5 === 0 ? null : cpf(i),
-      cnpj: pj ? cnpj(i) : null,
-      segment: SEGMENTS[i % SEGMENTS.length],
-      status: i % 7 === 0 ? 'inactive' : 'active',
-      created_at: new Date(day0 + Math.floor(i / 3) * 3_600_000),
-      updated_at: new Date(day0 + i * 1000),
-    };
-    await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
-  }
-  // Another team's clients under the same names are never found.
-  await sut.call(identity(), { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'José Álvares' } });
-}, 60_000);
-
-afterAll(async () => {
-  await replica?.close();
-  await sut?.close();
-});
+replicasForSuite(
+  startClients,
+  (dbName) => startClients({ dbName }),
+  async (started, second) => {
+    [sut, replica] = [started, second];
+    const made: string[] = [];
+    for (const [i, name] of NAMES.entries()) {
+      const pj = i % 3 === 2;
+      const body = {
+        type: pj ? 'PJ' : 'PF',
+        name,
+        email: i % 2 ? `${foldText(name).replace(/ /g, '.')}@example.com` : null,
+        segment: SEGMENTS[i % 4],
+        ...(pj ? { cnpj: cnpj(i) } : { cpf: cpf(i) }),
+      };
+      const res = await call(sut, 'POST', '/v1/clients', body);
+      expect(res.statusCode).toBe(201);
+      made.push(res.json().data.id);
+    }
+    await call(sut, 'DELETE', `/v1/clients/${made[4]}`);
+    // Copies over a few days, some at one instant (ties broken by id), as the record store inserts them.
+    const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: made[0] }))!;
+    const day0 = Date.parse('2026-03-01T15:00:00Z');
+    for (let i = 10; i < 130; i++) {
+      const pj = i % 4 === 0;
+      const record: ClientRecord = {
+        ...template,
+        _id: newId('cli'),
+        type: pj ? 'PJ' : 'PF',
+        name: `${NAMES[i % NAMES.length]} ${i % 3 ? i : ''}`.trim(),
+        email: i % 2 ? `cliente${i}@example.com` : null,
+        cpf: pj || i % 5 === 0 ? null : cpf(i),
+        cnpj: pj ? cnpj(i) : null,
+        segment: SEGMENTS[i % SEGMENTS.length],
+        status: i % 7 === 0 ? 'inactive' : 'active',
+        created_at: new Date(day0 + Math.floor(i / 3) * 3_600_000),
+        updated_at: new Date(day0 + i * 1000),
+      };
+      await sut.repository.insert({ ...record, ...derivedFields(record) }, []);
+    }
+    // Another team's clients under the same names are never found.
+    await sut.call(identity(), { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'José Álvares' } });
+  },
+);
 
 test('when clients are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
-  await expectPlain(sut, queries());
+  await expectPlain(sut, searchQueries(GRID));
   expect(sut.repository.search.held).toBeGreaterThan(120);
 });
 
@@ -145,17 +130,16 @@ test('when another replica creates, renames and deactivates clients, then each r
   ];
   await expectPlain(replica, q);
   const ids = (await api(sut, 'search=jose&limit=50')).ids;
-  for (let i = 0; i < 9; i++) {
-    const [writer, reader] = i % 2 ? [sut, replica] : [replica, sut];
-    if (i % 3 === 0)
-      expect(
-        (await call(writer, 'POST', '/v1/clients', { type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) }))
-          .statusCode,
-      ).toBe(201);
-    else if (i % 3 === 1)
-      expect((await call(writer, 'PUT', `/v1/clients/${ids[i]}`, { name: `Renomeado ${i}` })).statusCode).toBe(200);
-    else expect((await call(writer, 'DELETE', `/v1/clients/${ids[i]}`)).statusCode).toBe(200);
-    await expectPlain(reader, q);
-  }
-  await expectPlain(replica, queries(SEARCHES.slice(0, 3)));
+  await writeOnEitherReplica(
+    {
+      replicas: [sut, replica],
+      create: (writer, i) =>
+        call(writer, 'POST', '/v1/clients', { type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) }),
+      change: (writer, id, i) => call(writer, 'PUT', `/v1/clients/${id}`, { name: `Renomeado ${i}` }),
+      remove: (writer, id) => call(writer, 'DELETE', `/v1/clients/${id}`),
+      expectFound: (reader) => expectPlain(reader, q),
+    },
+    ids,
+  );
+  await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 3)));
 });

@@ -19,6 +19,14 @@ export let who: Identity;
 
 export const post = (payload: unknown, as = who) =>
   sut.call(as, { method: 'POST', url: '/v1/clients', payload: payload as object });
+/** POST /v1/clients of `body` as sent, a JSON text (valid or not). */
+export const postText = (body: string) =>
+  sut.call(who, {
+    method: 'POST',
+    url: '/v1/clients',
+    payload: body,
+    headers: { 'content-type': 'application/json' },
+  });
 export const put = (id: string, payload: unknown, as = who) =>
   sut.call(as, { method: 'PUT', url: `/v1/clients/${id}`, payload: payload as object });
 

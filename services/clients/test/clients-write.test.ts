@@ -2,7 +2,7 @@
 // row (updates and deactivation: clients-update.test.ts).
 import { identity } from '@lpm/test-kit/teams';
 import { expectError } from '@lpm/test-kit/api';
-import { clientsWriteSuite, ISO_MS, post, sut, who } from './clients-write-suite.ts';
+import { clientsWriteSuite, ISO_MS, post, postText, sut, who } from './clients-write-suite.ts';
 
 clientsWriteSuite();
 
@@ -117,12 +117,7 @@ describe('POST /v1/clients', () => {
   });
 
   test('when the body is not valid JSON, then 400 Invalid JSON body', async () => {
-    const res = await sut.call(who, {
-      method: 'POST',
-      url: '/v1/clients',
-      payload: '{"type": "PF",',
-      headers: { 'content-type': 'application/json' },
-    });
+    const res = await postText('{"type": "PF",');
     expectError(res, 400, 'VALIDATION_ERROR', 'Invalid JSON body');
   });
 
@@ -132,12 +127,7 @@ describe('POST /v1/clients', () => {
   });
 
   test('when the body is a JSON array, then 400 says the body must be an object', async () => {
-    const res = await sut.call(who, {
-      method: 'POST',
-      url: '/v1/clients',
-      payload: '[]',
-      headers: { 'content-type': 'application/json' },
-    });
+    const res = await postText('[]');
     expectError(res, 400, 'VALIDATION_ERROR', 'Request body must be a JSON object');
   });
 

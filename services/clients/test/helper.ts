@@ -1,4 +1,6 @@
 // The clients app in process on its own database, with the cases service faked.
+import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
+import { OutboxRelay, type OutboxRelayOptions } from '@lpm/shared/outbox/relay';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { buildClientsApp } from '../src/app.ts';
@@ -41,4 +43,24 @@ export function startClients(
       return { app: buildClientsApp({ clients, db, internalToken, logger }), parts };
     },
   });
+}
+
+/** The clients app with the real outbox relay of its clients (`options`: its publisher and logger), started. */
+export async function startClientsRelayed(
+  options: Omit<OutboxRelayOptions, 'db' | 'collections'>,
+): Promise<{ sut: ClientsUnderTest; relay: OutboxRelay }> {
+  let relayRef: OutboxRelay | undefined;
+  const sut = await startClients({
+    relay: {
+      kick: (collection, id, events) => relayRef?.kick(collection, id, events),
+      get marks() {
+        return relayRef?.marks;
+      },
+    },
+  });
+  await createOutboxIndexes(sut.db, ['clients']);
+  const relay = new OutboxRelay({ ...options, db: sut.db, collections: ['clients'] });
+  relayRef = relay;
+  relay.start();
+  return { sut, relay };
 }

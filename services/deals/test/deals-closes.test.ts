@@ -4,7 +4,17 @@ import { newId } from '@lpm/shared/ids';
 import { AppError } from '@lpm/shared/errors';
 import { expectError } from '@lpm/test-kit/api';
 import { startDeals, type DealsUnderTest } from './helper.ts';
-import { call, create, dealsSuite, eventsOf, holdDealLock, ISO_MS, releaseDealLocks, who } from './deals-suite.ts';
+import {
+  call,
+  create,
+  createOn,
+  dealAfterBusyWon,
+  dealsSuite,
+  eventsOf,
+  holdDealLock,
+  ISO_MS,
+  wonWithCase,
+} from './deals-suite.ts';
 
 dealsSuite();
 
@@ -139,26 +149,16 @@ describe('won with create_case, while another request closes the deal', () => {
     });
     try {
       const open = async (title: string, close: 'lost' | 'won') => {
-        const deal = (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title } })).json().data;
+        const deal = await createOn(own, title);
         meanwhile.set(deal.id, close);
         return deal.id as string;
       };
       const lost = await open('Perdido enquanto o caso nascia', 'lost');
-      expectError(
-        await own.call(who, { method: 'PUT', url: `/v1/deals/${lost}/won`, payload: { create_case: true } }),
-        422,
-        'VALIDATION_ERROR',
-        'Deal already closed',
-      );
+      expectError(await wonWithCase(own, lost), 422, 'VALIDATION_ERROR', 'Deal already closed');
       expect(made.get(lost)).toEqual({ id: expect.stringMatching(/^case_/), archived: true });
 
       const won = await open('Ganho por outro pedido', 'won');
-      expectError(
-        await own.call(who, { method: 'PUT', url: `/v1/deals/${won}/won`, payload: { create_case: true } }),
-        422,
-        'VALIDATION_ERROR',
-        'Deal already closed',
-      );
+      expectError(await wonWithCase(own, won), 422, 'VALIDATION_ERROR', 'Deal already closed');
       expect(made.get(won)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
     } finally {
       await own.close();
@@ -208,13 +208,8 @@ describe('a deal closed unwon whose case was not archived', () => {
       },
     });
     try {
-      const deal = (
-        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido, caso órfão' } })
-      ).json().data;
-      expect(
-        (await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }))
-          .statusCode,
-      ).toBe(500);
+      const deal = await createOn(own, 'Perdido, caso órfão');
+      expect((await wonWithCase(own, deal.id)).statusCode).toBe(500);
       expect(cases.made.get(deal.id)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
 
       await Promise.all([own.deals.settleCaseArchives(), own.deals.settleCaseArchives()]);
@@ -242,17 +237,10 @@ describe('a deal closed unwon whose case was not archived', () => {
       },
     });
     try {
-      const deal = (
-        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Perdido com casos fora' } })
-      ).json().data;
+      const deal = await createOn(own, 'Perdido com casos fora');
       // The won makes the case after the lost; both archives it asks for fail.
       cases.state.down = true;
-      expectError(
-        await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }),
-        422,
-        'VALIDATION_ERROR',
-        'Deal already closed',
-      );
+      expectError(await wonWithCase(own, deal.id), 422, 'VALIDATION_ERROR', 'Deal already closed');
       expect(cases.made.get(deal.id)?.archived).toBe(false);
       expect(await owes(own, deal.id)).toBe(1);
       await own.deals.settleCaseArchives();
@@ -288,21 +276,8 @@ describe('won after a won with create_case that did not complete', () => {
       },
     });
     try {
-      const deal = (
-        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho em duas vezes' } })
-      ).json().data;
-      expectError(
-        await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }),
-        503,
-        'SERVICE_UNAVAILABLE',
-        'The record is busy; retry',
-      );
-      await releaseDealLocks(own.db);
-      const retry = await own.call(who, {
-        method: 'PUT',
-        url: `/v1/deals/${deal.id}/won`,
-        payload: { create_case: true },
-      });
+      const deal = await dealAfterBusyWon(own, 'Ganho em duas vezes');
+      const retry = await wonWithCase(own, deal.id);
       expect(retry.statusCode).toBe(200);
       expect(retry.json().data.case_created).toEqual({ id: made.get(deal.id), title: 'Ganho em duas vezes' });
       expect(asked).toEqual([deal.id, deal.id]);

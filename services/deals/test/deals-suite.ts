@@ -8,6 +8,7 @@ import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/l
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
+import { expectError } from '@lpm/test-kit/api';
 import { identity } from '@lpm/test-kit/teams';
 import { startDeals, type DealsUnderTest } from './helper.ts';
 
@@ -47,6 +48,25 @@ export async function holdDealLock(db: Db, dealId: string): Promise<void> {
 /** Lets go of every lock holdDealLock took. */
 export async function releaseDealLocks(db: Db): Promise<void> {
   await db.collection(LOCKS_COLLECTION).deleteMany({ owner: 'test' });
+}
+
+/** A deal `title` created, as `who`, on a deals app of the test's own. */
+export const createOn = async (own: DealsUnderTest, title: string) =>
+  (await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title } })).json().data;
+
+/** PUT won with create_case, as `who`, on a deals app of the test's own. */
+export const wonWithCase = (own: DealsUnderTest, dealId: string) =>
+  own.call(who, { method: 'PUT', url: `/v1/deals/${dealId}/won`, payload: { create_case: true } });
+
+/**
+ * A deal `title` created on `own` whose first won with create_case ended in 503, the
+ * record busy (its cases service holds the lock with holdDealLock); the lock is released.
+ */
+export async function dealAfterBusyWon(own: DealsUnderTest, title: string) {
+  const deal = await createOn(own, title);
+  expectError(await wonWithCase(own, deal.id), 503, 'SERVICE_UNAVAILABLE', 'The record is busy; retry');
+  await releaseDealLocks(own.db);
+  return deal;
 }
 
 /** Starts the deals app before the file's tests, with a team, its client and its lawyer, and closes it after. */

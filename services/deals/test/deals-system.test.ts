@@ -6,6 +6,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { defaultTeamSettings } from '@lpm/shared/identity';
 import { servicePort } from '@lpm/shared/service/port-layout';
+import { userCreateArgs } from '@lpm/test-kit/cli';
 import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
@@ -35,16 +36,7 @@ systemForSuite('dealsapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', INTERNAL_TOKEN 
   sys = started;
   receiver = await startHttpsReceiver();
   t = sys.team('Vendas Advogados');
-  lawyer = sys.admin(
-    'user',
-    'create',
-    '--team',
-    t.team.id,
-    '--name',
-    'Marina Rocha',
-    '--email',
-    'marina@vendas.adv.br',
-  ).user;
+  lawyer = sys.admin(...userCreateArgs(t.team.id, 'Marina Rocha', 'marina@vendas.adv.br')).user;
   client = (await call('POST', '/v1/clients', { type: 'PJ', name: 'Transportes Lima', email: 'contato@lima.com' })).body
     .data;
 });

@@ -12,14 +12,16 @@ import {
   call,
   client,
   create,
+  createOn,
+  dealAfterBusyWon,
   dealsSuite,
   eventsOf,
   holdDealLock,
   ISO_MS,
   lawyer,
-  releaseDealLocks,
   users,
   who,
+  wonWithCase,
 } from './deals-suite.ts';
 
 dealsSuite();
@@ -45,16 +47,7 @@ describe('won without create_case after a won with create_case that did not comp
       },
     });
     try {
-      const deal = (
-        await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Ganho sem processo' } })
-      ).json().data;
-      expectError(
-        await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: { create_case: true } }),
-        503,
-        'SERVICE_UNAVAILABLE',
-        'The record is busy; retry',
-      );
-      await releaseDealLocks(own.db);
+      const deal = await dealAfterBusyWon(own, 'Ganho sem processo');
       const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
       expect(retry.statusCode).toBe(200);
       expect(retry.json().data.case_created).toBeUndefined();
@@ -79,9 +72,7 @@ describe('won with create_case: the path', () => {
         archiveForDeal: async () => null,
       },
     });
-    const deal = (
-      await own.call(who, { method: 'POST', url: '/v1/deals', payload: { title: 'Um caminho curto' } })
-    ).json().data;
+    const deal = await createOn(own, 'Um caminho curto');
     // The deal's own commands: its record, and its lock (the list counts take locks of their own).
     const commands: string[] = [];
     const count = (e: CommandStartedEvent) => {
@@ -94,11 +85,7 @@ describe('won with create_case: the path', () => {
     };
     try {
       own.db.client.on('commandStarted', count);
-      const res = await own.call(who, {
-        method: 'PUT',
-        url: `/v1/deals/${deal.id}/won`,
-        payload: { create_case: true },
-      });
+      const res = await wonWithCase(own, deal.id);
       own.db.client.off('commandStarted', count);
       expect(res.statusCode).toBe(200);
       expect(asked).toEqual([deal.id]);
@@ -141,11 +128,7 @@ describe('won with create_case: the path', () => {
     const count = (e: CommandStartedEvent) => collections.push(`${e.commandName} ${e.command[e.commandName]}`);
     try {
       own.db.client.on('commandStarted', count);
-      const res = await own.call(who, {
-        method: 'PUT',
-        url: `/v1/deals/${deal.id}/won`,
-        payload: { create_case: true },
-      });
+      const res = await wonWithCase(own, deal.id);
       own.db.client.off('commandStarted', count);
       expect(res.statusCode).toBe(200);
       expect(res.json().data.case_created).toEqual({ id: expect.stringMatching(/^case_/), title: 'Com cliente' });
