@@ -54,6 +54,8 @@ export interface AttemptJob {
   manual?: boolean;
   /** The webhook's rate-limit turn this attempt reserved (ms since the epoch): it is made no sooner. */
   not_before?: number;
+  /** How many turns it reserved (a late one reserves again, rate-turns.ts). */
+  turns?: number;
 }
 
 /** Where attempt jobs go (a WorkQueue<AttemptJob>). */
@@ -260,7 +262,7 @@ export class Deliveries {
       const loaded = await this.load(job);
       if (!loaded) return;
       const { delivery, webhook, made } = loaded;
-      if (!made && this.turns.owes(job, webhook)) {
+      if (!made && (this.turns.owes(job, webhook) || this.turns.late(job, webhook))) {
         const turn = await this.turns.reserve(job, webhook);
         if (turn.waitMs > 0) {
           release();

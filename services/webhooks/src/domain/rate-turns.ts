@@ -3,6 +3,11 @@
 // queues while it is a second or more away, then here. A webhook without a limit
 // asks nothing. A turn Redis cannot give now is asked again a second later: an
 // attempt waits, it is never dropped.
+//
+// An attempt that reaches its POST more than one turn's spacing after its turn (a
+// busy process, a late queue) would be sent together with the attempts whose turns
+// came next: it reserves a new turn instead, at most MAX_TURNS in all, so the
+// receiver sees the spacing and a late attempt is still sent.
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import { tierAtMost } from './delay-tiers.ts';
 
@@ -10,6 +15,8 @@ import { tierAtMost } from './delay-tiers.ts';
 const HOLD_MS = 1000;
 /** When Redis cannot give a turn: the job comes back after this long and asks again. */
 const UNANSWERED_MS = 1000;
+/** Turns an attempt reserves at most: after that it is sent however late its turn. */
+const MAX_TURNS = 3;
 
 export interface RateReserver {
   /** Ms from now until the webhook's reserved turn. */
@@ -20,6 +27,8 @@ export interface RateReserver {
 interface TurnJob {
   webhook_id: string;
   not_before?: number;
+  /** Turns reserved so far (absent: one, when it holds a turn). */
+  turns?: number;
 }
 
 export class RateTurns {
@@ -34,6 +43,17 @@ export class RateTurns {
     return this.reserver !== undefined && typeof webhook.rate_limit === 'number' && job.not_before === undefined;
   }
 
+  /** Whether the job holds a turn that passed more than one spacing ago, and may reserve another. */
+  late(job: TurnJob, webhook: Pick<WebhookRecord, 'rate_limit'>): boolean {
+    return (
+      this.reserver !== undefined &&
+      typeof webhook.rate_limit === 'number' &&
+      job.not_before !== undefined &&
+      (job.turns ?? 1) < MAX_TURNS &&
+      Date.now() - job.not_before > 1000 / webhook.rate_limit
+    );
+  }
+
   /** The job with its turn reserved, and how long until it (0: now); unchanged, and a second to wait, when Redis cannot tell. */
   async reserve<J extends TurnJob>(
     job: J,
@@ -41,7 +61,8 @@ export class RateTurns {
   ): Promise<{ job: J; waitMs: number }> {
     try {
       const waitMs = await this.reserver!.reserve(webhook._id, webhook.rate_limit!);
-      return { job: { ...job, not_before: Date.now() + waitMs }, waitMs };
+      const turns = job.not_before === undefined ? 1 : (job.turns ?? 1) + 1;
+      return { job: { ...job, not_before: Date.now() + waitMs, turns }, waitMs };
     } catch {
       return { job, waitMs: UNANSWERED_MS };
     }
