@@ -150,7 +150,7 @@ replicasForSuite(
 test('when cases are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
   await expectPlain(sut, searchQueries(GRID));
   expect(sut.repository.search.held).toBeGreaterThan(120);
-});
+}, 240_000);
 
 test('when another replica creates, renames, moves and archives cases, then each replica finds them as they are at its next search', async () => {
   const q = [
@@ -172,4 +172,4 @@ test('when another replica creates, renames, moves and archives cases, then each
     ids,
   );
   await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 2)));
-});
+}, 240_000);

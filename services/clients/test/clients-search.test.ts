@@ -119,7 +119,7 @@ replicasForSuite(
 test('when clients are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
   await expectPlain(sut, searchQueries(GRID));
   expect(sut.repository.search.held).toBeGreaterThan(120);
-});
+}, 240_000);
 
 test('when another replica creates, renames and deactivates clients, then each replica finds them as they are at its next search', async () => {
   const q = [
@@ -142,4 +142,4 @@ test('when another replica creates, renames and deactivates clients, then each r
     ids,
   );
   await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 3)));
-});
+}, 240_000);
