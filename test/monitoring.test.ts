@@ -5,7 +5,6 @@
 // test/metrics.test.ts.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MONITORING, alertRules, dashboardExpressions, seriesIn } from '@lpm/test-kit/monitoring-files';
 
@@ -16,7 +15,8 @@ test('promtool accepts the alert rules', () => {
 });
 
 test("promtool accepts compose's Prometheus configuration with its rule file", () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lpm-prometheus-'));
+  // Under the run's directory, which the teardown removes.
+  const dir = mkdtempSync(join(process.env.LPM_TEST_DIR!, 'prometheus-'));
   copyFileSync(join(MONITORING, 'alerts.yml'), join(dir, 'alerts.yml'));
   const config = readFileSync(join(MONITORING, 'prometheus.yml'), 'utf8');
   expect(config).toContain('/etc/prometheus/alerts.yml');
