@@ -67,8 +67,9 @@ test('when events come faster than a webhook rate_limit, then both replicas keep
   await waitFor('the deliveries to the limited webhook', () => arrivals('/limited').length === EVENTS, 30_000);
   const limited = arrivals('/limited');
   const span = Math.max(...limited) - Math.min(...limited);
-  // Turns are 200 ms apart; arrivals may bunch by the network's jitter (a late first POST, a busy machine), not by a second's worth.
-  expect(busiestSecond(limited)).toBeLessThanOrEqual(LIMIT + 1);
+  // Turns are 200 ms apart; arrivals may bunch by the network's jitter and by this receiver's own event loop, which
+  // takes requests in late on a busy machine (7 seen at load 20 in whole runs), not by a second's worth: the span says that.
+  expect(busiestSecond(limited)).toBeLessThanOrEqual(LIMIT + 2);
   expect(span).toBeGreaterThanOrEqual((Math.ceil(EVENTS / (LIMIT + 1)) - 1) * 1000);
   expect(freeSpan).toBeLessThan(span / 2);
   // Each event once: nothing dropped, nothing sent twice.
