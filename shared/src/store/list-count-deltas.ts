@@ -63,7 +63,12 @@ export class CountDeltas {
     return (await this.collection.find({}).toArray()).filter((d) => d.owner.startsWith(prefix));
   }
 
-  async remove(ids: string[]): Promise<void> {
-    if (ids.length > 0) await this.collection.deleteMany({ _id: { $in: ids } });
+  /**
+   * Deletes the document's deltas `ids`. The local store cannot push `$in` down: the
+   * equality on `doc` confines the match in Go to that document's deltas, where `_id`
+   * alone had it decode every team's deltas on each fold.
+   */
+  async remove(doc: string, ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.collection.deleteMany({ doc, _id: { $in: ids } });
   }
 }

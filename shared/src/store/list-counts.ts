@@ -49,7 +49,7 @@ export const LIST_COUNTS = 'list_counts';
 /** A day that took deltas is counted again this long after its last one. */
 const RECHECK_MS = 10_000;
 /**
- * Deltas are folded into their counts document this long after the first one not
+ * Deltas are folded into their counts document about this long (±25%) after the first one not
  * folded, or once this process added FOLD_AT of them: a fold costs six round trips,
  * and at one a second per team it cost POST /v1/clients over 40 teams half its rate.
  */
@@ -296,7 +296,8 @@ export class ListCounts {
       );
     };
     if (due) return foldNow();
-    const timer = setTimeout(foldNow, FOLD_MS);
+    // Spread: teams that began writing together would otherwise fold together, every FOLD_MS.
+    const timer = setTimeout(foldNow, FOLD_MS * (0.75 + Math.random() / 2));
     timer.unref();
     this.folds.set(doc, { timer, added: 1 });
   }
@@ -317,7 +318,7 @@ export class ListCounts {
         { $set: { owner: this.owner(teamId), days: JSON.stringify(days), absorbed } },
         { upsert: true },
       );
-      await this.deltas.remove(absorbed);
+      await this.deltas.remove(doc, absorbed);
     });
   }
 
