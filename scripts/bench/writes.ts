@@ -135,12 +135,7 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   const loadAfter = snapshotLoad();
   const commands = commandsBetween(commandsBefore, await storeCommandsOf(serviceUrl));
   const othersAfter = await othersCommands(sys, serviceUrl);
-  const others = othersBefore
-    .map(([name, before], i): [string, number] => [
-      name,
-      commandsBetween(before, othersAfter[i][1]).reduce((sum, [, n]) => sum + n, 0),
-    ])
-    .filter(([, n]) => n > 0);
+  const others = othersBetween(othersBefore, othersAfter);
   const everyKind = cpuMsBetween(loadBefore, loadAfter);
   const cpu = everyKind.filter(([k]) => SYSTEM_KINDS.has(k));
   const benchMs = everyKind.find(([k]) => k === 'bench')?.[1] ?? 0;
@@ -172,11 +167,29 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   );
   console.log(
     `    the other services' store commands a write ${result.otherCommands.toFixed(2)}: ${others
-      .map(([k, n]) => `${k} ${per(n).toFixed(3)}`)
+      .map(
+        ([k, n, by]) =>
+          `${k} ${per(n).toFixed(3)} (${by
+            .slice(0, 3)
+            .map(([c, m]) => `${c} ${per(m).toFixed(3)}`)
+            .join(', ')})`,
+      )
       .join(', ')}`,
   );
   return result;
 }
+
+/** Per other service with any, its store commands between two readings: in all, and by command. */
+const othersBetween = (
+  before: [string, Map<string, number>][],
+  after: [string, Map<string, number>][],
+): [string, number, [string, number][]][] =>
+  before
+    .map(([name, was], i): [string, number, [string, number][]] => {
+      const between = commandsBetween(was, after[i][1]);
+      return [name, between.reduce((sum, [, n]) => sum + n, 0), between];
+    })
+    .filter(([, n]) => n > 0);
 
 /** Every other service's store commands (storeCommandsOf), by service. */
 const othersCommands = (sys: System, writer: string) =>

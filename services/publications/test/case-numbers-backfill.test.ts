@@ -133,6 +133,24 @@ test('when the consumer already kept newer news of a case, then the backfill lea
   expect(await pollFor(who, 32, [8100, 8101, 8102])).toEqual([null, renumbered.id, untouched.id]);
 });
 
+test('when a case.updated names no number among its previous attributes, then the view of numbers is not written', async () => {
+  consumer ??= await consumeCaseEvents(scratch.broker, svc.publications);
+  const who = identity();
+  const [retitled, created] = [await createCase(who, cnj(8200)), await createCase(who, cnj(8201))];
+  const views = svc.db.collection<{ _id: string; digits: string | null; as_of: Date }>('publication_case_numbers');
+  const asOf = new Date(Date.parse(retitled.updated_at) - 60_000);
+  await views.insertOne({ _id: retitled.id, team_id: who.teamId, digits: cnjDigits(cnj(8200)), as_of: asOf } as never);
+  const later = new Date(Date.now() + 60_000).toISOString();
+  const object = { id: retitled.id, title: 'Caso novo', number: cnj(8200), updated_at: later };
+  await scratch.broker.publish(newEvent('case.updated', who.teamId, object, { title: 'Caso' }));
+  // Published after it on the same queue: once this one is kept, the one before was delivered.
+  await scratch.broker.publish(newEvent('case.created', who.teamId, { ...created, updated_at: later }));
+  await waitFor('the case created after it is kept', async () => (await views.findOne({ _id: created.id })) !== null);
+  await consumer.cancel();
+  consumer = undefined;
+  expect(await views.findOne({ _id: retitled.id })).toMatchObject({ as_of: asOf });
+});
+
 test('when a backfill fails part way, then the next run resumes after the last page it stored', async () => {
   await svc.db.collection('publication_backfills').deleteMany({});
   const failing = countingSource(2);
