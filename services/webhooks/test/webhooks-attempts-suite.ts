@@ -136,8 +136,8 @@ export const clientCreated = (teamId: string) =>
 export const deliveryOf = (hook: WebhookRecord, eventId: string) =>
   db.collection<DeliveryRecord>('deliveries').findOne({ webhook_id: hook._id, event_id: eventId });
 /** The claim slots left for a delivery's attempts. */
-export const claimsOf = async (deliveryId: string) =>
-  (await db.collection<{ _id: string }>('attempt_claims').find({}).toArray()).filter((c) =>
+export const claimsOf = async (deliveryId: string, store: Db = db) =>
+  (await store.collection<{ _id: string }>('attempt_claims').find({}).toArray()).filter((c) =>
     c._id.startsWith(`${deliveryId}:`),
   );
 export const messages = async (queue: string) => (await scratch.ch.checkQueue(queue)).messageCount;

@@ -1,16 +1,19 @@
 // Queued attempts in process, over the run's store and broker (webhooks-attempts-suite.ts):
 // a queued attempt is claimed before it is sent, so copies of one attempt job running
 // at once make one POST; a claim whose holder died runs out; an attempt a dead copy
-// recorded is finished without a second POST; a deactivated webhook's alert (real SMTP
-// listener) and the logs show only scheme and host; a first attempt a crash left
-// unmade is made by the rescue. The fan-out: webhooks-fan-out.test.ts; slots:
-// webhooks-slots.test.ts.
+// recorded is finished without a second POST; the safety net's job of an attempt in
+// flight is put off, and stale jobs after its success are dropped; a deactivated
+// webhook's alert (real SMTP listener) and the logs show only scheme and host; a first
+// attempt a crash left unmade is made by the rescue. The fan-out:
+// webhooks-fan-out.test.ts; slots: webhooks-slots.test.ts.
 import type { ConsumerHandle } from '@lpm/shared/messaging/broker';
 import { startHttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
 import type { DeliveryRecord } from '../src/data/webhook-entity.ts';
-import { attemptClaimMs } from '../src/domain/deliveries.ts';
+import { attemptClaimMs, type AttemptJob } from '../src/domain/deliveries.ts';
 import { newDelivery } from '../src/domain/delivery-records.ts';
+import { UrlGuard } from '../src/upstream/url-guard.ts';
+import { WebhookSender } from '../src/upstream/webhook-sender.ts';
 import { equalityOn, watchStore } from './store-commands.ts';
 import {
   attemptsSuite,
@@ -138,6 +141,56 @@ test('when a copy died after recording its attempt but before the delivery outco
     last_attempt_at: at,
   });
 });
+
+test('when the safety net re-queues an attempt whose POST is in flight, and stale jobs come after its success, then the receiver gets one POST', async () => {
+  const GRACE_MS = 10 * 60_000;
+  // A database of its own: the safety net visits every overdue delivery. A receiver that answers when let.
+  const watched = await watchStore(`${db.databaseName}_stale`);
+  let answer = () => {};
+  const answered = new Promise<void>((r) => (answer = r));
+  const gated = await startHttpsReceiver(async () => {
+    await answered;
+    return { status: 200 };
+  });
+  const sender = new WebhookSender({ guard: new UrlGuard({ allowPrivate: true }), timeoutMs: 10_000 });
+  let consumer: ConsumerHandle | undefined;
+  try {
+    const s = build({ queueName: 'webhooks.attempts.stale', store: watched.db, sender, sendTimeoutMs: 10_000 });
+    const hook = await subscribe(s, `${gated.url}/stale`);
+    const { delivery, job } = await deliver(s, hook);
+    const handled: AttemptJob[] = [];
+    consumer = await s.queue.consume(async (j) => {
+      await s.deliveries.attempt(j);
+      handled.push(j);
+    });
+    const first = s.deliveries.attempt(job);
+    await waitFor('the POST', () => gated.requests.length === 1);
+
+    // The delivery looks stuck: its job, queued again, finds the attempt claimed and is put off.
+    expect(await s.deliveries.requeueStuck(GRACE_MS, new Date(Date.now() + GRACE_MS + 60_000))).toBe(1);
+    await waitFor('the requeued job', () => handled.length === 1);
+    expect(s.pushed).toEqual([{ job }, { job, delayMs: CLAIMED_DEFER_MS }]);
+    answer();
+    await first;
+    expect(await s.deliveriesRepo.get(delivery._id)).toMatchObject({ status: 'succeeded', attempts_count: 1 });
+
+    // Stale jobs of the attempt made and of the next one, and the put-off copy coming back: none is sent.
+    await s.queue.push({ ...job });
+    await s.queue.push({ ...job, attempt: 2 });
+    await waitFor('the stale jobs and the put-off copy', () => handled.length === 4, CLAIMED_DEFER_MS + 10_000);
+    expect(gated.requests).toHaveLength(1);
+    expect(await s.deliveriesRepo.get(delivery._id)).toMatchObject({ status: 'succeeded', attempts_count: 1 });
+    expect(s.pushed).toHaveLength(2);
+    expect(await claimsOf(delivery._id, watched.db)).toEqual([]);
+  } finally {
+    answer();
+    await consumer?.cancel();
+    await sender.close();
+    await gated.close();
+    await watched.db.dropDatabase();
+    await watched.close();
+  }
+}, 60_000);
 
 test('when a webhook whose URL carries a path and a token is deactivated, then the alert e-mail and the logs show only its scheme and host', async () => {
   const failing = await startHttpsReceiver(() => ({ status: 500, body: 'down' }));
