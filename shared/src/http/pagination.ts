@@ -1,4 +1,5 @@
 // List parameters shared by every list endpoint (docs/decisions.md §2, docs/limits.md).
+import type { Collection, Document, Filter } from 'mongodb';
 import { paginationBlock, type Pagination } from './envelope.ts';
 import type { ObjectOf, Schema } from './schemas.ts';
 
@@ -77,6 +78,20 @@ export function storeSort(keys: readonly string[], direction: 1 | -1): Record<st
 
 export function pageWindow(q: ListQuery): { skip: number; limit: number } {
   return { skip: (q.page - 1) * q.limit, limit: q.limit };
+}
+
+/** The page `q` asks for of a plain find in `options.sort` order, and how many records match in all. */
+export async function findPage<R extends Document>(
+  collection: Collection<R>,
+  filter: Filter<R>,
+  q: ListQuery,
+  options: { projection: Document; sort: Record<string, 1 | -1> },
+): Promise<{ records: R[]; total: number }> {
+  const [records, total] = await Promise.all([
+    collection.find<R>(filter, { ...options, ...pageWindow(q) }).toArray(),
+    collection.countDocuments(filter),
+  ]);
+  return { records, total };
 }
 
 export function pagination(q: ListQuery, total: number): Pagination {

@@ -5,7 +5,7 @@
 // due moment (store/list-buckets.ts): a write that moves the due moment moves the
 // record to its new day, and a delete recounts the day it leaves.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -93,20 +93,11 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     return this.page(filter, q);
   }
 
-  private async page(filter: Filter<ActivityRecord>, q: ListQuery): Promise<Page> {
-    const { skip, limit } = pageWindow(q);
-    const [records, total] = await Promise.all([
-      this.collection
-        .find<ActivityRecord>(filter, {
-          projection: this.projection(),
-          sort: sortOrder(q.sort, 'due_date', SORT_KEYS),
-          skip,
-          limit,
-        })
-        .toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { records, total };
+  private page(filter: Filter<ActivityRecord>, q: ListQuery): Promise<Page> {
+    return findPage(this.collection, filter, q, {
+      projection: this.projection(),
+      sort: sortOrder(q.sort, 'due_date', SORT_KEYS),
+    });
   }
 
   /** How many activities each id of `kind` has (every id asked for appears, 0 when none). */

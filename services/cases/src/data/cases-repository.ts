@@ -5,7 +5,7 @@
 // by nothing but status, phase and priority, is read by day buckets (store/list-buckets.ts);
 // a search is answered in process (store/search-index.ts).
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -120,20 +120,11 @@ export class CasesRepository extends RecordStore<CaseRecord> {
     return this.page({ team_id: teamId, client_id: clientId }, q);
   }
 
-  private async page(filter: Filter<CaseRecord>, q: ListQuery): Promise<Page> {
-    const { skip, limit } = pageWindow(q);
-    const [records, total] = await Promise.all([
-      this.collection
-        .find<CaseRecord>(filter, {
-          projection: this.projection(),
-          sort: sortOrder(q.sort, '-created_at', SORT_KEYS),
-          skip,
-          limit,
-        })
-        .toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { records, total };
+  private page(filter: Filter<CaseRecord>, q: ListQuery): Promise<Page> {
+    return findPage(this.collection, filter, q, {
+      projection: this.projection(),
+      sort: sortOrder(q.sort, '-created_at', SORT_KEYS),
+    });
   }
 
   /** How many cases each client has (every client asked for appears, 0 when none). */

@@ -5,7 +5,7 @@
 // a search is answered in process (store/search-index.ts).
 import type { Db, Filter } from 'mongodb';
 import type { ListQuery } from '@lpm/shared/http/pagination';
-import { pageWindow, parseSort, storeSort } from '@lpm/shared/http/pagination';
+import { findPage, pageWindow, parseSort, storeSort } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -103,17 +103,9 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
       filter.$or = Object.entries(contains).map(([field, needle]) => ({ [field]: new RegExp(escapeRegex(needle)) }));
     }
     filter.team_id = teamId;
-    const [records, total] = await Promise.all([
-      this.collection
-        .find<ClientRecord>(filter, {
-          projection: this.projection(),
-          sort: { [SORT_FIELD[sort.field]]: sort.direction, _id: sort.direction },
-          skip,
-          limit,
-        })
-        .toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { records, total };
+    return findPage(this.collection, filter, q, {
+      projection: this.projection(),
+      sort: { [SORT_FIELD[sort.field]]: sort.direction, _id: sort.direction },
+    });
   }
 }

@@ -4,7 +4,7 @@
 // the phases other services ask about. The list by creation instant, filtered by
 // nothing but status and phase, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -84,19 +84,10 @@ export class DealsRepository extends RecordStore<DealRecord> {
         ...(f.created.before ? { $lt: f.created.before } : {}),
       };
     }
-    const { skip, limit } = pageWindow(q);
-    const [records, total] = await Promise.all([
-      this.collection
-        .find<DealRecord>(filter, {
-          projection: this.projection(),
-          sort: sortOrder(q.sort, '-created_at', SORT_KEYS),
-          skip,
-          limit,
-        })
-        .toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { records, total };
+    return findPage(this.collection, filter, q, {
+      projection: this.projection(),
+      sort: sortOrder(q.sort, '-created_at', SORT_KEYS),
+    });
   }
 
   /**

@@ -4,7 +4,7 @@
 // dates, is read by day buckets of the record's date (store/list-buckets.ts): a
 // write that changes the date moves the record to its new day.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -80,20 +80,11 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
     return this.page({ team_id: teamId, status: 'pending', due_date: { $lt: today } }, q, 'due_date');
   }
 
-  private async page(filter: Filter<FinancialRecord>, q: ListQuery, fallback: string): Promise<Page> {
-    const { skip, limit } = pageWindow(q);
-    const [records, total] = await Promise.all([
-      this.collection
-        .find<FinancialRecord>(filter, {
-          projection: this.projection(),
-          sort: sortOrder(q.sort, fallback, SORT_KEYS),
-          skip,
-          limit,
-        })
-        .toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { records, total };
+  private page(filter: Filter<FinancialRecord>, q: ListQuery, fallback: string): Promise<Page> {
+    return findPage(this.collection, filter, q, {
+      projection: this.projection(),
+      sort: sortOrder(q.sort, fallback, SORT_KEYS),
+    });
   }
 
   /**

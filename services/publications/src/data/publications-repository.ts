@@ -2,7 +2,7 @@
 // the list's filters, the unmatched publications a case number finds, and the
 // create mode's owed activities.
 import type { Db, Filter } from 'mongodb';
-import { pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { RecordStore } from '@lpm/shared/store/record-store';
 import type { Relay } from '@lpm/shared/store/record-store-types';
@@ -43,13 +43,8 @@ export class PublicationsRepository extends RecordStore<PublicationRecord> {
     if (f.from || f.to)
       filter.made_available_date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
     if (f.search) filter.search_text = { $regex: escapeRegex(foldText(f.search.trim())) };
-    const { skip, limit } = pageWindow(q);
     const sort = sortOrder(q.sort, '-made_available_date', SORT_KEYS);
-    const [records, total] = await Promise.all([
-      this.collection.find(filter, { projection: this.projection(), sort, skip, limit }).toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { records: records, total };
+    return findPage(this.collection, filter, q, { projection: this.projection(), sort });
   }
 
   /**
