@@ -1,11 +1,11 @@
 // The domain services of the platform, one line each: the name that is their folder
 // (services/<name>/) and their settings' prefix (<NAME>_URL), the default port,
-// the public path prefixes the gateway proxies to them with who may call them,
-// their share of the local store's connections under `npm start`, and the module
-// and export that build their app. Everything else follows from this list: the
-// gateway's proxy routes and scopes, the service URL settings, `npm start` and
-// `--replicas`, `npm run openapi`, and the check that the deploy manifests name
-// every service (test/service-registry.test.ts).
+// the public path prefixes the gateway proxies to them with who may call them, and
+// their share of the local store's connections under `npm start`; the module and
+// export that build their app follow from the name. Everything else follows from
+// this list: the gateway's proxy routes and scopes, the service URL settings,
+// `npm start` and `--replicas`, `npm run openapi`, and the check that the deploy
+// manifests name every service (test/service-registry.test.ts).
 
 export interface ProxiedPrefix {
   prefix: string;
@@ -28,58 +28,41 @@ export interface ServiceEntry {
   app: { module: string; builder: string };
 }
 
+/**
+ * An entry whose app is `build<Name>App` of services/<name>/src/app.ts, proxied at
+ * /v1/<name> unless `prefixes` says otherwise.
+ */
+function service<const N extends string>(entry: {
+  name: N;
+  port: number;
+  storeConnections: number;
+  prefixes?: readonly ProxiedPrefix[];
+}): ServiceEntry & { name: N } {
+  const { name, port, storeConnections, prefixes = [{ prefix: `/v1/${name}` }] } = entry;
+  const builder = `build${name.charAt(0).toUpperCase()}${name.slice(1)}App`;
+  return { name, port, prefixes, storeConnections, app: { module: `services/${name}/src/app.ts`, builder } };
+}
+
 export const SERVICES = [
-  {
-    name: 'deals',
-    port: 8081,
-    prefixes: [{ prefix: '/v1/deals' }],
-    storeConnections: 3,
-    app: { module: 'services/deals/src/app.ts', builder: 'buildDealsApp' },
-  },
-  {
-    name: 'clients',
-    port: 8082,
-    prefixes: [{ prefix: '/v1/clients' }],
-    storeConnections: 10,
-    app: { module: 'services/clients/src/app.ts', builder: 'buildClientsApp' },
-  },
-  {
-    name: 'cases',
-    port: 8083,
-    prefixes: [{ prefix: '/v1/cases' }],
-    storeConnections: 6,
-    app: { module: 'services/cases/src/app.ts', builder: 'buildCasesApp' },
-  },
+  service({ name: 'deals', port: 8081, storeConnections: 3 }),
+  service({ name: 'clients', port: 8082, storeConnections: 10 }),
+  service({ name: 'cases', port: 8083, storeConnections: 6 }),
   // POST /v1/deadlines/compute only computes: a read key may call it.
-  {
+  service({
     name: 'activities',
     port: 8084,
+    storeConnections: 3,
     prefixes: [{ prefix: '/v1/activities' }, { prefix: '/v1/deadlines', readOnly: true }],
-    storeConnections: 3,
-    app: { module: 'services/activities/src/app.ts', builder: 'buildActivitiesApp' },
-  },
-  {
-    name: 'financial',
-    port: 8085,
-    prefixes: [{ prefix: '/v1/financial' }],
-    storeConnections: 3,
-    app: { module: 'services/financial/src/app.ts', builder: 'buildFinancialApp' },
-  },
-  {
+  }),
+  service({ name: 'financial', port: 8085, storeConnections: 3 }),
+  service({
     name: 'webhooks',
     port: 8086,
-    prefixes: [{ prefix: '/v1/webhooks', adminOnly: true }],
     storeConnections: 11,
-    app: { module: 'services/webhooks/src/app.ts', builder: 'buildWebhooksApp' },
-  },
-  {
-    name: 'publications',
-    port: 8088,
-    prefixes: [{ prefix: '/v1/publications' }],
-    storeConnections: 3,
-    app: { module: 'services/publications/src/app.ts', builder: 'buildPublicationsApp' },
-  },
-] as const satisfies readonly ServiceEntry[];
+    prefixes: [{ prefix: '/v1/webhooks', adminOnly: true }],
+  }),
+  service({ name: 'publications', port: 8088, storeConnections: 3 }),
+] as const;
 
 export type ServiceName = (typeof SERVICES)[number]['name'];
 
