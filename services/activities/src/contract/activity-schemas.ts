@@ -21,6 +21,7 @@ import {
   type Static,
 } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 
 export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
@@ -106,8 +107,6 @@ export const completeActivityBody = named(
   }),
 );
 
-export const activityIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
-
 const boolQuery = typed<boolean>({ type: 'boolean', 'x-message': 'overdue must be true or false' });
 
 export const listActivitiesQuery = listQuerySchema(ACTIVITY_SORT_FIELDS, {
@@ -157,12 +156,12 @@ const detail = named(
   'An activity in its detail read shape.',
   shape({
     ...common,
-    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
-    client: nullableShape({ id: string, name: nullableString }),
+    case: caseLink,
+    client: nameLink,
     deal_id: nullableString,
     assigned_to: nullableShape({ id: string, name: nullableString, email: nullableString }),
-    created_by: nullableShape({ id: string, name: nullableString }),
-    completed_by: nullableShape({ id: string, name: nullableString }),
+    created_by: nameLink,
+    completed_by: nameLink,
   }),
 );
 
@@ -190,8 +189,8 @@ const listItem = named(
     status: string,
     priority: string,
     due_date: nullableString,
-    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
-    assigned_to: nullableShape({ id: string, name: nullableString }),
+    case: caseLink,
+    assigned_to: nameLink,
     created_at: string,
   }),
 );
@@ -218,7 +217,7 @@ const completed = named(
     id: string,
     status: string,
     completed_at: nullableString,
-    completed_by: nullableShape({ id: string, name: nullableString }),
+    completed_by: nameLink,
     completion_notes: nullableString,
   }),
 );
@@ -242,7 +241,7 @@ export const responses = {
       'id, the fields sent (normalized; status moves add what they set) and updated_at.',
       shape({
         ...(created.properties as Record<string, Schema>),
-        completed_by: nullableShape({ id: string, name: nullableString }),
+        completed_by: nameLink,
       }),
       { partial: true },
     ),

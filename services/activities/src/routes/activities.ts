@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Activities } from '../domain/activities.ts';
 import {
-  activityIdParams,
   completeActivityBody,
   createActivityBody,
   listActivitiesQuery,
@@ -40,23 +40,23 @@ export function activityRoutes(fastify: FastifyInstance, activities: Activities)
     },
   );
 
-  app.get('/v1/activities/:id', { schema: { params: activityIdParams, response: responses.detail } }, async (req) =>
+  app.get('/v1/activities/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
     ok(await activities.get(req.identity, req.params.id)),
   );
 
   app.put(
     '/v1/activities/:id',
-    { schema: { params: activityIdParams, body: updateActivityBody, response: responses.updated } },
+    { schema: { params: idParams, body: updateActivityBody, response: responses.updated } },
     async (req) => ok(await activities.update(req.identity, req.params.id, req.body)),
   );
 
   app.put(
     '/v1/activities/:id/complete',
-    { schema: { params: activityIdParams, body: completeActivityBody, response: responses.completed } },
+    { schema: { params: idParams, body: completeActivityBody, response: responses.completed } },
     async (req) => ok(await activities.complete(req.identity, req.params.id, req.body?.notes)),
   );
 
-  app.delete('/v1/activities/:id', { schema: { params: activityIdParams, response: responses.deleted } }, async (req) =>
+  app.delete('/v1/activities/:id', { schema: { params: idParams, response: responses.deleted } }, async (req) =>
     ok(await activities.remove(req.identity, req.params.id)),
   );
 }

@@ -8,10 +8,10 @@ import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/sha
 import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { changedAt, syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Activities } from '../domain/activities.ts';
 import { ACTIVITY_SORT_FIELDS } from '../contract/activity-schemas.ts';
 
-const params = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 const countsBody = object(
   { kind: enumOf(['case', 'client', 'deal'], 'Invalid kind'), ids: arrayOf(text(100), { maxItems: 100 }) },
   ['kind', 'ids'],
@@ -33,7 +33,7 @@ export function internalRoutes(fastify: FastifyInstance, activities: Activities,
 
   app.get(
     '/internal/cases/:id/activities',
-    { schema: { hide: true, params, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } },
+    { schema: { hide: true, params: idParams, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } },
     async (req) => {
       const { items, total } = await activities.listForCase(req.identity.teamId, req.params.id, req.query);
       return page(items, pagination(req.query, total));
@@ -41,7 +41,7 @@ export function internalRoutes(fastify: FastifyInstance, activities: Activities,
   );
 
   for (const kind of ['case', 'client', 'deal'] as const) {
-    app.get(`/internal/${kind}s/:id/activities/count`, { schema: { hide: true, params } }, async (req) => {
+    app.get(`/internal/${kind}s/:id/activities/count`, { schema: { hide: true, params: idParams } }, async (req) => {
       const { id } = req.params;
       return ok(await activities.countsOf(req.identity.teamId, kind, id));
     });

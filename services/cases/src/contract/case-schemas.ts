@@ -18,6 +18,7 @@ import {
   type Static,
 } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { nameLink } from '@lpm/shared/http/common-schemas';
 
 export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
@@ -67,8 +68,6 @@ export const dealCaseBody = object(
   },
   ['deal_id', 'title'],
 );
-
-export const caseIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
 export const listCasesQuery = listQuerySchema(CASE_SORT_FIELDS, {
   status,
@@ -181,7 +180,7 @@ const caseListItem = named(
   shape({
     ...common,
     client: nullableShape({ id: string, name: nullableString, type: nullableString }),
-    responsible: nullableShape({ id: string, name: nullableString }),
+    responsible: nameLink,
   }),
 );
 
@@ -207,7 +206,7 @@ const timelineEvent = named(
     id: string,
     type: string,
     description: string,
-    user: nullableShape({ id: string, name: nullableString }),
+    user: nameLink,
     created_at: string,
   }),
 );

@@ -2,11 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import { RESERVED_KEY_PREFIX, reservedIdempotencyKey } from '../contract/case-errors.ts';
 import type { Cases } from '../domain/cases.ts';
 import {
   caseActivitiesQuery,
-  caseIdParams,
   createCaseBody,
   listCasesQuery,
   responses,
@@ -38,29 +38,29 @@ export function caseRoutes(fastify: FastifyInstance, cases: Cases): void {
     },
   );
 
-  app.get('/v1/cases/:id', { schema: { params: caseIdParams, response: responses.detail } }, async (req) =>
+  app.get('/v1/cases/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
     ok(await cases.get(req.identity, req.params.id)),
   );
 
   app.put(
     '/v1/cases/:id',
-    { schema: { params: caseIdParams, body: updateCaseBody, response: responses.updated } },
+    { schema: { params: idParams, body: updateCaseBody, response: responses.updated } },
     async (req) => ok(await cases.update(req.identity, req.params.id, req.body)),
   );
 
-  app.delete('/v1/cases/:id', { schema: { params: caseIdParams, response: responses.archived } }, async (req) =>
+  app.delete('/v1/cases/:id', { schema: { params: idParams, response: responses.archived } }, async (req) =>
     ok(await cases.archive(req.identity, req.params.id)),
   );
 
   app.get(
     '/v1/cases/:id/timeline',
-    { schema: { params: caseIdParams, querystring: timelineQuery, response: responses.timeline } },
+    { schema: { params: idParams, querystring: timelineQuery, response: responses.timeline } },
     async (req) => ok(await cases.timeline(req.identity, req.params.id, req.query.limit)),
   );
 
   app.get(
     '/v1/cases/:id/activities',
-    { schema: { params: caseIdParams, querystring: caseActivitiesQuery, response: responses.activities } },
+    { schema: { params: idParams, querystring: caseActivitiesQuery, response: responses.activities } },
     async (req) => {
       const { items, total } = await cases.activities(req.identity, req.params.id, req.query);
       return page(items, pagination(req.query, total));

@@ -6,8 +6,9 @@ import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
 import { arrayOf, enumOf, integer, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
 import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Cases } from '../domain/cases.ts';
-import { CASE_SORT_FIELDS, caseIdParams, dealCaseBody } from '../contract/case-schemas.ts';
+import { CASE_SORT_FIELDS, dealCaseBody } from '../contract/case-schemas.ts';
 
 const ids = arrayOf(text(100), { maxItems: 100 });
 const caseCountsBody = object({ client_ids: ids }, ['client_ids']);
@@ -19,7 +20,7 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: Te
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // The activities service checks a case_id and shows the case's title and number.
-  app.get('/internal/cases/:id', { schema: { hide: true, params: caseIdParams } }, async (req) =>
+  app.get('/internal/cases/:id', { schema: { hide: true, params: idParams } }, async (req) =>
     ok(await cases.facts(req.identity.teamId, req.params.id)),
   );
 
@@ -32,13 +33,13 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: Te
     ok(await cases.countByClient(req.identity.teamId, req.body.client_ids)),
   );
 
-  app.get('/internal/clients/:id/active-cases', { schema: { hide: true, params: caseIdParams } }, async (req) =>
+  app.get('/internal/clients/:id/active-cases', { schema: { hide: true, params: idParams } }, async (req) =>
     ok({ active: await cases.hasActiveCases(req.identity.teamId, req.params.id) }),
   );
 
   app.get(
     '/internal/clients/:id/cases',
-    { schema: { hide: true, params: caseIdParams, querystring: listQuerySchema(CASE_SORT_FIELDS) } },
+    { schema: { hide: true, params: idParams, querystring: listQuerySchema(CASE_SORT_FIELDS) } },
     async (req) => {
       const { items, total } = await cases.listForClient(req.identity.teamId, req.params.id, req.query);
       return page(items, pagination(req.query, total));
@@ -55,7 +56,7 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: Te
     return ok({ ...made.case, client: made.client });
   });
 
-  app.post('/internal/deal-cases/:id/archive', { schema: { hide: true, params: caseIdParams } }, async (req) =>
+  app.post('/internal/deal-cases/:id/archive', { schema: { hide: true, params: idParams } }, async (req) =>
     ok({ archived: await cases.archiveForDeal(req.identity, req.params.id) }),
   );
 

@@ -98,8 +98,6 @@ export const updateClientBody = named(
   }),
 );
 
-export const clientIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
-
 export const listClientsQuery = listQuerySchema(['created_at', 'updated_at', 'name'], {
   type: enumOf(CLIENT_TYPES, 'Invalid type'),
   status: enumOf(STATUSES, 'Invalid status'),

@@ -3,12 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Clients } from '../domain/clients.ts';
-import { clientIdParams } from '../contract/client-schemas.ts';
 
 export function internalRoutes(fastify: FastifyInstance, clients: Clients): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
-  app.get('/internal/clients/:id', { schema: { hide: true, params: clientIdParams } }, async (req) =>
+  app.get('/internal/clients/:id', { schema: { hide: true, params: idParams } }, async (req) =>
     ok(await clients.facts(req.identity, req.params.id)),
   );
 }

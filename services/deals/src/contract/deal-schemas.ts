@@ -23,6 +23,7 @@ import {
 } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
+import { nameLink } from '@lpm/shared/http/common-schemas';
 
 export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
@@ -93,8 +94,6 @@ export const lostBody = named(
   'Why the deal was lost.',
   object({ loss_reason: nullable(text()), competitor: nullable(text()), notes: nullable(longText()) }),
 );
-
-export const dealIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
 const queryMoney = (field: string) =>
   typed<number>({ type: 'number', minimum: 0, 'x-message': `${field} must be a number >= 0` });
@@ -205,7 +204,7 @@ const dealListItem = named(
   shape({
     ...common,
     client: nullableShape({ id: string, name: nullableString, type: nullableString }),
-    responsible: nullableShape({ id: string, name: nullableString }),
+    responsible: nameLink,
     source: nullableString,
     created_at: string,
   }),

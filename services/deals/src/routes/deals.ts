@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Deals } from '../domain/deals.ts';
 import {
   createDealBody,
-  dealIdParams,
   listDealsQuery,
   lostBody,
   phaseBody,
@@ -33,35 +33,33 @@ export function dealRoutes(fastify: FastifyInstance, deals: Deals): void {
     ok(await deals.summary(req.identity, req.query)),
   );
 
-  app.get('/v1/deals/:id', { schema: { params: dealIdParams, response: responses.detail } }, async (req) =>
+  app.get('/v1/deals/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
     ok(await deals.get(req.identity, req.params.id)),
   );
 
   app.put(
     '/v1/deals/:id',
-    { schema: { params: dealIdParams, body: updateDealBody, response: responses.updated } },
+    { schema: { params: idParams, body: updateDealBody, response: responses.updated } },
     async (req) => ok(await deals.update(req.identity, req.params.id, req.body)),
   );
 
   app.put(
     '/v1/deals/:id/phase',
-    { schema: { params: dealIdParams, body: phaseBody, response: responses.phase } },
+    { schema: { params: idParams, body: phaseBody, response: responses.phase } },
     async (req) => ok(await deals.movePhase(req.identity, req.params.id, req.body)),
   );
 
-  app.put(
-    '/v1/deals/:id/won',
-    { schema: { params: dealIdParams, body: wonBody, response: responses.won } },
-    async (req) => ok(await deals.won(req.identity, req.params.id, req.body)),
+  app.put('/v1/deals/:id/won', { schema: { params: idParams, body: wonBody, response: responses.won } }, async (req) =>
+    ok(await deals.won(req.identity, req.params.id, req.body)),
   );
 
   app.put(
     '/v1/deals/:id/lost',
-    { schema: { params: dealIdParams, body: lostBody, response: responses.lost } },
+    { schema: { params: idParams, body: lostBody, response: responses.lost } },
     async (req) => ok(await deals.lost(req.identity, req.params.id, req.body)),
   );
 
-  app.delete('/v1/deals/:id', { schema: { params: dealIdParams, response: responses.archived } }, async (req) =>
+  app.delete('/v1/deals/:id', { schema: { params: idParams, response: responses.archived } }, async (req) =>
     ok(await deals.archive(req.identity, req.params.id)),
   );
 }

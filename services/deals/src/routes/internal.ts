@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ok } from '@lpm/shared/http/envelope';
 import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Deals } from '../domain/deals.ts';
-import { dealIdParams } from '../contract/deal-schemas.ts';
 
 const phasesInUseBody = object(
   { kind: enumOf(['deal'], 'Invalid kind'), phases: arrayOf(text(100), { maxItems: 100 }) },
@@ -15,7 +15,7 @@ export function internalRoutes(fastify: FastifyInstance, deals: Deals): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // Activities check a deal_id at write time (404 Deal not found when it is not the team's).
-  app.get('/internal/deals/:id', { schema: { hide: true, params: dealIdParams } }, async (req) =>
+  app.get('/internal/deals/:id', { schema: { hide: true, params: idParams } }, async (req) =>
     ok(await deals.facts(req.identity.teamId, req.params.id)),
   );
 

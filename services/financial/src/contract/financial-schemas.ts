@@ -20,6 +20,7 @@ import {
 } from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
+import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
 
 export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
 export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
@@ -74,8 +75,6 @@ export const updateFinancialBody = named(
   'Any subset of the record fields, and a status move.',
   object({ ...financialFields, status }),
 );
-
-export const financialIdParams = object({ id: typed<string>({ type: 'string', maxLength: 100 }) }, ['id']);
 
 export const listFinancialQuery = listQuerySchema(FINANCIAL_SORT_FIELDS, {
   type,
@@ -146,7 +145,7 @@ const detail = named(
   'A financial record in its detail read shape.',
   shape({
     ...common,
-    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
+    case: caseLink,
     client: nullableShape({ id: string, name: nullableString, email: nullableString }),
     ...tail,
   }),
@@ -164,8 +163,8 @@ const listItem = named(
     date: string,
     due_date: nullableString,
     status: string,
-    case: nullableShape({ id: string, title: nullableString, number: nullableString }),
-    client: nullableShape({ id: string, name: nullableString }),
+    case: caseLink,
+    client: nameLink,
     created_at: string,
   }),
 );
@@ -180,7 +179,7 @@ const overdueItem = named(
     amount: number,
     due_date: string,
     days_overdue: integer,
-    client: nullableShape({ id: string, name: nullableString }),
+    client: nameLink,
   }),
 );
 const figures = shape({ revenue: number, expense: number, cost: number, profit: number });

@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Financial } from '../domain/financial.ts';
 import {
   createFinancialBody,
-  financialIdParams,
   listFinancialQuery,
   overdueQuery,
   responses,
@@ -46,19 +46,17 @@ export function financialRoutes(fastify: FastifyInstance, financial: Financial):
     },
   );
 
-  app.get('/v1/financial/:id', { schema: { params: financialIdParams, response: responses.detail } }, async (req) =>
+  app.get('/v1/financial/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
     ok(await financial.get(req.identity, req.params.id)),
   );
 
   app.put(
     '/v1/financial/:id',
-    { schema: { params: financialIdParams, body: updateFinancialBody, response: responses.updated } },
+    { schema: { params: idParams, body: updateFinancialBody, response: responses.updated } },
     async (req) => ok(await financial.update(req.identity, req.params.id, req.body)),
   );
 
-  app.delete(
-    '/v1/financial/:id',
-    { schema: { params: financialIdParams, response: responses.cancelled } },
-    async (req) => ok(await financial.cancel(req.identity, req.params.id)),
+  app.delete('/v1/financial/:id', { schema: { params: idParams, response: responses.cancelled } }, async (req) =>
+    ok(await financial.cancel(req.identity, req.params.id)),
   );
 }

@@ -25,8 +25,6 @@ export const PUBLICATION_SORT_FIELDS = ['made_available_date', 'created_at'] as 
 
 const id = typed<string>({ type: 'string', maxLength: 100 });
 
-export const publicationIdParams = object({ id }, ['id']);
-
 export const listPublicationsQuery = listQuerySchema(PUBLICATION_SORT_FIELDS, {
   status: enumOf(PUBLICATION_STATUSES, 'Invalid status'),
   case_id: id,

@@ -3,13 +3,9 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { forbidden } from '@lpm/shared/errors';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Publications } from '../domain/publications.ts';
-import {
-  listPublicationsQuery,
-  publicationIdParams,
-  responses,
-  updatePublicationBody,
-} from '../contract/publication-schemas.ts';
+import { listPublicationsQuery, responses, updatePublicationBody } from '../contract/publication-schemas.ts';
 
 /** Starts a poll now: false when one is already under way. */
 export type SyncTrigger = () => Promise<boolean>;
@@ -33,15 +29,13 @@ export function publicationRoutes(fastify: FastifyInstance, publications: Public
     return ok({ started: await sync() });
   });
 
-  app.get(
-    '/v1/publications/:id',
-    { schema: { params: publicationIdParams, response: responses.detail } },
-    async (req) => ok(await publications.get(req.identity, req.params.id)),
+  app.get('/v1/publications/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
+    ok(await publications.get(req.identity, req.params.id)),
   );
 
   app.put(
     '/v1/publications/:id',
-    { schema: { params: publicationIdParams, body: updatePublicationBody, response: responses.detail } },
+    { schema: { params: idParams, body: updatePublicationBody, response: responses.detail } },
     async (req) => ok(await publications.update(req.identity, req.params.id, req.body)),
   );
 }

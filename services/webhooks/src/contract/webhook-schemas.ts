@@ -83,7 +83,6 @@ export const recoverBody = named(
   object({ since: instant('since'), until: instant('until') }, ['since']),
 );
 
-export const webhookIdParams = object({ id }, ['id']);
 export const deliveryParams = object({ id, delivery_id: id }, ['id', 'delivery_id']);
 export const recoveryParams = object({ id, recovery_id: id }, ['id', 'recovery_id']);
 /** A delivery's states, as the log shows and filters them. */

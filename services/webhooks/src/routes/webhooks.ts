@@ -3,6 +3,7 @@ import { ok, page } from '@lpm/shared/http/envelope';
 import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { eventCatalog } from '@lpm/shared/webhook-catalog';
+import { idParams } from '@lpm/shared/http/common-schemas';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Recoveries } from '../domain/recoveries.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
@@ -16,7 +17,6 @@ import {
   rotateSecretBody,
   testSendBody,
   updateWebhookBody,
-  webhookIdParams,
 } from '../contract/webhook-schemas.ts';
 
 export function webhookRoutes(
@@ -40,29 +40,29 @@ export function webhookRoutes(
   const catalog = eventCatalog();
   app.get('/v1/webhooks/event-types', { schema: { response: responses.eventTypes } }, async () => ok(catalog));
 
-  app.get('/v1/webhooks/:id', { schema: { params: webhookIdParams, response: responses.one } }, async (req) =>
+  app.get('/v1/webhooks/:id', { schema: { params: idParams, response: responses.one } }, async (req) =>
     ok(await webhooks.get(req.identity, req.params.id)),
   );
 
   app.post(
     '/v1/webhooks/:id/secret/rotate',
-    { schema: { params: webhookIdParams, body: rotateSecretBody, response: responses.rotated } },
+    { schema: { params: idParams, body: rotateSecretBody, response: responses.rotated } },
     async (req) => ok(await webhooks.rotateSecret(req.identity, req.params.id, req.body)),
   );
 
   app.put(
     '/v1/webhooks/:id',
-    { schema: { params: webhookIdParams, body: updateWebhookBody, response: responses.updated } },
+    { schema: { params: idParams, body: updateWebhookBody, response: responses.updated } },
     async (req) => ok(await webhooks.update(req.identity, req.params.id, req.body)),
   );
 
-  app.delete('/v1/webhooks/:id', { schema: { params: webhookIdParams, response: responses.deleted } }, async (req) =>
+  app.delete('/v1/webhooks/:id', { schema: { params: idParams, response: responses.deleted } }, async (req) =>
     ok(await webhooks.remove(req.identity, req.params.id)),
   );
 
   app.get(
     '/v1/webhooks/:id/deliveries',
-    { schema: { params: webhookIdParams, querystring: deliveriesQuery, response: responses.deliveries } },
+    { schema: { params: idParams, querystring: deliveriesQuery, response: responses.deliveries } },
     async (req) => {
       const { items, total } = await log.list(req.identity, req.params.id, req.query);
       return page(items, pagination(req.query, total));
@@ -77,7 +77,7 @@ export function webhookRoutes(
 
   app.post(
     '/v1/webhooks/:id/test',
-    { schema: { params: webhookIdParams, body: testSendBody, response: responses.testQueued } },
+    { schema: { params: idParams, body: testSendBody, response: responses.testQueued } },
     async (req, reply) => {
       reply.status(202);
       return ok(await log.sendTest(req.identity, req.params.id, req.body.event));
@@ -86,7 +86,7 @@ export function webhookRoutes(
 
   app.post(
     '/v1/webhooks/:id/recover',
-    { schema: { params: webhookIdParams, body: recoverBody, response: responses.recovering } },
+    { schema: { params: idParams, body: recoverBody, response: responses.recovering } },
     async (req, reply) => {
       reply.status(202);
       return ok(await recoveries.start(req.identity, req.params.id, req.body));
