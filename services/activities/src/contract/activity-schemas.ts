@@ -131,7 +131,8 @@ export type ActivityListQuery = Static<typeof listActivitiesQuery>;
 const { string, nullableString, integer: int, freeObject } = out;
 const nullableObject: Schema = { type: ['object', 'null'], additionalProperties: true };
 
-const common = {
+/** The fields a list shows first, as every read shape does. */
+const listed = {
   id: string,
   type: string,
   title: string,
@@ -139,6 +140,10 @@ const common = {
   status: string,
   priority: string,
   due_date: nullableString,
+};
+
+const common = {
+  ...listed,
   due_time: nullableString,
   reminder: nullableObject,
   recurrence: nullableObject,
@@ -182,13 +187,7 @@ const listItem = named(
   'ActivityListItem',
   'An activity in a list.',
   shape({
-    id: string,
-    type: string,
-    title: string,
-    description: nullableString,
-    status: string,
-    priority: string,
-    due_date: nullableString,
+    ...listed,
     case: caseLink,
     assigned_to: nameLink,
     created_at: string,

@@ -61,7 +61,8 @@ const clientOf = (r: ActivityRecord, links: Links) => {
   return { id: r.client_id, name: links.clients.get(r.client_id)?.name ?? null };
 };
 
-const head = (r: ActivityRecord) => ({
+/** The fields a list shows first, as every read shape does. */
+const listed = (r: ActivityRecord) => ({
   id: r._id,
   type: r.type,
   title: r.title,
@@ -69,8 +70,9 @@ const head = (r: ActivityRecord) => ({
   status: r.status,
   priority: r.priority,
   due_date: r.due_date,
-  due_time: r.due_time,
 });
+
+const head = (r: ActivityRecord) => ({ ...listed(r), due_time: r.due_time });
 
 const tail = (r: ActivityRecord) => ({
   // Absent from activities stored before deadline rules existed.
@@ -114,13 +116,7 @@ export function createdShape(r: ActivityRecord): ActivityCreated {
 
 export function listItemShape(r: ActivityRecord, links: Links): ActivityListItem {
   return exact<ActivityListItem>()({
-    id: r._id,
-    type: r.type,
-    title: r.title,
-    description: r.description,
-    status: r.status,
-    priority: r.priority,
-    due_date: r.due_date,
+    ...listed(r),
     case: caseWithNumber(r, links),
     assigned_to: user(r.assigned_to, links),
     created_at: iso(r.created_at),

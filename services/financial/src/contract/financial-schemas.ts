@@ -110,7 +110,8 @@ export type SummaryQuery = Static<typeof summaryQuery>;
 
 const { string, nullableString, integer, number, freeObject } = out;
 
-const common = {
+/** The fields a list shows first, as every read shape does. */
+const listed = {
   id: string,
   type: string,
   category: string,
@@ -119,6 +120,9 @@ const common = {
   currency: string,
   date: string,
   due_date: nullableString,
+};
+const common = {
+  ...listed,
   paid_date: nullableString,
   status: string,
 };
@@ -154,14 +158,7 @@ const listItem = named(
   'FinancialRecordListItem',
   'A record in a list.',
   shape({
-    id: string,
-    type: string,
-    category: string,
-    description: string,
-    amount: number,
-    currency: string,
-    date: string,
-    due_date: nullableString,
+    ...listed,
     status: string,
     case: caseLink,
     client: nameLink,

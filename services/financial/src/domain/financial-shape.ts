@@ -90,7 +90,8 @@ function kase(r: FinancialRecord, links: Links) {
   return { id: r.case_id, title: c?.title ?? null, number: c?.number ?? null };
 }
 
-const money = (r: FinancialRecord) => ({
+/** The fields a list shows first, as every read shape does. */
+const listed = (r: FinancialRecord) => ({
   id: r._id,
   type: r.type,
   category: r.category,
@@ -99,9 +100,9 @@ const money = (r: FinancialRecord) => ({
   currency: r.currency,
   date: r.date,
   due_date: r.due_date,
-  paid_date: r.paid_date,
-  status: r.status,
 });
+
+const money = (r: FinancialRecord) => ({ ...listed(r), paid_date: r.paid_date, status: r.status });
 
 const rest = (r: FinancialRecord) => ({
   payment_method: r.payment_method,
@@ -123,14 +124,7 @@ export const detailShape = (r: FinancialRecord, links: Links): FinancialRecordDe
 
 export const listItemShape = (r: FinancialRecord, links: Links): FinancialRecordListItem =>
   exact<FinancialRecordListItem>()({
-    id: r._id,
-    type: r.type,
-    category: r.category,
-    description: r.description,
-    amount: fromCents(r.amount_cents),
-    currency: r.currency,
-    date: r.date,
-    due_date: r.due_date,
+    ...listed(r),
     status: r.status,
     case: kase(r, links),
     client: client(r, links),
