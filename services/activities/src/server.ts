@@ -5,22 +5,16 @@ import { runProcess } from '@lpm/shared/service/process';
 import { DAY_MS } from '@lpm/shared/time';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
-import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { CaseLinks } from '@lpm/shared/views/case-links';
-import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
-import { ClientLinks } from '@lpm/shared/views/client-links';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { caseLinksOf, clientLinksOf, serviceClient, userDirectory } from '@lpm/shared/service/neighbours';
+import { CaseViewEntity } from '@lpm/shared/views/case-view-entity';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
 import { ActivityEntity } from './data/activity-entity.ts';
 import { ActivitiesRepository, TOMBSTONES } from './data/activities-repository.ts';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Activities } from './domain/activities.ts';
 import { Reminders } from './domain/reminders.ts';
 import { consumeReminders } from './consumers/reminders.ts';
 import { dueSignals } from './jobs/due-signals.ts';
-import { ClientsService } from '@lpm/shared/upstream/clients-service';
-import { CasesService } from '@lpm/shared/upstream/cases-service';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { DealsService } from './upstream/deals-service.ts';
 import { buildActivitiesApp } from './app.ts';
@@ -34,23 +28,15 @@ async function main(): Promise<void> {
     entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],
     outboxCollections: ['activities', TOMBSTONES],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'cases' | 'clients' | 'deals') =>
-        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new ActivitiesRepository(db, relay, logger);
-      const caseLinks = new CaseLinks(
-        new CasesService(service('cases')),
-        new ViewsRepository<CaseView>(db, CASE_VIEWS),
-      );
-      const clientLinks = new ClientLinks(
-        new ClientsService(service('clients')),
-        new ViewsRepository<ClientView>(db, CLIENT_VIEWS),
-      );
+      const caseLinks = caseLinksOf(config, db);
+      const clientLinks = clientLinksOf(config, db);
       const activities = new Activities({
         activities: repository,
         caseLinks,
         clientLinks,
-        deals: new DealsService(service('deals')),
-        users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
+        deals: new DealsService(serviceClient(config, 'deals')),
+        users: userDirectory(config),
         logger,
       });
       const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });

@@ -2,13 +2,9 @@ import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
-import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { UserDirectory } from '@lpm/shared/upstream/user-directory';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
-import { ClientLinks } from '@lpm/shared/views/client-links';
+import { clientLinksOf, serviceClient, userDirectory } from '@lpm/shared/service/neighbours';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
-import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { CaseEntity } from './data/case-entity.ts';
 import { CasesRepository } from './data/cases-repository.ts';
@@ -26,18 +22,13 @@ async function main(): Promise<void> {
     entities: [CaseEntity, ClientViewEntity],
     outboxCollections: ['cases'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'clients' | 'activities') =>
-        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-      const clientLinks = new ClientLinks(
-        new ClientsService(service('clients')),
-        new ViewsRepository<ClientView>(db, CLIENT_VIEWS),
-      );
+      const clientLinks = clientLinksOf(config, db);
       const repository = new CasesRepository(db, relay, logger);
       const cases = new Cases({
         cases: repository,
         clientLinks,
-        users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
-        activities: new ActivitiesService(service('activities')),
+        users: userDirectory(config),
+        activities: new ActivitiesService(serviceClient(config, 'activities')),
       });
       const signals = new TimeSignals({
         db,

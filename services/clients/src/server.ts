@@ -1,6 +1,6 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
-import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { serviceClient } from '@lpm/shared/service/neighbours';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { ClientEntity } from './data/client-entity.ts';
 import { ClientsRepository } from './data/clients-repository.ts';
@@ -16,9 +16,7 @@ async function main(): Promise<void> {
     entities: [ClientEntity],
     outboxCollections: ['clients'],
     build: ({ config, logger, db, broker, relay }) => {
-      const cases = new ClientCasesService(
-        new ServiceClient({ name: 'cases', baseUrl: config.urls.cases, internalToken: config.internalToken }),
-      );
+      const cases = new ClientCasesService(serviceClient(config, 'cases'));
       const repository = new ClientsRepository(db, relay, logger);
       const clients = new Clients({ clients: repository, cases });
       return {

@@ -1,12 +1,8 @@
 import { consumerTask, periodicTask, runService } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
-import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { UserDirectory } from '@lpm/shared/upstream/user-directory';
+import { clientLinksOf, serviceClient, userDirectory } from '@lpm/shared/service/neighbours';
 import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
-import { ClientLinks } from '@lpm/shared/views/client-links';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
-import { ClientsService } from '@lpm/shared/upstream/clients-service';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { DealEntity } from './data/deal-entity.ts';
 import { DealsRepository } from './data/deals-repository.ts';
@@ -22,17 +18,14 @@ async function main(): Promise<void> {
     entities: [DealEntity, ClientViewEntity],
     outboxCollections: ['deals'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'clients' | 'activities') =>
-        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
-      const clients = new ClientsService(service('clients'));
-      const clientLinks = new ClientLinks(clients, new ViewsRepository<ClientView>(db, CLIENT_VIEWS));
+      const clientLinks = clientLinksOf(config, db);
       const repository = new DealsRepository(db, relay, logger);
       const deals = new Deals({
         deals: repository,
         clientLinks,
-        users: new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken }),
+        users: userDirectory(config),
         cases: new DealCasesService({ baseUrl: config.urls.cases, internalToken: config.internalToken }),
-        activities: new ActivitiesService(service('activities')),
+        activities: new ActivitiesService(serviceClient(config, 'activities')),
         logger,
       });
       return {

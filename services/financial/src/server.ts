@@ -2,20 +2,15 @@ import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
 import { TimeSignals } from '@lpm/shared/jobs/time-signals';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
-import { ServiceClient } from '@lpm/shared/upstream/service-client';
-import { CaseLinks } from '@lpm/shared/views/case-links';
-import { CASE_VIEWS, CaseViewEntity, type CaseView } from '@lpm/shared/views/case-view-entity';
-import { ClientLinks } from '@lpm/shared/views/client-links';
-import { CLIENT_VIEWS, ClientViewEntity, type ClientView } from '@lpm/shared/views/client-view-entity';
+import { caseLinksOf, clientLinksOf } from '@lpm/shared/service/neighbours';
+import { CaseViewEntity } from '@lpm/shared/views/case-view-entity';
+import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
 import { FinancialEntity } from './data/financial-entity.ts';
 import { FinancialRepository } from './data/financial-repository.ts';
 import { listBackfillTask } from '@lpm/shared/store/list-buckets';
-import { ViewsRepository } from '@lpm/shared/views/views-repository';
 import { Financial } from './domain/financial.ts';
 import { overdueSignals } from './jobs/overdue-signals.ts';
-import { ClientsService } from '@lpm/shared/upstream/clients-service';
-import { CasesService } from '@lpm/shared/upstream/cases-service';
 import { buildFinancialApp } from './app.ts';
 
 // Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
@@ -25,17 +20,9 @@ async function main(): Promise<void> {
     entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
     outboxCollections: ['financial_records'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'clients' | 'cases') =>
-        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new FinancialRepository(db, relay, logger);
-      const clientLinks = new ClientLinks(
-        new ClientsService(service('clients')),
-        new ViewsRepository<ClientView>(db, CLIENT_VIEWS),
-      );
-      const caseLinks = new CaseLinks(
-        new CasesService(service('cases')),
-        new ViewsRepository<CaseView>(db, CASE_VIEWS),
-      );
+      const clientLinks = clientLinksOf(config, db);
+      const caseLinks = caseLinksOf(config, db);
       const financial = new Financial({ records: repository, clientLinks, caseLinks });
       const signals = new TimeSignals({
         db,

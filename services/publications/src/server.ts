@@ -1,6 +1,6 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
-import { ServiceClient } from '@lpm/shared/upstream/service-client';
+import { gatewayClient, serviceClient } from '@lpm/shared/service/neighbours';
 import { CasesService } from '@lpm/shared/upstream/cases-service';
 import { readPublicationsConfig } from './config.ts';
 import {
@@ -32,8 +32,6 @@ async function main(): Promise<void> {
     entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity],
     outboxCollections: ['publications'],
     build: ({ config, logger, db, broker, relay }) => {
-      const service = (name: 'cases' | 'activities') =>
-        new ServiceClient({ name, baseUrl: config.urls[name], internalToken: config.internalToken });
       const repository = new PublicationsRepository(db, relay);
       const caseNumbers = new CaseNumbersRepository(db);
       const poll = new PollRepository(db);
@@ -41,14 +39,12 @@ async function main(): Promise<void> {
         publications: repository,
         caseNumbers,
         poll,
-        deadlines: new ActivitiesService(service('activities')),
-        cases: new CasesService(service('cases')),
+        deadlines: new ActivitiesService(serviceClient(config, 'activities')),
+        cases: new CasesService(serviceClient(config, 'cases')),
         logger,
       });
       const poller = new Poller({
-        source: new GatewayWatches(
-          new ServiceClient({ name: 'gateway', baseUrl: config.gatewayUrl, internalToken: config.internalToken }),
-        ),
+        source: new GatewayWatches(gatewayClient(config)),
         djen: new DjenClient({ baseUrl: own.djenUrl, userAgent: own.djenUserAgent }),
         poll,
         publications: repository,
@@ -61,14 +57,7 @@ async function main(): Promise<void> {
       const backfill = new CaseNumbersBackfill({
         db,
         // A page of every team's cases is one read over the whole collection on FerretDB.
-        source: new CasesNumbers(
-          new ServiceClient({
-            name: 'cases',
-            baseUrl: config.urls.cases,
-            internalToken: config.internalToken,
-            timeoutMs: 60_000,
-          }),
-        ),
+        source: new CasesNumbers(serviceClient(config, 'cases', { timeoutMs: 60_000 })),
         caseNumbers,
         publications,
         logger,

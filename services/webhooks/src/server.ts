@@ -9,8 +9,8 @@ import {
   type ServiceRuntime,
 } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
-import { UserDirectory } from '@lpm/shared/upstream/user-directory';
 import { readWebhooksConfig } from './config.ts';
+import { userDirectory } from '@lpm/shared/service/neighbours';
 import { CountersMigration } from './data/counters-migration.ts';
 import { CountersRepository } from './data/counters-repository.ts';
 import { DeliveriesRepository } from './data/deliveries-repository.ts';
@@ -54,7 +54,7 @@ function deliveryPath(settings: Settings, { config, logger, db, broker }: Servic
   });
   const countersRepo = new CountersRepository(db);
   const deliveriesRepo = new DeliveriesRepository(db, { attemptClaimMs: attemptClaimMs(settings.timeoutMs) });
-  const owners = new UserDirectory({ gatewayUrl: config.gatewayUrl, internalToken: config.internalToken });
+  const owners = userDirectory(config);
   const deactivation = new Deactivation({ webhooks: webhooksRepo, counters: countersRepo, mailer, owners, logger });
   const attempts = new WorkQueue<AttemptJob>(broker, {
     queue: broker.queueName('webhooks.attempts'),
