@@ -23,6 +23,19 @@ export interface LinkFields {
   responsible_id?: string | null;
 }
 
+/** A linked record in a read shape: `null` when none is linked, else its id and `fields` of its view (null when unknown). */
+export function linkOf<V, const F extends keyof V & string>(
+  id: string | null | undefined,
+  views: ReadonlyMap<string, V>,
+  fields: readonly F[],
+): ({ id: string } & { [K in F]: NonNullable<V[K]> | null }) | null {
+  if (!id) return null;
+  const view = views.get(id);
+  return { id, ...Object.fromEntries(fields.map((f) => [f, view?.[f] ?? null])) } as { id: string } & {
+    [K in F]: NonNullable<V[K]> | null;
+  };
+}
+
 /** The linked clients, cases and users of some records, by id. */
 export interface Links {
   clients: Map<string, ClientView>;

@@ -5,6 +5,7 @@ import { iso } from '@lpm/shared/time';
 import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
+import { linkOf } from '@lpm/shared/views/record-links';
 import type { ActivityPriority, ActivityRecord } from '../data/activity-entity.ts';
 import { deadlineView } from './deadlines/stored-deadline.ts';
 import type {
@@ -41,25 +42,8 @@ export interface Links {
   users: Map<string, DirectoryUser>;
 }
 
-const user = (id: string | null, links: Links) => (id ? { id, name: links.users.get(id)?.name ?? null } : null);
-
-const userWithEmail = (id: string | null, links: Links) => {
-  const u = user(id, links);
-  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
-};
-
-const caseOf = (r: ActivityRecord, links: Links) =>
-  r.case_id ? { id: r.case_id, title: links.cases.get(r.case_id)?.title ?? null } : null;
-
-const caseWithNumber = (r: ActivityRecord, links: Links) => {
-  const c = caseOf(r, links);
-  return c && { ...c, number: links.cases.get(c.id)?.number ?? null };
-};
-
-const clientOf = (r: ActivityRecord, links: Links) => {
-  if (!r.client_id) return null;
-  return { id: r.client_id, name: links.clients.get(r.client_id)?.name ?? null };
-};
+const user = (id: string | null, links: Links) => linkOf(id, links.users, ['name']);
+const caseWithNumber = (r: ActivityRecord, links: Links) => linkOf(r.case_id, links.cases, ['title', 'number']);
 
 /** The fields a list shows first, as every read shape does. */
 const listed = (r: ActivityRecord) => ({
@@ -92,9 +76,9 @@ export function detailShape(r: ActivityRecord, links: Links): ActivityDetail {
   return exact<ActivityDetail>()({
     ...head(r),
     case: caseWithNumber(r, links),
-    client: clientOf(r, links),
+    client: linkOf(r.client_id, links.clients, ['name']),
     deal_id: r.deal_id,
-    assigned_to: userWithEmail(r.assigned_to, links),
+    assigned_to: linkOf(r.assigned_to, links.users, ['name', 'email']),
     created_by: user(r.created_by, links),
     ...tail(r),
     completed_by: user(r.completed_by, links),
@@ -151,6 +135,6 @@ export function overdueItemShape(r: ActivityRecord, links: Links, today: string)
     priority: r.priority,
     due_date: r.due_date,
     days_overdue: r.due_date ? Math.max(0, daysBetween(r.due_date, today)) : 0,
-    case: caseOf(r, links),
+    case: linkOf(r.case_id, links.cases, ['title']),
   });
 }

@@ -2,7 +2,7 @@
 import { exact } from '@lpm/shared/http/schemas';
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
-import type { Links } from '@lpm/shared/views/record-links';
+import { linkOf, type Links } from '@lpm/shared/views/record-links';
 import { dealOriginKey, type CasePriority, type CaseRecord } from '../data/case-entity.ts';
 import type { CaseCreated, CaseDetail, CaseListItem } from '../contract/case-schemas.ts';
 import { cnjDigits, numberInfo } from './cnj-number.ts';
@@ -44,28 +44,6 @@ export function derivedFields(
   };
 }
 
-function client(r: CaseRecord, links: Links) {
-  if (!r.client_id) return null;
-  const c = links.clients.get(r.client_id);
-  return { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
-}
-
-function clientWithContact(r: CaseRecord, links: Links) {
-  const c = client(r, links);
-  const view = c && links.clients.get(c.id);
-  return c && { ...c, email: view?.email ?? null, phone: view?.phone ?? null };
-}
-
-function responsible(r: CaseRecord, links: Links) {
-  if (!r.responsible_id) return null;
-  return { id: r.responsible_id, name: links.users.get(r.responsible_id)?.name ?? null };
-}
-
-function responsibleWithEmail(r: CaseRecord, links: Links) {
-  const u = responsible(r, links);
-  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
-}
-
 const identifying = (r: CaseRecord) => ({
   id: r._id,
   title: r.title,
@@ -95,8 +73,8 @@ const described = (r: CaseRecord) => ({
 export function listItemShape(r: CaseRecord, links: Links): CaseListItem {
   return exact<CaseListItem>()({
     ...identifying(r),
-    client: client(r, links),
-    responsible: responsible(r, links),
+    client: linkOf(r.client_id, links.clients, ['name', 'type']),
+    responsible: linkOf(r.responsible_id, links.users, ['name']),
     ...counted(r),
   });
 }
@@ -105,8 +83,8 @@ export function detailShape(r: CaseRecord, links: Links): CaseDetail {
   return exact<CaseDetail>()({
     ...identifying(r),
     number_info: r.number ? numberInfo(r.number) : null,
-    client: clientWithContact(r, links),
-    responsible: responsibleWithEmail(r, links),
+    client: linkOf(r.client_id, links.clients, ['name', 'type', 'email', 'phone']),
+    responsible: linkOf(r.responsible_id, links.users, ['name', 'email']),
     ...counted(r),
     ...described(r),
   });

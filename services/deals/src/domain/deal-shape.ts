@@ -5,7 +5,7 @@ import { foldText } from '@lpm/shared/text';
 import { exact } from '@lpm/shared/http/schemas';
 import { centsOf, fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
-import type { Links } from '@lpm/shared/views/record-links';
+import { linkOf, type Links } from '@lpm/shared/views/record-links';
 import type { DealRecord, PhaseStint, SummaryPart } from '../data/deal-entity.ts';
 import { tooManyDecimals } from '../contract/deal-errors.ts';
 import type { DealCreated, DealEventData, DealListItem } from '../contract/deal-schemas.ts';
@@ -113,27 +113,6 @@ export function addStint(stints: PhaseStint[], phase: string, ms: number): Phase
   return stints.map((s) => (s.phase === phase ? { phase, ms: s.ms + ms } : s));
 }
 
-function client(r: DealRecord, links: Links) {
-  if (!r.client_id) return null;
-  const c = links.clients.get(r.client_id);
-  return { id: r.client_id, name: c?.name ?? null, type: c?.type ?? null };
-}
-
-function clientWithEmail(r: DealRecord, links: Links) {
-  const c = client(r, links);
-  return c && { ...c, email: links.clients.get(c.id)?.email ?? null };
-}
-
-function responsible(r: DealRecord, links: Links) {
-  if (!r.responsible_id) return null;
-  return { id: r.responsible_id, name: links.users.get(r.responsible_id)?.name ?? null };
-}
-
-function responsibleWithEmail(r: DealRecord, links: Links) {
-  const u = responsible(r, links);
-  return u && { ...u, email: links.users.get(u.id)?.email ?? null };
-}
-
 const identifying = (r: DealRecord) => ({
   id: r._id,
   title: r.title,
@@ -168,8 +147,8 @@ const closing = (r: DealRecord) => ({
 export function listItemShape(r: DealRecord, links: Links): DealListItem {
   return exact<DealListItem>()({
     ...identifying(r),
-    client: client(r, links),
-    responsible: responsible(r, links),
+    client: linkOf(r.client_id, links.clients, ['name', 'type']),
+    responsible: linkOf(r.responsible_id, links.users, ['name']),
     source: r.source,
     created_at: iso(r.created_at),
   });
@@ -179,8 +158,8 @@ export function listItemShape(r: DealRecord, links: Links): DealListItem {
 export function detailShape(r: DealRecord, links: Links): DealEventData {
   return exact<DealEventData>()({
     ...identifying(r),
-    client: clientWithEmail(r, links),
-    responsible: responsibleWithEmail(r, links),
+    client: linkOf(r.client_id, links.clients, ['name', 'type', 'email']),
+    responsible: linkOf(r.responsible_id, links.users, ['name', 'email']),
     ...described(r),
     ...closing(r),
   });

@@ -5,6 +5,7 @@ import { centsOf, fromCents } from '@lpm/shared/money';
 import { iso } from '@lpm/shared/time';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
+import { linkOf } from '@lpm/shared/views/record-links';
 import type { FinancialRecord, SummaryKey } from '../data/financial-entity.ts';
 import type {
   FinancialRecordCreated,
@@ -74,21 +75,8 @@ export function derivedFields(r: SummaryFields & Pick<FinancialRecord, 'due_date
   };
 }
 
-function client(r: FinancialRecord, links: Links) {
-  if (!r.client_id) return null;
-  return { id: r.client_id, name: links.clients.get(r.client_id)?.name ?? null };
-}
-
-function clientWithEmail(r: FinancialRecord, links: Links) {
-  const c = client(r, links);
-  return c && { ...c, email: links.clients.get(c.id)?.email ?? null };
-}
-
-function kase(r: FinancialRecord, links: Links) {
-  if (!r.case_id) return null;
-  const c = links.cases.get(r.case_id);
-  return { id: r.case_id, title: c?.title ?? null, number: c?.number ?? null };
-}
+const kase = (r: FinancialRecord, links: Links) => linkOf(r.case_id, links.cases, ['title', 'number']);
+const client = (r: FinancialRecord, links: Links) => linkOf(r.client_id, links.clients, ['name']);
 
 /** The fields a list shows first, as every read shape does. */
 const listed = (r: FinancialRecord) => ({
@@ -120,7 +108,12 @@ export const createdShape = (r: FinancialRecord): FinancialRecordCreated =>
 
 /** GET by id and the events' data.object. */
 export const detailShape = (r: FinancialRecord, links: Links): FinancialRecordDetail =>
-  exact<FinancialRecordDetail>()({ ...money(r), case: kase(r, links), client: clientWithEmail(r, links), ...rest(r) });
+  exact<FinancialRecordDetail>()({
+    ...money(r),
+    case: kase(r, links),
+    client: linkOf(r.client_id, links.clients, ['name', 'email']),
+    ...rest(r),
+  });
 
 export const listItemShape = (r: FinancialRecord, links: Links): FinancialRecordListItem =>
   exact<FinancialRecordListItem>()({
