@@ -107,15 +107,20 @@ export function listItemShape(r: ActivityRecord, links: Links): ActivityListItem
   });
 }
 
+/** What the short lists (a case's activities, the overdue ones) show first. */
+const brief = (r: ActivityRecord) => ({
+  id: r._id,
+  type: r.type,
+  title: r.title,
+  status: r.status,
+  priority: r.priority,
+  due_date: r.due_date,
+});
+
 /** The items of GET /v1/cases/{id}/activities (served to the cases service). */
 export function caseActivityShape(r: ActivityRecord) {
   return {
-    id: r._id,
-    type: r.type,
-    title: r.title,
-    status: r.status,
-    priority: r.priority,
-    due_date: r.due_date,
+    ...brief(r),
     completed_at: iso(r.completed_at),
     created_at: iso(r.created_at),
   };
@@ -128,12 +133,7 @@ export function daysBetween(dueDate: string, today: string): number {
 
 export function overdueItemShape(r: ActivityRecord, links: Links, today: string): OverdueActivity {
   return exact<OverdueActivity>()({
-    id: r._id,
-    type: r.type,
-    title: r.title,
-    status: r.status,
-    priority: r.priority,
-    due_date: r.due_date,
+    ...brief(r),
     days_overdue: r.due_date ? Math.max(0, daysBetween(r.due_date, today)) : 0,
     case: linkOf(r.case_id, links.cases, ['title']),
   });
