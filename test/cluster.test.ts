@@ -111,7 +111,12 @@ test('when the node leading a quorum queue is frozen, then a broker on a live no
     })();
     both.catch(() => {});
     // Without a short net_ticktime the live nodes wait on the frozen one for 45 to 75 s.
-    const within = await Promise.race([both, new Promise<null>((r) => setTimeout(() => r(null), until - Date.now()))]);
+    let timer: NodeJS.Timeout | undefined;
+    const within = await Promise.race([
+      both,
+      new Promise<null>((r) => (timer = setTimeout(() => r(null), until - Date.now()))),
+    ]);
+    clearTimeout(timer);
     expect(within?.id).toBe('evt_after_the_freeze');
     process.kill(frozen, 'SIGCONT');
     frozen = null;
