@@ -37,6 +37,26 @@ export function nodeOf(id: string, index: number, basePort: number, root: string
   };
 }
 
+/**
+ * The node's rabbitmq.conf. A node that hangs without closing its sockets (frozen,
+ * cut off) is only given up by the others when the Erlang distribution misses its
+ * ticks for net_ticktime (default 60 s: 45 to 75 s); until then the live nodes wait
+ * on it to set up a connection, a channel or a consumer and to record its queues' new
+ * leaders, so the clients that left it for a live node stall with it. At 10 s it is
+ * given up in 7.5 to 12.5 s. When it wakes, the others have moved on without it (a
+ * partition): autoheal restarts it into their cluster within seconds. pause_minority
+ * (deploy/rabbitmq/cluster.conf) does not: a node frozen through the whole
+ * partition never saw itself in a minority, and stays apart.
+ */
+export function nodeConfig(n: ClusterNode): string {
+  return [
+    `listeners.tcp.default = 127.0.0.1:${n.amqpPort}`,
+    'net_ticktime = 10',
+    'cluster_partition_handling = autoheal',
+    '',
+  ].join('\n');
+}
+
 /** rabbitmqctl against `node` only; rejects with its output when it fails. */
 export async function ctl(node: ClusterNode, ...args: string[]): Promise<string> {
   try {
@@ -53,7 +73,7 @@ export async function ctl(node: ClusterNode, ...args: string[]): Promise<string>
 /** Writes the node's files (once) and starts it in the background; resolves once it answers AMQP. */
 export async function startNode(n: ClusterNode): Promise<void> {
   for (const sub of ['mnesia', 'log']) mkdirSync(join(n.dir, sub), { recursive: true });
-  writeFileSync(join(n.dir, 'rabbitmq.conf'), `listeners.tcp.default = 127.0.0.1:${n.amqpPort}\n`);
+  writeFileSync(join(n.dir, 'rabbitmq.conf'), nodeConfig(n));
   writeFileSync(join(n.dir, 'enabled_plugins'), '[].\n');
   // Its own env file, so the machine's (which names the machine's node) is never read.
   writeFileSync(join(n.dir, 'rabbitmq-env.conf'), 'ERL_EPMD_ADDRESS=127.0.0.1\n');

@@ -3,8 +3,9 @@
 // replicas do not reconnect in step), and a service starts while the broker is still
 // down. The URL may name several nodes of a cluster (brokerNodes): a lost connection
 // is made again to the next node at once, and the backoff waits only after every node
-// refused. Each connection carries one confirm channel for publishing; the listener
-// hears when a connection comes up (consumers set up again) or goes away.
+// refused. Each connection carries one confirm channel for publishing (a new one once
+// a publish on it went unconfirmed); the listener hears when a connection comes up
+// (consumers set up again) or goes away.
 import { connect as amqpConnect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Logger } from '../logger.ts';
 import { backoffDelayMs } from '../backoff.ts';
@@ -43,6 +44,7 @@ export class Connection {
   private attempts = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private connecting: Promise<void> | null = null;
+  private renewing = false;
   private waiters: Array<(err?: Error) => void> = [];
 
   constructor(opts: ConnectionOptions, listener: ConnectionListener) {
@@ -142,15 +144,7 @@ export class Connection {
         await c.close().catch(() => {});
         return true;
       }
-      const pub = await c.createConfirmChannel();
-      pub.on('error', (err: Error) => this.log.error({ err }, 'amqp publish channel error'));
-      // A publish channel lost on a live connection: reconnect everything rather
-      // than juggle half-open state (this only happens on broker-side errors).
-      pub.on('close', () => {
-        if (this.pub === pub) this.pub = null;
-        if (this.conn === c && !this.isClosed) c.close().catch(() => {});
-      });
-      await pub.assertExchange(this.opts.exchange, 'topic', { durable: true });
+      const pub = await this.openPublishChannel(c);
       if (this.isClosed) {
         await c.close().catch(() => {});
         return true;
@@ -176,6 +170,50 @@ export class Connection {
       this.scheduleReconnect();
       return false;
     }
+  }
+
+  /**
+   * Replaces `stale` (the publish channel, when it still is) with a new one on the same
+   * connection, then closes it: its confirms left pending are refused, so their
+   * publishes are sent again on the new channel. For a channel whose publishes go
+   * unconfirmed: a channel learns a queue's leader when it first publishes to it, and
+   * keeps sending there. When that leader's node is frozen, the cluster gives the node
+   * up and elects new leaders, but a channel that met the queue meanwhile is never told;
+   * a new channel asks where the leader is now.
+   */
+  async renewPublishChannel(stale: ConfirmChannel): Promise<void> {
+    const c = this.conn;
+    if (this.pub !== stale || c === null || this.renewing) return;
+    this.renewing = true;
+    try {
+      const pub = await this.openPublishChannel(c);
+      if (this.conn !== c || this.pub !== stale) {
+        await pub.close().catch(() => {});
+        return;
+      }
+      this.pub = pub;
+      this.log.warn({}, 'amqp publish channel left unconfirmed; publishing on a new one');
+      await stale.close().catch(() => {});
+    } catch (err) {
+      this.log.debug({ err }, 'amqp publish channel not renewed; the connection is going');
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /** A confirm channel on `c` with the exchange asserted; one lost while current closes the connection. */
+  private async openPublishChannel(c: ChannelModel): Promise<ConfirmChannel> {
+    const pub = await c.createConfirmChannel();
+    pub.on('error', (err: Error) => this.log.error({ err }, 'amqp publish channel error'));
+    // The current publish channel lost on a live connection: reconnect everything rather
+    // than juggle half-open state (this only happens on broker-side errors).
+    pub.on('close', () => {
+      if (this.pub !== pub) return;
+      this.pub = null;
+      if (this.conn === c && !this.isClosed) c.close().catch(() => {});
+    });
+    await pub.assertExchange(this.opts.exchange, 'topic', { durable: true });
+    return pub;
   }
 
   private onClosed(conn: ChannelModel, err?: Error): void {

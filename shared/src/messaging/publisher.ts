@@ -147,6 +147,8 @@ export class Publisher {
           // The connection went before the confirm (its node lost): the broker may or may not
           // hold the message, so it is sent again on the next connection (consumers skip
           // a duplicate by its id), within the same wait for a confirm.
+          // Unconfirmed for the whole wait: later publishes go on a new channel (Connection.renewPublishChannel).
+          if (err instanceof ConfirmTimeout) void this.connection.renewPublishChannel(ch);
           if (this.connection.publishChannel === ch || err instanceof Unroutable || this.connection.closed) throw err;
           await this.connection.waitFor(Math.max(1, deadline - Date.now())).catch(() => {
             throw err;
@@ -171,6 +173,11 @@ export const parkingQueue = (exchange: string) => `${exchange}.unrouted`;
 /** The broker gave a mandatory publish back: no queue took it. */
 export class Unroutable extends Error {
   override readonly name = 'Unroutable';
+}
+
+/** The broker neither confirmed nor refused a publish in time. */
+export class ConfirmTimeout extends Error {
+  override readonly name = 'ConfirmTimeout';
 }
 
 /** A mandatory publish waiting for its confirm; `returned` says why the broker gave it back. */
@@ -234,7 +241,7 @@ export function confirmPublish(
     }
     const timer = setTimeout(() => {
       untrack();
-      reject(new Error(`no publisher confirm within ${timeoutMs} ms`));
+      reject(new ConfirmTimeout(`no publisher confirm within ${timeoutMs} ms`));
     }, timeoutMs);
     try {
       // The return value is only back-pressure; the confirm is what counts.
