@@ -54,8 +54,6 @@ export interface AttemptJob {
   manual?: boolean;
   /** The webhook's rate-limit turn this attempt reserved (ms since the epoch): it is made no sooner. */
   not_before?: number;
-  /** How many turns it reserved (a late one reserves again, rate-turns.ts). */
-  turns?: number;
 }
 
 /** Where attempt jobs go (a WorkQueue<AttemptJob>). */
@@ -140,11 +138,9 @@ export class Deliveries {
         return;
       }
     }
-    if (this.turns.owes(job, webhook)) {
-      const turn = await this.turns.reserve(job, webhook);
-      // Not its turn yet: stored pending, its attempt queued to wait for it (the event is not held meanwhile).
-      if (turn.waitMs > 0) return this.waitTurn(delivery, turn);
-    }
+    // A paced webhook's attempts are all made from the queue, where each is admitted just before its POST
+    // (rate-turns.ts): stored pending, its attempt queued to wait for its turn (the event is not held meanwhile).
+    if (this.turns.owes(job, webhook)) return this.waitTurn(delivery, await this.turns.reserve(job, webhook));
     const release = await this.slots.slot(webhook._id);
     if (!release) {
       // A duplicate was stored by an earlier copy, which queued its attempt.
@@ -262,7 +258,7 @@ export class Deliveries {
       const loaded = await this.load(job);
       if (!loaded) return;
       const { delivery, webhook, made } = loaded;
-      if (!made && (this.turns.owes(job, webhook) || this.turns.late(job, webhook))) {
+      if (!made && this.turns.owes(job, webhook)) {
         const turn = await this.turns.reserve(job, webhook);
         if (turn.waitMs > 0) {
           release();
@@ -270,13 +266,18 @@ export class Deliveries {
         }
       }
       // The reads took so long that the POST could outlive the claim: give it up and come back.
-      if (!made && Date.now() + this.opts.sendTimeoutMs > claim.exclusiveUntil) return await this.putOff(job, release);
+      const latest = claim.exclusiveUntil - this.opts.sendTimeoutMs;
+      if (!made && Date.now() > latest) return await this.putOff(job, release);
       // Made and recorded by a copy that died before storing the delivery's outcome: finished from that record.
       if (made) release();
+      const posted = made ?? (await this.postAdmitted(job, delivery, webhook, release, latest));
+      if (typeof posted === 'number') {
+        // Its rate limit's window had no room before the claim's end: back to the queue to wait there.
+        release();
+        return await this.opts.queue.push(job, this.turns.queueDelay(posted));
+      }
       const logged = job.attempt === 1 && !job.manual && countsInLog(delivery) ? delivery.created_at : null;
-      const attempt =
-        made ??
-        (await this.opts.deliveries.attempts.recordAttempt(await this.post(job, delivery, webhook, release), logged));
+      const attempt = made ?? (await this.opts.deliveries.attempts.recordAttempt(posted, logged));
       const next = await this.next(webhook, delivery, job, attempt);
       await this.opts.deliveries.recordOutcome(delivery._id, next.outcome);
       await this.followUp(delivery, webhook, job, next);
@@ -295,10 +296,31 @@ export class Deliveries {
     webhook: WebhookRecord,
     release: () => void,
   ): Promise<AttemptRecord> {
-    const result = await this.slots.post(webhook._id, () => {
+    return this.posted(job, delivery, await this.slots.post(webhook._id, this.signedPost(delivery, webhook)), release);
+  }
+
+  /** As `post`, admitted first by the webhook's rate limit, if it has one (rate-turns.ts): else how long to wait (ms) from `latest` on. */
+  private async postAdmitted(
+    job: AttemptJob,
+    delivery: DeliveryRecord,
+    webhook: WebhookRecord,
+    release: () => void,
+    latest: number,
+  ): Promise<AttemptRecord | number> {
+    if (!this.turns.paces(webhook)) return this.post(job, delivery, webhook, release);
+    const send = this.signedPost(delivery, webhook);
+    const result = await this.turns.admitted(webhook, latest, (admit) => this.slots.post(webhook._id, send, admit));
+    return typeof result === 'number' ? result : this.posted(job, delivery, result, release);
+  }
+
+  private signedPost(delivery: DeliveryRecord, webhook: WebhookRecord): () => Promise<SendResult> {
+    return () => {
       const headers = signatureHeaders(this.keys.keysOf(webhook), delivery.event_id, delivery.body);
       return this.opts.sender.send(webhook.url, delivery.body, headers);
-    });
+    };
+  }
+
+  private posted(job: AttemptJob, delivery: DeliveryRecord, result: SendResult, release: () => void): AttemptRecord {
     countAttempt(delivery._id, result);
     release();
     return attemptRecord(delivery, job.attempt, result);

@@ -1,13 +1,12 @@
-// Turns of webhooks with a `rate_limit`: an attempt reserves its webhook's next
-// turn (across replicas, data/rate-reservations.ts) and waits for it, in the delay
-// queues while it is a second or more away, then here. A webhook without a limit
-// asks nothing. A turn Redis cannot give now is asked again a second later: an
-// attempt waits, it is never dropped.
-//
-// An attempt that reaches its POST more than one turn's spacing after its turn (a
-// busy process, a late queue) would be sent together with the attempts whose turns
-// came next: it reserves a new turn instead, at most MAX_TURNS in all, so the
-// receiver sees the spacing and a late attempt is still sent.
+// Turns of webhooks with a `rate_limit`, in two steps (data/rate-reservations.ts). An
+// attempt first reserves its webhook's next turn, across replicas, and waits for it:
+// in the delay queues while it is a second or more away, then here. That spaces the
+// attempts out. Then, just before its POST, after the store reads that a busy machine
+// can make slow, it is admitted: the webhook's last POST was a spacing (1000 /
+// rate_limit ms) ago or more, or it waits here until it was. Attempts that reach their
+// POST late, and together, are held there, so no second ever holds more than the limit
+// from the sender's side. A webhook without a limit asks nothing; a turn Redis cannot
+// give now is asked again a second later: an attempt waits, it is never dropped.
 import type { WebhookRecord } from '../data/webhook-entity.ts';
 import { tierAtMost } from './delay-tiers.ts';
 
@@ -15,21 +14,21 @@ import { tierAtMost } from './delay-tiers.ts';
 const HOLD_MS = 1000;
 /** When Redis cannot give a turn: the job comes back after this long and asks again. */
 const UNANSWERED_MS = 1000;
-/** Turns an attempt reserves at most: after that it is sent however late its turn. */
-const MAX_TURNS = 3;
 
 export interface RateReserver {
   /** Ms from now until the webhook's reserved turn. */
   reserve(webhookId: string, perSecond: number): Promise<number>;
+  /** 0 when a POST to the webhook may go now (it is then its last); else ms until it may. */
+  admit(webhookId: string, perSecond: number): Promise<number>;
 }
 
 /** An attempt job, as far as turns go: `not_before` is its reserved turn (ms since the epoch). */
 interface TurnJob {
   webhook_id: string;
   not_before?: number;
-  /** Turns reserved so far (absent: one, when it holds a turn). */
-  turns?: number;
 }
+
+type Limited = Pick<WebhookRecord, '_id' | 'rate_limit'>;
 
 export class RateTurns {
   private readonly reserver: RateReserver | undefined;
@@ -38,31 +37,21 @@ export class RateTurns {
     this.reserver = reserver;
   }
 
-  /** Whether the job must reserve a turn before its attempt: its webhook has a limit, and it holds none. */
-  owes(job: TurnJob, webhook: Pick<WebhookRecord, 'rate_limit'>): boolean {
-    return this.reserver !== undefined && typeof webhook.rate_limit === 'number' && job.not_before === undefined;
+  /** Whether attempts to the webhook are paced (it has a limit and limits are kept). */
+  paces(webhook: Pick<WebhookRecord, 'rate_limit'>): boolean {
+    return this.reserver !== undefined && typeof webhook.rate_limit === 'number';
   }
 
-  /** Whether the job holds a turn that passed more than one spacing ago, and may reserve another. */
-  late(job: TurnJob, webhook: Pick<WebhookRecord, 'rate_limit'>): boolean {
-    return (
-      this.reserver !== undefined &&
-      typeof webhook.rate_limit === 'number' &&
-      job.not_before !== undefined &&
-      (job.turns ?? 1) < MAX_TURNS &&
-      Date.now() - job.not_before > 1000 / webhook.rate_limit
-    );
+  /** Whether the job must reserve a turn before its attempt: its webhook has a limit, and it holds none. */
+  owes(job: TurnJob, webhook: Pick<WebhookRecord, 'rate_limit'>): boolean {
+    return this.paces(webhook) && job.not_before === undefined;
   }
 
   /** The job with its turn reserved, and how long until it (0: now); unchanged, and a second to wait, when Redis cannot tell. */
-  async reserve<J extends TurnJob>(
-    job: J,
-    webhook: Pick<WebhookRecord, '_id' | 'rate_limit'>,
-  ): Promise<{ job: J; waitMs: number }> {
+  async reserve<J extends TurnJob>(job: J, webhook: Limited): Promise<{ job: J; waitMs: number }> {
     try {
       const waitMs = await this.reserver!.reserve(webhook._id, webhook.rate_limit!);
-      const turns = job.not_before === undefined ? 1 : (job.turns ?? 1) + 1;
-      return { job: { ...job, not_before: Date.now() + waitMs, turns }, waitMs };
+      return { job: { ...job, not_before: Date.now() + waitMs }, waitMs };
     } catch {
       return { job, waitMs: UNANSWERED_MS };
     }
@@ -83,7 +72,28 @@ export class RateTurns {
       await push(job, tierAtMost(left));
       return false;
     }
-    if (left > 0) await new Promise((r) => setTimeout(r, left));
+    if (left > 0) await sleep(left);
     return true;
   }
+
+  /**
+   * A POST to a paced webhook, `post` asking `admit` (see WebhookSlots.post) just before
+   * it: waited for here and asked again while the window's room comes before `latest`
+   * (ms since the epoch). Resolves with the POST's result, or with how long the attempt
+   * should wait elsewhere (ms; a second when Redis cannot tell).
+   */
+  async admitted<R extends object>(
+    webhook: Limited,
+    latest: number,
+    post: (admit: () => Promise<number>) => Promise<R | number>,
+  ): Promise<R | number> {
+    const admit = () => this.reserver!.admit(webhook._id, webhook.rate_limit!).catch(() => UNANSWERED_MS);
+    for (;;) {
+      const result = await post(admit);
+      if (typeof result !== 'number' || Date.now() + result > latest) return result;
+      await sleep(result);
+    }
+  }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

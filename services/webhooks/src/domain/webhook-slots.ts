@@ -70,9 +70,27 @@ export class WebhookSlots {
     return this.struggling.has(webhookId) ? STRUGGLING_DEFER_MS : DEFER_MS;
   }
 
-  /** Runs a POST to the webhook within a permit of the process, and notes what its answer says of the webhook. */
-  async post(webhookId: string, send: () => Promise<SendResult>): Promise<SendResult> {
+  /**
+   * Runs a POST to the webhook within a permit of the process, and notes what its
+   * answer says of the webhook. With `admit` (a rate limit's, rate-turns.ts), asked
+   * within the permit so that nothing stands between an admission and its POST (the
+   * permits are as many as the connections to an origin): when it answers a wait,
+   * the permit is given back and that wait (ms) is the result, nothing sent.
+   */
+  post(webhookId: string, send: () => Promise<SendResult>): Promise<SendResult>;
+  post(webhookId: string, send: () => Promise<SendResult>, admit: () => Promise<number>): Promise<SendResult | number>;
+  async post(webhookId: string, send: () => Promise<SendResult>, admit?: () => Promise<number>) {
     const permit = await this.sending.acquire();
+    if (admit) {
+      const waitMs = await admit().catch((e: unknown) => {
+        permit();
+        throw e;
+      });
+      if (waitMs > 0) {
+        permit();
+        return waitMs;
+      }
+    }
     const since = this.postsSince.get(webhookId) ?? [];
     const began = Date.now();
     since.push(began);
