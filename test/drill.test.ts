@@ -160,6 +160,10 @@ test('when 500 writes run on a three-node RabbitMQ cluster while the leading nod
   expect(r['broker.failovers']).toBeGreaterThan(0);
   // events.max_delay_ms is a speed figure (the drill prints it against its bound), not asserted here.
   expect(r['events.max_delay_ms']).toBeGreaterThan(0);
+  // When the slowest event's write was answered, to set against the faults' times.
+  const slowestAnswered = Date.parse(r['events.max_delay_answered_at']);
+  expect(slowestAnswered).toBeGreaterThan(Date.parse(r.faults[0].startedAt) - 120_000);
+  expect(slowestAnswered).toBeLessThan(Date.now());
   expect(r['events.delivered']).toBe(r['events.expected']);
   expect((run as { code?: number }).code ?? 0).toBe(0);
   const clusterRoot = /drill: the cluster's nodes .* in (\S+)/.exec((run as { stdout: string }).stdout)![1];

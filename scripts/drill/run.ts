@@ -75,6 +75,7 @@ export async function drill(d: Drill): Promise<number> {
     'broker.failovers': d.broker.failovers(),
     'events.max_delay_ms': delay.ms,
     'events.max_delay_event': delay.event,
+    'events.max_delay_answered_at': delay.answeredAt === null ? null : new Date(delay.answeredAt).toISOString(),
   };
   console.log(JSON.stringify(report, null, 2));
   if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);

@@ -35,17 +35,17 @@ export function countEvents(requests: ReceivedRequest[], expected: Set<string>):
 export function maxEventDelayMs(
   requests: ReceivedRequest[],
   answeredAt: Map<string, number>,
-): { ms: number; event: string | null } {
+): { ms: number; event: string | null; answeredAt: number | null } {
   const firstAt = new Map<string, number>();
   for (const r of requests) {
     const body = JSON.parse(r.body) as { type: string; data?: { object?: { id?: string } } };
     const key = `${body.type} ${body.data?.object?.id}`;
     if (!firstAt.has(key)) firstAt.set(key, r.at);
   }
-  let max = { ms: 0, event: null as string | null };
+  let max = { ms: 0, event: null as string | null, answeredAt: null as number | null };
   for (const [key, answered] of answeredAt) {
     const at = firstAt.get(key);
-    if (at !== undefined && at - answered > max.ms) max = { ms: at - answered, event: key };
+    if (at !== undefined && at - answered > max.ms) max = { ms: at - answered, event: key, answeredAt: answered };
   }
   return max;
 }
