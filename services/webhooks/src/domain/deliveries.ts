@@ -272,7 +272,7 @@ export class Deliveries {
       if (made) release();
       const posted = made ?? (await this.postAdmitted(job, delivery, webhook, release, latest));
       if (typeof posted === 'number') {
-        // Its rate limit's window had no room before the claim's end: back to the queue to wait there.
+        // Its rate limit's next spacing ends after the claim's: back to the queue to wait there.
         release();
         return await this.opts.queue.push(job, this.turns.queueDelay(posted));
       }

@@ -78,7 +78,7 @@ export class RateTurns {
 
   /**
    * A POST to a paced webhook, `post` asking `admit` (see WebhookSlots.post) just before
-   * it: waited for here and asked again while the window's room comes before `latest`
+   * it: waited for here and asked again while the spacing ends before `latest`
    * (ms since the epoch). Resolves with the POST's result, or with how long the attempt
    * should wait elsewhere (ms; a second when Redis cannot tell).
    */
