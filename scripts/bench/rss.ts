@@ -1,7 +1,10 @@
 // Scenario `rss`: resident memory (VmRSS) of each process of the running system, the
 // launcher and its children (the gateway and each service), once the system has been
 // idle for RSS_IDLE_S seconds. Runs right after the system starts, before any load.
+// Also the CPU the system spends idle over those seconds (timers, polls, heartbeats),
+// which every write at a low rate carries a share of.
 import { readFileSync } from 'node:fs';
+import { describeLoad, loadBetween, recordLoad, snapshotLoad } from './machine-load.ts';
 import { processName, processes, sleep, type Bench } from './support.ts';
 
 const RSS_IDLE_S = Number(process.env.BENCH_RSS_IDLE ?? 10);
@@ -14,7 +17,11 @@ function rssMb(pid: number): number {
 export async function rssSection(b: Bench): Promise<void> {
   const sys = await b.system();
   console.log(`rss: the system idle for ${RSS_IDLE_S} s, then VmRSS of the launcher and each of its children`);
+  const before = snapshotLoad();
   await sleep(RSS_IDLE_S * 1000);
+  const idle = loadBetween(before, snapshotLoad());
+  console.log(`  idle: ${describeLoad(idle)}`);
+  recordLoad(b, 'rss.idle', idle);
   const rows = [
     { name: 'launcher', pid: sys.pid },
     ...processes()
