@@ -1,13 +1,15 @@
 import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { dropPostgresDatabase, type RunningStore } from '../scripts/local-store.ts';
-import { deleteVhost, stopRabbitmq, stopRedis } from '../scripts/local-servers.ts';
+import { stopRabbitmq, stopRedis } from '../scripts/local-servers.ts';
+import { downCluster, readCluster } from '../scripts/cluster/cluster.ts';
 
 export default async function globalTeardown(): Promise<void> {
   const store = (globalThis as Record<string, unknown>).__lpmStore as RunningStore | null;
   await store?.stop();
   if (process.env.LPM_TEST_PG_DATABASE) await dropPostgresDatabase(process.env.LPM_TEST_PG_DATABASE);
-  if (process.env.AMQP_VHOST) deleteVhost(process.env.AMQP_VHOST);
+  const broker = process.env.LPM_TEST_BROKER_ROOT && readCluster(process.env.LPM_TEST_BROKER_ROOT);
+  if (broker) await downCluster(broker);
   const prefix = process.env.REDIS_KEY_PREFIX;
   if (prefix) {
     const redis = new Redis(process.env.REDIS_URL!);

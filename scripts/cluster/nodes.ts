@@ -97,12 +97,19 @@ export async function startNode(n: ClusterNode): Promise<void> {
     ERL_FLAGS: '-kernel inet_dist_use_interface {127,0,0,1}',
   };
   rmSync(join(n.dir, 'pid'), { force: true });
-  const child = spawn('runuser', ['-u', 'rabbitmq', '--', SERVER], {
-    env,
-    cwd: n.dir,
-    detached: true,
-    stdio: 'ignore',
-  });
+  // The rabbitmq user's soft limit of open files is 1,024, which a node serving a whole
+  // test run's connections can reach; past it the node accepts no connection. It starts
+  // with the user's hard limit instead.
+  const child = spawn(
+    'runuser',
+    ['-u', 'rabbitmq', '--', 'sh', '-c', 'ulimit -n "$(ulimit -Hn)" && exec "$0"', SERVER],
+    {
+      env,
+      cwd: n.dir,
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
   child.unref();
   const deadline = Date.now() + 120_000;
   while (!(await isListening(n.amqpPort))) {

@@ -105,7 +105,7 @@ it('when published to a queue or with a delay, then the message keeps the proper
 });
 
 it('when the connection was lost meanwhile, then publishDelayed rejects while down and declares its delay queue again once reconnected', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port));
   const url = new URL(process.env.AMQP_URL!);
   url.host = `127.0.0.1:${proxy.port}`;
   const viaProxy = await Broker.connect({

@@ -21,7 +21,10 @@ const through = (proxy: TcpProxy) => {
 
 beforeAll(async () => {
   scratch = await scratchBroker(EXCHANGE, 'failover-test');
-  nodes = [await startTcpProxy('127.0.0.1', 5672), await startTcpProxy('127.0.0.1', 5672)];
+  nodes = [
+    await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port)),
+    await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port)),
+  ];
   viaNodes = await Broker.connect({
     url: nodes.map(through).join(','),
     exchange: EXCHANGE,

@@ -49,7 +49,7 @@ function event(type: string, label: string): DomainEvent {
 }
 
 it('when the handler resolves, then the message is acked, and until then a lost connection brings it back', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', 5672);
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port));
   const url = new URL(AMQP_URL);
   url.host = `127.0.0.1:${proxy.port}`;
   const viaProxy = await Broker.connect({

@@ -77,7 +77,7 @@ describe('OutboxRelay', () => {
   });
 
   it('when the broker is unreachable, then writes succeed and the events arrive once it is back, none lost, none doubled', async () => {
-    const proxy: TcpProxy = await startTcpProxy('127.0.0.1', 5672);
+    const proxy: TcpProxy = await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port));
     const url = new URL(AMQP_URL);
     url.host = `127.0.0.1:${proxy.port}`;
     const outageLog = captureLogger();

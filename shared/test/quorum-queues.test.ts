@@ -15,7 +15,7 @@ let ch: Channel;
 let declared: Set<string>;
 let probes: ChannelModel;
 
-// What a cluster runs (shared/src/messaging/queues.ts); the default is classic.
+// The default (shared/src/messaging/queues.ts), set here in case the run asks for classic.
 const typeBefore = process.env.AMQP_QUEUE_TYPE;
 
 beforeAll(async () => {
@@ -45,11 +45,15 @@ async function exists(queue: string): Promise<boolean> {
   }
 }
 
-/** The queue's type as the broker lists it (read only: rabbitmqctl list_queues of the run's vhost). */
+/** The queue's type as the broker lists it (read only: rabbitmqctl list_queues of the run's vhost on the run's node). */
 function isQuorum(queue: string): boolean {
+  const node = process.env.LPM_TEST_RABBITMQ_NODE;
   const out = execFileSync(
     'rabbitmqctl',
-    ['list_queues', '-p', process.env.AMQP_VHOST!, 'name', 'type', '--quiet', '--no-table-headers'],
+    [
+      ...(node ? ['-n', node] : []),
+      ...['list_queues', '-p', process.env.AMQP_VHOST!, 'name', 'type', '--quiet', '--no-table-headers'],
+    ],
     { encoding: 'utf8' },
   );
   return out.split('\n').some((line) => line.trim() === `${queue}\tquorum`);

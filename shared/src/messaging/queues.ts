@@ -1,12 +1,10 @@
 // Every queue is declared by one function here, so the publishing and the consuming side
 // always ask for the same arguments: the broker refuses (406) a declaration that differs.
-// AMQP_QUEUE_TYPE=quorum makes every queue a quorum queue (replicated by Raft on a
-// cluster): what a cluster runs (`npm start -- --broker-cluster`, the drill's and the
-// bench's clusters, deploy/). The default is classic: on the single RabbitMQ 3.10 node
-// the test suite shares, a refused declaration of a quorum queue left the node
-// accepting no connection for minutes (docs/decisions.md §11 "Broker"). A queue an earlier
-// deployment declared with the other type is moved to the one asked for at declaration,
-// its messages kept (queue-migration.ts).
+// Every queue is a quorum queue (replicated by Raft on a cluster, and as safe on one
+// node: a confirmed publish is on disk) unless AMQP_QUEUE_TYPE=classic asks for the
+// single-replica classic queues. A queue an earlier deployment declared with the other
+// type is moved to the one asked for at declaration, its messages kept
+// (queue-migration.ts).
 import type { Channel, ChannelModel } from 'amqplib';
 import { migrateClassicQueue, scratchChannel, type QueueSpec } from './queue-migration.ts';
 
@@ -25,9 +23,9 @@ export type QueueArguments = QueueSpec['arguments'];
 
 export type QueueType = 'quorum' | 'classic';
 
-/** The queue type AMQP_QUEUE_TYPE asks for (classic when unset). */
+/** The queue type AMQP_QUEUE_TYPE asks for (quorum when unset). */
 export function queueType(): QueueType {
-  const asked = process.env.AMQP_QUEUE_TYPE ?? 'classic';
+  const asked = process.env.AMQP_QUEUE_TYPE ?? 'quorum';
   if (asked !== 'quorum' && asked !== 'classic')
     throw new Error(`AMQP_QUEUE_TYPE must be quorum or classic, not ${asked}`);
   return asked;
