@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
+import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import { CASE_PRIORITIES, CASE_STATUSES } from '../contract/case-schemas.ts';
 
@@ -28,8 +29,7 @@ export const CaseEntity = defineEntity({
   name: 'Case',
   collection: 'cases',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     title: p.string(),
     number: p.string().strictNullable(),
     area: p.string().strictNullable(),
@@ -46,9 +46,7 @@ export const CaseEntity = defineEntity({
     activities_count: p.integer(),
     documents_count: p.integer(),
     archived_at: p.datetime().strictNullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
-    version: p.integer(),
+    ...versionedProperties,
     // Derived, for search, sorting and uniqueness without collation (FerretDB has none).
     search_text: p.string(),
     title_sort: p.string(),
