@@ -1,6 +1,6 @@
-// Property groups that many entity definitions declare alike, spread into their
-// `properties` as outboxProperties (orm.ts) is. Each entity still names where a
-// group stands among its own fields; the stored field names are the groups' keys.
+// Property groups that many entity definitions share, spread into their `properties`
+// where the fields stand, as outboxProperties (orm.ts) is: the stored field names are
+// the groups' keys.
 import { p } from '@mikro-orm/mongodb';
 
 /** A team's record: its id, and the team's, which every read and write of it filters by. */
@@ -20,3 +20,12 @@ export const versionedProperties = {
   ...timestampProperties,
   version: p.integer(),
 };
+
+const dueInstant = () => p.datetime().strictNullable();
+
+/**
+ * The due fields of a record's time-driven signals (jobs/time-signals.ts): each the
+ * instant its signal is due, null when disarmed.
+ */
+export const signalProperties = <const K extends string>(...fields: K[]) =>
+  Object.fromEntries(fields.map((field) => [field, dueInstant()])) as Record<K, ReturnType<typeof dueInstant>>;

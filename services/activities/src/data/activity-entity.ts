@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
+import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import {
   ACTIVITY_PRIORITIES,
@@ -117,10 +117,7 @@ export const ActivityEntity = defineEntity({
     due_at: p.datetime().strictNullable(),
     /** 1 while pending or in_progress. */
     open: p.integer(),
-    // Time-driven signals (shared/src/jobs/time-signals.ts): due instants, null when disarmed.
-    due_soon_at: p.datetime().strictNullable(),
-    overdue_at: p.datetime().strictNullable(),
-    reminder_at: p.datetime().strictNullable(),
+    ...signalProperties('due_soon_at', 'overdue_at', 'reminder_at'),
     ...outboxProperties,
   },
   indexes: [

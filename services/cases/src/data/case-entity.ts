@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
+import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import { CASE_PRIORITIES, CASE_STATUSES } from '../contract/case-schemas.ts';
 
@@ -58,9 +58,7 @@ export const CaseEntity = defineEntity({
     origin_deal_id: p.string().strictNullable(),
     // Unique: "deal:<deal id>", so a deal has one case however often and late its won is retried; "none:<id>" otherwise.
     origin_key: p.string(),
-    // Time-driven signals (shared/src/jobs/time-signals.ts): due instants, null when disarmed.
-    sla_warning_at: p.datetime().strictNullable(),
-    sla_overdue_at: p.datetime().strictNullable(),
+    ...signalProperties('sla_warning_at', 'sla_overdue_at'),
     // Left out of reads that do not ask for it (RecordStore's heavy fields).
     timeline: p.json<StoredTimeline>().nullable().lazy(),
     // The ids of the last activity events applied to activities_count, written with the count: each event counts once.

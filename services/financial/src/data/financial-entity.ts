@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
+import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../contract/financial-schemas.ts';
 
@@ -44,8 +44,8 @@ export const FinancialEntity = defineEntity({
     sum_month: p.json<SummaryKey[]>(),
     sum_day: p.json<SummaryKey[]>(),
     sum_week: p.json<SummaryKey[]>(),
-    // Time-driven financial.overdue (shared/src/jobs/time-signals.ts): null when disarmed.
-    overdue_at: p.datetime().strictNullable(),
+    // Due instant of financial.overdue.
+    ...signalProperties('overdue_at'),
     ...outboxProperties,
   },
   indexes: [
