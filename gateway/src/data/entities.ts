@@ -1,5 +1,6 @@
 // The gateway's own records: teams, their users and API keys (docs/decisions.md §6).
 import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
+import { teamKeyProperties } from '@lpm/shared/store/entity-properties';
 import type { Scope, TeamSettings } from '@lpm/shared/identity';
 import { PLANS } from '../contract/plans.ts';
 import { CNJ_CHECKS } from '@lpm/shared/court-calendar';
@@ -32,8 +33,7 @@ export const UserEntity = defineEntity({
   name: 'User',
   collection: 'users',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     name: p.string(),
     email: p.string(),
     created_at: p.datetime(),
@@ -45,8 +45,7 @@ export const ApiKeyEntity = defineEntity({
   name: 'ApiKey',
   collection: 'api_keys',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     user_id: p.string(),
     scopes: p.json<Scope[]>(),
     // SHA-256 of the raw key, which is never stored.
@@ -65,8 +64,7 @@ export const PortalSessionEntity = defineEntity({
   name: 'PortalSession',
   collection: 'portal_sessions',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     /** The user whose admin key opened it: the actor of what the portal does. */
     user_id: p.string(),
     digest: p.string(),

@@ -3,13 +3,16 @@
 // only. Whether a client exists is asked of the clients service at write time.
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import type { RecordOf } from '../store/orm.ts';
+import { teamKeyProperties } from '../store/entity-properties.ts';
+
+/** The collection's name, for a ViewsRepository<ClientView>. */
+export const CLIENT_VIEWS = 'client_views';
 
 export const ClientViewEntity = defineEntity({
   name: 'ClientView',
-  collection: 'client_views',
+  collection: CLIENT_VIEWS,
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     name: p.string(),
     type: p.string(),
     email: p.string().strictNullable(),
@@ -21,6 +24,3 @@ export const ClientViewEntity = defineEntity({
 });
 
 export type ClientView = RecordOf<typeof ClientViewEntity>;
-
-/** The collection's name, for a ViewsRepository<ClientView>. */
-export const CLIENT_VIEWS = 'client_views';

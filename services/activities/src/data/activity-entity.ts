@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
+import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import {
   ACTIVITY_PRIORITIES,
@@ -64,8 +65,7 @@ export const ActivityEntity = defineEntity({
   name: 'Activity',
   collection: 'activities',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     type: p.enum(ACTIVITY_TYPES),
     title: p.string(),
     description: p.string().strictNullable(),
@@ -84,9 +84,7 @@ export const ActivityEntity = defineEntity({
     completed_at: p.datetime().strictNullable(),
     completed_by: p.string().strictNullable(),
     completion_notes: p.string().strictNullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
-    version: p.integer(),
+    ...versionedProperties,
     // Recurring series: the first occurrence's due date and this one's place (1 = first).
     series_id: p.string().strictNullable(),
     series_start: p.string().strictNullable(),
@@ -119,10 +117,7 @@ export const ActivityEntity = defineEntity({
     due_at: p.datetime().strictNullable(),
     /** 1 while pending or in_progress. */
     open: p.integer(),
-    // Time-driven signals (shared/src/jobs/time-signals.ts): due instants, null when disarmed.
-    due_soon_at: p.datetime().strictNullable(),
-    overdue_at: p.datetime().strictNullable(),
-    reminder_at: p.datetime().strictNullable(),
+    ...signalProperties('due_soon_at', 'overdue_at', 'reminder_at'),
     ...outboxProperties,
   },
   indexes: [

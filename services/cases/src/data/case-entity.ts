@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
+import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import { CASE_PRIORITIES, CASE_STATUSES } from '../contract/case-schemas.ts';
 
@@ -28,8 +29,7 @@ export const CaseEntity = defineEntity({
   name: 'Case',
   collection: 'cases',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     title: p.string(),
     number: p.string().strictNullable(),
     area: p.string().strictNullable(),
@@ -46,9 +46,7 @@ export const CaseEntity = defineEntity({
     activities_count: p.integer(),
     documents_count: p.integer(),
     archived_at: p.datetime().strictNullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
-    version: p.integer(),
+    ...versionedProperties,
     // Derived, for search, sorting and uniqueness without collation (FerretDB has none).
     search_text: p.string(),
     title_sort: p.string(),
@@ -60,9 +58,7 @@ export const CaseEntity = defineEntity({
     origin_deal_id: p.string().strictNullable(),
     // Unique: "deal:<deal id>", so a deal has one case however often and late its won is retried; "none:<id>" otherwise.
     origin_key: p.string(),
-    // Time-driven signals (shared/src/jobs/time-signals.ts): due instants, null when disarmed.
-    sla_warning_at: p.datetime().strictNullable(),
-    sla_overdue_at: p.datetime().strictNullable(),
+    ...signalProperties('sla_warning_at', 'sla_overdue_at'),
     // Left out of reads that do not ask for it (RecordStore's heavy fields).
     timeline: p.json<StoredTimeline>().nullable().lazy(),
     // The ids of the last activity events applied to activities_count, written with the count: each event counts once.

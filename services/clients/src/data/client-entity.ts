@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
+import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 
 export interface Address {
@@ -16,8 +17,7 @@ export const ClientEntity = defineEntity({
   name: 'Client',
   collection: 'clients',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     type: p.enum(['PF', 'PJ'] as const),
     name: p.string(),
     email: p.string().strictNullable(),
@@ -42,9 +42,7 @@ export const ClientEntity = defineEntity({
     state_registration: p.string().strictNullable(),
     contact_person: p.string().strictNullable(),
     deactivated_at: p.datetime().strictNullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
-    version: p.integer(),
+    ...versionedProperties,
     // The cases service's count of the client's cases and when it was asked
     // (domain/clients.ts): absent on records stored before counts were kept.
     cases_count: p.integer().nullable(),

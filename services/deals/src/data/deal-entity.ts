@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
+import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import { DEAL_STATUSES } from '../contract/deal-schemas.ts';
 
@@ -23,8 +24,7 @@ export const DealEntity = defineEntity({
   name: 'Deal',
   collection: 'deals',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     title: p.string(),
     // Money exact to the cent: integer cents, as summed floats drift by fractions of a cent.
     value_cents: p.integer().strictNullable(),
@@ -62,9 +62,7 @@ export const DealEntity = defineEntity({
      */
     case_archive_pending: p.integer().nullable(),
     case_archive_by: p.string().nullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
-    version: p.integer(),
+    ...versionedProperties,
     // Derived on every write (deal-shape.ts derivedFields): FerretDB has no collation
     // and its aggregation only groups and sums (and computes only the first
     // accumulator of a $group), so what is sorted, grouped or summed is stored.

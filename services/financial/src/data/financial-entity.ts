@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
+import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../contract/financial-schemas.ts';
 
@@ -15,8 +16,7 @@ export const FinancialEntity = defineEntity({
   name: 'FinancialRecord',
   collection: 'financial_records',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     type: p.enum(FINANCIAL_TYPES),
     category: p.string(),
     description: p.string(),
@@ -34,9 +34,7 @@ export const FinancialEntity = defineEntity({
     notes: p.string().strictNullable(),
     metadata: p.json<Record<string, unknown>>(),
     cancelled_at: p.datetime().strictNullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
-    version: p.integer(),
+    ...versionedProperties,
     // Derived on every write: records without a due date sort last either way.
     due_missing: p.integer(),
     // Summary keys (FerretDB groups only by precomputed values: no $dateToString,
@@ -46,8 +44,8 @@ export const FinancialEntity = defineEntity({
     sum_month: p.json<SummaryKey[]>(),
     sum_day: p.json<SummaryKey[]>(),
     sum_week: p.json<SummaryKey[]>(),
-    // Time-driven financial.overdue (shared/src/jobs/time-signals.ts): null when disarmed.
-    overdue_at: p.datetime().strictNullable(),
+    // Due instant of financial.overdue.
+    ...signalProperties('overdue_at'),
     ...outboxProperties,
   },
   indexes: [

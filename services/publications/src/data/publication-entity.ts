@@ -2,6 +2,7 @@
 // state per watch and day, the teams' settings as last read, and the local view of
 // the cases' numbers that matching reads.
 import { defineEntity, p } from '@mikro-orm/mongodb';
+import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
 import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
 import { PUBLICATION_STATUSES } from '../contract/publication-schemas.ts';
 import type { PublicationSettings } from '@lpm/shared/publication-settings';
@@ -19,8 +20,7 @@ export const PublicationEntity = defineEntity({
   name: 'Publication',
   collection: 'publications',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     djen_id: p.integer(),
     hash: p.string(),
     made_available_date: p.string(),
@@ -51,9 +51,7 @@ export const PublicationEntity = defineEntity({
     activity_id: p.string().strictNullable(),
     /** 1 while create mode owes this matched publication its deadline activity (the repair settles it). */
     activity_pending: p.integer(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
-    version: p.integer(),
+    ...versionedProperties,
     ...outboxProperties,
   },
   indexes: [
@@ -73,8 +71,7 @@ export const PollStateEntity = defineEntity({
   name: 'PublicationPollState',
   collection: 'publication_poll_states',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     watch: p.string(),
     /** The first day this watch reads (its backfill's start). */
     since: p.string(),
@@ -111,8 +108,7 @@ export const CaseNumberEntity = defineEntity({
   name: 'PublicationCaseNumber',
   collection: 'publication_case_numbers',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     digits: p.string().strictNullable(),
     as_of: p.datetime(),
   },

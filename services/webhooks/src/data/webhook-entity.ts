@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
+import { teamKeyProperties, timestampProperties } from '@lpm/shared/store/entity-properties';
 import type { RetiredIndex } from '@lpm/shared/store/orm';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
@@ -12,8 +13,7 @@ export const WebhookEntity = defineEntity({
   name: 'Webhook',
   collection: 'webhooks',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     url: p.string(),
     // The URL as compared for "already registered" (normalized by the URL parser).
     url_key: p.string(),
@@ -38,8 +38,7 @@ export const WebhookEntity = defineEntity({
     failed_deliveries: p.integer().nullable(),
     last_triggered_at: p.datetime().nullable(),
     last_counted: p.json<string[]>().nullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
+    ...timestampProperties,
   },
   indexes: [{ properties: ['team_id', 'active'] }, { properties: ['alert_pending'] }],
   uniques: [{ properties: ['team_id', 'url_key'] }],
@@ -71,9 +70,8 @@ export const WebhookCountersEntity = defineEntity({
   name: 'WebhookCounters',
   collection: 'webhook_counters',
   properties: {
-    // The webhook's id.
-    _id: p.string().primary(),
-    team_id: p.string(),
+    // _id is the webhook's id.
+    ...teamKeyProperties,
     total_deliveries: p.integer(),
     failed_deliveries: p.integer(),
     last_triggered_at: p.datetime().strictNullable(),
@@ -132,8 +130,7 @@ export const DeliveryEntity = defineEntity({
   name: 'Delivery',
   collection: DELIVERIES,
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     webhook_id: p.string(),
     event_id: p.string(),
     event_type: p.string(),
@@ -142,8 +139,7 @@ export const DeliveryEntity = defineEntity({
     attempts_count: p.integer(),
     last_attempt_at: p.datetime().strictNullable(),
     next_attempt_at: p.datetime().strictNullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
+    ...timestampProperties,
     // Equality markers for the periodic queries (@lpm/shared/store/markers), set by the repository with the
     // instants they bucket: the day of updated_at (retention) and the minute of next_attempt_at
     // (the rescue of lost attempts; null when none is due). Absent on deliveries stored before them.
@@ -191,8 +187,7 @@ export const AttemptEntity = defineEntity({
   name: 'Attempt',
   collection: ATTEMPTS,
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     webhook_id: p.string(),
     delivery_id: p.string(),
     attempt: p.integer(),
@@ -285,8 +280,7 @@ export const WebhookRecoveryEntity = defineEntity({
   name: 'WebhookRecovery',
   collection: 'webhook_recoveries',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     webhook_id: p.string(),
     since: p.datetime(),
     until: p.datetime(),
@@ -295,8 +289,7 @@ export const WebhookRecoveryEntity = defineEntity({
     total: p.integer(),
     cursor_at: p.datetime().strictNullable(),
     cursor_id: p.string().strictNullable(),
-    created_at: p.datetime(),
-    updated_at: p.datetime(),
+    ...timestampProperties,
     finished_at: p.datetime().strictNullable(),
   },
   indexes: [{ properties: ['status'] }, { properties: ['webhook_id', 'status'] }],
@@ -313,8 +306,7 @@ export const WebhookTombstoneEntity = defineEntity({
   name: 'WebhookTombstone',
   collection: 'webhook_tombstones',
   properties: {
-    _id: p.string().primary(),
-    team_id: p.string(),
+    ...teamKeyProperties,
     deleted_at: p.datetime(),
   },
 });
