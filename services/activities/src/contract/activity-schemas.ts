@@ -1,6 +1,7 @@
 import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses } from '@lpm/shared/http/record-responses';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 
 export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
@@ -212,24 +213,19 @@ export type ActivityCreated = s.Static<typeof created>;
 export type ActivityListItem = s.Static<typeof listItem>;
 export type OverdueActivity = s.Static<typeof overdueItem>;
 
+const changes = s.named(
+  'ActivityChanges',
+  'id, the fields sent (normalized; status moves add what they set) and updated_at.',
+  s.shape({
+    ...(created.properties as Record<string, s.Schema>),
+    completed_by: nameLink,
+  }),
+  { partial: true },
+);
+
 export const responses = {
-  detail: s.okResponse(200, detail),
-  created: s.okResponse(201, created),
-  /** id, the fields sent (status moves add what they set) and updated_at. */
-  updated: s.okResponse(
-    200,
-    s.named(
-      'ActivityChanges',
-      'id, the fields sent (normalized; status moves add what they set) and updated_at.',
-      s.shape({
-        ...(created.properties as Record<string, s.Schema>),
-        completed_by: nameLink,
-      }),
-      { partial: true },
-    ),
-  ),
+  ...recordResponses({ detail, created, changes, listItem }),
   completed: s.okResponse(200, completed),
   deleted: s.okResponse(200, deleted),
-  list: s.pageResponse(listItem),
   overdue: s.pageResponse(overdueItem),
 };

@@ -1,6 +1,7 @@
 import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
@@ -201,21 +202,13 @@ export type CaseDetail = s.Static<typeof caseDetail>;
 export type CaseCreated = s.Static<typeof caseCreated>;
 export type CaseListItem = s.Static<typeof caseListItem>;
 
-const caseArchived = s.named(
-  'CaseArchived',
-  'An archived case.',
-  s.shape({ id: string, status: string, archived_at: nullableString }),
-);
+const caseArchived = stampedStatus('CaseArchived', 'An archived case.', 'archived_at');
 export type CaseArchived = s.Static<typeof caseArchived>;
 export type TimelineEvent = s.Static<typeof timelineEvent>;
 
 export const responses = {
-  detail: s.okResponse(200, caseDetail),
-  created: s.okResponse(201, caseCreated),
-  /** id, the fields sent, title and updated_at. */
-  updated: s.okResponse(200, caseChanges),
+  ...recordResponses({ detail: caseDetail, created: caseCreated, changes: caseChanges, listItem: caseListItem }),
   archived: s.okResponse(200, caseArchived),
-  list: s.pageResponse(caseListItem),
   timeline: s.okResponse(200, { type: 'array', items: timelineEvent }),
   activities: s.pageResponse(caseActivity),
 };

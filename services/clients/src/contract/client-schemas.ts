@@ -1,5 +1,6 @@
 import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const CLIENT_TYPES = ['PF', 'PJ'] as const;
 export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;
@@ -186,18 +187,11 @@ const clientCaseItem = s.named(
   }),
 );
 
-const clientDeactivated = s.named(
-  'ClientDeactivated',
-  'A deactivated client.',
-  s.shape({ id: string, status: string, deactivated_at: nullableString }),
-);
+const clientDeactivated = stampedStatus('ClientDeactivated', 'A deactivated client.', 'deactivated_at');
 export type ClientDeactivated = s.Static<typeof clientDeactivated>;
 
 export const responses = {
-  detail: s.okResponse(200, clientDetail),
-  created: s.okResponse(201, clientDetail),
-  updated: s.okResponse(200, clientChanges),
+  ...recordResponses({ detail: clientDetail, created: clientDetail, changes: clientChanges, listItem: clientListItem }),
   deactivated: s.okResponse(200, clientDeactivated),
-  list: s.pageResponse(clientListItem),
   cases: s.pageResponse(clientCaseItem),
 };

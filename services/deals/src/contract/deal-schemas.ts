@@ -2,6 +2,7 @@ import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 import { nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
@@ -245,25 +246,17 @@ const dealLost = s.named(
   'A lost deal.',
   s.shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }),
 );
-const dealArchived = s.named(
-  'DealArchived',
-  'An archived deal.',
-  s.shape({ id: string, status: string, archived_at: nullableString }),
-);
+const dealArchived = stampedStatus('DealArchived', 'An archived deal.', 'archived_at');
 export type DealPhaseMove = s.Static<typeof dealPhaseMove>;
 export type DealWon = s.Static<typeof dealWon>;
 export type DealLost = s.Static<typeof dealLost>;
 export type DealArchived = s.Static<typeof dealArchived>;
 
 export const responses = {
-  detail: s.okResponse(200, dealDetail),
-  created: s.okResponse(201, dealCreated),
-  /** id, the fields sent, previous_phase and phase_changed_at after a move, updated_at. */
-  updated: s.okResponse(200, dealChanges),
+  ...recordResponses({ detail: dealDetail, created: dealCreated, changes: dealChanges, listItem: dealListItem }),
   phase: s.okResponse(200, dealPhaseMove),
   won: s.okResponse(200, dealWon),
   lost: s.okResponse(200, dealLost),
   archived: s.okResponse(200, dealArchived),
-  list: s.pageResponse(dealListItem),
   summary: s.okResponse(200, dealsSummary),
 };

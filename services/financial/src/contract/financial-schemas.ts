@@ -2,6 +2,7 @@ import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
 export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
@@ -196,20 +197,12 @@ export type FinancialRecordListItem = s.Static<typeof listItem>;
 export type OverdueFinancialRecord = s.Static<typeof overdueItem>;
 export type FinancialSummary = s.Static<typeof summary>;
 
-const cancelled = s.named(
-  'FinancialRecordCancelled',
-  'A cancelled record.',
-  s.shape({ id: string, status: string, cancelled_at: nullableString }),
-);
+const cancelled = stampedStatus('FinancialRecordCancelled', 'A cancelled record.', 'cancelled_at');
 export type FinancialRecordCancelled = s.Static<typeof cancelled>;
 
 export const responses = {
-  detail: s.okResponse(200, detail),
-  created: s.okResponse(201, created),
-  /** id, the fields sent (and those a status move sets), updated_at. */
-  updated: s.okResponse(200, changes),
+  ...recordResponses({ detail, created, changes, listItem }),
   cancelled: s.okResponse(200, cancelled),
-  list: s.pageResponse(listItem),
   overdue: s.pageResponse(overdueItem),
   summary: s.okResponse(200, summary),
 };

@@ -80,12 +80,5 @@ export type PublicationView = s.Static<typeof publicationShape>;
 export const responses = {
   list: s.pageResponse(publicationShape),
   detail: s.okResponse(200, publicationShape),
-  sync: {
-    202: {
-      type: 'object',
-      required: ['success', 'data'],
-      properties: { success: { type: 'boolean', const: true }, data: s.shape({ started: s.out.boolean }) },
-    },
-    ...s.errorResponses,
-  },
+  sync: s.okResponse(202, s.shape({ started: s.out.boolean })),
 };
