@@ -1,19 +1,5 @@
 // The request and response schemas of GET and PUT /v1/settings (docs/decisions.md §8).
-import {
-  arrayOf,
-  enumOf,
-  integer,
-  named,
-  nullable,
-  object,
-  okResponse,
-  out,
-  shape,
-  text,
-  typed,
-  type Schema,
-  type Static,
-} from '@lpm/shared/http/schemas';
+import * as s from '@lpm/shared/http/schemas';
 import { CNJ_CHECKS, UFS, closuresSchema, jurisdictionSchema } from '@lpm/shared/court-calendar';
 import { DEADLINE_COUNTINGS, DEADLINE_MODES, MAX_BACKFILL_DAYS, MAX_WATCHES } from '@lpm/shared/publication-settings';
 
@@ -27,7 +13,7 @@ const CLOSURES_ABOUT =
   "Days the team's court had no business (municipal holidays, closures, its system down), in date order, one a day. Sent whole: the list replaces the team's.";
 
 const courtCalendar = {
-  ...object({
+  ...s.object({
     jurisdiction: { ...jurisdictionSchema(), description: JURISDICTION_ABOUT },
     closures: { ...closuresSchema(MAX_CLOSURES), description: CLOSURES_ABOUT },
   }),
@@ -37,23 +23,23 @@ const courtCalendar = {
   'x-message': 'court_calendar must be an object with jurisdiction, closures or both',
 };
 
-const watch = object(
+const watch = s.object(
   {
-    oab_number: typed<string>({
+    oab_number: s.typed<string>({
       type: 'string',
       pattern: '^[0-9]{1,7}$',
       'x-message': 'oab_number must be 1 to 7 digits',
     }),
-    oab_uf: enumOf(UFS, 'Invalid oab_uf'),
-    name: nullable(text(200)),
+    oab_uf: s.enumOf(UFS, 'Invalid oab_uf'),
+    name: s.nullable(s.text(200)),
   },
   ['oab_number', 'oab_uf'],
 );
 
 const publications = {
-  ...object({
+  ...s.object({
     watches: {
-      ...arrayOf(watch, {
+      ...s.arrayOf(watch, {
         maxItems: MAX_WATCHES,
         'x-message': `publications.watches must be a list of at most ${MAX_WATCHES} watches`,
       }),
@@ -61,19 +47,19 @@ const publications = {
         "The lawyers whose publications the DJEN is polled for, by OAB number and state. Sent whole: the list replaces the team's. A new watch reads back `backfill_days` days.",
     },
     deadline: {
-      ...object({
-        mode: enumOf(DEADLINE_MODES, 'Invalid publications.deadline.mode'),
-        days: integer({
+      ...s.object({
+        mode: s.enumOf(DEADLINE_MODES, 'Invalid publications.deadline.mode'),
+        days: s.integer({
           minimum: 1,
           maximum: 365,
           'x-message': 'publications.deadline.days must be an integer from 1 to 365',
         }),
-        counting: enumOf(DEADLINE_COUNTINGS, 'Invalid publications.deadline.counting'),
+        counting: s.enumOf(DEADLINE_COUNTINGS, 'Invalid publications.deadline.counting'),
       }),
       description:
         "What a publication's deadline becomes: `off` none, `suggest` computed on the publication, `create` a deadline activity on its matched case. Fields left out keep their values.",
     },
-    backfill_days: integer({
+    backfill_days: s.integer({
       minimum: 0,
       maximum: MAX_BACKFILL_DAYS,
       'x-message': `publications.backfill_days must be an integer from 0 to ${MAX_BACKFILL_DAYS}`,
@@ -84,9 +70,9 @@ const publications = {
   'x-message': 'publications must be an object with watches, deadline, backfill_days or several',
 };
 
-const phaseName = typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
-const phaseList = <T>(field: string, items: Schema<T>) =>
-  typed<T[]>({
+const phaseName = s.typed<string>({ type: 'string', minLength: 1, maxLength: 100 });
+const phaseList = <T>(field: string, items: s.Schema<T>) =>
+  s.typed<T[]>({
     type: 'array',
     minItems: 1,
     maxItems: MAX_PHASES,
@@ -96,11 +82,11 @@ const phaseList = <T>(field: string, items: Schema<T>) =>
 
 /** Origins that may frame the webhooks portal, at most; each a scheme and host (and port), no path. */
 export const MAX_PORTAL_ORIGINS = 20;
-const origin = text(300, { pattern: '^https?://[^/?#\\s*;,\'"]+$', 'x-message': 'Invalid origin' });
+const origin = s.text(300, { pattern: '^https?://[^/?#\\s*;,\'"]+$', 'x-message': 'Invalid origin' });
 const portal = {
-  ...object(
+  ...s.object(
     {
-      allowed_origins: arrayOf(origin, {
+      allowed_origins: s.arrayOf(origin, {
         maxItems: MAX_PORTAL_ORIGINS,
         'x-message': `allowed_origins must be a list of at most ${MAX_PORTAL_ORIGINS} origins`,
       }),
@@ -111,14 +97,14 @@ const portal = {
     "The webhooks portal (`/portal`): the origins whose pages may show it in a frame (its Content-Security-Policy's frame-ancestors); none by default. Sent whole: the list replaces the team's.",
 };
 
-export const updateSettingsBody = named(
+export const updateSettingsBody = s.named(
   'UpdateSettingsRequest',
   'Any subset of the settings.',
-  object({
+  s.object({
     court_calendar: courtCalendar,
-    cnj_check: enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
+    cnj_check: s.enumOf(CNJ_CHECKS, 'Invalid cnj_check'),
     publications,
-    timezone: text(100, {
+    timezone: s.text(100, {
       'x-message': 'Invalid time zone',
       description:
         'An IANA time zone, in any case or by an alias; stored and shown by the name Intl gives it (`aMeRiCa/sao_paulo` is `America/Sao_Paulo`).',
@@ -126,8 +112,8 @@ export const updateSettingsBody = named(
     case_phases: phaseList('case_phases', phaseName),
     deal_phases: phaseList(
       'deal_phases',
-      object(
-        { name: phaseName, probability: integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) },
+      s.object(
+        { name: phaseName, probability: s.integer({ minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }) },
         ['name', 'probability'],
       ),
     ),
@@ -158,42 +144,45 @@ export const SETTINGS_EXAMPLES = [
 ];
 
 /** The settings fields a PUT sends. */
-export type SettingsChange = Static<typeof updateSettingsBody>;
+export type SettingsChange = s.Static<typeof updateSettingsBody>;
 
-const settings = named(
+const settings = s.named(
   'Settings',
   "The team's settings.",
-  shape({
-    timezone: out.string,
-    case_phases: out.strings,
-    deal_phases: arrayOf(shape({ name: out.string, probability: out.integer })),
+  s.shape({
+    timezone: s.out.string,
+    case_phases: s.out.strings,
+    deal_phases: s.arrayOf(s.shape({ name: s.out.string, probability: s.out.integer })),
     court_calendar: {
-      ...shape({
-        jurisdiction: { ...shape({ uf: out.nullableString, branch: out.string }), description: JURISDICTION_ABOUT },
-        closures: { ...arrayOf(shape({ date: out.string, name: out.string })), description: CLOSURES_ABOUT },
+      ...s.shape({
+        jurisdiction: {
+          ...s.shape({ uf: s.out.nullableString, branch: s.out.string }),
+          description: JURISDICTION_ABOUT,
+        },
+        closures: { ...s.arrayOf(s.shape({ date: s.out.string, name: s.out.string })), description: CLOSURES_ABOUT },
       }),
       description:
         "The team's court calendar, both parts always shown: `jurisdiction` is `{ uf: null, branch: 'state' }` (the national calendar only) until the team sets one.",
     },
-    cnj_check: out.string,
+    cnj_check: s.out.string,
     portal: {
-      ...shape({ allowed_origins: out.strings }),
+      ...s.shape({ allowed_origins: s.out.strings }),
       description: 'The webhooks portal: the origins that may show it in a frame.',
     },
     publications: {
-      ...shape({
-        watches: arrayOf(shape({ oab_number: out.string, oab_uf: out.string, name: out.nullableString })),
-        deadline: shape({ mode: out.string, days: out.integer, counting: out.string }),
-        backfill_days: out.integer,
+      ...s.shape({
+        watches: s.arrayOf(s.shape({ oab_number: s.out.string, oab_uf: s.out.string, name: s.out.nullableString })),
+        deadline: s.shape({ mode: s.out.string, days: s.out.integer, counting: s.out.string }),
+        backfill_days: s.out.integer,
       }),
       description:
         "The DJEN watches and what a publication's deadline becomes (defaults: no watches, mode suggest, 15 business days, 7 days of backfill).",
     },
-    updated_at: out.nullableString,
+    updated_at: s.out.nullableString,
   }),
 );
 
 /** The settings as GET and PUT answer them. */
-export type SettingsView = Static<typeof settings>;
+export type SettingsView = s.Static<typeof settings>;
 
-export const settingsResponse = okResponse(200, settings);
+export const settingsResponse = s.okResponse(200, settings);

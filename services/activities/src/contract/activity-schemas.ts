@@ -1,27 +1,7 @@
-import {
-  arrayOf,
-  boolean,
-  date,
-  enumOf,
-  integer,
-  longText,
-  metadata,
-  name,
-  named,
-  nullable,
-  nullableShape,
-  object,
-  okResponse,
-  out,
-  pageResponse,
-  shape,
-  text,
-  typed,
-  type Schema,
-  type Static,
-} from '@lpm/shared/http/schemas';
+import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses } from '@lpm/shared/http/record-responses';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 
 export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
@@ -32,55 +12,55 @@ export const FREQUENCIES = ['daily', 'weekly', 'monthly', 'yearly'] as const;
 
 export const ACTIVITY_SORT_FIELDS = ['due_date', 'created_at', 'updated_at', 'priority'] as const;
 
-const id = text(100);
-const type = enumOf(ACTIVITY_TYPES, 'Invalid type');
-const status = enumOf(ACTIVITY_STATUSES, 'Invalid status');
-const priority = enumOf(ACTIVITY_PRIORITIES, 'Invalid priority');
-const dueTime = typed<string>({
+const id = s.text(100);
+const type = s.enumOf(ACTIVITY_TYPES, 'Invalid type');
+const status = s.enumOf(ACTIVITY_STATUSES, 'Invalid status');
+const priority = s.enumOf(ACTIVITY_PRIORITIES, 'Invalid priority');
+const dueTime = s.typed<string>({
   type: 'string',
   pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',
   'x-message': 'due_time must be a time (HH:mm)',
 });
 
-const reminder = object({
-  enabled: boolean(),
-  before_minutes: integer({ minimum: 0, maximum: 525_600, 'x-message': 'before_minutes must be an integer >= 0' }),
-  channels: arrayOf(enumOf(REMINDER_CHANNELS, 'Invalid channel'), { maxItems: 3, uniqueItems: true }),
+const reminder = s.object({
+  enabled: s.boolean(),
+  before_minutes: s.integer({ minimum: 0, maximum: 525_600, 'x-message': 'before_minutes must be an integer >= 0' }),
+  channels: s.arrayOf(s.enumOf(REMINDER_CHANNELS, 'Invalid channel'), { maxItems: 3, uniqueItems: true }),
 });
 
-const recurrence = object(
+const recurrence = s.object(
   {
-    frequency: enumOf(FREQUENCIES, 'Invalid frequency'),
-    interval: integer({ minimum: 1, maximum: 1000, 'x-message': 'interval must be an integer >= 1' }),
-    until: nullable(date()),
-    count: nullable(integer({ minimum: 1, maximum: 1000, 'x-message': 'count must be an integer >= 1' })),
+    frequency: s.enumOf(FREQUENCIES, 'Invalid frequency'),
+    interval: s.integer({ minimum: 1, maximum: 1000, 'x-message': 'interval must be an integer >= 1' }),
+    until: s.nullable(s.date()),
+    count: s.nullable(s.integer({ minimum: 1, maximum: 1000, 'x-message': 'count must be an integer >= 1' })),
   },
   ['frequency'],
 );
 
 const activityFields = {
   type,
-  title: name(),
-  description: nullable(longText()),
+  title: s.name(),
+  description: s.nullable(s.longText()),
   priority,
-  due_date: nullable(date()),
-  due_time: nullable(dueTime),
-  case_id: nullable(id),
-  client_id: nullable(id),
-  deal_id: nullable(id),
-  assigned_to: nullable(id),
-  reminder: nullable(reminder),
-  recurrence: nullable(recurrence),
-  metadata: nullable(metadata()),
+  due_date: s.nullable(s.date()),
+  due_time: s.nullable(dueTime),
+  case_id: s.nullable(id),
+  client_id: s.nullable(id),
+  deal_id: s.nullable(id),
+  assigned_to: s.nullable(id),
+  reminder: s.nullable(reminder),
+  recurrence: s.nullable(recurrence),
+  metadata: s.nullable(s.metadata()),
   /** type deadline only, instead of due_date: the due date is computed on the team's court calendar. */
-  deadline_rule: nullable(deadlineRule),
+  deadline_rule: s.nullable(deadlineRule),
 };
 
 export const createActivityBody = {
-  ...named(
+  ...s.named(
     'CreateActivityRequest',
     'A new activity: type and title are required; a deadline may send deadline_rule instead of due_date.',
-    object(activityFields, ['type', 'title']),
+    s.object(activityFields, ['type', 'title']),
   ),
   examples: [
     { type: 'task', title: 'Protocolar petição', due_date: '2025-03-10', priority: 'alta' },
@@ -91,23 +71,23 @@ export const createActivityBody = {
       deadline_rule: { start: { made_available: '2025-11-13' }, days: 15 },
     },
   ],
-} as ReturnType<typeof object<typeof activityFields, 'type' | 'title'>>;
-export const updateActivityBody = named(
+} as ReturnType<typeof s.object<typeof activityFields, 'type' | 'title'>>;
+export const updateActivityBody = s.named(
   'UpdateActivityRequest',
   'Any subset of the activity fields, and a status move.',
-  object({ ...activityFields, status }),
+  s.object({ ...activityFields, status }),
 );
-export const completeActivityBody = named(
+export const completeActivityBody = s.named(
   'CompleteActivityRequest',
   'Completion notes.',
-  typed<{ notes?: string | null }>({
+  s.typed<{ notes?: string | null }>({
     type: 'object',
     additionalProperties: false,
-    properties: { notes: nullable(longText()) },
+    properties: { notes: s.nullable(s.longText()) },
   }),
 );
 
-const boolQuery = typed<boolean>({ type: 'boolean', 'x-message': 'overdue must be true or false' });
+const boolQuery = s.typed<boolean>({ type: 'boolean', 'x-message': 'overdue must be true or false' });
 
 export const listActivitiesQuery = listQuerySchema(ACTIVITY_SORT_FIELDS, {
   type,
@@ -117,19 +97,19 @@ export const listActivitiesQuery = listQuerySchema(ACTIVITY_SORT_FIELDS, {
   client_id: id,
   deal_id: id,
   assigned_to: id,
-  from: date(),
-  to: date(),
+  from: s.date(),
+  to: s.date(),
   overdue: boolQuery,
 });
 
 export const overdueQuery = listQuerySchema(ACTIVITY_SORT_FIELDS);
 
-export type CreateActivityBody = Static<typeof createActivityBody>;
-export type UpdateActivityBody = Static<typeof updateActivityBody>;
-export type ActivityListQuery = Static<typeof listActivitiesQuery>;
+export type CreateActivityBody = s.Static<typeof createActivityBody>;
+export type UpdateActivityBody = s.Static<typeof updateActivityBody>;
+export type ActivityListQuery = s.Static<typeof listActivitiesQuery>;
 
-const { string, nullableString, integer: int, freeObject } = out;
-const nullableObject: Schema = { type: ['object', 'null'], additionalProperties: true };
+const { string, nullableString, integer: int, freeObject } = s.out;
+const nullableObject: s.Schema = { type: ['object', 'null'], additionalProperties: true };
 
 /** The fields a list shows first, as every read shape does. */
 const listed = {
@@ -156,24 +136,24 @@ const common = {
   updated_at: string,
 };
 
-const detail = named(
+const detail = s.named(
   'Activity',
   'An activity in its detail read shape.',
-  shape({
+  s.shape({
     ...common,
     case: caseLink,
     client: nameLink,
     deal_id: nullableString,
-    assigned_to: nullableShape({ id: string, name: nullableString, email: nullableString }),
+    assigned_to: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
     created_by: nameLink,
     completed_by: nameLink,
   }),
 );
 
-const created = named(
+const created = s.named(
   'ActivityCreated',
   'A created activity: links as flat ids.',
-  shape({
+  s.shape({
     ...common,
     case_id: nullableString,
     client_id: nullableString,
@@ -183,10 +163,10 @@ const created = named(
   }),
 );
 
-const listItem = named(
+const listItem = s.named(
   'ActivityListItem',
   'An activity in a list.',
-  shape({
+  s.shape({
     ...listed,
     case: caseLink,
     assigned_to: nameLink,
@@ -194,10 +174,10 @@ const listItem = named(
   }),
 );
 
-const overdueItem = named(
+const overdueItem = s.named(
   'OverdueActivity',
   'An overdue activity.',
-  shape({
+  s.shape({
     id: string,
     type: string,
     title: string,
@@ -205,14 +185,14 @@ const overdueItem = named(
     priority: string,
     due_date: nullableString,
     days_overdue: int,
-    case: nullableShape({ id: string, title: nullableString }),
+    case: s.nullableShape({ id: string, title: nullableString }),
   }),
 );
 
-const completed = named(
+const completed = s.named(
   'ActivityCompleted',
   'A completed activity.',
-  shape({
+  s.shape({
     id: string,
     status: string,
     completed_at: nullableString,
@@ -220,33 +200,32 @@ const completed = named(
     completion_notes: nullableString,
   }),
 );
-const deleted = named('ActivityDeleted', 'A removed activity.', shape({ id: string, deleted: { type: 'boolean' } }));
+const deleted = s.named(
+  'ActivityDeleted',
+  'A removed activity.',
+  s.shape({ id: string, deleted: { type: 'boolean' } }),
+);
 
-export type ActivityDetail = Static<typeof detail>;
-export type ActivityCompleted = Static<typeof completed>;
-export type ActivityDeleted = Static<typeof deleted>;
-export type ActivityCreated = Static<typeof created>;
-export type ActivityListItem = Static<typeof listItem>;
-export type OverdueActivity = Static<typeof overdueItem>;
+export type ActivityDetail = s.Static<typeof detail>;
+export type ActivityCompleted = s.Static<typeof completed>;
+export type ActivityDeleted = s.Static<typeof deleted>;
+export type ActivityCreated = s.Static<typeof created>;
+export type ActivityListItem = s.Static<typeof listItem>;
+export type OverdueActivity = s.Static<typeof overdueItem>;
+
+const changes = s.named(
+  'ActivityChanges',
+  'id, the fields sent (normalized; status moves add what they set) and updated_at.',
+  s.shape({
+    ...(created.properties as Record<string, s.Schema>),
+    completed_by: nameLink,
+  }),
+  { partial: true },
+);
 
 export const responses = {
-  detail: okResponse(200, detail),
-  created: okResponse(201, created),
-  /** id, the fields sent (status moves add what they set) and updated_at. */
-  updated: okResponse(
-    200,
-    named(
-      'ActivityChanges',
-      'id, the fields sent (normalized; status moves add what they set) and updated_at.',
-      shape({
-        ...(created.properties as Record<string, Schema>),
-        completed_by: nameLink,
-      }),
-      { partial: true },
-    ),
-  ),
-  completed: okResponse(200, completed),
-  deleted: okResponse(200, deleted),
-  list: pageResponse(listItem),
-  overdue: pageResponse(overdueItem),
+  ...recordResponses({ detail, created, changes, listItem }),
+  completed: s.okResponse(200, completed),
+  deleted: s.okResponse(200, deleted),
+  overdue: s.pageResponse(overdueItem),
 };

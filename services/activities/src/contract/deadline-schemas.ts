@@ -1,17 +1,4 @@
-import {
-  boolean,
-  date,
-  enumOf,
-  integer,
-  named,
-  object,
-  okResponse,
-  out,
-  shape,
-  typed,
-  type Schema,
-  type Static,
-} from '@lpm/shared/http/schemas';
+import * as s from '@lpm/shared/http/schemas';
 import { jurisdictionSchema } from '@lpm/shared/court-calendar';
 
 /** Exactly one of the three: the day the text was made available, published, or the day of the act. */
@@ -25,29 +12,29 @@ export const COUNTINGS = ['business', 'calendar'] as const;
 
 const START_MESSAGE = 'start must have exactly one of made_available, published or from';
 
-const start = typed<DeadlineStart>({
+const start = s.typed<DeadlineStart>({
   type: 'object',
   additionalProperties: false,
-  properties: { made_available: date(), published: date(), from: date() },
+  properties: { made_available: s.date(), published: s.date(), from: s.date() },
   minProperties: 1,
   maxProperties: 1,
   'x-message': START_MESSAGE,
 });
 
 /** The calculator's input; also a deadline activity's `deadline_rule`. */
-export const deadlineRule = object(
+export const deadlineRule = s.object(
   {
     start,
-    days: integer({ minimum: 1, maximum: 365, 'x-message': 'days must be an integer from 1 to 365' }),
-    counting: enumOf(COUNTINGS, 'Invalid counting'),
-    double: typed<boolean>({ ...boolean(), 'x-message': 'double must be true or false' }),
+    days: s.integer({ minimum: 1, maximum: 365, 'x-message': 'days must be an integer from 1 to 365' }),
+    counting: s.enumOf(COUNTINGS, 'Invalid counting'),
+    double: s.typed<boolean>({ ...s.boolean(), 'x-message': 'double must be true or false' }),
     jurisdiction: jurisdictionSchema(),
   },
   ['start', 'days'],
 );
 
 export const computeDeadlineBody = {
-  ...named('ComputeDeadlineRequest', 'A deadline rule: the start, the days and how to count them.', deadlineRule),
+  ...s.named('ComputeDeadlineRequest', 'A deadline rule: the start, the days and how to count them.', deadlineRule),
   examples: [
     { start: { made_available: '2025-11-13' }, days: 5 },
     {
@@ -61,17 +48,17 @@ export const computeDeadlineBody = {
   ],
 } as typeof deadlineRule;
 
-export type DeadlineRuleBody = Static<typeof deadlineRule>;
+export type DeadlineRuleBody = s.Static<typeof deadlineRule>;
 
-export const trailDay = shape({ date: out.string, counted: { type: 'boolean' }, reason: out.nullableString });
+export const trailDay = s.shape({ date: s.out.string, counted: { type: 'boolean' }, reason: s.out.nullableString });
 
 /** What a rule computes to: day 1, the due date, the publication date (made_available only), the days counted, the trail. */
-export const deadlineShape: Schema = {
-  ...shape({
-    start_date: out.string,
-    due_date: out.string,
-    publication_date: out.nullableString,
-    days: out.integer,
+export const deadlineShape: s.Schema = {
+  ...s.shape({
+    start_date: s.out.string,
+    due_date: s.out.string,
+    publication_date: s.out.nullableString,
+    days: s.out.integer,
     trail: { type: 'array', items: trailDay },
   }),
   examples: [
@@ -98,4 +85,4 @@ export const deadlineShape: Schema = {
   ],
 };
 
-export const computeResponse = okResponse(200, deadlineShape);
+export const computeResponse = s.okResponse(200, deadlineShape);

@@ -1,14 +1,8 @@
 // The documentation of the cases operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { caseNotFound, clientNotFound, noFieldsToUpdate, userNotFound } from '@lpm/shared/errors';
-import {
-  ID_RULE,
-  LIST_RULE,
-  type OperationDocs,
-  type ServiceDocs,
-  PUT_RULE,
-  schemaMessage,
-} from '@lpm/shared/http/operation-docs';
+import type { OperationDocs, ServiceDocs } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { duplicateNumber, invalidCnjNumber, invalidPhase, reservedIdempotencyKey } from './case-errors.ts';
 
 export const CASE_OPERATIONS: OperationDocs = {

@@ -1,64 +1,47 @@
-import {
-  date,
-  enumOf,
-  longText,
-  metadata,
-  name,
-  named,
-  nullable,
-  object,
-  okResponse,
-  out,
-  pageResponse,
-  shape,
-  nullableShape,
-  stringList,
-  text,
-  typed,
-  type Static,
-} from '@lpm/shared/http/schemas';
+import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
 
 export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'] as const;
 
-const id = text(100);
-const priority = enumOf(CASE_PRIORITIES, 'Invalid priority');
-const status = enumOf(CASE_STATUSES, 'Invalid status');
+const id = s.text(100);
+const priority = s.enumOf(CASE_PRIORITIES, 'Invalid priority');
+const status = s.enumOf(CASE_STATUSES, 'Invalid status');
 
 const caseFields = {
-  title: name(),
+  title: s.name(),
   /** Any text; a CNJ number (NNNNNNN-DD.AAAA.J.TR.OOOO, or its 20 digits) is stored masked and explained in number_info. */
-  number: nullable(text(100, { examples: ['0001234-56.2023.8.26.0100', '00012345620238260100', 'INT-2024/017'] })),
-  area: nullable(text()),
-  subject: nullable(text()),
+  number: s.nullable(s.text(100, { examples: ['0001234-56.2023.8.26.0100', '00012345620238260100', 'INT-2024/017'] })),
+  area: s.nullable(s.text()),
+  subject: s.nullable(s.text()),
   // Checked against the team's kanban in the domain (400 Invalid phase).
-  phase: text(100, { 'x-message': 'Invalid phase' }),
+  phase: s.text(100, { 'x-message': 'Invalid phase' }),
   priority,
-  client_id: nullable(id),
-  responsible_id: nullable(id),
-  sla_date: nullable(date()),
-  description: nullable(longText()),
-  labels: nullable(stringList()),
-  metadata: nullable(metadata()),
+  client_id: s.nullable(id),
+  responsible_id: s.nullable(id),
+  sla_date: s.nullable(s.date()),
+  description: s.nullable(s.longText()),
+  labels: s.nullable(s.stringList()),
+  metadata: s.nullable(s.metadata()),
 };
 
-export const createCaseBody = named(
+export const createCaseBody = s.named(
   'CreateCaseRequest',
   'A new case: only the title is required.',
-  object(caseFields, ['title']),
+  s.object(caseFields, ['title']),
 );
-export const updateCaseBody = named(
+export const updateCaseBody = s.named(
   'UpdateCaseRequest',
   'Any subset of the case fields; status moves ativo <-> arquivado.',
-  object({ ...caseFields, status }),
+  s.object({ ...caseFields, status }),
 );
 
 /** What the deals service asks for the case of a won deal: the deal, and the case's fields. */
-export const dealCaseBody = object(
+export const dealCaseBody = s.object(
   {
     deal_id: id,
     title: caseFields.title,
@@ -71,19 +54,19 @@ export const dealCaseBody = object(
 
 export const listCasesQuery = listQuerySchema(CASE_SORT_FIELDS, {
   status,
-  phase: text(100),
+  phase: s.text(100),
   priority,
-  area: text(),
+  area: s.text(),
   client_id: id,
   responsible_id: id,
-  from: date(),
-  to: date(),
-  search: text(200),
+  from: s.date(),
+  to: s.date(),
+  search: s.text(200),
 });
 
 export const caseActivitiesQuery = listQuerySchema(['due_date', 'created_at', 'updated_at', 'priority']);
 
-export const timelineQuery = typed<{ limit: number }>({
+export const timelineQuery = s.typed<{ limit: number }>({
   type: 'object',
   properties: {
     limit: {
@@ -96,11 +79,11 @@ export const timelineQuery = typed<{ limit: number }>({
   },
 });
 
-export type CreateCaseBody = Static<typeof createCaseBody>;
-export type UpdateCaseBody = Static<typeof updateCaseBody>;
-export type CaseListQuery = Static<typeof listCasesQuery>;
+export type CreateCaseBody = s.Static<typeof createCaseBody>;
+export type UpdateCaseBody = s.Static<typeof updateCaseBody>;
+export type CaseListQuery = s.Static<typeof listCasesQuery>;
 
-const { string, nullableString, integer, strings, freeObject } = out;
+const { string, nullableString, integer, strings, freeObject } = s.out;
 
 const common = {
   id: string,
@@ -119,39 +102,43 @@ const common = {
 };
 
 /** What a case number says (Resolução CNJ 65/2008), null without a number. */
-const numberInfo = named('CaseNumberInfo', 'What a case number says (Resolução CNJ 65/2008); null without a number.', {
-  type: ['object', 'null'],
-  properties: {
-    format: { type: 'string', enum: ['cnj', 'internal'] },
-    valid: { type: ['boolean', 'null'] },
-    year: { type: ['integer', 'null'] },
-    justice: {
-      type: ['string', 'null'],
-      enum: ['STF', 'CNJ', 'STJ', 'federal', 'labour', 'electoral', 'military', 'state', 'state military', null],
+const numberInfo = s.named(
+  'CaseNumberInfo',
+  'What a case number says (Resolução CNJ 65/2008); null without a number.',
+  {
+    type: ['object', 'null'],
+    properties: {
+      format: { type: 'string', enum: ['cnj', 'internal'] },
+      valid: { type: ['boolean', 'null'] },
+      year: { type: ['integer', 'null'] },
+      justice: {
+        type: ['string', 'null'],
+        enum: ['STF', 'CNJ', 'STJ', 'federal', 'labour', 'electoral', 'military', 'state', 'state military', null],
+      },
+      court: nullableString,
+      origin: nullableString,
     },
-    court: nullableString,
-    origin: nullableString,
+    examples: [
+      { format: 'cnj', valid: true, year: 2023, justice: 'state', court: 'TJSP', origin: '0100' },
+      { format: 'internal', valid: null, year: null, justice: null, court: null, origin: null },
+    ],
   },
-  examples: [
-    { format: 'cnj', valid: true, year: 2023, justice: 'state', court: 'TJSP', origin: '0100' },
-    { format: 'internal', valid: null, year: null, justice: null, court: null, origin: null },
-  ],
-});
+);
 
-const caseDetail = named(
+const caseDetail = s.named(
   'Case',
   'A case in its detail read shape.',
-  shape({
+  s.shape({
     ...common,
     number_info: numberInfo,
-    client: nullableShape({
+    client: s.nullableShape({
       id: string,
       name: nullableString,
       type: nullableString,
       email: nullableString,
       phone: nullableString,
     }),
-    responsible: nullableShape({ id: string, name: nullableString, email: nullableString }),
+    responsible: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
     description: nullableString,
     labels: strings,
     metadata: freeObject,
@@ -159,7 +146,7 @@ const caseDetail = named(
   }),
 );
 
-const caseWritten = shape({
+const caseWritten = s.shape({
   ...common,
   client_id: nullableString,
   responsible_id: nullableString,
@@ -169,25 +156,25 @@ const caseWritten = shape({
   archived_at: nullableString,
 });
 
-const caseCreated = named('CaseCreated', 'A created case: links as flat ids.', caseWritten);
-const caseChanges = named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten, {
+const caseCreated = s.named('CaseCreated', 'A created case: links as flat ids.', caseWritten);
+const caseChanges = s.named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten, {
   partial: true,
 });
 
-const caseListItem = named(
+const caseListItem = s.named(
   'CaseListItem',
   'A case in a list.',
-  shape({
+  s.shape({
     ...common,
-    client: nullableShape({ id: string, name: nullableString, type: nullableString }),
+    client: s.nullableShape({ id: string, name: nullableString, type: nullableString }),
     responsible: nameLink,
   }),
 );
 
-const caseActivity = named(
+const caseActivity = s.named(
   'CaseActivityListItem',
   "An activity in a case's list.",
-  shape({
+  s.shape({
     id: string,
     type: string,
     title: string,
@@ -199,10 +186,10 @@ const caseActivity = named(
   }),
 );
 
-const timelineEvent = named(
+const timelineEvent = s.named(
   'TimelineEvent',
   'An event of a case timeline.',
-  shape({
+  s.shape({
     id: string,
     type: string,
     description: string,
@@ -211,25 +198,17 @@ const timelineEvent = named(
   }),
 );
 
-export type CaseDetail = Static<typeof caseDetail>;
-export type CaseCreated = Static<typeof caseCreated>;
-export type CaseListItem = Static<typeof caseListItem>;
+export type CaseDetail = s.Static<typeof caseDetail>;
+export type CaseCreated = s.Static<typeof caseCreated>;
+export type CaseListItem = s.Static<typeof caseListItem>;
 
-const caseArchived = named(
-  'CaseArchived',
-  'An archived case.',
-  shape({ id: string, status: string, archived_at: nullableString }),
-);
-export type CaseArchived = Static<typeof caseArchived>;
-export type TimelineEvent = Static<typeof timelineEvent>;
+const caseArchived = stampedStatus('CaseArchived', 'An archived case.', 'archived_at');
+export type CaseArchived = s.Static<typeof caseArchived>;
+export type TimelineEvent = s.Static<typeof timelineEvent>;
 
 export const responses = {
-  detail: okResponse(200, caseDetail),
-  created: okResponse(201, caseCreated),
-  /** id, the fields sent, title and updated_at. */
-  updated: okResponse(200, caseChanges),
-  archived: okResponse(200, caseArchived),
-  list: pageResponse(caseListItem),
-  timeline: okResponse(200, { type: 'array', items: timelineEvent }),
-  activities: pageResponse(caseActivity),
+  ...recordResponses({ detail: caseDetail, created: caseCreated, changes: caseChanges, listItem: caseListItem }),
+  archived: s.okResponse(200, caseArchived),
+  timeline: s.okResponse(200, { type: 'array', items: timelineEvent }),
+  activities: s.pageResponse(caseActivity),
 };

@@ -1,14 +1,8 @@
 // The documentation of the clients operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { clientNotFound, noFieldsToUpdate } from '@lpm/shared/errors';
-import {
-  ID_RULE,
-  LIST_RULE,
-  type OperationDocs,
-  type ServiceDocs,
-  PUT_RULE,
-  schemaMessage,
-} from '@lpm/shared/http/operation-docs';
+import type { OperationDocs, ServiceDocs } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { duplicateDocument, hasActiveCases, typeImmutable } from './client-errors.ts';
 
 export const CLIENT_OPERATIONS: OperationDocs = {

@@ -1,24 +1,6 @@
-import {
-  date,
-  email,
-  enumOf,
-  longText,
-  metadata,
-  name,
-  named,
-  nullable,
-  object,
-  okResponse,
-  out,
-  pageResponse,
-  shape,
-  stringList,
-  text,
-  typed,
-  type ShapeOf,
-  type Static,
-} from '@lpm/shared/http/schemas';
+import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const CLIENT_TYPES = ['PF', 'PJ'] as const;
 export const SEGMENTS = ['vip', 'premium', 'regular', 'occasional'] as const;
@@ -41,9 +23,9 @@ const CPF = '^\\d{3}\\.\\d{3}\\.\\d{3}-\\d{2}$';
 // Since July 2026 the first 12 positions of a CNPJ may be letters; the check digits stay numeric.
 const CNPJ = '^[0-9A-Za-z]{2}\\.[0-9A-Za-z]{3}\\.[0-9A-Za-z]{3}/[0-9A-Za-z]{4}-\\d{2}$';
 
-const part = () => nullable(text());
-const address = nullable(
-  object({
+const part = () => s.nullable(s.text());
+const address = s.nullable(
+  s.object({
     street: part(),
     number: part(),
     complement: part(),
@@ -55,63 +37,63 @@ const address = nullable(
   }),
 );
 
-const phone = text(40);
+const phone = s.text(40);
 
 /** Every field a client can be created with; which of PF/PJ applies is checked against `type`. */
 const clientFields = {
-  name: name(),
-  email: nullable(email()),
-  phone: nullable(phone),
-  whatsapp: nullable(phone),
-  segment: nullable(enumOf(SEGMENTS, 'Invalid segment')),
+  name: s.name(),
+  email: s.nullable(s.email()),
+  phone: s.nullable(phone),
+  whatsapp: s.nullable(phone),
+  segment: s.nullable(s.enumOf(SEGMENTS, 'Invalid segment')),
   address,
-  notes: nullable(longText()),
-  tags: nullable(stringList()),
-  metadata: nullable(metadata()),
-  cpf: nullable(typed<string>({ type: 'string', pattern: CPF, 'x-message': 'Invalid CPF format' })),
-  rg: nullable(text(40)),
-  birth_date: nullable(date()),
-  gender: nullable(enumOf(GENDERS, 'Invalid gender')),
-  marital_status: nullable(text(100)),
-  nationality: nullable(text(100)),
-  profession: nullable(text(200)),
-  legal_name: nullable(name()),
-  trade_name: nullable(name()),
-  cnpj: nullable(typed<string>({ type: 'string', pattern: CNPJ, 'x-message': 'Invalid CNPJ format' })),
-  state_registration: nullable(text(40)),
-  contact_person: nullable(text(500)),
+  notes: s.nullable(s.longText()),
+  tags: s.nullable(s.stringList()),
+  metadata: s.nullable(s.metadata()),
+  cpf: s.nullable(s.typed<string>({ type: 'string', pattern: CPF, 'x-message': 'Invalid CPF format' })),
+  rg: s.nullable(s.text(40)),
+  birth_date: s.nullable(s.date()),
+  gender: s.nullable(s.enumOf(GENDERS, 'Invalid gender')),
+  marital_status: s.nullable(s.text(100)),
+  nationality: s.nullable(s.text(100)),
+  profession: s.nullable(s.text(200)),
+  legal_name: s.nullable(s.name()),
+  trade_name: s.nullable(s.name()),
+  cnpj: s.nullable(s.typed<string>({ type: 'string', pattern: CNPJ, 'x-message': 'Invalid CNPJ format' })),
+  state_registration: s.nullable(s.text(40)),
+  contact_person: s.nullable(s.text(500)),
 };
 
-export const createClientBody = named(
+export const createClientBody = s.named(
   'CreateClientRequest',
   'A new client: type and name are required; the PF fields go with type PF, the PJ fields with type PJ.',
-  object({ type: enumOf(CLIENT_TYPES, 'Invalid type'), ...clientFields }, ['type', 'name']),
+  s.object({ type: s.enumOf(CLIENT_TYPES, 'Invalid type'), ...clientFields }, ['type', 'name']),
 );
 
-export const updateClientBody = named(
+export const updateClientBody = s.named(
   'UpdateClientRequest',
   'Any subset of the client fields; status active reactivates, inactive deactivates.',
-  object({
-    type: enumOf(CLIENT_TYPES, 'Invalid type'),
-    status: enumOf(STATUSES, 'Invalid status'),
+  s.object({
+    type: s.enumOf(CLIENT_TYPES, 'Invalid type'),
+    status: s.enumOf(STATUSES, 'Invalid status'),
     ...clientFields,
   }),
 );
 
 export const listClientsQuery = listQuerySchema(['created_at', 'updated_at', 'name'], {
-  type: enumOf(CLIENT_TYPES, 'Invalid type'),
-  status: enumOf(STATUSES, 'Invalid status'),
-  segment: enumOf(SEGMENTS, 'Invalid segment'),
-  search: text(200),
+  type: s.enumOf(CLIENT_TYPES, 'Invalid type'),
+  status: s.enumOf(STATUSES, 'Invalid status'),
+  segment: s.enumOf(SEGMENTS, 'Invalid segment'),
+  search: s.text(200),
 });
 
-export type CreateClientBody = Static<typeof createClientBody>;
-export type UpdateClientBody = Static<typeof updateClientBody>;
-export type ClientListQuery = Static<typeof listClientsQuery>;
+export type CreateClientBody = s.Static<typeof createClientBody>;
+export type UpdateClientBody = s.Static<typeof updateClientBody>;
+export type ClientListQuery = s.Static<typeof listClientsQuery>;
 
 export const clientCasesQuery = listQuerySchema(['created_at', 'updated_at', 'title', 'priority', 'sla_date']);
 
-const { string, nullableString, integer, strings, freeObject } = out;
+const { string, nullableString, integer, strings, freeObject } = s.out;
 const nullableStrings = <F extends string>(fields: readonly F[]) =>
   Object.fromEntries(fields.map((f) => [f, nullableString])) as Record<F, typeof nullableString>;
 
@@ -123,7 +105,7 @@ const clientFieldsOut = {
   whatsapp: nullableString,
   segment: nullableString,
   status: string,
-  address: named('Address', 'A postal address; every part may be null.', {
+  address: s.named('Address', 'A postal address; every part may be null.', {
     type: ['object', 'null'],
     properties: nullableStrings(ADDRESS_PARTS),
   }),
@@ -136,32 +118,32 @@ const clientFieldsOut = {
   updated_at: string,
 };
 
-const clientPF = named(
+const clientPF = s.named(
   'ClientPF',
   'An individual, with a CPF.',
-  shape({ ...clientFieldsOut, type: typed<'PF'>({ type: 'string', enum: ['PF'] }), ...nullableStrings(PF_FIELDS) }),
+  s.shape({ ...clientFieldsOut, type: s.typed<'PF'>({ type: 'string', enum: ['PF'] }), ...nullableStrings(PF_FIELDS) }),
 );
-const clientPJ = named(
+const clientPJ = s.named(
   'ClientPJ',
   'A company, with a CNPJ.',
-  shape({ ...clientFieldsOut, type: typed<'PJ'>({ type: 'string', enum: ['PJ'] }), ...nullableStrings(PJ_FIELDS) }),
+  s.shape({ ...clientFieldsOut, type: s.typed<'PJ'>({ type: 'string', enum: ['PJ'] }), ...nullableStrings(PJ_FIELDS) }),
 );
-export type ClientPF = Static<typeof clientPF>;
-export type ClientPJ = Static<typeof clientPJ>;
+export type ClientPF = s.Static<typeof clientPF>;
+export type ClientPJ = s.Static<typeof clientPJ>;
 
 /** The detail read shape: a PF client has the PF fields, a PJ client the PJ ones. */
-const clientDetail = named(
+const clientDetail = s.named(
   'Client',
   'An individual (PF) or a company (PJ), told apart by `type`.',
-  typed<ClientPF | ClientPJ>({ type: 'object', oneOf: [clientPF, clientPJ] }),
+  s.typed<ClientPF | ClientPJ>({ type: 'object', oneOf: [clientPF, clientPJ] }),
 );
-export type ClientDetail = Static<typeof clientDetail>;
+export type ClientDetail = s.Static<typeof clientDetail>;
 
 /** id, the fields sent (any of the detail's) and updated_at. */
-const clientChanges = named(
+const clientChanges = s.named(
   'ClientChanges',
   'id, the fields sent (normalized) and updated_at.',
-  shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }),
+  s.shape({ ...clientFieldsOut, type: string, ...nullableStrings([...PF_FIELDS, ...PJ_FIELDS]) }),
   { partial: true },
 );
 
@@ -178,17 +160,22 @@ const listItemFields = {
   cases_count: integer,
   created_at: string,
 };
-const clientListItem = named('ClientListItem', 'A client in a list: cpf for PF, cnpj for PJ.', shape(listItemFields), {
-  required: Object.keys(listItemFields).filter((f) => f !== 'cpf' && f !== 'cnpj'),
-});
-type ListItemFields = ShapeOf<typeof listItemFields>;
+const clientListItem = s.named(
+  'ClientListItem',
+  'A client in a list: cpf for PF, cnpj for PJ.',
+  s.shape(listItemFields),
+  {
+    required: Object.keys(listItemFields).filter((f) => f !== 'cpf' && f !== 'cnpj'),
+  },
+);
+type ListItemFields = s.ShapeOf<typeof listItemFields>;
 /** A list item has the cpf of a PF client or the cnpj of a PJ one. */
 export type ClientListItem = Omit<ListItemFields, 'cpf' | 'cnpj'> & Partial<Pick<ListItemFields, 'cpf' | 'cnpj'>>;
 
-const clientCaseItem = named(
+const clientCaseItem = s.named(
   'ClientCaseListItem',
   "A case in a client's list of cases.",
-  shape({
+  s.shape({
     id: string,
     title: string,
     number: nullableString,
@@ -200,18 +187,11 @@ const clientCaseItem = named(
   }),
 );
 
-const clientDeactivated = named(
-  'ClientDeactivated',
-  'A deactivated client.',
-  shape({ id: string, status: string, deactivated_at: nullableString }),
-);
-export type ClientDeactivated = Static<typeof clientDeactivated>;
+const clientDeactivated = stampedStatus('ClientDeactivated', 'A deactivated client.', 'deactivated_at');
+export type ClientDeactivated = s.Static<typeof clientDeactivated>;
 
 export const responses = {
-  detail: okResponse(200, clientDetail),
-  created: okResponse(201, clientDetail),
-  updated: okResponse(200, clientChanges),
-  deactivated: okResponse(200, clientDeactivated),
-  list: pageResponse(clientListItem),
-  cases: pageResponse(clientCaseItem),
+  ...recordResponses({ detail: clientDetail, created: clientDetail, changes: clientChanges, listItem: clientListItem }),
+  deactivated: s.okResponse(200, clientDeactivated),
+  cases: s.pageResponse(clientCaseItem),
 };

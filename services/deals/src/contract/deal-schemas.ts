@@ -1,29 +1,8 @@
-import {
-  boolean,
-  date,
-  enumOf,
-  longText,
-  mapOf,
-  metadata,
-  name,
-  named,
-  nullable,
-  nullableShape,
-  object,
-  okResponse,
-  out,
-  pageResponse,
-  shape,
-  stringList,
-  text,
-  typed,
-  type Schema,
-  type ShapeOf,
-  type Static,
-} from '@lpm/shared/http/schemas';
+import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 import { nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
@@ -36,92 +15,92 @@ export const DEAL_SORT_FIELDS = [
   'expected_close_date',
 ] as const;
 
-const id = text(100);
+const id = s.text(100);
 /** An amount of money: a number >= 0 (at most 2 decimals, checked when turned into cents). */
-const money = (field: string): Schema<number> =>
-  typed<number>({
+const money = (field: string): s.Schema<number> =>
+  s.typed<number>({
     type: 'number',
     minimum: 0,
     maximum: MONEY_MAX,
     'x-message': `${field} must be a number from 0 to ${MONEY_MAX}`,
   });
 
-const currency = typed<string>({
+const currency = s.typed<string>({
   type: 'string',
   pattern: '^[A-Za-z]{3}$',
   'x-message': 'currency must be a 3-letter code',
 });
 
 const dealFields = {
-  title: name(),
-  value: nullable(money('value')),
+  title: s.name(),
+  value: s.nullable(money('value')),
   currency,
   // Checked against the team's pipeline in the domain (400 Invalid phase).
-  phase: text(100, { 'x-message': 'Invalid phase' }),
-  probability: typed<number>({ type: 'number', minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }),
-  expected_close_date: nullable(date()),
-  client_id: nullable(id),
-  responsible_id: nullable(id),
-  source: nullable(text(100)),
-  description: nullable(longText()),
-  labels: nullable(stringList()),
-  metadata: nullable(metadata()),
+  phase: s.text(100, { 'x-message': 'Invalid phase' }),
+  probability: s.typed<number>({ type: 'number', minimum: 0, maximum: 100, 'x-message': 'Invalid probability' }),
+  expected_close_date: s.nullable(s.date()),
+  client_id: s.nullable(id),
+  responsible_id: s.nullable(id),
+  source: s.nullable(s.text(100)),
+  description: s.nullable(s.longText()),
+  labels: s.nullable(s.stringList()),
+  metadata: s.nullable(s.metadata()),
 };
 
-export const createDealBody = named(
+export const createDealBody = s.named(
   'CreateDealRequest',
   'A new deal: only the title is required.',
-  object(dealFields, ['title']),
+  s.object(dealFields, ['title']),
 );
-export const updateDealBody = named('UpdateDealRequest', 'Any subset of the create fields.', object(dealFields));
-export const phaseBody = named(
+export const updateDealBody = s.named('UpdateDealRequest', 'Any subset of the create fields.', s.object(dealFields));
+export const phaseBody = s.named(
   'MoveDealPhaseRequest',
   'The phase to move to.',
-  object({ phase: dealFields.phase, notes: nullable(longText()) }, ['phase']),
+  s.object({ phase: dealFields.phase, notes: s.nullable(s.longText()) }, ['phase']),
 );
-export const wonBody = named(
+export const wonBody = s.named(
   'MarkDealWonRequest',
   'How the deal was won, and whether to open its case.',
-  object({
-    final_value: nullable(money('final_value')),
-    notes: nullable(longText()),
-    create_case: boolean(),
-    case_data: object({ title: name(), area: nullable(text()) }),
+  s.object({
+    final_value: s.nullable(money('final_value')),
+    notes: s.nullable(s.longText()),
+    create_case: s.boolean(),
+    case_data: s.object({ title: s.name(), area: s.nullable(s.text()) }),
   }),
 );
-export const lostBody = named(
+export const lostBody = s.named(
   'MarkDealLostRequest',
   'Why the deal was lost.',
-  object({ loss_reason: nullable(text()), competitor: nullable(text()), notes: nullable(longText()) }),
+  s.object({ loss_reason: s.nullable(s.text()), competitor: s.nullable(s.text()), notes: s.nullable(s.longText()) }),
 );
 
 const queryMoney = (field: string) =>
-  typed<number>({ type: 'number', minimum: 0, 'x-message': `${field} must be a number >= 0` });
+  s.typed<number>({ type: 'number', minimum: 0, 'x-message': `${field} must be a number >= 0` });
 
 export const listDealsQuery = listQuerySchema(DEAL_SORT_FIELDS, {
-  status: enumOf(DEAL_STATUSES, 'Invalid status'),
-  phase: text(100),
+  status: s.enumOf(DEAL_STATUSES, 'Invalid status'),
+  phase: s.text(100),
   client_id: id,
   responsible_id: id,
-  source: text(100),
+  source: s.text(100),
   min_value: queryMoney('min_value'),
   max_value: queryMoney('max_value'),
-  from: date(),
-  to: date(),
+  from: s.date(),
+  to: s.date(),
 });
 
 /** The summary sums one currency (default BRL), as the financial summary does. */
-export const summaryQuery = typed<{ currency?: string }>({ type: 'object', properties: { currency } });
+export const summaryQuery = s.typed<{ currency?: string }>({ type: 'object', properties: { currency } });
 
-export type CreateDealBody = Static<typeof createDealBody>;
-export type UpdateDealBody = Static<typeof updateDealBody>;
-export type PhaseBody = Static<typeof phaseBody>;
-export type WonBody = Static<typeof wonBody>;
-export type LostBody = Static<typeof lostBody>;
-export type DealListQuery = Static<typeof listDealsQuery>;
-export type SummaryQuery = Static<typeof summaryQuery>;
+export type CreateDealBody = s.Static<typeof createDealBody>;
+export type UpdateDealBody = s.Static<typeof updateDealBody>;
+export type PhaseBody = s.Static<typeof phaseBody>;
+export type WonBody = s.Static<typeof wonBody>;
+export type LostBody = s.Static<typeof lostBody>;
+export type DealListQuery = s.Static<typeof listDealsQuery>;
+export type SummaryQuery = s.Static<typeof summaryQuery>;
 
-const { string, nullableString, integer, number, nullableNumber, strings, freeObject } = out;
+const { string, nullableString, integer, number, nullableNumber, strings, freeObject } = s.out;
 
 const common = {
   id: string,
@@ -149,10 +128,10 @@ const closing = {
   updated_at: string,
 };
 
-const insights = named(
+const insights = s.named(
   'DealInsights',
   "Win probability, health and risk factors computed from the deal's phase, age and activity, with their basis.",
-  shape({
+  s.shape({
     win_probability: number,
     health: string,
     risk_factors: strings,
@@ -163,16 +142,16 @@ const insights = named(
 
 const detailFields = {
   ...common,
-  client: nullableShape({ id: string, name: nullableString, type: nullableString, email: nullableString }),
-  responsible: nullableShape({ id: string, name: nullableString, email: nullableString }),
+  client: s.nullableShape({ id: string, name: nullableString, type: nullableString, email: nullableString }),
+  responsible: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
   ...described,
   ...closing,
 };
 
-const dealDetail = named(
+const dealDetail = s.named(
   'Deal',
   'A deal in its detail read shape.',
-  shape({
+  s.shape({
     ...common,
     client: detailFields.client,
     responsible: detailFields.responsible,
@@ -183,49 +162,49 @@ const dealDetail = named(
   }),
 );
 
-const dealWritten = shape({
+const dealWritten = s.shape({
   ...common,
   client_id: nullableString,
   responsible_id: nullableString,
   ...described,
   ...closing,
 });
-const dealCreated = named('DealCreated', 'A created deal: links as flat ids.', dealWritten);
-const dealChanges = named(
+const dealCreated = s.named('DealCreated', 'A created deal: links as flat ids.', dealWritten);
+const dealChanges = s.named(
   'DealChanges',
   'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.',
   dealWritten,
   { partial: true },
 );
 
-const dealListItem = named(
+const dealListItem = s.named(
   'DealListItem',
   'A deal in a list.',
-  shape({
+  s.shape({
     ...common,
-    client: nullableShape({ id: string, name: nullableString, type: nullableString }),
+    client: s.nullableShape({ id: string, name: nullableString, type: nullableString }),
     responsible: nameLink,
     source: nullableString,
     created_at: string,
   }),
 );
 
-const countAndValue = named(
+const countAndValue = s.named(
   'CountAndValue',
   'How many deals, and their value.',
-  shape({ count: integer, value: number }),
+  s.shape({ count: integer, value: number }),
 );
 
-const dealsSummary = named(
+const dealsSummary = s.named(
   'DealsSummary',
   'The pipeline summary (of one currency).',
-  shape({
+  s.shape({
     currency: string,
     total_deals: integer,
     total_value: number,
     weighted_value: number,
-    by_phase: mapOf(countAndValue),
-    by_status: mapOf(countAndValue),
+    by_phase: s.mapOf(countAndValue),
+    by_status: s.mapOf(countAndValue),
     conversion_rate: number,
     average_deal_size: number,
     average_sales_cycle_days: number,
@@ -233,16 +212,16 @@ const dealsSummary = named(
 );
 
 /** The detail read shape as events carry it: without activities_count and ai_insights, which GET adds. */
-export type DealEventData = ShapeOf<typeof detailFields>;
-export type DealDetail = Static<typeof dealDetail>;
-export type DealCreated = Static<typeof dealCreated>;
-export type DealListItem = Static<typeof dealListItem>;
-export type DealsSummary = Static<typeof dealsSummary>;
+export type DealEventData = s.ShapeOf<typeof detailFields>;
+export type DealDetail = s.Static<typeof dealDetail>;
+export type DealCreated = s.Static<typeof dealCreated>;
+export type DealListItem = s.Static<typeof dealListItem>;
+export type DealsSummary = s.Static<typeof dealsSummary>;
 
-const dealPhaseMove = named(
+const dealPhaseMove = s.named(
   'DealPhaseMove',
   'A phase move.',
-  shape({
+  s.shape({
     id: string,
     phase: string,
     previous_phase: nullableString,
@@ -250,42 +229,34 @@ const dealPhaseMove = named(
     updated_at: string,
   }),
 );
-const dealWon = named(
+const dealWon = s.named(
   'DealWon',
   'A won deal, with the case created for it.',
-  shape({
+  s.shape({
     id: string,
     status: string,
     final_value: nullableNumber,
     won_at: string,
-    case_created: shape({ id: string, title: string }),
+    case_created: s.shape({ id: string, title: string }),
   }),
   { partial: true },
 );
-const dealLost = named(
+const dealLost = s.named(
   'DealLost',
   'A lost deal.',
-  shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }),
+  s.shape({ id: string, status: string, loss_reason: nullableString, competitor: nullableString, lost_at: string }),
 );
-const dealArchived = named(
-  'DealArchived',
-  'An archived deal.',
-  shape({ id: string, status: string, archived_at: nullableString }),
-);
-export type DealPhaseMove = Static<typeof dealPhaseMove>;
-export type DealWon = Static<typeof dealWon>;
-export type DealLost = Static<typeof dealLost>;
-export type DealArchived = Static<typeof dealArchived>;
+const dealArchived = stampedStatus('DealArchived', 'An archived deal.', 'archived_at');
+export type DealPhaseMove = s.Static<typeof dealPhaseMove>;
+export type DealWon = s.Static<typeof dealWon>;
+export type DealLost = s.Static<typeof dealLost>;
+export type DealArchived = s.Static<typeof dealArchived>;
 
 export const responses = {
-  detail: okResponse(200, dealDetail),
-  created: okResponse(201, dealCreated),
-  /** id, the fields sent, previous_phase and phase_changed_at after a move, updated_at. */
-  updated: okResponse(200, dealChanges),
-  phase: okResponse(200, dealPhaseMove),
-  won: okResponse(200, dealWon),
-  lost: okResponse(200, dealLost),
-  archived: okResponse(200, dealArchived),
-  list: pageResponse(dealListItem),
-  summary: okResponse(200, dealsSummary),
+  ...recordResponses({ detail: dealDetail, created: dealCreated, changes: dealChanges, listItem: dealListItem }),
+  phase: s.okResponse(200, dealPhaseMove),
+  won: s.okResponse(200, dealWon),
+  lost: s.okResponse(200, dealLost),
+  archived: s.okResponse(200, dealArchived),
+  summary: s.okResponse(200, dealsSummary),
 };

@@ -1,26 +1,8 @@
-import {
-  arrayOf,
-  date,
-  enumOf,
-  longText,
-  mapOf,
-  metadata,
-  name,
-  named,
-  nullable,
-  nullableShape,
-  object,
-  okResponse,
-  out,
-  pageResponse,
-  shape,
-  text,
-  typed,
-  type Static,
-} from '@lpm/shared/http/schemas';
+import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
 
 export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
 export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
@@ -28,41 +10,41 @@ export const PAYMENT_METHODS = ['pix', 'boleto', 'cartao', 'transferencia', 'din
 
 export const FINANCIAL_SORT_FIELDS = ['date', 'due_date', 'amount', 'created_at'] as const;
 
-const id = text(100);
-const type = enumOf(FINANCIAL_TYPES, 'Invalid type');
-const status = enumOf(FINANCIAL_STATUSES, 'Invalid status');
+const id = s.text(100);
+const type = s.enumOf(FINANCIAL_TYPES, 'Invalid type');
+const status = s.enumOf(FINANCIAL_STATUSES, 'Invalid status');
 /** A real calendar day (ajv-formats' full date check): anything else is 400 Invalid date format. */
-const day = () => date({ 'x-message': 'Invalid date format' });
+const day = () => s.date({ 'x-message': 'Invalid date format' });
 /** Greater than zero and at most MONEY_MAX here; at most 2 decimals is checked in the domain (same message). */
-const amount = typed<number>({
+const amount = s.typed<number>({
   type: 'number',
   exclusiveMinimum: 0,
   maximum: MONEY_MAX,
   'x-message': 'Invalid amount',
 });
-const currency = text(3, { pattern: '^[A-Za-z]{3}$', 'x-message': 'Invalid currency' });
+const currency = s.text(3, { pattern: '^[A-Za-z]{3}$', 'x-message': 'Invalid currency' });
 
 const financialFields = {
   type,
-  category: name(),
-  description: longText(),
+  category: s.name(),
+  description: s.longText(),
   amount,
   currency,
   date: day(),
-  due_date: nullable(day()),
-  paid_date: nullable(day()),
-  case_id: nullable(id),
-  client_id: nullable(id),
-  payment_method: nullable(enumOf(PAYMENT_METHODS, 'Invalid payment method')),
-  invoice_number: nullable(text()),
-  notes: nullable(longText()),
-  metadata: nullable(metadata()),
+  due_date: s.nullable(day()),
+  paid_date: s.nullable(day()),
+  case_id: s.nullable(id),
+  client_id: s.nullable(id),
+  payment_method: s.nullable(s.enumOf(PAYMENT_METHODS, 'Invalid payment method')),
+  invoice_number: s.nullable(s.text()),
+  notes: s.nullable(s.longText()),
+  metadata: s.nullable(s.metadata()),
 };
 
-export const createFinancialBody = named(
+export const createFinancialBody = s.named(
   'CreateFinancialRecordRequest',
   'A new revenue, expense or cost, pending or paid.',
-  object({ ...financialFields, status: enumOf(['pending', 'paid'] as const, 'Invalid status') }, [
+  s.object({ ...financialFields, status: s.enumOf(['pending', 'paid'] as const, 'Invalid status') }, [
     'type',
     'category',
     'description',
@@ -70,16 +52,16 @@ export const createFinancialBody = named(
     'date',
   ]),
 );
-export const updateFinancialBody = named(
+export const updateFinancialBody = s.named(
   'UpdateFinancialRecordRequest',
   'Any subset of the record fields, and a status move.',
-  object({ ...financialFields, status }),
+  s.object({ ...financialFields, status }),
 );
 
 export const listFinancialQuery = listQuerySchema(FINANCIAL_SORT_FIELDS, {
   type,
   status,
-  category: text(500),
+  category: s.text(500),
   case_id: id,
   client_id: id,
   from: day(),
@@ -92,23 +74,23 @@ export const GROUPINGS = ['day', 'week', 'month'] as const;
 /** The buckets of a summary (group_by). */
 export type GroupBy = (typeof GROUPINGS)[number];
 
-export const summaryQuery = typed<{ from?: string; to?: string; group_by: GroupBy; currency?: string }>({
+export const summaryQuery = s.typed<{ from?: string; to?: string; group_by: GroupBy; currency?: string }>({
   type: 'object',
   properties: {
     from: day(),
     to: day(),
-    group_by: { ...enumOf(GROUPINGS, 'Invalid group_by'), default: 'month' },
+    group_by: { ...s.enumOf(GROUPINGS, 'Invalid group_by'), default: 'month' },
     currency,
   },
 });
 
-export type CreateFinancialBody = Static<typeof createFinancialBody>;
-export type UpdateFinancialBody = Static<typeof updateFinancialBody>;
-export type FinancialListQuery = Static<typeof listFinancialQuery>;
-export type OverdueQuery = Static<typeof overdueQuery>;
-export type SummaryQuery = Static<typeof summaryQuery>;
+export type CreateFinancialBody = s.Static<typeof createFinancialBody>;
+export type UpdateFinancialBody = s.Static<typeof updateFinancialBody>;
+export type FinancialListQuery = s.Static<typeof listFinancialQuery>;
+export type OverdueQuery = s.Static<typeof overdueQuery>;
+export type SummaryQuery = s.Static<typeof summaryQuery>;
 
-const { string, nullableString, integer, number, freeObject } = out;
+const { string, nullableString, integer, number, freeObject } = s.out;
 
 /** The fields a list shows first, as every read shape does. */
 const listed = {
@@ -136,28 +118,28 @@ const tail = {
   updated_at: string,
 };
 
-const written = shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
-const created = named('FinancialRecordCreated', 'A created record: links as flat ids.', written);
-const changes = named(
+const written = s.shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
+const created = s.named('FinancialRecordCreated', 'A created record: links as flat ids.', written);
+const changes = s.named(
   'FinancialRecordChanges',
   'id, the fields sent (and those a status move sets) and updated_at.',
   written,
   { partial: true },
 );
-const detail = named(
+const detail = s.named(
   'FinancialRecord',
   'A financial record in its detail read shape.',
-  shape({
+  s.shape({
     ...common,
     case: caseLink,
-    client: nullableShape({ id: string, name: nullableString, email: nullableString }),
+    client: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
     ...tail,
   }),
 );
-const listItem = named(
+const listItem = s.named(
   'FinancialRecordListItem',
   'A record in a list.',
-  shape({
+  s.shape({
     ...listed,
     status: string,
     case: caseLink,
@@ -165,10 +147,10 @@ const listItem = named(
     created_at: string,
   }),
 );
-const overdueItem = named(
+const overdueItem = s.named(
   'OverdueFinancialRecord',
   'An overdue record.',
-  shape({
+  s.shape({
     id: string,
     type: string,
     category: string,
@@ -179,10 +161,10 @@ const overdueItem = named(
     client: nameLink,
   }),
 );
-const figures = shape({ revenue: number, expense: number, cost: number, profit: number });
+const figures = s.shape({ revenue: number, expense: number, cost: number, profit: number });
 const bucketList = <K extends string>(key: K) =>
-  arrayOf(
-    shape({
+  s.arrayOf(
+    s.shape({
       ...({ [key]: string } as Record<K, typeof string>),
       revenue: number,
       expense: number,
@@ -191,44 +173,36 @@ const bucketList = <K extends string>(key: K) =>
     }),
   );
 // Partial: of by_month, by_day and by_week only the group_by one is there.
-const summary = named(
+const summary = s.named(
   'FinancialSummary',
   'The figures of a period, with the buckets of group_by: by_month, by_day or by_week.',
-  shape({
-    period: shape({ from: string, to: string }),
+  s.shape({
+    period: s.shape({ from: string, to: string }),
     currency: string,
     group_by: string,
     totals: figures,
-    pending: shape({ revenue: number, expense: number, cost: number }),
-    by_category: mapOf(number),
+    pending: s.shape({ revenue: number, expense: number, cost: number }),
+    by_category: s.mapOf(number),
     by_month: bucketList('month'),
     by_day: bucketList('day'),
     by_week: bucketList('week'),
-    top_clients: arrayOf(shape({ client_id: string, name: nullableString, total_revenue: number })),
+    top_clients: s.arrayOf(s.shape({ client_id: string, name: nullableString, total_revenue: number })),
   }),
   { partial: true },
 );
 
-export type FinancialRecordCreated = Static<typeof created>;
-export type FinancialRecordDetail = Static<typeof detail>;
-export type FinancialRecordListItem = Static<typeof listItem>;
-export type OverdueFinancialRecord = Static<typeof overdueItem>;
-export type FinancialSummary = Static<typeof summary>;
+export type FinancialRecordCreated = s.Static<typeof created>;
+export type FinancialRecordDetail = s.Static<typeof detail>;
+export type FinancialRecordListItem = s.Static<typeof listItem>;
+export type OverdueFinancialRecord = s.Static<typeof overdueItem>;
+export type FinancialSummary = s.Static<typeof summary>;
 
-const cancelled = named(
-  'FinancialRecordCancelled',
-  'A cancelled record.',
-  shape({ id: string, status: string, cancelled_at: nullableString }),
-);
-export type FinancialRecordCancelled = Static<typeof cancelled>;
+const cancelled = stampedStatus('FinancialRecordCancelled', 'A cancelled record.', 'cancelled_at');
+export type FinancialRecordCancelled = s.Static<typeof cancelled>;
 
 export const responses = {
-  detail: okResponse(200, detail),
-  created: okResponse(201, created),
-  /** id, the fields sent (and those a status move sets), updated_at. */
-  updated: okResponse(200, changes),
-  cancelled: okResponse(200, cancelled),
-  list: pageResponse(listItem),
-  overdue: pageResponse(overdueItem),
-  summary: okResponse(200, summary),
+  ...recordResponses({ detail, created, changes, listItem }),
+  cancelled: s.okResponse(200, cancelled),
+  overdue: s.pageResponse(overdueItem),
+  summary: s.okResponse(200, summary),
 };

@@ -1,12 +1,7 @@
 // The documentation of the publications operations beside their contract (shared/src/http/operation-docs.ts).
 import { caseNotFound, forbidden, noFieldsToUpdate } from '@lpm/shared/errors';
-import {
-  ID_RULE,
-  LIST_RULE,
-  type OperationDocs,
-  type ServiceDocs,
-  schemaMessage,
-} from '@lpm/shared/http/operation-docs';
+import type { OperationDocs, ServiceDocs } from '@lpm/shared/http/operation-docs';
+import { ID_RULE, LIST_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import { invalidDateRange, publicationNotFound } from './publication-errors.ts';
 
 export const PUBLICATION_OPERATIONS: OperationDocs = {

@@ -1,13 +1,8 @@
 // The documentation of the webhooks operations beside their contract: the errors come from
 // the contract's constructors and the request schemas (shared/src/http/operation-docs.ts).
 import { noFieldsToUpdate } from '@lpm/shared/errors';
-import {
-  LIST_RULE,
-  type OperationDocs,
-  type ServiceDocs,
-  PUT_RULE,
-  schemaMessage,
-} from '@lpm/shared/http/operation-docs';
+import type { OperationDocs, ServiceDocs } from '@lpm/shared/http/operation-docs';
+import { LIST_RULE, PUT_RULE, schemaMessage } from '@lpm/shared/http/operation-docs';
 import {
   deliveryNotFound,
   deliveryPending,
