@@ -2,7 +2,7 @@
 // real store; the relay stub keeps the events each write hands it.
 import type { DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid } from '@lpm/test-kit/error-answers';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { askUntilDone } from '@lpm/test-kit/team-sync';
 import { quietLogger, waitFor } from '@lpm/test-kit/wait';
@@ -103,44 +103,34 @@ describe('POST /v1/activities with deadline_rule', () => {
 
   test('when a due_date comes with the rule, or the type is not deadline, or it recurs, then 400', async () => {
     const who = identity();
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', {
         type: 'deadline',
         title: 'x',
         due_date: '2025-03-10',
         deadline_rule: RULE,
       }),
-      400,
-      'VALIDATION_ERROR',
       'Send either due_date or deadline_rule, not both',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', due_date: null, deadline_rule: RULE }),
-      400,
-      'VALIDATION_ERROR',
       'Send either due_date or deadline_rule, not both',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', { type: 'task', title: 'x', deadline_rule: RULE }),
-      400,
-      'VALIDATION_ERROR',
       'deadline_rule is only for type deadline',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', {
         type: 'deadline',
         title: 'x',
         deadline_rule: RULE,
         recurrence: { frequency: 'weekly' },
       }),
-      400,
-      'VALIDATION_ERROR',
       'A deadline from a rule cannot recur',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', deadline_rule: { days: 5 } }),
-      400,
-      'VALIDATION_ERROR',
       'deadline_rule.start is required',
     );
   });
@@ -161,16 +151,12 @@ describe('POST /v1/activities with deadline_rule', () => {
       deadline_rule: rule,
       deadline: { due_date: '2025-03-24', days: 15 },
     });
-    expectError(
+    expectInvalid(
       await call(who, 'PUT', `/v1/activities/${created.id}`, { deadline_rule: rule, due_date: '2025-03-25' }),
-      400,
-      'VALIDATION_ERROR',
       'Send either due_date or deadline_rule, not both',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'PUT', `/v1/activities/${created.id}`, { type: 'task' }),
-      400,
-      'VALIDATION_ERROR',
       'deadline_rule is only for type deadline',
     );
   });
