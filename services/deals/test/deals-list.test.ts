@@ -5,6 +5,7 @@ import { newId } from '@lpm/shared/ids';
 import { expectInvalid } from '@lpm/test-kit/error-answers';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity } from '@lpm/test-kit/teams';
+import { expectOnlyPage } from '@lpm/test-kit/list-answers';
 import { startDeals, type DealsUnderTest } from './helper.ts';
 
 let sut: DealsUnderTest;
@@ -92,8 +93,7 @@ afterAll(async () => {
 describe('GET /v1/deals', () => {
   test('when no parameter is sent, then the newest deals come first with the list item shape and the pagination block', async () => {
     const body = await list('');
-    expect(body.pagination).toEqual({ page: 1, limit: 20, total: 5, pages: 1 });
-    expect(body.data.map((d: { title: string }) => d.title)).toEqual([
+    expectOnlyPage(body, 'title', [
       'Elisa auditoria',
       'Daniel sem valor',
       'Carla parecer',
