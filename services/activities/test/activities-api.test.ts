@@ -1,14 +1,14 @@
 // The activity endpoints in process, the cases, clients, deals and users around the
 // app faked: create, read and update (complete and delete: activities-complete,
 // lists: activities-lists, recurrence and internal endpoints: activities-recurrence).
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid, expectNotFound, expectRefused } from '@lpm/test-kit/error-answers';
 import { activitiesSuite, call, create, ISO_MS, other, sut, t } from './activities-suite.ts';
 
 activitiesSuite();
 
 /** POST /v1/activities with `body` is refused: 400 VALIDATION_ERROR with `message`. */
 const refusedCreate = async (body: object, message: string) =>
-  expectError(await call('POST', '/v1/activities', body), 400, 'VALIDATION_ERROR', message);
+  expectInvalid(await call('POST', '/v1/activities', body), message);
 
 describe('POST /v1/activities', () => {
   test('when only type and title are sent, then 201 returns it pending, media, with flat links', async () => {
@@ -109,37 +109,26 @@ describe('POST /v1/activities', () => {
   test("when a link is unknown, malformed or another team's, then 404 with its message", async () => {
     const foreignCase = sut.world.addCase(other.teamId, 'Alheio');
     for (const case_id of [foreignCase.id, 'case_01jd3k0000000000000000000', 'nope']) {
-      expectError(
-        await call('POST', '/v1/activities', { type: 'task', title: 'X', case_id }),
-        404,
-        'NOT_FOUND',
-        'Case not found',
-      );
+      expectNotFound(await call('POST', '/v1/activities', { type: 'task', title: 'X', case_id }), 'Case not found');
     }
-    expectError(
+    expectNotFound(
       await call('POST', '/v1/activities', {
         type: 'task',
         title: 'X',
         client_id: sut.world.addClient(other.teamId, 'Y').id,
       }),
-      404,
-      'NOT_FOUND',
       'Client not found',
     );
-    expectError(
+    expectNotFound(
       await call('POST', '/v1/activities', { type: 'task', title: 'X', deal_id: sut.world.addDeal(other.teamId) }),
-      404,
-      'NOT_FOUND',
       'Deal not found',
     );
-    expectError(
+    expectNotFound(
       await call('POST', '/v1/activities', {
         type: 'task',
         title: 'X',
         assigned_to: sut.world.addUser(other.teamId, 'Z', 'z@z.z').id,
       }),
-      404,
-      'NOT_FOUND',
       'User not found',
     );
   });
@@ -148,24 +137,9 @@ describe('POST /v1/activities', () => {
 describe('GET /v1/activities/{id}', () => {
   test('when the id is unknown, of another team or of another kind, then 404 Activity not found', async () => {
     const mine = await create({ type: 'note', title: 'Nota' });
-    expectError(
-      await call('GET', '/v1/activities/act_01jd3k0000000000000000000'),
-      404,
-      'NOT_FOUND',
-      'Activity not found',
-    );
-    expectError(
-      await call('GET', `/v1/activities/${mine.id}`, undefined, other),
-      404,
-      'NOT_FOUND',
-      'Activity not found',
-    );
-    expectError(
-      await call('GET', '/v1/activities/case_01jd3k0000000000000000000'),
-      404,
-      'NOT_FOUND',
-      'Activity not found',
-    );
+    expectNotFound(await call('GET', '/v1/activities/act_01jd3k0000000000000000000'), 'Activity not found');
+    expectNotFound(await call('GET', `/v1/activities/${mine.id}`, undefined, other), 'Activity not found');
+    expectNotFound(await call('GET', '/v1/activities/case_01jd3k0000000000000000000'), 'Activity not found');
   });
 });
 
@@ -194,17 +168,12 @@ describe('PUT /v1/activities/{id}', () => {
 
   test('when the body is empty, then 400 No fields to update', async () => {
     const a = await create({ type: 'task', title: 'X' });
-    expectError(await call('PUT', `/v1/activities/${a.id}`, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
+    expectInvalid(await call('PUT', `/v1/activities/${a.id}`, {}), 'No fields to update');
   });
 
   test('when status is outside the list, then 400 Invalid status', async () => {
     const a = await create({ type: 'task', title: 'X' });
-    expectError(
-      await call('PUT', `/v1/activities/${a.id}`, { status: 'done' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid status',
-    );
+    expectInvalid(await call('PUT', `/v1/activities/${a.id}`, { status: 'done' }), 'Invalid status');
   });
 
   test('when a move is not allowed, then 422 Invalid status transition; cancelled is final, completed may only be cancelled', async () => {
@@ -214,30 +183,21 @@ describe('PUT /v1/activities/{id}', () => {
       completed_at: expect.stringMatching(ISO_MS),
       completed_by: { id: t.userId, name: null },
     });
-    const e = expectError(
+    const e = expectRefused(
       await call('PUT', `/v1/activities/${a.id}`, { status: 'pending' }),
-      422,
-      'VALIDATION_ERROR',
       'Invalid status transition',
     );
     expect(e.details).toEqual({ reason: 'invalid_status_transition' });
     expect((await call('PUT', `/v1/activities/${a.id}`, { status: 'cancelled' })).statusCode).toBe(200);
     for (const status of ['pending', 'in_progress', 'completed']) {
-      expectError(
-        await call('PUT', `/v1/activities/${a.id}`, { status }),
-        422,
-        'VALIDATION_ERROR',
-        'Invalid status transition',
-      );
+      expectRefused(await call('PUT', `/v1/activities/${a.id}`, { status }), 'Invalid status transition');
     }
   });
 
   test('when a link is set it is checked; null unlinks', async () => {
     const a = await create({ type: 'task', title: 'X' });
-    expectError(
+    expectNotFound(
       await call('PUT', `/v1/activities/${a.id}`, { case_id: 'case_01jd3k0000000000000000000' }),
-      404,
-      'NOT_FOUND',
       'Case not found',
     );
     const k = sut.world.addCase(t.teamId, 'Vinculado');
@@ -247,10 +207,8 @@ describe('PUT /v1/activities/{id}', () => {
   });
 
   test('when the activity is unknown, then 404 Activity not found', async () => {
-    expectError(
+    expectNotFound(
       await call('PUT', '/v1/activities/act_01jd3k0000000000000000000', { title: 'X' }),
-      404,
-      'NOT_FOUND',
       'Activity not found',
     );
   });

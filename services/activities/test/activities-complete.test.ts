@@ -5,7 +5,7 @@ import { createLogger } from '@lpm/shared/logger';
 import { outboxOnInsert } from '@lpm/shared/outbox/fields';
 import { OutboxRelay } from '@lpm/shared/outbox/relay';
 import { bucketOf } from '@lpm/shared/store/markers';
-import { expectError } from '@lpm/test-kit/api';
+import { expectNotFound, expectRefused } from '@lpm/test-kit/error-answers';
 import { ActivitiesRepository, TOMBSTONES } from '../src/data/activities-repository.ts';
 import { startActivities } from './helper.ts';
 import { activitiesSuite, call, create, DAY, ISO_MS, other, sut, t } from './activities-suite.ts';
@@ -39,27 +39,15 @@ describe('PUT /v1/activities/{id}/complete', () => {
   test('when already completed, then 422 Activity already completed; when cancelled, 422 Cannot complete cancelled activity', async () => {
     const a = await create({ type: 'task', title: 'X' });
     await call('PUT', `/v1/activities/${a.id}/complete`, {});
-    expectError(
-      await call('PUT', `/v1/activities/${a.id}/complete`, {}),
-      422,
-      'VALIDATION_ERROR',
-      'Activity already completed',
-    );
+    expectRefused(await call('PUT', `/v1/activities/${a.id}/complete`, {}), 'Activity already completed');
     const b = await create({ type: 'task', title: 'Y' });
     await call('PUT', `/v1/activities/${b.id}`, { status: 'cancelled' });
-    expectError(
-      await call('PUT', `/v1/activities/${b.id}/complete`, {}),
-      422,
-      'VALIDATION_ERROR',
-      'Cannot complete cancelled activity',
-    );
+    expectRefused(await call('PUT', `/v1/activities/${b.id}/complete`, {}), 'Cannot complete cancelled activity');
   });
 
   test('when the activity is unknown, then 404 Activity not found', async () => {
-    expectError(
+    expectNotFound(
       await call('PUT', '/v1/activities/act_01jd3k0000000000000000000/complete', {}),
-      404,
-      'NOT_FOUND',
       'Activity not found',
     );
   });
@@ -73,19 +61,14 @@ describe('DELETE /v1/activities/{id}', () => {
       const res = await call('DELETE', `/v1/activities/${a.id}`);
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toEqual({ id: a.id, deleted: true });
-      expectError(await call('GET', `/v1/activities/${a.id}`), 404, 'NOT_FOUND', 'Activity not found');
+      expectNotFound(await call('GET', `/v1/activities/${a.id}`), 'Activity not found');
     }
   });
 
   test('when completed, then 422 Cannot delete completed activity and it stays', async () => {
     const a = await create({ type: 'task', title: 'Feita' });
     await call('PUT', `/v1/activities/${a.id}/complete`, {});
-    const e = expectError(
-      await call('DELETE', `/v1/activities/${a.id}`),
-      422,
-      'VALIDATION_ERROR',
-      'Cannot delete completed activity',
-    );
+    const e = expectRefused(await call('DELETE', `/v1/activities/${a.id}`), 'Cannot delete completed activity');
     expect(e.details).toEqual({ reason: 'cannot_delete_completed_activity' });
     expect((await call('GET', `/v1/activities/${a.id}`)).statusCode).toBe(200);
   });
@@ -188,17 +171,7 @@ describe('DELETE /v1/activities/{id}', () => {
 
   test("when unknown or another team's, then 404 Activity not found", async () => {
     const a = await create({ type: 'task', title: 'Minha' });
-    expectError(
-      await call('DELETE', `/v1/activities/${a.id}`, undefined, other),
-      404,
-      'NOT_FOUND',
-      'Activity not found',
-    );
-    expectError(
-      await call('DELETE', '/v1/activities/act_01jd3k0000000000000000000'),
-      404,
-      'NOT_FOUND',
-      'Activity not found',
-    );
+    expectNotFound(await call('DELETE', `/v1/activities/${a.id}`, undefined, other), 'Activity not found');
+    expectNotFound(await call('DELETE', '/v1/activities/act_01jd3k0000000000000000000'), 'Activity not found');
   });
 });

@@ -3,31 +3,26 @@
 // activities without a due date last, after writes that move, complete and delete
 // activities, and for activities stored before the markers existed.
 import { newId } from '@lpm/shared/ids';
-import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
 import { expectSamePages, WINDOWS_OVER_FORTY, WINDOWS_OVER_TWENTY, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { day, identity } from '@lpm/test-kit/teams';
-import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { resourceCalls } from '@lpm/test-kit/resource-calls';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
-const SORT_KEYS = ['due_missing', 'due_at'];
 
-let sut: ActivitiesUnderTest;
-
-serviceForSuite(startActivities, (started) => (sut = started));
-
-const { call, create, put } = resourceCalls(() => sut, '/v1/activities', { type: 'task', title: 'Protocolar petição' });
-
-const { listOf, stored, expectBackfillKeepsPages } = bucketedList<ActivityRecord>({
-  sut: () => sut,
+const { sut, call, create, put, listOf, expectBackfillKeepsPages } = bucketedListSuite<
+  ActivitiesUnderTest,
+  ActivityRecord
+>({
+  start: startActivities,
   collection: 'activities',
   path: '/v1/activities',
-  sortKeys: SORT_KEYS,
+  sortKeys: ['due_missing', 'due_at'],
   repository: (db) => new ActivitiesRepository(db, { kick: () => {} }),
+  defaults: { type: 'task', title: 'Protocolar petição' },
 });
 
 const CHECKS: PageCheck[] = [
@@ -78,7 +73,7 @@ describe('GET /v1/activities by day buckets', () => {
       ),
     ]);
     // A second process writing the same days: its own counts coalescing, the same lock.
-    const other = new ActivitiesRepository(sut.db, { kick: () => {} });
+    const other = new ActivitiesRepository(sut().db, { kick: () => {} });
     await other.update(who.teamId, ids[21], async (current) => ({
       result: undefined,
       write: { set: { due_date: day(8), due_at: new Date(+current.due_at! + 6 * DAY) }, events: [] },
@@ -94,8 +89,7 @@ describe('GET /v1/activities by day buckets', () => {
 
   it('when activities were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
-    const template = await stored(await create(who, {}));
-    await expectBackfillKeepsPages(who, template, {
+    await expectBackfillKeepsPages(who, {
       direction: 1,
       count: 14,
       legacy: (fields, i) => {

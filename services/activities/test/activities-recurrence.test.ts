@@ -2,6 +2,7 @@
 // (the other endpoints: activities-api.test.ts).
 import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectError } from '@lpm/test-kit/api';
+import { expectRefused } from '@lpm/test-kit/error-answers';
 import { identity } from '@lpm/test-kit/teams';
 import { activitiesSuite, call, create, ISO_MS, other, sut, ZONE } from './activities-suite.ts';
 
@@ -94,12 +95,7 @@ describe('recurrence', () => {
     }
     expect(await dueAndStatus('Falha no meio')).toEqual([['2027-02-01', 'pending']]);
     expect((await call('PUT', `/v1/activities/${a.id}/complete`, {})).statusCode).toBe(200);
-    expectError(
-      await call('PUT', `/v1/activities/${a.id}/complete`, {}),
-      422,
-      'VALIDATION_ERROR',
-      'Activity already completed',
-    );
+    expectRefused(await call('PUT', `/v1/activities/${a.id}/complete`, {}), 'Activity already completed');
     expect(await dueAndStatus('Falha no meio')).toEqual([
       ['2027-02-01', 'completed'],
       ['2027-02-02', 'pending'],
@@ -131,7 +127,7 @@ describe('recurrence', () => {
         .collection('activities')
         .updateOne({ _id: id as never }, { $set: { status: 'cancelled', open: 0 }, $inc: { version: 1 } });
       await lock.release();
-      expectError(await completing, 422, 'VALIDATION_ERROR', refusal);
+      expectRefused(await completing, refusal);
     }
     expect(await dueAndStatus('Cancelada antes')).toEqual([['2027-03-01', 'cancelled']]);
     expect(await dueAndStatus('Cancelada antes por PUT')).toEqual([['2027-03-01', 'cancelled']]);

@@ -7,12 +7,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId } from '@lpm/shared/ids';
 import { zonedMoment } from '@lpm/shared/time';
-import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
+import { expectOneSignal, sweptInProcess } from '@lpm/test-kit/time-signal-checks';
+import { startSignalReplicas, type SignalReplicas } from '@lpm/test-kit/time-signals';
 import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
-import type { ActivityRecord } from '../src/data/activity-entity.ts';
 import { dueSignals } from '../src/jobs/due-signals.ts';
-import { startActivities, type ActivitiesUnderTest } from './helper.ts';
+import { startActivities } from './helper.ts';
 import { day, identity } from '@lpm/test-kit/teams';
 import { sleep } from '@lpm/test-kit/wait';
 
@@ -78,14 +77,7 @@ describe('two replicas of the activities service', () => {
   test('when an activity was due yesterday, then exactly one activity.overdue reaches the broker and no due_soon', async () => {
     const a = (await send('POST', '/v1/activities', { type: 'deadline', title: 'Atrasada', due_date: day(-1) })).body
       .data;
-    const [event] = await replicas.tap.waitFor('activity.overdue', a.id);
-    expect(event).toMatchObject({
-      team_id: team.teamId,
-      actor_id: null,
-      data: { previous_attributes: null, object: { id: a.id, due_date: day(-1), status: 'pending' } },
-    });
-    await replicas.settle();
-    expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(1);
+    await expectOneSignal(replicas, team, 'activity.overdue', { id: a.id, due_date: day(-1), status: 'pending' });
     expect(replicas.tap.of('activity.due_soon', a.id)).toHaveLength(0);
   });
 
@@ -99,9 +91,7 @@ describe('two replicas of the activities service', () => {
         due_time: due.time,
       })
     ).body.data;
-    await replicas.tap.waitFor('activity.due_soon', a.id);
-    await replicas.settle();
-    expect(replicas.tap.of('activity.due_soon', a.id)).toHaveLength(1);
+    await expectOneSignal(replicas, team, 'activity.due_soon', { id: a.id, due_date: due.date, due_time: due.time });
     expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(0);
   });
 
@@ -137,24 +127,19 @@ describe('two replicas of the activities service', () => {
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
-  let sut: ActivitiesUnderTest;
-  let sweepAt: (at: Date) => Promise<number[]>;
   const team = identity(ZONE);
-
-  serviceForSuite(startActivities, (started) => {
-    sut = started;
-    sweepAt = sweepsAt(sut.db, 'activities', dueSignals(sut.activities));
+  const { sut, sweepAt, stored, outboxTypes } = sweptInProcess(startActivities, (s) => dueSignals(s.activities), {
+    service: 'activities',
+    collection: 'activities',
   });
-
-  const stored = (id: string) =>
-    sut.db.collection<ActivityRecord & { outbox?: { type: string }[] }>('activities').findOne({ _id: id });
-  const outboxTypes = async (id: string) =>
-    ((await stored(id))?.outbox ?? [])
-      .map((e) => e.type)
-      .filter((t) => t !== 'activity.created' && t !== 'activity.updated' && t !== 'activity.completed');
+  /** The outbox's events but the writes' own. */
+  const signalEvents = async (id: string) =>
+    (await outboxTypes(id)).filter(
+      (t) => t !== 'activity.created' && t !== 'activity.updated' && t !== 'activity.completed',
+    );
 
   test('when an activity is due in two days at 10:00, then due_soon fires once 24 h before and overdue once after', async () => {
-    const a = await sut.activities.create(team, {
+    const a = await sut().activities.create(team, {
       type: 'task',
       title: 'Depois de amanhã',
       due_date: day(2),
@@ -162,40 +147,40 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     });
     const due = zonedMoment(day(2), ZONE, '10:00');
     await sweepAt(new Date());
-    expect(await outboxTypes(a.id)).toEqual([]);
+    expect(await signalEvents(a.id)).toEqual([]);
     await sweepAt(new Date(due.getTime() - DAY - 1000));
-    expect(await outboxTypes(a.id)).toEqual([]);
+    expect(await signalEvents(a.id)).toEqual([]);
     await sweepAt(new Date(due.getTime() - DAY));
     await sweepAt(new Date(due.getTime() - DAY + 5000));
-    expect(await outboxTypes(a.id)).toEqual(['activity.due_soon']);
+    expect(await signalEvents(a.id)).toEqual(['activity.due_soon']);
     await sweepAt(new Date(due.getTime() + 1000));
-    expect(await outboxTypes(a.id)).toEqual(['activity.due_soon', 'activity.overdue']);
+    expect(await signalEvents(a.id)).toEqual(['activity.due_soon', 'activity.overdue']);
   });
 
   test('when there is no due time, then the due moment is 23:59 in the team zone', async () => {
-    const a = await sut.activities.create(team, { type: 'task', title: 'Sem hora', due_date: day(3) });
+    const a = await sut().activities.create(team, { type: 'task', title: 'Sem hora', due_date: day(3) });
     expect((await stored(a.id))?.overdue_at).toEqual(zonedMoment(day(3), ZONE, '23:59'));
   });
 
   test('when an activity is completed or cancelled before its moments, then nothing fires; reopening re-arms', async () => {
-    const a = await sut.activities.create(team, { type: 'task', title: 'Concluída', due_date: day(1) });
-    const b = await sut.activities.create(team, { type: 'task', title: 'Cancelada', due_date: day(1) });
-    await sut.activities.complete(team, a.id, null);
-    await sut.activities.update(team, b.id, { status: 'cancelled' });
+    const a = await sut().activities.create(team, { type: 'task', title: 'Concluída', due_date: day(1) });
+    const b = await sut().activities.create(team, { type: 'task', title: 'Cancelada', due_date: day(1) });
+    await sut().activities.complete(team, a.id, null);
+    await sut().activities.update(team, b.id, { status: 'cancelled' });
     await sweepAt(new Date(Date.now() + 3 * DAY));
-    expect(await outboxTypes(a.id)).toEqual([]);
-    expect(await outboxTypes(b.id)).toEqual([]);
-    const c = await sut.activities.create(team, { type: 'task', title: 'Reaberta', due_date: day(1) });
-    await sut.activities.update(team, c.id, { status: 'in_progress' });
-    await sut.activities.update(team, c.id, { status: 'pending' });
+    expect(await signalEvents(a.id)).toEqual([]);
+    expect(await signalEvents(b.id)).toEqual([]);
+    const c = await sut().activities.create(team, { type: 'task', title: 'Reaberta', due_date: day(1) });
+    await sut().activities.update(team, c.id, { status: 'in_progress' });
+    await sut().activities.update(team, c.id, { status: 'pending' });
     await sweepAt(new Date(zonedMoment(day(1), ZONE, '23:59').getTime() - DAY + 1000));
-    expect(await outboxTypes(c.id)).toEqual(['activity.due_soon']);
+    expect(await signalEvents(c.id)).toEqual(['activity.due_soon']);
   });
 
   test("when a reminder's moment has passed when it is set, or it has no e-mail channel, then no reminder is armed", async () => {
-    const u = sut.world.addUser(team.teamId, 'Ana', 'ana@x.br');
+    const u = sut().world.addUser(team.teamId, 'Ana', 'ana@x.br');
     const soon = wall(new Date(Date.now() + 5 * 60_000));
-    const passed = await sut.activities.create(team, {
+    const passed = await sut().activities.create(team, {
       type: 'call',
       title: 'Já passou',
       due_date: soon.date,
@@ -203,14 +188,14 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
       assigned_to: u.id,
       reminder: { before_minutes: 60 },
     });
-    const pushOnly = await sut.activities.create(team, {
+    const pushOnly = await sut().activities.create(team, {
       type: 'call',
       title: 'Só push',
       due_date: day(2),
       assigned_to: u.id,
       reminder: { before_minutes: 60, channels: ['push', 'sms'] },
     });
-    const armed = await sut.activities.create(team, {
+    const armed = await sut().activities.create(team, {
       type: 'call',
       title: 'Armado',
       due_date: day(2),
@@ -224,6 +209,6 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
       new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 30 * 60_000),
     );
     await sweepAt(new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 29 * 60_000));
-    expect((await outboxTypes(armed.id)).filter((t) => t === 'activity.reminder_due')).toHaveLength(1);
+    expect((await signalEvents(armed.id)).filter((t) => t === 'activity.reminder_due')).toHaveLength(1);
   });
 });

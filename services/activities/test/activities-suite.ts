@@ -1,6 +1,7 @@
 // The activities app in process for the files that call its endpoints as two teams
 // (activities-api, activities-lists, activities-recurrence), and their calls.
 import type { Identity } from '@lpm/shared/identity';
+import { teamCalls } from '@lpm/test-kit/team-calls';
 import { identity } from '@lpm/test-kit/teams';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
 
@@ -12,13 +13,11 @@ export let sut: ActivitiesUnderTest;
 export let t: Identity;
 export let other: Identity;
 
-export const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, who = t) =>
-  sut.call(who, { method, url, payload: payload as never });
-export const create = async (body: Record<string, unknown>, who = t) => {
-  const res = await call('POST', '/v1/activities', body, who);
-  expect(res.statusCode).toBe(201);
-  return res.json().data;
-};
+export const { call, create } = teamCalls(
+  () => sut,
+  () => t,
+  '/v1/activities',
+);
 
 /** Starts the activities app and its two teams before the file's tests, and closes it after. */
 export function activitiesSuite(): void {

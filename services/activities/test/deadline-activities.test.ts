@@ -2,7 +2,7 @@
 // real store; the relay stub keeps the events each write hands it.
 import type { DomainEvent } from '@lpm/shared/events';
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid } from '@lpm/test-kit/error-answers';
 import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { askUntilDone } from '@lpm/test-kit/team-sync';
 import { quietLogger, waitFor } from '@lpm/test-kit/wait';
@@ -27,6 +27,10 @@ const call = (who: Identity, method: 'GET' | 'POST' | 'PUT', url: string, payloa
 // Published Thu 27 Feb 2025, 5 business days: Fri 28 Feb (1), Carnaval 3-4 Mar,
 // Wed 5 (2), Thu 6 (3), Fri 7 (4), Mon 10 Mar 2025 (5) (worked table, case 2).
 const RULE = { start: { published: '2025-02-27' }, days: 5 };
+
+/** A deadline `title` of `who`'s team, created from RULE. */
+const ruledDeadline = async (who: Identity, title: string) =>
+  (await call(who, 'POST', '/v1/activities', { type: 'deadline', title, deadline_rule: RULE })).json().data;
 
 describe('POST /v1/activities with deadline_rule', () => {
   test('when a deadline is created from a rule, then it has the calculator date, and its detail shows the rule and trail', async () => {
@@ -60,9 +64,7 @@ describe('POST /v1/activities with deadline_rule', () => {
 
   test('when the rule due date has passed, then the activity is overdue as any other', async () => {
     const who = identity();
-    const created = (
-      await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Apelação', deadline_rule: RULE })
-    ).json().data;
+    const created = await ruledDeadline(who, 'Apelação');
     const overdue = (await call(who, 'GET', '/v1/activities/overdue')).json().data;
     expect(overdue.map((a: { id: string }) => a.id)).toEqual([created.id]);
   });
@@ -103,53 +105,41 @@ describe('POST /v1/activities with deadline_rule', () => {
 
   test('when a due_date comes with the rule, or the type is not deadline, or it recurs, then 400', async () => {
     const who = identity();
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', {
         type: 'deadline',
         title: 'x',
         due_date: '2025-03-10',
         deadline_rule: RULE,
       }),
-      400,
-      'VALIDATION_ERROR',
       'Send either due_date or deadline_rule, not both',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', due_date: null, deadline_rule: RULE }),
-      400,
-      'VALIDATION_ERROR',
       'Send either due_date or deadline_rule, not both',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', { type: 'task', title: 'x', deadline_rule: RULE }),
-      400,
-      'VALIDATION_ERROR',
       'deadline_rule is only for type deadline',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', {
         type: 'deadline',
         title: 'x',
         deadline_rule: RULE,
         recurrence: { frequency: 'weekly' },
       }),
-      400,
-      'VALIDATION_ERROR',
       'A deadline from a rule cannot recur',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'x', deadline_rule: { days: 5 } }),
-      400,
-      'VALIDATION_ERROR',
       'deadline_rule.start is required',
     );
   });
 
   test('when a PUT sends another rule, then the due date is computed again and the answer shows it', async () => {
     const who = identity();
-    const created = (
-      await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Recurso', deadline_rule: RULE })
-    ).json().data;
+    const created = await ruledDeadline(who, 'Recurso');
     // Published Thu 27 Feb 2025, 15 business days: Fri 28 Feb (1), Carnaval 3-4 Mar,
     // 5-7 Mar (2-4), 10-14 (5-9), 17-21 (10-14), Mon 24 Mar 2025 (15).
     const rule = { start: { published: '2025-02-27' }, days: 15 };
@@ -161,25 +151,19 @@ describe('POST /v1/activities with deadline_rule', () => {
       deadline_rule: rule,
       deadline: { due_date: '2025-03-24', days: 15 },
     });
-    expectError(
+    expectInvalid(
       await call(who, 'PUT', `/v1/activities/${created.id}`, { deadline_rule: rule, due_date: '2025-03-25' }),
-      400,
-      'VALIDATION_ERROR',
       'Send either due_date or deadline_rule, not both',
     );
-    expectError(
+    expectInvalid(
       await call(who, 'PUT', `/v1/activities/${created.id}`, { type: 'task' }),
-      400,
-      'VALIDATION_ERROR',
       'deadline_rule is only for type deadline',
     );
   });
 
   test('when a due date is set by hand on a rule-based deadline, then the rule is dropped', async () => {
     const who = identity();
-    const created = (
-      await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Réplica', deadline_rule: RULE })
-    ).json().data;
+    const created = await ruledDeadline(who, 'Réplica');
     const res = await call(who, 'PUT', `/v1/activities/${created.id}`, { due_date: '2025-03-12' });
     expect(res.statusCode).toBe(200);
     const detail = (await call(who, 'GET', `/v1/activities/${created.id}`)).json().data;
@@ -190,15 +174,11 @@ describe('POST /v1/activities with deadline_rule', () => {
 describe('a court calendar change (POST /internal/court-calendar, from the gateway)', () => {
   test('when a closure is added inside the count, then the due date moves a day and activity.updated carries the previous date', async () => {
     const who = identity();
-    const ruled = (
-      await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Embargos', deadline_rule: RULE })
-    ).json().data;
+    const ruled = await ruledDeadline(who, 'Embargos');
     const byHand = (
       await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Manual', due_date: '2025-03-10' })
     ).json().data;
-    const done = (
-      await call(who, 'POST', '/v1/activities', { type: 'deadline', title: 'Feito', deadline_rule: RULE })
-    ).json().data;
+    const done = await ruledDeadline(who, 'Feito');
     expect((await call(who, 'PUT', `/v1/activities/${done.id}/complete`, {})).statusCode).toBe(200);
     kicked.length = 0;
 

@@ -4,7 +4,7 @@
 // Calendar facts used: Easter 2025 is 20 April (Carnaval 3-4 March, Good Friday
 // 18 April, Corpus Christi 19 June); Easter 2026 is 5 April (Carnaval 16-17 Feb).
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid } from '@lpm/test-kit/error-answers';
 import { serviceForSuite } from '@lpm/test-kit/service-under-test';
 import { identity } from '@lpm/test-kit/teams';
 import { startActivities, type ActivitiesUnderTest } from './helper.ts';
@@ -272,10 +272,8 @@ describe('edges of the counting', () => {
 
 describe('POST /v1/deadlines/compute refuses', () => {
   const refuse = async (body: unknown, message: string) =>
-    expectError(
+    expectInvalid(
       await sut.call(team, { method: 'POST', url: '/v1/deadlines/compute', payload: body as never }),
-      400,
-      'VALIDATION_ERROR',
       message,
     );
 

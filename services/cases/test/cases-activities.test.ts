@@ -4,7 +4,7 @@
 // clients, cases, activities as processes on the run's FerretDB and RabbitMQ.
 import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
-import { expectError } from '@lpm/test-kit/api';
+import { expectNotFound } from '@lpm/test-kit/error-answers';
 
 let sys: RunningSystem;
 let t: IssuedTeam;
@@ -120,10 +120,5 @@ test('when a case has activities, then GET /v1/cases/{id}/activities pages them 
 test('when an activity names a case of another team, then 404 Case not found', async () => {
   const other = sys.team('Outro');
   const k = (await call('POST', '/v1/cases', { title: 'Alheio' }, other.api_key)).body.data;
-  expectError(
-    await call('POST', '/v1/activities', { type: 'task', title: 'X', case_id: k.id }),
-    404,
-    'NOT_FOUND',
-    'Case not found',
-  );
+  expectNotFound(await call('POST', '/v1/activities', { type: 'task', title: 'X', case_id: k.id }), 'Case not found');
 });

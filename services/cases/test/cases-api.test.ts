@@ -1,6 +1,6 @@
 // The cases endpoints through the gateway of a running system, with real keys:
 // create, read, update and archive (lists, timeline and scopes: cases-lists.test.ts).
-import { expectError } from '@lpm/test-kit/api';
+import { expectDuplicate, expectInvalid, expectNotFound } from '@lpm/test-kit/error-answers';
 import { call, casesSuite, client, createCase, ISO_MS, lawyer, other, t, tap } from './cases-suite.ts';
 
 casesSuite('casesapi');
@@ -52,59 +52,37 @@ describe('POST /v1/cases', () => {
   });
 
   test('when the title is missing or blank, then 400 names the field', async () => {
-    const err = expectError(
-      await call('POST', '/v1/cases', { area: 'Cível' }),
-      400,
-      'VALIDATION_ERROR',
-      'title is required',
-    );
+    const err = expectInvalid(await call('POST', '/v1/cases', { area: 'Cível' }), 'title is required');
     expect(err.details).toEqual({ field: 'title', type: 'required' });
-    expectError(await call('POST', '/v1/cases', { title: '   ' }), 400, 'VALIDATION_ERROR', 'title must not be empty');
+    expectInvalid(await call('POST', '/v1/cases', { title: '   ' }), 'title must not be empty');
   });
 
   test('when the phase is not one of the team kanban, then 400 Invalid phase', async () => {
-    const err = expectError(
-      await call('POST', '/v1/cases', { title: 'X', phase: 'lead' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid phase',
-    );
+    const err = expectInvalid(await call('POST', '/v1/cases', { title: 'X', phase: 'lead' }), 'Invalid phase');
     expect(err.details).toMatchObject({ field: 'phase' });
   });
 
   test('when the priority is outside alta, media, baixa, then 400 Invalid priority', async () => {
-    expectError(
-      await call('POST', '/v1/cases', { title: 'X', priority: 'urgente' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid priority',
-    );
+    expectInvalid(await call('POST', '/v1/cases', { title: 'X', priority: 'urgente' }), 'Invalid priority');
   });
 
   test("when client_id is unknown, malformed or another team's, then 404 Client not found", async () => {
     const foreign = (await call('POST', '/v1/clients', { type: 'PF', name: 'Alheio' }, other.api_key)).body.data;
     for (const id of ['cli_01jd3k0000000000000000000', 'nope', foreign.id]) {
-      expectError(await call('POST', '/v1/cases', { title: 'X', client_id: id }), 404, 'NOT_FOUND', 'Client not found');
+      expectNotFound(await call('POST', '/v1/cases', { title: 'X', client_id: id }), 'Client not found');
     }
   });
 
   test('when responsible_id is not a user of the team, then 404 User not found', async () => {
     for (const id of ['user_01jd3k0000000000000000000', other.user.id, 'x']) {
-      expectError(
-        await call('POST', '/v1/cases', { title: 'X', responsible_id: id }),
-        404,
-        'NOT_FOUND',
-        'User not found',
-      );
+      expectNotFound(await call('POST', '/v1/cases', { title: 'X', responsible_id: id }), 'User not found');
     }
   });
 
   test('when the number is already used in the team, then 422 Duplicate case number; other teams and null numbers may repeat', async () => {
     await createCase({ title: 'A', number: 'INT-0001' });
-    const err = expectError(
+    const err = expectDuplicate(
       await call('POST', '/v1/cases', { title: 'B', number: 'INT-0001' }),
-      422,
-      'DUPLICATE_ENTRY',
       'Duplicate case number',
     );
     expect(err.details).toMatchObject({ reason: 'duplicate_case_number', field: 'number' });
@@ -115,21 +93,14 @@ describe('POST /v1/cases', () => {
 
   test('when a read-only field, status or an unknown field is sent, then 400 Unknown field', async () => {
     for (const f of ['status', 'activities_count', 'id', 'color']) {
-      const err = expectError(
-        await call('POST', '/v1/cases', { title: 'X', [f]: 'x' }),
-        400,
-        'VALIDATION_ERROR',
-        `Unknown field: ${f}`,
-      );
+      const err = expectInvalid(await call('POST', '/v1/cases', { title: 'X', [f]: 'x' }), `Unknown field: ${f}`);
       expect(err.details).toEqual({ field: f, type: 'unknown' });
     }
   });
 
   test('when sla_date is not a real calendar day, then 400 with the date message', async () => {
-    expectError(
+    expectInvalid(
       await call('POST', '/v1/cases', { title: 'X', sla_date: '2026-02-30' }),
-      400,
-      'VALIDATION_ERROR',
       'sla_date must be a date (YYYY-MM-DD)',
     );
   });
@@ -181,7 +152,7 @@ describe('GET /v1/cases/{id}', () => {
   test('when the id is unknown, of another team or of another kind, then 404 Case not found', async () => {
     const foreign = await createCase({ title: 'Alheio' }, other.api_key);
     for (const id of ['case_01jd3k0000000000000000000', foreign.id, client.id]) {
-      expectError(await call('GET', `/v1/cases/${id}`), 404, 'NOT_FOUND', 'Case not found');
+      expectNotFound(await call('GET', `/v1/cases/${id}`), 'Case not found');
     }
   });
 });
@@ -214,57 +185,25 @@ describe('PUT /v1/cases/{id}', () => {
 
   test('when the body is empty, then 400 No fields to update', async () => {
     const created = await createCase({ title: 'Vazio' });
-    expectError(await call('PUT', `/v1/cases/${created.id}`, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
+    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, {}), 'No fields to update');
   });
 
   test('when a value is invalid, then 400 with the field message', async () => {
     const created = await createCase({ title: 'Inválido' });
-    expectError(
-      await call('PUT', `/v1/cases/${created.id}`, { phase: 'nada' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid phase',
-    );
-    expectError(
-      await call('PUT', `/v1/cases/${created.id}`, { priority: 'x' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid priority',
-    );
-    expectError(
-      await call('PUT', `/v1/cases/${created.id}`, { status: 'fechado' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid status',
-    );
-    expectError(
-      await call('PUT', `/v1/cases/${created.id}`, { created_at: 'x' }),
-      400,
-      'VALIDATION_ERROR',
-      'Unknown field: created_at',
-    );
-    expectError(
-      await call('PUT', `/v1/cases/${created.id}`, { title: 5 }),
-      400,
-      'VALIDATION_ERROR',
-      'title must be a string',
-    );
+    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { phase: 'nada' }), 'Invalid phase');
+    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { priority: 'x' }), 'Invalid priority');
+    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { status: 'fechado' }), 'Invalid status');
+    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { created_at: 'x' }), 'Unknown field: created_at');
+    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { title: 5 }), 'title must be a string');
   });
 
   test('when a link is set, it is checked; null unlinks', async () => {
     const created = await createCase({ title: 'Links', client_id: client.id });
-    expectError(
+    expectNotFound(
       await call('PUT', `/v1/cases/${created.id}`, { client_id: 'cli_01jd3k0000000000000000000' }),
-      404,
-      'NOT_FOUND',
       'Client not found',
     );
-    expectError(
-      await call('PUT', `/v1/cases/${created.id}`, { responsible_id: other.user.id }),
-      404,
-      'NOT_FOUND',
-      'User not found',
-    );
+    expectNotFound(await call('PUT', `/v1/cases/${created.id}`, { responsible_id: other.user.id }), 'User not found');
     const res = await call('PUT', `/v1/cases/${created.id}`, { client_id: null, responsible_id: lawyer.id });
     expect(res.body.data).toMatchObject({ client_id: null, responsible_id: lawyer.id });
     expect((await call('GET', `/v1/cases/${created.id}`)).body.data).toMatchObject({
@@ -276,12 +215,7 @@ describe('PUT /v1/cases/{id}', () => {
   test('when the number is taken by another case of the team, then 422 Duplicate case number', async () => {
     await createCase({ title: 'Um', number: 'PUT-1' });
     const second = await createCase({ title: 'Dois', number: 'PUT-2' });
-    expectError(
-      await call('PUT', `/v1/cases/${second.id}`, { number: 'PUT-1' }),
-      422,
-      'DUPLICATE_ENTRY',
-      'Duplicate case number',
-    );
+    expectDuplicate(await call('PUT', `/v1/cases/${second.id}`, { number: 'PUT-1' }), 'Duplicate case number');
   });
 
   test('when status moves to arquivado and back to ativo, then archived_at follows and case.archived then case.updated are emitted', async () => {
@@ -305,12 +239,7 @@ describe('PUT /v1/cases/{id}', () => {
   });
 
   test('when the case is unknown, then 404 Case not found', async () => {
-    expectError(
-      await call('PUT', '/v1/cases/case_01jd3k0000000000000000000', { title: 'x' }),
-      404,
-      'NOT_FOUND',
-      'Case not found',
-    );
+    expectNotFound(await call('PUT', '/v1/cases/case_01jd3k0000000000000000000', { title: 'x' }), 'Case not found');
   });
 });
 
@@ -331,6 +260,6 @@ describe('DELETE /v1/cases/{id}', () => {
   });
 
   test('when the case is unknown, then 404 Case not found', async () => {
-    expectError(await call('DELETE', '/v1/cases/case_01jd3k0000000000000000000'), 404, 'NOT_FOUND', 'Case not found');
+    expectNotFound(await call('DELETE', '/v1/cases/case_01jd3k0000000000000000000'), 'Case not found');
   });
 });

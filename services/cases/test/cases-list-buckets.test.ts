@@ -11,29 +11,22 @@ import { CasesRepository } from '../src/data/cases-repository.ts';
 import { PRIORITY_RANK } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
-import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
 import { plainIds } from '@lpm/test-kit/list-pages';
-import { resourceCalls } from '@lpm/test-kit/resource-calls';
 
-let sut: CasesUnderTest;
-
-serviceForSuite(startCases, (started) => (sut = started));
-
-const { listOf, stored, expectBackfillKeepsPages } = bucketedList<CaseRecord>({
-  sut: () => sut,
+const { sut, call, create, listOf, stored, expectBackfillKeepsPages } = bucketedListSuite<CasesUnderTest, CaseRecord>({
+  start: startCases,
   collection: 'cases',
   path: '/v1/cases',
   sortKeys: ['created_at'],
   repository: (db) => new CasesRepository(db, { kick: () => {} }),
+  defaults: { title: 'Ação de cobrança' },
 });
-
-const { call, create: createCase } = resourceCalls(() => sut, '/v1/cases', { title: 'Ação de cobrança' });
 const list = (who: Identity, query: string) => listOf(who).api(query);
 
 /** The ids and total the plain query gives: every match sorted by created_at, then _id. */
 const plain = (teamId: string, filter: object, direction: 1 | -1, skip: number, limit: number) =>
-  plainIds(sut.db, 'cases', { team_id: teamId, ...filter }, storeSort(['created_at'], direction), skip, limit);
+  plainIds(sut().db, 'cases', { team_id: teamId, ...filter }, storeSort(['created_at'], direction), skip, limit);
 
 /** Copies of a case the API created, inserted as the record store inserts (its marker rewritten), created at the given instants. */
 async function insertCopies(repository: CasesRepository, teamId: string, template: CaseRecord, instants: number[]) {
@@ -59,13 +52,13 @@ async function insertCopies(repository: CasesRepository, teamId: string, templat
 describe('GET /v1/cases by day buckets', () => {
   it('when cases span days (ties at one instant included), then every page, newest or oldest first and filtered by status, phase and priority, is the plain query page', async () => {
     const who = identity();
-    const template = await stored(await createCase(who));
+    const template = await stored(await create(who));
     const midnight = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const instants = Array.from(
       { length: 45 },
       (_, i) => midnight - Math.floor(i / 4) * DAY_MS + (i % 4 === 3 ? -1 : i % 2 ? 0 : 60_000 * i),
     );
-    await insertCopies(sut.repository, who.teamId, template, instants);
+    await insertCopies(sut().repository, who.teamId, template, instants);
     await call(who, 'DELETE', `/v1/cases/${template._id}`);
     const checks: [string, object, 1 | -1][] = [
       ['', {}, -1],
@@ -80,7 +73,7 @@ describe('GET /v1/cases by day buckets', () => {
     ];
     for (const [query, filter, direction] of checks) {
       // Answered by day buckets, not by the plain query (which FerretDB sorts and counts in Go).
-      const bucketed = await sut.repository.lists.listPage(
+      const bucketed = await sut().repository.lists.listPage(
         who.teamId,
         filter,
         parseSort(direction === 1 ? 'created_at' : undefined, '-created_at'),
@@ -108,15 +101,15 @@ describe('GET /v1/cases by day buckets', () => {
   it('when cases are created, archived and moved between phases at once, then the totals, filtered ones included, are the counts of the cases', async () => {
     const who = identity();
     const ids = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => createCase(who, { phase: i % 3 ? 'recebido' : 'triagem' })),
+      Array.from({ length: 24 }, (_, i) => create(who, { phase: i % 3 ? 'recebido' : 'triagem' })),
     );
     await Promise.all([
       ...ids.slice(0, 8).map((id) => call(who, 'DELETE', `/v1/cases/${id}`)),
       ...ids.slice(8, 16).map((id) => call(who, 'PUT', `/v1/cases/${id}`, { phase: 'em-andamento' })),
-      ...Array.from({ length: 6 }, () => createCase(who, { phase: 'em-andamento' })),
+      ...Array.from({ length: 6 }, () => create(who, { phase: 'em-andamento' })),
     ]);
     // A second process writing the same days: its own counts coalescing, the same lock.
-    const other = new CasesRepository(sut.db, { kick: () => {} });
+    const other = new CasesRepository(sut().db, { kick: () => {} });
     await Promise.all([
       other.update(who.teamId, ids[20], async () => ({
         result: undefined,
@@ -142,9 +135,9 @@ describe('GET /v1/cases by day buckets', () => {
 
   it("when another team's case carries a marker of the team's day (written straight to the store), then the team's pages and totals leave it out", async () => {
     const [who, other] = [identity(), identity()];
-    const own = await Promise.all(Array.from({ length: 5 }, () => createCase(who)));
-    const theirs = await stored(await createCase(other));
-    const marked = (await sut.db.collection<CaseRecord & { list_bucket: string }>('cases').findOne({ _id: own[0] }))!;
+    const own = await Promise.all(Array.from({ length: 5 }, () => create(who)));
+    const theirs = await stored(await create(other));
+    const marked = (await sut().db.collection<CaseRecord & { list_bucket: string }>('cases').findOne({ _id: own[0] }))!;
     const _id = newId('case');
     // Newest of all, so a page that let it in would show it first.
     const intruder = {
@@ -155,8 +148,8 @@ describe('GET /v1/cases by day buckets', () => {
       created_at: new Date(marked.created_at.getTime() + 1),
       list_bucket: marked.list_bucket,
     };
-    await sut.db.collection<CaseRecord>('cases').insertOne(intruder);
-    await sut.repository.lists.recount(marked);
+    await sut().db.collection<CaseRecord>('cases').insertOne(intruder);
+    await sut().repository.lists.recount(marked);
 
     for (const query of ['', 'sort=created_at', 'status=ativo']) {
       const page = await list(who, query);
@@ -177,8 +170,7 @@ describe('GET /v1/cases by day buckets', () => {
 
   it('when cases were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity();
-    const template = await stored(await createCase(who));
-    await expectBackfillKeepsPages(who, template, {
+    await expectBackfillKeepsPages(who, {
       direction: -1,
       count: 12,
       legacy: (fields, i) => {

@@ -3,6 +3,8 @@
 import { userCreateArgs } from '@lpm/test-kit/cli';
 import { type IssuedTeam } from '@lpm/test-kit/running-system';
 import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid, expectNotFound } from '@lpm/test-kit/error-answers';
+import { expectOnlyPage } from '@lpm/test-kit/list-answers';
 import { call, casesSuite, createCase, ISO_MS, sys, t } from './cases-suite.ts';
 
 casesSuite('caseslists');
@@ -45,13 +47,7 @@ describe('GET /v1/cases', () => {
 
   test('when listed with no parameters, then newest first, 20 per page, with nested client and responsible', async () => {
     const body = await list('');
-    expect(body.pagination).toEqual({ page: 1, limit: 20, total: 4, pages: 1 });
-    expect(body.data.map((c: { title: string }) => c.title)).toEqual([
-      'Antigo',
-      'Execução fiscal',
-      'Inventário',
-      'Ação Revisional',
-    ]);
+    expectOnlyPage(body, 'title', ['Antigo', 'Execução fiscal', 'Inventário', 'Ação Revisional']);
     const inventario = body.data.find((c: { title: string }) => c.title === 'Inventário');
     expect(Object.keys(inventario).sort()).toEqual(
       [
@@ -118,12 +114,12 @@ describe('GET /v1/cases', () => {
 
   test('when a parameter is out of range, then 400 with its message', async () => {
     const bad = (q: string) => call('GET', `/v1/cases${q}`, undefined, team.api_key);
-    expectError(await bad('?sort=number'), 400, 'VALIDATION_ERROR', 'Invalid sort field');
-    expectError(await bad('?status=fechado'), 400, 'VALIDATION_ERROR', 'Invalid status');
-    expectError(await bad('?priority=x'), 400, 'VALIDATION_ERROR', 'Invalid priority');
-    expectError(await bad('?phase=lead'), 400, 'VALIDATION_ERROR', 'Invalid phase');
-    expectError(await bad('?limit=101'), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
-    expectError(await bad('?from=2026-13-01'), 400, 'VALIDATION_ERROR', 'from must be a date (YYYY-MM-DD)');
+    expectInvalid(await bad('?sort=number'), 'Invalid sort field');
+    expectInvalid(await bad('?status=fechado'), 'Invalid status');
+    expectInvalid(await bad('?priority=x'), 'Invalid priority');
+    expectInvalid(await bad('?phase=lead'), 'Invalid phase');
+    expectInvalid(await bad('?limit=101'), 'limit must be an integer from 1 to 100');
+    expectInvalid(await bad('?from=2026-13-01'), 'from must be a date (YYYY-MM-DD)');
   });
 });
 
@@ -160,39 +156,22 @@ describe('GET /v1/cases/{id}/timeline', () => {
 
   test('when limit is over 100 or the case unknown, then 400 or 404', async () => {
     const created = await createCase({ title: 'Limite' });
-    expectError(
+    expectInvalid(
       await call('GET', `/v1/cases/${created.id}/timeline?limit=101`),
-      400,
-      'VALIDATION_ERROR',
       'limit must be an integer from 1 to 100',
     );
-    expectError(
-      await call('GET', '/v1/cases/case_01jd3k0000000000000000000/timeline'),
-      404,
-      'NOT_FOUND',
-      'Case not found',
-    );
+    expectNotFound(await call('GET', '/v1/cases/case_01jd3k0000000000000000000/timeline'), 'Case not found');
   });
 });
 
 describe('GET /v1/cases/{id}/activities', () => {
   test('when the case is unknown, then 404 Case not found before the activities service is asked', async () => {
-    expectError(
-      await call('GET', '/v1/cases/case_01jd3k0000000000000000000/activities'),
-      404,
-      'NOT_FOUND',
-      'Case not found',
-    );
+    expectNotFound(await call('GET', '/v1/cases/case_01jd3k0000000000000000000/activities'), 'Case not found');
   });
 
   test('when the sort field is not an activity field, then 400 Invalid sort field', async () => {
     const created = await createCase({ title: 'Atividades' });
-    expectError(
-      await call('GET', `/v1/cases/${created.id}/activities?sort=title`),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid sort field',
-    );
+    expectInvalid(await call('GET', `/v1/cases/${created.id}/activities?sort=title`), 'Invalid sort field');
   });
 
   test('when the case exists and has no activities, then an empty page from the activities service', async () => {

@@ -3,11 +3,10 @@
 // signal reaches the broker exactly once. Moments that lie ahead (a warning due at
 // the end of today) are checked in process, by sweeping at a chosen instant.
 import { zonedMoment } from '@lpm/shared/time';
-import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
-import type { CaseRecord } from '../src/data/case-entity.ts';
+import { expectOneSignal, sweptInProcess } from '@lpm/test-kit/time-signal-checks';
+import { startSignalReplicas, type SignalReplicas } from '@lpm/test-kit/time-signals';
 import { slaSignals } from '../src/jobs/sla-signals.ts';
-import { startCases, type CasesUnderTest } from './helper.ts';
+import { startCases } from './helper.ts';
 import { day, identity } from '@lpm/test-kit/teams';
 
 const ZONE = 'America/Sao_Paulo';
@@ -34,22 +33,13 @@ describe('two replicas of the cases service', () => {
 
   test('when a case has its SLA date yesterday, then exactly one case.sla_overdue reaches the broker and no warning', async () => {
     const k = (await send('POST', '/v1/cases', { title: 'Atrasado', sla_date: day(-1) })).body.data;
-    const [event] = await replicas.tap.waitFor('case.sla_overdue', k.id);
-    expect(event).toMatchObject({
-      team_id: team.teamId,
-      actor_id: null,
-      data: { previous_attributes: null, object: { id: k.id, sla_date: day(-1), status: 'ativo' } },
-    });
-    await replicas.settle();
-    expect(replicas.tap.of('case.sla_overdue', k.id)).toHaveLength(1);
+    await expectOneSignal(replicas, team, 'case.sla_overdue', { id: k.id, sla_date: day(-1), status: 'ativo' });
     expect(replicas.tap.of('case.sla_warning', k.id)).toHaveLength(0);
   });
 
   test("when a case's SLA ends within 24 hours, then exactly one case.sla_warning and, not yet, an overdue", async () => {
     const k = (await send('POST', '/v1/cases', { title: 'Vence hoje', sla_date: day(0) })).body.data;
-    await replicas.tap.waitFor('case.sla_warning', k.id);
-    await replicas.settle();
-    expect(replicas.tap.of('case.sla_warning', k.id)).toHaveLength(1);
+    await expectOneSignal(replicas, team, 'case.sla_warning', { id: k.id, sla_date: day(0) });
     expect(replicas.tap.of('case.sla_overdue', k.id)).toHaveLength(0);
   });
 
@@ -64,57 +54,50 @@ describe('two replicas of the cases service', () => {
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
-  let sut: CasesUnderTest;
-  let sweepAt: (at: Date) => Promise<number[]>;
   const team = identity(ZONE);
-
-  serviceForSuite(startCases, (started) => {
-    sut = started;
-    sweepAt = sweepsAt(sut.db, 'cases', slaSignals(sut.cases));
+  const { sut, sweepAt, stored, outboxTypes } = sweptInProcess(startCases, (s) => slaSignals(s.cases), {
+    service: 'cases',
+    collection: 'cases',
   });
-
-  const stored = (id: string) =>
-    sut.db.collection<CaseRecord & { _id: string; outbox?: { type: string }[] }>('cases').findOne({ _id: id });
-  const outboxTypes = async (id: string) =>
-    ((await stored(id))?.outbox ?? []).map((e) => e.type).filter((t) => t.startsWith('case.sla_'));
+  const slaEvents = async (id: string) => (await outboxTypes(id)).filter((t) => t.startsWith('case.sla_'));
   const endOf = (date: string) => zonedMoment(date, ZONE);
 
   test('when a case is due tomorrow, then its warning fires once at the end of today (24 h before), and its overdue once after tomorrow', async () => {
-    const k = await sut.cases.create(team, { title: 'Amanhã', sla_date: day(1) });
+    const k = await sut().cases.create(team, { title: 'Amanhã', sla_date: day(1) });
     await sweepAt(new Date());
-    expect(await outboxTypes(k.id)).toEqual([]);
+    expect(await slaEvents(k.id)).toEqual([]);
     const warnAt = new Date(endOf(day(1)).getTime() - DAY);
     await sweepAt(new Date(warnAt.getTime() - 1000));
-    expect(await outboxTypes(k.id)).toEqual([]);
+    expect(await slaEvents(k.id)).toEqual([]);
     await sweepAt(warnAt);
     await sweepAt(new Date(warnAt.getTime() + 5000));
-    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
+    expect(await slaEvents(k.id)).toEqual(['case.sla_warning']);
     await sweepAt(new Date(endOf(day(1)).getTime() + 1000));
-    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning', 'case.sla_overdue']);
+    expect(await slaEvents(k.id)).toEqual(['case.sla_warning', 'case.sla_overdue']);
   });
 
   test('when a case is archived before its moments, then neither signal fires; restoring re-arms them', async () => {
-    const k = await sut.cases.create(team, { title: 'Arquivado a tempo', sla_date: day(1) });
-    await sut.cases.archive(team, k.id);
+    const k = await sut().cases.create(team, { title: 'Arquivado a tempo', sla_date: day(1) });
+    await sut().cases.archive(team, k.id);
     const after = new Date(endOf(day(1)).getTime() + 1000);
     await sweepAt(after);
-    expect(await outboxTypes(k.id)).toEqual([]);
+    expect(await slaEvents(k.id)).toEqual([]);
     const archived = await stored(k.id);
     expect([archived?.sla_warning_at, archived?.sla_overdue_at]).toEqual([null, null]);
 
-    await sut.cases.update(team, k.id, { status: 'ativo' });
+    await sut().cases.update(team, k.id, { status: 'ativo' });
     await sweepAt(new Date(endOf(day(1)).getTime() - DAY + 1000));
-    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
+    expect(await slaEvents(k.id)).toEqual(['case.sla_warning']);
   });
 
   test('when the SLA date moves after the warning, then the warning is re-armed for the new date', async () => {
-    const k = await sut.cases.create(team, { title: 'Adiado', sla_date: day(0) });
+    const k = await sut().cases.create(team, { title: 'Adiado', sla_date: day(0) });
     await sweepAt(new Date());
-    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
-    await sut.cases.update(team, k.id, { sla_date: day(5) });
+    expect(await slaEvents(k.id)).toEqual(['case.sla_warning']);
+    await sut().cases.update(team, k.id, { sla_date: day(5) });
     await sweepAt(new Date(Date.now() + DAY));
-    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning']);
+    expect(await slaEvents(k.id)).toEqual(['case.sla_warning']);
     await sweepAt(new Date(endOf(day(5)).getTime() - DAY));
-    expect(await outboxTypes(k.id)).toEqual(['case.sla_warning', 'case.sla_warning']);
+    expect(await slaEvents(k.id)).toEqual(['case.sla_warning', 'case.sla_warning']);
   });
 });

@@ -3,6 +3,7 @@
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
 import { startScriptedService, type ScriptedService } from '@lpm/test-kit/scripted-service';
 import { expectError } from '@lpm/test-kit/api';
+import { expectNotFound } from '@lpm/test-kit/error-answers';
 import { ActivitiesService } from '../src/upstream/activities-service.ts';
 import { ClientsService } from '@lpm/shared/upstream/clients-service';
 import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
@@ -54,7 +55,7 @@ describe('the clients service', () => {
 
   test('when it answers 404, then 404 Client not found', async () => {
     clients.answer(404, { success: false, error: { code: 'NOT_FOUND', message: 'Client not found', details: {} } });
-    expectError(await createWithClient(), 404, 'NOT_FOUND', 'Client not found');
+    expectNotFound(await createWithClient(), 'Client not found');
   });
 
   test.each([

@@ -2,7 +2,7 @@
 // table as unit tests; then a case's number through the cases app on a real store.
 // Each valid number's DD is worked in its comment: DD = 98 - (NNNNNNN AAAA J TR OOOO 00 mod 97).
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '@lpm/test-kit/api';
+import { expectDuplicate, expectRefused } from '@lpm/test-kit/error-answers';
 import { courtOf } from '../src/domain/cnj-courts.ts';
 import { normalizeCaseNumber, numberInfo } from '../src/domain/cnj-number.ts';
 import { identity } from '@lpm/test-kit/teams';
@@ -181,10 +181,8 @@ describe('a case number through the cases app', () => {
       origin: '0100',
     });
     // The same number masked is the same number: a duplicate.
-    expectError(
+    expectDuplicate(
       await create(who, { title: 'Outro', number: '0001234-08.2023.8.26.0100' }),
-      422,
-      'DUPLICATE_ENTRY',
       'Duplicate case number',
     );
   });
@@ -206,19 +204,12 @@ describe('a case number through the cases app', () => {
 
   test('when the team rejects, then a wrong CNJ number is 422 on create and update, and a right one passes', async () => {
     const who: Identity = { ...identity(), settings: { ...identity().settings, cnj_check: 'reject' } };
-    expectError(
-      await create(who, { title: 'A', number: '00012340920238260100' }),
-      422,
-      'VALIDATION_ERROR',
-      'Invalid CNJ number',
-    );
+    expectRefused(await create(who, { title: 'A', number: '00012340920238260100' }), 'Invalid CNJ number');
     const ok = await create(who, { title: 'B', number: 'INT-1' });
     expect(ok.statusCode).toBe(201);
     const id = ok.json().data.id;
-    expectError(
+    expectRefused(
       await sut.call(who, { method: 'PUT', url: `/v1/cases/${id}`, payload: { number: '0001234-09.2023.8.26.0100' } }),
-      422,
-      'VALIDATION_ERROR',
       'Invalid CNJ number',
     );
     const res = await sut.call(who, {

@@ -4,29 +4,23 @@
 // clients stored before the markers existed.
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
-import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
 import { expectSamePages, WINDOWS_OVER_FORTY, WINDOWS_OVER_TWENTY, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
 import { identity } from '@lpm/test-kit/teams';
-import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { resourceCalls } from '@lpm/test-kit/resource-calls';
 import { startClients, type ClientsUnderTest } from './helper.ts';
 
-const SORT_KEYS = ['created_at'];
-
-let sut: ClientsUnderTest;
-
-serviceForSuite(startClients, (started) => (sut = started));
-
-const { call, create, put } = resourceCalls(() => sut, '/v1/clients', { type: 'PF', name: 'Ana Souza' });
-
-const { listOf, stored, expectBackfillKeepsPages } = bucketedList<ClientRecord>({
-  sut: () => sut,
+const { sut, call, create, put, listOf, stored, expectBackfillKeepsPages } = bucketedListSuite<
+  ClientsUnderTest,
+  ClientRecord
+>({
+  start: startClients,
   collection: 'clients',
   path: '/v1/clients',
-  sortKeys: SORT_KEYS,
+  sortKeys: ['created_at'],
   repository: (db) => new ClientsRepository(db, { kick: () => {} }),
+  defaults: { type: 'PF', name: 'Ana Souza' },
 });
 
 const CHECKS: PageCheck[] = [
@@ -55,7 +49,7 @@ describe('GET /v1/clients by day buckets', () => {
         status: i % 5 ? 'active' : 'inactive',
         created_at: new Date(at),
       };
-      await sut.repository.insert(record as ClientRecord, []);
+      await sut().repository.insert(record as ClientRecord, []);
     }
     await call(who, 'DELETE', `/v1/clients/${template._id}`);
     await expectSamePages(listOf(who), who.teamId, CHECKS, WINDOWS_OVER_FORTY);
@@ -75,7 +69,7 @@ describe('GET /v1/clients by day buckets', () => {
     ]);
     await Promise.all(ids.slice(0, 2).map((id) => put(who, id, { status: 'active' })));
     // A second process writing the same day: its own counts coalescing, the same lock.
-    const other = new ClientsRepository(sut.db, { kick: () => {} });
+    const other = new ClientsRepository(sut().db, { kick: () => {} });
     await other.update(who.teamId, ids[12], async () => ({
       result: undefined,
       write: { set: { status: 'inactive' }, events: [] },
@@ -87,8 +81,7 @@ describe('GET /v1/clients by day buckets', () => {
 
   it('when clients were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity();
-    const template = await stored(await create(who));
-    await expectBackfillKeepsPages(who, template, {
+    await expectBackfillKeepsPages(who, {
       direction: -1,
       count: 14,
       legacy: (fields, i) => {

@@ -3,6 +3,7 @@
 import { INTERNAL_TOKEN } from '@lpm/test-kit/service-under-test';
 import { identity } from '@lpm/test-kit/teams';
 import { expectError } from '@lpm/test-kit/api';
+import { expectDuplicate, expectInvalid, expectNotFound, expectRefused } from '@lpm/test-kit/error-answers';
 import { clientsWriteSuite, ISO_MS, post, put, sut, who, withActiveCases } from './clients-write-suite.ts';
 
 clientsWriteSuite();
@@ -46,29 +47,29 @@ describe('PUT /v1/clients/{id}', () => {
 
   test('when the body is empty, then 400 No fields to update', async () => {
     const id = (await post({ type: 'PF', name: 'E' })).json().data.id;
-    expectError(await put(id, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
+    expectInvalid(await put(id, {}), 'No fields to update');
   });
 
   test('when the new CPF belongs to another client, then 422 Duplicate CPF', async () => {
     await post({ type: 'PF', name: 'A', cpf: '100.200.300-40' });
     const id = (await post({ type: 'PF', name: 'B' })).json().data.id;
-    expectError(await put(id, { cpf: '100.200.300-40' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CPF');
+    expectDuplicate(await put(id, { cpf: '100.200.300-40' }), 'Duplicate CPF');
   });
 
   test('when a PJ field is sent for a PF client, or a read-only field, then 400 Unknown field', async () => {
     const id = (await post({ type: 'PF', name: 'B' })).json().data.id;
-    expectError(await put(id, { trade_name: 'x' }), 400, 'VALIDATION_ERROR', 'Unknown field: trade_name');
-    expectError(await put(id, { created_at: '2020-01-01' }), 400, 'VALIDATION_ERROR', 'Unknown field: created_at');
+    expectInvalid(await put(id, { trade_name: 'x' }), 'Unknown field: trade_name');
+    expectInvalid(await put(id, { created_at: '2020-01-01' }), 'Unknown field: created_at');
   });
 
   test('when the type would change, then 422 and the client is unchanged', async () => {
     const id = (await post({ type: 'PF', name: 'B' })).json().data.id;
-    const err = expectError(await put(id, { type: 'PJ' }), 422, 'VALIDATION_ERROR', 'Client type cannot be changed');
+    const err = expectRefused(await put(id, { type: 'PJ' }), 'Client type cannot be changed');
     expect(err.details.reason).toBe('client_type_immutable');
   });
 
   test('when the client is unknown, then 404 Client not found', async () => {
-    expectError(await put('cli_01jd3kzzzzzzzzzzzzzzzzzzzz', { name: 'x' }), 404, 'NOT_FOUND', 'Client not found');
+    expectNotFound(await put('cli_01jd3kzzzzzzzzzzzzzzzzzzzz', { name: 'x' }), 'Client not found');
   });
 
   test('when status inactive is sent, then the client is deactivated, and status active reactivates it', async () => {
@@ -84,7 +85,7 @@ describe('PUT /v1/clients/{id}', () => {
 
   test('when status is not active or inactive, then 400 Invalid status', async () => {
     const id = (await post({ type: 'PF', name: 'R' })).json().data.id;
-    expectError(await put(id, { status: 'gone' }), 400, 'VALIDATION_ERROR', 'Invalid status');
+    expectInvalid(await put(id, { status: 'gone' }), 'Invalid status');
   });
 });
 
@@ -108,25 +109,18 @@ describe('DELETE /v1/clients/{id}', () => {
   test('when the client has active cases, then 422 Client has active cases, by DELETE and by PUT', async () => {
     const id = (await post({ type: 'PF', name: 'Busy' })).json().data.id;
     withActiveCases.add(id);
-    const err = expectError(
+    const err = expectRefused(
       await sut.call(who, { method: 'DELETE', url: `/v1/clients/${id}` }),
-      422,
-      'VALIDATION_ERROR',
       'Client has active cases',
     );
     expect(err.details.reason).toBe('client_has_active_cases');
-    expectError(await put(id, { status: 'inactive' }), 422, 'VALIDATION_ERROR', 'Client has active cases');
+    expectRefused(await put(id, { status: 'inactive' }), 'Client has active cases');
     expect((await sut.call(who, { method: 'GET', url: `/v1/clients/${id}` })).json().data.status).toBe('active');
   });
 
   test('when the client is of another team, then 404', async () => {
     const id = (await post({ type: 'PF', name: 'D' })).json().data.id;
-    expectError(
-      await sut.call(identity(), { method: 'DELETE', url: `/v1/clients/${id}` }),
-      404,
-      'NOT_FOUND',
-      'Client not found',
-    );
+    expectNotFound(await sut.call(identity(), { method: 'DELETE', url: `/v1/clients/${id}` }), 'Client not found');
   });
 });
 
@@ -157,7 +151,7 @@ describe('the internal credential', () => {
 
   test('when a route does not exist, then 404 Route not found with a request id', async () => {
     const res = await sut.call(who, { method: 'GET', url: '/v1/nothing', headers: { 'x-request-id': 'abc-123' } });
-    expectError(res, 404, 'NOT_FOUND', 'Route not found');
+    expectNotFound(res, 'Route not found');
     expect(res.headers['x-request-id']).toBe('abc-123');
   });
 });

@@ -2,6 +2,7 @@
 // row (updates and deactivation: clients-update.test.ts).
 import { identity } from '@lpm/test-kit/teams';
 import { expectError } from '@lpm/test-kit/api';
+import { expectDuplicate, expectInvalid, expectNotFound } from '@lpm/test-kit/error-answers';
 import { clientsWriteSuite, ISO_MS, post, postText, sut, who } from './clients-write-suite.ts';
 
 clientsWriteSuite();
@@ -112,13 +113,13 @@ describe('POST /v1/clients', () => {
       { field: 'tags', type: 'invalid' },
     ],
   ])('when the body is %j, then 400 says "%s"', async (payload, message, details) => {
-    const err = expectError(await post(payload), 400, 'VALIDATION_ERROR', message);
+    const err = expectInvalid(await post(payload), message);
     expect(err.details).toMatchObject(details);
   });
 
   test('when the body is not valid JSON, then 400 Invalid JSON body', async () => {
     const res = await postText('{"type": "PF",');
-    expectError(res, 400, 'VALIDATION_ERROR', 'Invalid JSON body');
+    expectInvalid(res, 'Invalid JSON body');
   });
 
   test('when the body is over 1 MiB, then 413 PAYLOAD_TOO_LARGE in the envelope', async () => {
@@ -128,31 +129,21 @@ describe('POST /v1/clients', () => {
 
   test('when the body is a JSON array, then 400 says the body must be an object', async () => {
     const res = await postText('[]');
-    expectError(res, 400, 'VALIDATION_ERROR', 'Request body must be a JSON object');
+    expectInvalid(res, 'Request body must be a JSON object');
   });
 
   test('when a CPF is registered twice in a team, then 422 Duplicate CPF, also against an inactive client', async () => {
     const first = await post({ type: 'PF', name: 'A', cpf: '111.222.333-44' });
     expect(first.statusCode).toBe(201);
-    const err = expectError(
-      await post({ type: 'PF', name: 'B', cpf: '111.222.333-44' }),
-      422,
-      'DUPLICATE_ENTRY',
-      'Duplicate CPF',
-    );
+    const err = expectDuplicate(await post({ type: 'PF', name: 'B', cpf: '111.222.333-44' }), 'Duplicate CPF');
     expect(err.details.reason).toBe('duplicate_cpf');
     await sut.call(who, { method: 'DELETE', url: `/v1/clients/${first.json().data.id}` });
-    expectError(await post({ type: 'PF', name: 'C', cpf: '111.222.333-44' }), 422, 'DUPLICATE_ENTRY', 'Duplicate CPF');
+    expectDuplicate(await post({ type: 'PF', name: 'C', cpf: '111.222.333-44' }), 'Duplicate CPF');
   });
 
   test('when a CNPJ differs only in letter case, then it is the same CNPJ', async () => {
     expect((await post({ type: 'PJ', name: 'A', cnpj: 'AB.345.678/0001-90' })).statusCode).toBe(201);
-    const err = expectError(
-      await post({ type: 'PJ', name: 'B', cnpj: 'ab.345.678/0001-90' }),
-      422,
-      'DUPLICATE_ENTRY',
-      'Duplicate CNPJ',
-    );
+    const err = expectDuplicate(await post({ type: 'PJ', name: 'B', cnpj: 'ab.345.678/0001-90' }), 'Duplicate CNPJ');
     expect(err.details.reason).toBe('duplicate_cnpj');
   });
 
@@ -179,12 +170,7 @@ describe('GET /v1/clients/{id}', () => {
       [who, 'nonsense'],
       [identity(), created.id],
     ] as const) {
-      expectError(
-        await sut.call(as, { method: 'GET', url: `/v1/clients/${id}` }),
-        404,
-        'NOT_FOUND',
-        'Client not found',
-      );
+      expectNotFound(await sut.call(as, { method: 'GET', url: `/v1/clients/${id}` }), 'Client not found');
     }
   });
 

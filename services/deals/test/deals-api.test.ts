@@ -2,7 +2,7 @@
 // with the clients service and the user directory faked: create, read, update and
 // phase moves. The closes are in deals-closes.test.ts and deals-won-case.test.ts.
 import { newId } from '@lpm/shared/ids';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid, expectNotFound, expectRefused } from '@lpm/test-kit/error-answers';
 import { dealDefaults } from '@lpm/test-kit/records';
 import { identity } from '@lpm/test-kit/teams';
 import {
@@ -79,57 +79,30 @@ describe('POST /v1/deals', () => {
       { name: 'contrato', probability: 95 },
     ];
     expect(await create({ title: 'X' }, own)).toMatchObject({ phase: 'contato', probability: 5 });
-    expectError(
-      await call('POST', '/v1/deals', { title: 'X', phase: 'lead' }, own),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid phase',
-    );
+    expectInvalid(await call('POST', '/v1/deals', { title: 'X', phase: 'lead' }, own), 'Invalid phase');
   });
 
   test('when the title is missing or blank, then 400 names the field', async () => {
-    const err = expectError(
-      await call('POST', '/v1/deals', { value: 10 }),
-      400,
-      'VALIDATION_ERROR',
-      'title is required',
-    );
+    const err = expectInvalid(await call('POST', '/v1/deals', { value: 10 }), 'title is required');
     expect(err.details).toEqual({ field: 'title', type: 'required' });
-    expectError(await call('POST', '/v1/deals', { title: '  ' }), 400, 'VALIDATION_ERROR', 'title must not be empty');
+    expectInvalid(await call('POST', '/v1/deals', { title: '  ' }), 'title must not be empty');
   });
 
   test('when the phase is not one of the pipeline, then 400 Invalid phase', async () => {
-    const err = expectError(
-      await call('POST', '/v1/deals', { title: 'X', phase: 'recebido' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid phase',
-    );
+    const err = expectInvalid(await call('POST', '/v1/deals', { title: 'X', phase: 'recebido' }), 'Invalid phase');
     expect(err.details).toMatchObject({ field: 'phase' });
   });
 
   test('when the probability is outside 0 to 100 or not a number, then 400 Invalid probability', async () => {
     for (const probability of [101, -1, '50', null]) {
-      expectError(
-        await call('POST', '/v1/deals', { title: 'X', probability }),
-        400,
-        'VALIDATION_ERROR',
-        'Invalid probability',
-      );
+      expectInvalid(await call('POST', '/v1/deals', { title: 'X', probability }), 'Invalid probability');
     }
   });
 
   test('when the value has more than 2 decimals or is negative, then 400', async () => {
-    expectError(
-      await call('POST', '/v1/deals', { title: 'X', value: 10.005 }),
-      400,
-      'VALIDATION_ERROR',
-      'value must have at most 2 decimals',
-    );
-    expectError(
+    expectInvalid(await call('POST', '/v1/deals', { title: 'X', value: 10.005 }), 'value must have at most 2 decimals');
+    expectInvalid(
       await call('POST', '/v1/deals', { title: 'X', value: -1 }),
-      400,
-      'VALIDATION_ERROR',
       'value must be a number from 0 to 1000000000',
     );
   });
@@ -138,27 +111,20 @@ describe('POST /v1/deals', () => {
     const foreign = { ...client, id: newId('cli'), team: newId('team') };
     clients.set(foreign.id, foreign);
     for (const id of [newId('cli'), 'nope', foreign.id]) {
-      expectError(await call('POST', '/v1/deals', { title: 'X', client_id: id }), 404, 'NOT_FOUND', 'Client not found');
+      expectNotFound(await call('POST', '/v1/deals', { title: 'X', client_id: id }), 'Client not found');
     }
   });
 
   test('when responsible_id is not a user of the team, then 404 User not found', async () => {
     for (const id of [newId('user'), 'x']) {
-      expectError(
-        await call('POST', '/v1/deals', { title: 'X', responsible_id: id }),
-        404,
-        'NOT_FOUND',
-        'User not found',
-      );
+      expectNotFound(await call('POST', '/v1/deals', { title: 'X', responsible_id: id }), 'User not found');
     }
   });
 
   test('when status, a read-only field or an unknown field is sent, then 400 Unknown field', async () => {
     for (const field of ['status', 'final_value', 'activities_count', 'color']) {
-      const err = expectError(
+      const err = expectInvalid(
         await call('POST', '/v1/deals', { title: 'X', [field]: 'x' }),
-        400,
-        'VALIDATION_ERROR',
         `Unknown field: ${field}`,
       );
       expect(err.details).toEqual({ field, type: 'unknown' });
@@ -206,7 +172,7 @@ describe('GET /v1/deals/{id}', () => {
   test("when the id is unknown, malformed, of another kind or another team's, then 404 Deal not found", async () => {
     const foreign = await create({ title: 'Alheio' }, identity());
     for (const id of [newId('deal'), 'deal_x', newId('case'), foreign.id]) {
-      expectError(await call('GET', `/v1/deals/${id}`), 404, 'NOT_FOUND', 'Deal not found');
+      expectNotFound(await call('GET', `/v1/deals/${id}`), 'Deal not found');
     }
   });
 });
@@ -253,34 +219,19 @@ describe('PUT /v1/deals/{id}', () => {
 
   test('when the body is empty, then 400 No fields to update', async () => {
     const created = await create({ title: 'Vazio' });
-    expectError(await call('PUT', `/v1/deals/${created.id}`, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
+    expectInvalid(await call('PUT', `/v1/deals/${created.id}`, {}), 'No fields to update');
   });
 
   test('when status is sent, then 400 Unknown field: status', async () => {
     const created = await create({ title: 'Status' });
-    expectError(
-      await call('PUT', `/v1/deals/${created.id}`, { status: 'ganho' }),
-      400,
-      'VALIDATION_ERROR',
-      'Unknown field: status',
-    );
+    expectInvalid(await call('PUT', `/v1/deals/${created.id}`, { status: 'ganho' }), 'Unknown field: status');
   });
 
   test('when the probability or phase is invalid, or the deal unknown, then 400 or 404 with the spec message', async () => {
     const created = await create({ title: 'Inválido' });
-    expectError(
-      await call('PUT', `/v1/deals/${created.id}`, { probability: 150 }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid probability',
-    );
-    expectError(
-      await call('PUT', `/v1/deals/${created.id}`, { phase: 'nenhuma' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid phase',
-    );
-    expectError(await call('PUT', `/v1/deals/${newId('deal')}`, { title: 'Y' }), 404, 'NOT_FOUND', 'Deal not found');
+    expectInvalid(await call('PUT', `/v1/deals/${created.id}`, { probability: 150 }), 'Invalid probability');
+    expectInvalid(await call('PUT', `/v1/deals/${created.id}`, { phase: 'nenhuma' }), 'Invalid phase');
+    expectNotFound(await call('PUT', `/v1/deals/${newId('deal')}`, { title: 'Y' }), 'Deal not found');
   });
 
   test('when a link is set to null, then it is removed; to an unknown client, then 404', async () => {
@@ -288,32 +239,17 @@ describe('PUT /v1/deals/{id}', () => {
     expect((await call('PUT', `/v1/deals/${created.id}`, { client_id: null })).json().data).toMatchObject({
       client_id: null,
     });
-    expectError(
-      await call('PUT', `/v1/deals/${created.id}`, { client_id: newId('cli') }),
-      404,
-      'NOT_FOUND',
-      'Client not found',
-    );
+    expectNotFound(await call('PUT', `/v1/deals/${created.id}`, { client_id: newId('cli') }), 'Client not found');
   });
 
   test('when the phase of a won or archived deal is changed, then 422 Deal already closed or Deal is archived; other fields still change', async () => {
     const won = await create({ title: 'Ganho' });
     await call('PUT', `/v1/deals/${won.id}/won`, {});
-    expectError(
-      await call('PUT', `/v1/deals/${won.id}`, { phase: 'proposta' }),
-      422,
-      'VALIDATION_ERROR',
-      'Deal already closed',
-    );
+    expectRefused(await call('PUT', `/v1/deals/${won.id}`, { phase: 'proposta' }), 'Deal already closed');
     expect((await call('PUT', `/v1/deals/${won.id}`, { description: 'Fechado em reunião' })).statusCode).toBe(200);
     const archived = await create({ title: 'Arquivado' });
     await call('DELETE', `/v1/deals/${archived.id}`);
-    const err = expectError(
-      await call('PUT', `/v1/deals/${archived.id}`, { phase: 'proposta' }),
-      422,
-      'VALIDATION_ERROR',
-      'Deal is archived',
-    );
+    const err = expectRefused(await call('PUT', `/v1/deals/${archived.id}`, { phase: 'proposta' }), 'Deal is archived');
     expect(err.details).toEqual({ reason: 'deal_is_archived' });
   });
 });
@@ -346,36 +282,16 @@ describe('PUT /v1/deals/{id}/phase', () => {
 
   test('when the phase is unknown or missing, then 400; the deal unknown, then 404', async () => {
     const created = await create({ title: 'Fase inválida' });
-    expectError(
-      await call('PUT', `/v1/deals/${created.id}/phase`, { phase: 'triagem' }),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid phase',
-    );
-    expectError(await call('PUT', `/v1/deals/${created.id}/phase`, {}), 400, 'VALIDATION_ERROR', 'phase is required');
-    expectError(
-      await call('PUT', `/v1/deals/${newId('deal')}/phase`, { phase: 'lead' }),
-      404,
-      'NOT_FOUND',
-      'Deal not found',
-    );
+    expectInvalid(await call('PUT', `/v1/deals/${created.id}/phase`, { phase: 'triagem' }), 'Invalid phase');
+    expectInvalid(await call('PUT', `/v1/deals/${created.id}/phase`, {}), 'phase is required');
+    expectNotFound(await call('PUT', `/v1/deals/${newId('deal')}/phase`, { phase: 'lead' }), 'Deal not found');
   });
 
   test('when the deal is lost or archived, then 422 Deal already closed or Deal is archived', async () => {
     const lost = await create({ title: 'Perdido' });
     await call('PUT', `/v1/deals/${lost.id}/lost`, {});
-    expectError(
-      await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }),
-      422,
-      'VALIDATION_ERROR',
-      'Deal already closed',
-    );
+    expectRefused(await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }), 'Deal already closed');
     await call('DELETE', `/v1/deals/${lost.id}`);
-    expectError(
-      await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }),
-      422,
-      'VALIDATION_ERROR',
-      'Deal is archived',
-    );
+    expectRefused(await call('PUT', `/v1/deals/${lost.id}/phase`, { phase: 'proposta' }), 'Deal is archived');
   });
 });

@@ -2,7 +2,7 @@
 // concurrent close or an attempt that did not complete (deals-suite.ts).
 import { newId } from '@lpm/shared/ids';
 import { AppError } from '@lpm/shared/errors';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid, expectNotFound, expectRefused } from '@lpm/test-kit/error-answers';
 import { startDeals, type DealsUnderTest } from './helper.ts';
 import {
   call,
@@ -53,31 +53,24 @@ describe('PUT /v1/deals/{id}/won and /lost', () => {
   test('when won or lost again, then 422 Deal already closed with its reason', async () => {
     const created = await create({ title: 'Duas vezes' });
     await call('PUT', `/v1/deals/${created.id}/won`, {});
-    const err = expectError(
-      await call('PUT', `/v1/deals/${created.id}/won`, {}),
-      422,
-      'VALIDATION_ERROR',
-      'Deal already closed',
-    );
+    const err = expectRefused(await call('PUT', `/v1/deals/${created.id}/won`, {}), 'Deal already closed');
     expect(err.details).toEqual({ reason: 'deal_already_closed' });
-    expectError(await call('PUT', `/v1/deals/${created.id}/lost`, {}), 422, 'VALIDATION_ERROR', 'Deal already closed');
+    expectRefused(await call('PUT', `/v1/deals/${created.id}/lost`, {}), 'Deal already closed');
   });
 
   test('when the deal is archived, then won and lost are 422 Deal is archived', async () => {
     const created = await create({ title: 'Arquivado antes' });
     await call('DELETE', `/v1/deals/${created.id}`);
-    expectError(await call('PUT', `/v1/deals/${created.id}/won`, {}), 422, 'VALIDATION_ERROR', 'Deal is archived');
-    expectError(await call('PUT', `/v1/deals/${created.id}/lost`, {}), 422, 'VALIDATION_ERROR', 'Deal is archived');
+    expectRefused(await call('PUT', `/v1/deals/${created.id}/won`, {}), 'Deal is archived');
+    expectRefused(await call('PUT', `/v1/deals/${created.id}/lost`, {}), 'Deal is archived');
   });
 
   test('when the deal is unknown, then 404; a final_value with 3 decimals, then 400', async () => {
-    expectError(await call('PUT', `/v1/deals/${newId('deal')}/won`, {}), 404, 'NOT_FOUND', 'Deal not found');
-    expectError(await call('PUT', `/v1/deals/${newId('deal')}/lost`, {}), 404, 'NOT_FOUND', 'Deal not found');
+    expectNotFound(await call('PUT', `/v1/deals/${newId('deal')}/won`, {}), 'Deal not found');
+    expectNotFound(await call('PUT', `/v1/deals/${newId('deal')}/lost`, {}), 'Deal not found');
     const created = await create({ title: 'Decimais' });
-    expectError(
+    expectInvalid(
       await call('PUT', `/v1/deals/${created.id}/won`, { final_value: 1.001 }),
-      400,
-      'VALIDATION_ERROR',
       'final_value must have at most 2 decimals',
     );
   });
@@ -154,11 +147,11 @@ describe('won with create_case, while another request closes the deal', () => {
         return deal.id as string;
       };
       const lost = await open('Perdido enquanto o caso nascia', 'lost');
-      expectError(await wonWithCase(own, lost), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expectRefused(await wonWithCase(own, lost), 'Deal already closed');
       expect(made.get(lost)).toEqual({ id: expect.stringMatching(/^case_/), archived: true });
 
       const won = await open('Ganho por outro pedido', 'won');
-      expectError(await wonWithCase(own, won), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expectRefused(await wonWithCase(own, won), 'Deal already closed');
       expect(made.get(won)).toEqual({ id: expect.stringMatching(/^case_/), archived: false });
     } finally {
       await own.close();
@@ -240,7 +233,7 @@ describe('a deal closed unwon whose case was not archived', () => {
       const deal = await createOn(own, 'Perdido com casos fora');
       // The won makes the case after the lost; both archives it asks for fail.
       cases.state.down = true;
-      expectError(await wonWithCase(own, deal.id), 422, 'VALIDATION_ERROR', 'Deal already closed');
+      expectRefused(await wonWithCase(own, deal.id), 'Deal already closed');
       expect(cases.made.get(deal.id)?.archived).toBe(false);
       expect(await owes(own, deal.id)).toBe(1);
       await own.deals.settleCaseArchives();

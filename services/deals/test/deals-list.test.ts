@@ -2,9 +2,10 @@
 // by id) and paging, on the app in process with its own database.
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid } from '@lpm/test-kit/error-answers';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity } from '@lpm/test-kit/teams';
+import { expectOnlyPage } from '@lpm/test-kit/list-answers';
 import { startDeals, type DealsUnderTest } from './helper.ts';
 
 let sut: DealsUnderTest;
@@ -92,8 +93,7 @@ afterAll(async () => {
 describe('GET /v1/deals', () => {
   test('when no parameter is sent, then the newest deals come first with the list item shape and the pagination block', async () => {
     const body = await list('');
-    expect(body.pagination).toEqual({ page: 1, limit: 20, total: 5, pages: 1 });
-    expect(body.data.map((d: { title: string }) => d.title)).toEqual([
+    expectOnlyPage(body, 'title', [
       'Elisa auditoria',
       'Daniel sem valor',
       'Carla parecer',
@@ -189,11 +189,11 @@ describe('GET /v1/deals', () => {
 
   test('when a parameter is invalid, then 400 with its message', async () => {
     const get = (q: string) => sut.call(who, { method: 'GET', url: `/v1/deals${q}` });
-    expectError(await get('?sort=color'), 400, 'VALIDATION_ERROR', 'Invalid sort field');
-    expectError(await get('?status=fechado'), 400, 'VALIDATION_ERROR', 'Invalid status');
-    expectError(await get('?phase=triagem'), 400, 'VALIDATION_ERROR', 'Invalid phase');
-    expectError(await get('?min_value=abc'), 400, 'VALIDATION_ERROR', 'min_value must be a number >= 0');
-    expectError(await get('?limit=101'), 400, 'VALIDATION_ERROR', 'limit must be an integer from 1 to 100');
-    expectError(await get('?from=2026-02-30'), 400, 'VALIDATION_ERROR', 'from must be a date (YYYY-MM-DD)');
+    expectInvalid(await get('?sort=color'), 'Invalid sort field');
+    expectInvalid(await get('?status=fechado'), 'Invalid status');
+    expectInvalid(await get('?phase=triagem'), 'Invalid phase');
+    expectInvalid(await get('?min_value=abc'), 'min_value must be a number >= 0');
+    expectInvalid(await get('?limit=101'), 'limit must be an integer from 1 to 100');
+    expectInvalid(await get('?from=2026-02-30'), 'from must be a date (YYYY-MM-DD)');
   });
 });

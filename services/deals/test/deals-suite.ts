@@ -9,6 +9,7 @@ import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { expectError } from '@lpm/test-kit/api';
+import { teamCalls } from '@lpm/test-kit/team-calls';
 import { identity } from '@lpm/test-kit/teams';
 import { startDeals, type DealsUnderTest } from './helper.ts';
 
@@ -21,13 +22,11 @@ export const users = new Map<string, { id: string; name: string; email: string; 
 export let client: ClientFacts;
 export let lawyer: { id: string; name: string; email: string };
 
-export const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, as = who) =>
-  sut.call(as, { method, url, payload: payload as object });
-export const create = async (body: Record<string, unknown>, as = who) => {
-  const res = await call('POST', '/v1/deals', body, as);
-  expect(res.statusCode).toBe(201);
-  return res.json().data;
-};
+export const { call, create } = teamCalls(
+  () => sut,
+  () => who,
+  '/v1/deals',
+);
 /** The events a deal's document holds in its outbox (no relay runs here). */
 export const eventsOf = async (id: string): Promise<DomainEvent[]> =>
   ((await sut.db.collection('deals').findOne({ _id: id as never }))?.outbox ?? []) as DomainEvent[];

@@ -10,7 +10,7 @@ import { userCreateArgs } from '@lpm/test-kit/cli';
 import { systemForSuite, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid, expectRefused } from '@lpm/test-kit/error-answers';
 import { DealCasesService } from '../src/upstream/cases-service.ts';
 
 const INTERNAL_TOKEN = randomBytes(32).toString('hex');
@@ -78,7 +78,7 @@ describe('won with create_case', () => {
       create_case: true,
       case_data: { area: 'Trabalhista' },
     });
-    expectError(again, 422, 'VALIDATION_ERROR', 'Deal already closed');
+    expectRefused(again, 'Deal already closed');
     const withKey = await sys.request(`/v1/deals/${deal.id}/won`, {
       method: 'PUT',
       key: t.api_key,
@@ -215,10 +215,8 @@ describe('won with create_case: the case carries its deal', () => {
       headers: { 'content-type': 'application/json', 'idempotency-key': `deal-won-case:${deal.id}` },
       body: JSON.stringify({ title: 'Outro caso', client_id: other.id }),
     });
-    const e = expectError(
+    const e = expectInvalid(
       { status: taken.status, body: await taken.json() },
-      400,
-      'VALIDATION_ERROR',
       'Idempotency-Key must not start with deal-won-case:',
     );
     expect(e.details).toEqual({ field: 'Idempotency-Key', type: 'invalid' });
@@ -234,12 +232,7 @@ describe('won with create_case: the case carries its deal', () => {
       status: 'arquivado',
       archived_at: expect.any(String),
     });
-    expectError(
-      await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true }),
-      422,
-      'VALIDATION_ERROR',
-      'Deal already closed',
-    );
+    expectRefused(await call('PUT', `/v1/deals/${deal.id}/won`, { create_case: true }), 'Deal already closed');
   });
 
   test('when the deal is archived after an attempt made its case and before the deal was marked won, then the case is archived too', async () => {
@@ -262,12 +255,7 @@ describe('pipeline phases', () => {
       details: { phases: ['negociacao'] },
     });
     expect((await call('PUT', '/v1/settings', { deal_phases: without('fechamento') }, team.api_key)).status).toBe(200);
-    expectError(
-      await call('POST', '/v1/deals', { title: 'X', phase: 'fechamento' }, team.api_key),
-      400,
-      'VALIDATION_ERROR',
-      'Invalid phase',
-    );
+    expectInvalid(await call('POST', '/v1/deals', { title: 'X', phase: 'fechamento' }, team.api_key), 'Invalid phase');
   });
 });
 

@@ -5,7 +5,7 @@ import type { DomainEvent } from '@lpm/shared/events';
 import { newId } from '@lpm/shared/ids';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
-import { expectError } from '@lpm/test-kit/api';
+import { expectNotFound } from '@lpm/test-kit/error-answers';
 import { identity } from '@lpm/test-kit/teams';
 import { startDeals, type DealsUnderTest } from './helper.ts';
 import {
@@ -162,7 +162,7 @@ describe('DELETE /v1/deals/{id}', () => {
   });
 
   test('when the deal is unknown, then 404 Deal not found', async () => {
-    expectError(await call('DELETE', `/v1/deals/${newId('deal')}`), 404, 'NOT_FOUND', 'Deal not found');
+    expectNotFound(await call('DELETE', `/v1/deals/${newId('deal')}`), 'Deal not found');
   });
 });
 
@@ -186,12 +186,7 @@ describe('GET /internal/deals/{id}', () => {
     const res = await call('GET', `/internal/deals/${deal.id}`);
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual({ id: deal.id, title: 'Conferido', status: 'ativo', updated_at: deal.updated_at });
-    expectError(
-      await call('GET', `/internal/deals/${deal.id}`, undefined, identity()),
-      404,
-      'NOT_FOUND',
-      'Deal not found',
-    );
-    expectError(await call('GET', `/internal/deals/${newId('deal')}`), 404, 'NOT_FOUND', 'Deal not found');
+    expectNotFound(await call('GET', `/internal/deals/${deal.id}`, undefined, identity()), 'Deal not found');
+    expectNotFound(await call('GET', `/internal/deals/${newId('deal')}`), 'Deal not found');
   });
 });

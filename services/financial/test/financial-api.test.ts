@@ -1,7 +1,7 @@
 // The financial record endpoints in process: shapes, each error row with its exact
 // code and message, and status moves (the lists: financial-lists.test.ts).
 import { newId } from '@lpm/shared/ids';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid, expectNotFound, expectRefused } from '@lpm/test-kit/error-answers';
 import { identity } from '@lpm/test-kit/teams';
 import {
   base,
@@ -81,18 +81,18 @@ describe('POST /v1/financial', () => {
   test('when a required field is missing, then 400 names it', async () => {
     for (const field of ['type', 'category', 'description', 'amount', 'date']) {
       const { [field]: _, ...rest } = base as Record<string, unknown>;
-      const err = expectError(await post(rest), 400, 'VALIDATION_ERROR', `${field} is required`);
+      const err = expectInvalid(await post(rest), `${field} is required`);
       expect(err.details).toEqual({ field, type: 'required' });
     }
   });
 
   test('when the type is not revenue, expense or cost, then 400 Invalid type', async () => {
-    expectError(await post({ ...base, type: 'income' }), 400, 'VALIDATION_ERROR', 'Invalid type');
+    expectInvalid(await post({ ...base, type: 'income' }), 'Invalid type');
   });
 
   test('when the amount is zero, negative, a string or has more than 2 decimals, then 400 Invalid amount', async () => {
     for (const amount of [0, -1, '10', 0.001, 10.123, 1e-7]) {
-      const err = expectError(await post({ ...base, amount }), 400, 'VALIDATION_ERROR', 'Invalid amount');
+      const err = expectInvalid(await post({ ...base, amount }), 'Invalid amount');
       expect(err.details.field).toBe('amount');
     }
   });
@@ -106,24 +106,24 @@ describe('POST /v1/financial', () => {
       ['paid_date', '2026-02-29T00:00:00Z'],
       ['date', 20260301],
     ] as const) {
-      const err = expectError(await post({ ...base, [field]: value }), 400, 'VALIDATION_ERROR', 'Invalid date format');
+      const err = expectInvalid(await post({ ...base, [field]: value }), 'Invalid date format');
       expect(err.details.field).toBe(field);
     }
   });
 
   test('when status is cancelled on create, then 400 Invalid status; an unknown field is 400 Unknown field', async () => {
-    expectError(await post({ ...base, status: 'cancelled' }), 400, 'VALIDATION_ERROR', 'Invalid status');
-    expectError(await post({ ...base, id: 'fin_x' }), 400, 'VALIDATION_ERROR', 'Unknown field: id');
+    expectInvalid(await post({ ...base, status: 'cancelled' }), 'Invalid status');
+    expectInvalid(await post({ ...base, id: 'fin_x' }), 'Unknown field: id');
   });
 
   test("when the client or case is not the team's, then 404 Client not found / Case not found", async () => {
     const other = identity(ZONE);
     const foreignClient = sut.neighbours.addClient(other.teamId, 'Outro');
     const foreignCase = sut.neighbours.addCase(other.teamId, 'Outro caso');
-    expectError(await post({ ...base, client_id: foreignClient.id }), 404, 'NOT_FOUND', 'Client not found');
-    expectError(await post({ ...base, client_id: 'not-an-id' }), 404, 'NOT_FOUND', 'Client not found');
-    expectError(await post({ ...base, case_id: foreignCase.id }), 404, 'NOT_FOUND', 'Case not found');
-    expectError(await post({ ...base, case_id: newId('case') }), 404, 'NOT_FOUND', 'Case not found');
+    expectNotFound(await post({ ...base, client_id: foreignClient.id }), 'Client not found');
+    expectNotFound(await post({ ...base, client_id: 'not-an-id' }), 'Client not found');
+    expectNotFound(await post({ ...base, case_id: foreignCase.id }), 'Case not found');
+    expectNotFound(await post({ ...base, case_id: newId('case') }), 'Case not found');
   });
 });
 
@@ -169,9 +169,9 @@ describe('GET /v1/financial/{id}', () => {
 
   test("when the id is unknown, of another kind or another team's, then 404 Record not found", async () => {
     const r = await create();
-    expectError(await get(`/v1/financial/${newId('fin')}`), 404, 'NOT_FOUND', 'Record not found');
-    expectError(await get(`/v1/financial/${newId('case')}`), 404, 'NOT_FOUND', 'Record not found');
-    expectError(await get(`/v1/financial/${r.id}`, identity(ZONE)), 404, 'NOT_FOUND', 'Record not found');
+    expectNotFound(await get(`/v1/financial/${newId('fin')}`), 'Record not found');
+    expectNotFound(await get(`/v1/financial/${newId('case')}`), 'Record not found');
+    expectNotFound(await get(`/v1/financial/${r.id}`, identity(ZONE)), 'Record not found');
   });
 });
 
@@ -228,7 +228,7 @@ describe('PUT /v1/financial/{id}', () => {
   test('when amount, type or date of a paid record change, then 422 Cannot modify paid record; notes and invoice may change', async () => {
     const r = await create({ status: 'paid' });
     for (const change of [{ amount: 1 }, { type: 'expense' }, { date: '2026-01-01' }]) {
-      const err = expectError(await put(r.id, change), 422, 'VALIDATION_ERROR', 'Cannot modify paid record');
+      const err = expectRefused(await put(r.id, change), 'Cannot modify paid record');
       expect(err.details).toEqual({ reason: 'cannot_modify_paid_record', fields: Object.keys(change) });
     }
     expect(
@@ -248,7 +248,7 @@ describe('PUT /v1/financial/{id}', () => {
       [{ case_id: null, amount: 2 }, ['amount']],
     ] as const;
     for (const [change, fields] of refused) {
-      const err = expectError(await put(r.id, change), 422, 'VALIDATION_ERROR', 'Cannot modify paid record');
+      const err = expectRefused(await put(r.id, change), 'Cannot modify paid record');
       expect(err.details).toEqual({ reason: 'cannot_modify_paid_record', fields });
     }
     expect((await get(`/v1/financial/${r.id}`)).json().data).toMatchObject({
@@ -281,26 +281,26 @@ describe('PUT /v1/financial/{id}', () => {
   test('when a paid or cancelled record is moved to another status, then 422 Invalid status transition', async () => {
     const paid = await create({ status: 'paid' });
     for (const status of ['pending', 'cancelled']) {
-      const err = expectError(await put(paid.id, { status }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
+      const err = expectRefused(await put(paid.id, { status }), 'Invalid status transition');
       expect(err.details.reason).toBe('invalid_status_transition');
     }
     const cancelled = await create();
     const res = await put(cancelled.id, { status: 'cancelled' });
     expect(res.json().data).toMatchObject({ status: 'cancelled', cancelled_at: expect.stringMatching(ISO_MS) });
     for (const status of ['pending', 'paid'])
-      expectError(await put(cancelled.id, { status }), 422, 'VALIDATION_ERROR', 'Invalid status transition');
+      expectRefused(await put(cancelled.id, { status }), 'Invalid status transition');
   });
 
   test('when the body is empty, invalid or the id unknown, then 400 / 404 with the exact message', async () => {
     const r = await create();
-    expectError(await put(r.id, {}), 400, 'VALIDATION_ERROR', 'No fields to update');
-    expectError(await put(r.id, { status: 'done' }), 400, 'VALIDATION_ERROR', 'Invalid status');
-    expectError(await put(r.id, { amount: 2.555 }), 400, 'VALIDATION_ERROR', 'Invalid amount');
-    expectError(await put(r.id, { due_date: '2026-02-29' }), 400, 'VALIDATION_ERROR', 'Invalid date format');
-    expectError(await put(r.id, { payment_method: 'bitcoin' }), 400, 'VALIDATION_ERROR', 'Invalid payment method');
-    expectError(await put(r.id, { created_at: '2026-01-01' }), 400, 'VALIDATION_ERROR', 'Unknown field: created_at');
-    expectError(await put(newId('fin'), { notes: 'x' }), 404, 'NOT_FOUND', 'Record not found');
-    expectError(await put(r.id, { client_id: newId('cli') }), 404, 'NOT_FOUND', 'Client not found');
+    expectInvalid(await put(r.id, {}), 'No fields to update');
+    expectInvalid(await put(r.id, { status: 'done' }), 'Invalid status');
+    expectInvalid(await put(r.id, { amount: 2.555 }), 'Invalid amount');
+    expectInvalid(await put(r.id, { due_date: '2026-02-29' }), 'Invalid date format');
+    expectInvalid(await put(r.id, { payment_method: 'bitcoin' }), 'Invalid payment method');
+    expectInvalid(await put(r.id, { created_at: '2026-01-01' }), 'Unknown field: created_at');
+    expectNotFound(await put(newId('fin'), { notes: 'x' }), 'Record not found');
+    expectNotFound(await put(r.id, { client_id: newId('cli') }), 'Client not found');
   });
 });
 
@@ -321,8 +321,8 @@ describe('DELETE /v1/financial/{id}', () => {
 
   test('when the record is paid, then 422 Cannot cancel paid record; unknown is 404', async () => {
     const r = await create({ status: 'paid' });
-    const err = expectError(await del(r.id), 422, 'VALIDATION_ERROR', 'Cannot cancel paid record');
+    const err = expectRefused(await del(r.id), 'Cannot cancel paid record');
     expect(err.details.reason).toBe('cannot_cancel_paid_record');
-    expectError(await del(newId('fin')), 404, 'NOT_FOUND', 'Record not found');
+    expectNotFound(await del(newId('fin')), 'Record not found');
   });
 });

@@ -3,39 +3,28 @@
 // one date, after writes that move, pay and cancel records, and for records stored
 // before the markers existed.
 import { newId } from '@lpm/shared/ids';
-import { bucketedList } from '@lpm/test-kit/bucketed-list';
+import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
 import { expectSamePages, WINDOWS_OVER_FORTY, WINDOWS_OVER_TWENTY, type PageCheck } from '@lpm/test-kit/list-pages';
 import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { day as dayAfter, identity } from '@lpm/test-kit/teams';
-import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { resourceCalls } from '@lpm/test-kit/resource-calls';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
-const SORT_KEYS = ['date'];
 const day = (offset: number) => dayAfter(offset, '2026-03-10');
 const dayNumber = (offset: number) => Math.floor(Date.parse(`${day(offset)}T00:00:00Z`) / DAY);
 
-let sut: FinancialUnderTest;
-
-serviceForSuite(startFinancial, (started) => (sut = started));
-
-const { call, create, put } = resourceCalls(() => sut, '/v1/financial', {
-  type: 'revenue',
-  category: 'honorarios',
-  description: 'Honorários',
-  amount: 100,
-  date: day(0),
-});
-
-const { listOf, stored, expectBackfillKeepsPages } = bucketedList<FinancialRecord>({
-  sut: () => sut,
+const { sut, call, create, put, listOf, expectBackfillKeepsPages } = bucketedListSuite<
+  FinancialUnderTest,
+  FinancialRecord
+>({
+  start: startFinancial,
   collection: 'financial_records',
   path: '/v1/financial',
-  sortKeys: SORT_KEYS,
+  sortKeys: ['date'],
   repository: (db) => new FinancialRepository(db, { kick: () => {} }),
+  defaults: { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0) },
 });
 
 const CHECKS: PageCheck[] = [
@@ -94,7 +83,7 @@ describe('GET /v1/financial by day buckets', () => {
       ...Array.from({ length: 4 }, () => create(who, { date: day(7), type: 'expense', category: 'custas' })),
     ]);
     // A second process writing the same days: its own counts coalescing, the same lock.
-    const other = new FinancialRepository(sut.db, { kick: () => {} });
+    const other = new FinancialRepository(sut().db, { kick: () => {} });
     await other.update(who.teamId, ids[20], async () => ({
       result: undefined,
       write: { set: { date: day(1) }, events: [] },
@@ -114,8 +103,7 @@ describe('GET /v1/financial by day buckets', () => {
 
   it('when records were stored before the markers, then they are listed by the plain query until the backfill, and by day buckets after it, the same', async () => {
     const who = identity(ZONE);
-    const template = await stored(await create(who, {}));
-    await expectBackfillKeepsPages(who, template, {
+    await expectBackfillKeepsPages(who, {
       direction: -1,
       count: 14,
       legacy: (fields, i) => ({ ...fields, _id: newId('fin'), date: day(-Math.floor(i / 3)) }),

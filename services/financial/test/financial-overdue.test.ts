@@ -3,10 +3,10 @@
 // exactly once. Re-arming and disarming are checked in process by sweeping at
 // chosen instants.
 import { zonedMoment } from '@lpm/shared/time';
-import { serviceForSuite } from '@lpm/test-kit/service-under-test';
-import { startSignalReplicas, sweepsAt, type SignalReplicas } from '@lpm/test-kit/time-signals';
+import { sweptInProcess } from '@lpm/test-kit/time-signal-checks';
+import { startSignalReplicas, type SignalReplicas } from '@lpm/test-kit/time-signals';
 import { overdueSignals } from '../src/jobs/overdue-signals.ts';
-import { startFinancial, type FinancialUnderTest } from './helper.ts';
+import { startFinancial } from './helper.ts';
 import { day, identity } from '@lpm/test-kit/teams';
 
 const ZONE = 'America/Sao_Paulo';
@@ -68,25 +68,16 @@ describe('two replicas of the financial service', () => {
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
-  let sut: FinancialUnderTest;
-  let sweepAt: (at: Date) => Promise<number[]>;
   const team = identity(ZONE);
-
-  serviceForSuite(startFinancial, (started) => {
-    sut = started;
-    sweepAt = sweepsAt(sut.db, 'financial', overdueSignals(sut.financial));
+  const { sut, sweepAt, stored, outboxTypes } = sweptInProcess(startFinancial, (s) => overdueSignals(s.financial), {
+    service: 'financial',
+    collection: 'financial_records',
   });
-
-  const stored = (id: string) =>
-    sut.db
-      .collection<{ _id: string; overdue_at: Date | null; outbox?: { type: string }[] }>('financial_records')
-      .findOne({ _id: id });
-  const overdueEvents = async (id: string) =>
-    ((await stored(id))?.outbox ?? []).filter((e) => e.type === 'financial.overdue').length;
+  const overdueEvents = async (id: string) => (await outboxTypes(id)).filter((t) => t === 'financial.overdue').length;
   const startOfDayAfter = (date: string) => zonedMoment(day(1, date), ZONE, '00:00:00');
 
   test('when a record is due tomorrow, then nothing fires until the day after it begins in the team zone, then exactly once for both sweepers', async () => {
-    const r = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    const r = await sut().financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
     const at = startOfDayAfter(day(1));
     await sweepAt(new Date());
     await sweepAt(new Date(at.getTime() - 1000));
@@ -98,18 +89,18 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
   });
 
   test('when a record is paid or cancelled before its due date passes, then no signal fires and it is disarmed', async () => {
-    const paid = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
-    const cancelled = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
-    await sut.financial.update(team, paid.id, { status: 'paid' });
-    await sut.financial.cancel(team, cancelled.id);
+    const paid = await sut().financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    const cancelled = await sut().financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    await sut().financial.update(team, paid.id, { status: 'paid' });
+    await sut().financial.cancel(team, cancelled.id);
     await sweepAt(new Date(startOfDayAfter(day(1)).getTime() + 1000));
     expect([await overdueEvents(paid.id), await overdueEvents(cancelled.id)]).toEqual([0, 0]);
     expect([(await stored(paid.id))?.overdue_at, (await stored(cancelled.id))?.overdue_at]).toEqual([null, null]);
   });
 
   test('when the due date moves later, then the signal follows the new date', async () => {
-    const r = await sut.financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
-    await sut.financial.update(team, r.id, { due_date: day(5) });
+    const r = await sut().financial.create(team, { ...record, type: 'revenue', due_date: day(1) });
+    await sut().financial.update(team, r.id, { due_date: day(5) });
     await sweepAt(new Date(startOfDayAfter(day(1)).getTime() + 1000));
     expect(await overdueEvents(r.id)).toBe(0);
     await sweepAt(new Date(startOfDayAfter(day(5)).getTime() + 1000));

@@ -1,7 +1,7 @@
 // GET /v1/financial/summary: figures equal hand-computed ones,
 // cents exact, empty buckets included, ISO weeks across a year boundary.
 import type { Identity } from '@lpm/shared/identity';
-import { expectError } from '@lpm/test-kit/api';
+import { expectInvalid } from '@lpm/test-kit/error-answers';
 import { dayIn } from '@lpm/shared/time';
 import { bucketsBetween, isoWeek } from '../src/domain/summary-buckets.ts';
 import { identity } from '@lpm/test-kit/teams';
@@ -253,6 +253,6 @@ describe('defaults, exactness and errors', () => {
       ['currency=US', 'Invalid currency'],
       ['from=2000-01-01&to=2026-01-01&group_by=day', 'The period may span at most 3700 buckets'],
     ])
-      expectError(await summary(who, query), 400, 'VALIDATION_ERROR', message);
+      expectInvalid(await summary(who, query), message);
   });
 });

@@ -1,6 +1,7 @@
 // The publications app in process on its own database, beside the real activities
 // app (its deadline computation and deadline activities, over HTTP on loopback) and a
 // stand-in of the Comunica API; the teams the poll reads are the test's list.
+import { afterAll, beforeAll } from '@jest/globals';
 import type { Identity } from '@lpm/shared/identity';
 import { DEFAULT_DEADLINE, type DeadlineSettings, type Watch } from '@lpm/shared/publication-settings';
 import { ServiceClient } from '@lpm/shared/upstream/service-client';
@@ -23,6 +24,7 @@ import { PollJob } from '../src/jobs/poll-job.ts';
 import { ActivitiesService } from '../src/upstream/activities-service.ts';
 import { DjenClient, type DjenWaits } from '../src/upstream/djen-client.ts';
 import type { WatchedTeam } from '@lpm/shared/publication-settings';
+import { DjenStandIn } from './djen-stand-in.ts';
 
 /** Waits shortened for tests only; the service's are a minute after a 429 and at x-ratelimit-remaining 0. */
 export const TEST_WAITS: DjenWaits = {
@@ -129,6 +131,22 @@ export async function startPublications(
       }
     },
   };
+}
+
+/** Starts a stand-in of the Comunica API and the app on it before the file's tests, and stops both after. */
+export function publicationsSuite(ready: (started: { djen: DjenStandIn; svc: PublicationsUnderTest }) => void): void {
+  let djen: DjenStandIn | undefined;
+  let svc: PublicationsUnderTest | undefined;
+  beforeAll(async () => {
+    djen = new DjenStandIn();
+    await djen.start();
+    svc = await startPublications(djen.url);
+    ready({ djen, svc });
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await djen?.stop();
+  });
 }
 
 export { INTERNAL_TOKEN };

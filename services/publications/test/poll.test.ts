@@ -1,22 +1,13 @@
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { identity, day } from '@lpm/test-kit/teams';
 import { waitFor } from '@lpm/test-kit/wait';
-import { DjenStandIn, type StandInItem } from './djen-stand-in.ts';
-import { startPublications, TEST_WAITS, watchedTeam, type PublicationsUnderTest } from './helper.ts';
+import type { DjenStandIn, StandInItem } from './djen-stand-in.ts';
+import { publicationsSuite, TEST_WAITS, watchedTeam, type PublicationsUnderTest } from './helper.ts';
 
 let djen: DjenStandIn;
 let svc: PublicationsUnderTest;
 
-beforeAll(async () => {
-  djen = new DjenStandIn();
-  await djen.start();
-  svc = await startPublications(djen.url);
-});
-
-afterAll(async () => {
-  await svc?.close();
-  await djen?.stop();
-});
+publicationsSuite((started) => ({ djen, svc } = started));
 
 const lawyer = (n: number) => ({ number: String(n), uf: 'SP' });
 const cnj = (n: number) => `${String(n).padStart(7, '0')}-12.2024.8.26.0100`;

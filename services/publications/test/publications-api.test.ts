@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import { expectError } from '@lpm/test-kit/api';
+import { expectNotFound } from '@lpm/test-kit/error-answers';
 import { identity, day } from '@lpm/test-kit/teams';
-import { DjenStandIn } from './djen-stand-in.ts';
-import { startPublications, watchedTeam, type PublicationsUnderTest } from './helper.ts';
+import type { DjenStandIn } from './djen-stand-in.ts';
+import { publicationsSuite, watchedTeam, type PublicationsUnderTest } from './helper.ts';
 
 let djen: DjenStandIn;
 let svc: PublicationsUnderTest;
 
-beforeAll(async () => {
-  djen = new DjenStandIn();
-  await djen.start();
-  svc = await startPublications(djen.url);
-});
-
-afterAll(async () => {
-  await svc?.close();
-  await djen?.stop();
-});
+publicationsSuite((started) => ({ djen, svc } = started));
 
 const number = (n: number) => `${String(n).padStart(7, '0')}-55.2025.8.26.0001`;
 
@@ -100,20 +92,16 @@ test('when the API is asked, then it lists with filters and search, reads one, a
   expect(
     (await svc.call(who, { method: 'GET', url: `/v1/publications?case_id=${kase.id}&status=treated` })).json().data,
   ).toHaveLength(1);
-  expectError(
+  expectNotFound(
     await svc.call(who, {
       method: 'PUT',
       url: `/v1/publications/${pub.id}`,
       payload: { case_id: 'case_01jn0000000000000000000000' },
     }),
-    404,
-    'NOT_FOUND',
     'Case not found',
   );
-  expectError(
+  expectNotFound(
     await svc.call(identity(), { method: 'GET', url: `/v1/publications/${pub.id}` }),
-    404,
-    'NOT_FOUND',
     'Publication not found',
   );
   expectError(
