@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
+import { ok } from '@lpm/shared/http/envelope';
 import { forbidden } from '@lpm/shared/errors';
-import { pagination } from '@lpm/shared/http/pagination';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { pageOf } from '@lpm/shared/service/record-routes';
 import type { Publications } from '../domain/publications.ts';
 import { listPublicationsQuery, responses, updatePublicationBody } from '../contract/publication-schemas.ts';
 
@@ -16,10 +16,7 @@ export function publicationRoutes(fastify: FastifyInstance, publications: Public
   app.get(
     '/v1/publications',
     { schema: { querystring: listPublicationsQuery, response: responses.list } },
-    async (req) => {
-      const { items, total } = await publications.list(req.identity, req.query);
-      return page(items, pagination(req.query, total));
-    },
+    async (req) => pageOf(req.query, await publications.list(req.identity, req.query)),
   );
 
   // Before /v1/publications/:id.
