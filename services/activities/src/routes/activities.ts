@@ -13,7 +13,7 @@ import {
   updateActivityBody,
 } from '../contract/activity-schemas.ts';
 
-export function activityRoutes(fastify: FastifyInstance, activities: Activities): void {
+export function activityRoutes(fastify: FastifyInstance, { activities }: { activities: Activities }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   recordRoutes(app, '/v1/activities', activities, {

@@ -29,7 +29,10 @@ const courtCalendarBody = object(
   ['court_calendar', 'changed_at'],
 );
 
-export function internalRoutes(fastify: FastifyInstance, activities: Activities, syncs: TeamSyncs): void {
+export function internalRoutes(
+  fastify: FastifyInstance,
+  { activities, syncs }: { activities: Activities; syncs: TeamSyncs },
+): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   app.get(

@@ -21,7 +21,7 @@ async function refuseReservedKey(req: FastifyRequest): Promise<void> {
     throw reservedIdempotencyKey();
 }
 
-export function caseRoutes(fastify: FastifyInstance, cases: Cases): void {
+export function caseRoutes(fastify: FastifyInstance, { cases }: { cases: Cases }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   recordRoutes(app, '/v1/cases', cases, {

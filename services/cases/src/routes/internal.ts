@@ -17,7 +17,7 @@ const phasesInUseBody = object({ kind: enumOf(['case'], 'Invalid kind'), phases:
 /** A page of every team's case numbers: `after` the last id of the page before (none for the first). */
 const caseNumbersQuery = object({ after: text(100), limit: integer({ minimum: 1, maximum: 1000, default: 500 }) });
 
-export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: TeamSyncs): void {
+export function internalRoutes(fastify: FastifyInstance, { cases, syncs }: { cases: Cases; syncs: TeamSyncs }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // The activities service checks a case_id and shows the case's title and number.

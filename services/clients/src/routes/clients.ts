@@ -11,7 +11,7 @@ import {
   updateClientBody,
 } from '../contract/client-schemas.ts';
 
-export function clientRoutes(fastify: FastifyInstance, clients: Clients): void {
+export function clientRoutes(fastify: FastifyInstance, { clients }: { clients: Clients }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   recordRoutes(app, '/v1/clients', clients, {

@@ -6,7 +6,7 @@ import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Clients } from '../domain/clients.ts';
 
-export function internalRoutes(fastify: FastifyInstance, clients: Clients): void {
+export function internalRoutes(fastify: FastifyInstance, { clients }: { clients: Clients }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
   app.get('/internal/clients/:id', { schema: { hide: true, params: idParams } }, async (req) =>
     ok(await clients.facts(req.identity, req.params.id)),

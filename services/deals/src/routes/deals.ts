@@ -15,7 +15,7 @@ import {
   wonBody,
 } from '../contract/deal-schemas.ts';
 
-export function dealRoutes(fastify: FastifyInstance, deals: Deals): void {
+export function dealRoutes(fastify: FastifyInstance, { deals }: { deals: Deals }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   recordRoutes(app, '/v1/deals', deals, {

@@ -11,7 +11,7 @@ const phasesInUseBody = object(
   ['kind', 'phases'],
 );
 
-export function internalRoutes(fastify: FastifyInstance, deals: Deals): void {
+export function internalRoutes(fastify: FastifyInstance, { deals }: { deals: Deals }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // Activities check a deal_id at write time (404 Deal not found when it is not the team's).

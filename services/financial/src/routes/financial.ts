@@ -12,7 +12,7 @@ import {
   updateFinancialBody,
 } from '../contract/financial-schemas.ts';
 
-export function financialRoutes(fastify: FastifyInstance, financial: Financial): void {
+export function financialRoutes(fastify: FastifyInstance, { financial }: { financial: Financial }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   recordRoutes(app, '/v1/financial', financial, {

@@ -4,9 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
-import type { Financial } from '../domain/financial.ts';
 
-export function internalRoutes(fastify: FastifyInstance, financial: Financial, syncs: TeamSyncs): void {
+export function internalRoutes(fastify: FastifyInstance, { syncs }: { syncs: TeamSyncs }): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   // The gateway, after a team's time zone changed, and again until the answer says done (team-syncs.ts): the new zone is in the settings header.

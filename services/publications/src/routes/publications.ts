@@ -10,7 +10,10 @@ import { listPublicationsQuery, responses, updatePublicationBody } from '../cont
 /** Starts a poll now: false when one is already under way. */
 export type SyncTrigger = () => Promise<boolean>;
 
-export function publicationRoutes(fastify: FastifyInstance, publications: Publications, sync: SyncTrigger): void {
+export function publicationRoutes(
+  fastify: FastifyInstance,
+  { publications, sync }: { publications: Publications; sync: SyncTrigger },
+): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
   app.get(

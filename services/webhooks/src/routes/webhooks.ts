@@ -21,9 +21,7 @@ import {
 
 export function webhookRoutes(
   fastify: FastifyInstance,
-  webhooks: Webhooks,
-  log: DeliveryLog,
-  recoveries: Recoveries,
+  { webhooks, log, recoveries }: { webhooks: Webhooks; log: DeliveryLog; recoveries: Recoveries },
 ): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
 
