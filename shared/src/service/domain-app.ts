@@ -2,15 +2,31 @@
 // service's route sets, registered in one plugin (the OpenAPI document covers the
 // routes registered in plugins). No listening here (server.ts does that), so tests
 // build the app with their own store and neighbours.
-import type { FastifyInstance } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import { createServiceApp, type ServiceAppOptions } from '../http/service-app.ts';
 import type { ServiceDocs } from '../http/operation-docs.ts';
+import type { SchemaTypes } from '../http/schemas.ts';
 
 /** What a service's app builder takes besides its own objects (its name and docs are its own). */
 export type DomainAppOptions = Omit<ServiceAppOptions, 'name' | 'docs'>;
 
+/** Where a route set registers its routes: handlers see requests typed by the route's schemas. */
+export type ServiceRoutes = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  SchemaTypes
+>;
+
 /** Registers some of a service's routes over the objects its app is built with. */
-export type RouteSet<O> = (scope: FastifyInstance, opts: O) => void;
+export type RouteSet<O> = (app: ServiceRoutes, opts: O) => void;
 
 export function buildServiceApp<O extends DomainAppOptions>(
   name: string,
@@ -20,7 +36,8 @@ export function buildServiceApp<O extends DomainAppOptions>(
 ): FastifyInstance {
   const app = createServiceApp({ ...opts, name, docs });
   app.register(async (scope) => {
-    for (const register of routes) register(scope, opts);
+    const app = scope.withTypeProvider<SchemaTypes>();
+    for (const register of routes) register(app, opts);
   });
   return app;
 }

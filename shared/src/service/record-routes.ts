@@ -3,12 +3,13 @@
 // by its contract schema and answered in the envelope; the domain object does the work
 // under the names every service gives those methods, but for the DELETE, which each
 // service names for what it does (an archive, a cancel).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { ok, page } from '../http/envelope.ts';
 import { idParams } from '../http/common-schemas.ts';
 import { pagination, type ListQuery } from '../http/pagination.ts';
-import type { Schema, SchemaTypes } from '../http/schemas.ts';
+import type { Schema } from '../http/schemas.ts';
 import type { Identity } from '../identity.ts';
+import type { ServiceRoutes } from './domain-app.ts';
 
 /** A page of a list as a domain object answers it: the page's items and how many match in all. */
 export interface Listed {
@@ -47,12 +48,11 @@ const valid = <T>(_schema: Schema<T>, value: unknown) => value as T;
 
 /** Registers the five routes of the collection at `base`, each path's methods in the order the document lists them. */
 export function recordRoutes<Q extends ListQuery, C, U>(
-  fastify: FastifyInstance,
+  app: ServiceRoutes,
   base: string,
   records: RecordCollection<NoInfer<Q>, NoInfer<C>, NoInfer<U>>,
   { schemas, responses, remove, onCreate }: RecordContract<Q, C, U>,
 ): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
   const one = `${base}/:id`;
 
   app.get(base, { schema: { querystring: schemas.list, response: responses.list } }, async (req) => {

@@ -1,6 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Activities } from '../domain/activities.ts';
@@ -13,9 +12,7 @@ import {
   updateActivityBody,
 } from '../contract/activity-schemas.ts';
 
-export function activityRoutes(fastify: FastifyInstance, { activities }: { activities: Activities }): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function activityRoutes(app: ServiceRoutes, { activities }: { activities: Activities }): void {
   recordRoutes(app, '/v1/activities', activities, {
     schemas: { list: listActivitiesQuery, create: createActivityBody, update: updateActivityBody },
     responses,

@@ -1,10 +1,10 @@
 // Questions other services ask the owner of activities (documented in the
 // service's README). Callers present the internal credential like the gateway
 // does; these routes are not in the public document.
-import type { FastifyInstance } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
+import { arrayOf, enumOf, object, text, typed } from '@lpm/shared/http/schemas';
 import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { changedAt, syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
@@ -30,11 +30,9 @@ const courtCalendarBody = object(
 );
 
 export function internalRoutes(
-  fastify: FastifyInstance,
+  app: ServiceRoutes,
   { activities, syncs }: { activities: Activities; syncs: TeamSyncs },
 ): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
   app.get(
     '/internal/cases/:id/activities',
     { schema: { hide: true, params: idParams, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } },

@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import { RESERVED_KEY_PREFIX, reservedIdempotencyKey } from '../contract/case-errors.ts';
@@ -21,9 +21,7 @@ async function refuseReservedKey(req: FastifyRequest): Promise<void> {
     throw reservedIdempotencyKey();
 }
 
-export function caseRoutes(fastify: FastifyInstance, { cases }: { cases: Cases }): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function caseRoutes(app: ServiceRoutes, { cases }: { cases: Cases }): void {
   recordRoutes(app, '/v1/cases', cases, {
     schemas: { list: listCasesQuery, create: createCaseBody, update: updateCaseBody },
     responses,

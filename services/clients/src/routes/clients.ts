@@ -1,5 +1,4 @@
-import type { FastifyInstance } from 'fastify';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Clients } from '../domain/clients.ts';
@@ -11,9 +10,7 @@ import {
   updateClientBody,
 } from '../contract/client-schemas.ts';
 
-export function clientRoutes(fastify: FastifyInstance, { clients }: { clients: Clients }): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function clientRoutes(app: ServiceRoutes, { clients }: { clients: Clients }): void {
   recordRoutes(app, '/v1/clients', clients, {
     schemas: { list: listClientsQuery, create: createClientBody, update: updateClientBody },
     responses,

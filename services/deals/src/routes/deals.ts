@@ -1,6 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Deals } from '../domain/deals.ts';
@@ -15,9 +14,7 @@ import {
   wonBody,
 } from '../contract/deal-schemas.ts';
 
-export function dealRoutes(fastify: FastifyInstance, { deals }: { deals: Deals }): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function dealRoutes(app: ServiceRoutes, { deals }: { deals: Deals }): void {
   recordRoutes(app, '/v1/deals', deals, {
     schemas: { list: listDealsQuery, create: createDealBody, update: updateDealBody },
     responses,

@@ -1,6 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Financial } from '../domain/financial.ts';
 import {
@@ -12,9 +11,7 @@ import {
   updateFinancialBody,
 } from '../contract/financial-schemas.ts';
 
-export function financialRoutes(fastify: FastifyInstance, { financial }: { financial: Financial }): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function financialRoutes(app: ServiceRoutes, { financial }: { financial: Financial }): void {
   recordRoutes(app, '/v1/financial', financial, {
     schemas: { list: listFinancialQuery, create: createFinancialBody, update: updateFinancialBody },
     responses,

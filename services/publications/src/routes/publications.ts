@@ -1,7 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
 import { forbidden } from '@lpm/shared/errors';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { pageOf } from '@lpm/shared/service/record-routes';
 import type { Publications } from '../domain/publications.ts';
@@ -11,11 +10,9 @@ import { listPublicationsQuery, responses, updatePublicationBody } from '../cont
 export type SyncTrigger = () => Promise<boolean>;
 
 export function publicationRoutes(
-  fastify: FastifyInstance,
+  app: ServiceRoutes,
   { publications, sync }: { publications: Publications; sync: SyncTrigger },
 ): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
   app.get(
     '/v1/publications',
     { schema: { querystring: listPublicationsQuery, response: responses.list } },

@@ -1,6 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { eventCatalog } from '@lpm/shared/webhook-catalog';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { pageOf } from '@lpm/shared/service/record-routes';
@@ -20,11 +19,9 @@ import {
 } from '../contract/webhook-schemas.ts';
 
 export function webhookRoutes(
-  fastify: FastifyInstance,
+  app: ServiceRoutes,
   { webhooks, log, recoveries }: { webhooks: Webhooks; log: DeliveryLog; recoveries: Recoveries },
 ): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
   app.get('/v1/webhooks', { schema: { response: responses.list } }, async (req) =>
     ok(await webhooks.list(req.identity)),
   );
