@@ -28,6 +28,7 @@ export type ServiceRoutes = FastifyInstance<
 /** Registers some of a service's routes over the objects its app is built with. */
 export type RouteSet<O> = (app: ServiceRoutes, opts: O) => void;
 
+/** The app of the service `name`, documented by `docs`, with `routes` registered in this order. */
 export function buildServiceApp<O extends DomainAppOptions>(
   name: string,
   docs: ServiceDocs,
@@ -36,8 +37,8 @@ export function buildServiceApp<O extends DomainAppOptions>(
 ): FastifyInstance {
   const app = createServiceApp({ ...opts, name, docs });
   app.register(async (scope) => {
-    const app = scope.withTypeProvider<SchemaTypes>();
-    for (const register of routes) register(app, opts);
+    const typed = scope.withTypeProvider<SchemaTypes>();
+    for (const register of routes) register(typed, opts);
   });
   return app;
 }
