@@ -22,7 +22,7 @@ import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db, Document, Filter } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { DAY_MS } from '../time.ts';
-import type { DomainEvent, EventType } from '../events.ts';
+import { newEvent, type DomainEvent, type EventType } from '../events.ts';
 import { outboxUpdate } from '../outbox/fields.ts';
 import { withDocumentLock } from '../store/lock.ts';
 import {
@@ -54,6 +54,27 @@ export interface SignalDefinition<R extends { _id: string } = SignalRecord> {
    * since (its `version`). Returns the event to emit, or null to just disarm.
    */
   event(record: R, now: Date): Promise<DomainEvent | null>;
+}
+
+/**
+ * The signals of one collection whose events carry the record in a read shape
+ * (`shapeOf`, e.g. its detail): `signal(type, dueField, when)` emits `type` for a
+ * record whose moment has come if `when` holds for it then, and else only disarms.
+ */
+export function recordSignals<R extends { _id: string; team_id: string }, S extends Record<string, unknown>>(
+  collection: string,
+  shapeOf: (record: R) => Promise<S>,
+) {
+  return (
+    type: SignalDefinition['type'],
+    dueField: keyof R & string,
+    when: (record: R, now: Date) => boolean,
+  ): SignalDefinition<R> => ({
+    type,
+    collection,
+    dueField,
+    event: async (r, now) => (when(r, now) ? newEvent(type, r.team_id, await shapeOf(r)) : null),
+  });
 }
 
 export interface TimeSignalsOptions {

@@ -13,11 +13,12 @@ import { MongoServerError, type Collection, type Document, type Filter } from 'm
 import { AppError, serviceUnavailable } from '../errors.ts';
 import type { DomainEvent } from '../events.ts';
 import { isId } from '../ids.ts';
+import { pageWindow, parseSort, type ListQuery } from '../http/pagination.ts';
 import { outboxMarked, outboxOnInsert, outboxUpdate } from '../outbox/fields.ts';
 import type { MarkTicket } from '../outbox/marked-writes.ts';
 import { isDuplicateKey } from './duplicate-key.ts';
 import { InsertBatcher } from './insert-batcher.ts';
-import { ListBuckets } from './list-buckets.ts';
+import { ListBuckets, type BucketPage, type DayRange } from './list-buckets.ts';
 import type { Day } from './list-counts.ts';
 import { withDocumentLock, type Lease } from './lock.ts';
 import { signalSlots } from './markers.ts';
@@ -85,6 +86,22 @@ export class RecordStoreBase<R extends OwnedRecord> {
     const omit: Document = { ...OUTBOX_FIELDS };
     for (const f of this.opts.heavy ?? []) if (!withFields.includes(f)) omit[f] = 0;
     return omit;
+  }
+
+  /**
+   * The page `q` asks for, sorted by `q.sort` or `fallback`, of the team's records whose
+   * counted fields hold `filters`, read from the list buckets (list-buckets.ts); null
+   * when they cannot serve it (a filter or sort they do not count, or no buckets).
+   */
+  protected async bucketPage(
+    teamId: string,
+    filters: object,
+    q: ListQuery,
+    fallback: string,
+    days?: DayRange,
+  ): Promise<BucketPage<R> | null> {
+    const sort = parseSort(q.sort, fallback);
+    return (await this.lists?.listPage<R>(teamId, filters, sort, pageWindow(q), this.projection(), days)) ?? null;
   }
 
   /** The team's record, or the domain's not-found error. */

@@ -5,7 +5,7 @@
 // due moment (store/list-buckets.ts): a write that moves the due moment moves the
 // record to its new day, and a delete recounts the day it leaves.
 import type { Db, Filter } from 'mongodb';
-import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -77,13 +77,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
   }
 
   async list(teamId: string, f: ActivityFilter, q: ListQuery): Promise<Page> {
-    const bucketed = await this.lists.listPage<ActivityRecord>(
-      teamId,
-      f,
-      parseSort(q.sort, 'due_date'),
-      pageWindow(q),
-      this.projection(),
-    );
+    const bucketed = await this.bucketPage(teamId, f, q, 'due_date');
     if (bucketed) return bucketed;
     const filter: Filter<ActivityRecord> = { team_id: teamId };
     for (const k of ['type', 'status', 'priority', 'case_id', 'client_id', 'deal_id', 'assigned_to'] as const)

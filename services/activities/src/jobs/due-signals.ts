@@ -3,8 +3,7 @@
 // (domain/activities.ts); the shared time signals emit each one once, even with
 // several replicas. The reminder goes out as the internal event
 // activity.reminder_due, which the reminders consumer turns into one e-mail.
-import { newEvent } from '@lpm/shared/events';
-import type { SignalDefinition } from '@lpm/shared/jobs/time-signals';
+import { recordSignals, type SignalDefinition } from '@lpm/shared/jobs/time-signals';
 import type { ActivityRecord } from '../data/activity-entity.ts';
 import type { Activities } from '../domain/activities.ts';
 
@@ -14,30 +13,11 @@ export const REMINDER_EVENT = 'activity.reminder_due';
 const open = (r: ActivityRecord) => r.status === 'pending' || r.status === 'in_progress';
 
 export function dueSignals(activities: Activities): SignalDefinition<ActivityRecord>[] {
+  const signal = recordSignals('activities', (r: ActivityRecord) => activities.detailOf(r));
   return [
-    {
-      type: 'activity.due_soon',
-      collection: 'activities',
-      dueField: 'due_soon_at',
-      // A warning whose deadline has also passed (the service was down) is dropped: the overdue signal says more.
-      event: async (r, now) =>
-        open(r) && !(r.overdue_at && r.overdue_at <= now)
-          ? newEvent('activity.due_soon', r.team_id, await activities.detailOf(r), null, null)
-          : null,
-    },
-    {
-      type: 'activity.overdue',
-      collection: 'activities',
-      dueField: 'overdue_at',
-      event: async (r) =>
-        open(r) ? newEvent('activity.overdue', r.team_id, await activities.detailOf(r), null, null) : null,
-    },
-    {
-      type: REMINDER_EVENT,
-      collection: 'activities',
-      dueField: 'reminder_at',
-      event: async (r) =>
-        open(r) && r.assigned_to ? newEvent(REMINDER_EVENT, r.team_id, await activities.detailOf(r), null, null) : null,
-    },
+    // A warning whose deadline has also passed (the service was down) is dropped: the overdue signal says more.
+    signal('activity.due_soon', 'due_soon_at', (r, now) => open(r) && !(r.overdue_at && r.overdue_at <= now)),
+    signal('activity.overdue', 'overdue_at', open),
+    signal(REMINDER_EVENT, 'reminder_at', (r) => open(r) && !!r.assigned_to),
   ];
 }

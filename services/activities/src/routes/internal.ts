@@ -1,14 +1,15 @@
 // Questions other services ask the owner of activities (documented in the
 // service's README). Callers present the internal credential like the gateway
 // does; these routes are not in the public document.
-import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
-import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
-import { arrayOf, enumOf, object, text, typed, type SchemaTypes } from '@lpm/shared/http/schemas';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
+import { ok } from '@lpm/shared/http/envelope';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { arrayOf, enumOf, object, text, typed } from '@lpm/shared/http/schemas';
 import { closuresSchema, jurisdictionSchema, type CourtCalendarSettings } from '@lpm/shared/court-calendar';
 import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { changedAt, syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { pageOf } from '@lpm/shared/service/record-routes';
 import type { Activities } from '../domain/activities.ts';
 import { ACTIVITY_SORT_FIELDS } from '../contract/activity-schemas.ts';
 
@@ -28,16 +29,14 @@ const courtCalendarBody = object(
   ['court_calendar', 'changed_at'],
 );
 
-export function internalRoutes(fastify: FastifyInstance, activities: Activities, syncs: TeamSyncs): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function internalRoutes(
+  app: ServiceRoutes,
+  { activities, syncs }: { activities: Activities; syncs: TeamSyncs },
+): void {
   app.get(
     '/internal/cases/:id/activities',
     { schema: { hide: true, params: idParams, querystring: listQuerySchema(ACTIVITY_SORT_FIELDS) } },
-    async (req) => {
-      const { items, total } = await activities.listForCase(req.identity.teamId, req.params.id, req.query);
-      return page(items, pagination(req.query, total));
-    },
+    async (req) => pageOf(req.query, await activities.listForCase(req.identity.teamId, req.params.id, req.query)),
   );
 
   for (const kind of ['case', 'client', 'deal'] as const) {

@@ -5,7 +5,7 @@
 // by nothing but status, phase and priority, is read by day buckets (store/list-buckets.ts);
 // a search is answered in process (store/search-index.ts).
 import type { Db, Filter } from 'mongodb';
-import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -77,15 +77,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
 
   async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
     const search = f.search?.trim();
-    const bucketed = search
-      ? null
-      : await this.lists.listPage<CaseRecord>(
-          teamId,
-          f,
-          parseSort(q.sort, '-created_at'),
-          pageWindow(q),
-          this.projection(),
-        );
+    const bucketed = search ? null : await this.bucketPage(teamId, f, q, '-created_at');
     if (bucketed) return bucketed;
     const filter: Filter<CaseRecord> = {};
     for (const k of FILTERED) if (f[k]) Object.assign(filter, { [k]: f[k] });

@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
-import { pagination } from '@lpm/shared/http/pagination';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import type { FastifyRequest } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
+import { ok } from '@lpm/shared/http/envelope';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import { RESERVED_KEY_PREFIX, reservedIdempotencyKey } from '../contract/case-errors.ts';
 import type { Cases } from '../domain/cases.ts';
 import {
@@ -21,36 +21,13 @@ async function refuseReservedKey(req: FastifyRequest): Promise<void> {
     throw reservedIdempotencyKey();
 }
 
-export function caseRoutes(fastify: FastifyInstance, cases: Cases): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
-  app.get('/v1/cases', { schema: { querystring: listCasesQuery, response: responses.list } }, async (req) => {
-    const { items, total } = await cases.list(req.identity, req.query);
-    return page(items, pagination(req.query, total));
+export function caseRoutes(app: ServiceRoutes, { cases }: { cases: Cases }): void {
+  recordRoutes(app, '/v1/cases', cases, {
+    schemas: { list: listCasesQuery, create: createCaseBody, update: updateCaseBody },
+    responses,
+    onCreate: refuseReservedKey,
+    remove: { response: responses.archived, run: (who, id) => cases.archive(who, id) },
   });
-
-  app.post(
-    '/v1/cases',
-    { onRequest: refuseReservedKey, schema: { body: createCaseBody, response: responses.created } },
-    async (req, reply) => {
-      reply.status(201);
-      return ok(await cases.create(req.identity, req.body));
-    },
-  );
-
-  app.get('/v1/cases/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
-    ok(await cases.get(req.identity, req.params.id)),
-  );
-
-  app.put(
-    '/v1/cases/:id',
-    { schema: { params: idParams, body: updateCaseBody, response: responses.updated } },
-    async (req) => ok(await cases.update(req.identity, req.params.id, req.body)),
-  );
-
-  app.delete('/v1/cases/:id', { schema: { params: idParams, response: responses.archived } }, async (req) =>
-    ok(await cases.archive(req.identity, req.params.id)),
-  );
 
   app.get(
     '/v1/cases/:id/timeline',
@@ -61,9 +38,6 @@ export function caseRoutes(fastify: FastifyInstance, cases: Cases): void {
   app.get(
     '/v1/cases/:id/activities',
     { schema: { params: idParams, querystring: caseActivitiesQuery, response: responses.activities } },
-    async (req) => {
-      const { items, total } = await cases.activities(req.identity, req.params.id, req.query);
-      return page(items, pagination(req.query, total));
-    },
+    async (req) => pageOf(req.query, await cases.activities(req.identity, req.params.id, req.query)),
   );
 }

@@ -1,12 +1,13 @@
 // Questions other services ask the owner of cases. Callers present the internal
 // credential like the gateway does; these routes are not in the public document.
-import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
-import { listQuerySchema, pagination } from '@lpm/shared/http/pagination';
-import { arrayOf, enumOf, integer, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
+import { ok } from '@lpm/shared/http/envelope';
+import { listQuerySchema } from '@lpm/shared/http/pagination';
+import { arrayOf, enumOf, integer, object, text } from '@lpm/shared/http/schemas';
 import type { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
 import { syncAnswer, syncBody } from '@lpm/shared/http/team-sync-route';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { pageOf } from '@lpm/shared/service/record-routes';
 import type { Cases } from '../domain/cases.ts';
 import { CASE_SORT_FIELDS, dealCaseBody } from '../contract/case-schemas.ts';
 
@@ -16,9 +17,7 @@ const phasesInUseBody = object({ kind: enumOf(['case'], 'Invalid kind'), phases:
 /** A page of every team's case numbers: `after` the last id of the page before (none for the first). */
 const caseNumbersQuery = object({ after: text(100), limit: integer({ minimum: 1, maximum: 1000, default: 500 }) });
 
-export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: TeamSyncs): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function internalRoutes(app: ServiceRoutes, { cases, syncs }: { cases: Cases; syncs: TeamSyncs }): void {
   // The activities service checks a case_id and shows the case's title and number.
   app.get('/internal/cases/:id', { schema: { hide: true, params: idParams } }, async (req) =>
     ok(await cases.facts(req.identity.teamId, req.params.id)),
@@ -40,10 +39,7 @@ export function internalRoutes(fastify: FastifyInstance, cases: Cases, syncs: Te
   app.get(
     '/internal/clients/:id/cases',
     { schema: { hide: true, params: idParams, querystring: listQuerySchema(CASE_SORT_FIELDS) } },
-    async (req) => {
-      const { items, total } = await cases.listForClient(req.identity.teamId, req.params.id, req.query);
-      return page(items, pagination(req.query, total));
-    },
+    async (req) => pageOf(req.query, await cases.listForClient(req.identity.teamId, req.params.id, req.query)),
   );
 
   // The deals service: the case of a deal won with create_case (201 made now, 200 made before; `client`: its client

@@ -1,8 +1,6 @@
-import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
-import { pagination } from '@lpm/shared/http/pagination';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Clients } from '../domain/clients.ts';
 import {
   clientCasesQuery,
@@ -12,39 +10,16 @@ import {
   updateClientBody,
 } from '../contract/client-schemas.ts';
 
-export function clientRoutes(fastify: FastifyInstance, clients: Clients): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
-  app.get('/v1/clients', { schema: { querystring: listClientsQuery, response: responses.list } }, async (req) => {
-    const { items, total } = await clients.list(req.identity, req.query);
-    return page(items, pagination(req.query, total));
+export function clientRoutes(app: ServiceRoutes, { clients }: { clients: Clients }): void {
+  recordRoutes(app, '/v1/clients', clients, {
+    schemas: { list: listClientsQuery, create: createClientBody, update: updateClientBody },
+    responses,
+    remove: { response: responses.deactivated, run: (who, id) => clients.deactivate(who, id) },
   });
-
-  app.post('/v1/clients', { schema: { body: createClientBody, response: responses.created } }, async (req, reply) => {
-    reply.status(201);
-    return ok(await clients.create(req.identity, req.body));
-  });
-
-  app.get('/v1/clients/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
-    ok(await clients.get(req.identity, req.params.id)),
-  );
-
-  app.put(
-    '/v1/clients/:id',
-    { schema: { params: idParams, body: updateClientBody, response: responses.updated } },
-    async (req) => ok(await clients.update(req.identity, req.params.id, req.body)),
-  );
-
-  app.delete('/v1/clients/:id', { schema: { params: idParams, response: responses.deactivated } }, async (req) =>
-    ok(await clients.deactivate(req.identity, req.params.id)),
-  );
 
   app.get(
     '/v1/clients/:id/cases',
     { schema: { params: idParams, querystring: clientCasesQuery, response: responses.cases } },
-    async (req) => {
-      const { items, total } = await clients.listCases(req.identity, req.params.id, req.query);
-      return page(items, pagination(req.query, total));
-    },
+    async (req) => pageOf(req.query, await clients.listCases(req.identity, req.params.id, req.query)),
   );
 }

@@ -4,7 +4,7 @@
 // the phases other services ask about. The list by creation instant, filtered by
 // nothing but status and phase, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
-import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -61,13 +61,7 @@ export class DealsRepository extends RecordStore<DealRecord> {
   }
 
   async list(teamId: string, f: DealFilter, q: ListQuery): Promise<Page> {
-    const bucketed = await this.lists.listPage<DealRecord>(
-      teamId,
-      f,
-      parseSort(q.sort, '-created_at'),
-      pageWindow(q),
-      this.projection(),
-    );
+    const bucketed = await this.bucketPage(teamId, f, q, '-created_at');
     if (bucketed) return bucketed;
     const filter: Filter<DealRecord> = { team_id: teamId };
     for (const k of ['status', 'phase', 'client_id', 'responsible_id', 'source'] as const)

@@ -19,7 +19,7 @@ import type { DealsRepository } from '../data/deals-repository.ts';
 import type { DealArchived, DealLost, DealWon, LostBody, WonBody } from '../contract/deal-schemas.ts';
 import type { CaseCreated, CaseForDeal, CaseRequest, DealCases } from '../upstream/cases-service.ts';
 import { detailWith, requireOpen } from './deal-guards.ts';
-import { addStint, derivedFields, toCents } from './deal-shape.ts';
+import { derivedFields, stintsLeaving, toCents } from './deal-shape.ts';
 
 export interface DealClosesDeps {
   deals: DealsRepository;
@@ -193,11 +193,7 @@ export class DealCloses {
       final_value_cents: finalSent ?? current.value_cents,
       won_at: now,
       close_notes: notes,
-      phase_stints: addStint(
-        current.phase_stints ?? [],
-        current.phase,
-        now.getTime() - current.phase_entered_at.getTime(),
-      ),
+      phase_stints: stintsLeaving(current, now),
       phase_entered_at: now,
       case_created: caseCreated,
       updated_at: now,

@@ -107,10 +107,15 @@ export function derivedFields(r: Derivable) {
 }
 
 /** The stints with `ms` more spent in `phase`. */
-export function addStint(stints: PhaseStint[], phase: string, ms: number): PhaseStint[] {
+function addStint(stints: PhaseStint[], phase: string, ms: number): PhaseStint[] {
   const found = stints.some((s) => s.phase === phase);
   if (!found) return [...stints, { phase, ms }];
   return stints.map((s) => (s.phase === phase ? { phase, ms: s.ms + ms } : s));
+}
+
+/** The deal's stints as it leaves its phase at `now`: the time since it entered that phase added to it. */
+export function stintsLeaving(current: DealRecord, now: Date): PhaseStint[] {
+  return addStint(current.phase_stints ?? [], current.phase, now.getTime() - current.phase_entered_at.getTime());
 }
 
 const identifying = (r: DealRecord) => ({

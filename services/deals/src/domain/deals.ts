@@ -35,7 +35,7 @@ import { invalidPhase } from '../contract/deal-errors.ts';
 import { detailWith, requireOpen } from './deal-guards.ts';
 import {
   WRITABLE_FIELDS,
-  addStint,
+  stintsLeaving,
   apiNames,
   part,
   createdShape,
@@ -81,11 +81,7 @@ function moveTo(current: DealRecord, phase: string, now: Date) {
     previous_phase: current.phase,
     phase_changed_at: now,
     phase_entered_at: now,
-    phase_stints: addStint(
-      current.phase_stints ?? [],
-      current.phase,
-      now.getTime() - current.phase_entered_at.getTime(),
-    ),
+    phase_stints: stintsLeaving(current, now),
   };
 }
 

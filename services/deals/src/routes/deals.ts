@@ -1,8 +1,7 @@
-import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
-import { pagination } from '@lpm/shared/http/pagination';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
+import { ok } from '@lpm/shared/http/envelope';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Deals } from '../domain/deals.ts';
 import {
   createDealBody,
@@ -15,32 +14,16 @@ import {
   wonBody,
 } from '../contract/deal-schemas.ts';
 
-export function dealRoutes(fastify: FastifyInstance, deals: Deals): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
-  app.get('/v1/deals', { schema: { querystring: listDealsQuery, response: responses.list } }, async (req) => {
-    const { items, total } = await deals.list(req.identity, req.query);
-    return page(items, pagination(req.query, total));
+export function dealRoutes(app: ServiceRoutes, { deals }: { deals: Deals }): void {
+  recordRoutes(app, '/v1/deals', deals, {
+    schemas: { list: listDealsQuery, create: createDealBody, update: updateDealBody },
+    responses,
+    remove: { response: responses.archived, run: (who, id) => deals.archive(who, id) },
   });
 
-  app.post('/v1/deals', { schema: { body: createDealBody, response: responses.created } }, async (req, reply) => {
-    reply.status(201);
-    return ok(await deals.create(req.identity, req.body));
-  });
-
-  // Before /v1/deals/:id, which would otherwise take "summary" for an id.
+  // A static path: the router never reads "summary" as an id.
   app.get('/v1/deals/summary', { schema: { querystring: summaryQuery, response: responses.summary } }, async (req) =>
     ok(await deals.summary(req.identity, req.query)),
-  );
-
-  app.get('/v1/deals/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
-    ok(await deals.get(req.identity, req.params.id)),
-  );
-
-  app.put(
-    '/v1/deals/:id',
-    { schema: { params: idParams, body: updateDealBody, response: responses.updated } },
-    async (req) => ok(await deals.update(req.identity, req.params.id, req.body)),
   );
 
   app.put(
@@ -57,9 +40,5 @@ export function dealRoutes(fastify: FastifyInstance, deals: Deals): void {
     '/v1/deals/:id/lost',
     { schema: { params: idParams, body: lostBody, response: responses.lost } },
     async (req) => ok(await deals.lost(req.identity, req.params.id, req.body)),
-  );
-
-  app.delete('/v1/deals/:id', { schema: { params: idParams, response: responses.archived } }, async (req) =>
-    ok(await deals.archive(req.identity, req.params.id)),
   );
 }

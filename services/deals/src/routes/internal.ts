@@ -1,8 +1,8 @@
 // Questions other services ask the owner of deals. Callers present the internal
 // credential like the gateway does; these routes are not in the public document.
-import type { FastifyInstance } from 'fastify';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
-import { arrayOf, enumOf, object, text, type SchemaTypes } from '@lpm/shared/http/schemas';
+import { arrayOf, enumOf, object, text } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import type { Deals } from '../domain/deals.ts';
 
@@ -11,9 +11,7 @@ const phasesInUseBody = object(
   ['kind', 'phases'],
 );
 
-export function internalRoutes(fastify: FastifyInstance, deals: Deals): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function internalRoutes(app: ServiceRoutes, { deals }: { deals: Deals }): void {
   // Activities check a deal_id at write time (404 Deal not found when it is not the team's).
   app.get('/internal/deals/:id', { schema: { hide: true, params: idParams } }, async (req) =>
     ok(await deals.facts(req.identity.teamId, req.params.id)),

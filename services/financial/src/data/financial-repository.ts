@@ -4,7 +4,7 @@
 // dates, is read by day buckets of the record's date (store/list-buckets.ts): a
 // write that changes the date moves the record to its new day.
 import type { Db, Filter } from 'mongodb';
-import { findPage, pageWindow, parseSort, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -59,14 +59,7 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
     const { from, to, ...equal } = f;
     // The bucket is the date itself, so a period is whole days (from and to are YYYY-MM-DD, as the dates are).
     const days = from || to ? { from: from ? dayOf(from)! : undefined, to: to ? dayOf(to)! : undefined } : undefined;
-    const bucketed = await this.lists.listPage<FinancialRecord>(
-      teamId,
-      equal,
-      parseSort(q.sort, '-date'),
-      pageWindow(q),
-      this.projection(),
-      days,
-    );
+    const bucketed = await this.bucketPage(teamId, equal, q, '-date', days);
     if (bucketed) return bucketed;
     const filter: Filter<FinancialRecord> = { team_id: teamId };
     for (const k of ['type', 'status', 'category', 'case_id', 'client_id'] as const)

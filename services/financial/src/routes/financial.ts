@@ -1,8 +1,6 @@
-import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
-import { pagination } from '@lpm/shared/http/pagination';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
-import { idParams } from '@lpm/shared/http/common-schemas';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
+import { ok } from '@lpm/shared/http/envelope';
+import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Financial } from '../domain/financial.ts';
 import {
   createFinancialBody,
@@ -13,24 +11,14 @@ import {
   updateFinancialBody,
 } from '../contract/financial-schemas.ts';
 
-export function financialRoutes(fastify: FastifyInstance, financial: Financial): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
-  app.get('/v1/financial', { schema: { querystring: listFinancialQuery, response: responses.list } }, async (req) => {
-    const { items, total } = await financial.list(req.identity, req.query);
-    return page(items, pagination(req.query, total));
+export function financialRoutes(app: ServiceRoutes, { financial }: { financial: Financial }): void {
+  recordRoutes(app, '/v1/financial', financial, {
+    schemas: { list: listFinancialQuery, create: createFinancialBody, update: updateFinancialBody },
+    responses,
+    remove: { response: responses.cancelled, run: (who, id) => financial.cancel(who, id) },
   });
 
-  app.post(
-    '/v1/financial',
-    { schema: { body: createFinancialBody, response: responses.created } },
-    async (req, reply) => {
-      reply.status(201);
-      return ok(await financial.create(req.identity, req.body));
-    },
-  );
-
-  // Static paths before /:id (find-my-way prefers them anyway).
+  // Static paths: the router never reads them as an id.
   app.get(
     '/v1/financial/summary',
     { schema: { querystring: summaryQuery, response: responses.summary } },
@@ -40,23 +28,6 @@ export function financialRoutes(fastify: FastifyInstance, financial: Financial):
   app.get(
     '/v1/financial/overdue',
     { schema: { querystring: overdueQuery, response: responses.overdue } },
-    async (req) => {
-      const { items, total } = await financial.overdue(req.identity, req.query);
-      return page(items, pagination(req.query, total));
-    },
-  );
-
-  app.get('/v1/financial/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
-    ok(await financial.get(req.identity, req.params.id)),
-  );
-
-  app.put(
-    '/v1/financial/:id',
-    { schema: { params: idParams, body: updateFinancialBody, response: responses.updated } },
-    async (req) => ok(await financial.update(req.identity, req.params.id, req.body)),
-  );
-
-  app.delete('/v1/financial/:id', { schema: { params: idParams, response: responses.cancelled } }, async (req) =>
-    ok(await financial.cancel(req.identity, req.params.id)),
+    async (req) => pageOf(req.query, await financial.overdue(req.identity, req.query)),
   );
 }

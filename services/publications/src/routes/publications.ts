@@ -1,25 +1,22 @@
-import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
+import { ok } from '@lpm/shared/http/envelope';
 import { forbidden } from '@lpm/shared/errors';
-import { pagination } from '@lpm/shared/http/pagination';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { pageOf } from '@lpm/shared/service/record-routes';
 import type { Publications } from '../domain/publications.ts';
 import { listPublicationsQuery, responses, updatePublicationBody } from '../contract/publication-schemas.ts';
 
 /** Starts a poll now: false when one is already under way. */
 export type SyncTrigger = () => Promise<boolean>;
 
-export function publicationRoutes(fastify: FastifyInstance, publications: Publications, sync: SyncTrigger): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
+export function publicationRoutes(
+  app: ServiceRoutes,
+  { publications, sync }: { publications: Publications; sync: SyncTrigger },
+): void {
   app.get(
     '/v1/publications',
     { schema: { querystring: listPublicationsQuery, response: responses.list } },
-    async (req) => {
-      const { items, total } = await publications.list(req.identity, req.query);
-      return page(items, pagination(req.query, total));
-    },
+    async (req) => pageOf(req.query, await publications.list(req.identity, req.query)),
   );
 
   // Before /v1/publications/:id.

@@ -1,9 +1,8 @@
-import type { FastifyInstance } from 'fastify';
-import { ok, page } from '@lpm/shared/http/envelope';
-import { pagination } from '@lpm/shared/http/pagination';
-import type { SchemaTypes } from '@lpm/shared/http/schemas';
+import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
+import { ok } from '@lpm/shared/http/envelope';
 import { eventCatalog } from '@lpm/shared/webhook-catalog';
 import { idParams } from '@lpm/shared/http/common-schemas';
+import { pageOf } from '@lpm/shared/service/record-routes';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Recoveries } from '../domain/recoveries.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
@@ -20,13 +19,9 @@ import {
 } from '../contract/webhook-schemas.ts';
 
 export function webhookRoutes(
-  fastify: FastifyInstance,
-  webhooks: Webhooks,
-  log: DeliveryLog,
-  recoveries: Recoveries,
+  app: ServiceRoutes,
+  { webhooks, log, recoveries }: { webhooks: Webhooks; log: DeliveryLog; recoveries: Recoveries },
 ): void {
-  const app = fastify.withTypeProvider<SchemaTypes>();
-
   app.get('/v1/webhooks', { schema: { response: responses.list } }, async (req) =>
     ok(await webhooks.list(req.identity)),
   );
@@ -63,10 +58,7 @@ export function webhookRoutes(
   app.get(
     '/v1/webhooks/:id/deliveries',
     { schema: { params: idParams, querystring: deliveriesQuery, response: responses.deliveries } },
-    async (req) => {
-      const { items, total } = await log.list(req.identity, req.params.id, req.query);
-      return page(items, pagination(req.query, total));
-    },
+    async (req) => pageOf(req.query, await log.list(req.identity, req.params.id, req.query)),
   );
 
   app.post(
