@@ -6,11 +6,10 @@
 // with their list markers and day counts (list-seed.ts). On this checkout's system;
 // the seeded activities stay in the store, so it runs near the end.
 import { MongoClient } from 'mongodb';
-import { measureList, type ListRun } from './cases.ts';
-import { activitiesLists, activityDerivedFields, identityHeaders, newId, type ActivityRecord } from './internals.ts';
+import { activitiesLists, activityDerivedFields, newId, type ActivityRecord } from './internals.ts';
 import { seedListed } from './list-seed.ts';
-import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
-import { createTeams, identityOf } from './teams.ts';
+import { measureSeededLists } from './seeded-lists.ts';
+import { measureRaw, ratioOf, recordRun, type Bench } from './support.ts';
 
 export const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 100_000);
 const DAY_MS = 86_400_000;
@@ -83,29 +82,17 @@ async function seedActivities(mongoUrl: string, database: string, teamId: string
 }
 
 export async function activitiesSection(b: Bench): Promise<void> {
-  const sys = await b.system();
-  const database = `${sys.tree.dbPrefix}activities`;
-  const activitiesUrl = sys.serviceUrls.activities;
-  const [team] = await createTeams(b, sys.tree, ['Bench activities']);
-  const teamId = team.team.id;
-  const headers = identityHeaders(identityOf(team), b.token);
-  // The activities service is up once it answers: its indexes exist before the seed.
-  const probe = await fetch(`${activitiesUrl}/v1/activities/overdue?limit=1`, { headers });
-  if (probe.status !== 200)
-    throw new Error(`GET /v1/activities/overdue answered ${probe.status}: ${await probe.text()}`);
-  const seconds = await seedActivities(b.store.url, database, teamId);
-  console.log(
-    `seeded ${ACTIVITIES.toLocaleString('en')} activities of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(ACTIVITIES / seconds).toFixed(0)} activities/s)`,
-  );
-
-  const runs: ListRun[] = [
-    { label: 'overdue', path: '/v1/activities/overdue?limit=20' },
-    { label: 'default page', path: '/v1/activities?limit=20' },
-  ];
-  console.log(`\n${ACTIVITIES.toLocaleString('en')} activities of one team, straight to the activities service:`);
-  const figures: Figures[] = [];
-  for (const r of runs)
-    figures.push(await measureList(`GET /v1/activities ${r.label} direct`, activitiesUrl, r, headers));
+  const { database, teamId, figures } = await measureSeededLists(b, {
+    service: 'activities',
+    noun: 'activities',
+    count: ACTIVITIES,
+    probe: '/v1/activities/overdue?limit=1',
+    seed: seedActivities,
+    runs: [
+      { label: 'overdue', path: '/v1/activities/overdue?limit=20' },
+      { label: 'default page', path: '/v1/activities?limit=20' },
+    ],
+  });
 
   // The same query as the repository sends it, through the raw driver.
   const client = await MongoClient.connect(b.store.url);

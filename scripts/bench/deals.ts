@@ -4,19 +4,17 @@
 // summary's one aggregation). On this checkout's system; the seeded deals stay in
 // the store, so it runs last.
 import { MongoClient, type Document } from 'mongodb';
-import { measureList, type ListRun } from './cases.ts';
 import {
   DEFAULT_DEAL_PHASES,
   dealDerivedFields,
   dealsLists,
-  identityHeaders,
   newId,
   type DealRecord,
   type DealStatus,
 } from './internals.ts';
 import { seedListed } from './list-seed.ts';
-import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
-import { createTeams, identityOf } from './teams.ts';
+import { measureSeededLists } from './seeded-lists.ts';
+import { measureRaw, ratioOf, recordRun, type Bench } from './support.ts';
 
 export const DEALS = Number(process.env.BENCH_DEALS ?? 100_000);
 const DAY_MS = 86_400_000;
@@ -83,27 +81,17 @@ async function seedDeals(mongoUrl: string, database: string, teamId: string): Pr
 }
 
 export async function dealsSection(b: Bench): Promise<void> {
-  const sys = await b.system();
-  const database = `${sys.tree.dbPrefix}deals`;
-  const [team] = await createTeams(b, sys.tree, ['Bench deals']);
-  const teamId = team.team.id;
-  const headers = identityHeaders(identityOf(team), b.token);
-  // The deals service is up once it answers: its indexes exist before the seed.
-  const probe = await fetch(`${sys.serviceUrls.deals}/v1/deals?limit=1`, { headers });
-  if (probe.status !== 200) throw new Error(`GET /v1/deals answered ${probe.status}: ${await probe.text()}`);
-  const seconds = await seedDeals(b.store.url, database, teamId);
-  console.log(
-    `seeded ${DEALS.toLocaleString('en')} deals of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(DEALS / seconds).toFixed(0)} deals/s)`,
-  );
-
-  const runs: ListRun[] = [
-    { label: 'list filter+sort', path: '/v1/deals?limit=20&status=ativo&sort=-value' },
-    { label: 'summary', path: '/v1/deals/summary' },
-  ];
-  console.log(`\n${DEALS.toLocaleString('en')} deals of one team, straight to the deals service:`);
-  const figures: Figures[] = [];
-  for (const r of runs)
-    figures.push(await measureList(`GET /v1/deals ${r.label} direct`, sys.serviceUrls.deals, r, headers));
+  const { database, teamId, figures } = await measureSeededLists(b, {
+    service: 'deals',
+    noun: 'deals',
+    count: DEALS,
+    probe: '/v1/deals?limit=1',
+    seed: seedDeals,
+    runs: [
+      { label: 'list filter+sort', path: '/v1/deals?limit=20&status=ativo&sort=-value' },
+      { label: 'summary', path: '/v1/deals/summary' },
+    ],
+  });
 
   // The same queries as the repository sends them, through the raw driver.
   const client = await MongoClient.connect(b.store.url);
