@@ -2,6 +2,7 @@
 // launcher's --replicas, one Redis): deliveries above it wait their turn and are all
 // delivered, never more than the limit in any second at the receiver (a real HTTPS
 // one), while a webhook without a limit in the same team is not held back.
+import { busiestSecond } from '@lpm/test-kit/arrivals';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
@@ -16,17 +17,6 @@ const call = (team: IssuedTeam, method: string, path: string, body?: unknown) =>
   sys.call(team.api_key, method, path, body);
 const arrivals = (path: string) =>
   receiver.requests.filter((r) => r.path === path && JSON.parse(r.body).type === 'client.created').map((r) => r.at);
-
-/** The most arrivals within any one second. */
-function busiestSecond(at: number[]): number {
-  const sorted = [...at].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i] - sorted[j] >= 1000) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
