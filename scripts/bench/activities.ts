@@ -5,7 +5,7 @@
 // repository's find + count on the open/due_at fields). The activities are stored
 // with their list markers and day counts (list-seed.ts). On this checkout's system;
 // the seeded activities stay in the store, so it runs near the end.
-import { MongoClient } from 'mongodb';
+import type { Db } from 'mongodb';
 import { activitiesLists, activityDerivedFields, newId, type ActivityRecord } from './internals.ts';
 import { seedListed } from './list-seed.ts';
 import { measureSeededLists } from './seeded-lists.ts';
@@ -64,25 +64,19 @@ function seededActivity(teamId: string, i: number, now: number): ActivityRecord 
   return { ...base, ...activityDerivedFields(base, ZONE) } as ActivityRecord;
 }
 
-async function seedActivities(mongoUrl: string, database: string, teamId: string): Promise<number> {
-  const client = await MongoClient.connect(mongoUrl);
-  try {
-    const db = client.db(database);
-    const now = Date.now();
-    const seeded = await seedListed(db, 'activities', activitiesLists(db), ACTIVITIES, (i) =>
-      seededActivity(teamId, i, now),
-    );
-    console.log(
-      `counted the ${seeded.days} days of the seeded activities (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
-    );
-    return seeded.seconds;
-  } finally {
-    await client.close();
-  }
+async function seedActivities(db: Db, teamId: string): Promise<number> {
+  const now = Date.now();
+  const seeded = await seedListed(db, 'activities', activitiesLists(db), ACTIVITIES, (i) =>
+    seededActivity(teamId, i, now),
+  );
+  console.log(
+    `counted the ${seeded.days} days of the seeded activities (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
+  );
+  return seeded.seconds;
 }
 
 export async function activitiesSection(b: Bench): Promise<void> {
-  const { database, teamId, figures } = await measureSeededLists(b, {
+  const figures = await measureSeededLists(b, {
     service: 'activities',
     noun: 'activities',
     count: ACTIVITIES,
@@ -92,31 +86,27 @@ export async function activitiesSection(b: Bench): Promise<void> {
       { label: 'overdue', path: '/v1/activities/overdue?limit=20' },
       { label: 'default page', path: '/v1/activities?limit=20' },
     ],
+    // The same query as the repository sends it, through the raw driver.
+    driver: async (db, teamId) => {
+      const col = db.collection('activities');
+      const filter = { team_id: teamId, open: 1, due_at: { $lt: new Date() } };
+      console.log('\nthe same query through the raw driver:');
+      return [
+        await measureRaw('driver find+count (overdue)', () =>
+          Promise.all([
+            col
+              .find(filter, {
+                projection: { outbox: 0, outbox_pending: 0 },
+                sort: { due_missing: 1, due_at: 1, _id: 1 },
+                limit: 20,
+              })
+              .toArray(),
+            col.countDocuments(filter),
+          ]),
+        ),
+      ];
+    },
   });
-
-  // The same query as the repository sends it, through the raw driver.
-  const client = await MongoClient.connect(b.store.url);
-  try {
-    const col = client.db(database).collection('activities');
-    const filter = { team_id: teamId, open: 1, due_at: { $lt: new Date() } };
-    console.log('\nthe same query through the raw driver:');
-    figures.push(
-      await measureRaw('driver find+count (overdue)', () =>
-        Promise.all([
-          col
-            .find(filter, {
-              projection: { outbox: 0, outbox_pending: 0 },
-              sort: { due_missing: 1, due_at: 1, _id: 1 },
-              limit: 20,
-            })
-            .toArray(),
-          col.countDocuments(filter),
-        ]),
-      ),
-    );
-  } finally {
-    await client.close();
-  }
   b.figures.push(...figures);
   const [service, list, driver] = figures;
   recordRun(b, 'activities.overdue.service', service);

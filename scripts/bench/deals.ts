@@ -3,7 +3,7 @@
 // driver's time for the same queries (the repository's find + count, and the
 // summary's one aggregation). On this checkout's system; the seeded deals stay in
 // the store, so it runs last.
-import { MongoClient, type Document } from 'mongodb';
+import type { Db, Document } from 'mongodb';
 import {
   DEFAULT_DEAL_PHASES,
   dealDerivedFields,
@@ -69,19 +69,13 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
 }
 
 /** Inserts the deals with their list markers, then counts each of their days as the service's writes do: seconds the inserts took. */
-async function seedDeals(mongoUrl: string, database: string, teamId: string): Promise<number> {
-  const client = await MongoClient.connect(mongoUrl);
-  try {
-    const db = client.db(database);
-    const now = Date.now();
-    return (await seedListed(db, 'deals', dealsLists(db), DEALS, (i) => seededDeal(teamId, i, now))).seconds;
-  } finally {
-    await client.close();
-  }
+async function seedDeals(db: Db, teamId: string): Promise<number> {
+  const now = Date.now();
+  return (await seedListed(db, 'deals', dealsLists(db), DEALS, (i) => seededDeal(teamId, i, now))).seconds;
 }
 
 export async function dealsSection(b: Bench): Promise<void> {
-  const { database, teamId, figures } = await measureSeededLists(b, {
+  const figures = await measureSeededLists(b, {
     service: 'deals',
     noun: 'deals',
     count: DEALS,
@@ -91,37 +85,31 @@ export async function dealsSection(b: Bench): Promise<void> {
       { label: 'list filter+sort', path: '/v1/deals?limit=20&status=ativo&sort=-value' },
       { label: 'summary', path: '/v1/deals/summary' },
     ],
+    // The same queries as the repository sends them, through the raw driver.
+    driver: async (db, teamId) => {
+      const deals = db.collection('deals');
+      const filter = { team_id: teamId, status: 'ativo' };
+      const sort: Document = { value_missing: 1, value_cents: -1, _id: -1 };
+      console.log('\nthe same queries through the raw driver:');
+      return [
+        await measureRaw('driver find+count (list filter+sort)', () =>
+          Promise.all([
+            deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(),
+            deals.countDocuments(filter),
+          ]),
+        ),
+        await measureRaw('driver aggregate (summary)', () =>
+          deals
+            .aggregate([
+              { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
+              { $unwind: '$summary_parts' },
+              { $group: { _id: '$summary_parts.k', v: { $sum: '$summary_parts.v' } } },
+            ])
+            .toArray(),
+        ),
+      ];
+    },
   });
-
-  // The same queries as the repository sends them, through the raw driver.
-  const client = await MongoClient.connect(b.store.url);
-  try {
-    const deals = client.db(database).collection('deals');
-    const filter = { team_id: teamId, status: 'ativo' };
-    const sort: Document = { value_missing: 1, value_cents: -1, _id: -1 };
-    console.log('\nthe same queries through the raw driver:');
-    figures.push(
-      await measureRaw('driver find+count (list filter+sort)', () =>
-        Promise.all([
-          deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(),
-          deals.countDocuments(filter),
-        ]),
-      ),
-    );
-    figures.push(
-      await measureRaw('driver aggregate (summary)', () =>
-        deals
-          .aggregate([
-            { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
-            { $unwind: '$summary_parts' },
-            { $group: { _id: '$summary_parts.k', v: { $sum: '$summary_parts.v' } } },
-          ])
-          .toArray(),
-      ),
-    );
-  } finally {
-    await client.close();
-  }
   b.figures.push(...figures);
   const [list, summary, listDriver, summaryDriver] = figures;
   for (const [key, service, driver] of [
