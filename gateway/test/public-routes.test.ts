@@ -15,10 +15,11 @@ import {
   allUpstreams,
   call,
   expectThrottled,
+  gatewayForSuite,
   newTeam,
   sleep,
-  startEchoUpstream,
   startGateway,
+  type GatewayOverEcho,
   type TestGateway,
 } from './support.ts';
 
@@ -235,17 +236,12 @@ describe('ServedDocument', () => {
 });
 
 describe('GET /health', () => {
-  let up: Awaited<ReturnType<typeof startEchoUpstream>>;
+  let up: GatewayOverEcho['upstream'];
   let gw: TestGateway;
 
-  beforeAll(async () => {
-    up = await startEchoUpstream('health');
-    gw = await startGateway('public-routes', allUpstreams(up.url), { ...UNLIMITED, deployed: ['clients'] });
-  });
-
-  afterAll(async () => {
-    await gw?.close();
-    await up?.app.close();
+  gatewayForSuite('public-routes', (started) => void ({ upstream: up, gw } = started), {
+    echo: 'health',
+    overrides: { ...UNLIMITED, deployed: ['clients'] },
   });
 
   test('when many callers ask at once, then one check answers them all, and its answer serves for about a second', async () => {
@@ -283,21 +279,11 @@ describe('GET /health', () => {
 
 describe('the limit per client address on the routes served without a key', () => {
   const LIMIT = 5;
-  let up: Awaited<ReturnType<typeof startEchoUpstream>>;
   let gw: TestGateway;
 
-  beforeAll(async () => {
-    up = await startEchoUpstream('limited');
-    gw = await startGateway('public-routes', allUpstreams(up.url), {
-      deployed: ['clients'],
-      trustedProxies: ['127.0.0.1'],
-      publicRateLimit: LIMIT,
-    });
-  });
-
-  afterAll(async () => {
-    await gw?.close();
-    await up?.app.close();
+  gatewayForSuite('public-routes', (started) => void (gw = started.gw), {
+    echo: 'limited',
+    overrides: { deployed: ['clients'], trustedProxies: ['127.0.0.1'], publicRateLimit: LIMIT },
   });
 
   test('when an address passes the limit, then 429 in the envelope with Retry-After on every public route; another address, the API and the internal listener are not affected', async () => {
