@@ -7,6 +7,7 @@ import { newId } from '@lpm/shared/ids';
 import { waitFor } from '@lpm/test-kit/wait';
 import type { DeliveryRecord } from '../src/data/webhook-entity.ts';
 import { webhooksProcessForSuite } from './webhooks-process.ts';
+import { deliveryRecord } from './records.ts';
 
 const FAILED = 2000;
 const prefix = `${process.env.MONGO_DB_PREFIX}whrecover_`;
@@ -48,21 +49,7 @@ test('when the service is killed while a recovery re-queues and started again, t
       team_id: team.teamId,
       webhook_id: hook.id,
     });
-    const d: DeliveryRecord = {
-      _id: newId('dlv'),
-      team_id: team.teamId,
-      webhook_id: hook.id,
-      event_id: eventId,
-      event_type: 'client.created',
-      body,
-      status: 'failed',
-      attempts_count: 6,
-      last_attempt_at: at,
-      next_attempt_at: null,
-      created_at: at,
-      updated_at: at,
-    };
-    return d;
+    return deliveryRecord(team.teamId, hook.id, 'failed', at, { event_id: eventId, body, attempts_count: 6 });
   });
   const deliveries = store.db(`${prefix}webhooks`).collection<DeliveryRecord>('deliveries');
   await deliveries.insertMany(failed);
