@@ -19,7 +19,7 @@ import {
   newTeam,
   sleep,
   startGateway,
-  type GatewayOverEcho,
+  type EchoUpstream,
   type TestGateway,
 } from './support.ts';
 
@@ -236,7 +236,7 @@ describe('ServedDocument', () => {
 });
 
 describe('GET /health', () => {
-  let up: GatewayOverEcho['upstream'];
+  let up: EchoUpstream;
   let gw: TestGateway;
 
   gatewayForSuite('public-routes', (started) => void ({ upstream: up, gw } = started), {

@@ -25,10 +25,14 @@ export interface Echo {
   bodyBytes: number;
 }
 
+export interface EchoUpstream {
+  url: string;
+  app: FastifyInstance;
+  state: { healthStatus: number; healthChecks: number };
+}
+
 /** An upstream answering every path with what it received (paths ending in /hang never answer); /health answers `healthStatus` (0: never), counted in `healthChecks`. */
-export async function startEchoUpstream(
-  name: string,
-): Promise<{ url: string; app: FastifyInstance; state: { healthStatus: number; healthChecks: number } }> {
+export async function startEchoUpstream(name: string): Promise<EchoUpstream> {
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true });
   const state = { healthStatus: 200, healthChecks: 0 };
   app.removeAllContentTypeParsers();
@@ -198,7 +202,7 @@ export const ownerOf = (t: { user: { id: string; name: string; email: string } }
 export const fetchedUrl = (input: string | URL | Request): URL => new URL(input instanceof Request ? input.url : input);
 
 export interface GatewayOverEcho {
-  upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+  upstream: EchoUpstream;
   gw: TestGateway;
 }
 
