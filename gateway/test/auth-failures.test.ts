@@ -12,13 +12,12 @@ import {
   startEchoUpstream,
   startGateway,
   testDbPrefix,
-  type EchoUpstream,
   type TestGateway,
 } from './support.ts';
 
 // The test reaches the gateway from 127.0.0.1; gateways trusting it as their proxy
 // take the client address from X-Forwarded-For, so each test uses addresses of its own.
-let upstream: EchoUpstream;
+let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
 let storeProxy: TcpProxy;
 let gw: TestGateway;
 let lastOctet = 0;
