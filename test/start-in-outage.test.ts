@@ -106,16 +106,22 @@ function expectOnlyJsonLines(output: string): void {
   expect(notJson).toEqual([]);
 }
 
-test('when a service starts with its store hung, then it stays up, live and not ready naming the store, and turns ready (consumers started) once the store answers', async () => {
-  const store = await stalledProxy(process.env.MONGO_URL!, 27017);
+/** The clients service on a free port, with a database prefix and an exchange of `name`, and `env` over its environment. */
+async function startClients(name: string, env: Record<string, string>) {
   const port = await freePort();
-  const prefix = `${process.env.MONGO_DB_PREFIX}storehung_`;
+  const prefix = `${process.env.MONGO_DB_PREFIX}${name}_`;
   const started = start('services/clients/src/server.ts', {
     PORT: String(port),
-    MONGO_URL: store.url,
     MONGO_DB_PREFIX: prefix,
     AMQP_EXCHANGE: `${prefix}events`,
+    ...env,
   });
+  return { port, started };
+}
+
+test('when a service starts with its store hung, then it stays up, live and not ready naming the store, and turns ready (consumers started) once the store answers', async () => {
+  const store = await stalledProxy(process.env.MONGO_URL!, 27017);
+  const { port, started } = await startClients('storehung', { MONGO_URL: store.url });
 
   await expectHeldNotReady(started, port, 'store');
   const held = await probe(port, '/health/ready');
@@ -130,14 +136,7 @@ test('when a service starts with its store hung, then it stays up, live and not 
 
 test('when a service starts with its broker hung, then it stays up, live and not ready naming the broker, and turns ready once the broker answers', async () => {
   const broker = await stalledProxy(process.env.AMQP_URL!, 5672);
-  const port = await freePort();
-  const prefix = `${process.env.MONGO_DB_PREFIX}brokerhung_`;
-  const started = start('services/clients/src/server.ts', {
-    PORT: String(port),
-    AMQP_URL: broker.url,
-    MONGO_DB_PREFIX: prefix,
-    AMQP_EXCHANGE: `${prefix}events`,
-  });
+  const { port, started } = await startClients('brokerhung', { AMQP_URL: broker.url });
 
   await expectHeldNotReady(started, port, 'broker');
   broker.proxy.restore();
@@ -166,13 +165,7 @@ test('when a service starts with credentials the store refuses, then it exits 78
   const url = new URL(process.env.MONGO_URL!);
   url.username = 'lpm';
   url.password = 'wrong-s3cret';
-  const prefix = `${process.env.MONGO_DB_PREFIX}badcredentials_`;
-  const started = start('services/clients/src/server.ts', {
-    PORT: String(await freePort()),
-    MONGO_URL: url.toString(),
-    MONGO_DB_PREFIX: prefix,
-    AMQP_EXCHANGE: `${prefix}events`,
-  });
+  const { started } = await startClients('badcredentials', { MONGO_URL: url.toString() });
 
   // Retrying (the old code) keeps the process running: the race then answers 'still running'.
   let timer: NodeJS.Timeout | undefined;

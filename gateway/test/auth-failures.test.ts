@@ -4,7 +4,9 @@ import { openGatewayStore } from '../src/data/store.ts';
 import { generateApiKey } from '../src/domain/keys.ts';
 import {
   allUpstreams,
+  AUTH_FAILURES,
   call,
+  expectThrottled,
   newTeam,
   sleep,
   startEchoUpstream,
@@ -34,25 +36,6 @@ function badKeys(base: string, address: string, n: number): Promise<Res[]> {
   );
 }
 
-function expectThrottled(res: Res, limit: number, windowSeconds: number) {
-  expect(res.status).toBe(429);
-  expect(res.body).toEqual({
-    success: false,
-    error: {
-      code: 'RATE_LIMIT_EXCEEDED',
-      message: 'Too many failed authentications',
-      details: { reason: 'auth_failures', retry_after: expect.any(Number) },
-    },
-  });
-  const retryAfter = Number(res.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
-  expect(res.body.error.details.retry_after).toBe(retryAfter);
-  expect(res.headers.get('ratelimit-limit')).toBe(String(limit));
-  expect(res.headers.get('ratelimit-remaining')).toBe('0');
-  expect(res.headers.get('ratelimit-reset')).toBe(String(retryAfter));
-}
-
 /** Exactly `limit` answers 401 Invalid API key, the rest 429 with Retry-After. */
 function expectLimitThenThrottled(results: Res[], limit: number, windowSeconds = 60) {
   const statuses: Record<number, number> = {};
@@ -60,7 +43,7 @@ function expectLimitThenThrottled(results: Res[], limit: number, windowSeconds =
   expect(statuses).toEqual({ 401: limit, 429: results.length - limit });
   for (const r of results) {
     if (r.status === 401) expect(r.body).toEqual(invalidKey);
-    else expectThrottled(r, limit, windowSeconds);
+    else expectThrottled(r, AUTH_FAILURES, limit, windowSeconds);
   }
 }
 
@@ -91,7 +74,7 @@ describe('failed authentications per client address', () => {
 
     expectLimitThenThrottled(await badKeys(gw.url, address, 300), 50);
     const missing = await call(gw.url, '/v1/deals', { headers: from(address) });
-    expectThrottled(missing, 50, 60);
+    expectThrottled(missing, AUTH_FAILURES, 50, 60);
     // Counted in Redis, under the run's prefix, for one window.
     expect(Number(await gw.redis.get(redisKey(address)))).toBeGreaterThanOrEqual(300);
     const ttl = await gw.redis.pttl(redisKey(address));
@@ -137,7 +120,12 @@ describe('failed authentications per client address', () => {
     const address = nextAddress();
     const team = await newTeam(gw.accounts, 'enterprise');
     await badKeys(gw.url, address, 50);
-    expectThrottled(await call(gw.url, '/v1/deals', { key: team.apiKey, headers: from(address) }), 50, 60);
+    expectThrottled(
+      await call(gw.url, '/v1/deals', { key: team.apiKey, headers: from(address) }),
+      AUTH_FAILURES,
+      50,
+      60,
+    );
     expect((await call(gw.url, '/v1/deals', { key: team.apiKey, headers: from(nextAddress()) })).status).toBe(200);
   });
 
@@ -148,7 +136,7 @@ describe('failed authentications per client address', () => {
       key: generateApiKey(),
       headers: { 'x-forwarded-for': `203.0.113.9, ${address}` },
     });
-    expectThrottled(spoofed, 50, 60);
+    expectThrottled(spoofed, AUTH_FAILURES, 50, 60);
   });
 
   test('when no proxy is trusted, then a client cannot change its address with X-Forwarded-For', async () => {
@@ -184,7 +172,12 @@ describe('failed authentications per client address', () => {
     try {
       // A lookup would wait for the cut store and answer 503 after the store timeout (5 s).
       const started = Date.now();
-      expectThrottled(await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(address) }), 50, 60);
+      expectThrottled(
+        await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(address) }),
+        AUTH_FAILURES,
+        50,
+        60,
+      );
       expect(Date.now() - started).toBeLessThan(1000);
       expect((await call(gw.url, '/v1/deals', { key: generateApiKey(), headers: from(nextAddress()) })).status).toBe(
         503,

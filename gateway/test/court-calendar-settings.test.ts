@@ -18,6 +18,7 @@ import {
   startEchoUpstream,
   startGateway,
   testDbPrefix,
+  type EchoUpstream,
   type TestGateway,
 } from './support.ts';
 
@@ -63,7 +64,7 @@ async function startActivitiesStandIn() {
 }
 
 let activities: Awaited<ReturnType<typeof startActivitiesStandIn>>;
-let echo: Awaited<ReturnType<typeof startEchoUpstream>>;
+let echo: EchoUpstream;
 let gw: TestGateway;
 let store: Store;
 

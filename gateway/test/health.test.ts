@@ -10,6 +10,7 @@ import {
   startEchoUpstream,
   startGateway,
   testDbPrefix,
+  type EchoUpstream,
   type TestGateway,
 } from './support.ts';
 
@@ -17,8 +18,8 @@ import {
 // upstream or a cut store still takes only this long to be called down.
 const HEALTH_TIMEOUT_MS = 3000;
 
-let up: Awaited<ReturnType<typeof startEchoUpstream>>;
-let sick: Awaited<ReturnType<typeof startEchoUpstream>>;
+let up: EchoUpstream;
+let sick: EchoUpstream;
 
 beforeAll(async () => {
   up = await startEchoUpstream('up');

@@ -2,41 +2,19 @@
 // in front of an upstream that echoes what it got: what opening one answers, that
 // its token reaches the webhooks routes as its team's admin and no other route,
 // revocation and expiry, and the CSP of the /portal page it opens.
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { HEADER, readIdentity } from '@lpm/shared/identity';
 import { expectError } from '@lpm/test-kit/api';
-import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
+import { gatewayRepositories } from '../src/data/store.ts';
 import { generatePortalToken, keyDigest } from '../src/domain/keys.ts';
-import {
-  allUpstreams,
-  call,
-  INTERNAL_TOKEN,
-  newTeam,
-  sleep,
-  startEchoUpstream,
-  startGateway,
-  testDbPrefix,
-  type TestGateway,
-} from './support.ts';
-import type { Store } from '@lpm/shared/store/orm';
+import { call, gatewayForSuite, INTERNAL_TOKEN, newTeam, sleep, type TestGateway } from './support.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MINUTE = 60_000;
 
-let echo: Awaited<ReturnType<typeof startEchoUpstream>>;
 let gw: TestGateway;
-let store: Store;
 
-beforeAll(async () => {
-  echo = await startEchoUpstream('services');
-  store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix('portal') });
-  gw = await startGateway('portal', allUpstreams(echo.url), { store });
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await echo?.app.close();
-});
+gatewayForSuite('portal', (started) => void (gw = started.gw), { echo: 'services' });
 
 const open = (key: string, body: unknown = {}) =>
   call(gw.url, '/v1/webhooks/portal-sessions', { method: 'POST', key, body: JSON.stringify(body) });
@@ -64,7 +42,7 @@ describe('POST /v1/webhooks/portal-sessions', () => {
     const lasts = Date.parse(session.expires_at) - before;
     expect(lasts).toBeGreaterThan(60 * MINUTE - 2000);
     expect(lasts).toBeLessThanOrEqual(60 * MINUTE + 1000);
-    const stored = await store.db.collection('portal_sessions').findOne({ _id: session.id as never });
+    const stored = await gw.store.db.collection('portal_sessions').findOne({ _id: session.id as never });
     expect(stored).toMatchObject({
       team_id: team.team.id,
       user_id: team.user.id,
@@ -174,7 +152,7 @@ describe('a portal session token', () => {
 
   test('when its session expires, then its token is refused, whether its principal is still cached or not', async () => {
     const team = await newTeam(gw.accounts);
-    const sessions = gatewayRepositories(store.db).portalSessions;
+    const sessions = gatewayRepositories(gw.store.db).portalSessions;
     const token = generatePortalToken();
     const now = Date.now();
     const record = {

@@ -11,7 +11,17 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { parse } from 'yaml';
 import { waitFor } from '@lpm/test-kit/wait';
 import { ServedDocument } from '../src/openapi/served-document.ts';
-import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  expectThrottled,
+  gatewayForSuite,
+  newTeam,
+  sleep,
+  startGateway,
+  type EchoUpstream,
+  type TestGateway,
+} from './support.ts';
 
 /** A service whose /openapi.json answers `doc` (a text, as sent) with `status`, counting its reads. */
 async function startDocumentUpstream() {
@@ -226,17 +236,12 @@ describe('ServedDocument', () => {
 });
 
 describe('GET /health', () => {
-  let up: Awaited<ReturnType<typeof startEchoUpstream>>;
+  let up: EchoUpstream;
   let gw: TestGateway;
 
-  beforeAll(async () => {
-    up = await startEchoUpstream('health');
-    gw = await startGateway('public-routes', allUpstreams(up.url), { ...UNLIMITED, deployed: ['clients'] });
-  });
-
-  afterAll(async () => {
-    await gw?.close();
-    await up?.app.close();
+  gatewayForSuite('public-routes', (started) => void ({ upstream: up, gw } = started), {
+    echo: 'health',
+    overrides: { ...UNLIMITED, deployed: ['clients'] },
   });
 
   test('when many callers ask at once, then one check answers them all, and its answer serves for about a second', async () => {
@@ -274,21 +279,11 @@ describe('GET /health', () => {
 
 describe('the limit per client address on the routes served without a key', () => {
   const LIMIT = 5;
-  let up: Awaited<ReturnType<typeof startEchoUpstream>>;
   let gw: TestGateway;
 
-  beforeAll(async () => {
-    up = await startEchoUpstream('limited');
-    gw = await startGateway('public-routes', allUpstreams(up.url), {
-      deployed: ['clients'],
-      trustedProxies: ['127.0.0.1'],
-      publicRateLimit: LIMIT,
-    });
-  });
-
-  afterAll(async () => {
-    await gw?.close();
-    await up?.app.close();
+  gatewayForSuite('public-routes', (started) => void (gw = started.gw), {
+    echo: 'limited',
+    overrides: { deployed: ['clients'], trustedProxies: ['127.0.0.1'], publicRateLimit: LIMIT },
   });
 
   test('when an address passes the limit, then 429 in the envelope with Retry-After on every public route; another address, the API and the internal listener are not affected', async () => {
@@ -303,23 +298,7 @@ describe('the limit per client address on the routes served without a key', () =
       expect([path, await statusOf(path)]).toEqual([path, 200]);
     for (const path of ['/health', '/v1/openapi.yaml', '/docs']) {
       const res = await call(gw.url, path, { headers: from(address) });
-      expect([path, res.status, res.body]).toEqual([
-        path,
-        429,
-        {
-          success: false,
-          error: {
-            code: 'RATE_LIMIT_EXCEEDED',
-            message: 'Rate limit exceeded',
-            details: { reason: 'public_requests', retry_after: expect.any(Number) },
-          },
-        },
-      ]);
-      const retryAfter = Number(res.headers.get('retry-after'));
-      expect(retryAfter).toBeGreaterThanOrEqual(1);
-      expect(retryAfter).toBeLessThanOrEqual(60);
-      expect(res.headers.get('ratelimit-limit')).toBe(String(LIMIT));
-      expect(res.headers.get('ratelimit-remaining')).toBe('0');
+      expectThrottled(res, { message: 'Rate limit exceeded', reason: 'public_requests' }, LIMIT, 60);
     }
     expect((await call(gw.url, '/health', { headers: from(newAddress()) })).status).toBe(200);
     expect((await call(gw.internalUrl, '/health', { headers: from(address) })).status).toBe(200);

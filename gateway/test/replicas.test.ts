@@ -3,10 +3,19 @@
 // /health counts the service up while one replica answers.
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { waitFor } from '@lpm/test-kit/wait';
-import { allUpstreams, call, newTeam, sleep, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  newTeam,
+  sleep,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type TestGateway,
+} from './support.ts';
 
-let a: Awaited<ReturnType<typeof startEchoUpstream>>;
-let b: Awaited<ReturnType<typeof startEchoUpstream>>;
+let a: EchoUpstream;
+let b: EchoUpstream;
 let gw: TestGateway;
 
 beforeAll(async () => {

@@ -9,7 +9,15 @@ import { readGatewayConfig } from '../src/config.ts';
 import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
 import { Accounts } from '../src/domain/accounts.ts';
 import { waitFor } from '@lpm/test-kit/wait';
-import { call, INTERNAL_TOKEN, internalHeaders, sleep, startEchoUpstream, testDbPrefix } from './support.ts';
+import {
+  call,
+  INTERNAL_TOKEN,
+  internalHeaders,
+  sleep,
+  startEchoUpstream,
+  testDbPrefix,
+  type EchoUpstream,
+} from './support.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -105,7 +113,7 @@ describe('configuration', () => {
 });
 
 describe('server.ts', () => {
-  let upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+  let upstream: EchoUpstream;
 
   beforeAll(async () => {
     upstream = await startEchoUpstream('all');

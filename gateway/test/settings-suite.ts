@@ -3,7 +3,15 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, expect } from '@jest/globals';
 import { DEFAULT_CASE_PHASES, DEFAULT_DEAL_PHASES, readIdentity, type TeamSettings } from '@lpm/shared/identity';
-import { allUpstreams, call, INTERNAL_TOKEN, startEchoUpstream, startGateway, type TestGateway } from './support.ts';
+import {
+  allUpstreams,
+  call,
+  INTERNAL_TOKEN,
+  startEchoUpstream,
+  startGateway,
+  type EchoUpstream,
+  type TestGateway,
+} from './support.ts';
 
 /**
  * Stands in for the cases and deals services: answers /internal/phases-in-use with
@@ -31,7 +39,7 @@ export async function startDomainStandIn() {
 }
 
 export let standIn: Awaited<ReturnType<typeof startDomainStandIn>>;
-export let echo: Awaited<ReturnType<typeof startEchoUpstream>>;
+export let echo: EchoUpstream;
 export let gw: TestGateway;
 
 export const DEFAULTS = {

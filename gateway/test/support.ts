@@ -1,6 +1,7 @@
 // Real servers for gateway tests: the gateway on an ephemeral port, over the test
 // run's FerretDB and Redis, in front of small Fastify upstreams that echo what they got.
 import { randomBytes } from 'node:crypto';
+import { expect } from '@jest/globals';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { HEADER } from '@lpm/shared/identity';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
@@ -13,6 +14,7 @@ import { Accounts } from '../src/domain/accounts.ts';
 import { createRedis, redisReady } from '@lpm/shared/redis';
 import { assertWholeAnswers, checkWholeAnswers } from '@lpm/test-kit/whole-answers';
 import type { JsonAnswer } from '@lpm/test-kit/json';
+import type { Store } from '@lpm/shared/store/orm';
 
 export const INTERNAL_TOKEN = randomBytes(32).toString('hex');
 
@@ -23,10 +25,14 @@ export interface Echo {
   bodyBytes: number;
 }
 
+export interface EchoUpstream {
+  url: string;
+  app: FastifyInstance;
+  state: { healthStatus: number; healthChecks: number };
+}
+
 /** An upstream answering every path with what it received (paths ending in /hang never answer); /health answers `healthStatus` (0: never), counted in `healthChecks`. */
-export async function startEchoUpstream(
-  name: string,
-): Promise<{ url: string; app: FastifyInstance; state: { healthStatus: number; healthChecks: number } }> {
+export async function startEchoUpstream(name: string): Promise<EchoUpstream> {
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true });
   const state = { healthStatus: 200, healthChecks: 0 };
   app.removeAllContentTypeParsers();
@@ -63,6 +69,8 @@ export interface TestGateway {
   internalUrl: string;
   accounts: Accounts;
   redis: Redis;
+  /** The store the gateway reads and writes (opened for it unless given). */
+  store: Store;
   close(): Promise<void>;
 }
 
@@ -106,6 +114,7 @@ export async function startGateway(
     internalUrl,
     accounts: new Accounts(gatewayRepositories(store.db)),
     redis,
+    store,
     close: async () => {
       await app.close();
       assertWholeAnswers(answers);
@@ -128,6 +137,40 @@ export async function call(
   const res = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers, body: init.body });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+/** A per-address limiter's 429: what its body says, and why. */
+export interface Throttle {
+  message: string;
+  reason: string;
+}
+
+/** What an address throttled for failed authentications (bad keys or internal tokens) is told. */
+export const AUTH_FAILURES: Throttle = { message: 'Too many failed authentications', reason: 'auth_failures' };
+
+/** A 429 of `throttle` with `limit` spent: Retry-After within the window, repeated in the body and in RateLimit-Reset. */
+export function expectThrottled(
+  res: Awaited<ReturnType<typeof call>>,
+  throttle: Throttle,
+  limit: number,
+  windowSeconds: number,
+): void {
+  expect(res.status).toBe(429);
+  expect(res.body).toEqual({
+    success: false,
+    error: {
+      code: 'RATE_LIMIT_EXCEEDED',
+      message: throttle.message,
+      details: { reason: throttle.reason, retry_after: expect.any(Number) },
+    },
+  });
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
+  expect(res.body.error.details.retry_after).toBe(retryAfter);
+  expect(res.headers.get('ratelimit-limit')).toBe(String(limit));
+  expect(res.headers.get('ratelimit-remaining')).toBe('0');
+  expect(res.headers.get('ratelimit-reset')).toBe(String(retryAfter));
 }
 
 export async function newTeam(accounts: Accounts, plan = 'starter') {
@@ -159,7 +202,7 @@ export const ownerOf = (t: { user: { id: string; name: string; email: string } }
 export const fetchedUrl = (input: string | URL | Request): URL => new URL(input instanceof Request ? input.url : input);
 
 export interface GatewayOverEcho {
-  upstream: Awaited<ReturnType<typeof startEchoUpstream>>;
+  upstream: EchoUpstream;
   gw: TestGateway;
 }
 

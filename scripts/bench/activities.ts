@@ -5,12 +5,11 @@
 // repository's find + count on the open/due_at fields). The activities are stored
 // with their list markers and day counts (list-seed.ts). On this checkout's system;
 // the seeded activities stay in the store, so it runs near the end.
-import { MongoClient } from 'mongodb';
-import { measureList, type ListRun } from './cases.ts';
-import { activitiesLists, activityDerivedFields, identityHeaders, newId, type ActivityRecord } from './internals.ts';
+import type { Db } from 'mongodb';
+import { activitiesLists, activityDerivedFields, newId, type ActivityRecord } from './internals.ts';
 import { seedListed } from './list-seed.ts';
-import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
-import { createTeams, identityOf } from './teams.ts';
+import { measureSeededLists } from './seeded-lists.ts';
+import { measureRaw, ratioOf, recordRun, type Bench } from './support.ts';
 
 export const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 100_000);
 const DAY_MS = 86_400_000;
@@ -65,71 +64,49 @@ function seededActivity(teamId: string, i: number, now: number): ActivityRecord 
   return { ...base, ...activityDerivedFields(base, ZONE) } as ActivityRecord;
 }
 
-async function seedActivities(mongoUrl: string, database: string, teamId: string): Promise<number> {
-  const client = await MongoClient.connect(mongoUrl);
-  try {
-    const db = client.db(database);
-    const now = Date.now();
-    const seeded = await seedListed(db, 'activities', activitiesLists(db), ACTIVITIES, (i) =>
-      seededActivity(teamId, i, now),
-    );
-    console.log(
-      `counted the ${seeded.days} days of the seeded activities (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
-    );
-    return seeded.seconds;
-  } finally {
-    await client.close();
-  }
+async function seedActivities(db: Db, teamId: string): Promise<number> {
+  const now = Date.now();
+  const seeded = await seedListed(db, 'activities', activitiesLists(db), ACTIVITIES, (i) =>
+    seededActivity(teamId, i, now),
+  );
+  console.log(
+    `counted the ${seeded.days} days of the seeded activities (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
+  );
+  return seeded.seconds;
 }
 
 export async function activitiesSection(b: Bench): Promise<void> {
-  const sys = await b.system();
-  const database = `${sys.tree.dbPrefix}activities`;
-  const activitiesUrl = sys.serviceUrls.activities;
-  const [team] = await createTeams(b, sys.tree, ['Bench activities']);
-  const teamId = team.team.id;
-  const headers = identityHeaders(identityOf(team), b.token);
-  // The activities service is up once it answers: its indexes exist before the seed.
-  const probe = await fetch(`${activitiesUrl}/v1/activities/overdue?limit=1`, { headers });
-  if (probe.status !== 200)
-    throw new Error(`GET /v1/activities/overdue answered ${probe.status}: ${await probe.text()}`);
-  const seconds = await seedActivities(b.store.url, database, teamId);
-  console.log(
-    `seeded ${ACTIVITIES.toLocaleString('en')} activities of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(ACTIVITIES / seconds).toFixed(0)} activities/s)`,
-  );
-
-  const runs: ListRun[] = [
-    { label: 'overdue', path: '/v1/activities/overdue?limit=20' },
-    { label: 'default page', path: '/v1/activities?limit=20' },
-  ];
-  console.log(`\n${ACTIVITIES.toLocaleString('en')} activities of one team, straight to the activities service:`);
-  const figures: Figures[] = [];
-  for (const r of runs)
-    figures.push(await measureList(`GET /v1/activities ${r.label} direct`, activitiesUrl, r, headers));
-
-  // The same query as the repository sends it, through the raw driver.
-  const client = await MongoClient.connect(b.store.url);
-  try {
-    const col = client.db(database).collection('activities');
-    const filter = { team_id: teamId, open: 1, due_at: { $lt: new Date() } };
-    console.log('\nthe same query through the raw driver:');
-    figures.push(
-      await measureRaw('driver find+count (overdue)', () =>
-        Promise.all([
-          col
-            .find(filter, {
-              projection: { outbox: 0, outbox_pending: 0 },
-              sort: { due_missing: 1, due_at: 1, _id: 1 },
-              limit: 20,
-            })
-            .toArray(),
-          col.countDocuments(filter),
-        ]),
-      ),
-    );
-  } finally {
-    await client.close();
-  }
+  const figures = await measureSeededLists(b, {
+    service: 'activities',
+    noun: 'activities',
+    count: ACTIVITIES,
+    probe: '/v1/activities/overdue?limit=1',
+    seed: seedActivities,
+    runs: [
+      { label: 'overdue', path: '/v1/activities/overdue?limit=20' },
+      { label: 'default page', path: '/v1/activities?limit=20' },
+    ],
+    // The same query as the repository sends it, through the raw driver.
+    driver: async (db, teamId) => {
+      const col = db.collection('activities');
+      const filter = { team_id: teamId, open: 1, due_at: { $lt: new Date() } };
+      console.log('\nthe same query through the raw driver:');
+      return [
+        await measureRaw('driver find+count (overdue)', () =>
+          Promise.all([
+            col
+              .find(filter, {
+                projection: { outbox: 0, outbox_pending: 0 },
+                sort: { due_missing: 1, due_at: 1, _id: 1 },
+                limit: 20,
+              })
+              .toArray(),
+            col.countDocuments(filter),
+          ]),
+        ),
+      ];
+    },
+  });
   b.figures.push(...figures);
   const [service, list, driver] = figures;
   recordRun(b, 'activities.overdue.service', service);

@@ -10,6 +10,7 @@ import {
   ROOT,
   createdEventCounter,
   describeTree,
+  meanOfRounds,
   ms,
   quantile,
   ratioOf,
@@ -190,18 +191,9 @@ export async function clientsSection(b: Bench): Promise<void> {
   recordRuns(b, 'clients', figures);
 }
 
-/** Means of one run's rounds (latencies: the mean of each round's percentile). */
+/** Means of one run's rounds, with each round's req/s. */
 function combine(name: string, rounds: Figures[]): Figures & { byRound: number[] } {
-  const mean = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
-  return {
-    name,
-    rps: mean((r) => r.rps),
-    p50: mean((r) => r.p50),
-    p99: mean((r) => r.p99),
-    errors: rounds.reduce((sum, r) => sum + r.errors, 0),
-    created: rounds.reduce((sum, r) => sum + r.created, 0),
-    byRound: rounds.map((r) => r.rps),
-  };
+  return { ...meanOfRounds(name, rounds), byRound: rounds.map((r) => r.rps) };
 }
 
 /**

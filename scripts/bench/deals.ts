@@ -3,20 +3,18 @@
 // driver's time for the same queries (the repository's find + count, and the
 // summary's one aggregation). On this checkout's system; the seeded deals stay in
 // the store, so it runs last.
-import { MongoClient, type Document } from 'mongodb';
-import { measureList, type ListRun } from './cases.ts';
+import type { Db, Document } from 'mongodb';
 import {
   DEFAULT_DEAL_PHASES,
   dealDerivedFields,
   dealsLists,
-  identityHeaders,
   newId,
   type DealRecord,
   type DealStatus,
 } from './internals.ts';
 import { seedListed } from './list-seed.ts';
-import { measureRaw, ratioOf, recordRun, type Bench, type Figures } from './support.ts';
-import { createTeams, identityOf } from './teams.ts';
+import { measureSeededLists } from './seeded-lists.ts';
+import { measureRaw, ratioOf, recordRun, type Bench } from './support.ts';
 
 export const DEALS = Number(process.env.BENCH_DEALS ?? 100_000);
 const DAY_MS = 86_400_000;
@@ -71,69 +69,47 @@ function seededDeal(teamId: string, i: number, now: number): DealRecord {
 }
 
 /** Inserts the deals with their list markers, then counts each of their days as the service's writes do: seconds the inserts took. */
-async function seedDeals(mongoUrl: string, database: string, teamId: string): Promise<number> {
-  const client = await MongoClient.connect(mongoUrl);
-  try {
-    const db = client.db(database);
-    const now = Date.now();
-    return (await seedListed(db, 'deals', dealsLists(db), DEALS, (i) => seededDeal(teamId, i, now))).seconds;
-  } finally {
-    await client.close();
-  }
+async function seedDeals(db: Db, teamId: string): Promise<number> {
+  const now = Date.now();
+  return (await seedListed(db, 'deals', dealsLists(db), DEALS, (i) => seededDeal(teamId, i, now))).seconds;
 }
 
 export async function dealsSection(b: Bench): Promise<void> {
-  const sys = await b.system();
-  const database = `${sys.tree.dbPrefix}deals`;
-  const [team] = await createTeams(b, sys.tree, ['Bench deals']);
-  const teamId = team.team.id;
-  const headers = identityHeaders(identityOf(team), b.token);
-  // The deals service is up once it answers: its indexes exist before the seed.
-  const probe = await fetch(`${sys.serviceUrls.deals}/v1/deals?limit=1`, { headers });
-  if (probe.status !== 200) throw new Error(`GET /v1/deals answered ${probe.status}: ${await probe.text()}`);
-  const seconds = await seedDeals(b.store.url, database, teamId);
-  console.log(
-    `seeded ${DEALS.toLocaleString('en')} deals of one team with insertMany (batches of 1,000) in ${seconds.toFixed(1)} s (${(DEALS / seconds).toFixed(0)} deals/s)`,
-  );
-
-  const runs: ListRun[] = [
-    { label: 'list filter+sort', path: '/v1/deals?limit=20&status=ativo&sort=-value' },
-    { label: 'summary', path: '/v1/deals/summary' },
-  ];
-  console.log(`\n${DEALS.toLocaleString('en')} deals of one team, straight to the deals service:`);
-  const figures: Figures[] = [];
-  for (const r of runs)
-    figures.push(await measureList(`GET /v1/deals ${r.label} direct`, sys.serviceUrls.deals, r, headers));
-
-  // The same queries as the repository sends them, through the raw driver.
-  const client = await MongoClient.connect(b.store.url);
-  try {
-    const deals = client.db(database).collection('deals');
-    const filter = { team_id: teamId, status: 'ativo' };
-    const sort: Document = { value_missing: 1, value_cents: -1, _id: -1 };
-    console.log('\nthe same queries through the raw driver:');
-    figures.push(
-      await measureRaw('driver find+count (list filter+sort)', () =>
-        Promise.all([
-          deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(),
-          deals.countDocuments(filter),
-        ]),
-      ),
-    );
-    figures.push(
-      await measureRaw('driver aggregate (summary)', () =>
-        deals
-          .aggregate([
-            { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
-            { $unwind: '$summary_parts' },
-            { $group: { _id: '$summary_parts.k', v: { $sum: '$summary_parts.v' } } },
-          ])
-          .toArray(),
-      ),
-    );
-  } finally {
-    await client.close();
-  }
+  const figures = await measureSeededLists(b, {
+    service: 'deals',
+    noun: 'deals',
+    count: DEALS,
+    probe: '/v1/deals?limit=1',
+    seed: seedDeals,
+    runs: [
+      { label: 'list filter+sort', path: '/v1/deals?limit=20&status=ativo&sort=-value' },
+      { label: 'summary', path: '/v1/deals/summary' },
+    ],
+    // The same queries as the repository sends them, through the raw driver.
+    driver: async (db, teamId) => {
+      const deals = db.collection('deals');
+      const filter = { team_id: teamId, status: 'ativo' };
+      const sort: Document = { value_missing: 1, value_cents: -1, _id: -1 };
+      console.log('\nthe same queries through the raw driver:');
+      return [
+        await measureRaw('driver find+count (list filter+sort)', () =>
+          Promise.all([
+            deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(),
+            deals.countDocuments(filter),
+          ]),
+        ),
+        await measureRaw('driver aggregate (summary)', () =>
+          deals
+            .aggregate([
+              { $match: { team_id: teamId, status: { $ne: 'arquivado' } } },
+              { $unwind: '$summary_parts' },
+              { $group: { _id: '$summary_parts.k', v: { $sum: '$summary_parts.v' } } },
+            ])
+            .toArray(),
+        ),
+      ];
+    },
+  });
   b.figures.push(...figures);
   const [list, summary, listDriver, summaryDriver] = figures;
   for (const [key, service, driver] of [

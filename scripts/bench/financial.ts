@@ -2,7 +2,6 @@
 // spread across a year, for each group_by: the service's summary (domain and
 // repository: one $match/$unwind/$group round trip, then the buckets) beside the
 // same pipeline sent by the raw driver. In process, on the run's store.
-import { MongoClient } from 'mongodb';
 import {
   CaseLinks,
   CaseViewEntity,
@@ -16,11 +15,11 @@ import {
   defaultTeamSettings,
   financialDerivedFields,
   newId,
-  openStore,
   type CaseView,
   type ClientView,
   type FinancialRecord,
 } from './internals.ts';
+import { openScratchStore } from './scratch-store.ts';
 import { quantile, ratioOf, type Bench } from './support.ts';
 
 const RECORDS = Number(process.env.BENCH_FINANCIAL ?? 100_000);
@@ -78,12 +77,7 @@ async function timed(fn: () => Promise<unknown>): Promise<{ p50: number; p99: nu
 
 export async function financialSection(b: Bench): Promise<void> {
   const dbName = `bench_financial_${Date.now()}`;
-  const store = await openStore({
-    url: b.store.url,
-    dbName,
-    entities: [FinancialEntity, ClientViewEntity, CaseViewEntity],
-  });
-  const raw = await MongoClient.connect(b.store.url);
+  const { store, raw, drop } = await openScratchStore(b, dbName, [FinancialEntity, ClientViewEntity, CaseViewEntity]);
   try {
     const teamId = newId('team');
     const clients = Array.from({ length: 50 }, () => newId('cli'));
@@ -131,11 +125,6 @@ export async function financialSection(b: Bench): Promise<void> {
       b.record(`financial.summary_${groupBy}.p50_vs_driver`, ratioOf(service.p50, driver.p50));
     }
   } finally {
-    await raw
-      .db(dbName)
-      .dropDatabase()
-      .catch(() => {});
-    await raw.close();
-    await store.close();
+    await drop();
   }
 }

@@ -18,6 +18,7 @@ import {
   CONNECTIONS,
   DURATION_S,
   cpuMs,
+  meanOfRounds,
   measureRaw,
   ms,
   processName,
@@ -66,19 +67,6 @@ function gatewayPid(sys: System): number {
 }
 
 const avg = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
-
-/** The mean of the rounds (latencies: the mean of each round's percentile). */
-function mean(name: string, rounds: Figures[]): Figures {
-  const avg = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
-  return {
-    name,
-    rps: avg((r) => r.rps),
-    p50: avg((r) => r.p50),
-    p99: avg((r) => r.p99),
-    errors: rounds.reduce((s, r) => s + r.errors, 0),
-    created: 0,
-  };
-}
 
 const WARM_S = 3;
 
@@ -162,8 +150,8 @@ export async function gatewaySection(b: Bench): Promise<void> {
         }
       }
       const [gated, floor] = [
-        mean(`${label} gateway (mean of ${ROUNDS})`, through.gateway),
-        mean(`${label} bare proxy (mean of ${ROUNDS})`, through.bare),
+        meanOfRounds(`${label} gateway (mean of ${ROUNDS})`, through.gateway),
+        meanOfRounds(`${label} bare proxy (mean of ${ROUNDS})`, through.bare),
       ];
       rows.push(gated, floor);
       const cpu = { gateway: avg(cpuPerResponse.gateway), bare: avg(cpuPerResponse.bare) };

@@ -39,6 +39,7 @@ export {
   type ReceiverHandler,
 } from '@lpm/test-kit/https-receiver';
 export { createTestTls } from '@lpm/test-kit/test-ca';
+export { busiestSecond } from '@lpm/test-kit/arrivals';
 // Deals stored straight into the deals service's collection as it stores them (deals.ts).
 export type { DealRecord, DealStatus } from '../../services/deals/src/data/deal-entity.ts';
 export { derivedFields as dealDerivedFields } from '../../services/deals/src/domain/deal-shape.ts';

@@ -4,7 +4,7 @@
 // (100,000) case numbers and stored, with the dates and suggested deadlines the
 // running system's activities service computes. The poller runs in this process on
 // the run's store, as the service runs it; the time is the poll's, seeding excluded.
-import { MongoClient } from 'mongodb';
+import type { MongoClient } from 'mongodb';
 import {
   CaseNumberEntity,
   CaseNumbersRepository,
@@ -21,8 +21,8 @@ import {
   ServiceClient,
   defaultTeamSettings,
   newId,
-  openStore,
 } from './internals.ts';
+import { openScratchStore } from './scratch-store.ts';
 import type { Bench } from './support.ts';
 
 const PUBLICATIONS = Number(process.env.BENCH_PUBLICATIONS ?? 1000);
@@ -60,12 +60,12 @@ export async function publicationsSection(b: Bench): Promise<void> {
   const system = await b.system();
   const djen = new DjenStandIn();
   await djen.start();
-  const store = await openStore({
-    url: b.store.url,
-    dbName: DATABASE,
-    entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity],
-  });
-  const raw = await MongoClient.connect(b.store.url);
+  const { store, raw, drop } = await openScratchStore(b, DATABASE, [
+    PublicationEntity,
+    PollStateEntity,
+    PublicationTeamEntity,
+    CaseNumberEntity,
+  ]);
   try {
     const teamId = newId('team');
     await seedCaseNumbers(raw, teamId);
@@ -127,12 +127,7 @@ export async function publicationsSection(b: Bench): Promise<void> {
     if (stored !== PUBLICATIONS) throw new Error(`publications: ${stored} stored, ${PUBLICATIONS} expected`);
     b.record(`publications.poll_${PUBLICATIONS}.ms`, ms);
   } finally {
-    await raw
-      .db(DATABASE)
-      .dropDatabase()
-      .catch(() => {});
-    await raw.close();
-    await store.close();
+    await drop();
     await djen.stop();
   }
 }

@@ -14,6 +14,7 @@ import { consumersSettled } from './webhook-support.ts';
 import {
   DURATION_S,
   drive,
+  meanOfRounds,
   measureRaw,
   ms,
   quantile,
@@ -28,23 +29,10 @@ const SERVICE_CONCURRENCY = Number(process.env.BENCH_SERVICE_CONCURRENCY ?? 8);
 const ROUNDS = 2;
 const WARM_UP = 200;
 
-/** The mean of the rounds (latencies: the mean of each round's percentile). */
-function mean(name: string, rounds: Figures[]): Figures {
-  const avg = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0) / rounds.length;
-  return {
-    name,
-    rps: avg((r) => r.rps),
-    p50: avg((r) => r.p50),
-    p99: avg((r) => r.p99),
-    errors: rounds.reduce((s, r) => s + r.errors, 0),
-    created: 0,
-  };
-}
-
 function compare(b: Bench, key: string, label: string, service: Figures[], driver: Figures[]): void {
   const [s, d] = [
-    mean(`${label} service (mean of ${ROUNDS})`, service),
-    mean(`${label} raw driver (mean of ${ROUNDS})`, driver),
+    meanOfRounds(`${label} service (mean of ${ROUNDS})`, service),
+    meanOfRounds(`${label} raw driver (mean of ${ROUNDS})`, driver),
   ];
   console.log(
     `${label}, service/raw driver: p50 ${ratioOf(s.p50, d.p50).toFixed(2)}x (${ms(s.p50)} / ${ms(d.p50)} ms), ` +
@@ -91,15 +79,9 @@ async function getById(
   );
   // Both sides warmed up, then the rounds in alternating order: neither always goes first.
   await drive(findById, SERVICE_CONCURRENCY, 60, WARM_UP);
-  await measure(
-    'GET /v1/clients/{id} direct, warm-up',
-    sys.serviceUrls.clients,
-    'GET',
-    st.teams,
-    false,
-    b.token,
-    SERVICE_CONCURRENCY,
-  );
+  const serviceRun = (name = 'GET /v1/clients/{id} direct') =>
+    measure(name, sys.serviceUrls.clients, 'GET', st.teams, false, b.token, SERVICE_CONCURRENCY);
+  await serviceRun('GET /v1/clients/{id} direct, warm-up');
   const byId = { service: [] as Figures[], driver: [] as Figures[] };
   const driverRun = async (): Promise<Figures> => {
     const s = await drive(findById, SERVICE_CONCURRENCY, DURATION_S);
@@ -112,16 +94,6 @@ async function getById(
       created: 0,
     };
   };
-  const serviceRun = () =>
-    measure(
-      'GET /v1/clients/{id} direct',
-      sys.serviceUrls.clients,
-      'GET',
-      st.teams,
-      false,
-      b.token,
-      SERVICE_CONCURRENCY,
-    );
   for (let round = 1; round <= ROUNDS; round++) {
     let d: Figures, f: Figures;
     if (round % 2 === 1) {

@@ -38,6 +38,19 @@ export function recordRun(b: Bench, prefix: string, f: Figures): void {
   b.record(`${prefix}_errors`, f.errors);
 }
 
+/** The mean of a run's rounds (latencies: the mean of each round's percentile; errors and writes: their sums). */
+export function meanOfRounds(name: string, rounds: Figures[]): Figures {
+  const total = (f: (x: Figures) => number) => rounds.reduce((sum, r) => sum + f(r), 0);
+  return {
+    name,
+    rps: total((r) => r.rps) / rounds.length,
+    p50: total((r) => r.p50) / rounds.length,
+    p99: total((r) => r.p99) / rounds.length,
+    errors: total((r) => r.errors),
+    created: total((r) => r.created),
+  };
+}
+
 /** `x / y`, for the ratios of the JSON figures (y = 0 counts as 0.001). */
 export const ratioOf = (x: number, y: number) => x / Math.max(y, 0.001);
 

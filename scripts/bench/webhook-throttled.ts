@@ -4,20 +4,9 @@
 // across the service's replicas) while the other webhooks' go on; the scenario's
 // figures are the other webhooks', and beside them this one's: how many arrived of
 // those owed, and the most in any one second.
-import { startHttpsReceiver, type HttpsReceiver } from './internals.ts';
+import { busiestSecond, startHttpsReceiver, type HttpsReceiver } from './internals.ts';
 import { sleep } from './support.ts';
 import { answerAfter, bodyOf, subscribeHooks, type ThrottledFigures } from './webhook-support.ts';
-
-/** The most arrivals within any one second. */
-function busiestSecond(at: number[]): number {
-  const sorted = [...at].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i] - sorted[j] >= 1000) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
 
 export async function throttledHook(rate: number, gatewayUrl: string, key: string, receivers: HttpsReceiver[]) {
   const receiver = await startHttpsReceiver(answerAfter(0));

@@ -6,7 +6,7 @@ import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { broker, db, events, log, observer, Observer, outboxSuite, storeOutage } from './outbox-suite.ts';
+import { broker, db, events, log, observer, outboxSuite, ownObserver, storeOutage } from './outbox-suite.ts';
 
 outboxSuite('b');
 
@@ -65,7 +65,7 @@ describe('OutboxRelay drain', () => {
     const watched = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
     const commands: string[] = [];
     watched.on('commandStarted', (e) => commands.push(e.commandName));
-    const own = await Observer.start('outbox-test.batch');
+    const own = await ownObserver('outbox-test.batch');
     const relay = kickedOnlyRelay(watched.db(db.databaseName), name);
     // Writers hold every document while the events go out from memory, so no pass drains one yet.
     const held = written.map(({ id }) => id).filter((id) => id !== 'bat7');
@@ -109,8 +109,6 @@ describe('OutboxRelay drain', () => {
       await relay.stop();
       await watched.close();
       await own.close();
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
     }
   });
 
@@ -119,7 +117,7 @@ describe('OutboxRelay drain', () => {
     const col = db.collection(name);
     const [mine, theirs] = [events(1, 'mine'), events(1, 'theirs')];
     await col.insertOne({ _id: 'mixed' as never, ...outboxOnInsert([theirs[0], mine[0]]) });
-    const own = await Observer.start('outbox-test.mixed');
+    const own = await ownObserver('outbox-test.mixed');
     const relay = kickedOnlyRelay(db, name);
     try {
       relay.start();
@@ -131,8 +129,6 @@ describe('OutboxRelay drain', () => {
     } finally {
       await relay.stop();
       await own.close();
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
     }
   });
 

@@ -49,6 +49,18 @@ const relayOn = (collections: string[], publisher: EventPublisher = scratch.brok
   new OutboxRelay({ db, collections, publisher, logger: captureLogger(), intervalMs: 100, scanIntervalMs: 3_600_000 });
 const count = (prefix: string) => sent.filter((c) => c.startsWith(prefix)).length;
 
+/** A relay on `collection` (its outbox indexes made), started for `run` with the notes written through it, and stopped after. */
+async function withRelay(collection: string, run: (relay: OutboxRelay, notes: RecordStore<Note>) => Promise<void>) {
+  await createOutboxIndexes(db, [collection]);
+  const relay = relayOn([collection]);
+  relay.start();
+  try {
+    await run(relay, notesOf(collection, relay));
+  } finally {
+    await relay.stop();
+  }
+}
+
 beforeAll(async () => {
   client = await MongoClient.connect(process.env.MONGO_URL!, { monitorCommands: true });
   client.on('commandStarted', (e) => sent.push(`${e.commandName} ${String(e.command[e.commandName])}`));
@@ -64,62 +76,59 @@ afterAll(async () => {
   await client.close();
 });
 
-test('when records are created at once and then updated, then their inserts share commands, each event goes out once in write order, and nothing writes a record again', async () => {
-  await createOutboxIndexes(db, ['notes_a']);
-  const relay = relayOn(['notes_a']);
-  relay.start();
-  const notes = notesOf('notes_a', relay);
-  try {
-    const written = Array.from({ length: 40 }, (_, i) => noted(`n${i}`));
-    sent = [];
-    await Promise.all(written.map((n) => notes.insert(n, [eventOf(n)])));
-    // One insertMany for the 40 records (and one for the mark's marker).
-    expect(count('insert notes_a')).toBe(1);
-    expect(count('insert outbox_marks')).toBe(1);
-    for (const n of written)
-      await notes.update(TEAM, n._id, async (current) => ({
-        result: null,
-        write: { set: { text: `${current.text}!` }, events: [eventOf(current, 'client.updated')] },
-      }));
-    await waitFor('every event', () => tap.events.filter((e) => e.team_id === TEAM).length >= 80);
-    await new Promise((r) => setTimeout(r, 300));
-    const mine = tap.events.filter(
-      (e) =>
-        (e.data.object as { id: string }).id.startsWith('cli_') &&
-        written.some((n) => n._id === (e.data.object as { id: string }).id),
-    );
-    expect(mine).toHaveLength(80);
-    expect(new Set(mine.map((e) => e.id)).size).toBe(80);
-    for (const n of written) {
-      expect(mine.filter((e) => (e.data.object as { id: string }).id === n._id).map((e) => e.type)).toEqual([
-        'client.created',
-        'client.updated',
-      ]);
-    }
-    // Each record: its insert, one update (the change and its events), its lock; no drain.
-    expect(count('update notes_a')).toBe(40);
-    expect(sent.filter((c) => c.startsWith('insert document_locks'))).toHaveLength(40);
-    const stored = await db.collection('notes_a').findOne({ _id: written[0]._id as never });
-    expect(stored).toMatchObject({ text: 'n0!', version: 2 });
-    expect(stored).not.toHaveProperty('outbox_pending');
-    expect(JSON.parse(stored!.outbox_events as string).map((e: DomainEvent) => e.type)).toEqual(['client.updated']);
-    // Once its slot is over and its events are out, each mark's marker goes.
-    await waitFor(
-      'markers deleted',
-      async () => (await db.collection(OUTBOX_MARKS).countDocuments({ collection: 'notes_a' })) === 0,
-      4 * MARK_SLOT_MS,
-    );
-    // Reads never show the outbox.
-    expect(await notes.get(TEAM, written[0]._id)).toEqual({
-      _id: written[0]._id,
-      team_id: TEAM,
-      version: 2,
-      text: 'n0!',
-    });
-  } finally {
-    await relay.stop();
-  }
-}, 40_000);
+test(
+  'when records are created at once and then updated, then their inserts share commands, each event goes out once in write order, and nothing writes a record again',
+  () =>
+    withRelay('notes_a', async (_relay, notes) => {
+      const written = Array.from({ length: 40 }, (_, i) => noted(`n${i}`));
+      sent = [];
+      await Promise.all(written.map((n) => notes.insert(n, [eventOf(n)])));
+      // One insertMany for the 40 records (and one for the mark's marker).
+      expect(count('insert notes_a')).toBe(1);
+      expect(count('insert outbox_marks')).toBe(1);
+      for (const n of written)
+        await notes.update(TEAM, n._id, async (current) => ({
+          result: null,
+          write: { set: { text: `${current.text}!` }, events: [eventOf(current, 'client.updated')] },
+        }));
+      await waitFor('every event', () => tap.events.filter((e) => e.team_id === TEAM).length >= 80);
+      await new Promise((r) => setTimeout(r, 300));
+      const mine = tap.events.filter(
+        (e) =>
+          (e.data.object as { id: string }).id.startsWith('cli_') &&
+          written.some((n) => n._id === (e.data.object as { id: string }).id),
+      );
+      expect(mine).toHaveLength(80);
+      expect(new Set(mine.map((e) => e.id)).size).toBe(80);
+      for (const n of written) {
+        expect(mine.filter((e) => (e.data.object as { id: string }).id === n._id).map((e) => e.type)).toEqual([
+          'client.created',
+          'client.updated',
+        ]);
+      }
+      // Each record: its insert, one update (the change and its events), its lock; no drain.
+      expect(count('update notes_a')).toBe(40);
+      expect(sent.filter((c) => c.startsWith('insert document_locks'))).toHaveLength(40);
+      const stored = await db.collection('notes_a').findOne({ _id: written[0]._id as never });
+      expect(stored).toMatchObject({ text: 'n0!', version: 2 });
+      expect(stored).not.toHaveProperty('outbox_pending');
+      expect(JSON.parse(stored!.outbox_events as string).map((e: DomainEvent) => e.type)).toEqual(['client.updated']);
+      // Once its slot is over and its events are out, each mark's marker goes.
+      await waitFor(
+        'markers deleted',
+        async () => (await db.collection(OUTBOX_MARKS).countDocuments({ collection: 'notes_a' })) === 0,
+        4 * MARK_SLOT_MS,
+      );
+      // Reads never show the outbox.
+      expect(await notes.get(TEAM, written[0]._id)).toEqual({
+        _id: written[0]._id,
+        team_id: TEAM,
+        version: 2,
+        text: 'n0!',
+      });
+    }),
+  40_000,
+);
 
 test('when the writer is killed after its records are stored and before their events are published, then another relay publishes them from its marks', async () => {
   await createOutboxIndexes(db, ['notes_b']);
@@ -181,31 +190,29 @@ setInterval(() => {}, 1000);`;
   }
 }, 60_000);
 
-test("when a write under a mark fails without the store's answer and landed all the same, then its events are published from the store once the mark closes", async () => {
-  await createOutboxIndexes(db, ['notes_c']);
-  const relay = relayOn(['notes_c']);
-  relay.start();
-  try {
-    const note = noted('uncertain');
-    const event = eventOf(note);
-    const ticket = await relay.marks.take('notes_c', note._id);
-    expect(ticket).not.toBeNull();
-    // What the store did with a write whose answer was lost.
-    await db.collection('notes_c').insertOne({ ...note, ...outboxMarked(ticket!.mark, [event]) } as never);
-    ticket!.failed();
-    // Meanwhile the record is owed: a write over it keeps its events.
-    expect(await relay.marks.settled('notes_c', note._id, ticket!.mark)).toBe(false);
-    await waitFor('the event, from the store', () => tap.events.some((e) => e.id === event.id), 30_000);
-    await waitFor(
-      'the marker deleted',
-      async () => (await db.collection(OUTBOX_MARKS).countDocuments({ _id: ticket!.mark as never })) === 0,
-    );
-    expect(await relay.marks.settled('notes_c', note._id, ticket!.mark)).toBe(true);
-    expect(tap.events.filter((e) => e.id === event.id)).toHaveLength(1);
-  } finally {
-    await relay.stop();
-  }
-}, 40_000);
+test(
+  "when a write under a mark fails without the store's answer and landed all the same, then its events are published from the store once the mark closes",
+  () =>
+    withRelay('notes_c', async (relay) => {
+      const note = noted('uncertain');
+      const event = eventOf(note);
+      const ticket = await relay.marks.take('notes_c', note._id);
+      expect(ticket).not.toBeNull();
+      // What the store did with a write whose answer was lost.
+      await db.collection('notes_c').insertOne({ ...note, ...outboxMarked(ticket!.mark, [event]) } as never);
+      ticket!.failed();
+      // Meanwhile the record is owed: a write over it keeps its events.
+      expect(await relay.marks.settled('notes_c', note._id, ticket!.mark)).toBe(false);
+      await waitFor('the event, from the store', () => tap.events.some((e) => e.id === event.id), 30_000);
+      await waitFor(
+        'the marker deleted',
+        async () => (await db.collection(OUTBOX_MARKS).countDocuments({ _id: ticket!.mark as never })) === 0,
+      );
+      expect(await relay.marks.settled('notes_c', note._id, ticket!.mark)).toBe(true);
+      expect(tap.events.filter((e) => e.id === event.id)).toHaveLength(1);
+    }),
+  40_000,
+);
 
 test("when a record's last events, under another writer's mark, may not be out yet, then an update keeps them and adds its own to the per-document outbox", async () => {
   await createOutboxIndexes(db, ['notes_d']);
@@ -247,11 +254,8 @@ test("when a record's last events, under another writer's mark, may not be out y
   }
 }, 40_000);
 
-test("when a create runs again for a record its first run stored (an Idempotency-Key retry), then it resolves, the record is stored once and only the first run's event goes out", async () => {
-  const relay = relayOn(['notes_f']);
-  relay.start();
-  try {
-    const notes = notesOf('notes_f', relay);
+test("when a create runs again for a record its first run stored (an Idempotency-Key retry), then it resolves, the record is stored once and only the first run's event goes out", () =>
+  withRelay('notes_f', async (relay, notes) => {
     const note = noted('once');
     const first = eventOf(note);
     const again = eventOf(note);
@@ -272,59 +276,53 @@ test("when a create runs again for a record its first run stored (an Idempotency
         (await db.collection('notes_f').findOne({ _id: note._id as never }))!.outbox_mark as string,
       ),
     ).toBe(true);
-  } finally {
-    await relay.stop();
-  }
-});
+  }));
 
-test('when a run reads records by readUnmarked and rewrites them with updateReads, then their events go under a mark and nothing drains a per-document outbox', async () => {
-  await createOutboxIndexes(db, ['notes_g']);
-  const relay = relayOn(['notes_g']);
-  relay.start();
-  const notes = notesOf('notes_g', relay);
-  try {
-    const written = Array.from({ length: 12 }, (_, i) => noted(`g${i}`));
-    await Promise.all(written.map((n) => notes.insert(n, [eventOf(n)])));
-    await waitFor(
-      'created events',
-      () =>
-        tap.events.filter(
-          (e) => e.type === 'client.created' && written.some((n) => n._id === (e.data.object as { id: string }).id),
-        ).length === 12,
-    );
-    sent = [];
-    const reads = await notes.readUnmarked(TEAM, {}, { sync_g: 'run-1' }, 20);
-    expect(reads).toHaveLength(12);
-    const { failed } = await notes.updateReads(
-      reads,
-      async (current) => ({
-        result: true,
-        write: { set: { text: `${current.text}~` }, events: [eventOf(current, 'client.updated')] },
-      }),
-      { sync_g: 'run-1' },
-    );
-    expect(failed).toBeUndefined();
-    const updated = () =>
-      tap.events.filter(
-        (e) => e.type === 'client.updated' && written.some((n) => n._id === (e.data.object as { id: string }).id),
+test(
+  'when a run reads records by readUnmarked and rewrites them with updateReads, then their events go under a mark and nothing drains a per-document outbox',
+  () =>
+    withRelay('notes_g', async (_relay, notes) => {
+      const written = Array.from({ length: 12 }, (_, i) => noted(`g${i}`));
+      await Promise.all(written.map((n) => notes.insert(n, [eventOf(n)])));
+      await waitFor(
+        'created events',
+        () =>
+          tap.events.filter(
+            (e) => e.type === 'client.created' && written.some((n) => n._id === (e.data.object as { id: string }).id),
+          ).length === 12,
       );
-    await waitFor('updated events', () => updated().length === 12);
-    expect(new Set(updated().map((e) => (e.data.object as { id: string }).id)).size).toBe(12);
-    // One update a record, carrying its change, its events and the run's mark.
-    expect(count('update notes_g')).toBe(12);
-    const stored = await db
-      .collection<{ _id: string; [field: string]: unknown }>('notes_g')
-      .find({ _id: { $in: written.map((n) => n._id) } })
-      .toArray();
-    for (const doc of stored) {
-      expect(doc).toMatchObject({ text: `${written.find((n) => n._id === doc._id)!.text}~`, sync_g: 'run-1' });
-      expect(doc.outbox ?? []).toEqual([]);
-      expect(JSON.parse(doc.outbox_events as string).map((e: DomainEvent) => e.type)).toEqual(['client.updated']);
-    }
-  } finally {
-    await relay.stop();
-  }
-}, 40_000);
+      sent = [];
+      const reads = await notes.readUnmarked(TEAM, {}, { sync_g: 'run-1' }, 20);
+      expect(reads).toHaveLength(12);
+      const { failed } = await notes.updateReads(
+        reads,
+        async (current) => ({
+          result: true,
+          write: { set: { text: `${current.text}~` }, events: [eventOf(current, 'client.updated')] },
+        }),
+        { sync_g: 'run-1' },
+      );
+      expect(failed).toBeUndefined();
+      const updated = () =>
+        tap.events.filter(
+          (e) => e.type === 'client.updated' && written.some((n) => n._id === (e.data.object as { id: string }).id),
+        );
+      await waitFor('updated events', () => updated().length === 12);
+      expect(new Set(updated().map((e) => (e.data.object as { id: string }).id)).size).toBe(12);
+      // One update a record, carrying its change, its events and the run's mark.
+      expect(count('update notes_g')).toBe(12);
+      const stored = await db
+        .collection<{ _id: string; [field: string]: unknown }>('notes_g')
+        .find({ _id: { $in: written.map((n) => n._id) } })
+        .toArray();
+      for (const doc of stored) {
+        expect(doc).toMatchObject({ text: `${written.find((n) => n._id === doc._id)!.text}~`, sync_g: 'run-1' });
+        expect(doc.outbox ?? []).toEqual([]);
+        expect(JSON.parse(doc.outbox_events as string).map((e: DomainEvent) => e.type)).toEqual(['client.updated']);
+      }
+    }),
+  40_000,
+);
 
 test('when a relay has no marks (a stub), then writes keep the per-document outbox', async () => {
   const notes = notesOf('notes_e', { kick: () => {} });

@@ -24,7 +24,7 @@ export class Observer {
   private conn!: ChannelModel;
   private ch!: Channel;
   static async start(queue: string): Promise<Observer> {
-    const o = new Observer();
+    const o = new this();
     o.conn = await amqpConnect(AMQP_URL);
     o.ch = await o.conn.createChannel();
     await o.ch.assertExchange(EXCHANGE, 'topic', { durable: true });
@@ -47,6 +47,18 @@ export class Observer {
   }
 }
 
+/** A test's own observer: closing it also forgets what the file's observer saw meanwhile (the test's events reach both). */
+class OwnObserver extends Observer {
+  override async close(): Promise<void> {
+    await super.close();
+    // The last of the test's events reaching the file's observer.
+    await new Promise((r) => setTimeout(r, 100));
+    observer.received = [];
+  }
+}
+
+export const ownObserver = (queue: string): Promise<Observer> => OwnObserver.start(queue);
+
 export function events(n: number, label: string): DomainEvent[] {
   return Array.from({ length: n }, (_, i) =>
     newEvent('client.updated', 'team_1', { label, i }, { i: i - 1 }, 'user_1'),
@@ -56,10 +68,10 @@ export function events(n: number, label: string): DomainEvent[] {
 /**
  * For a test that cuts the store: an observer of its own on `queue`, a broker, and
  * a client reaching the store through a proxy the test cuts; end() stops `relays`,
- * closes all of it and empties the file's observer.
+ * closes all of it, the file's observer forgetting what the test sent.
  */
 export async function storeOutage(queue: string) {
-  const own = await Observer.start(queue);
+  const own = await ownObserver(queue);
   const publisher = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
   const store = new URL(process.env.MONGO_URL!);
   const proxy = await startTcpProxy(store.hostname, Number(store.port));
@@ -72,8 +84,6 @@ export async function storeOutage(queue: string) {
     await proxy.close();
     await publisher.close();
     await own.close();
-    await new Promise((r) => setTimeout(r, 100));
-    observer.received = [];
   };
   return { own, publisher, proxy, viaDb: viaProxy.db(db.databaseName), end };
 }

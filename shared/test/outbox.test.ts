@@ -8,7 +8,7 @@ import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox
 import { withDocumentLock } from '../src/store/lock.ts';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { EXCHANGE, Observer, broker, db, events, log, observer, outboxSuite, storeOutage } from './outbox-suite.ts';
+import { EXCHANGE, broker, db, events, log, observer, outboxSuite, ownObserver, storeOutage } from './outbox-suite.ts';
 
 const AMQP_URL = process.env.AMQP_URL!;
 
@@ -203,7 +203,7 @@ describe('OutboxRelay', () => {
   }, 40_000);
 
   it("when a publish from memory fails, then the document's later events wait for it and all go out in write order once the broker is back", async () => {
-    const own = await Observer.start('outbox-test.memory-order');
+    const own = await ownObserver('outbox-test.memory-order');
     const col = db.collection('clients_o');
     let refusing = true;
     const flaky = {
@@ -236,13 +236,11 @@ describe('OutboxRelay', () => {
     } finally {
       await relay.stop();
       await own.close();
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
     }
   });
 
   it('when a write kicks the relay with its document, then it is published at once without a scan; an unkicked one waits for the scan', async () => {
-    const own = await Observer.start('outbox-test.kicked');
+    const own = await ownObserver('outbox-test.kicked');
     const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
     const col = db.collection('clients_k');
     const relay = new OutboxRelay({
@@ -271,9 +269,6 @@ describe('OutboxRelay', () => {
       await relay.stop();
       await broker.close();
       await own.close();
-      // The suite's observer saw these events too.
-      await new Promise((r) => setTimeout(r, 100));
-      observer.received = [];
     }
   });
 });

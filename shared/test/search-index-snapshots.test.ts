@@ -35,6 +35,17 @@ describe('SearchIndex snapshots', () => {
       async () => (await heads().findOne({ _id: `docs:${team}` }))?.entries === entries,
     );
 
+  /** A replica that saved a snapshot of `team`'s 8 records, on a clock the test moves; onClock() starts another on it. */
+  async function savedOnClock(team: string) {
+    const clock = { now: Date.now() };
+    const onClock = () => replica({ clock: () => clock.now, snapshotMinRecords: 0 });
+    const first = onClock();
+    for (let i = 0; i < 8; i++) await first.insert(make(team, i), []);
+    await answer(first, team, q);
+    await savedWith(team, 8);
+    return { clock, first, onClock };
+  }
+
   it('when a process starts after another read a team, then it answers from the stored snapshot and the slots after it, as the plain query, without reading the team', async () => {
     const team = 'team_snapshot';
     const first = replica({ snapshotMinRecords: 50 });
@@ -73,18 +84,14 @@ describe('SearchIndex snapshots', () => {
 
   it('when a stored snapshot nears the age past which it is not used and nobody searches its team, then refreshSnapshots brings it forward from itself and the slots since, so a search an hour later is answered from it', async () => {
     const team = 'team_snapshot_refresh';
-    let now = Date.now();
-    const first = replica({ clock: () => now, snapshotMinRecords: 0 });
-    for (let i = 0; i < 8; i++) await first.insert(make(team, i), []);
-    await answer(first, team, q);
-    await savedWith(team, 8);
+    const { clock, first, onClock } = await savedOnClock(team);
     first.search!.stop();
 
     // 50 minutes on the snapshot is still used (an hour of slots) but near its end; a record written since.
-    now += 50 * 60_000;
+    clock.now += 50 * 60_000;
     await first.insert(make(team, 8), []);
     finds.length = 0;
-    const other = replica({ clock: () => now, snapshotMinRecords: 0 });
+    const other = onClock();
     expect(await search(other).refreshSnapshots()).toContain(team);
     expect(wholeReads(team)).toBe(0);
     expect(search(other).held).toBe(0);
@@ -93,9 +100,9 @@ describe('SearchIndex snapshots', () => {
     // 90 minutes after the first save, which alone would be read no more: the search is
     // answered from the snapshot (its entries are then read again in the background, as
     // every team's are once REBUILD_MS old).
-    now += 40 * 60_000;
+    clock.now += 40 * 60_000;
     partReads.length = 0;
-    const later = replica({ clock: () => now, snapshotMinRecords: 0 });
+    const later = onClock();
     expect(await answer(later, team, q)).toEqual(await plain(team, q));
     expect(partReads.filter((f) => f.team_id === team).length).toBe(1);
     for (const s of [other, later]) s.search!.stop();
@@ -103,16 +110,12 @@ describe('SearchIndex snapshots', () => {
 
   it('when the stored snapshot is older than the slots it may catch up, or lost a part, then the team is read whole again and saved anew', async () => {
     const team = 'team_snapshot_old';
-    let now = Date.now();
-    const first = replica({ clock: () => now, snapshotMinRecords: 0 });
-    for (let i = 0; i < 8; i++) await first.insert(make(team, i), []);
-    await answer(first, team, q);
-    await savedWith(team, 8);
+    const { clock, first, onClock } = await savedOnClock(team);
     const { snapshot } = (await heads().findOne({ _id: `docs:${team}` }))!;
 
-    now += 2 * 3_600_000;
+    clock.now += 2 * 3_600_000;
     finds.length = 0;
-    const late = replica({ clock: () => now, snapshotMinRecords: 0 });
+    const late = onClock();
     expect(await answer(late, team, q)).toEqual(await plain(team, q));
     expect(wholeReads(team)).toBe(1);
     await waitFor(
@@ -122,7 +125,7 @@ describe('SearchIndex snapshots', () => {
 
     await db.collection(SEARCH_SNAPSHOTS).deleteMany({ team_id: team, kind: 'part' });
     finds.length = 0;
-    const another = replica({ clock: () => now, snapshotMinRecords: 0 });
+    const another = onClock();
     expect(await answer(another, team, q)).toEqual(await plain(team, q));
     expect(wholeReads(team)).toBe(1);
     for (const s of [first, late, another]) s.search!.stop();

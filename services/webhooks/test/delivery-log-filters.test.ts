@@ -1,13 +1,13 @@
 // The delivery log narrowed by status, event type or event id (what the webhooks
 // portal filters by): only the matching deliveries, with the true total, and a bad
 // status is 400. On the real store, through the routes.
-import { newId } from '@lpm/shared/ids';
 import { expectError } from '@lpm/test-kit/api';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { identity } from '@lpm/test-kit/teams';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import type { DeliveryRecord } from '../src/data/webhook-entity.ts';
 import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { deliveryRecord } from './records.ts';
 
 let sut: WebhooksUnderTest;
 let receiver: HttpsReceiver;
@@ -43,20 +43,7 @@ async function seed(
   status: DeliveryRecord['status'],
   at: Date,
 ): Promise<DeliveryRecord> {
-  const d: DeliveryRecord = {
-    _id: newId('dlv'),
-    team_id: who.teamId,
-    webhook_id: webhookId,
-    event_id: newId('evt'),
-    event_type: eventType,
-    body: '{}',
-    status,
-    attempts_count: status === 'pending' ? 0 : 1,
-    last_attempt_at: status === 'pending' ? null : at,
-    next_attempt_at: status === 'pending' ? at : null,
-    created_at: at,
-    updated_at: at,
-  };
+  const d = deliveryRecord(who.teamId, webhookId, status, at, { event_type: eventType });
   expect(await deliveries.insert(d)).toBe('inserted');
   return d;
 }

@@ -17,6 +17,7 @@ import type {
 } from '../src/data/webhook-entity.ts';
 import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { equalityOn, watchStore, type WatchedStore } from './store-commands.ts';
+import { deliveryRecord, webhookRecord } from './records.ts';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -43,21 +44,7 @@ let seq = 0;
 
 /** A stored webhook's id (the fold counts only webhooks that exist). */
 async function newHook(): Promise<string> {
-  const now = new Date();
-  const hook: WebhookRecord = {
-    _id: newId('wh'),
-    team_id: TEAM,
-    url: `https://example.com/${seq}`,
-    url_key: `https://example.com/${seq}`,
-    description: null,
-    events: ['*'],
-    active: true,
-    secret_sealed: 'sealed',
-    active_since: now,
-    alert_pending: false,
-    created_at: now,
-    updated_at: now,
-  };
+  const hook = webhookRecord(TEAM, `https://example.com/${seq}`);
   await watched.db.collection<WebhookRecord>('webhooks').insertOne(hook);
   return hook._id;
 }
@@ -68,20 +55,7 @@ function deliveryOf(
   status: DeliveryRecord['status'] = 'succeeded',
 ): DeliveryRecord {
   const id = `dlv_${String(++seq).padStart(8, '0')}${newId('wh').slice(3, 11)}`;
-  return {
-    _id: id,
-    team_id: TEAM,
-    webhook_id: webhookId,
-    event_id: `evt_${id}`,
-    event_type: 'client.created',
-    body: '{}',
-    status,
-    attempts_count: status === 'pending' ? 0 : 1,
-    last_attempt_at: status === 'pending' ? null : createdAt,
-    next_attempt_at: status === 'pending' ? createdAt : null,
-    created_at: createdAt,
-    updated_at: createdAt,
-  };
+  return deliveryRecord(TEAM, webhookId, status, createdAt, { _id: id, event_id: `evt_${id}` });
 }
 
 const attemptOf = (d: DeliveryRecord, n = 1): AttemptRecord => ({

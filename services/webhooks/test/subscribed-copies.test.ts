@@ -15,6 +15,7 @@ import { SecretBox } from '../src/domain/secret-box.ts';
 import { generateSecret } from '../src/domain/signing.ts';
 import { ALL_EVENTS } from '../src/domain/webhooks.ts';
 import { watchStore, type WatchedStore } from './store-commands.ts';
+import { webhookRecord } from './records.ts';
 
 const PREFIX = `${process.env.REDIS_KEY_PREFIX}copies-${randomBytes(4).toString('hex')}:`;
 const box = new SecretBox(randomBytes(32));
@@ -34,21 +35,7 @@ async function replica(viaProxy = false): Promise<WebhooksRepository> {
 }
 
 function record(teamId: string, url: string, events = ['client.created']): WebhookRecord {
-  const now = new Date();
-  return {
-    _id: newId('wh'),
-    team_id: teamId,
-    url,
-    url_key: url,
-    description: null,
-    events,
-    active: true,
-    secret_sealed: box.seal(generateSecret()),
-    active_since: now,
-    alert_pending: false,
-    created_at: now,
-    updated_at: now,
-  };
+  return webhookRecord(teamId, url, { events, secret_sealed: box.seal(generateSecret()) });
 }
 
 /** The store reads of the webhooks collection since the last call. */

@@ -5,10 +5,11 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { MongoClient } from 'mongodb';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
 import { expectError } from '@lpm/test-kit/api';
+import { receivingSystemForSuite } from './receiving-system.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -24,15 +25,9 @@ const subscribe = async (url: string, events: string[], key = t.api_key) => {
 };
 const receivedOf = (r: HttpsReceiver, type: string) => r.requests.filter((q) => JSON.parse(q.body).type === type);
 
-beforeAll(async () => {
-  sys = await startRunningSystem('webhooksapi', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
-  receiver = await startHttpsReceiver();
+receivingSystemForSuite('webhooksapi', (started) => {
+  ({ sys, receiver } = started);
   t = sys.team('Ganchos');
-}, 120_000);
-
-afterAll(async () => {
-  await receiver?.close();
-  await sys?.stop();
 });
 
 describe('POST /v1/webhooks', () => {

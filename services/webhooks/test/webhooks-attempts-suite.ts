@@ -26,6 +26,7 @@ import { SecretBox } from '../src/domain/secret-box.ts';
 import { generateSecret } from '../src/domain/signing.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
+import { webhookRecord } from './records.ts';
 
 export const SEND_TIMEOUT_MS = 1000;
 /** What a copy that finds the attempt claimed waits before it comes back (Deliveries' CLAIMED_DEFER_MS). */
@@ -100,21 +101,7 @@ export function build(opts: {
 export type Scenario = ReturnType<typeof build>;
 
 export async function subscribe(s: Scenario, url: string, teamId = newId('team')): Promise<WebhookRecord> {
-  const now = new Date();
-  const record: WebhookRecord = {
-    _id: newId('wh'),
-    team_id: teamId,
-    url,
-    url_key: url,
-    description: null,
-    events: ['client.created'],
-    active: true,
-    secret_sealed: box.seal(generateSecret()),
-    active_since: now,
-    alert_pending: false,
-    created_at: now,
-    updated_at: now,
-  };
+  const record = webhookRecord(teamId, url, { events: ['client.created'], secret_sealed: box.seal(generateSecret()) });
   await s.webhooks.insertWithin(record, 25);
   return record;
 }

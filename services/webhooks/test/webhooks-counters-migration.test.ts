@@ -5,7 +5,6 @@
 // seeds the old shapes straight into the store and clears the record that the
 // conversion ran, as a database of an earlier version has none.
 import { HOUR_MS } from '@lpm/shared/store/markers';
-import { newId } from '@lpm/shared/ids';
 import { identity } from '@lpm/test-kit/teams';
 import { COUNTERS_MIGRATION, CountersMigration } from '../src/data/counters-migration.ts';
 import type {
@@ -29,6 +28,7 @@ import {
   seedDelivery,
   sut,
 } from './webhooks-retention-suite.ts';
+import { webhookRecord } from './records.ts';
 
 retentionSuite();
 
@@ -42,22 +42,7 @@ async function migrate(): Promise<CountersMigration> {
 
 /** A webhook as an earlier version stored it: no counters document, and its own counters when `kept`. */
 async function oldWebhook(teamId: string, path: string, kept?: Partial<WebhookRecord>): Promise<string> {
-  const now = new Date();
-  const record: WebhookRecord = {
-    _id: newId('wh'),
-    team_id: teamId,
-    url: `${receiver.url}/${path}`,
-    url_key: `${receiver.url}/${path}`,
-    description: null,
-    events: ['client.created'],
-    active: true,
-    secret_sealed: 'sealed',
-    active_since: now,
-    alert_pending: false,
-    created_at: now,
-    updated_at: now,
-    ...kept,
-  };
+  const record = webhookRecord(teamId, `${receiver.url}/${path}`, { events: ['client.created'], ...kept });
   await sut.db.collection<WebhookRecord>('webhooks').insertOne(record);
   return record._id;
 }

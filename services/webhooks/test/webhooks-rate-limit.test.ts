@@ -2,9 +2,11 @@
 // launcher's --replicas, one Redis): deliveries above it wait their turn and are all
 // delivered, never more than the limit in any second at the receiver (a real HTTPS
 // one), while a webhook without a limit in the same team is not held back.
-import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import { busiestSecond } from '@lpm/test-kit/arrivals';
+import type { HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
+import { receivingSystemForSuite } from './receiving-system.ts';
 
 const LIMIT = 5;
 const EVENTS = 20;
@@ -17,29 +19,9 @@ const call = (team: IssuedTeam, method: string, path: string, body?: unknown) =>
 const arrivals = (path: string) =>
   receiver.requests.filter((r) => r.path === path && JSON.parse(r.body).type === 'client.created').map((r) => r.at);
 
-/** The most arrivals within any one second. */
-function busiestSecond(at: number[]): number {
-  const sorted = [...at].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i] - sorted[j] >= 1000) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
-
-beforeAll(async () => {
-  receiver = await startHttpsReceiver();
-  sys = await startRunningSystem(
-    'webhooksrate',
-    { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
-    { replicas: 'webhooks=2', extraPorts: 1 },
-  );
-}, 180_000);
-
-afterAll(async () => {
-  await sys?.stop();
-  await receiver?.close();
+receivingSystemForSuite('webhooksrate', (started) => ({ sys, receiver } = started), {
+  options: { replicas: 'webhooks=2', extraPorts: 1 },
+  startMs: 180_000,
 });
 
 test('when events come faster than a webhook rate_limit, then both replicas keep it together: all are delivered, at most the limit a second', async () => {

@@ -4,9 +4,10 @@
 // once the webhook is active, with their event ids, signed as usual (verified with the
 // standardwebhooks package), and its progress reaches completed.
 import { Webhook } from 'standardwebhooks';
-import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
 import { sleep, waitFor } from '@lpm/test-kit/wait';
+import { receivingSystemForSuite } from './receiving-system.ts';
 
 let sys: RunningSystem;
 let receiver: HttpsReceiver;
@@ -17,19 +18,9 @@ const call = (team: IssuedTeam, method: string, path: string, body?: unknown) =>
 const events = () =>
   receiver.requests.map((r) => ({ r, body: JSON.parse(r.body) })).filter(({ body }) => body.type === 'client.created');
 
-beforeAll(async () => {
-  receiver = await startHttpsReceiver((req) =>
-    down && JSON.parse(req.body).type !== 'ping' ? { status: 500 } : { status: 200 },
-  );
-  sys = await startRunningSystem('webhooksrecover', {
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    WEBHOOK_RETRY_DELAYS: '300ms',
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await sys?.stop();
-  await receiver?.close();
+receivingSystemForSuite('webhooksrecover', (started) => ({ sys, receiver } = started), {
+  env: { WEBHOOK_RETRY_DELAYS: '300ms' },
+  answer: (req) => (down && JSON.parse(req.body).type !== 'ping' ? { status: 500 } : { status: 200 }),
 });
 
 test('when events come while a webhook is inactive and others fail for good, then they are kept in the log, and a recovery sends them all again, signed', async () => {

@@ -13,6 +13,7 @@ import { RecoveriesRepository } from '../src/data/recoveries-repository.ts';
 import type { DeliveryRecord, WebhookRecord, WebhookRecoveryRecord } from '../src/data/webhook-entity.ts';
 import { Recoveries } from '../src/domain/recoveries.ts';
 import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { deliveryRecord, webhookRecord } from './records.ts';
 
 const LIMIT = 5;
 const MINUTE = 60_000;
@@ -34,21 +35,7 @@ afterAll(async () => {
 const deliveries = () => sut.db.collection<DeliveryRecord>('deliveries');
 
 async function newHook(active = true): Promise<string> {
-  const now = new Date();
-  const hook: WebhookRecord = {
-    _id: newId('wh'),
-    team_id: who.teamId,
-    url: `https://example.com/${newId('wh')}`,
-    url_key: `https://example.com/${newId('wh')}`,
-    description: null,
-    events: ['*'],
-    active,
-    secret_sealed: 'sealed',
-    active_since: now,
-    alert_pending: false,
-    created_at: now,
-    updated_at: now,
-  };
+  const hook = webhookRecord(who.teamId, `https://example.com/${newId('wh')}`, { active });
   await sut.db.collection<WebhookRecord>('webhooks').insertOne(hook);
   return hook._id;
 }
@@ -61,21 +48,12 @@ async function stored(
   extra: Partial<DeliveryRecord> = {},
 ) {
   const at = new Date(Date.now() - agoMs);
-  const d: DeliveryRecord = {
-    _id: newId('dlv'),
-    team_id: who.teamId,
-    webhook_id: webhookId,
-    event_id: newId('evt'),
-    event_type: 'client.created',
-    body: '{}',
-    status,
+  const d = deliveryRecord(who.teamId, webhookId, status, at, {
     attempts_count: status === 'skipped' ? 0 : 6,
     last_attempt_at: null,
     next_attempt_at: null,
-    created_at: at,
-    updated_at: at,
     ...extra,
-  };
+  });
   await deliveries().insertOne(d);
   return d;
 }

@@ -2,7 +2,6 @@
 // webhooks-retention.test.ts): the app in process on its own database, a receiver,
 // the repositories on that database, and old records seeded through them. Bindings
 // are exported live: retentionSuite() sets them.
-import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { CountersRepository } from '../src/data/counters-repository.ts';
@@ -11,6 +10,7 @@ import type { AttemptRecord, DeliveryRecord } from '../src/data/webhook-entity.t
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { deliveryRecord } from './records.ts';
 
 export const RETENTION_MS = 30 * DAY_MS;
 
@@ -39,20 +39,10 @@ export async function listed(who: Who, id: string) {
 }
 
 /** A delivery of the webhook, created and last changed at `at`. */
-export const deliveryOf = (teamId: string, webhookId: string, at = new Date()): DeliveryRecord => ({
-  _id: newId('dlv'),
-  team_id: teamId,
-  webhook_id: webhookId,
-  event_id: newId('evt'),
-  event_type: 'client.created',
-  body: '{"data":{"object":{"cpf":"123.456.789-09","email":"ana@lpm.test"}}}',
-  status: 'succeeded',
-  attempts_count: 1,
-  last_attempt_at: at,
-  next_attempt_at: null,
-  created_at: at,
-  updated_at: at,
-});
+export const deliveryOf = (teamId: string, webhookId: string, at = new Date()): DeliveryRecord =>
+  deliveryRecord(teamId, webhookId, 'succeeded', at, {
+    body: '{"data":{"object":{"cpf":"123.456.789-09","email":"ana@lpm.test"}}}',
+  });
 
 /** That delivery, stored. */
 export async function seedDelivery(teamId: string, webhookId: string, at = new Date()): Promise<DeliveryRecord> {

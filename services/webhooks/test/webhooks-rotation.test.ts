@@ -7,9 +7,10 @@ import { createHmac } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { Webhook } from 'standardwebhooks';
 import { expectError } from '@lpm/test-kit/api';
-import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '@lpm/test-kit/https-receiver';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { HttpsReceiver, ReceivedRequest } from '@lpm/test-kit/https-receiver';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
+import { receivingSystemForSuite } from './receiving-system.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3_600_000;
@@ -62,15 +63,7 @@ const serviceSignature = (secret: string, req: ReceivedRequest) =>
     .update(`${String(req.headers['x-service-timestamp'])}.${req.body}`)
     .digest('hex');
 
-beforeAll(async () => {
-  sys = await startRunningSystem('webhooksrotate', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
-  receiver = await startHttpsReceiver();
-}, 120_000);
-
-afterAll(async () => {
-  await receiver?.close();
-  await sys?.stop();
-});
+receivingSystemForSuite('webhooksrotate', (started) => ({ sys, receiver } = started));
 
 test('when the secret is rotated, then the new one is shown once, and during the overlap a delivery verifies with the new secret and with the old one', async () => {
   const team = sys.team('Rotação');

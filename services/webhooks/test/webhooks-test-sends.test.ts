@@ -6,9 +6,10 @@
 import { Webhook } from 'standardwebhooks';
 import { eventExample } from '@lpm/shared/webhook-catalog';
 import { expectError } from '@lpm/test-kit/api';
-import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { HttpsReceiver } from '@lpm/test-kit/https-receiver';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
 import { sleep, waitFor } from '@lpm/test-kit/wait';
+import { receivingSystemForSuite } from './receiving-system.ts';
 
 let sys: RunningSystem;
 let receiver: HttpsReceiver;
@@ -23,21 +24,12 @@ async function subscribe(team: IssuedTeam, path: string): Promise<{ id: string; 
   return res.body.data as { id: string; secret: string };
 }
 
-beforeAll(async () => {
-  sys = await startRunningSystem('webhookstest', {
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    WEBHOOK_RETRY_DELAYS: '500ms,500ms',
-  });
-  receiver = await startHttpsReceiver((req) =>
+receivingSystemForSuite('webhookstest', (started) => ({ sys, receiver } = started), {
+  env: { WEBHOOK_RETRY_DELAYS: '500ms,500ms' },
+  answer: (req) =>
     req.path.startsWith('/down') && JSON.parse(req.body).type !== 'ping'
       ? { status: 500, body: 'down' }
       : { status: 200 },
-  );
-}, 120_000);
-
-afterAll(async () => {
-  await receiver?.close();
-  await sys?.stop();
 });
 
 test('when a test event is sent, then the receiver gets the catalog example signed as usual with test true, and the log shows it as a test', async () => {
