@@ -71,8 +71,8 @@ test('when the service is killed while a recovery re-queues and started again, t
   expect(before!.queued).toBeLessThan(FAILED);
 
   await webhooks.start('the webhooks service ready again');
-  await waitFor('the recovery resumed and completed', async () => (await progress()).status === 'completed', 90_000);
+  await waitFor('the recovery resumed and completed', async () => (await progress()).status === 'completed', 180_000);
   expect(await progress()).toMatchObject({ queued: FAILED, total: FAILED });
   await waitFor('every delivery sent again', () => received().size === FAILED, 120_000);
   expect([...received()].sort()).toEqual(failed.map((d) => d.event_id).sort());
-}, 300_000);
+}, 420_000);

@@ -158,7 +158,9 @@ export class Recoveries {
         Math.min(PAGE, r.total - queued),
       );
       if (page.length === 0) break;
-      for (const d of page) await this.deps.requeue(d, r._id);
+      // A page's deliveries together: one after another, a page on a busy store outlasted
+      // the lease (renewed once a page), and the run stopped until maintenance resumed it.
+      await Promise.all(page.map((d) => this.deps.requeue(d, r._id)));
       queued += page.length;
       const last = page[page.length - 1];
       cursor = { at: last.created_at, id: last._id };
