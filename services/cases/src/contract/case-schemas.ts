@@ -212,3 +212,9 @@ export const responses = {
   timeline: s.okResponse(200, { type: 'array', items: timelineEvent }),
   activities: s.pageResponse(caseActivity),
 };
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE archives the case. */
+export const recordContract = {
+  schemas: { list: listCasesQuery, create: createCaseBody, update: updateCaseBody },
+  responses: { ...responses, removed: responses.archived },
+};

@@ -260,3 +260,9 @@ export const responses = {
   archived: s.okResponse(200, dealArchived),
   summary: s.okResponse(200, dealsSummary),
 };
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE archives the deal. */
+export const recordContract = {
+  schemas: { list: listDealsQuery, create: createDealBody, update: updateDealBody },
+  responses: { ...responses, removed: responses.archived },
+};

@@ -206,3 +206,9 @@ export const responses = {
   overdue: s.pageResponse(overdueItem),
   summary: s.okResponse(200, summary),
 };
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE cancels the record. */
+export const recordContract = {
+  schemas: { list: listFinancialQuery, create: createFinancialBody, update: updateFinancialBody },
+  responses: { ...responses, removed: responses.cancelled },
+};
