@@ -3,8 +3,8 @@ import { mailSettings, readConfig } from '@lpm/shared/config';
 import { consumerTask, periodicTask, runService, type BackgroundTask } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
 import { DAY_MS } from '@lpm/shared/time';
-import { TimeSignals } from '@lpm/shared/jobs/time-signals';
-import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
+import { listsBackfill, signalSweep, teamSyncs } from '@lpm/shared/service/background-work';
+import { appRuntimeOptions } from '@lpm/shared/service/domain-app';
 import { caseLinksOf, clientLinksOf, serviceClient, userDirectory } from '@lpm/shared/service/neighbours';
 import { CaseViewEntity } from '@lpm/shared/views/case-view-entity';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
@@ -15,7 +15,6 @@ import { Activities } from './domain/activities.ts';
 import { Reminders } from './domain/reminders.ts';
 import { consumeReminders } from './consumers/reminders.ts';
 import { dueSignals } from './jobs/due-signals.ts';
-import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { DealsService } from './upstream/deals-service.ts';
 import { buildActivitiesApp } from './app.ts';
 
@@ -27,7 +26,8 @@ async function main(): Promise<void> {
     name: 'activities',
     entities: [ActivityEntity, CaseViewEntity, ClientViewEntity],
     outboxCollections: ['activities', TOMBSTONES],
-    build: ({ config, logger, db, broker, relay }) => {
+    build: (rt) => {
+      const { config, logger, db, broker, relay } = rt;
       const repository = new ActivitiesRepository(db, relay, logger);
       const caseLinks = caseLinksOf(config, db);
       const clientLinks = clientLinksOf(config, db);
@@ -40,23 +40,15 @@ async function main(): Promise<void> {
         logger,
       });
       const mailer = createMailer({ smtpUrl: mail.smtpUrl, from: mail.mailFrom, logger });
-      const signals = new TimeSignals({
-        db,
-        intervalMs: config.schedulerIntervalMs,
-        signals: dueSignals(activities),
-        relay,
-        logger,
-        name: 'activities',
-      });
       const closing: BackgroundTask = { start: async () => {}, stop: () => mailer.close() };
-      const syncs = new TeamSyncs({ db, logger, work: activities.syncWork() });
+      const syncs = teamSyncs(rt, activities.syncWork());
       return {
-        app: buildActivitiesApp({ activities, syncs, db, internalToken: config.internalToken, loggerInstance: logger }),
+        app: buildActivitiesApp({ activities, syncs, ...appRuntimeOptions(rt) }),
         background: [
           closing,
           syncs,
-          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
-          signals,
+          listsBackfill(rt, repository.lists),
+          signalSweep(rt, 'activities', dueSignals(activities)),
           consumerTask(() =>
             consumeViewEvents(broker, 'activities.link-views', { clients: clientLinks, cases: caseLinks }),
           ),

@@ -1,11 +1,10 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
-import { TimeSignals } from '@lpm/shared/jobs/time-signals';
-import { TeamSyncs } from '@lpm/shared/jobs/team-syncs';
+import { listsBackfill, signalSweep, teamSyncs } from '@lpm/shared/service/background-work';
+import { appRuntimeOptions } from '@lpm/shared/service/domain-app';
 import { clientLinksOf, serviceClient, userDirectory } from '@lpm/shared/service/neighbours';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
-import { listBackfillTask } from '@lpm/shared/store/list-buckets';
 import { CaseEntity } from './data/case-entity.ts';
 import { CasesRepository } from './data/cases-repository.ts';
 import { Cases } from './domain/cases.ts';
@@ -21,7 +20,8 @@ async function main(): Promise<void> {
     name: 'cases',
     entities: [CaseEntity, ClientViewEntity],
     outboxCollections: ['cases'],
-    build: ({ config, logger, db, broker, relay }) => {
+    build: (rt) => {
+      const { config, logger, db, broker, relay } = rt;
       const clientLinks = clientLinksOf(config, db);
       const repository = new CasesRepository(db, relay, logger);
       const cases = new Cases({
@@ -30,20 +30,12 @@ async function main(): Promise<void> {
         users: userDirectory(config),
         activities: new ActivitiesService(serviceClient(config, 'activities')),
       });
-      const signals = new TimeSignals({
-        db,
-        intervalMs: config.schedulerIntervalMs,
-        signals: slaSignals(cases),
-        relay,
-        logger,
-        name: 'cases',
-      });
-      const syncs = new TeamSyncs({ db, logger, work: cases.syncWork() });
+      const syncs = teamSyncs(rt, cases.syncWork());
       return {
-        app: buildCasesApp({ cases, syncs, db, internalToken: config.internalToken, loggerInstance: logger }),
+        app: buildCasesApp({ cases, syncs, ...appRuntimeOptions(rt) }),
         background: [
-          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
-          signals,
+          listsBackfill(rt, repository.lists),
+          signalSweep(rt, 'cases', slaSignals(cases)),
           syncs,
           consumerTask(() => consumeViewEvents(broker, 'cases.client-views', { clients: clientLinks })),
           consumerTask(() => consumeActivityEvents(broker, db, cases)),

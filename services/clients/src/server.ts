@@ -1,7 +1,8 @@
 import { consumerTask, runService } from '@lpm/shared/service/runner';
 import { runProcess } from '@lpm/shared/service/process';
 import { serviceClient } from '@lpm/shared/service/neighbours';
-import { listBackfillTask } from '@lpm/shared/store/list-buckets';
+import { listsBackfill } from '@lpm/shared/service/background-work';
+import { appRuntimeOptions } from '@lpm/shared/service/domain-app';
 import { ClientEntity } from './data/client-entity.ts';
 import { ClientsRepository } from './data/clients-repository.ts';
 import { Clients } from './domain/clients.ts';
@@ -15,16 +16,14 @@ async function main(): Promise<void> {
     name: 'clients',
     entities: [ClientEntity],
     outboxCollections: ['clients'],
-    build: ({ config, logger, db, broker, relay }) => {
+    build: (rt) => {
+      const { config, logger, db, broker, relay } = rt;
       const cases = new ClientCasesService(serviceClient(config, 'cases'));
       const repository = new ClientsRepository(db, relay, logger);
       const clients = new Clients({ clients: repository, cases });
       return {
-        app: buildClientsApp({ clients, db, internalToken: config.internalToken, loggerInstance: logger }),
-        background: [
-          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
-          consumerTask(() => consumeCaseCounts(broker, clients)),
-        ],
+        app: buildClientsApp({ clients, ...appRuntimeOptions(rt) }),
+        background: [listsBackfill(rt, repository.lists), consumerTask(() => consumeCaseCounts(broker, clients))],
       };
     },
   });

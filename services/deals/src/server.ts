@@ -3,7 +3,8 @@ import { runProcess } from '@lpm/shared/service/process';
 import { clientLinksOf, serviceClient, userDirectory } from '@lpm/shared/service/neighbours';
 import { consumeViewEvents } from '@lpm/shared/views/view-consumer';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
-import { listBackfillTask } from '@lpm/shared/store/list-buckets';
+import { listsBackfill } from '@lpm/shared/service/background-work';
+import { appRuntimeOptions } from '@lpm/shared/service/domain-app';
 import { DealEntity } from './data/deal-entity.ts';
 import { DealsRepository } from './data/deals-repository.ts';
 import { Deals } from './domain/deals.ts';
@@ -17,7 +18,8 @@ async function main(): Promise<void> {
     name: 'deals',
     entities: [DealEntity, ClientViewEntity],
     outboxCollections: ['deals'],
-    build: ({ config, logger, db, broker, relay }) => {
+    build: (rt) => {
+      const { config, logger, db, broker, relay } = rt;
       const clientLinks = clientLinksOf(config, db);
       const repository = new DealsRepository(db, relay, logger);
       const deals = new Deals({
@@ -29,9 +31,9 @@ async function main(): Promise<void> {
         logger,
       });
       return {
-        app: buildDealsApp({ deals, db, internalToken: config.internalToken, loggerInstance: logger }),
+        app: buildDealsApp({ deals, ...appRuntimeOptions(rt) }),
         background: [
-          listBackfillTask([repository.lists], logger, config.schedulerIntervalMs),
+          listsBackfill(rt, repository.lists),
           consumerTask(() => consumeViewEvents(broker, 'deals.client-views', { clients: clientLinks })),
           periodicTask({
             name: 'case archive repair',

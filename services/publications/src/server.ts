@@ -22,6 +22,7 @@ import { PollJob } from './jobs/poll-job.ts';
 import { CaseNumbersBackfill } from './jobs/case-numbers-backfill.ts';
 import { CasesNumbers } from './upstream/cases-numbers.ts';
 import { buildPublicationsApp } from './app.ts';
+import { appRuntimeOptions } from '@lpm/shared/service/domain-app';
 
 // Started only as the process's entry point: importing it (scripts/warm-compile-cache.ts) starts nothing.
 async function main(): Promise<void> {
@@ -31,7 +32,8 @@ async function main(): Promise<void> {
     name: 'publications',
     entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity],
     outboxCollections: ['publications'],
-    build: ({ config, logger, db, broker, relay }) => {
+    build: (rt) => {
+      const { config, logger, db, broker, relay } = rt;
       const repository = new PublicationsRepository(db, relay);
       const caseNumbers = new CaseNumbersRepository(db);
       const poll = new PollRepository(db);
@@ -63,13 +65,7 @@ async function main(): Promise<void> {
         logger,
       });
       return {
-        app: buildPublicationsApp({
-          publications,
-          sync: () => job.trigger(),
-          db,
-          internalToken: config.internalToken,
-          loggerInstance: logger,
-        }),
+        app: buildPublicationsApp({ publications, sync: () => job.trigger(), ...appRuntimeOptions(rt) }),
         background: [job, consumerTask(() => consumeCaseEvents(broker, publications)), backfill],
       };
     },

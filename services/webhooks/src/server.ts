@@ -35,6 +35,7 @@ import { retentionTask } from './jobs/retention.ts';
 import { UrlGuard } from './upstream/url-guard.ts';
 import { WebhookSender } from './upstream/webhook-sender.ts';
 import { buildWebhooksApp } from './app.ts';
+import { appRuntimeOptions } from '@lpm/shared/service/domain-app';
 
 type Settings = ReturnType<typeof readWebhooksConfig>;
 
@@ -112,17 +113,9 @@ function build(settings: Settings, rt: ServiceRuntime): ServiceParts {
     requeue: (d, id) => deliveries.retryNow(d, id),
     logger,
   });
-  const { internalToken, schedulerIntervalMs: intervalMs } = config;
+  const intervalMs = config.schedulerIntervalMs;
   return {
-    app: buildWebhooksApp({
-      db,
-      webhooks,
-      log,
-      recoveries,
-      internalToken,
-      idempotencySealer: box,
-      loggerInstance: logger,
-    }),
+    app: buildWebhooksApp({ webhooks, log, recoveries, idempotencySealer: box, ...appRuntimeOptions(rt) }),
     background: [
       path.closing,
       // The attempts queue with its retry queue and DLQ first, then the fan-out that makes first attempts and

@@ -32,3 +32,12 @@ export const stampedStatus = <K extends string>(title: string, description: stri
       ...({ [stamp]: out.nullableString } as Record<K, typeof out.nullableString>),
     }),
   );
+
+/**
+ * A record's create and update answers, both in its `written` shape (links as flat
+ * ids): the create's complete, the update's holding the fields sent, as `changes` says.
+ */
+export const writtenShapes = <S extends Schema>(title: string, noun: string, written: S, changes: string) => ({
+  created: named(`${title}Created`, `A created ${noun}: links as flat ids.`, written),
+  changes: named(`${title}Changes`, changes, written, { partial: true }),
+});

@@ -12,9 +12,14 @@ import type {
 import { createServiceApp, type ServiceAppOptions } from '../http/service-app.ts';
 import type { ServiceDocs } from '../http/operation-docs.ts';
 import type { SchemaTypes } from '../http/schemas.ts';
+import type { ServiceRuntime } from './runner.ts';
 
 /** What a service's app builder takes besides its own objects (its name and docs are its own). */
 export type DomainAppOptions = Omit<ServiceAppOptions, 'name' | 'docs'>;
+
+/** What a running service's app is built with from its runtime: its database, the gateway's credential, its logger. */
+export const appRuntimeOptions = ({ db, config, logger }: ServiceRuntime) =>
+  ({ db, internalToken: config.internalToken, loggerInstance: logger }) satisfies DomainAppOptions;
 
 /** Where a route set registers its routes: handlers see requests typed by the route's schemas. */
 export type ServiceRoutes = FastifyInstance<

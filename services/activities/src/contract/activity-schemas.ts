@@ -229,3 +229,9 @@ export const responses = {
   deleted: s.okResponse(200, deleted),
   overdue: s.pageResponse(overdueItem),
 };
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE removes the activity. */
+export const recordContract = {
+  schemas: { list: listActivitiesQuery, create: createActivityBody, update: updateActivityBody },
+  responses: { ...responses, removed: responses.deleted },
+};

@@ -3,21 +3,10 @@ import { ok } from '@lpm/shared/http/envelope';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Activities } from '../domain/activities.ts';
-import {
-  completeActivityBody,
-  createActivityBody,
-  listActivitiesQuery,
-  overdueQuery,
-  responses,
-  updateActivityBody,
-} from '../contract/activity-schemas.ts';
+import { completeActivityBody, overdueQuery, recordContract, responses } from '../contract/activity-schemas.ts';
 
 export function activityRoutes(app: ServiceRoutes, { activities }: { activities: Activities }): void {
-  recordRoutes(app, '/v1/activities', activities, {
-    schemas: { list: listActivitiesQuery, create: createActivityBody, update: updateActivityBody },
-    responses,
-    remove: { response: responses.deleted, run: (who, id) => activities.remove(who, id) },
-  });
+  recordRoutes(app, '/v1/activities', activities, recordContract, (who, id) => activities.remove(who, id));
 
   // A static path: the router never reads "overdue" as an id.
   app.get(

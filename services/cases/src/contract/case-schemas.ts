@@ -1,7 +1,7 @@
 import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
-import { nameLink } from '@lpm/shared/http/common-schemas';
-import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
+import { describedFields, nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus, writtenShapes } from '@lpm/shared/http/record-responses';
 
 export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
@@ -24,9 +24,7 @@ const caseFields = {
   client_id: s.nullable(id),
   responsible_id: s.nullable(id),
   sla_date: s.nullable(s.date()),
-  description: s.nullable(s.longText()),
-  labels: s.nullable(s.stringList()),
-  metadata: s.nullable(s.metadata()),
+  ...describedFields,
 };
 
 export const createCaseBody = s.named(
@@ -156,10 +154,12 @@ const caseWritten = s.shape({
   archived_at: nullableString,
 });
 
-const caseCreated = s.named('CaseCreated', 'A created case: links as flat ids.', caseWritten);
-const caseChanges = s.named('CaseChanges', 'id, title, the fields sent (normalized) and updated_at.', caseWritten, {
-  partial: true,
-});
+const { created: caseCreated, changes: caseChanges } = writtenShapes(
+  'Case',
+  'case',
+  caseWritten,
+  'id, title, the fields sent (normalized) and updated_at.',
+);
 
 const caseListItem = s.named(
   'CaseListItem',
@@ -211,4 +211,10 @@ export const responses = {
   archived: s.okResponse(200, caseArchived),
   timeline: s.okResponse(200, { type: 'array', items: timelineEvent }),
   activities: s.pageResponse(caseActivity),
+};
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE archives the case. */
+export const recordContract = {
+  schemas: { list: listCasesQuery, create: createCaseBody, update: updateCaseBody },
+  responses: { ...responses, removed: responses.archived },
 };

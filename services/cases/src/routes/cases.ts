@@ -5,14 +5,7 @@ import { idParams } from '@lpm/shared/http/common-schemas';
 import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import { RESERVED_KEY_PREFIX, reservedIdempotencyKey } from '../contract/case-errors.ts';
 import type { Cases } from '../domain/cases.ts';
-import {
-  caseActivitiesQuery,
-  createCaseBody,
-  listCasesQuery,
-  responses,
-  timelineQuery,
-  updateCaseBody,
-} from '../contract/case-schemas.ts';
+import { caseActivitiesQuery, recordContract, responses, timelineQuery } from '../contract/case-schemas.ts';
 
 /** Before the Idempotency-Key is taken (preValidation): a key with the reserved prefix is 400. */
 async function refuseReservedKey(req: FastifyRequest): Promise<void> {
@@ -22,12 +15,8 @@ async function refuseReservedKey(req: FastifyRequest): Promise<void> {
 }
 
 export function caseRoutes(app: ServiceRoutes, { cases }: { cases: Cases }): void {
-  recordRoutes(app, '/v1/cases', cases, {
-    schemas: { list: listCasesQuery, create: createCaseBody, update: updateCaseBody },
-    responses,
-    onCreate: refuseReservedKey,
-    remove: { response: responses.archived, run: (who, id) => cases.archive(who, id) },
-  });
+  const contract = { ...recordContract, onCreate: refuseReservedKey };
+  recordRoutes(app, '/v1/cases', cases, contract, (who, id) => cases.archive(who, id));
 
   app.get(
     '/v1/cases/:id/timeline',

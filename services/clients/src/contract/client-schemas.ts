@@ -195,3 +195,9 @@ export const responses = {
   deactivated: s.okResponse(200, clientDeactivated),
   cases: s.pageResponse(clientCaseItem),
 };
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE deactivates the client. */
+export const recordContract = {
+  schemas: { list: listClientsQuery, create: createClientBody, update: updateClientBody },
+  responses: { ...responses, removed: responses.deactivated },
+};

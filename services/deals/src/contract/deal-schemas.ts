@@ -1,8 +1,8 @@
 import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
-import { nameLink } from '@lpm/shared/http/common-schemas';
-import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
+import { describedFields, nameLink } from '@lpm/shared/http/common-schemas';
+import { recordResponses, stampedStatus, writtenShapes } from '@lpm/shared/http/record-responses';
 
 export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
@@ -42,9 +42,7 @@ const dealFields = {
   client_id: s.nullable(id),
   responsible_id: s.nullable(id),
   source: s.nullable(s.text(100)),
-  description: s.nullable(s.longText()),
-  labels: s.nullable(s.stringList()),
-  metadata: s.nullable(s.metadata()),
+  ...describedFields,
 };
 
 export const createDealBody = s.named(
@@ -169,12 +167,11 @@ const dealWritten = s.shape({
   ...described,
   ...closing,
 });
-const dealCreated = s.named('DealCreated', 'A created deal: links as flat ids.', dealWritten);
-const dealChanges = s.named(
-  'DealChanges',
-  'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.',
+const { created: dealCreated, changes: dealChanges } = writtenShapes(
+  'Deal',
+  'deal',
   dealWritten,
-  { partial: true },
+  'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.',
 );
 
 const dealListItem = s.named(
@@ -259,4 +256,10 @@ export const responses = {
   lost: s.okResponse(200, dealLost),
   archived: s.okResponse(200, dealArchived),
   summary: s.okResponse(200, dealsSummary),
+};
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE archives the deal. */
+export const recordContract = {
+  schemas: { list: listDealsQuery, create: createDealBody, update: updateDealBody },
+  responses: { ...responses, removed: responses.archived },
 };

@@ -3,23 +3,10 @@ import { ok } from '@lpm/shared/http/envelope';
 import { idParams } from '@lpm/shared/http/common-schemas';
 import { recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Deals } from '../domain/deals.ts';
-import {
-  createDealBody,
-  listDealsQuery,
-  lostBody,
-  phaseBody,
-  responses,
-  summaryQuery,
-  updateDealBody,
-  wonBody,
-} from '../contract/deal-schemas.ts';
+import { lostBody, phaseBody, recordContract, responses, summaryQuery, wonBody } from '../contract/deal-schemas.ts';
 
 export function dealRoutes(app: ServiceRoutes, { deals }: { deals: Deals }): void {
-  recordRoutes(app, '/v1/deals', deals, {
-    schemas: { list: listDealsQuery, create: createDealBody, update: updateDealBody },
-    responses,
-    remove: { response: responses.archived, run: (who, id) => deals.archive(who, id) },
-  });
+  recordRoutes(app, '/v1/deals', deals, recordContract, (who, id) => deals.archive(who, id));
 
   // A static path: the router never reads "summary" as an id.
   app.get('/v1/deals/summary', { schema: { querystring: summaryQuery, response: responses.summary } }, async (req) =>

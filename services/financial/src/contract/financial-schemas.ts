@@ -2,7 +2,7 @@ import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
-import { recordResponses, stampedStatus } from '@lpm/shared/http/record-responses';
+import { recordResponses, stampedStatus, writtenShapes } from '@lpm/shared/http/record-responses';
 
 export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
 export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
@@ -119,12 +119,11 @@ const tail = {
 };
 
 const written = s.shape({ ...common, case_id: nullableString, client_id: nullableString, ...tail });
-const created = s.named('FinancialRecordCreated', 'A created record: links as flat ids.', written);
-const changes = s.named(
-  'FinancialRecordChanges',
-  'id, the fields sent (and those a status move sets) and updated_at.',
+const { created, changes } = writtenShapes(
+  'FinancialRecord',
+  'record',
   written,
-  { partial: true },
+  'id, the fields sent (and those a status move sets) and updated_at.',
 );
 const detail = s.named(
   'FinancialRecord',
@@ -205,4 +204,10 @@ export const responses = {
   cancelled: s.okResponse(200, cancelled),
   overdue: s.pageResponse(overdueItem),
   summary: s.okResponse(200, summary),
+};
+
+/** The contract of the record routes (shared/src/service/record-routes.ts): the DELETE cancels the record. */
+export const recordContract = {
+  schemas: { list: listFinancialQuery, create: createFinancialBody, update: updateFinancialBody },
+  responses: { ...responses, removed: responses.cancelled },
 };

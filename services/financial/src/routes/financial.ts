@@ -2,21 +2,10 @@ import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
 import { pageOf, recordRoutes } from '@lpm/shared/service/record-routes';
 import type { Financial } from '../domain/financial.ts';
-import {
-  createFinancialBody,
-  listFinancialQuery,
-  overdueQuery,
-  responses,
-  summaryQuery,
-  updateFinancialBody,
-} from '../contract/financial-schemas.ts';
+import { overdueQuery, recordContract, responses, summaryQuery } from '../contract/financial-schemas.ts';
 
 export function financialRoutes(app: ServiceRoutes, { financial }: { financial: Financial }): void {
-  recordRoutes(app, '/v1/financial', financial, {
-    schemas: { list: listFinancialQuery, create: createFinancialBody, update: updateFinancialBody },
-    responses,
-    remove: { response: responses.cancelled, run: (who, id) => financial.cancel(who, id) },
-  });
+  recordRoutes(app, '/v1/financial', financial, recordContract, (who, id) => financial.cancel(who, id));
 
   // Static paths: the router never reads them as an id.
   app.get(

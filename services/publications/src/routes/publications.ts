@@ -1,8 +1,7 @@
 import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
 import { forbidden } from '@lpm/shared/errors';
-import { idParams } from '@lpm/shared/http/common-schemas';
-import { pageOf } from '@lpm/shared/service/record-routes';
+import { pageOf, recordReadRoute, recordUpdateRoute } from '@lpm/shared/service/record-routes';
 import type { Publications } from '../domain/publications.ts';
 import { listPublicationsQuery, responses, updatePublicationBody } from '../contract/publication-schemas.ts';
 
@@ -26,13 +25,6 @@ export function publicationRoutes(
     return ok({ started: await sync() });
   });
 
-  app.get('/v1/publications/:id', { schema: { params: idParams, response: responses.detail } }, async (req) =>
-    ok(await publications.get(req.identity, req.params.id)),
-  );
-
-  app.put(
-    '/v1/publications/:id',
-    { schema: { params: idParams, body: updatePublicationBody, response: responses.detail } },
-    async (req) => ok(await publications.update(req.identity, req.params.id, req.body)),
-  );
+  recordReadRoute(app, '/v1/publications/:id', publications, responses.detail);
+  recordUpdateRoute(app, '/v1/publications/:id', publications, updatePublicationBody, responses.detail);
 }

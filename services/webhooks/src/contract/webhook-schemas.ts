@@ -83,7 +83,6 @@ export type DeliveriesQuery = s.Static<typeof deliveriesQuery>;
 export type CreateWebhookBody = s.Static<typeof createWebhookBody>;
 export type UpdateWebhookBody = s.Static<typeof updateWebhookBody>;
 export type RotateSecretBody = s.Static<typeof rotateSecretBody>;
-export type TestSendBody = s.Static<typeof testSendBody>;
 export type RecoverBody = s.Static<typeof recoverBody>;
 
 const webhook = {

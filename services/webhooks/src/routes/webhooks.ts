@@ -2,7 +2,7 @@ import type { ServiceRoutes } from '@lpm/shared/service/domain-app';
 import { ok } from '@lpm/shared/http/envelope';
 import { eventCatalog } from '@lpm/shared/webhook-catalog';
 import { idParams } from '@lpm/shared/http/common-schemas';
-import { pageOf } from '@lpm/shared/service/record-routes';
+import { pageOf, recordReadRoute, recordUpdateRoute } from '@lpm/shared/service/record-routes';
 import type { DeliveryLog } from '../domain/delivery-log.ts';
 import type { Recoveries } from '../domain/recoveries.ts';
 import type { Webhooks } from '../domain/webhooks.ts';
@@ -35,9 +35,7 @@ export function webhookRoutes(
   const catalog = eventCatalog();
   app.get('/v1/webhooks/event-types', { schema: { response: responses.eventTypes } }, async () => ok(catalog));
 
-  app.get('/v1/webhooks/:id', { schema: { params: idParams, response: responses.one } }, async (req) =>
-    ok(await webhooks.get(req.identity, req.params.id)),
-  );
+  recordReadRoute(app, '/v1/webhooks/:id', webhooks, responses.one);
 
   app.post(
     '/v1/webhooks/:id/secret/rotate',
@@ -45,11 +43,7 @@ export function webhookRoutes(
     async (req) => ok(await webhooks.rotateSecret(req.identity, req.params.id, req.body)),
   );
 
-  app.put(
-    '/v1/webhooks/:id',
-    { schema: { params: idParams, body: updateWebhookBody, response: responses.updated } },
-    async (req) => ok(await webhooks.update(req.identity, req.params.id, req.body)),
-  );
+  recordUpdateRoute(app, '/v1/webhooks/:id', webhooks, updateWebhookBody, responses.updated);
 
   app.delete('/v1/webhooks/:id', { schema: { params: idParams, response: responses.deleted } }, async (req) =>
     ok(await webhooks.remove(req.identity, req.params.id)),
