@@ -6,7 +6,8 @@
 // internal listener only; its public port keeps `/health` and has no probes.
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { internalPort, servicePort } from '../shared/src/service/port-layout.ts';
-import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { proxyInFrontOf } from '@lpm/test-kit/proxied-url';
+import type { TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor } from '@lpm/test-kit/wait';
 import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
 
@@ -37,13 +38,11 @@ const all = (status: number, names = processes().map((p) => p.name)) =>
   Object.fromEntries(names.map((n) => [n, status]));
 
 beforeAll(async () => {
-  const store = new URL(process.env.MONGO_URL!);
-  const broker = new URL(process.env.AMQP_URL!);
-  storeProxy = await startTcpProxy(store.hostname, Number(store.port));
-  brokerProxy = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
-  store.port = String(storeProxy.port);
-  broker.port = String(brokerProxy.port);
-  sys = await startRunningSystem('probes', { MONGO_URL: store.toString(), AMQP_URL: broker.toString() });
+  const store = await proxyInFrontOf(process.env.MONGO_URL!);
+  const broker = await proxyInFrontOf(process.env.AMQP_URL!, 5672);
+  storeProxy = store.proxy;
+  brokerProxy = broker.proxy;
+  sys = await startRunningSystem('probes', { MONGO_URL: store.url, AMQP_URL: broker.url });
 }, 120_000);
 
 afterAll(async () => {

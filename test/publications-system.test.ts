@@ -2,7 +2,8 @@
 // POST /v1/publications/sync reading the stand-in of the Comunica API, the
 // publications matched to the team's cases (one at once, one by a case created
 // later), create mode's deadline activities, and the publications on the timeline.
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
+import { systemAndCompanionsForSuite } from '@lpm/test-kit/system-and-companions';
 import { day } from '@lpm/test-kit/teams';
 import { waitFor } from '@lpm/test-kit/wait';
 import { DjenStandIn } from '../services/publications/test/djen-stand-in.ts';
@@ -20,19 +21,17 @@ function cnj(sequence: number): string {
   return `${n}-${dd}.${year}.${justice}.${court}.${origin}`;
 }
 
-beforeAll(async () => {
-  djen = new DjenStandIn();
-  await djen.start();
-  sys = await startRunningSystem('publications', {
-    DJEN_URL: djen.url,
-    DJEN_USER_AGENT: 'lpm-publications/test (ops@example.com)',
-  });
-  t = sys.team('Souza Advogados');
-}, 120_000);
-
-afterAll(async () => {
-  await sys?.stop();
-  await djen?.stop();
+systemAndCompanionsForSuite('publications', {
+  async start() {
+    djen = new DjenStandIn();
+    await djen.start();
+    return { DJEN_URL: djen.url, DJEN_USER_AGENT: 'lpm-publications/test (ops@example.com)' };
+  },
+  ready(started) {
+    sys = started;
+    t = sys.team('Souza Advogados');
+  },
+  close: async () => djen?.stop(),
 });
 
 type Publication = { id: string; djen_id: number; case_id: string | null; activity_id: string | null };

@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/local-store.ts';
-import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { proxyInFrontOf, type ProxiedUrl } from '@lpm/test-kit/proxied-url';
+import type { TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor, sleep } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -49,13 +50,11 @@ function start(script: string, env: NodeJS.ProcessEnv): Started {
   return { proc, output: () => output };
 }
 
-async function stalledProxy(url: string, defaultPort: number): Promise<{ proxy: TcpProxy; url: string }> {
-  const target = new URL(url);
-  const proxy = await startTcpProxy(target.hostname, Number(target.port || defaultPort));
-  proxies.push(proxy);
-  proxy.stall();
-  target.port = String(proxy.port);
-  return { proxy, url: target.toString() };
+async function stalledProxy(url: string, defaultPort: number): Promise<ProxiedUrl> {
+  const stalled = await proxyInFrontOf(url, defaultPort);
+  proxies.push(stalled.proxy);
+  stalled.proxy.stall();
+  return stalled;
 }
 
 async function probe(
@@ -91,6 +90,24 @@ async function expectReadySoon(port: number): Promise<void> {
   expect(Date.now() - back).toBeLessThan(30_000);
 }
 
+/**
+ * Up and not ready for `what` while `stalled` holds its bytes (then `whileHeld` checks more), ready soon after
+ * it lets them through, and JSON lines only throughout.
+ */
+async function expectHeldUntilLetThrough(
+  started: Started,
+  port: number,
+  what: string,
+  stalled: TcpProxy,
+  whileHeld: () => Promise<void> = async () => {},
+): Promise<void> {
+  await expectHeldNotReady(started, port, what);
+  await whileHeld();
+  stalled.restore();
+  await expectReadySoon(port);
+  expectOnlyJsonLines(started.output());
+}
+
 function expectOnlyJsonLines(output: string): void {
   const notJson = output
     .trim()
@@ -123,25 +140,19 @@ test('when a service starts with its store hung, then it stays up, live and not 
   const store = await stalledProxy(process.env.MONGO_URL!, 27017);
   const { port, started } = await startClients('storehung', { MONGO_URL: store.url });
 
-  await expectHeldNotReady(started, port, 'store');
-  const held = await probe(port, '/health/ready');
-  expect(held?.body.error?.details?.reasons?.store).toMatch(/^not set up yet/);
-  expect(held?.body.error?.details?.reasons?.consumers).toMatch(/^not started/);
-
-  store.proxy.restore();
-  await expectReadySoon(port);
+  await expectHeldUntilLetThrough(started, port, 'store', store.proxy, async () => {
+    const held = await probe(port, '/health/ready');
+    expect(held?.body.error?.details?.reasons?.store).toMatch(/^not set up yet/);
+    expect(held?.body.error?.details?.reasons?.consumers).toMatch(/^not started/);
+  });
   expect(started.output()).toMatch(/store not reachable at start; retrying in the background/);
-  expectOnlyJsonLines(started.output());
 }, 120_000);
 
 test('when a service starts with its broker hung, then it stays up, live and not ready naming the broker, and turns ready once the broker answers', async () => {
   const broker = await stalledProxy(process.env.AMQP_URL!, 5672);
   const { port, started } = await startClients('brokerhung', { AMQP_URL: broker.url });
 
-  await expectHeldNotReady(started, port, 'broker');
-  broker.proxy.restore();
-  await expectReadySoon(port);
-  expectOnlyJsonLines(started.output());
+  await expectHeldUntilLetThrough(started, port, 'broker', broker.proxy);
 }, 120_000);
 
 test('when the gateway starts with its store hung, then it stays up, live and not ready naming the store on its internal listener, and turns ready once the store answers', async () => {
@@ -155,10 +166,7 @@ test('when the gateway starts with its store hung, then it stays up, live and no
     REDIS_KEY_PREFIX: `${process.env.REDIS_KEY_PREFIX}gatewayhung:`,
   });
 
-  await expectHeldNotReady(started, internalPort, 'store');
-  store.proxy.restore();
-  await expectReadySoon(internalPort);
-  expectOnlyJsonLines(started.output());
+  await expectHeldUntilLetThrough(started, internalPort, 'store', store.proxy);
 }, 120_000);
 
 test('when a service starts with credentials the store refuses, then it exits 78 (a configuration error, not restarted) after one fatal line without the password', async () => {

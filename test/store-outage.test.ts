@@ -13,10 +13,12 @@ import { MongoClient } from 'mongodb';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { internalPort, servicePort } from '../shared/src/service/port-layout.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
-import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { proxyInFrontOf } from '@lpm/test-kit/proxied-url';
+import type { TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor, sleep } from '@lpm/test-kit/wait';
 import { runCli, teamCreateArgs } from '@lpm/test-kit/cli';
-import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { RunningSystem } from '@lpm/test-kit/running-system';
+import { systemAndCompanionsForSuite } from '@lpm/test-kit/system-and-companions';
 
 const BURST = 30;
 const OUTAGE_MS = 60_000;
@@ -30,31 +32,34 @@ let receiver: HttpsReceiver;
 let direct: MongoClient;
 let apiKey: string;
 
-beforeAll(async () => {
-  const store = new URL(process.env.MONGO_URL!);
-  proxy = await startTcpProxy(store.hostname, Number(store.port));
-  const viaProxy = new URL(store);
-  viaProxy.port = String(proxy.port);
-  receiver = await startHttpsReceiver(async (req) => {
-    if (JSON.parse(req.body).type === 'client.updated') await cut;
-    return { status: 200 };
-  });
-  sys = await startRunningSystem('storeoutage', { MONGO_URL: viaProxy.toString(), WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
-  direct = await MongoClient.connect(store.toString());
-  // Asynchronously: the proxy runs in this process, which a synchronous spawn would block.
-  apiKey = (
-    await admin(
-      ...teamCreateArgs({ name: 'Apagão', plan: 'enterprise', ownerName: 'Dona', ownerEmail: 'dona@outage.example' }),
-    )
-  ).api_key;
-}, 120_000);
+// Before the system stops: its processes' shutdown must not wait on a cut store.
+afterAll(() => proxy?.restore());
 
-afterAll(async () => {
-  proxy?.restore();
-  await sys?.stop();
-  await receiver?.close();
-  await proxy?.close();
-  await direct?.close();
+systemAndCompanionsForSuite('storeoutage', {
+  async start() {
+    const store = await proxyInFrontOf(process.env.MONGO_URL!);
+    proxy = store.proxy;
+    receiver = await startHttpsReceiver(async (req) => {
+      if (JSON.parse(req.body).type === 'client.updated') await cut;
+      return { status: 200 };
+    });
+    return { MONGO_URL: store.url, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+  },
+  async ready(started) {
+    sys = started;
+    direct = await MongoClient.connect(process.env.MONGO_URL!);
+    // Asynchronously: the proxy runs in this process, which a synchronous spawn would block.
+    apiKey = (
+      await admin(
+        ...teamCreateArgs({ name: 'Apagão', plan: 'enterprise', ownerName: 'Dona', ownerEmail: 'dona@outage.example' }),
+      )
+    ).api_key;
+  },
+  async close() {
+    await receiver?.close();
+    await proxy?.close();
+    await direct?.close();
+  },
 });
 
 const exchange = () => sys.env.AMQP_EXCHANGE!;

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { waitFor } from '@lpm/test-kit/wait';
-import { startRunningSystem, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { RunningSystem } from '@lpm/test-kit/running-system';
+import { systemAndCompanionsForSuite } from '@lpm/test-kit/system-and-companions';
 
 interface ExportedSpan {
   service: string;
@@ -54,21 +55,24 @@ async function startCollector(): Promise<number> {
   return (collector.address() as { port: number }).port;
 }
 
-beforeAll(async () => {
-  const port = await startCollector();
-  receiver = await startHttpsReceiver();
-  sys = await startRunningSystem('tracing', {
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
-    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-    OTEL_BSP_SCHEDULE_DELAY: '200',
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await sys?.stop();
-  await receiver?.close();
-  await new Promise((r) => collector?.close(r));
+systemAndCompanionsForSuite('tracing', {
+  async start() {
+    const port = await startCollector();
+    receiver = await startHttpsReceiver();
+    return {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    };
+  },
+  ready(started) {
+    sys = started;
+  },
+  async close() {
+    await receiver?.close();
+    await new Promise((r) => collector?.close(r));
+  },
 });
 
 test('when a client is created with a traceparent, then one trace id runs from the gateway to the webhook POST, and the receiver gets it', async () => {

@@ -6,7 +6,7 @@ import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-rece
 import { identity } from '@lpm/test-kit/teams';
 import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import type { DeliveryRecord } from '../src/data/webhook-entity.ts';
-import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { createWebhook, startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { deliveryRecord } from './records.ts';
 
 let sut: WebhooksUnderTest;
@@ -26,15 +26,7 @@ afterAll(async () => {
 
 type Who = ReturnType<typeof identity>;
 
-async function createHook(who: Who, path = 'filters'): Promise<string> {
-  const res = await sut.call(who, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url: `${receiver.url}/${path}`, events: ['*'] },
-  });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id;
-}
+const createHook = (who: Who, path = 'filters') => createWebhook(sut, who, `${receiver.url}/${path}`, ['*']);
 
 async function seed(
   who: Who,

@@ -272,47 +272,51 @@ test('when retention purges old deliveries, then the log counts the hours it pur
   expect(minuteOf(kept.created_at)).toBeLessThan(minuteOf(cutoff));
 });
 
-test("when another team's delivery carries the markers of a webhook's minute and hour (written straight to the store), then that webhook's pages and recounted hours leave it out", async () => {
+/**
+ * A webhook with `count` deliveries in one minute three hours ago, folded, and another team's delivery written
+ * straight to the store with the markers of that minute and hour, under the webhook's own id or another.
+ */
+async function hookWithIntruder(count: number, { ownWebhookId }: { ownWebhookId: boolean }) {
   const hook = await newHook();
   const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 3 * HOUR_MS;
-  for (let i = 0; i < 6; i++) await delivered(hook, new Date(minute + i * 1000));
+  for (let i = 0; i < count; i++) await delivered(hook, new Date(minute + i * 1000));
   await foldAll();
   // Newest of the minute, so a page that let it in would show it first.
   const createdAt = new Date(minute + 30_000);
-  const intruder = { ...deliveryOf(newId('wh'), createdAt), team_id: 'team_intruder', ...logMarkers(hook, createdAt) };
+  const intruder = {
+    ...deliveryOf(ownWebhookId ? hook : newId('wh'), createdAt),
+    team_id: 'team_intruder',
+    ...logMarkers(hook, createdAt),
+  };
   await watched.db.collection<DeliveryRecord>('deliveries').insertOne(intruder);
+  return { hook, minute, intruder };
+}
+
+/** The minute counts the webhook's hour document holds for the hour of `minute`. */
+async function hourCounts(hook: string, minute: number) {
+  const hour = await watched.db
+    .collection<{ _id: string; minutes: string }>('delivery_log_hours')
+    .findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` });
+  return decodeMinutes(hour?.minutes);
+}
+
+test("when another team's delivery carries the markers of a webhook's minute and hour (written straight to the store), then that webhook's pages and recounted hours leave it out", async () => {
+  const { hook, minute, intruder } = await hookWithIntruder(6, { ownWebhookId: false });
   await expectPagesAgree(hook, 6);
 
   // Retention's recount of the hour reads it by its marker too.
   expect(await counters.recountLogBefore(new Date(minute))).toBe(true);
-  expect(
-    decodeMinutes(
-      (
-        await watched.db
-          .collection<{ _id: string; minutes: string }>('delivery_log_hours')
-          .findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` })
-      )?.minutes,
-    ),
-  ).toEqual(new Map([[minute / MINUTE_MS, 6]]));
+  expect(await hourCounts(hook, minute)).toEqual(new Map([[minute / MINUTE_MS, 6]]));
   await expectPagesAgree(hook, 6);
   const page = await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' });
   expect(page.records.map((d) => d._id)).not.toContain(intruder._id);
 });
 
 test("when another team's delivery carries the webhook's own id and the markers of its minute and hour (written straight to the store), then the recounted hour and the pages leave it out", async () => {
-  const hook = await newHook();
-  const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS - 3 * HOUR_MS;
-  for (let i = 0; i < 4; i++) await delivered(hook, new Date(minute + i * 1000));
-  await foldAll();
-  const createdAt = new Date(minute + 30_000);
-  const intruder = { ...deliveryOf(hook, createdAt), team_id: 'team_intruder', ...logMarkers(hook, createdAt) };
-  await watched.db.collection<DeliveryRecord>('deliveries').insertOne(intruder);
+  const { hook, minute, intruder } = await hookWithIntruder(4, { ownWebhookId: true });
 
   expect(await counters.recountLogBefore(new Date(minute))).toBe(true);
-  const hourDoc = await watched.db
-    .collection<{ _id: string; minutes: string }>('delivery_log_hours')
-    .findOne({ _id: `${hook}:${Math.floor(minute / HOUR_MS)}` });
-  expect(decodeMinutes(hourDoc?.minutes)).toEqual(new Map([[minute / MINUTE_MS, 4]]));
+  expect(await hourCounts(hook, minute)).toEqual(new Map([[minute / MINUTE_MS, 4]]));
   const page = await deliveries.page(TEAM, hook, { page: 1, limit: 20, sort: '-created_at' });
   expect({ total: page.total, ids: page.records.map((d) => d._id) }).toEqual({
     total: 4,

@@ -1,6 +1,7 @@
 // The webhooks app in process on its own database, with the real URL guard and
 // sender (outbound HTTPS to the test's receivers) and no delivery queue.
 import { randomBytes } from 'node:crypto';
+import type { Identity } from '@lpm/shared/identity';
 import type { Logger } from '@lpm/shared/logger';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { quietLogger } from '@lpm/test-kit/wait';
@@ -75,4 +76,16 @@ export function startWebhooks(
       return { app, parts: { recoveries }, release: async () => (await recoveries.settled(), await sender.close()) };
     },
   });
+}
+
+/** Subscribes `url` to `events` through the routes, as `who`: the new webhook's id. */
+export async function createWebhook(
+  sut: ServiceUnderTest,
+  who: Identity,
+  url: string,
+  events: string[],
+): Promise<string> {
+  const res = await sut.call(who, { method: 'POST', url: '/v1/webhooks', payload: { url, events } });
+  expect(res.statusCode).toBe(201);
+  return res.json().data.id;
 }

@@ -1,6 +1,8 @@
 // A running system (test-kit/running-system) that may deliver to private addresses,
-// and an HTTPS receiver for its webhooks on 127.0.0.1, around a suite's tests.
+// and an HTTPS receiver for its webhooks on 127.0.0.1, around a suite's tests; and
+// what the webhooks' system tests ask of such a system.
 import { afterAll, beforeAll } from '@jest/globals';
+import { MongoClient, type Collection } from 'mongodb';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverHandler } from '@lpm/test-kit/https-receiver';
 import { startRunningSystem, type RunningSystem, type SystemOptions } from '@lpm/test-kit/running-system';
 
@@ -32,3 +34,20 @@ export function receivingSystemForSuite(
     await started.sys?.stop();
   });
 }
+
+/** The system's webhooks as stored, on a connection of their own that is closed once `use` is done. */
+export async function withStoredWebhooks<T>(
+  sys: RunningSystem,
+  use: (webhooks: Collection<{ _id: string; [field: string]: unknown }>) => Promise<T>,
+): Promise<T> {
+  const client = await MongoClient.connect(process.env.MONGO_URL!);
+  try {
+    return await use(client.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('webhooks'));
+  } finally {
+    await client.close();
+  }
+}
+
+/** Asks the system to attempt a delivery again, as the team whose key is `key`. */
+export const retryDelivery = (sys: RunningSystem, key: string, webhookId: string, deliveryId: string) =>
+  sys.call(key, 'POST', `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/retry`);

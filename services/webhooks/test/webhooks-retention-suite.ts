@@ -9,7 +9,7 @@ import { DeliveriesRepository } from '../src/data/deliveries-repository.ts';
 import type { AttemptRecord, DeliveryRecord } from '../src/data/webhook-entity.ts';
 import { WebhooksRepository } from '../src/data/webhooks-repository.ts';
 import { identity } from '@lpm/test-kit/teams';
-import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { createWebhook, startWebhooks, type WebhooksUnderTest } from './helper.ts';
 import { deliveryRecord } from './records.ts';
 
 export const RETENTION_MS = 30 * DAY_MS;
@@ -22,15 +22,8 @@ export let counters: CountersRepository;
 
 export type Who = ReturnType<typeof identity>;
 
-export async function createHook(who: Who, path: string): Promise<string> {
-  const res = await sut.call(who, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url: `${receiver.url}/${path}`, events: ['client.created'] },
-  });
-  expect(res.statusCode).toBe(201);
-  return res.json().data.id;
-}
+export const createHook = (who: Who, path: string) =>
+  createWebhook(sut, who, `${receiver.url}/${path}`, ['client.created']);
 
 export async function listed(who: Who, id: string) {
   const res = await sut.call(who, { method: 'GET', url: '/v1/webhooks' });

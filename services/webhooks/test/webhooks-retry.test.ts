@@ -1,10 +1,12 @@
 // Retries through RabbitMQ delay queues at the configured delays, and automatic
 // deactivation after 6 failed attempts with an alert e-mail to the team owner
 // through a real SMTP listener.
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
+import { systemAndCompanionsForSuite } from '@lpm/test-kit/system-and-companions';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
 import { waitFor } from '@lpm/test-kit/wait';
+import { retryDelivery } from './receiving-system.ts';
 
 // Attempts at 0, +1 s, +2 s, +1 s, +1 s, +1 s (the production tiers are 5m,30m,2h,12h,24h).
 const DELAYS_MS = [1000, 2000, 1000, 1000, 1000];
@@ -16,23 +18,24 @@ let t: IssuedTeam;
 const call = (method: string, path: string, body?: unknown, key = t.api_key) => sys.call(key, method, path, body);
 const deliveriesOf = (r: HttpsReceiver) => r.requests.filter((q) => JSON.parse(q.body).type !== 'ping');
 
-beforeAll(async () => {
-  smtp = await startSmtpListener();
-  sys = await startRunningSystem('webhooksretry', {
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    WEBHOOK_RETRY_DELAYS: DELAYS_MS.map((ms) => `${ms}ms`).join(','),
-    // The receiver answers at once, but it runs in this busy process: a POST it answers after the sender's
-    // deadline is a failed attempt (a timeout), rightly retried, and would be one more POST than expected.
-    WEBHOOK_TIMEOUT_MS: '5000',
-    SMTP_URL: smtp.url,
-    MAIL_FROM: 'alerts@lpm.test',
-  });
-  t = sys.team('Tentativas');
-}, 120_000);
-
-afterAll(async () => {
-  await sys?.stop();
-  await smtp?.close();
+systemAndCompanionsForSuite('webhooksretry', {
+  async start() {
+    smtp = await startSmtpListener();
+    return {
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_DELAYS: DELAYS_MS.map((ms) => `${ms}ms`).join(','),
+      // The receiver answers at once, but it runs in this busy process: a POST it answers after the sender's
+      // deadline is a failed attempt (a timeout), rightly retried, and would be one more POST than expected.
+      WEBHOOK_TIMEOUT_MS: '5000',
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'alerts@lpm.test',
+    };
+  },
+  ready(started) {
+    sys = started;
+    t = sys.team('Tentativas');
+  },
+  close: async () => smtp?.close(),
 });
 
 test('when a receiver fails twice and then answers 200, then it gets the same event id three times, at the configured delays', async () => {
@@ -127,12 +130,7 @@ test('when a receiver always fails, then after 6 attempts the webhook is inactiv
     await call('POST', '/v1/clients', { type: 'PJ', name: 'Ignorada' }, team.api_key);
     await new Promise((r) => setTimeout(r, 1500));
     expect(deliveriesOf(receiver)).toHaveLength(6);
-    const retry = await call(
-      'POST',
-      `/v1/webhooks/${hook.id}/deliveries/${delivery.id}/retry`,
-      undefined,
-      team.api_key,
-    );
+    const retry = await retryDelivery(sys, team.api_key, hook.id, delivery.id);
     expect(retry.status).toBe(422);
     expect(retry.body.error.message).toBe('Webhook is inactive');
 

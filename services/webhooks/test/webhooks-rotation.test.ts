@@ -4,13 +4,12 @@
 // hours, expired, or the fourth one back, no longer verifies alone; old secrets are
 // stored sealed and leave storage once expired, and the read shapes show when, never what.
 import { createHmac } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { Webhook } from 'standardwebhooks';
 import { expectError } from '@lpm/test-kit/api';
 import type { HttpsReceiver, ReceivedRequest } from '@lpm/test-kit/https-receiver';
 import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
 import { waitFor } from '@lpm/test-kit/wait';
-import { receivingSystemForSuite } from './receiving-system.ts';
+import { receivingSystemForSuite, withStoredWebhooks } from './receiving-system.ts';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3_600_000;
@@ -108,20 +107,12 @@ test('when rotated, then neither the new secret nor the old one is stored in cle
   const team = sys.team('Selada');
   const hook = await subscribe(team, '/rotate/sealed');
   const rotated = await rotate(team, hook.id, { previous_expires_in_hours: 72 });
-  const client = await MongoClient.connect(process.env.MONGO_URL!);
-  try {
-    const stored = await client
-      .db(`${sys.env.MONGO_DB_PREFIX}webhooks`)
-      .collection('webhooks')
-      .findOne({ _id: hook.id as never });
-    expect(stored?.previous_secrets).toHaveLength(1);
-    const text = JSON.stringify(stored);
-    for (const secret of [hook.secret, rotated.secret]) {
-      expect(text).not.toContain(secret);
-      expect(text).not.toContain(secret.slice('whsec_'.length));
-    }
-  } finally {
-    await client.close();
+  const stored = await withStoredWebhooks(sys, (webhooks) => webhooks.findOne({ _id: hook.id }));
+  expect(stored?.previous_secrets).toHaveLength(1);
+  const text = JSON.stringify(stored);
+  for (const secret of [hook.secret, rotated.secret]) {
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(secret.slice('whsec_'.length));
   }
 });
 
@@ -129,12 +120,10 @@ test('when an old secret has expired, then it no longer signs, and the next writ
   const team = sys.team('Vencida');
   const hook = await subscribe(team, '/rotate/lapsed');
   const rotated = await rotate(team, hook.id, { previous_expires_in_hours: 72 });
-  const client = await MongoClient.connect(process.env.MONGO_URL!);
-  try {
-    const webhooks = client.db(`${sys.env.MONGO_DB_PREFIX}webhooks`).collection('webhooks');
+  await withStoredWebhooks(sys, async (webhooks) => {
     // Its expiry passed: as if 72 hours had gone by.
     await webhooks.updateOne(
-      { _id: hook.id as never },
+      { _id: hook.id },
       { $set: { 'previous_secrets.0.expires_at': new Date(Date.now() - 1000) } },
     );
     expect((await call(team, 'GET', `/v1/webhooks/${hook.id}`)).body.data).toMatchObject({
@@ -146,12 +135,10 @@ test('when an old secret has expired, then it no longer signs, and the next writ
     expect(verifies(hook.secret, req)).toBe(false);
     expect(verifies(rotated.secret, req)).toBe(true);
 
-    expect((await webhooks.findOne({ _id: hook.id as never }))?.previous_secrets).toHaveLength(1);
+    expect((await webhooks.findOne({ _id: hook.id }))?.previous_secrets).toHaveLength(1);
     expect((await call(team, 'PUT', `/v1/webhooks/${hook.id}`, { description: 'renamed' })).status).toBe(200);
-    expect((await webhooks.findOne({ _id: hook.id as never }))?.previous_secrets).toEqual([]);
-  } finally {
-    await client.close();
-  }
+    expect((await webhooks.findOne({ _id: hook.id }))?.previous_secrets).toEqual([]);
+  });
 });
 
 test('when the old secret is given 0 hours, then a delivery fails verification with the old secret alone and passes with the new one', async () => {

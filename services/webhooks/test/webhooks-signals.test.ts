@@ -5,7 +5,8 @@
 // `rate_limit` is validated, stored and shown.
 import { expectError } from '@lpm/test-kit/api';
 import { startHttpsReceiver, type HttpsReceiver, type ReceiverReply } from '@lpm/test-kit/https-receiver';
-import { startRunningSystem, type IssuedTeam, type RunningSystem } from '@lpm/test-kit/running-system';
+import type { IssuedTeam, RunningSystem } from '@lpm/test-kit/running-system';
+import { systemAndCompanionsForSuite } from '@lpm/test-kit/system-and-companions';
 import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
 import { sleep, waitFor } from '@lpm/test-kit/wait';
 
@@ -48,26 +49,29 @@ async function gapAfter(name: string, first: () => ReceiverReply): Promise<numbe
   return b.at - a.at;
 }
 
-beforeAll(async () => {
-  smtp = await startSmtpListener();
-  receiver = await startHttpsReceiver((req) => {
-    if (JSON.parse(req.body).type === 'ping') return { status: 200 };
-    if (req.path === '/gone') return { status: 410, body: 'gone' };
-    const first = firstAnswers.get(req.path);
-    return first && attemptsAt(req.path).length === 1 ? first() : { status: 200 };
-  });
-  sys = await startRunningSystem('webhookssignals', {
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    WEBHOOK_RETRY_DELAYS: DELAYS_MS.map((ms) => `${ms}ms`).join(','),
-    SMTP_URL: smtp.url,
-    MAIL_FROM: 'alerts@lpm.test',
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await sys?.stop();
-  await receiver?.close();
-  await smtp?.close();
+systemAndCompanionsForSuite('webhookssignals', {
+  async start() {
+    smtp = await startSmtpListener();
+    receiver = await startHttpsReceiver((req) => {
+      if (JSON.parse(req.body).type === 'ping') return { status: 200 };
+      if (req.path === '/gone') return { status: 410, body: 'gone' };
+      const first = firstAnswers.get(req.path);
+      return first && attemptsAt(req.path).length === 1 ? first() : { status: 200 };
+    });
+    return {
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_DELAYS: DELAYS_MS.map((ms) => `${ms}ms`).join(','),
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'alerts@lpm.test',
+    };
+  },
+  ready(started) {
+    sys = started;
+  },
+  async close() {
+    await receiver?.close();
+    await smtp?.close();
+  },
 });
 
 test('when a receiver answers 429 with Retry-After in seconds, then the next attempt comes no sooner than that, beyond the scheduled delay', async () => {

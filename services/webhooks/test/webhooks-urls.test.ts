@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
 import { captureLogger } from '@lpm/test-kit/wait';
 import { identity } from '@lpm/test-kit/teams';
-import { startWebhooks, type WebhooksUnderTest } from './helper.ts';
+import { createWebhook, startWebhooks, type WebhooksUnderTest } from './helper.ts';
 
 const team = identity();
 const log = captureLogger();
@@ -54,15 +54,10 @@ test.each([
 
 test('when an existing webhook is given a URL with a control character, then 400 Invalid URL', async () => {
   const other = identity();
-  const created = await sut.call(other, {
-    method: 'POST',
-    url: '/v1/webhooks',
-    payload: { url: `${receiver.url}/kept`, events: ['client.created'] },
-  });
-  expect(created.statusCode).toBe(201);
+  const id = await createWebhook(sut, other, `${receiver.url}/kept`, ['client.created']);
   const res = await sut.call(other, {
     method: 'PUT',
-    url: `/v1/webhooks/${created.json().data.id}`,
+    url: `/v1/webhooks/${id}`,
     payload: { url: `${receiver.url}/ke\tpt` },
   });
   expectInvalidUrl(res);
