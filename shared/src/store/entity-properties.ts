@@ -10,6 +10,15 @@ export const teamKeyProperties = {
   team_id: p.string(),
 };
 
+/**
+ * A local copy of another service's record, fed by its events: the record's keys,
+ * and the record's updated_at the copy reflects (older news never overwrites newer).
+ */
+export const viewProperties = {
+  ...teamKeyProperties,
+  as_of: p.datetime(),
+};
+
 /** When a record was made and when it last changed. */
 export const timestampProperties = {
   created_at: p.datetime(),

@@ -2,7 +2,7 @@
 // state per watch and day, the teams' settings as last read, and the local view of
 // the cases' numbers that matching reads.
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { storedRecordProperties, teamKeyProperties } from '@lpm/shared/store/entity-properties';
+import { storedRecordProperties, teamKeyProperties, viewProperties } from '@lpm/shared/store/entity-properties';
 import type { RecordOf } from '@lpm/shared/store/orm';
 import { PUBLICATION_STATUSES } from '../contract/publication-schemas.ts';
 import type { PublicationSettings } from '@lpm/shared/publication-settings';
@@ -106,9 +106,8 @@ export const CaseNumberEntity = defineEntity({
   name: 'PublicationCaseNumber',
   collection: 'publication_case_numbers',
   properties: {
-    ...teamKeyProperties,
+    ...viewProperties,
     digits: p.string().strictNullable(),
-    as_of: p.datetime(),
   },
   // The number first: the local store serves an equality from an index on the first field only
   // (docs/ferretdb.md), and a team's own index would match every case it has.
