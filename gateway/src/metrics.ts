@@ -1,8 +1,9 @@
 // The gateway's own metrics beside the shared ones (requests by route, the store,
 // the process): refusals of the rate limits and of authentication, and how long
 // each upstream service takes to answer.
-import { Counter, Histogram } from 'prom-client';
-import { LATENCY_BUCKETS, metrics } from '@lpm/shared/metrics';
+import { Counter } from 'prom-client';
+import { metrics } from '@lpm/shared/metrics';
+import { latencyHistogram } from '@lpm/shared/metric-makers';
 import type { ServiceName } from '@lpm/shared/service/names';
 
 export const rateLimitRefusals = new Counter({
@@ -31,13 +32,11 @@ export const publicThrottles = new Counter({
   registers: [metrics],
 });
 
-const upstreamDuration = new Histogram({
-  name: 'gateway_upstream_duration_seconds',
-  help: "Time from a proxied request sent to a service to the service's response headers, by service",
-  labelNames: ['service'] as const,
-  buckets: LATENCY_BUCKETS,
-  registers: [metrics],
-});
+const upstreamDuration = latencyHistogram(
+  'gateway_upstream_duration_seconds',
+  "Time from a proxied request sent to a service to the service's response headers, by service",
+  ['service'],
+);
 
 /** Observes one service's answer times in seconds (bound once per service). */
 export function upstreamTimer(service: ServiceName): (seconds: number) => void {

@@ -3,37 +3,44 @@
 // header. The calendar itself is computed by the activities service.
 import { arrayOf, date, enumOf, nullable, object, typed } from './http/schemas.ts';
 
-/** The 27 federative units (26 states and the Federal District). */
-export const UFS = [
+/**
+ * The 27 federative units (26 states and the Federal District) in the order of the
+ * CNJ unified numbering (Resolução CNJ 65/2008, Anexo VIII), alphabetical by name: a
+ * state-based court's TR code is its unit's place here, from 1.
+ */
+export const UFS_IN_CNJ_ORDER = [
   'AC',
   'AL',
-  'AM',
   'AP',
+  'AM',
   'BA',
   'CE',
   'DF',
   'ES',
   'GO',
   'MA',
-  'MG',
-  'MS',
   'MT',
+  'MS',
+  'MG',
   'PA',
   'PB',
+  'PR',
   'PE',
   'PI',
-  'PR',
   'RJ',
   'RN',
+  'RS',
   'RO',
   'RR',
-  'RS',
   'SC',
   'SE',
   'SP',
   'TO',
 ] as const;
-export type Uf = (typeof UFS)[number];
+export type Uf = (typeof UFS_IN_CNJ_ORDER)[number];
+
+/** The units in alphabetical order of their codes. */
+export const UFS: readonly Uf[] = [...UFS_IN_CNJ_ORDER].sort();
 
 export const COURT_BRANCHES = ['state', 'federal', 'labour'] as const;
 export type CourtBranch = (typeof COURT_BRANCHES)[number];

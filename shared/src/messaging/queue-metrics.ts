@@ -2,8 +2,9 @@
 // scrape, the depth of every consumer's queue, its retry and delay queues and its
 // dead-letter queue, and how many consumers its queue has. Replicas of a service
 // report the same queues: aggregate them with max, not sum.
-import { Counter, Gauge } from 'prom-client';
+import { Counter } from 'prom-client';
 import { metrics, scrapeRead } from '../metrics.ts';
+import { scrapedGauge } from '../metric-makers.ts';
 import type { QueueDepth } from './queue-types.ts';
 
 export type MessageOutcome = 'acked' | 'retried' | 'dead_lettered';
@@ -18,21 +19,18 @@ const messages = new Counter({
 const sources: (() => Promise<QueueDepth[] | null>)[] = [];
 const readDepths = scrapeRead(readAll);
 
-const depth = new Gauge({
-  name: 'consumer_queue_messages',
-  help: "Messages waiting in a consumer's queues, by queue and kind: main, retry, delay (all its delay queues), dlq",
-  labelNames: ['queue', 'kind'] as const,
-  registers: [metrics],
-  collect: () => readDepths(),
-});
-
-const consumers = new Gauge({
-  name: 'consumer_queue_consumers',
-  help: "Consumers attached to a consumer's queue (over all replicas), by queue",
-  labelNames: ['queue'] as const,
-  registers: [metrics],
-  collect: () => readDepths(),
-});
+const depth = scrapedGauge(
+  'consumer_queue_messages',
+  "Messages waiting in a consumer's queues, by queue and kind: main, retry, delay (all its delay queues), dlq",
+  ['queue', 'kind'],
+  readDepths,
+);
+const consumers = scrapedGauge(
+  'consumer_queue_consumers',
+  "Consumers attached to a consumer's queue (over all replicas), by queue",
+  ['queue'],
+  readDepths,
+);
 
 export function countMessage(queue: string, outcome: MessageOutcome): void {
   messages.inc({ queue, outcome });

@@ -4,22 +4,20 @@
 // outbox keeps an event until its confirmed publish, so a healthy one holds events
 // for a moment; an old one means publishing stopped.
 import type { Db } from 'mongodb';
-import { Gauge, Histogram } from 'prom-client';
 import type { DomainEvent } from '../events.ts';
-import { LATENCY_BUCKETS, SCRAPE_READ_TIMEOUT_MS, metrics, scrapeRead } from '../metrics.ts';
+import { SCRAPE_READ_TIMEOUT_MS, scrapeRead } from '../metrics.ts';
+import { latencyHistogram, scrapedGauge } from '../metric-makers.ts';
 import type { EventPublisher } from './drain.ts';
 import type { OutboxMarks } from './marks.ts';
 
 /** Documents read per collection and scrape: past this the figures are a lower bound. */
 const SCRAPE_DOCUMENTS = 1000;
 
-const publishDuration = new Histogram({
-  name: 'outbox_publish_duration_seconds',
-  help: "The relay's publish of one event, to the broker's confirm",
-  labelNames: ['outcome'] as const,
-  buckets: LATENCY_BUCKETS,
-  registers: [metrics],
-});
+const publishDuration = latencyHistogram(
+  'outbox_publish_duration_seconds',
+  "The relay's publish of one event, to the broker's confirm",
+  ['outcome'],
+);
 
 interface Watched {
   db: Db;
@@ -29,21 +27,18 @@ interface Watched {
 const watched: Watched[] = [];
 const readOutboxes = scrapeRead(readAll);
 
-const pending = new Gauge({
-  name: 'outbox_pending_events',
-  help: 'Events written to an outbox and not yet removed after their publish, by collection',
-  labelNames: ['collection'] as const,
-  registers: [metrics],
-  collect: () => readOutboxes(),
-});
-
-const oldest = new Gauge({
-  name: 'outbox_oldest_event_age_seconds',
-  help: 'Age of the oldest event still in an outbox, by collection (0: none)',
-  labelNames: ['collection'] as const,
-  registers: [metrics],
-  collect: () => readOutboxes(),
-});
+const pending = scrapedGauge(
+  'outbox_pending_events',
+  'Events written to an outbox and not yet removed after their publish, by collection',
+  ['collection'],
+  readOutboxes,
+);
+const oldest = scrapedGauge(
+  'outbox_oldest_event_age_seconds',
+  'Age of the oldest event still in an outbox, by collection (0: none)',
+  ['collection'],
+  readOutboxes,
+);
 
 /** The publisher, each publish timed (outcome ok or failed). */
 export function timedPublisher(publisher: EventPublisher): EventPublisher {

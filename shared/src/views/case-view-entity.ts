@@ -3,7 +3,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import type { CaseFacts } from '../upstream/cases-service.ts';
 import type { RecordOf } from '../store/orm.ts';
-import { teamKeyProperties } from '../store/entity-properties.ts';
+import { viewProperties } from '../store/entity-properties.ts';
 
 /** The collection's name, for a ViewsRepository<CaseView>. */
 export const CASE_VIEWS = 'case_views';
@@ -12,11 +12,9 @@ export const CaseViewEntity = defineEntity({
   name: 'CaseView',
   collection: CASE_VIEWS,
   properties: {
-    ...teamKeyProperties,
+    ...viewProperties,
     title: p.string(),
     number: p.string().strictNullable(),
-    // The case's updated_at this copy reflects; older news never overwrites newer.
-    as_of: p.datetime(),
   },
 });
 

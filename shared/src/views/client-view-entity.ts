@@ -3,7 +3,7 @@
 // only. Whether a client exists is asked of the clients service at write time.
 import { defineEntity, p } from '@mikro-orm/mongodb';
 import type { RecordOf } from '../store/orm.ts';
-import { teamKeyProperties } from '../store/entity-properties.ts';
+import { nullableStrings, viewProperties } from '../store/entity-properties.ts';
 
 /** The collection's name, for a ViewsRepository<ClientView>. */
 export const CLIENT_VIEWS = 'client_views';
@@ -12,14 +12,11 @@ export const ClientViewEntity = defineEntity({
   name: 'ClientView',
   collection: CLIENT_VIEWS,
   properties: {
-    ...teamKeyProperties,
+    ...viewProperties,
     name: p.string(),
     type: p.string(),
-    email: p.string().strictNullable(),
-    phone: p.string().strictNullable(),
+    ...nullableStrings('email', 'phone'),
     status: p.string(),
-    // The client's updated_at this copy reflects; older news never overwrites newer.
-    as_of: p.datetime(),
   },
 });
 

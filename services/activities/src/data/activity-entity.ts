@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
-import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { nullableStrings, signalProperties, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import type { RecordOf } from '@lpm/shared/store/orm';
 import {
   ACTIVITY_PRIORITIES,
   ACTIVITY_STATUSES,
@@ -65,7 +65,7 @@ export const ActivityEntity = defineEntity({
   name: 'Activity',
   collection: 'activities',
   properties: {
-    ...teamKeyProperties,
+    ...storedRecordProperties,
     type: p.enum(ACTIVITY_TYPES),
     title: p.string(),
     description: p.string().strictNullable(),
@@ -73,18 +73,14 @@ export const ActivityEntity = defineEntity({
     priority: p.enum(ACTIVITY_PRIORITIES),
     due_date: p.string().strictNullable(),
     due_time: p.string().strictNullable(),
-    case_id: p.string().strictNullable(),
-    client_id: p.string().strictNullable(),
-    deal_id: p.string().strictNullable(),
-    assigned_to: p.string().strictNullable(),
-    created_by: p.string().strictNullable(),
+    // The records it belongs to, the user it is assigned to and the one who made it.
+    ...nullableStrings('case_id', 'client_id', 'deal_id', 'assigned_to', 'created_by'),
     reminder: p.json<Reminder>().strictNullable(),
     recurrence: p.json<Recurrence>().strictNullable(),
     metadata: p.json<Record<string, unknown>>(),
     completed_at: p.datetime().strictNullable(),
     completed_by: p.string().strictNullable(),
     completion_notes: p.string().strictNullable(),
-    ...versionedProperties,
     // Recurring series: the first occurrence's due date and this one's place (1 = first).
     series_id: p.string().strictNullable(),
     series_start: p.string().strictNullable(),
@@ -118,7 +114,6 @@ export const ActivityEntity = defineEntity({
     /** 1 while pending or in_progress. */
     open: p.integer(),
     ...signalProperties('due_soon_at', 'overdue_at', 'reminder_at'),
-    ...outboxProperties,
   },
   indexes: [
     { properties: ['team_id', 'due_missing', 'due_at', '_id'] },

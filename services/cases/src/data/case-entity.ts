@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
-import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { nullableStrings, signalProperties, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import type { RecordOf } from '@lpm/shared/store/orm';
 import { CASE_PRIORITIES, CASE_STATUSES } from '../contract/case-schemas.ts';
 
 export type CasePriority = (typeof CASE_PRIORITIES)[number];
@@ -29,7 +29,7 @@ export const CaseEntity = defineEntity({
   name: 'Case',
   collection: 'cases',
   properties: {
-    ...teamKeyProperties,
+    ...storedRecordProperties,
     title: p.string(),
     number: p.string().strictNullable(),
     area: p.string().strictNullable(),
@@ -37,8 +37,7 @@ export const CaseEntity = defineEntity({
     phase: p.string(),
     priority: p.enum(CASE_PRIORITIES),
     status: p.enum(CASE_STATUSES),
-    client_id: p.string().strictNullable(),
-    responsible_id: p.string().strictNullable(),
+    ...nullableStrings('client_id', 'responsible_id'),
     sla_date: p.string().strictNullable(),
     description: p.string().strictNullable(),
     labels: p.json<string[]>(),
@@ -46,7 +45,6 @@ export const CaseEntity = defineEntity({
     activities_count: p.integer(),
     documents_count: p.integer(),
     archived_at: p.datetime().strictNullable(),
-    ...versionedProperties,
     // Derived, for search, sorting and uniqueness without collation (FerretDB has none).
     search_text: p.string(),
     title_sort: p.string(),
@@ -63,7 +61,6 @@ export const CaseEntity = defineEntity({
     timeline: p.json<StoredTimeline>().nullable().lazy(),
     // The ids of the last activity events applied to activities_count, written with the count: each event counts once.
     counted_events: p.json<string[]>().nullable().lazy(),
-    ...outboxProperties,
   },
   // Each list sort ends with _id (ties), so its index does too: MongoDB then reads
   // a page off the index instead of sorting every matching case.

@@ -1,5 +1,6 @@
 // The courts of the CNJ unified numbering (Resolução CNJ 65/2008, Anexo VIII): the
 // segment J and the court code TR of NNNNNNN-DD.AAAA.J.TR.OOOO.
+import { UFS_IN_CNJ_ORDER } from '@lpm/shared/court-calendar';
 
 export const JUSTICE = {
   '1': 'STF',
@@ -14,37 +15,6 @@ export const JUSTICE = {
 } as const;
 export type Justice = (typeof JUSTICE)[keyof typeof JUSTICE];
 
-/** TR of the state-based segments (J 6, 8, 9): the units in the Resolution's order. */
-const UF_BY_TR = [
-  'AC',
-  'AL',
-  'AP',
-  'AM',
-  'BA',
-  'CE',
-  'DF',
-  'ES',
-  'GO',
-  'MA',
-  'MT',
-  'MS',
-  'MG',
-  'PA',
-  'PB',
-  'PR',
-  'PE',
-  'PI',
-  'RJ',
-  'RN',
-  'RS',
-  'RO',
-  'RR',
-  'SC',
-  'SE',
-  'SP',
-  'TO',
-] as const;
-
 /** The states with a Tribunal de Justiça Militar (CF art. 125 §3); elsewhere the TJ is the military court's second instance. */
 const STATE_MILITARY_COURTS: Record<string, string> = { MG: 'TJMMG', RS: 'TJMRS', SP: 'TJMSP' };
 
@@ -53,8 +23,8 @@ const numbered = (n: string, first: number, last: number) => {
   return i >= first && i <= last ? i : null;
 };
 const ufOf = (tr: string) => {
-  const i = numbered(tr, 1, UF_BY_TR.length);
-  return i ? UF_BY_TR[i - 1] : null;
+  const i = numbered(tr, 1, UFS_IN_CNJ_ORDER.length);
+  return i ? UFS_IN_CNJ_ORDER[i - 1] : null;
 };
 
 /** The court a J.TR pair names, or null when the Resolution gives that pair none. */

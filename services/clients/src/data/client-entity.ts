@@ -1,6 +1,7 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
-import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { nullableStrings, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import type { RecordOf } from '@lpm/shared/store/orm';
+import { PF_FIELDS, PJ_FIELDS } from '../contract/client-schemas.ts';
 
 export interface Address {
   street: string | null;
@@ -17,7 +18,7 @@ export const ClientEntity = defineEntity({
   name: 'Client',
   collection: 'clients',
   properties: {
-    ...teamKeyProperties,
+    ...storedRecordProperties,
     type: p.enum(['PF', 'PJ'] as const),
     name: p.string(),
     email: p.string().strictNullable(),
@@ -29,20 +30,9 @@ export const ClientEntity = defineEntity({
     notes: p.string().strictNullable(),
     tags: p.json<string[]>(),
     metadata: p.json<Record<string, unknown>>(),
-    cpf: p.string().strictNullable(),
-    rg: p.string().strictNullable(),
-    birth_date: p.string().strictNullable(),
-    gender: p.string().strictNullable(),
-    marital_status: p.string().strictNullable(),
-    nationality: p.string().strictNullable(),
-    profession: p.string().strictNullable(),
-    legal_name: p.string().strictNullable(),
-    trade_name: p.string().strictNullable(),
-    cnpj: p.string().strictNullable(),
-    state_registration: p.string().strictNullable(),
-    contact_person: p.string().strictNullable(),
+    // The particulars of an individual (PF) and of a company (PJ): a client has those of its type.
+    ...nullableStrings(...PF_FIELDS, ...PJ_FIELDS),
     deactivated_at: p.datetime().strictNullable(),
-    ...versionedProperties,
     // The cases service's count of the client's cases and when it was asked
     // (domain/clients.ts): absent on records stored before counts were kept.
     cases_count: p.integer().nullable(),
@@ -53,7 +43,6 @@ export const ClientEntity = defineEntity({
     name_sort: p.string(),
     // Unique per team: "cpf:<digits>", "cnpj:<chars>", or "none:<id>" when there is no document.
     document_key: p.string(),
-    ...outboxProperties,
   },
   indexes: [
     { properties: ['team_id', 'created_at'] },

@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
-import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { nullableStrings, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import type { RecordOf } from '@lpm/shared/store/orm';
 import { DEAL_STATUSES } from '../contract/deal-schemas.ts';
 
 export type DealStatus = (typeof DEAL_STATUSES)[number];
@@ -24,7 +24,7 @@ export const DealEntity = defineEntity({
   name: 'Deal',
   collection: 'deals',
   properties: {
-    ...teamKeyProperties,
+    ...storedRecordProperties,
     title: p.string(),
     // Money exact to the cent: integer cents, as summed floats drift by fractions of a cent.
     value_cents: p.integer().strictNullable(),
@@ -33,8 +33,7 @@ export const DealEntity = defineEntity({
     probability: p.float(),
     status: p.enum(DEAL_STATUSES),
     expected_close_date: p.string().strictNullable(),
-    client_id: p.string().strictNullable(),
-    responsible_id: p.string().strictNullable(),
+    ...nullableStrings('client_id', 'responsible_id'),
     source: p.string().strictNullable(),
     description: p.string().strictNullable(),
     labels: p.json<string[]>(),
@@ -62,7 +61,6 @@ export const DealEntity = defineEntity({
      */
     case_archive_pending: p.integer().nullable(),
     case_archive_by: p.string().nullable(),
-    ...versionedProperties,
     // Derived on every write (deal-shape.ts derivedFields): FerretDB has no collation
     // and its aggregation only groups and sums (and computes only the first
     // accumulator of a $group), so what is sorted, grouped or summed is stored.
@@ -75,7 +73,6 @@ export const DealEntity = defineEntity({
     outcome: p.string().strictNullable(),
     /** JSON [source, value band, outcome] of a closed deal, else null: the history's $group key. */
     history_key: p.string().strictNullable(),
-    ...outboxProperties,
   },
   // Each list sort ends with _id (ties), so its index does too.
   indexes: [

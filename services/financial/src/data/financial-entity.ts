@@ -1,6 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties, signalProperties } from '@lpm/shared/store/entity-properties';
-import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { nullableStrings, signalProperties, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import type { RecordOf } from '@lpm/shared/store/orm';
 import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../contract/financial-schemas.ts';
 
 export type FinancialType = (typeof FINANCIAL_TYPES)[number];
@@ -16,7 +16,7 @@ export const FinancialEntity = defineEntity({
   name: 'FinancialRecord',
   collection: 'financial_records',
   properties: {
-    ...teamKeyProperties,
+    ...storedRecordProperties,
     type: p.enum(FINANCIAL_TYPES),
     category: p.string(),
     description: p.string(),
@@ -27,14 +27,12 @@ export const FinancialEntity = defineEntity({
     due_date: p.string().strictNullable(),
     paid_date: p.string().strictNullable(),
     status: p.enum(FINANCIAL_STATUSES),
-    case_id: p.string().strictNullable(),
-    client_id: p.string().strictNullable(),
+    ...nullableStrings('case_id', 'client_id'),
     payment_method: p.enum(PAYMENT_METHODS).strictNullable(),
     invoice_number: p.string().strictNullable(),
     notes: p.string().strictNullable(),
     metadata: p.json<Record<string, unknown>>(),
     cancelled_at: p.datetime().strictNullable(),
-    ...versionedProperties,
     // Derived on every write: records without a due date sort last either way.
     due_missing: p.integer(),
     // Summary keys (FerretDB groups only by precomputed values: no $dateToString,
@@ -46,7 +44,6 @@ export const FinancialEntity = defineEntity({
     sum_week: p.json<SummaryKey[]>(),
     // Due instant of financial.overdue.
     ...signalProperties('overdue_at'),
-    ...outboxProperties,
   },
   indexes: [
     { properties: ['team_id', 'date', '_id'] },

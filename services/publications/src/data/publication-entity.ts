@@ -2,8 +2,8 @@
 // state per watch and day, the teams' settings as last read, and the local view of
 // the cases' numbers that matching reads.
 import { defineEntity, p } from '@mikro-orm/mongodb';
-import { teamKeyProperties, versionedProperties } from '@lpm/shared/store/entity-properties';
-import { outboxProperties, type RecordOf } from '@lpm/shared/store/orm';
+import { storedRecordProperties, teamKeyProperties, viewProperties } from '@lpm/shared/store/entity-properties';
+import type { RecordOf } from '@lpm/shared/store/orm';
 import { PUBLICATION_STATUSES } from '../contract/publication-schemas.ts';
 import type { PublicationSettings } from '@lpm/shared/publication-settings';
 import type { TeamSettings } from '@lpm/shared/identity';
@@ -20,7 +20,7 @@ export const PublicationEntity = defineEntity({
   name: 'Publication',
   collection: 'publications',
   properties: {
-    ...teamKeyProperties,
+    ...storedRecordProperties,
     djen_id: p.integer(),
     hash: p.string(),
     made_available_date: p.string(),
@@ -51,8 +51,6 @@ export const PublicationEntity = defineEntity({
     activity_id: p.string().strictNullable(),
     /** 1 while create mode owes this matched publication its deadline activity (the repair settles it). */
     activity_pending: p.integer(),
-    ...versionedProperties,
-    ...outboxProperties,
   },
   indexes: [
     { properties: ['team_id', 'made_available_date', '_id'] },
@@ -108,9 +106,8 @@ export const CaseNumberEntity = defineEntity({
   name: 'PublicationCaseNumber',
   collection: 'publication_case_numbers',
   properties: {
-    ...teamKeyProperties,
+    ...viewProperties,
     digits: p.string().strictNullable(),
-    as_of: p.datetime(),
   },
   // The number first: the local store serves an equality from an index on the first field only
   // (docs/ferretdb.md), and a team's own index would match every case it has.

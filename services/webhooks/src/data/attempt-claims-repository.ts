@@ -6,6 +6,7 @@ import { takeTimeSlots, type SlotDoc } from '@lpm/shared/store/lock';
 import { sweepBuckets } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { escapeRegex } from '@lpm/shared/text';
+import { WebhookData } from './collections.ts';
 import { ATTEMPT_CLAIMS, type AttemptClaimRecord } from './webhook-entity.ts';
 
 /** Delivery ids per query when their attempt claims are dropped (one anchored regex over `_id` each). */
@@ -32,8 +33,7 @@ export async function dropClaimsOf(db: Db, deliveryIds: string[]): Promise<void>
   }
 }
 
-export class AttemptClaimsRepository {
-  private readonly db: Db;
+export class AttemptClaimsRepository extends WebhookData {
   private readonly claimMs: number;
 
   /**
@@ -41,12 +41,8 @@ export class AttemptClaimsRepository {
    * this: the time slots below). A claim whose holder died is taken over after that.
    */
   constructor(db: Db, claimMs: number) {
-    this.db = db;
+    super(db);
     this.claimMs = claimMs;
-  }
-
-  private get claims() {
-    return this.db.collection<AttemptClaimRecord>(ATTEMPT_CLAIMS);
   }
 
   /**
@@ -86,8 +82,8 @@ export class AttemptClaimsRepository {
     const cutoff = new Date(now.getTime() - period);
     // A cursor per period: slot numbers of another period are other buckets.
     return sweepBuckets(this.db, `sweep:${ATTEMPT_CLAIMS}:slot:${period}`, upto, {
-      bucket: async (slot) => (await this.claims.deleteMany({ slot })).deletedCount,
-      range: async () => (await this.claims.deleteMany({ expires_at: { $lt: cutoff } })).deletedCount,
+      bucket: async (slot) => (await this.collections.claims.deleteMany({ slot })).deletedCount,
+      range: async () => (await this.collections.claims.deleteMany({ expires_at: { $lt: cutoff } })).deletedCount,
     });
   }
 }

@@ -9,6 +9,7 @@ import { InsertBatcher } from '@lpm/shared/store/insert-batcher';
 import { bucketOf, purgeByMarker } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
+import { WebhookData } from './collections.ts';
 import {
   ATTEMPT_TALLIES,
   ATTEMPTS,
@@ -31,29 +32,20 @@ export async function dropTalliesOf(db: Db, webhookId: string): Promise<void> {
   await db.collection<AttemptTallyRecord>(ATTEMPT_TALLIES).deleteMany({ webhook_id: webhookId }, SWEEP);
 }
 
-export class AttemptsRepository {
-  private readonly db: Db;
+export class AttemptsRepository extends WebhookData {
   private readonly attemptInserts: InsertBatcher<AttemptRecord>;
   private readonly tallyInserts: InsertBatcher<AttemptTallyRecord>;
 
   constructor(db: Db) {
-    this.db = db;
+    super(db);
     // The first insert of a recorded attempt lingers a little for others; the later ones go with the callers it releases together.
-    this.tallyInserts = new InsertBatcher(this.tallies, { lingerMs: RECORD_LINGER_MS });
-    this.attemptInserts = new InsertBatcher(this.attempts);
-  }
-
-  private get attempts() {
-    return this.db.collection<AttemptRecord>(ATTEMPTS);
-  }
-
-  private get tallies() {
-    return this.db.collection<AttemptTallyRecord>(ATTEMPT_TALLIES);
+    this.tallyInserts = new InsertBatcher(this.collections.tallies, { lingerMs: RECORD_LINGER_MS });
+    this.attemptInserts = new InsertBatcher(this.collections.attempts);
   }
 
   /** The attempt recorded with this id (`<delivery>:<n>`), if any. */
   attemptById(id: string): Promise<AttemptRecord | null> {
-    return this.attempts.findOne({ _id: id });
+    return this.collections.attempts.findOne({ _id: id });
   }
 
   /**
@@ -118,8 +110,9 @@ export class AttemptsRepository {
 
   /** Drops attempts of webhooks not in `existing`, made before `listedBefore` (DeliveriesRepository.purgeOrphans). */
   async purgeOrphans(existing: string[], listedBefore: Date): Promise<number> {
-    return (await this.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } }, SWEEP))
-      .deletedCount;
+    return (
+      await this.collections.attempts.deleteMany({ webhook_id: { $nin: existing }, at: { $lt: listedBefore } }, SWEEP)
+    ).deletedCount;
   }
 
   /**
@@ -135,7 +128,7 @@ export class AttemptsRepository {
     const stored =
       more.length === 0
         ? []
-        : await this.attempts.find({ webhook_id: webhookId, delivery_id: { $in: more } }).toArray();
+        : await this.collections.attempts.find({ webhook_id: webhookId, delivery_id: { $in: more } }).toArray();
     return [...inside, ...stored].sort((a, b) => a.attempt - b.attempt);
   }
 }

@@ -9,44 +9,21 @@
 import type { Db } from 'mongodb';
 import { DOCUMENT_LOCK_MS, tryDocumentLock } from '@lpm/shared/store/lock';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
+import { WebhookData } from './collections.ts';
 import { FOLD_BATCH, FOLD_LOCK, NO_COUNTS, type Counted, type CountersRepository } from './counters-repository.ts';
 import { countAt, logMarkers, type MinuteCounts } from './delivery-log-counts.ts';
-import type {
-  AttemptRecord,
-  AttemptTallyRecord,
-  DeliveryRecord,
-  WebhookCountersRecord,
-  WebhookRecord,
-} from './webhook-entity.ts';
+import type { WebhookRecord } from './webhook-entity.ts';
 
 /** The record that the conversion ran, in `webhook_migrations`. */
 export const COUNTERS_MIGRATION = 'counters';
 
-interface MigrationRecord {
-  _id: string;
-  done_at: Date;
-}
-
-export class CountersMigration {
-  private readonly db: Db;
+export class CountersMigration extends WebhookData {
   private readonly counters: CountersRepository;
   private done = false;
 
   constructor(db: Db, counters: CountersRepository) {
-    this.db = db;
+    super(db);
     this.counters = counters;
-  }
-
-  private get migrations() {
-    return this.db.collection<MigrationRecord>('webhook_migrations');
-  }
-
-  private get attempts() {
-    return this.db.collection<AttemptRecord>('attempts');
-  }
-
-  private get countersDocs() {
-    return this.db.collection<WebhookCountersRecord>('webhook_counters');
   }
 
   /**
@@ -63,7 +40,11 @@ export class CountersMigration {
       const hasTime = () => Date.now() - lock.acquiredAt < DOCUMENT_LOCK_MS / 2;
       await this.createCounters();
       if (!(await this.addUncounted(hasTime)) || !(await this.backfillLog(hasTime))) return false;
-      await this.migrations.updateOne({ _id: COUNTERS_MIGRATION }, { $set: { done_at: new Date() } }, { upsert: true });
+      await this.collections.migrations.updateOne(
+        { _id: COUNTERS_MIGRATION },
+        { $set: { done_at: new Date() } },
+        { upsert: true },
+      );
       return (this.done = true);
     } finally {
       await lock.release().catch(() => {});
@@ -71,18 +52,18 @@ export class CountersMigration {
   }
 
   private async ran(): Promise<boolean> {
-    return (await this.migrations.findOne({ _id: COUNTERS_MIGRATION })) !== null;
+    return (await this.collections.migrations.findOne({ _id: COUNTERS_MIGRATION })) !== null;
   }
 
   /** A counters document for each webhook without one: from what the webhook kept, or from its attempts. */
   private async createCounters(): Promise<void> {
     const kept = new Set(
-      (await this.countersDocs.find({}, { projection: { _id: 1 }, ...SWEEP }).toArray()).map((c) => c._id),
+      (await this.collections.counters.find({}, { projection: { _id: 1 }, ...SWEEP }).toArray()).map((c) => c._id),
     );
-    for (const webhook of await this.db.collection<WebhookRecord>('webhooks').find({}, SWEEP).toArray()) {
+    for (const webhook of await this.collections.webhooks.find({}, SWEEP).toArray()) {
       if (kept.has(webhook._id)) continue;
       const base = await this.base(webhook);
-      await this.countersDocs.insertOne({
+      await this.collections.counters.insertOne({
         _id: webhook._id,
         team_id: webhook.team_id,
         ...base.counters,
@@ -107,12 +88,12 @@ export class CountersMigration {
       };
       return { counters, added: webhook.last_counted ?? [] };
     }
-    const tallies = this.db.collection<AttemptTallyRecord>('attempt_tallies');
+    const { tallies } = this.collections;
     const waiting = new Set(
       (await tallies.find({ webhook_id: webhook._id }, { projection: { _id: 1 } }).toArray()).map((t) => t._id),
     );
     const counted = (
-      await this.attempts
+      await this.collections.attempts
         .find({ webhook_id: webhook._id, counted: { $ne: false } }, { projection: { ok: 1, at: 1 } })
         .toArray()
     ).filter((a) => !waiting.has(a._id));
@@ -137,10 +118,13 @@ export class CountersMigration {
   private async addUncounted(hasTime: () => boolean): Promise<boolean> {
     const projection = { _id: 1, webhook_id: 1, ok: 1, at: 1, test: 1 };
     while (hasTime()) {
-      const batch = await this.attempts.find<Counted>({ counted: false }, { projection }).limit(FOLD_BATCH).toArray();
+      const batch = await this.collections.attempts
+        .find<Counted>({ counted: false }, { projection })
+        .limit(FOLD_BATCH)
+        .toArray();
       if (batch.length === 0) return true;
       await this.counters.add(batch);
-      await this.attempts.updateMany(
+      await this.collections.attempts.updateMany(
         { counted: false, _id: { $in: batch.map((a) => a._id) } },
         { $set: { counted: true } },
       );
@@ -155,8 +139,10 @@ export class CountersMigration {
    * documents under one name, so a repeat after a crash adds nothing. True once none is left.
    */
   private async backfillLog(hasTime: () => boolean): Promise<boolean> {
-    const deliveries = this.db.collection<DeliveryRecord>('deliveries');
-    const owed = await this.countersDocs.find({ log_ready: { $ne: true } }, { projection: { _id: 1 } }).toArray();
+    const { deliveries } = this.collections;
+    const owed = await this.collections.counters
+      .find({ log_ready: { $ne: true } }, { projection: { _id: 1 } })
+      .toArray();
     for (const c of owed) {
       const unmarked = await deliveries
         .find({ webhook_id: c._id, log_minute: { $exists: false } }, { projection: { created_at: 1 }, ...SWEEP })
@@ -174,7 +160,7 @@ export class CountersMigration {
       const minutes: MinuteCounts = new Map();
       for (const d of backfilled) countAt(minutes, d.created_at);
       await this.counters.log.move([{ id: `backfill:${c._id}`, webhookId: c._id, minutes }]);
-      await this.countersDocs.updateOne({ _id: c._id }, { $set: { log_ready: true } });
+      await this.collections.counters.updateOne({ _id: c._id }, { $set: { log_ready: true } });
       if (!hasTime()) return false;
     }
     return true;

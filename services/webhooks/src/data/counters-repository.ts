@@ -23,6 +23,7 @@ import type { Db } from 'mongodb';
 import { DOCUMENT_LOCK_MS, tryDocumentLock } from '@lpm/shared/store/lock';
 import { bucketOf, HOUR_MS } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
+import { WebhookData } from './collections.ts';
 import {
   addMinutes,
   countAt,
@@ -66,27 +67,14 @@ interface Planned {
   failed: boolean;
 }
 
-export class CountersRepository {
-  private readonly db: Db;
+export class CountersRepository extends WebhookData {
   readonly log: DeliveryLogCounts;
   /** Webhooks whose failures in a row this process's folds added to, since takeFailing. */
   private failing = new Set<string>();
 
   constructor(db: Db) {
-    this.db = db;
+    super(db);
     this.log = new DeliveryLogCounts(db);
-  }
-
-  private get counters() {
-    return this.db.collection<WebhookCountersRecord>('webhook_counters');
-  }
-
-  private get webhooks() {
-    return this.db.collection<WebhookRecord>('webhooks');
-  }
-
-  private get tallies() {
-    return this.db.collection<AttemptTallyRecord>('attempt_tallies');
   }
 
   /**
@@ -100,14 +88,17 @@ export class CountersRepository {
     if (!lock) return false;
     try {
       const upto = bucketOf(cutoff, HOUR_MS) + 1;
-      for (const c of await this.counters
+      for (const c of await this.collections.counters
         .find({}, { projection: { log_minutes: 1, log_rev: 1 }, ...SWEEP })
         .toArray()) {
         const { before, rest } = splitBeforeHour(decodeMinutes(c.log_minutes), upto);
         if (before.size === 0) continue;
         const rev = c.log_rev ?? 0;
         await this.log.move([{ id: `${c._id}:${rev}`, webhookId: c._id, minutes: before }]);
-        await this.counters.updateOne({ _id: c._id }, { $set: { log_minutes: encodeMinutes(rest), log_rev: rev + 1 } });
+        await this.collections.counters.updateOne(
+          { _id: c._id },
+          { $set: { log_minutes: encodeMinutes(rest), log_rev: rev + 1 } },
+        );
       }
       for (const [webhookId, hours] of await this.log.hoursBefore(upto)) await this.log.recount(webhookId, hours);
       return true;
@@ -118,7 +109,9 @@ export class CountersRepository {
 
   /** The counters of these webhooks of one team, as of the last fold. */
   async ofTeam(teamId: string, webhooks: WebhookRecord[]): Promise<Map<string, WebhookCounters>> {
-    const kept = new Map((await this.counters.find({ team_id: teamId }).toArray()).map((c) => [c._id, countersOf(c)]));
+    const kept = new Map(
+      (await this.collections.counters.find({ team_id: teamId }).toArray()).map((c) => [c._id, countersOf(c)]),
+    );
     for (const w of webhooks) if (!kept.has(w._id)) kept.set(w._id, NO_COUNTS);
     return kept;
   }
@@ -128,7 +121,7 @@ export class CountersRepository {
    * up to `n`, as of the last fold: read from its counters document alone.
    */
   async failuresInARow(webhookId: string, since: Date, n: number): Promise<number> {
-    const c = await this.counters.findOne({ _id: webhookId }, { projection: { failed_since_success: 1 } });
+    const c = await this.collections.counters.findOne({ _id: webhookId }, { projection: { failed_since_success: 1 } });
     return Math.min(n, (c?.failed_since_success ?? []).filter((at) => at >= since).length);
   }
 
@@ -151,7 +144,7 @@ export class CountersRepository {
       const projection = { _id: 1, webhook_id: 1, ok: 1, at: 1, logged: 1, skipped: 1, test: 1 };
       let added = 0;
       while (Date.now() - lock.acquiredAt < DOCUMENT_LOCK_MS / 2) {
-        const batch = await this.tallies.find({}, { projection }).limit(FOLD_BATCH).toArray();
+        const batch = await this.collections.tallies.find({}, { projection }).limit(FOLD_BATCH).toArray();
         if (batch.length === 0) break;
         added += await this.add(batch);
         await this.dropTallies(batch);
@@ -171,7 +164,7 @@ export class CountersRepository {
     const deletes = [...Map.groupBy(batch, (t) => t.webhook_id)].map(([webhookId, tallies]) => ({
       deleteMany: { filter: { webhook_id: webhookId, _id: { $in: tallies.map((t) => t._id) } } },
     }));
-    await this.tallies.bulkWrite(deletes, { ordered: false });
+    await this.collections.tallies.bulkWrite(deletes, { ordered: false });
   }
 
   /**
@@ -181,7 +174,7 @@ export class CountersRepository {
   async add(batch: Counted[]): Promise<number> {
     const byWebhook = Map.groupBy(batch, (a) => a.webhook_id);
     const stored = new Map(
-      (await this.counters.find({ _id: { $in: [...byWebhook.keys()] } }).toArray()).map((c) => [c._id, c]),
+      (await this.collections.counters.find({ _id: { $in: [...byWebhook.keys()] } }).toArray()).map((c) => [c._id, c]),
     );
     const plans: Planned[] = [];
     for (const [webhookId, tallies] of byWebhook) {
@@ -192,8 +185,8 @@ export class CountersRepository {
     await this.log.move(plans.flatMap((p) => (p.move ? [p.move] : [])));
     for (const { next, insert, failed } of plans) {
       if (failed) this.failing.add(next._id);
-      if (insert) await this.counters.insertOne(next);
-      else await this.counters.updateOne({ _id: next._id }, { $set: next });
+      if (insert) await this.collections.counters.insertOne(next);
+      else await this.collections.counters.updateOne({ _id: next._id }, { $set: next });
     }
     return plans.reduce((n, p) => n + p.added, 0);
   }
@@ -206,7 +199,7 @@ export class CountersRepository {
   ): Promise<Planned | null> {
     let from = stored && { counters: countersOf(stored), teamId: stored.team_id, added: stored.last_counted };
     if (!from) {
-      const webhook = await this.webhooks.findOne({ _id: webhookId }, { projection: { team_id: 1 } });
+      const webhook = await this.collections.webhooks.findOne({ _id: webhookId }, { projection: { team_id: 1 } });
       if (!webhook) return null; // deleted: its history goes (or went) with it
       from = { counters: NO_COUNTS, teamId: webhook.team_id, added: [] };
     }

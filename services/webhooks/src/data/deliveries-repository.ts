@@ -12,6 +12,7 @@ import { InsertBatcher, type InsertOutcome } from '@lpm/shared/store/insert-batc
 import { bucketOf, ownedBy, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { DAY_MS } from '@lpm/shared/time';
+import { WebhookData, webhookCollections } from './collections.ts';
 import { AttemptClaimsRepository, dropClaimsOf } from './attempt-claims-repository.ts';
 import { AttemptsRepository, dropAttemptsOf, dropTalliesOf } from './attempts-repository.ts';
 import { DeliveryLogCounts, logMarkers, minuteMarker, type MinuteCounts } from './delivery-log-counts.ts';
@@ -21,8 +22,6 @@ import {
   type DeliveryRecord,
   type DeliveryStatus,
   type FirstAttempt,
-  type WebhookCountersRecord,
-  type WebhookRecoveryRecord,
 } from './webhook-entity.ts';
 
 /** What a page of the log may be narrowed to. */
@@ -63,7 +62,7 @@ export interface Purged {
  * twice, or on several replicas at once, does no harm.
  */
 export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Purged> {
-  const deliveries = db.collection<DeliveryRecord>(DELIVERIES);
+  const { deliveries, counters, recoveries } = webhookCollections(db);
   const ids = (await deliveries.find({ webhook_id: webhookId }, { projection: { _id: 1 }, ...SWEEP }).toArray()).map(
     (d) => d._id,
   );
@@ -71,8 +70,8 @@ export async function dropWebhookHistory(db: Db, webhookId: string): Promise<Pur
   const attempts = await dropAttemptsOf(db, webhookId);
   const dropped = await deliveries.deleteMany({ webhook_id: webhookId }, SWEEP);
   await dropTalliesOf(db, webhookId);
-  await db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: webhookId });
-  await db.collection<WebhookRecoveryRecord>('webhook_recoveries').deleteMany({ webhook_id: webhookId });
+  await counters.deleteOne({ _id: webhookId });
+  await recoveries.deleteMany({ webhook_id: webhookId });
   await new DeliveryLogCounts(db).dropWebhook(webhookId);
   return { deliveries: dropped.deletedCount, attempts };
 }
@@ -85,8 +84,7 @@ export interface DeliveriesRepositoryOptions {
   attemptClaimMs: number;
 }
 
-export class DeliveriesRepository {
-  private readonly db: Db;
+export class DeliveriesRepository extends WebhookData {
   private readonly deliveryInserts: InsertBatcher<DeliveryRecord>;
   private readonly logCounts: DeliveryLogCounts;
   /** The attempts (and their tallies) of these deliveries. */
@@ -95,15 +93,11 @@ export class DeliveriesRepository {
   readonly claims: AttemptClaimsRepository;
 
   constructor(db: Db, opts: DeliveriesRepositoryOptions) {
-    this.db = db;
+    super(db);
     this.logCounts = new DeliveryLogCounts(db);
     this.attempts = new AttemptsRepository(db);
     this.claims = new AttemptClaimsRepository(db, opts.attemptClaimMs);
-    this.deliveryInserts = new InsertBatcher(this.deliveries);
-  }
-
-  private get deliveries() {
-    return this.db.collection<DeliveryRecord>(DELIVERIES);
+    this.deliveryInserts = new InsertBatcher(this.collections.deliveries);
   }
 
   /** Stores the delivery, unless one is stored for its webhook and event already ('duplicate'). */
@@ -134,11 +128,11 @@ export class DeliveriesRepository {
   }
 
   get(id: string): Promise<DeliveryRecord | null> {
-    return this.deliveries.findOne({ _id: id });
+    return this.collections.deliveries.findOne({ _id: id });
   }
 
   findForWebhook(teamId: string, webhookId: string, id: string): Promise<DeliveryRecord | null> {
-    return this.deliveries.findOne({ _id: id, webhook_id: webhookId, team_id: teamId });
+    return this.collections.deliveries.findOne({ _id: id, webhook_id: webhookId, team_id: teamId });
   }
 
   /**
@@ -167,13 +161,13 @@ export class DeliveriesRepository {
     }
     const filter = { ...match, webhook_id: webhookId, team_id: teamId };
     const [records, total] = await Promise.all([
-      this.deliveries
+      this.collections.deliveries
         .find<DeliveryRecord>(filter, { projection: { body: 0 } })
         .sort({ created_at: direction, _id: direction })
         .skip(window.skip)
         .limit(window.limit)
         .toArray(),
-      this.deliveries.countDocuments(filter),
+      this.collections.deliveries.countDocuments(filter),
     ]);
     return { records, total };
   }
@@ -192,7 +186,7 @@ export class DeliveriesRepository {
       ([, n]) => n,
       window,
       ([minute], skip, limit) =>
-        this.deliveries
+        this.collections.deliveries
           .find<DeliveryRecord>(
             { log_minute: minuteMarker(webhookId, minute), ...ownedBy('team_id', teamId) },
             { projection: { body: 0 }, sort: { created_at: direction, _id: direction }, skip, limit },
@@ -204,7 +198,7 @@ export class DeliveriesRepository {
   /** Makes a delivery pending its next attempt now; `recoveryId`: the recovery re-queueing it. */
   async markPending(id: string, now: Date, recoveryId?: string): Promise<void> {
     const recovered = recoveryId ? { recovery_id: recoveryId } : {};
-    await this.deliveries.updateOne(
+    await this.collections.deliveries.updateOne(
       { _id: id },
       {
         $set: {
@@ -231,14 +225,14 @@ export class DeliveriesRepository {
     if (d.attempts_count === 0 && countsInLog(d)) {
       await this.attempts.countSkip(d, now);
     }
-    await this.deliveries.updateOne(
+    await this.collections.deliveries.updateOne(
       { _id: d._id, status: 'pending' },
       { $set: { status: 'skipped', next_attempt_at: null, updated_at: now, ...updatedDay(now), ...dueMinute(null) } },
     );
   }
 
   async recordOutcome(id: string, o: Outcome): Promise<void> {
-    await this.deliveries.updateOne(
+    await this.collections.deliveries.updateOne(
       { _id: id },
       {
         $set: {
@@ -265,11 +259,13 @@ export class DeliveriesRepository {
     return sweepBuckets(this.db, 'sweep:deliveries:due_minute', bucketOf(before, DUE_BUCKET_MS), {
       bucket: async (minute) =>
         each(
-          await this.deliveries.find<DeliveryRecord>({ due_minute: minute, status: 'pending' }, withoutBody).toArray(),
+          await this.collections.deliveries
+            .find<DeliveryRecord>({ due_minute: minute, status: 'pending' }, withoutBody)
+            .toArray(),
         ),
       range: async () =>
         each(
-          await this.deliveries
+          await this.collections.deliveries
             .find<DeliveryRecord>({ status: 'pending', next_attempt_at: { $lt: before } }, withoutBody)
             .limit(RANGE_LIMIT)
             .toArray(),
@@ -280,7 +276,7 @@ export class DeliveriesRepository {
 
   /** Moves a stuck delivery's next attempt to `now`, unless an attempt was recorded meanwhile. */
   async requeued(d: DeliveryRecord, now: Date): Promise<void> {
-    await this.deliveries.updateOne(
+    await this.collections.deliveries.updateOne(
       { _id: d._id, attempts_count: d.attempts_count },
       { $set: { next_attempt_at: now, ...dueMinute(now) } },
     );
@@ -313,7 +309,7 @@ export class DeliveriesRepository {
    */
   async purgeOrphans(existing: string[], listedBefore: Date): Promise<Purged> {
     const attempts = await this.attempts.purgeOrphans(existing, listedBefore);
-    const deliveries = await this.deliveries.deleteMany(
+    const deliveries = await this.collections.deliveries.deleteMany(
       { webhook_id: { $nin: existing }, created_at: { $lt: listedBefore } },
       SWEEP,
     );

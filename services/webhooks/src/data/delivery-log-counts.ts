@@ -13,10 +13,9 @@
 // from, and an hour document keeps the names of the last moves it took, so a fold that
 // died between the move and its counters update repeats it harmlessly. Retention
 // recounts the hours it purged, from their markers.
-import type { Db } from 'mongodb';
 import { bucketOf, HOUR_MS, ownedBy } from '@lpm/shared/store/markers';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
-import type { DeliveryLogHourRecord, WebhookCountersRecord } from './webhook-entity.ts';
+import { WebhookData } from './collections.ts';
 
 export const LOG_MINUTE_MS = 60_000;
 /** The names of the last moves an hour document took (a repeated move is one of the last). */
@@ -72,29 +71,20 @@ export interface LogMove {
   minutes: MinuteCounts;
 }
 
-export class DeliveryLogCounts {
-  private readonly db: Db;
-
-  constructor(db: Db) {
-    this.db = db;
-  }
-
-  private get hours() {
-    return this.db.collection<DeliveryLogHourRecord>('delivery_log_hours');
-  }
-
+export class DeliveryLogCounts extends WebhookData {
   /**
    * A webhook's minute counts: its hour documents' and those its counters document
    * still holds; null while deliveries stored before the markers are not counted yet
    * (or no fold counted any of its deliveries).
    */
   async minutesOf(webhookId: string): Promise<MinuteCounts | null> {
-    const counters = await this.db
-      .collection<WebhookCountersRecord>('webhook_counters')
-      .findOne({ _id: webhookId }, { projection: { log_minutes: 1, log_ready: 1 } });
+    const counters = await this.collections.counters.findOne(
+      { _id: webhookId },
+      { projection: { log_minutes: 1, log_ready: 1 } },
+    );
     if (!counters?.log_ready) return null;
     const minutes = decodeMinutes(counters.log_minutes);
-    for (const h of await this.hours.find({ webhook_id: webhookId }).toArray())
+    for (const h of await this.collections.logHours.find({ webhook_id: webhookId }).toArray())
       addMinutes(minutes, decodeMinutes(h.minutes));
     return minutes;
   }
@@ -118,7 +108,9 @@ export class DeliveryLogCounts {
     }
     if (parts.size === 0) return;
     const ids = [...new Set([...parts.values()].map((p) => hourMarker(p.webhookId, p.hour)))];
-    const stored = new Map((await this.hours.find({ _id: { $in: ids } }).toArray()).map((h) => [h._id, h]));
+    const stored = new Map(
+      (await this.collections.logHours.find({ _id: { $in: ids } }).toArray()).map((h) => [h._id, h]),
+    );
     for (const part of parts.values()) {
       const _id = hourMarker(part.webhookId, part.hour);
       const current = stored.get(_id);
@@ -129,7 +121,7 @@ export class DeliveryLogCounts {
         minutes: encodeMinutes(addMinutes(decodeMinutes(current?.minutes), part.minutes)),
         merged: [...(current?.merged ?? []), part.id].slice(-MERGES_KEPT),
       };
-      await this.hours.updateOne({ _id }, { $set: next }, { upsert: true });
+      await this.collections.logHours.updateOne({ _id }, { $set: next }, { upsert: true });
       stored.set(_id, { _id, ...next });
     }
   }
@@ -142,24 +134,22 @@ export class DeliveryLogCounts {
    * (a webhook deleted midway, dropWebhookHistory) no page reads its hours.
    */
   async recount(webhookId: string, hours: Iterable<number>): Promise<void> {
-    const counters = await this.db
-      .collection<WebhookCountersRecord>('webhook_counters')
-      .findOne({ _id: webhookId }, { projection: { team_id: 1 } });
+    const counters = await this.collections.counters.findOne({ _id: webhookId }, { projection: { team_id: 1 } });
     if (!counters) return;
     const owned = { ...ownedBy('webhook_id', webhookId), ...ownedBy('team_id', counters.team_id) };
-    const deliveries = this.db.collection('deliveries');
+    const { deliveries } = this.collections;
     for (const hour of hours) {
       const _id = hourMarker(webhookId, hour);
       const rows = await deliveries
         .find({ log_hour: _id, ...owned }, { projection: { _id: 0, created_at: 1 }, ...SWEEP })
         .toArray();
       if (rows.length === 0) {
-        await this.hours.deleteOne({ _id });
+        await this.collections.logHours.deleteOne({ _id });
         continue;
       }
       const minutes: MinuteCounts = new Map();
-      for (const r of rows) countAt(minutes, r.created_at as Date);
-      await this.hours.updateOne(
+      for (const r of rows) countAt(minutes, r.created_at);
+      await this.collections.logHours.updateOne(
         { _id },
         { $set: { webhook_id: webhookId, hour, minutes: encodeMinutes(minutes), merged: [] } },
         { upsert: true },
@@ -170,7 +160,7 @@ export class DeliveryLogCounts {
   /** The hour documents of hours before `hour`, by webhook (retention's recount). */
   async hoursBefore(hour: number): Promise<Map<string, number[]>> {
     const byWebhook = new Map<string, number[]>();
-    for (const h of await this.hours
+    for (const h of await this.collections.logHours
       .find({ hour: { $lt: hour } }, { projection: { webhook_id: 1, hour: 1 }, ...SWEEP })
       .toArray()) {
       byWebhook.set(h.webhook_id, [...(byWebhook.get(h.webhook_id) ?? []), h.hour]);
@@ -179,6 +169,6 @@ export class DeliveryLogCounts {
   }
 
   async dropWebhook(webhookId: string): Promise<void> {
-    await this.hours.deleteMany({ webhook_id: webhookId }, SWEEP);
+    await this.collections.logHours.deleteMany({ webhook_id: webhookId }, SWEEP);
   }
 }

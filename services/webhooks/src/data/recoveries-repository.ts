@@ -4,8 +4,9 @@
 // of a webhook runs at a time, across processes: its runner holds the webhook's
 // recovery lease (RunLease) while it works, and a holder that dies leaves the
 // recovery `running` in the store, for the next maintenance run anywhere to resume.
-import type { Db, Filter } from 'mongodb';
+import type { Filter } from 'mongodb';
 import { RunLease } from '@lpm/shared/store/run-lease';
+import { WebhookData } from './collections.ts';
 import type { DeliveryRecord, DeliveryStatus, WebhookRecoveryRecord } from './webhook-entity.ts';
 
 /** A held lease of a webhook's recoveries. */
@@ -24,46 +25,35 @@ export interface RecoveryCursor {
   id: string;
 }
 
-export class RecoveriesRepository {
-  private readonly db: Db;
-
-  constructor(db: Db) {
-    this.db = db;
-  }
-
-  private get recoveries() {
-    return this.db.collection<WebhookRecoveryRecord>('webhook_recoveries');
-  }
-
-  private get deliveries() {
-    return this.db.collection<DeliveryRecord>('deliveries');
-  }
-
+export class RecoveriesRepository extends WebhookData {
   /** The webhook's recovery lease, or null while another process holds it. */
   lease(webhookId: string): Promise<RecoveryLease | null> {
     return RunLease.take(this.db, `webhook-recovery:${webhookId}`, LEASE_MS);
   }
 
   async insert(r: WebhookRecoveryRecord): Promise<void> {
-    await this.recoveries.insertOne(r);
+    await this.collections.recoveries.insertOne(r);
   }
 
   get(teamId: string, webhookId: string, id: string): Promise<WebhookRecoveryRecord | null> {
-    return this.recoveries.findOne({ _id: id, webhook_id: webhookId, team_id: teamId });
+    return this.collections.recoveries.findOne({ _id: id, webhook_id: webhookId, team_id: teamId });
   }
 
   async runningOf(webhookId: string): Promise<boolean> {
     return (
-      (await this.recoveries.findOne({ webhook_id: webhookId, status: 'running' }, { projection: { _id: 1 } })) !== null
+      (await this.collections.recoveries.findOne(
+        { webhook_id: webhookId, status: 'running' },
+        { projection: { _id: 1 } },
+      )) !== null
     );
   }
 
   running(limit: number): Promise<WebhookRecoveryRecord[]> {
-    return this.recoveries.find({ status: 'running' }).limit(limit).toArray();
+    return this.collections.recoveries.find({ status: 'running' }).limit(limit).toArray();
   }
 
   async progress(id: string, queued: number, cursor: RecoveryCursor): Promise<void> {
-    await this.recoveries.updateOne(
+    await this.collections.recoveries.updateOne(
       { _id: id },
       { $set: { queued, cursor_at: cursor.at, cursor_id: cursor.id, updated_at: new Date() } },
     );
@@ -71,7 +61,7 @@ export class RecoveriesRepository {
 
   async finish(id: string, queued: number): Promise<void> {
     const now = new Date();
-    await this.recoveries.updateOne(
+    await this.collections.recoveries.updateOne(
       { _id: id },
       { $set: { status: 'completed', queued, updated_at: now, finished_at: now } },
     );
@@ -79,12 +69,12 @@ export class RecoveriesRepository {
 
   /** How many deliveries a recovery of this window would re-queue, up to `limit`. */
   countRecoverable(webhookId: string, since: Date, until: Date, limit: number): Promise<number> {
-    return this.deliveries.countDocuments(recoverable(webhookId, since, until), { limit });
+    return this.collections.deliveries.countDocuments(recoverable(webhookId, since, until), { limit });
   }
 
   /** The deliveries this recovery re-queued so far (a resumed one counts those of the run that died). */
   countRequeued(recoveryId: string, webhookId: string): Promise<number> {
-    return this.deliveries.countDocuments({ webhook_id: webhookId, recovery_id: recoveryId });
+    return this.collections.deliveries.countDocuments({ webhook_id: webhookId, recovery_id: recoveryId });
   }
 
   /** The next `limit` deliveries to re-queue after `after`, oldest first, without their bodies. */
@@ -98,7 +88,7 @@ export class RecoveriesRepository {
     const past: Filter<DeliveryRecord> = after
       ? { $or: [{ created_at: { $gt: after.at } }, { created_at: after.at, _id: { $gt: after.id } }] }
       : {};
-    return this.deliveries
+    return this.collections.deliveries
       .find<DeliveryRecord>({ ...recoverable(webhookId, since, until), ...past }, { projection: { body: 0 } })
       .sort({ created_at: 1, _id: 1 })
       .limit(limit)

@@ -17,14 +17,10 @@ import { isId } from '@lpm/shared/ids';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
 import { withDocumentLock } from '@lpm/shared/store/lock';
 import { urlAlreadyRegistered, webhookLimitReached, webhookNotFound } from '../contract/webhook-errors.ts';
+import { WebhookData } from './collections.ts';
 import { dropWebhookHistory, type Purged } from './deliveries-repository.ts';
 import type { TeamVersions } from './team-versions.ts';
-import type {
-  DeactivationReason,
-  WebhookCountersRecord,
-  WebhookRecord,
-  WebhookTombstoneRecord,
-} from './webhook-entity.ts';
+import type { DeactivationReason, WebhookRecord } from './webhook-entity.ts';
 
 /** How long a copy of a team's webhooks is used at most, whatever its version says. */
 const COPY_MAX_AGE_MS = 10_000;
@@ -43,44 +39,31 @@ export interface WebhooksRepositoryOptions {
   versions?: TeamVersions;
 }
 
-export class WebhooksRepository {
-  private readonly db: Db;
+export class WebhooksRepository extends WebhookData {
   private readonly versions: TeamVersions | undefined;
   /** By team, in the order they were read (the oldest first). */
   private readonly copies = new Map<string, TeamCopy>();
 
   constructor(db: Db, opts: WebhooksRepositoryOptions = {}) {
-    this.db = db;
+    super(db);
     this.versions = opts.versions;
-  }
-
-  private get webhooks() {
-    return this.db.collection<WebhookRecord>('webhooks');
-  }
-
-  private get counters() {
-    return this.db.collection<WebhookCountersRecord>('webhook_counters');
-  }
-
-  private get tombstones() {
-    return this.db.collection<WebhookTombstoneRecord>('webhook_tombstones');
   }
 
   /** The team's webhook, or 404 `Webhook not found`. */
   async get(teamId: string, id: string): Promise<WebhookRecord> {
     if (!isId('wh', id)) throw webhookNotFound();
-    const found = await this.webhooks.findOne({ _id: id, team_id: teamId });
+    const found = await this.collections.webhooks.findOne({ _id: id, team_id: teamId });
     if (!found) throw webhookNotFound();
     return found;
   }
 
   byId(id: string): Promise<WebhookRecord | null> {
-    return this.webhooks.findOne({ _id: id });
+    return this.collections.webhooks.findOne({ _id: id });
   }
 
   async urlTaken(teamId: string, urlKey: string, exceptId: string): Promise<boolean> {
     return (
-      (await this.webhooks.findOne(
+      (await this.collections.webhooks.findOne(
         { team_id: teamId, url_key: urlKey, _id: { $ne: exceptId } },
         { projection: { _id: 1 } },
       )) !== null
@@ -88,7 +71,7 @@ export class WebhooksRepository {
   }
 
   count(teamId: string): Promise<number> {
-    return this.webhooks.countDocuments({ team_id: teamId });
+    return this.collections.webhooks.countDocuments({ team_id: teamId });
   }
 
   /** Inserts the webhook under its team's lock unless the team has `limit` already (422) or the URL is taken (409). */
@@ -96,7 +79,7 @@ export class WebhooksRepository {
     await withDocumentLock(this.db, 'webhook_teams', record.team_id, async () => {
       if ((await this.count(record.team_id)) >= limit) throw webhookLimitReached(limit);
       try {
-        await this.webhooks.insertOne(record);
+        await this.collections.webhooks.insertOne(record);
       } catch (e) {
         throw isDuplicateKey(e) ? urlAlreadyRegistered() : e;
       }
@@ -110,13 +93,13 @@ export class WebhooksRepository {
         log_rev: 0,
         log_ready: true,
       };
-      await this.counters.insertOne({ _id: record._id, team_id: record.team_id, ...counters });
+      await this.collections.counters.insertOne({ _id: record._id, team_id: record.team_id, ...counters });
     });
     await this.changed(record.team_id);
   }
 
   listForTeam(teamId: string): Promise<WebhookRecord[]> {
-    return this.webhooks.find({ team_id: teamId }).sort({ created_at: 1, _id: 1 }).toArray();
+    return this.collections.webhooks.find({ team_id: teamId }).sort({ created_at: 1, _id: 1 }).toArray();
   }
 
   /** Sets what `change` returns for the fresh record, under the lock automatic deactivation takes. */
@@ -124,7 +107,7 @@ export class WebhooksRepository {
     await withDocumentLock(this.db, 'webhooks', id, async () => {
       const set = change(await this.get(teamId, id));
       try {
-        await this.webhooks.updateOne({ _id: id, team_id: teamId }, { $set: set });
+        await this.collections.webhooks.updateOne({ _id: id, team_id: teamId }, { $set: set });
       } catch (e) {
         throw isDuplicateKey(e) ? urlAlreadyRegistered() : e;
       }
@@ -138,11 +121,11 @@ export class WebhooksRepository {
    */
   async remove(teamId: string, id: string): Promise<void> {
     try {
-      await this.tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: new Date() });
+      await this.collections.tombstones.insertOne({ _id: id, team_id: teamId, deleted_at: new Date() });
     } catch (e) {
       if (!isDuplicateKey(e)) throw e;
     }
-    const res = await this.webhooks.deleteOne({ _id: id, team_id: teamId });
+    const res = await this.collections.webhooks.deleteOne({ _id: id, team_id: teamId });
     if (res.deletedCount !== 1) return;
     await this.changed(teamId);
     await dropWebhookHistory(this.db, id);
@@ -157,20 +140,20 @@ export class WebhooksRepository {
    */
   async purgeDeleted(keptAfter: Date): Promise<Purged> {
     const purged: Purged = { deliveries: 0, attempts: 0 };
-    for (const t of await this.tombstones.find({}).toArray()) {
+    for (const t of await this.collections.tombstones.find({}).toArray()) {
       if (!(await this.byId(t._id))) {
         const dropped = await dropWebhookHistory(this.db, t._id);
         purged.deliveries += dropped.deliveries;
         purged.attempts += dropped.attempts;
       }
-      if (t.deleted_at < keptAfter) await this.tombstones.deleteOne({ _id: t._id });
+      if (t.deleted_at < keptAfter) await this.collections.tombstones.deleteOne({ _id: t._id });
     }
     return purged;
   }
 
   /** Every webhook's id (retention's search for orphans: the history of any other webhook is one). */
   async allIds(): Promise<string[]> {
-    return (await this.webhooks.find({}, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
+    return (await this.collections.webhooks.find({}, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
   }
 
   /**
@@ -193,7 +176,7 @@ export class WebhooksRepository {
    * was set, so after the change that set it was stored.
    */
   private async teamOf(teamId: string): Promise<WebhookRecord[]> {
-    const read = () => this.webhooks.find({ team_id: teamId }).toArray();
+    const read = () => this.collections.webhooks.find({ team_id: teamId }).toArray();
     const version = this.versions ? await this.versions.current(teamId) : null;
     if (version === null) {
       // Changes made while Redis cannot tell may be missing from every copy.
@@ -225,7 +208,7 @@ export class WebhooksRepository {
     reason: DeactivationReason,
   ): Promise<boolean> {
     const done = await withDocumentLock(this.db, 'webhooks', webhook._id, async () => {
-      const res = await this.webhooks.updateOne(
+      const res = await this.collections.webhooks.updateOne(
         { _id: webhook._id, active: true, active_since: webhook.active_since },
         { $set: { active: false, alert_pending: true, deactivated_reason: reason, updated_at: new Date() } },
       );
@@ -236,16 +219,16 @@ export class WebhooksRepository {
   }
 
   owingAlert(id: string): Promise<WebhookRecord | null> {
-    return this.webhooks.findOne({ _id: id, alert_pending: true });
+    return this.collections.webhooks.findOne({ _id: id, alert_pending: true });
   }
 
   async alertSent(id: string): Promise<void> {
-    await this.webhooks.updateOne({ _id: id }, { $set: { alert_pending: false } });
+    await this.collections.webhooks.updateOne({ _id: id }, { $set: { alert_pending: false } });
   }
 
   async owingAlerts(limit: number): Promise<string[]> {
     return (
-      await this.webhooks
+      await this.collections.webhooks
         .find({ alert_pending: true }, { projection: { _id: 1 } })
         .limit(limit)
         .toArray()
