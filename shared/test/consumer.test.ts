@@ -54,13 +54,19 @@ async function whileConsuming(options: ConsumeOptions, run: () => Promise<void>)
   }
 }
 
-/** A handler that notes each event's id in `handled`, then takes `pauseMs`. */
-const noting =
-  (handled: string[], pauseMs = 0) =>
-  async (got: DomainEvent) => {
+/**
+ * For a deduplicating consumer: the dedupe store of consumer `name` (claims stale after
+ * `claimStaleMs` if given), and a handler that notes each event's id in `handled`, then takes `pauseMs`.
+ */
+function dedupedNoting(name: string, { claimStaleMs, pauseMs = 0 }: { claimStaleMs?: number; pauseMs?: number } = {}) {
+  const dedupe = mongoDedupe(db, name, claimStaleMs === undefined ? {} : { claimStaleMs });
+  const handled: string[] = [];
+  const handler = async (got: DomainEvent) => {
     handled.push(got.id);
     if (pauseMs) await sleep(pauseMs);
   };
+  return { dedupe, handled, handler };
+}
 
 // Each test uses its own event type, so no queue sees another test's events.
 function event(type: string, label: string): DomainEvent {
@@ -164,8 +170,7 @@ it('when a handler always fails, then the message lands in the DLQ after maxAtte
 });
 
 it('when the same event id is delivered again, then the handler runs once', async () => {
-  const dedupe = mongoDedupe(db, 'consumer-test-dedupe');
-  const handled: string[] = [];
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-dedupe');
   const e = event('deal.created', 'dup');
   const other = event('deal.created', 'other');
   await whileConsuming(
@@ -173,7 +178,7 @@ it('when the same event id is delivered again, then the handler runs once', asyn
       queue: 'consumer-test.dedupe',
       bindings: ['deal.created'],
       dedupe,
-      handler: noting(handled),
+      handler,
     },
     async () => {
       await broker.publish(e);
@@ -190,8 +195,7 @@ it('when the same event id is delivered again, then the handler runs once', asyn
 });
 
 it('when dedupeWhen passes over an event, then its handler runs without a claim, and the others are claimed', async () => {
-  const dedupe = mongoDedupe(db, 'consumer-test-dedupe-when');
-  const handled: string[] = [];
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-dedupe-when');
   const skipped = event('deal.updated', 'nothing to do');
   const claimed = event('deal.updated', 'counts');
   await whileConsuming(
@@ -200,7 +204,7 @@ it('when dedupeWhen passes over an event, then its handler runs without a claim,
       bindings: ['deal.updated'],
       dedupe,
       dedupeWhen: (got) => (got.data.object as { label: string }).label !== 'nothing to do',
-      handler: noting(handled),
+      handler,
     },
     async () => {
       await broker.publish(skipped);
@@ -252,8 +256,7 @@ it('when dedupe records are older than the retention, then the purge deletes the
 });
 
 it('when one event is delivered five times at once to a slow handler, then the handler runs once', async () => {
-  const dedupe = mongoDedupe(db, 'consumer-test-concurrent');
-  const handled: string[] = [];
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-concurrent', { pauseMs: 300 });
   const e = event('deal.updated', 'burst');
   await whileConsuming(
     {
@@ -262,7 +265,7 @@ it('when one event is delivered five times at once to a slow handler, then the h
       dedupe,
       prefetch: 10,
       retryDelayMs: 200,
-      handler: noting(handled, 300),
+      handler,
     },
     async () => {
       await Promise.all(Array.from({ length: 5 }, () => broker.publish(e)));
@@ -278,9 +281,8 @@ it("when a delivery died holding the event's claim, then its redeliveries wait f
   // The drill found cases counting an activity event never: a consumer killed mid-handler
   // (or one whose release the store refused during a cut) leaves the claim 'processing';
   // each redelivery found it busy, and five busy deliveries sent the event to the DLQ.
-  const dedupe = mongoDedupe(db, 'consumer-test-stale', { claimStaleMs: 8000 });
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-stale', { claimStaleMs: 8000 });
   const queue = 'consumer-test.stale-claim';
-  const handled: string[] = [];
   const e = event('activity.created', 'claimed by a dead delivery');
   await whileConsuming(
     {
@@ -289,7 +291,7 @@ it("when a delivery died holding the event's claim, then its redeliveries wait f
       dedupe,
       retryDelayMs: 200,
       transientDelaysMs: [500, 1000],
-      handler: noting(handled),
+      handler,
     },
     async () => {
       // What the delivery that died left: its claim, taken and never completed nor released.
