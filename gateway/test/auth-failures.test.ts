@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
-import { openGatewayStore } from '../src/data/store.ts';
 import { generateApiKey } from '../src/domain/keys.ts';
 import {
   allUpstreams,
@@ -8,10 +7,10 @@ import {
   call,
   expectThrottled,
   newTeam,
+  openTestStore,
   sleep,
   startEchoUpstream,
   startGateway,
-  testDbPrefix,
   type TestGateway,
 } from './support.ts';
 
@@ -52,10 +51,7 @@ beforeAll(async () => {
   // The store behind a proxy the last test of the first group cuts, to show throttled requests never reach it.
   const mongo = new URL(process.env.MONGO_URL!);
   storeProxy = await startTcpProxy(mongo.hostname, Number(mongo.port));
-  const store = await openGatewayStore({
-    url: `mongodb://127.0.0.1:${storeProxy.port}/`,
-    dbPrefix: testDbPrefix('auth-failures'),
-  });
+  const store = await openTestStore('auth-failures', `mongodb://127.0.0.1:${storeProxy.port}/`);
   gw = await startGateway('auth-failures', allUpstreams(upstream.url), { store, trustedProxies: ['127.0.0.1'] });
 });
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from '@jest/globals';
-import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
-import { call, type EchoGateway, echoGatewayForSuite, sleep, testDbPrefix, type TestGateway } from './support.ts';
+import { gatewayRepositories } from '../src/data/store.ts';
+import { call, type EchoGateway, echoGatewayForSuite, openTestStore, sleep, type TestGateway } from './support.ts';
 
 let gw: TestGateway;
 let owner: EchoGateway['team'];
@@ -67,7 +67,7 @@ describe('API keys', () => {
   });
 
   test('when a revoked key is revoked again, then its first revocation time stays and the change is announced again', async () => {
-    const store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix('auth') });
+    const store = await openTestStore('auth');
     try {
       const { changes } = gatewayRepositories(store.db);
       const issued = await gw.accounts.createKey({ teamId: owner.team.id, userId: owner.user.id, scopes: ['read'] });

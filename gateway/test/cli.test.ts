@@ -4,10 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort, isListening, dropPostgresDatabase, localStoreForCommand } from '../../scripts/local-store.ts';
 import { openCliStore } from '../src/cli/store.ts';
-import { gatewayRepositories } from '../src/data/store.ts';
-import { Accounts } from '../src/domain/accounts.ts';
 import { runCli, teamCreateArgs, userCreateArgs, type CliRun } from '@lpm/test-kit/cli';
-import { call, gatewayForSuite, sleep, testDbPrefix, type TestGateway } from './support.ts';
+import { accountsOf, call, gatewayForSuite, newTeam, sleep, testDbPrefix, type TestGateway } from './support.ts';
 import type { JsonAnswer } from '@lpm/test-kit/json';
 import type { IssuedTeam } from '@lpm/test-kit/running-system';
 
@@ -241,19 +239,14 @@ describe('local store', () => {
         localStoreForCommand({ port, dataDir, database }),
       );
       expect(await isListening(port)).toBe(true);
-      const created = await new Accounts(gatewayRepositories(store.db)).createTeam({
-        name: 'L',
-        plan: 'starter',
-        ownerName: 'O',
-        ownerEmail: 'o@l.io',
-      });
+      const created = await newTeam(accountsOf(store));
       await store.close();
       expect(await isListening(port)).toBe(false);
       const again = await openCliStore({ dbPrefix: testDbPrefix('cli_local') }, () =>
         localStoreForCommand({ port, dataDir, database }),
       );
       try {
-        expect((await new Accounts(gatewayRepositories(again.db)).getTeam(created.team.id)).name).toBe('L');
+        expect((await accountsOf(again).getTeam(created.team.id)).name).toBe(created.team.name);
       } finally {
         await again.close();
       }

@@ -9,12 +9,12 @@ import { waitFor } from '@lpm/test-kit/wait';
 import { expectError } from '@lpm/test-kit/api';
 import type { Store } from '@lpm/shared/store/orm';
 import { CalendarSyncsRepository } from '../src/data/calendar-syncs-repository.ts';
-import { openGatewayStore } from '../src/data/store.ts';
 import {
   allUpstreams,
   call,
   INTERNAL_TOKEN,
   newTeam,
+  openTestStore,
   startEchoUpstream,
   startGateway,
   testDbPrefix,
@@ -74,7 +74,7 @@ const syncRecord = (teamId: string) => store.db.collection<{ _id: string }>('cal
 beforeAll(async () => {
   activities = await startActivitiesStandIn();
   echo = await startEchoUpstream('others');
-  store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix('court_calendar') });
+  store = await openTestStore('court_calendar');
   gw = await startGateway(
     'court_calendar',
     { ...allUpstreams(echo.url), activities: activities.url },

@@ -2,14 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { freePort } from '../../scripts/local-store.ts';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { SERVICE_NAMES } from '@lpm/shared/service/names';
-import { openGatewayStore } from '../src/data/store.ts';
 import {
   allUpstreams,
   call,
   newTeam,
+  openTestStore,
   startEchoUpstream,
   startGateway,
-  testDbPrefix,
   type EchoUpstream,
   type TestGateway,
 } from './support.ts';
@@ -104,10 +103,7 @@ describe('when the store is unreachable', () => {
   test('when the store is cut, then /health answers 503 naming the store and keys get 503, not 401', async () => {
     const mongo = new URL(process.env.MONGO_URL!);
     const proxy = await startTcpProxy(mongo.hostname, Number(mongo.port));
-    const store = await openGatewayStore({
-      url: `mongodb://127.0.0.1:${proxy.port}/`,
-      dbPrefix: testDbPrefix('health'),
-    });
+    const store = await openTestStore('health', `mongodb://127.0.0.1:${proxy.port}/`);
     const gw = await startGateway('health', allUpstreams(up.url), {
       store,
       healthTimeoutMs: HEALTH_TIMEOUT_MS,

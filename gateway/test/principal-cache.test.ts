@@ -175,17 +175,20 @@ describe('PrincipalCache', () => {
         calls,
         changes,
         at: (ms: number) => (clock = ms),
-        poll: (version: number) => (changes.latest = { version, startedAt: clock }),
+        /** The clock moves to `ms`, where a poll starts and reads the counter at `version`. */
+        pollAt: (ms: number, version: number) => {
+          clock = ms;
+          changes.latest = { version, startedAt: ms };
+        },
         revoke: () => (answer = null),
       };
     }
 
     test('when polls keep reading the counter the entry was looked up under, then the key is served without another lookup', async () => {
-      const { cache, calls, at, poll } = watched();
+      const { cache, calls, pollAt } = watched();
       expect(await cache.get('lpk_a')).toBe(principal);
       for (let ms = 250; ms <= 5000; ms += 250) {
-        at(ms);
-        poll(7);
+        pollAt(ms, 7);
         expect(await cache.get('lpk_a')).toBe(principal);
       }
       expect(calls).toHaveLength(1);
@@ -193,35 +196,30 @@ describe('PrincipalCache', () => {
     });
 
     test('when a poll reads another counter (a key revoked, a plan changed), then the key is looked up again', async () => {
-      const { cache, calls, at, poll, revoke } = watched();
+      const { cache, calls, pollAt, revoke } = watched();
       await cache.get('lpk_a');
-      at(3000);
-      poll(7);
+      pollAt(3000, 7);
       revoke();
-      at(3100);
-      poll(8);
+      pollAt(3100, 8);
       expect(await cache.get('lpk_a')).toBeNull();
       expect(calls).toHaveLength(2);
     });
 
     test('when the counter has held for a minute since the lookup, then the key is looked up again all the same', async () => {
-      const { cache, calls, at, poll } = watched();
+      const { cache, calls, pollAt } = watched();
       await cache.get('lpk_a');
-      at(59_999);
-      poll(7);
+      pollAt(59_999, 7);
       await cache.get('lpk_a');
       expect(calls).toHaveLength(1);
-      at(60_000);
-      poll(7);
+      pollAt(60_000, 7);
       await cache.get('lpk_a');
       expect(calls).toHaveLength(2);
     });
 
     test('when the polls stop answering, then the entry lasts until the last answered poll started a TTL ago', async () => {
-      const { cache, calls, at, poll } = watched();
+      const { cache, calls, at, pollAt } = watched();
       await cache.get('lpk_a');
-      at(2000);
-      poll(7);
+      pollAt(2000, 7);
       at(2999);
       expect(await cache.get('lpk_a')).toBe(principal);
       expect(calls).toHaveLength(1);
@@ -231,11 +229,10 @@ describe('PrincipalCache', () => {
     });
 
     test('when the lookup started before any poll answered, then the entry lasts its TTL only', async () => {
-      const { cache, calls, changes, at, poll } = watched();
+      const { cache, calls, changes, pollAt } = watched();
       changes.latest = undefined;
       await cache.get('lpk_a');
-      at(1000);
-      poll(0);
+      pollAt(1000, 0);
       await cache.get('lpk_a');
       expect(calls).toHaveLength(2);
     });

@@ -1,21 +1,13 @@
 // The gateway's change counter in a real store: the first bumps of a new database
 // may come at once (two settings changes of one team), and each upsert may then
 // find no counter and insert its own.
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import type { Store } from '@lpm/shared/store/orm';
 import { PrincipalChangesRepository } from '../src/data/principal-changes.ts';
-import { openGatewayStore } from '../src/data/store.ts';
-import { testDbPrefix } from './support.ts';
+import { storeForSuite } from './support.ts';
 
 let store: Store;
-
-beforeAll(async () => {
-  store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix('principal_changes_counter') });
-});
-
-afterAll(async () => {
-  await store?.close();
-});
+storeForSuite('principal_changes_counter', (opened) => (store = opened));
 
 test('when the first bumps of a database come at once, then none fails and the counter moves', async () => {
   for (let round = 0; round < 5; round++) {

@@ -6,13 +6,14 @@ import { SERVICE_NAMES, SERVICE_PORTS } from '@lpm/shared/service/names';
 import { ConfigError } from '@lpm/shared/config';
 import { CONFIG_ERROR_EXIT } from '@lpm/shared/service/process';
 import { readGatewayConfig } from '../src/config.ts';
-import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
-import { Accounts } from '../src/domain/accounts.ts';
 import { waitFor } from '@lpm/test-kit/wait';
 import {
+  accountsOf,
   call,
   INTERNAL_TOKEN,
   internalHeaders,
+  newTeam,
+  openTestStore,
   sleep,
   startEchoUpstream,
   testDbPrefix,
@@ -151,13 +152,8 @@ describe('server.ts', () => {
     const port = await freePort();
     const internalPort = await freePort();
     const dbPrefix = testDbPrefix('server');
-    const store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix });
-    const team = await new Accounts(gatewayRepositories(store.db)).createTeam({
-      name: 'S',
-      plan: 'starter',
-      ownerName: 'O',
-      ownerEmail: 'o@s.io',
-    });
+    const store = await openTestStore('server');
+    const team = await newTeam(accountsOf(store));
     await store.close();
     const env: NodeJS.ProcessEnv = {
       ...process.env,

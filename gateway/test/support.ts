@@ -78,6 +78,26 @@ export function testDbPrefix(file: string): string {
   return `${process.env.MONGO_DB_PREFIX ?? 'lpm_'}${file}_`;
 }
 
+/** The gateway's store on this test file's databases (`file`), at `url`: the test run's store unless given. */
+export function openTestStore(file: string, url = process.env.MONGO_URL!): Promise<Store> {
+  return openGatewayStore({ url, dbPrefix: testDbPrefix(file) });
+}
+
+/** Before the suite's tests: the gateway's store on this test file's databases, handed to `ready`; closed after them. */
+export function storeForSuite(file: string, ready: (store: Store) => void): void {
+  let store: Store | undefined;
+  beforeAll(async () => {
+    store = await openTestStore(file);
+    ready(store);
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+}
+
+/** The accounts of a store a test opened itself, not through a gateway. */
+export const accountsOf = (store: Store) => new Accounts(gatewayRepositories(store.db));
+
 /** A gateway over the test run's stores; `file` keeps this test file's data apart. */
 export async function startGateway(
   file: string,
@@ -85,7 +105,7 @@ export async function startGateway(
   overrides: Partial<GatewayDeps> & { redisUrl?: string } = {},
 ): Promise<TestGateway> {
   const { redisUrl, ...rest } = overrides;
-  const store = rest.store ?? (await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix(file) }));
+  const store = rest.store ?? (await openTestStore(file));
   const redis = createRedis(redisUrl ?? process.env.REDIS_URL!, 'lpm-gateway-limits');
   await redisReady(redis, 5000);
   const app = buildGatewayApp({
@@ -112,7 +132,7 @@ export async function startGateway(
     app,
     url: `http://127.0.0.1:${port}`,
     internalUrl,
-    accounts: new Accounts(gatewayRepositories(store.db)),
+    accounts: accountsOf(store),
     redis,
     store,
     close: async () => {

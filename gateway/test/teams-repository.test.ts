@@ -1,20 +1,13 @@
 // A team's record written by several requests at once: FerretDB applies each update
 // as a read, a change in Go and a write of the whole document, so without the team's
 // lock one write of two at once is lost even when they set different fields.
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { expect, test } from '@jest/globals';
 import type { Store } from '@lpm/shared/store/orm';
-import { gatewayRepositories, openGatewayStore } from '../src/data/store.ts';
-import { testDbPrefix } from './support.ts';
+import { gatewayRepositories } from '../src/data/store.ts';
+import { storeForSuite } from './support.ts';
 
 let store: Store;
-
-beforeAll(async () => {
-  store = await openGatewayStore({ url: process.env.MONGO_URL!, dbPrefix: testDbPrefix('teams_repository') });
-});
-
-afterAll(async () => {
-  await store?.close();
-});
+storeForSuite('teams_repository', (opened) => (store = opened));
 
 test('when each court calendar part, another setting and the plan are written at once, then every one is kept, team after team', async () => {
   const { teams } = gatewayRepositories(store.db);

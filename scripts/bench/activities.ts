@@ -6,13 +6,12 @@
 // with their list markers and day counts (list-seed.ts). On this checkout's system;
 // the seeded activities stay in the store, so it runs near the end.
 import type { Db } from 'mongodb';
-import { activitiesLists, activityDerivedFields, newId, type ActivityRecord } from './internals.ts';
+import { DAY_MS, activitiesLists, activityDerivedFields, newId, type ActivityRecord } from './internals.ts';
 import { seedListed } from './list-seed.ts';
-import { measureSeededLists } from './seeded-lists.ts';
-import { measureRaw, ratioOf, recordRun, type Bench } from './support.ts';
+import { driverListPage, measureSeededLists, recordBesideDriver } from './seeded-lists.ts';
+import { measureRaw, recordRun, type Bench } from './support.ts';
 
 export const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 100_000);
-const DAY_MS = 86_400_000;
 const ZONE = 'America/Sao_Paulo';
 const TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
 const PRIORITIES = ['alta', 'media', 'baixa'] as const;
@@ -78,7 +77,6 @@ async function seedActivities(db: Db, teamId: string): Promise<number> {
 export async function activitiesSection(b: Bench): Promise<void> {
   const figures = await measureSeededLists(b, {
     service: 'activities',
-    noun: 'activities',
     count: ACTIVITIES,
     probe: '/v1/activities/overdue?limit=1',
     seed: seedActivities,
@@ -93,25 +91,14 @@ export async function activitiesSection(b: Bench): Promise<void> {
       console.log('\nthe same query through the raw driver:');
       return [
         await measureRaw('driver find+count (overdue)', () =>
-          Promise.all([
-            col
-              .find(filter, {
-                projection: { outbox: 0, outbox_pending: 0 },
-                sort: { due_missing: 1, due_at: 1, _id: 1 },
-                limit: 20,
-              })
-              .toArray(),
-            col.countDocuments(filter),
-          ]),
+          driverListPage(col, filter, { due_missing: 1, due_at: 1, _id: 1 }),
         ),
       ];
     },
   });
   b.figures.push(...figures);
   const [service, list, driver] = figures;
-  recordRun(b, 'activities.overdue.service', service);
-  recordRun(b, 'activities.overdue.driver', driver);
-  b.record('activities.overdue.p50_vs_driver', ratioOf(service.p50, driver.p50));
+  recordBesideDriver(b, 'activities.overdue', service, driver);
   recordRun(b, 'activities.list_100k.direct', list);
   b.record('activities.list_100k.p50_ms', list.p50);
 }

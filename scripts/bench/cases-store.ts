@@ -2,6 +2,7 @@
 // builds them, and how the store runs the queries on them (cases.ts measures the API).
 import { MongoClient, type Db } from 'mongodb';
 import {
+  DAY_MS,
   DEFAULT_CASE_PHASES,
   armDeadline,
   casesLists,
@@ -60,7 +61,6 @@ const FAMILY = [
 ];
 const AREAS = ['Cível', 'Trabalhista', 'Tributário', 'Família', 'Empresarial', null];
 const PRIORITIES: CasePriority[] = ['alta', 'media', 'baixa'];
-const DAY_MS = 86_400_000;
 
 /** The end of an SLA date in the team's zone (about 60 dates in all, each computed once). */
 const deadlines = new Map<string, Date>();

@@ -5,6 +5,7 @@
 // the store, so it runs last.
 import type { Db, Document } from 'mongodb';
 import {
+  DAY_MS,
   DEFAULT_DEAL_PHASES,
   dealDerivedFields,
   dealsLists,
@@ -13,11 +14,10 @@ import {
   type DealStatus,
 } from './internals.ts';
 import { seedListed } from './list-seed.ts';
-import { measureSeededLists } from './seeded-lists.ts';
-import { measureRaw, ratioOf, recordRun, type Bench } from './support.ts';
+import { driverListPage, measureSeededLists, recordBesideDriver } from './seeded-lists.ts';
+import { measureRaw, type Bench } from './support.ts';
 
 export const DEALS = Number(process.env.BENCH_DEALS ?? 100_000);
-const DAY_MS = 86_400_000;
 const SOURCES = ['site', 'indicacao', 'linkedin', 'evento', 'publicacao', 'parceiro', null];
 const STATUSES: DealStatus[] = ['ativo', 'ativo', 'ativo', 'ganho', 'perdido', 'arquivado'];
 
@@ -77,7 +77,6 @@ async function seedDeals(db: Db, teamId: string): Promise<number> {
 export async function dealsSection(b: Bench): Promise<void> {
   const figures = await measureSeededLists(b, {
     service: 'deals',
-    noun: 'deals',
     count: DEALS,
     probe: '/v1/deals?limit=1',
     seed: seedDeals,
@@ -92,12 +91,7 @@ export async function dealsSection(b: Bench): Promise<void> {
       const sort: Document = { value_missing: 1, value_cents: -1, _id: -1 };
       console.log('\nthe same queries through the raw driver:');
       return [
-        await measureRaw('driver find+count (list filter+sort)', () =>
-          Promise.all([
-            deals.find(filter, { projection: { outbox: 0, outbox_pending: 0 }, sort, limit: 20 }).toArray(),
-            deals.countDocuments(filter),
-          ]),
-        ),
+        await measureRaw('driver find+count (list filter+sort)', () => driverListPage(deals, filter, sort)),
         await measureRaw('driver aggregate (summary)', () =>
           deals
             .aggregate([
@@ -115,9 +109,6 @@ export async function dealsSection(b: Bench): Promise<void> {
   for (const [key, service, driver] of [
     ['list_filter_sort', list, listDriver],
     ['summary', summary, summaryDriver],
-  ] as const) {
-    recordRun(b, `deals.${key}.service`, service);
-    recordRun(b, `deals.${key}.driver`, driver);
-    b.record(`deals.${key}.p50_vs_driver`, ratioOf(service.p50, driver.p50));
-  }
+  ] as const)
+    recordBesideDriver(b, `deals.${key}`, service, driver);
 }

@@ -8,6 +8,7 @@ import {
   CASE_VIEWS,
   ClientLinks,
   ClientViewEntity,
+  DAY_MS,
   Financial,
   FinancialEntity,
   FinancialRepository,
@@ -30,7 +31,6 @@ const CATEGORIES = {
   expense: ['aluguel', 'pessoal', 'marketing', 'tecnologia'],
   cost: ['custas', 'pericia', 'diligencias', 'cartorio'],
 };
-const DAY_MS = 86_400_000;
 
 function seeded(teamId: string, i: number, clients: string[]): FinancialRecord {
   const type = TYPES[i % 3];

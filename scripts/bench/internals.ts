@@ -64,7 +64,8 @@ export { Financial } from '../../services/financial/src/domain/financial.ts';
 export { derivedFields as financialDerivedFields } from '../../services/financial/src/domain/financial-shape.ts';
 // The SLA instants of a seeded case and their slot markers (cases-store.ts): armed as Cases and its record store arm them.
 export { armDeadline, signalSlots } from '../../shared/src/jobs/time-signals.ts';
-export { zonedMoment } from '../../shared/src/time.ts';
+// The days seeded records are dated by.
+export { DAY_MS, zonedMoment } from '../../shared/src/time.ts';
 
 import type { Db } from 'mongodb';
 import { pino } from 'pino';

@@ -8,6 +8,7 @@
 import { MongoClient } from 'mongodb';
 import { measureList, type ListRun } from './cases.ts';
 import {
+  DAY_MS,
   clientDerivedFields,
   clientsLists,
   financialDerivedFields,
@@ -19,11 +20,10 @@ import {
 } from './internals.ts';
 import { seedListed } from './list-seed.ts';
 import { measureSearch, type SearchTerms } from './search.ts';
-import { recordRun, type Bench, type Figures, type System } from './support.ts';
+import { recordRun, type Bench, type Figures } from './support.ts';
 import { createTeams, identityOf } from './teams.ts';
 
 export const LIST_RECORDS = Number(process.env.BENCH_LIST_RECORDS ?? 100_000);
-const DAY_MS = 86_400_000;
 const SEGMENTS = ['vip', 'premium', 'regular', 'occasional', null] as const;
 const CATEGORIES = ['honorarios', 'custas', 'aluguel', 'pericia'];
 
@@ -104,14 +104,13 @@ function seededRecord(teamId: string, i: number, now: number): FinancialRecord {
 }
 
 interface ListScenario {
+  /** The service, and its database's name. */
   service: 'clients' | 'financial';
-  url(sys: System): string;
-  database: string;
   collection: string;
   lists: typeof clientsLists;
   make(teamId: string, i: number, now: number): { team_id: string };
-  /** The default page (key `<service>.list_100k`) and one filtered by counted fields (`<service>.list_100k_filtered`). */
-  runs: [ListRun, ListRun];
+  /** A page filtered by counted fields (key `<service>.list_100k_filtered`), measured after the default page (`<service>.list_100k`). */
+  filtered: ListRun;
   /** Terms of its search through the gateway (`<service>.search_100k`), if it has one. */
   search?: SearchTerms;
 }
@@ -119,29 +118,19 @@ interface ListScenario {
 const SCENARIOS: ListScenario[] = [
   {
     service: 'clients',
-    url: (sys) => sys.serviceUrls.clients,
-    database: 'clients',
     collection: 'clients',
     lists: clientsLists,
     make: seededClient,
-    runs: [
-      { label: 'no filter', path: '/v1/clients?limit=20' },
-      { label: 'status and segment', path: '/v1/clients?limit=20&status=active&segment=vip' },
-    ],
+    filtered: { label: 'status and segment', path: '/v1/clients?limit=20&status=active&segment=vip' },
     // "10@" ends 1.0% of the e-mails; "advocacia" is the domain of 30%.
     search: { rare: '10@', common: 'advocacia' },
   },
   {
     service: 'financial',
-    url: (sys) => sys.serviceUrls.financial,
-    database: 'financial',
     collection: 'financial_records',
     lists: financialLists,
     make: seededRecord,
-    runs: [
-      { label: 'no filter', path: '/v1/financial?limit=20' },
-      { label: 'type and status', path: '/v1/financial?limit=20&type=revenue&status=pending' },
-    ],
+    filtered: { label: 'type and status', path: '/v1/financial?limit=20&type=revenue&status=pending' },
   },
 ];
 
@@ -151,13 +140,15 @@ export async function listsSection(b: Bench): Promise<void> {
   const figures: Figures[] = [];
   try {
     for (const s of SCENARIOS) {
+      const url = sys.serviceUrls[s.service];
+      const defaultPage: ListRun = { label: 'no filter', path: `/v1/${s.service}?limit=20` };
       const [team] = await createTeams(b, sys.tree, [`Bench ${s.service} list`]);
       const headers = identityHeaders(identityOf(team), b.token);
       // The service is up once it answers: its indexes and its backfill's cursor exist before the seed.
-      const probe = await fetch(`${s.url(sys)}${s.runs[0].path}`, { headers });
+      const probe = await fetch(`${url}${defaultPage.path}`, { headers });
       if (probe.status !== 200)
-        throw new Error(`GET ${s.runs[0].path} answered ${probe.status}: ${await probe.text()}`);
-      const db = client.db(`${sys.tree.dbPrefix}${s.database}`);
+        throw new Error(`GET ${defaultPage.path} answered ${probe.status}: ${await probe.text()}`);
+      const db = client.db(`${sys.tree.dbPrefix}${s.service}`);
       const now = Date.now();
       const seeded = await seedListed(db, s.collection, s.lists(db), LIST_RECORDS, (i) => s.make(team.team.id, i, now));
       console.log(
@@ -165,13 +156,13 @@ export async function listsSection(b: Bench): Promise<void> {
           `counted their ${seeded.days} days (list_counts) in ${seeded.countSeconds.toFixed(1)} s`,
       );
       console.log(
-        `\nGET ${s.runs[0].path.split('?')[0]}, ${LIST_RECORDS.toLocaleString('en')} records of one team, 20 per page:`,
+        `\nGET ${defaultPage.path.split('?')[0]}, ${LIST_RECORDS.toLocaleString('en')} records of one team, 20 per page:`,
       );
       for (const [run, key] of [
-        [s.runs[0], 'list_100k'],
-        [s.runs[1], 'list_100k_filtered'],
+        [defaultPage, 'list_100k'],
+        [s.filtered, 'list_100k_filtered'],
       ] as const) {
-        const f = await measureList(`GET ${run.path.split('?')[0]} ${run.label} direct`, s.url(sys), run, headers);
+        const f = await measureList(`GET ${run.path.split('?')[0]} ${run.label} direct`, url, run, headers);
         recordRun(b, `${s.service}.${key}.direct`, f);
         b.record(`${s.service}.${key}.p50_ms`, f.p50);
         figures.push(f);

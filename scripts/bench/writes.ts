@@ -209,27 +209,15 @@ function recordStep(b: Bench, prefix: string, s: Step): void {
   b.record(`${prefix}.other_store_commands_per_write`, s.otherCommands);
 }
 
-const clientPosts: WriteKind = {
-  name: 'POST /v1/clients',
-  serviceUrl: (sys) => sys.serviceUrls.clients,
-  request: (i) => ({
-    method: 'POST',
-    path: '/v1/clients',
-    body: { type: 'PJ', name: `Writes bench ${i}`, segment: 'regular' },
-    status: 201,
-  }),
-};
+/** POST /v1/<service> of the record `body(i)`: each request creates one. */
+const posts = (service: 'clients' | 'activities', body: (i: number) => object): WriteKind => ({
+  name: `POST /v1/${service}`,
+  serviceUrl: (sys) => sys.serviceUrls[service],
+  request: (i) => ({ method: 'POST', path: `/v1/${service}`, body: body(i), status: 201 }),
+});
 
-const activityPosts: WriteKind = {
-  name: 'POST /v1/activities',
-  serviceUrl: (sys) => sys.serviceUrls.activities,
-  request: (i) => ({
-    method: 'POST',
-    path: '/v1/activities',
-    body: { type: 'task', title: `Writes bench ${i}` },
-    status: 201,
-  }),
-};
+const clientPosts = posts('clients', (i) => ({ type: 'PJ', name: `Writes bench ${i}`, segment: 'regular' }));
+const activityPosts = posts('activities', (i) => ({ type: 'task', title: `Writes bench ${i}` }));
 
 /** PUT /v1/cases/{id} over `cases` (each team's own, `cases[n]` of team n), each a new title: every PUT changes its case. */
 const casePuts = (cases: string[][]): WriteKind => ({

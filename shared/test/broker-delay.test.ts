@@ -1,9 +1,9 @@
 import { type Channel, type ConsumeMessage } from 'amqplib';
 import { Broker, type DeliveryMeta } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { brokerBehindProxy } from '@lpm/test-kit/broker-behind-proxy';
 import { scratchBroker, type ScratchBroker } from '@lpm/test-kit/scratch-broker';
-import { quietLogger, waitFor } from '@lpm/test-kit/wait';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'broker-delay-test.events';
 
@@ -105,16 +105,8 @@ it('when published to a queue or with a delay, then the message keeps the proper
 });
 
 it('when the connection was lost meanwhile, then publishDelayed rejects while down and declares its delay queue again once reconnected', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port));
-  const url = new URL(process.env.AMQP_URL!);
-  url.host = `127.0.0.1:${proxy.port}`;
-  const viaProxy = await Broker.connect({
-    url: url.toString(),
-    exchange: EXCHANGE,
-    logger: quietLogger,
-    reconnectMinMs: 20,
-    reconnectMaxMs: 100,
-  });
+  const behind = await brokerBehindProxy(EXCHANGE, { reconnectMinMs: 20, reconnectMaxMs: 100 });
+  const { proxy, broker: viaProxy } = behind;
   try {
     const { queue, got } = await consumed('reconnect', viaProxy);
     const delayQueue = `${queue}.delay.100`;
@@ -139,8 +131,7 @@ it('when the connection was lost meanwhile, then publishDelayed rejects while do
     await waitFor('the delayed event after the reconnect', () => got.some((g) => g.event.id === after.id), 5000);
     expect(got.map((g) => g.event.id)).not.toContain(down.id);
   } finally {
-    await viaProxy.close();
-    await proxy.close();
+    await behind.close();
   }
 });
 

@@ -6,10 +6,11 @@ import {
   LAST_ERROR_HEADER,
   mongoDedupe,
   purgeDedupeRecords,
+  type ConsumeOptions,
   type DeliveryMeta,
 } from '../src/messaging/broker.ts';
 import { newEvent, type DomainEvent } from '../src/events.ts';
-import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { brokerBehindProxy } from '@lpm/test-kit/broker-behind-proxy';
 import { waitFor, quietLogger, sleep } from '@lpm/test-kit/wait';
 
 const EXCHANGE = 'consumer-test.events';
@@ -43,22 +44,38 @@ afterAll(async () => {
 
 const messageCount = async (queue: string) => (await ch.checkQueue(queue)).messageCount;
 
+/** Runs `run` while a consumer with `options` is up, and cancels the consumer after it. */
+async function whileConsuming(options: ConsumeOptions, run: () => Promise<void>): Promise<void> {
+  const consumer = await broker.consume(options);
+  try {
+    await run();
+  } finally {
+    await consumer.cancel();
+  }
+}
+
+/**
+ * For a deduplicating consumer: the dedupe store of consumer `name` (claims stale after
+ * `claimStaleMs` if given), and a handler that notes each event's id in `handled`, then takes `pauseMs`.
+ */
+function dedupedNoting(name: string, { claimStaleMs, pauseMs = 0 }: { claimStaleMs?: number; pauseMs?: number } = {}) {
+  const dedupe = mongoDedupe(db, name, claimStaleMs === undefined ? {} : { claimStaleMs });
+  const handled: string[] = [];
+  const handler = async (got: DomainEvent) => {
+    handled.push(got.id);
+    if (pauseMs) await sleep(pauseMs);
+  };
+  return { dedupe, handled, handler };
+}
+
 // Each test uses its own event type, so no queue sees another test's events.
 function event(type: string, label: string): DomainEvent {
   return newEvent(type, 'team_1', { label }, { status: 'ativo' }, 'user_1');
 }
 
 it('when the handler resolves, then the message is acked, and until then a lost connection brings it back', async () => {
-  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port));
-  const url = new URL(AMQP_URL);
-  url.host = `127.0.0.1:${proxy.port}`;
-  const viaProxy = await Broker.connect({
-    url: url.toString(),
-    exchange: EXCHANGE,
-    logger: quietLogger,
-    reconnectMinMs: 50,
-    reconnectMaxMs: 300,
-  });
+  const behind = await brokerBehindProxy(EXCHANGE, { reconnectMinMs: 50, reconnectMaxMs: 300 });
+  const { proxy, broker: viaProxy } = behind;
   const deliveries: DeliveryMeta[] = [];
   let finish!: () => void;
   const firstCallBlocks = new Promise<void>((r) => (finish = r));
@@ -87,32 +104,31 @@ it('when the handler resolves, then the message is acked, and until then a lost 
     expect(deliveries).toHaveLength(2);
   } finally {
     finish();
-    await viaProxy.close();
-    await proxy.close();
+    await behind.close();
   }
 });
 
 it('when a handler fails twice and then succeeds, then it is retried after the delay and succeeds', async () => {
   const attempts: number[] = [];
   const e = event('deal.lost', 'flaky');
-  const consumer = await broker.consume({
-    queue: 'consumer-test.flaky',
-    bindings: ['deal.lost'],
-    retryDelayMs: 100,
-    maxAttempts: 5,
-    handler: async (got, meta) => {
-      if (got.id !== e.id) return;
-      attempts.push(meta.attempt);
-      if (attempts.length <= 2) throw new Error(`transient failure ${attempts.length}`);
+  await whileConsuming(
+    {
+      queue: 'consumer-test.flaky',
+      bindings: ['deal.lost'],
+      retryDelayMs: 100,
+      maxAttempts: 5,
+      handler: async (got, meta) => {
+        if (got.id !== e.id) return;
+        attempts.push(meta.attempt);
+        if (attempts.length <= 2) throw new Error(`transient failure ${attempts.length}`);
+      },
     },
-  });
-  try {
-    await broker.publish(e);
-    await waitFor('three attempts', () => attempts.length === 3);
-    await waitFor('queue settled', async () => (await messageCount('consumer-test.flaky.retry')) === 0);
-  } finally {
-    await consumer.cancel();
-  }
+    async () => {
+      await broker.publish(e);
+      await waitFor('three attempts', () => attempts.length === 3);
+      await waitFor('queue settled', async () => (await messageCount('consumer-test.flaky.retry')) === 0);
+    },
+  );
   expect(attempts).toEqual([1, 2, 3]);
   expect(await messageCount('consumer-test.flaky')).toBe(0);
   expect(await messageCount('consumer-test.flaky.dlq')).toBe(0);
@@ -121,28 +137,28 @@ it('when a handler fails twice and then succeeds, then it is retried after the d
 it('when a handler always fails, then the message lands in the DLQ after maxAttempts and is not delivered again', async () => {
   let calls = 0;
   const e = event('deal.updated', 'poison');
-  const consumer = await broker.consume({
-    queue: 'consumer-test.poison',
-    bindings: ['deal.updated'],
-    retryDelayMs: 50,
-    maxAttempts: 3,
-    handler: async () => {
-      calls++;
-      throw new Error('always broken');
-    },
-  });
   let dead: GetMessage | false = false;
-  try {
-    await broker.publish(e);
-    await waitFor(
-      'dead-lettered',
-      async () => (dead = await ch.get('consumer-test.poison.dlq', { noAck: true })) !== false,
-    );
-    // Several retry delays' worth: a message still cycling would be handled again.
-    await sleep(500);
-  } finally {
-    await consumer.cancel();
-  }
+  await whileConsuming(
+    {
+      queue: 'consumer-test.poison',
+      bindings: ['deal.updated'],
+      retryDelayMs: 50,
+      maxAttempts: 3,
+      handler: async () => {
+        calls++;
+        throw new Error('always broken');
+      },
+    },
+    async () => {
+      await broker.publish(e);
+      await waitFor(
+        'dead-lettered',
+        async () => (dead = await ch.get('consumer-test.poison.dlq', { noAck: true })) !== false,
+      );
+      // Several retry delays' worth: a message still cycling would be handled again.
+      await sleep(500);
+    },
+  );
   expect(calls).toBe(3);
   const msg = dead as unknown as GetMessage;
   expect(JSON.parse(msg.content.toString())).toEqual(e);
@@ -154,55 +170,49 @@ it('when a handler always fails, then the message lands in the DLQ after maxAtte
 });
 
 it('when the same event id is delivered again, then the handler runs once', async () => {
-  const handled: string[] = [];
-  const dedupe = mongoDedupe(db, 'consumer-test-dedupe');
-  const consumer = await broker.consume({
-    queue: 'consumer-test.dedupe',
-    bindings: ['deal.created'],
-    dedupe,
-    handler: async (got) => {
-      handled.push(got.id);
-    },
-  });
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-dedupe');
   const e = event('deal.created', 'dup');
   const other = event('deal.created', 'other');
-  try {
-    await broker.publish(e);
-    await waitFor('first', () => handled.length === 1);
-    await broker.publish(e); // e.g. the outbox republished after a crash
-    await broker.publish(other);
-    await waitFor('other', () => handled.length >= 2);
-    await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe')) === 0);
-  } finally {
-    await consumer.cancel();
-  }
+  await whileConsuming(
+    {
+      queue: 'consumer-test.dedupe',
+      bindings: ['deal.created'],
+      dedupe,
+      handler,
+    },
+    async () => {
+      await broker.publish(e);
+      await waitFor('first', () => handled.length === 1);
+      await broker.publish(e); // e.g. the outbox republished after a crash
+      await broker.publish(other);
+      await waitFor('other', () => handled.length >= 2);
+      await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe')) === 0);
+    },
+  );
   expect(handled).toEqual([e.id, other.id]);
   expect(await dedupe.claim(e.id)).toBe('done');
   expect(await db.collection('dedupe_consumer-test-dedupe').countDocuments()).toBe(2);
 });
 
 it('when dedupeWhen passes over an event, then its handler runs without a claim, and the others are claimed', async () => {
-  const handled: string[] = [];
-  const dedupe = mongoDedupe(db, 'consumer-test-dedupe-when');
-  const consumer = await broker.consume({
-    queue: 'consumer-test.dedupe-when',
-    bindings: ['deal.updated'],
-    dedupe,
-    dedupeWhen: (got) => (got.data.object as { label: string }).label !== 'nothing to do',
-    handler: async (got) => {
-      handled.push(got.id);
-    },
-  });
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-dedupe-when');
   const skipped = event('deal.updated', 'nothing to do');
   const claimed = event('deal.updated', 'counts');
-  try {
-    await broker.publish(skipped);
-    await broker.publish(claimed);
-    await waitFor('both handled', () => handled.length === 2);
-    await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe-when')) === 0);
-  } finally {
-    await consumer.cancel();
-  }
+  await whileConsuming(
+    {
+      queue: 'consumer-test.dedupe-when',
+      bindings: ['deal.updated'],
+      dedupe,
+      dedupeWhen: (got) => (got.data.object as { label: string }).label !== 'nothing to do',
+      handler,
+    },
+    async () => {
+      await broker.publish(skipped);
+      await broker.publish(claimed);
+      await waitFor('both handled', () => handled.length === 2);
+      await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe-when')) === 0);
+    },
+  );
   expect(handled.sort()).toEqual([skipped.id, claimed.id].sort());
   const claims = await db
     .collection<{ _id: string; state: string }>('dedupe_consumer-test-dedupe-when')
@@ -246,28 +256,24 @@ it('when dedupe records are older than the retention, then the purge deletes the
 });
 
 it('when one event is delivered five times at once to a slow handler, then the handler runs once', async () => {
-  const handled: string[] = [];
-  const dedupe = mongoDedupe(db, 'consumer-test-concurrent');
-  const consumer = await broker.consume({
-    queue: 'consumer-test.concurrent',
-    bindings: ['deal.updated'],
-    dedupe,
-    prefetch: 10,
-    retryDelayMs: 200,
-    handler: async (got) => {
-      handled.push(got.id);
-      await new Promise((r) => setTimeout(r, 300));
-    },
-  });
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-concurrent', { pauseMs: 300 });
   const e = event('deal.updated', 'burst');
-  try {
-    await Promise.all(Array.from({ length: 5 }, () => broker.publish(e)));
-    const claims = db.collection<{ _id: string; state: string }>('dedupe_consumer-test-concurrent');
-    await waitFor('claim completed', async () => (await claims.findOne({ _id: e.id }))?.state === 'done');
-    await new Promise((r) => setTimeout(r, 1000)); // the busy deliveries come back from the retry queue and are skipped
-  } finally {
-    await consumer.cancel();
-  }
+  await whileConsuming(
+    {
+      queue: 'consumer-test.concurrent',
+      bindings: ['deal.updated'],
+      dedupe,
+      prefetch: 10,
+      retryDelayMs: 200,
+      handler,
+    },
+    async () => {
+      await Promise.all(Array.from({ length: 5 }, () => broker.publish(e)));
+      const claims = db.collection<{ _id: string; state: string }>('dedupe_consumer-test-concurrent');
+      await waitFor('claim completed', async () => (await claims.findOne({ _id: e.id }))?.state === 'done');
+      await new Promise((r) => setTimeout(r, 1000)); // the busy deliveries come back from the retry queue and are skipped
+    },
+  );
   expect(handled).toEqual([e.id]);
 });
 
@@ -275,29 +281,26 @@ it("when a delivery died holding the event's claim, then its redeliveries wait f
   // The drill found cases counting an activity event never: a consumer killed mid-handler
   // (or one whose release the store refused during a cut) leaves the claim 'processing';
   // each redelivery found it busy, and five busy deliveries sent the event to the DLQ.
-  const handled: string[] = [];
-  const dedupe = mongoDedupe(db, 'consumer-test-stale', { claimStaleMs: 8000 });
+  const { dedupe, handled, handler } = dedupedNoting('consumer-test-stale', { claimStaleMs: 8000 });
   const queue = 'consumer-test.stale-claim';
-  const consumer = await broker.consume({
-    queue,
-    bindings: ['activity.created'],
-    dedupe,
-    retryDelayMs: 200,
-    transientDelaysMs: [500, 1000],
-    handler: async (got) => {
-      handled.push(got.id);
-    },
-  });
   const e = event('activity.created', 'claimed by a dead delivery');
-  try {
-    // What the delivery that died left: its claim, taken and never completed nor released.
-    expect(await dedupe.claim(e.id)).toBe('new');
-    await broker.publish(e);
-    await waitFor('handled once the claim is stale', () => handled.length === 1, 60_000);
-    await waitFor('queue drained', async () => (await messageCount(queue)) === 0);
-  } finally {
-    await consumer.cancel();
-  }
+  await whileConsuming(
+    {
+      queue,
+      bindings: ['activity.created'],
+      dedupe,
+      retryDelayMs: 200,
+      transientDelaysMs: [500, 1000],
+      handler,
+    },
+    async () => {
+      // What the delivery that died left: its claim, taken and never completed nor released.
+      expect(await dedupe.claim(e.id)).toBe('new');
+      await broker.publish(e);
+      await waitFor('handled once the claim is stale', () => handled.length === 1, 60_000);
+      await waitFor('queue drained', async () => (await messageCount(queue)) === 0);
+    },
+  );
   expect(handled).toEqual([e.id]);
   expect(await messageCount(`${queue}.dlq`)).toBe(0);
   expect(await dedupe.claim(e.id)).toBe('done');
@@ -305,23 +308,23 @@ it("when a delivery died holding the event's claim, then its redeliveries wait f
 
 it('when a message is not valid JSON, then it goes straight to the DLQ without reaching the handler', async () => {
   let calls = 0;
-  const consumer = await broker.consume({
-    queue: 'consumer-test.garbage',
-    bindings: ['deal.phase_changed'],
-    handler: async () => {
-      calls++;
-    },
-  });
   let dead: GetMessage | false = false;
-  try {
-    ch.sendToQueue('consumer-test.garbage', Buffer.from('{"id": "evt_x", oops'), { messageId: 'garbage-1' });
-    await waitFor(
-      'dead-lettered',
-      async () => (dead = await ch.get('consumer-test.garbage.dlq', { noAck: true })) !== false,
-    );
-  } finally {
-    await consumer.cancel();
-  }
+  await whileConsuming(
+    {
+      queue: 'consumer-test.garbage',
+      bindings: ['deal.phase_changed'],
+      handler: async () => {
+        calls++;
+      },
+    },
+    async () => {
+      ch.sendToQueue('consumer-test.garbage', Buffer.from('{"id": "evt_x", oops'), { messageId: 'garbage-1' });
+      await waitFor(
+        'dead-lettered',
+        async () => (dead = await ch.get('consumer-test.garbage.dlq', { noAck: true })) !== false,
+      );
+    },
+  );
   const msg = dead as unknown as GetMessage;
   expect(msg.content.toString()).toBe('{"id": "evt_x", oops');
   expect(msg.properties.messageId).toBe('garbage-1');

@@ -180,6 +180,14 @@ describe('ListBuckets when a field is counted by a newer version', () => {
   const older = (collection: string) =>
     new ListBuckets({ db, collection, order: { field: 'at', keys: ['at'] }, dayField: 'at', counted: ['status'] });
 
+  /** `count` records of `teamId` in `col`, counted by the older version: its lists, and the newer version's. */
+  async function countedByOlder(col: string, teamId: string, count: number) {
+    const old = older(col);
+    await old.backfill();
+    await insertMarked(old, col, spread(teamId, count));
+    return { old, newer: lists(col) };
+  }
+
   /** Retries `read` until it answers (not null), for up to 10 s. */
   async function answered<T>(read: () => Promise<T | null>): Promise<T> {
     const deadline = Date.now() + 10_000;
@@ -192,10 +200,7 @@ describe('ListBuckets when a field is counted by a newer version', () => {
 
   it('when days were counted without it, then a page filtered on it takes the plain query until those days are counted again, and other pages are answered at once', async () => {
     const col = 'grown';
-    const old = older(col);
-    await old.backfill();
-    await insertMarked(old, col, spread('team_g', 30));
-    const newer = lists(col);
+    const { old, newer } = await countedByOlder(col, 'team_g', 30);
     expect(await page(newer, 'team_g', { status: 'ativo' }, -1, 0, 10)).toEqual(
       await plainPage(col, { status: 'ativo' }, -1, 0, 10),
     );
@@ -216,10 +221,7 @@ describe('ListBuckets when a field is counted by a newer version', () => {
 
   it('when the newer version starts, then it counts again every day counted without the field, before any page asks', async () => {
     const col = 'grown_start';
-    const old = older(col);
-    await old.backfill();
-    await insertMarked(old, col, spread('team_h', 25));
-    const newer = lists(col);
+    const { newer } = await countedByOlder(col, 'team_h', 25);
     await newer.backfill(); // the start's pass
     expect(await page(newer, 'team_h', { status: 'arquivado', phase: 'a' }, -1, 0, 25)).toEqual(
       await plainPage(col, { status: 'arquivado', phase: 'a' }, -1, 0, 25),

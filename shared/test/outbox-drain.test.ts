@@ -2,38 +2,27 @@
 // writers, and a stalled relay (the rest: outbox.test.ts).
 import { MongoClient, type Db } from 'mongodb';
 import { type DomainEvent } from '../src/events.ts';
-import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { tryDocumentLock, tryDocumentLocks, withDocumentLock } from '../src/store/lock.ts';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { broker, db, events, log, observer, outboxSuite, ownObserver, storeOutage } from './outbox-suite.ts';
+import { broker, db, events, observer, outboxSuite, ownObserver, relays, storeOutage } from './outbox-suite.ts';
 
 outboxSuite('b');
 
 /** A relay of `collection` on `on` that publishes to the broker only when kicked: its passes and scans wait an hour. */
 const kickedOnlyRelay = (on: Db, collection: string) =>
-  new OutboxRelay({
-    db: on,
-    collections: [collection],
-    publisher: broker,
-    logger: captureLogger(),
-    intervalMs: 3_600_000,
-    scanIntervalMs: 3_600_000,
-    scanGraceMs: 0,
-  });
+  relays.kicked(collection, { db: on, intervalMs: 3_600_000, scanGraceMs: 0 });
 
 describe('OutboxRelay drain', () => {
   it('when the store fails while kicked documents are drained, then they stay named and go out once it is back, without a scan', async () => {
     const { own, publisher, proxy, viaDb, end } = await storeOutage('outbox-test.store-cut');
     const logger = captureLogger();
-    const relay = new OutboxRelay({
+    const relay = relays.kicked('clients_s', {
       db: viaDb,
-      collections: ['clients_s'],
       publisher,
       logger,
       intervalMs: 50,
       concurrency: 2,
-      scanIntervalMs: 3_600_000,
       scanGraceMs: 0,
     });
     try {
@@ -151,24 +140,8 @@ describe('OutboxRelay drain', () => {
         await broker.publish(e);
       },
     };
-    const r1 = new OutboxRelay({
-      scanIntervalMs: 50,
-      scanGraceMs: 0,
-      db,
-      collections: ['clients_c'],
-      publisher: counting,
-      logger: log,
-      intervalMs: 20,
-    });
-    const r2 = new OutboxRelay({
-      scanIntervalMs: 50,
-      scanGraceMs: 0,
-      db: db2,
-      collections: ['clients_c'],
-      publisher: counting,
-      logger: log,
-      intervalMs: 20,
-    });
+    const r1 = relays.scanning('clients_c', { publisher: counting, intervalMs: 20 });
+    const r2 = relays.scanning('clients_c', { db: db2, publisher: counting, intervalMs: 20 });
     try {
       await Promise.all([r1.runOnce(), r2.runOnce(), r1.runOnce(), r2.runOnce()]);
       r1.start();
@@ -201,22 +174,8 @@ describe('OutboxRelay drain', () => {
         await gate;
       },
     };
-    const stalled = new OutboxRelay({
-      scanIntervalMs: 50,
-      scanGraceMs: 0,
-      db,
-      collections: ['clients_d'],
-      publisher: stalledPublisher,
-      logger: log,
-    });
-    const other = new OutboxRelay({
-      scanIntervalMs: 50,
-      scanGraceMs: 0,
-      db,
-      collections: ['clients_d'],
-      publisher: broker,
-      logger: log,
-    });
+    const stalled = relays.scanning('clients_d', { publisher: stalledPublisher });
+    const other = relays.scanning('clients_d');
     const stalledPass = stalled.runOnce();
     await waitFor('the stalled relay to hold the document', () => stalledCalls.length === 1);
     expect(await other.runOnce()).toBe(0);
@@ -240,15 +199,7 @@ describe('OutboxRelay drain', () => {
     await col.insertOne({ _id: 'cli_e' as never, n: 0, ...outboxOnInsert([]) });
     const client2 = await MongoClient.connect(process.env.MONGO_URL!);
     const db2 = client2.db(db.databaseName);
-    const relay = new OutboxRelay({
-      scanIntervalMs: 50,
-      scanGraceMs: 0,
-      db,
-      collections: ['clients_e'],
-      publisher: broker,
-      logger: log,
-      intervalMs: 5,
-    });
+    const relay = relays.scanning('clients_e', { intervalMs: 5 });
     const written: string[] = [];
     try {
       relay.start();

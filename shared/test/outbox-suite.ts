@@ -3,7 +3,7 @@
 // reads what really went out. Bindings are exported live: outboxSuite() sets them.
 import { connect as amqpConnect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { Broker } from '../src/messaging/broker.ts';
-import type { OutboxRelay } from '../src/outbox/relay.ts';
+import { OutboxRelay, type OutboxRelayOptions } from '../src/outbox/relay.ts';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { MongoClient, type Db } from 'mongodb';
 import { newEvent, type DomainEvent } from '../src/events.ts';
@@ -58,6 +58,31 @@ class OwnObserver extends Observer {
 }
 
 export const ownObserver = (queue: string): Promise<Observer> => OwnObserver.start(queue);
+
+/** Relays of one collection on the file's database and broker; `options` replace any of their settings. */
+export const relays = {
+  /** Scanning every 50 ms for documents of any age. */
+  scanning: (collection: string, options: Partial<OutboxRelayOptions> = {}) =>
+    new OutboxRelay({
+      db,
+      collections: [collection],
+      publisher: broker,
+      logger: log,
+      scanIntervalMs: 50,
+      scanGraceMs: 0,
+      ...options,
+    }),
+  /** Its scans an hour apart: what goes out is what a write kicks. */
+  kicked: (collection: string, options: Partial<OutboxRelayOptions> = {}) =>
+    new OutboxRelay({
+      db,
+      collections: [collection],
+      publisher: broker,
+      logger: captureLogger(),
+      scanIntervalMs: 3_600_000,
+      ...options,
+    }),
+};
 
 export function events(n: number, label: string): DomainEvent[] {
   return Array.from({ length: n }, (_, i) =>

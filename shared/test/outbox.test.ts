@@ -3,12 +3,21 @@
 // relays: outbox-drain.test.ts).
 import { Broker } from '../src/messaging/broker.ts';
 import { type DomainEvent } from '../src/events.ts';
-import { OutboxRelay } from '../src/outbox/relay.ts';
 import { createOutboxIndexes, outboxOnInsert, outboxUpdate } from '../src/outbox/fields.ts';
 import { withDocumentLock } from '../src/store/lock.ts';
-import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { brokerBehindProxy } from '@lpm/test-kit/broker-behind-proxy';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
-import { EXCHANGE, broker, db, events, log, observer, outboxSuite, ownObserver, storeOutage } from './outbox-suite.ts';
+import {
+  EXCHANGE,
+  broker,
+  db,
+  events,
+  observer,
+  outboxSuite,
+  ownObserver,
+  relays,
+  storeOutage,
+} from './outbox-suite.ts';
 
 const AMQP_URL = process.env.AMQP_URL!;
 
@@ -41,15 +50,7 @@ describe('OutboxRelay', () => {
     expect(written).toMatchObject({ name: 'b', v: 2, outbox_pending: true });
     expect((written!.outbox as DomainEvent[]).map((e) => e.id)).toEqual([e1.id, e2.id, e3.id]);
 
-    const relay = new OutboxRelay({
-      scanIntervalMs: 50,
-      scanGraceMs: 0,
-      db,
-      collections: ['clients_a'],
-      publisher: broker,
-      logger: log,
-      intervalMs: 50,
-    });
+    const relay = relays.scanning('clients_a', { intervalMs: 50 });
     relay.start();
     relay.kick();
     await waitFor('3 events', () => observer.received.length >= 3);
@@ -77,27 +78,15 @@ describe('OutboxRelay', () => {
   });
 
   it('when the broker is unreachable, then writes succeed and the events arrive once it is back, none lost, none doubled', async () => {
-    const proxy: TcpProxy = await startTcpProxy('127.0.0.1', Number(new URL(process.env.AMQP_URL!).port));
-    const url = new URL(AMQP_URL);
-    url.host = `127.0.0.1:${proxy.port}`;
     const outageLog = captureLogger();
-    const viaProxy = await Broker.connect({
-      url: url.toString(),
-      exchange: EXCHANGE,
+    const behind = await brokerBehindProxy(EXCHANGE, {
       logger: outageLog,
       reconnectMinMs: 50,
       reconnectMaxMs: 300,
       publishTimeoutMs: 2000,
     });
-    const relay = new OutboxRelay({
-      scanIntervalMs: 50,
-      scanGraceMs: 0,
-      db,
-      collections: ['clients_b'],
-      publisher: viaProxy,
-      logger: outageLog,
-      intervalMs: 50,
-    });
+    const { proxy, broker: viaProxy } = behind;
+    const relay = relays.scanning('clients_b', { publisher: viaProxy, logger: outageLog, intervalMs: 50 });
     try {
       expect(viaProxy.isConnected()).toBe(true);
       relay.start();
@@ -151,30 +140,19 @@ describe('OutboxRelay', () => {
       ]);
     } finally {
       await relay.stop();
-      await viaProxy.close();
-      await proxy.close();
+      await behind.close();
       observer.received = [];
     }
   });
 
   it('when a write hands its events over, then they go out from memory while the store is away, are removed once it is back, and a scanning relay leaves them alone', async () => {
     const { own, publisher, proxy, viaDb, end } = await storeOutage('outbox-test.memory');
-    const writer = new OutboxRelay({
-      db: viaDb,
-      collections: ['clients_m'],
-      publisher,
-      logger: captureLogger(),
-      intervalMs: 50,
-      scanIntervalMs: 3_600_000,
-    });
+    const writer = relays.kicked('clients_m', { db: viaDb, publisher, intervalMs: 50 });
     // Another replica's relay, scanning often: the young pending documents are the writer's to finish.
-    const scanner = new OutboxRelay({
-      db,
-      collections: ['clients_m'],
+    const scanner = relays.scanning('clients_m', {
       publisher,
       logger: captureLogger(),
       intervalMs: 50,
-      scanIntervalMs: 50,
       scanGraceMs: 60_000,
     });
     const col = db.collection('clients_m');
@@ -209,14 +187,7 @@ describe('OutboxRelay', () => {
     const flaky = {
       publish: async (e: DomainEvent) => (refusing ? Promise.reject(new Error('broker away')) : broker.publish(e)),
     };
-    const relay = new OutboxRelay({
-      db,
-      collections: ['clients_o'],
-      publisher: flaky,
-      logger: captureLogger(),
-      intervalMs: 50,
-      scanIntervalMs: 3_600_000,
-    });
+    const relay = relays.kicked('clients_o', { publisher: flaky, intervalMs: 50 });
     try {
       relay.start();
       const [first, second, third] = events(3, 'order');
@@ -243,15 +214,7 @@ describe('OutboxRelay', () => {
     const own = await ownObserver('outbox-test.kicked');
     const broker = await Broker.connect({ url: AMQP_URL, exchange: EXCHANGE, logger: captureLogger() });
     const col = db.collection('clients_k');
-    const relay = new OutboxRelay({
-      db,
-      collections: ['clients_k'],
-      publisher: broker,
-      logger: captureLogger(),
-      intervalMs: 20,
-      scanIntervalMs: 3_600_000,
-      scanGraceMs: 0,
-    });
+    const relay = relays.kicked('clients_k', { publisher: broker, intervalMs: 20, scanGraceMs: 0 });
     try {
       relay.start();
       await new Promise((r) => setTimeout(r, 100)); // the first pass (with its scan) is over

@@ -20,19 +20,25 @@ scratchDatabase('record_batch', (opened) => {
 const byIdOrder = (records: Note[]) => [...records].sort((a, b) => (a._id < b._id ? -1 : 1));
 const MARK = { sync_notes: '2026-11-29T06:00:00.000Z' };
 
+/** `count` notes of `teamId` stored, at version 1, their texts `prefix` and their number. */
+async function insertNotes(teamId: string, count: number, prefix: string): Promise<Note[]> {
+  const made = Array.from({ length: count }, (_, i) => ({
+    _id: newId('cli'),
+    team_id: teamId,
+    version: 1,
+    text: `${prefix}${i}`,
+  }));
+  for (const n of made) await notes.insert(n, []);
+  return made;
+}
+
 const append = async (current: Note) => ({
   result: current.text,
   write: { set: { text: `${current.text}!` }, events: [] },
 });
 
 test('when some reads are stale, one record is locked by another and one is deleted, then each is written once on what it is now, in order', async () => {
-  const made: Note[] = Array.from({ length: 6 }, (_, i) => ({
-    _id: newId('cli'),
-    team_id: 'team_1',
-    version: 1,
-    text: `n${i}`,
-  }));
-  for (const n of made) await notes.insert(n, []);
+  const made = await insertNotes('team_1', 6, 'n');
   const reads = byIdOrder(await notes.readUnmarked('team_1', {}, MARK, 10));
   expect(reads.map((r) => r._id)).toEqual(made.map((n) => n._id).sort());
   // After the read: note 1 changed by another writer, note 2 deleted, note 3's lock held for a moment.
@@ -59,13 +65,7 @@ test('when some reads are stale, one record is locked by another and one is dele
 });
 
 test('when a record fails part way through a batch, then the batch stops, reports the error, and what it wrote stands', async () => {
-  const made: Note[] = Array.from({ length: 4 }, (_, i) => ({
-    _id: newId('cli'),
-    team_id: 'team_2',
-    version: 1,
-    text: `m${i}`,
-  }));
-  for (const n of made) await notes.insert(n, []);
+  await insertNotes('team_2', 4, 'm');
   const reads = await notes.readUnmarked('team_2', {}, MARK, 10);
   const { results, failed } = await notes.updateReads(
     reads,
@@ -89,13 +89,7 @@ test('when a record fails part way through a batch, then the batch stops, report
 });
 
 test('when a batch runs with a mark, then each record done carries it, in its own write or, written nothing, without a new version, and a read for that mark skips them', async () => {
-  const made: Note[] = Array.from({ length: 6 }, (_, i) => ({
-    _id: newId('cli'),
-    team_id: 'team_3',
-    version: 1,
-    text: `k${i}`,
-  }));
-  for (const n of made) await notes.insert(n, []);
+  const made = await insertNotes('team_3', 6, 'k');
   await notes.insert({ _id: newId('cli'), team_id: 'team_other', version: 1, text: 'other' }, []);
   expect(await notes.readUnmarked('team_3', {}, MARK, 4)).toHaveLength(4);
   const reads = await notes.readUnmarked('team_3', {}, MARK, 10);
@@ -133,13 +127,7 @@ test('when a batch runs with a mark, then each record done carries it, in its ow
 });
 
 test('when a batch with a mark fails part way, then the records it did not do stay unmarked for the next read', async () => {
-  const made: Note[] = Array.from({ length: 4 }, (_, i) => ({
-    _id: newId('cli'),
-    team_id: 'team_4',
-    version: 1,
-    text: `j${i}`,
-  }));
-  for (const n of made) await notes.insert(n, []);
+  await insertNotes('team_4', 4, 'j');
   const reads = byIdOrder(await notes.readUnmarked('team_4', {}, MARK, 10));
   const { failed } = await notes.updateReads(
     reads,

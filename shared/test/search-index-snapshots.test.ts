@@ -10,16 +10,12 @@ import {
   expectPlainAnswers,
   finds,
   make,
-  NEEDLES,
   partReads,
   plain,
   replica,
   search,
   searchIndexSuite,
   snapshotInserts,
-  SORTS,
-  WHERES,
-  WINDOWS,
 } from './search-index-suite.ts';
 
 searchIndexSuite('search_index_snapshots');
@@ -62,14 +58,7 @@ describe('SearchIndex snapshots', () => {
 
     finds.length = 0;
     const restarted = replica();
-    await expectPlainAnswers(
-      restarted,
-      team,
-      NEEDLES.slice(0, 4),
-      WHERES.slice(0, 3),
-      SORTS.slice(0, 3),
-      WINDOWS.slice(0, 3),
-    );
+    await expectPlainAnswers(restarted, team, { needles: 4, others: 3 });
     expect(wholeReads(team)).toBe(0);
     expect(search(restarted).held).toBe(61);
     // A team under the threshold is read whole each time, in well under a second: no snapshot.

@@ -11,13 +11,21 @@ let server: Server;
 let client: ServiceClient;
 let seen: IncomingHttpHeaders[] = [];
 
+/** A client of the echo service over the replicas on `ports`, tried in that order. */
+const echoClient = (...ports: number[]) =>
+  new ServiceClient({
+    name: 'echo',
+    baseUrl: ports.map((p) => `http://127.0.0.1:${p}`).join(','),
+    internalToken: 't'.repeat(32),
+  });
+
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req.headers);
     res.writeHead(201, { 'content-type': 'application/json' }).end('{"success":true,"data":{"id":"x"}}');
   });
   const port = await listenOnLoopback(server, 'echo');
-  client = new ServiceClient({ name: 'echo', baseUrl: `http://127.0.0.1:${port}`, internalToken: 't'.repeat(32) });
+  client = echoClient(port);
 });
 
 afterAll(() => new Promise<void>((done) => server.close(() => done())));
@@ -87,11 +95,7 @@ describe('failover between replicas', () => {
   }
 
   test('when one of two replicas refuses connections, then every call is answered by the other', async () => {
-    const both = new ServiceClient({
-      name: 'echo',
-      baseUrl: `http://127.0.0.1:${await closedPort()},http://127.0.0.1:${port()}`,
-      internalToken: 't'.repeat(32),
-    });
+    const both = echoClient(await closedPort(), port());
     const answers = [];
     for (let i = 0; i < 6; i++)
       answers.push(
@@ -105,11 +109,7 @@ describe('failover between replicas', () => {
     const dropping = createServer((req) => req.socket.destroy());
     const droppingPort = await listenOnLoopback(dropping, 'dropping');
     try {
-      const both = new ServiceClient({
-        name: 'echo',
-        baseUrl: `http://127.0.0.1:${droppingPort},http://127.0.0.1:${port()}`,
-        internalToken: 't'.repeat(32),
-      });
+      const both = echoClient(droppingPort, port());
       for (let i = 0; i < 4; i++) expect((await both.request({ teamId: 'team_1' }, 'GET', '/x')).status).toBe(201);
     } finally {
       await new Promise<void>((done) => dropping.close(() => done()));
@@ -117,11 +117,7 @@ describe('failover between replicas', () => {
   });
 
   test('when every replica refuses, or one answers 500, then the call is a 503 naming the service, and an answered call is not sent again', async () => {
-    const none = new ServiceClient({
-      name: 'echo',
-      baseUrl: `http://127.0.0.1:${await closedPort()},http://127.0.0.1:${await closedPort()}`,
-      internalToken: 't'.repeat(32),
-    });
+    const none = echoClient(await closedPort(), await closedPort());
     await expect(none.request({ teamId: 'team_1' }, 'GET', '/x')).rejects.toMatchObject({
       status: 503,
       message: 'The echo service is unavailable',
@@ -130,11 +126,7 @@ describe('failover between replicas', () => {
     const broken = createServer((_req, res) => void (failing++, res.writeHead(500).end('{}')));
     const brokenPort = await listenOnLoopback(broken, 'broken');
     try {
-      const pair = new ServiceClient({
-        name: 'echo',
-        baseUrl: `http://127.0.0.1:${brokenPort},http://127.0.0.1:${port()}`,
-        internalToken: 't'.repeat(32),
-      });
+      const pair = echoClient(brokenPort, port());
       await expect(pair.request({ teamId: 'team_1' }, 'GET', '/x')).rejects.toMatchObject({ status: 503 });
       expect({ failing, served: seen.length }).toEqual({ failing: 1, served: 0 });
     } finally {

@@ -116,35 +116,32 @@ export const COMMANDS: Record<string, Command> = {
   },
 };
 
+/** `dlq <verb> --queue QUEUE|QUEUE.dlq`: `act` on the queue's DLQ, its answer the JSON, `describe` the text. */
+function dlqCommand<R extends Output['json']>(
+  verb: string,
+  act: (amqpUrl: string, queue: string) => Promise<R>,
+  describe: (r: R) => string[],
+): BrokerCommand {
+  return {
+    usage: `dlq ${verb} --queue QUEUE|QUEUE.dlq`,
+    required: ['queue'],
+    optional: [],
+    uses: 'broker',
+    async run(amqpUrl, o) {
+      const r = await act(amqpUrl, o.queue);
+      return { json: r, text: describe(r) };
+    },
+  };
+}
+
 export const DLQ_COMMANDS: Record<string, BrokerCommand> = {
-  'dlq list': {
-    usage: 'dlq list --queue QUEUE|QUEUE.dlq',
-    required: ['queue'],
-    optional: [],
-    uses: 'broker',
-    async run(amqpUrl, o) {
-      const r = await listDlq(amqpUrl, o.queue);
-      return {
-        json: r,
-        text: [
-          `${r.dlq}: ${r.count} message(s)`,
-          ...r.messages.map(
-            (m) => `  ${m.id ?? '-'} ${m.type ?? '-'} attempt ${m.attempt ?? '-'}: ${m.last_error ?? '-'}`,
-          ),
-        ],
-      };
-    },
-  },
-  'dlq replay': {
-    usage: 'dlq replay --queue QUEUE|QUEUE.dlq',
-    required: ['queue'],
-    optional: [],
-    uses: 'broker',
-    async run(amqpUrl, o) {
-      const r = await replayDlq(amqpUrl, o.queue);
-      return { json: r, text: [`${r.replayed} message(s) moved from ${r.dlq} back into ${r.queue}`] };
-    },
-  },
+  'dlq list': dlqCommand('list', listDlq, (r) => [
+    `${r.dlq}: ${r.count} message(s)`,
+    ...r.messages.map((m) => `  ${m.id ?? '-'} ${m.type ?? '-'} attempt ${m.attempt ?? '-'}: ${m.last_error ?? '-'}`),
+  ]),
+  'dlq replay': dlqCommand('replay', replayDlq, (r) => [
+    `${r.replayed} message(s) moved from ${r.dlq} back into ${r.queue}`,
+  ]),
 };
 
 Object.assign(COMMANDS, DLQ_COMMANDS);

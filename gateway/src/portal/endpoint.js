@@ -127,24 +127,27 @@ function formSection(ctx, title, controls, label, submit) {
   );
 }
 
+/** A section whose form POSTs `body()` to `path`, then shows the nodes `shows` makes of the answer and announces `done`. */
+function postSection(ctx, title, controls, label, { path, body, shows, done }) {
+  return formSection(ctx, title, controls, label, async (out) => {
+    const { data } = await api('POST', path, body());
+    out.replaceChildren(...shows(data));
+    announce(done);
+  });
+}
+
 function rotateSection(ctx, id) {
   const hours = h('input', { type: 'number', min: 0, max: 72, value: 24, inputMode: 'numeric' });
-  return formSection(
-    ctx,
-    'Rotate the secret',
-    field('Hours the old secret keeps signing', hours, '0 to 72; both secrets sign during that time.'),
-    'Rotate secret',
-    async (out) => {
-      const { data } = await api('POST', `/v1/webhooks/${id}/secret/rotate`, {
-        previous_expires_in_hours: Number(hours.value),
-      });
-      out.replaceChildren(
-        shownOnce('New signing secret', data.secret),
-        h('p', {}, 'The previous secret signs until ', time(data.previous_secret_expires_at), '.'),
-      );
-      announce('Secret rotated');
-    },
-  );
+  const control = field('Hours the old secret keeps signing', hours, '0 to 72; both secrets sign during that time.');
+  return postSection(ctx, 'Rotate the secret', control, 'Rotate secret', {
+    path: `/v1/webhooks/${id}/secret/rotate`,
+    body: () => ({ previous_expires_in_hours: Number(hours.value) }),
+    shows: (data) => [
+      shownOnce('New signing secret', data.secret),
+      h('p', {}, 'The previous secret signs until ', time(data.previous_secret_expires_at), '.'),
+    ],
+    done: 'Secret rotated',
+  });
 }
 
 function testSection(ctx, id, types, hook) {
@@ -154,23 +157,19 @@ function testSection(ctx, id, types, hook) {
     {},
     types.map((t) => h('option', { value: t.type, selected: t.type === wanted[0] }, t.type)),
   );
-  return formSection(
-    ctx,
-    'Send a test event',
-    field('Event', event, "The catalog's example, signed, with test: true."),
-    'Send test event',
-    async (out) => {
-      const { data } = await api('POST', `/v1/webhooks/${id}/test`, { event: event.value });
-      out.replaceChildren(
-        h(
-          'p',
-          {},
-          `Test ${event.value} sent${data?.event_id ? ` (event ${data.event_id})` : ''}. It shows in the delivery log.`,
-        ),
-      );
-      announce('Test event sent');
-    },
-  );
+  const control = field('Event', event, "The catalog's example, signed, with test: true.");
+  return postSection(ctx, 'Send a test event', control, 'Send test event', {
+    path: `/v1/webhooks/${id}/test`,
+    body: () => ({ event: event.value }),
+    shows: (data) => [
+      h(
+        'p',
+        {},
+        `Test ${event.value} sent${data?.event_id ? ` (event ${data.event_id})` : ''}. It shows in the delivery log.`,
+      ),
+    ],
+    done: 'Test event sent',
+  });
 }
 
 function recoverSection(ctx, id) {
