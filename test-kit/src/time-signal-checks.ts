@@ -1,29 +1,76 @@
-// What the time-signal tests of each service check the same way: the one signal a
-// record gives at the broker, and a service in process swept at chosen instants.
+// What the time-signal tests of each service check the same way: the signals records
+// give at the broker through replicas of the service, and a service in process swept
+// at chosen instants.
 import type { Document } from 'mongodb';
 import type { Identity } from '@lpm/shared/identity';
 import type { SignalDefinition } from '@lpm/shared/jobs/time-signals';
 import { serviceForSuite, type ServiceUnderTest } from './service-under-test.ts';
-import { sweepsAt, type SignalReplicas } from './time-signals.ts';
+import { day, identity } from './teams.ts';
+import { startSignalReplicas, sweepsAt, type SignalReplicas, type SignalReplicasOptions } from './time-signals.ts';
+
+export interface SignalReplicasSuite {
+  /** The team the replicas are called for: a new one in the default zone. */
+  team: Identity;
+  /** The replicas, once the suite's beforeAll has started them. */
+  replicas: () => SignalReplicas;
+  /** A request to the first replica for the team. */
+  send: SignalReplicas['call'];
+  /**
+   * Record `object.id` gives exactly one `type` event at the broker, once everything
+   * written has settled: from no actor, for the team, with no previous attributes,
+   * its object matching `object`.
+   */
+  expectOneSignal: (type: string, object: { id: string } & Record<string, unknown>) => Promise<void>;
+  /**
+   * A record POSTed to `path` as `body` with its date `field` three days ago gives
+   * `type`; that date moved to two days ago, it gives `type` again. Resolves with its id.
+   */
+  signalAgainOnMove: (type: string, path: string, field: string, body: Record<string, unknown>) => Promise<string>;
+}
 
 /**
- * Record `id` gives exactly one `type` event at the broker, once everything written
- * has settled: from no actor, for `team`, with no previous attributes, its object
- * matching `object`.
+ * Starts replicas of the service before the suite's tests and stops them after;
+ * `env` is read as they start, after the beforeAll hooks declared before this call.
  */
-export async function expectOneSignal(
-  replicas: SignalReplicas,
-  team: Identity,
-  type: string,
-  object: { id: string } & Record<string, unknown>,
-): Promise<void> {
-  const [event] = await replicas.tap.waitFor(type, object.id);
-  expect(event).toMatchObject({ team_id: team.teamId, actor_id: null, data: { previous_attributes: null, object } });
-  await replicas.settle();
-  expect(replicas.tap.of(type, object.id)).toHaveLength(1);
+export function signalReplicasForSuite(
+  options: Omit<SignalReplicasOptions, 'team' | 'env'> & { env?: () => NodeJS.ProcessEnv },
+): SignalReplicasSuite {
+  const team = identity();
+  let started: SignalReplicas | undefined;
+  beforeAll(async () => {
+    started = await startSignalReplicas({ ...options, team, env: options.env?.() });
+  }, 40_000);
+  afterAll(async () => {
+    await started?.stop();
+  });
+  const replicas = () => started!;
+  return {
+    team,
+    replicas,
+    send: (method, path, body) => replicas().call(method, path, body),
+    expectOneSignal: async (type, object) => {
+      const [event] = await replicas().tap.waitFor(type, object.id);
+      expect(event).toMatchObject({
+        team_id: team.teamId,
+        actor_id: null,
+        data: { previous_attributes: null, object },
+      });
+      await replicas().settle();
+      expect(replicas().tap.of(type, object.id)).toHaveLength(1);
+    },
+    signalAgainOnMove: async (type, path, field, body) => {
+      const { id } = (await replicas().call('POST', path, { ...body, [field]: day(-3) })).body.data as { id: string };
+      await replicas().tap.waitFor(type, id);
+      expect((await replicas().call('PUT', `${path}/${id}`, { [field]: day(-2) })).status).toBe(200);
+      await replicas().tap.waitFor(type, id, 2);
+      return id;
+    },
+  };
 }
 
 export interface SweptInProcess<S extends ServiceUnderTest> {
+  /** A team of the suite's own, in the default zone. */
+  team: Identity;
   /** The service, once the suite's beforeAll has started it. */
   sut: () => S;
   /** Sweeps as two replicas would, at `at`. */
@@ -51,6 +98,7 @@ export function sweptInProcess<S extends ServiceUnderTest>(
   });
   const stored = (id: string) => sut!.db.collection<Document & { _id: string }>(where.collection).findOne({ _id: id });
   return {
+    team: identity(),
     sut: () => sut!,
     sweepAt: (at) => sweep!(at),
     stored,

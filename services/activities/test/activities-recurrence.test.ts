@@ -1,24 +1,21 @@
 // Recurring activities and the internal endpoints other services ask, in process
 // (the other endpoints: activities-api.test.ts).
-import { DOCUMENT_LOCK_MS, LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
-import { expectError } from '@lpm/test-kit/api';
-import { expectRefused } from '@lpm/test-kit/error-answers';
+import { expectBusy, expectRefused } from '@lpm/test-kit/error-answers';
+import { holdRecordLock, releaseRecordLocks } from '@lpm/test-kit/record-locks';
 import { identity } from '@lpm/test-kit/teams';
 import { activitiesSuite, call, create, ISO_MS, other, sut, ZONE } from './activities-suite.ts';
 
 activitiesSuite();
 
 describe('recurrence', () => {
+  /** A task `title` due on `due_date`, recurring as `recurrence`. */
+  const taskSeries = (title: string, due_date: string, recurrence: Record<string, unknown>) =>
+    create({ type: 'task', title, due_date, recurrence });
   const seriesOf = async (title: string) =>
     (await call('GET', '/v1/activities?limit=100')).json().data.filter((a: { title: string }) => a.title === title);
 
   test('when a daily series with count 3 is completed again and again, then exactly three occurrences exist', async () => {
-    let a = await create({
-      type: 'task',
-      title: 'Diária',
-      due_date: '2027-01-10',
-      recurrence: { frequency: 'daily', count: 3 },
-    });
+    let a = await taskSeries('Diária', '2027-01-10', { frequency: 'daily', count: 3 });
     for (let i = 0; i < 3; i++) {
       await call('PUT', `/v1/activities/${a.id}/complete`, {});
       const open = (await seriesOf('Diária')).filter((x: { status: string }) => x.status === 'pending');
@@ -55,41 +52,18 @@ describe('recurrence', () => {
 
   /** Another writer takes the activity's lock slots, well past a completion's lock wait, until `release`. */
   const holdLock = async (id: string) => {
-    const locks = sut.db.collection<{ _id: string; owner: string; expires_at: Date }>(LOCKS_COLLECTION);
-    const slot = Math.floor(Date.now() / DOCUMENT_LOCK_MS);
-    await locks.insertMany(
-      Array.from({ length: 4 }, (_, i) => ({
-        _id: `${lockKey('activities', id)}:${slot + i}`,
-        owner: 'test',
-        expires_at: new Date((slot + i + 1) * DOCUMENT_LOCK_MS),
-      })),
-    );
-    return { release: () => locks.deleteMany({ owner: 'test' }) };
+    await holdRecordLock(sut.db, 'activities', id);
+    return { release: () => releaseRecordLocks(sut.db) };
   };
   const dueAndStatus = async (title: string) =>
     (await seriesOf(title)).map((x: { due_date: string; status: string }) => [x.due_date, x.status]);
 
   test('when a completion fails with 503 (the record busy) and is never retried, then the series does not advance; a retry advances it once', async () => {
-    const a = await create({
-      type: 'task',
-      title: 'Falha no meio',
-      due_date: '2027-02-01',
-      recurrence: { frequency: 'daily', count: 5 },
-    });
+    const a = await taskSeries('Falha no meio', '2027-02-01', { frequency: 'daily', count: 5 });
     const lock = await holdLock(a.id);
     try {
-      expectError(
-        await call('PUT', `/v1/activities/${a.id}/complete`, {}),
-        503,
-        'SERVICE_UNAVAILABLE',
-        'The record is busy; retry',
-      );
-      expectError(
-        await call('PUT', `/v1/activities/${a.id}`, { status: 'completed' }),
-        503,
-        'SERVICE_UNAVAILABLE',
-        'The record is busy; retry',
-      );
+      expectBusy(await call('PUT', `/v1/activities/${a.id}/complete`, {}));
+      expectBusy(await call('PUT', `/v1/activities/${a.id}`, { status: 'completed' }));
     } finally {
       await lock.release();
     }
@@ -103,18 +77,8 @@ describe('recurrence', () => {
   }, 30_000);
 
   test('when a completion loses to a cancel made while it waited for the record, then 422 and the series does not advance', async () => {
-    const a = await create({
-      type: 'task',
-      title: 'Cancelada antes',
-      due_date: '2027-03-01',
-      recurrence: { frequency: 'weekly' },
-    });
-    const b = await create({
-      type: 'task',
-      title: 'Cancelada antes por PUT',
-      due_date: '2027-03-01',
-      recurrence: { frequency: 'weekly' },
-    });
+    const a = await taskSeries('Cancelada antes', '2027-03-01', { frequency: 'weekly' });
+    const b = await taskSeries('Cancelada antes por PUT', '2027-03-01', { frequency: 'weekly' });
     for (const [id, complete, refusal] of [
       [a.id, () => call('PUT', `/v1/activities/${a.id}/complete`, {}), 'Cannot complete cancelled activity'],
       [b.id, () => call('PUT', `/v1/activities/${b.id}`, { status: 'completed' }), 'Invalid status transition'],
@@ -134,12 +98,7 @@ describe('recurrence', () => {
   }, 30_000);
 
   test('when the process dies between the completion and its next occurrence, then the series repair writes that occurrence, once however often it runs', async () => {
-    const a = await create({
-      type: 'task',
-      title: 'Reparo',
-      due_date: '2027-04-01',
-      recurrence: { frequency: 'monthly' },
-    });
+    const a = await taskSeries('Reparo', '2027-04-01', { frequency: 'monthly' });
     expect((await call('PUT', `/v1/activities/${a.id}/complete`, {})).statusCode).toBe(200);
     const activities = sut.db.collection<Record<string, unknown> & { _id: string }>('activities');
     const made = await activities.findOne(
@@ -167,12 +126,7 @@ describe('recurrence', () => {
   });
 
   test('when until is reached, then the series ends', async () => {
-    const a = await create({
-      type: 'task',
-      title: 'Semanal',
-      due_date: '2027-01-01',
-      recurrence: { frequency: 'weekly', until: '2027-01-10' },
-    });
+    const a = await taskSeries('Semanal', '2027-01-01', { frequency: 'weekly', until: '2027-01-10' });
     await call('PUT', `/v1/activities/${a.id}/complete`, {});
     const b = (await seriesOf('Semanal')).find((x: { status: string }) => x.status === 'pending');
     expect(b.due_date).toBe('2027-01-08');

@@ -7,22 +7,22 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId } from '@lpm/shared/ids';
 import { zonedMoment } from '@lpm/shared/time';
-import { expectOneSignal, sweptInProcess } from '@lpm/test-kit/time-signal-checks';
-import { startSignalReplicas, type SignalReplicas } from '@lpm/test-kit/time-signals';
+import { signalReplicasForSuite, sweptInProcess } from '@lpm/test-kit/time-signal-checks';
 import { startSmtpListener, type SmtpListener } from '@lpm/test-kit/smtp-listener';
 import { dueSignals } from '../src/jobs/due-signals.ts';
 import { startActivities } from './helper.ts';
-import { day, identity } from '@lpm/test-kit/teams';
+import { day, TEAM_ZONE } from '@lpm/test-kit/teams';
 import { sleep } from '@lpm/test-kit/wait';
 
-const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
+/** Where the signals are swept, and the records that carry them. */
+const SIGNALS = { service: 'activities', collection: 'activities' } as const;
 
 /** Wall-clock date and HH:mm of an instant in the team's zone. */
 const wall = (at: Date) => {
   const p = Object.fromEntries(
     new Intl.DateTimeFormat('en-CA', {
-      timeZone: ZONE,
+      timeZone: TEAM_ZONE,
       hourCycle: 'h23',
       year: 'numeric',
       month: '2-digit',
@@ -37,12 +37,9 @@ const wall = (at: Date) => {
 };
 
 describe('two replicas of the activities service', () => {
-  let replicas: SignalReplicas;
   let smtp: SmtpListener;
   let directory: Server;
-  const team = identity(ZONE);
   const assignee = { id: newId('user'), name: 'Beatriz Souza', email: 'bia@silva.adv.br' };
-  const send = (method: string, path: string, body?: unknown) => replicas.call(method, path, body);
 
   beforeAll(async () => {
     smtp = await startSmtpListener();
@@ -58,18 +55,15 @@ describe('two replicas of the activities service', () => {
       );
     });
     await new Promise<void>((r) => directory.listen(0, '127.0.0.1', r));
-    replicas = await startSignalReplicas({
-      service: 'activities',
-      name: 'actsignals',
-      team,
-      events: ['activity.due_soon', 'activity.overdue', 'activity.reminder_due'],
-      collection: 'activities',
-      env: { GATEWAY_URL: `http://127.0.0.1:${(directory.address() as AddressInfo).port}`, SMTP_URL: smtp.url },
-    });
-  }, 40_000);
+  });
+  const { team, replicas, send, expectOneSignal, signalAgainOnMove } = signalReplicasForSuite({
+    ...SIGNALS,
+    name: 'actsignals',
+    events: ['activity.due_soon', 'activity.overdue', 'activity.reminder_due'],
+    env: () => ({ GATEWAY_URL: `http://127.0.0.1:${(directory.address() as AddressInfo).port}`, SMTP_URL: smtp.url }),
+  });
 
   afterAll(async () => {
-    await replicas?.stop();
     await smtp?.close();
     await new Promise((r) => directory?.close(r));
   });
@@ -77,8 +71,8 @@ describe('two replicas of the activities service', () => {
   test('when an activity was due yesterday, then exactly one activity.overdue reaches the broker and no due_soon', async () => {
     const a = (await send('POST', '/v1/activities', { type: 'deadline', title: 'Atrasada', due_date: day(-1) })).body
       .data;
-    await expectOneSignal(replicas, team, 'activity.overdue', { id: a.id, due_date: day(-1), status: 'pending' });
-    expect(replicas.tap.of('activity.due_soon', a.id)).toHaveLength(0);
+    await expectOneSignal('activity.overdue', { id: a.id, due_date: day(-1), status: 'pending' });
+    expect(replicas().tap.of('activity.due_soon', a.id)).toHaveLength(0);
   });
 
   test('when an activity is due in 3 hours, then exactly one activity.due_soon at once and no overdue', async () => {
@@ -91,17 +85,15 @@ describe('two replicas of the activities service', () => {
         due_time: due.time,
       })
     ).body.data;
-    await expectOneSignal(replicas, team, 'activity.due_soon', { id: a.id, due_date: due.date, due_time: due.time });
-    expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(0);
+    await expectOneSignal('activity.due_soon', { id: a.id, due_date: due.date, due_time: due.time });
+    expect(replicas().tap.of('activity.overdue', a.id)).toHaveLength(0);
   });
 
   test('when the due date of an overdue activity moves, then the signal is re-armed and fires once more', async () => {
-    const a = (await send('POST', '/v1/activities', { type: 'task', title: 'Remarcada', due_date: day(-3) })).body.data;
-    await replicas.tap.waitFor('activity.overdue', a.id);
-    expect((await send('PUT', `/v1/activities/${a.id}`, { due_date: day(-2) })).status).toBe(200);
-    await replicas.tap.waitFor('activity.overdue', a.id, 2);
-    await replicas.settle();
-    expect(replicas.tap.of('activity.overdue', a.id)).toHaveLength(2);
+    const body = { type: 'task', title: 'Remarcada' };
+    const id = await signalAgainOnMove('activity.overdue', '/v1/activities', 'due_date', body);
+    await replicas().settle();
+    expect(replicas().tap.of('activity.overdue', id)).toHaveLength(2);
   });
 
   test('when a reminder with before_minutes 1 is set on an activity due in 2 minutes, then one e-mail reaches the assignee', async () => {
@@ -120,18 +112,18 @@ describe('two replicas of the activities service', () => {
     const [mail] = await smtp.waitFor(1, 75_000);
     expect(mail).toMatchObject({ to: [assignee.email], subject: 'Reminder: Audiência de conciliação' });
     expect(mail.text).toContain(`${due.date} ${due.time}`);
-    await replicas.settle();
-    expect(replicas.tap.of('activity.reminder_due')).toHaveLength(1);
+    await replicas().settle();
+    expect(replicas().tap.of('activity.reminder_due')).toHaveLength(1);
     expect(smtp.messages).toHaveLength(1);
   }, 90_000);
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
-  const team = identity(ZONE);
-  const { sut, sweepAt, stored, outboxTypes } = sweptInProcess(startActivities, (s) => dueSignals(s.activities), {
-    service: 'activities',
-    collection: 'activities',
-  });
+  const { team, sut, sweepAt, stored, outboxTypes } = sweptInProcess(
+    startActivities,
+    (s) => dueSignals(s.activities),
+    SIGNALS,
+  );
   /** The outbox's events but the writes' own. */
   const signalEvents = async (id: string) =>
     (await outboxTypes(id)).filter(
@@ -145,7 +137,7 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
       due_date: day(2),
       due_time: '10:00',
     });
-    const due = zonedMoment(day(2), ZONE, '10:00');
+    const due = zonedMoment(day(2), TEAM_ZONE, '10:00');
     await sweepAt(new Date());
     expect(await signalEvents(a.id)).toEqual([]);
     await sweepAt(new Date(due.getTime() - DAY - 1000));
@@ -159,7 +151,7 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
 
   test('when there is no due time, then the due moment is 23:59 in the team zone', async () => {
     const a = await sut().activities.create(team, { type: 'task', title: 'Sem hora', due_date: day(3) });
-    expect((await stored(a.id))?.overdue_at).toEqual(zonedMoment(day(3), ZONE, '23:59'));
+    expect((await stored(a.id))?.overdue_at).toEqual(zonedMoment(day(3), TEAM_ZONE, '23:59'));
   });
 
   test('when an activity is completed or cancelled before its moments, then nothing fires; reopening re-arms', async () => {
@@ -173,7 +165,7 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     const c = await sut().activities.create(team, { type: 'task', title: 'Reaberta', due_date: day(1) });
     await sut().activities.update(team, c.id, { status: 'in_progress' });
     await sut().activities.update(team, c.id, { status: 'pending' });
-    await sweepAt(new Date(zonedMoment(day(1), ZONE, '23:59').getTime() - DAY + 1000));
+    await sweepAt(new Date(zonedMoment(day(1), TEAM_ZONE, '23:59').getTime() - DAY + 1000));
     expect(await signalEvents(c.id)).toEqual(['activity.due_soon']);
   });
 
@@ -206,9 +198,9 @@ describe('signals ahead in time (swept in process at chosen instants)', () => {
     expect((await stored(passed.id))?.reminder_at).toBeNull();
     expect((await stored(pushOnly.id))?.reminder_at).toBeNull();
     expect((await stored(armed.id))?.reminder_at).toEqual(
-      new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 30 * 60_000),
+      new Date(zonedMoment(day(2), TEAM_ZONE, '10:00').getTime() - 30 * 60_000),
     );
-    await sweepAt(new Date(zonedMoment(day(2), ZONE, '10:00').getTime() - 29 * 60_000));
+    await sweepAt(new Date(zonedMoment(day(2), TEAM_ZONE, '10:00').getTime() - 29 * 60_000));
     expect((await signalEvents(armed.id)).filter((t) => t === 'activity.reminder_due')).toHaveLength(1);
   });
 });

@@ -1,13 +1,13 @@
 // The activities app in process on its own database, with its neighbours faked:
 // the cases, clients, deals and users the test adds exist, nothing else.
-import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
+import type { TeamSyncs, TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { CaseViewEntity } from '@lpm/shared/views/case-view-entity';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { Neighbours } from '@lpm/test-kit/neighbours';
 import { caseLinksOn, clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
-import { quietLogger } from '@lpm/test-kit/wait';
+import { NO_RELAY, startTeamSyncs, withListsReady } from '@lpm/test-kit/service-parts';
 import { buildActivitiesApp } from '../src/app.ts';
 import { ActivitiesRepository } from '../src/data/activities-repository.ts';
 import { ActivityEntity } from '../src/data/activity-entity.ts';
@@ -32,9 +32,7 @@ export function startActivities(
     build: async ({ db, internalToken, logger }) => {
       const world = new Neighbours();
       const clock: { now: Date | null } = { now: null };
-      const repository = new ActivitiesRepository(db, opts.relay ?? { kick: () => {} });
-      // As the service's start does: on a new database it only marks the lists ready.
-      await repository.lists.backfill();
+      const repository = await withListsReady(new ActivitiesRepository(db, opts.relay ?? NO_RELAY));
       const activities = new Activities({
         activities: repository,
         caseLinks: caseLinksOn(db, world.caseLookup),
@@ -43,8 +41,7 @@ export function startActivities(
         users: world.userDirectory,
         now: () => clock.now ?? new Date(),
       });
-      const syncs = new TeamSyncs({ db, logger: quietLogger, work: activities.syncWork(), passMs: 100, ...opts.syncs });
-      await syncs.start();
+      const syncs = await startTeamSyncs(db, activities.syncWork(), opts.syncs);
       const app = buildActivitiesApp({ activities, syncs, db, internalToken, logger });
       return { app, parts: { activities, repository, world, clock, syncs }, stop: () => syncs.stop() };
     },

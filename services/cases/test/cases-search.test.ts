@@ -11,14 +11,9 @@ import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { derivedFields } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
-import { replicasForSuite } from '@lpm/test-kit/service-under-test';
-import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
-import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
-import { startCases, type CasesUnderTest } from './helper.ts';
+import { SEARCH_WINDOWS, searchSuite, type SearchGrid } from '@lpm/test-kit/search-pages';
+import { startCases } from './helper.ts';
 
-let sut: CasesUnderTest;
-/** A second replica of the service on the same database. */
-let replica: CasesUnderTest;
 const who = identity();
 
 /** The list's sorts as the repository stores them. */
@@ -42,15 +37,8 @@ const TITLES = [
 ];
 const DAY_MS = 86_400_000;
 
-const call = (app: CasesUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  app.call(who, { method, url, payload: payload as never });
-
-/** The API's page: ids and total. */
-const api = async (app: CasesUnderTest, query: string) => idsOf(await call(app, 'GET', `/v1/cases?${query}`));
-
-/** The plain query's page for the same query string. */
-async function plain(query: string) {
-  const params = new URLSearchParams(query);
+/** The plain query's filter and sort for the same query string. */
+function plain(params: URLSearchParams) {
   const filter: Record<string, unknown> = {
     team_id: who.teamId,
     search_text: new RegExp(escapeRegex(foldText(params.get('search')!.trim()))),
@@ -63,48 +51,42 @@ async function plain(query: string) {
       ...(to ? { $lt: zonedMoment(nextDay(to), who.settings.timezone, '00:00:00') } : {}),
     };
   }
-  const page = Number(params.get('page') ?? 1);
-  const limit = Number(params.get('limit') ?? 20);
-  const sort = sortOrder(params.get('sort') ?? undefined, '-created_at', SORT_KEYS);
-  return plainIds(sut.db, 'cases', filter, sort, (page - 1) * limit, limit);
+  return { filter, sort: sortOrder(params.get('sort') ?? undefined, '-created_at', SORT_KEYS) };
 }
 
-const expectPlain = (app: CasesUnderTest, queries: string[]) =>
-  expectPlainPages((query) => api(app, query), plain, queries);
-
 const SEARCHES = ['ação', 'ACAO', 'jose silva', 'proc-00', '0001234', '  maria  ', 'água', 'nada disso'];
-const SORTS = [
-  '',
-  'sort=created_at',
-  'sort=title',
-  'sort=-title',
-  'sort=priority',
-  'sort=-sla_date',
-  'sort=sla_date',
-  'sort=updated_at',
-];
-const FILTERS = [
-  'status=arquivado',
-  'priority=alta',
-  'phase=triagem',
-  'area=C%C3%ADvel',
-  'status=ativo&priority=baixa',
-  `from=2026-03-02&to=2026-03-05`,
-];
-const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50'];
 const GRID: SearchGrid = {
   searches: SEARCHES,
-  sorts: SORTS,
-  filters: FILTERS,
-  windows: PAGES,
+  sorts: [
+    '',
+    'sort=created_at',
+    'sort=title',
+    'sort=-title',
+    'sort=priority',
+    'sort=-sla_date',
+    'sort=sla_date',
+    'sort=updated_at',
+  ],
+  filters: [
+    'status=arquivado',
+    'priority=alta',
+    'phase=triagem',
+    'area=C%C3%ADvel',
+    'status=ativo&priority=baixa',
+    `from=2026-03-02&to=2026-03-05`,
+  ],
+  windows: SEARCH_WINDOWS,
   windowSort: 'sort=title',
 };
 
-replicasForSuite(
-  startCases,
-  (dbName) => startCases({}, dbName),
-  async (started, second) => {
-    [sut, replica] = [started, second];
+searchSuite({
+  noun: 'cases',
+  path: '/v1/cases',
+  collection: 'cases',
+  who,
+  start: startCases,
+  startReplica: (dbName) => startCases({}, dbName),
+  seed: async (sut, call) => {
     const made: string[] = [];
     for (const [i, title] of TITLES.entries()) {
       const body = {
@@ -114,13 +96,13 @@ replicasForSuite(
         area: i % 2 ? 'Cível' : null,
         sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null,
       };
-      const res = await call(sut, 'POST', '/v1/cases', body);
+      const res = await call('POST', '/v1/cases', body);
       expect(res.statusCode).toBe(201);
       made.push(res.json().data.id);
     }
-    const res = await call(sut, 'POST', '/v1/cases', { title: 'CNJ', number: '0001234-56.2026.5.02.0001' });
+    const res = await call('POST', '/v1/cases', { title: 'CNJ', number: '0001234-56.2026.5.02.0001' });
     expect(res.statusCode).toBe(201);
-    await call(sut, 'DELETE', `/v1/cases/${made[1]}`);
+    await call('DELETE', `/v1/cases/${made[1]}`);
     // Copies over a week, some at one instant (ties broken by id), as the record store inserts them.
     const template = (await sut.db.collection<CaseRecord>('cases').findOne({ _id: made[0] }))!;
     const day0 = Date.parse('2026-03-01T15:00:00Z');
@@ -145,31 +127,20 @@ replicasForSuite(
     // Another team's cases under the same titles are never found.
     await sut.call(identity(), { method: 'POST', url: '/v1/cases', payload: { title: 'Ação de cobrança' } });
   },
-);
-
-test('when cases are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
-  await expectPlain(sut, searchQueries(GRID));
-  expect(sut.repository.search.held).toBeGreaterThan(120);
-}, 240_000);
-
-test('when another replica creates, renames, moves and archives cases, then each replica finds them as they are at its next search', async () => {
-  const q = [
-    'search=a%C3%A7%C3%A3o&limit=100',
-    'search=a%C3%A7%C3%A3o&status=arquivado&sort=title',
-    'search=renomeado&sort=-updated_at',
-    'search=proc-001&sort=priority',
-  ];
-  await expectPlain(replica, q);
-  const ids = (await api(sut, 'search=a%C3%A7%C3%A3o&limit=100')).ids;
-  await writeOnEitherReplica(
-    {
-      replicas: [sut, replica],
-      create: (writer, i) => call(writer, 'POST', '/v1/cases', { title: `Ação nova ${i}`, number: `PROC-001${i}` }),
-      change: (writer, id, i) => call(writer, 'PUT', `/v1/cases/${id}`, { title: `Renomeado ${i}`, priority: 'alta' }),
-      remove: (writer, id) => call(writer, 'DELETE', `/v1/cases/${id}`),
-      expectFound: (reader) => expectPlain(reader, q),
-    },
-    ids,
-  );
-  await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 2)));
-}, 240_000);
+  plain,
+  grid: GRID,
+  heldMoreThan: 120,
+  replicaWrites: {
+    named: 'creates, renames, moves and archives',
+    queries: [
+      'search=a%C3%A7%C3%A3o&limit=100',
+      'search=a%C3%A7%C3%A3o&status=arquivado&sort=title',
+      'search=renomeado&sort=-updated_at',
+      'search=proc-001&sort=priority',
+    ],
+    changing: 'search=a%C3%A7%C3%A3o&limit=100',
+    create: (i) => ({ title: `Ação nova ${i}`, number: `PROC-001${i}` }),
+    change: (i) => ({ title: `Renomeado ${i}`, priority: 'alta' }),
+    searchesAfter: SEARCHES.slice(0, 2),
+  },
+});

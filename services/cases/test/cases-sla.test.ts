@@ -3,64 +3,45 @@
 // signal reaches the broker exactly once. Moments that lie ahead (a warning due at
 // the end of today) are checked in process, by sweeping at a chosen instant.
 import { zonedMoment } from '@lpm/shared/time';
-import { expectOneSignal, sweptInProcess } from '@lpm/test-kit/time-signal-checks';
-import { startSignalReplicas, type SignalReplicas } from '@lpm/test-kit/time-signals';
+import { signalReplicasForSuite, sweptInProcess } from '@lpm/test-kit/time-signal-checks';
 import { slaSignals } from '../src/jobs/sla-signals.ts';
 import { startCases } from './helper.ts';
-import { day, identity } from '@lpm/test-kit/teams';
+import { day, TEAM_ZONE } from '@lpm/test-kit/teams';
 
-const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
+/** Where the signals are swept, and the records that carry them. */
+const SIGNALS = { service: 'cases', collection: 'cases' } as const;
 
 describe('two replicas of the cases service', () => {
-  let replicas: SignalReplicas;
-  const team = identity(ZONE);
-  const send = (method: string, path: string, body?: unknown) => replicas.call(method, path, body);
-
-  beforeAll(async () => {
-    replicas = await startSignalReplicas({
-      service: 'cases',
-      name: 'casessla',
-      team,
-      events: ['case.sla_warning', 'case.sla_overdue'],
-      collection: 'cases',
-    });
-  }, 40_000);
-
-  afterAll(async () => {
-    await replicas?.stop();
+  const { replicas, send, expectOneSignal, signalAgainOnMove } = signalReplicasForSuite({
+    ...SIGNALS,
+    name: 'casessla',
+    events: ['case.sla_warning', 'case.sla_overdue'],
   });
 
   test('when a case has its SLA date yesterday, then exactly one case.sla_overdue reaches the broker and no warning', async () => {
     const k = (await send('POST', '/v1/cases', { title: 'Atrasado', sla_date: day(-1) })).body.data;
-    await expectOneSignal(replicas, team, 'case.sla_overdue', { id: k.id, sla_date: day(-1), status: 'ativo' });
-    expect(replicas.tap.of('case.sla_warning', k.id)).toHaveLength(0);
+    await expectOneSignal('case.sla_overdue', { id: k.id, sla_date: day(-1), status: 'ativo' });
+    expect(replicas().tap.of('case.sla_warning', k.id)).toHaveLength(0);
   });
 
   test("when a case's SLA ends within 24 hours, then exactly one case.sla_warning and, not yet, an overdue", async () => {
     const k = (await send('POST', '/v1/cases', { title: 'Vence hoje', sla_date: day(0) })).body.data;
-    await expectOneSignal(replicas, team, 'case.sla_warning', { id: k.id, sla_date: day(0) });
-    expect(replicas.tap.of('case.sla_overdue', k.id)).toHaveLength(0);
+    await expectOneSignal('case.sla_warning', { id: k.id, sla_date: day(0) });
+    expect(replicas().tap.of('case.sla_overdue', k.id)).toHaveLength(0);
   });
 
   test('when the SLA date of an overdue case moves, then the signal is re-armed and fires once more', async () => {
-    const k = (await send('POST', '/v1/cases', { title: 'Remarcado', sla_date: day(-3) })).body.data;
-    await replicas.tap.waitFor('case.sla_overdue', k.id);
-    expect((await send('PUT', `/v1/cases/${k.id}`, { sla_date: day(-2) })).status).toBe(200);
-    await replicas.tap.waitFor('case.sla_overdue', k.id, 2);
-    await replicas.settle();
-    expect(replicas.tap.of('case.sla_overdue', k.id)).toHaveLength(2);
+    const id = await signalAgainOnMove('case.sla_overdue', '/v1/cases', 'sla_date', { title: 'Remarcado' });
+    await replicas().settle();
+    expect(replicas().tap.of('case.sla_overdue', id)).toHaveLength(2);
   });
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
-  const team = identity(ZONE);
-  const { sut, sweepAt, stored, outboxTypes } = sweptInProcess(startCases, (s) => slaSignals(s.cases), {
-    service: 'cases',
-    collection: 'cases',
-  });
+  const { team, sut, sweepAt, stored, outboxTypes } = sweptInProcess(startCases, (s) => slaSignals(s.cases), SIGNALS);
   const slaEvents = async (id: string) => (await outboxTypes(id)).filter((t) => t.startsWith('case.sla_'));
-  const endOf = (date: string) => zonedMoment(date, ZONE);
+  const endOf = (date: string) => zonedMoment(date, TEAM_ZONE);
 
   test('when a case is due tomorrow, then its warning fires once at the end of today (24 h before), and its overdue once after tomorrow', async () => {
     const k = await sut().cases.create(team, { title: 'Amanhã', sla_date: day(1) });

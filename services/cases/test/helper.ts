@@ -1,12 +1,12 @@
 // The cases app in process on its own database, with its neighbours faked: no
 // clients (any client_id is 404), no users, no activities service.
-import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
+import type { TeamSyncs, TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import type { ClientLookup } from '@lpm/shared/views/client-links';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
-import { quietLogger } from '@lpm/test-kit/wait';
+import { NO_RELAY, startTeamSyncs, withListsReady } from '@lpm/test-kit/service-parts';
 import { buildCasesApp } from '../src/app.ts';
 import { CaseEntity } from '../src/data/case-entity.ts';
 import { CasesRepository } from '../src/data/cases-repository.ts';
@@ -34,17 +34,14 @@ export function startCases(n: Neighbours = {}, dbName?: string): Promise<CasesUn
     entities: [CaseEntity, ClientViewEntity],
     dbName,
     build: async ({ db, internalToken, logger }) => {
-      const repository = new CasesRepository(db, n.relay ?? { kick: () => {} });
-      // As the service's start does: on a new database it only marks the lists ready.
-      await repository.lists.backfill();
+      const repository = await withListsReady(new CasesRepository(db, n.relay ?? NO_RELAY));
       const cases = new Cases({
         cases: repository,
         clientLinks: clientLinksOn(db, n.clients ?? { facts: async () => null }),
         users: n.users ?? { find: async () => new Map() },
         activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
       });
-      const syncs = new TeamSyncs({ db, logger: quietLogger, work: cases.syncWork(), passMs: 100, ...n.syncs });
-      await syncs.start();
+      const syncs = await startTeamSyncs(db, cases.syncWork(), n.syncs);
       const app = buildCasesApp({ cases, syncs, db, internalToken, logger });
       return { app, parts: { cases, repository, syncs }, stop: () => syncs.stop() };
     },

@@ -8,14 +8,9 @@ import { escapeRegex, foldText } from '@lpm/shared/text';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { derivedFields } from '../src/domain/client-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
-import { replicasForSuite } from '@lpm/test-kit/service-under-test';
-import { idsOf, plainIds } from '@lpm/test-kit/list-pages';
-import { expectPlainPages, searchQueries, writeOnEitherReplica, type SearchGrid } from '@lpm/test-kit/search-pages';
-import { startClients, type ClientsUnderTest } from './helper.ts';
+import { SEARCH_WINDOWS, searchSuite, type SearchGrid } from '@lpm/test-kit/search-pages';
+import { startClients } from './helper.ts';
 
-let sut: ClientsUnderTest;
-/** A second replica of the service on the same database. */
-let replica: ClientsUnderTest;
 const who = identity();
 
 const SORT_FIELD: Record<string, string> = { created_at: 'created_at', updated_at: 'updated_at', name: 'name_sort' };
@@ -30,52 +25,39 @@ const NAMES = [
 ];
 const SEGMENTS = ['vip', 'premium', 'regular', 'occasional', null] as const;
 
-const call = (app: ClientsUnderTest, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-  app.call(who, { method, url, payload: payload as never });
-
-/** The API's page: ids and total. */
-const api = async (app: ClientsUnderTest, query: string) => idsOf(await call(app, 'GET', `/v1/clients?${query}`));
-
-/** The plain query's page for the same query string. */
-async function plain(query: string) {
-  const params = new URLSearchParams(query);
+/** The plain query's filter and sort for the same query string. */
+function plain(params: URLSearchParams) {
   const search = params.get('search')!.trim();
   const or: Record<string, RegExp>[] = [{ search_text: new RegExp(escapeRegex(foldText(search))) }];
   const bare = search.replace(/[\s.\-/]/g, '');
   if (/^\d+$/.test(bare)) or.push({ document_digits: new RegExp(escapeRegex(bare)) });
   const filter: Record<string, unknown> = { team_id: who.teamId, $or: or };
   for (const f of ['type', 'status', 'segment']) if (params.get(f)) filter[f] = params.get(f);
-  const page = Number(params.get('page') ?? 1);
-  const limit = Number(params.get('limit') ?? 20);
   const sortParam = params.get('sort') ?? '-created_at';
   const direction = sortParam.startsWith('-') ? -1 : 1;
-  const sort = { [SORT_FIELD[sortParam.replace('-', '')]]: direction, _id: direction } as const;
-  return plainIds(sut.db, 'clients', filter, sort, (page - 1) * limit, limit);
+  return { filter, sort: { [SORT_FIELD[sortParam.replace('-', '')]]: direction, _id: direction } as const };
 }
 
-const expectPlain = (app: ClientsUnderTest, queries: string[]) =>
-  expectPlainPages((query) => api(app, query), plain, queries);
-
 const SEARCHES = ['jose', 'JOSÉ', '456.789', '12345678900', '12.abc', '0001', 'example.com', '  ana ', 'nobody'];
-const SORTS = ['', 'sort=created_at', 'sort=name', 'sort=-name', 'sort=updated_at', 'sort=-updated_at'];
-const FILTERS = ['type=PJ', 'status=inactive', 'segment=vip', 'status=active&segment=premium', 'type=PF&status=active'];
-const PAGES = ['page=2&limit=7', 'page=4&limit=5', 'page=30&limit=10', 'limit=50'];
 const GRID: SearchGrid = {
   searches: SEARCHES,
-  sorts: SORTS,
-  filters: FILTERS,
-  windows: PAGES,
+  sorts: ['', 'sort=created_at', 'sort=name', 'sort=-name', 'sort=updated_at', 'sort=-updated_at'],
+  filters: ['type=PJ', 'status=inactive', 'segment=vip', 'status=active&segment=premium', 'type=PF&status=active'],
+  windows: SEARCH_WINDOWS,
   windowSort: 'sort=name',
 };
 
 const cpf = (i: number) => `${String(123 + i).padStart(3, '0')}.456.789-${String(i % 100).padStart(2, '0')}`;
 const cnpj = (i: number) => `12.ABC.${String(345 + i).padStart(3, '0')}/0001-${String(i % 100).padStart(2, '0')}`;
 
-replicasForSuite(
-  startClients,
-  (dbName) => startClients({ dbName }),
-  async (started, second) => {
-    [sut, replica] = [started, second];
+searchSuite({
+  noun: 'clients',
+  path: '/v1/clients',
+  collection: 'clients',
+  who,
+  start: startClients,
+  startReplica: (dbName) => startClients({ dbName }),
+  seed: async (sut, call) => {
     const made: string[] = [];
     for (const [i, name] of NAMES.entries()) {
       const pj = i % 3 === 2;
@@ -86,11 +68,11 @@ replicasForSuite(
         segment: SEGMENTS[i % 4],
         ...(pj ? { cnpj: cnpj(i) } : { cpf: cpf(i) }),
       };
-      const res = await call(sut, 'POST', '/v1/clients', body);
+      const res = await call('POST', '/v1/clients', body);
       expect(res.statusCode).toBe(201);
       made.push(res.json().data.id);
     }
-    await call(sut, 'DELETE', `/v1/clients/${made[4]}`);
+    await call('DELETE', `/v1/clients/${made[4]}`);
     // Copies over a few days, some at one instant (ties broken by id), as the record store inserts them.
     const template = (await sut.db.collection<ClientRecord>('clients').findOne({ _id: made[0] }))!;
     const day0 = Date.parse('2026-03-01T15:00:00Z');
@@ -114,32 +96,20 @@ replicasForSuite(
     // Another team's clients under the same names are never found.
     await sut.call(identity(), { method: 'POST', url: '/v1/clients', payload: { type: 'PF', name: 'José Álvares' } });
   },
-);
-
-test('when clients are searched with filters, sorts and pages, then each page and total is the plain query page, answered in process', async () => {
-  await expectPlain(sut, searchQueries(GRID));
-  expect(sut.repository.search.held).toBeGreaterThan(120);
-}, 240_000);
-
-test('when another replica creates, renames and deactivates clients, then each replica finds them as they are at its next search', async () => {
-  const q = [
-    'search=jos%C3%A9&limit=50',
-    'search=jose&status=inactive&sort=name',
-    'search=renomeado&sort=-updated_at',
-    'search=456789&sort=name',
-  ];
-  await expectPlain(replica, q);
-  const ids = (await api(sut, 'search=jose&limit=50')).ids;
-  await writeOnEitherReplica(
-    {
-      replicas: [sut, replica],
-      create: (writer, i) =>
-        call(writer, 'POST', '/v1/clients', { type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) }),
-      change: (writer, id, i) => call(writer, 'PUT', `/v1/clients/${id}`, { name: `Renomeado ${i}` }),
-      remove: (writer, id) => call(writer, 'DELETE', `/v1/clients/${id}`),
-      expectFound: (reader) => expectPlain(reader, q),
-    },
-    ids,
-  );
-  await expectPlain(replica, searchQueries(GRID, SEARCHES.slice(0, 3)));
-}, 240_000);
+  plain,
+  grid: GRID,
+  heldMoreThan: 120,
+  replicaWrites: {
+    named: 'creates, renames and deactivates',
+    queries: [
+      'search=jos%C3%A9&limit=50',
+      'search=jose&status=inactive&sort=name',
+      'search=renomeado&sort=-updated_at',
+      'search=456789&sort=name',
+    ],
+    changing: 'search=jose&limit=50',
+    create: (i) => ({ type: 'PF', name: `José novo ${i}`, cpf: cpf(200 + i) }),
+    change: (i) => ({ name: `Renomeado ${i}` }),
+    searchesAfter: SEARCHES.slice(0, 3),
+  },
+});

@@ -3,6 +3,7 @@ import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
 import { OutboxRelay, type OutboxRelayOptions } from '@lpm/shared/outbox/relay';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
+import { withListsReady } from '@lpm/test-kit/service-parts';
 import { buildClientsApp } from '../src/app.ts';
 import { ClientEntity } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
@@ -36,9 +37,9 @@ export function startClients(
     mongoUrl: opts.mongoUrl,
     build: async ({ db, internalToken, logger }) => {
       const parts = { kicks: 0, repository: null as unknown as ClientsRepository };
-      parts.repository = new ClientsRepository(db, opts.relay ?? { kick: () => void parts.kicks++ });
-      // As the service's start does: on a new database it only marks the lists ready.
-      await parts.repository.lists.backfill();
+      parts.repository = await withListsReady(
+        new ClientsRepository(db, opts.relay ?? { kick: () => void parts.kicks++ }),
+      );
       const clients = new Clients({ clients: parts.repository, cases: opts.cases ?? noCases });
       return { app: buildClientsApp({ clients, db, internalToken, logger }), parts };
     },

@@ -4,17 +4,8 @@ import { newId } from '@lpm/shared/ids';
 import { AppError } from '@lpm/shared/errors';
 import { expectInvalid, expectNotFound, expectRefused } from '@lpm/test-kit/error-answers';
 import { startDeals, type DealsUnderTest } from './helper.ts';
-import {
-  call,
-  create,
-  createOn,
-  dealAfterBusyWon,
-  dealsSuite,
-  eventsOf,
-  holdDealLock,
-  ISO_MS,
-  wonWithCase,
-} from './deals-suite.ts';
+import { call, create, dealsSuite, eventsOf, ISO_MS } from './deals-suite.ts';
+import { afterBusyWon, createOn, wonWithCase } from './own-deals-app.ts';
 
 dealsSuite();
 
@@ -251,31 +242,11 @@ describe('a deal closed unwon whose case was not archived', () => {
 
 describe('won after a won with create_case that did not complete', () => {
   test('when the first attempt ends in 503 after the case exists, then the retry gets that case, and the cases service made one', async () => {
-    const made = new Map<string, string>();
-    const asked: string[] = [];
-    const own: DealsUnderTest = await startDeals({
-      cases: {
-        createForDeal: async (_caller, dealId, request) => {
-          asked.push(dealId);
-          const id = made.get(dealId) ?? newId('case');
-          if (!made.has(dealId)) {
-            made.set(dealId, id);
-            // Another writer holds the deal past the won's lock wait: the first attempt ends in 503 after the case exists.
-            await holdDealLock(own.db, dealId);
-          }
-          return { id, title: request.title };
-        },
-        archiveForDeal: async () => null,
-      },
-    });
-    try {
-      const deal = await dealAfterBusyWon(own, 'Ganho em duas vezes');
+    await afterBusyWon('Ganho em duas vezes', async (own, deal, fake) => {
       const retry = await wonWithCase(own, deal.id);
       expect(retry.statusCode).toBe(200);
-      expect(retry.json().data.case_created).toEqual({ id: made.get(deal.id), title: 'Ganho em duas vezes' });
-      expect(asked).toEqual([deal.id, deal.id]);
-    } finally {
-      await own.close();
-    }
+      expect(retry.json().data.case_created).toEqual({ id: fake.made.get(deal.id), title: 'Ganho em duas vezes' });
+      expect(fake.asked).toEqual([deal.id, deal.id]);
+    });
   }, 20_000);
 });

@@ -8,55 +8,21 @@ import { LOCKS_COLLECTION, lockKey } from '@lpm/shared/store/lock';
 import { expectNotFound } from '@lpm/test-kit/error-answers';
 import { identity } from '@lpm/test-kit/teams';
 import { startDeals, type DealsUnderTest } from './helper.ts';
-import {
-  call,
-  client,
-  create,
-  createOn,
-  dealAfterBusyWon,
-  dealsSuite,
-  eventsOf,
-  holdDealLock,
-  ISO_MS,
-  lawyer,
-  users,
-  who,
-  wonWithCase,
-} from './deals-suite.ts';
+import { call, client, create, dealsSuite, eventsOf, ISO_MS, lawyer, users, who } from './deals-suite.ts';
+import { afterBusyWon, createOn, wonWithCase } from './own-deals-app.ts';
 
 dealsSuite();
 
 describe('won without create_case after a won with create_case that did not complete', () => {
   test('when the first attempt ends in 503 after the case exists and the retry asks for no case, then the deal is won without one and the case made for it is archived', async () => {
-    const made = new Map<string, string>();
-    const archived: string[] = [];
-    const own: DealsUnderTest = await startDeals({
-      cases: {
-        createForDeal: async (_caller, dealId, request) => {
-          const id = newId('case');
-          made.set(dealId, id);
-          // Another writer holds the deal past the won's lock wait: the first attempt ends in 503 after the case exists.
-          await holdDealLock(own.db, dealId);
-          return { id, title: request.title };
-        },
-        archiveForDeal: async (_caller, dealId) => {
-          const id = made.get(dealId) ?? null;
-          if (id) archived.push(id);
-          return id;
-        },
-      },
-    });
-    try {
-      const deal = await dealAfterBusyWon(own, 'Ganho sem processo');
+    await afterBusyWon('Ganho sem processo', async (own, deal, fake) => {
       const retry = await own.call(who, { method: 'PUT', url: `/v1/deals/${deal.id}/won`, payload: {} });
       expect(retry.statusCode).toBe(200);
       expect(retry.json().data.case_created).toBeUndefined();
-      expect(archived).toEqual([made.get(deal.id)]);
+      expect(fake.archived).toEqual([fake.made.get(deal.id)]);
       const stored = await own.db.collection('deals').findOne({ _id: deal.id });
       expect(stored?.case_archive_pending ?? 0).toBe(0);
-    } finally {
-      await own.close();
-    }
+    });
   }, 20_000);
 });
 

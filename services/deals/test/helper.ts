@@ -6,6 +6,7 @@ import type { ClientLookup } from '@lpm/shared/views/client-links';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
+import { NO_RELAY, withListsReady } from '@lpm/test-kit/service-parts';
 import { buildDealsApp } from '../src/app.ts';
 import { DealEntity } from '../src/data/deal-entity.ts';
 import { DealsRepository } from '../src/data/deals-repository.ts';
@@ -39,9 +40,7 @@ export function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
     name: 'deals',
     entities: [DealEntity, ClientViewEntity],
     build: async ({ db, internalToken, logger }) => {
-      const repository = new DealsRepository(db, n.relay ?? { kick: () => {} });
-      // As the service's start does: on a new database it only marks the lists ready.
-      await repository.lists.backfill();
+      const repository = await withListsReady(new DealsRepository(db, n.relay ?? NO_RELAY));
       const deals = new Deals({
         deals: repository,
         clientLinks: clientLinksOn(db, n.clients ?? { facts: async () => null }),

@@ -3,43 +3,31 @@
 // exactly once. Re-arming and disarming are checked in process by sweeping at
 // chosen instants.
 import { zonedMoment } from '@lpm/shared/time';
-import { sweptInProcess } from '@lpm/test-kit/time-signal-checks';
-import { startSignalReplicas, type SignalReplicas } from '@lpm/test-kit/time-signals';
+import { signalReplicasForSuite, sweptInProcess } from '@lpm/test-kit/time-signal-checks';
 import { overdueSignals } from '../src/jobs/overdue-signals.ts';
 import { startFinancial } from './helper.ts';
-import { day, identity } from '@lpm/test-kit/teams';
+import { day, TEAM_ZONE } from '@lpm/test-kit/teams';
 
-const ZONE = 'America/Sao_Paulo';
+/** Where the signals are swept, and the records that carry them. */
+const SIGNALS = { service: 'financial', collection: 'financial_records' } as const;
 const record = { type: 'revenue', category: 'honorarios', description: 'Parcela', amount: 250.75, date: '2026-01-10' };
 
 describe('two replicas of the financial service', () => {
-  let replicas: SignalReplicas;
-  const team = identity(ZONE);
-  const send = (method: string, path: string, body?: unknown) => replicas.call(method, path, body);
-
-  beforeAll(async () => {
-    replicas = await startSignalReplicas({
-      service: 'financial',
-      name: 'finoverdue',
-      team,
-      events: ['financial.overdue', 'financial.created', 'financial.paid'],
-      collection: 'financial_records',
-    });
-  }, 40_000);
-
-  afterAll(async () => {
-    await replicas?.stop();
+  const { team, replicas, send, signalAgainOnMove } = signalReplicasForSuite({
+    ...SIGNALS,
+    name: 'finoverdue',
+    events: ['financial.overdue', 'financial.created', 'financial.paid'],
   });
 
   test('when the service is up, then /health answers 200', async () => {
-    expect((await fetch(`http://127.0.0.1:${replicas.base}/health`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${replicas().base}/health`)).status).toBe(200);
   });
 
   test('when a pending record is due yesterday, then exactly one financial.overdue reaches the broker; a paid one gives none', async () => {
     const pending = await send('POST', '/v1/financial', { ...record, due_date: day(-1) });
     const paid = await send('POST', '/v1/financial', { ...record, due_date: day(-1), status: 'paid' });
     expect([pending.status, paid.status]).toEqual([201, 201]);
-    const [event] = await replicas.tap.waitFor('financial.overdue', pending.body.data.id);
+    const [event] = await replicas().tap.waitFor('financial.overdue', pending.body.data.id);
     expect(event).toMatchObject({
       team_id: team.teamId,
       actor_id: null,
@@ -48,33 +36,30 @@ describe('two replicas of the financial service', () => {
         object: { id: pending.body.data.id, status: 'pending', due_date: day(-1), amount: 250.75 },
       },
     });
-    await replicas.tap.waitFor('financial.created', paid.body.data.id);
-    await replicas.settle();
-    expect(replicas.tap.of('financial.overdue', pending.body.data.id)).toHaveLength(1);
-    expect(replicas.tap.of('financial.overdue', paid.body.data.id)).toHaveLength(0);
+    await replicas().tap.waitFor('financial.created', paid.body.data.id);
+    await replicas().settle();
+    expect(replicas().tap.of('financial.overdue', pending.body.data.id)).toHaveLength(1);
+    expect(replicas().tap.of('financial.overdue', paid.body.data.id)).toHaveLength(0);
   });
 
   test('when an overdue record gets a new past due date, then the signal is re-armed and fires once more; paying it then emits financial.paid', async () => {
-    const r = (await send('POST', '/v1/financial', { ...record, due_date: day(-3) })).body.data;
-    await replicas.tap.waitFor('financial.overdue', r.id);
-    expect((await send('PUT', `/v1/financial/${r.id}`, { due_date: day(-2) })).status).toBe(200);
-    await replicas.tap.waitFor('financial.overdue', r.id, 2);
-    expect((await send('PUT', `/v1/financial/${r.id}`, { status: 'paid' })).status).toBe(200);
-    await replicas.tap.waitFor('financial.paid', r.id);
-    await replicas.settle();
-    expect(replicas.tap.of('financial.overdue', r.id)).toHaveLength(2);
-    expect(replicas.tap.of('financial.paid', r.id)).toHaveLength(1);
+    const id = await signalAgainOnMove('financial.overdue', '/v1/financial', 'due_date', record);
+    expect((await send('PUT', `/v1/financial/${id}`, { status: 'paid' })).status).toBe(200);
+    await replicas().tap.waitFor('financial.paid', id);
+    await replicas().settle();
+    expect(replicas().tap.of('financial.overdue', id)).toHaveLength(2);
+    expect(replicas().tap.of('financial.paid', id)).toHaveLength(1);
   });
 });
 
 describe('signals ahead in time (swept in process at chosen instants)', () => {
-  const team = identity(ZONE);
-  const { sut, sweepAt, stored, outboxTypes } = sweptInProcess(startFinancial, (s) => overdueSignals(s.financial), {
-    service: 'financial',
-    collection: 'financial_records',
-  });
+  const { team, sut, sweepAt, stored, outboxTypes } = sweptInProcess(
+    startFinancial,
+    (s) => overdueSignals(s.financial),
+    SIGNALS,
+  );
   const overdueEvents = async (id: string) => (await outboxTypes(id)).filter((t) => t === 'financial.overdue').length;
-  const startOfDayAfter = (date: string) => zonedMoment(day(1, date), ZONE, '00:00:00');
+  const startOfDayAfter = (date: string) => zonedMoment(day(1, date), TEAM_ZONE, '00:00:00');
 
   test('when a record is due tomorrow, then nothing fires until the day after it begins in the team zone, then exactly once for both sweepers', async () => {
     const r = await sut().financial.create(team, { ...record, type: 'revenue', due_date: day(1) });

@@ -1,13 +1,13 @@
 // The financial app in process on its own database, with its neighbours faked:
 // clients and cases are whatever the test adds to `neighbours` (anything else is 404).
-import { TeamSyncs, type TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
+import type { TeamSyncs, TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { CaseViewEntity } from '@lpm/shared/views/case-view-entity';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
 import { Neighbours } from '@lpm/test-kit/neighbours';
 import { caseLinksOn, clientLinksOn } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
-import { quietLogger } from '@lpm/test-kit/wait';
+import { NO_RELAY, startTeamSyncs, withListsReady } from '@lpm/test-kit/service-parts';
 import { buildFinancialApp } from '../src/app.ts';
 import { FinancialEntity } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
@@ -32,17 +32,14 @@ export function startFinancial(
     build: async ({ db, internalToken, logger }) => {
       const neighbours = new Neighbours();
       let now: Date | undefined;
-      const repository = new FinancialRepository(db, opts.relay ?? { kick: () => {} });
-      // As the service's start does: on a new database it only marks the lists ready.
-      await repository.lists.backfill();
+      const repository = await withListsReady(new FinancialRepository(db, opts.relay ?? NO_RELAY));
       const financial = new Financial({
         records: repository,
         clientLinks: clientLinksOn(db, neighbours.clientLookup),
         caseLinks: caseLinksOn(db, neighbours.caseLookup),
         now: () => now ?? new Date(),
       });
-      const syncs = new TeamSyncs({ db, logger: quietLogger, work: financial.syncWork(), passMs: 100, ...opts.syncs });
-      await syncs.start();
+      const syncs = await startTeamSyncs(db, financial.syncWork(), opts.syncs);
       const app = buildFinancialApp({ financial, syncs, db, internalToken, logger });
       const setNow = (at: Date | undefined) => void (now = at);
       return { app, parts: { financial, repository, neighbours, syncs, setNow }, stop: () => syncs.stop() };
