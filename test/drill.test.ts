@@ -164,6 +164,9 @@ test('when 500 writes run on a three-node RabbitMQ cluster while the leading nod
   const slowestAnswered = Date.parse(r['events.max_delay_answered_at']);
   expect(slowestAnswered).toBeGreaterThan(Date.parse(r.faults[0].startedAt) - 120_000);
   expect(slowestAnswered).toBeLessThan(Date.now());
+  // Of that wait, the part before the webhooks service took the event in (found in its store).
+  expect(r['events.max_delay_fanned_out_after_ms']).toEqual(expect.any(Number));
+  expect(r['events.max_delay_fanned_out_after_ms']).toBeLessThanOrEqual(r['events.max_delay_ms']);
   expect(r['events.delivered']).toBe(r['events.expected']);
   expect((run as { code?: number }).code ?? 0).toBe(0);
   const clusterRoot = /drill: the cluster's nodes .* in (\S+)/.exec((run as { stdout: string }).stdout)![1];

@@ -96,7 +96,7 @@ async function main(): Promise<number> {
           failovers: () => nodeFaults!.failovers(),
         }
       : { vhost: decodeURIComponent(brokerUrl.pathname.slice(1)) || '/', nodes: 1, failovers: () => 0 };
-    return await drill({ args, watch, gatewayUrl, teams, receiver, faults, broker, dbPrefix });
+    return await drill({ args, watch, gatewayUrl, teams, receiver, faults, broker, storeUrl: urls.mongoUrl, dbPrefix });
   } finally {
     await made.remove();
   }

@@ -6,7 +6,7 @@ import { faultDurations, type DrillArgs } from './args.ts';
 import { runFaults, type Fault, type FaultLog } from './faults.ts';
 import { checkState, deadLettered, reportOf, type BrokerSide, type StateCheck } from './report.ts';
 import { TEAMS, type LauncherWatch } from './setup.ts';
-import { countEvents, maxEventDelayMs, waitForQuiet } from './verdict.ts';
+import { countEvents, fannedOutAt, maxEventDelayMs, waitForQuiet } from './verdict.ts';
 import { Workload, type DrillTeam } from './workload.ts';
 
 const ACTORS = 20;
@@ -22,6 +22,8 @@ export interface Drill {
   receiver: HttpsReceiver;
   faults: Fault[];
   broker: BrokerSide;
+  /** The store the system writes to, without the drill's proxy. */
+  storeUrl: string;
   dbPrefix: string;
 }
 
@@ -69,6 +71,7 @@ export async function drill(d: Drill): Promise<number> {
   if (watch.ended !== null) state.problems = ['not checked: the launcher ended'];
   const dead = await deadLettered(d.broker, `${d.dbPrefix}events.`);
   const delay = maxEventDelayMs(d.receiver.requests, workload.tally.answeredAt);
+  const fannedOut = delay.eventId ? await fannedOutAt(d.storeUrl, d.dbPrefix, delay.eventId) : null;
   const report = {
     ...reportOf({ launcherEnded: watch.ended, workload, writeSeconds, events, dead, state, faultLog }),
     'broker.nodes': d.broker.nodes,
@@ -76,6 +79,8 @@ export async function drill(d: Drill): Promise<number> {
     'events.max_delay_ms': delay.ms,
     'events.max_delay_event': delay.event,
     'events.max_delay_answered_at': delay.answeredAt === null ? null : new Date(delay.answeredAt).toISOString(),
+    'events.max_delay_fanned_out_after_ms':
+      fannedOut === null || delay.answeredAt === null ? null : fannedOut - delay.answeredAt,
   };
   console.log(JSON.stringify(report, null, 2));
   if (args.json) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);

@@ -2,6 +2,7 @@
 // got against those the acknowledged writes owe, and check through the API that the
 // state agrees with the acknowledged writes.
 import type { ReceivedRequest } from '@lpm/test-kit/https-receiver';
+import { MongoClient } from 'mongodb';
 import type { JsonAnswer } from '@lpm/test-kit/json';
 import type { DrillTeam, Story } from './workload.ts';
 
@@ -28,26 +29,50 @@ export function countEvents(requests: ReceivedRequest[], expected: Set<string>):
   return { delivered: [...expected].length - lost.length, duplicated, lost };
 }
 
-/**
- * The longest time from the answer of a write to the first delivery of an event it
- * owes, and that event (`type objectId`); 0 and null when none arrived.
- */
-export function maxEventDelayMs(
-  requests: ReceivedRequest[],
-  answeredAt: Map<string, number>,
-): { ms: number; event: string | null; answeredAt: number | null } {
-  const firstAt = new Map<string, number>();
+export interface EventDelay {
+  ms: number;
+  /** `type objectId`; null when no event arrived. */
+  event: string | null;
+  /** The event's id, as its first delivery carried it. */
+  eventId: string | null;
+  answeredAt: number | null;
+}
+
+/** The longest time from the answer of a write to the first delivery of an event it owes, and that event. */
+export function maxEventDelayMs(requests: ReceivedRequest[], answeredAt: Map<string, number>): EventDelay {
+  const first = new Map<string, { at: number; id: string }>();
   for (const r of requests) {
-    const body = JSON.parse(r.body) as { type: string; data?: { object?: { id?: string } } };
+    const body = JSON.parse(r.body) as { id: string; type: string; data?: { object?: { id?: string } } };
     const key = `${body.type} ${body.data?.object?.id}`;
-    if (!firstAt.has(key)) firstAt.set(key, r.at);
+    if (!first.has(key)) first.set(key, { at: r.at, id: body.id });
   }
-  let max = { ms: 0, event: null as string | null, answeredAt: null as number | null };
+  let max: EventDelay = { ms: 0, event: null, eventId: null, answeredAt: null };
   for (const [key, answered] of answeredAt) {
-    const at = firstAt.get(key);
-    if (at !== undefined && at - answered > max.ms) max = { ms: at - answered, event: key, answeredAt: answered };
+    const delivered = first.get(key);
+    if (delivered && delivered.at - answered > max.ms)
+      max = { ms: delivered.at - answered, event: key, eventId: delivered.id, answeredAt: answered };
   }
   return max;
+}
+
+/**
+ * When the webhooks service took the event in (its delivery's `created_at`, in the
+ * `deliveries` of database `<dbPrefix>webhooks`): it tells the wait before the
+ * webhooks service (the relay, the broker) from the wait inside it. Null when not found.
+ */
+export async function fannedOutAt(storeUrl: string, dbPrefix: string, eventId: string): Promise<number | null> {
+  const client = new MongoClient(storeUrl, { serverSelectionTimeoutMS: 5000 });
+  try {
+    const delivery = await client
+      .db(`${dbPrefix}webhooks`)
+      .collection<{ _id: string; event_id: string; created_at: Date }>('deliveries')
+      .findOne({ event_id: eventId }, { sort: { created_at: 1 }, projection: { created_at: 1 } });
+    return delivery ? delivery.created_at.getTime() : null;
+  } catch {
+    return null;
+  } finally {
+    await client.close();
+  }
 }
 
 /** Waits until every expected event arrived, or nothing arrived for `quietMs`, or `maxMs` passed. */
