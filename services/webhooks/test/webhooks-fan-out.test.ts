@@ -227,7 +227,10 @@ test('when many events are fanned out at once to several webhooks, then their de
     const team = newId('team');
     const hooks = [];
     for (const n of [1, 2, 3, 4]) hooks.push(await subscribe(s, `${receiver.url}/grouped-${n}`, team));
-    const events = Array.from({ length: 30 }, () => clientCreated(team));
+    // 15 events to 4 webhooks: enough to group, few enough that the receiver on a busy 2-core
+    // machine answers each POST well within SLOW_POST_MS, so every attempt stays inside its delivery.
+    const events = Array.from({ length: 15 }, () => clientCreated(team));
+    const deliveries = events.length * hooks.length;
     watched.take();
 
     await Promise.all(events.map((e) => s.deliveries.fanOut(e, true)));
@@ -239,8 +242,8 @@ test('when many events are fanned out at once to several webhooks, then their de
         status: 'succeeded',
         first_attempt: { $ne: null },
       }),
-    ).toBe(120);
-    // 120 deliveries: a read of the team's webhooks per event (no team versions here to keep a copy) and grouped inserts.
+    ).toBe(deliveries);
+    // A read of the team's webhooks per event (no team versions here to keep a copy) and grouped inserts.
     const sent = watched.take();
     expect(
       sent.every(
@@ -249,9 +252,9 @@ test('when many events are fanned out at once to several webhooks, then their de
           (q.op === 'find' && q.collection === 'webhooks'),
       ),
     ).toBe(true);
-    // 240 documents (a tally and a delivery each), two to an insert at least: how many more
-    // share one depends on how the receiver's answers spread in time (3 to 5 on a 2-core machine).
-    expect(sent.filter((q) => q.op === 'insert').length).toBeLessThanOrEqual(240 / 2);
+    // Two documents a delivery (a tally and the delivery), two to an insert at least: how many
+    // more share one depends on how the receiver's answers spread in time.
+    expect(sent.filter((q) => q.op === 'insert').length).toBeLessThanOrEqual(deliveries);
   } finally {
     await watched.close();
   }
