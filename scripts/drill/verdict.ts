@@ -2,8 +2,8 @@
 // got against those the acknowledged writes owe, and check through the API that the
 // state agrees with the acknowledged writes.
 import type { ReceivedRequest } from '@lpm/test-kit/https-receiver';
-import { MongoClient } from 'mongodb';
 import type { JsonAnswer } from '@lpm/test-kit/json';
+import { MongoClient } from 'mongodb';
 import type { DrillTeam, Story } from './workload.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -9,6 +9,7 @@ import { type SearchIndex, type SearchQuery } from '../src/store/search-index.ts
 import { SEARCH_SNAPSHOTS } from '../src/store/search-snapshots.ts';
 import type { FieldKind } from '../src/store/search-table.ts';
 import { escapeRegex, foldText } from '../src/text.ts';
+import { NO_RELAY } from '@lpm/test-kit/service-parts';
 
 export interface Doc {
   _id: string;
@@ -51,7 +52,7 @@ export const replica = (opts: { clock?: () => number; maxRecords?: number; snaps
   new RecordStore<Doc>({
     db,
     collection: 'docs',
-    relay: { kick: () => {} },
+    relay: NO_RELAY,
     idKind: 'cli',
     noun: 'doc',
     notFound: () => notFound('Doc not found'),

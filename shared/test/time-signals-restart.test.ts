@@ -4,6 +4,7 @@ import { TimeSignals, armDeadline } from '../src/jobs/time-signals.ts';
 import { zonedMoment } from '../src/time.ts';
 import { captureLogger, waitFor } from '@lpm/test-kit/wait';
 import { db, HOUR, insertCases, outboxes, signal, started, timeSignalsSuite } from './time-signals-suite.ts';
+import { NO_RELAY } from '@lpm/test-kit/service-parts';
 
 timeSignalsSuite('timesignalsrestart');
 
@@ -71,7 +72,7 @@ describe('TimeSignals after a restart', () => {
         db,
         intervalMs,
         signals: [signal('case.sla_overdue', col, 'sla_overdue_at')],
-        relay: { kick: () => {} },
+        relay: NO_RELAY,
         logger: captureLogger(),
         name: `test-${col}`,
       });

@@ -1,7 +1,8 @@
 // A Broker reaching the test run's RabbitMQ through a TCP proxy, for tests that cut
 // the connection and restore it.
 import { Broker, type BrokerOptions } from '@lpm/shared/messaging/broker';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+import { proxyInFrontOf } from './proxied-url.ts';
+import type { TcpProxy } from './tcp-proxy.ts';
 import { quietLogger } from './wait.ts';
 
 export interface BrokerBehindProxy {
@@ -19,10 +20,8 @@ export async function brokerBehindProxy(
   exchange: string,
   options: Partial<Omit<BrokerOptions, 'url' | 'exchange'>> = {},
 ): Promise<BrokerBehindProxy> {
-  const url = new URL(process.env.AMQP_URL!);
-  const proxy = await startTcpProxy('127.0.0.1', Number(url.port));
-  url.host = `127.0.0.1:${proxy.port}`;
-  const broker = await Broker.connect({ logger: quietLogger, ...options, exchange, url: url.toString() });
+  const { proxy, url } = await proxyInFrontOf(process.env.AMQP_URL!, 5672);
+  const broker = await Broker.connect({ logger: quietLogger, ...options, exchange, url });
   return {
     proxy,
     broker,

@@ -2,6 +2,7 @@
 import type { Db } from 'mongodb';
 import { notFound } from '@lpm/shared/errors';
 import { RecordStore } from '@lpm/shared/store/record-store';
+import { NO_RELAY } from './service-parts.ts';
 
 export interface Note {
   _id: string;
@@ -15,7 +16,7 @@ export const notesStore = (db: Db): RecordStore<Note> =>
   new RecordStore<Note>({
     db,
     collection: 'notes',
-    relay: { kick: () => {} },
+    relay: NO_RELAY,
     idKind: 'cli',
     noun: 'note',
     notFound: () => notFound('Note not found'),

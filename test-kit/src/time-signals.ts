@@ -8,6 +8,7 @@ import type { ServiceName } from '@lpm/shared/service/names';
 import { tapEvents, type EventTap } from './event-tap.ts';
 import { replicasOf, type Replicas } from './replicas.ts';
 import { quietLogger, waitFor } from './wait.ts';
+import { NO_RELAY } from './service-parts.ts';
 
 /** agenda's collection, where each replica records the runs of its sweep. */
 const AGENDA_JOBS = 'agendaJobs';
@@ -104,7 +105,7 @@ export function sweepsAt(
 ): (at: Date) => Promise<number[]> {
   const sweepers = Array.from(
     { length: count },
-    () => new TimeSignals({ db, intervalMs: 60_000, signals, relay: { kick: () => {} }, logger: quietLogger, name }),
+    () => new TimeSignals({ db, intervalMs: 60_000, signals, relay: NO_RELAY, logger: quietLogger, name }),
   );
   return (at) => Promise.all(sweepers.map((s) => s.sweep(at)));
 }

@@ -13,13 +13,14 @@ import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
 import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
 import { plainIds } from '@lpm/test-kit/list-pages';
+import { NO_RELAY } from '@lpm/test-kit/service-parts';
 
 const { sut, call, create, listOf, stored, expectBackfillKeepsPages } = bucketedListSuite<CasesUnderTest, CaseRecord>({
   start: startCases,
   collection: 'cases',
   path: '/v1/cases',
   sortKeys: ['created_at'],
-  repository: (db) => new CasesRepository(db, { kick: () => {} }),
+  repository: (db) => new CasesRepository(db, NO_RELAY),
   defaults: { title: 'Ação de cobrança' },
 });
 const list = (who: Identity, query: string) => listOf(who).api(query);
@@ -109,7 +110,7 @@ describe('GET /v1/cases by day buckets', () => {
       ...Array.from({ length: 6 }, () => create(who, { phase: 'em-andamento' })),
     ]);
     // A second process writing the same days: its own counts coalescing, the same lock.
-    const other = new CasesRepository(sut().db, { kick: () => {} });
+    const other = new CasesRepository(sut().db, NO_RELAY);
     await Promise.all([
       other.update(who.teamId, ids[20], async () => ({
         result: undefined,

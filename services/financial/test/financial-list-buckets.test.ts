@@ -9,6 +9,7 @@ import type { FinancialRecord } from '../src/data/financial-entity.ts';
 import { FinancialRepository } from '../src/data/financial-repository.ts';
 import { day as dayAfter, identity } from '@lpm/test-kit/teams';
 import { startFinancial, type FinancialUnderTest } from './helper.ts';
+import { NO_RELAY } from '@lpm/test-kit/service-parts';
 
 const ZONE = 'America/Sao_Paulo';
 const DAY = 86_400_000;
@@ -23,7 +24,7 @@ const { sut, call, create, put, listOf, expectBackfillKeepsPages } = bucketedLis
   collection: 'financial_records',
   path: '/v1/financial',
   sortKeys: ['date'],
-  repository: (db) => new FinancialRepository(db, { kick: () => {} }),
+  repository: (db) => new FinancialRepository(db, NO_RELAY),
   defaults: { type: 'revenue', category: 'honorarios', description: 'Honorários', amount: 100, date: day(0) },
 });
 
@@ -83,7 +84,7 @@ describe('GET /v1/financial by day buckets', () => {
       ...Array.from({ length: 4 }, () => create(who, { date: day(7), type: 'expense', category: 'custas' })),
     ]);
     // A second process writing the same days: its own counts coalescing, the same lock.
-    const other = new FinancialRepository(sut().db, { kick: () => {} });
+    const other = new FinancialRepository(sut().db, NO_RELAY);
     await other.update(who.teamId, ids[20], async () => ({
       result: undefined,
       write: { set: { date: day(1) }, events: [] },
