@@ -25,7 +25,7 @@ import { ActivitiesService } from '../src/upstream/activities-service.ts';
 import { DjenClient, type DjenWaits } from '../src/upstream/djen-client.ts';
 import type { WatchedTeam } from '@lpm/shared/publication-settings';
 import { DjenStandIn } from './djen-stand-in.ts';
-import { NO_RELAY } from '@lpm/test-kit/service-parts';
+import { NO_RELAY_MARKED } from '@lpm/test-kit/service-parts';
 
 /** Waits shortened for tests only; the service's are a minute after a 429 and at x-ratelimit-remaining 0. */
 export const TEST_WAITS: DjenWaits = {
@@ -78,7 +78,7 @@ export async function startPublications(
     entities: [PublicationEntity, PollStateEntity, PublicationTeamEntity, CaseNumberEntity],
     dbName: opts.dbName,
     build: async ({ db, internalToken, logger }) => {
-      const repository = new PublicationsRepository(db, NO_RELAY);
+      const repository = new PublicationsRepository(db, NO_RELAY_MARKED);
       const caseNumbers = new CaseNumbersRepository(db);
       const poll = new PollRepository(db);
       const deadlines = new ActivitiesService(

@@ -114,3 +114,44 @@ test('when the API is asked, then it lists with filters and search, reads one, a
   expect(sync.statusCode).toBe(202);
   expect(sync.json().data).toEqual({ started: true });
 });
+
+test('when a deadline is stored, then its trail is one string in the store and an array in the API, and a record stored with the array before reads and updates the same', async () => {
+  const who = identity();
+  svc.teams.splice(
+    0,
+    svc.teams.length,
+    watchedTeam(who, [{ oab_number: '701', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 0),
+  );
+  djen.add(
+    { id: 92001, day: day(0), lawyers: [{ number: '701', uf: 'SP' }], number: number(20) },
+    { id: 92002, day: day(0), lawyers: [{ number: '701', uf: 'SP' }], number: number(21) },
+  );
+  await svc.poller().run();
+  const [fresh, older] = await svc.repository.collection.find({ team_id: who.teamId }).sort({ djen_id: 1 }).toArray();
+  expect(typeof fresh.deadline!.trail).toBe('string');
+  const trail = JSON.parse(fresh.deadline!.trail as string);
+  expect(trail.length).toBeGreaterThanOrEqual(15);
+  expect(trail.filter((d: { counted: boolean }) => d.counted)).toHaveLength(15);
+  await svc.repository.collection.updateOne({ _id: older._id }, { $set: { 'deadline.trail': trail } });
+
+  const read = async (id: string) =>
+    (await svc.call(who, { method: 'GET', url: `/v1/publications/${id}` })).json().data;
+  expect((await read(fresh._id)).deadline.trail).toEqual(trail);
+  expect((await read(older._id)).deadline).toEqual((await read(fresh._id)).deadline);
+  const put = await svc.call(who, {
+    method: 'PUT',
+    url: `/v1/publications/${older._id}`,
+    payload: { deadline_days: 15 },
+  });
+  expect(put.statusCode).toBe(200);
+  // The same deadline again: nothing changed, so no write and no event.
+  expect(put.json().data.updated_at).toBe(older.updated_at.toISOString());
+  expect((await svc.repository.collection.findOne({ _id: older._id }))!.version).toBe(1);
+  const five = await svc.call(who, {
+    method: 'PUT',
+    url: `/v1/publications/${older._id}`,
+    payload: { deadline_days: 5 },
+  });
+  expect(five.json().data.deadline.trail.filter((d: { counted: boolean }) => d.counted)).toHaveLength(5);
+  expect(typeof (await svc.repository.collection.findOne({ _id: older._id }))!.deadline!.trail).toBe('string');
+});

@@ -7,13 +7,20 @@ import type { RecordOf } from '@lpm/shared/store/orm';
 import { PUBLICATION_STATUSES } from '../contract/publication-schemas.ts';
 import type { PublicationSettings } from '@lpm/shared/publication-settings';
 import type { TeamSettings } from '@lpm/shared/identity';
+import type { TrailDay } from '../upstream/activities-service.ts';
 
+/**
+ * A deadline as stored: its trail (a day for every calendar day it spans) as one JSON
+ * string, which the local store decodes as one value; as an array of objects it cost
+ * the store three times as much on every read of a publication (docs/ferretdb.md).
+ * Records stored before hold the array.
+ */
 export interface StoredDeadline {
   start_date: string;
   due_date: string;
   days: number;
   counting: string;
-  trail: { date: string; counted: boolean; reason: string | null }[];
+  trail: string | TrailDay[];
 }
 
 export const PublicationEntity = defineEntity({

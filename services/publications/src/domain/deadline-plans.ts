@@ -35,7 +35,7 @@ export class DeadlinePlans {
             due_date: computed.due_date,
             days,
             counting: d.counting,
-            trail: computed.trail,
+            trail: JSON.stringify(computed.trail),
           };
     return { publication_date: computed.publication_date, deadline };
   }

@@ -2,7 +2,8 @@
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import type { PublicationView } from '../contract/publication-schemas.ts';
-import type { PublicationRecord } from '../data/publication-entity.ts';
+import type { PublicationRecord, StoredDeadline } from '../data/publication-entity.ts';
+import type { TrailDay } from '../upstream/activities-service.ts';
 import type { DjenItem } from '../upstream/djen-items.ts';
 import { cnjDigits, maskedCnj } from './cnj.ts';
 
@@ -52,6 +53,10 @@ export function contentOf(item: DjenItem) {
 
 export type PublicationContent = ReturnType<typeof contentOf>;
 
+/** A stored deadline as the API shows it, its trail an array again. */
+export const deadlineView = (d: StoredDeadline | null): PublicationView['deadline'] =>
+  d && { ...d, trail: typeof d.trail === 'string' ? (JSON.parse(d.trail) as TrailDay[]) : d.trail };
+
 export const viewOf = (r: PublicationRecord): PublicationView => ({
   id: r._id,
   djen_id: r.djen_id,
@@ -72,7 +77,7 @@ export const viewOf = (r: PublicationRecord): PublicationView => ({
   lawyers: r.lawyers,
   case_id: r.case_id,
   status: r.status,
-  deadline: r.deadline,
+  deadline: deadlineView(r.deadline),
   activity_id: r.activity_id,
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),

@@ -18,7 +18,7 @@ import type { PollRepository } from '../data/poll-repository.ts';
 import type { PublicationDeadlines } from '../upstream/activities-service.ts';
 import { cnjDigits } from './cnj.ts';
 import { DeadlinePlans } from './deadline-plans.ts';
-import { viewOf } from './publication-shape.ts';
+import { deadlineView, viewOf } from './publication-shape.ts';
 import { storedContext, type TeamContext } from './team-context.ts';
 
 export interface PublicationsDeps {
@@ -74,14 +74,15 @@ export class Publications {
       }
       if (
         (set.case_id !== undefined || body.deadline_days) &&
-        JSON.stringify(dates.deadline) !== JSON.stringify(current.deadline)
+        JSON.stringify(deadlineView(dates.deadline)) !== JSON.stringify(deadlineView(current.deadline))
       )
         set.deadline = dates.deadline;
       if (Object.keys(set).length === 0) return { result: current };
+      const was = viewOf(current);
       const previous = Object.fromEntries(
         Object.keys(set)
-          .filter((k) => k in viewOf(current))
-          .map((k) => [k, current[k as keyof PublicationRecord]]),
+          .filter((k) => k in was)
+          .map((k) => [k, was[k as keyof PublicationView]]),
       );
       const next = { ...current, ...set, updated_at: new Date() };
       return {

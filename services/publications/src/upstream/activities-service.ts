@@ -11,12 +11,18 @@ export interface DeadlineRule {
   counting: 'business' | 'calendar';
 }
 
+export interface TrailDay {
+  date: string;
+  counted: boolean;
+  reason: string | null;
+}
+
 export interface ComputedDeadline {
   start_date: string;
   due_date: string;
   publication_date: string | null;
   days: number;
-  trail: { date: string; counted: boolean; reason: string | null }[];
+  trail: TrailDay[];
 }
 
 export interface NewDeadlineActivity {
