@@ -69,7 +69,7 @@ async function createCase(who: Identity, number: string | null) {
 
 /** Polls the team's watch `oab` for publications of `numbers`, today; each one's case id by number. */
 async function pollFor(who: Identity, oab: number, numbers: number[]): Promise<(string | null)[]> {
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: String(oab), oab_uf: 'SP' }], {}, 0));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: String(oab), oab_uf: 'SP' }], {}, 0));
   djen.add(...numbers.map((n) => ({ id: n, day: day(0), lawyers: [lawyer(oab)], number: cnj(n) })));
   await svc.poller().run();
   const stored = await Promise.all(

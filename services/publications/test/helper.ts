@@ -38,7 +38,8 @@ export interface PublicationsUnderTest extends ServiceUnderTest {
   publications: Publications;
   repository: PublicationsRepository;
   poll: PollRepository;
-  teams: WatchedTeam[];
+  /** The poll's teams become this one alone. */
+  watchOnly(team: WatchedTeam): void;
   /** A poller of its own (a replica, or the process after a restart) on the same store. */
   poller(): Poller;
   /** A poll job of its own (a replica) on the same store; `intervalMs` its schedule (default an hour: started by hand). */
@@ -115,7 +116,8 @@ export async function startPublications(
       const app = buildPublicationsApp({ publications, sync: () => job().trigger(), db, internalToken, logger });
       // Polls a sync started still running are awaited before the store closes.
       const stop = async () => void (await Promise.all(jobs.map((j) => j.stop())));
-      return { app, parts: { publications, repository, poll, teams, poller, job, activities }, stop };
+      const watchOnly = (team: WatchedTeam) => void teams.splice(0, teams.length, team);
+      return { app, parts: { publications, repository, poll, watchOnly, poller, job, activities }, stop };
     },
   });
   return {

@@ -29,7 +29,7 @@ const items = (
 
 test('when a new watch is polled, then the backfill days are read page by page of 100 and a day read in full is asked again only if yesterday or today', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '1', oab_uf: 'SP' }], {}, 3));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '1', oab_uf: 'SP' }], {}, 3));
   djen.add(...items(1000, 150, day(-3)), ...items(2000, 2, day(-1)), ...items(3000, 1, day(-5)));
   const asked = djen.asked.length;
   const summary = await svc.poller().run();
@@ -52,9 +52,7 @@ test('when a new watch is polled, then the backfill days are read page by page o
 
 test('when one publication names two watched lawyers and comes again on another page, then it is kept once listing both', async () => {
   const who = identity();
-  svc.teams.splice(
-    0,
-    svc.teams.length,
+  svc.watchOnly(
     watchedTeam(
       who,
       [
@@ -87,11 +85,7 @@ test('when one publication names two watched lawyers and comes again on another 
 
 test('when numbers come masked and unmasked, then each matches the case of its 20 digits, one matching no case stays unmatched until a case takes its number', async () => {
   const who = identity();
-  svc.teams.splice(
-    0,
-    svc.teams.length,
-    watchedTeam(who, [{ oab_number: '11', oab_uf: 'SP' }], { mode: 'suggest', days: 5 }, 0),
-  );
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '11', oab_uf: 'SP' }], { mode: 'suggest', days: 5 }, 0));
   await svc.publications.recordCase({ teamId: who.teamId, caseId: 'case_a', number: cnj(6000), asOf: new Date() });
   await svc.publications.recordCase({
     teamId: who.teamId,
@@ -116,7 +110,7 @@ test('when numbers come masked and unmasked, then each matches the case of its 2
 
 test('when the API answers 429 and then 0 remaining, then the poll waits the shortened minute and pauses before going on', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '21', oab_uf: 'SP' }], {}, 0));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '21', oab_uf: 'SP' }], {}, 0));
   djen.add(...items(7000, 2, day(-1), [lawyer(21)]));
   djen.then({ status: 429 }, { remaining: 0 });
   const asked = djen.asked.length;
@@ -130,7 +124,7 @@ test('when the API answers 429 and then 0 remaining, then the poll waits the sho
 
 test('when the API goes down in the middle of a day and the process restarts, then the next poll resumes at that page with nothing lost or doubled', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '31', oab_uf: 'SP' }], {}, 2));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '31', oab_uf: 'SP' }], {}, 2));
   djen.add(...items(8000, 250, day(-2), [lawyer(31)]));
   djen.then({ remaining: 50 }, { status: 503 }, { status: 502 }, { status: 500 });
   const asked = djen.asked.length;
@@ -150,7 +144,7 @@ test('when the API goes down in the middle of a day and the process restarts, th
 
 test('when two replicas run the poll at once, then one polls and the other skips', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '41', oab_uf: 'SP' }], {}, 1));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '41', oab_uf: 'SP' }], {}, 1));
   djen.add(...items(9000, 3, day(-1), [lawyer(41)]));
   const asked = djen.asked.length;
   const [a, b] = await Promise.all([svc.job().runOnce(), svc.job().runOnce()]);
@@ -161,7 +155,7 @@ test('when two replicas run the poll at once, then one polls and the other skips
 
 test('when the process stops after a page (its lease lost, a shutdown), then a new process resumes at the next page with nothing doubled', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '51', oab_uf: 'SP' }], {}, 3));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '51', oab_uf: 'SP' }], {}, 3));
   djen.add(...items(9500, 230, day(-3), [lawyer(51)]));
   const asked = djen.asked.length;
   let allowed = 1;
@@ -180,7 +174,7 @@ test('when the process stops after a page (its lease lost, a shutdown), then a n
 
 test('when the poll job is started, then agenda runs the poll on its interval', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '61', oab_uf: 'SP' }], {}, 0));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '61', oab_uf: 'SP' }], {}, 0));
   djen.add(...items(9900, 2, day(0), [lawyer(61)]));
   const job = svc.job(300);
   await job.start();
@@ -197,7 +191,7 @@ test('when the poll job is started, then agenda runs the poll on its interval', 
 
 test('when the court cancels a publication already kept, then the next read of its day updates it once, with the new text', async () => {
   const who = identity();
-  svc.teams.splice(0, svc.teams.length, watchedTeam(who, [{ oab_number: '71', oab_uf: 'SP' }], {}, 0));
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '71', oab_uf: 'SP' }], {}, 0));
   const [item] = items(9950, 1, day(-1), [lawyer(71)]);
   djen.add(item);
   await svc.poller().run();

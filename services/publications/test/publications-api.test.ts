@@ -14,11 +14,7 @@ const number = (n: number) => `${String(n).padStart(7, '0')}-55.2025.8.26.0001`;
 
 test('when create mode matches publications, then each gets one deadline activity on its case, linked both ways, whatever the retries', async () => {
   const who = identity();
-  svc.teams.splice(
-    0,
-    svc.teams.length,
-    watchedTeam(who, [{ oab_number: '501', oab_uf: 'SP' }], { mode: 'create', days: 10 }, 0),
-  );
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '501', oab_uf: 'SP' }], { mode: 'create', days: 10 }, 0));
   const kase = svc.activities.world.addCase(who.teamId, 'Silva v. Souza', number(1));
   await svc.publications.recordCase({ teamId: who.teamId, caseId: kase.id, number: kase.number, asOf: new Date() });
   djen.add(
@@ -55,11 +51,7 @@ test('when create mode matches publications, then each gets one deadline activit
 
 test('when the API is asked, then it lists with filters and search, reads one, and a PUT treats, links and recomputes', async () => {
   const who = identity();
-  svc.teams.splice(
-    0,
-    svc.teams.length,
-    watchedTeam(who, [{ oab_number: '601', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 1),
-  );
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '601', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 1));
   djen.add(
     {
       id: 91001,
@@ -117,11 +109,7 @@ test('when the API is asked, then it lists with filters and search, reads one, a
 
 test('when a deadline is stored, then its trail is one string in the store and an array in the API, and a record stored with the array before reads and updates the same', async () => {
   const who = identity();
-  svc.teams.splice(
-    0,
-    svc.teams.length,
-    watchedTeam(who, [{ oab_number: '701', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 0),
-  );
+  svc.watchOnly(watchedTeam(who, [{ oab_number: '701', oab_uf: 'SP' }], { mode: 'suggest', days: 15 }, 0));
   djen.add(
     { id: 92001, day: day(0), lawyers: [{ number: '701', uf: 'SP' }], number: number(20) },
     { id: 92002, day: day(0), lawyers: [{ number: '701', uf: 'SP' }], number: number(21) },
