@@ -348,8 +348,10 @@ class QueueConsumer<M extends Message> implements Running {
           ch.close().catch(() => {});
           return;
         }
+        // Its channel closed under it (a broker node lost) or its forward refused: nothing is
+        // lost, the broker hands the message out again, so no error to page anyone for.
         const p = handleDelivery(this.handling, ch, msg).catch((err: unknown) =>
-          this.log.error({ err, queue }, 'message left unacked; it will be redelivered'),
+          this.log.warn({ err, queue }, 'message left unacked; it will be redelivered'),
         );
         this.inflight.add(p);
         void p.finally(() => this.inflight.delete(p));
