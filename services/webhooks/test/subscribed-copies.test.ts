@@ -95,7 +95,7 @@ test('when one replica adds, changes or removes a webhook, then the other sees i
   expect(webhookReads()).toBe(1);
 });
 
-test('when Redis cannot be reached, then every event reads the store, and a change made meanwhile is seen once Redis is back', async () => {
+test('when Redis cannot be reached, then every event just created reads the store, and a change made meanwhile is seen once Redis is back', async () => {
   const a = await replica(true);
   const b = await replica(true);
   const team = newId('team');
@@ -118,4 +118,37 @@ test('when Redis cannot be reached, then every event reads the store, and a chan
   expect(ids(await a.subscribed(team, 'client.created', ALL_EVENTS))).toEqual(ids([first, second]));
   expect(ids(await a.subscribed(team, 'client.created', ALL_EVENTS))).toEqual(ids([first, second]));
   expect(webhookReads()).toBe(1);
+});
+
+test('when Redis cannot be reached and a backlog of older events comes in, then they share one store read per team, and an event created after a change still sees it', async () => {
+  const a = await replica(true);
+  const b = await replica(true);
+  const team = newId('team');
+  const first = record(team, 'https://hooks.example.com/backlog-first');
+  await b.insertWithin(first, 25);
+  proxy.cut();
+  try {
+    const minuteAgo = new Date(Date.now() - 60_000).toISOString();
+    webhookReads();
+    const backlog = await Promise.all(
+      Array.from({ length: 30 }, () => a.subscribed(team, 'client.created', ALL_EVENTS, minuteAgo)),
+    );
+    for (const hooks of backlog) expect(ids(hooks)).toEqual([first._id]);
+    expect(ids(await a.subscribed(team, 'client.created', ALL_EVENTS, minuteAgo))).toEqual([first._id]);
+    expect(webhookReads()).toBe(1);
+
+    // A change answered on the other replica, then an event created: that event reads the store again and has it.
+    const second = record(team, 'https://hooks.example.com/backlog-second');
+    await b.insertWithin(second, 25);
+    const after = new Date().toISOString();
+    expect(ids(await a.subscribed(team, 'client.created', ALL_EVENTS, after))).toEqual(ids([first, second]));
+    // An event created within the clocks' margin of a read is not served by it either.
+    expect(ids(await a.subscribed(team, 'client.created', ALL_EVENTS, new Date().toISOString()))).toEqual(
+      ids([first, second]),
+    );
+    expect(webhookReads()).toBe(2);
+  } finally {
+    proxy.restore();
+  }
+  for (const c of clients.slice(-2)) expect(await redisReady(c, 10_000)).toBe(true);
 });

@@ -9,9 +9,11 @@
 // webhooks (active or not) and reads the store again only when the team's version is no
 // longer the one the copy was read under: every write of a webhook sets a new
 // version after it is stored, so an event created after a change's answer sees
-// the change on every replica. While Redis cannot tell, the store is read, and the
-// copies are dropped; a change whose version Redis missed is seen once the copies
-// are COPY_MAX_AGE_MS old.
+// the change on every replica. While Redis cannot tell, the copies are dropped and
+// an event is served by a read of the store that began after it was created (with
+// room for the clocks), which any change answered before the event was created
+// preceded: a backlog worked off then costs a read per team, not per event. A change
+// whose version Redis missed is seen once the copies are COPY_MAX_AGE_MS old.
 import type { Db } from 'mongodb';
 import { isId } from '@lpm/shared/ids';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
@@ -26,6 +28,8 @@ import type { DeactivationReason, WebhookRecord } from './webhook-entity.ts';
 const COPY_MAX_AGE_MS = 10_000;
 /** Teams whose copies are kept; the oldest goes first. */
 const COPIES_KEPT = 10_000;
+/** How far apart the writers' and this replica's clocks may be. */
+const CLOCKS_APART_MS = 5_000;
 
 /** A team's webhooks as read under `version`, at `at`. */
 interface TeamCopy {
@@ -43,6 +47,8 @@ export class WebhooksRepository extends WebhookData {
   private readonly versions: TeamVersions | undefined;
   /** By team, in the order they were read (the oldest first). */
   private readonly copies = new Map<string, TeamCopy>();
+  /** By team, the last read made while Redis could not tell (`version` unused), kept the same way. */
+  private readonly unversioned = new Map<string, TeamCopy>();
 
   constructor(db: Db, opts: WebhooksRepositoryOptions = {}) {
     super(db);
@@ -160,38 +166,50 @@ export class WebhooksRepository extends WebhookData {
    * The team's active webhooks subscribed to `type` (or to every event, `all`): whole,
    * so their first attempts read them no more. Shared records: not to be changed.
    */
-  async subscribed(teamId: string, type: string, all: string): Promise<WebhookRecord[]> {
-    return (await this.subscribedAll(teamId, type, all)).filter((w) => w.active);
+  async subscribed(teamId: string, type: string, all: string, createdAt?: string): Promise<WebhookRecord[]> {
+    return (await this.subscribedAll(teamId, type, all, createdAt)).filter((w) => w.active);
   }
 
-  /** As `subscribed`, with the inactive ones too (the fan-out keeps their deliveries, skipped). */
-  async subscribedAll(teamId: string, type: string, all: string): Promise<WebhookRecord[]> {
-    return (await this.teamOf(teamId)).filter((w) => w.events.includes(type) || w.events.includes(all));
+  /**
+   * As `subscribed`, with the inactive ones too (the fan-out keeps their deliveries,
+   * skipped), for an event created at `createdAt` (ISO; unknown: now).
+   */
+  async subscribedAll(teamId: string, type: string, all: string, createdAt?: string): Promise<WebhookRecord[]> {
+    const webhooks = await this.teamOf(teamId, createdAt ? Date.parse(createdAt) : Date.now());
+    return webhooks.filter((w) => w.events.includes(type) || w.events.includes(all));
   }
 
   /**
    * The team's webhooks, active or not: this replica's copy while the team's version is the
    * one it was read under and it is young, else read again. Callers that find the
    * same version while a read is under way share it: it began after that version
-   * was set, so after the change that set it was stored.
+   * was set, so after the change that set it was stored. While Redis cannot tell, the
+   * team's last read serves an event it began well after (`createdAt`).
    */
-  private async teamOf(teamId: string): Promise<WebhookRecord[]> {
-    const read = () => this.collections.webhooks.find({ team_id: teamId }).toArray();
+  private async teamOf(teamId: string, createdAt: number): Promise<WebhookRecord[]> {
     const version = this.versions ? await this.versions.current(teamId) : null;
+    const now = Date.now();
     if (version === null) {
       // Changes made while Redis cannot tell may be missing from every copy.
       this.copies.clear();
-      return read();
+      const read = this.unversioned.get(teamId);
+      if (read && read.at >= createdAt + CLOCKS_APART_MS) return read.webhooks;
+      return this.readInto(this.unversioned, teamId, '', now);
     }
-    const now = Date.now();
+    this.unversioned.clear();
     const copy = this.copies.get(teamId);
     if (copy && copy.version === version && now - copy.at < COPY_MAX_AGE_MS) return copy.webhooks;
-    const webhooks = read();
-    this.copies.delete(teamId); // set again last: the map stays in the order of reads
-    this.copies.set(teamId, { version, at: now, webhooks });
-    if (this.copies.size > COPIES_KEPT) this.copies.delete(this.copies.keys().next().value!);
+    return this.readInto(this.copies, teamId, version, now);
+  }
+
+  /** Reads the team's webhooks from the store, kept in `kept` as read at `at` (dropped again if the read fails). */
+  private readInto(kept: Map<string, TeamCopy>, teamId: string, version: string, at: number): Promise<WebhookRecord[]> {
+    const webhooks = this.collections.webhooks.find({ team_id: teamId }).toArray();
+    kept.delete(teamId); // set again last: the map stays in the order of reads
+    kept.set(teamId, { version, at, webhooks });
+    if (kept.size > COPIES_KEPT) kept.delete(kept.keys().next().value!);
     webhooks.catch(() => {
-      if (this.copies.get(teamId)?.webhooks === webhooks) this.copies.delete(teamId);
+      if (kept.get(teamId)?.webhooks === webhooks) kept.delete(teamId);
     });
     return webhooks;
   }
@@ -199,6 +217,7 @@ export class WebhooksRepository extends WebhookData {
   /** After a change of the team's webhooks is stored: a new version, so every replica reads them again. */
   private async changed(teamId: string): Promise<void> {
     this.copies.delete(teamId);
+    this.unversioned.delete(teamId);
     await this.versions?.changed(teamId);
   }
 

@@ -109,7 +109,7 @@ export class Deliveries {
    * have handled before (a copy published twice is sent twice: at least once).
    */
   async fanOut(event: DomainEvent, fresh = false): Promise<void> {
-    const webhooks = await this.opts.webhooks.subscribedAll(event.team_id, event.type, ALL_EVENTS);
+    const webhooks = await this.opts.webhooks.subscribedAll(event.team_id, event.type, ALL_EVENTS, event.created_at);
     const outcomes = await Promise.allSettled(
       webhooks.map((w) => (w.active ? this.deliverFirst(event, w, fresh) : this.keepSkipped(event, w))),
     );
