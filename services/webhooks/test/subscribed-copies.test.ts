@@ -42,6 +42,16 @@ function record(teamId: string, url: string, events = ['client.created']): Webho
 const webhookReads = () => store.take().filter((q) => q.op === 'find' && q.collection === 'webhooks').length;
 const ids = (hooks: WebhookRecord[]) => hooks.map((h) => h._id).sort();
 
+/** Two replicas reaching Redis through the proxy, and a team with one webhook the second one added. */
+async function twoReplicasBehindProxy(name: string) {
+  const a = await replica(true);
+  const b = await replica(true);
+  const team = newId('team');
+  const first = record(team, `https://hooks.example.com/${name}-first`);
+  await b.insertWithin(first, 25);
+  return { a, b, team, first };
+}
+
 beforeAll(async () => {
   store = await watchStore(`${process.env.MONGO_DB_PREFIX}webhooks_copies_${randomBytes(4).toString('hex')}`);
   proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
@@ -96,11 +106,7 @@ test('when one replica adds, changes or removes a webhook, then the other sees i
 });
 
 test('when Redis cannot be reached, then every event just created reads the store, and a change made meanwhile is seen once Redis is back', async () => {
-  const a = await replica(true);
-  const b = await replica(true);
-  const team = newId('team');
-  const first = record(team, 'https://hooks.example.com/outage-first');
-  await b.insertWithin(first, 25);
+  const { a, b, team, first } = await twoReplicasBehindProxy('outage');
   expect(ids(await a.subscribed(team, 'client.created', ALL_EVENTS))).toEqual([first._id]);
   webhookReads();
 
@@ -121,11 +127,7 @@ test('when Redis cannot be reached, then every event just created reads the stor
 });
 
 test('when Redis cannot be reached and a backlog of older events comes in, then they share one store read per team, and an event created after a change still sees it', async () => {
-  const a = await replica(true);
-  const b = await replica(true);
-  const team = newId('team');
-  const first = record(team, 'https://hooks.example.com/backlog-first');
-  await b.insertWithin(first, 25);
+  const { a, b, team, first } = await twoReplicasBehindProxy('backlog');
   proxy.cut();
   try {
     const minuteAgo = new Date(Date.now() - 60_000).toISOString();
