@@ -39,7 +39,7 @@ interface TeamCopy {
 }
 
 export interface WebhooksRepositoryOptions {
-  /** Without them, every subscribed() reads the store. */
+  /** Without them, copies are never kept: an event reads the store, unless the last read began well after it was created. */
   versions?: TeamVersions;
 }
 
