@@ -10,11 +10,12 @@
 // clients service sent per write (its store_commands_total), and the CPU of every
 // process of the system (gateway, services, launcher, FerretDB, PostgreSQL,
 // RabbitMQ, Redis; from /proc, as machine_busy_cores reads it; the bench aside) per
-// write, from the first write to the last event published. Then the same cost for
-// PUT /v1/cases/{id} and POST /v1/activities at the first rate.
+// write, from the first write to the last event published. Before the steps, the
+// system's CPU doing nothing for BENCH_WRITES_IDLE_SECONDS (10), once warm. Then the
+// same cost for PUT /v1/cases/{id} and POST /v1/activities at the first rate.
 import { Pool } from 'undici';
 import { SERVICE_NAMES } from './internals.ts';
-import { cpuMsBetween, snapshotLoad, type Snapshot } from './machine-load.ts';
+import { cpuMsBetween, describeLoad, loadBetween, snapshotLoad, type Snapshot } from './machine-load.ts';
 import { quantile, sleep, type Bench, type System } from './support.ts';
 import { createTeams, type IssuedTeam } from './teams.ts';
 import { commandsBetween, consumersSettled, storeCommandsOf } from './webhook-support.ts';
@@ -24,6 +25,8 @@ const STEP_SECONDS = Number(process.env.BENCH_WRITES_STEP_SECONDS ?? 20);
 /** Writes before the steps, not measured: on a system just started, its JIT, pools and caches are cold. */
 const WARMUP_SECONDS = Number(process.env.BENCH_WRITES_WARMUP_SECONDS ?? 10);
 const P99_LIMIT_MS = 250;
+/** How long the system is watched doing nothing, after the warm-up: its CPU then is part of every write's. */
+const IDLE_SECONDS = Number(process.env.BENCH_WRITES_IDLE_SECONDS ?? 10);
 /** How long the events of a step may take to be published after its last answer. */
 const PUBLISH_PATIENCE_MS = 60_000;
 /** The processes of the system, by their kind (machine-load.ts). */
@@ -285,6 +288,7 @@ async function writeSteps(b: Bench): Promise<void> {
     await step(sys, clientPosts, keys, RATES[0], WARMUP_SECONDS);
   }
   await consumersSettled(b.vhost, sys.tree.exchange);
+  await idleSystem(b);
   let capacity = 0;
   let first: Step | null = null;
   for (const [n, rate] of RATES.entries()) {
@@ -306,6 +310,23 @@ async function writeSteps(b: Bench): Promise<void> {
     b.record('writes.store_commands_per_write', first.commands);
   }
   await otherWrites(b, sys);
+}
+
+/**
+ * The system's CPU with no request, once warm: `writes.idle_cores`. It is in every
+ * step's core_ms_per_write (at 200 writes a second, 0.1 core idle is 0.5 core-ms a write).
+ */
+async function idleSystem(b: Bench): Promise<void> {
+  const before = snapshotLoad();
+  await sleep(IDLE_SECONDS * 1000);
+  const after = snapshotLoad();
+  const wallMs = after.at - before.at;
+  const cpu = cpuMsBetween(before, after).filter(([k]) => SYSTEM_KINDS.has(k));
+  const idle = cpu.reduce((sum, [, ms]) => sum + ms, 0) / wallMs;
+  b.record('writes.idle_cores', idle);
+  console.log(
+    `  the system idle for ${IDLE_SECONDS} s, warm: ${idle.toFixed(2)} cores (${cpu.map(([k, ms]) => `${k} ${(ms / wallMs).toFixed(3)}`).join(', ')}); the machine ${describeLoad(loadBetween(before, after))}`,
+  );
 }
 
 /** The same cost for PUT /v1/cases/{id} and POST /v1/activities, at the first rate. */
