@@ -111,6 +111,7 @@ function build(settings: Settings, rt: ServiceRuntime): ServiceParts {
     recoveries: new RecoveriesRepository(db),
     webhooks,
     requeue: (d, id) => deliveries.retryNow(d, id),
+    queueAgain: (d) => deliveries.queueRetry(d),
     logger,
   });
   const intervalMs = config.schedulerIntervalMs;

@@ -20,7 +20,11 @@ import { Webhooks } from '../src/domain/webhooks.ts';
 import { UrlGuard } from '../src/upstream/url-guard.ts';
 import { WebhookSender } from '../src/upstream/webhook-sender.ts';
 
-export type WebhooksUnderTest = ServiceUnderTest & { recoveries: Recoveries };
+export type WebhooksUnderTest = ServiceUnderTest & {
+  recoveries: Recoveries;
+  /** The ids of the deliveries whose attempts a resumed recovery queued again, in order. */
+  queuedAgain: string[];
+};
 
 export function startWebhooks(
   opts: {
@@ -57,10 +61,12 @@ export function startWebhooks(
         sendNew: (d) => deliveries.insert(d).then(() => {}),
       });
       // Re-queued deliveries are marked pending (with the recovery), not sent: no attempts queue here.
+      const queuedAgain: string[] = [];
       const recoveries = new Recoveries({
         recoveries: new RecoveriesRepository(db),
         webhooks,
         requeue: (d, id) => deliveries.markPending(d._id, new Date(), id),
+        queueAgain: async (d) => void queuedAgain.push(d._id),
         logger: quietLogger,
         ...(opts.recoverLimit && { maxPerCall: opts.recoverLimit }),
       });
@@ -73,7 +79,11 @@ export function startWebhooks(
         idempotencySealer: box,
         logger: false,
       });
-      return { app, parts: { recoveries }, release: async () => (await recoveries.settled(), await sender.close()) };
+      return {
+        app,
+        parts: { recoveries, queuedAgain },
+        release: async () => (await recoveries.settled(), await sender.close()),
+      };
     },
   });
 }

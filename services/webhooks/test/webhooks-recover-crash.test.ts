@@ -2,6 +2,9 @@
 // recovery of 2,000 failed deliveries is re-queueing them, and started again; the
 // recovery, left running in the store, is resumed by the new process's maintenance,
 // completes with every delivery counted once, and each of them reaches the receiver.
+// The attempts queued before the crash are purged with it: the worst a death between
+// making a delivery pending and queueing its attempt can leave.
+import amqp from 'amqplib';
 import { MongoClient } from 'mongodb';
 import { newId } from '@lpm/shared/ids';
 import { waitFor } from '@lpm/test-kit/wait';
@@ -69,6 +72,7 @@ test('when the service is killed while a recovery re-queues and started again, t
     .findOne({ _id: started.body.data.id as never });
   expect(before).toMatchObject({ status: 'running' });
   expect(before!.queued).toBeLessThan(FAILED);
+  await purgeQueue(`${webhooks.exchange}.webhooks.attempts`);
 
   await webhooks.start('the webhooks service ready again');
   await waitFor('the recovery resumed and completed', async () => (await progress()).status === 'completed', 180_000);
@@ -76,3 +80,13 @@ test('when the service is killed while a recovery re-queues and started again, t
   await waitFor('every delivery sent again', () => received().size === FAILED, 120_000);
   expect([...received()].sort()).toEqual(failed.map((d) => d.event_id).sort());
 }, 420_000);
+
+async function purgeQueue(queue: string): Promise<void> {
+  const conn = await amqp.connect(process.env.AMQP_URL!);
+  try {
+    const channel = await conn.createChannel();
+    await channel.purgeQueue(queue);
+  } finally {
+    await conn.close();
+  }
+}

@@ -199,6 +199,7 @@ test('when two replicas are asked to recover one webhook at once, or one is left
         recoveries: new RecoveriesRepository(sut.db),
         webhooks,
         requeue: async () => {},
+        queueAgain: async () => {},
         logger: quietLogger,
       }),
   );
@@ -250,7 +251,7 @@ async function leftRunning(
   return r;
 }
 
-test('when a recovery was left running by a process that died, then the maintenance resumes it where it got to and counts what the dead one re-queued', async () => {
+test('when a recovery was left running by a process that died, then the maintenance resumes it where it got to, counts what the dead one re-queued and queues their attempts again', async () => {
   const hook = await newHook();
   const owed: DeliveryRecord[] = [];
   for (let i = 0; i < 12; i++) owed.push(await stored(hook, (30 - i) * MINUTE, i % 3 === 0 ? 'skipped' : 'failed'));
@@ -258,6 +259,13 @@ test('when a recovery was left running by a process that died, then the maintena
   expect(await sut.recoveries.resumeStalled()).toBe(1);
   const shown = await finished(hook, left._id);
   expect(shown).toMatchObject({ status: 'completed', queued: 12, total: 12 });
+  // The dead one may not have queued the attempts of those it made pending: they are queued again, once each.
+  expect([...sut.queuedAgain].sort()).toEqual(
+    owed
+      .slice(0, 7)
+      .map((d) => d._id)
+      .sort(),
+  );
   for (const d of owed) expect(await statusOf(d)).toMatchObject({ status: 'pending', recovery_id: left._id });
   // Nothing left to resume.
   expect(await sut.recoveries.resumeStalled()).toBe(0);

@@ -77,6 +77,21 @@ export class RecoveriesRepository extends WebhookData {
     return this.collections.deliveries.countDocuments({ webhook_id: webhookId, recovery_id: recoveryId });
   }
 
+  /** The deliveries of the recovery's window it made pending and that wait for their attempt still, without their bodies. */
+  pendingRequeued(r: WebhookRecoveryRecord): Promise<DeliveryRecord[]> {
+    return this.collections.deliveries
+      .find<DeliveryRecord>(
+        {
+          webhook_id: r.webhook_id,
+          created_at: { $gte: r.since, $lt: r.until },
+          recovery_id: r._id,
+          status: 'pending',
+        },
+        { projection: { body: 0 } },
+      )
+      .toArray();
+  }
+
   /** The next `limit` deliveries to re-queue after `after`, oldest first, without their bodies. */
   nextRecoverable(
     webhookId: string,

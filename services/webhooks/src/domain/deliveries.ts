@@ -167,12 +167,7 @@ export class Deliveries {
   /** Stores a new delivery pending and queues its first attempt (a test send). */
   async sendNew(delivery: DeliveryRecord): Promise<void> {
     await this.opts.deliveries.insert(delivery);
-    await this.opts.queue.push({
-      delivery_id: delivery._id,
-      webhook_id: delivery.webhook_id,
-      team_id: delivery.team_id,
-      attempt: 1,
-    });
+    await this.opts.queue.push(nextAttempt(delivery));
   }
 
   private async waitTurn(delivery: DeliveryRecord, turn: { job: AttemptJob; waitMs: number }): Promise<void> {
@@ -184,13 +179,12 @@ export class Deliveries {
   /** Queues one more attempt of a delivery now (the API's retry, or a recovery's, named by `recoveryId`). */
   async retryNow(delivery: DeliveryRecord, recoveryId?: string): Promise<void> {
     await this.opts.deliveries.markPending(delivery._id, new Date(), recoveryId);
-    await this.opts.queue.push({
-      delivery_id: delivery._id,
-      webhook_id: delivery.webhook_id,
-      team_id: delivery.team_id,
-      attempt: delivery.attempts_count + 1,
-      manual: true,
-    });
+    await this.queueRetry(delivery);
+  }
+
+  /** Queues retryNow's attempt of a delivery it made pending again (its process died between the two); a copy is dropped by the attempt check. */
+  async queueRetry(delivery: DeliveryRecord): Promise<void> {
+    await this.opts.queue.push({ ...nextAttempt(delivery), manual: true });
   }
 
   /**
@@ -202,12 +196,7 @@ export class Deliveries {
   requeueStuck(graceMs: number, now = new Date()): Promise<number> {
     return this.opts.deliveries.visitOverdue(new Date(now.getTime() - graceMs), async (d) => {
       await this.opts.deliveries.requeued(d, now);
-      await this.opts.queue.push({
-        delivery_id: d._id,
-        webhook_id: d.webhook_id,
-        team_id: d.team_id,
-        attempt: d.attempts_count + 1,
-      });
+      await this.opts.queue.push(nextAttempt(d));
     });
   }
 
@@ -395,4 +384,9 @@ interface Next {
   /** The delay before the next attempt, or null when none is owed. */
   retryAfterMs: number | null;
   deactivatedNow: boolean;
+}
+
+/** The job of a stored delivery's next attempt. */
+function nextAttempt(d: DeliveryRecord): AttemptJob {
+  return { delivery_id: d._id, webhook_id: d.webhook_id, team_id: d.team_id, attempt: d.attempts_count + 1 };
 }

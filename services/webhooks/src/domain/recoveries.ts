@@ -38,6 +38,8 @@ export interface RecoveriesDeps {
   webhooks: Webhooks;
   /** Queues one more attempt of a delivery now, marked as this recovery's. */
   requeue(d: DeliveryRecord, recoveryId: string): Promise<void>;
+  /** Queues again the attempt `requeue` queued for a delivery it made pending (a copy already queued is dropped). */
+  queueAgain(d: DeliveryRecord): Promise<void>;
   logger: Logger;
   /** The most deliveries one call re-queues (MAX_RECOVERED). */
   maxPerCall?: number;
@@ -146,7 +148,12 @@ export class Recoveries {
 
   /** Re-queues the recovery's deliveries a page at a time after where it got to, storing its progress after each page. */
   private async run(r: WebhookRecoveryRecord, lease: RecoveryLease, resumed: boolean): Promise<void> {
-    let queued = resumed ? await this.deps.recoveries.countRequeued(r._id, r.webhook_id) : r.queued;
+    let queued = r.queued;
+    if (resumed) {
+      queued = await this.deps.recoveries.countRequeued(r._id, r.webhook_id);
+      // The run that died may have made deliveries of its last page pending without queueing their attempts.
+      for (const d of await this.deps.recoveries.pendingRequeued(r)) await this.deps.queueAgain(d);
+    }
     let cursor: RecoveryCursor | null = r.cursor_at && r.cursor_id ? { at: r.cursor_at, id: r.cursor_id } : null;
     while (queued < r.total) {
       if (!(await lease.renew())) return;
