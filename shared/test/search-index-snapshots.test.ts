@@ -71,6 +71,30 @@ describe('SearchIndex snapshots', () => {
     restarted.search!.stop();
   });
 
+  it('when a process has seen a team written often, then it saves the snapshot unasked and does not hold the team, and a process that starts answers its first search from it without reading the team', async () => {
+    const team = 'team_snapshot_ahead';
+    const writer = replica({ snapshotMinRecords: 25, snapshotAheadWrites: 50 });
+    for (let i = 0; i < 49; i++) await writer.insert(make(team, i), []);
+    expect(await heads().findOne({ _id: `docs:${team}` })).toBeNull();
+    for (let i = 49; i < 70; i++) await writer.insert(make(team, i), []);
+    await waitFor(
+      'the snapshot made ahead',
+      async () => ((await heads().findOne({ _id: `docs:${team}` }))?.entries ?? 0) >= 49,
+    );
+    expect(search(writer).held).toBe(0);
+    expect(wholeReads(team)).toBe(1);
+    // Once asked, never again: more writes read nothing more.
+    for (let i = 70; i < 130; i++) await writer.insert(make(team, i), []);
+    expect(wholeReads(team)).toBe(1);
+
+    finds.length = 0;
+    const started = replica();
+    await expectPlainAnswers(started, team, { needles: 3, others: 2 });
+    expect(wholeReads(team)).toBe(0);
+    expect(search(started).held).toBe(130);
+    for (const s of [writer, started]) s.search!.stop();
+  });
+
   it('when a stored snapshot nears the age past which it is not used and nobody searches its team, then refreshSnapshots brings it forward from itself and the slots since, so a search an hour later is answered from it', async () => {
     const team = 'team_snapshot_refresh';
     const { clock, first, onClock } = await savedOnClock(team);

@@ -48,7 +48,9 @@ export const snapshotInserts: Document[] = [];
 export const partReads: Document[] = [];
 
 /** A replica's record store of docs, with search; `clock` is its replica's. */
-export const replica = (opts: { clock?: () => number; maxRecords?: number; snapshotMinRecords?: number } = {}) =>
+export const replica = (
+  opts: { clock?: () => number; maxRecords?: number; snapshotMinRecords?: number; snapshotAheadWrites?: number } = {},
+) =>
   new RecordStore<Doc>({
     db,
     collection: 'docs',

@@ -1,40 +1,37 @@
 // Search of a big team's records, answered in process. FerretDB 1.24 runs a regular
-// expression in Go over every record of the team, and decoding a row costs it about
-// 90 µs, so a search of a team with 100,000 records outlived the store's 5 s budget;
-// an n-gram array is pushed down (docs/ferretdb.md) but a term that matches 30% of
-// the records still has 30,000 rows decoded. So each process holds, per team it is
-// asked to search, the records' search entries (search-table.ts), read from the store
-// once, and answers a page from memory: the page's records themselves are read by
-// `_id`.
+// expression in Go over every record of the team (about 90 µs a row decoded), so a
+// search of a team of 100,000 outlived the store's 5 s budget; an n-gram array is
+// pushed down (docs/ferretdb.md), but a term that matches 30% still decodes 30,000
+// rows. So each process holds, per team it is asked to search, the records' search
+// entries (search-table.ts), read once, and answers a page from memory, reading the
+// page's records by `_id`.
 //
-// Kept fresh across replicas by a marker every write stores with the record (no
-// store command of its own): `written_slot`, `<team>:<10 s slot of the write>`,
-// indexed. Before it answers, a search reads again, by equality on the marker, every
-// slot a write it has not seen may be in: from the first slot not yet settled to the
-// slot of now plus the clocks' difference. A slot is settled once it was read
-// LATE_WRITE_MS after its end: a write that answers has reached the store by then.
-// So a record is found as soon as its write has answered, on any replica, and found
-// as it is now once changed; records are never deleted by the services (cases are
-// archived, clients deactivated), and one gone from the store when its page is read
-// is dropped then. Concurrent searches of a team share one read of the slots that
-// began after each of them.
+// Kept fresh across replicas by a marker every write stores with the record (no store
+// command of its own): `written_slot`, `<team>:<10 s slot of the write>`, indexed.
+// Before it answers, a search reads again, by equality on the marker, every slot a
+// write it has not seen may be in: from the first slot not yet settled to the slot of
+// now plus the clocks' difference. A slot is settled once read LATE_WRITE_MS after its
+// end: a write that answers has reached the store by then. So a record is found as
+// soon as its write has answered, on any replica, and as it is now once changed;
+// records are never deleted by the services (cases are archived, clients deactivated),
+// and one gone when its page is read is dropped then. Concurrent searches of a team
+// share one read of the slots that began after each of them.
 //
-// A team not held (a process that started, a team dropped while idle) is loaded
-// from its snapshot in the store (search-snapshots.ts), which the last process to
-// read or hold it saved, when that snapshot has settled the slots of the last hour;
-// else the team is read whole, and saved. A snapshot nobody keeps fresh (its team not
-// searched for a while) is brought forward from itself and its slots every
-// REFRESH_EVERY_MS by one replica, so a team searched once is not read whole again.
+// A team not held (a process that started, a team dropped while idle) is loaded from
+// its snapshot in the store (search-snapshots.ts) when that has settled the slots of
+// the last hour; else it is read whole, and saved. A team a process saw written often
+// is read and saved in the background before its first search (search-ahead.ts). One
+// replica brings forward, every REFRESH_EVERY_MS, the snapshots nobody keeps fresh.
 //
 // Memory: entries are held only for teams searched in the last IDLE_MS, at most
-// `maxRecords` in all (the least recently searched team dropped first); a team
-// bigger than that is searched by the plain query. Each team's entries are read again
-// from the store once they are REBUILD_MS old, in the background, so a write the
-// markers missed (a direct driver write) is found within that time.
+// `maxRecords` in all (the least recently searched team dropped first); a bigger team
+// is searched by the plain query. A team's entries are read again in the background
+// once REBUILD_MS old, so a write the markers missed (a direct driver write) is found.
 import type { Collection, Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
 import { ownedBy } from './markers.ts';
 import { everyUnderLease } from './leased-interval.ts';
+import { WrittenTeams } from './search-ahead.ts';
 import { SearchSnapshots } from './search-snapshots.ts';
 import { firstUnsettled, inTurns, slotMarker, WRITTEN_SLOT_FIELD, writeSlotOf } from './search-slots.ts';
 import { entriesOf, type TeamEntries } from './search-team.ts';
@@ -54,13 +51,7 @@ const SNAPSHOT_SLOTS = 360;
 /** A held team is saved again this often, when searched. */
 const SNAPSHOT_EVERY_MS = 5 * 60_000;
 export const SNAPSHOT_MIN_RECORDS = 5000;
-/**
- * How often a process that writes or searches the collection looks for stored snapshots
- * that nobody keeps fresh (their teams not searched for a while), and how close to
- * SNAPSHOT_SLOTS behind they may get before it brings them forward: a snapshot let
- * go stale costs the team's next search a read of every record (15 s at 100,000,
- * past the gateway's time-out).
- */
+/** How often a writing or searching process brings forward the snapshots nobody keeps fresh, and how near to too old they get first (a stale one costs the next search a read of the team). */
 const REFRESH_EVERY_MS = 10 * 60_000;
 const REFRESH_AHEAD_SLOTS = SNAPSHOT_SLOTS / 3;
 /** A team too big to hold is searched by the plain query, and not read again for this long. */
@@ -83,6 +74,8 @@ export interface SearchIndexOptions {
   maxRecords?: number;
   /** A team read whole is saved as a snapshot from this many records (default SNAPSHOT_MIN_RECORDS): a smaller one is read whole in well under a second. */
   snapshotMinRecords?: number;
+  /** A team this process saw written this many times is read and saved before its first search (default twice SNAPSHOT_MIN_RECORDS). */
+  snapshotAheadWrites?: number;
   logger?: Logger;
   /** ms since the epoch; tests move it. */
   clock?: () => number;
@@ -90,10 +83,7 @@ export interface SearchIndexOptions {
 
 export type SearchQuery = TableQuery;
 
-export interface SearchPage<R> {
-  records: R[];
-  total: number;
-}
+export type SearchPage<R> = { records: R[]; total: number };
 
 export class SearchIndex {
   private readonly opts: SearchIndexOptions;
@@ -102,6 +92,7 @@ export class SearchIndex {
   private readonly teams = new Map<string, TeamEntries>();
   private readonly building = new Map<string, Promise<TeamEntries | null>>();
   private readonly snapshots: SearchSnapshots;
+  private readonly written: WrittenTeams;
   /** Teams too big to hold, until when. */
   private readonly tooBig = new Map<string, number>();
   private indexed: Promise<unknown> | null = null;
@@ -113,6 +104,7 @@ export class SearchIndex {
     this.clock = opts.clock ?? Date.now;
     this.maxRecords = opts.maxRecords ?? DEFAULT_MAX_RECORDS;
     this.snapshots = new SearchSnapshots(opts.db, opts.collection, opts.fields);
+    this.written = new WrittenTeams(opts.snapshotAheadWrites ?? 2 * SNAPSHOT_MIN_RECORDS, (t) => this.snapshotAhead(t));
   }
 
   private warn(message: string, fields: Record<string, unknown>): void {
@@ -126,6 +118,7 @@ export class SearchIndex {
   /** The marker to store with every write of `record` (insert or update). */
   markerOf(record: { team_id: string }): Record<string, string> {
     this.refreshLater();
+    this.written.written(record.team_id);
     return { [WRITTEN_SLOT_FIELD]: slotMarker(record.team_id, writeSlotOf(this.clock())) };
   }
 
@@ -198,10 +191,14 @@ export class SearchIndex {
     return building;
   }
 
+  /** The oldest slot a usable snapshot has settled: SNAPSHOT_SLOTS before another replica's now. */
+  private oldestUsableSlot(): number {
+    return writeSlotOf(this.clock() + CLOCKS_APART_MS) - SNAPSHOT_SLOTS;
+  }
+
   /** The team's stored snapshot when it is recent enough, else every record of the team (read). */
   private async readFirst(teamId: string): Promise<TeamEntries | null> {
-    const oldestSlot = writeSlotOf(this.clock() + CLOCKS_APART_MS) - SNAPSHOT_SLOTS;
-    const snapshot = await this.snapshots.load(teamId, oldestSlot).catch((err: unknown) => {
+    const snapshot = await this.snapshots.load(teamId, this.oldestUsableSlot()).catch((err: unknown) => {
       this.warn('search snapshot not read; the team is read instead', { err, team_id: teamId });
       return null;
     });
@@ -237,6 +234,16 @@ export class SearchIndex {
     const team = entriesOf(table, firstUnsettled(startedAt), startedAt, startedAt);
     this.saveLater(teamId, team);
     return team;
+  }
+
+  /** Reads the team whole and saves it, not held, unless it is held, being read or has a usable snapshot. */
+  private async snapshotAhead(teamId: string): Promise<void> {
+    if (this.teams.has(teamId) || this.building.has(teamId)) return;
+    const usable = await this.snapshots.usable(teamId, this.oldestUsableSlot()).catch(() => true);
+    if (!usable)
+      await this.read(teamId).catch((err: unknown) =>
+        this.warn('search snapshot not made ahead', { err, team_id: teamId }),
+      );
   }
 
   /** Saves the team's entries as its snapshot, in the background, one save at a time. */
@@ -347,7 +354,7 @@ export class SearchIndex {
    * teams it brings forward are not held. Resolves with those teams.
    */
   async refreshSnapshots(): Promise<string[]> {
-    const usable = writeSlotOf(this.clock() + CLOCKS_APART_MS) - SNAPSHOT_SLOTS;
+    const usable = this.oldestUsableSlot();
     const refreshed: string[] = [];
     for (const teamId of await this.snapshots.settledBefore(usable + REFRESH_AHEAD_SLOTS)) {
       if (this.building.has(teamId)) continue;

@@ -137,6 +137,13 @@ export class SearchSnapshots {
     return heads.filter((h) => h.settled_before < slot).map((h) => h.team_id);
   }
 
+  /** Whether the team has a snapshot that settled a slot from `oldestSlot` on (its parts not checked). */
+  async usable(teamId: string, oldestSlot: number): Promise<boolean> {
+    await this.ready();
+    const head = await this.heads.findOne({ _id: this.headId(teamId), team_id: teamId }, SWEEP);
+    return head !== null && head.settled_before >= oldestSlot;
+  }
+
   /** The team's snapshot, unless it has settled no slot from `oldestSlot` on (then it is deleted), or its parts are not all there. */
   async load(teamId: string, oldestSlot: number): Promise<Snapshot | null> {
     await this.ready();
