@@ -1,6 +1,6 @@
 // The local store's own vacuuming (local-store-vacuum.ts), on a PostgreSQL database
 // of its own: where the server's autovacuum is off, tables with dead rows past the
-// threshold are vacuumed; where it is on, nothing is done.
+// threshold are vacuumed, at autovacuum's pace; where it is on, nothing is done.
 import pg from 'pg';
 import { startVacuuming, type Vacuuming } from '../scripts/local-store-vacuum.ts';
 import { waitFor } from '@lpm/test-kit/wait';
@@ -47,7 +47,7 @@ onPostgres('local store vacuuming', () => {
       )
     ).rows[0];
 
-  test('when a table has more dead rows than the threshold and the server does not vacuum, then it is vacuumed and a table below it is not', async () => {
+  test('when a table has more dead rows than the threshold and the server does not vacuum, then it is vacuumed at the pace of autovacuum and a table below it is not', async () => {
     await sql.query(`INSERT INTO lpm_vac.churned SELECT jsonb_build_object('_id', n) FROM generate_series(1, 1000) n`);
     await sql.query(`DELETE FROM lpm_vac.churned`);
     await sql.query(`INSERT INTO lpm_vac.calm SELECT jsonb_build_object('_id', n) FROM generate_series(1, 1000) n`);
@@ -60,7 +60,14 @@ onPostgres('local store vacuuming', () => {
     const autovacuum = (await sql.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0].autovacuum;
 
     const failures: unknown[] = [];
-    vacuuming = await startVacuuming(connect, 100, (err) => failures.push(err));
+    const issued: string[] = [];
+    const spied = async () => {
+      const client = await connect();
+      const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
+      client.query = ((text: string, values?: unknown[]) => (issued.push(text), query(text, values))) as never;
+      return client;
+    };
+    vacuuming = await startVacuuming(spied, 100, (err) => failures.push(err));
 
     if (autovacuum === 'on') {
       // The server vacuums by itself: this stays out of its way.
@@ -73,5 +80,9 @@ onPostgres('local store vacuuming', () => {
     // 10 dead rows beside 990 live ones are under 50 + 20%: left alone.
     expect(await stats('calm')).toEqual({ dead: '10', vacuums: '0' });
     expect(failures).toEqual([]);
+    // At autovacuum's pace: its cost delay set on the session before the first VACUUM.
+    const paced = issued.findIndex((q) => q.includes(`set_config('vacuum_cost_delay'`));
+    expect(paced).toBeGreaterThanOrEqual(0);
+    expect(paced).toBeLessThan(issued.findIndex((q) => q.startsWith('VACUUM')));
   });
 });
