@@ -10,6 +10,7 @@
 // the hang (its restart once crashed at every start, and the launcher stopped
 // everything) now leaves every process serving within 30 s of the store's return.
 import { MongoClient } from 'mongodb';
+import { TRANSIENT_DELAYS_MS } from '../shared/src/messaging/delivery.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { internalPort, servicePort } from '../shared/src/service/port-layout.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '@lpm/test-kit/https-receiver';
@@ -140,18 +141,21 @@ test('when the store is cut for 60 s right after a burst of writes, then every e
   // The outage was felt: the receiver had the POSTs, and not one delivery could be stored.
   expect(await storedDeliveries(hook.body.data.id)).toBe(0);
   proxy.restore();
+  // Each consumer tries again within its longest transient retry delay of the store's
+  // return (a message that failed just before it waits that long), then has 30 s to finish.
+  const settledBy = Date.now() + Math.max(...TRANSIENT_DELAYS_MS) + 30_000;
+  const untilSettled = () => Math.max(1000, settledBy - Date.now());
 
-  // The longest transient retry delay is a minute: each consumer tries again within it.
   await waitFor(
     'every delivery stored as succeeded',
     async () => (await storedDeliveries(hook.body.data.id)) === BURST,
-    90_000,
+    untilSettled(),
   );
   expect([...delivered()].sort()).toEqual(ids);
   await waitFor(
     'every client in the cases view',
     async () => (await clientViews().countDocuments({ _id: { $in: ids } } as object)) === BURST,
-    30_000,
+    untilSettled(),
   );
   const names = (
     await clientViews()
