@@ -14,7 +14,7 @@ export class WrittenTeams {
   private readonly counts = new Map<string, number>();
   private readonly asked = new Set<string>();
 
-  /** `snapshot` makes the team's snapshot unless it has one; it handles its own failures. */
+  /** `snapshot` makes the team's snapshot unless it has one; when it rejects, the team's writes are counted anew. */
   constructor(threshold: number, snapshot: (teamId: string) => Promise<void>) {
     this.threshold = threshold;
     this.snapshot = snapshot;
@@ -32,6 +32,6 @@ export class WrittenTeams {
     this.counts.delete(teamId);
     if (this.asked.size >= MAX_TEAMS) this.asked.clear();
     this.asked.add(teamId);
-    void this.snapshot(teamId);
+    this.snapshot(teamId).catch(() => this.asked.delete(teamId));
   }
 }

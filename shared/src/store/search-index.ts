@@ -236,14 +236,15 @@ export class SearchIndex {
     return team;
   }
 
-  /** Reads the team whole and saves it, not held, unless it is held, being read or has a usable snapshot. */
+  /** Reads the team whole and saves it, not held, unless it is held, being read or has a usable snapshot; rejects when that failed. */
   private async snapshotAhead(teamId: string): Promise<void> {
     if (this.teams.has(teamId) || this.building.has(teamId)) return;
-    const usable = await this.snapshots.usable(teamId, this.oldestUsableSlot()).catch(() => true);
-    if (!usable)
-      await this.read(teamId).catch((err: unknown) =>
-        this.warn('search snapshot not made ahead', { err, team_id: teamId }),
-      );
+    try {
+      if (!(await this.snapshots.usable(teamId, this.oldestUsableSlot()))) await this.read(teamId);
+    } catch (err) {
+      this.warn('search snapshot not made ahead; its writes are counted anew', { err, team_id: teamId });
+      throw err;
+    }
   }
 
   /** Saves the team's entries as its snapshot, in the background, one save at a time. */

@@ -151,8 +151,13 @@ export class Recoveries {
     let queued = r.queued;
     if (resumed) {
       queued = await this.deps.recoveries.countRequeued(r._id, r.webhook_id);
-      // The run that died may have made deliveries of its last page pending without queueing their attempts.
-      for (const d of await this.deps.recoveries.pendingRequeued(r)) await this.deps.queueAgain(d);
+      // The run that died may have made deliveries of its last page pending without queueing their attempts:
+      // queued again a page at a time, the lease renewed before each, as the pages below.
+      const owed = await this.deps.recoveries.pendingRequeued(r);
+      for (let i = 0; i < owed.length; i += PAGE) {
+        if (!(await lease.renew())) return;
+        await Promise.all(owed.slice(i, i + PAGE).map((d) => this.deps.queueAgain(d)));
+      }
     }
     let cursor: RecoveryCursor | null = r.cursor_at && r.cursor_id ? { at: r.cursor_at, id: r.cursor_id } : null;
     while (queued < r.total) {
