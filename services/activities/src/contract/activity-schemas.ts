@@ -2,6 +2,7 @@ import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
 import { recordResponses } from '@lpm/shared/http/record-responses';
+import { contactLink, listItemShape } from '@lpm/shared/http/read-shapes';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 
 export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
@@ -144,7 +145,7 @@ const detail = s.named(
     case: caseLink,
     client: nameLink,
     deal_id: nullableString,
-    assigned_to: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
+    assigned_to: contactLink,
     created_by: nameLink,
     completed_by: nameLink,
   }),
@@ -163,16 +164,12 @@ const created = s.named(
   }),
 );
 
-const listItem = s.named(
-  'ActivityListItem',
-  'An activity in a list.',
-  s.shape({
-    ...listed,
-    case: caseLink,
-    assigned_to: nameLink,
-    created_at: string,
-  }),
-);
+const listItem = listItemShape('Activity', 'An activity', {
+  ...listed,
+  case: caseLink,
+  assigned_to: nameLink,
+  created_at: string,
+});
 
 const overdueItem = s.named(
   'OverdueActivity',

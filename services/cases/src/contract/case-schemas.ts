@@ -2,6 +2,7 @@ import * as s from '@lpm/shared/http/schemas';
 import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { describedFields, nameLink } from '@lpm/shared/http/common-schemas';
 import { recordResponses, stampedStatus, writtenShapes } from '@lpm/shared/http/record-responses';
+import { contactLink, describedShape, listItemShape, listedClient, ownerIds } from '@lpm/shared/http/read-shapes';
 
 export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
@@ -81,7 +82,7 @@ export type CreateCaseBody = s.Static<typeof createCaseBody>;
 export type UpdateCaseBody = s.Static<typeof updateCaseBody>;
 export type CaseListQuery = s.Static<typeof listCasesQuery>;
 
-const { string, nullableString, integer, strings, freeObject } = s.out;
+const { string, nullableString, integer } = s.out;
 
 const common = {
   id: string,
@@ -136,23 +137,13 @@ const caseDetail = s.named(
       email: nullableString,
       phone: nullableString,
     }),
-    responsible: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
-    description: nullableString,
-    labels: strings,
-    metadata: freeObject,
+    responsible: contactLink,
+    ...describedShape,
     archived_at: nullableString,
   }),
 );
 
-const caseWritten = s.shape({
-  ...common,
-  client_id: nullableString,
-  responsible_id: nullableString,
-  description: nullableString,
-  labels: strings,
-  metadata: freeObject,
-  archived_at: nullableString,
-});
+const caseWritten = s.shape({ ...common, ...ownerIds, ...describedShape, archived_at: nullableString });
 
 const { created: caseCreated, changes: caseChanges } = writtenShapes(
   'Case',
@@ -161,15 +152,7 @@ const { created: caseCreated, changes: caseChanges } = writtenShapes(
   'id, title, the fields sent (normalized) and updated_at.',
 );
 
-const caseListItem = s.named(
-  'CaseListItem',
-  'A case in a list.',
-  s.shape({
-    ...common,
-    client: s.nullableShape({ id: string, name: nullableString, type: nullableString }),
-    responsible: nameLink,
-  }),
-);
+const caseListItem = listItemShape('Case', 'A case', { ...common, client: listedClient, responsible: nameLink });
 
 const caseActivity = s.named(
   'CaseActivityListItem',

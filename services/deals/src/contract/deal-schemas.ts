@@ -3,6 +3,7 @@ import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 import { describedFields, nameLink } from '@lpm/shared/http/common-schemas';
 import { recordResponses, stampedStatus, writtenShapes } from '@lpm/shared/http/record-responses';
+import { contactLink, describedShape, listItemShape, listedClient, ownerIds } from '@lpm/shared/http/read-shapes';
 
 export const DEAL_STATUSES = ['ativo', 'ganho', 'perdido', 'arquivado'] as const;
 
@@ -111,7 +112,7 @@ const common = {
   expected_close_date: nullableString,
 };
 
-const described = { source: nullableString, description: nullableString, labels: strings, metadata: freeObject };
+const described = { source: nullableString, ...describedShape };
 
 const closing = {
   final_value: nullableNumber,
@@ -141,7 +142,7 @@ const insights = s.named(
 const detailFields = {
   ...common,
   client: s.nullableShape({ id: string, name: nullableString, type: nullableString, email: nullableString }),
-  responsible: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
+  responsible: contactLink,
   ...described,
   ...closing,
 };
@@ -160,13 +161,7 @@ const dealDetail = s.named(
   }),
 );
 
-const dealWritten = s.shape({
-  ...common,
-  client_id: nullableString,
-  responsible_id: nullableString,
-  ...described,
-  ...closing,
-});
+const dealWritten = s.shape({ ...common, ...ownerIds, ...described, ...closing });
 const { created: dealCreated, changes: dealChanges } = writtenShapes(
   'Deal',
   'deal',
@@ -174,17 +169,13 @@ const { created: dealCreated, changes: dealChanges } = writtenShapes(
   'id, the fields sent (normalized), previous_phase and phase_changed_at after a phase move, and updated_at.',
 );
 
-const dealListItem = s.named(
-  'DealListItem',
-  'A deal in a list.',
-  s.shape({
-    ...common,
-    client: s.nullableShape({ id: string, name: nullableString, type: nullableString }),
-    responsible: nameLink,
-    source: nullableString,
-    created_at: string,
-  }),
-);
+const dealListItem = listItemShape('Deal', 'A deal', {
+  ...common,
+  client: listedClient,
+  responsible: nameLink,
+  source: nullableString,
+  created_at: string,
+});
 
 const countAndValue = s.named(
   'CountAndValue',

@@ -3,6 +3,7 @@ import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { MONEY_MAX } from '@lpm/shared/money';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
 import { recordResponses, stampedStatus, writtenShapes } from '@lpm/shared/http/record-responses';
+import { contactLink, listItemShape } from '@lpm/shared/http/read-shapes';
 
 export const FINANCIAL_TYPES = ['revenue', 'expense', 'cost'] as const;
 export const FINANCIAL_STATUSES = ['pending', 'paid', 'cancelled'] as const;
@@ -131,21 +132,17 @@ const detail = s.named(
   s.shape({
     ...common,
     case: caseLink,
-    client: s.nullableShape({ id: string, name: nullableString, email: nullableString }),
+    client: contactLink,
     ...tail,
   }),
 );
-const listItem = s.named(
-  'FinancialRecordListItem',
-  'A record in a list.',
-  s.shape({
-    ...listed,
-    status: string,
-    case: caseLink,
-    client: nameLink,
-    created_at: string,
-  }),
-);
+const listItem = listItemShape('FinancialRecord', 'A record', {
+  ...listed,
+  status: string,
+  case: caseLink,
+  client: nameLink,
+  created_at: string,
+});
 const overdueItem = s.named(
   'OverdueFinancialRecord',
   'An overdue record.',
