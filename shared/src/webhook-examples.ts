@@ -2,6 +2,20 @@
 // carries (the resource's detail read shape; for deals, without the fields a read
 // computes). The catalog's examples are built from these, and the catalog's tests
 // and the OpenAPI linter check each against its schema.
+
+/** A deal's fields that hold nothing until a write describes it (description, labels, metadata), or closes or archives it. */
+export const OPEN_DEAL_UNSET_FIELDS = {
+  description: null,
+  labels: [] as string[],
+  metadata: {},
+  final_value: null,
+  won_at: null,
+  loss_reason: null,
+  competitor: null,
+  lost_at: null,
+  archived_at: null,
+};
+
 export const RESOURCE_EXAMPLES = {
   case: {
     id: 'case_01jd3kc4d6f8h0k2n4q6s8u0w2',
@@ -106,15 +120,7 @@ export const RESOURCE_EXAMPLES = {
     client: { id: 'cli_01jd3k9s2a4c6e8g0j2l4n6q8s', name: 'Maria Silva', type: 'PF', email: 'maria.silva@example.com' },
     responsible: { id: 'user_01jd3k1b3d5f7h9k1m3p5r7t9v', name: 'Ana Costa', email: 'ana.costa@lpm.example.com' },
     source: 'referral',
-    description: null,
-    labels: [],
-    metadata: {},
-    final_value: null,
-    won_at: null,
-    loss_reason: null,
-    competitor: null,
-    lost_at: null,
-    archived_at: null,
+    ...OPEN_DEAL_UNSET_FIELDS,
     previous_phase: 'qualificacao',
     phase_changed_at: '2026-11-27T09:41:03.117Z',
     created_at: '2026-11-20T11:12:30.004Z',

@@ -55,17 +55,25 @@ async function whileConsuming(options: ConsumeOptions, run: () => Promise<void>)
 }
 
 /**
- * For a deduplicating consumer: the dedupe store of consumer `name` (claims stale after
- * `claimStaleMs` if given), and a handler that notes each event's id in `handled`, then takes `pauseMs`.
+ * A deduplicating consumer on `queue` of `type` events: its dedupe store (of the queue's
+ * name, claims stale after `claimStaleMs` if given), the ids its handler noted in
+ * `handled` (taking `pauseMs` for each), and whileUp, which runs `run` while the consumer,
+ * with `options` besides, is up.
  */
-function dedupedNoting(name: string, { claimStaleMs, pauseMs = 0 }: { claimStaleMs?: number; pauseMs?: number } = {}) {
-  const dedupe = mongoDedupe(db, name, claimStaleMs === undefined ? {} : { claimStaleMs });
+function dedupedNoting(
+  queue: string,
+  type: string,
+  { claimStaleMs, pauseMs = 0 }: { claimStaleMs?: number; pauseMs?: number } = {},
+) {
+  const dedupe = mongoDedupe(db, queue.replace('.', '-'), claimStaleMs === undefined ? {} : { claimStaleMs });
   const handled: string[] = [];
   const handler = async (got: DomainEvent) => {
     handled.push(got.id);
     if (pauseMs) await sleep(pauseMs);
   };
-  return { dedupe, handled, handler };
+  const whileUp = (options: Partial<ConsumeOptions>, run: () => Promise<void>) =>
+    whileConsuming({ queue, bindings: [type], dedupe, handler, ...options }, run);
+  return { dedupe, handled, whileUp };
 }
 
 // Each test uses its own event type, so no queue sees another test's events.
@@ -170,49 +178,32 @@ it('when a handler always fails, then the message lands in the DLQ after maxAtte
 });
 
 it('when the same event id is delivered again, then the handler runs once', async () => {
-  const { dedupe, handled, handler } = dedupedNoting('consumer-test-dedupe');
+  const { dedupe, handled, whileUp } = dedupedNoting('consumer-test.dedupe', 'deal.created');
   const e = event('deal.created', 'dup');
   const other = event('deal.created', 'other');
-  await whileConsuming(
-    {
-      queue: 'consumer-test.dedupe',
-      bindings: ['deal.created'],
-      dedupe,
-      handler,
-    },
-    async () => {
-      await broker.publish(e);
-      await waitFor('first', () => handled.length === 1);
-      await broker.publish(e); // e.g. the outbox republished after a crash
-      await broker.publish(other);
-      await waitFor('other', () => handled.length >= 2);
-      await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe')) === 0);
-    },
-  );
+  await whileUp({}, async () => {
+    await broker.publish(e);
+    await waitFor('first', () => handled.length === 1);
+    await broker.publish(e); // e.g. the outbox republished after a crash
+    await broker.publish(other);
+    await waitFor('other', () => handled.length >= 2);
+    await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe')) === 0);
+  });
   expect(handled).toEqual([e.id, other.id]);
   expect(await dedupe.claim(e.id)).toBe('done');
   expect(await db.collection('dedupe_consumer-test-dedupe').countDocuments()).toBe(2);
 });
 
 it('when dedupeWhen passes over an event, then its handler runs without a claim, and the others are claimed', async () => {
-  const { dedupe, handled, handler } = dedupedNoting('consumer-test-dedupe-when');
+  const { handled, whileUp } = dedupedNoting('consumer-test.dedupe-when', 'deal.updated');
   const skipped = event('deal.updated', 'nothing to do');
   const claimed = event('deal.updated', 'counts');
-  await whileConsuming(
-    {
-      queue: 'consumer-test.dedupe-when',
-      bindings: ['deal.updated'],
-      dedupe,
-      dedupeWhen: (got) => (got.data.object as { label: string }).label !== 'nothing to do',
-      handler,
-    },
-    async () => {
-      await broker.publish(skipped);
-      await broker.publish(claimed);
-      await waitFor('both handled', () => handled.length === 2);
-      await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe-when')) === 0);
-    },
-  );
+  await whileUp({ dedupeWhen: (got) => (got.data.object as { label: string }).label !== 'nothing to do' }, async () => {
+    await broker.publish(skipped);
+    await broker.publish(claimed);
+    await waitFor('both handled', () => handled.length === 2);
+    await waitFor('queue drained', async () => (await messageCount('consumer-test.dedupe-when')) === 0);
+  });
   expect(handled.sort()).toEqual([skipped.id, claimed.id].sort());
   const claims = await db
     .collection<{ _id: string; state: string }>('dedupe_consumer-test-dedupe-when')
@@ -238,42 +229,23 @@ it('when dedupe records are older than the retention, then the purge deletes the
   ]);
   await other.insertOne({ _id: 'x', at: old });
   expect(await purgeDedupeRecords(db, new Date(now - 7 * 24 * 3600_000))).toBe(2);
-  expect(
-    await a
-      .find()
-      .map((d) => d._id)
-      .toArray(),
-  ).toEqual(['a-new']);
-  expect(
-    await b
-      .find()
-      .map((d) => d._id)
-      .toArray(),
-  ).toEqual(['b-new']);
+  const idsIn = async (claims: typeof a) => (await claims.find().toArray()).map((d) => d._id);
+  expect(await idsIn(a)).toEqual(['a-new']);
+  expect(await idsIn(b)).toEqual(['b-new']);
   expect(await other.countDocuments()).toBe(1);
   // A purged event id can be claimed again (its redelivery window is long past).
   expect(await mongoDedupe(db, 'purge-a').claim('a-old')).toBe('new');
 });
 
 it('when one event is delivered five times at once to a slow handler, then the handler runs once', async () => {
-  const { dedupe, handled, handler } = dedupedNoting('consumer-test-concurrent', { pauseMs: 300 });
+  const { handled, whileUp } = dedupedNoting('consumer-test.concurrent', 'deal.updated', { pauseMs: 300 });
   const e = event('deal.updated', 'burst');
-  await whileConsuming(
-    {
-      queue: 'consumer-test.concurrent',
-      bindings: ['deal.updated'],
-      dedupe,
-      prefetch: 10,
-      retryDelayMs: 200,
-      handler,
-    },
-    async () => {
-      await Promise.all(Array.from({ length: 5 }, () => broker.publish(e)));
-      const claims = db.collection<{ _id: string; state: string }>('dedupe_consumer-test-concurrent');
-      await waitFor('claim completed', async () => (await claims.findOne({ _id: e.id }))?.state === 'done');
-      await new Promise((r) => setTimeout(r, 1000)); // the busy deliveries come back from the retry queue and are skipped
-    },
-  );
+  await whileUp({ prefetch: 10, retryDelayMs: 200 }, async () => {
+    await Promise.all(Array.from({ length: 5 }, () => broker.publish(e)));
+    const claims = db.collection<{ _id: string; state: string }>('dedupe_consumer-test-concurrent');
+    await waitFor('claim completed', async () => (await claims.findOne({ _id: e.id }))?.state === 'done');
+    await new Promise((r) => setTimeout(r, 1000)); // the busy deliveries come back from the retry queue and are skipped
+  });
   expect(handled).toEqual([e.id]);
 });
 
@@ -281,26 +253,16 @@ it("when a delivery died holding the event's claim, then its redeliveries wait f
   // The drill found cases counting an activity event never: a consumer killed mid-handler
   // (or one whose release the store refused during a cut) leaves the claim 'processing';
   // each redelivery found it busy, and five busy deliveries sent the event to the DLQ.
-  const { dedupe, handled, handler } = dedupedNoting('consumer-test-stale', { claimStaleMs: 8000 });
   const queue = 'consumer-test.stale-claim';
+  const { dedupe, handled, whileUp } = dedupedNoting(queue, 'activity.created', { claimStaleMs: 8000 });
   const e = event('activity.created', 'claimed by a dead delivery');
-  await whileConsuming(
-    {
-      queue,
-      bindings: ['activity.created'],
-      dedupe,
-      retryDelayMs: 200,
-      transientDelaysMs: [500, 1000],
-      handler,
-    },
-    async () => {
-      // What the delivery that died left: its claim, taken and never completed nor released.
-      expect(await dedupe.claim(e.id)).toBe('new');
-      await broker.publish(e);
-      await waitFor('handled once the claim is stale', () => handled.length === 1, 60_000);
-      await waitFor('queue drained', async () => (await messageCount(queue)) === 0);
-    },
-  );
+  await whileUp({ retryDelayMs: 200, transientDelaysMs: [500, 1000] }, async () => {
+    // What the delivery that died left: its claim, taken and never completed nor released.
+    expect(await dedupe.claim(e.id)).toBe('new');
+    await broker.publish(e);
+    await waitFor('handled once the claim is stale', () => handled.length === 1, 60_000);
+    await waitFor('queue drained', async () => (await messageCount(queue)) === 0);
+  });
   expect(handled).toEqual([e.id]);
   expect(await messageCount(`${queue}.dlq`)).toBe(0);
   expect(await dedupe.claim(e.id)).toBe('done');

@@ -4,7 +4,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { MongoClient, type Db } from 'mongodb';
 import { storeSort } from '@lpm/shared/http/pagination';
+import { newId, type IdKind } from '@lpm/shared/ids';
 import type { DayRange, ListBuckets } from '@lpm/shared/store/list-buckets';
+import { DAY_MS } from '@lpm/shared/time';
 
 export interface IdsPage {
   ids: string[];
@@ -163,6 +165,19 @@ export interface LegacyRecordsCheck<R extends object> {
   equal: Record<string, unknown>;
   /** The service's repository on a database (a process starting on it). */
   repository(db: Db): ListedRepository;
+}
+
+/**
+ * The legacy records of a list newest first by created_at: each with an id of its own,
+ * its unique `keys` as a record without those values stores them (none:<id>), and
+ * created 0.7 days before the one before it.
+ */
+export function createdApart<R extends object>(kind: IdKind, keys: string[]): LegacyRecordsCheck<R>['legacy'] {
+  return (fields, i) => {
+    const _id = newId(kind);
+    const none = Object.fromEntries(keys.map((key) => [key, `none:${_id}`]));
+    return { ...fields, _id, ...none, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
+  };
 }
 
 /**

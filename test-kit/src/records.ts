@@ -1,4 +1,5 @@
 // Records as the API answers them, for the tests of more than one suite.
+import { OPEN_DEAL_UNSET_FIELDS } from '@lpm/shared/webhook-examples';
 
 /**
  * A deal's fields, its currency aside, as POST /v1/deals answers them when only a
@@ -14,15 +15,7 @@ export function dealDefaults() {
     client_id: null,
     responsible_id: null,
     source: null,
-    description: null,
-    labels: [] as string[],
-    metadata: {},
-    final_value: null,
-    won_at: null,
-    loss_reason: null,
-    competitor: null,
-    lost_at: null,
-    archived_at: null,
+    ...OPEN_DEAL_UNSET_FIELDS,
     previous_phase: null,
     phase_changed_at: null,
   };

@@ -1,6 +1,7 @@
 // The cases endpoints through the gateway of a running system, with real keys:
 // create, read, update and archive (lists, timeline and scopes: cases-lists.test.ts).
 import { expectDuplicate, expectInvalid, expectNotFound, expectRequiredText } from '@lpm/test-kit/error-answers';
+import { testEachInvalid } from '@lpm/test-kit/error-tables';
 import { call, casesSuite, client, createCase, ISO_MS, lawyer, other, t, tap } from './cases-suite.ts';
 
 casesSuite('casesapi');
@@ -181,19 +182,18 @@ describe('PUT /v1/cases/{id}', () => {
     expect(moved.data.previous_attributes).toEqual({ phase: 'recebido' });
   });
 
-  test('when the body is empty, then 400 No fields to update', async () => {
-    const created = await createCase({ title: 'Vazio' });
-    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, {}), 'No fields to update');
-  });
-
-  test('when a value is invalid, then 400 with the field message', async () => {
-    const created = await createCase({ title: 'Inválido' });
-    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { phase: 'nada' }), 'Invalid phase');
-    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { priority: 'x' }), 'Invalid priority');
-    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { status: 'fechado' }), 'Invalid status');
-    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { created_at: 'x' }), 'Unknown field: created_at');
-    expectInvalid(await call('PUT', `/v1/cases/${created.id}`, { title: 5 }), 'title must be a string');
-  });
+  testEachInvalid(
+    'the body',
+    async (body: object) => call('PUT', `/v1/cases/${(await createCase({ title: 'Inválido' })).id}`, body),
+    [
+      [{}, 'No fields to update'],
+      [{ phase: 'nada' }, 'Invalid phase'],
+      [{ priority: 'x' }, 'Invalid priority'],
+      [{ status: 'fechado' }, 'Invalid status'],
+      [{ created_at: 'x' }, 'Unknown field: created_at'],
+      [{ title: 5 }, 'title must be a string'],
+    ],
+  );
 
   test('when a link is set, it is checked; null unlinks', async () => {
     const created = await createCase({ title: 'Links', client_id: client.id });

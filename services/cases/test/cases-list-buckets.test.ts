@@ -12,7 +12,7 @@ import { PRIORITY_RANK } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
 import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
-import { plainIds } from '@lpm/test-kit/list-pages';
+import { createdApart, plainIds } from '@lpm/test-kit/list-pages';
 import { NO_RELAY } from '@lpm/test-kit/service-parts';
 
 const { sut, call, create, listOf, stored, expectBackfillKeepsPages } = bucketedListSuite<CasesUnderTest, CaseRecord>({
@@ -174,16 +174,7 @@ describe('GET /v1/cases by day buckets', () => {
     await expectBackfillKeepsPages(who, {
       direction: -1,
       count: 12,
-      legacy: (fields, i) => {
-        const _id = newId('case');
-        return {
-          ...fields,
-          _id,
-          number_key: `none:${_id}`,
-          origin_key: `none:${_id}`,
-          created_at: new Date(Date.now() - i * 0.7 * DAY_MS),
-        };
-      },
+      legacy: createdApart('case', ['number_key', 'origin_key']),
       equal: { status: 'ativo' },
     });
   });

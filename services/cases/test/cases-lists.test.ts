@@ -4,6 +4,7 @@ import { userCreateArgs } from '@lpm/test-kit/cli';
 import { type IssuedTeam } from '@lpm/test-kit/running-system';
 import { expectError } from '@lpm/test-kit/api';
 import { expectInvalid, expectNotFound } from '@lpm/test-kit/error-answers';
+import { testEachInvalid } from '@lpm/test-kit/error-tables';
 import { expectOnlyPage } from '@lpm/test-kit/list-answers';
 import { call, casesSuite, createCase, ISO_MS, sys, t } from './cases-suite.ts';
 
@@ -112,15 +113,14 @@ describe('GET /v1/cases', () => {
     expect((await list('?page=9')).data).toEqual([]);
   });
 
-  test('when a parameter is out of range, then 400 with its message', async () => {
-    const bad = (q: string) => call('GET', `/v1/cases${q}`, undefined, team.api_key);
-    expectInvalid(await bad('?sort=number'), 'Invalid sort field');
-    expectInvalid(await bad('?status=fechado'), 'Invalid status');
-    expectInvalid(await bad('?priority=x'), 'Invalid priority');
-    expectInvalid(await bad('?phase=lead'), 'Invalid phase');
-    expectInvalid(await bad('?limit=101'), 'limit must be an integer from 1 to 100');
-    expectInvalid(await bad('?from=2026-13-01'), 'from must be a date (YYYY-MM-DD)');
-  });
+  testEachInvalid('the query', (q: string) => call('GET', `/v1/cases${q}`, undefined, team.api_key), [
+    ['?sort=number', 'Invalid sort field'],
+    ['?status=fechado', 'Invalid status'],
+    ['?priority=x', 'Invalid priority'],
+    ['?phase=lead', 'Invalid phase'],
+    ['?limit=101', 'limit must be an integer from 1 to 100'],
+    ['?from=2026-13-01', 'from must be a date (YYYY-MM-DD)'],
+  ]);
 });
 
 describe('GET /v1/cases/{id}/timeline', () => {

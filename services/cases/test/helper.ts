@@ -1,10 +1,8 @@
 // The cases app in process on its own database, with its neighbours faked: no
 // clients (any client_id is 404), no users, no activities service.
 import type { TeamSyncs, TeamSyncsOptions } from '@lpm/shared/jobs/team-syncs';
-import type { Relay } from '@lpm/shared/store/record-store-types';
-import type { ClientLookup } from '@lpm/shared/views/client-links';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
-import { clientLinksOn } from '@lpm/test-kit/view-links';
+import { clientAndUserLinksOn, type ClientAndUserNeighbours } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { NO_RELAY, startTeamSyncs, withListsReady } from '@lpm/test-kit/service-parts';
 import { buildCasesApp } from '../src/app.ts';
@@ -19,11 +17,8 @@ export interface CasesUnderTest extends ServiceUnderTest {
   syncs: TeamSyncs;
 }
 
-export interface Neighbours {
-  clients?: ClientLookup;
-  users?: CasesDeps['users'];
+export interface Neighbours extends ClientAndUserNeighbours {
   activities?: CasesDeps['activities'];
-  relay?: Relay;
   syncs?: Partial<TeamSyncsOptions>;
 }
 
@@ -37,8 +32,7 @@ export function startCases(n: Neighbours = {}, dbName?: string): Promise<CasesUn
       const repository = await withListsReady(new CasesRepository(db, n.relay ?? NO_RELAY));
       const cases = new Cases({
         cases: repository,
-        clientLinks: clientLinksOn(db, n.clients ?? { facts: async () => null }),
-        users: n.users ?? { find: async () => new Map() },
+        ...clientAndUserLinksOn(db, n),
         activities: n.activities ?? { listForCase: async () => ({ items: [], total: 0 }) },
       });
       const syncs = await startTeamSyncs(db, cases.syncWork(), n.syncs);

@@ -1,60 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { connect, type Channel, type ChannelModel } from 'amqplib';
-import { pino } from 'pino';
-import { Broker } from '@lpm/shared/messaging/broker';
-import type { OutboxRelay } from '@lpm/shared/outbox/relay';
 import type { DomainEvent } from '@lpm/shared/events';
-import { startTcpProxy, type TcpProxy } from '@lpm/test-kit/tcp-proxy';
+import type { TcpProxy } from '@lpm/test-kit/tcp-proxy';
 import { waitFor } from '@lpm/test-kit/wait';
 import { identity } from '@lpm/test-kit/teams';
-import { startClientsRelayed, type ClientsUnderTest } from './helper.ts';
+import { relayedClientsSuite, type ClientsUnderTest } from './helper.ts';
 
-const exchange = `clients-events-${randomBytes(4).toString('hex')}`;
-const logger = pino({ level: 'silent' });
 let proxy: TcpProxy;
-let broker: Broker;
-let relay: OutboxRelay;
 let sut: ClientsUnderTest;
-let listener: ChannelModel;
-let channel: Channel;
-const received: DomainEvent[] = [];
+let received: DomainEvent[];
 
-beforeAll(async () => {
-  const amqp = new URL(process.env.AMQP_URL!);
-  proxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
-  const viaProxy = new URL(amqp);
-  viaProxy.port = String(proxy.port);
-  broker = await Broker.connect({
-    url: viaProxy.toString(),
-    exchange,
-    logger,
-    reconnectMinMs: 100,
-    reconnectMaxMs: 500,
-  });
-
-  listener = await connect(process.env.AMQP_URL!);
-  channel = await listener.createChannel();
-  await channel.assertExchange(exchange, 'topic', { durable: true });
-  const { queue } = await channel.assertQueue('', { exclusive: true });
-  await channel.bindQueue(queue, exchange, 'client.*');
-  await channel.consume(
-    queue,
-    (msg) => {
-      if (msg) received.push(JSON.parse(msg.content.toString()));
-    },
-    { noAck: true },
-  );
-
-  ({ sut, relay } = await startClientsRelayed({ publisher: broker, logger, intervalMs: 200 }));
-});
-
-afterAll(async () => {
-  await relay.stop();
-  await sut.close();
-  await broker.close();
-  await listener.close();
-  await proxy.close();
-});
+relayedClientsSuite(
+  'clients-events',
+  (started) => {
+    sut = started.sut;
+    proxy = started.broker.proxy;
+    received = started.tap.events;
+  },
+  { broker: { reconnectMinMs: 100, reconnectMaxMs: 500 }, relay: { intervalMs: 200 } },
+);
 
 beforeEach(() => {
   received.length = 0;

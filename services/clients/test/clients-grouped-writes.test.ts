@@ -3,38 +3,25 @@
 // one insertMany each, events under the relay's mark with no write of the record
 // after its own), each answer comes once the record is stored, each event goes out
 // once, and the list totals are exact right after the burst and after the fold.
-import { randomBytes } from 'node:crypto';
 import type { CommandStartedEvent } from 'mongodb';
 import { MongoClient } from 'mongodb';
-import { pino } from 'pino';
-import { Broker } from '@lpm/shared/messaging/broker';
-import type { OutboxRelay } from '@lpm/shared/outbox/relay';
-import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
+import type { EventTap } from '@lpm/test-kit/event-tap';
 import { waitFor } from '@lpm/test-kit/wait';
 import { identity } from '@lpm/test-kit/teams';
-import { startClientsRelayed, type ClientsUnderTest } from './helper.ts';
+import { relayedClientsSuite, type ClientsUnderTest } from './helper.ts';
 
-const exchange = `clients-grouped-${randomBytes(4).toString('hex')}`;
-const logger = pino({ level: 'silent' });
-let broker: Broker;
-let relay: OutboxRelay;
 let sut: ClientsUnderTest;
 let tap: EventTap;
 /** A client of its own: its reads are not the service's commands. */
 let reader: MongoClient;
 
+relayedClientsSuite('clients-grouped', (started) => ({ sut, tap } = started));
+
 beforeAll(async () => {
-  broker = await Broker.connect({ url: process.env.AMQP_URL!, exchange, logger });
-  tap = await tapEvents(exchange, ['client.*']);
-  ({ sut, relay } = await startClientsRelayed({ publisher: broker, logger }));
   reader = await MongoClient.connect(process.env.MONGO_URL!);
 });
 
 afterAll(async () => {
-  await relay.stop();
-  await sut.close();
-  await tap.close();
-  await broker.close();
   await reader.close();
 });
 

@@ -5,7 +5,13 @@
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
 import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
-import { expectSamePages, WINDOWS_OVER_FORTY, WINDOWS_OVER_TWENTY, type PageCheck } from '@lpm/test-kit/list-pages';
+import {
+  createdApart,
+  expectSamePages,
+  WINDOWS_OVER_FORTY,
+  WINDOWS_OVER_TWENTY,
+  type PageCheck,
+} from '@lpm/test-kit/list-pages';
 import type { ClientRecord } from '../src/data/client-entity.ts';
 import { ClientsRepository } from '../src/data/clients-repository.ts';
 import { identity } from '@lpm/test-kit/teams';
@@ -84,10 +90,7 @@ describe('GET /v1/clients by day buckets', () => {
     await expectBackfillKeepsPages(who, {
       direction: -1,
       count: 14,
-      legacy: (fields, i) => {
-        const _id = newId('cli');
-        return { ...fields, _id, document_key: `none:${_id}`, created_at: new Date(Date.now() - i * 0.7 * DAY_MS) };
-      },
+      legacy: createdApart('cli', ['document_key']),
       equal: { status: 'active' },
     });
   });

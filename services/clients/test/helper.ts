@@ -1,8 +1,13 @@
 // The clients app in process on its own database, with the cases service faked.
+import { randomBytes } from 'node:crypto';
+import type { BrokerOptions } from '@lpm/shared/messaging/broker';
 import { createOutboxIndexes } from '@lpm/shared/outbox/fields';
 import { OutboxRelay, type OutboxRelayOptions } from '@lpm/shared/outbox/relay';
 import type { Relay } from '@lpm/shared/store/record-store-types';
+import { brokerBehindProxy, type BrokerBehindProxy } from '@lpm/test-kit/broker-behind-proxy';
+import { tapEvents, type EventTap } from '@lpm/test-kit/event-tap';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
+import { quietLogger } from '@lpm/test-kit/wait';
 import { withListsReady } from '@lpm/test-kit/service-parts';
 import { buildClientsApp } from '../src/app.ts';
 import { ClientEntity } from '../src/data/client-entity.ts';
@@ -64,4 +69,40 @@ export async function startClientsRelayed(
   relayRef = relay;
   relay.start();
   return { sut, relay };
+}
+
+export interface RelayedClients {
+  sut: ClientsUnderTest;
+  relay: OutboxRelay;
+  /** The broker the relay publishes to, behind a proxy the test may cut. */
+  broker: BrokerBehindProxy;
+  /** A tap on the exchange's client events. */
+  tap: EventTap;
+}
+
+/**
+ * Around the file's tests: the clients app relaying its events (`relay`: the relay's
+ * pass) to a broker (`broker`: its options) on an exchange of its own named after
+ * `name`, and a tap on them, handed to `ready`.
+ */
+export function relayedClientsSuite(
+  name: string,
+  ready: (started: RelayedClients) => void,
+  options: { broker?: Partial<BrokerOptions>; relay?: Pick<OutboxRelayOptions, 'intervalMs'> } = {},
+): void {
+  const exchange = `${name}-${randomBytes(4).toString('hex')}`;
+  let started: RelayedClients | undefined;
+  beforeAll(async () => {
+    const broker = await brokerBehindProxy(exchange, options.broker);
+    const tap = await tapEvents(exchange, ['client.*']);
+    const relayed = await startClientsRelayed({ ...options.relay, publisher: broker.broker, logger: quietLogger });
+    started = { ...relayed, broker, tap };
+    ready(started);
+  });
+  afterAll(async () => {
+    await started?.relay.stop();
+    await started?.sut.close();
+    await started?.tap.close();
+    await started?.broker.close();
+  });
 }

@@ -2,7 +2,7 @@
 // by id) and paging, on the app in process with its own database.
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
-import { expectInvalid } from '@lpm/test-kit/error-answers';
+import { testEachInvalid } from '@lpm/test-kit/error-tables';
 import type { ClientFacts } from '@lpm/shared/upstream/clients-service';
 import { identity } from '@lpm/test-kit/teams';
 import { expectOnlyPage } from '@lpm/test-kit/list-answers';
@@ -187,13 +187,12 @@ describe('GET /v1/deals', () => {
     expect(past.pagination).toEqual({ page: 9, limit: 2, total: 5, pages: 3 });
   });
 
-  test('when a parameter is invalid, then 400 with its message', async () => {
-    const get = (q: string) => sut.call(who, { method: 'GET', url: `/v1/deals${q}` });
-    expectInvalid(await get('?sort=color'), 'Invalid sort field');
-    expectInvalid(await get('?status=fechado'), 'Invalid status');
-    expectInvalid(await get('?phase=triagem'), 'Invalid phase');
-    expectInvalid(await get('?min_value=abc'), 'min_value must be a number >= 0');
-    expectInvalid(await get('?limit=101'), 'limit must be an integer from 1 to 100');
-    expectInvalid(await get('?from=2026-02-30'), 'from must be a date (YYYY-MM-DD)');
-  });
+  testEachInvalid('the query', (q: string) => sut.call(who, { method: 'GET', url: `/v1/deals${q}` }), [
+    ['?sort=color', 'Invalid sort field'],
+    ['?status=fechado', 'Invalid status'],
+    ['?phase=triagem', 'Invalid phase'],
+    ['?min_value=abc', 'min_value must be a number >= 0'],
+    ['?limit=101', 'limit must be an integer from 1 to 100'],
+    ['?from=2026-02-30', 'from must be a date (YYYY-MM-DD)'],
+  ]);
 });

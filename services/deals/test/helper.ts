@@ -1,10 +1,8 @@
 // The deals app in process on its own database, with its neighbours faked: no
 // clients (any client_id is 404) and no users unless given, and no cases service
 // unless given.
-import type { Relay } from '@lpm/shared/store/record-store-types';
-import type { ClientLookup } from '@lpm/shared/views/client-links';
 import { ClientViewEntity } from '@lpm/shared/views/client-view-entity';
-import { clientLinksOn } from '@lpm/test-kit/view-links';
+import { clientAndUserLinksOn, type ClientAndUserNeighbours } from '@lpm/test-kit/view-links';
 import { startServiceUnderTest, type ServiceUnderTest } from '@lpm/test-kit/service-under-test';
 import { NO_RELAY, withListsReady } from '@lpm/test-kit/service-parts';
 import { buildDealsApp } from '../src/app.ts';
@@ -17,12 +15,9 @@ export interface DealsUnderTest extends ServiceUnderTest {
   repository: DealsRepository;
 }
 
-export interface Neighbours {
-  clients?: ClientLookup;
-  users?: DealsDeps['users'];
+export interface Neighbours extends ClientAndUserNeighbours {
   cases?: DealsDeps['cases'];
   activities?: DealsDeps['activities'];
-  relay?: Relay;
 }
 
 /** No cases service: a test that reaches it fails. */
@@ -43,8 +38,7 @@ export function startDeals(n: Neighbours = {}): Promise<DealsUnderTest> {
       const repository = await withListsReady(new DealsRepository(db, n.relay ?? NO_RELAY));
       const deals = new Deals({
         deals: repository,
-        clientLinks: clientLinksOn(db, n.clients ?? { facts: async () => null }),
-        users: n.users ?? { find: async () => new Map() },
+        ...clientAndUserLinksOn(db, n),
         cases: n.cases ?? noCases,
         activities: n.activities ?? { countsFor: async () => ({ count: 0, open: 1, overdue: 0 }) },
       });
