@@ -33,6 +33,16 @@ export async function freePortBlock(size = portBlockSize()): Promise<number> {
   }
 }
 
+/** A Node.js script of `tree` running: what it printed so far (stdout and stderr), and its exit code once it ends. */
+export function runNodeScript(script: string, args: string[], env: NodeJS.ProcessEnv = process.env, tree = root) {
+  const proc = spawn(process.execPath, [script, ...args], { cwd: tree, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  proc.stdout.on('data', (d) => (output += d));
+  proc.stderr.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((done) => proc.once('exit', (code) => done(code)));
+  return { proc, output: () => output, exited };
+}
+
 /** A running launcher; `output()` is all it printed so far (its `[start] <name> pid <pid>` lines among it). */
 export type Launcher = ChildProcess & { output(): string };
 
@@ -47,14 +57,7 @@ export async function startSystem(
   tree = root,
   args: string[] = [],
 ): Promise<Launcher> {
-  const proc = spawn(process.execPath, ['scripts/start.ts', ...args], {
-    cwd: tree,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  proc.stdout.on('data', (d) => (output += d));
-  proc.stderr.on('data', (d) => (output += d));
+  const { proc, output } = runNodeScript('scripts/start.ts', args, env, tree);
   // SYSTEM_LOG: the launcher and its processes' lines appended to that file as well (docs/benchmarks.md).
   if (process.env.SYSTEM_LOG) {
     const log = createWriteStream(process.env.SYSTEM_LOG, { flags: 'a' });
@@ -63,14 +66,14 @@ export async function startSystem(
     proc.once('close', () => log.end());
   }
   const deadline = Date.now() + timeoutMs;
-  while (!output.includes(`ready: http://127.0.0.1:${env.PORT}`)) {
+  while (!output().includes(`ready: http://127.0.0.1:${env.PORT}`)) {
     if (Date.now() > deadline || proc.exitCode !== null) {
       await stopLauncher(proc);
-      throw new Error(`the system did not start:\n${output}`);
+      throw new Error(`the system did not start:\n${output()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return Object.assign(proc, { output: () => output });
+  return Object.assign(proc, { output });
 }
 
 /**

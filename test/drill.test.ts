@@ -8,7 +8,7 @@
 // a process inside the store cut; a drill whose launcher dies fails at once with a
 // report; SIGTERM removes everything the drill made. `--cluster 3 --writes 500` runs
 // it on a RabbitMQ cluster of its own whose nodes it kills and freezes.
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,24 +17,15 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { isListening } from '../scripts/local-store.ts';
+import { runNodeScript } from '../scripts/system.ts';
 import { SERVICE_NAMES } from '../shared/src/service/names.ts';
 import { waitFor } from '@lpm/test-kit/wait';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** A drill run in the background: what it printed so far, and its exit code once it ends. */
-function startDrill(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const proc = spawn(process.execPath, ['scripts/drill/main.ts', ...args], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  proc.stdout.on('data', (d) => (output += d));
-  proc.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((done) => proc.once('exit', (code) => done(code)));
-  return { proc, output: () => output, exited };
-}
+const startDrill = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
+  runNodeScript('scripts/drill/main.ts', args, env);
 
 /** What the drill printed of its system: its run id, its first port, its launcher's pid. */
 function systemOf(output: string) {
