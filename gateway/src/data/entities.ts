@@ -1,16 +1,13 @@
 // The gateway's own records: teams, their users and API keys (docs/decisions.md §6).
-import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
-import { teamKeyProperties } from '@lpm/shared/store/entity-properties';
+import { p, type InferEntity } from '@mikro-orm/mongodb';
+import { idEntity, teamEntity } from '@lpm/shared/store/entities';
 import type { Scope, TeamSettings } from '@lpm/shared/identity';
 import { PLANS } from '../contract/plans.ts';
 import { CNJ_CHECKS } from '@lpm/shared/court-calendar';
 import type { PublicationSettings } from '@lpm/shared/publication-settings';
 
-export const TeamEntity = defineEntity({
-  name: 'Team',
-  collection: 'teams',
+export const TeamEntity = idEntity('Team', 'teams', {
   properties: {
-    _id: p.string().primary(),
     name: p.string(),
     plan: p.enum(PLANS),
     timezone: p.string(),
@@ -29,11 +26,8 @@ export const TeamEntity = defineEntity({
   },
 });
 
-export const UserEntity = defineEntity({
-  name: 'User',
-  collection: 'users',
+export const UserEntity = teamEntity('User', 'users', {
   properties: {
-    ...teamKeyProperties,
     name: p.string(),
     email: p.string(),
     created_at: p.datetime(),
@@ -41,11 +35,8 @@ export const UserEntity = defineEntity({
   uniques: [{ properties: ['team_id', 'email'] }],
 });
 
-export const ApiKeyEntity = defineEntity({
-  name: 'ApiKey',
-  collection: 'api_keys',
+export const ApiKeyEntity = teamEntity('ApiKey', 'api_keys', {
   properties: {
-    ...teamKeyProperties,
     user_id: p.string(),
     scopes: p.json<Scope[]>(),
     // SHA-256 of the raw key, which is never stored.
@@ -60,11 +51,8 @@ export const ApiKeyEntity = defineEntity({
  * A webhooks portal session: a credential of one team, good for /v1/webhooks/* only,
  * until it expires or is revoked. Only the digest of its token is stored.
  */
-export const PortalSessionEntity = defineEntity({
-  name: 'PortalSession',
-  collection: 'portal_sessions',
+export const PortalSessionEntity = teamEntity('PortalSession', 'portal_sessions', {
   properties: {
-    ...teamKeyProperties,
     /** The user whose admin key opened it: the actor of what the portal does. */
     user_id: p.string(),
     digest: p.string(),
@@ -81,11 +69,8 @@ export const PortalSessionEntity = defineEntity({
  * applied it yet (domain/calendar-sync.ts): written before the settings, removed once
  * every service answered done for a change at least as recent.
  */
-export const CalendarSyncEntity = defineEntity({
-  name: 'CalendarSync',
-  collection: 'calendar_syncs',
+export const CalendarSyncEntity = idEntity('CalendarSync', 'calendar_syncs', {
   properties: {
-    _id: p.string().primary(),
     changed_at: p.datetime(),
     /** The user who made the change: the actor of the events it causes. */
     by: p.string(),

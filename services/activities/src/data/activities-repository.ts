@@ -9,6 +9,7 @@ import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination
 import type { Logger } from '@lpm/shared/logger';
 import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
+import { rangeOf, TIMESTAMP_SORTS } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { withDocumentLock } from '@lpm/shared/store/lock';
 import { isDuplicateKey } from '@lpm/shared/store/duplicate-key';
@@ -41,8 +42,7 @@ const SORT_KEYS: Record<string, (keyof ActivityRecord & string)[]> = {
   // Activities without a due date come last in either direction.
   due_date: ['due_missing', 'due_at'],
   priority: ['priority_rank'],
-  created_at: ['created_at'],
-  updated_at: ['updated_at'],
+  ...TIMESTAMP_SORTS,
 };
 
 /** Deleted activities' last events wait here for the relay (an outbox collection). */
@@ -82,7 +82,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     const filter: Filter<ActivityRecord> = { team_id: teamId };
     for (const k of ['type', 'status', 'priority', 'case_id', 'client_id', 'deal_id', 'assigned_to'] as const)
       if (f[k]) Object.assign(filter, { [k]: f[k] });
-    if (f.from || f.to) filter.due_date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
+    if (f.from || f.to) filter.due_date = rangeOf({ $gte: f.from, $lte: f.to });
     if (f.overdueAt) Object.assign(filter, { open: 1, due_at: { $lt: f.overdueAt } });
     return this.page(filter, q);
   }

@@ -1,5 +1,6 @@
-import { defineEntity, p } from '@mikro-orm/mongodb';
-import { nullableStrings, signalProperties, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import { p } from '@mikro-orm/mongodb';
+import { nullableStrings, signalProperties } from '@lpm/shared/store/entity-properties';
+import { storedEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
 import {
   ACTIVITY_PRIORITIES,
@@ -61,11 +62,8 @@ export interface Deadline {
 /** A Deadline as an activity stores it: the trail packed into one string (domain/deadlines/stored-deadline.ts). */
 export type StoredDeadline = Omit<Deadline, 'trail'> & { trail: string | TrailDay[] };
 
-export const ActivityEntity = defineEntity({
-  name: 'Activity',
-  collection: 'activities',
+export const ActivityEntity = storedEntity('Activity', 'activities', {
   properties: {
-    ...storedRecordProperties,
     type: p.enum(ACTIVITY_TYPES),
     title: p.string(),
     description: p.string().strictNullable(),
@@ -79,11 +77,9 @@ export const ActivityEntity = defineEntity({
     recurrence: p.json<Recurrence>().strictNullable(),
     metadata: p.json<Record<string, unknown>>(),
     completed_at: p.datetime().strictNullable(),
-    completed_by: p.string().strictNullable(),
-    completion_notes: p.string().strictNullable(),
+    ...nullableStrings('completed_by', 'completion_notes'),
     // Recurring series: the first occurrence's due date and this one's place (1 = first).
-    series_id: p.string().strictNullable(),
-    series_start: p.string().strictNullable(),
+    ...nullableStrings('series_id', 'series_start'),
     occurrence: p.integer(),
     /**
      * Unique: `<series_id>:<occurrence>` on an occurrence a completion made, so each is

@@ -1,5 +1,6 @@
-import { defineEntity, p } from '@mikro-orm/mongodb';
-import { nullableStrings, signalProperties, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import { p } from '@mikro-orm/mongodb';
+import { nullableStrings, signalProperties } from '@lpm/shared/store/entity-properties';
+import { storedEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
 import { CASE_PRIORITIES, CASE_STATUSES } from '../contract/case-schemas.ts';
 
@@ -25,11 +26,8 @@ export interface TimelineEntry {
 /** Entries packed into one JSON string (domain/case-timeline.ts), or as documents in a case stored before that. */
 export type StoredTimeline = string | TimelineEntry[];
 
-export const CaseEntity = defineEntity({
-  name: 'Case',
-  collection: 'cases',
+export const CaseEntity = storedEntity('Case', 'cases', {
   properties: {
-    ...storedRecordProperties,
     title: p.string(),
     number: p.string().strictNullable(),
     area: p.string().strictNullable(),

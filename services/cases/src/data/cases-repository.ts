@@ -10,6 +10,7 @@ import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
+import { phasesInUse, rangeOf, TIMESTAMP_SORTS } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
@@ -35,8 +36,7 @@ type Page = { records: CaseRecord[]; total: number };
 const FILTERED = ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const;
 
 const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
-  created_at: ['created_at'],
-  updated_at: ['updated_at'],
+  ...TIMESTAMP_SORTS,
   title: ['title_sort'],
   priority: ['priority_rank'],
   // Cases without an SLA date come last in either direction.
@@ -81,12 +81,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
     if (bucketed) return bucketed;
     const filter: Filter<CaseRecord> = {};
     for (const k of FILTERED) if (f[k]) Object.assign(filter, { [k]: f[k] });
-    if (f.created) {
-      filter.created_at = {
-        ...(f.created.from ? { $gte: f.created.from } : {}),
-        ...(f.created.before ? { $lt: f.created.before } : {}),
-      };
-    }
+    if (f.created) filter.created_at = rangeOf({ $gte: f.created.from, $lt: f.created.before });
     if (search) {
       const sort = sortOrder(q.sort, '-created_at', SORT_KEYS);
       const found = await this.search.page<CaseRecord>(
@@ -158,12 +153,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
       .toArray();
   }
 
-  async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
-    if (phases.length === 0) return [];
-    // Not distinct: FerretDB 1.24 refuses its maxTimeMS, which every operation carries (store/time-budgets.ts).
-    const rows = await this.collection
-      .find({ team_id: teamId, phase: { $in: phases } }, { projection: { _id: 0, phase: 1 } })
-      .toArray();
-    return [...new Set(rows.map((r) => r.phase))];
+  phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
+    return phasesInUse(this.collection, teamId, phases);
   }
 }

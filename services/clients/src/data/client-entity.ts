@@ -1,5 +1,6 @@
-import { defineEntity, p } from '@mikro-orm/mongodb';
-import { nullableStrings, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import { p } from '@mikro-orm/mongodb';
+import { nullableStrings } from '@lpm/shared/store/entity-properties';
+import { storedEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
 import { PF_FIELDS, PJ_FIELDS } from '../contract/client-schemas.ts';
 
@@ -14,11 +15,8 @@ export interface Address {
   country: string | null;
 }
 
-export const ClientEntity = defineEntity({
-  name: 'Client',
-  collection: 'clients',
+export const ClientEntity = storedEntity('Client', 'clients', {
   properties: {
-    ...storedRecordProperties,
     type: p.enum(['PF', 'PJ'] as const),
     name: p.string(),
     email: p.string().strictNullable(),

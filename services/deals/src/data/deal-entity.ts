@@ -1,5 +1,6 @@
-import { defineEntity, p } from '@mikro-orm/mongodb';
-import { nullableStrings, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import { p } from '@mikro-orm/mongodb';
+import { nullableStrings } from '@lpm/shared/store/entity-properties';
+import { storedEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
 import { DEAL_STATUSES } from '../contract/deal-schemas.ts';
 
@@ -20,11 +21,8 @@ export interface PhaseStint {
 /** A segment of the team's history (source and value band), as DealsRepository.closedBySegment keys it. */
 export const segmentKey = (source: string | null, band: string | null) => JSON.stringify([source, band]);
 
-export const DealEntity = defineEntity({
-  name: 'Deal',
-  collection: 'deals',
+export const DealEntity = storedEntity('Deal', 'deals', {
   properties: {
-    ...storedRecordProperties,
     title: p.string(),
     // Money exact to the cent: integer cents, as summed floats drift by fractions of a cent.
     value_cents: p.integer().strictNullable(),
@@ -40,11 +38,9 @@ export const DealEntity = defineEntity({
     metadata: p.json<Record<string, unknown>>(),
     final_value_cents: p.integer().strictNullable(),
     won_at: p.datetime().strictNullable(),
-    loss_reason: p.string().strictNullable(),
-    competitor: p.string().strictNullable(),
+    ...nullableStrings('loss_reason', 'competitor'),
     lost_at: p.datetime().strictNullable(),
-    close_notes: p.string().strictNullable(),
-    phase_notes: p.string().strictNullable(),
+    ...nullableStrings('close_notes', 'phase_notes'),
     archived_at: p.datetime().strictNullable(),
     previous_phase: p.string().strictNullable(),
     phase_changed_at: p.datetime().strictNullable(),

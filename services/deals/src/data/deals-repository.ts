@@ -8,6 +8,7 @@ import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
+import { phasesInUse, rangeOf, TIMESTAMP_SORTS } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { dealNotFound } from '../contract/deal-errors.ts';
 import { segmentKey, type DealRecord, type DealStatus, type PhaseStint } from './deal-entity.ts';
@@ -33,8 +34,7 @@ export interface SummaryRow {
 type Page = { records: DealRecord[]; total: number };
 
 const SORT_KEYS: Record<string, (keyof DealRecord & string)[]> = {
-  created_at: ['created_at'],
-  updated_at: ['updated_at'],
+  ...TIMESTAMP_SORTS,
   title: ['title_sort'],
   probability: ['probability'],
   // Deals without a value or a close date come last in either direction.
@@ -66,18 +66,8 @@ export class DealsRepository extends RecordStore<DealRecord> {
     const filter: Filter<DealRecord> = { team_id: teamId };
     for (const k of ['status', 'phase', 'client_id', 'responsible_id', 'source'] as const)
       if (f[k]) Object.assign(filter, { [k]: f[k] });
-    if (f.value) {
-      filter.value_cents = {
-        ...(f.value.min !== undefined ? { $gte: f.value.min } : {}),
-        ...(f.value.max !== undefined ? { $lte: f.value.max } : {}),
-      };
-    }
-    if (f.created) {
-      filter.created_at = {
-        ...(f.created.from ? { $gte: f.created.from } : {}),
-        ...(f.created.before ? { $lt: f.created.before } : {}),
-      };
-    }
+    if (f.value) filter.value_cents = rangeOf({ $gte: f.value.min, $lte: f.value.max });
+    if (f.created) filter.created_at = rangeOf({ $gte: f.created.from, $lt: f.created.before });
     return findPage(this.collection, filter, q, {
       projection: this.projection(),
       sort: sortOrder(q.sort, '-created_at', SORT_KEYS),
@@ -157,12 +147,7 @@ export class DealsRepository extends RecordStore<DealRecord> {
     }));
   }
 
-  async phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
-    if (phases.length === 0) return [];
-    // Not distinct: FerretDB 1.24 refuses its maxTimeMS, which every operation carries (store/time-budgets.ts).
-    const rows = await this.collection
-      .find({ team_id: teamId, phase: { $in: phases } }, { projection: { _id: 0, phase: 1 } })
-      .toArray();
-    return [...new Set(rows.map((r) => r.phase))];
+  phasesInUse(teamId: string, phases: string[]): Promise<string[]> {
+    return phasesInUse(this.collection, teamId, phases);
   }
 }

@@ -1,5 +1,6 @@
-import { defineEntity, p } from '@mikro-orm/mongodb';
-import { nullableStrings, signalProperties, storedRecordProperties } from '@lpm/shared/store/entity-properties';
+import { p } from '@mikro-orm/mongodb';
+import { nullableStrings, signalProperties } from '@lpm/shared/store/entity-properties';
+import { storedEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
 import { FINANCIAL_STATUSES, FINANCIAL_TYPES, PAYMENT_METHODS } from '../contract/financial-schemas.ts';
 
@@ -12,11 +13,8 @@ export interface SummaryKey {
   c: number;
 }
 
-export const FinancialEntity = defineEntity({
-  name: 'FinancialRecord',
-  collection: 'financial_records',
+export const FinancialEntity = storedEntity('FinancialRecord', 'financial_records', {
   properties: {
-    ...storedRecordProperties,
     type: p.enum(FINANCIAL_TYPES),
     category: p.string(),
     description: p.string(),

@@ -8,6 +8,7 @@ import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination
 import type { Logger } from '@lpm/shared/logger';
 import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
+import { rangeOf } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { recordNotFound } from '../contract/financial-errors.ts';
 import type { GroupBy } from '../contract/financial-schemas.ts';
@@ -64,7 +65,7 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
     const filter: Filter<FinancialRecord> = { team_id: teamId };
     for (const k of ['type', 'status', 'category', 'case_id', 'client_id'] as const)
       if (f[k]) Object.assign(filter, { [k]: f[k] });
-    if (f.from || f.to) filter.date = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
+    if (f.from || f.to) filter.date = rangeOf({ $gte: f.from, $lte: f.to });
     return this.page(filter, q, '-date');
   }
 

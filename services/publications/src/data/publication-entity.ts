@@ -1,8 +1,8 @@
 // The service's collections: publications (with their outbox), the poller's resume
 // state per watch and day, the teams' settings as last read, and the local view of
 // the cases' numbers that matching reads.
-import { defineEntity, p } from '@mikro-orm/mongodb';
-import { storedRecordProperties, teamKeyProperties, viewProperties } from '@lpm/shared/store/entity-properties';
+import { p } from '@mikro-orm/mongodb';
+import { idEntity, storedEntity, teamEntity, viewEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
 import { PUBLICATION_STATUSES } from '../contract/publication-schemas.ts';
 import type { PublicationSettings } from '@lpm/shared/publication-settings';
@@ -23,11 +23,8 @@ export interface StoredDeadline {
   trail: string | TrailDay[];
 }
 
-export const PublicationEntity = defineEntity({
-  name: 'Publication',
-  collection: 'publications',
+export const PublicationEntity = storedEntity('Publication', 'publications', {
   properties: {
-    ...storedRecordProperties,
     djen_id: p.integer(),
     hash: p.string(),
     made_available_date: p.string(),
@@ -72,11 +69,8 @@ export const PublicationEntity = defineEntity({
 export type PublicationRecord = RecordOf<typeof PublicationEntity>;
 
 /** Where the poll of one watch of a team stands: the days read in full and the page reached in the day under way. */
-export const PollStateEntity = defineEntity({
-  name: 'PublicationPollState',
-  collection: 'publication_poll_states',
+export const PollStateEntity = teamEntity('PublicationPollState', 'publication_poll_states', {
   properties: {
-    ...teamKeyProperties,
     watch: p.string(),
     /** The first day this watch reads (its backfill's start). */
     since: p.string(),
@@ -93,11 +87,8 @@ export const PollStateEntity = defineEntity({
 export type PollStateRecord = RecordOf<typeof PollStateEntity>;
 
 /** A team's settings as the last poll read them from the gateway: a write of the API counts its deadlines with them. */
-export const PublicationTeamEntity = defineEntity({
-  name: 'PublicationTeam',
-  collection: 'publication_teams',
+export const PublicationTeamEntity = idEntity('PublicationTeam', 'publication_teams', {
   properties: {
-    _id: p.string().primary(),
     /** Whom the service acts for in other services on the team's behalf (its owner). */
     user_id: p.string(),
     settings: p.json<TeamSettings>(),
@@ -109,11 +100,8 @@ export const PublicationTeamEntity = defineEntity({
 export type PublicationTeamRecord = RecordOf<typeof PublicationTeamEntity>;
 
 /** The local view of the cases' numbers, fed by case events: only what matching needs. */
-export const CaseNumberEntity = defineEntity({
-  name: 'PublicationCaseNumber',
-  collection: 'publication_case_numbers',
+export const CaseNumberEntity = viewEntity('PublicationCaseNumber', 'publication_case_numbers', {
   properties: {
-    ...viewProperties,
     digits: p.string().strictNullable(),
   },
   // The number first: the local store serves an equality from an index on the first field only

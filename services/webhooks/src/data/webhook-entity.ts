@@ -1,5 +1,6 @@
-import { defineEntity, p, type InferEntity } from '@mikro-orm/mongodb';
-import { teamKeyProperties, timestampProperties } from '@lpm/shared/store/entity-properties';
+import { p, type InferEntity } from '@mikro-orm/mongodb';
+import { timestampProperties } from '@lpm/shared/store/entity-properties';
+import { idEntity, teamEntity } from '@lpm/shared/store/entities';
 import type { RetiredIndex } from '@lpm/shared/store/orm';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
@@ -9,11 +10,8 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const DEACTIVATION_REASONS = ['failures', 'gone'] as const;
 export type DeactivationReason = (typeof DEACTIVATION_REASONS)[number];
 
-export const WebhookEntity = defineEntity({
-  name: 'Webhook',
-  collection: 'webhooks',
+export const WebhookEntity = teamEntity('Webhook', 'webhooks', {
   properties: {
-    ...teamKeyProperties,
     url: p.string(),
     // The URL as compared for "already registered" (normalized by the URL parser).
     url_key: p.string(),
@@ -65,13 +63,9 @@ export type WebhookRecord = Later<
   | 'rate_limit'
 >;
 
-/** A webhook's counters over its delivery attempts, written only by the fold (CountersRepository). */
-export const WebhookCountersEntity = defineEntity({
-  name: 'WebhookCounters',
-  collection: 'webhook_counters',
+/** A webhook's counters over its delivery attempts, written only by the fold (CountersRepository); `_id` is the webhook's id. */
+export const WebhookCountersEntity = teamEntity('WebhookCounters', 'webhook_counters', {
   properties: {
-    // _id is the webhook's id.
-    ...teamKeyProperties,
     total_deliveries: p.integer(),
     failed_deliveries: p.integer(),
     last_triggered_at: p.datetime().strictNullable(),
@@ -105,11 +99,8 @@ export type WebhookCountersRecord = Later<
 >;
 
 /** A webhook's delivery log counts of one hour (delivery-log-counts.ts); `_id` is `<webhook>:<hour>`. */
-export const DeliveryLogHourEntity = defineEntity({
-  name: 'DeliveryLogHour',
-  collection: 'delivery_log_hours',
+export const DeliveryLogHourEntity = idEntity('DeliveryLogHour', 'delivery_log_hours', {
   properties: {
-    _id: p.string().primary(),
     webhook_id: p.string(),
     hour: p.integer(),
     // [[minute, deliveries], ...] as JSON.
@@ -126,11 +117,8 @@ export type DeliveryLogHourRecord = InferEntity<typeof DeliveryLogHourEntity>;
 export const DELIVERIES = 'deliveries';
 
 /** One event for one webhook: the body sent on every attempt, byte for byte. */
-export const DeliveryEntity = defineEntity({
-  name: 'Delivery',
-  collection: DELIVERIES,
+export const DeliveryEntity = teamEntity('Delivery', DELIVERIES, {
   properties: {
-    ...teamKeyProperties,
     webhook_id: p.string(),
     event_id: p.string(),
     event_type: p.string(),
@@ -183,11 +171,8 @@ export type FirstAttempt = Omit<
 export const ATTEMPTS = 'attempts';
 
 /** Every attempt, as the delivery log shows it; `_id` is `<delivery id>:<attempt>`, so an attempt is recorded once. */
-export const AttemptEntity = defineEntity({
-  name: 'Attempt',
-  collection: ATTEMPTS,
+export const AttemptEntity = teamEntity('Attempt', ATTEMPTS, {
   properties: {
-    ...teamKeyProperties,
     webhook_id: p.string(),
     delivery_id: p.string(),
     attempt: p.integer(),
@@ -226,11 +211,8 @@ export const ATTEMPT_TALLIES = 'attempt_tallies';
  * An attempt not yet in its webhook's counters: stored before the attempt itself,
  * with the same `_id`, and deleted by the fold that adds it (CountersRepository).
  */
-export const AttemptTallyEntity = defineEntity({
-  name: 'AttemptTally',
-  collection: ATTEMPT_TALLIES,
+export const AttemptTallyEntity = idEntity('AttemptTally', ATTEMPT_TALLIES, {
   properties: {
-    _id: p.string().primary(),
     webhook_id: p.string(),
     ok: p.boolean(),
     at: p.datetime(),
@@ -254,11 +236,8 @@ export const ATTEMPT_CLAIMS = 'attempt_claims';
  * `<delivery id>:<attempt>:<slot>`; the slot's end is `expires_at`, and `slot` its
  * number, the sweep's equality marker (absent on claims stored before it).
  */
-export const AttemptClaimEntity = defineEntity({
-  name: 'AttemptClaim',
-  collection: ATTEMPT_CLAIMS,
+export const AttemptClaimEntity = idEntity('AttemptClaim', ATTEMPT_CLAIMS, {
   properties: {
-    _id: p.string().primary(),
     // Who holds it: a claim is released by its holder's owner, both slots in one delete.
     owner: p.string().nullable(),
     expires_at: p.datetime(),
@@ -276,11 +255,8 @@ export const RECOVERY_STATUSES = ['running', 'completed'] as const;
  * (`total`, counted at its start) and has (`queued`), and where it got to (the
  * created_at and id of the last one), so another process resumes it after a crash.
  */
-export const WebhookRecoveryEntity = defineEntity({
-  name: 'WebhookRecovery',
-  collection: 'webhook_recoveries',
+export const WebhookRecoveryEntity = teamEntity('WebhookRecovery', 'webhook_recoveries', {
   properties: {
-    ...teamKeyProperties,
     webhook_id: p.string(),
     since: p.datetime(),
     until: p.datetime(),
@@ -302,11 +278,8 @@ export type WebhookRecoveryRecord = InferEntity<typeof WebhookRecoveryEntity>;
  * its history is dropped: retention drops the history of each again by equality,
  * so a crash in between, or an attempt recorded as it was deleted, leaves nothing.
  */
-export const WebhookTombstoneEntity = defineEntity({
-  name: 'WebhookTombstone',
-  collection: 'webhook_tombstones',
+export const WebhookTombstoneEntity = teamEntity('WebhookTombstone', 'webhook_tombstones', {
   properties: {
-    ...teamKeyProperties,
     deleted_at: p.datetime(),
   },
 });
