@@ -111,13 +111,17 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   const publishedBefore = await publishedBy(serviceUrl);
   const loadBefore: Snapshot = snapshotLoad();
   const latencies: number[] = [];
+  /** When each write over the p99 limit was sent, ms into the step. */
+  const slowSentAt: number[] = [];
   let refused = 0;
   const write = async (i: number) => {
     const { method, path, body, status } = kind.request(i);
     const sent = performance.now();
     try {
       const res = await call(sys.gatewayUrl, keys[i % keys.length], method, path, body);
-      if (res.status === status) latencies.push(performance.now() - sent);
+      const took = performance.now() - sent;
+      if (took > P99_LIMIT_MS) slowSentAt.push(sent - started);
+      if (res.status === status) latencies.push(took);
       else refused++;
     } catch {
       refused++;
@@ -126,6 +130,7 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   const total = Math.round(rate * seconds);
   const writes: Promise<void>[] = [];
   const started = performance.now();
+  const startedAt = Date.now();
   for (let i = 0; i < total; i++) {
     const wait = started + (i * 1000) / rate - performance.now();
     if (wait > 0) await sleep(wait);
@@ -159,9 +164,24 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   console.log(
     `  ${kind.name} at ${rate}/s for ${seconds} s over ${keys.length} teams: ${answered} of ${total} done (${refused} refused or failed), p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`,
   );
+  if (slowSentAt.length > 0)
+    console.log(
+      `    ${slowSentAt.length} writes over ${P99_LIMIT_MS} ms, sent ${describeSpread(slowSentAt)} into the step (begun ${new Date(startedAt).toISOString()})`,
+    );
   console.log(
     `    core-ms a write ${result.coreMs.toFixed(2)}: ${cpu.map(([k, ms]) => `${k} ${per(ms).toFixed(2)}`).join(', ')} (the bench's load ${per(benchMs).toFixed(2)} beside)`,
   );
+  logCommands(result, commands, others, per);
+  return result;
+}
+
+/** The store commands of a step's writes: the writing service's busiest ten, and every other service's busiest three. */
+function logCommands(
+  result: Step,
+  commands: [string, number][],
+  others: [string, number, [string, number][]][],
+  per: (n: number) => number,
+): void {
   console.log(
     `    store commands a write ${result.commands.toFixed(2)}: ${commands
       .slice(0, 10)
@@ -179,7 +199,15 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
       )
       .join(', ')}`,
   );
-  return result;
+}
+
+/** Where in a step the slow writes were sent: the first eight tenths of a second that sent any, and how many (`0.0-0.1 s: 40, ...`). */
+function describeSpread(sentAt: number[]): string {
+  const byTenth = new Map<number, number>();
+  for (const ms of sentAt) byTenth.set(Math.floor(ms / 100), (byTenth.get(Math.floor(ms / 100)) ?? 0) + 1);
+  const tenths = [...byTenth].sort(([a], [b]) => a - b);
+  const shown = tenths.slice(0, 8).map(([t, n]) => `${(t / 10).toFixed(1)}-${((t + 1) / 10).toFixed(1)} s: ${n}`);
+  return tenths.length > 8 ? `${shown.join(', ')} and in ${tenths.length - 8} tenths more` : shown.join(', ');
 }
 
 /** Per other service with any, its store commands between two readings: in all, and by command. */

@@ -21,8 +21,9 @@
 // it began to read: a delta of a record stored before that is in its count already.
 // A count changed by a delta can drift (a writer that dies between its record and its
 // delta, or a recount that saw the record just before its delta landed), so each day
-// that took deltas is counted again RECHECK_MS after its last one, and at start
-// (ListBuckets.backfill), which also folds the deltas a stopped process left.
+// that took deltas is counted again RECHECK_MS after its last one, RECHECKS_AT_ONCE at
+// a time, and at start (ListBuckets.backfill), which also folds the deltas a stopped
+// process left.
 // Records with no value of the sort field are in a bucket of their own, the day `null`.
 //
 // A field added to `counted` by a later version is missing from the combinations
@@ -46,8 +47,15 @@ import {
 import { ownedBy } from './markers.ts';
 
 export const LIST_COUNTS = 'list_counts';
-/** A day that took deltas is counted again this long after its last one. */
+/** A day that took deltas is counted again about this long (±25%) after its last one. */
 const RECHECK_MS = 10_000;
+/**
+ * Rechecks that run at once in a process; the others wait their turn. Teams that stop
+ * writing together come due together, and ten recounts at once held every store
+ * connection of the service with their reads for about a second, so every write
+ * beside them waited: a repair of drift can wait, a write cannot.
+ */
+const RECHECKS_AT_ONCE = 2;
 /**
  * Deltas are folded into their counts document about this long (±25%) after the first one not
  * folded, or once this process added FOLD_AT of them: a fold costs six round trips,
@@ -88,6 +96,9 @@ export class ListCounts {
   private readonly folds = new Map<string, { timer: NodeJS.Timeout; added: number }>();
   /** Recounts due after deltas, by `<team>:<day>`. */
   private readonly rechecks = new Map<string, NodeJS.Timeout>();
+  /** Rechecks come due and not begun (`<team>:<day>`, in turn), and how many run. */
+  private readonly rechecksDue = new Map<string, [string, Day]>();
+  private rechecksRunning = 0;
 
   constructor(opts: ListCountsOptions) {
     this.opts = opts;
@@ -333,12 +344,29 @@ export class ListCounts {
   private recheckLater(teamId: string, day: Day): void {
     const key = `${teamId}:${day}`;
     clearTimeout(this.rechecks.get(key));
-    const timer = setTimeout(() => {
-      this.rechecks.delete(key);
-      void this.recount(teamId, day);
-    }, RECHECK_MS);
+    const timer = setTimeout(
+      () => {
+        this.rechecks.delete(key);
+        this.rechecksDue.set(key, [teamId, day]);
+        this.startRechecks();
+      },
+      RECHECK_MS * (0.75 + Math.random() / 2),
+    );
     timer.unref();
     this.rechecks.set(key, timer);
+  }
+
+  /** Begins the rechecks due, oldest first, while fewer than RECHECKS_AT_ONCE run. */
+  private startRechecks(): void {
+    for (const [key, [teamId, day]] of this.rechecksDue) {
+      if (this.rechecksRunning >= RECHECKS_AT_ONCE) return;
+      this.rechecksDue.delete(key);
+      this.rechecksRunning++;
+      void this.recount(teamId, day).finally(() => {
+        this.rechecksRunning--;
+        this.startRechecks();
+      });
+    }
   }
 
   private documentId(teamId: string, day: Day): string {
