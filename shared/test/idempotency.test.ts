@@ -8,6 +8,7 @@ import { defaultTeamSettings, identityHeaders, type Identity } from '../src/iden
 import { newId } from '../src/ids.ts';
 import { DAY_MS } from '../src/time.ts';
 import { startTcpProxy } from '@lpm/test-kit/tcp-proxy';
+import { waitFor } from '@lpm/test-kit/wait';
 
 const TOKEN = randomBytes(16).toString('hex');
 const team = (teamId: string): Identity => ({
@@ -203,6 +204,19 @@ test('when the store fails after the work is done, then the caller still gets it
       body: { success: true, data: { done: 1 } },
     });
     proxy.restore();
+    // The retry comes once the store answers again: the driver finds it back on its next heartbeat.
+    await waitFor(
+      'the store back',
+      () =>
+        flaky
+          .db('admin')
+          .command({ ping: 1 })
+          .then(
+            () => true,
+            () => false,
+          ),
+      30_000,
+    );
     const retry = await send();
     expect(retry.statusCode).toBe(409);
     expect(done).toBe(1);
