@@ -12,11 +12,14 @@
 // RabbitMQ, Redis; from /proc, as machine_busy_cores reads it; the bench aside) per
 // write, from the first write to the last event published. Before the steps, the
 // system's CPU doing nothing for BENCH_WRITES_IDLE_SECONDS (10), once warm. Then the
-// same cost for PUT /v1/cases/{id} and POST /v1/activities at the first rate.
-import { Pool } from 'undici';
+// same cost for PUT /v1/cases/{id} and POST /v1/activities at the first rate. Between
+// them, the floor of a write at the first rate (writes-floor.ts), and the first step's
+// cost over it: writes.core_ms_vs_floor.
 import { SERVICE_NAMES } from './internals.ts';
 import { cpuMsBetween, describeLoad, loadBetween, snapshotLoad, type Snapshot } from './machine-load.ts';
 import { quantile, sleep, type Bench, type System } from './support.ts';
+import { call, closeCalls, openLoop } from './open-loop.ts';
+import { writeFloor } from './writes-floor.ts';
 import { createTeams, type IssuedTeam } from './teams.ts';
 import { commandsBetween, consumersSettled, storeCommandsOf } from './webhook-support.ts';
 
@@ -74,32 +77,6 @@ async function publishedBy(serviceUrl: string): Promise<number> {
 }
 
 /**
- * The load's client: undici's request on a pool of kept-alive connections, which costs
- * this process about a third of what fetch does a request, CPU the system under test
- * shares on this machine.
- */
-const clients = new Map<string, Pool>();
-
-async function call(
-  gatewayUrl: string,
-  key: string,
-  method: string,
-  path: string,
-  body: unknown,
-): Promise<{ status: number; text: () => Promise<string> }> {
-  let pool = clients.get(gatewayUrl);
-  if (!pool) clients.set(gatewayUrl, (pool = new Pool(gatewayUrl, { connections: 512 })));
-  const res = await pool.request({
-    method,
-    path,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, text: async () => text };
-}
-
-/**
  * `kind`'s writes at `rate` a second for `seconds`, round robin over `keys`, open loop.
  * Measured from the first write to the moment the service's relay has published an
  * event per answered write.
@@ -110,33 +87,15 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   const othersBefore = await othersCommands(sys, serviceUrl);
   const publishedBefore = await publishedBy(serviceUrl);
   const loadBefore: Snapshot = snapshotLoad();
-  const latencies: number[] = [];
-  /** When each write over the p99 limit was sent, ms into the step. */
-  const slowSentAt: number[] = [];
-  let refused = 0;
-  const write = async (i: number) => {
-    const { method, path, body, status } = kind.request(i);
-    const sent = performance.now();
-    try {
-      const res = await call(sys.gatewayUrl, keys[i % keys.length], method, path, body);
-      const took = performance.now() - sent;
-      if (took > P99_LIMIT_MS) slowSentAt.push(sent - started);
-      if (res.status === status) latencies.push(took);
-      else refused++;
-    } catch {
-      refused++;
-    }
-  };
-  const total = Math.round(rate * seconds);
-  const writes: Promise<void>[] = [];
-  const started = performance.now();
-  const startedAt = Date.now();
-  for (let i = 0; i < total; i++) {
-    const wait = started + (i * 1000) / rate - performance.now();
-    if (wait > 0) await sleep(wait);
-    writes.push(write(i));
-  }
-  await Promise.all(writes);
+  const { latencies, refused, total, slowSentAt, startedAt } = await openLoop(
+    rate,
+    seconds,
+    P99_LIMIT_MS,
+    async (i) => {
+      const { method, path, body, status } = kind.request(i);
+      return (await call(sys.gatewayUrl, keys[i % keys.length], method, path, body)).status === status;
+    },
+  );
   const deadline = Date.now() + PUBLISH_PATIENCE_MS;
   while ((await publishedBy(serviceUrl)) - publishedBefore < latencies.length && Date.now() < deadline)
     await sleep(250);
@@ -147,7 +106,6 @@ async function step(sys: System, kind: WriteKind, keys: string[], rate: number, 
   const everyKind = cpuMsBetween(loadBefore, loadAfter);
   const cpu = everyKind.filter(([k]) => SYSTEM_KINDS.has(k));
   const benchMs = everyKind.find(([k]) => k === 'bench')?.[1] ?? 0;
-  latencies.sort((x, y) => x - y);
   const answered = latencies.length;
   const per = (n: number) => n / Math.max(answered, 1);
   const commandTotal = commands.reduce((sum, [, n]) => sum + n, 0);
@@ -285,8 +243,7 @@ export async function writesSection(b: Bench): Promise<void> {
   try {
     await writeSteps(b);
   } finally {
-    await Promise.all([...clients.values()].map((pool) => pool.close()));
-    clients.clear();
+    await closeCalls();
   }
 }
 
@@ -316,7 +273,7 @@ async function writeSteps(b: Bench): Promise<void> {
     await step(sys, clientPosts, keys, RATES[0], WARMUP_SECONDS);
   }
   await consumersSettled(b.vhost, sys.tree.exchange);
-  await idleSystem(b);
+  const idle = await idleSystem(b);
   let capacity = 0;
   let first: Step | null = null;
   for (const [n, rate] of RATES.entries()) {
@@ -336,6 +293,11 @@ async function writeSteps(b: Bench): Promise<void> {
   if (first) {
     b.record('writes.core_ms_per_write', first.coreMs);
     b.record('writes.store_commands_per_write', first.commands);
+    const floor = await writeFloor(b, RATES[0], STEP_SECONDS, P99_LIMIT_MS, idle);
+    b.record('writes.floor.core_ms_per_write', floor.coreMs);
+    b.record('writes.floor.p50_ms', floor.p50);
+    b.record('writes.floor.p99_ms', floor.p99);
+    b.record('writes.core_ms_vs_floor', first.coreMs / floor.coreMs);
   }
   await otherWrites(b, sys);
 }
@@ -344,7 +306,7 @@ async function writeSteps(b: Bench): Promise<void> {
  * The system's CPU with no request, once warm: `writes.idle_cores`. It is in every
  * step's core_ms_per_write (at 200 writes a second, 0.1 core idle is 0.5 core-ms a write).
  */
-async function idleSystem(b: Bench): Promise<void> {
+async function idleSystem(b: Bench): Promise<Map<string, number>> {
   const before = snapshotLoad();
   await sleep(IDLE_SECONDS * 1000);
   const after = snapshotLoad();
@@ -352,9 +314,11 @@ async function idleSystem(b: Bench): Promise<void> {
   const cpu = cpuMsBetween(before, after).filter(([k]) => SYSTEM_KINDS.has(k));
   const idle = cpu.reduce((sum, [, ms]) => sum + ms, 0) / wallMs;
   b.record('writes.idle_cores', idle);
+  const byKind = new Map(cpu.map(([k, ms]) => [k, ms / wallMs]));
   console.log(
     `  the system idle for ${IDLE_SECONDS} s, warm: ${idle.toFixed(2)} cores (${cpu.map(([k, ms]) => `${k} ${(ms / wallMs).toFixed(3)}`).join(', ')}); the machine ${describeLoad(loadBetween(before, after))}`,
   );
+  return byKind;
 }
 
 /** The same cost for PUT /v1/cases/{id} and POST /v1/activities, at the first rate. */
