@@ -19,12 +19,13 @@ import { isId } from '@lpm/shared/ids';
 import { bucketOf, purgeByMarker } from '@lpm/shared/store/markers';
 import { DAY_MS } from '@lpm/shared/time';
 import { activityNotFound } from '../contract/activity-errors.ts';
-import type { ActivityPriority, ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
+import type { Priority } from '@lpm/shared/priority';
+import type { ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
 
 export interface ActivityFilter {
   type?: ActivityType;
   status?: ActivityStatus;
-  priority?: ActivityPriority;
+  priority?: Priority;
   case_id?: string;
   client_id?: string;
   deal_id?: string;

@@ -16,11 +16,12 @@ import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound } from '@lpm/shared/errors';
 import { duplicateNumber } from '../contract/case-errors.ts';
-import { dealOriginKey, type CasePriority, type CaseRecord, type CaseStatus } from './case-entity.ts';
+import type { Priority } from '@lpm/shared/priority';
+import { dealOriginKey, type CaseRecord, type CaseStatus } from './case-entity.ts';
 
 export interface CaseFilter {
   status?: CaseStatus;
-  priority?: CasePriority;
+  priority?: Priority;
   area?: string;
   client_id?: string;
   responsible_id?: string;
