@@ -6,7 +6,7 @@
 // with their list markers and day counts (list-seed.ts). On this checkout's system;
 // the seeded activities stay in the store, so it runs near the end.
 import type { Db } from 'mongodb';
-import { DAY_MS, activitiesLists, activityDerivedFields, newId, type ActivityRecord } from './internals.ts';
+import { DAY_MS, PRIORITIES, activitiesLists, activityDerivedFields, newId, type ActivityRecord } from './internals.ts';
 import { seedListed } from './list-seed.ts';
 import { driverListPage, measureSeededLists, recordBesideDriver } from './seeded-lists.ts';
 import { measureRaw, recordRun, type Bench } from './support.ts';
@@ -14,7 +14,6 @@ import { measureRaw, recordRun, type Bench } from './support.ts';
 export const ACTIVITIES = Number(process.env.BENCH_ACTIVITIES ?? 100_000);
 const ZONE = 'America/Sao_Paulo';
 const TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
-const PRIORITIES = ['alta', 'media', 'baixa'] as const;
 const STATUSES = ['pending', 'pending', 'in_progress', 'completed', 'cancelled'] as const;
 
 /** What a seeded activity leaves unset: no links, reminder, recurrence or completion. */

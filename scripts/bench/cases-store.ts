@@ -9,9 +9,9 @@ import {
   derivedFields,
   identityHeaders,
   newId,
+  PRIORITIES,
   signalSlots,
   zonedMoment,
-  type CasePriority,
   type CaseRecord,
   type CaseStatus,
 } from './internals.ts';
@@ -60,7 +60,6 @@ const FAMILY = [
   'Guimarães',
 ];
 const AREAS = ['Cível', 'Trabalhista', 'Tributário', 'Família', 'Empresarial', null];
-const PRIORITIES: CasePriority[] = ['alta', 'media', 'baixa'];
 
 /** The end of an SLA date in the team's zone (about 60 dates in all, each computed once). */
 const deadlines = new Map<string, Date>();

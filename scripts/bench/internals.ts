@@ -13,6 +13,8 @@ export {
   type Identity,
 } from '../../shared/src/identity.ts';
 export { newId } from '../../shared/src/ids.ts';
+// The priorities the seeded cases and activities take in turn (cases-store.ts, activities.ts).
+export { PRIORITIES } from '../../shared/src/priority.ts';
 // The services of a system, for the CPU of its processes (writes.ts).
 export { SERVICE_NAMES, type ServiceName } from '../../shared/src/service/names.ts';
 // Where the launcher puts each process of a system (bench-run.ts).
@@ -29,7 +31,7 @@ export { derivedFields as clientDerivedFields } from '../../services/clients/src
 // The lists read by day buckets: seeded with their markers and day counts (list-seed.ts).
 export type { ListBuckets } from '../../shared/src/store/list-buckets.ts';
 // Cases stored straight into the cases service's collection as it stores them (cases-store.ts).
-export type { CasePriority, CaseRecord, CaseStatus } from '../../services/cases/src/data/case-entity.ts';
+export type { CaseRecord, CaseStatus } from '../../services/cases/src/data/case-entity.ts';
 export { derivedFields } from '../../services/cases/src/domain/case-shape.ts';
 // HTTPS webhook receivers and the throwaway CA they are trusted through (webhooks.ts, main.ts).
 export {

@@ -5,10 +5,9 @@ import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { DAY_MS } from '@lpm/shared/time';
 import { parseSort, storeSort } from '@lpm/shared/http/pagination';
-import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { CasesRepository } from '../src/data/cases-repository.ts';
-import { PRIORITY_RANK } from '../src/domain/case-shape.ts';
+import { PRIORITIES, PRIORITY_RANK } from '@lpm/shared/priority';
 import { identity } from '@lpm/test-kit/teams';
 import { startCases, type CasesUnderTest } from './helper.ts';
 import { bucketedListSuite } from '@lpm/test-kit/bucketed-list-suite';
@@ -33,7 +32,7 @@ const plain = (teamId: string, filter: object, direction: 1 | -1, skip: number, 
 async function insertCopies(repository: CasesRepository, teamId: string, template: CaseRecord, instants: number[]) {
   for (const [i, at] of instants.entries()) {
     const _id = newId('case');
-    const priority = CASE_PRIORITIES[i % 3];
+    const priority = PRIORITIES[i % 3];
     const record = {
       ...template,
       _id,

@@ -7,7 +7,7 @@ import { newId } from '@lpm/shared/ids';
 import { sortOrder } from '@lpm/shared/http/pagination';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { nextDay, zonedMoment } from '@lpm/shared/time';
-import { CASE_PRIORITIES } from '../src/contract/case-schemas.ts';
+import { PRIORITIES } from '@lpm/shared/priority';
 import type { CaseRecord } from '../src/data/case-entity.ts';
 import { derivedFields } from '../src/domain/case-shape.ts';
 import { identity } from '@lpm/test-kit/teams';
@@ -92,7 +92,7 @@ searchSuite({
       const body = {
         title,
         number: i % 3 === 0 ? null : `PROC-00${i}`,
-        priority: CASE_PRIORITIES[i % 3],
+        priority: PRIORITIES[i % 3],
         area: i % 2 ? 'Cível' : null,
         sla_date: i % 4 ? `2027-0${1 + (i % 3)}-10` : null,
       };
@@ -108,7 +108,7 @@ searchSuite({
     const day0 = Date.parse('2026-03-01T15:00:00Z');
     for (let i = 0; i < 120; i++) {
       const _id = newId('case');
-      const priority = CASE_PRIORITIES[(i * 7) % 3];
+      const priority = PRIORITIES[(i * 7) % 3];
       const record: CaseRecord = {
         ...template,
         _id,

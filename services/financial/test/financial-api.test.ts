@@ -78,37 +78,34 @@ describe('POST /v1/financial', () => {
     expect(r).toMatchObject({ status: 'paid', paid_date: today() });
   });
 
-  test('when a required field is missing, then 400 names it', async () => {
-    for (const field of ['type', 'category', 'description', 'amount', 'date']) {
+  test.each(['type', 'category', 'description', 'amount', 'date'])(
+    'when %s is missing, then 400 names it',
+    async (field) => {
       const { [field]: _, ...rest } = base as Record<string, unknown>;
       const err = expectInvalid(await post(rest), `${field} is required`);
       expect(err.details).toEqual({ field, type: 'required' });
-    }
-  });
+    },
+  );
 
   test('when the type is not revenue, expense or cost, then 400 Invalid type', async () => {
     expectInvalid(await post({ ...base, type: 'income' }), 'Invalid type');
   });
 
-  test('when the amount is zero, negative, a string or has more than 2 decimals, then 400 Invalid amount', async () => {
-    for (const amount of [0, -1, '10', 0.001, 10.123, 1e-7]) {
-      const err = expectInvalid(await post({ ...base, amount }), 'Invalid amount');
-      expect(err.details.field).toBe('amount');
-    }
+  test.each([0, -1, '10', 0.001, 10.123, 1e-7])('when the amount is %j, then 400 Invalid amount', async (amount) => {
+    const err = expectInvalid(await post({ ...base, amount }), 'Invalid amount');
+    expect(err.details.field).toBe('amount');
   });
 
-  test('when a date is not a real YYYY-MM-DD day, then 400 Invalid date format, for date, due_date and paid_date', async () => {
-    for (const [field, value] of [
-      ['date', '2026-02-30'],
-      ['date', '10/03/2026'],
-      ['date', '2026-3-1'],
-      ['due_date', '2026-13-01'],
-      ['paid_date', '2026-02-29T00:00:00Z'],
-      ['date', 20260301],
-    ] as const) {
-      const err = expectInvalid(await post({ ...base, [field]: value }), 'Invalid date format');
-      expect(err.details.field).toBe(field);
-    }
+  test.each([
+    ['date', '2026-02-30'],
+    ['date', '10/03/2026'],
+    ['date', '2026-3-1'],
+    ['due_date', '2026-13-01'],
+    ['paid_date', '2026-02-29T00:00:00Z'],
+    ['date', 20260301],
+  ] as const)('when %s is %j, not a real YYYY-MM-DD day, then 400 Invalid date format', async (field, value) => {
+    const err = expectInvalid(await post({ ...base, [field]: value }), 'Invalid date format');
+    expect(err.details.field).toBe(field);
   });
 
   test('when status is cancelled on create, then 400 Invalid status; an unknown field is 400 Unknown field', async () => {

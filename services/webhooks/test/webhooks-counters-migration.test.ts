@@ -16,16 +16,16 @@ import type {
 import { watchStore } from './store-commands.ts';
 import {
   attemptOf,
+  attemptOfNewDelivery,
   counters,
   countOf,
-  createHook,
   deliveries,
   deliveryOf,
   listed,
+  newTeamHook,
   receiver,
   recordAndCount,
   retentionSuite,
-  seedDelivery,
   sut,
 } from './webhooks-retention-suite.ts';
 import { webhookRecord } from './records.ts';
@@ -89,7 +89,7 @@ test('when a database holds every earlier shape of the counters, then the conver
   });
 
   // The fold goes on from there, and a later start finds the record and converts nothing.
-  await recordAndCount(attemptOf(await seedDelivery(who.teamId, oldest), 1, true));
+  await recordAndCount(await attemptOfNewDelivery(who.teamId, oldest, true));
   expect(await countersOf(oldest)).toMatchObject({ total_deliveries: 5, failed_deliveries: 2 });
   const watched = await watchStore(sut.db.databaseName);
   try {
@@ -108,7 +108,7 @@ test('when a webhook stored before the counters has attempts, then the conversio
     // Stored as before: no `counted` field.
     await sut.db
       .collection<AttemptRecord>('attempts')
-      .insertOne(attemptOf(await seedDelivery(who.teamId, legacy), 1, ok, at));
+      .insertOne(await attemptOfNewDelivery(who.teamId, legacy, ok, at));
   }
 
   await migrate();
@@ -118,15 +118,14 @@ test('when a webhook stored before the counters has attempts, then the conversio
     success_rate: 66.7,
     last_triggered_at: at.toISOString(),
   });
-  await recordAndCount(attemptOf(await seedDelivery(who.teamId, legacy), 1, true));
+  await recordAndCount(await attemptOfNewDelivery(who.teamId, legacy, true));
   expect(await listed(who, legacy)).toMatchObject({ total_deliveries: 4, failed_deliveries: 1, success_rate: 75 });
   expect(await countersOf(legacy)).toMatchObject({ total_deliveries: 4 });
 });
 
 test('when a webhook still holds its counters itself (stored before webhook_counters), then the conversion goes on from them, and counts its attempts left uncounted once', async () => {
-  const who = identity();
-  const id = await createHook(who, 'kept-itself');
-  const leftover = attemptOf(await seedDelivery(who.teamId, id), 1, true);
+  const { who, id } = await newTeamHook('kept-itself');
+  const leftover = await attemptOfNewDelivery(who.teamId, id, true);
   await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...leftover, counted: false });
   // Counters kept on the webhook itself, naming its last count, and no counters document.
   await sut.db.collection<WebhookCountersRecord>('webhook_counters').deleteOne({ _id: id });
@@ -143,11 +142,11 @@ test('when a webhook still holds its counters itself (stored before webhook_coun
   );
 
   // Recorded then, and not yet counted.
-  const uncounted = attemptOf(await seedDelivery(who.teamId, id), 1, false);
+  const uncounted = await attemptOfNewDelivery(who.teamId, id, false);
   await sut.db.collection<AttemptRecord>('attempts').insertOne({ ...uncounted, counted: false });
 
   await migrate();
-  await recordAndCount(attemptOf(await seedDelivery(who.teamId, id), 1, false));
+  await recordAndCount(await attemptOfNewDelivery(who.teamId, id, false));
 
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 12, failed_deliveries: 6 });
   expect(await countOf('attempts', { webhook_id: id, counted: false })).toBe(0);

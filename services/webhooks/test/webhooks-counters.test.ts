@@ -9,22 +9,22 @@ import { identity } from '@lpm/test-kit/teams';
 import { equalityOn, watchStore } from './store-commands.ts';
 import {
   attemptOf,
+  attemptOfNewDelivery,
   counters,
   countOf,
   createHook,
   deliveries,
   listed,
+  newTeamHook,
   recordAndCount,
   retentionSuite,
-  seedDelivery,
   sut,
 } from './webhooks-retention-suite.ts';
 
 retentionSuite();
 
 test('when attempts are recorded, some by several copies at once, then a fold counts each once, and the list shows them without reading an attempt', async () => {
-  const who = identity();
-  const id = await createHook(who, 'counted');
+  const { who, id } = await newTeamHook('counted');
   expect(await listed(who, id)).toMatchObject({
     total_deliveries: 0,
     failed_deliveries: 0,
@@ -33,7 +33,7 @@ test('when attempts are recorded, some by several copies at once, then a fold co
   });
   const made: AttemptRecord[] = [];
   for (let i = 0; i < 8; i++)
-    made.push(attemptOf(await seedDelivery(who.teamId, id), 1, i % 4 !== 0, new Date(Date.now() - (8 - i) * 1000)));
+    made.push(await attemptOfNewDelivery(who.teamId, id, i % 4 !== 0, new Date(Date.now() - (8 - i) * 1000)));
 
   // Each attempt recorded by three copies at once (duplicated jobs, a repeated outcome step).
   const recorded = await Promise.all(
@@ -62,10 +62,9 @@ test('when attempts are recorded, some by several copies at once, then a fold co
 });
 
 test('when two replicas fold at the same moment, then each attempt is counted once', async () => {
-  const who = identity();
-  const id = await createHook(who, 'two-folds');
+  const { who, id } = await newTeamHook('two-folds');
   for (let i = 0; i < 20; i++)
-    await deliveries.attempts.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, i % 2 === 0));
+    await deliveries.attempts.recordAttempt(await attemptOfNewDelivery(who.teamId, id, i % 2 === 0));
   const replica = new CountersRepository(sut.db);
 
   await Promise.all([counters.fold(), replica.fold(), counters.fold()]);
@@ -75,9 +74,8 @@ test('when two replicas fold at the same moment, then each attempt is counted on
 });
 
 test('when a crash left the tally of the last fold of a webhook undeleted, then folding again adds nothing and the next attempt is added once', async () => {
-  const who = identity();
-  const id = await createHook(who, 'crash');
-  const first = attemptOf(await seedDelivery(who.teamId, id), 1, true);
+  const { who, id } = await newTeamHook('crash');
+  const first = await attemptOfNewDelivery(who.teamId, id, true);
   await recordAndCount(first);
   // The crash: the counters' update (naming the attempt) was written, the tally's delete was not.
   expect(await sut.db.collection<WebhookCountersRecord>('webhook_counters').findOne({ _id: id })).toMatchObject({
@@ -91,7 +89,7 @@ test('when a crash left the tally of the last fold of a webhook undeleted, then 
   expect(await countOf('attempt_tallies', { _id: first._id })).toBe(0);
   await sut.db.collection<typeof tally>('attempt_tallies').insertOne(tally);
   // The next fold deletes the leftover, and adds only the new attempt.
-  await recordAndCount(attemptOf(await seedDelivery(who.teamId, id), 1, false));
+  await recordAndCount(await attemptOfNewDelivery(who.teamId, id, false));
   expect(await listed(who, id)).toMatchObject({ total_deliveries: 2, failed_deliveries: 1, success_rate: 50 });
   expect(await countOf('attempt_tallies', { webhook_id: id })).toBe(0);
 });
@@ -160,13 +158,12 @@ test('when more than a batch of attempts of several webhooks wait uncounted, the
 });
 
 test('when the attempts around a success are folded out of order, then the failures in a row are those after the newest success, since the given instant', async () => {
-  const who = identity();
-  const id = await createHook(who, 'out-of-order');
+  const { who, id } = await newTeamHook('out-of-order');
   const since = new Date(Date.now() - 60_000);
   const at = (s: number) => new Date(since.getTime() + s * 1000);
   const foldOf = async (...made: [ok: boolean, s: number][]) => {
     for (const [ok, s] of made)
-      await deliveries.attempts.recordAttempt(attemptOf(await seedDelivery(who.teamId, id), 1, ok, at(s)));
+      await deliveries.attempts.recordAttempt(await attemptOfNewDelivery(who.teamId, id, ok, at(s)));
     expect(await counters.fold()).toBe(made.length);
   };
 

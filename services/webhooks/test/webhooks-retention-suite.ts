@@ -25,6 +25,12 @@ export type Who = ReturnType<typeof identity>;
 export const createHook = (who: Who, path: string) =>
   createWebhook(sut, who, `${receiver.url}/${path}`, ['client.created']);
 
+/** A new team, and a webhook of it (createHook). */
+export async function newTeamHook(path: string): Promise<{ who: Who; id: string }> {
+  const who = identity();
+  return { who, id: await createHook(who, path) };
+}
+
 export async function listed(who: Who, id: string) {
   const res = await sut.call(who, { method: 'GET', url: '/v1/webhooks' });
   expect(res.statusCode).toBe(200);
@@ -57,6 +63,16 @@ export const attemptOf = (d: DeliveryRecord, n: number, ok: boolean, at = new Da
   error_class: ok ? null : 'http_5xx',
   response_body: null,
 });
+
+/** The first attempt, at `at`, of a delivery of the webhook stored now; the attempt itself is not stored. */
+export async function attemptOfNewDelivery(
+  teamId: string,
+  webhookId: string,
+  ok: boolean,
+  at = new Date(),
+): Promise<AttemptRecord> {
+  return attemptOf(await seedDelivery(teamId, webhookId), 1, ok, at);
+}
 
 /** An attempt stored and folded into its webhook's counters. */
 export async function recordAndCount(a: AttemptRecord): Promise<void> {

@@ -20,6 +20,7 @@ import {
   deliveries,
   deliveryOf,
   listed,
+  newTeamHook,
   recordAndCount,
   RETENTION_MS,
   retentionSuite,
@@ -57,8 +58,7 @@ test('when a webhook is deleted, then none of its deliveries, attempts or attemp
 });
 
 test('when the retention job runs, then deliveries and attempts past retention, and orphans of deleted webhooks are gone, and the rest stays', async () => {
-  const who = identity();
-  const id = await createHook(who, 'retained');
+  const { who, id } = await newTeamHook('retained');
   const longAgo = new Date(Date.now() - RETENTION_MS - DAY_MS);
   const old = await seedDelivery(who.teamId, id, longAgo);
   await recordAndCount(attemptOf(old, 1, true, longAgo));

@@ -80,13 +80,19 @@ export function pageWindow(q: ListQuery): { skip: number; limit: number } {
   return { skip: (q.page - 1) * q.limit, limit: q.limit };
 }
 
+/** One page of records, and how many records match in all. */
+export interface RecordPage<R> {
+  records: R[];
+  total: number;
+}
+
 /** The page `q` asks for of a plain find in `options.sort` order, and how many records match in all. */
 export async function findPage<R extends Document>(
   collection: Collection<R>,
   filter: Filter<R>,
   q: ListQuery,
   options: { projection: Document; sort: Record<string, 1 | -1> },
-): Promise<{ records: R[]; total: number }> {
+): Promise<RecordPage<R>> {
   const [records, total] = await Promise.all([
     collection.find<R>(filter, { ...options, ...pageWindow(q) }).toArray(),
     collection.countDocuments(filter),

@@ -29,6 +29,7 @@
 // once REBUILD_MS old, so a write the markers missed (a direct driver write) is found.
 import type { Collection, Db, Document } from 'mongodb';
 import type { Logger } from '../logger.ts';
+import type { RecordPage } from '../http/pagination.ts';
 import { ownedBy } from './markers.ts';
 import { everyUnderLease } from './leased-interval.ts';
 import { WrittenTeams } from './search-ahead.ts';
@@ -83,8 +84,6 @@ export interface SearchIndexOptions {
 
 export type SearchQuery = TableQuery;
 
-export type SearchPage<R> = { records: R[]; total: number };
-
 export class SearchIndex {
   private readonly opts: SearchIndexOptions;
   private readonly clock: () => number;
@@ -134,7 +133,7 @@ export class SearchIndex {
    * query would give them at this instant (`projection`: of the records read); null
    * when the team is too big to hold (take the plain query).
    */
-  async page<R>(teamId: string, q: SearchQuery, projection: Document): Promise<SearchPage<R> | null> {
+  async page<R>(teamId: string, q: SearchQuery, projection: Document): Promise<RecordPage<R> | null> {
     this.refreshLater();
     const asked = this.clock();
     const team = await this.fresh(teamId, asked);

@@ -3,11 +3,11 @@ import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { caseLink, nameLink } from '@lpm/shared/http/common-schemas';
 import { recordResponses } from '@lpm/shared/http/record-responses';
 import { contactLink, listItemShape } from '@lpm/shared/http/read-shapes';
+import { PRIORITIES } from '@lpm/shared/priority';
 import { deadlineRule, deadlineShape } from './deadline-schemas.ts';
 
 export const ACTIVITY_TYPES = ['task', 'deadline', 'meeting', 'call', 'email', 'note'] as const;
 export const ACTIVITY_STATUSES = ['pending', 'in_progress', 'completed', 'cancelled'] as const;
-export const ACTIVITY_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const REMINDER_CHANNELS = ['email', 'push', 'sms'] as const;
 export const FREQUENCIES = ['daily', 'weekly', 'monthly', 'yearly'] as const;
 
@@ -16,7 +16,7 @@ export const ACTIVITY_SORT_FIELDS = ['due_date', 'created_at', 'updated_at', 'pr
 const id = s.text(100);
 const type = s.enumOf(ACTIVITY_TYPES, 'Invalid type');
 const status = s.enumOf(ACTIVITY_STATUSES, 'Invalid status');
-const priority = s.enumOf(ACTIVITY_PRIORITIES, 'Invalid priority');
+const priority = s.enumOf(PRIORITIES, 'Invalid priority');
 const dueTime = s.typed<string>({
   type: 'string',
   pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$',

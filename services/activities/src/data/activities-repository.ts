@@ -5,7 +5,7 @@
 // due moment (store/list-buckets.ts): a write that moves the due moment moves the
 // record to its new day, and a delete recounts the day it leaves.
 import type { Db, Filter } from 'mongodb';
-import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import type { ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -19,12 +19,13 @@ import { isId } from '@lpm/shared/ids';
 import { bucketOf, purgeByMarker } from '@lpm/shared/store/markers';
 import { DAY_MS } from '@lpm/shared/time';
 import { activityNotFound } from '../contract/activity-errors.ts';
-import type { ActivityPriority, ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
+import type { Priority } from '@lpm/shared/priority';
+import type { ActivityRecord, ActivityStatus, ActivityType } from './activity-entity.ts';
 
 export interface ActivityFilter {
   type?: ActivityType;
   status?: ActivityStatus;
-  priority?: ActivityPriority;
+  priority?: Priority;
   case_id?: string;
   client_id?: string;
   deal_id?: string;
@@ -35,8 +36,6 @@ export interface ActivityFilter {
   /** Only open activities whose due moment is before this instant. */
   overdueAt?: Date;
 }
-
-type Page = { records: ActivityRecord[]; total: number };
 
 const SORT_KEYS: Record<string, (keyof ActivityRecord & string)[]> = {
   // Activities without a due date come last in either direction.
@@ -76,7 +75,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     this.relay = relay;
   }
 
-  async list(teamId: string, f: ActivityFilter, q: ListQuery): Promise<Page> {
+  async list(teamId: string, f: ActivityFilter, q: ListQuery): Promise<RecordPage<ActivityRecord>> {
     const bucketed = await this.bucketPage(teamId, f, q, 'due_date');
     if (bucketed) return bucketed;
     const filter: Filter<ActivityRecord> = { team_id: teamId };
@@ -87,7 +86,7 @@ export class ActivitiesRepository extends RecordStore<ActivityRecord> {
     return this.page(filter, q);
   }
 
-  private page(filter: Filter<ActivityRecord>, q: ListQuery): Promise<Page> {
+  private page(filter: Filter<ActivityRecord>, q: ListQuery): Promise<RecordPage<ActivityRecord>> {
     return findPage(this.collection, filter, q, {
       projection: this.projection(),
       sort: sortOrder(q.sort, 'due_date', SORT_KEYS),

@@ -2,19 +2,13 @@ import { p } from '@mikro-orm/mongodb';
 import { nullableStrings, signalProperties } from '@lpm/shared/store/entity-properties';
 import { storedEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
-import {
-  ACTIVITY_PRIORITIES,
-  ACTIVITY_STATUSES,
-  ACTIVITY_TYPES,
-  FREQUENCIES,
-  REMINDER_CHANNELS,
-} from '../contract/activity-schemas.ts';
+import { PRIORITIES } from '@lpm/shared/priority';
+import { ACTIVITY_STATUSES, ACTIVITY_TYPES, FREQUENCIES, REMINDER_CHANNELS } from '../contract/activity-schemas.ts';
 import { COUNTINGS, type DeadlineStart } from '../contract/deadline-schemas.ts';
 import type { CourtBranch, Uf } from '@lpm/shared/court-calendar';
 
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number];
-export type ActivityPriority = (typeof ACTIVITY_PRIORITIES)[number];
 export type Frequency = (typeof FREQUENCIES)[number];
 export type Counting = (typeof COUNTINGS)[number];
 
@@ -68,7 +62,7 @@ export const ActivityEntity = storedEntity('Activity', 'activities', {
     title: p.string(),
     description: p.string().strictNullable(),
     status: p.enum(ACTIVITY_STATUSES),
-    priority: p.enum(ACTIVITY_PRIORITIES),
+    priority: p.enum(PRIORITIES),
     due_date: p.string().strictNullable(),
     due_time: p.string().strictNullable(),
     // The records it belongs to, the user it is assigned to and the one who made it.

@@ -6,7 +6,7 @@ import type { DirectoryUser } from '@lpm/shared/upstream/user-directory';
 import type { ClientView } from '@lpm/shared/views/client-view-entity';
 import type { CaseView } from '@lpm/shared/views/case-view-entity';
 import { linkOf } from '@lpm/shared/views/record-links';
-import type { ActivityPriority, ActivityRecord } from '../data/activity-entity.ts';
+import type { ActivityRecord } from '../data/activity-entity.ts';
 import { deadlineView } from './deadlines/stored-deadline.ts';
 import type {
   ActivityCreated,
@@ -14,9 +14,6 @@ import type {
   ActivityListItem,
   OverdueActivity,
 } from '../contract/activity-schemas.ts';
-
-/** priority sorts by meaning: alta > media > baixa. */
-export const PRIORITY_RANK: Record<ActivityPriority, number> = { alta: 3, media: 2, baixa: 1 };
 
 /** Fields a client may send on create and update (status: update only). */
 export const WRITABLE_FIELDS = [

@@ -4,7 +4,7 @@
 import { armDeadline } from '@lpm/shared/jobs/time-signals';
 import { zonedMoment } from '@lpm/shared/time';
 import type { ActivityRecord, ActivityStatus } from '../data/activity-entity.ts';
-import { PRIORITY_RANK } from './activity-shape.ts';
+import { PRIORITY_RANK } from '@lpm/shared/priority';
 
 /** The statuses whose activity is still due. */
 export const OPEN: ActivityStatus[] = ['pending', 'in_progress'];

@@ -3,14 +3,14 @@ import { listQuerySchema } from '@lpm/shared/http/pagination';
 import { describedFields, nameLink } from '@lpm/shared/http/common-schemas';
 import { recordResponses, stampedStatus, writtenShapes } from '@lpm/shared/http/record-responses';
 import { contactLink, describedShape, listItemShape, listedClient, ownerIds } from '@lpm/shared/http/read-shapes';
+import { PRIORITIES } from '@lpm/shared/priority';
 
-export const CASE_PRIORITIES = ['alta', 'media', 'baixa'] as const;
 export const CASE_STATUSES = ['ativo', 'arquivado'] as const;
 
 export const CASE_SORT_FIELDS = ['created_at', 'updated_at', 'title', 'priority', 'sla_date'] as const;
 
 const id = s.text(100);
-const priority = s.enumOf(CASE_PRIORITIES, 'Invalid priority');
+const priority = s.enumOf(PRIORITIES, 'Invalid priority');
 const status = s.enumOf(CASE_STATUSES, 'Invalid status');
 
 const caseFields = {

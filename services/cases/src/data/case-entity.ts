@@ -2,9 +2,9 @@ import { p } from '@mikro-orm/mongodb';
 import { nullableStrings, signalProperties } from '@lpm/shared/store/entity-properties';
 import { storedEntity } from '@lpm/shared/store/entities';
 import type { RecordOf } from '@lpm/shared/store/orm';
-import { CASE_PRIORITIES, CASE_STATUSES } from '../contract/case-schemas.ts';
+import { PRIORITIES } from '@lpm/shared/priority';
+import { CASE_STATUSES } from '../contract/case-schemas.ts';
 
-export type CasePriority = (typeof CASE_PRIORITIES)[number];
 export type CaseStatus = (typeof CASE_STATUSES)[number];
 
 export interface TimelineEntry {
@@ -33,7 +33,7 @@ export const CaseEntity = storedEntity('Case', 'cases', {
     area: p.string().strictNullable(),
     subject: p.string().strictNullable(),
     phase: p.string(),
-    priority: p.enum(CASE_PRIORITIES),
+    priority: p.enum(PRIORITIES),
     status: p.enum(CASE_STATUSES),
     ...nullableStrings('client_id', 'responsible_id'),
     sla_date: p.string().strictNullable(),

@@ -5,7 +5,7 @@
 // by nothing but status, phase and priority, is read by day buckets (store/list-buckets.ts);
 // a search is answered in process (store/search-index.ts).
 import type { Db, Filter } from 'mongodb';
-import { findPage, pageWindow, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, pageWindow, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -16,11 +16,12 @@ import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound } from '@lpm/shared/errors';
 import { duplicateNumber } from '../contract/case-errors.ts';
-import { dealOriginKey, type CasePriority, type CaseRecord, type CaseStatus } from './case-entity.ts';
+import type { Priority } from '@lpm/shared/priority';
+import { dealOriginKey, type CaseRecord, type CaseStatus } from './case-entity.ts';
 
 export interface CaseFilter {
   status?: CaseStatus;
-  priority?: CasePriority;
+  priority?: Priority;
   area?: string;
   client_id?: string;
   responsible_id?: string;
@@ -29,8 +30,6 @@ export interface CaseFilter {
   created?: { from?: Date; before?: Date };
   search?: string;
 }
-
-type Page = { records: CaseRecord[]; total: number };
 
 /** The fields a list filters on by equality. */
 const FILTERED = ['status', 'priority', 'area', 'client_id', 'responsible_id', 'phase'] as const;
@@ -75,7 +74,7 @@ export class CasesRepository extends RecordStore<CaseRecord> {
     });
   }
 
-  async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<Page> {
+  async list(teamId: string, f: CaseFilter, q: ListQuery): Promise<RecordPage<CaseRecord>> {
     const search = f.search?.trim();
     const bucketed = search ? null : await this.bucketPage(teamId, f, q, '-created_at');
     if (bucketed) return bucketed;
@@ -103,11 +102,11 @@ export class CasesRepository extends RecordStore<CaseRecord> {
     );
   }
 
-  listForClient(teamId: string, clientId: string, q: ListQuery): Promise<Page> {
+  listForClient(teamId: string, clientId: string, q: ListQuery): Promise<RecordPage<CaseRecord>> {
     return this.page({ team_id: teamId, client_id: clientId }, q);
   }
 
-  private page(filter: Filter<CaseRecord>, q: ListQuery): Promise<Page> {
+  private page(filter: Filter<CaseRecord>, q: ListQuery): Promise<RecordPage<CaseRecord>> {
     return findPage(this.collection, filter, q, {
       projection: this.projection(),
       sort: sortOrder(q.sort, '-created_at', SORT_KEYS),

@@ -3,12 +3,10 @@ import { exact } from '@lpm/shared/http/schemas';
 import { foldText } from '@lpm/shared/text';
 import { iso } from '@lpm/shared/time';
 import { linkOf, type Links } from '@lpm/shared/views/record-links';
-import { dealOriginKey, type CasePriority, type CaseRecord } from '../data/case-entity.ts';
+import { PRIORITY_RANK } from '@lpm/shared/priority';
+import { dealOriginKey, type CaseRecord } from '../data/case-entity.ts';
 import type { CaseCreated, CaseDetail, CaseListItem } from '../contract/case-schemas.ts';
 import { cnjDigits, numberInfo } from './cnj-number.ts';
-
-/** priority sorts by meaning: alta > media > baixa. */
-export const PRIORITY_RANK: Record<CasePriority, number> = { alta: 3, media: 2, baixa: 1 };
 
 /** Fields a client may send on create, in the order of the read shapes. */
 export const WRITABLE_FIELDS = [

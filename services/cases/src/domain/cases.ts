@@ -10,6 +10,7 @@ import { exact } from '@lpm/shared/http/schemas';
 import type { Identity } from '@lpm/shared/identity';
 import { newId } from '@lpm/shared/ids';
 import { armDeadline, rearmed } from '@lpm/shared/jobs/time-signals';
+import { timeZoneSync } from '@lpm/shared/jobs/time-zone-sync';
 import type { TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 import { iso, zonedDays, zonedMoment } from '@lpm/shared/time';
 import type { CaseRecord, TimelineEntry } from '../data/case-entity.ts';
@@ -163,24 +164,13 @@ export class Cases {
   /** The team sync of cases (shared/src/jobs/team-syncs.ts): each ativo case's SLA signals computed again in the team's time zone (rearmed). */
   syncWork(): Record<'time-zone', TeamSyncWork<CaseRecord>> {
     return {
-      'time-zone': {
-        read: (teamId, mark, limit) => this.deps.cases.readUnmarked(teamId, { status: 'ativo' }, mark, limit),
-        rewrite: (who, _changedAt, records, mark) => {
-          const now = new Date();
-          return this.deps.cases.rewriteMoments(
-            records,
-            (r) =>
-              rearmed(
-                { sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at },
-                slaSignals(r, who.settings.timezone, now),
-                now,
-              ),
-            mark,
-          );
-        },
-        recount: (teamId, days) => this.deps.cases.recountDays(teamId, days),
-        same: (done, next) => done.timezone === next.timezone,
-      },
+      'time-zone': timeZoneSync(this.deps.cases, { status: 'ativo' }, (r, timezone, now) =>
+        rearmed(
+          { sla_warning_at: r.sla_warning_at, sla_overdue_at: r.sla_overdue_at },
+          slaSignals(r, timezone, now),
+          now,
+        ),
+      ),
     };
   }
 

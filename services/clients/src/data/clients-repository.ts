@@ -4,7 +4,7 @@
 // nothing but type, status and segment, is read by day buckets (store/list-buckets.ts);
 // a search is answered in process (store/search-index.ts).
 import type { Db, Filter } from 'mongodb';
-import type { ListQuery } from '@lpm/shared/http/pagination';
+import type { ListQuery, RecordPage } from '@lpm/shared/http/pagination';
 import { findPage, pageWindow, parseSort, storeSort } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
@@ -71,7 +71,7 @@ export class ClientsRepository extends RecordStore<ClientRecord> {
   }
 
   /** One page of the team's clients and how many match in all. */
-  async list(teamId: string, f: ClientFilter, q: ListQuery): Promise<{ records: ClientRecord[]; total: number }> {
+  async list(teamId: string, f: ClientFilter, q: ListQuery): Promise<RecordPage<ClientRecord>> {
     const sort = parseSort(q.sort, '-created_at');
     const { skip, limit } = pageWindow(q);
     const search = f.search?.trim();

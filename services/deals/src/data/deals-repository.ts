@@ -4,7 +4,7 @@
 // the phases other services ask about. The list by creation instant, filtered by
 // nothing but status and phase, is read by day buckets (store/list-buckets.ts).
 import type { Db, Filter } from 'mongodb';
-import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -30,8 +30,6 @@ export interface SummaryRow {
   _id: string;
   v: number;
 }
-
-type Page = { records: DealRecord[]; total: number };
 
 const SORT_KEYS: Record<string, (keyof DealRecord & string)[]> = {
   ...TIMESTAMP_SORTS,
@@ -60,7 +58,7 @@ export class DealsRepository extends RecordStore<DealRecord> {
     });
   }
 
-  async list(teamId: string, f: DealFilter, q: ListQuery): Promise<Page> {
+  async list(teamId: string, f: DealFilter, q: ListQuery): Promise<RecordPage<DealRecord>> {
     const bucketed = await this.bucketPage(teamId, f, q, '-created_at');
     if (bucketed) return bucketed;
     const filter: Filter<DealRecord> = { team_id: teamId };

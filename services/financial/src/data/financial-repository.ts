@@ -4,7 +4,7 @@
 // dates, is read by day buckets of the record's date (store/list-buckets.ts): a
 // write that changes the date moves the record to its new day.
 import type { Db, Filter } from 'mongodb';
-import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
 import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
 import { RecordStore } from '@lpm/shared/store/record-store';
@@ -24,8 +24,6 @@ export interface FinancialFilter {
   from?: string;
   to?: string;
 }
-
-type Page = { records: FinancialRecord[]; total: number };
 
 const SORT_KEYS: Record<string, (keyof FinancialRecord & string)[]> = {
   date: ['date'],
@@ -56,7 +54,7 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
     });
   }
 
-  async list(teamId: string, f: FinancialFilter, q: ListQuery): Promise<Page> {
+  async list(teamId: string, f: FinancialFilter, q: ListQuery): Promise<RecordPage<FinancialRecord>> {
     const { from, to, ...equal } = f;
     // The bucket is the date itself, so a period is whole days (from and to are YYYY-MM-DD, as the dates are).
     const days = from || to ? { from: from ? dayOf(from)! : undefined, to: to ? dayOf(to)! : undefined } : undefined;
@@ -70,11 +68,11 @@ export class FinancialRepository extends RecordStore<FinancialRecord> {
   }
 
   /** Pending records whose due date is before `today` (YYYY-MM-DD in the team's zone). */
-  overdue(teamId: string, today: string, q: ListQuery): Promise<Page> {
+  overdue(teamId: string, today: string, q: ListQuery): Promise<RecordPage<FinancialRecord>> {
     return this.page({ team_id: teamId, status: 'pending', due_date: { $lt: today } }, q, 'due_date');
   }
 
-  private page(filter: Filter<FinancialRecord>, q: ListQuery, fallback: string): Promise<Page> {
+  private page(filter: Filter<FinancialRecord>, q: ListQuery, fallback: string): Promise<RecordPage<FinancialRecord>> {
     return findPage(this.collection, filter, q, {
       projection: this.projection(),
       sort: sortOrder(q.sort, fallback, SORT_KEYS),

@@ -9,6 +9,7 @@ import type { Identity } from '@lpm/shared/identity';
 import { exact } from '@lpm/shared/http/schemas';
 import { newId } from '@lpm/shared/ids';
 import { rearmed } from '@lpm/shared/jobs/time-signals';
+import { timeZoneSync } from '@lpm/shared/jobs/time-zone-sync';
 import type { TeamSyncWork } from '@lpm/shared/jobs/team-syncs';
 import { fromCents } from '@lpm/shared/money';
 import { DAY_MS, dayIn, iso, nextDay, zonedMoment } from '@lpm/shared/time';
@@ -153,19 +154,12 @@ export class Financial {
   /** The team sync of financial records (shared/src/jobs/team-syncs.ts): each pending record's overdue moment computed again in the team's time zone (rearmed). */
   syncWork(): Record<'time-zone', TeamSyncWork<FinancialRecord>> {
     return {
-      'time-zone': {
-        read: (teamId, mark, limit) => this.deps.records.readUnmarked(teamId, { status: 'pending' }, mark, limit),
-        rewrite: (who, _changedAt, records, mark) => {
-          const now = this.now();
-          return this.deps.records.rewriteMoments(
-            records,
-            (r) => rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, who.settings.timezone) }, now),
-            mark,
-          );
-        },
-        recount: (teamId, days) => this.deps.records.recountDays(teamId, days),
-        same: (done, next) => done.timezone === next.timezone,
-      },
+      'time-zone': timeZoneSync(
+        this.deps.records,
+        { status: 'pending' },
+        (r, timezone, now) => rearmed({ overdue_at: r.overdue_at }, { overdue_at: overdueAt(r, timezone) }, now),
+        () => this.now(),
+      ),
     };
   }
 

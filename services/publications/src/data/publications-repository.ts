@@ -2,7 +2,7 @@
 // the list's filters, the unmatched publications a case number finds, and the
 // create mode's owed activities.
 import type { Db, Filter } from 'mongodb';
-import { findPage, sortOrder, type ListQuery } from '@lpm/shared/http/pagination';
+import { findPage, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { RecordStore } from '@lpm/shared/store/record-store';
 import type { Relay } from '@lpm/shared/store/record-store-types';
@@ -30,11 +30,7 @@ export class PublicationsRepository extends RecordStore<PublicationRecord> {
     super({ db, relay, collection: 'publications', idKind: 'pub', noun: 'publication', notFound: publicationNotFound });
   }
 
-  async list(
-    teamId: string,
-    f: PublicationFilter,
-    q: ListQuery,
-  ): Promise<{ records: PublicationRecord[]; total: number }> {
+  async list(teamId: string, f: PublicationFilter, q: ListQuery): Promise<RecordPage<PublicationRecord>> {
     const filter: Filter<PublicationRecord> = { team_id: teamId };
     if (f.status) filter.status = f.status;
     if (f.case_id) filter.case_id = f.case_id;

@@ -6,7 +6,7 @@
 // Deliveries are inserted in groups (InsertBatcher): the fan-out's many inserts at
 // once cost the store a round trip a group.
 import type { Db } from 'mongodb';
-import { pageWindow, parseSort, type ListQuery } from '@lpm/shared/http/pagination';
+import { pageWindow, parseSort, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import { readBucketPage } from '@lpm/shared/store/bucket-pages';
 import { InsertBatcher, type InsertOutcome } from '@lpm/shared/store/insert-batcher';
 import { bucketOf, ownedBy, purgeByMarker, sweepBuckets } from '@lpm/shared/store/markers';
@@ -148,7 +148,7 @@ export class DeliveriesRepository extends WebhookData {
     webhookId: string,
     q: ListQuery,
     match: LogMatch = {},
-  ): Promise<{ records: DeliveryRecord[]; total: number }> {
+  ): Promise<RecordPage<DeliveryRecord>> {
     const window = pageWindow(q);
     const { direction } = parseSort(q.sort, '-created_at');
     const narrowed = Object.keys(match).length > 0;
