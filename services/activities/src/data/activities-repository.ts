@@ -7,8 +7,7 @@
 import type { Db, Filter } from 'mongodb';
 import { findPage, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import type { ListBuckets } from '@lpm/shared/store/list-buckets';
-import { RecordStore } from '@lpm/shared/store/record-store';
+import { ListedRecordStore } from '@lpm/shared/store/listed-record-store';
 import { rangeOf, TIMESTAMP_SORTS } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { withDocumentLock } from '@lpm/shared/store/lock';
@@ -50,8 +49,7 @@ export const TOMBSTONES = 'activity_tombstones';
 export const COUNT_KINDS = { case: 'case_id', client: 'client_id', deal: 'deal_id' } as const;
 export type CountKind = keyof typeof COUNT_KINDS;
 
-export class ActivitiesRepository extends RecordStore<ActivityRecord> {
-  declare readonly lists: ListBuckets;
+export class ActivitiesRepository extends ListedRecordStore<ActivityRecord> {
   private readonly db: Db;
   private readonly relay: Relay;
 

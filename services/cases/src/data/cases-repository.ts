@@ -7,12 +7,11 @@
 import type { Db, Filter } from 'mongodb';
 import { findPage, pageWindow, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
-import { RecordStore } from '@lpm/shared/store/record-store';
+import { BY_CREATION } from '@lpm/shared/store/list-buckets';
+import { SearchedRecordStore } from '@lpm/shared/store/listed-record-store';
 import { SWEEP } from '@lpm/shared/store/time-budgets';
 import { phasesInUse, rangeOf, TIMESTAMP_SORTS } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
-import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { caseNotFound } from '@lpm/shared/errors';
 import { duplicateNumber } from '../contract/case-errors.ts';
@@ -42,10 +41,7 @@ const SORT_KEYS: Record<string, (keyof CaseRecord & string)[]> = {
   sla_date: ['sla_missing', 'sla_date'],
 };
 
-export class CasesRepository extends RecordStore<CaseRecord> {
-  declare readonly lists: ListBuckets;
-  declare readonly search: SearchIndex;
-
+export class CasesRepository extends SearchedRecordStore<CaseRecord> {
   constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
       db,

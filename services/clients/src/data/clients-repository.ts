@@ -7,10 +7,9 @@ import type { Db, Filter } from 'mongodb';
 import type { ListQuery, RecordPage } from '@lpm/shared/http/pagination';
 import { findPage, pageWindow, parseSort, storeSort } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
-import { RecordStore } from '@lpm/shared/store/record-store';
+import { BY_CREATION } from '@lpm/shared/store/list-buckets';
+import { SearchedRecordStore } from '@lpm/shared/store/listed-record-store';
 import type { Relay } from '@lpm/shared/store/record-store-types';
-import type { SearchIndex } from '@lpm/shared/store/search-index';
 import { escapeRegex, foldText } from '@lpm/shared/text';
 import { clientNotFound } from '@lpm/shared/errors';
 import { duplicateDocument } from '../contract/client-errors.ts';
@@ -29,10 +28,7 @@ const SORT_FIELD: Record<string, keyof ClientRecord & string> = {
   name: 'name_sort',
 };
 
-export class ClientsRepository extends RecordStore<ClientRecord> {
-  declare readonly lists: ListBuckets;
-  declare readonly search: SearchIndex;
-
+export class ClientsRepository extends SearchedRecordStore<ClientRecord> {
   constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
       db,

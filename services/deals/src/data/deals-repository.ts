@@ -6,8 +6,8 @@
 import type { Db, Filter } from 'mongodb';
 import { findPage, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import { BY_CREATION, type ListBuckets } from '@lpm/shared/store/list-buckets';
-import { RecordStore } from '@lpm/shared/store/record-store';
+import { BY_CREATION } from '@lpm/shared/store/list-buckets';
+import { ListedRecordStore } from '@lpm/shared/store/listed-record-store';
 import { phasesInUse, rangeOf, TIMESTAMP_SORTS } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { dealNotFound } from '../contract/deal-errors.ts';
@@ -43,9 +43,7 @@ const SORT_KEYS: Record<string, (keyof DealRecord & string)[]> = {
 /** Won deals read for the median time in each phase: the most recent ones. */
 const HISTORY_WON_DEALS = 1000;
 
-export class DealsRepository extends RecordStore<DealRecord> {
-  declare readonly lists: ListBuckets;
-
+export class DealsRepository extends ListedRecordStore<DealRecord> {
   constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
       db,

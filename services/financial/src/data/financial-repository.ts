@@ -6,8 +6,8 @@
 import type { Db, Filter } from 'mongodb';
 import { findPage, sortOrder, type ListQuery, type RecordPage } from '@lpm/shared/http/pagination';
 import type { Logger } from '@lpm/shared/logger';
-import { dayOf, type ListBuckets } from '@lpm/shared/store/list-buckets';
-import { RecordStore } from '@lpm/shared/store/record-store';
+import { dayOf } from '@lpm/shared/store/list-buckets';
+import { ListedRecordStore } from '@lpm/shared/store/listed-record-store';
 import { rangeOf } from '@lpm/shared/store/list-queries';
 import type { Relay } from '@lpm/shared/store/record-store-types';
 import { recordNotFound } from '../contract/financial-errors.ts';
@@ -33,9 +33,7 @@ const SORT_KEYS: Record<string, (keyof FinancialRecord & string)[]> = {
   created_at: ['created_at'],
 };
 
-export class FinancialRepository extends RecordStore<FinancialRecord> {
-  declare readonly lists: ListBuckets;
-
+export class FinancialRepository extends ListedRecordStore<FinancialRecord> {
   constructor(db: Db, relay: Relay, logger?: Logger) {
     super({
       db,
