@@ -1,5 +1,6 @@
 // The floor of `writes.core_ms_per_write`, measured in the same run: the same POST
-// /v1/clients, open loop at the first rate, through a bare @fastify/http-proxy
+// /v1/clients, open loop at the first rate after the section's warm-up (a new process's
+// code runs slower until the JIT has seen it), through a bare @fastify/http-proxy
 // (bare-proxy.ts, the gateway's floor) to write-floor.ts, which stores the record
 // with one raw insert and publishes one confirmed event to a quorum queue that a
 // consumer acks. Its cost is those two processes' CPU, and the store's and the
@@ -15,7 +16,6 @@ import { quantile, startChildServer, type Bench } from './support.ts';
 /** The store and the broker, shared with the idle system: counted above their idle rate. */
 const SHARED_KINDS = ['ferretdb', 'postgres', 'rabbitmq'];
 const FLOOR_KINDS = ['bare-proxy.ts', 'write-floor.ts'];
-const WARMUP_SECONDS = 5;
 
 export interface Floor {
   coreMs: number;
@@ -23,14 +23,16 @@ export interface Floor {
   p99: number;
 }
 
-/** The floor's writes at `rate` for `seconds`; `idleCores`: each kind's cores with the system idle. */
-export async function writeFloor(
-  b: Bench,
-  rate: number,
-  seconds: number,
-  slowMs: number,
-  idleCores: Map<string, number>,
-): Promise<Floor> {
+export interface FloorRun {
+  rate: number;
+  seconds: number;
+  warmupSeconds: number;
+  slowMs: number;
+}
+
+/** The floor's writes at `run.rate` for `run.seconds`; `idleCores`: each kind's cores with the system idle. */
+export async function writeFloor(b: Bench, run: FloorRun, idleCores: Map<string, number>): Promise<Floor> {
+  const { rate, seconds, slowMs } = run;
   const floor = await startChildServer(b, 'write-floor.ts', {
     nodeFlags: NODE_FLAGS,
     env: { ...MALLOC_ENV, ...process.env, WRITE_FLOOR_STORE_URL: b.store.url, WRITE_FLOOR_AMQP_URL: b.amqpUrl },
@@ -44,9 +46,9 @@ export async function writeFloor(
   try {
     const send = async (i: number) =>
       (await call(proxy.url, 'floor', 'POST', '/v1/clients', { type: 'PJ', name: `Writes floor ${i}` })).status === 201;
-    await openLoop(rate, WARMUP_SECONDS, slowMs, send);
+    await openLoop(rate, run.warmupSeconds, slowMs, send);
     const before = snapshotLoad();
-    const run = await openLoop(rate, seconds, slowMs, send);
+    const measured = await openLoop(rate, seconds, slowMs, send);
     const after = snapshotLoad();
     const { unconfirmed } = (await (await fetch(`${floor.url}/unconfirmed`)).json()) as { unconfirmed: number };
     if (unconfirmed > 0) console.log(`  the floor: ${unconfirmed} publishes the broker did not confirm`);
@@ -54,18 +56,18 @@ export async function writeFloor(
     const byKind = new Map(cpuMsBetween(before, after));
     const ms = (kind: string) => byKind.get(kind) ?? 0;
     const above = (kind: string) => Math.max(0, ms(kind) - (idleCores.get(kind) ?? 0) * wallMs);
-    const answered = Math.max(run.latencies.length, 1);
+    const answered = Math.max(measured.latencies.length, 1);
     const parts: [string, number][] = [
       ...FLOOR_KINDS.map((k): [string, number] => [k, ms(k)]),
       ...SHARED_KINDS.map((k): [string, number] => [k, above(k)]),
     ];
     const result: Floor = {
       coreMs: parts.reduce((sum, [, v]) => sum + v, 0) / answered,
-      p50: quantile(run.latencies, 0.5),
-      p99: quantile(run.latencies, 0.99),
+      p50: quantile(measured.latencies, 0.5),
+      p99: quantile(measured.latencies, 0.99),
     };
     console.log(
-      `  the floor (bare proxy, one insert, one confirmed event consumed) at ${rate}/s for ${seconds} s: ${run.latencies.length} of ${run.total} done, ` +
+      `  the floor (bare proxy, one insert, one confirmed event consumed) at ${rate}/s for ${seconds} s: ${measured.latencies.length} of ${measured.total} done, ` +
         `p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms; core-ms a write ${result.coreMs.toFixed(2)}: ` +
         `${parts.map(([k, v]) => `${k} ${(v / answered).toFixed(2)}`).join(', ')} (the store and broker above their idle)`,
     );

@@ -293,7 +293,8 @@ async function writeSteps(b: Bench): Promise<void> {
   if (first) {
     b.record('writes.core_ms_per_write', first.coreMs);
     b.record('writes.store_commands_per_write', first.commands);
-    const floor = await writeFloor(b, RATES[0], STEP_SECONDS, P99_LIMIT_MS, idle);
+    const floorRun = { rate: RATES[0], seconds: STEP_SECONDS, warmupSeconds: WARMUP_SECONDS, slowMs: P99_LIMIT_MS };
+    const floor = await writeFloor(b, floorRun, idle);
     b.record('writes.floor.core_ms_per_write', floor.coreMs);
     b.record('writes.floor.p50_ms', floor.p50);
     b.record('writes.floor.p99_ms', floor.p99);
