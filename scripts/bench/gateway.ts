@@ -10,10 +10,9 @@
 // written (the first requests): `gateway.openapi_yaml.p50_ms`, target 5 ms or less.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clientsState, measure, type BenchTeam } from './clients.ts';
+import { clientsState, measure } from './clients.ts';
 import { identityHeaders } from './internals.ts';
 import { consumersSettled } from './webhook-support.ts';
-import { MALLOC_ENV, NODE_FLAGS } from '../process-settings.ts';
 import {
   CONNECTIONS,
   DURATION_S,
@@ -25,7 +24,7 @@ import {
   processes,
   ratioOf,
   recordRun,
-  startChildServer,
+  startLikeService,
   type Bench,
   type ChildServer,
   type Figures,
@@ -39,24 +38,15 @@ const RUNS = [
   ['post', 'POST /v1/clients', 'POST'],
 ] as const;
 
-function startBareProxy(b: Bench, sys: System, teams: BenchTeam[]): Promise<ChildServer> {
-  const identities = join(b.dir, 'bare-proxy-identities.json');
-  writeFileSync(
-    identities,
-    JSON.stringify(Object.fromEntries(teams.map((t) => [t.key, identityHeaders(t.identity, b.token)]))),
-    { mode: 0o600 },
-  );
-  // With the gateway's runtime settings: 4 MB semi-spaces alone cost about 60 µs of scavenges per proxied GET.
-  return startChildServer(b, 'bare-proxy.ts', {
-    nodeFlags: NODE_FLAGS,
-    // The launcher's order: the malloc settings under the environment's own (scripts/start.ts).
-    env: {
-      ...MALLOC_ENV,
-      ...process.env,
-      BARE_PROXY_UPSTREAM: sys.serviceUrls.clients,
-      BARE_PROXY_IDENTITIES: identities,
-    },
-  });
+/** The bare proxy in front of `upstream`, turning each API key of `identities` into its identity headers. */
+export function startBareProxy(
+  b: Bench,
+  upstream: string,
+  identities: Record<string, Record<string, string>>,
+): Promise<ChildServer> {
+  const file = join(b.dir, `bare-proxy-identities-${new URL(upstream).port}.json`);
+  writeFileSync(file, JSON.stringify(identities), { mode: 0o600 });
+  return startLikeService(b, 'bare-proxy.ts', { BARE_PROXY_UPSTREAM: upstream, BARE_PROXY_IDENTITIES: file });
 }
 
 /** The gateway's process: the launcher's child running gateway/src/server.ts. */
@@ -103,7 +93,8 @@ export async function gatewaySection(b: Bench): Promise<void> {
   const sys = await b.system();
   const yaml = await openApiYaml(b, sys);
   const st = await clientsState(b, sys);
-  const bare = await startBareProxy(b, sys, st.teams);
+  const identities = Object.fromEntries(st.teams.map((t) => [t.key, identityHeaders(t.identity, b.token)]));
+  const bare = await startBareProxy(b, sys.serviceUrls.clients, identities);
   const pids = { gateway: gatewayPid(sys), bare: bare.pid };
   console.log(
     `gateway: against a bare @fastify/http-proxy to the same clients service, ${CONNECTIONS} connections each, ${DURATION_S} s per run, ` +

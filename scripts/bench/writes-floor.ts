@@ -6,12 +6,10 @@
 // consumer acks. Its cost is those two processes' CPU, and the store's and the
 // broker's above what they spent idle (the system stays up beside it, idle), per
 // write. `writes.core_ms_vs_floor` holds on any machine, where the core-ms do not.
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { MALLOC_ENV, NODE_FLAGS } from '../process-settings.ts';
+import { startBareProxy } from './gateway.ts';
 import { cpuMsBetween, snapshotLoad } from './machine-load.ts';
 import { call, openLoop } from './open-loop.ts';
-import { quantile, startChildServer, type Bench } from './support.ts';
+import { quantile, startLikeService, type Bench } from './support.ts';
 
 /** The store and the broker, shared with the idle system: counted above their idle rate. */
 const SHARED_KINDS = ['ferretdb', 'postgres', 'rabbitmq'];
@@ -33,16 +31,11 @@ export interface FloorRun {
 /** The floor's writes at `run.rate` for `run.seconds`; `idleCores`: each kind's cores with the system idle. */
 export async function writeFloor(b: Bench, run: FloorRun, idleCores: Map<string, number>): Promise<Floor> {
   const { rate, seconds, slowMs } = run;
-  const floor = await startChildServer(b, 'write-floor.ts', {
-    nodeFlags: NODE_FLAGS,
-    env: { ...MALLOC_ENV, ...process.env, WRITE_FLOOR_STORE_URL: b.store.url, WRITE_FLOOR_AMQP_URL: b.amqpUrl },
+  const floor = await startLikeService(b, 'write-floor.ts', {
+    WRITE_FLOOR_STORE_URL: b.store.url,
+    WRITE_FLOOR_AMQP_URL: b.amqpUrl,
   });
-  const identities = join(b.dir, 'write-floor-identities.json');
-  writeFileSync(identities, '{}');
-  const proxy = await startChildServer(b, 'bare-proxy.ts', {
-    nodeFlags: NODE_FLAGS,
-    env: { ...MALLOC_ENV, ...process.env, BARE_PROXY_UPSTREAM: floor.url, BARE_PROXY_IDENTITIES: identities },
-  });
+  const proxy = await startBareProxy(b, floor.url, {});
   try {
     const send = async (i: number) =>
       (await call(proxy.url, 'floor', 'POST', '/v1/clients', { type: 'PJ', name: `Writes floor ${i}` })).status === 201;
